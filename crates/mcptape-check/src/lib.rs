@@ -1,0 +1,1 @@
+//! Conformance rules over transcripts (being written).

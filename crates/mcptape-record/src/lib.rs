@@ -1,0 +1,1 @@
+//! Recording proxies and crawl (being written).

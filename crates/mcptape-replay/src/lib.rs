@@ -1,0 +1,1 @@
+//! Replay: serve, bench, verify (being written).

@@ -1,0 +1,1 @@
+//! MCP transports (being written).

@@ -1,0 +1,23 @@
+//! Sans-IO MCP wire model for `resources/read` (spec revision 2026-07-28,
+//! reading 2025-06-18 and 2025-11-25 peers).
+//!
+//! * [`jsonrpc`] — JSON-RPC 2.0 envelope (request, notification, response, error, batch).
+//! * [`resources`] — `ReadResourceResult` and the strict `contents` parser
+//!   (`TextResourceContents` / `BlobResourceContents`).
+//! * [`classify`] — what a host should do with an error response to `resources/read`.
+//! * [`b64`] — base64 size arithmetic (`encoded_len(n) = 4 * ceil(n / 3)`).
+//! * [`media`] — media-type sniffing of decoded blobs against the declared `mimeType`.
+//! * [`limits`] — named limits (message size, nesting depth).
+//! * [`codec`] — the scalar / SIMD / fused decode paths behind one dispatch point.
+
+pub mod b64;
+pub mod classify;
+pub mod codec;
+pub mod error;
+pub mod jsonrpc;
+pub mod limits;
+pub mod media;
+pub mod resources;
+
+#[doc(hidden)]
+pub mod fuzzing;

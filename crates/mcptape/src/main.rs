@@ -1,0 +1,64 @@
+//! `mcptape` — record, replay, check, fuzz and benchmark MCP `resources/read` transcripts.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod cmd;
+
+/// Record real MCP transcripts, replay them at controlled latency, check them
+/// against the spec, and benchmark the `resources/read` hot paths.
+#[derive(Debug, Parser)]
+#[command(name = "mcptape", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Print every resources/read result entry of a file of newline-delimited JSON-RPC messages.
+    Inspect(cmd::inspect::Args),
+    /// Record a session: stdio proxy (`-- CMD ARGS...`) or Streamable HTTP reverse proxy (`--listen`).
+    Record(cmd::record::Args),
+    /// Act as a client: handshake, list and read every resource, write a transcript.
+    Crawl(cmd::crawl::Args),
+    /// Play the recorded server of a transcript for a real client.
+    Serve(cmd::serve::Args),
+    /// Play the recorded client of a transcript against a target and report p50/p99.
+    Bench(cmd::bench::Args),
+    /// Replay recorded requests against a live server and diff the responses.
+    Verify(cmd::verify::Args),
+    /// Run the conformance rules over transcripts.
+    Check(cmd::check::Args),
+    /// Explain a conformance rule.
+    Explain(cmd::explain::Args),
+    /// URI template expansion and root sanitizing, for reviewers.
+    #[command(subcommand)]
+    Uri(cmd::uri::UriCommand),
+    /// Quick table of codec throughput (scalar / simd / fused vs memcpy).
+    BenchCodec(cmd::bench_codec::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Inspect(a) => cmd::inspect::run(a),
+        Command::Record(a) => cmd::record::run(a),
+        Command::Crawl(a) => cmd::crawl::run(a),
+        Command::Serve(a) => cmd::serve::run(a),
+        Command::Bench(a) => cmd::bench::run(a),
+        Command::Verify(a) => cmd::verify::run(a),
+        Command::Check(a) => cmd::check::run(a),
+        Command::Explain(a) => cmd::explain::run(a),
+        Command::Uri(a) => cmd::uri::run(a),
+        Command::BenchCodec(a) => cmd::bench_codec::run(a),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("mcptape: error: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}
