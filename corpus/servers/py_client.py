@@ -1,0 +1,84 @@
+"""A real MCP client (official Python SDK `mcp` 2.x) that reads resources.
+
+Drives a server over stdio (`-- CMD ARGS...`) or Streamable HTTP (`--url URL`):
+handshake, `resources/list` following every `nextCursor`, `resources/templates/list`,
+`resources/read` of up to `--reads` listed resources (text and blob alternately),
+one read of a URI that does not exist. Prints a JSON summary on stdout.
+
+Used by scripts/record-corpus.sh and crates/mcptape/tests/record_*.rs to drive
+`mcptape record`. Not an mcptape component: it only exercises the real SDK client.
+"""
+
+import argparse
+import asyncio
+import json
+import sys
+
+from mcp import Client, StdioServerParameters
+from mcp.shared.exceptions import MCPError
+
+
+async def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--url", help="Streamable HTTP endpoint, e.g. http://127.0.0.1:3001/mcp")
+    ap.add_argument(
+        "--mode",
+        default="legacy",
+        help="'legacy' (initialize handshake), 'auto' (server/discover, falling back), or a version such as 2026-07-28",
+    )
+    ap.add_argument("--reads", type=int, default=12, help="how many listed resources to read")
+    ap.add_argument("--missing", default=None, help="URI that does not exist (default: derived from the first listed URI)")
+    ap.add_argument("--template", action="append", default=[], help="a concrete URI to read from a template (repeatable)")
+    ap.add_argument("command", nargs=argparse.REMAINDER, help="-- CMD ARGS... of a stdio server")
+    a = ap.parse_args()
+    cmd = a.command[1:] if a.command[:1] == ["--"] else a.command
+    if a.url:
+        server = a.url
+    elif cmd:
+        server = StdioServerParameters(command=cmd[0], args=cmd[1:])
+    else:
+        ap.error("give --url or -- CMD ARGS...")
+
+    summary = {"listed": [], "pages": 0, "templates": [], "reads": [], "missing": None}
+    async with Client(server, mode=a.mode, cache=None, read_timeout_seconds=30) as client:
+        summary["protocolVersion"] = client.protocol_version
+        cursor = None
+        while True:
+            page = await client.list_resources(cursor=cursor)
+            summary["pages"] += 1
+            summary["listed"] += [str(r.uri) for r in page.resources]
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        templates = await client.list_resource_templates()
+        summary["templates"] = [t.uri_template for t in templates.resource_templates]
+
+        # Alternate text and blob resources so both kinds are read (server-everything
+        # lists its static text/blob resources interleaved by id).
+        uris = list(summary["listed"])[: a.reads] + a.template
+        for uri in uris:
+            res = await client.read_resource(uri)
+            kinds = []
+            for c in res.contents:
+                if getattr(c, "blob", None) is not None:
+                    kinds.append({"uri": str(c.uri), "kind": "blob", "base64Chars": len(c.blob), "mimeType": c.mime_type})
+                else:
+                    kinds.append({"uri": str(c.uri), "kind": "text", "chars": len(c.text), "mimeType": c.mime_type})
+            summary["reads"].append({"uri": uri, "contents": kinds})
+
+        missing = a.missing
+        if missing is None:
+            first = summary["listed"][0] if summary["listed"] else "file:///"
+            missing = first.rsplit("/", 1)[0] + "/mcptape-does-not-exist"
+        try:
+            await client.read_resource(missing)
+            summary["missing"] = {"uri": missing, "error": None}
+        except MCPError as e:
+            summary["missing"] = {"uri": missing, "code": e.code, "message": e.error.message}
+    json.dump(summary, sys.stdout, indent=1)
+    sys.stdout.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main()))

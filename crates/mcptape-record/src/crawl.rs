@@ -1,0 +1,1 @@
+//! Crawl (being written).

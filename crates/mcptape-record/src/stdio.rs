@@ -1,0 +1,363 @@
+//! The stdio recording proxy: `mcptape record -o FILE -- CMD ARGS...`.
+//!
+//! A host launches mcptape in place of the server. mcptape starts the server
+//! as a child and copies bytes both ways **unchanged** (raw chunks are
+//! forwarded as soon as they are read; the recorder only observes them), the
+//! child's stderr is passed through to mcptape's stderr and recorded, and the
+//! child's exit code is mcptape's exit code (128 + N when it died of signal N,
+//! as shells report it). SIGINT, SIGTERM and SIGHUP sent to mcptape are
+//! forwarded to the child.
+//!
+//! Shutdown (MCP spec 2025-11-25, "Lifecycle" §Shutdown, stdio): when the
+//! client closes mcptape's stdin, mcptape closes the child's stdin, waits
+//! [`StdioOptions::grace`], sends SIGTERM, waits [`StdioOptions::term_grace`],
+//! then sends SIGKILL. A real server may otherwise wait a minute on a request
+//! the client never answered (server-everything does, for `roots/list`).
+//!
+//! Buffering is bounded: one [`CHUNK_BYTES`] read buffer per direction plus
+//! the framer's line buffer (at most [`MAX_RECORDED_LINE_BYTES`]); a slow
+//! reader on one side stalls the other side's reads (back-pressure), never
+//! grows a queue.
+
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcptape_transcript::{Direction, Event};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::process::{Child, Command};
+
+use crate::error::{RecordError, RecordErrorKind};
+use crate::framing::{Framed, LineFramer, MAX_RECORDED_LINE_BYTES};
+use crate::sink::TranscriptSink;
+
+/// Size of the read buffer of each proxied stream, in bytes (64 KiB).
+pub const CHUNK_BYTES: usize = 64 * 1024;
+
+/// Default time the server gets to exit by itself after its stdin is closed (2 s,
+/// the Python SDK's `PROCESS_TERMINATION_TIMEOUT`).
+pub const DEFAULT_GRACE: Duration = Duration::from_secs(2);
+
+/// Default time between SIGTERM and SIGKILL (2 s).
+pub const DEFAULT_TERM_GRACE: Duration = Duration::from_secs(2);
+
+/// How long mcptape keeps draining the child's stdout/stderr after it exited
+/// (a grandchild may hold the pipes open), in ms.
+pub const DRAIN_AFTER_EXIT_MS: u64 = 500;
+
+/// Options of the stdio proxy.
+#[derive(Debug, Clone)]
+pub struct StdioOptions {
+    /// argv of the server (at least the program).
+    pub command: Vec<String>,
+    /// Time the server gets to exit after its stdin closed, before SIGTERM.
+    pub grace: Duration,
+    /// Time between SIGTERM and SIGKILL.
+    pub term_grace: Duration,
+}
+
+impl StdioOptions {
+    /// Options with the default grace periods.
+    pub fn new(command: Vec<String>) -> Self {
+        StdioOptions {
+            command,
+            grace: DEFAULT_GRACE,
+            term_grace: DEFAULT_TERM_GRACE,
+        }
+    }
+}
+
+/// How the server ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ServerExit {
+    /// Exit code, if it exited normally.
+    pub code: Option<i32>,
+    /// Signal number, if a signal ended it.
+    pub signal: Option<i32>,
+    /// Whether mcptape had to send SIGTERM/SIGKILL after the grace period.
+    pub killed_by_proxy: bool,
+}
+
+impl ServerExit {
+    /// The exit code mcptape itself should end with: the child's code, or 128 + signal.
+    pub fn proxy_exit_code(&self) -> u8 {
+        match (self.code, self.signal) {
+            (Some(c), _) => u8::try_from(c & 0xff).unwrap_or(1),
+            (None, Some(s)) => u8::try_from((128 + s) & 0xff).unwrap_or(1),
+            (None, None) => 1,
+        }
+    }
+}
+
+/// Runs the proxy between mcptape's own stdin/stdout/stderr and the server.
+///
+/// Errors: [`RecordErrorKind::EmptyCommand`], [`RecordErrorKind::Spawn`] if the
+/// server cannot be started, [`RecordErrorKind::Io`] on a failure of the
+/// server's pipes. Client-side pipe failures (the host went away) end the
+/// session like an EOF, they are not errors.
+pub async fn run_stdio_proxy(
+    opts: StdioOptions,
+    sink: Arc<TranscriptSink>,
+) -> Result<ServerExit, RecordError> {
+    run_stdio_proxy_with(
+        opts,
+        sink,
+        client_stdin(),
+        client_stdout(),
+        tokio::io::stderr(),
+    )
+    .await
+}
+
+/// mcptape's stdin as an async reader: a nonblocking pipe when stdin is a
+/// pipe/FIFO (what hosts give a server), otherwise tokio's blocking-thread stdin.
+fn client_stdin() -> Box<dyn AsyncRead + Send + Unpin> {
+    use std::os::fd::AsFd;
+    let fd = std::io::stdin().as_fd().try_clone_to_owned();
+    if let Ok(rx) = fd.and_then(tokio::net::unix::pipe::Receiver::from_owned_fd) {
+        return Box::new(rx);
+    }
+    Box::new(tokio::io::stdin())
+}
+
+/// mcptape's stdout as an async writer: a nonblocking pipe when stdout is a
+/// pipe/FIFO, otherwise tokio's blocking-thread stdout.
+fn client_stdout() -> Box<dyn AsyncWrite + Send + Unpin> {
+    use std::os::fd::AsFd;
+    let fd = std::io::stdout().as_fd().try_clone_to_owned();
+    if let Ok(tx) = fd.and_then(tokio::net::unix::pipe::Sender::from_owned_fd) {
+        return Box::new(tx);
+    }
+    Box::new(tokio::io::stdout())
+}
+
+/// [`run_stdio_proxy`] with explicit client-side streams (for tests and embedding).
+///
+/// Errors: as [`run_stdio_proxy`].
+pub async fn run_stdio_proxy_with(
+    opts: StdioOptions,
+    sink: Arc<TranscriptSink>,
+    client_in: impl AsyncRead + Send + Unpin + 'static,
+    client_out: impl AsyncWrite + Send + Unpin + 'static,
+    client_err: impl AsyncWrite + Send + Unpin + 'static,
+) -> Result<ServerExit, RecordError> {
+    let (program, args) = opts
+        .command
+        .split_first()
+        .ok_or(RecordErrorKind::EmptyCommand)?;
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|source| {
+            RecordError::new(RecordErrorKind::Spawn {
+                program: program.clone(),
+                source,
+            })
+        })?;
+    let pid = child.id();
+    let child_in = child.stdin.take().expect("piped stdin");
+    let child_out = child.stdout.take().expect("piped stdout");
+    let child_err = child.stderr.take().expect("piped stderr");
+
+    // client → server
+    let (eof_tx, mut eof_rx) = tokio::sync::oneshot::channel::<()>();
+    let s = sink.clone();
+    let c2s = tokio::spawn(async move {
+        let r = pump(
+            client_in,
+            child_in,
+            &s,
+            Dir::Message(Direction::C2s),
+            "server stdin",
+        )
+        .await;
+        let _ = eof_tx.send(());
+        r
+    });
+    // server → client
+    let s = sink.clone();
+    let s2c = tokio::spawn(async move {
+        pump(
+            child_out,
+            client_out,
+            &s,
+            Dir::Message(Direction::S2c),
+            "client stdout",
+        )
+        .await
+    });
+    // server stderr → our stderr
+    let s = sink.clone();
+    let err =
+        tokio::spawn(
+            async move { pump(child_err, client_err, &s, Dir::Stderr, "client stderr").await },
+        );
+
+    let mut signals = ForwardSignals::new();
+    let mut killed_by_proxy = false;
+    let status = loop {
+        tokio::select! {
+            status = child.wait() => break status.map_err(|e| RecordError::io("server process", e))?,
+            _ = &mut eof_rx => {
+                // Client closed stdin (the pump dropped the server's stdin): grace, TERM, KILL.
+                let (status, killed) = end_child(&mut child, pid, &opts).await?;
+                killed_by_proxy = killed;
+                break status;
+            }
+            sig = signals.recv() => {
+                if let (Some(sig), Some(pid)) = (sig, pid) {
+                    let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), sig);
+                }
+            }
+        }
+    };
+    use std::os::unix::process::ExitStatusExt;
+    let exit = ServerExit {
+        code: status.code(),
+        signal: status.signal(),
+        killed_by_proxy,
+    };
+
+    // Drain what the child wrote before it died (bounded: a grandchild may hold the pipes).
+    let drain = Duration::from_millis(DRAIN_AFTER_EXIT_MS);
+    let _ = tokio::time::timeout(drain, async {
+        let _ = s2c.await;
+        let _ = err.await;
+    })
+    .await;
+    sink.record(Event::Exit {
+        code: exit.code,
+        signal: exit.signal,
+    });
+    c2s.abort();
+    Ok(exit)
+}
+
+/// After the client's EOF: wait `grace`, SIGTERM, wait `term_grace`, SIGKILL.
+async fn end_child(
+    child: &mut Child,
+    pid: Option<u32>,
+    opts: &StdioOptions,
+) -> Result<(std::process::ExitStatus, bool), RecordError> {
+    if let Ok(r) = tokio::time::timeout(opts.grace, child.wait()).await {
+        return Ok((r.map_err(|e| RecordError::io("server process", e))?, false));
+    }
+    if let Some(pid) = pid {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid as i32),
+            nix::sys::signal::Signal::SIGTERM,
+        );
+    }
+    if let Ok(r) = tokio::time::timeout(opts.term_grace, child.wait()).await {
+        return Ok((r.map_err(|e| RecordError::io("server process", e))?, true));
+    }
+    let _ = child.start_kill();
+    Ok((
+        child
+            .wait()
+            .await
+            .map_err(|e| RecordError::io("server process", e))?,
+        true,
+    ))
+}
+
+#[derive(Clone, Copy)]
+enum Dir {
+    Message(Direction),
+    Stderr,
+}
+
+/// Copies `from` to `to` chunk by chunk, recording each completed line.
+/// Returns at EOF of `from`; a write failure on `to` stops forwarding but
+/// reading (and recording) goes on, so the other side is never blocked by a
+/// vanished reader.
+async fn pump(
+    mut from: impl AsyncRead + Unpin,
+    mut to: impl AsyncWrite + Unpin,
+    sink: &TranscriptSink,
+    dir: Dir,
+    to_name: &'static str,
+) -> Result<(), RecordError> {
+    let mut buf = vec![0u8; CHUNK_BYTES];
+    let mut framer = LineFramer::new(MAX_RECORDED_LINE_BYTES);
+    let mut forwarding = true;
+    let mut first_write_error: Option<std::io::Error> = None;
+    let emit = |f: Framed<'_>| record_framed(sink, dir, f);
+    loop {
+        let n = match from.read(&mut buf).await {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        };
+        if forwarding && let Err(e) = write_chunk(&mut to, &buf[..n]).await {
+            forwarding = false;
+            first_write_error = Some(e);
+        }
+        framer.push(&buf[..n], emit);
+    }
+    framer.finish(emit);
+    let _ = to.shutdown().await;
+    drop(to);
+    match first_write_error {
+        Some(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(RecordError::io(to_name, e)),
+        _ => Ok(()),
+    }
+}
+
+async fn write_chunk(to: &mut (impl AsyncWrite + Unpin), bytes: &[u8]) -> std::io::Result<()> {
+    to.write_all(bytes).await?;
+    to.flush().await
+}
+
+fn record_framed(sink: &TranscriptSink, dir: Dir, f: Framed<'_>) {
+    match (dir, f) {
+        (Dir::Message(d), Framed::Line(l)) => sink.record_line(d, l, None),
+        (Dir::Stderr, Framed::Line(l)) => sink.record(Event::Stderr { line: String::from_utf8_lossy(l).into_owned() }),
+        (Dir::Message(d), Framed::Oversize(n)) => sink.record(Event::Noise {
+            dir: d,
+            line: format!("<mcptape: line of {n} bytes exceeds MAX_RECORDED_LINE_BYTES ({MAX_RECORDED_LINE_BYTES}); passed through, not recorded>"),
+        }),
+        (Dir::Stderr, Framed::Oversize(n)) => sink.record(Event::Stderr {
+            line: format!("<mcptape: stderr line of {n} bytes exceeds MAX_RECORDED_LINE_BYTES; passed through, not recorded>"),
+        }),
+    }
+}
+
+/// SIGINT/SIGTERM/SIGHUP received by mcptape, to forward to the child.
+struct ForwardSignals {
+    int: Option<tokio::signal::unix::Signal>,
+    term: Option<tokio::signal::unix::Signal>,
+    hup: Option<tokio::signal::unix::Signal>,
+}
+
+impl ForwardSignals {
+    fn new() -> Self {
+        use tokio::signal::unix::{SignalKind, signal};
+        ForwardSignals {
+            int: signal(SignalKind::interrupt()).ok(),
+            term: signal(SignalKind::terminate()).ok(),
+            hup: signal(SignalKind::hangup()).ok(),
+        }
+    }
+
+    async fn recv(&mut self) -> Option<nix::sys::signal::Signal> {
+        use nix::sys::signal::Signal;
+        async fn one(s: &mut Option<tokio::signal::unix::Signal>) -> Option<()> {
+            match s {
+                Some(s) => s.recv().await,
+                None => std::future::pending().await,
+            }
+        }
+        tokio::select! {
+            Some(()) = one(&mut self.int) => Some(Signal::SIGINT),
+            Some(()) = one(&mut self.term) => Some(Signal::SIGTERM),
+            Some(()) = one(&mut self.hup) => Some(Signal::SIGHUP),
+            else => std::future::pending().await,
+        }
+    }
+}
