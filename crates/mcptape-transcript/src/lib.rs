@@ -6,21 +6,51 @@
 //! {"mcptapeTranscript":1,"mcptapeVersion":"0.1.0","transport":"stdio","server":{"command":["npx","server-everything"]},"startedAt":"2026-11-30T00:00:00Z"}
 //! {"tUs":1520,"kind":"message","dir":"c2s","msg":{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}}
 //! {"tUs":9120,"kind":"message","dir":"s2c","msg":{"jsonrpc":"2.0","id":1,"result":{}}}
+//! {"tUs":9150,"kind":"noise","dir":"s2c","line":"Starting server..."}
 //! {"tUs":9200,"kind":"stderr","line":"server started"}
+//! {"tUs":9300,"kind":"protocol","version":"2025-11-25"}
 //! {"tUs":9900,"kind":"exit","code":0}
 //! ```
 //!
 //! * `tUs` — microseconds since the recording started (monotonic clock).
+//! * `kind` — `message` | `noise` | `stderr` | `protocol` | `exit`.
 //! * `msg` — the JSON-RPC message **byte-exact** as it crossed the wire
-//!   (kept as [`serde_json::value::RawValue`], never re-serialized).
+//!   (kept as [`serde_json::value::RawValue`], never re-serialized). A message
+//!   whose JSON contains a line break (a pretty-printed HTTP body) is written as
+//!   the JSON string `msgText` instead, so every record stays on one line; the
+//!   reader turns either form into the same [`Event::Message`].
+//! * `http` — for Streamable HTTP: [`HttpMeta`] (exchange number, method,
+//!   status, redacted headers, SSE event id).
+//! * A stdout line that is not JSON (a banner) is a `noise` record, not a message.
 //!
 //! Modules: [`model`] (header and record types), [`writer`] (flushes every
 //! record), [`reader`] (crash-tolerant: keeps every complete record of a cut
 //! file and reports the dropped bytes), [`redact`] (credential redaction).
+//!
+//! ```
+//! use mcptape_transcript::{Direction, Header, Record, ServerSpec, Transport};
+//! use mcptape_transcript::{reader, writer::TranscriptWriter};
+//!
+//! let header = Header::new(Transport::Stdio, ServerSpec::default(), "2026-11-30T00:00:00Z");
+//! let mut w = TranscriptWriter::new(Vec::new(), &header).unwrap();
+//! w.write(&Record::message(1520, Direction::C2s, r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#).unwrap()).unwrap();
+//! let bytes = w.into_inner();
+//! let header_len = bytes.iter().position(|&b| b == b'\n').unwrap() + 1;
+//! let t = reader::read(&bytes[..bytes.len() - 5]).unwrap(); // cut mid-line
+//! assert!(t.records.is_empty());
+//! assert_eq!(t.dropped.unwrap().bytes, bytes.len() - 5 - header_len);
+//! ```
 
 pub mod model;
+mod ondisk;
 pub mod reader;
 pub mod redact;
 pub mod writer;
 
+#[doc(hidden)]
+pub mod fuzzing;
+
 pub use model::*;
+pub use reader::{Transcript, TranscriptError, read};
+pub use redact::Redactor;
+pub use writer::TranscriptWriter;

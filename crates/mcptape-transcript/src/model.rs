@@ -126,3 +126,188 @@ pub enum Event {
         signal: Option<i32>,
     },
 }
+
+/// Why [`Record::message`] refused a message: the bytes are not exactly one
+/// JSON value (RFC 8259). Such a line belongs in an [`Event::Noise`] record.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum MessageError {
+    /// Not valid JSON; `column` is the 1-based column (in chars) serde_json reported.
+    #[error("message is not valid JSON at column {column}: {reason}")]
+    NotJson {
+        /// 1-based column of the error.
+        column: usize,
+        /// serde_json's description.
+        reason: String,
+    },
+    /// Valid JSON with whitespace before or after the value: a `RawValue`
+    /// holds only the value, so the bytes could not be kept exactly.
+    #[error("message has {leading} bytes of whitespace before and {trailing} after the JSON value")]
+    SurroundingWhitespace {
+        /// Whitespace bytes before the value.
+        leading: usize,
+        /// Whitespace bytes after the value.
+        trailing: usize,
+    },
+}
+
+impl Record {
+    /// A [`Event::Message`] record from the message text exactly as it crossed the
+    /// wire (no line terminator), without HTTP details.
+    ///
+    /// # Errors
+    /// [`MessageError::NotJson`] if `raw_json` is not one JSON value;
+    /// [`MessageError::SurroundingWhitespace`] if it has whitespace around the
+    /// value (the bytes could not be kept exactly). Record such a line with
+    /// [`Record::noise`] instead.
+    pub fn message(t_us: u64, dir: Direction, raw_json: &str) -> Result<Record, MessageError> {
+        Ok(Record {
+            t_us,
+            event: Event::Message {
+                dir,
+                msg: exact_raw(raw_json)?,
+                http: None,
+            },
+        })
+    }
+
+    /// Like [`Record::message`], with HTTP details (Streamable HTTP recordings).
+    ///
+    /// # Errors
+    /// As [`Record::message`].
+    pub fn http_message(
+        t_us: u64,
+        dir: Direction,
+        raw_json: &str,
+        http: HttpMeta,
+    ) -> Result<Record, MessageError> {
+        let mut r = Record::message(t_us, dir, raw_json)?;
+        if let Event::Message { http: h, .. } = &mut r.event {
+            *h = Some(http);
+        }
+        Ok(r)
+    }
+
+    /// A [`Event::Noise`] record: a line that is not a JSON message. Invalid
+    /// UTF-8 is replaced with U+FFFD.
+    pub fn noise(t_us: u64, dir: Direction, line: &[u8]) -> Record {
+        Record {
+            t_us,
+            event: Event::Noise {
+                dir,
+                line: String::from_utf8_lossy(line).into_owned(),
+            },
+        }
+    }
+
+    /// A [`Event::Stderr`] record (invalid UTF-8 replaced with U+FFFD).
+    pub fn stderr(t_us: u64, line: &[u8]) -> Record {
+        Record {
+            t_us,
+            event: Event::Stderr {
+                line: String::from_utf8_lossy(line).into_owned(),
+            },
+        }
+    }
+
+    /// A [`Event::Protocol`] record carrying the negotiated revision (e.g. `2026-07-28`).
+    pub fn protocol(t_us: u64, version: impl Into<String>) -> Record {
+        Record {
+            t_us,
+            event: Event::Protocol {
+                version: version.into(),
+            },
+        }
+    }
+
+    /// An [`Event::Exit`] record.
+    pub fn exit(t_us: u64, code: Option<i32>, signal: Option<i32>) -> Record {
+        Record {
+            t_us,
+            event: Event::Exit { code, signal },
+        }
+    }
+
+    /// The message bytes if this is a [`Event::Message`] record.
+    pub fn msg(&self) -> Option<&str> {
+        match &self.event {
+            Event::Message { msg, .. } => Some(msg.get()),
+            _ => None,
+        }
+    }
+
+    /// The direction of a message or noise record.
+    pub fn dir(&self) -> Option<Direction> {
+        match &self.event {
+            Event::Message { dir, .. } | Event::Noise { dir, .. } => Some(*dir),
+            _ => None,
+        }
+    }
+}
+
+/// Parses `raw` as exactly one JSON value with no surrounding whitespace.
+pub(crate) fn exact_raw(raw: &str) -> Result<Box<RawValue>, MessageError> {
+    let v = RawValue::from_string(raw.to_owned()).map_err(|e| MessageError::NotJson {
+        column: e.column(),
+        reason: e.to_string(),
+    })?;
+    if v.get().len() != raw.len() {
+        let leading = raw.len() - raw.trim_start().len();
+        let trailing = raw.len() - v.get().len() - leading;
+        return Err(MessageError::SurroundingWhitespace { leading, trailing });
+    }
+    Ok(v)
+}
+
+impl PartialEq for Event {
+    /// Messages compare by their exact bytes.
+    fn eq(&self, other: &Self) -> bool {
+        use Event::*;
+        match (self, other) {
+            (
+                Message { dir, msg, http },
+                Message {
+                    dir: d2,
+                    msg: m2,
+                    http: h2,
+                },
+            ) => dir == d2 && msg.get() == m2.get() && http == h2,
+            (Noise { dir, line }, Noise { dir: d2, line: l2 }) => dir == d2 && line == l2,
+            (Stderr { line }, Stderr { line: l2 }) => line == l2,
+            (Protocol { version }, Protocol { version: v2 }) => version == v2,
+            (
+                Exit { code, signal },
+                Exit {
+                    code: c2,
+                    signal: s2,
+                },
+            ) => code == c2 && signal == s2,
+            _ => false,
+        }
+    }
+}
+
+impl Eq for Event {}
+
+impl PartialEq for Record {
+    fn eq(&self, other: &Self) -> bool {
+        self.t_us == other.t_us && self.event == other.event
+    }
+}
+
+impl Eq for Record {}
+
+impl Header {
+    /// A header for a new recording: [`FORMAT_VERSION`], this crate's version,
+    /// no protocol version yet. `started_at` is RFC 3339 UTC (the caller owns the clock).
+    pub fn new(transport: Transport, server: ServerSpec, started_at: impl Into<String>) -> Header {
+        Header {
+            mcptape_transcript: FORMAT_VERSION,
+            mcptape_version: env!("CARGO_PKG_VERSION").to_owned(),
+            transport,
+            server,
+            started_at: started_at.into(),
+            protocol_version: None,
+        }
+    }
+}

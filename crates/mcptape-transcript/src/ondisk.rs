@@ -1,0 +1,255 @@
+//! The flat on-disk form of a record line and its conversion to and from the
+//! typed [`Record`]. `serde_json::value::RawValue` cannot pass through an
+//! internally tagged enum or `#[serde(flatten)]`, so every line is read into
+//! [`OnDisk`] (all fields optional) and then checked field by field.
+
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+use crate::model::{Direction, Event, HttpMeta, Record};
+
+/// `kind` of a record line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Kind {
+    Message,
+    Noise,
+    Stderr,
+    Protocol,
+    Exit,
+}
+
+impl Kind {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Kind::Message => "message",
+            Kind::Noise => "noise",
+            Kind::Stderr => "stderr",
+            Kind::Protocol => "protocol",
+            Kind::Exit => "exit",
+        }
+    }
+}
+
+/// Serialized form. Field order is the order on disk.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct OnDiskOut<'a> {
+    t_us: u64,
+    kind: Kind,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dir: Option<Direction>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    msg: Option<&'a RawValue>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    msg_text: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    http: Option<&'a HttpMeta>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    line: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    version: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    code: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    signal: Option<i32>,
+}
+
+/// Deserialized form; which fields must be present depends on `kind`.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct OnDisk {
+    pub(crate) t_us: u64,
+    pub(crate) kind: Kind,
+    #[serde(default)]
+    pub(crate) dir: Option<Direction>,
+    #[serde(default)]
+    pub(crate) msg: Option<Box<RawValue>>,
+    #[serde(default)]
+    pub(crate) msg_text: Option<String>,
+    #[serde(default)]
+    pub(crate) http: Option<HttpMeta>,
+    #[serde(default)]
+    pub(crate) line: Option<String>,
+    #[serde(default)]
+    pub(crate) version: Option<String>,
+    #[serde(default)]
+    pub(crate) code: Option<i32>,
+    #[serde(default)]
+    pub(crate) signal: Option<i32>,
+}
+
+/// One record as its line, `\n` included.
+pub(crate) fn record_line(record: &Record) -> Vec<u8> {
+    let mut out = OnDiskOut {
+        t_us: record.t_us,
+        kind: Kind::Message,
+        dir: None,
+        msg: None,
+        msg_text: None,
+        http: None,
+        line: None,
+        version: None,
+        code: None,
+        signal: None,
+    };
+    match &record.event {
+        Event::Message { dir, msg, http } => {
+            out.dir = Some(*dir);
+            if memchr_line_break(msg.get()) {
+                out.msg_text = Some(msg.get());
+            } else {
+                out.msg = Some(msg);
+            }
+            out.http = http.as_ref();
+        }
+        Event::Noise { dir, line } => {
+            out.kind = Kind::Noise;
+            out.dir = Some(*dir);
+            out.line = Some(line);
+        }
+        Event::Stderr { line } => {
+            out.kind = Kind::Stderr;
+            out.line = Some(line);
+        }
+        Event::Protocol { version } => {
+            out.kind = Kind::Protocol;
+            out.version = Some(version);
+        }
+        Event::Exit { code, signal } => {
+            out.kind = Kind::Exit;
+            out.code = *code;
+            out.signal = *signal;
+        }
+    }
+    // Serializing this struct cannot fail: every field is a string, number,
+    // enum or a RawValue that is already valid JSON.
+    let mut v = match serde_json::to_vec(&out) {
+        Ok(v) => v,
+        Err(e) => unreachable!("serializing a record cannot fail: {e}"),
+    };
+    v.push(b'\n');
+    v
+}
+
+fn memchr_line_break(s: &str) -> bool {
+    s.bytes().any(|b| b == b'\n' || b == b'\r')
+}
+
+/// Why a parsed line is not a valid record (field-level checks after serde).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Invalid {
+    Missing(&'static str, Kind),
+    Unexpected(&'static str, Kind),
+    BadMsgText(String),
+}
+
+impl std::fmt::Display for Invalid {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Invalid::Missing(field, kind) => {
+                write!(
+                    f,
+                    "field `{field}` is required for kind `{}`",
+                    kind.as_str()
+                )
+            }
+            Invalid::Unexpected(field, kind) => {
+                write!(
+                    f,
+                    "field `{field}` is not allowed for kind `{}`",
+                    kind.as_str()
+                )
+            }
+            Invalid::BadMsgText(e) => write!(f, "`msgText` is not one JSON value: {e}"),
+        }
+    }
+}
+
+impl OnDisk {
+    pub(crate) fn into_record(self) -> Result<Record, Invalid> {
+        let k = self.kind;
+        let deny = |present: bool, name: &'static str| -> Result<(), Invalid> {
+            if present {
+                Err(Invalid::Unexpected(name, k))
+            } else {
+                Ok(())
+            }
+        };
+        let event = match k {
+            Kind::Message => {
+                deny(self.line.is_some(), "line")?;
+                deny(self.version.is_some(), "version")?;
+                deny(self.code.is_some(), "code")?;
+                deny(self.signal.is_some(), "signal")?;
+                let dir = self.dir.ok_or(Invalid::Missing("dir", k))?;
+                let msg = match (self.msg, self.msg_text) {
+                    (Some(m), None) => m,
+                    (None, Some(t)) => {
+                        let v = RawValue::from_string(t.clone())
+                            .map_err(|e| Invalid::BadMsgText(e.to_string()))?;
+                        if v.get().len() != t.len() {
+                            return Err(Invalid::BadMsgText(
+                                "whitespace around the value".to_owned(),
+                            ));
+                        }
+                        v
+                    }
+                    (Some(_), Some(_)) => return Err(Invalid::Unexpected("msgText", k)),
+                    (None, None) => return Err(Invalid::Missing("msg", k)),
+                };
+                Event::Message {
+                    dir,
+                    msg,
+                    http: self.http,
+                }
+            }
+            Kind::Noise | Kind::Stderr => {
+                deny(self.msg.is_some(), "msg")?;
+                deny(self.msg_text.is_some(), "msgText")?;
+                deny(self.http.is_some(), "http")?;
+                deny(self.version.is_some(), "version")?;
+                deny(self.code.is_some(), "code")?;
+                deny(self.signal.is_some(), "signal")?;
+                let line = self.line.ok_or(Invalid::Missing("line", k))?;
+                if k == Kind::Noise {
+                    Event::Noise {
+                        dir: self.dir.ok_or(Invalid::Missing("dir", k))?,
+                        line,
+                    }
+                } else {
+                    deny(self.dir.is_some(), "dir")?;
+                    Event::Stderr { line }
+                }
+            }
+            Kind::Protocol => {
+                deny(self.dir.is_some(), "dir")?;
+                deny(self.msg.is_some(), "msg")?;
+                deny(self.msg_text.is_some(), "msgText")?;
+                deny(self.http.is_some(), "http")?;
+                deny(self.line.is_some(), "line")?;
+                deny(self.code.is_some(), "code")?;
+                deny(self.signal.is_some(), "signal")?;
+                Event::Protocol {
+                    version: self.version.ok_or(Invalid::Missing("version", k))?,
+                }
+            }
+            Kind::Exit => {
+                deny(self.dir.is_some(), "dir")?;
+                deny(self.msg.is_some(), "msg")?;
+                deny(self.msg_text.is_some(), "msgText")?;
+                deny(self.http.is_some(), "http")?;
+                deny(self.line.is_some(), "line")?;
+                deny(self.version.is_some(), "version")?;
+                Event::Exit {
+                    code: self.code,
+                    signal: self.signal,
+                }
+            }
+        };
+        Ok(Record {
+            t_us: self.t_us,
+            event,
+        })
+    }
+}
