@@ -8,12 +8,15 @@
 //! * [`b64`] — base64 size arithmetic (`encoded_len(n) = 4 * ceil(n / 3)`).
 //! * [`media`] — media-type sniffing of decoded blobs against the declared `mimeType`.
 //! * [`limits`] — named limits (message size, nesting depth).
+//! * [`json`] — the strict JSON pre-check (duplicate keys, lone surrogates, limits).
+//! * [`error`] — shared error types ([`error::WireError`], [`error::JsonError`]).
 //! * [`codec`] — the scalar / SIMD / fused decode paths behind one dispatch point.
 
 pub mod b64;
 pub mod classify;
 pub mod codec;
 pub mod error;
+pub mod json;
 pub mod jsonrpc;
 pub mod limits;
 pub mod media;
