@@ -450,3 +450,20 @@ fn http_meta_roundtrip() {
     ), "{text}");
     assert_eq!(reader::read(w.get_ref()).unwrap().records, vec![r]);
 }
+
+#[test]
+fn shipped_corpus_transcripts_read_strictly() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../corpus/transcripts");
+    let mut n = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "jsonl") {
+            let t = reader::read(&std::fs::read(&path).unwrap())
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            assert!(t.dropped.is_none(), "{}", path.display());
+            assert!(!t.records.is_empty(), "{}", path.display());
+            n += 1;
+        }
+    }
+    assert!(n >= 1, "no transcripts in {dir}");
+}
