@@ -39,4 +39,15 @@ timeout 120 "$PY" "$servers/py_client.py" --mode legacy --reads 100 \
   --template demo://resource/dynamic/blob/2 --template demo://resource/dynamic/text/2 \
   -- "$MCPTAPE_BIN" record -o "$out/everything-stdio.jsonl" -- "$NODE" "$SE" stdio >/dev/null
 
+# 2. The Python SDK server (corpus/servers/py_server.py) over stdio, both protocol eras,
+#    driven by the Python SDK client through `mcptape record`: 3 text, 3 blob (one a
+#    2,099,087-byte PNG), 2 template expansions, one missing URI.
+for era in 2025-11-25 2026-07-28; do
+  mode=legacy; [ "$era" = 2026-07-28 ] && mode=auto
+  say "py-stdio-$era.jsonl"
+  timeout 120 "$PY" "$servers/py_client.py" --mode "$mode" --reads 100 \
+    --template mcptape://items/42 --template mcptape://bytes/300 \
+    -- "$MCPTAPE_BIN" record -o "$out/py-stdio-$era.jsonl" -- "$PY" "$servers/py_server.py" stdio >/dev/null
+done
+
 say "done: $(ls "$out" | tr '\n' ' ')"

@@ -1,0 +1,108 @@
+"""A small real MCP server written with the official Python SDK `mcp` 2.x (`MCPServer`).
+
+Exposes what mcptape records and replays:
+  * text resources   mcptape://docs/readme.md (text/markdown), mcptape://docs/notes.txt,
+                     mcptape://docs/unicode.txt (non-ASCII: accents, CJK, an emoji)
+  * binary resources mcptape://blobs/pixel.png (a valid 1x1 PNG, 69 bytes),
+                     mcptape://blobs/large.png (a valid 1024x683 RGB PNG, >= 2 MB,
+                     stored zlib blocks so it stays large; deterministic bytes),
+                     mcptape://blobs/ramp.bin (1000 bytes, i % 251, application/octet-stream)
+  * templates        mcptape://items/{id} (text), mcptape://bytes/{count} (count bytes, <= 1 MiB)
+
+Usage:
+  python py_server.py stdio
+  python py_server.py http --port PORT [--json]     (binds 127.0.0.1 only)
+
+The SDK serves both protocol eras: 2025-11-25 (initialize handshake, sessions) and
+2026-07-28 (server/discover, no session) on the same endpoint.
+"""
+
+import argparse
+import random
+import struct
+import sys
+import zlib
+
+from mcp.server.mcpserver import MCPServer
+
+LARGE_W, LARGE_H = 1024, 683
+MAX_BYTES_TEMPLATE = 1024 * 1024
+
+
+def _chunk(kind: bytes, data: bytes) -> bytes:
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+
+def png(width: int, height: int, level: int) -> bytes:
+    """A valid RGB PNG whose pixels come from `random.Random(0x6D6370)` (Mersenne Twister: same bytes on every run)."""
+    rng = random.Random(0x6D6370)
+    rows = b"".join(b"\x00" + rng.randbytes(width * 3) for _ in range(height))  # filter type None per row
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + _chunk(b"IHDR", ihdr) + _chunk(b"IDAT", zlib.compress(rows, level)) + _chunk(b"IEND", b"")
+
+
+PIXEL_PNG = png(1, 1, 9)
+LARGE_PNG = png(LARGE_W, LARGE_H, 0)
+RAMP = bytes(i % 251 for i in range(1000))
+
+server = MCPServer("mcptape-py-server", version="1.0.0", instructions="Resources for mcptape recordings.")
+
+
+@server.resource("mcptape://docs/readme.md", name="readme", mime_type="text/markdown", description="A markdown document")
+def readme() -> str:
+    return "# mcptape test server\n\nThis document is served by the official Python SDK.\n\n- text\n- blobs\n- templates\n"
+
+
+@server.resource("mcptape://docs/notes.txt", name="notes", mime_type="text/plain")
+def notes() -> str:
+    return "line one\nline two\n\ttabbed line three\n"
+
+
+@server.resource("mcptape://docs/unicode.txt", name="unicode", mime_type="text/plain; charset=utf-8")
+def unicode_text() -> str:
+    return "Caf\u00e9 na\u00efve \u65e5\u672c\u8a9e \U0001f600 \u00bd\n"
+
+
+@server.resource("mcptape://blobs/pixel.png", name="pixel", mime_type="image/png", description="1x1 PNG")
+def pixel() -> bytes:
+    return PIXEL_PNG
+
+
+@server.resource("mcptape://blobs/large.png", name="large", mime_type="image/png", description=f"{LARGE_W}x{LARGE_H} PNG, {len(LARGE_PNG)} bytes")
+def large() -> bytes:
+    return LARGE_PNG
+
+
+@server.resource("mcptape://blobs/ramp.bin", name="ramp", mime_type="application/octet-stream")
+def ramp() -> bytes:
+    return RAMP
+
+
+@server.resource("mcptape://items/{id}", name="item", mime_type="text/plain", description="Item by id")
+def item(id: str) -> str:
+    return f"item {id}\n"
+
+
+@server.resource("mcptape://bytes/{count}", name="bytes", mime_type="application/octet-stream", description="count bytes (i % 256), at most 1 MiB")
+def some_bytes(count: str) -> bytes:
+    n = int(count)
+    if n < 0 or n > MAX_BYTES_TEMPLATE:
+        raise ValueError(f"count must be in 0..={MAX_BYTES_TEMPLATE}")
+    return bytes(i % 256 for i in range(n))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("transport", choices=["stdio", "http"])
+    ap.add_argument("--port", type=int, default=8000)
+    ap.add_argument("--json", action="store_true", help="JSON replies instead of SSE streams")
+    a = ap.parse_args()
+    if a.transport == "stdio":
+        server.run("stdio")
+    else:
+        print(f"py_server listening on http://127.0.0.1:{a.port}/mcp", file=sys.stderr, flush=True)
+        server.run("streamable-http", host="127.0.0.1", port=a.port, json_response=a.json)
+
+
+if __name__ == "__main__":
+    main()
