@@ -1,1 +1,423 @@
-//! Streamable HTTP recording proxy (being written).
+//! The Streamable HTTP recording proxy:
+//! `mcptape record -o FILE --listen 127.0.0.1:PORT --upstream URL`.
+//!
+//! A reverse proxy (MCP spec 2025-11-25 and 2026-07-28, "Transports"
+//! §Streamable HTTP): every request the client sends to the listen address is
+//! forwarded to the upstream authority with the same method, path, query,
+//! headers (hop-by-hop headers dropped, `Host` set to the upstream) and body;
+//! the response comes back the same way. Bodies pass through unchanged and
+//! event streams are forwarded frame by frame as they arrive (a GET stream
+//! may stay open for the whole session).
+//!
+//! What is recorded, per HTTP exchange `n` (numbered from 0 in arrival order):
+//! * the request body as a `c2s` message record with [`HttpMeta`] `exchange`,
+//!   `method` and the request headers (redacted unless `--no-redact`);
+//! * a JSON response body as one `s2c` message record with `status` and the
+//!   response headers; an event-stream response as one `s2c` message record
+//!   **per SSE event**, each with its `sseEventId` (status and headers on the
+//!   first one);
+//! * a request or response without a body (a GET opening a stream, a DELETE,
+//!   a `202 Accepted`) as a `noise` record `"HTTP <n> <METHOD> <path>"` /
+//!   `"HTTP <n> <status> (no body)"`, because the transcript format has no
+//!   body-less HTTP event yet;
+//! * a body or event that is not a JSON value (a heartbeat) as `noise`.
+//!
+//! Buffering is bounded: request bodies and JSON response bodies up to
+//! [`MAX_HTTP_BODY_BYTES`] (a larger request gets `413`), event streams one
+//! frame at a time with a channel of [`STREAM_CHANNEL_FRAMES`] frames.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use bytes::Bytes;
+use futures::SinkExt;
+use http_body_util::{BodyExt, Full, Limited, StreamBody, combinators::BoxBody};
+use hyper::body::{Frame, Incoming};
+use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
+use hyper::{Request, Response, StatusCode, Uri};
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use mcptape_transcript::{Direction, Event, HttpMeta, Redactor};
+use tokio::net::TcpListener;
+
+use crate::error::{RecordError, RecordErrorKind};
+use crate::sink::TranscriptSink;
+use crate::sse::{SseItem, SseParser};
+
+/// Largest request body, and largest non-stream response body, the proxy
+/// buffers, in bytes (64 MiB). A larger request is answered `413`.
+pub const MAX_HTTP_BODY_BYTES: usize = 64 * 1024 * 1024;
+
+/// Frames of an event stream held between upstream and client (back-pressure beyond).
+pub const STREAM_CHANNEL_FRAMES: usize = 16;
+
+/// Where the proxy forwards to: `http://HOST:PORT` (TLS is not supported).
+#[derive(Debug, Clone)]
+pub struct Upstream {
+    /// `host:port` (or `host`) of the upstream server.
+    pub authority: String,
+    /// The URL as given (for the transcript header, redacted there).
+    pub url: String,
+}
+
+impl Upstream {
+    /// Parses an `http://host[:port][/path]` URL; the path is not used (requests
+    /// keep their own path, so point the client at `http://LISTEN/<same path>`).
+    ///
+    /// Errors: [`RecordErrorKind::Url`] for another scheme, an empty host, or userinfo.
+    pub fn parse(url: &str) -> Result<Self, RecordError> {
+        let bad = |reason| {
+            RecordError::new(RecordErrorKind::Url {
+                url: url.to_owned(),
+                reason,
+            })
+        };
+        let uri: Uri = url.parse().map_err(|_| bad("not a URI"))?;
+        if uri.scheme_str() != Some("http") {
+            return Err(bad("only http:// upstreams are supported"));
+        }
+        let authority = uri.authority().ok_or_else(|| bad("no host"))?;
+        if authority.as_str().contains('@') {
+            return Err(bad("userinfo in the upstream URL is not supported"));
+        }
+        Ok(Upstream {
+            authority: authority.as_str().to_owned(),
+            url: url.to_owned(),
+        })
+    }
+}
+
+type ProxyBody = BoxBody<Bytes, Infallible>;
+
+struct Shared {
+    sink: Arc<TranscriptSink>,
+    upstream: Upstream,
+    client: Client<HttpConnector, Full<Bytes>>,
+    redactor: Redactor,
+    exchanges: AtomicU64,
+}
+
+/// A bound, not yet running, HTTP recording proxy.
+pub struct HttpProxy {
+    listener: TcpListener,
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for HttpProxy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpProxy")
+            .field("local_addr", &self.listener.local_addr().ok())
+            .finish_non_exhaustive()
+    }
+}
+
+impl HttpProxy {
+    /// Binds `listen` (port 0 picks a free port; see [`HttpProxy::local_addr`]).
+    ///
+    /// Errors: [`RecordErrorKind::Io`] if the address cannot be bound.
+    pub async fn bind(
+        listen: SocketAddr,
+        upstream: Upstream,
+        sink: Arc<TranscriptSink>,
+        redactor: Redactor,
+    ) -> Result<Self, RecordError> {
+        let listener = TcpListener::bind(listen)
+            .await
+            .map_err(|e| RecordError::io("listen socket", e))?;
+        let client = Client::builder(TokioExecutor::new()).build_http();
+        let shared = Arc::new(Shared {
+            sink,
+            upstream,
+            client,
+            redactor,
+            exchanges: AtomicU64::new(0),
+        });
+        Ok(HttpProxy { listener, shared })
+    }
+
+    /// The bound address.
+    ///
+    /// Errors: [`RecordErrorKind::Io`] from the socket.
+    pub fn local_addr(&self) -> Result<SocketAddr, RecordError> {
+        self.listener
+            .local_addr()
+            .map_err(|e| RecordError::io("listen socket", e))
+    }
+
+    /// Number of HTTP exchanges proxied so far.
+    pub fn exchanges(&self) -> u64 {
+        self.shared.exchanges.load(Ordering::Relaxed)
+    }
+
+    /// Serves until `shutdown` resolves; open connections are then dropped.
+    ///
+    /// Errors: [`RecordErrorKind::Io`] if accepting fails.
+    pub async fn run(
+        self,
+        shutdown: impl std::future::Future<Output = ()>,
+    ) -> Result<u64, RecordError> {
+        tokio::pin!(shutdown);
+        let mut conns = tokio::task::JoinSet::new();
+        loop {
+            tokio::select! {
+                _ = &mut shutdown => break,
+                accepted = self.listener.accept() => {
+                    let (stream, _) = accepted.map_err(|e| RecordError::io("listen socket", e))?;
+                    let _ = stream.set_nodelay(true);
+                    let shared = self.shared.clone();
+                    conns.spawn(async move {
+                        let svc = hyper::service::service_fn(move |req| {
+                            let shared = shared.clone();
+                            async move { Ok::<_, Infallible>(handle(shared, req).await) }
+                        });
+                        let _ = hyper::server::conn::http1::Builder::new()
+                            .serve_connection(TokioIo::new(stream), svc)
+                            .await;
+                    });
+                }
+                Some(_) = conns.join_next(), if !conns.is_empty() => {}
+            }
+        }
+        conns.abort_all();
+        Ok(self.exchanges())
+    }
+}
+
+fn is_hop_by_hop(name: &HeaderName) -> bool {
+    matches!(
+        name.as_str(),
+        "connection"
+            | "keep-alive"
+            | "proxy-connection"
+            | "transfer-encoding"
+            | "te"
+            | "trailer"
+            | "upgrade"
+    )
+}
+
+fn header_pairs(headers: &HeaderMap, redactor: &Redactor) -> Vec<(String, String)> {
+    let mut v: Vec<(String, String)> = headers
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.as_str().to_owned(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
+        .collect();
+    redactor.headers(&mut v);
+    v
+}
+
+fn text_response(status: StatusCode, msg: &str) -> Response<ProxyBody> {
+    let mut r = Response::new(Full::new(Bytes::from(msg.to_owned())).boxed());
+    *r.status_mut() = status;
+    r.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain"));
+    r
+}
+
+/// Records a body (request or JSON response) as one message or noise record.
+fn record_body(sink: &TranscriptSink, dir: Direction, body: &[u8], meta: HttpMeta) {
+    let trimmed = body.trim_ascii();
+    sink.record_line(dir, trimmed, Some(meta));
+}
+
+async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<ProxyBody> {
+    let n = shared.exchanges.fetch_add(1, Ordering::Relaxed);
+    let (parts, body) = req.into_parts();
+    let method = parts.method.clone();
+    let path_q = parts
+        .uri
+        .path_and_query()
+        .map(|p| p.as_str().to_owned())
+        .unwrap_or_else(|| "/".to_owned());
+    let req_meta = HttpMeta {
+        exchange: n,
+        method: Some(method.as_str().to_owned()),
+        status: None,
+        headers: header_pairs(&parts.headers, &shared.redactor),
+        sse_event_id: None,
+    };
+    let body = match Limited::new(body, MAX_HTTP_BODY_BYTES).collect().await {
+        Ok(b) => b.to_bytes(),
+        Err(e) => {
+            let too_big = e
+                .downcast_ref::<http_body_util::LengthLimitError>()
+                .is_some();
+            let line = format!("HTTP {n} {method} {path_q}: request body failed: {e}");
+            shared.sink.record(Event::Noise {
+                dir: Direction::C2s,
+                line,
+            });
+            return if too_big {
+                text_response(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "mcptape: request body exceeds MAX_HTTP_BODY_BYTES",
+                )
+            } else {
+                text_response(
+                    StatusCode::BAD_REQUEST,
+                    "mcptape: could not read the request body",
+                )
+            };
+        }
+    };
+    if body.is_empty() {
+        let line = format!("HTTP {n} {method} {path_q}");
+        shared.sink.record(Event::Noise {
+            dir: Direction::C2s,
+            line,
+        });
+    } else {
+        record_body(&shared.sink, Direction::C2s, &body, req_meta);
+    }
+
+    // Forward.
+    let uri: Uri = match format!("http://{}{}", shared.upstream.authority, path_q).parse() {
+        Ok(u) => u,
+        Err(_) => return text_response(StatusCode::BAD_REQUEST, "mcptape: bad request path"),
+    };
+    let mut up = Request::new(Full::new(body));
+    *up.method_mut() = method.clone();
+    *up.uri_mut() = uri;
+    for (k, v) in parts.headers.iter() {
+        if !is_hop_by_hop(k) && k != header::HOST {
+            up.headers_mut().append(k.clone(), v.clone());
+        }
+    }
+    if let Ok(h) = HeaderValue::from_str(&shared.upstream.authority) {
+        up.headers_mut().insert(header::HOST, h);
+    }
+    let resp = match shared.client.request(up).await {
+        Ok(r) => r,
+        Err(e) => {
+            let line = format!("HTTP {n} upstream error: {e}");
+            shared.sink.record(Event::Noise {
+                dir: Direction::S2c,
+                line,
+            });
+            return text_response(StatusCode::BAD_GATEWAY, "mcptape: upstream unreachable");
+        }
+    };
+    let (rparts, rbody) = resp.into_parts();
+    let status = rparts.status.as_u16();
+    let resp_meta = HttpMeta {
+        exchange: n,
+        method: Some(method.as_str().to_owned()),
+        status: Some(status),
+        headers: header_pairs(&rparts.headers, &shared.redactor),
+        sse_event_id: None,
+    };
+    let is_stream = rparts
+        .headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.trim_start()
+                .to_ascii_lowercase()
+                .starts_with("text/event-stream")
+        });
+    let mut out = Response::new(Full::new(Bytes::new()).boxed());
+    *out.status_mut() = rparts.status;
+    for (k, v) in rparts.headers.iter() {
+        if !is_hop_by_hop(k) {
+            out.headers_mut().append(k.clone(), v.clone());
+        }
+    }
+
+    if is_stream {
+        let (mut tx, rx) = futures::channel::mpsc::channel::<Result<Frame<Bytes>, Infallible>>(
+            STREAM_CHANNEL_FRAMES,
+        );
+        let sink = shared.sink.clone();
+        tokio::spawn(async move {
+            let mut rbody = rbody;
+            let mut parser = SseParser::new();
+            let mut items = Vec::new();
+            let mut first = Some(resp_meta);
+            while let Some(frame) = rbody.frame().await {
+                let Ok(frame) = frame else {
+                    sink.record(Event::Noise {
+                        dir: Direction::S2c,
+                        line: format!("HTTP {n} event stream broke off"),
+                    });
+                    break;
+                };
+                let Ok(data) = frame.into_data() else {
+                    continue;
+                };
+                parser.push(&data, &mut items);
+                for item in items.drain(..) {
+                    match item {
+                        SseItem::Event { data, id, .. } if data.trim_ascii().is_empty() => {
+                            // A priming event (an id for resumption, no message).
+                            let id = id.unwrap_or_default();
+                            let line = format!("HTTP {n} SSE event id={id:?} with empty data");
+                            sink.record(Event::Noise { dir: Direction::S2c, line });
+                        }
+                        SseItem::Event { data, id, .. } => {
+                            let mut meta = first.take().unwrap_or_else(|| HttpMeta {
+                                exchange: n,
+                                method: Some(method.as_str().to_owned()),
+                                ..HttpMeta::default()
+                            });
+                            meta.sse_event_id = id;
+                            record_body(&sink, Direction::S2c, &data, meta);
+                        }
+                        SseItem::Oversize(len) => sink.record(Event::Noise {
+                            dir: Direction::S2c,
+                            line: format!("HTTP {n} SSE event of {len} bytes exceeds MAX_SSE_EVENT_BYTES; passed through, not recorded"),
+                        }),
+                    }
+                }
+                if tx.send(Ok(Frame::data(data))).await.is_err() {
+                    // The client went away: stop reading the upstream stream (dropping it closes it).
+                    break;
+                }
+            }
+            parser.finish();
+            if let Some(meta) = first {
+                let line = format!(
+                    "HTTP {n} {} event stream closed without messages",
+                    meta.status.unwrap_or(0)
+                );
+                sink.record(Event::Noise {
+                    dir: Direction::S2c,
+                    line,
+                });
+            }
+        });
+        *out.body_mut() = BodyExt::boxed(StreamBody::new(rx));
+        return out;
+    }
+
+    let rbytes = match Limited::new(rbody, MAX_HTTP_BODY_BYTES).collect().await {
+        Ok(b) => b.to_bytes(),
+        Err(e) => {
+            let line = format!("HTTP {n} response body failed: {e}");
+            shared.sink.record(Event::Noise {
+                dir: Direction::S2c,
+                line,
+            });
+            return text_response(
+                StatusCode::BAD_GATEWAY,
+                "mcptape: upstream response body failed or too large",
+            );
+        }
+    };
+    if rbytes.is_empty() {
+        shared.sink.record(Event::Noise {
+            dir: Direction::S2c,
+            line: format!("HTTP {n} {status} (no body)"),
+        });
+    } else {
+        record_body(&shared.sink, Direction::S2c, &rbytes, resp_meta);
+    }
+    *out.body_mut() = Full::new(rbytes).boxed();
+    out
+}

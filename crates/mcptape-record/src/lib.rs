@@ -20,6 +20,7 @@ pub mod error;
 pub mod framing;
 pub mod http;
 pub mod sink;
+pub mod sse;
 pub mod stdio;
 
 pub use error::{Position, RecordError, RecordErrorKind};

@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use mcptape_transcript::{Direction, Event, Header, HttpMeta, ServerSpec, Transport};
-use serde::Serialize;
-use serde_json::value::RawValue;
+use mcptape_transcript::{
+    Direction, Event, Header, HttpMeta, Record, ServerSpec, TranscriptWriter, Transport,
+};
 
 use crate::error::{RecordError, RecordErrorKind};
 
@@ -25,8 +25,7 @@ pub struct TranscriptSink {
 }
 
 struct Inner {
-    out: Box<dyn Write + Send>,
-    records: u64,
+    out: TranscriptWriter<Box<dyn Write + Send>>,
     failed: Option<std::io::Error>,
     protocol_seen: bool,
 }
@@ -36,72 +35,6 @@ impl std::fmt::Debug for TranscriptSink {
         f.debug_struct("TranscriptSink")
             .field("path", &self.path)
             .finish_non_exhaustive()
-    }
-}
-
-/// Wire shape of a record line (see `mcptape_transcript` crate docs).
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Line<'a> {
-    t_us: u64,
-    kind: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    dir: Option<Direction>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    msg: Option<&'a RawValue>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    http: Option<&'a HttpMeta>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    line: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    version: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    code: Option<i32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    signal: Option<i32>,
-}
-
-impl<'a> Line<'a> {
-    fn of(t_us: u64, event: &'a Event) -> Option<Line<'a>> {
-        let mut l = Line {
-            t_us,
-            kind: "",
-            dir: None,
-            msg: None,
-            http: None,
-            line: None,
-            version: None,
-            code: None,
-            signal: None,
-        };
-        match event {
-            Event::Message { dir, msg, http } => {
-                l.kind = "message";
-                l.dir = Some(*dir);
-                l.msg = Some(msg);
-                l.http = http.as_ref();
-            }
-            Event::Noise { dir, line } => {
-                l.kind = "noise";
-                l.dir = Some(*dir);
-                l.line = Some(line);
-            }
-            Event::Stderr { line } => {
-                l.kind = "stderr";
-                l.line = Some(line);
-            }
-            Event::Protocol { version } => {
-                l.kind = "protocol";
-                l.version = Some(version);
-            }
-            Event::Exit { code, signal } => {
-                l.kind = "exit";
-                l.code = *code;
-                l.signal = *signal;
-            }
-            _ => return None,
-        }
-        Some(l)
     }
 }
 
@@ -128,7 +61,7 @@ impl TranscriptSink {
     ///
     /// Errors: [`RecordErrorKind::Transcript`] if the header cannot be written.
     pub fn with_writer(
-        mut out: Box<dyn Write + Send>,
+        out: Box<dyn Write + Send>,
         path: &Path,
         transport: Transport,
         server: ServerSpec,
@@ -142,20 +75,15 @@ impl TranscriptSink {
             started_at: rfc3339_utc(SystemTime::now()),
             protocol_version: None,
         };
-        let mut line = serde_json::to_vec(&header).expect("header serializes");
-        line.push(b'\n');
-        out.write_all(&line)
-            .and_then(|()| out.flush())
-            .map_err(|source| {
-                RecordError::new(RecordErrorKind::Transcript {
-                    path: path.to_owned(),
-                    source,
-                })
-            })?;
+        let out = TranscriptWriter::new(out, &header).map_err(|source| {
+            RecordError::new(RecordErrorKind::Transcript {
+                path: path.to_owned(),
+                source,
+            })
+        })?;
         Ok(TranscriptSink {
             inner: Mutex::new(Inner {
                 out,
-                records: 0,
                 failed: None,
                 protocol_seen: false,
             }),
@@ -179,112 +107,119 @@ impl TranscriptSink {
         if inner.failed.is_some() {
             return;
         }
-        let t_us = self.now_us();
-        let Some(line) = Line::of(t_us, &event) else {
-            return;
+        let record = Record {
+            t_us: self.now_us(),
+            event,
         };
-        let mut bytes = match serde_json::to_vec(&line) {
-            Ok(b) => b,
-            Err(e) => {
-                inner.failed = Some(std::io::Error::other(e));
-                return;
-            }
-        };
-        bytes.push(b'\n');
-        let r = inner.out.write_all(&bytes).and_then(|()| inner.out.flush());
-        match r {
-            Ok(()) => inner.records += 1,
-            Err(e) => inner.failed = Some(e),
+        if let Err(e) = inner.out.write(&record) {
+            inner.failed = Some(e);
         }
     }
 
     /// Records a message line; `bytes` is one line without its terminator.
     ///
-    /// JSON → [`Event::Message`] (byte-exact, surrounding whitespace excepted);
-    /// anything else → [`Event::Noise`] (lossy UTF-8). On the first
-    /// `initialize` result or `server/discover` result seen, also records an
-    /// [`Event::Protocol`] record with the negotiated version.
+    /// Exactly one JSON value → [`Event::Message`] (byte-exact); anything else
+    /// (a banner, JSON with surrounding whitespace) → [`Event::Noise`] (lossy
+    /// UTF-8). On the first `initialize` or `server/discover` result seen,
+    /// also records an [`Event::Protocol`] record with the negotiated version.
     pub fn record_line(&self, dir: Direction, bytes: &[u8], http: Option<HttpMeta>) {
-        match std::str::from_utf8(bytes)
-            .ok()
-            .and_then(|s| serde_json::from_str::<&RawValue>(s).ok())
-        {
-            Some(raw) => {
-                let version = if dir == Direction::S2c {
-                    protocol_version_of(raw.get())
-                } else {
-                    None
-                };
-                self.record(Event::Message {
-                    dir,
-                    msg: raw.to_owned(),
-                    http,
-                });
-                if let Some(version) = version {
-                    let first = {
-                        let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-                        !std::mem::replace(&mut inner.protocol_seen, true)
-                    };
-                    if first {
-                        self.record(Event::Protocol { version });
-                    }
-                }
-            }
-            None => self.record(Event::Noise {
+        let text = std::str::from_utf8(bytes).ok();
+        let msg = text.and_then(|s| Record::message(0, dir, s).ok());
+        let Some(Record {
+            event: Event::Message { msg, .. },
+            ..
+        }) = msg
+        else {
+            self.record(Event::Noise {
                 dir,
                 line: String::from_utf8_lossy(bytes).into_owned(),
-            }),
+            });
+            return;
+        };
+        let version = protocol_version_of(dir, msg.get());
+        self.record(Event::Message { dir, msg, http });
+        if let Some(version) = version {
+            let first = {
+                let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+                !std::mem::replace(&mut inner.protocol_seen, true)
+            };
+            if first {
+                self.record(Event::Protocol { version });
+            }
         }
     }
 
     /// Number of records written so far (the header not counted).
     pub fn records(&self) -> u64 {
-        self.inner.lock().unwrap_or_else(|p| p.into_inner()).records
+        self.inner
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .out
+            .records_written()
     }
 
-    /// Flushes and reports the first write failure, if any.
+    /// Reports the first write failure, if any; else the number of records written.
     ///
     /// Errors: [`RecordErrorKind::Transcript`] with the first IO error met.
     pub fn finish(&self) -> Result<u64, RecordError> {
         let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        let flushed = inner.out.flush();
         if let Some(source) = inner.failed.take() {
             return Err(RecordError::new(RecordErrorKind::Transcript {
                 path: self.path.clone(),
                 source,
             }));
         }
-        flushed.map_err(|source| {
-            RecordError::new(RecordErrorKind::Transcript {
-                path: self.path.clone(),
-                source,
-            })
-        })?;
-        Ok(inner.records)
+        Ok(inner.out.records_written())
     }
 }
 
-/// The `protocolVersion` of an `initialize` or `server/discover` result, if `msg` is one.
-fn protocol_version_of(msg: &str) -> Option<String> {
+/// Request `_meta` key carrying the protocol revision on every 2026-07-28 request
+/// (spec 2026-07-28, "Base Protocol" §Versioning).
+pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+
+/// The protocol revision a message reveals, if any:
+/// * `s2c`: the `protocolVersion` of an `initialize` result (spec 2025-11-25, "Lifecycle");
+/// * `c2s`: the `_meta` [`META_PROTOCOL_VERSION`] of a request other than
+///   `server/discover` (the discover probe may still fall back to `initialize`).
+fn protocol_version_of(dir: Direction, msg: &str) -> Option<String> {
     // Cheap pre-filter: most messages are not handshake results.
-    if !msg.contains("\"protocolVersion\"") {
+    let key = match dir {
+        Direction::S2c => "\"protocolVersion\"",
+        Direction::C2s => META_PROTOCOL_VERSION,
+    };
+    if !msg.contains(key) {
         return None;
     }
     #[derive(serde::Deserialize)]
-    struct Reply {
+    struct Msg {
+        method: Option<String>,
         result: Option<ResultPart>,
+        params: Option<Params>,
     }
     #[derive(serde::Deserialize)]
     #[serde(rename_all = "camelCase")]
     struct ResultPart {
         protocol_version: Option<String>,
-        supported_versions: Option<Vec<String>>,
     }
-    let reply: Reply = serde_json::from_str(msg).ok()?;
-    let result = reply.result?;
-    result
-        .protocol_version
-        .or_else(|| result.supported_versions.and_then(|v| v.into_iter().next()))
+    #[derive(serde::Deserialize)]
+    struct Params {
+        #[serde(rename = "_meta")]
+        meta: Option<serde_json::Map<String, serde_json::Value>>,
+    }
+    let m: Msg = serde_json::from_str(msg).ok()?;
+    match dir {
+        Direction::S2c => m.result?.protocol_version,
+        Direction::C2s => {
+            if m.method.as_deref()? == "server/discover" {
+                return None;
+            }
+            m.params?
+                .meta?
+                .get(META_PROTOCOL_VERSION)?
+                .as_str()
+                .map(str::to_owned)
+        }
+    }
 }
 
 /// Formats `t` as RFC 3339 UTC with milliseconds (`2026-11-30T00:46:25.123Z`).
@@ -332,21 +267,28 @@ mod tests {
     }
 
     #[test]
-    fn protocol_version_from_initialize_and_discover() {
+    fn protocol_version_from_initialize_result_and_modern_meta() {
+        let s2c = Direction::S2c;
+        let c2s = Direction::C2s;
+        let init = r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25"}}"#;
         assert_eq!(
-            protocol_version_of(
-                r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25"}}"#
-            )
-            .as_deref(),
+            protocol_version_of(s2c, init).as_deref(),
             Some("2025-11-25")
         );
         assert_eq!(
-            protocol_version_of(r#"{"jsonrpc":"2.0","id":0,"result":{"tools":[]}}"#),
+            protocol_version_of(s2c, r#"{"jsonrpc":"2.0","id":0,"result":{"tools":[]}}"#),
             None
         );
         assert_eq!(
-            protocol_version_of(r#"{"method":"x","params":{"protocolVersion":"1"}}"#),
+            protocol_version_of(s2c, r#"{"method":"x","params":{"protocolVersion":"1"}}"#),
             None
         );
+        let modern = r#"{"jsonrpc":"2.0","id":2,"method":"resources/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
+        assert_eq!(
+            protocol_version_of(c2s, modern).as_deref(),
+            Some("2026-07-28")
+        );
+        let probe = modern.replace("resources/list", "server/discover");
+        assert_eq!(protocol_version_of(c2s, &probe), None);
     }
 }

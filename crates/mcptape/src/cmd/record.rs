@@ -94,6 +94,55 @@ async fn run_http(
     listen: std::net::SocketAddr,
     upstream: String,
 ) -> anyhow::Result<ExitCode> {
-    let _ = (args, listen, upstream);
-    anyhow::bail!("HTTP recording is being written")
+    use mcptape_record::http::{HttpProxy, Upstream};
+    use mcptape_transcript::Redactor;
+    let redactor = if args.no_redact {
+        Redactor::disabled()
+    } else {
+        Redactor::new()
+    };
+    let up = Upstream::parse(&upstream)?;
+    let sink = Arc::new(TranscriptSink::create(
+        &args.output,
+        Transport::Http,
+        ServerSpec {
+            command: None,
+            url: Some(redactor.url(&upstream).into_owned()),
+        },
+    )?);
+    let proxy = HttpProxy::bind(listen, up, sink.clone(), redactor).await?;
+    let addr = proxy.local_addr()?;
+    // Tests and scripts read this line to learn the port when --listen used port 0.
+    eprintln!("mcptape: recording http://{addr} -> {upstream}");
+    let duration = args.duration_secs.map(Duration::from_secs);
+    let shutdown = async move {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut term = signal(SignalKind::terminate()).ok();
+        let term = async move {
+            match term.as_mut() {
+                Some(t) => {
+                    t.recv().await;
+                }
+                None => std::future::pending().await,
+            }
+        };
+        let timer = async move {
+            match duration {
+                Some(d) => tokio::time::sleep(d).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term => {}
+            _ = timer => {}
+        }
+    };
+    let exchanges = proxy.run(shutdown).await?;
+    let records = sink.finish()?;
+    eprintln!(
+        "mcptape: {exchanges} HTTP exchanges, {records} records -> {}",
+        args.output.display()
+    );
+    Ok(ExitCode::SUCCESS)
 }
