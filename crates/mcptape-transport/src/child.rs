@@ -1,0 +1,1 @@
+//! Child processes (being written).
