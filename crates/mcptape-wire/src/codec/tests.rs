@@ -1,0 +1,523 @@
+//! Differential tests: every path agrees with every other on every input,
+//! accept and reject alike (kind, byte offset, entry), plus named regression
+//! cases with their exact expected errors.
+
+use super::base64::{self as b64, Base64Error, Path};
+use super::fuzzing::{base64_differential, json_differential};
+use super::payload::{self, PayloadEntry, Rng};
+use super::*;
+
+const ALPHA: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+fn decode_all(data: &[u8]) -> Result<DecodedReadResult, CodecError> {
+    json_differential(data);
+    decode_read_result(CodecPath::Fused, data)
+}
+
+fn err_of(data: &[u8]) -> CodecError {
+    decode_all(data).expect_err("must be rejected")
+}
+
+#[test]
+fn base64_every_length_0_to_256_random_valid_and_corrupted() {
+    let mut rng = Rng::new(7);
+    let junk: &[u8] = b"=\"\\ \n\t-_.!*\x00\x7f\x80\xff\xc3\xa9";
+    for n in 0..=256usize {
+        // Valid encodings of random bytes.
+        let mut bytes = vec![0u8; n];
+        rng.fill(&mut bytes);
+        let enc = b64::encode(Path::Scalar, &bytes);
+        base64_differential(enc.as_bytes());
+        assert_eq!(b64::decode(Path::Simd, enc.as_bytes()).unwrap(), bytes);
+        // Random strings of length n over alphabet + '=' (mostly invalid).
+        for _ in 0..4 {
+            let s: Vec<u8> = (0..n)
+                .map(|_| {
+                    if rng.below(16) == 0 {
+                        b'='
+                    } else {
+                        ALPHA[rng.below(64)]
+                    }
+                })
+                .collect();
+            base64_differential(&s);
+        }
+        // Corruptions of the valid encoding: replace, insert, delete, set trailing bits.
+        let e = enc.as_bytes();
+        for _ in 0..6 {
+            let mut c = e.to_vec();
+            match rng.below(4) {
+                0 if !c.is_empty() => {
+                    let i = rng.below(c.len());
+                    c[i] = junk[rng.below(junk.len())];
+                }
+                1 => {
+                    let i = rng.below(c.len() + 1);
+                    c.insert(i, junk[rng.below(junk.len())]);
+                }
+                2 if !c.is_empty() => {
+                    c.remove(rng.below(c.len()));
+                }
+                _ => {
+                    if let Some(p) = c.iter().position(|&b| b == b'=')
+                        && p > 0
+                    {
+                        c[p - 1] = ALPHA[rng.below(64)];
+                    }
+                }
+            }
+            base64_differential(&c);
+        }
+    }
+}
+
+#[test]
+fn base64_blob_error_offsets_are_response_offsets() {
+    let json =
+        br#"{"jsonrpc":"2.0","id":1,"result":{"contents":[{"uri":"a:b","blob":"AAAA!AAA"}]}}"#;
+    let e = err_of(json);
+    let at = json.windows(8).position(|w| w == b"AAAA!AAA").unwrap();
+    assert_eq!(
+        e,
+        CodecError {
+            kind: CodecErrorKind::Base64(Base64Error::InvalidByte {
+                offset: 4,
+                byte: b'!'
+            }),
+            offset: at + 4,
+            entry: Some(0),
+        }
+    );
+}
+
+fn small_entries(rng: &mut Rng) -> Vec<PayloadEntry> {
+    let texts = [
+        "",
+        "plain",
+        "quote \" back \\ slash / nl \n tab \t",
+        "é 📈 \u{1}",
+        "\u{7f}\u{ffff}",
+    ];
+    (0..rng.below(4))
+        .map(|i| {
+            let uri = format!(
+                "file:///r/{i}?q={}",
+                ["a", "ü", "\"x\"", "\\"][rng.below(4)]
+            );
+            if rng.below(2) == 0 {
+                PayloadEntry::Text {
+                    uri,
+                    mime_type: "text/markdown".into(),
+                    text: texts[rng.below(texts.len())].into(),
+                }
+            } else {
+                let mut bytes = vec![0u8; rng.below(80)];
+                rng.fill(&mut bytes);
+                PayloadEntry::Blob {
+                    uri,
+                    mime_type: "image/png".into(),
+                    bytes,
+                }
+            }
+        })
+        .collect()
+}
+
+/// Snippets spliced into valid responses to make them (mostly) invalid.
+const SPLICES: &[&[u8]] = &[
+    b"\"",
+    b"\\",
+    b",",
+    b":",
+    b"{",
+    b"}",
+    b"[",
+    b"]",
+    b" ",
+    b"\n",
+    b"\x00",
+    b"\x1f",
+    b"\x80",
+    b"\xc3",
+    b"\xff",
+    b"=",
+    b"!",
+    b"\\u0041",
+    b"\\ud800",
+    b"\\udc00",
+    b"\\ud83d\\udcc8",
+    b"\\/",
+    b"\\x",
+    b"1e400",
+    b"-0",
+    b"01",
+    b"1.",
+    b"true",
+    b"nul",
+    b"\"uri\":\"x\",",
+    b"\"blob\":\"\",",
+    b"\"text\":\"t\",",
+    b",\"a\":1,\"a\":2",
+    b"\"jsonrpc\":\"2.0\",",
+    b"/*c*/",
+];
+
+#[test]
+fn json_generated_responses_all_paths_agree_valid_and_mutated() {
+    let mut rng = Rng::new(42);
+    let mut rejects = 0;
+    let mut accepts = 0;
+    for case in 0..400 {
+        let entries = small_entries(&mut rng);
+        let good = payload::response(case, &entries);
+        let r = decode_all(&good).expect("generated response is valid");
+        assert_eq!(r.len(), entries.len());
+        for (got, want) in r.entries().zip(&entries) {
+            match (got.content, want) {
+                (Content::Text(t), PayloadEntry::Text { text, uri, .. }) => {
+                    assert_eq!(t, text);
+                    assert_eq!(got.uri, uri);
+                }
+                (Content::Blob(b), PayloadEntry::Blob { bytes, uri, .. }) => {
+                    assert_eq!(b, &bytes[..]);
+                    assert_eq!(got.uri, uri);
+                }
+                _ => panic!("entry shape changed"),
+            }
+        }
+        // Mutations.
+        for _ in 0..8 {
+            let mut m = good.clone();
+            match rng.below(4) {
+                0 => {
+                    let i = rng.below(m.len() + 1);
+                    let s = SPLICES[rng.below(SPLICES.len())];
+                    m.splice(i..i, s.iter().copied());
+                }
+                1 => {
+                    let i = rng.below(m.len());
+                    m[i] = SPLICES[rng.below(SPLICES.len())][0];
+                }
+                2 => m.truncate(rng.below(m.len())),
+                _ => {
+                    let i = rng.below(m.len());
+                    m.remove(i);
+                }
+            }
+            match decode_all(&m) {
+                Ok(_) => accepts += 1,
+                Err(e) => {
+                    assert!(
+                        !matches!(e.kind, CodecErrorKind::PathDisagreement { .. }),
+                        "{e}"
+                    );
+                    rejects += 1;
+                }
+            }
+        }
+    }
+    assert!(
+        rejects > 1500 && accepts > 50,
+        "rejects {rejects} accepts {accepts}"
+    );
+}
+
+#[test]
+fn json_every_truncation_of_a_small_response_is_rejected_identically() {
+    let entries = vec![
+        PayloadEntry::Text {
+            uri: "file:///a.md".into(),
+            mime_type: "text/markdown".into(),
+            text: "é\n\"x\"".into(),
+        },
+        PayloadEntry::Blob {
+            uri: "file:///b.png".into(),
+            mime_type: "image/png".into(),
+            bytes: vec![1, 2, 3, 4, 5],
+        },
+    ];
+    let good = payload::response(3, &entries);
+    for n in 0..good.len() {
+        let e = err_of(&good[..n]);
+        assert!(e.offset <= n, "{e} for prefix {n}");
+    }
+}
+
+macro_rules! case {
+    ($name:literal) => {
+        include_bytes!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/codec/",
+            $name,
+            ".json"
+        ))
+    };
+}
+
+fn find(data: &[u8], needle: &str) -> usize {
+    data.windows(needle.len())
+        .position(|w| w == needle.as_bytes())
+        .unwrap_or_else(|| panic!("{needle:?} not in case file"))
+}
+
+fn assert_err(data: &[u8], kind: CodecErrorKind, offset: usize, entry: Option<usize>) {
+    assert_eq!(
+        err_of(data),
+        CodecError {
+            kind,
+            offset,
+            entry
+        }
+    );
+}
+
+#[test]
+fn duplicate_key_in_result() {
+    let d = case!("duplicate_key_in_result");
+    let at = find(d, r#""resultType":"complete"}"#);
+    assert_err(
+        d,
+        CodecErrorKind::DuplicateKey {
+            key: "resultType".into(),
+        },
+        at,
+        None,
+    );
+}
+
+#[test]
+fn duplicate_key_after_unescaping() {
+    let d = case!("duplicate_key_after_unescaping");
+    assert_err(
+        d,
+        CodecErrorKind::DuplicateKey { key: "uri".into() },
+        find(d, r#""\u0075ri""#),
+        Some(0),
+    );
+}
+
+#[test]
+fn lone_high_surrogate_in_text() {
+    let d = case!("lone_high_surrogate_in_text");
+    assert_err(
+        d,
+        CodecErrorKind::LoneSurrogate,
+        find(d, r"\ud800"),
+        Some(0),
+    );
+}
+
+#[test]
+fn lone_low_surrogate_in_uri() {
+    let d = case!("lone_low_surrogate_in_uri");
+    assert_err(
+        d,
+        CodecErrorKind::LoneSurrogate,
+        find(d, r"\udc00"),
+        Some(0),
+    );
+}
+
+#[test]
+fn escapes_in_uri_and_text() {
+    let r = decode_all(case!("escapes_in_uri_and_text")).unwrap();
+    let e = r.get(0).unwrap();
+    assert_eq!(e.uri, "file:///a/b 📈");
+    assert_eq!(e.mime_type, Some("text/plain"));
+    assert_eq!(e.content, Content::Text("line\nnext \"q\" é"));
+}
+
+#[test]
+fn blob_with_escaped_slash() {
+    // Encoders that escape `/` (e.g. PHP's json_encode) are read correctly.
+    let r = decode_all(case!("blob_with_escaped_slash")).unwrap();
+    let want = b64::decode(Path::Scalar, b"iVBORw0KGgo/AA==").unwrap();
+    assert_eq!(r.get(0).unwrap().content, Content::Blob(&want));
+}
+
+#[test]
+fn both_text_and_blob() {
+    let d = case!("both_text_and_blob");
+    assert_err(
+        d,
+        CodecErrorKind::BothTextAndBlob,
+        find(d, r#""text""#),
+        Some(0),
+    );
+}
+
+#[test]
+fn neither_text_nor_blob() {
+    let d = case!("neither_text_nor_blob");
+    assert_err(
+        d,
+        CodecErrorKind::NeitherTextNorBlob,
+        find(d, r#"}]"#),
+        Some(0),
+    );
+}
+
+#[test]
+fn blob_trailing_bits() {
+    let d = case!("blob_trailing_bits");
+    let at = find(d, "QR==") + 1;
+    assert_err(
+        d,
+        CodecErrorKind::Base64(Base64Error::TrailingBits { offset: 1 }),
+        at,
+        Some(0),
+    );
+}
+
+#[test]
+fn blob_missing_padding() {
+    let d = case!("blob_missing_padding");
+    let at = find(d, r#"QQ""#) + 2;
+    assert_err(
+        d,
+        CodecErrorKind::Base64(Base64Error::InvalidLength { len: 2 }),
+        at,
+        Some(0),
+    );
+}
+
+#[test]
+fn number_out_of_range() {
+    let d = case!("number_out_of_range");
+    assert_err(
+        d,
+        CodecErrorKind::NumberOutOfRange,
+        find(d, "1e400"),
+        Some(0),
+    );
+}
+
+#[test]
+fn raw_control_char_in_text() {
+    let d = case!("raw_control_char_in_text");
+    assert_err(
+        d,
+        CodecErrorKind::ControlCharacterInString,
+        find(d, "\t"),
+        Some(0),
+    );
+}
+
+#[test]
+fn wrong_jsonrpc_version() {
+    let d = case!("wrong_jsonrpc_version");
+    assert_err(
+        d,
+        CodecErrorKind::WrongJsonRpcVersion,
+        find(d, r#""1.0""#),
+        None,
+    );
+}
+
+#[test]
+fn trailing_characters() {
+    let d = case!("trailing_characters");
+    assert_err(d, CodecErrorKind::TrailingCharacters, d.len() - 1, None);
+}
+
+#[test]
+fn missing_uri() {
+    let d = case!("missing_uri");
+    assert_err(
+        d,
+        CodecErrorKind::MissingField { field: "uri" },
+        find(d, "}]"),
+        Some(0),
+    );
+}
+
+fn nested(depth_of_innermost: usize) -> Vec<u8> {
+    // Top object (1) → result (2) → contents (3) → entry (4) → "_meta" value (5...).
+    let extra = depth_of_innermost - 4;
+    let mut s = String::from(
+        r#"{"jsonrpc":"2.0","id":1,"result":{"contents":[{"uri":"a:b","text":"x","_meta":"#,
+    );
+    s.push_str(&"[".repeat(extra));
+    s.push_str(&"]".repeat(extra));
+    s.push_str("}]}}");
+    s.into_bytes()
+}
+
+#[test]
+fn nesting_at_the_limit_is_accepted() {
+    assert_eq!(decode_all(&nested(MAX_NESTING_DEPTH)).unwrap().len(), 1);
+}
+
+#[test]
+fn nesting_one_past_the_limit_is_rejected() {
+    let d = nested(MAX_NESTING_DEPTH + 1);
+    let at = find(&d, r#""_meta":"#) + 8 + MAX_NESTING_DEPTH - 4;
+    assert_err(&d, CodecErrorKind::TooDeep, at, Some(0));
+}
+
+#[test]
+fn deep_nesting_far_past_serde_json_recursion_limit_is_rejected_identically() {
+    let d = nested(1000);
+    assert_eq!(err_of(&d).kind, CodecErrorKind::TooDeep);
+}
+
+#[test]
+fn many_keys_duplicate_detected_past_linear_scan() {
+    let mut s = String::from(r#"{"jsonrpc":"2.0","id":1,"result":{"contents":[],"_meta":{"#);
+    for i in 0..40 {
+        s.push_str(&format!(r#""k{i}":{i},"#));
+    }
+    s.push_str(r#""k7":0}}}"#);
+    let d = s.into_bytes();
+    let at = find(&d, r#""k7":0"#);
+    assert_err(
+        &d,
+        CodecErrorKind::DuplicateKey { key: "k7".into() },
+        at,
+        None,
+    );
+}
+
+#[test]
+fn decoder_reuses_its_arenas_across_responses() {
+    let d = payload::blob_response(3, 100_000);
+    for path in CodecPath::ALL {
+        let mut dec = Decoder::new(path);
+        let cap1 = dec.decode(&d).unwrap().capacity_bytes();
+        let ptr1 = dec.result().get(0).map(|e| e.uri.as_ptr());
+        for _ in 0..3 {
+            let r = dec.decode(&d).unwrap();
+            assert_eq!(r.len(), 3);
+            assert_eq!(r.blob_bytes(), 300_000);
+            assert_eq!(r.capacity_bytes(), cap1, "{path:?} arenas grew");
+        }
+        assert_eq!(
+            dec.result().get(0).map(|e| e.uri.as_ptr()),
+            ptr1,
+            "{path:?} strings moved"
+        );
+        // Blob arena sized once, within 3/4 of the input + 64 bytes.
+        assert!(
+            dec.result().blobs.capacity() <= d.len() / 4 * 3 + 64,
+            "{path:?}"
+        );
+    }
+}
+
+#[test]
+fn seed_png_response_decodes_to_the_png_on_every_path() {
+    let d = payload::seed_png_response();
+    let want = payload::png_like(payload::SEED_PNG_BYTES, 0x5EED);
+    let blob_at = find(&d, r#""blob":""#) + 8;
+    let end = blob_at + d[blob_at..].iter().position(|&b| b == b'"').unwrap();
+    assert_eq!(end - blob_at, 2_445_612);
+    for r in [
+        decode_read_result(CodecPath::Scalar, &d),
+        decode_read_result(CodecPath::Simd, &d),
+        decode_read_result(CodecPath::Fused, &d),
+    ] {
+        let r = r.unwrap();
+        assert_eq!(r.get(0).unwrap().content, Content::Blob(&want));
+        assert_eq!(r.get(0).unwrap().mime_type, Some("image/png"));
+    }
+}
