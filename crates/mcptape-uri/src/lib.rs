@@ -1,1 +1,26 @@
-//! RFC 6570 URI templates and the `resources/read` URI sanitizer (being written).
+//! Sans-IO RFC 6570 URI templates and the `resources/read` URI sanitizer.
+//!
+//! - [`template`]: expansion of all four RFC 6570 levels (via `iri-string`) and matching a
+//!   concrete URI back to a template with percent-decoded values.
+//! - [`Root::resolve`]: decode once (RFC 3986 §2.1), RFC 3986 §5.2.4 remove_dot_segments,
+//!   component-wise containment; every rejection names its rule ([`SanitizeErrorKind`]) and byte
+//!   offset. Limits: [`MAX_URI_BYTES`], [`MAX_SEGMENTS`].
+//! - [`fs`]: the IO shell — opening a [`ResolvedPath`] below a real directory with `cap-std`.
+//!
+//! ```
+//! use mcptape_uri::{Root, SanitizeErrorKind};
+//! let root = Root::new("file:///project/").unwrap();
+//! assert_eq!(root.resolve("file://localhost/project/My%20File.txt").unwrap().relative(), "My File.txt");
+//! let err = root.resolve("file:///project/%2e%2e/etc/passwd").unwrap_err();
+//! assert_eq!(err.kind(), SanitizeErrorKind::EscapesRoot);
+//! ```
+
+pub mod fs;
+#[doc(hidden)]
+pub mod fuzzing;
+mod sanitize;
+pub mod template;
+
+pub use sanitize::{
+    MAX_SEGMENTS, MAX_URI_BYTES, ResolvedPath, Root, SanitizeError, SanitizeErrorKind,
+};

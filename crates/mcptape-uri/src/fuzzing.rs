@@ -1,0 +1,273 @@
+//! Fuzz entry points (rustls style: the fuzz targets in `fuzz/` are one line each). Seeds live
+//! in `corpus/fuzz/uri_sanitize/` and `corpus/fuzz/uri_template/`, dictionaries in
+//! `corpus/fuzz/uri_sanitize.dict` and `corpus/fuzz/uri_template.dict`.
+
+use crate::template::{Template, Vars};
+use crate::{ResolvedPath, Root, SanitizeError};
+
+/// Root used by [`uri_sanitize`] when the input has no `\n`.
+pub const DEFAULT_FUZZ_ROOT: &str = "file:///srv/allowed/";
+
+/// Splits fuzz input into `(root, uri)` at the first `\n`; without one, the root is
+/// [`DEFAULT_FUZZ_ROOT`].
+pub fn split_sanitize_input(data: &[u8]) -> (&[u8], &[u8]) {
+    match data.iter().position(|&b| b == b'\n') {
+        Some(i) => (&data[..i], &data[i + 1..]),
+        None => (DEFAULT_FUZZ_ROOT.as_bytes(), data),
+    }
+}
+
+/// Fuzz target `uri_sanitize`: input is `root \n uri` (see [`split_sanitize_input`]). Never
+/// panics on any input except when [`check_sanitize`] finds a violated property.
+pub fn uri_sanitize(data: &[u8]) {
+    let (root, uri) = split_sanitize_input(data);
+    let (Ok(root), Ok(uri)) = (std::str::from_utf8(root), std::str::from_utf8(uri)) else {
+        return;
+    };
+    let Ok(root) = Root::new(root) else {
+        return;
+    };
+    if let Err(violation) = check_sanitize(&root, uri, &|u| root.resolve(u)) {
+        panic!("uri_sanitize property violated: {violation}");
+    }
+}
+
+/// The sanitizer properties for one input: if `resolve(uri)` is `Ok(p)`, then `p` is inside
+/// `root` by whole segments, has no `.`/`..`/empty segment, its `relative()` is the part after
+/// the root, and `resolve(p.to_uri())` is `Ok(p)` again (a fixed point). Returns a description
+/// of the first violation. `resolve` is a parameter so tests can plug in a deliberately broken
+/// resolver and show the check catches it.
+pub fn check_sanitize(
+    root: &Root,
+    uri: &str,
+    resolve: &dyn Fn(&str) -> Result<ResolvedPath, SanitizeError>,
+) -> Result<(), String> {
+    let Ok(p) = resolve(uri) else {
+        return Ok(());
+    };
+    let path = p.as_str();
+    if !path.starts_with('/') {
+        return Err(format!("{uri:?}: path {path:?} is not absolute"));
+    }
+    let segs: Vec<&str> = if path == "/" {
+        Vec::new()
+    } else {
+        path[1..].split('/').collect()
+    };
+    let root_segs = root.segments();
+    let inside =
+        segs.len() >= root_segs.len() && segs.iter().zip(root_segs).all(|(a, b)| *a == b.as_str());
+    if !inside {
+        return Err(format!(
+            "{uri:?}: path {path:?} is not inside root {:?} by whole segments",
+            root.to_uri()
+        ));
+    }
+    if let Some(bad) = segs.iter().find(|s| matches!(**s, "" | "." | "..")) {
+        return Err(format!("{uri:?}: path {path:?} has segment {bad:?}"));
+    }
+    let want_rel = segs[root_segs.len()..].join("/");
+    if p.relative() != want_rel {
+        return Err(format!(
+            "{uri:?}: relative() {:?} != {want_rel:?}",
+            p.relative()
+        ));
+    }
+    let again_uri = p.to_uri();
+    if again_uri[p.prefix_len()..].contains("//") {
+        return Err(format!(
+            "{uri:?}: to_uri {again_uri:?} has an empty segment"
+        ));
+    }
+    match resolve(&again_uri) {
+        Ok(q) if q == p => Ok(()),
+        other => Err(format!(
+            "{uri:?}: not a fixed point: {again_uri:?} resolves to {other:?}, expected {p:?}"
+        )),
+    }
+}
+
+/// Fuzz target `uri_template`. First byte even: the rest is `template \n name=value \n ...`;
+/// parse, expand, match the expansion and the template text back — none may panic. First byte
+/// odd: the rest is `\n`-separated values `v0, v1, ...` (at most 16) for the simple template
+/// `x:/{v0}/{v1}/...`; its expansion must match back to exactly those values (unless the
+/// expansion exceeds [`MAX_MATCH_URI_BYTES`](crate::template::MAX_MATCH_URI_BYTES)).
+pub fn uri_template(data: &[u8]) {
+    let Some((&mode, rest)) = data.split_first() else {
+        return;
+    };
+    let text = String::from_utf8_lossy(rest);
+    if mode % 2 == 0 {
+        let mut lines = text.split('\n');
+        let tpl = lines.next().unwrap_or("");
+        let mut vars = Vars::new();
+        for line in lines {
+            if let Some((name, value)) = line.split_once('=') {
+                if let Some(name) = name.strip_suffix('*') {
+                    let items: Vec<String> = value.split(',').map(str::to_owned).collect();
+                    vars.insert(name, crate::template::Value::List(items));
+                } else {
+                    vars.insert(name, value);
+                }
+            }
+        }
+        if let Ok(t) = Template::parse(tpl) {
+            if let Ok(s) = t.expand(&vars) {
+                let _ = t.try_match_uri(&s);
+            }
+            let _ = t.try_match_uri(tpl);
+        }
+        return;
+    }
+    let values: Vec<&str> = text.split('\n').take(16).collect();
+    let mut tpl = String::from("x:");
+    let mut vars = Vars::new();
+    for (i, v) in values.iter().enumerate() {
+        tpl.push_str(&format!("/{{v{i}}}"));
+        vars.insert(format!("v{i}"), *v);
+    }
+    let t = Template::parse(&tpl).expect("generated simple template parses");
+    let expanded = t.expand(&vars).expect("simple template expands");
+    if expanded.len() > crate::template::MAX_MATCH_URI_BYTES {
+        return;
+    }
+    let matched = t.match_uri(&expanded);
+    assert_eq!(
+        matched.as_ref(),
+        Some(&vars),
+        "{tpl} expanded to {expanded:?} did not match back"
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, TestRunner};
+
+    /// The planted bug: containment as a string prefix (`/srv/allowed_evil` starts with
+    /// `/srv/allowed`). Compiled only in tests.
+    fn contains_by_string_prefix(root: &[String], path: &[String]) -> bool {
+        let r = format!("/{}", root.join("/"));
+        let p = format!("/{}", path.join("/"));
+        p.starts_with(&r)
+    }
+
+    fn seeds() -> Vec<(String, Vec<u8>)> {
+        let dir = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../corpus/fuzz/uri_sanitize"
+        );
+        let mut out: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+            .expect("corpus/fuzz/uri_sanitize exists")
+            .map(|e| {
+                let e = e.unwrap();
+                (
+                    e.file_name().to_string_lossy().into_owned(),
+                    std::fs::read(e.path()).unwrap(),
+                )
+            })
+            .collect();
+        out.sort();
+        out
+    }
+
+    fn check_seed(data: &[u8], buggy: bool) -> Result<(), String> {
+        let (root, uri) = split_sanitize_input(data);
+        let (Ok(root), Ok(uri)) = (std::str::from_utf8(root), std::str::from_utf8(uri)) else {
+            return Ok(());
+        };
+        let Ok(root) = Root::new(root) else {
+            return Ok(());
+        };
+        if buggy {
+            check_sanitize(&root, uri, &|u| {
+                root.resolve_with(u, contains_by_string_prefix)
+            })
+        } else {
+            check_sanitize(&root, uri, &|u| root.resolve(u))
+        }
+    }
+
+    #[test]
+    fn seed_corpus_holds_the_properties() {
+        let seeds = seeds();
+        assert!(seeds.len() >= 60, "only {} seeds", seeds.len());
+        for (name, data) in &seeds {
+            uri_sanitize(data);
+            check_seed(data, false).unwrap_or_else(|e| panic!("seed {name}: {e}"));
+        }
+    }
+
+    #[test]
+    fn planted_string_prefix_containment_is_caught_by_the_seed_corpus() {
+        let caught: Vec<String> = seeds()
+            .into_iter()
+            .filter(|(_, data)| check_seed(data, true).is_err())
+            .map(|(name, _)| name)
+            .collect();
+        assert!(
+            caught.iter().any(|n| n == "sibling_prefix_allowed_evil"),
+            "caught: {caught:?}"
+        );
+        assert!(
+            caught.iter().any(|n| n == "sibling_prefix_allowed2"),
+            "caught: {caught:?}"
+        );
+    }
+
+    fn segment() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just("allowed".to_owned()),
+            Just("allowed_evil".to_owned()),
+            Just("allowed2".to_owned()),
+            Just("srv".to_owned()),
+            Just("..".to_owned()),
+            Just(".".to_owned()),
+            Just("%2e%2e".to_owned()),
+            Just("a.txt".to_owned()),
+            "[a-z_]{1,8}",
+        ]
+    }
+
+    fn uri_strategy() -> impl Strategy<Value = String> {
+        prop::collection::vec(segment(), 0..6).prop_map(|s| format!("file:///{}", s.join("/")))
+    }
+
+    #[test]
+    fn planted_string_prefix_containment_is_caught_by_proptest() {
+        let root = Root::new(DEFAULT_FUZZ_ROOT).unwrap();
+        let mut runner = TestRunner::new(Config {
+            cases: 2000,
+            failure_persistence: None,
+            ..Config::default()
+        });
+        let result = runner.run(&uri_strategy(), |uri| {
+            check_sanitize(&root, &uri, &|u| {
+                root.resolve_with(u, contains_by_string_prefix)
+            })
+            .map_err(TestCaseError::fail)
+        });
+        let err = result.expect_err("the planted bug must be found");
+        let msg = err.to_string();
+        assert!(msg.contains("not inside root"), "{msg}");
+        // and the real resolver passes the same search
+        let mut runner = TestRunner::new(Config {
+            cases: 2000,
+            failure_persistence: None,
+            ..Config::default()
+        });
+        runner
+            .run(&uri_strategy(), |uri| {
+                check_sanitize(&root, &uri, &|u| root.resolve(u)).map_err(TestCaseError::fail)
+            })
+            .unwrap();
+    }
+
+    #[test]
+    fn uri_template_simple_mode_round_trips() {
+        uri_template(b"\x01My File.txt\n\xc3\xbc\n\nslash/inside\n%ZZ");
+        uri_template(b"\x00file:///{+path}/{name}\npath=a/b\nname=x y");
+        uri_template(b"\x00{/list*}\nlist*=a,b,c");
+    }
+}

@@ -1,0 +1,588 @@
+//! The `resources/read` URI sanitizer: [`Root::resolve`] turns a client-built URI into a
+//! [`ResolvedPath`] that is guaranteed to lie inside the root, or a [`SanitizeError`] naming the
+//! rule that fired.
+//!
+//! Order of the rules (the first that fires wins), each with its own [`SanitizeErrorKind`]:
+//! 1. length ≤ [`MAX_URI_BYTES`] ([`SanitizeErrorKind::TooLong`]);
+//! 2. raw characters: no control character, no backslash, no character outside RFC 3986 §2
+//!    (`reserved` / `unreserved` / `%`) other than non-ASCII UTF-8 (RFC 3987 `ucschar`);
+//! 3. scheme (RFC 3986 §3.1, compared case-insensitively) and authority (§3.2, compared
+//!    case-insensitively; for `file` the empty authority, `localhost` and no authority are equal,
+//!    RFC 8089 §2) must equal the root's; no query or fragment;
+//! 4. the path is percent-decoded **exactly once** (RFC 3986 §2.1); malformed escapes, double
+//!    encoding (a decoded `%` still followed by two hex digits, e.g. `%252e`), decoded control
+//!    characters, decoded backslashes and invalid UTF-8 (overlong `%c0%ae`) are rejected;
+//! 5. at most [`MAX_SEGMENTS`] segments; no empty segment except one trailing `/`;
+//! 6. dot segments are removed per RFC 3986 §5.2.4 *after* decoding;
+//! 7. the result must start with the root's path **by whole segments**.
+
+use std::fmt;
+
+/// Longest URI [`Root::resolve`] accepts, in bytes (the raw, still percent-encoded URI).
+/// Linux `PATH_MAX` is 4096 bytes; a longer URI is rejected with [`SanitizeErrorKind::TooLong`].
+pub const MAX_URI_BYTES: usize = 4096;
+
+/// Most path segments [`Root::resolve`] accepts, counted on the decoded path *before* dot-segment
+/// removal (so `/./././…` cannot make the work unbounded), root segments included. One more is
+/// rejected with [`SanitizeErrorKind::TooManySegments`].
+pub const MAX_SEGMENTS: usize = 128;
+
+/// Which sanitizer rule rejected a URI. `#[non_exhaustive]`: new rules may be added.
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SanitizeErrorKind {
+    /// The URI is longer than [`MAX_URI_BYTES`] bytes; the offset is `MAX_URI_BYTES`.
+    TooLong,
+    /// The decoded path has more than [`MAX_SEGMENTS`] segments; the offset is the raw offset of
+    /// the first segment past the limit.
+    TooManySegments,
+    /// A raw character that RFC 3986 §2 does not allow anywhere in a URI (space, `"`, `<`, `>`,
+    /// `^`, `` ` ``, `{`, `|`, `}`).
+    InvalidChar,
+    /// A control character (C0, DEL or C1), raw or percent-encoded (`%00`, `%0a`, `%c2%85`).
+    ControlChar,
+    /// A backslash, raw or percent-encoded (`%5c`): a path separator on Windows.
+    Backslash,
+    /// No `scheme:` at the start (a relative reference, RFC 3986 §4.2) or a malformed scheme.
+    MissingScheme,
+    /// The scheme differs from the root's (RFC 3986 §3.1, compared case-insensitively).
+    SchemeMismatch,
+    /// The authority differs from the root's (RFC 3986 §3.2; `file://localhost/` equals
+    /// `file:///`, RFC 8089 §2).
+    AuthorityMismatch,
+    /// The URI has a query (`?`) or fragment (`#`): a resource path has neither.
+    QueryOrFragment,
+    /// The path is not absolute (`file:etc/passwd`, RFC 3986 `path-rootless`).
+    RelativePath,
+    /// A `%` not followed by two hex digits (`%ZZ`, `%2`, RFC 3986 §2.1).
+    MalformedEscape,
+    /// After decoding once, a `%` still followed by two hex digits (`%252e` → `%2e`): decoding a
+    /// second time would change the path.
+    DoubleEncoding,
+    /// The decoded path is not UTF-8 (including overlong forms such as `%c0%ae`, RFC 3629 §3).
+    InvalidUtf8,
+    /// An empty path segment (`a//b`, or `%2f%2f`) other than one trailing `/`: `//x` would
+    /// re-parse as an authority.
+    EmptySegment,
+    /// After RFC 3986 §5.2.4 remove_dot_segments the path is not inside the root by whole
+    /// segments (`..` past the root, or a sibling such as `/srv/allowed_evil` of `/srv/allowed`).
+    EscapesRoot,
+    /// Filesystem mode: a symlink on the path leads outside the root directory (or is absolute).
+    SymlinkEscape,
+    /// Filesystem mode: the path does not exist below the root directory.
+    NotFound,
+    /// Filesystem mode: another I/O error while opening (see [`SanitizeError::io_kind`]).
+    Io,
+}
+
+impl SanitizeErrorKind {
+    /// The kind's name, e.g. `"EscapesRoot"` (stable; used in CLI output and `-32602` replies).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::TooLong => "TooLong",
+            Self::TooManySegments => "TooManySegments",
+            Self::InvalidChar => "InvalidChar",
+            Self::ControlChar => "ControlChar",
+            Self::Backslash => "Backslash",
+            Self::MissingScheme => "MissingScheme",
+            Self::SchemeMismatch => "SchemeMismatch",
+            Self::AuthorityMismatch => "AuthorityMismatch",
+            Self::QueryOrFragment => "QueryOrFragment",
+            Self::RelativePath => "RelativePath",
+            Self::MalformedEscape => "MalformedEscape",
+            Self::DoubleEncoding => "DoubleEncoding",
+            Self::InvalidUtf8 => "InvalidUtf8",
+            Self::EmptySegment => "EmptySegment",
+            Self::EscapesRoot => "EscapesRoot",
+            Self::SymlinkEscape => "SymlinkEscape",
+            Self::NotFound => "NotFound",
+            Self::Io => "Io",
+        }
+    }
+}
+
+impl fmt::Display for SanitizeErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A URI rejected by [`Root::new`], [`Root::resolve`] or
+/// [`ConfinedRoot::resolve_and_open`](crate::fs::ConfinedRoot::resolve_and_open): the rule that
+/// fired ([`kind`](Self::kind)) and the byte offset in the input URI where it applies
+/// ([`offset`](Self::offset)).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("URI rejected: {kind} at byte {offset}")]
+pub struct SanitizeError {
+    kind: SanitizeErrorKind,
+    offset: usize,
+    io_kind: Option<std::io::ErrorKind>,
+}
+
+impl SanitizeError {
+    pub(crate) fn new(kind: SanitizeErrorKind, offset: usize) -> Self {
+        Self {
+            kind,
+            offset,
+            io_kind: None,
+        }
+    }
+
+    pub(crate) fn io(kind: SanitizeErrorKind, offset: usize, io_kind: std::io::ErrorKind) -> Self {
+        Self {
+            kind,
+            offset,
+            io_kind: Some(io_kind),
+        }
+    }
+
+    /// The rule that fired.
+    pub fn kind(&self) -> SanitizeErrorKind {
+        self.kind
+    }
+
+    /// Byte offset in the input URI where the rule applies (the first offending byte, the segment
+    /// that escaped, or the start of the scheme/authority). For the filesystem kinds
+    /// ([`SymlinkEscape`](SanitizeErrorKind::SymlinkEscape), [`NotFound`](SanitizeErrorKind::NotFound),
+    /// [`Io`](SanitizeErrorKind::Io)) it is the offset of the path in [`ResolvedPath::to_uri`].
+    pub fn offset(&self) -> usize {
+        self.offset
+    }
+
+    /// For filesystem kinds, the underlying [`std::io::ErrorKind`]; `None` for the lexical rules.
+    pub fn io_kind(&self) -> Option<std::io::ErrorKind> {
+        self.io_kind
+    }
+}
+
+/// Containment check: `path` is inside `root` by whole segments.
+pub(crate) type Containment = fn(root: &[String], path: &[String]) -> bool;
+
+/// The real containment check: component-wise prefix.
+pub(crate) fn contains_by_segments(root: &[String], path: &[String]) -> bool {
+    path.len() >= root.len() && path[..root.len()] == *root
+}
+
+/// A sanitizing root, e.g. `Root::new("file:///project/")`: every URI given to
+/// [`resolve`](Self::resolve) must have the same scheme and authority and a path inside this one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Root {
+    scheme: String,
+    /// `None` = no `//authority` part. For `file`, always `Some("")` (localhost normalized away).
+    authority: Option<String>,
+    segments: Vec<String>,
+}
+
+/// A URI accepted by [`Root::resolve`]: decoded once, dot segments removed, inside the root.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolvedPath {
+    /// `scheme:` or `scheme://authority` (normalized from the root).
+    prefix: String,
+    /// Decoded absolute path, `/`-separated, no empty segment, no trailing `/` (except `/`).
+    path: String,
+    /// Byte index in `path` where the part relative to the root begins.
+    relative_start: usize,
+}
+
+impl ResolvedPath {
+    /// The normalized, **percent-decoded** absolute path (UTF-8), e.g. `/srv/allowed/My File.txt`.
+    /// No `.`/`..` segment, no empty segment, no trailing `/` (the root `/` itself is `"/"`).
+    pub fn as_str(&self) -> &str {
+        &self.path
+    }
+
+    /// The decoded path relative to the root, `/`-separated, no leading slash; `""` for the root
+    /// itself. E.g. root `file:///srv/allowed/`, URI `file:///srv/allowed/a/b.txt` → `a/b.txt`.
+    pub fn relative(&self) -> &str {
+        &self.path[self.relative_start..]
+    }
+
+    /// The canonical URI (scheme and authority from the root, each segment percent-encoded with
+    /// the RFC 3986 `pchar` set minus `%`). Resolving it again yields an equal `ResolvedPath`.
+    pub fn to_uri(&self) -> String {
+        let mut out = String::with_capacity(self.prefix.len() + self.path.len() + 8);
+        out.push_str(&self.prefix);
+        out.push_str(&encode_path(&self.path));
+        out
+    }
+
+    /// Byte length of the `scheme://authority` prefix of [`to_uri`](Self::to_uri).
+    pub(crate) fn prefix_len(&self) -> usize {
+        self.prefix.len()
+    }
+}
+
+impl fmt::Display for ResolvedPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_uri())
+    }
+}
+
+/// RFC 3986 `pchar` minus `%`: unreserved, sub-delims, `:`, `@` stay; everything else (and `/`
+/// inside a segment, which cannot occur) is percent-encoded.
+fn encode_path(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for &b in path.as_bytes() {
+        let keep = b.is_ascii_alphanumeric()
+            || matches!(
+                b,
+                b'-' | b'.'
+                    | b'_'
+                    | b'~'
+                    | b'!'
+                    | b'$'
+                    | b'&'
+                    | b'\''
+                    | b'('
+                    | b')'
+                    | b'*'
+                    | b'+'
+                    | b','
+                    | b';'
+                    | b'='
+                    | b':'
+                    | b'@'
+                    | b'/'
+            );
+        if keep {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// A URI split into its parts (before any decoding), with byte offsets.
+struct Parts<'a> {
+    scheme: &'a str,
+    authority: Option<(&'a str, usize)>,
+    path: &'a str,
+    path_offset: usize,
+}
+
+fn is_hex(b: u8) -> bool {
+    b.is_ascii_hexdigit()
+}
+
+fn hex_val(b: u8) -> u8 {
+    match b {
+        b'0'..=b'9' => b - b'0',
+        b'a'..=b'f' => b - b'a' + 10,
+        b'A'..=b'F' => b - b'A' + 10,
+        _ => 0,
+    }
+}
+
+/// Rules 1–3: length, raw characters, scheme/authority split, query/fragment.
+fn split(uri: &str) -> Result<Parts<'_>, SanitizeError> {
+    use SanitizeErrorKind as K;
+    if uri.len() > MAX_URI_BYTES {
+        return Err(SanitizeError::new(K::TooLong, MAX_URI_BYTES));
+    }
+    for (i, c) in uri.char_indices() {
+        if c.is_control() {
+            return Err(SanitizeError::new(K::ControlChar, i));
+        }
+        if c == '\\' {
+            return Err(SanitizeError::new(K::Backslash, i));
+        }
+        if c.is_ascii() && !(c.is_ascii_alphanumeric() || "-._~:/?#[]@!$&'()*+,;=%".contains(c)) {
+            return Err(SanitizeError::new(K::InvalidChar, i));
+        }
+    }
+    let bytes = uri.as_bytes();
+    // scheme = ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) ":"
+    let colon = match uri.find(':') {
+        Some(c) if c > 0 => c,
+        _ => return Err(SanitizeError::new(K::MissingScheme, 0)),
+    };
+    let scheme = &uri[..colon];
+    if !bytes[0].is_ascii_alphabetic()
+        || !scheme
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.'))
+    {
+        return Err(SanitizeError::new(K::MissingScheme, 0));
+    }
+    let mut rest_start = colon + 1;
+    let end = uri[rest_start..]
+        .find(['?', '#'])
+        .map_or(uri.len(), |i| rest_start + i);
+    if end < uri.len() {
+        return Err(SanitizeError::new(K::QueryOrFragment, end));
+    }
+    let mut authority = None;
+    if uri[rest_start..].starts_with("//") {
+        let auth_start = rest_start + 2;
+        let auth_end = uri[auth_start..]
+            .find('/')
+            .map_or(uri.len(), |i| auth_start + i);
+        authority = Some((&uri[auth_start..auth_end], auth_start));
+        rest_start = auth_end;
+    }
+    Ok(Parts {
+        scheme,
+        authority,
+        path: &uri[rest_start..],
+        path_offset: rest_start,
+    })
+}
+
+/// Normalized authority for comparison: lowercase; for `file`, `localhost` and absent → `""`.
+fn normalize_authority(scheme: &str, authority: Option<&str>) -> Option<String> {
+    let lower = authority.map(str::to_ascii_lowercase);
+    if scheme == "file" {
+        match lower.as_deref() {
+            None | Some("localhost") => Some(String::new()),
+            _ => lower,
+        }
+    } else {
+        lower
+    }
+}
+
+/// One decoded segment and the raw byte offset in the URI where it begins.
+struct Segment {
+    text: String,
+    offset: usize,
+}
+
+/// Rules 4–5: decode the path exactly once and split it into segments.
+/// Returns the segments (without the leading empty one) and whether a trailing `/` was present.
+fn decode_path(path: &str, path_offset: usize) -> Result<Vec<Segment>, SanitizeError> {
+    use SanitizeErrorKind as K;
+    let raw = path.as_bytes();
+    // decoded bytes and, for each, the raw offset (in the whole URI) it came from
+    let mut dec: Vec<u8> = Vec::with_capacity(raw.len());
+    let mut map: Vec<usize> = Vec::with_capacity(raw.len());
+    let mut i = 0;
+    while i < raw.len() {
+        let b = raw[i];
+        if b == b'%' {
+            if i + 2 < raw.len() && is_hex(raw[i + 1]) && is_hex(raw[i + 2]) {
+                dec.push(hex_val(raw[i + 1]) << 4 | hex_val(raw[i + 2]));
+                map.push(path_offset + i);
+                i += 3;
+                continue;
+            }
+            return Err(SanitizeError::new(K::MalformedEscape, path_offset + i));
+        }
+        dec.push(b);
+        map.push(path_offset + i);
+        i += 1;
+    }
+    // byte-level rules on the decoded path
+    for (j, &b) in dec.iter().enumerate() {
+        if b < 0x20 || b == 0x7f {
+            return Err(SanitizeError::new(K::ControlChar, map[j]));
+        }
+        if b == b'\\' {
+            return Err(SanitizeError::new(K::Backslash, map[j]));
+        }
+        if b == b'%' && j + 2 < dec.len() && is_hex(dec[j + 1]) && is_hex(dec[j + 2]) {
+            return Err(SanitizeError::new(K::DoubleEncoding, map[j]));
+        }
+    }
+    let text = match std::str::from_utf8(&dec) {
+        Ok(t) => t,
+        Err(e) => return Err(SanitizeError::new(K::InvalidUtf8, map[e.valid_up_to()])),
+    };
+    if let Some((j, _)) = text.char_indices().find(|(_, c)| c.is_control()) {
+        return Err(SanitizeError::new(K::ControlChar, map[j]));
+    }
+    if text.is_empty() {
+        return Ok(Vec::new());
+    }
+    if !text.starts_with('/') {
+        return Err(SanitizeError::new(K::RelativePath, path_offset));
+    }
+    let mut segments = Vec::new();
+    let mut start = 1;
+    loop {
+        let end = text[start..].find('/').map_or(text.len(), |k| start + k);
+        let seg_offset = if start < map.len() {
+            map[start]
+        } else {
+            path_offset + raw.len()
+        };
+        if segments.len() == MAX_SEGMENTS {
+            return Err(SanitizeError::new(K::TooManySegments, seg_offset));
+        }
+        let is_last = end == text.len();
+        if start == end && !is_last {
+            return Err(SanitizeError::new(K::EmptySegment, seg_offset));
+        }
+        segments.push(Segment {
+            text: text[start..end].to_owned(),
+            offset: seg_offset,
+        });
+        if is_last {
+            break;
+        }
+        start = end + 1;
+    }
+    Ok(segments)
+}
+
+/// Rule 6: RFC 3986 §5.2.4 remove_dot_segments on an absolute path, by segments: `.` is dropped,
+/// `..` drops the previous output segment (never above `/`), a trailing empty segment (a
+/// trailing `/`) is dropped. Returns the output segments with their raw offsets, and the raw
+/// offset of the last `..` that removed a segment (for error positions).
+fn remove_dot_segments(segments: Vec<Segment>) -> (Vec<Segment>, Option<usize>) {
+    let mut out: Vec<Segment> = Vec::with_capacity(segments.len());
+    let mut last_pop = None;
+    for seg in segments {
+        match seg.text.as_str() {
+            "" | "." => {}
+            ".." => {
+                if out.pop().is_some() {
+                    last_pop = Some(seg.offset);
+                } else {
+                    last_pop.get_or_insert(seg.offset);
+                }
+            }
+            _ => out.push(seg),
+        }
+    }
+    (out, last_pop)
+}
+
+impl Root {
+    /// Parses a root URI such as `file:///project/` (trailing `/` optional). The root itself must
+    /// pass the same rules as [`resolve`](Self::resolve) (its dot segments are removed), and may
+    /// use any scheme (`file:///srv/`, `docs://project/`).
+    ///
+    /// # Errors
+    /// A [`SanitizeError`] with the kind of the rule the root URI breaks (offset into `root_uri`).
+    pub fn new(root_uri: &str) -> Result<Root, SanitizeError> {
+        let parts = split(root_uri)?;
+        let scheme = parts.scheme.to_ascii_lowercase();
+        let authority = normalize_authority(&scheme, parts.authority.map(|(a, _)| a));
+        let segments = decode_path(parts.path, parts.path_offset)?;
+        let (segments, _) = remove_dot_segments(segments);
+        Ok(Root {
+            scheme,
+            authority,
+            segments: segments.into_iter().map(|s| s.text).collect(),
+        })
+    }
+
+    /// The root's decoded path segments, e.g. `["srv", "allowed"]` for `file:///srv/allowed/`.
+    pub fn segments(&self) -> &[String] {
+        &self.segments
+    }
+
+    /// The root as a canonical URI with a trailing `/`, e.g. `file:///srv/allowed/`.
+    pub fn to_uri(&self) -> String {
+        let mut s = self.prefix();
+        for seg in &self.segments {
+            s.push('/');
+            s.push_str(&encode_path(seg));
+        }
+        s.push('/');
+        s
+    }
+
+    fn prefix(&self) -> String {
+        match &self.authority {
+            Some(a) => format!("{}://{}", self.scheme, a),
+            None => format!("{}:", self.scheme),
+        }
+    }
+
+    /// Resolves a client-built URI (e.g. the `uri` of a `resources/read` request, MCP 2026-07-28
+    /// `ReadResourceRequest`) against this root.
+    ///
+    /// # Errors
+    /// A [`SanitizeError`] whose [`kind`](SanitizeError::kind) names the rule that fired (see the
+    /// module docs for the order) and whose [`offset`](SanitizeError::offset) is the byte in `uri`.
+    pub fn resolve(&self, uri: &str) -> Result<ResolvedPath, SanitizeError> {
+        self.resolve_with(uri, contains_by_segments)
+    }
+
+    pub(crate) fn resolve_with(
+        &self,
+        uri: &str,
+        contains: Containment,
+    ) -> Result<ResolvedPath, SanitizeError> {
+        use SanitizeErrorKind as K;
+        let parts = split(uri)?;
+        if !parts.scheme.eq_ignore_ascii_case(&self.scheme) {
+            return Err(SanitizeError::new(K::SchemeMismatch, 0));
+        }
+        let authority = normalize_authority(&self.scheme, parts.authority.map(|(a, _)| a));
+        if authority != self.authority {
+            let at = parts
+                .authority
+                .map_or(self.scheme.len() + 1, |(_, offset)| offset);
+            return Err(SanitizeError::new(K::AuthorityMismatch, at));
+        }
+        let segments = decode_path(parts.path, parts.path_offset)?;
+        let end_offset = uri.len();
+        let (segments, last_pop) = remove_dot_segments(segments);
+        let names: Vec<String> = segments.iter().map(|s| s.text.clone()).collect();
+        if !contains(&self.segments, &names) {
+            // the last `..` that removed a segment, else the first diverging segment
+            let at = last_pop
+                .or_else(|| {
+                    names
+                        .iter()
+                        .zip(&self.segments)
+                        .position(|(a, b)| a != b)
+                        .map(|k| segments[k].offset)
+                })
+                .unwrap_or(end_offset);
+            return Err(SanitizeError::new(K::EscapesRoot, at));
+        }
+        let mut path = String::with_capacity(uri.len());
+        let mut relative_start = None;
+        for (k, name) in names.iter().enumerate() {
+            path.push('/');
+            if k == self.segments.len() {
+                relative_start = Some(path.len());
+            }
+            path.push_str(name);
+        }
+        if path.is_empty() {
+            path.push('/');
+        }
+        let relative_start = relative_start.unwrap_or(path.len());
+        Ok(ResolvedPath {
+            prefix: self.prefix(),
+            path,
+            relative_start,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn root_itself_resolves_to_empty_relative() {
+        let root = Root::new("file:///srv/allowed/").unwrap();
+        let r = root.resolve("file:///srv/allowed").unwrap();
+        assert_eq!(r.as_str(), "/srv/allowed");
+        assert_eq!(r.relative(), "");
+        assert_eq!(r.to_uri(), "file:///srv/allowed");
+    }
+
+    #[test]
+    fn slash_root_relative_has_no_leading_slash() {
+        let root = Root::new("file:///").unwrap();
+        let r = root.resolve("file:///a/b").unwrap();
+        assert_eq!(r.relative(), "a/b");
+        assert_eq!(root.resolve("file:///").unwrap().as_str(), "/");
+        assert_eq!(root.resolve("file:///").unwrap().relative(), "");
+    }
+
+    #[test]
+    fn to_uri_encodes_space_percent_and_non_ascii() {
+        let root = Root::new("file:///p/").unwrap();
+        let r = root.resolve("file:///p/My%20File%25%C3%BC.txt").unwrap();
+        assert_eq!(r.as_str(), "/p/My File%ü.txt");
+        assert_eq!(r.to_uri(), "file:///p/My%20File%25%C3%BC.txt");
+    }
+}

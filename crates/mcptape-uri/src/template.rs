@@ -1,0 +1,759 @@
+//! RFC 6570 URI templates: [`Template::expand`] (all four levels, delegated to `iri-string`'s
+//! RFC 6570 processor with the URI spec, so non-ASCII is percent-encoded) and
+//! [`Template::match_uri`] (our own backtracking matcher that extracts percent-**decoded**
+//! variable values).
+//!
+//! Matching rules (RFC 6570 defines expansion only; §1.4 notes matching is ambiguous):
+//! - a value of `{var}`, `{.var}`, `{/var}`, `{;var}`, `{?var}`, `{&var}` matches only RFC 3986
+//!   `unreserved` characters, pct-encoded triplets and non-ASCII characters — so it never spans a
+//!   `/`; `{+var}` and `{#var}` also match `reserved` characters, so they may span `/`;
+//! - values are percent-decoded once; a candidate whose decoding is not UTF-8 is no match, and a
+//!   `%` not followed by two hex digits (`%ZZ`) is never part of a value;
+//! - candidates are tried longest first (greedy), a defined variable before an undefined one;
+//! - an exploded variable (`{/list*}`) matches as [`Value::List`]; for the named operators
+//!   (`;`, `?`, `&`) each item must be `name=value` with the variable's own name (associative
+//!   arrays are not recovered); a prefix `{var:3}` matches at most 3 decoded characters;
+//! - a variable that occurs twice keeps its first binding (equality is not checked).
+
+use std::collections::{BTreeMap, HashSet};
+use std::fmt;
+
+use iri_string::spec::UriSpec;
+use iri_string::template::UriTemplateStr;
+use iri_string::template::simple_context::{SimpleContext, Value as IriValue};
+
+/// Longest template [`Template::parse`] accepts, in bytes; one more is
+/// [`TemplateErrorKind::TooLong`].
+pub const MAX_TEMPLATE_BYTES: usize = 4096;
+
+/// Longest URI [`Template::try_match_uri`] examines, in bytes (same bound as the sanitizer's
+/// [`MAX_URI_BYTES`](crate::MAX_URI_BYTES)); one more is [`TemplateErrorKind::UriTooLong`].
+pub const MAX_MATCH_URI_BYTES: usize = crate::MAX_URI_BYTES;
+
+/// Work budget of one [`Template::try_match_uri`] call, in steps (one step per matcher state
+/// visited plus one per candidate value byte decoded). Failed states are memoized, so real
+/// templates need a few thousand; exceeding it is [`TemplateErrorKind::MatchBudgetExceeded`].
+pub const MAX_MATCH_STEPS: usize = 1_000_000;
+
+/// Which rule a template (or a match) broke. `#[non_exhaustive]`.
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TemplateErrorKind {
+    /// The template is longer than [`MAX_TEMPLATE_BYTES`].
+    TooLong,
+    /// A `{` without its `}` (RFC 6570 §2.2).
+    UnclosedExpression,
+    /// A character not allowed in a literal (RFC 6570 §2.1: space, `"`, `<`, `>`, `\`, `^`,
+    /// `` ` ``, `|`, `}`, control characters; `'` is allowed per erratum 6937).
+    InvalidLiteral,
+    /// A `%` not followed by two hex digits, in a literal or a variable name.
+    MalformedEscape,
+    /// An operator reserved for future extensions (`=`, `,`, `!`, `@`, `|`, RFC 6570 §2.2).
+    UnsupportedOperator,
+    /// An empty expression, empty or malformed variable name (RFC 6570 §2.3).
+    InvalidVarName,
+    /// A prefix modifier that is not `1`–`9999` (RFC 6570 §2.4.1).
+    InvalidPrefix,
+    /// A prefix modifier (`{var:3}`) applied to a list or associative array value (RFC 6570
+    /// §2.4.1: prefixes apply to strings only). The offset is that of the variable name.
+    PrefixOnComposite,
+    /// `iri-string` rejected the template or its expansion (a disagreement with our parser).
+    Rejected,
+    /// The URI given to [`Template::try_match_uri`] is longer than [`MAX_MATCH_URI_BYTES`].
+    UriTooLong,
+    /// Matching took more than [`MAX_MATCH_STEPS`] steps.
+    MatchBudgetExceeded,
+}
+
+/// A template or match error: the [`kind`](Self::kind) and the byte
+/// [`offset`](Self::offset) in the template (or, for the match kinds, in the URI).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("URI template error: {kind:?} at byte {offset}")]
+pub struct TemplateError {
+    kind: TemplateErrorKind,
+    offset: usize,
+}
+
+impl TemplateError {
+    fn new(kind: TemplateErrorKind, offset: usize) -> Self {
+        Self { kind, offset }
+    }
+
+    /// The rule that fired.
+    pub fn kind(&self) -> TemplateErrorKind {
+        self.kind
+    }
+
+    /// Byte offset in the template (in the URI for [`TemplateErrorKind::UriTooLong`] and
+    /// [`TemplateErrorKind::MatchBudgetExceeded`]; `0` for [`TemplateErrorKind::Rejected`], whose
+    /// position `iri-string` does not expose).
+    pub fn offset(&self) -> usize {
+        self.offset
+    }
+}
+
+/// A variable value (RFC 6570 §2.3: string, list, or associative array with ordered keys).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Value {
+    /// A string value (`"Hello World!"`).
+    String(String),
+    /// A list value (`["red", "green", "blue"]`).
+    List(Vec<String>),
+    /// An associative array, keys in order (`[("semi", ";"), ("dot", ".")]`).
+    Assoc(Vec<(String, String)>),
+}
+
+impl From<&str> for Value {
+    fn from(s: &str) -> Self {
+        Value::String(s.to_owned())
+    }
+}
+
+impl From<String> for Value {
+    fn from(s: String) -> Self {
+        Value::String(s)
+    }
+}
+
+/// Variables for expansion, or extracted by matching: name → [`Value`]. A name that is absent is
+/// undefined (RFC 6570 §2.3).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Vars(BTreeMap<String, Value>);
+
+impl Vars {
+    /// No variables.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `name` to `value`; returns the previous value.
+    pub fn insert(&mut self, name: impl Into<String>, value: impl Into<Value>) -> Option<Value> {
+        self.0.insert(name.into(), value.into())
+    }
+
+    /// The value of `name`, if defined.
+    pub fn get(&self, name: &str) -> Option<&Value> {
+        self.0.get(name)
+    }
+
+    /// The value of `name` if it is a [`Value::String`].
+    pub fn get_str(&self, name: &str) -> Option<&str> {
+        match self.0.get(name) {
+            Some(Value::String(s)) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// Number of defined variables.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// `true` if no variable is defined.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The variables in name order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Value)> {
+        self.0.iter().map(|(k, v)| (k.as_str(), v))
+    }
+}
+
+impl<K: Into<String>, V: Into<Value>> FromIterator<(K, V)> for Vars {
+    fn from_iter<I: IntoIterator<Item = (K, V)>>(iter: I) -> Self {
+        Vars(
+            iter.into_iter()
+                .map(|(k, v)| (k.into(), v.into()))
+                .collect(),
+        )
+    }
+}
+
+/// RFC 6570 §3.2.1 / Appendix A operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Op {
+    Simple,
+    Reserved,
+    Fragment,
+    Label,
+    Path,
+    PathParam,
+    Query,
+    QueryCont,
+}
+
+impl Op {
+    fn first(self) -> &'static [u8] {
+        match self {
+            Op::Simple | Op::Reserved => b"",
+            Op::Fragment => b"#",
+            Op::Label => b".",
+            Op::Path => b"/",
+            Op::PathParam => b";",
+            Op::Query => b"?",
+            Op::QueryCont => b"&",
+        }
+    }
+    fn sep(self) -> &'static [u8] {
+        match self {
+            Op::Simple | Op::Reserved | Op::Fragment => b",",
+            Op::Label => b".",
+            Op::Path => b"/",
+            Op::PathParam => b";",
+            Op::Query | Op::QueryCont => b"&",
+        }
+    }
+    fn named(self) -> bool {
+        matches!(self, Op::PathParam | Op::Query | Op::QueryCont)
+    }
+    fn allow_reserved(self) -> bool {
+        matches!(self, Op::Reserved | Op::Fragment)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct VarSpec {
+    name: String,
+    offset: usize,
+    prefix: Option<usize>,
+    explode: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Part {
+    /// The literal as it appears in an expansion (non-ASCII percent-encoded).
+    Literal(Vec<u8>),
+    Expr {
+        op: Op,
+        vars: Vec<VarSpec>,
+    },
+}
+
+/// A parsed RFC 6570 URI template (levels 1–4).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Template {
+    source: String,
+    /// The template with non-ASCII literal characters percent-encoded: what `iri-string` (which
+    /// accepts ASCII literals only) parses and expands.
+    normalized: String,
+    parts: Vec<Part>,
+}
+
+fn is_hex(b: u8) -> bool {
+    b.is_ascii_hexdigit()
+}
+
+fn push_pct(out: &mut Vec<u8>, c: char) {
+    let mut buf = [0u8; 4];
+    for b in c.encode_utf8(&mut buf).bytes() {
+        out.extend_from_slice(format!("%{b:02X}").as_bytes());
+    }
+}
+
+fn parse_expr(body: &str, base: usize) -> Result<Part, TemplateError> {
+    use TemplateErrorKind as K;
+    let bytes = body.as_bytes();
+    let (op, mut i) = match bytes.first() {
+        Some(b'+') => (Op::Reserved, 1),
+        Some(b'#') => (Op::Fragment, 1),
+        Some(b'.') => (Op::Label, 1),
+        Some(b'/') => (Op::Path, 1),
+        Some(b';') => (Op::PathParam, 1),
+        Some(b'?') => (Op::Query, 1),
+        Some(b'&') => (Op::QueryCont, 1),
+        Some(b'=' | b',' | b'!' | b'@' | b'|') => {
+            return Err(TemplateError::new(K::UnsupportedOperator, base));
+        }
+        _ => (Op::Simple, 0),
+    };
+    let mut vars = Vec::new();
+    loop {
+        // varname = varchar *( ["."] varchar ); varchar = ALPHA / DIGIT / "_" / pct-encoded
+        let start = i;
+        let mut prev_dot = true;
+        while i < bytes.len() {
+            match bytes[i] {
+                b'%' => {
+                    if i + 2 < bytes.len() && is_hex(bytes[i + 1]) && is_hex(bytes[i + 2]) {
+                        i += 3;
+                    } else {
+                        return Err(TemplateError::new(K::MalformedEscape, base + i));
+                    }
+                    prev_dot = false;
+                }
+                b'.' if !prev_dot => {
+                    i += 1;
+                    prev_dot = true;
+                }
+                b if b.is_ascii_alphanumeric() || b == b'_' => {
+                    i += 1;
+                    prev_dot = false;
+                }
+                _ => break,
+            }
+        }
+        if i == start || prev_dot {
+            return Err(TemplateError::new(K::InvalidVarName, base + i));
+        }
+        let mut spec = VarSpec {
+            name: body[start..i].to_owned(),
+            offset: base + start,
+            prefix: None,
+            explode: false,
+        };
+        match bytes.get(i) {
+            Some(b':') => {
+                let dstart = i + 1;
+                let mut j = dstart;
+                while j < bytes.len() && bytes[j].is_ascii_digit() {
+                    j += 1;
+                }
+                let digits = &body[dstart..j];
+                if digits.is_empty() || digits.len() > 4 || digits.starts_with('0') {
+                    return Err(TemplateError::new(K::InvalidPrefix, base + dstart));
+                }
+                spec.prefix = digits.parse().ok();
+                i = j;
+            }
+            Some(b'*') => {
+                spec.explode = true;
+                i += 1;
+            }
+            _ => {}
+        }
+        vars.push(spec);
+        match bytes.get(i) {
+            None => break,
+            Some(b',') => i += 1,
+            Some(_) => return Err(TemplateError::new(K::InvalidVarName, base + i)),
+        }
+    }
+    Ok(Part::Expr { op, vars })
+}
+
+impl Template {
+    /// Parses an RFC 6570 template (§2: literals and `{op var[:n|*],...}` expressions). The
+    /// template is also validated by `iri-string`'s parser, which performs the expansion.
+    ///
+    /// # Errors
+    /// [`TemplateError`] with the kind and byte offset of the first syntax error;
+    /// [`TemplateErrorKind::TooLong`] past [`MAX_TEMPLATE_BYTES`].
+    pub fn parse(template: &str) -> Result<Template, TemplateError> {
+        use TemplateErrorKind as K;
+        if template.len() > MAX_TEMPLATE_BYTES {
+            return Err(TemplateError::new(K::TooLong, MAX_TEMPLATE_BYTES));
+        }
+        let mut parts = Vec::new();
+        let mut lit: Vec<u8> = Vec::new();
+        let mut normalized = String::with_capacity(template.len());
+        let bytes = template.as_bytes();
+        let mut i = 0;
+        while i < bytes.len() {
+            let b = bytes[i];
+            match b {
+                b'{' => {
+                    let close = template[i + 1..]
+                        .find('}')
+                        .ok_or(TemplateError::new(K::UnclosedExpression, i))?;
+                    let body = &template[i + 1..i + 1 + close];
+                    if let Some(k) = body.find('{') {
+                        return Err(TemplateError::new(K::UnclosedExpression, i + 1 + k));
+                    }
+                    if !lit.is_empty() {
+                        parts.push(Part::Literal(std::mem::take(&mut lit)));
+                    }
+                    parts.push(parse_expr(body, i + 1)?);
+                    normalized.push_str(&template[i..i + close + 2]);
+                    i += close + 2;
+                }
+                b'%' => {
+                    if i + 2 < bytes.len() && is_hex(bytes[i + 1]) && is_hex(bytes[i + 2]) {
+                        lit.extend_from_slice(&bytes[i..i + 3]);
+                        normalized.push_str(&template[i..i + 3]);
+                        i += 3;
+                    } else {
+                        return Err(TemplateError::new(K::MalformedEscape, i));
+                    }
+                }
+                b if b >= 0x80 => {
+                    let c = template[i..].chars().next().unwrap_or('\u{FFFD}');
+                    if c.is_control() {
+                        return Err(TemplateError::new(K::InvalidLiteral, i));
+                    }
+                    let before = lit.len();
+                    push_pct(&mut lit, c);
+                    normalized.push_str(&String::from_utf8_lossy(&lit[before..]));
+                    i += c.len_utf8();
+                }
+                b if b <= 0x20
+                    || b == 0x7f
+                    || matches!(b, b'"' | b'<' | b'>' | b'\\' | b'^' | b'`' | b'|' | b'}') =>
+                {
+                    return Err(TemplateError::new(K::InvalidLiteral, i));
+                }
+                _ => {
+                    lit.push(b);
+                    normalized.push(char::from(b));
+                    i += 1;
+                }
+            }
+        }
+        if !lit.is_empty() {
+            parts.push(Part::Literal(lit));
+        }
+        if UriTemplateStr::new(&normalized).is_err() {
+            return Err(TemplateError::new(K::Rejected, 0));
+        }
+        Ok(Template {
+            source: template.to_owned(),
+            normalized,
+            parts,
+        })
+    }
+
+    /// The template text as given.
+    pub fn as_str(&self) -> &str {
+        &self.source
+    }
+
+    /// The variable names in order of appearance (duplicates kept).
+    pub fn var_names(&self) -> impl Iterator<Item = &str> {
+        self.parts.iter().flat_map(|p| match p {
+            Part::Expr { vars, .. } => vars.iter().map(|v| v.name.as_str()).collect::<Vec<_>>(),
+            Part::Literal(_) => Vec::new(),
+        })
+    }
+
+    /// Expands the template with `vars` (RFC 6570 §3, all four levels). Characters outside the
+    /// allowed set of each operator — and non-ASCII literals — are percent-encoded as UTF-8
+    /// (RFC 6570 §3.2.1, URI not IRI). An absent variable is undefined and expands to nothing.
+    ///
+    /// # Errors
+    /// [`TemplateErrorKind::PrefixOnComposite`] for `{var:n}` with a list/assoc value;
+    /// [`TemplateErrorKind::Rejected`] if `iri-string` refuses the expansion.
+    pub fn expand(&self, vars: &Vars) -> Result<String, TemplateError> {
+        use TemplateErrorKind as K;
+        for part in &self.parts {
+            if let Part::Expr { vars: specs, .. } = part {
+                for spec in specs {
+                    let composite =
+                        matches!(vars.get(&spec.name), Some(Value::List(_) | Value::Assoc(_)));
+                    if spec.prefix.is_some() && composite {
+                        return Err(TemplateError::new(K::PrefixOnComposite, spec.offset));
+                    }
+                }
+            }
+        }
+        let mut ctx = SimpleContext::new();
+        for (name, value) in vars.iter() {
+            let v = match value {
+                Value::String(s) => IriValue::String(s.clone()),
+                Value::List(l) => IriValue::List(l.clone()),
+                Value::Assoc(a) => IriValue::Assoc(a.clone()),
+            };
+            ctx.insert(name, v);
+        }
+        let tmpl = UriTemplateStr::new(&self.normalized)
+            .map_err(|_| TemplateError::new(K::Rejected, 0))?;
+        let expanded = tmpl
+            .expand::<UriSpec, _>(&ctx)
+            .map_err(|_| TemplateError::new(K::Rejected, 0))?;
+        Ok(expanded.to_string())
+    }
+
+    /// Matches a concrete URI against the template and returns the variables, percent-decoded
+    /// (`My%20File.txt` → `My File.txt`); `None` if it does not match or a limit is hit (see
+    /// [`try_match_uri`](Self::try_match_uri) to tell those apart). Never panics.
+    pub fn match_uri(&self, uri: &str) -> Option<Vars> {
+        self.try_match_uri(uri).ok().flatten()
+    }
+
+    /// Like [`match_uri`](Self::match_uri), but reports the limits.
+    ///
+    /// # Errors
+    /// [`TemplateErrorKind::UriTooLong`] past [`MAX_MATCH_URI_BYTES`];
+    /// [`TemplateErrorKind::MatchBudgetExceeded`] past [`MAX_MATCH_STEPS`].
+    pub fn try_match_uri(&self, uri: &str) -> Result<Option<Vars>, TemplateError> {
+        self.match_with_budget(uri, MAX_MATCH_STEPS).map(|(v, _)| v)
+    }
+
+    /// Matching with an explicit budget; also returns the steps used.
+    pub(crate) fn match_with_budget(
+        &self,
+        uri: &str,
+        budget: usize,
+    ) -> Result<(Option<Vars>, usize), TemplateError> {
+        if uri.len() > MAX_MATCH_URI_BYTES {
+            return Err(TemplateError::new(
+                TemplateErrorKind::UriTooLong,
+                MAX_MATCH_URI_BYTES,
+            ));
+        }
+        let mut m = Matcher {
+            parts: &self.parts,
+            u: uri.as_bytes(),
+            failed: HashSet::new(),
+            binds: Vec::new(),
+            steps: 0,
+            budget,
+            over_at: None,
+        };
+        let ok = m.state(0, 0, false, false, 0);
+        if let Some(at) = m.over_at {
+            return Err(TemplateError::new(
+                TemplateErrorKind::MatchBudgetExceeded,
+                at,
+            ));
+        }
+        if !ok {
+            return Ok((None, m.steps));
+        }
+        let mut out: BTreeMap<String, Value> = BTreeMap::new();
+        let mut first_site: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+        for (part, var, value) in m.binds {
+            let Part::Expr { vars, .. } = &self.parts[part] else {
+                continue;
+            };
+            let spec = &vars[var];
+            let site = *first_site.entry(spec.name.clone()).or_insert((part, var));
+            if site != (part, var) {
+                continue; // a repeated variable keeps its first binding
+            }
+            if spec.explode {
+                match out
+                    .entry(spec.name.clone())
+                    .or_insert_with(|| Value::List(Vec::new()))
+                {
+                    Value::List(l) => l.push(value),
+                    _ => continue,
+                }
+            } else {
+                out.insert(spec.name.clone(), Value::String(value));
+            }
+        }
+        Ok((Some(Vars(out)), m.steps))
+    }
+}
+
+impl fmt::Display for Template {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.source)
+    }
+}
+
+impl std::str::FromStr for Template {
+    type Err = TemplateError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Template::parse(s)
+    }
+}
+
+struct Matcher<'t, 'u> {
+    parts: &'t [Part],
+    u: &'u [u8],
+    /// Memoized failing states: (part, var, emitted, exploding, pos).
+    failed: HashSet<(usize, usize, bool, bool, usize)>,
+    /// (part index, var index, decoded value), in match order.
+    binds: Vec<(usize, usize, String)>,
+    steps: usize,
+    budget: usize,
+    over_at: Option<usize>,
+}
+
+fn decode(raw: &[u8]) -> Option<String> {
+    let bytes: Vec<u8> = percent_encoding::percent_decode(raw).collect();
+    String::from_utf8(bytes).ok()
+}
+
+impl Matcher<'_, '_> {
+    fn tick(&mut self, n: usize, pos: usize) -> bool {
+        self.steps += n;
+        if self.steps > self.budget {
+            self.over_at.get_or_insert(pos);
+            return false;
+        }
+        true
+    }
+
+    /// Ends (exclusive) of candidate values starting at `pos`, longest first.
+    fn value_ends(&self, pos: usize, reserved: bool) -> Vec<usize> {
+        let mut ends = vec![pos];
+        let mut i = pos;
+        let u = self.u;
+        while i < u.len() {
+            let b = u[i];
+            let step = if b == b'%' {
+                if i + 2 < u.len() && is_hex(u[i + 1]) && is_hex(u[i + 2]) {
+                    3
+                } else {
+                    break;
+                }
+            } else if b.is_ascii_alphanumeric()
+                || matches!(b, b'-' | b'.' | b'_' | b'~')
+                || b >= 0x80
+                || (reserved && b":/?#[]@!$&'()*+,;=".contains(&b))
+            {
+                1
+            } else {
+                break;
+            };
+            i += step;
+            ends.push(i);
+        }
+        ends.reverse();
+        ends
+    }
+
+    /// Tries every value candidate at `pos` for (part, var), then continues with `next`.
+    fn value_then(
+        &mut self,
+        part: usize,
+        var: usize,
+        pos: usize,
+        next: (usize, usize, bool, bool),
+    ) -> bool {
+        let Part::Expr { op, vars } = &self.parts[part] else {
+            return false;
+        };
+        let (op, prefix) = (*op, vars[var].prefix);
+        for end in self.value_ends(pos, op.allow_reserved()) {
+            if !self.tick(end - pos + 1, pos) {
+                return false;
+            }
+            let Some(value) = decode(&self.u[pos..end]) else {
+                continue;
+            };
+            if prefix.is_some_and(|n| value.chars().count() > n) {
+                continue;
+            }
+            self.binds.push((part, var, value));
+            if self.state(next.0, next.1, next.2, next.3, end) {
+                return true;
+            }
+            self.binds.pop();
+            if self.over_at.is_some() {
+                return false;
+            }
+        }
+        false
+    }
+
+    /// One item at `pos` (after its leading `first`/`sep`): `value`, or for named operators
+    /// `name=value` / `name` (`;` with an empty value).
+    fn item_then(
+        &mut self,
+        part: usize,
+        var: usize,
+        pos: usize,
+        next: (usize, usize, bool, bool),
+    ) -> bool {
+        let Part::Expr { op, vars } = &self.parts[part] else {
+            return false;
+        };
+        let op = *op;
+        if !op.named() {
+            return self.value_then(part, var, pos, next);
+        }
+        let name = vars[var].name.as_bytes();
+        if !self.u[pos..].starts_with(name) {
+            return false;
+        }
+        let after = pos + name.len();
+        if self.u.get(after) == Some(&b'=') && self.value_then(part, var, after + 1, next) {
+            return true;
+        }
+        if self.over_at.is_some() {
+            return false;
+        }
+        if op == Op::PathParam {
+            self.binds.push((part, var, String::new()));
+            if self.state(next.0, next.1, next.2, next.3, after) {
+                return true;
+            }
+            self.binds.pop();
+        }
+        false
+    }
+
+    fn state(
+        &mut self,
+        part: usize,
+        var: usize,
+        emitted: bool,
+        exploding: bool,
+        pos: usize,
+    ) -> bool {
+        if part == self.parts.len() {
+            return pos == self.u.len();
+        }
+        let key = (part, var, emitted, exploding, pos);
+        if self.failed.contains(&key) || !self.tick(1, pos) {
+            return false;
+        }
+        let ok = match &self.parts[part] {
+            Part::Literal(lit) => {
+                self.u[pos..].starts_with(lit)
+                    && self.state(part + 1, 0, false, false, pos + lit.len())
+            }
+            Part::Expr { op, vars } => {
+                let op = *op;
+                if var == vars.len() {
+                    self.state(part + 1, 0, false, false, pos)
+                } else if exploding {
+                    let sep = op.sep();
+                    (self.u[pos..].starts_with(sep)
+                        && self.item_then(part, var, pos + sep.len(), (part, var, true, true)))
+                        || (self.over_at.is_none() && self.state(part, var + 1, true, false, pos))
+                } else {
+                    let lead = if emitted { op.sep() } else { op.first() };
+                    let next = if vars[var].explode {
+                        (part, var, true, true)
+                    } else {
+                        (part, var + 1, true, false)
+                    };
+                    (self.u[pos..].starts_with(lead)
+                        && self.item_then(part, var, pos + lead.len(), next))
+                        || (self.over_at.is_none()
+                            && self.state(part, var + 1, emitted, false, pos))
+                }
+            }
+        };
+        if !ok && self.over_at.is_none() {
+            self.failed.insert(key);
+        }
+        ok
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(s: &str) -> Template {
+        Template::parse(s).unwrap()
+    }
+
+    #[test]
+    fn match_budget_at_the_limit_and_one_past() {
+        let tpl = t("file:///{+dir}/{name}.{ext}");
+        let uri = "file:///a/b/c/My%20File.tar.gz";
+        let (vars, used) = tpl.match_with_budget(uri, MAX_MATCH_STEPS).unwrap();
+        let vars = vars.unwrap();
+        assert_eq!(vars.get_str("dir"), Some("a/b/c"));
+        assert_eq!(vars.get_str("name"), Some("My File.tar"));
+        assert_eq!(vars.get_str("ext"), Some("gz"));
+        assert!(used > 10 && used < 1000, "steps used: {used}");
+        let (again, _) = tpl.match_with_budget(uri, used).unwrap();
+        assert_eq!(again, Some(vars));
+        let err = tpl.match_with_budget(uri, used - 1).unwrap_err();
+        assert_eq!(err.kind(), TemplateErrorKind::MatchBudgetExceeded);
+    }
+
+    #[test]
+    fn repeated_variable_keeps_first_binding() {
+        let v = t("{x}/{x}").match_uri("a/b").unwrap();
+        assert_eq!(v.get_str("x"), Some("a"));
+        assert_eq!(v.len(), 1);
+    }
+}

@@ -1,0 +1,180 @@
+//! Filesystem mode against a real directory (tempfile): a sibling-prefix directory
+//! (`srv/allowed` vs `srv/allowed_evil`, `srv/allowed2`), symlinks escaping the root (relative,
+//! absolute, into a sibling, through a directory link), a symlink staying inside, and a symlink
+//! swapped in after `resolve` (check-then-open race).
+
+use std::io::Read;
+use std::path::Path;
+
+use mcptape_uri::fs::ConfinedRoot;
+use mcptape_uri::{Root, SanitizeErrorKind};
+
+struct Fixture {
+    _tmp: tempfile::TempDir,
+    base: std::path::PathBuf,
+    root: Root,
+    confined: ConfinedRoot,
+}
+
+fn file_uri(path: &Path) -> String {
+    let mut s = String::from("file://");
+    for b in path.to_str().expect("utf-8 temp path").bytes() {
+        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
+            s.push(char::from(b));
+        } else {
+            s.push_str(&format!("%{b:02X}"));
+        }
+    }
+    s
+}
+
+fn fixture() -> Fixture {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = tmp.path().to_path_buf();
+    let w = |rel: &str, body: &str| {
+        let p = base.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, body).unwrap();
+    };
+    w("srv/allowed/a.txt", "inside");
+    w("srv/allowed/sub/b.txt", "inside-sub");
+    w("srv/allowed_evil/x", "evil");
+    w("srv/allowed2/x", "evil2");
+    w("outside/secret.txt", "secret");
+    let link = |target: &Path, at: &str| std::os::unix::fs::symlink(target, base.join(at)).unwrap();
+    link(
+        Path::new("../../outside/secret.txt"),
+        "srv/allowed/link_out",
+    );
+    link(&base.join("outside/secret.txt"), "srv/allowed/link_abs");
+    link(Path::new("../allowed_evil/x"), "srv/allowed/link_sibling");
+    link(Path::new("../../outside"), "srv/allowed/dir_out");
+    link(Path::new("sub/b.txt"), "srv/allowed/link_in");
+    let allowed = base.join("srv/allowed");
+    let root = Root::new(&format!("{}/", file_uri(&allowed))).unwrap();
+    let confined = ConfinedRoot::open(&allowed).unwrap();
+    Fixture {
+        _tmp: tmp,
+        base,
+        root,
+        confined,
+    }
+}
+
+impl Fixture {
+    fn uri(&self, rel: &str) -> String {
+        format!("{}/{rel}", file_uri(&self.base))
+    }
+    fn read(&self, rel: &str) -> Result<String, SanitizeErrorKind> {
+        let p = self.root.resolve(&self.uri(rel)).map_err(|e| e.kind())?;
+        let mut f = self.confined.resolve_and_open(&p).map_err(|e| e.kind())?;
+        let mut s = String::new();
+        f.read_to_string(&mut s).unwrap();
+        Ok(s)
+    }
+}
+
+#[test]
+fn plain_file_inside_is_read() {
+    let f = fixture();
+    assert_eq!(f.read("srv/allowed/a.txt"), Ok("inside".to_owned()));
+    assert_eq!(f.read("srv/allowed/sub/../a.txt"), Ok("inside".to_owned()));
+}
+
+#[test]
+fn sibling_prefix_directories_are_rejected_although_they_exist() {
+    let f = fixture();
+    assert!(f.base.join("srv/allowed_evil/x").exists());
+    assert!(f.base.join("srv/allowed2/x").exists());
+    assert_eq!(
+        f.read("srv/allowed_evil/x"),
+        Err(SanitizeErrorKind::EscapesRoot)
+    );
+    assert_eq!(
+        f.read("srv/allowed2/x"),
+        Err(SanitizeErrorKind::EscapesRoot)
+    );
+    assert_eq!(
+        f.read("srv/allowed/../allowed_evil/x"),
+        Err(SanitizeErrorKind::EscapesRoot)
+    );
+}
+
+#[test]
+fn symlink_escape_relative_is_rejected() {
+    let f = fixture();
+    assert_eq!(
+        f.read("srv/allowed/link_out"),
+        Err(SanitizeErrorKind::SymlinkEscape)
+    );
+}
+
+#[test]
+fn symlink_escape_absolute_is_rejected() {
+    let f = fixture();
+    assert_eq!(
+        f.read("srv/allowed/link_abs"),
+        Err(SanitizeErrorKind::SymlinkEscape)
+    );
+}
+
+#[test]
+fn symlink_into_sibling_prefix_is_rejected() {
+    let f = fixture();
+    assert_eq!(
+        f.read("srv/allowed/link_sibling"),
+        Err(SanitizeErrorKind::SymlinkEscape)
+    );
+}
+
+#[test]
+fn symlinked_directory_escape_is_rejected() {
+    let f = fixture();
+    assert_eq!(
+        f.read("srv/allowed/dir_out/secret.txt"),
+        Err(SanitizeErrorKind::SymlinkEscape)
+    );
+}
+
+#[test]
+fn symlink_staying_inside_is_followed() {
+    let f = fixture();
+    assert_eq!(f.read("srv/allowed/link_in"), Ok("inside-sub".to_owned()));
+}
+
+#[test]
+fn missing_file_is_not_found() {
+    let f = fixture();
+    assert_eq!(
+        f.read("srv/allowed/nope.txt"),
+        Err(SanitizeErrorKind::NotFound)
+    );
+}
+
+#[test]
+fn root_itself_opens_the_directory() {
+    let f = fixture();
+    let p = f.root.resolve(&f.uri("srv/allowed")).unwrap();
+    assert_eq!(p.relative(), "");
+    let dir = f.confined.resolve_and_open(&p).unwrap();
+    assert!(dir.metadata().unwrap().is_dir());
+}
+
+#[test]
+fn symlink_swapped_in_after_resolve_cannot_escape() {
+    let f = fixture();
+    // resolve while `late` does not exist: lexically fine
+    let p = f
+        .root
+        .resolve(&f.uri("srv/allowed/late/secret.txt"))
+        .unwrap();
+    assert_eq!(p.relative(), "late/secret.txt");
+    // the attacker now plants a directory symlink pointing outside
+    std::os::unix::fs::symlink("../../outside", f.base.join("srv/allowed/late")).unwrap();
+    let e = f.confined.resolve_and_open(&p).unwrap_err();
+    assert_eq!(e.kind(), SanitizeErrorKind::SymlinkEscape);
+    assert_eq!(e.io_kind(), Some(std::io::ErrorKind::PermissionDenied));
+    // whereas the plain std API would have followed it
+    let escaped = std::fs::read_to_string(f.base.join("srv/allowed/late/secret.txt")).unwrap();
+    assert_eq!(escaped, "secret");
+}

@@ -1,0 +1,348 @@
+//! RFC 6570 templates: expansion against the RFC's own example tables (§1.2 levels 1–4 and
+//! §3.2.1–§3.2.9, `tests/data/rfc6570_examples.tsv`), matching with decoding, limits, and the
+//! rule that every expansion still goes through the sanitizer.
+
+use mcptape_uri::template::{
+    MAX_MATCH_URI_BYTES, MAX_TEMPLATE_BYTES, Template, TemplateErrorKind, Value, Vars,
+};
+use mcptape_uri::{Root, SanitizeErrorKind};
+
+fn rfc_vars() -> Vars {
+    let list = |items: &[&str]| Value::List(items.iter().map(|s| (*s).to_owned()).collect());
+    let mut v = Vars::new();
+    v.insert("count", list(&["one", "two", "three"]));
+    v.insert("dom", list(&["example", "com"]));
+    v.insert("dub", "me/too");
+    v.insert("hello", "Hello World!");
+    v.insert("half", "50%");
+    v.insert("var", "value");
+    v.insert("who", "fred");
+    v.insert("base", "http://example.com/home/");
+    v.insert("path", "/foo/bar");
+    v.insert("list", list(&["red", "green", "blue"]));
+    v.insert(
+        "keys",
+        Value::Assoc(vec![
+            ("semi".into(), ";".into()),
+            ("dot".into(), ".".into()),
+            ("comma".into(), ",".into()),
+        ]),
+    );
+    v.insert("v", "6");
+    v.insert("x", "1024");
+    v.insert("y", "768");
+    v.insert("empty", "");
+    v.insert("empty_keys", Value::Assoc(Vec::new()));
+    v
+}
+
+fn t(s: &str) -> Template {
+    Template::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"))
+}
+
+#[test]
+fn rfc6570_example_tables_expand_exactly() {
+    let vars = rfc_vars();
+    let mut failures = Vec::new();
+    let mut sections = std::collections::BTreeSet::new();
+    let mut rows = 0;
+    for line in include_str!("data/rfc6570_examples.tsv").lines() {
+        if line.starts_with('#') || line.is_empty() {
+            continue;
+        }
+        let cols: Vec<&str> = line.split('\t').collect();
+        assert_eq!(cols.len(), 3, "{line:?}");
+        rows += 1;
+        sections.insert(cols[0]);
+        let got = t(cols[1]).expand(&vars);
+        if got.as_deref() != Ok(cols[2]) {
+            failures.push(format!(
+                "§{} {}: want {} got {got:?}",
+                cols[0], cols[1], cols[2]
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(rows >= 170, "{rows} rows");
+    for s in [
+        "1.2-level1",
+        "1.2-level2",
+        "1.2-level3",
+        "1.2-level4",
+        "3.2.1",
+        "3.2.2",
+        "3.2.3",
+        "3.2.4",
+        "3.2.5",
+        "3.2.6",
+        "3.2.7",
+        "3.2.8",
+        "3.2.9",
+    ] {
+        assert!(sections.contains(s), "section {s} missing");
+    }
+}
+
+#[test]
+fn non_ascii_literal_is_percent_encoded_on_expansion() {
+    let tpl = t("file:///docs/über/{name}");
+    let mut v = Vars::new();
+    v.insert("name", "Grüße.txt");
+    assert_eq!(
+        tpl.expand(&v).unwrap(),
+        "file:///docs/%C3%BCber/Gr%C3%BC%C3%9Fe.txt"
+    );
+    // and the encoded literal matches back
+    let m = tpl
+        .match_uri("file:///docs/%C3%BCber/Gr%C3%BC%C3%9Fe.txt")
+        .unwrap();
+    assert_eq!(m.get_str("name"), Some("Grüße.txt"));
+}
+
+#[test]
+fn match_decodes_space() {
+    let m = t("file:///project/{name}")
+        .match_uri("file:///project/My%20File.txt")
+        .unwrap();
+    assert_eq!(m.get_str("name"), Some("My File.txt"));
+}
+
+#[test]
+fn match_decodes_utf8_umlaut() {
+    let m = t("file:///project/{name}")
+        .match_uri("file:///project/%C3%BC")
+        .unwrap();
+    assert_eq!(m.get_str("name"), Some("ü"));
+}
+
+#[test]
+fn match_malformed_escape_is_no_match() {
+    let tpl = t("file:///project/{name}");
+    assert_eq!(tpl.match_uri("file:///project/%ZZ"), None);
+    assert_eq!(tpl.match_uri("file:///project/a%2"), None);
+    assert_eq!(
+        t("file:///project/{+name}").match_uri("file:///project/%ZZ"),
+        None
+    );
+}
+
+#[test]
+fn match_invalid_utf8_after_decoding_is_no_match() {
+    assert_eq!(t("file:///p/{name}").match_uri("file:///p/%C3"), None);
+    assert_eq!(t("file:///p/{name}").match_uri("file:///p/%c0%ae"), None);
+}
+
+#[test]
+fn simple_var_never_matches_across_slash() {
+    let tpl = t("file:///project/{name}");
+    assert_eq!(tpl.match_uri("file:///project/a/b.txt"), None);
+    assert_eq!(
+        tpl.match_uri("file:///project/a%2Fb.txt")
+            .unwrap()
+            .get_str("name"),
+        Some("a/b.txt")
+    );
+}
+
+#[test]
+fn reserved_var_may_match_across_slash() {
+    let m = t("file:///project/{+path}")
+        .match_uri("file:///project/a/b/c.txt")
+        .unwrap();
+    assert_eq!(m.get_str("path"), Some("a/b/c.txt"));
+    let m = t("{#frag}").match_uri("#a/b?c").unwrap();
+    assert_eq!(m.get_str("frag"), Some("a/b?c"));
+}
+
+#[test]
+fn match_is_greedy_then_backtracks_to_the_literal() {
+    let m = t("file:///{+dir}/{name}.{ext}")
+        .match_uri("file:///a/b/c.d.tar.gz")
+        .unwrap();
+    assert_eq!(m.get_str("dir"), Some("a/b"));
+    assert_eq!(m.get_str("name"), Some("c.d.tar"));
+    assert_eq!(m.get_str("ext"), Some("gz"));
+}
+
+#[test]
+fn match_rfc_operator_forms() {
+    let m = t("{/var,x}/here").match_uri("/value/1024/here").unwrap();
+    assert_eq!(
+        (m.get_str("var"), m.get_str("x")),
+        (Some("value"), Some("1024"))
+    );
+
+    let m = t("{;x,y,empty}").match_uri(";x=1024;y=768;empty").unwrap();
+    assert_eq!(m.get_str("x"), Some("1024"));
+    assert_eq!(m.get_str("y"), Some("768"));
+    assert_eq!(m.get_str("empty"), Some(""));
+
+    let m = t("{?x,y,undef}").match_uri("?x=1024&y=768").unwrap();
+    assert_eq!(m.len(), 2);
+    assert_eq!(m.get("undef"), None);
+
+    let m = t("?fixed=yes{&x}").match_uri("?fixed=yes&x=1024").unwrap();
+    assert_eq!(m.get_str("x"), Some("1024"));
+
+    let m = t("{/list*}").match_uri("/red/green/blue").unwrap();
+    assert_eq!(
+        m.get("list"),
+        Some(&Value::List(vec![
+            "red".into(),
+            "green".into(),
+            "blue".into()
+        ]))
+    );
+    let m = t("{?list*}")
+        .match_uri("?list=red&list=green&list=blue")
+        .unwrap();
+    assert_eq!(
+        m.get("list"),
+        Some(&Value::List(vec![
+            "red".into(),
+            "green".into(),
+            "blue".into()
+        ]))
+    );
+
+    let m = t("X{.var:3}").match_uri("X.val").unwrap();
+    assert_eq!(m.get_str("var"), Some("val"));
+    assert_eq!(t("X{.var:3}").match_uri("X.value"), None);
+
+    let m = t("{#path,x}/here")
+        .match_uri("#/foo/bar,1024/here")
+        .unwrap();
+    assert_eq!(
+        m.get_str("path"),
+        Some("/foo/bar,1024"),
+        "greedy: ambiguous per RFC 6570 §1.4"
+    );
+    assert_eq!(m.get("x"), None);
+}
+
+#[test]
+fn match_literal_mismatch_is_none() {
+    assert_eq!(t("file:///a/{x}").match_uri("file:///b/c"), None);
+    assert_eq!(t("file:///a/{x}").match_uri("file:///a/c/"), None);
+}
+
+#[test]
+fn expansion_of_traversal_values_is_legal_then_rejected_by_resolve() {
+    let root = Root::new("file:///project/").unwrap();
+    let plus = t("file:///project/{+path}");
+    for value in ["../../etc", "%2e%2e/x", "..%2f..%2fetc"] {
+        let mut v = Vars::new();
+        v.insert("path", value);
+        let uri = plus.expand(&v).unwrap();
+        assert_eq!(
+            uri,
+            format!("file:///project/{value}"),
+            "{{+path}} passes reserved and %XX"
+        );
+        let err = root.resolve(&uri).unwrap_err();
+        assert_eq!(err.kind(), SanitizeErrorKind::EscapesRoot, "{uri}");
+    }
+    // `{path}` encodes `/` but one decoding still yields `../../etc`
+    let simple = t("file:///project/{path}");
+    let mut v = Vars::new();
+    v.insert("path", "../../etc");
+    let uri = simple.expand(&v).unwrap();
+    assert_eq!(uri, "file:///project/..%2F..%2Fetc");
+    assert_eq!(
+        root.resolve(&uri).unwrap_err().kind(),
+        SanitizeErrorKind::EscapesRoot
+    );
+    // `{path}` with a pre-encoded value: `%` is encoded, so it is double encoding
+    v.insert("path", "%2e%2e");
+    let uri = simple.expand(&v).unwrap();
+    assert_eq!(uri, "file:///project/%252e%252e");
+    assert_eq!(
+        root.resolve(&uri).unwrap_err().kind(),
+        SanitizeErrorKind::DoubleEncoding
+    );
+    // a benign value resolves, and matching gives it back decoded
+    v.insert("path", "My File.txt");
+    let uri = simple.expand(&v).unwrap();
+    assert_eq!(root.resolve(&uri).unwrap().relative(), "My File.txt");
+    assert_eq!(
+        simple.match_uri(&uri).unwrap().get_str("path"),
+        Some("My File.txt")
+    );
+}
+
+#[test]
+fn parse_errors_name_the_rule_and_offset() {
+    let cases: &[(&str, TemplateErrorKind, usize)] = &[
+        ("file:///{name", TemplateErrorKind::UnclosedExpression, 8),
+        ("file:///{a{b}", TemplateErrorKind::UnclosedExpression, 10),
+        ("file:///{}", TemplateErrorKind::InvalidVarName, 9),
+        ("file:///{a b}", TemplateErrorKind::InvalidVarName, 10),
+        ("file:///{a.}", TemplateErrorKind::InvalidVarName, 11),
+        ("file:///{=a}", TemplateErrorKind::UnsupportedOperator, 9),
+        ("file:///{|a}", TemplateErrorKind::UnsupportedOperator, 9),
+        ("file:///{a:0}", TemplateErrorKind::InvalidPrefix, 11),
+        ("file:///{a:10000}", TemplateErrorKind::InvalidPrefix, 11),
+        ("file:///{a:}", TemplateErrorKind::InvalidPrefix, 11),
+        ("file:///a b", TemplateErrorKind::InvalidLiteral, 9),
+        ("file:///a}", TemplateErrorKind::InvalidLiteral, 9),
+        ("file:///a%ZZ", TemplateErrorKind::MalformedEscape, 9),
+        ("file:///{a%Z}", TemplateErrorKind::MalformedEscape, 10),
+    ];
+    for (tpl, kind, offset) in cases {
+        let e = Template::parse(tpl).unwrap_err();
+        assert_eq!((e.kind(), e.offset()), (*kind, *offset), "{tpl}");
+    }
+    assert_eq!(t("{a:9999}").as_str(), "{a:9999}");
+}
+
+#[test]
+fn prefix_on_list_is_an_error_not_a_silent_default() {
+    let mut v = Vars::new();
+    v.insert("list", Value::List(vec!["a".into()]));
+    let e = t("x{list:2}").expand(&v).unwrap_err();
+    assert_eq!(
+        (e.kind(), e.offset()),
+        (TemplateErrorKind::PrefixOnComposite, 2)
+    );
+}
+
+#[test]
+fn max_template_bytes_at_the_limit_and_one_past() {
+    let at = format!("{{x}}{}", "a".repeat(MAX_TEMPLATE_BYTES - 3));
+    assert_eq!(at.len(), MAX_TEMPLATE_BYTES);
+    assert!(Template::parse(&at).is_ok());
+    let past = format!("{at}a");
+    let e = Template::parse(&past).unwrap_err();
+    assert_eq!(
+        (e.kind(), e.offset()),
+        (TemplateErrorKind::TooLong, MAX_TEMPLATE_BYTES)
+    );
+}
+
+#[test]
+fn max_match_uri_bytes_at_the_limit_and_one_past() {
+    let tpl = t("x:{+rest}");
+    let at = format!("x:{}", "a".repeat(MAX_MATCH_URI_BYTES - 2));
+    let m = tpl.try_match_uri(&at).unwrap().unwrap();
+    assert_eq!(
+        m.get_str("rest").map(str::len),
+        Some(MAX_MATCH_URI_BYTES - 2)
+    );
+    let past = format!("{at}a");
+    let e = tpl.try_match_uri(&past).unwrap_err();
+    assert_eq!(e.kind(), TemplateErrorKind::UriTooLong);
+    assert_eq!(tpl.match_uri(&past), None);
+}
+
+#[test]
+fn pathological_backtracking_stays_bounded() {
+    // many adjacent ambiguous variables against a long non-matching URI: memoized, no blow-up
+    let tpl = t(&format!("x:{}!", "{a}{b}{c}{d}{e}{f}{g}{h}"));
+    let uri = format!("x:{}", "a".repeat(600));
+    let r = tpl.try_match_uri(&uri);
+    assert!(
+        matches!(r, Ok(None))
+            || matches!(&r, Err(e) if e.kind() == TemplateErrorKind::MatchBudgetExceeded),
+        "{r:?}"
+    );
+}
