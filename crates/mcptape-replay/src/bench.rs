@@ -1,0 +1,672 @@
+//! `bench`: mcptape as the recorded client. Sends the recorded
+//! `resources/read` requests to a target over newline-delimited JSON-RPC and
+//! measures, in HdrHistograms (µs):
+//!
+//! - single reads, closed-loop (`concurrency` in flight) or open-loop (`rate`
+//!   per second, latency measured from each request's *intended* send time, so
+//!   coordinated omission is corrected as wrk2 does);
+//! - parallel-read turns: `parallel` reads at once; the turn ends when all
+//!   have answered or at the deadline, when every straggler gets a
+//!   `notifications/cancelled` with its `requestId` (MCP 2025-11-25
+//!   "Cancellation"); a read still unanswered at the timeout is abandoned.
+//!   Responses arriving after their cancellation are counted as late and
+//!   otherwise ignored.
+//!
+//! Every loop is bounded in count (`reads`, `turns`) and in time
+//! (`max_duration`).
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use futures::StreamExt;
+use futures::stream::FuturesUnordered;
+use hdrhistogram::Histogram;
+use serde_json::{Value, json};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
+use tokio::time::{Duration, Instant};
+
+use crate::error::{ReplayError, ReplayErrorKind};
+use crate::lines::{MAX_LINE_BYTES, read_line};
+use crate::report::new_hist;
+use crate::tape::Tape;
+
+/// Largest `--parallel`: 1024 reads per turn.
+pub const MAX_PARALLEL: u32 = 1024;
+/// Largest number of reads or turns in one run: 10,000,000.
+pub const MAX_COUNT: u64 = 10_000_000;
+
+/// Outcome of one request as the client saw it.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Outcome {
+    /// A `result` arrived.
+    Ok,
+    /// An `error` arrived with this code.
+    Error(i64),
+    /// The target closed the connection first.
+    Closed,
+}
+
+#[derive(Default)]
+struct State {
+    pending: HashMap<String, oneshot::Sender<(Outcome, Value)>>,
+    /// Cancelled requests still awaited (key → true once a late answer came).
+    cancelled: HashMap<String, bool>,
+    late: u64,
+    unknown: u64,
+    server_requests: u64,
+    closed: bool,
+}
+
+/// A JSON-RPC client over a newline-delimited stream (one reader task, one
+/// writer task). Ids are integers from 1.
+pub struct Client {
+    out: mpsc::UnboundedSender<Vec<u8>>,
+    state: Arc<Mutex<State>>,
+    next_id: AtomicU64,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl Client {
+    /// Starts the client's reader and writer tasks on `r` (from the target)
+    /// and `w` (to the target).
+    pub fn over<R, W>(r: R, w: W) -> Client
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let (tx, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
+        let writer = tokio::spawn(async move {
+            let mut w = w;
+            while let Some(b) = rx.recv().await {
+                if w.write_all(&b).await.is_err() || w.flush().await.is_err() {
+                    break;
+                }
+            }
+            let _ = w.shutdown().await;
+        });
+        let state: Arc<Mutex<State>> = Arc::default();
+        let st = state.clone();
+        let out = tx.clone();
+        let reader = tokio::spawn(async move {
+            let mut r = BufReader::new(r);
+            let mut buf = Vec::new();
+            while let Ok(true) = read_line(&mut r, &mut buf, MAX_LINE_BYTES).await {
+                let Ok(Value::Object(o)) = serde_json::from_slice::<Value>(&buf) else {
+                    continue;
+                };
+                let mut s = st.lock().unwrap_or_else(|p| p.into_inner());
+                match (o.get("method"), o.get("id").cloned()) {
+                    (Some(_), Some(id)) => {
+                        drop(s);
+                        // A server request (sampling, roots...): the recorded client is not
+                        // replayed for those; answer "method not found" so the server moves on.
+                        st.lock().unwrap_or_else(|p| p.into_inner()).server_requests += 1;
+                        let reply = json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "mcptape bench: client does not serve requests"}});
+                        let mut b = reply.to_string().into_bytes();
+                        b.push(b'\n');
+                        let _ = out.send(b);
+                    }
+                    (Some(_), None) => {}
+                    (None, Some(id)) => {
+                        let key = id.to_string();
+                        let outcome = match o
+                            .get("error")
+                            .and_then(|e| e.get("code"))
+                            .and_then(Value::as_i64)
+                        {
+                            Some(code) => Outcome::Error(code),
+                            None if o.contains_key("error") => Outcome::Error(0),
+                            None => Outcome::Ok,
+                        };
+                        if let Some(tx) = s.pending.remove(&key) {
+                            let _ = tx.send((outcome, Value::Object(o)));
+                        } else if let Some(seen) = s.cancelled.get_mut(&key) {
+                            if !*seen {
+                                *seen = true;
+                                s.late += 1;
+                            }
+                        } else {
+                            s.unknown += 1;
+                        }
+                    }
+                    (None, None) => {}
+                }
+            }
+            let mut s = st.lock().unwrap_or_else(|p| p.into_inner());
+            s.closed = true;
+            for (_, tx) in s.pending.drain() {
+                let _ = tx.send((Outcome::Closed, Value::Null));
+            }
+        });
+        Client {
+            out: tx,
+            state,
+            next_id: AtomicU64::new(1),
+            tasks: vec![writer, reader],
+        }
+    }
+
+    fn send(&self, v: &Value) {
+        let mut b = serde_json::to_vec(v).unwrap_or_default();
+        b.push(b'\n');
+        let _ = self.out.send(b);
+    }
+
+    /// Sends a request; returns its id and a receiver for its outcome.
+    pub fn request(
+        &self,
+        method: &str,
+        params: &Value,
+    ) -> (u64, oneshot::Receiver<(Outcome, Value)>) {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        {
+            let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+            if s.closed {
+                let _ = tx.send((Outcome::Closed, Value::Null));
+                return (id, rx);
+            }
+            s.pending.insert(id.to_string(), tx);
+        }
+        let mut msg = json!({"jsonrpc": "2.0", "id": id, "method": method});
+        if !params.is_null() {
+            msg["params"] = params.clone();
+        }
+        self.send(&msg);
+        (id, rx)
+    }
+
+    /// Sends a notification.
+    pub fn notify(&self, method: &str, params: &Value) {
+        let mut msg = json!({"jsonrpc": "2.0", "method": method});
+        if !params.is_null() {
+            msg["params"] = params.clone();
+        }
+        self.send(&msg);
+    }
+
+    /// Cancels request `id`: sends `notifications/cancelled` with its
+    /// `requestId` and moves it from pending to cancelled (a later answer is
+    /// counted as late).
+    pub fn cancel(&self, id: u64, reason: &str) {
+        {
+            let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+            s.pending.remove(&id.to_string());
+            s.cancelled.insert(id.to_string(), false);
+        }
+        self.notify(
+            "notifications/cancelled",
+            &json!({"requestId": id, "reason": reason}),
+        );
+    }
+
+    /// Stops waiting for cancelled request `id`; returns true if it never answered.
+    pub fn abandon(&self, id: u64) -> bool {
+        let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        s.cancelled
+            .remove(&id.to_string())
+            .is_some_and(|seen| !seen)
+    }
+
+    /// Responses that arrived after their request was cancelled.
+    pub fn late_responses(&self) -> u64 {
+        self.state.lock().unwrap_or_else(|p| p.into_inner()).late
+    }
+
+    /// Responses whose id matched nothing sent, and server requests refused.
+    pub fn unexpected(&self) -> (u64, u64) {
+        let s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        (s.unknown, s.server_requests)
+    }
+
+    /// Closes the client's side (the target sees end of input) and waits for
+    /// the tasks, up to `wait`.
+    pub async fn close(self, wait: Duration) {
+        drop(self.out);
+        for t in self.tasks {
+            let _ = tokio::time::timeout(wait, t).await;
+        }
+    }
+}
+
+/// Open- or closed-loop single reads.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub enum Load {
+    /// `concurrency` reads in flight at all times.
+    Closed {
+        /// Reads in flight (≥ 1).
+        concurrency: u32,
+    },
+    /// One read every 1/`per_s` seconds regardless of answers; latency from
+    /// the intended send time.
+    Open {
+        /// Reads per second.
+        per_s: f64,
+    },
+}
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct BenchConfig {
+    /// Single reads to send.
+    pub reads: u64,
+    /// Parallel-read turns to run.
+    pub turns: u64,
+    /// Reads per turn (1..=[`MAX_PARALLEL`]).
+    pub parallel: u32,
+    /// Turn deadline: stragglers are cancelled then, µs.
+    pub deadline_us: u64,
+    /// Per-read timeout: a read unanswered then is abandoned, µs.
+    pub timeout_us: u64,
+    /// Single-read load.
+    pub load: Load,
+    /// Wall-clock bound on each phase; a phase stops early when it passes.
+    pub max_phase: Duration,
+}
+
+/// Measured figures of one bench run.
+#[derive(Debug)]
+pub struct BenchResult {
+    /// Single-read latency, µs.
+    pub single: Histogram<u64>,
+    /// Turn completion time (all answered, or the deadline), µs.
+    pub turn: Histogram<u64>,
+    /// Latency of the reads inside turns that answered before the deadline, µs.
+    pub turn_reads: Histogram<u64>,
+    /// Single reads sent.
+    pub reads_sent: u64,
+    /// Wall time of the single-read phase, s.
+    pub single_elapsed_s: f64,
+    /// Wall time of the turn phase, s.
+    pub turn_elapsed_s: f64,
+    /// Turns run.
+    pub turns: u64,
+    /// Turns that reached the deadline with stragglers.
+    pub turns_hit_deadline: u64,
+    /// `notifications/cancelled` sent (turn stragglers and timed-out single reads).
+    pub cancellations: u64,
+    /// Responses that came after their cancellation (tagged, ignored).
+    pub late_responses: u64,
+    /// Reads abandoned at the timeout with no answer at all.
+    pub abandoned: u64,
+    /// For every abandoned read, how long after its send it was abandoned, µs.
+    pub abandoned_after_us: Vec<u64>,
+    /// Errors by class: JSON-RPC error code classes, `timeout`, `closed`.
+    pub errors: BTreeMap<String, u64>,
+    /// Responses with unknown ids, server requests refused.
+    pub unexpected: (u64, u64),
+}
+
+impl BenchResult {
+    fn new() -> Self {
+        BenchResult {
+            single: new_hist(),
+            turn: new_hist(),
+            turn_reads: new_hist(),
+            reads_sent: 0,
+            single_elapsed_s: 0.0,
+            turn_elapsed_s: 0.0,
+            turns: 0,
+            turns_hit_deadline: 0,
+            cancellations: 0,
+            late_responses: 0,
+            abandoned: 0,
+            abandoned_after_us: Vec::new(),
+            errors: BTreeMap::new(),
+            unexpected: (0, 0),
+        }
+    }
+
+    /// Single reads answered per second of the single-read phase.
+    pub fn throughput_per_s(&self) -> f64 {
+        if self.single_elapsed_s > 0.0 {
+            self.single.len() as f64 / self.single_elapsed_s
+        } else {
+            0.0
+        }
+    }
+}
+
+/// Error class of a JSON-RPC error code as bench reports it.
+pub fn error_class(code: i64) -> String {
+    match code {
+        -32700 => "parse-error (-32700)".into(),
+        -32600 => "invalid-request (-32600)".into(),
+        -32601 => "method-not-found (-32601)".into(),
+        -32602 => "invalid-params / not found (-32602)".into(),
+        -32603 => "internal-error (-32603)".into(),
+        -32002 => "legacy not found (-32002)".into(),
+        c => format!("error ({c})"),
+    }
+}
+
+/// Opens the session as the recorded client did: the recorded `initialize`
+/// (then `notifications/initialized`) or `server/discover`, waiting up to
+/// `timeout`.
+///
+/// # Errors
+/// [`ReplayErrorKind::NoHandshake`], [`ReplayErrorKind::Handshake`].
+pub async fn handshake(client: &Client, tape: &Tape, timeout: Duration) -> Result<(), ReplayError> {
+    let hs = tape
+        .handshake()
+        .ok_or_else(|| ReplayError::new(ReplayErrorKind::NoHandshake))?;
+    let (_, rx) = client.request(&hs.method, &hs.params);
+    match tokio::time::timeout(timeout, rx).await {
+        Ok(Ok((Outcome::Ok, _))) => {}
+        Ok(Ok((o, _))) => {
+            return Err(ReplayError::new(ReplayErrorKind::Handshake(format!(
+                "{} answered {o:?}",
+                hs.method
+            ))));
+        }
+        Ok(Err(_)) => return Err(ReplayError::new(ReplayErrorKind::Closed)),
+        Err(_) => {
+            return Err(ReplayError::new(ReplayErrorKind::Handshake(format!(
+                "{} got no answer in {timeout:?}",
+                hs.method
+            ))));
+        }
+    }
+    if hs.method == "initialize" {
+        client.notify("notifications/initialized", &Value::Null);
+    }
+    Ok(())
+}
+
+fn count_err(errors: &Mutex<BTreeMap<String, u64>>, class: String) {
+    *errors
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .entry(class)
+        .or_insert(0) += 1;
+}
+
+/// Runs the single-read phase then the turn phase against an open session.
+/// `progress` is told of each finished read or turn.
+///
+/// # Errors
+/// [`ReplayErrorKind::NoReads`] when the tape has no recorded read.
+pub async fn run(
+    client: Arc<Client>,
+    tape: &Tape,
+    cfg: &BenchConfig,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<BenchResult, ReplayError> {
+    let reads = Arc::new(tape.reads());
+    if reads.is_empty() {
+        return Err(ReplayError::new(ReplayErrorKind::NoReads));
+    }
+    let mut res = BenchResult::new();
+    let timeout = Duration::from_micros(cfg.timeout_us);
+    let errors: Arc<Mutex<BTreeMap<String, u64>>> = Arc::default();
+    let single: Arc<Mutex<Histogram<u64>>> = Arc::new(Mutex::new(new_hist()));
+    let abandoned: Arc<Mutex<Vec<u64>>> = Arc::default();
+    let cancels = Arc::new(AtomicU64::new(0));
+    let sent = Arc::new(AtomicU64::new(0));
+
+    // One read: send at `intended` (already reached), wait up to the timeout.
+    let one_read = {
+        let (client, errors, single, abandoned, cancels) = (
+            client.clone(),
+            errors.clone(),
+            single.clone(),
+            abandoned.clone(),
+            cancels.clone(),
+        );
+        move |params: Value, intended: Instant| {
+            let (client, errors, single, abandoned, cancels) = (
+                client.clone(),
+                errors.clone(),
+                single.clone(),
+                abandoned.clone(),
+                cancels.clone(),
+            );
+            async move {
+                let sent_at = Instant::now();
+                let (id, rx) = client.request("resources/read", &params);
+                match tokio::time::timeout_at(sent_at + timeout, rx).await {
+                    Ok(Ok((o, _))) => {
+                        let us = intended.elapsed().as_micros() as u64;
+                        single
+                            .lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .saturating_record(us.max(1));
+                        match o {
+                            Outcome::Ok => {}
+                            Outcome::Error(c) => count_err(&errors, error_class(c)),
+                            Outcome::Closed => count_err(&errors, "closed".into()),
+                        }
+                    }
+                    Ok(Err(_)) => count_err(&errors, "closed".into()),
+                    Err(_) => {
+                        client.cancel(id, "mcptape bench: timeout");
+                        cancels.fetch_add(1, Ordering::Relaxed);
+                        if client.abandon(id) {
+                            abandoned
+                                .lock()
+                                .unwrap_or_else(|p| p.into_inner())
+                                .push(sent_at.elapsed().as_micros() as u64);
+                        }
+                        count_err(&errors, "timeout".into());
+                    }
+                }
+            }
+        }
+    };
+
+    // Phase 1: single reads.
+    let n_reads = cfg.reads.min(MAX_COUNT);
+    let start = Instant::now();
+    let stop_at = start + cfg.max_phase;
+    match cfg.load {
+        Load::Closed { concurrency } => {
+            let next = Arc::new(AtomicU64::new(0));
+            let mut workers = FuturesUnordered::new();
+            for _ in 0..concurrency.max(1) {
+                let (next, reads, one_read, sent) =
+                    (next.clone(), reads.clone(), one_read.clone(), sent.clone());
+                workers.push(async move {
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        if i >= n_reads || Instant::now() >= stop_at {
+                            break;
+                        }
+                        sent.fetch_add(1, Ordering::Relaxed);
+                        let p = reads[(i % reads.len() as u64) as usize].clone();
+                        one_read(p, Instant::now()).await;
+                        progress(1);
+                    }
+                });
+            }
+            while workers.next().await.is_some() {}
+        }
+        Load::Open { per_s } => {
+            let period = Duration::from_secs_f64(1.0 / per_s.max(1e-3));
+            let mut inflight = FuturesUnordered::new();
+            for i in 0..n_reads {
+                let intended = start + period.mul_f64(i as f64);
+                if intended >= stop_at {
+                    break;
+                }
+                // Drain finished reads while waiting for the next send time.
+                loop {
+                    tokio::select! {
+                        _ = tokio::time::sleep_until(intended) => break,
+                        Some(()) = inflight.next(), if !inflight.is_empty() => progress(1),
+                    }
+                }
+                sent.fetch_add(1, Ordering::Relaxed);
+                let p = reads[(i % reads.len() as u64) as usize].clone();
+                inflight.push(one_read(p, intended));
+            }
+            while inflight.next().await.is_some() {
+                progress(1);
+            }
+        }
+    }
+    res.single_elapsed_s = start.elapsed().as_secs_f64();
+    res.reads_sent = sent.load(Ordering::Relaxed);
+
+    // Phase 2: parallel-read turns.
+    let deadline = Duration::from_micros(cfg.deadline_us);
+    let parallel = cfg.parallel.clamp(1, MAX_PARALLEL) as usize;
+    let start2 = Instant::now();
+    let stop2 = start2 + cfg.max_phase;
+    let mut background = FuturesUnordered::new();
+    let mut k = 0usize;
+    for _ in 0..cfg.turns.min(MAX_COUNT) {
+        if Instant::now() >= stop2 {
+            break;
+        }
+        let t0 = Instant::now();
+        let mut waiting = FuturesUnordered::new();
+        let mut open_ids = Vec::with_capacity(parallel);
+        for _ in 0..parallel {
+            let p = &reads[k % reads.len()];
+            k += 1;
+            let (id, rx) = client.request("resources/read", p);
+            open_ids.push(id);
+            waiting.push(async move { (id, rx.await) });
+        }
+        let turn_deadline = t0 + deadline;
+        let mut answered = Vec::new();
+        loop {
+            tokio::select! {
+                biased;
+                r = waiting.next() => match r {
+                    Some((id, out)) => {
+                        answered.push(id);
+                        res.turn_reads.saturating_record((t0.elapsed().as_micros() as u64).max(1));
+                        match out {
+                            Ok((Outcome::Ok, _)) => {}
+                            Ok((Outcome::Error(c), _)) => count_err(&errors, error_class(c)),
+                            Ok((Outcome::Closed, _)) | Err(_) => count_err(&errors, "closed".into()),
+                        }
+                    }
+                    None => break,
+                },
+                _ = tokio::time::sleep_until(turn_deadline) => break,
+            }
+        }
+        let took = t0.elapsed().min(deadline);
+        res.turn.saturating_record((took.as_micros() as u64).max(1));
+        res.turns += 1;
+        let stragglers: Vec<u64> = open_ids
+            .into_iter()
+            .filter(|id| !answered.contains(id))
+            .collect();
+        if !stragglers.is_empty() {
+            res.turns_hit_deadline += 1;
+            for id in stragglers {
+                client.cancel(id, "mcptape bench: turn deadline");
+                cancels.fetch_add(1, Ordering::Relaxed);
+                let (client, abandoned) = (client.clone(), abandoned.clone());
+                let abandon_at = t0 + timeout;
+                background.push(async move {
+                    tokio::time::sleep_until(abandon_at).await;
+                    if client.abandon(id) {
+                        abandoned
+                            .lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .push(t0.elapsed().as_micros() as u64);
+                    }
+                });
+            }
+        }
+        drop(waiting);
+        // Reap abandon timers that are due without blocking the next turn.
+        while let Some(Some(())) = futures::FutureExt::now_or_never(background.next()) {}
+        progress(1);
+    }
+    res.turn_elapsed_s = start2.elapsed().as_secs_f64();
+    // Wait (bounded by the timeout) for the straggler timers, so late
+    // responses and abandonments are all counted.
+    while background.next().await.is_some() {}
+
+    res.single = std::mem::replace(
+        &mut *single.lock().unwrap_or_else(|p| p.into_inner()),
+        new_hist(),
+    );
+    res.errors = std::mem::take(&mut *errors.lock().unwrap_or_else(|p| p.into_inner()));
+    res.abandoned_after_us =
+        std::mem::take(&mut *abandoned.lock().unwrap_or_else(|p| p.into_inner()));
+    res.abandoned = res.abandoned_after_us.len() as u64;
+    res.cancellations = cancels.load(Ordering::Relaxed);
+    res.late_responses = client.late_responses();
+    res.unexpected = client.unexpected();
+    Ok(res)
+}
+
+impl BenchResult {
+    /// The report of this run: quantiles, the F(t)^N prediction beside the
+    /// measured turn p50/p99, and the counters.
+    pub fn report(
+        &self,
+        cfg: &BenchConfig,
+        transcript: &str,
+        target: &str,
+        latency: Option<String>,
+        seed: u64,
+        server: Option<crate::serve::ServeSummary>,
+    ) -> crate::report::BenchReport {
+        use crate::report::{
+            Predicted, Quantiles, predict_deadline_share, predict_turn_quantile_us,
+        };
+        let prediction = [0.5, 0.99]
+            .iter()
+            .filter_map(|&q| {
+                if self.turn.is_empty() {
+                    return None;
+                }
+                let measured_us = self.turn.value_at_quantile(q);
+                let predicted_us =
+                    predict_turn_quantile_us(&self.single, cfg.parallel, q, cfg.deadline_us)?;
+                Some(Predicted {
+                    q,
+                    measured_us,
+                    predicted_us,
+                    difference_us: measured_us as i64 - predicted_us as i64,
+                })
+            })
+            .collect();
+        crate::report::BenchReport {
+            transcript: transcript.to_owned(),
+            target: target.to_owned(),
+            latency,
+            seed,
+            load: match cfg.load {
+                Load::Closed { concurrency } => format!("closed-loop, concurrency {concurrency}"),
+                Load::Open { per_s } => format!("open-loop {per_s}/s, from intended send time"),
+            },
+            parallel: cfg.parallel,
+            deadline_us: cfg.deadline_us,
+            timeout_us: cfg.timeout_us,
+            single: Quantiles::of(&self.single),
+            throughput_per_s: self.throughput_per_s(),
+            turn: Quantiles::of(&self.turn),
+            prediction,
+            turns: self.turns,
+            turns_hit_deadline: self.turns_hit_deadline,
+            deadline_share: if self.turns > 0 {
+                self.turns_hit_deadline as f64 / self.turns as f64
+            } else {
+                0.0
+            },
+            predicted_deadline_share: predict_deadline_share(
+                &self.single,
+                cfg.parallel,
+                cfg.deadline_us,
+            ),
+            cancellations: self.cancellations,
+            late_responses: self.late_responses,
+            abandoned: self.abandoned,
+            errors: self.errors.clone(),
+            server,
+        }
+    }
+}

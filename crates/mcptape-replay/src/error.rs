@@ -1,0 +1,82 @@
+//! Errors of the replay crate.
+
+use std::fmt;
+
+/// An error from building a tape, serving or benchmarking.
+#[derive(Debug)]
+pub struct ReplayError {
+    /// What went wrong.
+    pub kind: ReplayErrorKind,
+    /// Transcript record index (from 0, header excluded), when it concerns one.
+    pub record: Option<usize>,
+}
+
+/// What went wrong.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReplayErrorKind {
+    /// A transcript message record is not a replayable JSON-RPC object.
+    #[error("record is not replayable: {0}")]
+    BadRecord(String),
+    /// The transcript has more messages than [`crate::tape::MAX_TAPE_MESSAGES`].
+    #[error("transcript has more than {0} messages")]
+    TooManyMessages(usize),
+    /// The transcript has no recorded `resources/read` request to bench with.
+    #[error("transcript has no recorded resources/read request")]
+    NoReads,
+    /// The transcript has no `initialize`/`server/discover` request to open a session with.
+    #[error("transcript has no recorded initialize or server/discover request")]
+    NoHandshake,
+    /// The handshake got no answer within the timeout, or an error answer.
+    #[error("handshake failed: {0}")]
+    Handshake(String),
+    /// The target closed the connection.
+    #[error("target closed the connection")]
+    Closed,
+    /// An incoming line is longer than [`crate::serve::MAX_LINE_BYTES`].
+    #[error("line of more than {0} bytes")]
+    LineTooLong(usize),
+    /// An I/O error on the transport.
+    #[error("i/o: {0}")]
+    Io(#[from] std::io::Error),
+    /// A `--root` URI was rejected by `mcptape_uri`.
+    #[error("root: {0}")]
+    Root(String),
+    /// HTTP transport error.
+    #[error("http: {0}")]
+    Http(String),
+}
+
+impl ReplayError {
+    /// An error of `kind` with no position.
+    pub fn new(kind: ReplayErrorKind) -> Self {
+        ReplayError { kind, record: None }
+    }
+
+    /// Attaches a transcript record index.
+    pub fn at_record(mut self, record: usize) -> Self {
+        self.record = Some(record);
+        self
+    }
+}
+
+impl fmt::Display for ReplayError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.record {
+            Some(r) => write!(f, "record {r}: {}", self.kind),
+            None => write!(f, "{}", self.kind),
+        }
+    }
+}
+
+impl std::error::Error for ReplayError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.kind.source()
+    }
+}
+
+impl From<std::io::Error> for ReplayError {
+    fn from(e: std::io::Error) -> Self {
+        ReplayError::new(ReplayErrorKind::Io(e))
+    }
+}

@@ -1,0 +1,565 @@
+//! `serve`: mcptape as the recorded server. A request is matched to a
+//! recorded one by method and params (not by id) and answered with the
+//! recorded `result`/`error` under the request's own id, after a delay drawn
+//! from the latency model; faults are injected from the same seeded schedule.
+//!
+//! Every `resources/read` uri first goes through [`mcptape_uri::Root::resolve`];
+//! a rejected uri is answered `-32602` with `data.uri` (MCP 2026-07-28
+//! "Resources" §Error handling, SEP-2164), never with an empty `contents`.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use hdrhistogram::Histogram;
+use serde::Serialize;
+use serde_json::{Value, json};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
+use tokio::task::{AbortHandle, JoinSet};
+use tokio::time::{Duration, Instant};
+
+use crate::error::{ReplayError, ReplayErrorKind};
+use crate::latency::{Fault, FaultSpec, LatencyModel};
+use crate::lines::{MAX_LINE_BYTES, read_line};
+use crate::report::{Quantiles, new_hist};
+use crate::schedule::{Scheduler, TimerMode, sleep_until_precise};
+use crate::tape::{Match, Tape};
+
+/// JSON-RPC 2.0 §5.1 "Parse error".
+pub const PARSE_ERROR: i64 = -32700;
+/// JSON-RPC 2.0 §5.1 "Invalid Request".
+pub const INVALID_REQUEST: i64 = -32600;
+/// JSON-RPC 2.0 §5.1 "Method not found".
+pub const METHOD_NOT_FOUND: i64 = -32601;
+/// JSON-RPC 2.0 §5.1 "Invalid params"; MCP 2026-07-28 resource not found.
+pub const INVALID_PARAMS: i64 = -32602;
+
+/// What the server does with one incoming message.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Answer {
+    /// Send this message after `delay_us`.
+    Reply {
+        /// The full JSON-RPC response (id already replaced).
+        msg: Value,
+        /// Server-side delay, µs.
+        delay_us: u64,
+    },
+    /// Never answer (stall fault).
+    Stall,
+    /// Close the connection (drop-connection fault).
+    Drop,
+    /// A notification or response: nothing to send.
+    Nothing,
+    /// `notifications/cancelled`: abort the pending answer to this request id
+    /// (canonical JSON text of the id).
+    Cancel(String),
+}
+
+/// Counters and delay histograms of a serve session.
+#[derive(Debug)]
+pub struct ServeStats {
+    /// Requests received.
+    pub requests: u64,
+    /// Requests answered with a recorded reply (exact or handshake match).
+    pub matched: u64,
+    /// Requests that matched no recording.
+    pub unmatched: u64,
+    /// `resources/read` uris rejected by the root.
+    pub rejected_uri: u64,
+    /// Pending answers cancelled by `notifications/cancelled`.
+    pub cancelled: u64,
+    /// Stall faults injected.
+    pub stalled: u64,
+    /// Error faults injected.
+    pub injected_errors: u64,
+    /// Drop-connection faults injected.
+    pub dropped: u64,
+    /// Delays the schedule asked for, µs.
+    pub intended: Histogram<u64>,
+    /// Delays achieved: request line read → reply written and flushed, µs.
+    pub achieved: Histogram<u64>,
+    /// achieved − intended per reply, µs (0 when early, which cannot happen).
+    pub lateness: Histogram<u64>,
+}
+
+impl Default for ServeStats {
+    fn default() -> Self {
+        ServeStats {
+            requests: 0,
+            matched: 0,
+            unmatched: 0,
+            rejected_uri: 0,
+            cancelled: 0,
+            stalled: 0,
+            injected_errors: 0,
+            dropped: 0,
+            intended: new_hist(),
+            achieved: new_hist(),
+            lateness: new_hist(),
+        }
+    }
+}
+
+/// The JSON summary `serve --stats FILE` writes on exit (read by `bench`).
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServeSummary {
+    /// Latency model spec.
+    pub model: String,
+    /// The model's analytic p50, µs (if it has one).
+    pub model_p50_us: Option<f64>,
+    /// The model's analytic p99, µs.
+    pub model_p99_us: Option<f64>,
+    /// Requests received.
+    pub requests: u64,
+    /// Requests answered from the recording.
+    pub matched: u64,
+    /// Requests that matched no recording.
+    pub unmatched: u64,
+    /// Rejected `resources/read` uris.
+    pub rejected_uri: u64,
+    /// Answers cancelled before they were sent.
+    pub cancelled: u64,
+    /// Stall faults.
+    pub stalled: u64,
+    /// Error faults.
+    pub injected_errors: u64,
+    /// Drop-connection faults.
+    pub dropped: u64,
+    /// Scheduled delays, µs.
+    pub intended: Quantiles,
+    /// Achieved delays, µs.
+    pub achieved: Quantiles,
+    /// Achieved − scheduled, µs (the timer's accuracy).
+    pub lateness: Quantiles,
+}
+
+/// The recorded server: tape, schedule, roots, stats.
+pub struct Server {
+    tape: Tape,
+    sched: Mutex<Scheduler>,
+    roots: Vec<mcptape_uri::Root>,
+    stats: Mutex<ServeStats>,
+    timer: TimerMode,
+}
+
+/// Default roots: per `scheme://authority`, the longest common directory of
+/// the recorded `resources/read` uris (`file:///project/a.md` and
+/// `file:///project/img/b.png` give `file:///project/`).
+pub fn default_roots(uris: &[&str]) -> Vec<String> {
+    let mut roots: Vec<(String, Vec<String>)> = Vec::new();
+    for uri in uris {
+        let Some((scheme, rest)) = uri.split_once("://") else {
+            continue;
+        };
+        let rest = rest.split(['?', '#']).next().unwrap_or("");
+        let (auth, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+        let base = format!("{scheme}://{auth}");
+        // directory segments of the path (the last segment is the name)
+        let mut segs: Vec<String> = path.split('/').skip(1).map(str::to_owned).collect();
+        segs.pop();
+        match roots.iter_mut().find(|(b, _)| *b == base) {
+            Some((_, common)) => {
+                let n = common.iter().zip(&segs).take_while(|(a, b)| a == b).count();
+                common.truncate(n);
+            }
+            None => roots.push((base, segs)),
+        }
+    }
+    roots
+        .into_iter()
+        .map(|(base, segs)| {
+            let mut s = base;
+            s.push('/');
+            for seg in segs {
+                s.push_str(&seg);
+                s.push('/');
+            }
+            s
+        })
+        .collect()
+}
+
+impl Server {
+    /// A server for `tape`. `roots`: the `--root` URIs; when empty, one root
+    /// per `scheme://authority/` of the recorded `resources/read` uris.
+    ///
+    /// # Errors
+    /// [`ReplayErrorKind::Root`] when a root is rejected by `mcptape_uri`.
+    pub fn new(
+        tape: Tape,
+        model: LatencyModel,
+        faults: FaultSpec,
+        seed: u64,
+        roots: &[String],
+    ) -> Result<Server, ReplayError> {
+        let mut names: Vec<String> = roots.to_vec();
+        if names.is_empty() {
+            let reads = tape.reads();
+            let uris: Vec<&str> = reads
+                .iter()
+                .filter_map(|p| p.get("uri").and_then(Value::as_str))
+                .collect();
+            names = default_roots(&uris);
+        }
+        let roots = names
+            .iter()
+            .map(|n| {
+                mcptape_uri::Root::new(n)
+                    .map_err(|e| ReplayError::new(ReplayErrorKind::Root(format!("{n}: {e}"))))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Server {
+            tape,
+            sched: Mutex::new(Scheduler::new(model, faults, seed)),
+            roots,
+            stats: Mutex::new(ServeStats::default()),
+            timer: TimerMode::Precise,
+        })
+    }
+
+    /// Uses `timer` for the delays ([`TimerMode::Virtual`] under a paused
+    /// tokio clock in tests).
+    pub fn with_timer(mut self, timer: TimerMode) -> Server {
+        self.timer = timer;
+        self
+    }
+
+    /// The roots `resources/read` uris are resolved against.
+    pub fn roots(&self) -> Vec<String> {
+        self.roots.iter().map(|r| r.to_uri()).collect()
+    }
+
+    /// The tape being served.
+    pub fn tape(&self) -> &Tape {
+        &self.tape
+    }
+
+    fn stats(&self) -> std::sync::MutexGuard<'_, ServeStats> {
+        self.stats.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Checks a `resources/read` uri against the roots; `Err(reason)` when
+    /// every root rejects it.
+    pub fn check_uri(&self, uri: &str) -> Result<(), String> {
+        let mut reasons = Vec::new();
+        for r in &self.roots {
+            match r.resolve(uri) {
+                Ok(_) => return Ok(()),
+                Err(e) => reasons.push(e.to_string()),
+            }
+        }
+        if reasons.is_empty() {
+            return Err("no root configured".into());
+        }
+        Err(reasons.join("; "))
+    }
+
+    /// Decides the answer to one parsed message (no I/O, no clock).
+    pub fn decide(&self, msg: &Value) -> Answer {
+        let Value::Object(obj) = msg else {
+            self.stats().requests += 1;
+            return self.reply_now(error_msg(
+                Value::Null,
+                INVALID_REQUEST,
+                "mcptape serve: not a JSON-RPC object (batches are not supported)",
+                Value::Null,
+            ));
+        };
+        let method = obj.get("method").and_then(Value::as_str);
+        let id = obj.get("id").cloned();
+        let (Some(method), Some(id)) = (method, id) else {
+            if method == Some("notifications/cancelled")
+                && let Some(rid) = obj.get("params").and_then(|p| p.get("requestId"))
+            {
+                return Answer::Cancel(rid.to_string());
+            }
+            return Answer::Nothing;
+        };
+        let params = obj.get("params").cloned().unwrap_or(Value::Null);
+        self.stats().requests += 1;
+        let m = self.tape.lookup(method, &params);
+        let recorded_delay = match &m {
+            Match::Exact(e) | Match::ByMethod(e) => Some(e.delay_us),
+            _ => None,
+        };
+        let plan = self
+            .sched
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .plan(recorded_delay);
+        // Faults are for the session's work, not its handshake: the draw is
+        // still consumed so the schedule stays the same.
+        let fault = if crate::tape::HANDSHAKE_METHODS.contains(&method) {
+            None
+        } else {
+            plan.fault
+        };
+        match fault {
+            Some(Fault::Stall) => {
+                self.stats().stalled += 1;
+                return Answer::Stall;
+            }
+            Some(Fault::DropConnection) => {
+                self.stats().dropped += 1;
+                return Answer::Drop;
+            }
+            Some(Fault::Error { code }) => {
+                self.stats().injected_errors += 1;
+                let msg = error_msg(
+                    id,
+                    code,
+                    "mcptape serve: injected fault",
+                    json!({"method": method}),
+                );
+                return Answer::Reply {
+                    msg,
+                    delay_us: plan.delay_us,
+                };
+            }
+            _ => {}
+        }
+        let uri = params.get("uri").and_then(Value::as_str);
+        if method == "resources/read" {
+            let Some(uri) = uri else {
+                self.stats().unmatched += 1;
+                let msg = error_msg(
+                    id,
+                    INVALID_PARAMS,
+                    "mcptape serve: resources/read without a string params.uri",
+                    json!({"method": method}),
+                );
+                return Answer::Reply {
+                    msg,
+                    delay_us: plan.delay_us,
+                };
+            };
+            if let Err(reason) = self.check_uri(uri) {
+                self.stats().rejected_uri += 1;
+                let msg = error_msg(
+                    id,
+                    INVALID_PARAMS,
+                    &format!("mcptape serve: uri {uri} rejected: {reason}"),
+                    json!({"uri": uri, "reason": reason}),
+                );
+                return Answer::Reply {
+                    msg,
+                    delay_us: plan.delay_us,
+                };
+            }
+        }
+        let msg = match m {
+            Match::Exact(e) | Match::ByMethod(e) => {
+                self.stats().matched += 1;
+                let mut reply = e.reply.clone();
+                if let Value::Object(o) = &mut reply {
+                    o.insert("id".into(), id);
+                }
+                reply
+            }
+            Match::NoParams => {
+                self.stats().unmatched += 1;
+                let text = match uri {
+                    Some(u) => format!("mcptape serve: no recorded response for {method} uri={u}"),
+                    None => format!(
+                        "mcptape serve: no recorded response for {method} with these params"
+                    ),
+                };
+                let mut data = json!({"method": method, "params": params});
+                if let Some(u) = uri {
+                    data["uri"] = Value::String(u.to_owned());
+                }
+                error_msg(id, INVALID_PARAMS, &text, data)
+            }
+            Match::NoMethod => {
+                self.stats().unmatched += 1;
+                let mut data = json!({"method": method});
+                if let Some(u) = uri {
+                    data["uri"] = Value::String(u.to_owned());
+                }
+                error_msg(
+                    id,
+                    METHOD_NOT_FOUND,
+                    &format!("mcptape serve: method {method} was not recorded"),
+                    data,
+                )
+            }
+        };
+        Answer::Reply {
+            msg,
+            delay_us: plan.delay_us,
+        }
+    }
+
+    fn reply_now(&self, msg: Value) -> Answer {
+        Answer::Reply { msg, delay_us: 0 }
+    }
+
+    /// Records one sent reply's scheduled and achieved delay (µs).
+    pub fn record_delay(&self, intended_us: u64, achieved_us: u64) {
+        let mut s = self.stats();
+        s.intended.saturating_record(intended_us.max(1));
+        s.achieved.saturating_record(achieved_us.max(1));
+        s.lateness
+            .saturating_record(achieved_us.saturating_sub(intended_us).max(1));
+    }
+
+    /// Counts one cancelled pending answer.
+    pub fn record_cancel(&self) {
+        self.stats().cancelled += 1;
+    }
+
+    /// The summary so far.
+    pub fn summary(&self) -> ServeSummary {
+        let s = self.stats();
+        let sched = self.sched.lock().unwrap_or_else(|p| p.into_inner());
+        let model = sched.model();
+        ServeSummary {
+            model: model.to_string(),
+            model_p50_us: model.quantile_us(0.5),
+            model_p99_us: model.quantile_us(0.99),
+            requests: s.requests,
+            matched: s.matched,
+            unmatched: s.unmatched,
+            rejected_uri: s.rejected_uri,
+            cancelled: s.cancelled,
+            stalled: s.stalled,
+            injected_errors: s.injected_errors,
+            dropped: s.dropped,
+            intended: Quantiles::of(&s.intended),
+            achieved: Quantiles::of(&s.achieved),
+            lateness: Quantiles::of(&s.lateness),
+        }
+    }
+}
+
+/// A JSON-RPC error response.
+pub fn error_msg(id: Value, code: i64, message: &str, data: Value) -> Value {
+    let mut err = json!({"code": code, "message": message});
+    if !data.is_null() {
+        err["data"] = data;
+    }
+    json!({"jsonrpc": "2.0", "id": id, "error": err})
+}
+
+struct Outgoing {
+    bytes: Vec<u8>,
+    received: Instant,
+    intended_us: Option<u64>,
+}
+
+/// How a stream session ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StreamEnd {
+    /// The client closed its side; pending answers were sent first.
+    Eof,
+    /// A drop-connection fault closed it.
+    Dropped,
+}
+
+/// Serves newline-delimited JSON-RPC (MCP stdio transport) on `r`/`w` until
+/// the client closes `r` (pending non-stalled answers are sent first) or a
+/// drop-connection fault fires. Each answer is written when its own delay has
+/// passed since its request line was read ([`sleep_until_precise`]).
+///
+/// # Errors
+/// [`ReplayErrorKind::Io`] from the streams, [`ReplayErrorKind::LineTooLong`].
+pub async fn serve_stream<R, W>(server: Arc<Server>, r: R, w: W) -> Result<StreamEnd, ReplayError>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (tx, mut rx) = mpsc::unbounded_channel::<Outgoing>();
+    let srv = server.clone();
+    let writer = tokio::spawn(async move {
+        let mut w = w;
+        while let Some(o) = rx.recv().await {
+            w.write_all(&o.bytes).await?;
+            w.flush().await?;
+            if let Some(intended) = o.intended_us {
+                let achieved = o.received.elapsed().as_micros() as u64;
+                srv.record_delay(intended, achieved);
+            }
+        }
+        w.shutdown().await.ok();
+        Ok::<(), std::io::Error>(())
+    });
+    let pending: Arc<Mutex<HashMap<String, AbortHandle>>> = Arc::default();
+    let mut tasks = JoinSet::new();
+    let mut reader = BufReader::new(r);
+    let mut buf = Vec::new();
+    let mut end = StreamEnd::Eof;
+    loop {
+        while tasks.try_join_next().is_some() {}
+        if !read_line(&mut reader, &mut buf, MAX_LINE_BYTES).await? {
+            break;
+        }
+        let received = Instant::now();
+        if buf.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let answer = match serde_json::from_slice::<Value>(&buf) {
+            Ok(v) => server.decide(&v),
+            Err(e) => Answer::Reply {
+                msg: error_msg(
+                    Value::Null,
+                    PARSE_ERROR,
+                    &format!("mcptape serve: parse error: {e}"),
+                    Value::Null,
+                ),
+                delay_us: 0,
+            },
+        };
+        match answer {
+            Answer::Reply { msg, delay_us } => {
+                let key = msg.get("id").map(Value::to_string).unwrap_or_default();
+                let mut bytes = serde_json::to_vec(&msg).unwrap_or_default();
+                bytes.push(b'\n');
+                let tx = tx.clone();
+                let pend = pending.clone();
+                let timer = server.timer;
+                let k2 = key.clone();
+                // Hold the map while spawning so the task's own removal
+                // cannot run before the insertion.
+                let mut g = pending.lock().unwrap_or_else(|p| p.into_inner());
+                let h = tasks.spawn(async move {
+                    sleep_until_precise(received + Duration::from_micros(delay_us), timer).await;
+                    pend.lock().unwrap_or_else(|p| p.into_inner()).remove(&k2);
+                    let _ = tx.send(Outgoing {
+                        bytes,
+                        received,
+                        intended_us: Some(delay_us),
+                    });
+                });
+                g.insert(key, h);
+                drop(g);
+            }
+            Answer::Cancel(key) => {
+                if let Some(h) = pending
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .remove(&key)
+                {
+                    h.abort();
+                    server.record_cancel();
+                }
+            }
+            Answer::Drop => {
+                end = StreamEnd::Dropped;
+                break;
+            }
+            Answer::Stall | Answer::Nothing => {}
+        }
+    }
+    if end == StreamEnd::Dropped {
+        tasks.abort_all();
+    }
+    while tasks.join_next().await.is_some() {}
+    drop(tx);
+    writer
+        .await
+        .map_err(|e| ReplayError::new(ReplayErrorKind::Io(std::io::Error::other(e))))??;
+    Ok(end)
+}

@@ -1,0 +1,250 @@
+//! A transcript turned into what replay needs: the recorded requests (for
+//! `bench`/`verify`, playing the client) and the recorded request → reply
+//! exchanges (for `serve`, playing the server), matched by method and params.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use mcptape_transcript::{Direction, Event, reader::Transcript};
+use serde_json::{Map, Value};
+
+use crate::error::{ReplayError, ReplayErrorKind};
+
+/// Methods answered by method alone when their params do not match exactly:
+/// their params carry the client's identity (`clientInfo`, capabilities), not
+/// a question (MCP 2025-11-25 "Lifecycle"; 2026-07-28 `server/discover`).
+pub const HANDSHAKE_METHODS: [&str; 3] = ["initialize", "server/discover", "ping"];
+
+/// Largest number of recorded messages a tape holds (1,000,000 records).
+pub const MAX_TAPE_MESSAGES: usize = 1_000_000;
+
+/// One message from the recorded client.
+#[derive(Debug, Clone)]
+pub struct RecordedRequest {
+    /// Record index in the transcript (from 0, header excluded).
+    pub record: usize,
+    /// Microseconds since the recording started.
+    pub t_us: u64,
+    /// JSON-RPC `method`.
+    pub method: String,
+    /// JSON-RPC `params` as recorded (`Value::Null` if absent).
+    pub params: Value,
+    /// JSON-RPC `id`; `None` for a notification.
+    pub id: Option<Value>,
+}
+
+/// A recorded request and the server's recorded reply to it.
+#[derive(Debug, Clone)]
+pub struct Exchange {
+    /// The request.
+    pub request: RecordedRequest,
+    /// The whole recorded reply message (`result` or `error` member inside).
+    pub reply: Value,
+    /// Recorded server delay: reply `t_us` − request `t_us`, µs.
+    pub delay_us: u64,
+}
+
+/// The replayable content of one transcript.
+#[derive(Debug)]
+pub struct Tape {
+    /// Every client message in order (requests and notifications).
+    pub client: Vec<RecordedRequest>,
+    /// Every request that got a recorded reply, in request order.
+    pub exchanges: Vec<Exchange>,
+    /// Negotiated protocol revision, if the transcript says.
+    pub protocol_version: Option<String>,
+    /// Index: (method, normalized params as canonical JSON) → exchange indexes.
+    by_key: HashMap<(String, String), Vec<usize>>,
+    /// Index: method → exchange indexes.
+    by_method: HashMap<String, Vec<usize>>,
+    /// Per key, how many times it was served (to cycle through repeats).
+    cursor: Mutex<HashMap<(String, String), usize>>,
+}
+
+/// Params with `_meta` removed and `null`/absent turned into `{}`: the part
+/// of a request that asks the question (`_meta` carries progress tokens and
+/// tracing that differ per client, MCP 2025-11-25 "`_meta`").
+pub fn normalize_params(params: &Value) -> Value {
+    match params {
+        Value::Null => Value::Object(Map::new()),
+        Value::Object(m) => {
+            let mut m = m.clone();
+            m.remove("_meta");
+            Value::Object(m)
+        }
+        other => other.clone(),
+    }
+}
+
+/// Canonical JSON text of `v`: object keys sorted at every level, so two
+/// values equal up to key order give the same string.
+pub fn canonical(v: &Value) -> String {
+    fn sort(v: &Value) -> Value {
+        match v {
+            Value::Object(m) => {
+                let mut keys: Vec<&String> = m.keys().collect();
+                keys.sort();
+                let mut out = Map::new();
+                for k in keys {
+                    out.insert(k.clone(), sort(&m[k]));
+                }
+                Value::Object(out)
+            }
+            Value::Array(a) => Value::Array(a.iter().map(sort).collect()),
+            other => other.clone(),
+        }
+    }
+    sort(v).to_string()
+}
+
+/// How an incoming request was matched.
+#[derive(Debug, Clone)]
+pub enum Match<'a> {
+    /// Same method and params as a recorded request.
+    Exact(&'a Exchange),
+    /// A handshake method ([`HANDSHAKE_METHODS`]) answered by method alone.
+    ByMethod(&'a Exchange),
+    /// The method was recorded, but never with these params.
+    NoParams,
+    /// The method was never recorded.
+    NoMethod,
+}
+
+impl Tape {
+    /// Builds the tape from a transcript: pairs each `c2s` request with the
+    /// first `s2c` reply carrying the same `id` (ids compared as JSON values).
+    ///
+    /// # Errors
+    /// [`ReplayErrorKind::BadRecord`] when a message record is not a JSON
+    /// object (batches are not replayable), [`ReplayErrorKind::TooManyMessages`]
+    /// past [`MAX_TAPE_MESSAGES`].
+    pub fn from_transcript(t: &Transcript) -> Result<Tape, ReplayError> {
+        let mut client = Vec::new();
+        let mut exchanges = Vec::new();
+        // open requests: canonical id → index into `client`
+        let mut open: HashMap<String, usize> = HashMap::new();
+        let mut n = 0usize;
+        for (i, rec) in t.records.iter().enumerate() {
+            let Event::Message { dir, msg, .. } = &rec.event else {
+                continue;
+            };
+            n += 1;
+            if n > MAX_TAPE_MESSAGES {
+                return Err(
+                    ReplayError::new(ReplayErrorKind::TooManyMessages(MAX_TAPE_MESSAGES))
+                        .at_record(i),
+                );
+            }
+            let v: Value = serde_json::from_str(msg.get()).map_err(|e| {
+                ReplayError::new(ReplayErrorKind::BadRecord(e.to_string())).at_record(i)
+            })?;
+            let Value::Object(obj) = &v else {
+                return Err(ReplayError::new(ReplayErrorKind::BadRecord(
+                    "message is not a JSON object (batches are not replayable)".into(),
+                ))
+                .at_record(i));
+            };
+            match dir {
+                Direction::C2s => {
+                    let Some(Value::String(method)) = obj.get("method") else {
+                        continue;
+                    };
+                    let id = obj.get("id").cloned();
+                    if let Some(id) = &id {
+                        open.insert(id.to_string(), client.len());
+                    }
+                    client.push(RecordedRequest {
+                        record: i,
+                        t_us: rec.t_us,
+                        method: method.clone(),
+                        params: obj.get("params").cloned().unwrap_or(Value::Null),
+                        id,
+                    });
+                }
+                Direction::S2c => {
+                    if obj.contains_key("method") {
+                        continue; // server request or notification
+                    }
+                    let Some(id) = obj.get("id") else { continue };
+                    if let Some(ci) = open.remove(&id.to_string()) {
+                        let request = client[ci].clone();
+                        let delay_us = rec.t_us.saturating_sub(request.t_us);
+                        exchanges.push((
+                            ci,
+                            Exchange {
+                                request,
+                                reply: v.clone(),
+                                delay_us,
+                            },
+                        ));
+                    }
+                }
+            }
+        }
+        exchanges.sort_by_key(|(ci, _)| *ci);
+        let exchanges: Vec<Exchange> = exchanges.into_iter().map(|(_, e)| e).collect();
+        let mut by_key: HashMap<(String, String), Vec<usize>> = HashMap::new();
+        let mut by_method: HashMap<String, Vec<usize>> = HashMap::new();
+        for (i, e) in exchanges.iter().enumerate() {
+            let key = (
+                e.request.method.clone(),
+                canonical(&normalize_params(&e.request.params)),
+            );
+            by_key.entry(key).or_default().push(i);
+            by_method
+                .entry(e.request.method.clone())
+                .or_default()
+                .push(i);
+        }
+        Ok(Tape {
+            client,
+            exchanges,
+            protocol_version: t.protocol_version().map(str::to_owned),
+            by_key,
+            by_method,
+            cursor: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// Finds the recorded reply for `method` + `params`. Repeated identical
+    /// requests are answered with the recorded repeats in order, cycling.
+    pub fn lookup(&self, method: &str, params: &Value) -> Match<'_> {
+        let key = (method.to_owned(), canonical(&normalize_params(params)));
+        if let Some(list) = self.by_key.get(&key) {
+            let mut cur = self.cursor.lock().unwrap_or_else(|p| p.into_inner());
+            let c = cur.entry(key).or_insert(0);
+            let e = &self.exchanges[list[*c % list.len()]];
+            *c += 1;
+            return Match::Exact(e);
+        }
+        match self.by_method.get(method) {
+            Some(list) if HANDSHAKE_METHODS.contains(&method) => {
+                Match::ByMethod(&self.exchanges[list[0]])
+            }
+            Some(_) => Match::NoParams,
+            None => Match::NoMethod,
+        }
+    }
+
+    /// The recorded `resources/read` requests (in order), as `params` values.
+    pub fn reads(&self) -> Vec<Value> {
+        self.client
+            .iter()
+            .filter(|r| r.method == "resources/read" && r.id.is_some())
+            .map(|r| r.params.clone())
+            .collect()
+    }
+
+    /// The recorded handshake: the first `initialize` or `server/discover`
+    /// request, and whether `notifications/initialized` followed it.
+    pub fn handshake(&self) -> Option<&RecordedRequest> {
+        self.client
+            .iter()
+            .find(|r| r.id.is_some() && (r.method == "initialize" || r.method == "server/discover"))
+    }
+
+    /// Recorded server delays of every exchange, µs.
+    pub fn recorded_delays_us(&self) -> Vec<u64> {
+        self.exchanges.iter().map(|e| e.delay_us).collect()
+    }
+}

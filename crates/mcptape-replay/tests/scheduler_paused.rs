@@ -1,0 +1,263 @@
+//! The scheduler checked exactly on tokio's paused (virtual) clock: `serve`
+//! and `bench` run in-process over an in-memory duplex pipe, so every delay
+//! is virtual time and every figure is exact.
+
+use std::sync::Arc;
+
+use mcptape_replay::bench::{self, BenchConfig, Client, Load};
+use mcptape_replay::latency::{FaultSpec, LatencyModel};
+use mcptape_replay::schedule::TimerMode;
+use mcptape_replay::serve::{Server, serve_stream};
+use mcptape_replay::tape::Tape;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::time::{Duration, Instant};
+
+fn tape() -> Tape {
+    let bytes = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/tiny-two-reads.jsonl"
+    ))
+    .unwrap();
+    let t = mcptape_transcript::reader::read(&bytes).unwrap();
+    Tape::from_transcript(&t).unwrap()
+}
+
+fn server(model: &str, fault: &str, seed: u64) -> Arc<Server> {
+    let faults = if fault.is_empty() {
+        FaultSpec::default()
+    } else {
+        FaultSpec::parse(fault).unwrap()
+    };
+    Arc::new(
+        Server::new(
+            tape(),
+            LatencyModel::parse(model).unwrap(),
+            faults,
+            seed,
+            &[],
+        )
+        .unwrap()
+        .with_timer(TimerMode::Virtual),
+    )
+}
+
+/// Starts `serve_stream` on one end of a duplex pipe; returns a client on the other.
+fn connect(srv: Arc<Server>) -> (Arc<Client>, tokio::task::JoinHandle<()>) {
+    let (a, b) = tokio::io::duplex(1 << 20);
+    let (ar, aw) = tokio::io::split(a);
+    let (br, bw) = tokio::io::split(b);
+    let h = tokio::spawn(async move {
+        serve_stream(srv, ar, aw).await.unwrap();
+    });
+    (Arc::new(Client::over(br, bw)), h)
+}
+
+fn cfg(reads: u64, turns: u64, parallel: u32) -> BenchConfig {
+    BenchConfig {
+        reads,
+        turns,
+        parallel,
+        deadline_us: 800_000,
+        timeout_us: 5_000_000,
+        load: Load::Closed { concurrency: 1 },
+        max_phase: Duration::from_secs(600),
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn fixed_12ms_answers_one_request_after_exactly_12ms() {
+    let (a, b) = tokio::io::duplex(1 << 16);
+    let (ar, aw) = tokio::io::split(a);
+    let (br, mut bw) = tokio::io::split(b);
+    let srv = server("fixed:12ms", "", 1);
+    tokio::spawn(serve_stream(srv, ar, aw));
+    let mut lines = BufReader::new(br).lines();
+    let t0 = Instant::now();
+    bw.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":77,\"method\":\"resources/read\",\"params\":{\"uri\":\"file:///project/a.md\"}}\n")
+        .await
+        .unwrap();
+    let line = lines.next_line().await.unwrap().unwrap();
+    assert_eq!(Instant::now() - t0, Duration::from_millis(12));
+    let v: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(v["id"], json!(77));
+    assert_eq!(v["result"]["contents"][0]["text"], json!("# A\n"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn fixed_12ms_gives_12ms_single_reads_and_12ms_turns() {
+    let srv = server("fixed:12ms", "", 1);
+    let (client, _h) = connect(srv.clone());
+    bench::handshake(&client, srv.tape(), Duration::from_secs(5))
+        .await
+        .unwrap();
+    let res = bench::run(client.clone(), srv.tape(), &cfg(30, 10, 4), &|_| {})
+        .await
+        .unwrap();
+    assert_eq!(res.single.len(), 30);
+    // HdrHistogram keeps 3 significant digits: `equivalent` = same bucket.
+    assert!(res.single.equivalent(res.single.min(), 12_000));
+    assert!(res.single.equivalent(res.single.max(), 12_000));
+    assert_eq!(res.turn.len(), 10);
+    assert!(res.turn.equivalent(res.turn.min(), 12_000));
+    assert!(res.turn.equivalent(res.turn.max(), 12_000));
+    assert_eq!(res.turns_hit_deadline, 0);
+    assert_eq!(res.cancellations, 0);
+    // The recorded missing.md read is replayed as its recorded -32602 error.
+    assert_eq!(
+        res.errors.get("invalid-params / not found (-32602)"),
+        Some(&23)
+    );
+    // 30 single + 40 turn reads cycle a, b.png, missing: 10 + 13 missing.
+    let s = srv.summary();
+    assert_eq!(s.achieved.count, 1 + 30 + 40);
+    assert_eq!(s.lateness.max_us, 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_stall_is_cancelled_at_the_deadline_and_abandoned_at_the_timeout() {
+    let srv = server("fixed:12ms", "stall=100%", 1);
+    let (client, _h) = connect(srv.clone());
+    bench::handshake(&client, srv.tape(), Duration::from_secs(5))
+        .await
+        .unwrap();
+    let t0 = Instant::now();
+    let res = bench::run(client.clone(), srv.tape(), &cfg(0, 1, 1), &|_| {})
+        .await
+        .unwrap();
+    assert_eq!(res.turns, 1);
+    assert_eq!(res.turns_hit_deadline, 1);
+    assert!(res.turn.equivalent(res.turn.min(), 800_000));
+    assert!(res.turn.equivalent(res.turn.max(), 800_000));
+    assert_eq!(res.cancellations, 1);
+    assert_eq!(res.abandoned, 1);
+    assert_eq!(res.abandoned_after_us, vec![5_000_000]);
+    assert_eq!(res.late_responses, 0);
+    // run() waits for the straggler's timeout before returning.
+    assert_eq!(Instant::now() - t0, Duration::from_secs(5));
+    assert_eq!(srv.summary().stalled, 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_single_read_that_stalls_is_abandoned_at_the_timeout() {
+    let srv = server("fixed:1ms", "stall=100%", 1);
+    let (client, _h) = connect(srv.clone());
+    bench::handshake(&client, srv.tape(), Duration::from_secs(5))
+        .await
+        .unwrap();
+    let res = bench::run(client.clone(), srv.tape(), &cfg(2, 0, 1), &|_| {})
+        .await
+        .unwrap();
+    assert_eq!(res.errors.get("timeout"), Some(&2));
+    assert_eq!(res.abandoned_after_us, vec![5_000_000, 5_000_000]);
+    assert_eq!(res.single.len(), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_slow_read_past_the_deadline_is_cancelled_and_the_server_drops_its_answer() {
+    let srv = server("fixed:900ms", "", 1);
+    let (client, _h) = connect(srv.clone());
+    bench::handshake(&client, srv.tape(), Duration::from_secs(5))
+        .await
+        .unwrap();
+    let res = bench::run(client.clone(), srv.tape(), &cfg(0, 2, 2), &|_| {})
+        .await
+        .unwrap();
+    assert_eq!(res.turns_hit_deadline, 2);
+    assert_eq!(res.cancellations, 4);
+    assert_eq!(res.late_responses, 0);
+    assert_eq!(res.abandoned, 4);
+    assert_eq!(srv.summary().cancelled, 4);
+}
+
+async fn lognormal_run(seed: u64) -> (Vec<u64>, Vec<u64>) {
+    let srv = server("lognormal:p50=12ms,p99=40ms", "error=-32603@10%", seed);
+    let (client, _h) = connect(srv.clone());
+    bench::handshake(&client, srv.tape(), Duration::from_secs(5))
+        .await
+        .unwrap();
+    let res = bench::run(client.clone(), srv.tape(), &cfg(50, 20, 4), &|_| {})
+        .await
+        .unwrap();
+    let single = res
+        .single
+        .iter_recorded()
+        .map(|v| v.value_iterated_to() * 1000 + v.count_at_value())
+        .collect();
+    let turn = res
+        .turn
+        .iter_recorded()
+        .map(|v| v.value_iterated_to())
+        .collect();
+    (single, turn)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_seed_reproduces_the_schedule() {
+    let a = lognormal_run(42).await;
+    let b = lognormal_run(42).await;
+    let c = lognormal_run(43).await;
+    assert_eq!(a, b);
+    assert_ne!(a, c);
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_unmatched_read_names_method_and_uri() {
+    let srv = server("fixed:0", "", 1);
+    let (client, _h) = connect(srv.clone());
+    let (_, rx) = client.request(
+        "resources/read",
+        &json!({"uri": "file:///project/never-recorded.md"}),
+    );
+    let (_, v) = rx.await.unwrap();
+    assert_eq!(v["error"]["code"], json!(-32602));
+    assert_eq!(
+        v["error"]["data"]["uri"],
+        json!("file:///project/never-recorded.md")
+    );
+    assert_eq!(v["error"]["data"]["method"], json!("resources/read"));
+    let msg = v["error"]["message"].as_str().unwrap();
+    assert!(
+        msg.contains("resources/read") && msg.contains("file:///project/never-recorded.md"),
+        "{msg}"
+    );
+    let (_, rx) = client.request("tools/call", &json!({"name": "x"}));
+    let (_, v) = rx.await.unwrap();
+    assert_eq!(v["error"]["code"], json!(-32601));
+    assert_eq!(v["error"]["data"]["method"], json!("tools/call"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_uri_escaping_the_root_is_rejected_with_32602_and_data_uri() {
+    let srv = server("fixed:0", "", 1);
+    let (client, _h) = connect(srv.clone());
+    for uri in [
+        "file:///project/%2e%2e/etc/passwd",
+        "file:///project/../etc/passwd",
+        "file:///projectX/a.md",
+        "http://evil/a.md",
+    ] {
+        let (_, rx) = client.request("resources/read", &json!({"uri": uri}));
+        let (_, v) = rx.await.unwrap();
+        assert_eq!(v["error"]["code"], json!(-32602), "{uri}: {v}");
+        assert_eq!(v["error"]["data"]["uri"], json!(uri));
+        assert!(v.get("result").is_none());
+    }
+    assert_eq!(srv.summary().rejected_uri, 4);
+}
+
+#[tokio::test(start_paused = true)]
+async fn replies_keep_the_request_id_and_match_params_without_meta() {
+    let srv = server("recorded", "", 1);
+    let (client, _h) = connect(srv.clone());
+    let t0 = Instant::now();
+    let (_, rx) = client.request(
+        "resources/read",
+        &json!({"uri": "file:///project/img/b.png", "_meta": {"progressToken": "zz"}}),
+    );
+    let (_, v) = rx.await.unwrap();
+    // recorded delay of that reply: 56000 - 16000 µs.
+    assert_eq!(Instant::now() - t0, Duration::from_micros(40_000));
+    assert_eq!(v["result"]["contents"][0]["blob"], json!("iVBORw0KGgo="));
+    assert!(v["id"].is_u64());
+}
