@@ -238,7 +238,7 @@ pub async fn run_stdio_proxy_with(
 }
 
 /// After the client's EOF: wait `grace`, SIGTERM, wait `term_grace`, SIGKILL.
-async fn end_child(
+pub(crate) async fn end_child(
     child: &mut Child,
     pid: Option<u32>,
     opts: &StdioOptions,

@@ -1,12 +1,171 @@
-//! `mcptape crawl` (being written).
+//! `mcptape crawl`: act as the client of a real MCP server and record the session.
+//!
+//! `mcptape crawl -o FILE (-- CMD ARGS... | --url URL) [--protocol VERSION] [--expand 'TEMPLATE' var=v1,v2]`
 
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use indicatif::{ProgressBar, ProgressStyle};
+use mcptape_record::TranscriptSink;
+use mcptape_record::crawl::{CrawlOptions, CrawlProgress, CrawlTarget, Expansion, crawl};
+use mcptape_transcript::{Redactor, ServerSpec, Transport};
 
 /// Arguments of `mcptape crawl`.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Transcript file to write (JSON Lines; truncated if it exists).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: PathBuf,
+    /// Streamable HTTP endpoint (http:// only), instead of a stdio command.
+    #[arg(long, value_name = "URL", conflicts_with = "command")]
+    pub url: Option<String>,
+    /// Protocol revision: 2025-11-25 (initialize) or 2026-07-28 (server/discover, falling back to initialize).
+    #[arg(long, value_name = "VERSION", default_value = mcptape_record::crawl::DEFAULT_PROTOCOL)]
+    pub protocol: String,
+    /// Read expansions of a URI template: `--expand 'demo://r/{id}' id=1,2,3` (repeatable;
+    /// several var=... give the product).
+    #[arg(long, value_name = "TEMPLATE VAR=V1,V2", num_args = 2.., action = clap::ArgAction::Append)]
+    pub expand: Vec<String>,
+    /// URI to read that should not exist (default: a sibling of the first listed URI).
+    #[arg(long, value_name = "URI")]
+    pub missing: Option<String>,
+    /// Per-request time limit, in ms.
+    #[arg(long, value_name = "MS", default_value_t = mcptape_record::crawl::DEFAULT_REQUEST_TIMEOUT_MS)]
+    pub timeout_ms: u64,
+    /// Keep credentials in recorded HTTP headers.
+    #[arg(long)]
+    pub no_redact: bool,
+    /// Print the crawl report as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// The stdio server command and its arguments (after `--`).
+    #[arg(last = true, value_name = "CMD")]
+    pub command: Vec<String>,
+}
+
+/// Splits the flat `--expand` values into (template, assignments) groups: a
+/// value without `=` (or containing `{`) starts a new template.
+fn expansions(flat: &[String]) -> anyhow::Result<Vec<Expansion>> {
+    let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    for v in flat {
+        if v.contains('{') || !v.contains('=') {
+            out.push((v.clone(), Vec::new()));
+        } else {
+            let last = out
+                .last_mut()
+                .context("--expand: give the template first")?;
+            last.1.push(v.clone());
+        }
+    }
+    Ok(out
+        .iter()
+        .map(|(t, a)| Expansion::parse(t, a))
+        .collect::<Result<_, _>>()?)
+}
 
 /// Runs `mcptape crawl`.
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`mcptape crawl` is not implemented yet")
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let target = match (&args.url, args.command.is_empty()) {
+        (Some(u), _) => CrawlTarget::Url(u.clone()),
+        (None, false) => CrawlTarget::Command(args.command.clone()),
+        (None, true) => anyhow::bail!("give a server command after `--`, or --url"),
+    };
+    let redactor = if args.no_redact {
+        Redactor::disabled()
+    } else {
+        Redactor::new()
+    };
+    let (transport, server) = match &target {
+        CrawlTarget::Command(c) => (
+            Transport::Stdio,
+            ServerSpec {
+                command: Some(c.clone()),
+                url: None,
+            },
+        ),
+        CrawlTarget::Url(u) => (
+            Transport::Http,
+            ServerSpec {
+                command: None,
+                url: Some(redactor.url(u).into_owned()),
+            },
+        ),
+    };
+    let opts = CrawlOptions {
+        target,
+        protocol: args.protocol.clone(),
+        expand: expansions(&args.expand)?,
+        missing_uri: args.missing.clone(),
+        request_timeout: Duration::from_millis(args.timeout_ms),
+        redactor,
+    };
+    let sink = Arc::new(TranscriptSink::create(&args.output, transport, server)?);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting tokio")?;
+    let bar = ProgressBar::new_spinner();
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} {msg} [{bar:30}] {pos}/{len} reads")
+            .expect("static template")
+            .progress_chars("=> "),
+    );
+    bar.set_message("handshake");
+    let b = bar.clone();
+    let result = rt.block_on(crawl(opts, sink.clone(), move |p| match p {
+        CrawlProgress::Handshake { version } => b.set_message(format!("protocol {version}")),
+        CrawlProgress::Planned { reads } => b.set_length(reads),
+        CrawlProgress::Read { .. } => b.inc(1),
+        _ => {}
+    }));
+    bar.finish_and_clear();
+    let records = sink.finish()?;
+    let report = result?;
+    let errors = report
+        .reads
+        .iter()
+        .filter(|r| r.error_code.is_some())
+        .count();
+    let blobs: usize = report.reads.iter().map(|r| r.blob).sum();
+    eprintln!(
+        "mcptape crawl: protocol {}{}, {} listed ({} pages), {} templates, {} reads ({} blob entries, {} errors), {} server requests answered, {} records -> {}",
+        report.protocol_version,
+        if report.fell_back {
+            " (server/discover failed, fell back to initialize)"
+        } else {
+            ""
+        },
+        report.listed.len(),
+        report.pages,
+        report.templates.len(),
+        report.reads.len(),
+        blobs,
+        errors,
+        report.answered_server_requests.len(),
+        records,
+        args.output.display()
+    );
+    if args.json {
+        let reads: Vec<_> = report
+            .reads
+            .iter()
+            .map(|r| {
+                serde_json::json!({"uri": r.uri, "text": r.text, "blob": r.blob, "blobBase64Chars": r.blob_base64_chars, "errorCode": r.error_code})
+            })
+            .collect();
+        let v = serde_json::json!({
+            "protocolVersion": report.protocol_version,
+            "fellBack": report.fell_back,
+            "listed": report.listed,
+            "pages": report.pages,
+            "templates": report.templates,
+            "reads": reads,
+            "answeredServerRequests": report.answered_server_requests,
+        });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    }
+    Ok(ExitCode::SUCCESS)
 }
