@@ -1,1 +1,173 @@
-//! Conformance rules over transcripts (being written).
+//! Conformance rules over MCP transcripts (`mcptape check`).
+//!
+//! Input: transcripts in the mcptape JSON Lines format (`mcptape-transcript`).
+//! Output: [`Finding`]s naming the file, record number, line, JSON-RPC id and
+//! RFC 6901 JSON pointer of the offending member, rendered as text, JSON or
+//! JUnit XML ([`output`]). Every rule has a stable id, a severity, a
+//! one-line summary, a source (spec revision + section, SEP or seed) and a
+//! long explanation ([`rules::RULES`]).
+//!
+//! The protocol revision (2025-06-18, 2025-11-25, 2026-07-28) decides the
+//! revision-dependent rules (`resultType`, cache hints, not-found code); with
+//! [`SpecChoice::Auto`] it is read from the handshake ([`revision`]).
+//!
+//! IO: only [`check_paths`] touches the filesystem (reading files; it never
+//! writes). [`check_bytes`] is a pure function of the bytes.
+//!
+//! ```
+//! use mcptape_check::{check_bytes, Options};
+//! let t = concat!(
+//!     r#"{"mcptapeTranscript":1,"mcptapeVersion":"0.1.0","transport":"stdio","server":{},"startedAt":"2026-11-30T00:00:00Z","protocolVersion":"2025-11-25"}"#, "\n",
+//!     r#"{"tUs":1,"kind":"message","dir":"c2s","msg":{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///a"}}}"#, "\n",
+//!     r#"{"tUs":2,"kind":"message","dir":"s2c","msg":{"jsonrpc":"2.0","id":1,"result":{"contents":[]}}}"#, "\n",
+//! );
+//! let report = check_bytes("t.jsonl", t.as_bytes(), &Options::default());
+//! assert_eq!(report.findings.len(), 1);
+//! assert_eq!(report.findings[0].rule, "read-empty-contents");
+//! assert_eq!(report.findings[0].line, 3);
+//! assert_eq!(report.findings[0].pointer, "/result/contents");
+//! ```
+
+mod engine;
+pub mod output;
+pub mod report;
+pub mod revision;
+pub mod rules;
+mod wireview;
+
+use std::path::{Path, PathBuf};
+
+pub use engine::{
+    CACHEABLE_METHODS, DEFAULT_BLOB_THRESHOLD_BYTES, MAX_SPLIT_MESSAGE_LINES,
+    META_PROTOCOL_VERSION, Options, check_bytes,
+};
+pub use output::Format;
+pub use report::{FileReport, Finding, Report, Summary};
+pub use revision::{Revision, RevisionSource, SpecChoice};
+pub use rules::{RULES, Rule, Severity, rule};
+
+/// File extension of transcripts found under a directory (`*.jsonl`).
+pub const TRANSCRIPT_EXTENSION: &str = "jsonl";
+
+/// Deepest directory nesting [`collect_transcripts`] descends (64 levels);
+/// deeper directories are an error ([`CheckErrorKind::TooDeep`]), which also
+/// stops symlink loops.
+pub const MAX_DIR_DEPTH: usize = 64;
+
+/// Why `mcptape check` could not run (as opposed to a finding).
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: {kind}")]
+pub struct CheckError {
+    /// The path involved.
+    pub path: PathBuf,
+    /// What went wrong.
+    pub kind: CheckErrorKind,
+}
+
+/// The kind of a [`CheckError`].
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CheckErrorKind {
+    /// Reading a file or listing a directory failed.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    /// A directory named on the command line holds no `*.jsonl` file.
+    #[error("no *.jsonl transcript under this directory")]
+    NoTranscripts,
+    /// `--allow` named a rule id that does not exist.
+    #[error("unknown rule id (see `mcptape explain --list`)")]
+    UnknownRule,
+    /// Directories nest deeper than [`MAX_DIR_DEPTH`].
+    #[error("directories nest deeper than {MAX_DIR_DEPTH} levels")]
+    TooDeep,
+}
+
+/// Expands `paths`: a file is taken as is (whatever its name), a directory
+/// is searched recursively for `*.jsonl` files. The result is sorted and
+/// deduplicated.
+///
+/// # Errors
+/// [`CheckErrorKind::Io`] when a path cannot be read,
+/// [`CheckErrorKind::NoTranscripts`] for a directory without transcripts,
+/// [`CheckErrorKind::TooDeep`] past [`MAX_DIR_DEPTH`].
+pub fn collect_transcripts(paths: &[PathBuf]) -> Result<Vec<PathBuf>, CheckError> {
+    let mut out = Vec::new();
+    for p in paths {
+        let meta = std::fs::metadata(p).map_err(|e| CheckError {
+            path: p.clone(),
+            kind: e.into(),
+        })?;
+        if meta.is_dir() {
+            let before = out.len();
+            walk(p, 0, &mut out)?;
+            if out.len() == before {
+                return Err(CheckError {
+                    path: p.clone(),
+                    kind: CheckErrorKind::NoTranscripts,
+                });
+            }
+        } else {
+            out.push(p.clone());
+        }
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
+fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) -> Result<(), CheckError> {
+    if depth > MAX_DIR_DEPTH {
+        return Err(CheckError {
+            path: dir.to_owned(),
+            kind: CheckErrorKind::TooDeep,
+        });
+    }
+    let io = |e: std::io::Error| CheckError {
+        path: dir.to_owned(),
+        kind: e.into(),
+    };
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(io)?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<Result<_, _>>()
+        .map_err(io)?;
+    entries.sort();
+    for p in entries {
+        let meta = std::fs::metadata(&p).map_err(|e| CheckError {
+            path: p.clone(),
+            kind: e.into(),
+        })?;
+        if meta.is_dir() {
+            walk(&p, depth + 1, out)?;
+        } else if p.extension().is_some_and(|e| e == TRANSCRIPT_EXTENSION) {
+            out.push(p);
+        }
+    }
+    Ok(())
+}
+
+/// Checks every transcript under `paths` (see [`collect_transcripts`]).
+///
+/// # Errors
+/// [`CheckErrorKind::UnknownRule`] when `opts.allow` names a rule that does
+/// not exist; any error of [`collect_transcripts`]; [`CheckErrorKind::Io`]
+/// when a file cannot be read. Problems *inside* a transcript are findings,
+/// not errors.
+pub fn check_paths(paths: &[PathBuf], opts: &Options) -> Result<Report, CheckError> {
+    if let Some(bad) = opts.allow.iter().find(|a| rule(a).is_none()) {
+        return Err(CheckError {
+            path: PathBuf::from(bad),
+            kind: CheckErrorKind::UnknownRule,
+        });
+    }
+    let files = collect_transcripts(paths)?;
+    let mut reports = Vec::with_capacity(files.len());
+    for f in files {
+        let bytes = std::fs::read(&f).map_err(|e| CheckError {
+            path: f.clone(),
+            kind: e.into(),
+        })?;
+        reports.push(check_bytes(&f.display().to_string(), &bytes, opts));
+    }
+    Ok(Report::new(reports, opts.allow.iter().cloned().collect()))
+}

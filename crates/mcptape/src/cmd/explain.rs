@@ -1,12 +1,49 @@
-//! `mcptape explain` (being written).
+//! `mcptape explain RULE` / `mcptape explain --list`: the text of a
+//! conformance rule of `mcptape-check` (id, severity, source, revisions,
+//! explanation).
 
 use std::process::ExitCode;
 
+use mcptape_check::{RULES, Rule};
+
 /// Arguments of `mcptape explain`.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// The rule id (e.g. `contents-text-and-blob`).
+    #[arg(required_unless_present = "list")]
+    pub rule: Option<String>,
+    /// List every rule: id, severity and one-line summary.
+    #[arg(long, conflicts_with = "rule")]
+    pub list: bool,
+}
+
+/// The full text `mcptape explain RULE` prints.
+pub fn explain_text(r: &Rule) -> String {
+    format!(
+        "{id} ({sev})\n  {summary}\n\nsource:    {source}\nrevisions: {revs}\n\n{explain}\n",
+        id = r.id,
+        sev = r.severity,
+        summary = r.summary,
+        source = r.source,
+        revs = r.revisions,
+        explain = r.explain
+    )
+}
 
 /// Runs `mcptape explain`.
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`mcptape explain` is not implemented yet")
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if args.list {
+        for r in RULES {
+            println!("{:<32} {:<7} {}", r.id, r.severity, r.summary);
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let id = args.rule.unwrap_or_default();
+    match mcptape_check::rule(&id) {
+        Some(r) => {
+            print!("{}", explain_text(r));
+            Ok(ExitCode::SUCCESS)
+        }
+        None => anyhow::bail!("unknown rule {id:?}; `mcptape explain --list` lists them"),
+    }
 }

@@ -1,0 +1,1233 @@
+//! The rule engine: one pass over a transcript's records, pairing requests
+//! with responses by id and running every rule of [`crate::rules`].
+//!
+//! Order of work for one transcript:
+//! 1. `mcptape_transcript::reader::read_with` (lenient: a malformed complete
+//!    line fires `transcript-unreadable` and the rest is still checked);
+//! 2. the protocol revision is decided ([`crate::revision`]);
+//! 3. every record in file order: stdio framing rules, the strict envelope
+//!    parser (`mcptape_wire::jsonrpc::parse`), then the message rules;
+//! 4. at the end, requests still open fire `request-unanswered`.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+use mcptape_transcript::reader::{self, ReadOptions};
+use mcptape_transcript::{Direction, Event, HttpMeta, Record, Transport};
+use serde_json::{Map, Value};
+
+use crate::report::{FileReport, Finding};
+use crate::revision::{Revision, RevisionSource, SpecChoice};
+use crate::rules::{self, Rule};
+use crate::wireview::{self, Envelope, NotFound};
+
+/// Blobs larger than this many decoded bytes fire `blob-over-size-threshold`
+/// unless `--blob-threshold` says otherwise: 1 MiB (1,048,576 bytes, which
+/// travel as 1,398,104 base64 characters). Source: seed binary-contents-qa.
+pub const DEFAULT_BLOB_THRESHOLD_BYTES: u64 = 1024 * 1024;
+
+/// The methods whose complete 2026-07-28 results carry `ttlMs` and
+/// `cacheScope` (SEP-2549; seed resources-primitive-lesson: "one of the six
+/// methods").
+pub const CACHEABLE_METHODS: [&str; 6] = [
+    "tools/list",
+    "prompts/list",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "server/discover",
+];
+
+/// The `_meta` key carrying a request's protocol revision (2026-07-28).
+pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+
+/// Most consecutive non-JSON lines that are tried as one pretty-printed
+/// message (`stdio-embedded-newline`): 4,096 lines. A message split over more
+/// lines is judged line by line (`stdio-non-jsonrpc-line` on each), so a
+/// long banner costs at most 4,096 joins per line.
+pub const MAX_SPLIT_MESSAGE_LINES: usize = 4096;
+
+/// How to check.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// `--spec`.
+    pub spec: SpecChoice,
+    /// `--allow RULE...`: these rules still report, but never fail the check.
+    pub allow: BTreeSet<String>,
+    /// `--blob-threshold BYTES` (decoded bytes), default [`DEFAULT_BLOB_THRESHOLD_BYTES`].
+    pub blob_threshold_bytes: u64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            spec: SpecChoice::Auto,
+            allow: BTreeSet::new(),
+            blob_threshold_bytes: DEFAULT_BLOB_THRESHOLD_BYTES,
+        }
+    }
+}
+
+/// Checks one transcript held in memory. `file` is the name findings carry.
+///
+/// Never fails and never panics: an unreadable file is a
+/// `transcript-unreadable` finding.
+pub fn check_bytes(file: &str, bytes: &[u8], opts: &Options) -> FileReport {
+    let mut cx = Cx {
+        file,
+        opts,
+        findings: Vec::new(),
+    };
+    let t = match reader::read_with(bytes, ReadOptions::lenient()) {
+        Ok(t) => t,
+        Err(e) => {
+            cx.push(
+                rules::TRANSCRIPT_UNREADABLE,
+                Place::file_line(e.line),
+                None,
+                String::new(),
+                format!("{e}"),
+            );
+            let (revision, revision_source) = match &opts.spec {
+                SpecChoice::Fixed(r) => (r.clone(), RevisionSource::CommandLine),
+                SpecChoice::Auto => (Revision::v2026_07_28(), RevisionSource::Assumed),
+            };
+            return FileReport {
+                file: file.to_owned(),
+                revision,
+                revision_source,
+                records: 0,
+                messages: 0,
+                findings: cx.findings,
+            };
+        }
+    };
+
+    // Line number of every record: records fill the lines after the header
+    // that were not skipped as malformed.
+    let skipped: HashSet<usize> = t.skipped.iter().map(|e| e.line).collect();
+    for e in &t.skipped {
+        cx.push(
+            rules::TRANSCRIPT_UNREADABLE,
+            Place::file_line(e.line),
+            None,
+            String::new(),
+            format!("record line skipped: {e}"),
+        );
+    }
+    let mut lines = Vec::with_capacity(t.records.len());
+    let mut next = 2usize;
+    for _ in &t.records {
+        while skipped.contains(&next) {
+            next += 1;
+        }
+        lines.push(next);
+        next += 1;
+    }
+    if let Some(d) = &t.dropped {
+        cx.push(
+            rules::TRANSCRIPT_TRUNCATED,
+            Place::file_line(d.line),
+            None,
+            String::new(),
+            format!(
+                "the last line (byte offset {}, {} bytes) has no line terminator and is not a whole record: dropped ({})",
+                d.offset, d.bytes, d.reason
+            ),
+        );
+    }
+
+    let (revision, revision_source) = match &opts.spec {
+        SpecChoice::Fixed(r) => (r.clone(), RevisionSource::CommandLine),
+        SpecChoice::Auto => detect_revision(&t.records, t.header.protocol_version.as_deref()),
+    };
+
+    let mut st = State::new(t.header.transport, revision.clone());
+    let mut messages = 0usize;
+    let mut i = 0usize;
+    while i < t.records.len() {
+        let place = Place {
+            record: i + 1,
+            line: lines[i],
+        };
+        match &t.records[i].event {
+            Event::Noise { dir, line } => {
+                // A run of noise lines of one direction may be one message
+                // printed over several lines.
+                let run_end = noise_run_end(&t.records, i, *dir);
+                if t.header.transport == Transport::Stdio {
+                    if let Some(n) = split_message_len(&t.records[i..run_end]) {
+                        cx.push(
+                            rules::STDIO_EMBEDDED_NEWLINE,
+                            place,
+                            None,
+                            String::new(),
+                            format!(
+                                "{} lines (records {}..={}) on {} form one JSON message: it was written with embedded newlines",
+                                n,
+                                i + 1,
+                                i + n,
+                                dir_stream(*dir)
+                            ),
+                        );
+                        i += n;
+                        continue;
+                    }
+                    cx.push(
+                        rules::STDIO_NON_JSONRPC_LINE,
+                        place,
+                        None,
+                        String::new(),
+                        format!(
+                            "line on {} is not JSON: {}",
+                            dir_stream(*dir),
+                            clip(line, 80)
+                        ),
+                    );
+                }
+                i += 1;
+                continue;
+            }
+            Event::Message { dir, msg, http } => {
+                let raw = msg.get();
+                if t.header.transport == Transport::Stdio
+                    && raw.bytes().any(|b| b == b'\n' || b == b'\r')
+                {
+                    let at = raw
+                        .bytes()
+                        .position(|b| b == b'\n' || b == b'\r')
+                        .unwrap_or(0);
+                    cx.push(
+                        rules::STDIO_EMBEDDED_NEWLINE,
+                        place,
+                        None,
+                        String::new(),
+                        format!(
+                            "message on {} contains a line break at byte {at}",
+                            dir_stream(*dir)
+                        ),
+                    );
+                }
+                let bad_elements = match wireview::envelope(raw.as_bytes()) {
+                    Envelope::Bad(reason) => {
+                        cx.push(
+                            rules::MESSAGE_NOT_JSONRPC,
+                            place,
+                            None,
+                            String::new(),
+                            format!("not a JSON-RPC 2.0 message: {reason}"),
+                        );
+                        i += 1;
+                        continue;
+                    }
+                    Envelope::Ok(bad) => bad,
+                };
+                for (k, reason) in &bad_elements {
+                    cx.push(
+                        rules::MESSAGE_NOT_JSONRPC,
+                        place,
+                        None,
+                        format!("/{k}"),
+                        format!("batch element {k} is not a JSON-RPC 2.0 message: {reason}"),
+                    );
+                }
+                let value: Value = match serde_json::from_str(raw) {
+                    Ok(v) => v,
+                    Err(e) => {
+                        cx.push(
+                            rules::MESSAGE_NOT_JSONRPC,
+                            place,
+                            None,
+                            String::new(),
+                            format!("not readable as JSON: {e}"),
+                        );
+                        i += 1;
+                        continue;
+                    }
+                };
+                match &value {
+                    Value::Array(items) => {
+                        for (k, item) in items.iter().enumerate() {
+                            if bad_elements.iter().any(|(b, _)| *b == k) {
+                                continue;
+                            }
+                            messages += 1;
+                            st.message(&mut cx, place, *dir, http.as_ref(), item, &format!("/{k}"));
+                        }
+                    }
+                    v => {
+                        messages += 1;
+                        st.message(&mut cx, place, *dir, http.as_ref(), v, "");
+                    }
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    st.finish(&mut cx);
+
+    cx.findings.sort_by_key(|f| (f.record, f.line));
+    FileReport {
+        file: file.to_owned(),
+        revision,
+        revision_source,
+        records: t.records.len(),
+        messages,
+        findings: cx.findings,
+    }
+}
+
+/// `--spec auto`: initialize result, then request `_meta`, then header, then
+/// protocol record, else 2026-07-28 assumed.
+fn detect_revision(records: &[Record], header: Option<&str>) -> (Revision, RevisionSource) {
+    let mut init_ids: Vec<Value> = Vec::new();
+    let mut meta: Option<String> = None;
+    let mut proto: Option<String> = None;
+    for r in records {
+        match &r.event {
+            Event::Message { dir, msg, .. } => {
+                let Ok(v) = serde_json::from_str::<Value>(msg.get()) else {
+                    continue;
+                };
+                let items: Vec<&Value> = match &v {
+                    Value::Array(a) => a.iter().collect(),
+                    v => vec![v],
+                };
+                for m in items {
+                    let Some(o) = m.as_object() else { continue };
+                    match (dir, o.get("method").and_then(Value::as_str)) {
+                        (Direction::C2s, Some("initialize")) => {
+                            if let Some(id) = o.get("id") {
+                                init_ids.push(id.clone());
+                            }
+                        }
+                        (Direction::C2s, Some(_)) if meta.is_none() && o.contains_key("id") => {
+                            meta = meta_version(o).map(str::to_owned);
+                        }
+                        (Direction::S2c, None) => {
+                            if let (Some(id), Some(res)) = (o.get("id"), o.get("result"))
+                                && init_ids.contains(id)
+                                && let Some(pv) = res.get("protocolVersion").and_then(Value::as_str)
+                            {
+                                return (Revision::new(pv), RevisionSource::Initialize);
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            Event::Protocol { version } if proto.is_none() => {
+                proto = Some(version.clone());
+            }
+            _ => {}
+        }
+    }
+    if let Some(v) = meta {
+        return (Revision::new(v), RevisionSource::RequestMeta);
+    }
+    if let Some(v) = header {
+        return (Revision::new(v), RevisionSource::Header);
+    }
+    if let Some(v) = proto {
+        return (Revision::new(v), RevisionSource::ProtocolRecord);
+    }
+    (Revision::v2026_07_28(), RevisionSource::Assumed)
+}
+
+fn meta_version(o: &Map<String, Value>) -> Option<&str> {
+    o.get("params")?
+        .get("_meta")?
+        .get(META_PROTOCOL_VERSION)?
+        .as_str()
+}
+
+fn noise_run_end(records: &[Record], start: usize, dir: Direction) -> usize {
+    let mut j = start;
+    while j < records.len() {
+        match &records[j].event {
+            Event::Noise { dir: d, .. } if *d == dir => j += 1,
+            _ => break,
+        }
+    }
+    j
+}
+
+/// If the first `n >= 2` noise lines of `run` join (with `\n`) into one JSON
+/// object or array, returns `n` (the shortest such prefix). Brackets are
+/// counted outside strings so each line is scanned once and JSON is parsed
+/// only when the depth returns to zero.
+fn split_message_len(run: &[Record]) -> Option<usize> {
+    let first = match &run.first()?.event {
+        Event::Noise { line, .. } => line,
+        _ => return None,
+    };
+    let t = first.trim_start();
+    if !(t.starts_with('{') || t.starts_with('[')) {
+        return None;
+    }
+    let mut depth = Depth::default();
+    if depth.feed(first) {
+        return None; // complete on one line: not JSON, or it would be a message
+    }
+    let mut joined = first.clone();
+    for (k, r) in run
+        .iter()
+        .enumerate()
+        .skip(1)
+        .take(MAX_SPLIT_MESSAGE_LINES - 1)
+    {
+        let Event::Noise { line, .. } = &r.event else {
+            return None;
+        };
+        joined.push('\n');
+        joined.push_str(line);
+        if depth.feed(line) {
+            return serde_json::from_str::<Value>(&joined)
+                .is_ok()
+                .then_some(k + 1);
+        }
+    }
+    None
+}
+
+/// Bracket depth of JSON text fed line by line, outside strings.
+#[derive(Default)]
+struct Depth {
+    depth: i64,
+    in_string: bool,
+    escaped: bool,
+    opened: bool,
+}
+
+impl Depth {
+    /// Feeds one line; true once the outermost bracket has closed.
+    fn feed(&mut self, line: &str) -> bool {
+        for b in line.bytes() {
+            if self.in_string {
+                match (self.escaped, b) {
+                    (true, _) => self.escaped = false,
+                    (false, b'\\') => self.escaped = true,
+                    (false, b'"') => self.in_string = false,
+                    _ => {}
+                }
+                continue;
+            }
+            match b {
+                b'"' => self.in_string = true,
+                b'{' | b'[' => {
+                    self.depth += 1;
+                    self.opened = true;
+                }
+                b'}' | b']' => self.depth -= 1,
+                _ => {}
+            }
+            if self.opened && self.depth <= 0 {
+                return true;
+            }
+        }
+        false
+    }
+}
+
+fn dir_stream(dir: Direction) -> &'static str {
+    match dir {
+        Direction::S2c => "the server's stdout",
+        Direction::C2s => "the server's stdin",
+    }
+}
+
+fn clip(s: &str, max_chars: usize) -> String {
+    let mut out: String = s.chars().take(max_chars).collect();
+    if s.chars().count() > max_chars {
+        out.push('…');
+    }
+    format!("{out:?}")
+}
+
+/// Where a finding points in the file.
+#[derive(Debug, Clone, Copy)]
+struct Place {
+    record: usize,
+    line: usize,
+}
+
+impl Place {
+    fn file_line(line: usize) -> Place {
+        Place {
+            record: line.saturating_sub(1),
+            line,
+        }
+    }
+}
+
+struct Cx<'a> {
+    file: &'a str,
+    opts: &'a Options,
+    findings: Vec<Finding>,
+}
+
+impl Cx<'_> {
+    fn push(
+        &mut self,
+        rule: &Rule,
+        place: Place,
+        id: Option<&Value>,
+        pointer: String,
+        message: String,
+    ) {
+        self.findings.push(Finding {
+            rule: rule.id,
+            severity: rule.severity,
+            allowed: self.opts.allow.contains(rule.id),
+            file: self.file.to_owned(),
+            record: place.record,
+            line: place.line,
+            request_id: id.map(|v| v.to_string()),
+            pointer,
+            message,
+        });
+    }
+}
+
+/// A request id, exactly: its type and its text.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct IdKey {
+    is_string: bool,
+    text: String,
+}
+
+impl IdKey {
+    fn of(v: &Value) -> Option<IdKey> {
+        match v {
+            Value::String(s) => Some(IdKey {
+                is_string: true,
+                text: s.clone(),
+            }),
+            Value::Number(n) => Some(IdKey {
+                is_string: false,
+                text: n.to_string(),
+            }),
+            _ => None,
+        }
+    }
+
+    fn other_type(&self) -> IdKey {
+        IdKey {
+            is_string: !self.is_string,
+            text: self.text.clone(),
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Pending {
+    place: Place,
+    /// JSON pointer of the request's id within its record.
+    id_ptr: String,
+    id: Value,
+    method: String,
+    uri: Option<String>,
+    answered: bool,
+    cancelled: bool,
+}
+
+struct State {
+    transport: Transport,
+    rev: Revision,
+    /// Requests by (sender, id), oldest first.
+    requests: HashMap<(Direction, IdKey), Vec<Pending>>,
+    /// Insertion order of request keys (for deterministic end-of-file reports).
+    order: Vec<(Direction, IdKey)>,
+    /// (sender, id type, id text) already reported for ids-differ-only-in-type.
+    type_clash_reported: HashSet<(Direction, String)>,
+    /// initialize: the version the client offered.
+    offered: Option<String>,
+    /// initialize: the server chose another version (place, id, offered, chosen); reported once the client goes on.
+    init_mismatch: Option<(Place, Value, String, String, String)>,
+    /// server/discover: supportedVersions.
+    supported: Option<Vec<String>>,
+    /// URIs seen in resources/list results.
+    listed: HashSet<String>,
+}
+
+impl State {
+    fn new(transport: Transport, rev: Revision) -> State {
+        State {
+            transport,
+            rev,
+            requests: HashMap::new(),
+            order: Vec::new(),
+            type_clash_reported: HashSet::new(),
+            offered: None,
+            init_mismatch: None,
+            supported: None,
+            listed: HashSet::new(),
+        }
+    }
+
+    fn message(
+        &mut self,
+        cx: &mut Cx<'_>,
+        place: Place,
+        dir: Direction,
+        http: Option<&HttpMeta>,
+        v: &Value,
+        prefix: &str,
+    ) {
+        let Some(o) = v.as_object() else { return };
+        match (o.get("method").and_then(Value::as_str), o.get("id")) {
+            (Some(method), Some(id)) => self.request(cx, place, dir, http, o, method, id, prefix),
+            (Some(method), None) => self.notification(dir, o, method),
+            (None, Some(id)) => self.response(cx, place, dir, o, id, prefix),
+            (None, None) => {}
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn request(
+        &mut self,
+        cx: &mut Cx<'_>,
+        place: Place,
+        dir: Direction,
+        http: Option<&HttpMeta>,
+        o: &Map<String, Value>,
+        method: &str,
+        id: &Value,
+        prefix: &str,
+    ) {
+        let Some(key) = IdKey::of(id) else { return };
+        // ids-differ-only-in-type between two requests of one sender.
+        let other = (dir, key.other_type());
+        if self.requests.contains_key(&other)
+            && self.type_clash_reported.insert((dir, key.text.clone()))
+        {
+            let first = &self.requests[&other][0];
+            cx.push(
+                rules::IDS_DIFFER_ONLY_IN_TYPE,
+                place,
+                Some(id),
+                format!("{prefix}/id"),
+                format!(
+                    "request id {} differs only in type from request id {} ({}, record {})",
+                    id, first.id, first.method, first.place.record
+                ),
+            );
+        }
+
+        let params = o.get("params");
+        let uri = params
+            .and_then(|p| p.get("uri"))
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+
+        if dir == Direction::C2s {
+            if method == "initialize" {
+                self.offered = params
+                    .and_then(|p| p.get("protocolVersion"))
+                    .and_then(Value::as_str)
+                    .map(str::to_owned);
+            } else if let Some((p, iid, offered, chosen, ptr)) = self.init_mismatch.take() {
+                cx.push(
+                    rules::PROTOCOL_VERSION_NOT_OFFERED,
+                    p,
+                    Some(&iid),
+                    ptr,
+                    format!(
+                        "the client offered {offered:?} in initialize, the server answered {chosen:?}, and the client went on ({method} at record {})",
+                        place.record
+                    ),
+                );
+            }
+            let meta_v = meta_version(o);
+            if let (Some(v), Some(supported)) = (meta_v, &self.supported)
+                && !supported.iter().any(|s| s == v)
+            {
+                cx.push(
+                    rules::PROTOCOL_VERSION_NOT_OFFERED,
+                    place,
+                    Some(id),
+                    format!("{prefix}/params/_meta/{}", escape_pointer(META_PROTOCOL_VERSION)),
+                    format!(
+                        "{method} is sent with protocol version {v:?}, which server/discover did not list (supportedVersions {supported:?})"
+                    ),
+                );
+            }
+            if let (Some(h), true) = (http, self.rev.is_stateless_era())
+                && let Some(body_v) = meta_v
+            {
+                let header = h
+                    .headers
+                    .iter()
+                    .find(|(n, _)| n.eq_ignore_ascii_case("mcp-protocol-version"))
+                    .map(|(_, v)| v.trim());
+                if header != Some(body_v) {
+                    cx.push(
+                        rules::HTTP_PROTOCOL_VERSION_MISMATCH,
+                        place,
+                        Some(id),
+                        format!("{prefix}/params/_meta/{}", escape_pointer(META_PROTOCOL_VERSION)),
+                        match header {
+                            Some(hv) => format!(
+                                "{method}: MCP-Protocol-Version header {hv:?} but _meta protocol version {body_v:?} (HTTP exchange {})",
+                                h.exchange
+                            ),
+                            None => format!(
+                                "{method}: no MCP-Protocol-Version header but _meta protocol version {body_v:?} (HTTP exchange {})",
+                                h.exchange
+                            ),
+                        },
+                    );
+                }
+            }
+        }
+
+        let k = (dir, key);
+        if !self.requests.contains_key(&k) {
+            self.order.push(k.clone());
+        }
+        self.requests.entry(k).or_default().push(Pending {
+            place,
+            id_ptr: format!("{prefix}/id"),
+            id: id.clone(),
+            method: method.to_owned(),
+            uri,
+            answered: false,
+            cancelled: false,
+        });
+    }
+
+    fn notification(&mut self, dir: Direction, o: &Map<String, Value>, method: &str) {
+        if method != "notifications/cancelled" {
+            return;
+        }
+        let Some(key) = o
+            .get("params")
+            .and_then(|p| p.get("requestId"))
+            .and_then(IdKey::of)
+        else {
+            return;
+        };
+        if let Some(list) = self.requests.get_mut(&(dir, key)) {
+            for p in list.iter_mut().filter(|p| !p.answered) {
+                p.cancelled = true;
+            }
+        }
+    }
+
+    fn response(
+        &mut self,
+        cx: &mut Cx<'_>,
+        place: Place,
+        dir: Direction,
+        o: &Map<String, Value>,
+        id: &Value,
+        prefix: &str,
+    ) {
+        if id.is_null() {
+            // An error for a request that could not be parsed (JSON-RPC §5.1).
+            return;
+        }
+        let Some(key) = IdKey::of(id) else { return };
+        let requester = match dir {
+            Direction::S2c => Direction::C2s,
+            Direction::C2s => Direction::S2c,
+        };
+        let k = (requester, key);
+        let Some(list) = self.requests.get_mut(&k) else {
+            let other = (requester, k.1.other_type());
+            if let Some(reqs) = self.requests.get(&other) {
+                let r = &reqs[0];
+                cx.push(
+                    rules::IDS_DIFFER_ONLY_IN_TYPE,
+                    place,
+                    Some(id),
+                    format!("{prefix}/id"),
+                    format!(
+                        "response id {} differs only in type from request id {} ({}, record {})",
+                        id, r.id, r.method, r.place.record
+                    ),
+                );
+            } else {
+                cx.push(
+                    rules::RESPONSE_UNKNOWN_ID,
+                    place,
+                    Some(id),
+                    format!("{prefix}/id"),
+                    format!("no request with id {id} was sent by the other side"),
+                );
+            }
+            return;
+        };
+        let Some(req) = list.iter_mut().find(|p| !p.answered) else {
+            let first = list.last().map(|p| p.place.record).unwrap_or(0);
+            cx.push(
+                rules::REQUEST_ANSWERED_TWICE,
+                place,
+                Some(id),
+                format!("{prefix}/id"),
+                format!("request {id} (record {first}) was already answered"),
+            );
+            return;
+        };
+        req.answered = true;
+        if req.cancelled {
+            cx.push(
+                rules::RESPONSE_AFTER_CANCEL,
+                place,
+                Some(id),
+                format!("{prefix}/id"),
+                format!(
+                    "response to {} {id} (record {}) after its sender cancelled it",
+                    req.method, req.place.record
+                ),
+            );
+        }
+        let method = req.method.clone();
+        let uri = req.uri.clone();
+        if dir != Direction::S2c {
+            return;
+        }
+        if let Some(result) = o.get("result") {
+            self.result(cx, place, id, &method, uri.as_deref(), result, prefix);
+        } else if let Some(err) = o.get("error")
+            && method == "resources/read"
+        {
+            self.read_error(cx, place, id, uri.as_deref(), err, prefix);
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn result(
+        &mut self,
+        cx: &mut Cx<'_>,
+        place: Place,
+        id: &Value,
+        method: &str,
+        uri: Option<&str>,
+        result: &Value,
+        prefix: &str,
+    ) {
+        let Some(r) = result.as_object() else { return };
+        let stateless = self.rev.is_stateless_era();
+        let ptr = format!("{prefix}/result");
+        let result_type = r.get("resultType").and_then(Value::as_str);
+        if stateless && !r.contains_key("resultType") {
+            cx.push(
+                rules::RESULT_MISSING_RESULT_TYPE,
+                place,
+                Some(id),
+                ptr.clone(),
+                format!("{method} result has no resultType (revision {})", self.rev),
+            );
+        }
+        if result_type == Some("input_required") {
+            return;
+        }
+        if stateless && CACHEABLE_METHODS.contains(&method) {
+            let missing: Vec<&str> = ["ttlMs", "cacheScope"]
+                .into_iter()
+                .filter(|k| !r.contains_key(*k))
+                .collect();
+            if !missing.is_empty() {
+                cx.push(
+                    rules::RESULT_MISSING_CACHE_HINTS,
+                    place,
+                    Some(id),
+                    ptr.clone(),
+                    format!("{method} result has no {}", missing.join(" and no ")),
+                );
+            }
+        }
+        if let Some(ttl) = r.get("ttlMs")
+            && ttl.as_u64().is_none()
+        {
+            cx.push(
+                rules::CACHE_HINTS_INVALID,
+                place,
+                Some(id),
+                format!("{ptr}/ttlMs"),
+                format!("ttlMs is {ttl}, not a non-negative integer"),
+            );
+        }
+        if let Some(scope) = r.get("cacheScope")
+            && !matches!(scope.as_str(), Some("public" | "private"))
+        {
+            cx.push(
+                rules::CACHE_HINTS_INVALID,
+                place,
+                Some(id),
+                format!("{ptr}/cacheScope"),
+                format!("cacheScope is {scope}, not \"public\" or \"private\""),
+            );
+        }
+        match method {
+            "initialize" => {
+                let chosen = r.get("protocolVersion").and_then(Value::as_str);
+                if let (Some(off), Some(ch)) = (&self.offered, chosen)
+                    && off != ch
+                {
+                    self.init_mismatch = Some((
+                        place,
+                        id.clone(),
+                        off.clone(),
+                        ch.to_owned(),
+                        format!("{ptr}/protocolVersion"),
+                    ));
+                }
+            }
+            "server/discover" => {
+                if let Some(list) = r.get("supportedVersions").and_then(Value::as_array) {
+                    self.supported = Some(
+                        list.iter()
+                            .filter_map(Value::as_str)
+                            .map(str::to_owned)
+                            .collect(),
+                    );
+                }
+            }
+            "resources/list" => {
+                if let Some(list) = r.get("resources").and_then(Value::as_array) {
+                    for res in list {
+                        if let Some(u) = res.get("uri").and_then(Value::as_str) {
+                            self.listed.insert(u.to_owned());
+                        }
+                    }
+                }
+            }
+            "resources/read" => self.read_result(cx, place, id, uri, r, &ptr),
+            _ => {}
+        }
+    }
+
+    fn read_result(
+        &mut self,
+        cx: &mut Cx<'_>,
+        place: Place,
+        id: &Value,
+        uri: Option<&str>,
+        r: &Map<String, Value>,
+        ptr: &str,
+    ) {
+        let contents = match r.get("contents") {
+            Some(Value::Array(a)) => a,
+            Some(other) => {
+                cx.push(
+                    rules::READ_RESULT_MALFORMED,
+                    place,
+                    Some(id),
+                    format!("{ptr}/contents"),
+                    format!("contents is {}, not an array", json_type(other)),
+                );
+                return;
+            }
+            None => {
+                cx.push(
+                    rules::READ_RESULT_MALFORMED,
+                    place,
+                    Some(id),
+                    ptr.to_owned(),
+                    "resources/read result has no contents".to_owned(),
+                );
+                return;
+            }
+        };
+        if contents.is_empty() {
+            let listed = match uri {
+                Some(u) if self.listed.contains(u) => "it was listed by resources/list",
+                Some(_) if self.listed.is_empty() => "no resources/list result was seen",
+                Some(_) => "it is not in any resources/list result (a missing resource)",
+                None => "the request had no uri",
+            };
+            cx.push(
+                rules::READ_EMPTY_CONTENTS,
+                place,
+                Some(id),
+                format!("{ptr}/contents"),
+                format!(
+                    "resources/read of {} answered with contents: [] ({listed}); absence is error -32602 with data.uri, a blank resource is one entry with text \"\"",
+                    uri.map_or_else(|| "?".to_owned(), |u| format!("{u:?}"))
+                ),
+            );
+            return;
+        }
+        for (i, entry) in contents.iter().enumerate() {
+            let eptr = format!("{ptr}/contents/{i}");
+            self.entry(cx, place, id, entry, &eptr);
+        }
+    }
+
+    fn entry(&mut self, cx: &mut Cx<'_>, place: Place, id: &Value, entry: &Value, eptr: &str) {
+        let Some(e) = entry.as_object() else {
+            cx.push(
+                rules::READ_RESULT_MALFORMED,
+                place,
+                Some(id),
+                eptr.to_owned(),
+                format!("contents entry is {}, not an object", json_type(entry)),
+            );
+            return;
+        };
+        match e.get("uri") {
+            Some(Value::String(_)) => {}
+            Some(other) => cx.push(
+                rules::CONTENTS_MISSING_URI,
+                place,
+                Some(id),
+                format!("{eptr}/uri"),
+                format!("uri is {}, not a string", json_type(other)),
+            ),
+            None => cx.push(
+                rules::CONTENTS_MISSING_URI,
+                place,
+                Some(id),
+                eptr.to_owned(),
+                "contents entry has no uri".to_owned(),
+            ),
+        }
+        let mut bad_field = false;
+        for field in ["text", "blob", "mimeType"] {
+            if let Some(v) = e.get(field)
+                && !v.is_string()
+            {
+                bad_field = true;
+                cx.push(
+                    rules::READ_RESULT_MALFORMED,
+                    place,
+                    Some(id),
+                    format!("{eptr}/{field}"),
+                    format!("{field} is {}, not a string", json_type(v)),
+                );
+            }
+        }
+        let text = e.get("text").and_then(Value::as_str);
+        let blob = e.get("blob").and_then(Value::as_str);
+        let mime = e.get("mimeType").and_then(Value::as_str);
+        let entry_uri = e.get("uri").and_then(Value::as_str).unwrap_or("?");
+        match (e.contains_key("text"), e.contains_key("blob")) {
+            (true, true) => {
+                cx.push(
+                    rules::CONTENTS_TEXT_AND_BLOB,
+                    place,
+                    Some(id),
+                    eptr.to_owned(),
+                    format!("entry {entry_uri:?} has both text and blob"),
+                );
+                return;
+            }
+            (false, false) => {
+                cx.push(
+                    rules::CONTENTS_NEITHER_TEXT_NOR_BLOB,
+                    place,
+                    Some(id),
+                    eptr.to_owned(),
+                    format!("entry {entry_uri:?} has neither text nor blob"),
+                );
+                return;
+            }
+            _ => {}
+        }
+        if bad_field {
+            return;
+        }
+        if let Some(t) = text
+            && wireview::text_is_data_uri(t)
+        {
+            cx.push(
+                rules::DATA_URI_IN_TEXT,
+                place,
+                Some(id),
+                format!("{eptr}/text"),
+                format!(
+                    "entry {entry_uri:?} ships a data: URI ({} chars) in text; send the bytes as blob",
+                    t.len()
+                ),
+            );
+        }
+        if let Some(b) = blob {
+            match wireview::decode_blob(b) {
+                Err(bad) => cx.push(
+                    rules::BLOB_NOT_CANONICAL_BASE64,
+                    place,
+                    Some(id),
+                    format!("{eptr}/blob"),
+                    format!(
+                        "entry {entry_uri:?}: blob is not canonical base64 at byte {}: {}",
+                        bad.offset, bad.reason
+                    ),
+                ),
+                Ok(bytes) => self.blob_rules(cx, place, id, eptr, entry_uri, mime, &bytes),
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn blob_rules(
+        &self,
+        cx: &mut Cx<'_>,
+        place: Place,
+        id: &Value,
+        eptr: &str,
+        entry_uri: &str,
+        mime: Option<&str>,
+        bytes: &[u8],
+    ) {
+        let n = bytes.len() as u64;
+        if n > cx.opts.blob_threshold_bytes {
+            cx.push(
+                rules::BLOB_OVER_SIZE_THRESHOLD,
+                place,
+                Some(id),
+                format!("{eptr}/blob"),
+                format!(
+                    "entry {entry_uri:?}: blob of {n} bytes ({} base64 chars) is over the {}-byte threshold; publish a derived resource",
+                    4 * n.div_ceil(3),
+                    cx.opts.blob_threshold_bytes
+                ),
+            );
+        }
+        if let Some(declared) = mime {
+            if let Some(sniffed) = wireview::sniff_mismatch(declared, bytes) {
+                cx.push(
+                    rules::MIMETYPE_SNIFF_MISMATCH,
+                    place,
+                    Some(id),
+                    format!("{eptr}/mimeType"),
+                    format!(
+                        "entry {entry_uri:?}: declared {declared:?} but the bytes look like {sniffed:?}"
+                    ),
+                );
+            }
+            if wireview::is_textlike(declared) && std::str::from_utf8(bytes).is_ok() {
+                cx.push(
+                    rules::TEXTLIKE_MIMETYPE_AS_BLOB,
+                    place,
+                    Some(id),
+                    format!("{eptr}/blob"),
+                    format!(
+                        "entry {entry_uri:?}: {declared:?} content that is valid UTF-8 ({n} bytes) shipped as blob; send it as text"
+                    ),
+                );
+            }
+        }
+    }
+
+    fn read_error(
+        &mut self,
+        cx: &mut Cx<'_>,
+        place: Place,
+        id: &Value,
+        uri: Option<&str>,
+        err: &Value,
+        prefix: &str,
+    ) {
+        let ptr = format!("{prefix}/error");
+        let Some(nf) = wireview::not_found(err) else {
+            return;
+        };
+        let stateless = self.rev.is_stateless_era();
+        match nf {
+            NotFound::Legacy if stateless => cx.push(
+                rules::NOT_FOUND_CODE,
+                place,
+                Some(id),
+                format!("{ptr}/code"),
+                format!(
+                    "resource not found answered with legacy code -32002 under {}; use -32602 with data.uri",
+                    self.rev
+                ),
+            ),
+            NotFound::OtherCode(code) => cx.push(
+                rules::NOT_FOUND_CODE,
+                place,
+                Some(id),
+                format!("{ptr}/code"),
+                format!(
+                    "resource not found answered with code {code}; use -32602 with data.uri{}",
+                    if stateless { "" } else { " (or legacy -32002)" }
+                ),
+            ),
+            _ => {}
+        }
+        match err.get("data").and_then(|d| d.get("uri")) {
+            Some(Value::String(du)) => {
+                if let Some(u) = uri
+                    && du != u
+                {
+                    cx.push(
+                        rules::NOT_FOUND_DATA_URI,
+                        place,
+                        Some(id),
+                        format!("{ptr}/data/uri"),
+                        format!("data.uri {du:?} differs from the requested uri {u:?}"),
+                    );
+                }
+            }
+            other => {
+                if stateless && !matches!(nf, NotFound::OtherCode(_)) {
+                    cx.push(
+                        rules::NOT_FOUND_DATA_URI,
+                        place,
+                        Some(id),
+                        if err.get("data").is_some() {
+                            format!("{ptr}/data")
+                        } else {
+                            ptr.clone()
+                        },
+                        match other {
+                            Some(v) => format!("data.uri is {}, not a string", json_type(v)),
+                            None => format!(
+                                "not-found error for {} has no data.uri",
+                                uri.map_or_else(|| "?".to_owned(), |u| format!("{u:?}"))
+                            ),
+                        },
+                    );
+                }
+            }
+        }
+    }
+
+    fn finish(&mut self, cx: &mut Cx<'_>) {
+        for k in &self.order {
+            for p in &self.requests[k] {
+                if !p.answered && !p.cancelled {
+                    cx.push(
+                        rules::REQUEST_UNANSWERED,
+                        p.place,
+                        Some(&p.id),
+                        p.id_ptr.clone(),
+                        format!(
+                            "{} {} from the {} got no response and was not cancelled{}",
+                            p.method,
+                            p.id,
+                            match k.0 {
+                                Direction::C2s => "client",
+                                Direction::S2c => "server",
+                            },
+                            if self.transport == Transport::Http {
+                                ""
+                            } else {
+                                " before the transcript ended"
+                            }
+                        ),
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// RFC 6901 escaping of one reference token (`~` → `~0`, `/` → `~1`).
+pub(crate) fn escape_pointer(token: &str) -> String {
+    token.replace('~', "~0").replace('/', "~1")
+}
+
+fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}

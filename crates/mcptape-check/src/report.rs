@@ -1,0 +1,130 @@
+//! Findings and reports: what a check produced for each transcript.
+
+use serde::Serialize;
+
+use crate::revision::{Revision, RevisionSource};
+use crate::rules::{Rule, Severity};
+
+/// One rule firing on one place of one transcript.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Finding {
+    /// The rule's stable id (see [`crate::rules::RULES`]).
+    pub rule: &'static str,
+    /// The rule's severity.
+    pub severity: Severity,
+    /// True when `--allow RULE` named this rule: reported, but it does not
+    /// fail the check.
+    pub allowed: bool,
+    /// The transcript file, as given on the command line (or found under a
+    /// directory given there).
+    pub file: String,
+    /// 1-based record number (the header is record 0); 0 for a finding on the
+    /// file as a whole.
+    pub record: usize,
+    /// 1-based line number in the file (record `n` is on line `n + 1` when
+    /// the file has no blank lines).
+    pub line: usize,
+    /// The JSON-RPC id involved, as JSON text (`1`, `"abc"`), if any.
+    pub request_id: Option<String>,
+    /// RFC 6901 JSON pointer of the offending member within the record's
+    /// message (`/result/contents/0/blob`); empty for the whole message or a
+    /// non-message record.
+    pub pointer: String,
+    /// What exactly is wrong, with the values involved.
+    pub message: String,
+}
+
+impl Finding {
+    /// Whether this finding fails the check: error severity and not allowed.
+    pub fn is_failure(&self) -> bool {
+        self.severity == Severity::Error && !self.allowed
+    }
+}
+
+/// The result of checking one transcript file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FileReport {
+    /// The file, as named (see [`Finding::file`]).
+    pub file: String,
+    /// The protocol revision the revision-dependent rules used.
+    pub revision: Revision,
+    /// Where [`FileReport::revision`] came from.
+    pub revision_source: RevisionSource,
+    /// Records read (not counting the header).
+    pub records: usize,
+    /// JSON-RPC messages checked (batch elements counted one by one).
+    pub messages: usize,
+    /// Every finding, in record order.
+    pub findings: Vec<Finding>,
+}
+
+impl FileReport {
+    /// Findings of error severity that are not allowed.
+    pub fn failures(&self) -> usize {
+        self.findings.iter().filter(|f| f.is_failure()).count()
+    }
+}
+
+/// Totals over a [`Report`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Summary {
+    /// Transcript files checked.
+    pub files: usize,
+    /// Unallowed error findings (non-zero means the check fails).
+    pub errors: usize,
+    /// Warning findings (allowed or not).
+    pub warnings: usize,
+    /// Error findings that `--allow` named.
+    pub allowed: usize,
+}
+
+/// The result of checking every transcript named on the command line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Report {
+    /// One report per file, in path order.
+    pub files: Vec<FileReport>,
+    /// The rules named by `--allow`.
+    pub allowed_rules: Vec<String>,
+    /// Totals.
+    pub summary: Summary,
+}
+
+impl Report {
+    /// Builds a report and its [`Summary`] from per-file reports.
+    pub fn new(files: Vec<FileReport>, allowed_rules: Vec<String>) -> Report {
+        let mut summary = Summary {
+            files: files.len(),
+            ..Summary::default()
+        };
+        for f in files.iter().flat_map(|r| &r.findings) {
+            match (f.severity, f.allowed) {
+                (Severity::Error, false) => summary.errors += 1,
+                (Severity::Error, true) => summary.allowed += 1,
+                (Severity::Warning, _) => summary.warnings += 1,
+            }
+        }
+        Report {
+            files,
+            allowed_rules,
+            summary,
+        }
+    }
+
+    /// True when no unallowed error-severity finding fired (exit status 0).
+    pub fn passed(&self) -> bool {
+        self.summary.errors == 0
+    }
+
+    /// How many findings of `rule` the report holds.
+    pub fn count(&self, rule: &Rule) -> usize {
+        self.files
+            .iter()
+            .flat_map(|f| &f.findings)
+            .filter(|f| f.rule == rule.id)
+            .count()
+    }
+}

@@ -1,0 +1,510 @@
+//! Rule behaviour beyond one file per rule: revision dependence, revision
+//! detection, limits (at the limit and one past), batches, multi-line
+//! messages, id pairing corner cases.
+
+use std::path::{Path, PathBuf};
+
+use mcptape_check::{
+    MAX_DIR_DEPTH, MAX_SPLIT_MESSAGE_LINES, Options, Revision, RevisionSource, SpecChoice,
+    check_bytes, check_paths, collect_transcripts,
+};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn data(rel: &str) -> Vec<u8> {
+    let p = if rel.starts_with("corpus/") {
+        repo().join(rel)
+    } else {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data")
+            .join(rel)
+    };
+    std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+fn rules_fired(bytes: &[u8], opts: &Options) -> Vec<&'static str> {
+    check_bytes("t.jsonl", bytes, opts)
+        .findings
+        .iter()
+        .map(|f| f.rule)
+        .collect()
+}
+
+fn spec(rev: Revision) -> Options {
+    Options {
+        spec: SpecChoice::Fixed(rev),
+        ..Options::default()
+    }
+}
+
+const STDIO_HEADER: &str = r#"{"mcptapeTranscript":1,"mcptapeVersion":"0.1.0","transport":"stdio","server":{},"startedAt":"2026-11-30T00:00:00Z"}"#;
+
+/// A stdio transcript from (dir, message JSON) pairs, header without revision.
+fn transcript(msgs: &[(&str, &str)]) -> Vec<u8> {
+    let mut s = String::from(STDIO_HEADER);
+    s.push('\n');
+    for (i, (dir, m)) in msgs.iter().enumerate() {
+        s.push_str(&format!(
+            r#"{{"tUs":{},"kind":"message","dir":"{dir}","msg":{m}}}"#,
+            i + 1
+        ));
+        s.push('\n');
+    }
+    s.into_bytes()
+}
+
+#[test]
+fn legacy_not_found_code_is_accepted_before_2026_and_an_error_from_2026() {
+    let t = data("pass/legacy-32002-under-2025-11-25.jsonl");
+    assert!(rules_fired(&t, &spec(Revision::v2025_06_18())).is_empty());
+    assert!(rules_fired(&t, &spec(Revision::v2025_11_25())).is_empty());
+    assert_eq!(
+        rules_fired(&t, &spec(Revision::v2026_07_28())),
+        vec!["not-found-code"]
+    );
+}
+
+#[test]
+fn missing_data_uri_is_an_error_only_from_2026() {
+    let t = data("corpus/violations/not-found-data-uri.jsonl");
+    assert!(rules_fired(&t, &spec(Revision::v2025_11_25())).is_empty());
+    assert_eq!(
+        rules_fired(&t, &spec(Revision::v2026_07_28())),
+        vec!["not-found-data-uri"]
+    );
+}
+
+#[test]
+fn data_uri_naming_another_uri_fires_in_every_revision() {
+    let t = transcript(&[
+        (
+            "c2s",
+            r#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///a"}}"#,
+        ),
+        (
+            "s2c",
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32002,"message":"Resource not found","data":{"uri":"file:///b"}}}"#,
+        ),
+    ]);
+    let r = check_bytes("t.jsonl", &t, &spec(Revision::v2025_11_25()));
+    assert_eq!(r.findings.len(), 1);
+    assert_eq!(r.findings[0].rule, "not-found-data-uri");
+    assert_eq!(r.findings[0].pointer, "/error/data/uri");
+    assert_eq!(
+        rules_fired(&t, &spec(Revision::v2026_07_28())),
+        vec!["not-found-code", "not-found-data-uri"]
+    );
+}
+
+#[test]
+fn not_found_message_under_internal_error_code_fires_in_every_revision() {
+    let t = transcript(&[
+        (
+            "c2s",
+            r#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///a"}}"#,
+        ),
+        (
+            "s2c",
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Resource file:///a not found"}}"#,
+        ),
+    ]);
+    assert_eq!(
+        rules_fired(&t, &spec(Revision::v2025_06_18())),
+        vec!["not-found-code"]
+    );
+    assert_eq!(
+        rules_fired(&t, &spec(Revision::v2026_07_28())),
+        vec!["not-found-code"]
+    );
+}
+
+#[test]
+fn stateless_era_result_rules_do_not_apply_to_older_revisions() {
+    for id in ["result-missing-resultType", "result-missing-cache-hints"] {
+        let t = data(&format!("corpus/violations/{id}.jsonl"));
+        assert!(
+            rules_fired(&t, &spec(Revision::v2025_11_25())).is_empty(),
+            "{id}"
+        );
+        assert_eq!(rules_fired(&t, &spec(Revision::v2026_07_28())), vec![id]);
+    }
+    // The same old-style result is fine for 2025-11-25 and fires both rules for 2026-07-28.
+    let t = data("pass/old-revision-result-without-resultType.jsonl");
+    assert_eq!(
+        rules_fired(&t, &spec(Revision::v2026_07_28())),
+        vec!["result-missing-resultType", "result-missing-cache-hints"]
+    );
+}
+
+#[test]
+fn cache_hints_are_required_on_every_cacheable_method_and_no_other() {
+    for m in mcptape_check::CACHEABLE_METHODS {
+        let t = transcript(&[
+            (
+                "c2s",
+                &format!(r#"{{"jsonrpc":"2.0","id":1,"method":"{m}","params":{{}}}}"#),
+            ),
+            (
+                "s2c",
+                r#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","contents":[{"uri":"file:///a","text":""}]}}"#,
+            ),
+        ]);
+        assert_eq!(
+            rules_fired(&t, &spec(Revision::v2026_07_28())),
+            vec!["result-missing-cache-hints"],
+            "{m}"
+        );
+    }
+    let t = transcript(&[
+        (
+            "c2s",
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}"#,
+        ),
+        (
+            "s2c",
+            r#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[]}}"#,
+        ),
+    ]);
+    assert!(rules_fired(&t, &spec(Revision::v2026_07_28())).is_empty());
+}
+
+#[test]
+fn unknown_cache_scope_is_invalid() {
+    let t = transcript(&[
+        (
+            "c2s",
+            r#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///a"}}"#,
+        ),
+        (
+            "s2c",
+            r#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","ttlMs":1.5,"cacheScope":"shared","contents":[{"uri":"file:///a","text":"x"}]}}"#,
+        ),
+    ]);
+    let r = check_bytes("t.jsonl", &t, &spec(Revision::v2026_07_28()));
+    let got: Vec<(&str, &str)> = r
+        .findings
+        .iter()
+        .map(|f| (f.rule, f.pointer.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            ("cache-hints-invalid", "/result/ttlMs"),
+            ("cache-hints-invalid", "/result/cacheScope")
+        ]
+    );
+}
+
+#[test]
+fn revision_is_detected_from_initialize() {
+    let r = check_bytes(
+        "t",
+        &data("corpus/violations/protocol-version-not-offered.jsonl"),
+        &Options::default(),
+    );
+    assert_eq!(r.revision, Revision::new("2025-06-18"));
+    assert_eq!(r.revision_source, RevisionSource::Initialize);
+}
+
+#[test]
+fn revision_is_detected_from_request_meta_after_server_discover() {
+    let r = check_bytes(
+        "t",
+        &data("pass/discover-then-supported-version.jsonl"),
+        &Options::default(),
+    );
+    assert_eq!(r.revision, Revision::v2026_07_28());
+    assert_eq!(r.revision_source, RevisionSource::RequestMeta);
+}
+
+#[test]
+fn revision_falls_back_to_header_then_assumed_and_command_line_wins() {
+    let r = check_bytes(
+        "t",
+        &data("pass/legacy-32002-under-2025-11-25.jsonl"),
+        &Options::default(),
+    );
+    assert_eq!(r.revision, Revision::v2025_11_25());
+    assert_eq!(r.revision_source, RevisionSource::Header);
+
+    let t = transcript(&[(
+        "c2s",
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    )]);
+    let r = check_bytes("t", &t, &Options::default());
+    assert_eq!(r.revision, Revision::v2026_07_28());
+    assert_eq!(r.revision_source, RevisionSource::Assumed);
+
+    let r = check_bytes("t", &t, &spec(Revision::v2025_06_18()));
+    assert_eq!(r.revision, Revision::v2025_06_18());
+    assert_eq!(r.revision_source, RevisionSource::CommandLine);
+}
+
+#[test]
+fn protocol_version_outside_discover_supported_versions_fires() {
+    let bytes = data("pass/discover-then-supported-version.jsonl");
+    let text = String::from_utf8(bytes).unwrap();
+    // The second request now asks for a revision server/discover did not list.
+    let changed = text.replacen(
+        r#""io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"hand","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}},"uri""#,
+        r#""io.modelcontextprotocol/protocolVersion":"2027-01-01","io.modelcontextprotocol/clientInfo":{"name":"hand","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}},"uri""#,
+        1,
+    );
+    assert_ne!(changed, text);
+    let fired = rules_fired(changed.as_bytes(), &Options::default());
+    // Not offered by discover, and the header (2026-07-28) no longer matches the body.
+    assert_eq!(
+        fired,
+        vec![
+            "protocol-version-not-offered",
+            "http-protocol-version-mismatch"
+        ]
+    );
+}
+
+#[test]
+fn blob_threshold_at_the_limit_and_one_past() {
+    // The violation's blob is 1 MiB + 1 = 1,048,577 decoded bytes.
+    let t = data("corpus/violations/blob-over-size-threshold.jsonl");
+    let at = |n: u64| Options {
+        blob_threshold_bytes: n,
+        ..Options::default()
+    };
+    assert!(rules_fired(&t, &at(1_048_577)).is_empty());
+    assert_eq!(
+        rules_fired(&t, &at(1_048_576)),
+        vec!["blob-over-size-threshold"]
+    );
+    assert_eq!(
+        mcptape_check::DEFAULT_BLOB_THRESHOLD_BYTES,
+        1_048_576,
+        "the violation file is sized one past the default"
+    );
+}
+
+/// A stdio transcript whose server prints one notification over `lines` lines.
+fn split_notification(lines: usize) -> Vec<u8> {
+    assert!(lines >= 3);
+    let mut s = String::from(STDIO_HEADER);
+    s.push('\n');
+    let mut body = vec![
+        r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":["#
+            .to_owned(),
+    ];
+    for i in 0..lines - 2 {
+        body.push(format!("{i}{}", if i + 3 == lines { "" } else { "," }));
+    }
+    body.push("]}}".to_owned());
+    for (i, l) in body.iter().enumerate() {
+        s.push_str(&format!(
+            r#"{{"tUs":{i},"kind":"noise","dir":"s2c","line":{}}}"#,
+            serde_json::Value::String(l.clone())
+        ));
+        s.push('\n');
+    }
+    s.into_bytes()
+}
+
+#[test]
+fn pretty_printed_message_over_noise_lines_is_one_embedded_newline_finding() {
+    let r = check_bytes("t", &split_notification(5), &Options::default());
+    assert_eq!(r.findings.len(), 1);
+    assert_eq!(r.findings[0].rule, "stdio-embedded-newline");
+    assert_eq!(r.findings[0].line, 2);
+    assert!(r.findings[0].message.starts_with("5 lines"));
+}
+
+#[test]
+fn split_message_at_the_line_limit_and_one_past() {
+    let r = check_bytes(
+        "t",
+        &split_notification(MAX_SPLIT_MESSAGE_LINES),
+        &Options::default(),
+    );
+    let fired: Vec<_> = r.findings.iter().map(|f| f.rule).collect();
+    assert_eq!(fired, vec!["stdio-embedded-newline"]);
+
+    let r = check_bytes(
+        "t",
+        &split_notification(MAX_SPLIT_MESSAGE_LINES + 1),
+        &Options::default(),
+    );
+    assert!(
+        r.findings
+            .iter()
+            .all(|f| f.rule == "stdio-non-jsonrpc-line")
+    );
+    assert_eq!(r.findings.len(), MAX_SPLIT_MESSAGE_LINES + 1);
+}
+
+#[test]
+fn noise_over_http_is_not_a_stdio_finding() {
+    let t = String::from_utf8(data("corpus/violations/stdio-non-jsonrpc-line.jsonl"))
+        .unwrap()
+        .replacen(r#""transport":"stdio""#, r#""transport":"http""#, 1);
+    assert!(rules_fired(t.as_bytes(), &Options::default()).is_empty());
+}
+
+#[test]
+fn batch_elements_are_checked_with_their_index_in_the_pointer() {
+    let t = transcript(&[
+        (
+            "c2s",
+            r#"[{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///a"}},{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"file:///b"}},{"jsonrpc":"2.0","id":null,"method":"ping"}]"#,
+        ),
+        (
+            "s2c",
+            r#"[{"jsonrpc":"2.0","id":1,"result":{"contents":[{"uri":"file:///a","text":"a"}]}},{"jsonrpc":"2.0","id":2,"result":{"contents":[]}}]"#,
+        ),
+    ]);
+    let r = check_bytes("t", &t, &spec(Revision::v2025_11_25()));
+    let got: Vec<(&str, usize, &str)> = r
+        .findings
+        .iter()
+        .map(|f| (f.rule, f.line, f.pointer.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            ("message-not-jsonrpc", 2, "/2"),
+            ("read-empty-contents", 3, "/1/result/contents"),
+        ]
+    );
+    assert_eq!(r.messages, 4);
+}
+
+#[test]
+fn response_id_of_the_other_type_is_a_type_clash_and_leaves_the_request_open() {
+    let t = transcript(&[
+        (
+            "c2s",
+            r#"{"jsonrpc":"2.0","id":7,"method":"resources/read","params":{"uri":"file:///a"}}"#,
+        ),
+        (
+            "s2c",
+            r#"{"jsonrpc":"2.0","id":"7","result":{"contents":[{"uri":"file:///a","text":"a"}]}}"#,
+        ),
+    ]);
+    let r = check_bytes("t", &t, &spec(Revision::v2025_11_25()));
+    let got: Vec<(&str, Option<&str>)> = r
+        .findings
+        .iter()
+        .map(|f| (f.rule, f.request_id.as_deref()))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            ("request-unanswered", Some("7")),
+            ("ids-differ-only-in-type", Some("\"7\"")),
+        ]
+    );
+}
+
+#[test]
+fn every_contents_entry_is_judged_not_only_the_first() {
+    let t = transcript(&[
+        (
+            "c2s",
+            r#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///d/"}}"#,
+        ),
+        (
+            "s2c",
+            r#"{"jsonrpc":"2.0","id":1,"result":{"contents":[{"uri":"file:///d/a","text":"a"},{"uri":"file:///d/b","text":"b","blob":"Yg=="},{"text":"c"},{"uri":"file:///d/d","blob":"-_8="}]}}"#,
+        ),
+    ]);
+    let r = check_bytes("t", &t, &spec(Revision::v2025_11_25()));
+    let got: Vec<(&str, &str)> = r
+        .findings
+        .iter()
+        .map(|f| (f.rule, f.pointer.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            ("contents-text-and-blob", "/result/contents/1"),
+            ("contents-missing-uri", "/result/contents/2"),
+            ("blob-not-canonical-base64", "/result/contents/3/blob"),
+        ]
+    );
+    assert!(
+        r.findings[2].message.contains("at byte 0"),
+        "{}",
+        r.findings[2].message
+    );
+}
+
+#[test]
+fn non_canonical_base64_forms_are_each_rejected() {
+    for (blob, offset) in [
+        ("-_8=", 0),
+        ("AA", 2),
+        ("Zh==", 1),
+        ("Zm=g", 2),
+        ("aGVs*bG8=", 4),
+        ("aGVs\r\nbG8=", 4),
+    ] {
+        let msg = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"result":{{"contents":[{{"uri":"file:///a","blob":{}}}]}}}}"#,
+            serde_json::Value::String(blob.to_owned())
+        );
+        let t = transcript(&[
+            (
+                "c2s",
+                r#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///a"}}"#,
+            ),
+            ("s2c", &msg),
+        ]);
+        let r = check_bytes("t", &t, &spec(Revision::v2025_11_25()));
+        assert_eq!(r.findings.len(), 1, "{blob:?}: {:?}", r.findings);
+        assert_eq!(r.findings[0].rule, "blob-not-canonical-base64", "{blob:?}");
+        assert!(
+            r.findings[0].message.contains(&format!("at byte {offset}")),
+            "{blob:?}: {}",
+            r.findings[0].message
+        );
+    }
+}
+
+#[test]
+fn unknown_allow_rule_is_an_error_not_a_silent_no_op() {
+    let opts = Options {
+        allow: ["no-such-rule".to_owned()].into(),
+        ..Options::default()
+    };
+    let e = check_paths(&[repo().join("corpus/violations")], &opts).unwrap_err();
+    assert!(matches!(e.kind, mcptape_check::CheckErrorKind::UnknownRule));
+    assert_eq!(e.path, PathBuf::from("no-such-rule"));
+}
+
+#[test]
+fn directory_depth_at_the_limit_and_one_past() {
+    let tmp = tempfile::tempdir().unwrap();
+    let header = format!("{STDIO_HEADER}\n");
+    let mut dir = tmp.path().to_owned();
+    for i in 0..MAX_DIR_DEPTH {
+        dir.push(format!("{i}"));
+    }
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("deep.jsonl"), &header).unwrap();
+    std::fs::write(dir.join("not-a-transcript.txt"), "x").unwrap();
+    let found = collect_transcripts(&[tmp.path().to_owned()]).unwrap();
+    assert_eq!(found, vec![dir.join("deep.jsonl")]);
+
+    let deeper = dir.join("one-more");
+    std::fs::create_dir(&deeper).unwrap();
+    std::fs::write(deeper.join("deeper.jsonl"), &header).unwrap();
+    let e = collect_transcripts(&[tmp.path().to_owned()]).unwrap_err();
+    assert!(matches!(e.kind, mcptape_check::CheckErrorKind::TooDeep));
+}
+
+#[test]
+fn directory_without_transcripts_is_an_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let e = collect_transcripts(&[tmp.path().to_owned()]).unwrap_err();
+    assert!(matches!(
+        e.kind,
+        mcptape_check::CheckErrorKind::NoTranscripts
+    ));
+}

@@ -1,0 +1,201 @@
+//! Every rule of the catalogue has `corpus/violations/<rule>.jsonl`, and that
+//! file fires exactly its rule, at the record, line, id and JSON pointer
+//! listed here. Near misses (`tests/data/pass/*.jsonl`) fire no rule.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use mcptape_check::{Options, RULES, Severity, check_bytes, check_paths};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn violation(id: &str) -> PathBuf {
+    repo().join("corpus/violations").join(format!("{id}.jsonl"))
+}
+
+fn check_file(path: &Path) -> mcptape_check::FileReport {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    check_bytes(&path.display().to_string(), &bytes, &Options::default())
+}
+
+/// (rule, line, request id as JSON, pointer) of the one finding each
+/// violation file must produce.
+const EXPECTED: &[(&str, usize, Option<&str>, &str)] = &[
+    ("transcript-unreadable", 1, None, ""),
+    ("transcript-truncated", 4, None, ""),
+    ("stdio-non-jsonrpc-line", 2, None, ""),
+    ("stdio-embedded-newline", 3, None, ""),
+    ("message-not-jsonrpc", 2, None, ""),
+    ("read-result-malformed", 3, Some("1"), "/result/contents"),
+    (
+        "contents-neither-text-nor-blob",
+        3,
+        Some("1"),
+        "/result/contents/0",
+    ),
+    ("contents-text-and-blob", 3, Some("1"), "/result/contents/0"),
+    ("contents-missing-uri", 3, Some("1"), "/result/contents/0"),
+    (
+        "blob-not-canonical-base64",
+        3,
+        Some("1"),
+        "/result/contents/0/blob",
+    ),
+    ("read-empty-contents", 5, Some("2"), "/result/contents"),
+    ("not-found-code", 3, Some("1"), "/error/code"),
+    ("not-found-data-uri", 3, Some("1"), "/error"),
+    ("result-missing-resultType", 3, Some("1"), "/result"),
+    ("result-missing-cache-hints", 3, Some("1"), "/result"),
+    ("cache-hints-invalid", 3, Some("1"), "/result/ttlMs"),
+    (
+        "mimetype-sniff-mismatch",
+        3,
+        Some("1"),
+        "/result/contents/0/mimeType",
+    ),
+    (
+        "textlike-mimetype-as-blob",
+        3,
+        Some("1"),
+        "/result/contents/0/blob",
+    ),
+    ("data-uri-in-text", 3, Some("1"), "/result/contents/0/text"),
+    (
+        "blob-over-size-threshold",
+        3,
+        Some("1"),
+        "/result/contents/0/blob",
+    ),
+    ("request-unanswered", 2, Some("1"), "/id"),
+    ("request-answered-twice", 4, Some("1"), "/id"),
+    ("response-unknown-id", 4, Some("99"), "/id"),
+    ("response-after-cancel", 4, Some("1"), "/id"),
+    ("ids-differ-only-in-type", 4, Some("\"1\""), "/id"),
+    (
+        "protocol-version-not-offered",
+        3,
+        Some("1"),
+        "/result/protocolVersion",
+    ),
+    (
+        "http-protocol-version-mismatch",
+        2,
+        Some("1"),
+        "/params/_meta/io.modelcontextprotocol~1protocolVersion",
+    ),
+];
+
+#[test]
+fn every_rule_has_an_expectation_and_a_violation_file() {
+    let expected: BTreeSet<&str> = EXPECTED.iter().map(|e| e.0).collect();
+    let rules: BTreeSet<&str> = RULES.iter().map(|r| r.id).collect();
+    assert_eq!(expected, rules);
+    for r in RULES {
+        assert!(
+            violation(r.id).is_file(),
+            "missing corpus/violations/{}.jsonl",
+            r.id
+        );
+    }
+}
+
+#[test]
+fn every_violation_file_is_named_after_a_rule() {
+    for entry in std::fs::read_dir(repo().join("corpus/violations")).unwrap() {
+        let p = entry.unwrap().path();
+        if p.extension().is_some_and(|e| e == "jsonl") {
+            let stem = p.file_stem().unwrap().to_str().unwrap();
+            assert!(
+                mcptape_check::rule(stem).is_some(),
+                "{stem}.jsonl names no rule"
+            );
+        }
+    }
+}
+
+#[test]
+fn each_violation_fires_exactly_its_rule_once_at_the_expected_place() {
+    for &(id, line, req_id, pointer) in EXPECTED {
+        let report = check_file(&violation(id));
+        let fired: Vec<&str> = report.findings.iter().map(|f| f.rule).collect();
+        assert_eq!(fired, vec![id], "{id}.jsonl fired {fired:?}");
+        let f = &report.findings[0];
+        let rule = mcptape_check::rule(id).unwrap();
+        assert_eq!(f.severity, rule.severity, "{id}");
+        assert_eq!(f.line, line, "{id}: line");
+        assert_eq!(f.record, line - 1, "{id}: record");
+        assert_eq!(f.request_id.as_deref(), req_id, "{id}: request id");
+        assert_eq!(f.pointer, pointer, "{id}: pointer");
+        assert!(!f.message.is_empty());
+        assert!(f.file.ends_with(&format!("{id}.jsonl")));
+        assert_eq!(f.is_failure(), rule.severity == Severity::Error, "{id}");
+    }
+}
+
+#[test]
+fn near_misses_fire_no_rule() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/pass");
+    let mut n = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let p = entry.unwrap().path();
+        let report = check_file(&p);
+        assert!(
+            report.findings.is_empty(),
+            "{}: {:#?}",
+            p.display(),
+            report.findings
+        );
+        assert!(report.messages > 0, "{}", p.display());
+        n += 1;
+    }
+    assert!(n >= 20, "only {n} near-miss files");
+}
+
+#[test]
+fn the_violations_directory_fails_and_counts_every_rule() {
+    let report = check_paths(&[repo().join("corpus/violations")], &Options::default()).unwrap();
+    assert_eq!(report.files.len(), RULES.len());
+    assert!(!report.passed());
+    let errors = RULES
+        .iter()
+        .filter(|r| r.severity == Severity::Error)
+        .count();
+    let warnings = RULES.len() - errors;
+    assert_eq!(report.summary.errors, errors);
+    assert_eq!(report.summary.warnings, warnings);
+    for r in RULES {
+        assert_eq!(report.count(r), 1, "{}", r.id);
+    }
+}
+
+#[test]
+fn allowing_every_error_rule_passes_the_violations_directory() {
+    let opts = Options {
+        allow: RULES
+            .iter()
+            .filter(|r| r.severity == Severity::Error)
+            .map(|r| r.id.to_owned())
+            .collect(),
+        ..Options::default()
+    };
+    let report = check_paths(&[repo().join("corpus/violations")], &opts).unwrap();
+    assert!(report.passed());
+    assert_eq!(report.summary.errors, 0);
+    assert_eq!(report.summary.allowed, opts.allow.len());
+}
+
+#[test]
+fn real_recordings_have_no_error_finding() {
+    let dir = repo().join("corpus/transcripts");
+    let report = check_paths(&[dir], &Options::default()).unwrap();
+    assert!(!report.files.is_empty());
+    let errors: Vec<_> = report
+        .files
+        .iter()
+        .flat_map(|f| &f.findings)
+        .filter(|f| f.is_failure())
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+}
