@@ -1,1 +1,161 @@
-//! Child processes (being written).
+//! Spawning a stdio MCP server and ending it gracefully.
+//!
+//! The MCP stdio transport (2025-11-25 and 2026-07-28, Basic › Lifecycle ›
+//! Shutdown › stdio) ends a session by closing the server's stdin, waiting for
+//! it to exit, then sending SIGTERM, then SIGKILL. [`StdioChild::shutdown`]
+//! does exactly that with [`STDIN_CLOSE_GRACE`] and [`SIGTERM_GRACE`].
+
+use std::ffi::OsStr;
+use std::io;
+use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
+
+use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
+
+/// How long to wait for the server to exit after its stdin is closed: 2 s.
+pub const STDIN_CLOSE_GRACE: Duration = Duration::from_secs(2);
+
+/// How long to wait after SIGTERM before SIGKILL: 2 s.
+pub const SIGTERM_GRACE: Duration = Duration::from_secs(2);
+
+/// A spawned server with piped stdin, stdout and stderr. Take the pipes
+/// (`stdin.take()`…) to drive it; the process is killed if this is dropped.
+#[derive(Debug)]
+pub struct StdioChild {
+    /// The process.
+    pub child: Child,
+    /// Its stdin (closing it — dropping it — asks a stdio server to exit).
+    pub stdin: Option<ChildStdin>,
+    /// Its stdout (the server's messages).
+    pub stdout: Option<ChildStdout>,
+    /// Its stderr (logs).
+    pub stderr: Option<ChildStderr>,
+    /// Its process id.
+    pub pid: u32,
+}
+
+/// How [`StdioChild::shutdown`] ended the process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EndedBy {
+    /// It had already exited, or exited within the grace after stdin closed.
+    Exit,
+    /// It exited after SIGTERM.
+    Sigterm,
+    /// It was killed with SIGKILL.
+    Sigkill,
+}
+
+/// The result of [`StdioChild::shutdown`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ending {
+    /// The exit status.
+    pub status: ExitStatus,
+    /// Which step ended it.
+    pub ended_by: EndedBy,
+}
+
+impl Ending {
+    /// The exit code, if the process exited normally.
+    pub fn code(&self) -> Option<i32> {
+        self.status.code()
+    }
+
+    /// The signal number that killed the process, if any.
+    pub fn signal(&self) -> Option<i32> {
+        std::os::unix::process::ExitStatusExt::signal(&self.status)
+    }
+}
+
+/// Spawns `program args…` with stdin, stdout and stderr piped, killed on drop.
+///
+/// # Errors
+/// The [`io::Error`] of the spawn (program not found, not executable…).
+pub fn spawn_stdio<I, S>(program: impl AsRef<OsStr>, args: I) -> io::Result<StdioChild>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let mut cmd = Command::new(program);
+    cmd.args(args);
+    spawn_command(cmd)
+}
+
+/// Spawns a prepared [`Command`] (environment, working directory already set)
+/// with stdin, stdout and stderr piped, killed on drop.
+///
+/// # Errors
+/// The [`io::Error`] of the spawn.
+pub fn spawn_command(mut cmd: Command) -> io::Result<StdioChild> {
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    let mut child = cmd.spawn()?;
+    let pid = child
+        .id()
+        .ok_or_else(|| io::Error::other("spawned child has no pid"))?;
+    Ok(StdioChild {
+        stdin: child.stdin.take(),
+        stdout: child.stdout.take(),
+        stderr: child.stderr.take(),
+        child,
+        pid,
+    })
+}
+
+impl StdioChild {
+    /// Ends the process with the default graces ([`STDIN_CLOSE_GRACE`],
+    /// [`SIGTERM_GRACE`]).
+    ///
+    /// # Errors
+    /// An [`io::Error`] from waiting or signalling.
+    pub async fn shutdown(&mut self) -> io::Result<Ending> {
+        self.shutdown_with(STDIN_CLOSE_GRACE, SIGTERM_GRACE).await
+    }
+
+    /// Closes stdin (if still held), waits `stdin_grace`, sends SIGTERM, waits
+    /// `term_grace`, sends SIGKILL and waits.
+    ///
+    /// # Errors
+    /// An [`io::Error`] from waiting or signalling.
+    pub async fn shutdown_with(
+        &mut self,
+        stdin_grace: Duration,
+        term_grace: Duration,
+    ) -> io::Result<Ending> {
+        drop(self.stdin.take());
+        if let Ok(status) = tokio::time::timeout(stdin_grace, self.child.wait()).await {
+            return Ok(Ending {
+                status: status?,
+                ended_by: EndedBy::Exit,
+            });
+        }
+        self.signal(nix::sys::signal::Signal::SIGTERM)?;
+        if let Ok(status) = tokio::time::timeout(term_grace, self.child.wait()).await {
+            return Ok(Ending {
+                status: status?,
+                ended_by: EndedBy::Sigterm,
+            });
+        }
+        self.child.start_kill()?;
+        Ok(Ending {
+            status: self.child.wait().await?,
+            ended_by: EndedBy::Sigkill,
+        })
+    }
+
+    /// Sends `signal` to the process (if it has not been reaped yet).
+    ///
+    /// # Errors
+    /// The OS error of `kill(2)` other than "no such process".
+    pub fn signal(&mut self, signal: nix::sys::signal::Signal) -> io::Result<()> {
+        if self.child.try_wait()?.is_some() {
+            return Ok(());
+        }
+        let pid = i32::try_from(self.pid).map_err(io::Error::other)?;
+        match nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), signal) {
+            Ok(()) | Err(nix::errno::Errno::ESRCH) => Ok(()),
+            Err(e) => Err(io::Error::from(e)),
+        }
+    }
+}

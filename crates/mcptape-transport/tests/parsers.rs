@@ -365,3 +365,29 @@ proptest! {
         fuzzing::sse_events(&d);
     }
 }
+
+#[test]
+fn mcp_name_header_value_encoding() {
+    use mcptape_transport::http::encode_header_value as enc;
+    // MCP 2026-07-28 › Streamable HTTP › Value Encoding examples
+    assert_eq!(enc("us-west1"), "us-west1");
+    assert_eq!(enc("Hello, 世界"), "=?base64?SGVsbG8sIOS4lueVjA==?=");
+    assert_eq!(enc(" padded "), "=?base64?IHBhZGRlZCA=?=");
+    assert_eq!(enc("line1\nline2"), "=?base64?bGluZTEKbGluZTI=?=");
+    assert_eq!(
+        enc("=?base64?literal?="),
+        "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?="
+    );
+    assert_eq!(
+        enc("file:///projects/myapp/config.json"),
+        "file:///projects/myapp/config.json"
+    );
+}
+
+#[test]
+fn era_of_revision() {
+    use mcptape_transport::http::Era;
+    assert_eq!(Era::of("2025-06-18"), Era::Session);
+    assert_eq!(Era::of("2025-11-25"), Era::Session);
+    assert_eq!(Era::of("2026-07-28"), Era::Stateless);
+}

@@ -1,0 +1,70 @@
+//! Ending a stdio child: stdin close, then SIGTERM, then SIGKILL.
+
+use std::time::Duration;
+
+use mcptape_transport::child::{EndedBy, spawn_stdio};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+const SHORT: Duration = Duration::from_millis(300);
+
+#[tokio::test]
+async fn server_that_exits_on_stdin_close_ends_by_exit() {
+    let mut c = spawn_stdio("sh", ["-c", "cat; exit 3"]).unwrap();
+    let mut stdin = c.stdin.take().unwrap();
+    stdin.write_all(b"{\"jsonrpc\":\"2.0\"}\n").await.unwrap();
+    drop(stdin);
+    let mut out = String::new();
+    c.stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .await
+        .unwrap();
+    assert_eq!(out, "{\"jsonrpc\":\"2.0\"}\n");
+    let end = c.shutdown_with(SHORT, SHORT).await.unwrap();
+    assert_eq!(end.ended_by, EndedBy::Exit);
+    assert_eq!(end.code(), Some(3));
+}
+
+#[tokio::test]
+async fn server_ignoring_stdin_close_gets_sigterm() {
+    // like a server stuck waiting for a roots/list reply that never comes
+    let mut c = spawn_stdio("sleep", ["30"]).unwrap();
+    let end = c.shutdown_with(SHORT, SHORT).await.unwrap();
+    assert_eq!(end.ended_by, EndedBy::Sigterm);
+    assert_eq!(end.signal(), Some(15));
+}
+
+#[tokio::test]
+async fn server_ignoring_sigterm_gets_sigkill() {
+    let mut c = spawn_stdio("sh", ["-c", "trap '' TERM; while :; do sleep 0.05; done"]).unwrap();
+    // give the shell time to install its trap
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let end = c.shutdown_with(SHORT, SHORT).await.unwrap();
+    assert_eq!(end.ended_by, EndedBy::Sigkill);
+    assert_eq!(end.signal(), Some(9));
+}
+
+#[tokio::test]
+async fn stderr_is_piped() {
+    let mut c = spawn_stdio("sh", ["-c", "echo banner >&2"]).unwrap();
+    let mut err = String::new();
+    c.stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .await
+        .unwrap();
+    assert_eq!(err, "banner\n");
+    assert_eq!(c.shutdown().await.unwrap().code(), Some(0));
+}
+
+#[test]
+fn spawning_a_missing_program_is_an_error() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let e = rt.block_on(async { spawn_stdio("/nonexistent/mcptape-server", ["x"]).map(|_| ()) });
+    assert_eq!(e.unwrap_err().kind(), std::io::ErrorKind::NotFound);
+}
