@@ -101,7 +101,8 @@ pub enum HttpErrorKind {
     /// Reading the response body failed.
     #[error("reading the response body failed: {0}")]
     Body(String),
-    /// A non-SSE body is larger than [`MAX_BODY_BYTES`].
+    /// A non-SSE body is larger than the limit ([`MAX_BODY_BYTES`] by default,
+    /// see [`HttpClient::set_max_body_bytes`]).
     #[error("response body larger than {limit} bytes")]
     BodyTooLarge {
         /// The limit in bytes.
@@ -152,6 +153,7 @@ pub struct HttpResponse {
     /// Body shape.
     pub kind: BodyKind,
     body: Incoming,
+    max_body: usize,
     sse: SseParser,
     queued: VecDeque<SseEvent>,
     done: bool,
@@ -216,9 +218,9 @@ impl HttpResponse {
                         Err(e) => return Some(Err(err(HttpErrorKind::Body(e.to_string())))),
                     };
                     if let Ok(d) = frame.into_data() {
-                        if buf.len() + d.len() > MAX_BODY_BYTES {
+                        if buf.len() + d.len() > self.max_body {
                             return Some(Err(err(HttpErrorKind::BodyTooLarge {
-                                limit: MAX_BODY_BYTES,
+                                limit: self.max_body,
                             })));
                         }
                         buf.extend_from_slice(&d);
@@ -321,6 +323,7 @@ pub struct HttpClient {
     session_id: Option<String>,
     extra: Vec<(String, String)>,
     exchanges: u64,
+    max_body: usize,
 }
 
 #[derive(serde::Deserialize)]
@@ -365,6 +368,7 @@ impl HttpClient {
             session_id: None,
             extra: Vec::new(),
             exchanges: 0,
+            max_body: MAX_BODY_BYTES,
         })
     }
 
@@ -399,6 +403,12 @@ impl HttpClient {
     /// Adds a header sent on every request (e.g. `Authorization`).
     pub fn add_header(&mut self, name: impl Into<String>, value: impl Into<String>) {
         self.extra.push((name.into(), value.into()));
+    }
+
+    /// Sets the largest non-SSE body read (default [`MAX_BODY_BYTES`]) and the
+    /// largest SSE event (default [`MAX_EVENT_BYTES`]) to `bytes`.
+    pub fn set_max_body_bytes(&mut self, bytes: usize) {
+        self.max_body = bytes;
     }
 
     /// Number of exchanges started so far.
@@ -578,7 +588,12 @@ impl HttpClient {
             request_headers: headers,
             kind,
             body: resp.into_body(),
-            sse: SseParser::new(MAX_EVENT_BYTES),
+            max_body: self.max_body,
+            sse: SseParser::new(if self.max_body == MAX_BODY_BYTES {
+                MAX_EVENT_BYTES
+            } else {
+                self.max_body
+            }),
             queued: VecDeque::new(),
             done: false,
         })

@@ -7,7 +7,7 @@
 mod common;
 
 use mcptape_transport::child::EndedBy;
-use mcptape_transport::http::{BodyKind, HttpClient, ReplyItem};
+use mcptape_transport::http::{BodyKind, HttpClient, HttpErrorKind, ReplyItem};
 use serde_json::Value;
 
 const INIT_2025: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"mcptape-test","version":"0.1.0"}}}"#;
@@ -194,5 +194,23 @@ async fn py_sdk_session_era_json_responses() {
         .map(|t| t["uriTemplate"].as_str().unwrap())
         .collect();
     assert!(templates.contains(&"mcptape://items/{id}"), "{templates:?}");
+
+    // The body limit, at and one past: the >= 2 MB PNG blob as one JSON body.
+    let read = r#"{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"mcptape://blobs/large.png"}}"#;
+    let r = c.post(read).await.unwrap();
+    let body_len = match &r.items[..] {
+        [ReplyItem::Json(s)] => s.len(),
+        other => panic!("{other:?}"),
+    };
+    assert!(body_len > 2 * 1024 * 1024 * 4 / 3, "{body_len}");
+    c.set_max_body_bytes(body_len);
+    assert!(c.post(read).await.is_ok());
+    c.set_max_body_bytes(body_len - 1);
+    let e = c.post(read).await.unwrap_err();
+    assert!(
+        matches!(e.kind, HttpErrorKind::BodyTooLarge { limit } if limit == body_len - 1),
+        "{e}"
+    );
+    assert_eq!(e.exchange, 5);
     server.shutdown().await.unwrap();
 }

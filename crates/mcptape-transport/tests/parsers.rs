@@ -159,6 +159,73 @@ fn stdio_sixteen_megabyte_line_works() {
 }
 
 #[test]
+fn stdio_max_line_bytes_at_limit_and_one_past() {
+    // A JSON string of exactly MAX_LINE_BYTES bytes, then one a byte longer.
+    let mut at = vec![b'a'; MAX_LINE_BYTES];
+    at[0] = b'"';
+    at[MAX_LINE_BYTES - 1] = b'"';
+    let mut f = LineFramer::new(MAX_LINE_BYTES);
+    let mut out = Vec::new();
+    for c in at.chunks(1 << 20) {
+        out.extend(f.push(c));
+    }
+    out.extend(f.push(b"\r\n"));
+    assert!(matches!(&out[..], [Frame::Message(m)] if m.len() == MAX_LINE_BYTES));
+    drop(out);
+    at.insert(1, b'a');
+    let mut out = Vec::new();
+    for c in at.chunks(1 << 20) {
+        out.extend(f.push(c));
+    }
+    out.extend(f.push(b"\n"));
+    match &out[..] {
+        [Frame::TooLong(e)] => {
+            assert_eq!(
+                e.kind,
+                FrameErrorKind::LineTooLong {
+                    len: MAX_LINE_BYTES + 1,
+                    limit: MAX_LINE_BYTES
+                }
+            );
+            assert_eq!((e.line, e.offset), (2, MAX_LINE_BYTES as u64 + 2));
+        }
+        other => panic!("{:?}", other.len()),
+    }
+}
+
+#[test]
+fn sse_max_event_bytes_at_limit_and_one_past() {
+    // one data line of exactly MAX_EVENT_BYTES bytes ("data:" + payload)
+    let mut line = b"data:".to_vec();
+    line.resize(MAX_EVENT_BYTES, b'x');
+    let mut p = SseParser::default();
+    let mut ev = Vec::new();
+    for c in line.chunks(1 << 20) {
+        p.push(c, &mut ev).unwrap();
+    }
+    p.push(b"\n\n", &mut ev).unwrap();
+    assert_eq!(ev.len(), 1);
+    assert_eq!(ev[0].data.len(), MAX_EVENT_BYTES - 5);
+    line.push(b'x');
+    let mut p = SseParser::default();
+    let mut ev = Vec::new();
+    let mut err = None;
+    for c in line.chunks(1 << 20).chain([&b"\n\n"[..]]) {
+        if let Err(e) = p.push(c, &mut ev) {
+            err = Some(e);
+            break;
+        }
+    }
+    assert_eq!(
+        err.unwrap().kind,
+        SseErrorKind::EventTooLarge {
+            limit: MAX_EVENT_BYTES
+        }
+    );
+    assert!(ev.is_empty());
+}
+
+#[test]
 fn sse_whatwg_rules_mixed_line_ends() {
     let input = data("sse_whatwg_rules_mixed_line_ends.txt");
     let mut p = SseParser::default();
