@@ -348,6 +348,36 @@ proptest! {
     }
 
     #[test]
+    fn streaming_reader_agrees_with_read(cut in 0usize..700, flip in 0usize..700, byte in any::<u8>()) {
+        let mut b = data("every_kind.jsonl");
+        let i = flip % b.len();
+        b[i] = byte;
+        b.truncate(cut.min(b.len()));
+        let whole = reader::read(&b);
+        match Reader::new(Cursor::new(&b)) {
+            Err(e) => prop_assert_eq!(Err(e), whole.map(|_| ())),
+            Ok(mut r) => {
+                let mut recs = Vec::new();
+                let mut err = None;
+                for item in r.by_ref() {
+                    match item {
+                        Ok(rec) => recs.push(rec),
+                        Err(e) => err = Some(e),
+                    }
+                }
+                match whole {
+                    Ok(t) => {
+                        prop_assert_eq!(err, None);
+                        prop_assert_eq!(recs, t.records);
+                        prop_assert_eq!(r.dropped(), t.dropped.as_ref());
+                    }
+                    Err(e) => prop_assert_eq!(err, Some(e)),
+                }
+            }
+        }
+    }
+
+    #[test]
     fn message_roundtrip_any_string(s in ".*", t_us in any::<u64>()) {
         let json = serde_json::to_string(&s).unwrap();
         let r = Record::message(t_us, Direction::C2s, &json).unwrap();
