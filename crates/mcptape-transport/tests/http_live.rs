@@ -105,10 +105,17 @@ async fn everything_http_session_era_initialize_list_read() {
         .unwrap();
     assert!((400..500).contains(&refused.status), "{refused:?}");
 
+    // the session-era GET stream for server-initiated messages
+    let get = c.get_stream().await.unwrap();
+    assert_eq!(get.status, 200, "{get:?}");
+    assert_eq!(get.kind, BodyKind::Sse);
+    assert_eq!(sent(&get.request_headers, "mcp-session-id"), Some(sid.as_str()));
+    drop(get);
+
     let del = c.delete_session().await.unwrap();
     assert!(matches!(del, Some(200 | 204 | 405)), "{del:?}");
     assert_eq!(c.session_id(), None);
-    assert_eq!(c.exchanges(), 5);
+    assert_eq!(c.exchanges(), 6);
 
     let end = server.shutdown().await.unwrap();
     assert_ne!(end.ended_by, EndedBy::Sigkill, "{end:?}");
