@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# mcptape check over the real recordings in corpus/transcripts: the human
+# report goes to the CI log, the JUnit XML to target/junit/check.xml (where CI
+# systems pick it up). Fails on any error-severity finding. Then the hand-made
+# corpus/violations must fail (each fires its rule; the test suite checks
+# "exactly its rule"). Takes a few seconds after `cargo test --workspace`.
+# (`mcptape verify` of a recording against its live server is the replay step's.)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+cargo build -q -p mcptape
+bin="${CARGO_TARGET_DIR:-target}/debug/mcptape"
+
+echo "--- mcptape check corpus/transcripts"
+"$bin" check corpus/transcripts
+mkdir -p target/junit
+"$bin" check corpus/transcripts --format junit --output target/junit/check.xml
+
+echo "--- mcptape check corpus/violations (must fail)"
+set +e
+"$bin" check corpus/violations --format json --output target/junit/violations.json
+rc=$?
+set -e
+if [ "$rc" -ne 1 ]; then
+  echo "expected exit 1 from the violations corpus, got $rc" >&2
+  exit 1
+fi
+echo "violations corpus: exit 1 as expected"

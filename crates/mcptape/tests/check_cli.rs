@@ -1,0 +1,125 @@
+//! `mcptape check` and `mcptape explain` as a user runs them: exit codes,
+//! formats, `--output`, `--allow`, `--spec`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn mcptape(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mcptape"))
+        .args(args)
+        .current_dir(repo())
+        .output()
+        .expect("run mcptape")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+#[test]
+fn check_violations_exits_1_and_names_every_rule() {
+    let o = mcptape(&["check", "corpus/violations"]);
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = stdout(&o);
+    for r in mcptape_check::RULES {
+        assert!(
+            text.contains(&format!("{}[{}]", r.severity, r.id)),
+            "{} missing from:\n{text}",
+            r.id
+        );
+    }
+    assert!(text.lines().last().unwrap().starts_with("FAIL: 27 file(s), "));
+}
+
+#[test]
+fn check_real_recordings_exits_0() {
+    let o = mcptape(&["check", "corpus/transcripts"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(stdout(&o).lines().last().unwrap().starts_with("PASS: "));
+}
+
+#[test]
+fn a_warning_alone_exits_0_and_an_allowed_error_exits_0() {
+    let o = mcptape(&["check", "corpus/violations/response-after-cancel.jsonl"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(stdout(&o).contains("warning[response-after-cancel]"));
+
+    let f = "corpus/violations/request-unanswered.jsonl";
+    assert_eq!(mcptape(&["check", f]).status.code(), Some(1));
+    let o = mcptape(&["check", f, "--allow", "request-unanswered"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(stdout(&o).contains("allowed)"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("PASS: 1 file(s), 0 error(s), 0 warning(s), 1 allowed"));
+}
+
+#[test]
+fn unknown_allow_rule_and_missing_path_exit_2() {
+    let o = mcptape(&["check", "corpus/violations", "--allow", "no-such-rule"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("unknown rule id"));
+    let o = mcptape(&["check", "corpus/does-not-exist"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn spec_flag_changes_the_verdict_on_legacy_not_found() {
+    let f = "corpus/violations/not-found-code.jsonl";
+    assert_eq!(mcptape(&["check", f]).status.code(), Some(1));
+    assert_eq!(mcptape(&["check", f, "--spec", "2025-11-25"]).status.code(), Some(0));
+    assert_eq!(mcptape(&["check", f, "--spec", "2025-06-18"]).status.code(), Some(0));
+    assert_eq!(mcptape(&["check", f, "--spec", "2026-07-28"]).status.code(), Some(1));
+}
+
+#[test]
+fn junit_output_file_is_written_and_parses() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("nested/junit/check.xml");
+    let o = mcptape(&[
+        "check",
+        "corpus/violations",
+        "--format",
+        "junit",
+        "--output",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(o.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("FAIL: 27 file(s)"));
+    let xml = std::fs::read_to_string(&out).unwrap();
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let suites = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("testsuite"))
+        .count();
+    assert_eq!(suites, 27);
+}
+
+#[test]
+fn json_output_parses() {
+    let o = mcptape(&["check", "corpus/violations/read-empty-contents.jsonl", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["summary"]["errors"], 1);
+    assert_eq!(v["files"][0]["findings"][0]["rule"], "read-empty-contents");
+    assert_eq!(v["files"][0]["findings"][0]["pointer"], "/result/contents");
+}
+
+#[test]
+fn explain_prints_every_rule_with_its_source() {
+    for r in mcptape_check::RULES {
+        let o = mcptape(&["explain", r.id]);
+        assert_eq!(o.status.code(), Some(0), "{}", r.id);
+        let text = stdout(&o);
+        assert!(text.starts_with(&format!("{} ({})\n", r.id, r.severity)), "{text}");
+        assert!(text.contains(r.source));
+        assert!(text.contains(r.explain));
+    }
+    let o = mcptape(&["explain", "--list"]);
+    assert_eq!(stdout(&o).lines().count(), mcptape_check::RULES.len());
+    let o = mcptape(&["explain", "no-such-rule"]);
+    assert_eq!(o.status.code(), Some(2));
+}
