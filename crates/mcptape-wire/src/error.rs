@@ -55,6 +55,10 @@ pub enum JsonErrorKind {
         /// The UTF-16 code unit of the lone surrogate.
         code_unit: u16,
     },
+    /// A number too large for an `f64` (e.g. `1e400`; RFC 8259 §6 lets
+    /// implementations limit range). The offset is the number's first byte.
+    #[error("number out of range")]
+    NumberOutOfRange,
     /// Any other violation of the RFC 8259 grammar; `expected` says what the
     /// parser wanted at the offset.
     #[error("JSON syntax error: expected {expected}")]
@@ -86,12 +90,6 @@ impl JsonError {
     /// Byte offset into the input where the problem starts.
     pub fn offset(&self) -> usize {
         self.offset
-    }
-
-    /// The same error moved by `base` bytes (used when the input was a slice of a larger buffer).
-    pub(crate) fn shifted(mut self, base: usize) -> Self {
-        self.offset += base;
-        self
     }
 }
 

@@ -1,1 +1,284 @@
-//! (being written)
+//! Fuzz entry points (rustls style: the fuzz targets in `fuzz/` are one line
+//! each and call these). Hidden from the docs; not a stable API.
+//!
+//! * [`contents_parse`]: arbitrary bytes into the strict `resources/read`
+//!   parser; must never panic, and whatever parses must round-trip
+//!   (serialize → parse gives an equal value). The lenient parser's output
+//!   must round-trip through the *strict* parser.
+//! * [`jsonrpc_parse`]: arbitrary bytes into the JSON-RPC envelope parser, same round-trip rule.
+//! * `contents_structured` (feature `arbitrary`): a structured result with
+//!   mixed text/blob entries, odd uris, `_meta` and unknown fields is
+//!   serialized, parsed, and must come back exactly.
+
+use crate::jsonrpc::{self, Frame};
+use crate::resources::{parse_read_result, parse_read_result_lenient};
+
+/// Runs the strict and lenient contents parsers on `data`. Panics (a fuzz
+/// finding) only when an accepted input does not round-trip.
+pub fn contents_parse(data: &[u8]) {
+    if let Ok(r) = parse_read_result(data) {
+        let json = r.to_json();
+        let again = parse_read_result(json.as_bytes())
+            .unwrap_or_else(|e| panic!("re-parse of serialized result failed: {e}\n{json}"));
+        assert_eq!(r, again, "round trip changed the result: {json}");
+    }
+    if let Ok((r, _report)) = parse_read_result_lenient(data) {
+        let json = r.to_json();
+        let again = parse_read_result(json.as_bytes())
+            .unwrap_or_else(|e| panic!("strict re-parse of lenient result failed: {e}\n{json}"));
+        assert_eq!(r, again, "lenient round trip changed the result: {json}");
+    }
+}
+
+/// Runs the JSON-RPC parser on `data`. Panics only when an accepted single
+/// message does not round-trip.
+pub fn jsonrpc_parse(data: &[u8]) {
+    if let Ok(Frame::Single(m)) = jsonrpc::parse(data) {
+        let json = m.to_json();
+        let again = jsonrpc::parse_message(json.as_bytes())
+            .unwrap_or_else(|e| panic!("re-parse of serialized message failed: {e}\n{json}"));
+        assert_eq!(m, again, "round trip changed the message: {json}");
+    }
+}
+
+#[cfg(any(feature = "arbitrary", test))]
+pub use structured::*;
+
+#[cfg(any(feature = "arbitrary", test))]
+mod structured {
+    use serde_json::{Map, Value};
+
+    use crate::resources::{
+        BlobResourceContents, CacheScope, ReadResourceResult, ResourceContents, ResultType,
+        TextResourceContents, parse_read_result,
+    };
+
+    /// A JSON value small enough to stay far from the nesting limit.
+    #[derive(Debug, Clone, arbitrary::Arbitrary)]
+    pub enum Scalar {
+        /// `null`.
+        Null,
+        /// `true` / `false`.
+        Bool(bool),
+        /// An integer.
+        Int(i64),
+        /// A string (any Unicode, escapes exercised by serialization).
+        Str(String),
+        /// An array of strings.
+        List(Vec<String>),
+        /// A flat object.
+        Object(Vec<(String, i64)>),
+    }
+
+    impl Scalar {
+        fn to_value(&self) -> Value {
+            match self {
+                Scalar::Null => Value::Null,
+                Scalar::Bool(b) => Value::Bool(*b),
+                Scalar::Int(i) => Value::from(*i),
+                Scalar::Str(s) => Value::String(s.clone()),
+                Scalar::List(l) => Value::Array(l.iter().cloned().map(Value::String).collect()),
+                Scalar::Object(o) => Value::Object(
+                    o.iter()
+                        .map(|(k, v)| (k.clone(), Value::from(*v)))
+                        .collect(),
+                ),
+            }
+        }
+    }
+
+    /// One entry's payload.
+    #[derive(Debug, Clone, arbitrary::Arbitrary)]
+    pub enum Payload {
+        /// A `text` entry.
+        Text(String),
+        /// A `blob` entry (these bytes, base64-encoded on the wire).
+        Blob(Vec<u8>),
+    }
+
+    /// One `contents` entry.
+    #[derive(Debug, Clone, arbitrary::Arbitrary)]
+    pub struct StructuredEntry {
+        /// Index into a list of odd uri prefixes (empty, `file:///`, emoji scheme, a data URI, ...).
+        pub uri_prefix: u8,
+        /// The rest of the uri.
+        pub uri: String,
+        /// `mimeType`.
+        pub mime_type: Option<String>,
+        /// `text` or `blob`.
+        pub payload: Payload,
+        /// `_meta` members.
+        pub meta: Option<Vec<(String, Scalar)>>,
+        /// Unknown members (reserved names are skipped).
+        pub extra: Vec<(String, Scalar)>,
+    }
+
+    /// A whole `ReadResourceResult`, for structure-aware fuzzing.
+    #[derive(Debug, Clone, arbitrary::Arbitrary)]
+    pub struct StructuredResult {
+        /// The entries, mixed shapes.
+        pub entries: Vec<StructuredEntry>,
+        /// 0 = absent (legacy), 1 = complete, 2 = input_required, else `result_type_other`.
+        pub result_type: u8,
+        /// The other `resultType` string.
+        pub result_type_other: String,
+        /// `ttlMs` (negative values exercise the clamp).
+        pub ttl_ms: Option<i64>,
+        /// `cacheScope`: `Some(true)` = public.
+        pub cache_scope: Option<bool>,
+        /// `_meta` members.
+        pub meta: Option<Vec<(String, Scalar)>>,
+        /// Unknown members (reserved names are skipped).
+        pub extra: Vec<(String, Scalar)>,
+    }
+
+    const ODD_URI_PREFIXES: [&str; 8] = [
+        "",
+        "file:///",
+        "docs://team/../",
+        "\u{1F600}://",
+        "data:text/plain;base64,",
+        " ",
+        "file:///a%2F..%2F",
+        "urn:x:\"quoted\"\\",
+    ];
+
+    fn object(members: &[(String, Scalar)], reserved: &[&str]) -> Map<String, Value> {
+        members
+            .iter()
+            .filter(|(k, _)| !reserved.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.to_value()))
+            .collect()
+    }
+
+    impl StructuredResult {
+        /// The result this input describes.
+        pub fn build(&self) -> ReadResourceResult {
+            const ENTRY: [&str; 5] = ["uri", "mimeType", "text", "blob", "_meta"];
+            const RESULT: [&str; 5] = ["contents", "resultType", "ttlMs", "cacheScope", "_meta"];
+            let contents = self
+                .entries
+                .iter()
+                .map(|e| {
+                    let uri = format!(
+                        "{}{}",
+                        ODD_URI_PREFIXES[usize::from(e.uri_prefix) % ODD_URI_PREFIXES.len()],
+                        e.uri
+                    );
+                    let meta = e.meta.as_ref().map(|m| object(m, &[]));
+                    let extra = object(&e.extra, &ENTRY);
+                    match &e.payload {
+                        Payload::Text(t) => ResourceContents::Text(TextResourceContents {
+                            uri,
+                            mime_type: e.mime_type.clone(),
+                            text: t.clone(),
+                            meta,
+                            extra,
+                        }),
+                        Payload::Blob(b) => ResourceContents::Blob(BlobResourceContents {
+                            uri,
+                            mime_type: e.mime_type.clone(),
+                            bytes: b.clone(),
+                            meta,
+                            extra,
+                        }),
+                    }
+                })
+                .collect();
+            let mut r = ReadResourceResult::new(contents);
+            match self.result_type {
+                0 => r.legacy_result_type = true,
+                1 => r.result_type = ResultType::Complete,
+                2 => r.result_type = ResultType::InputRequired,
+                _ => {
+                    r.result_type = match self.result_type_other.as_str() {
+                        "complete" => ResultType::Complete,
+                        "input_required" => ResultType::InputRequired,
+                        s => ResultType::Other(s.to_owned()),
+                    }
+                }
+            }
+            match self.ttl_ms {
+                Some(t) if t < 0 => {
+                    r.ttl_ms = Some(0);
+                    r.ttl_ms_negative = Some(t);
+                }
+                Some(t) => r.ttl_ms = Some(t.unsigned_abs()),
+                None => {}
+            }
+            r.cache_scope = self.cache_scope.map(|p| {
+                if p {
+                    CacheScope::Public
+                } else {
+                    CacheScope::Private
+                }
+            });
+            r.meta = self.meta.as_ref().map(|m| object(m, &[]));
+            r.extra = object(&self.extra, &RESULT);
+            r
+        }
+    }
+
+    /// Serializes the structured result, parses it strictly, and asserts the
+    /// parse gives back exactly the built value (order, shapes, bytes, `_meta`,
+    /// unknown members). Panics on any difference (a fuzz finding).
+    pub fn contents_structured(input: StructuredResult) {
+        let built = input.build();
+        let json = built.to_json();
+        let parsed = parse_read_result(json.as_bytes()).unwrap_or_else(|e| {
+            panic!("parse of serialized structured result failed: {e}\n{json}")
+        });
+        assert_eq!(built, parsed, "structured round trip differs: {json}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use arbitrary::{Arbitrary, Unstructured};
+
+    use super::*;
+
+    /// Deterministic xorshift byte streams fed to `Arbitrary`.
+    fn streams(n: usize, len: usize) -> Vec<Vec<u8>> {
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        (0..n)
+            .map(|_| {
+                (0..len)
+                    .map(|_| {
+                        state ^= state << 13;
+                        state ^= state >> 7;
+                        state ^= state << 17;
+                        state.to_le_bytes()[0]
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn contents_structured_round_trips_arbitrary_inputs() {
+        let (mut texts, mut blobs) = (0, 0);
+        for bytes in streams(300, 768) {
+            let input = StructuredResult::arbitrary(&mut Unstructured::new(&bytes)).unwrap();
+            for e in &input.entries {
+                match e.payload {
+                    Payload::Text(_) => texts += 1,
+                    Payload::Blob(_) => blobs += 1,
+                }
+            }
+            contents_structured(input);
+        }
+        assert!(
+            texts > 0 && blobs > 0,
+            "generator must mix shapes: {texts} text, {blobs} blob"
+        );
+    }
+
+    #[test]
+    fn contents_structured_output_is_fed_to_contents_parse() {
+        for bytes in streams(50, 512) {
+            let input = StructuredResult::arbitrary(&mut Unstructured::new(&bytes)).unwrap();
+            contents_parse(input.build().to_json().as_bytes());
+        }
+    }
+}

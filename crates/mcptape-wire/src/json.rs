@@ -33,8 +33,6 @@ use crate::limits;
 /// [`Syntax`](JsonErrorKind::Syntax), each at the byte offset where the problem starts.
 pub fn check(input: &[u8]) -> Result<&str, JsonError> {
     limits::check_message_size(input.len())?;
-    let text = std::str::from_utf8(input)
-        .map_err(|e| JsonError::new(JsonErrorKind::InvalidUtf8, e.valid_up_to()))?;
     let mut s = Scanner {
         b: input,
         pos: 0,
@@ -46,7 +44,10 @@ pub fn check(input: &[u8]) -> Result<&str, JsonError> {
     if s.pos != s.b.len() {
         return Err(s.syntax("end of input"));
     }
-    Ok(text)
+    // Strings were checked as UTF-8 while scanning and everything outside
+    // them is ASCII, so this cannot fail; it only converts.
+    std::str::from_utf8(input)
+        .map_err(|e| JsonError::new(JsonErrorKind::InvalidUtf8, e.valid_up_to()))
 }
 
 struct Scanner<'a> {
@@ -187,6 +188,21 @@ impl<'a> Scanner<'a> {
     }
 
     fn number(&mut self) -> Result<(), JsonError> {
+        let start = self.pos;
+        self.number_grammar()?;
+        // serde_json keeps integers that fit i64/u64 and reads the rest as f64;
+        // reject what would become infinite instead of letting serde fail later.
+        let text = as_str(&self.b[start..self.pos]);
+        if text.parse::<i64>().is_err()
+            && text.parse::<u64>().is_err()
+            && !text.parse::<f64>().is_ok_and(f64::is_finite)
+        {
+            return Err(JsonError::new(JsonErrorKind::NumberOutOfRange, start));
+        }
+        Ok(())
+    }
+
+    fn number_grammar(&mut self) -> Result<(), JsonError> {
         if self.peek() == Some(b'-') {
             self.pos += 1;
         }
@@ -245,8 +261,11 @@ impl<'a> Scanner<'a> {
                 self.pos = self.b.len();
                 return Err(self.syntax("closing '\"'"));
             };
+            let seg = std::str::from_utf8(&rest[..n]).map_err(|e| {
+                JsonError::new(JsonErrorKind::InvalidUtf8, self.pos + e.valid_up_to())
+            })?;
             if let Some(o) = out.as_mut() {
-                o.push_str(as_str(&rest[..n]));
+                o.push_str(seg);
             }
             self.pos += n;
             match self.b[self.pos] {
@@ -491,6 +510,16 @@ mod tests {
         assert_eq!(err("01").offset(), 1);
         assert_eq!(err("\"a\nb\"").offset(), 2);
         assert_eq!(err("{} x").offset(), 3);
+    }
+
+    #[test]
+    fn number_out_of_f64_range_rejected() {
+        let e = err("[1, 1e400]");
+        assert_eq!(e.kind(), &JsonErrorKind::NumberOutOfRange);
+        assert_eq!(e.offset(), 4);
+        assert!(
+            check(b"[1.7976931348623157e308, 18446744073709551615, -9223372036854775808]").is_ok()
+        );
     }
 
     #[test]

@@ -9,7 +9,7 @@
 //!
 //! Rules enforced, each with its own [`WireErrorKind`]:
 //! * the bytes are strict JSON within the [`limits`](crate::limits)
-//!   (duplicate keys, lone surrogates rejected: see [`json::check`](crate::json::check));
+//!   (duplicate keys, lone surrogates rejected: see [`json::check`]);
 //! * `"jsonrpc": "2.0"` is present;
 //! * only a *missing* `id` makes a notification; `"id": null` on a request is
 //!   an Invalid Request ([`WireErrorKind::NullRequestId`]);

@@ -1,1 +1,103 @@
-//! (being written)
+//! Media type of a decoded blob: sniffed magic bytes (the `infer` crate)
+//! against the declared `mimeType`.
+//!
+//! `mimeType` is a declaration, not a guarantee (MCP 2026-07-28 "Resources":
+//! `ResourceContents.mimeType?: string`, "if known"). A host that forwards
+//! `image/png` to a provider should check the bytes first: JPEG bytes
+//! declared `image/png` are a [`MediaMatch::Mismatch`]. A blob without a
+//! `mimeType` stays bytes (no implicit UTF-8 decoding); the type a host falls
+//! back to, `application/octet-stream`, is marked
+//! [`defaulted`](MediaVerdict::defaulted).
+
+/// The type a host assumes for a blob with no `mimeType`.
+pub const DEFAULT_BLOB_MIME_TYPE: &str = "application/octet-stream";
+
+/// Sniffs the media type from the first bytes (magic numbers) of decoded
+/// content, e.g. `Some("image/png")` for `\x89PNG\r\n\x1a\n...`; `None` when
+/// no known signature matches (plain text, random bytes, empty input).
+pub fn sniff(bytes: &[u8]) -> Option<&'static str> {
+    infer::get(bytes).map(|t| t.mime_type())
+}
+
+/// How the declared type compares with the sniffed one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MediaMatch {
+    /// Declared and sniffed types agree (essence compared case-insensitively,
+    /// parameters such as `; charset=` ignored).
+    Match,
+    /// Declared and sniffed types differ: do not forward under the declared type.
+    Mismatch,
+    /// A type was declared but the bytes have no known signature: unverified.
+    Unverified,
+    /// No type was declared; the sniffed type (if any) is all there is.
+    Undeclared,
+}
+
+impl MediaMatch {
+    /// Short label: `match`, `MISMATCH`, `unverified`, `undeclared`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MediaMatch::Match => "match",
+            MediaMatch::Mismatch => "MISMATCH",
+            MediaMatch::Unverified => "unverified",
+            MediaMatch::Undeclared => "undeclared",
+        }
+    }
+}
+
+/// Declared vs sniffed media type of one blob.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MediaVerdict {
+    /// The declared `mimeType`, if any.
+    pub declared: Option<String>,
+    /// The sniffed type, if the bytes have a known signature.
+    pub sniffed: Option<&'static str>,
+    /// The type a host should use: the declared one, else [`DEFAULT_BLOB_MIME_TYPE`].
+    pub effective: String,
+    /// `true` when [`effective`](Self::effective) is the default, not a declaration.
+    pub defaulted: bool,
+    /// The comparison.
+    pub status: MediaMatch,
+}
+
+fn essence(mime: &str) -> String {
+    mime.split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase()
+}
+
+/// Compares a blob's declared `mimeType` with the type sniffed from its decoded `bytes`.
+pub fn verdict(declared: Option<&str>, bytes: &[u8]) -> MediaVerdict {
+    let sniffed = sniff(bytes);
+    let status = match (declared, sniffed) {
+        (None, _) => MediaMatch::Undeclared,
+        (Some(_), None) => MediaMatch::Unverified,
+        (Some(d), Some(s)) if essence(d) == s => MediaMatch::Match,
+        (Some(_), Some(_)) => MediaMatch::Mismatch,
+    };
+    MediaVerdict {
+        declared: declared.map(str::to_owned),
+        sniffed,
+        effective: declared.unwrap_or(DEFAULT_BLOB_MIME_TYPE).to_owned(),
+        defaulted: declared.is_none(),
+        status,
+    }
+}
+
+/// `true` when `text` holds a `data:` URI with base64 payload
+/// (`data:[<mediatype>][;base64],...`, RFC 2397): binary smuggled into a
+/// `text` entry that belongs in `blob`. Leading whitespace is ignored; the
+/// scheme and `;base64` are case-insensitive.
+pub fn text_is_data_uri(text: &str) -> bool {
+    let t = text.trim_start().as_bytes();
+    if t.len() < 5 || !t[..5].eq_ignore_ascii_case(b"data:") {
+        return false;
+    }
+    let Some(comma) = t.iter().position(|&c| c == b',') else {
+        return false;
+    };
+    let head = &t[..comma];
+    head.len() >= 12 && head[head.len() - 7..].eq_ignore_ascii_case(b";base64")
+}
