@@ -4,7 +4,8 @@
 //! A reverse proxy (MCP spec 2025-11-25 and 2026-07-28, "Transports"
 //! §Streamable HTTP): every request the client sends to the listen address is
 //! forwarded to the upstream authority with the same method, path, query,
-//! headers (hop-by-hop headers dropped, `Host` set to the upstream) and body;
+//! headers (hop-by-hop headers dropped; `Host` kept as the client sent it, so
+//! a server's DNS-rebinding checks see what they would see directly) and body;
 //! the response comes back the same way. Bodies pass through unchanged and
 //! event streams are forwarded frame by frame as they arrive (a GET stream
 //! may stay open for the whole session).
@@ -286,12 +287,9 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<ProxyBo
     *up.method_mut() = method.clone();
     *up.uri_mut() = uri;
     for (k, v) in parts.headers.iter() {
-        if !is_hop_by_hop(k) && k != header::HOST {
+        if !is_hop_by_hop(k) {
             up.headers_mut().append(k.clone(), v.clone());
         }
-    }
-    if let Ok(h) = HeaderValue::from_str(&shared.upstream.authority) {
-        up.headers_mut().insert(header::HOST, h);
     }
     let resp = match shared.client.request(up).await {
         Ok(r) => r,

@@ -1,0 +1,414 @@
+//! `mcptape record` as a stdio proxy, with real MCP clients and servers:
+//! bytes each side saw equal the transcript's messages, shutdown is prompt,
+//! stress and crash behaviour.
+
+mod record_support;
+
+use std::io::{Read, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use mcptape_transcript::{Direction, Event};
+use record_support::*;
+
+/// Runs `client_argv... -- tap(client side) -- mcptape record -o T -- tap(server side) -- server...`
+/// and returns (client c2s, client s2c, server c2s, server s2c) byte logs.
+fn tapped_chain(
+    dir: &Path,
+    transcript: &Path,
+    server: &[String],
+) -> (Vec<String>, [std::path::PathBuf; 4]) {
+    let p = peers();
+    let logs = ["client-c2s", "client-s2c", "server-c2s", "server-s2c"].map(|n| dir.join(n));
+    let tap = p.script("tap.py").display().to_string();
+    let py = p.python.display().to_string();
+    let mut argv = vec![
+        py.clone(),
+        tap.clone(),
+        "--c2s".into(),
+        logs[0].display().to_string(),
+        "--s2c".into(),
+        logs[1].display().to_string(),
+        "--".into(),
+        mcptape().display().to_string(),
+        "record".into(),
+        "-o".into(),
+        transcript.display().to_string(),
+        "--".into(),
+        py,
+        tap,
+        "--c2s".into(),
+        logs[2].display().to_string(),
+        "--s2c".into(),
+        logs[3].display().to_string(),
+        "--".into(),
+    ];
+    argv.extend(server.iter().cloned());
+    (argv, logs)
+}
+
+fn assert_bytes_match(t: &mcptape_transcript::Transcript, logs: &[std::path::PathBuf; 4]) {
+    let read = |p: &Path| std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    let c2s = stream_of(t, Direction::C2s);
+    let s2c = stream_of(t, Direction::S2c);
+    assert!(!c2s.is_empty() && !s2c.is_empty());
+    assert!(
+        read(&logs[0]) == c2s,
+        "client-sent bytes differ from the transcript's c2s messages"
+    );
+    assert!(
+        read(&logs[2]) == c2s,
+        "server-received bytes differ from the transcript's c2s messages"
+    );
+    assert!(
+        read(&logs[3]) == s2c,
+        "server-sent bytes differ from the transcript's s2c messages"
+    );
+    assert!(
+        read(&logs[1]) == s2c,
+        "client-received bytes differ from the transcript's s2c messages"
+    );
+}
+
+#[test]
+fn python_sdk_client_through_record_sees_transcript_bytes_exactly() {
+    let p = peers();
+    let dir = tempfile::tempdir().unwrap();
+    let t_path = dir.path().join("t.jsonl");
+    let server = vec![
+        p.node.display().to_string(),
+        p.server_everything().display().to_string(),
+        "stdio".into(),
+    ];
+    let (chain, logs) = tapped_chain(dir.path(), &t_path, &server);
+    let mut cmd = Command::new(&p.python);
+    cmd.arg(p.script("py_client.py"))
+        .args(["--mode", "legacy", "--reads", "100"])
+        .args([
+            "--template",
+            "demo://resource/dynamic/blob/1",
+            "--template",
+            "demo://resource/dynamic/text/1",
+        ])
+        .arg("--")
+        .args(&chain);
+    let (out, _) = run_bounded(&mut cmd, Duration::from_secs(90));
+    assert!(
+        out.status.success(),
+        "py_client failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(summary["missing"]["code"], -32602);
+
+    let t = read_transcript(&t_path);
+    assert!(t.dropped.is_none());
+    assert_bytes_match(&t, &logs);
+    assert_eq!(t.protocol_version(), Some("2025-11-25"));
+    let reads = Reads::of(&t);
+    // 7 listed documents + 2 template expansions + 1 missing URI.
+    assert_eq!(reads.reads.len(), 10, "{reads:?}");
+    assert_eq!(reads.blob_reads(), 1);
+    assert_eq!(
+        reads.errors(),
+        vec![(
+            "demo://resource/static/document/mcptape-does-not-exist".to_owned(),
+            -32602
+        )]
+    );
+    assert_eq!(listed_uris(&t).len(), 7);
+    assert_eq!(exit_of(&t), (Some(0), None));
+    // server-everything announces itself on stderr; the proxy records it.
+    assert!(
+        t.records
+            .iter()
+            .any(|r| matches!(&r.event, Event::Stderr { line } if line.contains("STDIO")))
+    );
+}
+
+#[test]
+fn inspector_cli_calls_through_record_return_promptly_with_exact_bytes() {
+    let p = peers();
+    let dir = tempfile::tempdir().unwrap();
+    let server = vec![
+        p.node.display().to_string(),
+        p.server_everything().display().to_string(),
+        "stdio".into(),
+    ];
+    let calls: [&[&str]; 3] = [
+        &["--method", "resources/list"],
+        &[
+            "--method",
+            "resources/read",
+            "--uri",
+            "demo://resource/static/document/features.md",
+        ],
+        &[
+            "--method",
+            "resources/read",
+            "--uri",
+            "demo://resource/dynamic/blob/7",
+        ],
+    ];
+    for (i, call) in calls.iter().enumerate() {
+        let sub = dir.path().join(format!("call{i}"));
+        std::fs::create_dir(&sub).unwrap();
+        let t_path = sub.join("t.jsonl");
+        let (chain, logs) = tapped_chain(&sub, &t_path, &server);
+        let mut cmd = Command::new(&p.node);
+        cmd.arg(p.inspector())
+            .arg("--cli")
+            .args(*call)
+            .arg("--")
+            .args(&chain)
+            .env("MCP_CATALOG_PATH", sub.join("catalog.json"))
+            .current_dir(&sub);
+        let (out, took) = run_bounded(&mut cmd, Duration::from_secs(60));
+        assert!(
+            out.status.success(),
+            "inspector {call:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // server-everything waits ~60 s on the roots/list the Inspector never answers; the
+        // proxy ends it after its grace period (2 s + 2 s), so each call returns promptly.
+        assert!(
+            took < Duration::from_secs(20),
+            "inspector {call:?} took {took:?}"
+        );
+        let t = read_transcript(&t_path);
+        assert_bytes_match(&t, &logs);
+        let s2c = messages(&t, Direction::S2c);
+        assert!(
+            s2c.iter().any(|m| m["method"] == "roots/list"),
+            "server-everything asked for roots"
+        );
+        let printed: serde_json::Value =
+            serde_json::from_slice(&out.stdout).expect("inspector prints JSON");
+        let c2s = messages(&t, Direction::C2s);
+        let last = c2s
+            .iter()
+            .rev()
+            .find(|m| m.get("id").is_some() && m["method"] == call[1])
+            .expect("the call");
+        let reply = s2c
+            .iter()
+            .find(|m| m["id"] == last["id"] && m.get("method").is_none())
+            .expect("its reply");
+        assert_eq!(
+            printed, reply["result"],
+            "the Inspector printed the recorded result"
+        );
+    }
+}
+
+fn spawn_record(t_path: &Path, extra: &[&str], server: &[&str]) -> std::process::Child {
+    Command::new(mcptape())
+        .arg("record")
+        .arg("-o")
+        .arg(t_path)
+        .args(extra)
+        .arg("--")
+        .args(server)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn mcptape record")
+}
+
+/// One 16 MiB JSON-RPC message line (without `\n`).
+fn big_line(k: usize) -> Vec<u8> {
+    const SIXTEEN_MIB: usize = 16 * 1024 * 1024;
+    let head = format!("{{\"jsonrpc\":\"2.0\",\"id\":\"big-{k}\",\"result\":{{\"blob\":\"");
+    let tail = "\"}}";
+    let mut v = head.into_bytes();
+    let fill = SIXTEEN_MIB - v.len() - tail.len();
+    v.extend((0..fill).map(|i| {
+        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"[(i + k) % 64]
+    }));
+    v.extend_from_slice(tail.as_bytes());
+    assert_eq!(v.len(), SIXTEEN_MIB);
+    v
+}
+
+#[test]
+fn stress_10000_messages_and_16_mib_lines_pass_through_in_order() {
+    let p = peers();
+    let dir = tempfile::tempdir().unwrap();
+    let t_path = dir.path().join("t.jsonl");
+    let py = p.python.display().to_string();
+    let echo = p.script("echo_lines.py").display().to_string();
+    let mut child = spawn_record(&t_path, &[], &[&py, &echo]);
+    let mut lines: Vec<Vec<u8>> = vec![b"banner: not JSON".to_vec()];
+    for i in 0..10_000usize {
+        if i > 0 && i % 2500 == 0 {
+            lines.push(big_line(i / 2500));
+        }
+        lines.push(format!("{{\"jsonrpc\":\"2.0\",\"id\":{i},\"method\":\"ping\",\"params\":{{\"n\":\"{i:08}\"}}}}").into_bytes());
+    }
+    lines.push(big_line(4));
+    let mut input = Vec::new();
+    for l in &lines {
+        input.extend_from_slice(l);
+        input.push(b'\n');
+    }
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let to_write = input.clone();
+    let writer = std::thread::spawn(move || {
+        stdin.write_all(&to_write).unwrap();
+        drop(stdin);
+    });
+    let reader = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        stdout.read_to_end(&mut v).unwrap();
+        v
+    });
+    writer.join().unwrap();
+    let echoed = reader.join().unwrap();
+    let status = wait_bounded(&mut child, Duration::from_secs(120)).expect("mcptape record ended");
+    assert!(status.success(), "{status:?}");
+    assert!(
+        echoed == input,
+        "echoed bytes differ from the input ({} vs {} bytes)",
+        echoed.len(),
+        input.len()
+    );
+
+    let t = read_transcript(&t_path);
+    for dir in [Direction::C2s, Direction::S2c] {
+        let recorded: Vec<&[u8]> = t
+            .records
+            .iter()
+            .filter_map(|r| match &r.event {
+                Event::Message { dir: d, msg, .. } if *d == dir => Some(msg.get().as_bytes()),
+                Event::Noise { dir: d, line } if *d == dir => Some(line.as_bytes()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            recorded.len(),
+            10_005,
+            "{dir:?}: 10,000 messages + 4 big lines + 1 banner"
+        );
+        for (i, (got, want)) in recorded.iter().zip(&lines).enumerate() {
+            assert!(*got == want.as_slice(), "{dir:?} record {i} differs");
+        }
+    }
+    let noise = t
+        .records
+        .iter()
+        .filter(|r| matches!(r.event, Event::Noise { .. }))
+        .count();
+    assert_eq!(noise, 2, "the banner, once each way");
+    let mut last = 0;
+    for r in &t.records {
+        assert!(r.t_us >= last, "timestamps are monotonic");
+        last = r.t_us;
+    }
+}
+
+#[test]
+fn sigkill_mid_stream_leaves_every_complete_record_and_an_exit_record() {
+    let p = peers();
+    let dir = tempfile::tempdir().unwrap();
+    let t_path = dir.path().join("t.jsonl");
+    let py = p.python.display().to_string();
+    let echo = p.script("echo_lines.py").display().to_string();
+    let mut child = spawn_record(&t_path, &[], &[&py, &echo, "--die-after", "500"]);
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        for i in 0..2000 {
+            let line = format!("{{\"jsonrpc\":\"2.0\",\"id\":{i},\"method\":\"ping\"}}\n");
+            if stdin.write_all(line.as_bytes()).is_err() {
+                break;
+            }
+        }
+    });
+    let mut echoed = Vec::new();
+    stdout.read_to_end(&mut echoed).unwrap();
+    let status = wait_bounded(&mut child, Duration::from_secs(30)).expect("mcptape record ended");
+    writer.join().unwrap();
+    assert_eq!(
+        status.code(),
+        Some(128 + 9),
+        "the proxy reports the server's SIGKILL as 137"
+    );
+
+    let t = read_transcript(&t_path);
+    assert!(
+        t.dropped.is_none(),
+        "every record line is complete: {:?}",
+        t.dropped
+    );
+    let s2c = messages(&t, Direction::S2c);
+    assert_eq!(
+        s2c.len(),
+        500,
+        "the server echoed 500 lines before it was killed"
+    );
+    let c2s = messages(&t, Direction::C2s);
+    assert!(c2s.len() >= 500);
+    for (i, m) in s2c.iter().enumerate() {
+        assert_eq!(m["id"], i, "in order");
+        assert_eq!(&c2s[i], m);
+    }
+    assert_eq!(echoed.iter().filter(|&&b| b == b'\n').count(), 500);
+    assert_eq!(exit_of(&t), (None, Some(9)));
+    assert!(
+        matches!(t.records.last().unwrap().event, Event::Exit { .. }),
+        "the exit record is last"
+    );
+}
+
+#[test]
+fn exit_code_and_stderr_of_the_server_propagate() {
+    let dir = tempfile::tempdir().unwrap();
+    let t_path = dir.path().join("t.jsonl");
+    let mut cmd = Command::new(mcptape());
+    cmd.arg("record").arg("-o").arg(&t_path).args([
+        "--",
+        "sh",
+        "-c",
+        "echo '{\"jsonrpc\":\"2.0\",\"method\":\"x\"}'; echo oops >&2; exit 3",
+    ]);
+    let (out, _) = run_bounded(&mut cmd, Duration::from_secs(20));
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(out.stdout, b"{\"jsonrpc\":\"2.0\",\"method\":\"x\"}\n");
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "oops\n");
+    let t = read_transcript(&t_path);
+    assert_eq!(exit_of(&t), (Some(3), None));
+    assert!(
+        t.records
+            .iter()
+            .any(|r| matches!(&r.event, Event::Stderr { line } if line == "oops"))
+    );
+    assert_eq!(messages(&t, Direction::S2c).len(), 1);
+}
+
+#[test]
+fn server_ignoring_eof_and_sigterm_is_killed_after_the_grace_periods() {
+    let dir = tempfile::tempdir().unwrap();
+    let t_path = dir.path().join("t.jsonl");
+    let start = Instant::now();
+    let mut cmd = Command::new(mcptape());
+    cmd.arg("record").arg("-o").arg(&t_path).args([
+        "--grace-ms",
+        "300",
+        "--term-grace-ms",
+        "300",
+        "--",
+        "sh",
+        "-c",
+        "trap '' TERM; exec sleep 30",
+    ]);
+    // stdin is /dev/null: the client "closes" at once.
+    let (out, _) = run_bounded(&mut cmd, Duration::from_secs(20));
+    let took = start.elapsed();
+    assert_eq!(out.status.code(), Some(128 + 9));
+    assert!(took < Duration::from_secs(10), "took {took:?}");
+    let t = read_transcript(&t_path);
+    assert_eq!(exit_of(&t), (None, Some(9)));
+}
