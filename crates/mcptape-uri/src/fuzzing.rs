@@ -214,6 +214,13 @@ mod tests {
             caught.iter().any(|n| n == "sibling_prefix_allowed2"),
             "caught: {caught:?}"
         );
+        // the input libFuzzer found from an empty corpus against the planted variant
+        assert!(
+            caught
+                .iter()
+                .any(|n| n == "sibling_prefix_with_colon_found_by_libfuzzer"),
+            "caught: {caught:?}"
+        );
     }
 
     fn segment() -> impl Strategy<Value = String> {
@@ -262,6 +269,21 @@ mod tests {
                 check_sanitize(&root, &uri, &|u| root.resolve(u)).map_err(TestCaseError::fail)
             })
             .unwrap();
+    }
+
+    #[test]
+    fn template_seed_corpus_runs_clean() {
+        let dir = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../corpus/fuzz/uri_template"
+        );
+        let mut n = 0;
+        for e in std::fs::read_dir(dir).expect("corpus/fuzz/uri_template exists") {
+            let data = std::fs::read(e.unwrap().path()).unwrap();
+            uri_template(&data);
+            n += 1;
+        }
+        assert!(n >= 20, "only {n} template seeds");
     }
 
     #[test]

@@ -1,0 +1,122 @@
+//! `mcptape uri expand|match|resolve` end to end through the real binary.
+
+use std::process::Command;
+
+fn mcptape(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_mcptape"))
+        .arg("uri")
+        .args(args)
+        .output()
+        .expect("run mcptape");
+    (
+        out.status.code().expect("exit code"),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn uri_expand_prints_the_expansion() {
+    let (code, out, _) = mcptape(&[
+        "expand",
+        "file:///docs/{+path}{?q}",
+        "path=a b/c.txt",
+        "q=ü",
+    ]);
+    assert_eq!(code, 0);
+    assert_eq!(out, "file:///docs/a%20b/c.txt?q=%C3%BC\n");
+}
+
+#[test]
+fn uri_expand_repeated_variable_is_a_list() {
+    let (code, out, _) = mcptape(&["expand", "{/list*}", "list=red", "list=green"]);
+    assert_eq!((code, out.as_str()), (0, "/red/green\n"));
+}
+
+#[test]
+fn uri_expand_bad_template_names_the_kind() {
+    let (code, out, err) = mcptape(&["expand", "file:///{name", "name=x"]);
+    assert_eq!(code, 1);
+    assert_eq!(out, "");
+    assert!(err.contains("UnclosedExpression at byte 8"), "{err}");
+}
+
+#[test]
+fn uri_match_prints_decoded_vars() {
+    let (code, out, _) = mcptape(&["match", "file:///p/{name}", "file:///p/My%20File.txt"]);
+    assert_eq!((code, out.as_str()), (0, "name=My File.txt\n"));
+    let (code, _, err) = mcptape(&["match", "file:///p/{name}", "file:///p/%ZZ"]);
+    assert_eq!((code, err.as_str()), (1, "no match\n"));
+}
+
+#[test]
+fn uri_resolve_prints_uri_path_and_relative() {
+    let (code, out, _) = mcptape(&[
+        "resolve",
+        "--root",
+        "file:///srv/allowed/",
+        "file://localhost/srv/allowed/x/%2e%2e/My%20File.txt",
+    ]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        out,
+        "uri: file:///srv/allowed/My%20File.txt\npath: /srv/allowed/My File.txt\nrelative: My File.txt\n"
+    );
+}
+
+#[test]
+fn uri_resolve_rejection_exits_nonzero_with_the_kind() {
+    let (code, out, err) = mcptape(&[
+        "resolve",
+        "--root",
+        "file:///srv/allowed/",
+        "file:///srv/allowed_evil/x",
+    ]);
+    assert_eq!(code, 1);
+    assert_eq!(out, "");
+    assert_eq!(err, "rejected: EscapesRoot at byte 12 (uri)\n");
+    let (code, _, err) = mcptape(&[
+        "resolve",
+        "--root",
+        "file:///srv/allowed/",
+        "file:///srv/allowed/%252e",
+    ]);
+    assert_eq!(
+        (code, err.as_str()),
+        (1, "rejected: DoubleEncoding at byte 20 (uri)\n")
+    );
+}
+
+#[test]
+fn uri_resolve_with_dir_rejects_a_symlink_escape() {
+    let tmp = tempfile::tempdir().unwrap();
+    let allowed = tmp.path().join("allowed");
+    std::fs::create_dir_all(&allowed).unwrap();
+    std::fs::write(allowed.join("a.txt"), "12345").unwrap();
+    std::fs::write(tmp.path().join("secret.txt"), "secret").unwrap();
+    std::os::unix::fs::symlink("../secret.txt", allowed.join("link")).unwrap();
+    let dir = allowed.to_str().unwrap();
+    let (code, out, _) = mcptape(&[
+        "resolve",
+        "--root",
+        "file:///r/",
+        "--dir",
+        dir,
+        "file:///r/a.txt",
+    ]);
+    assert_eq!(code, 0);
+    assert!(out.ends_with("bytes: 5\n"), "{out}");
+    let (code, _, err) = mcptape(&[
+        "resolve",
+        "--root",
+        "file:///r/",
+        "--dir",
+        dir,
+        "file:///r/link",
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        err.starts_with("rejected: SymlinkEscape at byte 7"),
+        "{err}"
+    );
+}
