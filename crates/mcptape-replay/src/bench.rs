@@ -90,7 +90,8 @@ impl Client {
         });
         let state: Arc<Mutex<State>> = Arc::default();
         let st = state.clone();
-        let out = tx.clone();
+        // Weak: the reader must not keep the writer alive after `close`.
+        let out = tx.downgrade();
         let reader = tokio::spawn(async move {
             let mut r = BufReader::new(r);
             let mut buf = Vec::new();
@@ -108,7 +109,9 @@ impl Client {
                         let reply = json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "mcptape bench: client does not serve requests"}});
                         let mut b = reply.to_string().into_bytes();
                         b.push(b'\n');
-                        let _ = out.send(b);
+                        if let Some(out) = out.upgrade() {
+                            let _ = out.send(b);
+                        }
                     }
                     (Some(_), None) => {}
                     (None, Some(id)) => {

@@ -33,7 +33,7 @@ pub enum ReplayErrorKind {
     /// The target closed the connection.
     #[error("target closed the connection")]
     Closed,
-    /// An incoming line is longer than [`crate::serve::MAX_LINE_BYTES`].
+    /// An incoming line is longer than [`crate::lines::MAX_LINE_BYTES`].
     #[error("line of more than {0} bytes")]
     LineTooLong(usize),
     /// An I/O error on the transport.

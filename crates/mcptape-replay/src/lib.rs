@@ -4,7 +4,7 @@
 //!   and params, answered with the recorded reply under the request's own id,
 //!   after a delay from a [`latency::LatencyModel`], with seeded
 //!   [faults](latency::FaultSpec).
-//! - [`bench`]: mcptape as the recorded client — single-read latency and
+//! - [`bench`](mod@bench): mcptape as the recorded client — single-read latency and
 //!   parallel-read turns with cancellation at a deadline, in HdrHistograms (µs).
 //! - [`verify`]: replays recorded requests against a live server and diffs the
 //!   responses semantically.
@@ -15,6 +15,7 @@
 
 pub mod bench;
 pub mod error;
+pub mod http;
 pub mod latency;
 pub mod lines;
 pub mod report;

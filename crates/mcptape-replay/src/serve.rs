@@ -226,6 +226,11 @@ impl Server {
         self
     }
 
+    /// The timer mode in use.
+    pub fn timer(&self) -> TimerMode {
+        self.timer
+    }
+
     /// The roots `resources/read` uris are resolved against.
     pub fn roots(&self) -> Vec<String> {
         self.roots.iter().map(|r| r.to_uri()).collect()

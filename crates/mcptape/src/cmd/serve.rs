@@ -1,12 +1,121 @@
-//! `mcptape serve` (being written).
+//! `mcptape serve TRANSCRIPT [--stdio | --listen 127.0.0.1:PORT] [--latency MODEL] [--fault SPEC]
+//! [--seed N] [--root URI]`: play the recorded server of a transcript for a real client.
 
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Context;
+use mcptape_replay::latency::{FaultSpec, LatencyModel};
+use mcptape_replay::serve::{Server, StreamEnd, serve_stream};
+use mcptape_replay::tape::Tape;
 
 /// Arguments of `mcptape serve`.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Transcript to serve (JSON Lines, as written by `mcptape record`/`crawl`).
+    pub transcript: PathBuf,
+    /// Serve newline-delimited JSON-RPC on stdin/stdout (MCP stdio transport; the default).
+    #[arg(long, conflicts_with = "listen")]
+    pub stdio: bool,
+    /// Serve Streamable HTTP on this loopback address (e.g. 127.0.0.1:8931), path `/mcp`.
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<SocketAddr>,
+    /// Server-side latency model: recorded, fixed:12ms, lognormal:p50=12ms,p99=40ms,
+    /// scale:2.0, empirical:FILE.hlog.
+    #[arg(long, value_name = "MODEL", default_value = "recorded")]
+    pub latency: String,
+    /// Fault injection, repeatable or comma-separated: stall=0.5%, error=-32603@1%,
+    /// drop-connection@0.1%.
+    #[arg(long, value_name = "SPEC")]
+    pub fault: Vec<String>,
+    /// Seed of the latency/fault schedule (same seed, same schedule).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub seed: u64,
+    /// Root every resources/read uri must resolve inside (repeatable). Default: per
+    /// scheme://authority, the common directory of the recorded read uris.
+    #[arg(long, value_name = "URI")]
+    pub root: Vec<String>,
+    /// Write the session's counters and delay quantiles (model, scheduled, achieved) as JSON
+    /// to FILE on exit.
+    #[arg(long, value_name = "FILE")]
+    pub stats: Option<PathBuf>,
+}
+
+/// Reads a transcript file into a replay tape.
+pub fn load_tape(path: &Path) -> anyhow::Result<Tape> {
+    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let t = mcptape_transcript::reader::read(&bytes)
+        .with_context(|| format!("parsing {}", path.display()))?;
+    Tape::from_transcript(&t).with_context(|| format!("replaying {}", path.display()))
+}
+
+/// Parses repeated `--fault` flags into one spec.
+pub fn parse_faults(flags: &[String]) -> anyhow::Result<FaultSpec> {
+    let mut faults = FaultSpec::default();
+    for f in flags {
+        faults.merge(FaultSpec::parse(f)?)?;
+    }
+    Ok(faults)
+}
 
 /// Runs `mcptape serve`.
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`mcptape serve` is not implemented yet")
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let tape = load_tape(&args.transcript)?;
+    let model = LatencyModel::parse(&args.latency)?;
+    let faults = parse_faults(&args.fault)?;
+    let server = Arc::new(Server::new(tape, model, faults, args.seed, &args.root)?);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("starting the tokio runtime")?;
+    let result = rt.block_on(async {
+        match args.listen {
+            Some(addr) => {
+                anyhow::ensure!(
+                    addr.ip().is_loopback(),
+                    "--listen must be a loopback address, got {addr}"
+                );
+                let listener = tokio::net::TcpListener::bind(addr)
+                    .await
+                    .with_context(|| format!("binding {addr}"))?;
+                eprintln!(
+                    "mcptape serve: listening on http://{}/mcp",
+                    listener.local_addr()?
+                );
+                mcptape_replay::http::serve_http(server.clone(), listener, shutdown_signal())
+                    .await?;
+                Ok(ExitCode::SUCCESS)
+            }
+            None => {
+                let end =
+                    serve_stream(server.clone(), tokio::io::stdin(), tokio::io::stdout()).await?;
+                Ok(match end {
+                    StreamEnd::Dropped => ExitCode::from(3),
+                    _ => ExitCode::SUCCESS,
+                })
+            }
+        }
+    });
+    if let Some(path) = &args.stats {
+        let summary = server.summary();
+        std::fs::write(path, serde_json::to_vec_pretty(&summary)?)
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    // Reads of our own stdin may still sit in a blocking thread: do not wait for them.
+    rt.shutdown_background();
+    result
+}
+
+async fn shutdown_signal() {
+    let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        Ok(s) => s,
+        Err(_) => return std::future::pending().await,
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+    }
 }

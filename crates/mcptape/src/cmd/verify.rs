@@ -1,12 +1,128 @@
-//! `mcptape verify` (being written).
+//! `mcptape verify TRANSCRIPT --target-cmd 'CMD' | --target-url URL [--ignore JSONPOINTER...]`:
+//! replay the recorded requests against a live server and diff each response semantically
+//! against the recording (key order ignored, `id` ignored, `--ignore` pointers skipped).
+//! Exit status 1 on any difference or unanswered request.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Context;
+use mcptape_replay::bench::Client;
+use mcptape_replay::latency::parse_duration_us;
+use tokio::time::Duration;
+
+use crate::cmd::serve::load_tape;
 
 /// Arguments of `mcptape verify`.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// The recording to replay and compare against.
+    pub transcript: PathBuf,
+    /// A live stdio server command (run with `sh -c`).
+    #[arg(
+        long,
+        value_name = "CMD",
+        required_unless_present = "target_url",
+        conflicts_with = "target_url"
+    )]
+    pub target_cmd: Option<String>,
+    /// A live Streamable HTTP endpoint (loopback).
+    #[arg(long, value_name = "URL")]
+    pub target_url: Option<String>,
+    /// JSON Pointer (RFC 6901) of a volatile member to ignore, `*` matching one segment
+    /// (repeatable), e.g. /result/serverInfo/version or /result/contents/*/text.
+    #[arg(long, value_name = "JSONPOINTER")]
+    pub ignore: Vec<String>,
+    /// Time to wait for each response.
+    #[arg(long, value_name = "DURATION", default_value = "10s")]
+    pub timeout: String,
+    /// Print the report as JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
 
 /// Runs `mcptape verify`.
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`mcptape verify` is not implemented yet")
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("starting the tokio runtime")?;
+    let r = rt.block_on(run_async(args));
+    rt.shutdown_timeout(std::time::Duration::from_secs(1));
+    r
+}
+
+async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
+    let tape = load_tape(&args.transcript)?;
+    let timeout = Duration::from_micros(parse_duration_us(&args.timeout)?);
+    for p in &args.ignore {
+        anyhow::ensure!(
+            p.is_empty() || p.starts_with('/'),
+            "--ignore {p:?}: a JSON Pointer starts with '/'"
+        );
+    }
+    let mut child = None;
+    let client = if let Some(url) = &args.target_url {
+        let stream = mcptape_replay::http::bridge(url, tape.protocol_version.as_deref())?;
+        let (r, w) = tokio::io::split(stream);
+        Client::over(r, w)
+    } else {
+        let c = args.target_cmd.as_deref().unwrap_or_default();
+        let mut cmd = tokio::process::Command::new("sh");
+        cmd.arg("-c").arg(c);
+        let mut ch = mcptape_transport::child::spawn_command(cmd).context("starting the target")?;
+        let (Some(stdin), Some(stdout)) = (ch.stdin.take(), ch.stdout.take()) else {
+            anyhow::bail!("target has no stdin/stdout pipes");
+        };
+        if let Some(mut err) = ch.stderr.take() {
+            tokio::spawn(async move {
+                let _ = tokio::io::copy(&mut err, &mut tokio::io::sink()).await;
+            });
+        }
+        child = Some(ch);
+        Client::over(stdout, stdin)
+    };
+    let client = Arc::new(client);
+    let rep = mcptape_replay::verify::verify(client.clone(), &tape, &args.ignore, timeout).await?;
+    if let Ok(c) = Arc::try_unwrap(client) {
+        c.close(Duration::from_secs(2)).await;
+    }
+    if let Some(mut ch) = child {
+        let _ = ch.shutdown().await;
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&rep)?);
+    } else {
+        for d in &rep.differences {
+            println!(
+                "record {} {}: {}: recorded {} live {}",
+                d.record,
+                d.method,
+                d.pointer,
+                d.expected
+                    .as_ref()
+                    .map_or("(absent)".into(), |v| v.to_string()),
+                d.actual
+                    .as_ref()
+                    .map_or("(absent)".into(), |v| v.to_string()),
+            );
+        }
+        for r in &rep.unanswered {
+            println!("record {r}: no response within {}", args.timeout);
+        }
+        println!(
+            "verify: {} requests, {} responses compared, {} differences, {} unanswered",
+            rep.requests,
+            rep.compared,
+            rep.differences.len(),
+            rep.unanswered.len()
+        );
+    }
+    Ok(if rep.differences.is_empty() && rep.unanswered.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }

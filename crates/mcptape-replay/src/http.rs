@@ -1,0 +1,327 @@
+//! `serve --listen`: the recorded server over MCP Streamable HTTP (one POST per
+//! JSON-RPC message, answered with `application/json`).
+//!
+//! Both protocol eras: when the tape's handshake is `initialize` (2025-06-18,
+//! 2025-11-25) the `initialize` answer carries an `Mcp-Session-Id` header that
+//! every later request must repeat (400 without it, 404 for an unknown one,
+//! `DELETE` ends the session — 2025-11-25 "Transports" §Session Management);
+//! for a 2026-07-28 tape (`server/discover`) there are no sessions. `GET`
+//! (server-initiated stream) is answered 405. Faults: a stall never answers
+//! (the client's timeout or disconnect ends it), drop-connection closes the
+//! TCP connection without a response.
+
+use std::collections::{HashMap, HashSet};
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use serde_json::Value;
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tokio::time::{Duration, Instant};
+
+use crate::error::{ReplayError, ReplayErrorKind};
+use crate::lines::MAX_LINE_BYTES;
+use crate::schedule::sleep_until_precise;
+use crate::serve::{Answer, PARSE_ERROR, Server, error_msg};
+
+/// Session header of the 2025-06-18 / 2025-11-25 Streamable HTTP transport.
+pub const SESSION_HEADER: &str = "mcp-session-id";
+
+/// Largest request body accepted, bytes (same as a stdio line).
+pub const MAX_BODY_BYTES: usize = MAX_LINE_BYTES;
+
+struct HttpState {
+    server: Arc<Server>,
+    sessions: bool,
+    live: Mutex<HashSet<String>>,
+    pending: Mutex<HashMap<String, oneshot::Sender<()>>>,
+    next_session: Mutex<u64>,
+}
+
+/// Error making a connection fail (drop-connection fault).
+#[derive(Debug)]
+struct DropConnection;
+
+impl std::fmt::Display for DropConnection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("drop-connection fault")
+    }
+}
+
+impl std::error::Error for DropConnection {}
+
+fn resp(status: StatusCode, body: Option<&Value>, session: Option<&str>) -> Response<Full<Bytes>> {
+    let mut b = Response::builder().status(status);
+    if body.is_some() {
+        b = b.header("content-type", "application/json");
+    }
+    if let Some(s) = session {
+        b = b.header("Mcp-Session-Id", s);
+    }
+    let bytes = body
+        .map(|v| Bytes::from(serde_json::to_vec(v).unwrap_or_default()))
+        .unwrap_or_default();
+    b.body(Full::new(bytes))
+        .unwrap_or_else(|_| Response::new(Full::new(Bytes::new())))
+}
+
+async fn handle(
+    st: Arc<HttpState>,
+    req: Request<Incoming>,
+) -> Result<Response<Full<Bytes>>, DropConnection> {
+    let received = Instant::now();
+    let session = req
+        .headers()
+        .get(SESSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    match *req.method() {
+        Method::POST => {}
+        Method::DELETE if st.sessions => {
+            let known = session
+                .as_ref()
+                .is_some_and(|s| st.live.lock().unwrap_or_else(|p| p.into_inner()).remove(s));
+            return Ok(resp(
+                if known {
+                    StatusCode::OK
+                } else {
+                    StatusCode::NOT_FOUND
+                },
+                None,
+                None,
+            ));
+        }
+        _ => return Ok(resp(StatusCode::METHOD_NOT_ALLOWED, None, None)),
+    }
+    let body = match Limited::new(req.into_body(), MAX_BODY_BYTES)
+        .collect()
+        .await
+    {
+        Ok(b) => b.to_bytes(),
+        Err(_) => return Ok(resp(StatusCode::PAYLOAD_TOO_LARGE, None, None)),
+    };
+    let msg: Value = match serde_json::from_slice(&body) {
+        Ok(v) => v,
+        Err(e) => {
+            let err = error_msg(
+                Value::Null,
+                PARSE_ERROR,
+                &format!("mcptape serve: parse error: {e}"),
+                Value::Null,
+            );
+            return Ok(resp(StatusCode::BAD_REQUEST, Some(&err), None));
+        }
+    };
+    let method = msg.get("method").and_then(Value::as_str).unwrap_or("");
+    let is_init = method == "initialize";
+    let mut new_session = None;
+    if st.sessions {
+        if is_init {
+            let mut n = st.next_session.lock().unwrap_or_else(|p| p.into_inner());
+            *n += 1;
+            let id = format!("mcptape-{:016x}", *n ^ 0x9e37_79b9_7f4a_7c15);
+            st.live
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(id.clone());
+            new_session = Some(id);
+        } else {
+            match &session {
+                None => return Ok(resp(StatusCode::BAD_REQUEST, None, None)),
+                Some(s)
+                    if !st
+                        .live
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .contains(s) =>
+                {
+                    return Ok(resp(StatusCode::NOT_FOUND, None, None));
+                }
+                Some(_) => {}
+            }
+        }
+    }
+    match st.server.decide(&msg) {
+        Answer::Reply { msg, delay_us } => {
+            let key = msg.get("id").map(Value::to_string).unwrap_or_default();
+            let (tx, rx) = oneshot::channel();
+            st.pending
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(key.clone(), tx);
+            let cancelled = tokio::select! {
+                _ = sleep_until_precise(received + Duration::from_micros(delay_us), st.server.timer()) => false,
+                _ = rx => true,
+            };
+            st.pending
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .remove(&key);
+            if cancelled {
+                st.server.record_cancel();
+                return Err(DropConnection); // the request's stream is closed unanswered
+            }
+            st.server
+                .record_delay(delay_us, received.elapsed().as_micros() as u64);
+            Ok(resp(StatusCode::OK, Some(&msg), new_session.as_deref()))
+        }
+        Answer::Cancel(key) => {
+            if let Some(tx) = st
+                .pending
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .remove(&key)
+            {
+                let _ = tx.send(());
+            }
+            Ok(resp(StatusCode::ACCEPTED, None, None))
+        }
+        Answer::Nothing => Ok(resp(StatusCode::ACCEPTED, None, None)),
+        Answer::Stall => std::future::pending().await,
+        Answer::Drop => Err(DropConnection),
+    }
+}
+
+/// Serves Streamable HTTP on `listener` until `shutdown` completes.
+///
+/// # Errors
+/// [`ReplayErrorKind::Io`] when accepting fails.
+pub async fn serve_http(
+    server: Arc<Server>,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), ReplayError> {
+    let sessions = server
+        .tape()
+        .handshake()
+        .is_some_and(|h| h.method == "initialize");
+    let st = Arc::new(HttpState {
+        server,
+        sessions,
+        live: Mutex::new(HashSet::new()),
+        pending: Mutex::new(HashMap::new()),
+        next_session: Mutex::new(0),
+    });
+    tokio::pin!(shutdown);
+    loop {
+        let (sock, _) = tokio::select! {
+            r = listener.accept() => r.map_err(|e| ReplayError::new(ReplayErrorKind::Io(e)))?,
+            _ = &mut shutdown => return Ok(()),
+        };
+        let _ = sock.set_nodelay(true);
+        let st = st.clone();
+        tokio::spawn(async move {
+            let svc = hyper::service::service_fn(move |req| handle(st.clone(), req));
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(TokioIo::new(sock), svc)
+                .await;
+        });
+    }
+}
+
+/// Connects a newline-delimited JSON-RPC stream to a Streamable HTTP endpoint
+/// (client side, via [`mcptape_transport::http::HttpClient`]). Returns the
+/// stream end to hand to [`crate::bench::Client::over`]: every line written
+/// to it is POSTed (`initialize`/`server/discover` inline, so the session id
+/// is known before anything else goes out; everything else concurrently) and
+/// every JSON-RPC message of every reply comes back as a line.
+///
+/// Cancellation: a `notifications/cancelled` aborts the in-flight POST of its
+/// `requestId` (the request's stream is closed, the 2026-07-28 way) and, in
+/// the session era, is also POSTed.
+///
+/// # Errors
+/// [`ReplayErrorKind::Http`] for a URL the client rejects.
+pub fn bridge(
+    url: &str,
+    protocol_version: Option<&str>,
+) -> Result<tokio::io::DuplexStream, ReplayError> {
+    use mcptape_transport::http::{Era, HttpClient};
+    use tokio::io::AsyncWriteExt;
+    let mut http =
+        HttpClient::new(url).map_err(|e| ReplayError::new(ReplayErrorKind::Http(e.to_string())))?;
+    if let Some(v) = protocol_version
+        && Era::of(v) == Era::Stateless
+    {
+        http.set_protocol_version(v);
+    }
+    let (ours, theirs) = tokio::io::duplex(1 << 20);
+    tokio::spawn(async move {
+        let (r, mut w) = tokio::io::split(ours);
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Vec<u8>>();
+        let writer = tokio::spawn(async move {
+            while let Some(b) = rx.recv().await {
+                if w.write_all(&b).await.is_err() {
+                    break;
+                }
+            }
+        });
+        let inflight: Arc<Mutex<HashMap<String, tokio::task::AbortHandle>>> = Arc::default();
+        let mut r = tokio::io::BufReader::new(r);
+        let mut buf = Vec::new();
+        while let Ok(true) = crate::lines::read_line(&mut r, &mut buf, MAX_LINE_BYTES).await {
+            let line = String::from_utf8_lossy(&buf).into_owned();
+            let v: Value = serde_json::from_str(&line).unwrap_or(Value::Null);
+            let method = v
+                .get("method")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned();
+            let id = v.get("id").map(Value::to_string);
+            if method == "notifications/cancelled" {
+                if let Some(rid) = v.get("params").and_then(|p| p.get("requestId"))
+                    && let Some(h) = inflight
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .remove(&rid.to_string())
+                {
+                    h.abort();
+                }
+                if http.era() == Era::Stateless {
+                    continue;
+                }
+            }
+            let send_back =
+                |tx: &tokio::sync::mpsc::UnboundedSender<Vec<u8>>,
+                 reply: &mcptape_transport::http::HttpReply| {
+                    for m in reply.messages() {
+                        let mut b = m.as_bytes().to_vec();
+                        b.push(b'\n');
+                        let _ = tx.send(b);
+                    }
+                };
+            if method == "initialize" || method == "server/discover" {
+                if let Ok(reply) = http.post(&line).await {
+                    send_back(&tx, &reply);
+                }
+                continue;
+            }
+            let mut c = http.clone();
+            let tx2 = tx.clone();
+            let inf = inflight.clone();
+            let key = id.clone();
+            let h = tokio::spawn(async move {
+                if let Ok(reply) = c.post(&line).await {
+                    send_back(&tx2, &reply);
+                }
+                if let Some(k) = key {
+                    inf.lock().unwrap_or_else(|p| p.into_inner()).remove(&k);
+                }
+            });
+            if let Some(k) = id {
+                inflight
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(k, h.abort_handle());
+            }
+        }
+        drop(tx);
+        let _ = writer.await;
+    });
+    Ok(theirs)
+}

@@ -1,0 +1,132 @@
+//! `mcptape bench` against `mcptape serve` over real stdio (the built binary
+//! starts itself as the server child), on the shipped real recording.
+
+#[path = "record_support/mod.rs"]
+mod support;
+
+use std::process::Command;
+use std::time::Duration;
+
+use support::*;
+
+fn bench(args: &[&str], out: &std::path::Path) -> (String, serde_json::Value) {
+    let mut cmd = Command::new(mcptape());
+    cmd.arg("bench")
+        .arg(repo_root().join("corpus/transcripts/everything-stdio.jsonl"))
+        .args(args)
+        .arg("--out")
+        .arg(out);
+    let (o, _) = run_bounded(&mut cmd, Duration::from_secs(120));
+    let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        o.status.success(),
+        "bench failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let report = serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+    (stdout, report)
+}
+
+#[test]
+fn bench_against_serve_over_stdio_reports_single_reads_turns_and_the_prediction() {
+    let dir = tempfile::tempdir().unwrap();
+    let (stdout, r) = bench(
+        &[
+            "--latency",
+            "fixed:3ms",
+            "--reads",
+            "40",
+            "--turns",
+            "20",
+            "--parallel",
+            "4",
+        ],
+        dir.path(),
+    );
+    assert_eq!(r["single"]["count"], 40);
+    assert_eq!(r["turns"], 20);
+    assert_eq!(r["turn"]["count"], 20);
+    // A 3 ms server delay cannot be answered faster.
+    assert!(r["single"]["p50Us"].as_u64().unwrap() >= 3_000, "{r}");
+    assert!(r["turn"]["p50Us"].as_u64().unwrap() >= 3_000, "{r}");
+    assert_eq!(r["turnsHitDeadline"], 0);
+    // The embedded server's own figures: handshake + 40 + 80 reads, all matched.
+    let s = &r["server"];
+    assert_eq!(s["requests"], 121, "{r}");
+    assert_eq!(s["matched"], 121);
+    assert_eq!(s["model"], "fixed:3ms");
+    assert_eq!(
+        s["intended"]["p50Us"].as_u64().unwrap() / 8,
+        3_000 / 8,
+        "{s}"
+    );
+    assert!(s["achieved"]["p50Us"].as_u64().unwrap() >= 3_000);
+    // 12 recorded reads, one of them the recorded -32602 not-found: 40/12 → 3 or 4, turns 80/12 → 6 or 7.
+    let not_found = r["errors"]["invalid-params / not found (-32602)"]
+        .as_u64()
+        .unwrap();
+    assert!((9..=11).contains(&not_found), "{r}");
+    // Both predicted percentiles are beside the measured ones.
+    let pred = r["prediction"].as_array().unwrap();
+    assert_eq!(pred.len(), 2);
+    assert!(stdout.contains("predicted F^4"), "{stdout}");
+    assert!(stdout.contains("single reads"), "{stdout}");
+    // .hlog parses back (tag "single") with the same count; the SVG has both curves.
+    let hlog = std::fs::read(dir.path().join("latency.hlog")).unwrap();
+    let h = mcptape_replay::report::merge_hlog(&hlog).unwrap();
+    assert_eq!(h.len(), 40);
+    let svg = std::fs::read_to_string(dir.path().join("latency.svg")).unwrap();
+    assert_eq!(svg.matches("<polyline").count(), 2);
+}
+
+#[test]
+fn bench_cancels_stalled_reads_at_the_deadline_and_abandons_them_at_the_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, r) = bench(
+        &[
+            "--latency",
+            "fixed:1ms",
+            "--fault",
+            "stall=100%",
+            "--reads",
+            "2",
+            "--turns",
+            "2",
+            "--parallel",
+            "2",
+            "--deadline",
+            "100ms",
+            "--timeout",
+            "300ms",
+        ],
+        dir.path(),
+    );
+    assert_eq!(r["turnsHitDeadline"], 2);
+    // 2 single reads cancelled at their timeout + 2×2 turn stragglers at the deadline.
+    assert_eq!(r["cancellations"], 6);
+    assert_eq!(r["abandoned"], 6);
+    assert_eq!(r["lateResponses"], 0);
+    assert_eq!(r["errors"]["timeout"], 2);
+    assert_eq!(r["server"]["stalled"], 6);
+    assert!(r["turn"]["p50Us"].as_u64().unwrap() >= 100_000);
+}
+
+#[test]
+fn bench_same_seed_same_server_schedule() {
+    let d1 = tempfile::tempdir().unwrap();
+    let d2 = tempfile::tempdir().unwrap();
+    let args = [
+        "--latency",
+        "lognormal:p50=2ms,p99=6ms",
+        "--reads",
+        "30",
+        "--turns",
+        "5",
+        "--seed",
+        "9",
+    ];
+    let (_, a) = bench(&args, d1.path());
+    let (_, b) = bench(&args, d2.path());
+    // The drawn (scheduled) delays are the same; achieved ones depend on the machine.
+    assert_eq!(a["server"]["intended"], b["server"]["intended"]);
+}
