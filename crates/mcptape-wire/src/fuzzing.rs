@@ -5,6 +5,7 @@
 //!   parser; must never panic, and whatever parses must round-trip
 //!   (serialize → parse gives an equal value). The lenient parser's output
 //!   must round-trip through the *strict* parser.
+//! * [`json_check`]: differential check of the strict JSON pre-check against serde_json.
 //! * [`jsonrpc_parse`]: arbitrary bytes into the JSON-RPC envelope parser, same round-trip rule.
 //! * `contents_structured` (feature `arbitrary`): a structured result with
 //!   mixed text/blob entries, odd uris, `_meta` and unknown fields is
@@ -38,6 +39,27 @@ pub fn jsonrpc_parse(data: &[u8]) {
         let again = jsonrpc::parse_message(json.as_bytes())
             .unwrap_or_else(|e| panic!("re-parse of serialized message failed: {e}\n{json}"));
         assert_eq!(m, again, "round trip changed the message: {json}");
+    }
+}
+
+/// Differential check of the strict JSON pre-check against serde_json:
+/// whatever [`json::check`](crate::json::check) accepts, serde_json must
+/// accept; whatever serde_json accepts and the check rejects must be one of
+/// the rules serde_json does not enforce (duplicate key, nesting limit).
+pub fn json_check(data: &[u8]) {
+    use crate::error::JsonErrorKind;
+    let ours = crate::json::check(data);
+    let theirs = serde_json::from_slice::<serde_json::Value>(data);
+    match (&ours, &theirs) {
+        (Ok(_), Err(e)) => panic!("json::check accepted what serde_json rejects: {e}"),
+        (Err(e), Ok(_)) => assert!(
+            matches!(
+                e.kind(),
+                JsonErrorKind::DuplicateKey { .. } | JsonErrorKind::NestingTooDeep { .. }
+            ),
+            "json::check rejected valid JSON: {e}"
+        ),
+        _ => {}
     }
 }
 

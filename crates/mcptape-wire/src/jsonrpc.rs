@@ -180,11 +180,14 @@ impl Message {
 
     /// The message as a JSON value, with `"jsonrpc": "2.0"` first.
     pub fn to_value(&self) -> Value {
+        // Serializing string-keyed maps of `Value`s cannot fail.
         serde_json::to_value(self).unwrap_or(Value::Null)
     }
 
     /// The message as compact JSON text (one line, suitable for stdio framing).
+    /// [`parse`] of this text gives back an equal message.
     pub fn to_json(&self) -> String {
+        // Serializing string-keyed maps of `Value`s cannot fail.
         serde_json::to_string(self).unwrap_or_default()
     }
 }
@@ -229,18 +232,6 @@ impl Serialize for ErrorObject {
             m.serialize_entry("data", d)?;
         }
         m.end()
-    }
-}
-
-impl Serialize for Frame {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Frame::Single(m) => m.serialize(s),
-            Frame::Batch(items) => {
-                let ok: Vec<&Message> = items.iter().filter_map(|r| r.as_ref().ok()).collect();
-                ok.serialize(s)
-            }
-        }
     }
 }
 

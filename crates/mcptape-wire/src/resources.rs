@@ -4,7 +4,9 @@
 //! `ResourceContents { uri: string; mimeType?: string; _meta?: MetaObject }`,
 //! `TextResourceContents { text: string }`, `BlobResourceContents { blob: string /* @format byte */ }`,
 //! `Result { _meta?; resultType: "complete" | "input_required" | string; [key: string]: unknown }`,
-//! `CacheableResult { ttlMs: number /* @minimum 0 */; cacheScope: "public" | "private" }`).
+//! `CacheableResult { ttlMs: number /* @minimum 0 */; cacheScope: "public" | "private" }`;
+//! read from `schema/2026-07-28/schema.ts` in the `modelcontextprotocol/modelcontextprotocol`
+//! repository, commit `2f32ceca`).
 //!
 //! Read peers of 2025-06-18 and 2025-11-25 too: no `resultType` (treated as
 //! `"complete"`, flagged [`ReadResourceResult::legacy_result_type`]), no
@@ -533,13 +535,22 @@ fn root_raw(text: &str) -> Result<&RawValue, ContentsError> {
         .map_err(|_| ContentsError::new(ContentsErrorKind::NotAnObject, 0))
 }
 
-fn value_of(raw: &RawValue) -> Value {
-    // The input passed `json::check`, so serde_json accepts every raw value in it.
-    serde_json::from_str(raw.get()).unwrap_or(Value::Null)
+/// Reads a raw value that passed [`json::check`] into a `Value`. serde_json
+/// accepts every such value (numbers are range-checked, depth is below its
+/// limit); should it ever refuse one, that is an error, not a default.
+fn value_of(base: &str, raw: &RawValue) -> Result<Value, ContentsError> {
+    serde_json::from_str(raw.get()).map_err(|_| {
+        ContentsError::new(
+            ContentsErrorKind::Json(JsonErrorKind::Syntax {
+                expected: "a value serde_json accepts",
+            }),
+            json::offset_in(base, raw.get()),
+        )
+    })
 }
 
 fn meta_of(base: &str, raw: &RawValue) -> Result<JsonObject, ContentsError> {
-    match value_of(raw) {
+    match value_of(base, raw)? {
         Value::Object(m) => Ok(m),
         _ => Err(ContentsError::new(
             ContentsErrorKind::MetaNotObject,
@@ -578,7 +589,7 @@ fn parse_result_raw(
                 out.legacy_result_type = false;
             }
             "ttlMs" => {
-                let n = match value_of(v) {
+                let n = match value_of(base, v)? {
                     Value::Number(n) => n,
                     _ => return Err(ContentsError::new(ContentsErrorKind::InvalidTtl, off)),
                 };
@@ -607,7 +618,7 @@ fn parse_result_raw(
             }
             "_meta" => out.meta = Some(meta_of(base, v)?),
             _ => {
-                out.extra.insert(k, value_of(v));
+                out.extra.insert(k, value_of(base, v)?);
             }
         }
     }
@@ -653,7 +664,8 @@ fn parse_entry(
             "blob" => blob = Some(v),
             "_meta" => meta = Some(v),
             _ => {
-                extra.insert(k, value_of(v));
+                let v = value_of(base, v).map_err(|e| e.at_entry(index, None))?;
+                extra.insert(k, v);
             }
         }
     }

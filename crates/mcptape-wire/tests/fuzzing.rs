@@ -1,6 +1,6 @@
 //! The fuzz entry points run on a few inputs (the corpus under `tests/data/contents`).
 
-use mcptape_wire::fuzzing::{contents_parse, jsonrpc_parse};
+use mcptape_wire::fuzzing::{contents_parse, json_check, jsonrpc_parse};
 
 const CASES: &[&str] = &[
     include_str!("data/contents/mixed_text_and_blob.json"),
@@ -26,12 +26,43 @@ fn contents_parse_accepts_and_round_trips_corpus() {
 }
 
 #[test]
+fn contents_parse_survives_single_byte_mutations_of_corpus() {
+    const BYTES: &[u8] = b"\"\\{}[],:=-_+/ 0e.\xff\x00";
+    let mut runs = 0;
+    for c in CASES {
+        let base = c.as_bytes();
+        for i in 0..base.len() {
+            for &b in BYTES {
+                let mut m = base.to_vec();
+                m[i] = b;
+                contents_parse(&m);
+                jsonrpc_parse(&m);
+                json_check(&m);
+                runs += 1;
+            }
+        }
+    }
+    assert!(runs > 10_000, "{runs}");
+}
+
+#[test]
 fn jsonrpc_parse_round_trips() {
     for c in CASES {
         let line = format!(r#"{{"jsonrpc":"2.0","id":"x","result":{}}}"#, c.trim());
         jsonrpc_parse(line.as_bytes());
     }
     jsonrpc_parse(b"\xff\xfe");
+    for s in [
+        "1e400",
+        "-0",
+        "[1,2",
+        "{\"a\":1,\"a\":2}",
+        "\"\\ud800\"",
+        "\"\\ud83d\\ude00\"",
+        " 1 ",
+    ] {
+        json_check(s.as_bytes());
+    }
     jsonrpc_parse(b"[[[[");
 }
 
