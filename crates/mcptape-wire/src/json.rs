@@ -254,13 +254,20 @@ impl<'a> Scanner<'a> {
         let mut out: Option<String> = None;
         loop {
             let rest = &self.b[self.pos..];
-            let Some(n) = rest
-                .iter()
-                .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
-            else {
+            // memchr (SIMD) finds the next quote or backslash; the branch-free
+            // fold over the run in between vectorizes; only on a hit do we
+            // look for the exact control character.
+            let end = memchr::memchr2(b'"', b'\\', rest).unwrap_or(rest.len());
+            let has_control = rest[..end].iter().fold(false, |acc, &c| acc | (c < 0x20));
+            let n = if has_control {
+                rest[..end].iter().position(|&c| c < 0x20).unwrap_or(end)
+            } else {
+                end
+            };
+            if n == rest.len() {
                 self.pos = self.b.len();
                 return Err(self.syntax("closing '\"'"));
-            };
+            }
             let seg = std::str::from_utf8(&rest[..n]).map_err(|e| {
                 JsonError::new(JsonErrorKind::InvalidUtf8, self.pos + e.valid_up_to())
             })?;
