@@ -15,6 +15,7 @@ import json
 import sys
 
 from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 
@@ -29,11 +30,13 @@ async def main() -> int:
     ap.add_argument("--reads", type=int, default=12, help="how many listed resources to read")
     ap.add_argument("--missing", default=None, help="URI that does not exist (default: derived from the first listed URI)")
     ap.add_argument("--template", action="append", default=[], help="a concrete URI to read from a template (repeatable)")
+    ap.add_argument("--max-sse-event-bytes", type=int, default=64 * 1024 * 1024, help="SSE event size limit of the HTTP client")
     ap.add_argument("command", nargs=argparse.REMAINDER, help="-- CMD ARGS... of a stdio server")
     a = ap.parse_args()
     cmd = a.command[1:] if a.command[:1] == ["--"] else a.command
     if a.url:
-        server = a.url
+        # The SDK's default SSE event limit is 1 MiB; the test server's 2 MB PNG needs more.
+        server = streamable_http_client(a.url, max_sse_event_size=a.max_sse_event_bytes)
     elif cmd:
         server = StdioServerParameters(command=cmd[0], args=cmd[1:])
     else:

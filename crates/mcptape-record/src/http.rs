@@ -21,7 +21,9 @@
 //!   a `202 Accepted`) as a `noise` record `"HTTP <n> <METHOD> <path>"` /
 //!   `"HTTP <n> <status> (no body)"`, because the transcript format has no
 //!   body-less HTTP event yet;
-//! * a body or event that is not a JSON value (a heartbeat) as `noise`.
+//! * a body or event that is not a JSON value (a heartbeat) as `noise`;
+//! * the end of every event stream as a `noise` record `"HTTP <n> event stream
+//!   ended: <why>"` (upstream closed, client closed, or proxy shutdown).
 //!
 //! Buffering is bounded: request bodies and JSON response bodies up to
 //! [`MAX_HTTP_BODY_BYTES`] (a larger request gets `413`), event streams one
@@ -33,7 +35,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use bytes::Bytes;
-use futures::SinkExt;
 use http_body_util::{BodyExt, Full, Limited, StreamBody, combinators::BoxBody};
 use hyper::body::{Frame, Incoming};
 use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
@@ -51,6 +52,9 @@ use crate::sse::{SseItem, SseParser};
 /// Largest request body, and largest non-stream response body, the proxy
 /// buffers, in bytes (64 MiB). A larger request is answered `413`.
 pub const MAX_HTTP_BODY_BYTES: usize = 64 * 1024 * 1024;
+
+/// Time open event streams get to record their end when the proxy stops, in ms.
+pub const SHUTDOWN_GRACE_MS: u64 = 2000;
 
 /// Frames of an event stream held between upstream and client (back-pressure beyond).
 pub const STREAM_CHANNEL_FRAMES: usize = 16;
@@ -99,12 +103,17 @@ struct Shared {
     client: Client<HttpConnector, Full<Bytes>>,
     redactor: Redactor,
     exchanges: AtomicU64,
+    /// Turns `true` when the proxy stops; open event streams then end.
+    shutdown: tokio::sync::watch::Receiver<bool>,
+    /// Tasks forwarding event streams.
+    streams: std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>,
 }
 
 /// A bound, not yet running, HTTP recording proxy.
 pub struct HttpProxy {
     listener: TcpListener,
     shared: Arc<Shared>,
+    stop: tokio::sync::watch::Sender<bool>,
 }
 
 impl std::fmt::Debug for HttpProxy {
@@ -129,14 +138,17 @@ impl HttpProxy {
             .await
             .map_err(|e| RecordError::io("listen socket", e))?;
         let client = Client::builder(TokioExecutor::new()).build_http();
+        let (stop, shutdown) = tokio::sync::watch::channel(false);
         let shared = Arc::new(Shared {
             sink,
             upstream,
             client,
             redactor,
             exchanges: AtomicU64::new(0),
+            shutdown,
+            streams: std::sync::Mutex::new(Vec::new()),
         });
-        Ok(HttpProxy { listener, shared })
+        Ok(HttpProxy { listener, shared, stop })
     }
 
     /// The bound address.
@@ -182,6 +194,20 @@ impl HttpProxy {
                 Some(_) = conns.join_next(), if !conns.is_empty() => {}
             }
         }
+        // End open event streams (each records why it ended), then drop the connections.
+        let _ = self.stop.send(true);
+        let streams = std::mem::take(
+            &mut *self
+                .shared
+                .streams
+                .lock()
+                .unwrap_or_else(|p| p.into_inner()),
+        );
+        let _ = tokio::time::timeout(
+            std::time::Duration::from_millis(SHUTDOWN_GRACE_MS),
+            futures::future::join_all(streams),
+        )
+        .await;
         conns.abort_all();
         Ok(self.exchanges())
     }
@@ -329,22 +355,26 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<ProxyBo
     }
 
     if is_stream {
-        let (mut tx, rx) = futures::channel::mpsc::channel::<Result<Frame<Bytes>, Infallible>>(
-            STREAM_CHANNEL_FRAMES,
-        );
+        let (tx, rx) =
+            tokio::sync::mpsc::channel::<Result<Frame<Bytes>, Infallible>>(STREAM_CHANNEL_FRAMES);
         let sink = shared.sink.clone();
-        tokio::spawn(async move {
+        let mut shutdown = shared.shutdown.clone();
+        let task = tokio::spawn(async move {
             let mut rbody = rbody;
             let mut parser = SseParser::new();
             let mut items = Vec::new();
             let mut first = Some(resp_meta);
-            while let Some(frame) = rbody.frame().await {
+            let ended = loop {
+                let frame = tokio::select! {
+                    f = rbody.frame() => f,
+                    _ = tx.closed() => break "client closed the stream",
+                    _ = shutdown.wait_for(|stop| *stop) => break "stream still open at proxy shutdown",
+                };
+                let Some(frame) = frame else {
+                    break "upstream closed the stream";
+                };
                 let Ok(frame) = frame else {
-                    sink.record(Event::Noise {
-                        dir: Direction::S2c,
-                        line: format!("HTTP {n} event stream broke off"),
-                    });
-                    break;
+                    break "upstream stream broke off";
                 };
                 let Ok(data) = frame.into_data() else {
                     continue;
@@ -369,28 +399,35 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<ProxyBo
                         }
                         SseItem::Oversize(len) => sink.record(Event::Noise {
                             dir: Direction::S2c,
-                            line: format!("HTTP {n} SSE event of {len} bytes exceeds MAX_SSE_EVENT_BYTES; passed through, not recorded"),
+                            line: format!(
+                                "HTTP {n} SSE event of {len} bytes exceeds MAX_SSE_EVENT_BYTES; passed through, not recorded"
+                            ),
                         }),
                     }
                 }
                 if tx.send(Ok(Frame::data(data))).await.is_err() {
-                    // The client went away: stop reading the upstream stream (dropping it closes it).
-                    break;
+                    break "client closed the stream";
                 }
-            }
+            };
             parser.finish();
-            if let Some(meta) = first {
-                let line = format!(
-                    "HTTP {n} {} event stream closed without messages",
-                    meta.status.unwrap_or(0)
-                );
-                sink.record(Event::Noise {
-                    dir: Direction::S2c,
-                    line,
-                });
-            }
+            // Dropping `rbody` closes the upstream stream.
+            let status = first
+                .map(|m| format!(" {} (no message on it)", m.status.unwrap_or(0)))
+                .unwrap_or_default();
+            let line = format!("HTTP {n} event stream ended{status}: {ended}");
+            sink.record(Event::Noise {
+                dir: Direction::S2c,
+                line,
+            });
         });
-        *out.body_mut() = BodyExt::boxed(StreamBody::new(rx));
+        {
+            let mut streams = shared.streams.lock().unwrap_or_else(|p| p.into_inner());
+            streams.retain(|t| !t.is_finished());
+            streams.push(task);
+        }
+        let body =
+            futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|f| (f, rx)) });
+        *out.body_mut() = BodyExt::boxed(StreamBody::new(body));
         return out;
     }
 

@@ -135,7 +135,7 @@ pub fn run_bounded(cmd: &mut Command, limit: Duration) -> (Output, Duration) {
         Some(s) => s,
         None => {
             let _ = child.kill();
-            let s = child.wait().unwrap();
+            let _ = child.wait();
             let stderr = String::from_utf8_lossy(&e.join().unwrap()).into_owned();
             panic!("{cmd:?} did not finish within {limit:?}; stderr:\n{stderr}");
         }

@@ -1,0 +1,287 @@
+//! `mcptape record --listen --upstream`: the Streamable HTTP recording proxy in
+//! front of real servers, driven by real clients (the MCP conformance suite, the
+//! Python SDK client).
+
+mod record_support;
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use mcptape_transcript::{Direction, Event, Transcript};
+use record_support::*;
+
+/// Starts `mcptape record` as an HTTP proxy on a free port in front of `upstream`.
+fn start_proxy(t_path: &Path, upstream: &str) -> (Child, u16) {
+    let port = free_port();
+    let child = Command::new(mcptape())
+        .arg("record")
+        .arg("-o")
+        .arg(t_path)
+        .args([
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+            "--upstream",
+            upstream,
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn mcptape record --listen");
+    wait_port(port, Duration::from_secs(20));
+    (child, port)
+}
+
+/// Stops the proxy with SIGTERM (by its pid) and returns its stderr.
+fn stop_proxy(mut child: Child) -> String {
+    let pid = child.id().to_string();
+    let ok = Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .expect("kill");
+    assert!(ok.success());
+    let status = wait_bounded(&mut child, Duration::from_secs(20)).expect("proxy stops on SIGTERM");
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert!(status.success(), "proxy exit {status:?}: {err}");
+    err
+}
+
+/// Number of HTTP exchanges the proxy reported on stderr.
+fn exchanges_reported(stderr: &str) -> u64 {
+    let line = stderr
+        .lines()
+        .find(|l| l.contains("HTTP exchanges"))
+        .unwrap_or_else(|| panic!("no summary in {stderr}"));
+    line.trim_start_matches("mcptape: ")
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+/// Exchange numbers that have a `dir` record (message with HttpMeta, or an `HTTP <n> ...` noise line).
+fn exchanges_with(t: &Transcript, dir: Direction) -> std::collections::BTreeSet<u64> {
+    t.records
+        .iter()
+        .filter_map(|r| match &r.event {
+            Event::Message {
+                dir: d,
+                http: Some(h),
+                ..
+            } if *d == dir => Some(h.exchange),
+            Event::Noise { dir: d, line } if *d == dir => line
+                .strip_prefix("HTTP ")
+                .and_then(|s| s.split_whitespace().next())
+                .and_then(|n| n.parse().ok()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn everything_http_with_loopback_preload_listens_on_127_0_0_1_only() {
+    let p = peers();
+    let port = free_port();
+    let _server = start_everything_http(&p, port);
+    let out = Command::new("ss")
+        .args(["-ltnH"])
+        .output()
+        .expect("ss (iproute2) is needed");
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let locals: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(3))
+        .filter(|local| local.ends_with(&format!(":{port}")))
+        .collect();
+    assert_eq!(
+        locals,
+        vec![format!("127.0.0.1:{port}")],
+        "ss -ltn:\n{text}"
+    );
+}
+
+/// `name` without its `-YYYY-MM-DDT...` suffix.
+fn strip_timestamp(name: &str) -> &str {
+    let b = name.as_bytes();
+    for i in 0..b.len() {
+        let t = &b[i..];
+        let is_ts = t.len() >= 12
+            && t[0] == b'-'
+            && t[1..5].iter().all(u8::is_ascii_digit)
+            && t[5] == b'-'
+            && t[6..8].iter().all(u8::is_ascii_digit)
+            && t[8] == b'-'
+            && t[9..11].iter().all(u8::is_ascii_digit)
+            && t[11] == b'T';
+        if is_ts {
+            return &name[..i];
+        }
+    }
+    name
+}
+
+/// Per scenario (directory name without its timestamp): the (check id, status) list.
+fn verdicts(dir: &Path) -> BTreeMap<String, Vec<(String, String)>> {
+    let mut out = BTreeMap::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        // server-<scenario>-2026-11-30T01-04-43-368Z
+        let scenario = strip_timestamp(&name).to_owned();
+        let checks: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(entry.path().join("checks.json")).unwrap())
+                .unwrap();
+        let list = checks
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                (
+                    c["id"].as_str().unwrap().to_owned(),
+                    c["status"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect();
+        out.insert(scenario, list);
+    }
+    out
+}
+
+fn run_conformance(p: &Peers, url: &str, out_dir: &Path) {
+    let mut cmd = Command::new(&p.node);
+    cmd.arg(p.conformance())
+        .args(["server", "--url", url, "--timeout", "20000", "-o"])
+        .arg(out_dir);
+    let (out, _) = run_bounded(&mut cmd, Duration::from_secs(150));
+    // The suite exits 1 when any check fails (server-everything is not the suite's
+    // reference server); what matters is that it ran every scenario.
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("Total:"),
+        "conformance did not finish: {text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn conformance_verdicts_through_http_record_equal_verdicts_direct() {
+    let p = peers();
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let _server = start_everything_http(&p, port);
+    let upstream = format!("http://127.0.0.1:{port}/mcp");
+
+    let direct = dir.path().join("direct");
+    run_conformance(&p, &upstream, &direct);
+
+    let t_path = dir.path().join("conformance.jsonl");
+    let (proxy, proxy_port) = start_proxy(&t_path, &upstream);
+    let proxied = dir.path().join("proxied");
+    run_conformance(&p, &format!("http://127.0.0.1:{proxy_port}/mcp"), &proxied);
+    let stderr = stop_proxy(proxy);
+
+    let want = verdicts(&direct);
+    let got = verdicts(&proxied);
+    assert!(
+        want.len() >= 30,
+        "the suite ran its server scenarios: {:?}",
+        want.keys()
+    );
+    assert!(want.values().flatten().any(|(_, s)| s == "SUCCESS"));
+    assert_eq!(got, want, "verdicts through the proxy differ from direct");
+
+    let t = read_transcript(&t_path);
+    let n = exchanges_reported(&stderr);
+    assert!(n >= 100, "{n} exchanges");
+    let all: std::collections::BTreeSet<u64> = (0..n).collect();
+    assert_eq!(
+        exchanges_with(&t, Direction::C2s),
+        all,
+        "a c2s record for every exchange"
+    );
+    assert_eq!(
+        exchanges_with(&t, Direction::S2c),
+        all,
+        "an s2c record for every exchange"
+    );
+    // SSE replies are recorded per event with their event ids.
+    assert!(t.records.iter().any(
+        |r| matches!(&r.event, Event::Message { http: Some(h), .. } if h.sse_event_id.is_some())
+    ));
+}
+
+#[test]
+fn python_sdk_client_through_http_record_both_eras_against_python_server() {
+    let p = peers();
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let _server = start_py_http(&p, port);
+    for (mode, era) in [("legacy", "2025-11-25"), ("auto", "2026-07-28")] {
+        let t_path = dir.path().join(format!("{era}.jsonl"));
+        let (proxy, proxy_port) = start_proxy(&t_path, &format!("http://127.0.0.1:{port}/mcp"));
+        let mut cmd = Command::new(&p.python);
+        cmd.arg(p.script("py_client.py"))
+            .args([
+                "--mode",
+                mode,
+                "--reads",
+                "100",
+                "--template",
+                "mcptape://items/9",
+            ])
+            .args(["--url", &format!("http://127.0.0.1:{proxy_port}/mcp")]);
+        let (out, _) = run_bounded(&mut cmd, Duration::from_secs(90));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        stop_proxy(proxy);
+
+        let t = read_transcript(&t_path);
+        assert_eq!(t.protocol_version(), Some(era));
+        assert_eq!(summary["protocolVersion"], era);
+        let reads = Reads::of(&t);
+        assert_eq!(
+            reads.reads.len(),
+            8,
+            "6 listed + 1 template + 1 missing: {reads:?}"
+        );
+        assert_eq!(reads.blob_reads(), 3);
+        assert_eq!(reads.errors().len(), 1);
+        assert_eq!(reads.errors()[0].1, -32602);
+        // The 2,099,087-byte PNG came through whole: 2,798,784 base64 chars.
+        let large = summary["reads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["uri"] == "mcptape://blobs/large.png")
+            .unwrap();
+        assert_eq!(large["contents"][0]["base64Chars"], 2_798_784);
+        let s2c = messages(&t, Direction::S2c);
+        let blob_len = s2c
+            .iter()
+            .filter_map(|m| m["result"]["contents"][0]["blob"].as_str())
+            .map(str::len)
+            .max()
+            .unwrap();
+        assert_eq!(blob_len, 2_798_784);
+        if era == "2026-07-28" {
+            let c2s = messages(&t, Direction::C2s);
+            assert_eq!(c2s[0]["method"], "server/discover");
+            assert!(!c2s.iter().any(|m| m["method"] == "initialize"));
+        }
+    }
+}
