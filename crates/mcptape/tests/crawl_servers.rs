@@ -1,0 +1,228 @@
+//! `mcptape crawl` against each real server (server-everything and the Python
+//! SDK server, stdio and Streamable HTTP, both protocol eras): every listed
+//! resource is read, at least one blob, exactly one not-found error.
+
+mod record_support;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use mcptape_transcript::{Direction, Transcript, Transport};
+use record_support::*;
+
+/// Runs `mcptape crawl -o T --json ARGS...` and returns the transcript and the JSON report.
+fn crawl(out: &Path, args: &[String]) -> (Transcript, serde_json::Value) {
+    let mut cmd = Command::new(mcptape());
+    cmd.arg("crawl").arg("-o").arg(out).arg("--json").args(args);
+    let (o, _) = run_bounded(&mut cmd, Duration::from_secs(90));
+    assert!(
+        o.status.success(),
+        "crawl {args:?} failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).expect("--json report");
+    (read_transcript(out), report)
+}
+
+/// The transcript holds a successful read of every listed URI, at least one
+/// blob read and exactly one error, the not-found on `missing`.
+fn assert_complete_crawl(t: &Transcript, missing: &str, not_found_code: i64) -> Reads {
+    let listed = listed_uris(t);
+    assert!(!listed.is_empty());
+    let reads = Reads::of(t);
+    let ok = reads.ok_uris();
+    for uri in &listed {
+        assert!(
+            ok.contains(uri),
+            "listed {uri} was not read successfully: {reads:?}"
+        );
+    }
+    assert!(reads.blob_reads() >= 1, "a blob read: {reads:?}");
+    assert_eq!(reads.errors(), vec![(missing.to_owned(), not_found_code)]);
+    reads
+}
+
+fn everything_stdio(p: &Peers) -> Vec<String> {
+    vec![
+        "--".into(),
+        p.node.display().to_string(),
+        p.server_everything().display().to_string(),
+        "stdio".into(),
+    ]
+}
+
+fn py_stdio(p: &Peers) -> Vec<String> {
+    vec![
+        "--".into(),
+        p.python.display().to_string(),
+        p.script("py_server.py").display().to_string(),
+        "stdio".into(),
+    ]
+}
+
+const EVERYTHING_MISSING: &str = "demo://resource/static/document/mcptape-does-not-exist";
+const PY_MISSING: &str = "mcptape://docs/mcptape-does-not-exist";
+
+#[test]
+fn crawl_everything_stdio_reads_every_listed_resource_and_template_blobs() {
+    let p = peers();
+    let dir = tempfile::tempdir().unwrap();
+    let mut args: Vec<String> = [
+        "--expand",
+        "demo://resource/dynamic/blob/{resourceId}",
+        "resourceId=1,2",
+    ]
+    .map(String::from)
+    .to_vec();
+    args.extend(everything_stdio(&p));
+    let (t, report) = crawl(&dir.path().join("t.jsonl"), &args);
+    assert_eq!(t.header.transport, Transport::Stdio);
+    assert_eq!(t.protocol_version(), Some("2025-11-25"));
+    let reads = assert_complete_crawl(&t, EVERYTHING_MISSING, -32602);
+    assert_eq!(reads.reads.len(), 7 + 2 + 1);
+    assert_eq!(reads.blob_reads(), 2);
+    assert_eq!(report["templates"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        exit_of(&t).0,
+        Some(0),
+        "server-everything exits when its stdin closes"
+    );
+}
+
+#[test]
+fn crawl_everything_stdio_2026_falls_back_to_initialize() {
+    let p = peers();
+    let dir = tempfile::tempdir().unwrap();
+    let mut args: Vec<String> = [
+        "--protocol",
+        "2026-07-28",
+        "--expand",
+        "demo://resource/dynamic/blob/{resourceId}",
+        "resourceId=3",
+    ]
+    .map(String::from)
+    .to_vec();
+    args.extend(everything_stdio(&p));
+    let (t, report) = crawl(&dir.path().join("t.jsonl"), &args);
+    assert_eq!(report["fellBack"], true);
+    let c2s = messages(&t, Direction::C2s);
+    assert_eq!(c2s[0]["method"], "server/discover");
+    let s2c = messages(&t, Direction::S2c);
+    let discover_reply = s2c.iter().find(|m| m["id"] == c2s[0]["id"]).unwrap();
+    assert_eq!(
+        discover_reply["error"]["code"], -32601,
+        "server-everything does not know server/discover"
+    );
+    assert_eq!(c2s[1]["method"], "initialize");
+    assert_eq!(t.protocol_version(), Some("2025-11-25"));
+    assert_complete_crawl(&t, EVERYTHING_MISSING, -32602);
+}
+
+#[test]
+fn crawl_python_server_stdio_both_eras() {
+    let p = peers();
+    let dir = tempfile::tempdir().unwrap();
+    for era in ["2025-11-25", "2026-07-28"] {
+        let mut args: Vec<String> = [
+            "--protocol",
+            era,
+            "--expand",
+            "mcptape://items/{id}",
+            "id=1,two",
+        ]
+        .map(String::from)
+        .to_vec();
+        args.extend(py_stdio(&p));
+        let (t, report) = crawl(&dir.path().join(format!("{era}.jsonl")), &args);
+        assert_eq!(report["fellBack"], false);
+        assert_eq!(t.protocol_version(), Some(era));
+        let reads = assert_complete_crawl(&t, PY_MISSING, -32602);
+        assert_eq!(reads.reads.len(), 6 + 2 + 1);
+        assert_eq!(reads.blob_reads(), 3, "pixel.png, large.png, ramp.bin");
+        let large = report["reads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["uri"] == "mcptape://blobs/large.png")
+            .unwrap();
+        assert_eq!(
+            large["blobBase64Chars"], 2_798_784,
+            "the 2,099,087-byte PNG, base64"
+        );
+        // The not-found error carries the URI (spec 2026-07-28; the SDK sends it in both eras).
+        let s2c = messages(&t, Direction::S2c);
+        assert!(s2c.iter().any(|m| m["error"]["data"]["uri"] == PY_MISSING));
+        if era == "2026-07-28" {
+            let c2s = messages(&t, Direction::C2s);
+            assert_eq!(c2s[0]["method"], "server/discover");
+            assert!(c2s.iter().all(|m| m["method"] != "initialize"));
+            assert!(c2s[1]["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] == era);
+        }
+    }
+}
+
+#[test]
+fn crawl_http_servers_both_eras() {
+    let p = peers();
+    let dir = tempfile::tempdir().unwrap();
+    let se_port = free_port();
+    let _se = start_everything_http(&p, se_port);
+    let py_port = free_port();
+    let _py = start_py_http(&p, py_port);
+
+    let se_url = format!("http://127.0.0.1:{se_port}/mcp");
+    let args: Vec<String> = [
+        "--url",
+        &se_url,
+        "--expand",
+        "demo://resource/dynamic/blob/{resourceId}",
+        "resourceId=1",
+    ]
+    .map(String::from)
+    .to_vec();
+    let (t, _) = crawl(&dir.path().join("se.jsonl"), &args);
+    assert_eq!(t.header.transport, Transport::Http);
+    assert_complete_crawl(&t, EVERYTHING_MISSING, -32602);
+    assert!(t.records.iter().any(|r| matches!(&r.event, mcptape_transcript::Event::Message { http: Some(h), .. } if h.sse_event_id.is_some())));
+
+    let py_url = format!("http://127.0.0.1:{py_port}/mcp");
+    for era in ["2025-11-25", "2026-07-28"] {
+        let args: Vec<String> = ["--url", &py_url, "--protocol", era]
+            .map(String::from)
+            .to_vec();
+        let (t, _) = crawl(&dir.path().join(format!("py-{era}.jsonl")), &args);
+        assert_eq!(t.protocol_version(), Some(era));
+        let reads = assert_complete_crawl(&t, PY_MISSING, -32602);
+        assert_eq!(reads.blob_reads(), 3);
+        let c2s_headers: Vec<Vec<(String, String)>> = t
+            .records
+            .iter()
+            .filter_map(|r| match &r.event {
+                mcptape_transcript::Event::Message {
+                    dir: Direction::C2s,
+                    http: Some(h),
+                    ..
+                } => Some(h.headers.clone()),
+                _ => None,
+            })
+            .collect();
+        let has = |hs: &Vec<(String, String)>, k: &str| hs.iter().any(|(n, _)| n == k);
+        if era == "2026-07-28" {
+            assert!(
+                c2s_headers
+                    .iter()
+                    .all(|h| has(h, "mcp-method") && has(h, "mcp-protocol-version"))
+            );
+            assert!(
+                c2s_headers.iter().all(|h| !has(h, "mcp-session-id")),
+                "no session in 2026-07-28"
+            );
+        } else {
+            assert!(
+                c2s_headers.iter().skip(1).all(|h| has(h, "mcp-session-id")),
+                "session after initialize"
+            );
+        }
+    }
+}
