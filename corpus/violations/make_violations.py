@@ -131,6 +131,10 @@ v["http-protocol-version-mismatch"] = ([header(new, "http"),
     req(1, "resources/list", META(new), http={"exchange": 0, "method": "POST", "headers": [["content-type", "application/json"], ["mcp-protocol-version", "2025-11-25"], ["mcp-method", "resources/list"]]}),
     err(1, -32020, "MCP-Protocol-Version header does not match _meta.protocolVersion", http={"exchange": 0, "status": 400, "headers": [["content-type", "application/json"]]})], None)
 
+v["error-id-null"] = ([header(old, "http"),
+    req(1, "resources/list", http={"exchange": 0, "method": "POST", "headers": [["content-type", "application/json"]]}),
+    err(None, -32000, "Bad Request: Server not initialized", http={"exchange": 0, "status": 400, "headers": [["content-type", "application/json"]]})], None)
+
 for name, (lines, tail) in v.items():
     write(V, name, lines, tail)
 
@@ -176,5 +180,14 @@ p["discover-then-supported-version"] = [header(None, "http"),
     res(1, dict(NEW, supportedVersions=[new, "2025-11-25"], capabilities={"resources": {}}), http={"exchange": 0, "status": 200}),
     req(2, "resources/read", dict(META(new), uri=U), http={"exchange": 1, "method": "POST", "headers": [["mcp-protocol-version", " 2026-07-28 "]]}),
     res(2, dict(NEW, contents=[text_entry(U)]), http={"exchange": 1, "status": 200})]
+p["null-id-error-in-exchange-without-request"] = [header(old, "http"),
+    note("notifications/initialized"),
+    err(None, -32700, "Parse error")] + ok_read()
+H = lambda x, **kw: dict({"exchange": x}, **kw)
+p["same-id-in-concurrent-http-exchanges"] = [header(old, "http"),
+    req(1, "resources/read", {"uri": U}, http=H(0, method="POST")),
+    req(1, "resources/read", {"uri": "file:///srv/docs/b.md"}, http=H(1, method="POST")),
+    res(1, {"contents": [text_entry("file:///srv/docs/b.md")]}, http=H(1, status=200)),
+    res(1, {"contents": [text_entry(U)]}, http=H(0, status=200))]
 for name, lines in p.items():
     write(P, name, lines)

@@ -524,6 +524,8 @@ struct Pending {
     place: Place,
     /// JSON pointer of the request's id within its record.
     id_ptr: String,
+    /// HTTP exchange the request was POSTed in (HTTP transcripts).
+    exchange: Option<u64>,
     id: Value,
     method: String,
     uri: Option<String>,
@@ -578,7 +580,7 @@ impl State {
         match (o.get("method").and_then(Value::as_str), o.get("id")) {
             (Some(method), Some(id)) => self.request(cx, place, dir, http, o, method, id, prefix),
             (Some(method), None) => self.notification(dir, o, method),
-            (None, Some(id)) => self.response(cx, place, dir, o, id, prefix),
+            (None, Some(id)) => self.response(cx, place, dir, http, o, id, prefix),
             (None, None) => {}
         }
     }
@@ -688,6 +690,7 @@ impl State {
         self.requests.entry(k).or_default().push(Pending {
             place,
             id_ptr: format!("{prefix}/id"),
+            exchange: http.map(|h| h.exchange),
             id: id.clone(),
             method: method.to_owned(),
             uri,
@@ -714,24 +717,55 @@ impl State {
         }
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn response(
         &mut self,
         cx: &mut Cx<'_>,
         place: Place,
         dir: Direction,
+        http: Option<&HttpMeta>,
         o: &Map<String, Value>,
         id: &Value,
         prefix: &str,
     ) {
-        if id.is_null() {
-            // An error for a request that could not be parsed (JSON-RPC §5.1).
-            return;
-        }
-        let Some(key) = IdKey::of(id) else { return };
         let requester = match dir {
             Direction::S2c => Direction::C2s,
             Direction::C2s => Direction::S2c,
         };
+        let exchange = http.map(|h| h.exchange);
+        if id.is_null() {
+            // JSON-RPC §5: null only when the request id could not be read.
+            // Over HTTP the request of the same exchange is the one answered.
+            let Some(x) = exchange else { return };
+            let mut open: Vec<&mut Pending> = self
+                .requests
+                .iter_mut()
+                .filter(|(k, _)| k.0 == requester)
+                .flat_map(|(_, v)| v.iter_mut())
+                .filter(|p| !p.answered && p.exchange == Some(x))
+                .collect();
+            if open.len() == 1 {
+                let p = &mut open[0];
+                p.answered = true;
+                let (rid, method, rec) = (p.id.clone(), p.method.clone(), p.place.record);
+                cx.push(
+                    rules::ERROR_ID_NULL,
+                    place,
+                    Some(&rid),
+                    format!("{prefix}/id"),
+                    format!(
+                        "error response with id null in HTTP exchange {x}, which carried {method} with id {rid} (record {rec}){}",
+                        o.get("error")
+                            .and_then(|e| e.get("message"))
+                            .and_then(Value::as_str)
+                            .map(|m| format!(": {m:?}"))
+                            .unwrap_or_default()
+                    ),
+                );
+            }
+            return;
+        }
+        let Some(key) = IdKey::of(id) else { return };
         let k = (requester, key);
         let Some(list) = self.requests.get_mut(&k) else {
             let other = (requester, k.1.other_type());
@@ -758,7 +792,13 @@ impl State {
             }
             return;
         };
-        let Some(req) = list.iter_mut().find(|p| !p.answered) else {
+        // Prefer the open request of the same HTTP exchange (ids may repeat
+        // across independent 2026-07-28 exchanges), else the oldest open one.
+        let pos = list
+            .iter()
+            .position(|p| !p.answered && exchange.is_some() && p.exchange == exchange)
+            .or_else(|| list.iter().position(|p| !p.answered));
+        let Some(req) = pos.map(|i| &mut list[i]) else {
             let first = list.last().map(|p| p.place.record).unwrap_or(0);
             cx.push(
                 rules::REQUEST_ANSWERED_TWICE,

@@ -301,6 +301,18 @@ type and value). An error response with `\"id\": null` (a request that could not
 fire. A response whose id matches a request only after changing its type fires \
 ids-differ-only-in-type instead.",
     }
+    ERROR_ID_NULL = {
+        id: "error-id-null", severity: Error,
+        summary: "an error response with `\"id\": null` to a request whose id was readable (HTTP: the request of the same exchange)",
+        source: "JSON-RPC 2.0 §5 (id MUST be Null only if the request id could not be detected, i.e. Parse error / Invalid Request); MCP 2026-07-28 schema.ts JSONRPCErrorResponse.id",
+        revisions: "all (HTTP transcripts: a stdio null-id error cannot be attributed)",
+        explain: "A null id tells the client its request could not even be parsed, so it cannot tell \
+which request failed. Over Streamable HTTP the answer travels on the request's own exchange, so \
+mcptape pairs a null-id error with the one request POSTed in that exchange: if that request was a \
+valid JSON-RPC request with an id, the server should have echoed the id. The request counts as \
+answered (it does not also fire request-unanswered). Seen live: server-everything answers every \
+2026-07-28 request (no initialize) with `{\"id\":null,\"error\":{\"code\":-32000,...}}` and HTTP 400.",
+    }
     RESPONSE_AFTER_CANCEL = {
         id: "response-after-cancel", severity: Warning,
         summary: "a response to a request its sender had already cancelled with notifications/cancelled",

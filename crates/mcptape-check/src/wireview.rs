@@ -2,7 +2,10 @@
 //! parser, base64 canonical decoding, media sniffing and the read-error
 //! classes. Keeping it here means a rule never re-implements a parser.
 
-use mcptape_wire::jsonrpc::{self, Frame};
+use mcptape_wire::classify::{LEGACY_RESOURCE_NOT_FOUND, ReadErrorClass, classify_read_error};
+use mcptape_wire::codec::base64;
+use mcptape_wire::jsonrpc::{self, ErrorObject, Frame};
+use mcptape_wire::media::{self, MediaMatch};
 use serde_json::Value;
 
 /// Result of the strict envelope check of one record's bytes.
@@ -40,23 +43,29 @@ pub(crate) struct BadBase64 {
 /// Decodes a `blob` strictly: standard alphabet, `=` padding only at the
 /// end, length a multiple of 4, zero trailing bits (RFC 4648 §4, §3.5).
 pub(crate) fn decode_blob(b64: &str) -> Result<Vec<u8>, BadBase64> {
-    local::decode_canonical(b64.as_bytes())
+    base64::decode(base64::Path::Simd, b64.as_bytes()).map_err(|e| BadBase64 {
+        offset: e.offset(),
+        reason: e.to_string(),
+    })
 }
 
-/// The type sniffed from `bytes` when it has a recognised signature and
-/// disagrees with `declared` (parameters and case ignored).
+/// The type sniffed from `bytes` (`mcptape_wire::media::verdict`) when it
+/// has a recognised signature and disagrees with `declared`. The rule's own
+/// policy on top: `application/octet-stream` claims nothing, and common
+/// aliases (`image/jpg`) name the sniffed type.
 pub(crate) fn sniff_mismatch(declared: &str, bytes: &[u8]) -> Option<&'static str> {
-    let sniffed = local::sniff(bytes)?;
+    let v = media::verdict(Some(declared), bytes);
+    if v.status != MediaMatch::Mismatch {
+        return None;
+    }
+    let sniffed = v.sniffed?;
     let essence = declared
         .split(';')
         .next()
         .unwrap_or("")
         .trim()
         .to_ascii_lowercase();
-    if essence == "application/octet-stream"
-        || essence == sniffed
-        || local::alias(&essence) == Some(sniffed)
-    {
+    if essence == media::DEFAULT_BLOB_MIME_TYPE || local::alias(&essence) == Some(sniffed) {
         None
     } else {
         Some(sniffed)
@@ -70,7 +79,7 @@ pub(crate) fn is_textlike(mime: &str) -> bool {
 
 /// True when a `text` payload is a `data:` URI.
 pub(crate) fn text_is_data_uri(text: &str) -> bool {
-    local::text_is_data_uri(text)
+    media::text_is_data_uri(text)
 }
 
 /// How a resources/read error response reads as "resource not found".
@@ -84,19 +93,28 @@ pub(crate) enum NotFound {
     OtherCode(i64),
 }
 
-/// Classifies a resources/read `error` object; `None` when it is not a
-/// not-found answer (a malformed-uri -32602 without `data.uri`, an internal
-/// error, ...).
+/// Classifies a resources/read `error` object
+/// (`mcptape_wire::classify::classify_read_error`, by code and `data.uri`),
+/// then, for the answers it cannot call not-found, by message: -32602
+/// without `data.uri` or another code whose message says the resource was
+/// not found. `None` when it is not a not-found answer (a malformed-uri
+/// -32602, an internal error, ...).
 pub(crate) fn not_found(err: &Value) -> Option<NotFound> {
     let code = err.get("code")?.as_i64()?;
     let message = err.get("message").and_then(Value::as_str).unwrap_or("");
-    let has_data_uri = err.get("data").and_then(|d| d.get("uri")).is_some();
+    let obj = ErrorObject {
+        code,
+        message: message.to_owned(),
+        data: err.get("data").cloned(),
+    };
     let says = says_not_found(message);
-    match code {
-        -32002 => Some(NotFound::Legacy),
-        -32602 if has_data_uri || says => Some(NotFound::InvalidParams),
-        -32602 => None,
-        c if says => Some(NotFound::OtherCode(c)),
+    match classify_read_error(&obj) {
+        ReadErrorClass::NotFound { legacy: true, .. } => Some(NotFound::Legacy),
+        ReadErrorClass::NotFound { legacy: false, .. } => Some(NotFound::InvalidParams),
+        _ if code == LEGACY_RESOURCE_NOT_FOUND => Some(NotFound::Legacy),
+        ReadErrorClass::InvalidParams if says => Some(NotFound::InvalidParams),
+        ReadErrorClass::InvalidParams => None,
+        _ if says => Some(NotFound::OtherCode(code)),
         _ => None,
     }
 }
@@ -116,76 +134,7 @@ fn says_not_found(message: &str) -> bool {
 }
 
 mod local {
-    //! Stand-ins until the corresponding `mcptape-wire` modules land.
-    use super::BadBase64;
-
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-    fn val(c: u8) -> Option<u8> {
-        ALPHABET.iter().position(|&a| a == c).map(|p| p as u8)
-    }
-
-    pub(super) fn decode_canonical(s: &[u8]) -> Result<Vec<u8>, BadBase64> {
-        let bad = |offset: usize, reason: &str| BadBase64 {
-            offset,
-            reason: reason.to_owned(),
-        };
-        let pad = s.iter().rev().take_while(|&&c| c == b'=').count();
-        let body = &s[..s.len() - pad];
-        if let Some(p) = body.iter().position(|&c| val(c).is_none()) {
-            return Err(bad(
-                p,
-                &format!("byte {:?} is not in the standard alphabet", s[p] as char),
-            ));
-        }
-        if !s.len().is_multiple_of(4) {
-            return Err(bad(
-                s.len(),
-                "length is not a multiple of 4 (missing padding)",
-            ));
-        }
-        if pad > 2 {
-            return Err(bad(body.len(), "more than two padding characters"));
-        }
-        let mut out = Vec::with_capacity(body.len() / 4 * 3 + 2);
-        for chunk in body.chunks(4) {
-            let v: Vec<u8> = chunk.iter().map(|&c| val(c).unwrap_or(0)).collect();
-            let n = v.iter().fold(0u32, |acc, &x| (acc << 6) | u32::from(x)) << (6 * (4 - v.len()));
-            let bytes = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
-            let keep = v.len() * 6 / 8;
-            out.extend_from_slice(&bytes[..keep]);
-            if v.len() < 4 {
-                let total_bits = v.len() * 6;
-                let used = keep * 8;
-                let mask = (1u32 << (total_bits - used)) - 1;
-                if u32::from(*v.last().unwrap_or(&0)) & mask != 0 {
-                    return Err(bad(
-                        body.len() - 1,
-                        "non-zero trailing bits (not canonical)",
-                    ));
-                }
-            }
-        }
-        Ok(out)
-    }
-
-    pub(super) fn sniff(b: &[u8]) -> Option<&'static str> {
-        let sigs: [(&[u8], &'static str); 8] = [
-            (b"\x89PNG\r\n\x1a\n", "image/png"),
-            (b"\xff\xd8\xff", "image/jpeg"),
-            (b"GIF87a", "image/gif"),
-            (b"GIF89a", "image/gif"),
-            (b"%PDF-", "application/pdf"),
-            (b"PK\x03\x04", "application/zip"),
-            (b"\x1f\x8b\x08", "application/gzip"),
-            (b"\x00\x00\x01\x00", "image/x-icon"),
-        ];
-        if b.len() >= 12 && &b[..4] == b"RIFF" && &b[8..12] == b"WEBP" {
-            return Some("image/webp");
-        }
-        sigs.iter().find(|(s, _)| b.starts_with(s)).map(|(_, t)| *t)
-    }
-
+    //! Rule policy that is not parsing: media-type aliases and what counts as text-like.
     pub(super) fn alias(essence: &str) -> Option<&'static str> {
         match essence {
             "image/jpg" | "image/pjpeg" => Some("image/jpeg"),
@@ -218,20 +167,5 @@ mod local {
                     | "application/sql"
                     | "application/x-sh"
             )
-    }
-
-    /// `data:[<mediatype>][;base64],<data>` (RFC 2397 §3): the part before
-    /// the comma has no whitespace and is empty, a media type, or parameters.
-    pub(super) fn text_is_data_uri(t: &str) -> bool {
-        let t = t.trim();
-        if !t.get(..5).is_some_and(|p| p.eq_ignore_ascii_case("data:")) {
-            return false;
-        }
-        let Some(comma) = t.find(',') else {
-            return false;
-        };
-        let meta = &t[5..comma];
-        !meta.chars().any(char::is_whitespace)
-            && (meta.is_empty() || meta.starts_with(';') || meta.contains('/'))
     }
 }

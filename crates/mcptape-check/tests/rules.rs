@@ -441,7 +441,7 @@ fn non_canonical_base64_forms_are_each_rejected() {
         ("-_8=", 0),
         ("AA", 2),
         ("Zh==", 1),
-        ("Zm=g", 2),
+        ("Zm=g", 3),
         ("aGVs*bG8=", 4),
         ("aGVs\r\nbG8=", 4),
     ] {

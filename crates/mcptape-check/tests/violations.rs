@@ -71,6 +71,7 @@ const EXPECTED: &[(&str, usize, Option<&str>, &str)] = &[
     ("request-unanswered", 2, Some("1"), "/id"),
     ("request-answered-twice", 4, Some("1"), "/id"),
     ("response-unknown-id", 4, Some("99"), "/id"),
+    ("error-id-null", 3, Some("1"), "/id"),
     ("response-after-cancel", 4, Some("1"), "/id"),
     ("ids-differ-only-in-type", 4, Some("\"1\""), "/id"),
     (
@@ -198,4 +199,61 @@ fn real_recordings_have_no_error_finding() {
         .filter(|f| f.is_failure())
         .collect();
     assert!(errors.is_empty(), "{errors:#?}");
+}
+
+/// The contents rules agree with the strict parser of `mcptape-wire`: the
+/// server message of each contents violation is rejected by
+/// `resources::parse_read_response` with the matching error kind, and the
+/// near misses that carry a read result parse.
+#[test]
+fn contents_violations_agree_with_the_wire_parser() {
+    use mcptape_wire::resources::{ContentsErrorKind, parse_read_response};
+    let s2c_messages = |path: &Path| -> Vec<String> {
+        let t = mcptape_transcript::reader::read(&std::fs::read(path).unwrap()).unwrap();
+        t.records
+            .iter()
+            .filter(|r| r.dir() == Some(mcptape_transcript::Direction::S2c))
+            .filter_map(|r| r.msg().map(str::to_owned))
+            .collect()
+    };
+    type KindCheck = fn(&ContentsErrorKind) -> bool;
+    let cases: &[(&str, KindCheck)] = &[
+        ("contents-neither-text-nor-blob", |k| {
+            matches!(k, ContentsErrorKind::NeitherTextNorBlob)
+        }),
+        ("contents-text-and-blob", |k| {
+            matches!(k, ContentsErrorKind::BothTextAndBlob)
+        }),
+        ("contents-missing-uri", |k| {
+            matches!(k, ContentsErrorKind::MissingUri)
+        }),
+        ("blob-not-canonical-base64", |k| {
+            matches!(k, ContentsErrorKind::InvalidBase64(_))
+        }),
+        ("read-result-malformed", |k| {
+            matches!(k, ContentsErrorKind::ContentsNotArray)
+        }),
+    ];
+    for (id, want) in cases {
+        let msgs = s2c_messages(&violation(id));
+        let e = parse_read_response(msgs.last().unwrap().as_bytes()).unwrap_err();
+        assert!(want(e.kind()), "{id}: wire says {e}");
+        if *id != "read-result-malformed" {
+            assert_eq!(e.index(), Some(0), "{id}");
+        }
+    }
+    for case in [
+        "blank-resource-one-empty-text",
+        "mixed-text-and-blob-entries",
+        "octet-stream-with-png-bytes",
+        "legacy-encoded-text-as-blob",
+    ] {
+        let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/pass")
+            .join(format!("{case}.jsonl"));
+        let msgs = s2c_messages(&p);
+        let r = parse_read_response(msgs.last().unwrap().as_bytes())
+            .unwrap_or_else(|e| panic!("{case}: {e}"));
+        assert!(!r.contents.is_empty(), "{case}");
+    }
 }

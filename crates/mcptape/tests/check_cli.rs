@@ -23,7 +23,12 @@ fn stdout(o: &Output) -> String {
 #[test]
 fn check_violations_exits_1_and_names_every_rule() {
     let o = mcptape(&["check", "corpus/violations"]);
-    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let text = stdout(&o);
     for r in mcptape_check::RULES {
         assert!(
@@ -32,7 +37,13 @@ fn check_violations_exits_1_and_names_every_rule() {
             r.id
         );
     }
-    assert!(text.lines().last().unwrap().starts_with("FAIL: 27 file(s), "));
+    let n = mcptape_check::RULES.len();
+    assert!(
+        text.lines()
+            .last()
+            .unwrap()
+            .starts_with(&format!("FAIL: {n} file(s), "))
+    );
 }
 
 #[test]
@@ -69,9 +80,18 @@ fn unknown_allow_rule_and_missing_path_exit_2() {
 fn spec_flag_changes_the_verdict_on_legacy_not_found() {
     let f = "corpus/violations/not-found-code.jsonl";
     assert_eq!(mcptape(&["check", f]).status.code(), Some(1));
-    assert_eq!(mcptape(&["check", f, "--spec", "2025-11-25"]).status.code(), Some(0));
-    assert_eq!(mcptape(&["check", f, "--spec", "2025-06-18"]).status.code(), Some(0));
-    assert_eq!(mcptape(&["check", f, "--spec", "2026-07-28"]).status.code(), Some(1));
+    assert_eq!(
+        mcptape(&["check", f, "--spec", "2025-11-25"]).status.code(),
+        Some(0)
+    );
+    assert_eq!(
+        mcptape(&["check", f, "--spec", "2025-06-18"]).status.code(),
+        Some(0)
+    );
+    assert_eq!(
+        mcptape(&["check", f, "--spec", "2026-07-28"]).status.code(),
+        Some(1)
+    );
 }
 
 #[test]
@@ -88,19 +108,25 @@ fn junit_output_file_is_written_and_parses() {
     ]);
     assert_eq!(o.status.code(), Some(1));
     assert!(o.stdout.is_empty());
-    assert!(String::from_utf8_lossy(&o.stderr).contains("FAIL: 27 file(s)"));
+    let n = mcptape_check::RULES.len();
+    assert!(String::from_utf8_lossy(&o.stderr).contains(&format!("FAIL: {n} file(s)")));
     let xml = std::fs::read_to_string(&out).unwrap();
     let doc = roxmltree::Document::parse(&xml).unwrap();
     let suites = doc
         .descendants()
         .filter(|n| n.has_tag_name("testsuite"))
         .count();
-    assert_eq!(suites, 27);
+    assert_eq!(suites, n);
 }
 
 #[test]
 fn json_output_parses() {
-    let o = mcptape(&["check", "corpus/violations/read-empty-contents.jsonl", "--format", "json"]);
+    let o = mcptape(&[
+        "check",
+        "corpus/violations/read-empty-contents.jsonl",
+        "--format",
+        "json",
+    ]);
     assert_eq!(o.status.code(), Some(1));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["summary"]["errors"], 1);
@@ -114,7 +140,10 @@ fn explain_prints_every_rule_with_its_source() {
         let o = mcptape(&["explain", r.id]);
         assert_eq!(o.status.code(), Some(0), "{}", r.id);
         let text = stdout(&o);
-        assert!(text.starts_with(&format!("{} ({})\n", r.id, r.severity)), "{text}");
+        assert!(
+            text.starts_with(&format!("{} ({})\n", r.id, r.severity)),
+            "{text}"
+        );
         assert!(text.contains(r.source));
         assert!(text.contains(r.explain));
     }
