@@ -227,6 +227,8 @@ enum Part {
     Expr {
         op: Op,
         vars: Vec<VarSpec>,
+        /// The expression text `{...}` (ASCII), expanded on its own by `iri-string`.
+        src: String,
     },
 }
 
@@ -234,14 +236,52 @@ enum Part {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Template {
     source: String,
-    /// The template with non-ASCII literal characters percent-encoded: what `iri-string` (which
-    /// accepts ASCII literals only) parses and expands.
-    normalized: String,
     parts: Vec<Part>,
 }
 
 fn is_hex(b: u8) -> bool {
     b.is_ascii_hexdigit()
+}
+
+/// Prepares a value for reserved (`+`) / fragment (`#`) expansion so that `iri-string` sees
+/// ASCII only: RFC 6570 §3.2.1 passes `%XX` triplets through, requires any other `%` to become
+/// `%25`, and non-ASCII characters to be UTF-8 percent-encoded — we do exactly that here, and
+/// apply a prefix modifier ourselves (§2.4.1: counted in characters, a triplet being one, so a
+/// triplet or a multi-byte character is never split). Reason: `iri-string` 0.7.14 panics
+/// (slicing inside a character) when a `{+x}`/`{#x}` value holds both a `%` and a non-ASCII
+/// character (`"%ü"`, `"ü%2e"`), found by the `uri_template` fuzz target (regression seeds
+/// `corpus/fuzz/uri_template/iri_string_panic_percent_before_non_ascii*`).
+fn prepare_reserved(v: &str, prefix: Option<usize>) -> String {
+    let b = v.as_bytes();
+    let mut out = String::with_capacity(v.len());
+    let mut units = 0;
+    let mut i = 0;
+    while i < b.len() {
+        if prefix.is_some_and(|n| units >= n) {
+            break;
+        }
+        units += 1;
+        if b[i] == b'%' {
+            if i + 2 < b.len() && is_hex(b[i + 1]) && is_hex(b[i + 2]) {
+                out.push_str(&v[i..i + 3]);
+                i += 3;
+            } else {
+                out.push_str("%25");
+                i += 1;
+            }
+            continue;
+        }
+        let c = v[i..].chars().next().unwrap_or('\u{FFFD}');
+        if c.is_ascii() {
+            out.push(c);
+        } else {
+            let mut enc = Vec::new();
+            push_pct(&mut enc, c);
+            out.push_str(&String::from_utf8_lossy(&enc));
+        }
+        i += c.len_utf8();
+    }
+    out
 }
 
 fn push_pct(out: &mut Vec<u8>, c: char) {
@@ -329,7 +369,30 @@ fn parse_expr(body: &str, base: usize) -> Result<Part, TemplateError> {
             Some(_) => return Err(TemplateError::new(K::InvalidVarName, base + i)),
         }
     }
-    Ok(Part::Expr { op, vars })
+    Ok(Part::Expr {
+        op,
+        vars,
+        src: format!("{{{body}}}"),
+    })
+}
+
+/// Converts our [`Value`] to `iri-string`'s, mapping every string through `f`.
+fn to_iri_value(v: &Value, f: impl Fn(&str) -> String) -> IriValue {
+    match v {
+        Value::String(s) => IriValue::String(f(s)),
+        Value::List(l) => IriValue::List(l.iter().map(|x| f(x)).collect()),
+        Value::Assoc(a) => IriValue::Assoc(a.iter().map(|(k, x)| (f(k), f(x))).collect()),
+    }
+}
+
+/// Expands one ASCII expression with `iri-string` (URI spec).
+fn expand_one(expr: &str, ctx: &SimpleContext) -> Result<String, TemplateError> {
+    let tmpl = UriTemplateStr::new(expr)
+        .map_err(|_| TemplateError::new(TemplateErrorKind::Rejected, 0))?;
+    let expanded = tmpl
+        .expand::<UriSpec, _>(ctx)
+        .map_err(|_| TemplateError::new(TemplateErrorKind::Rejected, 0))?;
+    Ok(expanded.to_string())
 }
 
 impl Template {
@@ -402,12 +465,13 @@ impl Template {
         if !lit.is_empty() {
             parts.push(Part::Literal(lit));
         }
+        // `iri-string` accepts ASCII literals only: validate the form with non-ASCII literals
+        // percent-encoded, which is also what expansion emits for them.
         if UriTemplateStr::new(&normalized).is_err() {
             return Err(TemplateError::new(K::Rejected, 0));
         }
         Ok(Template {
             source: template.to_owned(),
-            normalized,
             parts,
         })
     }
@@ -445,21 +509,55 @@ impl Template {
                 }
             }
         }
-        let mut ctx = SimpleContext::new();
-        for (name, value) in vars.iter() {
-            let v = match value {
-                Value::String(s) => IriValue::String(s.clone()),
-                Value::List(l) => IriValue::List(l.clone()),
-                Value::Assoc(a) => IriValue::Assoc(a.clone()),
-            };
-            ctx.insert(name, v);
+        let mut out = String::new();
+        for part in &self.parts {
+            match part {
+                Part::Literal(lit) => out.push_str(&String::from_utf8_lossy(lit)),
+                Part::Expr {
+                    op,
+                    vars: specs,
+                    src,
+                } if !op.allow_reserved() => {
+                    let mut ctx = SimpleContext::new();
+                    for spec in specs {
+                        if let Some(v) = vars.get(&spec.name) {
+                            ctx.insert(spec.name.as_str(), to_iri_value(v, |x| x.to_owned()));
+                        }
+                    }
+                    out.push_str(&expand_one(src, &ctx)?);
+                }
+                Part::Expr {
+                    op, vars: specs, ..
+                } => {
+                    // `+` / `#`: one variable at a time, values prepared by `prepare_reserved`,
+                    // joined per RFC 6570 Appendix A (first "" or "#", separator ",").
+                    let mut pieces = Vec::new();
+                    for spec in specs {
+                        let defined = match vars.get(&spec.name) {
+                            Some(Value::List(l)) if l.is_empty() => None,
+                            Some(Value::Assoc(a)) if a.is_empty() => None,
+                            other => other,
+                        };
+                        let Some(v) = defined else {
+                            continue;
+                        };
+                        let mut ctx = SimpleContext::new();
+                        ctx.insert(
+                            spec.name.as_str(),
+                            to_iri_value(v, |x| prepare_reserved(x, spec.prefix)),
+                        );
+                        let one =
+                            format!("{{+{}{}}}", spec.name, if spec.explode { "*" } else { "" });
+                        pieces.push(expand_one(&one, &ctx)?);
+                    }
+                    if !pieces.is_empty() {
+                        out.push_str(std::str::from_utf8(op.first()).unwrap_or_default());
+                        out.push_str(&pieces.join(","));
+                    }
+                }
+            }
         }
-        let tmpl = UriTemplateStr::new(&self.normalized)
-            .map_err(|_| TemplateError::new(K::Rejected, 0))?;
-        let expanded = tmpl
-            .expand::<UriSpec, _>(&ctx)
-            .map_err(|_| TemplateError::new(K::Rejected, 0))?;
-        Ok(expanded.to_string())
+        Ok(out)
     }
 
     /// Matches a concrete URI against the template and returns the variables, percent-decoded
@@ -561,6 +659,25 @@ struct Matcher<'t, 'u> {
     over_at: Option<usize>,
 }
 
+/// `true` if `u[pos..]` starts with the literal; the hex digits of its `%XX` triplets compare
+/// case-insensitively (RFC 3986 §2.1: `%c3` and `%C3` are equivalent).
+fn literal_at(lit: &[u8], u: &[u8], pos: usize) -> bool {
+    let Some(window) = u.get(pos..pos + lit.len()) else {
+        return false;
+    };
+    let mut hex_left = 0;
+    lit.iter().zip(window).all(|(&a, &b)| {
+        if hex_left > 0 {
+            hex_left -= 1;
+            return a.eq_ignore_ascii_case(&b);
+        }
+        if a == b'%' {
+            hex_left = 2;
+        }
+        a == b
+    })
+}
+
 fn decode(raw: &[u8]) -> Option<String> {
     let bytes: Vec<u8> = percent_encoding::percent_decode(raw).collect();
     String::from_utf8(bytes).ok()
@@ -613,7 +730,7 @@ impl Matcher<'_, '_> {
         pos: usize,
         next: (usize, usize, bool, bool),
     ) -> bool {
-        let Part::Expr { op, vars } = &self.parts[part] else {
+        let Part::Expr { op, vars, .. } = &self.parts[part] else {
             return false;
         };
         let (op, prefix) = (*op, vars[var].prefix);
@@ -648,7 +765,7 @@ impl Matcher<'_, '_> {
         pos: usize,
         next: (usize, usize, bool, bool),
     ) -> bool {
-        let Part::Expr { op, vars } = &self.parts[part] else {
+        let Part::Expr { op, vars, .. } = &self.parts[part] else {
             return false;
         };
         let op = *op;
@@ -693,10 +810,10 @@ impl Matcher<'_, '_> {
         }
         let ok = match &self.parts[part] {
             Part::Literal(lit) => {
-                self.u[pos..].starts_with(lit)
+                literal_at(lit, self.u, pos)
                     && self.state(part + 1, 0, false, false, pos + lit.len())
             }
-            Part::Expr { op, vars } => {
+            Part::Expr { op, vars, .. } => {
                 let op = *op;
                 if var == vars.len() {
                     self.state(part + 1, 0, false, false, pos)

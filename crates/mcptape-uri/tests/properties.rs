@@ -104,7 +104,7 @@ fn root_strategy() -> impl Strategy<Value = Root> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 3000, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 1500, failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
     fn structured_ok_paths_are_inside_dotless_and_fixed_points(root in root_strategy(), uri in structured_uri()) {
@@ -120,6 +120,20 @@ proptest! {
                 assert_properties(&root, &uri, &p)?;
             }
         }
+    }
+
+    #[test]
+    fn reserved_and_fragment_expansion_never_panic(value in any::<String>(), n in 1usize..6) {
+        // iri-string 0.7.14 panicked on `%` + non-ASCII in `{+x}` (found by the fuzzer)
+        let mut vars = Vars::new();
+        vars.insert("x", value.as_str());
+        vars.insert("l", mcptape_uri::template::Value::List(vec![value.clone(), value.clone()]));
+        for tpl in ["{+x}", "{#x}", "{+x,l}", "{#l*}", "{+l}"] {
+            let out = Template::parse(tpl).unwrap().expand(&vars).unwrap();
+            prop_assert!(out.is_ascii(), "{tpl}: {out:?}");
+        }
+        let out = Template::parse(&format!("{{+x:{n}}}")).unwrap().expand(&vars).unwrap();
+        prop_assert!(out.is_ascii());
     }
 
     #[test]
@@ -145,7 +159,7 @@ fn structured_strategy_is_not_vacuous() {
     let root = Root::new("file:///srv/allowed/").unwrap();
     let mut runner = TestRunner::deterministic();
     let (mut ok, mut err, mut ok_with_dots) = (0, 0, 0);
-    for _ in 0..2000 {
+    for _ in 0..1000 {
         let uri = structured_uri().new_tree(&mut runner).unwrap().current();
         let uri = format!(
             "file:///srv/allowed/{}",
@@ -163,7 +177,7 @@ fn structured_strategy_is_not_vacuous() {
     }
     eprintln!("ok {ok} err {err} dots {ok_with_dots}");
     assert!(
-        ok >= 100 && err >= 100 && ok_with_dots >= 20,
+        ok >= 50 && err >= 50 && ok_with_dots >= 10,
         "ok {ok} err {err} dots {ok_with_dots}"
     );
 }

@@ -97,6 +97,39 @@ fn non_ascii_literal_is_percent_encoded_on_expansion() {
         .match_uri("file:///docs/%C3%BCber/Gr%C3%BC%C3%9Fe.txt")
         .unwrap();
     assert_eq!(m.get_str("name"), Some("Grüße.txt"));
+    // lowercase hex in the URI is the same literal (RFC 3986 §2.1), other letters are not
+    let m = tpl.match_uri("file:///docs/%c3%bcber/x").unwrap();
+    assert_eq!(m.get_str("name"), Some("x"));
+    assert_eq!(tpl.match_uri("file:///DOCS/%C3%BCber/x"), None);
+}
+
+#[test]
+fn reserved_expansion_percent_before_non_ascii_does_not_panic() {
+    // iri-string 0.7.14 panics on these; found by the uri_template fuzz target
+    let cases = [
+        ("{+path}", "%ü", "%25%C3%BC"),
+        ("{+path}", "%2ü", "%252%C3%BC"),
+        ("{#path}", "a%üx", "#a%25%C3%BCx"),
+        ("{+path:2}", "%ü", "%25%C3%BC"),
+        ("{+path}", "%2e%", "%2e%25"),
+        ("{path}", "%ü", "%25%C3%BC"),
+        ("{+path}", "ü%2e", "%C3%BC%2e"),
+        ("{#path}", "%2eü", "#%2e%C3%BC"),
+        ("{+path}", "%FFü", "%FF%C3%BC"),
+        ("{+path:2}", "ü%2ex", "%C3%BC%2e"),
+    ];
+    for (tpl, value, want) in cases {
+        let mut v = Vars::new();
+        v.insert("path", value);
+        assert_eq!(
+            t(tpl).expand(&v).as_deref(),
+            Ok(want),
+            "{tpl} with {value:?}"
+        );
+    }
+    let mut v = Vars::new();
+    v.insert("list", Value::List(vec!["%ü".into(), "%41".into()]));
+    assert_eq!(t("{+list}").expand(&v).as_deref(), Ok("%25%C3%BC,%41"));
 }
 
 #[test]
