@@ -28,6 +28,9 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tokio::time::{Duration, Instant};
 
+use mcptape_wire::classify::{ReadErrorClass, classify_read_error};
+use mcptape_wire::jsonrpc::ErrorObject;
+
 use crate::error::{ReplayError, ReplayErrorKind};
 use crate::lines::{MAX_LINE_BYTES, read_line};
 use crate::report::new_hist;
@@ -44,8 +47,8 @@ pub const MAX_COUNT: u64 = 10_000_000;
 pub enum Outcome {
     /// A `result` arrived.
     Ok,
-    /// An `error` arrived with this code.
-    Error(i64),
+    /// An `error` arrived.
+    Error(ErrorObject),
     /// The target closed the connection first.
     Closed,
 }
@@ -116,13 +119,16 @@ impl Client {
                     (Some(_), None) => {}
                     (None, Some(id)) => {
                         let key = id.to_string();
-                        let outcome = match o
-                            .get("error")
-                            .and_then(|e| e.get("code"))
-                            .and_then(Value::as_i64)
-                        {
-                            Some(code) => Outcome::Error(code),
-                            None if o.contains_key("error") => Outcome::Error(0),
+                        let outcome = match o.get("error") {
+                            Some(e) => Outcome::Error(ErrorObject {
+                                code: e.get("code").and_then(Value::as_i64).unwrap_or(0),
+                                message: e
+                                    .get("message")
+                                    .and_then(Value::as_str)
+                                    .unwrap_or("")
+                                    .to_owned(),
+                                data: e.get("data").cloned(),
+                            }),
                             None => Outcome::Ok,
                         };
                         if let Some(tx) = s.pending.remove(&key) {
@@ -335,16 +341,20 @@ impl BenchResult {
     }
 }
 
-/// Error class of a JSON-RPC error code as bench reports it.
-pub fn error_class(code: i64) -> String {
-    match code {
-        -32700 => "parse-error (-32700)".into(),
-        -32600 => "invalid-request (-32600)".into(),
-        -32601 => "method-not-found (-32601)".into(),
-        -32602 => "invalid-params / not found (-32602)".into(),
-        -32603 => "internal-error (-32603)".into(),
-        -32002 => "legacy not found (-32002)".into(),
-        c => format!("error ({c})"),
+/// Report label of an error response to `resources/read`, by its class from
+/// [`mcptape_wire::classify::classify_read_error`] (code and `data.uri`,
+/// never the message).
+pub fn error_class(err: &ErrorObject) -> String {
+    match classify_read_error(err) {
+        ReadErrorClass::NotFound { legacy: false, .. } => "not-found (-32602 + data.uri)".into(),
+        ReadErrorClass::NotFound { legacy: true, .. } => {
+            "not-found, legacy (-32002 + data.uri)".into()
+        }
+        ReadErrorClass::InvalidParams => "invalid-params (-32602, no data.uri)".into(),
+        ReadErrorClass::Internal => "internal (-32603)".into(),
+        ReadErrorClass::MethodNotFound => "method-not-found (-32601)".into(),
+        ReadErrorClass::Other { code } => format!("other ({code})"),
+        _ => format!("other ({})", err.code),
     }
 }
 
@@ -441,7 +451,7 @@ pub async fn run(
                             .saturating_record(us.max(1));
                         match o {
                             Outcome::Ok => {}
-                            Outcome::Error(c) => count_err(&errors, error_class(c)),
+                            Outcome::Error(e) => count_err(&errors, error_class(&e)),
                             Outcome::Closed => count_err(&errors, "closed".into()),
                         }
                     }
@@ -547,7 +557,7 @@ pub async fn run(
                         res.turn_reads.saturating_record((t0.elapsed().as_micros() as u64).max(1));
                         match out {
                             Ok((Outcome::Ok, _)) => {}
-                            Ok((Outcome::Error(c), _)) => count_err(&errors, error_class(c)),
+                            Ok((Outcome::Error(e), _)) => count_err(&errors, error_class(&e)),
                             Ok((Outcome::Closed, _)) | Err(_) => count_err(&errors, "closed".into()),
                         }
                     }

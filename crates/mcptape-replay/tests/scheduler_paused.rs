@@ -104,10 +104,7 @@ async fn fixed_12ms_gives_12ms_single_reads_and_12ms_turns() {
     assert_eq!(res.turns_hit_deadline, 0);
     assert_eq!(res.cancellations, 0);
     // The recorded missing.md read is replayed as its recorded -32602 error.
-    assert_eq!(
-        res.errors.get("invalid-params / not found (-32602)"),
-        Some(&23)
-    );
+    assert_eq!(res.errors.get("not-found (-32602 + data.uri)"), Some(&23));
     // 30 single + 40 turn reads cycle a, b.png, missing: 10 + 13 missing.
     let s = srv.summary();
     assert_eq!(s.achieved.count, 1 + 30 + 40);

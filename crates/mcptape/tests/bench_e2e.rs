@@ -61,8 +61,8 @@ fn bench_against_serve_over_stdio_reports_single_reads_turns_and_the_prediction(
         "{s}"
     );
     assert!(s["achieved"]["p50Us"].as_u64().unwrap() >= 3_000);
-    // 12 recorded reads, one of them the recorded -32602 not-found: 40/12 → 3 or 4, turns 80/12 → 6 or 7.
-    let not_found = r["errors"]["invalid-params / not found (-32602)"]
+    // 12 recorded reads, one of them server-everything's recorded -32602 not-found (it sends no data.uri): 40/12 → 3 or 4, turns 80/12 → 6 or 7.
+    let not_found = r["errors"]["invalid-params (-32602, no data.uri)"]
         .as_u64()
         .unwrap();
     assert!((9..=11).contains(&not_found), "{r}");

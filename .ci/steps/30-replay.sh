@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The README's main job: replay the shipped real transcript of server-everything at the
+# seeds' docs-server latency (lognormal p50=12ms p99=40ms, 4 parallel reads, 800 ms
+# deadline, 5 s timeout) and print single-read and 4-read-turn p50/p99 with the F(t)^4
+# prediction beside them; then feed the run's own HdrHistogram log back as an
+# `empirical:` model. Bounded: 300 reads + 300 turns (~15 s), then 50 + 20.
+# Duration: the release build of mcptape (shared with other steps) + ~20 s.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+out="${CARGO_TARGET_DIR:-target}/ci-replay"
+rm -rf "$out"
+timeout 600 cargo run --release --quiet -p mcptape -- bench corpus/transcripts/everything-stdio.jsonl --out "$out"
+python3 - "$out/report.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["single"]["count"] == 300, r["single"]
+assert r["turns"] == 300 and r["turn"]["count"] == 300, r["turns"]
+assert [p["q"] for p in r["prediction"]] == [0.5, 0.99], r["prediction"]
+s = r["server"]
+assert s is not None and s["requests"] == s["matched"] == 1 + 300 + 1200, s
+assert s["model"] == "lognormal:p50=12ms,p99=40ms", s["model"]
+print("30-replay: report.json ok: single p50 %.3f ms p99 %.3f ms; turn p50 %.3f ms p99 %.3f ms"
+      % (r["single"]["p50Us"] / 1e3, r["single"]["p99Us"] / 1e3, r["turn"]["p50Us"] / 1e3, r["turn"]["p99Us"] / 1e3))
+PY
+timeout 300 cargo run --release --quiet -p mcptape -- bench corpus/transcripts/everything-stdio.jsonl \
+  --latency "empirical:$out/latency.hlog" --reads 50 --turns 20 --out "$out/empirical"
+python3 -c "import json,sys; r=json.load(open(sys.argv[1])); assert r['single']['count']==50 and r['server']['model'].startswith('empirical:'), r" "$out/empirical/report.json"
+echo "30-replay: ok"

@@ -1,0 +1,188 @@
+//! `mcptape serve --listen` (Streamable HTTP, both protocol eras) on the
+//! shipped real recordings, driven by the real Python SDK client and by
+//! `mcptape bench --target-url`. Needs the peers (`scripts/install-peers.sh`).
+
+#[path = "record_support/mod.rs"]
+mod support;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use support::*;
+
+fn serve_http(transcript: &str, latency: &str) -> (Guard, u16) {
+    let port = free_port();
+    let child = Command::new(mcptape())
+        .arg("serve")
+        .arg(repo_root().join("corpus/transcripts").join(transcript))
+        .args([
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+            "--latency",
+            latency,
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start mcptape serve --listen");
+    let g = Guard(child);
+    wait_port(port, Duration::from_secs(30));
+    (g, port)
+}
+
+fn py_client(args: &[&str], target: &[String]) -> serde_json::Value {
+    let p = peers();
+    let mut cmd = Command::new(&p.python);
+    cmd.arg(p.script("py_client.py")).args(args).args(target);
+    let (o, _) = run_bounded(&mut cmd, Duration::from_secs(120));
+    assert!(
+        o.status.success(),
+        "py_client: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+const EVERYTHING_ARGS: [&str; 12] = [
+    "--mode",
+    "legacy",
+    "--reads",
+    "100",
+    "--template",
+    "demo://resource/dynamic/blob/1",
+    "--template",
+    "demo://resource/dynamic/text/1",
+    "--template",
+    "demo://resource/dynamic/blob/2",
+    "--template",
+    "demo://resource/dynamic/text/2",
+];
+
+#[test]
+fn serve_over_http_with_sessions_answers_the_python_client_as_over_stdio() {
+    let (_g, port) = serve_http("everything-stdio.jsonl", "fixed:1ms");
+    let over_http = py_client(
+        &EVERYTHING_ARGS,
+        &["--url".into(), format!("http://127.0.0.1:{port}/mcp")],
+    );
+    let stdio_target = vec![
+        "--".to_owned(),
+        mcptape().display().to_string(),
+        "serve".into(),
+        repo_root()
+            .join("corpus/transcripts/everything-stdio.jsonl")
+            .display()
+            .to_string(),
+        "--latency".into(),
+        "fixed:1ms".into(),
+    ];
+    let over_stdio = py_client(&EVERYTHING_ARGS, &stdio_target);
+    assert_eq!(over_http, over_stdio);
+    assert_eq!(over_http["protocolVersion"], "2025-11-25");
+    assert_eq!(over_http["reads"].as_array().unwrap().len(), 11);
+}
+
+#[test]
+fn serve_over_http_speaks_2026_07_28_without_sessions() {
+    let (_g, port) = serve_http("py-stdio-2026-07-28.jsonl", "fixed:1ms");
+    let args = [
+        "--mode",
+        "auto",
+        "--reads",
+        "100",
+        "--template",
+        "mcptape://items/42",
+        "--template",
+        "mcptape://bytes/300",
+    ];
+    let s = py_client(
+        &args,
+        &["--url".into(), format!("http://127.0.0.1:{port}/mcp")],
+    );
+    assert_eq!(s["protocolVersion"], "2026-07-28");
+    assert_eq!(s["reads"].as_array().unwrap().len(), 8);
+    assert_eq!(s["missing"]["code"], -32602);
+}
+
+fn raw_http(port: u16, req: &str) -> String {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(req.as_bytes()).unwrap();
+    let mut out = String::new();
+    let _ = s.read_to_string(&mut out);
+    out
+}
+
+#[test]
+fn the_older_era_requires_the_session_header_and_get_is_405() {
+    let (_g, port) = serve_http("everything-stdio.jsonl", "fixed:0");
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"resources/list"}"#;
+    let post = |extra: &str| {
+        format!(
+            "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n{extra}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+    };
+    assert!(raw_http(port, &post("")).starts_with("HTTP/1.1 400"));
+    assert!(raw_http(port, &post("Mcp-Session-Id: nope\r\n")).starts_with("HTTP/1.1 404"));
+    let get =
+        "GET /mcp HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\nConnection: close\r\n\r\n";
+    assert!(raw_http(port, get).starts_with("HTTP/1.1 405"));
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
+    let r = raw_http(
+        port,
+        &format!(
+            "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{init}",
+            init.len()
+        ),
+    );
+    assert!(r.starts_with("HTTP/1.1 200"), "{r}");
+    let sid = r
+        .lines()
+        .find_map(|l| l.strip_prefix("mcp-session-id: "))
+        .unwrap_or_else(|| panic!("no session header: {r}"))
+        .trim()
+        .to_owned();
+    let r = raw_http(port, &post(&format!("Mcp-Session-Id: {sid}\r\n")));
+    assert!(r.starts_with("HTTP/1.1 200"), "{r}");
+    assert!(r.contains("demo://resource/static/document/"), "{r}");
+}
+
+#[test]
+fn bench_over_http_closes_the_streams_of_stragglers_at_the_deadline() {
+    let (_g, port) = serve_http("py-stdio-2026-07-28.jsonl", "fixed:50ms");
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new(mcptape());
+    cmd.arg("bench")
+        .arg(repo_root().join("corpus/transcripts/py-stdio-2026-07-28.jsonl"))
+        .args(["--target-url", &format!("http://127.0.0.1:{port}/mcp")])
+        .args([
+            "--reads",
+            "5",
+            "--turns",
+            "3",
+            "--parallel",
+            "2",
+            "--deadline",
+            "10ms",
+            "--timeout",
+            "3s",
+            "--out",
+        ])
+        .arg(dir.path());
+    let (o, _) = run_bounded(&mut cmd, Duration::from_secs(120));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("report.json")).unwrap()).unwrap();
+    assert_eq!(r["single"]["count"], 5);
+    assert!(r["single"]["p50Us"].as_u64().unwrap() >= 50_000, "{r}");
+    assert_eq!(r["turnsHitDeadline"], 3);
+    assert_eq!(r["cancellations"], 6);
+    // 2026-07-28: cancelling closes the request's stream, so no late answer can come.
+    assert_eq!(r["lateResponses"], 0);
+    assert_eq!(r["abandoned"], 6);
+    assert!(r["server"].is_null());
+}
