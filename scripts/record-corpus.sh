@@ -50,4 +50,51 @@ for era in 2025-11-25 2026-07-28; do
     -- "$MCPTAPE_BIN" record -o "$out/py-stdio-$era.jsonl" -- "$PY" "$servers/py_server.py" stdio >/dev/null
 done
 
+# 3. Streamable HTTP through `mcptape record --listen --upstream`: server-everything
+#    (forced onto 127.0.0.1 by corpus/servers/loopback-preload.cjs) and the Python SDK
+#    server (both eras), each driven by the Python SDK client.
+free_port() { "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+wait_port() { for _ in $(seq 1 300); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.1; done; echo "record-corpus: nothing listens on $1" >&2; return 1; }
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; }
+trap cleanup EXIT
+record_http() { # NAME UPSTREAM_URL CLIENT_ARGS...
+  local name="$1" upstream="$2"; shift 2
+  local port; port="$(free_port)"
+  "$MCPTAPE_BIN" record -o "$out/$name" --listen "127.0.0.1:$port" --upstream "$upstream" 2>/dev/null &
+  local rec=$!
+  wait_port "$port"
+  timeout 120 "$PY" "$servers/py_client.py" --url "http://127.0.0.1:$port/mcp" "$@" >/dev/null
+  kill -TERM "$rec"; wait "$rec"
+}
+se_port="$(free_port)"
+PORT="$se_port" "$NODE" --require "$servers/loopback-preload.cjs" "$SE" streamableHttp >/dev/null 2>&1 &
+pids+=($!)
+py_port="$(free_port)"
+"$PY" "$servers/py_server.py" http --port "$py_port" >/dev/null 2>&1 &
+pids+=($!)
+wait_port "$se_port"; wait_port "$py_port"
+say "everything-http.jsonl"
+record_http everything-http.jsonl "http://127.0.0.1:$se_port/mcp" --mode legacy --reads 100 \
+  --template demo://resource/dynamic/blob/1 --template demo://resource/dynamic/text/1
+for era in 2025-11-25 2026-07-28; do
+  mode=legacy; [ "$era" = 2026-07-28 ] && mode=auto
+  say "py-http-$era.jsonl"
+  record_http "py-http-$era.jsonl" "http://127.0.0.1:$py_port/mcp" --mode "$mode" --reads 100 \
+    --template mcptape://items/42 --template mcptape://bytes/300
+done
+
+# 4. `mcptape crawl` (mcptape as the client) of each server.
+say "crawl-everything-stdio.jsonl"
+"$MCPTAPE_BIN" crawl -o "$out/crawl-everything-stdio.jsonl" \
+  --expand 'demo://resource/dynamic/blob/{resourceId}' resourceId=1,2 \
+  --expand 'demo://resource/dynamic/text/{resourceId}' resourceId=1 \
+  -- "$NODE" "$SE" stdio 2>/dev/null
+say "crawl-everything-http-2026-07-28-fallback.jsonl"
+"$MCPTAPE_BIN" crawl -o "$out/crawl-everything-http-2026-07-28-fallback.jsonl" --protocol 2026-07-28 \
+  --url "http://127.0.0.1:$se_port/mcp" 2>/dev/null
+say "crawl-py-stdio-2026-07-28.jsonl"
+"$MCPTAPE_BIN" crawl -o "$out/crawl-py-stdio-2026-07-28.jsonl" --protocol 2026-07-28 \
+  --expand 'mcptape://items/{id}' id=1,2 -- "$PY" "$servers/py_server.py" stdio 2>/dev/null
+
 say "done: $(ls "$out" | tr '\n' ' ')"
