@@ -109,7 +109,10 @@ async fn everything_http_session_era_initialize_list_read() {
     let get = c.get_stream().await.unwrap();
     assert_eq!(get.status, 200, "{get:?}");
     assert_eq!(get.kind, BodyKind::Sse);
-    assert_eq!(sent(&get.request_headers, "mcp-session-id"), Some(sid.as_str()));
+    assert_eq!(
+        sent(&get.request_headers, "mcp-session-id"),
+        Some(sid.as_str())
+    );
     drop(get);
 
     let del = c.delete_session().await.unwrap();
