@@ -189,5 +189,8 @@ p["same-id-in-concurrent-http-exchanges"] = [header(old, "http"),
     req(1, "resources/read", {"uri": "file:///srv/docs/b.md"}, http=H(1, method="POST")),
     res(1, {"contents": [text_entry("file:///srv/docs/b.md")]}, http=H(1, status=200)),
     res(1, {"contents": [text_entry(U)]}, http=H(0, status=200))]
+p["http-stream-closed-by-client-cancels"] = [header(new, "http"),
+    req(1, "resources/read", dict(META(new), uri=U), http=H(0, method="POST", headers=[["mcp-protocol-version", new]])),
+    rec("noise", dir="s2c", line="HTTP 0 event stream ended: client closed the stream")]
 for name, lines in p.items():
     write(P, name, lines)

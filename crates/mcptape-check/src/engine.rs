@@ -183,6 +183,8 @@ pub fn check_bytes(file: &str, bytes: &[u8], opts: &Options) -> FileReport {
                             clip(line, 80)
                         ),
                     );
+                } else if let Some(x) = client_closed_exchange(line) {
+                    st.stream_closed_by_client(x);
                 }
                 i += 1;
                 continue;
@@ -427,6 +429,19 @@ impl Depth {
         }
         false
     }
+}
+
+/// The HTTP recorder's note that the client closed the event stream of
+/// exchange `n` (`HTTP n event stream ended...: client closed the stream`,
+/// written by `mcptape record --listen`): over 2026-07-28 HTTP, closing the
+/// stream is how a client cancels the request it carried.
+fn client_closed_exchange(line: &str) -> Option<u64> {
+    let rest = line.strip_prefix("HTTP ")?;
+    let (n, rest) = rest.split_once(' ')?;
+    if !rest.starts_with("event stream ended") || !rest.ends_with(": client closed the stream") {
+        return None;
+    }
+    n.parse().ok()
 }
 
 fn dir_stream(dir: Direction) -> &'static str {
@@ -697,6 +712,21 @@ impl State {
             answered: false,
             cancelled: false,
         });
+    }
+
+    /// The client closed the response stream of HTTP exchange `x`: its open
+    /// requests count as cancelled.
+    fn stream_closed_by_client(&mut self, x: u64) {
+        for ((d, _), list) in self.requests.iter_mut() {
+            if *d == Direction::C2s {
+                for p in list
+                    .iter_mut()
+                    .filter(|p| !p.answered && p.exchange == Some(x))
+                {
+                    p.cancelled = true;
+                }
+            }
+        }
     }
 
     fn notification(&mut self, dir: Direction, o: &Map<String, Value>, method: &str) {

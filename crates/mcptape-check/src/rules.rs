@@ -278,9 +278,10 @@ narrower derived resource (extracted text, a thumbnail, a page range) or a point
         source: "JSON-RPC 2.0 §4.1 (the server MUST reply to every request); MCP basic/lifecycle#timeouts, basic/utilities/cancellation",
         revisions: "all",
         explain: "Every request is answered exactly once, or cancelled with notifications/cancelled \
-by its sender. A request still open at the end of the transcript means the peer dropped it or the \
-recording ended before the answer (a killed server: see transcript-truncated and the exit record). \
-Fires on the request's record.",
+by its sender (over Streamable HTTP a client also cancels by closing the request's event stream, \
+which the HTTP recorder notes as `HTTP n event stream ended: client closed the stream`). A request \
+still open at the end of the transcript means the peer dropped it or the recording ended before the \
+answer (a killed server: see transcript-truncated and the exit record). Fires on the request's record.",
     }
     REQUEST_ANSWERED_TWICE = {
         id: "request-answered-twice", severity: Error,

@@ -508,3 +508,65 @@ fn directory_without_transcripts_is_an_error() {
         mcptape_check::CheckErrorKind::NoTranscripts
     ));
 }
+
+#[test]
+fn only_a_client_closed_http_stream_cancels_its_request() {
+    let t = data("pass/http-stream-closed-by-client-cancels.jsonl");
+    assert!(rules_fired(&t, &Options::default()).is_empty());
+    let upstream = String::from_utf8(t)
+        .unwrap()
+        .replace("client closed the stream", "upstream closed the stream");
+    assert_eq!(
+        rules_fired(upstream.as_bytes(), &Options::default()),
+        vec!["request-unanswered"]
+    );
+}
+
+/// Untrusted input never panics: every prefix of every small violation and
+/// near-miss file, and each of them with bytes overwritten (a fixed LCG picks
+/// positions and values), is checked without panicking.
+#[test]
+fn cut_and_corrupted_transcripts_never_panic() {
+    let mut files = Vec::new();
+    for dir in [
+        repo().join("corpus/violations"),
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/pass"),
+    ] {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|e| e == "jsonl") {
+                let b = std::fs::read(&p).unwrap();
+                if b.len() < 4096 {
+                    files.push(b);
+                }
+            }
+        }
+    }
+    assert!(files.len() > 40);
+    let mut seed: u64 = 0x6d63_7074_6170_6521;
+    let mut next = move || {
+        seed = seed
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        seed >> 33
+    };
+    let opts = Options::default();
+    let mut checked = 0usize;
+    for b in &files {
+        for cut in (0..=b.len()).step_by(7) {
+            let _ = check_bytes("cut", &b[..cut], &opts);
+            checked += 1;
+        }
+        for _ in 0..40 {
+            let mut m = b.clone();
+            for _ in 0..3 {
+                let at = (next() as usize) % m.len();
+                const BYTES: &[u8] = b"{}[]\",:\n\r\\0aZ=-_\xff";
+                m[at] = BYTES[(next() as usize) % BYTES.len()];
+            }
+            let _ = check_bytes("corrupt", &m, &opts);
+            checked += 1;
+        }
+    }
+    assert!(checked > 5000, "{checked}");
+}
