@@ -53,6 +53,19 @@ impl Transcript {
     }
 }
 
+impl Transcript {
+    /// The message records in order, as `(record index, time µs, direction, exact JSON)`.
+    pub fn messages(&self) -> impl Iterator<Item = (usize, u64, crate::Direction, &str)> + '_ {
+        self.records
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| match &r.event {
+                crate::Event::Message { dir, msg, .. } => Some((i, r.t_us, *dir, msg.get())),
+                _ => None,
+            })
+    }
+}
+
 /// The unterminated last line of a cut file, which was not a whole record.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Dropped {

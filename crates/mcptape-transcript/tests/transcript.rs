@@ -497,3 +497,57 @@ fn shipped_corpus_transcripts_read_strictly() {
     }
     assert!(n >= 1, "no transcripts in {dir}");
 }
+
+#[test]
+fn real_recording_cut_anywhere_reads_back_complete_records() {
+    // corpus/transcripts/everything-stdio.jsonl (recorded from server-everything),
+    // cut at every byte of its first 8 KiB and every 61st byte after.
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../corpus/transcripts/everything-stdio.jsonl"
+    );
+    let bytes = std::fs::read(path).unwrap();
+    let full = reader::read(&bytes).unwrap();
+    let header_end = bytes.iter().position(|&b| b == b'\n').unwrap() + 1;
+    let ends: Vec<usize> = bytes
+        .iter()
+        .enumerate()
+        .filter(|&(i, &b)| b == b'\n' && i >= header_end)
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(ends.len(), full.records.len());
+    let cuts = (0..bytes.len().min(8192)).chain((8192..bytes.len()).step_by(61));
+    for cut in cuts {
+        let got = reader::read(&bytes[..cut]);
+        if cut < header_end {
+            assert!(got.is_err(), "cut {cut}");
+            continue;
+        }
+        let got = got.unwrap();
+        let complete = ends.iter().filter(|&&e| e < cut).count();
+        let kept_whole_tail = usize::from(ends.get(complete) == Some(&cut));
+        assert_eq!(
+            got.records[..],
+            full.records[..complete + kept_whole_tail],
+            "cut {cut}"
+        );
+        let start = if complete == 0 {
+            header_end
+        } else {
+            ends[complete - 1] + 1
+        };
+        let dropped = got.dropped.map_or(0, |d| d.bytes);
+        assert_eq!(
+            dropped,
+            if kept_whole_tail == 1 { 0 } else { cut - start },
+            "cut {cut}"
+        );
+    }
+    // the message view: every message record with its exact bytes
+    let msgs: Vec<_> = full.messages().collect();
+    assert!(
+        msgs.iter()
+            .any(|m| m.2 == Direction::C2s && m.3.contains("\"initialize\""))
+    );
+    assert!(msgs.iter().all(|m| full.records[m.0].msg() == Some(m.3)));
+}
