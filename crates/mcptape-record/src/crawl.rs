@@ -42,11 +42,11 @@ use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::mpsc;
 
 use crate::error::{Position, RecordError, RecordErrorKind};
-use crate::framing::{Framed, LineFramer, MAX_RECORDED_LINE_BYTES};
 use crate::http::MAX_HTTP_BODY_BYTES;
 use crate::sink::{META_PROTOCOL_VERSION, TranscriptSink};
-use crate::sse::{SseItem, SseParser};
 use crate::stdio::{CHUNK_BYTES, StdioOptions};
+use mcptape_transport::sse::{MAX_EVENT_BYTES, SseParser};
+use mcptape_transport::stdio::{FrameRef, LineFramer, MAX_LINE_BYTES};
 
 /// The protocol revision the handshake-era `initialize` asks for by default.
 pub const DEFAULT_PROTOCOL: &str = "2025-11-25";
@@ -693,21 +693,21 @@ impl StdioConn {
         let s = sink.clone();
         tokio::spawn(async move {
             let mut buf = vec![0u8; CHUNK_BYTES];
-            let mut framer = LineFramer::new(MAX_RECORDED_LINE_BYTES);
+            let mut framer = LineFramer::new(MAX_LINE_BYTES);
             let mut lines = Vec::new();
             loop {
                 let n = match stdout.read(&mut buf).await {
                     Ok(0) | Err(_) => break,
                     Ok(n) => n,
                 };
-                framer.push(&buf[..n], |f| match f {
-                    Framed::Line(l) => {
+                framer.push_with(&buf[..n], |f| match f {
+                    FrameRef::Message(l) | FrameRef::Noise(l) => {
                         s.record_line(Direction::S2c, l, None);
                         lines.push(l.to_vec());
                     }
-                    Framed::Oversize(n) => s.record(Event::Noise {
+                    FrameRef::TooLong(e) => s.record(Event::Noise {
                         dir: Direction::S2c,
-                        line: format!("<mcptape: line of {n} bytes exceeds MAX_RECORDED_LINE_BYTES; not recorded>"),
+                        line: format!("<mcptape: {e}; not recorded>"),
                     }),
                 });
                 for l in lines.drain(..) {
@@ -720,14 +720,14 @@ impl StdioConn {
         let s = sink.clone();
         tokio::spawn(async move {
             let mut buf = vec![0u8; CHUNK_BYTES];
-            let mut framer = LineFramer::new(MAX_RECORDED_LINE_BYTES);
+            let mut framer = LineFramer::new(MAX_LINE_BYTES);
             loop {
                 let n = match stderr.read(&mut buf).await {
                     Ok(0) | Err(_) => break,
                     Ok(n) => n,
                 };
-                framer.push(&buf[..n], |f| {
-                    if let Framed::Line(l) = f {
+                framer.push_with(&buf[..n], |f| {
+                    if let FrameRef::Message(l) | FrameRef::Noise(l) = f {
                         s.record(Event::Stderr {
                             line: String::from_utf8_lossy(l).into_owned(),
                         });
@@ -968,7 +968,7 @@ impl HttpConn {
         let mut found: Option<Reply> = None;
         if is_stream {
             let mut body = body;
-            let mut parser = SseParser::new();
+            let mut parser = SseParser::new(MAX_EVENT_BYTES);
             let mut items = Vec::new();
             'stream: while let Some(frame) = body.frame().await {
                 let frame = frame.map_err(|e| {
@@ -977,16 +977,15 @@ impl HttpConn {
                 let Ok(data) = frame.into_data() else {
                     continue;
                 };
-                parser.push(&data, &mut items);
-                let batch: Vec<SseItem> = std::mem::take(&mut items);
-                for item in batch {
-                    let SseItem::Event {
-                        data, id: event_id, ..
-                    } = item
-                    else {
-                        continue;
-                    };
-                    let data = data.trim_ascii();
+                let pushed = parser.push(&data, &mut items);
+                let batch = std::mem::take(&mut items);
+                if let Err(e) = pushed {
+                    return Err(RecordError::new(RecordErrorKind::Http(e.to_string()))
+                        .at(Position::Exchange(n)));
+                }
+                for ev in batch {
+                    let event_id = ev.id;
+                    let data = ev.data.as_bytes().trim_ascii();
                     if data.is_empty() {
                         continue;
                     }

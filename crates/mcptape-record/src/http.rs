@@ -27,7 +27,7 @@
 //!
 //! Buffering is bounded: request bodies and JSON response bodies up to
 //! [`MAX_HTTP_BODY_BYTES`] (a larger request gets `413`), event streams one
-//! frame at a time with a channel of [`STREAM_CHANNEL_FRAMES`] frames.
+//! frame at a time (events parsed up to `mcptape_transport::sse::MAX_EVENT_BYTES`) with a channel of [`STREAM_CHANNEL_FRAMES`] frames.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -47,7 +47,7 @@ use tokio::net::TcpListener;
 
 use crate::error::{RecordError, RecordErrorKind};
 use crate::sink::TranscriptSink;
-use crate::sse::{SseItem, SseParser};
+use mcptape_transport::sse::{MAX_EVENT_BYTES, SseParser};
 
 /// Largest request body, and largest non-stream response body, the proxy
 /// buffers, in bytes (64 MiB). A larger request is answered `413`.
@@ -148,7 +148,11 @@ impl HttpProxy {
             shutdown,
             streams: std::sync::Mutex::new(Vec::new()),
         });
-        Ok(HttpProxy { listener, shared, stop })
+        Ok(HttpProxy {
+            listener,
+            shared,
+            stop,
+        })
     }
 
     /// The bound address.
@@ -361,7 +365,8 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<ProxyBo
         let mut shutdown = shared.shutdown.clone();
         let task = tokio::spawn(async move {
             let mut rbody = rbody;
-            let mut parser = SseParser::new();
+            let mut parser = SseParser::new(MAX_EVENT_BYTES);
+            let mut parsing = true;
             let mut items = Vec::new();
             let mut first = Some(resp_meta);
             let ended = loop {
@@ -379,30 +384,34 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<ProxyBo
                 let Ok(data) = frame.into_data() else {
                     continue;
                 };
-                parser.push(&data, &mut items);
-                for item in items.drain(..) {
-                    match item {
-                        SseItem::Event { data, id, .. } if data.trim_ascii().is_empty() => {
-                            // A priming event (an id for resumption, no message).
-                            let id = id.unwrap_or_default();
-                            let line = format!("HTTP {n} SSE event id={id:?} with empty data");
-                            sink.record(Event::Noise { dir: Direction::S2c, line });
-                        }
-                        SseItem::Event { data, id, .. } => {
-                            let mut meta = first.take().unwrap_or_else(|| HttpMeta {
-                                exchange: n,
-                                method: Some(method.as_str().to_owned()),
-                                ..HttpMeta::default()
-                            });
-                            meta.sse_event_id = id;
-                            record_body(&sink, Direction::S2c, &data, meta);
-                        }
-                        SseItem::Oversize(len) => sink.record(Event::Noise {
+                if parsing && let Err(e) = parser.push(&data, &mut items) {
+                    // Keep forwarding; stop recording this stream's events.
+                    parsing = false;
+                    let line = format!(
+                        "HTTP {n} SSE events no longer recorded: {e}; bytes still passed through"
+                    );
+                    sink.record(Event::Noise {
+                        dir: Direction::S2c,
+                        line,
+                    });
+                }
+                for ev in items.drain(..) {
+                    if ev.data.trim().is_empty() {
+                        // A priming event (an id for resumption, no message).
+                        let id = ev.id.unwrap_or_default();
+                        let line = format!("HTTP {n} SSE event id={id:?} with empty data");
+                        sink.record(Event::Noise {
                             dir: Direction::S2c,
-                            line: format!(
-                                "HTTP {n} SSE event of {len} bytes exceeds MAX_SSE_EVENT_BYTES; passed through, not recorded"
-                            ),
-                        }),
+                            line,
+                        });
+                    } else {
+                        let mut meta = first.take().unwrap_or_else(|| HttpMeta {
+                            exchange: n,
+                            method: Some(method.as_str().to_owned()),
+                            ..HttpMeta::default()
+                        });
+                        meta.sse_event_id = ev.id;
+                        record_body(&sink, Direction::S2c, ev.data.as_bytes(), meta);
                     }
                 }
                 if tx.send(Ok(Frame::data(data))).await.is_err() {

@@ -17,10 +17,8 @@
 
 pub mod crawl;
 pub mod error;
-pub mod framing;
 pub mod http;
 pub mod sink;
-pub mod sse;
 pub mod stdio;
 
 pub use error::{Position, RecordError, RecordErrorKind};

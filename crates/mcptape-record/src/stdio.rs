@@ -15,7 +15,7 @@
 //! the client never answered (server-everything does, for `roots/list`).
 //!
 //! Buffering is bounded: one [`CHUNK_BYTES`] read buffer per direction plus
-//! the framer's line buffer (at most [`MAX_RECORDED_LINE_BYTES`]); a slow
+//! the framer's line buffer (at most [`MAX_LINE_BYTES`] + 1); a slow
 //! reader on one side stalls the other side's reads (back-pressure), never
 //! grows a queue.
 
@@ -28,8 +28,8 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::process::{Child, Command};
 
 use crate::error::{RecordError, RecordErrorKind};
-use crate::framing::{Framed, LineFramer, MAX_RECORDED_LINE_BYTES};
 use crate::sink::TranscriptSink;
+use mcptape_transport::stdio::{FrameRef, LineFramer, MAX_LINE_BYTES};
 
 /// Size of the read buffer of each proxied stream, in bytes (64 KiB).
 pub const CHUNK_BYTES: usize = 64 * 1024;
@@ -283,10 +283,10 @@ async fn pump(
     to_name: &'static str,
 ) -> Result<(), RecordError> {
     let mut buf = vec![0u8; CHUNK_BYTES];
-    let mut framer = LineFramer::new(MAX_RECORDED_LINE_BYTES);
+    let mut framer = LineFramer::new(MAX_LINE_BYTES);
     let mut forwarding = true;
     let mut first_write_error: Option<std::io::Error> = None;
-    let emit = |f: Framed<'_>| record_framed(sink, dir, f);
+    let emit = |f: FrameRef<'_>| record_framed(sink, dir, f);
     loop {
         let n = match from.read(&mut buf).await {
             Ok(0) => break,
@@ -298,9 +298,9 @@ async fn pump(
             forwarding = false;
             first_write_error = Some(e);
         }
-        framer.push(&buf[..n], emit);
+        framer.push_with(&buf[..n], emit);
     }
-    framer.finish(emit);
+    framer.finish_with(emit);
     let _ = to.shutdown().await;
     drop(to);
     match first_write_error {
@@ -314,16 +314,20 @@ async fn write_chunk(to: &mut (impl AsyncWrite + Unpin), bytes: &[u8]) -> std::i
     to.flush().await
 }
 
-fn record_framed(sink: &TranscriptSink, dir: Dir, f: Framed<'_>) {
+fn record_framed(sink: &TranscriptSink, dir: Dir, f: FrameRef<'_>) {
     match (dir, f) {
-        (Dir::Message(d), Framed::Line(l)) => sink.record_line(d, l, None),
-        (Dir::Stderr, Framed::Line(l)) => sink.record(Event::Stderr { line: String::from_utf8_lossy(l).into_owned() }),
-        (Dir::Message(d), Framed::Oversize(n)) => sink.record(Event::Noise {
-            dir: d,
-            line: format!("<mcptape: line of {n} bytes exceeds MAX_RECORDED_LINE_BYTES ({MAX_RECORDED_LINE_BYTES}); passed through, not recorded>"),
+        (Dir::Message(d), FrameRef::Message(l) | FrameRef::Noise(l)) => {
+            sink.record_line(d, l, None)
+        }
+        (Dir::Stderr, FrameRef::Message(l) | FrameRef::Noise(l)) => sink.record(Event::Stderr {
+            line: String::from_utf8_lossy(l).into_owned(),
         }),
-        (Dir::Stderr, Framed::Oversize(n)) => sink.record(Event::Stderr {
-            line: format!("<mcptape: stderr line of {n} bytes exceeds MAX_RECORDED_LINE_BYTES; passed through, not recorded>"),
+        (Dir::Message(d), FrameRef::TooLong(e)) => sink.record(Event::Noise {
+            dir: d,
+            line: format!("<mcptape: {e}; passed through, not recorded>"),
+        }),
+        (Dir::Stderr, FrameRef::TooLong(e)) => sink.record(Event::Stderr {
+            line: format!("<mcptape: stderr {e}; passed through, not recorded>"),
         }),
     }
 }

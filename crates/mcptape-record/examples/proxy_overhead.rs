@@ -1,0 +1,167 @@
+//! Measures the stdio recording proxy side by side with a plain pipe (figures for
+//! the note; not a test).
+//!
+//! ```text
+//! cargo build --release -p mcptape
+//! cargo run --release -p mcptape-record --example proxy_overhead -- [MCPTAPE_BIN] [MESSAGES] [BIG_LINES]
+//! ```
+//!
+//! * Per-message overhead: one JSON-RPC line (~120 bytes) at a time through `cat`
+//!   (a plain pipe child), round trip measured directly and through
+//!   `mcptape record -o TMP -- cat`, alternating rounds of 500 so load drifts hit
+//!   both equally. Round trips go into HdrHistograms (µs, 3 significant digits);
+//!   the overhead is reported as the difference of the p50s and of the p99s.
+//! * Throughput: BIG_LINES lines of 16 MiB written by one thread and read back by
+//!   another, through `cat` directly and through the proxy (which also writes
+//!   every line to the transcript file), in MB/s (10^6 bytes/s).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Instant;
+
+use hdrhistogram::Histogram;
+
+const ROUND: usize = 500;
+const BIG_LINE_BYTES: usize = 16 * 1024 * 1024;
+
+fn spawn(proxy: Option<&PathBuf>, transcript: &std::path::Path) -> Child {
+    let mut cmd = match proxy {
+        Some(bin) => {
+            let mut c = Command::new(bin);
+            c.arg("record")
+                .arg("-o")
+                .arg(transcript)
+                .args(["--", "cat"]);
+            c
+        }
+        None => Command::new("cat"),
+    };
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("spawn")
+}
+
+fn ping_pong(child: &mut Child, n: usize, start_id: usize, hist: &mut Histogram<u64>) {
+    let stdin = child.stdin.as_mut().unwrap();
+    let mut reader = BufReader::new(child.stdout.as_mut().unwrap());
+    let mut line = String::new();
+    for i in start_id..start_id + n {
+        let msg = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":{i},\"method\":\"resources/read\",\"params\":{{\"uri\":\"mcptape://docs/readme.md\"}}}}\n"
+        );
+        let t0 = Instant::now();
+        stdin.write_all(msg.as_bytes()).unwrap();
+        stdin.flush().unwrap();
+        line.clear();
+        reader.read_line(&mut line).unwrap();
+        let us = t0.elapsed().as_micros() as u64;
+        assert_eq!(line, msg);
+        hist.record(us.max(1)).unwrap();
+    }
+}
+
+fn throughput(proxy: Option<&PathBuf>, transcript: &std::path::Path, lines: usize) -> f64 {
+    let mut child = spawn(proxy, transcript);
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut line = vec![b'a'; BIG_LINE_BYTES];
+    line[0] = b'"';
+    line[BIG_LINE_BYTES - 2] = b'"';
+    line[BIG_LINE_BYTES - 1] = b'\n';
+    let t0 = Instant::now();
+    let writer = std::thread::spawn(move || {
+        for _ in 0..lines {
+            stdin.write_all(&line).unwrap();
+        }
+    });
+    let mut total = 0usize;
+    let mut buf = vec![0u8; 1 << 20];
+    while total < lines * BIG_LINE_BYTES {
+        let n = stdout.read(&mut buf).unwrap();
+        assert!(n > 0, "early EOF");
+        total += n;
+    }
+    let secs = t0.elapsed().as_secs_f64();
+    writer.join().unwrap();
+    let _ = child.wait();
+    total as f64 / secs / 1e6
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let bin = PathBuf::from(args.get(1).cloned().unwrap_or_else(|| {
+        let dir = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".into());
+        format!("{dir}/release/mcptape")
+    }));
+    let messages: usize = args.get(2).map(|s| s.parse().unwrap()).unwrap_or(5000);
+    let big: usize = args.get(3).map(|s| s.parse().unwrap()).unwrap_or(8);
+    assert!(
+        bin.exists(),
+        "{} not found: cargo build --release -p mcptape",
+        bin.display()
+    );
+    let dir = std::env::temp_dir().join(format!("mcptape-overhead-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let transcript = dir.join("t.jsonl");
+
+    let mut direct = Histogram::<u64>::new(3).unwrap();
+    let mut proxied = Histogram::<u64>::new(3).unwrap();
+    let mut d = spawn(None, &transcript);
+    let mut p = spawn(Some(&bin), &transcript);
+    // Warm up both.
+    ping_pong(&mut d, 200, 0, &mut Histogram::new(3).unwrap());
+    ping_pong(&mut p, 200, 0, &mut Histogram::new(3).unwrap());
+    let mut id = 1000;
+    while (direct.len() as usize) < messages {
+        ping_pong(&mut d, ROUND, id, &mut direct);
+        ping_pong(&mut p, ROUND, id, &mut proxied);
+        id += ROUND;
+    }
+    drop(d.stdin.take());
+    drop(p.stdin.take());
+    let _ = d.wait();
+    let _ = p.wait();
+    let q = |h: &Histogram<u64>, x: f64| h.value_at_quantile(x);
+    println!(
+        "round trip of one ~120-byte message, {} messages each, µs:",
+        direct.len()
+    );
+    println!(
+        "  plain pipe (cat)        p50 {:>6}  p99 {:>6}  max {:>6}",
+        q(&direct, 0.5),
+        q(&direct, 0.99),
+        direct.max()
+    );
+    println!(
+        "  mcptape record -- cat   p50 {:>6}  p99 {:>6}  max {:>6}",
+        q(&proxied, 0.5),
+        q(&proxied, 0.99),
+        proxied.max()
+    );
+    println!(
+        "  proxy overhead per message (both directions): p50 {} µs, p99 {} µs",
+        q(&proxied, 0.5) as i64 - q(&direct, 0.5) as i64,
+        q(&proxied, 0.99) as i64 - q(&direct, 0.99) as i64
+    );
+
+    let mut d_mbs = Vec::new();
+    let mut p_mbs = Vec::new();
+    for _ in 0..3 {
+        d_mbs.push(throughput(None, &transcript, big));
+        p_mbs.push(throughput(Some(&bin), &transcript, big));
+    }
+    let med = |v: &mut Vec<f64>| {
+        v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        v[v.len() / 2]
+    };
+    println!("pass-through of {big} lines of 16 MiB (median of 3 runs), MB/s:");
+    println!("  plain pipe (cat)        {:>8.0}", med(&mut d_mbs));
+    println!(
+        "  mcptape record -- cat   {:>8.0}   (also writes every line to the transcript)",
+        med(&mut p_mbs)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
