@@ -32,6 +32,9 @@ pub struct StdioChild {
     pub stderr: Option<ChildStderr>,
     /// Its process id.
     pub pid: u32,
+    /// Whether it leads its own process group ([`spawn_stdio_group`]); signals
+    /// then go to the whole group.
+    pub own_group: bool,
 }
 
 /// How [`StdioChild::shutdown`] ended the process.
@@ -80,8 +83,29 @@ where
     spawn_command(cmd)
 }
 
+/// Like [`spawn_stdio`], but the child leads a new process group and
+/// [`StdioChild::shutdown`] signals the whole group, so a launcher that forks
+/// the real server (`npx …`, `uv run …`, `sh -c …`) does not leave it running.
+/// The group no longer receives the terminal's Ctrl-C: the caller forwards signals.
+///
+/// # Errors
+/// The [`io::Error`] of the spawn.
+pub fn spawn_stdio_group<I, S>(program: impl AsRef<OsStr>, args: I) -> io::Result<StdioChild>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let mut cmd = Command::new(program);
+    cmd.args(args).process_group(0);
+    let mut c = spawn_command(cmd)?;
+    c.own_group = true;
+    Ok(c)
+}
+
 /// Spawns a prepared [`Command`] (environment, working directory already set)
-/// with stdin, stdout and stderr piped, killed on drop.
+/// with stdin, stdout and stderr piped, killed on drop. (If the command was
+/// given `process_group(0)`, set [`StdioChild::own_group`] so signals reach
+/// the whole group.)
 ///
 /// # Errors
 /// The [`io::Error`] of the spawn.
@@ -100,6 +124,7 @@ pub fn spawn_command(mut cmd: Command) -> io::Result<StdioChild> {
         stderr: child.stderr.take(),
         child,
         pid,
+        own_group: false,
     })
 }
 
@@ -137,14 +162,19 @@ impl StdioChild {
                 ended_by: EndedBy::Sigterm,
             });
         }
-        self.child.start_kill()?;
+        if self.own_group {
+            self.signal(nix::sys::signal::Signal::SIGKILL)?;
+        } else {
+            self.child.start_kill()?;
+        }
         Ok(Ending {
             status: self.child.wait().await?,
             ended_by: EndedBy::Sigkill,
         })
     }
 
-    /// Sends `signal` to the process (if it has not been reaped yet).
+    /// Sends `signal` to the process, or to its whole group when
+    /// [`StdioChild::own_group`] (skipped once the leader has been reaped).
     ///
     /// # Errors
     /// The OS error of `kill(2)` other than "no such process".
@@ -153,6 +183,7 @@ impl StdioChild {
             return Ok(());
         }
         let pid = i32::try_from(self.pid).map_err(io::Error::other)?;
+        let pid = if self.own_group { -pid } else { pid };
         match nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), signal) {
             Ok(()) | Err(nix::errno::Errno::ESRCH) => Ok(()),
             Err(e) => Err(io::Error::from(e)),

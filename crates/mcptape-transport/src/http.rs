@@ -157,12 +157,19 @@ pub struct HttpResponse {
     sse: SseParser,
     queued: VecDeque<SseEvent>,
     done: bool,
+    discarded: bool,
 }
 
 impl HttpResponse {
     /// The value of response header `name` (case-insensitive), if present.
     pub fn header(&self, name: &str) -> Option<&str> {
         find_header(&self.headers, name)
+    }
+
+    /// Whether the SSE stream ended in the middle of an event, which was
+    /// discarded as the WHATWG rules require (known once `next_item` returned `None`).
+    pub fn discarded_partial_event(&self) -> bool {
+        self.discarded
     }
 
     /// The next item of the body; `None` at its end.
@@ -185,7 +192,7 @@ impl HttpResponse {
                 let frame = match self.body.frame().await {
                     None => {
                         self.done = true;
-                        self.sse.finish();
+                        self.discarded = self.sse.finish();
                         return None;
                     }
                     Some(Err(e)) => {
@@ -596,6 +603,7 @@ impl HttpClient {
             }),
             queued: VecDeque::new(),
             done: false,
+            discarded: false,
         })
     }
 }

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use mcptape_transport::child::{EndedBy, spawn_stdio};
+use mcptape_transport::child::{EndedBy, spawn_stdio, spawn_stdio_group};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 const SHORT: Duration = Duration::from_millis(300);
@@ -67,4 +67,56 @@ fn spawning_a_missing_program_is_an_error() {
         .unwrap();
     let e = rt.block_on(async { spawn_stdio("/nonexistent/mcptape-server", ["x"]).map(|_| ()) });
     assert_eq!(e.unwrap_err().kind(), std::io::ErrorKind::NotFound);
+}
+
+/// `true` once `pid` is gone or a zombie (the container's init may not reap).
+fn gone(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+    }
+}
+
+async fn grandchild_pid(c: &mut mcptape_transport::child::StdioChild) -> u32 {
+    use tokio::io::AsyncBufReadExt;
+    let mut line = String::new();
+    tokio::io::BufReader::new(c.stdout.as_mut().unwrap())
+        .read_line(&mut line)
+        .await
+        .unwrap();
+    line.trim().parse().unwrap()
+}
+
+#[tokio::test]
+async fn group_shutdown_ends_a_forked_server_too() {
+    // a launcher (sh) that forks the "server" (sleep) and waits, like npx
+    let mut c = spawn_stdio_group("sh", ["-c", "sleep 30 & echo $!; wait"]).unwrap();
+    let server = grandchild_pid(&mut c).await;
+    let end = c.shutdown_with(SHORT, SHORT).await.unwrap();
+    assert_eq!(end.ended_by, EndedBy::Sigterm);
+    for _ in 0..50 {
+        if gone(server) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("forked server {server} survived the group SIGTERM");
+}
+
+#[tokio::test]
+async fn without_group_a_forked_server_survives_sigterm_of_the_launcher() {
+    // the contrast case that motivates spawn_stdio_group
+    let mut c = spawn_stdio("sh", ["-c", "sleep 30 & echo $!; wait"]).unwrap();
+    let server = grandchild_pid(&mut c).await;
+    let end = c.shutdown_with(SHORT, SHORT).await.unwrap();
+    assert_eq!(end.ended_by, EndedBy::Sigterm);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(!gone(server));
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(server as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    );
 }

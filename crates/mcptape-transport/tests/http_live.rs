@@ -85,6 +85,7 @@ async fn everything_http_session_era_initialize_list_read() {
     while let Some(item) = resp.next_item().await {
         got.push(item.unwrap());
     }
+    assert!(!resp.discarded_partial_event());
     let body = got
         .iter()
         .find_map(|i| match i {
