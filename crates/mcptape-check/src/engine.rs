@@ -541,6 +541,9 @@ struct Pending {
     id_ptr: String,
     /// HTTP exchange the request was POSTed in (HTTP transcripts).
     exchange: Option<u64>,
+    /// Index of its `http-protocol-version-mismatch` finding, completed with
+    /// the server's answer when the response arrives.
+    mismatch_finding: Option<usize>,
     id: Value,
     method: String,
     uri: Option<String>,
@@ -637,6 +640,7 @@ impl State {
             .and_then(Value::as_str)
             .map(str::to_owned);
 
+        let mut mismatch = None;
         if dir == Direction::C2s {
             if method == "initialize" {
                 self.offered = params
@@ -678,6 +682,7 @@ impl State {
                     .find(|(n, _)| n.eq_ignore_ascii_case("mcp-protocol-version"))
                     .map(|(_, v)| v.trim());
                 if header != Some(body_v) {
+                    mismatch = Some(cx.findings.len());
                     cx.push(
                         rules::HTTP_PROTOCOL_VERSION_MISMATCH,
                         place,
@@ -706,6 +711,7 @@ impl State {
             place,
             id_ptr: format!("{prefix}/id"),
             exchange: http.map(|h| h.exchange),
+            mismatch_finding: mismatch,
             id: id.clone(),
             method: method.to_owned(),
             uri,
@@ -840,6 +846,24 @@ impl State {
             return;
         };
         req.answered = true;
+        if let Some(ix) = req.mismatch_finding.take() {
+            let status = http.and_then(|h| h.status);
+            let verdict = match (status, o.contains_key("error")) {
+                (Some(400), _) => "the server rejected it with HTTP 400, as required".to_owned(),
+                (Some(s), true) => {
+                    format!("the server answered a JSON-RPC error with HTTP {s}, not 400")
+                }
+                (Some(s), false) => {
+                    format!("the server accepted it (HTTP {s}) instead of answering 400")
+                }
+                (None, true) => "the server answered a JSON-RPC error".to_owned(),
+                (None, false) => "the server accepted it instead of answering 400".to_owned(),
+            };
+            if let Some(f) = cx.findings.get_mut(ix) {
+                f.message.push_str("; ");
+                f.message.push_str(&verdict);
+            }
+        }
         if req.cancelled {
             cx.push(
                 rules::RESPONSE_AFTER_CANCEL,
