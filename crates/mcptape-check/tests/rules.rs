@@ -262,6 +262,24 @@ fn protocol_version_outside_discover_supported_versions_fires() {
             "http-protocol-version-mismatch"
         ]
     );
+    let r = check_bytes("t", changed.as_bytes(), &Options::default());
+    assert!(
+        r.findings[1]
+            .message
+            .ends_with("; the server accepted it (HTTP 200) instead of answering 400"),
+        "{}",
+        r.findings[1].message
+    );
+    let r = check_bytes(
+        "t",
+        &data("corpus/violations/http-protocol-version-mismatch.jsonl"),
+        &Options::default(),
+    );
+    assert!(
+        r.findings[0]
+            .message
+            .ends_with("; the server rejected it with HTTP 400, as required")
+    );
 }
 
 #[test]
