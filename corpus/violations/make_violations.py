@@ -194,3 +194,5 @@ p["http-stream-closed-by-client-cancels"] = [header(new, "http"),
     rec("noise", dir="s2c", line="HTTP 0 event stream ended: client closed the stream")]
 for name, lines in p.items():
     write(P, name, lines)
+# The writer crashed just before the final "\n": the last record is whole and kept.
+write(P, "last-record-without-newline", [header(old), read(1, U)], res(1, {"contents": [text_entry(U)]}))

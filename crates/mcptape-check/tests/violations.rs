@@ -275,3 +275,145 @@ fn contents_violations_agree_with_the_wire_parser() {
         assert!(!r.contents.is_empty(), "{case}");
     }
 }
+
+/// For every rule, the near misses (files in tests/data/pass/, which fire no
+/// rule at all) that come closest to firing it.
+const NEAR_MISSES: &[(&str, &[&str])] = &[
+    ("transcript-unreadable", &["initialize-same-version"]),
+    ("transcript-truncated", &["last-record-without-newline"]),
+    ("stdio-non-jsonrpc-line", &["null-id-parse-error-response"]),
+    ("stdio-embedded-newline", &["mixed-text-and-blob-entries"]),
+    ("message-not-jsonrpc", &["null-id-parse-error-response"]),
+    (
+        "read-result-malformed",
+        &["input-required-result-without-cache-hints"],
+    ),
+    (
+        "contents-neither-text-nor-blob",
+        &["blank-resource-one-empty-text"],
+    ),
+    ("contents-text-and-blob", &["mixed-text-and-blob-entries"]),
+    ("contents-missing-uri", &["mixed-text-and-blob-entries"]),
+    (
+        "blob-not-canonical-base64",
+        &["mixed-text-and-blob-entries", "octet-stream-with-png-bytes"],
+    ),
+    ("read-empty-contents", &["blank-resource-one-empty-text"]),
+    (
+        "not-found-code",
+        &[
+            "legacy-32002-under-2025-11-25",
+            "internal-error-not-a-not-found",
+            "not-found-32602-with-data-uri-2026",
+        ],
+    ),
+    (
+        "not-found-data-uri",
+        &[
+            "malformed-uri-32602-without-data-2026",
+            "not-found-32602-with-data-uri-2026",
+        ],
+    ),
+    (
+        "result-missing-resultType",
+        &[
+            "old-revision-result-without-resultType",
+            "new-revision-complete-result",
+        ],
+    ),
+    (
+        "result-missing-cache-hints",
+        &[
+            "input-required-result-without-cache-hints",
+            "new-revision-complete-result",
+        ],
+    ),
+    (
+        "cache-hints-invalid",
+        &[
+            "new-revision-complete-result",
+            "discover-then-supported-version",
+        ],
+    ),
+    (
+        "mimetype-sniff-mismatch",
+        &["octet-stream-with-png-bytes", "mixed-text-and-blob-entries"],
+    ),
+    (
+        "textlike-mimetype-as-blob",
+        &["legacy-encoded-text-as-blob"],
+    ),
+    ("data-uri-in-text", &["data-word-in-text-not-a-uri"]),
+    ("blob-over-size-threshold", &["mixed-text-and-blob-entries"]),
+    (
+        "request-unanswered",
+        &[
+            "cancelled-request-never-answered",
+            "http-stream-closed-by-client-cancels",
+        ],
+    ),
+    (
+        "request-answered-twice",
+        &[
+            "same-id-reused-after-answer",
+            "same-id-in-concurrent-http-exchanges",
+        ],
+    ),
+    (
+        "response-unknown-id",
+        &[
+            "server-request-answered-by-client",
+            "ids-of-both-directions-share-a-value",
+        ],
+    ),
+    (
+        "error-id-null",
+        &[
+            "null-id-error-in-exchange-without-request",
+            "null-id-parse-error-response",
+        ],
+    ),
+    (
+        "response-after-cancel",
+        &["cancelled-request-never-answered"],
+    ),
+    (
+        "ids-differ-only-in-type",
+        &[
+            "same-id-reused-after-answer",
+            "ids-of-both-directions-share-a-value",
+        ],
+    ),
+    (
+        "protocol-version-not-offered",
+        &[
+            "initialize-other-version-client-disconnects",
+            "discover-then-supported-version",
+            "initialize-same-version",
+        ],
+    ),
+    (
+        "http-protocol-version-mismatch",
+        &["discover-then-supported-version"],
+    ),
+];
+
+#[test]
+fn every_rule_has_a_near_miss_that_does_not_fire_it() {
+    let rules: BTreeSet<&str> = RULES.iter().map(|r| r.id).collect();
+    let mapped: BTreeSet<&str> = NEAR_MISSES.iter().map(|e| e.0).collect();
+    assert_eq!(rules, mapped);
+    for (rule, cases) in NEAR_MISSES {
+        for case in *cases {
+            let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/data/pass")
+                .join(format!("{case}.jsonl"));
+            let report = check_file(&p);
+            assert!(
+                report.findings.iter().all(|f| f.rule != *rule),
+                "{case} fires {rule}"
+            );
+            assert!(report.findings.is_empty(), "{case}: {:?}", report.findings);
+        }
+    }
+}
