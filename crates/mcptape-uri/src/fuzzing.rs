@@ -1,6 +1,20 @@
 //! Fuzz entry points (rustls style: the fuzz targets in `fuzz/` are one line each). Seeds live
 //! in `corpus/fuzz/uri_sanitize/` and `corpus/fuzz/uri_template/`, dictionaries in
 //! `corpus/fuzz/uri_sanitize.dict` and `corpus/fuzz/uri_template.dict`.
+//!
+//! # Does the `uri_sanitize` property have teeth? (planted-bug experiment)
+//! The tests below swap the component-wise containment check for a string-prefix check
+//! (`"/srv/allowed_evil".starts_with("/srv/allowed")`, compiled only under `cfg(test)`) and show
+//! that [`check_sanitize`] rejects it, both on the seed corpus and under a proptest search.
+//! The same bug planted in a scratch copy of this crate and fuzzed with libFuzzer
+//! (`-dict=corpus/fuzz/uri_sanitize.dict`, **empty** corpus, `-s none`, 1 job) crashed after
+//! 8,678 executions (< 1 s) on `file:/srv/allowed:/./` → `/srv/allowed:`, now the seed and table
+//! row `sibling_prefix_with_colon_found_by_libfuzzer`. The real crate ran 2,665,046 executions
+//! (150 s, 17,649 exec/s, cov 386, ft 1343) from the seed corpus without a finding.
+//!
+//! The `uri_template` target found real panics in `iri-string` 0.7.14's expander (non-ASCII or
+//! stray `%` in `{+x}`/`{#x}` values), and the property tests two more deviations; expansion is
+//! now our own (see the `template` module docs) and the seeds `iri_string_*` are regressions.
 
 use crate::template::{Template, Vars};
 use crate::{ResolvedPath, Root, SanitizeError};

@@ -1,7 +1,16 @@
-//! RFC 6570 URI templates: [`Template::expand`] (all four levels, delegated to `iri-string`'s
-//! RFC 6570 processor with the URI spec, so non-ASCII is percent-encoded) and
+//! RFC 6570 URI templates: [`Template::expand`] (all four levels, RFC 6570 Appendix A, output a
+//! URI: non-ASCII is percent-encoded) and
 //! [`Template::match_uri`] (our own backtracking matcher that extracts percent-**decoded**
 //! variable values).
+//!
+//! **Why not `iri-string`'s expander.** The template syntax is still validated by `iri-string`'s
+//! RFC 6570 parser, but expansion is ours: fuzzing and property tests found `iri-string` 0.7.14
+//! (1) panicking on any non-ASCII value in `{+x}`/`{#x}` and on `%C3%25%C3%25`, (2) dropping a
+//! `%25` after an incomplete UTF-8 triplet (`{+x}` with `%C3%25B` → `%C3B`), (3) panicking
+//! (debug) / mis-truncating (release) a prefix over a non-ASCII value (`{x:3}` with `Aꬰ0A`),
+//! and (4) emitting `;l=` for an empty member of `{;l*}` where Appendix A gives `;l`. Our
+//! expander passes the RFC's example tables and is tested differentially against `iri-string`
+//! on the domain where it is correct. Regression seeds: `corpus/fuzz/uri_template/iri_string_*`.
 //!
 //! Matching rules (RFC 6570 defines expansion only; §1.4 notes matching is ambiguous):
 //! - a value of `{var}`, `{.var}`, `{/var}`, `{;var}`, `{?var}`, `{&var}` matches only RFC 3986
@@ -18,9 +27,7 @@
 use std::collections::{BTreeMap, HashSet};
 use std::fmt;
 
-use iri_string::spec::UriSpec;
 use iri_string::template::UriTemplateStr;
-use iri_string::template::simple_context::{SimpleContext, Value as IriValue};
 
 /// Longest template [`Template::parse`] accepts, in bytes; one more is
 /// [`TemplateErrorKind::TooLong`].
@@ -57,7 +64,7 @@ pub enum TemplateErrorKind {
     /// A prefix modifier (`{var:3}`) applied to a list or associative array value (RFC 6570
     /// §2.4.1: prefixes apply to strings only). The offset is that of the variable name.
     PrefixOnComposite,
-    /// `iri-string` rejected the template or its expansion (a disagreement with our parser).
+    /// `iri-string`'s RFC 6570 parser rejected a template our parser accepted.
     Rejected,
     /// The URI given to [`Template::try_match_uri`] is longer than [`MAX_MATCH_URI_BYTES`].
     UriTooLong,
@@ -227,8 +234,6 @@ enum Part {
     Expr {
         op: Op,
         vars: Vec<VarSpec>,
-        /// The expression text `{...}` (ASCII), expanded on its own by `iri-string`.
-        src: String,
     },
 }
 
@@ -243,15 +248,17 @@ fn is_hex(b: u8) -> bool {
     b.is_ascii_hexdigit()
 }
 
-/// Prepares a value for reserved (`+`) / fragment (`#`) expansion so that `iri-string` sees
-/// ASCII only: RFC 6570 §3.2.1 passes `%XX` triplets through, requires any other `%` to become
-/// `%25`, and non-ASCII characters to be UTF-8 percent-encoded — we do exactly that here, and
-/// apply a prefix modifier ourselves (§2.4.1: counted in characters, a triplet being one, so a
-/// triplet or a multi-byte character is never split). Reason: `iri-string` 0.7.14 panics
-/// (slicing inside a character) when a `{+x}`/`{#x}` value holds both a `%` and a non-ASCII
-/// character (`"%ü"`, `"ü%2e"`), found by the `uri_template` fuzz target (regression seeds
-/// `corpus/fuzz/uri_template/iri_string_panic_percent_before_non_ascii*`).
-fn prepare_reserved(v: &str, prefix: Option<usize>) -> String {
+/// RFC 6570 §3.2.1 value encoding for reserved (`+`) and fragment (`#`) expansion: characters
+/// in `unreserved` / `reserved` pass, `%XX` triplets pass unchanged, any other `%` becomes `%25`,
+/// everything else is UTF-8 percent-encoded; a prefix modifier (§2.4.1) counts characters, a
+/// triplet being one, so neither a triplet nor a multi-byte character is split.
+///
+/// We do `+`/`#` ourselves instead of through `iri-string` 0.7.14, whose pass-through of
+/// triplets is broken: it panics on a value holding `%` and a non-ASCII character (`"%ü"`,
+/// `"ü%2e"`), panics on `"%C3%25%C3%25"`, and silently drops a `%25` after an incomplete UTF-8
+/// triplet (`"%C3%25B"` → `"%C3B"`). All three were found by the `uri_template` fuzz target
+/// (seeds `corpus/fuzz/uri_template/iri_string_*`).
+fn encode_reserved(v: &str, prefix: Option<usize>) -> String {
     let b = v.as_bytes();
     let mut out = String::with_capacity(v.len());
     let mut units = 0;
@@ -272,7 +279,7 @@ fn prepare_reserved(v: &str, prefix: Option<usize>) -> String {
             continue;
         }
         let c = v[i..].chars().next().unwrap_or('\u{FFFD}');
-        if c.is_ascii() {
+        if c.is_ascii_alphanumeric() || "-._~:/?#[]@!$&'()*+,;=".contains(c) {
             out.push(c);
         } else {
             let mut enc = Vec::new();
@@ -369,30 +376,121 @@ fn parse_expr(body: &str, base: usize) -> Result<Part, TemplateError> {
             Some(_) => return Err(TemplateError::new(K::InvalidVarName, base + i)),
         }
     }
-    Ok(Part::Expr {
-        op,
-        vars,
-        src: format!("{{{body}}}"),
-    })
+    Ok(Part::Expr { op, vars })
 }
 
-/// Converts our [`Value`] to `iri-string`'s, mapping every string through `f`.
-fn to_iri_value(v: &Value, f: impl Fn(&str) -> String) -> IriValue {
-    match v {
-        Value::String(s) => IriValue::String(f(s)),
-        Value::List(l) => IriValue::List(l.iter().map(|x| f(x)).collect()),
-        Value::Assoc(a) => IriValue::Assoc(a.iter().map(|(k, x)| (f(k), f(x))).collect()),
+/// RFC 6570 §3.2.1 value encoding for the operators that allow `unreserved` only: everything
+/// else is UTF-8 percent-encoded (including `%`). A prefix modifier keeps the first `n` Unicode
+/// scalar values (§2.4.1). `iri-string` 0.7.14 panics in debug builds (and mis-truncates in
+/// release) on a prefix over a non-ASCII value (`{x:3}` with `"Aꬰ0A"`: it subtracts a byte
+/// index from a character count), found by the property tests.
+fn encode_unreserved(v: &str, prefix: Option<usize>) -> String {
+    let mut out = String::with_capacity(v.len());
+    for (k, c) in v.chars().enumerate() {
+        if prefix.is_some_and(|n| k >= n) {
+            break;
+        }
+        if c.is_ascii_alphanumeric() || "-._~".contains(c) {
+            out.push(c);
+        } else {
+            let mut enc = Vec::new();
+            push_pct(&mut enc, c);
+            out.push_str(&String::from_utf8_lossy(&enc));
+        }
     }
+    out
 }
 
-/// Expands one ASCII expression with `iri-string` (URI spec).
-fn expand_one(expr: &str, ctx: &SimpleContext) -> Result<String, TemplateError> {
-    let tmpl = UriTemplateStr::new(expr)
-        .map_err(|_| TemplateError::new(TemplateErrorKind::Rejected, 0))?;
-    let expanded = tmpl
-        .expand::<UriSpec, _>(ctx)
-        .map_err(|_| TemplateError::new(TemplateErrorKind::Rejected, 0))?;
-    Ok(expanded.to_string())
+/// RFC 6570 Appendix A expansion of one expression into `out`.
+fn expand_native(op: Op, specs: &[VarSpec], vars: &Vars, out: &mut String) {
+    let ifemp = if matches!(op, Op::Query | Op::QueryCont) {
+        "="
+    } else {
+        ""
+    };
+    let enc = |x: &str, prefix: Option<usize>| {
+        if op.allow_reserved() {
+            encode_reserved(x, prefix)
+        } else {
+            encode_unreserved(x, prefix)
+        }
+    };
+    let first = std::str::from_utf8(op.first()).unwrap_or_default();
+    let sep = std::str::from_utf8(op.sep()).unwrap_or_default();
+    let mut any = false;
+    for spec in specs {
+        let value = match vars.get(&spec.name) {
+            None => continue,
+            Some(Value::List(l)) if l.is_empty() => continue,
+            Some(Value::Assoc(a)) if a.is_empty() => continue,
+            Some(v) => v,
+        };
+        out.push_str(if any { sep } else { first });
+        any = true;
+        let name = spec.name.as_str();
+        match value {
+            Value::String(x) => {
+                if op.named() {
+                    out.push_str(name);
+                    if x.is_empty() {
+                        out.push_str(ifemp);
+                        continue;
+                    }
+                    out.push('=');
+                }
+                out.push_str(&enc(x, spec.prefix));
+            }
+            Value::List(l) if spec.explode => {
+                for (k, item) in l.iter().enumerate() {
+                    if k > 0 {
+                        out.push_str(sep);
+                    }
+                    if op.named() {
+                        out.push_str(name);
+                        if item.is_empty() {
+                            out.push_str(ifemp);
+                            continue;
+                        }
+                        out.push('=');
+                    }
+                    out.push_str(&enc(item, None));
+                }
+            }
+            Value::Assoc(a) if spec.explode => {
+                for (k, (key, item)) in a.iter().enumerate() {
+                    if k > 0 {
+                        out.push_str(sep);
+                    }
+                    out.push_str(&enc(key, None));
+                    if op.named() && item.is_empty() {
+                        out.push_str(ifemp);
+                        continue;
+                    }
+                    out.push('=');
+                    out.push_str(&enc(item, None));
+                }
+            }
+            Value::List(l) => {
+                if op.named() {
+                    out.push_str(name);
+                    out.push('=');
+                }
+                let items: Vec<String> = l.iter().map(|x| enc(x, None)).collect();
+                out.push_str(&items.join(","));
+            }
+            Value::Assoc(a) => {
+                if op.named() {
+                    out.push_str(name);
+                    out.push('=');
+                }
+                let items: Vec<String> = a
+                    .iter()
+                    .flat_map(|(k, x)| [enc(k, None), enc(x, None)])
+                    .collect();
+                out.push_str(&items.join(","));
+            }
+        }
+    }
 }
 
 impl Template {
@@ -495,7 +593,7 @@ impl Template {
     ///
     /// # Errors
     /// [`TemplateErrorKind::PrefixOnComposite`] for `{var:n}` with a list/assoc value;
-    /// [`TemplateErrorKind::Rejected`] if `iri-string` refuses the expansion.
+    /// (Expansion itself cannot fail otherwise.)
     pub fn expand(&self, vars: &Vars) -> Result<String, TemplateError> {
         use TemplateErrorKind as K;
         for part in &self.parts {
@@ -514,47 +612,8 @@ impl Template {
             match part {
                 Part::Literal(lit) => out.push_str(&String::from_utf8_lossy(lit)),
                 Part::Expr {
-                    op,
-                    vars: specs,
-                    src,
-                } if !op.allow_reserved() => {
-                    let mut ctx = SimpleContext::new();
-                    for spec in specs {
-                        if let Some(v) = vars.get(&spec.name) {
-                            ctx.insert(spec.name.as_str(), to_iri_value(v, |x| x.to_owned()));
-                        }
-                    }
-                    out.push_str(&expand_one(src, &ctx)?);
-                }
-                Part::Expr {
                     op, vars: specs, ..
-                } => {
-                    // `+` / `#`: one variable at a time, values prepared by `prepare_reserved`,
-                    // joined per RFC 6570 Appendix A (first "" or "#", separator ",").
-                    let mut pieces = Vec::new();
-                    for spec in specs {
-                        let defined = match vars.get(&spec.name) {
-                            Some(Value::List(l)) if l.is_empty() => None,
-                            Some(Value::Assoc(a)) if a.is_empty() => None,
-                            other => other,
-                        };
-                        let Some(v) = defined else {
-                            continue;
-                        };
-                        let mut ctx = SimpleContext::new();
-                        ctx.insert(
-                            spec.name.as_str(),
-                            to_iri_value(v, |x| prepare_reserved(x, spec.prefix)),
-                        );
-                        let one =
-                            format!("{{+{}{}}}", spec.name, if spec.explode { "*" } else { "" });
-                        pieces.push(expand_one(&one, &ctx)?);
-                    }
-                    if !pieces.is_empty() {
-                        out.push_str(std::str::from_utf8(op.first()).unwrap_or_default());
-                        out.push_str(&pieces.join(","));
-                    }
-                }
+                } => expand_native(*op, specs, vars, &mut out),
             }
         }
         Ok(out)
@@ -865,6 +924,88 @@ mod tests {
         assert_eq!(again, Some(vars));
         let err = tpl.match_with_budget(uri, used - 1).unwrap_err();
         assert_eq!(err.kind(), TemplateErrorKind::MatchBudgetExceeded);
+    }
+
+    use iri_string::spec::UriSpec;
+    use iri_string::template::simple_context::{SimpleContext, Value as IriValue};
+
+    fn to_iri_value(v: &Value) -> IriValue {
+        match v {
+            Value::String(s) => IriValue::String(s.clone()),
+            Value::List(l) => IriValue::List(l.clone()),
+            Value::Assoc(a) => IriValue::Assoc(a.clone()),
+        }
+    }
+
+    fn rfc_vars() -> Vars {
+        let list = |items: &[&str]| Value::List(items.iter().map(|s| (*s).to_owned()).collect());
+        let mut v = Vars::new();
+        v.insert("count", list(&["one", "two", "three"]));
+        v.insert("dom", list(&["example", "com"]));
+        v.insert("dub", "me/too");
+        v.insert("hello", "Hello World!");
+        v.insert("half", "50%");
+        v.insert("var", "value");
+        v.insert("who", "fred");
+        v.insert("base", "http://example.com/home/");
+        v.insert("path", "/foo/bar");
+        v.insert("list", list(&["red", "green", "blue"]));
+        let kv = |k: &str, x: &str| (k.to_owned(), x.to_owned());
+        v.insert(
+            "keys",
+            Value::Assoc(vec![kv("semi", ";"), kv("dot", "."), kv("comma", ",")]),
+        );
+        v.insert("v", "6");
+        v.insert("x", "1024");
+        v.insert("y", "768");
+        v.insert("empty", "");
+        v.insert("empty_keys", Value::Assoc(Vec::new()));
+        v
+    }
+
+    #[test]
+    fn expander_passes_the_rfc6570_tables_in_unit_tests_too() {
+        let vars = rfc_vars();
+        let mut rows = 0;
+        for line in include_str!("../tests/data/rfc6570_examples.tsv").lines() {
+            if line.starts_with('#') || line.is_empty() {
+                continue;
+            }
+            let cols: Vec<&str> = line.split('\t').collect();
+            let got = t(cols[1]).expand(&vars).unwrap();
+            assert_eq!(got, cols[2], "§{} {}", cols[0], cols[1]);
+            rows += 1;
+        }
+        assert!(rows >= 170);
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 1000, failure_persistence: None, ..Default::default() })]
+        /// Differential test against `iri-string` on the domain where it is correct (ASCII
+        /// values without `%`, no empty member of a named exploded list/assoc, where it emits
+        /// `;l=` instead of RFC 6570 Appendix A's `;l`).
+        #[test]
+        fn native_and_iri_string_agree(
+            x in "[ -$&-~]{0,8}",
+            items in proptest::collection::vec("[ -$&-~]{1,4}", 0..3),
+            op in proptest::sample::select(vec!["", "+", "#", ".", "/", ";", "?", "&"]),
+            explode in proptest::bool::ANY,
+        ) {
+            let mut vars = Vars::new();
+            vars.insert("x", x.as_str());
+            vars.insert("l", Value::List(items.clone()));
+            let pairs: Vec<(String, String)> = items.iter().map(|i| (format!("k{i}"), i.clone())).collect();
+            vars.insert("a", Value::Assoc(pairs));
+            let star = if explode { "*" } else { "" };
+            let tpl = t(&format!("X{{{op}x,l{star},a{star},undef,x:2}}Y{{{op}l{star}}}"));
+            let native = tpl.expand(&vars).unwrap();
+            let mut ctx = SimpleContext::new();
+            for (k, v) in vars.iter() {
+                ctx.insert(k, to_iri_value(v));
+            }
+            let theirs = UriTemplateStr::new(tpl.as_str()).unwrap().expand::<UriSpec, _>(&ctx).unwrap().to_string();
+            proptest::prop_assert_eq!(native, theirs);
+        }
     }
 
     #[test]

@@ -124,7 +124,7 @@ proptest! {
 
     #[test]
     fn reserved_and_fragment_expansion_never_panic(value in any::<String>(), n in 1usize..6) {
-        // iri-string 0.7.14 panicked on `%` + non-ASCII in `{+x}` (found by the fuzzer)
+        // iri-string 0.7.14 panics on non-ASCII in `{+x}` (found by the fuzzer); ours must not
         let mut vars = Vars::new();
         vars.insert("x", value.as_str());
         vars.insert("l", mcptape_uri::template::Value::List(vec![value.clone(), value.clone()]));
@@ -134,6 +134,38 @@ proptest! {
         }
         let out = Template::parse(&format!("{{+x:{n}}}")).unwrap().expand(&vars).unwrap();
         prop_assert!(out.is_ascii());
+    }
+
+    #[test]
+    fn own_reserved_expansion_agrees_with_iri_string_without_percent(value in "[ -$&-~]{0,12}", n in 1usize..6) {
+        // on ASCII values without `%` (where iri-string 0.7.14 does not panic or drop bytes:
+        // it panics on any non-ASCII value in `{+x}`/`{#x}`), both implementations agree
+        use iri_string::spec::UriSpec;
+        use iri_string::template::UriTemplateStr;
+        use iri_string::template::simple_context::SimpleContext;
+        let mut ctx = SimpleContext::new();
+        ctx.insert("x", value.as_str());
+        ctx.insert("l", iri_string::template::simple_context::Value::List(vec![value.clone(), "b c".into()]));
+        let mut vars = Vars::new();
+        vars.insert("x", value.as_str());
+        vars.insert("l", mcptape_uri::template::Value::List(vec![value.clone(), "b c".into()]));
+        for tpl in ["{+x}".to_owned(), "{#x}".into(), "{+x,l}".into(), "{#l*}".into(), format!("{{+x:{n}}}"), format!("{{#x:{n},x}}")] {
+            let theirs = UriTemplateStr::new(&tpl).unwrap().expand::<UriSpec, _>(&ctx).unwrap().to_string();
+            let ours = Template::parse(&tpl).unwrap().expand(&vars).unwrap();
+            prop_assert_eq!(ours, theirs, "{}", tpl);
+        }
+    }
+
+    #[test]
+    fn non_reserved_operators_and_prefixes_never_panic(value in any::<String>(), n in 1usize..6) {
+        let mut vars = Vars::new();
+        vars.insert("x", value.as_str());
+        vars.insert("l", mcptape_uri::template::Value::List(vec![value.clone(), value.clone()]));
+        vars.insert("k", mcptape_uri::template::Value::Assoc(vec![(value.clone(), value.clone())]));
+        for tpl in ["{x}".to_owned(), "{.x,l}".into(), "{/l*}".into(), "{;x,k*}".into(), "{?x,l*}".into(), format!("{{&x:{n}}}"), "{k}".into()] {
+            let out = Template::parse(&tpl).unwrap().expand(&vars).unwrap();
+            prop_assert!(out.is_ascii(), "{}: {:?}", tpl, out);
+        }
     }
 
     #[test]

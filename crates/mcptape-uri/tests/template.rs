@@ -104,7 +104,7 @@ fn non_ascii_literal_is_percent_encoded_on_expansion() {
 }
 
 #[test]
-fn reserved_expansion_percent_before_non_ascii_does_not_panic() {
+fn reserved_expansion_of_percent_values_is_exact_and_does_not_panic() {
     // iri-string 0.7.14 panics on these; found by the uri_template fuzz target
     let cases = [
         ("{+path}", "%ü", "%25%C3%BC"),
@@ -117,6 +117,14 @@ fn reserved_expansion_percent_before_non_ascii_does_not_panic() {
         ("{#path}", "%2eü", "#%2e%C3%BC"),
         ("{+path}", "%FFü", "%FF%C3%BC"),
         ("{+path:2}", "ü%2ex", "%C3%BC%2e"),
+        // iri-string 0.7.14 panics on the first and drops the `%25` of the second
+        ("{+path}", "%C3%25%C3%25", "%C3%25%C3%25"),
+        ("{+path}", "%C3%25B", "%C3%25B"),
+        (
+            "{#path}",
+            "a b\"<>^`{|}\\",
+            "#a%20b%22%3C%3E%5E%60%7B%7C%7D%5C",
+        ),
     ];
     for (tpl, value, want) in cases {
         let mut v = Vars::new();
@@ -130,6 +138,29 @@ fn reserved_expansion_percent_before_non_ascii_does_not_panic() {
     let mut v = Vars::new();
     v.insert("list", Value::List(vec!["%ü".into(), "%41".into()]));
     assert_eq!(t("{+list}").expand(&v).as_deref(), Ok("%25%C3%BC,%41"));
+}
+
+#[test]
+fn prefix_counts_characters_not_bytes() {
+    // iri-string 0.7.14 panics here (debug) or mis-truncates (release)
+    let mut v = Vars::new();
+    v.insert("x", "Aꬰ0A");
+    assert_eq!(t("{x:3}").expand(&v).as_deref(), Ok("A%EA%AC%B00"));
+    assert_eq!(t("{?x:2}").expand(&v).as_deref(), Ok("?x=A%EA%AC%B0"));
+    assert_eq!(t("{+x:2}").expand(&v).as_deref(), Ok("A%EA%AC%B0"));
+}
+
+#[test]
+fn named_explode_empty_member_uses_ifemp() {
+    // RFC 6570 Appendix A: an empty member appends ifemp ("" for `;`, "=" for `?`/`&`)
+    let mut v = Vars::new();
+    v.insert("l", Value::List(vec![String::new(), "a".into()]));
+    v.insert("k", Value::Assoc(vec![("e".into(), String::new())]));
+    assert_eq!(t("{;l*}").expand(&v).as_deref(), Ok(";l;l=a"));
+    assert_eq!(t("{?l*}").expand(&v).as_deref(), Ok("?l=&l=a"));
+    assert_eq!(t("{;k*}").expand(&v).as_deref(), Ok(";e"));
+    assert_eq!(t("{&k*}").expand(&v).as_deref(), Ok("&e="));
+    assert_eq!(t("{/k*}").expand(&v).as_deref(), Ok("/e="));
 }
 
 #[test]
