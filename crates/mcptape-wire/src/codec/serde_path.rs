@@ -21,7 +21,7 @@ use std::ops::Range;
 /// comparing JSON parsers (e.g. `simd-json`).
 pub fn decode_with_deserializer<'de, D: Deserializer<'de>>(
     de: D,
-    input: &'de [u8],
+    input: &[u8],
     b64: Path,
     out: &mut DecodedReadResult,
     decode_blobs: bool,
