@@ -37,6 +37,12 @@ pub const MAX_TEMPLATE_BYTES: usize = 4096;
 /// [`MAX_URI_BYTES`](crate::MAX_URI_BYTES)); one more is [`TemplateErrorKind::UriTooLong`].
 pub const MAX_MATCH_URI_BYTES: usize = crate::MAX_URI_BYTES;
 
+/// Deepest chain of matcher states (one per literal, variable and exploded item on the current
+/// path) one [`Template::try_match_uri`] call may build; the matcher recurses, so this bounds
+/// its stack use (it fits a 2 MiB thread stack in a debug build, tested). Deeper is
+/// [`TemplateErrorKind::MatchTooDeep`]: e.g. `{/list*}` stops matching past ~1000 items.
+pub const MAX_MATCH_DEPTH: usize = 1024;
+
 /// Work budget of one [`Template::try_match_uri`] call, in steps (one step per matcher state
 /// visited plus one per candidate value byte decoded). Failed states are memoized, so real
 /// templates need a few thousand; exceeding it is [`TemplateErrorKind::MatchBudgetExceeded`].
@@ -70,6 +76,8 @@ pub enum TemplateErrorKind {
     UriTooLong,
     /// Matching took more than [`MAX_MATCH_STEPS`] steps.
     MatchBudgetExceeded,
+    /// Matching needed a chain of more than [`MAX_MATCH_DEPTH`] states.
+    MatchTooDeep,
 }
 
 /// A template or match error: the [`kind`](Self::kind) and the byte
@@ -630,17 +638,20 @@ impl Template {
     ///
     /// # Errors
     /// [`TemplateErrorKind::UriTooLong`] past [`MAX_MATCH_URI_BYTES`];
-    /// [`TemplateErrorKind::MatchBudgetExceeded`] past [`MAX_MATCH_STEPS`].
+    /// [`TemplateErrorKind::MatchBudgetExceeded`] past [`MAX_MATCH_STEPS`];
+    /// [`TemplateErrorKind::MatchTooDeep`] past [`MAX_MATCH_DEPTH`].
     pub fn try_match_uri(&self, uri: &str) -> Result<Option<Vars>, TemplateError> {
-        self.match_with_budget(uri, MAX_MATCH_STEPS).map(|(v, _)| v)
+        self.match_with_limits(uri, MAX_MATCH_STEPS, MAX_MATCH_DEPTH)
+            .map(|(v, _)| v)
     }
 
-    /// Matching with an explicit budget; also returns the steps used.
-    pub(crate) fn match_with_budget(
+    /// Matching with explicit limits; also returns the steps used and the deepest chain.
+    pub(crate) fn match_with_limits(
         &self,
         uri: &str,
         budget: usize,
-    ) -> Result<(Option<Vars>, usize), TemplateError> {
+        max_depth: usize,
+    ) -> Result<(Option<Vars>, MatchStats), TemplateError> {
         if uri.len() > MAX_MATCH_URI_BYTES {
             return Err(TemplateError::new(
                 TemplateErrorKind::UriTooLong,
@@ -654,17 +665,21 @@ impl Template {
             binds: Vec::new(),
             steps: 0,
             budget,
+            depth: 0,
+            max_depth,
+            deepest: 0,
             over_at: None,
         };
         let ok = m.state(0, 0, false, false, 0);
-        if let Some(at) = m.over_at {
-            return Err(TemplateError::new(
-                TemplateErrorKind::MatchBudgetExceeded,
-                at,
-            ));
+        if let Some((kind, at)) = m.over_at {
+            return Err(TemplateError::new(kind, at));
         }
+        let stats = MatchStats {
+            steps: m.steps,
+            deepest: m.deepest,
+        };
         if !ok {
-            return Ok((None, m.steps));
+            return Ok((None, stats));
         }
         let mut out: BTreeMap<String, Value> = BTreeMap::new();
         let mut first_site: BTreeMap<String, (usize, usize)> = BTreeMap::new();
@@ -689,7 +704,7 @@ impl Template {
                 out.insert(spec.name.clone(), Value::String(value));
             }
         }
-        Ok((Some(Vars(out)), m.steps))
+        Ok((Some(Vars(out)), stats))
     }
 }
 
@@ -715,7 +730,11 @@ struct Matcher<'t, 'u> {
     binds: Vec<(usize, usize, String)>,
     steps: usize,
     budget: usize,
-    over_at: Option<usize>,
+    depth: usize,
+    max_depth: usize,
+    deepest: usize,
+    /// The limit that stopped the search, and the URI offset where it did.
+    over_at: Option<(TemplateErrorKind, usize)>,
 }
 
 /// `true` if `u[pos..]` starts with the literal; the hex digits of its `%XX` triplets compare
@@ -746,7 +765,8 @@ impl Matcher<'_, '_> {
     fn tick(&mut self, n: usize, pos: usize) -> bool {
         self.steps += n;
         if self.steps > self.budget {
-            self.over_at.get_or_insert(pos);
+            self.over_at
+                .get_or_insert((TemplateErrorKind::MatchBudgetExceeded, pos));
             return false;
         }
         true
@@ -867,7 +887,30 @@ impl Matcher<'_, '_> {
         if self.failed.contains(&key) || !self.tick(1, pos) {
             return false;
         }
-        let ok = match &self.parts[part] {
+        if self.depth == self.max_depth {
+            self.over_at
+                .get_or_insert((TemplateErrorKind::MatchTooDeep, pos));
+            return false;
+        }
+        self.depth += 1;
+        self.deepest = self.deepest.max(self.depth);
+        let ok = self.state_inner(part, var, emitted, exploding, pos);
+        self.depth -= 1;
+        if !ok && self.over_at.is_none() {
+            self.failed.insert(key);
+        }
+        ok
+    }
+
+    fn state_inner(
+        &mut self,
+        part: usize,
+        var: usize,
+        emitted: bool,
+        exploding: bool,
+        pos: usize,
+    ) -> bool {
+        match &self.parts[part] {
             Part::Literal(lit) => {
                 literal_at(lit, self.u, pos)
                     && self.state(part + 1, 0, false, false, pos + lit.len())
@@ -894,12 +937,19 @@ impl Matcher<'_, '_> {
                             && self.state(part, var + 1, emitted, false, pos))
                 }
             }
-        };
-        if !ok && self.over_at.is_none() {
-            self.failed.insert(key);
         }
-        ok
     }
+}
+
+/// Work done by one match (for the limit tests).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct MatchStats {
+    /// Steps counted against [`MAX_MATCH_STEPS`].
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub(crate) steps: usize,
+    /// Deepest state chain, counted against [`MAX_MATCH_DEPTH`].
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub(crate) deepest: usize,
 }
 
 #[cfg(test)]
@@ -914,15 +964,20 @@ mod tests {
     fn match_budget_at_the_limit_and_one_past() {
         let tpl = t("file:///{+dir}/{name}.{ext}");
         let uri = "file:///a/b/c/My%20File.tar.gz";
-        let (vars, used) = tpl.match_with_budget(uri, MAX_MATCH_STEPS).unwrap();
+        let (vars, stats) = tpl
+            .match_with_limits(uri, MAX_MATCH_STEPS, MAX_MATCH_DEPTH)
+            .unwrap();
+        let used = stats.steps;
         let vars = vars.unwrap();
         assert_eq!(vars.get_str("dir"), Some("a/b/c"));
         assert_eq!(vars.get_str("name"), Some("My File.tar"));
         assert_eq!(vars.get_str("ext"), Some("gz"));
         assert!(used > 10 && used < 1000, "steps used: {used}");
-        let (again, _) = tpl.match_with_budget(uri, used).unwrap();
+        let (again, _) = tpl.match_with_limits(uri, used, MAX_MATCH_DEPTH).unwrap();
         assert_eq!(again, Some(vars));
-        let err = tpl.match_with_budget(uri, used - 1).unwrap_err();
+        let err = tpl
+            .match_with_limits(uri, used - 1, MAX_MATCH_DEPTH)
+            .unwrap_err();
         assert_eq!(err.kind(), TemplateErrorKind::MatchBudgetExceeded);
     }
 
@@ -1006,6 +1061,26 @@ mod tests {
             let theirs = UriTemplateStr::new(tpl.as_str()).unwrap().expand::<UriSpec, _>(&ctx).unwrap().to_string();
             proptest::prop_assert_eq!(native, theirs);
         }
+    }
+
+    #[test]
+    fn match_depth_at_the_limit_and_one_past() {
+        let tpl = t("file:///{+dir}/{name}.{ext}");
+        let uri = "file:///a/b/My%20File.tar.gz";
+        let (vars, stats) = tpl
+            .match_with_limits(uri, MAX_MATCH_STEPS, MAX_MATCH_DEPTH)
+            .unwrap();
+        // 3 literals + 3 variables + 3 expression ends on the successful path
+        assert_eq!(stats.deepest, 9);
+        let vars = vars.unwrap();
+        let (again, _) = tpl
+            .match_with_limits(uri, MAX_MATCH_STEPS, stats.deepest)
+            .unwrap();
+        assert_eq!(again, Some(vars));
+        let err = tpl
+            .match_with_limits(uri, MAX_MATCH_STEPS, stats.deepest - 1)
+            .unwrap_err();
+        assert_eq!(err.kind(), TemplateErrorKind::MatchTooDeep);
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! rule that every expansion still goes through the sanitizer.
 
 use mcptape_uri::template::{
-    MAX_MATCH_URI_BYTES, MAX_TEMPLATE_BYTES, Template, TemplateErrorKind, Value, Vars,
+    MAX_MATCH_DEPTH, MAX_MATCH_URI_BYTES, MAX_TEMPLATE_BYTES, Template, TemplateErrorKind, Value,
+    Vars,
 };
 use mcptape_uri::{Root, SanitizeErrorKind};
 
@@ -409,4 +410,29 @@ fn pathological_backtracking_stays_bounded() {
             || matches!(&r, Err(e) if e.kind() == TemplateErrorKind::MatchBudgetExceeded),
         "{r:?}"
     );
+}
+
+#[test]
+fn max_match_depth_fits_a_small_stack_and_one_past_is_an_error() {
+    // `{/l*}` with k items builds a chain of k + 2 states (one per item, one for the end of the
+    // item list, one for the end of the expression)
+    let run = |items: usize| {
+        let uri = "/a".repeat(items);
+        std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(move || t("{/l*}").try_match_uri(&uri))
+            .unwrap()
+            .join()
+            .expect("no stack overflow")
+    };
+    let at = run(MAX_MATCH_DEPTH - 2).unwrap().unwrap();
+    match at.get("l") {
+        Some(Value::List(items)) => assert_eq!(items.len(), MAX_MATCH_DEPTH - 2),
+        other => panic!("{other:?}"),
+    }
+    let past = run(MAX_MATCH_DEPTH - 1).unwrap_err();
+    assert_eq!(past.kind(), TemplateErrorKind::MatchTooDeep);
+    // the longest URI the matcher accepts is an error, not a crash
+    let e = run(MAX_MATCH_URI_BYTES / 2).unwrap_err();
+    assert_eq!(e.kind(), TemplateErrorKind::MatchTooDeep);
 }
