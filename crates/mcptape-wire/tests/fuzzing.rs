@@ -68,3 +68,16 @@ fn jsonrpc_parse_round_trips() {
 
 // `contents_structured` is exercised by the unit test in `src/fuzzing.rs`
 // (it needs `arbitrary`, a dev-dependency, without the crate feature).
+
+/// Fuzz finding (contents_parse, 2026-11-30): a 37-digit integer in an unknown
+/// member parses as f64; without serde_json's `float_roundtrip` the re-parse
+/// of its shortest form was off by one ULP and the round trip changed the value.
+#[test]
+fn fuzz_huge_integer_in_unknown_member_round_trips() {
+    let input = include_bytes!("data/contents/fuzz_huge_integer_in_unknown_member.json");
+    contents_parse(input);
+    let r = mcptape_wire::resources::parse_read_result(input).unwrap();
+    // correctly rounded (Rust's `str::parse::<f64>` is), and stable on re-parse
+    let exact: f64 = "1000555555555555555555555555555555555".parse().unwrap();
+    assert_eq!(r.extra["`tlMs"].as_f64(), Some(exact));
+}
