@@ -38,6 +38,13 @@ FAULTS = ["none", "text-and-blob", "neither", "missing-uri", "noncanonical-blob"
           "legacy-code", "no-data-uri", "no-cache-hints", "no-result-type"]
 
 
+def free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def wait_port(port, timeout=15):
     import socket
     end = time.time() + timeout
@@ -49,23 +56,28 @@ def wait_port(port, timeout=15):
     raise RuntimeError(f"nothing listens on 127.0.0.1:{port}")
 
 
-def session(name, server_cmd, port, spec, workdir, env=None):
+def session(name, server_cmd, spec, workdir, env=None):
+    """server_cmd / env may contain the placeholder PORT."""
     out = os.path.join(workdir, name)
     os.makedirs(out, exist_ok=True)
+    port = free_port()
+    server_cmd = [str(port) if a == "PORT" else a for a in server_cmd]
+    env = {k: (str(port) if v == "PORT" else v) for k, v in (env or {}).items()}
     srv = subprocess.Popen(server_cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                            env=dict(os.environ, **(env or {})))
     rec = None
     try:
         wait_port(port)
         transcript = os.path.join(out, "session.jsonl")
-        rec = subprocess.Popen([MCPTAPE, "record", "-o", transcript, "--listen", f"127.0.0.1:{port + 1}",
+        proxy = free_port()
+        rec = subprocess.Popen([MCPTAPE, "record", "-o", transcript, "--listen", f"127.0.0.1:{proxy}",
                                 "--upstream", f"http://127.0.0.1:{port}/mcp", "--duration-secs", "600"],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        wait_port(port + 1)
+        wait_port(proxy)
         suite = {}
         for sc in SCENARIOS:
             args = [NODE, os.path.join(PREFIX, "node_modules/@modelcontextprotocol/conformance/dist/index.js"),
-                    "server", "--url", f"http://127.0.0.1:{port + 1}/mcp", "--scenario", sc,
+                    "server", "--url", f"http://127.0.0.1:{proxy}/mcp", "--scenario", sc,
                     "--spec-version", spec, "--force", "--timeout", "20000", "-o", os.path.join(out, "suite")]
             subprocess.run(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=90)
         for f in glob.glob(os.path.join(out, "suite", "**", "checks.json"), recursive=True):
@@ -96,25 +108,25 @@ def main():
     a = ap.parse_args()
     workdir = a.keep or tempfile.mkdtemp(prefix="mcptape-conformance-")
     sessions = []
-    port = 38500
     for fault in FAULTS:
         sessions.append((f"faulty:{fault}", [PY, os.path.join(ROOT, "corpus/violations/servers/faulty_http_server.py"),
-                                             "--port", str(port), "--fault", fault], port, "2026-07-28", None))
-        port += 2
-    sessions.append(("py_server (SDK 2.x)", [PY, os.path.join(ROOT, "corpus/servers/py_server.py"), "http", "--port", str(port)],
-                     port, "2026-07-28", None))
-    port += 2
+                                             "--port", "PORT", "--fault", fault], "2026-07-28", None))
+    sessions.append(("py_server (SDK 2.x) @2026-07-28", [PY, os.path.join(ROOT, "corpus/servers/py_server.py"), "http", "--port", "PORT"],
+                     "2026-07-28", None))
     ev = [NODE, "--require", os.path.join(ROOT, "corpus/servers/loopback-preload.cjs"),
           os.path.join(PREFIX, "node_modules/@modelcontextprotocol/server-everything/dist/index.js"), "streamableHttp"]
-    sessions.append(("server-everything @2025-11-25", ev, port, "2025-11-25", {"PORT": str(port)}))
-    port += 2
-    sessions.append(("server-everything @2026-07-28", ev, port, "2026-07-28", {"PORT": str(port)}))
+    sessions.append(("server-everything @2025-11-25", ev, "2025-11-25", {"PORT": "PORT"}))
+    sessions.append(("server-everything @2026-07-28", ev, "2026-07-28", {"PORT": "PORT"}))
     print("| session | suite: " + " / ".join(SUITE_CHECKS) + " | mcptape check (auto revision): rules fired |")
     print("|---|---|---|")
-    for name, cmd, p, spec, env in sessions:
+    for name, cmd, spec, env in sessions:
         if a.only and a.only != name:
             continue
-        suite, rules, rev = session(name.replace(":", "-").replace(" ", "_").replace("@", ""), cmd, p, spec, workdir, env)
+        try:
+            suite, rules, rev = session(name.replace(":", "-").replace(" ", "_").replace("@", ""), cmd, spec, workdir, env)
+        except Exception as e:  # report the session and go on with the others
+            print(f"| {name} | session failed: {e} | |", flush=True)
+            continue
         s = " / ".join(suite.get(c, "-") for c in SUITE_CHECKS)
         r = ", ".join(f"{k}×{v}" for k, v in sorted(rules.items())) or "none"
         print(f"| {name} | {s} | {rev}: {r} |", flush=True)
