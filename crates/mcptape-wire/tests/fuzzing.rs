@@ -27,7 +27,7 @@ fn contents_parse_accepts_and_round_trips_corpus() {
 
 #[test]
 fn contents_parse_survives_single_byte_mutations_of_corpus() {
-    const BYTES: &[u8] = b"\"\\{}[],:=-_+/ 0e.\xff\x00";
+    const BYTES: &[u8] = b"\"\\{}[],:=- e\xff";
     let mut runs = 0;
     for c in CASES {
         let base = c.as_bytes();
