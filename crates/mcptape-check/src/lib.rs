@@ -29,6 +29,8 @@
 //! ```
 
 mod engine;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod output;
 pub mod report;
 pub mod revision;
