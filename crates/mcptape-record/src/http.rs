@@ -103,6 +103,8 @@ struct Shared {
     client: Client<HttpConnector, Full<Bytes>>,
     redactor: Redactor,
     exchanges: AtomicU64,
+    /// Largest buffered body, in bytes.
+    body_limit: usize,
     /// Turns `true` when the proxy stops; open event streams then end.
     shutdown: tokio::sync::watch::Receiver<bool>,
     /// Tasks forwarding event streams.
@@ -134,6 +136,20 @@ impl HttpProxy {
         sink: Arc<TranscriptSink>,
         redactor: Redactor,
     ) -> Result<Self, RecordError> {
+        Self::bind_with_body_limit(listen, upstream, sink, redactor, MAX_HTTP_BODY_BYTES).await
+    }
+
+    /// [`HttpProxy::bind`] with a body limit other than [`MAX_HTTP_BODY_BYTES`]
+    /// (bytes; requests over it get `413`, JSON responses over it `502`).
+    ///
+    /// Errors: [`RecordErrorKind::Io`] if the address cannot be bound.
+    pub async fn bind_with_body_limit(
+        listen: SocketAddr,
+        upstream: Upstream,
+        sink: Arc<TranscriptSink>,
+        redactor: Redactor,
+        body_limit: usize,
+    ) -> Result<Self, RecordError> {
         let listener = TcpListener::bind(listen)
             .await
             .map_err(|e| RecordError::io("listen socket", e))?;
@@ -145,6 +161,7 @@ impl HttpProxy {
             client,
             redactor,
             exchanges: AtomicU64::new(0),
+            body_limit,
             shutdown,
             streams: std::sync::Mutex::new(Vec::new()),
         });
@@ -267,6 +284,14 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<ProxyBo
         .path_and_query()
         .map(|p| p.as_str().to_owned())
         .unwrap_or_else(|| "/".to_owned());
+    // The path as recorded: token-like query parameters redacted (unless --no-redact).
+    let full = format!("http://{}{}", shared.upstream.authority, path_q);
+    let shown = shared
+        .redactor
+        .url(&full)
+        .trim_start_matches("http://")
+        .trim_start_matches(shared.upstream.authority.as_str())
+        .to_owned();
     let req_meta = HttpMeta {
         exchange: n,
         method: Some(method.as_str().to_owned()),
@@ -274,13 +299,13 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<ProxyBo
         headers: header_pairs(&parts.headers, &shared.redactor),
         sse_event_id: None,
     };
-    let body = match Limited::new(body, MAX_HTTP_BODY_BYTES).collect().await {
+    let body = match Limited::new(body, shared.body_limit).collect().await {
         Ok(b) => b.to_bytes(),
         Err(e) => {
             let too_big = e
                 .downcast_ref::<http_body_util::LengthLimitError>()
                 .is_some();
-            let line = format!("HTTP {n} {method} {path_q}: request body failed: {e}");
+            let line = format!("HTTP {n} {method} {shown}: request body failed: {e}");
             shared.sink.record(Event::Noise {
                 dir: Direction::C2s,
                 line,
@@ -288,7 +313,7 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<ProxyBo
             return if too_big {
                 text_response(
                     StatusCode::PAYLOAD_TOO_LARGE,
-                    "mcptape: request body exceeds MAX_HTTP_BODY_BYTES",
+                    "mcptape: request body exceeds the proxy's body limit (MAX_HTTP_BODY_BYTES)",
                 )
             } else {
                 text_response(
@@ -299,7 +324,7 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<ProxyBo
         }
     };
     if body.is_empty() {
-        let line = format!("HTTP {n} {method} {path_q}");
+        let line = format!("HTTP {n} {method} {shown}");
         shared.sink.record(Event::Noise {
             dir: Direction::C2s,
             line,
@@ -440,7 +465,7 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<ProxyBo
         return out;
     }
 
-    let rbytes = match Limited::new(rbody, MAX_HTTP_BODY_BYTES).collect().await {
+    let rbytes = match Limited::new(rbody, shared.body_limit).collect().await {
         Ok(b) => b.to_bytes(),
         Err(e) => {
             let line = format!("HTTP {n} response body failed: {e}");
@@ -464,4 +489,114 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<ProxyBo
     }
     *out.body_mut() = Full::new(rbytes).boxed();
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mcptape_transcript::{ServerSpec, Transport};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// Sends one raw HTTP/1.1 request; returns the status code.
+    async fn send(addr: SocketAddr, head: &str, body: &[u8]) -> u16 {
+        let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let req = format!(
+            "{head}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            body.len()
+        );
+        s.write_all(req.as_bytes()).await.unwrap();
+        s.write_all(body).await.unwrap();
+        let mut resp = Vec::new();
+        let _ = s.read_to_end(&mut resp).await;
+        let text = String::from_utf8_lossy(&resp);
+        text.split_whitespace()
+            .nth(1)
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(0)
+    }
+
+    /// A proxy in front of a closed port (nothing upstream: forwarded requests get 502).
+    async fn proxy(
+        limit: usize,
+        redactor: Redactor,
+    ) -> (
+        SocketAddr,
+        tempfile::TempDir,
+        tokio::sync::oneshot::Sender<()>,
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let closed = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap();
+        let upstream = Upstream::parse(&format!("http://{closed}/mcp")).unwrap();
+        let sink = Arc::new(
+            TranscriptSink::create(
+                &dir.path().join("t.jsonl"),
+                Transport::Http,
+                ServerSpec::default(),
+            )
+            .unwrap(),
+        );
+        let p = HttpProxy::bind_with_body_limit(
+            "127.0.0.1:0".parse().unwrap(),
+            upstream,
+            sink,
+            redactor,
+            limit,
+        )
+        .await
+        .unwrap();
+        let addr = p.local_addr().unwrap();
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        tokio::spawn(p.run(async move {
+            let _ = rx.await;
+        }));
+        (addr, dir, tx)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn request_body_at_limit_is_forwarded_one_past_is_413() {
+        let (addr, _dir, _stop) = proxy(64, Redactor::new()).await;
+        let at = br#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"xxxx"}}"#;
+        assert_eq!(at.len(), 64);
+        assert_eq!(
+            send(addr, "POST /mcp HTTP/1.1\r\nHost: x", at).await,
+            502,
+            "forwarded; nothing upstream"
+        );
+        let mut past = at.to_vec();
+        past.insert(60, b'x');
+        assert_eq!(
+            send(addr, "POST /mcp HTTP/1.1\r\nHost: x", &past).await,
+            413
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn credentials_are_redacted_by_default_and_kept_with_no_redact() {
+        for (redactor, secret_kept) in [(Redactor::new(), false), (Redactor::disabled(), true)] {
+            let (addr, dir, stop) = proxy(MAX_HTTP_BODY_BYTES, redactor).await;
+            let head = "POST /mcp HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sekrit\r\nCookie: sid=c00kie";
+            send(addr, head, br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#).await;
+            send(
+                addr,
+                "GET /mcp?access_token=tok123 HTTP/1.1\r\nHost: x",
+                b"",
+            )
+            .await;
+            let _ = stop.send(());
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            let text = std::fs::read_to_string(dir.path().join("t.jsonl")).unwrap();
+            assert!(text.contains(r#""method":"ping""#));
+            assert_eq!(text.contains("sekrit"), secret_kept, "{text}");
+            assert_eq!(text.contains("c00kie"), secret_kept, "{text}");
+            assert_eq!(text.contains("tok123"), secret_kept, "{text}");
+            assert_eq!(
+                text.contains(mcptape_transcript::redact::REDACTED),
+                !secret_kept,
+                "{text}"
+            );
+        }
+    }
 }
