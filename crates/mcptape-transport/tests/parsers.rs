@@ -458,3 +458,30 @@ fn era_of_revision() {
     assert_eq!(Era::of("2025-11-25"), Era::Session);
     assert_eq!(Era::of("2026-07-28"), Era::Stateless);
 }
+
+#[test]
+fn sse_utf16_bom_is_not_a_bom() {
+    // UTF-16 byte order marks decode (as UTF-8) to two U+FFFD at the start of
+    // the first line, whose field name "\u{fffd}\u{fffd}data" is then ignored.
+    for bom in [&b"\xff\xfe"[..], b"\xfe\xff"] {
+        let input = [bom, b"data:1\n\ndata:2\n\n"].concat();
+        for i in 0..=input.len() {
+            let (ev, _, _) = sse_all(1024, &[&input[..i], &input[i..]]);
+            let data: Vec<&str> = ev.iter().map(|e| e.data.as_str()).collect();
+            assert_eq!(data, ["2"], "split {i}");
+        }
+    }
+}
+
+#[test]
+fn sse_space_after_colon_is_optional() {
+    // HTML §9.2.5 example: both blocks fire an event with data "test"
+    let (ev, _, _) = sse_all(1024, &[b"data:test\n\ndata: test\n\n"]);
+    assert_eq!(
+        ev.iter().map(|e| e.data.as_str()).collect::<Vec<_>>(),
+        ["test", "test"]
+    );
+    // only one space is removed
+    let (ev, _, _) = sse_all(1024, &[b"data:  two\n\n"]);
+    assert_eq!(ev[0].data, " two");
+}
