@@ -424,7 +424,12 @@ impl HttpClient {
     }
 
     /// POSTs one JSON-RPC message and returns the response with its body
-    /// unread. Records a session id the server assigns (2025 era).
+    /// unread. Records a session id the server assigns (2025 era). There is no
+    /// built-in timeout: wrap the call (and the body reads) in
+    /// `tokio::time::timeout`. In the 2025 era, `send` does not look at the
+    /// body, so after an `initialize` sent this way call
+    /// [`HttpClient::set_protocol_version`] with the negotiated revision (or use
+    /// [`HttpClient::post`], which does it).
     ///
     /// # Errors
     /// [`HttpErrorKind::InvalidHeader`], [`HttpErrorKind::Request`].
