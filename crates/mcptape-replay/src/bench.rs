@@ -403,7 +403,8 @@ fn count_err(errors: &Mutex<BTreeMap<String, u64>>, class: String) {
 /// `progress` is told of each finished read or turn.
 ///
 /// # Errors
-/// [`ReplayErrorKind::NoReads`] when the tape has no recorded read.
+/// [`ReplayErrorKind::NoReads`] when the tape has no recorded read,
+/// [`ReplayErrorKind::ParallelOutOfRange`] unless 1 ≤ `parallel` ≤ [`MAX_PARALLEL`].
 pub async fn run(
     client: Arc<Client>,
     tape: &Tape,
@@ -413,6 +414,11 @@ pub async fn run(
     let reads = Arc::new(tape.reads());
     if reads.is_empty() {
         return Err(ReplayError::new(ReplayErrorKind::NoReads));
+    }
+    if cfg.parallel == 0 || cfg.parallel > MAX_PARALLEL {
+        return Err(ReplayError::new(ReplayErrorKind::ParallelOutOfRange(
+            cfg.parallel,
+        )));
     }
     let mut res = BenchResult::new();
     let timeout = Duration::from_micros(cfg.timeout_us);
@@ -527,7 +533,7 @@ pub async fn run(
 
     // Phase 2: parallel-read turns.
     let deadline = Duration::from_micros(cfg.deadline_us);
-    let parallel = cfg.parallel.clamp(1, MAX_PARALLEL) as usize;
+    let parallel = cfg.parallel as usize;
     let start2 = Instant::now();
     let stop2 = start2 + cfg.max_phase;
     let mut background = FuturesUnordered::new();

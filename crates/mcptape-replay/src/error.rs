@@ -36,6 +36,9 @@ pub enum ReplayErrorKind {
     /// An incoming line is longer than [`crate::lines::MAX_LINE_BYTES`].
     #[error("line of more than {0} bytes")]
     LineTooLong(usize),
+    /// `parallel` outside 1..=[`crate::bench::MAX_PARALLEL`].
+    #[error("parallel reads per turn {0} is outside 1..={max}", max = crate::bench::MAX_PARALLEL)]
+    ParallelOutOfRange(u32),
     /// An I/O error on the transport.
     #[error("i/o: {0}")]
     Io(#[from] std::io::Error),

@@ -41,6 +41,7 @@ struct HttpState {
     live: Mutex<HashSet<String>>,
     pending: Mutex<HashMap<String, oneshot::Sender<()>>>,
     next_session: Mutex<u64>,
+    next_event: Mutex<u64>,
 }
 
 /// Error making a connection fail (drop-connection fault).
@@ -68,6 +69,44 @@ fn resp(status: StatusCode, body: Option<&Value>, session: Option<&str>) -> Resp
         .unwrap_or_default();
     b.body(Full::new(bytes))
         .unwrap_or_else(|_| Response::new(Full::new(Bytes::new())))
+}
+
+/// One SSE event carrying `msg` (`text/event-stream`, WHATWG HTML §9.2),
+/// as the recorded server answered this request.
+fn sse_resp(msg: &Value, session: Option<&str>, st: &HttpState) -> Response<Full<Bytes>> {
+    let n = {
+        let mut g = st.next_event.lock().unwrap_or_else(|p| p.into_inner());
+        *g += 1;
+        *g
+    };
+    let body = format!(
+        "id: mcptape-{n}\nevent: message\ndata: {}\n\n",
+        serde_json::to_string(msg).unwrap_or_default()
+    );
+    let mut b = Response::builder()
+        .status(StatusCode::OK)
+        .header("content-type", "text/event-stream")
+        .header("cache-control", "no-cache");
+    if let Some(s) = session {
+        b = b.header("Mcp-Session-Id", s);
+    }
+    b.body(Full::new(Bytes::from(body)))
+        .unwrap_or_else(|_| Response::new(Full::new(Bytes::new())))
+}
+
+/// The answer to a request with a missing, unknown or ended session: the
+/// recorded server's own rejection if the tape has one, else 400 (missing)
+/// / 404 (unknown), per 2025-11-25 "Transports" §Session Management.
+fn session_rejected(st: &HttpState, missing: bool) -> Response<Full<Bytes>> {
+    match &st.server.tape().session_rejection {
+        Some(r) => resp(
+            StatusCode::from_u16(r.status).unwrap_or(StatusCode::BAD_REQUEST),
+            Some(&r.body),
+            None,
+        ),
+        None if missing => resp(StatusCode::BAD_REQUEST, None, None),
+        None => resp(StatusCode::NOT_FOUND, None, None),
+    }
 }
 
 async fn handle(
@@ -132,7 +171,7 @@ async fn handle(
             new_session = Some(id);
         } else {
             match &session {
-                None => return Ok(resp(StatusCode::BAD_REQUEST, None, None)),
+                None => return Ok(session_rejected(&st, true)),
                 Some(s)
                     if !st
                         .live
@@ -140,14 +179,14 @@ async fn handle(
                         .unwrap_or_else(|p| p.into_inner())
                         .contains(s) =>
                 {
-                    return Ok(resp(StatusCode::NOT_FOUND, None, None));
+                    return Ok(session_rejected(&st, false));
                 }
                 Some(_) => {}
             }
         }
     }
     match st.server.decide(&msg) {
-        Answer::Reply { msg, delay_us } => {
+        Answer::Reply { msg, delay_us, sse } => {
             let key = msg.get("id").map(Value::to_string).unwrap_or_default();
             let (tx, rx) = oneshot::channel();
             st.pending
@@ -168,6 +207,9 @@ async fn handle(
             }
             st.server
                 .record_delay(delay_us, received.elapsed().as_micros() as u64);
+            if sse {
+                return Ok(sse_resp(&msg, new_session.as_deref(), &st));
+            }
             Ok(resp(StatusCode::OK, Some(&msg), new_session.as_deref()))
         }
         Answer::Cancel(key) => {
@@ -206,6 +248,7 @@ pub async fn serve_http(
         live: Mutex::new(HashSet::new()),
         pending: Mutex::new(HashMap::new()),
         next_session: Mutex::new(0),
+        next_event: Mutex::new(0),
     });
     tokio::pin!(shutdown);
     loop {

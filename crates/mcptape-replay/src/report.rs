@@ -544,10 +544,10 @@ impl BenchReport {
                 "server-side delay (embedded serve, {} replies)",
                 sv.achieved.count
             );
-            let _ = writeln!(s, "  {:<28} {:>12} {:>12} {:>12}", "", "p50", "p99", "max");
+            let _ = writeln!(s, "  {:<36} {:>12} {:>12} {:>12}", "", "p50", "p99", "max");
             let _ = writeln!(
                 s,
-                "  {:<28} {:>12} {:>12} {:>12}",
+                "  {:<36} {:>12} {:>12} {:>12}",
                 format!("model {}", sv.model),
                 sv.model_p50_us.map_or("-".into(), ms_f),
                 sv.model_p99_us.map_or("-".into(), ms_f),
@@ -560,7 +560,7 @@ impl BenchReport {
             ] {
                 let _ = writeln!(
                     s,
-                    "  {:<28} {:>12} {:>12} {:>12}",
+                    "  {:<36} {:>12} {:>12} {:>12}",
                     name,
                     ms(q.p50_us),
                     ms(q.p99_us),

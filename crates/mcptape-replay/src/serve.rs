@@ -44,6 +44,8 @@ pub enum Answer {
         msg: Value,
         /// Server-side delay, µs.
         delay_us: u64,
+        /// Answer in a `text/event-stream` body (HTTP), as the recorded server did.
+        sse: bool,
     },
     /// Never answer (stall fault).
     Stall,
@@ -321,6 +323,7 @@ impl Server {
                 return Answer::Reply {
                     msg,
                     delay_us: plan.delay_us,
+                    sse: false,
                 };
             }
             _ => {}
@@ -338,6 +341,7 @@ impl Server {
                 return Answer::Reply {
                     msg,
                     delay_us: plan.delay_us,
+                    sse: false,
                 };
             };
             if let Err(reason) = self.check_uri(uri) {
@@ -351,9 +355,11 @@ impl Server {
                 return Answer::Reply {
                     msg,
                     delay_us: plan.delay_us,
+                    sse: false,
                 };
             }
         }
+        let sse = matches!(&m, Match::Exact(e) | Match::ByMethod(e) if e.sse);
         let msg = match m {
             Match::Exact(e) | Match::ByMethod(e) => {
                 self.stats().matched += 1;
@@ -394,11 +400,16 @@ impl Server {
         Answer::Reply {
             msg,
             delay_us: plan.delay_us,
+            sse,
         }
     }
 
     fn reply_now(&self, msg: Value) -> Answer {
-        Answer::Reply { msg, delay_us: 0 }
+        Answer::Reply {
+            msg,
+            delay_us: 0,
+            sse: false,
+        }
     }
 
     /// Records one sent reply's scheduled and achieved delay (µs).
@@ -515,10 +526,11 @@ where
                     Value::Null,
                 ),
                 delay_us: 0,
+                sse: false,
             },
         };
         match answer {
-            Answer::Reply { msg, delay_us } => {
+            Answer::Reply { msg, delay_us, .. } => {
                 let key = msg.get("id").map(Value::to_string).unwrap_or_default();
                 let mut bytes = serde_json::to_vec(&msg).unwrap_or_default();
                 bytes.push(b'\n');

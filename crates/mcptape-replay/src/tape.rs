@@ -42,6 +42,20 @@ pub struct Exchange {
     pub reply: Value,
     /// Recorded server delay: reply `t_us` − request `t_us`, µs.
     pub delay_us: u64,
+    /// Streamable HTTP recordings: the reply came in a `text/event-stream`
+    /// body (served the same way by `serve --listen`).
+    pub sse: bool,
+}
+
+/// A recorded HTTP-level rejection: a JSON-RPC error with no id that the
+/// server sent with a 4xx status (e.g. server-everything's 400 "No valid
+/// session ID provided"). `serve --listen` answers unknown sessions this way.
+#[derive(Debug, Clone)]
+pub struct HttpRejection {
+    /// HTTP status code.
+    pub status: u16,
+    /// The JSON-RPC error message as recorded.
+    pub body: Value,
 }
 
 /// The replayable content of one transcript.
@@ -53,6 +67,8 @@ pub struct Tape {
     pub exchanges: Vec<Exchange>,
     /// Negotiated protocol revision, if the transcript says.
     pub protocol_version: Option<String>,
+    /// The first recorded session rejection (HTTP recordings), if any.
+    pub session_rejection: Option<HttpRejection>,
     /// Index: (method, normalized params as canonical JSON) → exchange indexes.
     by_key: HashMap<(String, String), Vec<usize>>,
     /// Index: method → exchange indexes.
@@ -97,6 +113,17 @@ pub fn canonical(v: &Value) -> String {
     sort(v).to_string()
 }
 
+/// Key pairing a request with its reply: the id (as JSON text), and for
+/// Streamable HTTP recordings also the HTTP exchange number — a reply travels
+/// in the response to the POST that carried its request, and ids repeat
+/// across the sessions of one recording.
+fn pair_key(id: &Value, http: Option<&mcptape_transcript::HttpMeta>) -> String {
+    match http {
+        Some(h) => format!("{}#{}", h.exchange, id),
+        None => id.to_string(),
+    }
+}
+
 /// How an incoming request was matched.
 #[derive(Debug, Clone)]
 pub enum Match<'a> {
@@ -121,11 +148,12 @@ impl Tape {
     pub fn from_transcript(t: &Transcript) -> Result<Tape, ReplayError> {
         let mut client = Vec::new();
         let mut exchanges = Vec::new();
+        let mut session_rejection = None;
         // open requests: canonical id → index into `client`
         let mut open: HashMap<String, usize> = HashMap::new();
         let mut n = 0usize;
         for (i, rec) in t.records.iter().enumerate() {
-            let Event::Message { dir, msg, .. } = &rec.event else {
+            let Event::Message { dir, msg, http } = &rec.event else {
                 continue;
             };
             n += 1;
@@ -151,7 +179,7 @@ impl Tape {
                     };
                     let id = obj.get("id").cloned();
                     if let Some(id) = &id {
-                        open.insert(id.to_string(), client.len());
+                        open.insert(pair_key(id, http.as_ref()), client.len());
                     }
                     client.push(RecordedRequest {
                         record: i,
@@ -165,8 +193,25 @@ impl Tape {
                     if obj.contains_key("method") {
                         continue; // server request or notification
                     }
-                    let Some(id) = obj.get("id") else { continue };
-                    if let Some(ci) = open.remove(&id.to_string()) {
+                    let id = obj.get("id").filter(|id| !id.is_null());
+                    if let (None, Some(h), None) = (id, http.as_ref(), &session_rejection)
+                        && let Some(status) = h.status.filter(|s| (400..500).contains(s))
+                        && obj.contains_key("error")
+                    {
+                        session_rejection = Some(HttpRejection {
+                            status,
+                            body: v.clone(),
+                        });
+                    }
+                    let Some(id) = id else { continue };
+                    let sse = http.as_ref().is_some_and(|h| {
+                        h.sse_event_id.is_some()
+                            || h.headers.iter().any(|(n, v)| {
+                                n.eq_ignore_ascii_case("content-type")
+                                    && v.starts_with("text/event-stream")
+                            })
+                    });
+                    if let Some(ci) = open.remove(&pair_key(id, http.as_ref())) {
                         let request = client[ci].clone();
                         let delay_us = rec.t_us.saturating_sub(request.t_us);
                         exchanges.push((
@@ -175,6 +220,7 @@ impl Tape {
                                 request,
                                 reply: v.clone(),
                                 delay_us,
+                                sse,
                             },
                         ));
                     }
@@ -200,6 +246,7 @@ impl Tape {
             client,
             exchanges,
             protocol_version: t.protocol_version().map(str::to_owned),
+            session_rejection,
             by_key,
             by_method,
             cursor: Mutex::new(HashMap::new()),

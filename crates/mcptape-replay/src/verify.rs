@@ -114,6 +114,16 @@ pub struct VerifyReport {
     pub differences: Vec<Difference>,
     /// Requests that got no response within the timeout (record indexes).
     pub unanswered: Vec<usize>,
+    /// Differences found but not listed (past [`MAX_DIFFS_PER_RESPONSE`] in a response).
+    pub omitted: usize,
+}
+
+/// Splits one response's differences into the listed ones (at most
+/// [`MAX_DIFFS_PER_RESPONSE`]) and the count of the rest.
+pub fn cap_diffs<T>(mut diffs: Vec<T>) -> (Vec<T>, usize) {
+    let omitted = diffs.len().saturating_sub(MAX_DIFFS_PER_RESPONSE);
+    diffs.truncate(MAX_DIFFS_PER_RESPONSE);
+    (diffs, omitted)
 }
 
 /// Replays `tape`'s client messages in recorded order over `client`, one
@@ -155,10 +165,9 @@ pub async fn verify(
         };
         let Some(rec) = recorded else { continue };
         rep.compared += 1;
-        for (pointer, expected, actual) in diff(&rec.reply, &live, &ignore)
-            .into_iter()
-            .take(MAX_DIFFS_PER_RESPONSE)
-        {
+        let (listed, omitted) = cap_diffs(diff(&rec.reply, &live, &ignore));
+        rep.omitted += omitted;
+        for (pointer, expected, actual) in listed {
             rep.differences.push(Difference {
                 record: req.record,
                 method: req.method.clone(),
@@ -186,6 +195,19 @@ mod tests {
         assert_eq!(d.len(), 2);
         assert_eq!(d[0], ("/result/b/1".into(), Some(json!(2)), Some(json!(3))));
         assert_eq!(d[1], ("/result/extra".into(), None, Some(json!(true))));
+    }
+
+    #[test]
+    fn differences_listed_per_response_at_and_past_the_limit() {
+        let at: Vec<u32> = (0..MAX_DIFFS_PER_RESPONSE as u32).collect();
+        assert_eq!(cap_diffs(at.clone()), (at.clone(), 0));
+        let past: Vec<u32> = (0..=MAX_DIFFS_PER_RESPONSE as u32).collect();
+        assert_eq!(cap_diffs(past), (at, 1));
+        // A response whose 51 array members all differ.
+        let a = json!({"result": (0..51).collect::<Vec<u32>>()});
+        let b = json!({"result": (1..52).collect::<Vec<u32>>()});
+        let (listed, omitted) = cap_diffs(diff(&a, &b, &[]));
+        assert_eq!((listed.len(), omitted), (MAX_DIFFS_PER_RESPONSE, 1));
     }
 
     #[test]

@@ -258,3 +258,34 @@ async fn replies_keep_the_request_id_and_match_params_without_meta() {
     assert_eq!(v["result"]["contents"][0]["blob"], json!("iVBORw0KGgo="));
     assert!(v["id"].is_u64());
 }
+
+#[tokio::test(start_paused = true)]
+async fn parallel_reads_per_turn_at_and_past_the_limit() {
+    use mcptape_replay::bench::MAX_PARALLEL;
+    let srv = server("fixed:12ms", "", 1);
+    let (client, _h) = connect(srv.clone());
+    bench::handshake(&client, srv.tape(), Duration::from_secs(5))
+        .await
+        .unwrap();
+    let res = bench::run(
+        client.clone(),
+        srv.tape(),
+        &cfg(0, 1, MAX_PARALLEL),
+        &|_| {},
+    )
+    .await
+    .unwrap();
+    assert_eq!(res.turn_reads.len(), u64::from(MAX_PARALLEL));
+    assert!(res.turn.equivalent(res.turn.max(), 12_000));
+    let err = bench::run(
+        client.clone(),
+        srv.tape(),
+        &cfg(0, 1, MAX_PARALLEL + 1),
+        &|_| {},
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        matches!(err.kind, mcptape_replay::ReplayErrorKind::ParallelOutOfRange(n) if n == MAX_PARALLEL + 1)
+    );
+}

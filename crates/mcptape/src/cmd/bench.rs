@@ -112,7 +112,7 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
     let cfg = BenchConfig {
         reads: args.reads,
         turns: args.turns,
-        parallel: args.parallel.clamp(1, bench::MAX_PARALLEL),
+        parallel: args.parallel,
         deadline_us: parse_duration_us(&args.deadline)?,
         timeout_us: parse_duration_us(&args.timeout)?,
         load: match &args.rate {
@@ -120,14 +120,19 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
                 per_s: parse_rate(r)?,
             },
             None => Load::Closed {
-                concurrency: args.concurrency.max(1),
+                concurrency: args.concurrency,
             },
         },
         max_phase: Duration::from_micros(parse_duration_us(&args.max_phase)?),
     };
     anyhow::ensure!(
-        cfg.parallel == args.parallel,
+        (1..=bench::MAX_PARALLEL).contains(&cfg.parallel),
         "--parallel must be 1..={}",
+        bench::MAX_PARALLEL
+    );
+    anyhow::ensure!(
+        (1..=bench::MAX_PARALLEL).contains(&args.concurrency),
+        "--concurrency must be 1..={}",
         bench::MAX_PARALLEL
     );
     let transcript = args.transcript.display().to_string();
