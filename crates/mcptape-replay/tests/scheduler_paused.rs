@@ -289,3 +289,24 @@ async fn parallel_reads_per_turn_at_and_past_the_limit() {
         matches!(err.kind, mcptape_replay::ReplayErrorKind::ParallelOutOfRange(n) if n == MAX_PARALLEL + 1)
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn open_loop_sends_on_schedule_and_measures_from_the_intended_send_time() {
+    let srv = server("fixed:25ms", "", 1);
+    let (client, _h) = connect(srv.clone());
+    bench::handshake(&client, srv.tape(), Duration::from_secs(5))
+        .await
+        .unwrap();
+    let mut c = cfg(10, 0, 1);
+    c.load = Load::Open { per_s: 100.0 };
+    let t0 = Instant::now();
+    let res = bench::run(client.clone(), srv.tape(), &c, &|_| {})
+        .await
+        .unwrap();
+    // 10 sends 10 ms apart, not waiting for the 25 ms answers: the last is
+    // sent at 90 ms and answered at 115 ms (closed loop would take 250 ms).
+    assert_eq!(Instant::now() - t0, Duration::from_millis(115));
+    assert_eq!(res.single.len(), 10);
+    assert!(res.single.equivalent(res.single.min(), 25_000));
+    assert!(res.single.equivalent(res.single.max(), 25_000));
+}

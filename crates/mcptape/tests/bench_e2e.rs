@@ -130,3 +130,51 @@ fn bench_same_seed_same_server_schedule() {
     // The drawn (scheduled) delays are the same; achieved ones depend on the machine.
     assert_eq!(a["server"]["intended"], b["server"]["intended"]);
 }
+
+#[test]
+fn bench_open_loop_rate_and_an_empirical_model_from_an_earlier_runs_hlog() {
+    let d1 = tempfile::tempdir().unwrap();
+    let (_, a) = bench(
+        &[
+            "--latency",
+            "fixed:2ms",
+            "--rate",
+            "200/s",
+            "--reads",
+            "30",
+            "--turns",
+            "5",
+        ],
+        d1.path(),
+    );
+    assert_eq!(a["single"]["count"], 30);
+    assert!(
+        a["load"].as_str().unwrap().starts_with("open-loop 200/s"),
+        "{a}"
+    );
+    // The earlier run's single-read HdrHistogram drives the server now.
+    let d2 = tempfile::tempdir().unwrap();
+    let model = format!("empirical:{}", d1.path().join("latency.hlog").display());
+    let (_, b) = bench(
+        &["--latency", &model, "--reads", "20", "--turns", "5"],
+        d2.path(),
+    );
+    assert_eq!(b["server"]["model"], serde_json::json!(model));
+    // Every drawn delay comes from the earlier distribution (all ≥ its 2 ms floor).
+    assert!(
+        b["server"]["intended"]["p50Us"].as_u64().unwrap() >= 2_000,
+        "{b}"
+    );
+    assert!(b["server"]["modelP50Us"].as_f64().unwrap() >= 2_000.0);
+}
+
+#[test]
+fn bench_rejects_parallel_past_the_limit() {
+    let mut cmd = Command::new(mcptape());
+    cmd.arg("bench")
+        .arg(repo_root().join("corpus/transcripts/everything-stdio.jsonl"))
+        .args(["--parallel", "1025"]);
+    let (o, _) = run_bounded(&mut cmd, Duration::from_secs(60));
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--parallel must be 1..=1024"));
+}
