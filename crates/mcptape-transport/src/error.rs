@@ -43,7 +43,7 @@ pub struct SseError {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum SseErrorKind {
-    /// A line, or the data of one event, is longer than the parser's limit
+    /// A line, or the data of one event (decoded UTF-8), is longer than the parser's limit
     /// ([`crate::sse::MAX_EVENT_BYTES`] by default).
     #[error("event larger than the limit of {limit} bytes")]
     EventTooLarge {

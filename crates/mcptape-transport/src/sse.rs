@@ -20,7 +20,8 @@
 
 use crate::error::{SseError, SseErrorKind};
 
-/// Default largest event (data buffer plus the current line), in bytes: 64 MiB.
+/// Default limit, in bytes, on each line of the stream and on the data of one
+/// event (decoded UTF-8, `\n` joiners included): 64 MiB.
 pub const MAX_EVENT_BYTES: usize = 64 * 1024 * 1024;
 
 /// One dispatched event.
@@ -108,7 +109,7 @@ impl Default for SseParser {
 }
 
 impl SseParser {
-    /// A parser whose events (data buffer plus current line) may hold up to
+    /// A parser whose lines and event data may each hold up to
     /// `max_event_bytes` bytes (usually [`MAX_EVENT_BYTES`]).
     pub fn new(max_event_bytes: usize) -> Self {
         Self {
@@ -133,7 +134,7 @@ impl SseParser {
     ///
     /// # Errors
     /// [`SseErrorKind::EventTooLarge`] when a line or an event's data passes the
-    /// limit; the events completed before that point are in `events`, and every
+    /// limit (reported at that line, whatever the read boundaries); the events completed before that point are in `events`, and every
     /// later call returns the same error.
     pub fn push(&mut self, chunk: &[u8], events: &mut Vec<SseEvent>) -> Result<(), SseError> {
         if let Some(e) = self.failed {
@@ -224,7 +225,7 @@ impl SseParser {
         }
         while let Some(i) = memchr::memchr2(b'\n', b'\r', chunk) {
             let head = &chunk[..i];
-            if self.line.len() + head.len() + self.data.len() > self.max {
+            if self.line.len() + head.len() > self.max {
                 return Err(self.fail());
             }
             self.consumed += i as u64 + 1;
@@ -239,20 +240,24 @@ impl SseParser {
                     self.after_cr = true;
                 }
             }
-            if self.line.is_empty() {
-                self.process_line(head, events);
+            let within = if self.line.is_empty() {
+                self.process_line(head, events)
             } else {
                 let mut line = std::mem::take(&mut self.line);
                 line.extend_from_slice(head);
-                self.process_line(&line, events);
+                let within = self.process_line(&line, events);
                 line.clear();
                 self.line = line;
+                within
+            };
+            if !within {
+                return Err(self.fail());
             }
             self.line_no += 1;
             self.line_start = self.consumed;
             chunk = &chunk[skip..];
         }
-        if self.line.len() + chunk.len() + self.data.len() > self.max {
+        if self.line.len() + chunk.len() > self.max {
             return Err(self.fail());
         }
         self.consumed += chunk.len() as u64;
@@ -260,14 +265,15 @@ impl SseParser {
         Ok(())
     }
 
-    fn process_line(&mut self, line: &[u8], events: &mut Vec<SseEvent>) {
+    /// Interprets one line; `false` if the data buffer passed the limit.
+    fn process_line(&mut self, line: &[u8], events: &mut Vec<SseEvent>) -> bool {
         if line.is_empty() {
             self.dispatch(events);
-            return;
+            return true;
         }
         if line[0] == b':' {
             self.comments += 1;
-            return;
+            return true;
         }
         let (name, value) = match memchr::memchr(b':', line) {
             Some(c) => {
@@ -281,6 +287,11 @@ impl SseParser {
             b"data" => {
                 self.data.push_str(&String::from_utf8_lossy(value));
                 self.data.push('\n');
+                // Checked here, where the line is processed, so the error does
+                // not depend on how the stream was split into reads.
+                if self.data.len() > self.max {
+                    return false;
+                }
             }
             // An id containing U+0000 is ignored.
             b"id" if !value.contains(&0) => {
@@ -296,6 +307,7 @@ impl SseParser {
             }
             _ => {}
         }
+        true
     }
 
     fn dispatch(&mut self, events: &mut Vec<SseEvent>) {

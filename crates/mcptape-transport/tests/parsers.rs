@@ -340,7 +340,7 @@ fn sse_retry_only_digits() {
 
 #[test]
 fn sse_event_at_limit_is_kept_one_past_is_error() {
-    // The limit covers the data buffer plus the current line.
+    // The limit applies to each line and to the event's data buffer.
     // Line 1 "data: 0123456789" is 16 bytes: at limit 16 it passes, at 15 it fails.
     let s = b"data: 0123456789\n\n";
     let (ev, err, _) = sse_all(16, &[s]);
@@ -350,13 +350,13 @@ fn sse_event_at_limit_is_kept_one_past_is_error() {
     let err = err.unwrap();
     assert_eq!(err.kind, SseErrorKind::EventTooLarge { limit: 15 });
     assert_eq!((err.line, err.offset), (1, 0));
-    // Two data lines: at line 2 the buffer holds "0123456789\n" (11) + 16 = 27.
+    // Two data lines: after line 2 the buffer holds "0123456789\n0123456789\n" (22).
     let s2 = b"data: 0123456789\ndata: 0123456789\n\n";
-    let (ev, err, _) = sse_all(27, &[s2]);
+    let (ev, err, _) = sse_all(22, &[s2]);
     assert_eq!((ev.len(), err), (1, None));
     assert_eq!(ev[0].data, "0123456789\n0123456789");
     for i in 0..=s2.len() {
-        let (ev, err, _) = sse_all(26, &[&s2[..i], &s2[i..]]);
+        let (ev, err, _) = sse_all(21, &[&s2[..i], &s2[i..]]);
         assert!(ev.is_empty());
         let err = err.unwrap();
         assert_eq!((err.line, err.offset), (2, 17), "split {i}");
@@ -457,6 +457,26 @@ fn era_of_revision() {
     assert_eq!(Era::of("2025-06-18"), Era::Session);
     assert_eq!(Era::of("2025-11-25"), Era::Session);
     assert_eq!(Era::of("2026-07-28"), Era::Stateless);
+}
+
+#[test]
+fn sse_error_offset_after_split_crlf() {
+    // Regression (libFuzzer, sse_events): invalid UTF-8 grows the data buffer
+    // (each byte becomes a 3-byte U+FFFD); the limit error used to be reported
+    // at the next line's offset before or after the '\n' of a "\r\n" split
+    // across reads, depending on the split. Now checked where the data line is
+    // processed.
+    let d = data("sse_error_offset_after_split_crlf.bin");
+    fuzzing::sse_events(&d);
+    let mut line = b"data: ".to_vec();
+    line.extend_from_slice(&[0xff; 40]);
+    line.extend_from_slice(b"\r\ndata: x\r\n\r\n");
+    let want = sse_all(100, &[&line]);
+    let err = want.1.unwrap();
+    assert_eq!((err.line, err.offset), (1, 0)); // 40 x U+FFFD = 120 bytes > 100
+    for i in 0..=line.len() {
+        assert_eq!(sse_all(100, &[&line[..i], &line[i..]]), want, "split {i}");
+    }
 }
 
 #[test]
