@@ -48,6 +48,7 @@ pub(super) fn parse(
         key_spans: Vec::new(),
         scratch: Vec::new(),
         scratch_map: Vec::new(),
+        sbuf: Vec::new(),
     };
     let r = p.response();
     if r.is_err() {
@@ -67,26 +68,32 @@ struct Parser<'a, 'o> {
     key_spans: Vec<Range<usize>>,
     scratch: Vec<u8>,
     scratch_map: Vec<usize>,
+    /// Unescaped string bytes on the fast path.
+    sbuf: Vec<u8>,
 }
 
 /// Where string bytes go.
 trait Sink {
     /// A plain (already UTF-8 checked) run starting at input offset `at`.
-    fn run(&mut self, s: &[u8], at: usize);
+    fn run(&mut self, s: &str, at: usize);
     /// One unescaped character from the escape at input offset `at`.
     fn ch(&mut self, c: char, at: usize);
+    /// `true` when the sink needs per-byte input offsets (slow path only).
+    fn wants_positions(&self) -> bool {
+        false
+    }
 }
 
 struct NullSink;
 impl Sink for NullSink {
-    fn run(&mut self, _: &[u8], _: usize) {}
+    fn run(&mut self, _: &str, _: usize) {}
     fn ch(&mut self, _: char, _: usize) {}
 }
 
 struct VecSink<'v>(&'v mut Vec<u8>);
 impl Sink for VecSink<'_> {
-    fn run(&mut self, s: &[u8], _: usize) {
-        self.0.extend_from_slice(s);
+    fn run(&mut self, s: &str, _: usize) {
+        self.0.extend_from_slice(s.as_bytes());
     }
     fn ch(&mut self, c: char, _: usize) {
         let mut b = [0u8; 4];
@@ -96,11 +103,8 @@ impl Sink for VecSink<'_> {
 
 struct StringSink<'v>(&'v mut String);
 impl Sink for StringSink<'_> {
-    fn run(&mut self, s: &[u8], _: usize) {
-        // Runs are UTF-8 checked by the caller before they reach a sink.
-        if let Ok(s) = std::str::from_utf8(s) {
-            self.0.push_str(s);
-        }
+    fn run(&mut self, s: &str, _: usize) {
+        self.0.push_str(s);
     }
     fn ch(&mut self, c: char, _: usize) {
         self.0.push(c);
@@ -113,8 +117,11 @@ struct MappedSink<'v> {
     map: &'v mut Vec<usize>,
 }
 impl Sink for MappedSink<'_> {
-    fn run(&mut self, s: &[u8], at: usize) {
-        self.bytes.extend_from_slice(s);
+    fn wants_positions(&self) -> bool {
+        true
+    }
+    fn run(&mut self, s: &str, at: usize) {
+        self.bytes.extend_from_slice(s.as_bytes());
         self.map.extend(at..at + s.len());
     }
     fn ch(&mut self, c: char, at: usize) {
@@ -518,7 +525,57 @@ impl Parser<'_, '_> {
 
     /// A JSON string at `self.pos` (`"`), validated (UTF-8, escapes, control
     /// characters, surrogate pairs) and unescaped into `sink`.
+    ///
+    /// Fast path: unescape into `sbuf` with no per-run UTF-8 check, then check
+    /// the whole string once (runs end at ASCII `"`/`\` and escapes produce
+    /// whole characters, so the concatenation is valid iff every run is). On
+    /// anything irregular the slow path re-parses from the opening quote and
+    /// reports the first error left to right.
     fn string(&mut self, sink: &mut impl Sink) -> Result<(), CodecError> {
+        let start = self.pos;
+        if !sink.wants_positions() && self.string_fast() {
+            if let Ok(s) = std::str::from_utf8(&self.sbuf) {
+                sink.run(s, start + 1);
+                return Ok(());
+            }
+        }
+        self.pos = start;
+        self.string_slow(sink)
+    }
+
+    /// See [`Self::string`]; `false` means "take the slow path".
+    fn string_fast(&mut self) -> bool {
+        self.sbuf.clear();
+        let mut p = self.pos + 1;
+        loop {
+            let rest = &self.input[p..];
+            let Some(n) = memchr::memchr2(b'"', b'\\', rest) else {
+                return false;
+            };
+            let run = &rest[..n];
+            if run.iter().any(|&b| b < 0x20) {
+                return false;
+            }
+            self.sbuf.extend_from_slice(run);
+            p += n;
+            if self.input[p] == b'"' {
+                self.pos = p + 1;
+                return true;
+            }
+            self.pos = p;
+            match self.escape() {
+                Ok(c) => {
+                    let mut b = [0u8; 4];
+                    self.sbuf
+                        .extend_from_slice(c.encode_utf8(&mut b).as_bytes());
+                    p = self.pos;
+                }
+                Err(_) => return false,
+            }
+        }
+    }
+
+    fn string_slow(&mut self, sink: &mut impl Sink) -> Result<(), CodecError> {
         self.pos += 1;
         loop {
             let run_start = self.pos;
@@ -528,10 +585,12 @@ impl Parser<'_, '_> {
                 .position(|&b| STRING_STOP[b as usize])
                 .unwrap_or(rest.len());
             let run = &rest[..n];
-            if let Err(e) = std::str::from_utf8(run) {
-                return Err(self.err(CodecErrorKind::InvalidUtf8, run_start + e.valid_up_to()));
+            match std::str::from_utf8(run) {
+                Ok(t) => sink.run(t, run_start),
+                Err(e) => {
+                    return Err(self.err(CodecErrorKind::InvalidUtf8, run_start + e.valid_up_to()));
+                }
             }
-            sink.run(run, run_start);
             self.pos = run_start + n;
             match self.peek() {
                 None => return Err(self.err(CodecErrorKind::UnexpectedEnd, self.pos)),
