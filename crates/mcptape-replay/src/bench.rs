@@ -200,17 +200,24 @@ impl Client {
 
     /// Cancels request `id`: sends `notifications/cancelled` with its
     /// `requestId` and moves it from pending to cancelled (a later answer is
-    /// counted as late).
-    pub fn cancel(&self, id: u64, reason: &str) {
+    /// counted as late). Returns false, sending nothing, when its answer
+    /// already arrived (after the deadline, so it is counted as late).
+    pub fn cancel(&self, id: u64, reason: &str) -> bool {
         {
             let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
-            s.pending.remove(&id.to_string());
+            if s.pending.remove(&id.to_string()).is_none() {
+                // The answer came between the deadline and now: it is late,
+                // and there is nothing left to cancel.
+                s.late += 1;
+                return false;
+            }
             s.cancelled.insert(id.to_string(), false);
         }
         self.notify(
             "notifications/cancelled",
             &json!({"requestId": id, "reason": reason}),
         );
+        true
     }
 
     /// Stops waiting for cancelled request `id`; returns true if it never answered.
@@ -463,8 +470,9 @@ pub async fn run(
                     }
                     Ok(Err(_)) => count_err(&errors, "closed".into()),
                     Err(_) => {
-                        client.cancel(id, "mcptape bench: timeout");
-                        cancels.fetch_add(1, Ordering::Relaxed);
+                        if client.cancel(id, "mcptape bench: timeout") {
+                            cancels.fetch_add(1, Ordering::Relaxed);
+                        }
                         if client.abandon(id) {
                             abandoned
                                 .lock()
@@ -582,7 +590,9 @@ pub async fn run(
         if !stragglers.is_empty() {
             res.turns_hit_deadline += 1;
             for id in stragglers {
-                client.cancel(id, "mcptape bench: turn deadline");
+                if !client.cancel(id, "mcptape bench: turn deadline") {
+                    continue;
+                }
                 cancels.fetch_add(1, Ordering::Relaxed);
                 let (client, abandoned) = (client.clone(), abandoned.clone());
                 let abandon_at = t0 + timeout;
