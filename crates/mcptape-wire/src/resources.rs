@@ -342,8 +342,9 @@ pub enum ContentsErrorKind {
     /// `_meta` (of the result or an entry) is not an object.
     MetaNotObject,
     /// `blob` is not canonical padded standard base64 (RFC 4648 §4). The
-    /// inner error's offset is relative to the decoded blob string; the
-    /// [`ContentsError::offset`] is absolute in the input.
+    /// inner error's offset is relative to the decoded blob string (in
+    /// lenient mode: to the normalized string); the [`ContentsError::offset`]
+    /// is always absolute in the input.
     InvalidBase64(Base64Error),
     /// `ttlMs` is not an integer (e.g. `1.5`, `"60"`).
     InvalidTtl,
