@@ -183,6 +183,9 @@ pub struct Curve<'a> {
     pub hist: &'a Histogram<u64>,
     /// Stroke colour (`#1f77b4`).
     pub color: &'a str,
+    /// 1: the histogram's own quantiles. N > 1: the F(t)^N prediction from
+    /// it — at percentile q the histogram's quantile at q^(1/N) — drawn dashed.
+    pub power: u32,
 }
 
 /// A latency-by-percentile SVG (x: percentile on the usual "nines" log scale,
@@ -211,7 +214,7 @@ pub fn percentile_svg(title: &str, curves: &[Curve<'_>]) -> String {
     let _ = writeln!(s, r#"<rect width="{w}" height="{h}" fill="white"/>"#);
     let _ = writeln!(
         s,
-        r#"<text x="{}" y="22" font-size="15">{}</text>"#,
+        r#"<text x="{}" y="22" font-size="13">{}</text>"#,
         ml,
         xml_escape(title)
     );
@@ -263,20 +266,28 @@ pub fn percentile_svg(title: &str, curves: &[Curve<'_>]) -> String {
         if c.hist.is_empty() {
             continue;
         }
+        let n = f64::from(c.power.max(1));
         let pts: Vec<String> = qs
             .iter()
-            .map(|&q| {
+            .map(|&q| q.powf(1.0 / n))
+            .zip(qs.iter())
+            .map(|(qv, &q)| {
                 format!(
                     "{:.1},{:.1}",
                     x_of(q),
-                    y_of(c.hist.value_at_quantile(q) as f64 / 1000.0)
+                    y_of(c.hist.value_at_quantile(qv) as f64 / 1000.0)
                 )
             })
             .collect();
         let _ = writeln!(
             s,
-            r#"<polyline fill="none" stroke="{}" stroke-width="2" points="{}"/>"#,
+            r#"<polyline fill="none" stroke="{}" stroke-width="2"{} points="{}"/>"#,
             c.color,
+            if c.power > 1 {
+                r#" stroke-dasharray="6 4""#
+            } else {
+                ""
+            },
             pts.join(" ")
         );
         let ly = mt + 16.0 + ci as f64 * 20.0;
@@ -373,11 +384,13 @@ mod tests {
                     label: "single",
                     hist: &a,
                     color: "#1f77b4",
+                    power: 1,
                 },
                 Curve {
                     label: "none",
                     hist: &empty,
                     color: "#ff7f0e",
+                    power: 1,
                 },
             ],
         );

@@ -76,7 +76,8 @@ fn bench_against_serve_over_stdio_reports_single_reads_turns_and_the_prediction(
     let h = mcptape_replay::report::merge_hlog(&hlog).unwrap();
     assert_eq!(h.len(), 40);
     let svg = std::fs::read_to_string(dir.path().join("latency.svg")).unwrap();
-    assert_eq!(svg.matches("<polyline").count(), 2);
+    assert_eq!(svg.matches("<polyline").count(), 3);
+    assert_eq!(svg.matches("stroke-dasharray").count(), 1);
 }
 
 #[test]

@@ -276,11 +276,16 @@ async fn write_out(
     f.flush().await?;
     let title = format!(
         "{}: single reads vs {}-read turns ({})",
-        report.transcript,
+        Path::new(&report.transcript)
+            .file_name()
+            .map_or(report.transcript.clone(), |f| f
+                .to_string_lossy()
+                .into_owned()),
         report.parallel,
         report.latency.as_deref().unwrap_or("live target")
     );
     let turn_label = format!("{}-read turn", report.parallel);
+    let pred_label = format!("predicted F^{}", report.parallel);
     let svg = percentile_svg(
         &title,
         &[
@@ -288,11 +293,19 @@ async fn write_out(
                 label: "single read",
                 hist: &res.single,
                 color: "#1f77b4",
+                power: 1,
             },
             Curve {
                 label: &turn_label,
                 hist: &res.turn,
                 color: "#d62728",
+                power: 1,
+            },
+            Curve {
+                label: &pred_label,
+                hist: &res.single,
+                color: "#2ca02c",
+                power: report.parallel,
             },
         ],
     );
