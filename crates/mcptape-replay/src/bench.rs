@@ -228,6 +228,12 @@ impl Client {
             .is_some_and(|seen| !seen)
     }
 
+    /// True once the target closed the connection (stdio EOF, HTTP bridge gone);
+    /// the load loops stop then.
+    pub fn is_closed(&self) -> bool {
+        self.state.lock().unwrap_or_else(|p| p.into_inner()).closed
+    }
+
     /// Responses that arrived after their request was cancelled.
     pub fn late_responses(&self) -> u64 {
         self.state.lock().unwrap_or_else(|p| p.into_inner()).late
@@ -458,10 +464,13 @@ pub async fn run(
                 match tokio::time::timeout_at(sent_at + timeout, rx).await {
                     Ok(Ok((o, _))) => {
                         let us = intended.elapsed().as_micros() as u64;
-                        single
-                            .lock()
-                            .unwrap_or_else(|p| p.into_inner())
-                            .saturating_record(us.max(1));
+                        // A closed connection is an error, not a latency.
+                        if o != Outcome::Closed {
+                            single
+                                .lock()
+                                .unwrap_or_else(|p| p.into_inner())
+                                .saturating_record(us.max(1));
+                        }
                         match o {
                             Outcome::Ok => {}
                             Outcome::Error(e) => count_err(&errors, error_class(&e)),
@@ -495,12 +504,17 @@ pub async fn run(
             let next = Arc::new(AtomicU64::new(0));
             let mut workers = FuturesUnordered::new();
             for _ in 0..concurrency.max(1) {
-                let (next, reads, one_read, sent) =
-                    (next.clone(), reads.clone(), one_read.clone(), sent.clone());
+                let (next, reads, one_read, sent, client) = (
+                    next.clone(),
+                    reads.clone(),
+                    one_read.clone(),
+                    sent.clone(),
+                    client.clone(),
+                );
                 workers.push(async move {
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
-                        if i >= n_reads || Instant::now() >= stop_at {
+                        if i >= n_reads || Instant::now() >= stop_at || client.is_closed() {
                             break;
                         }
                         sent.fetch_add(1, Ordering::Relaxed);
@@ -517,7 +531,7 @@ pub async fn run(
             let mut inflight = FuturesUnordered::new();
             for i in 0..n_reads {
                 let intended = start + period.mul_f64(i as f64);
-                if intended >= stop_at {
+                if intended >= stop_at || client.is_closed() {
                     break;
                 }
                 // Drain finished reads while waiting for the next send time.
@@ -547,7 +561,7 @@ pub async fn run(
     let mut background = FuturesUnordered::new();
     let mut k = 0usize;
     for _ in 0..cfg.turns.min(MAX_COUNT) {
-        if Instant::now() >= stop2 {
+        if Instant::now() >= stop2 || client.is_closed() {
             break;
         }
         let t0 = Instant::now();
@@ -568,7 +582,9 @@ pub async fn run(
                 r = waiting.next() => match r {
                     Some((id, out)) => {
                         answered.push(id);
-                        res.turn_reads.saturating_record((t0.elapsed().as_micros() as u64).max(1));
+                        if !matches!(out, Ok((Outcome::Closed, _)) | Err(_)) {
+                            res.turn_reads.saturating_record((t0.elapsed().as_micros() as u64).max(1));
+                        }
                         match out {
                             Ok((Outcome::Ok, _)) => {}
                             Ok((Outcome::Error(e), _)) => count_err(&errors, error_class(&e)),
@@ -579,6 +595,9 @@ pub async fn run(
                 },
                 _ = tokio::time::sleep_until(turn_deadline) => break,
             }
+        }
+        if client.is_closed() {
+            break; // the target went away mid-turn: no turn time to report
         }
         let took = t0.elapsed().min(deadline);
         res.turn.saturating_record((took.as_micros() as u64).max(1));

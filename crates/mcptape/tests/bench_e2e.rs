@@ -179,3 +179,26 @@ fn bench_rejects_parallel_past_the_limit() {
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("--parallel must be 1..=1024"));
 }
+
+#[test]
+fn bench_stops_when_a_drop_connection_fault_closes_the_stdio_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, r) = bench(
+        &[
+            "--latency",
+            "fixed:1ms",
+            "--fault",
+            "drop-connection@100%",
+            "--reads",
+            "50",
+            "--turns",
+            "10",
+        ],
+        dir.path(),
+    );
+    // The handshake is exempt from faults; the first read drops the session.
+    assert_eq!(r["errors"]["closed"], 1, "{r}");
+    assert_eq!(r["single"]["count"], 0);
+    assert_eq!(r["turns"], 0);
+    assert_eq!(r["server"]["dropped"], 1);
+}
