@@ -28,6 +28,7 @@ struct Inner {
     out: TranscriptWriter<Box<dyn Write + Send>>,
     failed: Option<std::io::Error>,
     protocol_seen: bool,
+    last_t_us: u64,
 }
 
 impl std::fmt::Debug for TranscriptSink {
@@ -86,6 +87,7 @@ impl TranscriptSink {
                 out,
                 failed: None,
                 protocol_seen: false,
+                last_t_us: 0,
             }),
             started,
             path: path.to_owned(),
@@ -103,14 +105,20 @@ impl TranscriptSink {
     /// records are dropped: the proxy keeps passing bytes through even when the
     /// disk is full, and reports the failure at the end.
     pub fn record(&self, event: Event) {
+        self.record_at(None, event);
+    }
+
+    /// Appends one record stamped `t_us` (µs since start, taken when the
+    /// event happened), or the current time when `None`. A time earlier than
+    /// the last record's is raised to it, so the file's `tUs` never go back.
+    pub fn record_at(&self, t_us: Option<u64>, event: Event) {
         let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         if inner.failed.is_some() {
             return;
         }
-        let record = Record {
-            t_us: self.now_us(),
-            event,
-        };
+        let t_us = t_us.unwrap_or_else(|| self.now_us()).max(inner.last_t_us);
+        inner.last_t_us = t_us;
+        let record = Record { t_us, event };
         if let Err(e) = inner.out.write(&record) {
             inner.failed = Some(e);
         }
@@ -123,6 +131,17 @@ impl TranscriptSink {
     /// UTF-8). On the first `initialize` or `server/discover` result seen,
     /// also records an [`Event::Protocol`] record with the negotiated version.
     pub fn record_line(&self, dir: Direction, bytes: &[u8], http: Option<HttpMeta>) {
+        self.record_line_at(None, dir, bytes, http);
+    }
+
+    /// [`TranscriptSink::record_line`] stamped `t_us` (see [`TranscriptSink::record_at`]).
+    pub fn record_line_at(
+        &self,
+        t_us: Option<u64>,
+        dir: Direction,
+        bytes: &[u8],
+        http: Option<HttpMeta>,
+    ) {
         let text = std::str::from_utf8(bytes).ok();
         let msg = text.and_then(|s| Record::message(0, dir, s).ok());
         let Some(Record {
@@ -130,21 +149,24 @@ impl TranscriptSink {
             ..
         }) = msg
         else {
-            self.record(Event::Noise {
-                dir,
-                line: String::from_utf8_lossy(bytes).into_owned(),
-            });
+            self.record_at(
+                t_us,
+                Event::Noise {
+                    dir,
+                    line: String::from_utf8_lossy(bytes).into_owned(),
+                },
+            );
             return;
         };
         let version = protocol_version_of(dir, msg.get());
-        self.record(Event::Message { dir, msg, http });
+        self.record_at(t_us, Event::Message { dir, msg, http });
         if let Some(version) = version {
             let first = {
                 let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
                 !std::mem::replace(&mut inner.protocol_seen, true)
             };
             if first {
-                self.record(Event::Protocol { version });
+                self.record_at(t_us, Event::Protocol { version });
             }
         }
     }

@@ -14,10 +14,13 @@
 //! then sends SIGKILL. A real server may otherwise wait a minute on a request
 //! the client never answered (server-everything does, for `roots/list`).
 //!
-//! Buffering is bounded: one [`CHUNK_BYTES`] read buffer per direction plus
-//! the framer's line buffer (at most [`MAX_LINE_BYTES`] + 1); a slow
-//! reader on one side stalls the other side's reads (back-pressure), never
-//! grows a queue.
+//! Buffering is bounded: one [`CHUNK_BYTES`] read buffer per direction, the
+//! framer's line buffer (at most [`MAX_LINE_BYTES`] + 1), and
+//! [`RECORD_QUEUE_BYTES`] of completed lines waiting for the transcript-writer
+//! thread (recording is off the forwarding path; a slow disk stalls
+//! forwarding only once that much is queued). A slow reader on one side
+//! stalls the other side's reads (back-pressure), never grows a queue.
+//! Record times are taken when a line's last byte arrives.
 
 use std::process::Stdio;
 use std::sync::Arc;
@@ -33,6 +36,11 @@ use mcptape_transport::stdio::{FrameRef, LineFramer, MAX_LINE_BYTES};
 
 /// Size of the read buffer of each proxied stream, in bytes (64 KiB).
 pub const CHUNK_BYTES: usize = 64 * 1024;
+
+/// Bytes of completed lines queued between the forwarding tasks and the
+/// transcript-writer thread (64 MiB + 64 KiB). Forwarding never waits for the
+/// disk until this much is queued; beyond it, it does (bounded buffering).
+pub const RECORD_QUEUE_BYTES: usize = MAX_LINE_BYTES + CHUNK_BYTES;
 
 /// Default time the server gets to exit by itself after its stdin is closed (2 s,
 /// the Python SDK's `PROCESS_TERMINATION_TIMEOUT`).
@@ -163,14 +171,19 @@ pub async fn run_stdio_proxy_with(
     let child_out = child.stdout.take().expect("piped stdout");
     let child_err = child.stderr.take().expect("piped stderr");
 
+    // Lines are recorded by a writer thread, off the forwarding path.
+    let (queue, writer) = RecordQueue::start(sink.clone());
+    // Turns true when the server has exited: the pumps then stop after DRAIN_AFTER_EXIT_MS without data.
+    let (exited_tx, exited) = tokio::sync::watch::channel(false);
     // client → server
     let (eof_tx, mut eof_rx) = tokio::sync::oneshot::channel::<()>();
-    let s = sink.clone();
+    let (q, x) = (queue.clone(), exited.clone());
     let c2s = tokio::spawn(async move {
         let r = pump(
             client_in,
             child_in,
-            &s,
+            &q,
+            x,
             Dir::Message(Direction::C2s),
             "server stdin",
         )
@@ -179,23 +192,24 @@ pub async fn run_stdio_proxy_with(
         r
     });
     // server → client
-    let s = sink.clone();
+    let (q, x) = (queue.clone(), exited.clone());
     let s2c = tokio::spawn(async move {
         pump(
             child_out,
             client_out,
-            &s,
+            &q,
+            x,
             Dir::Message(Direction::S2c),
             "client stdout",
         )
         .await
     });
     // server stderr → our stderr
-    let s = sink.clone();
-    let err =
-        tokio::spawn(
-            async move { pump(child_err, client_err, &s, Dir::Stderr, "client stderr").await },
-        );
+    let (q, x) = (queue.clone(), exited);
+    let err = tokio::spawn(async move {
+        pump(child_err, client_err, &q, x, Dir::Stderr, "client stderr").await
+    });
+    drop(queue);
 
     let mut signals = ForwardSignals::new();
     let mut killed_by_proxy = false;
@@ -222,18 +236,19 @@ pub async fn run_stdio_proxy_with(
         killed_by_proxy,
     };
 
-    // Drain what the child wrote before it died (bounded: a grandchild may hold the pipes).
-    let drain = Duration::from_millis(DRAIN_AFTER_EXIT_MS);
-    let _ = tokio::time::timeout(drain, async {
-        let _ = s2c.await;
-        let _ = err.await;
-    })
-    .await;
+    // Drain what the child wrote before it died: the server-side pumps end at EOF, or
+    // after DRAIN_AFTER_EXIT_MS without data (a grandchild may hold the pipes open).
+    let _ = exited_tx.send(true);
+    let _ = s2c.await;
+    let _ = err.await;
+    // The client side no longer matters; every queued line is recorded, then the exit.
+    c2s.abort();
+    let _ = c2s.await;
+    let _ = tokio::task::spawn_blocking(move || writer.join()).await;
     sink.record(Event::Exit {
         code: exit.code,
         signal: exit.signal,
     });
-    c2s.abort();
     Ok(exit)
 }
 
@@ -278,7 +293,8 @@ enum Dir {
 async fn pump(
     mut from: impl AsyncRead + Unpin,
     mut to: impl AsyncWrite + Unpin,
-    sink: &TranscriptSink,
+    queue: &RecordQueue,
+    mut exited: tokio::sync::watch::Receiver<bool>,
     dir: Dir,
     to_name: &'static str,
 ) -> Result<(), RecordError> {
@@ -286,9 +302,13 @@ async fn pump(
     let mut framer = LineFramer::new(MAX_LINE_BYTES);
     let mut forwarding = true;
     let mut first_write_error: Option<std::io::Error> = None;
-    let emit = |f: FrameRef<'_>| record_framed(sink, dir, f);
+    let mut pending = Vec::new();
     loop {
-        let n = match from.read(&mut buf).await {
+        let read = tokio::select! {
+            r = from.read(&mut buf) => r,
+            () = idle_after_exit(&mut exited) => break,
+        };
+        let n = match read {
             Ok(0) => break,
             Ok(n) => n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
@@ -298,9 +318,17 @@ async fn pump(
             forwarding = false;
             first_write_error = Some(e);
         }
-        framer.push_with(&buf[..n], emit);
+        let t_us = queue.sink.now_us();
+        framer.push_with(&buf[..n], |f| pending.push(Pending::of(dir, t_us, f)));
+        for p in pending.drain(..) {
+            queue.push(p).await;
+        }
     }
-    framer.finish_with(emit);
+    let t_us = queue.sink.now_us();
+    framer.finish_with(|f| pending.push(Pending::of(dir, t_us, f)));
+    for p in pending.drain(..) {
+        queue.push(p).await;
+    }
     let _ = to.shutdown().await;
     drop(to);
     match first_write_error {
@@ -309,26 +337,97 @@ async fn pump(
     }
 }
 
+/// Resolves [`DRAIN_AFTER_EXIT_MS`] after the server exited (restarted by every read).
+async fn idle_after_exit(exited: &mut tokio::sync::watch::Receiver<bool>) {
+    let _ = exited.wait_for(|e| *e).await;
+    tokio::time::sleep(Duration::from_millis(DRAIN_AFTER_EXIT_MS)).await;
+}
+
+/// A completed line waiting to be recorded, with the time its last byte arrived.
+enum Pending {
+    Line(Dir, u64, Vec<u8>),
+    TooLong(Dir, u64, String),
+}
+
+impl Pending {
+    fn of(dir: Dir, t_us: u64, f: FrameRef<'_>) -> Pending {
+        match f {
+            FrameRef::Message(l) | FrameRef::Noise(l) => Pending::Line(dir, t_us, l.to_vec()),
+            FrameRef::TooLong(e) => Pending::TooLong(dir, t_us, e.to_string()),
+        }
+    }
+
+    fn cost(&self) -> u32 {
+        let n = match self {
+            Pending::Line(_, _, b) => b.len(),
+            Pending::TooLong(..) => 0,
+        };
+        // Per-entry overhead counted too, so many tiny lines are bounded as well.
+        u32::try_from((n + 64).min(RECORD_QUEUE_BYTES)).unwrap_or(u32::MAX)
+    }
+}
+
+/// Byte-bounded queue from the forwarding tasks to the transcript-writer thread.
+#[derive(Clone)]
+struct RecordQueue {
+    tx: tokio::sync::mpsc::UnboundedSender<(Pending, tokio::sync::OwnedSemaphorePermit)>,
+    budget: Arc<tokio::sync::Semaphore>,
+    sink: Arc<TranscriptSink>,
+}
+
+impl RecordQueue {
+    fn start(sink: Arc<TranscriptSink>) -> (Self, std::thread::JoinHandle<()>) {
+        let (tx, mut rx) =
+            tokio::sync::mpsc::unbounded_channel::<(Pending, tokio::sync::OwnedSemaphorePermit)>();
+        let s = sink.clone();
+        let writer = std::thread::Builder::new()
+            .name("mcptape-transcript".into())
+            .spawn(move || {
+                while let Some((p, permit)) = rx.blocking_recv() {
+                    record_pending(&s, p);
+                    drop(permit);
+                }
+            })
+            .expect("spawn the transcript writer thread");
+        let budget = Arc::new(tokio::sync::Semaphore::new(RECORD_QUEUE_BYTES));
+        (RecordQueue { tx, budget, sink }, writer)
+    }
+
+    /// Queues `p`, waiting while more than [`RECORD_QUEUE_BYTES`] are queued.
+    async fn push(&self, p: Pending) {
+        if let Ok(permit) = self.budget.clone().acquire_many_owned(p.cost()).await {
+            let _ = self.tx.send((p, permit));
+        }
+    }
+}
+
 async fn write_chunk(to: &mut (impl AsyncWrite + Unpin), bytes: &[u8]) -> std::io::Result<()> {
     to.write_all(bytes).await?;
     to.flush().await
 }
 
-fn record_framed(sink: &TranscriptSink, dir: Dir, f: FrameRef<'_>) {
-    match (dir, f) {
-        (Dir::Message(d), FrameRef::Message(l) | FrameRef::Noise(l)) => {
-            sink.record_line(d, l, None)
-        }
-        (Dir::Stderr, FrameRef::Message(l) | FrameRef::Noise(l)) => sink.record(Event::Stderr {
-            line: String::from_utf8_lossy(l).into_owned(),
-        }),
-        (Dir::Message(d), FrameRef::TooLong(e)) => sink.record(Event::Noise {
-            dir: d,
-            line: format!("<mcptape: {e}; passed through, not recorded>"),
-        }),
-        (Dir::Stderr, FrameRef::TooLong(e)) => sink.record(Event::Stderr {
-            line: format!("<mcptape: stderr {e}; passed through, not recorded>"),
-        }),
+fn record_pending(sink: &TranscriptSink, p: Pending) {
+    match p {
+        Pending::Line(Dir::Message(d), t, l) => sink.record_line_at(Some(t), d, &l, None),
+        Pending::Line(Dir::Stderr, t, l) => sink.record_at(
+            Some(t),
+            Event::Stderr {
+                line: String::from_utf8_lossy(&l).into_owned(),
+            },
+        ),
+        Pending::TooLong(Dir::Message(d), t, e) => sink.record_at(
+            Some(t),
+            Event::Noise {
+                dir: d,
+                line: format!("<mcptape: {e}; passed through, not recorded>"),
+            },
+        ),
+        Pending::TooLong(Dir::Stderr, t, e) => sink.record_at(
+            Some(t),
+            Event::Stderr {
+                line: format!("<mcptape: stderr {e}; passed through, not recorded>"),
+            },
+        ),
     }
 }
 
