@@ -146,6 +146,19 @@ impl Tape {
     /// object (batches are not replayable), [`ReplayErrorKind::TooManyMessages`]
     /// past [`MAX_TAPE_MESSAGES`].
     pub fn from_transcript(t: &Transcript) -> Result<Tape, ReplayError> {
+        Tape::from_transcript_limited(t, MAX_TAPE_MESSAGES)
+    }
+
+    /// [`Tape::from_transcript`] with a message limit of `max_messages`
+    /// (at most [`MAX_TAPE_MESSAGES`]; for tests of the limit).
+    ///
+    /// # Errors
+    /// As [`Tape::from_transcript`], with `max_messages` as the limit.
+    pub fn from_transcript_limited(
+        t: &Transcript,
+        max_messages: usize,
+    ) -> Result<Tape, ReplayError> {
+        let max_messages = max_messages.min(MAX_TAPE_MESSAGES);
         let mut client = Vec::new();
         let mut exchanges = Vec::new();
         let mut session_rejection = None;
@@ -157,10 +170,9 @@ impl Tape {
                 continue;
             };
             n += 1;
-            if n > MAX_TAPE_MESSAGES {
+            if n > max_messages {
                 return Err(
-                    ReplayError::new(ReplayErrorKind::TooManyMessages(MAX_TAPE_MESSAGES))
-                        .at_record(i),
+                    ReplayError::new(ReplayErrorKind::TooManyMessages(max_messages)).at_record(i),
                 );
             }
             let v: Value = serde_json::from_str(msg.get()).map_err(|e| {
@@ -293,5 +305,75 @@ impl Tape {
     /// Recorded server delays of every exchange, µs.
     pub fn recorded_delays_us(&self) -> Vec<u64> {
         self.exchanges.iter().map(|e| e.delay_us).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ReplayErrorKind;
+
+    fn tiny() -> Transcript {
+        let bytes = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/tiny-two-reads.jsonl"
+        ))
+        .unwrap();
+        mcptape_transcript::reader::read(&bytes).unwrap()
+    }
+
+    #[test]
+    fn message_limit_at_and_past() {
+        // tiny-two-reads.jsonl holds 9 messages.
+        let t = tiny();
+        let tape = Tape::from_transcript_limited(&t, 9).unwrap();
+        assert_eq!(tape.exchanges.len(), 4);
+        let e = Tape::from_transcript_limited(&t, 8).unwrap_err();
+        assert!(matches!(e.kind, ReplayErrorKind::TooManyMessages(8)));
+        assert_eq!(e.record, Some(8));
+    }
+
+    #[test]
+    fn pairs_replies_by_id_and_records_their_delay() {
+        let tape = Tape::from_transcript(&tiny()).unwrap();
+        let delays: Vec<u64> = tape.exchanges.iter().map(|e| e.delay_us).collect();
+        assert_eq!(delays, vec![2_000, 12_000, 40_000, 1_000]);
+        assert_eq!(tape.reads().len(), 3);
+        assert_eq!(tape.handshake().unwrap().method, "initialize");
+        // `_meta` is not part of the match; key order is not either.
+        assert!(matches!(
+            tape.lookup(
+                "resources/read",
+                &serde_json::json!({"_meta": {"x": 1}, "uri": "file:///project/img/b.png"})
+            ),
+            Match::Exact(_)
+        ));
+        assert!(matches!(
+            tape.lookup("initialize", &serde_json::json!({"other": true})),
+            Match::ByMethod(_)
+        ));
+        assert!(matches!(
+            tape.lookup("resources/read", &serde_json::json!({"uri": "file:///x"})),
+            Match::NoParams
+        ));
+        assert!(matches!(
+            tape.lookup("tools/list", &Value::Null),
+            Match::NoMethod
+        ));
+    }
+
+    #[test]
+    fn default_roots_are_the_common_directory_per_scheme_and_authority() {
+        let r = crate::serve::default_roots(&[
+            "file:///project/a.md",
+            "file:///project/img/b.png",
+            "demo://resource/static/document/x.md",
+            "demo://resource/dynamic/text/1",
+            "mcptape://items/42",
+        ]);
+        assert_eq!(
+            r,
+            vec!["file:///project/", "demo://resource/", "mcptape://items/"]
+        );
     }
 }

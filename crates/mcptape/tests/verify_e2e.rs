@@ -104,3 +104,26 @@ fn verify_fails_when_the_target_serves_a_different_recording() {
     assert_eq!(code, 1);
     assert!(!rep["differences"].as_array().unwrap().is_empty());
 }
+
+#[test]
+fn verify_over_streamable_http_passes_against_the_live_python_server_in_both_eras() {
+    let p = peers();
+    let port = free_port();
+    let _server = start_py_http(&p, port);
+    for t in ["py-stdio-2025-11-25.jsonl", "py-stdio-2026-07-28.jsonl"] {
+        let mut cmd = Command::new(mcptape());
+        cmd.arg("verify")
+            .arg(repo_root().join("corpus/transcripts").join(t))
+            .args([
+                "--target-url",
+                &format!("http://127.0.0.1:{port}/mcp"),
+                "--json",
+            ]);
+        let (o, _) = run_bounded(&mut cmd, Duration::from_secs(120));
+        let rep: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(rep["differences"], serde_json::json!([]), "{t}");
+        assert_eq!(rep["unanswered"], serde_json::json!([]), "{t}");
+        assert!(rep["compared"].as_u64().unwrap() >= 10, "{t}: {rep}");
+        assert!(o.status.success(), "{t}");
+    }
+}
