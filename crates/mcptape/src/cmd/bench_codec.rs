@@ -23,8 +23,9 @@ pub struct Args {
     /// seeds' 160 MB directory read).
     #[arg(long, default_value_t = 1)]
     pub entries: usize,
-    /// Timed iterations per row (the median is reported; one warm-up run
-    /// is not counted).
+    /// Timed iterations per row; the rows of a group run round-robin (each
+    /// once per iteration) so machine load hits them alike. The median is
+    /// reported; one warm-up round is not counted.
     #[arg(long, default_value_t = 15)]
     pub iters: usize,
 }
@@ -37,23 +38,63 @@ struct Row {
     median_s: f64,
 }
 
-fn median_secs(iters: usize, mut f: impl FnMut()) -> f64 {
-    f();
-    let mut t: Vec<f64> = (0..iters)
-        .map(|_| {
+/// A row to time: its label, bytes per call, and the work (owning its output).
+type Job<'a> = (&'static str, String, usize, Box<dyn FnMut() + 'a>);
+
+/// Times every job round-robin — iteration `i` runs each job once, in turn —
+/// so load from other processes hits all rows alike; one warm-up round is not
+/// counted. Returns each job's median.
+fn measure(iters: usize, jobs: Vec<Job<'_>>) -> Vec<Row> {
+    let mut jobs = jobs;
+    let mut times = vec![Vec::with_capacity(iters); jobs.len()];
+    for round in 0..=iters {
+        for (j, job) in jobs.iter_mut().enumerate() {
             let s = Instant::now();
-            f();
-            s.elapsed().as_secs_f64()
+            (job.3)();
+            if round > 0 {
+                times[j].push(s.elapsed().as_secs_f64());
+            }
+        }
+    }
+    jobs.into_iter()
+        .zip(times)
+        .map(|((group, id, bytes, _), mut t)| {
+            t.sort_by(f64::total_cmp);
+            Row {
+                group,
+                id,
+                bytes,
+                median_s: t[t.len() / 2],
+            }
         })
-        .collect();
-    t.sort_by(f64::total_cmp);
-    t[t.len() / 2]
+        .collect()
+}
+
+fn memcpy_job<'a>(group: &'static str, src: &'a [u8]) -> Job<'a> {
+    let mut dst = vec![0u8; src.len()];
+    (
+        group,
+        "memcpy/copy_from_slice".into(),
+        src.len(),
+        Box::new(move || {
+            dst.copy_from_slice(black_box(src));
+            black_box(&dst);
+        }),
+    )
+}
+
+fn lib_name(path: Path) -> &'static str {
+    if path == Path::Scalar {
+        "base64"
+    } else {
+        "base64-simd"
+    }
 }
 
 /// Runs `mcptape bench-codec`.
 ///
 /// Errors: `--entries`, `--size` or `--iters` of 0; a path failing to decode
-/// the generated response (a bug, reported with the codec error).
+/// the generated response or blob (a bug, reported with the codec error).
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     ensure!(
         args.entries > 0 && args.size > 0 && args.iters > 0,
@@ -62,85 +103,60 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let response = payload::blob_response(args.entries, args.size);
     let raw = payload::png_like(args.size, 0x5EED);
     let text = b64::encode(Path::Simd, &raw).into_bytes();
-    let iters = args.iters;
-    let mut rows = Vec::new();
-
-    let memcpy = |group, src: &[u8]| {
-        let mut dst = vec![0u8; src.len()];
-        Row {
-            group,
-            id: "memcpy/copy_from_slice".into(),
-            bytes: src.len(),
-            median_s: median_secs(iters, || {
-                dst.copy_from_slice(black_box(src));
-                black_box(&dst);
-            }),
-        }
-    };
+    for path in Path::ALL {
+        let back = b64::decode(path, &text).with_context(|| format!("base64 {path:?}"))?;
+        ensure!(back == raw, "base64 {path:?} round trip differs");
+    }
 
     // base64_decode: one blob's base64 text.
-    rows.push(memcpy("base64_decode", &text));
-    let mut out = Vec::with_capacity(raw.len() + 64);
+    let mut jobs: Vec<Job<'_>> = vec![memcpy_job("base64_decode", &text)];
     for path in Path::ALL {
-        let mut failed = None;
-        let median_s = median_secs(iters, || {
-            out.clear();
-            if let Err(e) = b64::decode_append(path, black_box(&text), &mut out) {
-                failed = Some(e);
-            }
-        });
-        if let Some(e) = failed {
-            anyhow::bail!("base64 {} failed: {e}", path.name());
-        }
-        let lib = if path == Path::Scalar {
-            "base64"
-        } else {
-            "base64-simd"
-        };
-        rows.push(Row {
-            group: "base64_decode",
-            id: format!("{}/{lib}", path.name()),
-            bytes: text.len(),
-            median_s,
-        });
+        let mut out = Vec::with_capacity(raw.len() + 64);
+        let text = &text;
+        jobs.push((
+            "base64_decode",
+            format!("{}/{}", path.name(), lib_name(path)),
+            text.len(),
+            Box::new(move || {
+                out.clear();
+                black_box(b64::decode_append(path, black_box(text), &mut out).is_ok());
+            }),
+        ));
     }
     for k in Kernel::available() {
-        let median_s = median_secs(iters, || {
-            out.clear();
-            black_box(k.decode_prefix(black_box(&text), &mut out));
-        });
-        rows.push(Row {
-            group: "base64_decode",
-            id: format!("fused/{}", k.name()),
-            bytes: text.len(),
-            median_s,
-        });
+        let mut out = Vec::with_capacity(raw.len() + 64);
+        let text = &text;
+        jobs.push((
+            "base64_decode",
+            format!("fused/{}", k.name()),
+            text.len(),
+            Box::new(move || {
+                out.clear();
+                black_box(k.decode_prefix(black_box(text), &mut out));
+            }),
+        ));
     }
+    let mut rows = measure(args.iters, jobs);
 
     // base64_encode: one blob's raw bytes.
-    rows.push(memcpy("base64_encode", &raw));
-    let mut s = String::with_capacity(text.len() + 64);
+    let mut jobs: Vec<Job<'_>> = vec![memcpy_job("base64_encode", &raw)];
     for path in Path::ALL {
-        let median_s = median_secs(iters, || {
-            s.clear();
-            b64::encode_append(path, black_box(&raw), &mut s);
-            black_box(&s);
-        });
-        let lib = if path == Path::Scalar {
-            "base64"
-        } else {
-            "base64-simd"
-        };
-        rows.push(Row {
-            group: "base64_encode",
-            id: format!("{}/{lib}", path.name()),
-            bytes: raw.len(),
-            median_s,
-        });
+        let mut s = String::with_capacity(text.len() + 64);
+        let raw = &raw;
+        jobs.push((
+            "base64_encode",
+            format!("{}/{}", path.name(), lib_name(path)),
+            raw.len(),
+            Box::new(move || {
+                s.clear();
+                b64::encode_append(path, black_box(raw), &mut s);
+                black_box(&s);
+            }),
+        ));
     }
+    rows.extend(measure(args.iters, jobs));
 
-    // read_result_decode: the whole response, reused Decoder per path.
-    rows.push(memcpy("read_result_decode", &response));
+    // read_result_decode: the whole response, one reused Decoder per path.
     let mut decoders: Vec<(String, Decoder)> = vec![
         (
             "scalar/serde_json+base64".into(),
@@ -157,23 +173,25 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             Decoder::with_kernel(CodecPath::Fused, k),
         ));
     }
+    let mut jobs: Vec<Job<'_>> = vec![memcpy_job("read_result_decode", &response)];
     for (id, mut dec) in decoders {
         let got = dec
             .decode(&response)
             .with_context(|| format!("{id} rejected the generated response"))?
             .blob_bytes();
         ensure!(got == args.size * args.entries, "{id} decoded {got} bytes");
-        let median_s = median_secs(iters, || {
-            let r = dec.decode(black_box(&response)).map(|r| r.blob_bytes());
-            black_box(r.ok());
-        });
-        rows.push(Row {
-            group: "read_result_decode",
+        let response = &response;
+        jobs.push((
+            "read_result_decode",
             id,
-            bytes: response.len(),
-            median_s,
-        });
+            response.len(),
+            Box::new(move || {
+                let r = dec.decode(black_box(response)).map(|r| r.blob_bytes());
+                black_box(r.ok());
+            }),
+        ));
     }
+    rows.extend(measure(args.iters, jobs));
 
     print_report(&args, response.len(), &rows);
     Ok(ExitCode::SUCCESS)
