@@ -23,7 +23,7 @@ use futures::StreamExt;
 use futures::stream::FuturesUnordered;
 use hdrhistogram::Histogram;
 use serde_json::{Value, json};
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tokio::time::{Duration, Instant};
@@ -32,9 +32,10 @@ use mcptape_wire::classify::{ReadErrorClass, classify_read_error};
 use mcptape_wire::jsonrpc::ErrorObject;
 
 use crate::error::{ReplayError, ReplayErrorKind};
-use crate::lines::{MAX_LINE_BYTES, read_line};
+use crate::lines::{FramedReader, MAX_LINE_BYTES};
 use crate::report::new_hist;
 use crate::tape::Tape;
+use mcptape_transport::stdio::Frame;
 
 /// Largest `--parallel`: 1024 reads per turn.
 pub const MAX_PARALLEL: u32 = 1024;
@@ -96,9 +97,11 @@ impl Client {
         // Weak: the reader must not keep the writer alive after `close`.
         let out = tx.downgrade();
         let reader = tokio::spawn(async move {
-            let mut r = BufReader::new(r);
-            let mut buf = Vec::new();
-            while let Ok(true) = read_line(&mut r, &mut buf, MAX_LINE_BYTES).await {
+            let mut r = FramedReader::new(r, MAX_LINE_BYTES);
+            while let Ok(Some(frame)) = r.next().await {
+                let Frame::Message(buf) = frame else {
+                    continue; // noise or an over-long line: not a message
+                };
                 let Ok(Value::Object(o)) = serde_json::from_slice::<Value>(&buf) else {
                     continue;
                 };

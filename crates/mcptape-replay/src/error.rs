@@ -33,9 +33,6 @@ pub enum ReplayErrorKind {
     /// The target closed the connection.
     #[error("target closed the connection")]
     Closed,
-    /// An incoming line is longer than [`crate::lines::MAX_LINE_BYTES`].
-    #[error("line of more than {0} bytes")]
-    LineTooLong(usize),
     /// `parallel` outside 1..=[`crate::bench::MAX_PARALLEL`].
     #[error("parallel reads per turn {0} is outside 1..={max}", max = crate::bench::MAX_PARALLEL)]
     ParallelOutOfRange(u32),

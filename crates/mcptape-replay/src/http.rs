@@ -305,9 +305,11 @@ pub fn bridge(
             }
         });
         let inflight: Arc<Mutex<HashMap<String, tokio::task::AbortHandle>>> = Arc::default();
-        let mut r = tokio::io::BufReader::new(r);
-        let mut buf = Vec::new();
-        while let Ok(true) = crate::lines::read_line(&mut r, &mut buf, MAX_LINE_BYTES).await {
+        let mut r = crate::lines::FramedReader::new(r, MAX_LINE_BYTES);
+        while let Ok(Some(frame)) = r.next().await {
+            let mcptape_transport::stdio::Frame::Message(buf) = frame else {
+                continue;
+            };
             let line = String::from_utf8_lossy(&buf).into_owned();
             let v: Value = serde_json::from_str(&line).unwrap_or(Value::Null);
             let method = v

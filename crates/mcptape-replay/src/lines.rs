@@ -1,56 +1,69 @@
-//! Newline-delimited JSON-RPC over a byte stream (MCP stdio transport,
-//! 2025-11-25 "Transports" §stdio), with a bounded line buffer.
+//! Newline-delimited JSON-RPC over an async byte stream (MCP stdio transport,
+//! 2025-11-25 "Transports" §stdio): the async shell around the sans-IO
+//! [`mcptape_transport::stdio::LineFramer`], which owns the framing rules
+//! (cut at `\n`, strip one `\r`, classify each line, bounded buffer).
 
-use tokio::io::{AsyncBufRead, AsyncBufReadExt};
+use std::collections::VecDeque;
 
-use crate::error::{ReplayError, ReplayErrorKind};
+use mcptape_transport::stdio::{Frame, LineFramer};
+use tokio::io::{AsyncRead, AsyncReadExt};
 
-/// Largest incoming line accepted, bytes (256 MiB: a 1,834,208-byte blob is
-/// 2,445,612 base64 chars, so this leaves room for ~100 such entries).
-pub const MAX_LINE_BYTES: usize = 256 * 1024 * 1024;
+pub use mcptape_transport::stdio::MAX_LINE_BYTES;
 
-/// Reads one line (without `\n` and one trailing `\r`) into `buf`.
-/// Returns `Ok(false)` at end of stream with nothing buffered.
-///
-/// # Errors
-/// [`ReplayErrorKind::LineTooLong`] past `max` bytes (the rest of the stream
-/// is then not trustworthy), [`ReplayErrorKind::Io`] from the reader.
-pub async fn read_line<R: AsyncBufRead + Unpin>(
-    r: &mut R,
-    buf: &mut Vec<u8>,
-    max: usize,
-) -> Result<bool, ReplayError> {
-    buf.clear();
-    loop {
-        let avail = r.fill_buf().await?;
-        if avail.is_empty() {
-            return Ok(!buf.is_empty());
-        }
-        let (done, used) = match memchr_nl(avail) {
-            Some(i) => {
-                buf.extend_from_slice(&avail[..i]);
-                (true, i + 1)
-            }
-            None => {
-                buf.extend_from_slice(avail);
-                (false, avail.len())
-            }
-        };
-        r.consume(used);
-        if buf.len() > max {
-            return Err(ReplayError::new(ReplayErrorKind::LineTooLong(max)));
-        }
-        if done {
-            if buf.last() == Some(&b'\r') {
-                buf.pop();
-            }
-            return Ok(true);
-        }
-    }
+/// Bytes read from the stream per `read` call (64 KiB).
+pub const READ_CHUNK_BYTES: usize = 64 * 1024;
+
+/// Frames read from an async stream, one at a time.
+#[derive(Debug)]
+pub struct FramedReader<R> {
+    r: R,
+    framer: LineFramer,
+    queue: VecDeque<Frame>,
+    chunk: Vec<u8>,
+    done: bool,
 }
 
-fn memchr_nl(b: &[u8]) -> Option<usize> {
-    b.iter().position(|&c| c == b'\n')
+impl<R: AsyncRead + Unpin> FramedReader<R> {
+    /// Frames `r` keeping lines of up to `max_line_bytes` (usually
+    /// [`MAX_LINE_BYTES`]; a longer line is a [`Frame::TooLong`] and the
+    /// stream goes on).
+    pub fn new(r: R, max_line_bytes: usize) -> Self {
+        FramedReader {
+            r,
+            framer: LineFramer::new(max_line_bytes),
+            queue: VecDeque::new(),
+            chunk: vec![0; READ_CHUNK_BYTES],
+            done: false,
+        }
+    }
+
+    /// The next frame: a message line, a noise line (not exactly one JSON
+    /// value), or a too-long marker; `None` at end of stream (an
+    /// unterminated last line is still framed).
+    ///
+    /// # Errors
+    /// The reader's I/O error.
+    pub async fn next(&mut self) -> std::io::Result<Option<Frame>> {
+        loop {
+            if let Some(f) = self.queue.pop_front() {
+                return Ok(Some(f));
+            }
+            if self.done {
+                return Ok(None);
+            }
+            let n = self.r.read(&mut self.chunk).await?;
+            if n == 0 {
+                self.done = true;
+                if let Some(f) = self.framer.finish() {
+                    self.queue.push_back(f);
+                }
+                continue;
+            }
+            let queue = &mut self.queue;
+            self.framer
+                .push_with(&self.chunk[..n], |f| queue.push_back(f.to_owned_frame()));
+        }
+    }
 }
 
 #[cfg(test)]
@@ -58,25 +71,26 @@ mod tests {
     use super::*;
 
     #[tokio::test]
-    async fn line_limit_at_and_past() {
-        let data = b"abcd\nabcde\n".to_vec();
-        let mut r = tokio::io::BufReader::new(&data[..]);
-        let mut buf = Vec::new();
-        assert!(read_line(&mut r, &mut buf, 4).await.unwrap());
-        assert_eq!(buf, b"abcd");
-        let e = read_line(&mut r, &mut buf, 4).await.unwrap_err();
-        assert!(matches!(e.kind, ReplayErrorKind::LineTooLong(4)));
-    }
-
-    #[tokio::test]
-    async fn crlf_and_unterminated_last_line() {
-        let data = b"a\r\nb".to_vec();
-        let mut r = tokio::io::BufReader::new(&data[..]);
-        let mut buf = Vec::new();
-        assert!(read_line(&mut r, &mut buf, 10).await.unwrap());
-        assert_eq!(buf, b"a");
-        assert!(read_line(&mut r, &mut buf, 10).await.unwrap());
-        assert_eq!(buf, b"b");
-        assert!(!read_line(&mut r, &mut buf, 10).await.unwrap());
+    async fn line_limit_at_and_past_and_the_stream_goes_on() {
+        let data = b"{\"a\":1}\n{\"ab\":1}\n\"x\"\r\nbanner\n[1]".to_vec();
+        let mut r = FramedReader::new(&data[..], 7);
+        assert_eq!(
+            r.next().await.unwrap(),
+            Some(Frame::Message(b"{\"a\":1}".to_vec()))
+        );
+        assert!(matches!(r.next().await.unwrap(), Some(Frame::TooLong(_))));
+        assert_eq!(
+            r.next().await.unwrap(),
+            Some(Frame::Message(b"\"x\"".to_vec()))
+        );
+        assert_eq!(
+            r.next().await.unwrap(),
+            Some(Frame::Noise(b"banner".to_vec()))
+        );
+        assert_eq!(
+            r.next().await.unwrap(),
+            Some(Frame::Message(b"[1]".to_vec()))
+        );
+        assert_eq!(r.next().await.unwrap(), None);
     }
 }

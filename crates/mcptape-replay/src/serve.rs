@@ -13,17 +13,18 @@ use std::sync::{Arc, Mutex};
 use hdrhistogram::Histogram;
 use serde::Serialize;
 use serde_json::{Value, json};
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tokio::task::{AbortHandle, JoinSet};
 use tokio::time::{Duration, Instant};
 
 use crate::error::{ReplayError, ReplayErrorKind};
 use crate::latency::{Fault, FaultSpec, LatencyModel};
-use crate::lines::{MAX_LINE_BYTES, read_line};
+use crate::lines::{FramedReader, MAX_LINE_BYTES};
 use crate::report::{Quantiles, new_hist};
 use crate::schedule::{Scheduler, TimerMode, sleep_until_precise};
 use crate::tape::{Match, Tape};
+use mcptape_transport::stdio::Frame;
 
 /// JSON-RPC 2.0 §5.1 "Parse error".
 pub const PARSE_ERROR: i64 = -32700;
@@ -481,7 +482,9 @@ pub enum StreamEnd {
 /// passed since its request line was read ([`sleep_until_precise`]).
 ///
 /// # Errors
-/// [`ReplayErrorKind::Io`] from the streams, [`ReplayErrorKind::LineTooLong`].
+/// [`ReplayErrorKind::Io`] from the streams. A line that is not JSON, or is
+/// longer than [`MAX_LINE_BYTES`], is answered `-32700` (Parse error) and the
+/// session goes on.
 pub async fn serve_stream<R, W>(server: Arc<Server>, r: R, w: W) -> Result<StreamEnd, ReplayError>
 where
     R: AsyncRead + Unpin + Send + 'static,
@@ -504,19 +507,21 @@ where
     });
     let pending: Arc<Mutex<HashMap<String, AbortHandle>>> = Arc::default();
     let mut tasks = JoinSet::new();
-    let mut reader = BufReader::new(r);
-    let mut buf = Vec::new();
+    let mut reader = FramedReader::new(r, MAX_LINE_BYTES);
     let mut end = StreamEnd::Eof;
     loop {
         while tasks.try_join_next().is_some() {}
-        if !read_line(&mut reader, &mut buf, MAX_LINE_BYTES).await? {
+        let Some(frame) = reader.next().await? else {
             break;
-        }
+        };
         let received = Instant::now();
-        if buf.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        let answer = match serde_json::from_slice::<Value>(&buf) {
+        let parsed = match frame {
+            Frame::Message(b) => serde_json::from_slice::<Value>(&b).map_err(|e| e.to_string()),
+            Frame::Noise(b) if b.iter().all(u8::is_ascii_whitespace) => continue,
+            Frame::Noise(_) => Err("the line is not exactly one JSON value".to_owned()),
+            Frame::TooLong(e) => Err(e.to_string()),
+        };
+        let answer = match parsed {
             Ok(v) => server.decide(&v),
             Err(e) => Answer::Reply {
                 msg: error_msg(

@@ -310,3 +310,22 @@ async fn open_loop_sends_on_schedule_and_measures_from_the_intended_send_time() 
     assert!(res.single.equivalent(res.single.min(), 25_000));
     assert!(res.single.equivalent(res.single.max(), 25_000));
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_line_that_is_not_json_gets_a_parse_error_and_the_session_goes_on() {
+    let (a, b) = tokio::io::duplex(1 << 16);
+    let (ar, aw) = tokio::io::split(a);
+    let (br, mut bw) = tokio::io::split(b);
+    tokio::spawn(serve_stream(server("fixed:0", "", 1), ar, aw));
+    let mut lines = BufReader::new(br).lines();
+    bw.write_all(b"this is not json\n\n{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\"}\n")
+        .await
+        .unwrap();
+    let first: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+    assert_eq!(first["error"]["code"], json!(-32700));
+    assert_eq!(first["id"], Value::Null);
+    // ping was not recorded in this tape: answered, named, not dropped.
+    let second: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+    assert_eq!(second["id"], json!(5));
+    assert_eq!(second["error"]["data"]["method"], json!("ping"));
+}
