@@ -533,11 +533,12 @@ impl Parser<'_, '_> {
     /// reports the first error left to right.
     fn string(&mut self, sink: &mut impl Sink) -> Result<(), CodecError> {
         let start = self.pos;
-        if !sink.wants_positions() && self.string_fast() {
-            if let Ok(s) = std::str::from_utf8(&self.sbuf) {
-                sink.run(s, start + 1);
-                return Ok(());
-            }
+        if !sink.wants_positions()
+            && self.string_fast()
+            && let Ok(s) = std::str::from_utf8(&self.sbuf)
+        {
+            sink.run(s, start + 1);
+            return Ok(());
         }
         self.pos = start;
         self.string_slow(sink)
