@@ -7,7 +7,9 @@ Exposes what mcptape records and replays:
                      mcptape://blobs/large.png (a valid 1024x683 RGB PNG, >= 2 MB,
                      stored zlib blocks so it stays large; deterministic bytes),
                      mcptape://blobs/ramp.bin (1000 bytes, i % 251, application/octet-stream)
-  * templates        mcptape://items/{id} (text), mcptape://bytes/{count} (count bytes, <= 1 MiB)
+  * templates        mcptape://items/{id} (text), mcptape://bytes/{count} (count bytes, <= 1 MiB),
+                     mcptape://ask/{what} (what=roots: the server sends the client a roots/list
+                     request while answering the read, and reports the client's answer)
 
 Usage:
   python py_server.py stdio
@@ -23,7 +25,7 @@ import struct
 import sys
 import zlib
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 
 LARGE_W, LARGE_H = 1024, 683
 MAX_BYTES_TEMPLATE = 1024 * 1024
@@ -89,6 +91,23 @@ def some_bytes(count: str) -> bytes:
     if n < 0 or n > MAX_BYTES_TEMPLATE:
         raise ValueError(f"count must be in 0..={MAX_BYTES_TEMPLATE}")
     return bytes(i % 256 for i in range(n))
+
+
+@server.resource(
+    "mcptape://ask/{what}",
+    name="ask",
+    mime_type="text/plain",
+    description="Sends the client a server-to-client request (what=roots: roots/list) and reports the answer",
+)
+async def ask(what: str, ctx: Context) -> str:
+    if what != "roots":
+        raise ValueError("only mcptape://ask/roots is served")
+    try:
+        result = await ctx.session.list_roots()
+        return f"roots/list answered: {len(result.roots)} roots\n"
+    except Exception as e:  # the client's JSON-RPC error, reported in the text
+        code = getattr(getattr(e, "error", None), "code", None)
+        return f"roots/list failed: code {code}: {e}\n"
 
 
 def main() -> None:

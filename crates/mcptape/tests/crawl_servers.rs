@@ -226,3 +226,41 @@ fn crawl_http_servers_both_eras() {
         }
     }
 }
+
+#[test]
+fn crawl_answers_a_server_request_it_declared_no_capability_for_with_method_not_found() {
+    let p = peers();
+    let dir = tempfile::tempdir().unwrap();
+    // Reading mcptape://ask/roots makes the Python SDK server send roots/list to the client.
+    let mut args: Vec<String> = ["--expand", "mcptape://ask/{what}", "what=roots"]
+        .map(String::from)
+        .to_vec();
+    args.extend(py_stdio(&p));
+    let (t, report) = crawl(&dir.path().join("t.jsonl"), &args);
+    assert_eq!(
+        report["answeredServerRequests"],
+        serde_json::json!(["roots/list"])
+    );
+    let s2c = messages(&t, Direction::S2c);
+    let c2s = messages(&t, Direction::C2s);
+    let ask = s2c
+        .iter()
+        .find(|m| m["method"] == "roots/list")
+        .expect("the server asked for roots");
+    let answer = c2s
+        .iter()
+        .find(|m| m["id"] == ask["id"] && m.get("method").is_none())
+        .expect("mcptape answered");
+    assert_eq!(answer["error"]["code"], -32601);
+    assert!(answer.get("result").is_none());
+    let read = c2s
+        .iter()
+        .find(|m| m["params"]["uri"] == "mcptape://ask/roots")
+        .unwrap();
+    let reply = s2c
+        .iter()
+        .find(|m| m["id"] == read["id"] && m.get("method").is_none())
+        .unwrap();
+    let text = reply["result"]["contents"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with("roots/list failed: code -32601"), "{text}");
+}
