@@ -13,8 +13,20 @@ use std::time::Duration;
 use mcptape_transcript::{Direction, Event, Transcript};
 use record_support::*;
 
+/// A running proxy, killed (by its pid) if the test panics before [`stop_proxy`].
+struct Proxy(Option<Child>);
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.0.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
 /// Starts `mcptape record` as an HTTP proxy on a free port in front of `upstream`.
-fn start_proxy(t_path: &Path, upstream: &str) -> (Child, u16) {
+fn start_proxy(t_path: &Path, upstream: &str) -> (Proxy, u16) {
     let port = free_port();
     let child = Command::new(mcptape())
         .arg("record")
@@ -31,12 +43,14 @@ fn start_proxy(t_path: &Path, upstream: &str) -> (Child, u16) {
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn mcptape record --listen");
+    let proxy = Proxy(Some(child));
     wait_port(port, Duration::from_secs(20));
-    (child, port)
+    (proxy, port)
 }
 
 /// Stops the proxy with SIGTERM (by its pid) and returns its stderr.
-fn stop_proxy(mut child: Child) -> String {
+fn stop_proxy(mut proxy: Proxy) -> String {
+    let mut child = proxy.0.take().expect("running proxy");
     let pid = child.id().to_string();
     let ok = Command::new("kill")
         .args(["-TERM", &pid])

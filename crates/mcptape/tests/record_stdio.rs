@@ -239,7 +239,8 @@ fn stress_10000_messages_and_16_mib_lines_pass_through_in_order() {
     let t_path = dir.path().join("t.jsonl");
     let py = p.python.display().to_string();
     let echo = p.script("echo_lines.py").display().to_string();
-    let mut child = spawn_record(&t_path, &[], &[&py, &echo]);
+    let mut guard = Guard(spawn_record(&t_path, &[], &[&py, &echo]));
+    let child = &mut guard.0;
     let mut lines: Vec<Vec<u8>> = vec![b"banner: not JSON".to_vec()];
     for i in 0..10_000usize {
         if i > 0 && i % 2500 == 0 {
@@ -267,7 +268,7 @@ fn stress_10000_messages_and_16_mib_lines_pass_through_in_order() {
     });
     writer.join().unwrap();
     let echoed = reader.join().unwrap();
-    let status = wait_bounded(&mut child, Duration::from_secs(120)).expect("mcptape record ended");
+    let status = wait_bounded(child, Duration::from_secs(120)).expect("mcptape record ended");
     assert!(status.success(), "{status:?}");
     assert!(
         echoed == input,
@@ -316,7 +317,12 @@ fn sigkill_mid_stream_leaves_every_complete_record_and_an_exit_record() {
     let t_path = dir.path().join("t.jsonl");
     let py = p.python.display().to_string();
     let echo = p.script("echo_lines.py").display().to_string();
-    let mut child = spawn_record(&t_path, &[], &[&py, &echo, "--die-after", "500"]);
+    let mut guard = Guard(spawn_record(
+        &t_path,
+        &[],
+        &[&py, &echo, "--die-after", "500"],
+    ));
+    let child = &mut guard.0;
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = child.stdout.take().unwrap();
     let writer = std::thread::spawn(move || {
@@ -329,7 +335,7 @@ fn sigkill_mid_stream_leaves_every_complete_record_and_an_exit_record() {
     });
     let mut echoed = Vec::new();
     stdout.read_to_end(&mut echoed).unwrap();
-    let status = wait_bounded(&mut child, Duration::from_secs(30)).expect("mcptape record ended");
+    let status = wait_bounded(child, Duration::from_secs(30)).expect("mcptape record ended");
     writer.join().unwrap();
     assert_eq!(
         status.code(),
