@@ -179,26 +179,56 @@ mod avx2 {
         // `base_out + o` stays inside the allocation. Bytes are only exposed by
         // `set_len` below after being written.
         let dst = unsafe { out.as_mut_ptr().add(base_out) };
-        while i + 32 <= len {
-            // SAFETY: see the loop comment.
-            let input = unsafe { _mm256_loadu_si256(src_ptr.add(i).cast::<__m256i>()) };
+        // Translate 32 symbols to 6-bit values; `None` if any is outside the alphabet.
+        let translate = |input: __m256i| -> Option<__m256i> {
             let hi_nibbles = _mm256_and_si256(_mm256_srli_epi32::<4>(input), mask_0f);
             let lo_nibbles = _mm256_and_si256(input, mask_0f);
             let lo = _mm256_shuffle_epi8(lut_lo, lo_nibbles);
             let hi = _mm256_shuffle_epi8(lut_hi, hi_nibbles);
             // Bytes >= 0x80 have hi nibble >= 8 → 0x10, and every lut_lo entry has 0x10.
             if _mm256_testz_si256(lo, hi) == 0 {
-                break;
+                return None;
             }
             let eq_slash = _mm256_cmpeq_epi8(input, slash);
             let roll = _mm256_shuffle_epi8(lut_roll, _mm256_add_epi8(eq_slash, hi_nibbles));
-            let values = _mm256_add_epi8(input, roll);
+            Some(_mm256_add_epi8(input, roll))
+        };
+        // Pack 32 6-bit values into 24 bytes (low 24 bytes of the result).
+        let pack = |values: __m256i| -> __m256i {
             let merged = _mm256_maddubs_epi16(values, merge_ab_bc);
             let words = _mm256_madd_epi16(merged, merge_abcd);
             let packed = _mm256_shuffle_epi8(words, pack_lane);
-            let packed = _mm256_permutevar8x32_epi32(packed, pack_cross);
+            _mm256_permutevar8x32_epi32(packed, pack_cross)
+        };
+        // Two blocks per step: both are checked before either is stored.
+        while i + 64 <= len {
+            // SAFETY: see the loop comment (`i + 64 <= len`).
+            let (a, b) = unsafe {
+                (
+                    _mm256_loadu_si256(src_ptr.add(i).cast::<__m256i>()),
+                    _mm256_loadu_si256(src_ptr.add(i + 32).cast::<__m256i>()),
+                )
+            };
+            let (Some(va), Some(vb)) = (translate(a), translate(b)) else {
+                break;
+            };
+            // SAFETY: see the loop comment; the second store ends at
+            // `o + 56 = 3i/4 + 56 <= 3(len - 64)/4 + 56 < len/4*3 + 64` (reserved).
+            unsafe {
+                _mm256_storeu_si256(dst.add(o).cast::<__m256i>(), pack(va));
+                _mm256_storeu_si256(dst.add(o + 24).cast::<__m256i>(), pack(vb));
+            }
+            i += 64;
+            o += 48;
+        }
+        while i + 32 <= len {
             // SAFETY: see the loop comment.
-            unsafe { _mm256_storeu_si256(dst.add(o).cast::<__m256i>(), packed) };
+            let input = unsafe { _mm256_loadu_si256(src_ptr.add(i).cast::<__m256i>()) };
+            let Some(values) = translate(input) else {
+                break;
+            };
+            // SAFETY: see the loop comment.
+            unsafe { _mm256_storeu_si256(dst.add(o).cast::<__m256i>(), pack(values)) };
             i += 32;
             o += 24;
         }
