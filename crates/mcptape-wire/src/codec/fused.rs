@@ -29,13 +29,11 @@ const STRING_STOP: [bool; 256] = {
 /// scan to a hash set (keeps hostile inputs with many keys linear).
 const LINEAR_KEY_SCAN: usize = 16;
 
-/// Parses `input`; on success `out` holds the entries. With `decode` false the
-/// blob bytes are still validated and decoded (the reference needs both).
+/// Parses `input`; on success `out` holds the entries, on error `out` is empty.
 pub(super) fn parse(
     input: &[u8],
     kernel: Kernel,
     out: &mut DecodedReadResult,
-    _decode: bool,
 ) -> Result<(), CodecError> {
     out.clear();
     let mut p = Parser {

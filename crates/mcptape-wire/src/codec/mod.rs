@@ -314,7 +314,7 @@ fn decode_into(
 ) -> Result<(), CodecError> {
     out.clear();
     let verdict = match path {
-        CodecPath::Fused => return fused::parse(bytes, kernel, out, true),
+        CodecPath::Fused => return fused::parse(bytes, kernel, out),
         CodecPath::Scalar => {
             let mut de = serde_json::Deserializer::from_slice(bytes);
             decode_with_deserializer(&mut de, bytes, base64::Path::Scalar, out, true)
@@ -337,7 +337,7 @@ fn decode_into(
 /// The error for a response some fast path rejected: the reference scan's.
 fn reference_error(bytes: &[u8], path: CodecPath, detail: String) -> CodecError {
     let mut scratch = DecodedReadResult::default();
-    match fused::parse(bytes, Kernel::Scalar, &mut scratch, false) {
+    match fused::parse(bytes, Kernel::Scalar, &mut scratch) {
         Err(e) => e,
         Ok(()) => CodecError {
             kind: CodecErrorKind::PathDisagreement {

@@ -521,3 +521,21 @@ fn seed_png_response_decodes_to_the_png_on_every_path() {
         assert_eq!(r.get(0).unwrap().mime_type, Some("image/png"));
     }
 }
+
+#[test]
+fn decoder_error_clears_the_result_and_the_next_response_decodes() {
+    let good = payload::blob_response(2, 1000);
+    let bad = case!("blob_trailing_bits");
+    for path in CodecPath::ALL {
+        let mut dec = Decoder::new(path);
+        assert_eq!(dec.decode(&good).unwrap().len(), 2);
+        let e = dec.decode(bad).unwrap_err();
+        assert_eq!(
+            e.kind,
+            CodecErrorKind::Base64(Base64Error::TrailingBits { offset: 1 }),
+            "{path:?}"
+        );
+        assert!(dec.result().is_empty(), "{path:?}");
+        assert_eq!(dec.decode(&good).unwrap().blob_bytes(), 2000, "{path:?}");
+    }
+}
