@@ -539,3 +539,69 @@ fn decoder_error_clears_the_result_and_the_next_response_decodes() {
         assert_eq!(dec.decode(&good).unwrap().blob_bytes(), 2000, "{path:?}");
     }
 }
+
+#[test]
+fn json_random_token_soup_all_paths_agree() {
+    // Random sequences of JSON tokens and schema keys: mostly malformed, some
+    // valid; every path must give the same result or the same error.
+    const TOKENS: &[&str] = &[
+        "{",
+        "}",
+        "[",
+        "]",
+        ",",
+        ":",
+        " ",
+        "\"",
+        "\"jsonrpc\"",
+        "\"2.0\"",
+        "\"id\"",
+        "1",
+        "\"result\"",
+        "\"contents\"",
+        "\"uri\"",
+        "\"a:b\"",
+        "\"mimeType\"",
+        "\"text\"",
+        "\"blob\"",
+        "\"QQ==\"",
+        "\"QR==\"",
+        "\"\\u00e9\"",
+        "\"\\ud800\"",
+        "\"x\\\"y\"",
+        "true",
+        "null",
+        "-0.5e3",
+        "1e999",
+        "01",
+        "\"\\/\"",
+        "\"\t\"",
+    ];
+    let mut rng = Rng::new(99);
+    let prefix = r#"{"jsonrpc":"2.0","id":1,"result":{"contents":[{"#;
+    let (mut ok, mut err) = (0, 0);
+    for _ in 0..3000 {
+        let mut s = if rng.below(2) == 0 {
+            prefix.to_string()
+        } else {
+            String::new()
+        };
+        for _ in 0..rng.below(24) {
+            s.push_str(TOKENS[rng.below(TOKENS.len())]);
+        }
+        if rng.below(2) == 0 {
+            s.push_str(r#""uri":"u","text":"t"}]}}"#);
+        }
+        match decode_all(s.as_bytes()) {
+            Ok(_) => ok += 1,
+            Err(e) => {
+                assert!(
+                    !matches!(e.kind, CodecErrorKind::PathDisagreement { .. }),
+                    "{e}: {s}"
+                );
+                err += 1;
+            }
+        }
+    }
+    assert!(ok > 20 && err > 2000, "ok {ok} err {err}");
+}
