@@ -11,9 +11,21 @@ use std::time::Duration;
 use support::*;
 
 fn verify(transcript: &str, target_cmd: &str, extra: &[&str]) -> (i32, serde_json::Value) {
+    verify_path(
+        &repo_root().join("corpus/transcripts").join(transcript),
+        target_cmd,
+        extra,
+    )
+}
+
+fn verify_path(
+    transcript: &std::path::Path,
+    target_cmd: &str,
+    extra: &[&str],
+) -> (i32, serde_json::Value) {
     let mut cmd = Command::new(mcptape());
     cmd.arg("verify")
-        .arg(repo_root().join("corpus/transcripts").join(transcript))
+        .arg(transcript)
         .arg("--target-cmd")
         .arg(target_cmd)
         .arg("--json")
@@ -33,20 +45,52 @@ fn sh_quote(p: &std::path::Path) -> String {
     format!("'{}'", p.display().to_string().replace('\'', r"'\''"))
 }
 
+/// Records the Python SDK client against the live py_server (stdio) through
+/// `mcptape record`, as scripts/record-corpus.sh does, into `dir`: the
+/// recording matches the server as it is now.
+fn record_py(p: &Peers, dir: &std::path::Path, mode: &str) -> std::path::PathBuf {
+    let out = dir.join(format!("py-{mode}.jsonl"));
+    let mut cmd = Command::new(&p.python);
+    cmd.arg(p.script("py_client.py"))
+        .args([
+            "--mode",
+            mode,
+            "--reads",
+            "100",
+            "--template",
+            "mcptape://items/42",
+            "--template",
+            "mcptape://bytes/300",
+        ])
+        .arg("--")
+        .arg(mcptape())
+        .args(["record", "-o"])
+        .arg(&out)
+        .arg("--")
+        .arg(&p.python)
+        .arg(p.script("py_server.py"))
+        .arg("stdio");
+    let (o, _) = run_bounded(&mut cmd, Duration::from_secs(120));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    out
+}
+
 #[test]
 fn verify_passes_against_the_live_python_server_in_both_eras() {
     let p = peers();
+    let dir = tempfile::tempdir().unwrap();
     let cmd = format!(
         "{} {} stdio",
         sh_quote(&p.python),
         sh_quote(&p.script("py_server.py"))
     );
-    for t in ["py-stdio-2025-11-25.jsonl", "py-stdio-2026-07-28.jsonl"] {
-        let (code, rep) = verify(t, &cmd, &[]);
-        assert_eq!(rep["differences"], serde_json::json!([]), "{t}");
-        assert_eq!(rep["unanswered"], serde_json::json!([]), "{t}");
-        assert!(rep["compared"].as_u64().unwrap() >= 10, "{t}: {rep}");
-        assert_eq!(code, 0, "{t}");
+    for mode in ["legacy", "auto"] {
+        let t = record_py(&p, dir.path(), mode);
+        let (code, rep) = verify_path(&t, &cmd, &[]);
+        assert_eq!(rep["differences"], serde_json::json!([]), "{mode}");
+        assert_eq!(rep["unanswered"], serde_json::json!([]), "{mode}");
+        assert!(rep["compared"].as_u64().unwrap() >= 10, "{mode}: {rep}");
+        assert_eq!(code, 0, "{mode}");
     }
 }
 
@@ -108,22 +152,61 @@ fn verify_fails_when_the_target_serves_a_different_recording() {
 #[test]
 fn verify_over_streamable_http_passes_against_the_live_python_server_in_both_eras() {
     let p = peers();
+    let dir = tempfile::tempdir().unwrap();
     let port = free_port();
     let _server = start_py_http(&p, port);
-    for t in ["py-stdio-2025-11-25.jsonl", "py-stdio-2026-07-28.jsonl"] {
+    for mode in ["legacy", "auto"] {
+        // Recorded over stdio, verified over Streamable HTTP: the same server either way.
+        let t = record_py(&p, dir.path(), mode);
         let mut cmd = Command::new(mcptape());
-        cmd.arg("verify")
-            .arg(repo_root().join("corpus/transcripts").join(t))
-            .args([
-                "--target-url",
-                &format!("http://127.0.0.1:{port}/mcp"),
-                "--json",
-            ]);
+        cmd.arg("verify").arg(&t).args([
+            "--target-url",
+            &format!("http://127.0.0.1:{port}/mcp"),
+            "--json",
+        ]);
         let (o, _) = run_bounded(&mut cmd, Duration::from_secs(120));
         let rep: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-        assert_eq!(rep["differences"], serde_json::json!([]), "{t}");
-        assert_eq!(rep["unanswered"], serde_json::json!([]), "{t}");
-        assert!(rep["compared"].as_u64().unwrap() >= 10, "{t}: {rep}");
-        assert!(o.status.success(), "{t}");
+        assert_eq!(rep["differences"], serde_json::json!([]), "{mode}");
+        assert_eq!(rep["unanswered"], serde_json::json!([]), "{mode}");
+        assert!(rep["compared"].as_u64().unwrap() >= 10, "{mode}: {rep}");
+        assert!(o.status.success(), "{mode}");
     }
+}
+
+#[test]
+fn verify_reports_the_difference_when_the_server_changed_since_the_recording() {
+    // A recording whose templates/list lacks one template the server now has
+    // must fail verify at exactly that pointer.
+    let p = peers();
+    let dir = tempfile::tempdir().unwrap();
+    let t = record_py(&p, dir.path(), "legacy");
+    let text = std::fs::read_to_string(&t).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    let i = lines
+        .iter()
+        .position(|l| l.contains("\"resourceTemplates\""))
+        .expect("a templates/list reply");
+    let mut rec: serde_json::Value = serde_json::from_str(&lines[i]).unwrap();
+    let templates = rec["msg"]["result"]["resourceTemplates"]
+        .as_array_mut()
+        .unwrap();
+    let n = templates.len();
+    templates.pop();
+    lines[i] = rec.to_string();
+    let edited = dir.path().join("edited.jsonl");
+    std::fs::write(&edited, lines.join("\n") + "\n").unwrap();
+    let cmd = format!(
+        "{} {} stdio",
+        sh_quote(&p.python),
+        sh_quote(&p.script("py_server.py"))
+    );
+    let (code, rep) = verify_path(&edited, &cmd, &[]);
+    assert_eq!(code, 1);
+    let d = rep["differences"].as_array().unwrap();
+    assert_eq!(d.len(), 1, "{rep}");
+    assert_eq!(
+        d[0]["pointer"],
+        format!("/result/resourceTemplates/{}", n - 1)
+    );
+    assert!(d[0]["expected"].is_null());
 }
