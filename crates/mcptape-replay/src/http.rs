@@ -71,18 +71,27 @@ fn resp(status: StatusCode, body: Option<&Value>, session: Option<&str>) -> Resp
         .unwrap_or_else(|_| Response::new(Full::new(Bytes::new())))
 }
 
+/// A `200 application/json` response with `body` as is.
+fn json_resp(body: String, session: Option<&str>) -> Response<Full<Bytes>> {
+    let mut b = Response::builder()
+        .status(StatusCode::OK)
+        .header("content-type", "application/json");
+    if let Some(s) = session {
+        b = b.header("Mcp-Session-Id", s);
+    }
+    b.body(Full::new(Bytes::from(body)))
+        .unwrap_or_else(|_| Response::new(Full::new(Bytes::new())))
+}
+
 /// One SSE event carrying `msg` (`text/event-stream`, WHATWG HTML §9.2),
 /// as the recorded server answered this request.
-fn sse_resp(msg: &Value, session: Option<&str>, st: &HttpState) -> Response<Full<Bytes>> {
+fn sse_resp(msg: &str, session: Option<&str>, st: &HttpState) -> Response<Full<Bytes>> {
     let n = {
         let mut g = st.next_event.lock().unwrap_or_else(|p| p.into_inner());
         *g += 1;
         *g
     };
-    let body = format!(
-        "id: mcptape-{n}\nevent: message\ndata: {}\n\n",
-        serde_json::to_string(msg).unwrap_or_default()
-    );
+    let body = format!("id: mcptape-{n}\nevent: message\ndata: {msg}\n\n");
     let mut b = Response::builder()
         .status(StatusCode::OK)
         .header("content-type", "text/event-stream")
@@ -186,8 +195,13 @@ async fn handle(
         }
     }
     match st.server.decide(&msg) {
-        Answer::Reply { msg, delay_us, sse } => {
-            let key = msg.get("id").map(Value::to_string).unwrap_or_default();
+        Answer::Reply {
+            id,
+            body,
+            delay_us,
+            sse,
+        } => {
+            let key = id.to_string();
             let (tx, rx) = oneshot::channel();
             st.pending
                 .lock()
@@ -208,9 +222,9 @@ async fn handle(
             st.server
                 .record_delay(delay_us, received.elapsed().as_micros() as u64);
             if sse {
-                return Ok(sse_resp(&msg, new_session.as_deref(), &st));
+                return Ok(sse_resp(&body, new_session.as_deref(), &st));
             }
-            Ok(resp(StatusCode::OK, Some(&msg), new_session.as_deref()))
+            Ok(json_resp(body, new_session.as_deref()))
         }
         Answer::Cancel(key) => {
             if let Some(tx) = st

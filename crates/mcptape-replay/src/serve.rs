@@ -41,8 +41,11 @@ pub const INVALID_PARAMS: i64 = -32602;
 pub enum Answer {
     /// Send this message after `delay_us`.
     Reply {
-        /// The full JSON-RPC response (id already replaced).
-        msg: Value,
+        /// The request's id (the reply carries it).
+        id: Value,
+        /// The full JSON-RPC response, serialized: for a recorded reply, the
+        /// recorded bytes exactly, with only the `id` value replaced.
+        body: String,
         /// Server-side delay, µs.
         delay_us: u64,
         /// Answer in a `text/event-stream` body (HTTP), as the recorded server did.
@@ -321,11 +324,7 @@ impl Server {
                     "mcptape serve: injected fault",
                     json!({"method": method}),
                 );
-                return Answer::Reply {
-                    msg,
-                    delay_us: plan.delay_us,
-                    sse: false,
-                };
+                return reply(msg, plan.delay_us);
             }
             _ => {}
         }
@@ -339,11 +338,7 @@ impl Server {
                     "mcptape serve: resources/read without a string params.uri",
                     json!({"method": method}),
                 );
-                return Answer::Reply {
-                    msg,
-                    delay_us: plan.delay_us,
-                    sse: false,
-                };
+                return reply(msg, plan.delay_us);
             };
             if let Err(reason) = self.check_uri(uri) {
                 self.stats().rejected_uri += 1;
@@ -353,22 +348,28 @@ impl Server {
                     &format!("mcptape serve: uri {uri} rejected: {reason}"),
                     json!({"uri": uri, "reason": reason}),
                 );
-                return Answer::Reply {
-                    msg,
-                    delay_us: plan.delay_us,
-                    sse: false,
-                };
+                return reply(msg, plan.delay_us);
             }
         }
-        let sse = matches!(&m, Match::Exact(e) | Match::ByMethod(e) if e.sse);
         let msg = match m {
             Match::Exact(e) | Match::ByMethod(e) => {
                 self.stats().matched += 1;
-                let mut reply = e.reply.clone();
-                if let Value::Object(o) = &mut reply {
-                    o.insert("id".into(), id);
-                }
-                reply
+                let body = match splice_id(&e.reply_raw, &id) {
+                    Some(b) => b,
+                    None => {
+                        let mut reply = e.reply.clone();
+                        if let Value::Object(o) = &mut reply {
+                            o.insert("id".into(), id.clone());
+                        }
+                        reply.to_string()
+                    }
+                };
+                return Answer::Reply {
+                    id,
+                    body,
+                    delay_us: plan.delay_us,
+                    sse: e.sse,
+                };
             }
             Match::NoParams => {
                 self.stats().unmatched += 1;
@@ -398,19 +399,11 @@ impl Server {
                 )
             }
         };
-        Answer::Reply {
-            msg,
-            delay_us: plan.delay_us,
-            sse,
-        }
+        reply(msg, plan.delay_us)
     }
 
     fn reply_now(&self, msg: Value) -> Answer {
-        Answer::Reply {
-            msg,
-            delay_us: 0,
-            sse: false,
-        }
+        reply(msg, 0)
     }
 
     /// Records one sent reply's scheduled and achieved delay (µs).
@@ -449,6 +442,39 @@ impl Server {
             lateness: Quantiles::of(&s.lateness),
         }
     }
+}
+
+/// An [`Answer::Reply`] carrying `msg` (serialized) after `delay_us`.
+fn reply(msg: Value, delay_us: u64) -> Answer {
+    Answer::Reply {
+        id: msg.get("id").cloned().unwrap_or(Value::Null),
+        body: msg.to_string(),
+        delay_us,
+        sse: false,
+    }
+}
+
+/// `raw` (one recorded JSON-RPC message) with the value of its top-level
+/// `id` member replaced by `id`, every other byte kept — so a reply keeps the
+/// recorded server's own string escaping and member order. `None` when `raw`
+/// is not an object with an `id`.
+pub fn splice_id(raw: &str, id: &Value) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct IdProbe<'a> {
+        #[serde(borrow)]
+        id: Option<&'a serde_json::value::RawValue>,
+    }
+    // A derived struct also accepts a JSON array (fields by position): objects only.
+    if !raw.trim_start().starts_with('{') {
+        return None;
+    }
+    let probe: IdProbe<'_> = serde_json::from_str(raw).ok()?;
+    let old = probe.id?.get();
+    // `old` borrows from `raw`: its offset is the distance between the two.
+    let start = (old.as_ptr() as usize).checked_sub(raw.as_ptr() as usize)?;
+    let end = start.checked_add(old.len())?;
+    let (head, tail) = (raw.get(..start)?, raw.get(end..)?);
+    Some(format!("{head}{id}{tail}"))
 }
 
 /// A JSON-RPC error response.
@@ -523,21 +549,22 @@ where
         };
         let answer = match parsed {
             Ok(v) => server.decide(&v),
-            Err(e) => Answer::Reply {
-                msg: error_msg(
+            Err(e) => reply(
+                error_msg(
                     Value::Null,
                     PARSE_ERROR,
                     &format!("mcptape serve: parse error: {e}"),
                     Value::Null,
                 ),
-                delay_us: 0,
-                sse: false,
-            },
+                0,
+            ),
         };
         match answer {
-            Answer::Reply { msg, delay_us, .. } => {
-                let key = msg.get("id").map(Value::to_string).unwrap_or_default();
-                let mut bytes = serde_json::to_vec(&msg).unwrap_or_default();
+            Answer::Reply {
+                id, body, delay_us, ..
+            } => {
+                let key = id.to_string();
+                let mut bytes = body.into_bytes();
                 bytes.push(b'\n');
                 let tx = tx.clone();
                 let pend = pending.clone();
@@ -584,4 +611,21 @@ where
         .await
         .map_err(|e| ReplayError::new(ReplayErrorKind::Io(std::io::Error::other(e))))??;
     Ok(end)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splice_id_replaces_only_the_top_level_id_and_keeps_every_other_byte() {
+        let raw = r#"{"result":{"id":"inner","text":"Caf\u00e9 \ud83d\ude00"}, "id" : 7 ,"jsonrpc":"2.0"}"#;
+        let out = splice_id(raw, &json!("r-9")).unwrap();
+        assert_eq!(
+            out,
+            r#"{"result":{"id":"inner","text":"Caf\u00e9 \ud83d\ude00"}, "id" : "r-9" ,"jsonrpc":"2.0"}"#
+        );
+        assert_eq!(splice_id(r#"{"result":{}}"#, &json!(1)), None);
+        assert_eq!(splice_id("[1]", &json!(1)), None);
+    }
 }

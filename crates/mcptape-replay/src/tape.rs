@@ -40,6 +40,8 @@ pub struct Exchange {
     pub request: RecordedRequest,
     /// The whole recorded reply message (`result` or `error` member inside).
     pub reply: Value,
+    /// The same message, byte-exact as recorded.
+    pub reply_raw: String,
     /// Recorded server delay: reply `t_us` − request `t_us`, µs.
     pub delay_us: u64,
     /// Streamable HTTP recordings: the reply came in a `text/event-stream`
@@ -231,6 +233,7 @@ impl Tape {
                             Exchange {
                                 request,
                                 reply: v.clone(),
+                                reply_raw: msg.get().to_owned(),
                                 delay_us,
                                 sse,
                             },

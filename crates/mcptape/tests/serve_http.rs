@@ -186,3 +186,118 @@ fn bench_over_http_closes_the_streams_of_stragglers_at_the_deadline() {
     assert_eq!(r["abandoned"], 6);
     assert!(r["server"].is_null());
 }
+
+/// The responses (s2c messages with an id and no method), byte-exact, in order.
+fn responses(t: &mcptape_transcript::Transcript) -> Vec<String> {
+    messages_raw(t)
+        .into_iter()
+        .filter(|m| {
+            let v: serde_json::Value = serde_json::from_str(m).unwrap();
+            v.get("id").is_some() && v.get("method").is_none()
+        })
+        .collect()
+}
+
+fn messages_raw(t: &mcptape_transcript::Transcript) -> Vec<String> {
+    t.records
+        .iter()
+        .filter_map(|r| match &r.event {
+            mcptape_transcript::Event::Message {
+                dir: mcptape_transcript::Direction::S2c,
+                msg,
+                ..
+            } => Some(msg.get().to_owned()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn serve_answers_the_python_client_over_http_exactly_as_the_recorded_http_servers_did() {
+    for (transcript, args) in [
+        (
+            "everything-http.jsonl",
+            vec![
+                "--mode",
+                "legacy",
+                "--reads",
+                "100",
+                "--template",
+                "demo://resource/dynamic/blob/1",
+                "--template",
+                "demo://resource/dynamic/text/1",
+            ],
+        ),
+        (
+            "py-http-2025-11-25.jsonl",
+            vec![
+                "--mode",
+                "legacy",
+                "--reads",
+                "100",
+                "--template",
+                "mcptape://items/42",
+                "--template",
+                "mcptape://bytes/300",
+            ],
+        ),
+        (
+            "py-http-2026-07-28.jsonl",
+            vec![
+                "--mode",
+                "auto",
+                "--reads",
+                "100",
+                "--template",
+                "mcptape://items/42",
+                "--template",
+                "mcptape://bytes/300",
+            ],
+        ),
+    ] {
+        let (_serve, serve_port) = serve_http(transcript, "fixed:1ms");
+        // Record the replay through mcptape's own HTTP recording proxy.
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("replayed.jsonl");
+        let rec_port = free_port();
+        let rec = Command::new(mcptape())
+            .args(["record", "-o"])
+            .arg(&out)
+            .args([
+                "--listen",
+                &format!("127.0.0.1:{rec_port}"),
+                "--upstream",
+                &format!("http://127.0.0.1:{serve_port}/mcp"),
+            ])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut rec = Guard(rec);
+        wait_port(rec_port, Duration::from_secs(30));
+        py_client(
+            &args,
+            &["--url".into(), format!("http://127.0.0.1:{rec_port}/mcp")],
+        );
+        let _ = Command::new("kill")
+            .arg("-TERM")
+            .arg(rec.0.id().to_string())
+            .status();
+        assert!(
+            wait_bounded(&mut rec.0, Duration::from_secs(20)).is_some(),
+            "record did not stop"
+        );
+        let original = read_transcript(&repo_root().join("corpus/transcripts").join(transcript));
+        let replayed = read_transcript(&out);
+        let (want, got) = (responses(&original), responses(&replayed));
+        assert!(want.len() >= 10, "{transcript}");
+        assert_eq!(got.len(), want.len(), "{transcript}");
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            assert!(
+                g == w,
+                "{transcript}: response {i} differs:\n got  {g:.300}\n want {w:.300}"
+            );
+        }
+    }
+}
