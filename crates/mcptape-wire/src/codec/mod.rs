@@ -57,8 +57,9 @@ pub use serde_path::decode_with_deserializer;
 use std::ops::Range;
 
 /// Deepest nesting of arrays/objects accepted anywhere in a response (the
-/// top-level object is depth 1). One more → [`CodecErrorKind::TooDeep`].
-pub const MAX_NESTING_DEPTH: usize = 64;
+/// top-level object is depth 1): the wire layer's one limit,
+/// [`crate::limits::MAX_NESTING_DEPTH`]. One more → [`CodecErrorKind::TooDeep`].
+pub use crate::limits::MAX_NESTING_DEPTH;
 
 /// Which implementation decodes a whole `resources/read` response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
