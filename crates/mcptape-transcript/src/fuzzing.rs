@@ -1,6 +1,6 @@
 //! Fuzz entry points (called by the one-line targets in `fuzz/`). Not a public API.
 
-use crate::model::{Direction, Header, HttpMeta, Record, ServerSpec, Transport};
+use crate::model::{Direction, Header, HttpMeta, HttpNote, Record, ServerSpec, Transport};
 use crate::reader::{ReadOptions, read, read_with};
 use crate::writer::TranscriptWriter;
 
@@ -53,7 +53,7 @@ pub fn truncation_roundtrip(data: &[u8]) {
             [] => (0, chunk),
         };
         let text = String::from_utf8_lossy(rest);
-        let r = match sel % 6 {
+        let r = match sel % 7 {
             0 => {
                 // A message: a JSON string holding the text, sometimes pretty.
                 let mut json = serde_json::to_string(&text).expect("string serializes");
@@ -78,6 +78,34 @@ pub fn truncation_roundtrip(data: &[u8]) {
             2 => Record::noise(t, Direction::S2c, rest),
             3 => Record::stderr(t, rest),
             4 => Record::protocol(t, text.into_owned()),
+            5 => Record::http(
+                t,
+                if sel & 0x40 != 0 {
+                    Direction::C2s
+                } else {
+                    Direction::S2c
+                },
+                HttpMeta {
+                    exchange: i as u64,
+                    method: Some("GET".to_owned()),
+                    status: (sel & 0x20 != 0).then_some(202),
+                    headers: vec![("x-h".to_owned(), text.clone().into_owned())],
+                    sse_event_id: None,
+                },
+                [
+                    HttpNote::NoBody,
+                    HttpNote::EmptyEvent,
+                    HttpNote::ServerClosedStream,
+                    HttpNote::ClientClosedStream,
+                    HttpNote::StreamBroken,
+                    HttpNote::StreamOpenAtShutdown,
+                    HttpNote::SseUnparsable,
+                    HttpNote::RequestFailed,
+                    HttpNote::UpstreamFailed,
+                    HttpNote::ResponseFailed,
+                ][usize::from(sel) % 10],
+                (sel & 0x10 != 0).then(|| text.clone().into_owned()),
+            ),
             _ => Record::exit(t, Some(i32::from(sel)), None),
         };
         w.write(&r).expect("Vec write");

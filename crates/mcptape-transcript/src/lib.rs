@@ -9,11 +9,13 @@
 //! {"tUs":9150,"kind":"noise","dir":"s2c","line":"Starting server..."}
 //! {"tUs":9200,"kind":"stderr","line":"server started"}
 //! {"tUs":9300,"kind":"protocol","version":"2025-11-25"}
+//! {"tUs":9400,"kind":"http","dir":"c2s","http":{"exchange":4,"method":"GET","headers":[["accept","text/event-stream"]]},"note":"noBody"}
+//! {"tUs":9500,"kind":"http","dir":"s2c","http":{"exchange":4,"method":"GET","status":200},"note":"clientClosedStream"}
 //! {"tUs":9900,"kind":"exit","code":0}
 //! ```
 //!
 //! * `tUs` — microseconds since the recording started (monotonic clock).
-//! * `kind` — `message` | `noise` | `stderr` | `protocol` | `exit`.
+//! * `kind` — `message` | `noise` | `stderr` | `http` | `protocol` | `exit`.
 //! * `msg` — the JSON-RPC message **byte-exact** as it crossed the wire
 //!   (kept as [`serde_json::value::RawValue`], never re-serialized). A message
 //!   whose JSON contains a line break (a pretty-printed HTTP body) is written as
@@ -22,6 +24,16 @@
 //! * `http` — for Streamable HTTP: [`HttpMeta`] (exchange number, method,
 //!   status, redacted headers, SSE event id).
 //! * A stdout line that is not JSON (a banner) is a `noise` record, not a message.
+//!   So is a line with whitespace around its JSON value: nothing recorded is
+//!   ever altered, and a message record holds exactly the line's bytes.
+//! * `http` records ([`Event::Http`], Streamable HTTP only) note what carries
+//!   no JSON-RPC body: `dir`, `http` ([`HttpMeta`]), `note` ([`HttpNote`]:
+//!   `noBody` for a GET opening a stream, a DELETE or a `202 Accepted`;
+//!   `emptyEvent` for an SSE priming event; `serverClosedStream`,
+//!   `clientClosedStream`, `streamBroken`, `streamOpenAtShutdown` for how an
+//!   event stream ended; `sseUnparsable`, `requestFailed`, `upstreamFailed`,
+//!   `responseFailed` for failures) and an optional free-text `detail`. A
+//!   `clientClosedStream` is how a client cancels over Streamable HTTP.
 //!
 //! Modules: [`model`] (header and record types), [`writer`] (flushes every
 //! record), [`reader`] (crash-tolerant: keeps every complete record of a cut

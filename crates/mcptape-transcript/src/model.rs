@@ -79,6 +79,58 @@ pub struct HttpMeta {
     pub sse_event_id: Option<String>,
 }
 
+/// What an [`Event::Http`] record notes (`note` on disk, camelCase).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub enum HttpNote {
+    /// `noBody`: a request (`c2s`: GET, DELETE) or a response (`s2c`: `202`,
+    /// `204`, an error status with an empty body) without a body.
+    NoBody,
+    /// `emptyEvent`: an SSE event whose data is empty (a priming event that only
+    /// carries an `id` for resumption); the id is in `http.sseEventId`.
+    EmptyEvent,
+    /// `serverClosedStream`: the server ended the event stream.
+    ServerClosedStream,
+    /// `clientClosedStream`: the client closed the event stream before the
+    /// server ended it; over Streamable HTTP this cancels the requests the
+    /// stream was carrying (2026-07-28 › Cancellation).
+    ClientClosedStream,
+    /// `streamBroken`: the upstream connection failed mid-stream.
+    StreamBroken,
+    /// `streamOpenAtShutdown`: the stream was still open when the recorder stopped.
+    StreamOpenAtShutdown,
+    /// `sseUnparsable`: the stream's events could not be parsed further (an
+    /// event over the limit); bytes were still passed through, not recorded.
+    SseUnparsable,
+    /// `requestFailed`: the request body could not be read (or was over the
+    /// recorder's limit); `detail` says why.
+    RequestFailed,
+    /// `upstreamFailed`: the server could not be reached; `detail` says why.
+    UpstreamFailed,
+    /// `responseFailed`: the response body could not be read (or was over the
+    /// recorder's limit); `detail` says why.
+    ResponseFailed,
+}
+
+impl HttpNote {
+    /// The on-disk name (`noBody`, `clientClosedStream`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HttpNote::NoBody => "noBody",
+            HttpNote::EmptyEvent => "emptyEvent",
+            HttpNote::ServerClosedStream => "serverClosedStream",
+            HttpNote::ClientClosedStream => "clientClosedStream",
+            HttpNote::StreamBroken => "streamBroken",
+            HttpNote::StreamOpenAtShutdown => "streamOpenAtShutdown",
+            HttpNote::SseUnparsable => "sseUnparsable",
+            HttpNote::RequestFailed => "requestFailed",
+            HttpNote::UpstreamFailed => "upstreamFailed",
+            HttpNote::ResponseFailed => "responseFailed",
+        }
+    }
+}
+
 /// One transcript line after the header: a time and an event.
 #[derive(Debug, Clone)]
 pub struct Record {
@@ -107,6 +159,24 @@ pub enum Event {
         dir: Direction,
         /// The line without its line terminator (lossy UTF-8 if it was not UTF-8).
         line: String,
+    },
+    /// An HTTP event without a JSON-RPC body (Streamable HTTP recordings
+    /// only): a request without a body (a GET opening the 2025-era stream, a
+    /// DELETE ending the session), a response without a body (`202 Accepted`),
+    /// an SSE event with empty data (a priming event: only an `id`), the end of
+    /// an event stream and why, or a failed exchange. Sources: MCP 2025-11-25
+    /// and 2026-07-28, Basic › Transports › Streamable HTTP (cancellation by
+    /// closing the stream: 2026-07-28 › Cancellation).
+    Http {
+        /// `c2s` for the request side, `s2c` for the response side.
+        dir: Direction,
+        /// Exchange number, method, status (response side) and redacted headers;
+        /// `sseEventId` for [`HttpNote::EmptyEvent`].
+        http: HttpMeta,
+        /// What happened.
+        note: HttpNote,
+        /// A human-readable detail (an error text), when there is one.
+        detail: Option<String>,
     },
     /// A line the server wrote to stderr.
     Stderr {
@@ -200,6 +270,25 @@ impl Record {
         }
     }
 
+    /// An [`Event::Http`] record.
+    pub fn http(
+        t_us: u64,
+        dir: Direction,
+        http: HttpMeta,
+        note: HttpNote,
+        detail: Option<String>,
+    ) -> Record {
+        Record {
+            t_us,
+            event: Event::Http {
+                dir,
+                http,
+                note,
+                detail,
+            },
+        }
+    }
+
     /// A [`Event::Stderr`] record (invalid UTF-8 replaced with U+FFFD).
     pub fn stderr(t_us: u64, line: &[u8]) -> Record {
         Record {
@@ -236,10 +325,12 @@ impl Record {
         }
     }
 
-    /// The direction of a message or noise record.
+    /// The direction of a message, noise or HTTP record.
     pub fn dir(&self) -> Option<Direction> {
         match &self.event {
-            Event::Message { dir, .. } | Event::Noise { dir, .. } => Some(*dir),
+            Event::Message { dir, .. } | Event::Noise { dir, .. } | Event::Http { dir, .. } => {
+                Some(*dir)
+            }
             _ => None,
         }
     }
@@ -274,6 +365,20 @@ impl PartialEq for Event {
             ) => dir == d2 && msg.get() == m2.get() && http == h2,
             (Noise { dir, line }, Noise { dir: d2, line: l2 }) => dir == d2 && line == l2,
             (Stderr { line }, Stderr { line: l2 }) => line == l2,
+            (
+                Http {
+                    dir,
+                    http,
+                    note,
+                    detail,
+                },
+                Http {
+                    dir: d2,
+                    http: h2,
+                    note: n2,
+                    detail: x2,
+                },
+            ) => dir == d2 && http == h2 && note == n2 && detail == x2,
             (Protocol { version }, Protocol { version: v2 }) => version == v2,
             (
                 Exit { code, signal },

@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
-use crate::model::{Direction, Event, HttpMeta, Record};
+use crate::model::{Direction, Event, HttpMeta, HttpNote, Record};
 
 /// `kind` of a record line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -15,6 +15,7 @@ pub(crate) enum Kind {
     Message,
     Noise,
     Stderr,
+    Http,
     Protocol,
     Exit,
 }
@@ -25,6 +26,7 @@ impl Kind {
             Kind::Message => "message",
             Kind::Noise => "noise",
             Kind::Stderr => "stderr",
+            Kind::Http => "http",
             Kind::Protocol => "protocol",
             Kind::Exit => "exit",
         }
@@ -45,6 +47,10 @@ struct OnDiskOut<'a> {
     msg_text: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     http: Option<&'a HttpMeta>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    note: Option<HttpNote>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    detail: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     line: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -70,6 +76,10 @@ pub(crate) struct OnDisk {
     #[serde(default)]
     pub(crate) http: Option<HttpMeta>,
     #[serde(default)]
+    pub(crate) note: Option<HttpNote>,
+    #[serde(default)]
+    pub(crate) detail: Option<String>,
+    #[serde(default)]
     pub(crate) line: Option<String>,
     #[serde(default)]
     pub(crate) version: Option<String>,
@@ -88,6 +98,8 @@ pub(crate) fn record_line(record: &Record) -> Vec<u8> {
         msg: None,
         msg_text: None,
         http: None,
+        note: None,
+        detail: None,
         line: None,
         version: None,
         code: None,
@@ -107,6 +119,18 @@ pub(crate) fn record_line(record: &Record) -> Vec<u8> {
             out.kind = Kind::Noise;
             out.dir = Some(*dir);
             out.line = Some(line);
+        }
+        Event::Http {
+            dir,
+            http,
+            note,
+            detail,
+        } => {
+            out.kind = Kind::Http;
+            out.dir = Some(*dir);
+            out.http = Some(http);
+            out.note = Some(*note);
+            out.detail = detail.as_deref();
         }
         Event::Stderr { line } => {
             out.kind = Kind::Stderr;
@@ -176,7 +200,25 @@ impl OnDisk {
                 Ok(())
             }
         };
+        if k != Kind::Http {
+            deny(self.note.is_some(), "note")?;
+            deny(self.detail.is_some(), "detail")?;
+        }
         let event = match k {
+            Kind::Http => {
+                deny(self.msg.is_some(), "msg")?;
+                deny(self.msg_text.is_some(), "msgText")?;
+                deny(self.line.is_some(), "line")?;
+                deny(self.version.is_some(), "version")?;
+                deny(self.code.is_some(), "code")?;
+                deny(self.signal.is_some(), "signal")?;
+                Event::Http {
+                    dir: self.dir.ok_or(Invalid::Missing("dir", k))?,
+                    http: self.http.ok_or(Invalid::Missing("http", k))?,
+                    note: self.note.ok_or(Invalid::Missing("note", k))?,
+                    detail: self.detail,
+                }
+            }
             Kind::Message => {
                 deny(self.line.is_some(), "line")?;
                 deny(self.version.is_some(), "version")?;

@@ -5,7 +5,7 @@ use std::io::Cursor;
 use mcptape_transcript::reader::{self, ErrorKind, MAX_RECORD_LINE_BYTES, ReadOptions, Reader};
 use mcptape_transcript::redact::{REDACTED, Redactor};
 use mcptape_transcript::{
-    Direction, Event, Header, HttpMeta, MessageError, Record, ServerSpec, TranscriptWriter,
+    Direction, Event, Header, HttpMeta, HttpNote, MessageError, Record, ServerSpec, TranscriptWriter,
     Transport, fuzzing,
 };
 use proptest::prelude::*;
@@ -550,4 +550,87 @@ fn real_recording_cut_anywhere_reads_back_complete_records() {
             .any(|m| m.2 == Direction::C2s && m.3.contains("\"initialize\""))
     );
     assert!(msgs.iter().all(|m| full.records[m.0].msg() == Some(m.3)));
+}
+
+#[test]
+fn http_events_read_typed_and_rewrite_byte_identical() {
+    let bytes = data("http_events.jsonl");
+    let t = reader::read(&bytes).unwrap();
+    assert_eq!(t.records.len(), 5);
+    assert_eq!(
+        t.records[0].event,
+        Event::Http {
+            dir: Direction::C2s,
+            http: HttpMeta {
+                exchange: 1,
+                method: Some("GET".into()),
+                status: None,
+                headers: vec![("accept".into(), "text/event-stream".into())],
+                sse_event_id: None,
+            },
+            note: HttpNote::NoBody,
+            detail: None,
+        }
+    );
+    let Event::Http { http, note, .. } = &t.records[1].event else {
+        panic!("not http: {:?}", t.records[1]);
+    };
+    assert_eq!(*note, HttpNote::EmptyEvent);
+    assert_eq!(http.sse_event_id.as_deref(), Some("0"));
+    assert_eq!(t.records[2].dir(), Some(Direction::S2c));
+    let Event::Http { http, note, .. } = &t.records[3].event else {
+        panic!("not http: {:?}", t.records[3]);
+    };
+    assert_eq!((*note, http.exchange), (HttpNote::ClientClosedStream, 1));
+    assert_eq!(note.as_str(), "clientClosedStream");
+    let Event::Http { note, detail, .. } = &t.records[4].event else {
+        panic!("not http: {:?}", t.records[4]);
+    };
+    assert_eq!(*note, HttpNote::UpstreamFailed);
+    assert_eq!(detail.as_deref(), Some("connection refused"));
+    let mut w = TranscriptWriter::new(Vec::new(), &t.header).unwrap();
+    for r in &t.records {
+        w.write(r).unwrap();
+    }
+    assert_eq!(w.into_inner(), bytes);
+}
+
+#[test]
+fn http_event_field_checks() {
+    let h = String::from_utf8(data("http_events.jsonl")).unwrap();
+    let h = h.lines().next().unwrap();
+    for (line, want) in [
+        (
+            r#"{"tUs":1,"kind":"http","dir":"c2s","note":"noBody"}"#,
+            "`http` is required",
+        ),
+        (
+            r#"{"tUs":1,"kind":"http","dir":"c2s","http":{"exchange":0}}"#,
+            "`note` is required",
+        ),
+        (
+            r#"{"tUs":1,"kind":"http","http":{"exchange":0},"note":"noBody"}"#,
+            "`dir` is required",
+        ),
+        (
+            r#"{"tUs":1,"kind":"http","dir":"c2s","http":{"exchange":0},"note":"noBody","line":"x"}"#,
+            "`line` is not allowed",
+        ),
+        (
+            r#"{"tUs":1,"kind":"noise","dir":"s2c","line":"x","note":"noBody"}"#,
+            "`note` is not allowed",
+        ),
+        (
+            r#"{"tUs":1,"kind":"message","dir":"c2s","msg":1,"detail":"x"}"#,
+            "`detail` is not allowed",
+        ),
+        (
+            r#"{"tUs":1,"kind":"http","dir":"c2s","http":{"exchange":0},"note":"bogus"}"#,
+            "unknown variant",
+        ),
+    ] {
+        let e = reader::read(format!("{h}\n{line}\n").as_bytes()).unwrap_err();
+        assert!(e.to_string().contains(want), "{line}: {e}");
+        assert_eq!(e.line, 2);
+    }
 }

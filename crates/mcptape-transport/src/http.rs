@@ -126,6 +126,32 @@ pub enum BodyKind {
     Other(String),
 }
 
+impl BodyKind {
+    /// The body shape of a response with `status` and `Content-Type` header
+    /// value `content_type` (parameters such as `charset` ignored, compared
+    /// case-insensitively): `202`/`204` and no (or an empty) type →
+    /// [`BodyKind::Empty`]; `application/json` → [`BodyKind::Json`];
+    /// `text/event-stream` → [`BodyKind::Sse`] (MCP 2025-11-25 › Transports ›
+    /// Streamable HTTP › Sending Messages to the Server); anything else →
+    /// [`BodyKind::Other`].
+    pub fn of(status: u16, content_type: Option<&str>) -> BodyKind {
+        let content_type = content_type.map(|c| {
+            c.split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase()
+        });
+        match content_type.as_deref() {
+            _ if status == 202 || status == 204 => BodyKind::Empty,
+            Some("application/json") => BodyKind::Json,
+            Some("text/event-stream") => BodyKind::Sse,
+            None | Some("") => BodyKind::Empty,
+            Some(other) => BodyKind::Other(other.to_owned()),
+        }
+    }
+}
+
 /// One item of a reply.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ReplyItem {
@@ -385,6 +411,13 @@ impl HttpClient {
         self.protocol_version = Some(version.into());
     }
 
+    /// Stops sending `MCP-Protocol-Version` and returns to the session era
+    /// (e.g. after a failed 2026-07-28 `server/discover` probe, before falling
+    /// back to `initialize`).
+    pub fn clear_protocol_version(&mut self) {
+        self.protocol_version = None;
+    }
+
     /// The protocol revision currently sent, if any.
     pub fn protocol_version(&self) -> Option<&str> {
         self.protocol_version.as_deref()
@@ -423,17 +456,13 @@ impl HttpClient {
         self.exchanges
     }
 
-    /// POSTs one JSON-RPC message and returns the response with its body
-    /// unread. Records a session id the server assigns (2025 era). There is no
-    /// built-in timeout: wrap the call (and the body reads) in
-    /// `tokio::time::timeout`. In the 2025 era, `send` does not look at the
-    /// body, so after an `initialize` sent this way call
-    /// [`HttpClient::set_protocol_version`] with the negotiated revision (or use
-    /// [`HttpClient::post`], which does it).
-    ///
-    /// # Errors
-    /// [`HttpErrorKind::InvalidHeader`], [`HttpErrorKind::Request`].
-    pub async fn send(&mut self, msg: &str) -> Result<HttpResponse, HttpError> {
+    /// The headers [`HttpClient::send`] would send with `msg` now (lowercase
+    /// names, in sending order): `content-type`, `accept`, then
+    /// `mcp-protocol-version` if a version is set, then `mcp-method`/`mcp-name`
+    /// (stateless era) or `mcp-session-id` (session era, once assigned), then
+    /// the headers of [`HttpClient::add_header`]. A recorder uses it to record
+    /// the request before sending it.
+    pub fn post_headers(&self, msg: &str) -> Vec<(String, String)> {
         let mut headers = vec![
             ("content-type".to_owned(), "application/json".to_owned()),
             (
@@ -462,6 +491,21 @@ impl HttpClient {
             }
         }
         headers.extend(self.extra.iter().cloned());
+        headers
+    }
+
+    /// POSTs one JSON-RPC message and returns the response with its body
+    /// unread. Records a session id the server assigns (2025 era). There is no
+    /// built-in timeout: wrap the call (and the body reads) in
+    /// `tokio::time::timeout`. In the 2025 era, `send` does not look at the
+    /// body, so after an `initialize` sent this way call
+    /// [`HttpClient::set_protocol_version`] with the negotiated revision (or use
+    /// [`HttpClient::post`], which does it).
+    ///
+    /// # Errors
+    /// [`HttpErrorKind::InvalidHeader`], [`HttpErrorKind::Request`].
+    pub async fn send(&mut self, msg: &str) -> Result<HttpResponse, HttpError> {
+        let headers = self.post_headers(msg);
         self.request(
             Method::POST,
             headers,
@@ -579,20 +623,7 @@ impl HttpClient {
         {
             self.session_id = Some(sid.to_owned());
         }
-        let content_type = find_header(&resp_headers, "content-type").map(|c| {
-            c.split(';')
-                .next()
-                .unwrap_or("")
-                .trim()
-                .to_ascii_lowercase()
-        });
-        let kind = match content_type.as_deref() {
-            _ if status == 202 || status == 204 => BodyKind::Empty,
-            Some("application/json") => BodyKind::Json,
-            Some("text/event-stream") => BodyKind::Sse,
-            None | Some("") => BodyKind::Empty,
-            Some(other) => BodyKind::Other(other.to_owned()),
-        };
+        let kind = BodyKind::of(status, find_header(&resp_headers, "content-type"));
         Ok(HttpResponse {
             exchange,
             status,
@@ -644,5 +675,58 @@ pub fn encode_header_value(value: &str) -> String {
             "=?base64?{}?=",
             base64::engine::general_purpose::STANDARD.encode(value.as_bytes())
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn body_kind_from_status_and_content_type() {
+        assert_eq!(
+            BodyKind::of(200, Some("Text/Event-Stream; charset=utf-8")),
+            BodyKind::Sse
+        );
+        assert_eq!(BodyKind::of(200, Some("application/json")), BodyKind::Json);
+        assert_eq!(BodyKind::of(202, Some("application/json")), BodyKind::Empty);
+        assert_eq!(BodyKind::of(200, None), BodyKind::Empty);
+        assert_eq!(
+            BodyKind::of(400, Some("text/plain")),
+            BodyKind::Other("text/plain".to_owned())
+        );
+    }
+
+    #[test]
+    fn post_headers_per_era_and_after_clearing_the_version() {
+        let read = r#"{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"file:///a b/ü.md"}}"#;
+        let mut c = HttpClient::new("http://127.0.0.1:1/mcp").unwrap();
+        let names = |h: &[(String, String)]| h.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
+        assert_eq!(names(&c.post_headers(read)), ["content-type", "accept"]);
+        c.set_protocol_version("2026-07-28");
+        let h = c.post_headers(read);
+        assert_eq!(
+            h[2..],
+            [
+                ("mcp-protocol-version".to_owned(), "2026-07-28".to_owned()),
+                ("mcp-method".to_owned(), "resources/read".to_owned()),
+                (
+                    "mcp-name".to_owned(),
+                    format!(
+                        "=?base64?{}?=",
+                        base64::engine::general_purpose::STANDARD.encode("file:///a b/ü.md")
+                    )
+                ),
+            ]
+        );
+        c.clear_protocol_version();
+        assert_eq!(c.era(), Era::Session);
+        assert_eq!(names(&c.post_headers(read)), ["content-type", "accept"]);
+        c.set_protocol_version("2025-11-25");
+        c.add_header("authorization", "Bearer x");
+        assert_eq!(
+            names(&c.post_headers(read)),
+            ["content-type", "accept", "mcp-protocol-version", "authorization"]
+        );
     }
 }
