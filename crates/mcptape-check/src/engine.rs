@@ -12,7 +12,7 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 use mcptape_transcript::reader::{self, ReadOptions};
-use mcptape_transcript::{Direction, Event, HttpMeta, Record, Transport};
+use mcptape_transcript::{Direction, Event, HttpMeta, HttpNote, Record, Transport};
 use serde_json::{Map, Value};
 
 use crate::report::{FileReport, Finding};
@@ -183,9 +183,18 @@ pub fn check_bytes(file: &str, bytes: &[u8], opts: &Options) -> FileReport {
                             clip(line, 80)
                         ),
                     );
-                } else if let Some(x) = client_closed_exchange(line) {
-                    st.stream_closed_by_client(x);
                 }
+                i += 1;
+                continue;
+            }
+            Event::Http {
+                http,
+                note: HttpNote::ClientClosedStream,
+                ..
+            } => {
+                // Over Streamable HTTP, closing a request's event stream is
+                // how a client cancels the request it carried.
+                st.stream_closed_by_client(http.exchange);
                 i += 1;
                 continue;
             }
@@ -429,19 +438,6 @@ impl Depth {
         }
         false
     }
-}
-
-/// The HTTP recorder's note that the client closed the event stream of
-/// exchange `n` (`HTTP n event stream ended...: client closed the stream`,
-/// written by `mcptape record --listen`): over 2026-07-28 HTTP, closing the
-/// stream is how a client cancels the request it carried.
-fn client_closed_exchange(line: &str) -> Option<u64> {
-    let rest = line.strip_prefix("HTTP ")?;
-    let (n, rest) = rest.split_once(' ')?;
-    if !rest.starts_with("event stream ended") || !rest.ends_with(": client closed the stream") {
-        return None;
-    }
-    n.parse().ok()
 }
 
 fn dir_stream(dir: Direction) -> &'static str {

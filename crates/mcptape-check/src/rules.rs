@@ -279,7 +279,7 @@ narrower derived resource (extracted text, a thumbnail, a page range) or a point
         revisions: "all",
         explain: "Every request is answered exactly once, or cancelled with notifications/cancelled \
 by its sender (over Streamable HTTP a client also cancels by closing the request's event stream, \
-which the HTTP recorder notes as `HTTP n event stream ended: client closed the stream`). A request \
+which the HTTP recorder notes as an `http` record with note `clientClosedStream`). A request \
 still open at the end of the transcript means the peer dropped it or the recording ended before the \
 answer (a killed server: see transcript-truncated and the exit record). Fires on the request's record.",
     }

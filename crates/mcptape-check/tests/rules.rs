@@ -531,9 +531,20 @@ fn directory_without_transcripts_is_an_error() {
 fn only_a_client_closed_http_stream_cancels_its_request() {
     let t = data("pass/http-stream-closed-by-client-cancels.jsonl");
     assert!(rules_fired(&t, &Options::default()).is_empty());
-    let upstream = String::from_utf8(t)
+    // The old free-text noise wording no longer cancels anything.
+    let noise = String::from_utf8(t.clone()).unwrap().replace(
+        r#""kind":"http","dir":"s2c","http":{"exchange":0,"method":"POST","status":200,"headers":[["content-type","text/event-stream"]]},"note":"clientClosedStream""#,
+        r#""kind":"noise","dir":"s2c","line":"HTTP 0 event stream ended: client closed the stream""#,
+    );
+    assert!(noise.contains("kind\":\"noise"));
+    assert_eq!(
+        rules_fired(noise.as_bytes(), &Options::default()),
+        vec!["request-unanswered"]
+    );
+    let upstream = String::from_utf8(t.clone())
         .unwrap()
-        .replace("client closed the stream", "upstream closed the stream");
+        .replace("\"clientClosedStream\"", "\"serverClosedStream\"");
+    assert_ne!(upstream.as_bytes(), t.as_slice(), "the note was replaced");
     assert_eq!(
         rules_fired(upstream.as_bytes(), &Options::default()),
         vec!["request-unanswered"]

@@ -24,29 +24,23 @@
 //! headers plus the `_meta` envelope keys.
 
 use std::collections::HashSet;
-use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
-use http_body_util::{BodyExt, Full, Limited};
-use hyper::header::{self, HeaderValue};
-use hyper::{Method, Request, Uri};
-use hyper_util::client::legacy::Client as HttpClient;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
-use mcptape_transcript::{Direction, Event, HttpMeta, Redactor};
+use mcptape_transcript::{Direction, Event, HttpMeta, HttpNote, Redactor};
+use mcptape_transport::child::StdioChild;
+use mcptape_transport::http::{HttpClient, HttpError, ReplyItem};
+use mcptape_transport::sse::SsePayload;
+use mcptape_transport::stdio::{FrameRef, LineFramer, MAX_LINE_BYTES};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::process::{Child, ChildStdin, Command};
+use tokio::process::ChildStdin;
 use tokio::sync::mpsc;
 
 use crate::error::{Position, RecordError, RecordErrorKind};
 use crate::http::MAX_HTTP_BODY_BYTES;
 use crate::sink::{META_PROTOCOL_VERSION, TranscriptSink};
-use crate::stdio::{CHUNK_BYTES, StdioOptions};
-use mcptape_transport::sse::{MAX_EVENT_BYTES, SseParser};
-use mcptape_transport::stdio::{FrameRef, LineFramer, MAX_LINE_BYTES};
+use crate::stdio::CHUNK_BYTES;
 
 /// The protocol revision the handshake-era `initialize` asks for by default.
 pub const DEFAULT_PROTOCOL: &str = "2025-11-25";
@@ -485,9 +479,8 @@ impl Client<'_> {
     async fn handshake(&mut self, protocol: &str) -> Result<(), RecordError> {
         if protocol == MODERN_PROTOCOL {
             let params = json!({ "_meta": Self::envelope(protocol) });
-            let reply = self
-                .call_raw("server/discover", Some(params), Some(protocol))
-                .await?;
+            self.conn.set_protocol_version(Some(protocol));
+            let reply = self.call_raw("server/discover", Some(params)).await?;
             if let Ok(result) = reply {
                 let supported: Vec<&str> = result
                     .get("supportedVersions")
@@ -496,11 +489,11 @@ impl Client<'_> {
                     .unwrap_or_default();
                 if supported.contains(&protocol) {
                     self.modern = Some(protocol.to_owned());
-                    self.conn.set_modern(protocol);
                     self.report.protocol_version = protocol.to_owned();
                     return Ok(());
                 }
             }
+            self.conn.set_protocol_version(None);
             self.report.fell_back = true;
             return self.initialize(FALLBACK_HANDSHAKE_VERSION).await;
         }
@@ -514,7 +507,7 @@ impl Client<'_> {
             "clientInfo": { "name": "mcptape", "version": env!("CARGO_PKG_VERSION") },
         });
         let result = self
-            .call_raw("initialize", Some(params), None)
+            .call_raw("initialize", Some(params))
             .await?
             .map_err(|e| self.protocol(format!("initialize failed: {e}")))?;
         let negotiated = result
@@ -522,7 +515,7 @@ impl Client<'_> {
             .and_then(Value::as_str)
             .ok_or_else(|| self.protocol("initialize result has no protocolVersion".into()))?
             .to_owned();
-        self.conn.set_session_version(&negotiated);
+        self.conn.set_protocol_version(Some(&negotiated));
         self.report.protocol_version = negotiated;
         let note = json!({ "jsonrpc": "2.0", "method": "notifications/initialized" });
         self.conn
@@ -545,15 +538,13 @@ impl Client<'_> {
             }
             None => params,
         };
-        let version = self.modern.clone();
-        self.call_raw(method, params, version.as_deref()).await
+        self.call_raw(method, params).await
     }
 
     async fn call_raw(
         &mut self,
         method: &str,
         params: Option<Value>,
-        modern: Option<&str>,
     ) -> Result<Reply, RecordError> {
         let id = self.next_id;
         self.next_id += 1;
@@ -561,15 +552,8 @@ impl Client<'_> {
         if let Some(p) = params {
             msg["params"] = p;
         }
-        let name = if method == "resources/read" {
-            msg["params"]["uri"].as_str().map(str::to_owned)
-        } else {
-            None
-        };
         let line = msg.to_string();
-        let fut = self
-            .conn
-            .request(&line, id, method, name.as_deref(), modern, &mut self.report);
+        let fut = self.conn.request(&line, id, method, &mut self.report);
         match tokio::time::timeout(self.timeout, fut).await {
             Ok(r) => r.map_err(|e| e.at(Position::Step(id))),
             Err(_) => Err(RecordError::new(RecordErrorKind::Timeout {
@@ -611,15 +595,14 @@ enum Conn {
 }
 
 impl Conn {
-    fn set_modern(&mut self, version: &str) {
+    /// Sets (`Some`) or clears the `MCP-Protocol-Version` the HTTP client sends
+    /// (a 2026-07-28 version also selects the stateless-era headers).
+    fn set_protocol_version(&mut self, version: Option<&str>) {
         if let Conn::Http(h) = self {
-            h.modern = Some(version.to_owned());
-        }
-    }
-
-    fn set_session_version(&mut self, version: &str) {
-        if let Conn::Http(h) = self {
-            h.session_version = Some(version.to_owned());
+            match version {
+                Some(v) => h.client.set_protocol_version(v),
+                None => h.client.clear_protocol_version(),
+            }
         }
     }
 
@@ -628,13 +611,11 @@ impl Conn {
         line: &str,
         id: u64,
         method: &str,
-        name: Option<&str>,
-        modern: Option<&str>,
         report: &mut CrawlReport,
     ) -> Result<Reply, RecordError> {
         match self {
             Conn::Stdio(s) => s.request(line, id, method, report).await,
-            Conn::Http(h) => h.request(line, id, method, name, modern, report).await,
+            Conn::Http(h) => h.request(line, id, method, report).await,
         }
     }
 
@@ -646,10 +627,10 @@ impl Conn {
     ) -> Result<(), RecordError> {
         match self {
             Conn::Stdio(s) => s.send(line).await,
-            Conn::Http(h) => h
-                .post(line, method, None, None, None, report)
-                .await
-                .map(|_| ()),
+            Conn::Http(h) => {
+                let _ = method;
+                h.post(line, None, report).await.map(|_| ())
+            }
         }
     }
 
@@ -664,7 +645,7 @@ impl Conn {
 // ---------------------------------------------------------------- stdio
 
 struct StdioConn {
-    child: Child,
+    child: StdioChild,
     stdin: Option<ChildStdin>,
     lines: mpsc::Receiver<Vec<u8>>,
     sink: Arc<TranscriptSink>,
@@ -672,23 +653,11 @@ struct StdioConn {
 
 impl StdioConn {
     fn start(argv: &[String], sink: Arc<TranscriptSink>) -> Result<Self, RecordError> {
-        let (program, args) = argv.split_first().ok_or(RecordErrorKind::EmptyCommand)?;
-        let mut child = Command::new(program)
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .map_err(|source| {
-                RecordError::new(RecordErrorKind::Spawn {
-                    program: program.clone(),
-                    source,
-                })
-            })?;
+        let mut child = crate::stdio::spawn_server(argv)?;
+        let io = |what| RecordError::io("server process", std::io::Error::other(what));
         let stdin = child.stdin.take();
-        let mut stdout = child.stdout.take().expect("piped stdout");
-        let mut stderr = child.stderr.take().expect("piped stderr");
+        let mut stdout = child.stdout.take().ok_or_else(|| io("no stdout pipe"))?;
+        let mut stderr = child.stderr.take().ok_or_else(|| io("no stderr pipe"))?;
         let (tx, rx) = mpsc::channel::<Vec<u8>>(64);
         let s = sink.clone();
         tokio::spawn(async move {
@@ -790,17 +759,18 @@ impl StdioConn {
 
     async fn close(&mut self, sink: &TranscriptSink) -> Result<(), RecordError> {
         drop(self.stdin.take());
-        let pid = self.child.id();
-        let opts = StdioOptions::new(Vec::new());
-        let (status, _) = crate::stdio::end_child(&mut self.child, pid, &opts).await?;
+        let ending = self
+            .child
+            .shutdown()
+            .await
+            .map_err(|e| RecordError::io("server process", e))?;
         // Let the reader record what the server wrote last.
         while let Ok(Some(_)) =
             tokio::time::timeout(Duration::from_millis(200), self.lines.recv()).await
         {}
-        use std::os::unix::process::ExitStatusExt;
         sink.record(Event::Exit {
-            code: status.code(),
-            signal: status.signal(),
+            code: ending.code(),
+            signal: ending.signal(),
         });
         Ok(())
     }
@@ -808,234 +778,135 @@ impl StdioConn {
 
 // ---------------------------------------------------------------- HTTP
 
+/// Crawl over Streamable HTTP with [`mcptape_transport::http::HttpClient`]
+/// (session id, `MCP-Protocol-Version`, `Mcp-Method`/`Mcp-Name` per era),
+/// recording every request before it is sent and every reply item as it arrives.
 struct HttpConn {
-    url: Uri,
-    client: HttpClient<HttpConnector, Full<Bytes>>,
+    client: HttpClient,
     sink: Arc<TranscriptSink>,
     redactor: Redactor,
-    exchanges: u64,
-    session: Option<String>,
-    session_version: Option<String>,
-    modern: Option<String>,
-}
-
-/// Characters a header value may carry as is (visible ASCII and space); others
-/// go in the `=?base64?...?=` form (spec 2026-07-28, "Transports" §Custom headers).
-fn header_safe(v: &str) -> bool {
-    v.bytes().all(|b| (0x20..=0x7e).contains(&b))
 }
 
 impl HttpConn {
     fn new(url: &str, sink: Arc<TranscriptSink>, redactor: Redactor) -> Result<Self, RecordError> {
-        let bad = |reason| {
+        let mut client = HttpClient::new(url).map_err(|e| {
             RecordError::new(RecordErrorKind::Url {
                 url: url.to_owned(),
-                reason,
+                reason: match e.kind {
+                    mcptape_transport::http::HttpErrorKind::InvalidUrl { .. } => {
+                        "only absolute http:// URLs are supported"
+                    }
+                    _ => "not usable",
+                },
             })
-        };
-        let uri: Uri = url.parse().map_err(|_| bad("not a URI"))?;
-        if uri.scheme_str() != Some("http") {
-            return Err(bad("only http:// URLs are supported"));
-        }
-        let client = HttpClient::builder(TokioExecutor::new()).build_http();
+        })?;
+        client.set_max_body_bytes(MAX_HTTP_BODY_BYTES);
         Ok(HttpConn {
-            url: uri,
             client,
             sink,
             redactor,
-            exchanges: 0,
-            session: None,
-            session_version: None,
-            modern: None,
         })
     }
 
-    fn base_request(&self, method: Method, body: Bytes) -> Request<Full<Bytes>> {
-        let mut req = Request::new(Full::new(body));
-        *req.method_mut() = method;
-        *req.uri_mut() = self.url.clone();
-        let h = req.headers_mut();
-        h.insert(
-            header::ACCEPT,
-            HeaderValue::from_static("application/json, text/event-stream"),
-        );
-        if let Some(s) = self
-            .session
-            .as_deref()
-            .and_then(|s| HeaderValue::from_str(s).ok())
-        {
-            h.insert("mcp-session-id", s);
-        }
-        if let Some(v) = self
-            .session_version
-            .as_deref()
-            .and_then(|s| HeaderValue::from_str(s).ok())
-        {
-            h.insert("mcp-protocol-version", v);
-        }
-        req
-    }
-
+    /// HTTP details of a record: `headers` redacted.
     fn meta(
         &self,
-        n: u64,
+        exchange: u64,
         method: &str,
         status: Option<u16>,
-        headers: &hyper::HeaderMap,
+        headers: &[(String, String)],
     ) -> HttpMeta {
-        let mut pairs: Vec<(String, String)> = headers
-            .iter()
-            .map(|(k, v)| {
-                (
-                    k.as_str().to_owned(),
-                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
-                )
-            })
-            .collect();
-        self.redactor.headers(&mut pairs);
+        let mut headers = headers.to_vec();
+        self.redactor.headers(&mut headers);
         HttpMeta {
-            exchange: n,
+            exchange,
             method: Some(method.to_owned()),
             status,
-            headers: pairs,
+            headers,
             sse_event_id: None,
         }
     }
 
-    /// POSTs one message; returns every JSON-RPC message of the response
-    /// (JSON body or SSE events), answering server requests on the way.
+    fn http_error(e: HttpError) -> RecordError {
+        let n = e.exchange;
+        RecordError::new(RecordErrorKind::Http(e.kind.to_string())).at(Position::Exchange(n))
+    }
+
+    /// POSTs one message; returns the reply to request `id` found in the
+    /// response (JSON body or SSE events), answering server requests on the way.
     async fn post(
         &mut self,
         line: &str,
-        rpc_method: &str,
-        name: Option<&str>,
-        modern: Option<&str>,
         id: Option<u64>,
         report: &mut CrawlReport,
     ) -> Result<Option<Reply>, RecordError> {
-        let n = self.exchanges;
-        self.exchanges += 1;
-        let mut req = self.base_request(Method::POST, Bytes::from(line.to_owned()));
-        let h = req.headers_mut();
-        h.insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        );
-        if let Some(v) = modern
-            .or(self.modern.as_deref())
-            .and_then(|v| HeaderValue::from_str(v).ok())
-        {
-            h.insert("mcp-protocol-version", v);
-            if let Ok(m) = HeaderValue::from_str(rpc_method) {
-                h.insert("mcp-method", m);
-            }
-            if let Some(name) = name {
-                let value = if header_safe(name) {
-                    name.to_owned()
-                } else {
-                    use base64::Engine;
-                    format!(
-                        "=?base64?{}?=",
-                        base64::engine::general_purpose::STANDARD.encode(name)
-                    )
-                };
-                if let Ok(v) = HeaderValue::from_str(&value) {
-                    h.insert("mcp-name", v);
-                }
-            }
-        }
-        let meta = self.meta(n, "POST", None, req.headers());
+        let n = self.client.exchanges();
+        let meta = self.meta(n, "POST", None, &self.client.post_headers(line));
         self.sink
             .record_line(Direction::C2s, line.as_bytes(), Some(meta));
-        let resp = self.client.request(req).await.map_err(|e| {
-            RecordError::new(RecordErrorKind::Http(e.to_string())).at(Position::Exchange(n))
-        })?;
-        let (parts, body) = resp.into_parts();
-        let status = parts.status.as_u16();
-        if let Some(s) = parts
-            .headers
-            .get("mcp-session-id")
-            .and_then(|v| v.to_str().ok())
-        {
-            self.session = Some(s.to_owned());
-        }
-        let mut meta = Some(self.meta(n, "POST", Some(status), &parts.headers));
-        let is_stream = parts
-            .headers
-            .get(header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.to_ascii_lowercase().starts_with("text/event-stream"));
+        let mut resp = self.client.send(line).await.map_err(Self::http_error)?;
+        let status = resp.status;
+        let mut first = Some(self.meta(n, "POST", Some(status), &resp.headers));
         let mut found: Option<Reply> = None;
-        if is_stream {
-            let mut body = body;
-            let mut parser = SseParser::new(MAX_EVENT_BYTES);
-            let mut items = Vec::new();
-            'stream: while let Some(frame) = body.frame().await {
-                let frame = frame.map_err(|e| {
-                    RecordError::new(RecordErrorKind::Http(e.to_string())).at(Position::Exchange(n))
-                })?;
-                let Ok(data) = frame.into_data() else {
-                    continue;
-                };
-                let pushed = parser.push(&data, &mut items);
-                let batch = std::mem::take(&mut items);
-                if let Err(e) = pushed {
-                    return Err(RecordError::new(RecordErrorKind::Http(e.to_string()))
-                        .at(Position::Exchange(n)));
-                }
-                for ev in batch {
-                    let event_id = ev.id;
-                    let data = ev.data.as_bytes().trim_ascii();
-                    if data.is_empty() {
+        let mut any = false;
+        while let Some(item) = resp.next_item().await {
+            let item = item.map_err(Self::http_error)?;
+            any = true;
+            let mut m = first.take().unwrap_or_else(|| HttpMeta {
+                exchange: n,
+                method: Some("POST".into()),
+                ..HttpMeta::default()
+            });
+            let data: &[u8] = match &item {
+                ReplyItem::Json(s) => s.as_bytes(),
+                ReplyItem::Other(b) => b,
+                ReplyItem::Event(ev) => {
+                    m.sse_event_id = ev.id.clone();
+                    if ev.data.is_empty() {
+                        self.sink
+                            .record(Event::Http {
+                                dir: Direction::S2c,
+                                http: m,
+                                note: HttpNote::EmptyEvent,
+                                detail: None,
+                            });
                         continue;
                     }
-                    let mut m = meta.take().unwrap_or_else(|| HttpMeta {
-                        exchange: n,
-                        method: Some("POST".into()),
-                        ..HttpMeta::default()
-                    });
-                    m.sse_event_id = event_id;
-                    self.sink.record_line(Direction::S2c, data, Some(m));
-                    let Ok(msg) = serde_json::from_slice::<Value>(data) else {
-                        continue;
-                    };
-                    if let Some(reply) = id.and_then(|id| as_reply_to(&msg, id)) {
-                        found = Some(reply);
-                        break 'stream;
-                    }
-                    if let Some((m, answer)) = answer_server_request(&msg) {
-                        report.answered_server_requests.push(m);
-                        Box::pin(self.post(&answer.to_string(), "", None, modern, None, report))
-                            .await?;
-                    }
+                    ev.data.as_bytes()
                 }
+            };
+            self.sink.record_line(Direction::S2c, data, Some(m));
+            let msg = match &item {
+                ReplyItem::Event(ev) => match ev.payload() {
+                    SsePayload::JsonRpc(s) => serde_json::from_str::<Value>(s).ok(),
+                    SsePayload::Other(_) => None,
+                },
+                _ => serde_json::from_slice::<Value>(data).ok(),
+            };
+            let Some(msg) = msg else { continue };
+            if let Some(reply) = id.and_then(|id| as_reply_to(&msg, id)) {
+                found = Some(reply);
+                break;
             }
-        } else {
-            let bytes = Limited::new(body, MAX_HTTP_BODY_BYTES)
-                .collect()
-                .await
-                .map_err(|e| {
-                    RecordError::new(RecordErrorKind::Http(e.to_string())).at(Position::Exchange(n))
-                })?
-                .to_bytes();
-            let trimmed = bytes.trim_ascii();
-            if trimmed.is_empty() {
-                self.sink.record(Event::Noise {
-                    dir: Direction::S2c,
-                    line: format!("HTTP {n} {status} (no body)"),
-                });
-            } else {
-                self.sink.record_line(Direction::S2c, trimmed, meta.take());
-                if let Ok(msg) = serde_json::from_slice::<Value>(trimmed) {
-                    found = id.and_then(|id| as_reply_to(&msg, id));
-                }
+            if let Some((m, answer)) = answer_server_request(&msg) {
+                report.answered_server_requests.push(m);
+                Box::pin(self.post(&answer.to_string(), None, report)).await?;
             }
-            if found.is_none() && id.is_some() && status >= 400 {
-                // A non-JSON-RPC HTTP error (e.g. 400 for an unknown session) answers the request.
-                found = Some(Err(
-                    json!({ "code": 0, "message": format!("HTTP {status}") }),
-                ));
-            }
+        }
+        if !any {
+            let meta = first.take().unwrap_or_default();
+            self.sink.record(Event::Http {
+                dir: Direction::S2c,
+                http: meta,
+                note: HttpNote::NoBody,
+                detail: None,
+            });
+        }
+        if found.is_none() && id.is_some() && status >= 400 {
+            // A non-JSON-RPC HTTP error (e.g. 400 for an unknown session) answers the request.
+            found = Some(Err(
+                json!({ "code": 0, "message": format!("HTTP {status}") }),
+            ));
         }
         Ok(found)
     }
@@ -1045,34 +916,45 @@ impl HttpConn {
         line: &str,
         id: u64,
         method: &str,
-        name: Option<&str>,
-        modern: Option<&str>,
         report: &mut CrawlReport,
     ) -> Result<Reply, RecordError> {
-        self.post(line, method, name, modern, Some(id), report)
-            .await?
-            .ok_or_else(|| {
-                RecordError::new(RecordErrorKind::Closed {
-                    method: method.to_owned(),
-                })
+        self.post(line, Some(id), report).await?.ok_or_else(|| {
+            RecordError::new(RecordErrorKind::Closed {
+                method: method.to_owned(),
             })
+        })
     }
 
+    /// Ends a 2025-era session with `DELETE` (nothing without a session).
     async fn close(&mut self) -> Result<(), RecordError> {
-        let Some(_) = self.session else { return Ok(()) };
-        let n = self.exchanges;
-        self.exchanges += 1;
-        let req = self.base_request(Method::DELETE, Bytes::new());
-        self.sink.record(Event::Noise {
+        let Some(sid) = self.client.session_id().map(str::to_owned) else {
+            return Ok(());
+        };
+        let n = self.client.exchanges();
+        let mut headers = vec![(
+            mcptape_transport::http::HEADER_SESSION_ID.to_owned(),
+            sid,
+        )];
+        if let Some(v) = self.client.protocol_version() {
+            headers.push((
+                mcptape_transport::http::HEADER_PROTOCOL_VERSION.to_owned(),
+                v.to_owned(),
+            ));
+        }
+        let meta = self.meta(n, "DELETE", None, &headers);
+        self.sink.record(Event::Http {
             dir: Direction::C2s,
-            line: format!("HTTP {n} DELETE {}", self.url.path()),
+            http: meta,
+            note: HttpNote::NoBody,
+            detail: None,
         });
-        if let Ok(resp) = self.client.request(req).await {
-            let status = resp.status().as_u16();
-            let _ = resp.into_body().collect().await;
-            self.sink.record(Event::Noise {
+        if let Ok(Some(status)) = self.client.delete_session().await {
+            let meta = self.meta(n, "DELETE", Some(status), &[]);
+            self.sink.record(Event::Http {
                 dir: Direction::S2c,
-                line: format!("HTTP {n} {status} (session ended)"),
+                http: meta,
+                note: HttpNote::NoBody,
+                detail: None,
             });
         }
         Ok(())

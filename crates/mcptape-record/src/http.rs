@@ -18,12 +18,19 @@
 //!   **per SSE event**, each with its `sseEventId` (status and headers on the
 //!   first one);
 //! * a request or response without a body (a GET opening a stream, a DELETE,
-//!   a `202 Accepted`) as a `noise` record `"HTTP <n> <METHOD> <path>"` /
-//!   `"HTTP <n> <status> (no body)"`, because the transcript format has no
-//!   body-less HTTP event yet;
-//! * a body or event that is not a JSON value (a heartbeat) as `noise`;
-//! * the end of every event stream as a `noise` record `"HTTP <n> event stream
-//!   ended: <why>"` (upstream closed, client closed, or proxy shutdown).
+//!   a `202 Accepted`) as an `http` record ([`Event::Http`]) with
+//!   [`HttpNote::NoBody`], the method, status and headers, and the request
+//!   path (query redacted) in `detail`;
+//! * an SSE event with empty data (a priming event) as [`HttpNote::EmptyEvent`]
+//!   with its `sseEventId`;
+//! * a body or event that is not exactly one JSON value (a heartbeat, JSON
+//!   with whitespace around it) as `noise`, bytes unaltered;
+//! * the end of every event stream as an `http` record saying why:
+//!   [`HttpNote::ServerClosedStream`], [`HttpNote::ClientClosedStream`] (how a
+//!   client cancels over Streamable HTTP), [`HttpNote::StreamBroken`] or
+//!   [`HttpNote::StreamOpenAtShutdown`]; failures as
+//!   [`HttpNote::RequestFailed`], [`HttpNote::UpstreamFailed`],
+//!   [`HttpNote::ResponseFailed`], [`HttpNote::SseUnparsable`].
 //!
 //! Buffering is bounded: request bodies and JSON response bodies up to
 //! [`MAX_HTTP_BODY_BYTES`] (a larger request gets `413`), event streams one
@@ -42,11 +49,12 @@ use hyper::{Request, Response, StatusCode, Uri};
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioIo};
-use mcptape_transcript::{Direction, Event, HttpMeta, Redactor};
+use mcptape_transcript::{Direction, Event, HttpMeta, HttpNote, Redactor};
 use tokio::net::TcpListener;
 
 use crate::error::{RecordError, RecordErrorKind};
 use crate::sink::TranscriptSink;
+use mcptape_transport::http::BodyKind;
 use mcptape_transport::sse::{MAX_EVENT_BYTES, SseParser};
 
 /// Largest request body, and largest non-stream response body, the proxy
@@ -269,10 +277,26 @@ fn text_response(status: StatusCode, msg: &str) -> Response<ProxyBody> {
     r
 }
 
-/// Records a body (request or JSON response) as one message or noise record.
+/// Records a body (request, JSON response or SSE event data) as one message
+/// record, or as noise when it is not exactly one JSON value (bytes unaltered).
 fn record_body(sink: &TranscriptSink, dir: Direction, body: &[u8], meta: HttpMeta) {
-    let trimmed = body.trim_ascii();
-    sink.record_line(dir, trimmed, Some(meta));
+    sink.record_line(dir, body, Some(meta));
+}
+
+/// Records an [`Event::Http`].
+fn note(
+    sink: &TranscriptSink,
+    dir: Direction,
+    http: HttpMeta,
+    note: HttpNote,
+    detail: Option<String>,
+) {
+    sink.record(Event::Http {
+        dir,
+        http,
+        note,
+        detail,
+    });
 }
 
 async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<ProxyBody> {
@@ -305,11 +329,13 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<ProxyBo
             let too_big = e
                 .downcast_ref::<http_body_util::LengthLimitError>()
                 .is_some();
-            let line = format!("HTTP {n} {method} {shown}: request body failed: {e}");
-            shared.sink.record(Event::Noise {
-                dir: Direction::C2s,
-                line,
-            });
+            note(
+                &shared.sink,
+                Direction::C2s,
+                req_meta,
+                HttpNote::RequestFailed,
+                Some(format!("{shown}: {e}")),
+            );
             return if too_big {
                 text_response(
                     StatusCode::PAYLOAD_TOO_LARGE,
@@ -324,11 +350,13 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<ProxyBo
         }
     };
     if body.is_empty() {
-        let line = format!("HTTP {n} {method} {shown}");
-        shared.sink.record(Event::Noise {
-            dir: Direction::C2s,
-            line,
-        });
+        note(
+            &shared.sink,
+            Direction::C2s,
+            req_meta,
+            HttpNote::NoBody,
+            Some(shown),
+        );
     } else {
         record_body(&shared.sink, Direction::C2s, &body, req_meta);
     }
@@ -349,11 +377,18 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<ProxyBo
     let resp = match shared.client.request(up).await {
         Ok(r) => r,
         Err(e) => {
-            let line = format!("HTTP {n} upstream error: {e}");
-            shared.sink.record(Event::Noise {
-                dir: Direction::S2c,
-                line,
-            });
+            let meta = HttpMeta {
+                exchange: n,
+                method: Some(method.as_str().to_owned()),
+                ..HttpMeta::default()
+            };
+            note(
+                &shared.sink,
+                Direction::S2c,
+                meta,
+                HttpNote::UpstreamFailed,
+                Some(e.to_string()),
+            );
             return text_response(StatusCode::BAD_GATEWAY, "mcptape: upstream unreachable");
         }
     };
@@ -366,15 +401,11 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<ProxyBo
         headers: header_pairs(&rparts.headers, &shared.redactor),
         sse_event_id: None,
     };
-    let is_stream = rparts
+    let content_type = rparts
         .headers
         .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| {
-            v.trim_start()
-                .to_ascii_lowercase()
-                .starts_with("text/event-stream")
-        });
+        .and_then(|v| v.to_str().ok());
+    let is_stream = BodyKind::of(status, content_type) == BodyKind::Sse;
     let mut out = Response::new(Full::new(Bytes::new()).boxed());
     *out.status_mut() = rparts.status;
     for (k, v) in rparts.headers.iter() {
@@ -394,17 +425,22 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<ProxyBo
             let mut parsing = true;
             let mut items = Vec::new();
             let mut first = Some(resp_meta);
+            let bare = HttpMeta {
+                exchange: n,
+                method: Some(method.as_str().to_owned()),
+                ..HttpMeta::default()
+            };
             let ended = loop {
                 let frame = tokio::select! {
                     f = rbody.frame() => f,
-                    _ = tx.closed() => break "client closed the stream",
-                    _ = shutdown.wait_for(|stop| *stop) => break "stream still open at proxy shutdown",
+                    _ = tx.closed() => break HttpNote::ClientClosedStream,
+                    _ = shutdown.wait_for(|stop| *stop) => break HttpNote::StreamOpenAtShutdown,
                 };
                 let Some(frame) = frame else {
-                    break "upstream closed the stream";
+                    break HttpNote::ServerClosedStream;
                 };
                 let Ok(frame) = frame else {
-                    break "upstream stream broke off";
+                    break HttpNote::StreamBroken;
                 };
                 let Ok(data) = frame.into_data() else {
                     continue;
@@ -412,47 +448,32 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<ProxyBo
                 if parsing && let Err(e) = parser.push(&data, &mut items) {
                     // Keep forwarding; stop recording this stream's events.
                     parsing = false;
-                    let line = format!(
-                        "HTTP {n} SSE events no longer recorded: {e}; bytes still passed through"
+                    note(
+                        &sink,
+                        Direction::S2c,
+                        bare.clone(),
+                        HttpNote::SseUnparsable,
+                        Some(e.to_string()),
                     );
-                    sink.record(Event::Noise {
-                        dir: Direction::S2c,
-                        line,
-                    });
                 }
                 for ev in items.drain(..) {
-                    if ev.data.trim().is_empty() {
+                    let mut meta = first.take().unwrap_or_else(|| bare.clone());
+                    meta.sse_event_id = ev.id;
+                    if ev.data.is_empty() {
                         // A priming event (an id for resumption, no message).
-                        let id = ev.id.unwrap_or_default();
-                        let line = format!("HTTP {n} SSE event id={id:?} with empty data");
-                        sink.record(Event::Noise {
-                            dir: Direction::S2c,
-                            line,
-                        });
+                        note(&sink, Direction::S2c, meta, HttpNote::EmptyEvent, None);
                     } else {
-                        let mut meta = first.take().unwrap_or_else(|| HttpMeta {
-                            exchange: n,
-                            method: Some(method.as_str().to_owned()),
-                            ..HttpMeta::default()
-                        });
-                        meta.sse_event_id = ev.id;
                         record_body(&sink, Direction::S2c, ev.data.as_bytes(), meta);
                     }
                 }
                 if tx.send(Ok(Frame::data(data))).await.is_err() {
-                    break "client closed the stream";
+                    break HttpNote::ClientClosedStream;
                 }
             };
             parser.finish();
-            // Dropping `rbody` closes the upstream stream.
-            let status = first
-                .map(|m| format!(" {} (no message on it)", m.status.unwrap_or(0)))
-                .unwrap_or_default();
-            let line = format!("HTTP {n} event stream ended{status}: {ended}");
-            sink.record(Event::Noise {
-                dir: Direction::S2c,
-                line,
-            });
+            // Dropping `rbody` closes the upstream stream. The status and
+            // headers go on this record if no event carried them.
+            note(&sink, Direction::S2c, first.unwrap_or(bare), ended, None);
         });
         {
             let mut streams = shared.streams.lock().unwrap_or_else(|p| p.into_inner());
@@ -468,11 +489,13 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<ProxyBo
     let rbytes = match Limited::new(rbody, shared.body_limit).collect().await {
         Ok(b) => b.to_bytes(),
         Err(e) => {
-            let line = format!("HTTP {n} response body failed: {e}");
-            shared.sink.record(Event::Noise {
-                dir: Direction::S2c,
-                line,
-            });
+            note(
+                &shared.sink,
+                Direction::S2c,
+                resp_meta,
+                HttpNote::ResponseFailed,
+                Some(e.to_string()),
+            );
             return text_response(
                 StatusCode::BAD_GATEWAY,
                 "mcptape: upstream response body failed or too large",
@@ -480,10 +503,13 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<ProxyBo
         }
     };
     if rbytes.is_empty() {
-        shared.sink.record(Event::Noise {
-            dir: Direction::S2c,
-            line: format!("HTTP {n} {status} (no body)"),
-        });
+        note(
+            &shared.sink,
+            Direction::S2c,
+            resp_meta,
+            HttpNote::NoBody,
+            None,
+        );
     } else {
         record_body(&shared.sink, Direction::S2c, &rbytes, resp_meta);
     }

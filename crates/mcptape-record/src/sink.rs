@@ -314,3 +314,66 @@ mod tests {
         assert_eq!(protocol_version_of(c2s, &probe), None);
     }
 }
+
+#[cfg(test)]
+mod whitespace_tests {
+    use super::*;
+    use std::sync::Arc;
+
+    /// A `Write` whose bytes stay readable after the sink took it.
+    #[derive(Clone, Default)]
+    struct Shared(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Shared {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// Nothing recorded is ever altered: a line with whitespace around its JSON
+    /// value is noise with the exact bytes (as `LineFramer` classifies it), not
+    /// a trimmed message.
+    #[test]
+    fn line_with_whitespace_around_json_is_noise_with_exact_bytes() {
+        let out = Shared::default();
+        let sink = TranscriptSink::with_writer(
+            Box::new(out.clone()),
+            Path::new("mem"),
+            Transport::Stdio,
+            ServerSpec::default(),
+        )
+        .unwrap();
+        let line = b" {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\t ";
+        let mut framed = Vec::new();
+        mcptape_transport::stdio::LineFramer::new(1024).push_with(
+            &[line.as_slice(), b"\n"].concat(),
+            |f| framed.push(f.to_owned_frame()),
+        );
+        assert_eq!(
+            framed,
+            vec![mcptape_transport::stdio::Frame::Noise(line.to_vec())]
+        );
+        sink.record_line(Direction::S2c, line, None);
+        sink.record_line(Direction::C2s, line, None);
+        let bytes = out.0.lock().unwrap().clone();
+        let t = mcptape_transcript::read(&bytes).unwrap();
+        let want = std::str::from_utf8(line).unwrap().to_owned();
+        assert_eq!(
+            t.records.iter().map(|r| r.event.clone()).collect::<Vec<_>>(),
+            vec![
+                Event::Noise {
+                    dir: Direction::S2c,
+                    line: want.clone()
+                },
+                Event::Noise {
+                    dir: Direction::C2s,
+                    line: want
+                },
+            ]
+        );
+    }
+}

@@ -22,13 +22,12 @@
 //! stalls the other side's reads (back-pressure), never grows a queue.
 //! Record times are taken when a line's last byte arrives.
 
-use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
 use mcptape_transcript::{Direction, Event};
+use mcptape_transport::child::{EndedBy, StdioChild, spawn_stdio_group};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::process::{Child, Command};
 
 use crate::error::{RecordError, RecordErrorKind};
 use crate::sink::TranscriptSink;
@@ -43,11 +42,13 @@ pub const CHUNK_BYTES: usize = 64 * 1024;
 pub const RECORD_QUEUE_BYTES: usize = MAX_LINE_BYTES + CHUNK_BYTES;
 
 /// Default time the server gets to exit by itself after its stdin is closed (2 s,
-/// the Python SDK's `PROCESS_TERMINATION_TIMEOUT`).
-pub const DEFAULT_GRACE: Duration = Duration::from_secs(2);
+/// the Python SDK's `PROCESS_TERMINATION_TIMEOUT`;
+/// [`mcptape_transport::child::STDIN_CLOSE_GRACE`]).
+pub const DEFAULT_GRACE: Duration = mcptape_transport::child::STDIN_CLOSE_GRACE;
 
-/// Default time between SIGTERM and SIGKILL (2 s).
-pub const DEFAULT_TERM_GRACE: Duration = Duration::from_secs(2);
+/// Default time between SIGTERM and SIGKILL (2 s;
+/// [`mcptape_transport::child::SIGTERM_GRACE`]).
+pub const DEFAULT_TERM_GRACE: Duration = mcptape_transport::child::SIGTERM_GRACE;
 
 /// How long mcptape keeps draining the child's stdout/stderr after it exited
 /// (a grandchild may hold the pipes open), in ms.
@@ -149,27 +150,11 @@ pub async fn run_stdio_proxy_with(
     client_out: impl AsyncWrite + Send + Unpin + 'static,
     client_err: impl AsyncWrite + Send + Unpin + 'static,
 ) -> Result<ServerExit, RecordError> {
-    let (program, args) = opts
-        .command
-        .split_first()
-        .ok_or(RecordErrorKind::EmptyCommand)?;
-    let mut child = Command::new(program)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|source| {
-            RecordError::new(RecordErrorKind::Spawn {
-                program: program.clone(),
-                source,
-            })
-        })?;
-    let pid = child.id();
-    let child_in = child.stdin.take().expect("piped stdin");
-    let child_out = child.stdout.take().expect("piped stdout");
-    let child_err = child.stderr.take().expect("piped stderr");
+    let mut child = spawn_server(&opts.command)?;
+    let io = |what| RecordError::io("server process", std::io::Error::other(what));
+    let child_in = child.stdin.take().ok_or_else(|| io("no stdin pipe"))?;
+    let child_out = child.stdout.take().ok_or_else(|| io("no stdout pipe"))?;
+    let child_err = child.stderr.take().ok_or_else(|| io("no stderr pipe"))?;
 
     // Lines are recorded by a writer thread, off the forwarding path.
     let (queue, writer) = RecordQueue::start(sink.clone());
@@ -215,16 +200,19 @@ pub async fn run_stdio_proxy_with(
     let mut killed_by_proxy = false;
     let status = loop {
         tokio::select! {
-            status = child.wait() => break status.map_err(|e| RecordError::io("server process", e))?,
+            status = child.child.wait() => break status.map_err(|e| RecordError::io("server process", e))?,
             _ = &mut eof_rx => {
                 // Client closed stdin (the pump dropped the server's stdin): grace, TERM, KILL.
-                let (status, killed) = end_child(&mut child, pid, &opts).await?;
-                killed_by_proxy = killed;
-                break status;
+                let ending = child
+                    .shutdown_with(opts.grace, opts.term_grace)
+                    .await
+                    .map_err(|e| RecordError::io("server process", e))?;
+                killed_by_proxy = ending.ended_by != EndedBy::Exit;
+                break ending.status;
             }
             sig = signals.recv() => {
-                if let (Some(sig), Some(pid)) = (sig, pid) {
-                    let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), sig);
+                if let Some(sig) = sig {
+                    let _ = child.signal(sig);
                 }
             }
         }
@@ -252,32 +240,19 @@ pub async fn run_stdio_proxy_with(
     Ok(exit)
 }
 
-/// After the client's EOF: wait `grace`, SIGTERM, wait `term_grace`, SIGKILL.
-pub(crate) async fn end_child(
-    child: &mut Child,
-    pid: Option<u32>,
-    opts: &StdioOptions,
-) -> Result<(std::process::ExitStatus, bool), RecordError> {
-    if let Ok(r) = tokio::time::timeout(opts.grace, child.wait()).await {
-        return Ok((r.map_err(|e| RecordError::io("server process", e))?, false));
-    }
-    if let Some(pid) = pid {
-        let _ = nix::sys::signal::kill(
-            nix::unistd::Pid::from_raw(pid as i32),
-            nix::sys::signal::Signal::SIGTERM,
-        );
-    }
-    if let Ok(r) = tokio::time::timeout(opts.term_grace, child.wait()).await {
-        return Ok((r.map_err(|e| RecordError::io("server process", e))?, true));
-    }
-    let _ = child.start_kill();
-    Ok((
-        child
-            .wait()
-            .await
-            .map_err(|e| RecordError::io("server process", e))?,
-        true,
-    ))
+/// Spawns the server `argv` in its own process group
+/// ([`mcptape_transport::child::spawn_stdio_group`]: signals and the shutdown
+/// sequence reach a launcher's children too).
+///
+/// Errors: [`RecordErrorKind::EmptyCommand`], [`RecordErrorKind::Spawn`].
+pub(crate) fn spawn_server(argv: &[String]) -> Result<StdioChild, RecordError> {
+    let (program, args) = argv.split_first().ok_or(RecordErrorKind::EmptyCommand)?;
+    spawn_stdio_group(program, args).map_err(|source| {
+        RecordError::new(RecordErrorKind::Spawn {
+            program: program.clone(),
+            source,
+        })
+    })
 }
 
 #[derive(Clone, Copy)]

@@ -83,7 +83,7 @@ fn exchanges_reported(stderr: &str) -> u64 {
         .unwrap()
 }
 
-/// Exchange numbers that have a `dir` record (message with HttpMeta, or an `HTTP <n> ...` noise line).
+/// Exchange numbers that have a `dir` record (message with HttpMeta, or a body-less `http` record).
 fn exchanges_with(t: &Transcript, dir: Direction) -> std::collections::BTreeSet<u64> {
     t.records
         .iter()
@@ -93,10 +93,7 @@ fn exchanges_with(t: &Transcript, dir: Direction) -> std::collections::BTreeSet<
                 http: Some(h),
                 ..
             } if *d == dir => Some(h.exchange),
-            Event::Noise { dir: d, line } if *d == dir => line
-                .strip_prefix("HTTP ")
-                .and_then(|s| s.split_whitespace().next())
-                .and_then(|n| n.parse().ok()),
+            Event::Http { dir: d, http, .. } if *d == dir => Some(http.exchange),
             _ => None,
         })
         .collect()

@@ -418,3 +418,44 @@ fn server_ignoring_eof_and_sigterm_is_killed_after_the_grace_periods() {
     let t = read_transcript(&t_path);
     assert_eq!(exit_of(&t), (None, Some(9)));
 }
+
+/// Nothing recorded is ever altered: a stdout line with whitespace around its
+/// JSON value passes through unchanged and is recorded as noise with its exact
+/// bytes (not as a trimmed message), as `LineFramer` classifies it; the check
+/// rule `stdio-non-jsonrpc-line` then flags it.
+#[test]
+fn line_with_whitespace_around_json_is_noise_with_exact_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let t_path = dir.path().join("t.jsonl");
+    let mut cmd = Command::new(mcptape());
+    cmd.arg("record").arg("-o").arg(&t_path).args([
+        "--",
+        "sh",
+        "-c",
+        "printf ' {\"jsonrpc\":\"2.0\",\"method\":\"x\"}\\t \\n{\"jsonrpc\":\"2.0\",\"method\":\"y\"}\\n'",
+    ]);
+    let (out, _) = run_bounded(&mut cmd, Duration::from_secs(20));
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        out.stdout,
+        b" {\"jsonrpc\":\"2.0\",\"method\":\"x\"}\t \n{\"jsonrpc\":\"2.0\",\"method\":\"y\"}\n"
+    );
+    let t = read_transcript(&t_path);
+    let noise: Vec<&Event> = t
+        .records
+        .iter()
+        .map(|r| &r.event)
+        .filter(|e| matches!(e, Event::Noise { .. }))
+        .collect();
+    assert_eq!(
+        noise,
+        vec![&Event::Noise {
+            dir: Direction::S2c,
+            line: " {\"jsonrpc\":\"2.0\",\"method\":\"x\"}\t ".to_owned()
+        }]
+    );
+    assert_eq!(
+        messages(&t, Direction::S2c),
+        vec![serde_json::json!({"jsonrpc":"2.0","method":"y"})]
+    );
+}
