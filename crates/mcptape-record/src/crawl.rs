@@ -863,13 +863,12 @@ impl HttpConn {
                 ReplyItem::Event(ev) => {
                     m.sse_event_id = ev.id.clone();
                     if ev.data.is_empty() {
-                        self.sink
-                            .record(Event::Http {
-                                dir: Direction::S2c,
-                                http: m,
-                                note: HttpNote::EmptyEvent,
-                                detail: None,
-                            });
+                        self.sink.record(Event::Http {
+                            dir: Direction::S2c,
+                            http: m,
+                            note: HttpNote::EmptyEvent,
+                            detail: None,
+                        });
                         continue;
                     }
                     ev.data.as_bytes()
@@ -931,10 +930,7 @@ impl HttpConn {
             return Ok(());
         };
         let n = self.client.exchanges();
-        let mut headers = vec![(
-            mcptape_transport::http::HEADER_SESSION_ID.to_owned(),
-            sid,
-        )];
+        let mut headers = vec![(mcptape_transport::http::HEADER_SESSION_ID.to_owned(), sid)];
         if let Some(v) = self.client.protocol_version() {
             headers.push((
                 mcptape_transport::http::HEADER_PROTOCOL_VERSION.to_owned(),

@@ -349,10 +349,10 @@ mod whitespace_tests {
         .unwrap();
         let line = b" {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\t ";
         let mut framed = Vec::new();
-        mcptape_transport::stdio::LineFramer::new(1024).push_with(
-            &[line.as_slice(), b"\n"].concat(),
-            |f| framed.push(f.to_owned_frame()),
-        );
+        mcptape_transport::stdio::LineFramer::new(1024)
+            .push_with(&[line.as_slice(), b"\n"].concat(), |f| {
+                framed.push(f.to_owned_frame())
+            });
         assert_eq!(
             framed,
             vec![mcptape_transport::stdio::Frame::Noise(line.to_vec())]
@@ -363,7 +363,10 @@ mod whitespace_tests {
         let t = mcptape_transcript::read(&bytes).unwrap();
         let want = std::str::from_utf8(line).unwrap().to_owned();
         assert_eq!(
-            t.records.iter().map(|r| r.event.clone()).collect::<Vec<_>>(),
+            t.records
+                .iter()
+                .map(|r| r.event.clone())
+                .collect::<Vec<_>>(),
             vec![
                 Event::Noise {
                     dir: Direction::S2c,

@@ -5,8 +5,8 @@ use std::io::Cursor;
 use mcptape_transcript::reader::{self, ErrorKind, MAX_RECORD_LINE_BYTES, ReadOptions, Reader};
 use mcptape_transcript::redact::{REDACTED, Redactor};
 use mcptape_transcript::{
-    Direction, Event, Header, HttpMeta, HttpNote, MessageError, Record, ServerSpec, TranscriptWriter,
-    Transport, fuzzing,
+    Direction, Event, Header, HttpMeta, HttpNote, MessageError, Record, ServerSpec,
+    TranscriptWriter, Transport, fuzzing,
 };
 use proptest::prelude::*;
 

@@ -726,7 +726,12 @@ mod tests {
         c.add_header("authorization", "Bearer x");
         assert_eq!(
             names(&c.post_headers(read)),
-            ["content-type", "accept", "mcp-protocol-version", "authorization"]
+            [
+                "content-type",
+                "accept",
+                "mcp-protocol-version",
+                "authorization"
+            ]
         );
     }
 }
