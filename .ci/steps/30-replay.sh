@@ -8,10 +8,12 @@
 # 2-core machine shared with other builds) + ~20 s of bench.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+# shellcheck disable=SC1091
+source .tools/env.sh # MCPTAPE_PYTHON (installed by scripts/install-peers.sh, run first by .ci/run)
 out="${CARGO_TARGET_DIR:-target}/ci-replay"
 rm -rf "$out"
 timeout 1800 cargo run --release --quiet -p mcptape -- bench corpus/transcripts/everything-stdio.jsonl --out "$out"
-python3 - "$out/report.json" <<'PY'
+"$MCPTAPE_PYTHON" - "$out/report.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 assert r["single"]["count"] == 300, r["single"]
@@ -25,5 +27,5 @@ print("30-replay: report.json ok: single p50 %.3f ms p99 %.3f ms; turn p50 %.3f 
 PY
 timeout 300 cargo run --release --quiet -p mcptape -- bench corpus/transcripts/everything-stdio.jsonl \
   --latency "empirical:$out/latency.hlog" --reads 50 --turns 20 --out "$out/empirical"
-python3 -c "import json,sys; r=json.load(open(sys.argv[1])); assert r['single']['count']==50 and r['server']['model'].startswith('empirical:'), r" "$out/empirical/report.json"
+"$MCPTAPE_PYTHON" -c "import json,sys; r=json.load(open(sys.argv[1])); assert r['single']['count']==50 and r['server']['model'].startswith('empirical:'), r" "$out/empirical/report.json"
 echo "30-replay: ok"
