@@ -599,6 +599,48 @@ mod tests {
         );
     }
 
+    /// Nothing recorded is ever altered: a request body with whitespace around
+    /// its JSON value is recorded as noise with its exact bytes (not trimmed
+    /// into a message); a body-less GET and the failed upstream are typed
+    /// `http` records.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn body_with_whitespace_around_json_is_noise_with_exact_bytes() {
+        let (addr, dir, stop) = proxy(MAX_HTTP_BODY_BYTES, Redactor::new()).await;
+        let body = b" {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\r\n";
+        assert_eq!(send(addr, "POST /mcp HTTP/1.1\r\nHost: x", body).await, 502);
+        assert_eq!(send(addr, "GET /mcp HTTP/1.1\r\nHost: x", b"").await, 502);
+        let _ = stop.send(());
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        let bytes = std::fs::read(dir.path().join("t.jsonl")).unwrap();
+        let t = mcptape_transcript::read(&bytes).unwrap();
+        let events: Vec<&Event> = t.records.iter().map(|r| &r.event).collect();
+        assert_eq!(events.len(), 4, "{events:?}");
+        assert_eq!(
+            events[0],
+            &Event::Noise {
+                dir: Direction::C2s,
+                line: std::str::from_utf8(body).unwrap().to_owned()
+            }
+        );
+        let notes: Vec<(Direction, u64, Option<&str>, HttpNote)> = events[1..]
+            .iter()
+            .map(|e| match e {
+                Event::Http {
+                    dir, http, note, ..
+                } => (*dir, http.exchange, http.method.as_deref(), *note),
+                other => panic!("not an http record: {other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            notes,
+            vec![
+                (Direction::S2c, 0, Some("POST"), HttpNote::UpstreamFailed),
+                (Direction::C2s, 1, Some("GET"), HttpNote::NoBody),
+                (Direction::S2c, 1, Some("GET"), HttpNote::UpstreamFailed),
+            ]
+        );
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn credentials_are_redacted_by_default_and_kept_with_no_redact() {
         for (redactor, secret_kept) in [(Redactor::new(), false), (Redactor::disabled(), true)] {

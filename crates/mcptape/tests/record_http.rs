@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use mcptape_transcript::{Direction, Event, Transcript};
+use mcptape_transcript::{Direction, Event, HttpNote, Transcript};
 use record_support::*;
 
 /// A running proxy, killed (by its pid) if the test panics before [`stop_proxy`].
@@ -294,5 +294,70 @@ fn python_sdk_client_through_http_record_both_eras_against_python_server() {
             assert_eq!(c2s[0]["method"], "server/discover");
             assert!(!c2s.iter().any(|m| m["method"] == "initialize"));
         }
+        // Body-less HTTP events are typed `http` records, never free-text noise.
+        assert!(
+            !t.records
+                .iter()
+                .any(|r| matches!(r.event, Event::Noise { .. })),
+            "no noise records"
+        );
+        let notes = http_notes(&t);
+        // Every event stream's end is noted once, with why it ended.
+        let sse_posts: std::collections::BTreeSet<u64> = t
+            .records
+            .iter()
+            .filter_map(|r| match &r.event {
+                Event::Message { http: Some(h), .. } | Event::Http { http: h, .. }
+                    if h.headers.iter().any(|(n, v)| {
+                        n == "content-type" && v.starts_with("text/event-stream")
+                    }) =>
+                {
+                    Some(h.exchange)
+                }
+                _ => None,
+            })
+            .collect();
+        let ended: std::collections::BTreeSet<u64> = notes
+            .iter()
+            .filter(|(_, _, n)| {
+                matches!(
+                    n,
+                    HttpNote::ServerClosedStream | HttpNote::ClientClosedStream
+                )
+            })
+            .map(|(_, x, _)| *x)
+            .collect();
+        assert_eq!(ended, sse_posts, "{notes:?}");
+        if era == "2025-11-25" {
+            // The Python SDK server answers the older era's POSTs with event streams.
+            assert!(!sse_posts.is_empty(), "{notes:?}");
+            // The older era: the client opens the GET stream and ends the session with DELETE.
+            for m in ["GET", "DELETE"] {
+                assert!(
+                    notes
+                        .iter()
+                        .any(|(d, _, n)| *d == (Direction::C2s, m.to_owned())
+                            && *n == HttpNote::NoBody),
+                    "a c2s noBody {m}: {notes:?}"
+                );
+            }
+        }
     }
+}
+
+/// `(direction, method)`, exchange and note of every `http` record.
+fn http_notes(t: &Transcript) -> Vec<((Direction, String), u64, HttpNote)> {
+    t.records
+        .iter()
+        .filter_map(|r| match &r.event {
+            Event::Http {
+                dir, http, note, ..
+            } => Some((
+                (*dir, http.method.clone().unwrap_or_default()),
+                http.exchange,
+                *note,
+            )),
+            _ => None,
+        })
+        .collect()
 }
