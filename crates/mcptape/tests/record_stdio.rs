@@ -458,4 +458,14 @@ fn line_with_whitespace_around_json_is_noise_with_exact_bytes() {
         messages(&t, Direction::S2c),
         vec![serde_json::json!({"jsonrpc":"2.0","method":"y"})]
     );
+    // ... and `mcptape check` flags the line.
+    let mut check = Command::new(mcptape());
+    check.arg("check").arg(&t_path);
+    let (out, _) = run_bounded(&mut check, Duration::from_secs(20));
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{report}");
+    assert!(
+        report.contains(":2: error[stdio-non-jsonrpc-line]"),
+        "{report}"
+    );
 }
