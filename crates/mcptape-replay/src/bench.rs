@@ -112,7 +112,7 @@ impl Client {
                         // A server request (sampling, roots...): the recorded client is not
                         // replayed for those; answer "method not found" so the server moves on.
                         st.lock().unwrap_or_else(|p| p.into_inner()).server_requests += 1;
-                        let reply = json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "mcptape bench: client does not serve requests"}});
+                        let reply = json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "mcptape: the replayed client does not serve requests"}});
                         let mut b = reply.to_string().into_bytes();
                         b.push(b'\n');
                         if let Some(out) = out.upgrade() {
@@ -325,6 +325,25 @@ pub struct BenchResult {
     pub errors: BTreeMap<String, u64>,
     /// Responses with unknown ids, server requests refused.
     pub unexpected: (u64, u64),
+    /// Single reads asked for (`reads`, at most [`MAX_COUNT`]).
+    pub reads_asked: u64,
+    /// Turns asked for (`turns`, at most [`MAX_COUNT`]).
+    pub turns_asked: u64,
+    /// The single-read phase stopped at `max_phase` before sending every read.
+    pub single_cut: bool,
+    /// The turn phase stopped at `max_phase` before running every turn.
+    pub turns_cut: bool,
+    /// The target closed the connection during the run.
+    pub target_closed: bool,
+    /// Throughput window of the single-read phase, s: closed loop, first send
+    /// → last completion; open loop, the larger of that and sent / rate (the
+    /// time the offered load took to offer), so a short run does not report
+    /// more than the offered rate.
+    pub single_window_s: f64,
+    /// Recorded `resources/read` exchanges in the transcript.
+    pub recorded_reads: u64,
+    /// Of those, how many were recorded as error answers (replayed as such).
+    pub recorded_read_errors: u64,
 }
 
 impl BenchResult {
@@ -344,13 +363,22 @@ impl BenchResult {
             abandoned_after_us: Vec::new(),
             errors: BTreeMap::new(),
             unexpected: (0, 0),
+            reads_asked: 0,
+            turns_asked: 0,
+            single_cut: false,
+            turns_cut: false,
+            target_closed: false,
+            single_window_s: 0.0,
+            recorded_reads: 0,
+            recorded_read_errors: 0,
         }
     }
 
-    /// Single reads answered per second of the single-read phase.
+    /// Single reads answered per second of the single-read phase: answered /
+    /// [`single_window_s`](Self::single_window_s); 0 when nothing answered.
     pub fn throughput_per_s(&self) -> f64 {
-        if self.single_elapsed_s > 0.0 {
-            self.single.len() as f64 / self.single_elapsed_s
+        if self.single_window_s > 0.0 {
+            self.single.len() as f64 / self.single_window_s
         } else {
             0.0
         }
@@ -374,34 +402,84 @@ pub fn error_class(err: &ErrorObject) -> String {
     }
 }
 
+/// For people: `error -32601 "Method not found"` (with ` data {…}` when
+/// present), `a result`, or `the connection closed`.
+impl std::fmt::Display for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Outcome::Ok => f.write_str("a result"),
+            Outcome::Error(e) => {
+                write!(f, "error {} {:?}", e.code, e.message)?;
+                if let Some(d) = &e.data {
+                    write!(f, " data {d}")?;
+                }
+                Ok(())
+            }
+            Outcome::Closed => f.write_str("the connection closed"),
+        }
+    }
+}
+
+/// Sends one handshake request and waits up to `timeout` for its outcome.
+async fn handshake_call(
+    client: &Client,
+    method: &str,
+    params: &Value,
+    timeout: Duration,
+) -> Result<Outcome, ReplayError> {
+    let (_, rx) = client.request(method, params);
+    match tokio::time::timeout(timeout, rx).await {
+        Ok(Ok((Outcome::Closed, _))) | Ok(Err(_)) => Err(ReplayError::new(ReplayErrorKind::Closed)),
+        Ok(Ok((o, _))) => Ok(o),
+        Err(_) => Err(ReplayError::new(ReplayErrorKind::Handshake(format!(
+            "{method} got no answer in {} ms (the handshake is bounded by --timeout)",
+            timeout.as_millis()
+        )))),
+    }
+}
+
+/// `initialize` params of the fallback when the transcript recorded none
+/// (MCP 2025-11-25 "Lifecycle": `protocolVersion`, `capabilities`, `clientInfo`).
+pub fn fallback_initialize_params() -> Value {
+    json!({
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "mcptape", "version": env!("CARGO_PKG_VERSION")}
+    })
+}
+
 /// Opens the session as the recorded client did: the recorded `initialize`
 /// (then `notifications/initialized`) or `server/discover`, waiting up to
-/// `timeout`.
+/// `timeout` for each answer. When `server/discover` is answered with an
+/// error (a pre-2026-07-28 server), falls back to `initialize` as real
+/// clients and `mcptape crawl` do: the recorded `initialize` params if the
+/// transcript has them, else [`fallback_initialize_params`].
 ///
 /// # Errors
-/// [`ReplayErrorKind::NoHandshake`], [`ReplayErrorKind::Handshake`].
+/// [`ReplayErrorKind::NoHandshake`], [`ReplayErrorKind::Handshake`] (no
+/// answer in time, or an error answer), [`ReplayErrorKind::Closed`] (the
+/// target closed the connection first).
 pub async fn handshake(client: &Client, tape: &Tape, timeout: Duration) -> Result<(), ReplayError> {
     let hs = tape
         .handshake()
         .ok_or_else(|| ReplayError::new(ReplayErrorKind::NoHandshake))?;
-    let (_, rx) = client.request(&hs.method, &hs.params);
-    match tokio::time::timeout(timeout, rx).await {
-        Ok(Ok((Outcome::Ok, _))) => {}
-        Ok(Ok((o, _))) => {
-            return Err(ReplayError::new(ReplayErrorKind::Handshake(format!(
-                "{} answered {o:?}",
-                hs.method
-            ))));
-        }
-        Ok(Err(_)) => return Err(ReplayError::new(ReplayErrorKind::Closed)),
-        Err(_) => {
-            return Err(ReplayError::new(ReplayErrorKind::Handshake(format!(
-                "{} got no answer in {timeout:?}",
-                hs.method
-            ))));
-        }
+    let mut method = hs.method.as_str();
+    let mut outcome = handshake_call(client, method, &hs.params, timeout).await?;
+    if method == "server/discover" && matches!(outcome, Outcome::Error(_)) {
+        let params = tape
+            .client
+            .iter()
+            .find(|r| r.method == "initialize" && r.id.is_some())
+            .map_or_else(fallback_initialize_params, |r| r.params.clone());
+        method = "initialize";
+        outcome = handshake_call(client, method, &params, timeout).await?;
     }
-    if hs.method == "initialize" {
+    if outcome != Outcome::Ok {
+        return Err(ReplayError::new(ReplayErrorKind::Handshake(format!(
+            "{method} answered {outcome}"
+        ))));
+    }
+    if method == "initialize" {
         client.notify("notifications/initialized", &Value::Null);
     }
     Ok(())
@@ -498,8 +576,22 @@ pub async fn run(
         }
     };
 
+    res.recorded_reads = tape
+        .exchanges
+        .iter()
+        .filter(|e| e.request.method == "resources/read")
+        .count() as u64;
+    res.recorded_read_errors = tape
+        .exchanges
+        .iter()
+        .filter(|e| e.request.method == "resources/read" && e.reply.get("error").is_some())
+        .count() as u64;
+
     // Phase 1: single reads.
     let n_reads = cfg.reads.min(MAX_COUNT);
+    res.reads_asked = n_reads;
+    res.turns_asked = cfg.turns.min(MAX_COUNT);
+    let cut = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let start = Instant::now();
     let stop_at = start + cfg.max_phase;
     match cfg.load {
@@ -507,17 +599,22 @@ pub async fn run(
             let next = Arc::new(AtomicU64::new(0));
             let mut workers = FuturesUnordered::new();
             for _ in 0..concurrency.max(1) {
-                let (next, reads, one_read, sent, client) = (
+                let (next, reads, one_read, sent, client, cut) = (
                     next.clone(),
                     reads.clone(),
                     one_read.clone(),
                     sent.clone(),
                     client.clone(),
+                    cut.clone(),
                 );
                 workers.push(async move {
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
-                        if i >= n_reads || Instant::now() >= stop_at || client.is_closed() {
+                        if i >= n_reads || client.is_closed() {
+                            break;
+                        }
+                        if Instant::now() >= stop_at {
+                            cut.store(true, Ordering::Relaxed);
                             break;
                         }
                         sent.fetch_add(1, Ordering::Relaxed);
@@ -534,7 +631,11 @@ pub async fn run(
             let mut inflight = FuturesUnordered::new();
             for i in 0..n_reads {
                 let intended = start + period.mul_f64(i as f64);
-                if intended >= stop_at || client.is_closed() {
+                if client.is_closed() {
+                    break;
+                }
+                if intended >= stop_at {
+                    cut.store(true, Ordering::Relaxed);
                     break;
                 }
                 // Drain finished reads while waiting for the next send time.
@@ -555,6 +656,15 @@ pub async fn run(
     }
     res.single_elapsed_s = start.elapsed().as_secs_f64();
     res.reads_sent = sent.load(Ordering::Relaxed);
+    res.single_cut = cut.load(Ordering::Relaxed);
+    res.single_window_s = match cfg.load {
+        Load::Closed { .. } => res.single_elapsed_s,
+        // Open loop: `start` is the first intended send; n sends at rate R
+        // take n / R to offer, whatever the last latency.
+        Load::Open { per_s } => res
+            .single_elapsed_s
+            .max(res.reads_sent as f64 / per_s.max(1e-3)),
+    };
 
     // Phase 2: parallel-read turns.
     let deadline = Duration::from_micros(cfg.deadline_us);
@@ -564,7 +674,11 @@ pub async fn run(
     let mut background = FuturesUnordered::new();
     let mut k = 0usize;
     for _ in 0..cfg.turns.min(MAX_COUNT) {
-        if Instant::now() >= stop2 || client.is_closed() {
+        if client.is_closed() {
+            break;
+        }
+        if Instant::now() >= stop2 {
+            res.turns_cut = true;
             break;
         }
         let t0 = Instant::now();
@@ -650,6 +764,7 @@ pub async fn run(
     res.cancellations = cancels.load(Ordering::Relaxed);
     res.late_responses = client.late_responses();
     res.unexpected = client.unexpected();
+    res.target_closed = client.is_closed();
     Ok(res)
 }
 
@@ -699,6 +814,15 @@ impl BenchResult {
             timeout_us: cfg.timeout_us,
             single: Quantiles::of(&self.single),
             throughput_per_s: self.throughput_per_s(),
+            reads_asked: self.reads_asked,
+            turns_asked: self.turns_asked,
+            single_cut: self.single_cut,
+            turns_cut: self.turns_cut,
+            max_phase_ms: cfg.max_phase.as_millis() as u64,
+            target_closed: self.target_closed,
+            turn_reads: self.turn_reads.len(),
+            recorded_reads: self.recorded_reads,
+            recorded_read_errors: self.recorded_read_errors,
             turn: Quantiles::of(&self.turn),
             prediction,
             turns: self.turns,

@@ -27,7 +27,7 @@ use tokio::time::{Duration, Instant};
 use crate::error::{ReplayError, ReplayErrorKind};
 use crate::lines::MAX_LINE_BYTES;
 use crate::schedule::sleep_until_precise;
-use crate::serve::{Answer, PARSE_ERROR, Server, error_msg};
+use crate::serve::{Answer, Server, parse_incoming};
 
 /// Session header of the 2025-06-18 / 2025-11-25 Streamable HTTP transport.
 pub const SESSION_HEADER: &str = "mcp-session-id";
@@ -153,19 +153,16 @@ async fn handle(
         Ok(b) => b.to_bytes(),
         Err(_) => return Ok(resp(StatusCode::PAYLOAD_TOO_LARGE, None, None)),
     };
-    let msg: Value = match serde_json::from_slice(&body) {
-        Ok(v) => v,
-        Err(e) => {
-            let err = error_msg(
-                Value::Null,
-                PARSE_ERROR,
-                &format!("mcptape serve: parse error: {e}"),
-                Value::Null,
-            );
+    // The strict parser (mcptape_wire::jsonrpc): an invalid message is
+    // answered 400 with its JSON-RPC 2.0 §5 error body, never matched.
+    let msg = match parse_incoming(&body) {
+        Ok(m) => m,
+        Err(err) => {
+            st.server.record_invalid();
             return Ok(resp(StatusCode::BAD_REQUEST, Some(&err), None));
         }
     };
-    let method = msg.get("method").and_then(Value::as_str).unwrap_or("");
+    let method = msg.method().unwrap_or("");
     let is_init = method == "initialize";
     let mut new_session = None;
     if st.sessions {
@@ -178,7 +175,9 @@ async fn handle(
                 .unwrap_or_else(|p| p.into_inner())
                 .insert(id.clone());
             new_session = Some(id);
-        } else {
+        } else if method != "server/discover" {
+            // `server/discover` is stateless (2026-07-28): answered as
+            // recorded, with or without a session.
             match &session {
                 None => return Ok(session_rejected(&st, true)),
                 Some(s)
@@ -200,6 +199,7 @@ async fn handle(
             body,
             delay_us,
             sse,
+            status,
         } => {
             let key = id.to_string();
             let (tx, rx) = oneshot::channel();
@@ -221,6 +221,13 @@ async fn handle(
             }
             st.server
                 .record_delay(delay_us, received.elapsed().as_micros() as u64);
+            if let Some(code) = status.and_then(|c| StatusCode::from_u16(c).ok()) {
+                // A recorded rejection (e.g. 400 to `server/discover`): no
+                // session is opened by it.
+                let mut r = json_resp(body, None);
+                *r.status_mut() = code;
+                return Ok(r);
+            }
             if sse {
                 return Ok(sse_resp(&body, new_session.as_deref(), &st));
             }
@@ -252,10 +259,13 @@ pub async fn serve_http(
     listener: TcpListener,
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), ReplayError> {
+    // Sessions when the recorded server opened one: an `initialize` answered
+    // with a result (also after a rejected `server/discover`, the fallback).
     let sessions = server
         .tape()
-        .handshake()
-        .is_some_and(|h| h.method == "initialize");
+        .exchanges
+        .iter()
+        .any(|e| e.request.method == "initialize" && e.reply.get("result").is_some());
     let st = Arc::new(HttpState {
         server,
         sessions,
@@ -298,6 +308,25 @@ pub fn bridge(
     url: &str,
     protocol_version: Option<&str>,
 ) -> Result<tokio::io::DuplexStream, ReplayError> {
+    bridge_reporting(url, protocol_version).map(|(s, _)| s)
+}
+
+/// The first transport error of a [`bridge_reporting`] bridge (e.g.
+/// `HTTP: client error (Connect): Connection refused`), once there is one.
+pub type BridgeError = Arc<Mutex<Option<String>>>;
+
+/// [`bridge`], and the bridge's first transport error: on a transport error
+/// (connection refused, reset...) the bridge records it and closes the
+/// stream at once, so the client sees the target close instead of waiting
+/// out its timeouts. HTTP error statuses are not transport errors: their
+/// JSON-RPC bodies are passed back as usual.
+///
+/// # Errors
+/// [`ReplayErrorKind::Http`] for a URL the client rejects.
+pub fn bridge_reporting(
+    url: &str,
+    protocol_version: Option<&str>,
+) -> Result<(tokio::io::DuplexStream, BridgeError), ReplayError> {
     use mcptape_transport::http::{Era, HttpClient};
     use tokio::io::AsyncWriteExt;
     let mut http =
@@ -308,7 +337,16 @@ pub fn bridge(
         http.set_protocol_version(v);
     }
     let (ours, theirs) = tokio::io::duplex(1 << 20);
+    let failed: BridgeError = Arc::default();
+    let failed2 = failed.clone();
     tokio::spawn(async move {
+        let failed = failed2;
+        let fail = |failed: &BridgeError, e: &dyn std::fmt::Display| {
+            let mut g = failed.lock().unwrap_or_else(|p| p.into_inner());
+            if g.is_none() {
+                *g = Some(format!("HTTP: {e}"));
+            }
+        };
         let (r, mut w) = tokio::io::split(ours);
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Vec<u8>>();
         let writer = tokio::spawn(async move {
@@ -354,9 +392,16 @@ pub fn bridge(
                         let _ = tx.send(b);
                     }
                 };
+            if failed.lock().unwrap_or_else(|p| p.into_inner()).is_some() {
+                break; // a concurrent POST hit a transport error: the target is gone
+            }
             if method == "initialize" || method == "server/discover" {
-                if let Ok(reply) = http.post(&line).await {
-                    send_back(&tx, &reply);
+                match http.post(&line).await {
+                    Ok(reply) => send_back(&tx, &reply),
+                    Err(e) => {
+                        fail(&failed, &e);
+                        break;
+                    }
                 }
                 continue;
             }
@@ -364,9 +409,11 @@ pub fn bridge(
             let tx2 = tx.clone();
             let inf = inflight.clone();
             let key = id.clone();
+            let failed3 = failed.clone();
             let h = tokio::spawn(async move {
-                if let Ok(reply) = c.post(&line).await {
-                    send_back(&tx2, &reply);
+                match c.post(&line).await {
+                    Ok(reply) => send_back(&tx2, &reply),
+                    Err(e) => fail(&failed3, &e),
                 }
                 if let Some(k) = key {
                     inf.lock().unwrap_or_else(|p| p.into_inner()).remove(&k);
@@ -379,8 +426,12 @@ pub fn bridge(
                     .insert(k, h.abort_handle());
             }
         }
+        // Closing: abort the POSTs still in flight so the stream ends now.
+        for (_, h) in inflight.lock().unwrap_or_else(|p| p.into_inner()).drain() {
+            h.abort();
+        }
         drop(tx);
         let _ = writer.await;
     });
-    Ok(theirs)
+    Ok((theirs, failed))
 }

@@ -436,8 +436,36 @@ pub struct BenchReport {
     pub timeout_us: u64,
     /// Single-read latency, µs.
     pub single: Quantiles,
-    /// Single reads answered per second.
+    /// Single reads answered per second (answered / window; open loop: the
+    /// window is at least sent / rate).
     pub throughput_per_s: f64,
+    /// Single reads asked for (`--reads`).
+    #[serde(default)]
+    pub reads_asked: u64,
+    /// Turns asked for (`--turns`).
+    #[serde(default)]
+    pub turns_asked: u64,
+    /// The single-read phase stopped at `--max-phase` before sending every read.
+    #[serde(default)]
+    pub single_cut: bool,
+    /// The turn phase stopped at `--max-phase` before running every turn.
+    #[serde(default)]
+    pub turns_cut: bool,
+    /// The `--max-phase` bound, ms.
+    #[serde(default)]
+    pub max_phase_ms: u64,
+    /// The target closed the connection during the run.
+    #[serde(default)]
+    pub target_closed: bool,
+    /// Reads inside turns that were answered before the deadline.
+    #[serde(default)]
+    pub turn_reads: u64,
+    /// Recorded `resources/read` exchanges in the transcript.
+    #[serde(default)]
+    pub recorded_reads: u64,
+    /// Of those, recorded error answers (replayed as errors each cycle).
+    #[serde(default)]
+    pub recorded_read_errors: u64,
     /// Turn completion time, µs.
     pub turn: Quantiles,
     /// Measured vs predicted turn p50 and p99.
@@ -466,11 +494,40 @@ fn ms(us: u64) -> String {
     format!("{:.3} ms", us as f64 / 1000.0)
 }
 
+/// `ms(us)`, or `n/a` when the histogram behind it is empty (`count` 0):
+/// an empty histogram has no p50, not a p50 of 0.
+fn ms_or_na(count: u64, us: u64) -> String {
+    if count == 0 { "n/a".into() } else { ms(us) }
+}
+
 fn ms_f(us: f64) -> String {
     format!("{:.3} ms", us / 1000.0)
 }
 
 impl BenchReport {
+    /// Why this run is not a measurement (`mcptape bench` exits non-zero
+    /// when the list is not empty): a phase that was asked for completed no
+    /// read, or the target closed the connection. Empty for a good run.
+    pub fn failures(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.target_closed {
+            out.push("the target closed the connection during the run".to_owned());
+        }
+        if self.reads_asked > 0 && self.single.count == 0 {
+            out.push(format!(
+                "single reads: {} asked for, none completed (all timed out, failed or were not sent)",
+                self.reads_asked
+            ));
+        }
+        if self.turns_asked > 0 && self.turn_reads == 0 {
+            out.push(format!(
+                "{}-read turns: {} asked for, {} run, no read in them answered before the deadline",
+                self.parallel, self.turns_asked, self.turns
+            ));
+        }
+        out
+    }
+
     /// The human table printed by `mcptape bench`.
     pub fn table(&self) -> String {
         let mut s = String::new();
@@ -485,6 +542,15 @@ impl BenchReport {
         let _ = writeln!(s);
         let q = &self.single;
         let _ = writeln!(s, "single reads ({}, n={})", self.load, q.count);
+        if self.single_cut {
+            let _ = writeln!(
+                s,
+                "  phase stopped at --max-phase {} after {} of {} reads",
+                ms(self.max_phase_ms * 1000),
+                q.count,
+                self.reads_asked
+            );
+        }
         let _ = writeln!(
             s,
             "  {:>12} {:>12} {:>12} {:>12} {:>12}  {:>12}",
@@ -493,11 +559,11 @@ impl BenchReport {
         let _ = writeln!(
             s,
             "  {:>12} {:>12} {:>12} {:>12} {:>12}  {:>10.1}/s",
-            ms(q.p50_us),
-            ms(q.p90_us),
-            ms(q.p99_us),
-            ms(q.p999_us),
-            ms(q.max_us),
+            ms_or_na(q.count, q.p50_us),
+            ms_or_na(q.count, q.p90_us),
+            ms_or_na(q.count, q.p99_us),
+            ms_or_na(q.count, q.p999_us),
+            ms_or_na(q.count, q.max_us),
             self.throughput_per_s
         );
         let _ = writeln!(s);
@@ -509,6 +575,15 @@ impl BenchReport {
             ms(self.deadline_us),
             ms(self.timeout_us)
         );
+        if self.turns_cut {
+            let _ = writeln!(
+                s,
+                "  phase stopped at --max-phase {} after {} of {} turns",
+                ms(self.max_phase_ms * 1000),
+                self.turns,
+                self.turns_asked
+            );
+        }
         let _ = writeln!(
             s,
             "  {:>6} {:>12} {:>18} {:>12}",
@@ -526,6 +601,20 @@ impl BenchReport {
                 ms(p.predicted_us),
                 format!("{:+.3} ms", p.difference_us as f64 / 1000.0)
             );
+        }
+        if self.prediction.is_empty() {
+            // No prediction without single reads; the measured turn time may exist.
+            let t = &self.turn;
+            for (q, us) in [("p50", t.p50_us), ("p99", t.p99_us)] {
+                let _ = writeln!(
+                    s,
+                    "  {:>6} {:>12} {:>18} {:>12}",
+                    q,
+                    ms_or_na(t.count, us),
+                    "n/a",
+                    "n/a"
+                );
+            }
         }
         let _ = writeln!(
             s,
@@ -550,6 +639,17 @@ impl BenchReport {
                 .collect();
             let _ = writeln!(s, "  errors by class: {}", list.join(", "));
         }
+        if self.recorded_read_errors > 0 {
+            let _ = writeln!(
+                s,
+                "  (as recorded: {} of the {} recorded reads are error answers, replayed each cycle)",
+                self.recorded_read_errors, self.recorded_reads
+            );
+        }
+        let _ = writeln!(
+            s,
+            "  error answers are timed like results and count in p50/p99; timeouts and closed connections do not"
+        );
         if let Some(sv) = &self.server {
             let _ = writeln!(s);
             let _ = writeln!(
@@ -575,9 +675,9 @@ impl BenchReport {
                     s,
                     "  {:<36} {:>12} {:>12} {:>12}",
                     name,
-                    ms(q.p50_us),
-                    ms(q.p99_us),
-                    ms(q.max_us)
+                    ms_or_na(q.count, q.p50_us),
+                    ms_or_na(q.count, q.p99_us),
+                    ms_or_na(q.count, q.max_us)
                 );
             }
             let _ = writeln!(

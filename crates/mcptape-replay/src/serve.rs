@@ -25,6 +25,8 @@ use crate::report::{Quantiles, new_hist};
 use crate::schedule::{Scheduler, TimerMode, sleep_until_precise};
 use crate::tape::{Match, Tape};
 use mcptape_transport::stdio::Frame;
+use mcptape_wire::error::WireErrorKind;
+use mcptape_wire::jsonrpc::{self, Message, RequestId};
 
 /// JSON-RPC 2.0 §5.1 "Parse error".
 pub const PARSE_ERROR: i64 = -32700;
@@ -50,6 +52,9 @@ pub enum Answer {
         delay_us: u64,
         /// Answer in a `text/event-stream` body (HTTP), as the recorded server did.
         sse: bool,
+        /// HTTP status to answer with (Streamable HTTP): the recorded one for a
+        /// recorded 4xx reply, 400 for an invalid message; `None` is 200.
+        status: Option<u16>,
     },
     /// Never answer (stall fault).
     Stall,
@@ -81,6 +86,10 @@ pub struct ServeStats {
     pub injected_errors: u64,
     /// Drop-connection faults injected.
     pub dropped: u64,
+    /// Messages refused by the strict parser (answered -32700 or -32600).
+    pub invalid: u64,
+    /// `ping` requests answered `{}` without a recorded answer.
+    pub pinged: u64,
     /// Delays the schedule asked for, µs.
     pub intended: Histogram<u64>,
     /// Delays achieved: request line read → reply written and flushed, µs.
@@ -100,6 +109,8 @@ impl Default for ServeStats {
             stalled: 0,
             injected_errors: 0,
             dropped: 0,
+            invalid: 0,
+            pinged: 0,
             intended: new_hist(),
             achieved: new_hist(),
             lateness: new_hist(),
@@ -133,6 +144,12 @@ pub struct ServeSummary {
     pub injected_errors: u64,
     /// Drop-connection faults.
     pub dropped: u64,
+    /// Messages refused by the strict JSON-RPC parser (answered -32700/-32600).
+    #[serde(default)]
+    pub invalid: u64,
+    /// `ping` requests answered `{}` without a recorded answer.
+    #[serde(default)]
+    pub pinged: u64,
     /// Scheduled delays, µs.
     pub intended: Quantiles,
     /// Achieved delays, µs.
@@ -267,28 +284,58 @@ impl Server {
         Err(reasons.join("; "))
     }
 
-    /// Decides the answer to one parsed message (no I/O, no clock).
-    pub fn decide(&self, msg: &Value) -> Answer {
-        let Value::Object(obj) = msg else {
-            self.stats().requests += 1;
-            return self.reply_now(error_msg(
-                Value::Null,
-                INVALID_REQUEST,
-                "mcptape serve: not a JSON-RPC object (batches are not supported)",
-                Value::Null,
-            ));
-        };
-        let method = obj.get("method").and_then(Value::as_str);
-        let id = obj.get("id").cloned();
-        let (Some(method), Some(id)) = (method, id) else {
-            if method == Some("notifications/cancelled")
-                && let Some(rid) = obj.get("params").and_then(|p| p.get("requestId"))
-            {
-                return Answer::Cancel(rid.to_string());
+    /// Decides the answer to the bytes of one incoming message (one stdio
+    /// line, one HTTP body): [`parse_incoming`], then [`Server::decide`]; an
+    /// invalid message is answered with its JSON-RPC 2.0 §5 error at once.
+    pub fn decide_bytes(&self, bytes: &[u8]) -> Answer {
+        match parse_incoming(bytes) {
+            Ok(m) => self.decide(&m),
+            Err(err) => {
+                let mut s = self.stats();
+                s.requests += 1;
+                s.invalid += 1;
+                drop(s);
+                match self.reply_now(err) {
+                    Answer::Reply {
+                        id,
+                        body,
+                        delay_us,
+                        sse,
+                        ..
+                    } => Answer::Reply {
+                        id,
+                        body,
+                        delay_us,
+                        sse,
+                        status: Some(400),
+                    },
+                    other => other,
+                }
             }
-            return Answer::Nothing;
+        }
+    }
+
+    /// Decides the answer to one message read by the strict wire parser
+    /// (no I/O, no clock). Requests are matched against the tape;
+    /// `notifications/cancelled` cancels the pending answer to its
+    /// `requestId`; other notifications and the client's responses get nothing.
+    pub fn decide(&self, msg: &Message) -> Answer {
+        let req = match msg {
+            Message::Request(r) => r,
+            Message::Notification(n) => {
+                if n.method == "notifications/cancelled"
+                    && let Some(rid) = n.params.as_ref().and_then(|p| p.get("requestId"))
+                    && let Ok(rid) = RequestId::from_value(rid)
+                {
+                    return Answer::Cancel(rid.to_string());
+                }
+                return Answer::Nothing;
+            }
+            _ => return Answer::Nothing,
         };
-        let params = obj.get("params").cloned().unwrap_or(Value::Null);
+        let method = req.method.as_str();
+        let id = req.id.to_value();
+        let params = req.params.clone().unwrap_or(Value::Null);
         self.stats().requests += 1;
         let m = self.tape.lookup(method, &params);
         let recorded_delay = match &m {
@@ -369,6 +416,7 @@ impl Server {
                     body,
                     delay_us: plan.delay_us,
                     sse: e.sse,
+                    status: e.status.filter(|s| *s != 200),
                 };
             }
             Match::NoParams => {
@@ -384,6 +432,12 @@ impl Server {
                     data["uri"] = Value::String(u.to_owned());
                 }
                 error_msg(id, INVALID_PARAMS, &text, data)
+            }
+            // MCP base protocol, "Utilities / Ping": the receiver MUST answer
+            // promptly with an empty result, recorded or not.
+            Match::NoMethod if method == "ping" => {
+                self.stats().pinged += 1;
+                json!({"jsonrpc": "2.0", "id": id, "result": {}})
             }
             Match::NoMethod => {
                 self.stats().unmatched += 1;
@@ -415,6 +469,14 @@ impl Server {
             .saturating_record(achieved_us.saturating_sub(intended_us).max(1));
     }
 
+    /// Counts one message refused by the strict parser (HTTP bodies, which
+    /// are parsed before the session check).
+    pub fn record_invalid(&self) {
+        let mut s = self.stats();
+        s.requests += 1;
+        s.invalid += 1;
+    }
+
     /// Counts one cancelled pending answer.
     pub fn record_cancel(&self) {
         self.stats().cancelled += 1;
@@ -437,11 +499,65 @@ impl Server {
             stalled: s.stalled,
             injected_errors: s.injected_errors,
             dropped: s.dropped,
+            invalid: s.invalid,
+            pinged: s.pinged,
             intended: Quantiles::of(&s.intended),
             achieved: Quantiles::of(&s.achieved),
             lateness: Quantiles::of(&s.lateness),
         }
     }
+}
+
+/// Reads the bytes of one incoming message with the strict parser
+/// [`mcptape_wire::jsonrpc::parse`] (strict JSON: duplicate keys rejected;
+/// `"jsonrpc": "2.0"`; ids are strings or `i64` integers, never `null`).
+///
+/// # Errors
+/// The JSON-RPC 2.0 §5 error response to send back, as a JSON value:
+/// - `-32700` Parse error, `"id": null`, when the bytes are not strict JSON
+///   (syntax, duplicate key, lone surrogate, size or depth limit);
+/// - `-32600` Invalid Request for an envelope error, or a batch (JSON-RPC 2.0
+///   §6; MCP 2025-06-18 and later do not allow batches). The `id` is echoed
+///   when it is itself valid (a string or an `i64` integer), else `null`.
+///
+/// The error's `data` carries `{"reason", "offset"}` (byte offset into the
+/// message, when known).
+pub fn parse_incoming(bytes: &[u8]) -> Result<Message, Value> {
+    let e = match jsonrpc::parse(bytes) {
+        Ok(jsonrpc::Frame::Single(m)) => return Ok(m),
+        Ok(jsonrpc::Frame::Batch(_)) => {
+            return Err(error_msg(
+                Value::Null,
+                INVALID_REQUEST,
+                "mcptape serve: invalid request: batches are not supported",
+                json!({"reason": "batch"}),
+            ));
+        }
+        Err(e) => e,
+    };
+    let id = match e.kind() {
+        WireErrorKind::Json(_) | WireErrorKind::NullRequestId | WireErrorKind::InvalidId => {
+            Value::Null
+        }
+        _ => serde_json::from_slice::<Value>(bytes)
+            .ok()
+            .and_then(|v| v.get("id").and_then(|i| RequestId::from_value(i).ok()))
+            .map_or(Value::Null, |i| i.to_value()),
+    };
+    let (code, what) = match e.kind() {
+        WireErrorKind::Json(_) => (PARSE_ERROR, "parse error"),
+        _ => (INVALID_REQUEST, "invalid request"),
+    };
+    let mut data = json!({"reason": e.kind().to_string()});
+    if let Some(off) = e.offset() {
+        data["offset"] = json!(off);
+    }
+    Err(error_msg(
+        id,
+        code,
+        &format!("mcptape serve: {what}: {e}"),
+        data,
+    ))
 }
 
 /// An [`Answer::Reply`] carrying `msg` (serialized) after `delay_us`.
@@ -451,6 +567,7 @@ fn reply(msg: Value, delay_us: u64) -> Answer {
         body: msg.to_string(),
         delay_us,
         sse: false,
+        status: None,
     }
 }
 
@@ -541,15 +658,11 @@ where
             break;
         };
         let received = Instant::now();
-        let parsed = match frame {
-            Frame::Message(b) => serde_json::from_slice::<Value>(&b).map_err(|e| e.to_string()),
+        let answer = match frame {
+            Frame::Message(b) => server.decide_bytes(&b),
             Frame::Noise(b) if b.iter().all(u8::is_ascii_whitespace) => continue,
-            Frame::Noise(_) => Err("the line is not exactly one JSON value".to_owned()),
-            Frame::TooLong(e) => Err(e.to_string()),
-        };
-        let answer = match parsed {
-            Ok(v) => server.decide(&v),
-            Err(e) => reply(
+            Frame::Noise(b) => server.decide_bytes(&b),
+            Frame::TooLong(e) => reply(
                 error_msg(
                     Value::Null,
                     PARSE_ERROR,

@@ -47,6 +47,9 @@ pub struct Exchange {
     /// Streamable HTTP recordings: the reply came in a `text/event-stream`
     /// body (served the same way by `serve --listen`).
     pub sse: bool,
+    /// Streamable HTTP recordings: the HTTP status the reply came with
+    /// (e.g. 400 for a rejected `server/discover`); `None` for stdio.
+    pub status: Option<u16>,
 }
 
 /// A recorded HTTP-level rejection: a JSON-RPC error with no id that the
@@ -217,7 +220,6 @@ impl Tape {
                             body: v.clone(),
                         });
                     }
-                    let Some(id) = id else { continue };
                     let sse = http.as_ref().is_some_and(|h| {
                         h.sse_event_id.is_some()
                             || h.headers.iter().any(|(n, v)| {
@@ -225,7 +227,24 @@ impl Tape {
                                     && v.starts_with("text/event-stream")
                             })
                     });
-                    if let Some(ci) = open.remove(&pair_key(id, http.as_ref())) {
+                    let key = match (id, http.as_ref()) {
+                        (Some(id), h) => pair_key(id, h),
+                        // An error with a null (or no) id in a Streamable HTTP
+                        // recording answers the request its POST carried
+                        // (JSON-RPC 2.0 §5: the server could not read the id):
+                        // paired with the one open request of the same exchange.
+                        (None, Some(h)) if obj.contains_key("error") => {
+                            let prefix = format!("{}#", h.exchange);
+                            let mut same: Vec<&String> =
+                                open.keys().filter(|k| k.starts_with(&prefix)).collect();
+                            match (same.pop(), same.is_empty()) {
+                                (Some(k), true) => k.clone(),
+                                _ => continue,
+                            }
+                        }
+                        (None, _) => continue,
+                    };
+                    if let Some(ci) = open.remove(&key) {
                         let request = client[ci].clone();
                         let delay_us = rec.t_us.saturating_sub(request.t_us);
                         exchanges.push((
@@ -236,6 +255,7 @@ impl Tape {
                                 reply_raw: msg.get().to_owned(),
                                 delay_us,
                                 sse,
+                                status: http.as_ref().and_then(|h| h.status),
                             },
                         ));
                     }

@@ -116,6 +116,34 @@ pub struct VerifyReport {
     pub unanswered: Vec<usize>,
     /// Differences found but not listed (past [`MAX_DIFFS_PER_RESPONSE`] in a response).
     pub omitted: usize,
+    /// Requests answered live whose recorded answer is missing from the
+    /// transcript (record indexes): nothing to compare them with.
+    pub not_recorded: Vec<usize>,
+    /// The target closed the connection; the record index of the request
+    /// that was waiting (the requests after it were not sent).
+    pub closed_at: Option<usize>,
+}
+
+impl VerifyReport {
+    /// Why this run does not pass even without a listed difference
+    /// (`mcptape verify` exits non-zero when the list is not empty): the
+    /// target closed the connection, or no response was compared.
+    pub fn failures(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some(r) = self.closed_at {
+            out.push(format!(
+                "the target closed the connection while record {r} waited for its answer"
+            ));
+        }
+        if self.compared == 0 {
+            out.push(format!(
+                "no response compared ({} requests sent, {} without a recorded answer)",
+                self.requests,
+                self.not_recorded.len()
+            ));
+        }
+        out
+    }
 }
 
 /// Splits one response's differences into the listed ones (at most
@@ -130,8 +158,11 @@ pub fn cap_diffs<T>(mut diffs: Vec<T>) -> (Vec<T>, usize) {
 /// request at a time, comparing each response with the recording. The `id`
 /// member is always ignored; `ignore` adds more pointers.
 ///
+/// Stops at the first request the target closes the connection on
+/// ([`VerifyReport::closed_at`]) instead of waiting out the others.
+///
 /// # Errors
-/// None today beyond the transport closing (reported as unanswered requests);
+/// None today (a closed transport is reported in [`VerifyReport::closed_at`]);
 /// the `Result` leaves room for transport errors.
 pub async fn verify(
     client: Arc<Client>,
@@ -158,12 +189,20 @@ pub async fn verify(
         let (_, rx) = client.request(&req.method, &req.params);
         let live = match tokio::time::timeout(timeout, rx).await {
             Ok(Ok((o, v))) if o != Outcome::Closed => v,
-            _ => {
+            Ok(_) => {
+                // Closed: every later request would fail at once; stop here.
+                rep.closed_at = Some(req.record);
+                break;
+            }
+            Err(_) => {
                 rep.unanswered.push(req.record);
                 continue;
             }
         };
-        let Some(rec) = recorded else { continue };
+        let Some(rec) = recorded else {
+            rep.not_recorded.push(req.record);
+            continue;
+        };
         rep.compared += 1;
         let (listed, omitted) = cap_diffs(diff(&rec.reply, &live, &ignore));
         rep.omitted += omitted;

@@ -324,8 +324,64 @@ async fn a_line_that_is_not_json_gets_a_parse_error_and_the_session_goes_on() {
     let first: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
     assert_eq!(first["error"]["code"], json!(-32700));
     assert_eq!(first["id"], Value::Null);
-    // ping was not recorded in this tape: answered, named, not dropped.
+    // ping was not recorded in this tape: answered `{}` all the same (MCP
+    // "Utilities / Ping"), after the parse error, not dropped.
     let second: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
     assert_eq!(second["id"], json!(5));
-    assert_eq!(second["error"]["data"]["method"], json!("ping"));
+    assert_eq!(second["result"], json!({}));
+}
+
+/// Fresh-user report bug 11: `--rate 2/s --reads 4 --latency fixed:1ms`
+/// printed 2.7/s (4 answers over the 1.501 s from first send to last answer).
+#[tokio::test(start_paused = true)]
+async fn open_loop_throughput_is_not_above_the_offered_rate() {
+    let srv = server("fixed:1ms", "", 1);
+    let (client, _h) = connect(srv.clone());
+    bench::handshake(&client, srv.tape(), Duration::from_secs(5))
+        .await
+        .unwrap();
+    let mut c = cfg(4, 0, 1);
+    c.load = Load::Open { per_s: 2.0 };
+    let res = bench::run(client.clone(), srv.tape(), &c, &|_| {})
+        .await
+        .unwrap();
+    assert_eq!(res.single.len(), 4);
+    // Sends at 0, 0.5, 1.0, 1.5 s; last answer at 1.501 s; offering 4 at 2/s takes 2 s.
+    assert_eq!(res.single_elapsed_s, 1.501);
+    assert_eq!(res.single_window_s, 2.0);
+    assert_eq!(res.throughput_per_s(), 2.0);
+    // A target slower than the rate: the last answer bounds the window.
+    let srv = server("fixed:3s", "", 1);
+    let (client, _h) = connect(srv.clone());
+    bench::handshake(&client, srv.tape(), Duration::from_secs(5))
+        .await
+        .unwrap();
+    let res = bench::run(client.clone(), srv.tape(), &c, &|_| {})
+        .await
+        .unwrap();
+    assert_eq!(res.single_window_s, 4.5);
+    assert_eq!(res.throughput_per_s(), 4.0 / 4.5);
+}
+
+/// Fresh-user report bug 5: a phase cut by `max_phase` says so.
+#[tokio::test(start_paused = true)]
+async fn max_phase_cut_is_flagged_for_each_phase() {
+    let srv = server("fixed:100ms", "", 1);
+    let (client, _h) = connect(srv.clone());
+    bench::handshake(&client, srv.tape(), Duration::from_secs(5))
+        .await
+        .unwrap();
+    let mut c = cfg(1_000, 1_000, 2);
+    c.max_phase = Duration::from_millis(1_000);
+    let res = bench::run(client.clone(), srv.tape(), &c, &|_| {})
+        .await
+        .unwrap();
+    assert!(res.single_cut && res.turns_cut);
+    // 100 ms each: 10 reads and 10 turns fit in the 1 s bound.
+    assert_eq!((res.reads_sent, res.turns), (10, 10));
+    assert_eq!((res.reads_asked, res.turns_asked), (1_000, 1_000));
+    let full = bench::run(client.clone(), srv.tape(), &cfg(2, 2, 2), &|_| {})
+        .await
+        .unwrap();
+    assert!(!full.single_cut && !full.turns_cut);
 }

@@ -9,22 +9,41 @@ use std::time::Duration;
 
 use support::*;
 
-fn bench(args: &[&str], out: &std::path::Path) -> (String, serde_json::Value) {
+/// Runs `bench` on a shipped transcript; returns (exit ok, stdout, stderr, report.json).
+fn bench_on(
+    transcript: &str,
+    args: &[&str],
+    out: &std::path::Path,
+) -> (bool, String, String, serde_json::Value) {
     let mut cmd = Command::new(mcptape());
     cmd.arg("bench")
-        .arg(repo_root().join("corpus/transcripts/everything-stdio.jsonl"))
+        .arg(repo_root().join(transcript))
         .args(args)
         .arg("--out")
         .arg(out);
     let (o, _) = run_bounded(&mut cmd, Duration::from_secs(120));
     let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
-    assert!(
-        o.status.success(),
-        "bench failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let report = serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    let report = std::fs::read(out.join("report.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or(serde_json::Value::Null);
+    (o.status.success(), stdout, stderr, report)
+}
+
+fn bench(args: &[&str], out: &std::path::Path) -> (String, serde_json::Value) {
+    let (ok, stdout, stderr, report) =
+        bench_on("corpus/transcripts/everything-stdio.jsonl", args, out);
+    assert!(ok, "bench failed:\n{stdout}\n{stderr}");
     (stdout, report)
+}
+
+/// Runs `bench` on everything-stdio.jsonl expecting a non-zero exit.
+fn bench_failing(args: &[&str], out: &std::path::Path) -> (String, String, serde_json::Value) {
+    let (ok, stdout, stderr, report) =
+        bench_on("corpus/transcripts/everything-stdio.jsonl", args, out);
+    assert!(!ok, "bench should have failed:\n{stdout}\n{stderr}");
+    (stdout, stderr, report)
 }
 
 #[test]
@@ -83,7 +102,8 @@ fn bench_against_serve_over_stdio_reports_single_reads_turns_and_the_prediction(
 #[test]
 fn bench_cancels_stalled_reads_at_the_deadline_and_abandons_them_at_the_timeout() {
     let dir = tempfile::tempdir().unwrap();
-    let (_, r) = bench(
+    // No read completes: the report is written, then bench exits non-zero.
+    let (stdout, stderr, r) = bench_failing(
         &[
             "--latency",
             "fixed:1ms",
@@ -110,6 +130,13 @@ fn bench_cancels_stalled_reads_at_the_deadline_and_abandons_them_at_the_timeout(
     assert_eq!(r["errors"]["timeout"], 2);
     assert_eq!(r["server"]["stalled"], 6);
     assert!(r["turn"]["p50Us"].as_u64().unwrap() >= 100_000);
+    // An empty histogram has no p50: `n/a`, never 0.000 ms.
+    assert!(stdout.contains("n/a"), "{stdout}");
+    assert!(!stdout.contains(" 0.000 ms"), "{stdout}");
+    assert!(
+        stderr.contains("single reads: 2 asked for, none completed"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -183,7 +210,7 @@ fn bench_rejects_parallel_past_the_limit() {
 #[test]
 fn bench_stops_when_a_drop_connection_fault_closes_the_stdio_session() {
     let dir = tempfile::tempdir().unwrap();
-    let (_, r) = bench(
+    let (_, stderr, r) = bench_failing(
         &[
             "--latency",
             "fixed:1ms",
@@ -201,4 +228,111 @@ fn bench_stops_when_a_drop_connection_fault_closes_the_stdio_session() {
     assert_eq!(r["single"]["count"], 0);
     assert_eq!(r["turns"], 0);
     assert_eq!(r["server"]["dropped"], 1);
+    assert!(
+        stderr.contains("the target closed the connection during the run"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("target exited with exit status: 3"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn bench_falls_back_from_server_discover_to_initialize_on_the_shipped_fallback_recording() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ok, stdout, stderr, r) = bench_on(
+        "corpus/transcripts/crawl-everything-http-2026-07-28-fallback.jsonl",
+        &["--latency", "fixed:1ms", "--reads", "5", "--turns", "2"],
+        dir.path(),
+    );
+    assert!(ok, "{stdout}\n{stderr}");
+    assert_eq!(r["single"]["count"], 5, "{r}");
+    // server/discover (its recorded -32000 rejection) + initialize + 5 + 2×4 reads.
+    assert_eq!(r["server"]["requests"], 2 + 5 + 8, "{r}");
+    assert_eq!(r["server"]["unmatched"], 0, "{r}");
+}
+
+#[test]
+fn bench_max_phase_cut_is_reported_in_the_table_and_the_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let (stdout, r) = bench(
+        &[
+            "--latency",
+            "fixed:20ms",
+            "--reads",
+            "2",
+            "--turns",
+            "1000000",
+            "--max-phase",
+            "300ms",
+        ],
+        dir.path(),
+    );
+    assert_eq!(r["turnsCut"], true, "{r}");
+    assert_eq!(r["singleCut"], false, "{r}");
+    assert_eq!(r["turnsAsked"], 1_000_000, "{r}");
+    let turns = r["turns"].as_u64().unwrap();
+    assert!((1..1_000_000).contains(&turns), "{r}");
+    assert!(
+        stdout.contains(&format!(
+            "phase stopped at --max-phase 300.000 ms after {turns} of 1000000 turns"
+        )),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn bench_rejects_zero_deadline_timeout_and_nothing_to_run_before_starting() {
+    for (args, msg) in [
+        (
+            &["--deadline", "0ms"][..],
+            "--deadline 0ms must be longer than 0",
+        ),
+        (&["--timeout", "0"][..], "--timeout 0 must be longer than 0"),
+        (&["--reads", "0", "--turns", "0"][..], "nothing to measure"),
+    ] {
+        let mut cmd = Command::new(mcptape());
+        cmd.arg("bench")
+            .arg(repo_root().join("corpus/transcripts/everything-stdio.jsonl"))
+            .args(args);
+        let (o, _) = run_bounded(&mut cmd, Duration::from_secs(60));
+        assert!(!o.status.success(), "{args:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(msg), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn bench_out_that_is_a_file_fails_before_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("not-a-dir");
+    std::fs::write(&file, b"x").unwrap();
+    let mut cmd = Command::new(mcptape());
+    cmd.arg("bench")
+        .arg(repo_root().join("corpus/transcripts/everything-stdio.jsonl"))
+        .arg("--out")
+        .arg(&file);
+    let (o, _) = run_bounded(&mut cmd, Duration::from_secs(60));
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("is not a directory"));
+    // Nothing ran: no table on stdout.
+    assert!(
+        o.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+}
+
+#[test]
+fn bench_target_cmd_that_exits_is_reported_with_its_exit_status() {
+    let mut cmd = Command::new(mcptape());
+    cmd.arg("bench")
+        .arg(repo_root().join("corpus/transcripts/everything-stdio.jsonl"))
+        .args(["--target-cmd", "echo broken >&2; exit 7"]);
+    let (o, _) = run_bounded(&mut cmd, Duration::from_secs(60));
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("target exited with exit status: 7"), "{err}");
+    assert!(err.contains("(stderr: broken)"), "{err}");
 }

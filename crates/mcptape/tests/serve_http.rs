@@ -174,7 +174,16 @@ fn bench_over_http_closes_the_streams_of_stragglers_at_the_deadline() {
         ])
         .arg(dir.path());
     let (o, _) = run_bounded(&mut cmd, Duration::from_secs(120));
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // No turn read beat the 10 ms deadline: the report is written, and bench
+    // exits 1 saying the turn phase completed no read.
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(
+            "2-read turns: 3 asked for, 3 run, no read in them answered before the deadline"
+        ),
+        "{err}"
+    );
     let r: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.path().join("report.json")).unwrap()).unwrap();
     assert_eq!(r["single"]["count"], 5);
@@ -300,4 +309,70 @@ fn serve_answers_the_python_client_over_http_exactly_as_the_recorded_http_server
             );
         }
     }
+}
+
+fn raw_post(port: u16, body: &str) -> String {
+    raw_http(
+        port,
+        &format!(
+            "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        ),
+    )
+}
+
+/// Fresh-user report bug 2 over HTTP: an invalid message is a 400 with its
+/// JSON-RPC error body, never the recorded initialize result.
+#[test]
+fn serve_http_answers_invalid_requests_400_with_a_jsonrpc_error() {
+    let (_g, port) = serve_http("everything-http.jsonl", "fixed:0");
+    for (body, code, id) in [
+        (
+            r#"{"jsonrpc":"2.0","id":null,"method":"initialize","params":{}}"#,
+            "-32600",
+            r#""id":null"#,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":{"a":1},"method":"initialize","params":{}}"#,
+            "-32600",
+            r#""id":null"#,
+        ),
+        (
+            r#"{"jsonrpc":"1.0","id":7,"method":"initialize","params":{}}"#,
+            "-32600",
+            r#""id":7"#,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":9,"id":10,"method":"initialize","params":{}}"#,
+            "-32700",
+            r#""id":null"#,
+        ),
+    ] {
+        let r = raw_post(port, body);
+        assert!(r.starts_with("HTTP/1.1 400"), "{body}: {r}");
+        assert!(r.contains(&format!(r#""code":{code}"#)), "{body}: {r}");
+        assert!(r.contains(id), "{body}: {r}");
+        assert!(!r.contains("\"result\""), "{body}: {r}");
+    }
+}
+
+/// Fresh-user report bug 1 over HTTP: the recorded 400 / -32000 answer to
+/// `server/discover` (recorded with `"id": null`) is replayed under the
+/// request's id, then `initialize` opens a session as recorded.
+#[test]
+fn serve_http_replays_the_recorded_server_discover_rejection_of_the_fallback_recording() {
+    let (_g, port) = serve_http("crawl-everything-http-2026-07-28-fallback.jsonl", "fixed:0");
+    let r = raw_post(
+        port,
+        r#"{"jsonrpc":"2.0","id":41,"method":"server/discover","params":{}}"#,
+    );
+    assert!(r.starts_with("HTTP/1.1 400"), "{r}");
+    assert!(r.contains(r#""id":41"#), "{r}");
+    assert!(r.contains("-32000"), "{r}");
+    let r = raw_post(
+        port,
+        r#"{"jsonrpc":"2.0","id":42,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#,
+    );
+    assert!(r.starts_with("HTTP/1.1 200"), "{r}");
+    assert!(r.to_ascii_lowercase().contains("mcp-session-id:"), "{r}");
 }

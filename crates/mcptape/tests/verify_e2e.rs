@@ -210,3 +210,72 @@ fn verify_reports_the_difference_when_the_server_changed_since_the_recording() {
     );
     assert!(d[0]["expected"].is_null());
 }
+
+fn verify_raw(args: &[&str]) -> (i32, String, String, Duration) {
+    let mut cmd = Command::new(mcptape());
+    cmd.arg("verify").args(args);
+    let (o, took) = run_bounded(&mut cmd, Duration::from_secs(60));
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+        took,
+    )
+}
+
+/// Fresh-user report bug 6: a transcript cut inside the initialize answer
+/// compares nothing; that is a failure, and the cut is named.
+#[test]
+fn verify_fails_when_the_transcript_is_cut_and_nothing_is_compared() {
+    let full = repo_root().join("corpus/transcripts/everything-stdio.jsonl");
+    let dir = tempfile::tempdir().unwrap();
+    let cut = dir.path().join("cut.jsonl");
+    std::fs::write(&cut, &std::fs::read(&full).unwrap()[..2000]).unwrap();
+    let serve = format!("{} serve {}", sh_quote(&mcptape()), sh_quote(&full));
+    let (rc, _, err, _) = verify_raw(&[cut.to_str().unwrap(), "--target-cmd", &serve]);
+    assert_eq!(rc, 1, "{err}");
+    assert!(err.contains("is cut and was dropped"), "{err}");
+    assert!(err.contains("no response compared"), "{err}");
+}
+
+/// Fresh-user report bug 7: a target that exits is reported with its exit
+/// status at once, not as one "no response" per request.
+#[test]
+fn verify_reports_a_target_that_exits_with_its_status() {
+    let t = repo_root().join("corpus/transcripts/everything-stdio.jsonl");
+    let (rc, out, err, took) =
+        verify_raw(&[t.to_str().unwrap(), "--target-cmd", "echo gone >&2; exit 7"]);
+    assert_eq!(rc, 1);
+    assert!(err.contains("target exited with exit status: 7"), "{err}");
+    assert!(err.contains("(stderr: gone)"), "{err}");
+    assert!(err.contains("the target closed the connection"), "{err}");
+    assert!(!out.contains("no response within"), "{out}");
+    assert!(took < Duration::from_secs(10), "{took:?}");
+}
+
+/// Fresh-user report bug 7 over HTTP: connection refused is said at once.
+#[test]
+fn verify_reports_connection_refused_at_once() {
+    let t = repo_root().join("corpus/transcripts/everything-http.jsonl");
+    let port = free_port(); // nothing listens there
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let (rc, _, err, took) = verify_raw(&[t.to_str().unwrap(), "--target-url", &url]);
+    assert_eq!(rc, 1);
+    assert!(err.contains("HTTP: "), "{err}");
+    assert!(took < Duration::from_secs(10), "{took:?}");
+}
+
+/// Fresh-user report bug 12.
+#[test]
+fn verify_rejects_timeout_zero() {
+    let t = repo_root().join("corpus/transcripts/everything-stdio.jsonl");
+    let (rc, _, err, _) = verify_raw(&[
+        t.to_str().unwrap(),
+        "--target-cmd",
+        "cat",
+        "--timeout",
+        "0ms",
+    ]);
+    assert_eq!(rc, 2, "{err}");
+    assert!(err.contains("--timeout 0ms must be longer than 0"), "{err}");
+}

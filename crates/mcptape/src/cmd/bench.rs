@@ -54,10 +54,11 @@ pub struct Args {
     /// Reads issued at once per turn.
     #[arg(long, value_name = "N", default_value_t = 4)]
     pub parallel: u32,
-    /// Turn deadline: stragglers get notifications/cancelled then.
+    /// Turn deadline (> 0): stragglers get notifications/cancelled then.
     #[arg(long, value_name = "DURATION", default_value = "800ms")]
     pub deadline: String,
-    /// Per-read timeout: an unanswered read is abandoned then.
+    /// Per-read timeout (> 0): an unanswered read is abandoned then. It also bounds each
+    /// handshake request (initialize / server/discover).
     #[arg(long, value_name = "DURATION", default_value = "5s")]
     pub timeout: String,
     /// Single reads to send.
@@ -75,10 +76,11 @@ pub struct Args {
     /// Seed of the embedded server's schedule.
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub seed: u64,
-    /// Wall-clock bound of each phase (single reads, turns).
+    /// Wall-clock bound (> 0) of each phase (single reads, turns); a phase cut by it says so.
     #[arg(long, value_name = "DURATION", default_value = "25s")]
     pub max_phase: String,
-    /// Write report.json, latency.hlog (HdrHistogram interval log) and latency.svg here.
+    /// Directory to write report.json, latency.hlog (HdrHistogram interval log) and
+    /// latency.svg to (created if missing; checked writable before the run).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
 }
@@ -126,6 +128,25 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
         max_phase: Duration::from_micros(parse_duration_us(&args.max_phase)?),
     };
     anyhow::ensure!(
+        cfg.deadline_us > 0,
+        "--deadline {} must be longer than 0: every turn would be cancelled at once",
+        args.deadline
+    );
+    anyhow::ensure!(
+        cfg.timeout_us > 0,
+        "--timeout {} must be longer than 0: it bounds every read and the handshake",
+        args.timeout
+    );
+    anyhow::ensure!(
+        !cfg.max_phase.is_zero(),
+        "--max-phase {} must be longer than 0",
+        args.max_phase
+    );
+    anyhow::ensure!(
+        cfg.reads > 0 || cfg.turns > 0,
+        "--reads 0 and --turns 0: nothing to measure"
+    );
+    anyhow::ensure!(
         (1..=bench::MAX_PARALLEL).contains(&cfg.parallel),
         "--parallel must be 1..={}",
         bench::MAX_PARALLEL
@@ -135,11 +156,18 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
         "--concurrency must be 1..={}",
         bench::MAX_PARALLEL
     );
+    if let Some(dir) = &args.out {
+        check_out_dir(dir)?;
+    }
     let transcript = args.transcript.display().to_string();
     let tmp = tempfile_path()?;
     let mut child = None;
+    let stderr_tail: StderrTail = Arc::default();
+    let mut bridge_error = None;
     let (client, target, latency) = if let Some(url) = &args.target_url {
-        let stream = mcptape_replay::http::bridge(url, tape.protocol_version.as_deref())?;
+        let (stream, err) =
+            mcptape_replay::http::bridge_reporting(url, tape.protocol_version.as_deref())?;
+        bridge_error = Some(err);
         let (r, w) = tokio::io::split(stream);
         (Client::over(r, w), format!("{url} (Streamable HTTP)"), None)
     } else {
@@ -167,10 +195,8 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
         let (Some(stdin), Some(stdout)) = (ch.stdin.take(), ch.stdout.take()) else {
             anyhow::bail!("target has no stdin/stdout pipes");
         };
-        if let Some(mut err) = ch.stderr.take() {
-            tokio::spawn(async move {
-                let _ = tokio::io::copy(&mut err, &mut tokio::io::sink()).await;
-            });
+        if let Some(err) = ch.stderr.take() {
+            keep_stderr_tail(err, stderr_tail.clone());
         }
         child = Some(ch);
         match &args.target_cmd {
@@ -183,9 +209,10 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
         }
     };
     let client = Arc::new(client);
-    bench::handshake(&client, &tape, Duration::from_micros(cfg.timeout_us))
-        .await
-        .context("handshake with the target")?;
+    if let Err(e) = bench::handshake(&client, &tape, Duration::from_micros(cfg.timeout_us)).await {
+        let why = target_gone(&mut child, &stderr_tail, bridge_error.as_ref()).await;
+        anyhow::bail!("handshake with the target: {e}{why}");
+    }
 
     let total = cfg.reads + cfg.turns;
     let pb = if std::io::stderr().is_terminal() {
@@ -201,6 +228,11 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
     let pb2 = pb.clone();
     let res = bench::run(client.clone(), &tape, &cfg, &move |n| pb2.inc(n)).await?;
     pb.finish_and_clear();
+    let gone = if res.target_closed {
+        target_gone(&mut child, &stderr_tail, bridge_error.as_ref()).await
+    } else {
+        String::new()
+    };
 
     // Close the session: the embedded server writes its --stats on exit.
     if let Ok(c) = Arc::try_unwrap(client) {
@@ -223,9 +255,91 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
             dir.display()
         );
     }
-    Ok(ExitCode::SUCCESS)
+    let failures = report.failures();
+    if failures.is_empty() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    for f in &failures {
+        eprintln!("mcptape bench: no measurement: {f}");
+    }
+    if !gone.is_empty() {
+        eprintln!("mcptape bench: {}", gone.trim_start_matches([';', ' ']));
+    }
+    Ok(ExitCode::from(1))
 }
 
+/// Checks before the run that `--out DIR` is (or can be made) a writable
+/// directory, so a long run is not lost at the end.
+fn check_out_dir(dir: &Path) -> anyhow::Result<()> {
+    if dir.exists() && !dir.is_dir() {
+        anyhow::bail!(
+            "--out {}: exists and is not a directory (--out names a directory for report.json, latency.hlog, latency.svg)",
+            dir.display()
+        );
+    }
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("--out {}: cannot create the directory", dir.display()))?;
+    let probe = dir.join(format!(".mcptape-write-probe-{}", std::process::id()));
+    std::fs::write(&probe, b"")
+        .with_context(|| format!("--out {}: directory is not writable", dir.display()))?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
+}
+
+/// The last [`STDERR_TAIL_BYTES`] of the target's stderr.
+pub(crate) type StderrTail = Arc<std::sync::Mutex<Vec<u8>>>;
+
+/// How much of a target's stderr is kept to explain its exit, bytes.
+pub(crate) const STDERR_TAIL_BYTES: usize = 2048;
+
+/// Drains `err` (so the child never blocks on a full pipe), keeping its tail.
+pub(crate) fn keep_stderr_tail(mut err: tokio::process::ChildStderr, tail: StderrTail) {
+    use tokio::io::AsyncReadExt;
+    tokio::spawn(async move {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = err.read(&mut buf).await {
+            if n == 0 {
+                break;
+            }
+            let mut t = tail.lock().unwrap_or_else(|p| p.into_inner());
+            t.extend_from_slice(&buf[..n]);
+            let extra = t.len().saturating_sub(STDERR_TAIL_BYTES);
+            t.drain(..extra);
+        }
+    });
+}
+
+/// Why the target went away, for an error message: `; target exited with
+/// exit status: 127 (stderr: …)` for a child, `; HTTP: …` for a URL, or
+/// empty when unknown. Waits up to 1 s for a child's exit status.
+pub(crate) async fn target_gone(
+    child: &mut Option<mcptape_transport::child::StdioChild>,
+    stderr_tail: &StderrTail,
+    bridge_error: Option<&mcptape_replay::http::BridgeError>,
+) -> String {
+    let mut out = String::new();
+    if let Some(e) = bridge_error.and_then(|e| e.lock().unwrap_or_else(|p| p.into_inner()).clone())
+    {
+        out.push_str(&format!("; {e}"));
+    }
+    if let Some(ch) = child.as_mut()
+        && let Ok(Ok(status)) = tokio::time::timeout(Duration::from_secs(1), ch.child.wait()).await
+    {
+        out.push_str(&format!("; target exited with {status}"));
+        // Give the stderr drain a moment to read the last bytes.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let tail = stderr_tail
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let tail = String::from_utf8_lossy(&tail);
+        let tail = tail.trim();
+        if !tail.is_empty() {
+            out.push_str(&format!(" (stderr: {tail})"));
+        }
+    }
+    out
+}
 fn tempfile_path() -> anyhow::Result<PathBuf> {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

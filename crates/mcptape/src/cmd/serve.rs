@@ -45,10 +45,29 @@ pub struct Args {
 
 /// Reads a transcript file into a replay tape.
 pub fn load_tape(path: &Path) -> anyhow::Result<Tape> {
+    load_tape_noting_cut(path).map(|(t, _)| t)
+}
+
+/// [`load_tape`], and a note when the file was cut mid-line (the reader
+/// dropped its unterminated last line): `line 17 (2000 bytes from byte 1834)
+/// is cut: …`.
+pub fn load_tape_noting_cut(path: &Path) -> anyhow::Result<(Tape, Option<String>)> {
     let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
     let t = mcptape_transcript::reader::read(&bytes)
         .with_context(|| format!("parsing {}", path.display()))?;
-    Tape::from_transcript(&t).with_context(|| format!("replaying {}", path.display()))
+    let cut = t.dropped.as_ref().map(|d| {
+        format!(
+            "{}: line {} ({} bytes from byte {}) is cut and was dropped: {}",
+            path.display(),
+            d.line,
+            d.bytes,
+            d.offset,
+            d.reason
+        )
+    });
+    let tape =
+        Tape::from_transcript(&t).with_context(|| format!("replaying {}", path.display()))?;
+    Ok((tape, cut))
 }
 
 /// Parses repeated `--fault` flags into one spec.

@@ -12,7 +12,8 @@ use mcptape_replay::bench::Client;
 use mcptape_replay::latency::parse_duration_us;
 use tokio::time::Duration;
 
-use crate::cmd::serve::load_tape;
+use crate::cmd::bench::{StderrTail, keep_stderr_tail, target_gone};
+use crate::cmd::serve::load_tape_noting_cut;
 
 /// Arguments of `mcptape verify`.
 #[derive(Debug, clap::Args)]
@@ -34,7 +35,7 @@ pub struct Args {
     /// (repeatable), e.g. /result/serverInfo/version or /result/contents/*/text.
     #[arg(long, value_name = "JSONPOINTER")]
     pub ignore: Vec<String>,
-    /// Time to wait for each response.
+    /// Time (> 0) to wait for each response.
     #[arg(long, value_name = "DURATION", default_value = "10s")]
     pub timeout: String,
     /// Print the report as JSON instead of text.
@@ -55,8 +56,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 }
 
 async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
-    let tape = load_tape(&args.transcript)?;
+    let (tape, cut) = load_tape_noting_cut(&args.transcript)?;
     let timeout = Duration::from_micros(parse_duration_us(&args.timeout)?);
+    anyhow::ensure!(
+        !timeout.is_zero(),
+        "--timeout {} must be longer than 0",
+        args.timeout
+    );
+    if let Some(c) = &cut {
+        eprintln!("mcptape verify: warning: {c}");
+    }
     for p in &args.ignore {
         anyhow::ensure!(
             p.is_empty() || p.starts_with('/'),
@@ -64,8 +73,12 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
         );
     }
     let mut child = None;
+    let stderr_tail: StderrTail = Arc::default();
+    let mut bridge_error = None;
     let client = if let Some(url) = &args.target_url {
-        let stream = mcptape_replay::http::bridge(url, tape.protocol_version.as_deref())?;
+        let (stream, err) =
+            mcptape_replay::http::bridge_reporting(url, tape.protocol_version.as_deref())?;
+        bridge_error = Some(err);
         let (r, w) = tokio::io::split(stream);
         Client::over(r, w)
     } else {
@@ -76,16 +89,19 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
         let (Some(stdin), Some(stdout)) = (ch.stdin.take(), ch.stdout.take()) else {
             anyhow::bail!("target has no stdin/stdout pipes");
         };
-        if let Some(mut err) = ch.stderr.take() {
-            tokio::spawn(async move {
-                let _ = tokio::io::copy(&mut err, &mut tokio::io::sink()).await;
-            });
+        if let Some(err) = ch.stderr.take() {
+            keep_stderr_tail(err, stderr_tail.clone());
         }
         child = Some(ch);
         Client::over(stdout, stdin)
     };
     let client = Arc::new(client);
     let rep = mcptape_replay::verify::verify(client.clone(), &tape, &args.ignore, timeout).await?;
+    let gone = if rep.closed_at.is_some() {
+        target_gone(&mut child, &stderr_tail, bridge_error.as_ref()).await
+    } else {
+        String::new()
+    };
     if let Ok(c) = Arc::try_unwrap(client) {
         c.close(Duration::from_secs(2)).await;
     }
@@ -112,17 +128,40 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
         for r in &rep.unanswered {
             println!("record {r}: no response within {}", args.timeout);
         }
+        if !rep.not_recorded.is_empty() {
+            println!(
+                "{} request(s) have no recorded answer to compare with (records {})",
+                rep.not_recorded.len(),
+                rep.not_recorded
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
         println!(
-            "verify: {} requests, {} responses compared, {} differences, {} unanswered",
+            "verify: {} request(s), {} response(s) compared, {} difference(s), {} unanswered",
             rep.requests,
             rep.compared,
             rep.differences.len(),
             rep.unanswered.len()
         );
     }
-    Ok(if rep.differences.is_empty() && rep.unanswered.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    let mut failures = rep.failures();
+    if let Some(c) = cut {
+        failures.push(format!("the transcript was cut: {c}"));
+    }
+    for f in &failures {
+        eprintln!("mcptape verify: {f}");
+    }
+    if !gone.is_empty() {
+        eprintln!("mcptape verify: {}", gone.trim_start_matches([';', ' ']));
+    }
+    Ok(
+        if rep.differences.is_empty() && rep.unanswered.is_empty() && failures.is_empty() {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(1)
+        },
+    )
 }

@@ -1,0 +1,187 @@
+//! `serve` reads every incoming message with the strict parser
+//! (`mcptape_wire::jsonrpc::parse`) and answers invalid ones with JSON-RPC 2.0
+//! §5 errors; it answers `ping` with `{}` even when not recorded; and it
+//! replays a recorded `server/discover` rejection whose answer had `"id": null`
+//! (fresh-user report bugs 1, 2 and 13). No clock involved: `decide_bytes`.
+
+use std::sync::Arc;
+
+use mcptape_replay::bench::{self, Client};
+use mcptape_replay::latency::{FaultSpec, LatencyModel};
+use mcptape_replay::schedule::TimerMode;
+use mcptape_replay::serve::{Answer, Server, serve_stream};
+use mcptape_replay::tape::Tape;
+use serde_json::{Value, json};
+use tokio::time::Duration;
+
+fn tape_of(path: &str) -> Tape {
+    let bytes = std::fs::read(path).unwrap();
+    let t = mcptape_transcript::reader::read(&bytes).unwrap();
+    Tape::from_transcript(&t).unwrap()
+}
+
+const TINY: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/data/tiny-two-reads.jsonl"
+);
+const FALLBACK: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../corpus/transcripts/crawl-everything-http-2026-07-28-fallback.jsonl"
+);
+
+fn server(path: &str) -> Server {
+    Server::new(
+        tape_of(path),
+        LatencyModel::parse("fixed:0ms").unwrap(),
+        FaultSpec::default(),
+        1,
+        &[],
+    )
+    .unwrap()
+    .with_timer(TimerMode::Virtual)
+}
+
+/// The reply body and HTTP status of one answer.
+fn answer(srv: &Server, line: &str) -> (Value, Option<u16>) {
+    match srv.decide_bytes(line.as_bytes()) {
+        Answer::Reply { body, status, .. } => (serde_json::from_str(&body).unwrap(), status),
+        other => panic!("{line}: expected a reply, got {other:?}"),
+    }
+}
+
+fn assert_error(srv: &Server, line: &str, code: i64, id: Value) {
+    let (v, status) = answer(srv, line);
+    assert_eq!(v["error"]["code"], json!(code), "{line} -> {v}");
+    assert_eq!(v["id"], id, "{line} -> {v}");
+    assert!(v.get("result").is_none(), "{line} -> {v}");
+    assert_eq!(status, Some(400), "{line}");
+}
+
+#[test]
+fn serve_null_id_is_invalid_request_with_null_id() {
+    let srv = server(TINY);
+    assert_error(
+        &srv,
+        r#"{"jsonrpc":"2.0","id":null,"method":"initialize","params":{}}"#,
+        -32600,
+        Value::Null,
+    );
+}
+
+#[test]
+fn serve_object_id_and_float_id_are_invalid_requests_with_null_id() {
+    let srv = server(TINY);
+    for line in [
+        r#"{"jsonrpc":"2.0","id":{"a":1},"method":"initialize","params":{}}"#,
+        r#"{"jsonrpc":"2.0","id":1.5,"method":"initialize","params":{}}"#,
+        r#"{"jsonrpc":"2.0","id":true,"method":"initialize","params":{}}"#,
+    ] {
+        assert_error(&srv, line, -32600, Value::Null);
+    }
+}
+
+#[test]
+fn serve_wrong_or_missing_jsonrpc_version_is_invalid_request_echoing_a_valid_id() {
+    let srv = server(TINY);
+    assert_error(
+        &srv,
+        r#"{"jsonrpc":"1.0","id":7,"method":"initialize","params":{}}"#,
+        -32600,
+        json!(7),
+    );
+    assert_error(
+        &srv,
+        r#"{"id":"x","method":"initialize","params":{}}"#,
+        -32600,
+        json!("x"),
+    );
+}
+
+#[test]
+fn serve_duplicate_keys_are_parse_errors_not_last_wins() {
+    let srv = server(TINY);
+    assert_error(
+        &srv,
+        r#"{"jsonrpc":"2.0","id":9,"id":10,"method":"initialize","params":{}}"#,
+        -32700,
+        Value::Null,
+    );
+    assert_error(
+        &srv,
+        r#"{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"file:///project/a.md","uri":"x"}}"#,
+        -32700,
+        Value::Null,
+    );
+    assert_error(&srv, "{not json", -32700, Value::Null);
+    assert_error(
+        &srv,
+        r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#,
+        -32600,
+        Value::Null,
+    );
+    let s = srv.summary();
+    assert_eq!((s.invalid, s.matched), (4, 0));
+}
+
+#[test]
+fn serve_valid_request_is_still_answered_from_the_tape() {
+    let srv = server(TINY);
+    let (v, status) = answer(
+        &srv,
+        r#"{"jsonrpc":"2.0","id":"q","method":"resources/read","params":{"uri":"file:///project/a.md"}}"#,
+    );
+    assert_eq!(v["id"], json!("q"));
+    assert_eq!(v["result"]["contents"][0]["text"], json!("# A\n"));
+    assert_eq!(status, None);
+}
+
+#[test]
+fn serve_ping_not_recorded_is_answered_with_an_empty_result() {
+    let srv = server(TINY);
+    let (v, status) = answer(&srv, r#"{"jsonrpc":"2.0","id":11,"method":"ping"}"#);
+    assert_eq!(v, json!({"jsonrpc": "2.0", "id": 11, "result": {}}));
+    assert_eq!(status, None);
+    let s = srv.summary();
+    assert_eq!((s.pinged, s.unmatched), (1, 0));
+}
+
+#[test]
+fn serve_pairs_the_null_id_server_discover_rejection_of_the_fallback_recording() {
+    let srv = server(FALLBACK);
+    let ex: Vec<_> = srv
+        .tape()
+        .exchanges
+        .iter()
+        .filter(|e| e.request.method == "server/discover")
+        .collect();
+    assert_eq!(ex.len(), 1);
+    assert_eq!(ex[0].status, Some(400));
+    let (v, status) = answer(
+        &srv,
+        r#"{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{}}"#,
+    );
+    // The recorded -32000 rejection, under the request's own id, with the recorded 400.
+    assert_eq!(v["id"], json!(1));
+    assert_eq!(v["error"]["code"], json!(-32000));
+    assert_eq!(
+        v["error"]["message"],
+        json!("Bad Request: Server not initialized")
+    );
+    assert_eq!(status, Some(400));
+}
+
+#[tokio::test(start_paused = true)]
+async fn bench_falls_back_from_server_discover_to_initialize_on_the_fallback_recording() {
+    let srv = Arc::new(server(FALLBACK));
+    let (a, b) = tokio::io::duplex(1 << 20);
+    let (ar, aw) = tokio::io::split(a);
+    let (br, bw) = tokio::io::split(b);
+    tokio::spawn(serve_stream(srv.clone(), ar, aw));
+    let client = Client::over(br, bw);
+    bench::handshake(&client, srv.tape(), Duration::from_secs(5))
+        .await
+        .unwrap();
+    let s = srv.summary();
+    // server/discover (recorded rejection) then initialize (recorded result).
+    assert_eq!((s.requests, s.matched, s.unmatched), (2, 2, 0));
+}
