@@ -11,7 +11,8 @@
 //!    RFC 8089 §2) must equal the root's; no query or fragment;
 //! 4. the path is percent-decoded **exactly once** (RFC 3986 §2.1); malformed escapes, double
 //!    encoding (a decoded `%` still followed by two hex digits, e.g. `%252e`), decoded control
-//!    characters, decoded backslashes and invalid UTF-8 (overlong `%c0%ae`) are rejected;
+//!    characters, encoded separators (`%2F` → `/`, `%5C` → `\`) and invalid UTF-8 (overlong
+//!    `%c0%ae`) are rejected;
 //! 5. at most [`MAX_SEGMENTS`] segments; no empty segment except one trailing `/`;
 //! 6. dot segments are removed per RFC 3986 §5.2.4 *after* decoding;
 //! 7. the result must start with the root's path **by whole segments**.
@@ -41,8 +42,15 @@ pub enum SanitizeErrorKind {
     InvalidChar,
     /// A control character (C0, DEL or C1), raw or percent-encoded (`%00`, `%0a`, `%c2%85`).
     ControlChar,
-    /// A backslash, raw or percent-encoded (`%5c`): a path separator on Windows.
+    /// A raw backslash (`\`): a path separator on Windows. (Encoded, `%5c`, it is
+    /// [`EncodedSeparator`](Self::EncodedSeparator).)
     Backslash,
+    /// A percent-encoded path separator, `%2F` (`/`) or `%5C` (`\`). Decoded once, it is
+    /// ambiguous: a server that treats it as data sees one segment `a/b`, one that decodes before
+    /// splitting sees two segments `a`, `b` (and `..%2f..%2f` climbs). Either reading changes the
+    /// segments the client wrote, so it is rejected rather than decoded into a separator
+    /// (RFC 3986 §2.2: a reserved character percent-encoded is not equivalent to the raw one).
+    EncodedSeparator,
     /// No `scheme:` at the start (a relative reference, RFC 3986 §4.2) or a malformed scheme.
     MissingScheme,
     /// The scheme differs from the root's (RFC 3986 §3.1, compared case-insensitively).
@@ -84,6 +92,7 @@ impl SanitizeErrorKind {
             Self::InvalidChar => "InvalidChar",
             Self::ControlChar => "ControlChar",
             Self::Backslash => "Backslash",
+            Self::EncodedSeparator => "EncodedSeparator",
             Self::MissingScheme => "MissingScheme",
             Self::SchemeMismatch => "SchemeMismatch",
             Self::AuthorityMismatch => "AuthorityMismatch",
@@ -97,6 +106,47 @@ impl SanitizeErrorKind {
             Self::SymlinkEscape => "SymlinkEscape",
             Self::NotFound => "NotFound",
             Self::Io => "Io",
+        }
+    }
+}
+
+impl SanitizeErrorKind {
+    /// One sentence for people saying what the rule rejects, e.g. for
+    /// [`EscapesRoot`](Self::EscapesRoot): "after removing dot segments (RFC 3986 §5.2.4) the
+    /// path is not inside the root by whole segments (`..` past the root, or a sibling name)".
+    pub fn explain(self) -> &'static str {
+        match self {
+            Self::TooLong => "the URI is longer than the limit of 4096 bytes (MAX_URI_BYTES)",
+            Self::TooManySegments => {
+                "the path has more than 128 segments (MAX_SEGMENTS), counted before dot-segment removal"
+            }
+            Self::InvalidChar => {
+                "a character RFC 3986 does not allow in a URI (space, \", <, >, ^, `, {, |, })"
+            }
+            Self::ControlChar => "a control character, raw or percent-encoded (%00, %0a, %c2%85)",
+            Self::Backslash => "a backslash, which is a path separator on Windows",
+            Self::EncodedSeparator => {
+                "an encoded path separator (%2F or %5C): decoded, it would split or join segments"
+            }
+            Self::MissingScheme => "no scheme: a relative reference is not a resource URI",
+            Self::SchemeMismatch => "the scheme differs from the root's",
+            Self::AuthorityMismatch => "the authority (host) differs from the root's",
+            Self::QueryOrFragment => "a query (?) or fragment (#): a resource path has neither",
+            Self::RelativePath => "the path is not absolute",
+            Self::MalformedEscape => "a % not followed by two hex digits",
+            Self::DoubleEncoding => {
+                "double encoding: after decoding once, a % still encodes a byte (e.g. %252e)"
+            }
+            Self::InvalidUtf8 => "the decoded path is not UTF-8 (e.g. the overlong %c0%ae)",
+            Self::EmptySegment => {
+                "an empty path segment (//), which could re-parse as an authority"
+            }
+            Self::EscapesRoot => {
+                "after removing dot segments (RFC 3986 §5.2.4) the path is not inside the root by whole segments (`..` past the root, or a sibling name)"
+            }
+            Self::SymlinkEscape => "a symlink on the path leads outside the root directory",
+            Self::NotFound => "no such file below the root directory",
+            Self::Io => "an I/O error while opening the file below the root directory",
         }
     }
 }
@@ -376,6 +426,9 @@ fn decode_path(path: &str, path_offset: usize) -> Result<Vec<Segment>, SanitizeE
     for (j, &b) in dec.iter().enumerate() {
         if b < 0x20 || b == 0x7f {
             return Err(SanitizeError::new(K::ControlChar, map[j]));
+        }
+        if (b == b'/' || b == b'\\') && raw[map[j] - path_offset] == b'%' {
+            return Err(SanitizeError::new(K::EncodedSeparator, map[j]));
         }
         if b == b'\\' {
             return Err(SanitizeError::new(K::Backslash, map[j]));

@@ -80,10 +80,36 @@ pub enum TemplateErrorKind {
     MatchTooDeep,
 }
 
+impl TemplateErrorKind {
+    /// The kind's name, e.g. `"UnclosedExpression"` (stable; used in CLI output).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::TooLong => "TooLong",
+            Self::UnclosedExpression => "UnclosedExpression",
+            Self::InvalidLiteral => "InvalidLiteral",
+            Self::MalformedEscape => "MalformedEscape",
+            Self::UnsupportedOperator => "UnsupportedOperator",
+            Self::InvalidVarName => "InvalidVarName",
+            Self::InvalidPrefix => "InvalidPrefix",
+            Self::PrefixOnComposite => "PrefixOnComposite",
+            Self::Rejected => "Rejected",
+            Self::UriTooLong => "UriTooLong",
+            Self::MatchBudgetExceeded => "MatchBudgetExceeded",
+            Self::MatchTooDeep => "MatchTooDeep",
+        }
+    }
+}
+
+impl fmt::Display for TemplateErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// A template or match error: the [`kind`](Self::kind) and the byte
 /// [`offset`](Self::offset) in the template (or, for the match kinds, in the URI).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("URI template error: {kind:?} at byte {offset}")]
+#[error("URI template error: {kind} at byte {offset}")]
 pub struct TemplateError {
     kind: TemplateErrorKind,
     offset: usize,

@@ -64,6 +64,7 @@ fn kind_from_name(name: &str) -> SanitizeErrorKind {
         K::InvalidChar,
         K::ControlChar,
         K::Backslash,
+        K::EncodedSeparator,
         K::MissingScheme,
         K::SchemeMismatch,
         K::AuthorityMismatch,

@@ -295,7 +295,11 @@ fn match_literal_mismatch_is_none() {
 fn expansion_of_traversal_values_is_legal_then_rejected_by_resolve() {
     let root = Root::new("file:///project/").unwrap();
     let plus = t("file:///project/{+path}");
-    for value in ["../../etc", "%2e%2e/x", "..%2f..%2fetc"] {
+    for (value, kind) in [
+        ("../../etc", SanitizeErrorKind::EscapesRoot),
+        ("%2e%2e/x", SanitizeErrorKind::EscapesRoot),
+        ("..%2f..%2fetc", SanitizeErrorKind::EncodedSeparator),
+    ] {
         let mut v = Vars::new();
         v.insert("path", value);
         let uri = plus.expand(&v).unwrap();
@@ -305,9 +309,10 @@ fn expansion_of_traversal_values_is_legal_then_rejected_by_resolve() {
             "{{+path}} passes reserved and %XX"
         );
         let err = root.resolve(&uri).unwrap_err();
-        assert_eq!(err.kind(), SanitizeErrorKind::EscapesRoot, "{uri}");
+        assert_eq!(err.kind(), kind, "{uri}");
     }
-    // `{path}` encodes `/` but one decoding still yields `../../etc`
+    // `{path}` encodes `/` as `%2F`: an encoded separator is rejected (it would
+    // turn one segment into `../../etc` after one decoding)
     let simple = t("file:///project/{path}");
     let mut v = Vars::new();
     v.insert("path", "../../etc");
@@ -315,7 +320,7 @@ fn expansion_of_traversal_values_is_legal_then_rejected_by_resolve() {
     assert_eq!(uri, "file:///project/..%2F..%2Fetc");
     assert_eq!(
         root.resolve(&uri).unwrap_err().kind(),
-        SanitizeErrorKind::EscapesRoot
+        SanitizeErrorKind::EncodedSeparator
     );
     // `{path}` with a pre-encoded value: `%` is encoded, so it is double encoding
     v.insert("path", "%2e%2e");

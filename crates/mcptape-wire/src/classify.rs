@@ -68,6 +68,27 @@ impl ReadErrorClass {
     }
 }
 
+/// For people: `NotFound uri=docs://gone` (with ` (legacy -32002)` for the
+/// pre-2026-07-28 code), `InvalidParams`, `Internal`, `MethodNotFound`,
+/// `Other code=-32001`.
+impl std::fmt::Display for ReadErrorClass {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReadErrorClass::NotFound { uri, legacy } => {
+                write!(f, "NotFound uri={uri}")?;
+                if *legacy {
+                    f.write_str(" (legacy -32002)")?;
+                }
+                Ok(())
+            }
+            ReadErrorClass::InvalidParams => f.write_str("InvalidParams"),
+            ReadErrorClass::Internal => f.write_str("Internal"),
+            ReadErrorClass::MethodNotFound => f.write_str("MethodNotFound"),
+            ReadErrorClass::Other { code } => write!(f, "Other code={code}"),
+        }
+    }
+}
+
 fn data_uri(err: &ErrorObject) -> Option<&str> {
     match &err.data {
         Some(Value::Object(m)) => m.get("uri").and_then(Value::as_str),
@@ -111,5 +132,36 @@ pub fn read_outcome(answer: Result<&ReadResourceResult, &ErrorObject>) -> ReadOu
         Ok(r) if r.is_empty() => ReadOutcome::Empty,
         Ok(r) => ReadOutcome::Entries(r.contents.len()),
         Err(e) => ReadOutcome::Error(classify_read_error(e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn read_error_class_display_is_for_people() {
+        let shown = |c: ReadErrorClass| c.to_string();
+        assert_eq!(
+            shown(ReadErrorClass::NotFound {
+                uri: "docs://old".into(),
+                legacy: true
+            }),
+            "NotFound uri=docs://old (legacy -32002)"
+        );
+        assert_eq!(
+            shown(ReadErrorClass::NotFound {
+                uri: "docs://gone".into(),
+                legacy: false
+            }),
+            "NotFound uri=docs://gone"
+        );
+        assert_eq!(shown(ReadErrorClass::InvalidParams), "InvalidParams");
+        assert_eq!(shown(ReadErrorClass::Internal), "Internal");
+        assert_eq!(shown(ReadErrorClass::MethodNotFound), "MethodNotFound");
+        assert_eq!(
+            shown(ReadErrorClass::Other { code: -32001 }),
+            "Other code=-32001"
+        );
     }
 }

@@ -125,6 +125,21 @@ pub struct ErrorObject {
     pub data: Option<Value>,
 }
 
+/// For people: `-32601 "Method not found"`, then ` data {…}` (compact JSON)
+/// when `data` is present, e.g.
+/// `-32602 "Resource not found" data {"uri":"docs://gone"}`. The message is
+/// quoted with Rust string escapes, so control characters a peer sent stay
+/// visible.
+impl fmt::Display for ErrorObject {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {:?}", self.code, self.message)?;
+        if let Some(data) = &self.data {
+            write!(f, " data {data}")?;
+        }
+        Ok(())
+    }
+}
+
 /// An error response (MCP `JSONRPCErrorResponse`). `id` is `None` when the
 /// member is missing or `null` (JSON-RPC 2.0 §5: the request id could not be read).
 #[derive(Debug, Clone, PartialEq)]
@@ -404,6 +419,26 @@ fn error_object(base: &str, raw: &RawValue) -> Result<ErrorObject, WireError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The fresh-user report saw `Error(ErrorObject { code: -32601, … })`.
+    #[test]
+    fn error_object_display_is_code_quoted_message_and_compact_data() {
+        let e = ErrorObject {
+            code: -32601,
+            message: "mcptape serve: method server/discover was not recorded".into(),
+            data: Some(serde_json::json!({"method": "server/discover"})),
+        };
+        assert_eq!(
+            e.to_string(),
+            r#"-32601 "mcptape serve: method server/discover was not recorded" data {"method":"server/discover"}"#
+        );
+        let e = ErrorObject {
+            code: -32603,
+            message: "bad\nline".into(),
+            data: None,
+        };
+        assert_eq!(e.to_string(), r#"-32603 "bad\nline""#);
+    }
 
     #[test]
     fn error_offsets_point_into_the_input() {

@@ -470,6 +470,27 @@ pub enum LeniencyKind {
     },
 }
 
+/// For people: `3 whitespace characters stripped`, `2 URL-safe characters
+/// (-, _) mapped to +, /`, `1 missing = padding added`.
+impl fmt::Display for LeniencyKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = |n: &usize| if *n == 1 { "" } else { "s" };
+        match self {
+            LeniencyKind::StrippedWhitespace { count } => {
+                write!(f, "{count} whitespace character{} stripped", s(count))
+            }
+            LeniencyKind::UrlSafeAlphabet { count } => write!(
+                f,
+                "{count} URL-safe character{} (-, _) mapped to +, /",
+                s(count)
+            ),
+            LeniencyKind::AddedPadding { count } => {
+                write!(f, "{count} missing = padding added")
+            }
+        }
+    }
+}
+
 /// One accepted deviation, with the entry it happened in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Leniency {
@@ -824,4 +845,26 @@ fn decode_blob(
         kinds.push(LeniencyKind::AddedPadding { count: pad });
     }
     Ok((bytes, kinds))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fresh-user report saw `accepted StrippedWhitespace { count: 3 }`.
+    #[test]
+    fn leniency_kind_display_is_for_people() {
+        assert_eq!(
+            LeniencyKind::StrippedWhitespace { count: 3 }.to_string(),
+            "3 whitespace characters stripped"
+        );
+        assert_eq!(
+            LeniencyKind::UrlSafeAlphabet { count: 1 }.to_string(),
+            "1 URL-safe character (-, _) mapped to +, /"
+        );
+        assert_eq!(
+            LeniencyKind::AddedPadding { count: 2 }.to_string(),
+            "2 missing = padding added"
+        );
+    }
 }

@@ -1,4 +1,6 @@
-//! `mcptape` — record, replay, check, fuzz and benchmark MCP `resources/read` transcripts.
+//! `mcptape` — record, replay, check and benchmark MCP `resources/read`
+//! transcripts. Fuzzing is not a subcommand: it runs through `cargo fuzz`
+//! (`bash fuzz/run.sh [SECONDS] [TARGET...]`).
 
 use std::process::ExitCode;
 
@@ -9,7 +11,18 @@ mod cmd;
 /// Record real MCP transcripts, replay them at controlled latency, check them
 /// against the spec, and benchmark the `resources/read` hot paths.
 #[derive(Debug, Parser)]
-#[command(name = "mcptape", version, about, long_about = None)]
+#[command(
+    name = "mcptape",
+    version,
+    about = "Record, replay, check and benchmark MCP resources/read transcripts \
+             (fuzzing is not a subcommand: run `bash fuzz/run.sh`, which drives `cargo fuzz`).",
+    long_about = "Record real MCP transcripts (record, crawl), replay them at controlled latency \
+                  (serve, bench, verify), check them against the spec (check, explain, inspect), \
+                  sanitize resource URIs (uri) and benchmark the codec paths (bench-codec).\n\n\
+                  Fuzzing is not a subcommand: the fuzz targets live in fuzz/ and run with \
+                  `cargo +nightly fuzz run <target>`, or all of them in turn with \
+                  `bash fuzz/run.sh [SECONDS] [TARGET...]`."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -17,7 +30,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Print every resources/read result entry of a file of newline-delimited JSON-RPC messages.
+    /// Print every resources/read result entry of an mcptape transcript or of a file of
+    /// newline-delimited JSON-RPC messages.
     Inspect(cmd::inspect::Args),
     /// Record a session: stdio proxy (`-- CMD ARGS...`) or Streamable HTTP reverse proxy (`--listen`).
     Record(cmd::record::Args),

@@ -152,3 +152,35 @@ fn explain_prints_every_rule_with_its_source() {
     let o = mcptape(&["explain", "no-such-rule"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// The fresh-user report: the top-level help said "record, replay, check,
+/// fuzz and benchmark" and users looked for a `fuzz` subcommand. The help now
+/// says fuzzing runs through `fuzz/run.sh` / `cargo fuzz`, and there is no
+/// `fuzz` subcommand to find.
+#[test]
+fn top_level_help_points_fuzzing_to_fuzz_run_sh() {
+    let short = stdout(&mcptape(&["-h"]));
+    assert!(
+        short.starts_with(
+            "Record, replay, check and benchmark MCP resources/read transcripts \
+             (fuzzing is not a subcommand: run `bash fuzz/run.sh`, which drives `cargo fuzz`)."
+        ),
+        "{short}"
+    );
+    let long = stdout(&mcptape(&["--help"]));
+    assert!(
+        long.contains("`cargo +nightly fuzz run <target>`"),
+        "{long}"
+    );
+    assert!(
+        long.contains("`bash fuzz/run.sh [SECONDS] [TARGET...]`"),
+        "{long}"
+    );
+    let o = mcptape(&["fuzz"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("unrecognized subcommand 'fuzz'"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}

@@ -306,13 +306,176 @@ fn inspect_lenient_mode_reports_what_it_accepted() {
     assert!(out.status.success(), "{text}");
     assert!(
         text.contains(
-            "lenient: contents[0] (file:///x.bin): accepted StrippedWhitespace { count: 3 }"
+            "lenient: contents[0] (file:///x.bin): accepted 3 whitespace characters stripped"
         ),
         "{text}"
     );
     assert!(
-        text.contains("accepted UrlSafeAlphabet { count: 2 }"),
+        text.contains("accepted 2 URL-safe characters (-, _) mapped to +, /"),
+        "{text}"
+    );
+    assert!(!text.contains("count:"), "no Rust debug formatting: {text}");
+    assert!(text.contains("decoded   8 bytes"), "{text}");
+}
+
+fn shipped_transcript(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../corpus/transcripts")
+        .join(name)
+}
+
+/// The fresh-user report: `inspect corpus/transcripts/everything-stdio.jsonl`
+/// failed on every line ("unknown member mcptapeTranscript/tUs"). Now the
+/// header is detected and the message records are inspected, numbered by
+/// transcript line. The expected line number and sizes are computed here
+/// from the file itself (serde_json + the base64 crate), independently of
+/// mcptape's reader, and the blob size is the recorded server's real PNG.
+#[test]
+fn inspect_reads_mcptape_transcript_py_stdio_2026_07_28_large_png() {
+    let path = shipped_transcript("py-stdio-2026-07-28.jsonl");
+    let file = std::fs::read_to_string(&path).expect("shipped transcript");
+    let (line_no, blob) = file
+        .lines()
+        .enumerate()
+        .find_map(|(i, l)| {
+            let v: serde_json::Value = serde_json::from_str(l).ok()?;
+            let entry = &v["msg"]["result"]["contents"][0];
+            (v["dir"] == "s2c" && entry["uri"] == "mcptape://blobs/large.png")
+                .then(|| (i + 1, entry["blob"].as_str().unwrap().to_owned()))
+        })
+        .expect("the large.png response is recorded");
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(&blob)
+        .unwrap();
+    assert_eq!((bytes.len(), blob.len()), (2_099_087, 2_798_784));
+    assert_eq!(line_no, 18);
+
+    let (out, text) = inspect(&path, &[]);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(
+        text.starts_with(
+            "source: mcptape transcript (format 1, transport stdio, 27 records, 24 message records)"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "line {line_no}: id 8 (requested mcptape://blobs/large.png): resources/read result, 1 entry, resultType complete, ttlMs 0, cacheScope private\n  [0] uri       mcptape://blobs/large.png\n      mimeType  image/png\n      shape     blob\n      decoded   2099087 bytes\n      encoded   2798784 chars base64, padding 1\n      sniffed   image/png vs declared image/png: match\n"
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains("error -32602 \"Unknown resource: mcptape://docs/mcptape-does-not-exist\" -> NotFound uri=mcptape://docs/mcptape-does-not-exist: drop the attachment and tell the user"),
+        "{text}"
+    );
+    assert!(
+        text.contains("summary: 24 message records, 24 messages, 8 read results (8 entries), 1 error responses, 0 bad lines"),
+        "{text}"
+    );
+    assert!(!text.contains("unknown member"), "{text}");
+}
+
+/// Every shipped transcript (the output of `record`/`crawl`) inspects clean.
+#[test]
+fn inspect_reads_every_shipped_transcript_without_bad_lines() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus/transcripts");
+    let mut n = 0;
+    for e in std::fs::read_dir(dir).unwrap() {
+        let path = e.unwrap().path();
+        if path.extension().is_none_or(|x| x != "jsonl") {
+            continue;
+        }
+        n += 1;
+        let (out, text) = inspect(&path, &[]);
+        assert_eq!(out.status.code(), Some(0), "{}: {text}", path.display());
+        assert!(text.starts_with("source: mcptape transcript"), "{text}");
+        assert!(text.contains(", 0 bad lines, 0 bad results"), "{text}");
+        assert!(
+            !text.contains(" 0 read results"),
+            "{}: {text}",
+            path.display()
+        );
+    }
+    assert!(n >= 5, "{n} transcripts");
+}
+
+/// A transcript with a stderr record, a client→server answer reusing a read's
+/// id, a malformed record (line 6), a duplicate key inside a `msg` (line 9)
+/// and a cut last line (line 10): line numbers are transcript lines, the
+/// client's answer is not taken as a read result, exit 1.
+#[test]
+fn inspect_transcript_bad_record_and_cut_tail_keeps_transcript_line_numbers() {
+    let (out, text) = inspect(&corpus("transcript-bad-record-and-cut-tail.jsonl"), &[]);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("(format 1, transport stdio, 7 records, 6 message records)"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "line 4: id 1 (requested mcptape://docs/a.txt): resources/read result, 1 entry"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("mcptape://client/answer"), "{text}");
+    assert!(
+        text.contains("line 6: bad transcript record: invalid record at column 21"),
+        "{text}"
+    );
+    assert!(
+        text.contains("line 8: id 3 (requested mcptape://blobs/x.png): resources/read result"),
         "{text}"
     );
     assert!(text.contains("decoded   8 bytes"), "{text}");
+    assert!(
+        text.contains("line 9: bad JSON-RPC message: duplicate key \"id\" in object at byte 24"),
+        "{text}"
+    );
+    assert!(
+        text.contains("line 10: last line cut (73 bytes, no newline), dropped:"),
+        "{text}"
+    );
+    assert!(
+        text.contains("summary: 6 message records, 5 messages, 2 read results (2 entries), 0 error responses, 3 bad lines"),
+        "{text}"
+    );
+}
+
+/// Nothing to inspect (an empty file, blank lines, a header-only transcript):
+/// "no messages" on stderr, exit 1.
+#[test]
+fn inspect_empty_input_says_no_messages_and_exits_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.jsonl");
+    std::fs::write(&empty, b"").unwrap();
+    for path in [
+        empty,
+        corpus("blank-lines-only.jsonl"),
+        corpus("transcript-header-only.jsonl"),
+    ] {
+        let (out, text) = inspect(&path, &[]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{}: {text}", path.display());
+        assert!(text.contains("no messages: nothing to inspect"), "{text}");
+        assert!(
+            err.starts_with("mcptape inspect: no messages in ")
+                && err.ends_with(": nothing to inspect\n"),
+            "{err}"
+        );
+    }
+}
+
+/// Messages but no `resources/read` result: not an error (exit 0), said on
+/// stdout and stderr.
+#[test]
+fn inspect_no_read_results_is_not_an_error_but_says_so() {
+    let (out, text) = inspect(&corpus("no-read-results.jsonl"), &[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("no resources/read result in this file (2 messages)"),
+        "{text}"
+    );
+    assert!(err.contains("no resources/read result in "), "{err}");
+    assert!(err.ends_with("(2 messages)\n"), "{err}");
 }

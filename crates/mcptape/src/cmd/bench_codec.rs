@@ -4,6 +4,10 @@
 //! its ratio to `memcpy` of the same buffer, plus the CPU features detected and
 //! used. The criterion benches (`cargo bench -p mcptape-benches`) are the
 //! careful measurement; this is the quick one.
+//!
+//! Limits (checked by [`validate`] before anything is allocated):
+//! [`MAX_BENCH_CODEC_BYTES`] on the base64 text of all blobs together
+//! (`--entries` × 4·⌈`--size`/3⌉) and [`MAX_BENCH_CODEC_ITERS`] on `--iters`.
 
 use anyhow::{Context as _, ensure};
 use mcptape_wire::codec::base64::{self as b64, Path};
@@ -12,11 +16,116 @@ use std::hint::black_box;
 use std::process::ExitCode;
 use std::time::Instant;
 
+/// Most base64 bytes (characters) `bench-codec` generates: the `blob` text of
+/// all entries together, `--entries` × 4·⌈`--size`/3⌉ (RFC 4648 §4), at most
+/// 512 MiB. The seeds' directory read (40 × 3,000,000 bytes → 160,000,000
+/// base64 bytes) fits three times over. Peak memory is about 6 times the
+/// base64 bytes (the response, one decoded arena per codec path, the `memcpy`
+/// copy): 915 MB max RSS measured for the directory read (`--size 3000000
+/// --entries 40 --iters 1`), so about 3 GB at the limit. One byte more →
+/// [`BenchCodecArgsError::TooLarge`].
+pub const MAX_BENCH_CODEC_BYTES: usize = 512 * 1024 * 1024;
+
+/// Most timed iterations per row (`--iters`): each row keeps one f64 (8
+/// bytes) per iteration. One more → [`BenchCodecArgsError::TooManyIters`].
+pub const MAX_BENCH_CODEC_ITERS: usize = 10_000;
+
+/// Arguments of `mcptape bench-codec` that cannot run, found by [`validate`]
+/// before anything is allocated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BenchCodecArgsError {
+    /// `--size`, `--entries` or `--iters` is 0 (`flag` names which, without `--`).
+    Zero {
+        /// The flag, e.g. `"size"`.
+        flag: &'static str,
+    },
+    /// `--entries` × 4·⌈`--size`/3⌉ base64 bytes exceed [`MAX_BENCH_CODEC_BYTES`].
+    TooLarge {
+        /// `--entries`.
+        entries: usize,
+        /// `--size` in bytes.
+        size: usize,
+        /// The base64 bytes needed; `None` when the product overflows `usize`.
+        base64_bytes: Option<usize>,
+    },
+    /// `--iters` exceeds [`MAX_BENCH_CODEC_ITERS`].
+    TooManyIters {
+        /// `--iters`.
+        iters: usize,
+    },
+}
+
+impl std::fmt::Display for BenchCodecArgsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Zero { flag } => write!(f, "--{flag} must be at least 1"),
+            Self::TooLarge {
+                entries,
+                size,
+                base64_bytes,
+            } => {
+                write!(
+                    f,
+                    "--entries {entries} x --size {size} bytes would generate "
+                )?;
+                match base64_bytes {
+                    Some(n) => write!(f, "{n} bytes of base64")?,
+                    None => f.write_str("more base64 than fits in memory")?,
+                }
+                write!(
+                    f,
+                    "; the limit is {MAX_BENCH_CODEC_BYTES} bytes (512 MiB) of base64 in total \
+                     (the seeds' directory read, --entries 40 --size 3000000, is 160000000)"
+                )
+            }
+            Self::TooManyIters { iters } => write!(
+                f,
+                "--iters {iters} is over the limit of {MAX_BENCH_CODEC_ITERS} iterations"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for BenchCodecArgsError {}
+
+/// Checks `--size`, `--entries` and `--iters` without allocating anything and
+/// returns the base64 bytes (characters) of all blobs together:
+/// `entries` × 4·⌈`size`/3⌉.
+///
+/// # Errors
+/// [`BenchCodecArgsError::Zero`] for a 0, [`BenchCodecArgsError::TooLarge`]
+/// past [`MAX_BENCH_CODEC_BYTES`] (or on overflow),
+/// [`BenchCodecArgsError::TooManyIters`] past [`MAX_BENCH_CODEC_ITERS`].
+pub fn validate(size: usize, entries: usize, iters: usize) -> Result<usize, BenchCodecArgsError> {
+    for (flag, v) in [("size", size), ("entries", entries), ("iters", iters)] {
+        if v == 0 {
+            return Err(BenchCodecArgsError::Zero { flag });
+        }
+    }
+    if iters > MAX_BENCH_CODEC_ITERS {
+        return Err(BenchCodecArgsError::TooManyIters { iters });
+    }
+    let base64_bytes = size
+        .div_ceil(3)
+        .checked_mul(4)
+        .and_then(|per_entry| per_entry.checked_mul(entries));
+    match base64_bytes {
+        Some(n) if n <= MAX_BENCH_CODEC_BYTES => Ok(n),
+        _ => Err(BenchCodecArgsError::TooLarge {
+            entries,
+            size,
+            base64_bytes,
+        }),
+    }
+}
+
 /// Arguments of `mcptape bench-codec`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Raw bytes of each blob before base64 (default: the seeds' PNG,
-    /// 1,834,208 bytes → 2,445,612 base64 characters).
+    /// 1,834,208 bytes → 2,445,612 base64 characters). --entries × the base64
+    /// of --size is limited to 512 MiB.
     #[arg(long, default_value_t = payload::SEED_PNG_BYTES)]
     pub size: usize,
     /// Blob entries in the one response (40 with `--size 3000000` is the
@@ -25,7 +134,7 @@ pub struct Args {
     pub entries: usize,
     /// Timed iterations per row; the rows of a group run round-robin (each
     /// once per iteration) so machine load hits them alike. The median is
-    /// reported; one warm-up round is not counted.
+    /// reported; one warm-up round is not counted. At most 10000.
     #[arg(long, default_value_t = 15)]
     pub iters: usize,
 }
@@ -93,19 +202,22 @@ fn lib_name(path: Path) -> &'static str {
 
 /// Runs `mcptape bench-codec`.
 ///
-/// Errors: `--entries`, `--size` or `--iters` of 0; a path failing to decode
-/// the generated response or blob (a bug, reported with the codec error).
+/// Errors: the [`validate`] errors (checked before allocating); a path
+/// failing to decode the generated response or blob (a bug, reported with the
+/// codec error).
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    ensure!(
-        args.entries > 0 && args.size > 0 && args.iters > 0,
-        "--size, --entries and --iters must be > 0"
-    );
+    validate(args.size, args.entries, args.iters)?;
     let response = payload::blob_response(args.entries, args.size);
     let raw = payload::png_like(args.size, 0x5EED);
     let text = b64::encode(Path::Simd, &raw).into_bytes();
     for path in Path::ALL {
-        let back = b64::decode(path, &text).with_context(|| format!("base64 {path:?}"))?;
-        ensure!(back == raw, "base64 {path:?} round trip differs");
+        let back =
+            b64::decode(path, &text).with_context(|| format!("base64 path {}", path.name()))?;
+        ensure!(
+            back == raw,
+            "base64 path {}: round trip differs",
+            path.name()
+        );
     }
 
     // base64_decode: one blob's base64 text.
@@ -230,10 +342,15 @@ fn print_report(args: &Args, response_len: usize, rows: &[Row]) {
             "sse2 baseline"
         }
     );
+    println!(
+        "input bytes: what one call reads (base64_decode: the base64 text; base64_encode: the raw blob; \
+         read_result_decode: the whole response); input GB/s = input bytes / median time / 10^9; \
+         x memcpy = against copying the same input bytes"
+    );
     println!();
     println!(
         "| {:<18} | {:<26} | {:>11} | {:>10} | {:>8} |",
-        "group", "path/impl", "bytes", "GB/s", "x memcpy"
+        "group", "path/impl", "input bytes", "input GB/s", "x memcpy"
     );
     println!(
         "|{:-<20}|{:-<28}|{:->13}|{:->12}|{:->10}|",
@@ -252,6 +369,100 @@ fn print_report(args: &Args, response_len: usize, rows: &[Row]) {
             r.bytes,
             gbs,
             gbs / memcpy_gbs
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `--size` whose base64 is exactly [`MAX_BENCH_CODEC_BYTES`] for one
+    /// entry: 4·⌈402,653,184/3⌉ = 536,870,912.
+    const SIZE_AT_LIMIT: usize = 402_653_184;
+
+    #[test]
+    fn bench_codec_size_at_limit_is_accepted_and_one_past_rejected() {
+        assert_eq!(validate(SIZE_AT_LIMIT, 1, 1), Ok(MAX_BENCH_CODEC_BYTES));
+        // one raw byte more needs one more base64 quantum (4 bytes)
+        assert_eq!(
+            validate(SIZE_AT_LIMIT + 1, 1, 1),
+            Err(BenchCodecArgsError::TooLarge {
+                entries: 1,
+                size: SIZE_AT_LIMIT + 1,
+                base64_bytes: Some(MAX_BENCH_CODEC_BYTES + 4),
+            })
+        );
+    }
+
+    #[test]
+    fn bench_codec_entries_at_limit_is_accepted_and_one_past_rejected() {
+        // 3 raw bytes → 4 base64 bytes per entry
+        let entries = MAX_BENCH_CODEC_BYTES / 4;
+        assert_eq!(validate(3, entries, 1), Ok(MAX_BENCH_CODEC_BYTES));
+        assert!(matches!(
+            validate(3, entries + 1, 1),
+            Err(BenchCodecArgsError::TooLarge {
+                base64_bytes: Some(n),
+                ..
+            }) if n == MAX_BENCH_CODEC_BYTES + 4
+        ));
+    }
+
+    #[test]
+    fn bench_codec_seed_directory_read_fits() {
+        assert_eq!(validate(3_000_000, 40, 15), Ok(160_000_000));
+        assert_eq!(validate(1_834_208, 1, 15), Ok(2_445_612));
+    }
+
+    #[test]
+    fn bench_codec_reported_cases_are_rejected_before_allocating() {
+        // the fresh-user report: --size 100000000000 aborted, --entries 100000 used 23 GB
+        let e = validate(100_000_000_000, 1, 15).unwrap_err();
+        assert!(matches!(e, BenchCodecArgsError::TooLarge { .. }));
+        assert_eq!(
+            e.to_string(),
+            "--entries 1 x --size 100000000000 bytes would generate 133333333336 bytes of base64; \
+             the limit is 536870912 bytes (512 MiB) of base64 in total (the seeds' directory read, \
+             --entries 40 --size 3000000, is 160000000)"
+        );
+        assert!(matches!(
+            validate(payload::SEED_PNG_BYTES, 100_000, 1),
+            Err(BenchCodecArgsError::TooLarge { .. })
+        ));
+        assert!(matches!(
+            validate(usize::MAX, usize::MAX, 1),
+            Err(BenchCodecArgsError::TooLarge {
+                base64_bytes: None,
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn bench_codec_iters_at_limit_is_accepted_and_one_past_rejected() {
+        assert_eq!(validate(3, 1, MAX_BENCH_CODEC_ITERS), Ok(4));
+        assert_eq!(
+            validate(3, 1, MAX_BENCH_CODEC_ITERS + 1),
+            Err(BenchCodecArgsError::TooManyIters {
+                iters: MAX_BENCH_CODEC_ITERS + 1
+            })
+        );
+    }
+
+    #[test]
+    fn bench_codec_zero_arguments_name_the_flag() {
+        assert_eq!(
+            validate(0, 1, 1).unwrap_err().to_string(),
+            "--size must be at least 1"
+        );
+        assert_eq!(
+            validate(1, 0, 1),
+            Err(BenchCodecArgsError::Zero { flag: "entries" })
+        );
+        assert_eq!(
+            validate(1, 1, 0),
+            Err(BenchCodecArgsError::Zero { flag: "iters" })
         );
     }
 }

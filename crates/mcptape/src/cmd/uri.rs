@@ -1,9 +1,11 @@
 //! `mcptape uri`: RFC 6570 expansion/matching and the `resources/read` sanitizer
 //! ([`mcptape_uri`]) at the command line, for reviewers.
 //!
-//! Exit status: 0 on success; 1 when the input is rejected (the error kind and byte offset are
-//! printed on stderr, e.g. `rejected: EscapesRoot at byte 20`) or a template does not match;
-//! 2 on a usage error.
+//! Exit status: 0 on success; 1 when the input is rejected (the error kind, byte offset and
+//! the rule in words are printed on stderr, e.g. `rejected: EscapesRoot at byte 20 (uri):
+//! after removing dot segments …`; for `--dir` opens, the path instead of a byte offset) or a
+//! template does not match; 2 on a usage error. With `--dir`, a file prints `bytes: N`; a
+//! directory prints `kind: directory` (it has no bytes to read).
 
 use std::process::ExitCode;
 
@@ -37,7 +39,7 @@ pub enum UriCommand {
         #[arg(long)]
         root: String,
         /// Also open the result below this real directory through `cap-std` (symlinks leaving
-        /// it are rejected) and print its size in bytes.
+        /// it are rejected) and print its size in bytes (`kind: directory` for a directory).
         #[arg(long)]
         dir: Option<std::path::PathBuf>,
         /// The URI to resolve.
@@ -47,16 +49,33 @@ pub enum UriCommand {
 
 fn rejected(what: &str, err: &SanitizeError) -> ExitCode {
     eprintln!(
-        "rejected: {} at byte {} ({what})",
+        "rejected: {} at byte {} ({what}): {}",
         err.kind().as_str(),
-        err.offset()
+        err.offset(),
+        err.kind().explain()
+    );
+    ExitCode::from(1)
+}
+
+/// A rejection while opening below `--dir`: the byte offset means nothing
+/// there, so the path is named instead (and the I/O error for `Io`).
+fn rejected_open(path: &str, err: &SanitizeError) -> ExitCode {
+    let io = err
+        .io_kind()
+        .filter(|_| err.kind() == mcptape_uri::SanitizeErrorKind::Io)
+        .map(|k| format!(" ({k})"))
+        .unwrap_or_default();
+    eprintln!(
+        "rejected: {} (open {path}): {}{io}",
+        err.kind().as_str(),
+        err.kind().explain()
     );
     ExitCode::from(1)
 }
 
 fn template_or_exit(template: &str) -> Result<Template, ExitCode> {
     Template::parse(template).map_err(|e| {
-        eprintln!("rejected: {:?} at byte {} (template)", e.kind(), e.offset());
+        eprintln!("rejected: {} at byte {} (template)", e.kind(), e.offset());
         ExitCode::from(1)
     })
 }
@@ -95,11 +114,7 @@ pub fn run(cmd: UriCommand) -> anyhow::Result<ExitCode> {
                     Ok(ExitCode::SUCCESS)
                 }
                 Err(e) => {
-                    eprintln!(
-                        "rejected: {:?} at byte {} (expansion)",
-                        e.kind(),
-                        e.offset()
-                    );
+                    eprintln!("rejected: {} at byte {} (expansion)", e.kind(), e.offset());
                     Ok(ExitCode::from(1))
                 }
             }
@@ -129,7 +144,7 @@ pub fn run(cmd: UriCommand) -> anyhow::Result<ExitCode> {
                     Ok(ExitCode::from(1))
                 }
                 Err(e) => {
-                    eprintln!("rejected: {:?} at byte {} (uri)", e.kind(), e.offset());
+                    eprintln!("rejected: {} at byte {} (uri)", e.kind(), e.offset());
                     Ok(ExitCode::from(1))
                 }
             }
@@ -151,10 +166,17 @@ pub fn run(cmd: UriCommand) -> anyhow::Result<ExitCode> {
                     .with_context(|| format!("opening root directory {}", dir.display()))?;
                 match confined.resolve_and_open(&resolved) {
                     Ok(file) => {
-                        let len = file.metadata().context("stat")?.len();
-                        println!("bytes: {len}");
+                        let meta = file.metadata().context("stat")?;
+                        if meta.is_dir() {
+                            println!("kind: directory");
+                        } else {
+                            println!("bytes: {}", meta.len());
+                        }
                     }
-                    Err(e) => return Ok(rejected("open", &e)),
+                    Err(e) => {
+                        let path = dir.join(resolved.relative());
+                        return Ok(rejected_open(&path.display().to_string(), &e));
+                    }
                 }
             }
             Ok(ExitCode::SUCCESS)
