@@ -48,6 +48,23 @@ pub const DEFAULT_PROTOCOL: &str = "2025-11-25";
 /// The modern revision that uses `server/discover` instead of `initialize`.
 pub const MODERN_PROTOCOL: &str = "2026-07-28";
 
+/// The protocol revisions `--protocol` accepts: 2025-06-18 and 2025-11-25
+/// (`initialize`, spec "Lifecycle") and 2026-07-28 (`server/discover`).
+pub const KNOWN_PROTOCOLS: &[&str] = &["2025-06-18", "2025-11-25", MODERN_PROTOCOL];
+
+/// Accepts `version` only if it is one of [`KNOWN_PROTOCOLS`].
+///
+/// Errors: [`RecordErrorKind::UnknownProtocol`] otherwise.
+pub fn check_protocol(version: &str) -> Result<(), RecordError> {
+    if KNOWN_PROTOCOLS.contains(&version) {
+        Ok(())
+    } else {
+        Err(RecordError::new(RecordErrorKind::UnknownProtocol {
+            version: version.to_owned(),
+        }))
+    }
+}
+
 /// The `initialize` version used after a failed `server/discover` probe.
 pub const FALLBACK_HANDSHAKE_VERSION: &str = "2025-11-25";
 
@@ -91,18 +108,18 @@ pub struct Expansion {
 impl Expansion {
     /// Parses `var=v1,v2` assignments for `template`.
     ///
-    /// Errors: [`RecordErrorKind::Protocol`] for an assignment without `=` or
+    /// Errors: [`RecordErrorKind::Expand`] for an assignment without `=` or
     /// with an empty variable name.
     pub fn parse(template: &str, assignments: &[String]) -> Result<Self, RecordError> {
         let mut vars = Vec::new();
         for a in assignments {
             let (k, v) = a.split_once('=').ok_or_else(|| {
-                RecordError::new(RecordErrorKind::Protocol(format!(
+                RecordError::new(RecordErrorKind::Expand(format!(
                     "--expand assignment `{a}` is not var=v1,v2"
                 )))
             })?;
             if k.is_empty() {
-                return Err(RecordError::new(RecordErrorKind::Protocol(format!(
+                return Err(RecordError::new(RecordErrorKind::Expand(format!(
                     "--expand assignment `{a}` has no name"
                 ))));
             }
@@ -116,11 +133,11 @@ impl Expansion {
 
     /// Every concrete URI: the template expanded with each combination of values.
     ///
-    /// Errors: [`RecordErrorKind::Protocol`] for an unterminated `{`, an
+    /// Errors: [`RecordErrorKind::Expand`] for an unterminated `{`, an
     /// operator other than none or `+`, a variable with no values given, or
     /// more than [`MAX_EXPANSIONS`] combinations.
     pub fn uris(&self) -> Result<Vec<String>, RecordError> {
-        let err = |m: String| RecordError::new(RecordErrorKind::Protocol(m));
+        let err = |m: String| RecordError::new(RecordErrorKind::Expand(m));
         let mut total: usize = 1;
         for (_, vals) in &self.vars {
             total = total.saturating_mul(vals.len());
@@ -139,7 +156,7 @@ impl Expansion {
                 .zip(&idx)
                 .map(|((k, vals), &i)| (k.as_str(), vals[i].as_str()))
                 .collect();
-            out.push(expand_one(&self.template, &pick).map_err(err)?);
+            out.push(expand_one(&self.template, &pick).map_err(|m| err(format!("--expand: {m}")))?);
             // odometer
             let mut k = self.vars.len();
             loop {
@@ -283,7 +300,9 @@ type Reply = Result<Value, Value>;
 
 /// Runs a crawl, recording into `sink`.
 ///
-/// Errors: [`RecordErrorKind::Spawn`] / [`RecordErrorKind::Url`] if the server
+/// Errors: [`RecordErrorKind::UnknownProtocol`] if [`CrawlOptions::protocol`]
+/// is not one of [`KNOWN_PROTOCOLS`] (nothing is started then),
+/// [`RecordErrorKind::Spawn`] / [`RecordErrorKind::Url`] if the server
 /// cannot be reached, [`RecordErrorKind::Timeout`] if a request takes longer
 /// than [`CrawlOptions::request_timeout`], [`RecordErrorKind::Closed`] if the
 /// server goes away, [`RecordErrorKind::Protocol`] if the handshake fails or a
@@ -293,6 +312,7 @@ pub async fn crawl(
     sink: Arc<TranscriptSink>,
     mut progress: impl FnMut(CrawlProgress),
 ) -> Result<CrawlReport, RecordError> {
+    check_options(&opts)?;
     let mut conn = match &opts.target {
         CrawlTarget::Command(argv) => Conn::Stdio(StdioConn::start(argv, sink.clone())?),
         CrawlTarget::Url(url) => Conn::Http(HttpConn::new(url, sink.clone(), opts.redactor)?),
@@ -787,19 +807,49 @@ struct HttpConn {
     redactor: Redactor,
 }
 
+/// An HTTP client for `url`, without connecting.
+///
+/// Errors: [`RecordErrorKind::Url`] if `url` is not an absolute `http://` URL.
+fn http_client(url: &str) -> Result<HttpClient, RecordError> {
+    HttpClient::new(url).map_err(|e| {
+        RecordError::new(RecordErrorKind::Url {
+            url: url.to_owned(),
+            reason: match e.kind {
+                mcptape_transport::http::HttpErrorKind::InvalidUrl { .. } => {
+                    "only absolute http:// URLs are supported"
+                }
+                _ => "not usable",
+            },
+        })
+    })
+}
+
+/// Checks a crawl's options without starting or contacting the server (so a
+/// caller can refuse bad arguments before it creates the transcript file):
+/// the protocol revision ([`check_protocol`]), every `--expand` template and
+/// its expansions ([`Expansion::uris`]), a non-empty command, an absolute
+/// `http://` URL.
+///
+/// Errors: [`RecordErrorKind::UnknownProtocol`], those of
+/// [`Expansion::uris`], [`RecordErrorKind::EmptyCommand`],
+/// [`RecordErrorKind::Url`].
+pub fn check_options(opts: &CrawlOptions) -> Result<(), RecordError> {
+    check_protocol(&opts.protocol)?;
+    for e in &opts.expand {
+        e.uris()?;
+    }
+    match &opts.target {
+        CrawlTarget::Command(argv) if argv.is_empty() => {
+            Err(RecordError::new(RecordErrorKind::EmptyCommand))
+        }
+        CrawlTarget::Command(_) => Ok(()),
+        CrawlTarget::Url(url) => http_client(url).map(|_| ()),
+    }
+}
+
 impl HttpConn {
     fn new(url: &str, sink: Arc<TranscriptSink>, redactor: Redactor) -> Result<Self, RecordError> {
-        let mut client = HttpClient::new(url).map_err(|e| {
-            RecordError::new(RecordErrorKind::Url {
-                url: url.to_owned(),
-                reason: match e.kind {
-                    mcptape_transport::http::HttpErrorKind::InvalidUrl { .. } => {
-                        "only absolute http:// URLs are supported"
-                    }
-                    _ => "not usable",
-                },
-            })
-        })?;
+        let mut client = http_client(url)?;
         client.set_max_body_bytes(MAX_HTTP_BODY_BYTES);
         Ok(HttpConn {
             client,

@@ -89,6 +89,27 @@ pub enum RecordErrorKind {
         /// The limit that ran out, in ms.
         ms: u64,
     },
+    /// A malformed `--expand` template or assignment, or too many expansions
+    /// (see [`crate::crawl::Expansion`]); the message names the argument.
+    #[error("{0}")]
+    Expand(String),
+    /// A listen address that is not loopback: mcptape listens on 127.0.0.1 or
+    /// ::1 only (the recording proxy forwards, and with `--no-redact` stores,
+    /// credentials). See [`crate::http::check_loopback`].
+    #[error("--listen must be a loopback address (127.0.0.1 or ::1), got {addr}")]
+    NotLoopback {
+        /// The address as given.
+        addr: std::net::SocketAddr,
+    },
+    /// A protocol revision the crawl does not know (see
+    /// [`crate::crawl::KNOWN_PROTOCOLS`]).
+    #[error(
+        "unknown protocol revision `{version}`: use one of 2025-06-18, 2025-11-25 (initialize) or 2026-07-28 (server/discover)"
+    )]
+    UnknownProtocol {
+        /// The revision as given.
+        version: String,
+    },
     /// The server ended (exited or closed its output) before the crawl was complete.
     #[error("server closed the connection during `{method}`")]
     Closed {

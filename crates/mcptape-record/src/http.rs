@@ -134,10 +134,24 @@ impl std::fmt::Debug for HttpProxy {
     }
 }
 
+/// Accepts `listen` only if it is a loopback address (127.0.0.0/8 or ::1).
+///
+/// Errors: [`RecordErrorKind::NotLoopback`] otherwise.
+pub fn check_loopback(listen: SocketAddr) -> Result<(), RecordError> {
+    if listen.ip().is_loopback() {
+        Ok(())
+    } else {
+        Err(RecordError::new(RecordErrorKind::NotLoopback {
+            addr: listen,
+        }))
+    }
+}
+
 impl HttpProxy {
     /// Binds `listen` (port 0 picks a free port; see [`HttpProxy::local_addr`]).
     ///
-    /// Errors: [`RecordErrorKind::Io`] if the address cannot be bound.
+    /// Errors: [`RecordErrorKind::NotLoopback`] if `listen` is not a loopback
+    /// address ([`check_loopback`]), [`RecordErrorKind::Io`] if it cannot be bound.
     pub async fn bind(
         listen: SocketAddr,
         upstream: Upstream,
@@ -150,7 +164,7 @@ impl HttpProxy {
     /// [`HttpProxy::bind`] with a body limit other than [`MAX_HTTP_BODY_BYTES`]
     /// (bytes; requests over it get `413`, JSON responses over it `502`).
     ///
-    /// Errors: [`RecordErrorKind::Io`] if the address cannot be bound.
+    /// Errors: as [`HttpProxy::bind`].
     pub async fn bind_with_body_limit(
         listen: SocketAddr,
         upstream: Upstream,
@@ -158,6 +172,7 @@ impl HttpProxy {
         redactor: Redactor,
         body_limit: usize,
     ) -> Result<Self, RecordError> {
+        check_loopback(listen)?;
         let listener = TcpListener::bind(listen)
             .await
             .map_err(|e| RecordError::io("listen socket", e))?;

@@ -21,6 +21,12 @@
 //! forwarding only once that much is queued). A slow reader on one side
 //! stalls the other side's reads (back-pressure), never grows a queue.
 //! Record times are taken when a line's last byte arrives.
+//!
+//! Nothing forwarded goes unrecorded: each chunk's completed lines are queued
+//! for the transcript **before** the chunk is forwarded, so a request is
+//! always queued before the server can answer it, and when the server exits
+//! the client-side pump is stopped (never aborted) only at a read or a write,
+//! after which every queued record is written, then the exit record.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -158,17 +164,21 @@ pub async fn run_stdio_proxy_with(
 
     // Lines are recorded by a writer thread, off the forwarding path.
     let (queue, writer) = RecordQueue::start(sink.clone());
-    // Turns true when the server has exited: the pumps then stop after DRAIN_AFTER_EXIT_MS without data.
+    // Turns true when the server has exited: the server-side pumps then stop
+    // after DRAIN_AFTER_EXIT_MS without data.
     let (exited_tx, exited) = tokio::sync::watch::channel(false);
+    // Turns true once the server side is drained: the client-side pump then
+    // stops at its next read or write (the client may keep its stdin open).
+    let (stop_c2s_tx, stop_c2s) = tokio::sync::watch::channel(false);
     // client → server
     let (eof_tx, mut eof_rx) = tokio::sync::oneshot::channel::<()>();
-    let (q, x) = (queue.clone(), exited.clone());
+    let q = queue.clone();
     let c2s = tokio::spawn(async move {
         let r = pump(
             client_in,
             child_in,
             &q,
-            x,
+            Stop::Now(stop_c2s),
             Dir::Message(Direction::C2s),
             "server stdin",
         )
@@ -183,7 +193,7 @@ pub async fn run_stdio_proxy_with(
             child_out,
             client_out,
             &q,
-            x,
+            Stop::IdleAfterExit(x),
             Dir::Message(Direction::S2c),
             "client stdout",
         )
@@ -192,7 +202,15 @@ pub async fn run_stdio_proxy_with(
     // server stderr → our stderr
     let (q, x) = (queue.clone(), exited);
     let err = tokio::spawn(async move {
-        pump(child_err, client_err, &q, x, Dir::Stderr, "client stderr").await
+        pump(
+            child_err,
+            client_err,
+            &q,
+            Stop::IdleAfterExit(x),
+            Dir::Stderr,
+            "client stderr",
+        )
+        .await
     });
     drop(queue);
 
@@ -229,8 +247,10 @@ pub async fn run_stdio_proxy_with(
     let _ = exited_tx.send(true);
     let _ = s2c.await;
     let _ = err.await;
-    // The client side no longer matters; every queued line is recorded, then the exit.
-    c2s.abort();
+    // The client side no longer matters: stop its pump at its next read or
+    // write (never mid-record: a chunk's lines are queued before it is
+    // forwarded), then every queued line is recorded, then the exit.
+    let _ = stop_c2s_tx.send(true);
     let _ = c2s.await;
     let _ = tokio::task::spawn_blocking(move || writer.join()).await;
     sink.record(Event::Exit {
@@ -261,15 +281,52 @@ enum Dir {
     Stderr,
 }
 
+/// When a pump stops reading before EOF.
+enum Stop {
+    /// [`DRAIN_AFTER_EXIT_MS`] without data after the server exited (the
+    /// server's stdout/stderr: a grandchild may hold them open). Writes to
+    /// the client are not interrupted.
+    IdleAfterExit(tokio::sync::watch::Receiver<bool>),
+    /// As soon as the flag turns true, also during a write (the client's
+    /// stdin: the server it fed is gone).
+    Now(tokio::sync::watch::Receiver<bool>),
+}
+
+impl Stop {
+    /// Resolves when a pending read should be given up.
+    async fn reading(&mut self) {
+        match self {
+            Stop::IdleAfterExit(exited) => idle_after_exit(exited).await,
+            Stop::Now(stop) => {
+                let _ = stop.wait_for(|s| *s).await;
+            }
+        }
+    }
+
+    /// Resolves when a pending write should be given up.
+    async fn writing(&mut self) {
+        match self {
+            Stop::IdleAfterExit(_) => std::future::pending().await,
+            Stop::Now(stop) => {
+                let _ = stop.wait_for(|s| *s).await;
+            }
+        }
+    }
+}
+
 /// Copies `from` to `to` chunk by chunk, recording each completed line.
-/// Returns at EOF of `from`; a write failure on `to` stops forwarding but
-/// reading (and recording) goes on, so the other side is never blocked by a
-/// vanished reader.
+///
+/// A chunk's completed lines are queued for the transcript before the chunk
+/// is written to `to`, so every forwarded line is recorded however the pump
+/// ends, and a message is queued before its peer can answer it. Returns at
+/// EOF of `from` or when `stop` says so; a write failure on `to` stops
+/// forwarding but reading (and recording) goes on, so the other side is never
+/// blocked by a vanished reader.
 async fn pump(
     mut from: impl AsyncRead + Unpin,
     mut to: impl AsyncWrite + Unpin,
     queue: &RecordQueue,
-    mut exited: tokio::sync::watch::Receiver<bool>,
+    mut stop: Stop,
     dir: Dir,
     to_name: &'static str,
 ) -> Result<(), RecordError> {
@@ -281,7 +338,7 @@ async fn pump(
     loop {
         let read = tokio::select! {
             r = from.read(&mut buf) => r,
-            () = idle_after_exit(&mut exited) => break,
+            () = stop.reading() => break,
         };
         let n = match read {
             Ok(0) => break,
@@ -289,14 +346,20 @@ async fn pump(
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(_) => break,
         };
-        if forwarding && let Err(e) = write_chunk(&mut to, &buf[..n]).await {
-            forwarding = false;
-            first_write_error = Some(e);
-        }
         let t_us = queue.sink.now_us();
         framer.push_with(&buf[..n], |f| pending.push(Pending::of(dir, t_us, f)));
         for p in pending.drain(..) {
             queue.push(p).await;
+        }
+        if forwarding {
+            let written = tokio::select! {
+                r = write_chunk(&mut to, &buf[..n]) => r,
+                () = stop.writing() => break,
+            };
+            if let Err(e) = written {
+                forwarding = false;
+                first_write_error = Some(e);
+            }
         }
     }
     let t_us = queue.sink.now_us();
@@ -304,7 +367,13 @@ async fn pump(
     for p in pending.drain(..) {
         queue.push(p).await;
     }
-    let _ = to.shutdown().await;
+    if forwarding {
+        // Bounded like the writes: a stopped pump does not wait on a stuck peer.
+        tokio::select! {
+            _ = to.shutdown() => {}
+            () = stop.writing() => {}
+        }
+    }
     drop(to);
     match first_write_error {
         Some(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(RecordError::io(to_name, e)),
@@ -437,5 +506,96 @@ impl ForwardSignals {
             Some(()) = one(&mut self.hup) => Some(Signal::SIGHUP),
             else => std::future::pending().await,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mcptape_transcript::{ServerSpec, Transport};
+    use tokio::io::AsyncWriteExt;
+
+    /// Lines of exactly `LINE` bytes (newline included), numbered.
+    const LINE: usize = 100;
+
+    fn line(i: usize) -> Vec<u8> {
+        let head =
+            format!("{{\"jsonrpc\":\"2.0\",\"id\":{i},\"method\":\"ping\",\"params\":{{\"pad\":\"");
+        let mut l = head.into_bytes();
+        l.resize(LINE - 4, b'x');
+        l.extend_from_slice(b"\"}}\n");
+        assert_eq!(l.len(), LINE);
+        l
+    }
+
+    /// Regression (CI: `sigkill_mid_stream_leaves_every_complete_record_and_an_exit_record`
+    /// found 127 c2s records for 500 echoed lines): the client-side pump was
+    /// aborted when the server died, between forwarding a chunk and queueing
+    /// its lines. Here the server consumes 100,000 bytes (1,000 complete
+    /// lines) and SIGKILLs itself while the client keeps its stdin open: the
+    /// proxy must still end, and every line it forwarded must be recorded, in
+    /// order and byte-exact, then the exit record.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn server_killed_mid_stream_with_client_stdin_open_loses_no_forwarded_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let sink = Arc::new(
+            TranscriptSink::create(&path, Transport::Stdio, ServerSpec::default()).unwrap(),
+        );
+        let (mut client, client_in) = tokio::io::duplex(1 << 20);
+        let sent: Vec<Vec<u8>> = (0..3000).map(line).collect();
+        client.write_all(&sent.concat()).await.unwrap();
+        // `client` stays open: the host never closes the server's stdin.
+        let opts = StdioOptions::new(vec![
+            "sh".into(),
+            "-c".into(),
+            "head -c 100000 >/dev/null; kill -9 $$".into(),
+        ]);
+        let exit = tokio::time::timeout(
+            Duration::from_secs(20),
+            run_stdio_proxy_with(
+                opts,
+                sink.clone(),
+                client_in,
+                tokio::io::sink(),
+                tokio::io::sink(),
+            ),
+        )
+        .await
+        .expect("the proxy ends when the server dies, though the client's stdin is open")
+        .unwrap();
+        assert_eq!(exit.signal, Some(9));
+        sink.finish().unwrap();
+        drop(client);
+
+        let t = mcptape_transcript::read(&std::fs::read(&path).unwrap()).unwrap();
+        assert!(t.dropped.is_none());
+        let c2s: Vec<&str> = t
+            .records
+            .iter()
+            .filter_map(|r| match &r.event {
+                Event::Message {
+                    dir: Direction::C2s,
+                    msg,
+                    ..
+                } => Some(msg.get()),
+                _ => None,
+            })
+            .collect();
+        assert!(
+            c2s.len() >= 1000,
+            "the server consumed 1,000 complete lines, {} recorded",
+            c2s.len()
+        );
+        for (i, m) in c2s.iter().enumerate() {
+            assert_eq!(m.as_bytes(), &sent[i][..LINE - 1], "c2s record {i}");
+        }
+        assert!(matches!(
+            t.records.last().unwrap().event,
+            Event::Exit {
+                code: None,
+                signal: Some(9)
+            }
+        ));
     }
 }

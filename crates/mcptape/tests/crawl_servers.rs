@@ -264,3 +264,67 @@ fn crawl_answers_a_server_request_it_declared_no_capability_for_with_method_not_
     let text = reply["result"]["contents"][0]["text"].as_str().unwrap();
     assert!(text.starts_with("roots/list failed: code -32601"), "{text}");
 }
+
+/// Runs `mcptape crawl -o OUT ARGS...` expecting it to refuse its arguments:
+/// exit code 2, `message` on stderr, and no output file left behind.
+fn assert_crawl_refused(args: &[&str], message: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("refused.jsonl");
+    let mut cmd = Command::new(mcptape());
+    cmd.arg("crawl").arg("-o").arg(&out).args(args);
+    let (o, _) = run_bounded(&mut cmd, Duration::from_secs(20));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {stderr}");
+    assert!(stderr.contains(message), "{args:?}: {stderr}");
+    assert!(!out.exists(), "{args:?}: no output file is left behind");
+}
+
+/// Fresh-user report bug 15: `crawl --protocol 1999-01-01` was accepted and
+/// sent as `protocolVersion`. Only the known revisions are accepted.
+#[test]
+fn crawl_unknown_protocol_revision_is_refused_before_the_server_starts() {
+    let msg = "unknown protocol revision `1999-01-01`: use one of 2025-06-18, 2025-11-25 (initialize) or 2026-07-28 (server/discover)";
+    assert_crawl_refused(&["--protocol", "1999-01-01", "--", "true"], msg);
+    assert_crawl_refused(
+        &[
+            "--protocol",
+            "1999-01-01",
+            "--url",
+            "http://127.0.0.1:1/mcp",
+        ],
+        msg,
+    );
+    // The three known revisions pass validation: the failure is then the spawn.
+    for known in ["2025-06-18", "2025-11-25", "2026-07-28"] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("t.jsonl");
+        let mut cmd = Command::new(mcptape());
+        cmd.arg("crawl").arg("-o").arg(&out).args([
+            "--protocol",
+            known,
+            "--",
+            "/nonexistent/mcptape-test-server",
+        ]);
+        let (o, _) = run_bounded(&mut cmd, Duration::from_secs(20));
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{known}: {stderr}");
+        assert!(
+            stderr.contains("cannot start server `/nonexistent/mcptape-test-server`"),
+            "{known}: {stderr}"
+        );
+    }
+}
+
+/// Fresh-user report bug 16: a rejected URL or template left a header-only
+/// (or partly written) output file. Arguments are checked first.
+#[test]
+fn crawl_rejected_url_or_template_leaves_no_output_file() {
+    assert_crawl_refused(
+        &["--url", "https://127.0.0.1:1/mcp"],
+        "unsupported upstream URL `https://127.0.0.1:1/mcp`: only absolute http:// URLs are supported",
+    );
+    assert_crawl_refused(
+        &["--expand", "demo://r/{id", "id=1", "--", "true"],
+        "mcptape: error: --expand: unterminated `{` in template `demo://r/{id`",
+    );
+}

@@ -361,3 +361,50 @@ fn http_notes(t: &Transcript) -> Vec<((Direction, String), u64, HttpNote)> {
         })
         .collect()
 }
+
+/// Fresh-user report bug 8: `record --listen 0.0.0.0:8931` was accepted though
+/// the help and README say loopback only (the proxy forwards, and with
+/// `--no-redact` stores, credentials). Non-loopback addresses are refused with
+/// a clear error before the transcript file is created; loopback is accepted.
+#[test]
+fn record_listen_on_a_non_loopback_address_is_refused_before_the_transcript_is_created() {
+    let dir = tempfile::tempdir().unwrap();
+    for listen in ["0.0.0.0:8931", "[::]:8931", "192.0.2.1:8931"] {
+        let t_path = dir.path().join("refused.jsonl");
+        let mut cmd = Command::new(mcptape());
+        cmd.arg("record").arg("-o").arg(&t_path).args([
+            "--listen",
+            listen,
+            "--upstream",
+            "http://127.0.0.1:1/mcp",
+            "--duration-secs",
+            "1",
+        ]);
+        let (out, _) = run_bounded(&mut cmd, Duration::from_secs(20));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{listen}: {stderr}");
+        assert!(
+            stderr.contains("--listen must be a loopback address (127.0.0.1 or ::1), got"),
+            "{listen}: {stderr}"
+        );
+        assert!(!t_path.exists(), "{listen}: no transcript file is left");
+    }
+    let t_path = dir.path().join("loopback.jsonl");
+    let mut cmd = Command::new(mcptape());
+    cmd.arg("record").arg("-o").arg(&t_path).args([
+        "--listen",
+        "127.0.0.1:0",
+        "--upstream",
+        "http://127.0.0.1:1/mcp",
+        "--duration-secs",
+        "1",
+    ]);
+    let (out, _) = run_bounded(&mut cmd, Duration::from_secs(20));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("mcptape: recording http://127.0.0.1:"),
+        "{stderr}"
+    );
+    assert_eq!(read_transcript(&t_path).records.len(), 0);
+}

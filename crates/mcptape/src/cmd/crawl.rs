@@ -22,7 +22,7 @@ pub struct Args {
     /// Streamable HTTP endpoint (http:// only), instead of a stdio command.
     #[arg(long, value_name = "URL", conflicts_with = "command")]
     pub url: Option<String>,
-    /// Protocol revision: 2025-11-25 (initialize) or 2026-07-28 (server/discover, falling back to initialize).
+    /// Protocol revision: 2025-06-18 or 2025-11-25 (initialize), or 2026-07-28 (server/discover, falling back to initialize).
     #[arg(long, value_name = "VERSION", default_value = mcptape_record::crawl::DEFAULT_PROTOCOL)]
     pub protocol: String,
     /// Read expansions of a URI template: `--expand 'demo://r/{id}' id=1,2,3` (repeatable;
@@ -102,6 +102,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         request_timeout: Duration::from_millis(args.timeout_ms),
         redactor,
     };
+    // Every argument is checked before the transcript file is created: a
+    // rejected run leaves no file behind.
+    mcptape_record::crawl::check_options(&opts)?;
     let sink = Arc::new(TranscriptSink::create(&args.output, transport, server)?);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

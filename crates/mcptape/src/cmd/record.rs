@@ -24,7 +24,7 @@ pub struct Args {
     /// Keep credentials (Authorization, Cookie, token query parameters) in the transcript.
     #[arg(long)]
     pub no_redact: bool,
-    /// Listen address of the HTTP reverse proxy (loopback, e.g. 127.0.0.1:8931).
+    /// Listen address of the HTTP reverse proxy: loopback only (127.0.0.1 or ::1, e.g. 127.0.0.1:8931).
     #[arg(
         long,
         value_name = "ADDR",
@@ -101,6 +101,8 @@ async fn run_http(
     } else {
         Redactor::new()
     };
+    // Checked before the transcript file is created: a rejected run leaves no file.
+    mcptape_record::http::check_loopback(listen)?;
     let up = Upstream::parse(&upstream)?;
     let sink = Arc::new(TranscriptSink::create(
         &args.output,
