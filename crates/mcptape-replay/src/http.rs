@@ -311,6 +311,30 @@ pub fn bridge(
     bridge_reporting(url, protocol_version).map(|(s, _)| s)
 }
 
+/// A transport error for people: the transport renders hyper's connect
+/// error with `Debug` (`…Os { code: 111, kind: ConnectionRefused, message:
+/// "Connection refused" }))`); this keeps the text before it and the OS
+/// message: `HTTP exchange 0: request failed: Connection refused (os error 111)`.
+pub fn human_transport_error(text: &str) -> String {
+    let Some(at) = text.find("message: \"") else {
+        return text.to_owned();
+    };
+    let rest = &text[at + "message: \"".len()..];
+    let msg = rest.split('"').next().unwrap_or(rest);
+    let code = text
+        .find("code: ")
+        .map(|c| &text[c + "code: ".len()..])
+        .and_then(|c| c.split(|ch: char| !ch.is_ascii_digit()).next())
+        .filter(|c| !c.is_empty());
+    let head = text
+        .find("request failed: ")
+        .map_or(text, |i| &text[..i + "request failed: ".len()]);
+    match code {
+        Some(c) => format!("{head}{msg} (os error {c})"),
+        None => format!("{head}{msg}"),
+    }
+}
+
 /// The first transport error of a [`bridge_reporting`] bridge (e.g.
 /// `HTTP: client error (Connect): Connection refused`), once there is one.
 pub type BridgeError = Arc<Mutex<Option<String>>>;
@@ -344,7 +368,7 @@ pub fn bridge_reporting(
         let fail = |failed: &BridgeError, e: &dyn std::fmt::Display| {
             let mut g = failed.lock().unwrap_or_else(|p| p.into_inner());
             if g.is_none() {
-                *g = Some(format!("HTTP: {e}"));
+                *g = Some(format!("HTTP: {}", human_transport_error(&e.to_string())));
             }
         };
         let (r, mut w) = tokio::io::split(ours);
@@ -434,4 +458,20 @@ pub fn bridge_reporting(
         let _ = writer.await;
     });
     Ok((theirs, failed))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fresh-user report saw hyper's `Debug` text in `verify`/`bench` errors.
+    #[test]
+    fn connection_refused_is_human_text() {
+        let raw = r#"HTTP exchange 0: request failed: hyper_util::client::legacy::Error(Connect, ConnectError("tcp connect error", 127.0.0.1:1, Os { code: 111, kind: ConnectionRefused, message: "Connection refused" }))"#;
+        assert_eq!(
+            human_transport_error(raw),
+            "HTTP exchange 0: request failed: Connection refused (os error 111)"
+        );
+        assert_eq!(human_transport_error("plain text"), "plain text");
+    }
 }

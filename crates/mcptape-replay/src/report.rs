@@ -141,7 +141,11 @@ pub fn merge_hlog_tagged(bytes: &[u8], tag: Option<&str>) -> Result<Histogram<u6
     let mut de = Deserializer::new();
     let mut n = 0;
     for (i, entry) in IntervalLogIterator::new(bytes).enumerate() {
-        let entry = entry.map_err(|e| format!("entry {i}: {e:?}"))?;
+        let entry = entry.map_err(|e| match e {
+            hdrhistogram::serialization::interval_log::LogIteratorError::ParseError { offset } => {
+                format!("entry {i}: not an HdrHistogram interval log line at byte {offset}")
+            }
+        })?;
         if let LogEntry::Interval(ilh) = entry {
             if let Some(t) = tag
                 && ilh.tag().map(|x| x.as_str()) != Some(t)
@@ -155,8 +159,10 @@ pub fn merge_hlog_tagged(bytes: &[u8], tag: Option<&str>) -> Result<Histogram<u6
             .map_err(|e| format!("entry {i}: base64: {e}"))?;
             let h: Histogram<u64> = de
                 .deserialize(&mut &raw[..])
-                .map_err(|e| format!("entry {i}: histogram: {e:?}"))?;
-            total.add(&h).map_err(|e| format!("entry {i}: {e:?}"))?;
+                .map_err(|e| format!("entry {i}: histogram: {e}"))?;
+            total
+                .add(&h)
+                .map_err(|e| format!("entry {i}: cannot merge this histogram: {e}"))?;
             n += 1;
         }
     }
@@ -370,6 +376,17 @@ mod tests {
         let all = merge_hlog_tagged(&log, None).unwrap();
         assert_eq!(all.len(), 4);
         assert!(merge_hlog(b"#just a comment\n").is_err());
+    }
+
+    /// The fresh-user report saw `entry 0: ParseError { offset: 0 }`.
+    #[test]
+    fn hlog_parse_error_is_human_text() {
+        let e = merge_hlog_tagged(b"Tag=single,abc\n", None).unwrap_err();
+        assert!(!e.contains("ParseError"), "{e}");
+        assert_eq!(
+            e,
+            "entry 0: not an HdrHistogram interval log line at byte 0"
+        );
     }
 
     #[test]

@@ -137,7 +137,7 @@ impl VerifyReport {
         }
         if self.compared == 0 {
             out.push(format!(
-                "no response compared ({} requests sent, {} without a recorded answer)",
+                "no response compared ({} request(s) sent, {} without a recorded answer)",
                 self.requests,
                 self.not_recorded.len()
             ));

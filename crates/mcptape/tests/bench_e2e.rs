@@ -336,3 +336,41 @@ fn bench_target_cmd_that_exits_is_reported_with_its_exit_status() {
     assert!(err.contains("target exited with exit status: 7"), "{err}");
     assert!(err.contains("(stderr: broken)"), "{err}");
 }
+
+/// Fresh-user report bug 9 (`serve --stats`): an unwritable stats file is an
+/// error before the session, not after it.
+#[test]
+fn serve_stats_in_a_missing_directory_fails_before_serving() {
+    let mut cmd = Command::new(mcptape());
+    cmd.arg("serve")
+        .arg(repo_root().join("corpus/transcripts/everything-stdio.jsonl"))
+        .args(["--stats", "/nonexistent-mcptape-dir/x.json"]);
+    // stdin is /dev/null: a started session would end at once with rc 0.
+    let (o, _) = run_bounded(&mut cmd, Duration::from_secs(60));
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("--stats /nonexistent-mcptape-dir/x.json: cannot write this file"),
+        "{err}"
+    );
+    assert!(o.stdout.is_empty());
+}
+
+/// Fresh-user report bug 7 (`bench --target-url`): connection refused is
+/// said at once, not after the 5 s handshake timeout.
+#[test]
+fn bench_target_url_connection_refused_is_reported_at_once() {
+    let port = free_port(); // nothing listens there
+    let mut cmd = Command::new(mcptape());
+    cmd.arg("bench")
+        .arg(repo_root().join("corpus/transcripts/everything-stdio.jsonl"))
+        .args(["--target-url", &format!("http://127.0.0.1:{port}/mcp")]);
+    let (o, took) = run_bounded(&mut cmd, Duration::from_secs(60));
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("target closed the connection; HTTP: "),
+        "{err}"
+    );
+    assert!(took < Duration::from_secs(4), "{took:?}");
+}

@@ -38,7 +38,7 @@ pub struct Args {
     #[arg(long, value_name = "URI")]
     pub root: Vec<String>,
     /// Write the session's counters and delay quantiles (model, scheduled, achieved) as JSON
-    /// to FILE on exit.
+    /// to FILE on exit (checked writable before serving).
     #[arg(long, value_name = "FILE")]
     pub stats: Option<PathBuf>,
 }
@@ -84,6 +84,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let tape = load_tape(&args.transcript)?;
     let model = LatencyModel::parse(&args.latency)?;
     let faults = parse_faults(&args.fault)?;
+    if let Some(path) = &args.stats {
+        // Fail before the session, not after it: the stats would be lost.
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .with_context(|| format!("--stats {}: cannot write this file", path.display()))?;
+    }
     let server = Arc::new(Server::new(tape, model, faults, args.seed, &args.root)?);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
