@@ -232,13 +232,27 @@ impl Tape {
                         // An error with a null (or no) id in a Streamable HTTP
                         // recording answers the request its POST carried
                         // (JSON-RPC 2.0 §5: the server could not read the id):
-                        // paired with the one open request of the same exchange.
+                        // paired with the one open request of the same exchange
+                        // when that is a handshake (`server/discover` rejected
+                        // by a pre-2026-07-28 server, or `initialize`). For any
+                        // other method it is a session rejection, which depends
+                        // on the session, not the request: `serve --listen`
+                        // answers those from its own session check.
                         (None, Some(h)) if obj.contains_key("error") => {
                             let prefix = format!("{}#", h.exchange);
                             let mut same: Vec<&String> =
                                 open.keys().filter(|k| k.starts_with(&prefix)).collect();
                             match (same.pop(), same.is_empty()) {
-                                (Some(k), true) => k.clone(),
+                                (Some(k), true)
+                                    if open.get(k).is_some_and(|&ci| {
+                                        matches!(
+                                            client[ci].method.as_str(),
+                                            "server/discover" | "initialize"
+                                        )
+                                    }) =>
+                                {
+                                    k.clone()
+                                }
                                 _ => continue,
                             }
                         }

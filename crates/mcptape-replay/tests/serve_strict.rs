@@ -185,3 +185,32 @@ async fn bench_falls_back_from_server_discover_to_initialize_on_the_fallback_rec
     // server/discover (recorded rejection) then initialize (recorded result).
     assert_eq!((s.requests, s.matched, s.unmatched), (2, 2, 0));
 }
+
+/// A null-id 400 "No valid session ID provided" answering a `tools/list`
+/// (the conformance suite's session-lifecycle scenario) is a session
+/// rejection: it is not paired with the request, so a replayed `tools/list`
+/// keeps getting its recorded result.
+#[test]
+fn serve_does_not_pair_a_null_id_session_rejection_with_a_non_handshake_request() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/http-null-id-session-rejection.jsonl"
+    );
+    let tape = tape_of(path);
+    let methods: Vec<&str> = tape
+        .exchanges
+        .iter()
+        .map(|e| e.request.method.as_str())
+        .collect();
+    assert_eq!(methods, ["initialize", "tools/list"]);
+    assert_eq!(tape.session_rejection.as_ref().unwrap().status, 400);
+    let srv = server(path);
+    for id in 1..=3 {
+        let (v, status) = answer(
+            &srv,
+            &format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list"}}"#),
+        );
+        assert_eq!(v["result"]["tools"], json!([]), "{v}");
+        assert_eq!(status, None);
+    }
+}
