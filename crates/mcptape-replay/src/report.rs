@@ -646,22 +646,29 @@ impl BenchReport {
             "  cancellations sent: {}   late responses after cancel: {}   abandoned at timeout: {}",
             self.cancellations, self.late_responses, self.abandoned
         );
+        let recorded = if self.recorded_read_errors > 0 {
+            format!(
+                " (as recorded: {} of the {} recorded reads {} an error answer, replayed each cycle)",
+                self.recorded_read_errors,
+                self.recorded_reads,
+                if self.recorded_read_errors == 1 {
+                    "is"
+                } else {
+                    "are"
+                }
+            )
+        } else {
+            String::new()
+        };
         if self.errors.is_empty() {
-            let _ = writeln!(s, "  errors: none");
+            let _ = writeln!(s, "  errors: none{recorded}");
         } else {
             let list: Vec<String> = self
                 .errors
                 .iter()
                 .map(|(k, v)| format!("{k}: {v}"))
                 .collect();
-            let _ = writeln!(s, "  errors by class: {}", list.join(", "));
-        }
-        if self.recorded_read_errors > 0 {
-            let _ = writeln!(
-                s,
-                "  (as recorded: {} of the {} recorded reads are error answers, replayed each cycle)",
-                self.recorded_read_errors, self.recorded_reads
-            );
+            let _ = writeln!(s, "  errors by class{recorded}: {}", list.join(", "));
         }
         let _ = writeln!(
             s,

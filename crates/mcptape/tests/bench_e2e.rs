@@ -85,6 +85,20 @@ fn bench_against_serve_over_stdio_reports_single_reads_turns_and_the_prediction(
         .as_u64()
         .unwrap();
     assert!((9..=11).contains(&not_found), "{r}");
+    // ... and the table says these errors are the recording's own, and how
+    // errors count (fresh-user report: "errors by class ... 125" unexplained).
+    assert_eq!(r["recordedReads"], 12, "{r}");
+    assert_eq!(r["recordedReadErrors"], 1, "{r}");
+    assert!(
+        stdout.contains(&format!(
+            "errors by class (as recorded: 1 of the 12 recorded reads is an error answer, replayed each cycle): invalid-params (-32602, no data.uri): {not_found}"
+        )),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("error answers are timed like results and count in p50/p99"),
+        "{stdout}"
+    );
     // Both predicted percentiles are beside the measured ones.
     let pred = r["prediction"].as_array().unwrap();
     assert_eq!(pred.len(), 2);
