@@ -619,6 +619,17 @@ impl BenchReport {
                 format!("{:+.3} ms", p.difference_us as f64 / 1000.0)
             );
         }
+        // The F^N p99 needs the single-read quantile at 0.99^(1/N); with
+        // fewer than 10 single reads above it, it is the sample's top values.
+        let above =
+            self.single.count as f64 * (1.0 - 0.99f64.powf(1.0 / f64::from(self.parallel.max(1))));
+        if !self.prediction.is_empty() && above < 10.0 {
+            let _ = writeln!(
+                s,
+                "  (the predicted p99 rests on {above:.1} single reads above the {:.2}th percentile: noisy; run more --reads)",
+                100.0 * 0.99f64.powf(1.0 / f64::from(self.parallel.max(1)))
+            );
+        }
         if self.prediction.is_empty() {
             // No prediction without single reads; the measured turn time may exist.
             let t = &self.turn;

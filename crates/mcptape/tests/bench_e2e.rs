@@ -99,6 +99,13 @@ fn bench_against_serve_over_stdio_reports_single_reads_turns_and_the_prediction(
         stdout.contains("error answers are timed like results and count in p50/p99"),
         "{stdout}"
     );
+    // 40 reads: 40 × (1 − 0.99^(1/4)) = 0.1 reads above the 99.75th percentile.
+    assert!(
+        stdout.contains(
+            "the predicted p99 rests on 0.1 single reads above the 99.75th percentile: noisy"
+        ),
+        "{stdout}"
+    );
     // Both predicted percentiles are beside the measured ones.
     let pred = r["prediction"].as_array().unwrap();
     assert_eq!(pred.len(), 2);
@@ -305,6 +312,10 @@ fn bench_rejects_zero_deadline_timeout_and_nothing_to_run_before_starting() {
         ),
         (&["--timeout", "0"][..], "--timeout 0 must be longer than 0"),
         (&["--reads", "0", "--turns", "0"][..], "nothing to measure"),
+        (
+            &["--timeout", "100ms", "--deadline", "800ms"][..],
+            "--timeout 100ms is shorter than --deadline 800ms",
+        ),
     ] {
         let mut cmd = Command::new(mcptape());
         cmd.arg("bench")

@@ -279,3 +279,18 @@ fn verify_rejects_timeout_zero() {
     assert_eq!(rc, 2, "{err}");
     assert!(err.contains("--timeout 0ms must be longer than 0"), "{err}");
 }
+
+/// Fresh-user report bug 22: `~2` is not an RFC 6901 escape.
+#[test]
+fn verify_rejects_an_invalid_json_pointer_escape() {
+    let t = repo_root().join("corpus/transcripts/everything-stdio.jsonl");
+    let (rc, _, err, _) = verify_raw(&[
+        t.to_str().unwrap(),
+        "--target-cmd",
+        "cat",
+        "--ignore",
+        "/result/~2bad",
+    ]);
+    assert_eq!(rc, 2, "{err}");
+    assert!(err.contains("'~' must be followed by 0 or 1"), "{err}");
+}

@@ -138,6 +138,12 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
         args.timeout
     );
     anyhow::ensure!(
+        cfg.timeout_us >= cfg.deadline_us,
+        "--timeout {} is shorter than --deadline {}: a straggler is abandoned at the timeout only after the turn cancelled it at the deadline",
+        args.timeout,
+        args.deadline
+    );
+    anyhow::ensure!(
         !cfg.max_phase.is_zero(),
         "--max-phase {} must be longer than 0",
         args.max_phase

@@ -71,6 +71,14 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
             p.is_empty() || p.starts_with('/'),
             "--ignore {p:?}: a JSON Pointer starts with '/'"
         );
+        // RFC 6901 §3: `~` is only ever `~0` (for `~`) or `~1` (for `/`).
+        let bad_escape = p
+            .match_indices('~')
+            .any(|(i, _)| !matches!(p.as_bytes().get(i + 1), Some(b'0' | b'1')));
+        anyhow::ensure!(
+            !bad_escape,
+            "--ignore {p:?}: '~' must be followed by 0 or 1 in a JSON Pointer (RFC 6901: ~0 is '~', ~1 is '/')"
+        );
     }
     let mut child = None;
     let stderr_tail: StderrTail = Arc::default();
