@@ -3,7 +3,8 @@
 //! rule that fired.
 //!
 //! Order of the rules (the first that fires wins), each with its own [`SanitizeErrorKind`]:
-//! 1. length ≤ [`MAX_URI_BYTES`] ([`SanitizeErrorKind::TooLong`]);
+//! 1. length ≤ [`MAX_URI_BYTES`] ([`SanitizeErrorKind::TooLong`]), both the raw URI and, last of
+//!    all, the canonical [`ResolvedPath::to_uri`] form, so every accepted path resolves again;
 //! 2. raw characters: no control character, no backslash, no character outside RFC 3986 §2
 //!    (`reserved` / `unreserved` / `%`) other than non-ASCII UTF-8 (RFC 3987 `ucschar`);
 //! 3. scheme (RFC 3986 §3.1, compared case-insensitively) and authority (§3.2, compared
@@ -601,17 +602,45 @@ impl Root {
             path.push('/');
         }
         let relative_start = relative_start.unwrap_or(path.len());
-        Ok(ResolvedPath {
+        let resolved = ResolvedPath {
             prefix: self.prefix(),
             path,
             relative_start,
-        })
+        };
+        // Raw characters accepted unencoded (`[`, non-ASCII) are percent-encoded by `to_uri`, up
+        // to 3× longer: a path whose canonical URI is over the limit would not resolve again, so
+        // it is not a path this sanitizer hands out (found by the `uri_sanitize` fuzz target).
+        if resolved.to_uri().len() > MAX_URI_BYTES {
+            return Err(SanitizeError::new(K::TooLong, end_offset));
+        }
+        Ok(resolved)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `[` is accepted raw and encoded as `%5B` by `to_uri`: the canonical form, not only the raw
+    /// URI, is held to `MAX_URI_BYTES`, at the limit and one past.
+    #[test]
+    fn canonical_uri_at_max_uri_bytes_and_one_past() {
+        let root = Root::new("file:///").unwrap();
+        // canonical: "file:///" (8) + 3 bytes per `[` + pad of plain `a`s
+        let brackets = 1000; // 3000 canonical bytes
+        let at_limit = format!(
+            "file:///{}{}",
+            "[".repeat(brackets),
+            "a".repeat(MAX_URI_BYTES - 8 - 3 * brackets)
+        );
+        let ok = root.resolve(&at_limit).unwrap();
+        assert_eq!(ok.to_uri().len(), MAX_URI_BYTES);
+        assert_eq!(root.resolve(&ok.to_uri()).unwrap(), ok);
+        let one_past = format!("{at_limit}a");
+        let err = root.resolve(&one_past).unwrap_err();
+        assert_eq!(err.kind(), SanitizeErrorKind::TooLong);
+        assert_eq!(err.offset(), one_past.len());
+    }
 
     #[test]
     fn root_itself_resolves_to_empty_relative() {

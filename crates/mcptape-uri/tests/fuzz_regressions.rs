@@ -1,0 +1,54 @@
+//! Regression tests for inputs the `uri_sanitize` fuzz target found (`fuzz/run.sh`); each input
+//! is a file under `tests/data/fuzz_regressions/` named after the case, in the fuzz target's
+//! format `root \n uri`.
+
+use mcptape_uri::Root;
+use mcptape_uri::fuzzing::{check_sanitize, split_sanitize_input};
+
+fn check(name: &str) -> Result<(), String> {
+    let path = format!(
+        "{}/tests/data/fuzz_regressions/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let data = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let (root, uri) = split_sanitize_input(&data);
+    let root = Root::new(std::str::from_utf8(root).unwrap()).unwrap();
+    let uri = std::str::from_utf8(uri).unwrap();
+    check_sanitize(&root, uri, &|u| root.resolve(u))
+}
+
+/// Found by `uri_sanitize` after 17 s (718,060 execs): a URI under `MAX_URI_BYTES` whose
+/// canonical `to_uri()` is longer than `MAX_URI_BYTES` (each raw `[` becomes `%5B`, three bytes),
+/// so `resolve(p.to_uri())` fails with `TooLong` and the accepted path is not a fixed point.
+/// Root `file:///`, URI `file:///` + 1400 × `[` (1408 bytes; canonical form 4208 bytes).
+#[test]
+fn uri_sanitize_canonical_uri_exceeds_max_uri_bytes_minimal() {
+    assert_eq!(
+        check("uri_sanitize_canonical_uri_exceeds_max_uri_bytes_minimal")
+            .map_err(|e| e.chars().take(400).collect::<String>()),
+        Ok(())
+    );
+}
+
+/// The same case as libFuzzer wrote it (root `file:/`, `[` runs around `..bar` segments).
+#[test]
+fn uri_sanitize_canonical_uri_exceeds_max_uri_bytes_libfuzzer() {
+    assert_eq!(
+        check("uri_sanitize_canonical_uri_exceeds_max_uri_bytes_libfuzzer")
+            .map_err(|e| e.chars().take(400).collect::<String>()),
+        Ok(())
+    );
+}
+
+/// The same bug through non-ASCII (RFC 3987 `ucschar`, accepted raw): `é` is 2 bytes raw and
+/// `%C3%A9` (6 bytes) in `to_uri()`. Root `file:///`, URI `file:///` + 700 × `é` (1408 bytes;
+/// canonical form 4208 bytes). libFuzzer's fork mode found this shape too (10 min, 5 crashes,
+/// all `TooLong` on the canonical form).
+#[test]
+fn uri_sanitize_canonical_uri_exceeds_max_uri_bytes_non_ascii() {
+    assert_eq!(
+        check("uri_sanitize_canonical_uri_exceeds_max_uri_bytes_non_ascii")
+            .map_err(|e| e.chars().take(400).collect::<String>()),
+        Ok(())
+    );
+}
