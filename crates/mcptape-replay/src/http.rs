@@ -128,6 +128,10 @@ async fn handle(
         .get(SESSION_HEADER)
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
+    if req.uri().path() != "/mcp" {
+        // The endpoint is `/mcp` (printed at start); anything else is not found.
+        return Ok(resp(StatusCode::NOT_FOUND, None, None));
+    }
     match *req.method() {
         Method::POST => {}
         Method::DELETE if st.sessions => {
@@ -387,15 +391,24 @@ pub fn bridge_reporting(
                 continue;
             };
             let line = String::from_utf8_lossy(&buf).into_owned();
-            let v: Value = serde_json::from_str(&line).unwrap_or(Value::Null);
-            let method = v
-                .get("method")
-                .and_then(Value::as_str)
+            // Our own client wrote this line; read it with the wire parser.
+            let msg = mcptape_wire::jsonrpc::parse_message(&buf).ok();
+            let method = msg
+                .as_ref()
+                .and_then(|m| m.method())
                 .unwrap_or("")
                 .to_owned();
-            let id = v.get("id").map(Value::to_string);
+            let id = msg.as_ref().and_then(|m| m.id()).map(ToString::to_string);
             if method == "notifications/cancelled" {
-                if let Some(rid) = v.get("params").and_then(|p| p.get("requestId"))
+                let rid = match &msg {
+                    Some(mcptape_wire::jsonrpc::Message::Notification(n)) => n
+                        .params
+                        .as_ref()
+                        .and_then(|p| p.get("requestId"))
+                        .and_then(|r| mcptape_wire::jsonrpc::RequestId::from_value(r).ok()),
+                    _ => None,
+                };
+                if let Some(rid) = rid
                     && let Some(h) = inflight
                         .lock()
                         .unwrap_or_else(|p| p.into_inner())

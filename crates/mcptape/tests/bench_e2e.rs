@@ -399,3 +399,20 @@ fn bench_target_url_connection_refused_is_reported_at_once() {
     );
     assert!(took < Duration::from_secs(4), "{took:?}");
 }
+
+/// Fresh-user report bug 19: `serve` on a cut transcript warns on stderr.
+#[test]
+fn serve_warns_about_a_cut_transcript() {
+    let full = repo_root().join("corpus/transcripts/everything-stdio.jsonl");
+    let dir = tempfile::tempdir().unwrap();
+    let cut = dir.path().join("cut.jsonl");
+    let bytes = std::fs::read(&full).unwrap();
+    std::fs::write(&cut, &bytes[..bytes.len() - 10]).unwrap();
+    let mut cmd = Command::new(mcptape());
+    cmd.arg("serve").arg(&cut);
+    let (o, _) = run_bounded(&mut cmd, Duration::from_secs(60));
+    assert_eq!(o.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("mcptape serve: warning: "), "{err}");
+    assert!(err.contains("is cut and was dropped"), "{err}");
+}

@@ -376,3 +376,18 @@ fn serve_http_replays_the_recorded_server_discover_rejection_of_the_fallback_rec
     assert!(r.starts_with("HTTP/1.1 200"), "{r}");
     assert!(r.to_ascii_lowercase().contains("mcp-session-id:"), "{r}");
 }
+
+/// Fresh-user report bug 26: a POST to a path other than `/mcp` is 404.
+#[test]
+fn serve_http_other_path_is_404() {
+    let (_g, port) = serve_http("everything-http.jsonl", "fixed:0");
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let r = raw_http(
+        port,
+        &format!(
+            "POST /other HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        ),
+    );
+    assert!(r.starts_with("HTTP/1.1 404"), "{r}");
+}

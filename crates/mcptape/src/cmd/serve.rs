@@ -81,7 +81,10 @@ pub fn parse_faults(flags: &[String]) -> anyhow::Result<FaultSpec> {
 
 /// Runs `mcptape serve`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let tape = load_tape(&args.transcript)?;
+    let (tape, cut) = load_tape_noting_cut(&args.transcript)?;
+    if let Some(c) = cut {
+        eprintln!("mcptape serve: warning: {c}");
+    }
     let model = LatencyModel::parse(&args.latency)?;
     let faults = parse_faults(&args.fault)?;
     if let Some(path) = &args.stats {
