@@ -19,6 +19,9 @@ r = json.load(open(sys.argv[1]))
 assert r["single"]["count"] == 300, r["single"]
 assert r["turns"] == 300 and r["turn"]["count"] == 300, r["turns"]
 assert [p["q"] for p in r["prediction"]] == [0.5, 0.99], r["prediction"]
+# The main job ran in full: no phase cut at --max-phase, the target stayed up.
+assert not r["singleCut"] and not r["turnsCut"] and not r["targetClosed"], r
+assert r["recordedReads"] == 12 and r["recordedReadErrors"] == 1, r
 s = r["server"]
 assert s is not None and s["requests"] == s["matched"] == 1 + 300 + 1200, s
 assert s["model"] == "lognormal:p50=12ms,p99=40ms", s["model"]
