@@ -29,7 +29,7 @@ use tokio::task::JoinHandle;
 use tokio::time::{Duration, Instant};
 
 use mcptape_wire::classify::{ReadErrorClass, classify_read_error};
-use mcptape_wire::jsonrpc::ErrorObject;
+use mcptape_wire::jsonrpc::{self, ErrorObject, Message};
 
 use crate::error::{ReplayError, ReplayErrorKind};
 use crate::lines::{FramedReader, MAX_LINE_BYTES};
@@ -62,6 +62,8 @@ struct State {
     late: u64,
     unknown: u64,
     server_requests: u64,
+    /// Messages from the target that are not valid JSON-RPC 2.0.
+    invalid: u64,
     closed: bool,
 }
 
@@ -102,50 +104,49 @@ impl Client {
                 let Frame::Message(buf) = frame else {
                     continue; // noise or an over-long line: not a message
                 };
-                let Ok(Value::Object(o)) = serde_json::from_slice::<Value>(&buf) else {
-                    continue;
+                // The strict wire parser: a message that is not valid
+                // JSON-RPC 2.0 is counted, never guessed at.
+                let msg = match jsonrpc::parse_message(&buf) {
+                    Ok(m) => m,
+                    Err(_) => {
+                        st.lock().unwrap_or_else(|p| p.into_inner()).invalid += 1;
+                        continue;
+                    }
                 };
-                let mut s = st.lock().unwrap_or_else(|p| p.into_inner());
-                match (o.get("method"), o.get("id").cloned()) {
-                    (Some(_), Some(id)) => {
-                        drop(s);
+                let (key, outcome) = match &msg {
+                    Message::Request(r) => {
                         // A server request (sampling, roots...): the recorded client is not
                         // replayed for those; answer "method not found" so the server moves on.
                         st.lock().unwrap_or_else(|p| p.into_inner()).server_requests += 1;
-                        let reply = json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "mcptape: the replayed client does not serve requests"}});
+                        let reply = json!({"jsonrpc": "2.0", "id": r.id, "error": {"code": -32601, "message": "mcptape: the replayed client does not serve requests"}});
                         let mut b = reply.to_string().into_bytes();
                         b.push(b'\n');
                         if let Some(out) = out.upgrade() {
                             let _ = out.send(b);
                         }
+                        continue;
                     }
-                    (Some(_), None) => {}
-                    (None, Some(id)) => {
-                        let key = id.to_string();
-                        let outcome = match o.get("error") {
-                            Some(e) => Outcome::Error(ErrorObject {
-                                code: e.get("code").and_then(Value::as_i64).unwrap_or(0),
-                                message: e
-                                    .get("message")
-                                    .and_then(Value::as_str)
-                                    .unwrap_or("")
-                                    .to_owned(),
-                                data: e.get("data").cloned(),
-                            }),
-                            None => Outcome::Ok,
-                        };
-                        if let Some(tx) = s.pending.remove(&key) {
-                            let _ = tx.send((outcome, Value::Object(o)));
-                        } else if let Some(seen) = s.cancelled.get_mut(&key) {
-                            if !*seen {
-                                *seen = true;
-                                s.late += 1;
-                            }
-                        } else {
-                            s.unknown += 1;
-                        }
+                    Message::Notification(_) => continue,
+                    Message::Response(r) => (Some(r.id.to_string()), Outcome::Ok),
+                    Message::Error(e) => (
+                        e.id.as_ref().map(ToString::to_string),
+                        Outcome::Error(e.error.clone()),
+                    ),
+                };
+                let mut s = st.lock().unwrap_or_else(|p| p.into_inner());
+                let Some(key) = key else {
+                    s.unknown += 1; // an error for no id: nothing to pair it with
+                    continue;
+                };
+                if let Some(tx) = s.pending.remove(&key) {
+                    let _ = tx.send((outcome, msg.to_value()));
+                } else if let Some(seen) = s.cancelled.get_mut(&key) {
+                    if !*seen {
+                        *seen = true;
+                        s.late += 1;
                     }
-                    (None, None) => {}
+                } else {
+                    s.unknown += 1;
                 }
             }
             let mut s = st.lock().unwrap_or_else(|p| p.into_inner());
@@ -235,6 +236,13 @@ impl Client {
     /// the load loops stop then.
     pub fn is_closed(&self) -> bool {
         self.state.lock().unwrap_or_else(|p| p.into_inner()).closed
+    }
+
+    /// Messages from the target that the strict parser
+    /// ([`mcptape_wire::jsonrpc::parse_message`]) rejected (not JSON-RPC 2.0:
+    /// `"id": 1.5`, duplicate keys, a batch...); they answer nothing.
+    pub fn invalid_messages(&self) -> u64 {
+        self.state.lock().unwrap_or_else(|p| p.into_inner()).invalid
     }
 
     /// Responses that arrived after their request was cancelled.
@@ -764,6 +772,13 @@ pub async fn run(
     res.cancellations = cancels.load(Ordering::Relaxed);
     res.late_responses = client.late_responses();
     res.unexpected = client.unexpected();
+    let invalid = client.invalid_messages();
+    if invalid > 0 {
+        res.errors.insert(
+            "invalid message from the target (not JSON-RPC 2.0)".into(),
+            invalid,
+        );
+    }
     res.target_closed = client.is_closed();
     Ok(res)
 }

@@ -214,3 +214,25 @@ fn serve_does_not_pair_a_null_id_session_rejection_with_a_non_handshake_request(
         assert_eq!(status, None);
     }
 }
+
+/// The bench client reads the target's messages with the same strict parser:
+/// an answer with a float id or duplicate keys answers nothing and is counted.
+#[tokio::test(start_paused = true)]
+async fn bench_client_counts_invalid_messages_from_the_target_and_pairs_only_valid_ones() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let (a, b) = tokio::io::duplex(1 << 16);
+    let (ar, mut aw) = tokio::io::split(a);
+    let (br, bw) = tokio::io::split(b);
+    let client = Client::over(br, bw);
+    let (_, rx) = client.request("ping", &Value::Null);
+    let mut lines = BufReader::new(ar).lines();
+    let sent: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+    assert_eq!(sent["id"], json!(1));
+    aw.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1.0,\"result\":{}}\n{\"jsonrpc\":\"2.0\",\"id\":1,\"id\":1,\"result\":{}}\n{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"ok\":true}}\n")
+        .await
+        .unwrap();
+    let (outcome, v) = rx.await.unwrap();
+    assert_eq!(outcome, bench::Outcome::Ok);
+    assert_eq!(v["result"], json!({"ok": true}));
+    assert_eq!(client.invalid_messages(), 2);
+}
