@@ -47,6 +47,13 @@ pub enum ReplayErrorKind {
     Http(String),
 }
 
+/// How a transcript record index (from 0, header excluded) is named to
+/// people, the way `mcptape check` names it: `record 1 (line 2)` for index 0
+/// (the header is line 1; records are 1-based).
+pub fn record_label(index: usize) -> String {
+    format!("record {} (line {})", index + 1, index + 2)
+}
+
 impl ReplayError {
     /// An error of `kind` with no position.
     pub fn new(kind: ReplayErrorKind) -> Self {
@@ -63,7 +70,7 @@ impl ReplayError {
 impl fmt::Display for ReplayError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.record {
-            Some(r) => write!(f, "record {r}: {}", self.kind),
+            Some(r) => write!(f, "{}: {}", record_label(r), self.kind),
             None => write!(f, "{}", self.kind),
         }
     }
@@ -78,5 +85,19 @@ impl std::error::Error for ReplayError {
 impl From<std::io::Error> for ReplayError {
     fn from(e: std::io::Error) -> Self {
         ReplayError::new(ReplayErrorKind::Io(e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Fresh-user report bug 17: serve/verify said "record 0" for line 2.
+    #[test]
+    fn record_index_0_is_named_record_1_line_2_like_check() {
+        assert_eq!(super::record_label(0), "record 1 (line 2)");
+        let e = super::ReplayError::new(super::ReplayErrorKind::BadRecord("x".into())).at_record(0);
+        assert_eq!(
+            e.to_string(),
+            "record 1 (line 2): record is not replayable: x"
+        );
     }
 }

@@ -132,7 +132,8 @@ impl VerifyReport {
         let mut out = Vec::new();
         if let Some(r) = self.closed_at {
             out.push(format!(
-                "the target closed the connection while record {r} waited for its answer"
+                "the target closed the connection while {} waited for its answer",
+                crate::error::record_label(r)
             ));
         }
         if self.compared == 0 {

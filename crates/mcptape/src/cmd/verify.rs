@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use mcptape_replay::bench::Client;
+use mcptape_replay::error::record_label;
 use mcptape_replay::latency::parse_duration_us;
 use tokio::time::Duration;
 
@@ -121,8 +122,8 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         for d in &rep.differences {
             println!(
-                "record {} {}: {}: recorded {} live {}",
-                d.record,
+                "{} {}: {}: recorded {} live {}",
+                record_label(d.record),
                 d.method,
                 d.pointer,
                 d.expected
@@ -134,15 +135,15 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
             );
         }
         for r in &rep.unanswered {
-            println!("record {r}: no response within {}", args.timeout);
+            println!("{}: no response within {}", record_label(*r), args.timeout);
         }
         if !rep.not_recorded.is_empty() {
             println!(
-                "{} request(s) have no recorded answer to compare with (records {})",
+                "{} request(s) have no recorded answer to compare with ({})",
                 rep.not_recorded.len(),
                 rep.not_recorded
                     .iter()
-                    .map(ToString::to_string)
+                    .map(|r| record_label(*r))
                     .collect::<Vec<_>>()
                     .join(", ")
             );
