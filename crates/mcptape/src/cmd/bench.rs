@@ -99,11 +99,7 @@ fn parse_rate(s: &str) -> anyhow::Result<f64> {
 
 /// Runs `mcptape bench`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .context("starting the tokio runtime")?;
+    let rt = super::runtime()?;
     let r = rt.block_on(run_async(args));
     rt.shutdown_timeout(std::time::Duration::from_secs(1));
     r

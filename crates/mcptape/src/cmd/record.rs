@@ -10,7 +10,6 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::Context;
 use mcptape_record::TranscriptSink;
 use mcptape_record::stdio::{StdioOptions, run_stdio_proxy};
 use mcptape_transcript::{ServerSpec, Transport};
@@ -51,11 +50,7 @@ pub struct Args {
 
 /// Runs `mcptape record`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .context("starting the tokio runtime")?;
+    let rt = super::runtime()?;
     let result = if let (Some(listen), Some(upstream)) = (args.listen, args.upstream.clone()) {
         rt.block_on(run_http(&args, listen, upstream))
     } else {

@@ -96,11 +96,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("--stats {}: cannot write this file", path.display()))?;
     }
     let server = Arc::new(Server::new(tape, model, faults, args.seed, &args.root)?);
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .context("starting the tokio runtime")?;
+    let rt = super::runtime()?;
     let result = rt.block_on(async {
         match args.listen {
             Some(addr) => {

@@ -46,11 +46,7 @@ pub struct Args {
 
 /// Runs `mcptape verify`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .context("starting the tokio runtime")?;
+    let rt = super::runtime()?;
     let r = rt.block_on(run_async(args));
     rt.shutdown_timeout(std::time::Duration::from_secs(1));
     r
