@@ -82,42 +82,79 @@ pub enum CheckErrorKind {
     /// Directories nest deeper than [`MAX_DIR_DEPTH`].
     #[error("directories nest deeper than {MAX_DIR_DEPTH} levels")]
     TooDeep,
+    /// A path named on the command line (or a transcript at read time) is
+    /// neither a regular file nor a directory: a FIFO, socket or device,
+    /// which could block the read forever.
+    #[error("not a regular file (FIFO, socket or device)")]
+    NotRegularFile,
+}
+
+/// The transcripts found by [`collect`], and the `*.jsonl` entries met while walking a directory
+/// that were skipped because they are not regular files.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Collected {
+    /// Regular files to check, sorted and deduplicated.
+    pub files: Vec<PathBuf>,
+    /// `*.jsonl` entries found under a directory that are not regular files (after following
+    /// symlinks): a FIFO, a socket or a device, which could block a read forever. Sorted.
+    pub skipped: Vec<PathBuf>,
 }
 
 /// Expands `paths`: a file is taken as is (whatever its name), a directory
 /// is searched recursively for `*.jsonl` files. The result is sorted and
-/// deduplicated.
+/// deduplicated. Symlinks are followed. Only regular files are taken: a
+/// `*.jsonl` FIFO, socket or device found under a directory is skipped (see
+/// [`collect`] to learn which); one named directly is an error.
 ///
 /// # Errors
 /// [`CheckErrorKind::Io`] when a path cannot be read,
+/// [`CheckErrorKind::NotRegularFile`] for a path named in `paths` that is
+/// neither a directory nor a regular file,
 /// [`CheckErrorKind::NoTranscripts`] for a directory without transcripts,
 /// [`CheckErrorKind::TooDeep`] past [`MAX_DIR_DEPTH`].
 pub fn collect_transcripts(paths: &[PathBuf]) -> Result<Vec<PathBuf>, CheckError> {
-    let mut out = Vec::new();
+    collect(paths).map(|c| c.files)
+}
+
+/// [`collect_transcripts`], also returning the skipped non-regular `*.jsonl`
+/// entries ([`Collected::skipped`]). A directory whose only `*.jsonl` entries
+/// are skipped has no transcripts ([`CheckErrorKind::NoTranscripts`]).
+///
+/// # Errors
+/// As [`collect_transcripts`].
+pub fn collect(paths: &[PathBuf]) -> Result<Collected, CheckError> {
+    let mut out = Collected::default();
     for p in paths {
         let meta = std::fs::metadata(p).map_err(|e| CheckError {
             path: p.clone(),
             kind: e.into(),
         })?;
         if meta.is_dir() {
-            let before = out.len();
+            let before = out.files.len();
             walk(p, 0, &mut out)?;
-            if out.len() == before {
+            if out.files.len() == before {
                 return Err(CheckError {
                     path: p.clone(),
                     kind: CheckErrorKind::NoTranscripts,
                 });
             }
+        } else if meta.is_file() {
+            out.files.push(p.clone());
         } else {
-            out.push(p.clone());
+            return Err(CheckError {
+                path: p.clone(),
+                kind: CheckErrorKind::NotRegularFile,
+            });
         }
     }
-    out.sort();
-    out.dedup();
+    out.files.sort();
+    out.files.dedup();
+    out.skipped.sort();
+    out.skipped.dedup();
     Ok(out)
 }
 
-fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) -> Result<(), CheckError> {
+fn walk(dir: &Path, depth: usize, out: &mut Collected) -> Result<(), CheckError> {
     if depth > MAX_DIR_DEPTH {
         return Err(CheckError {
             path: dir.to_owned(),
@@ -135,20 +172,62 @@ fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) -> Result<(), CheckErr
         .map_err(io)?;
     entries.sort();
     for p in entries {
+        // `metadata` follows symlinks (as before), so a symlink to a FIFO is a FIFO here.
         let meta = std::fs::metadata(&p).map_err(|e| CheckError {
             path: p.clone(),
             kind: e.into(),
         })?;
+        let is_transcript = p.extension().is_some_and(|e| e == TRANSCRIPT_EXTENSION);
         if meta.is_dir() {
             walk(&p, depth + 1, out)?;
-        } else if p.extension().is_some_and(|e| e == TRANSCRIPT_EXTENSION) {
-            out.push(p);
+        } else if is_transcript {
+            if meta.is_file() {
+                out.files.push(p);
+            } else {
+                out.skipped.push(p);
+            }
         }
     }
     Ok(())
 }
 
+/// Reads a transcript, refusing anything but a regular file. On Unix the open
+/// carries `O_NONBLOCK`, so a FIFO swapped in after [`collect`] fails the
+/// `fstat` check instead of blocking the open forever.
+fn read_regular(path: &Path) -> Result<Vec<u8>, CheckError> {
+    use std::io::Read;
+    let err = |kind: CheckErrorKind| CheckError {
+        path: path.to_owned(),
+        kind,
+    };
+    let mut opts = std::fs::OpenOptions::new();
+    opts.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
+    }
+    let mut file = opts.open(path).map_err(|e| {
+        #[cfg(unix)]
+        if e.raw_os_error() == Some(libc::ENXIO) {
+            // open(2) of a socket.
+            return err(CheckErrorKind::NotRegularFile);
+        }
+        err(e.into())
+    })?;
+    let meta = file.metadata().map_err(|e| err(e.into()))?;
+    if !meta.is_file() {
+        return Err(err(CheckErrorKind::NotRegularFile));
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    file.read_to_end(&mut bytes).map_err(|e| err(e.into()))?;
+    Ok(bytes)
+}
+
 /// Checks every transcript under `paths` (see [`collect_transcripts`]).
+/// Each skipped non-regular `*.jsonl` entry ([`Collected::skipped`]) is
+/// reported on stderr as `mcptape check: skipped PATH: not a regular file`
+/// (a warning, not a finding: the report covers the files that were read).
 ///
 /// # Errors
 /// [`CheckErrorKind::UnknownRule`] when `opts.allow` names a rule that does
@@ -162,13 +241,16 @@ pub fn check_paths(paths: &[PathBuf], opts: &Options) -> Result<Report, CheckErr
             kind: CheckErrorKind::UnknownRule,
         });
     }
-    let files = collect_transcripts(paths)?;
+    let Collected { files, skipped } = collect(paths)?;
+    for s in &skipped {
+        eprintln!(
+            "mcptape check: skipped {}: not a regular file (FIFO, socket or device)",
+            s.display()
+        );
+    }
     let mut reports = Vec::with_capacity(files.len());
     for f in files {
-        let bytes = std::fs::read(&f).map_err(|e| CheckError {
-            path: f.clone(),
-            kind: e.into(),
-        })?;
+        let bytes = read_regular(&f)?;
         reports.push(check_bytes(&f.display().to_string(), &bytes, opts));
     }
     Ok(Report::new(reports, opts.allow.iter().cloned().collect()))

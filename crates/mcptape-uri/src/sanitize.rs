@@ -80,6 +80,10 @@ pub enum SanitizeErrorKind {
     SymlinkEscape,
     /// Filesystem mode: the path does not exist below the root directory.
     NotFound,
+    /// Filesystem mode: the path names something that is neither a regular file nor a directory
+    /// (a FIFO, a socket, a character or block device). It is opened with `O_NONBLOCK` and
+    /// rejected after an `fstat`, so a FIFO cannot hang the open (and a later read) forever.
+    NotRegularFile,
     /// Filesystem mode: another I/O error while opening (see [`SanitizeError::io_kind`]).
     Io,
 }
@@ -106,6 +110,7 @@ impl SanitizeErrorKind {
             Self::EscapesRoot => "EscapesRoot",
             Self::SymlinkEscape => "SymlinkEscape",
             Self::NotFound => "NotFound",
+            Self::NotRegularFile => "NotRegularFile",
             Self::Io => "Io",
         }
     }
@@ -147,6 +152,9 @@ impl SanitizeErrorKind {
             }
             Self::SymlinkEscape => "a symlink on the path leads outside the root directory",
             Self::NotFound => "no such file below the root directory",
+            Self::NotRegularFile => {
+                "not a regular file or directory (a FIFO, socket or device), which could block a read forever"
+            }
             Self::Io => "an I/O error while opening the file below the root directory",
         }
     }
@@ -195,7 +203,7 @@ impl SanitizeError {
     /// Byte offset in the input URI where the rule applies (the first offending byte, the segment
     /// that escaped, or the start of the scheme/authority). For the filesystem kinds
     /// ([`SymlinkEscape`](SanitizeErrorKind::SymlinkEscape), [`NotFound`](SanitizeErrorKind::NotFound),
-    /// [`Io`](SanitizeErrorKind::Io)) it is the offset of the path in [`ResolvedPath::to_uri`].
+    /// [`NotRegularFile`](SanitizeErrorKind::NotRegularFile), [`Io`](SanitizeErrorKind::Io)) it is the offset of the path in [`ResolvedPath::to_uri`].
     pub fn offset(&self) -> usize {
         self.offset
     }

@@ -1,7 +1,8 @@
 //! Filesystem mode against a real directory (tempfile): a sibling-prefix directory
 //! (`srv/allowed` vs `srv/allowed_evil`, `srv/allowed2`), symlinks escaping the root (relative,
 //! absolute, into a sibling, through a directory link), a symlink staying inside, and a symlink
-//! swapped in after `resolve` (check-then-open race).
+//! swapped in after `resolve` (check-then-open race), and entries that are not regular files (a
+//! FIFO, a symlink to one, a socket) rejected without blocking.
 
 use std::io::Read;
 use std::path::Path;
@@ -177,4 +178,71 @@ fn symlink_swapped_in_after_resolve_cannot_escape() {
     // whereas the plain std API would have followed it
     let escaped = std::fs::read_to_string(f.base.join("srv/allowed/late/secret.txt")).unwrap();
     assert_eq!(escaped, "secret");
+}
+
+/// Runs `resolve_and_open` on `rel` in a thread and waits at most 5 s, so the old blocking open
+/// of a FIFO fails this test by timeout instead of hanging the test binary.
+fn open_kind_bounded(f: Fixture, rel: &str) -> Result<bool, SanitizeErrorKind> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let uri = f.uri(rel);
+    std::thread::spawn(move || {
+        let p = f.root.resolve(&uri).unwrap();
+        let r = f
+            .confined
+            .resolve_and_open(&p)
+            .map(|file| file.metadata().unwrap().is_dir())
+            .map_err(|e| e.kind());
+        // Keep the tempdir alive until the open returned.
+        drop(f);
+        let _ = tx.send(r);
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(5))
+        .expect("resolve_and_open blocked for 5 s (opened a FIFO without O_NONBLOCK?)")
+}
+
+fn mkfifo(path: &Path) {
+    let st = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .expect("run mkfifo");
+    assert!(st.success(), "mkfifo {} failed: {st}", path.display());
+}
+
+#[test]
+fn fifo_inside_root_is_not_regular_file_and_does_not_hang() {
+    let f = fixture();
+    mkfifo(&f.base.join("srv/allowed/pipe"));
+    assert_eq!(
+        open_kind_bounded(f, "srv/allowed/pipe"),
+        Err(SanitizeErrorKind::NotRegularFile)
+    );
+}
+
+#[test]
+fn symlink_to_fifo_inside_root_is_not_regular_file() {
+    let f = fixture();
+    mkfifo(&f.base.join("srv/allowed/sub/pipe"));
+    std::os::unix::fs::symlink("sub/pipe", f.base.join("srv/allowed/link_pipe")).unwrap();
+    assert_eq!(
+        open_kind_bounded(f, "srv/allowed/link_pipe"),
+        Err(SanitizeErrorKind::NotRegularFile)
+    );
+}
+
+#[test]
+fn unix_socket_inside_root_is_not_regular_file() {
+    let f = fixture();
+    let _listener =
+        std::os::unix::net::UnixListener::bind(f.base.join("srv/allowed/sock")).unwrap();
+    assert_eq!(
+        open_kind_bounded(f, "srv/allowed/sock"),
+        Err(SanitizeErrorKind::NotRegularFile)
+    );
+}
+
+#[test]
+fn regular_file_and_directory_still_open_with_nonblocking_flag() {
+    let f = fixture();
+    assert_eq!(f.read("srv/allowed/sub/b.txt"), Ok("inside-sub".to_owned()));
+    assert_eq!(open_kind_bounded(f, "srv/allowed/sub"), Ok(true));
 }
