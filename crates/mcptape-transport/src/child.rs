@@ -189,4 +189,27 @@ impl StdioChild {
             Err(e) => Err(io::Error::from(e)),
         }
     }
+
+    /// Sends SIGKILL to whatever is left in the child's own process group
+    /// ([`StdioChild::own_group`]) even after the leader was reaped: a server
+    /// that a launcher (`sh -c 'srv &'`, `npx`) forked and that outlived it,
+    /// or ignored SIGTERM. Does nothing without an own group. Linux does not
+    /// hand out a pid that is still some group's id, so while a member lives
+    /// the signal reaches only this group.
+    ///
+    /// # Errors
+    /// The OS error of `killpg(2)` other than "no such process".
+    pub fn kill_group(&self) -> io::Result<()> {
+        if !self.own_group {
+            return Ok(());
+        }
+        let pid = i32::try_from(self.pid).map_err(io::Error::other)?;
+        match nix::sys::signal::killpg(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGKILL,
+        ) {
+            Ok(()) | Err(nix::errno::Errno::ESRCH) => Ok(()),
+            Err(e) => Err(io::Error::from(e)),
+        }
+    }
 }

@@ -416,3 +416,80 @@ fn serve_warns_about_a_cut_transcript() {
     assert!(err.contains("mcptape serve: warning: "), "{err}");
     assert!(err.contains("is cut and was dropped"), "{err}");
 }
+
+/// Whether process `pid` has ended: no /proc entry, or a zombie waiting for
+/// its new parent (PID 1) to reap it (`kill -0` still succeeds on a zombie).
+fn process_ended(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |s| {
+        // pid (comm) STATE …: the comm may hold spaces, so split after ')'.
+        s.rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|state| state == "Z" || state == "X")
+    })
+}
+
+/// Runs `mcptape CMD transcript --target-cmd TARGET extra…` where TARGET
+/// forks `sleep 300` and writes its pid to a file; asserts the command fails
+/// and that the forked grandchild is gone within 5 s of its exit.
+fn assert_silent_target_tree_is_ended(subcommand: &str, target: &str, extra: &[&str]) {
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("grandchild.pid");
+    let target = target.replace("PIDFILE", &pidfile.display().to_string());
+    let mut cmd = Command::new(mcptape());
+    cmd.arg(subcommand)
+        .arg(repo_root().join("corpus/transcripts/everything-stdio.jsonl"))
+        .arg("--target-cmd")
+        .arg(&target)
+        .args(extra);
+    let (o, _) = run_bounded(&mut cmd, Duration::from_secs(30));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{subcommand} should fail: {err}");
+    let pid: u32 = std::fs::read_to_string(&pidfile)
+        .unwrap_or_else(|e| panic!("{}: {e}; stderr: {err}", pidfile.display()))
+        .trim()
+        .parse()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while !process_ended(pid) {
+        if start.elapsed() > Duration::from_secs(5) {
+            // Do not leave it behind for the next test run.
+            let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
+            panic!("{subcommand} --target-cmd {target:?} left pid {pid} running; stderr: {err}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Fresh-user report 2, N3: a silent `--target-cmd` fails the handshake, and
+/// the server the shell forked (a grandchild) is ended with the shell, not
+/// left running under PID 1.
+#[test]
+fn bench_target_cmd_silent_grandchild_is_ended_when_the_handshake_fails() {
+    assert_silent_target_tree_is_ended(
+        "bench",
+        "sleep 300 & echo $! > PIDFILE; wait",
+        &["--reads", "1", "--turns", "1", "--timeout", "1s"],
+    );
+}
+
+/// N3, the launcher variant: the shell exits at once (exit status 0) while the
+/// server it forked keeps running in the target's process group.
+#[test]
+fn bench_target_cmd_grandchild_that_outlives_its_launcher_is_ended() {
+    assert_silent_target_tree_is_ended(
+        "bench",
+        "sleep 300 & echo $! > PIDFILE",
+        &["--reads", "1", "--turns", "1", "--timeout", "1s"],
+    );
+}
+
+/// N3 for `verify`: every request goes unanswered, verify fails, and the
+/// forked server is ended.
+#[test]
+fn verify_target_cmd_silent_grandchild_is_ended() {
+    assert_silent_target_tree_is_ended(
+        "verify",
+        "sleep 300 & echo $! > PIDFILE; wait",
+        &["--timeout", "100ms"],
+    );
+}

@@ -15,6 +15,7 @@ use mcptape_replay::bench::{self, BenchConfig, Client, Load};
 use mcptape_replay::latency::{LatencyModel, parse_duration_us};
 use mcptape_replay::report::{Curve, Tagged, percentile_svg, write_hlog};
 use mcptape_replay::serve::ServeSummary;
+use mcptape_transport::child::StdioChild;
 use tokio::io::AsyncWriteExt;
 use tokio::time::Duration;
 
@@ -161,9 +162,28 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(dir) = &args.out {
         check_out_dir(dir)?;
     }
+    let mut child = None;
+    // The session future borrows `child`; it is dropped when the select ends,
+    // so the target's process group is ended on every exit path: success, an
+    // error (`?`/`bail!`), a timeout, or SIGINT/SIGTERM/SIGHUP to mcptape.
+    let r = tokio::select! {
+        r = session(&args, cfg, tape, &mut child) => r,
+        code = interrupted("bench") => Ok(code),
+    };
+    end_target(&mut child).await;
+    r
+}
+
+/// The part of `mcptape bench` that runs with a target; it sets `child`
+/// as soon as a stdio target is started, for the caller to end.
+async fn session(
+    args: &Args,
+    cfg: BenchConfig,
+    tape: mcptape_replay::tape::Tape,
+    child: &mut Option<StdioChild>,
+) -> anyhow::Result<ExitCode> {
     let transcript = args.transcript.display().to_string();
     let tmp = tempfile_path()?;
-    let mut child = None;
     let stderr_tail: StderrTail = Arc::default();
     let mut bridge_error = None;
     let (client, target, latency) = if let Some(url) = &args.target_url {
@@ -193,14 +213,13 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
             }
             cmd
         };
-        let mut ch = mcptape_transport::child::spawn_command(cmd).context("starting the target")?;
+        let ch = child.insert(spawn_target(cmd)?);
         let (Some(stdin), Some(stdout)) = (ch.stdin.take(), ch.stdout.take()) else {
             anyhow::bail!("target has no stdin/stdout pipes");
         };
         if let Some(err) = ch.stderr.take() {
             keep_stderr_tail(err, stderr_tail.clone());
         }
-        child = Some(ch);
         match &args.target_cmd {
             Some(c) => (Client::over(stdout, stdin), format!("`{c}` (stdio)"), None),
             None => (
@@ -212,7 +231,7 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
     };
     let client = Arc::new(client);
     if let Err(e) = bench::handshake(&client, &tape, Duration::from_micros(cfg.timeout_us)).await {
-        let why = target_gone(&mut child, &stderr_tail, bridge_error.as_ref()).await;
+        let why = target_gone(child, &stderr_tail, bridge_error.as_ref()).await;
         anyhow::bail!("handshake with the target: {e}{why}");
     }
 
@@ -231,7 +250,7 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
     let res = bench::run(client.clone(), &tape, &cfg, &move |n| pb2.inc(n)).await?;
     pb.finish_and_clear();
     let gone = if res.target_closed {
-        target_gone(&mut child, &stderr_tail, bridge_error.as_ref()).await
+        target_gone(child, &stderr_tail, bridge_error.as_ref()).await
     } else {
         String::new()
     };
@@ -240,9 +259,7 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
     if let Ok(c) = Arc::try_unwrap(client) {
         c.close(Duration::from_secs(2)).await;
     }
-    if let Some(mut ch) = child {
-        let _ = ch.shutdown().await;
-    }
+    end_target(child).await;
     let server: Option<ServeSummary> = std::fs::read(&tmp)
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok());
@@ -268,6 +285,58 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
         eprintln!("mcptape bench: {}", gone.trim_start_matches([';', ' ']));
     }
     Ok(ExitCode::from(1))
+}
+
+/// Starts a stdio target (`sh -c CMD` or the embedded `mcptape serve`) as
+/// the leader of its own process group, so [`end_target`] reaches a server
+/// the shell or a launcher (`npx`, `uv run`) forked, not just the wrapper.
+///
+/// # Errors
+/// The spawn error (`sh` or the mcptape binary not runnable).
+pub(crate) fn spawn_target(mut cmd: tokio::process::Command) -> anyhow::Result<StdioChild> {
+    cmd.process_group(0);
+    let mut ch = mcptape_transport::child::spawn_command(cmd).context("starting the target")?;
+    ch.own_group = true;
+    Ok(ch)
+}
+
+/// Ends a target started by [`spawn_target`], if any is left: closes its
+/// stdin, waits [`mcptape_transport::child::STDIN_CLOSE_GRACE`] (2 s), sends
+/// SIGTERM to its process group, waits
+/// [`mcptape_transport::child::SIGTERM_GRACE`] (2 s), then SIGKILL to the
+/// group (MCP 2025-11-25 / 2026-07-28, Lifecycle › Shutdown › stdio). When
+/// the leader has already exited, the rest of the group gets SIGKILL at once.
+pub(crate) async fn end_target(child: &mut Option<StdioChild>) {
+    let Some(mut ch) = child.take() else {
+        return;
+    };
+    let _ = ch.shutdown().await;
+    // The leader is reaped now; a server it forked that outlived it (or
+    // ignored SIGTERM) may still be in the group.
+    let _ = ch.kill_group();
+}
+
+/// Resolves when mcptape receives SIGINT, SIGTERM or SIGHUP (a stdio target
+/// leads its own group, so it does not get the terminal's Ctrl-C itself and
+/// must be ended by the caller), giving the exit status 128 + signal number.
+/// Pends forever if no handler can be installed.
+pub(crate) async fn interrupted(cmd: &str) -> ExitCode {
+    use tokio::signal::unix::{SignalKind, signal};
+    async fn one(kind: SignalKind) {
+        match signal(kind) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    }
+    let (name, code) = tokio::select! {
+        () = one(SignalKind::interrupt()) => ("SIGINT", 130),
+        () = one(SignalKind::terminate()) => ("SIGTERM", 143),
+        () = one(SignalKind::hangup()) => ("SIGHUP", 129),
+    };
+    eprintln!("mcptape {cmd}: {name}: stopping the target");
+    ExitCode::from(code)
 }
 
 /// Checks before the run that `--out DIR` is (or can be made) a writable
@@ -315,7 +384,7 @@ pub(crate) fn keep_stderr_tail(mut err: tokio::process::ChildStderr, tail: Stder
 /// exit status: 127 (stderr: …)` for a child, `; HTTP: …` for a URL, or
 /// empty when unknown. Waits up to 1 s for a child's exit status.
 pub(crate) async fn target_gone(
-    child: &mut Option<mcptape_transport::child::StdioChild>,
+    child: &mut Option<StdioChild>,
     stderr_tail: &StderrTail,
     bridge_error: Option<&mcptape_replay::http::BridgeError>,
 ) -> String {

@@ -7,14 +7,16 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use anyhow::Context;
 use mcptape_replay::bench::Client;
 use mcptape_replay::error::record_label;
 use mcptape_replay::latency::parse_duration_us;
 use tokio::time::Duration;
 
-use crate::cmd::bench::{StderrTail, keep_stderr_tail, target_gone};
+use crate::cmd::bench::{
+    StderrTail, end_target, interrupted, keep_stderr_tail, spawn_target, target_gone,
+};
 use crate::cmd::serve::load_tape_noting_cut;
+use mcptape_transport::child::StdioChild;
 
 /// Arguments of `mcptape verify`.
 #[derive(Debug, clap::Args)]
@@ -78,6 +80,25 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
         );
     }
     let mut child = None;
+    // The session future borrows `child` and is dropped when the select ends,
+    // so the target's process group is ended on every exit path.
+    let r = tokio::select! {
+        r = session(&args, &tape, cut.as_deref(), timeout, &mut child) => r,
+        code = interrupted("verify") => Ok(code),
+    };
+    end_target(&mut child).await;
+    r
+}
+
+/// The part of `mcptape verify` that runs with a target; it sets `child` as
+/// soon as the stdio target is started, for the caller to end.
+async fn session(
+    args: &Args,
+    tape: &mcptape_replay::tape::Tape,
+    cut: Option<&str>,
+    timeout: Duration,
+    child: &mut Option<StdioChild>,
+) -> anyhow::Result<ExitCode> {
     let stderr_tail: StderrTail = Arc::default();
     let mut bridge_error = None;
     let client = if let Some(url) = &args.target_url {
@@ -90,29 +111,26 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
         let c = args.target_cmd.as_deref().unwrap_or_default();
         let mut cmd = tokio::process::Command::new("sh");
         cmd.arg("-c").arg(c);
-        let mut ch = mcptape_transport::child::spawn_command(cmd).context("starting the target")?;
+        let ch = child.insert(spawn_target(cmd)?);
         let (Some(stdin), Some(stdout)) = (ch.stdin.take(), ch.stdout.take()) else {
             anyhow::bail!("target has no stdin/stdout pipes");
         };
         if let Some(err) = ch.stderr.take() {
             keep_stderr_tail(err, stderr_tail.clone());
         }
-        child = Some(ch);
         Client::over(stdout, stdin)
     };
     let client = Arc::new(client);
-    let rep = mcptape_replay::verify::verify(client.clone(), &tape, &args.ignore, timeout).await?;
+    let rep = mcptape_replay::verify::verify(client.clone(), tape, &args.ignore, timeout).await?;
     let gone = if rep.closed_at.is_some() {
-        target_gone(&mut child, &stderr_tail, bridge_error.as_ref()).await
+        target_gone(child, &stderr_tail, bridge_error.as_ref()).await
     } else {
         String::new()
     };
     if let Ok(c) = Arc::try_unwrap(client) {
         c.close(Duration::from_secs(2)).await;
     }
-    if let Some(mut ch) = child {
-        let _ = ch.shutdown().await;
-    }
+    end_target(child).await;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&rep)?);
     } else {
