@@ -42,6 +42,11 @@ pub const MAX_PARALLEL: u32 = 1024;
 /// Largest number of reads or turns in one run: 10,000,000.
 pub const MAX_COUNT: u64 = 10_000_000;
 
+/// Largest `--max-phase` (wall-clock bound of one phase): 1 h, in µs. Longer
+/// than [`crate::latency::MAX_DELAY_US`] so a closed-loop run can measure a
+/// p99.9 over 10,000+ reads; rejected above (`SpecErrorKind::DelayTooLarge`).
+pub const MAX_PHASE_US: u64 = 3_600_000_000;
+
 /// Outcome of one request as the client saw it.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]

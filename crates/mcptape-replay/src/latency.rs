@@ -62,9 +62,16 @@ pub enum SpecErrorKind {
     /// A number (factor, percentage, error code) did not parse.
     #[error("bad number {0:?}")]
     BadNumber(String),
-    /// A delay above [`MAX_DELAY_US`].
-    #[error("delay {0} µs is above the limit of {MAX_DELAY_US} µs")]
-    DelayTooLarge(u64),
+    /// A duration above its limit ([`MAX_DELAY_US`] for a model's delay and
+    /// most flags): `given` is the duration as typed, `limit_us` the limit in
+    /// µs, shown in the unit of `given` (`61s` → "at most 60s").
+    #[error("{given} is above the limit: at most {}", in_unit_of(.given, *.limit_us))]
+    DelayTooLarge {
+        /// The duration as typed (e.g. `61s`).
+        given: String,
+        /// The limit, µs.
+        limit_us: u64,
+    },
     /// `scale:` factor negative, not finite or above [`MAX_SCALE`].
     #[error("scale factor {0} is outside 0..={MAX_SCALE}")]
     ScaleOutOfRange(f64),
@@ -103,12 +110,37 @@ impl SpecError {
     }
 }
 
+/// `limit_us` written in the unit `given` was typed in: `60s`, `60000ms`,
+/// `60000000µs` (a bare `0` counts as µs).
+fn in_unit_of(given: &str, limit_us: u64) -> String {
+    let t = given.trim();
+    let v = limit_us as f64;
+    if t.ends_with("ms") {
+        format!("{}ms", v / 1_000.0)
+    } else if t.ends_with("us") || t.ends_with("µs") || !t.ends_with('s') {
+        format!("{limit_us}µs")
+    } else {
+        format!("{}s", v / 1_000_000.0)
+    }
+}
+
 /// Parses a duration such as `12ms`, `800us`, `800µs`, `1.5s`, `0` into µs.
 ///
 /// # Errors
 /// [`SpecErrorKind::BadDuration`] for anything else, [`SpecErrorKind::DelayTooLarge`]
-/// above [`MAX_DELAY_US`].
+/// above [`MAX_DELAY_US`] (60 s).
 pub fn parse_duration_us(s: &str) -> Result<u64, SpecError> {
+    parse_duration_capped_us(s, MAX_DELAY_US)
+}
+
+/// Like [`parse_duration_us`] with the limit `max_us` (µs) instead of
+/// [`MAX_DELAY_US`], for a bound that may be longer (e.g. `bench --max-phase`,
+/// [`crate::bench::MAX_PHASE_US`]).
+///
+/// # Errors
+/// [`SpecErrorKind::BadDuration`] for anything but `<number>(us|µs|ms|s)` or
+/// `0`, [`SpecErrorKind::DelayTooLarge`] above `max_us`.
+pub fn parse_duration_capped_us(s: &str, max_us: u64) -> Result<u64, SpecError> {
     let bad = || SpecError::new(s, 0, SpecErrorKind::BadDuration(s.to_owned()));
     let t = s.trim();
     let (num, mult) = if let Some(n) = t.strip_suffix("us") {
@@ -132,11 +164,14 @@ pub fn parse_duration_us(s: &str) -> Result<u64, SpecError> {
     if !us.is_finite() || us < 0.0 {
         return Err(bad());
     }
-    if us > MAX_DELAY_US as f64 {
+    if us > max_us as f64 {
         return Err(SpecError::new(
             s,
             0,
-            SpecErrorKind::DelayTooLarge(us as u64),
+            SpecErrorKind::DelayTooLarge {
+                given: t.chars().take(64).collect(),
+                limit_us: max_us,
+            },
         ));
     }
     Ok(us.round() as u64)
@@ -562,7 +597,47 @@ mod tests {
     fn delay_limit_at_and_past() {
         assert_eq!(parse_duration_us("60s").unwrap(), MAX_DELAY_US);
         let e = parse_duration_us("60.000001s").unwrap_err();
-        assert_eq!(e.kind, SpecErrorKind::DelayTooLarge(60_000_001));
+        assert_eq!(
+            e.kind,
+            SpecErrorKind::DelayTooLarge {
+                given: "60.000001s".into(),
+                limit_us: MAX_DELAY_US
+            }
+        );
+        assert_eq!(
+            e.kind.to_string(),
+            "60.000001s is above the limit: at most 60s"
+        );
+    }
+
+    /// Fresh-user report 2, N5: the limit is shown in the unit typed, and a
+    /// huge value is shown as typed, not saturated.
+    #[test]
+    fn delay_limit_error_uses_the_unit_typed_and_the_value_as_typed() {
+        let e = parse_duration_us("60001ms").unwrap_err();
+        assert_eq!(
+            e.kind.to_string(),
+            "60001ms is above the limit: at most 60000ms"
+        );
+        let e = parse_duration_us("60000001us").unwrap_err();
+        assert_eq!(
+            e.kind.to_string(),
+            "60000001us is above the limit: at most 60000000µs"
+        );
+        let e = parse_duration_us("18446744073709551s").unwrap_err();
+        assert_eq!(
+            e.kind.to_string(),
+            "18446744073709551s is above the limit: at most 60s"
+        );
+        assert_eq!(
+            parse_duration_capped_us("3600s", 3_600_000_000).unwrap(),
+            3_600_000_000
+        );
+        let e = parse_duration_capped_us("3600.001s", 3_600_000_000).unwrap_err();
+        assert_eq!(
+            e.kind.to_string(),
+            "3600.001s is above the limit: at most 3600s"
+        );
     }
 
     #[test]

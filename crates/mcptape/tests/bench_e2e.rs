@@ -493,3 +493,39 @@ fn verify_target_cmd_silent_grandchild_is_ended() {
         &["--timeout", "100ms"],
     );
 }
+
+/// Fresh-user report 2, N5: a duration past its cap is rejected before the
+/// run with the flag, the value as typed, and the cap in the unit typed.
+#[test]
+fn bench_and_verify_duration_past_the_cap_name_the_flag_and_the_cap() {
+    let t = repo_root().join("corpus/transcripts/everything-stdio.jsonl");
+    for (args, want) in [
+        (
+            vec!["bench", "--max-phase", "3601s"],
+            "--max-phase 3601s: 3601s is above the limit: at most 3600s",
+        ),
+        (
+            vec!["bench", "--max-phase", "18446744073709551s"],
+            "--max-phase 18446744073709551s: 18446744073709551s is above the limit: at most 3600s",
+        ),
+        (
+            vec!["bench", "--deadline", "60001ms"],
+            "--deadline 60001ms: 60001ms is above the limit: at most 60000ms",
+        ),
+        (
+            vec!["bench", "--timeout", "61s"],
+            "--timeout 61s: 61s is above the limit: at most 60s",
+        ),
+        (
+            vec!["verify", "--target-cmd", "true", "--timeout", "61s"],
+            "--timeout 61s: 61s is above the limit: at most 60s",
+        ),
+    ] {
+        let mut cmd = Command::new(mcptape());
+        cmd.arg(args[0]).arg(&t).args(&args[1..]);
+        let (o, _) = run_bounded(&mut cmd, Duration::from_secs(30));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+}

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 use mcptape_replay::bench::{self, BenchConfig, Client, Load};
-use mcptape_replay::latency::{LatencyModel, parse_duration_us};
+use mcptape_replay::latency::{LatencyModel, MAX_DELAY_US, parse_duration_capped_us};
 use mcptape_replay::report::{Curve, Tagged, percentile_svg, write_hlog};
 use mcptape_replay::serve::ServeSummary;
 use mcptape_transport::child::StdioChild;
@@ -55,11 +55,11 @@ pub struct Args {
     /// Reads issued at once per turn.
     #[arg(long, value_name = "N", default_value_t = 4)]
     pub parallel: u32,
-    /// Turn deadline (> 0): stragglers get notifications/cancelled then.
+    /// Turn deadline (> 0, at most 60s): stragglers get notifications/cancelled then.
     #[arg(long, value_name = "DURATION", default_value = "800ms")]
     pub deadline: String,
-    /// Per-read timeout (> 0): an unanswered read is abandoned then. It also bounds each
-    /// handshake request (initialize / server/discover).
+    /// Per-read timeout (> 0, at most 60s): an unanswered read is abandoned then. It also
+    /// bounds each handshake request (initialize / server/discover).
     #[arg(long, value_name = "DURATION", default_value = "5s")]
     pub timeout: String,
     /// Single reads to send.
@@ -77,7 +77,8 @@ pub struct Args {
     /// Seed of the embedded server's schedule.
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub seed: u64,
-    /// Wall-clock bound (> 0) of each phase (single reads, turns); a phase cut by it says so.
+    /// Wall-clock bound (> 0, at most 3600s) of each phase (single reads, turns); a phase
+    /// cut by it says so.
     #[arg(long, value_name = "DURATION", default_value = "25s")]
     pub max_phase: String,
     /// Directory to write report.json, latency.hlog (HdrHistogram interval log) and
@@ -98,6 +99,13 @@ fn parse_rate(s: &str) -> anyhow::Result<f64> {
     Ok(r)
 }
 
+/// Parses the duration flag `flag` (e.g. `--max-phase`) into µs, at most
+/// `max_us`; the error names the flag, the value as typed, and the limit in
+/// the unit typed (`--max-phase 3601s: 3601s is above the limit: at most 3600s`).
+pub(crate) fn flag_duration_us(flag: &str, s: &str, max_us: u64) -> anyhow::Result<u64> {
+    parse_duration_capped_us(s, max_us).map_err(|e| anyhow::anyhow!("{flag} {s}: {}", e.kind))
+}
+
 /// Runs `mcptape bench`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let rt = super::runtime()?;
@@ -112,8 +120,8 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
         reads: args.reads,
         turns: args.turns,
         parallel: args.parallel,
-        deadline_us: parse_duration_us(&args.deadline)?,
-        timeout_us: parse_duration_us(&args.timeout)?,
+        deadline_us: flag_duration_us("--deadline", &args.deadline, MAX_DELAY_US)?,
+        timeout_us: flag_duration_us("--timeout", &args.timeout, MAX_DELAY_US)?,
         load: match &args.rate {
             Some(r) => Load::Open {
                 per_s: parse_rate(r)?,
@@ -122,7 +130,11 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
                 concurrency: args.concurrency,
             },
         },
-        max_phase: Duration::from_micros(parse_duration_us(&args.max_phase)?),
+        max_phase: Duration::from_micros(flag_duration_us(
+            "--max-phase",
+            &args.max_phase,
+            bench::MAX_PHASE_US,
+        )?),
     };
     anyhow::ensure!(
         cfg.deadline_us > 0,

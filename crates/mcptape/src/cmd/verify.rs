@@ -9,11 +9,12 @@ use std::sync::Arc;
 
 use mcptape_replay::bench::Client;
 use mcptape_replay::error::record_label;
-use mcptape_replay::latency::parse_duration_us;
+use mcptape_replay::latency::MAX_DELAY_US;
 use tokio::time::Duration;
 
 use crate::cmd::bench::{
-    StderrTail, end_target, interrupted, keep_stderr_tail, spawn_target, target_gone,
+    StderrTail, end_target, flag_duration_us, interrupted, keep_stderr_tail, spawn_target,
+    target_gone,
 };
 use crate::cmd::serve::load_tape_noting_cut;
 use mcptape_transport::child::StdioChild;
@@ -38,7 +39,7 @@ pub struct Args {
     /// (repeatable), e.g. /result/serverInfo/version or /result/contents/*/text.
     #[arg(long, value_name = "JSONPOINTER")]
     pub ignore: Vec<String>,
-    /// Time (> 0) to wait for each response.
+    /// Time (> 0, at most 60s) to wait for each response.
     #[arg(long, value_name = "DURATION", default_value = "10s")]
     pub timeout: String,
     /// Print the report as JSON instead of text.
@@ -56,7 +57,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
     let (tape, cut) = load_tape_noting_cut(&args.transcript)?;
-    let timeout = Duration::from_micros(parse_duration_us(&args.timeout)?);
+    let timeout =
+        Duration::from_micros(flag_duration_us("--timeout", &args.timeout, MAX_DELAY_US)?);
     anyhow::ensure!(
         !timeout.is_zero(),
         "--timeout {} must be longer than 0",
