@@ -46,26 +46,11 @@ fn py_client(args: &[&str], target: &[String]) -> serde_json::Value {
     serde_json::from_slice(&o.stdout).unwrap()
 }
 
-const EVERYTHING_ARGS: [&str; 12] = [
-    "--mode",
-    "legacy",
-    "--reads",
-    "100",
-    "--template",
-    "demo://resource/dynamic/blob/1",
-    "--template",
-    "demo://resource/dynamic/text/1",
-    "--template",
-    "demo://resource/dynamic/blob/2",
-    "--template",
-    "demo://resource/dynamic/text/2",
-];
-
 #[test]
 fn serve_over_http_with_sessions_answers_the_python_client_as_over_stdio() {
     let (_g, port) = serve_http("everything-stdio.jsonl", "fixed:1ms");
     let over_http = py_client(
-        &EVERYTHING_ARGS,
+        &EVERYTHING_CLIENT_ARGS,
         &["--url".into(), format!("http://127.0.0.1:{port}/mcp")],
     );
     let stdio_target = vec![
@@ -79,7 +64,7 @@ fn serve_over_http_with_sessions_answers_the_python_client_as_over_stdio() {
         "--latency".into(),
         "fixed:1ms".into(),
     ];
-    let over_stdio = py_client(&EVERYTHING_ARGS, &stdio_target);
+    let over_stdio = py_client(&EVERYTHING_CLIENT_ARGS, &stdio_target);
     assert_eq!(over_http, over_stdio);
     assert_eq!(over_http["protocolVersion"], "2025-11-25");
     assert_eq!(over_http["reads"].as_array().unwrap().len(), 11);

@@ -88,20 +88,7 @@ fn assert_same_responses(transcript: &str, replayed: &Transcript) {
 
 #[test]
 fn serve_answers_the_python_sdk_client_like_server_everything_did() {
-    let args = [
-        "--mode",
-        "legacy",
-        "--reads",
-        "100",
-        "--template",
-        "demo://resource/dynamic/blob/1",
-        "--template",
-        "demo://resource/dynamic/text/1",
-        "--template",
-        "demo://resource/dynamic/blob/2",
-        "--template",
-        "demo://resource/dynamic/text/2",
-    ];
+    let args = EVERYTHING_CLIENT_ARGS;
     let (summary, replayed) = replay_with_python_client("everything-stdio.jsonl", &args);
     assert_same_responses("everything-stdio.jsonl", &replayed);
     // The client saw the recorded not-found error for the missing URI: -32602.

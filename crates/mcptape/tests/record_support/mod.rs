@@ -10,6 +10,25 @@ use std::time::{Duration, Instant};
 
 use mcptape_transcript::{Direction, Event, Transcript};
 
+/// The Python SDK client's arguments `scripts/record-corpus.sh` used to record
+/// `corpus/transcripts/everything-stdio.jsonl` from server-everything (2 blob and
+/// 2 text template reads on top of the listed resources): a replay driven with the
+/// same arguments must see the same answers.
+pub const EVERYTHING_CLIENT_ARGS: [&str; 12] = [
+    "--mode",
+    "legacy",
+    "--reads",
+    "100",
+    "--template",
+    "demo://resource/dynamic/blob/1",
+    "--template",
+    "demo://resource/dynamic/text/1",
+    "--template",
+    "demo://resource/dynamic/blob/2",
+    "--template",
+    "demo://resource/dynamic/text/2",
+];
+
 /// The repository root.
 pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
