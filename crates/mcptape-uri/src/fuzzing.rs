@@ -155,6 +155,35 @@ pub fn uri_template(data: &[u8]) {
     );
 }
 
+/// The variable set of RFC 6570's example tables (§1.2 levels 1–4 and §3.2), shared by the
+/// expansion tests of [`crate::template`] and `tests/template.rs`.
+pub fn rfc6570_example_vars() -> crate::template::Vars {
+    use crate::template::{Value, Vars};
+    let list = |items: &[&str]| Value::List(items.iter().map(|s| (*s).to_owned()).collect());
+    let kv = |k: &str, x: &str| (k.to_owned(), x.to_owned());
+    let mut v = Vars::new();
+    v.insert("count", list(&["one", "two", "three"]));
+    v.insert("dom", list(&["example", "com"]));
+    v.insert("dub", "me/too");
+    v.insert("hello", "Hello World!");
+    v.insert("half", "50%");
+    v.insert("var", "value");
+    v.insert("who", "fred");
+    v.insert("base", "http://example.com/home/");
+    v.insert("path", "/foo/bar");
+    v.insert("list", list(&["red", "green", "blue"]));
+    v.insert(
+        "keys",
+        Value::Assoc(vec![kv("semi", ";"), kv("dot", "."), kv("comma", ",")]),
+    );
+    v.insert("v", "6");
+    v.insert("x", "1024");
+    v.insert("y", "768");
+    v.insert("empty", "");
+    v.insert("empty_keys", Value::Assoc(Vec::new()));
+    v
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,32 +9,7 @@ use mcptape_uri::template::{
 use mcptape_uri::{Root, SanitizeErrorKind};
 
 fn rfc_vars() -> Vars {
-    let list = |items: &[&str]| Value::List(items.iter().map(|s| (*s).to_owned()).collect());
-    let mut v = Vars::new();
-    v.insert("count", list(&["one", "two", "three"]));
-    v.insert("dom", list(&["example", "com"]));
-    v.insert("dub", "me/too");
-    v.insert("hello", "Hello World!");
-    v.insert("half", "50%");
-    v.insert("var", "value");
-    v.insert("who", "fred");
-    v.insert("base", "http://example.com/home/");
-    v.insert("path", "/foo/bar");
-    v.insert("list", list(&["red", "green", "blue"]));
-    v.insert(
-        "keys",
-        Value::Assoc(vec![
-            ("semi".into(), ";".into()),
-            ("dot".into(), ".".into()),
-            ("comma".into(), ",".into()),
-        ]),
-    );
-    v.insert("v", "6");
-    v.insert("x", "1024");
-    v.insert("y", "768");
-    v.insert("empty", "");
-    v.insert("empty_keys", Value::Assoc(Vec::new()));
-    v
+    mcptape_uri::fuzzing::rfc6570_example_vars()
 }
 
 fn t(s: &str) -> Template {
