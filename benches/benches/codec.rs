@@ -48,6 +48,16 @@ fn payloads() -> Vec<Payload> {
     vec![png(), directory(), mixed()]
 }
 
+/// Bench ID `path/impl` of a base64 path: the library behind it.
+fn base64_bench_id(path: Path) -> String {
+    let lib = if path == Path::Scalar {
+        "base64"
+    } else {
+        "base64-simd"
+    };
+    format!("{}/{lib}", path.name())
+}
+
 fn benches(c: &mut Criterion) {
     let all = payloads();
 
@@ -57,15 +67,7 @@ fn benches(c: &mut Criterion) {
         memcpy_row(&mut g, p.name, &p.base64);
         let mut out = Vec::with_capacity(p.raw.len() + 64);
         for path in Path::ALL {
-            let id = format!(
-                "{}/{}",
-                path.name(),
-                if path == Path::Scalar {
-                    "base64"
-                } else {
-                    "base64-simd"
-                }
-            );
+            let id = base64_bench_id(path);
             g.bench_with_input(BenchmarkId::new(id, p.name), &p.base64, |b, s| {
                 b.iter(|| {
                     out.clear();
@@ -96,15 +98,7 @@ fn benches(c: &mut Criterion) {
         memcpy_row(&mut g, p.name, &p.raw);
         let mut out = String::with_capacity(p.base64.len() + 64);
         for path in Path::ALL {
-            let id = format!(
-                "{}/{}",
-                path.name(),
-                if path == Path::Scalar {
-                    "base64"
-                } else {
-                    "base64-simd"
-                }
-            );
+            let id = base64_bench_id(path);
             g.bench_with_input(BenchmarkId::new(id, p.name), &p.raw, |b, s| {
                 b.iter(|| {
                     out.clear();
