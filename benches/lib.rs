@@ -1,7 +1,10 @@
 //! Criterion benches of the `resources/read` codec paths live in `benches/`
 //! (`codec.rs`: groups `base64_decode`, `base64_encode`, `json_parse`,
 //! `read_result_decode`; `peak_memory.rs`: peak heap of decoding the 160 MB
-//! directory read). This library holds the payloads they share.
+//! directory read). This library holds the payloads they share and the `mcptape bench-codec`
+//! harness ([`bench_codec`]), which the `mcptape` binary calls.
+
+pub mod bench_codec;
 
 use mcptape_wire::codec::payload;
 

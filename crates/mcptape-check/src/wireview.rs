@@ -3,10 +3,12 @@
 //! classes. Keeping it here means a rule never re-implements a parser.
 
 use mcptape_wire::classify::{LEGACY_RESOURCE_NOT_FOUND, ReadErrorClass, classify_read_error};
-use mcptape_wire::codec::base64;
-use mcptape_wire::jsonrpc::{self, ErrorObject, Frame};
+use mcptape_wire::codec::{self, ScannedEntry, base64};
+use mcptape_wire::jsonrpc::{self, ErrorObject};
 use mcptape_wire::media::{self, MediaMatch};
-use serde_json::Value;
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
 
 /// Result of the strict envelope check of one record's bytes.
 pub(crate) enum Envelope {
@@ -16,37 +18,152 @@ pub(crate) enum Envelope {
     Bad(String),
 }
 
-/// `mcptape_wire::jsonrpc::parse` on the record's bytes.
+/// `mcptape_wire::jsonrpc::validate` on the record's bytes (the envelope
+/// rules, without a `Value` of any `result`).
 pub(crate) fn envelope(raw: &[u8]) -> Envelope {
-    match jsonrpc::parse(raw) {
-        Ok(Frame::Single(_)) => Envelope::Ok(Vec::new()),
-        Ok(Frame::Batch(items)) => Envelope::Ok(
+    match jsonrpc::validate(raw) {
+        Ok(items) if raw.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') => Envelope::Ok(
             items
                 .iter()
                 .enumerate()
                 .filter_map(|(i, r)| r.as_ref().err().map(|e| (i, e.to_string())))
                 .collect(),
         ),
+        Ok(_) => Envelope::Ok(Vec::new()),
         Err(e) => Envelope::Bad(e.to_string()),
-        #[allow(unreachable_patterns)]
-        Ok(_) => Envelope::Bad("unknown frame shape".to_owned()),
     }
 }
 
-/// A blob that is not canonical base64: byte offset (within the blob string)
-/// of the first bad character, and why.
-pub(crate) struct BadBase64 {
-    pub(crate) offset: usize,
-    pub(crate) reason: String,
+/// Byte offset of the first `\n` or `\r` (SIMD search: a 160 MB message is
+/// scanned at memory speed).
+pub(crate) fn line_break(raw: &[u8]) -> Option<usize> {
+    mcptape_wire::json::find_line_break(raw)
 }
 
-/// Decodes a `blob` strictly: standard alphabet, `=` padding only at the
-/// end, length a multiple of 4, zero trailing bits (RFC 4648 §4, §3.5).
-pub(crate) fn decode_blob(b64: &str) -> Result<Vec<u8>, BadBase64> {
-    base64::decode(base64::Path::Simd, b64.as_bytes()).map_err(|e| BadBase64 {
-        offset: e.offset(),
-        reason: e.to_string(),
-    })
+fn first_byte(raw: &str) -> Option<u8> {
+    raw.bytes().find(|b| !b.is_ascii_whitespace())
+}
+
+/// One message as a `Value` with its `result.contents` taken out and
+/// returned raw, in one serde pass: the rules read the small members as
+/// values and the contents through the wire's scanner ([`scan_contents`]),
+/// so a 160 MB read is never copied into a `Value`.
+fn slim_one(raw: &str) -> Result<(Value, Option<&RawValue>), serde_json::Error> {
+    if first_byte(raw) != Some(b'{') {
+        return Ok((serde_json::from_str(raw)?, None));
+    }
+    let mut de = serde_json::Deserializer::from_str(raw);
+    let out = de.deserialize_map(Slim { top: true })?;
+    de.end()?;
+    Ok(out)
+}
+
+/// Visitor of [`slim_one`]: at the top a map whose `result` is visited with
+/// `top: false`; there a map whose `contents` is kept raw. Any other value
+/// becomes a `Value`.
+struct Slim {
+    top: bool,
+}
+
+impl<'de> DeserializeSeed<'de> for Slim {
+    type Value = (Value, Option<&'de RawValue>);
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Slim {
+    type Value = (Value, Option<&'de RawValue>);
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut m = Map::new();
+        let mut contents = None;
+        while let Some(k) = map.next_key::<String>()? {
+            if self.top && k == "result" {
+                let (v, c) = map.next_value_seed(Slim { top: false })?;
+                contents = c;
+                m.insert(k, v);
+            } else if !self.top && k == "contents" {
+                contents = Some(map.next_value::<&'de RawValue>()?);
+            } else {
+                m.insert(k, map.next_value::<Value>()?);
+            }
+        }
+        Ok((Value::Object(m), contents))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut v = Vec::new();
+        while let Some(x) = seq.next_element::<Value>()? {
+            v.push(x);
+        }
+        Ok((Value::Array(v), None))
+    }
+    fn visit_bool<E>(self, b: bool) -> Result<Self::Value, E> {
+        Ok((Value::Bool(b), None))
+    }
+    fn visit_i64<E>(self, n: i64) -> Result<Self::Value, E> {
+        Ok((Value::from(n), None))
+    }
+    fn visit_u64<E>(self, n: u64) -> Result<Self::Value, E> {
+        Ok((Value::from(n), None))
+    }
+    fn visit_f64<E>(self, n: f64) -> Result<Self::Value, E> {
+        Ok((Value::from(n), None))
+    }
+    fn visit_str<E>(self, s: &str) -> Result<Self::Value, E> {
+        Ok((Value::String(s.to_owned()), None))
+    }
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok((Value::Null, None))
+    }
+}
+
+/// The messages of a record (one, or each batch element) as slim values
+/// (see [`slim_one`]) with their raw `result.contents`.
+pub(crate) type SlimMessages<'a> = Vec<(Value, Option<&'a RawValue>)>;
+
+/// The record's message(s): `Ok((is_batch, messages))`.
+pub(crate) fn slim_messages(raw: &str) -> Result<(bool, SlimMessages<'_>), serde_json::Error> {
+    if first_byte(raw) == Some(b'[') {
+        let items: Vec<&RawValue> = serde_json::from_str(raw)?;
+        let out = items
+            .into_iter()
+            .map(|i| slim_one(i.get()))
+            .collect::<Result<_, _>>()?;
+        return Ok((true, out));
+    }
+    Ok((false, vec![slim_one(raw)?]))
+}
+
+/// The wire's strict scan of one raw `contents` value
+/// (`mcptape_wire::codec::scan_contents`).
+pub(crate) fn scan_contents(raw: &RawValue) -> Result<Vec<ScannedEntry<'_>>, codec::CodecError> {
+    codec::scan_contents(raw.get().as_bytes())
+}
+
+/// The JSON type of a raw value, for messages (`an array`, `a number`, ...).
+pub(crate) fn raw_type(raw: &RawValue) -> &'static str {
+    first_byte(raw.get())
+        .and_then(codec::JsonType::of_first_byte)
+        .map_or("not JSON", codec::JsonType::with_article)
+}
+
+/// What the blob rules need from a valid blob: its decoded size (from base64
+/// arithmetic), the first decoded bytes (for sniffing), and the whole decoded
+/// bytes only when asked (a text-like declared type).
+pub(crate) fn blob_prefix(b64: &str) -> Vec<u8> {
+    // 4,096 characters decode to the first 3,072 bytes: more than any signature needs.
+    let n = b64.len().min(4096) / 4 * 4;
+    base64::decode(base64::Path::Simd, &b64.as_bytes()[..n]).unwrap_or_default()
+}
+
+/// Whether a valid blob decodes to UTF-8 text (decodes it: only asked for
+/// text-like declared types).
+pub(crate) fn decodes_to_utf8(b64: &str) -> bool {
+    base64::decode(base64::Path::Simd, b64.as_bytes())
+        .is_ok_and(|bytes| std::str::from_utf8(&bytes).is_ok())
 }
 
 /// The type sniffed from `bytes` (`mcptape_wire::media::verdict`) when it

@@ -39,6 +39,11 @@ fn spec(rev: Revision) -> Options {
     }
 }
 
+/// The rules `bytes` fires when checked against `rev`.
+fn fired_under(bytes: &[u8], rev: Revision) -> Vec<&'static str> {
+    rules_fired(bytes, &spec(rev))
+}
+
 const STDIO_HEADER: &str = r#"{"mcptapeTranscript":1,"mcptapeVersion":"0.1.0","transport":"stdio","server":{},"startedAt":"2026-11-30T00:00:00Z"}"#;
 
 /// A stdio transcript from (dir, message JSON) pairs, header without revision.
@@ -55,67 +60,77 @@ fn transcript(msgs: &[(&str, &str)]) -> Vec<u8> {
     s.into_bytes()
 }
 
+/// `resources/read` of `file:///a` with id 1, the request most cases answer.
+const READ_A: &str =
+    r#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///a"}}"#;
+
+/// A stdio transcript of one client request and the server's answer.
+fn exchange(request: &str, response: &str) -> Vec<u8> {
+    transcript(&[("c2s", request), ("s2c", response)])
+}
+
+/// Each finding as (rule, JSON Pointer).
+fn rules_and_pointers(r: &mcptape_check::FileReport) -> Vec<(&'static str, &str)> {
+    r.findings
+        .iter()
+        .map(|f| (f.rule, f.pointer.as_str()))
+        .collect()
+}
+
+/// `bytes` fires nothing under each of `older` and exactly `rules` under 2026-07-28.
+fn assert_fires_only_from_2026(bytes: &[u8], older: &[Revision], rules: &[&str]) {
+    for rev in older {
+        assert!(fired_under(bytes, rev.clone()).is_empty(), "{rev:?}");
+    }
+    assert_eq!(fired_under(bytes, Revision::v2026_07_28()), rules);
+}
+
 #[test]
 fn legacy_not_found_code_is_accepted_before_2026_and_an_error_from_2026() {
-    let t = data("pass/legacy-32002-under-2025-11-25.jsonl");
-    assert!(rules_fired(&t, &spec(Revision::v2025_06_18())).is_empty());
-    assert!(rules_fired(&t, &spec(Revision::v2025_11_25())).is_empty());
-    assert_eq!(
-        rules_fired(&t, &spec(Revision::v2026_07_28())),
-        vec!["not-found-code"]
+    assert_fires_only_from_2026(
+        &data("pass/legacy-32002-under-2025-11-25.jsonl"),
+        &[Revision::v2025_06_18(), Revision::v2025_11_25()],
+        &["not-found-code"],
     );
 }
 
 #[test]
 fn missing_data_uri_is_an_error_only_from_2026() {
-    let t = data("corpus/violations/not-found-data-uri.jsonl");
-    assert!(rules_fired(&t, &spec(Revision::v2025_11_25())).is_empty());
-    assert_eq!(
-        rules_fired(&t, &spec(Revision::v2026_07_28())),
-        vec!["not-found-data-uri"]
+    assert_fires_only_from_2026(
+        &data("corpus/violations/not-found-data-uri.jsonl"),
+        &[Revision::v2025_11_25()],
+        &["not-found-data-uri"],
     );
 }
 
 #[test]
 fn data_uri_naming_another_uri_fires_in_every_revision() {
-    let t = transcript(&[
-        (
-            "c2s",
-            r#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///a"}}"#,
-        ),
-        (
-            "s2c",
-            r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32002,"message":"Resource not found","data":{"uri":"file:///b"}}}"#,
-        ),
-    ]);
+    let t = exchange(
+        READ_A,
+        r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32002,"message":"Resource not found","data":{"uri":"file:///b"}}}"#,
+    );
     let r = check_bytes("t.jsonl", &t, &spec(Revision::v2025_11_25()));
     assert_eq!(r.findings.len(), 1);
     assert_eq!(r.findings[0].rule, "not-found-data-uri");
     assert_eq!(r.findings[0].pointer, "/error/data/uri");
     assert_eq!(
-        rules_fired(&t, &spec(Revision::v2026_07_28())),
+        fired_under(&t, Revision::v2026_07_28()),
         vec!["not-found-code", "not-found-data-uri"]
     );
 }
 
 #[test]
 fn not_found_message_under_internal_error_code_fires_in_every_revision() {
-    let t = transcript(&[
-        (
-            "c2s",
-            r#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///a"}}"#,
-        ),
-        (
-            "s2c",
-            r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Resource file:///a not found"}}"#,
-        ),
-    ]);
+    let t = exchange(
+        READ_A,
+        r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Resource file:///a not found"}}"#,
+    );
     assert_eq!(
-        rules_fired(&t, &spec(Revision::v2025_06_18())),
+        fired_under(&t, Revision::v2025_06_18()),
         vec!["not-found-code"]
     );
     assert_eq!(
-        rules_fired(&t, &spec(Revision::v2026_07_28())),
+        fired_under(&t, Revision::v2026_07_28()),
         vec!["not-found-code"]
     );
 }
@@ -124,16 +139,13 @@ fn not_found_message_under_internal_error_code_fires_in_every_revision() {
 fn stateless_era_result_rules_do_not_apply_to_older_revisions() {
     for id in ["result-missing-resultType", "result-missing-cache-hints"] {
         let t = data(&format!("corpus/violations/{id}.jsonl"));
-        assert!(
-            rules_fired(&t, &spec(Revision::v2025_11_25())).is_empty(),
-            "{id}"
-        );
-        assert_eq!(rules_fired(&t, &spec(Revision::v2026_07_28())), vec![id]);
+        assert!(fired_under(&t, Revision::v2025_11_25()).is_empty(), "{id}");
+        assert_eq!(fired_under(&t, Revision::v2026_07_28()), vec![id]);
     }
     // The same old-style result is fine for 2025-11-25 and fires both rules for 2026-07-28.
     let t = data("pass/old-revision-result-without-resultType.jsonl");
     assert_eq!(
-        rules_fired(&t, &spec(Revision::v2026_07_28())),
+        fired_under(&t, Revision::v2026_07_28()),
         vec!["result-missing-resultType", "result-missing-cache-hints"]
     );
 }
@@ -141,55 +153,32 @@ fn stateless_era_result_rules_do_not_apply_to_older_revisions() {
 #[test]
 fn cache_hints_are_required_on_every_cacheable_method_and_no_other() {
     for m in mcptape_check::CACHEABLE_METHODS {
-        let t = transcript(&[
-            (
-                "c2s",
-                &format!(r#"{{"jsonrpc":"2.0","id":1,"method":"{m}","params":{{}}}}"#),
-            ),
-            (
-                "s2c",
-                r#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","contents":[{"uri":"file:///a","text":""}]}}"#,
-            ),
-        ]);
+        let t = exchange(
+            &format!(r#"{{"jsonrpc":"2.0","id":1,"method":"{m}","params":{{}}}}"#),
+            r#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","contents":[{"uri":"file:///a","text":""}]}}"#,
+        );
         assert_eq!(
-            rules_fired(&t, &spec(Revision::v2026_07_28())),
+            fired_under(&t, Revision::v2026_07_28()),
             vec!["result-missing-cache-hints"],
             "{m}"
         );
     }
-    let t = transcript(&[
-        (
-            "c2s",
-            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}"#,
-        ),
-        (
-            "s2c",
-            r#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[]}}"#,
-        ),
-    ]);
-    assert!(rules_fired(&t, &spec(Revision::v2026_07_28())).is_empty());
+    let t = exchange(
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[]}}"#,
+    );
+    assert!(fired_under(&t, Revision::v2026_07_28()).is_empty());
 }
 
 #[test]
 fn unknown_cache_scope_is_invalid() {
-    let t = transcript(&[
-        (
-            "c2s",
-            r#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///a"}}"#,
-        ),
-        (
-            "s2c",
-            r#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","ttlMs":1.5,"cacheScope":"shared","contents":[{"uri":"file:///a","text":"x"}]}}"#,
-        ),
-    ]);
+    let t = exchange(
+        READ_A,
+        r#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","ttlMs":1.5,"cacheScope":"shared","contents":[{"uri":"file:///a","text":"x"}]}}"#,
+    );
     let r = check_bytes("t.jsonl", &t, &spec(Revision::v2026_07_28()));
-    let got: Vec<(&str, &str)> = r
-        .findings
-        .iter()
-        .map(|f| (f.rule, f.pointer.as_str()))
-        .collect();
     assert_eq!(
-        got,
+        rules_and_pointers(&r),
         vec![
             ("cache-hints-invalid", "/result/ttlMs"),
             ("cache-hints-invalid", "/result/cacheScope")
@@ -197,49 +186,57 @@ fn unknown_cache_scope_is_invalid() {
     );
 }
 
+/// The revision the rules used, and where it came from.
+fn detected(bytes: &[u8], opts: &Options) -> (Revision, RevisionSource) {
+    let r = check_bytes("t", bytes, opts);
+    (r.revision, r.revision_source)
+}
+
 #[test]
 fn revision_is_detected_from_initialize() {
-    let r = check_bytes(
-        "t",
-        &data("corpus/violations/protocol-version-not-offered.jsonl"),
-        &Options::default(),
+    assert_eq!(
+        detected(
+            &data("corpus/violations/protocol-version-not-offered.jsonl"),
+            &Options::default()
+        ),
+        (Revision::new("2025-06-18"), RevisionSource::Initialize)
     );
-    assert_eq!(r.revision, Revision::new("2025-06-18"));
-    assert_eq!(r.revision_source, RevisionSource::Initialize);
 }
 
 #[test]
 fn revision_is_detected_from_request_meta_after_server_discover() {
-    let r = check_bytes(
-        "t",
-        &data("pass/discover-then-supported-version.jsonl"),
-        &Options::default(),
+    assert_eq!(
+        detected(
+            &data("pass/discover-then-supported-version.jsonl"),
+            &Options::default()
+        ),
+        (Revision::v2026_07_28(), RevisionSource::RequestMeta)
     );
-    assert_eq!(r.revision, Revision::v2026_07_28());
-    assert_eq!(r.revision_source, RevisionSource::RequestMeta);
 }
 
 #[test]
 fn revision_falls_back_to_header_then_assumed_and_command_line_wins() {
-    let r = check_bytes(
-        "t",
-        &data("pass/legacy-32002-under-2025-11-25.jsonl"),
-        &Options::default(),
+    assert_eq!(
+        detected(
+            &data("pass/legacy-32002-under-2025-11-25.jsonl"),
+            &Options::default()
+        ),
+        (Revision::v2025_11_25(), RevisionSource::Header)
     );
-    assert_eq!(r.revision, Revision::v2025_11_25());
-    assert_eq!(r.revision_source, RevisionSource::Header);
 
     let t = transcript(&[(
         "c2s",
         r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
     )]);
-    let r = check_bytes("t", &t, &Options::default());
-    assert_eq!(r.revision, Revision::v2026_07_28());
-    assert_eq!(r.revision_source, RevisionSource::Assumed);
+    assert_eq!(
+        detected(&t, &Options::default()),
+        (Revision::v2026_07_28(), RevisionSource::Assumed)
+    );
 
-    let r = check_bytes("t", &t, &spec(Revision::v2025_06_18()));
-    assert_eq!(r.revision, Revision::v2025_06_18());
-    assert_eq!(r.revision_source, RevisionSource::CommandLine);
+    assert_eq!(
+        detected(&t, &spec(Revision::v2025_06_18())),
+        (Revision::v2025_06_18(), RevisionSource::CommandLine)
+    );
 }
 
 #[test]
@@ -367,16 +364,10 @@ fn noise_over_http_is_not_a_stdio_finding() {
 
 #[test]
 fn batch_elements_are_checked_with_their_index_in_the_pointer() {
-    let t = transcript(&[
-        (
-            "c2s",
-            r#"[{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///a"}},{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"file:///b"}},{"jsonrpc":"2.0","id":null,"method":"ping"}]"#,
-        ),
-        (
-            "s2c",
-            r#"[{"jsonrpc":"2.0","id":1,"result":{"contents":[{"uri":"file:///a","text":"a"}]}},{"jsonrpc":"2.0","id":2,"result":{"contents":[]}}]"#,
-        ),
-    ]);
+    let t = exchange(
+        r#"[{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///a"}},{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"file:///b"}},{"jsonrpc":"2.0","id":null,"method":"ping"}]"#,
+        r#"[{"jsonrpc":"2.0","id":1,"result":{"contents":[{"uri":"file:///a","text":"a"}]}},{"jsonrpc":"2.0","id":2,"result":{"contents":[]}}]"#,
+    );
     let r = check_bytes("t", &t, &spec(Revision::v2025_11_25()));
     let got: Vec<(&str, usize, &str)> = r
         .findings
@@ -395,16 +386,10 @@ fn batch_elements_are_checked_with_their_index_in_the_pointer() {
 
 #[test]
 fn response_id_of_the_other_type_is_a_type_clash_and_leaves_the_request_open() {
-    let t = transcript(&[
-        (
-            "c2s",
-            r#"{"jsonrpc":"2.0","id":7,"method":"resources/read","params":{"uri":"file:///a"}}"#,
-        ),
-        (
-            "s2c",
-            r#"{"jsonrpc":"2.0","id":"7","result":{"contents":[{"uri":"file:///a","text":"a"}]}}"#,
-        ),
-    ]);
+    let t = exchange(
+        r#"{"jsonrpc":"2.0","id":7,"method":"resources/read","params":{"uri":"file:///a"}}"#,
+        r#"{"jsonrpc":"2.0","id":"7","result":{"contents":[{"uri":"file:///a","text":"a"}]}}"#,
+    );
     let r = check_bytes("t", &t, &spec(Revision::v2025_11_25()));
     let got: Vec<(&str, Option<&str>)> = r
         .findings
@@ -422,24 +407,13 @@ fn response_id_of_the_other_type_is_a_type_clash_and_leaves_the_request_open() {
 
 #[test]
 fn every_contents_entry_is_judged_not_only_the_first() {
-    let t = transcript(&[
-        (
-            "c2s",
-            r#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///d/"}}"#,
-        ),
-        (
-            "s2c",
-            r#"{"jsonrpc":"2.0","id":1,"result":{"contents":[{"uri":"file:///d/a","text":"a"},{"uri":"file:///d/b","text":"b","blob":"Yg=="},{"text":"c"},{"uri":"file:///d/d","blob":"-_8="}]}}"#,
-        ),
-    ]);
+    let t = exchange(
+        r#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///d/"}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"result":{"contents":[{"uri":"file:///d/a","text":"a"},{"uri":"file:///d/b","text":"b","blob":"Yg=="},{"text":"c"},{"uri":"file:///d/d","blob":"-_8="}]}}"#,
+    );
     let r = check_bytes("t", &t, &spec(Revision::v2025_11_25()));
-    let got: Vec<(&str, &str)> = r
-        .findings
-        .iter()
-        .map(|f| (f.rule, f.pointer.as_str()))
-        .collect();
     assert_eq!(
-        got,
+        rules_and_pointers(&r),
         vec![
             ("contents-text-and-blob", "/result/contents/1"),
             ("contents-missing-uri", "/result/contents/2"),
@@ -467,13 +441,7 @@ fn non_canonical_base64_forms_are_each_rejected() {
             r#"{{"jsonrpc":"2.0","id":1,"result":{{"contents":[{{"uri":"file:///a","blob":{}}}]}}}}"#,
             serde_json::Value::String(blob.to_owned())
         );
-        let t = transcript(&[
-            (
-                "c2s",
-                r#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///a"}}"#,
-            ),
-            ("s2c", &msg),
-        ]);
+        let t = exchange(READ_A, &msg);
         let r = check_bytes("t", &t, &spec(Revision::v2025_11_25()));
         assert_eq!(r.findings.len(), 1, "{blob:?}: {:?}", r.findings);
         assert_eq!(r.findings[0].rule, "blob-not-canonical-base64", "{blob:?}");

@@ -22,6 +22,7 @@ fn check_file(path: &Path) -> mcptape_check::FileReport {
 
 /// (rule, line, request id as JSON, pointer) of the one finding each
 /// violation file must produce.
+#[rustfmt::skip]
 const EXPECTED: &[(&str, usize, Option<&str>, &str)] = &[
     ("transcript-unreadable", 1, None, ""),
     ("transcript-truncated", 4, None, ""),
@@ -29,63 +30,28 @@ const EXPECTED: &[(&str, usize, Option<&str>, &str)] = &[
     ("stdio-embedded-newline", 3, None, ""),
     ("message-not-jsonrpc", 2, None, ""),
     ("read-result-malformed", 3, Some("1"), "/result/contents"),
-    (
-        "contents-neither-text-nor-blob",
-        3,
-        Some("1"),
-        "/result/contents/0",
-    ),
+    ("contents-neither-text-nor-blob", 3, Some("1"), "/result/contents/0"),
     ("contents-text-and-blob", 3, Some("1"), "/result/contents/0"),
     ("contents-missing-uri", 3, Some("1"), "/result/contents/0"),
-    (
-        "blob-not-canonical-base64",
-        3,
-        Some("1"),
-        "/result/contents/0/blob",
-    ),
+    ("blob-not-canonical-base64", 3, Some("1"), "/result/contents/0/blob"),
     ("read-empty-contents", 5, Some("2"), "/result/contents"),
     ("not-found-code", 3, Some("1"), "/error/code"),
     ("not-found-data-uri", 3, Some("1"), "/error"),
     ("result-missing-resultType", 3, Some("1"), "/result"),
     ("result-missing-cache-hints", 3, Some("1"), "/result"),
     ("cache-hints-invalid", 3, Some("1"), "/result/ttlMs"),
-    (
-        "mimetype-sniff-mismatch",
-        3,
-        Some("1"),
-        "/result/contents/0/mimeType",
-    ),
-    (
-        "textlike-mimetype-as-blob",
-        3,
-        Some("1"),
-        "/result/contents/0/blob",
-    ),
+    ("mimetype-sniff-mismatch", 3, Some("1"), "/result/contents/0/mimeType"),
+    ("textlike-mimetype-as-blob", 3, Some("1"), "/result/contents/0/blob"),
     ("data-uri-in-text", 3, Some("1"), "/result/contents/0/text"),
-    (
-        "blob-over-size-threshold",
-        3,
-        Some("1"),
-        "/result/contents/0/blob",
-    ),
+    ("blob-over-size-threshold", 3, Some("1"), "/result/contents/0/blob"),
     ("request-unanswered", 2, Some("1"), "/id"),
     ("request-answered-twice", 4, Some("1"), "/id"),
     ("response-unknown-id", 4, Some("99"), "/id"),
     ("error-id-null", 3, Some("1"), "/id"),
     ("response-after-cancel", 4, Some("1"), "/id"),
     ("ids-differ-only-in-type", 4, Some("\"1\""), "/id"),
-    (
-        "protocol-version-not-offered",
-        3,
-        Some("1"),
-        "/result/protocolVersion",
-    ),
-    (
-        "http-protocol-version-mismatch",
-        2,
-        Some("1"),
-        "/params/_meta/io.modelcontextprotocol~1protocolVersion",
-    ),
+    ("protocol-version-not-offered", 3, Some("1"), "/result/protocolVersion"),
+    ("http-protocol-version-mismatch", 2, Some("1"), "/params/_meta/io.modelcontextprotocol~1protocolVersion"),
 ];
 
 #[test]

@@ -12,10 +12,15 @@
 //!    expansion given with `--expand`;
 //! 5. one `resources/read` of a URI that does not exist.
 //!
-//! mcptape declares no client capabilities, so it answers every
-//! server-to-client request except `ping` with JSON-RPC error `-32601`
-//! (method not found) — `roots/list`, `sampling/createMessage`,
-//! `elicitation/create` — and `ping` with an empty result.
+//! The client is the one session of [`mcptape_transport::session`] (the one
+//! bench and verify use): it allocates and matches ids, runs the handshake
+//! with its era fallback, and, since mcptape declares no client
+//! capabilities, answers every server-to-client request except `ping` with
+//! JSON-RPC error `-32601` (method not found) — `roots/list`,
+//! `sampling/createMessage`, `elicitation/create` — and `ping` with an empty
+//! result. Crawl only decides what to send, and records every wire event
+//! ([`mcptape_transport::session::Observer`]). A last line the server writes
+//! without a newline before it exits is still recorded and answers its request.
 //!
 //! Over Streamable HTTP, the 2025-11-25 era carries `Mcp-Session-Id` and
 //! `MCP-Protocol-Version` after `initialize` and ends with `DELETE`; the
@@ -23,29 +28,38 @@
 //! `MCP-Protocol-Version`, `Mcp-Method` and (for `resources/read`) `Mcp-Name`
 //! headers plus the `_meta` envelope keys.
 
-use std::collections::HashSet;
-use std::sync::Arc;
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcptape_transcript::{Direction, Event, HttpMeta, HttpNote, Redactor};
-use mcptape_transport::child::StdioChild;
-use mcptape_transport::http::{HttpClient, HttpError, ReplyItem};
-use mcptape_transport::sse::SsePayload;
-use mcptape_transport::stdio::{FrameRef, LineFramer, MAX_LINE_BYTES};
+use mcptape_transport::child::{SIGTERM_GRACE, STDIN_CLOSE_GRACE, StdioChild};
+use mcptape_transport::framed::{FramedReader, MAX_LINE_BYTES};
+use mcptape_transport::http::{HttpClient, ReplyItem};
+use mcptape_transport::session::{
+    Handshake, Observer, Outcome, Session, SessionError, SessionErrorKind, WireEvent,
+};
+use mcptape_transport::stdio::Frame;
+use mcptape_uri::template::{Template, TemplateErrorKind, Vars};
+use mcptape_wire::protocol::{self, Era, Implementation, Revision, method};
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::process::ChildStdin;
-use tokio::sync::mpsc;
 
 use crate::error::{Position, RecordError, RecordErrorKind};
 use crate::http::MAX_HTTP_BODY_BYTES;
-use crate::sink::{META_PROTOCOL_VERSION, TranscriptSink};
-use crate::stdio::CHUNK_BYTES;
+use crate::sink::TranscriptSink;
 
-/// The protocol revision the handshake-era `initialize` asks for by default.
+/// How long closing waits for the session's tasks (stdio: the server's last
+/// output, until its end of stream): the stdio shutdown sequence
+/// ([`STDIN_CLOSE_GRACE`] + [`SIGTERM_GRACE`]) plus 1 s.
+const CLOSE_WAIT: Duration =
+    Duration::from_secs(STDIN_CLOSE_GRACE.as_secs() + SIGTERM_GRACE.as_secs() + 1);
+
+/// The protocol revision the handshake-era `initialize` asks for by default
+/// (`mcptape_wire::protocol::FALLBACK_REVISION`; a `&'static str` for clap).
 pub const DEFAULT_PROTOCOL: &str = "2025-11-25";
 
-/// The modern revision that uses `server/discover` instead of `initialize`.
+/// The modern revision that uses `server/discover` instead of `initialize`
+/// (`mcptape_wire::protocol::STATELESS_SINCE`).
 pub const MODERN_PROTOCOL: &str = "2026-07-28";
 
 /// The protocol revisions `--protocol` accepts: 2025-06-18 and 2025-11-25
@@ -65,14 +79,14 @@ pub fn check_protocol(version: &str) -> Result<(), RecordError> {
     }
 }
 
-/// The `initialize` version used after a failed `server/discover` probe.
+/// The `initialize` version used after a failed `server/discover` probe
+/// (`mcptape_wire::protocol::FALLBACK_REVISION`).
 pub const FALLBACK_HANDSHAKE_VERSION: &str = "2025-11-25";
 
-/// `_meta` key of the client capabilities in 2026-07-28 requests.
-pub const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
-
-/// `_meta` key of the client info in 2026-07-28 requests.
-pub const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+/// `_meta` keys of the client capabilities and client info in 2026-07-28 requests.
+pub use mcptape_wire::protocol::meta::{
+    CLIENT_CAPABILITIES as META_CLIENT_CAPABILITIES, CLIENT_INFO as META_CLIENT_INFO,
+};
 
 /// Most `resources/list` (or `resources/templates/list`) pages followed (a
 /// server returning a `nextCursor` forever would otherwise never end the crawl).
@@ -84,8 +98,8 @@ pub const MAX_EXPANSIONS: usize = 10_000;
 /// Default time a crawl request may take, in ms.
 pub const DEFAULT_REQUEST_TIMEOUT_MS: u64 = 30_000;
 
-/// JSON-RPC "method not found" (JSON-RPC 2.0 §5.1).
-pub const METHOD_NOT_FOUND: i64 = -32601;
+/// JSON-RPC "method not found" (JSON-RPC 2.0 §5.1), the answer to server requests.
+pub use mcptape_wire::protocol::error_code::METHOD_NOT_FOUND;
 
 /// What to crawl.
 #[derive(Debug, Clone)]
@@ -99,7 +113,7 @@ pub enum CrawlTarget {
 /// A template and the values to expand it with (`--expand 'TEMPLATE' var=v1,v2`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Expansion {
-    /// The RFC 6570 template (levels 1–2: `{var}`, `{+var}`).
+    /// The RFC 6570 template (all four levels: `{var}`, `{+var}`, `{/var}`, `{?var}`…).
     pub template: String,
     /// Each variable with its values; the crawl reads the product of all lists.
     pub vars: Vec<(String, Vec<String>)>,
@@ -131,13 +145,38 @@ impl Expansion {
         })
     }
 
-    /// Every concrete URI: the template expanded with each combination of values.
+    /// Every concrete URI: the template expanded with each combination of
+    /// values by [`mcptape_uri::template::Template::expand`] (RFC 6570, all
+    /// four levels; in `{+var}` a `%XX` passes through, §3.2.3).
     ///
-    /// Errors: [`RecordErrorKind::Expand`] for an unterminated `{`, an
-    /// operator other than none or `+`, a variable with no values given, or
-    /// more than [`MAX_EXPANSIONS`] combinations.
+    /// Errors: [`RecordErrorKind::Expand`] for a template RFC 6570 rejects
+    /// (an unterminated `{`…), a variable with no values given, or more than
+    /// [`MAX_EXPANSIONS`] combinations.
     pub fn uris(&self) -> Result<Vec<String>, RecordError> {
         let err = |m: String| RecordError::new(RecordErrorKind::Expand(m));
+        let template = Template::parse(&self.template).map_err(|e| {
+            err(match e.kind() {
+                TemplateErrorKind::UnclosedExpression => {
+                    format!(
+                        "--expand: unterminated `{{` in template `{}`",
+                        self.template
+                    )
+                }
+                k => format!(
+                    "--expand: template `{}` is not RFC 6570: {k} at byte {}",
+                    self.template,
+                    e.offset()
+                ),
+            })
+        })?;
+        for name in template.var_names() {
+            if !self.vars.iter().any(|(k, _)| k == name) {
+                return Err(err(format!(
+                    "--expand: no values given for `{name}` of `{}`",
+                    self.template
+                )));
+            }
+        }
         let mut total: usize = 1;
         for (_, vals) in &self.vars {
             total = total.saturating_mul(vals.len());
@@ -150,13 +189,15 @@ impl Expansion {
         let mut out = Vec::with_capacity(total);
         let mut idx = vec![0usize; self.vars.len()];
         loop {
-            let pick: Vec<(&str, &str)> = self
-                .vars
-                .iter()
-                .zip(&idx)
-                .map(|((k, vals), &i)| (k.as_str(), vals[i].as_str()))
-                .collect();
-            out.push(expand_one(&self.template, &pick).map_err(|m| err(format!("--expand: {m}")))?);
+            let mut vars = Vars::new();
+            for ((k, vals), &i) in self.vars.iter().zip(&idx) {
+                vars.insert(k.as_str(), vals[i].as_str());
+            }
+            out.push(
+                template
+                    .expand(&vars)
+                    .map_err(|e| err(format!("--expand: {}: {e}", self.template)))?,
+            );
             // odometer
             let mut k = self.vars.len();
             loop {
@@ -172,55 +213,6 @@ impl Expansion {
             }
         }
     }
-}
-
-/// RFC 6570 §3.2.2 (simple) and §3.2.3 (reserved) expansion of one template.
-fn expand_one(template: &str, vars: &[(&str, &str)]) -> Result<String, String> {
-    let mut out = String::new();
-    let mut rest = template;
-    while let Some(i) = rest.find('{') {
-        out.push_str(&rest[..i]);
-        let after = &rest[i + 1..];
-        let j = after
-            .find('}')
-            .ok_or_else(|| format!("unterminated `{{` in template `{template}`"))?;
-        let expr = &after[..j];
-        let (reserved, names) = match expr.strip_prefix('+') {
-            Some(n) => (true, n),
-            None if expr.starts_with(['#', '.', '/', ';', '?', '&']) => {
-                return Err(format!(
-                    "operator `{}` in `{template}`: only {{var}} and {{+var}} are supported by --expand",
-                    &expr[..1]
-                ));
-            }
-            None => (false, expr),
-        };
-        let mut first = true;
-        for name in names.split(',') {
-            let value = vars
-                .iter()
-                .find(|(k, _)| *k == name)
-                .map(|(_, v)| *v)
-                .ok_or_else(|| format!("no values given for `{name}` of `{template}`"))?;
-            if !first {
-                out.push(',');
-            }
-            first = false;
-            for b in value.bytes() {
-                let unreserved =
-                    b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~');
-                let reserved_ok = reserved && b":/?#[]@!$&'()*+,;=".contains(&b);
-                if unreserved || reserved_ok {
-                    out.push(b as char);
-                } else {
-                    out.push_str(&format!("%{b:02X}"));
-                }
-            }
-        }
-        rest = &after[j + 1..];
-    }
-    out.push_str(rest);
-    Ok(out)
 }
 
 /// Options of a crawl.
@@ -305,19 +297,34 @@ type Reply = Result<Value, Value>;
 /// [`RecordErrorKind::Spawn`] / [`RecordErrorKind::Url`] if the server
 /// cannot be reached, [`RecordErrorKind::Timeout`] if a request takes longer
 /// than [`CrawlOptions::request_timeout`], [`RecordErrorKind::Closed`] if the
-/// server goes away, [`RecordErrorKind::Protocol`] if the handshake fails or a
-/// list reply is malformed; each with the crawl step ([`Position::Step`]).
+/// server goes away, [`RecordErrorKind::Io`] if reading from it fails (a read
+/// error is not taken for its end), [`RecordErrorKind::Protocol`] if the
+/// handshake fails or a list reply is malformed; each with the crawl step
+/// ([`Position::Step`]).
 pub async fn crawl(
     opts: CrawlOptions,
     sink: Arc<TranscriptSink>,
     mut progress: impl FnMut(CrawlProgress),
 ) -> Result<CrawlReport, RecordError> {
     check_options(&opts)?;
+    let recorder = Arc::new(Recorder {
+        sink: sink.clone(),
+        redactor: opts.redactor.clone(),
+        heads: Mutex::default(),
+    });
     let mut conn = match &opts.target {
-        CrawlTarget::Command(argv) => Conn::Stdio(StdioConn::start(argv, sink.clone())?),
-        CrawlTarget::Url(url) => Conn::Http(HttpConn::new(url, sink.clone(), opts.redactor)?),
+        CrawlTarget::Command(argv) => Conn::stdio(argv, recorder)?,
+        CrawlTarget::Url(url) => {
+            let mut client = http_client(url)?;
+            client.set_max_body_bytes(MAX_HTTP_BODY_BYTES);
+            Conn {
+                session: Session::http(client, Some(recorder)),
+                child: None,
+                stderr: None,
+            }
+        }
     };
-    let result = crawl_on(&mut conn, &opts, &mut progress).await;
+    let result = crawl_on(&conn.session, &opts, &mut progress).await;
     let closed = conn.close(&sink).await;
     let report = result?;
     closed?;
@@ -325,13 +332,13 @@ pub async fn crawl(
 }
 
 async fn crawl_on(
-    conn: &mut Conn,
+    session: &Session,
     opts: &CrawlOptions,
     progress: &mut impl FnMut(CrawlProgress),
 ) -> Result<CrawlReport, RecordError> {
-    let mut c = Client {
-        conn,
-        next_id: 1,
+    let mut c = Crawler {
+        session,
+        last_id: 0,
         modern: None,
         timeout: opts.request_timeout,
         report: CrawlReport::default(),
@@ -340,14 +347,23 @@ async fn crawl_on(
     progress(CrawlProgress::Handshake {
         version: c.report.protocol_version.clone(),
     });
+    let result = crawl_steps(&mut c, opts, progress).await;
+    c.report.answered_server_requests = session.answered_server_requests();
+    result.map(|()| c.report)
+}
 
+async fn crawl_steps(
+    c: &mut Crawler<'_>,
+    opts: &CrawlOptions,
+    progress: &mut impl FnMut(CrawlProgress),
+) -> Result<(), RecordError> {
     // resources/list, every page.
     let mut cursor: Option<String> = None;
     let mut seen = HashSet::new();
     loop {
         let params = cursor.as_ref().map(|c| json!({ "cursor": c }));
         let page = c
-            .call("resources/list", params)
+            .call(method::RESOURCES_LIST, params)
             .await?
             .map_err(|e| c.protocol(format!("resources/list failed: {e}")))?;
         c.report.pages += 1;
@@ -385,7 +401,7 @@ async fn crawl_on(
     let mut pages = 0;
     loop {
         let params = cursor.as_ref().map(|c| json!({ "cursor": c }));
-        let Ok(page) = c.call("resources/templates/list", params).await? else {
+        let Ok(page) = c.call(method::RESOURCES_TEMPLATES_LIST, params).await? else {
             break;
         };
         pages += 1;
@@ -422,13 +438,13 @@ async fn crawl_on(
     });
     for uri in uris {
         let reply = c
-            .call("resources/read", Some(json!({ "uri": uri })))
+            .call(method::RESOURCES_READ, Some(json!({ "uri": uri })))
             .await?;
         let outcome = read_outcome(&uri, &reply);
         c.report.reads.push(outcome);
         progress(CrawlProgress::Read { uri });
     }
-    Ok(c.report)
+    Ok(())
 }
 
 /// A URI next to `first` that should not exist (`.../mcptape-does-not-exist`).
@@ -473,78 +489,87 @@ fn read_outcome(uri: &str, reply: &Reply) -> ReadOutcome {
     o
 }
 
-struct Client<'a> {
-    conn: &'a mut Conn,
-    next_id: u64,
+/// The crawl's side of the one client session: what crawl sends (the
+/// session does ids, matching, the handshake, server requests).
+struct Crawler<'a> {
+    session: &'a Session,
+    /// Id of the last request sent (the crawl step of an error).
+    last_id: u64,
     /// `Some(version)` once a 2026-07-28 discovery succeeded: requests carry the `_meta` envelope.
     modern: Option<String>,
     timeout: Duration,
     report: CrawlReport,
 }
 
-impl Client<'_> {
+impl Crawler<'_> {
     fn protocol(&self, msg: String) -> RecordError {
-        RecordError::new(RecordErrorKind::Protocol(msg))
-            .at(Position::Step(self.next_id.saturating_sub(1)))
+        RecordError::new(RecordErrorKind::Protocol(msg)).at(Position::Step(self.last_id))
     }
 
+    /// The 2026-07-28 `_meta` envelope of every request.
     fn envelope(version: &str) -> Value {
-        json!({
-            META_PROTOCOL_VERSION: version,
-            META_CLIENT_INFO: { "name": "mcptape", "version": env!("CARGO_PKG_VERSION") },
-            META_CLIENT_CAPABILITIES: {},
-        })
+        protocol::request_meta(&Revision::new(version), &Implementation::mcptape())
+    }
+
+    fn initialize_params(version: &str) -> Value {
+        protocol::initialize_params(&Revision::new(version), &Implementation::mcptape())
     }
 
     async fn handshake(&mut self, protocol: &str) -> Result<(), RecordError> {
-        if protocol == MODERN_PROTOCOL {
-            let params = json!({ "_meta": Self::envelope(protocol) });
-            self.conn.set_protocol_version(Some(protocol));
-            let reply = self.call_raw("server/discover", Some(params)).await?;
-            if let Ok(result) = reply {
-                let supported: Vec<&str> = result
-                    .get("supportedVersions")
-                    .and_then(Value::as_array)
-                    .map(|v| v.iter().filter_map(Value::as_str).collect())
-                    .unwrap_or_default();
-                if supported.contains(&protocol) {
-                    self.modern = Some(protocol.to_owned());
-                    self.report.protocol_version = protocol.to_owned();
-                    return Ok(());
-                }
+        let plan = if Era::of(protocol) == Era::Stateless {
+            Handshake {
+                discover: Some(json!({ "_meta": Self::envelope(protocol) })),
+                version: Some(Revision::new(protocol)),
+                initialize: Self::initialize_params(FALLBACK_HANDSHAKE_VERSION),
+                timeout: self.timeout,
             }
-            self.conn.set_protocol_version(None);
-            self.report.fell_back = true;
-            return self.initialize(FALLBACK_HANDSHAKE_VERSION).await;
+        } else {
+            Handshake {
+                discover: None,
+                version: None,
+                initialize: Self::initialize_params(protocol),
+                timeout: self.timeout,
+            }
+        };
+        let hs = self
+            .session
+            .handshake(&plan)
+            .await
+            .map_err(|e| self.session_error(e))?;
+        if hs.method == method::SERVER_DISCOVER {
+            self.modern = Some(protocol.to_owned());
         }
-        self.initialize(protocol).await
+        self.report.fell_back = hs.fell_back;
+        self.report.protocol_version = hs
+            .protocol_version
+            .map(|v| v.as_str().to_owned())
+            .unwrap_or_default();
+        Ok(())
     }
 
-    async fn initialize(&mut self, version: &str) -> Result<(), RecordError> {
-        let params = json!({
-            "protocolVersion": version,
-            "capabilities": {},
-            "clientInfo": { "name": "mcptape", "version": env!("CARGO_PKG_VERSION") },
-        });
-        let result = self
-            .call_raw("initialize", Some(params))
-            .await?
-            .map_err(|e| self.protocol(format!("initialize failed: {e}")))?;
-        let negotiated = result
-            .get("protocolVersion")
-            .and_then(Value::as_str)
-            .ok_or_else(|| self.protocol("initialize result has no protocolVersion".into()))?
-            .to_owned();
-        self.conn.set_protocol_version(Some(&negotiated));
-        self.report.protocol_version = negotiated;
-        let note = json!({ "jsonrpc": "2.0", "method": "notifications/initialized" });
-        self.conn
-            .notify(
-                &note.to_string(),
-                "notifications/initialized",
-                &mut self.report,
-            )
-            .await
+    fn session_error(&mut self, e: SessionError) -> RecordError {
+        self.last_id = e.id;
+        let step = Position::Step(e.id);
+        let SessionError { kind, method, .. } = e;
+        match kind {
+            SessionErrorKind::Closed(None) => {
+                RecordError::new(RecordErrorKind::Closed { method }).at(step)
+            }
+            // A read (or transport) error is not the server's end of output.
+            SessionErrorKind::Closed(Some(why)) => {
+                RecordError::io("server connection", std::io::Error::other(why)).at(step)
+            }
+            SessionErrorKind::Timeout { ms } => {
+                RecordError::new(RecordErrorKind::Timeout { method, ms }).at(step)
+            }
+            SessionErrorKind::Refused(err) => {
+                RecordError::new(RecordErrorKind::Protocol(format!("{method} failed: {err}")))
+                    .at(step)
+            }
+            other => {
+                RecordError::new(RecordErrorKind::Protocol(format!("{method}: {other}"))).at(step)
+            }
+        }
     }
 
     async fn call(&mut self, method: &str, params: Option<Value>) -> Result<Reply, RecordError> {
@@ -554,257 +579,196 @@ impl Client<'_> {
                 if let Some(obj) = p.as_object_mut() {
                     obj.insert("_meta".to_owned(), Self::envelope(v));
                 }
-                Some(p)
+                p
             }
-            None => params,
+            None => params.unwrap_or(Value::Null),
         };
-        self.call_raw(method, params).await
+        let (outcome, mut msg) = self
+            .session
+            .call(method, &params, self.timeout)
+            .await
+            .map_err(|e| self.session_error(e))?;
+        self.last_id += 1;
+        Ok(match outcome {
+            Outcome::Ok => Ok(msg
+                .get_mut("result")
+                .map(Value::take)
+                .unwrap_or(Value::Null)),
+            _ => Err(msg.get_mut("error").map(Value::take).unwrap_or(Value::Null)),
+        })
     }
+}
 
-    async fn call_raw(
-        &mut self,
+/// Writes the transcript from the session's wire events: every message
+/// byte-exact, HTTP requests before they are sent (headers redacted), each
+/// reply item as it arrives.
+struct Recorder {
+    sink: Arc<TranscriptSink>,
+    redactor: Redactor,
+    /// Response heads (status, headers) waiting for their first body item.
+    heads: Mutex<HashMap<u64, HttpMeta>>,
+}
+
+impl Recorder {
+    /// HTTP details of a record: `headers` redacted.
+    fn meta(
+        &self,
+        exchange: u64,
         method: &str,
-        params: Option<Value>,
-    ) -> Result<Reply, RecordError> {
-        let id = self.next_id;
-        self.next_id += 1;
-        let mut msg = json!({ "jsonrpc": "2.0", "id": id, "method": method });
-        if let Some(p) = params {
-            msg["params"] = p;
-        }
-        let line = msg.to_string();
-        let fut = self.conn.request(&line, id, method, &mut self.report);
-        match tokio::time::timeout(self.timeout, fut).await {
-            Ok(r) => r.map_err(|e| e.at(Position::Step(id))),
-            Err(_) => Err(RecordError::new(RecordErrorKind::Timeout {
-                method: method.to_owned(),
-                ms: u64::try_from(self.timeout.as_millis()).unwrap_or(u64::MAX),
-            })
-            .at(Position::Step(id))),
+        status: Option<u16>,
+        headers: &[(String, String)],
+    ) -> HttpMeta {
+        let mut headers = headers.to_vec();
+        self.redactor.headers(&mut headers);
+        HttpMeta {
+            exchange,
+            method: Some(method.to_owned()),
+            status,
+            headers,
+            ..HttpMeta::default()
         }
     }
-}
 
-/// The answer mcptape gives to a server-to-client request: `ping` → `{}`,
-/// anything else → `-32601` (no client capability was declared).
-fn answer_server_request(msg: &Value) -> Option<(String, Value)> {
-    let method = msg.get("method")?.as_str()?;
-    let id = msg.get("id")?;
-    let reply = if method == "ping" {
-        json!({ "jsonrpc": "2.0", "id": id, "result": {} })
-    } else {
-        json!({ "jsonrpc": "2.0", "id": id, "error": { "code": METHOD_NOT_FOUND, "message": format!("Method not found: mcptape crawl declared no capability for `{method}`") } })
-    };
-    Some((method.to_owned(), reply))
-}
-
-/// Is `msg` the reply to request `id`? Returns the reply if so.
-fn as_reply_to(msg: &Value, id: u64) -> Option<Reply> {
-    if msg.get("method").is_some() || msg.get("id").and_then(Value::as_u64) != Some(id) {
-        return None;
+    fn heads(&self) -> std::sync::MutexGuard<'_, HashMap<u64, HttpMeta>> {
+        self.heads.lock().unwrap_or_else(|p| p.into_inner())
     }
-    if let Some(e) = msg.get("error") {
-        return Some(Err(e.clone()));
+
+    fn http_note(&self, dir: Direction, http: HttpMeta, note: HttpNote) {
+        self.sink.record(Event::Http {
+            dir,
+            http,
+            note,
+            detail: None,
+        });
     }
-    Some(Ok(msg.get("result").cloned().unwrap_or(Value::Null)))
 }
 
-enum Conn {
-    Stdio(StdioConn),
-    Http(HttpConn),
+impl Observer for Recorder {
+    fn observe(&self, event: WireEvent<'_>) {
+        match event {
+            WireEvent::LineOut(line) => self.sink.record_line(Direction::C2s, line, None),
+            WireEvent::LineIn(Frame::Message(l) | Frame::Noise(l)) => {
+                self.sink.record_line(Direction::S2c, l, None);
+            }
+            WireEvent::LineIn(Frame::TooLong(e)) => self.sink.record(Event::Noise {
+                dir: Direction::S2c,
+                line: format!("<mcptape: {e}; not recorded>"),
+            }),
+            WireEvent::PostSent {
+                exchange,
+                headers,
+                body,
+            } => {
+                let meta = self.meta(exchange, "POST", None, headers);
+                self.sink
+                    .record_line(Direction::C2s, body.as_bytes(), Some(meta));
+            }
+            WireEvent::PostHead {
+                exchange,
+                status,
+                headers,
+            } => {
+                let meta = self.meta(exchange, "POST", Some(status), headers);
+                self.heads().insert(exchange, meta);
+            }
+            WireEvent::PostItem { exchange, item } => {
+                let mut m = self.heads().remove(&exchange).unwrap_or_else(|| HttpMeta {
+                    exchange,
+                    method: Some("POST".into()),
+                    ..HttpMeta::default()
+                });
+                let data: &[u8] = match item {
+                    ReplyItem::Json(s) => s.as_bytes(),
+                    ReplyItem::Other(b) => b,
+                    ReplyItem::Event(ev) => {
+                        m.sse_event_id = ev.id.clone();
+                        if ev.data.is_empty() {
+                            self.http_note(Direction::S2c, m, HttpNote::EmptyEvent);
+                            return;
+                        }
+                        ev.data.as_bytes()
+                    }
+                };
+                self.sink.record_line(Direction::S2c, data, Some(m));
+            }
+            WireEvent::PostEnd { exchange, .. } => {
+                // A head still waiting: the response had no body.
+                if let Some(m) = self.heads().remove(&exchange) {
+                    self.http_note(Direction::S2c, m, HttpNote::NoBody);
+                }
+            }
+            WireEvent::DeleteSent { exchange, headers } => {
+                let meta = self.meta(exchange, "DELETE", None, headers);
+                self.http_note(Direction::C2s, meta, HttpNote::NoBody);
+            }
+            WireEvent::DeleteStatus { exchange, status } => {
+                let meta = self.meta(exchange, "DELETE", Some(status), &[]);
+                self.http_note(Direction::S2c, meta, HttpNote::NoBody);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The crawled server: the session, and for stdio the child process and its
+/// stderr reader.
+struct Conn {
+    session: Session,
+    child: Option<StdioChild>,
+    stderr: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl Conn {
-    /// Sets (`Some`) or clears the `MCP-Protocol-Version` the HTTP client sends
-    /// (a 2026-07-28 version also selects the stateless-era headers).
-    fn set_protocol_version(&mut self, version: Option<&str>) {
-        if let Conn::Http(h) = self {
-            match version {
-                Some(v) => h.client.set_protocol_version(v),
-                None => h.client.clear_protocol_version(),
-            }
-        }
-    }
-
-    async fn request(
-        &mut self,
-        line: &str,
-        id: u64,
-        method: &str,
-        report: &mut CrawlReport,
-    ) -> Result<Reply, RecordError> {
-        match self {
-            Conn::Stdio(s) => s.request(line, id, method, report).await,
-            Conn::Http(h) => h.request(line, id, method, report).await,
-        }
-    }
-
-    async fn notify(
-        &mut self,
-        line: &str,
-        method: &str,
-        report: &mut CrawlReport,
-    ) -> Result<(), RecordError> {
-        match self {
-            Conn::Stdio(s) => s.send(line).await,
-            Conn::Http(h) => {
-                let _ = method;
-                h.post(line, None, report).await.map(|_| ())
-            }
-        }
-    }
-
-    async fn close(&mut self, sink: &TranscriptSink) -> Result<(), RecordError> {
-        match self {
-            Conn::Stdio(s) => s.close(sink).await,
-            Conn::Http(h) => h.close().await,
-        }
-    }
-}
-
-// ---------------------------------------------------------------- stdio
-
-struct StdioConn {
-    child: StdioChild,
-    stdin: Option<ChildStdin>,
-    lines: mpsc::Receiver<Vec<u8>>,
-    sink: Arc<TranscriptSink>,
-}
-
-impl StdioConn {
-    fn start(argv: &[String], sink: Arc<TranscriptSink>) -> Result<Self, RecordError> {
+    /// Spawns the stdio server `argv` and opens a session over its pipes;
+    /// its stderr lines are recorded as they come.
+    fn stdio(argv: &[String], recorder: Arc<Recorder>) -> Result<Self, RecordError> {
         let mut child = crate::stdio::spawn_server(argv)?;
         let io = |what| RecordError::io("server process", std::io::Error::other(what));
-        let stdin = child.stdin.take();
-        let mut stdout = child.stdout.take().ok_or_else(|| io("no stdout pipe"))?;
-        let mut stderr = child.stderr.take().ok_or_else(|| io("no stderr pipe"))?;
-        let (tx, rx) = mpsc::channel::<Vec<u8>>(64);
-        let s = sink.clone();
-        tokio::spawn(async move {
-            let mut buf = vec![0u8; CHUNK_BYTES];
-            let mut framer = LineFramer::new(MAX_LINE_BYTES);
-            let mut lines = Vec::new();
+        let stdin = child.stdin.take().ok_or_else(|| io("no stdin pipe"))?;
+        let stdout = child.stdout.take().ok_or_else(|| io("no stdout pipe"))?;
+        let stderr = child.stderr.take().ok_or_else(|| io("no stderr pipe"))?;
+        let sink = recorder.sink.clone();
+        let stderr = tokio::spawn(async move {
+            let mut r = FramedReader::new(stderr, MAX_LINE_BYTES);
             loop {
-                let n = match stdout.read(&mut buf).await {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => n,
-                };
-                framer.push_with(&buf[..n], |f| match f {
-                    FrameRef::Message(l) | FrameRef::Noise(l) => {
-                        s.record_line(Direction::S2c, l, None);
-                        lines.push(l.to_vec());
-                    }
-                    FrameRef::TooLong(e) => s.record(Event::Noise {
-                        dir: Direction::S2c,
-                        line: format!("<mcptape: {e}; not recorded>"),
+                match r.next().await {
+                    Ok(Some(Frame::Message(l) | Frame::Noise(l))) => sink.record(Event::Stderr {
+                        line: String::from_utf8_lossy(&l).into_owned(),
                     }),
-                });
-                for l in lines.drain(..) {
-                    if tx.send(l).await.is_err() {
-                        return;
-                    }
+                    Ok(Some(Frame::TooLong(_))) => {}
+                    Ok(None) => break,
+                    // A read error ends stderr: the line held is delivered next, then the end.
+                    Err(_) => {}
                 }
             }
         });
-        let s = sink.clone();
-        tokio::spawn(async move {
-            let mut buf = vec![0u8; CHUNK_BYTES];
-            let mut framer = LineFramer::new(MAX_LINE_BYTES);
-            loop {
-                let n = match stderr.read(&mut buf).await {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => n,
-                };
-                framer.push_with(&buf[..n], |f| {
-                    if let FrameRef::Message(l) | FrameRef::Noise(l) = f {
-                        s.record(Event::Stderr {
-                            line: String::from_utf8_lossy(l).into_owned(),
-                        });
-                    }
-                });
-            }
-        });
-        Ok(StdioConn {
-            child,
-            stdin,
-            lines: rx,
-            sink,
+        let session = Session::over_observed(stdout, stdin, Some(recorder as Arc<dyn Observer>));
+        Ok(Conn {
+            session,
+            child: Some(child),
+            stderr: Some(stderr),
         })
     }
 
-    async fn send(&mut self, line: &str) -> Result<(), RecordError> {
-        let stdin = self.stdin.as_mut().ok_or_else(|| {
-            RecordError::io("server stdin", std::io::ErrorKind::BrokenPipe.into())
-        })?;
-        self.sink.record_line(Direction::C2s, line.as_bytes(), None);
-        let mut bytes = Vec::with_capacity(line.len() + 1);
-        bytes.extend_from_slice(line.as_bytes());
-        bytes.push(b'\n');
-        stdin
-            .write_all(&bytes)
-            .await
-            .map_err(|e| RecordError::io("server stdin", e))?;
-        stdin
-            .flush()
-            .await
-            .map_err(|e| RecordError::io("server stdin", e))
-    }
-
-    async fn request(
-        &mut self,
-        line: &str,
-        id: u64,
-        method: &str,
-        report: &mut CrawlReport,
-    ) -> Result<Reply, RecordError> {
-        self.send(line).await?;
-        loop {
-            let Some(l) = self.lines.recv().await else {
-                return Err(RecordError::new(RecordErrorKind::Closed {
-                    method: method.to_owned(),
-                }));
-            };
-            let Ok(msg) = serde_json::from_slice::<Value>(&l) else {
-                continue;
-            };
-            if let Some(reply) = as_reply_to(&msg, id) {
-                return Ok(reply);
-            }
-            if let Some((m, answer)) = answer_server_request(&msg) {
-                report.answered_server_requests.push(m);
-                self.send(&answer.to_string()).await?;
-            }
-        }
-    }
-
+    /// Ends the session (stdio: stdin closed, the server ended with the
+    /// stdio shutdown sequence, its last output recorded, then its exit;
+    /// HTTP: `DELETE` of a 2025-era session).
     async fn close(&mut self, sink: &TranscriptSink) -> Result<(), RecordError> {
-        drop(self.stdin.take());
-        let ending = self
-            .child
-            .shutdown()
-            .await
-            .map_err(|e| RecordError::io("server process", e))?;
-        // Let the reader record what the server wrote last.
-        while let Ok(Some(_)) =
-            tokio::time::timeout(Duration::from_millis(200), self.lines.recv()).await
-        {}
+        let Some(mut child) = self.child.take() else {
+            self.session.close(CLOSE_WAIT).await;
+            return Ok(());
+        };
+        let (_, ending) = tokio::join!(self.session.close(CLOSE_WAIT), child.shutdown());
+        let ending = ending.map_err(|e| RecordError::io("server process", e))?;
+        if let Some(h) = self.stderr.take() {
+            let _ = tokio::time::timeout(Duration::from_millis(200), h).await;
+        }
         sink.record(Event::Exit {
             code: ending.code(),
             signal: ending.signal(),
         });
         Ok(())
     }
-}
-
-// ---------------------------------------------------------------- HTTP
-
-/// Crawl over Streamable HTTP with [`mcptape_transport::http::HttpClient`]
-/// (session id, `MCP-Protocol-Version`, `Mcp-Method`/`Mcp-Name` per era),
-/// recording every request before it is sent and every reply item as it arrives.
-struct HttpConn {
-    client: HttpClient,
-    sink: Arc<TranscriptSink>,
-    redactor: Redactor,
 }
 
 /// An HTTP client for `url`, without connecting.
@@ -847,166 +811,6 @@ pub fn check_options(opts: &CrawlOptions) -> Result<(), RecordError> {
     }
 }
 
-impl HttpConn {
-    fn new(url: &str, sink: Arc<TranscriptSink>, redactor: Redactor) -> Result<Self, RecordError> {
-        let mut client = http_client(url)?;
-        client.set_max_body_bytes(MAX_HTTP_BODY_BYTES);
-        Ok(HttpConn {
-            client,
-            sink,
-            redactor,
-        })
-    }
-
-    /// HTTP details of a record: `headers` redacted.
-    fn meta(
-        &self,
-        exchange: u64,
-        method: &str,
-        status: Option<u16>,
-        headers: &[(String, String)],
-    ) -> HttpMeta {
-        let mut headers = headers.to_vec();
-        self.redactor.headers(&mut headers);
-        HttpMeta {
-            exchange,
-            method: Some(method.to_owned()),
-            status,
-            headers,
-            sse_event_id: None,
-        }
-    }
-
-    fn http_error(e: HttpError) -> RecordError {
-        let n = e.exchange;
-        RecordError::new(RecordErrorKind::Http(e.kind.to_string())).at(Position::Exchange(n))
-    }
-
-    /// POSTs one message; returns the reply to request `id` found in the
-    /// response (JSON body or SSE events), answering server requests on the way.
-    async fn post(
-        &mut self,
-        line: &str,
-        id: Option<u64>,
-        report: &mut CrawlReport,
-    ) -> Result<Option<Reply>, RecordError> {
-        let n = self.client.exchanges();
-        let meta = self.meta(n, "POST", None, &self.client.post_headers(line));
-        self.sink
-            .record_line(Direction::C2s, line.as_bytes(), Some(meta));
-        let mut resp = self.client.send(line).await.map_err(Self::http_error)?;
-        let status = resp.status;
-        let mut first = Some(self.meta(n, "POST", Some(status), &resp.headers));
-        let mut found: Option<Reply> = None;
-        let mut any = false;
-        while let Some(item) = resp.next_item().await {
-            let item = item.map_err(Self::http_error)?;
-            any = true;
-            let mut m = first.take().unwrap_or_else(|| HttpMeta {
-                exchange: n,
-                method: Some("POST".into()),
-                ..HttpMeta::default()
-            });
-            let data: &[u8] = match &item {
-                ReplyItem::Json(s) => s.as_bytes(),
-                ReplyItem::Other(b) => b,
-                ReplyItem::Event(ev) => {
-                    m.sse_event_id = ev.id.clone();
-                    if ev.data.is_empty() {
-                        self.sink.record(Event::Http {
-                            dir: Direction::S2c,
-                            http: m,
-                            note: HttpNote::EmptyEvent,
-                            detail: None,
-                        });
-                        continue;
-                    }
-                    ev.data.as_bytes()
-                }
-            };
-            self.sink.record_line(Direction::S2c, data, Some(m));
-            let msg = match &item {
-                ReplyItem::Event(ev) => match ev.payload() {
-                    SsePayload::JsonRpc(s) => serde_json::from_str::<Value>(s).ok(),
-                    SsePayload::Other(_) => None,
-                },
-                _ => serde_json::from_slice::<Value>(data).ok(),
-            };
-            let Some(msg) = msg else { continue };
-            if let Some(reply) = id.and_then(|id| as_reply_to(&msg, id)) {
-                found = Some(reply);
-                break;
-            }
-            if let Some((m, answer)) = answer_server_request(&msg) {
-                report.answered_server_requests.push(m);
-                Box::pin(self.post(&answer.to_string(), None, report)).await?;
-            }
-        }
-        if !any {
-            let meta = first.take().unwrap_or_default();
-            self.sink.record(Event::Http {
-                dir: Direction::S2c,
-                http: meta,
-                note: HttpNote::NoBody,
-                detail: None,
-            });
-        }
-        if found.is_none() && id.is_some() && status >= 400 {
-            // A non-JSON-RPC HTTP error (e.g. 400 for an unknown session) answers the request.
-            found = Some(Err(
-                json!({ "code": 0, "message": format!("HTTP {status}") }),
-            ));
-        }
-        Ok(found)
-    }
-
-    async fn request(
-        &mut self,
-        line: &str,
-        id: u64,
-        method: &str,
-        report: &mut CrawlReport,
-    ) -> Result<Reply, RecordError> {
-        self.post(line, Some(id), report).await?.ok_or_else(|| {
-            RecordError::new(RecordErrorKind::Closed {
-                method: method.to_owned(),
-            })
-        })
-    }
-
-    /// Ends a 2025-era session with `DELETE` (nothing without a session).
-    async fn close(&mut self) -> Result<(), RecordError> {
-        let Some(sid) = self.client.session_id().map(str::to_owned) else {
-            return Ok(());
-        };
-        let n = self.client.exchanges();
-        let mut headers = vec![(mcptape_transport::http::HEADER_SESSION_ID.to_owned(), sid)];
-        if let Some(v) = self.client.protocol_version() {
-            headers.push((
-                mcptape_transport::http::HEADER_PROTOCOL_VERSION.to_owned(),
-                v.to_owned(),
-            ));
-        }
-        let meta = self.meta(n, "DELETE", None, &headers);
-        self.sink.record(Event::Http {
-            dir: Direction::C2s,
-            http: meta,
-            note: HttpNote::NoBody,
-            detail: None,
-        });
-        if let Ok(Some(status)) = self.client.delete_session().await {
-            let meta = self.meta(n, "DELETE", Some(status), &[]);
-            self.sink.record(Event::Http {
-                dir: Direction::S2c,
-                http: meta,
-                note: HttpNote::NoBody,
-                detail: None,
-            });
-        }
-        Ok(())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1031,14 +835,21 @@ mod tests {
         assert_eq!(r.uris().unwrap(), vec!["file:///a/b%20c"]);
     }
 
+    /// RFC 6570 §3.2.3: reserved expansion passes a pct-encoded triplet
+    /// through; the old crawl-only expander re-encoded it (`%2F` → `%252F`).
     #[test]
-    fn expand_rejects_unsupported_and_missing() {
-        assert!(
-            Expansion::parse("x://{?q}", &["q=1".into()])
-                .unwrap()
-                .uris()
-                .is_err()
-        );
+    fn expand_reserved_passes_pct_encoded_triplets_through() {
+        let r = Expansion::parse("file:///{+path}", &["path=a%2Fb/c d".into()]).unwrap();
+        assert_eq!(r.uris().unwrap(), vec!["file:///a%2Fb/c%20d"]);
+        // Simple expansion encodes the `%` itself (§3.2.2).
+        let s = Expansion::parse("file:///{path}", &["path=a%2Fb".into()]).unwrap();
+        assert_eq!(s.uris().unwrap(), vec!["file:///a%252Fb"]);
+    }
+
+    #[test]
+    fn expand_every_operator_and_rejects_malformed_and_missing() {
+        let q = Expansion::parse("x://r{?q,n}", &["q=a b".into(), "n=1".into()]).unwrap();
+        assert_eq!(q.uris().unwrap(), vec!["x://r?q=a%20b&n=1"]);
         assert!(Expansion::parse("x://{a}", &[]).unwrap().uris().is_err());
         assert!(
             Expansion::parse("x://{a", &["a=1".into()])
@@ -1073,6 +884,22 @@ mod tests {
         assert!(past.uris().is_err());
     }
 
+    /// The `&'static str` revisions (clap defaults) are the protocol module's.
+    #[test]
+    fn revision_literals_are_the_protocol_modules() {
+        assert_eq!(DEFAULT_PROTOCOL, protocol::FALLBACK_REVISION.as_str());
+        assert_eq!(
+            FALLBACK_HANDSHAKE_VERSION,
+            protocol::FALLBACK_REVISION.as_str()
+        );
+        assert_eq!(MODERN_PROTOCOL, protocol::STATELESS_SINCE.as_str());
+        for v in KNOWN_PROTOCOLS {
+            assert!(Revision::new(*v).is_known(), "{v}");
+        }
+        assert_eq!(Era::of(MODERN_PROTOCOL), Era::Stateless);
+        assert_eq!(Era::of(DEFAULT_PROTOCOL), Era::Session);
+    }
+
     #[test]
     fn missing_uri_is_a_sibling_of_the_first_listed() {
         assert_eq!(
@@ -1094,18 +921,60 @@ mod tests {
         assert_eq!(missing_uri_for(None), "file:///mcptape-does-not-exist");
     }
 
-    #[test]
-    fn server_requests_get_method_not_found_except_ping() {
-        let (m, a) =
-            answer_server_request(&json!({"jsonrpc":"2.0","id":7,"method":"roots/list"})).unwrap();
-        assert_eq!(m, "roots/list");
-        assert_eq!(a["error"]["code"], json!(METHOD_NOT_FOUND));
-        assert_eq!(a["id"], json!(7));
-        let (_, p) =
-            answer_server_request(&json!({"jsonrpc":"2.0","id":"p","method":"ping"})).unwrap();
-        assert_eq!(p["result"], json!({}));
-        assert!(
-            answer_server_request(&json!({"jsonrpc":"2.0","method":"notifications/x"})).is_none()
+    /// Yields `data` in one read, then fails like a broken device.
+    struct Broken(Option<Vec<u8>>);
+
+    impl tokio::io::AsyncRead for Broken {
+        fn poll_read(
+            mut self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+            buf: &mut tokio::io::ReadBuf<'_>,
+        ) -> std::task::Poll<std::io::Result<()>> {
+            match self.0.take() {
+                Some(d) => {
+                    buf.put_slice(&d);
+                    std::task::Poll::Ready(Ok(()))
+                }
+                None => std::task::Poll::Ready(Err(std::io::Error::other("EIO"))),
+            }
+        }
+    }
+
+    /// Regression (issue 11): crawl's old line loop took a read error for the
+    /// server's end of output and reported "closed". The server's stdout
+    /// answers `initialize` (its last line without a newline), then the read
+    /// fails: the crawl reports the read error.
+    #[tokio::test]
+    async fn crawl_read_error_is_reported_as_io_not_as_the_server_closing() {
+        let init = br#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"t","version":"1"}}}"#;
+        let session = Session::over(Broken(Some(init.to_vec())), tokio::io::sink());
+        let opts = CrawlOptions {
+            target: CrawlTarget::Command(vec!["unused".into()]),
+            protocol: DEFAULT_PROTOCOL.into(),
+            expand: Vec::new(),
+            missing_uri: None,
+            request_timeout: Duration::from_secs(5),
+            redactor: Redactor::default(),
+        };
+        let mut versions = Vec::new();
+        let err = crawl_on(&session, &opts, &mut |p| {
+            if let CrawlProgress::Handshake { version } = p {
+                versions.push(version);
+            }
+        })
+        .await
+        .unwrap_err();
+        assert_eq!(
+            versions,
+            ["2025-11-25"],
+            "the unterminated reply still answered"
         );
+        match err.kind() {
+            RecordErrorKind::Io { what, source } => {
+                assert_eq!(*what, "server connection");
+                assert!(source.to_string().contains("EIO"), "{source}");
+            }
+            k => panic!("expected the read error, got {k:?}"),
+        }
     }
 }

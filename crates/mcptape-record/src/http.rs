@@ -294,7 +294,22 @@ fn text_response(status: StatusCode, msg: &str) -> Response<ProxyBody> {
 
 /// Records a body (request, JSON response or SSE event data) as one message
 /// record, or as noise when it is not exactly one JSON value (bytes unaltered).
-fn record_body(sink: &TranscriptSink, dir: Direction, body: &[u8], meta: HttpMeta) {
+/// When a `--redact-json` pointer matches, the redacted re-serialization is
+/// recorded instead and `meta.redactedPointers` names the pointers.
+fn record_body(
+    sink: &TranscriptSink,
+    redactor: &Redactor,
+    dir: Direction,
+    body: &[u8],
+    mut meta: HttpMeta,
+) {
+    if redactor.redacts_json()
+        && let Some((text, pointers)) = redactor.json_body(body)
+    {
+        meta.redacted_pointers = pointers;
+        sink.record_line(dir, text.as_bytes(), Some(meta));
+        return;
+    }
     sink.record_line(dir, body, Some(meta));
 }
 
@@ -337,6 +352,7 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<ProxyBo
         status: None,
         headers: header_pairs(&parts.headers, &shared.redactor),
         sse_event_id: None,
+        redacted_pointers: Vec::new(),
     };
     let body = match Limited::new(body, shared.body_limit).collect().await {
         Ok(b) => b.to_bytes(),
@@ -373,7 +389,13 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<ProxyBo
             Some(shown),
         );
     } else {
-        record_body(&shared.sink, Direction::C2s, &body, req_meta);
+        record_body(
+            &shared.sink,
+            &shared.redactor,
+            Direction::C2s,
+            &body,
+            req_meta,
+        );
     }
 
     // Forward.
@@ -415,6 +437,7 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<ProxyBo
         status: Some(status),
         headers: header_pairs(&rparts.headers, &shared.redactor),
         sse_event_id: None,
+        redacted_pointers: Vec::new(),
     };
     let content_type = rparts
         .headers
@@ -433,6 +456,7 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<ProxyBo
         let (tx, rx) =
             tokio::sync::mpsc::channel::<Result<Frame<Bytes>, Infallible>>(STREAM_CHANNEL_FRAMES);
         let sink = shared.sink.clone();
+        let redactor = shared.redactor.clone();
         let mut shutdown = shared.shutdown.clone();
         let task = tokio::spawn(async move {
             let mut rbody = rbody;
@@ -478,7 +502,7 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<ProxyBo
                         // A priming event (an id for resumption, no message).
                         note(&sink, Direction::S2c, meta, HttpNote::EmptyEvent, None);
                     } else {
-                        record_body(&sink, Direction::S2c, ev.data.as_bytes(), meta);
+                        record_body(&sink, &redactor, Direction::S2c, ev.data.as_bytes(), meta);
                     }
                 }
                 if tx.send(Ok(Frame::data(data))).await.is_err() {
@@ -526,7 +550,13 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<ProxyBo
             None,
         );
     } else {
-        record_body(&shared.sink, Direction::S2c, &rbytes, resp_meta);
+        record_body(
+            &shared.sink,
+            &shared.redactor,
+            Direction::S2c,
+            &rbytes,
+            resp_meta,
+        );
     }
     *out.body_mut() = Full::new(rbytes).boxed();
     out

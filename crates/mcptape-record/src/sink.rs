@@ -9,8 +9,10 @@ use std::sync::Mutex;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use mcptape_transcript::{
-    Direction, Event, Header, HttpMeta, Record, ServerSpec, TranscriptWriter, Transport,
+    Direction, Event, Header, HttpMeta, Record, Redaction, ServerSpec, TranscriptWriter, Transport,
 };
+
+use mcptape_wire::protocol::{self, Observation, RevisionDetector};
 
 use crate::error::{RecordError, RecordErrorKind};
 
@@ -27,7 +29,8 @@ pub struct TranscriptSink {
 struct Inner {
     out: TranscriptWriter<Box<dyn Write + Send>>,
     failed: Option<std::io::Error>,
-    protocol_seen: bool,
+    /// The one revision detector (`mcptape_wire::protocol`), fed every message.
+    revision: RevisionDetector,
     last_t_us: u64,
 }
 
@@ -57,6 +60,25 @@ impl TranscriptSink {
         Self::with_writer(Box::new(file), path, transport, server)
     }
 
+    /// [`TranscriptSink::create`] with `redaction` (what the recorder
+    /// redacted: names, pointers, argv positions) in the header.
+    ///
+    /// Errors: as [`TranscriptSink::create`].
+    pub fn create_redacted(
+        path: &Path,
+        transport: Transport,
+        server: ServerSpec,
+        redaction: Redaction,
+    ) -> Result<Self, RecordError> {
+        let file = std::fs::File::create(path).map_err(|source| {
+            RecordError::new(RecordErrorKind::Transcript {
+                path: path.to_owned(),
+                source,
+            })
+        })?;
+        Self::with_header(Box::new(file), path, transport, server, Some(redaction))
+    }
+
     /// Writes the header to `out` and returns a sink writing records to it.
     /// `path` is only used in error messages.
     ///
@@ -67,6 +89,16 @@ impl TranscriptSink {
         transport: Transport,
         server: ServerSpec,
     ) -> Result<Self, RecordError> {
+        Self::with_header(out, path, transport, server, None)
+    }
+
+    fn with_header(
+        out: Box<dyn Write + Send>,
+        path: &Path,
+        transport: Transport,
+        server: ServerSpec,
+        redaction: Option<Redaction>,
+    ) -> Result<Self, RecordError> {
         let started = Instant::now();
         let header = Header {
             mcptape_transcript: mcptape_transcript::FORMAT_VERSION,
@@ -75,6 +107,7 @@ impl TranscriptSink {
             server,
             started_at: rfc3339_utc(SystemTime::now()),
             protocol_version: None,
+            redaction,
         };
         let out = TranscriptWriter::new(out, &header).map_err(|source| {
             RecordError::new(RecordErrorKind::Transcript {
@@ -86,7 +119,7 @@ impl TranscriptSink {
             inner: Mutex::new(Inner {
                 out,
                 failed: None,
-                protocol_seen: false,
+                revision: RevisionDetector::new(),
                 last_t_us: 0,
             }),
             started,
@@ -128,8 +161,10 @@ impl TranscriptSink {
     ///
     /// Exactly one JSON value → [`Event::Message`] (byte-exact); anything else
     /// (a banner, JSON with surrounding whitespace) → [`Event::Noise`] (lossy
-    /// UTF-8). On the first `initialize` or `server/discover` result seen,
-    /// also records an [`Event::Protocol`] record with the negotiated version.
+    /// UTF-8). When the message settles the protocol revision (an `initialize`
+    /// result, or the first request carrying the `_meta` protocol version:
+    /// [`RevisionDetector`] precedence step 1), also records an
+    /// [`Event::Protocol`] record with it, right after the message.
     pub fn record_line(&self, dir: Direction, bytes: &[u8], http: Option<HttpMeta>) {
         self.record_line_at(None, dir, bytes, http);
     }
@@ -158,16 +193,21 @@ impl TranscriptSink {
             );
             return;
         };
-        let version = protocol_version_of(dir, msg.get());
+        let settled = {
+            let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+            inner.revision.observe(Observation::Json(
+                protocol::Direction::from_client(dir == Direction::C2s),
+                msg.get(),
+            ))
+        };
         self.record_at(t_us, Event::Message { dir, msg, http });
-        if let Some(version) = version {
-            let first = {
-                let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-                !std::mem::replace(&mut inner.protocol_seen, true)
-            };
-            if first {
-                self.record_at(t_us, Event::Protocol { version });
-            }
+        if let Some(d) = settled {
+            self.record_at(
+                t_us,
+                Event::Protocol {
+                    version: d.revision.as_str().to_owned(),
+                },
+            );
         }
     }
 
@@ -195,54 +235,9 @@ impl TranscriptSink {
     }
 }
 
-/// Request `_meta` key carrying the protocol revision on every 2026-07-28 request
-/// (spec 2026-07-28, "Base Protocol" §Versioning).
-pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
-
-/// The protocol revision a message reveals, if any:
-/// * `s2c`: the `protocolVersion` of an `initialize` result (spec 2025-11-25, "Lifecycle");
-/// * `c2s`: the `_meta` [`META_PROTOCOL_VERSION`] of a request other than
-///   `server/discover` (the discover probe may still fall back to `initialize`).
-fn protocol_version_of(dir: Direction, msg: &str) -> Option<String> {
-    // Cheap pre-filter: most messages are not handshake results.
-    let key = match dir {
-        Direction::S2c => "\"protocolVersion\"",
-        Direction::C2s => META_PROTOCOL_VERSION,
-    };
-    if !msg.contains(key) {
-        return None;
-    }
-    #[derive(serde::Deserialize)]
-    struct Msg {
-        method: Option<String>,
-        result: Option<ResultPart>,
-        params: Option<Params>,
-    }
-    #[derive(serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
-    struct ResultPart {
-        protocol_version: Option<String>,
-    }
-    #[derive(serde::Deserialize)]
-    struct Params {
-        #[serde(rename = "_meta")]
-        meta: Option<serde_json::Map<String, serde_json::Value>>,
-    }
-    let m: Msg = serde_json::from_str(msg).ok()?;
-    match dir {
-        Direction::S2c => m.result?.protocol_version,
-        Direction::C2s => {
-            if m.method.as_deref()? == "server/discover" {
-                return None;
-            }
-            m.params?
-                .meta?
-                .get(META_PROTOCOL_VERSION)?
-                .as_str()
-                .map(str::to_owned)
-        }
-    }
-}
+/// Request `_meta` key carrying the protocol revision on every 2026-07-28
+/// request: [`protocol::meta::PROTOCOL_VERSION`].
+pub use mcptape_wire::protocol::meta::PROTOCOL_VERSION as META_PROTOCOL_VERSION;
 
 /// Formats `t` as RFC 3339 UTC with milliseconds (`2026-11-30T00:46:25.123Z`).
 pub fn rfc3339_utc(t: SystemTime) -> String {
@@ -287,32 +282,6 @@ mod tests {
             "2024-02-29T12:00:00.000Z"
         );
     }
-
-    #[test]
-    fn protocol_version_from_initialize_result_and_modern_meta() {
-        let s2c = Direction::S2c;
-        let c2s = Direction::C2s;
-        let init = r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25"}}"#;
-        assert_eq!(
-            protocol_version_of(s2c, init).as_deref(),
-            Some("2025-11-25")
-        );
-        assert_eq!(
-            protocol_version_of(s2c, r#"{"jsonrpc":"2.0","id":0,"result":{"tools":[]}}"#),
-            None
-        );
-        assert_eq!(
-            protocol_version_of(s2c, r#"{"method":"x","params":{"protocolVersion":"1"}}"#),
-            None
-        );
-        let modern = r#"{"jsonrpc":"2.0","id":2,"method":"resources/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
-        assert_eq!(
-            protocol_version_of(c2s, modern).as_deref(),
-            Some("2026-07-28")
-        );
-        let probe = modern.replace("resources/list", "server/discover");
-        assert_eq!(protocol_version_of(c2s, &probe), None);
-    }
 }
 
 #[cfg(test)]
@@ -332,6 +301,92 @@ mod whitespace_tests {
         fn flush(&mut self) -> std::io::Result<()> {
             Ok(())
         }
+    }
+
+    fn memory_sink() -> (Shared, TranscriptSink) {
+        let out = Shared::default();
+        let sink = TranscriptSink::with_writer(
+            Box::new(out.clone()),
+            Path::new("mem"),
+            Transport::Stdio,
+            ServerSpec::default(),
+        )
+        .unwrap();
+        (out, sink)
+    }
+
+    fn events(out: &Shared) -> Vec<Event> {
+        let bytes = out.0.lock().unwrap().clone();
+        mcptape_transcript::read(&bytes)
+            .unwrap()
+            .records
+            .into_iter()
+            .map(|r| r.event)
+            .collect()
+    }
+
+    fn protocol_records(out: &Shared) -> Vec<(usize, String)> {
+        events(out)
+            .into_iter()
+            .enumerate()
+            .filter_map(|(i, e)| match e {
+                Event::Protocol { version } => Some((i, version)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The protocol record follows the `initialize` result that answers the
+    /// client's `initialize`, once; a `protocolVersion` elsewhere is not one.
+    #[test]
+    fn protocol_record_after_the_matching_initialize_result_only() {
+        let (out, sink) = memory_sink();
+        let lines: [(Direction, &str); 5] = [
+            (
+                Direction::C2s,
+                r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#,
+            ),
+            (
+                Direction::S2c,
+                r#"{"jsonrpc":"2.0","method":"x","params":{"protocolVersion":"1"}}"#,
+            ),
+            (
+                Direction::S2c,
+                r#"{"jsonrpc":"2.0","id":9,"result":{"protocolVersion":"2024-11-05"}}"#,
+            ),
+            (
+                Direction::S2c,
+                r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18"}}"#,
+            ),
+            (
+                Direction::C2s,
+                r#"{"jsonrpc":"2.0","id":1,"method":"resources/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#,
+            ),
+        ];
+        for (d, l) in lines {
+            sink.record_line(d, l.as_bytes(), None);
+        }
+        assert_eq!(protocol_records(&out), vec![(4, "2025-06-18".to_owned())]);
+    }
+
+    /// 2026-07-28: the `server/discover` probe does not settle the revision
+    /// (it may fall back to `initialize`); the next request's `_meta` does.
+    #[test]
+    fn protocol_record_after_first_meta_request_not_the_discover_probe() {
+        let (out, sink) = memory_sink();
+        let modern = r#"{"jsonrpc":"2.0","id":2,"method":"resources/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
+        let probe = modern
+            .replace("resources/list", "server/discover")
+            .replace("\"id\":2", "\"id\":1");
+        sink.record_line(Direction::C2s, probe.as_bytes(), None);
+        sink.record_line(
+            Direction::S2c,
+            br#"{"jsonrpc":"2.0","id":1,"result":{"supportedVersions":["2026-07-28"]}}"#,
+            None,
+        );
+        assert_eq!(protocol_records(&out), vec![]);
+        sink.record_line(Direction::C2s, modern.as_bytes(), None);
+        assert_eq!(protocol_records(&out), vec![(3, "2026-07-28".to_owned())]);
     }
 
     /// Nothing recorded is ever altered: a line with whitespace around its JSON

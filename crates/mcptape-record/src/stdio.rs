@@ -33,11 +33,12 @@ use std::time::Duration;
 
 use mcptape_transcript::{Direction, Event};
 use mcptape_transport::child::{EndedBy, StdioChild, spawn_stdio_group};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 
 use crate::error::{RecordError, RecordErrorKind};
 use crate::sink::TranscriptSink;
-use mcptape_transport::stdio::{FrameRef, LineFramer, MAX_LINE_BYTES};
+use mcptape_transport::framed::{FramedReader, MAX_LINE_BYTES};
+use mcptape_transport::stdio::Frame;
 
 /// Size of the read buffer of each proxied stream, in bytes (64 KiB).
 pub const CHUNK_BYTES: usize = 64 * 1024;
@@ -323,37 +324,37 @@ impl Stop {
 /// forwarding but reading (and recording) goes on, so the other side is never
 /// blocked by a vanished reader.
 async fn pump(
-    mut from: impl AsyncRead + Unpin,
+    from: impl AsyncRead + Unpin,
     mut to: impl AsyncWrite + Unpin,
     queue: &RecordQueue,
     mut stop: Stop,
     dir: Dir,
     to_name: &'static str,
 ) -> Result<(), RecordError> {
-    let mut buf = vec![0u8; CHUNK_BYTES];
-    let mut framer = LineFramer::new(MAX_LINE_BYTES);
+    let mut reader = FramedReader::new(from, MAX_LINE_BYTES);
     let mut forwarding = true;
     let mut first_write_error: Option<std::io::Error> = None;
-    let mut pending = Vec::new();
+    let mut frames = Vec::new();
     loop {
         let read = tokio::select! {
-            r = from.read(&mut buf) => r,
+            r = reader.read_chunk(&mut frames) => r,
             () = stop.reading() => break,
         };
-        let n = match read {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+        let t_us = queue.sink.now_us();
+        for f in frames.drain(..) {
+            queue.push(Pending::of(dir, t_us, f)).await;
+        }
+        let chunk = match read {
+            Ok(Some(chunk)) => chunk,
+            // End of stream: the unterminated last line was queued above.
+            Ok(None) => break,
+            // A read error ends this direction (the server's pipe broke); it
+            // is not the peer's end of output, but nothing more can be read.
             Err(_) => break,
         };
-        let t_us = queue.sink.now_us();
-        framer.push_with(&buf[..n], |f| pending.push(Pending::of(dir, t_us, f)));
-        for p in pending.drain(..) {
-            queue.push(p).await;
-        }
         if forwarding {
             let written = tokio::select! {
-                r = write_chunk(&mut to, &buf[..n]) => r,
+                r = write_chunk(&mut to, chunk) => r,
                 () = stop.writing() => break,
             };
             if let Err(e) = written {
@@ -362,10 +363,11 @@ async fn pump(
             }
         }
     }
+    // Stopped early or by a read error: the line held is still recorded.
     let t_us = queue.sink.now_us();
-    framer.finish_with(|f| pending.push(Pending::of(dir, t_us, f)));
-    for p in pending.drain(..) {
-        queue.push(p).await;
+    reader.finish(&mut frames);
+    for f in frames.drain(..) {
+        queue.push(Pending::of(dir, t_us, f)).await;
     }
     if forwarding {
         // Bounded like the writes: a stopped pump does not wait on a stuck peer.
@@ -394,10 +396,10 @@ enum Pending {
 }
 
 impl Pending {
-    fn of(dir: Dir, t_us: u64, f: FrameRef<'_>) -> Pending {
+    fn of(dir: Dir, t_us: u64, f: Frame) -> Pending {
         match f {
-            FrameRef::Message(l) | FrameRef::Noise(l) => Pending::Line(dir, t_us, l.to_vec()),
-            FrameRef::TooLong(e) => Pending::TooLong(dir, t_us, e.to_string()),
+            Frame::Message(l) | Frame::Noise(l) => Pending::Line(dir, t_us, l),
+            Frame::TooLong(e) => Pending::TooLong(dir, t_us, e.to_string()),
         }
     }
 

@@ -1,41 +1,40 @@
 //! `bench`: mcptape as the recorded client. Sends the recorded
-//! `resources/read` requests to a target over newline-delimited JSON-RPC and
-//! measures, in HdrHistograms (µs):
+//! `resources/read` requests to a target over the one client session of
+//! `mcptape-transport` ([`Client`]: a line stream, or Streamable HTTP with
+//! [`connect_http`]) and measures, in HdrHistograms (µs):
 //!
 //! - single reads, closed-loop (`concurrency` in flight) or open-loop (`rate`
 //!   per second, latency measured from each request's *intended* send time, so
 //!   coordinated omission is corrected as wrk2 does);
 //! - parallel-read turns: `parallel` reads at once; the turn ends when all
-//!   have answered or at the deadline, when every straggler gets a
-//!   `notifications/cancelled` with its `requestId` (MCP 2025-11-25
-//!   "Cancellation"); a read still unanswered at the timeout is abandoned.
+//!   have answered or at the deadline, when every straggler is cancelled the
+//!   way of the transport (stdio: `notifications/cancelled` with its
+//!   `requestId`, MCP 2025-11-25 "Cancellation"; HTTP: its POST aborted, see
+//!   [`mcptape_transport::session`]); a read still unanswered at the timeout
+//!   is abandoned.
 //!   Responses arriving after their cancellation are counted as late and
 //!   otherwise ignored.
 //!
 //! Every loop is bounded in count (`reads`, `turns`) and in time
 //! (`max_duration`).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
 use hdrhistogram::Histogram;
-use serde_json::{Value, json};
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
-use tokio::sync::{mpsc, oneshot};
-use tokio::task::JoinHandle;
+use serde_json::Value;
 use tokio::time::{Duration, Instant};
 
 use mcptape_wire::classify::{ReadErrorClass, classify_read_error};
-use mcptape_wire::jsonrpc::{self, ErrorObject, Message};
+use mcptape_wire::jsonrpc::ErrorObject;
+use mcptape_wire::protocol::{self, method};
 
 use crate::error::{ReplayError, ReplayErrorKind};
-use crate::lines::{FramedReader, MAX_LINE_BYTES};
 use crate::report::new_hist;
 use crate::tape::Tape;
-use mcptape_transport::stdio::Frame;
 
 /// Largest `--parallel`: 1024 reads per turn.
 pub const MAX_PARALLEL: u32 = 1024;
@@ -47,228 +46,28 @@ pub const MAX_COUNT: u64 = 10_000_000;
 /// p99.9 over 10,000+ reads; rejected above (`SpecErrorKind::DelayTooLarge`).
 pub const MAX_PHASE_US: u64 = 3_600_000_000;
 
-/// Outcome of one request as the client saw it.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub enum Outcome {
-    /// A `result` arrived.
-    Ok,
-    /// An `error` arrived.
-    Error(ErrorObject),
-    /// The target closed the connection first.
-    Closed,
-}
+/// The client: the one MCP client session of `mcptape-transport` (id
+/// matching by raw id text, handshake with era fallback, server requests
+/// answered, cancellation per transport). `Client::over(r, w)` for a line
+/// stream, `Client::http(client, None)` for Streamable HTTP.
+pub use mcptape_transport::session::{Outcome, Session as Client};
 
-#[derive(Default)]
-struct State {
-    pending: HashMap<String, oneshot::Sender<(Outcome, Value)>>,
-    /// Cancelled requests still awaited (key → true once a late answer came).
-    cancelled: HashMap<String, bool>,
-    late: u64,
-    unknown: u64,
-    server_requests: u64,
-    /// Messages from the target that are not valid JSON-RPC 2.0.
-    invalid: u64,
-    closed: bool,
-}
-
-/// A JSON-RPC client over a newline-delimited stream (one reader task, one
-/// writer task). Ids are integers from 1.
-pub struct Client {
-    out: mpsc::UnboundedSender<Vec<u8>>,
-    state: Arc<Mutex<State>>,
-    next_id: AtomicU64,
-    tasks: Vec<JoinHandle<()>>,
-}
-
-impl Client {
-    /// Starts the client's reader and writer tasks on `r` (from the target)
-    /// and `w` (to the target).
-    pub fn over<R, W>(r: R, w: W) -> Client
-    where
-        R: AsyncRead + Unpin + Send + 'static,
-        W: AsyncWrite + Unpin + Send + 'static,
+/// A [`Client`] for the Streamable HTTP endpoint `url` (both eras; requests
+/// POSTed concurrently, cancellation by aborting the POST). A stateless-era
+/// `protocol_version` (2026-07-28 or later, e.g. the tape's) is sent from the
+/// first request; otherwise the handshake negotiates it.
+///
+/// # Errors
+/// [`ReplayErrorKind::Http`] for a URL the client rejects.
+pub fn connect_http(url: &str, protocol_version: Option<&str>) -> Result<Client, ReplayError> {
+    let mut http = mcptape_transport::http::HttpClient::new(url)
+        .map_err(|e| ReplayError::new(ReplayErrorKind::Http(e.to_string())))?;
+    if let Some(v) = protocol_version
+        && protocol::Era::of(v) == protocol::Era::Stateless
     {
-        let (tx, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
-        let writer = tokio::spawn(async move {
-            let mut w = w;
-            while let Some(b) = rx.recv().await {
-                if w.write_all(&b).await.is_err() || w.flush().await.is_err() {
-                    break;
-                }
-            }
-            let _ = w.shutdown().await;
-        });
-        let state: Arc<Mutex<State>> = Arc::default();
-        let st = state.clone();
-        // Weak: the reader must not keep the writer alive after `close`.
-        let out = tx.downgrade();
-        let reader = tokio::spawn(async move {
-            let mut r = FramedReader::new(r, MAX_LINE_BYTES);
-            while let Ok(Some(frame)) = r.next().await {
-                let Frame::Message(buf) = frame else {
-                    continue; // noise or an over-long line: not a message
-                };
-                // The strict wire parser: a message that is not valid
-                // JSON-RPC 2.0 is counted, never guessed at.
-                let msg = match jsonrpc::parse_message(&buf) {
-                    Ok(m) => m,
-                    Err(_) => {
-                        st.lock().unwrap_or_else(|p| p.into_inner()).invalid += 1;
-                        continue;
-                    }
-                };
-                let (key, outcome) = match &msg {
-                    Message::Request(r) => {
-                        // A server request (sampling, roots...): the recorded client is not
-                        // replayed for those; answer "method not found" so the server moves on.
-                        st.lock().unwrap_or_else(|p| p.into_inner()).server_requests += 1;
-                        let reply = json!({"jsonrpc": "2.0", "id": r.id, "error": {"code": -32601, "message": "mcptape: the replayed client does not serve requests"}});
-                        let mut b = reply.to_string().into_bytes();
-                        b.push(b'\n');
-                        if let Some(out) = out.upgrade() {
-                            let _ = out.send(b);
-                        }
-                        continue;
-                    }
-                    Message::Notification(_) => continue,
-                    Message::Response(r) => (Some(r.id.to_string()), Outcome::Ok),
-                    Message::Error(e) => (
-                        e.id.as_ref().map(ToString::to_string),
-                        Outcome::Error(e.error.clone()),
-                    ),
-                };
-                let mut s = st.lock().unwrap_or_else(|p| p.into_inner());
-                let Some(key) = key else {
-                    s.unknown += 1; // an error for no id: nothing to pair it with
-                    continue;
-                };
-                if let Some(tx) = s.pending.remove(&key) {
-                    let _ = tx.send((outcome, msg.to_value()));
-                } else if let Some(seen) = s.cancelled.get_mut(&key) {
-                    if !*seen {
-                        *seen = true;
-                        s.late += 1;
-                    }
-                } else {
-                    s.unknown += 1;
-                }
-            }
-            let mut s = st.lock().unwrap_or_else(|p| p.into_inner());
-            s.closed = true;
-            for (_, tx) in s.pending.drain() {
-                let _ = tx.send((Outcome::Closed, Value::Null));
-            }
-        });
-        Client {
-            out: tx,
-            state,
-            next_id: AtomicU64::new(1),
-            tasks: vec![writer, reader],
-        }
+        http.set_protocol_version(v);
     }
-
-    fn send(&self, v: &Value) {
-        let mut b = serde_json::to_vec(v).unwrap_or_default();
-        b.push(b'\n');
-        let _ = self.out.send(b);
-    }
-
-    /// Sends a request; returns its id and a receiver for its outcome.
-    pub fn request(
-        &self,
-        method: &str,
-        params: &Value,
-    ) -> (u64, oneshot::Receiver<(Outcome, Value)>) {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let (tx, rx) = oneshot::channel();
-        {
-            let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
-            if s.closed {
-                let _ = tx.send((Outcome::Closed, Value::Null));
-                return (id, rx);
-            }
-            s.pending.insert(id.to_string(), tx);
-        }
-        let mut msg = json!({"jsonrpc": "2.0", "id": id, "method": method});
-        if !params.is_null() {
-            msg["params"] = params.clone();
-        }
-        self.send(&msg);
-        (id, rx)
-    }
-
-    /// Sends a notification.
-    pub fn notify(&self, method: &str, params: &Value) {
-        let mut msg = json!({"jsonrpc": "2.0", "method": method});
-        if !params.is_null() {
-            msg["params"] = params.clone();
-        }
-        self.send(&msg);
-    }
-
-    /// Cancels request `id`: sends `notifications/cancelled` with its
-    /// `requestId` and moves it from pending to cancelled (a later answer is
-    /// counted as late). Returns false, sending nothing, when its answer
-    /// already arrived (after the deadline, so it is counted as late).
-    pub fn cancel(&self, id: u64, reason: &str) -> bool {
-        {
-            let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
-            if s.pending.remove(&id.to_string()).is_none() {
-                // The answer came between the deadline and now: it is late,
-                // and there is nothing left to cancel.
-                s.late += 1;
-                return false;
-            }
-            s.cancelled.insert(id.to_string(), false);
-        }
-        self.notify(
-            "notifications/cancelled",
-            &json!({"requestId": id, "reason": reason}),
-        );
-        true
-    }
-
-    /// Stops waiting for cancelled request `id`; returns true if it never answered.
-    pub fn abandon(&self, id: u64) -> bool {
-        let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        s.cancelled
-            .remove(&id.to_string())
-            .is_some_and(|seen| !seen)
-    }
-
-    /// True once the target closed the connection (stdio EOF, HTTP bridge gone);
-    /// the load loops stop then.
-    pub fn is_closed(&self) -> bool {
-        self.state.lock().unwrap_or_else(|p| p.into_inner()).closed
-    }
-
-    /// Messages from the target that the strict parser
-    /// ([`mcptape_wire::jsonrpc::parse_message`]) rejected (not JSON-RPC 2.0:
-    /// `"id": 1.5`, duplicate keys, a batch...); they answer nothing.
-    pub fn invalid_messages(&self) -> u64 {
-        self.state.lock().unwrap_or_else(|p| p.into_inner()).invalid
-    }
-
-    /// Responses that arrived after their request was cancelled.
-    pub fn late_responses(&self) -> u64 {
-        self.state.lock().unwrap_or_else(|p| p.into_inner()).late
-    }
-
-    /// Responses whose id matched nothing sent, and server requests refused.
-    pub fn unexpected(&self) -> (u64, u64) {
-        let s = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        (s.unknown, s.server_requests)
-    }
-
-    /// Closes the client's side (the target sees end of input) and waits for
-    /// the tasks, up to `wait`.
-    pub async fn close(self, wait: Duration) {
-        drop(self.out);
-        for t in self.tasks {
-            let _ = tokio::time::timeout(wait, t).await;
-        }
-    }
+    Ok(Client::http(http, None))
 }
 
 /// Open- or closed-loop single reads.
@@ -415,87 +214,84 @@ pub fn error_class(err: &ErrorObject) -> String {
     }
 }
 
-/// For people: `error -32601 "Method not found"` (with ` data {…}` when
-/// present), `a result`, or `the connection closed`.
-impl std::fmt::Display for Outcome {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Outcome::Ok => f.write_str("a result"),
-            Outcome::Error(e) => {
-                write!(f, "error {} {:?}", e.code, e.message)?;
-                if let Some(d) = &e.data {
-                    write!(f, " data {d}")?;
-                }
-                Ok(())
-            }
-            Outcome::Closed => f.write_str("the connection closed"),
-        }
-    }
-}
-
-/// Sends one handshake request and waits up to `timeout` for its outcome.
-async fn handshake_call(
-    client: &Client,
-    method: &str,
-    params: &Value,
-    timeout: Duration,
-) -> Result<Outcome, ReplayError> {
-    let (_, rx) = client.request(method, params);
-    match tokio::time::timeout(timeout, rx).await {
-        Ok(Ok((Outcome::Closed, _))) | Ok(Err(_)) => Err(ReplayError::new(ReplayErrorKind::Closed)),
-        Ok(Ok((o, _))) => Ok(o),
-        Err(_) => Err(ReplayError::new(ReplayErrorKind::Handshake(format!(
-            "{method} got no answer in {} ms (the handshake is bounded by --timeout)",
-            timeout.as_millis()
-        )))),
-    }
-}
-
 /// `initialize` params of the fallback when the transcript recorded none
 /// (MCP 2025-11-25 "Lifecycle": `protocolVersion`, `capabilities`, `clientInfo`).
 pub fn fallback_initialize_params() -> Value {
-    json!({
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "mcptape", "version": env!("CARGO_PKG_VERSION")}
-    })
+    protocol::initialize_params(
+        &protocol::FALLBACK_REVISION,
+        &protocol::Implementation::mcptape(),
+    )
 }
 
 /// Opens the session as the recorded client did: the recorded `initialize`
 /// (then `notifications/initialized`) or `server/discover`, waiting up to
 /// `timeout` for each answer. When `server/discover` is answered with an
 /// error (a pre-2026-07-28 server), falls back to `initialize` as real
-/// clients and `mcptape crawl` do: the recorded `initialize` params if the
-/// transcript has them, else [`fallback_initialize_params`].
+/// clients and `mcptape crawl` do ([`Client::handshake`]): the recorded
+/// `initialize` params if the transcript has them, else
+/// [`fallback_initialize_params`].
 ///
 /// # Errors
 /// [`ReplayErrorKind::NoHandshake`], [`ReplayErrorKind::Handshake`] (no
 /// answer in time, or an error answer), [`ReplayErrorKind::Closed`] (the
 /// target closed the connection first).
 pub async fn handshake(client: &Client, tape: &Tape, timeout: Duration) -> Result<(), ReplayError> {
+    use mcptape_transport::session::Handshake;
     let hs = tape
         .handshake()
         .ok_or_else(|| ReplayError::new(ReplayErrorKind::NoHandshake))?;
-    let mut method = hs.method.as_str();
-    let mut outcome = handshake_call(client, method, &hs.params, timeout).await?;
-    if method == "server/discover" && matches!(outcome, Outcome::Error(_)) {
-        let params = tape
-            .client
+    let recorded_initialize = || {
+        tape.client
             .iter()
-            .find(|r| r.method == "initialize" && r.id.is_some())
-            .map_or_else(fallback_initialize_params, |r| r.params.clone());
-        method = "initialize";
-        outcome = handshake_call(client, method, &params, timeout).await?;
-    }
-    if outcome != Outcome::Ok {
-        return Err(ReplayError::new(ReplayErrorKind::Handshake(format!(
-            "{method} answered {outcome}"
-        ))));
-    }
-    if method == "initialize" {
-        client.notify("notifications/initialized", &Value::Null);
-    }
-    Ok(())
+            .find(|r| r.method == method::INITIALIZE && r.id.is_some())
+            .map_or_else(fallback_initialize_params, |r| r.params.clone())
+    };
+    let plan = match hs.method.as_str() {
+        method::SERVER_DISCOVER => Handshake {
+            discover: Some(hs.params.clone()),
+            version: None,
+            initialize: recorded_initialize(),
+            timeout,
+        },
+        method::INITIALIZE => Handshake {
+            discover: None,
+            version: None,
+            initialize: hs.params.clone(),
+            timeout,
+        },
+        // A tape whose first request is `ping`: send it, no session to open.
+        other => {
+            return match client.call(other, &hs.params, timeout).await {
+                Ok((Outcome::Ok, _)) => Ok(()),
+                Ok((o, _)) => Err(ReplayError::new(ReplayErrorKind::Handshake(format!(
+                    "{other} answered {o}"
+                )))),
+                Err(e) => Err(handshake_error(e, timeout)),
+            };
+        }
+    };
+    client
+        .handshake(&plan)
+        .await
+        .map(|_| ())
+        .map_err(|e| handshake_error(e, timeout))
+}
+
+fn handshake_error(e: mcptape_transport::session::SessionError, timeout: Duration) -> ReplayError {
+    use mcptape_transport::session::{SessionError, SessionErrorKind};
+    let text = e.to_string();
+    let SessionError { kind, method, .. } = e;
+    ReplayError::new(match kind {
+        SessionErrorKind::Closed(_) => ReplayErrorKind::Closed,
+        SessionErrorKind::Timeout { .. } => ReplayErrorKind::Handshake(format!(
+            "{method} got no answer in {} ms (the handshake is bounded by --timeout)",
+            timeout.as_millis()
+        )),
+        SessionErrorKind::Refused(err) => {
+            ReplayErrorKind::Handshake(format!("{method} answered {}", Outcome::Error(err)))
+        }
+        _ => ReplayErrorKind::Handshake(text),
+    })
 }
 
 fn count_err(errors: &Mutex<BTreeMap<String, u64>>, class: String) {
@@ -554,7 +350,7 @@ pub async fn run(
             );
             async move {
                 let sent_at = Instant::now();
-                let (id, rx) = client.request("resources/read", &params);
+                let (id, rx) = client.request(method::RESOURCES_READ, &params);
                 match tokio::time::timeout_at(sent_at + timeout, rx).await {
                     Ok(Ok((o, _))) => {
                         let us = intended.elapsed().as_micros() as u64;
@@ -592,12 +388,12 @@ pub async fn run(
     res.recorded_reads = tape
         .exchanges
         .iter()
-        .filter(|e| e.request.method == "resources/read")
+        .filter(|e| e.request.method == method::RESOURCES_READ)
         .count() as u64;
     res.recorded_read_errors = tape
         .exchanges
         .iter()
-        .filter(|e| e.request.method == "resources/read" && e.reply.get("error").is_some())
+        .filter(|e| e.request.method == method::RESOURCES_READ && e.reply.get("error").is_some())
         .count() as u64;
 
     // Phase 1: single reads.
@@ -700,7 +496,7 @@ pub async fn run(
         for _ in 0..parallel {
             let p = &reads[k % reads.len()];
             k += 1;
-            let (id, rx) = client.request("resources/read", p);
+            let (id, rx) = client.request(method::RESOURCES_READ, p);
             open_ids.push(id);
             waiting.push(async move { (id, rx.await) });
         }

@@ -45,6 +45,18 @@ pub enum ReplayErrorKind {
     /// HTTP transport error.
     #[error("http: {0}")]
     Http(String),
+    /// The target program could not be started ([`crate::target::Target::start`]).
+    #[error("starting the target: {0}")]
+    TargetStart(#[source] std::io::Error),
+    /// The started target has no stdin or stdout pipe.
+    #[error("target has no stdin/stdout pipes")]
+    TargetPipes,
+    /// A report or histogram log could not be serialized ([`crate::render`]).
+    #[error("rendering the report: {0}")]
+    Render(String),
+    /// A `bench`/`verify` setting was rejected before the run ([`crate::config`]).
+    #[error("{0}")]
+    Config(#[from] crate::config::ConfigError),
 }
 
 /// How a transcript record index (from 0, header excluded) is named to
@@ -58,6 +70,16 @@ impl ReplayError {
     /// An error of `kind` with no position.
     pub fn new(kind: ReplayErrorKind) -> Self {
         ReplayError { kind, record: None }
+    }
+
+    /// What went wrong.
+    pub fn kind(&self) -> &ReplayErrorKind {
+        &self.kind
+    }
+
+    /// Transcript record index (from 0, header excluded), when the error concerns one.
+    pub fn record(&self) -> Option<usize> {
+        self.record
     }
 
     /// Attaches a transcript record index.
@@ -85,6 +107,14 @@ impl std::error::Error for ReplayError {
 impl From<std::io::Error> for ReplayError {
     fn from(e: std::io::Error) -> Self {
         ReplayError::new(ReplayErrorKind::Io(e))
+    }
+}
+
+/// A read error of the framed reader (with its stream byte offset) is an
+/// [`ReplayErrorKind::Io`] of the same [`std::io::ErrorKind`].
+impl From<mcptape_transport::framed::FramedReadError> for ReplayError {
+    fn from(e: mcptape_transport::framed::FramedReadError) -> Self {
+        ReplayError::new(ReplayErrorKind::Io(std::io::Error::new(e.source.kind(), e)))
     }
 }
 

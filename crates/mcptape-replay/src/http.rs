@@ -24,13 +24,16 @@ use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::time::{Duration, Instant};
 
+use mcptape_wire::protocol::{Era, method};
+
 use crate::error::{ReplayError, ReplayErrorKind};
 use crate::lines::MAX_LINE_BYTES;
 use crate::schedule::sleep_until_precise;
 use crate::serve::{Answer, Server, parse_incoming};
 
-/// Session header of the 2025-06-18 / 2025-11-25 Streamable HTTP transport.
-pub const SESSION_HEADER: &str = "mcp-session-id";
+/// Session header of the 2025-03-26 … 2025-11-25 Streamable HTTP transport
+/// (`Mcp-Session-Id`, [`mcptape_wire::protocol::header::SESSION_ID`]).
+pub use mcptape_wire::protocol::header::SESSION_ID as SESSION_HEADER;
 
 /// Largest request body accepted, bytes (same as a stdio line).
 pub const MAX_BODY_BYTES: usize = MAX_LINE_BYTES;
@@ -62,7 +65,7 @@ fn resp(status: StatusCode, body: Option<&Value>, session: Option<&str>) -> Resp
         b = b.header("content-type", "application/json");
     }
     if let Some(s) = session {
-        b = b.header("Mcp-Session-Id", s);
+        b = b.header(SESSION_HEADER, s);
     }
     let bytes = body
         .map(|v| Bytes::from(serde_json::to_vec(v).unwrap_or_default()))
@@ -77,7 +80,7 @@ fn json_resp(body: String, session: Option<&str>) -> Response<Full<Bytes>> {
         .status(StatusCode::OK)
         .header("content-type", "application/json");
     if let Some(s) = session {
-        b = b.header("Mcp-Session-Id", s);
+        b = b.header(SESSION_HEADER, s);
     }
     b.body(Full::new(Bytes::from(body)))
         .unwrap_or_else(|_| Response::new(Full::new(Bytes::new())))
@@ -97,7 +100,7 @@ fn sse_resp(msg: &str, session: Option<&str>, st: &HttpState) -> Response<Full<B
         .header("content-type", "text/event-stream")
         .header("cache-control", "no-cache");
     if let Some(s) = session {
-        b = b.header("Mcp-Session-Id", s);
+        b = b.header(SESSION_HEADER, s);
     }
     b.body(Full::new(Bytes::from(body)))
         .unwrap_or_else(|_| Response::new(Full::new(Bytes::new())))
@@ -167,7 +170,7 @@ async fn handle(
         }
     };
     let method = msg.method().unwrap_or("");
-    let is_init = method == "initialize";
+    let is_init = method == method::INITIALIZE;
     let mut new_session = None;
     if st.sessions {
         if is_init {
@@ -179,7 +182,7 @@ async fn handle(
                 .unwrap_or_else(|p| p.into_inner())
                 .insert(id.clone());
             new_session = Some(id);
-        } else if method != "server/discover" {
+        } else if method != method::SERVER_DISCOVER {
             // `server/discover` is stateless (2026-07-28): answered as
             // recorded, with or without a session.
             match &session {
@@ -269,7 +272,7 @@ pub async fn serve_http(
         .tape()
         .exchanges
         .iter()
-        .any(|e| e.request.method == "initialize" && e.reply.get("result").is_some());
+        .any(|e| e.request.method == method::INITIALIZE && e.reply.get("result").is_some());
     let st = Arc::new(HttpState {
         server,
         sessions,
@@ -355,7 +358,7 @@ pub fn bridge_reporting(
     url: &str,
     protocol_version: Option<&str>,
 ) -> Result<(tokio::io::DuplexStream, BridgeError), ReplayError> {
-    use mcptape_transport::http::{Era, HttpClient};
+    use mcptape_transport::http::HttpClient;
     use tokio::io::AsyncWriteExt;
     let mut http =
         HttpClient::new(url).map_err(|e| ReplayError::new(ReplayErrorKind::Http(e.to_string())))?;
@@ -399,7 +402,7 @@ pub fn bridge_reporting(
                 .unwrap_or("")
                 .to_owned();
             let id = msg.as_ref().and_then(|m| m.id()).map(ToString::to_string);
-            if method == "notifications/cancelled" {
+            if method == method::NOTIFICATIONS_CANCELLED {
                 let rid = match &msg {
                     Some(mcptape_wire::jsonrpc::Message::Notification(n)) => n
                         .params
@@ -432,7 +435,7 @@ pub fn bridge_reporting(
             if failed.lock().unwrap_or_else(|p| p.into_inner()).is_some() {
                 break; // a concurrent POST hit a transport error: the target is gone
             }
-            if method == "initialize" || method == "server/discover" {
+            if method::HANDSHAKES.contains(&method.as_str()) {
                 match http.post(&line).await {
                     Ok(reply) => send_back(&tx, &reply),
                     Err(e) => {

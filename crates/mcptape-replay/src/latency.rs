@@ -717,12 +717,25 @@ mod tests {
     fn fault_specs() {
         let f = FaultSpec::parse("stall=0.5%,error=-32603@1%,drop-connection@0.1%").unwrap();
         assert_eq!(f.stall_ppm, 5_000);
-        assert_eq!(f.error, Some((-32603, 10_000)));
+        assert_eq!(
+            f.error,
+            Some((mcptape_wire::protocol::error_code::INTERNAL_ERROR, 10_000))
+        );
         assert_eq!(f.drop_ppm, 1_000);
         assert_eq!(f.pick(0), Some(Fault::Stall));
         assert_eq!(f.pick(4_999), Some(Fault::Stall));
-        assert_eq!(f.pick(5_000), Some(Fault::Error { code: -32603 }));
-        assert_eq!(f.pick(14_999), Some(Fault::Error { code: -32603 }));
+        assert_eq!(
+            f.pick(5_000),
+            Some(Fault::Error {
+                code: mcptape_wire::protocol::error_code::INTERNAL_ERROR
+            })
+        );
+        assert_eq!(
+            f.pick(14_999),
+            Some(Fault::Error {
+                code: mcptape_wire::protocol::error_code::INTERNAL_ERROR
+            })
+        );
         assert_eq!(f.pick(15_000), Some(Fault::DropConnection));
         assert_eq!(f.pick(16_000), None);
         assert!(matches!(

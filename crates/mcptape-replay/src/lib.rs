@@ -8,20 +8,31 @@
 //!   parallel-read turns with cancellation at a deadline, in HdrHistograms (µs).
 //! - [`verify`]: replays recorded requests against a live server and diffs the
 //!   responses semantically.
-//! - [`report`]: quantiles, the F(t)^N turn prediction, `.hlog` and SVG output.
+//! - [`stats`]: quantiles, the F(t)^N turn prediction and the counters of a bench run;
+//!   [`render`]: the human table, the `.hlog` interval log and the SVG plot of them
+//!   ([`report`] re-exports both under their former paths).
+//! - [`config`]: validation of bench and verify settings before a run.
+//! - [`target`]: the target process lifecycle that `bench` and `verify` share (a stdio child in
+//!   its own process group, or a Streamable HTTP bridge; its stderr tail; ending it).
 //!
 //! The IO shell of mcptape: tokio, processes, sockets, clocks. JSON is parsed
 //! with `serde_json`; the transcript with `mcptape_transcript::reader`.
 
 pub mod bench;
+pub mod config;
 pub mod error;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod http;
 pub mod latency;
 pub mod lines;
+pub mod render;
 pub mod report;
 pub mod schedule;
 pub mod serve;
+pub mod stats;
 pub mod tape;
+pub mod target;
 pub mod verify;
 
 pub use error::{ReplayError, ReplayErrorKind};

@@ -1,64 +1,431 @@
-//! The seeded schedule (delay + fault per request) and the precise sleep
-//! that carries it out.
+//! The seeded schedule (delay + fault per request), the deadline heap, and
+//! the timer that carries it out.
 //!
-//! Accuracy: tokio's timer wheel has 1 ms granularity and rounds deadlines up
-//! to the next tick, which alone would add ~0.5 ms on average to a 12 ms
-//! median. [`sleep_until_precise`] therefore sleeps on the timer only until
-//! [`SPIN_MARGIN_US`] before the deadline, then yields in a loop reading the
-//! monotonic clock (`CLOCK_MONOTONIC`, ns resolution) until the deadline has
-//! passed. The achieved delay is measured by `serve` and shown by `bench`
-//! beside the model's quantiles.
+//! # The timer ([`TimerThread`])
+//! One dedicated OS thread per process (`mcptape-timer`) owns a
+//! [`DeadlineHeap`] of absolute `CLOCK_MONOTONIC` deadlines
+//! ([`std::time::Instant`]). It sleeps on a condition variable (a futex
+//! wait with an absolute monotonic timeout, hrtimer resolution plus the
+//! kernel's 50 µs timer slack) until a margin before the earliest deadline
+//! ([`SPIN_MARGIN_US`], widened up to [`MAX_SPIN_MARGIN_US`] when the
+//! machine wakes the thread late, [`spin_margin_us`]), then spins on the monotonic clock ([`std::hint::spin_loop`])
+//! to the deadline and runs the job — for `serve` over stdio, one `write(2)`
+//! of the whole reply line. There is no task per request and no spin on the
+//! tokio runtime: requests are read, matched and pushed onto the heap by the
+//! reader; the timer thread alone waits.
 //!
-//! Achieved accuracy (release build, `mcptape bench` on
-//! `corpus/transcripts/everything-stdio.jsonl`, 1,501 replies per run, measured
-//! from the request line read to the reply written and flushed, on a 2-core
-//! machine shared with other builds at load average 8–9): `fixed:12ms` —
-//! achieved p50 12.439 ms, p99 19.839 ms (lateness p50 0.435 ms, p99 7.8 ms);
-//! `lognormal:p50=12ms,p99=40ms` — drawn p50 11.703 / p99 42.591 ms, achieved
-//! p50 12.103 / p99 42.975 ms (lateness p50 0.208 ms, p99 2.5 ms). The
-//! lateness tail is the OS scheduler under that load (the spin needs a CPU),
-//! not the timer; it is never early.
+//! [`TimerMode::Virtual`] keeps the same heap but drives it from a tokio task
+//! on tokio's (pausable) clock, so tests on a paused clock see exact virtual
+//! delays and the heap's order.
+//!
+//! Deadlines are absolute: arrival + drawn delay ([`deadline_after`]); a
+//! reply is never sent before its deadline (the spin ends on
+//! `now >= deadline`). Measured accuracy: see `benches/README.md`,
+//! "Replay engine precision".
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 use rand::{Rng, SeedableRng, rngs::StdRng};
+use tokio::sync::{Notify, oneshot};
 use tokio::time::{Duration, Instant};
 
 use crate::latency::{Fault, FaultSpec, LatencyModel};
 
-/// How long before a deadline [`sleep_until_precise`] stops using the 1 ms
-/// timer and starts yielding on the monotonic clock, µs.
-pub const SPIN_MARGIN_US: u64 = 1_500;
+/// How long before a deadline the timer thread stops sleeping and spins on
+/// the monotonic clock at least, µs (the floor of the adaptive margin,
+/// [`spin_margin_us`]). Covers the futex wake-up latency (timer slack
+/// 50 µs plus the scheduler's wake-up on a busy machine) at the cost of at
+/// most this much CPU per deadline.
+pub const SPIN_MARGIN_US: u64 = 200;
 
-/// How [`sleep_until_precise`] waits.
+/// How the serve timer waits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum TimerMode {
-    /// Real clock: timer sleep to [`SPIN_MARGIN_US`] before the deadline,
-    /// then yield-and-check on the monotonic clock (sub-ms accuracy).
+    /// Real clock: the process's [`TimerThread`] (sleep to
+    /// [`SPIN_MARGIN_US`] before the deadline, then spin; µs accuracy).
     #[default]
     Precise,
-    /// Plain tokio timer (1 ms ticks). For tests on a paused tokio clock,
-    /// where virtual time jumps straight to each timer and a spin would only
-    /// race real time: exact for whole-millisecond delays, deterministic for
-    /// the others (rounded up to the next ms).
+    /// tokio's timer, driven by a task over the same [`DeadlineHeap`]. For
+    /// tests on a paused tokio clock, where virtual time jumps straight to
+    /// each timer: exact for whole-millisecond delays, deterministic for the
+    /// others (rounded up to the next ms by tokio's wheel).
     Virtual,
 }
 
-/// Waits until `deadline`. [`TimerMode::Precise`]: timer sleep to
-/// [`SPIN_MARGIN_US`] before it, then yield-and-check on the monotonic clock
-/// until it has passed. [`TimerMode::Virtual`]: `tokio::time::sleep_until`.
+/// The absolute deadline of a reply: `arrival + delay_us` µs, saturating at
+/// `arrival + 100 years` (a delay no model draws; never earlier than
+/// `arrival`).
+pub fn deadline_after(arrival: Instant, delay_us: u64) -> Instant {
+    let d = Duration::from_micros(delay_us);
+    arrival
+        .checked_add(d)
+        .or_else(|| arrival.checked_add(Duration::from_secs(100 * 365 * 86_400)))
+        .unwrap_or(arrival)
+}
+
+/// Identifies one scheduled job (unique within its heap; from 0, in push order).
+pub type Ticket = u64;
+
+/// Jobs of earliest deadline first; jobs with the same deadline in push
+/// order (FIFO). Cancelled jobs are removed from the item map at once and
+/// skipped lazily in the heap. `D` is the clock's instant type
+/// ([`std::time::Instant`] for the timer thread, [`tokio::time::Instant`]
+/// for the virtual timer).
+#[derive(Debug)]
+pub struct DeadlineHeap<D: Ord + Copy, T> {
+    heap: BinaryHeap<Reverse<(D, Ticket)>>,
+    items: HashMap<Ticket, T>,
+    next: Ticket,
+}
+
+impl<D: Ord + Copy, T> Default for DeadlineHeap<D, T> {
+    fn default() -> Self {
+        DeadlineHeap {
+            heap: BinaryHeap::new(),
+            items: HashMap::new(),
+            next: 0,
+        }
+    }
+}
+
+impl<D: Ord + Copy, T> DeadlineHeap<D, T> {
+    /// An empty heap.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Schedules `item` at `deadline`; returns its ticket. O(log n).
+    pub fn push(&mut self, deadline: D, item: T) -> Ticket {
+        let t = self.next;
+        self.next += 1;
+        self.heap.push(Reverse((deadline, t)));
+        self.items.insert(t, item);
+        t
+    }
+
+    /// Removes a job not yet popped; `None` when it already was (or never existed).
+    pub fn cancel(&mut self, ticket: Ticket) -> Option<T> {
+        self.items.remove(&ticket)
+    }
+
+    fn skip_cancelled(&mut self) {
+        while let Some(Reverse((_, t))) = self.heap.peek() {
+            if self.items.contains_key(t) {
+                break;
+            }
+            self.heap.pop();
+        }
+    }
+
+    /// The earliest deadline of a live job.
+    pub fn next_deadline(&mut self) -> Option<D> {
+        self.skip_cancelled();
+        self.heap.peek().map(|Reverse((d, _))| *d)
+    }
+
+    /// Pops the earliest live job if its deadline is `<= now` (never early):
+    /// `(deadline, ticket, item)`.
+    pub fn pop_due(&mut self, now: D) -> Option<(D, Ticket, T)> {
+        self.skip_cancelled();
+        let Reverse((d, t)) = *self.heap.peek()?;
+        if d > now {
+            return None;
+        }
+        self.heap.pop();
+        let item = self.items.remove(&t)?;
+        Some((d, t, item))
+    }
+
+    /// Live (not popped, not cancelled) jobs.
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    /// No live job.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+}
+
+/// A job the timer runs at its deadline; it gets its own ticket.
+pub type Job = Box<dyn FnOnce(Ticket) + Send + 'static>;
+
+#[derive(Default)]
+struct ThreadState {
+    heap: DeadlineHeap<std::time::Instant, Job>,
+}
+
+/// The process's timer thread (see the module docs). Jobs run on it, one
+/// after the other, in deadline order; a job should be short (a write, a
+/// channel send) — a job that blocks delays every later deadline.
+pub struct TimerThread {
+    state: Mutex<ThreadState>,
+    wake: Condvar,
+}
+
+impl std::fmt::Debug for TimerThread {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TimerThread").finish_non_exhaustive()
+    }
+}
+
+impl TimerThread {
+    /// The process-wide timer thread, started on first use.
+    ///
+    /// # Panics
+    /// When the OS refuses to start a thread at first use (out of resources).
+    pub fn global() -> &'static TimerThread {
+        static T: OnceLock<&'static TimerThread> = OnceLock::new();
+        T.get_or_init(|| {
+            let t: &'static TimerThread = Box::leak(Box::new(TimerThread {
+                state: Mutex::new(ThreadState::default()),
+                wake: Condvar::new(),
+            }));
+            std::thread::Builder::new()
+                .name("mcptape-timer".into())
+                .spawn(move || t.run())
+                .expect("starting the mcptape-timer thread");
+            t
+        })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, ThreadState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Runs `job` at `deadline` (absolute, monotonic); returns its ticket.
+    pub fn schedule(&self, deadline: std::time::Instant, job: Job) -> Ticket {
+        let t = self.lock().heap.push(deadline, job);
+        self.wake.notify_one();
+        t
+    }
+
+    /// Cancels a job that has not started; `true` when it was removed (it
+    /// will never run), `false` when it already ran or is running.
+    pub fn cancel(&self, ticket: Ticket) -> bool {
+        self.lock().heap.cancel(ticket).is_some()
+    }
+
+    fn run(&self) {
+        // Spin margin, adapted to how late the futex wake-ups come back: a
+        // decaying maximum of the observed oversleep, ×1.5, clamped to
+        // [SPIN_MARGIN_US, MAX_SPIN_MARGIN_US]. On an idle machine it stays
+        // at the floor; on a busy one the thread wakes earlier and spins
+        // longer instead of missing the deadline.
+        let mut oversleep_us = 0.0_f64;
+        let mut g = self.lock();
+        loop {
+            let now = std::time::Instant::now();
+            if let Some((_, t, job)) = g.heap.pop_due(now) {
+                drop(g);
+                job(t);
+                g = self.lock();
+                continue;
+            }
+            let margin = Duration::from_micros(spin_margin_us(oversleep_us));
+            match g.heap.next_deadline() {
+                None => g = self.wake.wait(g).unwrap_or_else(|p| p.into_inner()),
+                Some(d) if d.saturating_duration_since(now) > margin => {
+                    let sleep = d.saturating_duration_since(now) - margin;
+                    let (g2, res) = self
+                        .wake
+                        .wait_timeout(g, sleep)
+                        .unwrap_or_else(|p| p.into_inner());
+                    g = g2;
+                    if res.timed_out() {
+                        let over = std::time::Instant::now()
+                            .saturating_duration_since(now + sleep)
+                            .as_micros() as f64;
+                        oversleep_us = over.max(oversleep_us * OVERSLEEP_DECAY);
+                    }
+                }
+                Some(d) => {
+                    // Final approach: spin without the lock (an earlier
+                    // deadline pushed meanwhile is at most the margin late).
+                    drop(g);
+                    while std::time::Instant::now() < d {
+                        std::hint::spin_loop();
+                    }
+                    g = self.lock();
+                }
+            }
+        }
+    }
+}
+
+/// Largest spin margin of the adaptive timer thread, µs (1 ms): bounds the
+/// CPU the final spin may burn per deadline on a busy machine.
+pub const MAX_SPIN_MARGIN_US: u64 = 1_000;
+
+/// Per timed wait, the remembered oversleep decays by this factor (a
+/// late wake-up is forgotten over ~100 waits).
+const OVERSLEEP_DECAY: f64 = 0.98;
+
+/// The spin margin for a remembered oversleep of `oversleep_us` µs:
+/// 1.5 × it, within [`SPIN_MARGIN_US`, `MAX_SPIN_MARGIN_US`].
+pub fn spin_margin_us(oversleep_us: f64) -> u64 {
+    ((oversleep_us * 1.5) as u64).clamp(SPIN_MARGIN_US, MAX_SPIN_MARGIN_US)
+}
+
+/// The [`TimerMode::Virtual`] timer: a [`DeadlineHeap`] driven by one tokio
+/// task on tokio's clock (paused in tests). Jobs run on that task in
+/// deadline order, ties FIFO. Dropping the timer stops the task.
+pub struct VirtualTimer {
+    heap: Arc<Mutex<DeadlineHeap<Instant, Job>>>,
+    notify: Arc<Notify>,
+    task: tokio::task::AbortHandle,
+}
+
+impl std::fmt::Debug for VirtualTimer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VirtualTimer").finish_non_exhaustive()
+    }
+}
+
+impl VirtualTimer {
+    /// Starts the driving task on the current tokio runtime.
+    ///
+    /// # Panics
+    /// Outside a tokio runtime.
+    pub fn start() -> VirtualTimer {
+        let heap: Arc<Mutex<DeadlineHeap<Instant, Job>>> = Arc::default();
+        let notify = Arc::new(Notify::new());
+        let (h, n) = (heap.clone(), notify.clone());
+        let task = tokio::spawn(async move {
+            loop {
+                let mut due = Vec::new();
+                let next = {
+                    let mut g = h.lock().unwrap_or_else(|p| p.into_inner());
+                    let now = Instant::now();
+                    while let Some((_, t, job)) = g.pop_due(now) {
+                        due.push((t, job));
+                    }
+                    g.next_deadline()
+                };
+                let ran = !due.is_empty();
+                for (t, job) in due {
+                    job(t);
+                }
+                if ran {
+                    continue;
+                }
+                match next {
+                    Some(d) => {
+                        tokio::select! {
+                            _ = tokio::time::sleep_until(d) => {}
+                            _ = n.notified() => {}
+                        }
+                    }
+                    None => n.notified().await,
+                }
+            }
+        })
+        .abort_handle();
+        VirtualTimer { heap, notify, task }
+    }
+
+    /// Runs `job` at `deadline` on tokio's clock; returns its ticket.
+    pub fn schedule(&self, deadline: Instant, job: Job) -> Ticket {
+        let t = self
+            .heap
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(deadline, job);
+        self.notify.notify_one();
+        t
+    }
+
+    /// Cancels a job that has not run; `true` when removed.
+    pub fn cancel(&self, ticket: Ticket) -> bool {
+        self.heap
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .cancel(ticket)
+            .is_some()
+    }
+}
+
+impl Drop for VirtualTimer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// The timer of one serve session: the process's [`TimerThread`]
+/// ([`TimerMode::Precise`]) or a [`VirtualTimer`].
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Timer {
+    /// The process's timer thread.
+    Thread(&'static TimerThread),
+    /// A tokio-clock timer (tests on a paused clock).
+    Virtual(VirtualTimer),
+}
+
+impl Timer {
+    /// The timer for `mode` ([`TimerMode::Virtual`] needs a tokio runtime).
+    pub fn for_mode(mode: TimerMode) -> Timer {
+        match mode {
+            TimerMode::Precise => Timer::Thread(TimerThread::global()),
+            TimerMode::Virtual => Timer::Virtual(VirtualTimer::start()),
+        }
+    }
+
+    /// Runs `job` at `deadline`; returns its ticket.
+    pub fn schedule(&self, deadline: Instant, job: Job) -> Ticket {
+        match self {
+            Timer::Thread(t) => t.schedule(deadline.into_std(), job),
+            Timer::Virtual(v) => v.schedule(deadline, job),
+        }
+    }
+
+    /// Cancels a job that has not started; `true` when it will never run.
+    pub fn cancel(&self, ticket: Ticket) -> bool {
+        match self {
+            Timer::Thread(t) => t.cancel(ticket),
+            Timer::Virtual(v) => v.cancel(ticket),
+        }
+    }
+}
+
+/// Waits until `deadline`, never returning before it.
+/// [`TimerMode::Precise`]: a job on the [`TimerThread`] completes a oneshot
+/// (the thread's accuracy plus one tokio wake-up; no spin on the runtime);
+/// dropping the future cancels the job. [`TimerMode::Virtual`]:
+/// `tokio::time::sleep_until`.
 pub async fn sleep_until_precise(deadline: Instant, mode: TimerMode) {
     if mode == TimerMode::Virtual {
         tokio::time::sleep_until(deadline).await;
         return;
     }
-    let margin = Duration::from_micros(SPIN_MARGIN_US);
-    if let Some(coarse) = deadline.checked_sub(margin)
-        && coarse > Instant::now()
-    {
-        tokio::time::sleep_until(coarse).await;
+    if deadline <= Instant::now() {
+        return;
     }
-    while Instant::now() < deadline {
-        tokio::task::yield_now().await;
+    struct CancelOnDrop(Option<Ticket>);
+    impl Drop for CancelOnDrop {
+        fn drop(&mut self) {
+            if let Some(t) = self.0 {
+                TimerThread::global().cancel(t);
+            }
+        }
+    }
+    let (tx, rx) = oneshot::channel::<()>();
+    let t = TimerThread::global().schedule(
+        deadline.into_std(),
+        Box::new(move |_| {
+            let _ = tx.send(());
+        }),
+    );
+    let mut guard = CancelOnDrop(Some(t));
+    let _ = rx.await;
+    guard.0 = None;
+    // The oneshot completes at the deadline; a dropped sender cannot happen
+    // (the job owns it), but never return early either way.
+    if Instant::now() < deadline {
+        tokio::time::sleep_until(deadline).await;
     }
 }
 
@@ -132,6 +499,15 @@ mod tests {
         assert_ne!(a, run(43));
         let stalls = a.iter().filter(|p| p.fault == Some(Fault::Stall)).count();
         assert!((10..=45).contains(&stalls), "{stalls} stalls in 500 at 5%");
+    }
+
+    #[test]
+    fn spin_margin_follows_the_oversleep_within_its_bounds() {
+        assert_eq!(spin_margin_us(0.0), SPIN_MARGIN_US);
+        assert_eq!(spin_margin_us(400.0), 600);
+        assert_eq!(spin_margin_us(666.0), 999);
+        assert_eq!(spin_margin_us(667.0), MAX_SPIN_MARGIN_US);
+        assert_eq!(spin_margin_us(1e9), MAX_SPIN_MARGIN_US);
     }
 
     #[tokio::test(start_paused = true)]

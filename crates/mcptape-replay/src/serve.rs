@@ -8,34 +8,34 @@
 //! "Resources" §Error handling, SEP-2164), never with an empty `contents`.
 
 use std::collections::HashMap;
+use std::io::Write;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use hdrhistogram::Histogram;
 use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
-use tokio::sync::mpsc;
-use tokio::task::{AbortHandle, JoinSet};
-use tokio::time::{Duration, Instant};
+use tokio::sync::{Notify, mpsc};
+use tokio::time::Instant;
 
 use crate::error::{ReplayError, ReplayErrorKind};
 use crate::latency::{Fault, FaultSpec, LatencyModel};
 use crate::lines::{FramedReader, MAX_LINE_BYTES};
 use crate::report::{Quantiles, new_hist};
-use crate::schedule::{Scheduler, TimerMode, sleep_until_precise};
+use crate::schedule::{Scheduler, Ticket, Timer, TimerMode, deadline_after};
 use crate::tape::{Match, Tape};
 use mcptape_transport::stdio::Frame;
 use mcptape_wire::error::WireErrorKind;
 use mcptape_wire::jsonrpc::{self, Message, RequestId};
 
-/// JSON-RPC 2.0 §5.1 "Parse error".
-pub const PARSE_ERROR: i64 = -32700;
-/// JSON-RPC 2.0 §5.1 "Invalid Request".
-pub const INVALID_REQUEST: i64 = -32600;
-/// JSON-RPC 2.0 §5.1 "Method not found".
-pub const METHOD_NOT_FOUND: i64 = -32601;
-/// JSON-RPC 2.0 §5.1 "Invalid params"; MCP 2026-07-28 resource not found.
-pub const INVALID_PARAMS: i64 = -32602;
+/// JSON-RPC 2.0 §5.1 error codes (`-32700` Parse error, `-32600` Invalid
+/// Request, `-32601` Method not found, `-32602` Invalid params — also MCP
+/// 2026-07-28 resource not found), from [`mcptape_wire::protocol`].
+pub use mcptape_wire::protocol::error_code::{
+    INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR,
+};
+use mcptape_wire::protocol::method;
 
 /// What the server does with one incoming message.
 #[derive(Debug, Clone, PartialEq)]
@@ -96,6 +96,12 @@ pub struct ServeStats {
     pub achieved: Histogram<u64>,
     /// achieved − intended per reply, µs (0 when early, which cannot happen).
     pub lateness: Histogram<u64>,
+    /// Engine time of replies scheduled with no delay: request line read →
+    /// reply bytes written, µs (all replies at `fixed:0ms`).
+    pub engine: Histogram<u64>,
+    /// Engine work per reply: match + encode (line read → reply queued) plus
+    /// the write itself, µs; the timer's wait excluded.
+    pub work: Histogram<u64>,
 }
 
 impl Default for ServeStats {
@@ -114,7 +120,57 @@ impl Default for ServeStats {
             intended: new_hist(),
             achieved: new_hist(),
             lateness: new_hist(),
+            engine: new_hist(),
+            work: new_hist(),
         }
+    }
+}
+
+/// Lateness p99 allowed before a run is flagged, as a share of the model's
+/// p50 (2 %); see [`Precision`].
+pub const PRECISION_SHARE_OF_P50: f64 = 0.02;
+
+/// Lateness p99 allowed before a run is flagged, on top of the share, µs
+/// (0.2 ms); see [`Precision`].
+pub const PRECISION_FLOOR_US: f64 = 200.0;
+
+/// Whether the replay's own timing error is small against the model: the
+/// run is flagged (`machine_bound`) when lateness (achieved − scheduled)
+/// p99 exceeds [`PRECISION_SHARE_OF_P50`] × the model's p50 +
+/// [`PRECISION_FLOOR_US`]. A flagged run's figures measure the machine
+/// (scheduler, load), not the server the model describes.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Precision {
+    /// The limit on lateness p99, µs.
+    pub limit_us: f64,
+    /// Lateness p99 measured, µs.
+    pub lateness_p99_us: u64,
+    /// Lateness p99 above the limit: the figures measure the machine, not the server.
+    pub machine_bound: bool,
+}
+
+impl Precision {
+    /// The verdict for a model with median `model_p50_us` (µs) and a
+    /// measured lateness p99 (µs). No replies (`count == 0`): not flagged.
+    pub fn judge(model_p50_us: f64, lateness_p99_us: u64, count: u64) -> Precision {
+        let limit_us = PRECISION_SHARE_OF_P50 * model_p50_us.max(0.0) + PRECISION_FLOOR_US;
+        Precision {
+            limit_us,
+            lateness_p99_us,
+            machine_bound: count > 0 && lateness_p99_us as f64 > limit_us,
+        }
+    }
+
+    /// The human flag line, when flagged.
+    pub fn note(&self) -> Option<String> {
+        self.machine_bound.then(|| {
+            format!(
+                "FLAGGED: replay lateness p99 {:.3} ms exceeds {:.3} ms (2 % of the model's p50 + 0.2 ms): the figures measure the machine, not the server",
+                self.lateness_p99_us as f64 / 1000.0,
+                self.limit_us / 1000.0
+            )
+        })
     }
 }
 
@@ -156,6 +212,68 @@ pub struct ServeSummary {
     pub achieved: Quantiles,
     /// Achieved − scheduled, µs (the timer's accuracy).
     pub lateness: Quantiles,
+    /// Engine time of zero-delay replies (line read → reply written), µs.
+    #[serde(default)]
+    pub engine: Quantiles,
+    /// Engine work per reply (match + encode + write, the wait excluded), µs.
+    #[serde(default)]
+    pub work: Quantiles,
+    /// The engine's capacity estimate, replies/s on one core: 10⁶ / mean
+    /// [`work`](Self::work) µs. Offered load beyond it queues in the engine,
+    /// and then the engine, not the model, sets the latency.
+    #[serde(default)]
+    pub capacity_per_s: Option<f64>,
+    /// Lateness against the model ([`Precision`]).
+    #[serde(default)]
+    pub precision: Precision,
+}
+
+/// Share of [`ServeSummary::capacity_per_s`] at which a run's throughput
+/// counts as engine-bound (80 %).
+pub const ENGINE_BOUND_SHARE: f64 = 0.8;
+
+impl ServeSummary {
+    /// The lines `bench` prints under the server-side delay table: engine
+    /// time (zero-delay replies, read → written), engine work and capacity,
+    /// the [`Precision`] flag, and — when `throughput_per_s` (replies/s the
+    /// client got) reaches [`ENGINE_BOUND_SHARE`] of the capacity — that the
+    /// engine, not the model, set the latency.
+    pub fn precision_lines(&self, throughput_per_s: f64) -> Vec<String> {
+        let ms = |us: u64| format!("{:.3} ms", us as f64 / 1000.0);
+        let mut out = Vec::new();
+        if self.engine.count > 0 {
+            out.push(format!(
+                "engine time (line read -> reply written, {} zero-delay replies): p50 {}  p99 {}  max {}",
+                self.engine.count,
+                ms(self.engine.p50_us),
+                ms(self.engine.p99_us),
+                ms(self.engine.max_us)
+            ));
+        }
+        if let Some(cap) = self.capacity_per_s {
+            out.push(format!(
+                "engine work per reply (match + encode + write): p50 {}  p99 {}; capacity ~{:.0} replies/s on one core",
+                ms(self.work.p50_us),
+                ms(self.work.p99_us),
+                cap
+            ));
+            if throughput_per_s > 0.0 && throughput_per_s >= ENGINE_BOUND_SHARE * cap {
+                out.push(format!(
+                    "ENGINE-BOUND: {throughput_per_s:.0} replies/s is at least {:.0} % of the engine's capacity: the engine, not the model, set the latency",
+                    ENGINE_BOUND_SHARE * 100.0
+                ));
+            }
+        }
+        out.push(match self.precision.note() {
+            Some(n) => n,
+            None => format!(
+                "precision ok: lateness p99 {} within {:.3} ms (2 % of the model's p50 + 0.2 ms)",
+                ms(self.precision.lateness_p99_us),
+                self.precision.limit_us / 1000.0
+            ),
+        });
+        out
+    }
 }
 
 /// The recorded server: tape, schedule, roots, stats.
@@ -165,6 +283,9 @@ pub struct Server {
     roots: Vec<mcptape_uri::Root>,
     stats: Mutex<ServeStats>,
     timer: TimerMode,
+    /// Per tape exchange, the recorded reply split around its `id` value
+    /// (pre-encoded at load time; only the id is spliced per request).
+    encoded: Vec<Option<(String, String)>>,
 }
 
 /// Default roots: per `scheme://authority`, the longest common directory of
@@ -234,9 +355,14 @@ impl Server {
             })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Server {
-            tape,
             sched: Mutex::new(Scheduler::new(model, faults, seed)),
             roots,
+            encoded: tape
+                .exchanges
+                .iter()
+                .map(|e| split_at_id(&e.reply_raw).map(|(h, t)| (h.to_owned(), t.to_owned())))
+                .collect(),
+            tape,
             stats: Mutex::new(ServeStats::default()),
             timer: TimerMode::Precise,
         })
@@ -323,7 +449,7 @@ impl Server {
         let req = match msg {
             Message::Request(r) => r,
             Message::Notification(n) => {
-                if n.method == "notifications/cancelled"
+                if n.method == method::NOTIFICATIONS_CANCELLED
                     && let Some(rid) = n.params.as_ref().and_then(|p| p.get("requestId"))
                     && let Ok(rid) = RequestId::from_value(rid)
                 {
@@ -376,7 +502,7 @@ impl Server {
             _ => {}
         }
         let uri = params.get("uri").and_then(Value::as_str);
-        if method == "resources/read" {
+        if method == method::RESOURCES_READ {
             let Some(uri) = uri else {
                 self.stats().unmatched += 1;
                 let msg = error_msg(
@@ -401,7 +527,7 @@ impl Server {
         let msg = match m {
             Match::Exact(e) | Match::ByMethod(e) => {
                 self.stats().matched += 1;
-                let body = match splice_id(&e.reply_raw, &id) {
+                let body = match self.encoded_reply(e, &req.id) {
                     Some(b) => b,
                     None => {
                         let mut reply = e.reply.clone();
@@ -435,7 +561,7 @@ impl Server {
             }
             // MCP base protocol, "Utilities / Ping": the receiver MUST answer
             // promptly with an empty result, recorded or not.
-            Match::NoMethod if method == "ping" => {
+            Match::NoMethod if method == method::PING => {
                 self.stats().pinged += 1;
                 json!({"jsonrpc": "2.0", "id": id, "result": {}})
             }
@@ -456,6 +582,23 @@ impl Server {
         reply(msg, plan.delay_us)
     }
 
+    /// The pre-encoded reply of exchange `e` with `id` (its JSON text) spliced in.
+    fn encoded_reply(&self, e: &crate::tape::Exchange, id: &RequestId) -> Option<String> {
+        let base = self.tape.exchanges.as_ptr() as usize;
+        let idx = (e as *const crate::tape::Exchange as usize).checked_sub(base)?
+            / std::mem::size_of::<crate::tape::Exchange>().max(1);
+        if !std::ptr::eq(self.tape.exchanges.get(idx)?, e) {
+            return None;
+        }
+        let (head, tail) = self.encoded.get(idx)?.as_ref()?;
+        let id_text = id.to_string();
+        let mut out = String::with_capacity(head.len() + id_text.len() + tail.len() + 1);
+        out.push_str(head);
+        out.push_str(&id_text);
+        out.push_str(tail);
+        Some(out)
+    }
+
     fn reply_now(&self, msg: Value) -> Answer {
         reply(msg, 0)
     }
@@ -467,6 +610,20 @@ impl Server {
         s.achieved.saturating_record(achieved_us.max(1));
         s.lateness
             .saturating_record(achieved_us.saturating_sub(intended_us).max(1));
+    }
+
+    /// Records one sent reply: scheduled and achieved delay and the
+    /// engine's own work on it (match + encode + write), µs.
+    pub fn record_reply(&self, intended_us: u64, achieved_us: u64, work_us: u64) {
+        let mut s = self.stats();
+        s.intended.saturating_record(intended_us.max(1));
+        s.achieved.saturating_record(achieved_us.max(1));
+        s.lateness
+            .saturating_record(achieved_us.saturating_sub(intended_us).max(1));
+        s.work.saturating_record(work_us.max(1));
+        if intended_us == 0 {
+            s.engine.saturating_record(achieved_us.max(1));
+        }
     }
 
     /// Counts one message refused by the strict parser (HTTP bodies, which
@@ -487,6 +644,11 @@ impl Server {
         let s = self.stats();
         let sched = self.sched.lock().unwrap_or_else(|p| p.into_inner());
         let model = sched.model();
+        let lateness = Quantiles::of(&s.lateness);
+        let model_p50 = model
+            .quantile_us(0.5)
+            .unwrap_or(s.intended.value_at_quantile(0.5) as f64);
+        let work = Quantiles::of(&s.work);
         ServeSummary {
             model: model.to_string(),
             model_p50_us: model.quantile_us(0.5),
@@ -503,7 +665,11 @@ impl Server {
             pinged: s.pinged,
             intended: Quantiles::of(&s.intended),
             achieved: Quantiles::of(&s.achieved),
-            lateness: Quantiles::of(&s.lateness),
+            lateness,
+            engine: Quantiles::of(&s.engine),
+            work,
+            capacity_per_s: (work.count > 0 && work.mean_us > 0.0).then(|| 1e6 / work.mean_us),
+            precision: Precision::judge(model_p50, lateness.p99_us, lateness.count),
         }
     }
 }
@@ -576,6 +742,14 @@ fn reply(msg: Value, delay_us: u64) -> Answer {
 /// recorded server's own string escaping and member order. `None` when `raw`
 /// is not an object with an `id`.
 pub fn splice_id(raw: &str, id: &Value) -> Option<String> {
+    let (head, tail) = split_at_id(raw)?;
+    Some(format!("{head}{id}{tail}"))
+}
+
+/// `raw` (one JSON-RPC message) split around the value of its top-level
+/// `id` member: `(before, after)`, so `before + id + after` is the message
+/// with another id. `None` when `raw` is not a JSON object with an `id`.
+pub fn split_at_id(raw: &str) -> Option<(&str, &str)> {
     #[derive(serde::Deserialize)]
     struct IdProbe<'a> {
         #[serde(borrow)]
@@ -590,8 +764,7 @@ pub fn splice_id(raw: &str, id: &Value) -> Option<String> {
     // `old` borrows from `raw`: its offset is the distance between the two.
     let start = (old.as_ptr() as usize).checked_sub(raw.as_ptr() as usize)?;
     let end = start.checked_add(old.len())?;
-    let (head, tail) = (raw.get(..start)?, raw.get(end..)?);
-    Some(format!("{head}{id}{tail}"))
+    Some((raw.get(..start)?, raw.get(end..)?))
 }
 
 /// A JSON-RPC error response.
@@ -603,10 +776,124 @@ pub fn error_msg(id: Value, code: i64, message: &str, data: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "error": err})
 }
 
+/// One reply ready to go out.
 struct Outgoing {
+    /// The whole line, `\n` included.
     bytes: Vec<u8>,
+    /// When its request line was read.
     received: Instant,
-    intended_us: Option<u64>,
+    /// Scheduled delay, µs.
+    intended_us: u64,
+    /// Engine work before the wait (line read → reply queued), µs.
+    decide_us: u64,
+}
+
+/// A blocking file (the process's stdout) written directly by the timer
+/// thread: one `write(2)` of the whole line where the pipe takes it.
+struct FileSink {
+    file: Mutex<std::fs::File>,
+    error: Mutex<Option<std::io::Error>>,
+}
+
+/// Where a session's replies go.
+#[derive(Clone)]
+enum Out {
+    /// To the session's tokio writer task (any `AsyncWrite`).
+    Chan(mpsc::UnboundedSender<Outgoing>),
+    /// Straight into a blocking file, from whichever thread fires.
+    File(Arc<FileSink>),
+}
+
+impl Out {
+    fn deliver(&self, server: &Server, o: Outgoing) {
+        match self {
+            Out::Chan(tx) => {
+                let _ = tx.send(o);
+            }
+            Out::File(sink) => {
+                let t0 = Instant::now();
+                let r = sink
+                    .file
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .write_all(&o.bytes);
+                let done = Instant::now();
+                match r {
+                    Ok(()) => server.record_reply(
+                        o.intended_us,
+                        (done - o.received).as_micros() as u64,
+                        o.decide_us + (done - t0).as_micros() as u64,
+                    ),
+                    Err(e) => {
+                        let mut g = sink.error.lock().unwrap_or_else(|p| p.into_inner());
+                        if g.is_none() {
+                            *g = Some(e);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The answers of one session waiting on the timer.
+#[derive(Default)]
+struct Pending {
+    /// Request id (JSON text) → tickets of its scheduled replies.
+    by_id: Mutex<HashMap<String, Vec<Ticket>>>,
+    /// Scheduled replies whose job has not finished (or been cancelled).
+    inflight: AtomicUsize,
+    /// Signalled when `inflight` drops to 0.
+    drained: Notify,
+}
+
+impl Pending {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Vec<Ticket>>> {
+        self.by_id.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Takes `ticket` of `key` out of the map: `true` when it was there (not cancelled).
+    fn take(&self, key: &str, ticket: Ticket) -> bool {
+        let mut g = self.lock();
+        let Some(v) = g.get_mut(key) else {
+            return false;
+        };
+        let Some(i) = v.iter().position(|t| *t == ticket) else {
+            return false;
+        };
+        v.swap_remove(i);
+        if v.is_empty() {
+            g.remove(key);
+        }
+        true
+    }
+
+    fn done(&self, n: usize) {
+        if n > 0 && self.inflight.fetch_sub(n, Ordering::AcqRel) == n {
+            self.drained.notify_one();
+        }
+    }
+
+    /// Cancels every scheduled reply of `key` (all when `None`); the
+    /// number of keys that had one.
+    fn cancel(&self, timer: &Timer, key: Option<&str>) -> usize {
+        let taken: Vec<Vec<Ticket>> = {
+            let mut g = self.lock();
+            match key {
+                Some(k) => g.remove(k).into_iter().collect(),
+                None => g.drain().map(|(_, v)| v).collect(),
+            }
+        };
+        let removed = taken.iter().flatten().filter(|t| timer.cancel(**t)).count();
+        self.done(removed);
+        taken.len()
+    }
+
+    async fn wait_drained(&self) {
+        while self.inflight.load(Ordering::Acquire) > 0 {
+            self.drained.notified().await;
+        }
+    }
 }
 
 /// How a stream session ended.
@@ -621,8 +908,11 @@ pub enum StreamEnd {
 
 /// Serves newline-delimited JSON-RPC (MCP stdio transport) on `r`/`w` until
 /// the client closes `r` (pending non-stalled answers are sent first) or a
-/// drop-connection fault fires. Each answer is written when its own delay has
-/// passed since its request line was read ([`sleep_until_precise`]).
+/// drop-connection fault fires. Each answer is due at its absolute deadline,
+/// request line read + drawn delay ([`deadline_after`]); the session's
+/// [`Timer`] (the process's timer thread, or the virtual timer) hands it to
+/// a writer task that writes and flushes `w`. For the lowest latency on a
+/// real file descriptor use [`serve_stream_to_file`].
 ///
 /// # Errors
 /// [`ReplayErrorKind::Io`] from the streams. A line that is not JSON, or is
@@ -638,24 +928,100 @@ where
     let writer = tokio::spawn(async move {
         let mut w = w;
         while let Some(o) = rx.recv().await {
+            let t0 = Instant::now();
             w.write_all(&o.bytes).await?;
             w.flush().await?;
-            if let Some(intended) = o.intended_us {
-                let achieved = o.received.elapsed().as_micros() as u64;
-                srv.record_delay(intended, achieved);
-            }
+            let done = Instant::now();
+            srv.record_reply(
+                o.intended_us,
+                (done - o.received).as_micros() as u64,
+                o.decide_us + (done - t0).as_micros() as u64,
+            );
         }
         w.shutdown().await.ok();
         Ok::<(), std::io::Error>(())
     });
-    let pending: Arc<Mutex<HashMap<String, AbortHandle>>> = Arc::default();
-    let mut tasks = JoinSet::new();
+    let end = serve_lines(server, r, Out::Chan(tx)).await;
+    let wrote = writer
+        .await
+        .map_err(|e| ReplayError::new(ReplayErrorKind::Io(std::io::Error::other(e))))?;
+    let end = end?;
+    wrote?;
+    Ok(end)
+}
+
+/// [`serve_stream`] writing replies straight into `out` (a blocking file
+/// descriptor, e.g. a duplicate of stdout) from the thread whose deadline
+/// fired — for [`TimerMode::Precise`], the timer thread itself, one
+/// `write(2)` of the whole line (`\n` included) where the pipe takes it; no
+/// runtime hop between the deadline and the bytes. A full pipe blocks the
+/// timer thread until the client reads.
+///
+/// # Errors
+/// [`ReplayErrorKind::Io`] from reading `r` or the first failed write to `out`.
+pub async fn serve_stream_to_file<R>(
+    server: Arc<Server>,
+    r: R,
+    out: std::fs::File,
+) -> Result<StreamEnd, ReplayError>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+{
+    let sink = Arc::new(FileSink {
+        file: Mutex::new(out),
+        error: Mutex::new(None),
+    });
+    let end = serve_lines(server, r, Out::File(sink.clone())).await?;
+    let err = sink.error.lock().unwrap_or_else(|p| p.into_inner()).take();
+    match err {
+        Some(e) => Err(ReplayError::new(ReplayErrorKind::Io(e))),
+        None => Ok(end),
+    }
+}
+
+/// Serves the process's stdin/stdout: stdin read through epoll when it is a
+/// pipe (tokio's blocking stdin otherwise), replies written by
+/// [`serve_stream_to_file`] into a duplicate of the stdout descriptor.
+///
+/// # Errors
+/// [`ReplayErrorKind::Io`] when stdout cannot be duplicated, or from the session.
+pub async fn serve_stdio(server: Arc<Server>) -> Result<StreamEnd, ReplayError> {
+    use std::os::fd::AsFd;
+    let io = |e| ReplayError::new(ReplayErrorKind::Io(e));
+    let out = std::fs::File::from(std::io::stdout().as_fd().try_clone_to_owned().map_err(io)?);
+    let pipe = std::io::stdin()
+        .as_fd()
+        .try_clone_to_owned()
+        .ok()
+        .and_then(|fd| tokio::net::unix::pipe::Receiver::from_owned_fd(fd).ok());
+    match pipe {
+        Some(p) => serve_stream_to_file(server, p, out).await,
+        None => serve_stream_to_file(server, tokio::io::stdin(), out).await,
+    }
+}
+
+/// The read loop shared by the stream servers: frames lines, decides each,
+/// schedules the replies on the session's timer, handles cancellation and
+/// the drop fault, and waits for the pending replies at EOF.
+async fn serve_lines<R>(server: Arc<Server>, r: R, out: Out) -> Result<StreamEnd, ReplayError>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+{
+    let timer = Timer::for_mode(server.timer);
+    let pending = Arc::new(Pending::default());
     let mut reader = FramedReader::new(r, MAX_LINE_BYTES);
     let mut end = StreamEnd::Eof;
-    loop {
-        while tasks.try_join_next().is_some() {}
-        let Some(frame) = reader.next().await? else {
-            break;
+    let result = loop {
+        let frame = match reader.next().await {
+            Ok(Some(f)) => f,
+            Ok(None) => break Ok(()),
+            // The message keeps the stream offset of the failed read.
+            Err(e) => {
+                break Err(ReplayError::new(ReplayErrorKind::Io(std::io::Error::new(
+                    e.source.kind(),
+                    e.to_string(),
+                ))));
+            }
         };
         let received = Instant::now();
         let answer = match frame {
@@ -676,53 +1042,56 @@ where
             Answer::Reply {
                 id, body, delay_us, ..
             } => {
-                let key = id.to_string();
                 let mut bytes = body.into_bytes();
                 bytes.push(b'\n');
-                let tx = tx.clone();
-                let pend = pending.clone();
-                let timer = server.timer;
-                let k2 = key.clone();
-                // Hold the map while spawning so the task's own removal
+                let deadline = deadline_after(received, delay_us);
+                let o = Outgoing {
+                    bytes,
+                    received,
+                    intended_us: delay_us,
+                    decide_us: received.elapsed().as_micros() as u64,
+                };
+                // Already due on the real clock: no timer hop.
+                if server.timer == TimerMode::Precise && Instant::now() >= deadline {
+                    out.deliver(&server, o);
+                    continue;
+                }
+                let key = id.to_string();
+                let (p, out, srv, k) = (pending.clone(), out.clone(), server.clone(), key.clone());
+                // Hold the map while scheduling so the job's own removal
                 // cannot run before the insertion.
-                let mut g = pending.lock().unwrap_or_else(|p| p.into_inner());
-                let h = tasks.spawn(async move {
-                    sleep_until_precise(received + Duration::from_micros(delay_us), timer).await;
-                    pend.lock().unwrap_or_else(|p| p.into_inner()).remove(&k2);
-                    let _ = tx.send(Outgoing {
-                        bytes,
-                        received,
-                        intended_us: Some(delay_us),
-                    });
-                });
-                g.insert(key, h);
-                drop(g);
+                let mut g = pending.lock();
+                pending.inflight.fetch_add(1, Ordering::AcqRel);
+                let t = timer.schedule(
+                    deadline,
+                    Box::new(move |ticket| {
+                        if p.take(&k, ticket) {
+                            out.deliver(&srv, o);
+                        }
+                        p.done(1);
+                    }),
+                );
+                g.entry(key).or_default().push(t);
             }
             Answer::Cancel(key) => {
-                if let Some(h) = pending
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .remove(&key)
-                {
-                    h.abort();
+                if pending.cancel(&timer, Some(&key)) > 0 {
                     server.record_cancel();
                 }
             }
             Answer::Drop => {
                 end = StreamEnd::Dropped;
-                break;
+                break Ok(());
             }
             Answer::Stall | Answer::Nothing => {}
         }
+    };
+    if end == StreamEnd::Dropped || result.is_err() {
+        pending.cancel(&timer, None);
     }
-    if end == StreamEnd::Dropped {
-        tasks.abort_all();
-    }
-    while tasks.join_next().await.is_some() {}
-    drop(tx);
-    writer
-        .await
-        .map_err(|e| ReplayError::new(ReplayErrorKind::Io(std::io::Error::other(e))))??;
+    pending.wait_drained().await;
+    drop(timer);
+    drop(out);
+    result?;
     Ok(end)
 }
 
@@ -739,6 +1108,16 @@ mod tests {
             r#"{"result":{"id":"inner","text":"Caf\u00e9 \ud83d\ude00"}, "id" : "r-9" ,"jsonrpc":"2.0"}"#
         );
         assert_eq!(splice_id(r#"{"result":{}}"#, &json!(1)), None);
+    }
+
+    #[test]
+    fn split_at_id_gives_the_bytes_around_the_id_for_pre_encoding() {
+        let raw = r#"{"jsonrpc":"2.0","id":"old-7","result":{"t":"\u00e9"}}"#;
+        let (head, tail) = split_at_id(raw).unwrap();
+        assert_eq!(head, r#"{"jsonrpc":"2.0","id":"#);
+        assert_eq!(tail, r#","result":{"t":"\u00e9"}}"#);
+        assert_eq!(split_at_id(r#"{"id":1}"#), Some((r#"{"id":"#, "}")));
+        assert_eq!(split_at_id("not json"), None);
         assert_eq!(splice_id("[1]", &json!(1)), None);
     }
 }

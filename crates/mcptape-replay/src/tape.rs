@@ -6,6 +6,8 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use mcptape_transcript::{Direction, Event, reader::Transcript};
+use mcptape_wire::jsonrpc::{self, Message, RequestId};
+use mcptape_wire::protocol::{self, Observation, RevisionSource, method};
 use serde_json::{Map, Value};
 
 use crate::error::{ReplayError, ReplayErrorKind};
@@ -13,7 +15,8 @@ use crate::error::{ReplayError, ReplayErrorKind};
 /// Methods answered by method alone when their params do not match exactly:
 /// their params carry the client's identity (`clientInfo`, capabilities), not
 /// a question (MCP 2025-11-25 "Lifecycle"; 2026-07-28 `server/discover`).
-pub const HANDSHAKE_METHODS: [&str; 3] = ["initialize", "server/discover", "ping"];
+pub const HANDSHAKE_METHODS: [&str; 3] =
+    [method::INITIALIZE, method::SERVER_DISCOVER, method::PING];
 
 /// Largest number of recorded messages a tape holds (1,000,000 records).
 pub const MAX_TAPE_MESSAGES: usize = 1_000_000;
@@ -122,6 +125,36 @@ pub fn canonical(v: &Value) -> String {
 /// Streamable HTTP recordings also the HTTP exchange number — a reply travels
 /// in the response to the POST that carried its request, and ids repeat
 /// across the sessions of one recording.
+/// A server message as a JSON value, moving (not copying) its `result`.
+fn message_value(m: Message) -> Value {
+    let mut o = Map::new();
+    o.insert("jsonrpc".to_owned(), Value::from("2.0"));
+    match m {
+        Message::Response(r) => {
+            o.insert("id".to_owned(), r.id.to_value());
+            o.insert("result".to_owned(), r.result);
+        }
+        other => return other.to_value(),
+    }
+    Value::Object(o)
+}
+
+/// The recorded revision by the one detector ([`protocol::detect_revision`]:
+/// handshake messages first, then the header, then `protocol` records);
+/// `None` when nothing in the transcript says.
+fn detected_revision(t: &Transcript) -> Option<String> {
+    let obs = t.records.iter().filter_map(|r| match &r.event {
+        Event::Message { dir, msg, .. } => Some(Observation::Json(
+            protocol::Direction::from_client(*dir == Direction::C2s),
+            msg.get(),
+        )),
+        Event::Protocol { version } => Some(Observation::ProtocolRecord(version)),
+        _ => None,
+    });
+    let d = protocol::detect_revision(obs, t.header.protocol_version.as_deref());
+    (d.source != RevisionSource::Assumed).then(|| d.revision.as_str().to_owned())
+}
+
 fn pair_key(id: &Value, http: Option<&mcptape_transcript::HttpMeta>) -> String {
     match http {
         Some(h) => format!("{}#{}", h.exchange, id),
@@ -180,40 +213,49 @@ impl Tape {
                     ReplayError::new(ReplayErrorKind::TooManyMessages(max_messages)).at_record(i),
                 );
             }
-            let v: Value = serde_json::from_str(msg.get()).map_err(|e| {
-                ReplayError::new(ReplayErrorKind::BadRecord(e.to_string())).at_record(i)
-            })?;
-            let Value::Object(obj) = &v else {
+            if msg.get().starts_with('[') {
                 return Err(ReplayError::new(ReplayErrorKind::BadRecord(
-                    "message is not a JSON object (batches are not replayable)".into(),
+                    "message is a batch (batches are not replayable)".into(),
                 ))
                 .at_record(i));
-            };
+            }
+            let m = jsonrpc::parse_message(msg.get().as_bytes()).map_err(|e| {
+                ReplayError::new(ReplayErrorKind::BadRecord(format!(
+                    "not a JSON-RPC 2.0 message: {e}"
+                )))
+                .at_record(i)
+            })?;
             match dir {
                 Direction::C2s => {
-                    let Some(Value::String(method)) = obj.get("method") else {
-                        continue;
+                    let (id, method, params) = match m {
+                        Message::Request(r) => (Some(r.id.to_value()), r.method, r.params),
+                        Message::Notification(n) => (None, n.method, n.params),
+                        // A client's answer to a server request.
+                        Message::Response(_) | Message::Error(_) => continue,
                     };
-                    let id = obj.get("id").cloned();
                     if let Some(id) = &id {
                         open.insert(pair_key(id, http.as_ref()), client.len());
                     }
                     client.push(RecordedRequest {
                         record: i,
                         t_us: rec.t_us,
-                        method: method.clone(),
-                        params: obj.get("params").cloned().unwrap_or(Value::Null),
+                        method,
+                        params: params.unwrap_or(Value::Null),
                         id,
                     });
                 }
                 Direction::S2c => {
-                    if obj.contains_key("method") {
-                        continue; // server request or notification
-                    }
-                    let id = obj.get("id").filter(|id| !id.is_null());
+                    let (id, is_error) = match &m {
+                        // A server request or notification.
+                        Message::Request(_) | Message::Notification(_) => continue,
+                        Message::Response(r) => (Some(r.id.to_value()), false),
+                        Message::Error(e) => (e.id.as_ref().map(RequestId::to_value), true),
+                    };
+                    let v = message_value(m);
+                    let id = id.as_ref();
                     if let (None, Some(h), None) = (id, http.as_ref(), &session_rejection)
                         && let Some(status) = h.status.filter(|s| (400..500).contains(s))
-                        && obj.contains_key("error")
+                        && is_error
                     {
                         session_rejection = Some(HttpRejection {
                             status,
@@ -238,17 +280,14 @@ impl Tape {
                         // other method it is a session rejection, which depends
                         // on the session, not the request: `serve --listen`
                         // answers those from its own session check.
-                        (None, Some(h)) if obj.contains_key("error") => {
+                        (None, Some(h)) if is_error => {
                             let prefix = format!("{}#", h.exchange);
                             let mut same: Vec<&String> =
                                 open.keys().filter(|k| k.starts_with(&prefix)).collect();
                             match (same.pop(), same.is_empty()) {
                                 (Some(k), true)
                                     if open.get(k).is_some_and(|&ci| {
-                                        matches!(
-                                            client[ci].method.as_str(),
-                                            "server/discover" | "initialize"
-                                        )
+                                        method::HANDSHAKES.contains(&client[ci].method.as_str())
                                     }) =>
                                 {
                                     k.clone()
@@ -265,7 +304,7 @@ impl Tape {
                             ci,
                             Exchange {
                                 request,
-                                reply: v.clone(),
+                                reply: v,
                                 reply_raw: msg.get().to_owned(),
                                 delay_us,
                                 sse,
@@ -294,7 +333,7 @@ impl Tape {
         Ok(Tape {
             client,
             exchanges,
-            protocol_version: t.protocol_version().map(str::to_owned),
+            protocol_version: detected_revision(t),
             session_rejection,
             by_key,
             by_method,
@@ -326,7 +365,7 @@ impl Tape {
     pub fn reads(&self) -> Vec<Value> {
         self.client
             .iter()
-            .filter(|r| r.method == "resources/read" && r.id.is_some())
+            .filter(|r| r.method == method::RESOURCES_READ && r.id.is_some())
             .map(|r| r.params.clone())
             .collect()
     }
@@ -336,7 +375,7 @@ impl Tape {
     pub fn handshake(&self) -> Option<&RecordedRequest> {
         self.client
             .iter()
-            .find(|r| r.id.is_some() && (r.method == "initialize" || r.method == "server/discover"))
+            .find(|r| r.id.is_some() && method::HANDSHAKES.contains(&r.method.as_str()))
     }
 
     /// Recorded server delays of every exchange, µs.
@@ -397,6 +436,35 @@ mod tests {
             tape.lookup("tools/list", &Value::Null),
             Match::NoMethod
         ));
+    }
+
+    /// The revision comes from wire's one detector: tiny-two-reads.jsonl has no
+    /// `protocol` record and no header version, but its `initialize` result says.
+    #[test]
+    fn tape_revision_comes_from_the_initialize_result() {
+        let tape = Tape::from_transcript(&tiny()).unwrap();
+        assert_eq!(tape.protocol_version.as_deref(), Some("2025-11-25"));
+    }
+
+    /// Messages are read with the strict JSON-RPC model: a member outside
+    /// JSON-RPC 2.0 is a bad record, reported with its record index.
+    #[test]
+    fn tape_rejects_a_non_json_rpc_message_with_its_record_index() {
+        let text = concat!(
+            r#"{"mcptapeTranscript":1,"mcptapeVersion":"0.1.0","transport":"stdio","server":{"command":["x"]},"startedAt":"2026-11-30T00:00:00.000Z"}"#,
+            "\n",
+            r#"{"tUs":1,"kind":"message","dir":"c2s","msg":{"jsonrpc":"2.0","id":1,"method":"ping"}}"#,
+            "\n",
+            r#"{"tUs":2,"kind":"message","dir":"s2c","msg":{"jsonrpc":"2.0","id":1,"result":{},"extra":true}}"#,
+            "\n",
+        );
+        let t = mcptape_transcript::reader::read(text.as_bytes()).unwrap();
+        let e = Tape::from_transcript(&t).unwrap_err();
+        assert!(
+            matches!(&e.kind, ReplayErrorKind::BadRecord(m) if m.contains("extra")),
+            "{e:?}"
+        );
+        assert_eq!(e.record, Some(1));
     }
 
     #[test]

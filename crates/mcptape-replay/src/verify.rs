@@ -10,6 +10,8 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio::time::Duration;
 
+use mcptape_wire::protocol::method;
+
 use crate::bench::{Client, Outcome};
 use crate::error::ReplayError;
 use crate::tape::Tape;
@@ -19,6 +21,7 @@ pub const MAX_DIFFS_PER_RESPONSE: usize = 50;
 
 /// One difference between a recorded and a live response.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Difference {
     /// Transcript record index of the recorded request.
     pub record: usize,
@@ -105,6 +108,7 @@ fn walk(
 
 /// Result of a verify run.
 #[derive(Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct VerifyReport {
     /// Requests replayed.
     pub requests: usize,
@@ -175,7 +179,7 @@ pub async fn verify(
     ignore.push("/id".into());
     let mut rep = VerifyReport::default();
     for req in &tape.client {
-        if req.method == "notifications/cancelled" {
+        if req.method == method::NOTIFICATIONS_CANCELLED {
             continue; // refers to recorded ids that no longer exist
         }
         let Some(_) = &req.id else {

@@ -2,26 +2,18 @@
 //! and `bench` run in-process over an in-memory duplex pipe, so every delay
 //! is virtual time and every figure is exact.
 
+mod common;
+
 use std::sync::Arc;
 
-use mcptape_replay::bench::{self, BenchConfig, Client, Load};
+use common::{TINY, tape_of};
+use mcptape_replay::bench::{self, BenchConfig, BenchResult, Client, Load};
 use mcptape_replay::latency::{FaultSpec, LatencyModel};
 use mcptape_replay::schedule::TimerMode;
 use mcptape_replay::serve::{Server, serve_stream};
-use mcptape_replay::tape::Tape;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::time::{Duration, Instant};
-
-fn tape() -> Tape {
-    let bytes = std::fs::read(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/tiny-two-reads.jsonl"
-    ))
-    .unwrap();
-    let t = mcptape_transcript::reader::read(&bytes).unwrap();
-    Tape::from_transcript(&t).unwrap()
-}
 
 fn server(model: &str, fault: &str, seed: u64) -> Arc<Server> {
     let faults = if fault.is_empty() {
@@ -31,7 +23,7 @@ fn server(model: &str, fault: &str, seed: u64) -> Arc<Server> {
     };
     Arc::new(
         Server::new(
-            tape(),
+            tape_of(TINY),
             LatencyModel::parse(model).unwrap(),
             faults,
             seed,
@@ -51,6 +43,22 @@ fn connect(srv: Arc<Server>) -> (Arc<Client>, tokio::task::JoinHandle<()>) {
         serve_stream(srv, ar, aw).await.unwrap();
     });
     (Arc::new(Client::over(br, bw)), h)
+}
+
+/// [`connect`]s a client to `srv` and completes its handshake (within 5 s of virtual time).
+async fn handshaken(srv: Arc<Server>) -> (Arc<Server>, Arc<Client>, tokio::task::JoinHandle<()>) {
+    let (client, h) = connect(srv.clone());
+    bench::handshake(&client, srv.tape(), Duration::from_secs(5))
+        .await
+        .unwrap();
+    (srv, client, h)
+}
+
+/// Runs `bench` with `c` against `srv` on a handshaken client; the server and the result.
+async fn bench_on(srv: Arc<Server>, c: &BenchConfig) -> (Arc<Server>, BenchResult) {
+    let (srv, client, _h) = handshaken(srv).await;
+    let res = bench::run(client, srv.tape(), c, &|_| {}).await.unwrap();
+    (srv, res)
 }
 
 fn cfg(reads: u64, turns: u64, parallel: u32) -> BenchConfig {
@@ -86,14 +94,7 @@ async fn fixed_12ms_answers_one_request_after_exactly_12ms() {
 
 #[tokio::test(start_paused = true)]
 async fn fixed_12ms_gives_12ms_single_reads_and_12ms_turns() {
-    let srv = server("fixed:12ms", "", 1);
-    let (client, _h) = connect(srv.clone());
-    bench::handshake(&client, srv.tape(), Duration::from_secs(5))
-        .await
-        .unwrap();
-    let res = bench::run(client.clone(), srv.tape(), &cfg(30, 10, 4), &|_| {})
-        .await
-        .unwrap();
+    let (srv, res) = bench_on(server("fixed:12ms", "", 1), &cfg(30, 10, 4)).await;
     assert_eq!(res.single.len(), 30);
     // HdrHistogram keeps 3 significant digits: `equivalent` = same bucket.
     assert!(res.single.equivalent(res.single.min(), 12_000));
@@ -113,11 +114,7 @@ async fn fixed_12ms_gives_12ms_single_reads_and_12ms_turns() {
 
 #[tokio::test(start_paused = true)]
 async fn a_stall_is_cancelled_at_the_deadline_and_abandoned_at_the_timeout() {
-    let srv = server("fixed:12ms", "stall=100%", 1);
-    let (client, _h) = connect(srv.clone());
-    bench::handshake(&client, srv.tape(), Duration::from_secs(5))
-        .await
-        .unwrap();
+    let (srv, client, _h) = handshaken(server("fixed:12ms", "stall=100%", 1)).await;
     let t0 = Instant::now();
     let res = bench::run(client.clone(), srv.tape(), &cfg(0, 1, 1), &|_| {})
         .await
@@ -137,14 +134,7 @@ async fn a_stall_is_cancelled_at_the_deadline_and_abandoned_at_the_timeout() {
 
 #[tokio::test(start_paused = true)]
 async fn a_single_read_that_stalls_is_abandoned_at_the_timeout() {
-    let srv = server("fixed:1ms", "stall=100%", 1);
-    let (client, _h) = connect(srv.clone());
-    bench::handshake(&client, srv.tape(), Duration::from_secs(5))
-        .await
-        .unwrap();
-    let res = bench::run(client.clone(), srv.tape(), &cfg(2, 0, 1), &|_| {})
-        .await
-        .unwrap();
+    let (_, res) = bench_on(server("fixed:1ms", "stall=100%", 1), &cfg(2, 0, 1)).await;
     assert_eq!(res.errors.get("timeout"), Some(&2));
     assert_eq!(res.abandoned_after_us, vec![5_000_000, 5_000_000]);
     assert_eq!(res.single.len(), 0);
@@ -152,14 +142,7 @@ async fn a_single_read_that_stalls_is_abandoned_at_the_timeout() {
 
 #[tokio::test(start_paused = true)]
 async fn a_slow_read_past_the_deadline_is_cancelled_and_the_server_drops_its_answer() {
-    let srv = server("fixed:900ms", "", 1);
-    let (client, _h) = connect(srv.clone());
-    bench::handshake(&client, srv.tape(), Duration::from_secs(5))
-        .await
-        .unwrap();
-    let res = bench::run(client.clone(), srv.tape(), &cfg(0, 2, 2), &|_| {})
-        .await
-        .unwrap();
+    let (srv, res) = bench_on(server("fixed:900ms", "", 1), &cfg(0, 2, 2)).await;
     assert_eq!(res.turns_hit_deadline, 2);
     assert_eq!(res.cancellations, 4);
     assert_eq!(res.late_responses, 0);
@@ -168,14 +151,11 @@ async fn a_slow_read_past_the_deadline_is_cancelled_and_the_server_drops_its_ans
 }
 
 async fn lognormal_run(seed: u64) -> (Vec<u64>, Vec<u64>) {
-    let srv = server("lognormal:p50=12ms,p99=40ms", "error=-32603@10%", seed);
-    let (client, _h) = connect(srv.clone());
-    bench::handshake(&client, srv.tape(), Duration::from_secs(5))
-        .await
-        .unwrap();
-    let res = bench::run(client.clone(), srv.tape(), &cfg(50, 20, 4), &|_| {})
-        .await
-        .unwrap();
+    let (_, res) = bench_on(
+        server("lognormal:p50=12ms,p99=40ms", "error=-32603@10%", seed),
+        &cfg(50, 20, 4),
+    )
+    .await;
     let single = res
         .single
         .iter_recorded()
@@ -262,11 +242,7 @@ async fn replies_keep_the_request_id_and_match_params_without_meta() {
 #[tokio::test(start_paused = true)]
 async fn parallel_reads_per_turn_at_and_past_the_limit() {
     use mcptape_replay::bench::MAX_PARALLEL;
-    let srv = server("fixed:12ms", "", 1);
-    let (client, _h) = connect(srv.clone());
-    bench::handshake(&client, srv.tape(), Duration::from_secs(5))
-        .await
-        .unwrap();
+    let (srv, client, _h) = handshaken(server("fixed:12ms", "", 1)).await;
     let res = bench::run(
         client.clone(),
         srv.tape(),
@@ -292,11 +268,7 @@ async fn parallel_reads_per_turn_at_and_past_the_limit() {
 
 #[tokio::test(start_paused = true)]
 async fn open_loop_sends_on_schedule_and_measures_from_the_intended_send_time() {
-    let srv = server("fixed:25ms", "", 1);
-    let (client, _h) = connect(srv.clone());
-    bench::handshake(&client, srv.tape(), Duration::from_secs(5))
-        .await
-        .unwrap();
+    let (srv, client, _h) = handshaken(server("fixed:25ms", "", 1)).await;
     let mut c = cfg(10, 0, 1);
     c.load = Load::Open { per_s: 100.0 };
     let t0 = Instant::now();
@@ -335,11 +307,7 @@ async fn a_line_that_is_not_json_gets_a_parse_error_and_the_session_goes_on() {
 /// printed 2.7/s (4 answers over the 1.501 s from first send to last answer).
 #[tokio::test(start_paused = true)]
 async fn open_loop_throughput_is_not_above_the_offered_rate() {
-    let srv = server("fixed:1ms", "", 1);
-    let (client, _h) = connect(srv.clone());
-    bench::handshake(&client, srv.tape(), Duration::from_secs(5))
-        .await
-        .unwrap();
+    let (srv, client, _h) = handshaken(server("fixed:1ms", "", 1)).await;
     let mut c = cfg(4, 0, 1);
     c.load = Load::Open { per_s: 2.0 };
     let res = bench::run(client.clone(), srv.tape(), &c, &|_| {})
@@ -351,11 +319,7 @@ async fn open_loop_throughput_is_not_above_the_offered_rate() {
     assert_eq!(res.single_window_s, 2.0);
     assert_eq!(res.throughput_per_s(), 2.0);
     // A target slower than the rate: the last answer bounds the window.
-    let srv = server("fixed:3s", "", 1);
-    let (client, _h) = connect(srv.clone());
-    bench::handshake(&client, srv.tape(), Duration::from_secs(5))
-        .await
-        .unwrap();
+    let (srv, client, _h) = handshaken(server("fixed:3s", "", 1)).await;
     let res = bench::run(client.clone(), srv.tape(), &c, &|_| {})
         .await
         .unwrap();
@@ -366,11 +330,7 @@ async fn open_loop_throughput_is_not_above_the_offered_rate() {
 /// Fresh-user report bug 5: a phase cut by `max_phase` says so.
 #[tokio::test(start_paused = true)]
 async fn max_phase_cut_is_flagged_for_each_phase() {
-    let srv = server("fixed:100ms", "", 1);
-    let (client, _h) = connect(srv.clone());
-    bench::handshake(&client, srv.tape(), Duration::from_secs(5))
-        .await
-        .unwrap();
+    let (srv, client, _h) = handshaken(server("fixed:100ms", "", 1)).await;
     let mut c = cfg(1_000, 1_000, 2);
     c.max_phase = Duration::from_millis(1_000);
     let res = bench::run(client.clone(), srv.tape(), &c, &|_| {})

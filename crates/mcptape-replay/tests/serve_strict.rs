@@ -4,26 +4,18 @@
 //! replays a recorded `server/discover` rejection whose answer had `"id": null`
 //! (fresh-user report bugs 1, 2 and 13). No clock involved: `decide_bytes`.
 
+mod common;
+
 use std::sync::Arc;
 
+use common::{TINY, tape_of};
 use mcptape_replay::bench::{self, Client};
 use mcptape_replay::latency::{FaultSpec, LatencyModel};
 use mcptape_replay::schedule::TimerMode;
 use mcptape_replay::serve::{Answer, Server, serve_stream};
-use mcptape_replay::tape::Tape;
 use serde_json::{Value, json};
 use tokio::time::Duration;
 
-fn tape_of(path: &str) -> Tape {
-    let bytes = std::fs::read(path).unwrap();
-    let t = mcptape_transcript::reader::read(&bytes).unwrap();
-    Tape::from_transcript(&t).unwrap()
-}
-
-const TINY: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/tests/data/tiny-two-reads.jsonl"
-);
 const FALLBACK: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/../../corpus/transcripts/crawl-everything-http-2026-07-28-fallback.jsonl"
@@ -49,76 +41,68 @@ fn answer(srv: &Server, line: &str) -> (Value, Option<u16>) {
     }
 }
 
-fn assert_error(srv: &Server, line: &str, code: i64, id: Value) {
-    let (v, status) = answer(srv, line);
-    assert_eq!(v["error"]["code"], json!(code), "{line} -> {v}");
-    assert_eq!(v["id"], id, "{line} -> {v}");
-    assert!(v.get("result").is_none(), "{line} -> {v}");
-    assert_eq!(status, Some(400), "{line}");
-}
-
-#[test]
-fn serve_null_id_is_invalid_request_with_null_id() {
-    let srv = server(TINY);
-    assert_error(
-        &srv,
-        r#"{"jsonrpc":"2.0","id":null,"method":"initialize","params":{}}"#,
-        -32600,
-        Value::Null,
-    );
-}
-
-#[test]
-fn serve_object_id_and_float_id_are_invalid_requests_with_null_id() {
-    let srv = server(TINY);
-    for line in [
-        r#"{"jsonrpc":"2.0","id":{"a":1},"method":"initialize","params":{}}"#,
-        r#"{"jsonrpc":"2.0","id":1.5,"method":"initialize","params":{}}"#,
-        r#"{"jsonrpc":"2.0","id":true,"method":"initialize","params":{}}"#,
-    ] {
-        assert_error(&srv, line, -32600, Value::Null);
+/// Each (line, code, id as JSON) is answered with a 400 and a JSON-RPC error of
+/// that code under that id, and no result.
+fn assert_errors(srv: &Server, cases: &[(&str, i64, &str)]) {
+    for &(line, code, id) in cases {
+        let (v, status) = answer(srv, line);
+        let id: Value = serde_json::from_str(id).unwrap();
+        assert_eq!(v["error"]["code"], json!(code), "{line} -> {v}");
+        assert_eq!(v["id"], id, "{line} -> {v}");
+        assert!(v.get("result").is_none(), "{line} -> {v}");
+        assert_eq!(status, Some(400), "{line}");
     }
 }
 
-#[test]
-fn serve_wrong_or_missing_jsonrpc_version_is_invalid_request_echoing_a_valid_id() {
-    let srv = server(TINY);
-    assert_error(
-        &srv,
-        r#"{"jsonrpc":"1.0","id":7,"method":"initialize","params":{}}"#,
-        -32600,
-        json!(7),
-    );
-    assert_error(
-        &srv,
-        r#"{"id":"x","method":"initialize","params":{}}"#,
-        -32600,
-        json!("x"),
-    );
+// Invalid messages: (line, JSON-RPC error code, id as JSON) for `assert_errors`.
+
+#[rustfmt::skip]
+const NULL_ID: &[(&str, i64, &str)] = &[
+    (r#"{"jsonrpc":"2.0","id":null,"method":"initialize","params":{}}"#, -32600, "null"),
+];
+
+#[rustfmt::skip]
+const OBJECT_FLOAT_AND_BOOL_IDS: &[(&str, i64, &str)] = &[
+    (r#"{"jsonrpc":"2.0","id":{"a":1},"method":"initialize","params":{}}"#, -32600, "null"),
+    (r#"{"jsonrpc":"2.0","id":1.5,"method":"initialize","params":{}}"#, -32600, "null"),
+    (r#"{"jsonrpc":"2.0","id":true,"method":"initialize","params":{}}"#, -32600, "null"),
+];
+
+#[rustfmt::skip]
+const BAD_VERSION: &[(&str, i64, &str)] = &[
+    (r#"{"jsonrpc":"1.0","id":7,"method":"initialize","params":{}}"#, -32600, "7"),
+    (r#"{"id":"x","method":"initialize","params":{}}"#, -32600, r#""x""#),
+];
+
+#[rustfmt::skip]
+const DUPLICATE_KEYS_AND_NON_JSON: &[(&str, i64, &str)] = &[
+    (r#"{"jsonrpc":"2.0","id":9,"id":10,"method":"initialize","params":{}}"#, -32700, "null"),
+    (r#"{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"file:///project/a.md","uri":"x"}}"#, -32700, "null"),
+    ("{not json", -32700, "null"),
+    (r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#, -32600, "null"),
+];
+
+/// One test per (name: cases): `serve` on the tiny tape answers each case as
+/// [`assert_errors`] says.
+macro_rules! invalid_message_tests {
+    ($($name:ident: $cases:expr;)*) => {$(
+        #[test]
+        fn $name() {
+            assert_errors(&server(TINY), $cases);
+        }
+    )*};
+}
+
+invalid_message_tests! {
+    serve_null_id_is_invalid_request_with_null_id: NULL_ID;
+    serve_object_id_and_float_id_are_invalid_requests_with_null_id: OBJECT_FLOAT_AND_BOOL_IDS;
+    serve_wrong_or_missing_jsonrpc_version_is_invalid_request_echoing_a_valid_id: BAD_VERSION;
 }
 
 #[test]
 fn serve_duplicate_keys_are_parse_errors_not_last_wins() {
     let srv = server(TINY);
-    assert_error(
-        &srv,
-        r#"{"jsonrpc":"2.0","id":9,"id":10,"method":"initialize","params":{}}"#,
-        -32700,
-        Value::Null,
-    );
-    assert_error(
-        &srv,
-        r#"{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"file:///project/a.md","uri":"x"}}"#,
-        -32700,
-        Value::Null,
-    );
-    assert_error(&srv, "{not json", -32700, Value::Null);
-    assert_error(
-        &srv,
-        r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#,
-        -32600,
-        Value::Null,
-    );
+    assert_errors(&srv, DUPLICATE_KEYS_AND_NON_JSON);
     let s = srv.summary();
     assert_eq!((s.invalid, s.matched), (4, 0));
 }

@@ -72,6 +72,7 @@ pub fn truncation_roundtrip(data: &[u8]) {
                     status: Some(200),
                     headers: vec![("x-h".to_owned(), text.clone().into_owned())],
                     sse_event_id: Some(text.clone().into_owned()),
+                    redacted_pointers: Vec::new(),
                 },
             )
             .expect("valid JSON"),
@@ -91,6 +92,7 @@ pub fn truncation_roundtrip(data: &[u8]) {
                     status: (sel & 0x20 != 0).then_some(202),
                     headers: vec![("x-h".to_owned(), text.clone().into_owned())],
                     sse_event_id: None,
+                    redacted_pointers: Vec::new(),
                 },
                 [
                     HttpNote::NoBody,

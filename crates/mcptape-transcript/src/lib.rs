@@ -22,7 +22,12 @@
 //!   the JSON string `msgText` instead, so every record stays on one line; the
 //!   reader turns either form into the same [`Event::Message`].
 //! * `http` — for Streamable HTTP: [`HttpMeta`] (exchange number, method,
-//!   status, redacted headers, SSE event id).
+//!   status, redacted headers, SSE event id; `redactedPointers` when a
+//!   `--redact-json` pointer matched and the message was re-serialized).
+//! * The header's optional `redaction` member ([`Redaction`]) says what the
+//!   recorder redacted — header-name words and rules, pseudonymized headers,
+//!   JSON pointers, argv positions — never a value; `server.command` holds
+//!   paths relative to the recording's working directory (or under `~`).
 //! * A stdout line that is not JSON (a banner) is a `noise` record, not a message.
 //!   So is a line with whitespace around its JSON value: nothing recorded is
 //!   ever altered, and a message record holds exactly the line's bytes.
@@ -37,7 +42,8 @@
 //!
 //! Modules: [`model`] (header and record types), [`writer`] (flushes every
 //! record), [`reader`] (crash-tolerant: keeps every complete record of a cut
-//! file and reports the dropped bytes), [`redact`] (credential redaction).
+//! file and reports the dropped bytes), [`redact`] (credential redaction,
+//! machine-path folding).
 //!
 //! ```
 //! use mcptape_transcript::{Direction, Header, Record, ServerSpec, Transport};

@@ -24,6 +24,62 @@ pub struct Header {
     /// time; otherwise a later [`Event::Protocol`] record carries it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub protocol_version: Option<String>,
+    /// What the recorder redacted or rewrote (policy, header names, JSON
+    /// pointers, argv positions; never a value). Absent in transcripts
+    /// written before redaction was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redaction: Option<Redaction>,
+}
+
+/// The `redaction` member of the transcript [`Header`]: what was redacted,
+/// by name and position, never by value (see [`crate::redact`]).
+///
+/// On disk (camelCase): `{"enabled":true,"headerWords":["auth",…],
+/// "pseudonymHeaders":["mcp-session-id"],"jsonPointers":["/params/x"],
+/// "argvValues":[3],"argvPaths":[0,1]}`; empty lists are left out.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Redaction {
+    /// `false` when recorded with `--no-redact` (credentials kept; paths
+    /// in `server.command` are still folded).
+    pub enabled: bool,
+    /// A header whose name contains one of these words (ASCII
+    /// case-insensitive) had its value replaced by `[redacted]`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub header_words: Vec<String>,
+    /// Header names redacted by `--redact-header` (lowercase).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub redact_headers: Vec<String>,
+    /// Header names kept in the clear by `--keep-header` (lowercase).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub keep_headers: Vec<String>,
+    /// Header names whose values were replaced by a per-transcript
+    /// pseudonym `[redacted:N]` (`mcp-session-id`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pseudonym_headers: Vec<String>,
+    /// RFC 6901 pointers (`--redact-json`) whose values in message bodies
+    /// were replaced by `"[redacted]"`; each altered message's record lists
+    /// the ones that matched in [`HttpMeta::redacted_pointers`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub json_pointers: Vec<String>,
+    /// 0-based positions in `server.command` whose credential value was
+    /// replaced by `[redacted]`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub argv_values: Vec<usize>,
+    /// 0-based positions in `server.command` where an absolute path was
+    /// made relative to the working directory or folded to `~`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub argv_paths: Vec<usize>,
+}
+
+impl Redaction {
+    /// This record with the argv positions of `argv` (from
+    /// [`crate::redact::Redactor::argv`]).
+    pub fn with_argv(mut self, argv: &crate::redact::ArgvRedaction) -> Redaction {
+        self.argv_values = argv.redacted.clone();
+        self.argv_paths = argv.paths.clone();
+        self
+    }
 }
 
 /// The transport a transcript was recorded on.
@@ -77,6 +133,11 @@ pub struct HttpMeta {
     /// SSE `id:` of the event that carried this message, if it came in an event stream.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sse_event_id: Option<String>,
+    /// `--redact-json` pointers (RFC 6901) that matched in this message: when
+    /// not empty, the message was altered (values replaced by `"[redacted]"`
+    /// and the body re-serialized), so it is not byte-exact.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub redacted_pointers: Vec<String>,
 }
 
 /// What an [`Event::Http`] record notes (`note` on disk, camelCase).
@@ -413,6 +474,7 @@ impl Header {
             server,
             started_at: started_at.into(),
             protocol_version: None,
+            redaction: None,
         }
     }
 }

@@ -33,59 +33,69 @@ impl Kind {
     }
 }
 
-/// Serialized form. Field order is the order on disk.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
+/// Serialized form. Field order is the order on disk; a `None` field is left out.
 struct OnDiskOut<'a> {
     t_us: u64,
     kind: Kind,
-    #[serde(skip_serializing_if = "Option::is_none")]
     dir: Option<Direction>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     msg: Option<&'a RawValue>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     msg_text: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     http: Option<&'a HttpMeta>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     note: Option<HttpNote>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     detail: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     line: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     version: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     code: Option<i32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     signal: Option<i32>,
 }
 
-/// Deserialized form; which fields must be present depends on `kind`.
+impl Serialize for OnDiskOut<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut out = s.serialize_struct("OnDiskOut", 12)?;
+        out.serialize_field("tUs", &self.t_us)?;
+        out.serialize_field("kind", &self.kind)?;
+        /// Each optional field under its camelCase key, or skipped when `None`.
+        macro_rules! optional {
+            ($($key:literal: $field:ident),* $(,)?) => {$(
+                match &self.$field {
+                    Some(v) => out.serialize_field($key, v)?,
+                    None => out.skip_field($key)?,
+                }
+            )*};
+        }
+        optional!(
+            "dir": dir,
+            "msg": msg,
+            "msgText": msg_text,
+            "http": http,
+            "note": note,
+            "detail": detail,
+            "line": line,
+            "version": version,
+            "code": code,
+            "signal": signal,
+        );
+        out.end()
+    }
+}
+
+/// Deserialized form; which fields must be present depends on `kind` (a missing
+/// `Option` field is `None`).
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct OnDisk {
     pub(crate) t_us: u64,
     pub(crate) kind: Kind,
-    #[serde(default)]
     pub(crate) dir: Option<Direction>,
-    #[serde(default)]
     pub(crate) msg: Option<Box<RawValue>>,
-    #[serde(default)]
     pub(crate) msg_text: Option<String>,
-    #[serde(default)]
     pub(crate) http: Option<HttpMeta>,
-    #[serde(default)]
     pub(crate) note: Option<HttpNote>,
-    #[serde(default)]
     pub(crate) detail: Option<String>,
-    #[serde(default)]
     pub(crate) line: Option<String>,
-    #[serde(default)]
     pub(crate) version: Option<String>,
-    #[serde(default)]
     pub(crate) code: Option<i32>,
-    #[serde(default)]
     pub(crate) signal: Option<i32>,
 }
 
@@ -193,25 +203,34 @@ impl std::fmt::Display for Invalid {
 impl OnDisk {
     pub(crate) fn into_record(self) -> Result<Record, Invalid> {
         let k = self.kind;
-        let deny = |present: bool, name: &'static str| -> Result<(), Invalid> {
-            if present {
-                Err(Invalid::Unexpected(name, k))
-            } else {
-                Ok(())
+        let present = [
+            ("dir", self.dir.is_some()),
+            ("msg", self.msg.is_some()),
+            ("msgText", self.msg_text.is_some()),
+            ("http", self.http.is_some()),
+            ("note", self.note.is_some()),
+            ("detail", self.detail.is_some()),
+            ("line", self.line.is_some()),
+            ("version", self.version.is_some()),
+            ("code", self.code.is_some()),
+            ("signal", self.signal.is_some()),
+        ];
+        // The first of `names`, in their order, that the line has is an error.
+        let deny = |names: &[&'static str]| -> Result<(), Invalid> {
+            match names
+                .iter()
+                .find(|n| present.iter().any(|(m, p)| *p && m == *n))
+            {
+                Some(n) => Err(Invalid::Unexpected(n, k)),
+                None => Ok(()),
             }
         };
         if k != Kind::Http {
-            deny(self.note.is_some(), "note")?;
-            deny(self.detail.is_some(), "detail")?;
+            deny(&["note", "detail"])?;
         }
         let event = match k {
             Kind::Http => {
-                deny(self.msg.is_some(), "msg")?;
-                deny(self.msg_text.is_some(), "msgText")?;
-                deny(self.line.is_some(), "line")?;
-                deny(self.version.is_some(), "version")?;
-                deny(self.code.is_some(), "code")?;
-                deny(self.signal.is_some(), "signal")?;
+                deny(&["msg", "msgText", "line", "version", "code", "signal"])?;
                 Event::Http {
                     dir: self.dir.ok_or(Invalid::Missing("dir", k))?,
                     http: self.http.ok_or(Invalid::Missing("http", k))?,
@@ -220,10 +239,7 @@ impl OnDisk {
                 }
             }
             Kind::Message => {
-                deny(self.line.is_some(), "line")?;
-                deny(self.version.is_some(), "version")?;
-                deny(self.code.is_some(), "code")?;
-                deny(self.signal.is_some(), "signal")?;
+                deny(&["line", "version", "code", "signal"])?;
                 let dir = self.dir.ok_or(Invalid::Missing("dir", k))?;
                 let msg = match (self.msg, self.msg_text) {
                     (Some(m), None) => m,
@@ -247,12 +263,7 @@ impl OnDisk {
                 }
             }
             Kind::Noise | Kind::Stderr => {
-                deny(self.msg.is_some(), "msg")?;
-                deny(self.msg_text.is_some(), "msgText")?;
-                deny(self.http.is_some(), "http")?;
-                deny(self.version.is_some(), "version")?;
-                deny(self.code.is_some(), "code")?;
-                deny(self.signal.is_some(), "signal")?;
+                deny(&["msg", "msgText", "http", "version", "code", "signal"])?;
                 let line = self.line.ok_or(Invalid::Missing("line", k))?;
                 if k == Kind::Noise {
                     Event::Noise {
@@ -260,29 +271,18 @@ impl OnDisk {
                         line,
                     }
                 } else {
-                    deny(self.dir.is_some(), "dir")?;
+                    deny(&["dir"])?;
                     Event::Stderr { line }
                 }
             }
             Kind::Protocol => {
-                deny(self.dir.is_some(), "dir")?;
-                deny(self.msg.is_some(), "msg")?;
-                deny(self.msg_text.is_some(), "msgText")?;
-                deny(self.http.is_some(), "http")?;
-                deny(self.line.is_some(), "line")?;
-                deny(self.code.is_some(), "code")?;
-                deny(self.signal.is_some(), "signal")?;
+                deny(&["dir", "msg", "msgText", "http", "line", "code", "signal"])?;
                 Event::Protocol {
                     version: self.version.ok_or(Invalid::Missing("version", k))?,
                 }
             }
             Kind::Exit => {
-                deny(self.dir.is_some(), "dir")?;
-                deny(self.msg.is_some(), "msg")?;
-                deny(self.msg_text.is_some(), "msgText")?;
-                deny(self.http.is_some(), "http")?;
-                deny(self.line.is_some(), "line")?;
-                deny(self.version.is_some(), "version")?;
+                deny(&["dir", "msg", "msgText", "http", "line", "version"])?;
                 Event::Exit {
                     code: self.code,
                     signal: self.signal,

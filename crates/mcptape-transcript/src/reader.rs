@@ -17,7 +17,9 @@
 
 use std::io::BufRead;
 
-use crate::model::{FORMAT_VERSION, Header, Record};
+use serde_json::value::RawValue;
+
+use crate::model::{Direction, Event, FORMAT_VERSION, Header, HttpMeta, Record};
 use crate::ondisk::OnDisk;
 
 /// Longest line the streaming [`Reader`] accepts by default: 256 MiB. A record
@@ -181,6 +183,25 @@ pub fn read(bytes: &[u8]) -> Result<Transcript, TranscriptError> {
 /// # Errors
 /// As [`read`]; in lenient mode only header errors are returned.
 pub fn read_with(bytes: &[u8], opts: ReadOptions) -> Result<Transcript, TranscriptError> {
+    let (header, records, dropped, skipped) = read_lines(bytes, opts, parse_record)?;
+    Ok(Transcript {
+        header,
+        records,
+        dropped,
+        skipped,
+    })
+}
+
+/// Header, records, dropped tail and skipped lines of a whole transcript.
+type Lines<T> = (Header, Vec<T>, Option<Dropped>, Vec<TranscriptError>);
+
+/// The one line loop of [`read_with`] and [`read_borrowed`]: `memchr` finds
+/// each `\n`, `parse` turns the line (without it) into a record.
+fn read_lines<'a, T>(
+    bytes: &'a [u8],
+    opts: ReadOptions,
+    parse: impl Fn(&'a [u8], usize, usize) -> Result<T, TranscriptError>,
+) -> Result<Lines<T>, TranscriptError> {
     let (header, mut pos) = read_header(bytes)?;
     let mut records = Vec::new();
     let mut skipped = Vec::new();
@@ -191,7 +212,7 @@ pub fn read_with(bytes: &[u8], opts: ReadOptions) -> Result<Transcript, Transcri
         let rest = &bytes[pos..];
         match memchr_nl(rest) {
             Some(n) => {
-                match parse_record(&rest[..n], line_no, pos) {
+                match parse(&rest[..n], line_no, pos) {
                     Ok(r) => records.push(r),
                     Err(e) if opts.lenient => skipped.push(e),
                     Err(e) => return Err(e),
@@ -199,7 +220,7 @@ pub fn read_with(bytes: &[u8], opts: ReadOptions) -> Result<Transcript, Transcri
                 pos += n + 1;
             }
             None => {
-                match parse_record(rest, line_no, pos) {
+                match parse(rest, line_no, pos) {
                     Ok(r) => records.push(r),
                     Err(e) => {
                         dropped = Some(Dropped {
@@ -214,7 +235,96 @@ pub fn read_with(bytes: &[u8], opts: ReadOptions) -> Result<Transcript, Transcri
             }
         }
     }
-    Ok(Transcript {
+    Ok((header, records, dropped, skipped))
+}
+
+/// A record of [`read_borrowed`]: a message record whose `msg` is borrowed
+/// from the input (no copy of a 160 MB message), or any other record as
+/// [`read`] gives it.
+#[derive(Debug, Clone)]
+pub enum RecordRef<'a> {
+    /// A `kind: "message"` record with a `msg` member, borrowed.
+    Message {
+        /// Microseconds since the recording started.
+        t_us: u64,
+        /// Who sent it.
+        dir: Direction,
+        /// The message, byte-exact, borrowed from the input.
+        msg: &'a RawValue,
+        /// HTTP details for Streamable HTTP recordings.
+        http: Option<HttpMeta>,
+    },
+    /// Any other record (including a message written as `msgText`).
+    Owned(Record),
+}
+
+impl RecordRef<'_> {
+    /// The message JSON, for message records.
+    pub fn msg(&self) -> Option<&str> {
+        match self {
+            RecordRef::Message { msg, .. } => Some(msg.get()),
+            RecordRef::Owned(r) => r.msg(),
+        }
+    }
+
+    /// The direction of a message, noise or HTTP record.
+    pub fn dir(&self) -> Option<Direction> {
+        match self {
+            RecordRef::Message { dir, .. } => Some(*dir),
+            RecordRef::Owned(r) => r.dir(),
+        }
+    }
+
+    /// The message as `(dir, exact JSON, http)`, for message records.
+    pub fn message(&self) -> Option<(Direction, &str, Option<&HttpMeta>)> {
+        match self {
+            RecordRef::Message { dir, msg, http, .. } => Some((*dir, msg.get(), http.as_ref())),
+            RecordRef::Owned(Record {
+                event: Event::Message { dir, msg, http },
+                ..
+            }) => Some((*dir, msg.get(), http.as_ref())),
+            RecordRef::Owned(_) => None,
+        }
+    }
+
+    /// The event of a record that is not a borrowed message.
+    pub fn owned_event(&self) -> Option<&Event> {
+        match self {
+            RecordRef::Message { .. } => None,
+            RecordRef::Owned(r) => Some(&r.event),
+        }
+    }
+}
+
+/// A transcript read by [`read_borrowed`]: as [`Transcript`], with message
+/// records borrowing from the input.
+#[derive(Debug, Clone)]
+pub struct TranscriptRef<'a> {
+    /// The header line.
+    pub header: Header,
+    /// Every complete record, in file order.
+    pub records: Vec<RecordRef<'a>>,
+    /// The unterminated tail that was dropped, if the file was cut mid-line.
+    pub dropped: Option<Dropped>,
+    /// Malformed complete lines skipped in lenient mode.
+    pub skipped: Vec<TranscriptError>,
+}
+
+/// Reads a whole transcript like [`read_with`] (same rules, same errors, same
+/// records), but a message record's `msg` is borrowed from `bytes` instead of
+/// copied: a transcript costs its own size in memory, not twice. Each line is
+/// scanned once by serde_json (the message skipped as a raw value, at memory
+/// speed); a line that is not a plain message record goes through
+/// [`read_with`]'s parser.
+///
+/// # Errors
+/// As [`read_with`].
+pub fn read_borrowed(
+    bytes: &[u8],
+    opts: ReadOptions,
+) -> Result<TranscriptRef<'_>, TranscriptError> {
+    let (header, records, dropped, skipped) = read_lines(bytes, opts, parse_record_ref)?;
+    Ok(TranscriptRef {
         header,
         records,
         dropped,
@@ -222,8 +332,69 @@ pub fn read_with(bytes: &[u8], opts: ReadOptions) -> Result<Transcript, Transcri
     })
 }
 
+fn parse_record_ref(
+    line: &[u8],
+    line_no: usize,
+    offset: usize,
+) -> Result<RecordRef<'_>, TranscriptError> {
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "lowercase")]
+    enum MessageKind {
+        Message,
+    }
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    struct MessageLine<'a> {
+        t_us: u64,
+        #[allow(dead_code)]
+        kind: MessageKind,
+        dir: Direction,
+        #[serde(borrow)]
+        msg: &'a RawValue,
+        #[serde(default)]
+        http: Option<HttpMeta>,
+    }
+    if let Ok(text) = std::str::from_utf8(line)
+        && let Ok(m) = serde_json::from_str::<MessageLine<'_>>(text)
+    {
+        return Ok(RecordRef::Message {
+            t_us: m.t_us,
+            dir: m.dir,
+            msg: m.msg,
+            http: m.http,
+        });
+    }
+    parse_record(line, line_no, offset).map(RecordRef::Owned)
+}
+
 fn memchr_nl(b: &[u8]) -> Option<usize> {
-    b.iter().position(|&c| c == b'\n')
+    memchr::memchr(b'\n', b)
+}
+
+/// The 1-based file line number of every record of `t`, in order: records fill
+/// the lines after the header (line 1) that were not skipped as malformed
+/// ([`Transcript::skipped`]). The one line-numbering rule shared by `check`
+/// and `inspect`.
+pub fn record_lines(t: &Transcript) -> Vec<usize> {
+    lines_of_records(&t.skipped, t.records.len())
+}
+
+/// [`record_lines`] from the skipped lines and the record count (for
+/// [`TranscriptRef`] as for [`Transcript`]).
+pub fn lines_of_records(skipped: &[TranscriptError], records: usize) -> Vec<usize> {
+    let mut skipped: Vec<usize> = skipped.iter().map(|e| e.line).collect();
+    skipped.sort_unstable();
+    let mut skipped = skipped.into_iter().peekable();
+    let mut lines = Vec::with_capacity(records);
+    let mut next = 2usize;
+    for _ in 0..records {
+        while skipped.next_if_eq(&next).is_some() {
+            next += 1;
+        }
+        lines.push(next);
+        next += 1;
+    }
+    lines
 }
 
 fn read_header(bytes: &[u8]) -> Result<(Header, usize), TranscriptError> {
@@ -437,5 +608,60 @@ impl<R: BufRead> Iterator for Reader<R> {
             self.done = true;
         }
         Some(res)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEADER: &str = r#"{"mcptapeTranscript":1,"mcptapeVersion":"0.1.0","transport":"stdio","server":{},"startedAt":"2026-11-30T00:00:00Z"}"#;
+    const REC: &str = r#"{"tUs":1,"kind":"stderr","line":"x"}"#;
+
+    /// Records after two consecutive malformed lines keep their file line numbers.
+    #[test]
+    fn record_lines_skip_malformed_lines() {
+        let text = format!("{HEADER}\n{REC}\nnot json\n{{\n{REC}\n{REC}\n");
+        let t = read_with(text.as_bytes(), ReadOptions::lenient()).unwrap();
+        assert_eq!(t.skipped.len(), 2);
+        assert_eq!(record_lines(&t), vec![2, 5, 6]);
+    }
+
+    /// The borrowed reader gives the same records, drops and skips as the owned one.
+    #[test]
+    fn read_borrowed_matches_read_with() {
+        let msg =
+            r#"{"tUs":3,"kind":"message","dir":"s2c","msg":{"jsonrpc":"2.0","id":1,"result":{}}}"#;
+        let text_msg = r#"{"tUs":4,"kind":"message","dir":"c2s","msgText":"{\"jsonrpc\":\"2.0\",\n\"method\":\"x\"}"}"#;
+        let text = format!("{HEADER}\n{msg}\nbad\n{REC}\n{text_msg}\n{msg}");
+        let owned = read_with(text.as_bytes(), ReadOptions::lenient()).unwrap();
+        let borrowed = read_borrowed(text.as_bytes(), ReadOptions::lenient()).unwrap();
+        assert_eq!(owned.skipped.len(), 1);
+        assert_eq!(owned.records.len(), 4);
+        assert_eq!(borrowed.records.len(), 4);
+        assert!(matches!(
+            borrowed.records[0],
+            RecordRef::Message { t_us: 3, .. }
+        ));
+        assert!(matches!(borrowed.records[1], RecordRef::Owned(_)));
+        assert!(matches!(borrowed.records[2], RecordRef::Owned(_)));
+        assert!(matches!(
+            borrowed.records[3],
+            RecordRef::Message { t_us: 3, .. }
+        ));
+        for (o, b) in owned.records.iter().zip(&borrowed.records) {
+            assert_eq!(o.msg(), b.msg());
+            assert_eq!(o.dir(), b.dir());
+        }
+        assert_eq!(owned.skipped, borrowed.skipped);
+        assert_eq!(owned.dropped, borrowed.dropped);
+        assert_eq!(lines_of_records(&borrowed.skipped, 4), vec![2, 4, 5, 6]);
+    }
+
+    #[test]
+    fn record_lines_without_skips_count_from_two() {
+        let text = format!("{HEADER}\n{REC}\n{REC}\n");
+        let t = read(text.as_bytes()).unwrap();
+        assert_eq!(record_lines(&t), vec![2, 3]);
     }
 }

@@ -35,37 +35,16 @@ use crate::sse::{MAX_EVENT_BYTES, SseEvent, SseParser};
 /// ~2.7 MB of base64; a 64 MiB message fits.)
 pub const MAX_BODY_BYTES: usize = 256 * 1024 * 1024;
 
-/// First protocol revision without sessions or `initialize` (2026-07-28).
-pub const STATELESS_SINCE: &str = "2026-07-28";
-
-/// `MCP-Protocol-Version` header name (2025-06-18 and later).
-pub const HEADER_PROTOCOL_VERSION: &str = "mcp-protocol-version";
-/// `Mcp-Session-Id` header name (2025-03-26 … 2025-11-25).
-pub const HEADER_SESSION_ID: &str = "mcp-session-id";
-/// `Mcp-Method` header name (2026-07-28).
-pub const HEADER_METHOD: &str = "mcp-method";
-/// `Mcp-Name` header name (2026-07-28).
-pub const HEADER_NAME: &str = "mcp-name";
-
-/// The protocol era of a revision string.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Era {
-    /// 2025-03-26 … 2025-11-25: `initialize`, optional `Mcp-Session-Id`, GET stream.
-    Session,
-    /// 2026-07-28 and later: no session, per-request metadata headers, `server/discover`.
-    Stateless,
-}
-
-impl Era {
-    /// The era of a `YYYY-MM-DD` revision (revisions compare as dates).
-    pub fn of(version: &str) -> Era {
-        if version >= STATELESS_SINCE {
-            Era::Stateless
-        } else {
-            Era::Session
-        }
-    }
-}
+/// Header names (lowercase) and the era model, from the one protocol model
+/// ([`mcptape_wire::protocol`]): `MCP-Protocol-Version` (2025-06-18 and
+/// later), `Mcp-Session-Id` (2025-03-26 … 2025-11-25), `Mcp-Method` and
+/// `Mcp-Name` (2026-07-28).
+pub use mcptape_wire::protocol::Era;
+pub use mcptape_wire::protocol::header::{
+    METHOD as HEADER_METHOD, NAME as HEADER_NAME, PROTOCOL_VERSION as HEADER_PROTOCOL_VERSION,
+    SESSION_ID as HEADER_SESSION_ID,
+};
+use mcptape_wire::protocol::method;
 
 /// An HTTP exchange failed (no usable response).
 #[derive(Debug, thiserror::Error)]
@@ -523,7 +502,7 @@ impl HttpClient {
     /// As [`HttpClient::send`] and [`HttpResponse::collect`].
     pub async fn post(&mut self, msg: &str) -> Result<HttpReply, HttpError> {
         let is_initialize = serde_json::from_str::<ReqProbe>(msg)
-            .is_ok_and(|p| p.method.as_deref() == Some("initialize"));
+            .is_ok_and(|p| p.method.as_deref() == Some(method::INITIALIZE));
         let reply = self.send(msg).await?.collect().await?;
         if is_initialize {
             #[derive(serde::Deserialize)]
@@ -650,8 +629,8 @@ impl HttpClient {
 fn mcp_name(method: Option<&str>, params: Option<&ParamsProbe>) -> Option<String> {
     let p = params?;
     let v = match method? {
-        "tools/call" | "prompts/get" => p.name.as_ref()?,
-        "resources/read" => p.uri.as_ref()?,
+        method::TOOLS_CALL | method::PROMPTS_GET => p.name.as_ref()?,
+        method::RESOURCES_READ => p.uri.as_ref()?,
         _ => return None,
     };
     v.as_str().map(str::to_owned)

@@ -7,10 +7,17 @@
 //!   (`initialize`, `Mcp-Session-Id`) and the 2026-07-28 era (no session;
 //!   `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`; `server/discover`).
 //! * [`child`] — spawning a stdio server process and ending it gracefully.
+//! * [`framed`] — the one async framed reader over [`stdio::LineFramer`]
+//!   (delivers an unterminated last line at EOF; a read error is an error).
+//! * [`session`] — the one MCP client session (id matching, handshake with
+//!   era fallback, answering server requests, cancellation per transport)
+//!   over a line stream or Streamable HTTP, used by crawl, bench and verify.
 
 pub mod child;
 pub mod error;
+pub mod framed;
 pub mod http;
+pub mod session;
 pub mod sse;
 pub mod stdio;
 

@@ -7,54 +7,52 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 const SHORT: Duration = Duration::from_millis(300);
 
+/// Everything `pipe` yields until EOF, as UTF-8.
+async fn read_all(mut pipe: impl tokio::io::AsyncRead + Unpin) -> String {
+    let mut s = String::new();
+    pipe.read_to_string(&mut s).await.unwrap();
+    s
+}
+
 #[tokio::test]
 async fn server_that_exits_on_stdin_close_ends_by_exit() {
     let mut c = spawn_stdio("sh", ["-c", "cat; exit 3"]).unwrap();
     let mut stdin = c.stdin.take().unwrap();
     stdin.write_all(b"{\"jsonrpc\":\"2.0\"}\n").await.unwrap();
     drop(stdin);
-    let mut out = String::new();
-    c.stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut out)
-        .await
-        .unwrap();
+    let out = read_all(c.stdout.take().unwrap()).await;
     assert_eq!(out, "{\"jsonrpc\":\"2.0\"}\n");
     let end = c.shutdown_with(SHORT, SHORT).await.unwrap();
     assert_eq!(end.ended_by, EndedBy::Exit);
     assert_eq!(end.code(), Some(3));
 }
 
+/// Shutting `c` down (300 ms graces) ends it `by` signal number `signal`.
+async fn assert_killed(mut c: mcptape_transport::child::StdioChild, by: EndedBy, signal: i32) {
+    let end = c.shutdown_with(SHORT, SHORT).await.unwrap();
+    assert_eq!(end.ended_by, by);
+    assert_eq!(end.signal(), Some(signal));
+}
+
 #[tokio::test]
 async fn server_ignoring_stdin_close_gets_sigterm() {
     // like a server stuck waiting for a roots/list reply that never comes
-    let mut c = spawn_stdio("sleep", ["30"]).unwrap();
-    let end = c.shutdown_with(SHORT, SHORT).await.unwrap();
-    assert_eq!(end.ended_by, EndedBy::Sigterm);
-    assert_eq!(end.signal(), Some(15));
+    let c = spawn_stdio("sleep", ["30"]).unwrap();
+    assert_killed(c, EndedBy::Sigterm, 15).await;
 }
 
 #[tokio::test]
 async fn server_ignoring_sigterm_gets_sigkill() {
-    let mut c = spawn_stdio("sh", ["-c", "trap '' TERM; while :; do sleep 0.05; done"]).unwrap();
+    let c = spawn_stdio("sh", ["-c", "trap '' TERM; while :; do sleep 0.05; done"]).unwrap();
     // give the shell time to install its trap
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let end = c.shutdown_with(SHORT, SHORT).await.unwrap();
-    assert_eq!(end.ended_by, EndedBy::Sigkill);
-    assert_eq!(end.signal(), Some(9));
+    assert_killed(c, EndedBy::Sigkill, 9).await;
 }
 
 #[tokio::test]
 async fn stderr_is_piped() {
     let mut c = spawn_stdio("sh", ["-c", "echo banner >&2"]).unwrap();
-    let mut err = String::new();
-    c.stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .await
-        .unwrap();
+    let err = read_all(c.stderr.take().unwrap()).await;
     assert_eq!(err, "banner\n");
     assert_eq!(c.shutdown().await.unwrap().code(), Some(0));
 }
@@ -90,13 +88,23 @@ async fn grandchild_pid(c: &mut mcptape_transport::child::StdioChild) -> u32 {
     line.trim().parse().unwrap()
 }
 
-#[tokio::test]
-async fn group_shutdown_ends_a_forked_server_too() {
-    // a launcher (sh) that forks the "server" (sleep) and waits, like npx
-    let mut c = spawn_stdio_group("sh", ["-c", "sleep 30 & echo $!; wait"]).unwrap();
+/// A launcher script that forks the "server" (`sleep 30`), prints its pid and waits.
+const FORKING_LAUNCHER: &str = "sleep 30 & echo $!; wait";
+
+/// Reads the forked server's pid from the launcher `c`, shuts `c` down (it ends
+/// by SIGTERM) and returns the pid.
+async fn sigterm_launcher(mut c: mcptape_transport::child::StdioChild) -> u32 {
     let server = grandchild_pid(&mut c).await;
     let end = c.shutdown_with(SHORT, SHORT).await.unwrap();
     assert_eq!(end.ended_by, EndedBy::Sigterm);
+    server
+}
+
+#[tokio::test]
+async fn group_shutdown_ends_a_forked_server_too() {
+    // a launcher (sh) that forks the "server" (sleep) and waits, like npx
+    let c = spawn_stdio_group("sh", ["-c", FORKING_LAUNCHER]).unwrap();
+    let server = sigterm_launcher(c).await;
     for _ in 0..50 {
         if gone(server) {
             return;
@@ -109,10 +117,8 @@ async fn group_shutdown_ends_a_forked_server_too() {
 #[tokio::test]
 async fn without_group_a_forked_server_survives_sigterm_of_the_launcher() {
     // the contrast case that motivates spawn_stdio_group
-    let mut c = spawn_stdio("sh", ["-c", "sleep 30 & echo $!; wait"]).unwrap();
-    let server = grandchild_pid(&mut c).await;
-    let end = c.shutdown_with(SHORT, SHORT).await.unwrap();
-    assert_eq!(end.ended_by, EndedBy::Sigterm);
+    let c = spawn_stdio("sh", ["-c", FORKING_LAUNCHER]).unwrap();
+    let server = sigterm_launcher(c).await;
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert!(!gone(server));
     let _ = nix::sys::signal::kill(

@@ -125,6 +125,14 @@ async fn everything_http_session_era_initialize_list_read() {
     assert_ne!(end.ended_by, EndedBy::Sigkill, "{end:?}");
 }
 
+/// The `Mcp-Method` and `Mcp-Name` headers the client sent with `r`'s request.
+fn method_and_name(r: &mcptape_transport::http::HttpReply) -> (Option<&str>, Option<&str>) {
+    (
+        sent(&r.request_headers, "mcp-method"),
+        sent(&r.request_headers, "mcp-name"),
+    )
+}
+
 fn meta() -> &'static str {
     r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"mcptape-test","version":"0.1.0"},"io.modelcontextprotocol/clientCapabilities":{}}"#
 }
@@ -144,11 +152,7 @@ async fn py_sdk_stateless_era_discover_and_read_with_metadata_headers() {
         sent(&r.request_headers, "mcp-protocol-version"),
         Some("2026-07-28")
     );
-    assert_eq!(
-        sent(&r.request_headers, "mcp-method"),
-        Some("server/discover")
-    );
-    assert_eq!(sent(&r.request_headers, "mcp-name"), None);
+    assert_eq!(method_and_name(&r), (Some("server/discover"), None));
     assert_eq!(r.status, 200, "{r:?}");
     let v = json(r.messages()[0]);
     let versions = v["result"]["supportedVersions"]
@@ -165,12 +169,8 @@ async fn py_sdk_stateless_era_discover_and_read_with_metadata_headers() {
     );
     let r = c.post(&read).await.unwrap();
     assert_eq!(
-        sent(&r.request_headers, "mcp-method"),
-        Some("resources/read")
-    );
-    assert_eq!(
-        sent(&r.request_headers, "mcp-name"),
-        Some("mcptape://docs/notes.txt")
+        method_and_name(&r),
+        (Some("resources/read"), Some("mcptape://docs/notes.txt"))
     );
     assert_eq!(r.status, 200, "{r:?}");
     let v = json(r.messages()[0]);

@@ -12,12 +12,33 @@ fn data(name: &str) -> Vec<u8> {
 
 fn frames(limit: usize, chunks: &[&[u8]]) -> Vec<Frame> {
     let mut f = LineFramer::new(limit);
-    let mut out = Vec::new();
-    for c in chunks {
-        out.extend(f.push(c));
-    }
+    let mut out: Vec<Frame> = chunks.iter().flat_map(|c| f.push(c)).collect();
     out.extend(f.finish());
     out
+}
+
+/// `parse` gives the same result for `input` in one piece as for every two-way split
+/// of it, and for `input[..short]` as for every three-way split of that prefix.
+fn assert_split_independent<T: PartialEq + std::fmt::Debug>(
+    input: &[u8],
+    short: usize,
+    parse: impl Fn(&[&[u8]]) -> T,
+) {
+    let want = parse(&[input]);
+    for i in 0..=input.len() {
+        assert_eq!(parse(&[&input[..i], &input[i..]]), want, "split {i}");
+    }
+    let short = &input[..short];
+    let want = parse(&[short]);
+    for i in 0..=short.len() {
+        for j in i..=short.len() {
+            assert_eq!(
+                parse(&[&short[..i], &short[i..j], &short[j..]]),
+                want,
+                "split {i},{j}"
+            );
+        }
+    }
 }
 
 fn msg(s: &str) -> Frame {
@@ -46,28 +67,12 @@ fn stdio_banner_crlf_utf8_and_tail() {
 
 #[test]
 fn stdio_every_two_and_three_way_split_gives_same_frames() {
-    let input = data("stdio_banner_crlf_utf8_batchless_tail.bin");
-    let want = frames(MAX_LINE_BYTES, &[&input]);
-    let n = input.len();
-    for i in 0..=n {
-        assert_eq!(
-            frames(MAX_LINE_BYTES, &[&input[..i], &input[i..]]),
-            want,
-            "split {i}"
-        );
-    }
     // three-way splits on a shorter prefix (the first 4 lines), all pairs
-    let short = &input[..150];
-    let want = frames(MAX_LINE_BYTES, &[short]);
-    for i in 0..=short.len() {
-        for j in i..=short.len() {
-            assert_eq!(
-                frames(MAX_LINE_BYTES, &[&short[..i], &short[i..j], &short[j..]]),
-                want,
-                "split {i},{j}"
-            );
-        }
-    }
+    assert_split_independent(
+        &data("stdio_banner_crlf_utf8_batchless_tail.bin"),
+        150,
+        |c| frames(MAX_LINE_BYTES, c),
+    );
 }
 
 #[test]
@@ -282,26 +287,9 @@ fn sse_all(
 
 #[test]
 fn sse_every_two_and_three_way_split_gives_same_events() {
-    let input = data("sse_whatwg_rules_mixed_line_ends.txt");
-    let want = sse_all(MAX_EVENT_BYTES, &[&input]);
-    for i in 0..=input.len() {
-        assert_eq!(
-            sse_all(MAX_EVENT_BYTES, &[&input[..i], &input[i..]]),
-            want,
-            "split {i}"
-        );
-    }
-    let short = &input[..120];
-    let want = sse_all(MAX_EVENT_BYTES, &[short]);
-    for i in 0..=short.len() {
-        for j in i..=short.len() {
-            assert_eq!(
-                sse_all(MAX_EVENT_BYTES, &[&short[..i], &short[i..j], &short[j..]]),
-                want,
-                "split {i},{j}"
-            );
-        }
-    }
+    assert_split_independent(&data("sse_whatwg_rules_mixed_line_ends.txt"), 120, |c| {
+        sse_all(MAX_EVENT_BYTES, c)
+    });
 }
 
 #[test]

@@ -5,7 +5,9 @@
 //! - [`Root::resolve`]: decode once (RFC 3986 §2.1), RFC 3986 §5.2.4 remove_dot_segments,
 //!   component-wise containment; every rejection names its rule ([`SanitizeErrorKind`]) and byte
 //!   offset. Limits: [`MAX_URI_BYTES`], [`MAX_SEGMENTS`].
-//! - [`fs`]: the IO shell — opening a [`ResolvedPath`] below a real directory with `cap-std`.
+//! - `fs` (cargo feature `fs`, off by default): the IO shell — opening a [`ResolvedPath`] below a
+//!   real directory with `cap-std`, and the shared non-blocking opener (`fs::open_nonblocking`).
+//!   Its errors are its own (`fs::OpenError`); [`SanitizeError`] carries no I/O.
 //!
 //! ```
 //! use mcptape_uri::{Root, SanitizeErrorKind};
@@ -15,6 +17,7 @@
 //! assert_eq!(err.kind(), SanitizeErrorKind::EscapesRoot);
 //! ```
 
+#[cfg(feature = "fs")]
 pub mod fs;
 #[doc(hidden)]
 pub mod fuzzing;

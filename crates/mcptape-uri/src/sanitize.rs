@@ -76,16 +76,6 @@ pub enum SanitizeErrorKind {
     /// After RFC 3986 §5.2.4 remove_dot_segments the path is not inside the root by whole
     /// segments (`..` past the root, or a sibling such as `/srv/allowed_evil` of `/srv/allowed`).
     EscapesRoot,
-    /// Filesystem mode: a symlink on the path leads outside the root directory (or is absolute).
-    SymlinkEscape,
-    /// Filesystem mode: the path does not exist below the root directory.
-    NotFound,
-    /// Filesystem mode: the path names something that is neither a regular file nor a directory
-    /// (a FIFO, a socket, a character or block device). It is opened with `O_NONBLOCK` and
-    /// rejected after an `fstat`, so a FIFO cannot hang the open (and a later read) forever.
-    NotRegularFile,
-    /// Filesystem mode: another I/O error while opening (see [`SanitizeError::io_kind`]).
-    Io,
 }
 
 impl SanitizeErrorKind {
@@ -108,10 +98,6 @@ impl SanitizeErrorKind {
             Self::InvalidUtf8 => "InvalidUtf8",
             Self::EmptySegment => "EmptySegment",
             Self::EscapesRoot => "EscapesRoot",
-            Self::SymlinkEscape => "SymlinkEscape",
-            Self::NotFound => "NotFound",
-            Self::NotRegularFile => "NotRegularFile",
-            Self::Io => "Io",
         }
     }
 }
@@ -150,12 +136,6 @@ impl SanitizeErrorKind {
             Self::EscapesRoot => {
                 "after removing dot segments (RFC 3986 §5.2.4) the path is not inside the root by whole segments (`..` past the root, or a sibling name)"
             }
-            Self::SymlinkEscape => "a symlink on the path leads outside the root directory",
-            Self::NotFound => "no such file below the root directory",
-            Self::NotRegularFile => {
-                "not a regular file or directory (a FIFO, socket or device), which could block a read forever"
-            }
-            Self::Io => "an I/O error while opening the file below the root directory",
         }
     }
 }
@@ -166,33 +146,18 @@ impl fmt::Display for SanitizeErrorKind {
     }
 }
 
-/// A URI rejected by [`Root::new`], [`Root::resolve`] or
-/// [`ConfinedRoot::resolve_and_open`](crate::fs::ConfinedRoot::resolve_and_open): the rule that
-/// fired ([`kind`](Self::kind)) and the byte offset in the input URI where it applies
+/// A URI rejected by [`Root::new`] or [`Root::resolve`]: the rule that fired ([`kind`](Self::kind)) and the byte offset in the input URI where it applies
 /// ([`offset`](Self::offset)).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("URI rejected: {kind} at byte {offset}")]
 pub struct SanitizeError {
     kind: SanitizeErrorKind,
     offset: usize,
-    io_kind: Option<std::io::ErrorKind>,
 }
 
 impl SanitizeError {
     pub(crate) fn new(kind: SanitizeErrorKind, offset: usize) -> Self {
-        Self {
-            kind,
-            offset,
-            io_kind: None,
-        }
-    }
-
-    pub(crate) fn io(kind: SanitizeErrorKind, offset: usize, io_kind: std::io::ErrorKind) -> Self {
-        Self {
-            kind,
-            offset,
-            io_kind: Some(io_kind),
-        }
+        Self { kind, offset }
     }
 
     /// The rule that fired.
@@ -201,16 +166,9 @@ impl SanitizeError {
     }
 
     /// Byte offset in the input URI where the rule applies (the first offending byte, the segment
-    /// that escaped, or the start of the scheme/authority). For the filesystem kinds
-    /// ([`SymlinkEscape`](SanitizeErrorKind::SymlinkEscape), [`NotFound`](SanitizeErrorKind::NotFound),
-    /// [`NotRegularFile`](SanitizeErrorKind::NotRegularFile), [`Io`](SanitizeErrorKind::Io)) it is the offset of the path in [`ResolvedPath::to_uri`].
+    /// that escaped, or the start of the scheme/authority).
     pub fn offset(&self) -> usize {
         self.offset
-    }
-
-    /// For filesystem kinds, the underlying [`std::io::ErrorKind`]; `None` for the lexical rules.
-    pub fn io_kind(&self) -> Option<std::io::ErrorKind> {
-        self.io_kind
     }
 }
 

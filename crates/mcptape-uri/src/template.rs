@@ -316,9 +316,7 @@ fn encode_reserved(v: &str, prefix: Option<usize>) -> String {
         if c.is_ascii_alphanumeric() || "-._~:/?#[]@!$&'()*+,;=".contains(c) {
             out.push(c);
         } else {
-            let mut enc = Vec::new();
-            push_pct(&mut enc, c);
-            out.push_str(&String::from_utf8_lossy(&enc));
+            push_pct_str(&mut out, c);
         }
         i += c.len_utf8();
     }
@@ -413,6 +411,13 @@ fn parse_expr(body: &str, base: usize) -> Result<Part, TemplateError> {
     Ok(Part::Expr { op, vars })
 }
 
+/// `c` percent-encoded (its UTF-8 bytes as `%XX`, RFC 3986 §2.1) onto `out`.
+fn push_pct_str(out: &mut String, c: char) {
+    let mut enc = Vec::new();
+    push_pct(&mut enc, c);
+    out.push_str(&String::from_utf8_lossy(&enc));
+}
+
 /// RFC 6570 §3.2.1 value encoding for the operators that allow `unreserved` only: everything
 /// else is UTF-8 percent-encoded (including `%`). A prefix modifier keeps the first `n` Unicode
 /// scalar values (§2.4.1). `iri-string` 0.7.14 panics in debug builds (and mis-truncates in
@@ -427,12 +432,24 @@ fn encode_unreserved(v: &str, prefix: Option<usize>) -> String {
         if c.is_ascii_alphanumeric() || "-._~".contains(c) {
             out.push(c);
         } else {
-            let mut enc = Vec::new();
-            push_pct(&mut enc, c);
-            out.push_str(&String::from_utf8_lossy(&enc));
+            push_pct_str(&mut out, c);
         }
     }
     out
+}
+
+/// One value or exploded item into `out` (RFC 6570 Appendix A): `name=encoded` under a named
+/// operator (`name` then `ifemp` when `value` is empty), else `encoded` alone.
+fn push_item(out: &mut String, name: Option<&str>, ifemp: &str, value: &str, encoded: String) {
+    if let Some(name) = name {
+        out.push_str(name);
+        if value.is_empty() {
+            out.push_str(ifemp);
+            return;
+        }
+        out.push('=');
+    }
+    out.push_str(&encoded);
 }
 
 /// RFC 6570 Appendix A expansion of one expression into `out`.
@@ -462,32 +479,17 @@ fn expand_native(op: Op, specs: &[VarSpec], vars: &Vars, out: &mut String) {
         out.push_str(if any { sep } else { first });
         any = true;
         let name = spec.name.as_str();
+        let named = op.named();
         match value {
             Value::String(x) => {
-                if op.named() {
-                    out.push_str(name);
-                    if x.is_empty() {
-                        out.push_str(ifemp);
-                        continue;
-                    }
-                    out.push('=');
-                }
-                out.push_str(&enc(x, spec.prefix));
+                push_item(out, named.then_some(name), ifemp, x, enc(x, spec.prefix))
             }
             Value::List(l) if spec.explode => {
                 for (k, item) in l.iter().enumerate() {
                     if k > 0 {
                         out.push_str(sep);
                     }
-                    if op.named() {
-                        out.push_str(name);
-                        if item.is_empty() {
-                            out.push_str(ifemp);
-                            continue;
-                        }
-                        out.push('=');
-                    }
-                    out.push_str(&enc(item, None));
+                    push_item(out, named.then_some(name), ifemp, item, enc(item, None));
                 }
             }
             Value::Assoc(a) if spec.explode => {
@@ -696,7 +698,7 @@ impl Template {
             deepest: 0,
             over_at: None,
         };
-        let ok = m.state(0, 0, false, false, 0);
+        let ok = m.state((0, 0, false, false), 0);
         if let Some((kind, at)) = m.over_at {
             return Err(TemplateError::new(kind, at));
         }
@@ -746,6 +748,9 @@ impl std::str::FromStr for Template {
         Template::parse(s)
     }
 }
+
+/// A matcher state: (part, var, emitted, exploding), where matching continues after a value.
+type Next = (usize, usize, bool, bool);
 
 struct Matcher<'t, 'u> {
     parts: &'t [Part],
@@ -827,18 +832,37 @@ impl Matcher<'_, '_> {
         ends
     }
 
-    /// Tries every value candidate at `pos` for (part, var), then continues with `next`.
-    fn value_then(
+    /// The operator and variables of expression `part` (`None` for a literal).
+    fn expr(&self, part: usize) -> Option<(Op, &[VarSpec])> {
+        match &self.parts[part] {
+            Part::Expr { op, vars } => Some((*op, vars)),
+            Part::Literal(_) => None,
+        }
+    }
+
+    /// Binds `value` to (part, var) and continues with `next` at `end`; unbinds on failure.
+    fn bind_then(
         &mut self,
         part: usize,
         var: usize,
-        pos: usize,
-        next: (usize, usize, bool, bool),
+        value: String,
+        next: Next,
+        end: usize,
     ) -> bool {
-        let Part::Expr { op, vars, .. } = &self.parts[part] else {
+        self.binds.push((part, var, value));
+        if self.state(next, end) {
+            return true;
+        }
+        self.binds.pop();
+        false
+    }
+
+    /// Tries every value candidate at `pos` for (part, var), then continues with `next`.
+    fn value_then(&mut self, part: usize, var: usize, pos: usize, next: Next) -> bool {
+        let Some((op, vars)) = self.expr(part) else {
             return false;
         };
-        let (op, prefix) = (*op, vars[var].prefix);
+        let prefix = vars[var].prefix;
         for end in self.value_ends(pos, op.allow_reserved()) {
             if !self.tick(end - pos + 1, pos) {
                 return false;
@@ -849,11 +873,9 @@ impl Matcher<'_, '_> {
             if prefix.is_some_and(|n| value.chars().count() > n) {
                 continue;
             }
-            self.binds.push((part, var, value));
-            if self.state(next.0, next.1, next.2, next.3, end) {
+            if self.bind_then(part, var, value, next, end) {
                 return true;
             }
-            self.binds.pop();
             if self.over_at.is_some() {
                 return false;
             }
@@ -863,17 +885,10 @@ impl Matcher<'_, '_> {
 
     /// One item at `pos` (after its leading `first`/`sep`): `value`, or for named operators
     /// `name=value` / `name` (`;` with an empty value).
-    fn item_then(
-        &mut self,
-        part: usize,
-        var: usize,
-        pos: usize,
-        next: (usize, usize, bool, bool),
-    ) -> bool {
-        let Part::Expr { op, vars, .. } = &self.parts[part] else {
+    fn item_then(&mut self, part: usize, var: usize, pos: usize, next: Next) -> bool {
+        let Some((op, vars)) = self.expr(part) else {
             return false;
         };
-        let op = *op;
         if !op.named() {
             return self.value_then(part, var, pos, next);
         }
@@ -888,24 +903,12 @@ impl Matcher<'_, '_> {
         if self.over_at.is_some() {
             return false;
         }
-        if op == Op::PathParam {
-            self.binds.push((part, var, String::new()));
-            if self.state(next.0, next.1, next.2, next.3, after) {
-                return true;
-            }
-            self.binds.pop();
-        }
-        false
+        op == Op::PathParam && self.bind_then(part, var, String::new(), next, after)
     }
 
-    fn state(
-        &mut self,
-        part: usize,
-        var: usize,
-        emitted: bool,
-        exploding: bool,
-        pos: usize,
-    ) -> bool {
+    /// Matches from `pos` in state `at` to the end of the URI; memoizes failures.
+    fn state(&mut self, at: Next, pos: usize) -> bool {
+        let (part, var, emitted, exploding) = at;
         if part == self.parts.len() {
             return pos == self.u.len();
         }
@@ -920,7 +923,7 @@ impl Matcher<'_, '_> {
         }
         self.depth += 1;
         self.deepest = self.deepest.max(self.depth);
-        let ok = self.state_inner(part, var, emitted, exploding, pos);
+        let ok = self.state_inner(at, pos);
         self.depth -= 1;
         if !ok && self.over_at.is_none() {
             self.failed.insert(key);
@@ -928,28 +931,21 @@ impl Matcher<'_, '_> {
         ok
     }
 
-    fn state_inner(
-        &mut self,
-        part: usize,
-        var: usize,
-        emitted: bool,
-        exploding: bool,
-        pos: usize,
-    ) -> bool {
+    fn state_inner(&mut self, (part, var, emitted, exploding): Next, pos: usize) -> bool {
         match &self.parts[part] {
             Part::Literal(lit) => {
                 literal_at(lit, self.u, pos)
-                    && self.state(part + 1, 0, false, false, pos + lit.len())
+                    && self.state((part + 1, 0, false, false), pos + lit.len())
             }
             Part::Expr { op, vars, .. } => {
                 let op = *op;
                 if var == vars.len() {
-                    self.state(part + 1, 0, false, false, pos)
+                    self.state((part + 1, 0, false, false), pos)
                 } else if exploding {
                     let sep = op.sep();
                     (self.u[pos..].starts_with(sep)
                         && self.item_then(part, var, pos + sep.len(), (part, var, true, true)))
-                        || (self.over_at.is_none() && self.state(part, var + 1, true, false, pos))
+                        || (self.over_at.is_none() && self.state((part, var + 1, true, false), pos))
                 } else {
                     let lead = if emitted { op.sep() } else { op.first() };
                     let next = if vars[var].explode {
@@ -960,7 +956,7 @@ impl Matcher<'_, '_> {
                     (self.u[pos..].starts_with(lead)
                         && self.item_then(part, var, pos + lead.len(), next))
                         || (self.over_at.is_none()
-                            && self.state(part, var + 1, emitted, false, pos))
+                            && self.state((part, var + 1, emitted, false), pos))
                 }
             }
         }
@@ -986,18 +982,23 @@ mod tests {
         Template::parse(s).unwrap()
     }
 
-    #[test]
-    fn match_budget_at_the_limit_and_one_past() {
+    /// `uri` matched against `file:///{+dir}/{name}.{ext}` within the default limits:
+    /// the template, the variables and the work done.
+    fn match_dir_name_ext(uri: &str) -> (Template, Vars, MatchStats) {
         let tpl = t("file:///{+dir}/{name}.{ext}");
-        let uri = "file:///a/b/c/My%20File.tar.gz";
         let (vars, stats) = tpl
             .match_with_limits(uri, MAX_MATCH_STEPS, MAX_MATCH_DEPTH)
             .unwrap();
+        (tpl, vars.expect("a match"), stats)
+    }
+
+    #[test]
+    fn match_budget_at_the_limit_and_one_past() {
+        let uri = "file:///a/b/c/My%20File.tar.gz";
+        let (tpl, vars, stats) = match_dir_name_ext(uri);
         let used = stats.steps;
-        let vars = vars.unwrap();
-        assert_eq!(vars.get_str("dir"), Some("a/b/c"));
-        assert_eq!(vars.get_str("name"), Some("My File.tar"));
-        assert_eq!(vars.get_str("ext"), Some("gz"));
+        let got = ["dir", "name", "ext"].map(|n| vars.get_str(n));
+        assert_eq!(got, [Some("a/b/c"), Some("My File.tar"), Some("gz")]);
         assert!(used > 10 && used < 1000, "steps used: {used}");
         let (again, _) = tpl.match_with_limits(uri, used, MAX_MATCH_DEPTH).unwrap();
         assert_eq!(again, Some(vars));
@@ -1069,14 +1070,10 @@ mod tests {
 
     #[test]
     fn match_depth_at_the_limit_and_one_past() {
-        let tpl = t("file:///{+dir}/{name}.{ext}");
         let uri = "file:///a/b/My%20File.tar.gz";
-        let (vars, stats) = tpl
-            .match_with_limits(uri, MAX_MATCH_STEPS, MAX_MATCH_DEPTH)
-            .unwrap();
+        let (tpl, vars, stats) = match_dir_name_ext(uri);
         // 3 literals + 3 variables + 3 expression ends on the successful path
         assert_eq!(stats.deepest, 9);
-        let vars = vars.unwrap();
         let (again, _) = tpl
             .match_with_limits(uri, MAX_MATCH_STEPS, stats.deepest)
             .unwrap();

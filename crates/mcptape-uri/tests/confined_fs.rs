@@ -7,8 +7,15 @@
 use std::io::Read;
 use std::path::Path;
 
-use mcptape_uri::fs::ConfinedRoot;
+use mcptape_uri::fs::{ConfinedRoot, OpenErrorKind};
 use mcptape_uri::{Root, SanitizeErrorKind};
+
+/// A rejection from either step: the lexical sanitizer or the confined open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Rejected {
+    Lexical(SanitizeErrorKind),
+    Open(OpenErrorKind),
+}
 
 struct Fixture {
     _tmp: tempfile::TempDir,
@@ -66,9 +73,15 @@ impl Fixture {
     fn uri(&self, rel: &str) -> String {
         format!("{}/{rel}", file_uri(&self.base))
     }
-    fn read(&self, rel: &str) -> Result<String, SanitizeErrorKind> {
-        let p = self.root.resolve(&self.uri(rel)).map_err(|e| e.kind())?;
-        let mut f = self.confined.resolve_and_open(&p).map_err(|e| e.kind())?;
+    fn read(&self, rel: &str) -> Result<String, Rejected> {
+        let p = self
+            .root
+            .resolve(&self.uri(rel))
+            .map_err(|e| Rejected::Lexical(e.kind()))?;
+        let mut f = self
+            .confined
+            .resolve_and_open(&p)
+            .map_err(|e| Rejected::Open(e.kind()))?;
         let mut s = String::new();
         f.read_to_string(&mut s).unwrap();
         Ok(s)
@@ -89,15 +102,15 @@ fn sibling_prefix_directories_are_rejected_although_they_exist() {
     assert!(f.base.join("srv/allowed2/x").exists());
     assert_eq!(
         f.read("srv/allowed_evil/x"),
-        Err(SanitizeErrorKind::EscapesRoot)
+        Err(Rejected::Lexical(SanitizeErrorKind::EscapesRoot))
     );
     assert_eq!(
         f.read("srv/allowed2/x"),
-        Err(SanitizeErrorKind::EscapesRoot)
+        Err(Rejected::Lexical(SanitizeErrorKind::EscapesRoot))
     );
     assert_eq!(
         f.read("srv/allowed/../allowed_evil/x"),
-        Err(SanitizeErrorKind::EscapesRoot)
+        Err(Rejected::Lexical(SanitizeErrorKind::EscapesRoot))
     );
 }
 
@@ -106,7 +119,7 @@ fn symlink_escape_relative_is_rejected() {
     let f = fixture();
     assert_eq!(
         f.read("srv/allowed/link_out"),
-        Err(SanitizeErrorKind::SymlinkEscape)
+        Err(Rejected::Open(OpenErrorKind::SymlinkEscape))
     );
 }
 
@@ -115,7 +128,7 @@ fn symlink_escape_absolute_is_rejected() {
     let f = fixture();
     assert_eq!(
         f.read("srv/allowed/link_abs"),
-        Err(SanitizeErrorKind::SymlinkEscape)
+        Err(Rejected::Open(OpenErrorKind::SymlinkEscape))
     );
 }
 
@@ -124,7 +137,7 @@ fn symlink_into_sibling_prefix_is_rejected() {
     let f = fixture();
     assert_eq!(
         f.read("srv/allowed/link_sibling"),
-        Err(SanitizeErrorKind::SymlinkEscape)
+        Err(Rejected::Open(OpenErrorKind::SymlinkEscape))
     );
 }
 
@@ -133,7 +146,7 @@ fn symlinked_directory_escape_is_rejected() {
     let f = fixture();
     assert_eq!(
         f.read("srv/allowed/dir_out/secret.txt"),
-        Err(SanitizeErrorKind::SymlinkEscape)
+        Err(Rejected::Open(OpenErrorKind::SymlinkEscape))
     );
 }
 
@@ -148,7 +161,7 @@ fn missing_file_is_not_found() {
     let f = fixture();
     assert_eq!(
         f.read("srv/allowed/nope.txt"),
-        Err(SanitizeErrorKind::NotFound)
+        Err(Rejected::Open(OpenErrorKind::NotFound))
     );
 }
 
@@ -173,7 +186,9 @@ fn symlink_swapped_in_after_resolve_cannot_escape() {
     // the attacker now plants a directory symlink pointing outside
     std::os::unix::fs::symlink("../../outside", f.base.join("srv/allowed/late")).unwrap();
     let e = f.confined.resolve_and_open(&p).unwrap_err();
-    assert_eq!(e.kind(), SanitizeErrorKind::SymlinkEscape);
+    assert_eq!(e.kind(), OpenErrorKind::SymlinkEscape);
+    // the path starts right after `file://` in the canonical URI
+    assert_eq!(e.offset(), Some("file://".len()));
     assert_eq!(e.io_kind(), Some(std::io::ErrorKind::PermissionDenied));
     // whereas the plain std API would have followed it
     let escaped = std::fs::read_to_string(f.base.join("srv/allowed/late/secret.txt")).unwrap();
@@ -182,7 +197,7 @@ fn symlink_swapped_in_after_resolve_cannot_escape() {
 
 /// Runs `resolve_and_open` on `rel` in a thread and waits at most 5 s, so the old blocking open
 /// of a FIFO fails this test by timeout instead of hanging the test binary.
-fn open_kind_bounded(f: Fixture, rel: &str) -> Result<bool, SanitizeErrorKind> {
+fn open_kind_bounded(f: Fixture, rel: &str) -> Result<bool, OpenErrorKind> {
     let (tx, rx) = std::sync::mpsc::channel();
     let uri = f.uri(rel);
     std::thread::spawn(move || {
@@ -214,7 +229,7 @@ fn fifo_inside_root_is_not_regular_file_and_does_not_hang() {
     mkfifo(&f.base.join("srv/allowed/pipe"));
     assert_eq!(
         open_kind_bounded(f, "srv/allowed/pipe"),
-        Err(SanitizeErrorKind::NotRegularFile)
+        Err(OpenErrorKind::NotRegularFile)
     );
 }
 
@@ -225,7 +240,7 @@ fn symlink_to_fifo_inside_root_is_not_regular_file() {
     std::os::unix::fs::symlink("sub/pipe", f.base.join("srv/allowed/link_pipe")).unwrap();
     assert_eq!(
         open_kind_bounded(f, "srv/allowed/link_pipe"),
-        Err(SanitizeErrorKind::NotRegularFile)
+        Err(OpenErrorKind::NotRegularFile)
     );
 }
 
@@ -236,7 +251,7 @@ fn unix_socket_inside_root_is_not_regular_file() {
         std::os::unix::net::UnixListener::bind(f.base.join("srv/allowed/sock")).unwrap();
     assert_eq!(
         open_kind_bounded(f, "srv/allowed/sock"),
-        Err(SanitizeErrorKind::NotRegularFile)
+        Err(OpenErrorKind::NotRegularFile)
     );
 }
 
@@ -245,4 +260,34 @@ fn regular_file_and_directory_still_open_with_nonblocking_flag() {
     let f = fixture();
     assert_eq!(f.read("srv/allowed/sub/b.txt"), Ok("inside-sub".to_owned()));
     assert_eq!(open_kind_bounded(f, "srv/allowed/sub"), Ok(true));
+}
+
+/// The shared opener `mcptape check` reads transcripts with: the same O_NONBLOCK + fstat rule
+/// without confinement (a FIFO is `NotRegularFile` without blocking; a file and a directory
+/// open; a missing path is `NotFound` with its io::Error and no URI offset).
+#[test]
+fn open_nonblocking_rejects_a_fifo_without_blocking_and_opens_files_and_directories() {
+    let f = fixture();
+    let pipe = f.base.join("pipe");
+    mkfifo(&pipe);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(mcptape_uri::fs::open_nonblocking(&pipe).map_err(|e| e.kind()));
+    });
+    let r = rx
+        .recv_timeout(std::time::Duration::from_secs(5))
+        .expect("open_nonblocking blocked for 5 s on a FIFO");
+    assert_eq!(r.err(), Some(OpenErrorKind::NotRegularFile));
+    let mut s = String::new();
+    mcptape_uri::fs::open_nonblocking(f.base.join("srv/allowed/a.txt"))
+        .unwrap()
+        .read_to_string(&mut s)
+        .unwrap();
+    assert_eq!(s, "inside");
+    let dir = mcptape_uri::fs::open_nonblocking(f.base.join("srv")).unwrap();
+    assert!(dir.metadata().unwrap().is_dir());
+    let e = mcptape_uri::fs::open_nonblocking(f.base.join("nope")).unwrap_err();
+    assert_eq!(e.kind(), OpenErrorKind::NotFound);
+    assert_eq!(e.offset(), None);
+    assert_eq!(e.io_kind(), Some(std::io::ErrorKind::NotFound));
 }

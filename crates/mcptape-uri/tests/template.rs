@@ -16,6 +16,20 @@ fn t(s: &str) -> Template {
     Template::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"))
 }
 
+/// Vars holding one variable.
+fn var(name: &str, value: impl Into<Value>) -> Vars {
+    let mut v = Vars::new();
+    v.insert(name, value);
+    v
+}
+
+/// The variables `uri` binds against `tpl`; panics when it does not match.
+fn matched(tpl: &str, uri: &str) -> Vars {
+    t(tpl)
+        .match_uri(uri)
+        .unwrap_or_else(|| panic!("{tpl} does not match {uri}"))
+}
+
 #[test]
 fn rfc6570_example_tables_expand_exactly() {
     let vars = rfc_vars();
@@ -62,8 +76,7 @@ fn rfc6570_example_tables_expand_exactly() {
 #[test]
 fn non_ascii_literal_is_percent_encoded_on_expansion() {
     let tpl = t("file:///docs/über/{name}");
-    let mut v = Vars::new();
-    v.insert("name", "Grüße.txt");
+    let v = var("name", "Grüße.txt");
     assert_eq!(
         tpl.expand(&v).unwrap(),
         "file:///docs/%C3%BCber/Gr%C3%BC%C3%9Fe.txt"
@@ -103,24 +116,21 @@ fn reserved_expansion_of_percent_values_is_exact_and_does_not_panic() {
         ),
     ];
     for (tpl, value, want) in cases {
-        let mut v = Vars::new();
-        v.insert("path", value);
+        let v = var("path", value);
         assert_eq!(
             t(tpl).expand(&v).as_deref(),
             Ok(want),
             "{tpl} with {value:?}"
         );
     }
-    let mut v = Vars::new();
-    v.insert("list", Value::List(vec!["%ü".into(), "%41".into()]));
+    let v = var("list", Value::List(vec!["%ü".into(), "%41".into()]));
     assert_eq!(t("{+list}").expand(&v).as_deref(), Ok("%25%C3%BC,%41"));
 }
 
 #[test]
 fn prefix_counts_characters_not_bytes() {
     // iri-string 0.7.14 panics here (debug) or mis-truncates (release)
-    let mut v = Vars::new();
-    v.insert("x", "Aꬰ0A");
+    let v = var("x", "Aꬰ0A");
     assert_eq!(t("{x:3}").expand(&v).as_deref(), Ok("A%EA%AC%B00"));
     assert_eq!(t("{?x:2}").expand(&v).as_deref(), Ok("?x=A%EA%AC%B0"));
     assert_eq!(t("{+x:2}").expand(&v).as_deref(), Ok("A%EA%AC%B0"));
@@ -141,17 +151,13 @@ fn named_explode_empty_member_uses_ifemp() {
 
 #[test]
 fn match_decodes_space() {
-    let m = t("file:///project/{name}")
-        .match_uri("file:///project/My%20File.txt")
-        .unwrap();
+    let m = matched("file:///project/{name}", "file:///project/My%20File.txt");
     assert_eq!(m.get_str("name"), Some("My File.txt"));
 }
 
 #[test]
 fn match_decodes_utf8_umlaut() {
-    let m = t("file:///project/{name}")
-        .match_uri("file:///project/%C3%BC")
-        .unwrap();
+    let m = matched("file:///project/{name}", "file:///project/%C3%BC");
     assert_eq!(m.get_str("name"), Some("ü"));
 }
 
@@ -186,19 +192,15 @@ fn simple_var_never_matches_across_slash() {
 
 #[test]
 fn reserved_var_may_match_across_slash() {
-    let m = t("file:///project/{+path}")
-        .match_uri("file:///project/a/b/c.txt")
-        .unwrap();
+    let m = matched("file:///project/{+path}", "file:///project/a/b/c.txt");
     assert_eq!(m.get_str("path"), Some("a/b/c.txt"));
-    let m = t("{#frag}").match_uri("#a/b?c").unwrap();
+    let m = matched("{#frag}", "#a/b?c");
     assert_eq!(m.get_str("frag"), Some("a/b?c"));
 }
 
 #[test]
 fn match_is_greedy_then_backtracks_to_the_literal() {
-    let m = t("file:///{+dir}/{name}.{ext}")
-        .match_uri("file:///a/b/c.d.tar.gz")
-        .unwrap();
+    let m = matched("file:///{+dir}/{name}.{ext}", "file:///a/b/c.d.tar.gz");
     assert_eq!(m.get_str("dir"), Some("a/b"));
     assert_eq!(m.get_str("name"), Some("c.d.tar"));
     assert_eq!(m.get_str("ext"), Some("gz"));
@@ -206,52 +208,35 @@ fn match_is_greedy_then_backtracks_to_the_literal() {
 
 #[test]
 fn match_rfc_operator_forms() {
-    let m = t("{/var,x}/here").match_uri("/value/1024/here").unwrap();
+    let m = matched("{/var,x}/here", "/value/1024/here");
     assert_eq!(
         (m.get_str("var"), m.get_str("x")),
         (Some("value"), Some("1024"))
     );
 
-    let m = t("{;x,y,empty}").match_uri(";x=1024;y=768;empty").unwrap();
+    let m = matched("{;x,y,empty}", ";x=1024;y=768;empty");
     assert_eq!(m.get_str("x"), Some("1024"));
     assert_eq!(m.get_str("y"), Some("768"));
     assert_eq!(m.get_str("empty"), Some(""));
 
-    let m = t("{?x,y,undef}").match_uri("?x=1024&y=768").unwrap();
+    let m = matched("{?x,y,undef}", "?x=1024&y=768");
     assert_eq!(m.len(), 2);
     assert_eq!(m.get("undef"), None);
 
-    let m = t("?fixed=yes{&x}").match_uri("?fixed=yes&x=1024").unwrap();
+    let m = matched("?fixed=yes{&x}", "?fixed=yes&x=1024");
     assert_eq!(m.get_str("x"), Some("1024"));
 
-    let m = t("{/list*}").match_uri("/red/green/blue").unwrap();
-    assert_eq!(
-        m.get("list"),
-        Some(&Value::List(vec![
-            "red".into(),
-            "green".into(),
-            "blue".into()
-        ]))
-    );
-    let m = t("{?list*}")
-        .match_uri("?list=red&list=green&list=blue")
-        .unwrap();
-    assert_eq!(
-        m.get("list"),
-        Some(&Value::List(vec![
-            "red".into(),
-            "green".into(),
-            "blue".into()
-        ]))
-    );
+    let red_green_blue = Value::List(vec!["red".into(), "green".into(), "blue".into()]);
+    let m = matched("{/list*}", "/red/green/blue");
+    assert_eq!(m.get("list"), Some(&red_green_blue));
+    let m = matched("{?list*}", "?list=red&list=green&list=blue");
+    assert_eq!(m.get("list"), Some(&red_green_blue));
 
-    let m = t("X{.var:3}").match_uri("X.val").unwrap();
+    let m = matched("X{.var:3}", "X.val");
     assert_eq!(m.get_str("var"), Some("val"));
     assert_eq!(t("X{.var:3}").match_uri("X.value"), None);
 
-    let m = t("{#path,x}/here")
-        .match_uri("#/foo/bar,1024/here")
-        .unwrap();
+    let m = matched("{#path,x}/here", "#/foo/bar,1024/here");
     assert_eq!(
         m.get_str("path"),
         Some("/foo/bar,1024"),
@@ -275,8 +260,7 @@ fn expansion_of_traversal_values_is_legal_then_rejected_by_resolve() {
         ("%2e%2e/x", SanitizeErrorKind::EscapesRoot),
         ("..%2f..%2fetc", SanitizeErrorKind::EncodedSeparator),
     ] {
-        let mut v = Vars::new();
-        v.insert("path", value);
+        let v = var("path", value);
         let uri = plus.expand(&v).unwrap();
         assert_eq!(
             uri,
@@ -286,28 +270,28 @@ fn expansion_of_traversal_values_is_legal_then_rejected_by_resolve() {
         let err = root.resolve(&uri).unwrap_err();
         assert_eq!(err.kind(), kind, "{uri}");
     }
-    // `{path}` encodes `/` as `%2F`: an encoded separator is rejected (it would
-    // turn one segment into `../../etc` after one decoding)
     let simple = t("file:///project/{path}");
-    let mut v = Vars::new();
-    v.insert("path", "../../etc");
-    let uri = simple.expand(&v).unwrap();
-    assert_eq!(uri, "file:///project/..%2F..%2Fetc");
-    assert_eq!(
-        root.resolve(&uri).unwrap_err().kind(),
-        SanitizeErrorKind::EncodedSeparator
-    );
-    // `{path}` with a pre-encoded value: `%` is encoded, so it is double encoding
-    v.insert("path", "%2e%2e");
-    let uri = simple.expand(&v).unwrap();
-    assert_eq!(uri, "file:///project/%252e%252e");
-    assert_eq!(
-        root.resolve(&uri).unwrap_err().kind(),
-        SanitizeErrorKind::DoubleEncoding
-    );
+    for (value, want, kind) in [
+        // `{path}` encodes `/` as `%2F`: an encoded separator is rejected (it would
+        // turn one segment into `../../etc` after one decoding)
+        (
+            "../../etc",
+            "file:///project/..%2F..%2Fetc",
+            SanitizeErrorKind::EncodedSeparator,
+        ),
+        // `{path}` with a pre-encoded value: `%` is encoded, so it is double encoding
+        (
+            "%2e%2e",
+            "file:///project/%252e%252e",
+            SanitizeErrorKind::DoubleEncoding,
+        ),
+    ] {
+        let uri = simple.expand(&var("path", value)).unwrap();
+        assert_eq!(uri, want);
+        assert_eq!(root.resolve(&uri).unwrap_err().kind(), kind, "{uri}");
+    }
     // a benign value resolves, and matching gives it back decoded
-    v.insert("path", "My File.txt");
-    let uri = simple.expand(&v).unwrap();
+    let uri = simple.expand(&var("path", "My File.txt")).unwrap();
     assert_eq!(root.resolve(&uri).unwrap().relative(), "My File.txt");
     assert_eq!(
         simple.match_uri(&uri).unwrap().get_str("path"),
@@ -342,8 +326,7 @@ fn parse_errors_name_the_rule_and_offset() {
 
 #[test]
 fn prefix_on_list_is_an_error_not_a_silent_default() {
-    let mut v = Vars::new();
-    v.insert("list", Value::List(vec!["a".into()]));
+    let v = var("list", Value::List(vec!["a".into()]));
     let e = t("x{list:2}").expand(&v).unwrap_err();
     assert_eq!(
         (e.kind(), e.offset()),

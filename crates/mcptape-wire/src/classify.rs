@@ -22,14 +22,10 @@ use serde_json::Value;
 use crate::jsonrpc::ErrorObject;
 use crate::resources::ReadResourceResult;
 
-/// JSON-RPC 2.0 "Invalid params"; with `data.uri`, MCP 2026-07-28 resource not found.
-pub const INVALID_PARAMS: i64 = -32602;
-/// Resource not found in MCP 2025-11-25 and earlier (reserved, never reused).
-pub const LEGACY_RESOURCE_NOT_FOUND: i64 = -32002;
-/// JSON-RPC 2.0 "Internal error".
-pub const INTERNAL_ERROR: i64 = -32603;
-/// JSON-RPC 2.0 "Method not found".
-pub const METHOD_NOT_FOUND: i64 = -32601;
+/// The codes this module classifies, defined in [`protocol::error_code`](crate::protocol::error_code).
+pub use crate::protocol::error_code::{
+    INTERNAL_ERROR, INVALID_PARAMS, LEGACY_RESOURCE_NOT_FOUND, METHOD_NOT_FOUND,
+};
 
 /// The class of an error response to `resources/read` (see the module table).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -304,3 +304,128 @@ mod tests {
         }
     }
 }
+
+/// The class both `resources/read` validators must agree on for one input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Accepted, with the entries as `(uri, mimeType, text or decoded blob)`.
+    Accepted(Vec<(String, Option<String>, Result<String, Vec<u8>>)>),
+    /// Not strict JSON: a grammar-level kind and its byte offset.
+    NotJson(&'static str, usize),
+    /// Valid JSON, rejected inside `contents` entry `index` (shape or base64).
+    BadEntry(Option<usize>),
+    /// Valid JSON, rejected for a rule only one of the two validators has
+    /// (codec: the `jsonrpc`/`id` envelope; resources: `ttlMs`, `cacheScope`,
+    /// `_meta`, `resultType`): not compared.
+    OutOfScope,
+    /// Valid JSON, rejected at the `result` / `contents` level.
+    BadResult,
+}
+
+fn resources_verdict(data: &[u8]) -> Verdict {
+    use crate::error::JsonErrorKind as J;
+    use crate::resources::{ContentsErrorKind as K, ResourceContents, parse_read_response};
+    match parse_read_response(data) {
+        Ok(r) => Verdict::Accepted(
+            r.contents
+                .into_iter()
+                .map(|c| match c {
+                    ResourceContents::Text(t) => (t.uri, t.mime_type, Ok(t.text)),
+                    ResourceContents::Blob(b) => (b.uri, b.mime_type, Err(b.bytes)),
+                })
+                .collect(),
+        ),
+        Err(e) => match e.kind() {
+            K::Json(j) => Verdict::NotJson(
+                match j {
+                    J::DuplicateKey { .. } => "duplicate key",
+                    J::LoneSurrogate { .. } => "lone surrogate",
+                    J::InvalidUtf8 => "invalid utf-8",
+                    J::NestingTooDeep { .. } => "too deep",
+                    J::NumberOutOfRange => "number out of range",
+                    J::MessageTooLarge { .. } => "too large",
+                    _ => "syntax",
+                },
+                e.offset().unwrap_or(0),
+            ),
+            K::InvalidTtl
+            | K::UnknownCacheScope { .. }
+            | K::MetaNotObject
+            | K::InputRequired
+            | K::NotAString {
+                field: "resultType" | "cacheScope",
+            } => Verdict::OutOfScope,
+            _ if e.index().is_some() => Verdict::BadEntry(e.index()),
+            _ => Verdict::BadResult,
+        },
+    }
+}
+
+fn codec_verdict(data: &[u8]) -> Verdict {
+    use crate::codec::{CodecErrorKind as C, Content, CodecPath, decode_read_result};
+    match decode_read_result(CodecPath::Fused, data) {
+        Ok(r) => Verdict::Accepted(
+            r.entries()
+                .map(|e| {
+                    (
+                        e.uri.to_owned(),
+                        e.mime_type.map(str::to_owned),
+                        match e.content {
+                            Content::Text(t) => Ok(t.to_owned()),
+                            Content::Blob(b) => Err(b.to_vec()),
+                        },
+                    )
+                })
+                .collect(),
+        ),
+        Err(e) => match &e.kind {
+            C::DuplicateKey { .. } => Verdict::NotJson("duplicate key", e.offset),
+            C::LoneSurrogate => Verdict::NotJson("lone surrogate", e.offset),
+            C::InvalidUtf8 => Verdict::NotJson("invalid utf-8", e.offset),
+            C::TooDeep => Verdict::NotJson("too deep", e.offset),
+            C::NumberOutOfRange => Verdict::NotJson("number out of range", e.offset),
+            C::UnexpectedEnd
+            | C::UnexpectedByte { .. }
+            | C::TrailingCharacters
+            | C::InvalidNumber
+            | C::ControlCharacterInString
+            | C::InvalidEscape => Verdict::NotJson("syntax", e.offset),
+            C::WrongJsonRpcVersion
+            | C::MissingField {
+                field: "jsonrpc" | "id",
+            }
+            | C::WrongType {
+                field: "jsonrpc" | "id" | "response",
+                ..
+            } => Verdict::OutOfScope,
+            _ if e.entry.is_some() => Verdict::BadEntry(e.entry),
+            _ => Verdict::BadResult,
+        },
+    }
+}
+
+/// Fuzz target `resources_vs_codec`: [`resources::parse_read_response`](crate::resources::parse_read_response)
+/// against [`codec::decode_read_result`](crate::codec::decode_read_result) (fused path) on the
+/// same bytes. They must give the same [`Verdict`]: the same entries when
+/// both accept, the same grammar-level kind and byte offset when the input is
+/// not strict JSON, the same entry index when an entry is bad. Rules only one
+/// of them has ([`Verdict::OutOfScope`]) are not compared; the input is first
+/// required to be strict JSON by both for schema verdicts to be compared.
+pub fn resources_vs_codec(data: &[u8]) {
+    let r = resources_verdict(data);
+    let c = codec_verdict(data);
+    if matches!(r, Verdict::OutOfScope) || matches!(c, Verdict::OutOfScope) {
+        return;
+    }
+    match (&r, &c) {
+        (Verdict::NotJson(..), _) | (_, Verdict::NotJson(..)) => {
+            // A schema error the streaming codec meets before a later grammar
+            // error is not a disagreement about the grammar; compare only
+            // when the codec reached a grammar error itself.
+            if matches!(c, Verdict::NotJson(..)) || matches!(r, Verdict::Accepted(_)) {
+                assert_eq!(r, c, "grammar verdicts differ");
+            }
+        }
+        _ => assert_eq!(r, c, "resources and codec disagree"),
+    }
+}

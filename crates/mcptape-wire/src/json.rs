@@ -2,7 +2,9 @@
 //!
 //! serde_json is lenient where a wire checker must not be: it keeps the last
 //! of two duplicate keys, and it reports positions as line/column. [`check`]
-//! walks the input once and rejects, with a byte offset:
+//! walks the input once with the wire's one strict scanner (the fused
+//! `resources/read` decoder's grammar, entered with no schema) and rejects,
+//! with a byte offset:
 //!
 //! * input longer than [`MAX_MESSAGE_BYTES`](crate::limits::MAX_MESSAGE_BYTES),
 //! * nesting deeper than [`MAX_NESTING_DEPTH`](crate::limits::MAX_NESTING_DEPTH),
@@ -12,9 +14,6 @@
 //! * any other grammar violation.
 //!
 //! After it passes, serde_json does the typed parsing.
-
-use std::borrow::Cow;
-use std::collections::HashSet;
 
 use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
@@ -33,324 +32,59 @@ use crate::limits;
 /// [`Syntax`](JsonErrorKind::Syntax), each at the byte offset where the problem starts.
 pub fn check(input: &[u8]) -> Result<&str, JsonError> {
     limits::check_message_size(input.len())?;
-    let mut s = Scanner {
-        b: input,
-        pos: 0,
-        depth: 0,
-    };
-    s.ws();
-    s.value()?;
-    s.ws();
-    if s.pos != s.b.len() {
-        return Err(s.syntax("end of input"));
-    }
+    crate::codec::fused::check_json(input).map_err(|e| json_error(input, &e))?;
     // Strings were checked as UTF-8 while scanning and everything outside
     // them is ASCII, so this cannot fail; it only converts.
     std::str::from_utf8(input)
         .map_err(|e| JsonError::new(JsonErrorKind::InvalidUtf8, e.valid_up_to()))
 }
 
-struct Scanner<'a> {
-    b: &'a [u8],
-    pos: usize,
-    depth: usize,
+/// The scanner's error as a [`JsonError`] (same offset). One grammar, two
+/// vocabularies: the codec's kinds name the token, these name the RFC rule.
+fn json_error(input: &[u8], e: &crate::codec::CodecError) -> JsonError {
+    use crate::codec::CodecErrorKind as C;
+    let kind = match &e.kind {
+        C::DuplicateKey { key } => JsonErrorKind::DuplicateKey { key: key.clone() },
+        C::LoneSurrogate => JsonErrorKind::LoneSurrogate {
+            code_unit: input
+                .get(e.offset + 2..e.offset + 6)
+                .and_then(|h| std::str::from_utf8(h).ok())
+                .and_then(|h| u16::from_str_radix(h, 16).ok())
+                .unwrap_or(0),
+        },
+        C::InvalidUtf8 => JsonErrorKind::InvalidUtf8,
+        C::TooDeep => JsonErrorKind::NestingTooDeep {
+            max: limits::MAX_NESTING_DEPTH,
+        },
+        C::NumberOutOfRange => JsonErrorKind::NumberOutOfRange,
+        C::UnexpectedEnd => JsonErrorKind::Syntax {
+            expected: "more input",
+        },
+        C::TrailingCharacters => JsonErrorKind::Syntax {
+            expected: "end of input",
+        },
+        C::InvalidNumber => JsonErrorKind::Syntax {
+            expected: "a digit",
+        },
+        C::ControlCharacterInString => JsonErrorKind::Syntax {
+            expected: "no raw control character in a string",
+        },
+        C::InvalidEscape => JsonErrorKind::Syntax {
+            expected: "a valid escape",
+        },
+        // `UnexpectedByte` (and any kind the grammar adds later).
+        _ => JsonErrorKind::Syntax {
+            expected: "a value",
+        },
+    };
+    JsonError::new(kind, e.offset)
 }
 
-impl<'a> Scanner<'a> {
-    fn syntax(&self, expected: &'static str) -> JsonError {
-        JsonError::new(JsonErrorKind::Syntax { expected }, self.pos)
-    }
-
-    fn peek(&self) -> Option<u8> {
-        self.b.get(self.pos).copied()
-    }
-
-    fn ws(&mut self) {
-        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
-            self.pos += 1;
-        }
-    }
-
-    fn expect(&mut self, c: u8, what: &'static str) -> Result<(), JsonError> {
-        if self.peek() == Some(c) {
-            self.pos += 1;
-            Ok(())
-        } else {
-            Err(self.syntax(what))
-        }
-    }
-
-    fn value(&mut self) -> Result<(), JsonError> {
-        match self.peek() {
-            Some(b'{') => self.object(),
-            Some(b'[') => self.array(),
-            Some(b'"') => self.string(false).map(|_| ()),
-            Some(b't') => self.literal(b"true"),
-            Some(b'f') => self.literal(b"false"),
-            Some(b'n') => self.literal(b"null"),
-            Some(b'-' | b'0'..=b'9') => self.number(),
-            _ => Err(self.syntax("a value")),
-        }
-    }
-
-    fn enter(&mut self) -> Result<(), JsonError> {
-        self.depth += 1;
-        limits::check_nesting_depth(self.depth, self.pos)?;
-        self.pos += 1;
-        Ok(())
-    }
-
-    fn object(&mut self) -> Result<(), JsonError> {
-        self.enter()?;
-        self.ws();
-        if self.peek() == Some(b'}') {
-            self.pos += 1;
-            self.depth -= 1;
-            return Ok(());
-        }
-        let mut keys: HashSet<Cow<'a, str>> = HashSet::new();
-        loop {
-            if self.peek() != Some(b'"') {
-                return Err(self.syntax("a string key"));
-            }
-            let key_at = self.pos;
-            let key = self.string(true)?.unwrap_or(Cow::Borrowed(""));
-            if keys.contains(&key) {
-                return Err(JsonError::new(
-                    JsonErrorKind::DuplicateKey {
-                        key: key.into_owned(),
-                    },
-                    key_at,
-                ));
-            }
-            keys.insert(key);
-            self.ws();
-            self.expect(b':', "':'")?;
-            self.ws();
-            self.value()?;
-            self.ws();
-            match self.peek() {
-                Some(b',') => {
-                    self.pos += 1;
-                    self.ws();
-                }
-                Some(b'}') => {
-                    self.pos += 1;
-                    self.depth -= 1;
-                    return Ok(());
-                }
-                _ => return Err(self.syntax("',' or '}'")),
-            }
-        }
-    }
-
-    fn array(&mut self) -> Result<(), JsonError> {
-        self.enter()?;
-        self.ws();
-        if self.peek() == Some(b']') {
-            self.pos += 1;
-            self.depth -= 1;
-            return Ok(());
-        }
-        loop {
-            self.value()?;
-            self.ws();
-            match self.peek() {
-                Some(b',') => {
-                    self.pos += 1;
-                    self.ws();
-                }
-                Some(b']') => {
-                    self.pos += 1;
-                    self.depth -= 1;
-                    return Ok(());
-                }
-                _ => return Err(self.syntax("',' or ']'")),
-            }
-        }
-    }
-
-    fn literal(&mut self, lit: &'static [u8]) -> Result<(), JsonError> {
-        if self.b[self.pos..].starts_with(lit) {
-            self.pos += lit.len();
-            Ok(())
-        } else {
-            Err(self.syntax("true, false or null"))
-        }
-    }
-
-    fn digits(&mut self) -> usize {
-        let start = self.pos;
-        while let Some(b'0'..=b'9') = self.peek() {
-            self.pos += 1;
-        }
-        self.pos - start
-    }
-
-    fn number(&mut self) -> Result<(), JsonError> {
-        let start = self.pos;
-        self.number_grammar()?;
-        // serde_json keeps integers that fit i64/u64 and reads the rest as f64;
-        // reject what would become infinite instead of letting serde fail later.
-        let text = as_str(&self.b[start..self.pos]);
-        if text.parse::<i64>().is_err()
-            && text.parse::<u64>().is_err()
-            && !text.parse::<f64>().is_ok_and(f64::is_finite)
-        {
-            return Err(JsonError::new(JsonErrorKind::NumberOutOfRange, start));
-        }
-        Ok(())
-    }
-
-    fn number_grammar(&mut self) -> Result<(), JsonError> {
-        if self.peek() == Some(b'-') {
-            self.pos += 1;
-        }
-        match self.peek() {
-            Some(b'0') => self.pos += 1,
-            Some(b'1'..=b'9') => {
-                self.digits();
-            }
-            _ => return Err(self.syntax("a digit")),
-        }
-        if self.peek() == Some(b'.') {
-            self.pos += 1;
-            if self.digits() == 0 {
-                return Err(self.syntax("a digit after '.'"));
-            }
-        }
-        if let Some(b'e' | b'E') = self.peek() {
-            self.pos += 1;
-            if let Some(b'+' | b'-') = self.peek() {
-                self.pos += 1;
-            }
-            if self.digits() == 0 {
-                return Err(self.syntax("a digit in the exponent"));
-            }
-        }
-        Ok(())
-    }
-
-    fn hex4(&mut self) -> Result<u16, JsonError> {
-        let mut v: u16 = 0;
-        for _ in 0..4 {
-            let d = match self.peek() {
-                Some(c @ b'0'..=b'9') => c - b'0',
-                Some(c @ b'a'..=b'f') => c - b'a' + 10,
-                Some(c @ b'A'..=b'F') => c - b'A' + 10,
-                _ => return Err(self.syntax("four hex digits after \\u")),
-            };
-            v = (v << 4) | u16::from(d);
-            self.pos += 1;
-        }
-        Ok(v)
-    }
-
-    /// Scans a string starting at its opening quote. With `decode`, returns
-    /// the decoded text (borrowed when it has no escape).
-    fn string(&mut self, decode: bool) -> Result<Option<Cow<'a, str>>, JsonError> {
-        self.pos += 1;
-        let start = self.pos;
-        let mut out: Option<String> = None;
-        loop {
-            let rest = &self.b[self.pos..];
-            // memchr (SIMD) finds the next quote or backslash; the branch-free
-            // fold over the run in between vectorizes; only on a hit do we
-            // look for the exact control character.
-            let end = memchr::memchr2(b'"', b'\\', rest).unwrap_or(rest.len());
-            let has_control = rest[..end].iter().fold(false, |acc, &c| acc | (c < 0x20));
-            let n = if has_control {
-                rest[..end].iter().position(|&c| c < 0x20).unwrap_or(end)
-            } else {
-                end
-            };
-            if n == rest.len() {
-                self.pos = self.b.len();
-                return Err(self.syntax("closing '\"'"));
-            }
-            let seg = std::str::from_utf8(&rest[..n]).map_err(|e| {
-                JsonError::new(JsonErrorKind::InvalidUtf8, self.pos + e.valid_up_to())
-            })?;
-            if let Some(o) = out.as_mut() {
-                o.push_str(seg);
-            }
-            self.pos += n;
-            match self.b[self.pos] {
-                b'"' => {
-                    let end = self.pos;
-                    self.pos += 1;
-                    if !decode {
-                        return Ok(None);
-                    }
-                    return Ok(Some(match out {
-                        Some(o) => Cow::Owned(o),
-                        None => Cow::Borrowed(as_str(&self.b[start..end])),
-                    }));
-                }
-                b'\\' => {
-                    if decode && out.is_none() {
-                        out = Some(as_str(&self.b[start..self.pos]).to_owned());
-                    }
-                    let esc_at = self.pos;
-                    self.pos += 1;
-                    let ch = match self.peek() {
-                        Some(b'"') => '"',
-                        Some(b'\\') => '\\',
-                        Some(b'/') => '/',
-                        Some(b'b') => '\u{8}',
-                        Some(b'f') => '\u{c}',
-                        Some(b'n') => '\n',
-                        Some(b'r') => '\r',
-                        Some(b't') => '\t',
-                        Some(b'u') => {
-                            self.pos += 1;
-                            let ch = self.unicode_escape(esc_at)?;
-                            if let Some(o) = out.as_mut() {
-                                o.push(ch);
-                            }
-                            continue;
-                        }
-                        _ => return Err(self.syntax("a valid escape")),
-                    };
-                    self.pos += 1;
-                    if let Some(o) = out.as_mut() {
-                        o.push(ch);
-                    }
-                }
-                _ => return Err(self.syntax("no raw control character in a string")),
-            }
-        }
-    }
-
-    /// After `\u`: reads the code unit (and its low surrogate when it is a high one).
-    fn unicode_escape(&mut self, esc_at: usize) -> Result<char, JsonError> {
-        let hi = self.hex4()?;
-        let lone = |code_unit| JsonError::new(JsonErrorKind::LoneSurrogate { code_unit }, esc_at);
-        match hi {
-            0xDC00..=0xDFFF => Err(lone(hi)),
-            0xD800..=0xDBFF => {
-                if !self.b[self.pos..].starts_with(b"\\u") {
-                    return Err(lone(hi));
-                }
-                let save = self.pos;
-                self.pos += 2;
-                let lo = self.hex4()?;
-                if !(0xDC00..=0xDFFF).contains(&lo) {
-                    self.pos = save;
-                    return Err(lone(hi));
-                }
-                let cp = 0x10000 + ((u32::from(hi) - 0xD800) << 10) + (u32::from(lo) - 0xDC00);
-                char::from_u32(cp).ok_or_else(|| lone(hi))
-            }
-            _ => char::from_u32(u32::from(hi)).ok_or_else(|| lone(hi)),
-        }
-    }
-}
-
-/// `bytes` is a sub-slice of an input already checked as UTF-8 and cut at
-/// ASCII delimiters, so it is valid UTF-8; the fallback is unreachable.
-fn as_str(bytes: &[u8]) -> &str {
-    std::str::from_utf8(bytes).unwrap_or_default()
+/// Byte offset of the first `\n` or `\r` in `bytes` (`memchr2`, SIMD): the
+/// stdio framing test (MCP stdio transport: messages MUST NOT contain
+/// embedded newlines) at memory speed.
+pub fn find_line_break(bytes: &[u8]) -> Option<usize> {
+    memchr::memchr2(b'\n', b'\r', bytes)
 }
 
 /// Byte offset of `part` inside `base` (both borrowed from the same input).
@@ -534,6 +268,13 @@ mod tests {
         let e = check(b"\"ab\xff\"").unwrap_err();
         assert_eq!(e.kind(), &JsonErrorKind::InvalidUtf8);
         assert_eq!(e.offset(), 3);
+    }
+
+    #[test]
+    fn find_line_break_finds_first_cr_or_lf() {
+        assert_eq!(find_line_break(b"{\"a\":1}"), None);
+        assert_eq!(find_line_break(b"{\"a\":\r\n1}"), Some(5));
+        assert_eq!(find_line_break(b"ab\n"), Some(2));
     }
 
     #[test]

@@ -271,11 +271,42 @@ pub fn parse(bytes: &[u8]) -> Result<Frame, WireError> {
         let out = items
             .into_iter()
             .enumerate()
-            .map(|(i, raw)| message_at(text, raw).map_err(|e| e.with_index(i)))
+            .map(|(i, raw)| message_at(text, raw, true).map_err(|e| e.with_index(i)))
             .collect();
         return Ok(Frame::Batch(out));
     }
-    message_at(text, root).map(Frame::Single)
+    message_at(text, root, true).map(Frame::Single)
+}
+
+/// Validates `bytes` exactly as [`parse`] does (same rules, same errors) but
+/// builds no `serde_json::Value` of a response's `result`: a 160 MB
+/// `resources/read` response costs a scan, not a copy. Returns one entry per
+/// message (one for a single message, one per batch element), `Err` for an
+/// element that is not a valid message.
+///
+/// Errors: as [`parse`] for the whole frame.
+pub fn validate(bytes: &[u8]) -> Result<Vec<Result<(), WireError>>, WireError> {
+    let text = json::check(bytes)?;
+    let root: &RawValue = serde_json::from_str(text.trim_start_matches([' ', '\t', '\r', '\n']))
+        .map_err(|_| WireError::new(WireErrorKind::NotAnObject, Some(0)))?;
+    if let Some(items) = json::elements(root) {
+        if items.is_empty() {
+            return Err(WireError::new(
+                WireErrorKind::EmptyBatch,
+                Some(json::offset_in(text, root.get())),
+            ));
+        }
+        return Ok(items
+            .into_iter()
+            .enumerate()
+            .map(|(i, raw)| {
+                message_at(text, raw, false)
+                    .map(drop)
+                    .map_err(|e| e.with_index(i))
+            })
+            .collect());
+    }
+    message_at(text, root, false).map(|_| vec![Ok(())])
 }
 
 /// Parses the bytes of one JSON-RPC message; a batch is an error
@@ -287,7 +318,9 @@ pub fn parse_message(bytes: &[u8]) -> Result<Message, WireError> {
     }
 }
 
-fn message_at(base: &str, raw: &RawValue) -> Result<Message, WireError> {
+/// One message; with `keep_result` false a response's `result` is checked to be
+/// valid JSON (it already is, after [`json::check`]) but kept as `null`.
+fn message_at(base: &str, raw: &RawValue, keep_result: bool) -> Result<Message, WireError> {
     let at = json::offset_in(base, raw.get());
     let members =
         json::members(raw).ok_or_else(|| WireError::new(WireErrorKind::NotAnObject, Some(at)))?;
@@ -353,7 +386,11 @@ fn message_at(base: &str, raw: &RawValue) -> Result<Message, WireError> {
                 }
                 Some(raw) => read_id(raw)?,
             };
-            let result = value(r).map_err(|_| err_at(WireErrorKind::UnknownShape, Some(r)))?;
+            let result = if keep_result {
+                value(r).map_err(|_| err_at(WireErrorKind::UnknownShape, Some(r)))?
+            } else {
+                Value::Null
+            };
             Ok(Message::Response(Response { id, result }))
         }
         (None, None, Some(e)) => {

@@ -10,6 +10,9 @@
 //! * [`limits`] — named limits (message size, nesting depth).
 //! * [`json`] — the strict JSON pre-check (duplicate keys, lone surrogates, limits).
 //! * [`error`] — shared error types ([`error::WireError`], [`error::JsonError`]).
+//! * [`protocol`] — the protocol model: revisions and eras, method names, `_meta`
+//!   keys, error codes, handshake params, HTTP header names, JSON Pointer, the
+//!   one revision detector.
 //! * [`codec`] — the scalar / SIMD / fused decode paths behind one dispatch point.
 
 pub mod b64;
@@ -20,6 +23,7 @@ pub mod json;
 pub mod jsonrpc;
 pub mod limits;
 pub mod media;
+pub mod protocol;
 pub mod resources;
 
 #[doc(hidden)]

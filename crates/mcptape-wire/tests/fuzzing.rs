@@ -81,3 +81,55 @@ fn fuzz_huge_integer_in_unknown_member_round_trips() {
     let exact: f64 = "1000555555555555555555555555555555555".parse().unwrap();
     assert_eq!(r.extra["`tlMs"].as_f64(), Some(exact));
 }
+
+/// The `resources_vs_codec` property on the seeds in `corpus/fuzz/resources_vs_codec`
+/// and on every single-byte mutation of them.
+#[test]
+fn resources_vs_codec_agree_on_seeds_and_mutations() {
+    use mcptape_wire::fuzzing::resources_vs_codec;
+    let seeds: &[&[u8]] = &[
+        include_bytes!("../../../corpus/fuzz/resources_vs_codec/two-entries.json"),
+        include_bytes!("../../../corpus/fuzz/resources_vs_codec/trailing-bits.json"),
+        include_bytes!("../../../corpus/fuzz/resources_vs_codec/lone-surrogate.json"),
+    ];
+    const BYTES: &[u8] = b"\"\\{}[],:=- e\xff";
+    for s in seeds {
+        resources_vs_codec(s);
+        for i in 0..s.len() {
+            for &b in BYTES {
+                let mut m = s.to_vec();
+                m[i] = b;
+                resources_vs_codec(&m);
+            }
+        }
+    }
+}
+
+/// `jsonrpc::validate` gives the same verdict as `jsonrpc::parse` (it only
+/// skips building the `result` value).
+#[test]
+fn jsonrpc_validate_agrees_with_parse() {
+    use mcptape_wire::jsonrpc::{Frame, parse, validate};
+    let cases = [
+        r#"{"jsonrpc":"2.0","id":1,"result":{"contents":[]}}"#,
+        r#"[{"jsonrpc":"2.0","id":1,"result":{}},{"jsonrpc":"1.0","id":2,"result":{}}]"#,
+        r#"{"jsonrpc":"2.0","id":null,"result":{}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"result":{},"x":1}"#,
+        r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"m"}}"#,
+        r#"[]"#,
+        r#"{"jsonrpc":"2.0","id":1,"result":{"a":1,"a":2}}"#,
+    ];
+    for c in cases {
+        let p = parse(c.as_bytes());
+        let v = validate(c.as_bytes());
+        match (p, v) {
+            (Ok(Frame::Single(_)), Ok(v)) => assert_eq!(v, vec![Ok(())], "{c}"),
+            (Ok(Frame::Batch(items)), Ok(v)) => {
+                let want: Vec<_> = items.into_iter().map(|r| r.map(drop)).collect();
+                assert_eq!(v, want, "{c}");
+            }
+            (Err(a), Err(b)) => assert_eq!(a, b, "{c}"),
+            (p, v) => panic!("{c}: parse {p:?} vs validate {v:?}"),
+        }
+    }
+}

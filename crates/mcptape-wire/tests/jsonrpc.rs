@@ -11,6 +11,14 @@ fn err_kind(s: &str) -> WireErrorKind {
     parse(s.as_bytes()).unwrap_err().kind().clone()
 }
 
+/// Parsing `$json` fails with an error kind matching `$kind`.
+macro_rules! assert_kind {
+    ($json:expr, $kind:pat) => {{
+        let kind = err_kind($json);
+        assert!(matches!(kind, $kind), "{}: {kind:?}", $json);
+    }};
+}
+
 #[test]
 fn request_with_integer_id() {
     let m =
@@ -133,10 +141,10 @@ fn missing_or_wrong_version_rejected() {
 
 #[test]
 fn result_and_error_together_rejected() {
-    assert!(matches!(
-        err_kind(r#"{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"x"}}"#),
+    assert_kind!(
+        r#"{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"x"}}"#,
         WireErrorKind::Ambiguous(_)
-    ));
+    );
 }
 
 #[test]
@@ -161,10 +169,10 @@ fn unknown_member_rejected() {
 
 #[test]
 fn error_code_must_be_integer() {
-    assert!(matches!(
-        err_kind(r#"{"jsonrpc":"2.0","id":1,"error":{"code":"x","message":"m"}}"#),
+    assert_kind!(
+        r#"{"jsonrpc":"2.0","id":1,"error":{"code":"x","message":"m"}}"#,
         WireErrorKind::InvalidErrorObject(_)
-    ));
+    );
 }
 
 #[test]

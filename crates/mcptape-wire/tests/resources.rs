@@ -4,8 +4,9 @@
 use mcptape_wire::codec::base64::Base64Error;
 use mcptape_wire::error::JsonErrorKind;
 use mcptape_wire::resources::{
-    CacheScope, ContentsErrorKind, LeniencyKind, ReadResourceResult, ResourceContents, ResultType,
-    Shape, parse_read_response, parse_read_result, parse_read_result_lenient,
+    CacheScope, ContentsError, ContentsErrorKind, LeniencyKind, ReadResourceResult,
+    ResourceContents, ResultType, Shape, parse_read_response, parse_read_result,
+    parse_read_result_lenient,
 };
 
 macro_rules! case {
@@ -35,6 +36,34 @@ fn blob_error(input: &str) -> (Base64Error, usize) {
         ContentsErrorKind::InvalidBase64(b) => (b.clone(), e.offset().unwrap()),
         k => panic!("expected InvalidBase64, got {k:?}"),
     }
+}
+
+/// `r` is an error of `kind`, at byte `offset` of the input.
+fn assert_rejected<T: std::fmt::Debug>(
+    r: Result<T, ContentsError>,
+    kind: ContentsErrorKind,
+    offset: usize,
+) {
+    let e = r.unwrap_err();
+    assert_eq!(e.kind(), &kind);
+    assert_eq!(e.offset(), Some(offset));
+}
+
+/// The strict parser rejects `input` with `kind` at the offset of `needle` plus `delta`.
+fn assert_strict_rejects(input: &str, kind: ContentsErrorKind, needle: &str, delta: usize) {
+    assert_rejected(
+        parse_read_result(input.as_bytes()),
+        kind,
+        at(input, needle, delta),
+    );
+}
+
+/// `input` fails with `want` (entry 0, `file:///x.bin`) at the offset of `needle`
+/// plus `delta`.
+fn assert_blob_error(input: &str, want: Base64Error, needle: &str, delta: usize) {
+    let (b, off) = blob_error(input);
+    assert_eq!(b, want);
+    assert_eq!(off, at(input, needle, delta));
 }
 
 #[test]
@@ -99,78 +128,83 @@ fn missing_uri_is_error() {
 
 #[test]
 fn uri_not_string_is_error() {
-    let input = case!("uri_not_string");
-    let e = parse_read_result(input.as_bytes()).unwrap_err();
-    assert_eq!(e.kind(), &ContentsErrorKind::UriNotString);
-    assert_eq!(e.offset(), Some(at(input, "42", 0)));
+    assert_strict_rejects(
+        case!("uri_not_string"),
+        ContentsErrorKind::UriNotString,
+        "42",
+        0,
+    );
 }
 
 #[test]
 fn blob_url_safe_alphabet_rejected() {
-    let input = case!("blob_url_safe_alphabet");
-    let (b, off) = blob_error(input);
-    assert_eq!(
-        b,
+    assert_blob_error(
+        case!("blob_url_safe_alphabet"),
         Base64Error::InvalidByte {
             offset: 0,
-            byte: b'-'
-        }
+            byte: b'-',
+        },
+        "-_8=",
+        0,
     );
-    assert_eq!(off, at(input, "-_8=", 0));
 }
 
 #[test]
 fn blob_missing_padding_aa_rejected() {
-    let input = case!("blob_missing_padding");
-    let (b, off) = blob_error(input);
-    assert_eq!(b, Base64Error::InvalidLength { len: 2 });
     // the first bad "character" is the missing padding right after "AA"
-    assert_eq!(off, at(input, "\"AA\"", 3));
+    assert_blob_error(
+        case!("blob_missing_padding"),
+        Base64Error::InvalidLength { len: 2 },
+        "\"AA\"",
+        3,
+    );
 }
 
 #[test]
 fn blob_nonzero_trailing_bits_zh_rejected() {
-    let input = case!("blob_nonzero_trailing_bits");
-    let (b, off) = blob_error(input);
-    assert_eq!(b, Base64Error::TrailingBits { offset: 1 });
-    assert_eq!(off, at(input, "Zh==", 1));
+    assert_blob_error(
+        case!("blob_nonzero_trailing_bits"),
+        Base64Error::TrailingBits { offset: 1 },
+        "Zh==",
+        1,
+    );
 }
 
 #[test]
 fn blob_padding_in_middle_zmg_rejected() {
-    let input = case!("blob_padding_in_middle");
-    let (b, off) = blob_error(input);
-    assert_eq!(b, Base64Error::InvalidPadding { offset: 3 });
-    assert_eq!(off, at(input, "Zm=g", 3));
+    assert_blob_error(
+        case!("blob_padding_in_middle"),
+        Base64Error::InvalidPadding { offset: 3 },
+        "Zm=g",
+        3,
+    );
 }
 
 #[test]
 fn blob_invalid_char_star_rejected() {
-    let input = case!("blob_invalid_char");
-    let (b, off) = blob_error(input);
-    assert_eq!(
-        b,
+    assert_blob_error(
+        case!("blob_invalid_char"),
         Base64Error::InvalidByte {
             offset: 4,
-            byte: b'*'
-        }
+            byte: b'*',
+        },
+        "*",
+        0,
     );
-    assert_eq!(off, at(input, "*", 0));
 }
 
 #[test]
 fn blob_crlf_inside_rejected_at_escape() {
-    let input = case!("blob_crlf_inside");
-    let (b, off) = blob_error(input);
-    assert_eq!(
-        b,
+    // the JSON escape `\r` starts at its backslash
+    assert_blob_error(
+        case!("blob_crlf_inside"),
         Base64Error::InvalidByte {
             offset: 4,
-            byte: b'\r'
-        }
+            byte: b'\r',
+        },
+        "\\r\\n",
+        0,
     );
-    // the JSON escape `\r` starts at its backslash
-    assert_eq!(off, at(input, "\\r\\n", 0));
 }
 
 #[test]
@@ -210,12 +244,11 @@ fn blob_lenient_mode_on_strict_input_reports_nothing() {
 #[test]
 fn blob_lenient_mode_still_rejects_trailing_bits() {
     let input = case!("blob_nonzero_trailing_bits");
-    let e = parse_read_result_lenient(input.as_bytes()).unwrap_err();
-    assert_eq!(
-        e.kind(),
-        &ContentsErrorKind::InvalidBase64(Base64Error::TrailingBits { offset: 1 })
+    assert_rejected(
+        parse_read_result_lenient(input.as_bytes()),
+        ContentsErrorKind::InvalidBase64(Base64Error::TrailingBits { offset: 1 }),
+        at(input, "Zh==", 1),
     );
-    assert_eq!(e.offset(), Some(at(input, "Zh==", 1)));
 }
 
 #[test]
@@ -249,23 +282,24 @@ fn negative_ttl_treated_as_zero() {
 
 #[test]
 fn ttl_not_integer_is_error() {
-    let input = case!("ttl_not_integer");
-    let e = parse_read_result(input.as_bytes()).unwrap_err();
-    assert_eq!(e.kind(), &ContentsErrorKind::InvalidTtl);
-    assert_eq!(e.offset(), Some(at(input, "1.5", 0)));
+    assert_strict_rejects(
+        case!("ttl_not_integer"),
+        ContentsErrorKind::InvalidTtl,
+        "1.5",
+        0,
+    );
 }
 
 #[test]
 fn unknown_cache_scope_is_error() {
-    let input = case!("unknown_cache_scope");
-    let e = parse_read_result(input.as_bytes()).unwrap_err();
-    assert_eq!(
-        e.kind(),
-        &ContentsErrorKind::UnknownCacheScope {
-            value: "shared".into()
-        }
+    assert_strict_rejects(
+        case!("unknown_cache_scope"),
+        ContentsErrorKind::UnknownCacheScope {
+            value: "shared".into(),
+        },
+        "\"shared\"",
+        0,
     );
-    assert_eq!(e.offset(), Some(at(input, "\"shared\"", 0)));
 }
 
 #[test]
@@ -318,23 +352,21 @@ fn unknown_fields_and_meta_preserved_round_trip() {
 #[test]
 fn duplicate_key_in_entry_rejected_not_last_wins() {
     let input = case!("duplicate_key_in_entry");
-    let e = parse_read_result(input.as_bytes()).unwrap_err();
-    assert_eq!(
-        e.kind(),
-        &ContentsErrorKind::Json(JsonErrorKind::DuplicateKey { key: "text".into() })
+    assert_rejected(
+        parse_read_result(input.as_bytes()),
+        ContentsErrorKind::Json(JsonErrorKind::DuplicateKey { key: "text".into() }),
+        input.rfind("\"text\"").unwrap(),
     );
-    assert_eq!(e.offset(), Some(input.rfind("\"text\"").unwrap()));
 }
 
 #[test]
 fn lone_surrogate_in_text_is_error_with_position() {
-    let input = case!("lone_surrogate_in_text");
-    let e = parse_read_result(input.as_bytes()).unwrap_err();
-    assert_eq!(
-        e.kind(),
-        &ContentsErrorKind::Json(JsonErrorKind::LoneSurrogate { code_unit: 0xd800 })
+    assert_strict_rejects(
+        case!("lone_surrogate_in_text"),
+        ContentsErrorKind::Json(JsonErrorKind::LoneSurrogate { code_unit: 0xd800 }),
+        "\\ud800",
+        0,
     );
-    assert_eq!(e.offset(), Some(at(input, "\\ud800", 0)));
 }
 
 #[test]

@@ -52,6 +52,12 @@ enum Command {
     Uri(cmd::uri::UriCommand),
     /// Quick table of codec throughput (scalar / simd / fused vs memcpy).
     BenchCodec(cmd::bench_codec::Args),
+    /// Export a recording for a load tool (k6).
+    #[command(subcommand)]
+    Export(cmd::k6::ExportCommand),
+    /// Import a load tool's results (k6 JSON outputs) into the bench report.
+    #[command(subcommand)]
+    Import(cmd::k6::ImportCommand),
 }
 
 fn main() -> ExitCode {
@@ -67,6 +73,8 @@ fn main() -> ExitCode {
         Command::Explain(a) => cmd::explain::run(a),
         Command::Uri(a) => cmd::uri::run(a),
         Command::BenchCodec(a) => cmd::bench_codec::run(a),
+        Command::Export(a) => cmd::k6::run_export(a),
+        Command::Import(a) => cmd::k6::run_import(a),
     };
     match result {
         Ok(code) => code,

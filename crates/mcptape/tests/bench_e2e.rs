@@ -9,6 +9,16 @@ use std::time::Duration;
 
 use support::*;
 
+/// `text` contains `needle` (the failure shows `text`).
+fn assert_has(text: &str, needle: &str) {
+    assert!(text.contains(needle), "{text}");
+}
+
+/// `s` split at white space: a command line's arguments, none with a space.
+fn words(s: &str) -> Vec<&str> {
+    s.split_whitespace().collect()
+}
+
 /// Runs `bench` on a shipped transcript; returns (exit ok, stdout, stderr, report.json).
 fn bench_on(
     transcript: &str,
@@ -50,16 +60,7 @@ fn bench_failing(args: &[&str], out: &std::path::Path) -> (String, String, serde
 fn bench_against_serve_over_stdio_reports_single_reads_turns_and_the_prediction() {
     let dir = tempfile::tempdir().unwrap();
     let (stdout, r) = bench(
-        &[
-            "--latency",
-            "fixed:3ms",
-            "--reads",
-            "40",
-            "--turns",
-            "20",
-            "--parallel",
-            "4",
-        ],
+        &words("--latency fixed:3ms --reads 40 --turns 20 --parallel 4"),
         dir.path(),
     );
     assert_eq!(r["single"]["count"], 40);
@@ -95,9 +96,9 @@ fn bench_against_serve_over_stdio_reports_single_reads_turns_and_the_prediction(
         )),
         "{stdout}"
     );
-    assert!(
-        stdout.contains("error answers are timed like results and count in p50/p99"),
-        "{stdout}"
+    assert_has(
+        &stdout,
+        "error answers are timed like results and count in p50/p99",
     );
     // 40 reads: 40 × (1 − 0.99^(1/4)) = 0.1 reads above the 99.75th percentile.
     assert!(
@@ -109,8 +110,8 @@ fn bench_against_serve_over_stdio_reports_single_reads_turns_and_the_prediction(
     // Both predicted percentiles are beside the measured ones.
     let pred = r["prediction"].as_array().unwrap();
     assert_eq!(pred.len(), 2);
-    assert!(stdout.contains("predicted F^4"), "{stdout}");
-    assert!(stdout.contains("single reads"), "{stdout}");
+    assert_has(&stdout, "predicted F^4");
+    assert_has(&stdout, "single reads");
     // .hlog parses back (tag "single") with the same count; the SVG has both curves.
     let hlog = std::fs::read(dir.path().join("latency.hlog")).unwrap();
     let h = mcptape_replay::report::merge_hlog(&hlog).unwrap();
@@ -125,22 +126,9 @@ fn bench_cancels_stalled_reads_at_the_deadline_and_abandons_them_at_the_timeout(
     let dir = tempfile::tempdir().unwrap();
     // No read completes: the report is written, then bench exits non-zero.
     let (stdout, stderr, r) = bench_failing(
-        &[
-            "--latency",
-            "fixed:1ms",
-            "--fault",
-            "stall=100%",
-            "--reads",
-            "2",
-            "--turns",
-            "2",
-            "--parallel",
-            "2",
-            "--deadline",
-            "100ms",
-            "--timeout",
-            "300ms",
-        ],
+        &words(
+            "--latency fixed:1ms --fault stall=100% --reads 2 --turns 2 --parallel 2 --deadline 100ms --timeout 300ms",
+        ),
         dir.path(),
     );
     assert_eq!(r["turnsHitDeadline"], 2);
@@ -152,12 +140,9 @@ fn bench_cancels_stalled_reads_at_the_deadline_and_abandons_them_at_the_timeout(
     assert_eq!(r["server"]["stalled"], 6);
     assert!(r["turn"]["p50Us"].as_u64().unwrap() >= 100_000);
     // An empty histogram has no p50: `n/a`, never 0.000 ms.
-    assert!(stdout.contains("n/a"), "{stdout}");
+    assert_has(&stdout, "n/a");
     assert!(!stdout.contains(" 0.000 ms"), "{stdout}");
-    assert!(
-        stderr.contains("single reads: 2 asked for, none completed"),
-        "{stderr}"
-    );
+    assert_has(&stderr, "single reads: 2 asked for, none completed");
 }
 
 #[test]
@@ -184,16 +169,7 @@ fn bench_same_seed_same_server_schedule() {
 fn bench_open_loop_rate_and_an_empirical_model_from_an_earlier_runs_hlog() {
     let d1 = tempfile::tempdir().unwrap();
     let (_, a) = bench(
-        &[
-            "--latency",
-            "fixed:2ms",
-            "--rate",
-            "200/s",
-            "--reads",
-            "30",
-            "--turns",
-            "5",
-        ],
+        &words("--latency fixed:2ms --rate 200/s --reads 30 --turns 5"),
         d1.path(),
     );
     assert_eq!(a["single"]["count"], 30);
@@ -232,16 +208,7 @@ fn bench_rejects_parallel_past_the_limit() {
 fn bench_stops_when_a_drop_connection_fault_closes_the_stdio_session() {
     let dir = tempfile::tempdir().unwrap();
     let (_, stderr, r) = bench_failing(
-        &[
-            "--latency",
-            "fixed:1ms",
-            "--fault",
-            "drop-connection@100%",
-            "--reads",
-            "50",
-            "--turns",
-            "10",
-        ],
+        &words("--latency fixed:1ms --fault drop-connection@100% --reads 50 --turns 10"),
         dir.path(),
     );
     // The handshake is exempt from faults; the first read drops the session.
@@ -249,14 +216,8 @@ fn bench_stops_when_a_drop_connection_fault_closes_the_stdio_session() {
     assert_eq!(r["single"]["count"], 0);
     assert_eq!(r["turns"], 0);
     assert_eq!(r["server"]["dropped"], 1);
-    assert!(
-        stderr.contains("the target closed the connection during the run"),
-        "{stderr}"
-    );
-    assert!(
-        stderr.contains("target exited with exit status: 3"),
-        "{stderr}"
-    );
+    assert_has(&stderr, "the target closed the connection during the run");
+    assert_has(&stderr, "target exited with exit status: 3");
 }
 
 #[test]
@@ -278,16 +239,7 @@ fn bench_falls_back_from_server_discover_to_initialize_on_the_shipped_fallback_r
 fn bench_max_phase_cut_is_reported_in_the_table_and_the_json() {
     let dir = tempfile::tempdir().unwrap();
     let (stdout, r) = bench(
-        &[
-            "--latency",
-            "fixed:20ms",
-            "--reads",
-            "2",
-            "--turns",
-            "1000000",
-            "--max-phase",
-            "300ms",
-        ],
+        &words("--latency fixed:20ms --reads 2 --turns 1000000 --max-phase 300ms"),
         dir.path(),
     );
     assert_eq!(r["turnsCut"], true, "{r}");
@@ -358,8 +310,8 @@ fn bench_target_cmd_that_exits_is_reported_with_its_exit_status() {
     let (o, _) = run_bounded(&mut cmd, Duration::from_secs(60));
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("target exited with exit status: 7"), "{err}");
-    assert!(err.contains("(stderr: broken)"), "{err}");
+    assert_has(&err, "target exited with exit status: 7");
+    assert_has(&err, "(stderr: broken)");
 }
 
 /// Fresh-user report bug 9 (`serve --stats`): an unwritable stats file is an
@@ -374,9 +326,9 @@ fn serve_stats_in_a_missing_directory_fails_before_serving() {
     let (o, _) = run_bounded(&mut cmd, Duration::from_secs(60));
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        err.contains("--stats /nonexistent-mcptape-dir/x.json: cannot write this file"),
-        "{err}"
+    assert_has(
+        &err,
+        "--stats /nonexistent-mcptape-dir/x.json: cannot write this file",
     );
     assert!(o.stdout.is_empty());
 }
@@ -393,10 +345,7 @@ fn bench_target_url_connection_refused_is_reported_at_once() {
     let (o, took) = run_bounded(&mut cmd, Duration::from_secs(60));
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        err.contains("target closed the connection; HTTP: "),
-        "{err}"
-    );
+    assert_has(&err, "target closed the connection; HTTP: ");
     assert!(took < Duration::from_secs(4), "{took:?}");
 }
 
@@ -413,8 +362,8 @@ fn serve_warns_about_a_cut_transcript() {
     let (o, _) = run_bounded(&mut cmd, Duration::from_secs(60));
     assert_eq!(o.status.code(), Some(0));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("mcptape serve: warning: "), "{err}");
-    assert!(err.contains("is cut and was dropped"), "{err}");
+    assert_has(&err, "mcptape serve: warning: ");
+    assert_has(&err, "is cut and was dropped");
 }
 
 /// Whether process `pid` has ended: no /proc entry, or a zombie waiting for

@@ -15,13 +15,7 @@ use record_support::*;
 fn crawl(out: &Path, args: &[String]) -> (Transcript, serde_json::Value) {
     let mut cmd = Command::new(mcptape());
     cmd.arg("crawl").arg("-o").arg(out).arg("--json").args(args);
-    let (o, _) = run_bounded(&mut cmd, Duration::from_secs(90));
-    assert!(
-        o.status.success(),
-        "crawl {args:?} failed: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let report: serde_json::Value = serde_json::from_slice(&o.stdout).expect("--json report");
+    let report = run_json(&mut cmd, Duration::from_secs(90));
     (read_transcript(out), report)
 }
 
@@ -41,6 +35,14 @@ fn assert_complete_crawl(t: &Transcript, missing: &str, not_found_code: i64) -> 
     assert!(reads.blob_reads() >= 1, "a blob read: {reads:?}");
     assert_eq!(reads.errors(), vec![(missing.to_owned(), not_found_code)]);
     reads
+}
+
+/// `flags` (split at white space: none has a space) then `server` (`-- CMD...` or
+/// nothing), as owned arguments.
+fn with_server(flags: &str, server: Vec<String>) -> Vec<String> {
+    let mut args: Vec<String> = flags.split_whitespace().map(str::to_owned).collect();
+    args.extend(server);
+    args
 }
 
 fn everything_stdio(p: &Peers) -> Vec<String> {
@@ -68,14 +70,10 @@ const PY_MISSING: &str = "mcptape://docs/mcptape-does-not-exist";
 fn crawl_everything_stdio_reads_every_listed_resource_and_template_blobs() {
     let p = peers();
     let dir = tempfile::tempdir().unwrap();
-    let mut args: Vec<String> = [
-        "--expand",
-        "demo://resource/dynamic/blob/{resourceId}",
-        "resourceId=1,2",
-    ]
-    .map(String::from)
-    .to_vec();
-    args.extend(everything_stdio(&p));
+    let args = with_server(
+        "--expand demo://resource/dynamic/blob/{resourceId} resourceId=1,2",
+        everything_stdio(&p),
+    );
     let (t, report) = crawl(&dir.path().join("t.jsonl"), &args);
     assert_eq!(t.header.transport, Transport::Stdio);
     assert_eq!(t.protocol_version(), Some("2025-11-25"));
@@ -94,16 +92,10 @@ fn crawl_everything_stdio_reads_every_listed_resource_and_template_blobs() {
 fn crawl_everything_stdio_2026_falls_back_to_initialize() {
     let p = peers();
     let dir = tempfile::tempdir().unwrap();
-    let mut args: Vec<String> = [
-        "--protocol",
-        "2026-07-28",
-        "--expand",
-        "demo://resource/dynamic/blob/{resourceId}",
-        "resourceId=3",
-    ]
-    .map(String::from)
-    .to_vec();
-    args.extend(everything_stdio(&p));
+    let args = with_server(
+        "--protocol 2026-07-28 --expand demo://resource/dynamic/blob/{resourceId} resourceId=3",
+        everything_stdio(&p),
+    );
     let (t, report) = crawl(&dir.path().join("t.jsonl"), &args);
     assert_eq!(report["fellBack"], true);
     let c2s = messages(&t, Direction::C2s);
@@ -124,28 +116,17 @@ fn crawl_python_server_stdio_both_eras() {
     let p = peers();
     let dir = tempfile::tempdir().unwrap();
     for era in ["2025-11-25", "2026-07-28"] {
-        let mut args: Vec<String> = [
-            "--protocol",
-            era,
-            "--expand",
-            "mcptape://items/{id}",
-            "id=1,two",
-        ]
-        .map(String::from)
-        .to_vec();
-        args.extend(py_stdio(&p));
+        let args = with_server(
+            &format!("--protocol {era} --expand mcptape://items/{{id}} id=1,two"),
+            py_stdio(&p),
+        );
         let (t, report) = crawl(&dir.path().join(format!("{era}.jsonl")), &args);
         assert_eq!(report["fellBack"], false);
         assert_eq!(t.protocol_version(), Some(era));
         let reads = assert_complete_crawl(&t, PY_MISSING, -32602);
         assert_eq!(reads.reads.len(), 6 + 2 + 1);
         assert_eq!(reads.blob_reads(), 3, "pixel.png, large.png, ramp.bin");
-        let large = report["reads"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["uri"] == "mcptape://blobs/large.png")
-            .unwrap();
+        let large = report_read(&report, "mcptape://blobs/large.png");
         assert_eq!(
             large["blobBase64Chars"], 2_798_784,
             "the 2,099,087-byte PNG, base64"
@@ -166,21 +147,14 @@ fn crawl_python_server_stdio_both_eras() {
 fn crawl_http_servers_both_eras() {
     let p = peers();
     let dir = tempfile::tempdir().unwrap();
-    let se_port = free_port();
-    let _se = start_everything_http(&p, se_port);
-    let py_port = free_port();
-    let _py = start_py_http(&p, py_port);
+    let (_se, se_port) = start_everything_http(&p);
+    let (_py, py_port) = start_py_http(&p);
 
     let se_url = format!("http://127.0.0.1:{se_port}/mcp");
-    let args: Vec<String> = [
-        "--url",
-        &se_url,
-        "--expand",
-        "demo://resource/dynamic/blob/{resourceId}",
-        "resourceId=1",
-    ]
-    .map(String::from)
-    .to_vec();
+    let args = with_server(
+        &format!("--url {se_url} --expand demo://resource/dynamic/blob/{{resourceId}} resourceId=1"),
+        vec![],
+    );
     let (t, _) = crawl(&dir.path().join("se.jsonl"), &args);
     assert_eq!(t.header.transport, Transport::Http);
     assert_complete_crawl(&t, EVERYTHING_MISSING, -32602);
@@ -188,9 +162,7 @@ fn crawl_http_servers_both_eras() {
 
     let py_url = format!("http://127.0.0.1:{py_port}/mcp");
     for era in ["2025-11-25", "2026-07-28"] {
-        let args: Vec<String> = ["--url", &py_url, "--protocol", era]
-            .map(String::from)
-            .to_vec();
+        let args = with_server(&format!("--url {py_url} --protocol {era}"), vec![]);
         let (t, _) = crawl(&dir.path().join(format!("py-{era}.jsonl")), &args);
         assert_eq!(t.protocol_version(), Some(era));
         let reads = assert_complete_crawl(&t, PY_MISSING, -32602);
@@ -232,10 +204,7 @@ fn crawl_answers_a_server_request_it_declared_no_capability_for_with_method_not_
     let p = peers();
     let dir = tempfile::tempdir().unwrap();
     // Reading mcptape://ask/roots makes the Python SDK server send roots/list to the client.
-    let mut args: Vec<String> = ["--expand", "mcptape://ask/{what}", "what=roots"]
-        .map(String::from)
-        .to_vec();
-    args.extend(py_stdio(&p));
+    let args = with_server("--expand mcptape://ask/{what} what=roots", py_stdio(&p));
     let (t, report) = crawl(&dir.path().join("t.jsonl"), &args);
     assert_eq!(
         report["answeredServerRequests"],
@@ -270,9 +239,7 @@ fn crawl_answers_a_server_request_it_declared_no_capability_for_with_method_not_
 fn assert_crawl_refused(args: &[&str], message: &str) {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("refused.jsonl");
-    let mut cmd = Command::new(mcptape());
-    cmd.arg("crawl").arg("-o").arg(&out).args(args);
-    let (o, _) = run_bounded(&mut cmd, Duration::from_secs(20));
+    let o = run_mcptape_out("crawl", &out, args, Duration::from_secs(20));
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{args:?}: {stderr}");
     assert!(stderr.contains(message), "{args:?}: {stderr}");
@@ -298,14 +265,17 @@ fn crawl_unknown_protocol_revision_is_refused_before_the_server_starts() {
     for known in ["2025-06-18", "2025-11-25", "2026-07-28"] {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("t.jsonl");
-        let mut cmd = Command::new(mcptape());
-        cmd.arg("crawl").arg("-o").arg(&out).args([
-            "--protocol",
-            known,
-            "--",
-            "/nonexistent/mcptape-test-server",
-        ]);
-        let (o, _) = run_bounded(&mut cmd, Duration::from_secs(20));
+        let o = run_mcptape_out(
+            "crawl",
+            &out,
+            &[
+                "--protocol",
+                known,
+                "--",
+                "/nonexistent/mcptape-test-server",
+            ],
+            Duration::from_secs(20),
+        );
         let stderr = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{known}: {stderr}");
         assert!(
@@ -327,4 +297,37 @@ fn crawl_rejected_url_or_template_leaves_no_output_file() {
         &["--expand", "demo://r/{id", "id=1", "--", "true"],
         "mcptape: error: --expand: unterminated `{` in template `demo://r/{id`",
     );
+}
+
+/// Regression (issue 11): crawl's own line loop never called the framer's
+/// `finish`, so a server's last reply written without a newline before it
+/// exited never reached the transcript, and the crawl failed with "closed".
+/// A real child process (a Python script) writes its not-found answer with no
+/// trailing newline and exits.
+#[test]
+fn crawl_records_a_last_reply_without_trailing_newline_from_a_server_that_exits() {
+    let p = peers();
+    let dir = tempfile::tempdir().unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/server_last_reply_without_newline.py");
+    let args = vec![
+        "--".to_owned(),
+        p.python.display().to_string(),
+        script.display().to_string(),
+    ];
+    let (t, report) = crawl(&dir.path().join("t.jsonl"), &args);
+    let missing = "test://docs/mcptape-does-not-exist";
+    assert_eq!(
+        report["reads"].as_array().map(Vec::len),
+        Some(2),
+        "{report}"
+    );
+    let reads = Reads::of(&t);
+    assert_eq!(reads.ok_uris(), vec!["test://docs/a.txt".to_owned()]);
+    assert_eq!(reads.errors(), vec![(missing.to_owned(), -32002)]);
+    let last = messages(&t, Direction::S2c)
+        .pop()
+        .expect("server messages recorded");
+    assert_eq!(last["error"]["data"]["uri"], missing);
+    assert_eq!(exit_of(&t), (Some(0), None));
 }

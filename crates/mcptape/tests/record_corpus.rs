@@ -11,113 +11,34 @@ use std::path::PathBuf;
 use mcptape_transcript::{Direction, Event, Transport};
 use record_support::*;
 
-struct Expect {
-    file: &'static str,
-    transport: Transport,
-    protocol: &'static str,
-    listed: usize,
-    blob_reads: usize,
-    missing: &'static str,
-    /// Base64 length of the largest blob, when it is the Python server's 2 MB PNG.
-    large_png: bool,
-    /// A failed `server/discover` precedes `initialize`.
-    discover_fallback: bool,
-}
+/// One shipped recording: (file, transport, protocol, listed resources, blob reads,
+/// the missing URI, whether the largest blob is the Python server's 2 MB PNG,
+/// whether a failed `server/discover` precedes `initialize`).
+type Expect = (
+    &'static str,
+    Transport,
+    &'static str,
+    usize,
+    usize,
+    &'static str,
+    bool,
+    bool,
+);
 
 const EVERYTHING_MISSING: &str = "demo://resource/static/document/mcptape-does-not-exist";
 const PY_MISSING: &str = "mcptape://docs/mcptape-does-not-exist";
 
+#[rustfmt::skip]
 const CORPUS: &[Expect] = &[
-    Expect {
-        file: "everything-stdio.jsonl",
-        transport: Transport::Stdio,
-        protocol: "2025-11-25",
-        listed: 7,
-        blob_reads: 2,
-        missing: EVERYTHING_MISSING,
-        large_png: false,
-        discover_fallback: false,
-    },
-    Expect {
-        file: "everything-http.jsonl",
-        transport: Transport::Http,
-        protocol: "2025-11-25",
-        listed: 7,
-        blob_reads: 1,
-        missing: EVERYTHING_MISSING,
-        large_png: false,
-        discover_fallback: false,
-    },
-    Expect {
-        file: "py-stdio-2025-11-25.jsonl",
-        transport: Transport::Stdio,
-        protocol: "2025-11-25",
-        listed: 6,
-        blob_reads: 4,
-        missing: PY_MISSING,
-        large_png: true,
-        discover_fallback: false,
-    },
-    Expect {
-        file: "py-stdio-2026-07-28.jsonl",
-        transport: Transport::Stdio,
-        protocol: "2026-07-28",
-        listed: 6,
-        blob_reads: 4,
-        missing: PY_MISSING,
-        large_png: true,
-        discover_fallback: false,
-    },
-    Expect {
-        file: "py-http-2025-11-25.jsonl",
-        transport: Transport::Http,
-        protocol: "2025-11-25",
-        listed: 6,
-        blob_reads: 4,
-        missing: PY_MISSING,
-        large_png: true,
-        discover_fallback: false,
-    },
-    Expect {
-        file: "py-http-2026-07-28.jsonl",
-        transport: Transport::Http,
-        protocol: "2026-07-28",
-        listed: 6,
-        blob_reads: 4,
-        missing: PY_MISSING,
-        large_png: true,
-        discover_fallback: false,
-    },
-    Expect {
-        file: "crawl-everything-stdio.jsonl",
-        transport: Transport::Stdio,
-        protocol: "2025-11-25",
-        listed: 7,
-        blob_reads: 2,
-        missing: EVERYTHING_MISSING,
-        large_png: false,
-        discover_fallback: false,
-    },
-    Expect {
-        file: "crawl-everything-http-2026-07-28-fallback.jsonl",
-        transport: Transport::Http,
-        protocol: "2025-11-25",
-        listed: 7,
-        blob_reads: 0,
-        missing: EVERYTHING_MISSING,
-        large_png: false,
-        discover_fallback: true,
-    },
-    Expect {
-        file: "crawl-py-stdio-2026-07-28.jsonl",
-        transport: Transport::Stdio,
-        protocol: "2026-07-28",
-        listed: 6,
-        blob_reads: 3,
-        missing: PY_MISSING,
-        large_png: true,
-        discover_fallback: false,
-    },
+    ("everything-stdio.jsonl",                          Transport::Stdio, "2025-11-25", 7, 2, EVERYTHING_MISSING, false, false),
+    ("everything-http.jsonl",                           Transport::Http,  "2025-11-25", 7, 1, EVERYTHING_MISSING, false, false),
+    ("py-stdio-2025-11-25.jsonl",                       Transport::Stdio, "2025-11-25", 6, 4, PY_MISSING,         true,  false),
+    ("py-stdio-2026-07-28.jsonl",                       Transport::Stdio, "2026-07-28", 6, 4, PY_MISSING,         true,  false),
+    ("py-http-2025-11-25.jsonl",                        Transport::Http,  "2025-11-25", 6, 4, PY_MISSING,         true,  false),
+    ("py-http-2026-07-28.jsonl",                        Transport::Http,  "2026-07-28", 6, 4, PY_MISSING,         true,  false),
+    ("crawl-everything-stdio.jsonl",                    Transport::Stdio, "2025-11-25", 7, 2, EVERYTHING_MISSING, false, false),
+    ("crawl-everything-http-2026-07-28-fallback.jsonl", Transport::Http,  "2025-11-25", 7, 0, EVERYTHING_MISSING, false, true),
+    ("crawl-py-stdio-2026-07-28.jsonl",                 Transport::Stdio, "2026-07-28", 6, 3, PY_MISSING,         true,  false),
 ];
 
 #[test]
@@ -126,41 +47,36 @@ fn corpus_transcripts_parse_and_hold_the_expected_reads() {
         Some(d) => PathBuf::from(d),
         None => repo_root().join("corpus/transcripts"),
     };
-    for e in CORPUS {
-        let path = dir.join(e.file);
+    for &(f, transport, protocol, listed_n, blob_reads, missing, large_png, discover_fallback) in
+        CORPUS
+    {
+        let path = dir.join(f);
         let t = read_transcript(&path);
-        let f = e.file;
         assert!(t.dropped.is_none(), "{f}: cut tail {:?}", t.dropped);
-        assert_eq!(t.header.transport, e.transport, "{f}");
-        assert_eq!(t.protocol_version(), Some(e.protocol), "{f}");
+        assert_eq!(t.header.transport, transport, "{f}");
+        assert_eq!(t.protocol_version(), Some(protocol), "{f}");
         let listed = listed_uris(&t);
-        assert_eq!(listed.len(), e.listed, "{f}: listed {listed:?}");
+        assert_eq!(listed.len(), listed_n, "{f}: listed {listed:?}");
         let reads = Reads::of(&t);
         let ok = reads.ok_uris();
         for uri in &listed {
             assert!(ok.contains(uri), "{f}: listed {uri} not read");
         }
-        assert_eq!(reads.blob_reads(), e.blob_reads, "{f}: {reads:?}");
-        assert_eq!(reads.errors(), vec![(e.missing.to_owned(), -32602)], "{f}");
-        let s2c = messages(&t, Direction::S2c);
-        if e.large_png {
-            let largest = s2c
-                .iter()
-                .filter_map(|m| m["result"]["contents"][0]["blob"].as_str())
-                .map(str::len)
-                .max();
+        assert_eq!(reads.blob_reads(), blob_reads, "{f}: {reads:?}");
+        assert_eq!(reads.errors(), vec![(missing.to_owned(), -32602)], "{f}");
+        if large_png {
             assert_eq!(
-                largest,
+                largest_blob_chars(&t),
                 Some(2_798_784),
                 "{f}: the 2,099,087-byte PNG as base64"
             );
         }
-        if e.discover_fallback {
+        if discover_fallback {
             let c2s = messages(&t, Direction::C2s);
             assert_eq!(c2s[0]["method"], "server/discover", "{f}");
             assert_eq!(c2s[1]["method"], "initialize", "{f}");
         }
-        match e.transport {
+        match transport {
             Transport::Stdio => {
                 assert_eq!(
                     exit_of(&t).0,
@@ -185,10 +101,6 @@ fn corpus_transcripts_parse_and_hold_the_expected_reads() {
                 );
             }
         }
-        let mut last = 0;
-        for r in &t.records {
-            assert!(r.t_us >= last, "{f}: monotonic tUs");
-            last = r.t_us;
-        }
+        assert_monotonic(&t, f);
     }
 }

@@ -4,62 +4,25 @@
 
 mod record_support;
 
-use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use mcptape_transcript::{Direction, Event, HttpNote, Transcript};
 use record_support::*;
 
-/// A running proxy, killed (by its pid) if the test panics before [`stop_proxy`].
-struct Proxy(Option<Child>);
-
-impl Drop for Proxy {
-    fn drop(&mut self) {
-        if let Some(mut c) = self.0.take() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
-
 /// Starts `mcptape record` as an HTTP proxy on a free port in front of `upstream`.
-fn start_proxy(t_path: &Path, upstream: &str) -> (Proxy, u16) {
-    let port = free_port();
-    let child = Command::new(mcptape())
-        .arg("record")
-        .arg("-o")
-        .arg(t_path)
-        .args([
-            "--listen",
-            &format!("127.0.0.1:{port}"),
-            "--upstream",
-            upstream,
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn mcptape record --listen");
-    let proxy = Proxy(Some(child));
-    wait_port(port, Duration::from_secs(20));
-    (proxy, port)
+fn start_proxy(t_path: &Path, upstream: &str) -> (Guard, u16) {
+    record_listen(t_path, upstream, Stdio::piped())
 }
 
 /// Stops the proxy with SIGTERM (by its pid) and returns its stderr.
-fn stop_proxy(mut proxy: Proxy) -> String {
-    let mut child = proxy.0.take().expect("running proxy");
-    let pid = child.id().to_string();
-    let ok = Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .expect("kill");
-    assert!(ok.success());
-    let status = wait_bounded(&mut child, Duration::from_secs(20)).expect("proxy stops on SIGTERM");
+fn stop_proxy(mut proxy: Guard) -> String {
+    let status = terminate(&mut proxy);
     let mut err = String::new();
-    child
+    proxy
+        .0
         .stderr
         .take()
         .unwrap()
@@ -102,8 +65,7 @@ fn exchanges_with(t: &Transcript, dir: Direction) -> std::collections::BTreeSet<
 #[test]
 fn everything_http_with_loopback_preload_listens_on_127_0_0_1_only() {
     let p = peers();
-    let port = free_port();
-    let _server = start_everything_http(&p, port);
+    let (_server, port) = start_everything_http(&p);
     let out = Command::new("ss")
         .args(["-ltnH"])
         .output()
@@ -120,53 +82,6 @@ fn everything_http_with_loopback_preload_listens_on_127_0_0_1_only() {
         vec![format!("127.0.0.1:{port}")],
         "ss -ltn:\n{text}"
     );
-}
-
-/// `name` without its `-YYYY-MM-DDT...` suffix.
-fn strip_timestamp(name: &str) -> &str {
-    let b = name.as_bytes();
-    for i in 0..b.len() {
-        let t = &b[i..];
-        let is_ts = t.len() >= 12
-            && t[0] == b'-'
-            && t[1..5].iter().all(u8::is_ascii_digit)
-            && t[5] == b'-'
-            && t[6..8].iter().all(u8::is_ascii_digit)
-            && t[8] == b'-'
-            && t[9..11].iter().all(u8::is_ascii_digit)
-            && t[11] == b'T';
-        if is_ts {
-            return &name[..i];
-        }
-    }
-    name
-}
-
-/// Per scenario (directory name without its timestamp): the (check id, status) list.
-fn verdicts(dir: &Path) -> BTreeMap<String, Vec<(String, String)>> {
-    let mut out = BTreeMap::new();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let entry = entry.unwrap();
-        let name = entry.file_name().to_string_lossy().into_owned();
-        // server-<scenario>-2026-11-30T01-04-43-368Z
-        let scenario = strip_timestamp(&name).to_owned();
-        let checks: serde_json::Value =
-            serde_json::from_slice(&std::fs::read(entry.path().join("checks.json")).unwrap())
-                .unwrap();
-        let list = checks
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|c| {
-                (
-                    c["id"].as_str().unwrap().to_owned(),
-                    c["status"].as_str().unwrap().to_owned(),
-                )
-            })
-            .collect();
-        out.insert(scenario, list);
-    }
-    out
 }
 
 fn run_conformance(p: &Peers, url: &str, out_dir: &Path) {
@@ -189,8 +104,7 @@ fn run_conformance(p: &Peers, url: &str, out_dir: &Path) {
 fn conformance_verdicts_through_http_record_equal_verdicts_direct() {
     let p = peers();
     let dir = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let _server = start_everything_http(&p, port);
+    let (_server, port) = start_everything_http(&p);
     let upstream = format!("http://127.0.0.1:{port}/mcp");
 
     let direct = dir.path().join("direct");
@@ -202,8 +116,8 @@ fn conformance_verdicts_through_http_record_equal_verdicts_direct() {
     run_conformance(&p, &format!("http://127.0.0.1:{proxy_port}/mcp"), &proxied);
     let stderr = stop_proxy(proxy);
 
-    let want = verdicts(&direct);
-    let got = verdicts(&proxied);
+    let want = conformance_verdicts(&direct);
+    let got = conformance_verdicts(&proxied);
     assert!(
         want.len() >= 30,
         "the suite ran its server scenarios: {:?}",
@@ -236,29 +150,23 @@ fn conformance_verdicts_through_http_record_equal_verdicts_direct() {
 fn python_sdk_client_through_http_record_both_eras_against_python_server() {
     let p = peers();
     let dir = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let _server = start_py_http(&p, port);
+    let (_server, port) = start_py_http(&p);
     for (mode, era) in [("legacy", "2025-11-25"), ("auto", "2026-07-28")] {
         let t_path = dir.path().join(format!("{era}.jsonl"));
         let (proxy, proxy_port) = start_proxy(&t_path, &format!("http://127.0.0.1:{port}/mcp"));
-        let mut cmd = Command::new(&p.python);
-        cmd.arg(p.script("py_client.py"))
-            .args([
+        let mut cmd = py_client_cmd(
+            &p,
+            &[
                 "--mode",
                 mode,
                 "--reads",
                 "100",
                 "--template",
                 "mcptape://items/9",
-            ])
-            .args(["--url", &format!("http://127.0.0.1:{proxy_port}/mcp")]);
-        let (out, _) = run_bounded(&mut cmd, Duration::from_secs(90));
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+            ],
         );
-        let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        cmd.args(["--url", &format!("http://127.0.0.1:{proxy_port}/mcp")]);
+        let summary = run_json(&mut cmd, Duration::from_secs(90));
         stop_proxy(proxy);
 
         let t = read_transcript(&t_path);
@@ -274,21 +182,9 @@ fn python_sdk_client_through_http_record_both_eras_against_python_server() {
         assert_eq!(reads.errors().len(), 1);
         assert_eq!(reads.errors()[0].1, -32602);
         // The 2,099,087-byte PNG came through whole: 2,798,784 base64 chars.
-        let large = summary["reads"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["uri"] == "mcptape://blobs/large.png")
-            .unwrap();
+        let large = report_read(&summary, "mcptape://blobs/large.png");
         assert_eq!(large["contents"][0]["base64Chars"], 2_798_784);
-        let s2c = messages(&t, Direction::S2c);
-        let blob_len = s2c
-            .iter()
-            .filter_map(|m| m["result"]["contents"][0]["blob"].as_str())
-            .map(str::len)
-            .max()
-            .unwrap();
-        assert_eq!(blob_len, 2_798_784);
+        assert_eq!(largest_blob_chars(&t), Some(2_798_784));
         if era == "2026-07-28" {
             let c2s = messages(&t, Direction::C2s);
             assert_eq!(c2s[0]["method"], "server/discover");
@@ -369,20 +265,27 @@ fn http_notes(t: &Transcript) -> Vec<((Direction, String), u64, HttpNote)> {
 #[test]
 fn record_listen_on_a_non_loopback_address_is_refused_before_the_transcript_is_created() {
     let dir = tempfile::tempdir().unwrap();
+    let record = |t_path: &Path, listen: &str| {
+        let out = run_mcptape_out(
+            "record",
+            t_path,
+            &[
+                "--listen",
+                listen,
+                "--upstream",
+                "http://127.0.0.1:1/mcp",
+                "--duration-secs",
+                "1",
+            ],
+            Duration::from_secs(20),
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        (out.status.code(), stderr)
+    };
     for listen in ["0.0.0.0:8931", "[::]:8931", "192.0.2.1:8931"] {
         let t_path = dir.path().join("refused.jsonl");
-        let mut cmd = Command::new(mcptape());
-        cmd.arg("record").arg("-o").arg(&t_path).args([
-            "--listen",
-            listen,
-            "--upstream",
-            "http://127.0.0.1:1/mcp",
-            "--duration-secs",
-            "1",
-        ]);
-        let (out, _) = run_bounded(&mut cmd, Duration::from_secs(20));
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{listen}: {stderr}");
+        let (code, stderr) = record(&t_path, listen);
+        assert_eq!(code, Some(2), "{listen}: {stderr}");
         assert!(
             stderr.contains("--listen must be a loopback address (127.0.0.1 or ::1), got"),
             "{listen}: {stderr}"
@@ -390,18 +293,8 @@ fn record_listen_on_a_non_loopback_address_is_refused_before_the_transcript_is_c
         assert!(!t_path.exists(), "{listen}: no transcript file is left");
     }
     let t_path = dir.path().join("loopback.jsonl");
-    let mut cmd = Command::new(mcptape());
-    cmd.arg("record").arg("-o").arg(&t_path).args([
-        "--listen",
-        "127.0.0.1:0",
-        "--upstream",
-        "http://127.0.0.1:1/mcp",
-        "--duration-secs",
-        "1",
-    ]);
-    let (out, _) = run_bounded(&mut cmd, Duration::from_secs(20));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let (code, stderr) = record(&t_path, "127.0.0.1:0");
+    assert_eq!(code, Some(0), "{stderr}");
     assert!(
         stderr.contains("mcptape: recording http://127.0.0.1:"),
         "{stderr}"

@@ -5,8 +5,8 @@
 mod record_support;
 
 use std::io::{Read, Write};
-use std::path::Path;
-use std::process::{Command, Stdio};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use mcptape_transcript::{Direction, Event};
@@ -48,27 +48,44 @@ fn tapped_chain(
     (argv, logs)
 }
 
+/// server-everything over stdio, as an argv.
+fn everything_stdio(p: &Peers) -> Vec<String> {
+    vec![
+        p.node.display().to_string(),
+        p.server_everything().display().to_string(),
+        "stdio".into(),
+    ]
+}
+
 fn assert_bytes_match(t: &mcptape_transcript::Transcript, logs: &[std::path::PathBuf; 4]) {
     let read = |p: &Path| std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
     let c2s = stream_of(t, Direction::C2s);
     let s2c = stream_of(t, Direction::S2c);
     assert!(!c2s.is_empty() && !s2c.is_empty());
-    assert!(
-        read(&logs[0]) == c2s,
-        "client-sent bytes differ from the transcript's c2s messages"
-    );
-    assert!(
-        read(&logs[2]) == c2s,
-        "server-received bytes differ from the transcript's c2s messages"
-    );
-    assert!(
-        read(&logs[3]) == s2c,
-        "server-sent bytes differ from the transcript's s2c messages"
-    );
-    assert!(
-        read(&logs[1]) == s2c,
-        "client-received bytes differ from the transcript's s2c messages"
-    );
+    for (log, want, what) in [
+        (
+            0,
+            &c2s,
+            "client-sent bytes differ from the transcript's c2s messages",
+        ),
+        (
+            2,
+            &c2s,
+            "server-received bytes differ from the transcript's c2s messages",
+        ),
+        (
+            3,
+            &s2c,
+            "server-sent bytes differ from the transcript's s2c messages",
+        ),
+        (
+            1,
+            &s2c,
+            "client-received bytes differ from the transcript's s2c messages",
+        ),
+    ] {
+        assert!(read(&logs[log]) == *want, "{what}");
+    }
 }
 
 #[test]
@@ -76,30 +93,11 @@ fn python_sdk_client_through_record_sees_transcript_bytes_exactly() {
     let p = peers();
     let dir = tempfile::tempdir().unwrap();
     let t_path = dir.path().join("t.jsonl");
-    let server = vec![
-        p.node.display().to_string(),
-        p.server_everything().display().to_string(),
-        "stdio".into(),
-    ];
+    let server = everything_stdio(&p);
     let (chain, logs) = tapped_chain(dir.path(), &t_path, &server);
-    let mut cmd = Command::new(&p.python);
-    cmd.arg(p.script("py_client.py"))
-        .args(["--mode", "legacy", "--reads", "100"])
-        .args([
-            "--template",
-            "demo://resource/dynamic/blob/1",
-            "--template",
-            "demo://resource/dynamic/text/1",
-        ])
-        .arg("--")
-        .args(&chain);
-    let (out, _) = run_bounded(&mut cmd, Duration::from_secs(90));
-    assert!(
-        out.status.success(),
-        "py_client failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut cmd = py_client_cmd(&p, &everything_two_template_args());
+    cmd.arg("--").args(&chain);
+    let summary = run_json(&mut cmd, Duration::from_secs(90));
     assert_eq!(summary["missing"]["code"], -32602);
 
     let t = read_transcript(&t_path);
@@ -131,11 +129,7 @@ fn python_sdk_client_through_record_sees_transcript_bytes_exactly() {
 fn inspector_cli_calls_through_record_return_promptly_with_exact_bytes() {
     let p = peers();
     let dir = tempfile::tempdir().unwrap();
-    let server = vec![
-        p.node.display().to_string(),
-        p.server_everything().display().to_string(),
-        "stdio".into(),
-    ];
+    let server = everything_stdio(&p);
     let calls: [&[&str]; 3] = [
         &["--method", "resources/list"],
         &[
@@ -202,19 +196,23 @@ fn inspector_cli_calls_through_record_return_promptly_with_exact_bytes() {
     }
 }
 
-fn spawn_record(t_path: &Path, extra: &[&str], server: &[&str]) -> std::process::Child {
-    Command::new(mcptape())
+/// `mcptape record -o T -- python echo_lines.py ECHO_ARGS...` with all three pipes.
+fn record_echo(t_path: &Path, echo_args: &[&str]) -> Guard {
+    let p = peers();
+    let child = Command::new(mcptape())
         .arg("record")
         .arg("-o")
         .arg(t_path)
-        .args(extra)
         .arg("--")
-        .args(server)
+        .arg(&p.python)
+        .arg(p.script("echo_lines.py"))
+        .args(echo_args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("spawn mcptape record")
+        .expect("spawn mcptape record");
+    Guard(child)
 }
 
 /// One 16 MiB JSON-RPC message line (without `\n`).
@@ -234,12 +232,9 @@ fn big_line(k: usize) -> Vec<u8> {
 
 #[test]
 fn stress_10000_messages_and_16_mib_lines_pass_through_in_order() {
-    let p = peers();
     let dir = tempfile::tempdir().unwrap();
     let t_path = dir.path().join("t.jsonl");
-    let py = p.python.display().to_string();
-    let echo = p.script("echo_lines.py").display().to_string();
-    let mut guard = Guard(spawn_record(&t_path, &[], &[&py, &echo]));
+    let mut guard = record_echo(&t_path, &[]);
     let child = &mut guard.0;
     let mut lines: Vec<Vec<u8>> = vec![b"banner: not JSON".to_vec()];
     for i in 0..10_000usize {
@@ -303,25 +298,14 @@ fn stress_10000_messages_and_16_mib_lines_pass_through_in_order() {
         .filter(|r| matches!(r.event, Event::Noise { .. }))
         .count();
     assert_eq!(noise, 2, "the banner, once each way");
-    let mut last = 0;
-    for r in &t.records {
-        assert!(r.t_us >= last, "timestamps are monotonic");
-        last = r.t_us;
-    }
+    assert_monotonic(&t, "t.jsonl");
 }
 
 #[test]
 fn sigkill_mid_stream_leaves_every_complete_record_and_an_exit_record() {
-    let p = peers();
     let dir = tempfile::tempdir().unwrap();
     let t_path = dir.path().join("t.jsonl");
-    let py = p.python.display().to_string();
-    let echo = p.script("echo_lines.py").display().to_string();
-    let mut guard = Guard(spawn_record(
-        &t_path,
-        &[],
-        &[&py, &echo, "--die-after", "500"],
-    ));
+    let mut guard = record_echo(&t_path, &["--die-after", "500"]);
     let child = &mut guard.0;
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = child.stdout.take().unwrap();
@@ -369,18 +353,23 @@ fn sigkill_mid_stream_leaves_every_complete_record_and_an_exit_record() {
     );
 }
 
-#[test]
-fn exit_code_and_stderr_of_the_server_propagate() {
+/// `mcptape record -o T EXTRA... -- sh -c SCRIPT` with stdin closed, within 20 s:
+/// the temp dir holding T, T, and the output.
+fn record_sh(extra: &[&str], script: &str) -> (tempfile::TempDir, PathBuf, Output) {
     let dir = tempfile::tempdir().unwrap();
     let t_path = dir.path().join("t.jsonl");
-    let mut cmd = Command::new(mcptape());
-    cmd.arg("record").arg("-o").arg(&t_path).args([
-        "--",
-        "sh",
-        "-c",
+    let mut args = extra.to_vec();
+    args.extend(["--", "sh", "-c", script]);
+    let out = run_mcptape_out("record", &t_path, &args, Duration::from_secs(20));
+    (dir, t_path, out)
+}
+
+#[test]
+fn exit_code_and_stderr_of_the_server_propagate() {
+    let (_dir, t_path, out) = record_sh(
+        &[],
         "echo '{\"jsonrpc\":\"2.0\",\"method\":\"x\"}'; echo oops >&2; exit 3",
-    ]);
-    let (out, _) = run_bounded(&mut cmd, Duration::from_secs(20));
+    );
     assert_eq!(out.status.code(), Some(3));
     assert_eq!(out.stdout, b"{\"jsonrpc\":\"2.0\",\"method\":\"x\"}\n");
     assert_eq!(String::from_utf8_lossy(&out.stderr), "oops\n");
@@ -396,22 +385,12 @@ fn exit_code_and_stderr_of_the_server_propagate() {
 
 #[test]
 fn server_ignoring_eof_and_sigterm_is_killed_after_the_grace_periods() {
-    let dir = tempfile::tempdir().unwrap();
-    let t_path = dir.path().join("t.jsonl");
     let start = Instant::now();
-    let mut cmd = Command::new(mcptape());
-    cmd.arg("record").arg("-o").arg(&t_path).args([
-        "--grace-ms",
-        "300",
-        "--term-grace-ms",
-        "300",
-        "--",
-        "sh",
-        "-c",
-        "trap '' TERM; exec sleep 30",
-    ]);
     // stdin is /dev/null: the client "closes" at once.
-    let (out, _) = run_bounded(&mut cmd, Duration::from_secs(20));
+    let (_dir, t_path, out) = record_sh(
+        &["--grace-ms", "300", "--term-grace-ms", "300"],
+        "trap '' TERM; exec sleep 30",
+    );
     let took = start.elapsed();
     assert_eq!(out.status.code(), Some(128 + 9));
     assert!(took < Duration::from_secs(10), "took {took:?}");
@@ -425,16 +404,10 @@ fn server_ignoring_eof_and_sigterm_is_killed_after_the_grace_periods() {
 /// rule `stdio-non-jsonrpc-line` then flags it.
 #[test]
 fn line_with_whitespace_around_json_is_noise_with_exact_bytes() {
-    let dir = tempfile::tempdir().unwrap();
-    let t_path = dir.path().join("t.jsonl");
-    let mut cmd = Command::new(mcptape());
-    cmd.arg("record").arg("-o").arg(&t_path).args([
-        "--",
-        "sh",
-        "-c",
+    let (_dir, t_path, out) = record_sh(
+        &[],
         "printf ' {\"jsonrpc\":\"2.0\",\"method\":\"x\"}\\t \\n{\"jsonrpc\":\"2.0\",\"method\":\"y\"}\\n'",
-    ]);
-    let (out, _) = run_bounded(&mut cmd, Duration::from_secs(20));
+    );
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(
         out.stdout,

@@ -8,38 +8,11 @@
 #[path = "record_support/mod.rs"]
 mod support;
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use support::*;
-
-/// scenario → [(check id, status)] from a conformance `-o DIR`.
-fn verdicts(dir: &Path) -> BTreeMap<String, Vec<(String, String)>> {
-    let mut out = BTreeMap::new();
-    for e in std::fs::read_dir(dir).unwrap() {
-        let e = e.unwrap();
-        let name = e.file_name().to_string_lossy().into_owned();
-        // server-<scenario>-<timestamp>: drop the timestamp (starts with the year).
-        let scenario = name.split("-20").next().unwrap().to_owned();
-        let checks: serde_json::Value =
-            serde_json::from_slice(&std::fs::read(e.path().join("checks.json")).unwrap()).unwrap();
-        let list = checks
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|c| {
-                (
-                    c["id"].as_str().unwrap().to_owned(),
-                    c["status"].as_str().unwrap().to_owned(),
-                )
-            })
-            .collect();
-        out.insert(scenario, list);
-    }
-    out
-}
 
 fn run_suite(p: &Peers, url: &str, out: &Path) {
     let mut cmd = Command::new(&p.node);
@@ -62,62 +35,25 @@ fn conformance_verdicts_against_serve_equal_those_against_the_recorded_server() 
     let transcript = dir.path().join("conformance.jsonl");
 
     // 1. Record the suite against the live server.
-    let se_port = free_port();
-    let se = start_everything_http(&p, se_port);
-    let rec_port = free_port();
-    let rec = Command::new(mcptape())
-        .arg("record")
-        .arg("-o")
-        .arg(&transcript)
-        .args([
-            "--listen",
-            &format!("127.0.0.1:{rec_port}"),
-            "--upstream",
-            &format!("http://127.0.0.1:{se_port}/mcp"),
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut rec = Guard(rec);
-    wait_port(rec_port, Duration::from_secs(30));
+    let (se, se_port) = start_everything_http(&p);
+    let (mut rec, rec_port) = record_listen(
+        &transcript,
+        &format!("http://127.0.0.1:{se_port}/mcp"),
+        Stdio::null(),
+    );
     let live = dir.path().join("live");
     run_suite(&p, &format!("http://127.0.0.1:{rec_port}/mcp"), &live);
     // Stop the proxy with SIGTERM so it flushes the transcript.
-    let _ = Command::new("kill")
-        .arg("-TERM")
-        .arg(rec.0.id().to_string())
-        .status();
-    assert!(
-        wait_bounded(&mut rec.0, Duration::from_secs(20)).is_some(),
-        "record did not stop"
-    );
+    terminate(&mut rec);
     drop(se);
 
     // 2. Replay it.
-    let port = free_port();
-    let serve = Command::new(mcptape())
-        .arg("serve")
-        .arg(&transcript)
-        .args([
-            "--listen",
-            &format!("127.0.0.1:{port}"),
-            "--latency",
-            "fixed:0",
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let _serve = Guard(serve);
-    wait_port(port, Duration::from_secs(30));
+    let (_serve, port) = serve_listen(&transcript, "fixed:0");
     let replayed = dir.path().join("replayed");
     run_suite(&p, &format!("http://127.0.0.1:{port}/mcp"), &replayed);
 
-    let a = verdicts(&live);
-    let b = verdicts(&replayed);
+    let a = conformance_verdicts(&live);
+    let b = conformance_verdicts(&replayed);
     assert!(a.len() >= 25, "{} scenarios", a.len());
     let passed = a.values().flatten().filter(|(_, s)| s == "SUCCESS").count();
     assert!(passed >= 30, "only {passed} checks passed live");

@@ -13,52 +13,30 @@ use std::time::Duration;
 use support::*;
 
 fn serve_http(transcript: &str, latency: &str) -> (Guard, u16) {
-    let port = free_port();
-    let child = Command::new(mcptape())
-        .arg("serve")
-        .arg(repo_root().join("corpus/transcripts").join(transcript))
-        .args([
-            "--listen",
-            &format!("127.0.0.1:{port}"),
-            "--latency",
-            latency,
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start mcptape serve --listen");
-    let g = Guard(child);
-    wait_port(port, Duration::from_secs(30));
-    (g, port)
+    serve_listen(&corpus_transcript(transcript), latency)
 }
 
+/// py_client.py `args` against `target`; its summary.
 fn py_client(args: &[&str], target: &[String]) -> serde_json::Value {
-    let p = peers();
-    let mut cmd = Command::new(&p.python);
-    cmd.arg(p.script("py_client.py")).args(args).args(target);
-    let (o, _) = run_bounded(&mut cmd, Duration::from_secs(120));
-    assert!(
-        o.status.success(),
-        "py_client: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    serde_json::from_slice(&o.stdout).unwrap()
+    let mut cmd = py_client_cmd(&peers(), args);
+    cmd.args(target);
+    run_json(&mut cmd, Duration::from_secs(120))
+}
+
+/// `--url http://127.0.0.1:PORT/mcp`.
+fn url_arg(port: u16) -> [String; 2] {
+    ["--url".into(), format!("http://127.0.0.1:{port}/mcp")]
 }
 
 #[test]
 fn serve_over_http_with_sessions_answers_the_python_client_as_over_stdio() {
     let (_g, port) = serve_http("everything-stdio.jsonl", "fixed:1ms");
-    let over_http = py_client(
-        &EVERYTHING_CLIENT_ARGS,
-        &["--url".into(), format!("http://127.0.0.1:{port}/mcp")],
-    );
+    let over_http = py_client(&EVERYTHING_CLIENT_ARGS, &url_arg(port));
     let stdio_target = vec![
         "--".to_owned(),
         mcptape().display().to_string(),
         "serve".into(),
-        repo_root()
-            .join("corpus/transcripts/everything-stdio.jsonl")
+        corpus_transcript("everything-stdio.jsonl")
             .display()
             .to_string(),
         "--latency".into(),
@@ -73,20 +51,7 @@ fn serve_over_http_with_sessions_answers_the_python_client_as_over_stdio() {
 #[test]
 fn serve_over_http_speaks_2026_07_28_without_sessions() {
     let (_g, port) = serve_http("py-stdio-2026-07-28.jsonl", "fixed:1ms");
-    let args = [
-        "--mode",
-        "auto",
-        "--reads",
-        "100",
-        "--template",
-        "mcptape://items/42",
-        "--template",
-        "mcptape://bytes/300",
-    ];
-    let s = py_client(
-        &args,
-        &["--url".into(), format!("http://127.0.0.1:{port}/mcp")],
-    );
+    let s = py_client(&py_server_client_args("auto"), &url_arg(port));
     assert_eq!(s["protocolVersion"], "2026-07-28");
     assert_eq!(s["reads"].as_array().unwrap().len(), 8);
     assert_eq!(s["missing"]["code"], -32602);
@@ -101,29 +66,26 @@ fn raw_http(port: u16, req: &str) -> String {
     out
 }
 
+/// A JSON `POST PATH` request with the extra `headers` (each ending in CRLF).
+fn post_request(path: &str, headers: &str, body: &str) -> String {
+    format!(
+        "POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+}
+
 #[test]
 fn the_older_era_requires_the_session_header_and_get_is_405() {
     let (_g, port) = serve_http("everything-stdio.jsonl", "fixed:0");
     let body = r#"{"jsonrpc":"2.0","id":1,"method":"resources/list"}"#;
-    let post = |extra: &str| {
-        format!(
-            "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n{extra}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            body.len()
-        )
-    };
+    let post = |extra: &str| post_request("/mcp", extra, body);
     assert!(raw_http(port, &post("")).starts_with("HTTP/1.1 400"));
     assert!(raw_http(port, &post("Mcp-Session-Id: nope\r\n")).starts_with("HTTP/1.1 404"));
     let get =
         "GET /mcp HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\nConnection: close\r\n\r\n";
     assert!(raw_http(port, get).starts_with("HTTP/1.1 405"));
     let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
-    let r = raw_http(
-        port,
-        &format!(
-            "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{init}",
-            init.len()
-        ),
-    );
+    let r = raw_http(port, &post_request("/mcp", "", init));
     assert!(r.starts_with("HTTP/1.1 200"), "{r}");
     let sid = r
         .lines()
@@ -142,7 +104,7 @@ fn bench_over_http_closes_the_streams_of_stragglers_at_the_deadline() {
     let dir = tempfile::tempdir().unwrap();
     let mut cmd = Command::new(mcptape());
     cmd.arg("bench")
-        .arg(repo_root().join("corpus/transcripts/py-stdio-2026-07-28.jsonl"))
+        .arg(corpus_transcript("py-stdio-2026-07-28.jsonl"))
         .args(["--target-url", &format!("http://127.0.0.1:{port}/mcp")])
         .args([
             "--reads",
@@ -181,127 +143,35 @@ fn bench_over_http_closes_the_streams_of_stragglers_at_the_deadline() {
     assert!(r["server"].is_null());
 }
 
-/// The responses (s2c messages with an id and no method), byte-exact, in order.
-fn responses(t: &mcptape_transcript::Transcript) -> Vec<String> {
-    messages_raw(t)
-        .into_iter()
-        .filter(|m| {
-            let v: serde_json::Value = serde_json::from_str(m).unwrap();
-            v.get("id").is_some() && v.get("method").is_none()
-        })
-        .collect()
-}
-
-fn messages_raw(t: &mcptape_transcript::Transcript) -> Vec<String> {
-    t.records
-        .iter()
-        .filter_map(|r| match &r.event {
-            mcptape_transcript::Event::Message {
-                dir: mcptape_transcript::Direction::S2c,
-                msg,
-                ..
-            } => Some(msg.get().to_owned()),
-            _ => None,
-        })
-        .collect()
-}
-
 #[test]
 fn serve_answers_the_python_client_over_http_exactly_as_the_recorded_http_servers_did() {
     for (transcript, args) in [
-        (
-            "everything-http.jsonl",
-            vec![
-                "--mode",
-                "legacy",
-                "--reads",
-                "100",
-                "--template",
-                "demo://resource/dynamic/blob/1",
-                "--template",
-                "demo://resource/dynamic/text/1",
-            ],
-        ),
-        (
-            "py-http-2025-11-25.jsonl",
-            vec![
-                "--mode",
-                "legacy",
-                "--reads",
-                "100",
-                "--template",
-                "mcptape://items/42",
-                "--template",
-                "mcptape://bytes/300",
-            ],
-        ),
-        (
-            "py-http-2026-07-28.jsonl",
-            vec![
-                "--mode",
-                "auto",
-                "--reads",
-                "100",
-                "--template",
-                "mcptape://items/42",
-                "--template",
-                "mcptape://bytes/300",
-            ],
-        ),
+        ("everything-http.jsonl", everything_two_template_args()),
+        ("py-http-2025-11-25.jsonl", py_server_client_args("legacy")),
+        ("py-http-2026-07-28.jsonl", py_server_client_args("auto")),
     ] {
         let (_serve, serve_port) = serve_http(transcript, "fixed:1ms");
         // Record the replay through mcptape's own HTTP recording proxy.
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("replayed.jsonl");
-        let rec_port = free_port();
-        let rec = Command::new(mcptape())
-            .args(["record", "-o"])
-            .arg(&out)
-            .args([
-                "--listen",
-                &format!("127.0.0.1:{rec_port}"),
-                "--upstream",
-                &format!("http://127.0.0.1:{serve_port}/mcp"),
-            ])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut rec = Guard(rec);
-        wait_port(rec_port, Duration::from_secs(30));
-        py_client(
-            &args,
-            &["--url".into(), format!("http://127.0.0.1:{rec_port}/mcp")],
+        let (mut rec, rec_port) = record_listen(
+            &out,
+            &format!("http://127.0.0.1:{serve_port}/mcp"),
+            Stdio::null(),
         );
-        let _ = Command::new("kill")
-            .arg("-TERM")
-            .arg(rec.0.id().to_string())
-            .status();
-        assert!(
-            wait_bounded(&mut rec.0, Duration::from_secs(20)).is_some(),
-            "record did not stop"
-        );
-        let original = read_transcript(&repo_root().join("corpus/transcripts").join(transcript));
-        let replayed = read_transcript(&out);
-        let (want, got) = (responses(&original), responses(&replayed));
-        assert!(want.len() >= 10, "{transcript}");
-        assert_eq!(got.len(), want.len(), "{transcript}");
-        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
-            assert!(
-                g == w,
-                "{transcript}: response {i} differs:\n got  {g:.300}\n want {w:.300}"
-            );
-        }
+        py_client(&args, &url_arg(rec_port));
+        terminate(&mut rec);
+        assert_same_responses(transcript, &read_transcript(&out));
     }
 }
 
 fn raw_post(port: u16, body: &str) -> String {
     raw_http(
         port,
-        &format!(
-            "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            body.len()
+        &post_request(
+            "/mcp",
+            "Accept: application/json, text/event-stream\r\n",
+            body,
         ),
     )
 }
@@ -311,28 +181,14 @@ fn raw_post(port: u16, body: &str) -> String {
 #[test]
 fn serve_http_answers_invalid_requests_400_with_a_jsonrpc_error() {
     let (_g, port) = serve_http("everything-http.jsonl", "fixed:0");
-    for (body, code, id) in [
-        (
-            r#"{"jsonrpc":"2.0","id":null,"method":"initialize","params":{}}"#,
-            "-32600",
-            r#""id":null"#,
-        ),
-        (
-            r#"{"jsonrpc":"2.0","id":{"a":1},"method":"initialize","params":{}}"#,
-            "-32600",
-            r#""id":null"#,
-        ),
-        (
-            r#"{"jsonrpc":"1.0","id":7,"method":"initialize","params":{}}"#,
-            "-32600",
-            r#""id":7"#,
-        ),
-        (
-            r#"{"jsonrpc":"2.0","id":9,"id":10,"method":"initialize","params":{}}"#,
-            "-32700",
-            r#""id":null"#,
-        ),
-    ] {
+    #[rustfmt::skip]
+    let cases = [
+        (r#"{"jsonrpc":"2.0","id":null,"method":"initialize","params":{}}"#, "-32600", r#""id":null"#),
+        (r#"{"jsonrpc":"2.0","id":{"a":1},"method":"initialize","params":{}}"#, "-32600", r#""id":null"#),
+        (r#"{"jsonrpc":"1.0","id":7,"method":"initialize","params":{}}"#, "-32600", r#""id":7"#),
+        (r#"{"jsonrpc":"2.0","id":9,"id":10,"method":"initialize","params":{}}"#, "-32700", r#""id":null"#),
+    ];
+    for (body, code, id) in cases {
         let r = raw_post(port, body);
         assert!(r.starts_with("HTTP/1.1 400"), "{body}: {r}");
         assert!(r.contains(&format!(r#""code":{code}"#)), "{body}: {r}");
@@ -367,12 +223,6 @@ fn serve_http_replays_the_recorded_server_discover_rejection_of_the_fallback_rec
 fn serve_http_other_path_is_404() {
     let (_g, port) = serve_http("everything-http.jsonl", "fixed:0");
     let body = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
-    let r = raw_http(
-        port,
-        &format!(
-            "POST /other HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            body.len()
-        ),
-    );
+    let r = raw_http(port, &post_request("/other", "", body));
     assert!(r.starts_with("HTTP/1.1 404"), "{r}");
 }

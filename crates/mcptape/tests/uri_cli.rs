@@ -15,27 +15,39 @@ fn mcptape(args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// `mcptape uri resolve --root ROOT [--dir DIR] URI`.
+fn resolve(root: &str, dir: Option<&str>, uri: &str) -> (i32, String, String) {
+    let mut args = vec!["resolve", "--root", root];
+    if let Some(dir) = dir {
+        args.extend(["--dir", dir]);
+    }
+    args.push(uri);
+    mcptape(&args)
+}
+
+/// `mcptape uri expand TEMPLATE VAR=VALUE...`.
+fn expand(template: &str, vars: &[&str]) -> (i32, String, String) {
+    let mut args = vec!["expand", template];
+    args.extend(vars);
+    mcptape(&args)
+}
+
 #[test]
 fn uri_expand_prints_the_expansion() {
-    let (code, out, _) = mcptape(&[
-        "expand",
-        "file:///docs/{+path}{?q}",
-        "path=a b/c.txt",
-        "q=ü",
-    ]);
+    let (code, out, _) = expand("file:///docs/{+path}{?q}", &["path=a b/c.txt", "q=ü"]);
     assert_eq!(code, 0);
     assert_eq!(out, "file:///docs/a%20b/c.txt?q=%C3%BC\n");
 }
 
 #[test]
 fn uri_expand_repeated_variable_is_a_list() {
-    let (code, out, _) = mcptape(&["expand", "{/list*}", "list=red", "list=green"]);
+    let (code, out, _) = expand("{/list*}", &["list=red", "list=green"]);
     assert_eq!((code, out.as_str()), (0, "/red/green\n"));
 }
 
 #[test]
 fn uri_expand_bad_template_names_the_kind() {
-    let (code, out, err) = mcptape(&["expand", "file:///{name", "name=x"]);
+    let (code, out, err) = expand("file:///{name", &["name=x"]);
     assert_eq!(code, 1);
     assert_eq!(out, "");
     assert!(err.contains("UnclosedExpression at byte 8"), "{err}");
@@ -51,12 +63,11 @@ fn uri_match_prints_decoded_vars() {
 
 #[test]
 fn uri_resolve_prints_uri_path_and_relative() {
-    let (code, out, _) = mcptape(&[
-        "resolve",
-        "--root",
+    let (code, out, _) = resolve(
         "file:///srv/allowed/",
+        None,
         "file://localhost/srv/allowed/x/%2e%2e/My%20File.txt",
-    ]);
+    );
     assert_eq!(code, 0);
     assert_eq!(
         out,
@@ -66,12 +77,7 @@ fn uri_resolve_prints_uri_path_and_relative() {
 
 #[test]
 fn uri_resolve_rejection_exits_nonzero_with_the_kind() {
-    let (code, out, err) = mcptape(&[
-        "resolve",
-        "--root",
-        "file:///srv/allowed/",
-        "file:///srv/allowed_evil/x",
-    ]);
+    let (code, out, err) = resolve("file:///srv/allowed/", None, "file:///srv/allowed_evil/x");
     assert_eq!(code, 1);
     assert_eq!(out, "");
     assert_eq!(
@@ -79,12 +85,7 @@ fn uri_resolve_rejection_exits_nonzero_with_the_kind() {
         "rejected: EscapesRoot at byte 12 (uri): after removing dot segments (RFC 3986 §5.2.4) \
          the path is not inside the root by whole segments (`..` past the root, or a sibling name)\n"
     );
-    let (code, _, err) = mcptape(&[
-        "resolve",
-        "--root",
-        "file:///srv/allowed/",
-        "file:///srv/allowed/%252e",
-    ]);
+    let (code, _, err) = resolve("file:///srv/allowed/", None, "file:///srv/allowed/%252e");
     assert_eq!(
         (code, err.as_str()),
         (
@@ -104,24 +105,10 @@ fn uri_resolve_with_dir_rejects_a_symlink_escape() {
     std::fs::write(tmp.path().join("secret.txt"), "secret").unwrap();
     std::os::unix::fs::symlink("../secret.txt", allowed.join("link")).unwrap();
     let dir = allowed.to_str().unwrap();
-    let (code, out, _) = mcptape(&[
-        "resolve",
-        "--root",
-        "file:///r/",
-        "--dir",
-        dir,
-        "file:///r/a.txt",
-    ]);
+    let (code, out, _) = resolve("file:///r/", Some(dir), "file:///r/a.txt");
     assert_eq!(code, 0);
     assert!(out.ends_with("bytes: 5\n"), "{out}");
-    let (code, _, err) = mcptape(&[
-        "resolve",
-        "--root",
-        "file:///r/",
-        "--dir",
-        dir,
-        "file:///r/link",
-    ]);
+    let (code, _, err) = resolve("file:///r/", Some(dir), "file:///r/link");
     assert_eq!(code, 1);
     assert_eq!(
         err,
@@ -138,14 +125,7 @@ fn uri_resolve_with_dir_on_a_directory_says_directory_not_bytes() {
     let tmp = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(tmp.path().join("sub")).unwrap();
     let dir = tmp.path().to_str().unwrap();
-    let (code, out, err) = mcptape(&[
-        "resolve",
-        "--root",
-        "file:///r/",
-        "--dir",
-        dir,
-        "file:///r/sub/",
-    ]);
+    let (code, out, err) = resolve("file:///r/", Some(dir), "file:///r/sub/");
     assert_eq!((code, err.as_str()), (0, ""));
     assert_eq!(
         out,
@@ -163,7 +143,7 @@ fn uri_resolve_encoded_slash_is_rejected_as_encoded_separator() {
         ("file:///srv/project/a%2Fb", 21),
         ("file:///srv/project/a%5cb", 21),
     ] {
-        let (code, out, err) = mcptape(&["resolve", "--root", "file:///srv/project/", uri]);
+        let (code, out, err) = resolve("file:///srv/project/", None, uri);
         assert_eq!((code, out.as_str()), (1, ""), "{uri}");
         assert_eq!(
             err,
@@ -179,7 +159,7 @@ fn uri_resolve_encoded_slash_is_rejected_as_encoded_separator() {
 /// Template errors print the kind's name, never Rust debug formatting.
 #[test]
 fn uri_match_and_expand_errors_print_kind_names() {
-    let (code, _, err) = mcptape(&["expand", "file:///{a:0}", "a=x"]);
+    let (code, _, err) = expand("file:///{a:0}", &["a=x"]);
     assert_eq!(
         (code, err.as_str()),
         (1, "rejected: InvalidPrefix at byte 11 (template)\n")

@@ -11,11 +11,7 @@ use std::time::Duration;
 use support::*;
 
 fn verify(transcript: &str, target_cmd: &str, extra: &[&str]) -> (i32, serde_json::Value) {
-    verify_path(
-        &repo_root().join("corpus/transcripts").join(transcript),
-        target_cmd,
-        extra,
-    )
+    verify_path(&corpus_transcript(transcript), target_cmd, extra)
 }
 
 fn verify_path(
@@ -28,9 +24,13 @@ fn verify_path(
         .arg(transcript)
         .arg("--target-cmd")
         .arg(target_cmd)
-        .arg("--json")
         .args(extra);
-    let (o, _) = run_bounded(&mut cmd, Duration::from_secs(120));
+    verify_json(&mut cmd)
+}
+
+/// Runs `mcptape verify ... --json` (within 120 s): its exit code and JSON report.
+fn verify_json(cmd: &mut Command) -> (i32, serde_json::Value) {
+    let (o, _) = run_bounded(cmd.arg("--json"), Duration::from_secs(120));
     let v = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
         panic!(
             "{e}: {}\n{}",
@@ -41,8 +41,13 @@ fn verify_path(
     (o.status.code().unwrap_or(-1), v)
 }
 
-fn sh_quote(p: &std::path::Path) -> String {
-    format!("'{}'", p.display().to_string().replace('\'', r"'\''"))
+/// `"'python' 'py_server.py' stdio"`: the live Python SDK server as a `--target-cmd`.
+fn py_server_cmd(p: &Peers) -> String {
+    format!(
+        "{} {} stdio",
+        sh_quote(&p.python),
+        sh_quote(&p.script("py_server.py"))
+    )
 }
 
 /// Records the Python SDK client against the live py_server (stdio) through
@@ -50,28 +55,7 @@ fn sh_quote(p: &std::path::Path) -> String {
 /// recording matches the server as it is now.
 fn record_py(p: &Peers, dir: &std::path::Path, mode: &str) -> std::path::PathBuf {
     let out = dir.join(format!("py-{mode}.jsonl"));
-    let mut cmd = Command::new(&p.python);
-    cmd.arg(p.script("py_client.py"))
-        .args([
-            "--mode",
-            mode,
-            "--reads",
-            "100",
-            "--template",
-            "mcptape://items/42",
-            "--template",
-            "mcptape://bytes/300",
-        ])
-        .arg("--")
-        .arg(mcptape())
-        .args(["record", "-o"])
-        .arg(&out)
-        .arg("--")
-        .arg(&p.python)
-        .arg(p.script("py_server.py"))
-        .arg("stdio");
-    let (o, _) = run_bounded(&mut cmd, Duration::from_secs(120));
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    record_py_server(p, mode, &out);
     out
 }
 
@@ -79,11 +63,7 @@ fn record_py(p: &Peers, dir: &std::path::Path, mode: &str) -> std::path::PathBuf
 fn verify_passes_against_the_live_python_server_in_both_eras() {
     let p = peers();
     let dir = tempfile::tempdir().unwrap();
-    let cmd = format!(
-        "{} {} stdio",
-        sh_quote(&p.python),
-        sh_quote(&p.script("py_server.py"))
-    );
+    let cmd = py_server_cmd(&p);
     for mode in ["legacy", "auto"] {
         let t = record_py(&p, dir.path(), mode);
         let (code, rep) = verify_path(&t, &cmd, &[]);
@@ -91,6 +71,11 @@ fn verify_passes_against_the_live_python_server_in_both_eras() {
         assert_eq!(rep["unanswered"], serde_json::json!([]), "{mode}");
         assert!(rep["compared"].as_u64().unwrap() >= 10, "{mode}: {rep}");
         assert_eq!(code, 0, "{mode}");
+        // `--json` is camelCase like every mcptape JSON output (it was snake_case).
+        assert_eq!(rep["notRecorded"], serde_json::json!([]), "{mode}: {rep}");
+        assert!(rep["closedAt"].is_null(), "{mode}: {rep}");
+        assert!(rep.get("not_recorded").is_none(), "{mode}: {rep}");
+        assert!(rep.get("closed_at").is_none(), "{mode}: {rep}");
     }
 }
 
@@ -110,7 +95,7 @@ fn verify_against_server_everything_differs_only_in_its_clock_stamped_resources(
     let diffs = rep["differences"].as_array().unwrap();
     assert_eq!(diffs.len(), 4, "{rep}");
     // Every difference is the text/blob of a demo://resource/dynamic/ read.
-    let t = read_transcript(&repo_root().join("corpus/transcripts/everything-stdio.jsonl"));
+    let t = read_transcript(&corpus_transcript("everything-stdio.jsonl"));
     for d in diffs {
         let rec = d["record"].as_u64().unwrap() as usize;
         let msg: serde_json::Value = serde_json::from_str(t.records[rec].msg().unwrap()).unwrap();
@@ -142,7 +127,7 @@ fn verify_fails_when_the_target_serves_a_different_recording() {
     let cmd = format!(
         "{} serve {} --latency fixed:0",
         sh_quote(&mcptape()),
-        sh_quote(&repo_root().join("corpus/transcripts/everything-stdio.jsonl"))
+        sh_quote(&corpus_transcript("everything-stdio.jsonl"))
     );
     let (code, rep) = verify("py-stdio-2025-11-25.jsonl", &cmd, &[]);
     assert_eq!(code, 1);
@@ -153,23 +138,19 @@ fn verify_fails_when_the_target_serves_a_different_recording() {
 fn verify_over_streamable_http_passes_against_the_live_python_server_in_both_eras() {
     let p = peers();
     let dir = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let _server = start_py_http(&p, port);
+    let (_server, port) = start_py_http(&p);
     for mode in ["legacy", "auto"] {
         // Recorded over stdio, verified over Streamable HTTP: the same server either way.
         let t = record_py(&p, dir.path(), mode);
         let mut cmd = Command::new(mcptape());
-        cmd.arg("verify").arg(&t).args([
-            "--target-url",
-            &format!("http://127.0.0.1:{port}/mcp"),
-            "--json",
-        ]);
-        let (o, _) = run_bounded(&mut cmd, Duration::from_secs(120));
-        let rep: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        cmd.arg("verify")
+            .arg(&t)
+            .args(["--target-url", &format!("http://127.0.0.1:{port}/mcp")]);
+        let (code, rep) = verify_json(&mut cmd);
         assert_eq!(rep["differences"], serde_json::json!([]), "{mode}");
         assert_eq!(rep["unanswered"], serde_json::json!([]), "{mode}");
         assert!(rep["compared"].as_u64().unwrap() >= 10, "{mode}: {rep}");
-        assert!(o.status.success(), "{mode}");
+        assert_eq!(code, 0, "{mode}");
     }
 }
 
@@ -195,11 +176,7 @@ fn verify_reports_the_difference_when_the_server_changed_since_the_recording() {
     lines[i] = rec.to_string();
     let edited = dir.path().join("edited.jsonl");
     std::fs::write(&edited, lines.join("\n") + "\n").unwrap();
-    let cmd = format!(
-        "{} {} stdio",
-        sh_quote(&p.python),
-        sh_quote(&p.script("py_server.py"))
-    );
+    let cmd = py_server_cmd(&p);
     let (code, rep) = verify_path(&edited, &cmd, &[]);
     assert_eq!(code, 1);
     let d = rep["differences"].as_array().unwrap();
@@ -227,7 +204,7 @@ fn verify_raw(args: &[&str]) -> (i32, String, String, Duration) {
 /// compares nothing; that is a failure, and the cut is named.
 #[test]
 fn verify_fails_when_the_transcript_is_cut_and_nothing_is_compared() {
-    let full = repo_root().join("corpus/transcripts/everything-stdio.jsonl");
+    let full = corpus_transcript("everything-stdio.jsonl");
     let dir = tempfile::tempdir().unwrap();
     let cut = dir.path().join("cut.jsonl");
     std::fs::write(&cut, &std::fs::read(&full).unwrap()[..2000]).unwrap();
@@ -242,7 +219,7 @@ fn verify_fails_when_the_transcript_is_cut_and_nothing_is_compared() {
 /// status at once, not as one "no response" per request.
 #[test]
 fn verify_reports_a_target_that_exits_with_its_status() {
-    let t = repo_root().join("corpus/transcripts/everything-stdio.jsonl");
+    let t = corpus_transcript("everything-stdio.jsonl");
     let (rc, out, err, took) =
         verify_raw(&[t.to_str().unwrap(), "--target-cmd", "echo gone >&2; exit 7"]);
     assert_eq!(rc, 1);
@@ -256,7 +233,7 @@ fn verify_reports_a_target_that_exits_with_its_status() {
 /// Fresh-user report bug 7 over HTTP: connection refused is said at once.
 #[test]
 fn verify_reports_connection_refused_at_once() {
-    let t = repo_root().join("corpus/transcripts/everything-http.jsonl");
+    let t = corpus_transcript("everything-http.jsonl");
     let port = free_port(); // nothing listens there
     let url = format!("http://127.0.0.1:{port}/mcp");
     let (rc, _, err, took) = verify_raw(&[t.to_str().unwrap(), "--target-url", &url]);
@@ -265,32 +242,28 @@ fn verify_reports_connection_refused_at_once() {
     assert!(took < Duration::from_secs(10), "{took:?}");
 }
 
+/// `mcptape verify everything-stdio.jsonl --target-cmd cat EXTRA...` refuses its
+/// arguments: exit code 2 and `message` on stderr.
+fn assert_verify_refuses(extra: &[&str], message: &str) {
+    let t = corpus_transcript("everything-stdio.jsonl");
+    let mut args = vec![t.to_str().unwrap(), "--target-cmd", "cat"];
+    args.extend(extra);
+    let (rc, _, err, _) = verify_raw(&args);
+    assert_eq!(rc, 2, "{err}");
+    assert!(err.contains(message), "{err}");
+}
+
 /// Fresh-user report bug 12.
 #[test]
 fn verify_rejects_timeout_zero() {
-    let t = repo_root().join("corpus/transcripts/everything-stdio.jsonl");
-    let (rc, _, err, _) = verify_raw(&[
-        t.to_str().unwrap(),
-        "--target-cmd",
-        "cat",
-        "--timeout",
-        "0ms",
-    ]);
-    assert_eq!(rc, 2, "{err}");
-    assert!(err.contains("--timeout 0ms must be longer than 0"), "{err}");
+    assert_verify_refuses(&["--timeout", "0ms"], "--timeout 0ms must be longer than 0");
 }
 
 /// Fresh-user report bug 22: `~2` is not an RFC 6901 escape.
 #[test]
 fn verify_rejects_an_invalid_json_pointer_escape() {
-    let t = repo_root().join("corpus/transcripts/everything-stdio.jsonl");
-    let (rc, _, err, _) = verify_raw(&[
-        t.to_str().unwrap(),
-        "--target-cmd",
-        "cat",
-        "--ignore",
-        "/result/~2bad",
-    ]);
-    assert_eq!(rc, 2, "{err}");
-    assert!(err.contains("'~' must be followed by 0 or 1"), "{err}");
+    assert_verify_refuses(
+        &["--ignore", "/result/~2bad"],
+        "'~' must be followed by 0 or 1",
+    );
 }

@@ -180,6 +180,21 @@ fn reference_error(input: &[u8]) -> Base64Error {
     })
 }
 
+/// Checks that `input` is strict padded standard base64 (RFC 4648 §4, zero
+/// trailing bits) without decoding it: the in-place validation `check` and
+/// `inspect` use on 160 MB reads (the decoded size then follows from
+/// [`b64::decoded_len`](crate::b64::decoded_len)). One dispatch point:
+/// [`Path::Simd`] runs `base64_simd`'s check, [`Path::Scalar`] the reference scan.
+///
+/// Errors: [`Base64Error`], identical on both paths (kind and offset).
+pub fn validate(path: Path, input: &[u8]) -> Result<(), Base64Error> {
+    let ok = match path {
+        Path::Scalar => first_error(input).is_none(),
+        Path::Simd => base64_simd::STANDARD.check(input).is_ok(),
+    };
+    if ok { Ok(()) } else { Err(reference_error(input)) }
+}
+
 /// Decodes strict standard base64 with `path` into a fresh `Vec`.
 ///
 /// Errors: [`Base64Error`], identical on every path (kind and offset).
@@ -289,6 +304,9 @@ mod tests {
             for path in Path::ALL {
                 let got = decode(path, input).err();
                 assert_eq!(&got, want, "{path:?} {:?}", String::from_utf8_lossy(input));
+                // The in-place check (no decode) gives the same verdict on every path.
+                let checked = validate(path, input).err();
+                assert_eq!(&checked, want, "validate {path:?} {:?}", String::from_utf8_lossy(input));
             }
         }
     }

@@ -8,7 +8,11 @@
 
 use super::base64::{DECODE_TABLE, first_error};
 use super::kernel::{Kernel, decode_prefix};
-use super::{Body, CodecError, CodecErrorKind, DecodedReadResult, EntrySpan, MAX_NESTING_DEPTH};
+use super::{
+    Body, CodecError, CodecErrorKind, DecodedReadResult, EntrySpan, JsonType, MAX_NESTING_DEPTH,
+    Member, ScannedEntry,
+};
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::ops::Range;
 
@@ -55,6 +59,86 @@ pub(super) fn parse(
     r
 }
 
+/// Validates any strict JSON value (the generic grammar, no schema): the one
+/// scanner behind [`crate::json::check`]. Errors as the decoder reports them.
+pub(crate) fn check_json(input: &[u8]) -> Result<(), CodecError> {
+    let mut arena = DecodedReadResult::default();
+    let mut p = Parser {
+        input,
+        pos: 0,
+        kernel: Kernel::Scalar,
+        out: &mut arena,
+        entry: None,
+        keys: Vec::new(),
+        key_spans: Vec::new(),
+        scratch: Vec::new(),
+        scratch_map: Vec::new(),
+        sbuf: Vec::new(),
+    };
+    p.ws();
+    p.value(1)?;
+    p.ws();
+    if p.pos != input.len() {
+        return Err(p.err(CodecErrorKind::TrailingCharacters, p.pos));
+    }
+    Ok(())
+}
+
+/// Nesting depth of a `contents` entry in a single response
+/// (response 1, `result` 2, `contents` 3, entry 4).
+const ENTRY_DEPTH: usize = 4;
+
+/// See [`super::scan_contents`]; on error `out` holds the entries before it.
+pub(super) fn scan_contents<'a>(
+    input: &'a [u8],
+    out: &mut Vec<ScannedEntry<'a>>,
+) -> Result<(), CodecError> {
+    let mut arena = DecodedReadResult::default();
+    let mut p = Parser {
+        input,
+        pos: 0,
+        kernel: Kernel::Scalar,
+        out: &mut arena,
+        entry: None,
+        keys: Vec::new(),
+        key_spans: Vec::new(),
+        scratch: Vec::new(),
+        scratch_map: Vec::new(),
+        sbuf: Vec::new(),
+    };
+    p.ws();
+    if p.peek() != Some(b'[') {
+        return Err(p.wrong_type("contents", "an array"));
+    }
+    p.pos += 1;
+    p.ws();
+    if p.peek() == Some(b']') {
+        p.pos += 1;
+    } else {
+        loop {
+            p.ws();
+            p.entry = Some(out.len());
+            let e = p.scan_entry(out.len())?;
+            out.push(e);
+            p.entry = None;
+            p.ws();
+            match p.peek() {
+                Some(b',') => p.pos += 1,
+                Some(b']') => {
+                    p.pos += 1;
+                    break;
+                }
+                _ => return Err(p.unexpected()),
+            }
+        }
+    }
+    p.ws();
+    if p.pos != input.len() {
+        return Err(p.err(CodecErrorKind::TrailingCharacters, p.pos));
+    }
+    Ok(())
+}
+
 struct Parser<'a, 'o> {
     input: &'a [u8],
     pos: usize,
@@ -80,12 +164,19 @@ trait Sink {
     fn wants_positions(&self) -> bool {
         false
     }
+    /// `false` when the sink drops the bytes (validation only: no copy).
+    fn wants_bytes(&self) -> bool {
+        true
+    }
 }
 
 struct NullSink;
 impl Sink for NullSink {
     fn run(&mut self, _: &str, _: usize) {}
     fn ch(&mut self, _: char, _: usize) {}
+    fn wants_bytes(&self) -> bool {
+        false
+    }
 }
 
 struct VecSink<'v>(&'v mut Vec<u8>);
@@ -151,7 +242,7 @@ enum Level {
     Other,
 }
 
-impl Parser<'_, '_> {
+impl<'a> Parser<'a, '_> {
     fn err(&self, kind: CodecErrorKind, offset: usize) -> CodecError {
         CodecError {
             kind,
@@ -219,46 +310,7 @@ impl Parser<'_, '_> {
         } else {
             loop {
                 self.ws();
-                if self.peek() != Some(b'"') {
-                    return Err(self.unexpected());
-                }
-                let key_at = self.pos;
-                let kstart = self.keys.len();
-                let mut keys = std::mem::take(&mut self.keys);
-                let r = self.string(&mut VecSink(&mut keys));
-                self.keys = keys;
-                r?;
-                // Duplicate check.
-                let key = kstart..self.keys.len();
-                let n_keys = self.key_spans.len() - spans_base;
-                let dup = if let Some(set) = &mut big {
-                    !set.insert(self.keys[key.clone()].to_vec())
-                } else {
-                    let k = &self.keys[key.clone()];
-                    let d = self.key_spans[spans_base..]
-                        .iter()
-                        .any(|s| &self.keys[s.clone()] == k);
-                    if !d && n_keys + 1 > LINEAR_KEY_SCAN {
-                        let mut set: HashSet<Vec<u8>> = self.key_spans[spans_base..]
-                            .iter()
-                            .map(|s| self.keys[s.clone()].to_vec())
-                            .collect();
-                        set.insert(k.to_vec());
-                        big = Some(set);
-                    }
-                    d
-                };
-                if dup {
-                    let key = String::from_utf8_lossy(&self.keys[key]).into_owned();
-                    return Err(self.err(CodecErrorKind::DuplicateKey { key }, key_at));
-                }
-                self.key_spans.push(key.clone());
-                self.ws();
-                if self.peek() != Some(b':') {
-                    return Err(self.unexpected());
-                }
-                self.pos += 1;
-                self.ws();
+                let (key_at, key) = self.object_key(spans_base, &mut big)?;
                 // Value.
                 let field = match (level, &self.keys[key]) {
                     (Level::Top, b"jsonrpc") => Field::JsonRpc,
@@ -386,6 +438,188 @@ impl Parser<'_, '_> {
             Level::Other => {}
         }
         Ok(())
+    }
+
+    /// One member key at `self.pos` (its `"`), unescaped onto the key stack,
+    /// checked against the other keys of the object whose spans start at
+    /// `spans_base` (a linear scan, then a hash set past [`LINEAR_KEY_SCAN`]
+    /// keys), followed by `:`. Returns the key's offset and its range in
+    /// `self.keys`. Errors: [`CodecErrorKind::DuplicateKey`] at the second
+    /// key's `"`, or the string/syntax error.
+    fn object_key(
+        &mut self,
+        spans_base: usize,
+        big: &mut Option<HashSet<Vec<u8>>>,
+    ) -> Result<(usize, Range<usize>), CodecError> {
+        if self.peek() != Some(b'"') {
+            return Err(self.unexpected());
+        }
+        let key_at = self.pos;
+        let kstart = self.keys.len();
+        let mut keys = std::mem::take(&mut self.keys);
+        let r = self.string(&mut VecSink(&mut keys));
+        self.keys = keys;
+        r?;
+        let key = kstart..self.keys.len();
+        let n_keys = self.key_spans.len() - spans_base;
+        let dup = if let Some(set) = big {
+            !set.insert(self.keys[key.clone()].to_vec())
+        } else {
+            let k = &self.keys[key.clone()];
+            let d = self.key_spans[spans_base..]
+                .iter()
+                .any(|s| &self.keys[s.clone()] == k);
+            if !d && n_keys + 1 > LINEAR_KEY_SCAN {
+                let mut set: HashSet<Vec<u8>> = self.key_spans[spans_base..]
+                    .iter()
+                    .map(|s| self.keys[s.clone()].to_vec())
+                    .collect();
+                set.insert(k.to_vec());
+                *big = Some(set);
+            }
+            d
+        };
+        if dup {
+            let key = String::from_utf8_lossy(&self.keys[key]).into_owned();
+            return Err(self.err(CodecErrorKind::DuplicateKey { key }, key_at));
+        }
+        self.key_spans.push(key.clone());
+        self.ws();
+        if self.peek() != Some(b':') {
+            return Err(self.unexpected());
+        }
+        self.pos += 1;
+        self.ws();
+        Ok((key_at, key))
+    }
+
+    /// One `contents` entry for [`scan_contents`]: members recorded, rule
+    /// violations left to [`ScannedEntry::issues`], JSON errors returned.
+    fn scan_entry(&mut self, index: usize) -> Result<ScannedEntry<'a>, CodecError> {
+        let offset = self.pos;
+        let mut e = ScannedEntry {
+            index,
+            offset,
+            found: self
+                .peek()
+                .and_then(JsonType::of_first_byte)
+                .unwrap_or(JsonType::Null),
+            uri: Member::Absent,
+            mime_type: Member::Absent,
+            text: Member::Absent,
+            blob: Member::Absent,
+            blob_check: None,
+        };
+        if self.peek() != Some(b'{') {
+            self.value(ENTRY_DEPTH)?;
+            return Ok(e);
+        }
+        if ENTRY_DEPTH > MAX_NESTING_DEPTH {
+            return Err(self.err(CodecErrorKind::TooDeep, self.pos));
+        }
+        self.pos += 1;
+        let keys_base = self.keys.len();
+        let spans_base = self.key_spans.len();
+        let mut big: Option<HashSet<Vec<u8>>> = None;
+        self.ws();
+        if self.peek() == Some(b'}') {
+            self.pos += 1;
+            return Ok(e);
+        }
+        loop {
+            self.ws();
+            let (_, key) = self.object_key(spans_base, &mut big)?;
+            let slot = match &self.keys[key] {
+                b"uri" => Some(&mut e.uri),
+                b"mimeType" => Some(&mut e.mime_type),
+                b"text" => Some(&mut e.text),
+                b"blob" => Some(&mut e.blob),
+                _ => None,
+            };
+            match slot {
+                Some(slot) => *slot = self.scan_member()?,
+                None => self.value(ENTRY_DEPTH + 1)?,
+            }
+            self.ws();
+            match self.peek() {
+                Some(b',') => self.pos += 1,
+                Some(b'}') => {
+                    self.pos += 1;
+                    break;
+                }
+                _ => return Err(self.unexpected()),
+            }
+        }
+        self.keys.truncate(keys_base);
+        self.key_spans.truncate(spans_base);
+        if let Member::Str { offset, value } = &e.blob {
+            e.blob_check = Some(self.check_blob(*offset, value));
+        }
+        Ok(e)
+    }
+
+    /// A member value: a string (borrowed when it has no escape) or any other
+    /// value, validated and skipped.
+    fn scan_member(&mut self) -> Result<Member<'a>, CodecError> {
+        let offset = self.pos;
+        if self.peek() != Some(b'"') {
+            let found = self
+                .peek()
+                .and_then(JsonType::of_first_byte)
+                .unwrap_or(JsonType::Null);
+            self.value(ENTRY_DEPTH + 1)?;
+            return Ok(Member::Other { offset, found });
+        }
+        let start = offset + 1;
+        let input: &'a [u8] = self.input;
+        let rest = &input[start..];
+        if let Some(n) = memchr::memchr2(b'"', b'\\', rest)
+            && rest[n] == b'"'
+            && !rest[..n].iter().fold(false, |acc, &c| acc | (c < 0x20))
+            && let Ok(s) = std::str::from_utf8(&rest[..n])
+        {
+            self.pos = start + n + 1;
+            return Ok(Member::Str {
+                offset,
+                value: Cow::Borrowed(s),
+            });
+        }
+        let mut v = String::new();
+        self.string(&mut StringSink(&mut v))?;
+        Ok(Member::Str {
+            offset,
+            value: Cow::Owned(v),
+        })
+    }
+
+    /// In-place strict base64 check of a scanned `blob` whose `"` is at `offset`.
+    fn check_blob(
+        &self,
+        offset: usize,
+        value: &str,
+    ) -> Result<usize, (super::base64::Base64Error, usize)> {
+        use super::base64::{Base64Error, Path, validate};
+        match validate(Path::Simd, value.as_bytes()) {
+            Ok(()) => {
+                let pad = crate::b64::count_padding(value.as_bytes()).min(2) as u8;
+                Ok(crate::b64::decoded_len(value.len() as u64, pad).unwrap_or(0) as usize)
+            }
+            Err(e) => {
+                let rel = match e {
+                    Base64Error::InvalidLength { len } => len,
+                    ref e => e.offset(),
+                };
+                // Inside the raw string (escapes count as their backslash).
+                let raw_end = self.pos.saturating_sub(1);
+                let raw = std::str::from_utf8(&self.input[offset + 1..raw_end]).unwrap_or("");
+                let at = if raw.len() == value.len() {
+                    offset + 1 + rel
+                } else {
+                    offset + 1 + crate::json::raw_offset_of(raw, rel)
+                };
+                Err((e, at))
+            }
+        }
     }
 
     fn contents(&mut self, depth: usize) -> Result<(), CodecError> {
@@ -531,6 +765,13 @@ impl Parser<'_, '_> {
     /// reports the first error left to right.
     fn string(&mut self, sink: &mut impl Sink) -> Result<(), CodecError> {
         let start = self.pos;
+        if !sink.wants_bytes() {
+            if self.string_skip() {
+                return Ok(());
+            }
+            self.pos = start;
+            return self.string_slow(sink);
+        }
         if !sink.wants_positions()
             && self.string_fast()
             && let Ok(s) = std::str::from_utf8(&self.sbuf)
@@ -540,6 +781,35 @@ impl Parser<'_, '_> {
         }
         self.pos = start;
         self.string_slow(sink)
+    }
+
+    /// Validation-only fast path of [`Self::string`] (the value is dropped):
+    /// each run between escapes is checked in place (no control byte, UTF-8)
+    /// and nothing is copied; `false` means "take the slow path" for the
+    /// exact error.
+    fn string_skip(&mut self) -> bool {
+        let mut p = self.pos + 1;
+        loop {
+            let rest = &self.input[p..];
+            let Some(n) = memchr::memchr2(b'"', b'\\', rest) else {
+                return false;
+            };
+            let run = &rest[..n];
+            if run.iter().fold(false, |acc, &c| acc | (c < 0x20)) || std::str::from_utf8(run).is_err()
+            {
+                return false;
+            }
+            p += n;
+            if self.input[p] == b'"' {
+                self.pos = p + 1;
+                return true;
+            }
+            self.pos = p;
+            if self.escape().is_err() {
+                return false;
+            }
+            p = self.pos;
+        }
     }
 
     /// See [`Self::string`]; `false` means "take the slow path".

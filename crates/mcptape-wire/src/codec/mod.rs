@@ -41,7 +41,7 @@
 //! kernel) — errors are the cold path.
 
 pub mod base64;
-mod fused;
+pub(crate) mod fused;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod kernel;
@@ -182,6 +182,168 @@ pub enum CodecErrorKind {
         /// Its own error message.
         detail: String,
     },
+}
+
+/// The JSON type of a value (RFC 8259 §3), as the scanner saw its first byte.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum JsonType {
+    /// `null`.
+    Null,
+    /// `true` / `false`.
+    Boolean,
+    /// A number.
+    Number,
+    /// A string.
+    String,
+    /// An array.
+    Array,
+    /// An object.
+    Object,
+}
+
+impl JsonType {
+    /// The type of the value starting with byte `b` (`None` for a byte no value starts with).
+    pub fn of_first_byte(b: u8) -> Option<JsonType> {
+        Some(match b {
+            b'n' => JsonType::Null,
+            b't' | b'f' => JsonType::Boolean,
+            b'-' | b'0'..=b'9' => JsonType::Number,
+            b'"' => JsonType::String,
+            b'[' => JsonType::Array,
+            b'{' => JsonType::Object,
+            _ => return None,
+        })
+    }
+
+    /// For messages: `null`, `a boolean`, `a number`, `a string`, `an array`, `an object`.
+    pub fn with_article(self) -> &'static str {
+        match self {
+            JsonType::Null => "null",
+            JsonType::Boolean => "a boolean",
+            JsonType::Number => "a number",
+            JsonType::String => "a string",
+            JsonType::Array => "an array",
+            JsonType::Object => "an object",
+        }
+    }
+}
+
+/// One member of a scanned `contents` entry (`uri`, `mimeType`, `text`, `blob`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Member<'a> {
+    /// Not in the entry.
+    #[default]
+    Absent,
+    /// A string: its unescaped value (borrowed from the input when it has no
+    /// escape) and the byte offset of its opening quote in the input.
+    Str {
+        /// Byte offset of the opening `"` in the scanned input.
+        offset: usize,
+        /// The unescaped value.
+        value: std::borrow::Cow<'a, str>,
+    },
+    /// Another JSON type, at byte `offset`.
+    Other {
+        /// Byte offset of the value in the scanned input.
+        offset: usize,
+        /// Its type.
+        found: JsonType,
+    },
+}
+
+impl Member<'_> {
+    /// The string value, when the member is a string.
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Member::Str { value, .. } => Some(value),
+            _ => None,
+        }
+    }
+
+    /// `true` unless [`Member::Absent`].
+    pub fn is_present(&self) -> bool {
+        !matches!(self, Member::Absent)
+    }
+}
+
+/// One entry of a `contents` array as [`scan_contents`] saw it: every member
+/// the rules look at, and the in-place base64 verdict of `blob` (no decoded
+/// copy: the decoded size follows from [`crate::b64::decoded_len`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScannedEntry<'a> {
+    /// 0-based index in `contents` (→ JSON Pointer `/result/contents/{index}`).
+    pub index: usize,
+    /// Byte offset of the entry's value in the scanned input.
+    pub offset: usize,
+    /// The entry's JSON type ([`JsonType::Object`] for a well-formed entry; for
+    /// any other type every member is [`Member::Absent`]).
+    pub found: JsonType,
+    /// `uri`.
+    pub uri: Member<'a>,
+    /// `mimeType`.
+    pub mime_type: Member<'a>,
+    /// `text`.
+    pub text: Member<'a>,
+    /// `blob` (the base64 text, unescaped).
+    pub blob: Member<'a>,
+    /// When `blob` is a string: `Ok(decoded bytes)` for strict padded standard
+    /// base64 (RFC 4648 §4), else the error (offsets inside the unescaped blob
+    /// text) and its absolute byte offset in the scanned input.
+    pub blob_check: Option<Result<usize, (base64::Base64Error, usize)>>,
+}
+
+impl ScannedEntry<'_> {
+    /// The entry's rule violations as the wire's error kinds
+    /// ([`ContentsErrorKind`](crate::resources::ContentsErrorKind)) with the
+    /// byte offset each applies to, in this order: not an object; `uri`
+    /// missing / not a string; `text`, `blob`, `mimeType` not strings; both or
+    /// neither of `text` / `blob`; bad base64. Consumers (`mcptape check`) map
+    /// kinds to their rules; they never re-derive them.
+    pub fn issues(&self) -> Vec<(crate::resources::ContentsErrorKind, usize)> {
+        use crate::resources::ContentsErrorKind as K;
+        let mut out = Vec::new();
+        if self.found != JsonType::Object {
+            out.push((K::EntryNotObject, self.offset));
+            return out;
+        }
+        match &self.uri {
+            Member::Absent => out.push((K::MissingUri, self.offset)),
+            Member::Other { offset, .. } => out.push((K::UriNotString, *offset)),
+            Member::Str { .. } => {}
+        }
+        for (field, m) in [("text", &self.text), ("blob", &self.blob), ("mimeType", &self.mime_type)] {
+            if let Member::Other { offset, .. } = m {
+                out.push((K::NotAString { field }, *offset));
+            }
+        }
+        match (self.text.is_present(), self.blob.is_present()) {
+            (true, true) => out.push((K::BothTextAndBlob, self.offset)),
+            (false, false) => out.push((K::NeitherTextNorBlob, self.offset)),
+            _ => {}
+        }
+        if let Some(Err((e, at))) = &self.blob_check {
+            out.push((K::InvalidBase64(e.clone()), *at));
+        }
+        out
+    }
+}
+
+/// Scans one `contents` array (the raw JSON value of `result.contents`)
+/// strictly and yields every entry with its members, in order, without
+/// stopping at an entry's rule violation ([`ScannedEntry::issues`]). `blob`s
+/// are validated in place ([`base64::validate`], SIMD), never decoded.
+///
+/// This is the fused scanner (same string, escape, surrogate, number,
+/// duplicate-key and depth rules as [`decode_read_result`]) entered at the
+/// `contents` level. Offsets are into `input`.
+///
+/// Errors: [`CodecError`] when `input` is not strict JSON, or
+/// [`CodecErrorKind::WrongType`] (`contents`) when it is not an array.
+pub fn scan_contents(input: &[u8]) -> Result<Vec<ScannedEntry<'_>>, CodecError> {
+    let mut out = Vec::new();
+    fused::scan_contents(input, &mut out)?;
+    Ok(out)
 }
 
 /// How an entry's content is stored in the arenas.

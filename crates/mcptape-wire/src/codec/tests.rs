@@ -605,3 +605,59 @@ fn json_random_token_soup_all_paths_agree() {
     }
     assert!(ok > 20 && err > 2000, "ok {ok} err {err}");
 }
+
+/// `scan_contents` yields every entry with its members and keeps going past
+/// an entry's rule violations; its issues are the wire's error kinds with offsets.
+#[test]
+fn scan_contents_reports_every_entry_and_its_issues() {
+    use super::{JsonType, Member, scan_contents};
+    use crate::codec::base64::Base64Error;
+    use crate::resources::ContentsErrorKind as K;
+    let input = br#"[{"uri":"file:///a.png","mimeType":"image/png","blob":"iVBORw0KGgo="},{"uri":1,"text":"x","blob":"AA=="},7,{"text":"a\/b"},{"uri":"u","blob":"AB=="},{"uri":"v"}]"#;
+    let entries = scan_contents(input).unwrap();
+    assert_eq!(entries.len(), 6);
+    assert_eq!(entries[0].uri.as_str(), Some("file:///a.png"));
+    assert_eq!(entries[0].blob_check, Some(Ok(8)));
+    assert!(entries[0].issues().is_empty());
+    let at = |needle: &str| find(input, needle);
+    assert_eq!(
+        entries[1].issues(),
+        vec![(K::UriNotString, at("1,\"text")), (K::BothTextAndBlob, at("{\"uri\":1"))]
+    );
+    assert_eq!(entries[2].found, JsonType::Number);
+    assert_eq!(entries[2].issues(), vec![(K::EntryNotObject, at("7,"))]);
+    assert_eq!(entries[3].text.as_str(), Some("a/b"));
+    assert_eq!(entries[3].issues(), vec![(K::MissingUri, at("{\"text\""))]);
+    assert_eq!(
+        entries[4].issues(),
+        vec![(
+            K::InvalidBase64(Base64Error::TrailingBits { offset: 1 }),
+            at("AB==") + 1
+        )]
+    );
+    assert_eq!(entries[5].issues(), vec![(K::NeitherTextNorBlob, at("{\"uri\":\"v\""))]);
+    assert!(matches!(entries[5].mime_type, Member::Absent));
+}
+
+/// JSON errors inside `contents` are the fused decoder's errors at the same offsets.
+#[test]
+fn scan_contents_json_errors_match_the_decoder() {
+    use super::scan_contents;
+    for (contents, kind) in [
+        (r#"[{"uri":"a","uri":"b","text":""}]"#, CodecErrorKind::DuplicateKey { key: "uri".into() }),
+        (r#"[{"uri":"a","text":"\ud800"}]"#, CodecErrorKind::LoneSurrogate),
+        (r#"[{"uri":"a","text":""} x]"#, CodecErrorKind::UnexpectedByte { byte: b'x' }),
+    ] {
+        let prefix = r#"{"jsonrpc":"2.0","id":1,"result":{"contents":"#;
+        let whole = format!("{prefix}{contents}}}}}");
+        let d = err_of(whole.as_bytes());
+        let s = scan_contents(contents.as_bytes()).unwrap_err();
+        assert_eq!(s.kind, kind);
+        assert_eq!(d.kind, kind);
+        assert_eq!(s.offset + prefix.len(), d.offset, "{contents}");
+    }
+    assert!(matches!(
+        scan_contents(b"{}").unwrap_err().kind,
+        CodecErrorKind::WrongType { field: "contents", .. }
+    ));
+}

@@ -5,18 +5,17 @@
 //! F(t)^N prediction beside the measured turn percentiles.
 
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
-use mcptape_replay::bench::{self, BenchConfig, Client, Load};
-use mcptape_replay::latency::{LatencyModel, MAX_DELAY_US, parse_duration_capped_us};
-use mcptape_replay::report::{Curve, Tagged, percentile_svg, write_hlog};
-use mcptape_replay::serve::ServeSummary;
-use mcptape_transport::child::StdioChild;
-use tokio::io::AsyncWriteExt;
+use mcptape_replay::bench::{self, BenchConfig, Client};
+use mcptape_replay::config::{BenchSettings, check_out_dir};
+use mcptape_replay::latency::LatencyModel;
+use mcptape_replay::render::{BENCH_OUT_FILES, write_bench_out};
+use mcptape_replay::target::{self, TargetSpec};
 use tokio::time::Duration;
 
 use crate::cmd::serve::load_tape;
@@ -87,23 +86,11 @@ pub struct Args {
     pub out: Option<PathBuf>,
 }
 
-fn parse_rate(s: &str) -> anyhow::Result<f64> {
-    let n = s.trim().trim_end_matches("/s");
-    let r: f64 = n
-        .parse()
-        .with_context(|| format!("--rate {s:?}: expected e.g. 200/s"))?;
-    anyhow::ensure!(
-        r.is_finite() && r > 0.0 && r <= 1_000_000.0,
-        "--rate {s:?} must be in (0, 1000000]/s"
-    );
-    Ok(r)
-}
-
-/// Parses the duration flag `flag` (e.g. `--max-phase`) into µs, at most
-/// `max_us`; the error names the flag, the value as typed, and the limit in
-/// the unit typed (`--max-phase 3601s: 3601s is above the limit: at most 3600s`).
-pub(crate) fn flag_duration_us(flag: &str, s: &str, max_us: u64) -> anyhow::Result<u64> {
-    parse_duration_capped_us(s, max_us).map_err(|e| anyhow::anyhow!("{flag} {s}: {}", e.kind))
+/// Parses the duration flag `flag` (e.g. `--max-phase`) into µs, at most `max_us`; the error
+/// names the flag, the value as typed, and the limit in the unit typed (`--max-phase 3601s:
+/// 3601s is above the limit: at most 3600s`). See [`mcptape_replay::config::duration_us`].
+pub(crate) fn flag_duration_us(flag: &'static str, s: &str, max_us: u64) -> anyhow::Result<u64> {
+    Ok(mcptape_replay::config::duration_us(flag, s, max_us)?)
 }
 
 /// Runs `mcptape bench`.
@@ -116,134 +103,84 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
     let tape = load_tape(&args.transcript)?;
-    let cfg = BenchConfig {
+    let cfg = BenchSettings {
         reads: args.reads,
         turns: args.turns,
         parallel: args.parallel,
-        deadline_us: flag_duration_us("--deadline", &args.deadline, MAX_DELAY_US)?,
-        timeout_us: flag_duration_us("--timeout", &args.timeout, MAX_DELAY_US)?,
-        load: match &args.rate {
-            Some(r) => Load::Open {
-                per_s: parse_rate(r)?,
-            },
-            None => Load::Closed {
-                concurrency: args.concurrency,
-            },
-        },
-        max_phase: Duration::from_micros(flag_duration_us(
-            "--max-phase",
-            &args.max_phase,
-            bench::MAX_PHASE_US,
-        )?),
-    };
-    anyhow::ensure!(
-        cfg.deadline_us > 0,
-        "--deadline {} must be longer than 0: every turn would be cancelled at once",
-        args.deadline
-    );
-    anyhow::ensure!(
-        cfg.timeout_us > 0,
-        "--timeout {} must be longer than 0: it bounds every read and the handshake",
-        args.timeout
-    );
-    anyhow::ensure!(
-        cfg.timeout_us >= cfg.deadline_us,
-        "--timeout {} is shorter than --deadline {}: a straggler is abandoned at the timeout only after the turn cancelled it at the deadline",
-        args.timeout,
-        args.deadline
-    );
-    anyhow::ensure!(
-        !cfg.max_phase.is_zero(),
-        "--max-phase {} must be longer than 0",
-        args.max_phase
-    );
-    anyhow::ensure!(
-        cfg.reads > 0 || cfg.turns > 0,
-        "--reads 0 and --turns 0: nothing to measure"
-    );
-    anyhow::ensure!(
-        (1..=bench::MAX_PARALLEL).contains(&cfg.parallel),
-        "--parallel must be 1..={}",
-        bench::MAX_PARALLEL
-    );
-    anyhow::ensure!(
-        (1..=bench::MAX_PARALLEL).contains(&args.concurrency),
-        "--concurrency must be 1..={}",
-        bench::MAX_PARALLEL
-    );
+        concurrency: args.concurrency,
+        rate: args.rate.as_deref(),
+        deadline: &args.deadline,
+        timeout: &args.timeout,
+        max_phase: &args.max_phase,
+    }
+    .validate()?;
     if let Some(dir) = &args.out {
         check_out_dir(dir)?;
     }
-    let mut child = None;
-    // The session future borrows `child`; it is dropped when the select ends,
-    // so the target's process group is ended on every exit path: success, an
-    // error (`?`/`bail!`), a timeout, or SIGINT/SIGTERM/SIGHUP to mcptape.
+    let mut target = target::Target::new();
+    // The session future borrows `target`; it is dropped when the select ends, so the
+    // target's process group is ended on every exit path: success, an error, a timeout, or
+    // SIGINT/SIGTERM/SIGHUP to mcptape.
     let r = tokio::select! {
-        r = session(&args, cfg, tape, &mut child) => r,
-        code = interrupted("bench") => Ok(code),
+        r = session(&args, cfg, tape, &mut target) => r,
+        sig = target::interrupted() => Ok(stopped("bench", sig)),
     };
-    end_target(&mut child).await;
+    target.end().await;
     r
 }
 
-/// The part of `mcptape bench` that runs with a target; it sets `child`
-/// as soon as a stdio target is started, for the caller to end.
+/// Prints `mcptape CMD: SIGNAL: stopping the target` and gives the exit status 128 + signal.
+pub(crate) fn stopped(cmd: &str, sig: target::Signal) -> ExitCode {
+    eprintln!("mcptape {cmd}: {}: stopping the target", sig.name);
+    ExitCode::from(sig.exit_code)
+}
+
+/// The part of `mcptape bench` that runs with a target; `target` is started here and ended
+/// by the caller.
 async fn session(
     args: &Args,
     cfg: BenchConfig,
     tape: mcptape_replay::tape::Tape,
-    child: &mut Option<StdioChild>,
+    target: &mut target::Target,
 ) -> anyhow::Result<ExitCode> {
     let transcript = args.transcript.display().to_string();
-    let tmp = tempfile_path()?;
-    let stderr_tail: StderrTail = Arc::default();
-    let mut bridge_error = None;
-    let (client, target, latency) = if let Some(url) = &args.target_url {
-        let (stream, err) =
-            mcptape_replay::http::bridge_reporting(url, tape.protocol_version.as_deref())?;
-        bridge_error = Some(err);
-        let (r, w) = tokio::io::split(stream);
-        (Client::over(r, w), format!("{url} (Streamable HTTP)"), None)
+    let stats_path = target::serve_stats_path();
+    let (spec, target_name, latency) = if let Some(url) = &args.target_url {
+        (
+            TargetSpec::Url(url.clone()),
+            format!("{url} (Streamable HTTP)"),
+            None,
+        )
+    } else if let Some(c) = &args.target_cmd {
+        (TargetSpec::Shell(c.clone()), format!("`{c}` (stdio)"), None)
     } else {
-        let cmd = if let Some(c) = &args.target_cmd {
-            let mut cmd = tokio::process::Command::new("sh");
-            cmd.arg("-c").arg(c);
-            cmd
-        } else {
-            LatencyModel::parse(&args.latency)?; // fail here, not in the child
-            crate::cmd::serve::parse_faults(&args.fault)?;
-            let exe = std::env::current_exe().context("locating the mcptape binary")?;
-            let mut cmd = tokio::process::Command::new(exe);
-            cmd.arg("serve").arg(&args.transcript).arg("--stdio");
-            cmd.arg("--latency")
-                .arg(&args.latency)
-                .arg("--seed")
-                .arg(args.seed.to_string());
-            cmd.arg("--stats").arg(&tmp);
-            for f in &args.fault {
-                cmd.arg("--fault").arg(f);
-            }
-            cmd
-        };
-        let ch = child.insert(spawn_target(cmd)?);
-        let (Some(stdin), Some(stdout)) = (ch.stdin.take(), ch.stdout.take()) else {
-            anyhow::bail!("target has no stdin/stdout pipes");
-        };
-        if let Some(err) = ch.stderr.take() {
-            keep_stderr_tail(err, stderr_tail.clone());
+        LatencyModel::parse(&args.latency)?; // fail here, not in the child
+        crate::cmd::serve::parse_faults(&args.fault)?;
+        let program = std::env::current_exe().context("locating the mcptape binary")?;
+        let mut a: Vec<std::ffi::OsString> = vec![
+            "serve".into(),
+            args.transcript.clone().into(),
+            "--stdio".into(),
+            "--latency".into(),
+            args.latency.clone().into(),
+            "--seed".into(),
+            args.seed.to_string().into(),
+            "--stats".into(),
+            stats_path.clone().into(),
+        ];
+        for f in &args.fault {
+            a.extend(["--fault".into(), f.into()]);
         }
-        match &args.target_cmd {
-            Some(c) => (Client::over(stdout, stdin), format!("`{c}` (stdio)"), None),
-            None => (
-                Client::over(stdout, stdin),
-                "embedded `mcptape serve` child (stdio)".to_owned(),
-                Some(args.latency.clone()),
-            ),
-        }
+        (
+            TargetSpec::Program { program, args: a },
+            "embedded `mcptape serve` child (stdio)".to_owned(),
+            Some(args.latency.clone()),
+        )
     };
-    let client = Arc::new(client);
+    let (r, w) = target.start(&spec, tape.protocol_version.as_deref())?;
+    let client = Arc::new(Client::over(r, w));
     if let Err(e) = bench::handshake(&client, &tape, Duration::from_micros(cfg.timeout_us)).await {
-        let why = target_gone(child, &stderr_tail, bridge_error.as_ref()).await;
+        let why = target.gone_reason().await;
         anyhow::bail!("handshake with the target: {e}{why}");
     }
 
@@ -262,7 +199,7 @@ async fn session(
     let res = bench::run(client.clone(), &tape, &cfg, &move |n| pb2.inc(n)).await?;
     pb.finish_and_clear();
     let gone = if res.target_closed {
-        target_gone(child, &stderr_tail, bridge_error.as_ref()).await
+        target.gone_reason().await
     } else {
         String::new()
     };
@@ -271,20 +208,15 @@ async fn session(
     if let Ok(c) = Arc::try_unwrap(client) {
         c.close(Duration::from_secs(2)).await;
     }
-    end_target(child).await;
-    let server: Option<ServeSummary> = std::fs::read(&tmp)
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok());
-    let _ = std::fs::remove_file(&tmp);
+    target.end().await;
+    let server = target::take_serve_stats(&stats_path);
 
-    let report = res.report(&cfg, &transcript, &target, latency, args.seed, server);
+    let report = res.report(&cfg, &transcript, &target_name, latency, args.seed, server);
     print!("{}", report.table());
     if let Some(dir) = &args.out {
-        write_out(dir, &report, &res).await?;
-        println!(
-            "\nwrote {}/report.json, latency.hlog, latency.svg",
-            dir.display()
-        );
+        write_bench_out(dir, &report, &res)
+            .with_context(|| format!("writing {}", dir.display()))?;
+        println!("\nwrote {}/{}", dir.display(), BENCH_OUT_FILES.join(", "));
     }
     let failures = report.failures();
     if failures.is_empty() {
@@ -297,215 +229,4 @@ async fn session(
         eprintln!("mcptape bench: {}", gone.trim_start_matches([';', ' ']));
     }
     Ok(ExitCode::from(1))
-}
-
-/// Starts a stdio target (`sh -c CMD` or the embedded `mcptape serve`) as
-/// the leader of its own process group, so [`end_target`] reaches a server
-/// the shell or a launcher (`npx`, `uv run`) forked, not just the wrapper.
-///
-/// # Errors
-/// The spawn error (`sh` or the mcptape binary not runnable).
-pub(crate) fn spawn_target(mut cmd: tokio::process::Command) -> anyhow::Result<StdioChild> {
-    cmd.process_group(0);
-    let mut ch = mcptape_transport::child::spawn_command(cmd).context("starting the target")?;
-    ch.own_group = true;
-    Ok(ch)
-}
-
-/// Ends a target started by [`spawn_target`], if any is left: closes its
-/// stdin, waits [`mcptape_transport::child::STDIN_CLOSE_GRACE`] (2 s), sends
-/// SIGTERM to its process group, waits
-/// [`mcptape_transport::child::SIGTERM_GRACE`] (2 s), then SIGKILL to the
-/// group (MCP 2025-11-25 / 2026-07-28, Lifecycle › Shutdown › stdio). When
-/// the leader has already exited, the rest of the group gets SIGKILL at once.
-pub(crate) async fn end_target(child: &mut Option<StdioChild>) {
-    let Some(mut ch) = child.take() else {
-        return;
-    };
-    let _ = ch.shutdown().await;
-    // The leader is reaped now; a server it forked that outlived it (or
-    // ignored SIGTERM) may still be in the group.
-    let _ = ch.kill_group();
-}
-
-/// Resolves when mcptape receives SIGINT, SIGTERM or SIGHUP (a stdio target
-/// leads its own group, so it does not get the terminal's Ctrl-C itself and
-/// must be ended by the caller), giving the exit status 128 + signal number.
-/// Pends forever if no handler can be installed.
-pub(crate) async fn interrupted(cmd: &str) -> ExitCode {
-    use tokio::signal::unix::{SignalKind, signal};
-    async fn one(kind: SignalKind) {
-        match signal(kind) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending().await,
-        }
-    }
-    let (name, code) = tokio::select! {
-        () = one(SignalKind::interrupt()) => ("SIGINT", 130),
-        () = one(SignalKind::terminate()) => ("SIGTERM", 143),
-        () = one(SignalKind::hangup()) => ("SIGHUP", 129),
-    };
-    eprintln!("mcptape {cmd}: {name}: stopping the target");
-    ExitCode::from(code)
-}
-
-/// Checks before the run that `--out DIR` is (or can be made) a writable
-/// directory, so a long run is not lost at the end.
-fn check_out_dir(dir: &Path) -> anyhow::Result<()> {
-    if dir.exists() && !dir.is_dir() {
-        anyhow::bail!(
-            "--out {}: exists and is not a directory (--out names a directory for report.json, latency.hlog, latency.svg)",
-            dir.display()
-        );
-    }
-    std::fs::create_dir_all(dir)
-        .with_context(|| format!("--out {}: cannot create the directory", dir.display()))?;
-    let probe = dir.join(format!(".mcptape-write-probe-{}", std::process::id()));
-    std::fs::write(&probe, b"")
-        .with_context(|| format!("--out {}: directory is not writable", dir.display()))?;
-    let _ = std::fs::remove_file(&probe);
-    Ok(())
-}
-
-/// The last [`STDERR_TAIL_BYTES`] of the target's stderr.
-pub(crate) type StderrTail = Arc<std::sync::Mutex<Vec<u8>>>;
-
-/// How much of a target's stderr is kept to explain its exit, bytes.
-pub(crate) const STDERR_TAIL_BYTES: usize = 2048;
-
-/// Drains `err` (so the child never blocks on a full pipe), keeping its tail.
-pub(crate) fn keep_stderr_tail(mut err: tokio::process::ChildStderr, tail: StderrTail) {
-    use tokio::io::AsyncReadExt;
-    tokio::spawn(async move {
-        let mut buf = [0u8; 4096];
-        while let Ok(n) = err.read(&mut buf).await {
-            if n == 0 {
-                break;
-            }
-            let mut t = tail.lock().unwrap_or_else(|p| p.into_inner());
-            t.extend_from_slice(&buf[..n]);
-            let extra = t.len().saturating_sub(STDERR_TAIL_BYTES);
-            t.drain(..extra);
-        }
-    });
-}
-
-/// Why the target went away, for an error message: `; target exited with
-/// exit status: 127 (stderr: …)` for a child, `; HTTP: …` for a URL, or
-/// empty when unknown. Waits up to 1 s for a child's exit status.
-pub(crate) async fn target_gone(
-    child: &mut Option<StdioChild>,
-    stderr_tail: &StderrTail,
-    bridge_error: Option<&mcptape_replay::http::BridgeError>,
-) -> String {
-    let mut out = String::new();
-    if let Some(e) = bridge_error.and_then(|e| e.lock().unwrap_or_else(|p| p.into_inner()).clone())
-    {
-        out.push_str(&format!("; {e}"));
-    }
-    if let Some(ch) = child.as_mut()
-        && let Ok(Ok(status)) = tokio::time::timeout(Duration::from_secs(1), ch.child.wait()).await
-    {
-        out.push_str(&format!("; target exited with {status}"));
-        // Give the stderr drain a moment to read the last bytes.
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        let tail = stderr_tail
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
-        let tail = String::from_utf8_lossy(&tail);
-        let tail = tail.trim();
-        if !tail.is_empty() {
-            out.push_str(&format!(" (stderr: {tail})"));
-        }
-    }
-    out
-}
-fn tempfile_path() -> anyhow::Result<PathBuf> {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    Ok(std::env::temp_dir().join(format!(
-        "mcptape-serve-stats-{}-{nanos}.json",
-        std::process::id()
-    )))
-}
-
-async fn write_out(
-    dir: &Path,
-    report: &mcptape_replay::report::BenchReport,
-    res: &bench::BenchResult,
-) -> anyhow::Result<()> {
-    tokio::fs::create_dir_all(dir)
-        .await
-        .with_context(|| format!("creating {}", dir.display()))?;
-    let json = serde_json::to_vec_pretty(report)?;
-    tokio::fs::write(dir.join("report.json"), json).await?;
-    let hlog = write_hlog(
-        &[
-            Tagged {
-                tag: "single",
-                hist: &res.single,
-                start_s: 0.0,
-                duration_s: res.single_elapsed_s,
-            },
-            Tagged {
-                tag: "turn",
-                hist: &res.turn,
-                start_s: res.single_elapsed_s,
-                duration_s: res.turn_elapsed_s,
-            },
-            Tagged {
-                tag: "turn-reads",
-                hist: &res.turn_reads,
-                start_s: res.single_elapsed_s,
-                duration_s: res.turn_elapsed_s,
-            },
-        ],
-        &format!("mcptape bench {} (values in µs)", report.transcript),
-    )
-    .map_err(anyhow::Error::msg)?;
-    let mut f = tokio::fs::File::create(dir.join("latency.hlog")).await?;
-    f.write_all(&hlog).await?;
-    f.flush().await?;
-    let title = format!(
-        "{}: single reads vs {}-read turns ({})",
-        Path::new(&report.transcript)
-            .file_name()
-            .map_or(report.transcript.clone(), |f| f
-                .to_string_lossy()
-                .into_owned()),
-        report.parallel,
-        report.latency.as_deref().unwrap_or("live target")
-    );
-    let turn_label = format!("{}-read turn", report.parallel);
-    let pred_label = format!("predicted F^{}", report.parallel);
-    let svg = percentile_svg(
-        &title,
-        &[
-            Curve {
-                label: "single read",
-                hist: &res.single,
-                color: "#1f77b4",
-                power: 1,
-            },
-            Curve {
-                label: &turn_label,
-                hist: &res.turn,
-                color: "#d62728",
-                power: 1,
-            },
-            Curve {
-                label: &pred_label,
-                hist: &res.single,
-                color: "#2ca02c",
-                power: report.parallel,
-            },
-        ],
-    );
-    tokio::fs::write(dir.join("latency.svg"), svg).await?;
-    Ok(())
 }

@@ -11,7 +11,8 @@ use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 use mcptape_record::TranscriptSink;
 use mcptape_record::crawl::{CrawlOptions, CrawlProgress, CrawlTarget, Expansion, crawl};
-use mcptape_transcript::{Redactor, ServerSpec, Transport};
+use mcptape_transcript::redact::RedactRules;
+use mcptape_transcript::{Redaction, Redactor, ServerSpec, Transport};
 
 /// Arguments of `mcptape crawl`.
 #[derive(Debug, clap::Args)]
@@ -35,9 +36,17 @@ pub struct Args {
     /// Per-request time limit, in ms.
     #[arg(long, value_name = "MS", default_value_t = mcptape_record::crawl::DEFAULT_REQUEST_TIMEOUT_MS)]
     pub timeout_ms: u64,
-    /// Keep credentials in recorded HTTP headers.
-    #[arg(long)]
+    /// Keep credentials in recorded HTTP headers and the server argv.
+    #[arg(long, conflicts_with_all = ["redact_header", "keep_header"])]
     pub no_redact: bool,
+    /// Also redact the value of this HTTP header (repeatable; any case). Credential-like
+    /// names (auth, token, key, secret, cookie, session, password, signature) are redacted
+    /// without it.
+    #[arg(long = "redact-header", value_name = "NAME", requires = "url", action = clap::ArgAction::Append)]
+    pub redact_header: Vec<String>,
+    /// Keep this credential-like HTTP header in the clear (repeatable; any case).
+    #[arg(long = "keep-header", value_name = "NAME", requires = "url", action = clap::ArgAction::Append)]
+    pub keep_header: Vec<String>,
     /// Print the crawl report as JSON on stdout.
     #[arg(long)]
     pub json: bool,
@@ -76,22 +85,37 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let redactor = if args.no_redact {
         Redactor::disabled()
     } else {
-        Redactor::new()
+        Redactor::with_rules(&RedactRules {
+            redact_headers: args.redact_header.clone(),
+            keep_headers: args.keep_header.clone(),
+            json_pointers: Vec::new(),
+        })?
     };
-    let (transport, server) = match &target {
-        CrawlTarget::Command(c) => (
-            Transport::Stdio,
-            ServerSpec {
-                command: Some(c.clone()),
-                url: None,
-            },
-        ),
+    let (transport, server, redaction) = match &target {
+        CrawlTarget::Command(c) => {
+            let (cwd, home) = super::record::machine_dirs();
+            let argv = redactor.argv(c, cwd.as_deref(), home.as_deref());
+            let redaction = Redaction {
+                enabled: redactor.enabled,
+                ..Redaction::default()
+            }
+            .with_argv(&argv);
+            (
+                Transport::Stdio,
+                ServerSpec {
+                    command: Some(argv.argv),
+                    url: None,
+                },
+                redaction,
+            )
+        }
         CrawlTarget::Url(u) => (
             Transport::Http,
             ServerSpec {
                 command: None,
                 url: Some(redactor.url(u).into_owned()),
             },
+            redactor.summary(),
         ),
     };
     let opts = CrawlOptions {
@@ -105,7 +129,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // Every argument is checked before the transcript file is created: a
     // rejected run leaves no file behind.
     mcptape_record::crawl::check_options(&opts)?;
-    let sink = Arc::new(TranscriptSink::create(&args.output, transport, server)?);
+    let sink = Arc::new(TranscriptSink::create_redacted(
+        &args.output,
+        transport,
+        server,
+        redaction,
+    )?);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -6,6 +6,7 @@ pub mod check;
 pub mod crawl;
 pub mod explain;
 pub mod inspect;
+pub mod k6;
 pub mod record;
 pub mod serve;
 pub mod uri;

@@ -4,6 +4,12 @@
 //!   launches this in place of the server; bytes pass through unchanged.
 //! * HTTP: `mcptape record -o FILE --listen 127.0.0.1:PORT --upstream URL` —
 //!   a Streamable HTTP reverse proxy; point the client at `http://LISTEN/<path>`.
+//!
+//! Redaction (see `mcptape_transcript::redact`): credential-like header values
+//! (deny-by-default by name), token query parameters, `--redact-json` pointers
+//! in HTTP bodies, and credential values in the server argv; absolute paths in
+//! the argv are stored relative to the working directory (or under `~`). The
+//! header's `redaction` member says what was redacted, never a value.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -12,7 +18,8 @@ use std::time::Duration;
 
 use mcptape_record::TranscriptSink;
 use mcptape_record::stdio::{StdioOptions, run_stdio_proxy};
-use mcptape_transcript::{ServerSpec, Transport};
+use mcptape_transcript::redact::{RedactRules, Redactor};
+use mcptape_transcript::{Redaction, ServerSpec, Transport};
 
 /// Arguments of `mcptape record`.
 #[derive(Debug, clap::Args)]
@@ -20,9 +27,24 @@ pub struct Args {
     /// Transcript file to write (JSON Lines; truncated if it exists).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: PathBuf,
-    /// Keep credentials (Authorization, Cookie, token query parameters) in the transcript.
-    #[arg(long)]
+    /// Keep credentials (credential-like headers, token query parameters,
+    /// argv values after credential-like flags) in the transcript.
+    #[arg(long, conflicts_with_all = ["redact_header", "keep_header", "redact_json"])]
     pub no_redact: bool,
+    /// Also redact the value of this HTTP header (repeatable; any case). Headers whose
+    /// name contains auth, token, key, secret, cookie, session, password or signature are
+    /// redacted without it (Mcp-Session-Id becomes a per-transcript pseudonym `[redacted:N]`).
+    #[arg(long = "redact-header", value_name = "NAME", requires = "listen", action = clap::ArgAction::Append)]
+    pub redact_header: Vec<String>,
+    /// Keep this credential-like HTTP header in the clear (repeatable; any case).
+    #[arg(long = "keep-header", value_name = "NAME", requires = "listen", action = clap::ArgAction::Append)]
+    pub keep_header: Vec<String>,
+    /// Replace the value at this RFC 6901 JSON Pointer in every HTTP message body
+    /// (each member of a batch) with "[redacted]" (repeatable; e.g. /params/arguments/password).
+    /// A message where a pointer matched is re-serialized and its record lists the pointers
+    /// in `http.redactedPointers`.
+    #[arg(long = "redact-json", value_name = "POINTER", requires = "listen", action = clap::ArgAction::Append)]
+    pub redact_json: Vec<String>,
     /// Listen address of the HTTP reverse proxy: loopback only (127.0.0.1 or ::1, e.g. 127.0.0.1:8931).
     #[arg(
         long,
@@ -66,13 +88,22 @@ async fn run_stdio(args: &Args) -> anyhow::Result<ExitCode> {
         !args.command.is_empty(),
         "give a server command after `--`, or --listen and --upstream"
     );
-    let sink = Arc::new(TranscriptSink::create(
+    let redactor = redactor(args)?;
+    let (cwd, home) = machine_dirs();
+    let argv = redactor.argv(&args.command, cwd.as_deref(), home.as_deref());
+    let redaction = Redaction {
+        enabled: redactor.enabled,
+        ..Redaction::default()
+    }
+    .with_argv(&argv);
+    let sink = Arc::new(TranscriptSink::create_redacted(
         &args.output,
         Transport::Stdio,
         ServerSpec {
-            command: Some(args.command.clone()),
+            command: Some(argv.argv),
             url: None,
         },
+        redaction,
     )?);
     let opts = StdioOptions {
         command: args.command.clone(),
@@ -90,22 +121,18 @@ async fn run_http(
     upstream: String,
 ) -> anyhow::Result<ExitCode> {
     use mcptape_record::http::{HttpProxy, Upstream};
-    use mcptape_transcript::Redactor;
-    let redactor = if args.no_redact {
-        Redactor::disabled()
-    } else {
-        Redactor::new()
-    };
+    let redactor = redactor(args)?;
     // Checked before the transcript file is created: a rejected run leaves no file.
     mcptape_record::http::check_loopback(listen)?;
     let up = Upstream::parse(&upstream)?;
-    let sink = Arc::new(TranscriptSink::create(
+    let sink = Arc::new(TranscriptSink::create_redacted(
         &args.output,
         Transport::Http,
         ServerSpec {
             command: None,
             url: Some(redactor.url(&upstream).into_owned()),
         },
+        redactor.summary(),
     )?);
     let proxy = HttpProxy::bind(listen, up, sink.clone(), redactor).await?;
     let addr = proxy.local_addr()?;
@@ -142,4 +169,26 @@ async fn run_http(
         args.output.display()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// The redactor of `--no-redact`, `--redact-header`, `--keep-header`, `--redact-json`.
+fn redactor(args: &Args) -> anyhow::Result<Redactor> {
+    if args.no_redact {
+        return Ok(Redactor::disabled());
+    }
+    Ok(Redactor::with_rules(&RedactRules {
+        redact_headers: args.redact_header.clone(),
+        keep_headers: args.keep_header.clone(),
+        json_pointers: args.redact_json.clone(),
+    })?)
+}
+
+/// The working directory and `$HOME` of this machine, for folding the
+/// absolute paths of a server argv out of the transcript header.
+pub(crate) fn machine_dirs() -> (Option<String>, Option<String>) {
+    let cwd = std::env::current_dir()
+        .ok()
+        .and_then(|d| d.to_str().map(str::to_owned));
+    let home = std::env::var("HOME").ok().filter(|h| !h.is_empty());
+    (cwd, home)
 }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use mcptape_replay::latency::{FaultSpec, LatencyModel};
-use mcptape_replay::serve::{Server, StreamEnd, serve_stream};
+use mcptape_replay::serve::{Server, StreamEnd, serve_stdio};
 use mcptape_replay::tape::Tape;
 
 /// Arguments of `mcptape serve`.
@@ -37,8 +37,9 @@ pub struct Args {
     /// scheme://authority, the common directory of the recorded read uris.
     #[arg(long, value_name = "URI")]
     pub root: Vec<String>,
-    /// Write the session's counters and delay quantiles (model, scheduled, achieved) as JSON
-    /// to FILE on exit (checked writable before serving).
+    /// Write the session's counters and delay quantiles (model, scheduled, achieved, lateness =
+    /// achieved - scheduled with its precision flag, engine time, capacity) as JSON to FILE on
+    /// exit (checked writable before serving).
     #[arg(long, value_name = "FILE")]
     pub stats: Option<PathBuf>,
 }
@@ -116,8 +117,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 Ok(ExitCode::SUCCESS)
             }
             None => {
-                let end =
-                    serve_stream(server.clone(), tokio::io::stdin(), tokio::io::stdout()).await?;
+                // Replies go out from the timer thread, one write(2) per line.
+                let end = serve_stdio(server.clone()).await?;
                 Ok(match end {
                     StreamEnd::Dropped => ExitCode::from(3),
                     _ => ExitCode::SUCCESS,

@@ -10,6 +10,7 @@
 use std::process::ExitCode;
 
 use anyhow::Context as _;
+use mcptape_uri::fs::{ConfinedRoot, OpenError, OpenErrorKind};
 use mcptape_uri::template::{Template, Value, Vars};
 use mcptape_uri::{Root, SanitizeError};
 
@@ -59,10 +60,10 @@ fn rejected(what: &str, err: &SanitizeError) -> ExitCode {
 
 /// A rejection while opening below `--dir`: the byte offset means nothing
 /// there, so the path is named instead (and the I/O error for `Io`).
-fn rejected_open(path: &str, err: &SanitizeError) -> ExitCode {
+fn rejected_open(path: &str, err: &OpenError) -> ExitCode {
     let io = err
         .io_kind()
-        .filter(|_| err.kind() == mcptape_uri::SanitizeErrorKind::Io)
+        .filter(|_| err.kind() == OpenErrorKind::Io)
         .map(|k| format!(" ({k})"))
         .unwrap_or_default();
     eprintln!(
@@ -162,7 +163,7 @@ pub fn run(cmd: UriCommand) -> anyhow::Result<ExitCode> {
             println!("path: {}", resolved.as_str());
             println!("relative: {}", resolved.relative());
             if let Some(dir) = dir {
-                let confined = mcptape_uri::fs::ConfinedRoot::open(&dir)
+                let confined = ConfinedRoot::open(&dir)
                     .with_context(|| format!("opening root directory {}", dir.display()))?;
                 match confined.resolve_and_open(&resolved) {
                     Ok(file) => {

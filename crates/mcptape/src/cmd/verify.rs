@@ -8,16 +8,13 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use mcptape_replay::bench::Client;
+use mcptape_replay::config::{check_ignore_pointer, verify_timeout};
 use mcptape_replay::error::record_label;
-use mcptape_replay::latency::MAX_DELAY_US;
+use mcptape_replay::target::{self, Target, TargetSpec};
 use tokio::time::Duration;
 
-use crate::cmd::bench::{
-    StderrTail, end_target, flag_duration_us, interrupted, keep_stderr_tail, spawn_target,
-    target_gone,
-};
+use crate::cmd::bench::stopped;
 use crate::cmd::serve::load_tape_noting_cut;
-use mcptape_transport::child::StdioChild;
 
 /// Arguments of `mcptape verify`.
 #[derive(Debug, clap::Args)]
@@ -57,82 +54,49 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
     let (tape, cut) = load_tape_noting_cut(&args.transcript)?;
-    let timeout =
-        Duration::from_micros(flag_duration_us("--timeout", &args.timeout, MAX_DELAY_US)?);
-    anyhow::ensure!(
-        !timeout.is_zero(),
-        "--timeout {} must be longer than 0",
-        args.timeout
-    );
+    let timeout = verify_timeout(&args.timeout)?;
     if let Some(c) = &cut {
         eprintln!("mcptape verify: warning: {c}");
     }
     for p in &args.ignore {
-        anyhow::ensure!(
-            p.is_empty() || p.starts_with('/'),
-            "--ignore {p:?}: a JSON Pointer starts with '/'"
-        );
-        // RFC 6901 §3: `~` is only ever `~0` (for `~`) or `~1` (for `/`).
-        let bad_escape = p
-            .match_indices('~')
-            .any(|(i, _)| !matches!(p.as_bytes().get(i + 1), Some(b'0' | b'1')));
-        anyhow::ensure!(
-            !bad_escape,
-            "--ignore {p:?}: '~' must be followed by 0 or 1 in a JSON Pointer (RFC 6901: ~0 is '~', ~1 is '/')"
-        );
+        check_ignore_pointer(p)?;
     }
-    let mut child = None;
-    // The session future borrows `child` and is dropped when the select ends,
+    let mut target = Target::new();
+    // The session future borrows `target` and is dropped when the select ends,
     // so the target's process group is ended on every exit path.
     let r = tokio::select! {
-        r = session(&args, &tape, cut.as_deref(), timeout, &mut child) => r,
-        code = interrupted("verify") => Ok(code),
+        r = session(&args, &tape, cut.as_deref(), timeout, &mut target) => r,
+        sig = target::interrupted() => Ok(stopped("verify", sig)),
     };
-    end_target(&mut child).await;
+    target.end().await;
     r
 }
 
-/// The part of `mcptape verify` that runs with a target; it sets `child` as
-/// soon as the stdio target is started, for the caller to end.
+/// The part of `mcptape verify` that runs with a target; `target` is started here and ended
+/// by the caller.
 async fn session(
     args: &Args,
     tape: &mcptape_replay::tape::Tape,
     cut: Option<&str>,
     timeout: Duration,
-    child: &mut Option<StdioChild>,
+    target: &mut Target,
 ) -> anyhow::Result<ExitCode> {
-    let stderr_tail: StderrTail = Arc::default();
-    let mut bridge_error = None;
-    let client = if let Some(url) = &args.target_url {
-        let (stream, err) =
-            mcptape_replay::http::bridge_reporting(url, tape.protocol_version.as_deref())?;
-        bridge_error = Some(err);
-        let (r, w) = tokio::io::split(stream);
-        Client::over(r, w)
-    } else {
-        let c = args.target_cmd.as_deref().unwrap_or_default();
-        let mut cmd = tokio::process::Command::new("sh");
-        cmd.arg("-c").arg(c);
-        let ch = child.insert(spawn_target(cmd)?);
-        let (Some(stdin), Some(stdout)) = (ch.stdin.take(), ch.stdout.take()) else {
-            anyhow::bail!("target has no stdin/stdout pipes");
-        };
-        if let Some(err) = ch.stderr.take() {
-            keep_stderr_tail(err, stderr_tail.clone());
-        }
-        Client::over(stdout, stdin)
+    let spec = match (&args.target_url, &args.target_cmd) {
+        (Some(url), _) => TargetSpec::Url(url.clone()),
+        (None, c) => TargetSpec::Shell(c.clone().unwrap_or_default()),
     };
-    let client = Arc::new(client);
+    let (r, w) = target.start(&spec, tape.protocol_version.as_deref())?;
+    let client = Arc::new(Client::over(r, w));
     let rep = mcptape_replay::verify::verify(client.clone(), tape, &args.ignore, timeout).await?;
     let gone = if rep.closed_at.is_some() {
-        target_gone(child, &stderr_tail, bridge_error.as_ref()).await
+        target.gone_reason().await
     } else {
         String::new()
     };
     if let Ok(c) = Arc::try_unwrap(client) {
         c.close(Duration::from_secs(2)).await;
     }
-    end_target(child).await;
+    target.end().await;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&rep)?);
     } else {

@@ -2,6 +2,7 @@
 //! built binary, bounded child processes, transcript reading.
 #![allow(dead_code)]
 
+use std::collections::BTreeMap;
 use std::io::Read;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -28,6 +29,12 @@ pub const EVERYTHING_CLIENT_ARGS: [&str; 12] = [
     "--template",
     "demo://resource/dynamic/text/2",
 ];
+
+/// The first 8 of [`EVERYTHING_CLIENT_ARGS`] (one blob and one text template
+/// read), as `corpus/transcripts/everything-http.jsonl` was recorded.
+pub fn everything_two_template_args() -> [&'static str; 8] {
+    EVERYTHING_CLIENT_ARGS[..8].try_into().unwrap()
+}
 
 /// The repository root.
 pub fn repo_root() -> PathBuf {
@@ -203,37 +210,27 @@ pub fn wait_port(port: u16, limit: Duration) {
     }
 }
 
-/// Starts server-everything's Streamable HTTP mode on 127.0.0.1:`port` (loopback preload).
-pub fn start_everything_http(p: &Peers, port: u16) -> Guard {
-    let child = Command::new(&p.node)
-        .arg("--require")
+/// Starts server-everything's Streamable HTTP mode on a free 127.0.0.1 port (loopback
+/// preload); the guard and the port.
+pub fn start_everything_http(p: &Peers) -> (Guard, u16) {
+    let port = free_port();
+    let mut cmd = Command::new(&p.node);
+    cmd.arg("--require")
         .arg(p.script("loopback-preload.cjs"))
         .arg(p.server_everything())
         .arg("streamableHttp")
-        .env("PORT", port.to_string())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start server-everything");
-    let g = Guard(child);
-    wait_port(port, Duration::from_secs(30));
-    g
+        .env("PORT", port.to_string());
+    (spawn_listening(&mut cmd, port), port)
 }
 
-/// Starts the Python SDK server's Streamable HTTP mode on 127.0.0.1:`port`.
-pub fn start_py_http(p: &Peers, port: u16) -> Guard {
-    let child = Command::new(&p.python)
-        .arg(p.script("py_server.py"))
-        .args(["http", "--port", &port.to_string()])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start py_server");
-    let g = Guard(child);
-    wait_port(port, Duration::from_secs(30));
-    g
+/// Starts the Python SDK server's Streamable HTTP mode on a free 127.0.0.1 port; the
+/// guard and the port.
+pub fn start_py_http(p: &Peers) -> (Guard, u16) {
+    let port = free_port();
+    let mut cmd = Command::new(&p.python);
+    cmd.arg(p.script("py_server.py"))
+        .args(["http", "--port", &port.to_string()]);
+    (spawn_listening(&mut cmd, port), port)
 }
 
 /// Reads a transcript strictly (every line must be a record; a cut tail is reported).
@@ -353,4 +350,253 @@ pub fn exit_of(t: &Transcript) -> (Option<i32>, Option<i32>) {
             _ => None,
         })
         .expect("an exit record")
+}
+
+/// The Python SDK client's arguments against the Python SDK server
+/// (`corpus/servers/py_server.py`) in `mode` (`legacy` or `auto`), as
+/// `scripts/record-corpus.sh` recorded `py-*.jsonl`: 2 template reads.
+pub fn py_server_client_args(mode: &str) -> [&str; 8] {
+    [
+        "--mode",
+        mode,
+        "--reads",
+        "100",
+        "--template",
+        "mcptape://items/42",
+        "--template",
+        "mcptape://bytes/300",
+    ]
+}
+
+/// A shipped recording under `corpus/transcripts/`.
+pub fn corpus_transcript(name: &str) -> PathBuf {
+    repo_root().join("corpus/transcripts").join(name)
+}
+
+/// `mcptape SUBCOMMAND -o OUT ARGS...` run to completion within `limit`.
+pub fn run_mcptape_out(sub: &str, out: &Path, args: &[&str], limit: Duration) -> Output {
+    let mut cmd = Command::new(mcptape());
+    cmd.arg(sub).arg("-o").arg(out).args(args);
+    run_bounded(&mut cmd, limit).0
+}
+
+/// Runs `cmd` within `limit`, asserts it succeeded and returns its stdout as JSON.
+pub fn run_json(cmd: &mut Command, limit: Duration) -> serde_json::Value {
+    let (o, _) = run_bounded(cmd, limit);
+    assert!(
+        o.status.success(),
+        "{cmd:?} failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{cmd:?}: stdout is not JSON ({e}): {}",
+            String::from_utf8_lossy(&o.stdout)
+        )
+    })
+}
+
+/// `corpus/servers/py_client.py ARGS...`: the caller adds the target (`--url U` or `-- CMD...`).
+pub fn py_client_cmd(p: &Peers, args: &[&str]) -> Command {
+    let mut cmd = Command::new(&p.python);
+    cmd.arg(p.script("py_client.py")).args(args);
+    cmd
+}
+
+/// Runs the Python SDK client (`py_server_client_args(mode)`) against the live Python SDK
+/// server over stdio through `mcptape record -o OUT`, as `scripts/record-corpus.sh` does;
+/// returns the client's summary. OUT then matches the server as it is now.
+pub fn record_py_server(p: &Peers, mode: &str, out: &Path) -> serde_json::Value {
+    let mut cmd = py_client_cmd(p, &py_server_client_args(mode));
+    cmd.arg("--")
+        .arg(mcptape())
+        .args(["record", "-o"])
+        .arg(out)
+        .arg("--")
+        .arg(&p.python)
+        .arg(p.script("py_server.py"))
+        .arg("stdio");
+    run_json(&mut cmd, Duration::from_secs(120))
+}
+
+/// Spawns `cmd` with stdin/stdout/stderr on /dev/null and waits until 127.0.0.1:`port` accepts.
+pub fn spawn_listening(cmd: &mut Command, port: u16) -> Guard {
+    let child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("spawn {cmd:?}: {e}"));
+    let g = Guard(child);
+    wait_port(port, Duration::from_secs(30));
+    g
+}
+
+/// `mcptape serve TRANSCRIPT --listen 127.0.0.1:PORT --latency LATENCY` on a free port.
+pub fn serve_listen(transcript: &Path, latency: &str) -> (Guard, u16) {
+    let port = free_port();
+    let mut cmd = Command::new(mcptape());
+    cmd.arg("serve").arg(transcript).args([
+        "--listen",
+        &format!("127.0.0.1:{port}"),
+        "--latency",
+        latency,
+    ]);
+    (spawn_listening(&mut cmd, port), port)
+}
+
+/// `mcptape record -o T --listen 127.0.0.1:PORT --upstream UPSTREAM` on a free port,
+/// its stderr to `stderr`.
+pub fn record_listen(t_path: &Path, upstream: &str, stderr: Stdio) -> (Guard, u16) {
+    let port = free_port();
+    let child = Command::new(mcptape())
+        .arg("record")
+        .arg("-o")
+        .arg(t_path)
+        .args([
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+            "--upstream",
+            upstream,
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(stderr)
+        .spawn()
+        .expect("spawn mcptape record --listen");
+    let g = Guard(child);
+    wait_port(port, Duration::from_secs(30));
+    (g, port)
+}
+
+/// Sends SIGTERM to the guarded child (by its pid) and waits up to 20 s for it to end.
+pub fn terminate(g: &mut Guard) -> ExitStatus {
+    let ok = Command::new("kill")
+        .args(["-TERM", &g.0.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(ok.success(), "kill -TERM {}", g.0.id());
+    wait_bounded(&mut g.0, Duration::from_secs(20)).expect("the child stops on SIGTERM")
+}
+
+/// The responses (s2c messages with an id and no method), byte-exact, in order.
+pub fn responses(t: &Transcript) -> Vec<String> {
+    t.records
+        .iter()
+        .filter_map(|r| match &r.event {
+            Event::Message {
+                dir: Direction::S2c,
+                msg,
+                ..
+            } => {
+                let v: serde_json::Value = serde_json::from_str(msg.get()).unwrap();
+                (v.get("id").is_some() && v.get("method").is_none()).then(|| msg.get().to_owned())
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// Every response of `replayed` is byte-identical to the shipped recording `transcript`'s,
+/// and there are as many (at least 10).
+pub fn assert_same_responses(transcript: &str, replayed: &Transcript) {
+    let want = responses(&read_transcript(&corpus_transcript(transcript)));
+    let got = responses(replayed);
+    assert!(
+        want.len() >= 10,
+        "{transcript}: only {} recorded responses",
+        want.len()
+    );
+    assert_eq!(got.len(), want.len(), "{transcript}: response count");
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert!(
+            g == w,
+            "{transcript}: response {i} differs:\n got  {g:.300}\n want {w:.300}"
+        );
+    }
+}
+
+/// `name` without its `-YYYY-MM-DDT...` suffix.
+pub fn strip_timestamp(name: &str) -> &str {
+    let b = name.as_bytes();
+    for i in 0..b.len() {
+        let t = &b[i..];
+        let is_ts = t.len() >= 12
+            && t[0] == b'-'
+            && t[1..5].iter().all(u8::is_ascii_digit)
+            && t[5] == b'-'
+            && t[6..8].iter().all(u8::is_ascii_digit)
+            && t[8] == b'-'
+            && t[9..11].iter().all(u8::is_ascii_digit)
+            && t[11] == b'T';
+        if is_ts {
+            return &name[..i];
+        }
+    }
+    name
+}
+
+/// Per scenario of a conformance suite `-o DIR` (directory name without its
+/// timestamp): the (check id, status) list of its `checks.json`.
+pub fn conformance_verdicts(dir: &Path) -> BTreeMap<String, Vec<(String, String)>> {
+    let mut out = BTreeMap::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        // server-<scenario>-2026-11-30T01-04-43-368Z
+        let scenario = strip_timestamp(&name).to_owned();
+        let checks: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(entry.path().join("checks.json")).unwrap())
+                .unwrap();
+        let list = checks
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                (
+                    c["id"].as_str().unwrap().to_owned(),
+                    c["status"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect();
+        out.insert(scenario, list);
+    }
+    out
+}
+
+/// Base64 length of the largest first-entry blob among the s2c messages.
+pub fn largest_blob_chars(t: &Transcript) -> Option<usize> {
+    messages(t, Direction::S2c)
+        .iter()
+        .filter_map(|m| m["result"]["contents"][0]["blob"].as_str())
+        .map(str::len)
+        .max()
+}
+
+/// The entry for `uri` in a JSON report's `reads` array.
+pub fn report_read<'a>(report: &'a serde_json::Value, uri: &str) -> &'a serde_json::Value {
+    report["reads"]
+        .as_array()
+        .expect("reads")
+        .iter()
+        .find(|r| r["uri"] == uri)
+        .unwrap_or_else(|| panic!("no read of {uri} in {report}"))
+}
+
+/// Record timestamps (`tUs`) of transcript `what` never go backwards.
+pub fn assert_monotonic(t: &Transcript, what: &str) {
+    let mut last = 0;
+    for (i, r) in t.records.iter().enumerate() {
+        assert!(
+            r.t_us >= last,
+            "{what}: record {i}: tUs {} < {last}",
+            r.t_us
+        );
+        last = r.t_us;
+    }
+}
+
+/// A shell word for `p` (single-quoted).
+pub fn sh_quote(p: &Path) -> String {
+    format!("'{}'", p.display().to_string().replace('\'', r"'\''"))
 }

@@ -1,0 +1,62 @@
+//! Writes the seed's directory read as a transcript, for measuring `mcptape
+//! check` / `mcptape inspect` at memory speed (benches/README.md, "check/inspect
+//! on the 160 MB directory read").
+//!
+//! The seed (resources-read-response): "a directory of 40 design mockups at
+//! 3 MB each is shipping 160 MB of base64 through a JSON parser to satisfy one
+//! directory read". So: one `resources/read` request and one response holding
+//! 40 `image/png` blob entries of 3,000,000 bytes each (a PNG signature, then
+//! xorshift bytes), i.e. 40 × 4,000,000 = 160,000,000 base64 characters in one
+//! record line.
+//!
+//! Usage: `cargo run --release -p mcptape-check --example directory_read -- OUT.jsonl [ENTRIES] [BYTES]`
+
+use std::io::Write as _;
+
+use mcptape_wire::codec::base64::{Path, encode};
+
+fn main() -> std::io::Result<()> {
+    let mut args = std::env::args().skip(1);
+    let out = args.next().unwrap_or_else(|| "directory-read.jsonl".to_owned());
+    let entries: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(40);
+    let bytes: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(3_000_000);
+    let mut f = std::io::BufWriter::new(std::fs::File::create(&out)?);
+    writeln!(
+        f,
+        r#"{{"mcptapeTranscript":1,"mcptapeVersion":"0.1.0","transport":"stdio","server":{{}},"startedAt":"2026-11-30T00:00:00Z","protocolVersion":"2025-11-25"}}"#
+    )?;
+    writeln!(
+        f,
+        r#"{{"tUs":1,"kind":"message","dir":"c2s","msg":{{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{{"uri":"file:///mockups/"}}}}}}"#
+    )?;
+    write!(
+        f,
+        r#"{{"tUs":2,"kind":"message","dir":"s2c","msg":{{"jsonrpc":"2.0","id":1,"result":{{"contents":["#
+    )?;
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let mut blob = vec![0u8; bytes];
+    for i in 0..entries {
+        let sig = b"\x89PNG\r\n\x1a\n";
+        for b in blob.iter_mut() {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            *b = state as u8;
+        }
+        let n = sig.len().min(blob.len());
+        blob[..n].copy_from_slice(&sig[..n]);
+        if i > 0 {
+            f.write_all(b",")?;
+        }
+        write!(
+            f,
+            r#"{{"uri":"file:///mockups/mockup-{i:02}.png","mimeType":"image/png","blob":""#
+        )?;
+        f.write_all(encode(Path::Simd, &blob).as_bytes())?;
+        f.write_all(b"\"}")?;
+    }
+    writeln!(f, "]}}}}}}")?;
+    f.flush()?;
+    eprintln!("wrote {out}: {entries} entries x {bytes} bytes");
+    Ok(())
+}

@@ -1,0 +1,724 @@
+//! The `mcptape inspect` report: every `resources/read` result entry of a file
+//! of newline-delimited JSON-RPC messages (a captured stdio stream) or of an
+//! mcptape transcript, as a serializable value ([`InspectReport`], serde
+//! camelCase) with a text rendering ([`InspectReport::text`]).
+//!
+//! Input: a file whose first line is a transcript header (a JSON object with
+//! `mcptapeTranscript`) is read through [`mcptape_transcript::reader`]
+//! (lenient: a malformed record line is reported and skipped, a cut last line
+//! is reported), and inspect runs on the `msg` of its message records; line
+//! numbers are then transcript line numbers (the header is line 1, numbered by
+//! [`reader::record_lines`], the helper the check engine uses too) and byte
+//! offsets in message errors count from the start of the record's `msg`. In a
+//! transcript only client→server requests and server→client answers are
+//! paired. Any other file is read as one JSON-RPC message or batch per line.
+//!
+//! Pairing: when the file holds `resources/read` requests, responses are
+//! matched to them by id (exactly: `1` and `"1"` differ); otherwise every
+//! response whose `result` has `contents` is taken as a read result. Per
+//! entry: uri, mimeType, shape (text/blob), decoded size in bytes, for blobs
+//! the base64 length and padding count (RFC 4648 §4 arithmetic,
+//! [`mcptape_wire::b64`]), and the sniffed media type against the declared one.
+//! Error responses are classified ([`mcptape_wire::classify`]). Nothing here
+//! panics on untrusted input; this module does no IO.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt::Write as _;
+
+use mcptape_transcript::Direction;
+use mcptape_transcript::reader::{self, ReadOptions};
+use mcptape_wire::b64;
+use mcptape_wire::classify::classify_read_error;
+use mcptape_wire::error::WireError;
+use mcptape_wire::jsonrpc::{self, ErrorResponse, Frame, Message, RequestId, Response};
+use mcptape_wire::media::{self, MediaMatch};
+use mcptape_wire::resources::{
+    self, ContentsError, Leniency, ReadResourceResult, ResourceContents,
+};
+use serde::Serialize;
+
+/// What was inspected.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TranscriptSource {
+    /// `mcptapeTranscript` format version of the header.
+    pub format: u32,
+    /// `stdio` or `http`.
+    pub transport: &'static str,
+    /// Records read (after the header).
+    pub records: usize,
+    /// Of them, message records.
+    pub message_records: usize,
+}
+
+/// One `contents` entry of a read result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EntryReport {
+    /// The entry's `uri`.
+    pub uri: String,
+    /// `true` when a request was paired and its uri differs from the entry's.
+    pub uri_differs: bool,
+    /// Declared `mimeType`, if any.
+    pub mime_type: Option<String>,
+    /// `text` or `blob`.
+    pub shape: &'static str,
+    /// Decoded size in bytes (UTF-8 length of `text`, decoded `blob` length).
+    pub decoded_bytes: usize,
+    /// Blobs only: base64 length in characters, `4 * ceil(n / 3)`.
+    pub encoded_chars: Option<u64>,
+    /// Blobs only: `=` padding characters (0, 1 or 2).
+    pub padding: Option<u8>,
+    /// Blobs only: the sniffed type (`None`: no known signature).
+    pub sniffed: Option<&'static str>,
+    /// Blobs only: sniffed vs declared (`match`, `mismatch`, ...).
+    pub media: Option<&'static str>,
+    /// Blobs only: the type a host should use when none was declared.
+    pub defaulted_to: Option<String>,
+    /// Text only: the text is a `data:…;base64,` URI (binary belongs in blob).
+    pub data_uri_in_text: bool,
+}
+
+/// One line of the report, in file-line order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase", tag = "kind")]
+#[non_exhaustive]
+pub enum Item {
+    /// A line that is not a JSON-RPC message, a bad transcript record, a cut tail
+    /// or a bad batch element.
+    BadLine {
+        /// 1-based line number.
+        line: usize,
+        /// Why (with byte offsets where the parser gives them).
+        reason: String,
+    },
+    /// A read result that parsed.
+    ReadResult {
+        /// 1-based line number.
+        line: usize,
+        /// The response id, as JSON text.
+        id: String,
+        /// The uri of the paired request, if any.
+        requested: Option<String>,
+        /// `resultType` as on the wire (or `complete` when absent).
+        result_type: String,
+        /// `true` when `resultType` was absent (legacy peer).
+        legacy_result_type: bool,
+        /// `ttlMs` in ms (a negative value is treated as 0).
+        ttl_ms: Option<u64>,
+        /// The negative `ttlMs` sent, if it was clamped.
+        ttl_ms_negative: Option<i64>,
+        /// `cacheScope`.
+        cache_scope: Option<&'static str>,
+        /// Lenient base64 accepted (`--lenient`): `(entry index, uri, what)`.
+        leniencies: Vec<(usize, String, String)>,
+        /// The entries in order.
+        entries: Vec<EntryReport>,
+    },
+    /// A read result that did not parse.
+    InvalidResult {
+        /// 1-based line number.
+        line: usize,
+        /// The response id, as JSON text.
+        id: String,
+        /// The uri of the paired request, if any.
+        requested: Option<String>,
+        /// The parser's error (kind, entry, offset).
+        error: String,
+    },
+    /// An error response to a read.
+    ErrorResponse {
+        /// 1-based line number.
+        line: usize,
+        /// The response id as JSON text (`(none)` for a null id).
+        id: String,
+        /// The uri of the paired request, if any.
+        requested: Option<String>,
+        /// JSON-RPC error code.
+        code: i64,
+        /// Error message.
+        message: String,
+        /// The class ([`mcptape_wire::classify::ReadErrorClass`]) as text.
+        class: String,
+        /// What a host should do.
+        host_action: &'static str,
+    },
+    /// A `resources/read` request without a response in the file.
+    Unanswered {
+        /// 1-based line number of the request.
+        line: usize,
+        /// Its id, as JSON text.
+        id: String,
+        /// Its uri, if any.
+        uri: Option<String>,
+    },
+}
+
+/// Counts over the file.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InspectSummary {
+    /// Lines (plain files) or message records (transcripts) inspected.
+    pub units: usize,
+    /// JSON-RPC messages (batch elements count one each).
+    pub messages: usize,
+    /// Read results that parsed.
+    pub results: usize,
+    /// Their entries.
+    pub entries: usize,
+    /// Error responses to reads.
+    pub errors: usize,
+    /// Bad lines (including bad batch elements and transcript records).
+    pub bad_lines: usize,
+    /// Read results that did not parse.
+    pub bad_results: usize,
+    /// Blobs whose sniffed type disagrees with the declared one.
+    pub mismatches: usize,
+}
+
+/// The report of [`inspect`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InspectReport {
+    /// Set for an mcptape transcript; `None` for a plain file of lines.
+    pub transcript: Option<TranscriptSource>,
+    /// A transcript whose header could not be read: the error (nothing else is set).
+    pub bad_transcript: Option<String>,
+    /// `true` when responses were paired to `resources/read` requests by id.
+    pub paired: bool,
+    /// Report lines in file order.
+    pub items: Vec<Item>,
+    /// Counts.
+    pub summary: InspectSummary,
+}
+
+impl InspectReport {
+    /// `true` when every line and result parsed (the CLI exits 0).
+    pub fn clean(&self) -> bool {
+        self.bad_transcript.is_none() && self.summary.bad_lines == 0 && self.summary.bad_results == 0
+    }
+
+    /// Read answers: parsed results, bad results and error responses.
+    pub fn read_answers(&self) -> usize {
+        self.summary.results + self.summary.errors + self.summary.bad_results
+    }
+
+    /// The report as text for people (what `mcptape inspect` prints).
+    pub fn text(&self) -> String {
+        let mut o = String::new();
+        if let Some(e) = &self.bad_transcript {
+            let _ = writeln!(o, "source: mcptape transcript\nbad transcript: {e}");
+            return o;
+        }
+        if let Some(t) = &self.transcript {
+            let _ = writeln!(
+                o,
+                "source: mcptape transcript (format {}, transport {}, {} records, {} message records); \
+                 line numbers are transcript lines, byte offsets in message errors count from the start of the record's msg",
+                t.format, t.transport, t.records, t.message_records
+            );
+        }
+        let _ = writeln!(
+            o,
+            "pairing: {}",
+            if self.paired {
+                "responses to resources/read requests by id"
+            } else {
+                "none (no resources/read requests): every result with `contents` is a read result"
+            }
+        );
+        for item in &self.items {
+            render_item(&mut o, item);
+        }
+        let s = &self.summary;
+        if s.messages == 0 {
+            let _ = writeln!(o, "no messages: nothing to inspect");
+        } else if self.read_answers() == 0 {
+            let _ = writeln!(
+                o,
+                "no resources/read result in this file ({} messages)",
+                s.messages
+            );
+        }
+        let unit = if self.transcript.is_some() {
+            "message records"
+        } else {
+            "lines"
+        };
+        let _ = writeln!(
+            o,
+            "summary: {} {unit}, {} messages, {} read results ({} entries), {} error responses, {} bad lines, {} bad results, {} media mismatches",
+            s.units, s.messages, s.results, s.entries, s.errors, s.bad_lines, s.bad_results, s.mismatches
+        );
+        o
+    }
+}
+
+fn requested_suffix(requested: Option<&String>) -> String {
+    requested.map_or(String::new(), |u| format!(" (requested {u})"))
+}
+
+fn render_item(o: &mut String, item: &Item) {
+    match item {
+        Item::BadLine { line, reason } => {
+            let _ = writeln!(o, "line {line}: {reason}");
+        }
+        Item::InvalidResult {
+            line,
+            id,
+            requested,
+            error,
+        } => {
+            let req = requested_suffix(requested.as_ref());
+            let _ = writeln!(
+                o,
+                "line {line}: id {id}{req}: invalid resources/read result: {error}"
+            );
+        }
+        Item::ErrorResponse {
+            line,
+            id,
+            requested,
+            code,
+            message,
+            class,
+            host_action,
+        } => {
+            let req = requested_suffix(requested.as_ref());
+            let _ = writeln!(
+                o,
+                "line {line}: id {id}{req}: error {code} {message:?} -> {class}: {host_action}"
+            );
+        }
+        Item::Unanswered { line, id, uri } => {
+            let _ = writeln!(
+                o,
+                "line {line}: resources/read id {id} ({}) has no response in this file",
+                uri.as_deref().unwrap_or("(no uri)")
+            );
+        }
+        Item::ReadResult {
+            line,
+            id,
+            requested,
+            result_type,
+            legacy_result_type,
+            ttl_ms,
+            ttl_ms_negative,
+            cache_scope,
+            leniencies,
+            entries,
+        } => {
+            let req = requested_suffix(requested.as_ref());
+            let mut head = format!(
+                "line {line}: id {id}{req}: resources/read result, {} entr{}, resultType {result_type}",
+                entries.len(),
+                if entries.len() == 1 { "y" } else { "ies" },
+            );
+            if *legacy_result_type {
+                head.push_str(" (absent: legacy peer, assumed complete)");
+            }
+            if let Some(ttl) = ttl_ms {
+                let _ = write!(head, ", ttlMs {ttl}");
+                if let Some(neg) = ttl_ms_negative {
+                    let _ = write!(head, " (sent {neg}, treated as 0)");
+                }
+            }
+            if let Some(c) = cache_scope {
+                let _ = write!(head, ", cacheScope {c}");
+            }
+            let _ = writeln!(o, "{head}");
+            if entries.is_empty() {
+                let _ = writeln!(
+                    o,
+                    "  empty: contents [] (the resource answered with zero entries; not a not-found)"
+                );
+            }
+            for (i, uri, what) in leniencies {
+                let _ = writeln!(o, "  lenient: contents[{i}] ({uri}): accepted {what}");
+            }
+            for (i, e) in entries.iter().enumerate() {
+                render_entry(o, i, e);
+            }
+        }
+    }
+}
+
+fn render_entry(o: &mut String, i: usize, e: &EntryReport) {
+    let _ = writeln!(o, "  [{i}] uri       {}", e.uri);
+    if e.uri_differs {
+        let _ = writeln!(
+            o,
+            "      note      entry uri differs from the requested uri"
+        );
+    }
+    let _ = writeln!(
+        o,
+        "      mimeType  {}",
+        e.mime_type.as_deref().unwrap_or("(none)")
+    );
+    let _ = writeln!(o, "      shape     {}", e.shape);
+    let _ = writeln!(o, "      decoded   {} bytes", e.decoded_bytes);
+    if let (Some(chars), Some(pad)) = (e.encoded_chars, e.padding) {
+        let _ = writeln!(o, "      encoded   {chars} chars base64, padding {pad}");
+    }
+    if let Some(status) = e.media {
+        let _ = writeln!(
+            o,
+            "      sniffed   {} vs declared {}: {status}{}",
+            e.sniffed.unwrap_or("(unknown)"),
+            e.mime_type.as_deref().unwrap_or("(none)"),
+            e.defaulted_to
+                .as_ref()
+                .map_or(String::new(), |d| format!(
+                    "; bytes kept as bytes, {d} (defaulted)"
+                ))
+        );
+    }
+    if e.data_uri_in_text {
+        let _ = writeln!(
+            o,
+            "      warning   text holds a data:...;base64, URI (binary belongs in blob)"
+        );
+    }
+}
+
+/// One JSON-RPC message or batch to inspect: its line number in the file,
+/// its bytes, and (in a transcript) who sent it.
+struct Input<'a> {
+    number: usize,
+    bytes: &'a [u8],
+    dir: Option<Direction>,
+}
+
+/// Whether the first line is an mcptape transcript header (an object with a
+/// `mcptapeTranscript` member; the reader then checks the whole header).
+fn is_transcript(data: &[u8]) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Probe {
+        #[serde(rename = "mcptapeTranscript")]
+        mcptape_transcript: Option<serde::de::IgnoredAny>,
+    }
+    let first = data.split(|&b| b == b'\n').next().unwrap_or_default();
+    serde_json::from_slice::<Probe>(first).is_ok_and(|p| p.mcptape_transcript.is_some())
+}
+
+/// Inspects the bytes of one file (see the module docs). `lenient` accepts
+/// lenient base64 in `blob` and reports what was accepted. Never fails: bad
+/// input becomes [`Item::BadLine`] / [`Item::InvalidResult`] items or
+/// [`InspectReport::bad_transcript`].
+pub fn inspect(data: &[u8], lenient: bool) -> InspectReport {
+    if is_transcript(data) {
+        return inspect_transcript(data, lenient);
+    }
+    let inputs = data
+        .split(|&b| b == b'\n')
+        .enumerate()
+        .filter(|(_, l)| l.iter().any(|b| !b.is_ascii_whitespace()))
+        .map(|(i, bytes)| Input {
+            number: i + 1,
+            bytes,
+            dir: None,
+        })
+        .collect();
+    inspect_messages(None, inputs, Vec::new(), lenient)
+}
+
+fn inspect_transcript(data: &[u8], lenient: bool) -> InspectReport {
+    let t = match reader::read_with(data, ReadOptions::lenient()) {
+        Ok(t) => t,
+        Err(e) => {
+            return InspectReport {
+                transcript: None,
+                bad_transcript: Some(e.to_string()),
+                paired: false,
+                items: Vec::new(),
+                summary: InspectSummary::default(),
+            };
+        }
+    };
+    let lines = reader::record_lines(&t);
+    let inputs: Vec<Input<'_>> = t
+        .records
+        .iter()
+        .zip(&lines)
+        .filter_map(|(r, &number)| {
+            r.msg().map(|msg| Input {
+                number,
+                bytes: msg.as_bytes(),
+                dir: r.dir(),
+            })
+        })
+        .collect();
+    let mut bad = Vec::new();
+    for e in &t.skipped {
+        bad.push((e.line, format!("bad transcript record: {}", e.kind)));
+    }
+    if let Some(d) = &t.dropped {
+        bad.push((
+            d.line,
+            format!(
+                "last line cut ({} bytes, no newline), dropped: {}",
+                d.bytes, d.reason
+            ),
+        ));
+    }
+    let source = TranscriptSource {
+        format: t.header.mcptape_transcript,
+        transport: match t.header.transport {
+            mcptape_transcript::Transport::Stdio => "stdio",
+            mcptape_transcript::Transport::Http => "http",
+        },
+        records: t.records.len(),
+        message_records: inputs.len(),
+    };
+    inspect_messages(Some(source), inputs, bad, lenient)
+}
+
+fn messages<E>(frame: &Result<Frame, E>) -> Vec<&Message> {
+    match frame {
+        Ok(Frame::Single(m)) => vec![m],
+        Ok(Frame::Batch(items)) => items.iter().filter_map(|r| r.as_ref().ok()).collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+fn inspect_messages(
+    transcript: Option<TranscriptSource>,
+    inputs: Vec<Input<'_>>,
+    mut bad: Vec<(usize, String)>,
+    lenient: bool,
+) -> InspectReport {
+    let mut s = InspectSummary {
+        units: inputs.len(),
+        ..InspectSummary::default()
+    };
+    let mut items = Vec::new();
+    bad.sort_by_key(|(line, _)| *line);
+    let mut bad = bad.into_iter().peekable();
+    let frames: Vec<(Input<'_>, Result<Frame, WireError>)> = inputs
+        .into_iter()
+        .map(|i| {
+            let f = jsonrpc::parse(i.bytes);
+            (i, f)
+        })
+        .collect();
+
+    // resources/read requests by id: (line, requested uri)
+    let mut requests: HashMap<RequestId, (usize, Option<String>)> = HashMap::new();
+    for (l, frame) in frames.iter().filter(|(l, _)| l.dir != Some(Direction::S2c)) {
+        for m in messages(frame) {
+            if let Message::Request(r) = m
+                && r.method == "resources/read"
+            {
+                let uri = r
+                    .params
+                    .as_ref()
+                    .and_then(|p| p.get("uri"))
+                    .and_then(|u| u.as_str())
+                    .map(str::to_owned);
+                requests.insert(r.id.clone(), (l.number, uri));
+            }
+        }
+    }
+    let paired = !requests.is_empty();
+    let mut answered: HashSet<RequestId> = HashSet::new();
+
+    for (l, frame) in &frames {
+        while let Some((line, reason)) = bad.next_if(|(n, _)| *n < l.number) {
+            s.bad_lines += 1;
+            items.push(Item::BadLine { line, reason });
+        }
+        let f = match frame {
+            Ok(f) => f,
+            Err(e) => {
+                s.bad_lines += 1;
+                items.push(Item::BadLine {
+                    line: l.number,
+                    reason: format!("bad JSON-RPC message: {e}"),
+                });
+                continue;
+            }
+        };
+        if let Frame::Batch(elems) = f {
+            for e in elems.iter().filter_map(|r| r.as_ref().err()) {
+                s.bad_lines += 1;
+                items.push(Item::BadLine {
+                    line: l.number,
+                    reason: format!("bad batch element: {e}"),
+                });
+            }
+        }
+        let single = matches!(f, Frame::Single(_));
+        let answers = l.dir != Some(Direction::C2s);
+        for m in messages(frame) {
+            s.messages += 1;
+            if !answers {
+                continue;
+            }
+            match m {
+                Message::Response(r) => {
+                    let requested = requests.get(&r.id);
+                    let is_read = if paired {
+                        requested.is_some()
+                    } else {
+                        r.result.get("contents").is_some()
+                    };
+                    if !is_read {
+                        continue;
+                    }
+                    answered.insert(r.id.clone());
+                    let requested_uri = requested.and_then(|(_, u)| u.clone());
+                    let parsed = parse_result(l.bytes, r, single, lenient);
+                    items.push(result_item(&mut s, l.number, r, requested_uri, parsed));
+                }
+                Message::Error(e) => {
+                    let requested = e.id.as_ref().and_then(|id| requests.get(id));
+                    if paired && requested.is_none() {
+                        continue;
+                    }
+                    if let Some(id) = &e.id {
+                        answered.insert(id.clone());
+                    }
+                    s.errors += 1;
+                    items.push(error_item(l.number, e, requested.and_then(|r| r.1.clone())));
+                }
+                _ => {}
+            }
+        }
+    }
+
+    let mut unanswered: Vec<(&RequestId, &(usize, Option<String>))> = requests
+        .iter()
+        .filter(|(id, _)| !answered.contains(*id))
+        .collect();
+    unanswered.sort_by_key(|(_, (line, _))| *line);
+    for (id, (line, uri)) in unanswered {
+        items.push(Item::Unanswered {
+            line: *line,
+            id: id.to_string(),
+            uri: uri.clone(),
+        });
+    }
+    for (line, reason) in bad {
+        s.bad_lines += 1;
+        items.push(Item::BadLine { line, reason });
+    }
+    InspectReport {
+        transcript,
+        bad_transcript: None,
+        paired,
+        items,
+        summary: s,
+    }
+}
+
+/// Parses the result strictly (offsets into the line for a single message;
+/// into the re-serialized result for a batch element) or leniently.
+fn parse_result(
+    line: &[u8],
+    r: &Response,
+    single: bool,
+    lenient: bool,
+) -> Result<(ReadResourceResult, Vec<Leniency>), ContentsError> {
+    if single && !lenient {
+        return resources::parse_read_response(line).map(|x| (x, Vec::new()));
+    }
+    let bytes = serde_json::to_vec(&r.result).unwrap_or_default();
+    if lenient {
+        resources::parse_read_result_lenient(&bytes)
+    } else {
+        resources::parse_read_result(&bytes).map(|x| (x, Vec::new()))
+    }
+}
+
+fn result_item(
+    s: &mut InspectSummary,
+    line: usize,
+    r: &Response,
+    requested: Option<String>,
+    parsed: Result<(ReadResourceResult, Vec<Leniency>), ContentsError>,
+) -> Item {
+    let (result, leniencies) = match parsed {
+        Ok(x) => x,
+        Err(e) => {
+            s.bad_results += 1;
+            return Item::InvalidResult {
+                line,
+                id: r.id.to_string(),
+                requested,
+                error: e.to_string(),
+            };
+        }
+    };
+    s.results += 1;
+    s.entries += result.contents.len();
+    let entries = result
+        .contents
+        .iter()
+        .map(|c| {
+            let mut e = EntryReport {
+                uri: c.uri().to_owned(),
+                uri_differs: requested.as_deref().is_some_and(|u| u != c.uri()),
+                mime_type: c.mime_type().map(str::to_owned),
+                shape: c.shape().as_str(),
+                decoded_bytes: c.decoded_len(),
+                encoded_chars: None,
+                padding: None,
+                sniffed: None,
+                media: None,
+                defaulted_to: None,
+                data_uri_in_text: false,
+            };
+            match c {
+                ResourceContents::Blob(b) => {
+                    let n = b.bytes.len() as u64;
+                    e.encoded_chars = Some(b64::encoded_len(n));
+                    e.padding = Some(b64::padding_len(n));
+                    let v = media::verdict(b.mime_type.as_deref(), &b.bytes);
+                    if v.status == MediaMatch::Mismatch {
+                        s.mismatches += 1;
+                    }
+                    e.sniffed = v.sniffed;
+                    e.media = Some(v.status.as_str());
+                    e.defaulted_to = v.defaulted.then_some(v.effective);
+                }
+                ResourceContents::Text(t) => {
+                    e.data_uri_in_text = media::text_is_data_uri(&t.text);
+                }
+            }
+            e
+        })
+        .collect();
+    Item::ReadResult {
+        line,
+        id: r.id.to_string(),
+        requested,
+        result_type: result.result_type.as_str().to_owned(),
+        legacy_result_type: result.legacy_result_type,
+        ttl_ms: result.ttl_ms,
+        ttl_ms_negative: result.ttl_ms_negative,
+        cache_scope: result.cache_scope.map(|c| c.as_str()),
+        leniencies: leniencies
+            .into_iter()
+            .map(|l| (l.index, l.uri, l.kind.to_string()))
+            .collect(),
+        entries,
+    }
+}
+
+fn error_item(line: usize, e: &ErrorResponse, requested: Option<String>) -> Item {
+    let class = classify_read_error(&e.error);
+    Item::ErrorResponse {
+        line,
+        id: e
+            .id
+            .as_ref()
+            .map_or("(none)".to_owned(), ToString::to_string),
+        requested,
+        code: e.error.code,
+        message: e.error.message.clone(),
+        class: class.to_string(),
+        host_action: class.host_action(),
+    }
+}

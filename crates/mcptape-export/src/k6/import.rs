@@ -1,0 +1,606 @@
+//! `mcptape import k6`: k6 `--out json=FILE` outputs → mcptape's bench report.
+//!
+//! k6's JSON output (Grafana k6 docs › Results output › JSON) is NDJSON: one
+//! `{"type":"Metric","metric":NAME,"data":{…}}` line when a metric first
+//! appears, then one `{"type":"Point","metric":NAME,"data":{"time":RFC3339,
+//! "value":NUMBER,"tags":{…}}}` line per sample. A `.gz` output (k6 writes one
+//! for `--out json=FILE.gz`) is read through gzip (RFC 1952), recognized by
+//! its magic bytes, whatever the file is called.
+//!
+//! Each file is one execution segment or one machine of the same run
+//! (k6-operator writes one per pod). The points of every file go into one set
+//! of HdrHistograms (µs, [`mcptape_replay::report::new_hist`]: the settings of
+//! `mcptape bench`), so merging is exact: importing two files gives the
+//! histograms of importing their concatenation. k6 Trend values are ms
+//! (floats); they are rounded to the nearest µs, and values above
+//! [`mcptape_replay::report::HIST_MAX_US`] are saturated to it (as in bench).
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Read as _};
+use std::path::Path;
+
+use hdrhistogram::Histogram;
+use mcptape_replay::bench::{BenchConfig, BenchResult, Load, error_class};
+use mcptape_replay::render::{bench_hlog, bench_svg};
+use mcptape_replay::stats::{BenchReport, HIST_MAX_US, new_hist};
+use mcptape_wire::jsonrpc::ErrorObject;
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+use crate::error::{ExportError, ExportErrorKind};
+use crate::k6::{
+    METRIC_ERRORS, METRIC_HANDSHAKE_FAILED, METRIC_READ, METRIC_TURN, METRIC_TURN_DEADLINE,
+    METRIC_TURN_READ, METRIC_UNEXPECTED,
+};
+
+/// Most k6 output files one import merges (k6-operator parallelism is far below).
+pub const MAX_FILES: usize = 4096;
+/// Longest k6 output line, bytes (a point line is a few hundred bytes; 1 MiB).
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+
+/// What one k6 output file held.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FileSummary {
+    /// The file as given.
+    pub path: String,
+    /// Lines read.
+    pub lines: u64,
+    /// `mcp_read` points (single reads answered).
+    pub reads: u64,
+    /// `mcp_turn` points (turns run).
+    pub turns: u64,
+    /// k6's `dropped_iterations` (arrivals with no free VU), summed.
+    pub dropped_iterations: u64,
+    /// Highest `vus` gauge value seen.
+    pub vus_peak: u64,
+    /// Highest `vus_max` gauge value seen.
+    pub vus_max: u64,
+    /// k6's `iterations` counter, summed.
+    pub iterations: u64,
+}
+
+/// The k6-specific part of the import report.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct K6Summary {
+    /// One entry per file, in the order given.
+    pub files: Vec<FileSummary>,
+    /// `dropped_iterations` over all files: the open model's arrivals k6 could
+    /// not start (no free VU): load asked for and not sent.
+    pub dropped_iterations: u64,
+    /// Sum over files of each file's highest `vus`.
+    pub vus_peak: u64,
+    /// Sum over files of each file's highest `vus_max`.
+    pub vus_max: u64,
+    /// `iterations` over all files.
+    pub iterations: u64,
+    /// Handshakes that failed (`mcp_handshake_failed`).
+    pub handshake_failures: u64,
+    /// Share of reads whose outcome differed from the recording (`mcp_unexpected`), 0..1.
+    pub unexpected_share: Option<f64>,
+}
+
+/// `report.json` of `mcptape import k6`: the fields of `mcptape bench`'s
+/// report, then `k6`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct K6Report {
+    /// The bench report fields (single reads, turns, F(t)^N prediction, errors by class).
+    #[serde(flatten)]
+    pub bench: BenchReport,
+    /// k6's own figures.
+    pub k6: K6Summary,
+}
+
+impl K6Report {
+    /// The human table: bench's, then the k6 figures.
+    pub fn table(&self) -> String {
+        let mut s = self.bench.table();
+        let k = &self.k6;
+        s.push_str(&format!(
+            "\nk6: {} file(s), iterations {}, dropped iterations {}, VUs peak {} (max allocated {}), handshake failures {}{}\n",
+            k.files.len(),
+            k.iterations,
+            k.dropped_iterations,
+            k.vus_peak,
+            k.vus_max,
+            k.handshake_failures,
+            k.unexpected_share.map_or(String::new(), |u| format!(
+                ", reads unlike the recording {:.2}%",
+                u * 100.0
+            ))
+        ));
+        s
+    }
+}
+
+/// The plan tags of the script's `mcp_plan` point.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct PlanInfo {
+    transcript: String,
+    parallel: Option<u32>,
+    deadline_us: Option<u64>,
+    timeout_us: Option<u64>,
+    load: String,
+    recorded_reads: u64,
+    recorded_read_errors: u64,
+}
+
+/// The merge of one or more k6 outputs.
+#[derive(Debug, Clone)]
+pub struct K6Import {
+    /// Single-read latency, µs.
+    pub single: Histogram<u64>,
+    /// Turn completion time, µs.
+    pub turn: Histogram<u64>,
+    /// Reads inside turns answered before the deadline, µs.
+    pub turn_reads: Histogram<u64>,
+    /// Turns that hit the deadline.
+    pub turns_hit_deadline: u64,
+    /// Errors by class (the classes of `mcptape bench`).
+    pub errors: BTreeMap<String, u64>,
+    /// Per-file figures and their sums.
+    pub k6: K6Summary,
+    unexpected: (u64, u64),
+    plan: PlanInfo,
+    parallel_seen: Option<u32>,
+    read_window_us: Option<(i64, i64)>,
+    turn_window_us: Option<(i64, i64)>,
+}
+
+impl Default for K6Import {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[derive(Deserialize)]
+struct Line<'a> {
+    #[serde(rename = "type")]
+    kind: String,
+    metric: String,
+    #[serde(borrow)]
+    data: &'a RawValue,
+}
+
+#[derive(Deserialize)]
+struct Point {
+    time: String,
+    value: serde_json::Value,
+    #[serde(default)]
+    tags: Option<BTreeMap<String, serde_json::Value>>,
+}
+
+impl Point {
+    fn tag(&self, k: &str) -> Option<&str> {
+        self.tags.as_ref()?.get(k)?.as_str()
+    }
+}
+
+/// An RFC 3339 date-time (`2026-12-01T22:10:00.123456789Z`, `…+01:00`) as µs
+/// since the Unix epoch.
+///
+/// # Errors
+/// [`ExportErrorKind::BadTime`].
+pub fn rfc3339_us(s: &str) -> Result<i64, ExportError> {
+    let bad = || ExportError::new(ExportErrorKind::BadTime(s.to_owned()));
+    let b = s.as_bytes();
+    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't' | b' ') {
+        return Err(bad());
+    }
+    let n = |r: std::ops::Range<usize>| -> Result<i64, ExportError> {
+        let t = s.get(r).ok_or_else(bad)?;
+        if !t.bytes().all(|c| c.is_ascii_digit()) {
+            return Err(bad());
+        }
+        t.parse().map_err(|_| bad())
+    };
+    let (y, mo, d, h, mi, sec) = (
+        n(0..4)?,
+        n(5..7)?,
+        n(8..10)?,
+        n(11..13)?,
+        n(14..16)?,
+        n(17..19)?,
+    );
+    if b[13] != b':'
+        || b[16] != b':'
+        || !(1..=12).contains(&mo)
+        || !(1..=31).contains(&d)
+        || h > 23
+        || mi > 59
+        || sec > 60
+    {
+        return Err(bad());
+    }
+    let mut i = 19;
+    let mut frac_us = 0i64;
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        let start = i;
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+        }
+        if i == start {
+            return Err(bad());
+        }
+        let digits = &s[start..i];
+        let six: String = digits
+            .chars()
+            .chain(std::iter::repeat('0'))
+            .take(6)
+            .collect();
+        frac_us = six.parse().map_err(|_| bad())?;
+    }
+    let offset_s = match &s[i..] {
+        "Z" | "z" => 0,
+        o if o.len() == 6 && (o.starts_with('+') || o.starts_with('-')) && &o[3..4] == ":" => {
+            let oh = n(i + 1..i + 3)?;
+            let om = n(i + 4..i + 6)?;
+            let v = oh * 3600 + om * 60;
+            if o.starts_with('-') { -v } else { v }
+        }
+        _ => return Err(bad()),
+    };
+    // Days from civil (H. Hinnant's algorithm), proleptic Gregorian.
+    let (y2, m2) = if mo <= 2 {
+        (y - 1, mo + 9)
+    } else {
+        (y, mo - 3)
+    };
+    let era = y2.div_euclid(400);
+    let yoe = y2 - era * 400;
+    let doy = (153 * m2 + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Ok(((days * 86_400 + h * 3600 + mi * 60 + sec - offset_s) * 1_000_000) + frac_us)
+}
+
+fn widen(w: &mut Option<(i64, i64)>, t: i64) {
+    *w = Some(match *w {
+        None => (t, t),
+        Some((a, b)) => (a.min(t), b.max(t)),
+    });
+}
+
+/// The bench error class of the script's `class` tag.
+fn bench_class(cls: &str) -> String {
+    if let Some(rest) = cls.strip_prefix("rpc:") {
+        let (code, uri) = match rest.strip_suffix(":uri") {
+            Some(c) => (c, true),
+            None => (rest, false),
+        };
+        if let Ok(code) = code.parse::<i64>() {
+            return error_class(&ErrorObject {
+                code,
+                message: String::new(),
+                data: uri.then(|| serde_json::json!({ "uri": "" })),
+            });
+        }
+        return format!("other ({rest})");
+    }
+    match cls {
+        "timeout" => "timeout".into(),
+        "transport" => "transport (no HTTP response)".into(),
+        c if c.starts_with("http:") => format!("HTTP {} without a JSON-RPC answer", &c[5..]),
+        c => c.to_owned(),
+    }
+}
+
+impl K6Import {
+    /// An empty merge.
+    pub fn new() -> Self {
+        K6Import {
+            single: new_hist(),
+            turn: new_hist(),
+            turn_reads: new_hist(),
+            turns_hit_deadline: 0,
+            errors: BTreeMap::new(),
+            k6: K6Summary::default(),
+            unexpected: (0, 0),
+            plan: PlanInfo::default(),
+            parallel_seen: None,
+            read_window_us: None,
+            turn_window_us: None,
+        }
+    }
+
+    /// Merges the k6 outputs at `paths`.
+    ///
+    /// # Errors
+    /// [`ExportErrorKind::TooManyFiles`] past [`MAX_FILES`], then
+    /// [`K6Import::add_file`]'s.
+    pub fn from_files(paths: &[impl AsRef<Path>]) -> Result<Self, ExportError> {
+        if paths.len() > MAX_FILES {
+            return Err(ExportError::new(ExportErrorKind::TooManyFiles {
+                count: paths.len(),
+                max: MAX_FILES,
+            }));
+        }
+        let mut m = K6Import::new();
+        for p in paths {
+            m.add_file(p.as_ref())?;
+        }
+        Ok(m)
+    }
+
+    /// Merges one k6 output file (plain or gzip).
+    ///
+    /// # Errors
+    /// [`ExportErrorKind::Io`] when it cannot be opened or read (or is corrupt
+    /// gzip), then [`K6Import::add_ndjson`]'s, with the file name.
+    pub fn add_file(&mut self, path: &Path) -> Result<(), ExportError> {
+        let name = path.display().to_string();
+        let io = |e: std::io::Error| ExportError::at(ExportErrorKind::Io(e.to_string()), &name, 0);
+        let mut f = BufReader::new(std::fs::File::open(path).map_err(io)?);
+        let gz = f.fill_buf().map_err(io)?.starts_with(&[0x1f, 0x8b]);
+        let r = if gz {
+            self.add_ndjson(
+                &name,
+                BufReader::new(flate2::bufread::MultiGzDecoder::new(f)),
+            )
+        } else {
+            self.add_ndjson(&name, f)
+        };
+        r.map_err(|e| e.in_file(&name))
+    }
+
+    /// Merges one k6 NDJSON stream, named `name` in the report.
+    ///
+    /// # Errors
+    /// With the 1-based line: [`ExportErrorKind::LineTooLong`] past
+    /// [`MAX_LINE_BYTES`], [`ExportErrorKind::NotK6Json`],
+    /// [`ExportErrorKind::UnknownLineType`], [`ExportErrorKind::BadValue`],
+    /// [`ExportErrorKind::BadTime`], [`ExportErrorKind::MixedParallel`];
+    /// [`ExportErrorKind::Io`] for a read error.
+    pub fn add_ndjson(&mut self, name: &str, mut r: impl BufRead) -> Result<(), ExportError> {
+        let mut fs = FileSummary {
+            path: name.to_owned(),
+            ..FileSummary::default()
+        };
+        let mut buf = Vec::new();
+        let mut line_no = 0usize;
+        loop {
+            buf.clear();
+            let n = r
+                .by_ref()
+                .take(MAX_LINE_BYTES as u64 + 1)
+                .read_until(b'\n', &mut buf)
+                .map_err(|e| {
+                    ExportError::at(ExportErrorKind::Io(e.to_string()), name, line_no + 1)
+                })?;
+            if n == 0 {
+                break;
+            }
+            line_no += 1;
+            let body = buf.strip_suffix(b"\n").unwrap_or(&buf);
+            let body = body.strip_suffix(b"\r").unwrap_or(body);
+            if body.len() > MAX_LINE_BYTES {
+                return Err(ExportError::at(
+                    ExportErrorKind::LineTooLong {
+                        max: MAX_LINE_BYTES,
+                    },
+                    name,
+                    line_no,
+                ));
+            }
+            if body.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            fs.lines += 1;
+            self.line(body, &mut fs)
+                .map_err(|k| ExportError::at(k, name, line_no))?;
+        }
+        self.k6.dropped_iterations += fs.dropped_iterations;
+        self.k6.vus_peak += fs.vus_peak;
+        self.k6.vus_max += fs.vus_max;
+        self.k6.iterations += fs.iterations;
+        self.k6.files.push(fs);
+        Ok(())
+    }
+
+    fn line(&mut self, body: &[u8], fs: &mut FileSummary) -> Result<(), ExportErrorKind> {
+        let l: Line<'_> =
+            serde_json::from_slice(body).map_err(|e| ExportErrorKind::NotK6Json(e.to_string()))?;
+        match l.kind.as_str() {
+            "Metric" => return Ok(()),
+            "Point" => {}
+            other => return Err(ExportErrorKind::UnknownLineType(other.to_owned())),
+        }
+        let m = l.metric.as_str();
+        let interesting = matches!(
+            m,
+            "dropped_iterations" | "vus" | "vus_max" | "iterations" | "mcp_plan"
+        ) || m.starts_with("mcp_");
+        if !interesting {
+            return Ok(());
+        }
+        let p: Point = serde_json::from_str(l.data.get())
+            .map_err(|e| ExportErrorKind::NotK6Json(format!("metric {m}: {e}")))?;
+        let v = p
+            .value
+            .as_f64()
+            .filter(|v| v.is_finite() && *v >= 0.0)
+            .ok_or_else(|| ExportErrorKind::BadValue {
+                metric: m.to_owned(),
+                value: p.value.to_string(),
+            })?;
+        let t = || rfc3339_us(&p.time).map_err(|e| e.kind);
+        let us = || ((v * 1000.0).round() as u64).clamp(1, HIST_MAX_US);
+        match m {
+            METRIC_READ => {
+                self.single.saturating_record(us());
+                widen(&mut self.read_window_us, t()?);
+                fs.reads += 1;
+            }
+            METRIC_TURN => {
+                if let Some(n) = p.tag("parallel").and_then(|s| s.parse::<u32>().ok()) {
+                    match self.parallel_seen {
+                        Some(seen) if seen != n => {
+                            return Err(ExportErrorKind::MixedParallel(seen, n));
+                        }
+                        _ => self.parallel_seen = Some(n),
+                    }
+                }
+                if p.tag("class") == Some("deadline") {
+                    self.turns_hit_deadline += 1;
+                }
+                self.turn.saturating_record(us());
+                widen(&mut self.turn_window_us, t()?);
+                fs.turns += 1;
+            }
+            METRIC_TURN_READ => self.turn_reads.saturating_record(us()),
+            METRIC_ERRORS => {
+                let cls = bench_class(p.tag("class").unwrap_or("unclassified"));
+                *self.errors.entry(cls).or_insert(0) += v as u64;
+            }
+            METRIC_UNEXPECTED => {
+                self.unexpected.1 += 1;
+                if v != 0.0 {
+                    self.unexpected.0 += 1;
+                }
+            }
+            METRIC_HANDSHAKE_FAILED => self.k6.handshake_failures += v as u64,
+            METRIC_TURN_DEADLINE => {}
+            "mcp_plan" => {
+                let ms_us = |k: &str| {
+                    p.tag(k)
+                        .and_then(|s| s.parse::<f64>().ok())
+                        .filter(|x| x.is_finite() && *x >= 0.0)
+                        .map(|x| (x * 1000.0).round() as u64)
+                };
+                let num = |k: &str| p.tag(k).and_then(|s| s.parse::<u64>().ok()).unwrap_or(0);
+                self.plan = PlanInfo {
+                    transcript: p.tag("transcript").unwrap_or("").to_owned(),
+                    parallel: p.tag("parallel").and_then(|s| s.parse().ok()),
+                    deadline_us: ms_us("deadline_ms"),
+                    timeout_us: ms_us("timeout_ms"),
+                    load: p.tag("load").unwrap_or("").to_owned(),
+                    recorded_reads: num("recorded_reads"),
+                    recorded_read_errors: num("recorded_read_errors"),
+                };
+            }
+            "dropped_iterations" => fs.dropped_iterations += v as u64,
+            "iterations" => fs.iterations += v as u64,
+            "vus" => fs.vus_peak = fs.vus_peak.max(v as u64),
+            "vus_max" => fs.vus_max = fs.vus_max.max(v as u64),
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Reads per second over all files: single reads / (last − first read
+    /// point), 0 with fewer than two.
+    pub fn throughput_per_s(&self) -> f64 {
+        match self.read_window_us {
+            Some((a, b)) if b > a => self.single.len() as f64 / ((b - a) as f64 / 1e6),
+            _ => 0.0,
+        }
+    }
+
+    /// The report: bench's figures from the merged histograms (quantiles,
+    /// measured vs F(t)^N predicted turn p50/p99, deadline share, errors by
+    /// class) and the k6 figures.
+    ///
+    /// # Errors
+    /// [`ExportErrorKind::NoPoints`] when no `mcp_read` or `mcp_turn` point was read.
+    pub fn report(&self) -> Result<K6Report, ExportError> {
+        self.report_and_result().map(|(r, _)| r)
+    }
+
+    /// [`K6Import::report`] and the bench result it was computed from (for
+    /// the `.hlog` and SVG renderers of `mcptape_replay::render`).
+    fn report_and_result(&self) -> Result<(K6Report, BenchResult), ExportError> {
+        if self.single.is_empty() && self.turn.is_empty() {
+            return Err(ExportError::new(ExportErrorKind::NoPoints));
+        }
+        let parallel = self.parallel_seen.or(self.plan.parallel).unwrap_or(1);
+        let deadline_us = self.plan.deadline_us.unwrap_or(HIST_MAX_US);
+        let timeout_us = self.plan.timeout_us.unwrap_or(0);
+        let span = |w: Option<(i64, i64)>| w.map_or(0.0, |(a, b)| (b - a) as f64 / 1e6);
+        let single_s = span(self.read_window_us);
+        let turn_s = span(self.turn_window_us);
+        let res = BenchResult {
+            single: self.single.clone(),
+            turn: self.turn.clone(),
+            turn_reads: self.turn_reads.clone(),
+            reads_sent: self.single.len(),
+            single_elapsed_s: single_s,
+            turn_elapsed_s: turn_s,
+            turns: self.turn.len(),
+            turns_hit_deadline: self.turns_hit_deadline,
+            cancellations: 0,
+            late_responses: 0,
+            abandoned: self.errors.get("timeout").copied().unwrap_or(0),
+            abandoned_after_us: Vec::new(),
+            errors: self.errors.clone(),
+            unexpected: (0, 0),
+            reads_asked: self.single.len(),
+            turns_asked: self.turn.len(),
+            single_cut: false,
+            turns_cut: false,
+            target_closed: false,
+            single_window_s: single_s,
+            recorded_reads: self.plan.recorded_reads,
+            recorded_read_errors: self.plan.recorded_read_errors,
+        };
+        let cfg = BenchConfig {
+            reads: self.single.len(),
+            turns: self.turn.len(),
+            parallel,
+            deadline_us,
+            timeout_us,
+            load: Load::Open {
+                per_s: self.throughput_per_s(),
+            },
+            max_phase: std::time::Duration::ZERO,
+        };
+        let files: Vec<&str> = self.k6.files.iter().map(|f| f.path.as_str()).collect();
+        let mut bench = res.report(
+            &cfg,
+            &self.plan.transcript,
+            &format!("k6 ({} output file(s): {})", files.len(), files.join(", ")),
+            None,
+            0,
+            None,
+        );
+        bench.load = if self.plan.load.is_empty() {
+            "k6 (no mcp_plan point: load unknown)".into()
+        } else {
+            self.plan.load.clone()
+        };
+        bench.throughput_per_s = self.throughput_per_s();
+        let mut k6 = self.k6.clone();
+        k6.unexpected_share =
+            (self.unexpected.1 > 0).then(|| self.unexpected.0 as f64 / self.unexpected.1 as f64);
+        Ok((K6Report { bench, k6 }, res))
+    }
+
+    /// Writes `report.json`, `latency.hlog` and `latency.svg` into `dir`
+    /// (created if missing), as `mcptape bench --out` does.
+    ///
+    /// # Errors
+    /// [`K6Import::report`]'s, [`ExportErrorKind::Io`] for a file,
+    /// [`ExportErrorKind::Report`] for serialization.
+    pub fn write_out(&self, dir: &Path) -> Result<K6Report, ExportError> {
+        let (report, res) = self.report_and_result()?;
+        let io = |what: &str, e: std::io::Error| {
+            ExportError::at(
+                ExportErrorKind::Io(format!("{what}: {e}")),
+                dir.display().to_string(),
+                0,
+            )
+        };
+        std::fs::create_dir_all(dir).map_err(|e| io("creating the directory", e))?;
+        let json = serde_json::to_vec_pretty(&report)
+            .map_err(|e| ExportError::new(ExportErrorKind::Report(e.to_string())))?;
+        std::fs::write(dir.join("report.json"), json).map_err(|e| io("report.json", e))?;
+        let hlog = bench_hlog(&report.bench, &res)
+            .map_err(|e| ExportError::new(ExportErrorKind::Report(e)))?;
+        std::fs::write(dir.join("latency.hlog"), hlog).map_err(|e| io("latency.hlog", e))?;
+        let svg = bench_svg(&report.bench, &res);
+        std::fs::write(dir.join("latency.svg"), svg).map_err(|e| io("latency.svg", e))?;
+        Ok(report)
+    }
+}

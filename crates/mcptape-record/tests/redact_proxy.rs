@@ -1,0 +1,222 @@
+//! The HTTP recording proxy redacts deny-by-default (issue 15, "No secret
+//! kept"): credential-like request and response headers, the session id (as a
+//! pseudonym), and `--redact-json` pointers in bodies, while forwarding every
+//! byte unchanged.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcptape_record::TranscriptSink;
+use mcptape_record::http::{HttpProxy, Upstream};
+use mcptape_transcript::redact::{RedactRules, Redactor};
+use mcptape_transcript::{Direction, Event, ServerSpec, Transport};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+const SESSION: &str = "9c004f8f-87f5-4973-a34e-23ec3c10e446";
+
+/// Reads one HTTP/1.1 message (head and Content-Length body).
+async fn read_message(s: &mut TcpStream) -> (String, Vec<u8>) {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&buf[..end]).into_owned();
+            let len = head
+                .lines()
+                .find_map(|l| {
+                    let (k, v) = l.split_once(':')?;
+                    k.eq_ignore_ascii_case("content-length")
+                        .then(|| v.trim().parse::<usize>().ok())?
+                })
+                .unwrap_or(0);
+            let mut body = buf[end + 4..].to_vec();
+            while body.len() < len {
+                let n = s.read(&mut chunk).await.unwrap();
+                assert!(n > 0, "peer closed mid-body");
+                body.extend_from_slice(&chunk[..n]);
+            }
+            return (head, body);
+        }
+        let n = s.read(&mut chunk).await.unwrap();
+        assert!(n > 0, "peer closed mid-head");
+        buf.extend_from_slice(&chunk[..n]);
+    }
+}
+
+/// An upstream that answers every POST with a JSON result carrying a
+/// secret, an `Mcp-Session-Id` and an `X-Upstream-Token`; sends each request
+/// body it received on `seen`.
+async fn upstream(seen: tokio::sync::mpsc::UnboundedSender<Vec<u8>>) -> SocketAddr {
+    let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = l.local_addr().unwrap();
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut s, _)) = l.accept().await else {
+                return;
+            };
+            let seen = seen.clone();
+            tokio::spawn(async move {
+                let (_, body) = read_message(&mut s).await;
+                let _ = seen.send(body);
+                let reply =
+                    br#"{"jsonrpc":"2.0","id":1,"result":{"apiKey":"resp-s3cret","ok":true}}"#;
+                let head = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nMcp-Session-Id: {SESSION}\r\nX-Upstream-Token: up-s3cret\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                    reply.len()
+                );
+                s.write_all(head.as_bytes()).await.unwrap();
+                s.write_all(reply).await.unwrap();
+                s.shutdown().await.ok();
+            });
+        }
+    });
+    addr
+}
+
+async fn post(addr: SocketAddr, headers: &str, body: &[u8]) -> Vec<u8> {
+    let mut s = TcpStream::connect(addr).await.unwrap();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    s.write_all(head.as_bytes()).await.unwrap();
+    s.write_all(body).await.unwrap();
+    let mut resp = Vec::new();
+    s.read_to_end(&mut resp).await.unwrap();
+    resp
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_auth_and_upstream_token_headers_and_json_pointers_are_redacted() {
+    let (tx, mut seen) = tokio::sync::mpsc::unbounded_channel();
+    let up = upstream(tx).await;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.jsonl");
+    let redactor = Redactor::with_rules(&RedactRules {
+        redact_headers: vec!["X-Tenant".into()],
+        keep_headers: vec![],
+        json_pointers: vec!["/params/arguments/password".into(), "/result/apiKey".into()],
+    })
+    .unwrap();
+    let sink = Arc::new(
+        TranscriptSink::create_redacted(
+            &path,
+            Transport::Http,
+            ServerSpec {
+                command: None,
+                url: Some(format!("http://{up}/mcp")),
+            },
+            redactor.summary(),
+        )
+        .unwrap(),
+    );
+    let proxy = HttpProxy::bind(
+        "127.0.0.1:0".parse().unwrap(),
+        Upstream::parse(&format!("http://{up}/mcp")).unwrap(),
+        sink.clone(),
+        redactor,
+    )
+    .await
+    .unwrap();
+    let addr = proxy.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let run = tokio::spawn(proxy.run(async move {
+        let _ = stopped.await;
+    }));
+
+    let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"login","arguments":{"user":"u","password":"hunter2"}}}"#;
+    let resp = post(
+        addr,
+        &format!("Mcp-Auth: mcp-auth-s3cret\r\nX-Upstream-Token: tok-s3cret\r\nX-Tenant: acme-corp\r\nMcp-Session-Id: {SESSION}\r\n"),
+        body,
+    )
+    .await;
+    let resp = String::from_utf8_lossy(&resp).into_owned();
+    // Forwarded unchanged both ways.
+    assert_eq!(
+        tokio::time::timeout(Duration::from_secs(5), seen.recv())
+            .await
+            .unwrap()
+            .unwrap(),
+        body.to_vec()
+    );
+    assert!(resp.contains("resp-s3cret"), "{resp}");
+    assert!(
+        resp.to_ascii_lowercase()
+            .contains(&format!("mcp-session-id: {SESSION}")),
+        "{resp}"
+    );
+
+    let _ = stop.send(());
+    run.await.unwrap().unwrap();
+    sink.finish().unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    for secret in [
+        "mcp-auth-s3cret",
+        "tok-s3cret",
+        "up-s3cret",
+        "acme-corp",
+        "hunter2",
+        "resp-s3cret",
+        SESSION,
+    ] {
+        assert!(!text.contains(secret), "{secret} in {text}");
+    }
+    let t = mcptape_transcript::read(text.as_bytes()).unwrap();
+    let red = t.header.redaction.as_ref().unwrap();
+    assert!(red.enabled);
+    assert_eq!(red.redact_headers, vec!["x-tenant".to_owned()]);
+    assert_eq!(
+        red.json_pointers,
+        vec![
+            "/params/arguments/password".to_owned(),
+            "/result/apiKey".to_owned()
+        ]
+    );
+    let msgs: Vec<_> = t
+        .records
+        .iter()
+        .filter_map(|r| match &r.event {
+            Event::Message { dir, msg, http } => Some((*dir, msg.get(), http.clone().unwrap())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(msgs.len(), 2, "{text}");
+    let (dir, msg, http) = &msgs[0];
+    assert_eq!(*dir, Direction::C2s);
+    assert_eq!(
+        *msg,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"login","arguments":{"user":"u","password":"[redacted]"}}}"#
+    );
+    assert_eq!(
+        http.redacted_pointers,
+        vec!["/params/arguments/password".to_owned()]
+    );
+    let h = |name: &str| {
+        http.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    };
+    assert_eq!(h("mcp-auth"), Some("[redacted]"));
+    assert_eq!(h("x-upstream-token"), Some("[redacted]"));
+    assert_eq!(h("x-tenant"), Some("[redacted]"));
+    assert_eq!(h("mcp-session-id"), Some("[redacted:1]"));
+    assert_eq!(h("content-type"), Some("application/json"));
+    let (dir, msg, http) = &msgs[1];
+    assert_eq!(*dir, Direction::S2c);
+    assert_eq!(
+        *msg,
+        r#"{"jsonrpc":"2.0","id":1,"result":{"apiKey":"[redacted]","ok":true}}"#
+    );
+    assert_eq!(http.redacted_pointers, vec!["/result/apiKey".to_owned()]);
+    // The same session id in the response gets the same pseudonym.
+    let sid = http
+        .headers
+        .iter()
+        .find(|(n, _)| n == "mcp-session-id")
+        .map(|(_, v)| v.as_str());
+    assert_eq!(sid, Some("[redacted:1]"));
+}

@@ -1,0 +1,473 @@
+//! Validation of `bench` and `verify` settings before a run, so a long run never starts on a
+//! setting that makes it meaningless. Settings arrive as typed by a person (durations such as
+//! `800ms`, a rate such as `200/s`); errors name the setting by its command-line flag
+//! (`--deadline 0ms must be longer than 0: …`) and give the value as typed.
+
+use std::fmt;
+use std::path::Path;
+
+use tokio::time::Duration;
+
+use crate::bench::{BenchConfig, Load, MAX_PARALLEL, MAX_PHASE_US};
+use crate::latency::{MAX_DELAY_US, SpecErrorKind, parse_duration_capped_us};
+
+/// Highest open-loop rate accepted (`--rate`), reads per second: 1,000,000.
+pub const MAX_RATE_PER_S: f64 = 1_000_000.0;
+
+/// Which rule a setting broke. `#[non_exhaustive]`: new rules may be added.
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq)]
+pub enum ConfigErrorKind {
+    /// A duration did not parse or is above its limit (the parser's reason).
+    Duration(SpecErrorKind),
+    /// `--rate` is not a number followed by an optional `/s`.
+    BadRate,
+    /// `--rate` is not in (0, [`MAX_RATE_PER_S`]].
+    RateOutOfRange,
+    /// `--deadline` is 0: every turn would be cancelled at once.
+    ZeroDeadline,
+    /// `--timeout` is 0: it bounds every read and the handshake.
+    ZeroTimeout,
+    /// `--timeout` is shorter than `--deadline` (the other value, as typed, is carried).
+    TimeoutBelowDeadline(String),
+    /// `--max-phase` is 0.
+    ZeroMaxPhase,
+    /// `--reads 0` and `--turns 0`.
+    NothingToMeasure,
+    /// `--parallel` outside 1..=[`MAX_PARALLEL`].
+    ParallelOutOfRange,
+    /// `--concurrency` outside 1..=[`MAX_PARALLEL`].
+    ConcurrencyOutOfRange,
+    /// `--out` exists and is not a directory.
+    OutNotADirectory,
+    /// `--out` cannot be created (the I/O error's text).
+    OutNotCreatable(String),
+    /// `--out` is not writable (the I/O error's text).
+    OutNotWritable(String),
+    /// `--ignore` does not start with `/` (RFC 6901 §3).
+    PointerNoSlash,
+    /// `--ignore` has a `~` not followed by `0` or `1` (RFC 6901 §3).
+    PointerBadEscape,
+}
+
+/// A rejected setting: the flag it came from ([`flag`](Self::flag), e.g. `--deadline`), the
+/// value as typed ([`value`](Self::value)) and the rule ([`kind`](Self::kind)).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub struct ConfigError {
+    flag: &'static str,
+    value: String,
+    kind: ConfigErrorKind,
+}
+
+impl ConfigError {
+    fn new(flag: &'static str, value: impl Into<String>, kind: ConfigErrorKind) -> Self {
+        Self {
+            flag,
+            value: value.into(),
+            kind,
+        }
+    }
+
+    /// The flag of the setting, e.g. `--deadline`.
+    pub fn flag(&self) -> &'static str {
+        self.flag
+    }
+
+    /// The value as typed, e.g. `0ms`.
+    pub fn value(&self) -> &str {
+        &self.value
+    }
+
+    /// The rule broken.
+    pub fn kind(&self) -> &ConfigErrorKind {
+        &self.kind
+    }
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (flag, v) = (self.flag, &self.value);
+        match &self.kind {
+            ConfigErrorKind::Duration(k) => write!(f, "{flag} {v}: {k}"),
+            ConfigErrorKind::BadRate => write!(f, "{flag} {v:?}: expected e.g. 200/s"),
+            ConfigErrorKind::RateOutOfRange => {
+                write!(f, "{flag} {v:?} must be in (0, {MAX_RATE_PER_S}]/s")
+            }
+            ConfigErrorKind::ZeroDeadline => write!(
+                f,
+                "{flag} {v} must be longer than 0: every turn would be cancelled at once"
+            ),
+            ConfigErrorKind::ZeroTimeout => write!(
+                f,
+                "{flag} {v} must be longer than 0: it bounds every read and the handshake"
+            ),
+            ConfigErrorKind::TimeoutBelowDeadline(deadline) => write!(
+                f,
+                "{flag} {v} is shorter than --deadline {deadline}: a straggler is abandoned at the timeout only after the turn cancelled it at the deadline"
+            ),
+            ConfigErrorKind::ZeroMaxPhase => write!(f, "{flag} {v} must be longer than 0"),
+            ConfigErrorKind::NothingToMeasure => {
+                write!(f, "--reads 0 and --turns 0: nothing to measure")
+            }
+            ConfigErrorKind::ParallelOutOfRange | ConfigErrorKind::ConcurrencyOutOfRange => {
+                write!(f, "{flag} must be 1..={MAX_PARALLEL}")
+            }
+            ConfigErrorKind::OutNotADirectory => write!(
+                f,
+                "{flag} {v}: exists and is not a directory (--out names a directory for report.json, latency.hlog, latency.svg)"
+            ),
+            ConfigErrorKind::OutNotCreatable(e) => {
+                write!(f, "{flag} {v}: cannot create the directory: {e}")
+            }
+            ConfigErrorKind::OutNotWritable(e) => {
+                write!(f, "{flag} {v}: directory is not writable: {e}")
+            }
+            ConfigErrorKind::PointerNoSlash => {
+                write!(f, "{flag} {v:?}: a JSON Pointer starts with '/'")
+            }
+            ConfigErrorKind::PointerBadEscape => write!(
+                f,
+                "{flag} {v:?}: '~' must be followed by 0 or 1 in a JSON Pointer (RFC 6901: ~0 is '~', ~1 is '/')"
+            ),
+        }
+    }
+}
+
+/// Parses the duration setting of `flag` (e.g. `--max-phase`, value `25s`) into µs, at most
+/// `max_us`.
+///
+/// # Errors
+/// [`ConfigErrorKind::Duration`] with the parser's reason (bad syntax, above the limit; the
+/// message gives the limit in the unit typed: `--max-phase 3601s: 3601s is above the limit: at
+/// most 3600s`).
+pub fn duration_us(flag: &'static str, s: &str, max_us: u64) -> Result<u64, ConfigError> {
+    parse_duration_capped_us(s, max_us)
+        .map_err(|e| ConfigError::new(flag, s, ConfigErrorKind::Duration(e.kind)))
+}
+
+/// Parses an open-loop rate `R/s` (or `R`), reads per second, in (0, [`MAX_RATE_PER_S`]].
+///
+/// # Errors
+/// [`ConfigErrorKind::BadRate`], [`ConfigErrorKind::RateOutOfRange`] (flag `--rate`).
+pub fn parse_rate(s: &str) -> Result<f64, ConfigError> {
+    let n = s.trim().trim_end_matches("/s");
+    let r: f64 = n
+        .parse()
+        .map_err(|_| ConfigError::new("--rate", s, ConfigErrorKind::BadRate))?;
+    if !(r.is_finite() && r > 0.0 && r <= MAX_RATE_PER_S) {
+        return Err(ConfigError::new(
+            "--rate",
+            s,
+            ConfigErrorKind::RateOutOfRange,
+        ));
+    }
+    Ok(r)
+}
+
+/// The settings of `mcptape bench`, as typed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BenchSettings<'a> {
+    /// Single reads to send (`--reads`).
+    pub reads: u64,
+    /// Parallel-read turns to run (`--turns`).
+    pub turns: u64,
+    /// Reads per turn (`--parallel`), 1..=[`MAX_PARALLEL`].
+    pub parallel: u32,
+    /// Closed loop: reads in flight (`--concurrency`), 1..=[`MAX_PARALLEL`]; ignored with a rate.
+    pub concurrency: u32,
+    /// Open loop: reads per second (`--rate`, e.g. `200/s`).
+    pub rate: Option<&'a str>,
+    /// Turn deadline (`--deadline`), > 0, at most [`MAX_DELAY_US`].
+    pub deadline: &'a str,
+    /// Per-read timeout (`--timeout`), > 0, at most [`MAX_DELAY_US`], not below the deadline.
+    pub timeout: &'a str,
+    /// Wall-clock bound of each phase (`--max-phase`), > 0, at most [`MAX_PHASE_US`].
+    pub max_phase: &'a str,
+}
+
+impl BenchSettings<'_> {
+    /// Parses and checks the settings into the [`BenchConfig`] of a run.
+    ///
+    /// # Errors
+    /// The first rule broken, in the order: durations parse, rate parses, deadline > 0,
+    /// timeout > 0, timeout ≥ deadline, max-phase > 0, reads or turns > 0, parallel and
+    /// concurrency in range (see [`ConfigErrorKind`]).
+    pub fn validate(&self) -> Result<BenchConfig, ConfigError> {
+        let deadline_us = duration_us("--deadline", self.deadline, MAX_DELAY_US)?;
+        let timeout_us = duration_us("--timeout", self.timeout, MAX_DELAY_US)?;
+        let load = match self.rate {
+            Some(r) => Load::Open {
+                per_s: parse_rate(r)?,
+            },
+            None => Load::Closed {
+                concurrency: self.concurrency,
+            },
+        };
+        let max_phase_us = duration_us("--max-phase", self.max_phase, MAX_PHASE_US)?;
+        if deadline_us == 0 {
+            return Err(ConfigError::new(
+                "--deadline",
+                self.deadline,
+                ConfigErrorKind::ZeroDeadline,
+            ));
+        }
+        if timeout_us == 0 {
+            return Err(ConfigError::new(
+                "--timeout",
+                self.timeout,
+                ConfigErrorKind::ZeroTimeout,
+            ));
+        }
+        if timeout_us < deadline_us {
+            return Err(ConfigError::new(
+                "--timeout",
+                self.timeout,
+                ConfigErrorKind::TimeoutBelowDeadline(self.deadline.to_owned()),
+            ));
+        }
+        if max_phase_us == 0 {
+            return Err(ConfigError::new(
+                "--max-phase",
+                self.max_phase,
+                ConfigErrorKind::ZeroMaxPhase,
+            ));
+        }
+        if self.reads == 0 && self.turns == 0 {
+            return Err(ConfigError::new(
+                "--reads",
+                "0",
+                ConfigErrorKind::NothingToMeasure,
+            ));
+        }
+        if !(1..=MAX_PARALLEL).contains(&self.parallel) {
+            return Err(ConfigError::new(
+                "--parallel",
+                self.parallel.to_string(),
+                ConfigErrorKind::ParallelOutOfRange,
+            ));
+        }
+        if !(1..=MAX_PARALLEL).contains(&self.concurrency) {
+            return Err(ConfigError::new(
+                "--concurrency",
+                self.concurrency.to_string(),
+                ConfigErrorKind::ConcurrencyOutOfRange,
+            ));
+        }
+        Ok(BenchConfig {
+            reads: self.reads,
+            turns: self.turns,
+            parallel: self.parallel,
+            deadline_us,
+            timeout_us,
+            load,
+            max_phase: Duration::from_micros(max_phase_us),
+        })
+    }
+}
+
+/// Checks before a run that the output directory `dir` (flag `--out`) is, or can be made, a
+/// writable directory, so a long run is not lost at the end. Creates it if missing; probes it
+/// by writing and removing an empty `.mcptape-write-probe-PID` file.
+///
+/// # Errors
+/// [`ConfigErrorKind::OutNotADirectory`], [`ConfigErrorKind::OutNotCreatable`],
+/// [`ConfigErrorKind::OutNotWritable`].
+pub fn check_out_dir(dir: &Path) -> Result<(), ConfigError> {
+    let err = |kind| ConfigError::new("--out", dir.display().to_string(), kind);
+    if dir.exists() && !dir.is_dir() {
+        return Err(err(ConfigErrorKind::OutNotADirectory));
+    }
+    std::fs::create_dir_all(dir)
+        .map_err(|e| err(ConfigErrorKind::OutNotCreatable(e.to_string())))?;
+    let probe = dir.join(format!(".mcptape-write-probe-{}", std::process::id()));
+    std::fs::write(&probe, b"").map_err(|e| err(ConfigErrorKind::OutNotWritable(e.to_string())))?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
+}
+
+/// Checks a `verify --ignore` JSON Pointer (RFC 6901 §3): empty (the whole document) or
+/// starting with `/`, and every `~` followed by `0` or `1`. (`*` as a whole segment is
+/// `verify`'s own wildcard and needs no escape.)
+///
+/// # Errors
+/// [`ConfigErrorKind::PointerNoSlash`], [`ConfigErrorKind::PointerBadEscape`] (flag `--ignore`).
+pub fn check_ignore_pointer(p: &str) -> Result<(), ConfigError> {
+    if !(p.is_empty() || p.starts_with('/')) {
+        return Err(ConfigError::new(
+            "--ignore",
+            p,
+            ConfigErrorKind::PointerNoSlash,
+        ));
+    }
+    let bad_escape = p
+        .match_indices('~')
+        .any(|(i, _)| !matches!(p.as_bytes().get(i + 1), Some(b'0' | b'1')));
+    if bad_escape {
+        return Err(ConfigError::new(
+            "--ignore",
+            p,
+            ConfigErrorKind::PointerBadEscape,
+        ));
+    }
+    Ok(())
+}
+
+/// Checks `verify`'s per-response timeout (flag `--timeout`): > 0, at most [`MAX_DELAY_US`].
+///
+/// # Errors
+/// [`ConfigErrorKind::Duration`], [`ConfigErrorKind::ZeroTimeout`] (whose message here reads
+/// `--timeout 0ms must be longer than 0: …`).
+pub fn verify_timeout(s: &str) -> Result<Duration, ConfigError> {
+    let us = duration_us("--timeout", s, MAX_DELAY_US)?;
+    if us == 0 {
+        return Err(ConfigError::new(
+            "--timeout",
+            s,
+            ConfigErrorKind::ZeroTimeout,
+        ));
+    }
+    Ok(Duration::from_micros(us))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings() -> BenchSettings<'static> {
+        BenchSettings {
+            reads: 300,
+            turns: 300,
+            parallel: 4,
+            concurrency: 1,
+            rate: None,
+            deadline: "800ms",
+            timeout: "5s",
+            max_phase: "25s",
+        }
+    }
+
+    #[test]
+    fn defaults_validate_into_microseconds() {
+        let c = settings().validate().unwrap();
+        assert_eq!(c.deadline_us, 800_000);
+        assert_eq!(c.timeout_us, 5_000_000);
+        assert_eq!(c.max_phase, Duration::from_secs(25));
+        assert!(matches!(c.load, Load::Closed { concurrency: 1 }));
+    }
+
+    #[test]
+    fn timeout_equal_to_deadline_is_accepted_one_below_is_not() {
+        let mut s = settings();
+        s.timeout = "800ms";
+        assert!(s.validate().is_ok());
+        s.timeout = "799999us";
+        let e = s.validate().unwrap_err();
+        assert_eq!(
+            e.kind(),
+            &ConfigErrorKind::TimeoutBelowDeadline("800ms".into())
+        );
+        assert!(
+            e.to_string()
+                .starts_with("--timeout 799999us is shorter than --deadline 800ms"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn parallel_at_the_limit_is_accepted_one_past_is_not() {
+        let mut s = settings();
+        s.parallel = MAX_PARALLEL;
+        assert!(s.validate().is_ok());
+        s.parallel = MAX_PARALLEL + 1;
+        let e = s.validate().unwrap_err();
+        assert_eq!(e.kind(), &ConfigErrorKind::ParallelOutOfRange);
+        assert_eq!(e.to_string(), "--parallel must be 1..=1024");
+        s.parallel = 0;
+        assert_eq!(
+            s.validate().unwrap_err().kind(),
+            &ConfigErrorKind::ParallelOutOfRange
+        );
+    }
+
+    #[test]
+    fn zero_durations_and_nothing_to_measure_are_rejected() {
+        let mut s = settings();
+        s.deadline = "0ms";
+        assert_eq!(
+            s.validate().unwrap_err().kind(),
+            &ConfigErrorKind::ZeroDeadline
+        );
+        let mut s = settings();
+        s.timeout = "0";
+        let e = s.validate().unwrap_err();
+        assert_eq!(e.kind(), &ConfigErrorKind::ZeroTimeout);
+        assert!(
+            e.to_string()
+                .starts_with("--timeout 0 must be longer than 0")
+        );
+        let mut s = settings();
+        s.max_phase = "0s";
+        assert_eq!(
+            s.validate().unwrap_err().kind(),
+            &ConfigErrorKind::ZeroMaxPhase
+        );
+        let mut s = settings();
+        (s.reads, s.turns) = (0, 0);
+        assert_eq!(
+            s.validate().unwrap_err().to_string(),
+            "--reads 0 and --turns 0: nothing to measure"
+        );
+    }
+
+    #[test]
+    fn rate_at_the_limit_is_accepted_one_past_is_not() {
+        assert_eq!(parse_rate("200/s").unwrap(), 200.0);
+        assert_eq!(parse_rate("1000000/s").unwrap(), MAX_RATE_PER_S);
+        assert_eq!(
+            parse_rate("1000001/s").unwrap_err().kind(),
+            &ConfigErrorKind::RateOutOfRange
+        );
+        assert_eq!(
+            parse_rate("0/s").unwrap_err().kind(),
+            &ConfigErrorKind::RateOutOfRange
+        );
+        assert_eq!(
+            parse_rate("fast").unwrap_err().kind(),
+            &ConfigErrorKind::BadRate
+        );
+    }
+
+    #[test]
+    fn ignore_pointer_rules_follow_rfc_6901() {
+        assert!(check_ignore_pointer("").is_ok());
+        assert!(check_ignore_pointer("/result/contents/*/text").is_ok());
+        assert!(check_ignore_pointer("/a~0b/c~1d").is_ok());
+        assert_eq!(
+            check_ignore_pointer("result").unwrap_err().kind(),
+            &ConfigErrorKind::PointerNoSlash
+        );
+        let e = check_ignore_pointer("/a~2").unwrap_err();
+        assert_eq!(e.kind(), &ConfigErrorKind::PointerBadEscape);
+        assert!(
+            e.to_string().contains("'~' must be followed by 0 or 1"),
+            "{e}"
+        );
+        assert_eq!(
+            check_ignore_pointer("/a~").unwrap_err().kind(),
+            &ConfigErrorKind::PointerBadEscape
+        );
+    }
+
+    #[test]
+    fn out_dir_that_is_a_file_is_rejected() {
+        let tmp = tempfile::tempdir().unwrap();
+        let f = tmp.path().join("file");
+        std::fs::write(&f, b"x").unwrap();
+        let e = check_out_dir(&f).unwrap_err();
+        assert_eq!(e.kind(), &ConfigErrorKind::OutNotADirectory);
+        assert!(e.to_string().contains("is not a directory"), "{e}");
+        let d = tmp.path().join("new/sub");
+        check_out_dir(&d).unwrap();
+        assert!(d.is_dir());
+    }
+}

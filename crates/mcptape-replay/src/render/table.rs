@@ -1,0 +1,210 @@
+//! The human table printed by `mcptape bench` ([`BenchReport::table`]).
+
+use std::fmt::Write as _;
+
+use crate::stats::BenchReport;
+
+fn ms(us: u64) -> String {
+    format!("{:.3} ms", us as f64 / 1000.0)
+}
+
+/// `ms(us)`, or `n/a` when the histogram behind it is empty (`count` 0):
+/// an empty histogram has no p50, not a p50 of 0.
+fn ms_or_na(count: u64, us: u64) -> String {
+    if count == 0 { "n/a".into() } else { ms(us) }
+}
+
+fn ms_f(us: f64) -> String {
+    format!("{:.3} ms", us / 1000.0)
+}
+
+impl BenchReport {
+    /// The human table printed by `mcptape bench`.
+    pub fn table(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(s, "mcptape bench  {}", self.transcript);
+        let _ = writeln!(
+            s,
+            "target: {}   latency: {}   seed: {}",
+            self.target,
+            self.latency.as_deref().unwrap_or("(live target)"),
+            self.seed
+        );
+        let _ = writeln!(s);
+        let q = &self.single;
+        let _ = writeln!(s, "single reads ({}, n={})", self.load, q.count);
+        if self.single_cut {
+            let _ = writeln!(
+                s,
+                "  phase stopped at --max-phase {} after {} of {} reads",
+                ms(self.max_phase_ms * 1000),
+                q.count,
+                self.reads_asked
+            );
+        }
+        let _ = writeln!(
+            s,
+            "  {:>12} {:>12} {:>12} {:>12} {:>12}  {:>12}",
+            "p50", "p90", "p99", "p99.9", "max", "throughput"
+        );
+        let _ = writeln!(
+            s,
+            "  {:>12} {:>12} {:>12} {:>12} {:>12}  {:>10.1}/s",
+            ms_or_na(q.count, q.p50_us),
+            ms_or_na(q.count, q.p90_us),
+            ms_or_na(q.count, q.p99_us),
+            ms_or_na(q.count, q.p999_us),
+            ms_or_na(q.count, q.max_us),
+            self.throughput_per_s
+        );
+        let _ = writeln!(s);
+        let _ = writeln!(
+            s,
+            "{}-read turns (n={}, deadline {}, timeout {})",
+            self.parallel,
+            self.turns,
+            ms(self.deadline_us),
+            ms(self.timeout_us)
+        );
+        if self.turns_cut {
+            let _ = writeln!(
+                s,
+                "  phase stopped at --max-phase {} after {} of {} turns",
+                ms(self.max_phase_ms * 1000),
+                self.turns,
+                self.turns_asked
+            );
+        }
+        let _ = writeln!(
+            s,
+            "  {:>6} {:>12} {:>18} {:>12}",
+            "",
+            "measured",
+            format!("predicted F^{}", self.parallel),
+            "difference"
+        );
+        for p in &self.prediction {
+            let _ = writeln!(
+                s,
+                "  {:>6} {:>12} {:>18} {:>12}",
+                format!("p{}", p.q * 100.0),
+                ms(p.measured_us),
+                ms(p.predicted_us),
+                format!("{:+.3} ms", p.difference_us as f64 / 1000.0)
+            );
+        }
+        // The F^N p99 needs the single-read quantile at 0.99^(1/N); with
+        // fewer than 10 single reads above it, it is the sample's top values.
+        let above =
+            self.single.count as f64 * (1.0 - 0.99f64.powf(1.0 / f64::from(self.parallel.max(1))));
+        if !self.prediction.is_empty() && above < 10.0 {
+            let _ = writeln!(
+                s,
+                "  (the predicted p99 rests on {above:.1} single reads above the {:.2}th percentile: noisy; run more --reads)",
+                100.0 * 0.99f64.powf(1.0 / f64::from(self.parallel.max(1)))
+            );
+        }
+        if self.prediction.is_empty() {
+            // No prediction without single reads; the measured turn time may exist.
+            let t = &self.turn;
+            for (q, us) in [("p50", t.p50_us), ("p99", t.p99_us)] {
+                let _ = writeln!(
+                    s,
+                    "  {:>6} {:>12} {:>18} {:>12}",
+                    q,
+                    ms_or_na(t.count, us),
+                    "n/a",
+                    "n/a"
+                );
+            }
+        }
+        let _ = writeln!(
+            s,
+            "  turns hitting the deadline: {} ({:.2}%; predicted {})",
+            self.turns_hit_deadline,
+            self.deadline_share * 100.0,
+            self.predicted_deadline_share
+                .map_or("n/a".into(), |p| format!("{:.2}%", p * 100.0))
+        );
+        let _ = writeln!(
+            s,
+            "  cancellations sent: {}   late responses after cancel: {}   abandoned at timeout: {}",
+            self.cancellations, self.late_responses, self.abandoned
+        );
+        let recorded = if self.recorded_read_errors > 0 {
+            format!(
+                " (as recorded: {} of the {} recorded reads {} an error answer, replayed each cycle)",
+                self.recorded_read_errors,
+                self.recorded_reads,
+                if self.recorded_read_errors == 1 {
+                    "is"
+                } else {
+                    "are"
+                }
+            )
+        } else {
+            String::new()
+        };
+        if self.errors.is_empty() {
+            let _ = writeln!(s, "  errors: none{recorded}");
+        } else {
+            let list: Vec<String> = self
+                .errors
+                .iter()
+                .map(|(k, v)| format!("{k}: {v}"))
+                .collect();
+            let _ = writeln!(s, "  errors by class{recorded}: {}", list.join(", "));
+        }
+        let _ = writeln!(
+            s,
+            "  error answers are timed like results and count in p50/p99; timeouts and closed connections do not"
+        );
+        if let Some(sv) = &self.server {
+            let _ = writeln!(s);
+            let _ = writeln!(
+                s,
+                "server-side delay (embedded serve, {} replies)",
+                sv.achieved.count
+            );
+            let _ = writeln!(s, "  {:<36} {:>12} {:>12} {:>12}", "", "p50", "p99", "max");
+            let _ = writeln!(
+                s,
+                "  {:<36} {:>12} {:>12} {:>12}",
+                format!("model {}", sv.model),
+                sv.model_p50_us.map_or("-".into(), ms_f),
+                sv.model_p99_us.map_or("-".into(), ms_f),
+                "-"
+            );
+            for (name, q) in [
+                ("scheduled (drawn)", &sv.intended),
+                ("achieved", &sv.achieved),
+                ("achieved - scheduled", &sv.lateness),
+            ] {
+                let _ = writeln!(
+                    s,
+                    "  {:<36} {:>12} {:>12} {:>12}",
+                    name,
+                    ms_or_na(q.count, q.p50_us),
+                    ms_or_na(q.count, q.p99_us),
+                    ms_or_na(q.count, q.max_us)
+                );
+            }
+            // Engine time, capacity and the precision flag (serve.rs, H6).
+            for line in sv.precision_lines(self.throughput_per_s) {
+                let _ = writeln!(s, "  {line}");
+            }
+            let _ = writeln!(
+                s,
+                "  requests {}  matched {}  unmatched {}  rejected uri {}  cancelled {}  stalled {}  injected errors {}",
+                sv.requests,
+                sv.matched,
+                sv.unmatched,
+                sv.rejected_uri,
+                sv.cancelled,
+                sv.stalled,
+                sv.injected_errors
+            );
+        }
+        s
+    }
+}

@@ -1,0 +1,292 @@
+//! The target of `bench` and `verify`: a stdio server started as a child in its own process
+//! group (`sh -c CMD`, or a program such as the embedded `mcptape serve`), or a Streamable HTTP
+//! endpoint reached through [`crate::http::bridge_reporting`]. [`Target`] owns the process,
+//! keeps the tail of its stderr and the HTTP bridge's first transport error to explain an early
+//! exit ([`Target::gone_reason`]), and ends the whole process group ([`Target::end`]).
+//!
+//! The caller keeps the `Target` outside the future that runs the session, so that the target
+//! is ended on every exit path (success, an error, a timeout, or a signal — see
+//! [`interrupted`]):
+//!
+//! ```no_run
+//! # async fn f() -> Result<(), mcptape_replay::ReplayError> {
+//! use mcptape_replay::target::{Target, TargetSpec, interrupted};
+//! let mut target = Target::new();
+//! tokio::select! {
+//!     r = async {
+//!         let (reader, writer) = target.start(&TargetSpec::Shell("my-server".into()), None)?;
+//!         // … run a client session over reader/writer …
+//!         # drop((reader, writer));
+//!         Ok::<(), mcptape_replay::ReplayError>(())
+//!     } => r?,
+//!     _signal = interrupted() => {}
+//! }
+//! target.end().await;
+//! # Ok(()) }
+//! ```
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use mcptape_transport::child::{StdioChild, spawn_stdio_group};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
+use tokio::time::Duration;
+
+use crate::error::{ReplayError, ReplayErrorKind};
+use crate::http::BridgeError;
+use crate::serve::ServeSummary;
+
+/// How much of a target's stderr is kept to explain its exit, bytes.
+pub const STDERR_TAIL_BYTES: usize = 2048;
+
+/// How long [`Target::gone_reason`] waits for a child's exit status.
+pub const EXIT_STATUS_WAIT: Duration = Duration::from_secs(1);
+
+/// The last [`STDERR_TAIL_BYTES`] of the target's stderr.
+pub type StderrTail = Arc<Mutex<Vec<u8>>>;
+
+/// The target's output (what the client reads).
+pub type TargetReader = Box<dyn AsyncRead + Unpin + Send>;
+
+/// The target's input (what the client writes).
+pub type TargetWriter = Box<dyn AsyncWrite + Unpin + Send>;
+
+/// What to run or reach.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TargetSpec {
+    /// A stdio server command line, run with `sh -c`.
+    Shell(String),
+    /// A stdio server program with its arguments (e.g. the embedded `mcptape serve … --stdio`).
+    Program {
+        /// The executable.
+        program: PathBuf,
+        /// Its arguments.
+        args: Vec<OsString>,
+    },
+    /// A Streamable HTTP endpoint (loopback), e.g. `http://127.0.0.1:3001/mcp`.
+    Url(String),
+}
+
+/// A started (or not yet started) target. See the module docs.
+#[derive(Debug, Default)]
+pub struct Target {
+    child: Option<StdioChild>,
+    stderr_tail: StderrTail,
+    bridge_error: Option<BridgeError>,
+}
+
+impl Target {
+    /// A target with nothing started yet.
+    pub fn new() -> Target {
+        Target::default()
+    }
+
+    /// Starts `spec` and returns the two ends a client talks over. A stdio child leads its own
+    /// process group (so [`end`](Self::end) reaches a server a shell or launcher such as `npx`
+    /// or `uv run` forked); its stderr is drained in a task that keeps the last
+    /// [`STDERR_TAIL_BYTES`]. `protocol_version` is the recorded `MCP-Protocol-Version` the
+    /// HTTP bridge sends.
+    ///
+    /// # Errors
+    /// [`ReplayErrorKind::TargetStart`] when the program cannot be spawned;
+    /// [`ReplayErrorKind::TargetPipes`] when the child has no stdin/stdout pipe; the bridge's
+    /// errors for a URL ([`crate::http::bridge_reporting`]).
+    pub fn start(
+        &mut self,
+        spec: &TargetSpec,
+        protocol_version: Option<&str>,
+    ) -> Result<(TargetReader, TargetWriter), ReplayError> {
+        let spawned = match spec {
+            TargetSpec::Url(url) => {
+                let (stream, err) = crate::http::bridge_reporting(url, protocol_version)?;
+                self.bridge_error = Some(err);
+                let (r, w) = tokio::io::split(stream);
+                return Ok((Box::new(r), Box::new(w)));
+            }
+            TargetSpec::Shell(cmd) => spawn_stdio_group("sh", ["-c", cmd.as_str()]),
+            TargetSpec::Program { program, args } => spawn_stdio_group(program, args),
+        };
+        let ch = self
+            .child
+            .insert(spawned.map_err(|e| ReplayError::new(ReplayErrorKind::TargetStart(e)))?);
+        let (Some(stdin), Some(stdout)) = (ch.stdin.take(), ch.stdout.take()) else {
+            return Err(ReplayError::new(ReplayErrorKind::TargetPipes));
+        };
+        if let Some(err) = ch.stderr.take() {
+            keep_stderr_tail(err, self.stderr_tail.clone());
+        }
+        Ok((Box::new(stdout), Box::new(stdin)))
+    }
+
+    /// Why the target went away, for an error message: `; target exited with exit status: 127
+    /// (stderr: …)` for a child, `; HTTP: …` for a URL, or empty when unknown. Waits up to
+    /// [`EXIT_STATUS_WAIT`] for a child's exit status.
+    pub async fn gone_reason(&mut self) -> String {
+        let mut out = String::new();
+        if let Some(e) = self
+            .bridge_error
+            .as_ref()
+            .and_then(|e| e.lock().unwrap_or_else(|p| p.into_inner()).clone())
+        {
+            out.push_str(&format!("; {e}"));
+        }
+        if let Some(ch) = self.child.as_mut()
+            && let Ok(Ok(status)) = tokio::time::timeout(EXIT_STATUS_WAIT, ch.child.wait()).await
+        {
+            out.push_str(&format!("; target exited with {status}"));
+            // Give the stderr drain a moment to read the last bytes.
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            let tail = self
+                .stderr_tail
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone();
+            let tail = String::from_utf8_lossy(&tail);
+            let tail = tail.trim();
+            if !tail.is_empty() {
+                out.push_str(&format!(" (stderr: {tail})"));
+            }
+        }
+        out
+    }
+
+    /// Ends a stdio child, if one is left: closes its stdin, waits
+    /// [`mcptape_transport::child::STDIN_CLOSE_GRACE`] (2 s), sends SIGTERM to its process group,
+    /// waits [`mcptape_transport::child::SIGTERM_GRACE`] (2 s), then SIGKILL to the group (MCP
+    /// 2025-11-25 / 2026-07-28, Lifecycle › Shutdown › stdio). When the leader has already
+    /// exited, the rest of the group gets SIGKILL at once. Idempotent.
+    pub async fn end(&mut self) {
+        let Some(mut ch) = self.child.take() else {
+            return;
+        };
+        let _ = ch.shutdown().await;
+        // The leader is reaped now; a server it forked that outlived it (or ignored SIGTERM)
+        // may still be in the group.
+        let _ = ch.kill_group();
+    }
+}
+
+/// Drains `err` (so the child never blocks on a full pipe), keeping its last
+/// [`STDERR_TAIL_BYTES`] in `tail`.
+pub fn keep_stderr_tail(mut err: tokio::process::ChildStderr, tail: StderrTail) {
+    tokio::spawn(async move {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = err.read(&mut buf).await {
+            if n == 0 {
+                break;
+            }
+            let mut t = tail.lock().unwrap_or_else(|p| p.into_inner());
+            t.extend_from_slice(&buf[..n]);
+            let extra = t.len().saturating_sub(STDERR_TAIL_BYTES);
+            t.drain(..extra);
+        }
+    });
+}
+
+/// A signal that stopped a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Signal {
+    /// `SIGINT`, `SIGTERM` or `SIGHUP`.
+    pub name: &'static str,
+    /// The conventional exit status, 128 + the signal number (130, 143, 129).
+    pub exit_code: u8,
+}
+
+/// Resolves when the process receives SIGINT, SIGTERM or SIGHUP. A stdio target leads its own
+/// process group, so it does not get the terminal's Ctrl-C itself and must be ended by the
+/// caller ([`Target::end`]). Pends forever if no handler can be installed.
+pub async fn interrupted() -> Signal {
+    use tokio::signal::unix::{SignalKind, signal};
+    async fn one(kind: SignalKind) {
+        match signal(kind) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    }
+    let (name, exit_code) = tokio::select! {
+        () = one(SignalKind::interrupt()) => ("SIGINT", 130),
+        () = one(SignalKind::terminate()) => ("SIGTERM", 143),
+        () = one(SignalKind::hangup()) => ("SIGHUP", 129),
+    };
+    Signal { name, exit_code }
+}
+
+/// A fresh path in the temporary directory for the embedded `mcptape serve --stats FILE`
+/// (`mcptape-serve-stats-PID-NANOS.json`), read back with [`take_serve_stats`].
+pub fn serve_stats_path() -> PathBuf {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    std::env::temp_dir().join(format!(
+        "mcptape-serve-stats-{}-{nanos}.json",
+        std::process::id()
+    ))
+}
+
+/// Reads and removes the embedded server's `--stats` file (written when it exits). `None`
+/// when it is missing or not a [`ServeSummary`] (a live target writes none).
+pub fn take_serve_stats(path: &std::path::Path) -> Option<ServeSummary> {
+    let s = std::fs::read(path)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok());
+    let _ = std::fs::remove_file(path);
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn stderr_tail_and_exit_status_explain_a_target_that_exited() {
+        let mut t = Target::new();
+        let (_r, _w) = t
+            .start(&TargetSpec::Shell("echo broken >&2; exit 7".into()), None)
+            .unwrap();
+        let why = t.gone_reason().await;
+        assert!(why.contains("target exited with exit status: 7"), "{why}");
+        assert!(why.contains("(stderr: broken)"), "{why}");
+        t.end().await;
+        t.end().await; // idempotent
+    }
+
+    #[tokio::test]
+    async fn a_program_that_cannot_be_spawned_is_target_start() {
+        let mut t = Target::new();
+        let e = t
+            .start(
+                &TargetSpec::Program {
+                    program: "/nonexistent/mcptape-no-such-program".into(),
+                    args: vec![],
+                },
+                None,
+            )
+            .err()
+            .unwrap();
+        assert!(matches!(e.kind, ReplayErrorKind::TargetStart(_)), "{e}");
+    }
+
+    #[tokio::test]
+    async fn stderr_tail_keeps_the_last_bytes_only() {
+        let mut t = Target::new();
+        let (_r, _w) = t
+            .start(
+                &TargetSpec::Shell(format!(
+                    "head -c {} /dev/zero | tr '\\0' a >&2; printf END >&2",
+                    STDERR_TAIL_BYTES * 3
+                )),
+                None,
+            )
+            .unwrap();
+        let why = t.gone_reason().await;
+        let tail = t.stderr_tail.lock().unwrap().clone();
+        assert_eq!(tail.len(), STDERR_TAIL_BYTES, "{why}");
+        assert!(tail.ends_with(b"aEND"));
+        t.end().await;
+    }
+}

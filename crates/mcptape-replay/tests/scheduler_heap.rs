@@ -1,0 +1,270 @@
+//! The serve scheduler's deadline heap and deadline arithmetic, checked on
+//! tokio's paused (virtual) clock with [`TimerMode::Virtual`]: no real time
+//! is measured, every figure is exact.
+
+use std::sync::Arc;
+
+use mcptape_replay::latency::{FaultSpec, LatencyModel};
+use mcptape_replay::schedule::{DeadlineHeap, Scheduler, TimerMode, deadline_after};
+use mcptape_replay::serve::{Precision, Server, serve_stream};
+use mcptape_replay::tape::Tape;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::time::{Duration, Instant};
+
+fn tape() -> Tape {
+    let bytes = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/tiny-two-reads.jsonl"
+    ))
+    .unwrap();
+    let t = mcptape_transcript::reader::read(&bytes).unwrap();
+    Tape::from_transcript(&t).unwrap()
+}
+
+fn server(model: &str, seed: u64) -> Arc<Server> {
+    Arc::new(
+        Server::new(
+            tape(),
+            LatencyModel::parse(model).unwrap(),
+            FaultSpec::default(),
+            seed,
+            &[],
+        )
+        .unwrap()
+        .with_timer(TimerMode::Virtual),
+    )
+}
+
+fn read_line(id: &Value) -> String {
+    format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"resources/read\",\"params\":{{\"uri\":\"file:///project/a.md\"}}}}\n"
+    )
+}
+
+#[test]
+fn heap_pops_earliest_deadline_first_and_ties_in_push_order() {
+    let mut h: DeadlineHeap<u64, &str> = DeadlineHeap::new();
+    h.push(30, "c");
+    h.push(10, "a1");
+    h.push(20, "b");
+    h.push(10, "a2");
+    h.push(10, "a3");
+    let mut order = Vec::new();
+    while let Some((d, _, item)) = h.pop_due(u64::MAX) {
+        order.push((d, item));
+    }
+    assert_eq!(
+        order,
+        vec![(10, "a1"), (10, "a2"), (10, "a3"), (20, "b"), (30, "c")]
+    );
+    assert!(h.is_empty());
+}
+
+#[test]
+fn heap_never_pops_before_the_deadline() {
+    let mut h: DeadlineHeap<u64, u8> = DeadlineHeap::new();
+    h.push(12_000, 1);
+    assert_eq!(h.pop_due(11_999), None);
+    assert_eq!(h.next_deadline(), Some(12_000));
+    assert_eq!(h.pop_due(12_000), Some((12_000, 0, 1)));
+    assert_eq!(h.pop_due(u64::MAX), None);
+}
+
+#[test]
+fn heap_cancel_removes_a_job_and_the_next_deadline_skips_it() {
+    let mut h: DeadlineHeap<u64, &str> = DeadlineHeap::new();
+    let first = h.push(5, "first");
+    h.push(9, "second");
+    assert_eq!(h.cancel(first), Some("first"));
+    assert_eq!(h.cancel(first), None);
+    assert_eq!(h.len(), 1);
+    assert_eq!(h.next_deadline(), Some(9));
+    assert_eq!(h.pop_due(8), None);
+    assert_eq!(h.pop_due(9).map(|(_, _, s)| s), Some("second"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn deadline_is_arrival_plus_the_drawn_delay() {
+    let t0 = Instant::now();
+    assert_eq!(
+        deadline_after(t0, 12_345) - t0,
+        Duration::from_micros(12_345)
+    );
+    assert_eq!(deadline_after(t0, 0), t0);
+    // A delay past what the clock can add saturates, never earlier than arrival.
+    assert!(deadline_after(t0, u64::MAX) > t0 + Duration::from_secs(365 * 86_400));
+}
+
+/// Five requests read in the same (virtual) instant with `fixed:12ms` have
+/// the same deadline: they are answered together at 12 ms, in arrival order.
+#[tokio::test(start_paused = true)]
+async fn equal_deadlines_are_answered_in_arrival_order() {
+    let (a, b) = tokio::io::duplex(1 << 20);
+    let (ar, aw) = tokio::io::split(a);
+    let (br, mut bw) = tokio::io::split(b);
+    tokio::spawn(serve_stream(server("fixed:12ms", 1), ar, aw));
+    let mut lines = BufReader::new(br).lines();
+    let ids: Vec<Value> = vec![json!(5), json!("b"), json!(3), json!("a\"q"), json!(1)];
+    let all: String = ids.iter().map(read_line).collect();
+    let t0 = Instant::now();
+    bw.write_all(all.as_bytes()).await.unwrap();
+    for id in &ids {
+        let v: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+        assert_eq!(&v["id"], id);
+        assert_eq!(v["result"]["contents"][0]["text"], json!("# A\n"));
+        assert_eq!(Instant::now() - t0, Duration::from_millis(12));
+    }
+}
+
+/// The deadline counts from each request's own arrival: a request read
+/// 5 ms after another with the same 12 ms delay is answered 5 ms later.
+#[tokio::test(start_paused = true)]
+async fn each_deadline_counts_from_its_own_arrival() {
+    let (a, b) = tokio::io::duplex(1 << 20);
+    let (ar, aw) = tokio::io::split(a);
+    let (br, mut bw) = tokio::io::split(b);
+    tokio::spawn(serve_stream(server("fixed:12ms", 1), ar, aw));
+    let mut lines = BufReader::new(br).lines();
+    let t0 = Instant::now();
+    bw.write_all(read_line(&json!(1)).as_bytes()).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    bw.write_all(read_line(&json!(2)).as_bytes()).await.unwrap();
+    let first: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+    assert_eq!(
+        (first["id"].clone(), Instant::now() - t0),
+        (json!(1), Duration::from_millis(12))
+    );
+    let second: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+    assert_eq!(
+        (second["id"].clone(), Instant::now() - t0),
+        (json!(2), Duration::from_millis(17))
+    );
+}
+
+/// Requests read together with different drawn delays are answered in
+/// deadline order, not arrival order, each at its own drawn delay (rounded up
+/// to tokio's 1 ms tick on the virtual clock), never before it.
+#[tokio::test(start_paused = true)]
+async fn replies_leave_in_deadline_order_at_their_drawn_delays() {
+    let model = "lognormal:p50=12ms,p99=40ms";
+    let seed = 7;
+    let n = 12u64;
+    // The same seeded schedule the server will draw.
+    let mut sched = Scheduler::new(
+        LatencyModel::parse(model).unwrap(),
+        FaultSpec::default(),
+        seed,
+    );
+    let delays: Vec<u64> = (0..n).map(|_| sched.plan(Some(0)).delay_us).collect();
+    let mut expected: Vec<(u64, u64)> = (0..n).map(|i| (delays[i as usize], i)).collect();
+    expected.sort();
+    assert_ne!(
+        expected.iter().map(|e| e.1).collect::<Vec<_>>(),
+        (0..n).collect::<Vec<_>>(),
+        "seed 7 must draw delays out of arrival order for this test to mean anything"
+    );
+
+    let srv = server(model, seed);
+    let (a, b) = tokio::io::duplex(1 << 20);
+    let (ar, aw) = tokio::io::split(a);
+    let (br, mut bw) = tokio::io::split(b);
+    tokio::spawn(serve_stream(srv.clone(), ar, aw));
+    let mut lines = BufReader::new(br).lines();
+    let all: String = (0..n).map(|i| read_line(&json!(i))).collect();
+    let t0 = Instant::now();
+    bw.write_all(all.as_bytes()).await.unwrap();
+    for (delay_us, id) in &expected {
+        let v: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+        let at = Instant::now() - t0;
+        assert_eq!(v["id"], json!(id));
+        assert!(
+            at >= Duration::from_micros(*delay_us),
+            "{id}: {at:?} < {delay_us} µs"
+        );
+        assert!(at < Duration::from_micros(*delay_us) + Duration::from_millis(1));
+    }
+    let s = srv.summary();
+    assert_eq!(s.achieved.count, n);
+    // Never early: lateness is recorded as ≥ 1 µs (HdrHistogram floor), and
+    // below the 1 ms tick.
+    assert!(s.lateness.max_us < 1_000);
+}
+
+/// A cancelled pending answer is never sent; the others still are.
+#[tokio::test(start_paused = true)]
+async fn a_cancelled_reply_is_removed_from_the_heap() {
+    let srv = server("fixed:12ms", 1);
+    let (a, b) = tokio::io::duplex(1 << 20);
+    let (ar, aw) = tokio::io::split(a);
+    let (br, mut bw) = tokio::io::split(b);
+    let h = tokio::spawn(serve_stream(srv.clone(), ar, aw));
+    let mut lines = BufReader::new(br).lines();
+    let cancel = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":1}}\n";
+    let all = format!("{}{}{cancel}", read_line(&json!(1)), read_line(&json!(2)));
+    bw.write_all(all.as_bytes()).await.unwrap();
+    bw.shutdown().await.unwrap();
+    let v: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+    assert_eq!(v["id"], json!(2));
+    assert_eq!(lines.next_line().await.unwrap(), None);
+    h.await.unwrap().unwrap();
+    let s = srv.summary();
+    assert_eq!((s.cancelled, s.achieved.count), (1, 1));
+}
+
+#[test]
+fn precision_flag_at_the_limit_and_one_past_it() {
+    // fixed:12ms: 2 % of 12 ms + 0.2 ms = 440 µs.
+    let ok = Precision::judge(12_000.0, 440, 100);
+    assert_eq!(ok.limit_us, 440.0);
+    assert!(!ok.machine_bound);
+    assert_eq!(ok.note(), None);
+    let bad = Precision::judge(12_000.0, 441, 100);
+    assert!(bad.machine_bound);
+    assert!(
+        bad.note()
+            .unwrap()
+            .contains("the figures measure the machine, not the server")
+    );
+    // fixed:0ms: the floor alone.
+    assert!(!Precision::judge(0.0, 200, 1).machine_bound);
+    assert!(Precision::judge(0.0, 201, 1).machine_bound);
+    // No replies: nothing to flag.
+    assert!(!Precision::judge(0.0, 0, 0).machine_bound);
+}
+
+/// The summary `serve --stats` writes and `bench` embeds carries the
+/// lateness verdict and the engine time of zero-delay replies.
+#[tokio::test(start_paused = true)]
+async fn the_serve_summary_carries_lateness_precision_and_engine_time() {
+    for (model, limit_us, engine_count) in [("fixed:12ms", 440.0, 0), ("fixed:0ms", 200.0, 3)] {
+        let srv = server(model, 1);
+        let (a, b) = tokio::io::duplex(1 << 20);
+        let (ar, aw) = tokio::io::split(a);
+        let (br, mut bw) = tokio::io::split(b);
+        let h = tokio::spawn(serve_stream(srv.clone(), ar, aw));
+        let all: String = (0..3).map(|i| read_line(&json!(i))).collect();
+        bw.write_all(all.as_bytes()).await.unwrap();
+        bw.shutdown().await.unwrap();
+        let mut lines = BufReader::new(br).lines();
+        let mut n = 0;
+        while lines.next_line().await.unwrap().is_some() {
+            n += 1;
+        }
+        h.await.unwrap().unwrap();
+        assert_eq!(n, 3);
+        let s = srv.summary();
+        assert_eq!(s.precision.limit_us, limit_us, "{model}");
+        assert!(!s.precision.machine_bound, "{model}");
+        assert_eq!(s.engine.count, engine_count, "{model}");
+        assert_eq!(s.work.count, 3);
+        let v = serde_json::to_value(&s).unwrap();
+        assert_eq!(v["precision"]["machineBound"], json!(false));
+        assert_eq!(v["precision"]["limitUs"], json!(limit_us));
+        let lines = s.precision_lines(0.0);
+        assert!(
+            lines.iter().any(|l| l.starts_with("precision ok")),
+            "{lines:?}"
+        );
+    }
+}

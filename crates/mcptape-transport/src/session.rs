@@ -1,0 +1,1057 @@
+//! The one MCP client session that `crawl`, `bench` and `verify` drive; they
+//! differ only in what they send.
+//!
+//! * **Ids**: requests get integer ids from 1; replies are matched by the id's
+//!   raw JSON text (`1` and `"1"` are different ids, JSON-RPC 2.0 §4), read
+//!   with the strict wire parser ([`mcptape_wire::jsonrpc::parse_message`]);
+//!   a message that is not JSON-RPC 2.0 is counted
+//!   ([`Session::invalid_messages`]), never guessed at.
+//! * **Handshake with era fallback** ([`Session::handshake`]): a 2026-07-28
+//!   `server/discover` probe (MCP 2026-07-28, Basic › Lifecycle › Discovery)
+//!   that falls back to `initialize` + `notifications/initialized` (MCP
+//!   2025-11-25, Basic › Lifecycle › Initialization) when the server answers
+//!   with an error or does not list the revision, as the official SDK clients do.
+//! * **Server-to-client requests** are answered at once: `ping` with an empty
+//!   result (MCP 2025-11-25, Basic › Utilities › Ping), anything else
+//!   (`roots/list`, `sampling/createMessage`, `elicitation/create`…) with
+//!   `-32601` Method not found, since mcptape declares no client capability.
+//! * **Cancellation per transport** ([`Session::cancel`]): on a line stream
+//!   (stdio) a `notifications/cancelled` with the `requestId` (MCP 2025-11-25,
+//!   Basic › Utilities › Cancellation); over Streamable HTTP the request's
+//!   POST is aborted (its stream closed, the 2026-07-28 way) and, in the
+//!   2025 session era, the notification is POSTed too.
+//!
+//! Two transports: a newline-delimited stream ([`Session::over`], e.g. a stdio
+//! child's stdout/stdin, read with the one [`FramedReader`]) and Streamable
+//! HTTP ([`Session::http`], over [`HttpClient`], both eras: handshake POSTs
+//! and notifications go out in order, requests concurrently). An
+//! [`Observer`] sees every byte sent and received, before it is sent or as it
+//! arrives (the recorder of `crawl` writes its transcript from it).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use mcptape_wire::jsonrpc::{self, ErrorObject, ErrorResponse, Message, RequestId, Response};
+use mcptape_wire::protocol::error_code::METHOD_NOT_FOUND;
+use mcptape_wire::protocol::{Revision, header, method, supported_versions};
+use serde_json::{Value, json};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
+
+use crate::framed::{FramedReader, MAX_LINE_BYTES};
+use crate::http::{Era, HttpClient, HttpError, ReplyItem};
+use crate::sse::SsePayload;
+use crate::stdio::Frame;
+
+/// Outcome of one request as the client saw it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// A `result` arrived.
+    Ok,
+    /// An `error` arrived.
+    Error(ErrorObject),
+    /// The connection closed first (stdio end of stream, a read error, an
+    /// HTTP transport error, or an HTTP exchange that ended without the answer).
+    Closed,
+}
+
+/// For people: `error -32601 "Method not found"` (with ` data {…}` when
+/// present), `a result`, or `the connection closed`.
+impl std::fmt::Display for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Outcome::Ok => f.write_str("a result"),
+            Outcome::Error(e) => write!(f, "error {e}"),
+            Outcome::Closed => f.write_str("the connection closed"),
+        }
+    }
+}
+
+/// What a request's receiver gets: the outcome and the whole reply message
+/// (`Value::Null` when [`Outcome::Closed`]).
+pub type Answer = (Outcome, Value);
+
+/// A session call failed.
+#[derive(Debug, thiserror::Error)]
+#[error("{method} (request id {id}): {kind}")]
+pub struct SessionError {
+    /// What went wrong.
+    pub kind: SessionErrorKind,
+    /// The method of the request.
+    pub method: String,
+    /// The id the request was sent with.
+    pub id: u64,
+}
+
+/// Kind of a [`SessionError`].
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SessionErrorKind {
+    /// The connection closed before the answer came; the transport error
+    /// that closed it, if any (a read error, an HTTP failure).
+    #[error("the connection closed before the answer{}", .0.as_ref().map(|e| format!(" ({e})")).unwrap_or_default())]
+    Closed(Option<String>),
+    /// No answer within the time given, in ms (a `notifications/cancelled`
+    /// was sent for the request).
+    #[error("no answer in {ms} ms")]
+    Timeout {
+        /// The time limit, ms.
+        ms: u64,
+    },
+    /// A handshake request was answered with an error.
+    #[error("answered error {0}")]
+    Refused(ErrorObject),
+    /// The `initialize` result has no `protocolVersion` string (MCP
+    /// 2025-11-25, Basic › Lifecycle › Version Negotiation).
+    #[error("the initialize result has no protocolVersion string")]
+    NoProtocolVersion,
+}
+
+/// One thing that crossed the wire, shown to an [`Observer`].
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum WireEvent<'a> {
+    /// A line about to be written to a line stream (without its `\n`).
+    LineOut(&'a [u8]),
+    /// A frame read from a line stream (message, noise, or too-long marker).
+    LineIn(&'a Frame),
+    /// An HTTP POST about to be sent: its headers (lowercase names) and body.
+    PostSent {
+        /// Exchange number on this session, from the client's count at start.
+        exchange: u64,
+        /// The headers that are sent.
+        headers: &'a [(String, String)],
+        /// The JSON-RPC message.
+        body: &'a str,
+    },
+    /// The status and headers of a POST's response, before its body.
+    PostHead {
+        /// Exchange number.
+        exchange: u64,
+        /// HTTP status.
+        status: u16,
+        /// Response headers (lowercase names).
+        headers: &'a [(String, String)],
+    },
+    /// One body item of a POST's response (JSON body, SSE event, other body).
+    PostItem {
+        /// Exchange number.
+        exchange: u64,
+        /// The item.
+        item: &'a ReplyItem,
+    },
+    /// The session stopped reading a POST's response (its end, or the
+    /// request's answer arrived): `items` body items were seen.
+    PostEnd {
+        /// Exchange number.
+        exchange: u64,
+        /// Body items seen.
+        items: usize,
+    },
+    /// A `DELETE` ending the 2025-era session, about to be sent.
+    DeleteSent {
+        /// Exchange number.
+        exchange: u64,
+        /// The headers sent (`mcp-session-id`, `mcp-protocol-version`).
+        headers: &'a [(String, String)],
+    },
+    /// The status answering the `DELETE`.
+    DeleteStatus {
+        /// Exchange number.
+        exchange: u64,
+        /// HTTP status.
+        status: u16,
+    },
+}
+
+/// Sees every [`WireEvent`] of a session, synchronously, in wire order per
+/// direction (a recorder writes its transcript from them).
+pub trait Observer: Send + Sync {
+    /// Called for each event, before the bytes are sent or right after they arrived.
+    fn observe(&self, event: WireEvent<'_>);
+}
+
+/// How to open the session ([`Session::handshake`]).
+#[derive(Debug, Clone)]
+pub struct Handshake {
+    /// `server/discover` params to try first (2026-07-28 era); `None` starts
+    /// with `initialize`.
+    pub discover: Option<Value>,
+    /// The revision the discovery asks for: sent as `MCP-Protocol-Version`
+    /// during the probe over HTTP, and the probe counts as successful only
+    /// if the result's `supportedVersions` lists it. `None`: any result counts.
+    pub version: Option<Revision>,
+    /// `initialize` params: the handshake itself, or the fallback after a
+    /// failed discovery.
+    pub initialize: Value,
+    /// Time limit of each handshake request.
+    pub timeout: Duration,
+}
+
+/// How the handshake went.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Handshook {
+    /// `"server/discover"` or `"initialize"`: the request that opened the session.
+    pub method: &'static str,
+    /// The revision in use: the discovered one, or `initialize`'s negotiated
+    /// `protocolVersion`. `None` after a discovery with no [`Handshake::version`].
+    pub protocol_version: Option<Revision>,
+    /// `server/discover` was tried and failed, so `initialize` was used.
+    pub fell_back: bool,
+    /// The `result` of the request that opened the session.
+    pub result: Value,
+}
+
+#[derive(Default)]
+struct State {
+    pending: HashMap<String, oneshot::Sender<Answer>>,
+    /// Cancelled requests still awaited (key → true once a late answer came).
+    cancelled: HashMap<String, bool>,
+    late: u64,
+    unknown: u64,
+    server_requests: u64,
+    answered: Vec<String>,
+    invalid: u64,
+    closed: bool,
+    transport_error: Option<String>,
+}
+
+enum Out {
+    /// A message, `\n`-terminated; its method (requests and notifications)
+    /// and id key (requests).
+    Msg {
+        bytes: Vec<u8>,
+        method: Option<String>,
+        id: Option<String>,
+    },
+    /// `notifications/cancelled` for request `id` (key), `\n`-terminated.
+    Cancel { bytes: Vec<u8>, id: String },
+    /// Set or clear the HTTP `MCP-Protocol-Version` (and era).
+    SetVersion(Option<String>),
+    /// End the session: stdio closes the stream, HTTP sends `DELETE`.
+    Close(oneshot::Sender<()>),
+}
+
+struct Shared {
+    state: Mutex<State>,
+    observer: Option<Arc<dyn Observer>>,
+    out: mpsc::WeakUnboundedSender<Out>,
+}
+
+impl Shared {
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn observe(&self, e: WireEvent<'_>) {
+        if let Some(o) = &self.observer {
+            o.observe(e);
+        }
+    }
+
+    fn send(&self, out: Out) {
+        if let Some(tx) = self.out.upgrade() {
+            let _ = tx.send(out);
+        }
+    }
+
+    /// Handles one received message; returns the id key it answered, if any.
+    fn dispatch(&self, bytes: &[u8]) -> Option<String> {
+        let msg = match jsonrpc::parse_message(bytes) {
+            Ok(m) => m,
+            Err(_) => {
+                self.lock().invalid += 1;
+                return None;
+            }
+        };
+        let (key, outcome) = match &msg {
+            Message::Request(r) => {
+                let answer = answer_server_request(&r.id, &r.method);
+                {
+                    let mut s = self.lock();
+                    s.server_requests += 1;
+                    s.answered.push(r.method.clone());
+                }
+                self.send(Out::Msg {
+                    bytes: line(&answer.to_json()),
+                    method: None,
+                    id: None,
+                });
+                return None;
+            }
+            Message::Notification(_) => return None,
+            Message::Response(r) => (Some(r.id.to_string()), Outcome::Ok),
+            Message::Error(e) => (
+                e.id.as_ref().map(ToString::to_string),
+                Outcome::Error(e.error.clone()),
+            ),
+        };
+        let mut s = self.lock();
+        let Some(key) = key else {
+            s.unknown += 1; // an error for no id: nothing to pair it with
+            return None;
+        };
+        if let Some(tx) = s.pending.remove(&key) {
+            let _ = tx.send((outcome, msg.to_value()));
+            return Some(key);
+        }
+        if let Some(seen) = s.cancelled.get_mut(&key) {
+            if !*seen {
+                *seen = true;
+                s.late += 1;
+            }
+        } else {
+            s.unknown += 1;
+        }
+        None
+    }
+
+    /// The HTTP exchange of request `key` ended without its answer.
+    fn exchange_unanswered(&self, key: &str, status: u16) {
+        let Some(tx) = self.lock().pending.remove(key) else {
+            return;
+        };
+        if status >= 400 {
+            // A non-JSON-RPC HTTP error (e.g. 400 for an unknown session) answers the request.
+            let error = ErrorObject {
+                code: 0,
+                message: format!("HTTP {status}"),
+                data: None,
+            };
+            let id = serde_json::from_str::<Value>(key)
+                .ok()
+                .and_then(|v| RequestId::from_value(&v).ok());
+            let msg = Message::Error(ErrorResponse {
+                id,
+                error: error.clone(),
+            });
+            let _ = tx.send((Outcome::Error(error), msg.to_value()));
+        } else {
+            let _ = tx.send((Outcome::Closed, Value::Null));
+        }
+    }
+
+    /// The connection is gone: every pending request gets [`Outcome::Closed`].
+    fn close_all(&self, error: Option<String>) {
+        let mut s = self.lock();
+        s.closed = true;
+        if s.transport_error.is_none() {
+            s.transport_error = error;
+        }
+        for (_, tx) in s.pending.drain() {
+            let _ = tx.send((Outcome::Closed, Value::Null));
+        }
+    }
+}
+
+/// The answer mcptape gives to a server-to-client request: `ping` → `{}`,
+/// anything else → `-32601` (no client capability was declared).
+fn answer_server_request(id: &RequestId, method: &str) -> Message {
+    if method == method::PING {
+        Message::Response(Response {
+            id: id.clone(),
+            result: json!({}),
+        })
+    } else {
+        Message::Error(ErrorResponse {
+            id: Some(id.clone()),
+            error: ErrorObject {
+                code: METHOD_NOT_FOUND,
+                message: format!(
+                    "Method not found: mcptape declared no client capability for `{method}`"
+                ),
+                data: None,
+            },
+        })
+    }
+}
+
+fn line(text: &str) -> Vec<u8> {
+    let mut b = Vec::with_capacity(text.len() + 1);
+    b.extend_from_slice(text.as_bytes());
+    b.push(b'\n');
+    b
+}
+
+fn message(method: &str, id: Option<u64>, params: &Value) -> String {
+    let mut msg = json!({"jsonrpc": "2.0"});
+    if let Some(id) = id {
+        msg["id"] = json!(id);
+    }
+    msg["method"] = json!(method);
+    if !params.is_null() {
+        msg["params"] = params.clone();
+    }
+    msg.to_string()
+}
+
+/// One MCP client session (see the module docs). Cheap to share behind an
+/// `Arc`: every method takes `&self`.
+pub struct Session {
+    out: mpsc::UnboundedSender<Out>,
+    shared: Arc<Shared>,
+    next_id: AtomicU64,
+    tasks: Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("next_id", &self.next_id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Session {
+    fn start(observer: Option<Arc<dyn Observer>>) -> (Self, mpsc::UnboundedReceiver<Out>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let shared = Arc::new(Shared {
+            state: Mutex::default(),
+            observer,
+            out: tx.downgrade(),
+        });
+        (
+            Session {
+                out: tx,
+                shared,
+                next_id: AtomicU64::new(1),
+                tasks: Mutex::default(),
+            },
+            rx,
+        )
+    }
+
+    /// A session over a newline-delimited stream: `r` from the server (framed
+    /// by [`FramedReader`] with [`MAX_LINE_BYTES`]), `w` to it. Starts a
+    /// reader and a writer task (needs a tokio runtime).
+    pub fn over<R, W>(r: R, w: W) -> Session
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        Self::over_observed(r, w, None)
+    }
+
+    /// [`Session::over`] with an [`Observer`] of every line sent and frame read.
+    pub fn over_observed<R, W>(r: R, w: W, observer: Option<Arc<dyn Observer>>) -> Session
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let (s, mut rx) = Self::start(observer);
+        let sh = s.shared.clone();
+        let writer = tokio::spawn(async move {
+            let mut w = w;
+            while let Some(o) = rx.recv().await {
+                let bytes = match o {
+                    Out::Msg { bytes, .. } | Out::Cancel { bytes, .. } => bytes,
+                    Out::SetVersion(_) => continue,
+                    Out::Close(ack) => {
+                        let _ = w.shutdown().await;
+                        let _ = ack.send(());
+                        return;
+                    }
+                };
+                sh.observe(WireEvent::LineOut(&bytes[..bytes.len() - 1]));
+                if let Err(e) = async {
+                    w.write_all(&bytes).await?;
+                    w.flush().await
+                }
+                .await
+                {
+                    let mut st = sh.lock();
+                    if st.transport_error.is_none() {
+                        st.transport_error = Some(format!("write failed: {e}"));
+                    }
+                    break;
+                }
+            }
+            let _ = w.shutdown().await;
+        });
+        let sh = s.shared.clone();
+        let reader = tokio::spawn(async move {
+            let mut r = FramedReader::new(r, MAX_LINE_BYTES);
+            let mut error = None;
+            loop {
+                match r.next().await {
+                    Ok(Some(frame)) => {
+                        sh.observe(WireEvent::LineIn(&frame));
+                        if let Frame::Message(b) = &frame {
+                            sh.dispatch(b);
+                        }
+                    }
+                    Ok(None) => break,
+                    // Not end of stream: remembered; the reader then yields
+                    // the line it held and ends.
+                    Err(e) => error = Some(e.to_string()),
+                }
+            }
+            sh.close_all(error);
+        });
+        s.tasks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .extend([writer, reader]);
+        s
+    }
+
+    /// A session over Streamable HTTP with `client` (both eras; see
+    /// [`HttpClient`]). `initialize`, `server/discover` and notifications
+    /// are POSTed in order, one at a time; other requests and answers
+    /// concurrently. A transport error (connection refused, reset…) closes the
+    /// session at once ([`Session::transport_error`]); HTTP error statuses do
+    /// not: a JSON-RPC body answers its request, and an error status without
+    /// one answers it with error code `0`, message `HTTP <status>`.
+    pub fn http(client: HttpClient, observer: Option<Arc<dyn Observer>>) -> Session {
+        let (s, rx) = Self::start(observer);
+        let driver = tokio::spawn(http_driver(client, rx, s.shared.clone()));
+        s.tasks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(driver);
+        s
+    }
+
+    /// Sends a request with the next integer id; returns the id and a
+    /// receiver for its [`Answer`] (at once [`Outcome::Closed`] on a closed session).
+    pub fn request(&self, method: &str, params: &Value) -> (u64, oneshot::Receiver<Answer>) {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let key = RequestId::Number(i64::try_from(id).unwrap_or(i64::MAX)).to_string();
+        let (tx, rx) = oneshot::channel();
+        {
+            let mut s = self.shared.lock();
+            if s.closed {
+                let _ = tx.send((Outcome::Closed, Value::Null));
+                return (id, rx);
+            }
+            s.pending.insert(key.clone(), tx);
+        }
+        let _ = self.out.send(Out::Msg {
+            bytes: line(&message(method, Some(id), params)),
+            method: Some(method.to_owned()),
+            id: Some(key),
+        });
+        (id, rx)
+    }
+
+    /// Sends a request and waits up to `timeout` for its answer; on timeout
+    /// the request is cancelled ([`Session::cancel`]).
+    ///
+    /// # Errors
+    /// [`SessionErrorKind::Closed`], [`SessionErrorKind::Timeout`]. An error
+    /// answer is not an error here: it is [`Outcome::Error`].
+    pub async fn call(
+        &self,
+        method: &str,
+        params: &Value,
+        timeout: Duration,
+    ) -> Result<Answer, SessionError> {
+        let (id, rx) = self.request(method, params);
+        let err = |kind| SessionError {
+            kind,
+            method: method.to_owned(),
+            id,
+        };
+        match tokio::time::timeout(timeout, rx).await {
+            Ok(Ok((Outcome::Closed, _)) | Err(_)) => {
+                Err(err(SessionErrorKind::Closed(self.transport_error())))
+            }
+            Ok(Ok(answer)) => Ok(answer),
+            Err(_) => {
+                self.cancel(id, "mcptape: timeout");
+                self.abandon(id);
+                Err(err(SessionErrorKind::Timeout {
+                    ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+                }))
+            }
+        }
+    }
+
+    /// Sends a notification (`params` omitted when null).
+    pub fn notify(&self, method: &str, params: &Value) {
+        let _ = self.out.send(Out::Msg {
+            bytes: line(&message(method, None, params)),
+            method: Some(method.to_owned()),
+            id: None,
+        });
+    }
+
+    /// Sets (`Some`) or clears the `MCP-Protocol-Version` an HTTP session
+    /// sends (a 2026-07-28-or-later revision selects the stateless era);
+    /// applied in order with the messages. Nothing on a line stream.
+    pub fn set_protocol_version(&self, version: Option<&str>) {
+        let _ = self.out.send(Out::SetVersion(version.map(str::to_owned)));
+    }
+
+    /// Opens the session: `server/discover` first when
+    /// [`Handshake::discover`] is given, falling back to `initialize` (then
+    /// `notifications/initialized`) when it is answered with an error or its
+    /// `supportedVersions` lacks [`Handshake::version`]. Over HTTP the
+    /// negotiated revision is sent as `MCP-Protocol-Version` afterwards.
+    ///
+    /// # Errors
+    /// [`SessionErrorKind::Closed`], [`SessionErrorKind::Timeout`];
+    /// [`SessionErrorKind::Refused`] when `initialize` is answered with an
+    /// error; [`SessionErrorKind::NoProtocolVersion`].
+    pub async fn handshake(&self, hs: &Handshake) -> Result<Handshook, SessionError> {
+        let mut fell_back = false;
+        if let Some(params) = &hs.discover {
+            if let Some(v) = &hs.version {
+                self.set_protocol_version(Some(v.as_str()));
+            }
+            let (outcome, msg) = self
+                .call(method::SERVER_DISCOVER, params, hs.timeout)
+                .await?;
+            if outcome == Outcome::Ok {
+                let result = msg.get("result").cloned().unwrap_or(Value::Null);
+                let listed = match &hs.version {
+                    None => true,
+                    Some(v) => supported_versions(&result).is_some_and(|l| l.contains(v)),
+                };
+                if listed {
+                    return Ok(Handshook {
+                        method: method::SERVER_DISCOVER,
+                        protocol_version: hs.version.clone(),
+                        fell_back: false,
+                        result,
+                    });
+                }
+            }
+            self.set_protocol_version(None);
+            fell_back = true;
+        }
+        let (id, rx) = self.request(method::INITIALIZE, &hs.initialize);
+        let err = |kind| SessionError {
+            kind,
+            method: method::INITIALIZE.to_owned(),
+            id,
+        };
+        let msg = match tokio::time::timeout(hs.timeout, rx).await {
+            Ok(Ok((Outcome::Ok, msg))) => msg,
+            Ok(Ok((Outcome::Error(e), _))) => return Err(err(SessionErrorKind::Refused(e))),
+            Ok(_) => return Err(err(SessionErrorKind::Closed(self.transport_error()))),
+            Err(_) => {
+                self.cancel(id, "mcptape: timeout");
+                self.abandon(id);
+                return Err(err(SessionErrorKind::Timeout {
+                    ms: u64::try_from(hs.timeout.as_millis()).unwrap_or(u64::MAX),
+                }));
+            }
+        };
+        let result = msg.get("result").cloned().unwrap_or(Value::Null);
+        let version = result
+            .get("protocolVersion")
+            .and_then(Value::as_str)
+            .map(Revision::new)
+            .ok_or_else(|| err(SessionErrorKind::NoProtocolVersion))?;
+        self.set_protocol_version(Some(version.as_str()));
+        self.notify(method::NOTIFICATIONS_INITIALIZED, &Value::Null);
+        Ok(Handshook {
+            method: method::INITIALIZE,
+            protocol_version: Some(version),
+            fell_back,
+            result,
+        })
+    }
+
+    /// Cancels request `id` the way of the transport (see the module docs)
+    /// and moves it from pending to cancelled (a later answer is counted as
+    /// late). Returns false, sending nothing, when its answer already arrived
+    /// (that answer is then counted as late).
+    pub fn cancel(&self, id: u64, reason: &str) -> bool {
+        let key = RequestId::Number(i64::try_from(id).unwrap_or(i64::MAX)).to_string();
+        {
+            let mut s = self.shared.lock();
+            if s.pending.remove(&key).is_none() {
+                s.late += 1;
+                return false;
+            }
+            s.cancelled.insert(key.clone(), false);
+        }
+        let bytes = line(&message(
+            method::NOTIFICATIONS_CANCELLED,
+            None,
+            &json!({"requestId": id, "reason": reason}),
+        ));
+        let _ = self.out.send(Out::Cancel { bytes, id: key });
+        true
+    }
+
+    /// Stops waiting for cancelled request `id`; returns true if it never answered.
+    pub fn abandon(&self, id: u64) -> bool {
+        let key = RequestId::Number(i64::try_from(id).unwrap_or(i64::MAX)).to_string();
+        self.shared
+            .lock()
+            .cancelled
+            .remove(&key)
+            .is_some_and(|seen| !seen)
+    }
+
+    /// True once the connection is gone (stdio end of stream or read error,
+    /// HTTP transport error, [`Session::close`]).
+    pub fn is_closed(&self) -> bool {
+        self.shared.lock().closed
+    }
+
+    /// The transport error that closed (or disturbed) the session, if any:
+    /// a read or write failure, an HTTP transport error.
+    pub fn transport_error(&self) -> Option<String> {
+        self.shared.lock().transport_error.clone()
+    }
+
+    /// Messages from the server that the strict parser
+    /// ([`mcptape_wire::jsonrpc::parse_message`]) rejected (not JSON-RPC 2.0:
+    /// `"id": 1.5`, duplicate keys, a batch...); they answer nothing.
+    pub fn invalid_messages(&self) -> u64 {
+        self.shared.lock().invalid
+    }
+
+    /// Responses that arrived after their request was cancelled.
+    pub fn late_responses(&self) -> u64 {
+        self.shared.lock().late
+    }
+
+    /// Responses whose id matched nothing sent, and server requests answered.
+    pub fn unexpected(&self) -> (u64, u64) {
+        let s = self.shared.lock();
+        (s.unknown, s.server_requests)
+    }
+
+    /// Methods of the server-to-client requests answered, in order.
+    pub fn answered_server_requests(&self) -> Vec<String> {
+        self.shared.lock().answered.clone()
+    }
+
+    /// Ends the session: a line stream is closed (the server sees end of
+    /// input), an HTTP 2025-era session is ended with `DELETE`; then waits
+    /// up to `wait` for the session's tasks (a stdio reader ends at the
+    /// server's end of stream).
+    pub async fn close(&self, wait: Duration) {
+        let (tx, rx) = oneshot::channel();
+        if self.out.send(Out::Close(tx)).is_ok() {
+            let _ = tokio::time::timeout(wait, rx).await;
+        }
+        let tasks = std::mem::take(&mut *self.tasks.lock().unwrap_or_else(|p| p.into_inner()));
+        for t in tasks {
+            let _ = tokio::time::timeout(wait, t).await;
+        }
+        self.shared.close_all(None);
+    }
+}
+
+type Inflight = Arc<Mutex<HashMap<String, tokio::task::AbortHandle>>>;
+
+async fn http_driver(
+    mut client: HttpClient,
+    mut rx: mpsc::UnboundedReceiver<Out>,
+    sh: Arc<Shared>,
+) {
+    let exchanges = Arc::new(AtomicU64::new(client.exchanges()));
+    let inflight: Inflight = Arc::default();
+    while let Some(o) = rx.recv().await {
+        match o {
+            Out::SetVersion(Some(v)) => client.set_protocol_version(v),
+            Out::SetVersion(None) => client.clear_protocol_version(),
+            Out::Close(ack) => {
+                for (_, h) in inflight.lock().unwrap_or_else(|p| p.into_inner()).drain() {
+                    h.abort();
+                }
+                delete_session(&mut client, &exchanges, &sh).await;
+                let _ = ack.send(());
+                break;
+            }
+            _ if sh.lock().closed => {} // a transport error ended the session
+            Out::Cancel { bytes, id } => {
+                if let Some(h) = inflight
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .remove(&id)
+                {
+                    h.abort(); // closes the request's stream
+                }
+                if client.era() == Era::Session {
+                    let n = exchanges.fetch_add(1, Ordering::Relaxed);
+                    post_or_close(&mut client, n, &bytes, None, &sh).await;
+                }
+            }
+            Out::Msg { bytes, method, id } => {
+                let n = exchanges.fetch_add(1, Ordering::Relaxed);
+                // Notifications and handshake requests in order (the
+                // session id and version they settle apply to what follows);
+                // requests and answers to server requests concurrently.
+                let in_order = (id.is_none() && method.is_some())
+                    || method
+                        .as_deref()
+                        .is_some_and(|m| method::HANDSHAKES.contains(&m));
+                if in_order {
+                    post_or_close(&mut client, n, &bytes, id.as_deref(), &sh).await;
+                    continue;
+                }
+                let (mut c, sh2, inf) = (client.clone(), sh.clone(), inflight.clone());
+                let key = id.clone();
+                let h = tokio::spawn(async move {
+                    post_or_close(&mut c, n, &bytes, key.as_deref(), &sh2).await;
+                    if let Some(k) = key {
+                        inf.lock().unwrap_or_else(|p| p.into_inner()).remove(&k);
+                    }
+                });
+                if let Some(k) = id {
+                    inflight
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .insert(k, h.abort_handle());
+                }
+            }
+        }
+    }
+}
+
+/// POSTs one message; a transport error closes the session.
+async fn post_or_close(
+    client: &mut HttpClient,
+    n: u64,
+    bytes: &[u8],
+    id: Option<&str>,
+    sh: &Shared,
+) {
+    let text = std::str::from_utf8(&bytes[..bytes.len() - 1]).unwrap_or_default();
+    if let Err(e) = post_one(client, n, text, id, sh).await {
+        sh.close_all(Some(format!("HTTP: {}", e.kind)));
+    }
+}
+
+async fn post_one(
+    client: &mut HttpClient,
+    n: u64,
+    text: &str,
+    id: Option<&str>,
+    sh: &Shared,
+) -> Result<(), HttpError> {
+    let headers = client.post_headers(text);
+    sh.observe(WireEvent::PostSent {
+        exchange: n,
+        headers: &headers,
+        body: text,
+    });
+    let mut resp = client.send(text).await?;
+    let status = resp.status;
+    sh.observe(WireEvent::PostHead {
+        exchange: n,
+        status,
+        headers: &resp.headers,
+    });
+    let mut items = 0;
+    while let Some(item) = resp.next_item().await {
+        let item = item?;
+        items += 1;
+        sh.observe(WireEvent::PostItem {
+            exchange: n,
+            item: &item,
+        });
+        let answered = match &item {
+            ReplyItem::Json(s) => sh.dispatch(s.as_bytes()),
+            ReplyItem::Event(ev) => match ev.payload() {
+                SsePayload::JsonRpc(s) => sh.dispatch(s.as_bytes()),
+                SsePayload::Other(_) => None,
+            },
+            ReplyItem::Other(_) => None,
+        };
+        if answered.is_some() && answered.as_deref() == id {
+            break; // the request's answer: stop reading this stream
+        }
+    }
+    sh.observe(WireEvent::PostEnd { exchange: n, items });
+    if let Some(id) = id {
+        sh.exchange_unanswered(id, status);
+    }
+    Ok(())
+}
+
+/// Ends a 2025-era session with `DELETE` (nothing without a session).
+async fn delete_session(client: &mut HttpClient, exchanges: &AtomicU64, sh: &Shared) {
+    let Some(sid) = client.session_id().map(str::to_owned) else {
+        return;
+    };
+    let n = exchanges.fetch_add(1, Ordering::Relaxed);
+    let mut headers = vec![(header::SESSION_ID.to_owned(), sid)];
+    if let Some(v) = client.protocol_version() {
+        headers.push((header::PROTOCOL_VERSION.to_owned(), v.to_owned()));
+    }
+    sh.observe(WireEvent::DeleteSent {
+        exchange: n,
+        headers: &headers,
+    });
+    if let Ok(Some(status)) = client.delete_session().await {
+        sh.observe(WireEvent::DeleteStatus {
+            exchange: n,
+            status,
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The server side of a duplex: lines the session wrote, and a writer to answer.
+    fn pair() -> (
+        Session,
+        FramedReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>,
+        tokio::io::WriteHalf<tokio::io::DuplexStream>,
+    ) {
+        let (a, b) = tokio::io::duplex(1 << 16);
+        let (ar, aw) = tokio::io::split(a);
+        let (br, bw) = tokio::io::split(b);
+        (
+            Session::over(ar, aw),
+            FramedReader::new(br, MAX_LINE_BYTES),
+            bw,
+        )
+    }
+
+    async fn next_msg(r: &mut FramedReader<impl AsyncRead + Unpin>) -> Value {
+        match r.next().await.unwrap() {
+            Some(Frame::Message(b)) => serde_json::from_slice(&b).unwrap(),
+            other => panic!("expected a message, got {other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn ids_match_as_raw_json_text_string_one_is_not_number_one() {
+        let (s, mut r, mut w) = pair();
+        let (id, rx) = s.request("resources/read", &json!({"uri": "x://a"}));
+        assert_eq!(id, 1);
+        let sent = next_msg(&mut r).await;
+        assert_eq!(sent["id"], json!(1));
+        w.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":\"1\",\"result\":{}}\n{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"contents\":[]}}\n")
+            .await
+            .unwrap();
+        let (o, msg) = rx.await.unwrap();
+        assert_eq!(o, Outcome::Ok);
+        assert_eq!(msg["result"], json!({"contents": []}));
+        assert_eq!(
+            s.unexpected(),
+            (1, 0),
+            "the string id \"1\" answered nothing"
+        );
+    }
+
+    #[tokio::test]
+    async fn server_requests_get_method_not_found_except_ping() {
+        let (s, mut r, mut w) = pair();
+        w.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"roots/list\"}\n{\"jsonrpc\":\"2.0\",\"id\":\"p\",\"method\":\"ping\"}\n{\"jsonrpc\":\"2.0\",\"method\":\"notifications/x\"}\n")
+            .await
+            .unwrap();
+        let a = next_msg(&mut r).await;
+        assert_eq!(a["id"], json!(7));
+        assert_eq!(a["error"]["code"], json!(METHOD_NOT_FOUND));
+        let p = next_msg(&mut r).await;
+        assert_eq!(
+            (p["id"].clone(), p["result"].clone()),
+            (json!("p"), json!({}))
+        );
+        assert_eq!(s.answered_server_requests(), ["roots/list", "ping"]);
+        assert_eq!(s.unexpected(), (0, 2));
+    }
+
+    #[tokio::test]
+    async fn cancel_on_a_line_stream_sends_notifications_cancelled_and_counts_late() {
+        let (s, mut r, mut w) = pair();
+        let (id, _rx) = s.request("resources/read", &json!({"uri": "x://slow"}));
+        let _ = next_msg(&mut r).await;
+        assert!(s.cancel(id, "deadline"));
+        let c = next_msg(&mut r).await;
+        assert_eq!(c["method"], json!("notifications/cancelled"));
+        assert_eq!(c["params"], json!({"requestId": 1, "reason": "deadline"}));
+        w.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n")
+            .await
+            .unwrap();
+        // The late answer is counted once the reader saw it.
+        for _ in 0..100 {
+            if s.late_responses() == 1 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        assert_eq!(s.late_responses(), 1);
+        assert!(!s.abandon(id), "it did answer, late");
+    }
+
+    #[tokio::test]
+    async fn handshake_falls_back_from_discover_to_initialize_for_a_2025_peer() {
+        let (s, mut r, mut w) = pair();
+        let server = tokio::spawn(async move {
+            let d = next_msg(&mut r).await;
+            assert_eq!(d["method"], json!("server/discover"));
+            w.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32601,\"message\":\"Method not found\"}}\n").await.unwrap();
+            let i = next_msg(&mut r).await;
+            assert_eq!(i["method"], json!("initialize"));
+            assert_eq!(i["id"], json!(2));
+            w.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"serverInfo\":{\"name\":\"t\",\"version\":\"1\"}}}\n").await.unwrap();
+            let n = next_msg(&mut r).await;
+            assert_eq!(
+                n,
+                json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
+            );
+        });
+        let hs = s
+            .handshake(&Handshake {
+                discover: Some(json!({})),
+                version: Some(Revision::V2026_07_28),
+                initialize: json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+                timeout: Duration::from_secs(5),
+            })
+            .await
+            .unwrap();
+        assert_eq!(hs.method, "initialize");
+        assert!(hs.fell_back);
+        assert_eq!(hs.protocol_version, Some(Revision::V2025_06_18));
+        server.await.unwrap();
+    }
+
+    /// A reader that fails after its data: the session is closed with the
+    /// error, not as if the server had ended its output.
+    struct Broken(Option<Vec<u8>>);
+
+    impl AsyncRead for Broken {
+        fn poll_read(
+            mut self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+            buf: &mut tokio::io::ReadBuf<'_>,
+        ) -> std::task::Poll<std::io::Result<()>> {
+            match self.0.take() {
+                Some(d) => {
+                    buf.put_slice(&d);
+                    std::task::Poll::Ready(Ok(()))
+                }
+                None => std::task::Poll::Ready(Err(std::io::Error::other("EIO"))),
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn read_error_closes_the_session_as_an_error_not_as_eof() {
+        // The reply to id 1 has no trailing newline and is followed by a read error.
+        let r = Broken(Some(
+            b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}".to_vec(),
+        ));
+        let s = Session::over(r, tokio::io::sink());
+        let a = s.call("ping", &Value::Null, Duration::from_secs(5)).await;
+        assert_eq!(
+            a.unwrap().0,
+            Outcome::Ok,
+            "the held last line still answers"
+        );
+        let e = s
+            .call("ping", &Value::Null, Duration::from_secs(5))
+            .await
+            .unwrap_err();
+        match e.kind {
+            SessionErrorKind::Closed(Some(why)) => assert!(why.contains("EIO"), "{why}"),
+            k => panic!("expected Closed with the read error, got {k:?}"),
+        }
+    }
+}
