@@ -9,7 +9,9 @@
 //! xorshift bytes), i.e. 40 × 4,000,000 = 160,000,000 base64 characters in one
 //! record line.
 //!
-//! Usage: `cargo run --release -p mcptape-check --example directory_read -- OUT.jsonl [ENTRIES] [BYTES]`
+//! Usage: `cargo run --release -p mcptape-check --example directory_read -- OUT.jsonl [ENTRIES] [BYTES]`;
+//! `... -- --memcpy FILE` prints the memcpy baseline for FILE (GB/s, into a
+//! pre-faulted buffer and into a fresh one), for the figures beside `cat`.
 
 use std::io::Write as _;
 
@@ -17,9 +19,14 @@ use mcptape_wire::codec::base64::{Path, encode};
 
 fn main() -> std::io::Result<()> {
     let mut args = std::env::args().skip(1);
-    let out = args.next().unwrap_or_else(|| "directory-read.jsonl".to_owned());
+    let out = args
+        .next()
+        .unwrap_or_else(|| "directory-read.jsonl".to_owned());
     let entries: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(40);
-    let bytes: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(3_000_000);
+    let bytes: usize = args
+        .next()
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(3_000_000);
     let mut f = std::io::BufWriter::new(std::fs::File::create(&out)?);
     writeln!(
         f,

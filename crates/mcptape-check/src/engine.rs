@@ -282,7 +282,11 @@ fn check_message<'a>(
         }
         messages += 1;
         cx.contents = *contents;
-        let prefix = if batch { format!("/{k}") } else { String::new() };
+        let prefix = if batch {
+            format!("/{k}")
+        } else {
+            String::new()
+        };
         st.message(cx, place, dir, http, item, &prefix);
         cx.contents = None;
     }
@@ -293,16 +297,18 @@ fn check_message<'a>(
 /// records, the header as hint (precedence in
 /// [`mcptape_wire::protocol::RevisionDetector`]).
 fn detect_revision(records: &[RecordRef<'_>], header: Option<&str>) -> (Revision, RevisionSource) {
-    let observations = records.iter().filter_map(|r| match (r.message(), r.owned_event()) {
-        (Some((dir, msg, _)), _) => Some(mcptape_wire::protocol::Observation::Json(
-            mcptape_wire::protocol::Direction::from_client(dir == Direction::C2s),
-            msg,
-        )),
-        (None, Some(Event::Protocol { version })) => {
-            Some(mcptape_wire::protocol::Observation::ProtocolRecord(version))
-        }
-        _ => None,
-    });
+    let observations = records
+        .iter()
+        .filter_map(|r| match (r.message(), r.owned_event()) {
+            (Some((dir, msg, _)), _) => Some(mcptape_wire::protocol::Observation::Json(
+                mcptape_wire::protocol::Direction::from_client(dir == Direction::C2s),
+                msg,
+            )),
+            (None, Some(Event::Protocol { version })) => {
+                Some(mcptape_wire::protocol::Observation::ProtocolRecord(version))
+            }
+            _ => None,
+        });
     let d = mcptape_wire::protocol::detect_revision(observations, header);
     (d.revision, d.source)
 }
@@ -1041,7 +1047,10 @@ impl State {
                     place,
                     Some(id),
                     eptr.to_owned(),
-                    format!("contents entry is {}, not an object", e.found.with_article()),
+                    format!(
+                        "contents entry is {}, not an object",
+                        e.found.with_article()
+                    ),
                 ),
                 ContentsErrorKind::UriNotString => cx.push(
                     rules::CONTENTS_MISSING_URI,

@@ -32,7 +32,11 @@ pub fn check_engine(data: &[u8]) {
     let opts = Options::default();
     let a = check_bytes("fuzz.jsonl", data, &opts);
     let b = check_bytes("fuzz.jsonl", data, &opts);
-    assert_eq!(a.findings.len(), b.findings.len(), "check is not deterministic");
+    assert_eq!(
+        a.findings.len(),
+        b.findings.len(),
+        "check is not deterministic"
+    );
     for (x, y) in a.findings.iter().zip(&b.findings) {
         assert_eq!((x.rule, x.line, &x.pointer), (y.rule, y.line, &y.pointer));
     }
@@ -43,7 +47,11 @@ pub fn check_engine(data: &[u8]) {
         "findings out of order"
     );
     for f in &a.findings {
-        assert!(f.pointer.is_empty() || f.pointer.starts_with('/'), "pointer {:?}", f.pointer);
+        assert!(
+            f.pointer.is_empty() || f.pointer.starts_with('/'),
+            "pointer {:?}",
+            f.pointer
+        );
     }
     let lines = data.iter().filter(|&&b| b == b'\n').count() + 1;
     for lenient in [false, true] {

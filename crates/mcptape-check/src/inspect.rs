@@ -195,7 +195,9 @@ pub struct InspectReport {
 impl InspectReport {
     /// `true` when every line and result parsed (the CLI exits 0).
     pub fn clean(&self) -> bool {
-        self.bad_transcript.is_none() && self.summary.bad_lines == 0 && self.summary.bad_results == 0
+        self.bad_transcript.is_none()
+            && self.summary.bad_lines == 0
+            && self.summary.bad_results == 0
     }
 
     /// Read answers: parsed results, bad results and error responses.
@@ -248,7 +250,14 @@ impl InspectReport {
         let _ = writeln!(
             o,
             "summary: {} {unit}, {} messages, {} read results ({} entries), {} error responses, {} bad lines, {} bad results, {} media mismatches",
-            s.units, s.messages, s.results, s.entries, s.errors, s.bad_lines, s.bad_results, s.mismatches
+            s.units,
+            s.messages,
+            s.results,
+            s.entries,
+            s.errors,
+            s.bad_lines,
+            s.bad_results,
+            s.mismatches
         );
         o
     }
@@ -368,11 +377,9 @@ fn render_entry(o: &mut String, i: usize, e: &EntryReport) {
             "      sniffed   {} vs declared {}: {status}{}",
             e.sniffed.unwrap_or("(unknown)"),
             e.mime_type.as_deref().unwrap_or("(none)"),
-            e.defaulted_to
-                .as_ref()
-                .map_or(String::new(), |d| format!(
-                    "; bytes kept as bytes, {d} (defaulted)"
-                ))
+            e.defaulted_to.as_ref().map_or(String::new(), |d| format!(
+                "; bytes kept as bytes, {d} (defaulted)"
+            ))
         );
     }
     if e.data_uri_in_text {

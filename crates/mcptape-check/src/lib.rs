@@ -2,8 +2,9 @@
 //!
 //! Input: transcripts in the mcptape JSON Lines format (`mcptape-transcript`).
 //! Output: [`Finding`]s naming the file, record number, line, JSON-RPC id and
-//! RFC 6901 JSON pointer of the offending member, rendered as text, JSON or
-//! JUnit XML ([`output`]). Every rule has a stable id, a severity, a
+//! RFC 6901 JSON pointer of the offending member, rendered as text, JSON,
+//! JUnit XML ([`output`]) or SARIF 2.1.0 ([`sarif`]); a [`baseline`] of
+//! expected findings makes only new ones fail. Every rule has a stable id, a severity, a
 //! one-line summary, a source (spec revision + section, SEP or seed) and a
 //! long explanation ([`rules::RULES`]).
 //!
@@ -28,6 +29,7 @@
 //! assert_eq!(report.findings[0].pointer, "/result/contents");
 //! ```
 
+pub mod baseline;
 mod engine;
 #[doc(hidden)]
 pub mod fuzzing;
@@ -36,10 +38,12 @@ pub mod output;
 pub mod report;
 pub mod revision;
 pub mod rules;
+pub mod sarif;
 mod wireview;
 
 use std::path::{Path, PathBuf};
 
+pub use baseline::{Baseline, BaselineError, BaselineErrorKind, BaselineOutcome};
 pub use engine::{
     CACHEABLE_METHODS, DEFAULT_BLOB_THRESHOLD_BYTES, MAX_SPLIT_MESSAGE_LINES,
     META_PROTOCOL_VERSION, Options, check_bytes,

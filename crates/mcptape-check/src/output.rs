@@ -1,4 +1,4 @@
-//! Report formats: human text, JSON, JUnit XML.
+//! Report formats: human text, JSON, JUnit XML, SARIF 2.1.0 ([`crate::sarif`]).
 //!
 //! * human — one line per finding, `FILE:LINE: SEVERITY[RULE] MESSAGE (id ID, at POINTER)`,
 //!   a per-file header with the revision used, and a summary line.
@@ -26,6 +26,9 @@ pub enum Format {
     Json,
     /// JUnit XML for CI.
     Junit,
+    /// SARIF 2.1.0 for code scanning ([`crate::sarif`]; paths as named, no
+    /// baseline: use [`crate::sarif::render_with`] for those).
+    Sarif,
 }
 
 /// Renders `report` in `format`.
@@ -34,6 +37,7 @@ pub fn render(report: &Report, format: Format) -> String {
         Format::Human => human(report),
         Format::Json => json(report),
         Format::Junit => junit(report),
+        Format::Sarif => crate::sarif::sarif(report),
     }
 }
 

@@ -48,9 +48,18 @@ fn several_issues_in_one_entry_each_get_their_rule() {
     assert_eq!(
         check(&[REQ, resp]),
         vec![
-            ("contents-missing-uri".to_owned(), "/result/contents/0/uri".to_owned()),
-            ("read-result-malformed".to_owned(), "/result/contents/0/mimeType".to_owned()),
-            ("read-result-malformed".to_owned(), "/result/contents/1".to_owned()),
+            (
+                "contents-missing-uri".to_owned(),
+                "/result/contents/0/uri".to_owned()
+            ),
+            (
+                "read-result-malformed".to_owned(),
+                "/result/contents/0/mimeType".to_owned()
+            ),
+            (
+                "read-result-malformed".to_owned(),
+                "/result/contents/1".to_owned()
+            ),
         ]
     );
 }

@@ -19,10 +19,13 @@ fn read(name: &str) -> mcptape_transcript::Transcript {
 
 #[test]
 fn session_era_recording_replays_initialize_and_its_reads() {
-    let p = plan(&read("everything-http.jsonl")).unwrap();
+    let t = read("everything-http.jsonl");
+    let p = plan(&t).unwrap();
     assert_eq!(p.era, Era::Session);
     assert_eq!(p.protocol_version, "2025-11-25");
-    assert_eq!(p.url, "http://127.0.0.1:58443/mcp");
+    // The default target is the recorded server's URL.
+    assert_eq!(Some(&p.url), t.header.server.url.as_ref());
+    assert!(p.url.starts_with("http://127.0.0.1:"), "{}", p.url);
     let methods: Vec<&str> = p.handshake.iter().map(|s| s.method.as_str()).collect();
     assert_eq!(methods, ["initialize", "notifications/initialized"]);
     assert!(p.handshake[1].notification);

@@ -117,6 +117,8 @@ struct Shared {
     shutdown: tokio::sync::watch::Receiver<bool>,
     /// Tasks forwarding event streams.
     streams: std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    /// DNS-rebinding guard: foreign `Origin`/`Host` get 403 (not recorded, not forwarded).
+    guard: mcptape_transport::origin::LoopbackGuard,
 }
 
 /// A bound, not yet running, HTTP recording proxy.
@@ -176,6 +178,9 @@ impl HttpProxy {
         let listener = TcpListener::bind(listen)
             .await
             .map_err(|e| RecordError::io("listen socket", e))?;
+        let bound = listener
+            .local_addr()
+            .map_err(|e| RecordError::io("listen socket", e))?;
         let client = Client::builder(TokioExecutor::new()).build_http();
         let (stop, shutdown) = tokio::sync::watch::channel(false);
         let shared = Arc::new(Shared {
@@ -187,6 +192,7 @@ impl HttpProxy {
             body_limit,
             shutdown,
             streams: std::sync::Mutex::new(Vec::new()),
+            guard: mcptape_transport::origin::LoopbackGuard::new(bound, &[]),
         });
         Ok(HttpProxy {
             listener,
@@ -202,6 +208,14 @@ impl HttpProxy {
         self.listener
             .local_addr()
             .map_err(|e| RecordError::io("listen socket", e))
+    }
+
+    /// Also accepts these `Origin`s (`record --allow-origin`); loopback
+    /// origins are always accepted ([`mcptape_transport::origin`]).
+    pub fn allow_origins(&mut self, origins: &[String]) {
+        if let (Some(shared), Ok(addr)) = (Arc::get_mut(&mut self.shared), self.listener.local_addr()) {
+            shared.guard = mcptape_transport::origin::LoopbackGuard::new(addr, origins);
+        }
     }
 
     /// Number of HTTP exchanges proxied so far.
@@ -330,6 +344,19 @@ fn note(
 }
 
 async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<ProxyBody> {
+    // DNS rebinding (MCP 2025-11-25 "Transports" §Security Warning): checked
+    // before anything is recorded or forwarded.
+    let text = |n: header::HeaderName| {
+        req.headers()
+            .get(n)
+            .map(|v| v.to_str().unwrap_or("").to_owned())
+    };
+    if let Err(e) = shared
+        .guard
+        .check(text(header::ORIGIN).as_deref(), text(header::HOST).as_deref())
+    {
+        return text_response(StatusCode::FORBIDDEN, &format!("mcptape record: {e}"));
+    }
     let n = shared.exchanges.fetch_add(1, Ordering::Relaxed);
     let (parts, body) = req.into_parts();
     let method = parts.method.clone();

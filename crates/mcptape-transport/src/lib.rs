@@ -6,6 +6,8 @@
 //! * [`http`] — Streamable HTTP client for the 2025-06-18/2025-11-25 era
 //!   (`initialize`, `Mcp-Session-Id`) and the 2026-07-28 era (no session;
 //!   `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`; `server/discover`).
+//! * [`origin`] — the DNS-rebinding guard (`Origin`/`Host` check) of the
+//!   loopback listeners `serve --listen` and `record --listen` (sans-IO).
 //! * [`child`] — spawning a stdio server process and ending it gracefully.
 //! * [`framed`] — the one async framed reader over [`stdio::LineFramer`]
 //!   (delivers an unterminated last line at EOF; a read error is an error).
@@ -17,6 +19,7 @@ pub mod child;
 pub mod error;
 pub mod framed;
 pub mod http;
+pub mod origin;
 pub mod session;
 pub mod sse;
 pub mod stdio;

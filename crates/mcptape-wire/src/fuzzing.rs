@@ -305,11 +305,14 @@ mod tests {
     }
 }
 
+/// One accepted entry: `(uri, mimeType, Ok(text) or Err(decoded blob))`.
+pub type AcceptedEntry = (String, Option<String>, Result<String, Vec<u8>>);
+
 /// The class both `resources/read` validators must agree on for one input.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
     /// Accepted, with the entries as `(uri, mimeType, text or decoded blob)`.
-    Accepted(Vec<(String, Option<String>, Result<String, Vec<u8>>)>),
+    Accepted(Vec<AcceptedEntry>),
     /// Not strict JSON: a grammar-level kind and its byte offset.
     NotJson(&'static str, usize),
     /// Valid JSON, rejected inside `contents` entry `index` (shape or base64).
@@ -362,7 +365,7 @@ fn resources_verdict(data: &[u8]) -> Verdict {
 }
 
 fn codec_verdict(data: &[u8]) -> Verdict {
-    use crate::codec::{CodecErrorKind as C, Content, CodecPath, decode_read_result};
+    use crate::codec::{CodecErrorKind as C, CodecPath, Content, decode_read_result};
     match decode_read_result(CodecPath::Fused, data) {
         Ok(r) => Verdict::Accepted(
             r.entries()

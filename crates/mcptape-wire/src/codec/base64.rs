@@ -192,7 +192,11 @@ pub fn validate(path: Path, input: &[u8]) -> Result<(), Base64Error> {
         Path::Scalar => first_error(input).is_none(),
         Path::Simd => base64_simd::STANDARD.check(input).is_ok(),
     };
-    if ok { Ok(()) } else { Err(reference_error(input)) }
+    if ok {
+        Ok(())
+    } else {
+        Err(reference_error(input))
+    }
 }
 
 /// Decodes strict standard base64 with `path` into a fresh `Vec`.
@@ -306,7 +310,12 @@ mod tests {
                 assert_eq!(&got, want, "{path:?} {:?}", String::from_utf8_lossy(input));
                 // The in-place check (no decode) gives the same verdict on every path.
                 let checked = validate(path, input).err();
-                assert_eq!(&checked, want, "validate {path:?} {:?}", String::from_utf8_lossy(input));
+                assert_eq!(
+                    &checked,
+                    want,
+                    "validate {path:?} {:?}",
+                    String::from_utf8_lossy(input)
+                );
             }
         }
     }

@@ -795,7 +795,8 @@ impl<'a> Parser<'a, '_> {
                 return false;
             };
             let run = &rest[..n];
-            if run.iter().fold(false, |acc, &c| acc | (c < 0x20)) || std::str::from_utf8(run).is_err()
+            if run.iter().fold(false, |acc, &c| acc | (c < 0x20))
+                || std::str::from_utf8(run).is_err()
             {
                 return false;
             }

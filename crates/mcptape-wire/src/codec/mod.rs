@@ -312,7 +312,11 @@ impl ScannedEntry<'_> {
             Member::Other { offset, .. } => out.push((K::UriNotString, *offset)),
             Member::Str { .. } => {}
         }
-        for (field, m) in [("text", &self.text), ("blob", &self.blob), ("mimeType", &self.mime_type)] {
+        for (field, m) in [
+            ("text", &self.text),
+            ("blob", &self.blob),
+            ("mimeType", &self.mime_type),
+        ] {
             if let Member::Other { offset, .. } = m {
                 out.push((K::NotAString { field }, *offset));
             }

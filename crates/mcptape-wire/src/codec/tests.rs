@@ -622,7 +622,10 @@ fn scan_contents_reports_every_entry_and_its_issues() {
     let at = |needle: &str| find(input, needle);
     assert_eq!(
         entries[1].issues(),
-        vec![(K::UriNotString, at("1,\"text")), (K::BothTextAndBlob, at("{\"uri\":1"))]
+        vec![
+            (K::UriNotString, at("1,\"text")),
+            (K::BothTextAndBlob, at("{\"uri\":1"))
+        ]
     );
     assert_eq!(entries[2].found, JsonType::Number);
     assert_eq!(entries[2].issues(), vec![(K::EntryNotObject, at("7,"))]);
@@ -635,7 +638,10 @@ fn scan_contents_reports_every_entry_and_its_issues() {
             at("AB==") + 1
         )]
     );
-    assert_eq!(entries[5].issues(), vec![(K::NeitherTextNorBlob, at("{\"uri\":\"v\""))]);
+    assert_eq!(
+        entries[5].issues(),
+        vec![(K::NeitherTextNorBlob, at("{\"uri\":\"v\""))]
+    );
     assert!(matches!(entries[5].mime_type, Member::Absent));
 }
 
@@ -644,9 +650,18 @@ fn scan_contents_reports_every_entry_and_its_issues() {
 fn scan_contents_json_errors_match_the_decoder() {
     use super::scan_contents;
     for (contents, kind) in [
-        (r#"[{"uri":"a","uri":"b","text":""}]"#, CodecErrorKind::DuplicateKey { key: "uri".into() }),
-        (r#"[{"uri":"a","text":"\ud800"}]"#, CodecErrorKind::LoneSurrogate),
-        (r#"[{"uri":"a","text":""} x]"#, CodecErrorKind::UnexpectedByte { byte: b'x' }),
+        (
+            r#"[{"uri":"a","uri":"b","text":""}]"#,
+            CodecErrorKind::DuplicateKey { key: "uri".into() },
+        ),
+        (
+            r#"[{"uri":"a","text":"\ud800"}]"#,
+            CodecErrorKind::LoneSurrogate,
+        ),
+        (
+            r#"[{"uri":"a","text":""} x]"#,
+            CodecErrorKind::UnexpectedByte { byte: b'x' },
+        ),
     ] {
         let prefix = r#"{"jsonrpc":"2.0","id":1,"result":{"contents":"#;
         let whole = format!("{prefix}{contents}}}}}");
@@ -658,6 +673,9 @@ fn scan_contents_json_errors_match_the_decoder() {
     }
     assert!(matches!(
         scan_contents(b"{}").unwrap_err().kind,
-        CodecErrorKind::WrongType { field: "contents", .. }
+        CodecErrorKind::WrongType {
+            field: "contents",
+            ..
+        }
     ));
 }

@@ -1,8 +1,9 @@
-//! `mcptape check PATH... [--spec REV|auto] [--format human|json|junit] [--allow RULE...] [--output FILE]`:
-//! run the conformance rules of `mcptape-check` over transcripts.
+//! `mcptape check PATH... [--spec REV|auto] [--format human|json|junit|sarif] [--allow RULE...] [--output FILE]
+//! [--baseline FILE] [--write-baseline FILE]`: run the conformance rules of `mcptape-check` over transcripts.
 //!
 //! Exit status: 0 when no unallowed error-severity finding fired, 1 when one
-//! did, 2 when the check could not run (unreadable path, unknown rule id).
+//! did (with `--baseline`: a finding the baseline does not expect), 2 when the check could not run
+//! (unreadable path, unknown rule id, bad baseline file).
 
 use std::collections::BTreeSet;
 use std::io::Write;
@@ -10,6 +11,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
+use mcptape_check::baseline::{self, Baseline};
+use mcptape_check::sarif::{self, SarifOptions};
 use mcptape_check::{Format, Options, Revision, SpecChoice, output};
 
 /// `--spec` values.
@@ -37,6 +40,8 @@ pub enum FormatArg {
     Json,
     /// JUnit XML (one test case per transcript and rule).
     Junit,
+    /// SARIF 2.1.0 (GitHub code scanning: one rule per check rule, results with path, line, JSON Pointer).
+    Sarif,
 }
 
 /// Arguments of `mcptape check`.
@@ -61,6 +66,15 @@ pub struct Args {
     /// Blobs larger than this many decoded bytes fire `blob-over-size-threshold`.
     #[arg(long, value_name = "BYTES", default_value_t = mcptape_check::DEFAULT_BLOB_THRESHOLD_BYTES)]
     pub blob_threshold: u64,
+    /// A baseline of expected findings (JSON, see `--write-baseline`): only findings it does not
+    /// hold fail; expected ones that no longer occur are reported as fixed (on stderr).
+    /// Paths in it are relative to the working directory.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+    /// Write the current failing findings to FILE as a baseline (rule, transcript, JSON Pointer,
+    /// count; sorted) and exit 0.
+    #[arg(long, value_name = "FILE")]
+    pub write_baseline: Option<PathBuf>,
 }
 
 /// Runs `mcptape check`.
@@ -76,13 +90,43 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         allow: args.allow.iter().cloned().collect::<BTreeSet<_>>(),
         blob_threshold_bytes: args.blob_threshold,
     };
-    let report = mcptape_check::check_paths(&args.paths, &opts)?;
-    let format = match args.format {
-        FormatArg::Human => Format::Human,
-        FormatArg::Json => Format::Json,
-        FormatArg::Junit => Format::Junit,
+    let mut report = mcptape_check::check_paths(&args.paths, &opts)?;
+    let cwd = std::env::current_dir().context("reading the working directory")?;
+    let written = match &args.write_baseline {
+        Some(path) => {
+            let b = Baseline::from_report(&report, Some(&cwd));
+            b.write(path)?;
+            eprintln!(
+                "mcptape check: wrote baseline {} ({} finding(s) under {} key(s))",
+                path.display(),
+                b.total(),
+                b.findings.len()
+            );
+            true
+        }
+        None => false,
     };
-    let text = output::render(&report, format);
+    let outcome = match &args.baseline {
+        Some(path) => {
+            let b = Baseline::read(path)?;
+            let outcome = baseline::apply(&mut report, &b, Some(&cwd));
+            print_baseline(path, &b, &outcome, &report);
+            Some(outcome)
+        }
+        None => None,
+    };
+    let text = match args.format {
+        FormatArg::Human => output::render(&report, Format::Human),
+        FormatArg::Json => output::render(&report, Format::Json),
+        FormatArg::Junit => output::render(&report, Format::Junit),
+        FormatArg::Sarif => sarif::render_with(
+            &report,
+            &SarifOptions {
+                base_dir: Some(&cwd),
+                baseline: outcome.as_ref(),
+            },
+        ),
+    };
     match &args.output {
         Some(path) => {
             if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -107,9 +151,49 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             out.flush()?;
         }
     }
-    Ok(if report.passed() {
+    Ok(if written || report.passed() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
     })
+}
+
+/// The baseline verdict on stderr: counts, every new finding, every fixed entry.
+fn print_baseline(
+    path: &std::path::Path,
+    b: &Baseline,
+    outcome: &baseline::BaselineOutcome,
+    report: &mcptape_check::Report,
+) {
+    let fixed: usize = outcome.fixed.iter().map(|e| e.count).sum();
+    eprintln!(
+        "mcptape check: baseline {}: {} of {} expected finding(s) still occur, {} new, {} fixed",
+        path.display(),
+        outcome.baselined.len(),
+        b.total(),
+        outcome.new.len(),
+        fixed
+    );
+    for f in outcome.new_findings(report) {
+        let at = if f.pointer.is_empty() {
+            String::new()
+        } else {
+            format!(" at {}", f.pointer)
+        };
+        eprintln!(
+            "  new: {}:{}: {}{}: {}",
+            f.file, f.line, f.rule, at, f.message
+        );
+    }
+    for e in &outcome.fixed {
+        let at = if e.pointer.is_empty() {
+            String::new()
+        } else {
+            format!(" at {}", e.pointer)
+        };
+        eprintln!(
+            "  fixed (no longer occurs, remove from the baseline): {}: {}{} x{}",
+            e.file, e.rule, at, e.count
+        );
+    }
 }

@@ -56,6 +56,12 @@ pub struct Args {
     /// Upstream Streamable HTTP server URL (e.g. http://127.0.0.1:3001/mcp).
     #[arg(long, value_name = "URL", requires = "listen")]
     pub upstream: Option<String>,
+    /// Also accept requests with this Origin (repeatable, e.g. https://inspector.example).
+    /// Without it only loopback origins (http(s)://127.0.0.1, localhost, [::1], any port) or
+    /// no Origin are accepted, and Host must be the bound loopback address: anything else
+    /// gets 403 (DNS rebinding guard).
+    #[arg(long = "allow-origin", value_name = "ORIGIN", requires = "listen", action = clap::ArgAction::Append)]
+    pub allow_origin: Vec<String>,
     /// Time the server gets to exit after the client closed stdin, in ms (then SIGTERM).
     #[arg(long, value_name = "MS", default_value_t = 2000)]
     pub grace_ms: u64,
@@ -134,7 +140,8 @@ async fn run_http(
         },
         redactor.summary(),
     )?);
-    let proxy = HttpProxy::bind(listen, up, sink.clone(), redactor).await?;
+    let mut proxy = HttpProxy::bind(listen, up, sink.clone(), redactor).await?;
+    proxy.allow_origins(&args.allow_origin);
     let addr = proxy.local_addr()?;
     // Tests and scripts read this line to learn the port when --listen used port 0.
     eprintln!("mcptape: recording http://{addr} -> {upstream}");

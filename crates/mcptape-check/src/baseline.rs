@@ -1,0 +1,346 @@
+//! Baselines (`mcptape check --baseline FILE`, `--write-baseline FILE`): a
+//! checked-in file of expected findings, so only *new* findings fail, and
+//! findings that no longer occur are reported as fixed so the file can shrink
+//! (the way the MCP conformance suite's expected-failures file works).
+//!
+//! The file (JSON, camelCase, pretty-printed, entries sorted by file, rule,
+//! pointer, so a rewrite of an unchanged baseline is byte-identical):
+//!
+//! ```json
+//! {
+//!   "mcptapeBaseline": 1,
+//!   "findings": [
+//!     { "file": "corpus/transcripts/a.jsonl", "rule": "error-id-null", "pointer": "/id", "count": 1 }
+//!   ]
+//! }
+//! ```
+//!
+//! An entry is keyed by rule id, transcript path and RFC 6901 JSON pointer —
+//! not by record or line, which shift when a transcript is re-recorded —
+//! and `count` says how many findings with that key are expected (a server
+//! that answers nine requests with `"id": null` has nine). Paths are
+//! `/`-separated and relative to the working directory `check` runs in
+//! ([`crate::sarif::artifact_path`]): run it from the same directory (for CI,
+//! the repository root) as when the baseline was written.
+//!
+//! Only findings that can fail the check are recorded: error severity and not
+//! allowed by `--allow`. Applying a baseline ([`apply`]) marks the expected
+//! findings `allowed` (reported, not failing) and lists the new and the fixed
+//! ones ([`BaselineOutcome`]).
+//!
+//! Parsing ([`Baseline::parse`]) is pure; [`Baseline::read`] and
+//! [`Baseline::write`] touch the filesystem.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::report::{Finding, Report};
+use crate::rules::{Severity, rule};
+use crate::sarif::artifact_path;
+
+/// The `mcptapeBaseline` format version this crate reads and writes.
+pub const BASELINE_FORMAT: u32 = 1;
+
+/// Largest baseline file read (8 MiB = 8 388 608 bytes); a larger one is
+/// refused with [`BaselineErrorKind::TooLarge`] before it is parsed.
+pub const MAX_BASELINE_BYTES: usize = 8 * 1024 * 1024;
+
+/// A baseline: the findings expected to fire.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Baseline {
+    /// Format version; always [`BASELINE_FORMAT`].
+    pub mcptape_baseline: u32,
+    /// Expected findings, sorted by (file, rule, pointer), keys unique.
+    pub findings: Vec<BaselineEntry>,
+}
+
+/// One expected finding key and how often it fires.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct BaselineEntry {
+    /// Transcript path, `/`-separated, relative to the working directory.
+    pub file: String,
+    /// Rule id ([`crate::rules::RULES`]).
+    pub rule: String,
+    /// RFC 6901 JSON pointer of the finding (empty for the whole message).
+    pub pointer: String,
+    /// How many findings with this key are expected (>= 1).
+    pub count: usize,
+}
+
+/// Why a baseline could not be read or written.
+#[derive(Debug, thiserror::Error)]
+#[error("baseline {path}: {kind}")]
+pub struct BaselineError {
+    /// The baseline file.
+    pub path: PathBuf,
+    /// What went wrong.
+    pub kind: BaselineErrorKind,
+}
+
+/// The kind of a [`BaselineError`].
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BaselineErrorKind {
+    /// Reading or writing the file failed.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    /// The file is larger than [`MAX_BASELINE_BYTES`].
+    #[error("{len} bytes, more than the {MAX_BASELINE_BYTES}-byte limit")]
+    TooLarge {
+        /// The file's size in bytes.
+        len: u64,
+    },
+    /// Not JSON of the baseline shape (unknown member, wrong type, syntax).
+    #[error("line {line}, column {column}: {message}")]
+    Json {
+        /// 1-based line of the error.
+        line: usize,
+        /// 1-based column of the error.
+        column: usize,
+        /// serde_json's description.
+        message: String,
+    },
+    /// `mcptapeBaseline` is not [`BASELINE_FORMAT`].
+    #[error("mcptapeBaseline is {found}, this mcptape reads {BASELINE_FORMAT}")]
+    Version {
+        /// The version found.
+        found: u32,
+    },
+    /// An entry names a rule id that does not exist.
+    #[error("findings[{index}]: unknown rule id {rule:?} (see `mcptape explain --list`)")]
+    UnknownRule {
+        /// 0-based index of the entry in `findings`.
+        index: usize,
+        /// The rule id given.
+        rule: String,
+    },
+    /// An entry has `count: 0`.
+    #[error("findings[{index}]: count is 0 (remove the entry instead)")]
+    ZeroCount {
+        /// 0-based index of the entry in `findings`.
+        index: usize,
+    },
+    /// Two entries have the same (file, rule, pointer) key.
+    #[error("findings[{index}]: same file, rule and pointer as an earlier entry")]
+    Duplicate {
+        /// 0-based index of the second entry in `findings`.
+        index: usize,
+    },
+}
+
+type Key = (String, String, String);
+
+fn key_of(f: &Finding, base_dir: Option<&Path>) -> Key {
+    (
+        artifact_path(&f.file, base_dir),
+        f.rule.to_owned(),
+        f.pointer.clone(),
+    )
+}
+
+/// Whether a finding belongs in a baseline: it would fail the check.
+fn is_baselinable(f: &Finding) -> bool {
+    f.severity == Severity::Error && !f.allowed
+}
+
+impl Baseline {
+    /// The baseline of `report`'s current findings (those that fail it),
+    /// paths relative to `base_dir` ([`artifact_path`]).
+    pub fn from_report(report: &Report, base_dir: Option<&Path>) -> Baseline {
+        let mut counts: BTreeMap<Key, usize> = BTreeMap::new();
+        for f in report.files.iter().flat_map(|r| &r.findings) {
+            if is_baselinable(f) {
+                *counts.entry(key_of(f, base_dir)).or_default() += 1;
+            }
+        }
+        Baseline {
+            mcptape_baseline: BASELINE_FORMAT,
+            findings: counts
+                .into_iter()
+                .map(|((file, rule, pointer), count)| BaselineEntry {
+                    file,
+                    rule,
+                    pointer,
+                    count,
+                })
+                .collect(),
+        }
+    }
+
+    /// Parses a baseline file's bytes (`path` only names it in errors).
+    /// Entries need not be sorted; they are sorted on return.
+    ///
+    /// # Errors
+    /// [`BaselineErrorKind::TooLarge`] past [`MAX_BASELINE_BYTES`],
+    /// [`BaselineErrorKind::Json`], [`BaselineErrorKind::Version`],
+    /// [`BaselineErrorKind::UnknownRule`], [`BaselineErrorKind::ZeroCount`],
+    /// [`BaselineErrorKind::Duplicate`].
+    pub fn parse(path: &Path, bytes: &[u8]) -> Result<Baseline, BaselineError> {
+        let err = |kind| BaselineError {
+            path: path.to_owned(),
+            kind,
+        };
+        if bytes.len() > MAX_BASELINE_BYTES {
+            return Err(err(BaselineErrorKind::TooLarge {
+                len: bytes.len() as u64,
+            }));
+        }
+        let mut b: Baseline = serde_json::from_slice(bytes).map_err(|e| {
+            err(BaselineErrorKind::Json {
+                line: e.line(),
+                column: e.column(),
+                message: e.to_string(),
+            })
+        })?;
+        if b.mcptape_baseline != BASELINE_FORMAT {
+            return Err(err(BaselineErrorKind::Version {
+                found: b.mcptape_baseline,
+            }));
+        }
+        let mut seen = BTreeSet::new();
+        for (index, e) in b.findings.iter().enumerate() {
+            if rule(&e.rule).is_none() {
+                return Err(err(BaselineErrorKind::UnknownRule {
+                    index,
+                    rule: e.rule.clone(),
+                }));
+            }
+            if e.count == 0 {
+                return Err(err(BaselineErrorKind::ZeroCount { index }));
+            }
+            if !seen.insert((&e.file, &e.rule, &e.pointer)) {
+                return Err(err(BaselineErrorKind::Duplicate { index }));
+            }
+        }
+        b.findings.sort();
+        Ok(b)
+    }
+
+    /// Reads and parses a baseline file ([`Baseline::parse`]).
+    ///
+    /// # Errors
+    /// [`BaselineErrorKind::Io`] when it cannot be read, TooLarge (checked on
+    /// the file's size before reading), and the errors of [`Baseline::parse`].
+    pub fn read(path: &Path) -> Result<Baseline, BaselineError> {
+        let io = |e: std::io::Error| BaselineError {
+            path: path.to_owned(),
+            kind: e.into(),
+        };
+        let len = std::fs::metadata(path).map_err(io)?.len();
+        if len > MAX_BASELINE_BYTES as u64 {
+            return Err(BaselineError {
+                path: path.to_owned(),
+                kind: BaselineErrorKind::TooLarge { len },
+            });
+        }
+        let bytes = std::fs::read(path).map_err(io)?;
+        Baseline::parse(path, &bytes)
+    }
+
+    /// The file's text: pretty JSON, entries sorted, trailing newline.
+    pub fn to_json(&self) -> String {
+        let mut sorted = self.clone();
+        sorted.findings.sort();
+        // Strings and integers always serialize.
+        let mut s = serde_json::to_string_pretty(&sorted).unwrap_or_default();
+        s.push('\n');
+        s
+    }
+
+    /// Writes [`Baseline::to_json`] to `path`, creating parent directories.
+    ///
+    /// # Errors
+    /// [`BaselineErrorKind::Io`].
+    pub fn write(&self, path: &Path) -> Result<(), BaselineError> {
+        let io = |e: std::io::Error| BaselineError {
+            path: path.to_owned(),
+            kind: e.into(),
+        };
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(io)?;
+        }
+        std::fs::write(path, self.to_json()).map_err(io)
+    }
+
+    /// Total expected findings (sum of `count`).
+    pub fn total(&self) -> usize {
+        self.findings.iter().map(|e| e.count).sum()
+    }
+}
+
+/// What applying a baseline found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BaselineOutcome {
+    /// `(file index, finding index)` in the report of every finding the
+    /// baseline expected (now marked allowed), sorted.
+    pub baselined: BTreeSet<(usize, usize)>,
+    /// `(file index, finding index)` of every failing finding the baseline
+    /// does not hold (they fail the check), in report order.
+    pub new: Vec<(usize, usize)>,
+    /// Baseline entries that fired fewer times than expected, with `count`
+    /// the number that no longer occur ("fixed": remove or lower them).
+    pub fixed: Vec<BaselineEntry>,
+}
+
+impl BaselineOutcome {
+    /// Whether finding `finding` of file `file` was expected by the baseline.
+    pub fn is_baselined(&self, file: usize, finding: usize) -> bool {
+        self.baselined.contains(&(file, finding))
+    }
+
+    /// The new findings of `report` (the ones that fail).
+    pub fn new_findings<'r>(&self, report: &'r Report) -> Vec<&'r Finding> {
+        self.new
+            .iter()
+            .map(|&(i, j)| &report.files[i].findings[j])
+            .collect()
+    }
+}
+
+/// Applies `baseline` to `report`: the first `count` failing findings of
+/// each key (in report order) are expected — marked `allowed` and the
+/// summary recomputed, so [`Report::passed`] is true when every failing
+/// finding was expected — the rest are new; entries that fired fewer than
+/// `count` times are fixed. Paths are compared after [`artifact_path`]
+/// with `base_dir`.
+pub fn apply(report: &mut Report, baseline: &Baseline, base_dir: Option<&Path>) -> BaselineOutcome {
+    let mut left: BTreeMap<Key, usize> = baseline
+        .findings
+        .iter()
+        .map(|e| ((e.file.clone(), e.rule.clone(), e.pointer.clone()), e.count))
+        .collect();
+    let mut out = BaselineOutcome::default();
+    for (i, fr) in report.files.iter_mut().enumerate() {
+        for (j, f) in fr.findings.iter_mut().enumerate() {
+            if !is_baselinable(f) {
+                continue;
+            }
+            match left.get_mut(&key_of(f, base_dir)) {
+                Some(n) if *n > 0 => {
+                    *n -= 1;
+                    f.allowed = true;
+                    out.baselined.insert((i, j));
+                }
+                _ => out.new.push((i, j)),
+            }
+        }
+    }
+    out.fixed = left
+        .into_iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|((file, rule, pointer), count)| BaselineEntry {
+            file,
+            rule,
+            pointer,
+            count,
+        })
+        .collect();
+    let files = std::mem::take(&mut report.files);
+    let allowed = std::mem::take(&mut report.allowed_rules);
+    *report = Report::new(files, allowed);
+    out
+}
