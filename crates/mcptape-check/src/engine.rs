@@ -18,10 +18,14 @@ use mcptape_wire::resources::ContentsErrorKind;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use crate::notfound::NotFound;
 use crate::report::{FileReport, Finding};
 use crate::revision::{Revision, RevisionSource, SpecChoice};
 use crate::rules::{self, Rule};
-use crate::wireview::{self, Envelope, NotFound};
+use crate::wireview::{self, Envelope};
+
+mod idless;
+mod sse;
 
 /// Blobs larger than this many decoded bytes fire `blob-over-size-threshold`
 /// unless `--blob-threshold` says otherwise: 1 MiB (1,048,576 bytes, which
@@ -75,14 +79,21 @@ impl Default for Options {
 /// Never fails and never panics: an unreadable file is a
 /// `transcript-unreadable` finding.
 pub fn check_bytes(file: &str, bytes: &[u8], opts: &Options) -> FileReport {
+    if let Some(refused) = crate::input::refuse_array_header(file, bytes, opts) {
+        return refused;
+    }
     let mut cx = Cx {
         file,
         opts,
         findings: Vec::new(),
         contents: None,
+        scanned: None,
     };
-    // Message records borrow from `bytes`: the transcript is held once.
-    let t = match reader::read_borrowed(bytes, ReadOptions::lenient()) {
+    // Message records borrow from `bytes`: the transcript is held once. A
+    // canonical message line is read once, by the wire's scanner
+    // (`codec::scan_message`), whose result is kept for the rules.
+    let mut prescans = wireview::Prescans::default();
+    let t = match reader::read_borrowed_with(bytes, ReadOptions::lenient(), |m| prescans.scan(m)) {
         Ok(t) => t,
         Err(e) => {
             cx.push(
@@ -133,10 +144,13 @@ pub fn check_bytes(file: &str, bytes: &[u8], opts: &Options) -> FileReport {
 
     let (revision, revision_source) = match &opts.spec {
         SpecChoice::Fixed(r) => (r.clone(), RevisionSource::CommandLine),
-        SpecChoice::Auto => detect_revision(&t.records, t.header.protocol_version.as_deref()),
+        SpecChoice::Auto => {
+            detect_revision(&t.records, t.header.protocol_version.as_deref(), &prescans)
+        }
     };
 
     let mut st = State::new(t.header.transport, revision.clone());
+    st.sse = sse::SseStreams::of(&t.records);
     let mut messages = 0usize;
     let mut i = 0usize;
     while i < t.records.len() {
@@ -145,7 +159,8 @@ pub fn check_bytes(file: &str, bytes: &[u8], opts: &Options) -> FileReport {
             line: lines[i],
         };
         if let Some((dir, raw, http)) = t.records[i].message() {
-            messages += check_message(&mut cx, &mut st, &t.header, place, dir, raw, http);
+            let pre = prescans.take(raw);
+            messages += check_message(&mut cx, &mut st, &t.header, place, dir, raw, http, pre);
             i += 1;
             continue;
         }
@@ -225,6 +240,7 @@ fn check_message<'a>(
     dir: Direction,
     raw: &'a str,
     http: Option<&HttpMeta>,
+    pre: Option<wireview::Prescan<'a>>,
 ) -> usize {
     if header.transport == Transport::Stdio
         && let Some(at) = wireview::line_break(raw.as_bytes())
@@ -240,7 +256,23 @@ fn check_message<'a>(
             ),
         );
     }
-    let bad_elements = match wireview::envelope(raw.as_bytes()) {
+    // With a prescan, the envelope and the small members are read from the
+    // message with its `contents` array cut out (`[]`): the 160 MB array is
+    // never read again. A broken envelope is re-read whole for exact offsets.
+    let slim_text = pre.as_ref().and_then(|p| p.slim_text());
+    let env = match &slim_text {
+        Some(slim) => match wireview::envelope(slim.as_bytes()) {
+            Envelope::Ok(bad) if bad.is_empty() => Envelope::Ok(bad),
+            _ => wireview::envelope(raw.as_bytes()),
+        },
+        None => wireview::envelope(raw.as_bytes()),
+    };
+    let bad_elements = match env {
+        Envelope::Bad(_)
+            if sse::skip_non_jsonrpc_event(cx, &st.sse, header, place, dir, raw, http) =>
+        {
+            return 0;
+        }
         Envelope::Bad(reason) => {
             cx.push(
                 rules::MESSAGE_NOT_JSONRPC,
@@ -262,7 +294,24 @@ fn check_message<'a>(
             format!("batch element {k} is not a JSON-RPC 2.0 message: {reason}"),
         );
     }
-    let (batch, items) = match wireview::slim_messages(raw) {
+    let slimmed = match (&slim_text, &pre) {
+        (Some(slim), Some(p)) => wireview::slim_messages(slim).map(|(batch, items)| {
+            let items: Vec<(Value, Option<&'a str>)> = items
+                .into_iter()
+                .map(|(v, c)| (v, c.map(|_| p.contents_raw(raw))))
+                .collect();
+            (batch, items)
+        }),
+        _ => wireview::slim_messages(raw).map(|(batch, items)| {
+            let items: Vec<(Value, Option<&'a str>)> = items
+                .into_iter()
+                .map(|(v, c)| (v, c.map(RawValue::get)))
+                .collect();
+            (batch, items)
+        }),
+    };
+    let mut entries = pre.and_then(wireview::Prescan::into_entries);
+    let (batch, items) = match slimmed {
         Ok(x) => x,
         Err(e) => {
             cx.push(
@@ -282,6 +331,7 @@ fn check_message<'a>(
         }
         messages += 1;
         cx.contents = *contents;
+        cx.scanned = if batch { None } else { entries.take() };
         let prefix = if batch {
             format!("/{k}")
         } else {
@@ -289,6 +339,7 @@ fn check_message<'a>(
         };
         st.message(cx, place, dir, http, item, &prefix);
         cx.contents = None;
+        cx.scanned = None;
     }
     messages
 }
@@ -296,13 +347,20 @@ fn check_message<'a>(
 /// `--spec auto`: wire's one detector over the messages and `protocol`
 /// records, the header as hint (precedence in
 /// [`mcptape_wire::protocol::RevisionDetector`]).
-fn detect_revision(records: &[RecordRef<'_>], header: Option<&str>) -> (Revision, RevisionSource) {
+/// A prescanned message is read with its `result.contents` cut out
+/// ([`wireview::Prescans::slim_or`]): the detector reads handshakes and
+/// `_meta`, never the contents.
+fn detect_revision(
+    records: &[RecordRef<'_>],
+    header: Option<&str>,
+    prescans: &wireview::Prescans<'_>,
+) -> (Revision, RevisionSource) {
     let observations = records
         .iter()
         .filter_map(|r| match (r.message(), r.owned_event()) {
             (Some((dir, msg, _)), _) => Some(mcptape_wire::protocol::Observation::Json(
                 mcptape_wire::protocol::Direction::from_client(dir == Direction::C2s),
-                msg,
+                prescans.slim_or(msg),
             )),
             (None, Some(Event::Protocol { version })) => {
                 Some(mcptape_wire::protocol::Observation::ProtocolRecord(version))
@@ -445,7 +503,10 @@ struct Cx<'a> {
     findings: Vec<Finding>,
     /// The raw `result.contents` of the message being checked, taken out of
     /// its `Value` ([`wireview::slim_messages`]) and read by the wire's scanner.
-    contents: Option<&'a RawValue>,
+    contents: Option<&'a str>,
+    /// The entries of [`Self::contents`] when the wire's message scan already
+    /// read them ([`wireview::Prescan`]).
+    scanned: Option<Vec<ScannedEntry<'a>>>,
 }
 
 impl Cx<'_> {
@@ -535,9 +596,53 @@ struct State {
     supported: Option<Vec<String>>,
     /// URIs seen in resources/list results.
     listed: HashSet<String>,
+    /// HTTP exchanges answered with an event stream (`sse-event-not-jsonrpc`).
+    sse: sse::SseStreams,
+}
+
+/// The side that sent the requests a message going `dir` answers.
+fn requester_of(dir: Direction) -> Direction {
+    match dir {
+        Direction::S2c => Direction::C2s,
+        Direction::C2s => Direction::S2c,
+    }
+}
+
+/// `: "MESSAGE"` (Rust debug-quoted) for an error response's
+/// `error.message` string, or nothing when it has none.
+fn error_message_suffix(o: &Map<String, Value>) -> String {
+    o.get("error")
+        .and_then(|e| e.get("message"))
+        .and_then(Value::as_str)
+        .map(|m| format!(": {m:?}"))
+        .unwrap_or_default()
 }
 
 impl State {
+    /// Pairs a response that names no usable id with the open (unanswered)
+    /// requests of `requester` that `pick` accepts: when there is exactly one,
+    /// marks it answered and returns its (id, method, record index);
+    /// otherwise `Err` with how many there are (none is marked).
+    fn answer_only_open(
+        &mut self,
+        requester: Direction,
+        pick: impl Fn(&Pending) -> bool,
+    ) -> Result<(Value, String, usize), usize> {
+        let mut open: Vec<&mut Pending> = self
+            .requests
+            .iter_mut()
+            .filter(|(k, _)| k.0 == requester)
+            .flat_map(|(_, v)| v.iter_mut())
+            .filter(|p| !p.answered && pick(p))
+            .collect();
+        if open.len() != 1 {
+            return Err(open.len());
+        }
+        let p = &mut open[0];
+        p.answered = true;
+        Ok((p.id.clone(), p.method.clone(), p.place.record))
+    }
+
     fn new(transport: Transport, rev: Revision) -> State {
         State {
             transport,
@@ -549,6 +654,7 @@ impl State {
             init_mismatch: None,
             supported: None,
             listed: HashSet::new(),
+            sse: sse::SseStreams::default(),
         }
     }
 
@@ -566,6 +672,9 @@ impl State {
             (Some(method), Some(id)) => self.request(cx, place, dir, http, o, method, id, prefix),
             (Some(method), None) => self.notification(dir, o, method),
             (None, Some(id)) => self.response(cx, place, dir, http, o, id, prefix),
+            (None, None) if o.contains_key("error") => {
+                self.error_without_id(cx, place, dir, http, o, prefix);
+            }
             (None, None) => {}
         }
     }
@@ -731,26 +840,15 @@ impl State {
         id: &Value,
         prefix: &str,
     ) {
-        let requester = match dir {
-            Direction::S2c => Direction::C2s,
-            Direction::C2s => Direction::S2c,
-        };
+        let requester = requester_of(dir);
         let exchange = http.map(|h| h.exchange);
         if id.is_null() {
             // JSON-RPC §5: null only when the request id could not be read.
             // Over HTTP the request of the same exchange is the one answered.
             let Some(x) = exchange else { return };
-            let mut open: Vec<&mut Pending> = self
-                .requests
-                .iter_mut()
-                .filter(|(k, _)| k.0 == requester)
-                .flat_map(|(_, v)| v.iter_mut())
-                .filter(|p| !p.answered && p.exchange == Some(x))
-                .collect();
-            if open.len() == 1 {
-                let p = &mut open[0];
-                p.answered = true;
-                let (rid, method, rec) = (p.id.clone(), p.method.clone(), p.place.record);
+            if let Ok((rid, method, rec)) =
+                self.answer_only_open(requester, |p| p.exchange == Some(x))
+            {
                 cx.push(
                     rules::ERROR_ID_NULL,
                     place,
@@ -758,11 +856,7 @@ impl State {
                     format!("{prefix}/id"),
                     format!(
                         "error response with id null in HTTP exchange {x}, which carried {method} with id {rid} (record {rec}){}",
-                        o.get("error")
-                            .and_then(|e| e.get("message"))
-                            .and_then(Value::as_str)
-                            .map(|m| format!(": {m:?}"))
-                            .unwrap_or_default()
+                        error_message_suffix(o)
                     ),
                 );
             }
@@ -980,7 +1074,11 @@ impl State {
             );
             return;
         };
-        let contents = match wireview::scan_contents(raw) {
+        let scanned = match cx.scanned.take() {
+            Some(entries) => Ok(entries),
+            None => wireview::scan_contents(raw),
+        };
+        let contents = match scanned {
             Ok(c) => c,
             Err(e) => {
                 let message = match e.kind {
@@ -1203,7 +1301,7 @@ impl State {
         prefix: &str,
     ) {
         let ptr = format!("{prefix}/error");
-        let Some(nf) = wireview::not_found(err) else {
+        let Some(nf) = crate::notfound::classify(err) else {
             return;
         };
         let stateless = self.rev.is_stateless_era();
@@ -1218,16 +1316,20 @@ impl State {
                     self.rev
                 ),
             ),
-            NotFound::OtherCode(code) => cx.push(
-                rules::NOT_FOUND_CODE,
-                place,
-                Some(id),
-                format!("{ptr}/code"),
-                format!(
-                    "resource not found answered with code {code}; use -32602 with data.uri{}",
-                    if stateless { "" } else { " (or legacy -32002)" }
-                ),
-            ),
+            NotFound::Guessed(code) => {
+                cx.push(
+                    rules::NOT_FOUND_GUESSED_FROM_MESSAGE,
+                    place,
+                    Some(id),
+                    format!("{ptr}/message"),
+                    format!(
+                        "the message says not found but code {code}{} does not: guessed, not checked as a not-found; if the resource is missing use -32602 with data.uri{}",
+                        if code == -32602 { " without data.uri" } else { "" },
+                        if stateless { "" } else { " (or legacy -32002)" }
+                    ),
+                );
+                return;
+            }
             _ => {}
         }
         match err.get("data").and_then(|d| d.get("uri")) {
@@ -1245,7 +1347,7 @@ impl State {
                 }
             }
             other => {
-                if stateless && !matches!(nf, NotFound::OtherCode(_)) {
+                if stateless {
                     cx.push(
                         rules::NOT_FOUND_DATA_URI,
                         place,

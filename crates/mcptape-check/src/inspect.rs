@@ -29,6 +29,7 @@ use mcptape_transcript::Direction;
 use mcptape_transcript::reader::{self, ReadOptions};
 use mcptape_wire::b64;
 use mcptape_wire::classify::classify_read_error;
+use mcptape_wire::codec::{self, Member, base64};
 use mcptape_wire::error::WireError;
 use mcptape_wire::jsonrpc::{self, ErrorResponse, Frame, Message, RequestId, Response};
 use mcptape_wire::media::{self, MediaMatch};
@@ -391,23 +392,89 @@ fn render_entry(o: &mut String, i: usize, e: &EntryReport) {
 }
 
 /// One JSON-RPC message or batch to inspect: its line number in the file,
-/// its bytes, and (in a transcript) who sent it.
+/// its bytes, (in a transcript) who sent it, and its [`Skeleton`] when the
+/// wire's one-pass scan found a clean `result.contents`.
 struct Input<'a> {
     number: usize,
     bytes: &'a [u8],
     dir: Option<Direction>,
+    skel: Option<Skeleton>,
 }
 
-/// Whether the first line is an mcptape transcript header (an object with a
-/// `mcptapeTranscript` member; the reader then checks the whole header).
-fn is_transcript(data: &[u8]) -> bool {
-    #[derive(serde::Deserialize)]
-    struct Probe {
-        #[serde(rename = "mcptapeTranscript")]
-        mcptape_transcript: Option<serde::de::IgnoredAny>,
+/// Decoded bytes of a blob that are sniffed for its media type (4 KiB): every
+/// signature [`media::sniff`] knows sits in the first bytes, so a 3 MB blob
+/// is never decoded whole.
+pub const SNIFF_PREFIX_BYTES: usize = 4096;
+
+/// Base64 characters decoding to [`SNIFF_PREFIX_BYTES`] (rounded up to a
+/// whole 4-character quantum, RFC 4648 §4).
+const SNIFF_PREFIX_CHARS: usize = SNIFF_PREFIX_BYTES.div_ceil(3) * 4;
+
+/// What inspect keeps of a `blob` it never decodes: the decoded size (base64
+/// arithmetic on the validated length) and the first decoded bytes.
+struct BlobFacts {
+    decoded: usize,
+    prefix: Vec<u8>,
+}
+
+/// A message whose `result.contents` the wire's scanner
+/// ([`codec::scan_message`]) read cleanly (every blob strict base64,
+/// validated in place): the message with each blob's characters cut out (a
+/// few hundred bytes, parsed as before for the envelope, pairing and the
+/// result's small members) and, per entry, the facts of its blob. A message
+/// the scan does not accept has no skeleton and is parsed whole, so every
+/// error (and its offset into the line) is the parser's own.
+struct Skeleton {
+    bytes: Vec<u8>,
+    blobs: Vec<Option<BlobFacts>>,
+}
+
+impl Skeleton {
+    fn of(line: &[u8]) -> Option<Skeleton> {
+        let m = codec::scan_message(line).ok()?;
+        let range = m.contents?;
+        let mut blobs = Vec::with_capacity(m.entries.len());
+        let mut cuts = Vec::new();
+        for e in &m.entries {
+            if !e.issues().is_empty() {
+                return None;
+            }
+            match (&e.blob, &e.blob_check) {
+                (
+                    Member::Str {
+                        offset,
+                        value: std::borrow::Cow::Borrowed(v),
+                    },
+                    Some(Ok(n)),
+                ) => {
+                    let start = range.start.checked_add(*offset)?.checked_add(1)?;
+                    let end = start.checked_add(v.len())?;
+                    if line.get(start..end)? != v.as_bytes() {
+                        return None;
+                    }
+                    let k = v.len().min(SNIFF_PREFIX_CHARS);
+                    let prefix = base64::decode(base64::Path::Simd, &v.as_bytes()[..k]).ok()?;
+                    cuts.push(start..end);
+                    blobs.push(Some(BlobFacts {
+                        decoded: *n,
+                        prefix,
+                    }));
+                }
+                (Member::Absent, None) => blobs.push(None),
+                // An escaped blob: the cold path parses it whole.
+                _ => return None,
+            }
+        }
+        let cut: usize = cuts.iter().map(|r| r.len()).sum();
+        let mut bytes = Vec::with_capacity(line.len() - cut);
+        let mut at = 0;
+        for r in cuts {
+            bytes.extend_from_slice(line.get(at..r.start)?);
+            at = r.end;
+        }
+        bytes.extend_from_slice(line.get(at..)?);
+        Some(Skeleton { bytes, blobs })
     }
-    let first = data.split(|&b| b == b'\n').next().unwrap_or_default();
-    serde_json::from_slice::<Probe>(first).is_ok_and(|p| p.mcptape_transcript.is_some())
 }
 
 /// Inspects the bytes of one file (see the module docs). `lenient` accepts
@@ -415,7 +482,7 @@ fn is_transcript(data: &[u8]) -> bool {
 /// input becomes [`Item::BadLine`] / [`Item::InvalidResult`] items or
 /// [`InspectReport::bad_transcript`].
 pub fn inspect(data: &[u8], lenient: bool) -> InspectReport {
-    if is_transcript(data) {
+    if crate::input::is_transcript(data) {
         return inspect_transcript(data, lenient);
     }
     let inputs = data
@@ -426,13 +493,23 @@ pub fn inspect(data: &[u8], lenient: bool) -> InspectReport {
             number: i + 1,
             bytes,
             dir: None,
+            skel: Skeleton::of(bytes),
         })
         .collect();
     inspect_messages(None, inputs, Vec::new(), lenient)
 }
 
 fn inspect_transcript(data: &[u8], lenient: bool) -> InspectReport {
-    let t = match reader::read_with(data, ReadOptions::lenient()) {
+    // Message records borrow from `data`; each canonical message line is
+    // scanned once (its skeleton kept, keyed by the address of its text).
+    let mut skels: Vec<(usize, Option<Skeleton>)> = Vec::new();
+    let t = match reader::read_borrowed_with(data, ReadOptions::lenient(), |m| {
+        if codec::scan_message(m.as_bytes()).is_err() {
+            return false;
+        }
+        skels.push((m.as_ptr() as usize, Skeleton::of(m.as_bytes())));
+        true
+    }) {
         Ok(t) => t,
         Err(e) => {
             return InspectReport {
@@ -444,7 +521,8 @@ fn inspect_transcript(data: &[u8], lenient: bool) -> InspectReport {
             };
         }
     };
-    let lines = reader::record_lines(&t);
+    let lines = reader::lines_of_records(&t.skipped, t.records.len());
+    skels.sort_by_key(|(k, _)| *k);
     let inputs: Vec<Input<'_>> = t
         .records
         .iter()
@@ -454,6 +532,10 @@ fn inspect_transcript(data: &[u8], lenient: bool) -> InspectReport {
                 number,
                 bytes: msg.as_bytes(),
                 dir: r.dir(),
+                skel: skels
+                    .binary_search_by_key(&(msg.as_ptr() as usize), |(k, _)| *k)
+                    .ok()
+                    .and_then(|i| skels[i].1.take()),
             })
         })
         .collect();
@@ -505,8 +587,17 @@ fn inspect_messages(
     let mut bad = bad.into_iter().peekable();
     let frames: Vec<(Input<'_>, Result<Frame, WireError>)> = inputs
         .into_iter()
-        .map(|i| {
-            let f = jsonrpc::parse(i.bytes);
+        .map(|mut i| {
+            let f = match &i.skel {
+                Some(sk) => match jsonrpc::parse(&sk.bytes) {
+                    Ok(f) => Ok(f),
+                    Err(_) => {
+                        i.skel = None;
+                        jsonrpc::parse(i.bytes)
+                    }
+                },
+                None => jsonrpc::parse(i.bytes),
+            };
             (i, f)
         })
         .collect();
@@ -576,8 +667,21 @@ fn inspect_messages(
                     }
                     answered.insert(r.id.clone());
                     let requested_uri = requested.and_then(|(_, u)| u.clone());
-                    let parsed = parse_result(l.bytes, r, single, lenient);
-                    items.push(result_item(&mut s, l.number, r, requested_uri, parsed));
+                    let (parsed, blobs) = match &l.skel {
+                        Some(sk) => match parse_result(&sk.bytes, r, single, lenient) {
+                            Ok(x) => (Ok(x), Some(&sk.blobs)),
+                            Err(_) => (parse_result(l.bytes, r, single, lenient), None),
+                        },
+                        None => (parse_result(l.bytes, r, single, lenient), None),
+                    };
+                    items.push(result_item(
+                        &mut s,
+                        l.number,
+                        r,
+                        requested_uri,
+                        parsed,
+                        blobs.map(Vec::as_slice),
+                    ));
                 }
                 Message::Error(e) => {
                     let requested = e.id.as_ref().and_then(|id| requests.get(id));
@@ -620,8 +724,8 @@ fn inspect_messages(
     }
 }
 
-/// Parses the result strictly (offsets into the line for a single message;
-/// into the re-serialized result for a batch element) or leniently.
+/// Parses the result strictly or leniently; error offsets count from the
+/// start of the input line in every case (single message or batch element).
 fn parse_result(
     line: &[u8],
     r: &Response,
@@ -630,6 +734,16 @@ fn parse_result(
 ) -> Result<(ReadResourceResult, Vec<Leniency>), ContentsError> {
     if single && !lenient {
         return resources::parse_read_response(line).map(|x| (x, Vec::new()));
+    }
+    // Offsets into the input line (issue 15): the `result` member is parsed
+    // where it sits in the line, its offsets moved by its position.
+    if let Some((base, bytes)) = crate::input::result_span(line, single, &r.id) {
+        let parsed = if lenient {
+            resources::parse_read_result_lenient(bytes)
+        } else {
+            resources::parse_read_result(bytes).map(|x| (x, Vec::new()))
+        };
+        return parsed.map_err(|e| e.offset_by(base));
     }
     let bytes = serde_json::to_vec(&r.result).unwrap_or_default();
     if lenient {
@@ -645,6 +759,7 @@ fn result_item(
     r: &Response,
     requested: Option<String>,
     parsed: Result<(ReadResourceResult, Vec<Leniency>), ContentsError>,
+    blobs: Option<&[Option<BlobFacts>]>,
 ) -> Item {
     let (result, leniencies) = match parsed {
         Ok(x) => x,
@@ -663,7 +778,8 @@ fn result_item(
     let entries = result
         .contents
         .iter()
-        .map(|c| {
+        .enumerate()
+        .map(|(i, c)| {
             let mut e = EntryReport {
                 uri: c.uri().to_owned(),
                 uri_differs: requested.as_deref().is_some_and(|u| u != c.uri()),
@@ -679,10 +795,17 @@ fn result_item(
             };
             match c {
                 ResourceContents::Blob(b) => {
-                    let n = b.bytes.len() as u64;
+                    let facts = blobs.and_then(|f| f.get(i)).and_then(Option::as_ref);
+                    let (n, head) = match facts {
+                        Some(f) => (f.decoded, f.prefix.as_slice()),
+                        None => (b.bytes.len(), b.bytes.as_slice()),
+                    };
+                    e.decoded_bytes = n;
+                    let n = n as u64;
                     e.encoded_chars = Some(b64::encoded_len(n));
                     e.padding = Some(b64::padding_len(n));
-                    let v = media::verdict(b.mime_type.as_deref(), &b.bytes);
+                    let head = &head[..head.len().min(SNIFF_PREFIX_BYTES)];
+                    let v = media::verdict(b.mime_type.as_deref(), head);
                     if v.status == MediaMatch::Mismatch {
                         s.mismatches += 1;
                     }
@@ -727,5 +850,76 @@ fn error_item(line: usize, e: &ErrorResponse, requested: Option<String>) -> Item
         message: e.error.message.clone(),
         class: class.to_string(),
         host_action: class.host_action(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A response line with one `image/png` blob of `n` decoded bytes
+    /// (PNG signature, then zeros); `escape_slash` writes each `/` of the
+    /// base64 as `\/` (the cold path).
+    fn png_line(n: usize, escape_slash: bool) -> (Vec<u8>, String) {
+        let mut bytes = vec![0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a];
+        bytes.resize(n, 0xff);
+        let mut b = base64::encode(base64::Path::Scalar, &bytes);
+        if escape_slash {
+            b = b.replace('/', "\\/");
+        }
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"result":{{"contents":[{{"uri":"file:///a.png","mimeType":"image/png","blob":"{b}"}}]}}}}"#
+        );
+        (line.into_bytes(), b)
+    }
+
+    fn only_entry(r: &InspectReport) -> &EntryReport {
+        match &r.items[..] {
+            [Item::ReadResult { entries, .. }] if entries.len() == 1 => &entries[0],
+            other => panic!("expected one read result with one entry, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn big_blob_takes_the_skeleton_path_with_sizes_from_base64_arithmetic() {
+        let (line, _) = png_line(10_000, false);
+        let sk = Skeleton::of(&line).expect("clean blob has a skeleton");
+        assert!(sk.bytes.len() < 200, "skeleton is {} bytes", sk.bytes.len());
+        assert_eq!(sk.blobs.len(), 1);
+        let r = inspect(&line, false);
+        assert!(r.clean());
+        let e = only_entry(&r);
+        assert_eq!(e.decoded_bytes, 10_000);
+        assert_eq!(e.encoded_chars, Some(13_336));
+        assert_eq!(e.padding, Some(2));
+        assert_eq!(e.sniffed, Some("image/png"));
+        assert_eq!(e.media, Some("match"));
+    }
+
+    #[test]
+    fn escaped_blob_takes_the_whole_parse_and_reports_the_same() {
+        let (line, b64) = png_line(10_000, true);
+        assert!(b64.contains("\\/"), "the blob must hold an escaped slash");
+        assert!(Skeleton::of(&line).is_none());
+        let (plain, _) = png_line(10_000, false);
+        assert_eq!(
+            only_entry(&inspect(&line, false)),
+            only_entry(&inspect(&plain, false))
+        );
+    }
+
+    #[test]
+    fn bad_base64_keeps_the_parsers_error_offset_into_the_line() {
+        let (mut line, _) = png_line(30, false);
+        let at = line.windows(8).position(|w| w == b"\"blob\":\"").unwrap() + 8 + 4;
+        line[at] = b'!';
+        assert!(Skeleton::of(&line).is_none());
+        let r = inspect(&line, false);
+        match &r.items[..] {
+            [Item::InvalidResult { error, .. }] => {
+                assert!(error.contains(&format!("byte {at}")), "{error}");
+            }
+            other => panic!("expected an invalid result, got {other:?}"),
+        }
     }
 }

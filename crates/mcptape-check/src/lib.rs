@@ -33,7 +33,9 @@ pub mod baseline;
 mod engine;
 #[doc(hidden)]
 pub mod fuzzing;
+mod input;
 pub mod inspect;
+mod notfound;
 pub mod output;
 pub mod report;
 pub mod revision;
@@ -103,6 +105,10 @@ pub struct Collected {
     /// `*.jsonl` entries found under a directory that are not regular files (after following
     /// symlinks): a FIFO, a socket or a device, which could block a read forever. Sorted.
     pub skipped: Vec<PathBuf>,
+    /// Entries met while walking a directory that are symlink loops: a directory symlink that
+    /// leads back to a directory being walked (`sub/up -> ..`), or a symlink the OS cannot
+    /// resolve because of a loop (`ELOOP`). Skipped, not fatal. Sorted.
+    pub loops: Vec<PathBuf>,
 }
 
 /// Expands `paths`: a file is taken as is (whatever its name), a directory
@@ -136,7 +142,11 @@ pub fn collect(paths: &[PathBuf]) -> Result<Collected, CheckError> {
         })?;
         if meta.is_dir() {
             let before = out.files.len();
-            walk(p, 0, &mut out)?;
+            let root = std::fs::canonicalize(p).map_err(|e| CheckError {
+                path: p.clone(),
+                kind: e.into(),
+            })?;
+            walk(p, 0, &mut out, &mut vec![root])?;
             if out.files.len() == before {
                 return Err(CheckError {
                     path: p.clone(),
@@ -156,10 +166,25 @@ pub fn collect(paths: &[PathBuf]) -> Result<Collected, CheckError> {
     out.files.dedup();
     out.skipped.sort();
     out.skipped.dedup();
+    out.loops.sort();
+    out.loops.dedup();
     Ok(out)
 }
 
-fn walk(dir: &Path, depth: usize, out: &mut Collected) -> Result<(), CheckError> {
+/// `ELOOP`: too many levels of symbolic links (Linux 40; macOS and the BSDs 62).
+#[cfg(target_os = "linux")]
+const ELOOP: i32 = 40;
+#[cfg(not(target_os = "linux"))]
+const ELOOP: i32 = 62;
+
+/// `ancestors`: canonical paths of the directories being walked (root first), so a directory
+/// symlink back into one of them is a loop ([`Collected::loops`]).
+fn walk(
+    dir: &Path,
+    depth: usize,
+    out: &mut Collected,
+    ancestors: &mut Vec<PathBuf>,
+) -> Result<(), CheckError> {
     if depth > MAX_DIR_DEPTH {
         return Err(CheckError {
             path: dir.to_owned(),
@@ -178,13 +203,33 @@ fn walk(dir: &Path, depth: usize, out: &mut Collected) -> Result<(), CheckError>
     entries.sort();
     for p in entries {
         // `metadata` follows symlinks (as before), so a symlink to a FIFO is a FIFO here.
-        let meta = std::fs::metadata(&p).map_err(|e| CheckError {
-            path: p.clone(),
-            kind: e.into(),
-        })?;
+        let meta = match std::fs::metadata(&p) {
+            Ok(m) => m,
+            Err(e) if e.raw_os_error() == Some(ELOOP) => {
+                out.loops.push(p);
+                continue;
+            }
+            Err(e) => {
+                return Err(CheckError {
+                    path: p.clone(),
+                    kind: e.into(),
+                });
+            }
+        };
         let is_transcript = p.extension().is_some_and(|e| e == TRANSCRIPT_EXTENSION);
         if meta.is_dir() {
-            walk(&p, depth + 1, out)?;
+            let canonical = std::fs::canonicalize(&p).map_err(|e| CheckError {
+                path: p.clone(),
+                kind: e.into(),
+            })?;
+            if ancestors.contains(&canonical) {
+                out.loops.push(p);
+                continue;
+            }
+            ancestors.push(canonical);
+            let walked = walk(&p, depth + 1, out, ancestors);
+            ancestors.pop();
+            walked?;
         } else if is_transcript {
             if meta.is_file() {
                 out.files.push(p);
@@ -196,10 +241,44 @@ fn walk(dir: &Path, depth: usize, out: &mut Collected) -> Result<(), CheckError>
     Ok(())
 }
 
+/// Transcripts at least this big (64 MiB) are memory-mapped by [`check_paths`]
+/// instead of read: the page cache is mapped as is, where a read would first
+/// have the kernel zero as many fresh pages and then copy into them (on the
+/// 160 MB directory read that is most of the time; benches/README.md). Smaller
+/// files are read into a buffer sized from their metadata.
+pub const MMAP_MIN_BYTES: u64 = 64 << 20;
+
+/// A transcript's bytes: read into memory, or mapped ([`MMAP_MIN_BYTES`]).
+enum FileBytes {
+    Read(Vec<u8>),
+    Mapped(memmap2::Mmap),
+}
+
+impl std::ops::Deref for FileBytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            FileBytes::Read(v) => v,
+            FileBytes::Mapped(m) => m,
+        }
+    }
+}
+
+/// The bytes of a regular file as `check` reads them: mapped when at least
+/// [`MMAP_MIN_BYTES`], else read into a buffer sized from its metadata (for
+/// `mcptape inspect`, which reads files the same way).
+///
+/// # Errors
+/// [`CheckErrorKind::NotRegularFile`] for a FIFO, socket or device (never
+/// blocks on one); [`CheckErrorKind::Io`] when the file cannot be opened or read.
+pub fn read_file_bytes(path: &Path) -> Result<impl std::ops::Deref<Target = [u8]>, CheckError> {
+    read_regular(path)
+}
+
 /// Reads a transcript, refusing anything but a regular file. The open goes through the shared
 /// non-blocking opener ([`mcptape_uri::fs::open_nonblocking`]: `O_NONBLOCK` on Unix, then `fstat`),
 /// so a FIFO swapped in after [`collect`] is rejected instead of blocking the open forever.
-fn read_regular(path: &Path) -> Result<Vec<u8>, CheckError> {
+fn read_regular(path: &Path) -> Result<FileBytes, CheckError> {
     use mcptape_uri::fs::OpenErrorKind;
     use std::io::Read;
     let err = |kind: CheckErrorKind| CheckError {
@@ -214,9 +293,21 @@ fn read_regular(path: &Path) -> Result<Vec<u8>, CheckError> {
     if !meta.is_file() {
         return Err(err(CheckErrorKind::NotRegularFile));
     }
+    if meta.len() >= MMAP_MIN_BYTES {
+        // SAFETY: the map is read-only and private, and lives only while this
+        // one file is checked. memmap2's caveat holds: were another process to
+        // truncate the file during the check, reading the lost pages would
+        // fault (SIGBUS); `check` reads finished recordings, which nothing
+        // rewrites in place (the recorder appends, then closes).
+        #[allow(unsafe_code)]
+        let map = unsafe { memmap2::MmapOptions::new().populate().map(&file) };
+        if let Ok(map) = map {
+            return Ok(FileBytes::Mapped(map));
+        }
+    }
     let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
     file.read_to_end(&mut bytes).map_err(|e| err(e.into()))?;
-    Ok(bytes)
+    Ok(FileBytes::Read(bytes))
 }
 
 /// Checks every transcript under `paths` (see [`collect_transcripts`]).
@@ -236,11 +327,21 @@ pub fn check_paths(paths: &[PathBuf], opts: &Options) -> Result<Report, CheckErr
             kind: CheckErrorKind::UnknownRule,
         });
     }
-    let Collected { files, skipped } = collect(paths)?;
+    let Collected {
+        files,
+        skipped,
+        loops,
+    } = collect(paths)?;
     for s in &skipped {
         eprintln!(
             "mcptape check: skipped {}: not a regular file (FIFO, socket or device)",
             s.display()
+        );
+    }
+    for l in &loops {
+        eprintln!(
+            "mcptape check: warning: skipped {}: symlink loop",
+            l.display()
         );
     }
     let mut reports = Vec::with_capacity(files.len());

@@ -124,6 +124,18 @@ refused it: a missing or wrong `jsonrpc` member, `\"id\": null` on a request, bo
 `error`, an id that is neither string nor integer, a duplicate key. The parser's reason is in the \
 finding. No pairing or result rule runs on such a message.",
     }
+    SSE_EVENT_NOT_JSONRPC = {
+        id: "sse-event-not-jsonrpc", severity: Warning,
+        summary: "an SSE event of a Streamable HTTP response whose data is not a JSON-RPC message (a JSON heartbeat): skipped",
+        source: "MCP 2025-06-18 / 2025-11-25 / 2026-07-28 basic/transports#streamable-http (each event's data is one JSON-RPC message); WHATWG HTML §9.2 server-sent events",
+        revisions: "all",
+        explain: "Over Streamable HTTP, a server->client record that came from an event stream (the \
+exchange's response is text/event-stream, or the record carries an SSE event id) holds data that is \
+not a JSON-RPC 2.0 message or batch: no `\"jsonrpc\": \"2.0\"` member, e.g. a keep-alive \
+`data: {\"type\":\"ping\"}`. The transport's own SSE parser (mcptape-transport sse::SsePayload::Other) \
+reports such events and skips them, and so does check: a warning, not message-not-jsonrpc. Send \
+keep-alives as SSE comments (`: ping`), which no client mistakes for a message.",
+    }
     READ_RESULT_MALFORMED = {
         id: "read-result-malformed", severity: Error,
         summary: "a resources/read result whose `contents` is missing or not an array, or an entry that is not an object / has a non-string field",
@@ -187,24 +199,38 @@ URI it knows is missing). The finding says whether the uri was seen in a resourc
     }
     NOT_FOUND_CODE = {
         id: "not-found-code", severity: Error,
-        summary: "a resource-not-found error with the wrong code (-32002 under 2026-07-28, or a not-found message under another code)",
+        summary: "a resource-not-found error with the legacy code -32002 under 2026-07-28",
         source: "MCP 2026-07-28 server/resources#error-handling (SEP-2164: -32602 Invalid Params); 2025-06-18/2025-11-25 used -32002",
         revisions: "all (-32002 is accepted as legacy before 2026-07-28)",
         explain: "Under 2026-07-28 a resources/read for a URI that does not exist MUST be answered with \
 JSON-RPC error -32602 and `data.uri`; -32002 (from the implementation-defined server-error range, \
 never formally reserved) is the older revisions' code and is an error there. Before 2026-07-28, \
--32002 is accepted. Under any revision, an error whose message says the resource was not found but \
-whose code is neither -32602 nor -32002 (e.g. -32603, which tells hosts to retry) fires too.",
+-32002 is accepted. The code decides what is a not-found (-32602 with `data.uri`, or -32002): an \
+error that only says \"not found\" in its message under another code (e.g. -32603, which tells \
+hosts to retry) fires the labelled warning not-found-guessed-from-message instead.",
     }
     NOT_FOUND_DATA_URI = {
         id: "not-found-data-uri", severity: Error,
-        summary: "a resource-not-found error without `data.uri` (2026-07-28), or whose `data.uri` differs from the requested uri",
+        summary: "a legacy -32002 not-found without `data.uri` (2026-07-28), or a not-found whose `data.uri` differs from the requested uri",
         source: "MCP 2026-07-28 server/resources#error-handling (SEP-2164: data.uri names the requested uri)",
         revisions: "missing: 2026-07-28; differing: all",
         explain: "The not-found error carries `data: { uri }` naming exactly what the client asked for, \
 so a host that issued several reads can tell which one failed. Fires under 2026-07-28 when a \
-not-found error (-32602 whose message says not found, or -32002) has no string `data.uri`, and under \
-any revision when `data.uri` is present but differs from the request's `params.uri`.",
+-32002 not-found has no string `data.uri`, and under any revision when `data.uri` is present but \
+differs from the request's `params.uri`. A -32602 without `data.uri` is not a not-found by code (it \
+may be a malformed uri); when its message says not found, not-found-guessed-from-message warns.",
+    }
+    NOT_FOUND_GUESSED_FROM_MESSAGE = {
+        id: "not-found-guessed-from-message", severity: Warning,
+        summary: "a resources/read error whose message says \"not found\" but whose code and data do not (a guess from the message text)",
+        source: "MCP 2026-07-28 server/resources#error-handling (SEP-2164: -32602 with data.uri); 2025-06-18/2025-11-25 -32002",
+        revisions: "all",
+        explain: "The code decides whether an error is a resource-not-found: -32602 with `data.uri`, \
+or the legacy -32002. An error whose message reads like a not-found (\"Resource not found\", \
+\"does not exist\", ...) under another code, or under -32602 without `data.uri`, is only a guess \
+from the text: mcptape does not apply not-found-code or not-found-data-uri to it, and says so \
+with this warning. A host cannot read the message either: if the resource is missing, answer \
+-32602 with `data: { uri }`; if it is another failure, say which in the message.",
     }
     RESULT_MISSING_RESULT_TYPE = {
         id: "result-missing-resultType", severity: Error,
@@ -313,6 +339,19 @@ mcptape pairs a null-id error with the one request POSTed in that exchange: if t
 valid JSON-RPC request with an id, the server should have echoed the id. The request counts as \
 answered (it does not also fire request-unanswered). Seen live: server-everything answers every \
 2026-07-28 request (no initialize) with `{\"id\":null,\"error\":{\"code\":-32000,...}}` and HTTP 400.",
+    }
+    ERROR_ID_MISSING = {
+        id: "error-id-missing", severity: Error,
+        summary: "an error response with no `id` member (HTTP: paired with the request of the same exchange)",
+        source: "JSON-RPC 2.0 §5 (id is REQUIRED in a response; Null when the request id could not be read); MCP 2026-07-28 schema.ts JSONRPCErrorResponse.id",
+        revisions: "all",
+        explain: "A response without `id` cannot be matched to any request, and JSON-RPC requires the \
+member (`null` when the request could not be read). Over Streamable HTTP the answer travels on the \
+request's own exchange, so mcptape pairs the id-less error with the one open request POSTed in that \
+exchange and counts it answered (no request-unanswered). Elsewhere it is paired only when exactly \
+one request of the other side is open. Seen live: server-everything answers a request without a \
+valid session with HTTP 400 `{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32000,\"message\":\"Bad Request: \
+No valid session ID provided\"}}`.",
     }
     RESPONSE_AFTER_CANCEL = {
         id: "response-after-cancel", severity: Warning,

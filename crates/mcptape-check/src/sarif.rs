@@ -33,7 +33,6 @@
 //! Validated in `tests/sarif.rs` by Microsoft's SARIF Multitool (`validate`)
 //! and by the SARIF 2.1.0 JSON schema it ships.
 
-use std::fmt::Write as _;
 use std::path::{Component, Path};
 
 use serde_json::{Map, Value, json};
@@ -96,39 +95,9 @@ pub fn artifact_path(file: &str, base_dir: Option<&Path>) -> String {
 }
 
 /// Percent-encodes a `/`-separated path for a URI path (RFC 3986 §2.1, §3.3):
-/// everything but unreserved characters, `/` and the sub-delims that are safe
-/// in a path is written `%XX` (UTF-8 bytes).
+/// [`mcptape_uri::encode_path`].
 fn uri_path(path: &str) -> String {
-    let mut out = String::with_capacity(path.len());
-    for b in path.bytes() {
-        match b {
-            b'A'..=b'Z'
-            | b'a'..=b'z'
-            | b'0'..=b'9'
-            | b'-'
-            | b'.'
-            | b'_'
-            | b'~'
-            | b'/'
-            | b'!'
-            | b'$'
-            | b'&'
-            | b'\''
-            | b'('
-            | b')'
-            | b'*'
-            | b'+'
-            | b','
-            | b';'
-            | b'='
-            | b':'
-            | b'@' => out.push(b as char),
-            _ => {
-                let _ = write!(out, "%{b:02X}");
-            }
-        }
-    }
-    out
+    mcptape_uri::encode_path(path)
 }
 
 /// The `artifactLocation` of a transcript: relative (`uriBaseId` SRCROOT) or

@@ -139,13 +139,103 @@ pub(crate) fn slim_messages(raw: &str) -> Result<(bool, SlimMessages<'_>), serde
 
 /// The wire's strict scan of one raw `contents` value
 /// (`mcptape_wire::codec::scan_contents`).
-pub(crate) fn scan_contents(raw: &RawValue) -> Result<Vec<ScannedEntry<'_>>, codec::CodecError> {
-    codec::scan_contents(raw.get().as_bytes())
+pub(crate) fn scan_contents(raw: &str) -> Result<Vec<ScannedEntry<'_>>, codec::CodecError> {
+    codec::scan_contents(raw.as_bytes())
+}
+
+/// One message read by the wire's one-pass scan
+/// (`mcptape_wire::codec::scan_message`) while the transcript was framed.
+pub(crate) struct Prescan<'a> {
+    contents: Option<std::ops::Range<usize>>,
+    /// [`Self::slim_text`], computed once at scan time.
+    slim: Option<String>,
+    /// The `result.contents` entries (offsets relative to the array).
+    entries: Vec<ScannedEntry<'a>>,
+}
+
+impl<'a> Prescan<'a> {
+    /// The message with its `result.contents` array replaced by `[]`, for
+    /// the envelope check and the slim `Value` (small), or `None` when the
+    /// message has no such array.
+    pub(crate) fn slim_text(&self) -> Option<&str> {
+        self.slim.as_deref()
+    }
+
+    fn make_slim(contents: Option<std::ops::Range<usize>>, raw: &str) -> Option<String> {
+        let r = contents?;
+        let mut s = String::with_capacity(raw.len() - r.len() + 2);
+        s.push_str(raw.get(..r.start)?);
+        s.push_str("[]");
+        s.push_str(raw.get(r.end..)?);
+        Some(s)
+    }
+
+    /// The scanned `result.contents` entries, or `None` when the message
+    /// has no `result.contents` array (then the rules scan what is there).
+    pub(crate) fn into_entries(self) -> Option<Vec<ScannedEntry<'a>>> {
+        self.contents.map(|_| self.entries)
+    }
+
+    /// The raw `result.contents` array of `raw`.
+    pub(crate) fn contents_raw(&self, raw: &'a str) -> &'a str {
+        self.contents
+            .clone()
+            .and_then(|r| raw.get(r))
+            .unwrap_or("[]")
+    }
+}
+
+/// The prescans of a transcript, in file order, keyed by the address of the
+/// message text they read (records borrow from the one input buffer).
+#[derive(Default)]
+pub(crate) struct Prescans<'a> {
+    scans: Vec<(usize, Option<Prescan<'a>>)>,
+}
+
+impl<'a> Prescans<'a> {
+    /// The validator of `read_borrowed_with`: `true` when `msg` is strict
+    /// JSON (its scan is kept), `false` to let the reader's serde path and
+    /// the rules' own reading decide (exact errors).
+    pub(crate) fn scan(&mut self, msg: &'a str) -> bool {
+        match codec::scan_message(msg.as_bytes()) {
+            Ok(m) => {
+                let slim = Prescan::make_slim(m.contents.clone(), msg);
+                self.scans.push((
+                    msg.as_ptr() as usize,
+                    Some(Prescan {
+                        contents: m.contents,
+                        slim,
+                        entries: m.entries,
+                    }),
+                ));
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// The slim text ([`Prescan::slim_text`]) of the message text `msg`, or
+    /// `msg` itself: what the revision detector reads.
+    pub(crate) fn slim_or<'m>(&'m self, msg: &'m str) -> &'m str {
+        let key = msg.as_ptr() as usize;
+        self.scans
+            .binary_search_by_key(&key, |(k, _)| *k)
+            .ok()
+            .and_then(|i| self.scans[i].1.as_ref()?.slim_text())
+            .unwrap_or(msg)
+    }
+
+    /// Takes the prescan of the message text `msg`, if it had one.
+    pub(crate) fn take(&mut self, msg: &str) -> Option<Prescan<'a>> {
+        let key = msg.as_ptr() as usize;
+        let i = self.scans.binary_search_by_key(&key, |(k, _)| *k).ok()?;
+        self.scans[i].1.take()
+    }
 }
 
 /// The JSON type of a raw value, for messages (`an array`, `a number`, ...).
-pub(crate) fn raw_type(raw: &RawValue) -> &'static str {
-    first_byte(raw.get())
+pub(crate) fn raw_type(raw: &str) -> &'static str {
+    first_byte(raw)
         .and_then(codec::JsonType::of_first_byte)
         .map_or("not JSON", codec::JsonType::with_article)
 }

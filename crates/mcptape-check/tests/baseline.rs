@@ -172,6 +172,14 @@ fn parse_err(text: &str) -> BaselineErrorKind {
         .kind
 }
 
+/// The error of parsing a version-1 baseline whose findings are `entries` (JSON objects).
+fn findings_err(entries: &[String]) -> BaselineErrorKind {
+    parse_err(&format!(
+        r#"{{"mcptapeBaseline":1,"findings":[{}]}}"#,
+        entries.join(",")
+    ))
+}
+
 #[test]
 fn baseline_parse_errors_name_the_entry() {
     let entry = |rule: &str, count: usize| {
@@ -182,26 +190,15 @@ fn baseline_parse_errors_name_the_entry() {
         BaselineErrorKind::Version { found: 2 }
     ));
     assert!(matches!(
-        parse_err(&format!(
-            r#"{{"mcptapeBaseline":1,"findings":[{},{}]}}"#,
-            entry("error-id-null", 1),
-            entry("no-such-rule", 1)
-        )),
+        findings_err(&[entry("error-id-null", 1), entry("no-such-rule", 1)]),
         BaselineErrorKind::UnknownRule { index: 1, ref rule } if rule == "no-such-rule"
     ));
     assert!(matches!(
-        parse_err(&format!(
-            r#"{{"mcptapeBaseline":1,"findings":[{}]}}"#,
-            entry("error-id-null", 0)
-        )),
+        findings_err(&[entry("error-id-null", 0)]),
         BaselineErrorKind::ZeroCount { index: 0 }
     ));
     assert!(matches!(
-        parse_err(&format!(
-            r#"{{"mcptapeBaseline":1,"findings":[{},{}]}}"#,
-            entry("error-id-null", 1),
-            entry("error-id-null", 3)
-        )),
+        findings_err(&[entry("error-id-null", 1), entry("error-id-null", 3)]),
         BaselineErrorKind::Duplicate { index: 1 }
     ));
     assert!(matches!(

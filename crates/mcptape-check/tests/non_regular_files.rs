@@ -64,7 +64,8 @@ fn collect_dir_with_fifo_jsonl_lists_it_as_skipped() {
         got,
         Collected {
             files: vec![a],
-            skipped: vec![p]
+            skipped: vec![p],
+            loops: vec![],
         }
     );
 }

@@ -97,9 +97,12 @@ fn legacy_not_found_code_is_accepted_before_2026_and_an_error_from_2026() {
 #[test]
 fn missing_data_uri_is_an_error_only_from_2026() {
     assert_fires_only_from_2026(
-        &data("corpus/violations/not-found-data-uri.jsonl"),
+        &exchange(
+            READ_A,
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32002,"message":"Resource not found"}}"#,
+        ),
         &[Revision::v2025_11_25()],
-        &["not-found-data-uri"],
+        &["not-found-code", "not-found-data-uri"],
     );
 }
 
@@ -125,13 +128,14 @@ fn not_found_message_under_internal_error_code_fires_in_every_revision() {
         READ_A,
         r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Resource file:///a not found"}}"#,
     );
+    // The code decides: a message-only not-found is a labelled guess (issue 15).
     assert_eq!(
         fired_under(&t, Revision::v2025_06_18()),
-        vec!["not-found-code"]
+        vec!["not-found-guessed-from-message"]
     );
     assert_eq!(
         fired_under(&t, Revision::v2026_07_28()),
-        vec!["not-found-code"]
+        vec!["not-found-guessed-from-message"]
     );
 }
 

@@ -50,6 +50,14 @@ fn report_of(dir: &str, opts: &Options) -> Report {
 }
 
 /// Runs `Sarif.Multitool validate FILE -o OUT` and returns its output log.
+/// The SARIF log of `corpus/violations` checked with `opts`, default SARIF options.
+fn violations_log(opts: &Options) -> Value {
+    sarif::sarif_log(
+        &report_of("corpus/violations", opts),
+        &SarifOptions::default(),
+    )
+}
+
 fn multitool(file: &Path) -> Value {
     let out = file.with_extension("validation.sarif");
     let st = Command::new(tool("MCPTAPE_SARIF_MULTITOOL"))
@@ -140,10 +148,7 @@ fn sarif_of_violations_and_transcripts_passes_the_multitool_and_the_schema() {
 #[test]
 fn multitool_flags_a_driver_without_version_negative_control() {
     let tmp = tempfile::tempdir().unwrap();
-    let mut log = sarif::sarif_log(
-        &report_of("corpus/violations", &Options::default()),
-        &SarifOptions::default(),
-    );
+    let mut log = violations_log(&Options::default());
     let driver = log["runs"][0]["tool"]["driver"].as_object_mut().unwrap();
     driver.remove("version");
     driver.remove("semanticVersion");
@@ -155,10 +160,7 @@ fn multitool_flags_a_driver_without_version_negative_control() {
 #[test]
 fn schema_refuses_a_bad_level_negative_control() {
     let tmp = tempfile::tempdir().unwrap();
-    let mut log = sarif::sarif_log(
-        &report_of("corpus/violations", &Options::default()),
-        &SarifOptions::default(),
-    );
+    let mut log = violations_log(&Options::default());
     log["runs"][0]["results"][0]["level"] = "fatal".into();
     let f = write_tmp(tmp.path(), "badlevel.sarif", &log.to_string());
     let errs = schema_errors(&f);
@@ -255,14 +257,10 @@ fn sarif_results_carry_path_line_and_pointer_of_each_finding() {
 
 #[test]
 fn sarif_allowed_finding_is_a_note_with_an_accepted_suppression() {
-    let opts = Options {
+    let log = violations_log(&Options {
         allow: ["error-id-null".to_owned()].into(),
         ..Options::default()
-    };
-    let log = sarif::sarif_log(
-        &report_of("corpus/violations", &opts),
-        &SarifOptions::default(),
-    );
+    });
     let results = log["runs"][0]["results"].as_array().unwrap();
     let allowed: Vec<_> = results
         .iter()

@@ -36,7 +36,10 @@ const EXPECTED: &[(&str, usize, Option<&str>, &str)] = &[
     ("blob-not-canonical-base64", 3, Some("1"), "/result/contents/0/blob"),
     ("read-empty-contents", 5, Some("2"), "/result/contents"),
     ("not-found-code", 3, Some("1"), "/error/code"),
-    ("not-found-data-uri", 3, Some("1"), "/error"),
+    ("not-found-data-uri", 3, Some("1"), "/error/data/uri"),
+    ("not-found-guessed-from-message", 3, Some("1"), "/error/message"),
+    ("error-id-missing", 3, Some("1"), ""),
+    ("sse-event-not-jsonrpc", 3, None, ""),
     ("result-missing-resultType", 3, Some("1"), "/result"),
     ("result-missing-cache-hints", 3, Some("1"), "/result"),
     ("cache-hints-invalid", 3, Some("1"), "/result/ttlMs"),
@@ -280,6 +283,22 @@ const NEAR_MISSES: &[(&str, &[&str])] = &[
             "not-found-32602-with-data-uri-2026",
         ],
     ),
+    (
+        "not-found-guessed-from-message",
+        &[
+            "malformed-uri-32602-without-data-2026",
+            "not-found-32602-with-data-uri-2026",
+            "internal-error-not-a-not-found",
+        ],
+    ),
+    (
+        "error-id-missing",
+        &[
+            "null-id-error-in-exchange-without-request",
+            "null-id-parse-error-response",
+        ],
+    ),
+    ("sse-event-not-jsonrpc", &["sse-jsonrpc-events-after-priming"]),
     (
         "result-missing-resultType",
         &[

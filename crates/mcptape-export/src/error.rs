@@ -111,6 +111,64 @@ pub enum ExportErrorKind {
         /// The limit.
         max: usize,
     },
+    /// `export har` got a stdio recording: HAR describes HTTP exchanges.
+    #[error(
+        "the transcript was recorded over {transport}: `export har` needs a Streamable HTTP recording (`mcptape record --listen` or `crawl --url`)"
+    )]
+    HarNotHttp {
+        /// The recorded transport (`stdio`).
+        transport: String,
+    },
+    /// The file is not a HAR document (JSON with a `log` of `version`,
+    /// `creator`, `entries`); serde's reason with line and column.
+    #[error("not a HAR 1.x document: {0}")]
+    NotHar(String),
+    /// `log.version` is not `1.1` or `1.2`.
+    #[error("HAR log.version {0:?}: only 1.1 and 1.2 are read")]
+    HarVersion(String),
+    /// More entries than [`crate::har_import::MAX_ENTRIES`].
+    #[error("{count} HAR entries: at most {max}")]
+    HarTooManyEntries {
+        /// Entries in the log.
+        count: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// An entry's `startedDateTime` is not RFC 3339, or a timing is not a
+    /// finite number (−1 allowed where HAR allows it).
+    #[error("HAR entry {entry}: {what} {value:?} is not valid")]
+    HarBadTime {
+        /// 0-based index in `log.entries`.
+        entry: usize,
+        /// The field (`startedDateTime`, `timings.wait`).
+        what: &'static str,
+        /// The value as found.
+        value: String,
+    },
+    /// An entry's `content.text` with `encoding: base64` is not base64
+    /// (RFC 4648 §4) or not UTF-8 once decoded, or has another `encoding`.
+    #[error("HAR entry {entry}: response content: {reason}")]
+    HarBadContent {
+        /// 0-based index in `log.entries`.
+        entry: usize,
+        /// Why.
+        reason: String,
+    },
+    /// An entry's `text/event-stream` content could not be parsed (an event
+    /// over the SSE parser's limit).
+    #[error("HAR entry {entry}: event stream: {reason}")]
+    HarBadSse {
+        /// 0-based index in `log.entries`.
+        entry: usize,
+        /// The SSE parser's reason.
+        reason: String,
+    },
+    /// The log has no MCP entry: no POST with a JSON-RPC 2.0 body.
+    #[error("no MCP entry in the HAR ({entries} entries, none a POST with a JSON-RPC body)")]
+    HarNoMcp {
+        /// Entries in the log.
+        entries: usize,
+    },
     /// Reading or writing a file failed.
     #[error("{0}")]
     Io(String),

@@ -8,13 +8,62 @@
 //!   execution segment or machine, `.gz` too) and merges them into the
 //!   HdrHistograms, `report.json`, `.hlog` and SVG of `mcptape bench`
 //!   ([`k6::import`]).
-//! - A HAR exporter will sit beside it as `har`.
+//! - [`har`]: `mcptape export har` writes a HAR 1.2 log of a Streamable HTTP
+//!   recording (requests, redacted headers, bodies, SSE streams as
+//!   `text/event-stream` content, timings from the recording's µs);
+//!   [`har_import`]: `mcptape import har` turns a browser's, a proxy's or that
+//!   HAR back into a transcript.
 //!
 //! IO shell: reads and writes files. The transcript is read with
 //! `mcptape_transcript`, messages parsed with `mcptape_wire::jsonrpc`, and
 //! statistics and rendering are `mcptape_replay::report`'s.
 
 pub mod error;
+pub mod har;
+pub mod har_import;
 pub mod k6;
 
 pub use error::{ExportError, ExportErrorKind};
+
+/// Reads and parses the transcript at `path` (strictly, as
+/// `mcptape_transcript::reader::read`); the file name for errors, and the
+/// transcript.
+///
+/// # Errors
+/// [`ExportErrorKind::Io`] when the file cannot be read (line 0),
+/// [`ExportErrorKind::Transcript`] when it is not a transcript (with the line).
+pub(crate) fn read_transcript_file(
+    path: &std::path::Path,
+) -> Result<(String, mcptape_transcript::Transcript), ExportError> {
+    let name = path.display().to_string();
+    let bytes = std::fs::read(path)
+        .map_err(|e| ExportError::at(ExportErrorKind::Io(e.to_string()), &name, 0))?;
+    let t = mcptape_transcript::reader::read(&bytes).map_err(|e| {
+        ExportError::at(
+            ExportErrorKind::Transcript(e.kind.to_string()),
+            &name,
+            e.line,
+        )
+    })?;
+    Ok((name, t))
+}
+
+/// The recorded server URL of a Streamable HTTP transcript.
+///
+/// # Errors
+/// `not_http(transport)` (the transport in lower case, `stdio`) for another
+/// transport; [`ExportErrorKind::NoUrl`] without `server.url`.
+pub(crate) fn http_server_url(
+    t: &mcptape_transcript::Transcript,
+    not_http: fn(String) -> ExportErrorKind,
+) -> Result<String, ExportError> {
+    if t.header.transport != mcptape_transcript::Transport::Http {
+        let transport = format!("{:?}", t.header.transport).to_lowercase();
+        return Err(ExportError::new(not_http(transport)));
+    }
+    t.header
+        .server
+        .url
+        .clone()
+        .ok_or_else(|| ExportError::new(ExportErrorKind::NoUrl))
+}

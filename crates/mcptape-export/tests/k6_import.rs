@@ -113,7 +113,7 @@ fn gzip_output_reads_like_the_plain_file() {
     let out = dir.path().join("out");
     let r = b.write_out(&out).unwrap();
     assert_eq!(r.bench.single.count, 30);
-    for f in ["report.json", "latency.hlog", "latency.svg"] {
+    for f in ["report.json", "latency.hlog", "latency.svg", "report.html"] {
         assert!(out.join(f).metadata().unwrap().len() > 100, "{f}");
     }
     let back = mcptape_replay::render::merge_hlog_tagged(

@@ -13,7 +13,11 @@
 //!   the overhead is reported as the difference of the p50s and of the p99s.
 //! * Throughput: BIG_LINES lines of 16 MiB written by one thread and read back by
 //!   another, through `cat` directly and through the proxy (which also writes
-//!   every line to the transcript file), in MB/s (10^6 bytes/s).
+//!   every line to the transcript file), in MB/s (10^6 bytes/s), and the ratio to the pipe.
+//!   The transcript is in the temp dir (on this machine ext4, where a fresh file takes
+//!   writes at ~430 MB/s: `dd bs=16M` of 128 MiB); with `/dev/shm` present, a third line has
+//!   the transcript on tmpfs, which shows the proxy's own cost apart from the file system's.
+//!   Through `cat` every byte is recorded twice (c2s and s2c).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
@@ -147,21 +151,41 @@ fn main() {
         q(&proxied, 0.99) as i64 - q(&direct, 0.99) as i64
     );
 
+    let shm = std::path::Path::new("/dev/shm");
+    let shm_transcript = shm
+        .is_dir()
+        .then(|| shm.join(format!("mcptape-overhead-{}.jsonl", std::process::id())));
     let mut d_mbs = Vec::new();
     let mut p_mbs = Vec::new();
+    let mut s_mbs = Vec::new();
     for _ in 0..3 {
         d_mbs.push(throughput(None, &transcript, big));
         p_mbs.push(throughput(Some(&bin), &transcript, big));
+        let _ = std::fs::remove_file(&transcript);
+        if let Some(t) = &shm_transcript {
+            s_mbs.push(throughput(Some(&bin), t, big));
+            let _ = std::fs::remove_file(t);
+        }
     }
     let med = |v: &mut Vec<f64>| {
         v.sort_by(|a, b| a.partial_cmp(b).unwrap());
         v[v.len() / 2]
     };
+    let pipe = med(&mut d_mbs);
+    let proxied = med(&mut p_mbs);
     println!("pass-through of {big} lines of 16 MiB (median of 3 runs), MB/s:");
-    println!("  plain pipe (cat)        {:>8.0}", med(&mut d_mbs));
+    println!("  plain pipe (cat)        {pipe:>8.0}");
     println!(
-        "  mcptape record -- cat   {:>8.0}   (also writes every line to the transcript)",
-        med(&mut p_mbs)
+        "  mcptape record -- cat   {proxied:>8.0}   {:.2}x the pipe (also writes every line to the transcript in {})",
+        proxied / pipe,
+        dir.display()
     );
+    if !s_mbs.is_empty() {
+        let on_shm = med(&mut s_mbs);
+        println!(
+            "  same, transcript on tmpfs {on_shm:>6.0}   {:.2}x the pipe (/dev/shm)",
+            on_shm / pipe
+        );
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

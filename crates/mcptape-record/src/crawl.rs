@@ -378,10 +378,7 @@ async fn crawl_steps(
                 .ok_or_else(|| c.protocol("a listed resource has no `uri` string".into()))?;
             c.report.listed.push(uri.to_owned());
         }
-        cursor = page
-            .get("nextCursor")
-            .and_then(Value::as_str)
-            .map(str::to_owned);
+        cursor = next_cursor(&page);
         match &cursor {
             None => break,
             Some(cur) if !seen.insert(cur.clone()) => {
@@ -405,20 +402,12 @@ async fn crawl_steps(
             break;
         };
         pages += 1;
-        for t in page
-            .get("resourceTemplates")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
+        for t in array_items(&page, "resourceTemplates") {
             if let Some(u) = t.get("uriTemplate").and_then(Value::as_str) {
                 c.report.templates.push(u.to_owned());
             }
         }
-        cursor = page
-            .get("nextCursor")
-            .and_then(Value::as_str)
-            .map(str::to_owned);
+        cursor = next_cursor(&page);
         if cursor.is_none() || pages >= MAX_LIST_PAGES {
             break;
         }
@@ -447,6 +436,19 @@ async fn crawl_steps(
     Ok(())
 }
 
+/// A list page's `nextCursor` string, if any (MCP "Utilities" › "Pagination").
+fn next_cursor(page: &Value) -> Option<String> {
+    page.get("nextCursor")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+}
+
+/// The elements of the array member `key` of `v`; none when it is missing or
+/// not an array.
+fn array_items<'a>(v: &'a Value, key: &str) -> impl Iterator<Item = &'a Value> {
+    v.get(key).and_then(Value::as_array).into_iter().flatten()
+}
+
 /// A URI next to `first` that should not exist (`.../mcptape-does-not-exist`).
 pub fn missing_uri_for(first: Option<&str>) -> String {
     const LEAF: &str = "mcptape-does-not-exist";
@@ -470,12 +472,7 @@ fn read_outcome(uri: &str, reply: &Reply) -> ReadOutcome {
     };
     match reply {
         Ok(result) => {
-            for c in result
-                .get("contents")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
+            for c in array_items(result, "contents") {
                 if let Some(b) = c.get("blob").and_then(Value::as_str) {
                     o.blob += 1;
                     o.blob_base64_chars += b.len();
@@ -902,22 +899,24 @@ mod tests {
 
     #[test]
     fn missing_uri_is_a_sibling_of_the_first_listed() {
-        assert_eq!(
-            missing_uri_for(Some("demo://resource/static/document/a.md")),
-            "demo://resource/static/document/mcptape-does-not-exist"
-        );
-        assert_eq!(
-            missing_uri_for(Some("mcptape://docs/readme.md")),
-            "mcptape://docs/mcptape-does-not-exist"
-        );
-        assert_eq!(
-            missing_uri_for(Some("test://x")),
-            "test://x/mcptape-does-not-exist"
-        );
-        assert_eq!(
-            missing_uri_for(Some("file:///a.txt")),
-            "file:///mcptape-does-not-exist"
-        );
+        for (first, missing) in [
+            (
+                "demo://resource/static/document/a.md",
+                "demo://resource/static/document/mcptape-does-not-exist",
+            ),
+            (
+                "mcptape://docs/readme.md",
+                "mcptape://docs/mcptape-does-not-exist",
+            ),
+            ("test://x", "test://x/mcptape-does-not-exist"),
+            ("file:///a.txt", "file:///mcptape-does-not-exist"),
+        ] {
+            assert_eq!(
+                missing_uri_for(Some(first)),
+                missing,
+                "first listed {first}"
+            );
+        }
         assert_eq!(missing_uri_for(None), "file:///mcptape-does-not-exist");
     }
 

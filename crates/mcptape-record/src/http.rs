@@ -213,7 +213,9 @@ impl HttpProxy {
     /// Also accepts these `Origin`s (`record --allow-origin`); loopback
     /// origins are always accepted ([`mcptape_transport::origin`]).
     pub fn allow_origins(&mut self, origins: &[String]) {
-        if let (Some(shared), Ok(addr)) = (Arc::get_mut(&mut self.shared), self.listener.local_addr()) {
+        if let (Some(shared), Ok(addr)) =
+            (Arc::get_mut(&mut self.shared), self.listener.local_addr())
+        {
             shared.guard = mcptape_transport::origin::LoopbackGuard::new(addr, origins);
         }
     }
@@ -351,10 +353,10 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<ProxyBo
             .get(n)
             .map(|v| v.to_str().unwrap_or("").to_owned())
     };
-    if let Err(e) = shared
-        .guard
-        .check(text(header::ORIGIN).as_deref(), text(header::HOST).as_deref())
-    {
+    if let Err(e) = shared.guard.check(
+        text(header::ORIGIN).as_deref(),
+        text(header::HOST).as_deref(),
+    ) {
         return text_response(StatusCode::FORBIDDEN, &format!("mcptape record: {e}"));
     }
     let n = shared.exchanges.fetch_add(1, Ordering::Relaxed);
@@ -433,8 +435,11 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<ProxyBo
     let mut up = Request::new(Full::new(body));
     *up.method_mut() = method.clone();
     *up.uri_mut() = uri;
+    // `Host` names the upstream (set by the client from the URI), not this
+    // proxy: a loopback upstream that checks it against DNS rebinding
+    // accepts the forwarded request. The client's own Host is recorded.
     for (k, v) in parts.headers.iter() {
-        if !is_hop_by_hop(k) {
+        if !is_hop_by_hop(k) && k != header::HOST {
             up.headers_mut().append(k.clone(), v.clone());
         }
     }
@@ -595,11 +600,13 @@ mod tests {
     use mcptape_transcript::{ServerSpec, Transport};
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-    /// Sends one raw HTTP/1.1 request; returns the status code.
+    /// Sends one raw HTTP/1.1 request (`head`: request line and headers
+    /// other than `Host`, which is the proxy's own loopback address so the
+    /// DNS-rebinding guard lets it through); returns the status code.
     async fn send(addr: SocketAddr, head: &str, body: &[u8]) -> u16 {
         let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
         let req = format!(
-            "{head}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            "{head}\r\nHost: {addr}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
             body.len()
         );
         s.write_all(req.as_bytes()).await.unwrap();
@@ -659,16 +666,13 @@ mod tests {
         let at = br#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"xxxx"}}"#;
         assert_eq!(at.len(), 64);
         assert_eq!(
-            send(addr, "POST /mcp HTTP/1.1\r\nHost: x", at).await,
+            send(addr, "POST /mcp HTTP/1.1", at).await,
             502,
             "forwarded; nothing upstream"
         );
         let mut past = at.to_vec();
         past.insert(60, b'x');
-        assert_eq!(
-            send(addr, "POST /mcp HTTP/1.1\r\nHost: x", &past).await,
-            413
-        );
+        assert_eq!(send(addr, "POST /mcp HTTP/1.1", &past).await, 413);
     }
 
     /// Nothing recorded is ever altered: a request body with whitespace around
@@ -679,8 +683,8 @@ mod tests {
     async fn body_with_whitespace_around_json_is_noise_with_exact_bytes() {
         let (addr, dir, stop) = proxy(MAX_HTTP_BODY_BYTES, Redactor::new()).await;
         let body = b" {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\r\n";
-        assert_eq!(send(addr, "POST /mcp HTTP/1.1\r\nHost: x", body).await, 502);
-        assert_eq!(send(addr, "GET /mcp HTTP/1.1\r\nHost: x", b"").await, 502);
+        assert_eq!(send(addr, "POST /mcp HTTP/1.1", body).await, 502);
+        assert_eq!(send(addr, "GET /mcp HTTP/1.1", b"").await, 502);
         let _ = stop.send(());
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
         let bytes = std::fs::read(dir.path().join("t.jsonl")).unwrap();
@@ -717,14 +721,9 @@ mod tests {
     async fn credentials_are_redacted_by_default_and_kept_with_no_redact() {
         for (redactor, secret_kept) in [(Redactor::new(), false), (Redactor::disabled(), true)] {
             let (addr, dir, stop) = proxy(MAX_HTTP_BODY_BYTES, redactor).await;
-            let head = "POST /mcp HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sekrit\r\nCookie: sid=c00kie";
+            let head = "POST /mcp HTTP/1.1\r\nAuthorization: Bearer sekrit\r\nCookie: sid=c00kie";
             send(addr, head, br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#).await;
-            send(
-                addr,
-                "GET /mcp?access_token=tok123 HTTP/1.1\r\nHost: x",
-                b"",
-            )
-            .await;
+            send(addr, "GET /mcp?access_token=tok123 HTTP/1.1", b"").await;
             let _ = stop.send(());
             tokio::time::sleep(std::time::Duration::from_millis(100)).await;
             let text = std::fs::read_to_string(dir.path().join("t.jsonl")).unwrap();

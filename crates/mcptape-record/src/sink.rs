@@ -51,12 +51,7 @@ impl TranscriptSink {
         transport: Transport,
         server: ServerSpec,
     ) -> Result<Self, RecordError> {
-        let file = std::fs::File::create(path).map_err(|source| {
-            RecordError::new(RecordErrorKind::Transcript {
-                path: path.to_owned(),
-                source,
-            })
-        })?;
+        let file = create_file(path)?;
         Self::with_writer(Box::new(file), path, transport, server)
     }
 
@@ -70,12 +65,7 @@ impl TranscriptSink {
         server: ServerSpec,
         redaction: Redaction,
     ) -> Result<Self, RecordError> {
-        let file = std::fs::File::create(path).map_err(|source| {
-            RecordError::new(RecordErrorKind::Transcript {
-                path: path.to_owned(),
-                source,
-            })
-        })?;
+        let file = create_file(path)?;
         Self::with_header(Box::new(file), path, transport, server, Some(redaction))
     }
 
@@ -211,6 +201,55 @@ impl TranscriptSink {
         }
     }
 
+    /// Records a stdio message line whose bytes the line framer already found
+    /// to be exactly one JSON value (so UTF-8) (`mcptape_transport::stdio::FrameRef::Message`),
+    /// stamped `t_us` (see [`TranscriptSink::record_at`]); the record is on its
+    /// way to the file (one `write(2)`, in the page cache, which survives a
+    /// SIGKILL of mcptape) when this returns.
+    ///
+    /// The hot path of the stdio proxy: `json` is not parsed again (the
+    /// record line is written from its bytes, [`TranscriptWriter::write_raw_message`]),
+    /// and the revision detector sees it only until the revision is settled
+    /// and only if it can matter (a client message naming `initialize`,
+    /// `discover` or `protocolVersion`, or holding a `\u` escape that could
+    /// spell them; server messages are pre-filtered by the detector itself).
+    /// As [`TranscriptSink::record_line`], a settling message is followed by an
+    /// [`Event::Protocol`] record.
+    pub fn record_message_at(&self, t_us: Option<u64>, dir: Direction, json: &[u8]) {
+        let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        if inner.failed.is_some() {
+            return;
+        }
+        let settled = if inner.revision.settled().is_none() && may_settle(dir, json) {
+            let text = std::str::from_utf8(json).ok();
+            text.and_then(|text| {
+                inner.revision.observe(Observation::Json(
+                    protocol::Direction::from_client(dir == Direction::C2s),
+                    text,
+                ))
+            })
+        } else {
+            None
+        };
+        let t_us = t_us.unwrap_or_else(|| self.now_us()).max(inner.last_t_us);
+        inner.last_t_us = t_us;
+        if let Err(e) = inner.out.write_raw_message(t_us, dir, json) {
+            inner.failed = Some(e);
+            return;
+        }
+        if let Some(d) = settled {
+            let record = Record {
+                t_us,
+                event: Event::Protocol {
+                    version: d.revision.as_str().to_owned(),
+                },
+            };
+            if let Err(e) = inner.out.write(&record) {
+                inner.failed = Some(e);
+            }
+        }
+    }
+
     /// Number of records written so far (the header not counted).
     pub fn records(&self) -> u64 {
         self.inner
@@ -233,6 +272,24 @@ impl TranscriptSink {
         }
         Ok(inner.out.records_written())
     }
+}
+
+/// Whether `json` can settle the protocol revision: every server message goes
+/// to the detector (it pre-filters them itself); a client message only if it
+/// names `initialize` or `discover` (`server/discover`, also as
+/// `server\/discover`) or carries `protocolVersion` (the 2026-07-28 request
+/// `_meta` key), or holds a `\u` escape that could spell one of them.
+fn may_settle(dir: Direction, json: &[u8]) -> bool {
+    use memchr::memmem;
+    dir == Direction::S2c
+        || [
+            b"initialize".as_slice(),
+            b"discover",
+            b"protocolVersion",
+            b"\\u",
+        ]
+        .iter()
+        .any(|n| memmem::find(json, n).is_some())
 }
 
 /// Request `_meta` key carrying the protocol revision on every 2026-07-28
@@ -263,6 +320,18 @@ pub fn rfc3339_utc(t: SystemTime) -> String {
         rem % 60,
         d.subsec_millis()
     )
+}
+
+/// Creates (truncates) the transcript file at `path`.
+///
+/// Errors: [`RecordErrorKind::Transcript`] with `path` if it cannot be created.
+fn create_file(path: &Path) -> Result<std::fs::File, RecordError> {
+    std::fs::File::create(path).map_err(|source| {
+        RecordError::new(RecordErrorKind::Transcript {
+            path: path.to_owned(),
+            source,
+        })
+    })
 }
 
 #[cfg(test)]
@@ -369,6 +438,43 @@ mod whitespace_tests {
         assert_eq!(protocol_records(&out), vec![(4, "2025-06-18".to_owned())]);
     }
 
+    /// The raw hot path of the stdio proxy writes the same records as
+    /// `record_line` (byte-exact messages, the protocol record after the
+    /// settling `initialize` result, once), with the pre-filter of client
+    /// messages letting the `initialize` request through.
+    #[test]
+    fn raw_message_path_writes_the_records_of_record_line() {
+        let lines: [(Direction, &str); 4] = [
+            (
+                Direction::C2s,
+                r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+            ),
+            (
+                Direction::C2s,
+                r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#,
+            ),
+            (
+                Direction::S2c,
+                r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18"}}"#,
+            ),
+            (Direction::S2c, r#"{"jsonrpc":"2.0","id":1,"result":{}}"#),
+        ];
+        let (typed, a) = memory_sink();
+        let (raw, b) = memory_sink();
+        for (d, l) in lines {
+            a.record_line_at(Some(7), d, l.as_bytes(), None);
+            b.record_message_at(Some(7), d, l.as_bytes());
+        }
+        assert_eq!(protocol_records(&raw), vec![(3, "2025-06-18".to_owned())]);
+        let header_end = |o: &Shared| {
+            let v = o.0.lock().unwrap().clone();
+            let i = v.iter().position(|&c| c == b'\n').unwrap();
+            v[i..].to_vec()
+        };
+        assert_eq!(header_end(&raw), header_end(&typed));
+        assert_eq!(b.records(), 5);
+    }
+
     /// 2026-07-28: the `server/discover` probe does not settle the revision
     /// (it may fall back to `initialize`); the next request's `_meta` does.
     #[test]
@@ -394,14 +500,7 @@ mod whitespace_tests {
     /// a trimmed message.
     #[test]
     fn line_with_whitespace_around_json_is_noise_with_exact_bytes() {
-        let out = Shared::default();
-        let sink = TranscriptSink::with_writer(
-            Box::new(out.clone()),
-            Path::new("mem"),
-            Transport::Stdio,
-            ServerSpec::default(),
-        )
-        .unwrap();
+        let (out, sink) = memory_sink();
         let line = b" {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\t ";
         let mut framed = Vec::new();
         mcptape_transport::stdio::LineFramer::new(1024)

@@ -14,39 +14,38 @@
 //! then sends SIGKILL. A real server may otherwise wait a minute on a request
 //! the client never answered (server-everything does, for `roots/list`).
 //!
-//! Buffering is bounded: one [`CHUNK_BYTES`] read buffer per direction, the
-//! framer's line buffer (at most [`MAX_LINE_BYTES`] + 1), and
-//! [`RECORD_QUEUE_BYTES`] of completed lines waiting for the transcript-writer
-//! thread (recording is off the forwarding path; a slow disk stalls
-//! forwarding only once that much is queued). A slow reader on one side
-//! stalls the other side's reads (back-pressure), never grows a queue.
-//! Record times are taken when a line's last byte arrives.
+//! Buffering is bounded: one [`CHUNK_BYTES`] read buffer per direction and
+//! the framer's line buffer (at most [`MAX_LINE_BYTES`] + 1). A slow reader on
+//! one side stalls the other side's reads (back-pressure), never grows a
+//! queue. Record times are taken when a line's last byte arrives.
 //!
-//! Nothing forwarded goes unrecorded: each chunk's completed lines are queued
-//! for the transcript **before** the chunk is forwarded, so a request is
-//! always queued before the server can answer it, and when the server exits
-//! the client-side pump is stopped (never aborted) only at a read or a write,
-//! after which every queued record is written, then the exit record.
+//! **Record before forward.** Each chunk read is framed first; every line it
+//! completes is written to the transcript file (one `write(2)` per record,
+//! no user-space buffer: [`TranscriptSink::record_message_at`]) **before** the
+//! chunk is forwarded to the peer. A line reaches the peer only when the
+//! chunk holding its `\n` is forwarded, so every line the peer has received
+//! is already in the kernel's page cache, which survives a SIGKILL of
+//! mcptape (a user-space queue would not). A SIGKILL while a record is being
+//! written leaves a cut last line (the reader drops it and says so), and that
+//! line was not forwarded yet. A request is thus always recorded before the
+//! server can answer it. When the server exits, the client-side pump is
+//! stopped (never aborted) only at a read or a write, then the exit record
+//! is written.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use mcptape_transcript::{Direction, Event};
 use mcptape_transport::child::{EndedBy, StdioChild, spawn_stdio_group};
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use crate::error::{RecordError, RecordErrorKind};
 use crate::sink::TranscriptSink;
-use mcptape_transport::framed::{FramedReader, MAX_LINE_BYTES};
-use mcptape_transport::stdio::Frame;
+use mcptape_transport::framed::MAX_LINE_BYTES;
+use mcptape_transport::stdio::{FrameRef, LineFramer};
 
 /// Size of the read buffer of each proxied stream, in bytes (64 KiB).
 pub const CHUNK_BYTES: usize = 64 * 1024;
-
-/// Bytes of completed lines queued between the forwarding tasks and the
-/// transcript-writer thread (64 MiB + 64 KiB). Forwarding never waits for the
-/// disk until this much is queued; beyond it, it does (bounded buffering).
-pub const RECORD_QUEUE_BYTES: usize = MAX_LINE_BYTES + CHUNK_BYTES;
 
 /// Default time the server gets to exit by itself after its stdin is closed (2 s,
 /// the Python SDK's `PROCESS_TERMINATION_TIMEOUT`;
@@ -163,8 +162,6 @@ pub async fn run_stdio_proxy_with(
     let child_out = child.stdout.take().ok_or_else(|| io("no stdout pipe"))?;
     let child_err = child.stderr.take().ok_or_else(|| io("no stderr pipe"))?;
 
-    // Lines are recorded by a writer thread, off the forwarding path.
-    let (queue, writer) = RecordQueue::start(sink.clone());
     // Turns true when the server has exited: the server-side pumps then stop
     // after DRAIN_AFTER_EXIT_MS without data.
     let (exited_tx, exited) = tokio::sync::watch::channel(false);
@@ -173,7 +170,7 @@ pub async fn run_stdio_proxy_with(
     let (stop_c2s_tx, stop_c2s) = tokio::sync::watch::channel(false);
     // client → server
     let (eof_tx, mut eof_rx) = tokio::sync::oneshot::channel::<()>();
-    let q = queue.clone();
+    let q = sink.clone();
     let c2s = tokio::spawn(async move {
         let r = pump(
             client_in,
@@ -188,32 +185,21 @@ pub async fn run_stdio_proxy_with(
         r
     });
     // server → client
-    let (q, x) = (queue.clone(), exited.clone());
-    let s2c = tokio::spawn(async move {
-        pump(
-            child_out,
-            client_out,
-            &q,
-            Stop::IdleAfterExit(x),
-            Dir::Message(Direction::S2c),
-            "client stdout",
-        )
-        .await
-    });
+    let s2c = spawn_pump(
+        (child_out, client_out),
+        sink.clone(),
+        Stop::IdleAfterExit(exited.clone()),
+        Dir::Message(Direction::S2c),
+        "client stdout",
+    );
     // server stderr → our stderr
-    let (q, x) = (queue.clone(), exited);
-    let err = tokio::spawn(async move {
-        pump(
-            child_err,
-            client_err,
-            &q,
-            Stop::IdleAfterExit(x),
-            Dir::Stderr,
-            "client stderr",
-        )
-        .await
-    });
-    drop(queue);
+    let err = spawn_pump(
+        (child_err, client_err),
+        sink.clone(),
+        Stop::IdleAfterExit(exited),
+        Dir::Stderr,
+        "client stderr",
+    );
 
     let mut signals = ForwardSignals::new();
     let mut killed_by_proxy = false;
@@ -249,11 +235,10 @@ pub async fn run_stdio_proxy_with(
     let _ = s2c.await;
     let _ = err.await;
     // The client side no longer matters: stop its pump at its next read or
-    // write (never mid-record: a chunk's lines are queued before it is
-    // forwarded), then every queued line is recorded, then the exit.
+    // write (never mid-record: a chunk's lines are recorded before it is
+    // forwarded), then the exit.
     let _ = stop_c2s_tx.send(true);
     let _ = c2s.await;
-    let _ = tokio::task::spawn_blocking(move || writer.join()).await;
     sink.record(Event::Exit {
         code: exit.code,
         signal: exit.signal,
@@ -315,43 +300,55 @@ impl Stop {
     }
 }
 
+/// Runs [`pump`] from `io.0` to `io.1` on its own task.
+fn spawn_pump(
+    io: (
+        impl AsyncRead + Send + Unpin + 'static,
+        impl AsyncWrite + Send + Unpin + 'static,
+    ),
+    sink: Arc<TranscriptSink>,
+    stop: Stop,
+    dir: Dir,
+    to_name: &'static str,
+) -> tokio::task::JoinHandle<Result<(), RecordError>> {
+    tokio::spawn(async move { pump(io.0, io.1, &sink, stop, dir, to_name).await })
+}
+
 /// Copies `from` to `to` chunk by chunk, recording each completed line.
 ///
-/// A chunk's completed lines are queued for the transcript before the chunk
-/// is written to `to`, so every forwarded line is recorded however the pump
-/// ends, and a message is queued before its peer can answer it. Returns at
-/// EOF of `from` or when `stop` says so; a write failure on `to` stops
-/// forwarding but reading (and recording) goes on, so the other side is never
-/// blocked by a vanished reader.
+/// A chunk's completed lines are written to the transcript before the chunk
+/// is written to `to` (record before forward: see the module docs), so every
+/// line forwarded is recorded however the pump or the process ends, and a
+/// message is recorded before its peer can answer it. Returns at EOF of
+/// `from` or when `stop` says so; a write failure on `to` stops forwarding
+/// but reading (and recording) goes on, so the other side is never blocked by
+/// a vanished reader.
 async fn pump(
-    from: impl AsyncRead + Unpin,
+    mut from: impl AsyncRead + Unpin,
     mut to: impl AsyncWrite + Unpin,
-    queue: &RecordQueue,
+    sink: &TranscriptSink,
     mut stop: Stop,
     dir: Dir,
     to_name: &'static str,
 ) -> Result<(), RecordError> {
-    let mut reader = FramedReader::new(from, MAX_LINE_BYTES);
+    let mut framer = LineFramer::new(MAX_LINE_BYTES);
+    let mut buf = vec![0u8; CHUNK_BYTES];
     let mut forwarding = true;
     let mut first_write_error: Option<std::io::Error> = None;
-    let mut frames = Vec::new();
     loop {
         let read = tokio::select! {
-            r = reader.read_chunk(&mut frames) => r,
+            r = read_some(&mut from, &mut buf) => r,
             () = stop.reading() => break,
         };
-        let t_us = queue.sink.now_us();
-        for f in frames.drain(..) {
-            queue.push(Pending::of(dir, t_us, f)).await;
-        }
-        let chunk = match read {
-            Ok(Some(chunk)) => chunk,
-            // End of stream: the unterminated last line was queued above.
-            Ok(None) => break,
-            // A read error ends this direction (the server's pipe broke); it
-            // is not the peer's end of output, but nothing more can be read.
-            Err(_) => break,
+        // End of stream, or a read error (the server's pipe broke: nothing
+        // more can be read); the unterminated last line is recorded below.
+        let n = match read {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
         };
+        let chunk = &buf[..n];
+        let t_us = sink.now_us();
+        framer.push_with(chunk, |f| record_frame(sink, dir, t_us, f));
         if forwarding {
             let written = tokio::select! {
                 r = write_chunk(&mut to, chunk) => r,
@@ -363,12 +360,9 @@ async fn pump(
             }
         }
     }
-    // Stopped early or by a read error: the line held is still recorded.
-    let t_us = queue.sink.now_us();
-    reader.finish(&mut frames);
-    for f in frames.drain(..) {
-        queue.push(Pending::of(dir, t_us, f)).await;
-    }
+    // Ended or stopped early: the line held is still recorded.
+    let t_us = sink.now_us();
+    framer.finish_with(|f| record_frame(sink, dir, t_us, f));
     if forwarding {
         // Bounded like the writes: a stopped pump does not wait on a stuck peer.
         tokio::select! {
@@ -383,68 +377,20 @@ async fn pump(
     }
 }
 
+/// One `read` (cancel-safe), `Interrupted` retried; `Ok(0)` at end of stream.
+async fn read_some(from: &mut (impl AsyncRead + Unpin), buf: &mut [u8]) -> std::io::Result<usize> {
+    loop {
+        match from.read(buf).await {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            r => return r,
+        }
+    }
+}
+
 /// Resolves [`DRAIN_AFTER_EXIT_MS`] after the server exited (restarted by every read).
 async fn idle_after_exit(exited: &mut tokio::sync::watch::Receiver<bool>) {
     let _ = exited.wait_for(|e| *e).await;
     tokio::time::sleep(Duration::from_millis(DRAIN_AFTER_EXIT_MS)).await;
-}
-
-/// A completed line waiting to be recorded, with the time its last byte arrived.
-enum Pending {
-    Line(Dir, u64, Vec<u8>),
-    TooLong(Dir, u64, String),
-}
-
-impl Pending {
-    fn of(dir: Dir, t_us: u64, f: Frame) -> Pending {
-        match f {
-            Frame::Message(l) | Frame::Noise(l) => Pending::Line(dir, t_us, l),
-            Frame::TooLong(e) => Pending::TooLong(dir, t_us, e.to_string()),
-        }
-    }
-
-    fn cost(&self) -> u32 {
-        let n = match self {
-            Pending::Line(_, _, b) => b.len(),
-            Pending::TooLong(..) => 0,
-        };
-        // Per-entry overhead counted too, so many tiny lines are bounded as well.
-        u32::try_from((n + 64).min(RECORD_QUEUE_BYTES)).unwrap_or(u32::MAX)
-    }
-}
-
-/// Byte-bounded queue from the forwarding tasks to the transcript-writer thread.
-#[derive(Clone)]
-struct RecordQueue {
-    tx: tokio::sync::mpsc::UnboundedSender<(Pending, tokio::sync::OwnedSemaphorePermit)>,
-    budget: Arc<tokio::sync::Semaphore>,
-    sink: Arc<TranscriptSink>,
-}
-
-impl RecordQueue {
-    fn start(sink: Arc<TranscriptSink>) -> (Self, std::thread::JoinHandle<()>) {
-        let (tx, mut rx) =
-            tokio::sync::mpsc::unbounded_channel::<(Pending, tokio::sync::OwnedSemaphorePermit)>();
-        let s = sink.clone();
-        let writer = std::thread::Builder::new()
-            .name("mcptape-transcript".into())
-            .spawn(move || {
-                while let Some((p, permit)) = rx.blocking_recv() {
-                    record_pending(&s, p);
-                    drop(permit);
-                }
-            })
-            .expect("spawn the transcript writer thread");
-        let budget = Arc::new(tokio::sync::Semaphore::new(RECORD_QUEUE_BYTES));
-        (RecordQueue { tx, budget, sink }, writer)
-    }
-
-    /// Queues `p`, waiting while more than [`RECORD_QUEUE_BYTES`] are queued.
-    async fn push(&self, p: Pending) {
-        if let Ok(permit) = self.budget.clone().acquire_many_owned(p.cost()).await {
-            let _ = self.tx.send((p, permit));
-        }
-    }
 }
 
 async fn write_chunk(to: &mut (impl AsyncWrite + Unpin), bytes: &[u8]) -> std::io::Result<()> {
@@ -452,24 +398,29 @@ async fn write_chunk(to: &mut (impl AsyncWrite + Unpin), bytes: &[u8]) -> std::i
     to.flush().await
 }
 
-fn record_pending(sink: &TranscriptSink, p: Pending) {
-    match p {
-        Pending::Line(Dir::Message(d), t, l) => sink.record_line_at(Some(t), d, &l, None),
-        Pending::Line(Dir::Stderr, t, l) => sink.record_at(
-            Some(t),
+/// Writes the record of one framed line, stamped `t_us` (when its last byte
+/// arrived). A message goes the raw path (no re-parse, one write); noise,
+/// stderr and too-long markers are rare and go through the typed records.
+fn record_frame(sink: &TranscriptSink, dir: Dir, t_us: u64, f: FrameRef<'_>) {
+    match (dir, f) {
+        // Exactly one JSON value: the framer checked it, it is not parsed again.
+        (Dir::Message(d), FrameRef::Message(l)) => sink.record_message_at(Some(t_us), d, l),
+        (Dir::Message(d), FrameRef::Noise(l)) => sink.record_line_at(Some(t_us), d, l, None),
+        (Dir::Stderr, FrameRef::Message(l) | FrameRef::Noise(l)) => sink.record_at(
+            Some(t_us),
             Event::Stderr {
-                line: String::from_utf8_lossy(&l).into_owned(),
+                line: String::from_utf8_lossy(l).into_owned(),
             },
         ),
-        Pending::TooLong(Dir::Message(d), t, e) => sink.record_at(
-            Some(t),
+        (Dir::Message(d), FrameRef::TooLong(e)) => sink.record_at(
+            Some(t_us),
             Event::Noise {
                 dir: d,
                 line: format!("<mcptape: {e}; passed through, not recorded>"),
             },
         ),
-        Pending::TooLong(Dir::Stderr, t, e) => sink.record_at(
-            Some(t),
+        (Dir::Stderr, FrameRef::TooLong(e)) => sink.record_at(
+            Some(t_us),
             Event::Stderr {
                 line: format!("<mcptape: stderr {e}; passed through, not recorded>"),
             },

@@ -78,7 +78,7 @@ async fn upstream(seen: tokio::sync::mpsc::UnboundedSender<Vec<u8>>) -> SocketAd
 async fn post(addr: SocketAddr, headers: &str, body: &[u8]) -> Vec<u8> {
     let mut s = TcpStream::connect(addr).await.unwrap();
     let head = format!(
-        "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n",
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n",
         body.len()
     );
     s.write_all(head.as_bytes()).await.unwrap();

@@ -41,6 +41,32 @@ pub const MAX_PARALLEL: u32 = 1024;
 /// Largest number of reads or turns in one run: 10,000,000.
 pub const MAX_COUNT: u64 = 10_000_000;
 
+/// Default `--max-in-flight`: at most 1024 requests of a phase awaiting an answer (or, for
+/// cancelled turn stragglers, their timeout) at once. An open-loop send finding the cap full
+/// waits for a slot and leaves late (its latency still counts from the intended send time).
+pub const DEFAULT_MAX_IN_FLIGHT: u32 = 1024;
+
+/// Largest `--max-in-flight`: 65,536 (memory stays bounded: one pending entry per request).
+pub const MAX_IN_FLIGHT: u32 = 65_536;
+
+/// An open-loop send leaving more than this after its intended time counts as late
+/// ([`crate::stats::SendRate::sent_late`]): 1 ms, in µs.
+pub const LATE_SEND_US: u64 = 1_000;
+
+/// Most error classes kept apart in one phase (each with its own latency histogram); further
+/// classes (a server inventing codes) are counted under [`OTHER_CLASSES`]: 32.
+pub const MAX_ERROR_CLASSES: usize = 32;
+
+/// The class label of error answers beyond [`MAX_ERROR_CLASSES`].
+pub const OTHER_CLASSES: &str = "other (more classes)";
+
+/// Most abandonment times kept in [`BenchResult::abandoned_after_us`]: 100,000 (the counters
+/// keep counting past it).
+pub const MAX_ABANDONED_SAMPLES: usize = 100_000;
+
+/// The class label of reads with no answer within `--timeout` (censored at the timeout).
+pub const TIMEOUT_CLASS: &str = "timeout";
+
 /// Largest `--max-phase` (wall-clock bound of one phase): 1 h, in µs. Longer
 /// than [`crate::latency::MAX_DELAY_US`] so a closed-loop run can measure a
 /// p99.9 over 10,000+ reads; rejected above (`SpecErrorKind::DelayTooLarge`).
@@ -102,18 +128,60 @@ pub struct BenchConfig {
     pub timeout_us: u64,
     /// Single-read load.
     pub load: Load,
-    /// Wall-clock bound on each phase; a phase stops early when it passes.
+    /// Wall-clock bound on each phase; a phase stops sending when it passes and drains within
+    /// one `timeout_us` after it.
     pub max_phase: Duration,
+    /// Requests of one phase in flight at most (1..=[`MAX_IN_FLIGHT`], default
+    /// [`DEFAULT_MAX_IN_FLIGHT`]).
+    pub max_in_flight: u32,
+}
+
+impl Default for BenchConfig {
+    /// 300 reads, 300 turns of 4, deadline 800 ms, timeout 5 s, closed loop of 1, 25 s phases,
+    /// [`DEFAULT_MAX_IN_FLIGHT`]: the defaults of `mcptape bench`.
+    fn default() -> Self {
+        BenchConfig {
+            reads: 300,
+            turns: 300,
+            parallel: 4,
+            deadline_us: 800_000,
+            timeout_us: 5_000_000,
+            load: Load::Closed { concurrency: 1 },
+            max_phase: Duration::from_secs(25),
+            max_in_flight: DEFAULT_MAX_IN_FLIGHT,
+        }
+    }
 }
 
 /// Measured figures of one bench run.
 #[derive(Debug)]
 pub struct BenchResult {
-    /// Single-read latency, µs.
+    /// Latency of every single read, µs: answered with a result or an error, and timed out
+    /// (recorded at its timeout: right-censored, see
+    /// [`single_censored_from_us`](Self::single_censored_from_us)). Reads lost with the
+    /// connection are not in it.
     pub single: Histogram<u64>,
+    /// Latency of the single reads answered with a result, µs.
+    pub single_ok: Histogram<u64>,
+    /// Latency of the single reads by error class ([`error_class`], and [`TIMEOUT_CLASS`]
+    /// censored), µs.
+    pub single_by_class: BTreeMap<String, Histogram<u64>>,
+    /// Smallest latency recorded for a timed-out single read (the censoring bound), µs.
+    pub single_censored_from_us: Option<u64>,
+    /// Latency of the reads inside turns answered with a result before the deadline, µs.
+    pub turn_reads_ok: Histogram<u64>,
+    /// Counters of the single-read phase.
+    pub single_phase: crate::stats::PhaseCounters,
+    /// Counters of the reads inside turns.
+    pub turn_phase: crate::stats::PhaseCounters,
+    /// Open loop: asked vs achieved send rate, late and dropped sends.
+    pub send_rate: Option<crate::stats::SendRate>,
+    /// The run was interrupted (`run_until`'s stop resolved): a partial result.
+    pub partial: bool,
     /// Turn completion time (all answered, or the deadline), µs.
     pub turn: Histogram<u64>,
-    /// Latency of the reads inside turns that answered before the deadline, µs.
+    /// Latency of every read inside turns, µs: answered (result or error) before the
+    /// deadline, and stragglers recorded at the deadline (censored).
     pub turn_reads: Histogram<u64>,
     /// Single reads sent.
     pub reads_sent: u64,
@@ -127,6 +195,13 @@ pub struct BenchResult {
     pub turns_hit_deadline: u64,
     /// `notifications/cancelled` sent (turn stragglers and timed-out single reads).
     pub cancellations: u64,
+    /// How stragglers were cancelled: `"close-stream"` (2026-07-28 Streamable HTTP: the
+    /// request's response stream closed, no `notifications/cancelled`) or `"notification"`
+    /// (stdio, 2025 session-era HTTP), from [`Client::cancellation`].
+    pub cancellation: &'static str,
+    /// `input_required` rounds retried (MCP 2026-07-28 Multi Round-Trip Requests): each read
+    /// and its retries count as one read, timed from its first request.
+    pub input_rounds: u64,
     /// Responses that came after their cancellation (tagged, ignored).
     pub late_responses: u64,
     /// Reads abandoned at the timeout with no answer at all.
@@ -156,11 +231,30 @@ pub struct BenchResult {
     pub recorded_reads: u64,
     /// Of those, how many were recorded as error answers (replayed as such).
     pub recorded_read_errors: u64,
+    /// Error answers the recording itself holds for the reads sent in both phases (reads are
+    /// cycled in order: sent read `i` is recorded read `i mod n`): the error answers a
+    /// faithful target gives. The `errors<N%` SLO does not count these many.
+    pub expected_error_answers: u64,
+}
+
+impl Default for BenchResult {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl BenchResult {
-    fn new() -> Self {
+    /// An empty result (every histogram empty, every counter 0).
+    pub fn new() -> Self {
         BenchResult {
+            single_ok: new_hist(),
+            single_by_class: BTreeMap::new(),
+            single_censored_from_us: None,
+            turn_reads_ok: new_hist(),
+            single_phase: Default::default(),
+            turn_phase: Default::default(),
+            send_rate: None,
+            partial: false,
             single: new_hist(),
             turn: new_hist(),
             turn_reads: new_hist(),
@@ -170,6 +264,8 @@ impl BenchResult {
             turns: 0,
             turns_hit_deadline: 0,
             cancellations: 0,
+            cancellation: "notification",
+            input_rounds: 0,
             late_responses: 0,
             abandoned: 0,
             abandoned_after_us: Vec::new(),
@@ -183,14 +279,40 @@ impl BenchResult {
             single_window_s: 0.0,
             recorded_reads: 0,
             recorded_read_errors: 0,
+            expected_error_answers: 0,
         }
     }
 
-    /// Single reads answered per second of the single-read phase: answered /
-    /// [`single_window_s`](Self::single_window_s); 0 when nothing answered.
+    /// Warnings about the run: the open loop did not offer its asked rate (more than
+    /// [`crate::stats::LATE_OR_DROPPED_WARN`] of the sends left late or were dropped).
+    pub fn warnings(&self) -> Vec<String> {
+        let mut w = Vec::new();
+        if let Some(r) = &self.send_rate
+            && r.late_or_dropped_share > crate::stats::LATE_OR_DROPPED_WARN
+        {
+            w.push(format!(
+                "asked {:.0}/s, achieved {:.0}/s: {:.1}% of the {} scheduled sends left late (> {} ms) or were dropped ({} late, {} dropped): the client or --max-in-flight could not keep the rate",
+                r.asked_per_s,
+                r.achieved_per_s,
+                r.late_or_dropped_share * 100.0,
+                r.scheduled,
+                LATE_SEND_US / 1000,
+                r.sent_late,
+                r.dropped
+            ));
+        }
+        w
+    }
+
+    /// Single reads answered (result or error, not timed out) per second of the single-read
+    /// phase: answered / [`single_window_s`](Self::single_window_s); 0 when nothing answered.
     pub fn throughput_per_s(&self) -> f64 {
         if self.single_window_s > 0.0 {
-            self.single.len() as f64 / self.single_window_s
+            let censored = self
+                .single_by_class
+                .get(TIMEOUT_CLASS)
+                .map_or(0, |h| h.len());
+            (self.single.len() - censored) as f64 / self.single_window_s
         } else {
             0.0
         }
@@ -294,25 +416,190 @@ fn handshake_error(e: mcptape_transport::session::SessionError, timeout: Duratio
     })
 }
 
-fn count_err(errors: &Mutex<BTreeMap<String, u64>>, class: String) {
-    *errors
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .entry(class)
-        .or_insert(0) += 1;
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Runs the single-read phase then the turn phase against an open session.
-/// `progress` is told of each finished read or turn.
+/// The class label kept for `class` in `map`: itself, or [`OTHER_CLASSES`] once
+/// [`MAX_ERROR_CLASSES`] other classes are kept.
+fn bounded_class<V>(map: &BTreeMap<String, V>, class: String) -> String {
+    if map.contains_key(&class) || map.len() < MAX_ERROR_CLASSES {
+        class
+    } else {
+        OTHER_CLASSES.to_owned()
+    }
+}
+
+/// `q` with its censoring bound stated as `timeout_us` (every timed-out read took at least
+/// that; the flags stay those of the smallest latency actually recorded for one).
+fn censored_at(mut q: crate::stats::Quantiles, timeout_us: u64) -> crate::stats::Quantiles {
+    if let Some(c) = &mut q.censored {
+        c.bound_us = c.bound_us.min(timeout_us);
+    }
+    q
+}
+
+/// How a read ended, for the counters.
+enum Ended {
+    Ok,
+    /// An answer that is not a result (a JSON-RPC error, an HTTP error status...), by class.
+    Error(String),
+    /// The connection closed: not a latency.
+    Closed,
+}
+
+fn ended(o: &Outcome) -> Ended {
+    match o {
+        Outcome::Ok => Ended::Ok,
+        Outcome::Error(e) => Ended::Error(error_class(e)),
+        Outcome::Closed => Ended::Closed,
+        Outcome::Http { status, .. } => Ended::Error(format!("http-{status}")),
+        Outcome::Dropped(_) => Ended::Error("connection-dropped".into()),
+        Outcome::InputRequired(_) => Ended::Error("input-required".into()),
+    }
+}
+
+fn count_class(map: &mut BTreeMap<String, u64>, class: String) {
+    let class = bounded_class(map, class);
+    *map.entry(class).or_insert(0) += 1;
+}
+
+/// What the single-read phase accumulates (shared by its concurrent reads).
+struct SingleAcc {
+    all: Histogram<u64>,
+    ok: Histogram<u64>,
+    by_class: BTreeMap<String, Histogram<u64>>,
+    censored_from: Option<u64>,
+    counters: crate::stats::PhaseCounters,
+    abandoned_after: Vec<u64>,
+    in_flight: u64,
+}
+
+impl SingleAcc {
+    fn new() -> Self {
+        SingleAcc {
+            all: new_hist(),
+            ok: new_hist(),
+            by_class: BTreeMap::new(),
+            censored_from: None,
+            counters: Default::default(),
+            abandoned_after: Vec::new(),
+            in_flight: 0,
+        }
+    }
+
+    fn record_class(&mut self, class: String, us: u64) {
+        let class = bounded_class(&self.by_class, class);
+        self.by_class
+            .entry(class)
+            .or_insert_with(new_hist)
+            .saturating_record(us);
+    }
+}
+
+/// Sends one single read now; counts it sent and in flight.
+fn begin_read(
+    client: &Client,
+    acc: &Mutex<SingleAcc>,
+    params: &Value,
+) -> (
+    u64,
+    tokio::sync::oneshot::Receiver<(Outcome, Value)>,
+    Instant,
+) {
+    let (id, rx) = client.request(method::RESOURCES_READ, params);
+    let mut a = lock(acc);
+    a.counters.sent += 1;
+    a.in_flight += 1;
+    a.counters.max_in_flight = a.counters.max_in_flight.max(a.in_flight);
+    (id, rx, Instant::now())
+}
+
+/// Waits for the answer of a single read sent at `sent_at` (intended at `intended`) up to
+/// `timeout`, and records it: a result or an error answer at its latency from `intended`; no
+/// answer in time at the latency when it was given up (≥ the timeout: censored), cancelled and
+/// abandoned.
+async fn finish_read(
+    client: Arc<Client>,
+    acc: Arc<Mutex<SingleAcc>>,
+    id: u64,
+    rx: tokio::sync::oneshot::Receiver<(Outcome, Value)>,
+    sent_at: Instant,
+    intended: Instant,
+    timeout: Duration,
+) {
+    let r = tokio::time::timeout_at(sent_at + timeout, rx).await;
+    let us = (intended.elapsed().as_micros() as u64).max(1);
+    let mut a = lock(&acc);
+    a.in_flight -= 1;
+    match r.as_ref().map(|r| r.as_ref().map(|(o, _)| ended(o))) {
+        Ok(Ok(Ended::Ok)) => {
+            a.counters.answered_ok += 1;
+            a.all.saturating_record(us);
+            a.ok.saturating_record(us);
+        }
+        Ok(Ok(Ended::Error(class))) => {
+            count_class(&mut a.counters.error_answers, class.clone());
+            a.all.saturating_record(us);
+            a.record_class(class, us);
+        }
+        // A closed connection is not a latency.
+        Ok(Ok(Ended::Closed)) | Ok(Err(_)) => a.counters.closed += 1,
+        Err(_) => {
+            a.counters.timed_out += 1;
+            a.all.saturating_record(us);
+            a.record_class(TIMEOUT_CLASS.to_owned(), us);
+            a.censored_from = Some(a.censored_from.map_or(us, |c| c.min(us)));
+            drop(a);
+            let cancelled = client.cancel(id, "mcptape bench: timeout");
+            let never = cancelled && client.abandon(id);
+            let mut a = lock(&acc);
+            if cancelled {
+                a.counters.cancellations_sent += 1;
+                if never {
+                    a.counters.abandoned += 1;
+                    if a.abandoned_after.len() < MAX_ABANDONED_SAMPLES {
+                        a.abandoned_after.push(sent_at.elapsed().as_micros() as u64);
+                    }
+                } else {
+                    a.counters.late_responses += 1;
+                }
+            }
+        }
+    }
+}
+
+/// [`run_until`] with no interruption.
 ///
 /// # Errors
-/// [`ReplayErrorKind::NoReads`] when the tape has no recorded read,
-/// [`ReplayErrorKind::ParallelOutOfRange`] unless 1 ≤ `parallel` ≤ [`MAX_PARALLEL`].
+/// See [`run_until`].
 pub async fn run(
     client: Arc<Client>,
     tape: &Tape,
     cfg: &BenchConfig,
     progress: &(dyn Fn(u64) + Sync),
+) -> Result<BenchResult, ReplayError> {
+    run_until(client, tape, cfg, progress, std::future::pending()).await
+}
+
+/// Runs the single-read phase, drains it, then the turn phase, against an open session.
+/// `progress` is told of each finished read or turn. When `stop` resolves (SIGINT), the
+/// running phase is dropped where it is and the result so far is returned with
+/// [`BenchResult::partial`] set.
+///
+/// Bounds: each phase stops sending at `cfg.max_phase` and has drained one `cfg.timeout_us`
+/// after it at the latest (every read is bounded by the timeout); at most
+/// `cfg.max_in_flight` requests of a phase are in flight at once.
+///
+/// # Errors
+/// [`ReplayErrorKind::NoReads`] when the tape has no recorded read,
+/// [`ReplayErrorKind::ParallelOutOfRange`] unless 1 ≤ `parallel` ≤ [`MAX_PARALLEL`].
+pub async fn run_until(
+    client: Arc<Client>,
+    tape: &Tape,
+    cfg: &BenchConfig,
+    progress: &(dyn Fn(u64) + Sync),
+    stop: impl std::future::Future<Output = ()>,
 ) -> Result<BenchResult, ReplayError> {
     let reads = Arc::new(tape.reads());
     if reads.is_empty() {
@@ -323,67 +610,11 @@ pub async fn run(
             cfg.parallel,
         )));
     }
+    let cap = cfg.max_in_flight.clamp(1, MAX_IN_FLIGHT) as usize;
+    let mut stop = std::pin::pin!(stop);
     let mut res = BenchResult::new();
     let timeout = Duration::from_micros(cfg.timeout_us);
-    let errors: Arc<Mutex<BTreeMap<String, u64>>> = Arc::default();
-    let single: Arc<Mutex<Histogram<u64>>> = Arc::new(Mutex::new(new_hist()));
-    let abandoned: Arc<Mutex<Vec<u64>>> = Arc::default();
-    let cancels = Arc::new(AtomicU64::new(0));
-    let sent = Arc::new(AtomicU64::new(0));
-
-    // One read: send at `intended` (already reached), wait up to the timeout.
-    let one_read = {
-        let (client, errors, single, abandoned, cancels) = (
-            client.clone(),
-            errors.clone(),
-            single.clone(),
-            abandoned.clone(),
-            cancels.clone(),
-        );
-        move |params: Value, intended: Instant| {
-            let (client, errors, single, abandoned, cancels) = (
-                client.clone(),
-                errors.clone(),
-                single.clone(),
-                abandoned.clone(),
-                cancels.clone(),
-            );
-            async move {
-                let sent_at = Instant::now();
-                let (id, rx) = client.request(method::RESOURCES_READ, &params);
-                match tokio::time::timeout_at(sent_at + timeout, rx).await {
-                    Ok(Ok((o, _))) => {
-                        let us = intended.elapsed().as_micros() as u64;
-                        // A closed connection is an error, not a latency.
-                        if o != Outcome::Closed {
-                            single
-                                .lock()
-                                .unwrap_or_else(|p| p.into_inner())
-                                .saturating_record(us.max(1));
-                        }
-                        match o {
-                            Outcome::Ok => {}
-                            Outcome::Error(e) => count_err(&errors, error_class(&e)),
-                            Outcome::Closed => count_err(&errors, "closed".into()),
-                        }
-                    }
-                    Ok(Err(_)) => count_err(&errors, "closed".into()),
-                    Err(_) => {
-                        if client.cancel(id, "mcptape bench: timeout") {
-                            cancels.fetch_add(1, Ordering::Relaxed);
-                        }
-                        if client.abandon(id) {
-                            abandoned
-                                .lock()
-                                .unwrap_or_else(|p| p.into_inner())
-                                .push(sent_at.elapsed().as_micros() as u64);
-                        }
-                        count_err(&errors, "timeout".into());
-                    }
-                }
-            }
-        }
-    };
+    let acc = Arc::new(Mutex::new(SingleAcc::new()));
 
     res.recorded_reads = tape
         .exchanges
@@ -400,72 +631,147 @@ pub async fn run(
     let n_reads = cfg.reads.min(MAX_COUNT);
     res.reads_asked = n_reads;
     res.turns_asked = cfg.turns.min(MAX_COUNT);
-    let cut = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut cut = false;
+    let mut rate = None;
     let start = Instant::now();
     let stop_at = start + cfg.max_phase;
-    match cfg.load {
-        Load::Closed { concurrency } => {
-            let next = Arc::new(AtomicU64::new(0));
-            let mut workers = FuturesUnordered::new();
-            for _ in 0..concurrency.max(1) {
-                let (next, reads, one_read, sent, client, cut) = (
-                    next.clone(),
-                    reads.clone(),
-                    one_read.clone(),
-                    sent.clone(),
-                    client.clone(),
-                    cut.clone(),
-                );
-                workers.push(async move {
+    let phase1 = async {
+        match cfg.load {
+            Load::Closed { concurrency } => {
+                let next = AtomicU64::new(0);
+                let cut = std::sync::atomic::AtomicBool::new(false);
+                let mut workers = FuturesUnordered::new();
+                for _ in 0..concurrency.clamp(1, cap as u32) {
+                    workers.push(async {
+                        loop {
+                            let i = next.fetch_add(1, Ordering::Relaxed);
+                            if i >= n_reads || client.is_closed() {
+                                break;
+                            }
+                            if Instant::now() >= stop_at {
+                                cut.store(true, Ordering::Relaxed);
+                                break;
+                            }
+                            let p = &reads[(i % reads.len() as u64) as usize];
+                            let (id, rx, sent_at) = begin_read(&client, &acc, p);
+                            finish_read(
+                                client.clone(),
+                                acc.clone(),
+                                id,
+                                rx,
+                                sent_at,
+                                sent_at,
+                                timeout,
+                            )
+                            .await;
+                            progress(1);
+                        }
+                    });
+                }
+                while workers.next().await.is_some() {}
+                (cut.load(Ordering::Relaxed), None)
+            }
+            Load::Open { per_s } => {
+                let period = Duration::from_secs_f64(1.0 / per_s.max(1e-3));
+                let mut inflight = FuturesUnordered::new();
+                let (mut cut, mut sent, mut sent_late) = (false, 0u64, 0u64);
+                let mut last_send = start;
+                'sends: for i in 0..n_reads {
+                    let intended = start + period.mul_f64(i as f64);
+                    if client.is_closed() {
+                        break;
+                    }
+                    if intended >= stop_at || Instant::now() >= stop_at {
+                        cut = true;
+                        break;
+                    }
+                    // Wait for the send time and a free slot, reaping finished reads.
                     loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        if i >= n_reads || client.is_closed() {
+                        let due = Instant::now() >= intended;
+                        if due && inflight.len() < cap {
                             break;
                         }
-                        if Instant::now() >= stop_at {
-                            cut.store(true, Ordering::Relaxed);
-                            break;
+                        tokio::select! {
+                            () = tokio::time::sleep_until(intended), if !due => {}
+                            Some(()) = inflight.next(), if !inflight.is_empty() => progress(1),
+                            () = tokio::time::sleep_until(stop_at) => {
+                                cut = true;
+                                break 'sends;
+                            }
                         }
-                        sent.fetch_add(1, Ordering::Relaxed);
-                        let p = reads[(i % reads.len() as u64) as usize].clone();
-                        one_read(p, Instant::now()).await;
+                    }
+                    let p = &reads[(i % reads.len() as u64) as usize];
+                    let (id, rx, sent_at) = begin_read(&client, &acc, p);
+                    sent += 1;
+                    last_send = sent_at;
+                    if (sent_at - intended).as_micros() as u64 > LATE_SEND_US {
+                        sent_late += 1;
+                    }
+                    inflight.push(finish_read(
+                        client.clone(),
+                        acc.clone(),
+                        id,
+                        rx,
+                        sent_at,
+                        intended,
+                        timeout,
+                    ));
+                    // Poll the new read and reap those done, without waiting.
+                    while let Some(Some(())) = futures::FutureExt::now_or_never(inflight.next()) {
                         progress(1);
                     }
-                });
-            }
-            while workers.next().await.is_some() {}
-        }
-        Load::Open { per_s } => {
-            let period = Duration::from_secs_f64(1.0 / per_s.max(1e-3));
-            let mut inflight = FuturesUnordered::new();
-            for i in 0..n_reads {
-                let intended = start + period.mul_f64(i as f64);
-                if client.is_closed() {
-                    break;
                 }
-                if intended >= stop_at {
-                    cut.store(true, Ordering::Relaxed);
-                    break;
+                while inflight.next().await.is_some() {
+                    progress(1);
                 }
-                // Drain finished reads while waiting for the next send time.
-                loop {
-                    tokio::select! {
-                        _ = tokio::time::sleep_until(intended) => break,
-                        Some(()) = inflight.next(), if !inflight.is_empty() => progress(1),
-                    }
-                }
-                sent.fetch_add(1, Ordering::Relaxed);
-                let p = reads[(i % reads.len() as u64) as usize].clone();
-                inflight.push(one_read(p, intended));
-            }
-            while inflight.next().await.is_some() {
-                progress(1);
+                let scheduled = if cut {
+                    let in_window = (cfg.max_phase.as_secs_f64() * per_s).ceil() as u64;
+                    in_window.min(n_reads).max(sent)
+                } else {
+                    sent
+                };
+                let window = (last_send - start + period).as_secs_f64();
+                let dropped = scheduled - sent;
+                let r = crate::stats::SendRate {
+                    asked_per_s: per_s,
+                    achieved_per_s: if sent > 0 { sent as f64 / window } else { 0.0 },
+                    scheduled,
+                    sent,
+                    sent_late,
+                    dropped,
+                    late_or_dropped_share: if scheduled > 0 {
+                        (sent_late + dropped) as f64 / scheduled as f64
+                    } else {
+                        0.0
+                    },
+                };
+                (cut, Some(r))
             }
         }
-    }
+    };
+    let interrupted = tokio::select! {
+        biased;
+        () = &mut stop => true,
+        (c, r) = phase1 => {
+            cut = c;
+            rate = r;
+            false
+        }
+    };
+    res.partial = interrupted;
     res.single_elapsed_s = start.elapsed().as_secs_f64();
-    res.reads_sent = sent.load(Ordering::Relaxed);
-    res.single_cut = cut.load(Ordering::Relaxed);
+    res.single_cut = cut;
+    res.send_rate = rate;
+    {
+        let mut a = lock(&acc);
+        res.single = std::mem::replace(&mut a.all, new_hist());
+        res.single_ok = std::mem::replace(&mut a.ok, new_hist());
+        res.single_by_class = std::mem::take(&mut a.by_class);
+        res.single_censored_from_us = a.censored_from;
+        res.single_phase = std::mem::take(&mut a.counters);
+        res.abandoned_after_us = std::mem::take(&mut a.abandoned_after);
+    }
+    res.reads_sent = res.single_phase.sent;
     res.single_window_s = match cfg.load {
         Load::Closed { .. } => res.single_elapsed_s,
         // Open loop: `start` is the first intended send; n sends at rate R
@@ -475,16 +781,107 @@ pub async fn run(
             .max(res.reads_sent as f64 / per_s.max(1e-3)),
     };
 
-    // Phase 2: parallel-read turns.
-    let deadline = Duration::from_micros(cfg.deadline_us);
-    let parallel = cfg.parallel as usize;
+    // Phase 2: parallel-read turns (the single-read phase is drained: no shared backlog).
     let start2 = Instant::now();
-    let stop2 = start2 + cfg.max_phase;
+    if !res.partial {
+        let interrupted = tokio::select! {
+            biased;
+            () = &mut stop => true,
+            () = turn_phase(&client, &reads, cfg, cap, start2, &mut res, progress) => false,
+        };
+        res.partial = interrupted;
+    }
+    res.turn_elapsed_s = start2.elapsed().as_secs_f64();
+
+    // Totals over both phases.
+    let (s, t) = (&res.single_phase, &res.turn_phase);
+    let mut errors = BTreeMap::new();
+    for (k, v) in s.error_answers.iter().chain(&t.error_answers) {
+        *errors.entry(k.clone()).or_insert(0) += v;
+    }
+    if s.timed_out + t.abandoned > 0 {
+        errors.insert(TIMEOUT_CLASS.to_owned(), s.timed_out + t.abandoned);
+    }
+    if s.closed + t.closed > 0 {
+        errors.insert("closed".to_owned(), s.closed + t.closed);
+    }
+    res.cancellations = s.cancellations_sent + t.cancellations_sent;
+    res.late_responses = s.late_responses + t.late_responses;
+    res.cancellation = client.cancellation().as_str();
+    res.input_rounds = client.input_rounds();
+    res.abandoned = s.abandoned + t.abandoned;
+    res.errors = errors;
+    res.unexpected = client.unexpected();
+    res.expected_error_answers = {
+        let is_err: Vec<bool> = reads
+            .iter()
+            .map(|p| {
+                matches!(tape.lookup(method::RESOURCES_READ, p),
+                    crate::tape::Match::Exact(e) if e.reply.get("error").is_some())
+            })
+            .collect();
+        let per_cycle = is_err.iter().filter(|e| **e).count() as u64;
+        let n = is_err.len() as u64;
+        let in_first = |sent: u64| {
+            (sent / n) * per_cycle
+                + is_err[..(sent % n) as usize].iter().filter(|e| **e).count() as u64
+        };
+        in_first(res.single_phase.sent) + in_first(res.turn_phase.sent)
+    };
+    let invalid = client.invalid_messages();
+    if invalid > 0 {
+        res.errors.insert(
+            "invalid message from the target (not JSON-RPC 2.0)".into(),
+            invalid,
+        );
+    }
+    res.target_closed = client.is_closed();
+    Ok(res)
+}
+
+/// The turn phase: `cfg.turns` turns of `cfg.parallel` reads, each ending when all answered or
+/// at the deadline (stragglers cancelled, then abandoned at the timeout). Stops starting turns
+/// at `cfg.max_phase` after `start`; keeps at most `cap` reads (with the cancelled stragglers
+/// still awaited) in flight; returns once every straggler is settled (≤ one timeout after the
+/// last turn).
+async fn turn_phase(
+    client: &Arc<Client>,
+    reads: &[Value],
+    cfg: &BenchConfig,
+    cap: usize,
+    start: Instant,
+    res: &mut BenchResult,
+    progress: &(dyn Fn(u64) + Sync),
+) {
+    let deadline = Duration::from_micros(cfg.deadline_us);
+    let timeout = Duration::from_micros(cfg.timeout_us);
+    let parallel = cfg.parallel as usize;
+    let stop2 = start + cfg.max_phase;
+    // Settled stragglers: Some(true) abandoned, Some(false) answered late.
     let mut background = FuturesUnordered::new();
+    let settle = |res: &mut BenchResult, abandoned: Option<(bool, u64)>| {
+        if let Some((never, after_us)) = abandoned {
+            if never {
+                res.turn_phase.abandoned += 1;
+                if res.abandoned_after_us.len() < MAX_ABANDONED_SAMPLES {
+                    res.abandoned_after_us.push(after_us);
+                }
+            } else {
+                res.turn_phase.late_responses += 1;
+            }
+        }
+    };
     let mut k = 0usize;
     for _ in 0..cfg.turns.min(MAX_COUNT) {
         if client.is_closed() {
             break;
+        }
+        // Keep the stragglers still awaited plus this turn under the in-flight cap.
+        while background.len() + parallel > cap {
+            match background.next().await {
+                Some(r) => settle(res, r),
+                None => break,
+            }
         }
         if Instant::now() >= stop2 {
             res.turns_cut = true;
@@ -500,6 +897,11 @@ pub async fn run(
             open_ids.push(id);
             waiting.push(async move { (id, rx.await) });
         }
+        res.turn_phase.sent += parallel as u64;
+        res.turn_phase.max_in_flight = res
+            .turn_phase
+            .max_in_flight
+            .max((parallel + background.len()) as u64);
         let turn_deadline = t0 + deadline;
         let mut answered = Vec::new();
         loop {
@@ -508,18 +910,24 @@ pub async fn run(
                 r = waiting.next() => match r {
                     Some((id, out)) => {
                         answered.push(id);
-                        if !matches!(out, Ok((Outcome::Closed, _)) | Err(_)) {
-                            res.turn_reads.saturating_record((t0.elapsed().as_micros() as u64).max(1));
-                        }
-                        match out {
-                            Ok((Outcome::Ok, _)) => {}
-                            Ok((Outcome::Error(e), _)) => count_err(&errors, error_class(&e)),
-                            Ok((Outcome::Closed, _)) | Err(_) => count_err(&errors, "closed".into()),
+                        let us = (t0.elapsed().as_micros() as u64).max(1);
+                        let c = &mut res.turn_phase;
+                        match out.as_ref().map(|(o, _)| ended(o)) {
+                            Ok(Ended::Ok) => {
+                                c.answered_ok += 1;
+                                res.turn_reads.saturating_record(us);
+                                res.turn_reads_ok.saturating_record(us);
+                            }
+                            Ok(Ended::Error(class)) => {
+                                count_class(&mut c.error_answers, class);
+                                res.turn_reads.saturating_record(us);
+                            }
+                            Ok(Ended::Closed) | Err(_) => c.closed += 1,
                         }
                     }
                     None => break,
                 },
-                _ = tokio::time::sleep_until(turn_deadline) => break,
+                () = tokio::time::sleep_until(turn_deadline) => break,
             }
         }
         if client.is_closed() {
@@ -535,53 +943,32 @@ pub async fn run(
         if !stragglers.is_empty() {
             res.turns_hit_deadline += 1;
             for id in stragglers {
+                // Not answered by the deadline: censored at it.
+                res.turn_phase.timed_out += 1;
+                res.turn_reads.saturating_record(cfg.deadline_us.max(1));
                 if !client.cancel(id, "mcptape bench: turn deadline") {
-                    continue;
+                    continue; // answered just at the deadline: nothing to cancel
                 }
-                cancels.fetch_add(1, Ordering::Relaxed);
-                let (client, abandoned) = (client.clone(), abandoned.clone());
+                res.turn_phase.cancellations_sent += 1;
+                let client = client.clone();
                 let abandon_at = t0 + timeout;
                 background.push(async move {
                     tokio::time::sleep_until(abandon_at).await;
-                    if client.abandon(id) {
-                        abandoned
-                            .lock()
-                            .unwrap_or_else(|p| p.into_inner())
-                            .push(t0.elapsed().as_micros() as u64);
-                    }
+                    Some((client.abandon(id), t0.elapsed().as_micros() as u64))
                 });
             }
         }
         drop(waiting);
         // Reap abandon timers that are due without blocking the next turn.
-        while let Some(Some(())) = futures::FutureExt::now_or_never(background.next()) {}
+        while let Some(Some(r)) = futures::FutureExt::now_or_never(background.next()) {
+            settle(res, r);
+        }
         progress(1);
     }
-    res.turn_elapsed_s = start2.elapsed().as_secs_f64();
-    // Wait (bounded by the timeout) for the straggler timers, so late
-    // responses and abandonments are all counted.
-    while background.next().await.is_some() {}
-
-    res.single = std::mem::replace(
-        &mut *single.lock().unwrap_or_else(|p| p.into_inner()),
-        new_hist(),
-    );
-    res.errors = std::mem::take(&mut *errors.lock().unwrap_or_else(|p| p.into_inner()));
-    res.abandoned_after_us =
-        std::mem::take(&mut *abandoned.lock().unwrap_or_else(|p| p.into_inner()));
-    res.abandoned = res.abandoned_after_us.len() as u64;
-    res.cancellations = cancels.load(Ordering::Relaxed);
-    res.late_responses = client.late_responses();
-    res.unexpected = client.unexpected();
-    let invalid = client.invalid_messages();
-    if invalid > 0 {
-        res.errors.insert(
-            "invalid message from the target (not JSON-RPC 2.0)".into(),
-            invalid,
-        );
+    // Drain (bounded by the timeout): every straggler answered late or abandoned.
+    while let Some(r) = background.next().await {
+        settle(res, r);
     }
-    res.target_closed = client.is_closed();
-    Ok(res)
 }
 
 impl BenchResult {
@@ -628,7 +1015,14 @@ impl BenchResult {
             parallel: cfg.parallel,
             deadline_us: cfg.deadline_us,
             timeout_us: cfg.timeout_us,
-            single: Quantiles::of(&self.single),
+            single: censored_at(
+                Quantiles::of_censored(
+                    &self.single,
+                    self.single_censored_from_us,
+                    self.single_phase.timed_out,
+                ),
+                cfg.timeout_us,
+            ),
             throughput_per_s: self.throughput_per_s(),
             reads_asked: self.reads_asked,
             turns_asked: self.turns_asked,
@@ -636,9 +1030,11 @@ impl BenchResult {
             turns_cut: self.turns_cut,
             max_phase_ms: cfg.max_phase.as_millis() as u64,
             target_closed: self.target_closed,
-            turn_reads: self.turn_reads.len(),
+            turn_reads: self.turn_reads.len()
+                - self.turn_phase.timed_out.min(self.turn_reads.len()),
             recorded_reads: self.recorded_reads,
             recorded_read_errors: self.recorded_read_errors,
+            expected_error_answers: self.expected_error_answers,
             turn: Quantiles::of(&self.turn),
             prediction,
             turns: self.turns,
@@ -655,9 +1051,41 @@ impl BenchResult {
             ),
             cancellations: self.cancellations,
             late_responses: self.late_responses,
+            cancellation: self.cancellation.to_owned(),
+            input_rounds: self.input_rounds,
             abandoned: self.abandoned,
             errors: self.errors.clone(),
             server,
+            partial: self.partial,
+            single_ok: Quantiles::of(&self.single_ok),
+            turn_reads_ok: Quantiles::of(&self.turn_reads_ok),
+            turn_reads_all: Quantiles::of_censored(
+                &self.turn_reads,
+                (self.turn_phase.timed_out > 0).then_some(cfg.deadline_us.max(1)),
+                self.turn_phase.timed_out,
+            ),
+            error_classes: self
+                .single_by_class
+                .iter()
+                .map(|(class, h)| crate::stats::ErrorClassView {
+                    class: class.clone(),
+                    count: h.len(),
+                    latency: if class == TIMEOUT_CLASS {
+                        censored_at(
+                            Quantiles::of_censored(h, self.single_censored_from_us, h.len()),
+                            cfg.timeout_us,
+                        )
+                    } else {
+                        Quantiles::of(h)
+                    },
+                })
+                .collect(),
+            single_phase: self.single_phase.clone(),
+            turn_phase: self.turn_phase.clone(),
+            send_rate: self.send_rate,
+            max_in_flight: cfg.max_in_flight,
+            warnings: self.warnings(),
+            slo: Vec::new(),
         }
     }
 }

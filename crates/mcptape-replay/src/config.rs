@@ -8,7 +8,7 @@ use std::path::Path;
 
 use tokio::time::Duration;
 
-use crate::bench::{BenchConfig, Load, MAX_PARALLEL, MAX_PHASE_US};
+use crate::bench::{BenchConfig, Load, MAX_IN_FLIGHT, MAX_PARALLEL, MAX_PHASE_US};
 use crate::latency::{MAX_DELAY_US, SpecErrorKind, parse_duration_capped_us};
 
 /// Highest open-loop rate accepted (`--rate`), reads per second: 1,000,000.
@@ -38,6 +38,8 @@ pub enum ConfigErrorKind {
     ParallelOutOfRange,
     /// `--concurrency` outside 1..=[`MAX_PARALLEL`].
     ConcurrencyOutOfRange,
+    /// `--max-in-flight` outside 1..=[`MAX_IN_FLIGHT`].
+    MaxInFlightOutOfRange,
     /// `--out` exists and is not a directory.
     OutNotADirectory,
     /// `--out` cannot be created (the I/O error's text).
@@ -112,6 +114,9 @@ impl fmt::Display for ConfigError {
             ConfigErrorKind::ParallelOutOfRange | ConfigErrorKind::ConcurrencyOutOfRange => {
                 write!(f, "{flag} must be 1..={MAX_PARALLEL}")
             }
+            ConfigErrorKind::MaxInFlightOutOfRange => {
+                write!(f, "{flag} {v} must be 1..={MAX_IN_FLIGHT}")
+            }
             ConfigErrorKind::OutNotADirectory => write!(
                 f,
                 "{flag} {v}: exists and is not a directory (--out names a directory for report.json, latency.hlog, latency.svg)"
@@ -183,6 +188,9 @@ pub struct BenchSettings<'a> {
     pub timeout: &'a str,
     /// Wall-clock bound of each phase (`--max-phase`), > 0, at most [`MAX_PHASE_US`].
     pub max_phase: &'a str,
+    /// Requests of a phase in flight at most (`--max-in-flight`), 1..=[`MAX_IN_FLIGHT`]
+    /// (default [`crate::bench::DEFAULT_MAX_IN_FLIGHT`]).
+    pub max_in_flight: u32,
 }
 
 impl BenchSettings<'_> {
@@ -246,6 +254,13 @@ impl BenchSettings<'_> {
                 ConfigErrorKind::ParallelOutOfRange,
             ));
         }
+        if !(1..=MAX_IN_FLIGHT).contains(&self.max_in_flight) {
+            return Err(ConfigError::new(
+                "--max-in-flight",
+                self.max_in_flight.to_string(),
+                ConfigErrorKind::MaxInFlightOutOfRange,
+            ));
+        }
         if !(1..=MAX_PARALLEL).contains(&self.concurrency) {
             return Err(ConfigError::new(
                 "--concurrency",
@@ -261,6 +276,7 @@ impl BenchSettings<'_> {
             timeout_us,
             load,
             max_phase: Duration::from_micros(max_phase_us),
+            max_in_flight: self.max_in_flight,
         })
     }
 }
@@ -343,6 +359,7 @@ mod tests {
             deadline: "800ms",
             timeout: "5s",
             max_phase: "25s",
+            max_in_flight: crate::bench::DEFAULT_MAX_IN_FLIGHT,
         }
     }
 
@@ -386,6 +403,22 @@ mod tests {
         assert_eq!(
             s.validate().unwrap_err().kind(),
             &ConfigErrorKind::ParallelOutOfRange
+        );
+    }
+
+    #[test]
+    fn max_in_flight_at_the_limit_is_accepted_one_past_is_not() {
+        let mut s = settings();
+        s.max_in_flight = MAX_IN_FLIGHT;
+        assert_eq!(s.validate().unwrap().max_in_flight, 65_536);
+        s.max_in_flight = MAX_IN_FLIGHT + 1;
+        let e = s.validate().unwrap_err();
+        assert_eq!(e.kind(), &ConfigErrorKind::MaxInFlightOutOfRange);
+        assert_eq!(e.to_string(), "--max-in-flight 65537 must be 1..=65536");
+        s.max_in_flight = 0;
+        assert_eq!(
+            s.validate().unwrap_err().kind(),
+            &ConfigErrorKind::MaxInFlightOutOfRange
         );
     }
 

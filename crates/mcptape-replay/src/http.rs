@@ -5,10 +5,23 @@
 //! 2025-11-25) the `initialize` answer carries an `Mcp-Session-Id` header that
 //! every later request must repeat (400 without it, 404 for an unknown one,
 //! `DELETE` ends the session — 2025-11-25 "Transports" §Session Management);
-//! for a 2026-07-28 tape (`server/discover`) there are no sessions. `GET`
+//! for a 2026-07-28 tape (`server/discover`) there are no sessions. A tape
+//! with neither handshake answered whose server rejected session-less
+//! requests (a 2025 server driven by a 2026-07-28 client) keeps that
+//! rejection: every session-less request gets it, as recorded. `GET`
 //! (server-initiated stream) is answered 405. Faults: a stall never answers
 //! (the client's timeout or disconnect ends it), drop-connection closes the
 //! TCP connection without a response.
+//!
+//! Sessions: ids are 128 bits from the OS CSPRNG, in hex. A request without
+//! one gets the recording's own rejection of that case (else 400); an
+//! unknown or ended one gets the recording's rejection of a stale session
+//! (else 404 with a `-32001 "Session not found"` body, as the TypeScript SDK
+//! servers answer) — never a rejection recorded for another reason.
+//!
+//! DNS rebinding (2025-11-25 "Transports" §Security Warning): every request
+//! first passes [`mcptape_transport::origin::LoopbackGuard`]; a foreign
+//! `Origin` or a `Host` other than the bound loopback address is answered 403.
 
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
@@ -24,12 +37,13 @@ use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::time::{Duration, Instant};
 
-use mcptape_wire::protocol::{Era, method};
+use mcptape_wire::protocol::method;
 
 use crate::error::{ReplayError, ReplayErrorKind};
 use crate::lines::MAX_LINE_BYTES;
 use crate::schedule::sleep_until_precise;
-use crate::serve::{Answer, Server, parse_incoming};
+use crate::serve::{Answer, Server, parse_incoming_raw};
+use mcptape_transport::origin::LoopbackGuard;
 
 /// Session header of the 2025-03-26 … 2025-11-25 Streamable HTTP transport
 /// (`Mcp-Session-Id`, [`mcptape_wire::protocol::header::SESSION_ID`]).
@@ -43,8 +57,25 @@ struct HttpState {
     sessions: bool,
     live: Mutex<HashSet<String>>,
     pending: Mutex<HashMap<String, oneshot::Sender<()>>>,
-    next_session: Mutex<u64>,
     next_event: Mutex<u64>,
+    guard: LoopbackGuard,
+}
+
+/// Bytes of randomness in a session id (128 bits).
+pub const SESSION_ID_BYTES: usize = 16;
+
+/// A new session id: [`SESSION_ID_BYTES`] from the OS CSPRNG, as lowercase
+/// hex (32 characters, visible ASCII as 2025-11-25 "Transports" requires).
+///
+/// # Errors
+/// [`ReplayErrorKind::Io`] when the OS has no randomness to give.
+pub fn new_session_id() -> Result<String, ReplayError> {
+    use rand::TryRngCore;
+    let mut b = [0u8; SESSION_ID_BYTES];
+    rand::rngs::OsRng
+        .try_fill_bytes(&mut b)
+        .map_err(|e| ReplayError::new(ReplayErrorKind::Io(std::io::Error::other(e))))?;
+    Ok(b.iter().map(|x| format!("{x:02x}")).collect())
 }
 
 /// Error making a connection fail (drop-connection fault).
@@ -110,14 +141,32 @@ fn sse_resp(msg: &str, session: Option<&str>, st: &HttpState) -> Response<Full<B
 /// recorded server's own rejection if the tape has one, else 400 (missing)
 /// / 404 (unknown), per 2025-11-25 "Transports" §Session Management.
 fn session_rejected(st: &HttpState, missing: bool) -> Response<Full<Bytes>> {
-    match &st.server.tape().session_rejection {
+    let tape = st.server.tape();
+    let recorded = if missing {
+        &tape.session_rejection
+    } else {
+        &tape.stale_session_rejection
+    };
+    match recorded {
         Some(r) => resp(
             StatusCode::from_u16(r.status).unwrap_or(StatusCode::BAD_REQUEST),
             Some(&r.body),
             None,
         ),
-        None if missing => resp(StatusCode::BAD_REQUEST, None, None),
-        None => resp(StatusCode::NOT_FOUND, None, None),
+        None if missing => resp(
+            StatusCode::BAD_REQUEST,
+            Some(
+                &serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32000, "message": "Bad Request: No valid session ID provided"}}),
+            ),
+            None,
+        ),
+        None => resp(
+            StatusCode::NOT_FOUND,
+            Some(
+                &serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32001, "message": "Session not found"}}),
+            ),
+            None,
+        ),
     }
 }
 
@@ -126,6 +175,19 @@ async fn handle(
     req: Request<Incoming>,
 ) -> Result<Response<Full<Bytes>>, DropConnection> {
     let received = Instant::now();
+    let text = |n: hyper::header::HeaderName| {
+        req.headers()
+            .get(n)
+            .map(|v| v.to_str().unwrap_or("").to_owned())
+    };
+    if let Err(e) = st.guard.check(
+        text(hyper::header::ORIGIN).as_deref(),
+        text(hyper::header::HOST).as_deref(),
+    ) {
+        let mut r = Response::new(Full::new(Bytes::from(format!("mcptape serve: {e}"))));
+        *r.status_mut() = StatusCode::FORBIDDEN;
+        return Ok(r);
+    }
     let session = req
         .headers()
         .get(SESSION_HEADER)
@@ -162,21 +224,21 @@ async fn handle(
     };
     // The strict parser (mcptape_wire::jsonrpc): an invalid message is
     // answered 400 with its JSON-RPC 2.0 §5 error body, never matched.
-    let msg = match parse_incoming(&body) {
+    let inc = match parse_incoming_raw(&body) {
         Ok(m) => m,
         Err(err) => {
             st.server.record_invalid();
             return Ok(resp(StatusCode::BAD_REQUEST, Some(&err), None));
         }
     };
-    let method = msg.method().unwrap_or("");
+    let method = inc.message.method().unwrap_or("");
     let is_init = method == method::INITIALIZE;
     let mut new_session = None;
     if st.sessions {
         if is_init {
-            let mut n = st.next_session.lock().unwrap_or_else(|p| p.into_inner());
-            *n += 1;
-            let id = format!("mcptape-{:016x}", *n ^ 0x9e37_79b9_7f4a_7c15);
+            let Ok(id) = new_session_id() else {
+                return Ok(resp(StatusCode::INTERNAL_SERVER_ERROR, None, None));
+            };
             st.live
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
@@ -200,15 +262,16 @@ async fn handle(
             }
         }
     }
-    match st.server.decide(&msg) {
+    match st.server.decide_incoming(&inc) {
         Answer::Reply {
-            id,
             body,
             delay_us,
             sse,
             status,
+            id_text,
+            ..
         } => {
-            let key = id.to_string();
+            let key = id_text;
             let (tx, rx) = oneshot::channel();
             st.pending
                 .lock()
@@ -257,7 +320,8 @@ async fn handle(
     }
 }
 
-/// Serves Streamable HTTP on `listener` until `shutdown` completes.
+/// Serves Streamable HTTP on `listener` until `shutdown` completes, loopback
+/// origins only ([`serve_http_allowing`] with no extra origin).
 ///
 /// # Errors
 /// [`ReplayErrorKind::Io`] when accepting fails.
@@ -266,20 +330,47 @@ pub async fn serve_http(
     listener: TcpListener,
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), ReplayError> {
+    serve_http_allowing(server, listener, &[], shutdown).await
+}
+
+/// Serves Streamable HTTP on `listener` until `shutdown` completes; requests
+/// whose `Origin` is not loopback nor in `allowed_origins`, or whose `Host`
+/// is not the bound address, get 403 ([`LoopbackGuard`]).
+///
+/// # Errors
+/// [`ReplayErrorKind::Io`] when accepting fails or the bound address is unknown.
+pub async fn serve_http_allowing(
+    server: Arc<Server>,
+    listener: TcpListener,
+    allowed_origins: &[String],
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), ReplayError> {
+    let bound = listener
+        .local_addr()
+        .map_err(|e| ReplayError::new(ReplayErrorKind::Io(e)))?;
     // Sessions when the recorded server opened one: an `initialize` answered
-    // with a result (also after a rejected `server/discover`, the fallback).
-    let sessions = server
-        .tape()
-        .exchanges
-        .iter()
-        .any(|e| e.request.method == method::INITIALIZE && e.reply.get("result").is_some());
+    // with a result (also after a rejected `server/discover`, the fallback);
+    // or when it never did but rejected a request for carrying no session
+    // (a 2025 server driven by a 2026-07-28 client: server-everything's 400
+    // "Server not initialized" to every POST), unless it answered a
+    // `server/discover` (a stateless server): that rejection is replayed
+    // as recorded instead of an answer the server never gave.
+    let answered = |m: &str| {
+        server
+            .tape()
+            .exchanges
+            .iter()
+            .any(|e| e.request.method == m && e.reply.get("result").is_some())
+    };
+    let sessions = answered(method::INITIALIZE)
+        || (server.tape().session_rejection.is_some() && !answered(method::SERVER_DISCOVER));
     let st = Arc::new(HttpState {
         server,
         sessions,
         live: Mutex::new(HashSet::new()),
         pending: Mutex::new(HashMap::new()),
-        next_session: Mutex::new(0),
         next_event: Mutex::new(0),
+        guard: LoopbackGuard::new(bound, allowed_origins),
     });
     tokio::pin!(shutdown);
     loop {
@@ -295,199 +386,5 @@ pub async fn serve_http(
                 .serve_connection(TokioIo::new(sock), svc)
                 .await;
         });
-    }
-}
-
-/// Connects a newline-delimited JSON-RPC stream to a Streamable HTTP endpoint
-/// (client side, via [`mcptape_transport::http::HttpClient`]). Returns the
-/// stream end to hand to [`crate::bench::Client::over`]: every line written
-/// to it is POSTed (`initialize`/`server/discover` inline, so the session id
-/// is known before anything else goes out; everything else concurrently) and
-/// every JSON-RPC message of every reply comes back as a line.
-///
-/// Cancellation: a `notifications/cancelled` aborts the in-flight POST of its
-/// `requestId` (the request's stream is closed, the 2026-07-28 way) and, in
-/// the session era, is also POSTed.
-///
-/// # Errors
-/// [`ReplayErrorKind::Http`] for a URL the client rejects.
-pub fn bridge(
-    url: &str,
-    protocol_version: Option<&str>,
-) -> Result<tokio::io::DuplexStream, ReplayError> {
-    bridge_reporting(url, protocol_version).map(|(s, _)| s)
-}
-
-/// A transport error for people: the transport renders hyper's connect
-/// error with `Debug` (`…Os { code: 111, kind: ConnectionRefused, message:
-/// "Connection refused" }))`); this keeps the text before it and the OS
-/// message: `HTTP exchange 0: request failed: Connection refused (os error 111)`.
-pub fn human_transport_error(text: &str) -> String {
-    let Some(at) = text.find("message: \"") else {
-        return text.to_owned();
-    };
-    let rest = &text[at + "message: \"".len()..];
-    let msg = rest.split('"').next().unwrap_or(rest);
-    let code = text
-        .find("code: ")
-        .map(|c| &text[c + "code: ".len()..])
-        .and_then(|c| c.split(|ch: char| !ch.is_ascii_digit()).next())
-        .filter(|c| !c.is_empty());
-    let head = text
-        .find("request failed: ")
-        .map_or(text, |i| &text[..i + "request failed: ".len()]);
-    match code {
-        Some(c) => format!("{head}{msg} (os error {c})"),
-        None => format!("{head}{msg}"),
-    }
-}
-
-/// The first transport error of a [`bridge_reporting`] bridge (e.g.
-/// `HTTP: client error (Connect): Connection refused`), once there is one.
-pub type BridgeError = Arc<Mutex<Option<String>>>;
-
-/// [`bridge`], and the bridge's first transport error: on a transport error
-/// (connection refused, reset...) the bridge records it and closes the
-/// stream at once, so the client sees the target close instead of waiting
-/// out its timeouts. HTTP error statuses are not transport errors: their
-/// JSON-RPC bodies are passed back as usual.
-///
-/// # Errors
-/// [`ReplayErrorKind::Http`] for a URL the client rejects.
-pub fn bridge_reporting(
-    url: &str,
-    protocol_version: Option<&str>,
-) -> Result<(tokio::io::DuplexStream, BridgeError), ReplayError> {
-    use mcptape_transport::http::HttpClient;
-    use tokio::io::AsyncWriteExt;
-    let mut http =
-        HttpClient::new(url).map_err(|e| ReplayError::new(ReplayErrorKind::Http(e.to_string())))?;
-    if let Some(v) = protocol_version
-        && Era::of(v) == Era::Stateless
-    {
-        http.set_protocol_version(v);
-    }
-    let (ours, theirs) = tokio::io::duplex(1 << 20);
-    let failed: BridgeError = Arc::default();
-    let failed2 = failed.clone();
-    tokio::spawn(async move {
-        let failed = failed2;
-        let fail = |failed: &BridgeError, e: &dyn std::fmt::Display| {
-            let mut g = failed.lock().unwrap_or_else(|p| p.into_inner());
-            if g.is_none() {
-                *g = Some(format!("HTTP: {}", human_transport_error(&e.to_string())));
-            }
-        };
-        let (r, mut w) = tokio::io::split(ours);
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Vec<u8>>();
-        let writer = tokio::spawn(async move {
-            while let Some(b) = rx.recv().await {
-                if w.write_all(&b).await.is_err() {
-                    break;
-                }
-            }
-        });
-        let inflight: Arc<Mutex<HashMap<String, tokio::task::AbortHandle>>> = Arc::default();
-        let mut r = crate::lines::FramedReader::new(r, MAX_LINE_BYTES);
-        while let Ok(Some(frame)) = r.next().await {
-            let mcptape_transport::stdio::Frame::Message(buf) = frame else {
-                continue;
-            };
-            let line = String::from_utf8_lossy(&buf).into_owned();
-            // Our own client wrote this line; read it with the wire parser.
-            let msg = mcptape_wire::jsonrpc::parse_message(&buf).ok();
-            let method = msg
-                .as_ref()
-                .and_then(|m| m.method())
-                .unwrap_or("")
-                .to_owned();
-            let id = msg.as_ref().and_then(|m| m.id()).map(ToString::to_string);
-            if method == method::NOTIFICATIONS_CANCELLED {
-                let rid = match &msg {
-                    Some(mcptape_wire::jsonrpc::Message::Notification(n)) => n
-                        .params
-                        .as_ref()
-                        .and_then(|p| p.get("requestId"))
-                        .and_then(|r| mcptape_wire::jsonrpc::RequestId::from_value(r).ok()),
-                    _ => None,
-                };
-                if let Some(rid) = rid
-                    && let Some(h) = inflight
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .remove(&rid.to_string())
-                {
-                    h.abort();
-                }
-                if http.era() == Era::Stateless {
-                    continue;
-                }
-            }
-            let send_back =
-                |tx: &tokio::sync::mpsc::UnboundedSender<Vec<u8>>,
-                 reply: &mcptape_transport::http::HttpReply| {
-                    for m in reply.messages() {
-                        let mut b = m.as_bytes().to_vec();
-                        b.push(b'\n');
-                        let _ = tx.send(b);
-                    }
-                };
-            if failed.lock().unwrap_or_else(|p| p.into_inner()).is_some() {
-                break; // a concurrent POST hit a transport error: the target is gone
-            }
-            if method::HANDSHAKES.contains(&method.as_str()) {
-                match http.post(&line).await {
-                    Ok(reply) => send_back(&tx, &reply),
-                    Err(e) => {
-                        fail(&failed, &e);
-                        break;
-                    }
-                }
-                continue;
-            }
-            let mut c = http.clone();
-            let tx2 = tx.clone();
-            let inf = inflight.clone();
-            let key = id.clone();
-            let failed3 = failed.clone();
-            let h = tokio::spawn(async move {
-                match c.post(&line).await {
-                    Ok(reply) => send_back(&tx2, &reply),
-                    Err(e) => fail(&failed3, &e),
-                }
-                if let Some(k) = key {
-                    inf.lock().unwrap_or_else(|p| p.into_inner()).remove(&k);
-                }
-            });
-            if let Some(k) = id {
-                inflight
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .insert(k, h.abort_handle());
-            }
-        }
-        // Closing: abort the POSTs still in flight so the stream ends now.
-        for (_, h) in inflight.lock().unwrap_or_else(|p| p.into_inner()).drain() {
-            h.abort();
-        }
-        drop(tx);
-        let _ = writer.await;
-    });
-    Ok((theirs, failed))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The fresh-user report saw hyper's `Debug` text in `verify`/`bench` errors.
-    #[test]
-    fn connection_refused_is_human_text() {
-        let raw = r#"HTTP exchange 0: request failed: hyper_util::client::legacy::Error(Connect, ConnectError("tcp connect error", 127.0.0.1:1, Os { code: 111, kind: ConnectionRefused, message: "Connection refused" }))"#;
-        assert_eq!(
-            human_transport_error(raw),
-            "HTTP exchange 0: request failed: Connection refused (os error 111)"
-        );
-        assert_eq!(human_transport_error("plain text"), "plain text");
     }
 }

@@ -11,6 +11,8 @@
 //! - [`stats`]: quantiles, the F(t)^N turn prediction and the counters of a bench run;
 //!   [`render`]: the human table, the `.hlog` interval log and the SVG plot of them
 //!   ([`report`] re-exports both under their former paths).
+//! - [`slo`]: the `--slo` grammar (read.p99<50ms, errors<1%), its evaluation against a
+//!   bench report, the pass/fail table and the JUnit XML.
 //! - [`config`]: validation of bench and verify settings before a run.
 //! - [`target`]: the target process lifecycle that `bench` and `verify` share (a stdio child in
 //!   its own process group, or a Streamable HTTP bridge; its stderr tail; ending it).
@@ -30,6 +32,7 @@ pub mod render;
 pub mod report;
 pub mod schedule;
 pub mod serve;
+pub mod slo;
 pub mod stats;
 pub mod tape;
 pub mod target;

@@ -6,8 +6,43 @@
 //! Every `resources/read` uri first goes through [`mcptape_uri::Root::resolve`];
 //! a rejected uri is answered `-32602` with `data.uri` (MCP 2026-07-28
 //! "Resources" §Error handling, SEP-2164), never with an empty `contents`.
+//!
+//! ## Requests the recording has no answer for ([`Unrecorded`], `--unrecorded`)
+//! With [`Unrecorded::Answer`] (the default) the protocol housekeeping the
+//! recorded server's capabilities imply is answered as the spec defines it
+//! (MCP 2025-11-25 "Utilities", "Server Features"), and every such answer is
+//! counted per method in [`ServeSummary::synthesized`]:
+//! * `ping` → `{}` (answered under either policy: the receiver MUST reply);
+//! * `logging/setLevel` → `{}` when `logging` is advertised;
+//! * `resources/subscribe`/`unsubscribe` → `{}` when `resources.subscribe` is true;
+//! * a list never recorded → an empty page (`{"resources": []}`,
+//!   `{"resourceTemplates": []}`, `{"tools": []}`, `{"prompts": []}`) when its
+//!   capability is advertised; `completion/complete` → no values when
+//!   `completions` is (2026-07-28 recordings add `ttlMs: 0`,
+//!   `cacheScope: "private"` (SEP-2549) and `resultType: "complete"`);
+//! * a `resources/read` of a uri never recorded → "Resource not found" with
+//!   `data.uri`, code -32602 (2026-07-28, SEP-2164), or -32002 when the
+//!   recording's revision (the detector's) is of the session era and the
+//!   recording holds no not-found error of its own (its code wins);
+//! * notifications are accepted silently;
+//! * the other era's handshake is answered from the recorded one, counted in
+//!   [`ServeSummary::adapted`]: a 2026-07-28 recording answers `initialize`
+//!   (protocolVersion = the client's 2025 revision when known, capabilities
+//!   and serverInfo from the recorded `server/discover` result), a 2025
+//!   recording answers `server/discover` (from its `initialize` result).
+//!   Replies of the recording's own era stay byte-exact.
+//!
+//! Anything else unrecorded is -32601 (Method not found).
+//! [`Unrecorded::Error`] keeps the strict behavior: only `ping` is answered,
+//! any other unrecorded method is -32601, an unrecorded read -32602 "no
+//! recorded response".
+//!
+//! ## Ids
+//! Ids are compared and echoed as the raw JSON text the client sent
+//! ([`Incoming::id_text`]): `"1"` and `1` are different requests, an integer
+//! past `u64` (`18446744073709551616`) comes back digit for digit.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -35,7 +70,49 @@ use mcptape_wire::jsonrpc::{self, Message, RequestId};
 pub use mcptape_wire::protocol::error_code::{
     INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR,
 };
-use mcptape_wire::protocol::method;
+use mcptape_wire::protocol::{self, Era, Revision, method};
+
+/// JSON-RPC code of a not-found resource before MCP 2026-07-28
+/// (2025-11-25 "Resources" §Error Handling: `-32002`).
+pub use mcptape_wire::protocol::error_code::LEGACY_RESOURCE_NOT_FOUND;
+
+/// `_meta` key of the server's identity in a 2026-07-28 `server/discover` result.
+pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+
+/// What `serve` does with a request the recording has no answer for (module
+/// docs, "Requests the recording has no answer for").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Unrecorded {
+    /// Answer the housekeeping the recorded capabilities imply, as the spec defines it.
+    #[default]
+    Answer,
+    /// Strict: only `ping` is answered; anything else unrecorded is an error.
+    Error,
+}
+
+impl Unrecorded {
+    /// `"answer"` or `"error"`; `None` for anything else.
+    pub fn parse(s: &str) -> Option<Unrecorded> {
+        match s {
+            "answer" => Some(Unrecorded::Answer),
+            "error" => Some(Unrecorded::Error),
+            _ => None,
+        }
+    }
+}
+
+/// One incoming message and the raw JSON text of its ids, as sent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Incoming {
+    /// The message (strict parse). For a request whose id is an integer past
+    /// `i64`, `message`'s id is a placeholder string: use [`id_text`](Self::id_text).
+    pub message: Message,
+    /// A request's `id` exactly as sent (`7`, `"7"`, `18446744073709551616`).
+    pub id_text: Option<String>,
+    /// A `notifications/cancelled`'s `params.requestId` exactly as sent.
+    pub cancel_text: Option<String>,
+}
 
 /// What the server does with one incoming message.
 #[derive(Debug, Clone, PartialEq)]
@@ -55,6 +132,9 @@ pub enum Answer {
         /// HTTP status to answer with (Streamable HTTP): the recorded one for a
         /// recorded 4xx reply, 400 for an invalid message; `None` is 200.
         status: Option<u16>,
+        /// The id's raw JSON text as the client sent it (`null` when none):
+        /// the key cancellation and pending answers use.
+        id_text: String,
     },
     /// Never answer (stall fault).
     Stall,
@@ -90,6 +170,10 @@ pub struct ServeStats {
     pub invalid: u64,
     /// `ping` requests answered `{}` without a recorded answer.
     pub pinged: u64,
+    /// Answers synthesized for unrecorded requests, per method ([`Unrecorded`]).
+    pub synthesized: BTreeMap<String, u64>,
+    /// Handshakes of the other era answered from the recorded one.
+    pub adapted: u64,
     /// Delays the schedule asked for, µs.
     pub intended: Histogram<u64>,
     /// Delays achieved: request line read → reply written and flushed, µs.
@@ -117,6 +201,8 @@ impl Default for ServeStats {
             dropped: 0,
             invalid: 0,
             pinged: 0,
+            synthesized: BTreeMap::new(),
+            adapted: 0,
             intended: new_hist(),
             achieved: new_hist(),
             lateness: new_hist(),
@@ -206,6 +292,15 @@ pub struct ServeSummary {
     /// `ping` requests answered `{}` without a recorded answer.
     #[serde(default)]
     pub pinged: u64,
+    /// Answers synthesized for requests the recording has no answer for, per
+    /// method (`ping`, `logging/setLevel`, empty list pages, not-found reads,
+    /// adapted handshakes: [`Unrecorded`]).
+    #[serde(default)]
+    pub synthesized: BTreeMap<String, u64>,
+    /// Handshakes of the other protocol era answered from the recorded one
+    /// (`initialize` on a 2026-07-28 recording, `server/discover` on a 2025 one).
+    #[serde(default)]
+    pub adapted: u64,
     /// Scheduled delays, µs.
     pub intended: Quantiles,
     /// Achieved delays, µs.
@@ -233,6 +328,28 @@ pub struct ServeSummary {
 pub const ENGINE_BOUND_SHARE: f64 = 0.8;
 
 impl ServeSummary {
+    /// `synthesized (not recorded): ping 2, logging/setLevel 1; adapted handshakes: 1`,
+    /// when any answer was synthesized.
+    pub fn synthesized_note(&self) -> Option<String> {
+        if self.synthesized.is_empty() && self.adapted == 0 {
+            return None;
+        }
+        let list: Vec<String> = self
+            .synthesized
+            .iter()
+            .map(|(m, n)| format!("{m} {n}"))
+            .collect();
+        Some(format!(
+            "synthesized (not recorded): {}; adapted handshakes: {}",
+            if list.is_empty() {
+                "none".to_owned()
+            } else {
+                list.join(", ")
+            },
+            self.adapted
+        ))
+    }
+
     /// The lines `bench` prints under the server-side delay table: engine
     /// time (zero-delay replies, read → written), engine work and capacity,
     /// the [`Precision`] flag, and — when `throughput_per_s` (replies/s the
@@ -240,7 +357,7 @@ impl ServeSummary {
     /// engine, not the model, set the latency.
     pub fn precision_lines(&self, throughput_per_s: f64) -> Vec<String> {
         let ms = |us: u64| format!("{:.3} ms", us as f64 / 1000.0);
-        let mut out = Vec::new();
+        let mut out: Vec<String> = self.synthesized_note().into_iter().collect();
         if self.engine.count > 0 {
             out.push(format!(
                 "engine time (line read -> reply written, {} zero-delay replies): p50 {}  p99 {}  max {}",
@@ -286,6 +403,14 @@ pub struct Server {
     /// Per tape exchange, the recorded reply split around its `id` value
     /// (pre-encoded at load time; only the id is spliced per request).
     encoded: Vec<Option<(String, String)>>,
+    /// The policy for requests the recording has no answer for.
+    unrecorded: Unrecorded,
+    /// The recorded server's capabilities (handshake result), `{}` if none.
+    caps: Value,
+    /// The recording is of the 2026-07-28 (stateless) era.
+    stateless: bool,
+    /// Code of a synthesized not-found read (module docs).
+    not_found_code: i64,
 }
 
 /// Default roots: per `scheme://authority`, the longest common directory of
@@ -354,7 +479,31 @@ impl Server {
                     .map_err(|e| ReplayError::new(ReplayErrorKind::Root(format!("{n}: {e}"))))
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let caps = tape
+            .exchanges
+            .iter()
+            .filter(|e| method::HANDSHAKES.contains(&e.request.method.as_str()))
+            .find_map(|e| e.reply.get("result")?.get("capabilities").cloned())
+            .unwrap_or_else(|| json!({}));
+        let stateless = tape
+            .protocol_version
+            .as_deref()
+            .is_some_and(|v| Era::of(v) == Era::Stateless);
+        let recorded_code = tape
+            .exchanges
+            .iter()
+            .filter(|e| e.request.method == method::RESOURCES_READ)
+            .filter_map(|e| e.reply.get("error")?.get("code")?.as_i64())
+            .find(|c| [INVALID_PARAMS, LEGACY_RESOURCE_NOT_FOUND].contains(c));
+        let not_found_code = recorded_code.unwrap_or(match (stateless, &tape.protocol_version) {
+            (false, Some(_)) => LEGACY_RESOURCE_NOT_FOUND,
+            _ => INVALID_PARAMS,
+        });
         Ok(Server {
+            unrecorded: Unrecorded::default(),
+            caps,
+            stateless,
+            not_found_code,
             sched: Mutex::new(Scheduler::new(model, faults, seed)),
             roots,
             encoded: tape
@@ -373,6 +522,17 @@ impl Server {
     pub fn with_timer(mut self, timer: TimerMode) -> Server {
         self.timer = timer;
         self
+    }
+
+    /// Uses `policy` for requests the recording has no answer for.
+    pub fn with_unrecorded(mut self, policy: Unrecorded) -> Server {
+        self.unrecorded = policy;
+        self
+    }
+
+    /// The policy for requests the recording has no answer for.
+    pub fn unrecorded(&self) -> Unrecorded {
+        self.unrecorded
     }
 
     /// The timer mode in use.
@@ -411,22 +571,24 @@ impl Server {
     }
 
     /// Decides the answer to the bytes of one incoming message (one stdio
-    /// line, one HTTP body): [`parse_incoming`], then [`Server::decide`]; an
-    /// invalid message is answered with its JSON-RPC 2.0 §5 error at once.
+    /// line, one HTTP body): [`parse_incoming_raw`], then
+    /// [`Server::decide_incoming`]; an invalid message is answered with its
+    /// JSON-RPC 2.0 §5 error at once.
     pub fn decide_bytes(&self, bytes: &[u8]) -> Answer {
-        match parse_incoming(bytes) {
-            Ok(m) => self.decide(&m),
+        match parse_incoming_raw(bytes) {
+            Ok(m) => self.decide_incoming(&m),
             Err(err) => {
                 let mut s = self.stats();
                 s.requests += 1;
                 s.invalid += 1;
                 drop(s);
-                match self.reply_now(err) {
+                match reply(err, 0) {
                     Answer::Reply {
                         id,
                         body,
                         delay_us,
                         sse,
+                        id_text,
                         ..
                     } => Answer::Reply {
                         id,
@@ -434,6 +596,7 @@ impl Server {
                         delay_us,
                         sse,
                         status: Some(400),
+                        id_text,
                     },
                     other => other,
                 }
@@ -442,30 +605,61 @@ impl Server {
     }
 
     /// Decides the answer to one message read by the strict wire parser
-    /// (no I/O, no clock). Requests are matched against the tape;
+    /// (no I/O, no clock); ids are taken as their canonical JSON text. See
+    /// [`Server::decide_incoming`].
+    pub fn decide(&self, msg: &Message) -> Answer {
+        let id_text = msg.id().map(ToString::to_string);
+        let cancel_text = cancel_request_id(msg).map(|r| r.to_string());
+        self.decide_message(msg, id_text.as_deref(), cancel_text.as_deref())
+    }
+
+    /// Decides the answer to one incoming message (no I/O, no clock).
+    /// Requests are matched against the tape (answered under the id as the
+    /// client sent it); unrecorded ones per [`Unrecorded`];
     /// `notifications/cancelled` cancels the pending answer to its
     /// `requestId`; other notifications and the client's responses get nothing.
-    pub fn decide(&self, msg: &Message) -> Answer {
+    pub fn decide_incoming(&self, inc: &Incoming) -> Answer {
+        self.decide_message(
+            &inc.message,
+            inc.id_text.as_deref(),
+            inc.cancel_text.as_deref(),
+        )
+    }
+
+    fn decide_message(&self, msg: &Message, id_text: Option<&str>, cancel: Option<&str>) -> Answer {
         let req = match msg {
             Message::Request(r) => r,
             Message::Notification(n) => {
                 if n.method == method::NOTIFICATIONS_CANCELLED
-                    && let Some(rid) = n.params.as_ref().and_then(|p| p.get("requestId"))
-                    && let Ok(rid) = RequestId::from_value(rid)
+                    && let Some(key) = cancel
                 {
-                    return Answer::Cancel(rid.to_string());
+                    return Answer::Cancel(key.to_owned());
                 }
                 return Answer::Nothing;
             }
             _ => return Answer::Nothing,
         };
         let method = req.method.as_str();
-        let id = req.id.to_value();
+        let own_text;
+        let id_text = match id_text {
+            Some(t) => t,
+            None => {
+                own_text = req.id.to_string();
+                &own_text
+            }
+        };
         let params = req.params.clone().unwrap_or(Value::Null);
         self.stats().requests += 1;
         let m = self.tape.lookup(method, &params);
-        let recorded_delay = match &m {
-            Match::Exact(e) | Match::ByMethod(e) => Some(e.delay_us),
+        let answer = self.unrecorded == Unrecorded::Answer;
+        // The other era's handshake, answered from the recorded one.
+        let adapted = match (&m, answer) {
+            (Match::NoMethod, true) => self.cross_era(method, &params),
+            _ => None,
+        };
+        let recorded_delay = match (&m, &adapted) {
+            (Match::Exact(e) | Match::ByMethod(e), _) => Some(e.delay_us),
+            (_, Some((_, e))) => Some(e.delay_us),
             _ => None,
         };
         let plan = self
@@ -473,6 +667,7 @@ impl Server {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .plan(recorded_delay);
+        let out = |msg: Value| reply_with_id(msg, id_text, plan.delay_us);
         // Faults are for the session's work, not its handshake: the draw is
         // still consumed so the schedule stays the same.
         let fault = if crate::tape::HANDSHAKE_METHODS.contains(&method) {
@@ -491,13 +686,12 @@ impl Server {
             }
             Some(Fault::Error { code }) => {
                 self.stats().injected_errors += 1;
-                let msg = error_msg(
-                    id,
+                return out(error_msg(
+                    Value::Null,
                     code,
                     "mcptape serve: injected fault",
                     json!({"method": method}),
-                );
-                return reply(msg, plan.delay_us);
+                ));
             }
             _ => {}
         }
@@ -505,45 +699,57 @@ impl Server {
         if method == method::RESOURCES_READ {
             let Some(uri) = uri else {
                 self.stats().unmatched += 1;
-                let msg = error_msg(
-                    id,
+                return out(error_msg(
+                    Value::Null,
                     INVALID_PARAMS,
                     "mcptape serve: resources/read without a string params.uri",
                     json!({"method": method}),
-                );
-                return reply(msg, plan.delay_us);
+                ));
             };
             if let Err(reason) = self.check_uri(uri) {
                 self.stats().rejected_uri += 1;
-                let msg = error_msg(
-                    id,
+                return out(error_msg(
+                    Value::Null,
                     INVALID_PARAMS,
                     &format!("mcptape serve: uri {uri} rejected: {reason}"),
                     json!({"uri": uri, "reason": reason}),
-                );
-                return reply(msg, plan.delay_us);
+                ));
             }
+        }
+        if let Some((result, _)) = adapted {
+            let mut s = self.stats();
+            s.adapted += 1;
+            *s.synthesized.entry(method.to_owned()).or_default() += 1;
+            drop(s);
+            return out(json!({"jsonrpc": "2.0", "id": null, "result": result}));
         }
         let msg = match m {
             Match::Exact(e) | Match::ByMethod(e) => {
                 self.stats().matched += 1;
-                let body = match self.encoded_reply(e, &req.id) {
+                let body = match self.encoded_reply(e, id_text) {
                     Some(b) => b,
-                    None => {
-                        let mut reply = e.reply.clone();
-                        if let Value::Object(o) = &mut reply {
-                            o.insert("id".into(), id.clone());
-                        }
-                        reply.to_string()
-                    }
+                    None => splice_text(&e.reply, id_text),
                 };
                 return Answer::Reply {
-                    id,
+                    id: id_value(id_text),
                     body,
                     delay_us: plan.delay_us,
                     sse: e.sse,
                     status: e.status.filter(|s| *s != 200),
+                    id_text: id_text.to_owned(),
                 };
+            }
+            // A read of a uri never recorded: "Resource not found".
+            Match::NoParams | Match::NoMethod
+                if answer && method == method::RESOURCES_READ && uri.is_some() =>
+            {
+                self.synthesized(method);
+                error_msg(
+                    Value::Null,
+                    self.not_found_code,
+                    "Resource not found",
+                    json!({"uri": uri}),
+                )
             }
             Match::NoParams => {
                 self.stats().unmatched += 1;
@@ -557,13 +763,19 @@ impl Server {
                 if let Some(u) = uri {
                     data["uri"] = Value::String(u.to_owned());
                 }
-                error_msg(id, INVALID_PARAMS, &text, data)
+                error_msg(Value::Null, INVALID_PARAMS, &text, data)
             }
             // MCP base protocol, "Utilities / Ping": the receiver MUST answer
             // promptly with an empty result, recorded or not.
             Match::NoMethod if method == method::PING => {
                 self.stats().pinged += 1;
-                json!({"jsonrpc": "2.0", "id": id, "result": {}})
+                self.synthesized(method);
+                json!({"jsonrpc": "2.0", "id": null, "result": {}})
+            }
+            Match::NoMethod if answer && self.housekeeping(method).is_some() => {
+                self.synthesized(method);
+                let result = self.housekeeping(method).unwrap_or_default();
+                json!({"jsonrpc": "2.0", "id": null, "result": result})
             }
             Match::NoMethod => {
                 self.stats().unmatched += 1;
@@ -572,18 +784,129 @@ impl Server {
                     data["uri"] = Value::String(u.to_owned());
                 }
                 error_msg(
-                    id,
+                    Value::Null,
                     METHOD_NOT_FOUND,
                     &format!("mcptape serve: method {method} was not recorded"),
                     data,
                 )
             }
         };
-        reply(msg, plan.delay_us)
+        out(msg)
     }
 
-    /// The pre-encoded reply of exchange `e` with `id` (its JSON text) spliced in.
-    fn encoded_reply(&self, e: &crate::tape::Exchange, id: &RequestId) -> Option<String> {
+    fn synthesized(&self, method: &str) {
+        *self
+            .stats()
+            .synthesized
+            .entry(method.to_owned())
+            .or_default() += 1;
+    }
+
+    /// The spec's answer to an unrecorded housekeeping request the recorded
+    /// capabilities imply (module docs), or `None`.
+    pub fn housekeeping(&self, method: &str) -> Option<Value> {
+        let cap = |k: &str| self.caps.get(k).is_some_and(|v| !v.is_null());
+        let mut r = match method {
+            method::LOGGING_SET_LEVEL if cap("logging") => json!({}),
+            method::RESOURCES_SUBSCRIBE | method::RESOURCES_UNSUBSCRIBE
+                if self.caps["resources"]["subscribe"] == json!(true) =>
+            {
+                json!({})
+            }
+            method::RESOURCES_LIST if cap("resources") => json!({"resources": []}),
+            method::RESOURCES_TEMPLATES_LIST if cap("resources") => {
+                json!({"resourceTemplates": []})
+            }
+            method::TOOLS_LIST if cap("tools") => json!({"tools": []}),
+            method::PROMPTS_LIST if cap("prompts") => json!({"prompts": []}),
+            method::COMPLETION_COMPLETE if cap("completions") => {
+                json!({"completion": {"values": [], "hasMore": false}})
+            }
+            _ => return None,
+        };
+        if self.stateless {
+            if method::CACHEABLE.contains(&method) {
+                r["ttlMs"] = json!(0);
+                r["cacheScope"] = json!("private");
+            }
+            r["resultType"] = json!("complete");
+        }
+        Some(r)
+    }
+
+    /// The other era's handshake result built from the recorded one, and
+    /// the recorded exchange it came from (module docs).
+    fn cross_era(&self, method: &str, params: &Value) -> Option<(Value, &crate::tape::Exchange)> {
+        let recorded = |m: &str| {
+            self.tape
+                .exchanges
+                .iter()
+                .find(|e| e.request.method == m && e.reply.get("result").is_some())
+        };
+        match method {
+            method::INITIALIZE => {
+                let e = recorded(method::SERVER_DISCOVER)?;
+                let d = &e.reply["result"];
+                let supported = protocol::supported_versions(d).unwrap_or_default();
+                let asked = params.get("protocolVersion").and_then(Value::as_str);
+                let version = match asked {
+                    Some(a)
+                        if Era::of(a) == Era::Session
+                            && (Revision::new(a).is_known()
+                                || supported.iter().any(|r| r.as_str() == a)) =>
+                    {
+                        a.to_owned()
+                    }
+                    _ => supported
+                        .iter()
+                        .filter(|r| r.era() == Era::Session)
+                        .max()
+                        .unwrap_or(&protocol::FALLBACK_REVISION)
+                        .as_str()
+                        .to_owned(),
+                };
+                let info = d
+                    .get("serverInfo")
+                    .or_else(|| d.get("_meta")?.get(META_SERVER_INFO))
+                    .cloned()
+                    .unwrap_or_else(
+                        || json!({"name": "mcptape", "version": env!("CARGO_PKG_VERSION")}),
+                    );
+                let mut r = json!({
+                    "protocolVersion": version,
+                    "capabilities": d.get("capabilities").cloned().unwrap_or_else(|| json!({})),
+                    "serverInfo": info,
+                });
+                if let Some(i) = d.get("instructions") {
+                    r["instructions"] = i.clone();
+                }
+                Some((r, e))
+            }
+            method::SERVER_DISCOVER => {
+                let e = recorded(method::INITIALIZE)?;
+                let i = &e.reply["result"];
+                let version = i
+                    .get("protocolVersion")
+                    .and_then(Value::as_str)
+                    .unwrap_or(protocol::FALLBACK_REVISION.as_str());
+                let mut r = json!({
+                    "supportedVersions": [version],
+                    "capabilities": i.get("capabilities").cloned().unwrap_or_else(|| json!({})),
+                });
+                if let Some(info) = i.get("serverInfo") {
+                    r["_meta"] = json!({ META_SERVER_INFO: info });
+                }
+                if let Some(x) = i.get("instructions") {
+                    r["instructions"] = x.clone();
+                }
+                Some((r, e))
+            }
+            _ => None,
+        }
+    }
+
+    /// The pre-encoded reply of exchange `e` with `id_text` (raw JSON) spliced in.
+    fn encoded_reply(&self, e: &crate::tape::Exchange, id_text: &str) -> Option<String> {
         let base = self.tape.exchanges.as_ptr() as usize;
         let idx = (e as *const crate::tape::Exchange as usize).checked_sub(base)?
             / std::mem::size_of::<crate::tape::Exchange>().max(1);
@@ -591,16 +914,11 @@ impl Server {
             return None;
         }
         let (head, tail) = self.encoded.get(idx)?.as_ref()?;
-        let id_text = id.to_string();
         let mut out = String::with_capacity(head.len() + id_text.len() + tail.len() + 1);
         out.push_str(head);
-        out.push_str(&id_text);
+        out.push_str(id_text);
         out.push_str(tail);
         Some(out)
-    }
-
-    fn reply_now(&self, msg: Value) -> Answer {
-        reply(msg, 0)
     }
 
     /// Records one sent reply's scheduled and achieved delay (µs).
@@ -663,6 +981,8 @@ impl Server {
             dropped: s.dropped,
             invalid: s.invalid,
             pinged: s.pinged,
+            synthesized: s.synthesized.clone(),
+            adapted: s.adapted,
             intended: Quantiles::of(&s.intended),
             achieved: Quantiles::of(&s.achieved),
             lateness,
@@ -726,10 +1046,142 @@ pub fn parse_incoming(bytes: &[u8]) -> Result<Message, Value> {
     ))
 }
 
+/// Placeholder string id standing for an integer id past `i64` while the
+/// rest of the message goes through the strict parser.
+const BIG_ID_PLACEHOLDER: &str = "\"mcptape:integer-id-past-i64\"";
+
+/// `text` is a JSON integer literal (`-?[0-9]+`, no fraction or exponent).
+fn is_integer_literal(text: &str) -> bool {
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// The raw JSON text of `params.requestId` of a message, as sent.
+fn raw_cancel_id(text: &str) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct P<'a> {
+        #[serde(borrow, rename = "requestId")]
+        request_id: Option<&'a serde_json::value::RawValue>,
+    }
+    #[derive(serde::Deserialize)]
+    struct M<'a> {
+        #[serde(borrow)]
+        params: Option<P<'a>>,
+    }
+    let m: M<'_> = serde_json::from_str(text).ok()?;
+    Some(m.params?.request_id?.get().to_owned())
+}
+
+/// The `requestId` of a `notifications/cancelled` (a valid id), if any.
+fn cancel_request_id(msg: &Message) -> Option<RequestId> {
+    match msg {
+        Message::Notification(n) if n.method == method::NOTIFICATIONS_CANCELLED => n
+            .params
+            .as_ref()
+            .and_then(|p| p.get("requestId"))
+            .and_then(|r| RequestId::from_value(r).ok()),
+        _ => None,
+    }
+}
+
+/// [`parse_incoming`], keeping the raw JSON text of the ids as sent
+/// ([`Incoming`]). An integer id past `i64` (`18446744073709551616`, valid
+/// JSON-RPC 2.0 but not an `i64`) is accepted and kept as text; every other
+/// rule of the strict parser applies.
+///
+/// # Errors
+/// As [`parse_incoming`].
+pub fn parse_incoming_raw(bytes: &[u8]) -> Result<Incoming, Value> {
+    let text = std::str::from_utf8(bytes).ok();
+    let raw_id =
+        |t: &str| split_at_id(t).map(|(h, tail)| t[h.len()..t.len() - tail.len()].to_owned());
+    match parse_incoming(bytes) {
+        Ok(message) => {
+            let id_text = match message.id() {
+                Some(id) => text.and_then(raw_id).or_else(|| Some(id.to_string())),
+                None => None,
+            };
+            let cancel_text = cancel_request_id(&message).map(|r| {
+                text.and_then(raw_cancel_id)
+                    .unwrap_or_else(|| r.to_string())
+            });
+            Ok(Incoming {
+                message,
+                id_text,
+                cancel_text,
+            })
+        }
+        Err(err) => {
+            // An integer id past i64: parse the rest with a placeholder id.
+            if let Some(t) = text
+                && let Some((head, tail)) = split_at_id(t)
+            {
+                let id = &t[head.len()..t.len() - tail.len()];
+                if is_integer_literal(id) {
+                    let swapped = format!("{head}{BIG_ID_PLACEHOLDER}{tail}");
+                    if let Ok(message) = parse_incoming(swapped.as_bytes()) {
+                        return Ok(Incoming {
+                            message,
+                            id_text: Some(id.to_owned()),
+                            cancel_text: None,
+                        });
+                    }
+                }
+            }
+            // A cancellation naming such an id.
+            if let Some(t) = text
+                && let Ok(Message::Notification(n)) = jsonrpc::parse_message(bytes)
+            {
+                let cancel_text = raw_cancel_id(t);
+                return Ok(Incoming {
+                    message: Message::Notification(n),
+                    id_text: None,
+                    cancel_text,
+                });
+            }
+            Err(err)
+        }
+    }
+}
+
+/// The id text as a JSON value (an integer past `u64` becomes a float
+/// approximation; the reply bytes carry the exact text).
+fn id_value(id_text: &str) -> Value {
+    serde_json::from_str(id_text).unwrap_or(Value::Null)
+}
+
+/// `msg` serialized with its top-level `id` set to the raw JSON `id_text`.
+fn splice_text(msg: &Value, id_text: &str) -> String {
+    let mut msg = msg.clone();
+    // A non-null stand-in, so the id member is found (an `Option` reads `null` as absent).
+    if let Value::Object(o) = &mut msg {
+        o.insert("id".to_owned(), Value::from(0));
+    }
+    let body = msg.to_string();
+    match split_at_id(&body) {
+        Some((h, t)) => format!("{h}{id_text}{t}"),
+        None => body,
+    }
+}
+
+/// An [`Answer::Reply`] carrying `msg` under the raw id `id_text` after `delay_us`.
+fn reply_with_id(msg: Value, id_text: &str, delay_us: u64) -> Answer {
+    Answer::Reply {
+        id: id_value(id_text),
+        body: splice_text(&msg, id_text),
+        delay_us,
+        sse: false,
+        status: None,
+        id_text: id_text.to_owned(),
+    }
+}
+
 /// An [`Answer::Reply`] carrying `msg` (serialized) after `delay_us`.
 fn reply(msg: Value, delay_us: u64) -> Answer {
+    let id = msg.get("id").cloned().unwrap_or(Value::Null);
     Answer::Reply {
-        id: msg.get("id").cloned().unwrap_or(Value::Null),
+        id_text: id.to_string(),
+        id,
         body: msg.to_string(),
         delay_us,
         sse: false,
@@ -759,10 +1211,13 @@ pub fn split_at_id(raw: &str) -> Option<(&str, &str)> {
     if !raw.trim_start().starts_with('{') {
         return None;
     }
-    let probe: IdProbe<'_> = serde_json::from_str(raw).ok()?;
+    // Lone surrogate escapes masked (same length): a recorded reply holding
+    // one is still split, and its own bytes are kept.
+    let masked = crate::tape::mask_lone_surrogates(raw);
+    let probe: IdProbe<'_> = serde_json::from_str(&masked).ok()?;
     let old = probe.id?.get();
-    // `old` borrows from `raw`: its offset is the distance between the two.
-    let start = (old.as_ptr() as usize).checked_sub(raw.as_ptr() as usize)?;
+    // `old` borrows from `masked`: its offset is the distance between the two.
+    let start = (old.as_ptr() as usize).checked_sub(masked.as_ptr() as usize)?;
     let end = start.checked_add(old.len())?;
     Some((raw.get(..start)?, raw.get(end..)?))
 }
@@ -1040,7 +1495,10 @@ where
         };
         match answer {
             Answer::Reply {
-                id, body, delay_us, ..
+                body,
+                delay_us,
+                id_text,
+                ..
             } => {
                 let mut bytes = body.into_bytes();
                 bytes.push(b'\n');
@@ -1056,7 +1514,7 @@ where
                     out.deliver(&server, o);
                     continue;
                 }
-                let key = id.to_string();
+                let key = id_text;
                 let (p, out, srv, k) = (pending.clone(), out.clone(), server.clone(), key.clone());
                 // Hold the map while scheduling so the job's own removal
                 // cannot run before the insertion.

@@ -36,6 +36,35 @@ pub struct Quantiles {
     pub max_us: u64,
     /// Mean, µs.
     pub mean_us: f64,
+    /// Present when some values are right-censored (a read timed out: its latency is only known
+    /// to be ≥ the bound): which quantiles fall in the censored region and the bound. A censored
+    /// quantile prints as `> 5000 ms`; its `*_us` value is the bound's histogram bucket.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub censored: Option<Censored>,
+}
+
+/// Which quantiles of a [`Quantiles`] are censored (fall at or above [`bound_us`](Self::bound_us),
+/// where the timed-out reads were recorded), and how many values are censored.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Censored {
+    /// The censoring bound, µs: a censored value is known only to be ≥ it (bench: the
+    /// `--timeout` for single reads, the deadline for turn reads). Quantiles are flagged from
+    /// the smallest value actually recorded for a timed-out read (open loop: from the intended
+    /// send time, so ≥ the timeout).
+    pub bound_us: u64,
+    /// Values censored at or above the bound (timed-out reads).
+    pub count: u64,
+    /// p50 is in the censored region.
+    pub p50: bool,
+    /// p90 is in the censored region.
+    pub p90: bool,
+    /// p99 is in the censored region.
+    pub p99: bool,
+    /// p99.9 is in the censored region.
+    pub p999: bool,
+    /// max is in the censored region.
+    pub max: bool,
 }
 
 impl Quantiles {
@@ -52,9 +81,116 @@ impl Quantiles {
             p999_us: h.value_at_quantile(0.999),
             max_us: h.max(),
             mean_us: h.mean(),
+            censored: None,
         }
     }
+
+    /// [`Quantiles::of`] a histogram holding `censored_count` right-censored values recorded at
+    /// `bound_us` or above (timed-out reads): a quantile whose value is in the bound's bucket or
+    /// above is flagged censored. `bound_us` `None` or `censored_count` 0: as [`Quantiles::of`].
+    pub fn of_censored(
+        h: &Histogram<u64>,
+        bound_us: Option<u64>,
+        censored_count: u64,
+    ) -> Quantiles {
+        let mut q = Quantiles::of(h);
+        let Some(bound) = bound_us.filter(|_| censored_count > 0 && !h.is_empty()) else {
+            return q;
+        };
+        let low = h.lowest_equivalent(bound);
+        let at = |v: u64| v >= low;
+        q.censored = Some(Censored {
+            bound_us: bound,
+            count: censored_count,
+            p50: at(q.p50_us),
+            p90: at(q.p90_us),
+            p99: at(q.p99_us),
+            p999: at(q.p999_us),
+            max: at(q.max_us),
+        });
+        q
+    }
 }
+
+/// Counters of one bench phase (single reads, or the reads inside turns), named for what they
+/// count. Invariants: `ok + errorAnswers (sum) + timedOut + closed == sent`;
+/// `lateResponses + abandoned == cancellationsSent` once the phase is drained (≤ in a partial
+/// report); `lateResponses ≤ cancellationsSent` always.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PhaseCounters {
+    /// Requests sent.
+    pub sent: u64,
+    /// Answered with a result.
+    pub answered_ok: u64,
+    /// Answered with a JSON-RPC error, by class ([`crate::bench::error_class`]).
+    pub error_answers: std::collections::BTreeMap<String, u64>,
+    /// Not answered in time: single reads, within `--timeout`; turn reads, by the turn
+    /// deadline (the stragglers).
+    pub timed_out: u64,
+    /// Lost with the connection (the target closed it).
+    pub closed: u64,
+    /// Cancellations sent (`notifications/cancelled`, or the POST aborted): single reads at the
+    /// timeout, turn stragglers at the deadline.
+    pub cancellations_sent: u64,
+    /// Of the cancelled requests, those answered afterwards (tagged, ignored).
+    pub late_responses: u64,
+    /// Of the cancelled requests, those with no answer at all by their `--timeout`.
+    pub abandoned: u64,
+    /// Most requests of this phase in flight at once.
+    pub max_in_flight: u64,
+}
+
+impl PhaseCounters {
+    /// Error answers of all classes.
+    pub fn error_answers_total(&self) -> u64 {
+        self.error_answers.values().sum()
+    }
+
+    /// Share of sent requests answered with a result, 0..1 (`None` when nothing was sent).
+    pub fn success_ratio(&self) -> Option<f64> {
+        (self.sent > 0).then(|| self.answered_ok as f64 / self.sent as f64)
+    }
+}
+
+/// The latency view of one error class of the single-read phase (or `timeout`, censored).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ErrorClassView {
+    /// Class label (`internal (-32603)`, `not-found (-32602 + data.uri)`, `timeout`).
+    pub class: String,
+    /// Reads of this class.
+    pub count: u64,
+    /// Their latency, µs (timeouts: censored at the timeout).
+    pub latency: Quantiles,
+}
+
+/// The open-loop generator check (k6's `dropped_iterations`, wrk2's schedule): asked vs achieved
+/// send rate, and how many sends left late or never left.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SendRate {
+    /// Asked rate (`--rate`), sends per second.
+    pub asked_per_s: f64,
+    /// Achieved rate: sent / the time from the first intended send to the last send, per second.
+    pub achieved_per_s: f64,
+    /// Sends scheduled before the phase ended (at most `--reads`).
+    pub scheduled: u64,
+    /// Sent.
+    pub sent: u64,
+    /// Sent more than [`crate::bench::LATE_SEND_US`] after their intended time (the client
+    /// could not keep up, or `--max-in-flight` was full).
+    pub sent_late: u64,
+    /// Scheduled but never sent (the phase ended first): k6's `dropped_iterations`.
+    pub dropped: u64,
+    /// (sent late + dropped) / scheduled, 0..1; a warning is printed above
+    /// [`LATE_OR_DROPPED_WARN`].
+    pub late_or_dropped_share: f64,
+}
+
+/// Share of late or dropped sends above which `bench` warns that the asked rate was not
+/// offered: 1 %.
+pub const LATE_OR_DROPPED_WARN: f64 = 0.01;
 
 /// Predicted `q`-quantile (µs) of the completion time of a turn of `n`
 /// independent reads drawn from the single-read distribution `single`: the
@@ -150,6 +286,10 @@ pub struct BenchReport {
     /// Of those, recorded error answers (replayed as errors each cycle).
     #[serde(default)]
     pub recorded_read_errors: u64,
+    /// Error answers the recording itself holds for the reads sent in both phases (the
+    /// recorded not-found, replayed each cycle): not counted by the `errors<N%` SLO.
+    #[serde(default)]
+    pub expected_error_answers: u64,
     /// Turn completion time, µs.
     pub turn: Quantiles,
     /// Measured vs predicted turn p50 and p99.
@@ -166,12 +306,51 @@ pub struct BenchReport {
     pub cancellations: u64,
     /// Responses after cancellation (tagged, ignored).
     pub late_responses: u64,
+    /// How stragglers were cancelled: `"close-stream"` (2026-07-28 Streamable HTTP) or
+    /// `"notification"` (`notifications/cancelled`: stdio, 2025 session-era HTTP).
+    pub cancellation: String,
+    /// `input_required` rounds retried; a read and its retries are one read in every figure.
+    pub input_rounds: u64,
     /// Reads abandoned at the timeout.
     pub abandoned: u64,
     /// Errors by class.
     pub errors: std::collections::BTreeMap<String, u64>,
     /// The embedded server's own figures (model vs achieved delay), if known.
     pub server: Option<crate::serve::ServeSummary>,
+    /// The run was interrupted (SIGINT/SIGTERM): the figures cover what ran until then.
+    #[serde(default)]
+    pub partial: bool,
+    /// Single reads answered with a result, µs (the `single` view holds every read: error
+    /// answers, and timeouts censored at the timeout).
+    #[serde(default)]
+    pub single_ok: Quantiles,
+    /// Reads inside turns answered with a result before the deadline, µs.
+    #[serde(default)]
+    pub turn_reads_ok: Quantiles,
+    /// Every read inside turns, µs: stragglers censored at the deadline.
+    #[serde(default)]
+    pub turn_reads_all: Quantiles,
+    /// Single reads by error class (error answers, `timeout`): count and latency.
+    #[serde(default)]
+    pub error_classes: Vec<ErrorClassView>,
+    /// Counters of the single-read phase.
+    #[serde(default)]
+    pub single_phase: PhaseCounters,
+    /// Counters of the reads inside turns.
+    #[serde(default)]
+    pub turn_phase: PhaseCounters,
+    /// Open loop only: asked vs achieved send rate, late and dropped sends.
+    #[serde(default)]
+    pub send_rate: Option<SendRate>,
+    /// The `--max-in-flight` cap.
+    #[serde(default)]
+    pub max_in_flight: u32,
+    /// Warnings printed under the table (rate not offered, ...).
+    #[serde(default)]
+    pub warnings: Vec<String>,
+    /// `--slo` verdicts, one per item ([`crate::slo::evaluate`]); omitted when no `--slo`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub slo: Vec<crate::slo::SloCheck>,
 }
 
 impl BenchReport {
@@ -187,6 +366,19 @@ impl BenchReport {
             out.push(format!(
                 "single reads: {} asked for, none completed (all timed out, failed or were not sent)",
                 self.reads_asked
+            ));
+        }
+        if self.single_phase.sent > 0 && self.single_phase.answered_ok == 0 && self.single.count > 0
+        {
+            out.push(format!(
+                "single reads: {} sent, none answered with a result (success 0 %)",
+                self.single_phase.sent
+            ));
+        }
+        if self.turn_phase.sent > 0 && self.turn_phase.answered_ok == 0 && self.turn_reads > 0 {
+            out.push(format!(
+                "{}-read turns: {} reads sent, none answered with a result (success 0 %)",
+                self.parallel, self.turn_phase.sent
             ));
         }
         if self.turns_asked > 0 && self.turn_reads == 0 {

@@ -75,8 +75,15 @@ pub struct Tape {
     pub exchanges: Vec<Exchange>,
     /// Negotiated protocol revision, if the transcript says.
     pub protocol_version: Option<String>,
-    /// The first recorded session rejection (HTTP recordings), if any.
+    /// The first recorded rejection of a request that carried no
+    /// `Mcp-Session-Id` (HTTP recordings; e.g. server-everything's 400 "No
+    /// valid session ID provided"), if any. A null-id error answering a
+    /// handshake (`server/discover` refused by a 2025 server) is not one.
     pub session_rejection: Option<HttpRejection>,
+    /// The first recorded rejection of a request whose `Mcp-Session-Id` the
+    /// server did not know (unknown or ended session: 404 per 2025-11-25
+    /// "Transports" §Session Management), if any.
+    pub stale_session_rejection: Option<HttpRejection>,
     /// Index: (method, normalized params as canonical JSON) → exchange indexes.
     by_key: HashMap<(String, String), Vec<usize>>,
     /// Index: method → exchange indexes.
@@ -162,6 +169,56 @@ fn pair_key(id: &Value, http: Option<&mcptape_transcript::HttpMeta>) -> String {
     }
 }
 
+/// `text` (JSON) with every lone surrogate escape (`\ud800`–`\udfff` not
+/// part of a high+low pair, RFC 8259 §8.2) inside a string replaced by
+/// `\ufffd`: the same length, so byte offsets stay valid. Borrowed when
+/// there is none (the usual case). For reading a recording's structure
+/// only: the recorded bytes themselves are replayed unchanged.
+pub fn mask_lone_surrogates(text: &str) -> std::borrow::Cow<'_, str> {
+    let b = text.as_bytes();
+    let hex = |at: usize| -> Option<u16> {
+        let h = b.get(at..at + 4)?;
+        u16::from_str_radix(std::str::from_utf8(h).ok()?, 16).ok()
+    };
+    let unit = |at: usize| -> Option<u16> {
+        (b.get(at) == Some(&b'\\') && b.get(at + 1) == Some(&b'u'))
+            .then(|| hex(at + 2))
+            .flatten()
+    };
+    let mut out: Option<Vec<u8>> = None;
+    let (mut i, mut in_str) = (0usize, false);
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                in_str = !in_str;
+                i += 1;
+            }
+            b'\\' if in_str => match unit(i) {
+                Some(0xd800..=0xdbff)
+                    if unit(i + 6).is_some_and(|lo| (0xdc00..=0xdfff).contains(&lo)) =>
+                {
+                    i += 12;
+                }
+                Some(0xd800..=0xdfff) => {
+                    let o = out.get_or_insert_with(|| b.to_vec());
+                    o[i..i + 6].copy_from_slice(b"\\ufffd");
+                    i += 6;
+                }
+                Some(_) => i += 6,
+                None => i += 2,
+            },
+            _ => i += 1,
+        }
+    }
+    match out {
+        // Only ASCII bytes were replaced by ASCII bytes: still UTF-8.
+        Some(o) => {
+            std::borrow::Cow::Owned(String::from_utf8(o).unwrap_or_else(|_| text.to_owned()))
+        }
+        None => std::borrow::Cow::Borrowed(text),
+    }
+}
+
 /// How an incoming request was matched.
 #[derive(Debug, Clone)]
 pub enum Match<'a> {
@@ -200,6 +257,9 @@ impl Tape {
         let mut client = Vec::new();
         let mut exchanges = Vec::new();
         let mut session_rejection = None;
+        let mut stale_session_rejection = None;
+        // HTTP exchange number → its POST carried an `Mcp-Session-Id`.
+        let mut had_session: HashMap<u64, bool> = HashMap::new();
         // open requests: canonical id → index into `client`
         let mut open: HashMap<String, usize> = HashMap::new();
         let mut n = 0usize;
@@ -219,14 +279,26 @@ impl Tape {
                 ))
                 .at_record(i));
             }
-            let m = jsonrpc::parse_message(msg.get().as_bytes()).map_err(|e| {
-                ReplayError::new(ReplayErrorKind::BadRecord(format!(
-                    "not a JSON-RPC 2.0 message: {e}"
-                )))
-                .at_record(i)
-            })?;
+            // A lone surrogate escape (`"x\ud800y"`, valid JSON text that
+            // strict parsers refuse) is masked for reading only; the
+            // recorded bytes are kept as they are.
+            let m = jsonrpc::parse_message(mask_lone_surrogates(msg.get()).as_bytes()).map_err(
+                |e| {
+                    ReplayError::new(ReplayErrorKind::BadRecord(format!(
+                        "not a JSON-RPC 2.0 message: {e}"
+                    )))
+                    .at_record(i)
+                },
+            )?;
             match dir {
                 Direction::C2s => {
+                    if let Some(h) = http {
+                        let has = h
+                            .headers
+                            .iter()
+                            .any(|(n, _)| n.eq_ignore_ascii_case(protocol::header::SESSION_ID));
+                        had_session.insert(h.exchange, has);
+                    }
                     let (id, method, params) = match m {
                         Message::Request(r) => (Some(r.id.to_value()), r.method, r.params),
                         Message::Notification(n) => (None, n.method, n.params),
@@ -253,15 +325,27 @@ impl Tape {
                     };
                     let v = message_value(m);
                     let id = id.as_ref();
-                    if let (None, Some(h), None) = (id, http.as_ref(), &session_rejection)
-                        && let Some(status) = h.status.filter(|s| (400..500).contains(s))
-                        && is_error
-                    {
-                        session_rejection = Some(HttpRejection {
-                            status,
-                            body: v.clone(),
-                        });
-                    }
+                    // A null-id 4xx error not answering a handshake: the
+                    // server's rejection of the session the POST named (or
+                    // did not name).
+                    let mut note_rejection = |v: &Value| {
+                        if let (None, Some(h)) = (id, http.as_ref())
+                            && let Some(status) = h.status.filter(|s| (400..500).contains(s))
+                            && is_error
+                        {
+                            let slot = if had_session.get(&h.exchange).copied().unwrap_or(false) {
+                                &mut stale_session_rejection
+                            } else {
+                                &mut session_rejection
+                            };
+                            if slot.is_none() {
+                                *slot = Some(HttpRejection {
+                                    status,
+                                    body: v.clone(),
+                                });
+                            }
+                        }
+                    };
                     let sse = http.as_ref().is_some_and(|h| {
                         h.sse_event_id.is_some()
                             || h.headers.iter().any(|(n, v)| {
@@ -292,10 +376,16 @@ impl Tape {
                                 {
                                     k.clone()
                                 }
-                                _ => continue,
+                                _ => {
+                                    note_rejection(&v);
+                                    continue;
+                                }
                             }
                         }
-                        (None, _) => continue,
+                        (None, _) => {
+                            note_rejection(&v);
+                            continue;
+                        }
                     };
                     if let Some(ci) = open.remove(&key) {
                         let request = client[ci].clone();
@@ -335,6 +425,7 @@ impl Tape {
             exchanges,
             protocol_version: detected_revision(t),
             session_rejection,
+            stale_session_rejection,
             by_key,
             by_method,
             cursor: Mutex::new(HashMap::new()),

@@ -1,7 +1,7 @@
 //! The target of `bench` and `verify`: a stdio server started as a child in its own process
 //! group (`sh -c CMD`, or a program such as the embedded `mcptape serve`), or a Streamable HTTP
-//! endpoint reached through [`crate::http::bridge_reporting`]. [`Target`] owns the process,
-//! keeps the tail of its stderr and the HTTP bridge's first transport error to explain an early
+//! endpoint reached by the one client session over HTTP ([`Target::connect`], [`crate::bench::connect_http`]). [`Target`] owns the process,
+//! keeps the tail of its stderr and a weak handle on the session (its transport error) to explain an early
 //! exit ([`Target::gone_reason`]), and ends the whole process group ([`Target::end`]).
 //!
 //! The caller keeps the `Target` outside the future that runs the session, so that the target
@@ -27,14 +27,14 @@
 
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 
 use mcptape_transport::child::{StdioChild, spawn_stdio_group};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio::time::Duration;
 
+use crate::bench::Client;
 use crate::error::{ReplayError, ReplayErrorKind};
-use crate::http::BridgeError;
 use crate::serve::ServeSummary;
 
 /// How much of a target's stderr is kept to explain its exit, bytes.
@@ -74,7 +74,8 @@ pub enum TargetSpec {
 pub struct Target {
     child: Option<StdioChild>,
     stderr_tail: StderrTail,
-    bridge_error: Option<BridgeError>,
+    /// The session [`Target::connect`] opened (not kept alive by the target).
+    session: Option<Weak<Client>>,
 }
 
 impl Target {
@@ -83,27 +84,54 @@ impl Target {
         Target::default()
     }
 
-    /// Starts `spec` and returns the two ends a client talks over. A stdio child leads its own
-    /// process group (so [`end`](Self::end) reaches a server a shell or launcher such as `npx`
-    /// or `uv run` forked); its stderr is drained in a task that keeps the last
-    /// [`STDERR_TAIL_BYTES`]. `protocol_version` is the recorded `MCP-Protocol-Version` the
-    /// HTTP bridge sends.
+    /// Starts (or reaches) `spec` and opens the client session over it: a stdio child's
+    /// stdout/stdin ([`Client::over`], see [`start`](Self::start)), or Streamable HTTP
+    /// ([`crate::bench::connect_http`]: requests POSTed concurrently, an HTTP error status
+    /// said at once, a dropped connection ending only its request). `protocol_version` is the
+    /// recorded `MCP-Protocol-Version`, sent from the first POST when it is 2026-07-28 or
+    /// later. The target keeps only a weak handle on the session, for
+    /// [`gone_reason`](Self::gone_reason).
+    ///
+    /// # Errors
+    /// As [`start`](Self::start); [`ReplayErrorKind::Http`] for a URL the client rejects.
+    pub fn connect(
+        &mut self,
+        spec: &TargetSpec,
+        protocol_version: Option<&str>,
+    ) -> Result<Arc<Client>, ReplayError> {
+        let client = Arc::new(match spec {
+            TargetSpec::Url(url) => crate::bench::connect_http(url, protocol_version)?,
+            _ => {
+                let (r, w) = self.start(spec, protocol_version)?;
+                Client::over(r, w)
+            }
+        });
+        self.session = Some(Arc::downgrade(&client));
+        Ok(client)
+    }
+
+    /// Starts a stdio `spec` and returns the two ends a client talks over. A stdio child
+    /// leads its own process group (so [`end`](Self::end) reaches a server a shell or launcher
+    /// such as `npx` or `uv run` forked); its stderr is drained in a task that keeps the last
+    /// [`STDERR_TAIL_BYTES`]. `protocol_version` is not used on stdio.
     ///
     /// # Errors
     /// [`ReplayErrorKind::TargetStart`] when the program cannot be spawned;
-    /// [`ReplayErrorKind::TargetPipes`] when the child has no stdin/stdout pipe; the bridge's
-    /// errors for a URL ([`crate::http::bridge_reporting`]).
+    /// [`ReplayErrorKind::TargetPipes`] when the child has no stdin/stdout pipe;
+    /// [`ReplayErrorKind::Http`] for a [`TargetSpec::Url`] (no byte stream: use
+    /// [`connect`](Self::connect)).
     pub fn start(
         &mut self,
         spec: &TargetSpec,
         protocol_version: Option<&str>,
     ) -> Result<(TargetReader, TargetWriter), ReplayError> {
+        let _ = protocol_version; // stdio: nothing to send it in
         let spawned = match spec {
             TargetSpec::Url(url) => {
-                let (stream, err) = crate::http::bridge_reporting(url, protocol_version)?;
-                self.bridge_error = Some(err);
-                let (r, w) = tokio::io::split(stream);
-                return Ok((Box::new(r), Box::new(w)));
+                return Err(ReplayError::new(ReplayErrorKind::Http(format!(
+                    "{url} is a Streamable HTTP endpoint with no byte stream \
+                     (Target::connect opens its session)"
+                ))));
             }
             TargetSpec::Shell(cmd) => spawn_stdio_group("sh", ["-c", cmd.as_str()]),
             TargetSpec::Program { program, args } => spawn_stdio_group(program, args),
@@ -121,14 +149,17 @@ impl Target {
     }
 
     /// Why the target went away, for an error message: `; target exited with exit status: 127
-    /// (stderr: …)` for a child, `; HTTP: …` for a URL, or empty when unknown. Waits up to
-    /// [`EXIT_STATUS_WAIT`] for a child's exit status.
+    /// (stderr: …)` for a child; for a URL `; HTTP: …`, the session's
+    /// [`transport_error`](Client::transport_error) (`HTTP: HTTP exchange 0: request failed:
+    /// client error (Connect): tcp connect error: Connection refused (os error 111)`); or
+    /// empty when unknown. Waits up to [`EXIT_STATUS_WAIT`] for a child's exit status.
     pub async fn gone_reason(&mut self) -> String {
         let mut out = String::new();
         if let Some(e) = self
-            .bridge_error
+            .session
             .as_ref()
-            .and_then(|e| e.lock().unwrap_or_else(|p| p.into_inner()).clone())
+            .and_then(Weak::upgrade)
+            .and_then(|c| c.transport_error())
         {
             out.push_str(&format!("; {e}"));
         }

@@ -106,6 +106,19 @@ fn walk(
     }
 }
 
+/// A request that got no JSON-RPC answer but an HTTP failure.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FailedRequest {
+    /// Transcript record index of the recorded request.
+    pub record: usize,
+    /// Its method.
+    pub method: String,
+    /// What happened: `HTTP 500 from the target: <first bytes of the body>`, `the connection
+    /// was dropped: …` ([`Outcome`]'s text).
+    pub why: String,
+}
+
 /// Result of a verify run.
 #[derive(Debug, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -116,6 +129,9 @@ pub struct VerifyReport {
     pub compared: usize,
     /// Differences found (at most [`MAX_DIFFS_PER_RESPONSE`] per response).
     pub differences: Vec<Difference>,
+    /// Requests the target answered with an HTTP error status and no JSON-RPC answer, or
+    /// whose connection it dropped (said at once, not waited out; the run goes on).
+    pub failed: Vec<FailedRequest>,
     /// Requests that got no response within the timeout (record indexes).
     pub unanswered: Vec<usize>,
     /// Differences found but not listed (past [`MAX_DIFFS_PER_RESPONSE`] in a response).
@@ -138,6 +154,14 @@ impl VerifyReport {
             out.push(format!(
                 "the target closed the connection while {} waited for its answer",
                 crate::error::record_label(r)
+            ));
+        }
+        for f in &self.failed {
+            out.push(format!(
+                "{} {}: {}",
+                crate::error::record_label(f.record),
+                f.method,
+                f.why
             ));
         }
         if self.compared == 0 {
@@ -193,6 +217,17 @@ pub async fn verify(
             .find(|e| e.request.record == req.record);
         let (_, rx) = client.request(&req.method, &req.params);
         let live = match tokio::time::timeout(timeout, rx).await {
+            Ok(Ok((
+                o @ (Outcome::Http { .. } | Outcome::Dropped(_) | Outcome::InputRequired(_)),
+                _,
+            ))) => {
+                rep.failed.push(FailedRequest {
+                    record: req.record,
+                    method: req.method.clone(),
+                    why: o.to_string(),
+                });
+                continue;
+            }
             Ok(Ok((o, v))) if o != Outcome::Closed => v,
             Ok(_) => {
                 // Closed: every later request would fail at once; stop here.

@@ -10,7 +10,7 @@ use common::{TINY, tape_of};
 use mcptape_replay::bench::{self, BenchConfig, BenchResult, Client, Load};
 use mcptape_replay::latency::{FaultSpec, LatencyModel};
 use mcptape_replay::schedule::TimerMode;
-use mcptape_replay::serve::{Server, serve_stream};
+use mcptape_replay::serve::{Server, Unrecorded, serve_stream};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::time::{Duration, Instant};
@@ -70,6 +70,7 @@ fn cfg(reads: u64, turns: u64, parallel: u32) -> BenchConfig {
         timeout_us: 5_000_000,
         load: Load::Closed { concurrency: 1 },
         max_phase: Duration::from_secs(600),
+        max_in_flight: bench::DEFAULT_MAX_IN_FLIGHT,
     }
 }
 
@@ -137,7 +138,10 @@ async fn a_single_read_that_stalls_is_abandoned_at_the_timeout() {
     let (_, res) = bench_on(server("fixed:1ms", "stall=100%", 1), &cfg(2, 0, 1)).await;
     assert_eq!(res.errors.get("timeout"), Some(&2));
     assert_eq!(res.abandoned_after_us, vec![5_000_000, 5_000_000]);
-    assert_eq!(res.single.len(), 0);
+    // Issue 12: the timed-out reads are in the distribution, censored at the timeout.
+    assert_eq!(res.single.len(), 2);
+    assert_eq!(res.single_ok.len(), 0);
+    assert_eq!(res.single_censored_from_us, Some(5_000_000));
 }
 
 #[tokio::test(start_paused = true)]
@@ -178,9 +182,50 @@ async fn a_seed_reproduces_the_schedule() {
     assert_ne!(a, c);
 }
 
+/// Issue 14, `--unrecorded answer` (the default): a read of a uri never
+/// recorded is "Resource not found" with `data.uri` (MCP 2026-07-28
+/// "Resources" §Error handling, SEP-2164), under the code the recording used
+/// for its own not-found read (-32602 in `tiny-two-reads.jsonl`), counted as
+/// synthesized; an unrecorded method stays -32601 naming the method.
+#[tokio::test(start_paused = true)]
+async fn an_unmatched_read_is_resource_not_found_with_data_uri() {
+    let srv = server("fixed:0", "", 1);
+    assert_eq!(srv.unrecorded(), Unrecorded::Answer);
+    let (client, _h) = connect(srv.clone());
+    let (_, rx) = client.request(
+        "resources/read",
+        &json!({"uri": "file:///project/never-recorded.md"}),
+    );
+    let (_, v) = rx.await.unwrap();
+    assert_eq!(
+        v["error"],
+        json!({
+            "code": -32602,
+            "message": "Resource not found",
+            "data": {"uri": "file:///project/never-recorded.md"}
+        }),
+        "{v}"
+    );
+    assert!(v.get("result").is_none());
+    let (_, rx) = client.request("tools/call", &json!({"name": "x"}));
+    let (_, v) = rx.await.unwrap();
+    assert_eq!(v["error"]["code"], json!(-32601));
+    assert_eq!(v["error"]["data"]["method"], json!("tools/call"));
+    let sum = srv.summary();
+    assert_eq!(sum.synthesized.get("resources/read"), Some(&1));
+    assert_eq!(sum.unmatched, 1);
+}
+
+/// `--unrecorded error` keeps the strict answer: -32602 "no recorded
+/// response" naming the method and the uri in `data`.
 #[tokio::test(start_paused = true)]
 async fn an_unmatched_read_names_method_and_uri() {
-    let srv = server("fixed:0", "", 1);
+    let srv = Arc::new(
+        Arc::try_unwrap(server("fixed:0", "", 1))
+            .ok()
+            .unwrap()
+            .with_unrecorded(Unrecorded::Error),
+    );
     let (client, _h) = connect(srv.clone());
     let (_, rx) = client.request(
         "resources/read",
@@ -202,6 +247,9 @@ async fn an_unmatched_read_names_method_and_uri() {
     let (_, v) = rx.await.unwrap();
     assert_eq!(v["error"]["code"], json!(-32601));
     assert_eq!(v["error"]["data"]["method"], json!("tools/call"));
+    let sum = srv.summary();
+    assert!(sum.synthesized.is_empty(), "{:?}", sum.synthesized);
+    assert_eq!(sum.unmatched, 2);
 }
 
 #[tokio::test(start_paused = true)]

@@ -69,6 +69,6 @@ pub mod writer;
 pub mod fuzzing;
 
 pub use model::*;
-pub use reader::{Transcript, TranscriptError, read};
+pub use reader::{Ending, Transcript, TranscriptError, read};
 pub use redact::Redactor;
 pub use writer::TranscriptWriter;

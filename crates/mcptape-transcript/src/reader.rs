@@ -68,6 +68,70 @@ impl Transcript {
     }
 }
 
+/// The words `mcptape check` and `inspect` use for [`Ending::NoExitRecord`].
+pub const NO_EXIT_RECORD: &str = "recording ended without an exit record";
+
+/// How a recording ended, as far as the file shows ([`Transcript::ending`],
+/// [`TranscriptRef::ending`]). The stdio recorder writes an `exit` record last,
+/// when the server has exited and every forwarded line is recorded; HTTP
+/// recordings have none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending<'a> {
+    /// The last `exit` record, at 0-based record index `record`.
+    Exit {
+        /// Index of the record in [`Transcript::records`].
+        record: usize,
+        /// The server's exit code, if it exited normally.
+        code: Option<i32>,
+        /// The signal that ended the server, if one did.
+        signal: Option<i32>,
+    },
+    /// No `exit` record ([`NO_EXIT_RECORD`]): the recorder was killed (or the
+    /// file was cut or made by hand). `dropped` is the cut last line, when the
+    /// end came mid-record; `None` when it came on a line boundary.
+    NoExitRecord {
+        /// The dropped unterminated tail, if any.
+        dropped: Option<&'a Dropped>,
+    },
+}
+
+fn ending_of<'a>(
+    exits: impl DoubleEndedIterator<Item = (usize, Option<&'a Event>)>,
+    dropped: Option<&'a Dropped>,
+) -> Ending<'a> {
+    exits
+        .rev()
+        .find_map(|(record, e)| match e {
+            Some(Event::Exit { code, signal }) => Some(Ending::Exit {
+                record,
+                code: *code,
+                signal: *signal,
+            }),
+            _ => None,
+        })
+        .unwrap_or(Ending::NoExitRecord { dropped })
+}
+
+impl Transcript {
+    /// Whether an `exit` record was seen (the last one), else what was dropped.
+    pub fn ending(&self) -> Ending<'_> {
+        ending_of(
+            self.records.iter().map(|r| Some(&r.event)).enumerate(),
+            self.dropped.as_ref(),
+        )
+    }
+}
+
+impl TranscriptRef<'_> {
+    /// Whether an `exit` record was seen (the last one), else what was dropped.
+    pub fn ending(&self) -> Ending<'_> {
+        ending_of(
+            self.records.iter().map(RecordRef::owned_event).enumerate(),
+            self.dropped.as_ref(),
+        )
+    }
+}
+
 /// The unterminated last line of a cut file, which was not a whole record.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Dropped {
@@ -249,8 +313,10 @@ pub enum RecordRef<'a> {
         t_us: u64,
         /// Who sent it.
         dir: Direction,
-        /// The message, byte-exact, borrowed from the input.
-        msg: &'a RawValue,
+        /// The message, byte-exact, borrowed from the input: one JSON value,
+        /// checked by serde_json, or on the canonical fast path of
+        /// [`read_borrowed_with`] by the caller's strict scanner.
+        msg: &'a str,
         /// HTTP details for Streamable HTTP recordings.
         http: Option<HttpMeta>,
     },
@@ -262,7 +328,7 @@ impl RecordRef<'_> {
     /// The message JSON, for message records.
     pub fn msg(&self) -> Option<&str> {
         match self {
-            RecordRef::Message { msg, .. } => Some(msg.get()),
+            RecordRef::Message { msg, .. } => Some(msg),
             RecordRef::Owned(r) => r.msg(),
         }
     }
@@ -278,7 +344,7 @@ impl RecordRef<'_> {
     /// The message as `(dir, exact JSON, http)`, for message records.
     pub fn message(&self) -> Option<(Direction, &str, Option<&HttpMeta>)> {
         match self {
-            RecordRef::Message { dir, msg, http, .. } => Some((*dir, msg.get(), http.as_ref())),
+            RecordRef::Message { dir, msg, http, .. } => Some((*dir, *msg, http.as_ref())),
             RecordRef::Owned(Record {
                 event: Event::Message { dir, msg, http },
                 ..
@@ -323,13 +389,70 @@ pub fn read_borrowed(
     bytes: &[u8],
     opts: ReadOptions,
 ) -> Result<TranscriptRef<'_>, TranscriptError> {
-    let (header, records, dropped, skipped) = read_lines(bytes, opts, parse_record_ref)?;
+    read_borrowed_with(bytes, opts, |_| false)
+}
+
+/// [`read_borrowed`] with a fast path for the writer's canonical message line
+/// without `http` (`{"tUs":N,"kind":"message","dir":"c2s"|"s2c","msg":MSG}`,
+/// the member order [`crate::writer`] writes): the envelope is matched byte
+/// by byte, MSG is checked as UTF-8 and handed to `validate`, which must
+/// return `true` only when MSG is one strict JSON value (RFC 8259; the caller
+/// scans it with its own strict scanner, e.g. `mcptape_wire::codec::scan_message`,
+/// and may keep what it learnt). On `false`, or for any other line, the line
+/// takes [`read_borrowed`]'s serde path, with the same records and errors: so
+/// a 160 MB message is read once, by the caller's scanner, and never by serde.
+///
+/// # Errors
+/// As [`read_with`].
+pub fn read_borrowed_with<'a>(
+    bytes: &'a [u8],
+    opts: ReadOptions,
+    mut validate: impl FnMut(&'a str) -> bool,
+) -> Result<TranscriptRef<'a>, TranscriptError> {
+    let parse = std::cell::RefCell::new(|line: &'a [u8], line_no: usize, offset: usize| {
+        if let Some((t_us, dir, msg)) = canonical_message(line)
+            && let Ok(msg) = std::str::from_utf8(msg)
+            && validate(msg)
+        {
+            return Ok(RecordRef::Message {
+                t_us,
+                dir,
+                msg,
+                http: None,
+            });
+        }
+        parse_record_ref(line, line_no, offset)
+    });
+    let (header, records, dropped, skipped) =
+        read_lines(bytes, opts, |l, n, o| (parse.borrow_mut())(l, n, o))?;
     Ok(TranscriptRef {
         header,
         records,
         dropped,
         skipped,
     })
+}
+
+/// Splits the writer's canonical message line without `http` into
+/// `(tUs, dir, msg bytes)`; `None` for any other shape. Only the envelope is
+/// matched: the msg bytes are not validated here.
+fn canonical_message(line: &[u8]) -> Option<(u64, Direction, &[u8])> {
+    let rest = line.strip_prefix(b"{\"tUs\":")?;
+    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+    if digits == 0 || digits > 20 || (digits > 1 && rest[0] == b'0') {
+        return None;
+    }
+    let t_us: u64 = std::str::from_utf8(&rest[..digits]).ok()?.parse().ok()?;
+    let rest = rest[digits..].strip_prefix(b",\"kind\":\"message\",\"dir\":\"")?;
+    let (dir, rest) = if let Some(r) = rest.strip_prefix(b"c2s\",\"msg\":") {
+        (Direction::C2s, r)
+    } else {
+        (Direction::S2c, rest.strip_prefix(b"s2c\",\"msg\":")?)
+    };
+    let msg = rest.strip_suffix(b"}")?;
+    let end = msg.iter().rposition(|b| !b" \t\n\r".contains(b))? + 1;
+    let start = msg.iter().position(|b| !b" \t\n\r".contains(b))?;
+    Some((t_us, dir, &msg[start..end]))
 }
 
 fn parse_record_ref(
@@ -360,7 +483,7 @@ fn parse_record_ref(
         return Ok(RecordRef::Message {
             t_us: m.t_us,
             dir: m.dir,
-            msg: m.msg,
+            msg: m.msg.get(),
             http: m.http,
         });
     }
@@ -658,10 +781,93 @@ mod tests {
         assert_eq!(lines_of_records(&borrowed.skipped, 4), vec![2, 4, 5, 6]);
     }
 
+    /// The canonical fast path hands exactly the msg text to the validator and gives the serde
+    /// path's records; a rejected or non-canonical line goes through serde with the same result.
+    #[test]
+    fn read_borrowed_with_canonical_fast_path_matches_serde_path() {
+        let msg =
+            r#"{"tUs":3,"kind":"message","dir":"s2c","msg":{"jsonrpc":"2.0","id":1,"result":{}}}"#;
+        let spaced = r#"{"tUs": 5, "kind":"message","dir":"c2s","msg":{"jsonrpc":"2.0","id":2,"method":"m"}}"#;
+        let bad_json = r#"{"tUs":6,"kind":"message","dir":"c2s","msg":{"jsonrpc":}"#;
+        let text = format!("{HEADER}\n{msg}\n{spaced}\n{bad_json}\n{msg}\n");
+        let mut seen = Vec::new();
+        let fast = read_borrowed_with(text.as_bytes(), ReadOptions::lenient(), |m| {
+            seen.push(m.to_owned());
+            m.contains("result")
+        })
+        .unwrap();
+        let slow = read_borrowed(text.as_bytes(), ReadOptions::lenient()).unwrap();
+        assert_eq!(
+            seen,
+            vec![
+                r#"{"jsonrpc":"2.0","id":1,"result":{}}"#.to_owned(),
+                // The line's last `}` closes the record: the validator sees the cut message.
+                r#"{"jsonrpc":"#.to_owned(),
+                r#"{"jsonrpc":"2.0","id":1,"result":{}}"#.to_owned(),
+            ]
+        );
+        assert_eq!(fast.records.len(), 3);
+        assert_eq!(slow.records.len(), 3);
+        for (f, s) in fast.records.iter().zip(&slow.records) {
+            assert_eq!(f.msg(), s.msg());
+            assert_eq!(f.dir(), s.dir());
+        }
+        assert_eq!(fast.skipped, slow.skipped);
+        assert_eq!(fast.skipped[0].line, 4);
+    }
+
     #[test]
     fn record_lines_without_skips_count_from_two() {
         let text = format!("{HEADER}\n{REC}\n{REC}\n");
         let t = read(text.as_bytes()).unwrap();
         assert_eq!(record_lines(&t), vec![2, 3]);
+    }
+}
+
+#[cfg(test)]
+mod ending_tests {
+    use super::*;
+
+    const HEADER: &str = r#"{"mcptapeTranscript":1,"mcptapeVersion":"0.1.0","transport":"stdio","server":{},"startedAt":"2026-11-30T00:00:00Z"}"#;
+    const MSG: &str =
+        r#"{"tUs":1,"kind":"message","dir":"c2s","msg":{"jsonrpc":"2.0","id":1,"method":"ping"}}"#;
+    const EXIT: &str = r#"{"tUs":2,"kind":"exit","signal":9}"#;
+
+    fn both(text: &str) -> (String, String) {
+        let owned = read(text.as_bytes()).unwrap();
+        let borrowed = read_borrowed(text.as_bytes(), ReadOptions::strict()).unwrap();
+        (
+            format!("{:?}", owned.ending()),
+            format!("{:?}", borrowed.ending()),
+        )
+    }
+
+    #[test]
+    fn ending_is_the_last_exit_record() {
+        let (a, b) = both(&format!("{HEADER}\n{MSG}\n{EXIT}\n"));
+        assert_eq!(a, "Exit { record: 1, code: None, signal: Some(9) }");
+        assert_eq!(a, b);
+    }
+
+    /// A kill on a line boundary: no exit record, nothing dropped.
+    #[test]
+    fn no_exit_record_on_a_line_boundary_drops_nothing() {
+        let t = read(format!("{HEADER}\n{MSG}\n").as_bytes()).unwrap();
+        assert_eq!(t.ending(), Ending::NoExitRecord { dropped: None });
+        let (a, b) = both(&format!("{HEADER}\n{MSG}\n"));
+        assert_eq!(a, b);
+    }
+
+    /// A kill mid-record: no exit record, and the cut line is what was dropped.
+    #[test]
+    fn no_exit_record_mid_record_names_the_dropped_tail() {
+        let text = format!("{HEADER}\n{MSG}\n{}", &MSG[..20]);
+        let t = read(text.as_bytes()).unwrap();
+        match t.ending() {
+            Ending::NoExitRecord { dropped: Some(d) } => {
+                assert_eq!((d.line, d.bytes), (3, 20));
+            }
+            other => panic!("{other:?}"),
+        }
     }
 }

@@ -2,8 +2,8 @@
 //! argv credentials and machine paths (issue 15, "No secret kept").
 
 use mcptape_transcript::redact::{
-    HeaderTreatment, MAX_PSEUDONYMS, MAX_REDACT_RULES, REDACTED, RedactRuleError, RedactRules,
-    Redactor, fold_path,
+    ArgvRedaction, HeaderTreatment, MAX_PSEUDONYMS, MAX_REDACT_RULES, REDACTED, RedactRuleError,
+    RedactRules, Redactor, fold_path,
 };
 use mcptape_transcript::{
     Direction, Header, HttpMeta, Record, Redaction, ServerSpec, Transport, reader,
@@ -24,6 +24,16 @@ fn rules(redact: &[&str], keep: &[&str], ptr: &[&str]) -> RedactRules {
 
 const CWD: Option<&str> = Some("/work/main");
 const HOME: Option<&str> = Some("/root");
+
+/// `line` split at white space: an argv of words without spaces in them.
+fn words(line: &str) -> Vec<String> {
+    line.split_whitespace().map(str::to_owned).collect()
+}
+
+/// The argv `line` (split by [`words`]) through a default [`Redactor`] with [`CWD`] and [`HOME`].
+fn redact_words(line: &str) -> ArgvRedaction {
+    Redactor::new().argv(&words(line), CWD, HOME)
+}
 
 #[test]
 fn mcp_auth_header_is_redacted() {
@@ -263,92 +273,44 @@ fn disabled_redactor_changes_no_body_or_header() {
 
 #[test]
 fn argv_token_value_is_redacted() {
-    let r = Redactor::new();
-    let a = r.argv(
-        &s(&[
-            "npx",
-            "-y",
-            "@acme/mcp-server",
-            "--token",
-            "ghp_abc123",
-            "--port",
-            "3000",
-        ]),
-        CWD,
-        HOME,
-    );
+    let a = redact_words("npx -y @acme/mcp-server --token ghp_abc123 --port 3000");
     assert_eq!(
         a.argv,
-        s(&[
-            "npx",
-            "-y",
-            "@acme/mcp-server",
-            "--token",
-            REDACTED,
-            "--port",
-            "3000"
-        ])
+        words(&format!(
+            "npx -y @acme/mcp-server --token {REDACTED} --port 3000"
+        ))
     );
     assert_eq!(a.redacted, vec![4]);
 }
 
 #[test]
 fn argv_api_key_equals_value_is_redacted() {
-    let r = Redactor::new();
-    let a = r.argv(
-        &s(&["server", "--api-key=sk-live-1", "--API_KEY=x", "stdio"]),
-        CWD,
-        HOME,
-    );
+    let a = redact_words("server --api-key=sk-live-1 --API_KEY=x stdio");
     assert_eq!(
         a.argv,
-        s(&[
-            "server",
-            "--api-key=[redacted]",
-            "--API_KEY=[redacted]",
-            "stdio"
-        ])
+        words("server --api-key=[redacted] --API_KEY=[redacted] stdio")
     );
     assert_eq!(a.redacted, vec![1, 2]);
 }
 
 #[test]
 fn argv_password_short_flag_is_redacted() {
-    let r = Redactor::new();
-    let a = r.argv(
-        &s(&["mysql-mcp", "-u", "root", "-p", "hunter2", "-h", "db"]),
-        CWD,
-        HOME,
-    );
+    let a = redact_words("mysql-mcp -u root -p hunter2 -h db");
     assert_eq!(
         a.argv,
-        s(&["mysql-mcp", "-u", "root", "-p", REDACTED, "-h", "db"])
+        words(&format!("mysql-mcp -u root -p {REDACTED} -h db"))
     );
     assert_eq!(a.redacted, vec![4]);
     // `-p=X` too; `-path` (a single-dash long flag) is not `-p`.
-    let a = r.argv(&s(&["x", "-p=pw", "-path", "/tmp/a"]), CWD, HOME);
-    assert_eq!(a.argv, s(&["x", "-p=[redacted]", "-path", "/tmp/a"]));
+    let a = redact_words("x -p=pw -path /tmp/a");
+    assert_eq!(a.argv, words("x -p=[redacted] -path /tmp/a"));
 }
 
 #[test]
 fn argv_env_like_credential_is_redacted() {
-    let r = Redactor::new();
-    let a = r.argv(
-        &s(&[
-            "docker",
-            "run",
-            "-i",
-            "--rm",
-            "-e",
-            "GITHUB_PERSONAL_ACCESS_TOKEN=ghp_x",
-            "-e",
-            "GITHUB_TOOLSETS=repos",
-            "-e",
-            "DB_PASSWORD",
-            "ghcr.io/github/github-mcp-server",
-        ]),
-        CWD,
-        HOME,
+    let a = redact_words(
+        "docker run -i --rm -e GITHUB_PERSONAL_ACCESS_TOKEN=ghp_x -e GITHUB_TOOLSETS=repos \
+         -e DB_PASSWORD ghcr.io/github/github-mcp-server",
     );
     assert_eq!(a.argv[5], "GITHUB_PERSONAL_ACCESS_TOKEN=[redacted]");
     assert_eq!(a.argv[7], "GITHUB_TOOLSETS=repos");
@@ -359,8 +321,8 @@ fn argv_env_like_credential_is_redacted() {
 
 #[test]
 fn argv_header_and_url_credentials_are_redacted() {
-    let r = Redactor::new();
-    let a = r.argv(
+    // Arguments with spaces in them: given one by one.
+    let a = Redactor::new().argv(
         &s(&[
             "npx",
             "mcp-remote",
@@ -384,39 +346,26 @@ fn argv_header_and_url_credentials_are_redacted() {
 
 #[test]
 fn argv_flag_followed_by_a_flag_or_negated_keeps_the_next_argument() {
-    let r = Redactor::new();
-    let a = r.argv(
-        &s(&["srv", "--auth", "--verbose", "--no-auth", "stdio"]),
-        CWD,
-        HOME,
-    );
-    assert_eq!(
-        a.argv,
-        s(&["srv", "--auth", "--verbose", "--no-auth", "stdio"])
-    );
+    let line = "srv --auth --verbose --no-auth stdio";
+    let a = redact_words(line);
+    assert_eq!(a.argv, words(line));
     assert!(a.redacted.is_empty());
 }
 
 #[test]
 fn absolute_paths_are_made_relative() {
     // The shape of corpus/transcripts/everything-stdio.jsonl line 1.
-    let r = Redactor::new();
-    let a = r.argv(
-        &s(&[
-            "/work/main/.tools/node22/node_modules/node/bin/node",
-            "/work/main/.tools/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
-            "stdio",
-        ]),
-        CWD,
-        HOME,
+    let a = redact_words(
+        "/work/main/.tools/node22/node_modules/node/bin/node \
+         /work/main/.tools/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js \
+         stdio",
     );
     assert_eq!(
         a.argv,
-        s(&[
-            ".tools/node22/node_modules/node/bin/node",
-            ".tools/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
-            "stdio",
-        ])
+        words(
+            ".tools/node22/node_modules/node/bin/node \
+             .tools/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js stdio"
+        )
     );
     assert_eq!(a.paths, vec![0, 1]);
     assert!(a.redacted.is_empty());
@@ -426,25 +375,16 @@ fn absolute_paths_are_made_relative() {
 fn home_paths_are_folded_to_tilde() {
     let r = Redactor::disabled(); // paths are folded even with --no-redact
     let a = r.argv(
-        &s(&[
-            "/home/dev/.venv/bin/python",
-            "--config=/home/dev/proj/mcp.json",
-            "/work/main",
-            "/work/mainline/x",
-            "/usr/bin/env",
-        ]),
+        &words(
+            "/home/dev/.venv/bin/python --config=/home/dev/proj/mcp.json /work/main \
+             /work/mainline/x /usr/bin/env",
+        ),
         CWD,
         Some("/home/dev/"),
     );
     assert_eq!(
         a.argv,
-        s(&[
-            "~/.venv/bin/python",
-            "--config=~/proj/mcp.json",
-            ".",
-            "/work/mainline/x",
-            "/usr/bin/env",
-        ])
+        words("~/.venv/bin/python --config=~/proj/mcp.json . /work/mainline/x /usr/bin/env")
     );
     assert_eq!(a.paths, vec![0, 1, 2]);
 }

@@ -74,9 +74,17 @@ pub enum HttpErrorKind {
         /// The header name.
         name: String,
     },
-    /// Connecting or sending failed.
+    /// Connecting failed (refused, unreachable…): the endpoint is not there.
+    /// The text is the error and its sources, e.g. `client error (Connect):
+    /// tcp connect error: Connection refused (os error 111)`.
     #[error("request failed: {0}")]
     Request(String),
+    /// The request was sent but the connection closed (or was reset) before
+    /// the response head came, e.g. hyper's `IncompleteMessage` when a server
+    /// drops the connection. Only this exchange failed; the endpoint may
+    /// answer the next one.
+    #[error("the connection was dropped before the response: {0}")]
+    Dropped(String),
     /// Reading the response body failed.
     #[error("reading the response body failed: {0}")]
     Body(String),
@@ -202,7 +210,7 @@ impl HttpResponse {
                     }
                     Some(Err(e)) => {
                         self.done = true;
-                        return Some(Err(err(HttpErrorKind::Body(e.to_string()))));
+                        return Some(Err(err(HttpErrorKind::Body(error_chain(&e)))));
                     }
                     Some(Ok(f)) => f,
                 };
@@ -227,7 +235,7 @@ impl HttpResponse {
                 while let Some(frame) = self.body.frame().await {
                     let frame = match frame {
                         Ok(f) => f,
-                        Err(e) => return Some(Err(err(HttpErrorKind::Body(e.to_string())))),
+                        Err(e) => return Some(Err(err(HttpErrorKind::Body(error_chain(&e))))),
                     };
                     if let Ok(d) = frame.into_data() {
                         if buf.len() + d.len() > self.max_body {
@@ -581,11 +589,14 @@ impl HttpClient {
         let req = req
             .body(Full::new(body))
             .map_err(|e| err(HttpErrorKind::Request(e.to_string())))?;
-        let resp = self
-            .client
-            .request(req)
-            .await
-            .map_err(|e| err(HttpErrorKind::Request(format!("{e:?}"))))?;
+        let resp = self.client.request(req).await.map_err(|e| {
+            let text = error_chain(&e);
+            err(if e.is_connect() {
+                HttpErrorKind::Request(text)
+            } else {
+                HttpErrorKind::Dropped(text)
+            })
+        })?;
         let status = resp.status().as_u16();
         let resp_headers: Vec<(String, String)> = resp
             .headers()
@@ -621,6 +632,23 @@ impl HttpClient {
             discarded: false,
         })
     }
+}
+
+/// An error and its sources for people, joined with `: ` (a source whose text
+/// the previous one already ends with is skipped): `client error (Connect):
+/// tcp connect error: Connection refused (os error 111)`.
+fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = e.to_string();
+    let mut src = e.source();
+    while let Some(s) = src {
+        let t = s.to_string();
+        if !out.ends_with(&t) {
+            out.push_str(": ");
+            out.push_str(&t);
+        }
+        src = s.source();
+    }
+    out
 }
 
 /// The `Mcp-Name` value for a request: `params.name` of `tools/call` and

@@ -101,7 +101,8 @@ impl LoopbackGuard {
                 n.strip_prefix(scheme).is_some_and(|rest| {
                     let (h, port) = split_host_port(rest);
                     LOOPBACK_NAMES.contains(&h)
-                        && port.is_none_or(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+                        && port
+                            .is_none_or(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
                 })
             });
             if !loopback && !self.allowed.contains(&n) {

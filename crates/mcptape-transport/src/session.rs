@@ -46,26 +46,85 @@ use crate::http::{Era, HttpClient, HttpError, ReplyItem};
 use crate::sse::SsePayload;
 use crate::stdio::Frame;
 
+/// How much of an HTTP error response's body is kept to say what it was
+/// ([`Outcome::Http`]), bytes.
+pub const HTTP_ERROR_BODY_SHOWN: usize = 200;
+
+/// Most `input_required` rounds one request is retried through (MCP
+/// 2026-07-28, Basic › Patterns › Multi Round-Trip Requests): past it the
+/// request ends as [`Outcome::InputRequired`].
+pub const MAX_INPUT_ROUNDS: u32 = 8;
+
 /// Outcome of one request as the client saw it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {
-    /// A `result` arrived.
+    /// A `result` arrived (after any `input_required` rounds, see
+    /// [`Session::input_rounds`]).
     Ok,
     /// An `error` arrived.
     Error(ErrorObject),
     /// The connection closed first (stdio end of stream, a read error, an
-    /// HTTP transport error, or an HTTP exchange that ended without the answer).
+    /// HTTP connect failure, or an HTTP exchange that ended without the answer
+    /// and without an error status).
     Closed,
+    /// An HTTP error status (4xx/5xx) ended the request's exchange without a
+    /// JSON-RPC answer to it: the status and the first
+    /// [`HTTP_ERROR_BODY_SHOWN`] bytes of the body (lossy UTF-8). The session
+    /// goes on. The answer's message is a JSON-RPC error with code `0` and
+    /// this text, for callers that keep messages.
+    Http {
+        /// HTTP status, 400..=599.
+        status: u16,
+        /// The first bytes of the body.
+        body: String,
+    },
+    /// The request's own HTTP connection was dropped before its answer (the
+    /// server closed or reset it: hyper's `IncompleteMessage`, a body cut
+    /// short); the transport's text. The session goes on.
+    Dropped(String),
+    /// A 2026-07-28 `input_required` result mcptape could not complete: it
+    /// asks for input mcptape cannot give (sampling: mcptape declares no client
+    /// capability), or still asks after [`MAX_INPUT_ROUNDS`] rounds. The
+    /// answer's message is that last result.
+    InputRequired(String),
 }
 
 /// For people: `error -32601 "Method not found"` (with ` data {…}` when
-/// present), `a result`, or `the connection closed`.
+/// present), `a result`, `the connection closed`, `HTTP 500 from the
+/// target: <body>`, `the connection was dropped: …`, `input_required: …`.
 impl std::fmt::Display for Outcome {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Outcome::Ok => f.write_str("a result"),
             Outcome::Error(e) => write!(f, "error {e}"),
             Outcome::Closed => f.write_str("the connection closed"),
+            Outcome::Http { status, body } if body.is_empty() => {
+                write!(f, "HTTP {status} from the target (empty body)")
+            }
+            Outcome::Http { status, body } => write!(f, "HTTP {status} from the target: {body}"),
+            Outcome::Dropped(why) => write!(f, "the connection was dropped: {why}"),
+            Outcome::InputRequired(why) => write!(f, "input_required: {why}"),
+        }
+    }
+}
+
+/// How a session cancels a request ([`Session::cancel`], [`Session::cancellation`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cancellation {
+    /// The request's response stream is closed (its POST aborted): 2026-07-28
+    /// Streamable HTTP, where no `notifications/cancelled` is sent.
+    CloseStream,
+    /// `notifications/cancelled` with the `requestId` (stdio; 2025 session-era
+    /// HTTP, where the POST is aborted too).
+    Notification,
+}
+
+impl Cancellation {
+    /// `"close-stream"` or `"notification"`, as reports say it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Cancellation::CloseStream => "close-stream",
+            Cancellation::Notification => "notification",
         }
     }
 }
@@ -108,6 +167,10 @@ pub enum SessionErrorKind {
     /// 2025-11-25, Basic › Lifecycle › Version Negotiation).
     #[error("the initialize result has no protocolVersion string")]
     NoProtocolVersion,
+    /// A handshake request got an HTTP error status, or its connection was
+    /// dropped, or an unfinished `input_required` ([`Outcome`]'s text).
+    #[error("{0}")]
+    Failed(Outcome),
 }
 
 /// One thing that crossed the wire, shown to an [`Observer`].
@@ -205,9 +268,28 @@ pub struct Handshook {
     pub result: Value,
 }
 
+/// A request that may get `input_required` and be retried with a new id.
+struct Retriable {
+    method: String,
+    params: Value,
+    rounds: u32,
+    /// Key of the id [`Session::request`] returned.
+    first: String,
+}
+
 #[derive(Default)]
 struct State {
     pending: HashMap<String, oneshot::Sender<Answer>>,
+    /// Requests whose method allows `input_required`, by current key.
+    retriable: HashMap<String, Retriable>,
+    /// First key → current key of a retried request.
+    alias: HashMap<String, String>,
+    input_rounds: u64,
+    dropped: u64,
+    /// 2026-07-28 Streamable HTTP: cancellation closes the stream.
+    close_stream: bool,
+    /// A Streamable HTTP session.
+    http: bool,
     /// Cancelled requests still awaited (key → true once a late answer came).
     cancelled: HashMap<String, bool>,
     late: u64,
@@ -236,6 +318,7 @@ enum Out {
 }
 
 struct Shared {
+    next_id: AtomicU64,
     state: Mutex<State>,
     observer: Option<Arc<dyn Observer>>,
     out: mpsc::WeakUnboundedSender<Out>,
@@ -294,7 +377,55 @@ impl Shared {
             s.unknown += 1; // an error for no id: nothing to pair it with
             return None;
         };
+        if outcome == Outcome::Ok
+            && s.pending.contains_key(&key)
+            && let Message::Response(r) = &msg
+            && r.result.get("resultType").and_then(Value::as_str) == Some(INPUT_REQUIRED)
+            && let Some(mut re) = s.retriable.remove(&key)
+        {
+            let Some(tx) = s.pending.remove(&key) else {
+                return Some(key);
+            };
+            let retry = if re.rounds >= MAX_INPUT_ROUNDS {
+                Err(format!(
+                    "still input_required after {MAX_INPUT_ROUNDS} rounds (MAX_INPUT_ROUNDS)"
+                ))
+            } else {
+                retry_params(&re.params, &r.result)
+            };
+            match retry {
+                Err(why) => {
+                    s.alias.remove(&re.first);
+                    let _ = tx.send((Outcome::InputRequired(why), msg.to_value()));
+                }
+                Ok(params) => {
+                    // MCP 2026-07-28, Multi Round-Trip Requests: the original
+                    // request again, with a new id, `inputResponses` and the
+                    // `requestState` echoed.
+                    let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+                    let new_key = id_key(id);
+                    re.rounds += 1;
+                    s.input_rounds += 1;
+                    s.pending.insert(new_key.clone(), tx);
+                    s.alias.insert(re.first.clone(), new_key.clone());
+                    let bytes = line(&message(&re.method, Some(id), &params));
+                    let method = re.method.clone();
+                    re.params = params;
+                    s.retriable.insert(new_key.clone(), re);
+                    drop(s);
+                    self.send(Out::Msg {
+                        bytes,
+                        method: Some(method),
+                        id: Some(new_key),
+                    });
+                }
+            }
+            return Some(key);
+        }
         if let Some(tx) = s.pending.remove(&key) {
+            if let Some(re) = s.retriable.remove(&key) {
+                s.alias.remove(&re.first);
+            }
             let _ = tx.send((outcome, msg.to_value()));
             return Some(key);
         }
@@ -309,16 +440,40 @@ impl Shared {
         None
     }
 
-    /// The HTTP exchange of request `key` ended without its answer.
-    fn exchange_unanswered(&self, key: &str, status: u16) {
-        let Some(tx) = self.lock().pending.remove(key) else {
+    /// Removes pending request `key` (and its retry bookkeeping).
+    fn take_pending(&self, key: &str) -> Option<oneshot::Sender<Answer>> {
+        let mut s = self.lock();
+        let tx = s.pending.remove(key)?;
+        if let Some(re) = s.retriable.remove(key) {
+            s.alias.remove(&re.first);
+        }
+        Some(tx)
+    }
+
+    /// The HTTP connection of request `key` was dropped before its answer.
+    fn exchange_dropped(&self, key: &str, why: String) {
+        self.lock().dropped += 1;
+        if let Some(tx) = self.take_pending(key) {
+            let _ = tx.send((Outcome::Dropped(why), Value::Null));
+        }
+    }
+
+    /// The HTTP exchange of request `key` ended without its answer; `body`:
+    /// the first bytes of the body when `status` is an error.
+    fn exchange_unanswered(&self, key: &str, status: u16, body: &[u8]) {
+        let Some(tx) = self.take_pending(key) else {
             return;
         };
         if status >= 400 {
-            // A non-JSON-RPC HTTP error (e.g. 400 for an unknown session) answers the request.
+            // A non-JSON-RPC HTTP error (e.g. 500, or 400 for an unknown
+            // session) answers the request at once.
+            let outcome = Outcome::Http {
+                status,
+                body: String::from_utf8_lossy(body).trim().to_owned(),
+            };
             let error = ErrorObject {
                 code: 0,
-                message: format!("HTTP {status}"),
+                message: outcome.to_string(),
                 data: None,
             };
             let id = serde_json::from_str::<Value>(key)
@@ -328,7 +483,7 @@ impl Shared {
                 id,
                 error: error.clone(),
             });
-            let _ = tx.send((Outcome::Error(error), msg.to_value()));
+            let _ = tx.send((outcome, msg.to_value()));
         } else {
             let _ = tx.send((Outcome::Closed, Value::Null));
         }
@@ -341,10 +496,84 @@ impl Shared {
         if s.transport_error.is_none() {
             s.transport_error = error;
         }
+        s.retriable.clear();
+        s.alias.clear();
         for (_, tx) in s.pending.drain() {
             let _ = tx.send((Outcome::Closed, Value::Null));
         }
     }
+
+    /// The current key of the request first sent as `id`.
+    fn current_key(&self, id: u64) -> String {
+        let key = id_key(id);
+        self.lock().alias.get(&key).cloned().unwrap_or(key)
+    }
+}
+
+/// `resultType` of an MRTR interim result (MCP 2026-07-28, Basic › Patterns ›
+/// Multi Round-Trip Requests).
+pub const INPUT_REQUIRED: &str = "input_required";
+
+/// Methods whose result may be `input_required` (SEP-2322: `tools/call`,
+/// `prompts/get`, `resources/read`).
+const RETRIABLE: [&str; 3] = [
+    method::RESOURCES_READ,
+    method::TOOLS_CALL,
+    method::PROMPTS_GET,
+];
+
+fn id_key(id: u64) -> String {
+    RequestId::Number(i64::try_from(id).unwrap_or(i64::MAX)).to_string()
+}
+
+/// What mcptape answers to one input request of an `input_required` result:
+/// `elicitation/create` → `{"action": "decline"}`, `roots/list` → `{"roots":
+/// []}` (no roots). Anything else (`sampling/createMessage`) has no answer a
+/// client without capabilities can give.
+fn input_response(method: &str) -> Option<Value> {
+    match method {
+        "elicitation/create" => Some(json!({"action": "decline"})),
+        "roots/list" => Some(json!({"roots": []})),
+        _ => None,
+    }
+}
+
+/// The params of the retry of a request with `params` answered by the
+/// `input_required` `result`: `params` plus `inputResponses` (one answer per
+/// `inputRequests` key, [`input_response`]) and `requestState` echoed
+/// verbatim when present. Errs naming what cannot be answered.
+fn retry_params(params: &Value, result: &Value) -> Result<Value, String> {
+    let mut out = match params {
+        Value::Object(m) => m.clone(),
+        Value::Null => serde_json::Map::new(),
+        _ => return Err("the request's params are not an object".into()),
+    };
+    out.remove("inputResponses");
+    out.remove("requestState");
+    if let Some(reqs) = result.get("inputRequests") {
+        let Some(reqs) = reqs.as_object() else {
+            return Err("inputRequests is not an object".into());
+        };
+        let mut answers = serde_json::Map::new();
+        for (k, r) in reqs {
+            let m = r.get("method").and_then(Value::as_str).unwrap_or("");
+            let a = input_response(m)
+                .ok_or_else(|| format!("asks for {m:?} (key {k:?}), which mcptape cannot give"))?;
+            answers.insert(k.clone(), a);
+        }
+        out.insert("inputResponses".into(), Value::Object(answers));
+    }
+    match result.get("requestState") {
+        Some(st @ Value::String(_)) => {
+            out.insert("requestState".into(), st.clone());
+        }
+        Some(_) => return Err("requestState is not a string".into()),
+        None if result.get("inputRequests").is_none() => {
+            return Err("neither inputRequests nor requestState".into());
+        }
+        None => {}
+    }
+    Ok(Value::Object(out))
 }
 
 /// The answer mcptape gives to a server-to-client request: `ping` → `{}`,
@@ -393,14 +622,13 @@ fn message(method: &str, id: Option<u64>, params: &Value) -> String {
 pub struct Session {
     out: mpsc::UnboundedSender<Out>,
     shared: Arc<Shared>,
-    next_id: AtomicU64,
     tasks: Mutex<Vec<JoinHandle<()>>>,
 }
 
 impl std::fmt::Debug for Session {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Session")
-            .field("next_id", &self.next_id)
+            .field("next_id", &self.shared.next_id)
             .finish_non_exhaustive()
     }
 }
@@ -409,6 +637,7 @@ impl Session {
     fn start(observer: Option<Arc<dyn Observer>>) -> (Self, mpsc::UnboundedReceiver<Out>) {
         let (tx, rx) = mpsc::unbounded_channel();
         let shared = Arc::new(Shared {
+            next_id: AtomicU64::new(1),
             state: Mutex::default(),
             observer,
             out: tx.downgrade(),
@@ -417,7 +646,6 @@ impl Session {
             Session {
                 out: tx,
                 shared,
-                next_id: AtomicU64::new(1),
                 tasks: Mutex::default(),
             },
             rx,
@@ -505,8 +733,19 @@ impl Session {
     /// session at once ([`Session::transport_error`]); HTTP error statuses do
     /// not: a JSON-RPC body answers its request, and an error status without
     /// one answers it with error code `0`, message `HTTP <status>`.
+    ///
+    /// An HTTP error status with no JSON-RPC answer for the request answers it
+    /// at once as [`Outcome::Http`]; a request whose connection is dropped
+    /// ([`HttpErrorKind::Dropped`](crate::http::HttpErrorKind::Dropped), a body
+    /// cut short) ends as [`Outcome::Dropped`] and the session goes on; only a
+    /// connect failure (or another transport error) closes the session.
     pub fn http(client: HttpClient, observer: Option<Arc<dyn Observer>>) -> Session {
         let (s, rx) = Self::start(observer);
+        {
+            let mut st = s.shared.lock();
+            st.http = true;
+            st.close_stream = client.era() == Era::Stateless;
+        }
         let driver = tokio::spawn(http_driver(client, rx, s.shared.clone()));
         s.tasks
             .lock()
@@ -517,9 +756,17 @@ impl Session {
 
     /// Sends a request with the next integer id; returns the id and a
     /// receiver for its [`Answer`] (at once [`Outcome::Closed`] on a closed session).
+    ///
+    /// A `resources/read`, `tools/call` or `prompts/get` answered with an
+    /// `input_required` result (MCP 2026-07-28, Basic › Patterns › Multi
+    /// Round-Trip Requests) is retried at once with a new id, the original
+    /// params, `inputResponses` and the echoed `requestState`, up to
+    /// [`MAX_INPUT_ROUNDS`] times; the receiver gets only the final answer, so
+    /// the rounds are one request to the caller, who keeps using the first
+    /// id ([`Session::cancel`], [`Session::abandon`] follow the retry).
     pub fn request(&self, method: &str, params: &Value) -> (u64, oneshot::Receiver<Answer>) {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let key = RequestId::Number(i64::try_from(id).unwrap_or(i64::MAX)).to_string();
+        let id = self.shared.next_id.fetch_add(1, Ordering::Relaxed);
+        let key = id_key(id);
         let (tx, rx) = oneshot::channel();
         {
             let mut s = self.shared.lock();
@@ -528,6 +775,17 @@ impl Session {
                 return (id, rx);
             }
             s.pending.insert(key.clone(), tx);
+            if RETRIABLE.contains(&method) {
+                s.retriable.insert(
+                    key.clone(),
+                    Retriable {
+                        method: method.to_owned(),
+                        params: params.clone(),
+                        rounds: 0,
+                        first: key.clone(),
+                    },
+                );
+            }
         }
         let _ = self.out.send(Out::Msg {
             bytes: line(&message(method, Some(id), params)),
@@ -583,6 +841,12 @@ impl Session {
     /// sends (a 2026-07-28-or-later revision selects the stateless era);
     /// applied in order with the messages. Nothing on a line stream.
     pub fn set_protocol_version(&self, version: Option<&str>) {
+        {
+            let mut s = self.shared.lock();
+            if s.http {
+                s.close_stream = version.is_some_and(|v| Era::of(v) == Era::Stateless);
+            }
+        }
         let _ = self.out.send(Out::SetVersion(version.map(str::to_owned)));
     }
 
@@ -632,6 +896,12 @@ impl Session {
         let msg = match tokio::time::timeout(hs.timeout, rx).await {
             Ok(Ok((Outcome::Ok, msg))) => msg,
             Ok(Ok((Outcome::Error(e), _))) => return Err(err(SessionErrorKind::Refused(e))),
+            Ok(Ok((
+                o @ (Outcome::Http { .. } | Outcome::Dropped(_) | Outcome::InputRequired(_)),
+                _,
+            ))) => {
+                return Err(err(SessionErrorKind::Failed(o)));
+            }
             Ok(_) => return Err(err(SessionErrorKind::Closed(self.transport_error()))),
             Err(_) => {
                 self.cancel(id, "mcptape: timeout");
@@ -661,20 +931,26 @@ impl Session {
     /// and moves it from pending to cancelled (a later answer is counted as
     /// late). Returns false, sending nothing, when its answer already arrived
     /// (that answer is then counted as late).
+    ///
+    /// A request retried after `input_required` is cancelled under its
+    /// current id.
     pub fn cancel(&self, id: u64, reason: &str) -> bool {
-        let key = RequestId::Number(i64::try_from(id).unwrap_or(i64::MAX)).to_string();
+        let key = self.shared.current_key(id);
         {
             let mut s = self.shared.lock();
             if s.pending.remove(&key).is_none() {
                 s.late += 1;
                 return false;
             }
+            // The alias stays until `abandon`, which follows it too.
+            s.retriable.remove(&key);
             s.cancelled.insert(key.clone(), false);
         }
+        let current: Value = serde_json::from_str(&key).unwrap_or(json!(id));
         let bytes = line(&message(
             method::NOTIFICATIONS_CANCELLED,
             None,
-            &json!({"requestId": id, "reason": reason}),
+            &json!({"requestId": current, "reason": reason}),
         ));
         let _ = self.out.send(Out::Cancel { bytes, id: key });
         true
@@ -682,7 +958,8 @@ impl Session {
 
     /// Stops waiting for cancelled request `id`; returns true if it never answered.
     pub fn abandon(&self, id: u64) -> bool {
-        let key = RequestId::Number(i64::try_from(id).unwrap_or(i64::MAX)).to_string();
+        let key = id_key(id);
+        let key = self.shared.lock().alias.remove(&key).unwrap_or(key);
         self.shared
             .lock()
             .cancelled
@@ -700,6 +977,28 @@ impl Session {
     /// a read or write failure, an HTTP transport error.
     pub fn transport_error(&self) -> Option<String> {
         self.shared.lock().transport_error.clone()
+    }
+
+    /// How [`Session::cancel`] cancels now: [`Cancellation::CloseStream`] on
+    /// 2026-07-28 Streamable HTTP, [`Cancellation::Notification`] on a line
+    /// stream and on 2025 session-era HTTP.
+    pub fn cancellation(&self) -> Cancellation {
+        if self.shared.lock().close_stream {
+            Cancellation::CloseStream
+        } else {
+            Cancellation::Notification
+        }
+    }
+
+    /// `input_required` results answered by a retry (one per extra round).
+    pub fn input_rounds(&self) -> u64 {
+        self.shared.lock().input_rounds
+    }
+
+    /// HTTP exchanges whose connection was dropped before their answer
+    /// ([`Outcome::Dropped`]).
+    pub fn dropped_connections(&self) -> u64 {
+        self.shared.lock().dropped
     }
 
     /// Messages from the server that the strict parser
@@ -809,7 +1108,9 @@ async fn http_driver(
     }
 }
 
-/// POSTs one message; a transport error closes the session.
+/// POSTs one message. A dropped connection (or a body cut short) ends only
+/// this request ([`Outcome::Dropped`]); a connect failure or another
+/// transport error closes the session.
 async fn post_or_close(
     client: &mut HttpClient,
     n: u64,
@@ -817,9 +1118,18 @@ async fn post_or_close(
     id: Option<&str>,
     sh: &Shared,
 ) {
+    use crate::http::HttpErrorKind;
     let text = std::str::from_utf8(&bytes[..bytes.len() - 1]).unwrap_or_default();
     if let Err(e) = post_one(client, n, text, id, sh).await {
-        sh.close_all(Some(format!("HTTP: {}", e.kind)));
+        match (&e.kind, id) {
+            (HttpErrorKind::Dropped(_) | HttpErrorKind::Body(_), Some(id)) => {
+                sh.exchange_dropped(id, e.kind.to_string());
+            }
+            (HttpErrorKind::Dropped(_) | HttpErrorKind::Body(_), None) => {
+                sh.lock().dropped += 1; // a notification or an answer: nothing waits
+            }
+            _ => sh.close_all(Some(format!("HTTP: {}", e.kind))),
+        }
     }
 }
 
@@ -844,9 +1154,19 @@ async fn post_one(
         headers: &resp.headers,
     });
     let mut items = 0;
+    let mut error_body = Vec::new();
     while let Some(item) = resp.next_item().await {
         let item = item?;
         items += 1;
+        if status >= 400 && error_body.len() < HTTP_ERROR_BODY_SHOWN {
+            let b: &[u8] = match &item {
+                ReplyItem::Json(s) => s.as_bytes(),
+                ReplyItem::Event(ev) => ev.data.as_bytes(),
+                ReplyItem::Other(b) => b,
+            };
+            error_body
+                .extend_from_slice(&b[..b.len().min(HTTP_ERROR_BODY_SHOWN - error_body.len())]);
+        }
         sh.observe(WireEvent::PostItem {
             exchange: n,
             item: &item,
@@ -865,7 +1185,7 @@ async fn post_one(
     }
     sh.observe(WireEvent::PostEnd { exchange: n, items });
     if let Some(id) = id {
-        sh.exchange_unanswered(id, status);
+        sh.exchange_unanswered(id, status, &error_body);
     }
     Ok(())
 }
@@ -1010,6 +1330,65 @@ mod tests {
         assert!(hs.fell_back);
         assert_eq!(hs.protocol_version, Some(Revision::V2025_06_18));
         server.await.unwrap();
+    }
+
+    /// MCP 2026-07-28 Multi Round-Trip Requests: an `input_required` result is
+    /// retried with a new id, `inputResponses` and the echoed `requestState`;
+    /// the caller sees one request and one answer, and cancels by the first id.
+    #[tokio::test]
+    async fn input_required_and_its_retry_are_one_read() {
+        let (s, mut r, mut w) = pair();
+        let (id, rx) = s.request("resources/read", &json!({"uri": "x://a"}));
+        assert_eq!(next_msg(&mut r).await["id"], json!(1));
+        w.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"resultType\":\"input_required\",\"inputRequests\":{\"ok\":{\"method\":\"elicitation/create\",\"params\":{\"message\":\"sure?\"}}},\"requestState\":\"st-1\"}}\n")
+            .await
+            .unwrap();
+        let retry = next_msg(&mut r).await;
+        assert_eq!(retry["id"], json!(2), "a new id");
+        assert_eq!(retry["method"], json!("resources/read"));
+        assert_eq!(
+            retry["params"],
+            json!({"uri": "x://a", "inputResponses": {"ok": {"action": "decline"}}, "requestState": "st-1"})
+        );
+        w.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"resultType\":\"complete\",\"contents\":[]}}\n")
+            .await
+            .unwrap();
+        let (o, msg) = rx.await.unwrap();
+        assert_eq!(o, Outcome::Ok);
+        assert_eq!(msg["id"], json!(2));
+        assert_eq!(s.input_rounds(), 1);
+        assert_eq!(s.unexpected(), (0, 0));
+
+        // A second read stuck in its retry is cancelled under the retry's id.
+        let (id2, _rx2) = s.request("resources/read", &json!({"uri": "x://b"}));
+        assert_eq!(id2, 3);
+        let _ = next_msg(&mut r).await;
+        w.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"resultType\":\"input_required\",\"requestState\":\"st-2\"}}\n")
+            .await
+            .unwrap();
+        assert_eq!(next_msg(&mut r).await["id"], json!(4));
+        assert!(s.cancel(id2, "deadline"));
+        let c = next_msg(&mut r).await;
+        assert_eq!(c["params"]["requestId"], json!(4));
+        assert!(s.abandon(id2));
+        assert_ne!(id, id2);
+    }
+
+    /// Input mcptape cannot give (sampling) ends the request, said as such.
+    #[tokio::test]
+    async fn input_required_for_sampling_is_an_unfinished_read() {
+        let (s, mut r, mut w) = pair();
+        let (_, rx) = s.request("resources/read", &json!({"uri": "x://a"}));
+        let _ = next_msg(&mut r).await;
+        w.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"resultType\":\"input_required\",\"inputRequests\":{\"k\":{\"method\":\"sampling/createMessage\",\"params\":{}}}}}\n")
+            .await
+            .unwrap();
+        let (o, _) = rx.await.unwrap();
+        match o {
+            Outcome::InputRequired(why) => assert!(why.contains("sampling/createMessage"), "{why}"),
+            o => panic!("expected InputRequired, got {o:?}"),
+        }
+        assert_eq!(s.input_rounds(), 0);
     }
 
     /// A reader that fails after its data: the session is closed with the

@@ -60,22 +60,9 @@ impl SseEvent {
     }
 }
 
-/// `true` if `text` is a JSON-RPC 2.0 message or batch (a JSON object with
-/// `"jsonrpc":"2.0"`, or a non-empty array of them), surrounding JSON
-/// whitespace allowed. Source: JSON-RPC 2.0 §4, §6.
-pub fn is_json_rpc(text: &str) -> bool {
-    #[derive(serde::Deserialize)]
-    struct Probe<'a> {
-        #[serde(borrow)]
-        jsonrpc: std::borrow::Cow<'a, str>,
-    }
-    match text.trim_start().as_bytes().first() {
-        Some(b'{') => serde_json::from_str::<Probe<'_>>(text).is_ok_and(|p| p.jsonrpc == "2.0"),
-        Some(b'[') => serde_json::from_str::<Vec<Probe<'_>>>(text)
-            .is_ok_and(|v| !v.is_empty() && v.iter().all(|p| p.jsonrpc == "2.0")),
-        _ => false,
-    }
-}
+/// `true` if `text` is a JSON-RPC 2.0 message or batch; see
+/// [`mcptape_wire::jsonrpc::is_json_rpc`] (re-exported here).
+pub use mcptape_wire::jsonrpc::is_json_rpc;
 
 /// Incremental SSE parser.
 #[derive(Debug, Clone)]

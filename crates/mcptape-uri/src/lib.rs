@@ -25,5 +25,6 @@ mod sanitize;
 pub mod template;
 
 pub use sanitize::{
-    MAX_SEGMENTS, MAX_URI_BYTES, ResolvedPath, Root, SanitizeError, SanitizeErrorKind,
+    MAX_SEGMENTS, MAX_URI_BYTES, PathStyle, ResolvedPath, Root, SanitizeError, SanitizeErrorKind,
+    encode_path,
 };

@@ -17,6 +17,15 @@
 //! 5. at most [`MAX_SEGMENTS`] segments; no empty segment except one trailing `/`;
 //! 6. dot segments are removed per RFC 3986 §5.2.4 *after* decoding;
 //! 7. the result must start with the root's path **by whole segments**.
+//!
+//! [`PathStyle::Windows`] ([`Root::with_style`]) changes three rules for `file:` URIs of Windows
+//! paths (RFC 8089 Appendix E.2): a raw `\` and an encoded `%5C` are separators like `/` (rule
+//! 2 and 4; `%2F` stays [`SanitizeErrorKind::EncodedSeparator`]), so `..\` and `%5C..%5C`
+//! are dot segments removed by rule 6 and contained by rule 7; a first segment that is a
+//! drive letter (`C:`) is compared case-insensitively (stored upper-case) and the path has no
+//! leading `/` (`file:///C:/Users/a.rs` → `C:/Users/a.rs`); a UNC path (a host authority
+//! `file://server/share/`, or a path starting with two separators) is
+//! [`SanitizeErrorKind::UncPath`].
 
 use std::fmt;
 
@@ -76,6 +85,11 @@ pub enum SanitizeErrorKind {
     /// After RFC 3986 §5.2.4 remove_dot_segments the path is not inside the root by whole
     /// segments (`..` past the root, or a sibling such as `/srv/allowed_evil` of `/srv/allowed`).
     EscapesRoot,
+    /// [`PathStyle::Windows`] only: a UNC path — a host authority (`file://server/share/x`) or
+    /// a path starting with two separators (`file:////server/share`, `file:///%5C%5Cserver`) —
+    /// which names another machine, never a file below the root. The offset is the authority or
+    /// the second separator.
+    UncPath,
 }
 
 impl SanitizeErrorKind {
@@ -98,6 +112,7 @@ impl SanitizeErrorKind {
             Self::InvalidUtf8 => "InvalidUtf8",
             Self::EmptySegment => "EmptySegment",
             Self::EscapesRoot => "EscapesRoot",
+            Self::UncPath => "UncPath",
         }
     }
 }
@@ -135,6 +150,9 @@ impl SanitizeErrorKind {
             }
             Self::EscapesRoot => {
                 "after removing dot segments (RFC 3986 §5.2.4) the path is not inside the root by whole segments (`..` past the root, or a sibling name)"
+            }
+            Self::UncPath => {
+                "a UNC path (\\\\server\\share: a host, or two leading separators), refused in Windows path mode"
             }
         }
     }
@@ -180,6 +198,20 @@ pub(crate) fn contains_by_segments(root: &[String], path: &[String]) -> bool {
     path.len() >= root.len() && path[..root.len()] == *root
 }
 
+/// How the path of a URI is read: POSIX (the default) or Windows (`\` and `%5C` are separators,
+/// a drive letter `C:` leads the path and compares case-insensitively, UNC paths are refused).
+/// See the module docs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum PathStyle {
+    /// `/` is the only separator; `\` is [`SanitizeErrorKind::Backslash`] and `%5C`
+    /// [`SanitizeErrorKind::EncodedSeparator`].
+    #[default]
+    Posix,
+    /// Windows paths in `file:` URIs (RFC 8089 Appendix E.2): `file:///C:/Users/a.rs` resolves
+    /// to `C:/Users/a.rs`.
+    Windows,
+}
+
 /// A sanitizing root, e.g. `Root::new("file:///project/")`: every URI given to
 /// [`resolve`](Self::resolve) must have the same scheme and authority and a path inside this one.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -188,6 +220,7 @@ pub struct Root {
     /// `None` = no `//authority` part. For `file`, always `Some("")` (localhost normalized away).
     authority: Option<String>,
     segments: Vec<String>,
+    style: PathStyle,
 }
 
 /// A URI accepted by [`Root::resolve`]: decoded once, dot segments removed, inside the root.
@@ -204,6 +237,8 @@ pub struct ResolvedPath {
 impl ResolvedPath {
     /// The normalized, **percent-decoded** absolute path (UTF-8), e.g. `/srv/allowed/My File.txt`.
     /// No `.`/`..` segment, no empty segment, no trailing `/` (the root `/` itself is `"/"`).
+    /// In [`PathStyle::Windows`] a drive path has no leading `/` (`C:/Users/My File.txt`, the
+    /// drive's root `C:/`); separators are always `/`.
     pub fn as_str(&self) -> &str {
         &self.path
     }
@@ -219,11 +254,16 @@ impl ResolvedPath {
     pub fn to_uri(&self) -> String {
         let mut out = String::with_capacity(self.prefix.len() + self.path.len() + 8);
         out.push_str(&self.prefix);
+        if !self.path.starts_with('/') {
+            // A Windows drive path (`C:/a`) is `file:///C:/a` (RFC 8089 Appendix E.2).
+            out.push('/');
+        }
         out.push_str(&encode_path(&self.path));
         out
     }
 
-    /// Byte length of the `scheme://authority` prefix of [`to_uri`](Self::to_uri).
+    /// Byte length of the `scheme://authority` prefix of [`to_uri`](Self::to_uri) (a Windows
+    /// drive path has one more `/` after it).
     pub(crate) fn prefix_len(&self) -> usize {
         self.prefix.len()
     }
@@ -235,9 +275,12 @@ impl fmt::Display for ResolvedPath {
     }
 }
 
-/// RFC 3986 `pchar` minus `%`: unreserved, sub-delims, `:`, `@` stay; everything else (and `/`
-/// inside a segment, which cannot occur) is percent-encoded.
-fn encode_path(path: &str) -> String {
+/// Percent-encodes a `/`-separated path for a URI path (RFC 3986 §2.1, §3.3):
+/// ASCII letters and digits, the unreserved `-._~`, the sub-delims, `:`, `@`
+/// and `/` stay; every other byte (UTF-8 of non-ASCII, `%`, `#`, `?`, space…)
+/// is written `%XX` with upper-case hex. Infallible; the output is at least
+/// `path.len()` bytes.
+pub fn encode_path(path: &str) -> String {
     let mut out = String::with_capacity(path.len());
     for &b in path.as_bytes() {
         let keep = b.is_ascii_alphanumeric()
@@ -292,7 +335,7 @@ fn hex_val(b: u8) -> u8 {
 }
 
 /// Rules 1–3: length, raw characters, scheme/authority split, query/fragment.
-fn split(uri: &str) -> Result<Parts<'_>, SanitizeError> {
+fn split(uri: &str, style: PathStyle) -> Result<Parts<'_>, SanitizeError> {
     use SanitizeErrorKind as K;
     if uri.len() > MAX_URI_BYTES {
         return Err(SanitizeError::new(K::TooLong, MAX_URI_BYTES));
@@ -302,6 +345,9 @@ fn split(uri: &str) -> Result<Parts<'_>, SanitizeError> {
             return Err(SanitizeError::new(K::ControlChar, i));
         }
         if c == '\\' {
+            if style == PathStyle::Windows {
+                continue; // a separator, read as `/` by `decode_path`
+            }
             return Err(SanitizeError::new(K::Backslash, i));
         }
         if c.is_ascii() && !(c.is_ascii_alphanumeric() || "-._~:/?#[]@!$&'()*+,;=%".contains(c)) {
@@ -333,7 +379,7 @@ fn split(uri: &str) -> Result<Parts<'_>, SanitizeError> {
     if uri[rest_start..].starts_with("//") {
         let auth_start = rest_start + 2;
         let auth_end = uri[auth_start..]
-            .find('/')
+            .find(|c| c == '/' || (c == '\\' && style == PathStyle::Windows))
             .map_or(uri.len(), |i| auth_start + i);
         authority = Some((&uri[auth_start..auth_end], auth_start));
         rest_start = auth_end;
@@ -367,7 +413,11 @@ struct Segment {
 
 /// Rules 4–5: decode the path exactly once and split it into segments.
 /// Returns the segments (without the leading empty one) and whether a trailing `/` was present.
-fn decode_path(path: &str, path_offset: usize) -> Result<Vec<Segment>, SanitizeError> {
+fn decode_path(
+    path: &str,
+    path_offset: usize,
+    style: PathStyle,
+) -> Result<Vec<Segment>, SanitizeError> {
     use SanitizeErrorKind as K;
     let raw = path.as_bytes();
     // decoded bytes and, for each, the raw offset (in the whole URI) it came from
@@ -389,12 +439,21 @@ fn decode_path(path: &str, path_offset: usize) -> Result<Vec<Segment>, SanitizeE
         map.push(path_offset + i);
         i += 1;
     }
+    if style == PathStyle::Windows {
+        // raw `\` or `%5C`: a separator, like `/` (`%2F` stays an encoded separator)
+        for b in dec.iter_mut().filter(|b| **b == b'\\') {
+            *b = b'/';
+        }
+    }
     // byte-level rules on the decoded path
     for (j, &b) in dec.iter().enumerate() {
         if b < 0x20 || b == 0x7f {
             return Err(SanitizeError::new(K::ControlChar, map[j]));
         }
         if (b == b'/' || b == b'\\') && raw[map[j] - path_offset] == b'%' {
+            if b == b'/' && raw[map[j] - path_offset + 2].eq_ignore_ascii_case(&b'c') {
+                continue; // `%5C` in Windows mode, now `/`
+            }
             return Err(SanitizeError::new(K::EncodedSeparator, map[j]));
         }
         if b == b'\\' {
@@ -417,6 +476,9 @@ fn decode_path(path: &str, path_offset: usize) -> Result<Vec<Segment>, SanitizeE
     if !text.starts_with('/') {
         return Err(SanitizeError::new(K::RelativePath, path_offset));
     }
+    if style == PathStyle::Windows && text.starts_with("//") {
+        return Err(SanitizeError::new(K::UncPath, map[1]));
+    }
     let mut segments = Vec::new();
     let mut start = 1;
     loop {
@@ -433,8 +495,12 @@ fn decode_path(path: &str, path_offset: usize) -> Result<Vec<Segment>, SanitizeE
         if start == end && !is_last {
             return Err(SanitizeError::new(K::EmptySegment, seg_offset));
         }
+        let mut seg = text[start..end].to_owned();
+        if style == PathStyle::Windows && is_drive(&seg) {
+            seg.make_ascii_uppercase(); // `c:` and `C:` are one drive
+        }
         segments.push(Segment {
-            text: text[start..end].to_owned(),
+            text: seg,
             offset: seg_offset,
         });
         if is_last {
@@ -443,6 +509,12 @@ fn decode_path(path: &str, path_offset: usize) -> Result<Vec<Segment>, SanitizeE
         start = end + 1;
     }
     Ok(segments)
+}
+
+/// A Windows drive letter segment: `C:` (RFC 8089 Appendix E.2 `drive-letter`).
+fn is_drive(seg: &str) -> bool {
+    let b = seg.as_bytes();
+    b.len() == 2 && b[0].is_ascii_alphabetic() && b[1] == b':'
 }
 
 /// Rule 6: RFC 3986 §5.2.4 remove_dot_segments on an absolute path, by segments: `.` is dropped,
@@ -468,6 +540,24 @@ fn remove_dot_segments(segments: Vec<Segment>) -> (Vec<Segment>, Option<usize>) 
     (out, last_pop)
 }
 
+/// [`PathStyle::Windows`]: a `file:` URI with a host authority is a UNC path
+/// ([`SanitizeErrorKind::UncPath`] at the authority).
+fn check_unc(
+    style: PathStyle,
+    scheme: &str,
+    parts: &Parts<'_>,
+    authority: Option<&str>,
+) -> Result<(), SanitizeError> {
+    if style == PathStyle::Windows
+        && scheme.eq_ignore_ascii_case("file")
+        && let (Some((_, at)), Some(a)) = (parts.authority, authority)
+        && !a.is_empty()
+    {
+        return Err(SanitizeError::new(SanitizeErrorKind::UncPath, at));
+    }
+    Ok(())
+}
+
 impl Root {
     /// Parses a root URI such as `file:///project/` (trailing `/` optional). The root itself must
     /// pass the same rules as [`resolve`](Self::resolve) (its dot segments are removed), and may
@@ -476,16 +566,33 @@ impl Root {
     /// # Errors
     /// A [`SanitizeError`] with the kind of the rule the root URI breaks (offset into `root_uri`).
     pub fn new(root_uri: &str) -> Result<Root, SanitizeError> {
-        let parts = split(root_uri)?;
+        Root::with_style(root_uri, PathStyle::Posix)
+    }
+
+    /// [`Root::new`] reading paths in `style` (the root's own and those it resolves):
+    /// `Root::with_style("file:///C:/Users/dev/", PathStyle::Windows)`.
+    ///
+    /// # Errors
+    /// As [`Root::new`]; in [`PathStyle::Windows`] also [`SanitizeErrorKind::UncPath`] for a
+    /// UNC root.
+    pub fn with_style(root_uri: &str, style: PathStyle) -> Result<Root, SanitizeError> {
+        let parts = split(root_uri, style)?;
         let scheme = parts.scheme.to_ascii_lowercase();
         let authority = normalize_authority(&scheme, parts.authority.map(|(a, _)| a));
-        let segments = decode_path(parts.path, parts.path_offset)?;
+        check_unc(style, &scheme, &parts, authority.as_deref())?;
+        let segments = decode_path(parts.path, parts.path_offset, style)?;
         let (segments, _) = remove_dot_segments(segments);
         Ok(Root {
             scheme,
             authority,
             segments: segments.into_iter().map(|s| s.text).collect(),
+            style,
         })
+    }
+
+    /// How this root reads paths.
+    pub fn style(&self) -> PathStyle {
+        self.style
     }
 
     /// The root's decoded path segments, e.g. `["srv", "allowed"]` for `file:///srv/allowed/`.
@@ -527,18 +634,19 @@ impl Root {
         contains: Containment,
     ) -> Result<ResolvedPath, SanitizeError> {
         use SanitizeErrorKind as K;
-        let parts = split(uri)?;
+        let parts = split(uri, self.style)?;
         if !parts.scheme.eq_ignore_ascii_case(&self.scheme) {
             return Err(SanitizeError::new(K::SchemeMismatch, 0));
         }
         let authority = normalize_authority(&self.scheme, parts.authority.map(|(a, _)| a));
+        check_unc(self.style, &self.scheme, &parts, authority.as_deref())?;
         if authority != self.authority {
             let at = parts
                 .authority
                 .map_or(self.scheme.len() + 1, |(_, offset)| offset);
             return Err(SanitizeError::new(K::AuthorityMismatch, at));
         }
-        let segments = decode_path(parts.path, parts.path_offset)?;
+        let segments = decode_path(parts.path, parts.path_offset, self.style)?;
         let end_offset = uri.len();
         let (segments, last_pop) = remove_dot_segments(segments);
         let names: Vec<String> = segments.iter().map(|s| s.text.clone()).collect();
@@ -558,14 +666,17 @@ impl Root {
         let mut path = String::with_capacity(uri.len());
         let mut relative_start = None;
         for (k, name) in names.iter().enumerate() {
-            path.push('/');
+            // A Windows drive path has no leading `/` (`C:/Users`).
+            if !(k == 0 && self.style == PathStyle::Windows && is_drive(name)) {
+                path.push('/');
+            }
             if k == self.segments.len() {
                 relative_start = Some(path.len());
             }
             path.push_str(name);
         }
-        if path.is_empty() {
-            path.push('/');
+        if path.is_empty() || (names.len() == 1 && path == names[0] && is_drive(&path)) {
+            path.push('/'); // `/`, or the drive's root `C:/`
         }
         let relative_start = relative_start.unwrap_or(path.len());
         let resolved = ResolvedPath {

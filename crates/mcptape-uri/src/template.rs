@@ -22,7 +22,12 @@
 //! - an exploded variable (`{/list*}`) matches as [`Value::List`]; for the named operators
 //!   (`;`, `?`, `&`) each item must be `name=value` with the variable's own name (associative
 //!   arrays are not recovered); a prefix `{var:3}` matches at most 3 decoded characters;
-//! - a variable that occurs twice keeps its first binding (equality is not checked).
+//! - a variable that occurs twice keeps its first binding (equality is not checked);
+//! - a value that decodes to a path traversal is no match (the candidate is skipped, so the URI
+//!   matches only if another split works): `.` or `..` for any operator; a `/` or `\` for the
+//!   path-segment operators `{var}`, `{.var}`, `{/var}`, `{;var}`, which cannot match a raw `/`
+//!   (so `file://docs/{name}` does not match `file://docs/..%2F..%2Fetc%2Fpasswd`); a `.` or
+//!   `..` segment inside a `{+var}` value.
 
 use std::collections::{BTreeMap, HashSet};
 use std::fmt;
@@ -787,6 +792,31 @@ fn literal_at(lit: &[u8], u: &[u8], pos: usize) -> bool {
     })
 }
 
+/// `false` for a decoded value that is a path traversal in disguise, which is then no match:
+/// a value that is `.` or `..` (any operator); for the path-segment operators (`{var}`,
+/// `{.var}`, `{/var}`, `{;var}`), which match no raw `/`, a value holding `/` or `\` (so only
+/// from `%2F` / `%5C`: `..%2F..%2Fetc%2Fpasswd` is not one segment); for `{+var}`, which may
+/// span `/`, a value with a `.` or `..` segment (split at `/` and `\`). Query values
+/// (`{?var}`, `{&var}`) may hold `/`; fragments (`{#var}`) are not paths.
+fn safe_value(op: Op, value: &str) -> bool {
+    let dot = |s: &str| s == "." || s == "..";
+    if dot(value) {
+        return false;
+    }
+    match op {
+        Op::Simple | Op::Label | Op::Path | Op::PathParam => !value.contains(['/', '\\']),
+        Op::Reserved => !value.split(['/', '\\']).any(dot),
+        Op::Fragment | Op::Query | Op::QueryCont => true,
+    }
+}
+
+/// `true` if a simple `{var}` can match `value` back (it is not `.` or `..` and holds no `/`
+/// or `\\`: see the module's matching rules). For the fuzz property of `fuzzing::uri_template`.
+#[doc(hidden)]
+pub fn simple_value_is_matchable(value: &str) -> bool {
+    safe_value(Op::Simple, value)
+}
+
 fn decode(raw: &[u8]) -> Option<String> {
     let bytes: Vec<u8> = percent_encoding::percent_decode(raw).collect();
     String::from_utf8(bytes).ok()
@@ -870,6 +900,9 @@ impl Matcher<'_, '_> {
             let Some(value) = decode(&self.u[pos..end]) else {
                 continue;
             };
+            if !safe_value(op, &value) {
+                continue;
+            }
             if prefix.is_some_and(|n| value.chars().count() > n) {
                 continue;
             }

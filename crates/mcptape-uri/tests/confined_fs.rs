@@ -17,6 +17,14 @@ enum Rejected {
     Open(OpenErrorKind),
 }
 
+/// What `read` gives for a path the lexical sanitizer refuses as outside the root.
+const ESCAPES_ROOT: Result<String, Rejected> =
+    Err(Rejected::Lexical(SanitizeErrorKind::EscapesRoot));
+/// What `read` gives for a path the confined open refuses as a symlink out of the root.
+const SYMLINK_ESCAPE: Result<String, Rejected> = Err(Rejected::Open(OpenErrorKind::SymlinkEscape));
+/// What `open_kind_bounded` gives for a FIFO or socket.
+const NOT_REGULAR: Result<bool, OpenErrorKind> = Err(OpenErrorKind::NotRegularFile);
+
 struct Fixture {
     _tmp: tempfile::TempDir,
     base: std::path::PathBuf,
@@ -100,54 +108,26 @@ fn sibling_prefix_directories_are_rejected_although_they_exist() {
     let f = fixture();
     assert!(f.base.join("srv/allowed_evil/x").exists());
     assert!(f.base.join("srv/allowed2/x").exists());
-    assert_eq!(
-        f.read("srv/allowed_evil/x"),
-        Err(Rejected::Lexical(SanitizeErrorKind::EscapesRoot))
-    );
-    assert_eq!(
-        f.read("srv/allowed2/x"),
-        Err(Rejected::Lexical(SanitizeErrorKind::EscapesRoot))
-    );
-    assert_eq!(
-        f.read("srv/allowed/../allowed_evil/x"),
-        Err(Rejected::Lexical(SanitizeErrorKind::EscapesRoot))
-    );
+    assert_eq!(f.read("srv/allowed_evil/x"), ESCAPES_ROOT);
+    assert_eq!(f.read("srv/allowed2/x"), ESCAPES_ROOT);
+    assert_eq!(f.read("srv/allowed/../allowed_evil/x"), ESCAPES_ROOT);
 }
 
-#[test]
-fn symlink_escape_relative_is_rejected() {
-    let f = fixture();
-    assert_eq!(
-        f.read("srv/allowed/link_out"),
-        Err(Rejected::Open(OpenErrorKind::SymlinkEscape))
-    );
+/// One test per `name: path`: reading `path` is refused as a symlink escaping the root.
+macro_rules! symlink_escape_tests {
+    ($($name:ident: $rel:literal,)*) => {$(
+        #[test]
+        fn $name() {
+            assert_eq!(fixture().read($rel), SYMLINK_ESCAPE);
+        }
+    )*};
 }
 
-#[test]
-fn symlink_escape_absolute_is_rejected() {
-    let f = fixture();
-    assert_eq!(
-        f.read("srv/allowed/link_abs"),
-        Err(Rejected::Open(OpenErrorKind::SymlinkEscape))
-    );
-}
-
-#[test]
-fn symlink_into_sibling_prefix_is_rejected() {
-    let f = fixture();
-    assert_eq!(
-        f.read("srv/allowed/link_sibling"),
-        Err(Rejected::Open(OpenErrorKind::SymlinkEscape))
-    );
-}
-
-#[test]
-fn symlinked_directory_escape_is_rejected() {
-    let f = fixture();
-    assert_eq!(
-        f.read("srv/allowed/dir_out/secret.txt"),
-        Err(Rejected::Open(OpenErrorKind::SymlinkEscape))
-    );
+symlink_escape_tests! {
+    symlink_escape_relative_is_rejected: "srv/allowed/link_out",
+    symlink_escape_absolute_is_rejected: "srv/allowed/link_abs",
+    symlink_into_sibling_prefix_is_rejected: "srv/allowed/link_sibling",
+    symlinked_directory_escape_is_rejected: "srv/allowed/dir_out/secret.txt",
 }
 
 #[test]
@@ -215,22 +195,19 @@ fn open_kind_bounded(f: Fixture, rel: &str) -> Result<bool, OpenErrorKind> {
         .expect("resolve_and_open blocked for 5 s (opened a FIFO without O_NONBLOCK?)")
 }
 
+/// Makes a FIFO at `path` with the `mkfifo` command, showing its stderr if it fails.
 fn mkfifo(path: &Path) {
-    let st = std::process::Command::new("mkfifo")
-        .arg(path)
-        .status()
-        .expect("run mkfifo");
-    assert!(st.success(), "mkfifo {} failed: {st}", path.display());
+    let mut cmd = std::process::Command::new("mkfifo");
+    let out = cmd.arg(path).output().expect("run mkfifo");
+    let why = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "mkfifo {}: {why}", path.display());
 }
 
 #[test]
 fn fifo_inside_root_is_not_regular_file_and_does_not_hang() {
     let f = fixture();
     mkfifo(&f.base.join("srv/allowed/pipe"));
-    assert_eq!(
-        open_kind_bounded(f, "srv/allowed/pipe"),
-        Err(OpenErrorKind::NotRegularFile)
-    );
+    assert_eq!(open_kind_bounded(f, "srv/allowed/pipe"), NOT_REGULAR);
 }
 
 #[test]
@@ -238,10 +215,7 @@ fn symlink_to_fifo_inside_root_is_not_regular_file() {
     let f = fixture();
     mkfifo(&f.base.join("srv/allowed/sub/pipe"));
     std::os::unix::fs::symlink("sub/pipe", f.base.join("srv/allowed/link_pipe")).unwrap();
-    assert_eq!(
-        open_kind_bounded(f, "srv/allowed/link_pipe"),
-        Err(OpenErrorKind::NotRegularFile)
-    );
+    assert_eq!(open_kind_bounded(f, "srv/allowed/link_pipe"), NOT_REGULAR);
 }
 
 #[test]
@@ -249,10 +223,7 @@ fn unix_socket_inside_root_is_not_regular_file() {
     let f = fixture();
     let _listener =
         std::os::unix::net::UnixListener::bind(f.base.join("srv/allowed/sock")).unwrap();
-    assert_eq!(
-        open_kind_bounded(f, "srv/allowed/sock"),
-        Err(OpenErrorKind::NotRegularFile)
-    );
+    assert_eq!(open_kind_bounded(f, "srv/allowed/sock"), NOT_REGULAR);
 }
 
 #[test]

@@ -151,8 +151,10 @@ fn named_explode_empty_member_uses_ifemp() {
 
 #[test]
 fn match_decodes_space() {
-    let m = matched("file:///project/{name}", "file:///project/My%20File.txt");
-    assert_eq!(m.get_str("name"), Some("My File.txt"));
+    assert_eq!(
+        matched("file:///project/{name}", "file:///project/My%20File.txt").get_str("name"),
+        Some("My File.txt")
+    );
 }
 
 #[test]
@@ -182,12 +184,9 @@ fn match_invalid_utf8_after_decoding_is_no_match() {
 fn simple_var_never_matches_across_slash() {
     let tpl = t("file:///project/{name}");
     assert_eq!(tpl.match_uri("file:///project/a/b.txt"), None);
-    assert_eq!(
-        tpl.match_uri("file:///project/a%2Fb.txt")
-            .unwrap()
-            .get_str("name"),
-        Some("a/b.txt")
-    );
+    // Nor across an encoded one: a decoded `/` is a traversal for a path segment (issue 15,
+    // `match_dot_dot_encoded_slash_is_no_match` in tests/match_traversal.rs).
+    assert_eq!(tpl.match_uri("file:///project/a%2Fb.txt"), None);
 }
 
 #[test]
@@ -247,8 +246,9 @@ fn match_rfc_operator_forms() {
 
 #[test]
 fn match_literal_mismatch_is_none() {
-    assert_eq!(t("file:///a/{x}").match_uri("file:///b/c"), None);
-    assert_eq!(t("file:///a/{x}").match_uri("file:///a/c/"), None);
+    for uri in ["file:///b/c", "file:///a/c/"] {
+        assert_eq!(t("file:///a/{x}").match_uri(uri), None, "{uri}");
+    }
 }
 
 #[test]

@@ -210,33 +210,28 @@ mod tests {
         assert!(check(br#"[{"a":1},{"a":2}]"#).is_ok());
     }
 
+    /// Asserts `input` fails with a lone surrogate `code_unit`, at `offset` when given.
+    fn assert_lone_surrogate(input: &str, code_unit: u16, offset: Option<usize>) {
+        let e = err(input);
+        assert_eq!(e.kind(), &JsonErrorKind::LoneSurrogate { code_unit });
+        if let Some(at) = offset {
+            assert_eq!(e.offset(), at);
+        }
+    }
+
     #[test]
     fn lone_high_surrogate_reported_at_backslash() {
-        let e = err(r#"{"t":"ab\ud800"}"#);
-        assert_eq!(
-            e.kind(),
-            &JsonErrorKind::LoneSurrogate { code_unit: 0xd800 }
-        );
-        assert_eq!(e.offset(), 8);
+        assert_lone_surrogate(r#"{"t":"ab\ud800"}"#, 0xd800, Some(8));
     }
 
     #[test]
     fn lone_low_surrogate_rejected() {
-        let e = err(r#""\udc00x""#);
-        assert_eq!(
-            e.kind(),
-            &JsonErrorKind::LoneSurrogate { code_unit: 0xdc00 }
-        );
-        assert_eq!(e.offset(), 1);
+        assert_lone_surrogate(r#""\udc00x""#, 0xdc00, Some(1));
     }
 
     #[test]
     fn high_surrogate_followed_by_non_low_rejected() {
-        let e = err(r#""\ud800\u0041""#);
-        assert_eq!(
-            e.kind(),
-            &JsonErrorKind::LoneSurrogate { code_unit: 0xd800 }
-        );
+        assert_lone_surrogate(r#""\ud800\u0041""#, 0xd800, None);
     }
 
     #[test]

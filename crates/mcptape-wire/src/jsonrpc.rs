@@ -258,16 +258,8 @@ impl Serialize for ErrorObject {
 /// or the envelope errors of a single message. Inside a batch, element errors
 /// are returned in place (with their index), not as the overall result.
 pub fn parse(bytes: &[u8]) -> Result<Frame, WireError> {
-    let text = json::check(bytes)?;
-    let root: &RawValue = serde_json::from_str(text.trim_start_matches([' ', '\t', '\r', '\n']))
-        .map_err(|_| WireError::new(WireErrorKind::NotAnObject, Some(0)))?;
-    if let Some(items) = json::elements(root) {
-        if items.is_empty() {
-            return Err(WireError::new(
-                WireErrorKind::EmptyBatch,
-                Some(json::offset_in(text, root.get())),
-            ));
-        }
+    let (text, root, items) = frame_root(bytes)?;
+    if let Some(items) = items {
         let out = items
             .into_iter()
             .enumerate()
@@ -278,6 +270,27 @@ pub fn parse(bytes: &[u8]) -> Result<Frame, WireError> {
     message_at(text, root, true).map(Frame::Single)
 }
 
+/// A checked frame: its text, its root value, and a batch's elements.
+type FrameRoot<'a> = (&'a str, &'a RawValue, Option<Vec<&'a RawValue>>);
+
+/// The strict-JSON-checked text of a frame, its root value and, for a batch,
+/// its (non-empty) elements. Errors: as [`parse`] before any message is read
+/// (strict JSON errors, [`WireErrorKind::NotAnObject`] at offset 0,
+/// [`WireErrorKind::EmptyBatch`] at the `[`).
+fn frame_root(bytes: &[u8]) -> Result<FrameRoot<'_>, WireError> {
+    let text = json::check(bytes)?;
+    let root: &RawValue = serde_json::from_str(text.trim_start_matches([' ', '\t', '\r', '\n']))
+        .map_err(|_| WireError::new(WireErrorKind::NotAnObject, Some(0)))?;
+    let items = json::elements(root);
+    if items.as_ref().is_some_and(Vec::is_empty) {
+        return Err(WireError::new(
+            WireErrorKind::EmptyBatch,
+            Some(json::offset_in(text, root.get())),
+        ));
+    }
+    Ok((text, root, items))
+}
+
 /// Validates `bytes` exactly as [`parse`] does (same rules, same errors) but
 /// builds no `serde_json::Value` of a response's `result`: a 160 MB
 /// `resources/read` response costs a scan, not a copy. Returns one entry per
@@ -286,16 +299,8 @@ pub fn parse(bytes: &[u8]) -> Result<Frame, WireError> {
 ///
 /// Errors: as [`parse`] for the whole frame.
 pub fn validate(bytes: &[u8]) -> Result<Vec<Result<(), WireError>>, WireError> {
-    let text = json::check(bytes)?;
-    let root: &RawValue = serde_json::from_str(text.trim_start_matches([' ', '\t', '\r', '\n']))
-        .map_err(|_| WireError::new(WireErrorKind::NotAnObject, Some(0)))?;
-    if let Some(items) = json::elements(root) {
-        if items.is_empty() {
-            return Err(WireError::new(
-                WireErrorKind::EmptyBatch,
-                Some(json::offset_in(text, root.get())),
-            ));
-        }
+    let (text, root, items) = frame_root(bytes)?;
+    if let Some(items) = items {
         return Ok(items
             .into_iter()
             .enumerate()
@@ -307,6 +312,25 @@ pub fn validate(bytes: &[u8]) -> Result<Vec<Result<(), WireError>>, WireError> {
             .collect());
     }
     message_at(text, root, false).map(|_| vec![Ok(())])
+}
+
+/// `true` if `text` is a JSON-RPC 2.0 message or batch (a JSON object with
+/// `"jsonrpc":"2.0"`, or a non-empty array of them), surrounding JSON
+/// whitespace allowed. A quick classification (no envelope check, no strict
+/// JSON rules): the SSE `data:` and HAR body test of the transport, check and
+/// export crates. Source: JSON-RPC 2.0 §4, §6.
+pub fn is_json_rpc(text: &str) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Probe<'a> {
+        #[serde(borrow)]
+        jsonrpc: std::borrow::Cow<'a, str>,
+    }
+    match text.trim_start().as_bytes().first() {
+        Some(b'{') => serde_json::from_str::<Probe<'_>>(text).is_ok_and(|p| p.jsonrpc == "2.0"),
+        Some(b'[') => serde_json::from_str::<Vec<Probe<'_>>>(text)
+            .is_ok_and(|v| !v.is_empty() && v.iter().all(|p| p.jsonrpc == "2.0")),
+        _ => false,
+    }
 }
 
 /// Parses the bytes of one JSON-RPC message; a batch is an error

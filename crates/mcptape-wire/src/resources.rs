@@ -423,6 +423,16 @@ impl ContentsError {
     pub fn offset(&self) -> Option<usize> {
         self.offset
     }
+
+    /// The same error with its offset moved by `base` bytes: for a `result`
+    /// parsed on its own ([`parse_read_result`]) that sits at byte `base` of
+    /// a larger input (a transcript line, a batch), so the offset counts from
+    /// the start of that input.
+    #[must_use]
+    pub fn offset_by(mut self, base: usize) -> Self {
+        self.offset = self.offset.map(|o| o.saturating_add(base));
+        self
+    }
 }
 
 impl From<JsonError> for ContentsError {

@@ -21,7 +21,15 @@ mod cmd;
                   sanitize resource URIs (uri) and benchmark the codec paths (bench-codec).\n\n\
                   Fuzzing is not a subcommand: the fuzz targets live in fuzz/ and run with \
                   `cargo +nightly fuzz run <target>`, or all of them in turn with \
-                  `bash fuzz/run.sh [SECONDS] [TARGET...]`."
+                  `bash fuzz/run.sh [SECONDS] [TARGET...]`.",
+    after_long_help = "Conventions of every command:\n\
+  Durations: a number and a unit, 5s, 800ms, 250us (only 0 needs none), read by one parser.\n\
+  Timeouts: each request waits at most the command's --timeout: bench 5s (each read and the \
+handshake; --deadline 800ms bounds a turn), verify 10s, crawl 30s (it reads whole resources). \
+record proxies and has none: --grace 2s and --term-grace 2s bound the server's exit.\n\
+  Caps (--parallel, --concurrency, --reads, --turns, durations) are stated in each --help and \
+refused past them, never clamped.\n\
+  Figures from a debug build are ~100x slow: bench, bench-codec and serve warn; use --release."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -52,10 +60,10 @@ enum Command {
     Uri(cmd::uri::UriCommand),
     /// Quick table of codec throughput (scalar / simd / fused vs memcpy).
     BenchCodec(cmd::bench_codec::Args),
-    /// Export a recording for a load tool (k6).
+    /// Export a recording for a load tool (k6) or as a HAR 1.2 log.
     #[command(subcommand)]
     Export(cmd::k6::ExportCommand),
-    /// Import a load tool's results (k6 JSON outputs) into the bench report.
+    /// Import a load tool's results (k6 JSON outputs) into the bench report, or a HAR as a transcript.
     #[command(subcommand)]
     Import(cmd::k6::ImportCommand),
 }

@@ -41,6 +41,23 @@ fn bench_on(
     (o.status.success(), stdout, stderr, report)
 }
 
+/// [`bench`] with `line` split at white space, into a new temp dir: (the dir, stdout, report).
+fn bench_in(line: &str) -> (tempfile::TempDir, String, serde_json::Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let (stdout, report) = bench(&words(line), dir.path());
+    (dir, stdout, report)
+}
+
+/// `mcptape bench corpus/transcripts/everything-stdio.jsonl ARGS...` within 60 s: its output and
+/// how long it took.
+fn bench_stdio_run(args: &[&str]) -> (std::process::Output, Duration) {
+    let mut cmd = Command::new(mcptape());
+    cmd.arg("bench")
+        .arg(repo_root().join("corpus/transcripts/everything-stdio.jsonl"))
+        .args(args);
+    run_bounded(&mut cmd, Duration::from_secs(60))
+}
+
 fn bench(args: &[&str], out: &std::path::Path) -> (String, serde_json::Value) {
     let (ok, stdout, stderr, report) =
         bench_on("corpus/transcripts/everything-stdio.jsonl", args, out);
@@ -56,13 +73,17 @@ fn bench_failing(args: &[&str], out: &std::path::Path) -> (String, String, serde
     (stdout, stderr, report)
 }
 
+/// [`bench_failing`] with `line` split at white space, into a new temp dir: (the dir, stdout,
+/// stderr, report).
+fn bench_failing_in(line: &str) -> (tempfile::TempDir, String, String, serde_json::Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let (stdout, stderr, report) = bench_failing(&words(line), dir.path());
+    (dir, stdout, stderr, report)
+}
+
 #[test]
 fn bench_against_serve_over_stdio_reports_single_reads_turns_and_the_prediction() {
-    let dir = tempfile::tempdir().unwrap();
-    let (stdout, r) = bench(
-        &words("--latency fixed:3ms --reads 40 --turns 20 --parallel 4"),
-        dir.path(),
-    );
+    let (dir, stdout, r) = bench_in("--latency fixed:3ms --reads 40 --turns 20 --parallel 4");
     assert_eq!(r["single"]["count"], 40);
     assert_eq!(r["turns"], 20);
     assert_eq!(r["turn"]["count"], 20);
@@ -98,7 +119,15 @@ fn bench_against_serve_over_stdio_reports_single_reads_turns_and_the_prediction(
     );
     assert_has(
         &stdout,
-        "error answers are timed like results and count in p50/p99",
+        "all reads = results + error answers + timeouts (censored: `> bound`); answered ok = results only",
+    );
+    // Issue 12: the headline gives the success ratio; the recorded error is not "ok".
+    assert_eq!(r["singlePhase"]["sent"], 40);
+    assert_eq!(
+        r["singleOk"]["count"].as_u64().unwrap(),
+        40 - r["singlePhase"]["errorAnswers"]["invalid-params (-32602, no data.uri)"]
+            .as_u64()
+            .unwrap()
     );
     // 40 reads: 40 × (1 − 0.99^(1/4)) = 0.1 reads above the 99.75th percentile.
     assert!(
@@ -136,13 +165,21 @@ fn bench_cancels_stalled_reads_at_the_deadline_and_abandons_them_at_the_timeout(
     assert_eq!(r["cancellations"], 6);
     assert_eq!(r["abandoned"], 6);
     assert_eq!(r["lateResponses"], 0);
-    assert_eq!(r["errors"]["timeout"], 2);
+    // Timeouts: the 2 single reads and the 4 abandoned stragglers.
+    assert_eq!(r["errors"]["timeout"], 6);
+    assert_eq!(r["singlePhase"]["timedOut"], 2);
+    assert_eq!(r["turnPhase"]["timedOut"], 4);
+    assert_eq!(r["turnPhase"]["cancellationsSent"], 4);
+    // The timed-out single reads are in the distribution, censored at 300 ms.
+    assert_eq!(r["single"]["count"], 2);
+    assert_eq!(r["single"]["censored"]["boundUs"], 300_000);
+    assert_has(&stdout, "> 300 ms");
     assert_eq!(r["server"]["stalled"], 6);
     assert!(r["turn"]["p50Us"].as_u64().unwrap() >= 100_000);
     // An empty histogram has no p50: `n/a`, never 0.000 ms.
     assert_has(&stdout, "n/a");
     assert!(!stdout.contains(" 0.000 ms"), "{stdout}");
-    assert_has(&stderr, "single reads: 2 asked for, none completed");
+    assert_has(&stderr, "single reads: 2 sent, none answered with a result");
 }
 
 #[test]
@@ -167,11 +204,7 @@ fn bench_same_seed_same_server_schedule() {
 
 #[test]
 fn bench_open_loop_rate_and_an_empirical_model_from_an_earlier_runs_hlog() {
-    let d1 = tempfile::tempdir().unwrap();
-    let (_, a) = bench(
-        &words("--latency fixed:2ms --rate 200/s --reads 30 --turns 5"),
-        d1.path(),
-    );
+    let (d1, _, a) = bench_in("--latency fixed:2ms --rate 200/s --reads 30 --turns 5");
     assert_eq!(a["single"]["count"], 30);
     assert!(
         a["load"].as_str().unwrap().starts_with("open-loop 200/s"),
@@ -195,22 +228,15 @@ fn bench_open_loop_rate_and_an_empirical_model_from_an_earlier_runs_hlog() {
 
 #[test]
 fn bench_rejects_parallel_past_the_limit() {
-    let mut cmd = Command::new(mcptape());
-    cmd.arg("bench")
-        .arg(repo_root().join("corpus/transcripts/everything-stdio.jsonl"))
-        .args(["--parallel", "1025"]);
-    let (o, _) = run_bounded(&mut cmd, Duration::from_secs(60));
+    let (o, _) = bench_stdio_run(&["--parallel", "1025"]);
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("--parallel must be 1..=1024"));
 }
 
 #[test]
 fn bench_stops_when_a_drop_connection_fault_closes_the_stdio_session() {
-    let dir = tempfile::tempdir().unwrap();
-    let (_, stderr, r) = bench_failing(
-        &words("--latency fixed:1ms --fault drop-connection@100% --reads 50 --turns 10"),
-        dir.path(),
-    );
+    let (_dir, _, stderr, r) =
+        bench_failing_in("--latency fixed:1ms --fault drop-connection@100% --reads 50 --turns 10");
     // The handshake is exempt from faults; the first read drops the session.
     assert_eq!(r["errors"]["closed"], 1, "{r}");
     assert_eq!(r["single"]["count"], 0);
@@ -237,11 +263,8 @@ fn bench_falls_back_from_server_discover_to_initialize_on_the_shipped_fallback_r
 
 #[test]
 fn bench_max_phase_cut_is_reported_in_the_table_and_the_json() {
-    let dir = tempfile::tempdir().unwrap();
-    let (stdout, r) = bench(
-        &words("--latency fixed:20ms --reads 2 --turns 1000000 --max-phase 300ms"),
-        dir.path(),
-    );
+    let (_dir, stdout, r) =
+        bench_in("--latency fixed:20ms --reads 2 --turns 1000000 --max-phase 300ms");
     assert_eq!(r["turnsCut"], true, "{r}");
     assert_eq!(r["singleCut"], false, "{r}");
     assert_eq!(r["turnsAsked"], 1_000_000, "{r}");
@@ -269,11 +292,7 @@ fn bench_rejects_zero_deadline_timeout_and_nothing_to_run_before_starting() {
             "--timeout 100ms is shorter than --deadline 800ms",
         ),
     ] {
-        let mut cmd = Command::new(mcptape());
-        cmd.arg("bench")
-            .arg(repo_root().join("corpus/transcripts/everything-stdio.jsonl"))
-            .args(args);
-        let (o, _) = run_bounded(&mut cmd, Duration::from_secs(60));
+        let (o, _) = bench_stdio_run(args);
         assert!(!o.status.success(), "{args:?}");
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(err.contains(msg), "{args:?}: {err}");
@@ -285,29 +304,16 @@ fn bench_out_that_is_a_file_fails_before_the_run() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("not-a-dir");
     std::fs::write(&file, b"x").unwrap();
-    let mut cmd = Command::new(mcptape());
-    cmd.arg("bench")
-        .arg(repo_root().join("corpus/transcripts/everything-stdio.jsonl"))
-        .arg("--out")
-        .arg(&file);
-    let (o, _) = run_bounded(&mut cmd, Duration::from_secs(60));
-    assert!(!o.status.success());
-    assert!(String::from_utf8_lossy(&o.stderr).contains("is not a directory"));
+    let (ok, stdout, stderr, _) = bench_on("corpus/transcripts/everything-stdio.jsonl", &[], &file);
+    assert!(!ok);
+    assert!(stderr.contains("is not a directory"), "{stderr}");
     // Nothing ran: no table on stdout.
-    assert!(
-        o.stdout.is_empty(),
-        "{}",
-        String::from_utf8_lossy(&o.stdout)
-    );
+    assert!(stdout.is_empty(), "{stdout}");
 }
 
 #[test]
 fn bench_target_cmd_that_exits_is_reported_with_its_exit_status() {
-    let mut cmd = Command::new(mcptape());
-    cmd.arg("bench")
-        .arg(repo_root().join("corpus/transcripts/everything-stdio.jsonl"))
-        .args(["--target-cmd", "echo broken >&2; exit 7"]);
-    let (o, _) = run_bounded(&mut cmd, Duration::from_secs(60));
+    let (o, _) = bench_stdio_run(&["--target-cmd", "echo broken >&2; exit 7"]);
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
     assert_has(&err, "target exited with exit status: 7");
@@ -338,11 +344,7 @@ fn serve_stats_in_a_missing_directory_fails_before_serving() {
 #[test]
 fn bench_target_url_connection_refused_is_reported_at_once() {
     let port = free_port(); // nothing listens there
-    let mut cmd = Command::new(mcptape());
-    cmd.arg("bench")
-        .arg(repo_root().join("corpus/transcripts/everything-stdio.jsonl"))
-        .args(["--target-url", &format!("http://127.0.0.1:{port}/mcp")]);
-    let (o, took) = run_bounded(&mut cmd, Duration::from_secs(60));
+    let (o, took) = bench_stdio_run(&["--target-url", &format!("http://127.0.0.1:{port}/mcp")]);
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert_has(&err, "target closed the connection; HTTP: ");
@@ -477,4 +479,69 @@ fn bench_and_verify_duration_past_the_cap_name_the_flag_and_the_cap() {
         assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.contains(want), "{args:?}: {err}");
     }
+}
+
+/// Issue 12: SIGINT during the measurement prints and writes the partial report (marked
+/// `"partial": true`) before exiting with 130.
+#[test]
+fn bench_sigint_writes_a_partial_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let mut child = Command::new(mcptape())
+        .arg("bench")
+        .arg(repo_root().join("corpus/transcripts/everything-stdio.jsonl"))
+        .args(words(
+            "--latency fixed:50ms --reads 100000 --turns 10 --max-phase 120s",
+        ))
+        .arg("--out")
+        .arg(&out)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the measurement runs (the embedded server answers every 50 ms).
+    std::thread::sleep(Duration::from_secs(3));
+    let _ = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if start.elapsed() > Duration::from_secs(20) {
+            let _ = child.kill();
+            panic!("bench did not exit within 20 s of SIGINT");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let o = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(status.code(), Some(130), "{stdout}\n{stderr}");
+    assert_has(
+        &stderr,
+        "SIGINT: stopping; printing and writing the partial report",
+    );
+    assert_has(&stdout, "PARTIAL: interrupted");
+    let r: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+    assert_eq!(r["partial"], serde_json::json!(true));
+    let sent = r["singlePhase"]["sent"].as_u64().unwrap();
+    assert!(sent > 5 && sent < 100_000, "{r}");
+}
+
+/// Issue 12: `--fault error=-32603@100%` printed a healthy p50 and exited 0.
+#[test]
+fn bench_all_error_answers_is_a_0_percent_success_run_and_fails() {
+    let (_dir, stdout, stderr, r) =
+        bench_failing_in("--latency fixed:1ms --fault error=-32603@100% --reads 20 --turns 5");
+    assert_has(&stdout, "0 of 20 answered ok (0.0 %)");
+    assert_has(&stderr, "none answered with a result");
+    assert_eq!(r["singleOk"]["count"], serde_json::json!(0));
+    assert_eq!(r["single"]["count"], serde_json::json!(20));
+    assert_eq!(
+        r["singlePhase"]["errorAnswers"]["internal (-32603)"],
+        serde_json::json!(20)
+    );
 }

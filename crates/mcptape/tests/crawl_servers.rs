@@ -39,6 +39,17 @@ fn assert_complete_crawl(t: &Transcript, missing: &str, not_found_code: i64) -> 
 
 /// `flags` (split at white space: none has a space) then `server` (`-- CMD...` or
 /// nothing), as owned arguments.
+/// Crawls `server` with `flags` into `t.jsonl` of a new temp dir: the dir (keep it alive while
+/// the transcript is used), the transcript and the report.
+fn crawl_fresh(
+    flags: &str,
+    server: Vec<String>,
+) -> (tempfile::TempDir, Transcript, serde_json::Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let (t, report) = crawl(&dir.path().join("t.jsonl"), &with_server(flags, server));
+    (dir, t, report)
+}
+
 fn with_server(flags: &str, server: Vec<String>) -> Vec<String> {
     let mut args: Vec<String> = flags.split_whitespace().map(str::to_owned).collect();
     args.extend(server);
@@ -68,13 +79,10 @@ const PY_MISSING: &str = "mcptape://docs/mcptape-does-not-exist";
 
 #[test]
 fn crawl_everything_stdio_reads_every_listed_resource_and_template_blobs() {
-    let p = peers();
-    let dir = tempfile::tempdir().unwrap();
-    let args = with_server(
+    let (_dir, t, report) = crawl_fresh(
         "--expand demo://resource/dynamic/blob/{resourceId} resourceId=1,2",
-        everything_stdio(&p),
+        everything_stdio(&peers()),
     );
-    let (t, report) = crawl(&dir.path().join("t.jsonl"), &args);
     assert_eq!(t.header.transport, Transport::Stdio);
     assert_eq!(t.protocol_version(), Some("2025-11-25"));
     let reads = assert_complete_crawl(&t, EVERYTHING_MISSING, -32602);
@@ -90,13 +98,10 @@ fn crawl_everything_stdio_reads_every_listed_resource_and_template_blobs() {
 
 #[test]
 fn crawl_everything_stdio_2026_falls_back_to_initialize() {
-    let p = peers();
-    let dir = tempfile::tempdir().unwrap();
-    let args = with_server(
+    let (_dir, t, report) = crawl_fresh(
         "--protocol 2026-07-28 --expand demo://resource/dynamic/blob/{resourceId} resourceId=3",
-        everything_stdio(&p),
+        everything_stdio(&peers()),
     );
-    let (t, report) = crawl(&dir.path().join("t.jsonl"), &args);
     assert_eq!(report["fellBack"], true);
     let c2s = messages(&t, Direction::C2s);
     assert_eq!(c2s[0]["method"], "server/discover");
@@ -152,7 +157,9 @@ fn crawl_http_servers_both_eras() {
 
     let se_url = format!("http://127.0.0.1:{se_port}/mcp");
     let args = with_server(
-        &format!("--url {se_url} --expand demo://resource/dynamic/blob/{{resourceId}} resourceId=1"),
+        &format!(
+            "--url {se_url} --expand demo://resource/dynamic/blob/{{resourceId}} resourceId=1"
+        ),
         vec![],
     );
     let (t, _) = crawl(&dir.path().join("se.jsonl"), &args);
@@ -201,11 +208,9 @@ fn crawl_http_servers_both_eras() {
 
 #[test]
 fn crawl_answers_a_server_request_it_declared_no_capability_for_with_method_not_found() {
-    let p = peers();
-    let dir = tempfile::tempdir().unwrap();
     // Reading mcptape://ask/roots makes the Python SDK server send roots/list to the client.
-    let args = with_server("--expand mcptape://ask/{what} what=roots", py_stdio(&p));
-    let (t, report) = crawl(&dir.path().join("t.jsonl"), &args);
+    let flags = "--expand mcptape://ask/{what} what=roots";
+    let (_dir, t, report) = crawl_fresh(flags, py_stdio(&peers()));
     assert_eq!(
         report["answeredServerRequests"],
         serde_json::json!(["roots/list"])

@@ -31,14 +31,13 @@ fn assert_within_precision(exact_ms: &mut [f64], q: f64, hdr_us: u64, what: &str
 #[test]
 fn split_run_in_two_segments_merges_to_the_sum_and_the_quantiles_of_all_points() {
     let dir = tempfile::tempdir().unwrap();
-    let (_serve, port) = serve_http("everything-http.jsonl", "lognormal:p50=2ms,p99=8ms");
-    let url = format!("http://127.0.0.1:{port}/mcp");
     let script = dir.path().join("everything.js");
     export(
         "everything-http.jsonl",
         &script,
         &["--rate", "40/s", "--turn-rate", "10/s", "--duration", "3s"],
     );
+    let (_serve, url) = serve_http_url("everything-http.jsonl", "lognormal:p50=2ms,p99=8ms");
     let a = dir.path().join("seg-a.json");
     let b = dir.path().join("seg-b.json.gz");
     let seq = "0,1/2,1";
@@ -145,8 +144,7 @@ fn split_run_in_two_segments_merges_to_the_sum_and_the_quantiles_of_all_points()
 #[test]
 fn slo_thresholds_fail_the_k6_run_when_crossed_and_pass_when_met() {
     let dir = tempfile::tempdir().unwrap();
-    let (_serve, port) = serve_http("py-http-2026-07-28.jsonl", "fixed:1ms");
-    let url = format!("http://127.0.0.1:{port}/mcp");
+    let (_serve, url) = serve_http_url("py-http-2026-07-28.jsonl", "fixed:1ms");
     let strict = dir.path().join("strict.js");
     let loose = dir.path().join("loose.js");
     let common = ["--rate", "10/s", "--turn-rate", "0/s", "--duration", "2s"];

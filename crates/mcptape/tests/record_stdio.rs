@@ -370,9 +370,9 @@ fn exit_code_and_stderr_of_the_server_propagate() {
         &[],
         "echo '{\"jsonrpc\":\"2.0\",\"method\":\"x\"}'; echo oops >&2; exit 3",
     );
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "oops\n");
     assert_eq!(out.status.code(), Some(3));
     assert_eq!(out.stdout, b"{\"jsonrpc\":\"2.0\",\"method\":\"x\"}\n");
-    assert_eq!(String::from_utf8_lossy(&out.stderr), "oops\n");
     let t = read_transcript(&t_path);
     assert_eq!(exit_of(&t), (Some(3), None));
     assert!(
@@ -388,7 +388,7 @@ fn server_ignoring_eof_and_sigterm_is_killed_after_the_grace_periods() {
     let start = Instant::now();
     // stdin is /dev/null: the client "closes" at once.
     let (_dir, t_path, out) = record_sh(
-        &["--grace-ms", "300", "--term-grace-ms", "300"],
+        &["--grace", "300ms", "--term-grace", "300ms"],
         "trap '' TERM; exec sleep 30",
     );
     let took = start.elapsed();

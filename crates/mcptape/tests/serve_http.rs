@@ -57,7 +57,14 @@ fn serve_over_http_speaks_2026_07_28_without_sessions() {
     assert_eq!(s["missing"]["code"], -32602);
 }
 
+/// Sends `req` to 127.0.0.1:`port` (a `Host: 127.0.0.1` line gets the port,
+/// as the loopback guard requires); the whole response.
 fn raw_http(port: u16, req: &str) -> String {
+    let req = req.replacen(
+        "Host: 127.0.0.1\r\n",
+        &format!("Host: 127.0.0.1:{port}\r\n"),
+        1,
+    );
     let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     s.write_all(req.as_bytes()).unwrap();
@@ -69,7 +76,7 @@ fn raw_http(port: u16, req: &str) -> String {
 /// A JSON `POST PATH` request with the extra `headers` (each ending in CRLF).
 fn post_request(path: &str, headers: &str, body: &str) -> String {
     format!(
-        "POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        "POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     )
 }
@@ -81,8 +88,7 @@ fn the_older_era_requires_the_session_header_and_get_is_405() {
     let post = |extra: &str| post_request("/mcp", extra, body);
     assert!(raw_http(port, &post("")).starts_with("HTTP/1.1 400"));
     assert!(raw_http(port, &post("Mcp-Session-Id: nope\r\n")).starts_with("HTTP/1.1 404"));
-    let get =
-        "GET /mcp HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\nConnection: close\r\n\r\n";
+    let get = "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\nConnection: close\r\n\r\n";
     assert!(raw_http(port, get).starts_with("HTTP/1.1 405"));
     let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
     let r = raw_http(port, &post_request("/mcp", "", init));
@@ -225,4 +231,57 @@ fn serve_http_other_path_is_404() {
     let body = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
     let r = raw_http(port, &post_request("/other", "", body));
     assert!(r.starts_with("HTTP/1.1 404"), "{r}");
+}
+
+/// DNS rebinding guard of both loopback listeners: `serve --listen` and
+/// `record --listen` answer a foreign `Origin` or a non-loopback `Host` 403
+/// (before anything is recorded or forwarded); `--allow-origin` adds one.
+#[test]
+fn serve_and_record_listen_answer_a_foreign_origin_or_host_403() {
+    let (_g, serve_port) = serve_http("everything-http.jsonl", "fixed:0");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("t.jsonl");
+    let rec_port = free_port();
+    let mut cmd = Command::new(mcptape());
+    cmd.arg("record")
+        .arg("-o")
+        .arg(&out)
+        .args(["--listen", &format!("127.0.0.1:{rec_port}")])
+        .args(["--upstream", &format!("http://127.0.0.1:{serve_port}/mcp")])
+        .args(["--allow-origin", "https://inspector.example"]);
+    let _rec = spawn_listening(&mut cmd, rec_port);
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
+    for port in [serve_port, rec_port] {
+        let req = |headers: String| {
+            format!(
+                "POST /mcp HTTP/1.1\r\n{headers}Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{init}",
+                init.len()
+            )
+        };
+        let host = format!("Host: 127.0.0.1:{port}\r\n");
+        let r = raw_http(
+            port,
+            &req(format!("{host}Origin: http://evil.example.com\r\n")),
+        );
+        assert!(r.starts_with("HTTP/1.1 403"), "{port}: {r}");
+        let r = raw_http(port, &req("Host: evil.example.com\r\n".to_owned()));
+        assert!(r.starts_with("HTTP/1.1 403"), "{port}: {r}");
+        let r = raw_http(
+            port,
+            &req(format!("{host}Origin: http://localhost:6274\r\n")),
+        );
+        assert!(r.starts_with("HTTP/1.1 200"), "{port}: {r}");
+    }
+    // --allow-origin on record: forwarded; serve without it refuses the same origin.
+    let r = raw_http(
+        rec_port,
+        &format!(
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{rec_port}\r\nOrigin: https://inspector.example\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{init}",
+            init.len()
+        ),
+    );
+    // The proxy let it through; the upstream (serve, no --allow-origin) decides.
+    assert!(r.starts_with("HTTP/1.1 403"), "{r}");
+    assert!(r.contains("mcptape serve: foreign Origin"), "{r}");
+    assert!(!r.contains("mcptape record:"), "{r}");
 }

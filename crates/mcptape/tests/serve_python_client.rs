@@ -85,3 +85,58 @@ fn the_python_client_sees_the_same_summary_from_serve_as_from_the_live_python_se
     assert_eq!(replayed, live);
     assert!(live["reads"].as_array().unwrap().len() >= 8);
 }
+
+/// Every shipped recording, in both eras of the Python SDK client (`legacy`:
+/// `initialize`; `auto`: `server/discover`, falling back), over stdio and
+/// over `serve --listen`: the client lists, reads every listed resource and
+/// a missing one. Reads are answered from the recording; the missing one is
+/// a not-found error; a 2026-07-28 recording speaks 2025 to an `initialize`
+/// client (adapted handshake) and the other way round.
+#[test]
+fn the_python_sdk_client_in_both_eras_reads_every_recording_over_stdio_and_http() {
+    let p = peers();
+    let mut paths: Vec<_> = std::fs::read_dir(repo_root().join("corpus/transcripts"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    paths.sort();
+    assert!(paths.len() >= 9);
+    for path in &paths {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        for mode in ["legacy", "auto"] {
+            let args = ["--mode", mode, "--reads", "100"];
+            let mut cmd = py_client_cmd(&p, &args);
+            cmd.arg("--")
+                .arg(mcptape())
+                .arg("serve")
+                .arg(path)
+                .args(["--latency", "fixed:0"]);
+            let over_stdio = run_json(&mut cmd, Duration::from_secs(120));
+            let (_serve, port) = serve_listen(path, "fixed:0");
+            let mut cmd = py_client_cmd(&p, &args);
+            cmd.args(["--url", &format!("http://127.0.0.1:{port}/mcp")]);
+            let over_http = run_json(&mut cmd, Duration::from_secs(120));
+            for s in [&over_stdio, &over_http] {
+                let listed = s["listed"].as_array().unwrap().len();
+                assert!(listed > 0, "{name} {mode}: {s}");
+                assert_eq!(
+                    s["reads"].as_array().unwrap().len(),
+                    listed,
+                    "{name} {mode}: {s}"
+                );
+                let code = s["missing"]["code"].as_i64();
+                assert!(
+                    matches!(code, Some(-32602 | -32002)),
+                    "{name} {mode}: {}",
+                    s["missing"]
+                );
+                if mode == "legacy" {
+                    let v = s["protocolVersion"].as_str().unwrap_or("");
+                    assert!(v.starts_with("2025-"), "{name} {mode}: {v}");
+                }
+            }
+            assert_eq!(over_stdio["reads"], over_http["reads"], "{name} {mode}");
+        }
+    }
+}

@@ -1,18 +1,11 @@
 //! `mcptape uri expand|match|resolve` end to end through the real binary.
 
-use std::process::Command;
+#[path = "record_support/mod.rs"]
+mod support;
 
+/// `mcptape uri ARGS...`: (exit code, stdout, stderr).
 fn mcptape(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_mcptape"))
-        .arg("uri")
-        .args(args)
-        .output()
-        .expect("run mcptape");
-    (
-        out.status.code().expect("exit code"),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
+    support::mcptape_text(&[&["uri"], args].concat())
 }
 
 /// `mcptape uri resolve --root ROOT [--dir DIR] URI`.
@@ -50,7 +43,10 @@ fn uri_expand_bad_template_names_the_kind() {
     let (code, out, err) = expand("file:///{name", &["name=x"]);
     assert_eq!(code, 1);
     assert_eq!(out, "");
-    assert!(err.contains("UnclosedExpression at byte 8"), "{err}");
+    assert_eq!(
+        err,
+        "rejected: the template at byte 8: a `{` has no closing `}` (RFC 6570 §2.2)\n"
+    );
 }
 
 #[test]
@@ -82,7 +78,7 @@ fn uri_resolve_rejection_exits_nonzero_with_the_kind() {
     assert_eq!(out, "");
     assert_eq!(
         err,
-        "rejected: EscapesRoot at byte 12 (uri): after removing dot segments (RFC 3986 §5.2.4) \
+        "rejected: the uri at byte 12: after removing dot segments (RFC 3986 §5.2.4) \
          the path is not inside the root by whole segments (`..` past the root, or a sibling name)\n"
     );
     let (code, _, err) = resolve("file:///srv/allowed/", None, "file:///srv/allowed/%252e");
@@ -90,7 +86,7 @@ fn uri_resolve_rejection_exits_nonzero_with_the_kind() {
         (code, err.as_str()),
         (
             1,
-            "rejected: DoubleEncoding at byte 20 (uri): double encoding: after decoding once, \
+            "rejected: the uri at byte 20: double encoding: after decoding once, \
              a % still encodes a byte (e.g. %252e)\n"
         )
     );
@@ -113,7 +109,7 @@ fn uri_resolve_with_dir_rejects_a_symlink_escape() {
     assert_eq!(
         err,
         format!(
-            "rejected: SymlinkEscape (open {dir}/link): a symlink on the path leads outside the root directory\n"
+            "rejected: opening {dir}/link: a symlink on the path leads outside the root directory\n"
         )
     );
 }
@@ -148,7 +144,7 @@ fn uri_resolve_encoded_slash_is_rejected_as_encoded_separator() {
         assert_eq!(
             err,
             format!(
-                "rejected: EncodedSeparator at byte {offset} (uri): an encoded path separator \
+                "rejected: the uri at byte {offset}: an encoded path separator \
                  (%2F or %5C): decoded, it would split or join segments\n"
             ),
             "{uri}"
@@ -156,12 +152,15 @@ fn uri_resolve_encoded_slash_is_rejected_as_encoded_separator() {
     }
 }
 
-/// Template errors print the kind's name, never Rust debug formatting.
+/// Template errors print the rule in words, never an enum name or Rust debug formatting.
 #[test]
-fn uri_match_and_expand_errors_print_kind_names() {
+fn uri_match_and_expand_errors_print_the_rule_in_words() {
     let (code, _, err) = expand("file:///{a:0}", &["a=x"]);
     assert_eq!(
         (code, err.as_str()),
-        (1, "rejected: InvalidPrefix at byte 11 (template)\n")
+        (
+            1,
+            "rejected: the template at byte 11: a prefix modifier that is not 1 to 9999 (RFC 6570 §2.4.1)\n"
+        )
     );
 }

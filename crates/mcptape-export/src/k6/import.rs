@@ -544,6 +544,7 @@ impl K6Import {
             single_window_s: single_s,
             recorded_reads: self.plan.recorded_reads,
             recorded_read_errors: self.plan.recorded_read_errors,
+            ..BenchResult::default()
         };
         let cfg = BenchConfig {
             reads: self.single.len(),
@@ -555,6 +556,7 @@ impl K6Import {
                 per_s: self.throughput_per_s(),
             },
             max_phase: std::time::Duration::ZERO,
+            ..BenchConfig::default()
         };
         let files: Vec<&str> = self.k6.files.iter().map(|f| f.path.as_str()).collect();
         let mut bench = res.report(
@@ -601,6 +603,8 @@ impl K6Import {
         std::fs::write(dir.join("latency.hlog"), hlog).map_err(|e| io("latency.hlog", e))?;
         let svg = bench_svg(&report.bench, &res);
         std::fs::write(dir.join("latency.svg"), svg).map_err(|e| io("latency.svg", e))?;
+        let html = mcptape_replay::render::bench_html(&report.bench, &res);
+        std::fs::write(dir.join("report.html"), html).map_err(|e| io("report.html", e))?;
         Ok(report)
     }
 }

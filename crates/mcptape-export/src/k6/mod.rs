@@ -35,27 +35,18 @@ pub const METRIC_HANDSHAKE_FAILED: &str = "mcp_handshake_failed";
 
 use std::path::Path;
 
-use crate::error::{ExportError, ExportErrorKind};
+use crate::error::ExportError;
 
 /// Reads the transcript at `path` and writes its k6 script
 /// ([`plan::plan`] then [`script::script`]); `opts.transcript` defaults to the
 /// file name.
 ///
 /// # Errors
-/// [`ExportErrorKind::Io`] when the file cannot be read,
-/// [`ExportErrorKind::Transcript`] when it is not a transcript (with the
+/// [`ExportErrorKind::Io`](crate::ExportErrorKind::Io) when the file cannot be read,
+/// [`ExportErrorKind::Transcript`](crate::ExportErrorKind::Transcript) when it is not a transcript (with the
 /// line), then [`plan::plan`]'s and [`script::script`]'s, all with the file.
 pub fn export_file(path: &Path, opts: &script::ScriptOptions) -> Result<String, ExportError> {
-    let name = path.display().to_string();
-    let bytes = std::fs::read(path)
-        .map_err(|e| ExportError::at(ExportErrorKind::Io(e.to_string()), &name, 0))?;
-    let t = mcptape_transcript::reader::read(&bytes).map_err(|e| {
-        ExportError::at(
-            ExportErrorKind::Transcript(e.kind.to_string()),
-            &name,
-            e.line,
-        )
-    })?;
+    let (name, t) = crate::read_transcript_file(path)?;
     let p = plan::plan(&t).map_err(|e| e.in_file(&name))?;
     let mut opts = opts.clone();
     if opts.transcript.is_empty() {

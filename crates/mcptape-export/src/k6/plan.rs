@@ -6,7 +6,7 @@
 //! with the protocol version and the `MCP-Protocol-Version`, `Mcp-Method`
 //! and `Mcp-Name` headers).
 
-use mcptape_transcript::{Direction, Event, Transcript, Transport};
+use mcptape_transcript::{Direction, Event, Transcript};
 use mcptape_wire::jsonrpc::{Message, parse_message};
 use serde::Serialize;
 use serde_json::Value;
@@ -115,17 +115,7 @@ fn answer_class(m: &Message) -> Option<String> {
 /// client message that is not JSON-RPC 2.0, [`ExportErrorKind::NoHandshake`],
 /// [`ExportErrorKind::NoReads`].
 pub fn plan(t: &Transcript) -> Result<Plan, ExportError> {
-    if t.header.transport != Transport::Http {
-        return Err(ExportError::new(ExportErrorKind::NotHttp {
-            transport: format!("{:?}", t.header.transport).to_lowercase(),
-        }));
-    }
-    let url = t
-        .header
-        .server
-        .url
-        .clone()
-        .ok_or_else(|| ExportError::new(ExportErrorKind::NoUrl))?;
+    let url = crate::http_server_url(t, |transport| ExportErrorKind::NotHttp { transport })?;
 
     // Client messages with their headers, and the first answer to each id.
     struct Sent {

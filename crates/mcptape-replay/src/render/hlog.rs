@@ -6,7 +6,7 @@ use hdrhistogram::Histogram;
 use hdrhistogram::serialization::interval_log::{
     IntervalLogIterator, IntervalLogWriterBuilder, LogEntry, Tag,
 };
-use hdrhistogram::serialization::{Deserializer, V2Serializer};
+use hdrhistogram::serialization::{Deserializer, V2DeflateSerializer};
 
 use crate::bench::BenchResult;
 use crate::stats::{BenchReport, new_hist};
@@ -23,18 +23,23 @@ pub struct Tagged<'a> {
     pub duration_s: f64,
 }
 
-/// Writes an HdrHistogram interval log (V2 compressed histograms, the format
-/// of the Java `HistogramLogWriter`, mergeable across machines; max values
-/// divided by 1000 so the `max` column reads in ms).
+/// Writes an HdrHistogram interval log in the standard log format V2: `#[StartTime: …]`,
+/// `#[BaseTime: …]`, the legend line, then one line per entry with its `Tag=`, start, length,
+/// max (µs / 1000, so it reads in ms) and the V2 deflate-compressed histogram in base64
+/// (`HISTFAAA…`), as the Java `HistogramLogWriter` writes and Python `hdrh.log` reads.
 ///
 /// # Errors
 /// A message if serialization fails.
 pub fn write_hlog(entries: &[Tagged<'_>], comment: &str) -> Result<Vec<u8>, String> {
     let mut out = Vec::new();
-    let mut ser = V2Serializer::new();
+    let mut ser = V2DeflateSerializer::new();
     {
         let mut b = IntervalLogWriterBuilder::new();
-        b.add_comment(comment).with_max_value_divisor(1000.0);
+        let now = std::time::SystemTime::now();
+        b.add_comment(comment)
+            .with_start_time(now)
+            .with_base_time(now)
+            .with_max_value_divisor(1000.0);
         let mut w = b
             .begin_log_with(&mut out, &mut ser)
             .map_err(|e| e.to_string())?;
@@ -49,8 +54,20 @@ pub fn write_hlog(entries: &[Tagged<'_>], comment: &str) -> Result<Vec<u8>, Stri
             .map_err(|e| e.to_string())?;
         }
     }
+    // The legend line of the Java `HistogramLogWriter` (the crate's writer leaves it out),
+    // after the `#` header lines.
+    let at = out
+        .split_inclusive(|&b| b == b'\n')
+        .take_while(|l| l.starts_with(b"#"))
+        .map(<[u8]>::len)
+        .sum::<usize>();
+    out.splice(at..at, HLOG_LEGEND.bytes());
     Ok(out)
 }
+
+/// The legend line of an HdrHistogram log (format V2), with its newline.
+pub const HLOG_LEGEND: &str =
+    "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n";
 
 /// Reads every interval histogram of an `.hlog` and merges them (optionally
 /// only those tagged `tag`).
@@ -110,6 +127,13 @@ pub fn merge_hlog(bytes: &[u8]) -> Result<Histogram<u64>, String> {
 /// # Errors
 /// A message if serialization fails.
 pub fn bench_hlog(report: &BenchReport, res: &BenchResult) -> Result<Vec<u8>, String> {
+    // One tag per error class of the single reads: `single-err-internal-32603`,
+    // `single-err-timeout` (tags hold no ',', ' ' or '=').
+    let class_tags: Vec<(String, &Histogram<u64>)> = res
+        .single_by_class
+        .iter()
+        .map(|(class, h)| (format!("single-err-{}", tag_text(class)), h))
+        .collect();
     write_hlog(
         &[
             Tagged {
@@ -130,9 +154,42 @@ pub fn bench_hlog(report: &BenchReport, res: &BenchResult) -> Result<Vec<u8>, St
                 start_s: res.single_elapsed_s,
                 duration_s: res.turn_elapsed_s,
             },
-        ],
+            Tagged {
+                tag: "single-ok",
+                hist: &res.single_ok,
+                start_s: 0.0,
+                duration_s: res.single_elapsed_s,
+            },
+            Tagged {
+                tag: "turn-reads-ok",
+                hist: &res.turn_reads_ok,
+                start_s: res.single_elapsed_s,
+                duration_s: res.turn_elapsed_s,
+            },
+        ]
+        .into_iter()
+        .chain(class_tags.iter().map(|(tag, h)| Tagged {
+            tag,
+            hist: h,
+            start_s: 0.0,
+            duration_s: res.single_elapsed_s,
+        }))
+        .filter(|t| !t.hist.is_empty() || matches!(t.tag, "single" | "turn" | "turn-reads"))
+        .collect::<Vec<_>>(),
         &format!("mcptape bench {} (values in µs)", report.transcript),
     )
+}
+
+/// `class` as tag text: ASCII letters, digits and `-`, others dropped, runs of `-` folded.
+fn tag_text(class: &str) -> String {
+    let mut out = String::new();
+    for c in class.chars() {
+        let c = if c.is_ascii_alphanumeric() { c } else { '-' };
+        if !(c == '-' && (out.is_empty() || out.ends_with('-'))) {
+            out.push(c);
+        }
+    }
+    out.trim_end_matches('-').to_owned()
 }
 
 #[cfg(test)]

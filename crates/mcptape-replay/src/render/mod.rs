@@ -1,13 +1,15 @@
 //! Rendering of bench statistics ([`crate::stats`]): the human [`table`], the HdrHistogram
-//! interval log ([`hlog`]) and the SVG percentile plot ([`svg`]). Each renderer takes the
-//! computed [`BenchReport`](crate::stats::BenchReport) (and, for the histogram-based ones, the
-//! [`BenchResult`](crate::bench::BenchResult)) and returns bytes or text; none does I/O.
+//! interval log ([`hlog`]), the SVG percentile plot ([`svg`]) and the self-contained HTML
+//! report ([`html`]). Each renderer takes the computed [`BenchReport`] (and, for the
+//! histogram-based ones, the [`BenchResult`]) and returns bytes or text; none does I/O.
 
 pub mod hlog;
+pub mod html;
 pub mod svg;
 pub mod table;
 
 pub use hlog::{Tagged, bench_hlog, merge_hlog, merge_hlog_tagged, write_hlog};
+pub use html::bench_html;
 pub use svg::{Curve, bench_svg, percentile_svg};
 
 use std::path::Path;
@@ -17,11 +19,12 @@ use crate::error::{ReplayError, ReplayErrorKind};
 use crate::stats::BenchReport;
 
 /// Files [`write_bench_out`] writes into its directory.
-pub const BENCH_OUT_FILES: [&str; 3] = ["report.json", "latency.hlog", "latency.svg"];
+pub const BENCH_OUT_FILES: [&str; 4] =
+    ["report.json", "latency.hlog", "latency.svg", "report.html"];
 
 /// Writes the outputs of a bench run into `dir` (created if missing): `report.json` (the
-/// [`BenchReport`], camelCase JSON), `latency.hlog` ([`bench_hlog`]) and `latency.svg`
-/// ([`bench_svg`]).
+/// [`BenchReport`], camelCase JSON), `latency.hlog` ([`bench_hlog`]), `latency.svg`
+/// ([`bench_svg`]) and `report.html` ([`bench_html`]: one self-contained page).
 ///
 /// # Errors
 /// [`ReplayErrorKind::Io`] when the directory or a file cannot be written;
@@ -40,5 +43,6 @@ pub fn write_bench_out(
         bench_hlog(report, res).map_err(render)?,
     )?;
     std::fs::write(dir.join(BENCH_OUT_FILES[2]), bench_svg(report, res))?;
+    std::fs::write(dir.join(BENCH_OUT_FILES[3]), bench_html(report, res))?;
     Ok(())
 }

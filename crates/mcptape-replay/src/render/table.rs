@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use crate::stats::BenchReport;
+use crate::stats::{BenchReport, Censored, PhaseCounters, Quantiles};
 
 fn ms(us: u64) -> String {
     format!("{:.3} ms", us as f64 / 1000.0)
@@ -12,6 +12,67 @@ fn ms(us: u64) -> String {
 /// an empty histogram has no p50, not a p50 of 0.
 fn ms_or_na(count: u64, us: u64) -> String {
     if count == 0 { "n/a".into() } else { ms(us) }
+}
+
+/// A quantile of `q`: `n/a` when empty, `> 5000 ms` when censored, else `ms`.
+fn cell(q: &Quantiles, us: u64, censored: impl Fn(&Censored) -> bool) -> String {
+    match &q.censored {
+        _ if q.count == 0 => "n/a".into(),
+        Some(c) if censored(c) => format!("> {:.0} ms", c.bound_us as f64 / 1000.0),
+        _ => ms(us),
+    }
+}
+
+/// Widest view name in the latency table; longer class names are cut with `…` (the full
+/// name is in the `errors by class` line).
+const VIEW_WIDTH: usize = 22;
+
+fn row(name: &str, q: &Quantiles) -> String {
+    let name: String = if name.chars().count() > VIEW_WIDTH {
+        name.chars().take(VIEW_WIDTH - 1).chain(['…']).collect()
+    } else {
+        name.to_owned()
+    };
+    format!(
+        "  {:<22} {:>7} {:>11} {:>11} {:>11} {:>11} {:>11}",
+        name,
+        q.count,
+        cell(q, q.p50_us, |c| c.p50),
+        cell(q, q.p90_us, |c| c.p90),
+        cell(q, q.p99_us, |c| c.p99),
+        cell(q, q.p999_us, |c| c.p999),
+        cell(q, q.max_us, |c| c.max)
+    )
+}
+
+/// `96 of 100 answered ok (96.0 %)`.
+fn success_line(ok: u64, sent: u64) -> String {
+    if sent == 0 {
+        return "none sent".into();
+    }
+    format!(
+        "{ok} of {sent} answered ok ({:.1} %)",
+        ok as f64 * 100.0 / sent as f64
+    )
+}
+
+fn counters_line(c: &PhaseCounters) -> String {
+    let mut s = format!(
+        "sent {}  ok {}  error answers {}  timed out {}",
+        c.sent,
+        c.answered_ok,
+        c.error_answers_total(),
+        c.timed_out
+    );
+    if c.closed > 0 {
+        let _ = write!(s, "  closed {}", c.closed);
+    }
+    let _ = write!(
+        s,
+        "  cancellations sent {}  late after cancel {}  abandoned {}",
+        c.cancellations_sent, c.late_responses, c.abandoned
+    );
+    s
 }
 
 fn ms_f(us: f64) -> String {
@@ -32,39 +93,61 @@ impl BenchReport {
         );
         let _ = writeln!(s);
         let q = &self.single;
-        let _ = writeln!(s, "single reads ({}, n={})", self.load, q.count);
+        let c = &self.single_phase;
+        let _ = writeln!(
+            s,
+            "single reads ({}): {}",
+            self.load,
+            success_line(c.answered_ok, c.sent)
+        );
         if self.single_cut {
             let _ = writeln!(
                 s,
                 "  phase stopped at --max-phase {} after {} of {} reads",
                 ms(self.max_phase_ms * 1000),
-                q.count,
+                c.sent,
                 self.reads_asked
             );
         }
         let _ = writeln!(
             s,
-            "  {:>12} {:>12} {:>12} {:>12} {:>12}  {:>12}",
-            "p50", "p90", "p99", "p99.9", "max", "throughput"
+            "  {:<22} {:>7} {:>11} {:>11} {:>11} {:>11} {:>11}",
+            "view", "n", "p50", "p90", "p99", "p99.9", "max"
         );
+        let _ = writeln!(s, "{}", row("all reads", q));
+        if c.sent > 0 && (c.answered_ok != c.sent || self.single_ok.count != q.count) {
+            let _ = writeln!(s, "{}", row("answered ok", &self.single_ok));
+            for v in &self.error_classes {
+                let _ = writeln!(s, "{}", row(&v.class, &v.latency));
+            }
+        }
         let _ = writeln!(
             s,
-            "  {:>12} {:>12} {:>12} {:>12} {:>12}  {:>10.1}/s",
-            ms_or_na(q.count, q.p50_us),
-            ms_or_na(q.count, q.p90_us),
-            ms_or_na(q.count, q.p99_us),
-            ms_or_na(q.count, q.p999_us),
-            ms_or_na(q.count, q.max_us),
-            self.throughput_per_s
+            "  throughput {:.1}/s answered;  {}",
+            self.throughput_per_s,
+            counters_line(c)
         );
+        if let Some(r) = &self.send_rate {
+            let _ = writeln!(
+                s,
+                "  send rate: asked {:.1}/s, achieved {:.1}/s; {} scheduled, {} sent late (> 1 ms), {} dropped ({:.2}%)",
+                r.asked_per_s,
+                r.achieved_per_s,
+                r.scheduled,
+                r.sent_late,
+                r.dropped,
+                r.late_or_dropped_share * 100.0
+            );
+        }
         let _ = writeln!(s);
         let _ = writeln!(
             s,
-            "{}-read turns (n={}, deadline {}, timeout {})",
+            "{}-read turns (n={}, deadline {}, timeout {}): reads {}",
             self.parallel,
             self.turns,
             ms(self.deadline_us),
-            ms(self.timeout_us)
+            ms(self.timeout_us),
+            success_line(self.turn_phase.answered_ok, self.turn_phase.sent)
         );
         if self.turns_cut {
             let _ = writeln!(
@@ -128,9 +211,17 @@ impl BenchReport {
         );
         let _ = writeln!(
             s,
-            "  cancellations sent: {}   late responses after cancel: {}   abandoned at timeout: {}",
-            self.cancellations, self.late_responses, self.abandoned
+            "  turn reads: {} (cancel by {})",
+            counters_line(&self.turn_phase),
+            self.cancellation
         );
+        if self.input_rounds > 0 {
+            let _ = writeln!(
+                s,
+                "  input_required rounds retried: {} (each read and its retries counted as one read)",
+                self.input_rounds
+            );
+        }
         let recorded = if self.recorded_read_errors > 0 {
             format!(
                 " (as recorded: {} of the {} recorded reads {} an error answer, replayed each cycle)",
@@ -157,8 +248,17 @@ impl BenchReport {
         }
         let _ = writeln!(
             s,
-            "  error answers are timed like results and count in p50/p99; timeouts and closed connections do not"
+            "  all reads = results + error answers + timeouts (censored: `> bound`); answered ok = results only"
         );
+        for w in &self.warnings {
+            let _ = writeln!(s, "warning: {w}");
+        }
+        if self.partial {
+            let _ = writeln!(
+                s,
+                "PARTIAL: interrupted; the figures cover what ran until then"
+            );
+        }
         if let Some(sv) = &self.server {
             let _ = writeln!(s);
             let _ = writeln!(

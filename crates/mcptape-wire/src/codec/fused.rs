@@ -93,6 +93,61 @@ pub(super) fn scan_contents<'a>(
     input: &'a [u8],
     out: &mut Vec<ScannedEntry<'a>>,
 ) -> Result<(), CodecError> {
+    let end = contents_array(input, out)?;
+    let mut p = end;
+    while p < input.len() && matches!(input[p], b' ' | b'\t' | b'\n' | b'\r') {
+        p += 1;
+    }
+    if p != input.len() {
+        return Err(CodecError {
+            kind: CodecErrorKind::TrailingCharacters,
+            offset: p,
+            entry: None,
+        });
+    }
+    Ok(())
+}
+
+/// A message's `result.contents` array found by [`scan_message`]: its byte
+/// range in the message and its entries (offsets relative to the range's start,
+/// as [`super::scan_contents`] gives them on that range).
+pub(super) type FoundContents<'a> = (Range<usize>, Vec<ScannedEntry<'a>>);
+
+/// See [`super::scan_message`].
+pub(super) fn scan_message(input: &[u8]) -> Result<Option<FoundContents<'_>>, CodecError> {
+    let mut arena = DecodedReadResult::default();
+    let mut p = Parser {
+        input,
+        pos: 0,
+        kernel: Kernel::Scalar,
+        out: &mut arena,
+        entry: None,
+        keys: Vec::new(),
+        key_spans: Vec::new(),
+        scratch: Vec::new(),
+        scratch_map: Vec::new(),
+        sbuf: Vec::new(),
+    };
+    let mut found = None;
+    p.ws();
+    if p.peek() == Some(b'{') {
+        p.message_object(false, 1, &mut found)?;
+    } else {
+        p.value(1)?;
+    }
+    p.ws();
+    if p.pos != input.len() {
+        return Err(p.err(CodecErrorKind::TrailingCharacters, p.pos));
+    }
+    Ok(found)
+}
+
+/// The `contents` array at the start of `input` (`[`), scanned entry by entry
+/// into `out`; returns the offset just past its `]` (the rest is not read).
+fn contents_array<'a>(
+    input: &'a [u8],
+    out: &mut Vec<ScannedEntry<'a>>,
+) -> Result<usize, CodecError> {
     let mut arena = DecodedReadResult::default();
     let mut p = Parser {
         input,
@@ -132,11 +187,7 @@ pub(super) fn scan_contents<'a>(
             }
         }
     }
-    p.ws();
-    if p.pos != input.len() {
-        return Err(p.err(CodecErrorKind::TrailingCharacters, p.pos));
-    }
-    Ok(())
+    Ok(p.pos)
 }
 
 struct Parser<'a, 'o> {
@@ -491,6 +542,63 @@ impl<'a> Parser<'a, '_> {
         self.pos += 1;
         self.ws();
         Ok((key_at, key))
+    }
+
+    /// An object of [`scan_message`] at `self.pos` (`{`): the message root
+    /// (`in_result` false) or its `result` (true). A `result` object member of
+    /// the root is entered; a `contents` array member of `result` is scanned by
+    /// [`contents_array`] into `found`; every other member is validated and
+    /// skipped ([`Self::value`]), with the same key and depth rules.
+    fn message_object(
+        &mut self,
+        in_result: bool,
+        depth: usize,
+        found: &mut Option<FoundContents<'a>>,
+    ) -> Result<(), CodecError> {
+        if depth > MAX_NESTING_DEPTH {
+            return Err(self.err(CodecErrorKind::TooDeep, self.pos));
+        }
+        self.pos += 1;
+        let keys_base = self.keys.len();
+        let spans_base = self.key_spans.len();
+        let mut big: Option<HashSet<Vec<u8>>> = None;
+        self.ws();
+        if self.peek() == Some(b'}') {
+            self.pos += 1;
+            return Ok(());
+        }
+        loop {
+            self.ws();
+            let (_, key) = self.object_key(spans_base, &mut big)?;
+            let k = &self.keys[key];
+            if !in_result && k == b"result" && self.peek() == Some(b'{') {
+                self.message_object(true, depth + 1, found)?;
+            } else if in_result && k == b"contents" && self.peek() == Some(b'[') {
+                let start = self.pos;
+                let input: &'a [u8] = self.input;
+                let mut entries = Vec::new();
+                let end = contents_array(&input[start..], &mut entries).map_err(|mut e| {
+                    e.offset += start;
+                    e
+                })?;
+                self.pos = start + end;
+                *found = Some((start..self.pos, entries));
+            } else {
+                self.value(depth + 1)?;
+            }
+            self.ws();
+            match self.peek() {
+                Some(b',') => self.pos += 1,
+                Some(b'}') => {
+                    self.pos += 1;
+                    break;
+                }
+                _ => return Err(self.unexpected()),
+            }
+        }
+        self.keys.truncate(keys_base);
+        self.key_spans.truncate(spans_base);
+        Ok(())
     }
 
     /// One `contents` entry for [`scan_contents`]: members recorded, rule

@@ -350,6 +350,42 @@ pub fn scan_contents(input: &[u8]) -> Result<Vec<ScannedEntry<'_>>, CodecError> 
     Ok(out)
 }
 
+/// A JSON-RPC message scanned by [`scan_message`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScannedMessage<'a> {
+    /// Byte range in the message of the `result.contents` array (`[` to `]`),
+    /// when the root is an object whose `result` member is an object whose
+    /// `contents` member is an array.
+    pub contents: Option<std::ops::Range<usize>>,
+    /// The entries of that array, as [`scan_contents`] gives them on the
+    /// range (offsets relative to its start). Empty when `contents` is `None`.
+    pub entries: Vec<ScannedEntry<'a>>,
+}
+
+/// Validates a whole message (any strict JSON value: the fused scanner's
+/// string, escape, surrogate, number, duplicate-key and depth rules) in one
+/// pass and, on the way, scans its `result.contents` array the way
+/// [`scan_contents`] does: `check` reads a 160 MB `resources/read` response
+/// once, with every blob validated in place and never decoded.
+///
+/// Only the message root and its `result` are walked as objects; a batch or
+/// any other value is just validated (`contents` is then `None`).
+///
+/// Errors: [`CodecError`] (offset into `input`) when `input` is not strict
+/// JSON.
+pub fn scan_message(input: &[u8]) -> Result<ScannedMessage<'_>, CodecError> {
+    Ok(match fused::scan_message(input)? {
+        Some((range, entries)) => ScannedMessage {
+            contents: Some(range),
+            entries,
+        },
+        None => ScannedMessage {
+            contents: None,
+            entries: Vec::new(),
+        },
+    })
+}
+
 /// How an entry's content is stored in the arenas.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Body {

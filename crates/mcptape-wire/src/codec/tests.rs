@@ -679,3 +679,49 @@ fn scan_contents_json_errors_match_the_decoder() {
         }
     ));
 }
+
+/// `scan_message` validates the whole message once and gives the entries of
+/// `result.contents` exactly as `scan_contents` gives them on that range.
+#[test]
+fn scan_message_gives_scan_contents_entries_of_the_contents_range() {
+    let msg = r#"{"jsonrpc":"2.0","id":7,"result":{"contents":[{"uri":"file:///a.png","mimeType":"image/png","blob":"iVBORw0KGgo="},{"uri":"file:///b","text":"hi"}],"_meta":{}}}"#;
+    let m = super::scan_message(msg.as_bytes()).unwrap();
+    let range = m.contents.clone().unwrap();
+    assert_eq!(
+        &msg[range.clone()],
+        &msg[msg.find('[').unwrap()..msg.find("],").unwrap() + 1]
+    );
+    let direct = super::scan_contents(msg[range].as_bytes()).unwrap();
+    assert_eq!(m.entries, direct);
+    assert_eq!(m.entries.len(), 2);
+    assert_eq!(m.entries[0].blob_check, Some(Ok(8)));
+}
+
+/// Outside `result.contents` the message scan is the strict grammar: a
+/// duplicate key, trailing bytes or a bad escape anywhere is an error with its
+/// offset in the message; a batch or a result without contents has no range.
+#[test]
+fn scan_message_rejects_non_strict_json_with_offsets() {
+    let dup = r#"{"id":1,"id":2}"#;
+    assert_eq!(super::scan_message(dup.as_bytes()).unwrap_err().offset, 8);
+    let trailing = r#"{"id":1} x"#;
+    assert_eq!(
+        super::scan_message(trailing.as_bytes()).unwrap_err().offset,
+        9
+    );
+    let bad_in_contents = r#"{"result":{"contents":[{"uri":"a","text":"\q"}]}}"#;
+    let e = super::scan_message(bad_in_contents.as_bytes()).unwrap_err();
+    assert_eq!(e.offset, bad_in_contents.find('\\').unwrap());
+    let batch = r#"[{"jsonrpc":"2.0","id":1,"result":{"contents":[]}}]"#;
+    assert_eq!(
+        super::scan_message(batch.as_bytes()).unwrap().contents,
+        None
+    );
+    let no_contents = r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}"#;
+    assert_eq!(
+        super::scan_message(no_contents.as_bytes())
+            .unwrap()
+            .contents,
+        None
+    );
+}

@@ -1,8 +1,9 @@
 //! `mcptape bench TRANSCRIPT [--target embedded | --target-cmd 'CMD' | --target-url URL]
 //! [--latency MODEL] [--parallel N] [--deadline 800ms] [--timeout 5s] [--reads N] [--turns N]
-//! [--concurrency C | --rate R/s] [--seed N] [--out DIR]`: play the recorded client against a
+//! [--concurrency C | --rate R/s] [--seed N] [--slo SPEC] [--out DIR]`: play the recorded client against a
 //! target and report single-read and parallel-read-turn latency (HdrHistogram, µs) with the
-//! F(t)^N prediction beside the measured turn percentiles.
+//! F(t)^N prediction beside the measured turn percentiles. `--slo` gates the exit code
+//! (rules in [`mcptape_replay::slo`]).
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -11,10 +12,11 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
-use mcptape_replay::bench::{self, BenchConfig, Client};
+use mcptape_replay::bench::{self, BenchConfig};
 use mcptape_replay::config::{BenchSettings, check_out_dir};
 use mcptape_replay::latency::LatencyModel;
 use mcptape_replay::render::{BENCH_OUT_FILES, write_bench_out};
+use mcptape_replay::slo;
 use mcptape_replay::target::{self, TargetSpec};
 use tokio::time::Duration;
 
@@ -51,7 +53,7 @@ pub struct Args {
     /// Fault injection of the embedded server (see `mcptape serve --fault`).
     #[arg(long, value_name = "SPEC")]
     pub fault: Vec<String>,
-    /// Reads issued at once per turn.
+    /// Reads issued at once per turn: 1..=1024 (MAX_PARALLEL); more is refused.
     #[arg(long, value_name = "N", default_value_t = 4)]
     pub parallel: u32,
     /// Turn deadline (> 0, at most 60s): stragglers get notifications/cancelled then.
@@ -61,13 +63,13 @@ pub struct Args {
     /// bounds each handshake request (initialize / server/discover).
     #[arg(long, value_name = "DURATION", default_value = "5s")]
     pub timeout: String,
-    /// Single reads to send.
+    /// Single reads to send: at most 10000000 (MAX_COUNT); more is refused.
     #[arg(long, value_name = "N", default_value_t = 300)]
     pub reads: u64,
-    /// Parallel-read turns to run.
+    /// Parallel-read turns to run: at most 10000000 (MAX_COUNT); more is refused.
     #[arg(long, value_name = "N", default_value_t = 300)]
     pub turns: u64,
-    /// Closed loop: single reads in flight at once.
+    /// Closed loop: single reads in flight at once: 1..=1024 (MAX_PARALLEL); more is refused.
     #[arg(long, value_name = "C", default_value_t = 1, conflicts_with = "rate")]
     pub concurrency: u32,
     /// Open loop: single reads per second (e.g. 200/s), latency from the intended send time.
@@ -80,6 +82,16 @@ pub struct Args {
     /// cut by it says so.
     #[arg(long, value_name = "DURATION", default_value = "25s")]
     pub max_phase: String,
+    /// Requests of a phase in flight at most (1..=65536); an open-loop send finding it full
+    /// waits for a slot and leaves late (reported as such).
+    #[arg(long, value_name = "N", default_value_t = bench::DEFAULT_MAX_IN_FLIGHT)]
+    pub max_in_flight: u32,
+    /// SLO gates, e.g. 'read.p99<50ms,turn.p99<800ms,errors<1%' (read|turn.p50|p90|p99|p99.9|
+    /// max|mean < or <= a duration; errors < a percentage; at most 32 items). A failed item
+    /// exits 1; the pass/fail table is printed after the report and, with --out, written as
+    /// JUnit XML slo.xml. A censored quantile (timeouts) fails.
+    #[arg(long, value_name = "SPEC")]
+    pub slo: Option<String>,
     /// Directory to write report.json, latency.hlog (HdrHistogram interval log) and
     /// latency.svg to (created if missing; checked writable before the run).
     #[arg(long, value_name = "DIR")]
@@ -95,6 +107,7 @@ pub(crate) fn flag_duration_us(flag: &'static str, s: &str, max_us: u64) -> anyh
 
 /// Runs `mcptape bench`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    super::warn_if_debug_build("bench");
     let rt = super::runtime()?;
     let r = rt.block_on(run_async(args));
     rt.shutdown_timeout(std::time::Duration::from_secs(1));
@@ -102,6 +115,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 }
 
 async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
+    use mcptape_replay::bench::MAX_COUNT;
+    super::flag_capped("--reads", args.reads, 0, MAX_COUNT)?;
+    super::flag_capped("--turns", args.turns, 0, MAX_COUNT)?;
     let tape = load_tape(&args.transcript)?;
     let cfg = BenchSettings {
         reads: args.reads,
@@ -112,8 +128,17 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
         deadline: &args.deadline,
         timeout: &args.timeout,
         max_phase: &args.max_phase,
+        max_in_flight: args.max_in_flight,
     }
     .validate()?;
+    let slo_items = match &args.slo {
+        Some(spec) => {
+            let items = slo::parse(spec)?;
+            slo::check_evaluable(&items)?;
+            items
+        }
+        None => Vec::new(),
+    };
     if let Some(dir) = &args.out {
         check_out_dir(dir)?;
     }
@@ -121,10 +146,35 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
     // The session future borrows `target`; it is dropped when the select ends, so the
     // target's process group is ended on every exit path: success, an error, a timeout, or
     // SIGINT/SIGTERM/SIGHUP to mcptape.
-    let r = tokio::select! {
-        r = session(&args, cfg, tape, &mut target) => r,
-        sig = target::interrupted() => Ok(stopped("bench", sig)),
+    // One signal listener. Before and after the measurement a signal ends the session at
+    // once; during it, `bench::run_until` stops and the partial report is printed and written.
+    let (sig_tx, sig_rx) = tokio::sync::watch::channel(None::<target::Signal>);
+    let listener = tokio::spawn(async move {
+        let s = target::interrupted().await;
+        let _ = sig_tx.send(Some(s));
+    });
+    let measuring = std::sync::atomic::AtomicBool::new(false);
+    let outside = async {
+        let mut rx = sig_rx.clone();
+        loop {
+            if let Some(sig) = *rx.borrow_and_update()
+                && !measuring.load(std::sync::atomic::Ordering::SeqCst)
+            {
+                return sig;
+            }
+            if rx.changed().await.is_err() {
+                std::future::pending::<()>().await;
+            }
+            if measuring.load(std::sync::atomic::Ordering::SeqCst) {
+                std::future::pending::<()>().await;
+            }
+        }
     };
+    let r = tokio::select! {
+        r = session(&args, cfg, tape, &slo_items, &mut target, sig_rx.clone(), &measuring) => r,
+        sig = outside => Ok(stopped("bench", sig)),
+    };
+    listener.abort();
     target.end().await;
     r
 }
@@ -141,7 +191,10 @@ async fn session(
     args: &Args,
     cfg: BenchConfig,
     tape: mcptape_replay::tape::Tape,
+    slo_items: &[slo::SloItem],
     target: &mut target::Target,
+    mut signal: tokio::sync::watch::Receiver<Option<target::Signal>>,
+    measuring: &std::sync::atomic::AtomicBool,
 ) -> anyhow::Result<ExitCode> {
     let transcript = args.transcript.display().to_string();
     let stats_path = target::serve_stats_path();
@@ -177,8 +230,7 @@ async fn session(
             Some(args.latency.clone()),
         )
     };
-    let (r, w) = target.start(&spec, tape.protocol_version.as_deref())?;
-    let client = Arc::new(Client::over(r, w));
+    let client = target.connect(&spec, tape.protocol_version.as_deref())?;
     if let Err(e) = bench::handshake(&client, &tape, Duration::from_micros(cfg.timeout_us)).await {
         let why = target.gone_reason().await;
         anyhow::bail!("handshake with the target: {e}{why}");
@@ -196,31 +248,73 @@ async fn session(
         ProgressBar::hidden()
     };
     let pb2 = pb.clone();
-    let res = bench::run(client.clone(), &tape, &cfg, &move |n| pb2.inc(n)).await?;
+    measuring.store(true, std::sync::atomic::Ordering::SeqCst);
+    let stop = async {
+        while signal.borrow_and_update().is_none() {
+            if signal.changed().await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    let res = bench::run_until(client.clone(), &tape, &cfg, &move |n| pb2.inc(n), stop).await?;
     pb.finish_and_clear();
+    let interrupted = if res.partial { *signal.borrow() } else { None };
+    if let Some(sig) = interrupted {
+        eprintln!(
+            "mcptape bench: {}: stopping; printing and writing the partial report",
+            sig.name
+        );
+    }
     let gone = if res.target_closed {
         target.gone_reason().await
     } else {
         String::new()
     };
 
-    // Close the session: the embedded server writes its --stats on exit.
+    // Close the session: the embedded server writes its --stats on exit (interrupted: no
+    // waiting for it).
     if let Ok(c) = Arc::try_unwrap(client) {
-        c.close(Duration::from_secs(2)).await;
+        let wait = if interrupted.is_some() { 200 } else { 2_000 };
+        c.close(Duration::from_millis(wait)).await;
     }
     target.end().await;
     let server = target::take_serve_stats(&stats_path);
 
-    let report = res.report(&cfg, &transcript, &target_name, latency, args.seed, server);
+    let mut report = res.report(&cfg, &transcript, &target_name, latency, args.seed, server);
+    report.slo = slo::evaluate(slo_items, &report);
     print!("{}", report.table());
+    if !report.slo.is_empty() {
+        print!("{}", slo::table(&report.slo));
+    }
     if let Some(dir) = &args.out {
         write_bench_out(dir, &report, &res)
             .with_context(|| format!("writing {}", dir.display()))?;
-        println!("\nwrote {}/{}", dir.display(), BENCH_OUT_FILES.join(", "));
+        let mut files = BENCH_OUT_FILES.to_vec();
+        if !report.slo.is_empty() {
+            let p = dir.join(slo::JUNIT_FILE);
+            std::fs::write(&p, slo::junit_xml(&report.slo))
+                .with_context(|| format!("writing {}", p.display()))?;
+            files.push(slo::JUNIT_FILE);
+        }
+        println!("\nwrote {}/{}", dir.display(), files.join(", "));
+    }
+    if let Some(sig) = interrupted {
+        return Ok(ExitCode::from(sig.exit_code));
     }
     let failures = report.failures();
+    let slo_failed = report.slo.iter().filter(|c| !c.pass).count();
+    if slo_failed > 0 {
+        eprintln!(
+            "mcptape bench: SLO failed: {slo_failed} of {} items",
+            report.slo.len()
+        );
+    }
     if failures.is_empty() {
-        return Ok(ExitCode::SUCCESS);
+        return Ok(if slo_failed > 0 {
+            ExitCode::from(1)
+        } else {
+            ExitCode::SUCCESS
+        });
     }
     for f in &failures {
         eprintln!("mcptape bench: no measurement: {f}");

@@ -30,6 +30,7 @@ pub struct Args {
 /// Errors: the [`bench_codec::validate`] errors (checked before allocating); a path failing
 /// to decode the generated response or blob (a bug, reported with the codec error).
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    super::warn_if_debug_build("bench-codec");
     let report = bench_codec::run(args.size, args.entries, args.iters)?;
     print!("{report}");
     Ok(ExitCode::SUCCESS)

@@ -1,4 +1,4 @@
-//! `mcptape check PATH... [--spec REV|auto] [--format human|json|junit|sarif] [--allow RULE...] [--output FILE]
+//! `mcptape check PATH... [--spec REV|auto] [--format human|json|junit|sarif] [--allow RULE]... [--output FILE]
 //! [--baseline FILE] [--write-baseline FILE]`: run the conformance rules of `mcptape-check` over transcripts.
 //!
 //! Exit status: 0 when no unallowed error-severity finding fired, 1 when one
@@ -56,8 +56,9 @@ pub struct Args {
     /// Report format.
     #[arg(long, value_enum, default_value = "human")]
     pub format: FormatArg,
-    /// A rule whose findings are reported but do not fail the check (repeatable).
-    #[arg(long = "allow", value_name = "RULE", num_args = 1..)]
+    /// A rule whose findings are reported but do not fail the check: one rule per flag
+    /// (`--allow A --allow B`); what follows it is a path again.
+    #[arg(long = "allow", value_name = "RULE", num_args = 1, action = clap::ArgAction::Append)]
     pub allow: Vec<String>,
     /// Write the report to FILE (parent directories are created) instead of stdout;
     /// a one-line summary still goes to stderr.
@@ -175,25 +176,26 @@ fn print_baseline(
         fixed
     );
     for f in outcome.new_findings(report) {
-        let at = if f.pointer.is_empty() {
-            String::new()
-        } else {
-            format!(" at {}", f.pointer)
-        };
+        let at = at_pointer(&f.pointer);
         eprintln!(
             "  new: {}:{}: {}{}: {}",
             f.file, f.line, f.rule, at, f.message
         );
     }
     for e in &outcome.fixed {
-        let at = if e.pointer.is_empty() {
-            String::new()
-        } else {
-            format!(" at {}", e.pointer)
-        };
+        let at = at_pointer(&e.pointer);
         eprintln!(
             "  fixed (no longer occurs, remove from the baseline): {}: {}{} x{}",
             e.file, e.rule, at, e.count
         );
+    }
+
+    /// ` at POINTER` for a finding's JSON pointer, or nothing for the empty one.
+    fn at_pointer(pointer: &str) -> String {
+        if pointer.is_empty() {
+            String::new()
+        } else {
+            format!(" at {pointer}")
+        }
     }
 }

@@ -5,10 +5,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::Context;
-use indicatif::{ProgressBar, ProgressStyle};
 use mcptape_record::TranscriptSink;
 use mcptape_record::crawl::{CrawlOptions, CrawlProgress, CrawlTarget, Expansion, crawl};
 use mcptape_transcript::redact::RedactRules;
@@ -33,9 +31,10 @@ pub struct Args {
     /// URI to read that should not exist (default: a sibling of the first listed URI).
     #[arg(long, value_name = "URI")]
     pub missing: Option<String>,
-    /// Per-request time limit, in ms.
-    #[arg(long, value_name = "MS", default_value_t = mcptape_record::crawl::DEFAULT_REQUEST_TIMEOUT_MS)]
-    pub timeout_ms: u64,
+    /// Per-request time limit (handshake, each list page, each read); a duration (`30s`,
+    /// `800ms`, `250us`), > 0, at most 60s.
+    #[arg(long, value_name = "DURATION", default_value = "30s")]
+    pub timeout: String,
     /// Keep credentials in recorded HTTP headers and the server argv.
     #[arg(long, conflicts_with_all = ["redact_header", "keep_header"])]
     pub no_redact: bool,
@@ -77,6 +76,16 @@ fn expansions(flat: &[String]) -> anyhow::Result<Vec<Expansion>> {
 
 /// Runs `mcptape crawl`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let request_timeout = super::flag_duration(
+        "--timeout",
+        &args.timeout,
+        mcptape_replay::latency::MAX_DELAY_US,
+    )?;
+    anyhow::ensure!(
+        !request_timeout.is_zero(),
+        "--timeout {}: must be above 0",
+        args.timeout
+    );
     let target = match (&args.url, args.command.is_empty()) {
         (Some(u), _) => CrawlTarget::Url(u.clone()),
         (None, false) => CrawlTarget::Command(args.command.clone()),
@@ -123,7 +132,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         protocol: args.protocol.clone(),
         expand: expansions(&args.expand)?,
         missing_uri: args.missing.clone(),
-        request_timeout: Duration::from_millis(args.timeout_ms),
+        request_timeout,
         redactor,
     };
     // Every argument is checked before the transcript file is created: a
@@ -139,12 +148,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .enable_all()
         .build()
         .context("starting tokio")?;
-    let bar = ProgressBar::new_spinner();
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} {msg} [{bar:30}] {pos}/{len} reads")
-            .expect("static template")
-            .progress_chars("=> "),
-    );
+    let bar = super::progress::bar(0, "{spinner} {msg} [{bar:30}] {pos}/{len} reads");
     bar.set_message("handshake");
     let b = bar.clone();
     let result = rt.block_on(crawl(opts, sink.clone(), move |p| match p {

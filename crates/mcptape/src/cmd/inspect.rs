@@ -8,7 +8,7 @@
 //! messages but no `resources/read` result is not an error (exit 0), but it
 //! says so on stdout and stderr (`no resources/read result`).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context as _;
@@ -17,8 +17,10 @@ use anyhow::Context as _;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// File of newline-delimited JSON-RPC messages (one message or batch per
-    /// line), or an mcptape transcript (detected by its header line; its
-    /// message records are inspected, numbered by transcript line).
+    /// line), or an mcptape transcript (detected by its header line: a JSON
+    /// object with `mcptapeTranscript`; its message records are inspected,
+    /// numbered by transcript line). `-` reads standard input. Only a regular
+    /// file is read: a FIFO, socket or device fails at once.
     pub file: PathBuf,
     /// Accept lenient base64 in `blob` (whitespace, URL-safe alphabet, missing
     /// padding) and report what was accepted, instead of rejecting it.
@@ -31,8 +33,26 @@ pub struct Args {
 
 /// Runs `mcptape inspect`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let data =
-        std::fs::read(&args.file).with_context(|| format!("reading {}", args.file.display()))?;
+    let data: Box<dyn std::ops::Deref<Target = [u8]>> = if args.file.as_os_str() == "-" {
+        let mut buf = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut buf)
+            .context("reading standard input")?;
+        Box::new(buf)
+    } else {
+        // As `mcptape check` reads: a big file is mapped, not copied.
+        Box::new(
+            mcptape_check::read_file_bytes(&args.file).map_err(|e| match e.kind {
+                mcptape_check::CheckErrorKind::NotRegularFile => anyhow::anyhow!(
+                    "reading {}: not a regular file (FIFO, socket or device)",
+                    args.file.display()
+                ),
+                mcptape_check::CheckErrorKind::Io(io) => {
+                    anyhow::anyhow!("reading {}: {io}", args.file.display())
+                }
+                other => anyhow::anyhow!("reading {}: {other}", args.file.display()),
+            })?,
+        )
+    };
     let report = mcptape_check::inspect::inspect(&data, args.lenient);
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -58,4 +78,32 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// Reads a regular file through the shared non-blocking opener
+/// ([`mcptape_uri::fs::open_nonblocking`]): a FIFO, socket or device fails at
+/// once (`not a regular file`) instead of blocking the open or the read, as
+/// `mcptape check` does. Used by `inspect`, `serve` and `bench`.
+pub(crate) fn read_regular_file(path: &Path) -> anyhow::Result<Vec<u8>> {
+    use std::io::Read as _;
+    let mut file = mcptape_uri::fs::open_nonblocking(path).map_err(|e| match e.kind() {
+        mcptape_uri::fs::OpenErrorKind::NotRegularFile => anyhow::anyhow!(
+            "reading {}: not a regular file (FIFO, socket or device)",
+            path.display()
+        ),
+        _ => anyhow::anyhow!("reading {}: {}", path.display(), e.into_io_error()),
+    })?;
+    let meta = file
+        .metadata()
+        .with_context(|| format!("reading {}", path.display()))?;
+    if !meta.is_file() {
+        anyhow::bail!(
+            "reading {}: not a regular file (FIFO, socket or device)",
+            path.display()
+        );
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    file.read_to_end(&mut bytes)
+        .with_context(|| format!("reading {}", path.display()))?;
+    Ok(bytes)
 }

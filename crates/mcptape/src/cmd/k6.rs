@@ -1,8 +1,9 @@
 //! `mcptape export k6 TRANSCRIPT [-o FILE] [--parallel N] [--deadline 800ms] [--timeout 5s]
 //! [--rate R/s] [--turn-rate R/s] [--duration 30s] [--slo ...]` and
-//! `mcptape import k6 FILE... --out DIR`: flags in, `mcptape_export::k6` does the work.
+//! `mcptape import k6 FILE... --out DIR`, `mcptape export har TRANSCRIPT [-o FILE]` and
+//! `mcptape import har FILE -o TRANSCRIPT [--no-redact]`: flags in, `mcptape_export` does the work.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context as _;
@@ -19,6 +20,9 @@ pub enum ExportCommand {
     /// Write a k6 (>= 1.0) script that replays a Streamable HTTP recording: the handshake as
     /// recorded, then its resources/read requests as single reads and parallel-read turns.
     K6(ExportK6Args),
+    /// Write a HAR 1.2 log of a Streamable HTTP recording: one entry per HTTP exchange
+    /// (redacted headers, bodies, SSE streams as text/event-stream content, timings).
+    Har(ExportHarArgs),
 }
 
 /// `mcptape import FORMAT`.
@@ -27,6 +31,33 @@ pub enum ImportCommand {
     /// Merge k6 `--out json=FILE` outputs (one per segment or machine; .gz too) into
     /// report.json, latency.hlog and latency.svg, as `mcptape bench --out` writes them.
     K6(ImportK6Args),
+    /// Turn a HAR (a browser's, a proxy's, or `export har`'s) of an MCP session into a
+    /// transcript for check, serve and bench; entries that are not MCP are skipped and counted.
+    Har(ImportHarArgs),
+}
+
+/// Arguments of `mcptape export har`.
+#[derive(Debug, clap::Args)]
+pub struct ExportHarArgs {
+    /// A Streamable HTTP transcript (`mcptape record --listen`, `crawl --url`).
+    pub transcript: PathBuf,
+    /// Write the HAR here (default: standard output).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+/// Arguments of `mcptape import har`.
+#[derive(Debug, clap::Args)]
+pub struct ImportHarArgs {
+    /// A HAR 1.1/1.2 file.
+    pub file: PathBuf,
+    /// Write the transcript here.
+    #[arg(short = 'o', long = "output", value_name = "TRANSCRIPT")]
+    pub output: PathBuf,
+    /// Keep header values and URL credentials as the HAR has them (default: redacted as
+    /// `mcptape record` does).
+    #[arg(long)]
+    pub no_redact: bool,
 }
 
 /// Arguments of `mcptape export k6`.
@@ -87,7 +118,10 @@ fn parse_rate(flag: &str, s: &str) -> anyhow::Result<f64> {
 
 /// Runs `mcptape export ...`.
 pub fn run_export(cmd: ExportCommand) -> anyhow::Result<ExitCode> {
-    let ExportCommand::K6(a) = cmd;
+    let a = match cmd {
+        ExportCommand::K6(a) => a,
+        ExportCommand::Har(a) => return run_export_har(&a),
+    };
     let duration_us = flag_duration_us("--duration", &a.duration, MAX_DURATION_S * 1_000_000)?;
     anyhow::ensure!(
         duration_us >= 1_000_000 && duration_us.is_multiple_of(1_000_000),
@@ -110,25 +144,78 @@ pub fn run_export(cmd: ExportCommand) -> anyhow::Result<ExitCode> {
         },
     };
     let js = export_file(&a.transcript, &opts)?;
-    match &a.output {
+    write_or_print(a.output.as_deref(), &js)
+}
+
+/// Writes `text` to `output` (naming it on stderr) or, without one, prints
+/// it on standard output. Errors: the write's, with the path.
+fn write_or_print(output: Option<&Path>, text: &str) -> anyhow::Result<ExitCode> {
+    match output {
         Some(p) => {
-            std::fs::write(p, js).with_context(|| format!("writing {}", p.display()))?;
+            std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?;
             eprintln!("wrote {}", p.display());
         }
-        None => print!("{js}"),
+        None => print!("{text}"),
     }
     Ok(ExitCode::SUCCESS)
 }
 
 /// Runs `mcptape import ...`.
 pub fn run_import(cmd: ImportCommand) -> anyhow::Result<ExitCode> {
-    let ImportCommand::K6(a) = cmd;
+    let a = match cmd {
+        ImportCommand::K6(a) => a,
+        ImportCommand::Har(a) => return run_import_har(&a),
+    };
     let m = K6Import::from_files(&a.files)?;
     let report = m.write_out(&a.out)?;
     print!("{}", report.table());
     println!(
         "\nwrote {}/report.json, latency.hlog, latency.svg",
         a.out.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs `mcptape export har`.
+fn run_export_har(a: &ExportHarArgs) -> anyhow::Result<ExitCode> {
+    let har = mcptape_export::har::export_file(&a.transcript)?;
+    write_or_print(a.output.as_deref(), &har)
+}
+
+/// Runs `mcptape import har`.
+fn run_import_har(a: &ImportHarArgs) -> anyhow::Result<ExitCode> {
+    use mcptape_export::har_import::{ImportOptions, import_file};
+    let opts = ImportOptions {
+        redact: !a.no_redact,
+    };
+    let imp = import_file(&a.file, &opts)?;
+    let bytes = imp.to_bytes()?;
+    std::fs::write(&a.output, bytes).with_context(|| format!("writing {}", a.output.display()))?;
+    for w in &imp.warnings {
+        eprintln!("warning: {w}");
+    }
+    if !imp.skipped.is_empty() {
+        eprintln!(
+            "skipped {} of {} entries (not MCP):",
+            imp.skipped.len(),
+            imp.entries
+        );
+        for s in &imp.skipped {
+            let why = match s.reason {
+                mcptape_export::har_import::SkipReason::Preflight => "CORS preflight",
+                mcptape_export::har_import::SkipReason::OtherUrl => "JSON-RPC to another URL",
+                _ => "not an MCP request",
+            };
+            eprintln!("  entry {}: {} {} ({why})", s.entry, s.method, s.url);
+        }
+    }
+    let messages = imp.records.iter().filter(|r| r.msg().is_some()).count();
+    eprintln!(
+        "wrote {}: {} MCP entries, {} records, {} messages",
+        a.output.display(),
+        imp.imported,
+        imp.records.len(),
+        messages
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -7,6 +7,7 @@ pub mod crawl;
 pub mod explain;
 pub mod inspect;
 pub mod k6;
+pub mod progress;
 pub mod record;
 pub mod serve;
 pub mod uri;
@@ -24,4 +25,41 @@ pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .enable_all()
         .build()
         .context("starting the tokio runtime")
+}
+
+/// Parses the duration flag `flag` (`--timeout`, value `5s`, `800ms`, `250us`, or `0`) into a
+/// [`std::time::Duration`], at most `max_us` µs: the one duration parser of every command
+/// ([`mcptape_replay::config::duration_us`]).
+///
+/// Errors: bad syntax or above the limit; the message names the flag, the value as typed and
+/// the limit in the unit typed (`--timeout 61s: 61s is above the limit: at most 60s`).
+pub(crate) fn flag_duration(
+    flag: &'static str,
+    s: &str,
+    max_us: u64,
+) -> anyhow::Result<std::time::Duration> {
+    Ok(std::time::Duration::from_micros(
+        mcptape_replay::config::duration_us(flag, s, max_us)?,
+    ))
+}
+
+/// Refuses a count flag past its cap, naming the flag and the cap (`--reads 10000001: at most
+/// 10000000`): caps are refused, never clamped.
+pub(crate) fn flag_capped(flag: &'static str, v: u64, lo: u64, hi: u64) -> anyhow::Result<u64> {
+    anyhow::ensure!(
+        (lo..=hi).contains(&v),
+        "{flag} {v}: must be {lo}..={hi} (at most {hi})"
+    );
+    Ok(v)
+}
+
+/// The line `bench`, `bench-codec` and `serve` print on stderr when this binary was built
+/// without optimizations (`cfg!(debug_assertions)`): a debug build measures ~100× slower.
+pub(crate) const DEBUG_BUILD_WARNING: &str = "warning: this mcptape is a debug build (no optimizations): latency and throughput figures are ~100x slower than a release build; build with `cargo build --release` (or `cargo run --release -- …`)";
+
+/// Prints [`DEBUG_BUILD_WARNING`] on stderr, prefixed by the command name, in a debug build.
+pub(crate) fn warn_if_debug_build(command: &str) {
+    if cfg!(debug_assertions) {
+        eprintln!("mcptape {command}: {DEBUG_BUILD_WARNING}");
+    }
 }

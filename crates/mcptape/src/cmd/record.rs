@@ -14,12 +14,16 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::Duration;
 
 use mcptape_record::TranscriptSink;
 use mcptape_record::stdio::{StdioOptions, run_stdio_proxy};
 use mcptape_transcript::redact::{RedactRules, Redactor};
 use mcptape_transcript::{Redaction, ServerSpec, Transport};
+
+/// Cap of `--grace` and `--term-grace`: 60 s, µs.
+pub const MAX_GRACE_US: u64 = 60_000_000;
+/// Cap of `--duration` (HTTP proxy): one day, µs.
+pub const MAX_RECORD_DURATION_US: u64 = 86_400_000_000;
 
 /// Arguments of `mcptape record`.
 #[derive(Debug, clap::Args)]
@@ -62,15 +66,17 @@ pub struct Args {
     /// gets 403 (DNS rebinding guard).
     #[arg(long = "allow-origin", value_name = "ORIGIN", requires = "listen", action = clap::ArgAction::Append)]
     pub allow_origin: Vec<String>,
-    /// Time the server gets to exit after the client closed stdin, in ms (then SIGTERM).
-    #[arg(long, value_name = "MS", default_value_t = 2000)]
-    pub grace_ms: u64,
-    /// Time between SIGTERM and SIGKILL, in ms.
-    #[arg(long, value_name = "MS", default_value_t = 2000)]
-    pub term_grace_ms: u64,
-    /// Stop the HTTP proxy after this many seconds (default: run until SIGINT/SIGTERM).
-    #[arg(long, value_name = "SECS")]
-    pub duration_secs: Option<u64>,
+    /// Time the server gets to exit after the client closed stdin (then SIGTERM); a duration
+    /// (`2s`, `500ms`, `250us`), at most 60s.
+    #[arg(long, value_name = "DURATION", default_value = "2s")]
+    pub grace: String,
+    /// Time between SIGTERM and SIGKILL; a duration, at most 60s.
+    #[arg(long, value_name = "DURATION", default_value = "2s")]
+    pub term_grace: String,
+    /// Stop the HTTP proxy after this long (`600s`; at most 86400s); default: run until
+    /// SIGINT/SIGTERM.
+    #[arg(long, value_name = "DURATION", requires = "listen")]
+    pub duration: Option<String>,
     /// The stdio server command and its arguments (after `--`).
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<String>,
@@ -94,6 +100,8 @@ async fn run_stdio(args: &Args) -> anyhow::Result<ExitCode> {
         !args.command.is_empty(),
         "give a server command after `--`, or --listen and --upstream"
     );
+    let grace = super::flag_duration("--grace", &args.grace, MAX_GRACE_US)?;
+    let term_grace = super::flag_duration("--term-grace", &args.term_grace, MAX_GRACE_US)?;
     let redactor = redactor(args)?;
     let (cwd, home) = machine_dirs();
     let argv = redactor.argv(&args.command, cwd.as_deref(), home.as_deref());
@@ -113,8 +121,8 @@ async fn run_stdio(args: &Args) -> anyhow::Result<ExitCode> {
     )?);
     let opts = StdioOptions {
         command: args.command.clone(),
-        grace: Duration::from_millis(args.grace_ms),
-        term_grace: Duration::from_millis(args.term_grace_ms),
+        grace,
+        term_grace,
     };
     let exit = run_stdio_proxy(opts, sink.clone()).await?;
     sink.finish()?;
@@ -127,6 +135,11 @@ async fn run_http(
     upstream: String,
 ) -> anyhow::Result<ExitCode> {
     use mcptape_record::http::{HttpProxy, Upstream};
+    let duration = args
+        .duration
+        .as_deref()
+        .map(|d| super::flag_duration("--duration", d, MAX_RECORD_DURATION_US))
+        .transpose()?;
     let redactor = redactor(args)?;
     // Checked before the transcript file is created: a rejected run leaves no file.
     mcptape_record::http::check_loopback(listen)?;
@@ -145,7 +158,6 @@ async fn run_http(
     let addr = proxy.local_addr()?;
     // Tests and scripts read this line to learn the port when --listen used port 0.
     eprintln!("mcptape: recording http://{addr} -> {upstream}");
-    let duration = args.duration_secs.map(Duration::from_secs);
     let shutdown = async move {
         use tokio::signal::unix::{SignalKind, signal};
         let mut term = signal(SignalKind::terminate()).ok();

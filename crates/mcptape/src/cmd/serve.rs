@@ -1,5 +1,6 @@
 //! `mcptape serve TRANSCRIPT [--stdio | --listen 127.0.0.1:PORT] [--latency MODEL] [--fault SPEC]
-//! [--seed N] [--root URI]`: play the recorded server of a transcript for a real client.
+//! [--seed N] [--root URI] [--unrecorded answer|error] [--allow-origin ORIGIN]`: play the
+//! recorded server of a transcript for a real client.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -8,7 +9,16 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use mcptape_replay::latency::{FaultSpec, LatencyModel};
-use mcptape_replay::serve::{Server, StreamEnd, serve_stdio};
+use mcptape_replay::serve::{Server, StreamEnd, Unrecorded, serve_stdio};
+
+/// `--unrecorded`: what to do with a request the recording has no answer for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum UnrecordedArg {
+    /// Answer the housekeeping the recorded capabilities imply, as the spec defines it.
+    Answer,
+    /// Strict: -32601 for any unrecorded method (ping still answered), "not recorded" reads.
+    Error,
+}
 use mcptape_replay::tape::Tape;
 
 /// Arguments of `mcptape serve`.
@@ -42,6 +52,21 @@ pub struct Args {
     /// exit (checked writable before serving).
     #[arg(long, value_name = "FILE")]
     pub stats: Option<PathBuf>,
+    /// Requests the recording has no answer for. `answer` (default): ping and logging/setLevel
+    /// -> {}, notifications accepted, a list never recorded -> an empty page when its capability is
+    /// advertised, a read of an unrecorded uri -> "Resource not found" with data.uri (-32602, or
+    /// -32002 for a 2025 recording without a recorded not-found), and the other era's handshake
+    /// (initialize on a 2026-07-28 recording, server/discover on a 2025 one) built from the recorded
+    /// one; each counted per method in --stats ("synthesized", "adapted"). `error`: -32601 for any
+    /// unrecorded method but ping, -32602 "no recorded response" for reads.
+    #[arg(long, value_enum, value_name = "POLICY", default_value = "answer")]
+    pub unrecorded: UnrecordedArg,
+    /// With --listen, also accept requests with this Origin (repeatable, e.g.
+    /// https://inspector.example). Loopback origins (http(s)://127.0.0.1, localhost, [::1], any
+    /// port) and no Origin are always accepted; any other Origin, or a Host that is not the bound
+    /// address, gets 403 (DNS rebinding guard).
+    #[arg(long = "allow-origin", value_name = "ORIGIN", requires = "listen")]
+    pub allow_origin: Vec<String>,
 }
 
 /// Reads a transcript file into a replay tape.
@@ -53,7 +78,7 @@ pub fn load_tape(path: &Path) -> anyhow::Result<Tape> {
 /// dropped its unterminated last line): `line 17 (2000 bytes from byte 1834)
 /// is cut: …`.
 pub fn load_tape_noting_cut(path: &Path) -> anyhow::Result<(Tape, Option<String>)> {
-    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let bytes = super::inspect::read_regular_file(path)?;
     let t = mcptape_transcript::reader::read(&bytes)
         .with_context(|| format!("parsing {}", path.display()))?;
     let cut = t.dropped.as_ref().map(|d| {
@@ -82,6 +107,7 @@ pub fn parse_faults(flags: &[String]) -> anyhow::Result<FaultSpec> {
 
 /// Runs `mcptape serve`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    super::warn_if_debug_build("serve");
     let (tape, cut) = load_tape_noting_cut(&args.transcript)?;
     if let Some(c) = cut {
         eprintln!("mcptape serve: warning: {c}");
@@ -96,7 +122,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .open(path)
             .with_context(|| format!("--stats {}: cannot write this file", path.display()))?;
     }
-    let server = Arc::new(Server::new(tape, model, faults, args.seed, &args.root)?);
+    let policy = match args.unrecorded {
+        UnrecordedArg::Answer => Unrecorded::Answer,
+        UnrecordedArg::Error => Unrecorded::Error,
+    };
+    let server =
+        Arc::new(Server::new(tape, model, faults, args.seed, &args.root)?.with_unrecorded(policy));
     let rt = super::runtime()?;
     let result = rt.block_on(async {
         match args.listen {
@@ -112,8 +143,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     "mcptape serve: listening on http://{}/mcp",
                     listener.local_addr()?
                 );
-                mcptape_replay::http::serve_http(server.clone(), listener, shutdown_signal())
-                    .await?;
+                mcptape_replay::http::serve_http_allowing(
+                    server.clone(),
+                    listener,
+                    &args.allow_origin,
+                    shutdown_signal(),
+                )
+                .await?;
                 Ok(ExitCode::SUCCESS)
             }
             None => {
@@ -126,6 +162,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
         }
     });
+    if let Some(note) = server.summary().synthesized_note() {
+        eprintln!("mcptape serve: {note}");
+    }
     if let Some(path) = &args.stats {
         let summary = server.summary();
         std::fs::write(path, serde_json::to_vec_pretty(&summary)?)

@@ -1,9 +1,9 @@
 //! `mcptape uri`: RFC 6570 expansion/matching and the `resources/read` sanitizer
 //! ([`mcptape_uri`]) at the command line, for reviewers.
 //!
-//! Exit status: 0 on success; 1 when the input is rejected (the error kind, byte offset and
-//! the rule in words are printed on stderr, e.g. `rejected: EscapesRoot at byte 20 (uri):
-//! after removing dot segments …`; for `--dir` opens, the path instead of a byte offset) or a
+//! Exit status: 0 on success; 1 when the input is rejected (what was rejected, the byte offset
+//! and the rule in words are printed on stderr, e.g. `rejected: the uri at byte 20: after
+//! removing dot segments …`; for `--dir` opens, the path instead of a byte offset) or a
 //! template does not match; 2 on a usage error. With `--dir`, a file prints `bytes: N`; a
 //! directory prints `kind: directory` (it has no bytes to read).
 
@@ -11,8 +11,8 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use mcptape_uri::fs::{ConfinedRoot, OpenError, OpenErrorKind};
-use mcptape_uri::template::{Template, Value, Vars};
-use mcptape_uri::{Root, SanitizeError};
+use mcptape_uri::template::{Template, TemplateError, TemplateErrorKind, Value, Vars};
+use mcptape_uri::{PathStyle, Root, SanitizeError};
 
 /// `mcptape uri` subcommands.
 #[derive(Debug, clap::Subcommand)]
@@ -27,6 +27,12 @@ pub enum UriCommand {
     },
     /// Match a URI against a template and print the percent-decoded variables, one `name=value`
     /// per line (lists as `name=a,b,c`).
+    ///
+    /// A value that decodes to a path traversal is no match (exit 1, `no match`), not passed on:
+    /// a value that is `.` or `..` (any operator); a `/` or `\` decoded from `%2F` / `%5C` in a
+    /// path-segment variable (`{var}`, `{.var}`, `{/var}`, `{;var}` cannot match a raw `/`), so
+    /// `file://docs/{name}` does not match `file://docs/..%2F..%2Fetc%2Fpasswd`; a `.` or `..`
+    /// segment in a `{+var}` value. Query values (`{?var}`) may hold `/`.
     Match {
         /// The RFC 6570 template.
         template: String,
@@ -43,6 +49,13 @@ pub enum UriCommand {
         /// it are rejected) and print its size in bytes (`kind: directory` for a directory).
         #[arg(long)]
         dir: Option<std::path::PathBuf>,
+        /// Read paths as Windows paths (RFC 8089 Appendix E.2), for the root and the URI:
+        /// `file:///C:/Users/a.rs` resolves to `C:/Users/a.rs` (no leading `/`), the drive letter
+        /// compares case-insensitively (`c:` = `C:`), `\` and `%5C` are separators (so `..\`
+        /// is contained like `../`; `%2F` is still refused), UNC paths (`file://server/share`,
+        /// `file:////server`) are refused as `UncPath`. Not with `--dir`.
+        #[arg(long, conflicts_with = "dir")]
+        windows: bool,
         /// The URI to resolve.
         uri: String,
     },
@@ -50,8 +63,7 @@ pub enum UriCommand {
 
 fn rejected(what: &str, err: &SanitizeError) -> ExitCode {
     eprintln!(
-        "rejected: {} at byte {} ({what}): {}",
-        err.kind().as_str(),
+        "rejected: the {what} at byte {}: {}",
         err.offset(),
         err.kind().explain()
     );
@@ -66,19 +78,56 @@ fn rejected_open(path: &str, err: &OpenError) -> ExitCode {
         .filter(|_| err.kind() == OpenErrorKind::Io)
         .map(|k| format!(" ({k})"))
         .unwrap_or_default();
+    eprintln!("rejected: opening {path}: {}{io}", err.kind().explain());
+    ExitCode::from(1)
+}
+
+/// A template, expansion or match rejection on stderr, with its byte offset;
+/// exit code 1.
+fn rejected_template(what: &str, e: &TemplateError) -> ExitCode {
     eprintln!(
-        "rejected: {} (open {path}): {}{io}",
-        err.kind().as_str(),
-        err.kind().explain()
+        "rejected: the {what} at byte {}: {}",
+        e.offset(),
+        template_words(e.kind())
     );
     ExitCode::from(1)
 }
 
+/// A template or match error in words (RFC 6570 sections), for stderr.
+fn template_words(kind: TemplateErrorKind) -> &'static str {
+    match kind {
+        TemplateErrorKind::TooLong => "the template is longer than the limit (MAX_TEMPLATE_BYTES)",
+        TemplateErrorKind::UnclosedExpression => "a `{` has no closing `}` (RFC 6570 §2.2)",
+        TemplateErrorKind::InvalidLiteral => {
+            "a character that is not allowed in a literal (RFC 6570 §2.1: space, quote, <, >, \\, ^, `, |, }, control characters)"
+        }
+        TemplateErrorKind::MalformedEscape => "a `%` not followed by two hex digits",
+        TemplateErrorKind::UnsupportedOperator => {
+            "an operator reserved for future extensions (=, ',', !, @, |; RFC 6570 §2.2)"
+        }
+        TemplateErrorKind::InvalidVarName => {
+            "an empty expression or a malformed variable name (RFC 6570 §2.3)"
+        }
+        TemplateErrorKind::InvalidPrefix => {
+            "a prefix modifier that is not 1 to 9999 (RFC 6570 §2.4.1)"
+        }
+        TemplateErrorKind::PrefixOnComposite => {
+            "a prefix modifier on a list or associative value (RFC 6570 §2.4.1: strings only)"
+        }
+        TemplateErrorKind::Rejected => "the RFC 6570 reference parser rejects this template",
+        TemplateErrorKind::UriTooLong => "the URI is longer than the limit (MAX_MATCH_URI_BYTES)",
+        TemplateErrorKind::MatchBudgetExceeded => {
+            "matching took more steps than the limit (MAX_MATCH_STEPS)"
+        }
+        TemplateErrorKind::MatchTooDeep => {
+            "matching needed more nested states than the limit (MAX_MATCH_DEPTH)"
+        }
+        _ => "the template or URI is not valid",
+    }
+}
+
 fn template_or_exit(template: &str) -> Result<Template, ExitCode> {
-    Template::parse(template).map_err(|e| {
-        eprintln!("rejected: {} at byte {} (template)", e.kind(), e.offset());
-        ExitCode::from(1)
-    })
+    Template::parse(template).map_err(|e| rejected_template("template", &e))
 }
 
 /// Runs `mcptape uri`.
@@ -114,10 +163,7 @@ pub fn run(cmd: UriCommand) -> anyhow::Result<ExitCode> {
                     println!("{s}");
                     Ok(ExitCode::SUCCESS)
                 }
-                Err(e) => {
-                    eprintln!("rejected: {} at byte {} (expansion)", e.kind(), e.offset());
-                    Ok(ExitCode::from(1))
-                }
+                Err(e) => Ok(rejected_template("expansion", &e)),
             }
         }
         UriCommand::Match { template, uri } => {
@@ -144,14 +190,21 @@ pub fn run(cmd: UriCommand) -> anyhow::Result<ExitCode> {
                     eprintln!("no match");
                     Ok(ExitCode::from(1))
                 }
-                Err(e) => {
-                    eprintln!("rejected: {} at byte {} (uri)", e.kind(), e.offset());
-                    Ok(ExitCode::from(1))
-                }
+                Err(e) => Ok(rejected_template("uri", &e)),
             }
         }
-        UriCommand::Resolve { root, dir, uri } => {
-            let root = match Root::new(&root) {
+        UriCommand::Resolve {
+            root,
+            dir,
+            windows,
+            uri,
+        } => {
+            let style = if windows {
+                PathStyle::Windows
+            } else {
+                PathStyle::Posix
+            };
+            let root = match Root::with_style(&root, style) {
                 Ok(r) => r,
                 Err(e) => return Ok(rejected("root", &e)),
             };

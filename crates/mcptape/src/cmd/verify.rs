@@ -7,7 +7,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use mcptape_replay::bench::Client;
 use mcptape_replay::config::{check_ignore_pointer, verify_timeout};
 use mcptape_replay::error::record_label;
 use mcptape_replay::target::{self, Target, TargetSpec};
@@ -85,9 +84,14 @@ async fn session(
         (Some(url), _) => TargetSpec::Url(url.clone()),
         (None, c) => TargetSpec::Shell(c.clone().unwrap_or_default()),
     };
-    let (r, w) = target.start(&spec, tape.protocol_version.as_deref())?;
-    let client = Arc::new(Client::over(r, w));
-    let rep = mcptape_replay::verify::verify(client.clone(), tape, &args.ignore, timeout).await?;
+    let client = target.connect(&spec, tape.protocol_version.as_deref())?;
+    let spin = super::progress::spinner(&format!(
+        "verify: replaying {} recorded requests",
+        tape.client.len()
+    ));
+    let rep = mcptape_replay::verify::verify(client.clone(), tape, &args.ignore, timeout).await;
+    spin.finish_and_clear();
+    let rep = rep?;
     let gone = if rep.closed_at.is_some() {
         target.gone_reason().await
     } else {

@@ -38,20 +38,20 @@ pub fn k6() -> PathBuf {
 
 /// `mcptape export k6 TRANSCRIPT -o OUT ARGS...`; panics unless it succeeds.
 pub fn export(transcript: &str, out: &Path, args: &[&str]) {
-    let (o, _) = run_bounded(
-        Command::new(mcptape())
-            .args(["export", "k6"])
-            .arg(repo_root().join("corpus/transcripts").join(transcript))
-            .arg("-o")
-            .arg(out)
-            .args(args),
-        Duration::from_secs(30),
-    );
-    assert!(
-        o.status.success(),
-        "export k6: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let mut cmd = Command::new(mcptape());
+    cmd.args(["export", "k6"])
+        .arg(repo_root().join("corpus/transcripts").join(transcript))
+        .arg("-o")
+        .arg(out)
+        .args(args);
+    run_ok("export k6", &mut cmd, Duration::from_secs(30));
+}
+
+/// Runs `cmd` within `limit`, asserting it exits 0 (the failure names `what` and shows stderr).
+fn run_ok(what: &str, cmd: &mut Command, limit: Duration) {
+    let (o, _) = run_bounded(cmd, limit);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{what}: {stderr}");
 }
 
 /// A `k6 run` command on `script` against `url` (loopback), quiet, no usage report.
@@ -74,19 +74,9 @@ pub fn run_k6(cmd: &mut Command) -> Output {
 
 /// `mcptape import k6 FILES... --out DIR`, returning report.json.
 pub fn import(files: &[PathBuf], dir: &Path) -> serde_json::Value {
-    let (o, _) = run_bounded(
-        Command::new(mcptape())
-            .args(["import", "k6"])
-            .args(files)
-            .arg("--out")
-            .arg(dir),
-        Duration::from_secs(60),
-    );
-    assert!(
-        o.status.success(),
-        "import k6: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let mut cmd = Command::new(mcptape());
+    cmd.args(["import", "k6"]).args(files).arg("--out").arg(dir);
+    run_ok("import k6", &mut cmd, Duration::from_secs(60));
     serde_json::from_slice(&std::fs::read(dir.join("report.json")).unwrap()).unwrap()
 }
 
@@ -110,6 +100,12 @@ pub fn serve_http(transcript: &str, latency: &str) -> (Guard, u16) {
     let g = Guard(child);
     wait_port(port, Duration::from_secs(30));
     (g, port)
+}
+
+/// [`serve_http`], returning the guard and the MCP URL `http://127.0.0.1:PORT/mcp`.
+pub fn serve_http_url(transcript: &str, latency: &str) -> (Guard, String) {
+    let (g, port) = serve_http(transcript, latency);
+    (g, format!("http://127.0.0.1:{port}/mcp"))
 }
 
 /// The values (ms) of every point of `metric` in a k6 JSON output (plain or gzip).

@@ -49,6 +49,20 @@ pub fn mcptape() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_mcptape"))
 }
 
+/// `mcptape ARGS...` run to completion: (exit code, stdout, stderr), both as UTF-8.
+pub fn mcptape_text(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(mcptape())
+        .args(args)
+        .output()
+        .expect("run mcptape");
+    let utf8 = |b: Vec<u8>| String::from_utf8(b).expect("UTF-8 output");
+    (
+        out.status.code().expect("exit code"),
+        utf8(out.stdout),
+        utf8(out.stderr),
+    )
+}
+
 /// Paths of the real peers installed by `scripts/install-peers.sh`.
 #[derive(Debug, Clone)]
 pub struct Peers {

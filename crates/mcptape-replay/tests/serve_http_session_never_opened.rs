@@ -1,0 +1,95 @@
+//! `serve --listen` of a recording where a 2026-07-28 client drove a 2025
+//! session server that never opened a session (the conformance suite with
+//! `--spec-version 2026-07-28` against server-everything): every POST was
+//! answered 400 "Server not initialized" with a null id. The replay gives
+//! that recorded rejection, not an answer the server never gave (a
+//! synthesized or "not recorded" reply with the request's id).
+
+use std::sync::Arc;
+
+use mcptape_replay::latency::{FaultSpec, LatencyModel};
+use mcptape_replay::serve::Server;
+use mcptape_replay::tape::Tape;
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+const TAPE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/data/http-session-never-opened.jsonl"
+);
+
+/// Serves [`TAPE`] on a loopback port; the port.
+async fn listen() -> u16 {
+    let bytes = std::fs::read(TAPE).unwrap();
+    let t = mcptape_transcript::reader::read(&bytes).unwrap();
+    let tape = Tape::from_transcript(&t).unwrap();
+    assert!(tape.session_rejection.is_some());
+    let srv = Arc::new(
+        Server::new(
+            tape,
+            LatencyModel::parse("fixed:0ms").unwrap(),
+            FaultSpec::default(),
+            1,
+            &[],
+        )
+        .unwrap(),
+    );
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = l.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        mcptape_replay::http::serve_http(srv, l, std::future::pending())
+            .await
+            .unwrap();
+    });
+    port
+}
+
+/// One POST of `body` without `Mcp-Session-Id`: (status, JSON body).
+async fn post(port: u16, body: &str) -> (u16, Value) {
+    let mut s = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .unwrap();
+    let req = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    s.write_all(req.as_bytes()).await.unwrap();
+    let mut out = String::new();
+    tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        s.read_to_string(&mut out),
+    )
+    .await
+    .expect("answered within 10 s")
+    .unwrap();
+    let status = out.get(9..12).unwrap_or("").parse().unwrap_or(0);
+    let (_, json_body) = out.split_once("\r\n\r\n").unwrap_or(("", ""));
+    let v = serde_json::from_str(json_body).unwrap_or_else(|e| panic!("{e}: {out}"));
+    (status, v)
+}
+
+#[tokio::test]
+async fn a_session_server_that_never_opened_a_session_replays_its_rejection() {
+    let port = listen().await;
+    let rejected = json!({
+        "jsonrpc": "2.0",
+        "error": {"code": -32000, "message": "Bad Request: Server not initialized"},
+        "id": null
+    });
+    // The recorded request, and an unrecorded one the recorded capabilities
+    // would otherwise answer: the session rejection, byte for byte.
+    for body in [
+        r#"{"jsonrpc":"2.0","id":7,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"p"},"argument":{"name":"a","value":"t"}}}"#,
+        r#"{"jsonrpc":"2.0","id":8,"method":"tools/list"}"#,
+    ] {
+        assert_eq!(post(port, body).await, (400, rejected.clone()), "{body}");
+    }
+    // The rejected handshake is paired with its request (tape.rs): the
+    // recorded 400 and error, under the request's id.
+    let (status, v) = post(
+        port,
+        r#"{"jsonrpc":"2.0","id":9,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#,
+    )
+    .await;
+    assert_eq!((status, &v["error"]), (400, &rejected["error"]), "{v}");
+}

@@ -1,0 +1,130 @@
+//! `mcptape bench --slo`: the exit code, the pass/fail table, `slo` in report.json and the
+//! JUnit XML `slo.xml`, on a short real bench (the built binary serves the shipped recording
+//! over stdio as its own child).
+
+#[path = "record_support/mod.rs"]
+mod support;
+
+use std::process::Command;
+use std::time::Duration;
+
+use support::*;
+
+/// Runs a short bench with `--slo slo`; returns (exit code, stdout, stderr, report.json,
+/// slo.xml text).
+fn bench_slo(slo: &str, out: &std::path::Path) -> (i32, String, String, serde_json::Value, String) {
+    let mut cmd = Command::new(mcptape());
+    cmd.arg("bench")
+        .arg(repo_root().join("corpus/transcripts/everything-stdio.jsonl"))
+        .args(["--reads", "30", "--turns", "10", "--latency", "fixed:1ms"])
+        .args(["--slo", slo])
+        .arg("--out")
+        .arg(out);
+    let (o, _) = run_bounded(&mut cmd, Duration::from_secs(120));
+    let report = serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+    let xml = std::fs::read_to_string(out.join("slo.xml")).unwrap_or_default();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+        report,
+        xml,
+    )
+}
+
+/// (name, failure message) of each `<testcase>` of a JUnit document.
+fn testcases(xml: &str) -> Vec<(String, Option<String>)> {
+    let doc = roxmltree::Document::parse(xml).unwrap_or_else(|e| panic!("{e}\n{xml}"));
+    doc.descendants()
+        .filter(|n| n.has_tag_name("testcase"))
+        .map(|n| {
+            let failure = n
+                .children()
+                .find(|c| c.has_tag_name("failure"))
+                .and_then(|f| f.attribute("message").map(str::to_owned));
+            (n.attribute("name").unwrap().to_owned(), failure)
+        })
+        .collect()
+}
+
+#[test]
+fn a_met_slo_exits_0_and_writes_passing_testcases() {
+    let dir = tempfile::tempdir().unwrap();
+    // A 1 ms server answers well under 5 s; the recording's own not-found answers are not
+    // counted by errors<1%.
+    let (code, stdout, stderr, r, xml) = bench_slo("read.p99<5s,turn.p99<5s,errors<1%", dir.path());
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(stdout.contains("SLO pass: 3 of 3 items hold"), "{stdout}");
+    let slo = r["slo"].as_array().unwrap();
+    assert_eq!(slo.len(), 3);
+    assert_eq!(slo[0]["item"], "read.p99<5s");
+    assert_eq!(slo[0]["limit"], "< 5000.000 ms");
+    assert!(slo.iter().all(|c| c["pass"] == true), "{r}");
+    // The report's recording holds error answers, and errors<1% excused exactly those.
+    assert!(r["expectedErrorAnswers"].as_u64().unwrap() > 0, "{r}");
+    assert_eq!(slo[2]["measured"], "0.00 % (0 of 70)");
+    let cases = testcases(&xml);
+    assert_eq!(
+        cases,
+        vec![
+            ("read.p99<5s".to_owned(), None),
+            ("turn.p99<5s".to_owned(), None),
+            ("errors<1%".to_owned(), None),
+        ]
+    );
+}
+
+#[test]
+fn a_failed_slo_exits_1_and_the_junit_failure_names_the_measured_value() {
+    let dir = tempfile::tempdir().unwrap();
+    // No read over a pipe answers a 1 ms server within 1 µs.
+    let (code, stdout, stderr, r, xml) = bench_slo("turn.p99<5s,read.p50<1us", dir.path());
+    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    assert!(stdout.contains("SLO FAIL: 1 of 2 items hold"), "{stdout}");
+    assert!(stderr.contains("SLO failed: 1 of 2 items"), "{stderr}");
+    let p50_ms = r["single"]["p50Us"].as_u64().unwrap() as f64 / 1000.0;
+    assert!(p50_ms >= 1.0, "{r}");
+    assert_eq!(r["slo"][1]["pass"], false);
+    assert_eq!(r["slo"][1]["measured"], format!("{p50_ms:.3} ms"));
+    let cases = testcases(&xml);
+    assert_eq!(cases.len(), 2, "{xml}");
+    assert_eq!(cases[0], ("turn.p99<5s".to_owned(), None));
+    assert_eq!(cases[1].0, "read.p50<1us");
+    assert_eq!(
+        cases[1].1.as_deref(),
+        Some(format!("measured {p50_ms:.3} ms, limit < 0.001 ms").as_str())
+    );
+    // The HTML report shows the SLO section.
+    let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+    assert!(
+        html.contains("id=\"slo\"") && html.contains("FAIL"),
+        "no SLO section"
+    );
+}
+
+#[test]
+fn a_malformed_or_unreportable_slo_is_refused_before_the_run() {
+    for (spec, needle) in [
+        ("read.p99>5ms", "expected `<` or `<=`"),
+        (
+            "read.p95<5ms",
+            "bench reports p50, p90, p99, p99.9, max and mean only",
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cmd = Command::new(mcptape());
+        cmd.arg("bench")
+            .arg(repo_root().join("corpus/transcripts/everything-stdio.jsonl"))
+            .args(["--reads", "1", "--turns", "0", "--slo", spec])
+            .arg("--out")
+            .arg(dir.path());
+        let (o, _) = run_bounded(&mut cmd, Duration::from_secs(60));
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{spec}: {stderr}");
+        assert!(stderr.contains(needle), "{spec}: {stderr}");
+        assert!(
+            !dir.path().join("report.json").exists(),
+            "{spec}: ran anyway"
+        );
+    }
+}
