@@ -298,7 +298,10 @@ const NEAR_MISSES: &[(&str, &[&str])] = &[
             "null-id-parse-error-response",
         ],
     ),
-    ("sse-event-not-jsonrpc", &["sse-jsonrpc-events-after-priming"]),
+    (
+        "sse-event-not-jsonrpc",
+        &["sse-jsonrpc-events-after-priming"],
+    ),
     (
         "result-missing-resultType",
         &[

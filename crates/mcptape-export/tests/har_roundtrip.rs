@@ -21,7 +21,10 @@ fn http_transcripts() -> Vec<PathBuf> {
         })
         .collect();
     v.sort();
-    assert!(v.len() >= 4, "expected the 4 shipped HTTP recordings, found {v:?}");
+    assert!(
+        v.len() >= 4,
+        "expected the 4 shipped HTTP recordings, found {v:?}"
+    );
     v
 }
 
@@ -80,7 +83,12 @@ fn export_then_import_keeps_every_record_but_the_protocol_ones_with_its_time() {
         };
         assert_eq!(strip(&back), strip(&t), "{}", p.display());
         // The revision is derived from the handshake answer.
-        assert_eq!(back.protocol_version(), t.protocol_version(), "{}", p.display());
+        assert_eq!(
+            back.protocol_version(),
+            t.protocol_version(),
+            "{}",
+            p.display()
+        );
     }
 }
 
@@ -93,7 +101,11 @@ fn the_har_has_one_entry_per_exchange_with_the_recorded_times_and_sse_text() {
     assert_eq!(log.creator.name, "mcptape");
     // everything-http.jsonl has 16 exchanges (0..=15): 14 POSTs, a GET, a DELETE.
     assert_eq!(log.entries.len(), 16);
-    let methods: Vec<&str> = log.entries.iter().map(|e| e.request.method.as_str()).collect();
+    let methods: Vec<&str> = log
+        .entries
+        .iter()
+        .map(|e| e.request.method.as_str())
+        .collect();
     assert_eq!(methods.iter().filter(|m| **m == "POST").count(), 14);
     assert_eq!(methods[2], "GET");
     assert_eq!(methods[15], "DELETE");
@@ -102,7 +114,10 @@ fn the_har_has_one_entry_per_exchange_with_the_recorded_times_and_sse_text() {
     let e0 = &log.entries[0];
     // Record 0 (the initialize POST) is at tUs 6149483, its first answer record at 6243862,
     // the stream's end at 6244736.
-    assert_eq!(rfc3339_us(&e0.started_date_time).unwrap() - start, 6_149_483);
+    assert_eq!(
+        rfc3339_us(&e0.started_date_time).unwrap() - start,
+        6_149_483
+    );
     assert_eq!(e0.timings.send, 0.0);
     assert_eq!(e0.timings.wait, 94.379);
     assert_eq!(e0.timings.receive, 0.874);
@@ -111,8 +126,16 @@ fn the_har_has_one_entry_per_exchange_with_the_recorded_times_and_sse_text() {
     assert_eq!(e0.request.headers_size, -1);
     let body = e0.request.post_data.as_ref().unwrap();
     assert_eq!(body.mime_type, "application/json");
-    assert_eq!(e0.request.body_size, body.text.as_ref().unwrap().len() as i64);
-    assert!(body.text.as_ref().unwrap().contains(r#""method":"initialize""#));
+    assert_eq!(
+        e0.request.body_size,
+        body.text.as_ref().unwrap().len() as i64
+    );
+    assert!(
+        body.text
+            .as_ref()
+            .unwrap()
+            .contains(r#""method":"initialize""#)
+    );
 
     let r = &e0.response;
     assert_eq!((r.status, r.status_text.as_str()), (200, "OK"));
@@ -123,14 +146,21 @@ fn the_har_has_one_entry_per_exchange_with_the_recorded_times_and_sse_text() {
     assert!(text.starts_with("id: ff1f8d7d-d19a-4561-b642-cf1b9e9d84dc\ndata: \n\nid: 938c2c8e-1cd3-42fc-bc1b-7a62a81a3e06\nevent: message\ndata: {\"result\":{\"protocolVersion\":\"2025-11-25\""), "{text:.300}");
     assert!(text.ends_with("\n\n"));
     // Redacted headers are carried as recorded.
-    assert!(r.headers.iter().any(|h| h.name == "mcp-session-id" && h.value == "[redacted:1]"));
+    assert!(
+        r.headers
+            .iter()
+            .any(|h| h.name == "mcp-session-id" && h.value == "[redacted:1]")
+    );
     let x = e0.mcptape.as_ref().unwrap();
     assert_eq!(x.events_us, [6_243_862, 6_244_436]);
     assert_eq!(x.end, Some(HttpNote::ServerClosedStream));
 
     // The 202 to notifications/initialized has no body.
     let e1 = &log.entries[1];
-    assert_eq!((e1.response.status, e1.response.status_text.as_str()), (202, "Accepted"));
+    assert_eq!(
+        (e1.response.status, e1.response.status_text.as_str()),
+        (202, "Accepted")
+    );
     assert_eq!(e1.response.content.size, 0);
     // The GET stream: no body either way; ended when the session was deleted.
     let e2 = &log.entries[2];
@@ -141,7 +171,14 @@ fn the_har_has_one_entry_per_exchange_with_the_recorded_times_and_sse_text() {
     // The JSON written is camelCase HAR.
     let v = serde_json::to_value(&har).unwrap();
     let ent = &v["log"]["entries"][0];
-    for key in ["startedDateTime", "time", "request", "response", "cache", "timings"] {
+    for key in [
+        "startedDateTime",
+        "time",
+        "request",
+        "response",
+        "cache",
+        "timings",
+    ] {
         assert!(ent.get(key).is_some(), "{key}");
     }
     assert!(ent["request"].get("httpVersion").is_some());
@@ -164,7 +201,10 @@ fn a_json_answer_is_the_content_byte_exact() {
     assert_eq!(c.text.as_deref(), Some(answer));
     // The last read is answered 400 (the recorded error).
     let last = har.log.entries.last().unwrap();
-    assert_eq!((last.response.status, last.response.status_text.as_str()), (400, "Bad Request"));
+    assert_eq!(
+        (last.response.status, last.response.status_text.as_str()),
+        (400, "Bad Request")
+    );
 }
 
 #[test]

@@ -5,32 +5,11 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{TINY, tape_of};
+use common::server;
 use mcptape_replay::bench::{self, BenchConfig, BenchResult, Client, Load};
-use mcptape_replay::latency::{FaultSpec, LatencyModel};
-use mcptape_replay::schedule::TimerMode;
 use mcptape_replay::serve::{Server, serve_stream};
 use mcptape_replay::stats::PhaseCounters;
 use tokio::time::{Duration, Instant};
-
-fn server(model: &str, fault: &str, seed: u64) -> Arc<Server> {
-    let faults = if fault.is_empty() {
-        FaultSpec::default()
-    } else {
-        FaultSpec::parse(fault).unwrap()
-    };
-    Arc::new(
-        Server::new(
-            tape_of(TINY),
-            LatencyModel::parse(model).unwrap(),
-            faults,
-            seed,
-            &[],
-        )
-        .unwrap()
-        .with_timer(TimerMode::Virtual),
-    )
-}
 
 async fn client_of(srv: &Arc<Server>) -> Arc<Client> {
     let (a, b) = tokio::io::duplex(1 << 20);

@@ -2,38 +2,29 @@
 //! tokio's paused (virtual) clock with [`TimerMode::Virtual`]: no real time
 //! is measured, every figure is exact.
 
-use std::sync::Arc;
+mod common;
 
+use common::server;
 use mcptape_replay::latency::{FaultSpec, LatencyModel};
-use mcptape_replay::schedule::{DeadlineHeap, Scheduler, TimerMode, deadline_after};
-use mcptape_replay::serve::{Precision, Server, serve_stream};
-use mcptape_replay::tape::Tape;
+use mcptape_replay::schedule::{DeadlineHeap, Scheduler, deadline_after};
+use mcptape_replay::serve::{Precision, serve_stream};
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{
+    AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, ReadHalf, WriteHalf,
+};
 use tokio::time::{Duration, Instant};
 
-fn tape() -> Tape {
-    let bytes = std::fs::read(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/tiny-two-reads.jsonl"
-    ))
-    .unwrap();
-    let t = mcptape_transcript::reader::read(&bytes).unwrap();
-    Tape::from_transcript(&t).unwrap()
-}
-
-fn server(model: &str, seed: u64) -> Arc<Server> {
-    Arc::new(
-        Server::new(
-            tape(),
-            LatencyModel::parse(model).unwrap(),
-            FaultSpec::default(),
-            seed,
-            &[],
-        )
-        .unwrap()
-        .with_timer(TimerMode::Virtual),
-    )
+/// Serves `fixed:12ms` (seed 1, virtual clock) on one end of a duplex pipe: the reply
+/// lines and the request writer of the other end.
+fn pipe_12ms() -> (
+    Lines<BufReader<ReadHalf<DuplexStream>>>,
+    WriteHalf<DuplexStream>,
+) {
+    let (a, b) = tokio::io::duplex(1 << 20);
+    let (ar, aw) = tokio::io::split(a);
+    let (br, bw) = tokio::io::split(b);
+    tokio::spawn(serve_stream(server("fixed:12ms", "", 1), ar, aw));
+    (BufReader::new(br).lines(), bw)
 }
 
 fn read_line(id: &Value) -> String {
@@ -100,11 +91,7 @@ async fn deadline_is_arrival_plus_the_drawn_delay() {
 /// the same deadline: they are answered together at 12 ms, in arrival order.
 #[tokio::test(start_paused = true)]
 async fn equal_deadlines_are_answered_in_arrival_order() {
-    let (a, b) = tokio::io::duplex(1 << 20);
-    let (ar, aw) = tokio::io::split(a);
-    let (br, mut bw) = tokio::io::split(b);
-    tokio::spawn(serve_stream(server("fixed:12ms", 1), ar, aw));
-    let mut lines = BufReader::new(br).lines();
+    let (mut lines, mut bw) = pipe_12ms();
     let ids: Vec<Value> = vec![json!(5), json!("b"), json!(3), json!("a\"q"), json!(1)];
     let all: String = ids.iter().map(read_line).collect();
     let t0 = Instant::now();
@@ -121,11 +108,7 @@ async fn equal_deadlines_are_answered_in_arrival_order() {
 /// 5 ms after another with the same 12 ms delay is answered 5 ms later.
 #[tokio::test(start_paused = true)]
 async fn each_deadline_counts_from_its_own_arrival() {
-    let (a, b) = tokio::io::duplex(1 << 20);
-    let (ar, aw) = tokio::io::split(a);
-    let (br, mut bw) = tokio::io::split(b);
-    tokio::spawn(serve_stream(server("fixed:12ms", 1), ar, aw));
-    let mut lines = BufReader::new(br).lines();
+    let (mut lines, mut bw) = pipe_12ms();
     let t0 = Instant::now();
     bw.write_all(read_line(&json!(1)).as_bytes()).await.unwrap();
     tokio::time::sleep(Duration::from_millis(5)).await;
@@ -165,7 +148,7 @@ async fn replies_leave_in_deadline_order_at_their_drawn_delays() {
         "seed 7 must draw delays out of arrival order for this test to mean anything"
     );
 
-    let srv = server(model, seed);
+    let srv = server(model, "", seed);
     let (a, b) = tokio::io::duplex(1 << 20);
     let (ar, aw) = tokio::io::split(a);
     let (br, mut bw) = tokio::io::split(b);
@@ -194,7 +177,7 @@ async fn replies_leave_in_deadline_order_at_their_drawn_delays() {
 /// A cancelled pending answer is never sent; the others still are.
 #[tokio::test(start_paused = true)]
 async fn a_cancelled_reply_is_removed_from_the_heap() {
-    let srv = server("fixed:12ms", 1);
+    let srv = server("fixed:12ms", "", 1);
     let (a, b) = tokio::io::duplex(1 << 20);
     let (ar, aw) = tokio::io::split(a);
     let (br, mut bw) = tokio::io::split(b);
@@ -238,7 +221,7 @@ fn precision_flag_at_the_limit_and_one_past_it() {
 #[tokio::test(start_paused = true)]
 async fn the_serve_summary_carries_lateness_precision_and_engine_time() {
     for (model, limit_us, engine_count) in [("fixed:12ms", 440.0, 0), ("fixed:0ms", 200.0, 3)] {
-        let srv = server(model, 1);
+        let srv = server(model, "", 1);
         let (a, b) = tokio::io::duplex(1 << 20);
         let (ar, aw) = tokio::io::split(a);
         let (br, mut bw) = tokio::io::split(b);

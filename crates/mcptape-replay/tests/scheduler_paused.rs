@@ -6,33 +6,12 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{TINY, tape_of};
+use common::server;
 use mcptape_replay::bench::{self, BenchConfig, BenchResult, Client, Load};
-use mcptape_replay::latency::{FaultSpec, LatencyModel};
-use mcptape_replay::schedule::TimerMode;
 use mcptape_replay::serve::{Server, Unrecorded, serve_stream};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::time::{Duration, Instant};
-
-fn server(model: &str, fault: &str, seed: u64) -> Arc<Server> {
-    let faults = if fault.is_empty() {
-        FaultSpec::default()
-    } else {
-        FaultSpec::parse(fault).unwrap()
-    };
-    Arc::new(
-        Server::new(
-            tape_of(TINY),
-            LatencyModel::parse(model).unwrap(),
-            faults,
-            seed,
-            &[],
-        )
-        .unwrap()
-        .with_timer(TimerMode::Virtual),
-    )
-}
 
 /// Starts `serve_stream` on one end of a duplex pipe; returns a client on the other.
 fn connect(srv: Arc<Server>) -> (Arc<Client>, tokio::task::JoinHandle<()>) {

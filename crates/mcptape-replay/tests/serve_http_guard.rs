@@ -4,18 +4,10 @@
 //! 404), never a rejection recorded for another reason; session ids are
 //! random 128-bit hex.
 
-use std::sync::Arc;
+mod common;
 
-use mcptape_replay::latency::{FaultSpec, LatencyModel};
-use mcptape_replay::serve::Server;
-use mcptape_replay::tape::Tape;
+use common::{instant_server, post_raw as post, tape_of};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-
-fn tape(path: &str) -> Tape {
-    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let t = mcptape_transcript::reader::read(&bytes).unwrap();
-    Tape::from_transcript(&t).unwrap()
-}
 
 fn corpus(name: &str) -> String {
     format!(
@@ -30,16 +22,7 @@ fn data(name: &str) -> String {
 
 /// Serves `path` on a loopback port, extra origins `allowed`; the port.
 async fn listen(path: &str, allowed: &[&str]) -> u16 {
-    let srv = Arc::new(
-        Server::new(
-            tape(path),
-            LatencyModel::parse("fixed:0ms").unwrap(),
-            FaultSpec::default(),
-            1,
-            &[],
-        )
-        .unwrap(),
-    );
+    let srv = instant_server(tape_of(path));
     let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = l.local_addr().unwrap().port();
     let allowed: Vec<String> = allowed.iter().map(|s| (*s).to_owned()).collect();
@@ -49,28 +32,6 @@ async fn listen(path: &str, allowed: &[&str]) -> u16 {
             .unwrap();
     });
     port
-}
-
-/// One POST of `body` with the raw header lines `headers` (each ending CRLF,
-/// `Host` included); the whole response text.
-async fn post(port: u16, headers: &str, body: &str) -> String {
-    let mut s = tokio::net::TcpStream::connect(("127.0.0.1", port))
-        .await
-        .unwrap();
-    let req = format!(
-        "POST /mcp HTTP/1.1\r\n{headers}Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    );
-    s.write_all(req.as_bytes()).await.unwrap();
-    let mut out = String::new();
-    tokio::time::timeout(
-        std::time::Duration::from_secs(10),
-        s.read_to_string(&mut out),
-    )
-    .await
-    .expect("answered within 10 s")
-    .unwrap();
-    out
 }
 
 const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;

@@ -5,13 +5,10 @@
 //! that recorded rejection, not an answer the server never gave (a
 //! synthesized or "not recorded" reply with the request's id).
 
-use std::sync::Arc;
+mod common;
 
-use mcptape_replay::latency::{FaultSpec, LatencyModel};
-use mcptape_replay::serve::Server;
-use mcptape_replay::tape::Tape;
+use common::{instant_server, post_raw, tape_of};
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 const TAPE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -20,20 +17,9 @@ const TAPE: &str = concat!(
 
 /// Serves [`TAPE`] on a loopback port; the port.
 async fn listen() -> u16 {
-    let bytes = std::fs::read(TAPE).unwrap();
-    let t = mcptape_transcript::reader::read(&bytes).unwrap();
-    let tape = Tape::from_transcript(&t).unwrap();
+    let tape = tape_of(TAPE);
     assert!(tape.session_rejection.is_some());
-    let srv = Arc::new(
-        Server::new(
-            tape,
-            LatencyModel::parse("fixed:0ms").unwrap(),
-            FaultSpec::default(),
-            1,
-            &[],
-        )
-        .unwrap(),
-    );
+    let srv = instant_server(tape);
     let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = l.local_addr().unwrap().port();
     tokio::spawn(async move {
@@ -46,22 +32,7 @@ async fn listen() -> u16 {
 
 /// One POST of `body` without `Mcp-Session-Id`: (status, JSON body).
 async fn post(port: u16, body: &str) -> (u16, Value) {
-    let mut s = tokio::net::TcpStream::connect(("127.0.0.1", port))
-        .await
-        .unwrap();
-    let req = format!(
-        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    );
-    s.write_all(req.as_bytes()).await.unwrap();
-    let mut out = String::new();
-    tokio::time::timeout(
-        std::time::Duration::from_secs(10),
-        s.read_to_string(&mut out),
-    )
-    .await
-    .expect("answered within 10 s")
-    .unwrap();
+    let out = post_raw(port, &format!("Host: 127.0.0.1:{port}\r\n"), body).await;
     let status = out.get(9..12).unwrap_or("").parse().unwrap_or(0);
     let (_, json_body) = out.split_once("\r\n\r\n").unwrap_or(("", ""));
     let v = serde_json::from_str(json_body).unwrap_or_else(|e| panic!("{e}: {out}"));

@@ -4,31 +4,23 @@
 //! `initialize` and ended with `DELETE`, reads go out concurrently, and a
 //! cancelled read's POST is aborted so its answer never arrives.
 
+mod common;
+
 use std::sync::{Arc, Mutex};
 
+use common::{TINY, tape_of};
 use mcptape_replay::bench::{self, BenchConfig, Load};
 use mcptape_replay::latency::{FaultSpec, LatencyModel};
 use mcptape_replay::serve::Server;
-use mcptape_replay::tape::Tape;
 use mcptape_transport::http::HttpClient;
 use mcptape_transport::session::{Observer, Session, WireEvent};
 use tokio::time::Duration;
-
-fn tape() -> Tape {
-    let bytes = std::fs::read(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/tiny-two-reads.jsonl"
-    ))
-    .unwrap();
-    let t = mcptape_transcript::reader::read(&bytes).unwrap();
-    Tape::from_transcript(&t).unwrap()
-}
 
 /// Starts the recorded server on a loopback port; returns its URL.
 async fn listen(model: &str) -> (String, Arc<Server>) {
     let srv = Arc::new(
         Server::new(
-            tape(),
+            tape_of(TINY),
             LatencyModel::parse(model).unwrap(),
             FaultSpec::default(),
             1,

@@ -12,11 +12,7 @@ use k6s::*;
 fn run_live(transcript: &str, url: &str, rate: &[&str]) -> serde_json::Value {
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("script.js");
-    export(
-        transcript,
-        &script,
-        &[rate, &["--duration", "3s"]].concat(),
-    );
+    export(transcript, &script, &[rate, &["--duration", "3s"]].concat());
     let out = dir.path().join("out.json");
     let out_arg = format!("json={}", out.display());
     let o = run_k6(&mut k6_run(&script, url, &["--out", &out_arg]));

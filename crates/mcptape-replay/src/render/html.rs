@@ -134,6 +134,37 @@ fn x_of_q(q: f64) -> f64 {
     ML + (nines / MAX_NINES).clamp(0.0, 1.0) * (W - ML - MR)
 }
 
+/// Appends to `s` the x grid lines and tick labels every `xstep` from 0 to `x_top` (axis
+/// units), then the axis title `label` (plain text, not escaped). `x_of` maps an axis value to
+/// its SVG x (px); `(pw, ph)` is the plot area's width and height (px).
+fn x_axis(
+    s: &mut String,
+    x_top: f64,
+    xstep: f64,
+    x_of: &dyn Fn(f64) -> f64,
+    (pw, ph): (f64, f64),
+    label: &str,
+) {
+    let mut v = 0.0;
+    while v <= x_top * (1.0 + 1e-9) {
+        let x = x_of(v);
+        let _ = writeln!(
+            s,
+            r#"<line class="grid" x1="{x:.1}" y1="{MT}" x2="{x:.1}" y2="{:.1}"/><text class="xtick" x="{x:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+            MT + ph,
+            MT + ph + 18.0,
+            tick_label(v, xstep)
+        );
+        v += xstep;
+    }
+    let _ = writeln!(
+        s,
+        r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{label}</text>"#,
+        ML + pw / 2.0,
+        H - 10.0
+    );
+}
+
 /// The frame of a chart: title, axes box, y ticks (round values) and labels; returns the SVG
 /// opening and the y mapping's top value (the y axis runs 0..top).
 fn frame(id: &str, title: &str, y_top: f64, y_step: f64, y_label: &str, y_fmt_pct: bool) -> String {
@@ -381,23 +412,13 @@ pub fn cdf_svg(report: &BenchReport, res: &BenchResult) -> String {
         "turns complete",
         true,
     );
-    let mut v = 0.0;
-    while v <= x_top * (1.0 + 1e-9) {
-        let x = x_of(v);
-        let _ = writeln!(
-            s,
-            r#"<line class="grid" x1="{x:.1}" y1="{MT}" x2="{x:.1}" y2="{:.1}"/><text class="xtick" x="{x:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
-            MT + ph,
-            MT + ph + 18.0,
-            tick_label(v, xstep)
-        );
-        v += xstep;
-    }
-    let _ = writeln!(
-        s,
-        r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">time since the turn began (ms)</text>"#,
-        ML + pw / 2.0,
-        H - 10.0
+    x_axis(
+        &mut s,
+        x_top,
+        xstep,
+        &x_of,
+        (pw, ph),
+        "time since the turn began (ms)",
     );
     let ts: Vec<f64> = (0..=POINTS)
         .map(|i| x_top * i as f64 / POINTS as f64)
@@ -506,23 +527,13 @@ pub fn intervals_svg(intervals: &Value) -> Option<String> {
         "latency (ms)",
         false,
     );
-    let mut v = 0.0;
-    while v <= x_top * (1.0 + 1e-9) {
-        let x = x_of(v);
-        let _ = writeln!(
-            s,
-            r#"<line class="grid" x1="{x:.1}" y1="{MT}" x2="{x:.1}" y2="{:.1}"/><text class="xtick" x="{x:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
-            MT + ph,
-            MT + ph + 18.0,
-            tick_label(v, xstep)
-        );
-        v += xstep;
-    }
-    let _ = writeln!(
-        s,
-        r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">time since the run began (s)</text>"#,
-        ML + pw / 2.0,
-        H - 10.0
+    x_axis(
+        &mut s,
+        x_top,
+        xstep,
+        &x_of,
+        (pw, ph),
+        "time since the run began (s)",
     );
     let palette = [
         "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",

@@ -1,7 +1,14 @@
-//! Shared helpers of the replay integration tests: the tapes under `tests/data/`.
+//! Shared helpers of the replay integration tests: the tapes under `tests/data/`, servers
+//! of them, and a raw Streamable HTTP POST.
 #![allow(dead_code)]
 
+use std::sync::Arc;
+
+use mcptape_replay::latency::{FaultSpec, LatencyModel};
+use mcptape_replay::schedule::TimerMode;
+use mcptape_replay::serve::Server;
 use mcptape_replay::tape::Tape;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// `tests/data/tiny-two-reads.jsonl`: an initialize and reads of `a.md`, `img/b.png` and a
 /// recorded not-found `missing.md`.
@@ -15,4 +22,63 @@ pub fn tape_of(path: &str) -> Tape {
     let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{path}: {e}"));
     let t = mcptape_transcript::reader::read(&bytes).unwrap_or_else(|e| panic!("{path}: {e}"));
     Tape::from_transcript(&t).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// A server of [`TINY`] on the virtual clock ([`TimerMode::Virtual`]): latency model `model`
+/// (`LatencyModel::parse` syntax), faults `fault` (`FaultSpec::parse` syntax, `""` for none),
+/// RNG seed `seed`. Panics on a spec that does not parse.
+pub fn server(model: &str, fault: &str, seed: u64) -> Arc<Server> {
+    let faults = if fault.is_empty() {
+        FaultSpec::default()
+    } else {
+        FaultSpec::parse(fault).unwrap()
+    };
+    Arc::new(
+        Server::new(
+            tape_of(TINY),
+            LatencyModel::parse(model).unwrap(),
+            faults,
+            seed,
+            &[],
+        )
+        .unwrap()
+        .with_timer(TimerMode::Virtual),
+    )
+}
+
+/// A server of `tape` answering at once (`fixed:0ms`, no faults, seed 1, real timer).
+pub fn instant_server(tape: Tape) -> Arc<Server> {
+    Arc::new(
+        Server::new(
+            tape,
+            LatencyModel::parse("fixed:0ms").unwrap(),
+            FaultSpec::default(),
+            1,
+            &[],
+        )
+        .unwrap(),
+    )
+}
+
+/// One `POST /mcp` of the JSON `body` to `127.0.0.1:port` with the raw header lines
+/// `headers` (each ending CRLF, `Host` included) and `Connection: close`; the whole
+/// response text, read within 10 s (panics past that).
+pub async fn post_raw(port: u16, headers: &str, body: &str) -> String {
+    let mut s = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .unwrap();
+    let req = format!(
+        "POST /mcp HTTP/1.1\r\n{headers}Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    s.write_all(req.as_bytes()).await.unwrap();
+    let mut out = String::new();
+    tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        s.read_to_string(&mut out),
+    )
+    .await
+    .expect("answered within 10 s")
+    .unwrap();
+    out
 }
