@@ -5,7 +5,7 @@ mod common;
 
 use std::sync::Arc;
 
-use common::server;
+use common::{closed_cfg, server};
 use mcptape_replay::bench::{self, BenchConfig, BenchResult, Client, Load};
 use mcptape_replay::serve::{Server, serve_stream};
 use mcptape_replay::stats::PhaseCounters;
@@ -26,17 +26,9 @@ async fn client_of(srv: &Arc<Server>) -> Arc<Client> {
     client
 }
 
+/// [`closed_cfg`] with a 1 s timeout.
 fn cfg(reads: u64, turns: u64, parallel: u32) -> BenchConfig {
-    BenchConfig {
-        reads,
-        turns,
-        parallel,
-        deadline_us: 800_000,
-        timeout_us: 1_000_000,
-        load: Load::Closed { concurrency: 1 },
-        max_phase: Duration::from_secs(600),
-        ..BenchConfig::default()
-    }
+    closed_cfg(reads, turns, parallel, 1_000_000)
 }
 
 async fn run(srv: &Arc<Server>, c: &BenchConfig) -> BenchResult {

@@ -6,7 +6,7 @@ mod common;
 
 use std::sync::Arc;
 
-use common::server;
+use common::{closed_cfg, server};
 use mcptape_replay::bench::{self, BenchConfig, BenchResult, Client, Load};
 use mcptape_replay::serve::{Server, Unrecorded, serve_stream};
 use serde_json::{Value, json};
@@ -40,17 +40,9 @@ async fn bench_on(srv: Arc<Server>, c: &BenchConfig) -> (Arc<Server>, BenchResul
     (srv, res)
 }
 
+/// [`closed_cfg`] with a 5 s timeout.
 fn cfg(reads: u64, turns: u64, parallel: u32) -> BenchConfig {
-    BenchConfig {
-        reads,
-        turns,
-        parallel,
-        deadline_us: 800_000,
-        timeout_us: 5_000_000,
-        load: Load::Closed { concurrency: 1 },
-        max_phase: Duration::from_secs(600),
-        max_in_flight: bench::DEFAULT_MAX_IN_FLIGHT,
-    }
+    closed_cfg(reads, turns, parallel, 5_000_000)
 }
 
 #[tokio::test(start_paused = true)]

@@ -135,12 +135,12 @@ fn x_of_q(q: f64) -> f64 {
 }
 
 /// Appends to `s` the x grid lines and tick labels every `xstep` from 0 to `x_top` (axis
-/// units), then the axis title `label` (plain text, not escaped). `x_of` maps an axis value to
-/// its SVG x (px); `(pw, ph)` is the plot area's width and height (px).
+/// units, passed as `(x_top, xstep)`), then the axis title `label` (plain text, not escaped).
+/// `x_of` maps an axis value to its SVG x (px); `(pw, ph)` is the plot area's width and
+/// height (px).
 fn x_axis(
     s: &mut String,
-    x_top: f64,
-    xstep: f64,
+    (x_top, xstep): (f64, f64),
     x_of: &dyn Fn(f64) -> f64,
     (pw, ph): (f64, f64),
     label: &str,
@@ -209,6 +209,13 @@ fn frame(id: &str, title: &str, y_top: f64, y_step: f64, y_label: &str, y_fmt_pc
         r##"<rect x="{ML}" y="{MT}" width="{pw}" height="{ph}" fill="none" stroke="#444"/>"##
     );
     s
+}
+
+/// The legend entry `deadline 800.000 ms` (dashed, [`C_DEADLINE`]) in legend row `i` of `s`;
+/// `deadline_us` in µs.
+fn deadline_legend(s: &mut String, i: usize, deadline_us: u64) {
+    let label = format!("deadline {}", ms(deadline_us as f64));
+    legend(s, i, &label, C_DEADLINE, true);
 }
 
 /// A legend entry at row `i`.
@@ -356,13 +363,7 @@ pub fn spectrum_svg(report: &BenchReport, res: &BenchResult) -> String {
             r#"<line class="deadline" x1="{ML}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="{C_DEADLINE}" stroke-dasharray="2 3"/>"#,
             W - MR
         );
-        legend(
-            &mut s,
-            row,
-            &format!("deadline {}", ms(report.deadline_us as f64)),
-            C_DEADLINE,
-            true,
-        );
+        deadline_legend(&mut s, row, report.deadline_us);
     }
     s.push_str("</svg>\n");
     s
@@ -412,14 +413,8 @@ pub fn cdf_svg(report: &BenchReport, res: &BenchResult) -> String {
         "turns complete",
         true,
     );
-    x_axis(
-        &mut s,
-        x_top,
-        xstep,
-        &x_of,
-        (pw, ph),
-        "time since the turn began (ms)",
-    );
+    let x_title = "time since the turn began (ms)";
+    x_axis(&mut s, (x_top, xstep), &x_of, (pw, ph), x_title);
     let ts: Vec<f64> = (0..=POINTS)
         .map(|i| x_top * i as f64 / POINTS as f64)
         .collect();
@@ -468,13 +463,7 @@ pub fn cdf_svg(report: &BenchReport, res: &BenchResult) -> String {
             ms(report.deadline_us as f64)
         );
     }
-    legend(
-        &mut s,
-        row,
-        &format!("deadline {}", ms(report.deadline_us as f64)),
-        C_DEADLINE,
-        true,
-    );
+    deadline_legend(&mut s, row, report.deadline_us);
     s.push_str("</svg>\n");
     s
 }
@@ -527,14 +516,8 @@ pub fn intervals_svg(intervals: &Value) -> Option<String> {
         "latency (ms)",
         false,
     );
-    x_axis(
-        &mut s,
-        x_top,
-        xstep,
-        &x_of,
-        (pw, ph),
-        "time since the run began (s)",
-    );
+    let x_title = "time since the run began (s)";
+    x_axis(&mut s, (x_top, xstep), &x_of, (pw, ph), x_title);
     let palette = [
         "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
     ];

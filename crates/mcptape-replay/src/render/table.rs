@@ -45,13 +45,16 @@ fn row(name: &str, q: &Quantiles) -> String {
     )
 }
 
-/// `  phase stopped at --max-phase 2000.000 ms after 40 of 100 reads`: a phase cut at
-/// `max_phase_ms` (ms) after `done` of `asked` `unit`s.
-fn cut_line(max_phase_ms: u64, done: u64, asked: u64, unit: &str) -> String {
-    format!(
-        "  phase stopped at --max-phase {} after {done} of {asked} {unit}",
-        ms(max_phase_ms * 1000)
-    )
+/// When `cut`, appends `  phase stopped at --max-phase 2000.000 ms after 40 of 100 reads`
+/// and a newline to `s`: a phase cut at `max_phase_ms` (ms) after `done` of `asked` `unit`s.
+fn write_cut(s: &mut String, cut: bool, max_phase_ms: u64, done: u64, asked: u64, unit: &str) {
+    if cut {
+        let _ = writeln!(
+            s,
+            "  phase stopped at --max-phase {} after {done} of {asked} {unit}",
+            ms(max_phase_ms * 1000)
+        );
+    }
 }
 
 /// `96 of 100 answered ok (96.0 %)`.
@@ -109,13 +112,8 @@ impl BenchReport {
             self.load,
             success_line(c.answered_ok, c.sent)
         );
-        if self.single_cut {
-            let _ = writeln!(
-                s,
-                "{}",
-                cut_line(self.max_phase_ms, c.sent, self.reads_asked, "reads")
-            );
-        }
+        let (cut, max_ms) = (self.single_cut, self.max_phase_ms);
+        write_cut(&mut s, cut, max_ms, c.sent, self.reads_asked, "reads");
         let _ = writeln!(
             s,
             "  {:<22} {:>7} {:>11} {:>11} {:>11} {:>11} {:>11}",
@@ -156,13 +154,8 @@ impl BenchReport {
             ms(self.timeout_us),
             success_line(self.turn_phase.answered_ok, self.turn_phase.sent)
         );
-        if self.turns_cut {
-            let _ = writeln!(
-                s,
-                "{}",
-                cut_line(self.max_phase_ms, self.turns, self.turns_asked, "turns")
-            );
-        }
+        let (cut, max_ms) = (self.turns_cut, self.max_phase_ms);
+        write_cut(&mut s, cut, max_ms, self.turns, self.turns_asked, "turns");
         let _ = writeln!(
             s,
             "  {:>6} {:>12} {:>18} {:>12}",

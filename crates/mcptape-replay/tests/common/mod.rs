@@ -4,11 +4,13 @@
 
 use std::sync::Arc;
 
+use mcptape_replay::bench::{BenchConfig, Load};
 use mcptape_replay::latency::{FaultSpec, LatencyModel};
 use mcptape_replay::schedule::TimerMode;
 use mcptape_replay::serve::Server;
 use mcptape_replay::tape::Tape;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::time::Duration;
 
 /// `tests/data/tiny-two-reads.jsonl`: an initialize and reads of `a.md`, `img/b.png` and a
 /// recorded not-found `missing.md`.
@@ -81,4 +83,20 @@ pub async fn post_raw(port: u16, headers: &str, body: &str) -> String {
     .expect("answered within 10 s")
     .unwrap();
     out
+}
+
+/// A bench config on a closed loop of concurrency 1: `reads` single reads, then
+/// `turns` turns of `parallel` reads each, deadline 800 ms, read timeout `timeout_us` (µs),
+/// each phase capped at 600 s; the rest [`BenchConfig::default`].
+pub fn closed_cfg(reads: u64, turns: u64, parallel: u32, timeout_us: u64) -> BenchConfig {
+    BenchConfig {
+        reads,
+        turns,
+        parallel,
+        deadline_us: 800_000,
+        timeout_us,
+        load: Load::Closed { concurrency: 1 },
+        max_phase: Duration::from_secs(600),
+        ..BenchConfig::default()
+    }
 }
