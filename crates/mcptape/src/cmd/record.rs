@@ -44,7 +44,7 @@ pub struct Args {
     #[arg(long = "keep-header", value_name = "NAME", requires = "listen", action = clap::ArgAction::Append)]
     pub keep_header: Vec<String>,
     /// Replace the value at this RFC 6901 JSON Pointer in every HTTP message body
-    /// (each member of a batch) with "[redacted]" (repeatable; e.g. /params/arguments/password).
+    /// (each member of a batch) with `[redacted]` (repeatable; e.g. /params/arguments/password).
     /// A message where a pointer matched is re-serialized and its record lists the pointers
     /// in `http.redactedPointers`.
     #[arg(long = "redact-json", value_name = "POINTER", requires = "listen", action = clap::ArgAction::Append)]
@@ -60,8 +60,8 @@ pub struct Args {
     /// Upstream Streamable HTTP server URL (e.g. http://127.0.0.1:3001/mcp).
     #[arg(long, value_name = "URL", requires = "listen")]
     pub upstream: Option<String>,
-    /// Also accept requests with this Origin (repeatable, e.g. https://inspector.example).
-    /// Without it only loopback origins (http(s)://127.0.0.1, localhost, [::1], any port) or
+    /// Also accept requests with this Origin (repeatable, e.g. `https://inspector.example`).
+    /// Without it only loopback origins (http(s)://127.0.0.1, localhost, `[::1]`, any port) or
     /// no Origin are accepted, and Host must be the bound loopback address: anything else
     /// gets 403 (DNS rebinding guard).
     #[arg(long = "allow-origin", value_name = "ORIGIN", requires = "listen", action = clap::ArgAction::Append)]

@@ -62,7 +62,7 @@ pub struct Args {
     #[arg(long, value_enum, value_name = "POLICY", default_value = "answer")]
     pub unrecorded: UnrecordedArg,
     /// With --listen, also accept requests with this Origin (repeatable, e.g.
-    /// https://inspector.example). Loopback origins (http(s)://127.0.0.1, localhost, [::1], any
+    /// `https://inspector.example`). Loopback origins (http(s)://127.0.0.1, localhost, `[::1]`, any
     /// port) and no Origin are always accepted; any other Origin, or a Host that is not the bound
     /// address, gets 403 (DNS rebinding guard).
     #[arg(long = "allow-origin", value_name = "ORIGIN", requires = "listen")]
