@@ -40,6 +40,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Box::new(buf)
     } else {
         // As `mcptape check` reads: a big file is mapped, not copied.
+        if args.file.is_dir() {
+            anyhow::bail!(
+                "reading {}: is a directory, not a transcript file",
+                args.file.display()
+            );
+        }
         Box::new(
             mcptape_check::read_file_bytes(&args.file).map_err(|e| match e.kind {
                 mcptape_check::CheckErrorKind::NotRegularFile => anyhow::anyhow!(
@@ -96,6 +102,12 @@ pub(crate) fn read_regular_file(path: &Path) -> anyhow::Result<Vec<u8>> {
     let meta = file
         .metadata()
         .with_context(|| format!("reading {}", path.display()))?;
+    if meta.is_dir() {
+        anyhow::bail!(
+            "reading {}: is a directory, not a transcript file",
+            path.display()
+        );
+    }
     if !meta.is_file() {
         anyhow::bail!(
             "reading {}: not a regular file (FIFO, socket or device)",
