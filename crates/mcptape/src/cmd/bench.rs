@@ -20,7 +20,7 @@ use mcptape_replay::slo;
 use mcptape_replay::target::{self, TargetSpec};
 use tokio::time::Duration;
 
-use crate::cmd::serve::load_tape;
+use crate::cmd::serve::load_tape_noting_cut;
 
 /// The built-in target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -118,7 +118,10 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
     use mcptape_replay::bench::MAX_COUNT;
     super::flag_capped("--reads", args.reads, 0, MAX_COUNT)?;
     super::flag_capped("--turns", args.turns, 0, MAX_COUNT)?;
-    let tape = load_tape(&args.transcript)?;
+    let (tape, cut) = load_tape_noting_cut(&args.transcript)?;
+    if let Some(c) = cut {
+        eprintln!("mcptape bench: warning: {c}");
+    }
     let cfg = BenchSettings {
         reads: args.reads,
         turns: args.turns,

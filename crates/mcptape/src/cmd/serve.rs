@@ -69,14 +69,9 @@ pub struct Args {
     pub allow_origin: Vec<String>,
 }
 
-/// Reads a transcript file into a replay tape.
-pub fn load_tape(path: &Path) -> anyhow::Result<Tape> {
-    load_tape_noting_cut(path).map(|(t, _)| t)
-}
-
-/// [`load_tape`], and a note when the file was cut mid-line (the reader
-/// dropped its unterminated last line): `line 17 (2000 bytes from byte 1834)
-/// is cut: …`.
+/// Reads a transcript file into a replay tape, with a note when the file was cut
+/// mid-line (the reader dropped its unterminated last line): `line 17 (2000 bytes
+/// from byte 1834) is cut: …`. `serve`, `bench` and `verify` print the note as a warning.
 pub fn load_tape_noting_cut(path: &Path) -> anyhow::Result<(Tape, Option<String>)> {
     let bytes = super::inspect::read_regular_file(path)?;
     let t = mcptape_transcript::reader::read(&bytes)
