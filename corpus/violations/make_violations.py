@@ -2,8 +2,15 @@
 """Writes corpus/violations/<rule>.jsonl (one small hand-made transcript per
 mcptape check rule, each firing exactly its rule) and
 crates/mcptape-check/tests/data/pass/<case>.jsonl (near misses that fire no
-rule). Run from the repository root; the output is committed, this script
-only documents how each file was made.  Usage: python3 corpus/violations/make_violations.py
+rule). Run from the repository root; the output is committed and this script
+is the single source of every .jsonl file in both directories: running it
+reproduces them byte for byte.  Usage: python3 corpus/violations/make_violations.py
+
+A stdio file ends with an exit record, as `mcptape record` writes one last
+(`recording-no-exit` fires on a stdio transcript without one), unless the file
+is about the ending: a cut tail (transcript-truncated), no exit record
+(recording-no-exit), or an exit record that is itself the unterminated last
+line (last-record-without-newline). HTTP recordings have no exit record.
 """
 import base64, json, os
 
@@ -63,8 +70,34 @@ def blob_entry(uri, data, mime):
 PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==")
 U = "file:///srv/docs/a.md"
 
+def at(us, build):
+    """The records `build()` makes, timed from `us` on; the global clock of
+    the other files does not move (files added after the first generation
+    keep their times)."""
+    saved = t[0]
+    t[0] = us - 1000
+    lines = build()
+    t[0] = saved
+    return lines
+
+def exit_after(last, **kw):
+    """The recorder's exit record, 500 us after the record `last` (the
+    global clock does not move, so no other file's times shift)."""
+    r = {"tUs": json.loads(last)["tUs"] + 500, "kind": "exit"}
+    r.update(kw or {"code": 0})
+    return json.dumps(r, separators=(",", ":"))
+
+def is_stdio(lines):
+    return json.loads(lines[0]).get("transport") == "stdio"
+
+# Stdio files without the exit record the recorder writes last (see the docstring).
+NO_EXIT = {"recording-no-exit"}
+
 def write(dirname, name, lines, tail=None):
     os.makedirs(dirname, exist_ok=True)
+    if (tail is None and name not in NO_EXIT and is_stdio(lines)
+            and '"kind":"exit"' not in lines[-1]):
+        lines = lines + [exit_after(lines[-1])]
     with open(os.path.join(dirname, name + ".jsonl"), "w", newline="") as f:
         for l in lines:
             f.write(l + "\n")
@@ -97,7 +130,7 @@ v["read-empty-contents"] = ([header(old),
 v["not-found-code"] = ([header(new), read(1, "file:///srv/docs/missing.md"),
     err(1, -32002, "Resource not found", {"uri": "file:///srv/docs/missing.md"})], None)
 v["not-found-data-uri"] = ([header(new), read(1, "file:///srv/docs/missing.md"),
-    err(1, -32602, "Resource not found")], None)
+    err(1, -32602, "Resource not found", {"uri": "file:///srv/docs/other.md"})], None)
 v["result-missing-resultType"] = ([header(new), read(1, U),
     res(1, {"contents": [text_entry(U)], "ttlMs": 1000, "cacheScope": "public"})], None)
 v["result-missing-cache-hints"] = ([header(new), read(1, U),
@@ -134,6 +167,21 @@ v["http-protocol-version-mismatch"] = ([header(new, "http"),
 v["error-id-null"] = ([header(old, "http"),
     req(1, "resources/list", http={"exchange": 0, "method": "POST", "headers": [["content-type", "application/json"]]}),
     err(None, -32000, "Bad Request: Server not initialized", http={"exchange": 0, "status": 400, "headers": [["content-type", "application/json"]]})], None)
+
+# Files added after the first generation: timed from 91000 us on (at()).
+v["not-found-guessed-from-message"] = ([header(new)] + at(91000, lambda: [read(1, "file:///srv/docs/missing.md"),
+    err(1, -32603, "Resource file:///srv/docs/missing.md not found")]), None)
+v["error-id-missing"] = ([header(old, "http")] + at(93000, lambda: [
+    req(1, "resources/list", http={"exchange": 0, "method": "POST", "headers": [["content-type", "application/json"]]}),
+    msg("s2c", {"jsonrpc": "2.0", "error": {"code": -32000, "message": "Bad Request: No valid session ID provided"}},
+        http={"exchange": 0, "method": "POST", "status": 400, "headers": [["content-type", "application/json"]]})]), None)
+v["sse-event-not-jsonrpc"] = ([header(old, "http")] + at(95000, lambda: [
+    req(1, "ping", http={"exchange": 0, "method": "POST", "headers": [["content-type", "application/json"]]}),
+    msg("s2c", {"type": "heartbeat", "ts": 1764460800000},
+        http={"exchange": 0, "method": "POST", "status": 200, "headers": [["content-type", "text/event-stream"]]}),
+    res(1, {}, http={"exchange": 0, "method": "POST"})]), None)
+# A clean read, then nothing: the recorder was SIGKILLed on a line boundary (in NO_EXIT).
+v["recording-no-exit"] = ([header(old)] + at(98000, ok_read), None)
 
 for name, (lines, tail) in v.items():
     write(V, name, lines, tail)
@@ -191,8 +239,18 @@ p["same-id-in-concurrent-http-exchanges"] = [header(old, "http"),
     res(1, {"contents": [text_entry(U)]}, http=H(0, status=200))]
 p["http-stream-closed-by-client-cancels"] = [header(new, "http"),
     req(1, "resources/read", dict(META(new), uri=U), http=H(0, method="POST", headers=[["mcp-protocol-version", new]])),
-    rec("noise", dir="s2c", line="HTTP 0 event stream ended: client closed the stream")]
+    rec("http", dir="s2c", http=H(0, method="POST", status=200, headers=[["content-type", "text/event-stream"]]), note="clientClosedStream")]
+# An empty SSE priming event (an `http` record), then JSON-RPC events: no sse-event-not-jsonrpc.
+p["sse-jsonrpc-events-after-priming"] = [header(old, "http")] + at(95000, lambda: [
+    req(1, "ping", http=H(0, method="POST", headers=[["content-type", "application/json"]])),
+    rec("http", dir="s2c", http=H(0, method="POST", status=200, headers=[["content-type", "text/event-stream"]], sseEventId="e0"), note="emptyEvent"),
+    res(1, {"type": "heartbeat"}, http=H(0, method="POST", sseEventId="e1"))])
+# The server was killed, but the recorder saw it and wrote the exit record: no recording-no-exit.
+p["server-killed-by-signal-exit-record"] = [header(old)] + at(100000, ok_read)
+p["server-killed-by-signal-exit-record"].append(exit_after(p["server-killed-by-signal-exit-record"][-1], signal=9))
 for name, lines in p.items():
     write(P, name, lines)
-# The writer crashed just before the final "\n": the last record is whole and kept.
-write(P, "last-record-without-newline", [header(old), read(1, U)], res(1, {"contents": [text_entry(U)]}))
+# The writer crashed just before the final "\n" of its last record, the exit
+# record: the record is whole and kept (no transcript-truncated, no recording-no-exit).
+lines = [header(old), read(1, U), res(1, {"contents": [text_entry(U)]})]
+write(P, "last-record-without-newline", lines, exit_after(lines[-1]))

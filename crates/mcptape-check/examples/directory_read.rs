@@ -10,6 +10,9 @@
 //! record line.
 //!
 //! Usage: `cargo run --release -p mcptape-check --example directory_read -- OUT.jsonl [ENTRIES] [BYTES]`;
+//! `... -- --session OUT.jsonl [ENTRIES] [BYTES]` writes the same read inside a whole session
+//! (`initialize`, its result, `notifications/initialized`, then the read), which `mcptape
+//! serve` and `mcptape bench` replay (benches/directory_read.sh);
 //! `... -- --memcpy FILE` prints the memcpy baseline for FILE (GB/s, into a
 //! pre-faulted buffer and into a fresh one), for the figures beside `cat`.
 
@@ -18,7 +21,8 @@ use std::io::Write as _;
 use mcptape_wire::codec::base64::{Path, encode};
 
 fn main() -> std::io::Result<()> {
-    let mut args = std::env::args().skip(1);
+    let mut args = std::env::args().skip(1).peekable();
+    let session = args.next_if(|a| a == "--session").is_some();
     let out = args
         .next()
         .unwrap_or_else(|| "directory-read.jsonl".to_owned());
@@ -55,13 +59,32 @@ fn main() -> std::io::Result<()> {
         f,
         r#"{{"mcptapeTranscript":1,"mcptapeVersion":"0.1.0","transport":"stdio","server":{{}},"startedAt":"2026-11-30T00:00:00Z","protocolVersion":"2025-11-25"}}"#
     )?;
+    // The read's id (and its records' times) follow the handshake when there is one.
+    let (id, t) = if session {
+        writeln!(
+            f,
+            r#"{{"tUs":1,"kind":"message","dir":"c2s","msg":{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"2025-11-25","capabilities":{{}},"clientInfo":{{"name":"directory_read","version":"0"}}}}}}}}"#
+        )?;
+        writeln!(
+            f,
+            r#"{{"tUs":2,"kind":"message","dir":"s2c","msg":{{"jsonrpc":"2.0","id":1,"result":{{"protocolVersion":"2025-11-25","capabilities":{{"resources":{{}}}},"serverInfo":{{"name":"mockups","version":"1"}}}}}}}}"#
+        )?;
+        writeln!(
+            f,
+            r#"{{"tUs":3,"kind":"message","dir":"c2s","msg":{{"jsonrpc":"2.0","method":"notifications/initialized"}}}}"#
+        )?;
+        (2, 4)
+    } else {
+        (1, 1)
+    };
     writeln!(
         f,
-        r#"{{"tUs":1,"kind":"message","dir":"c2s","msg":{{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{{"uri":"file:///mockups/"}}}}}}"#
+        r#"{{"tUs":{t},"kind":"message","dir":"c2s","msg":{{"jsonrpc":"2.0","id":{id},"method":"resources/read","params":{{"uri":"file:///mockups/"}}}}}}"#
     )?;
     write!(
         f,
-        r#"{{"tUs":2,"kind":"message","dir":"s2c","msg":{{"jsonrpc":"2.0","id":1,"result":{{"contents":["#
+        r#"{{"tUs":{},"kind":"message","dir":"s2c","msg":{{"jsonrpc":"2.0","id":{id},"result":{{"contents":["#,
+        t + 1
     )?;
     let mut state = 0x9E37_79B9_7F4A_7C15u64;
     let mut blob = vec![0u8; bytes];

@@ -218,6 +218,19 @@ pub fn check_bytes(file: &str, bytes: &[u8], opts: &Options) -> FileReport {
         i += 1;
     }
     st.finish(&mut cx);
+    // Last, so that it sorts after the findings of the last record.
+    if ended_without_exit_record(&t) {
+        cx.push(
+            rules::RECORDING_NO_EXIT,
+            Place {
+                record: t.records.len(),
+                line: lines.last().copied().unwrap_or(1),
+            },
+            None,
+            String::new(),
+            no_exit_message(t.records.len()),
+        );
+    }
 
     cx.findings.sort_by_key(|f| (f.record, f.line));
     FileReport {
@@ -228,6 +241,27 @@ pub fn check_bytes(file: &str, bytes: &[u8], opts: &Options) -> FileReport {
         messages,
         findings: cx.findings,
     }
+}
+
+/// Whether `recording-no-exit` fires (and inspect says so): a stdio
+/// transcript (HTTP recordings have no exit record by design) whose last line
+/// is whole (a cut tail is transcript-truncated) and which has no exit record.
+pub(crate) fn ended_without_exit_record(t: &reader::TranscriptRef<'_>) -> bool {
+    t.header.transport == Transport::Stdio
+        && t.dropped.is_none()
+        && matches!(t.ending(), reader::Ending::NoExitRecord { .. })
+}
+
+/// The message of `recording-no-exit` (check) and of inspect's
+/// [`crate::inspect::Item::NoExitRecord`]: [`reader::NO_EXIT_RECORD`], then
+/// what it means for a file of `records` whole records.
+pub(crate) fn no_exit_message(records: usize) -> String {
+    format!(
+        "{} ({records} whole record{}, ending on a line boundary: the recorder was killed or the file was cut; \
+         the records are complete up to there, the server's exit status is unknown)",
+        reader::NO_EXIT_RECORD,
+        if records == 1 { "" } else { "s" }
+    )
 }
 
 /// The rules of one message record; returns the number of messages it held.

@@ -70,7 +70,8 @@ pub fn check_engine(data: &[u8]) {
                 }
                 Item::InvalidResult { line, .. }
                 | Item::ErrorResponse { line, .. }
-                | Item::Unanswered { line, .. } => *line,
+                | Item::Unanswered { line, .. }
+                | Item::NoExitRecord { line, .. } => *line,
             };
             assert!(line >= 1 && line <= lines, "line {line} of {lines}");
         }

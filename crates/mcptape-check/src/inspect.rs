@@ -6,7 +6,9 @@
 //! Input: a file whose first line is a transcript header (a JSON object with
 //! `mcptapeTranscript`) is read through [`mcptape_transcript::reader`]
 //! (lenient: a malformed record line is reported and skipped, a cut last line
-//! is reported), and inspect runs on the `msg` of its message records; line
+//! is reported, a stdio transcript that ends without an `exit` record is
+//! noted as [`Item::NoExitRecord`], which is not a bad line), and inspect
+//! runs on the `msg` of its message records; line
 //! numbers are then transcript line numbers (the header is line 1, numbered by
 //! [`reader::record_lines`], the helper the check engine uses too) and byte
 //! offsets in message errors count from the start of the record's `msg`. In a
@@ -143,6 +145,17 @@ pub enum Item {
         class: String,
         /// What a host should do.
         host_action: &'static str,
+    },
+    /// A stdio transcript whose last line is a whole record but no `exit`
+    /// record ([`reader::NO_EXIT_RECORD`]): the recorder was killed on a line
+    /// boundary (or the file was cut there). Not a bad line: every record is
+    /// complete; only the server's exit status is unknown. A cut last line is
+    /// a [`Item::BadLine`] instead.
+    NoExitRecord {
+        /// 1-based line number of the last record (1 for a header-only file).
+        line: usize,
+        /// [`reader::NO_EXIT_RECORD`] and what it means.
+        reason: String,
     },
     /// A `resources/read` request without a response in the file.
     Unanswered {
@@ -299,6 +312,9 @@ fn render_item(o: &mut String, item: &Item) {
                 o,
                 "line {line}: id {id}{req}: error {code} {message:?} -> {class}: {host_action}"
             );
+        }
+        Item::NoExitRecord { line, reason } => {
+            let _ = writeln!(o, "line {line}: {reason}");
         }
         Item::Unanswered { line, id, uri } => {
             let _ = writeln!(
@@ -552,6 +568,11 @@ fn inspect_transcript(data: &[u8], lenient: bool) -> InspectReport {
             ),
         ));
     }
+    // As check's `recording-no-exit` (never with a cut tail, reported above).
+    let no_exit = crate::engine::ended_without_exit_record(&t).then(|| Item::NoExitRecord {
+        line: lines.last().copied().unwrap_or(1),
+        reason: crate::engine::no_exit_message(t.records.len()),
+    });
     let source = TranscriptSource {
         format: t.header.mcptape_transcript,
         transport: match t.header.transport {
@@ -561,7 +582,9 @@ fn inspect_transcript(data: &[u8], lenient: bool) -> InspectReport {
         records: t.records.len(),
         message_records: inputs.len(),
     };
-    inspect_messages(Some(source), inputs, bad, lenient)
+    let mut report = inspect_messages(Some(source), inputs, bad, lenient);
+    report.items.extend(no_exit);
+    report
 }
 
 fn messages<E>(frame: &Result<Frame, E>) -> Vec<&Message> {

@@ -21,6 +21,8 @@
 //!     r#"{"mcptapeTranscript":1,"mcptapeVersion":"0.1.0","transport":"stdio","server":{},"startedAt":"2026-11-30T00:00:00Z","protocolVersion":"2025-11-25"}"#, "\n",
 //!     r#"{"tUs":1,"kind":"message","dir":"c2s","msg":{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///a"}}}"#, "\n",
 //!     r#"{"tUs":2,"kind":"message","dir":"s2c","msg":{"jsonrpc":"2.0","id":1,"result":{"contents":[]}}}"#, "\n",
+//!     // The stdio recorder's last record (without it: warning recording-no-exit).
+//!     r#"{"tUs":3,"kind":"exit","code":0}"#, "\n",
 //! );
 //! let report = check_bytes("t.jsonl", t.as_bytes(), &Options::default());
 //! assert_eq!(report.findings.len(), 1);

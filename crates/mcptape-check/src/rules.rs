@@ -94,6 +94,21 @@ hand-made file so that every line follows the format documented in crates/mcptap
 stopped mid-write. Every complete record was kept and checked; the dropped bytes were not. Requests \
 whose answers were in the dropped part may also fire request-unanswered.",
     }
+    RECORDING_NO_EXIT = {
+        id: "recording-no-exit", severity: Warning,
+        summary: "recording ended without an exit record (the stdio recorder was killed on a line boundary, or the file was cut there)",
+        source: "mcptape transcript format v1 (the stdio recorder writes an exit record last, once the server has exited)",
+        revisions: "all (stdio transcripts; HTTP recordings have no exit record by design)",
+        explain: "`mcptape record` (stdio) writes an `exit` record as the last line, with the server's \
+exit code or signal, once the server has exited and every line is recorded. A stdio transcript \
+whose last line is a whole record but not an exit record was ended from outside: the recorder was \
+killed (SIGKILL, the OOM killer) or the file was cut on a line boundary (or it was made by hand). \
+The recorder writes each line into the transcript before it forwards it, so the records are \
+complete up to the kill: nothing the client or the server received is missing. What is unknown is \
+how the session ended: the server's exit status, and whether answers were still on the way (open \
+requests also fire request-unanswered). A file cut mid-line fires transcript-truncated instead. \
+Re-record the session to get a complete ending, or keep the file knowing its end is unknown.",
+    }
     STDIO_NON_JSONRPC_LINE = {
         id: "stdio-non-jsonrpc-line", severity: Error,
         summary: "a line on the server's stdout (or client's stdin) that is not a JSON-RPC message",
@@ -307,7 +322,8 @@ narrower derived resource (extracted text, a thumbnail, a page range) or a point
 by its sender (over Streamable HTTP a client also cancels by closing the request's event stream, \
 which the HTTP recorder notes as an `http` record with note `clientClosedStream`). A request \
 still open at the end of the transcript means the peer dropped it or the recording ended before the \
-answer (a killed server: see transcript-truncated and the exit record). Fires on the request's record.",
+answer (a killed server: see the exit record; a killed recorder: transcript-truncated or \
+recording-no-exit). Fires on the request's record.",
     }
     REQUEST_ANSWERED_TWICE = {
         id: "request-answered-twice", severity: Error,

@@ -43,11 +43,12 @@ const HTTP_2025: &str = r#"{"mcptapeTranscript":1,"mcptapeVersion":"0.1.0","tran
 
 fn read_answered_by(error: &str) -> Vec<u8> {
     format!(
-        "{STDIO_2026}\n{}\n{}\n",
+        "{STDIO_2026}\n{}\n{}\n{}\n",
         r#"{"tUs":1,"kind":"message","dir":"c2s","msg":{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///a"}}}"#,
         format_args!(
             r#"{{"tUs":2,"kind":"message","dir":"s2c","msg":{{"jsonrpc":"2.0","id":1,"error":{error}}}}}"#
-        )
+        ),
+        r#"{"tUs":3,"kind":"exit","code":0}"#
     )
     .into_bytes()
 }

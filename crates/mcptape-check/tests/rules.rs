@@ -46,7 +46,14 @@ fn fired_under(bytes: &[u8], rev: Revision) -> Vec<&'static str> {
 
 const STDIO_HEADER: &str = r#"{"mcptapeTranscript":1,"mcptapeVersion":"0.1.0","transport":"stdio","server":{},"startedAt":"2026-11-30T00:00:00Z"}"#;
 
-/// A stdio transcript from (dir, message JSON) pairs, header without revision.
+/// The exit record `mcptape record` writes last (without it a stdio
+/// transcript fires recording-no-exit).
+fn exit_record(t_us: usize) -> String {
+    format!("{{\"tUs\":{t_us},\"kind\":\"exit\",\"code\":0}}\n")
+}
+
+/// A stdio transcript from (dir, message JSON) pairs, header without
+/// revision, ended by an exit record.
 fn transcript(msgs: &[(&str, &str)]) -> Vec<u8> {
     let mut s = String::from(STDIO_HEADER);
     s.push('\n');
@@ -57,6 +64,7 @@ fn transcript(msgs: &[(&str, &str)]) -> Vec<u8> {
         ));
         s.push('\n');
     }
+    s.push_str(&exit_record(msgs.len() + 1));
     s.into_bytes()
 }
 
@@ -303,7 +311,8 @@ fn blob_threshold_at_the_limit_and_one_past() {
     );
 }
 
-/// A stdio transcript whose server prints one notification over `lines` lines.
+/// A stdio transcript whose server prints one notification over `lines`
+/// lines, ended by an exit record.
 fn split_notification(lines: usize) -> Vec<u8> {
     assert!(lines >= 3);
     let mut s = String::from(STDIO_HEADER);
@@ -323,6 +332,7 @@ fn split_notification(lines: usize) -> Vec<u8> {
         ));
         s.push('\n');
     }
+    s.push_str(&exit_record(body.len()));
     s.into_bytes()
 }
 

@@ -12,6 +12,8 @@ fn check(records: &[&str]) -> Vec<(String, String)> {
         t.push_str(r);
         t.push('\n');
     }
+    // The exit record `mcptape record` writes last (else recording-no-exit).
+    t.push_str("{\"tUs\":9,\"kind\":\"exit\",\"code\":0}\n");
     check_bytes("t.jsonl", t.as_bytes(), &Options::default())
         .findings
         .into_iter()
@@ -70,7 +72,11 @@ fn contents_not_an_array_names_its_type() {
     let resp = r#"{"tUs":2,"kind":"message","dir":"s2c","msg":{"jsonrpc":"2.0","id":1,"result":{"contents":{"uri":"x"}}}}"#;
     let f = check_bytes(
         "t.jsonl",
-        format!("{HEADER}\n{REQ}\n{resp}\n").as_bytes(),
+        format!(
+            "{HEADER}\n{REQ}\n{resp}\n{}\n",
+            r#"{"tUs":3,"kind":"exit","code":0}"#
+        )
+        .as_bytes(),
         &Options::default(),
     );
     assert_eq!(f.findings.len(), 1);

@@ -26,6 +26,7 @@ fn check_file(path: &Path) -> mcptape_check::FileReport {
 const EXPECTED: &[(&str, usize, Option<&str>, &str)] = &[
     ("transcript-unreadable", 1, None, ""),
     ("transcript-truncated", 4, None, ""),
+    ("recording-no-exit", 3, None, ""),
     ("stdio-non-jsonrpc-line", 2, None, ""),
     ("stdio-embedded-newline", 3, None, ""),
     ("message-not-jsonrpc", 2, None, ""),
@@ -250,6 +251,14 @@ fn contents_violations_agree_with_the_wire_parser() {
 const NEAR_MISSES: &[(&str, &[&str])] = &[
     ("transcript-unreadable", &["initialize-same-version"]),
     ("transcript-truncated", &["last-record-without-newline"]),
+    (
+        "recording-no-exit",
+        &[
+            "last-record-without-newline",
+            "server-killed-by-signal-exit-record",
+            "http-stream-closed-by-client-cancels",
+        ],
+    ),
     ("stdio-non-jsonrpc-line", &["null-id-parse-error-response"]),
     ("stdio-embedded-newline", &["mixed-text-and-blob-entries"]),
     ("message-not-jsonrpc", &["null-id-parse-error-response"]),

@@ -3,8 +3,13 @@
 //!
 //! ```text
 //! cargo build --release -p mcptape
-//! cargo run --release -p mcptape-record --example proxy_overhead -- [MCPTAPE_BIN] [MESSAGES] [BIG_LINES]
+//! cargo run --release -p mcptape-record --example proxy_overhead -- [MCPTAPE_BIN] [MESSAGES] [BIG_LINES] [BASELINE_BIN]
 //! ```
+//!
+//! With `BASELINE_BIN` (another build of `mcptape`, e.g. a copy of the release binary
+//! taken before a change), that binary is measured in the same rounds and runs, interleaved
+//! with the others, and printed under the same headings as "baseline": before and after
+//! side by side in one run, under the same load.
 //!
 //! * Per-message overhead: one JSON-RPC line (~120 bytes) at a time through `cat`
 //!   (a plain pipe child), round trip measured directly and through
@@ -102,32 +107,50 @@ fn main() {
     }));
     let messages: usize = args.get(2).map(|s| s.parse().unwrap()).unwrap_or(5000);
     let big: usize = args.get(3).map(|s| s.parse().unwrap()).unwrap_or(8);
-    assert!(
-        bin.exists(),
-        "{} not found: cargo build --release -p mcptape",
-        bin.display()
-    );
+    let baseline = args.get(4).map(PathBuf::from);
+    for b in std::iter::once(&bin).chain(baseline.as_ref()) {
+        assert!(
+            b.exists(),
+            "{} not found: cargo build --release -p mcptape",
+            b.display()
+        );
+    }
     let dir = std::env::temp_dir().join(format!("mcptape-overhead-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let transcript = dir.join("t.jsonl");
 
+    // Proxies measured: this build, then the baseline build if given.
+    let proxies: Vec<(&str, &PathBuf)> = std::iter::once(("mcptape record -- cat", &bin))
+        .chain(baseline.as_ref().map(|b| ("baseline record -- cat", b)))
+        .collect();
     let mut direct = Histogram::<u64>::new(3).unwrap();
-    let mut proxied = Histogram::<u64>::new(3).unwrap();
+    let mut proxied: Vec<Histogram<u64>> = proxies
+        .iter()
+        .map(|_| Histogram::<u64>::new(3).unwrap())
+        .collect();
     let mut d = spawn(None, &transcript);
-    let mut p = spawn(Some(&bin), &transcript);
-    // Warm up both.
+    let mut ps: Vec<Child> = proxies
+        .iter()
+        .enumerate()
+        .map(|(i, (_, b))| spawn(Some(b), &dir.join(format!("rt-{i}.jsonl"))))
+        .collect();
+    // Warm up all.
     ping_pong(&mut d, 200, 0, &mut Histogram::new(3).unwrap());
-    ping_pong(&mut p, 200, 0, &mut Histogram::new(3).unwrap());
+    for p in &mut ps {
+        ping_pong(p, 200, 0, &mut Histogram::new(3).unwrap());
+    }
     let mut id = 1000;
     while (direct.len() as usize) < messages {
         ping_pong(&mut d, ROUND, id, &mut direct);
-        ping_pong(&mut p, ROUND, id, &mut proxied);
+        for (p, h) in ps.iter_mut().zip(&mut proxied) {
+            ping_pong(p, ROUND, id, h);
+        }
         id += ROUND;
     }
-    drop(d.stdin.take());
-    drop(p.stdin.take());
-    let _ = d.wait();
-    let _ = p.wait();
+    for c in std::iter::once(&mut d).chain(ps.iter_mut()) {
+        drop(c.stdin.take());
+        let _ = c.wait();
+    }
     let q = |h: &Histogram<u64>, x: f64| h.value_at_quantile(x);
     println!(
         "round trip of one ~120-byte message, {} messages each, µs:",
@@ -139,53 +162,75 @@ fn main() {
         q(&direct, 0.99),
         direct.max()
     );
-    println!(
-        "  mcptape record -- cat   p50 {:>6}  p99 {:>6}  max {:>6}",
-        q(&proxied, 0.5),
-        q(&proxied, 0.99),
-        proxied.max()
-    );
-    println!(
-        "  proxy overhead per message (both directions): p50 {} µs, p99 {} µs",
-        q(&proxied, 0.5) as i64 - q(&direct, 0.5) as i64,
-        q(&proxied, 0.99) as i64 - q(&direct, 0.99) as i64
-    );
+    for ((name, _), h) in proxies.iter().zip(&proxied) {
+        println!(
+            "  {name:<22}  p50 {:>6}  p99 {:>6}  max {:>6}",
+            q(h, 0.5),
+            q(h, 0.99),
+            h.max()
+        );
+    }
+    for ((name, _), h) in proxies.iter().zip(&proxied) {
+        println!(
+            "  {name}: overhead per message (both directions): p50 {} µs, p99 {} µs",
+            q(h, 0.5) as i64 - q(&direct, 0.5) as i64,
+            q(h, 0.99) as i64 - q(&direct, 0.99) as i64
+        );
+    }
 
     let shm = std::path::Path::new("/dev/shm");
     let shm_transcript = shm
         .is_dir()
         .then(|| shm.join(format!("mcptape-overhead-{}.jsonl", std::process::id())));
     let mut d_mbs = Vec::new();
-    let mut p_mbs = Vec::new();
-    let mut s_mbs = Vec::new();
+    // Per proxy: MB/s with the transcript in the temp dir, and on tmpfs.
+    let mut p_mbs: Vec<(Vec<f64>, Vec<f64>)> = proxies.iter().map(|_| Default::default()).collect();
     for _ in 0..3 {
         d_mbs.push(throughput(None, &transcript, big));
-        p_mbs.push(throughput(Some(&bin), &transcript, big));
-        let _ = std::fs::remove_file(&transcript);
-        if let Some(t) = &shm_transcript {
-            s_mbs.push(throughput(Some(&bin), t, big));
-            let _ = std::fs::remove_file(t);
+        for ((_, b), (on_disk, on_shm)) in proxies.iter().zip(&mut p_mbs) {
+            on_disk.push(throughput(Some(b), &transcript, big));
+            let _ = std::fs::remove_file(&transcript);
+            if let Some(t) = &shm_transcript {
+                on_shm.push(throughput(Some(b), t, big));
+                let _ = std::fs::remove_file(t);
+            }
         }
     }
     let med = |v: &mut Vec<f64>| {
         v.sort_by(|a, b| a.partial_cmp(b).unwrap());
         v[v.len() / 2]
     };
-    let pipe = med(&mut d_mbs);
-    let proxied = med(&mut p_mbs);
-    println!("pass-through of {big} lines of 16 MiB (median of 3 runs), MB/s:");
-    println!("  plain pipe (cat)        {pipe:>8.0}");
+    let all = |v: &[f64]| {
+        v.iter()
+            .map(|x| format!("{x:.0}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     println!(
-        "  mcptape record -- cat   {proxied:>8.0}   {:.2}x the pipe (also writes every line to the transcript in {})",
-        proxied / pipe,
-        dir.display()
+        "pass-through of {big} lines of 16 MiB (median of 3 runs; the runs in brackets), MB/s:"
     );
-    if !s_mbs.is_empty() {
-        let on_shm = med(&mut s_mbs);
+    println!(
+        "  plain pipe (cat)        {:>8.0}   [{}]",
+        med(&mut d_mbs.clone()),
+        all(&d_mbs)
+    );
+    let pipe = med(&mut d_mbs);
+    for ((name, _), (on_disk, on_shm)) in proxies.iter().zip(&mut p_mbs) {
+        let runs = all(on_disk);
+        let m = med(on_disk);
         println!(
-            "  same, transcript on tmpfs {on_shm:>6.0}   {:.2}x the pipe (/dev/shm)",
-            on_shm / pipe
+            "  {name:<22}  {m:>8.0}   {:.2}x the pipe [{runs}] (also writes every line to the transcript in {})",
+            m / pipe,
+            dir.display()
         );
+        if !on_shm.is_empty() {
+            let runs = all(on_shm);
+            let m = med(on_shm);
+            println!(
+                "    same, transcript on tmpfs {m:>6.0}   {:.2}x the pipe [{runs}] (/dev/shm)",
+                m / pipe
+            );
+        }
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

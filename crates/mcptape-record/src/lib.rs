@@ -18,6 +18,7 @@
 pub mod crawl;
 pub mod error;
 pub mod http;
+mod scan;
 pub mod sink;
 pub mod stdio;
 

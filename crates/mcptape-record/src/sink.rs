@@ -15,6 +15,7 @@ use mcptape_transcript::{
 use mcptape_wire::protocol::{self, Observation, RevisionDetector};
 
 use crate::error::{RecordError, RecordErrorKind};
+use crate::scan::Scanned;
 
 /// A transcript being written: header first, then one flushed line per record.
 ///
@@ -31,6 +32,11 @@ struct Inner {
     failed: Option<std::io::Error>,
     /// The one revision detector (`mcptape_wire::protocol`), fed every message.
     revision: RevisionDetector,
+    /// Whether a client message went to the detector: only an answer to one
+    /// (an `initialize` or `server/discover` request) can settle the
+    /// revision from a server message, so until then server messages skip
+    /// the detector (and its UTF-8 check of the whole line).
+    client_observed: bool,
     last_t_us: u64,
 }
 
@@ -110,6 +116,7 @@ impl TranscriptSink {
                 out,
                 failed: None,
                 revision: RevisionDetector::new(),
+                client_observed: false,
                 last_t_us: 0,
             }),
             started,
@@ -185,6 +192,7 @@ impl TranscriptSink {
         };
         let settled = {
             let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+            inner.client_observed |= dir == Direction::C2s;
             inner.revision.observe(Observation::Json(
                 protocol::Direction::from_client(dir == Direction::C2s),
                 msg.get(),
@@ -204,7 +212,8 @@ impl TranscriptSink {
     /// Records a stdio message line whose bytes the line framer already found
     /// to be exactly one JSON value (so UTF-8) (`mcptape_transport::stdio::FrameRef::Message`),
     /// stamped `t_us` (see [`TranscriptSink::record_at`]); the record is on its
-    /// way to the file (one `write(2)`, in the page cache, which survives a
+    /// way to the file (`writev(2)` in pieces of at most
+    /// [`TRANSCRIPT_WRITE_BYTES`], in the page cache, which survives a
     /// SIGKILL of mcptape) when this returns.
     ///
     /// The hot path of the stdio proxy: `json` is not parsed again (the
@@ -212,15 +221,37 @@ impl TranscriptSink {
     /// and the revision detector sees it only until the revision is settled
     /// and only if it can matter (a client message naming `initialize`,
     /// `discover` or `protocolVersion`, or holding a `\u` escape that could
-    /// spell them; server messages are pre-filtered by the detector itself).
+    /// spell them; a server message only once a client message went to the
+    /// detector, and then the detector pre-filters it itself).
     /// As [`TranscriptSink::record_line`], a settling message is followed by an
     /// [`Event::Protocol`] record.
     pub fn record_message_at(&self, t_us: Option<u64>, dir: Direction, json: &[u8]) {
+        self.record_scanned_message_at(t_us, dir, json, None);
+    }
+
+    /// [`TranscriptSink::record_message_at`] with what the proxy's one scan
+    /// of the line found (`crate::scan::Scanned`): the client-message
+    /// pre-filter's answer, and whether the line holds a `\r` (if not, the
+    /// record is written without looking for one). `None` finds both out
+    /// here (four `memmem` scans, one `memchr2`). Server messages ignore
+    /// the pre-filter answer.
+    pub(crate) fn record_scanned_message_at(
+        &self,
+        t_us: Option<u64>,
+        dir: Direction,
+        json: &[u8],
+        scanned: Option<Scanned>,
+    ) {
         let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         if inner.failed.is_some() {
             return;
         }
-        let settled = if inner.revision.settled().is_none() && may_settle(dir, json) {
+        let can_settle = |client_observed| match (dir, scanned) {
+            (Direction::C2s, Some(s)) => s.may_settle,
+            _ => may_settle(dir, json, client_observed),
+        };
+        let settled = if inner.revision.settled().is_none() && can_settle(inner.client_observed) {
+            inner.client_observed |= dir == Direction::C2s;
             let text = std::str::from_utf8(json).ok();
             text.and_then(|text| {
                 inner.revision.observe(Observation::Json(
@@ -233,7 +264,13 @@ impl TranscriptSink {
         };
         let t_us = t_us.unwrap_or_else(|| self.now_us()).max(inner.last_t_us);
         inner.last_t_us = t_us;
-        if let Err(e) = inner.out.write_raw_message(t_us, dir, json) {
+        let written = match scanned {
+            Some(s) if !s.line_break => inner
+                .out
+                .write_raw_message_without_line_break(t_us, dir, json),
+            _ => inner.out.write_raw_message(t_us, dir, json),
+        };
+        if let Err(e) = written {
             inner.failed = Some(e);
             return;
         }
@@ -274,22 +311,26 @@ impl TranscriptSink {
     }
 }
 
-/// Whether `json` can settle the protocol revision: every server message goes
-/// to the detector (it pre-filters them itself); a client message only if it
-/// names `initialize` or `discover` (`server/discover`, also as
-/// `server\/discover`) or carries `protocolVersion` (the 2026-07-28 request
-/// `_meta` key), or holds a `\u` escape that could spell one of them.
-fn may_settle(dir: Direction, json: &[u8]) -> bool {
+/// Whether `json` can settle the protocol revision: a server message once a
+/// client message went to the detector (`client_observed`: the detector
+/// pre-filters server messages itself, and none can settle before a client
+/// request it answers was observed); a client message only if it names
+/// `initialize` or `discover` (`server/discover`, also as `server\/discover`)
+/// or carries `protocolVersion` (the 2026-07-28 request `_meta` key), or
+/// holds a `\u` escape that could spell one of them.
+fn may_settle(dir: Direction, json: &[u8], client_observed: bool) -> bool {
     use memchr::memmem;
-    dir == Direction::S2c
-        || [
-            b"initialize".as_slice(),
-            b"discover",
-            b"protocolVersion",
-            b"\\u",
-        ]
-        .iter()
-        .any(|n| memmem::find(json, n).is_some())
+    if dir == Direction::S2c {
+        return client_observed;
+    }
+    [
+        b"initialize".as_slice(),
+        b"discover",
+        b"protocolVersion",
+        b"\\u",
+    ]
+    .iter()
+    .any(|n| memmem::find(json, n).is_some())
 }
 
 /// Request `_meta` key carrying the protocol revision on every 2026-07-28
@@ -325,13 +366,64 @@ pub fn rfc3339_utc(t: SystemTime) -> String {
 /// Creates (truncates) the transcript file at `path`.
 ///
 /// Errors: [`RecordErrorKind::Transcript`] with `path` if it cannot be created.
-fn create_file(path: &Path) -> Result<std::fs::File, RecordError> {
-    std::fs::File::create(path).map_err(|source| {
-        RecordError::new(RecordErrorKind::Transcript {
+fn create_file(path: &Path) -> Result<PiecewiseFile, RecordError> {
+    match std::fs::File::create(path) {
+        Ok(file) => Ok(PiecewiseFile(file)),
+        Err(source) => Err(RecordError::new(RecordErrorKind::Transcript {
             path: path.to_owned(),
             source,
-        })
-    })
+        })),
+    }
+}
+
+/// Largest single `write(2)`/`writev(2)` to the transcript file, in bytes
+/// (256 KiB).
+///
+/// A longer record goes to the file in pieces of at most this size, all
+/// under the sink's lock (records stay whole and in order). A SIGKILL
+/// between two pieces leaves a cut last line, which the reader drops and
+/// reports, and the stdio proxy has not forwarded that line yet (it forwards
+/// a line only after its record is written). Why pieces: on Linux file
+/// systems with large folios (ext4 since Linux 6.16), one 16 MiB write makes
+/// the page cache ask for 2 MiB folios, and the kernel compacts memory to
+/// find them (the `write(2)` then spends most of its time migrating pages).
+/// Measured on the development machine (ext4, Linux 6.18, `dd` of 128 MiB
+/// into a fresh file, see `benches/README.md`, issue 15): 57–87 MB/s with
+/// 2 MiB and 16 MiB writes, 1.0–2.6 GB/s with 128–512 KiB writes.
+pub const TRANSCRIPT_WRITE_BYTES: usize = 256 * 1024;
+
+/// The transcript file, written in pieces of at most [`TRANSCRIPT_WRITE_BYTES`]
+/// (each `write`/`write_vectored` call may take less than it was given;
+/// `write_all` and the transcript writer's vectored loop write the rest).
+struct PiecewiseFile(std::fs::File);
+
+/// Most slices passed to one `writev(2)` (a record line has three).
+const PIECE_SLICES: usize = 8;
+
+impl Write for PiecewiseFile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.write(&buf[..buf.len().min(TRANSCRIPT_WRITE_BYTES)])
+    }
+
+    fn write_vectored(&mut self, bufs: &[std::io::IoSlice<'_>]) -> std::io::Result<usize> {
+        let mut piece = [std::io::IoSlice::new(&[]); PIECE_SLICES];
+        let mut room = TRANSCRIPT_WRITE_BYTES;
+        let mut used = 0;
+        for b in bufs.iter().filter(|b| !b.is_empty()).take(PIECE_SLICES) {
+            if room == 0 {
+                break;
+            }
+            let take = b.len().min(room);
+            piece[used] = std::io::IoSlice::new(&b[..take]);
+            used += 1;
+            room -= take;
+        }
+        self.0.write_vectored(&piece[..used])
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
 }
 
 #[cfg(test)]
@@ -473,6 +565,99 @@ mod whitespace_tests {
         };
         assert_eq!(header_end(&raw), header_end(&typed));
         assert_eq!(b.records(), 5);
+    }
+
+    /// The proxy's path (what its one scan found, `crate::scan`) writes the
+    /// bytes of the plain raw path: with and without a `\r` between tokens
+    /// (that one is written as `msgText`, as `TranscriptWriter::write` does),
+    /// and the protocol record after the settling `initialize` result.
+    #[test]
+    fn scanned_message_path_writes_the_bytes_of_the_raw_path() {
+        let lines: [(Direction, &[u8]); 5] = [
+            (Direction::C2s, br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#),
+            (Direction::C2s, b"{\"jsonrpc\":\"2.0\",\r\"id\":2,\"method\":\"ping\"}"),
+            (
+                Direction::C2s,
+                br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#,
+            ),
+            (
+                Direction::S2c,
+                br#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18"}}"#,
+            ),
+            (Direction::S2c, b"[1,\r2]"),
+        ];
+        let (plain, a) = memory_sink();
+        let (scanned, b) = memory_sink();
+        for (d, l) in lines {
+            let mut scan = crate::scan::LineScan::new(d == Direction::C2s);
+            assert_eq!(scan.feed(l), None);
+            let crate::scan::Verdict::Json(s) = scan.verdict() else {
+                panic!("{l:?}")
+            };
+            assert_eq!(s.line_break, l.contains(&b'\r'));
+            a.record_message_at(Some(7), d, l);
+            b.record_scanned_message_at(Some(7), d, l, Some(s));
+        }
+        let bytes = |o: &Shared| {
+            let v = o.0.lock().unwrap().clone();
+            let i = v.iter().position(|&c| c == b'\n').unwrap();
+            v[i..].to_vec()
+        };
+        assert_eq!(bytes(&scanned), bytes(&plain));
+        assert_eq!(
+            protocol_records(&scanned),
+            vec![(4, "2025-06-18".to_owned())]
+        );
+        assert_eq!(b.records(), 6);
+    }
+
+    /// A server message that looks like an `initialize` result but comes
+    /// before any client request skips the detector on the raw path (nothing
+    /// it could answer was observed) and settles nothing; the real answer to
+    /// the later `initialize` request still does, once.
+    #[test]
+    fn server_message_before_any_client_request_settles_nothing() {
+        let (out, sink) = memory_sink();
+        let early = br#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2024-11-05"}}"#;
+        sink.record_message_at(Some(1), Direction::S2c, early);
+        assert_eq!(protocol_records(&out), vec![]);
+        sink.record_message_at(
+            Some(2),
+            Direction::C2s,
+            br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#,
+        );
+        sink.record_message_at(
+            Some(3),
+            Direction::S2c,
+            br#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18"}}"#,
+        );
+        sink.record_message_at(Some(4), Direction::S2c, early);
+        assert_eq!(protocol_records(&out), vec![(3, "2025-06-18".to_owned())]);
+    }
+
+    /// A record longer than [`TRANSCRIPT_WRITE_BYTES`] goes to the file in
+    /// pieces and reads back whole and byte-exact, between whole neighbours.
+    #[test]
+    fn record_longer_than_one_write_reads_back_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let sink = TranscriptSink::create(&path, Transport::Stdio, ServerSpec::default()).unwrap();
+        let big = format!("\"{}\"", "b".repeat(3 * TRANSCRIPT_WRITE_BYTES + 17));
+        sink.record_message_at(Some(1), Direction::C2s, b"1");
+        sink.record_message_at(Some(2), Direction::S2c, big.as_bytes());
+        sink.record_message_at(Some(3), Direction::C2s, b"2");
+        assert_eq!(sink.finish().unwrap(), 3);
+        let t = mcptape_transcript::read(&std::fs::read(&path).unwrap()).unwrap();
+        assert!(t.dropped.is_none());
+        let msgs: Vec<String> = t
+            .records
+            .iter()
+            .map(|r| match &r.event {
+                Event::Message { msg, .. } => msg.get().to_owned(),
+                e => panic!("{e:?}"),
+            })
+            .collect();
+        assert_eq!(msgs, vec!["1".to_owned(), big, "2".to_owned()]);
     }
 
     /// 2026-07-28: the `server/discover` probe does not settle the revision

@@ -14,14 +14,28 @@
 //! then sends SIGKILL. A real server may otherwise wait a minute on a request
 //! the client never answered (server-everything does, for `roots/list`).
 //!
-//! Buffering is bounded: one [`CHUNK_BYTES`] read buffer per direction and
-//! the framer's line buffer (at most [`MAX_LINE_BYTES`] + 1). A slow reader on
-//! one side stalls the other side's reads (back-pressure), never grows a
-//! queue. Record times are taken when a line's last byte arrives.
+//! Buffering is bounded: one line buffer per direction, holding the line
+//! being received and one read of up to [`CHUNK_BYTES`] (at most
+//! [`MAX_LINE_BYTES`] + 1 + [`CHUNK_BYTES`] bytes). A slow reader on one
+//! side stalls the other side's reads (back-pressure), never grows a queue.
+//! Record times are taken when a line's last byte arrives.
 //!
-//! **Record before forward.** Each chunk read is framed first; every line it
-//! completes is written to the transcript file (one `write(2)` per record,
-//! no user-space buffer: [`TranscriptSink::record_message_at`]) **before** the
+//! **One copy of a line in mcptape, one scan of it.** Each read lands in the
+//! line buffer right after the part of the line already held, so a 16 MiB
+//! line is read into place, scanned there as each read arrives (one pass,
+//! while the read is in cache: the line's end, whether it is exactly one JSON
+//! value, and for client lines the revision pre-filter; see `crate::scan`,
+//! whose verdicts are those of `mcptape_transport::stdio::LineFramer`),
+//! written to the transcript from there (`writev(2)` of record prefix, the
+//! line's bytes and `}\n`, in pieces of at most
+//! [`crate::sink::TRANSCRIPT_WRITE_BYTES`], with no further pass over the
+//! line) and forwarded from there. The pipes mcptape reads and writes are
+//! grown to [`PIPE_BYTES`] where the kernel allows it, so a big line moves in
+//! 1 MiB reads and writes.
+//!
+//! **Record before forward.** Each chunk read is scanned first; every line it
+//! completes is written to the transcript file (`write(2)`/`writev(2)` from
+//! the line buffer, no user-space queue: [`TranscriptSink::record_message_at`]) **before** the
 //! chunk is forwarded to the peer. A line reaches the peer only when the
 //! chunk holding its `\n` is forwarded, so every line the peer has received
 //! is already in the kernel's page cache, which survives a SIGKILL of
@@ -40,12 +54,24 @@ use mcptape_transport::child::{EndedBy, StdioChild, spawn_stdio_group};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use crate::error::{RecordError, RecordErrorKind};
+use crate::scan::{LineScan, Scanned, Verdict};
 use crate::sink::TranscriptSink;
 use mcptape_transport::framed::MAX_LINE_BYTES;
-use mcptape_transport::stdio::{FrameRef, LineFramer};
+use mcptape_transport::stdio::{FrameRef, is_exact_json};
+use mcptape_transport::{FrameError, FrameErrorKind};
 
-/// Size of the read buffer of each proxied stream, in bytes (64 KiB).
-pub const CHUNK_BYTES: usize = 64 * 1024;
+/// Largest single read from a proxied stream, in bytes (1 MiB, the
+/// [`PIPE_BYTES`] a grown pipe holds).
+pub const CHUNK_BYTES: usize = 1024 * 1024;
+
+/// Capacity mcptape asks the kernel for on the pipes it proxies (its own
+/// stdin and stdout when they are pipes, the server's stdin and stdout), in
+/// bytes: 1 MiB, the default `/proc/sys/fs/pipe-max-size` an unprivileged
+/// process may set (`fcntl(F_SETPIPE_SZ)`, Linux `pipe(7)` and `fcntl(2)`).
+/// The default 64 KiB pipe makes 16× more reads, writes and wake-ups on a
+/// big message. A refusal (not a pipe, the user's pipe quota reached, not
+/// Linux) is not an error: that pipe keeps its size.
+pub const PIPE_BYTES: usize = 1024 * 1024;
 
 /// Default time the server gets to exit by itself after its stdin is closed (2 s,
 /// the Python SDK's `PROCESS_TERMINATION_TIMEOUT`;
@@ -130,6 +156,7 @@ fn client_stdin() -> Box<dyn AsyncRead + Send + Unpin> {
     use std::os::fd::AsFd;
     let fd = std::io::stdin().as_fd().try_clone_to_owned();
     if let Ok(rx) = fd.and_then(tokio::net::unix::pipe::Receiver::from_owned_fd) {
+        grow_pipe(&rx);
         return Box::new(rx);
     }
     Box::new(tokio::io::stdin())
@@ -141,9 +168,25 @@ fn client_stdout() -> Box<dyn AsyncWrite + Send + Unpin> {
     use std::os::fd::AsFd;
     let fd = std::io::stdout().as_fd().try_clone_to_owned();
     if let Ok(tx) = fd.and_then(tokio::net::unix::pipe::Sender::from_owned_fd) {
+        grow_pipe(&tx);
         return Box::new(tx);
     }
     Box::new(tokio::io::stdout())
+}
+
+/// Asks the kernel to grow the pipe `fd` to [`PIPE_BYTES`]
+/// (`fcntl(F_SETPIPE_SZ)`); a refusal leaves the pipe as it was (see
+/// [`PIPE_BYTES`]).
+fn grow_pipe(fd: &impl std::os::fd::AsFd) {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        use nix::fcntl::{FcntlArg, fcntl};
+        if let Ok(size) = i32::try_from(PIPE_BYTES) {
+            let _ = fcntl(fd.as_fd(), FcntlArg::F_SETPIPE_SZ(size));
+        }
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    let _ = fd;
 }
 
 /// [`run_stdio_proxy`] with explicit client-side streams (for tests and embedding).
@@ -161,6 +204,8 @@ pub async fn run_stdio_proxy_with(
     let child_in = child.stdin.take().ok_or_else(|| io("no stdin pipe"))?;
     let child_out = child.stdout.take().ok_or_else(|| io("no stdout pipe"))?;
     let child_err = child.stderr.take().ok_or_else(|| io("no stderr pipe"))?;
+    grow_pipe(&child_in);
+    grow_pipe(&child_out);
 
     // Turns true when the server has exited: the server-side pumps then stop
     // after DRAIN_AFTER_EXIT_MS without data.
@@ -331,13 +376,12 @@ async fn pump(
     dir: Dir,
     to_name: &'static str,
 ) -> Result<(), RecordError> {
-    let mut framer = LineFramer::new(MAX_LINE_BYTES);
-    let mut buf = vec![0u8; CHUNK_BYTES];
+    let mut lines = Lines::new(MAX_LINE_BYTES, matches!(dir, Dir::Message(Direction::C2s)));
     let mut forwarding = true;
     let mut first_write_error: Option<std::io::Error> = None;
     loop {
         let read = tokio::select! {
-            r = read_some(&mut from, &mut buf) => r,
+            r = read_some(&mut from, lines.spare()) => r,
             () = stop.reading() => break,
         };
         // End of stream, or a read error (the server's pipe broke: nothing
@@ -346,12 +390,13 @@ async fn pump(
             Ok(0) | Err(_) => break,
             Ok(n) => n,
         };
-        let chunk = &buf[..n];
         let t_us = sink.now_us();
-        framer.push_with(chunk, |f| record_frame(sink, dir, t_us, f));
+        // Record first: every line these bytes complete is in the transcript
+        // before any of them is forwarded.
+        lines.frame(n, |f, scanned| record_frame(sink, dir, t_us, f, scanned));
         if forwarding {
             let written = tokio::select! {
-                r = write_chunk(&mut to, chunk) => r,
+                r = write_chunk(&mut to, lines.fresh()) => r,
                 () = stop.writing() => break,
             };
             if let Err(e) = written {
@@ -359,10 +404,11 @@ async fn pump(
                 first_write_error = Some(e);
             }
         }
+        lines.consume();
     }
     // Ended or stopped early: the line held is still recorded.
     let t_us = sink.now_us();
-    framer.finish_with(|f| record_frame(sink, dir, t_us, f));
+    lines.finish(|f, scanned| record_frame(sink, dir, t_us, f, scanned));
     if forwarding {
         // Bounded like the writes: a stopped pump does not wait on a stuck peer.
         tokio::select! {
@@ -374,6 +420,177 @@ async fn pump(
     match first_write_error {
         Some(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(RecordError::io(to_name, e)),
         _ => Ok(()),
+    }
+}
+
+/// The line buffer of one proxied direction: the start of the line being
+/// received, then the bytes of the last read, contiguous, so that a line is
+/// never copied inside mcptape (see the module docs).
+///
+/// Each read is scanned once, as it arrives ([`LineScan`]: line ends, JSON
+/// validity, the revision pre-filter), so a complete line is classified
+/// without another pass over it. Its frames are those of
+/// [`mcptape_transport::stdio::LineFramer::push_with`] on the same bytes, however they were read: cut
+/// at `\n`, one trailing `\r` stripped, [`FrameRef::Message`] for exactly one
+/// JSON value (a line the scanner does not accept is asked of
+/// [`is_exact_json`], the framer's own test), [`FrameRef::Noise`] otherwise,
+/// [`FrameRef::TooLong`] past the limit with the framer's line number and
+/// stream offset. A line longer than `max` + 1 bytes is not held: its length
+/// is counted as it comes (memory stays bounded by `max` + 1 + [`CHUNK_BYTES`]).
+struct Lines {
+    /// Longest line kept (bytes, `\n` and one trailing `\r` excluded).
+    max: usize,
+    /// `buf[..held]`: the start of the current line (no `\n`), scanned;
+    /// `buf[held..held + fresh]`: the last read; the rest is room.
+    buf: Vec<u8>,
+    held: usize,
+    fresh: usize,
+    /// `buf[..framed]` is done with; [`Lines::consume`] drops it.
+    framed: usize,
+    /// State of the current line's scan.
+    scan: LineScan,
+    /// Once the current line passed `max` + 1 bytes (they are not kept): its
+    /// length so far and its last byte (whether it ends in `\r`).
+    overflow: Option<(usize, u8)>,
+    /// 1-based number of the current line.
+    line: u64,
+    /// Stream offset of the current line's first byte.
+    line_start: u64,
+}
+
+impl Lines {
+    /// `watch`: compute the revision pre-filter of each line (client lines).
+    fn new(max: usize, watch: bool) -> Self {
+        Lines {
+            max,
+            buf: Vec::new(),
+            held: 0,
+            fresh: 0,
+            framed: 0,
+            scan: LineScan::new(watch),
+            overflow: None,
+            line: 1,
+            line_start: 0,
+        }
+    }
+
+    /// Room for the next read (up to [`CHUNK_BYTES`]), right after the bytes held.
+    fn spare(&mut self) -> &mut [u8] {
+        debug_assert_eq!(self.fresh, 0, "consume() after every frame()");
+        let need = self.held + CHUNK_BYTES;
+        if self.buf.len() < need {
+            // Grows only (a new longest line); never on a line that fits.
+            self.buf.resize(need, 0);
+        }
+        &mut self.buf[self.held..need]
+    }
+
+    /// Scans the `n` bytes just read into [`Lines::spare`], calling `emit`
+    /// with every line they complete (borrowed from the buffer) and, for a
+    /// message, what the scan found ([`Scanned`]; `None` for a line only
+    /// serde_json accepted: the caller finds it out itself).
+    fn frame(&mut self, n: usize, mut emit: impl FnMut(FrameRef<'_>, Option<Scanned>)) {
+        let end = self.held + n;
+        self.fresh = n;
+        // Start of the current line in `buf`, first byte not scanned yet.
+        let mut begin = 0;
+        let mut pos = self.held;
+        loop {
+            let found = if self.overflow.is_some() {
+                memchr::memchr(b'\n', &self.buf[pos..end])
+            } else {
+                self.scan.feed(&self.buf[pos..end])
+            };
+            let Some(k) = found else { break };
+            self.end_line(begin, pos + k, &mut emit);
+            pos += k + 1;
+            begin = pos;
+        }
+        let rest = end - begin;
+        if let Some((len, last)) = self.overflow.as_mut() {
+            if rest > 0 {
+                *len += rest;
+                *last = self.buf[end - 1];
+            }
+            self.framed = end;
+        } else if rest > self.max.saturating_add(1) {
+            // +1: a trailing `\r` may still be stripped.
+            self.overflow = Some((rest, self.buf[end - 1]));
+            self.framed = end;
+        } else {
+            self.framed = begin;
+        }
+    }
+
+    /// Emits the line `buf[begin..nl]` (`nl`: its `\n`, or the end of the
+    /// stream), or the too-long marker of an overflowing one.
+    fn end_line(
+        &mut self,
+        begin: usize,
+        nl: usize,
+        emit: &mut impl FnMut(FrameRef<'_>, Option<Scanned>),
+    ) {
+        let verdict = self.scan.verdict();
+        self.scan.reset();
+        let overflow = self.overflow.take();
+        let error = |len: usize| {
+            FrameRef::TooLong(FrameError {
+                kind: FrameErrorKind::LineTooLong {
+                    len,
+                    limit: self.max,
+                },
+                line: self.line,
+                offset: self.line_start,
+            })
+        };
+        let head = &self.buf[begin..nl];
+        match overflow {
+            Some((len, last)) => {
+                let cr = head.last().map_or(last == b'\r', |&b| b == b'\r');
+                emit(error(len + head.len() - usize::from(cr)), None);
+            }
+            None => {
+                let line = head.strip_suffix(b"\r").unwrap_or(head);
+                if line.len() > self.max {
+                    emit(error(line.len()), None);
+                } else {
+                    match verdict {
+                        Verdict::Json(scanned) => emit(FrameRef::Message(line), Some(scanned)),
+                        Verdict::Unknown if is_exact_json(line) => {
+                            emit(FrameRef::Message(line), None)
+                        }
+                        Verdict::Unknown => emit(FrameRef::Noise(line), None),
+                    }
+                }
+            }
+        }
+        let bytes = overflow.map_or(0, |(len, _)| len) + head.len() + 1;
+        self.line += 1;
+        self.line_start += bytes as u64;
+    }
+
+    /// The bytes of the last read, to forward (after [`Lines::frame`]).
+    fn fresh(&self) -> &[u8] {
+        &self.buf[self.held..self.held + self.fresh]
+    }
+
+    /// Drops what was framed and keeps the rest of the line for the next read.
+    fn consume(&mut self) {
+        let end = self.held + self.fresh;
+        self.buf.copy_within(self.framed..end, 0);
+        self.held = end - self.framed;
+        self.fresh = 0;
+        self.framed = 0;
+    }
+
+    /// Ends the stream: an unterminated last line becomes a frame.
+    fn finish(&mut self, mut emit: impl FnMut(FrameRef<'_>, Option<Scanned>)) {
+        self.consume();
+        if self.overflow.is_some() || self.held > 0 {
+            let held = self.held;
+            self.end_line(0, held, &mut emit);
+            self.held = 0;
+        }
     }
 }
 
@@ -399,12 +616,20 @@ async fn write_chunk(to: &mut (impl AsyncWrite + Unpin), bytes: &[u8]) -> std::i
 }
 
 /// Writes the record of one framed line, stamped `t_us` (when its last byte
-/// arrived). A message goes the raw path (no re-parse, one write); noise,
+/// arrived). A message goes the raw path (no re-parse, no copy); noise,
 /// stderr and too-long markers are rare and go through the typed records.
-fn record_frame(sink: &TranscriptSink, dir: Dir, t_us: u64, f: FrameRef<'_>) {
+fn record_frame(
+    sink: &TranscriptSink,
+    dir: Dir,
+    t_us: u64,
+    f: FrameRef<'_>,
+    scanned: Option<Scanned>,
+) {
     match (dir, f) {
-        // Exactly one JSON value: the framer checked it, it is not parsed again.
-        (Dir::Message(d), FrameRef::Message(l)) => sink.record_message_at(Some(t_us), d, l),
+        // Exactly one JSON value: the scan checked it, it is not parsed again.
+        (Dir::Message(d), FrameRef::Message(l)) => {
+            sink.record_scanned_message_at(Some(t_us), d, l, scanned)
+        }
         (Dir::Message(d), FrameRef::Noise(l)) => sink.record_line_at(Some(t_us), d, l, None),
         (Dir::Stderr, FrameRef::Message(l) | FrameRef::Noise(l)) => sink.record_at(
             Some(t_us),
@@ -466,6 +691,7 @@ impl ForwardSignals {
 mod tests {
     use super::*;
     use mcptape_transcript::{ServerSpec, Transport};
+    use mcptape_transport::stdio::{Frame, LineFramer};
     use tokio::io::AsyncWriteExt;
 
     /// Lines of exactly `LINE` bytes (newline included), numbered.
@@ -479,6 +705,125 @@ mod tests {
         l.extend_from_slice(b"\"}}\n");
         assert_eq!(l.len(), LINE);
         l
+    }
+
+    /// `grow_pipe` makes a fresh pipe (64 KiB) hold `PIPE_BYTES` (1 MiB), as
+    /// the kernel reports it back (`F_GETPIPE_SZ`).
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    #[test]
+    fn grown_pipe_holds_pipe_bytes() {
+        use nix::fcntl::{FcntlArg, fcntl};
+        let (r, w) = std::io::pipe().unwrap();
+        let size = |f: &std::io::PipeWriter| fcntl(f, FcntlArg::F_GETPIPE_SZ).unwrap();
+        assert_eq!(size(&w), 64 * 1024);
+        grow_pipe(&w);
+        assert_eq!(usize::try_from(size(&w)).unwrap(), PIPE_BYTES);
+        drop(r);
+    }
+
+    /// Frames `Lines` (limit `max`) yields when `input` arrives in reads of
+    /// `sizes` bytes (cycled), and the bytes it gives to forward.
+    fn frames_of_lines(max: usize, input: &[u8], sizes: &[usize]) -> (Vec<Frame>, Vec<u8>) {
+        let mut lines = Lines::new(max, true);
+        let (mut frames, mut forwarded) = (Vec::new(), Vec::new());
+        let mut rest = input;
+        for k in 0.. {
+            if rest.is_empty() {
+                break;
+            }
+            let room = lines.spare();
+            let n = sizes[k % sizes.len()].clamp(1, room.len()).min(rest.len());
+            room[..n].copy_from_slice(&rest[..n]);
+            rest = &rest[n..];
+            lines.frame(n, |f, _| frames.push(f.to_owned_frame()));
+            forwarded.extend_from_slice(lines.fresh());
+            lines.consume();
+            assert!(
+                lines.buf.len() <= max + 1 + CHUNK_BYTES,
+                "bounded: {} bytes held",
+                lines.buf.len()
+            );
+        }
+        lines.finish(|f, _| frames.push(f.to_owned_frame()));
+        (frames, forwarded)
+    }
+
+    /// Frames of the plain `LineFramer` on the same bytes in one push.
+    fn frames_of_framer(max: usize, input: &[u8]) -> Vec<Frame> {
+        let mut framer = LineFramer::new(max);
+        let mut frames = framer.push(input);
+        frames.extend(framer.finish());
+        frames
+    }
+
+    /// The proxy's line buffer frames exactly as `LineFramer` does (messages,
+    /// noise, `\r\n`, empty lines, lines at, one past and far past the limit,
+    /// an unterminated tail) however the bytes are split into reads, and
+    /// forwards every byte unchanged.
+    #[test]
+    fn line_buffer_frames_as_the_line_framer_for_every_split() {
+        const MAX: usize = 16;
+        let input: Vec<u8> = [
+            &b"{\"a\":1}\n"[..],
+            b"banner\r\n",
+            b"\n",
+            b"1234567890123456\n",
+            b"12345678901234567\n",
+            b"\"0123456789abcdefghijklmnopqrstuvwxyz0123456789\"\r\n",
+            b"[1,2]\r",
+            b"\n{\"b\":[]}\n",
+            b"123\n-1.5e3\r\n",
+            "[\"\u{e9}\u{10348}\",null]\n".as_bytes(),
+            b"\"\xc3\"\n",
+            b"12345678901234567",
+        ]
+        .concat();
+        let want = frames_of_framer(MAX, &input);
+        assert_eq!(want.len(), 13, "{want:?}");
+        for sizes in [
+            &[1][..],
+            &[2, 3],
+            &[5, 1, 7],
+            &[MAX],
+            &[MAX + 1],
+            &[MAX + 2, 1],
+            &[CHUNK_BYTES],
+        ] {
+            let (got, forwarded) = frames_of_lines(MAX, &input, sizes);
+            assert_eq!(got, want, "reads of {sizes:?}");
+            assert_eq!(forwarded, input, "reads of {sizes:?}");
+        }
+    }
+
+    /// Limit of the line buffer (`MAX_LINE_BYTES` in the proxy, 8 here): a
+    /// line of exactly the limit is a message (also with a `\r` stripped),
+    /// one byte more is too long; both are forwarded whole.
+    #[test]
+    fn line_at_the_limit_is_a_message_one_past_is_too_long() {
+        let at = b"12345678\n12345678\r\n";
+        let (frames, forwarded) = frames_of_lines(8, at, &[3]);
+        assert_eq!(
+            frames,
+            vec![
+                Frame::Message(b"12345678".to_vec()),
+                Frame::Message(b"12345678".to_vec())
+            ]
+        );
+        assert_eq!(forwarded, at);
+        let past = b"123456789\n";
+        let (frames, forwarded) = frames_of_lines(8, past, &[3]);
+        assert!(
+            matches!(
+                &frames[..],
+                [Frame::TooLong(FrameError {
+                    kind: FrameErrorKind::LineTooLong { len: 9, limit: 8 },
+                    line: 1,
+                    offset: 0,
+                })]
+            ),
+            "{frames:?}"
+        );
+        assert_eq!(forwarded, past);
     }
 
     /// Regression (CI: `sigkill_mid_stream_leaves_every_complete_record_and_an_exit_record`

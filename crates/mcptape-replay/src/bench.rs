@@ -67,6 +67,38 @@ pub const MAX_ABANDONED_SAMPLES: usize = 100_000;
 /// The class label of reads with no answer within `--timeout` (censored at the timeout).
 pub const TIMEOUT_CLASS: &str = "timeout";
 
+/// The class label of reads answered with a result whose `contents` the fused strict decoder
+/// rejects (`--validate`, [`validate_contents`]).
+pub const INVALID_CONTENTS_CLASS: &str = "invalid contents (--validate)";
+
+/// The class label of lines from a line-stream target that are not one JSON value (a reply cut
+/// short or corrupted, a banner on stdout): they answer nothing, so their reads time out.
+pub const NOISE_CLASS: &str = "line from the target that is not JSON";
+
+/// The class label of lines from a line-stream target longer than
+/// [`mcptape_transport::session::SESSION_MAX_LINE_BYTES`] (dropped unread).
+pub const TOO_LONG_CLASS: &str = "line from the target over the line limit";
+
+/// Checks one `resources/read` reply (the bytes of the JSON-RPC message) with the fused strict
+/// decoder ([`mcptape_wire::codec::scan_message`]: strict JSON, every `contents` entry's rules,
+/// each `blob` validated as base64 in place, never decoded).
+///
+/// # Errors
+/// What is wrong, for people: the decoder's error (with its byte offset), no
+/// `result.contents` array, or the first rule an entry breaks (entry index, byte offset).
+pub fn validate_contents(line: &[u8]) -> Result<(), String> {
+    let m = mcptape_wire::codec::scan_message(line).map_err(|e| e.to_string())?;
+    if m.contents.is_none() {
+        return Err("no result.contents array".into());
+    }
+    for e in &m.entries {
+        if let Some((kind, at)) = e.issues().into_iter().next() {
+            return Err(format!("contents entry {}: {kind} at byte {at}", e.index));
+        }
+    }
+    Ok(())
+}
+
 /// Largest `--max-phase` (wall-clock bound of one phase): 1 h, in µs. Longer
 /// than [`crate::latency::MAX_DELAY_US`] so a closed-loop run can measure a
 /// p99.9 over 10,000+ reads; rejected above (`SpecErrorKind::DelayTooLarge`).
@@ -76,7 +108,7 @@ pub const MAX_PHASE_US: u64 = 3_600_000_000;
 /// matching by raw id text, handshake with era fallback, server requests
 /// answered, cancellation per transport). `Client::over(r, w)` for a line
 /// stream, `Client::http(client, None)` for Streamable HTTP.
-pub use mcptape_transport::session::{Outcome, Session as Client};
+pub use mcptape_transport::session::{Outcome, RawAnswer, Session as Client};
 
 /// A [`Client`] for the Streamable HTTP endpoint `url` (both eras; requests
 /// POSTed concurrently, cancellation by aborting the POST). A stateless-era
@@ -134,6 +166,12 @@ pub struct BenchConfig {
     /// Requests of one phase in flight at most (1..=[`MAX_IN_FLIGHT`], default
     /// [`DEFAULT_MAX_IN_FLIGHT`]).
     pub max_in_flight: u32,
+    /// `--validate`: check each result's `contents` with the fused strict decoder
+    /// ([`validate_contents`]) after its latency is taken, timing the check apart
+    /// ([`BenchResult::validation`]); a rejected one counts as [`INVALID_CONTENTS_CLASS`].
+    /// The check runs on the client's thread: in a closed loop it delays the next send, in
+    /// an open loop it may make sends late.
+    pub validate: bool,
 }
 
 impl Default for BenchConfig {
@@ -149,6 +187,7 @@ impl Default for BenchConfig {
             load: Load::Closed { concurrency: 1 },
             max_phase: Duration::from_secs(25),
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
+            validate: false,
         }
     }
 }
@@ -180,6 +219,9 @@ pub struct BenchResult {
     pub partial: bool,
     /// Turn completion time (all answered, or the deadline), µs.
     pub turn: Histogram<u64>,
+    /// `--validate`: time the fused strict decoder took to check each result's `contents`
+    /// (both phases), µs; empty without `--validate`.
+    pub validation: Histogram<u64>,
     /// Latency of every read inside turns, µs: answered (result or error) before the
     /// deadline, and stragglers recorded at the deadline (censored).
     pub turn_reads: Histogram<u64>,
@@ -257,6 +299,7 @@ impl BenchResult {
             partial: false,
             single: new_hist(),
             turn: new_hist(),
+            validation: new_hist(),
             turn_reads: new_hist(),
             reads_sent: 0,
             single_elapsed_s: 0.0,
@@ -459,6 +502,14 @@ fn ended(o: &Outcome) -> Ended {
     }
 }
 
+/// [`validate_contents`] of `line`: accepted or not, and how long the check took, µs (wall
+/// clock, ≥ 1).
+fn timed_validation(line: &[u8]) -> (bool, u64) {
+    let t = std::time::Instant::now();
+    let ok = validate_contents(line).is_ok();
+    (ok, (t.elapsed().as_micros() as u64).max(1))
+}
+
 fn count_class(map: &mut BTreeMap<String, u64>, class: String) {
     let class = bounded_class(map, class);
     *map.entry(class).or_insert(0) += 1;
@@ -473,11 +524,13 @@ struct SingleAcc {
     counters: crate::stats::PhaseCounters,
     abandoned_after: Vec<u64>,
     in_flight: u64,
+    validation: Histogram<u64>,
 }
 
 impl SingleAcc {
     fn new() -> Self {
         SingleAcc {
+            validation: new_hist(),
             all: new_hist(),
             ok: new_hist(),
             by_class: BTreeMap::new(),
@@ -497,42 +550,105 @@ impl SingleAcc {
     }
 }
 
-/// Sends one single read now; counts it sent and in flight.
+/// Smallest largest-recorded-read (bytes) for which [`warm_receive_buffer`] prepares a
+/// receive buffer: 1 MiB (below it, fresh pages cost little).
+pub const WARM_BUFFER_MIN_BYTES: usize = 1 << 20;
+
+/// Prepares the receive buffer of a line-stream session before the timed phases: a buffer as
+/// large as the largest recorded `resources/read` reply of `tape` (+ 1 for its line end, at
+/// most [`mcptape_transport::session::SESSION_MAX_LINE_BYTES`]), every page written once,
+/// handed to the session ([`Client::recycle`]). The first long reply then lands in warm pages
+/// as the later ones do (they reuse the buffer), instead of faulting in ~40,000 fresh pages
+/// for 160 MB inside its measured latency. No extra memory in the run: it is the buffer the
+/// replies are read into. Returns the bytes prepared: 0 when the largest recorded read is
+/// under [`WARM_BUFFER_MIN_BYTES`]. Over Streamable HTTP the session drops the buffer: call it
+/// for line streams only.
+pub fn warm_receive_buffer(client: &Client, tape: &Tape) -> usize {
+    let largest = tape
+        .exchanges
+        .iter()
+        .filter(|e| e.request.method == method::RESOURCES_READ)
+        .map(|e| e.reply_bytes)
+        .max()
+        .unwrap_or(0);
+    if largest < WARM_BUFFER_MIN_BYTES {
+        return 0;
+    }
+    let n = (largest + 1).min(mcptape_transport::session::SESSION_MAX_LINE_BYTES + 1);
+    #[expect(
+        clippy::slow_vector_initialization,
+        reason = "the point is writing every page; `vec![0; n]` maps untouched zero pages"
+    )]
+    let mut buf = {
+        let mut b = Vec::with_capacity(n);
+        b.resize(n, 0u8);
+        b
+    };
+    buf.clear();
+    client.recycle(buf);
+    n
+}
+
+/// Sends one single read now; counts it sent and in flight. The send time is taken before
+/// the request is queued: taken after, a thread preempted between the two (a loaded 2-core
+/// machine) measured a 1 ms reply as 2 µs.
 fn begin_read(
     client: &Client,
     acc: &Mutex<SingleAcc>,
     params: &Value,
-) -> (
-    u64,
-    tokio::sync::oneshot::Receiver<(Outcome, Value)>,
-    Instant,
-) {
-    let (id, rx) = client.request(method::RESOURCES_READ, params);
+    validate: bool,
+) -> (u64, tokio::sync::oneshot::Receiver<RawAnswer>, Instant) {
+    // The reply's outcome from its envelope alone: no body parse on the hot path; its bytes
+    // kept only to validate them.
+    let sent_at = Instant::now();
+    let (id, rx) = client.request_raw(method::RESOURCES_READ, params, validate);
     let mut a = lock(acc);
     a.counters.sent += 1;
     a.in_flight += 1;
     a.counters.max_in_flight = a.counters.max_in_flight.max(a.in_flight);
-    (id, rx, Instant::now())
+    (id, rx, sent_at)
 }
 
 /// Waits for the answer of a single read sent at `sent_at` (intended at `intended`) up to
 /// `timeout`, and records it: a result or an error answer at its latency from `intended`; no
 /// answer in time at the latency when it was given up (≥ the timeout: censored), cancelled and
 /// abandoned.
+#[allow(clippy::too_many_arguments)]
 async fn finish_read(
     client: Arc<Client>,
     acc: Arc<Mutex<SingleAcc>>,
     id: u64,
-    rx: tokio::sync::oneshot::Receiver<(Outcome, Value)>,
+    rx: tokio::sync::oneshot::Receiver<RawAnswer>,
     sent_at: Instant,
     intended: Instant,
     timeout: Duration,
+    validate: bool,
 ) {
     let r = tokio::time::timeout_at(sent_at + timeout, rx).await;
     let us = (intended.elapsed().as_micros() as u64).max(1);
+    // After the latency is taken, off the lock.
+    let checked = match &r {
+        Ok(Ok(a)) if validate && a.outcome == Outcome::Ok => Some(timed_validation(&a.line)),
+        _ => None,
+    };
     let mut a = lock(&acc);
     a.in_flight -= 1;
-    match r.as_ref().map(|r| r.as_ref().map(|(o, _)| ended(o))) {
+    if let Some((_, v_us)) = &checked {
+        a.validation.saturating_record(*v_us);
+    }
+    // The reply's buffer goes back to the session (the next long reply is read into it).
+    let ended_as = match r {
+        Ok(Ok(x)) => {
+            client.recycle(x.line);
+            Ok(Ok(match (ended(&x.outcome), &checked) {
+                (Ended::Ok, Some((false, _))) => Ended::Error(INVALID_CONTENTS_CLASS.to_owned()),
+                (e, _) => e,
+            }))
+        }
+        Ok(Err(_)) => Ok(Err(())),
+        Err(_) => Err(()),
+    };
+    match ended_as {
         Ok(Ok(Ended::Ok)) => {
             a.counters.answered_ok += 1;
             a.all.saturating_record(us);
@@ -653,7 +769,7 @@ pub async fn run_until(
                                 break;
                             }
                             let p = &reads[(i % reads.len() as u64) as usize];
-                            let (id, rx, sent_at) = begin_read(&client, &acc, p);
+                            let (id, rx, sent_at) = begin_read(&client, &acc, p, cfg.validate);
                             finish_read(
                                 client.clone(),
                                 acc.clone(),
@@ -662,6 +778,7 @@ pub async fn run_until(
                                 sent_at,
                                 sent_at,
                                 timeout,
+                                cfg.validate,
                             )
                             .await;
                             progress(1);
@@ -701,7 +818,7 @@ pub async fn run_until(
                         }
                     }
                     let p = &reads[(i % reads.len() as u64) as usize];
-                    let (id, rx, sent_at) = begin_read(&client, &acc, p);
+                    let (id, rx, sent_at) = begin_read(&client, &acc, p, cfg.validate);
                     sent += 1;
                     last_send = sent_at;
                     if (sent_at - intended).as_micros() as u64 > LATE_SEND_US {
@@ -715,6 +832,7 @@ pub async fn run_until(
                         sent_at,
                         intended,
                         timeout,
+                        cfg.validate,
                     ));
                     // Poll the new read and reap those done, without waiting.
                     while let Some(Some(())) = futures::FutureExt::now_or_never(inflight.next()) {
@@ -770,6 +888,7 @@ pub async fn run_until(
         res.single_censored_from_us = a.censored_from;
         res.single_phase = std::mem::take(&mut a.counters);
         res.abandoned_after_us = std::mem::take(&mut a.abandoned_after);
+        res.validation = std::mem::replace(&mut a.validation, new_hist());
     }
     res.reads_sent = res.single_phase.sent;
     res.single_window_s = match cfg.load {
@@ -828,6 +947,14 @@ pub async fn run_until(
         };
         in_first(res.single_phase.sent) + in_first(res.turn_phase.sent)
     };
+    for (class, n) in [
+        (NOISE_CLASS, client.noise_lines()),
+        (TOO_LONG_CLASS, client.too_long_lines()),
+    ] {
+        if n > 0 {
+            res.errors.insert(class.into(), n);
+        }
+    }
     let invalid = client.invalid_messages();
     if invalid > 0 {
         res.errors.insert(
@@ -893,7 +1020,7 @@ async fn turn_phase(
         for _ in 0..parallel {
             let p = &reads[k % reads.len()];
             k += 1;
-            let (id, rx) = client.request(method::RESOURCES_READ, p);
+            let (id, rx) = client.request_raw(method::RESOURCES_READ, p, cfg.validate);
             open_ids.push(id);
             waiting.push(async move { (id, rx.await) });
         }
@@ -904,6 +1031,9 @@ async fn turn_phase(
             .max((parallel + background.len()) as u64);
         let turn_deadline = t0 + deadline;
         let mut answered = Vec::new();
+        // `--validate`: results checked once the turn is over (checking inside it would delay
+        // the answers still arriving), with their latency.
+        let mut to_check: Vec<(u64, Vec<u8>)> = Vec::new();
         loop {
             tokio::select! {
                 biased;
@@ -912,17 +1042,18 @@ async fn turn_phase(
                         answered.push(id);
                         let us = (t0.elapsed().as_micros() as u64).max(1);
                         let c = &mut res.turn_phase;
-                        match out.as_ref().map(|(o, _)| ended(o)) {
-                            Ok(Ended::Ok) => {
+                        match out.map(|a| (ended(&a.outcome), a.line)) {
+                            Ok((Ended::Ok, line)) if cfg.validate => to_check.push((us, line)),
+                            Ok((Ended::Ok, _)) => {
                                 c.answered_ok += 1;
                                 res.turn_reads.saturating_record(us);
                                 res.turn_reads_ok.saturating_record(us);
                             }
-                            Ok(Ended::Error(class)) => {
+                            Ok((Ended::Error(class), _)) => {
                                 count_class(&mut c.error_answers, class);
                                 res.turn_reads.saturating_record(us);
                             }
-                            Ok(Ended::Closed) | Err(_) => c.closed += 1,
+                            Ok((Ended::Closed, _)) | Err(_) => c.closed += 1,
                         }
                     }
                     None => break,
@@ -930,10 +1061,23 @@ async fn turn_phase(
                 () = tokio::time::sleep_until(turn_deadline) => break,
             }
         }
+        let took = t0.elapsed().min(deadline);
+        for (us, line) in to_check.drain(..) {
+            let (ok, v_us) = timed_validation(&line);
+            client.recycle(line);
+            res.validation.saturating_record(v_us);
+            let c = &mut res.turn_phase;
+            res.turn_reads.saturating_record(us);
+            if ok {
+                c.answered_ok += 1;
+                res.turn_reads_ok.saturating_record(us);
+            } else {
+                count_class(&mut c.error_answers, INVALID_CONTENTS_CLASS.to_owned());
+            }
+        }
         if client.is_closed() {
             break; // the target went away mid-turn: no turn time to report
         }
-        let took = t0.elapsed().min(deadline);
         res.turn.saturating_record((took.as_micros() as u64).max(1));
         res.turns += 1;
         let stragglers: Vec<u64> = open_ids
@@ -1085,6 +1229,7 @@ impl BenchResult {
             send_rate: self.send_rate,
             max_in_flight: cfg.max_in_flight,
             warnings: self.warnings(),
+            validation: cfg.validate.then(|| Quantiles::of(&self.validation)),
             slo: Vec::new(),
         }
     }

@@ -191,6 +191,8 @@ pub struct BenchSettings<'a> {
     /// Requests of a phase in flight at most (`--max-in-flight`), 1..=[`MAX_IN_FLIGHT`]
     /// (default [`crate::bench::DEFAULT_MAX_IN_FLIGHT`]).
     pub max_in_flight: u32,
+    /// Check each result's contents with the fused strict decoder (`--validate`), timed apart.
+    pub validate: bool,
 }
 
 impl BenchSettings<'_> {
@@ -277,6 +279,7 @@ impl BenchSettings<'_> {
             load,
             max_phase: Duration::from_micros(max_phase_us),
             max_in_flight: self.max_in_flight,
+            validate: self.validate,
         })
     }
 }
@@ -360,6 +363,7 @@ mod tests {
             timeout: "5s",
             max_phase: "25s",
             max_in_flight: crate::bench::DEFAULT_MAX_IN_FLIGHT,
+            validate: false,
         }
     }
 

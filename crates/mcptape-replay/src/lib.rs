@@ -13,6 +13,8 @@
 //!   ([`report`] re-exports both under their former paths).
 //! - [`slo`]: the `--slo` grammar (read.p99<50ms, errors<1%), its evaluation against a
 //!   bench report, the pass/fail table and the JUnit XML.
+//! - [`merge`](mod@merge): `mcptape merge` — several runs' `.hlog` logs (and their counters) into one
+//!   report and one log.
 //! - [`config`]: validation of bench and verify settings before a run.
 //! - [`target`]: the target process lifecycle that `bench` and `verify` share (a stdio child in
 //!   its own process group, or a Streamable HTTP bridge; its stderr tail; ending it).
@@ -28,6 +30,7 @@ pub mod fuzzing;
 pub mod http;
 pub mod latency;
 pub mod lines;
+pub mod merge;
 pub mod render;
 pub mod report;
 pub mod schedule;

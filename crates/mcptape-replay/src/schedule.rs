@@ -173,23 +173,51 @@ impl std::fmt::Debug for TimerThread {
 }
 
 impl TimerThread {
-    /// The process-wide timer thread, started on first use.
+    /// The process-wide timer thread, started on first use with
+    /// [`TimerPriority::Auto`] unless [`TimerThread::start`] ran first.
     ///
     /// # Panics
     /// When the OS refuses to start a thread at first use (out of resources).
     pub fn global() -> &'static TimerThread {
-        static T: OnceLock<&'static TimerThread> = OnceLock::new();
-        T.get_or_init(|| {
+        Self::start(TimerPriority::Auto).0
+    }
+
+    /// Starts the process-wide timer thread asking the OS for `priority`,
+    /// and returns it with the scheduling policy it got. Only the first call
+    /// (or the first [`global`](Self::global)) chooses: later calls return
+    /// the running thread and its policy, whatever they ask.
+    ///
+    /// # Panics
+    /// When the OS refuses to start a thread (out of resources).
+    pub fn start(priority: TimerPriority) -> (&'static TimerThread, &'static TimerPolicy) {
+        static T: OnceLock<(&'static TimerThread, &'static TimerPolicy)> = OnceLock::new();
+        *T.get_or_init(|| {
             let t: &'static TimerThread = Box::leak(Box::new(TimerThread {
                 state: Mutex::new(ThreadState::default()),
                 wake: Condvar::new(),
             }));
+            let (tx, rx) = std::sync::mpsc::sync_channel(1);
             std::thread::Builder::new()
                 .name("mcptape-timer".into())
-                .spawn(move || t.run())
+                .spawn(move || {
+                    let _ = tx.send(apply_priority(priority));
+                    t.run()
+                })
                 .expect("starting the mcptape-timer thread");
-            t
+            let policy: &'static TimerPolicy = rx.recv().unwrap_or_else(|_| {
+                Box::leak(Box::new(TimerPolicy {
+                    realtime: false,
+                    description: "SCHED_OTHER (the timer thread did not report its policy)".into(),
+                }))
+            });
+            (t, policy)
         })
+    }
+
+    /// The policy the running timer thread got; `None` before it started
+    /// (e.g. only [`TimerMode::Virtual`] was used).
+    pub fn policy() -> Option<&'static TimerPolicy> {
+        POLICY.get().copied()
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, ThreadState> {
@@ -254,6 +282,72 @@ impl TimerThread {
             }
         }
     }
+}
+
+/// What the `mcptape-timer` thread asks the OS for (`serve --timer-priority`).
+///
+/// A real-time policy keeps the thread from being preempted by the bench
+/// client and the reader on a 2-core machine: measured in
+/// `benches/README.md` ("Replay engine precision"), the lateness p99 of
+/// `fixed:12ms` and of the seeds' lognormal drops below 0.2 ms with it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum TimerPriority {
+    /// Ask for `SCHED_FIFO` at its lowest real-time priority (1, below every
+    /// kernel real-time thread); keep the normal policy when the OS refuses
+    /// (no `CAP_SYS_NICE`, `RLIMIT_RTPRIO` 0). The default. The final spin
+    /// is bounded by [`MAX_SPIN_MARGIN_US`] per deadline and the kernel's
+    /// real-time throttling keeps 5 % of each core for other threads.
+    #[default]
+    Auto,
+    /// `SCHED_FIFO` priority 1, or the caller refuses to run
+    /// ([`TimerPolicy::realtime`] is `false`).
+    Realtime,
+    /// Keep the normal policy (`SCHED_OTHER`).
+    Normal,
+}
+
+/// The scheduling policy the timer thread runs under, as reported in
+/// `serve --stats` (`timerPolicy`) and the bench report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TimerPolicy {
+    /// `true` under `SCHED_FIFO`.
+    pub realtime: bool,
+    /// `SCHED_FIFO priority 1`, or `SCHED_OTHER (…why…)`.
+    pub description: String,
+}
+
+static POLICY: OnceLock<&'static TimerPolicy> = OnceLock::new();
+
+/// Applies `p` to the calling thread and says what it got.
+fn apply_priority(p: TimerPriority) -> &'static TimerPolicy {
+    let got = match p {
+        TimerPriority::Normal => TimerPolicy {
+            realtime: false,
+            description: "SCHED_OTHER (--timer-priority normal)".into(),
+        },
+        TimerPriority::Auto | TimerPriority::Realtime => {
+            use thread_priority::{
+                RealtimeThreadSchedulePolicy, ThreadPriority, ThreadSchedulePolicy,
+                set_thread_priority_and_policy, thread_native_id,
+            };
+            match set_thread_priority_and_policy(
+                thread_native_id(),
+                ThreadPriority::Min,
+                ThreadSchedulePolicy::Realtime(RealtimeThreadSchedulePolicy::Fifo),
+            ) {
+                Ok(()) => TimerPolicy {
+                    realtime: true,
+                    description: "SCHED_FIFO priority 1".into(),
+                },
+                Err(e) => TimerPolicy {
+                    realtime: false,
+                    description: format!("SCHED_OTHER (SCHED_FIFO refused: {e})"),
+                },
+            }
+        }
+    };
+    POLICY.get_or_init(|| Box::leak(Box::new(got)))
 }
 
 /// Largest spin margin of the adaptive timer thread, µs (1 ms): bounds the

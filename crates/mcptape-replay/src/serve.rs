@@ -43,7 +43,8 @@
 //! past `u64` (`18446744073709551616`) comes back digit for digit.
 
 use std::collections::{BTreeMap, HashMap};
-use std::io::Write;
+use std::io::{IoSlice, Write};
+use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -114,17 +115,178 @@ pub struct Incoming {
     pub cancel_text: Option<String>,
 }
 
-/// What the server does with one incoming message.
+/// A reply's bytes as pieces, for a vectored write without a per-request
+/// copy: the recorded message before its `id` value, the id's JSON text as
+/// the client sent it, the recorded message after the id. The recorded
+/// message is shared ([`Arc`]) between every answer that carries it, so
+/// answering a 160 MB recorded `resources/read` allocates only the id text.
+/// A synthesized reply is one piece (the whole text) and an empty id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReplyBytes {
+    /// The message the id goes into (recorded bytes, or a whole synthesized reply).
+    text: Arc<str>,
+    /// The byte range of `text` the id replaces (empty at the end for a whole reply).
+    id_at: Range<usize>,
+    /// The id's JSON text, as sent (`7`, `"7"`).
+    id_text: Box<str>,
+}
+
+impl ReplyBytes {
+    /// `text` with the bytes at `id_at` replaced by `id_text`.
+    ///
+    /// `None` when `id_at` is not a range of `text` on `char` boundaries.
+    pub fn spliced(text: Arc<str>, id_at: Range<usize>, id_text: &str) -> Option<ReplyBytes> {
+        text.get(id_at.clone())?;
+        Some(ReplyBytes {
+            text,
+            id_at,
+            id_text: id_text.into(),
+        })
+    }
+
+    /// A reply that is `text` as it is (one piece).
+    pub fn whole(text: String) -> ReplyBytes {
+        let n = text.len();
+        ReplyBytes {
+            text: text.into(),
+            id_at: n..n,
+            id_text: "".into(),
+        }
+    }
+
+    /// The three pieces in order: before the id, the id, after the id.
+    pub fn pieces(&self) -> [&[u8]; 3] {
+        let b = self.text.as_bytes();
+        [
+            &b[..self.id_at.start],
+            self.id_text.as_bytes(),
+            &b[self.id_at.end..],
+        ]
+    }
+
+    /// The pieces and a final `"\n"` (the stdio line end) as [`IoSlice`]s,
+    /// for [`write_all_vectored`].
+    pub fn line_slices(&self) -> [IoSlice<'_>; 4] {
+        let [a, b, c] = self.pieces();
+        [
+            IoSlice::new(a),
+            IoSlice::new(b),
+            IoSlice::new(c),
+            IoSlice::new(b"\n"),
+        ]
+    }
+
+    /// Length of the reply in bytes (no line end).
+    pub fn len(&self) -> usize {
+        self.text.len() - self.id_at.len() + self.id_text.len()
+    }
+
+    /// The reply has no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The reply as one string (a copy: for HTTP bodies and tests, not the
+    /// stdio hot path).
+    pub fn to_text(&self) -> String {
+        let mut out = String::with_capacity(self.len());
+        out.push_str(&self.text[..self.id_at.start]);
+        out.push_str(&self.id_text);
+        out.push_str(&self.text[self.id_at.end..]);
+        out
+    }
+}
+
+impl std::fmt::Display for ReplyBytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text[..self.id_at.start])?;
+        f.write_str(&self.id_text)?;
+        f.write_str(&self.text[self.id_at.end..])
+    }
+}
+
+/// Writes every byte of `bufs`, in order, with [`Write::write_vectored`]
+/// (one `writev(2)` of all pieces where the writer takes them), looping on
+/// partial writes with [`IoSlice::advance_slices`]. `bufs` is consumed
+/// (advanced past what was written).
+///
+/// # Errors
+/// The writer's error ([`std::io::ErrorKind::Interrupted`] is retried);
+/// [`std::io::ErrorKind::WriteZero`] when it accepts 0 bytes with bytes left.
+pub fn write_all_vectored(w: &mut impl Write, mut bufs: &mut [IoSlice<'_>]) -> std::io::Result<()> {
+    IoSlice::advance_slices(&mut bufs, 0);
+    while !bufs.is_empty() {
+        match w.write_vectored(bufs) {
+            Ok(0) => {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::WriteZero,
+                    "failed to write whole reply",
+                ));
+            }
+            Ok(n) => IoSlice::advance_slices(&mut bufs, n),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// Replies up to this size (bytes, line end included) are joined into one
+/// buffer for an async writer without vectored writes, so they still go out
+/// in one write; larger ones are written piece by piece (no copy): 64 KiB.
+pub const JOIN_BELOW_BYTES: usize = 64 * 1024;
+
+/// [`write_all_vectored`] for a tokio writer: vectored writes when the
+/// writer has them, else one joined buffer below [`JOIN_BELOW_BYTES`] and
+/// the pieces in order above it.
+///
+/// # Errors
+/// The writer's error; [`std::io::ErrorKind::WriteZero`] as [`write_all_vectored`].
+pub async fn write_line_async<W: AsyncWrite + Unpin>(
+    w: &mut W,
+    body: &ReplyBytes,
+) -> std::io::Result<()> {
+    if !w.is_write_vectored() && body.len() < JOIN_BELOW_BYTES {
+        let mut line = Vec::with_capacity(body.len() + 1);
+        for p in body.pieces() {
+            line.extend_from_slice(p);
+        }
+        line.push(b'\n');
+        return w.write_all(&line).await;
+    }
+    let mut slices = body.line_slices();
+    let mut bufs: &mut [IoSlice<'_>] = &mut slices;
+    IoSlice::advance_slices(&mut bufs, 0);
+    while !bufs.is_empty() {
+        match w.write_vectored(bufs).await {
+            Ok(0) => {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::WriteZero,
+                    "failed to write whole reply",
+                ));
+            }
+            Ok(n) => IoSlice::advance_slices(&mut bufs, n),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// What the server does with one incoming message. `B` is the reply body:
+/// a `String` from [`Server::decide_bytes`], [`Server::decide`] and
+/// [`Server::decide_incoming`]; [`ReplyBytes`] (pieces, no per-request
+/// copy of a recorded reply) from [`Server::decide_bytes_in_pieces`].
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
-pub enum Answer {
+pub enum Answer<B = String> {
     /// Send this message after `delay_us`.
     Reply {
         /// The request's id (the reply carries it).
         id: Value,
         /// The full JSON-RPC response, serialized: for a recorded reply, the
         /// recorded bytes exactly, with only the `id` value replaced.
-        body: String,
+        body: B,
         /// Server-side delay, µs.
         delay_us: u64,
         /// Answer in a `text/event-stream` body (HTTP), as the recorded server did.
@@ -145,6 +307,33 @@ pub enum Answer {
     /// `notifications/cancelled`: abort the pending answer to this request id
     /// (canonical JSON text of the id).
     Cancel(String),
+}
+
+impl Answer<ReplyBytes> {
+    /// The same answer with its reply body joined into one `String`.
+    pub fn joined(self) -> Answer {
+        match self {
+            Answer::Reply {
+                id,
+                body,
+                delay_us,
+                sse,
+                status,
+                id_text,
+            } => Answer::Reply {
+                id,
+                body: body.to_text(),
+                delay_us,
+                sse,
+                status,
+                id_text,
+            },
+            Answer::Stall => Answer::Stall,
+            Answer::Drop => Answer::Drop,
+            Answer::Nothing => Answer::Nothing,
+            Answer::Cancel(k) => Answer::Cancel(k),
+        }
+    }
 }
 
 /// Counters and delay histograms of a serve session.
@@ -321,6 +510,11 @@ pub struct ServeSummary {
     /// Lateness against the model ([`Precision`]).
     #[serde(default)]
     pub precision: Precision,
+    /// The scheduling policy of the timer thread that wrote the delayed
+    /// replies (`SCHED_FIFO priority 1`, or `SCHED_OTHER (…why…)`;
+    /// [`crate::schedule::TimerPriority`]); `None` when no reply waited on it.
+    #[serde(default)]
+    pub timer_policy: Option<String>,
 }
 
 /// Share of [`ServeSummary::capacity_per_s`] at which a run's throughput
@@ -381,6 +575,9 @@ impl ServeSummary {
                 ));
             }
         }
+        if let Some(p) = &self.timer_policy {
+            out.push(format!("timer thread: {p}"));
+        }
         out.push(match self.precision.note() {
             Some(n) => n,
             None => format!(
@@ -400,9 +597,10 @@ pub struct Server {
     roots: Vec<mcptape_uri::Root>,
     stats: Mutex<ServeStats>,
     timer: TimerMode,
-    /// Per tape exchange, the recorded reply split around its `id` value
-    /// (pre-encoded at load time; only the id is spliced per request).
-    encoded: Vec<Option<(String, String)>>,
+    /// Per tape exchange, the recorded reply (shared) and the byte range of
+    /// its `id` value (pre-encoded at load time; only the id is spliced per
+    /// request, as a piece of the write).
+    encoded: Vec<Option<(Arc<str>, Range<usize>)>>,
     /// The policy for requests the recording has no answer for.
     unrecorded: Unrecorded,
     /// The recorded server's capabilities (handshake result), `{}` if none.
@@ -509,7 +707,10 @@ impl Server {
             encoded: tape
                 .exchanges
                 .iter()
-                .map(|e| split_at_id(&e.reply_raw).map(|(h, t)| (h.to_owned(), t.to_owned())))
+                .map(|e| {
+                    let (h, t) = split_at_id(&e.reply_raw)?;
+                    Some((e.reply_raw.clone(), h.len()..e.reply_raw.len() - t.len()))
+                })
                 .collect(),
             tape,
             stats: Mutex::new(ServeStats::default()),
@@ -575,8 +776,17 @@ impl Server {
     /// [`Server::decide_incoming`]; an invalid message is answered with its
     /// JSON-RPC 2.0 §5 error at once.
     pub fn decide_bytes(&self, bytes: &[u8]) -> Answer {
+        self.decide_bytes_in_pieces(bytes).joined()
+    }
+
+    /// [`Server::decide_bytes`] with the reply body as [`ReplyBytes`]: a
+    /// recorded reply is not copied, only its id is new (the stdio server's
+    /// path; write it with [`write_all_vectored`] or [`write_line_async`]).
+    pub fn decide_bytes_in_pieces(&self, bytes: &[u8]) -> Answer<ReplyBytes> {
         match parse_incoming_raw(bytes) {
-            Ok(m) => self.decide_incoming(&m),
+            Ok(m) => {
+                self.decide_message(&m.message, m.id_text.as_deref(), m.cancel_text.as_deref())
+            }
             Err(err) => {
                 let mut s = self.stats();
                 s.requests += 1;
@@ -611,6 +821,7 @@ impl Server {
         let id_text = msg.id().map(ToString::to_string);
         let cancel_text = cancel_request_id(msg).map(|r| r.to_string());
         self.decide_message(msg, id_text.as_deref(), cancel_text.as_deref())
+            .joined()
     }
 
     /// Decides the answer to one incoming message (no I/O, no clock).
@@ -624,9 +835,15 @@ impl Server {
             inc.id_text.as_deref(),
             inc.cancel_text.as_deref(),
         )
+        .joined()
     }
 
-    fn decide_message(&self, msg: &Message, id_text: Option<&str>, cancel: Option<&str>) -> Answer {
+    fn decide_message(
+        &self,
+        msg: &Message,
+        id_text: Option<&str>,
+        cancel: Option<&str>,
+    ) -> Answer<ReplyBytes> {
         let req = match msg {
             Message::Request(r) => r,
             Message::Notification(n) => {
@@ -728,7 +945,7 @@ impl Server {
                 self.stats().matched += 1;
                 let body = match self.encoded_reply(e, id_text) {
                     Some(b) => b,
-                    None => splice_text(&e.reply, id_text),
+                    None => ReplyBytes::whole(splice_text(&e.reply, id_text)),
                 };
                 return Answer::Reply {
                     id: id_value(id_text),
@@ -906,19 +1123,15 @@ impl Server {
     }
 
     /// The pre-encoded reply of exchange `e` with `id_text` (raw JSON) spliced in.
-    fn encoded_reply(&self, e: &crate::tape::Exchange, id_text: &str) -> Option<String> {
+    fn encoded_reply(&self, e: &crate::tape::Exchange, id_text: &str) -> Option<ReplyBytes> {
         let base = self.tape.exchanges.as_ptr() as usize;
         let idx = (e as *const crate::tape::Exchange as usize).checked_sub(base)?
             / std::mem::size_of::<crate::tape::Exchange>().max(1);
         if !std::ptr::eq(self.tape.exchanges.get(idx)?, e) {
             return None;
         }
-        let (head, tail) = self.encoded.get(idx)?.as_ref()?;
-        let mut out = String::with_capacity(head.len() + id_text.len() + tail.len() + 1);
-        out.push_str(head);
-        out.push_str(id_text);
-        out.push_str(tail);
-        Some(out)
+        let (raw, id_at) = self.encoded.get(idx)?.as_ref()?;
+        ReplyBytes::spliced(raw.clone(), id_at.clone(), id_text)
     }
 
     /// Records one sent reply's scheduled and achieved delay (µs).
@@ -990,6 +1203,10 @@ impl Server {
             work,
             capacity_per_s: (work.count > 0 && work.mean_us > 0.0).then(|| 1e6 / work.mean_us),
             precision: Precision::judge(model_p50, lateness.p99_us, lateness.count),
+            timer_policy: (self.timer == TimerMode::Precise)
+                .then(crate::schedule::TimerThread::policy)
+                .flatten()
+                .map(|p| p.description.clone()),
         }
     }
 }
@@ -1165,10 +1382,10 @@ fn splice_text(msg: &Value, id_text: &str) -> String {
 }
 
 /// An [`Answer::Reply`] carrying `msg` under the raw id `id_text` after `delay_us`.
-fn reply_with_id(msg: Value, id_text: &str, delay_us: u64) -> Answer {
+fn reply_with_id(msg: Value, id_text: &str, delay_us: u64) -> Answer<ReplyBytes> {
     Answer::Reply {
         id: id_value(id_text),
-        body: splice_text(&msg, id_text),
+        body: ReplyBytes::whole(splice_text(&msg, id_text)),
         delay_us,
         sse: false,
         status: None,
@@ -1177,12 +1394,12 @@ fn reply_with_id(msg: Value, id_text: &str, delay_us: u64) -> Answer {
 }
 
 /// An [`Answer::Reply`] carrying `msg` (serialized) after `delay_us`.
-fn reply(msg: Value, delay_us: u64) -> Answer {
+fn reply(msg: Value, delay_us: u64) -> Answer<ReplyBytes> {
     let id = msg.get("id").cloned().unwrap_or(Value::Null);
     Answer::Reply {
         id_text: id.to_string(),
         id,
-        body: msg.to_string(),
+        body: ReplyBytes::whole(msg.to_string()),
         delay_us,
         sse: false,
         status: None,
@@ -1233,8 +1450,8 @@ pub fn error_msg(id: Value, code: i64, message: &str, data: Value) -> Value {
 
 /// One reply ready to go out.
 struct Outgoing {
-    /// The whole line, `\n` included.
-    bytes: Vec<u8>,
+    /// The reply, written as its pieces and `\n`.
+    body: ReplyBytes,
     /// When its request line was read.
     received: Instant,
     /// Scheduled delay, µs.
@@ -1244,7 +1461,7 @@ struct Outgoing {
 }
 
 /// A blocking file (the process's stdout) written directly by the timer
-/// thread: one `write(2)` of the whole line where the pipe takes it.
+/// thread: one `writev(2)` of the line's pieces where the pipe takes them.
 struct FileSink {
     file: Mutex<std::fs::File>,
     error: Mutex<Option<std::io::Error>>,
@@ -1267,11 +1484,10 @@ impl Out {
             }
             Out::File(sink) => {
                 let t0 = Instant::now();
-                let r = sink
-                    .file
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .write_all(&o.bytes);
+                let r = write_all_vectored(
+                    &mut *sink.file.lock().unwrap_or_else(|p| p.into_inner()),
+                    &mut o.body.line_slices(),
+                );
                 let done = Instant::now();
                 match r {
                     Ok(()) => server.record_reply(
@@ -1384,7 +1600,7 @@ where
         let mut w = w;
         while let Some(o) = rx.recv().await {
             let t0 = Instant::now();
-            w.write_all(&o.bytes).await?;
+            write_line_async(&mut w, &o.body).await?;
             w.flush().await?;
             let done = Instant::now();
             srv.record_reply(
@@ -1408,7 +1624,8 @@ where
 /// [`serve_stream`] writing replies straight into `out` (a blocking file
 /// descriptor, e.g. a duplicate of stdout) from the thread whose deadline
 /// fired — for [`TimerMode::Precise`], the timer thread itself, one
-/// `write(2)` of the whole line (`\n` included) where the pipe takes it; no
+/// `writev(2)` of the line's pieces (recorded bytes around the id, the id,
+/// `\n`; no per-request copy) where the pipe takes them; no
 /// runtime hop between the deadline and the bytes. A full pipe blocks the
 /// timer thread until the client reads.
 ///
@@ -1480,9 +1697,9 @@ where
         };
         let received = Instant::now();
         let answer = match frame {
-            Frame::Message(b) => server.decide_bytes(&b),
+            Frame::Message(b) => server.decide_bytes_in_pieces(&b),
             Frame::Noise(b) if b.iter().all(u8::is_ascii_whitespace) => continue,
-            Frame::Noise(b) => server.decide_bytes(&b),
+            Frame::Noise(b) => server.decide_bytes_in_pieces(&b),
             Frame::TooLong(e) => reply(
                 error_msg(
                     Value::Null,
@@ -1500,11 +1717,9 @@ where
                 id_text,
                 ..
             } => {
-                let mut bytes = body.into_bytes();
-                bytes.push(b'\n');
                 let deadline = deadline_after(received, delay_us);
                 let o = Outgoing {
-                    bytes,
+                    body,
                     received,
                     intended_us: delay_us,
                     decide_us: received.elapsed().as_micros() as u64,
@@ -1566,6 +1781,188 @@ mod tests {
             r#"{"result":{"id":"inner","text":"Caf\u00e9 \ud83d\ude00"}, "id" : "r-9" ,"jsonrpc":"2.0"}"#
         );
         assert_eq!(splice_id(r#"{"result":{}}"#, &json!(1)), None);
+    }
+
+    /// A writer taking at most `per_call` bytes per call, across slice
+    /// boundaries, failing once with `Interrupted` first.
+    struct Trickle {
+        out: Vec<u8>,
+        per_call: usize,
+        calls: usize,
+        interrupted: bool,
+    }
+
+    impl Write for Trickle {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.write_vectored(&[IoSlice::new(buf)])
+        }
+        fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> std::io::Result<usize> {
+            self.calls += 1;
+            if !self.interrupted {
+                self.interrupted = true;
+                return Err(std::io::ErrorKind::Interrupted.into());
+            }
+            let mut left = self.per_call;
+            for b in bufs {
+                let n = b.len().min(left);
+                self.out.extend_from_slice(&b[..n]);
+                left -= n;
+                if left == 0 {
+                    break;
+                }
+            }
+            Ok(self.per_call - left)
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// The same as [`Trickle`] for tokio, without vectored writes (the
+    /// default `poll_write_vectored` writes the first non-empty slice).
+    struct AsyncTrickle {
+        out: Vec<u8>,
+        per_call: usize,
+        calls: usize,
+    }
+
+    impl AsyncWrite for AsyncTrickle {
+        fn poll_write(
+            mut self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+            buf: &[u8],
+        ) -> std::task::Poll<std::io::Result<usize>> {
+            let n = buf.len().min(self.per_call);
+            self.calls += 1;
+            self.out.extend_from_slice(&buf[..n]);
+            std::task::Poll::Ready(Ok(n))
+        }
+        fn poll_flush(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<std::io::Result<()>> {
+            std::task::Poll::Ready(Ok(()))
+        }
+        fn poll_shutdown(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<std::io::Result<()>> {
+            std::task::Poll::Ready(Ok(()))
+        }
+    }
+
+    /// A recorded reply, its pieces under a new id, and the bytes
+    /// `splice_id` gives for it plus the line end.
+    fn recorded_pieces(blob_len: usize) -> (ReplyBytes, Vec<u8>) {
+        let raw = format!(
+            r#"{{"jsonrpc":"2.0","id":"old-7","result":{{"contents":[{{"uri":"file:///p/a.png","blob":"{}","id":3}}]}}}}"#,
+            "QUJD".repeat(blob_len / 4)
+        );
+        let (h, t) = split_at_id(&raw).unwrap();
+        let id_at = h.len()..raw.len() - t.len();
+        let body = ReplyBytes::spliced(Arc::from(raw.as_str()), id_at, r#""r-12345""#).unwrap();
+        let mut want = splice_id(&raw, &json!("r-12345")).unwrap().into_bytes();
+        want.push(b'\n');
+        (body, want)
+    }
+
+    #[test]
+    fn vectored_write_of_the_pieces_gives_exactly_the_spliced_bytes() {
+        for (blob_len, per_call) in [(0, 1), (8, 1), (8, 3), (4096, 7), (4096, 1 << 20)] {
+            let (body, want) = recorded_pieces(blob_len);
+            assert_eq!(body.len() + 1, want.len());
+            assert_eq!(body.to_text().as_bytes(), &want[..want.len() - 1]);
+            assert_eq!(body.to_string(), body.to_text());
+            let mut w = Trickle {
+                out: Vec::new(),
+                per_call,
+                calls: 0,
+                interrupted: false,
+            };
+            write_all_vectored(&mut w, &mut body.line_slices()).unwrap();
+            assert_eq!(w.out, want, "blob {blob_len}, {per_call} bytes per call");
+            // One interrupted call, then ceil(len / per_call) writes.
+            assert_eq!(w.calls, 1 + want.len().div_ceil(per_call));
+        }
+    }
+
+    #[test]
+    fn vectored_write_of_a_whole_reply_and_a_writer_taking_nothing() {
+        let body = ReplyBytes::whole(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#.to_owned());
+        assert_eq!(body.pieces()[1], b"");
+        let mut out = Vec::new();
+        write_all_vectored(&mut out, &mut body.line_slices()).unwrap();
+        assert_eq!(out, b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n");
+        // A writer that takes 0 bytes: WriteZero, not a loop.
+        let mut full: &mut [u8] = &mut [];
+        let e = write_all_vectored(&mut full, &mut body.line_slices()).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::WriteZero);
+        // A range off the text is refused.
+        assert_eq!(ReplyBytes::spliced(Arc::from("{}"), 1..3, "1"), None);
+    }
+
+    #[tokio::test]
+    async fn async_write_of_the_pieces_gives_exactly_the_spliced_bytes() {
+        // Small: joined into one write. Large: the pieces in order, few bytes per call.
+        for (blob_len, per_call) in [(8, 1 << 20), (8, 5), (JOIN_BELOW_BYTES, 4093)] {
+            let (body, want) = recorded_pieces(blob_len);
+            let mut w = AsyncTrickle {
+                out: Vec::new(),
+                per_call,
+                calls: 0,
+            };
+            write_line_async(&mut w, &body).await.unwrap();
+            assert_eq!(w.out, want, "blob {blob_len}, {per_call} bytes per call");
+            if want.len() <= per_call {
+                assert_eq!(w.calls, 1, "a small reply is one write");
+            }
+        }
+    }
+
+    /// The stdio server's pieces and the joined body of the public
+    /// `decide_bytes` are the same bytes: the recorded reply, byte-exact,
+    /// under the client's id.
+    #[test]
+    fn recorded_reply_in_pieces_is_the_joined_body_byte_for_byte() {
+        let bytes = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/tiny-two-reads.jsonl"
+        ))
+        .unwrap();
+        let t = mcptape_transcript::reader::read(&bytes).unwrap();
+        let tape = Tape::from_transcript(&t).unwrap();
+        let raw = tape
+            .exchanges
+            .iter()
+            .find(|e| e.request.method == method::RESOURCES_READ)
+            .unwrap()
+            .reply_raw
+            .clone();
+        let uri = tape.reads()[0]["uri"].as_str().unwrap().to_owned();
+        let server = Server::new(
+            tape,
+            LatencyModel::parse("fixed:0ms").unwrap(),
+            FaultSpec::default(),
+            1,
+            &[],
+        )
+        .unwrap();
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","id":18446744073709551616,"method":"resources/read","params":{{"uri":"{uri}"}}}}"#
+        );
+        let Answer::Reply { body: pieces, .. } = server.decide_bytes_in_pieces(line.as_bytes())
+        else {
+            panic!("expected a reply");
+        };
+        let Answer::Reply { body: joined, .. } = server.decide_bytes(line.as_bytes()) else {
+            panic!("expected a reply");
+        };
+        let (h, t) = split_at_id(&raw).unwrap();
+        assert_eq!(joined, format!("{h}18446744073709551616{t}"));
+        assert_eq!(pieces.pieces()[1], b"18446744073709551616");
+        let mut out = Vec::new();
+        write_all_vectored(&mut out, &mut pieces.line_slices()).unwrap();
+        assert_eq!(out, format!("{joined}\n").into_bytes());
     }
 
     #[test]

@@ -238,6 +238,10 @@ pub struct Predicted {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BenchReport {
+    /// `--validate`: time the fused strict decoder took to check each result's `contents`, µs
+    /// (apart from the read latencies); `None` without `--validate`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validation: Option<Quantiles>,
     /// Transcript path.
     pub transcript: String,
     /// Target description (`embedded mcptape serve (stdio)`, a command, a URL).

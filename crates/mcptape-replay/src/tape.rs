@@ -5,7 +5,9 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use mcptape_transcript::{Direction, Event, reader::Transcript};
+use mcptape_transcript::reader::{RecordRef, Transcript, TranscriptRef};
+use mcptape_transcript::{Direction, Event};
+use mcptape_wire::envelope::{self, EnvelopeKind};
 use mcptape_wire::jsonrpc::{self, Message, RequestId};
 use mcptape_wire::protocol::{self, Observation, RevisionSource, method};
 use serde_json::{Map, Value};
@@ -42,9 +44,17 @@ pub struct Exchange {
     /// The request.
     pub request: RecordedRequest,
     /// The whole recorded reply message (`result` or `error` member inside).
+    /// In a tape without reply bodies ([`ReplyBodies::Dropped`]) a
+    /// successful reply is its envelope only, `{"jsonrpc":"2.0","id":ID,"result":null}`;
+    /// an error reply is whole.
     pub reply: Value,
-    /// The same message, byte-exact as recorded.
-    pub reply_raw: String,
+    /// The same message, byte-exact as recorded (shared: `serve` writes it
+    /// from here without a copy); empty in a tape without reply bodies
+    /// ([`ReplyBodies::Dropped`]).
+    pub reply_raw: std::sync::Arc<str>,
+    /// Length of the recorded reply message in bytes (kept with or without
+    /// its body: `bench` sizes its receive buffer from it).
+    pub reply_bytes: usize,
     /// Recorded server delay: reply `t_us` − request `t_us`, µs.
     pub delay_us: u64,
     /// Streamable HTTP recordings: the reply came in a `text/event-stream`
@@ -66,6 +76,21 @@ pub struct HttpRejection {
     pub body: Value,
 }
 
+/// What a [`Tape`] keeps of each recorded reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum ReplyBodies {
+    /// Every reply whole, as a value and byte-exact: what `serve` (playing
+    /// the server), `verify` and the exports need.
+    #[default]
+    Kept,
+    /// Successful replies as their envelope only (id, no `result` body, no
+    /// raw bytes), error replies whole: the recorded client's script, all
+    /// `bench` needs (requests, handshake, which recorded reads were errors).
+    /// Not for serving.
+    Dropped,
+}
+
 /// The replayable content of one transcript.
 #[derive(Debug)]
 pub struct Tape {
@@ -75,6 +100,9 @@ pub struct Tape {
     pub exchanges: Vec<Exchange>,
     /// Negotiated protocol revision, if the transcript says.
     pub protocol_version: Option<String>,
+    /// What the tape keeps of the replies ([`ReplyBodies::Kept`] unless
+    /// built by [`Tape::from_transcript_ref`] with [`ReplyBodies::Dropped`]).
+    pub bodies: ReplyBodies,
     /// The first recorded rejection of a request that carried no
     /// `Mcp-Session-Id` (HTTP recordings; e.g. server-everything's 400 "No
     /// valid session ID provided"), if any. A null-id error answering a
@@ -147,19 +175,29 @@ fn message_value(m: Message) -> Value {
 }
 
 /// The recorded revision by the one detector ([`protocol::detect_revision`]:
-/// handshake messages first, then the header, then `protocol` records);
+/// handshake messages first, then `header_version`, then `protocol` records);
 /// `None` when nothing in the transcript says.
-fn detected_revision(t: &Transcript) -> Option<String> {
-    let obs = t.records.iter().filter_map(|r| match &r.event {
-        Event::Message { dir, msg, .. } => Some(Observation::Json(
-            protocol::Direction::from_client(*dir == Direction::C2s),
-            msg.get(),
-        )),
+fn detected_revision<'a>(
+    obs: impl Iterator<Item = Observation<'a>>,
+    header_version: Option<&str>,
+) -> Option<String> {
+    let d = protocol::detect_revision(obs, header_version);
+    (d.source != RevisionSource::Assumed).then(|| d.revision.as_str().to_owned())
+}
+
+/// A message's text as the revision detector reads it.
+fn json_observation(dir: Direction, msg: &str) -> Observation<'_> {
+    Observation::Json(protocol::Direction::from_client(dir == Direction::C2s), msg)
+}
+
+/// What the revision detector reads of one record: a message's text, a
+/// `protocol` record's revision.
+fn event_observation(e: &Event) -> Option<Observation<'_>> {
+    match e {
+        Event::Message { dir, msg, .. } => Some(json_observation(*dir, msg.get())),
         Event::Protocol { version } => Some(Observation::ProtocolRecord(version)),
         _ => None,
-    });
-    let d = protocol::detect_revision(obs, t.header.protocol_version.as_deref());
-    (d.source != RevisionSource::Assumed).then(|| d.revision.as_str().to_owned())
+    }
 }
 
 fn pair_key(id: &Value, http: Option<&mcptape_transcript::HttpMeta>) -> String {
@@ -253,183 +291,66 @@ impl Tape {
         t: &Transcript,
         max_messages: usize,
     ) -> Result<Tape, ReplayError> {
-        let max_messages = max_messages.min(MAX_TAPE_MESSAGES);
-        let mut client = Vec::new();
-        let mut exchanges = Vec::new();
-        let mut session_rejection = None;
-        let mut stale_session_rejection = None;
-        // HTTP exchange number → its POST carried an `Mcp-Session-Id`.
-        let mut had_session: HashMap<u64, bool> = HashMap::new();
-        // open requests: canonical id → index into `client`
-        let mut open: HashMap<String, usize> = HashMap::new();
-        let mut n = 0usize;
-        for (i, rec) in t.records.iter().enumerate() {
-            let Event::Message { dir, msg, http } = &rec.event else {
-                continue;
+        let msgs = t
+            .records
+            .iter()
+            .enumerate()
+            .filter_map(|(i, rec)| match &rec.event {
+                Event::Message { dir, msg, http } => Some(MessageRecord {
+                    index: i,
+                    t_us: rec.t_us,
+                    dir: *dir,
+                    msg: msg.get(),
+                    http: http.as_ref(),
+                }),
+                _ => None,
+            });
+        let revision = detected_revision(
+            t.records.iter().filter_map(|r| event_observation(&r.event)),
+            t.header.protocol_version.as_deref(),
+        );
+        build(msgs, revision, max_messages, ReplyBodies::Kept)
+    }
+
+    /// The tape of a transcript read by
+    /// [`read_borrowed`](mcptape_transcript::reader::read_borrowed) (message
+    /// records borrowed from the file's bytes), keeping the reply bodies or
+    /// not ([`ReplyBodies`]). With [`ReplyBodies::Dropped`] it is the
+    /// recorded client's script, for `bench`: the same requests, handshake,
+    /// revision, pairing and recorded delays as [`Tape::from_transcript`],
+    /// while a successful reply is only scanned
+    /// ([`mcptape_wire::envelope::scan_envelope`]: strict, no value built)
+    /// and kept as its envelope (see [`Exchange::reply`]); a 160 MB reply
+    /// then costs no memory beyond the file's bytes.
+    ///
+    /// # Errors
+    /// As [`Tape::from_transcript`].
+    pub fn from_transcript_ref(
+        t: &TranscriptRef<'_>,
+        bodies: ReplyBodies,
+    ) -> Result<Tape, ReplayError> {
+        let msgs = t.records.iter().enumerate().filter_map(|(i, rec)| {
+            let (dir, msg, http) = rec.message()?;
+            let t_us = match rec {
+                RecordRef::Message { t_us, .. } => *t_us,
+                RecordRef::Owned(r) => r.t_us,
             };
-            n += 1;
-            if n > max_messages {
-                return Err(
-                    ReplayError::new(ReplayErrorKind::TooManyMessages(max_messages)).at_record(i),
-                );
-            }
-            if msg.get().starts_with('[') {
-                return Err(ReplayError::new(ReplayErrorKind::BadRecord(
-                    "message is a batch (batches are not replayable)".into(),
-                ))
-                .at_record(i));
-            }
-            // A lone surrogate escape (`"x\ud800y"`, valid JSON text that
-            // strict parsers refuse) is masked for reading only; the
-            // recorded bytes are kept as they are.
-            let m = jsonrpc::parse_message(mask_lone_surrogates(msg.get()).as_bytes()).map_err(
-                |e| {
-                    ReplayError::new(ReplayErrorKind::BadRecord(format!(
-                        "not a JSON-RPC 2.0 message: {e}"
-                    )))
-                    .at_record(i)
-                },
-            )?;
-            match dir {
-                Direction::C2s => {
-                    if let Some(h) = http {
-                        let has = h
-                            .headers
-                            .iter()
-                            .any(|(n, _)| n.eq_ignore_ascii_case(protocol::header::SESSION_ID));
-                        had_session.insert(h.exchange, has);
-                    }
-                    let (id, method, params) = match m {
-                        Message::Request(r) => (Some(r.id.to_value()), r.method, r.params),
-                        Message::Notification(n) => (None, n.method, n.params),
-                        // A client's answer to a server request.
-                        Message::Response(_) | Message::Error(_) => continue,
-                    };
-                    if let Some(id) = &id {
-                        open.insert(pair_key(id, http.as_ref()), client.len());
-                    }
-                    client.push(RecordedRequest {
-                        record: i,
-                        t_us: rec.t_us,
-                        method,
-                        params: params.unwrap_or(Value::Null),
-                        id,
-                    });
-                }
-                Direction::S2c => {
-                    let (id, is_error) = match &m {
-                        // A server request or notification.
-                        Message::Request(_) | Message::Notification(_) => continue,
-                        Message::Response(r) => (Some(r.id.to_value()), false),
-                        Message::Error(e) => (e.id.as_ref().map(RequestId::to_value), true),
-                    };
-                    let v = message_value(m);
-                    let id = id.as_ref();
-                    // A null-id 4xx error not answering a handshake: the
-                    // server's rejection of the session the POST named (or
-                    // did not name).
-                    let mut note_rejection = |v: &Value| {
-                        if let (None, Some(h)) = (id, http.as_ref())
-                            && let Some(status) = h.status.filter(|s| (400..500).contains(s))
-                            && is_error
-                        {
-                            let slot = if had_session.get(&h.exchange).copied().unwrap_or(false) {
-                                &mut stale_session_rejection
-                            } else {
-                                &mut session_rejection
-                            };
-                            if slot.is_none() {
-                                *slot = Some(HttpRejection {
-                                    status,
-                                    body: v.clone(),
-                                });
-                            }
-                        }
-                    };
-                    let sse = http.as_ref().is_some_and(|h| {
-                        h.sse_event_id.is_some()
-                            || h.headers.iter().any(|(n, v)| {
-                                n.eq_ignore_ascii_case("content-type")
-                                    && v.starts_with("text/event-stream")
-                            })
-                    });
-                    let key = match (id, http.as_ref()) {
-                        (Some(id), h) => pair_key(id, h),
-                        // An error with a null (or no) id in a Streamable HTTP
-                        // recording answers the request its POST carried
-                        // (JSON-RPC 2.0 §5: the server could not read the id):
-                        // paired with the one open request of the same exchange
-                        // when that is a handshake (`server/discover` rejected
-                        // by a pre-2026-07-28 server, or `initialize`). For any
-                        // other method it is a session rejection, which depends
-                        // on the session, not the request: `serve --listen`
-                        // answers those from its own session check.
-                        (None, Some(h)) if is_error => {
-                            let prefix = format!("{}#", h.exchange);
-                            let mut same: Vec<&String> =
-                                open.keys().filter(|k| k.starts_with(&prefix)).collect();
-                            match (same.pop(), same.is_empty()) {
-                                (Some(k), true)
-                                    if open.get(k).is_some_and(|&ci| {
-                                        method::HANDSHAKES.contains(&client[ci].method.as_str())
-                                    }) =>
-                                {
-                                    k.clone()
-                                }
-                                _ => {
-                                    note_rejection(&v);
-                                    continue;
-                                }
-                            }
-                        }
-                        (None, _) => {
-                            note_rejection(&v);
-                            continue;
-                        }
-                    };
-                    if let Some(ci) = open.remove(&key) {
-                        let request = client[ci].clone();
-                        let delay_us = rec.t_us.saturating_sub(request.t_us);
-                        exchanges.push((
-                            ci,
-                            Exchange {
-                                request,
-                                reply: v,
-                                reply_raw: msg.get().to_owned(),
-                                delay_us,
-                                sse,
-                                status: http.as_ref().and_then(|h| h.status),
-                            },
-                        ));
-                    }
-                }
-            }
-        }
-        exchanges.sort_by_key(|(ci, _)| *ci);
-        let exchanges: Vec<Exchange> = exchanges.into_iter().map(|(_, e)| e).collect();
-        let mut by_key: HashMap<(String, String), Vec<usize>> = HashMap::new();
-        let mut by_method: HashMap<String, Vec<usize>> = HashMap::new();
-        for (i, e) in exchanges.iter().enumerate() {
-            let key = (
-                e.request.method.clone(),
-                canonical(&normalize_params(&e.request.params)),
-            );
-            by_key.entry(key).or_default().push(i);
-            by_method
-                .entry(e.request.method.clone())
-                .or_default()
-                .push(i);
-        }
-        Ok(Tape {
-            client,
-            exchanges,
-            protocol_version: detected_revision(t),
-            session_rejection,
-            stale_session_rejection,
-            by_key,
-            by_method,
-            cursor: Mutex::new(HashMap::new()),
-        })
+            Some(MessageRecord {
+                index: i,
+                t_us,
+                dir,
+                msg,
+                http,
+            })
+        });
+        let revision = detected_revision(
+            t.records.iter().filter_map(|r| match r {
+                RecordRef::Message { dir, msg, .. } => Some(json_observation(*dir, msg)),
+                RecordRef::Owned(o) => event_observation(&o.event),
+            }),
+            t.header.protocol_version.as_deref(),
+        );
+        build(msgs, revision, MAX_TAPE_MESSAGES, bodies)
     }
 
     /// Finds the recorded reply for `method` + `params`. Repeated identical
@@ -473,6 +394,251 @@ impl Tape {
     pub fn recorded_delays_us(&self) -> Vec<u64> {
         self.exchanges.iter().map(|e| e.delay_us).collect()
     }
+}
+
+/// One message record as the tape builder reads it, borrowed.
+struct MessageRecord<'a> {
+    /// Record index in the transcript (from 0, header excluded).
+    index: usize,
+    /// Microseconds since the recording started.
+    t_us: u64,
+    dir: Direction,
+    /// The message, byte-exact.
+    msg: &'a str,
+    http: Option<&'a mcptape_transcript::HttpMeta>,
+}
+
+/// A message as the builder read it.
+enum Parsed {
+    /// Parsed in full by the strict model.
+    Message(Message),
+    /// A successful reply checked by the strict envelope scan, its body not
+    /// built ([`ReplyBodies::Dropped`]): its id.
+    Envelope(RequestId),
+}
+
+/// The one tape builder of [`Tape::from_transcript_limited`] and
+/// [`Tape::from_transcript_ref`].
+fn build<'a>(
+    msgs: impl Iterator<Item = MessageRecord<'a>>,
+    protocol_version: Option<String>,
+    max_messages: usize,
+    bodies: ReplyBodies,
+) -> Result<Tape, ReplayError> {
+    let max_messages = max_messages.min(MAX_TAPE_MESSAGES);
+    let mut client = Vec::new();
+    let mut exchanges = Vec::new();
+    let mut session_rejection = None;
+    let mut stale_session_rejection = None;
+    // HTTP exchange number → its POST carried an `Mcp-Session-Id`.
+    let mut had_session: HashMap<u64, bool> = HashMap::new();
+    // open requests: canonical id → index into `client`
+    let mut open: HashMap<String, usize> = HashMap::new();
+    let mut n = 0usize;
+    for MessageRecord {
+        index: i,
+        t_us,
+        dir,
+        msg,
+        http,
+    } in msgs
+    {
+        n += 1;
+        if n > max_messages {
+            return Err(
+                ReplayError::new(ReplayErrorKind::TooManyMessages(max_messages)).at_record(i),
+            );
+        }
+        if msg.starts_with('[') {
+            return Err(ReplayError::new(ReplayErrorKind::BadRecord(
+                "message is a batch (batches are not replayable)".into(),
+            ))
+            .at_record(i));
+        }
+        // A lone surrogate escape (`"x\ud800y"`, valid JSON text that
+        // strict parsers refuse) is masked for reading only; the
+        // recorded bytes are kept as they are.
+        let masked = mask_lone_surrogates(msg);
+        let bad = |e: mcptape_wire::error::WireError| {
+            ReplayError::new(ReplayErrorKind::BadRecord(format!(
+                "not a JSON-RPC 2.0 message: {e}"
+            )))
+            .at_record(i)
+        };
+        let parsed = match (dir, bodies) {
+            // The client's script: a successful reply is scanned, not built.
+            (Direction::S2c, ReplyBodies::Dropped) => {
+                let env = envelope::scan_envelope(masked.as_bytes()).map_err(bad)?;
+                match (env.kind, env.id) {
+                    (EnvelopeKind::Response, Some(id)) => Parsed::Envelope(id),
+                    (EnvelopeKind::Error, _) => {
+                        Parsed::Message(jsonrpc::parse_message(masked.as_bytes()).map_err(bad)?)
+                    }
+                    // A server request or notification.
+                    _ => continue,
+                }
+            }
+            _ => Parsed::Message(jsonrpc::parse_message(masked.as_bytes()).map_err(bad)?),
+        };
+        match dir {
+            Direction::C2s => {
+                if let Some(h) = http {
+                    let has = h
+                        .headers
+                        .iter()
+                        .any(|(n, _)| n.eq_ignore_ascii_case(protocol::header::SESSION_ID));
+                    had_session.insert(h.exchange, has);
+                }
+                let (id, method, params) = match parsed {
+                    Parsed::Message(Message::Request(r)) => {
+                        (Some(r.id.to_value()), r.method, r.params)
+                    }
+                    Parsed::Message(Message::Notification(n)) => (None, n.method, n.params),
+                    // A client's answer to a server request.
+                    _ => continue,
+                };
+                if let Some(id) = &id {
+                    open.insert(pair_key(id, http), client.len());
+                }
+                client.push(RecordedRequest {
+                    record: i,
+                    t_us,
+                    method,
+                    params: params.unwrap_or(Value::Null),
+                    id,
+                });
+            }
+            Direction::S2c => {
+                let (id, is_error, v) = match parsed {
+                    Parsed::Envelope(id) => {
+                        let id = id.to_value();
+                        let v = serde_json::json!({"jsonrpc": "2.0", "id": id, "result": null});
+                        (Some(id), false, v)
+                    }
+                    // A server request or notification.
+                    Parsed::Message(Message::Request(_) | Message::Notification(_)) => continue,
+                    Parsed::Message(Message::Response(r)) => (
+                        Some(r.id.to_value()),
+                        false,
+                        message_value(Message::Response(r)),
+                    ),
+                    Parsed::Message(Message::Error(e)) => (
+                        e.id.as_ref().map(RequestId::to_value),
+                        true,
+                        message_value(Message::Error(e)),
+                    ),
+                };
+                let id = id.as_ref();
+                // A null-id 4xx error not answering a handshake: the
+                // server's rejection of the session the POST named (or
+                // did not name).
+                let mut note_rejection = |v: &Value| {
+                    if let (None, Some(h)) = (id, http)
+                        && let Some(status) = h.status.filter(|s| (400..500).contains(s))
+                        && is_error
+                    {
+                        let slot = if had_session.get(&h.exchange).copied().unwrap_or(false) {
+                            &mut stale_session_rejection
+                        } else {
+                            &mut session_rejection
+                        };
+                        if slot.is_none() {
+                            *slot = Some(HttpRejection {
+                                status,
+                                body: v.clone(),
+                            });
+                        }
+                    }
+                };
+                let sse = http.is_some_and(|h| {
+                    h.sse_event_id.is_some()
+                        || h.headers.iter().any(|(n, v)| {
+                            n.eq_ignore_ascii_case("content-type")
+                                && v.starts_with("text/event-stream")
+                        })
+                });
+                let key = match (id, http) {
+                    (Some(id), h) => pair_key(id, h),
+                    // An error with a null (or no) id in a Streamable HTTP
+                    // recording answers the request its POST carried
+                    // (JSON-RPC 2.0 §5: the server could not read the id):
+                    // paired with the one open request of the same exchange
+                    // when that is a handshake (`server/discover` rejected
+                    // by a pre-2026-07-28 server, or `initialize`). For any
+                    // other method it is a session rejection, which depends
+                    // on the session, not the request: `serve --listen`
+                    // answers those from its own session check.
+                    (None, Some(h)) if is_error => {
+                        let prefix = format!("{}#", h.exchange);
+                        let mut same: Vec<&String> =
+                            open.keys().filter(|k| k.starts_with(&prefix)).collect();
+                        match (same.pop(), same.is_empty()) {
+                            (Some(k), true)
+                                if open.get(k).is_some_and(|&ci| {
+                                    method::HANDSHAKES.contains(&client[ci].method.as_str())
+                                }) =>
+                            {
+                                k.clone()
+                            }
+                            _ => {
+                                note_rejection(&v);
+                                continue;
+                            }
+                        }
+                    }
+                    (None, _) => {
+                        note_rejection(&v);
+                        continue;
+                    }
+                };
+                if let Some(ci) = open.remove(&key) {
+                    let request = client[ci].clone();
+                    let delay_us = t_us.saturating_sub(request.t_us);
+                    exchanges.push((
+                        ci,
+                        Exchange {
+                            request,
+                            reply: v,
+                            reply_raw: match bodies {
+                                ReplyBodies::Kept => msg.into(),
+                                ReplyBodies::Dropped => "".into(),
+                            },
+                            reply_bytes: msg.len(),
+                            delay_us,
+                            sse,
+                            status: http.and_then(|h| h.status),
+                        },
+                    ));
+                }
+            }
+        }
+    }
+    exchanges.sort_by_key(|(ci, _)| *ci);
+    let exchanges: Vec<Exchange> = exchanges.into_iter().map(|(_, e)| e).collect();
+    let mut by_key: HashMap<(String, String), Vec<usize>> = HashMap::new();
+    let mut by_method: HashMap<String, Vec<usize>> = HashMap::new();
+    for (i, e) in exchanges.iter().enumerate() {
+        let key = (
+            e.request.method.clone(),
+            canonical(&normalize_params(&e.request.params)),
+        );
+        by_key.entry(key).or_default().push(i);
+        by_method
+            .entry(e.request.method.clone())
+            .or_default()
+            .push(i);
+    }
+    Ok(Tape {
+        client,
+        exchanges,
+        protocol_version,
+        bodies,
+        session_rejection,
+        stale_session_rejection,
+        by_key,
+        by_method,
+        cursor: Mutex::new(HashMap::new()),
+    })
 }
 
 #[cfg(test)]
@@ -555,6 +721,115 @@ mod tests {
             matches!(&e.kind, ReplayErrorKind::BadRecord(m) if m.contains("extra")),
             "{e:?}"
         );
+        assert_eq!(e.record, Some(1));
+    }
+
+    /// What `bench` reads of a tape, as comparable text: every client
+    /// message, the handshake, the reads, the revision, and per exchange the
+    /// request, delay, transport details and whether the reply was an error
+    /// (error replies whole).
+    fn client_view(t: &Tape) -> String {
+        let exchanges: Vec<String> = t
+            .exchanges
+            .iter()
+            .map(|e| {
+                format!(
+                    "{:?} {} {} {} {:?} ok={} err={:?}",
+                    e.request,
+                    e.delay_us,
+                    e.reply_bytes,
+                    e.sse,
+                    e.status,
+                    e.reply.get("result").is_some(),
+                    e.reply.get("error"),
+                )
+            })
+            .collect();
+        format!(
+            "{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{exchanges:#?}",
+            t.client,
+            t.handshake(),
+            t.reads(),
+            t.protocol_version,
+            t.session_rejection,
+            t.stale_session_rejection,
+        )
+    }
+
+    /// The client tape `bench` loads (borrowed read, reply bodies dropped)
+    /// holds the same requests, handshake, pairing and delays as the full
+    /// tape, on every transcript of the corpus; with bodies kept, the
+    /// borrowed read gives the full tape itself (replies byte-exact).
+    #[test]
+    fn client_tape_holds_the_same_requests_as_the_full_tape_on_every_corpus_transcript() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../corpus/transcripts");
+        let mut paths: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+            .collect();
+        paths.sort();
+        assert!(paths.len() >= 9, "corpus transcripts: {paths:?}");
+        for path in &paths {
+            let bytes = std::fs::read(path).unwrap();
+            let full = mcptape_transcript::reader::read(&bytes).unwrap();
+            let full = Tape::from_transcript(&full).unwrap();
+            let borrowed = mcptape_transcript::reader::read_borrowed(
+                &bytes,
+                mcptape_transcript::reader::ReadOptions::strict(),
+            )
+            .unwrap();
+            let client = Tape::from_transcript_ref(&borrowed, ReplyBodies::Dropped).unwrap();
+            let kept = Tape::from_transcript_ref(&borrowed, ReplyBodies::Kept).unwrap();
+            let name = path.display();
+            assert!(!full.client.is_empty(), "{name}");
+            assert!(!full.reads().is_empty(), "{name}");
+            assert_eq!(client_view(&client), client_view(&full), "{name}");
+            assert_eq!(client.bodies, ReplyBodies::Dropped);
+            assert_eq!(full.bodies, ReplyBodies::Kept);
+            assert!(
+                client.exchanges.iter().all(|e| e.reply_raw.is_empty()),
+                "{name}"
+            );
+            // A successful reply is its envelope only.
+            assert!(
+                client
+                    .exchanges
+                    .iter()
+                    .filter(|e| e.reply.get("result").is_some())
+                    .all(|e| e.reply["result"].is_null()),
+                "{name}"
+            );
+            // Bodies kept: the same tape as the owned read, replies included.
+            assert_eq!(kept.exchanges.len(), full.exchanges.len(), "{name}");
+            for (k, f) in kept.exchanges.iter().zip(&full.exchanges) {
+                assert_eq!(k.reply, f.reply, "{name}");
+                assert_eq!(k.reply_raw, f.reply_raw, "{name}");
+            }
+            assert_eq!(client_view(&kept), client_view(&full), "{name}");
+        }
+    }
+
+    /// The client tape refuses a malformed successful reply as the full
+    /// tape does (the envelope scan is as strict as the parser), at the
+    /// same record.
+    #[test]
+    fn client_tape_rejects_a_non_json_rpc_reply_at_its_record_like_the_full_tape() {
+        let text = concat!(
+            r#"{"mcptapeTranscript":1,"mcptapeVersion":"0.1.0","transport":"stdio","server":{"command":["x"]},"startedAt":"2026-11-30T00:00:00.000Z"}"#,
+            "\n",
+            r#"{"tUs":1,"kind":"message","dir":"c2s","msg":{"jsonrpc":"2.0","id":1,"method":"ping"}}"#,
+            "\n",
+            r#"{"tUs":2,"kind":"message","dir":"s2c","msg":{"jsonrpc":"2.0","id":1,"result":{},"extra":true}}"#,
+            "\n",
+        );
+        let t = mcptape_transcript::reader::read_borrowed(
+            text.as_bytes(),
+            mcptape_transcript::reader::ReadOptions::strict(),
+        )
+        .unwrap();
+        let e = Tape::from_transcript_ref(&t, ReplyBodies::Dropped).unwrap_err();
+        assert!(matches!(&e.kind, ReplayErrorKind::BadRecord(_)), "{e:?}");
         assert_eq!(e.record, Some(1));
     }
 

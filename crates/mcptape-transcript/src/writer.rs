@@ -78,6 +78,26 @@ impl<W: Write> TranscriptWriter<W> {
             let record = Record::message(t_us, dir, text).map_err(|e| invalid(e.to_string()))?;
             return self.write(&record);
         }
+        self.write_raw_message_without_line_break(t_us, dir, json)
+    }
+
+    /// [`TranscriptWriter::write_raw_message`] for a `json` the caller already
+    /// knows holds no `\r` and no `\n` (e.g. the stdio recorder, whose one
+    /// scan of the line saw none): the same bytes, without the `memchr2` pass
+    /// over `json` that looks for them.
+    ///
+    /// `json` must be exactly one JSON value (RFC 8259) with no `\r` or `\n`
+    /// byte; it is not checked (a line break would cut the record in two).
+    ///
+    /// # Errors
+    /// Any [`io::Error`] from the sink ([`io::ErrorKind::WriteZero`] if it
+    /// accepts no byte).
+    pub fn write_raw_message_without_line_break(
+        &mut self,
+        t_us: u64,
+        dir: Direction,
+        json: &[u8],
+    ) -> io::Result<()> {
         let dir = match dir {
             Direction::C2s => "c2s",
             Direction::S2c => "s2c",

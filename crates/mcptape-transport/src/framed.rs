@@ -11,6 +11,13 @@
 //!   (with the stream byte offset it happened at). After an error the reader
 //!   delivers the unterminated line it held (if any) and then reports the end.
 //!
+//! [`LineReader`] is the same framing without the classification, for a
+//! client's hot path: owned lines cut with `memchr`, at most one copy of a
+//! line's bytes (the kernel's), no JSON parse (the session scans the
+//! envelope itself), and buffer reuse for long lines ([`LineReader::recycle`]).
+//! It follows the same two rules; [`Line::into_frame`] gives what
+//! [`FramedReader`] gives for the same line (tested for every read split).
+//!
 //! SSE bodies are framed by [`crate::sse::SseParser`] inside
 //! [`crate::http::HttpResponse::next_item`], which already follows the same
 //! two rules (the WHATWG rules discard a partial event at the end).
@@ -19,6 +26,7 @@ use std::collections::VecDeque;
 
 use tokio::io::{AsyncRead, AsyncReadExt};
 
+use crate::FrameError;
 pub use crate::stdio::MAX_LINE_BYTES;
 use crate::stdio::{Frame, LineFramer};
 
@@ -153,6 +161,246 @@ impl<R: AsyncRead + Unpin> FramedReader<R> {
     }
 }
 
+/// One line of a [`LineReader`], not classified.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Line {
+    /// The line's exact bytes, without the `\n` and one trailing `\r`
+    /// (any bytes: a message, a banner, a blank line, invalid UTF-8).
+    Bytes(Vec<u8>),
+    /// A line over the limit ([`FrameErrorKind::LineTooLong`](crate::FrameErrorKind::LineTooLong),
+    /// with its 1-based line number and the stream offset of its first byte);
+    /// its bytes were discarded and the stream goes on.
+    TooLong(FrameError),
+}
+
+impl Line {
+    /// The [`Frame`] [`FramedReader`] gives for the same line (a message is
+    /// exactly one JSON value, [`crate::stdio::is_exact_json`]); the bytes
+    /// are moved, not copied.
+    pub fn into_frame(self) -> Frame {
+        match self {
+            Line::Bytes(b) if crate::stdio::is_exact_json(&b) => Frame::Message(b),
+            Line::Bytes(b) => Frame::Noise(b),
+            Line::TooLong(e) => Frame::TooLong(e),
+        }
+    }
+}
+
+/// Largest single read of a [`LineReader`] holding a long line: 16 MiB
+/// (it reads [`READ_CHUNK_BYTES`] at first, then up to an eighth of the line
+/// held, so a 160 MB line takes few `read` calls where the stream gives more
+/// than a pipe buffer per call).
+pub const MAX_READ_BYTES: usize = 16 * 1024 * 1024;
+
+/// Lines read from an async stream into owned buffers with at most one copy
+/// of a line's bytes (the kernel's, into the line's own buffer): the hot
+/// path of a client reading replies of hundreds of MB. Lines are cut at
+/// `\n` with `memchr`, one trailing `\r` is stripped, and nothing is
+/// classified (no JSON parse): the caller decides what a line is
+/// ([`Line::into_frame`] gives what [`FramedReader`] would).
+///
+/// Same two rules as [`FramedReader`]: end of stream delivers an
+/// unterminated last line; a read error is an error ([`FramedReadError`]),
+/// after which the held line (if any) is delivered, then the end.
+///
+/// Memory: the line being read, plus at most one read's worth of the next;
+/// a line past the limit is counted, not kept.
+#[derive(Debug)]
+pub struct LineReader<R> {
+    r: R,
+    buf: Vec<u8>,
+    /// Offset in `buf` of the current line's first byte.
+    start: usize,
+    /// Bytes of `buf` already searched for `\n`.
+    scanned: usize,
+    max: usize,
+    /// A line past the limit: its length so far (bytes dropped, not in
+    /// `buf`) and whether its last dropped byte was `\r`.
+    overflow: Option<(usize, bool)>,
+    /// 1-based number of the line being read.
+    line: u64,
+    /// Stream offset of `buf[0]`.
+    buf_offset: u64,
+    offset: u64,
+    done: bool,
+    /// A buffer given back ([`LineReader::recycle`]) for the next long line.
+    spare: Option<Vec<u8>>,
+}
+
+impl<R: AsyncRead + Unpin> LineReader<R> {
+    /// Reads `r` keeping lines of up to `max_line_bytes` (`\n` and one
+    /// trailing `\r` excluded); a longer line is a [`Line::TooLong`].
+    pub fn new(r: R, max_line_bytes: usize) -> Self {
+        LineReader {
+            r,
+            buf: Vec::new(),
+            start: 0,
+            scanned: 0,
+            max: max_line_bytes,
+            overflow: None,
+            line: 1,
+            buf_offset: 0,
+            offset: 0,
+            done: false,
+            spare: None,
+        }
+    }
+
+    /// Bytes read from the stream so far.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// Gives back the buffer of a delivered line that is no longer needed: the next long line
+    /// is read into it, so its pages (already faulted in) are reused instead of a fresh
+    /// allocation faulting in 40,000 pages for 160 MB. At most one buffer is kept (the
+    /// largest), so memory stays at most the longest line kept plus the line being read.
+    pub fn recycle(&mut self, mut buf: Vec<u8>) {
+        buf.clear();
+        let held = self.buf.len() - self.start;
+        if buf.capacity() > self.buf.capacity() && held <= READ_CHUNK_BYTES {
+            // Read into it from now on: the few bytes held (the start of the next line) move
+            // over. Midway through a long line it waits as the spare instead (no big copy).
+            buf.extend_from_slice(&self.buf[self.start..]);
+            self.scanned -= self.start;
+            self.buf_offset += self.start as u64;
+            self.start = 0;
+            let small = std::mem::replace(&mut self.buf, buf);
+            self.recycle(small);
+        } else if buf.capacity() > self.spare.as_ref().map_or(READ_CHUNK_BYTES, Vec::capacity) {
+            self.spare = Some(buf);
+        }
+    }
+
+    fn too_long(&self, len: usize, line_start: u64) -> Line {
+        Line::TooLong(FrameError {
+            kind: crate::FrameErrorKind::LineTooLong {
+                len,
+                limit: self.max,
+            },
+            line: self.line,
+            offset: line_start,
+        })
+    }
+
+    /// Stream offset of the current line's first byte.
+    fn line_start(&self) -> u64 {
+        match self.overflow {
+            Some((n, _)) => self.buf_offset + self.start as u64 - n as u64,
+            None => self.buf_offset + self.start as u64,
+        }
+    }
+
+    /// The current line, ending before `buf[end]` (a `\n`, or the end of
+    /// the stream); the bytes after `end + 1` start the next one. A line
+    /// at least as long as what follows it keeps its buffer (only the rest
+    /// is copied); a shorter one is copied out.
+    fn take_line(&mut self, end: usize) -> Line {
+        let line_start = self.line_start();
+        let line = &self.buf[self.start..end];
+        let out = if let Some((n, last_cr)) = self.overflow.take() {
+            let cr = line.last().map_or(last_cr, |&b| b == b'\r');
+            self.too_long(n + line.len() - usize::from(cr), line_start)
+        } else {
+            let len = line.len() - usize::from(line.last() == Some(&b'\r'));
+            if len > self.max {
+                self.too_long(len, line_start)
+            } else if self.start == 0 && len >= self.buf.len() - end {
+                let mut rest = self.spare.take().unwrap_or_default();
+                rest.extend_from_slice(self.buf.get(end + 1..).unwrap_or_default());
+                let mut line = std::mem::replace(&mut self.buf, rest);
+                line.truncate(len);
+                self.buf_offset += end as u64 + 1;
+                self.start = 0;
+                self.scanned = 0;
+                self.line += 1;
+                return Line::Bytes(line);
+            } else {
+                Line::Bytes(line[..len].to_vec())
+            }
+        };
+        self.start = (end + 1).min(self.buf.len());
+        self.scanned = self.start;
+        self.line += 1;
+        out
+    }
+
+    /// The next line; `None` at end of stream (an unterminated last line is
+    /// delivered first).
+    ///
+    /// Cancel-safe: a dropped call loses no byte (bytes are appended to the
+    /// held line only once a read completed).
+    ///
+    /// # Errors
+    /// [`FramedReadError`] when a read fails (`Interrupted` is retried); the
+    /// next call returns the unterminated line held (if any), then `None`.
+    pub async fn next(&mut self) -> Result<Option<Line>, FramedReadError> {
+        use tokio::io::AsyncReadExt as _;
+        loop {
+            if let Some(i) = memchr::memchr(b'\n', &self.buf[self.scanned..]) {
+                let end = self.scanned + i;
+                return Ok(Some(self.take_line(end)));
+            }
+            if self.done {
+                if self.start < self.buf.len() || self.overflow.is_some() {
+                    let end = self.buf.len();
+                    let line = self.take_line(end);
+                    self.buf = Vec::new();
+                    self.start = 0;
+                    self.scanned = 0;
+                    return Ok(Some(line));
+                }
+                return Ok(None);
+            }
+            // Compact: the held partial line moves to the front.
+            if self.start > 0 {
+                self.buf.drain(..self.start);
+                self.buf_offset += self.start as u64;
+                self.start = 0;
+            }
+            // Past the limit: count the bytes, keep none.
+            let held = self.buf.len();
+            if self.overflow.is_some() || held > self.max.saturating_add(1) {
+                let (n, cr) = self.overflow.get_or_insert((0, false));
+                *n += held;
+                if let Some(&b) = self.buf.last() {
+                    *cr = b == b'\r';
+                }
+                self.buf.clear();
+                self.buf_offset += held as u64;
+            }
+            // A larger spare buffer takes over while the line is still short.
+            if self.buf.len() <= READ_CHUNK_BYTES
+                && self.spare.as_ref().map_or(0, Vec::capacity) > self.buf.capacity()
+                && let Some(mut spare) = self.spare.take()
+            {
+                spare.extend_from_slice(&self.buf);
+                self.buf = spare;
+            }
+            self.scanned = self.buf.len();
+            let want = (self.buf.len() / 8).clamp(READ_CHUNK_BYTES, MAX_READ_BYTES);
+            self.buf.reserve(want);
+            let n = loop {
+                match self.r.read_buf(&mut self.buf).await {
+                    Ok(n) => break n,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(source) => {
+                        self.done = true;
+                        return Err(FramedReadError {
+                            offset: self.offset,
+                            source,
+                        });
+                    }
+                }
+            };
+            if n == 0 {
+                self.done = true;
+            }
+            self.offset += n as u64;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::pin::Pin;
@@ -232,6 +480,156 @@ mod tests {
             r.next().await.unwrap(),
             Some(Frame::Noise(b"{\"b\"".to_vec()))
         );
+        assert_eq!(r.next().await.unwrap(), None);
+    }
+
+    /// Yields `data` in reads of the given sizes (cycled), then end of stream.
+    struct Chunked {
+        data: Vec<u8>,
+        at: usize,
+        sizes: Vec<usize>,
+        k: usize,
+    }
+
+    impl AsyncRead for Chunked {
+        fn poll_read(
+            mut self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+            buf: &mut tokio::io::ReadBuf<'_>,
+        ) -> Poll<std::io::Result<()>> {
+            let size = self.sizes[self.k % self.sizes.len()];
+            self.k += 1;
+            let n = size.min(buf.remaining()).min(self.data.len() - self.at);
+            let at = self.at;
+            buf.put_slice(&self.data[at..at + n]);
+            self.at += n;
+            Poll::Ready(Ok(()))
+        }
+    }
+
+    async fn lines_of(data: &[u8], sizes: &[usize], max: usize) -> Vec<Frame> {
+        let mut r = LineReader::new(
+            Chunked {
+                data: data.to_vec(),
+                at: 0,
+                sizes: sizes.to_vec(),
+                k: 0,
+            },
+            max,
+        );
+        let mut out = Vec::new();
+        while let Some(l) = r.next().await.unwrap() {
+            out.push(l.into_frame());
+        }
+        assert_eq!(r.offset(), data.len() as u64);
+        out
+    }
+
+    async fn frames_of(data: &[u8], max: usize) -> Vec<Frame> {
+        let mut r = FramedReader::new(data, max);
+        let mut out = Vec::new();
+        while let Some(f) = r.next().await.unwrap() {
+            out.push(f);
+        }
+        out
+    }
+
+    /// The line reader cuts, strips, limits (at the limit and one past it,
+    /// with and without `\r`) and numbers lines exactly as [`FramedReader`]
+    /// does, however the stream is split into reads.
+    #[tokio::test]
+    async fn line_reader_agrees_with_the_framed_reader_for_every_split() {
+        let inputs: [&[u8]; 8] = [
+            b"{\"a\":1}\n{\"ab\":1}\n\"x\"\r\nbanner\n[1]",
+            b"1234567\n12345678\n1234567\r\n12345678\r\n\n\r\n",
+            b"123456789012\r\n1\n",
+            b"12345678901234567890",
+            b"1234567\r",
+            b"\r\r\r\r\r\r\r\r\r\n\r",
+            b"",
+            b"\n\n{}\n",
+        ];
+        for data in inputs {
+            let want = frames_of(data, 7).await;
+            for sizes in [
+                vec![1],
+                vec![2],
+                vec![3, 1],
+                vec![7],
+                vec![8],
+                vec![64],
+                vec![5, 9, 1],
+            ] {
+                assert_eq!(
+                    lines_of(data, &sizes, 7).await,
+                    want,
+                    "{:?} in reads of {sizes:?}",
+                    String::from_utf8_lossy(data)
+                );
+            }
+        }
+    }
+
+    /// Regression (issue 12): a multi-MB line arriving in pipe-sized reads
+    /// followed by small lines in the same read is delivered whole, and the
+    /// small ones after it too.
+    #[tokio::test]
+    async fn a_multi_mb_line_then_small_lines_in_pipe_sized_reads() {
+        let big = format!("{{\"id\":1,\"b\":\"{}\"}}", "QUJD".repeat(1 << 20));
+        let data = format!("{big}\n{{\"id\":2}}\r\n{{\"id\":3}}");
+        let got = lines_of(data.as_bytes(), &[65_536, 4096], usize::MAX).await;
+        assert_eq!(
+            got,
+            vec![
+                Frame::Message(big.into_bytes()),
+                Frame::Message(b"{\"id\":2}".to_vec()),
+                Frame::Message(b"{\"id\":3}".to_vec()),
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn line_reader_read_error_is_an_error_and_the_held_line_follows() {
+        let mut r = LineReader::new(FailAfter(Some(b"{\"a\":1}\n{\"b\"".to_vec())), 64);
+        assert_eq!(
+            r.next().await.unwrap(),
+            Some(Line::Bytes(b"{\"a\":1}".to_vec()))
+        );
+        let e = r.next().await.unwrap_err();
+        assert_eq!(e.offset, 12);
+        assert_eq!(
+            r.next().await.unwrap(),
+            Some(Line::Bytes(b"{\"b\"".to_vec()))
+        );
+        assert_eq!(r.next().await.unwrap(), None);
+    }
+
+    /// A recycled buffer is read into next, and the lines read into it are the same.
+    #[tokio::test]
+    async fn a_recycled_buffer_is_reused_for_the_next_long_line() {
+        let big = "x".repeat(300_000);
+        let data = format!("{big}\nab\n{big}\n");
+        let mut r = LineReader::new(
+            Chunked {
+                data: data.clone().into_bytes(),
+                at: 0,
+                sizes: vec![100_000],
+                k: 0,
+            },
+            usize::MAX,
+        );
+        let Some(Line::Bytes(first)) = r.next().await.unwrap() else {
+            panic!("a line")
+        };
+        assert_eq!(first, big.as_bytes());
+        let ptr = first.as_ptr();
+        r.recycle(first);
+        assert_eq!(r.next().await.unwrap(), Some(Line::Bytes(b"ab".to_vec())));
+        let Some(Line::Bytes(second)) = r.next().await.unwrap() else {
+            panic!("a line")
+        };
+        assert_eq!(second, big.as_bytes());
+        assert_eq!(second.as_ptr(), ptr, "read into the recycled buffer");
         assert_eq!(r.next().await.unwrap(), None);
     }
 }

@@ -3,9 +3,12 @@
 //!
 //! * **Ids**: requests get integer ids from 1; replies are matched by the id's
 //!   raw JSON text (`1` and `"1"` are different ids, JSON-RPC 2.0 §4), read
-//!   with the strict wire parser ([`mcptape_wire::jsonrpc::parse_message`]);
-//!   a message that is not JSON-RPC 2.0 is counted
-//!   ([`Session::invalid_messages`]), never guessed at.
+//!   with the strict wire parser ([`mcptape_wire::jsonrpc::parse_message`]),
+//!   or, for [`Session::request_raw`], from the envelope alone
+//!   ([`mcptape_wire::envelope::scan_envelope`], equally strict, no body
+//!   parsed: the hot path for 160 MB replies); a message that is not
+//!   JSON-RPC 2.0 is counted ([`Session::invalid_messages`]), a line that
+//!   is not JSON too ([`Session::noise_lines`]), never guessed at.
 //! * **Handshake with era fallback** ([`Session::handshake`]): a 2026-07-28
 //!   `server/discover` probe (MCP 2026-07-28, Basic › Lifecycle › Discovery)
 //!   that falls back to `initialize` + `notifications/initialized` (MCP
@@ -22,17 +25,19 @@
 //!   2025 session era, the notification is POSTed too.
 //!
 //! Two transports: a newline-delimited stream ([`Session::over`], e.g. a stdio
-//! child's stdout/stdin, read with the one [`FramedReader`]) and Streamable
+//! child's stdout/stdin, read with [`LineReader`]) and Streamable
 //! HTTP ([`Session::http`], over [`HttpClient`], both eras: handshake POSTs
 //! and notifications go out in order, requests concurrently). An
 //! [`Observer`] sees every byte sent and received, before it is sent or as it
 //! arrives (the recorder of `crawl` writes its transcript from it).
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use mcptape_wire::envelope::{self, EnvelopeKind};
 use mcptape_wire::jsonrpc::{self, ErrorObject, ErrorResponse, Message, RequestId, Response};
 use mcptape_wire::protocol::error_code::METHOD_NOT_FOUND;
 use mcptape_wire::protocol::{Revision, header, method, supported_versions};
@@ -41,7 +46,9 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
+#[cfg(test)]
 use crate::framed::{FramedReader, MAX_LINE_BYTES};
+use crate::framed::{Line, LineReader};
 use crate::http::{Era, HttpClient, HttpError, ReplyItem};
 use crate::sse::SsePayload;
 use crate::stdio::Frame;
@@ -132,6 +139,65 @@ impl Cancellation {
 /// What a request's receiver gets: the outcome and the whole reply message
 /// (`Value::Null` when [`Outcome::Closed`]).
 pub type Answer = (Outcome, Value);
+
+/// What a [`Session::request_raw`] receiver gets: the outcome, read from the
+/// reply's envelope ([`mcptape_wire::envelope::scan_envelope`]: kind, id,
+/// `error` object) without parsing its body, and the reply line's bytes as
+/// received (moved, not copied, on a line stream). `line` is empty when
+/// [`Outcome::Closed`] or [`Outcome::Dropped`]; for an answer the session
+/// made up (an HTTP error status) it is that message's JSON.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RawAnswer {
+    /// How the request ended.
+    pub outcome: Outcome,
+    /// The reply message's bytes (one JSON-RPC message, no `\n`).
+    pub line: Vec<u8>,
+}
+
+/// Longest line a line-stream session keeps: the wire's message limit,
+/// [`mcptape_wire::limits::MAX_MESSAGE_BYTES`] (256 MiB), so the seed's
+/// 160 MB directory read is a message; a longer line is counted
+/// ([`Session::too_long_lines`]) and dropped.
+pub const SESSION_MAX_LINE_BYTES: usize = mcptape_wire::limits::MAX_MESSAGE_BYTES;
+
+/// A pending request's receiver: a whole message, or the raw line.
+enum Tx {
+    Value(oneshot::Sender<Answer>),
+    /// The receiver, and whether it wants the line's bytes.
+    Raw(oneshot::Sender<RawAnswer>, bool),
+}
+
+impl Tx {
+    /// Sends `outcome` with the message `msg` (serialized for a raw receiver).
+    fn send(self, outcome: Outcome, msg: Value) {
+        match self {
+            Tx::Value(tx) => {
+                let _ = tx.send((outcome, msg));
+            }
+            Tx::Raw(tx, _) => {
+                let line = if msg.is_null() {
+                    Vec::new()
+                } else {
+                    msg.to_string().into_bytes()
+                };
+                let _ = tx.send(RawAnswer { outcome, line });
+            }
+        }
+    }
+
+    /// Sends `outcome` with the message `msg` parsed from `bytes`.
+    fn send_parsed(self, outcome: Outcome, msg: &Message, bytes: &[u8]) {
+        match self {
+            Tx::Value(tx) => {
+                let _ = tx.send((outcome, msg.to_value()));
+            }
+            Tx::Raw(tx, keep) => {
+                let line = if keep { bytes.to_vec() } else { Vec::new() };
+                let _ = tx.send(RawAnswer { outcome, line });
+            }
+        }
+    }
+}
 
 /// A session call failed.
 #[derive(Debug, thiserror::Error)]
@@ -279,7 +345,7 @@ struct Retriable {
 
 #[derive(Default)]
 struct State {
-    pending: HashMap<String, oneshot::Sender<Answer>>,
+    pending: HashMap<String, Tx>,
     /// Requests whose method allows `input_required`, by current key.
     retriable: HashMap<String, Retriable>,
     /// First key → current key of a retried request.
@@ -297,8 +363,25 @@ struct State {
     server_requests: u64,
     answered: Vec<String>,
     invalid: u64,
+    noise: u64,
+    too_long: u64,
     closed: bool,
     transport_error: Option<String>,
+}
+
+impl State {
+    /// An answer for `key` that nothing awaits: late (after its
+    /// cancellation, counted once) or unknown.
+    fn count_unawaited(&mut self, key: &str) {
+        if let Some(seen) = self.cancelled.get_mut(key) {
+            if !*seen {
+                *seen = true;
+                self.late += 1;
+            }
+        } else {
+            self.unknown += 1;
+        }
+    }
 }
 
 enum Out {
@@ -342,7 +425,71 @@ impl Shared {
     }
 
     /// Handles one received message; returns the id key it answered, if any.
-    fn dispatch(&self, bytes: &[u8]) -> Option<String> {
+    ///
+    /// Hot path: the envelope is scanned ([`envelope::scan_envelope`], one
+    /// strict pass that skips string bodies) and an answer to a
+    /// [`Session::request_raw`] request is delivered with its bytes, never
+    /// parsed further. Everything else (requests from the server, answers to
+    /// [`Session::request`], `input_required` results, lines the scan
+    /// rejects) takes the strict parser ([`jsonrpc::parse_message`]), which
+    /// counts what it rejects as invalid.
+    ///
+    /// `unclassified`: a line-stream line not yet known to be JSON; when the
+    /// scan rejects it and it is not one JSON value either (a banner, a reply
+    /// cut short or corrupted), it is counted as noise
+    /// ([`Session::noise_lines`]), never taken for an answer.
+    ///
+    /// Returns the id key answered, if any, and the line's buffer when it was owned and
+    /// nothing kept it (for [`LineReader::recycle`]).
+    fn dispatch(
+        &self,
+        bytes: Cow<'_, [u8]>,
+        unclassified: bool,
+    ) -> (Option<String>, Option<Vec<u8>>) {
+        let scanned = envelope::scan_envelope(&bytes);
+        if scanned.is_err() && unclassified && !crate::stdio::is_exact_json(&bytes) {
+            self.lock().noise += 1;
+            return (None, owned(bytes));
+        }
+        if let Ok(env) = scanned
+            && matches!(env.kind, EnvelopeKind::Response | EnvelopeKind::Error)
+            && let Some(key) = env.id.as_ref().map(ToString::to_string)
+            && !(env.kind == EnvelopeKind::Response
+                && env.result_type(&bytes).as_deref() == Some(INPUT_REQUIRED))
+        {
+            let outcome = match env.kind {
+                EnvelopeKind::Response => Some(Outcome::Ok),
+                _ => env.error_object(&bytes).map(Outcome::Error),
+            };
+            let mut s = self.lock();
+            if let Some(outcome) = outcome
+                && matches!(s.pending.get(&key), Some(Tx::Raw(..)))
+                && let Some(Tx::Raw(tx, keep)) = s.pending.remove(&key)
+            {
+                if let Some(re) = s.retriable.remove(&key) {
+                    s.alias.remove(&re.first);
+                }
+                drop(s);
+                let (line, back) = if keep {
+                    (bytes.into_owned(), None)
+                } else {
+                    (Vec::new(), owned(bytes))
+                };
+                let _ = tx.send(RawAnswer { outcome, line });
+                return (Some(key), back);
+            }
+            if !s.pending.contains_key(&key) {
+                // Late or unknown: nothing waits for the body.
+                s.count_unawaited(&key);
+                return (None, owned(bytes));
+            }
+        }
+        let answered = self.dispatch_parsed(&bytes);
+        (answered, owned(bytes))
+    }
+
+    /// [`Self::dispatch`] through the strict parser.
+    fn dispatch_parsed(&self, bytes: &[u8]) -> Option<String> {
         let msg = match jsonrpc::parse_message(bytes) {
             Ok(m) => m,
             Err(_) => {
@@ -396,7 +543,8 @@ impl Shared {
             match retry {
                 Err(why) => {
                     s.alias.remove(&re.first);
-                    let _ = tx.send((Outcome::InputRequired(why), msg.to_value()));
+                    drop(s);
+                    tx.send_parsed(Outcome::InputRequired(why), &msg, bytes);
                 }
                 Ok(params) => {
                     // MCP 2026-07-28, Multi Round-Trip Requests: the original
@@ -426,22 +574,16 @@ impl Shared {
             if let Some(re) = s.retriable.remove(&key) {
                 s.alias.remove(&re.first);
             }
-            let _ = tx.send((outcome, msg.to_value()));
+            drop(s);
+            tx.send_parsed(outcome, &msg, bytes);
             return Some(key);
         }
-        if let Some(seen) = s.cancelled.get_mut(&key) {
-            if !*seen {
-                *seen = true;
-                s.late += 1;
-            }
-        } else {
-            s.unknown += 1;
-        }
+        s.count_unawaited(&key);
         None
     }
 
     /// Removes pending request `key` (and its retry bookkeeping).
-    fn take_pending(&self, key: &str) -> Option<oneshot::Sender<Answer>> {
+    fn take_pending(&self, key: &str) -> Option<Tx> {
         let mut s = self.lock();
         let tx = s.pending.remove(key)?;
         if let Some(re) = s.retriable.remove(key) {
@@ -454,7 +596,7 @@ impl Shared {
     fn exchange_dropped(&self, key: &str, why: String) {
         self.lock().dropped += 1;
         if let Some(tx) = self.take_pending(key) {
-            let _ = tx.send((Outcome::Dropped(why), Value::Null));
+            tx.send(Outcome::Dropped(why), Value::Null);
         }
     }
 
@@ -483,9 +625,9 @@ impl Shared {
                 id,
                 error: error.clone(),
             });
-            let _ = tx.send((outcome, msg.to_value()));
+            tx.send(outcome, msg.to_value());
         } else {
-            let _ = tx.send((Outcome::Closed, Value::Null));
+            tx.send(Outcome::Closed, Value::Null);
         }
     }
 
@@ -499,8 +641,43 @@ impl Shared {
         s.retriable.clear();
         s.alias.clear();
         for (_, tx) in s.pending.drain() {
-            let _ = tx.send((Outcome::Closed, Value::Null));
+            tx.send(Outcome::Closed, Value::Null);
         }
+    }
+
+    /// One line read from a line stream: shown to the observer as the
+    /// [`Frame`] it is (classified only when there is an observer), then
+    /// dispatched. Blank lines are skipped; a too-long line and a line that
+    /// is not JSON are counted ([`Session::too_long_lines`],
+    /// [`Session::noise_lines`]).
+    fn line_in(&self, line: Line) -> Option<Vec<u8>> {
+        let unclassified = self.observer.is_none();
+        let bytes = match (&self.observer, line) {
+            (_, Line::TooLong(e)) => {
+                self.observe(WireEvent::LineIn(&Frame::TooLong(e)));
+                self.lock().too_long += 1;
+                return None;
+            }
+            (Some(_), line) => {
+                let frame = line.into_frame();
+                self.observe(WireEvent::LineIn(&frame));
+                match frame {
+                    Frame::Message(b) => b,
+                    Frame::Noise(b) => {
+                        if !b.iter().all(u8::is_ascii_whitespace) {
+                            self.lock().noise += 1;
+                        }
+                        return Some(b);
+                    }
+                    Frame::TooLong(_) => return None,
+                }
+            }
+            (None, Line::Bytes(b)) => b,
+        };
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Some(bytes);
+        }
+        self.dispatch(Cow::Owned(bytes), unclassified).1
     }
 
     /// The current key of the request first sent as `id`.
@@ -598,6 +775,14 @@ fn answer_server_request(id: &RequestId, method: &str) -> Message {
     }
 }
 
+/// The buffer of an owned line.
+fn owned(bytes: Cow<'_, [u8]>) -> Option<Vec<u8>> {
+    match bytes {
+        Cow::Owned(b) => Some(b),
+        Cow::Borrowed(_) => None,
+    }
+}
+
 fn line(text: &str) -> Vec<u8> {
     let mut b = Vec::with_capacity(text.len() + 1);
     b.extend_from_slice(text.as_bytes());
@@ -623,6 +808,8 @@ pub struct Session {
     out: mpsc::UnboundedSender<Out>,
     shared: Arc<Shared>,
     tasks: Mutex<Vec<JoinHandle<()>>>,
+    /// Line buffers given back to a line-stream reader ([`Session::recycle`]).
+    lines_back: Option<mpsc::UnboundedSender<Vec<u8>>>,
 }
 
 impl std::fmt::Debug for Session {
@@ -647,13 +834,14 @@ impl Session {
                 out: tx,
                 shared,
                 tasks: Mutex::default(),
+                lines_back: None,
             },
             rx,
         )
     }
 
-    /// A session over a newline-delimited stream: `r` from the server (framed
-    /// by [`FramedReader`] with [`MAX_LINE_BYTES`]), `w` to it. Starts a
+    /// A session over a newline-delimited stream: `r` from the server (read
+    /// by [`LineReader`] with [`SESSION_MAX_LINE_BYTES`]), `w` to it. Starts a
     /// reader and a writer task (needs a tokio runtime).
     pub fn over<R, W>(r: R, w: W) -> Session
     where
@@ -669,7 +857,9 @@ impl Session {
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
-        let (s, mut rx) = Self::start(observer);
+        let (mut s, mut rx) = Self::start(observer);
+        let (back_tx, mut back_rx) = mpsc::unbounded_channel::<Vec<u8>>();
+        s.lines_back = Some(back_tx);
         let sh = s.shared.clone();
         let writer = tokio::spawn(async move {
             let mut w = w;
@@ -701,14 +891,22 @@ impl Session {
         });
         let sh = s.shared.clone();
         let reader = tokio::spawn(async move {
-            let mut r = FramedReader::new(r, MAX_LINE_BYTES);
+            let mut r = LineReader::new(r, SESSION_MAX_LINE_BYTES);
             let mut error = None;
             loop {
-                match r.next().await {
-                    Ok(Some(frame)) => {
-                        sh.observe(WireEvent::LineIn(&frame));
-                        if let Frame::Message(b) = &frame {
-                            sh.dispatch(b);
+                // A buffer given back is taken at once, even mid-line (`next` is cancel-safe).
+                let next = tokio::select! {
+                    biased;
+                    Some(buf) = back_rx.recv() => {
+                        r.recycle(buf);
+                        continue;
+                    }
+                    next = r.next() => next,
+                };
+                match next {
+                    Ok(Some(line)) => {
+                        if let Some(buf) = sh.line_in(line) {
+                            r.recycle(buf);
                         }
                     }
                     Ok(None) => break,
@@ -765,14 +963,19 @@ impl Session {
     /// the rounds are one request to the caller, who keeps using the first
     /// id ([`Session::cancel`], [`Session::abandon`] follow the retry).
     pub fn request(&self, method: &str, params: &Value) -> (u64, oneshot::Receiver<Answer>) {
+        let (tx, rx) = oneshot::channel();
+        (self.request_with(method, params, Tx::Value(tx)), rx)
+    }
+
+    fn request_with(&self, method: &str, params: &Value, tx: Tx) -> u64 {
         let id = self.shared.next_id.fetch_add(1, Ordering::Relaxed);
         let key = id_key(id);
-        let (tx, rx) = oneshot::channel();
         {
             let mut s = self.shared.lock();
             if s.closed {
-                let _ = tx.send((Outcome::Closed, Value::Null));
-                return (id, rx);
+                drop(s);
+                tx.send(Outcome::Closed, Value::Null);
+                return id;
             }
             s.pending.insert(key.clone(), tx);
             if RETRIABLE.contains(&method) {
@@ -792,7 +995,40 @@ impl Session {
             method: Some(method.to_owned()),
             id: Some(key),
         });
-        (id, rx)
+        id
+    }
+
+    /// [`Session::request`] whose answer is delivered as a [`RawAnswer`]:
+    /// the outcome from the reply's envelope and the reply's bytes, with no
+    /// `serde_json::Value` of its body built (a 160 MB `resources/read`
+    /// reply costs one scan of its bytes). Same ids, `input_required`
+    /// retries, cancellation and counters as [`Session::request`].
+    ///
+    /// `keep_line`: deliver the reply's bytes in [`RawAnswer::line`]; when false the line is
+    /// left empty and a line-stream session reads the next long reply into the same buffer
+    /// ([`LineReader::recycle`]: no fresh pages to fault in).
+    pub fn request_raw(
+        &self,
+        method: &str,
+        params: &Value,
+        keep_line: bool,
+    ) -> (u64, oneshot::Receiver<RawAnswer>) {
+        let (tx, rx) = oneshot::channel();
+        (
+            self.request_with(method, params, Tx::Raw(tx, keep_line)),
+            rx,
+        )
+    }
+
+    /// Gives back the bytes of a [`RawAnswer::line`] once done with them: a line-stream
+    /// session reads a later long reply into the same buffer ([`LineReader::recycle`]: its
+    /// pages are already faulted in). Nothing over HTTP.
+    pub fn recycle(&self, line: Vec<u8>) {
+        if let Some(tx) = &self.lines_back
+            && line.capacity() > 0
+        {
+            let _ = tx.send(line);
+        }
     }
 
     /// Sends a request and waits up to `timeout` for its answer; on timeout
@@ -1008,6 +1244,19 @@ impl Session {
         self.shared.lock().invalid
     }
 
+    /// Lines from a line-stream server that are not one JSON value (a
+    /// banner on stdout, a reply cut short or corrupted): they answer
+    /// nothing. Blank lines are not counted.
+    pub fn noise_lines(&self) -> u64 {
+        self.shared.lock().noise
+    }
+
+    /// Lines from a line-stream server longer than [`SESSION_MAX_LINE_BYTES`]
+    /// (dropped unread: they answer nothing).
+    pub fn too_long_lines(&self) -> u64 {
+        self.shared.lock().too_long
+    }
+
     /// Responses that arrived after their request was cancelled.
     pub fn late_responses(&self) -> u64 {
         self.shared.lock().late
@@ -1172,9 +1421,9 @@ async fn post_one(
             item: &item,
         });
         let answered = match &item {
-            ReplyItem::Json(s) => sh.dispatch(s.as_bytes()),
+            ReplyItem::Json(s) => sh.dispatch(Cow::Borrowed(s.as_bytes()), false).0,
             ReplyItem::Event(ev) => match ev.payload() {
-                SsePayload::JsonRpc(s) => sh.dispatch(s.as_bytes()),
+                SsePayload::JsonRpc(s) => sh.dispatch(Cow::Borrowed(s.as_bytes()), false).0,
                 SsePayload::Other(_) => None,
             },
             ReplyItem::Other(_) => None,
@@ -1432,5 +1681,56 @@ mod tests {
             SessionErrorKind::Closed(Some(why)) => assert!(why.contains("EIO"), "{why}"),
             k => panic!("expected Closed with the read error, got {k:?}"),
         }
+    }
+
+    /// Regression (issue 12): a multi-MB reply whose `result` holds its own
+    /// `"id"` members answers the raw request by its top-level id, with the
+    /// bytes as sent; an error answer carries its code; a corrupted line
+    /// answers nothing and is counted.
+    #[tokio::test]
+    async fn raw_requests_are_answered_from_the_envelope_of_large_replies() {
+        let (s, mut r, mut w) = pair();
+        let (id1, rx1) = s.request_raw("resources/read", &json!({"uri": "x://big"}), true);
+        let (id2, rx2) = s.request_raw("resources/read", &json!({"uri": "x://gone"}), false);
+        let (_, rx3) = s.request_raw("resources/read", &json!({"uri": "x://bad"}), true);
+        assert_eq!((id1, id2), (1, 2));
+        for _ in 0..3 {
+            let _ = next_msg(&mut r).await;
+        }
+        let blob = "QUJD".repeat(1 << 20);
+        let big = format!(
+            r#"{{"jsonrpc":"2.0","result":{{"id":2,"contents":[{{"uri":"x://big","text":"\"id\":3","blob":"{blob}"}}]}},"id":1}}"#
+        );
+        // Request 3's reply with a raw control byte inside its blob.
+        let bad = format!(
+            r#"{{"jsonrpc":"2.0","id":3,"result":{{"contents":[{{"uri":"x://bad","blob":"QU{}JD"}}]}}}}"#,
+            '\u{1}'
+        );
+        let server = tokio::spawn(async move {
+            w.write_all(big.as_bytes()).await.unwrap();
+            w.write_all(b"\n").await.unwrap();
+            w.write_all(bad.as_bytes()).await.unwrap();
+            w.write_all(b"\n{\"jsonrpc\":\"2.0\",\"id\":2,\"error\":{\"code\":-32602,\"message\":\"Resource not found\",\"data\":{\"uri\":\"x://gone\"}}}\n")
+                .await
+                .unwrap();
+            (w, big)
+        });
+        let a1 = rx1.await.unwrap();
+        let a2 = rx2.await.unwrap();
+        let (_w, big) = server.await.unwrap();
+        assert_eq!(a1.outcome, Outcome::Ok);
+        assert_eq!(a1.line, big.as_bytes());
+        assert!(a2.line.is_empty(), "not kept");
+        match a2.outcome {
+            Outcome::Error(e) => {
+                assert_eq!(e.code, -32602);
+                assert_eq!(e.data, Some(json!({"uri": "x://gone"})));
+            }
+            o => panic!("expected an error, got {o:?}"),
+        }
+        assert_eq!(s.noise_lines(), 1, "the corrupted reply is not a message");
+        assert_eq!(s.unexpected(), (0, 0));
+        let mut rx3 = rx3;
+        assert!(rx3.try_recv().is_err(), "request 3 is still unanswered");
     }
 }

@@ -678,12 +678,62 @@ impl Template {
             .map(|(v, _)| v)
     }
 
+    /// Why `uri` is no match although it fits the template's structure: the variables (name,
+    /// decoded value) whose values the traversal guard rejected (module docs: a value that is
+    /// `.` or `..`, a `/` or `\` decoded from `%2F` / `%5C` in a path-segment variable, a dot
+    /// segment in `{+var}`). Empty when `uri` matches, does not fit the structure either, or a
+    /// limit is hit ([`try_match_uri`](Self::try_match_uri) tells those apart). For `mcptape uri
+    /// match` to say why; matching itself never returns such values.
+    pub fn traversal_rejections(&self, uri: &str) -> Vec<(String, String)> {
+        if !matches!(self.try_match_uri(uri), Ok(None)) {
+            return Vec::new();
+        }
+        let Ok((Some(vars), _)) = self.match_guarded(uri, MAX_MATCH_STEPS, MAX_MATCH_DEPTH, false)
+        else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for part in &self.parts {
+            let Part::Expr {
+                op, vars: specs, ..
+            } = part
+            else {
+                continue;
+            };
+            for spec in specs {
+                let values: Vec<&str> = match vars.0.get(&spec.name) {
+                    Some(Value::String(v)) => vec![v.as_str()],
+                    Some(Value::List(l)) => l.iter().map(String::as_str).collect(),
+                    _ => continue,
+                };
+                for v in values {
+                    if !safe_value(*op, v) && !out.iter().any(|(n, x)| n == &spec.name && x == v) {
+                        out.push((spec.name.clone(), v.to_owned()));
+                    }
+                }
+            }
+        }
+        out
+    }
+
     /// Matching with explicit limits; also returns the steps used and the deepest chain.
     pub(crate) fn match_with_limits(
         &self,
         uri: &str,
         budget: usize,
         max_depth: usize,
+    ) -> Result<(Option<Vars>, MatchStats), TemplateError> {
+        self.match_guarded(uri, budget, max_depth, true)
+    }
+
+    /// [`match_with_limits`](Self::match_with_limits); `guard: false` turns the traversal guard
+    /// ([`safe_value`]) off, for [`traversal_rejections`](Self::traversal_rejections) only.
+    fn match_guarded(
+        &self,
+        uri: &str,
+        budget: usize,
+        max_depth: usize,
+        guard: bool,
     ) -> Result<(Option<Vars>, MatchStats), TemplateError> {
         if uri.len() > MAX_MATCH_URI_BYTES {
             return Err(TemplateError::new(
@@ -702,6 +752,7 @@ impl Template {
             max_depth,
             deepest: 0,
             over_at: None,
+            guard,
         };
         let ok = m.state((0, 0, false, false), 0);
         if let Some((kind, at)) = m.over_at {
@@ -771,6 +822,9 @@ struct Matcher<'t, 'u> {
     deepest: usize,
     /// The limit that stopped the search, and the URI offset where it did.
     over_at: Option<(TemplateErrorKind, usize)>,
+    /// The traversal guard ([`safe_value`]) is on (always, but for
+    /// [`Template::traversal_rejections`]).
+    guard: bool,
 }
 
 /// `true` if `u[pos..]` starts with the literal; the hex digits of its `%XX` triplets compare
@@ -900,7 +954,7 @@ impl Matcher<'_, '_> {
             let Some(value) = decode(&self.u[pos..end]) else {
                 continue;
             };
-            if !safe_value(op, &value) {
+            if self.guard && !safe_value(op, &value) {
                 continue;
             }
             if prefix.is_some_and(|n| value.chars().count() > n) {
@@ -1013,6 +1067,28 @@ mod tests {
 
     fn t(s: &str) -> Template {
         Template::parse(s).unwrap()
+    }
+
+    #[test]
+    fn traversal_rejections_name_the_variable_the_guard_refused() {
+        let tpl = t("file://docs/{name}");
+        let why = tpl.traversal_rejections("file://docs/..%2F..%2Fetc%2Fpasswd");
+        assert_eq!(
+            why,
+            vec![("name".to_owned(), "../../etc/passwd".to_owned())]
+        );
+        assert!(
+            tpl.match_uri("file://docs/..%2F..%2Fetc%2Fpasswd")
+                .is_none()
+        );
+        // A match, and a URI that does not fit at all, have no rejection to explain.
+        assert!(tpl.traversal_rejections("file://docs/a.md").is_empty());
+        assert!(tpl.traversal_rejections("http://other/a.md").is_empty());
+        let plus = t("file:///{+path}");
+        assert_eq!(
+            plus.traversal_rejections("file:///src/../../etc"),
+            vec![("path".to_owned(), "src/../../etc".to_owned())]
+        );
     }
 
     /// `uri` matched against `file:///{+dir}/{name}.{ext}` within the default limits:

@@ -432,3 +432,39 @@ pub fn resources_vs_codec(data: &[u8]) {
         _ => assert_eq!(r, c, "resources and codec disagree"),
     }
 }
+
+/// Fuzz target `envelope_vs_jsonrpc`: the hot-path envelope scanner
+/// ([`crate::envelope::scan_envelope`]) and the strict parser
+/// ([`crate::jsonrpc::parse_message`]) agree on every input: both accept or both reject; when
+/// both accept, the same kind, id and error object; when both reject, the same error kind
+/// (JSON syntax errors may be named differently, but are JSON errors on both sides).
+///
+/// # Panics
+/// When the two disagree (that is the finding).
+pub fn envelope_vs_jsonrpc(input: &[u8]) {
+    use crate::envelope::{EnvelopeKind, scan_envelope};
+    use crate::jsonrpc::{Message, parse_message};
+    let ours = scan_envelope(input);
+    let theirs = parse_message(input);
+    match (&ours, &theirs) {
+        (Ok(e), Ok(m)) => {
+            let (kind, code) = match m {
+                Message::Request(_) => (EnvelopeKind::Request, None),
+                Message::Notification(_) => (EnvelopeKind::Notification, None),
+                Message::Response(_) => (EnvelopeKind::Response, None),
+                Message::Error(e) => (EnvelopeKind::Error, Some(e.error.clone())),
+            };
+            assert_eq!(e.kind, kind, "{}", String::from_utf8_lossy(input));
+            assert_eq!(e.id.as_ref(), m.id(), "{}", String::from_utf8_lossy(input));
+            assert_eq!(e.error_object(input), code);
+        }
+        (Err(a), Err(b)) => match (a.kind(), b.kind()) {
+            (crate::error::WireErrorKind::Json(_), crate::error::WireErrorKind::Json(_)) => {}
+            (x, y) => assert_eq!(x, y, "{}", String::from_utf8_lossy(input)),
+        },
+        _ => panic!(
+            "disagree on {:?}: scan {ours:?}, parse {theirs:?}",
+            String::from_utf8_lossy(input)
+        ),
+    }
+}

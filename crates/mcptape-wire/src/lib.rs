@@ -13,11 +13,14 @@
 //! * [`protocol`] — the protocol model: revisions and eras, method names, `_meta`
 //!   keys, error codes, handshake params, HTTP header names, JSON Pointer, the
 //!   one revision detector.
+//! * [`envelope`] — a message's kind, id and member ranges in one strict
+//!   pass that skips string bodies (the client's hot path for large replies).
 //! * [`codec`] — the scalar / SIMD / fused decode paths behind one dispatch point.
 
 pub mod b64;
 pub mod classify;
 pub mod codec;
+pub mod envelope;
 pub mod error;
 pub mod json;
 pub mod jsonrpc;

@@ -49,6 +49,8 @@ enum Command {
     Serve(cmd::serve::Args),
     /// Play the recorded client of a transcript against a target and report p50/p99.
     Bench(cmd::bench::Args),
+    /// Merge the latency.hlog logs of several bench runs or machines into one report.
+    Merge(cmd::merge::Args),
     /// Replay recorded requests against a live server and diff the responses.
     Verify(cmd::verify::Args),
     /// Run the conformance rules over transcripts.
@@ -76,6 +78,7 @@ fn main() -> ExitCode {
         Command::Crawl(a) => cmd::crawl::run(a),
         Command::Serve(a) => cmd::serve::run(a),
         Command::Bench(a) => cmd::bench::run(a),
+        Command::Merge(a) => cmd::merge::run(a),
         Command::Verify(a) => cmd::verify::run(a),
         Command::Check(a) => cmd::check::run(a),
         Command::Explain(a) => cmd::explain::run(a),

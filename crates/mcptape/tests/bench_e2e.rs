@@ -129,10 +129,10 @@ fn bench_against_serve_over_stdio_reports_single_reads_turns_and_the_prediction(
             .as_u64()
             .unwrap()
     );
-    // 40 reads: 40 × (1 − 0.99^(1/4)) = 0.1 reads above the 99.75th percentile.
+    // 40 reads: 40 × (1 − 0.99^(1/4)) = 0.1 reads above the 99.75th percentile; 10 / 0.00251 = 3985.
     assert!(
         stdout.contains(
-            "the predicted p99 rests on 0.1 single reads above the 99.75th percentile: noisy"
+            "(predicted p99 = the single reads' 99.75th percentile, which 0.1 of 40 reads lie above: noisy; --reads 3985 puts 10 there)"
         ),
         "{stdout}"
     );

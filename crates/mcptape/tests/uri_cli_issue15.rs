@@ -21,7 +21,17 @@ fn match_dot_dot_encoded_slash_is_no_match() {
         "file://docs/{name}",
         "file://docs/..%2F..%2Fetc%2Fpasswd",
     ]);
-    assert_eq!((code, out.as_str(), err.as_str()), (1, "", "no match\n"));
+    assert_eq!(
+        (code, out.as_str(), err.as_str()),
+        (
+            1,
+            "",
+            "no match: the URI fits the template, but name=\"../../etc/passwd\" decodes to a path traversal (see `mcptape uri match --help`)\n"
+        )
+    );
+    // A URI that does not fit the template at all says only that.
+    let (code, _, err) = mcptape(&["match", "file://docs/{name}", "http://elsewhere/x"]);
+    assert_eq!((code, err.as_str()), (1, "no match\n"));
     let (code, out, _) = mcptape(&["match", "file://docs/{name}", "file://docs/My%20File.txt"]);
     assert_eq!((code, out.as_str()), (0, "name=My File.txt\n"));
 }

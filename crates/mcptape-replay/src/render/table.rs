@@ -23,19 +23,34 @@ fn cell(q: &Quantiles, us: u64, censored: impl Fn(&Censored) -> bool) -> String 
     }
 }
 
-/// Widest view name in the latency table; longer class names are cut with `…` (the full
-/// name is in the `errors by class` line).
-const VIEW_WIDTH: usize = 22;
+/// Widest view name in the latency table. A longer class name is shown as its name and code
+/// (`invalid-params (-32602, no data.uri)` → `invalid-params -32602`), else cut with `…`; the
+/// full name is in the `errors by class` line.
+const VIEW_WIDTH: usize = 24;
+
+/// `name` as a row label of at most [`VIEW_WIDTH`] characters.
+fn view_label(name: &str) -> String {
+    if name.chars().count() <= VIEW_WIDTH {
+        return name.to_owned();
+    }
+    let short = match name.split_once(" (") {
+        Some((head, rest)) => {
+            let code = rest.split([',', ' ', ')', '+']).next().unwrap_or("");
+            format!("{head} {code}").trim_end().to_owned()
+        }
+        None => name.to_owned(),
+    };
+    if short.chars().count() <= VIEW_WIDTH {
+        short
+    } else {
+        short.chars().take(VIEW_WIDTH - 1).chain(['…']).collect()
+    }
+}
 
 fn row(name: &str, q: &Quantiles) -> String {
-    let name: String = if name.chars().count() > VIEW_WIDTH {
-        name.chars().take(VIEW_WIDTH - 1).chain(['…']).collect()
-    } else {
-        name.to_owned()
-    };
     format!(
-        "  {:<22} {:>7} {:>11} {:>11} {:>11} {:>11} {:>11}",
-        name,
+        "  {:<24} {:>7} {:>11} {:>11} {:>11} {:>11} {:>11}",
+        view_label(name),
         q.count,
         cell(q, q.p50_us, |c| c.p50),
         cell(q, q.p90_us, |c| c.p90),
@@ -116,7 +131,7 @@ impl BenchReport {
         write_cut(&mut s, cut, max_ms, c.sent, self.reads_asked, "reads");
         let _ = writeln!(
             s,
-            "  {:<22} {:>7} {:>11} {:>11} {:>11} {:>11} {:>11}",
+            "  {:<24} {:>7} {:>11} {:>11} {:>11} {:>11} {:>11}",
             "view", "n", "p50", "p90", "p99", "p99.9", "max"
         );
         let _ = writeln!(s, "{}", row("all reads", q));
@@ -125,6 +140,9 @@ impl BenchReport {
             for v in &self.error_classes {
                 let _ = writeln!(s, "{}", row(&v.class, &v.latency));
             }
+        }
+        if let Some(v) = &self.validation {
+            let _ = writeln!(s, "{}", row("contents validation", v));
         }
         let _ = writeln!(
             s,
@@ -179,10 +197,13 @@ impl BenchReport {
         let above =
             self.single.count as f64 * (1.0 - 0.99f64.powf(1.0 / f64::from(self.parallel.max(1))));
         if !self.prediction.is_empty() && above < 10.0 {
+            let q = 0.99f64.powf(1.0 / f64::from(self.parallel.max(1)));
             let _ = writeln!(
                 s,
-                "  (the predicted p99 rests on {above:.1} single reads above the {:.2}th percentile: noisy; run more --reads)",
-                100.0 * 0.99f64.powf(1.0 / f64::from(self.parallel.max(1)))
+                "  (predicted p99 = the single reads' {:.2}th percentile, which {above:.1} of {} reads lie above: noisy; --reads {:.0} puts 10 there)",
+                100.0 * q,
+                self.single.count,
+                (10.0 / (1.0 - q)).ceil()
             );
         }
         if self.prediction.is_empty() {
@@ -304,5 +325,36 @@ impl BenchReport {
             );
         }
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::view_label;
+
+    /// Fresh-user report: the error rows read `invalid-params (-3260…`, the code cut off.
+    #[test]
+    fn long_error_class_labels_keep_their_name_and_code() {
+        assert_eq!(
+            view_label("invalid-params (-32602, no data.uri)"),
+            "invalid-params -32602"
+        );
+        assert_eq!(
+            view_label("not-found (-32602 + data.uri)"),
+            "not-found -32602"
+        );
+        assert_eq!(
+            view_label("not-found, legacy (-32002 + data.uri)"),
+            "not-found, legacy -32002"
+        );
+        assert_eq!(
+            view_label("method-not-found (-32601)"),
+            "method-not-found -32601"
+        );
+        assert_eq!(view_label("internal (-32603)"), "internal (-32603)");
+        assert_eq!(view_label("answered ok"), "answered ok");
+        let long = "a-class-name-without-any-code-at-all";
+        assert_eq!(view_label(long).chars().count(), 24);
+        assert!(view_label(long).ends_with('…'));
     }
 }

@@ -20,7 +20,7 @@ use mcptape_replay::slo;
 use mcptape_replay::target::{self, TargetSpec};
 use tokio::time::Duration;
 
-use crate::cmd::serve::load_tape_noting_cut;
+use mcptape_replay::tape::{ReplyBodies, Tape};
 
 /// The built-in target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -86,6 +86,12 @@ pub struct Args {
     /// waits for a slot and leaves late (reported as such).
     #[arg(long, value_name = "N", default_value_t = bench::DEFAULT_MAX_IN_FLIGHT)]
     pub max_in_flight: u32,
+    /// Check each result's contents with the fused strict decoder (strict JSON, entry rules,
+    /// base64 validated in place) after its latency is taken; the check's own time is
+    /// reported apart (contents validation row; validation in report.json), and rejected
+    /// contents count as their own error class.
+    #[arg(long)]
+    pub validate: bool,
     /// SLO gates, e.g. 'read.p99<50ms,turn.p99<800ms,errors<1%' (read|turn.p50|p90|p99|p99.9|
     /// max|mean < or <= a duration; errors < a percentage; at most 32 items). A failed item
     /// exits 1; the pass/fail table is printed after the report and, with --out, written as
@@ -96,6 +102,14 @@ pub struct Args {
     /// latency.svg to (created if missing; checked writable before the run).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Scheduling of the embedded server's timer thread (see `mcptape serve --timer-priority`).
+    #[arg(
+        long = "timer-priority",
+        value_enum,
+        value_name = "P",
+        default_value = "auto"
+    )]
+    pub timer_priority: crate::cmd::serve::TimerPriorityArg,
 }
 
 /// Parses the duration flag `flag` (e.g. `--max-phase`) into µs, at most `max_us`; the error
@@ -103,6 +117,34 @@ pub struct Args {
 /// 3601s is above the limit: at most 3600s`). See [`mcptape_replay::config::duration_us`].
 pub(crate) fn flag_duration_us(flag: &'static str, s: &str, max_us: u64) -> anyhow::Result<u64> {
     Ok(mcptape_replay::config::duration_us(flag, s, max_us)?)
+}
+
+/// The recorded client of the transcript at `path` ([`ReplyBodies::Dropped`]: requests,
+/// handshake, pairing; successful reply bodies scanned, not kept), and the warning about a
+/// cut last line, if any. The file is read once into memory and its message records are
+/// borrowed from it ([`mcptape_transcript::reader::read_borrowed_with`], each canonical
+/// message line checked by the strict envelope scan instead of serde): the peak is the file's
+/// size, freed before the run, so a 160 MB reply costs the client its receive buffer only.
+fn load_client_tape(path: &std::path::Path) -> anyhow::Result<(Tape, Option<String>)> {
+    use mcptape_transcript::reader::{ReadOptions, read_borrowed_with};
+    let bytes = super::inspect::read_regular_file(path)?;
+    let t = read_borrowed_with(&bytes, ReadOptions::strict(), |m| {
+        mcptape_wire::envelope::scan_envelope(m.as_bytes()).is_ok()
+    })
+    .with_context(|| format!("parsing {}", path.display()))?;
+    let cut = t.dropped.as_ref().map(|d| {
+        format!(
+            "{}: line {} ({} bytes from byte {}) is cut and was dropped: {}",
+            path.display(),
+            d.line,
+            d.bytes,
+            d.offset,
+            d.reason
+        )
+    });
+    let tape = Tape::from_transcript_ref(&t, ReplyBodies::Dropped)
+        .with_context(|| format!("replaying {}", path.display()))?;
+    Ok((tape, cut))
 }
 
 /// Runs `mcptape bench`.
@@ -118,7 +160,7 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
     use mcptape_replay::bench::MAX_COUNT;
     super::flag_capped("--reads", args.reads, 0, MAX_COUNT)?;
     super::flag_capped("--turns", args.turns, 0, MAX_COUNT)?;
-    let (tape, cut) = load_tape_noting_cut(&args.transcript)?;
+    let (tape, cut) = load_client_tape(&args.transcript)?;
     if let Some(c) = cut {
         eprintln!("mcptape bench: warning: {c}");
     }
@@ -132,6 +174,7 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
         timeout: &args.timeout,
         max_phase: &args.max_phase,
         max_in_flight: args.max_in_flight,
+        validate: args.validate,
     }
     .validate()?;
     let slo_items = match &args.slo {
@@ -193,7 +236,7 @@ pub(crate) fn stopped(cmd: &str, sig: target::Signal) -> ExitCode {
 async fn session(
     args: &Args,
     cfg: BenchConfig,
-    tape: mcptape_replay::tape::Tape,
+    tape: Tape,
     slo_items: &[slo::SloItem],
     target: &mut target::Target,
     mut signal: tokio::sync::watch::Receiver<Option<target::Signal>>,
@@ -223,6 +266,9 @@ async fn session(
             args.seed.to_string().into(),
             "--stats".into(),
             stats_path.clone().into(),
+            "--timer-priority".into(),
+            clap::ValueEnum::to_possible_value(&args.timer_priority)
+                .map_or("auto".into(), |v| v.get_name().into()),
         ];
         for f in &args.fault {
             a.extend(["--fault".into(), f.into()]);
@@ -237,6 +283,11 @@ async fn session(
     if let Err(e) = bench::handshake(&client, &tape, Duration::from_micros(cfg.timeout_us)).await {
         let why = target.gone_reason().await;
         anyhow::bail!("handshake with the target: {e}{why}");
+    }
+    // A line stream's receive buffer, sized from the recorded reads and faulted in before the
+    // timed phases (the first 160 MB reply would otherwise fault in fresh pages).
+    if !matches!(spec, TargetSpec::Url(_)) {
+        bench::warm_receive_buffer(&client, &tape);
     }
 
     let total = cfg.reads + cfg.turns;

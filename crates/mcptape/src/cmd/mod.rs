@@ -7,6 +7,7 @@ pub mod crawl;
 pub mod explain;
 pub mod inspect;
 pub mod k6;
+pub mod merge;
 pub mod progress;
 pub mod record;
 pub mod serve;

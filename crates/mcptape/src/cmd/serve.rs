@@ -67,6 +67,38 @@ pub struct Args {
     /// address, gets 403 (DNS rebinding guard).
     #[arg(long = "allow-origin", value_name = "ORIGIN", requires = "listen")]
     pub allow_origin: Vec<String>,
+    /// Scheduling of the timer thread that writes delayed replies. `auto` (default): ask for
+    /// SCHED_FIFO priority 1 and keep the normal policy when the OS refuses (no CAP_SYS_NICE);
+    /// `realtime`: SCHED_FIFO or refuse to start; `normal`: never ask. The policy got is in
+    /// --stats (timerPolicy) and the bench report.
+    #[arg(
+        long = "timer-priority",
+        value_enum,
+        value_name = "P",
+        default_value = "auto"
+    )]
+    pub timer_priority: TimerPriorityArg,
+}
+
+/// `--timer-priority`: see [`mcptape_replay::schedule::TimerPriority`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TimerPriorityArg {
+    /// SCHED_FIFO priority 1 when the OS allows it, else the normal policy.
+    Auto,
+    /// SCHED_FIFO priority 1, or refuse to start.
+    Realtime,
+    /// The normal policy (SCHED_OTHER).
+    Normal,
+}
+
+impl From<TimerPriorityArg> for mcptape_replay::schedule::TimerPriority {
+    fn from(a: TimerPriorityArg) -> Self {
+        match a {
+            TimerPriorityArg::Auto => Self::Auto,
+            TimerPriorityArg::Realtime => Self::Realtime,
+            TimerPriorityArg::Normal => Self::Normal,
+        }
+    }
 }
 
 /// Reads a transcript file into a replay tape, with a note when the file was cut
@@ -123,6 +155,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let server =
         Arc::new(Server::new(tape, model, faults, args.seed, &args.root)?.with_unrecorded(policy));
+    let (_, timer) = mcptape_replay::schedule::TimerThread::start(args.timer_priority.into());
+    anyhow::ensure!(
+        timer.realtime || args.timer_priority != TimerPriorityArg::Realtime,
+        "--timer-priority realtime: {}",
+        timer.description
+    );
     let rt = super::runtime()?;
     let result = rt.block_on(async {
         match args.listen {

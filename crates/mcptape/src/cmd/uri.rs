@@ -187,7 +187,17 @@ pub fn run(cmd: UriCommand) -> anyhow::Result<ExitCode> {
                     Ok(ExitCode::SUCCESS)
                 }
                 Ok(None) => {
-                    eprintln!("no match");
+                    let why = tpl.traversal_rejections(&uri);
+                    if why.is_empty() {
+                        eprintln!("no match");
+                    } else {
+                        let list: Vec<String> =
+                            why.iter().map(|(n, v)| format!("{n}={v:?}")).collect();
+                        eprintln!(
+                            "no match: the URI fits the template, but {} decodes to a path traversal (see `mcptape uri match --help`)",
+                            list.join(", ")
+                        );
+                    }
                     Ok(ExitCode::from(1))
                 }
                 Err(e) => Ok(rejected_template("uri", &e)),

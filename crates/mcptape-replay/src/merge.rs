@@ -1,0 +1,1254 @@
+//! `mcptape merge`: several HdrHistogram interval logs (`latency.hlog` of `mcptape bench --out`,
+//! from several runs or machines) into one report: per tag, the histograms of every input added
+//! together (HdrHistogram's `add`), so each merged count is the sum of the inputs' counts; the
+//! counters (sends, error answers, timeouts, cancellations) summed; one merged `.hlog`.
+//!
+//! Where the counters and settings come from: a `.hlog` holds histograms only, so `bench` writes
+//! its settings and counters into the log's header as one comment line `#[mcptape: {JSON}]`
+//! ([`HlogMeta`]; other HdrHistogram readers skip `#` lines). A log without that line (older
+//! mcptape) is read with the `report.json` beside it (same directory, as `bench --out` writes
+//! them). With neither, merge refuses the log ([`MergeErrorKind::NoCounters`]).
+//!
+//! Settings are checked, never silently merged: a different `--timeout` or turn deadline (the
+//! censoring bounds) or histogram range / precision is an error ([`MergeErrorKind::Mismatch`]);
+//! a different latency model, load, reads per turn, transcript or target, a partial run and a
+//! tag missing from an input are per-input warnings in the report and the table.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+use crate::render::hlog::{
+    HistSettings, HlogMeta, HlogRead, HlogReadError, TagCensor, Tagged, read_hlog, write_hlog_at,
+};
+use crate::stats::{BenchReport, PhaseCounters, Quantiles};
+
+/// Largest `.hlog` file [`merge_files`] reads: 256 MiB.
+pub const MAX_LOG_FILE_BYTES: u64 = 256 << 20;
+
+/// Largest `report.json` beside a log that [`merge_files`] reads: 64 MiB.
+pub const MAX_REPORT_FILE_BYTES: u64 = 64 << 20;
+
+/// Most logs one merge takes: 1,000.
+pub const MAX_INPUTS: usize = 1_000;
+
+/// Files [`write_merge_out`] writes into its directory.
+pub const MERGE_OUT_FILES: [&str; 2] = ["report.json", "latency.hlog"];
+
+/// The sentence the report and the table carry about counts.
+pub const COUNT_RULE: &str =
+    "every merged count is the sum of the inputs' counts (checked for each tag)";
+
+/// Why a merge failed: which input (its path or name; `None` for the merge as a whole) and what.
+#[derive(Debug, thiserror::Error)]
+#[error("{}{kind}", input.as_ref().map(|i| format!("{i}: ")).unwrap_or_default())]
+pub struct MergeError {
+    /// The input's name (path as given), when the error concerns one.
+    pub input: Option<String>,
+    /// What went wrong.
+    pub kind: MergeErrorKind,
+}
+
+/// What went wrong in a merge.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum MergeErrorKind {
+    /// No input log.
+    #[error("no input log")]
+    NoInputs,
+    /// More inputs than [`MAX_INPUTS`].
+    #[error("{n} input logs, more than the limit of {limit}")]
+    TooManyInputs {
+        /// Inputs given.
+        n: usize,
+        /// [`MAX_INPUTS`].
+        limit: usize,
+    },
+    /// A file could not be read (or the output written).
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    /// A file larger than its limit ([`MAX_LOG_FILE_BYTES`], [`MAX_REPORT_FILE_BYTES`]).
+    #[error("{file} is {bytes} bytes, above the limit of {limit} bytes")]
+    FileTooLarge {
+        /// Which file (`latency.hlog`, `report.json`).
+        file: String,
+        /// Its size, bytes.
+        bytes: u64,
+        /// The limit, bytes.
+        limit: u64,
+    },
+    /// The log is malformed, cut short or over a limit, at a line ([`read_hlog`]).
+    #[error("{0}")]
+    Log(#[from] HlogReadError),
+    /// The log has no `#[mcptape: …]` header and no readable `report.json` beside it: its
+    /// counters and settings are unknown.
+    #[error(
+        "no counters: the log has no #[mcptape: …] header line (written by mcptape bench) and {0}"
+    )]
+    NoCounters(String),
+    /// The `report.json` beside the log is not a bench report.
+    #[error("{path}: not a bench report.json: {msg}")]
+    Report {
+        /// Its path.
+        path: String,
+        /// serde_json's message.
+        msg: String,
+    },
+    /// A setting that decides what the values mean differs from the first input's.
+    #[error("{setting} is {found}, the first input ({first_input}) has {first}: refusing to merge")]
+    Mismatch {
+        /// The setting (`--timeout`, `turn deadline`, `histogram settings`).
+        setting: &'static str,
+        /// The first input's value.
+        first: String,
+        /// This input's value.
+        found: String,
+        /// The first input's name.
+        first_input: String,
+    },
+    /// A count or counter sum does not fit in 64 bits (or a histogram saturated).
+    #[error("{0}: the sum does not fit in 64 bits")]
+    Overflow(String),
+    /// The merged histogram or the report could not be serialized.
+    #[error("writing the merged log: {0}")]
+    Render(String),
+}
+
+impl MergeError {
+    fn of(input: &str, kind: MergeErrorKind) -> MergeError {
+        MergeError {
+            input: Some(input.to_owned()),
+            kind,
+        }
+    }
+}
+
+/// One log to merge, in memory.
+#[derive(Debug, Clone)]
+pub struct MergeInput {
+    /// Its name in messages and in the report (the path as given).
+    pub name: String,
+    /// The `.hlog` bytes.
+    pub log: Vec<u8>,
+    /// The `report.json` beside it, if any: `(its path, its bytes)`. Read only when the log has
+    /// no `#[mcptape: …]` header.
+    pub report_json: Option<(String, Vec<u8>)>,
+}
+
+/// Where an input's counters and settings came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub enum CountersFrom {
+    /// The log's `#[mcptape: …]` header line.
+    HlogHeader,
+    /// The `report.json` beside the log.
+    ReportJson,
+}
+
+/// One input of a merge, as the report lists it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MergeInputSummary {
+    /// The log's path as given.
+    pub path: String,
+    /// Where its counters and settings came from.
+    pub counters_from: CountersFrom,
+    /// Bench runs in it (a merged log: several).
+    pub runs: u64,
+    /// Transcript.
+    pub transcript: String,
+    /// Latency model (`None`: a live target).
+    pub latency: Option<String>,
+    /// Seed (`None`: a merge of several seeds).
+    pub seed: Option<u64>,
+    /// Load of the single-read phase.
+    pub load: String,
+    /// `#[StartTime: …]` of the log, seconds since the Unix epoch.
+    pub start_time_s: Option<f64>,
+    /// Values per tag in this input.
+    pub counts: BTreeMap<String, u64>,
+}
+
+/// One tag of the merged report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MergedTag {
+    /// The tag (`single`, `turn`, `turn-reads`, `single-ok`, `single-err-<class>`…).
+    pub tag: String,
+    /// Quantiles of the merged histogram, µs; `censored` when timed-out reads (recorded at the
+    /// bound) are in it: a censored quantile reads `> bound`.
+    pub latency: Quantiles,
+    /// This tag's count in each input, in input order (0: the input has no such tag); their sum
+    /// is `latency.count`.
+    pub input_counts: Vec<u64>,
+}
+
+/// The report of `mcptape merge` (`report.json` of `merge --out DIR`), camelCase JSON.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MergeReport {
+    /// [`COUNT_RULE`].
+    pub count_rule: String,
+    /// The inputs, in order.
+    pub inputs: Vec<MergeInputSummary>,
+    /// Bench runs merged (sum of the inputs' runs).
+    pub runs: u64,
+    /// `--timeout` of every input, µs (the censoring bound of single reads).
+    pub timeout_us: u64,
+    /// Turn deadline of every input, µs (the censoring bound of reads inside turns).
+    pub deadline_us: u64,
+    /// Reads per turn of the first input (a difference is a warning).
+    pub parallel: u32,
+    /// Histogram range and precision of every input.
+    pub histogram: HistSettings,
+    /// Per tag, in order of first appearance.
+    pub tags: Vec<MergedTag>,
+    /// Single-read phase counters, summed (`maxInFlight`: the largest).
+    pub single_phase: PhaseCounters,
+    /// Turn-read counters, summed (`maxInFlight`: the largest).
+    pub turn_phase: PhaseCounters,
+    /// Turns run.
+    pub turns: u64,
+    /// Turns that hit the deadline.
+    pub turns_hit_deadline: u64,
+    /// Share of turns that hit the deadline, 0..1.
+    pub deadline_share: f64,
+    /// Cancellations sent.
+    pub cancellations: u64,
+    /// Responses after their cancellation.
+    pub late_responses: u64,
+    /// Reads abandoned with no answer.
+    pub abandoned: u64,
+    /// Errors by class, summed.
+    pub errors: BTreeMap<String, u64>,
+    /// Some input was a partial (interrupted) run.
+    pub partial: bool,
+    /// Per-input warnings (settings that differ, tags missing, partial runs).
+    pub warnings: Vec<String>,
+}
+
+/// A merge: the report and the merged `.hlog` bytes.
+#[derive(Debug, Clone)]
+pub struct Merged {
+    /// The report.
+    pub report: MergeReport,
+    /// The merged interval log: one interval per tag (from the earliest input interval start to
+    /// the latest end), V2 deflate, with the summed `#[mcptape: …]` header, so merged logs merge
+    /// again.
+    pub hlog: Vec<u8>,
+}
+
+/// One input after reading: its histograms and its meta.
+struct Read {
+    name: String,
+    log: HlogRead,
+    meta: HlogMeta,
+    from: CountersFrom,
+}
+
+fn read_input(input: &MergeInput) -> Result<Read, MergeError> {
+    let e = |kind| MergeError::of(&input.name, kind);
+    let log = read_hlog(&input.log).map_err(|x| e(MergeErrorKind::Log(x)))?;
+    let (meta, from) = match (&log.meta, &input.report_json) {
+        (Some((m, _)), _) => (m.clone(), CountersFrom::HlogHeader),
+        (None, Some((path, bytes))) => {
+            let r: BenchReport = serde_json::from_slice(bytes).map_err(|x| {
+                e(MergeErrorKind::Report {
+                    path: path.clone(),
+                    msg: x.to_string(),
+                })
+            })?;
+            let from_us = r.single.censored.map(|c| c.bound_us);
+            (HlogMeta::of_report(&r, from_us), CountersFrom::ReportJson)
+        }
+        (None, None) => {
+            return Err(e(MergeErrorKind::NoCounters(
+                "no report.json beside it".into(),
+            )));
+        }
+    };
+    Ok(Read {
+        name: input.name.clone(),
+        log,
+        meta,
+        from,
+    })
+}
+
+fn add(what: &str, a: u64, b: u64) -> Result<u64, MergeError> {
+    a.checked_add(b).ok_or_else(|| MergeError {
+        input: None,
+        kind: MergeErrorKind::Overflow(what.to_owned()),
+    })
+}
+
+fn add_map(
+    what: &str,
+    into: &mut BTreeMap<String, u64>,
+    from: &BTreeMap<String, u64>,
+) -> Result<(), MergeError> {
+    for (k, v) in from {
+        let e = into.entry(k.clone()).or_insert(0);
+        *e = add(what, *e, *v)?;
+    }
+    Ok(())
+}
+
+fn add_phase(what: &str, a: &mut PhaseCounters, b: &PhaseCounters) -> Result<(), MergeError> {
+    a.sent = add(what, a.sent, b.sent)?;
+    a.answered_ok = add(what, a.answered_ok, b.answered_ok)?;
+    add_map(what, &mut a.error_answers, &b.error_answers)?;
+    a.timed_out = add(what, a.timed_out, b.timed_out)?;
+    a.closed = add(what, a.closed, b.closed)?;
+    a.cancellations_sent = add(what, a.cancellations_sent, b.cancellations_sent)?;
+    a.late_responses = add(what, a.late_responses, b.late_responses)?;
+    a.abandoned = add(what, a.abandoned, b.abandoned)?;
+    a.max_in_flight = a.max_in_flight.max(b.max_in_flight);
+    Ok(())
+}
+
+/// The latency model as shown: `(live target)` when there is none.
+fn model(m: &Option<String>) -> &str {
+    m.as_deref().unwrap_or("(live target)")
+}
+
+/// Merges `inputs` (at least one, at most [`MAX_INPUTS`]): per tag, every input's histogram
+/// added together (values µs as written; HdrHistogram `Histogram::add`), counters summed,
+/// censoring carried (bound: the shared `--timeout` / deadline; from: the smallest censored
+/// value of any input), and the merged `.hlog` written ([`write_hlog_at`], `#[StartTime: …]` the
+/// earliest input interval start).
+///
+/// # Errors
+/// [`MergeError`] naming the input: no or too many inputs, a malformed log (with its line), no
+/// counters, a bad `report.json`, a `--timeout` / deadline / histogram settings mismatch, a sum
+/// overflowing 64 bits, a rendering failure.
+pub fn merge(inputs: &[MergeInput]) -> Result<Merged, MergeError> {
+    let whole = |kind| MergeError { input: None, kind };
+    if inputs.is_empty() {
+        return Err(whole(MergeErrorKind::NoInputs));
+    }
+    if inputs.len() > MAX_INPUTS {
+        return Err(whole(MergeErrorKind::TooManyInputs {
+            n: inputs.len(),
+            limit: MAX_INPUTS,
+        }));
+    }
+    // One input at a time: its histograms are added into `acc` (one per tag, in order of first
+    // appearance) and dropped, so memory is one histogram per tag, not per input.
+    let mut seen: Vec<Seen> = Vec::with_capacity(inputs.len());
+    let mut acc: Vec<(String, Histogram<u64>)> = Vec::new();
+    let mut warnings = Vec::new();
+    for input in inputs {
+        let r = read_input(input)?;
+        if let Some(first) = seen.first() {
+            check_settings(first, &r, &mut warnings)?;
+        }
+        let mut tags = Vec::with_capacity(r.log.tags.len());
+        for t in r.log.tags {
+            let at = match acc.iter().position(|(n, _)| *n == t.tag) {
+                Some(at) => at,
+                None => {
+                    let s = r.log.settings;
+                    let h = Histogram::<u64>::new_with_bounds(
+                        s.lowest,
+                        s.highest,
+                        s.significant_digits,
+                    )
+                    .map_err(|e| whole(MergeErrorKind::Render(e.to_string())))?;
+                    acc.push((t.tag.clone(), h));
+                    acc.len() - 1
+                }
+            };
+            acc[at].1.add(&t.hist).map_err(|e| {
+                MergeError::of(
+                    &r.name,
+                    MergeErrorKind::Render(format!("tag {:?}: {e}", t.tag)),
+                )
+            })?;
+            tags.push((t.tag, t.hist.len(), t.start_s, t.end_s));
+        }
+        if r.meta.partial {
+            warnings.push(format!(
+                "{}: a partial run (interrupted): its counts cover what ran until then",
+                r.name
+            ));
+        }
+        seen.push(Seen {
+            name: r.name,
+            meta: r.meta,
+            from: r.from,
+            start_time_s: r.log.start_time_s,
+            settings: r.log.settings,
+            tags,
+        });
+    }
+    let first = &seen[0];
+    let settings = first.settings;
+    let mut tags = Vec::with_capacity(acc.len());
+    let mut spans = Vec::with_capacity(acc.len());
+    let mut censored_out: BTreeMap<String, TagCensor> = BTreeMap::new();
+    for (name, h) in &acc {
+        let mut input_counts = Vec::with_capacity(seen.len());
+        let (mut start, mut end) = (f64::INFINITY, f64::NEG_INFINITY);
+        let mut sum = 0u64;
+        let mut censor: Option<TagCensor> = None;
+        for r in &seen {
+            let Some((_, n, t_start, t_end)) = r.tags.iter().find(|t| &t.0 == name) else {
+                warnings.push(format!(
+                    "{}: no {name:?} intervals: 0 values from this input",
+                    r.name
+                ));
+                input_counts.push(0);
+                continue;
+            };
+            sum = add(&format!("tag {name:?} count"), sum, *n)?;
+            input_counts.push(*n);
+            start = start.min(*t_start);
+            end = end.max(*t_end);
+            if let Some(c) = r.meta.censored.get(name) {
+                let m = censor.get_or_insert(TagCensor {
+                    bound_us: c.bound_us,
+                    from_us: None,
+                    count: 0,
+                });
+                m.bound_us = m.bound_us.min(c.bound_us);
+                m.count = add(&format!("tag {name:?} censored count"), m.count, c.count)?;
+                m.from_us = match (m.from_us, c.from_us) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                };
+            }
+        }
+        if h.len() != sum {
+            return Err(whole(MergeErrorKind::Overflow(format!(
+                "tag {name:?}: merged histogram holds {} values, the inputs {sum}",
+                h.len()
+            ))));
+        }
+        let latency = match censor {
+            Some(c) => {
+                censored_out.insert(name.clone(), c);
+                let mut q = Quantiles::of_censored(h, c.from_us, c.count);
+                if let Some(x) = &mut q.censored {
+                    x.bound_us = x.bound_us.min(c.bound_us);
+                }
+                q
+            }
+            None => Quantiles::of(h),
+        };
+        tags.push(MergedTag {
+            tag: name.clone(),
+            latency,
+            input_counts,
+        });
+        spans.push((start, end));
+    }
+    let m = summed_meta(&seen, censored_out)?;
+    // The merged log: StartTime/BaseTime at the earliest interval start.
+    let t0 = spans
+        .iter()
+        .map(|s| s.0)
+        .filter(|x| x.is_finite())
+        .fold(f64::INFINITY, f64::min);
+    let t0 = if t0.is_finite() { t0.max(0.0) } else { 0.0 };
+    let entries: Vec<Tagged<'_>> = acc
+        .iter()
+        .zip(&spans)
+        .map(|((tag, h), (start, end))| Tagged {
+            tag,
+            hist: h,
+            start_s: (start - t0).max(0.0),
+            duration_s: (end - start).max(0.0),
+        })
+        .collect();
+    let names: Vec<&str> = seen.iter().map(|r| r.name.as_str()).collect();
+    let mut head = format!(
+        "mcptape merge of {} logs (values in µs; counts are sums of the inputs'): {}",
+        seen.len(),
+        names.join(", ")
+    );
+    if head.len() > HEAD_COMMENT_BYTES {
+        let mut cut = HEAD_COMMENT_BYTES;
+        while !head.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        head.truncate(cut);
+        head.push('…');
+    }
+    let meta_line = m.comment().map_err(|e| whole(MergeErrorKind::Render(e)))?;
+    let hlog = write_hlog_at(
+        &entries,
+        &[&head, &meta_line],
+        std::time::UNIX_EPOCH + std::time::Duration::from_secs_f64(t0),
+    )
+    .map_err(|e| whole(MergeErrorKind::Render(e)))?;
+    let report = MergeReport {
+        count_rule: COUNT_RULE.to_owned(),
+        inputs: seen
+            .iter()
+            .map(|r| MergeInputSummary {
+                path: r.name.clone(),
+                counters_from: r.from,
+                runs: r.meta.runs,
+                transcript: r.meta.transcript.clone(),
+                latency: r.meta.latency.clone(),
+                seed: r.meta.seed,
+                load: r.meta.load.clone(),
+                start_time_s: r.start_time_s,
+                counts: r.tags.iter().map(|t| (t.0.clone(), t.1)).collect(),
+            })
+            .collect(),
+        runs: m.runs,
+        timeout_us: m.timeout_us,
+        deadline_us: m.deadline_us,
+        parallel: m.parallel,
+        histogram: settings,
+        tags,
+        deadline_share: if m.turns > 0 {
+            m.turns_hit_deadline as f64 / m.turns as f64
+        } else {
+            0.0
+        },
+        single_phase: m.single_phase,
+        turn_phase: m.turn_phase,
+        turns: m.turns,
+        turns_hit_deadline: m.turns_hit_deadline,
+        cancellations: m.cancellations,
+        late_responses: m.late_responses,
+        abandoned: m.abandoned,
+        errors: m.errors,
+        partial: m.partial,
+        warnings,
+    };
+    Ok(Merged { report, hlog })
+}
+
+/// Longest first header comment of a merged log (the input names), bytes; cut with `…` past it.
+const HEAD_COMMENT_BYTES: usize = 4096;
+
+/// One input once its histograms are added: what the report and the checks still need.
+struct Seen {
+    name: String,
+    meta: HlogMeta,
+    from: CountersFrom,
+    start_time_s: Option<f64>,
+    settings: HistSettings,
+    /// (tag, values, earliest start s, latest end s), in the log's order.
+    tags: Vec<(String, u64, f64, f64)>,
+}
+
+/// Refuses `r` when a setting that decides what the values mean differs from `first`'s
+/// (`--timeout`, deadline, histogram settings); pushes a warning for the others.
+fn check_settings(first: &Seen, r: &Read, warnings: &mut Vec<String>) -> Result<(), MergeError> {
+    let mismatch = |setting, a: String, b: String| {
+        MergeError::of(
+            &r.name,
+            MergeErrorKind::Mismatch {
+                setting,
+                first: a,
+                found: b,
+                first_input: first.name.clone(),
+            },
+        )
+    };
+    let us = |v: u64| format!("{v} µs");
+    if r.meta.timeout_us != first.meta.timeout_us {
+        return Err(mismatch(
+            "--timeout (censoring bound of single reads)",
+            us(first.meta.timeout_us),
+            us(r.meta.timeout_us),
+        ));
+    }
+    if r.meta.deadline_us != first.meta.deadline_us {
+        return Err(mismatch(
+            "turn deadline (censoring bound of turn reads)",
+            us(first.meta.deadline_us),
+            us(r.meta.deadline_us),
+        ));
+    }
+    if r.log.settings != first.settings {
+        return Err(mismatch(
+            "histogram settings",
+            first.settings.to_string(),
+            r.log.settings.to_string(),
+        ));
+    }
+    let differs = |what: &str, a: &str, b: &str| {
+        format!(
+            "{}: {what} {b:?} differs from the first input's ({}) {a:?}: merged anyway",
+            r.name, first.name
+        )
+    };
+    let (f, m) = (&first.meta, &r.meta);
+    if m.latency != f.latency {
+        warnings.push(differs(
+            "latency model",
+            model(&f.latency),
+            model(&m.latency),
+        ));
+    }
+    if m.load != f.load {
+        warnings.push(differs("load", &f.load, &m.load));
+    }
+    if m.parallel != f.parallel {
+        warnings.push(differs(
+            "reads per turn",
+            &f.parallel.to_string(),
+            &m.parallel.to_string(),
+        ));
+    }
+    if m.transcript != f.transcript {
+        warnings.push(differs("transcript", &f.transcript, &m.transcript));
+    }
+    if m.target != f.target {
+        warnings.push(differs("target", &f.target, &m.target));
+    }
+    Ok(())
+}
+
+/// The [`HlogMeta`] of the merge: counters summed (checked), settings of the first input, seed
+/// `None` and latency `(mixed)` when the inputs differ, `censored` as merged per tag.
+fn summed_meta(
+    seen: &[Seen],
+    censored: BTreeMap<String, TagCensor>,
+) -> Result<HlogMeta, MergeError> {
+    let first = &seen[0].meta;
+    let mut m = HlogMeta {
+        runs: 0,
+        partial: false,
+        turns: 0,
+        turns_hit_deadline: 0,
+        cancellations: 0,
+        late_responses: 0,
+        abandoned: 0,
+        errors: BTreeMap::new(),
+        single_phase: PhaseCounters::default(),
+        turn_phase: PhaseCounters::default(),
+        censored,
+        ..first.clone()
+    };
+    for r in seen {
+        let x = &r.meta;
+        m.runs = add("runs", m.runs, x.runs)?;
+        m.turns = add("turns", m.turns, x.turns)?;
+        m.turns_hit_deadline = add(
+            "turns hit deadline",
+            m.turns_hit_deadline,
+            x.turns_hit_deadline,
+        )?;
+        m.cancellations = add("cancellations", m.cancellations, x.cancellations)?;
+        m.late_responses = add("late responses", m.late_responses, x.late_responses)?;
+        m.abandoned = add("abandoned", m.abandoned, x.abandoned)?;
+        add_map("errors", &mut m.errors, &x.errors)?;
+        add_phase("single-read counters", &mut m.single_phase, &x.single_phase)?;
+        add_phase("turn-read counters", &mut m.turn_phase, &x.turn_phase)?;
+        m.partial |= x.partial;
+        if m.seed != x.seed {
+            m.seed = None;
+        }
+        if m.latency != x.latency {
+            m.latency = Some("(mixed)".into());
+        }
+    }
+    let others = seen
+        .iter()
+        .filter(|r| r.meta.transcript != first.transcript)
+        .count();
+    if others > 0 {
+        m.transcript = format!("{} (+{others} others)", first.transcript);
+    }
+    Ok(m)
+}
+
+/// Reads `path`, at most `limit` bytes (checked on its size first, then on the bytes read, for
+/// a file that grows); over it: [`MergeErrorKind::FileTooLarge`].
+fn read_capped(name: &str, path: &Path, file: &str, limit: u64) -> Result<Vec<u8>, MergeError> {
+    use std::io::Read as _;
+    let e = |kind| MergeError::of(name, kind);
+    let too_large = |bytes| {
+        e(MergeErrorKind::FileTooLarge {
+            file: file.to_owned(),
+            bytes,
+            limit,
+        })
+    };
+    let f = std::fs::File::open(path).map_err(|x| e(MergeErrorKind::Io(x)))?;
+    let size = f.metadata().map_err(|x| e(MergeErrorKind::Io(x)))?.len();
+    if size > limit {
+        return Err(too_large(size));
+    }
+    let mut bytes = Vec::new();
+    f.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|x| e(MergeErrorKind::Io(x)))?;
+    if bytes.len() as u64 > limit {
+        return Err(too_large(bytes.len() as u64));
+    }
+    Ok(bytes)
+}
+
+/// [`merge`] of the `.hlog` files at `paths` (each at most [`MAX_LOG_FILE_BYTES`]); for a log
+/// with no `#[mcptape: …]` header, the `report.json` in the same directory (at most
+/// [`MAX_REPORT_FILE_BYTES`]) supplies the counters.
+///
+/// # Errors
+/// As [`merge`], and [`MergeErrorKind::Io`] / [`MergeErrorKind::FileTooLarge`] for a file.
+pub fn merge_files(paths: &[PathBuf]) -> Result<Merged, MergeError> {
+    if paths.len() > MAX_INPUTS {
+        return Err(MergeError {
+            input: None,
+            kind: MergeErrorKind::TooManyInputs {
+                n: paths.len(),
+                limit: MAX_INPUTS,
+            },
+        });
+    }
+    let mut inputs = Vec::with_capacity(paths.len());
+    for p in paths {
+        let name = p.display().to_string();
+        let log = read_capped(&name, p, "the log", MAX_LOG_FILE_BYTES)?;
+        let beside = p
+            .parent()
+            .unwrap_or(Path::new("."))
+            .join(crate::render::BENCH_OUT_FILES[0]);
+        let has_meta = log
+            .split(|&b| b == b'\n')
+            .take_while(|l| l.starts_with(b"#") || l.starts_with(b"\""))
+            .any(|l| l.starts_with(crate::render::hlog::HLOG_META_PREFIX.as_bytes()));
+        let report_json = if !has_meta && beside.is_file() {
+            Some((
+                beside.display().to_string(),
+                read_capped(&name, &beside, "report.json", MAX_REPORT_FILE_BYTES)?,
+            ))
+        } else {
+            None
+        };
+        inputs.push(MergeInput {
+            name,
+            log,
+            report_json,
+        });
+    }
+    merge(&inputs)
+}
+
+/// Writes `report.json` (the [`MergeReport`], pretty camelCase JSON) and `latency.hlog` (the
+/// merged log) into `dir`, created if missing ([`MERGE_OUT_FILES`]).
+///
+/// # Errors
+/// [`MergeErrorKind::Io`] when the directory or a file cannot be written.
+pub fn write_merge_out(dir: &Path, m: &Merged) -> Result<(), MergeError> {
+    let io = |x| MergeError {
+        input: None,
+        kind: MergeErrorKind::Io(x),
+    };
+    std::fs::create_dir_all(dir).map_err(io)?;
+    let json = serde_json::to_vec_pretty(&m.report).map_err(|e| MergeError {
+        input: None,
+        kind: MergeErrorKind::Render(e.to_string()),
+    })?;
+    std::fs::write(dir.join(MERGE_OUT_FILES[0]), json).map_err(io)?;
+    std::fs::write(dir.join(MERGE_OUT_FILES[1]), &m.hlog).map_err(io)?;
+    Ok(())
+}
+
+/// A quantile cell in ms: `n/a` (empty), `>5000.0` (censored), else e.g. `1.234`.
+fn cell(q: &Quantiles, us: u64, censored: impl Fn(&crate::stats::Censored) -> bool) -> String {
+    match &q.censored {
+        _ if q.count == 0 => "n/a".into(),
+        Some(c) if censored(c) => format!(">{:.1}", c.bound_us as f64 / 1000.0),
+        _ => format!("{:.3}", us as f64 / 1000.0),
+    }
+}
+
+/// Widest tag shown in the table (longer ones are cut with `…`; the full tag is in the JSON).
+const TAG_WIDTH: usize = 20;
+
+/// Widest per-input counts cell (`40+40`); longer: `sum of N inputs`.
+const INPUTS_WIDTH: usize = 12;
+
+impl MergeReport {
+    /// The one-screen table `mcptape merge` prints: the inputs, then per tag the merged count,
+    /// the per-input counts it sums, p50/p90/p99/p99.9/max/mean in ms (`>B` censored at the bound
+    /// B), then the summed counters and the warnings.
+    pub fn table(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "mcptape merge: {} logs, {} runs; {COUNT_RULE}",
+            self.inputs.len(),
+            self.runs
+        );
+        for (i, x) in self.inputs.iter().enumerate() {
+            let seed = x.seed.map_or("mixed".to_owned(), |v| v.to_string());
+            let from = match x.counters_from {
+                CountersFrom::HlogHeader => "hlog header",
+                CountersFrom::ReportJson => "report.json",
+            };
+            let _ = writeln!(
+                s,
+                "  [{}] {}  seed {seed}  latency {}  (counters: {from})",
+                i + 1,
+                x.path,
+                model(&x.latency)
+            );
+        }
+        let _ = writeln!(
+            s,
+            "timeout {:.1} ms, deadline {:.1} ms, {} reads per turn; `>B`: censored (timed out, recorded at the bound B)",
+            self.timeout_us as f64 / 1000.0,
+            self.deadline_us as f64 / 1000.0,
+            self.parallel
+        );
+        let _ = writeln!(s);
+        let _ = writeln!(
+            s,
+            "  {:<TAG_WIDTH$} {:>7} {:<INPUTS_WIDTH$} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}",
+            "tag",
+            "n (sum)",
+            "n per input",
+            "p50 ms",
+            "p90 ms",
+            "p99 ms",
+            "p99.9 ms",
+            "max ms",
+            "mean ms"
+        );
+        for t in &self.tags {
+            let q = &t.latency;
+            let name: String = if t.tag.chars().count() > TAG_WIDTH {
+                t.tag.chars().take(TAG_WIDTH - 1).chain(['…']).collect()
+            } else {
+                t.tag.clone()
+            };
+            let per: Vec<String> = t.input_counts.iter().map(u64::to_string).collect();
+            let mut per = per.join("+");
+            if per.chars().count() > INPUTS_WIDTH {
+                per = format!("sum of {}", t.input_counts.len());
+            }
+            let mean = if q.count == 0 {
+                "n/a".to_owned()
+            } else {
+                format!("{:.3}", q.mean_us / 1000.0)
+            };
+            let _ = writeln!(
+                s,
+                "  {name:<TAG_WIDTH$} {:>7} {per:<INPUTS_WIDTH$} {:>8} {:>8} {:>8} {:>8} {:>8} {mean:>8}",
+                q.count,
+                cell(q, q.p50_us, |c| c.p50),
+                cell(q, q.p90_us, |c| c.p90),
+                cell(q, q.p99_us, |c| c.p99),
+                cell(q, q.p999_us, |c| c.p999),
+                cell(q, q.max_us, |c| c.max),
+            );
+        }
+        let _ = writeln!(s);
+        for (name, c) in [
+            ("single reads", &self.single_phase),
+            ("turn reads", &self.turn_phase),
+        ] {
+            let _ = writeln!(
+                s,
+                "{name:<12}: sent {}  ok {}  error answers {}  timed out {}  closed {}  cancellations {}  late {}  abandoned {}",
+                c.sent,
+                c.answered_ok,
+                c.error_answers_total(),
+                c.timed_out,
+                c.closed,
+                c.cancellations_sent,
+                c.late_responses,
+                c.abandoned
+            );
+        }
+        let _ = writeln!(
+            s,
+            "turns       : {} run, {} hit the deadline ({:.1} %)",
+            self.turns,
+            self.turns_hit_deadline,
+            self.deadline_share * 100.0
+        );
+        if !self.errors.is_empty() {
+            let list: Vec<String> = self
+                .errors
+                .iter()
+                .map(|(k, v)| format!("{k} {v}"))
+                .collect();
+            let _ = writeln!(s, "errors      : {}", list.join(", "));
+        }
+        for w in &self.warnings {
+            let _ = writeln!(s, "warning: {w}");
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render::hlog::{HLOG_META_FORMAT, TagCensor, timeout_tag};
+    use crate::stats::new_hist;
+
+    fn meta(timeout_us: u64, seed: u64) -> HlogMeta {
+        HlogMeta {
+            format: HLOG_META_FORMAT,
+            runs: 1,
+            transcript: "t.jsonl".into(),
+            target: "embedded".into(),
+            latency: Some("fixed:1ms".into()),
+            seed: Some(seed),
+            load: "closed-loop, concurrency 1".into(),
+            parallel: 4,
+            timeout_us,
+            deadline_us: 800_000,
+            partial: false,
+            turns: 3,
+            turns_hit_deadline: 1,
+            cancellations: 2,
+            late_responses: 1,
+            abandoned: 1,
+            errors: [("timeout".to_owned(), 1)].into_iter().collect(),
+            single_phase: PhaseCounters {
+                sent: 10,
+                answered_ok: 8,
+                error_answers: [("internal (-32603)".to_owned(), 1)].into_iter().collect(),
+                timed_out: 1,
+                cancellations_sent: 1,
+                abandoned: 1,
+                max_in_flight: 1,
+                ..Default::default()
+            },
+            turn_phase: PhaseCounters {
+                sent: 12,
+                answered_ok: 12,
+                max_in_flight: 4,
+                ..Default::default()
+            },
+            censored: [(
+                "single".to_owned(),
+                TagCensor {
+                    bound_us: timeout_us,
+                    from_us: Some(timeout_us),
+                    count: 1,
+                },
+            )]
+            .into_iter()
+            .collect(),
+        }
+    }
+
+    /// A log of tag `single` with `values` (µs) and tag `turn` with one 5 ms value.
+    fn log(m: &HlogMeta, values: &[u64]) -> Vec<u8> {
+        let mut h = new_hist();
+        for &v in values {
+            h.record(v).unwrap();
+        }
+        let mut t = new_hist();
+        t.record(5_000).unwrap();
+        write_hlog_at(
+            &[
+                Tagged {
+                    tag: "single",
+                    hist: &h,
+                    start_s: 0.0,
+                    duration_s: 1.0,
+                },
+                Tagged {
+                    tag: "turn",
+                    hist: &t,
+                    start_s: 1.0,
+                    duration_s: 1.0,
+                },
+            ],
+            &["test", &m.comment().unwrap()],
+            std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000),
+        )
+        .unwrap()
+    }
+
+    fn input(name: &str, log: Vec<u8>) -> MergeInput {
+        MergeInput {
+            name: name.into(),
+            log,
+            report_json: None,
+        }
+    }
+
+    #[test]
+    fn merge_sums_counts_and_counters_and_keeps_the_censored_tail() {
+        // A: 9 reads at 1 ms + one timed out at 5 s; B: 10 reads at 2 ms + one at 5 s.
+        let mut a_vals = vec![1_000; 9];
+        a_vals.push(5_000_000);
+        let mut b_vals = vec![2_000; 10];
+        b_vals.push(5_000_000);
+        let m = merge(&[
+            input("A", log(&meta(5_000_000, 1), &a_vals)),
+            input("B", log(&meta(5_000_000, 2), &b_vals)),
+        ])
+        .unwrap();
+        let r = &m.report;
+        assert_eq!(r.runs, 2);
+        let single = &r.tags[0];
+        assert_eq!(single.tag, "single");
+        assert_eq!(single.input_counts, vec![10, 11]);
+        assert_eq!(single.latency.count, 21);
+        let mut all = new_hist();
+        for v in a_vals.iter().chain(&b_vals) {
+            all.record(*v).unwrap();
+        }
+        assert_eq!(single.latency.p50_us, all.value_at_quantile(0.5));
+        assert_eq!(single.latency.max_us, all.max());
+        let c = single.latency.censored.unwrap();
+        assert_eq!((c.bound_us, c.count), (5_000_000, 2));
+        assert!(c.max && c.p99 && !c.p90 && !c.p50, "{c:?}");
+        assert_eq!(r.tags[1].tag, "turn");
+        assert_eq!(r.tags[1].latency.count, 2);
+        assert!(r.tags[1].latency.censored.is_none());
+        assert_eq!(r.single_phase.sent, 20);
+        assert_eq!(r.single_phase.error_answers["internal (-32603)"], 2);
+        assert_eq!(r.single_phase.max_in_flight, 1);
+        assert_eq!(r.turn_phase.sent, 24);
+        assert_eq!((r.turns, r.turns_hit_deadline), (6, 2));
+        assert_eq!((r.cancellations, r.late_responses, r.abandoned), (4, 2, 2));
+        assert_eq!(r.errors["timeout"], 2);
+        assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+        let table = r.table();
+        assert!(
+            table.contains("n (sum)") && table.contains("n per input"),
+            "{table}"
+        );
+        assert!(table.contains("10+11"), "{table}");
+        assert!(table.contains(">5000.0"), "{table}");
+        // The merged log reads back with the same counts and the summed header; merging it
+        // again with A adds A once more.
+        let back = read_hlog(&m.hlog).unwrap();
+        assert_eq!(back.tags[0].hist.len(), 21);
+        let (bm, _) = back.meta.clone().unwrap();
+        assert_eq!((bm.runs, bm.seed, bm.single_phase.sent), (2, None, 20));
+        assert_eq!(bm.censored["single"].count, 2);
+        assert_eq!(back.start_time_s, Some(1_000_000.0));
+        let again = merge(&[
+            input("AB", m.hlog.clone()),
+            input("A", log(&meta(5_000_000, 1), &a_vals)),
+        ])
+        .unwrap();
+        assert_eq!(again.report.tags[0].latency.count, 31);
+        assert_eq!(again.report.runs, 3);
+    }
+
+    #[test]
+    fn merge_refuses_a_different_timeout_naming_both_inputs() {
+        let e = merge(&[
+            input("A", log(&meta(5_000_000, 1), &[1_000])),
+            input("B", log(&meta(1_000_000, 1), &[1_000])),
+        ])
+        .unwrap_err();
+        assert_eq!(e.input.as_deref(), Some("B"));
+        assert!(matches!(e.kind, MergeErrorKind::Mismatch { .. }), "{e}");
+        let text = e.to_string();
+        assert!(
+            text.contains("--timeout") && text.contains("5000000 µs") && text.contains("(A)"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn merge_refuses_different_histogram_settings() {
+        let mut h = hdrhistogram::Histogram::<u64>::new_with_bounds(1, 60_000_000, 2).unwrap();
+        h.record(1_000).unwrap();
+        let m = meta(5_000_000, 1);
+        let other = write_hlog_at(
+            &[Tagged {
+                tag: "single",
+                hist: &h,
+                start_s: 0.0,
+                duration_s: 1.0,
+            }],
+            &[&m.comment().unwrap()],
+            std::time::UNIX_EPOCH,
+        )
+        .unwrap();
+        let e = merge(&[input("A", log(&m, &[1_000])), input("B", other)]).unwrap_err();
+        assert!(e.to_string().contains("histogram settings"), "{e}");
+    }
+
+    #[test]
+    fn merge_warns_per_input_for_a_different_model_and_a_missing_tag() {
+        let mut b = meta(5_000_000, 2);
+        b.latency = Some("fixed:2ms".into());
+        let mut h = new_hist();
+        h.record(1_000).unwrap();
+        let b_log = write_hlog_at(
+            &[Tagged {
+                tag: "single",
+                hist: &h,
+                start_s: 0.0,
+                duration_s: 1.0,
+            }],
+            &[&b.comment().unwrap()],
+            std::time::UNIX_EPOCH,
+        )
+        .unwrap();
+        let m = merge(&[
+            input("A", log(&meta(5_000_000, 1), &[1_000])),
+            input("B", b_log),
+        ])
+        .unwrap();
+        let w = &m.report.warnings;
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert!(w[0].starts_with("B: latency model \"fixed:2ms\""), "{w:?}");
+        assert_eq!(w[1], "B: no \"turn\" intervals: 0 values from this input");
+        assert_eq!(m.report.tags[1].input_counts, vec![1, 0]);
+    }
+
+    #[test]
+    fn merge_without_header_reads_report_json_or_refuses() {
+        let mut h = new_hist();
+        h.record(1_000).unwrap();
+        let bare = crate::render::hlog::write_hlog(
+            &[Tagged {
+                tag: "single",
+                hist: &h,
+                start_s: 0.0,
+                duration_s: 1.0,
+            }],
+            "no meta",
+        )
+        .unwrap();
+        let e = merge(&[input("A", bare.clone())]).unwrap_err();
+        assert!(matches!(e.kind, MergeErrorKind::NoCounters(_)), "{e}");
+        let mut rep: serde_json::Value = serde_json::json!({
+            "transcript": "t", "target": "x", "latency": null, "seed": 3, "load": "l",
+            "parallel": 4, "deadlineUs": 800000, "timeoutUs": 5000000,
+            "single": {"count": 1, "p50Us": 1000, "p90Us": 1000, "p99Us": 1000, "p999Us": 1000, "maxUs": 1000, "meanUs": 1000.0},
+            "throughputPerS": 1.0, "turn": {"count": 0, "p50Us": 0, "p90Us": 0, "p99Us": 0, "p999Us": 0, "maxUs": 0, "meanUs": 0.0},
+            "prediction": [], "turns": 0, "turnsHitDeadline": 0, "deadlineShare": 0.0,
+            "predictedDeadlineShare": null, "cancellations": 0, "lateResponses": 0,
+            "cancellation": "notification", "inputRounds": 0, "abandoned": 0, "errors": {},
+            "server": null, "singlePhase": {"sent": 1, "answeredOk": 1, "errorAnswers": {}, "timedOut": 0,
+            "closed": 0, "cancellationsSent": 0, "lateResponses": 0, "abandoned": 0, "maxInFlight": 1}
+        });
+        let ok = merge(&[MergeInput {
+            name: "A".into(),
+            log: bare.clone(),
+            report_json: Some(("A/report.json".into(), serde_json::to_vec(&rep).unwrap())),
+        }])
+        .unwrap();
+        assert_eq!(ok.report.inputs[0].counters_from, CountersFrom::ReportJson);
+        assert_eq!(ok.report.single_phase.sent, 1);
+        assert_eq!(ok.report.inputs[0].seed, Some(3));
+        rep["singlePhase"] = serde_json::json!("x");
+        let e = merge(&[MergeInput {
+            name: "A".into(),
+            log: bare,
+            report_json: Some(("A/report.json".into(), serde_json::to_vec(&rep).unwrap())),
+        }])
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("A: A/report.json: not a bench report.json"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn merge_of_nothing_is_an_error() {
+        assert!(matches!(
+            merge(&[]).unwrap_err().kind,
+            MergeErrorKind::NoInputs
+        ));
+    }
+
+    #[test]
+    fn timeout_tag_is_the_bench_tag() {
+        assert_eq!(timeout_tag(), "single-err-timeout");
+    }
+
+    #[test]
+    fn merge_input_limit_at_and_one_past() {
+        let mut h = hdrhistogram::Histogram::<u64>::new_with_bounds(1, 1_000, 1).unwrap();
+        h.record(7).unwrap();
+        let m = meta(5_000_000, 1);
+        let one = write_hlog_at(
+            &[Tagged {
+                tag: "single",
+                hist: &h,
+                start_s: 0.0,
+                duration_s: 1.0,
+            }],
+            &[&m.comment().unwrap()],
+            std::time::UNIX_EPOCH,
+        )
+        .unwrap();
+        let mut inputs: Vec<MergeInput> = (0..MAX_INPUTS)
+            .map(|i| input(&format!("in{i}"), one.clone()))
+            .collect();
+        let at = merge(&inputs).unwrap();
+        assert_eq!(at.report.tags[0].latency.count, MAX_INPUTS as u64);
+        assert_eq!(at.report.runs, MAX_INPUTS as u64);
+        assert!(at.report.table().contains("sum of 1000"));
+        inputs.push(input("past", one));
+        let e = merge(&inputs).unwrap_err();
+        assert!(
+            matches!(
+                e.kind,
+                MergeErrorKind::TooManyInputs {
+                    n: 1001,
+                    limit: MAX_INPUTS
+                }
+            ),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn merge_file_limits_at_and_one_past() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("latency.hlog");
+        // A sparse file of zeros: at the limit it is read (and is not a log: line 1 too long).
+        let f = std::fs::File::create(&log).unwrap();
+        f.set_len(MAX_LOG_FILE_BYTES).unwrap();
+        let e = merge_files(std::slice::from_ref(&log)).unwrap_err();
+        assert!(
+            matches!(&e.kind, MergeErrorKind::Log(l) if l.line == 1),
+            "{e}"
+        );
+        f.set_len(MAX_LOG_FILE_BYTES + 1).unwrap();
+        let e = merge_files(std::slice::from_ref(&log)).unwrap_err();
+        assert!(
+            matches!(&e.kind, MergeErrorKind::FileTooLarge { bytes, limit, .. }
+                if *bytes == MAX_LOG_FILE_BYTES + 1 && *limit == MAX_LOG_FILE_BYTES),
+            "{e}"
+        );
+        // A log with no header: the report.json beside it is read up to its limit.
+        let mut h = new_hist();
+        h.record(1_000).unwrap();
+        let bare = crate::render::hlog::write_hlog(
+            &[Tagged {
+                tag: "single",
+                hist: &h,
+                start_s: 0.0,
+                duration_s: 1.0,
+            }],
+            "no meta",
+        )
+        .unwrap();
+        std::fs::write(&log, bare).unwrap();
+        let rep = std::fs::File::create(dir.path().join("report.json")).unwrap();
+        rep.set_len(MAX_REPORT_FILE_BYTES).unwrap();
+        let e = merge_files(std::slice::from_ref(&log)).unwrap_err();
+        assert!(matches!(e.kind, MergeErrorKind::Report { .. }), "{e}");
+        rep.set_len(MAX_REPORT_FILE_BYTES + 1).unwrap();
+        let e = merge_files(std::slice::from_ref(&log)).unwrap_err();
+        assert!(
+            matches!(&e.kind, MergeErrorKind::FileTooLarge { file, .. } if file == "report.json"),
+            "{e}"
+        );
+        std::fs::remove_file(dir.path().join("report.json")).unwrap();
+        let e = merge_files(std::slice::from_ref(&log)).unwrap_err();
+        assert!(matches!(e.kind, MergeErrorKind::NoCounters(_)), "{e}");
+    }
+}

@@ -1,0 +1,958 @@
+//! The JSON-RPC 2.0 envelope of one message, found without building its body
+//! (sans-IO): the hot path of a client reading 160 MB `resources/read`
+//! replies.
+//!
+//! [`scan_envelope`] walks the bytes of one message once and returns an
+//! [`Envelope`]: what kind of message it is, its top-level `id` (parsed),
+//! and the byte ranges of its top-level members (`method`, `params`,
+//! `result`, `error`), the `code` of an `error`, and the raw `resultType`
+//! of a `result` object. No `serde_json::Value` is built: a string body is
+//! skipped with `memchr` and checked in place (one OR-reduction for raw
+//! control bytes and non-ASCII, UTF-8 only where non-ASCII is present), so
+//! a 4 MB base64 `blob` costs two vectorized passes over its bytes.
+//!
+//! It is **strict**: an input it accepts is one that
+//! [`jsonrpc::parse_message`](crate::jsonrpc::parse_message) accepts, with
+//! the same kind and id (the tests check the two agree). The rules, each an
+//! error with a byte offset ([`WireError`]):
+//! * strict RFC 8259 JSON everywhere in the message, nested values included:
+//!   no raw control byte in a string (§7), valid escapes, no lone surrogate
+//!   escape (§8.2), valid UTF-8 (§8.1), no duplicate key in any object (§4),
+//!   numbers by the §6 grammar and finite as `f64`, nothing after the value;
+//! * the limits [`MAX_MESSAGE_BYTES`] and [`MAX_NESTING_DEPTH`];
+//! * the JSON-RPC 2.0 envelope (§4–§5, MCP 2026-07-28 `schema.ts`
+//!   "JSON-RPC"): an object (a batch is [`WireErrorKind::NotAnObject`]),
+//!   `"jsonrpc": "2.0"`, only the members `jsonrpc`, `id`, `method`,
+//!   `params`, `result`, `error`; exactly one of `method` / `result` /
+//!   `error`; an id is a string or an integer in `i64` range; a response has
+//!   a non-null id; `params` is an object or an array; `error` is an object
+//!   with an integer `code`, a string `message` and optional `data`.
+//!
+//! Only the top-level members are looked at: an `"id"` inside `result`,
+//! inside a string, or inside `error.data` is never taken for the message's id.
+
+use std::borrow::Cow;
+use std::collections::HashSet;
+use std::ops::Range;
+
+use crate::error::{JsonErrorKind, WireError, WireErrorKind};
+use crate::jsonrpc::{ErrorObject, RequestId};
+use crate::limits::{MAX_MESSAGE_BYTES, MAX_NESTING_DEPTH};
+
+/// What a message is, by its members (JSON-RPC 2.0 §4–§5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum EnvelopeKind {
+    /// `method` and `id`.
+    Request,
+    /// `method`, no `id` member.
+    Notification,
+    /// `result` and a non-null `id`.
+    Response,
+    /// `error` (an `id` when known).
+    Error,
+}
+
+/// The `error` member of an error response, as ranges into the message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ErrorSpan {
+    /// `error.code` (an integer in `i64` range).
+    pub code: i64,
+    /// The `error.message` string token, quotes included.
+    pub message: Range<usize>,
+    /// The `error.data` value, when present.
+    pub data: Option<Range<usize>>,
+}
+
+/// One message's envelope ([`scan_envelope`]). Ranges are byte ranges into
+/// the scanned input; a string's range includes its quotes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Envelope {
+    /// What the message is.
+    pub kind: EnvelopeKind,
+    /// The top-level `id`: always for a request or response; for an error,
+    /// `None` when the member is missing or `null`; `None` for a notification.
+    pub id: Option<RequestId>,
+    /// The `method` string token.
+    pub method: Option<Range<usize>>,
+    /// The `params` value.
+    pub params: Option<Range<usize>>,
+    /// The `result` value.
+    pub result: Option<Range<usize>>,
+    /// The `error` member.
+    pub error: Option<ErrorSpan>,
+    /// The string token of `result.resultType`, when `result` is an object
+    /// with a string `resultType` member (MCP 2026-07-28, Multi Round-Trip
+    /// Requests: `"complete"` or `"input_required"`).
+    pub result_type: Option<Range<usize>>,
+}
+
+impl Envelope {
+    /// `result.resultType` decoded (borrowed when it has no escape), when present.
+    /// `input` must be the bytes this envelope was scanned from.
+    pub fn result_type<'a>(&self, input: &'a [u8]) -> Option<Cow<'a, str>> {
+        self.result_type
+            .clone()
+            .and_then(|r| input.get(r))
+            .and_then(decode_string)
+    }
+
+    /// The `error` member as an [`ErrorObject`] (its `message` unescaped and
+    /// `data` parsed: small, off the hot path). `None` when the message is
+    /// not an error response, or `input` is not the bytes this envelope was
+    /// scanned from.
+    pub fn error_object(&self, input: &[u8]) -> Option<ErrorObject> {
+        let e = self.error.as_ref()?;
+        let message = decode_string(input.get(e.message.clone())?)?.into_owned();
+        let data = match &e.data {
+            None => None,
+            Some(r) => Some(serde_json::from_slice(input.get(r.clone())?).ok()?),
+        };
+        Some(ErrorObject {
+            code: e.code,
+            message,
+            data,
+        })
+    }
+}
+
+/// A validated string token (quotes included) decoded: borrowed when it has
+/// no escape, else unescaped by serde_json. `None` if it is not a string token.
+fn decode_string(token: &[u8]) -> Option<Cow<'_, str>> {
+    let inner = token.strip_prefix(b"\"")?.strip_suffix(b"\"")?;
+    if memchr::memchr(b'\\', inner).is_none() {
+        return std::str::from_utf8(inner).ok().map(Cow::Borrowed);
+    }
+    serde_json::from_slice::<String>(token).ok().map(Cow::Owned)
+}
+
+/// Scans one JSON-RPC 2.0 message (see the module docs for the rules).
+///
+/// Errors: [`WireError`] with the byte offset where the problem starts:
+/// [`WireErrorKind::Json`] for strict JSON and limit violations (the same
+/// [`JsonErrorKind`]s as [`json::check`](crate::json::check)), and the
+/// envelope kinds of [`jsonrpc::parse`](crate::jsonrpc::parse).
+pub fn scan_envelope(input: &[u8]) -> Result<Envelope, WireError> {
+    if input.len() > MAX_MESSAGE_BYTES {
+        return Err(json_err(
+            JsonErrorKind::MessageTooLarge {
+                len: input.len(),
+                max: MAX_MESSAGE_BYTES,
+            },
+            MAX_MESSAGE_BYTES,
+        ));
+    }
+    let mut s = Scanner { input, pos: 0 };
+    s.ws();
+    let root = s.pos;
+    if s.peek() != Some(b'{') {
+        // Still strict JSON first: garbage is a parse error, a batch or a
+        // scalar is "not an object".
+        s.value(1)?;
+        let value_end = s.pos;
+        s.end()?;
+        let empty_batch = input[root] == b'['
+            && input[root + 1..value_end - 1]
+                .iter()
+                .all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'));
+        let kind = if empty_batch {
+            WireErrorKind::EmptyBatch
+        } else {
+            WireErrorKind::NotAnObject
+        };
+        return Err(WireError::new(kind, Some(root)));
+    }
+    let top = s.top_object()?;
+    s.end()?;
+    top.into_envelope(input, root)
+}
+
+fn json_err(kind: JsonErrorKind, offset: usize) -> WireError {
+    WireError::new(WireErrorKind::Json(kind), Some(offset))
+}
+
+fn syntax(expected: &'static str, offset: usize) -> WireError {
+    json_err(JsonErrorKind::Syntax { expected }, offset)
+}
+
+/// Objects with more keys than this check duplicates with a hash set (a
+/// linear scan below: MCP objects have few keys).
+const LINEAR_KEYS: usize = 16;
+
+/// Duplicate-key detection for one object.
+#[derive(Default)]
+struct Keys<'a> {
+    small: Vec<Cow<'a, [u8]>>,
+    big: Option<HashSet<Cow<'a, [u8]>>>,
+}
+
+impl<'a> Keys<'a> {
+    /// Adds `k`; false if the object already had it.
+    fn insert(&mut self, k: Cow<'a, [u8]>) -> bool {
+        if let Some(set) = &mut self.big {
+            return set.insert(k);
+        }
+        if self.small.contains(&k) {
+            return false;
+        }
+        self.small.push(k);
+        if self.small.len() > LINEAR_KEYS {
+            self.big = Some(self.small.drain(..).collect());
+        }
+        true
+    }
+}
+
+/// The top-level members found (value ranges), before the envelope rules.
+#[derive(Default)]
+struct Found {
+    jsonrpc: Option<Range<usize>>,
+    id: Option<Range<usize>>,
+    method: Option<Range<usize>>,
+    params: Option<Range<usize>>,
+    result: Option<Range<usize>>,
+    error: Option<Range<usize>>,
+    /// The `error` member's shape, checked once its JSON was.
+    error_span: Option<Result<ErrorSpan, WireError>>,
+    result_type: Option<Range<usize>>,
+    /// The first member outside the JSON-RPC 2.0 set.
+    unknown: Option<(String, usize)>,
+}
+
+impl Found {
+    /// The envelope rules of [`jsonrpc::parse`](crate::jsonrpc::parse), in
+    /// its order, on the members of the object at `root`.
+    fn into_envelope(self, input: &[u8], root: usize) -> Result<Envelope, WireError> {
+        let at = |kind, r: Option<&Range<usize>>| {
+            WireError::new(kind, Some(r.map_or(root, |r| r.start)))
+        };
+        if let Some((k, _)) = self.unknown {
+            return Err(WireError::new(WireErrorKind::UnknownMember(k), Some(root)));
+        }
+        let version = self
+            .jsonrpc
+            .as_ref()
+            .and_then(|r| decode_string(&input[r.clone()]));
+        if version.as_deref() != Some("2.0") {
+            return Err(at(WireErrorKind::BadVersion, self.jsonrpc.as_ref()));
+        }
+        let read_id = |r: &Range<usize>| -> Result<RequestId, WireError> {
+            let t = &input[r.clone()];
+            match t[0] {
+                b'"' => decode_string(t)
+                    .map(|s| RequestId::String(s.into_owned()))
+                    .ok_or_else(|| at(WireErrorKind::InvalidId, Some(r))),
+                b'n' => Err(at(WireErrorKind::NullRequestId, Some(r))),
+                b'-' | b'0'..=b'9' => integer(t)
+                    .map(RequestId::Number)
+                    .ok_or_else(|| at(WireErrorKind::InvalidId, Some(r))),
+                _ => Err(at(WireErrorKind::InvalidId, Some(r))),
+            }
+        };
+        let is_null = |r: &Range<usize>| &input[r.clone()] == b"null";
+        let env = |kind, id| Envelope {
+            kind,
+            id,
+            method: self.method.clone(),
+            params: self.params.clone(),
+            result: self.result.clone(),
+            error: None,
+            result_type: self.result_type.clone(),
+        };
+        match (&self.method, &self.result, &self.error) {
+            (Some(m), None, None) => {
+                if input[m.start] != b'"' {
+                    return Err(at(WireErrorKind::MethodNotString, Some(m)));
+                }
+                if let Some(p) = &self.params
+                    && !matches!(input[p.start], b'{' | b'[')
+                {
+                    return Err(at(WireErrorKind::InvalidParams, Some(p)));
+                }
+                match &self.id {
+                    None => Ok(env(EnvelopeKind::Notification, None)),
+                    Some(r) => Ok(env(EnvelopeKind::Request, Some(read_id(r)?))),
+                }
+            }
+            (None, Some(_), None) => {
+                if let Some(p) = &self.params {
+                    return Err(at(WireErrorKind::Ambiguous("params with result"), Some(p)));
+                }
+                let id = match &self.id {
+                    None => return Err(at(WireErrorKind::MissingResponseId, None)),
+                    Some(r) if is_null(r) => {
+                        return Err(at(WireErrorKind::MissingResponseId, Some(r)));
+                    }
+                    Some(r) => read_id(r)?,
+                };
+                Ok(env(EnvelopeKind::Response, Some(id)))
+            }
+            (None, None, Some(_)) => {
+                if let Some(p) = &self.params {
+                    return Err(at(WireErrorKind::Ambiguous("params with error"), Some(p)));
+                }
+                let id = match &self.id {
+                    None => None,
+                    Some(r) if is_null(r) => None,
+                    Some(r) => Some(read_id(r)?),
+                };
+                let span = match self.error_span.clone() {
+                    Some(s) => s?,
+                    None => return Err(at(WireErrorKind::UnknownShape, None)),
+                };
+                let mut e = env(EnvelopeKind::Error, id);
+                e.error = Some(span);
+                Ok(e)
+            }
+            (Some(_), _, _) => Err(at(
+                WireErrorKind::Ambiguous("method with result or error"),
+                None,
+            )),
+            (None, Some(_), Some(_)) => Err(at(WireErrorKind::Ambiguous("result and error"), None)),
+            (None, None, None) => Err(at(WireErrorKind::UnknownShape, None)),
+        }
+    }
+}
+
+struct Scanner<'a> {
+    input: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Scanner<'a> {
+    fn peek(&self) -> Option<u8> {
+        self.input.get(self.pos).copied()
+    }
+
+    fn ws(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
+            self.pos += 1;
+        }
+    }
+
+    fn end(&mut self) -> Result<(), WireError> {
+        self.ws();
+        if self.pos != self.input.len() {
+            return Err(syntax("end of input", self.pos));
+        }
+        Ok(())
+    }
+
+    fn unexpected(&self, expected: &'static str) -> WireError {
+        match self.peek() {
+            None => syntax("more input", self.pos),
+            Some(_) => syntax(expected, self.pos),
+        }
+    }
+
+    fn expect(&mut self, b: u8, expected: &'static str) -> Result<(), WireError> {
+        if self.peek() != Some(b) {
+            return Err(self.unexpected(expected));
+        }
+        self.pos += 1;
+        Ok(())
+    }
+
+    /// One member key (`"` at `self.pos`), checked against `keys`, then `:`;
+    /// returns the key (decoded) and its offset.
+    fn key(&mut self, keys: &mut Keys<'a>) -> Result<(Cow<'a, [u8]>, usize), WireError> {
+        if self.peek() != Some(b'"') {
+            return Err(self.unexpected("a string key"));
+        }
+        let at = self.pos;
+        let escaped = self.string()?;
+        let token = &self.input[at..self.pos];
+        let key: Cow<'a, [u8]> = if escaped {
+            // Validated: serde_json cannot fail on it.
+            let s = serde_json::from_slice::<String>(token)
+                .map_err(|_| syntax("a valid escape", at))?;
+            Cow::Owned(s.into_bytes())
+        } else {
+            Cow::Borrowed(&self.input[at + 1..self.pos - 1])
+        };
+        if !keys.insert(key.clone()) {
+            return Err(json_err(
+                JsonErrorKind::DuplicateKey {
+                    key: String::from_utf8_lossy(&key).into_owned(),
+                },
+                at,
+            ));
+        }
+        self.ws();
+        self.expect(b':', "':'")?;
+        self.ws();
+        Ok((key, at))
+    }
+
+    /// Walks an object at `self.pos` (`{`) at `depth`, calling `member` with
+    /// each key and the value's start; `member` must consume the value.
+    fn object_with(
+        &mut self,
+        depth: usize,
+        mut member: impl FnMut(&mut Self, &[u8], usize) -> Result<(), WireError>,
+    ) -> Result<(), WireError> {
+        if depth > MAX_NESTING_DEPTH {
+            return Err(json_err(
+                JsonErrorKind::NestingTooDeep {
+                    max: MAX_NESTING_DEPTH,
+                },
+                self.pos,
+            ));
+        }
+        self.pos += 1;
+        self.ws();
+        if self.peek() == Some(b'}') {
+            self.pos += 1;
+            return Ok(());
+        }
+        let mut keys = Keys::default();
+        loop {
+            self.ws();
+            let (key, _) = self.key(&mut keys)?;
+            let start = self.pos;
+            member(self, &key[..], start)?;
+            self.ws();
+            match self.peek() {
+                Some(b',') => self.pos += 1,
+                Some(b'}') => {
+                    self.pos += 1;
+                    return Ok(());
+                }
+                _ => return Err(self.unexpected("',' or '}'")),
+            }
+        }
+    }
+
+    /// The message root (`{` at `self.pos`).
+    fn top_object(&mut self) -> Result<Found, WireError> {
+        let mut f = Found::default();
+        self.object_with(1, |s, key, start| {
+            let slot = match key {
+                b"jsonrpc" => &mut f.jsonrpc,
+                b"id" => &mut f.id,
+                b"method" => &mut f.method,
+                b"params" => &mut f.params,
+                b"result" => {
+                    if s.peek() == Some(b'{') {
+                        let mut rt = None;
+                        s.object_with(2, |s, key, start| {
+                            s.value(3)?;
+                            if key == b"resultType" && s.input[start] == b'"' {
+                                rt = Some(start..s.pos);
+                            }
+                            Ok(())
+                        })?;
+                        f.result_type = rt;
+                    } else {
+                        s.value(2)?;
+                    }
+                    f.result = Some(start..s.pos);
+                    return Ok(());
+                }
+                b"error" => {
+                    f.error_span = Some(if s.peek() == Some(b'{') {
+                        s.error_object(start)?
+                    } else {
+                        s.value(2)?;
+                        Err(WireError::new(
+                            WireErrorKind::InvalidErrorObject("not an object"),
+                            Some(start),
+                        ))
+                    });
+                    f.error = Some(start..s.pos);
+                    return Ok(());
+                }
+                _ => {
+                    if f.unknown.is_none() {
+                        f.unknown = Some((String::from_utf8_lossy(key).into_owned(), start));
+                    }
+                    s.value(2)?;
+                    return Ok(());
+                }
+            };
+            s.value(2)?;
+            *slot = Some(start..s.pos);
+            Ok(())
+        })?;
+        Ok(f)
+    }
+
+    /// `error`'s object (`{` at `self.pos`, depth 2): the JSON is checked
+    /// (outer `Err`), then the shape (inner `Err`).
+    fn error_object(&mut self, at: usize) -> Result<Result<ErrorSpan, WireError>, WireError> {
+        let (mut code, mut message, mut data) = (None, None, None);
+        let mut unknown = None;
+        self.object_with(2, |s, key, start| {
+            s.value(3)?;
+            let r = start..s.pos;
+            match key {
+                b"code" => code = Some(r),
+                b"message" => message = Some(r),
+                b"data" => data = Some(r),
+                _ => {
+                    if unknown.is_none() {
+                        unknown = Some((String::from_utf8_lossy(key).into_owned(), start));
+                    }
+                }
+            }
+            Ok(())
+        })?;
+        let bad = |what| {
+            Err(WireError::new(
+                WireErrorKind::InvalidErrorObject(what),
+                Some(at),
+            ))
+        };
+        if let Some((k, off)) = unknown {
+            return Ok(Err(WireError::new(
+                WireErrorKind::UnknownMember(k),
+                Some(off),
+            )));
+        }
+        let Some(code) = code.and_then(|r| integer(&self.input[r])) else {
+            return Ok(bad("code is missing or not an integer"));
+        };
+        let Some(message) = message.filter(|r| self.input[r.start] == b'"') else {
+            return Ok(bad("message is missing or not a string"));
+        };
+        Ok(Ok(ErrorSpan {
+            code,
+            message,
+            data,
+        }))
+    }
+
+    /// Any JSON value at `self.pos`, validated and skipped; containers get `depth`.
+    fn value(&mut self, depth: usize) -> Result<(), WireError> {
+        match self.peek() {
+            Some(b'{') => self.object_with(depth, |s, _, _| s.value(depth + 1)),
+            Some(b'[') => {
+                if depth > MAX_NESTING_DEPTH {
+                    return Err(json_err(
+                        JsonErrorKind::NestingTooDeep {
+                            max: MAX_NESTING_DEPTH,
+                        },
+                        self.pos,
+                    ));
+                }
+                self.pos += 1;
+                self.ws();
+                if self.peek() == Some(b']') {
+                    self.pos += 1;
+                    return Ok(());
+                }
+                loop {
+                    self.ws();
+                    self.value(depth + 1)?;
+                    self.ws();
+                    match self.peek() {
+                        Some(b',') => self.pos += 1,
+                        Some(b']') => {
+                            self.pos += 1;
+                            return Ok(());
+                        }
+                        _ => return Err(self.unexpected("',' or ']'")),
+                    }
+                }
+            }
+            Some(b'"') => self.string().map(drop),
+            Some(b'-' | b'0'..=b'9') => self.number(),
+            Some(b't') => self.literal(b"true"),
+            Some(b'f') => self.literal(b"false"),
+            Some(b'n') => self.literal(b"null"),
+            _ => Err(self.unexpected("a value")),
+        }
+    }
+
+    fn literal(&mut self, lit: &[u8]) -> Result<(), WireError> {
+        for &want in lit {
+            if self.peek() != Some(want) {
+                return Err(self.unexpected("a value"));
+            }
+            self.pos += 1;
+        }
+        Ok(())
+    }
+
+    /// RFC 8259 §6 number; its value must be a finite `f64`.
+    fn number(&mut self) -> Result<(), WireError> {
+        let start = self.pos;
+        let digits = |p: &mut Self| {
+            let s = p.pos;
+            while let Some(b'0'..=b'9') = p.peek() {
+                p.pos += 1;
+            }
+            p.pos - s
+        };
+        if self.peek() == Some(b'-') {
+            self.pos += 1;
+        }
+        match self.peek() {
+            Some(b'0') => self.pos += 1,
+            Some(b'1'..=b'9') => {
+                digits(self);
+            }
+            _ => return Err(syntax("a digit", self.pos)),
+        }
+        let mut plain = true;
+        if self.peek() == Some(b'.') {
+            plain = false;
+            self.pos += 1;
+            if digits(self) == 0 {
+                return Err(syntax("a digit", self.pos));
+            }
+        }
+        if let Some(b'e' | b'E') = self.peek() {
+            plain = false;
+            self.pos += 1;
+            if let Some(b'+' | b'-') = self.peek() {
+                self.pos += 1;
+            }
+            if digits(self) == 0 {
+                return Err(syntax("a digit", self.pos));
+            }
+        }
+        // An integer of up to 308 digits is finite; anything else is parsed.
+        if !plain || self.pos - start > 300 {
+            let finite = std::str::from_utf8(&self.input[start..self.pos])
+                .ok()
+                .and_then(|t| t.parse::<f64>().ok())
+                .is_some_and(f64::is_finite);
+            if !finite {
+                return Err(json_err(JsonErrorKind::NumberOutOfRange, start));
+            }
+        }
+        Ok(())
+    }
+
+    /// A string at `self.pos` (`"`), validated; returns whether it had an escape.
+    fn string(&mut self) -> Result<bool, WireError> {
+        let mut p = self.pos + 1;
+        let mut escaped = false;
+        loop {
+            let rest = &self.input[p..];
+            let Some(n) = memchr::memchr2(b'"', b'\\', rest) else {
+                check_run(rest, p)?;
+                return Err(syntax("more input", self.input.len()));
+            };
+            check_run(&rest[..n], p)?;
+            p += n;
+            if self.input[p] == b'"' {
+                self.pos = p + 1;
+                return Ok(escaped);
+            }
+            escaped = true;
+            p = self.escape(p)?;
+        }
+    }
+
+    /// One escape at `at` (`\`); returns the offset after it. Errors point at the `\`.
+    fn escape(&self, at: usize) -> Result<usize, WireError> {
+        let Some(&b) = self.input.get(at + 1) else {
+            return Err(syntax("more input", self.input.len()));
+        };
+        match b {
+            b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => Ok(at + 2),
+            b'u' => {
+                let hi = self.hex4(at + 2, at)?;
+                match hi {
+                    0xD800..=0xDBFF => {
+                        let lone = json_err(JsonErrorKind::LoneSurrogate { code_unit: hi }, at);
+                        if self.input.get(at + 6) != Some(&b'\\')
+                            || self.input.get(at + 7) != Some(&b'u')
+                        {
+                            return Err(lone);
+                        }
+                        let lo = self.hex4(at + 8, at + 6)?;
+                        if !(0xDC00..=0xDFFF).contains(&lo) {
+                            return Err(lone);
+                        }
+                        Ok(at + 12)
+                    }
+                    0xDC00..=0xDFFF => {
+                        Err(json_err(JsonErrorKind::LoneSurrogate { code_unit: hi }, at))
+                    }
+                    _ => Ok(at + 6),
+                }
+            }
+            _ => Err(syntax("a valid escape", at)),
+        }
+    }
+
+    /// Four hex digits at `p`; errors point at the escape's `\` (`at`).
+    fn hex4(&self, p: usize, at: usize) -> Result<u16, WireError> {
+        let Some(h) = self.input.get(p..p + 4) else {
+            return Err(syntax("more input", self.input.len()));
+        };
+        let mut v = 0u16;
+        for &b in h {
+            let d = match b {
+                b'0'..=b'9' => b - b'0',
+                b'a'..=b'f' => b - b'a' + 10,
+                b'A'..=b'F' => b - b'A' + 10,
+                _ => return Err(syntax("a valid escape", at)),
+            };
+            v = v * 16 + u16::from(d);
+        }
+        Ok(v)
+    }
+}
+
+/// Checks one run of string bytes (between escapes, at offset `at`): no raw
+/// control byte (RFC 8259 §7), valid UTF-8 (§8.1). One OR-reduction finds
+/// whether any byte is below 0x20 or above 0x7f; only then is it looked at
+/// byte by byte, reporting the first problem.
+fn check_run(run: &[u8], at: usize) -> Result<(), WireError> {
+    let odd = run
+        .iter()
+        .fold(0u8, |a, &c| a | u8::from(c.wrapping_sub(0x20) >= 0x60));
+    if odd == 0 {
+        return Ok(());
+    }
+    let ctl = run.iter().position(|&c| c < 0x20);
+    let utf8 = std::str::from_utf8(run).err().map(|e| e.valid_up_to());
+    match (ctl, utf8) {
+        (Some(c), Some(u)) if u < c => Err(json_err(JsonErrorKind::InvalidUtf8, at + u)),
+        (Some(c), _) => Err(syntax("no raw control character in a string", at + c)),
+        (None, Some(u)) => Err(json_err(JsonErrorKind::InvalidUtf8, at + u)),
+        (None, None) => Ok(()),
+    }
+}
+
+/// A validated JSON number token as an `i64` id/code: integer form
+/// (`-?[0-9]+`, no fraction or exponent) in `i64` range. `None` otherwise
+/// (what `serde_json::Value::as_i64` gives for `1.0`, `1e2`, `2^63`).
+fn integer(token: &[u8]) -> Option<i64> {
+    let digits = token.strip_prefix(b"-").unwrap_or(token);
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    // serde_json reads `-0` as the float -0.0, not an integer.
+    if digits.len() < token.len() && digits.iter().all(|&d| d == b'0') {
+        return None;
+    }
+    std::str::from_utf8(token).ok()?.parse::<i64>().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The differential property, shared with the fuzz target `envelope_vs_jsonrpc`.
+    fn agree(input: &[u8]) {
+        crate::fuzzing::envelope_vs_jsonrpc(input);
+    }
+
+    const SAMPLES: &[&str] = &[
+        r#"{"jsonrpc":"2.0","id":7,"result":{"contents":[{"uri":"x://a","blob":"QUJD"}]}}"#,
+        r#"{"jsonrpc":"2.0","id":"r-1","error":{"code":-32602,"message":"Resource not found","data":{"uri":"x://gone","id":3}}}"#,
+        r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#,
+        r#"{"result":{"resultType":"input_required","requestState":"s"},"id":-3,"jsonrpc":"2.0"}"#,
+        r#" { "jsonrpc" : "2.0" , "id" : 9 , "result" : { } } "#,
+    ];
+
+    #[test]
+    fn agrees_with_the_strict_parser_on_samples_and_shapes() {
+        for s in SAMPLES {
+            agree(s.as_bytes());
+        }
+        for s in [
+            r#"{"jsonrpc":"2.0","id":1.0,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1e0,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":-0,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":9223372036854775807,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":9223372036854775808,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":-9223372036854775808,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":true,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":null,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":null,"method":"x"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":7}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"x","params":3}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"m"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"x","result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{},"params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{},"extra":1}"#,
+            r#"{"jsonrpc":"1.0","id":1,"result":{}}"#,
+            r#"{"jsonrpc":"2\u002e0","id":1,"result":{}}"#,
+            r#"{"id":1,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":1.5,"message":"m"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":2}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m","x":0}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"error":"boom"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":-0,"message":"m"}}"#,
+            r#"[{"jsonrpc":"2.0","id":1,"result":{}}]"#,
+            r#"7"#,
+            r#"[]"#,
+            r#" [ ] "#,
+            r#"[1]"#,
+            r#"{"jsonrpc":"2.0","id":"\ud83d\ude00","result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":"a\"b","result":{}}"#,
+        ] {
+            agree(s.as_bytes());
+        }
+    }
+
+    /// Every truncation and every one-byte substitution of the samples: the
+    /// two parsers accept and reject the same inputs (an unparseable line is
+    /// never an envelope).
+    #[test]
+    fn every_truncation_and_byte_substitution_is_judged_like_the_strict_parser() {
+        for s in SAMPLES {
+            let b = s.as_bytes();
+            for n in 0..b.len() {
+                agree(&b[..n]);
+            }
+            for i in 0..b.len() {
+                for &c in b"\"\\{}[],:0-.e \x01\x7f\xc3\xff" {
+                    let mut m = b.to_vec();
+                    m[i] = c;
+                    agree(&m);
+                }
+            }
+        }
+    }
+
+    /// Regression (issue 12): the id of a multi-MB reply whose `result` holds
+    /// an `"id"` member, `"id"` text inside strings, and an escaped key
+    /// spelling `id` at the top level.
+    #[test]
+    fn top_level_id_of_a_multi_mb_line_with_nested_and_quoted_ids() {
+        let blob = "QUJD".repeat(1_000_000); // 4 MB
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","result":{{"id":"inner","contents":[{{"uri":"x://\"id\":5","text":"\"id\": 6, {{\"id\":7}}","_meta":{{"id":8}}}},{{"uri":"x://b","blob":"{blob}"}}]}},"id":42}}"#
+        );
+        let e = scan_envelope(line.as_bytes()).unwrap();
+        assert_eq!(e.kind, EnvelopeKind::Response);
+        assert_eq!(e.id, Some(RequestId::Number(42)));
+        let r = e.result.clone().unwrap();
+        assert_eq!(&line.as_bytes()[r.start..r.start + 8], br#"{"id":"i"#);
+        assert_eq!(line.as_bytes()[r.end - 1], b'}');
+        agree(line.as_bytes());
+
+        // The escaped key `\u0069d` *is* `id` once unescaped.
+        let esc = br#"{"jsonrpc":"2.0","result":{"id":1},"\u0069d":"top"}"#;
+        assert_eq!(
+            scan_envelope(esc).unwrap().id,
+            Some(RequestId::String("top".into()))
+        );
+        // ...so beside a plain `id` it is a duplicate key.
+        let dup = br#"{"jsonrpc":"2.0","id":1,"result":{},"\u0069d":2}"#;
+        let err = scan_envelope(dup).unwrap_err();
+        assert_eq!(
+            err.kind(),
+            &WireErrorKind::Json(JsonErrorKind::DuplicateKey { key: "id".into() })
+        );
+        assert_eq!(err.offset(), Some(36));
+        agree(dup);
+    }
+
+    /// A corrupted byte deep inside a multi-MB blob makes the line an error,
+    /// never an envelope with an id (the client must not count it answered).
+    #[test]
+    fn corruption_deep_in_a_large_string_is_an_error_at_its_offset() {
+        let blob = "QUJD".repeat(1_000_000);
+        let ok = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"result":{{"contents":[{{"uri":"x://b","blob":"{blob}"}}]}}}}"#
+        );
+        assert!(scan_envelope(ok.as_bytes()).is_ok());
+        let at = ok.len() / 2;
+        for (bad, kind) in [
+            (
+                0x01u8,
+                JsonErrorKind::Syntax {
+                    expected: "no raw control character in a string",
+                },
+            ),
+            (0xff, JsonErrorKind::InvalidUtf8),
+        ] {
+            let mut b = ok.clone().into_bytes();
+            b[at] = bad;
+            let e = scan_envelope(&b).unwrap_err();
+            assert_eq!(e.kind(), &WireErrorKind::Json(kind));
+            assert_eq!(e.offset(), Some(at));
+        }
+        // Cut short inside the blob.
+        let e = scan_envelope(&ok.as_bytes()[..at]).unwrap_err();
+        assert!(matches!(
+            e.kind(),
+            WireErrorKind::Json(JsonErrorKind::Syntax { .. })
+        ));
+    }
+
+    #[test]
+    fn nesting_limit_at_and_one_past() {
+        let nest = |levels: usize| {
+            // The root is level 1, `result` level 2, then arrays.
+            let inner = levels - 2;
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"result":{{"a":{}{}}}}}"#,
+                "[".repeat(inner),
+                "]".repeat(inner)
+            )
+        };
+        assert!(scan_envelope(nest(MAX_NESTING_DEPTH).as_bytes()).is_ok());
+        let e = scan_envelope(nest(MAX_NESTING_DEPTH + 1).as_bytes()).unwrap_err();
+        assert_eq!(
+            e.kind(),
+            &WireErrorKind::Json(JsonErrorKind::NestingTooDeep {
+                max: MAX_NESTING_DEPTH
+            })
+        );
+        agree(nest(MAX_NESTING_DEPTH).as_bytes());
+        agree(nest(MAX_NESTING_DEPTH + 1).as_bytes());
+    }
+
+    #[test]
+    fn message_one_byte_past_the_size_limit_is_rejected_before_it_is_read() {
+        // Zeroed pages, never touched: the size is checked first.
+        let big = vec![0u8; MAX_MESSAGE_BYTES + 1];
+        let e = scan_envelope(&big).unwrap_err();
+        assert_eq!(
+            e.kind(),
+            &WireErrorKind::Json(JsonErrorKind::MessageTooLarge {
+                len: MAX_MESSAGE_BYTES + 1,
+                max: MAX_MESSAGE_BYTES
+            })
+        );
+        assert_eq!(e.offset(), Some(MAX_MESSAGE_BYTES));
+    }
+
+    #[test]
+    fn lone_surrogates_and_bad_escapes_are_errors() {
+        for (s, kind) in [
+            (
+                r#"{"jsonrpc":"2.0","id":"\ud800","result":{}}"#,
+                JsonErrorKind::LoneSurrogate { code_unit: 0xd800 },
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"result":{"t":"\udc00x"}}"#,
+                JsonErrorKind::LoneSurrogate { code_unit: 0xdc00 },
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"result":{"t":"\x"}}"#,
+                JsonErrorKind::Syntax {
+                    expected: "a valid escape",
+                },
+            ),
+        ] {
+            let e = scan_envelope(s.as_bytes()).unwrap_err();
+            assert_eq!(e.kind(), &WireErrorKind::Json(kind), "{s}");
+            agree(s.as_bytes());
+        }
+    }
+
+    #[test]
+    fn result_type_and_error_code_are_read_without_the_body() {
+        let s = br#"{"jsonrpc":"2.0","id":1,"result":{"contents":[{"resultType":"nested"}],"resultType":"input_\u0072equired"}}"#;
+        let e = scan_envelope(s).unwrap();
+        assert_eq!(e.result_type(s).as_deref(), Some("input_required"));
+        let s = br#"{"jsonrpc":"2.0","id":1,"error":{"message":"x","code":-32603}}"#;
+        let e = scan_envelope(s).unwrap();
+        assert_eq!(e.error.as_ref().map(|e| e.code), Some(-32603));
+        assert_eq!(e.result_type(s), None);
+    }
+}
