@@ -64,14 +64,9 @@ use mcptape_transport::{FrameError, FrameErrorKind};
 /// [`PIPE_BYTES`] a grown pipe holds).
 pub const CHUNK_BYTES: usize = 1024 * 1024;
 
-/// Capacity mcptape asks the kernel for on the pipes it proxies (its own
-/// stdin and stdout when they are pipes, the server's stdin and stdout), in
-/// bytes: 1 MiB, the default `/proc/sys/fs/pipe-max-size` an unprivileged
-/// process may set (`fcntl(F_SETPIPE_SZ)`, Linux `pipe(7)` and `fcntl(2)`).
-/// The default 64 KiB pipe makes 16× more reads, writes and wake-ups on a
-/// big message. A refusal (not a pipe, the user's pipe quota reached, not
-/// Linux) is not an error: that pipe keeps its size.
-pub const PIPE_BYTES: usize = 1024 * 1024;
+/// Capacity mcptape asks the kernel for on the pipes it proxies, in bytes
+/// ([`mcptape_transport::child::PIPE_BYTES`], 1 MiB).
+pub use mcptape_transport::child::PIPE_BYTES;
 
 /// Default time the server gets to exit by itself after its stdin is closed (2 s,
 /// the Python SDK's `PROCESS_TERMINATION_TIMEOUT`;
@@ -174,19 +169,9 @@ fn client_stdout() -> Box<dyn AsyncWrite + Send + Unpin> {
     Box::new(tokio::io::stdout())
 }
 
-/// Asks the kernel to grow the pipe `fd` to [`PIPE_BYTES`]
-/// (`fcntl(F_SETPIPE_SZ)`); a refusal leaves the pipe as it was (see
-/// [`PIPE_BYTES`]).
+/// Grows the pipe `fd` to [`PIPE_BYTES`] ([`mcptape_transport::child::grow_pipe`]).
 fn grow_pipe(fd: &impl std::os::fd::AsFd) {
-    #[cfg(any(target_os = "linux", target_os = "android"))]
-    {
-        use nix::fcntl::{FcntlArg, fcntl};
-        if let Ok(size) = i32::try_from(PIPE_BYTES) {
-            let _ = fcntl(fd.as_fd(), FcntlArg::F_SETPIPE_SZ(size));
-        }
-    }
-    #[cfg(not(any(target_os = "linux", target_os = "android")))]
-    let _ = fd;
+    let _ = mcptape_transport::child::grow_pipe(fd);
 }
 
 /// [`run_stdio_proxy`] with explicit client-side streams (for tests and embedding).

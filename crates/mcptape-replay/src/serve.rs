@@ -45,7 +45,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::io::{IoSlice, Write};
 use std::ops::Range;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use hdrhistogram::Histogram;
@@ -363,6 +363,14 @@ pub struct ServeStats {
     pub synthesized: BTreeMap<String, u64>,
     /// Handshakes of the other era answered from the recorded one.
     pub adapted: u64,
+}
+
+/// The delays of the replies sent, kept apart from [`ServeStats`] under their own lock: the
+/// timer thread records into it after every write, and must never wait for the reader (which
+/// holds the counters' lock while deciding; a preempted reader would delay every later
+/// deadline).
+#[derive(Debug)]
+pub struct ReplyTimes {
     /// Delays the schedule asked for, µs.
     pub intended: Histogram<u64>,
     /// Delays achieved: request line read → reply written and flushed, µs.
@@ -392,6 +400,13 @@ impl Default for ServeStats {
             pinged: 0,
             synthesized: BTreeMap::new(),
             adapted: 0,
+        }
+    }
+}
+
+impl Default for ReplyTimes {
+    fn default() -> Self {
+        ReplyTimes {
             intended: new_hist(),
             achieved: new_hist(),
             lateness: new_hist(),
@@ -596,6 +611,7 @@ pub struct Server {
     sched: Mutex<Scheduler>,
     roots: Vec<mcptape_uri::Root>,
     stats: Mutex<ServeStats>,
+    replies: Mutex<ReplyTimes>,
     timer: TimerMode,
     /// Per tape exchange, the recorded reply (shared) and the byte range of
     /// its `id` value (pre-encoded at load time; only the id is spliced per
@@ -714,6 +730,7 @@ impl Server {
                 .collect(),
             tape,
             stats: Mutex::new(ServeStats::default()),
+            replies: Mutex::new(ReplyTimes::default()),
             timer: TimerMode::Precise,
         })
     }
@@ -753,6 +770,10 @@ impl Server {
 
     fn stats(&self) -> std::sync::MutexGuard<'_, ServeStats> {
         self.stats.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn replies(&self) -> std::sync::MutexGuard<'_, ReplyTimes> {
+        self.replies.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Checks a `resources/read` uri against the roots; `Err(reason)` when
@@ -1136,7 +1157,7 @@ impl Server {
 
     /// Records one sent reply's scheduled and achieved delay (µs).
     pub fn record_delay(&self, intended_us: u64, achieved_us: u64) {
-        let mut s = self.stats();
+        let mut s = self.replies();
         s.intended.saturating_record(intended_us.max(1));
         s.achieved.saturating_record(achieved_us.max(1));
         s.lateness
@@ -1146,7 +1167,7 @@ impl Server {
     /// Records one sent reply: scheduled and achieved delay and the
     /// engine's own work on it (match + encode + write), µs.
     pub fn record_reply(&self, intended_us: u64, achieved_us: u64, work_us: u64) {
-        let mut s = self.stats();
+        let mut s = self.replies();
         s.intended.saturating_record(intended_us.max(1));
         s.achieved.saturating_record(achieved_us.max(1));
         s.lateness
@@ -1172,14 +1193,15 @@ impl Server {
 
     /// The summary so far.
     pub fn summary(&self) -> ServeSummary {
+        let r = self.replies();
         let s = self.stats();
         let sched = self.sched.lock().unwrap_or_else(|p| p.into_inner());
         let model = sched.model();
-        let lateness = Quantiles::of(&s.lateness);
+        let lateness = Quantiles::of(&r.lateness);
         let model_p50 = model
             .quantile_us(0.5)
-            .unwrap_or(s.intended.value_at_quantile(0.5) as f64);
-        let work = Quantiles::of(&s.work);
+            .unwrap_or(r.intended.value_at_quantile(0.5) as f64);
+        let work = Quantiles::of(&r.work);
         ServeSummary {
             model: model.to_string(),
             model_p50_us: model.quantile_us(0.5),
@@ -1196,10 +1218,10 @@ impl Server {
             pinged: s.pinged,
             synthesized: s.synthesized.clone(),
             adapted: s.adapted,
-            intended: Quantiles::of(&s.intended),
-            achieved: Quantiles::of(&s.achieved),
+            intended: Quantiles::of(&r.intended),
+            achieved: Quantiles::of(&r.achieved),
             lateness,
-            engine: Quantiles::of(&s.engine),
+            engine: Quantiles::of(&r.engine),
             work,
             capacity_per_s: (work.count > 0 && work.mean_us > 0.0).then(|| 1e6 / work.mean_us),
             precision: Precision::judge(model_p50, lateness.p99_us, lateness.count),
@@ -1510,8 +1532,12 @@ impl Out {
 /// The answers of one session waiting on the timer.
 #[derive(Default)]
 struct Pending {
-    /// Request id (JSON text) → tickets of its scheduled replies.
-    by_id: Mutex<HashMap<String, Vec<Ticket>>>,
+    /// Request id (JSON text) → tickets of its scheduled replies, each with its claim flag:
+    /// whichever of the timer job and a cancellation sets it first decides whether the reply
+    /// goes out. The job claims with one atomic swap, so it writes the reply without taking
+    /// this map's lock (the reader holds it while scheduling, and a preempted reader must not
+    /// delay a deadline: priority inversion under a `SCHED_FIFO` timer thread).
+    by_id: Mutex<HashMap<String, Vec<(Ticket, Arc<AtomicBool>)>>>,
     /// Scheduled replies whose job has not finished (or been cancelled).
     inflight: AtomicUsize,
     /// Signalled when `inflight` drops to 0.
@@ -1519,24 +1545,23 @@ struct Pending {
 }
 
 impl Pending {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Vec<Ticket>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Vec<(Ticket, Arc<AtomicBool>)>>> {
         self.by_id.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Takes `ticket` of `key` out of the map: `true` when it was there (not cancelled).
-    fn take(&self, key: &str, ticket: Ticket) -> bool {
+    /// Removes `ticket` of `key` from the map once its job ran (the reply was written, or a
+    /// cancellation claimed it first).
+    fn forget(&self, key: &str, ticket: Ticket) {
         let mut g = self.lock();
         let Some(v) = g.get_mut(key) else {
-            return false;
+            return;
         };
-        let Some(i) = v.iter().position(|t| *t == ticket) else {
-            return false;
-        };
-        v.swap_remove(i);
+        if let Some(i) = v.iter().position(|(t, _)| *t == ticket) {
+            v.swap_remove(i);
+        }
         if v.is_empty() {
             g.remove(key);
         }
-        true
     }
 
     fn done(&self, n: usize) {
@@ -1548,14 +1573,22 @@ impl Pending {
     /// Cancels every scheduled reply of `key` (all when `None`); the
     /// number of keys that had one.
     fn cancel(&self, timer: &Timer, key: Option<&str>) -> usize {
-        let taken: Vec<Vec<Ticket>> = {
+        let taken: Vec<Vec<(Ticket, Arc<AtomicBool>)>> = {
             let mut g = self.lock();
             match key {
                 Some(k) => g.remove(k).into_iter().collect(),
                 None => g.drain().map(|(_, v)| v).collect(),
             }
         };
-        let removed = taken.iter().flatten().filter(|t| timer.cancel(**t)).count();
+        // Claimed here: a job already popped but not yet writing will not write.
+        for (_, claim) in taken.iter().flatten() {
+            claim.store(true, Ordering::Release);
+        }
+        let removed = taken
+            .iter()
+            .flatten()
+            .filter(|(t, _)| timer.cancel(*t))
+            .count();
         self.done(removed);
         taken.len()
     }
@@ -1661,6 +1694,9 @@ pub async fn serve_stdio(server: Arc<Server>) -> Result<StreamEnd, ReplayError> 
     use std::os::fd::AsFd;
     let io = |e| ReplayError::new(ReplayErrorKind::Io(e));
     let out = std::fs::File::from(std::io::stdout().as_fd().try_clone_to_owned().map_err(io)?);
+    // A 1 MiB pipe: the timer thread's write(2) does not block on a client that lets a few
+    // replies pile up (a blocked write delays every later deadline).
+    let _ = mcptape_transport::child::grow_pipe(&out);
     let pipe = std::io::stdin()
         .as_fd()
         .try_clone_to_owned()
@@ -1731,20 +1767,24 @@ where
                 }
                 let key = id_text;
                 let (p, out, srv, k) = (pending.clone(), out.clone(), server.clone(), key.clone());
+                let claim = Arc::new(AtomicBool::new(false));
+                let mine = claim.clone();
                 // Hold the map while scheduling so the job's own removal
-                // cannot run before the insertion.
+                // cannot run before the insertion (the job takes the lock
+                // only after writing).
                 let mut g = pending.lock();
                 pending.inflight.fetch_add(1, Ordering::AcqRel);
                 let t = timer.schedule(
                     deadline,
                     Box::new(move |ticket| {
-                        if p.take(&k, ticket) {
+                        if !mine.swap(true, Ordering::AcqRel) {
                             out.deliver(&srv, o);
                         }
+                        p.forget(&k, ticket);
                         p.done(1);
                     }),
                 );
-                g.entry(key).or_default().push(t);
+                g.entry(key).or_default().push((t, claim));
             }
             Answer::Cancel(key) => {
                 if pending.cancel(&timer, Some(&key)) > 0 {

@@ -213,3 +213,28 @@ impl StdioChild {
         }
     }
 }
+
+/// Capacity mcptape asks the kernel for on the pipes it reads and writes (its own stdin and
+/// stdout when they are pipes, a child server's stdin and stdout), in bytes: 1 MiB, the default
+/// `/proc/sys/fs/pipe-max-size` an unprivileged process may set (`fcntl(F_SETPIPE_SZ)`, Linux
+/// `pipe(7)` and `fcntl(2)`). The default 64 KiB pipe makes 16× more reads, writes and wake-ups
+/// on a big message, and a writer of replies blocks as soon as a slow reader lets five 12 KB
+/// replies pile up. A refusal (not a pipe, the user's pipe quota reached, not Linux) is not an
+/// error: that pipe keeps its size.
+pub const PIPE_BYTES: usize = 1024 * 1024;
+
+/// Asks the kernel to grow the pipe `fd` to [`PIPE_BYTES`] (`fcntl(F_SETPIPE_SZ)`); `true` when
+/// it did, `false` when it refused (see [`PIPE_BYTES`]) and the pipe is as it was.
+pub fn grow_pipe(fd: &impl std::os::fd::AsFd) -> bool {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        use nix::fcntl::{FcntlArg, fcntl};
+        i32::try_from(PIPE_BYTES)
+            .is_ok_and(|size| fcntl(fd.as_fd(), FcntlArg::F_SETPIPE_SZ(size)).is_ok())
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    {
+        let _ = fd;
+        false
+    }
+}
