@@ -337,7 +337,7 @@ impl Answer<ReplyBytes> {
 }
 
 /// Counters and delay histograms of a serve session.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct ServeStats {
     /// Requests received.
     pub requests: u64,
@@ -383,25 +383,6 @@ pub struct ReplyTimes {
     /// Engine work per reply: match + encode (line read → reply queued) plus
     /// the write itself, µs; the timer's wait excluded.
     pub work: Histogram<u64>,
-}
-
-impl Default for ServeStats {
-    fn default() -> Self {
-        ServeStats {
-            requests: 0,
-            matched: 0,
-            unmatched: 0,
-            rejected_uri: 0,
-            cancelled: 0,
-            stalled: 0,
-            injected_errors: 0,
-            dropped: 0,
-            invalid: 0,
-            pinged: 0,
-            synthesized: BTreeMap::new(),
-            adapted: 0,
-        }
-    }
 }
 
 impl Default for ReplyTimes {
@@ -1530,6 +1511,9 @@ impl Out {
 }
 
 /// The answers of one session waiting on the timer.
+/// A scheduled reply's ticket and its claim flag ([`Pending`]).
+type Claimed = (Ticket, Arc<AtomicBool>);
+
 #[derive(Default)]
 struct Pending {
     /// Request id (JSON text) → tickets of its scheduled replies, each with its claim flag:
@@ -1537,7 +1521,7 @@ struct Pending {
     /// goes out. The job claims with one atomic swap, so it writes the reply without taking
     /// this map's lock (the reader holds it while scheduling, and a preempted reader must not
     /// delay a deadline: priority inversion under a `SCHED_FIFO` timer thread).
-    by_id: Mutex<HashMap<String, Vec<(Ticket, Arc<AtomicBool>)>>>,
+    by_id: Mutex<HashMap<String, Vec<Claimed>>>,
     /// Scheduled replies whose job has not finished (or been cancelled).
     inflight: AtomicUsize,
     /// Signalled when `inflight` drops to 0.
@@ -1545,7 +1529,7 @@ struct Pending {
 }
 
 impl Pending {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Vec<(Ticket, Arc<AtomicBool>)>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Vec<Claimed>>> {
         self.by_id.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -1573,7 +1557,7 @@ impl Pending {
     /// Cancels every scheduled reply of `key` (all when `None`); the
     /// number of keys that had one.
     fn cancel(&self, timer: &Timer, key: Option<&str>) -> usize {
-        let taken: Vec<Vec<(Ticket, Arc<AtomicBool>)>> = {
+        let taken: Vec<Vec<Claimed>> = {
             let mut g = self.lock();
             match key {
                 Some(k) => g.remove(k).into_iter().collect(),
