@@ -34,6 +34,7 @@ use mcptape_wire::protocol::{self, method};
 
 use crate::error::{ReplayError, ReplayErrorKind};
 use crate::report::new_hist;
+use crate::schedule::{TimerMode, sleep_until_precise};
 use crate::tape::Tape;
 
 /// Largest `--parallel`: 1024 reads per turn.
@@ -172,6 +173,12 @@ pub struct BenchConfig {
     /// The check runs on the client's thread: in a closed loop it delays the next send, in
     /// an open loop it may make sends late.
     pub validate: bool,
+    /// How an open-loop send waits for its intended time: [`TimerMode::Precise`] (default) on
+    /// the process's timer thread (tens of µs; tokio's own timer wakes on 1 ms ticks, and a
+    /// send up to 1 ms late would count its lateness as the server's latency, which is
+    /// measured from the intended time), [`TimerMode::Virtual`] on tokio's timer for tests on
+    /// a paused clock.
+    pub pacing: TimerMode,
 }
 
 impl Default for BenchConfig {
@@ -188,6 +195,7 @@ impl Default for BenchConfig {
             max_phase: Duration::from_secs(25),
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
             validate: false,
+            pacing: TimerMode::Precise,
         }
     }
 }
@@ -809,7 +817,7 @@ pub async fn run_until(
                             break;
                         }
                         tokio::select! {
-                            () = tokio::time::sleep_until(intended), if !due => {}
+                            () = sleep_until_precise(intended, cfg.pacing), if !due => {}
                             Some(()) = inflight.next(), if !inflight.is_empty() => progress(1),
                             () = tokio::time::sleep_until(stop_at) => {
                                 cut = true;

@@ -280,6 +280,7 @@ impl BenchSettings<'_> {
             max_phase: Duration::from_micros(max_phase_us),
             max_in_flight: self.max_in_flight,
             validate: self.validate,
+            ..BenchConfig::default()
         })
     }
 }

@@ -10,9 +10,22 @@
 //! them). With neither, merge refuses the log ([`MergeErrorKind::NoCounters`]).
 //!
 //! Settings are checked, never silently merged: a different `--timeout` or turn deadline (the
-//! censoring bounds) or histogram range / precision is an error ([`MergeErrorKind::Mismatch`]);
-//! a different latency model, load, reads per turn, transcript or target, a partial run and a
-//! tag missing from an input are per-input warnings in the report and the table.
+//! censoring bounds), reads per turn or histogram range / precision is an error
+//! ([`MergeErrorKind::Mismatch`]); a different latency model, load, transcript or target, a
+//! partial run, a tag missing from an input and the same run given twice (same `#[StartTime: …]`
+//! and header) are per-input warnings in the report and the table. The same file given twice is
+//! an error ([`MergeErrorKind::SameFile`]).
+//!
+//! Each input's counters are checked against its own histograms before anything is added
+//! ([`MergeErrorKind::Counters`]): bench records every answered or timed-out single read in tag
+//! `single` (so `sent` = its count + `closed`; a partial run: at least), the answered ones also
+//! in `single-ok`, the error answers in `single-err-<class>` and the timeouts in
+//! `single-err-timeout`; every turn in `turn`; every turn read answered or cut at the deadline
+//! in `turn-reads` (the ok ones also in `turn-reads-ok`). A log cut at a line boundary or an
+//! edited header fails here, naming the tag and both numbers.
+//!
+//! `--out DIR` never writes over an input: [`write_merge_out`] refuses when `DIR/latency.hlog`
+//! or `DIR/report.json` is a file the merge read ([`MergeErrorKind::OutOverwritesInput`]).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -22,7 +35,8 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 use crate::render::hlog::{
-    HistSettings, HlogMeta, HlogRead, HlogReadError, TagCensor, Tagged, read_hlog, write_hlog_at,
+    HistSettings, HlogMeta, HlogRead, HlogReadError, TagCensor, Tagged, read_hlog, timeout_tag,
+    write_hlog_at,
 };
 use crate::stats::{BenchReport, PhaseCounters, Quantiles};
 
@@ -115,6 +129,41 @@ pub enum MergeErrorKind {
     /// The merged histogram or the report could not be serialized.
     #[error("writing the merged log: {0}")]
     Render(String),
+    /// A counter of the `#[mcptape: …]` header (or `report.json`) disagrees with the input's own
+    /// histograms: a log cut at a line boundary or an edited header.
+    #[error("tag {tag:?}: header says {header}, the histograms hold {found}: a cut or edited log")]
+    Counters {
+        /// The tag whose count was checked (`single`, `single-ok`, `turn`, `turn-reads`…).
+        tag: String,
+        /// What the header says, with its number (`100 single reads sent`).
+        header: String,
+        /// Values in the histograms.
+        found: u64,
+    },
+    /// The same file (canonicalized path) given twice.
+    #[error(
+        "the same file as input [{first}] ({first_input}): refusing to merge a run with itself"
+    )]
+    SameFile {
+        /// The earlier input's position, from 1.
+        first: usize,
+        /// The earlier input's name.
+        first_input: String,
+    },
+    /// `--out DIR` would write over a file the merge reads (an input log or a `report.json`
+    /// read for its counters).
+    #[error("--out {out}: {file} is the input {input}: refusing to write over it")]
+    OutOverwritesInput {
+        /// The output directory as given.
+        out: String,
+        /// The output file (`latency.hlog`, `report.json`).
+        file: &'static str,
+        /// The input file, as read.
+        input: String,
+    },
+    /// `--out` names an existing file that is not a directory.
+    #[error("--out {0}: is a file, not a directory")]
+    OutIsFile(String),
 }
 
 impl MergeError {
@@ -201,7 +250,7 @@ pub struct MergeReport {
     pub timeout_us: u64,
     /// Turn deadline of every input, µs (the censoring bound of reads inside turns).
     pub deadline_us: u64,
-    /// Reads per turn of the first input (a difference is a warning).
+    /// Reads per turn of every input (a difference is an error).
     pub parallel: u32,
     /// Histogram range and precision of every input.
     pub histogram: HistSettings,
@@ -240,6 +289,10 @@ pub struct Merged {
     /// the latest end), V2 deflate, with the summed `#[mcptape: …]` header, so merged logs merge
     /// again.
     pub hlog: Vec<u8>,
+    /// The files read ([`merge_files`]: every log and every `report.json` read for counters),
+    /// canonicalized, each with its name as given; [`write_merge_out`] never writes over one.
+    /// Empty for an in-memory [`merge`].
+    pub read_files: Vec<(PathBuf, String)>,
 }
 
 /// One input after reading: its histograms and its meta.
@@ -271,12 +324,144 @@ fn read_input(input: &MergeInput) -> Result<Read, MergeError> {
             )));
         }
     };
+    check_counters(&log, &meta, from).map_err(e)?;
     Ok(Read {
         name: input.name.clone(),
         log,
         meta,
         from,
     })
+}
+
+/// Checks the counters `meta` says against the histograms of `log` (see the module docs for what
+/// bench records where; [`crate::render::hlog::bench_hlog`], `bench::finish_read`, the turn
+/// loop). From a `report.json` (an older log), a tag the log lacks (other than `single`) is not
+/// checked: older bench versions wrote fewer tags.
+fn check_counters(
+    log: &HlogRead,
+    meta: &HlogMeta,
+    from: CountersFrom,
+) -> Result<(), MergeErrorKind> {
+    let count = |tag: &str| log.tags.iter().find(|t| t.tag == tag).map(|t| t.hist.len());
+    let bad = |tag: &str, header: String, found: u64| MergeErrorKind::Counters {
+        tag: tag.to_owned(),
+        header,
+        found,
+    };
+    let (s, t) = (&meta.single_phase, &meta.turn_phase);
+    let sum = |xs: &[u64]| xs.iter().fold(0u64, |a, &b| a.saturating_add(b));
+    let single = count("single").unwrap_or(0);
+    // Every answered (ok or error) or timed-out single read is in `single`; a closed one is not.
+    let recorded = sum(&[s.answered_ok, s.error_answers_total(), s.timed_out]);
+    if recorded != single {
+        return Err(bad(
+            "single",
+            format!(
+                "{recorded} single reads answered or timed out ({} ok, {} error answers, {} timed out)",
+                s.answered_ok,
+                s.error_answers_total(),
+                s.timed_out
+            ),
+            single,
+        ));
+    }
+    // Sent: each one ends recorded or closed; a partial run drops the reads in flight.
+    let ended = single.saturating_add(s.closed);
+    if s.sent < ended || (!meta.partial && s.sent != ended) {
+        let closed = if s.closed > 0 {
+            format!(" ({} closed unanswered)", s.closed)
+        } else {
+            String::new()
+        };
+        return Err(bad(
+            "single",
+            format!("{} single reads sent{closed}", s.sent),
+            single,
+        ));
+    }
+    let tt = timeout_tag();
+    let err_tags: Vec<u64> = log
+        .tags
+        .iter()
+        .filter(|x| x.tag.starts_with("single-err-") && x.tag != tt)
+        .map(|x| x.hist.len())
+        .collect();
+    let errs = (!err_tags.is_empty()).then(|| sum(&err_tags));
+    for (tag, want, what, found) in [
+        (
+            "single-ok",
+            s.answered_ok,
+            "single reads answered ok",
+            count("single-ok"),
+        ),
+        (
+            tt.as_str(),
+            s.timed_out,
+            "single reads timed out",
+            count(&tt),
+        ),
+        (
+            "single-err-*",
+            s.error_answers_total(),
+            "single-read error answers",
+            errs,
+        ),
+        ("turn", meta.turns, "turns run", count("turn")),
+        (
+            "turn-reads-ok",
+            t.answered_ok,
+            "turn reads answered ok",
+            count("turn-reads-ok"),
+        ),
+    ] {
+        // An empty tag is left out of a bench log: absent is 0. From a report.json, absent is
+        // not checked.
+        if from == CountersFrom::ReportJson && found.is_none() {
+            continue;
+        }
+        let found = found.unwrap_or(0);
+        if want != found {
+            return Err(bad(tag, format!("{want} {what}"), found));
+        }
+    }
+    if meta.turns_hit_deadline > meta.turns {
+        return Err(bad(
+            "turn",
+            format!("{} turns hit the deadline", meta.turns_hit_deadline),
+            count("turn").unwrap_or(0),
+        ));
+    }
+    if from == CountersFrom::HlogHeader || count("turn-reads").is_some() {
+        let reads = count("turn-reads").unwrap_or(0);
+        let recorded = sum(&[t.answered_ok, t.error_answers_total(), t.timed_out]);
+        if recorded != reads {
+            return Err(bad(
+                "turn-reads",
+                format!(
+                    "{recorded} turn reads answered or cut at the deadline ({} ok, {} error answers, {} cut)",
+                    t.answered_ok,
+                    t.error_answers_total(),
+                    t.timed_out
+                ),
+                reads,
+            ));
+        }
+        // Each turn read ends recorded or closed, but for the reads of the last turn of a run
+        // that stopped mid-turn (target gone, interrupted): at most `parallel` per run.
+        let ended = reads.saturating_add(t.closed);
+        let slack = meta.runs.saturating_mul(u64::from(meta.parallel));
+        if t.sent < ended || t.sent > ended.saturating_add(slack) {
+            return Err(bad(
+                "turn-reads",
+                format!(
+                    "{} turn reads sent ({} closed unanswered, at most {slack} left in a last cut turn)",
+                    t.sent, t.closed
+                ),
+                reads,
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn add(what: &str, a: u64, b: u64) -> Result<u64, MergeError> {
@@ -346,6 +531,17 @@ pub fn merge(inputs: &[MergeInput]) -> Result<Merged, MergeError> {
         let r = read_input(input)?;
         if let Some(first) = seen.first() {
             check_settings(first, &r, &mut warnings)?;
+        }
+        if let Some(at) = seen.iter().position(|x| {
+            x.start_time_s.is_some() && x.start_time_s == r.log.start_time_s && x.meta == r.meta
+        }) {
+            warnings.push(format!(
+                "{}: input [{}] is the same run as [{}] ({}) (same StartTime and header): its counts are added twice",
+                r.name,
+                seen.len() + 1,
+                at + 1,
+                seen[at].name
+            ));
         }
         let mut tags = Vec::with_capacity(r.log.tags.len());
         for t in r.log.tags {
@@ -524,7 +720,11 @@ pub fn merge(inputs: &[MergeInput]) -> Result<Merged, MergeError> {
         partial: m.partial,
         warnings,
     };
-    Ok(Merged { report, hlog })
+    Ok(Merged {
+        report,
+        hlog,
+        read_files: Vec::new(),
+    })
 }
 
 /// Longest first header comment of a merged log (the input names), bytes; cut with `…` past it.
@@ -542,7 +742,7 @@ struct Seen {
 }
 
 /// Refuses `r` when a setting that decides what the values mean differs from `first`'s
-/// (`--timeout`, deadline, histogram settings); pushes a warning for the others.
+/// (`--timeout`, deadline, reads per turn, histogram settings); pushes a warning for the others.
 fn check_settings(first: &Seen, r: &Read, warnings: &mut Vec<String>) -> Result<(), MergeError> {
     let mismatch = |setting, a: String, b: String| {
         MergeError::of(
@@ -570,6 +770,13 @@ fn check_settings(first: &Seen, r: &Read, warnings: &mut Vec<String>) -> Result<
             us(r.meta.deadline_us),
         ));
     }
+    if r.meta.parallel != first.meta.parallel {
+        return Err(mismatch(
+            "reads per turn (--parallel)",
+            first.meta.parallel.to_string(),
+            r.meta.parallel.to_string(),
+        ));
+    }
     if r.log.settings != first.settings {
         return Err(mismatch(
             "histogram settings",
@@ -593,13 +800,6 @@ fn check_settings(first: &Seen, r: &Read, warnings: &mut Vec<String>) -> Result<
     }
     if m.load != f.load {
         warnings.push(differs("load", &f.load, &m.load));
-    }
-    if m.parallel != f.parallel {
-        warnings.push(differs(
-            "reads per turn",
-            &f.parallel.to_string(),
-            &m.parallel.to_string(),
-        ));
     }
     if m.transcript != f.transcript {
         warnings.push(differs("transcript", &f.transcript, &m.transcript));
@@ -708,8 +908,25 @@ pub fn merge_files(paths: &[PathBuf]) -> Result<Merged, MergeError> {
         });
     }
     let mut inputs = Vec::with_capacity(paths.len());
+    let mut read_files: Vec<(PathBuf, String)> = Vec::new();
+    let mut logs: Vec<PathBuf> = Vec::with_capacity(paths.len());
     for p in paths {
         let name = p.display().to_string();
+        let canon =
+            std::fs::canonicalize(p).map_err(|x| MergeError::of(&name, MergeErrorKind::Io(x)))?;
+        if let Some(at) = logs.iter().position(|l| *l == canon) {
+            return Err(MergeError::of(
+                &name,
+                MergeErrorKind::SameFile {
+                    first: at + 1,
+                    first_input: inputs
+                        .get(at)
+                        .map_or_else(String::new, |i: &MergeInput| i.name.clone()),
+                },
+            ));
+        }
+        logs.push(canon.clone());
+        read_files.push((canon, name.clone()));
         let log = read_capped(&name, p, "the log", MAX_LOG_FILE_BYTES)?;
         let beside = p
             .parent()
@@ -720,6 +937,9 @@ pub fn merge_files(paths: &[PathBuf]) -> Result<Merged, MergeError> {
             .take_while(|l| l.starts_with(b"#") || l.starts_with(b"\""))
             .any(|l| l.starts_with(crate::render::hlog::HLOG_META_PREFIX.as_bytes()));
         let report_json = if !has_meta && beside.is_file() {
+            if let Ok(c) = std::fs::canonicalize(&beside) {
+                read_files.push((c, beside.display().to_string()));
+            }
             Some((
                 beside.display().to_string(),
                 read_capped(&name, &beside, "report.json", MAX_REPORT_FILE_BYTES)?,
@@ -733,19 +953,39 @@ pub fn merge_files(paths: &[PathBuf]) -> Result<Merged, MergeError> {
             report_json,
         });
     }
-    merge(&inputs)
+    let mut m = merge(&inputs)?;
+    m.read_files = read_files;
+    Ok(m)
 }
 
 /// Writes `report.json` (the [`MergeReport`], pretty camelCase JSON) and `latency.hlog` (the
-/// merged log) into `dir`, created if missing ([`MERGE_OUT_FILES`]).
+/// merged log) into `dir`, created if missing ([`MERGE_OUT_FILES`]), after checking that neither
+/// is a file the merge read ([`Merged::read_files`], canonicalized paths compared).
 ///
 /// # Errors
-/// [`MergeErrorKind::Io`] when the directory or a file cannot be written.
+/// [`MergeErrorKind::OutIsFile`] when `dir` is an existing non-directory,
+/// [`MergeErrorKind::OutOverwritesInput`] (naming the input) when an output file is one the
+/// merge read, [`MergeErrorKind::Io`] when the directory or a file cannot be written.
 pub fn write_merge_out(dir: &Path, m: &Merged) -> Result<(), MergeError> {
-    let io = |x| MergeError {
-        input: None,
-        kind: MergeErrorKind::Io(x),
-    };
+    let whole = |kind| MergeError { input: None, kind };
+    let io = |x| whole(MergeErrorKind::Io(x));
+    if dir.exists() && !dir.is_dir() {
+        return Err(whole(MergeErrorKind::OutIsFile(dir.display().to_string())));
+    }
+    for file in MERGE_OUT_FILES {
+        // A file that does not exist yet is no input; one that does is compared canonicalized
+        // (a symlink to an input, `runA/../runA`).
+        let Ok(out) = std::fs::canonicalize(dir.join(file)) else {
+            continue;
+        };
+        if let Some((_, name)) = m.read_files.iter().find(|(p, _)| *p == out) {
+            return Err(whole(MergeErrorKind::OutOverwritesInput {
+                out: dir.display().to_string(),
+                file,
+                input: name.clone(),
+            }));
+        }
+    }
     std::fs::create_dir_all(dir).map_err(io)?;
     let json = serde_json::to_vec_pretty(&m.report).map_err(|e| MergeError {
         input: None,
@@ -940,31 +1180,97 @@ mod tests {
         }
     }
 
-    /// A log of tag `single` with `values` (µs) and tag `turn` with one 5 ms value.
+    /// A bench-like log of `m` whose counters fit its histograms: single reads `values` (µs;
+    /// those at or past the timeout timed out, the first of the others are the meta's error
+    /// answers, the rest ok), `m.turns` turns of 5 ms, the meta's turn reads at 1 ms.
     fn log(m: &HlogMeta, values: &[u64]) -> Vec<u8> {
-        let mut h = new_hist();
-        for &v in values {
-            h.record(v).unwrap();
-        }
-        let mut t = new_hist();
-        t.record(5_000).unwrap();
+        let (m, hists) = fit(m, values);
+        let tags: Vec<Tagged<'_>> = hists
+            .iter()
+            .filter(|(t, h)| !h.is_empty() || matches!(*t, "single" | "turn" | "turn-reads"))
+            .map(|(tag, hist)| Tagged {
+                tag,
+                hist,
+                start_s: if tag.starts_with("turn") { 1.0 } else { 0.0 },
+                duration_s: 1.0,
+            })
+            .collect();
         write_hlog_at(
-            &[
-                Tagged {
-                    tag: "single",
-                    hist: &h,
-                    start_s: 0.0,
-                    duration_s: 1.0,
-                },
-                Tagged {
-                    tag: "turn",
-                    hist: &t,
-                    start_s: 1.0,
-                    duration_s: 1.0,
-                },
-            ],
+            &tags,
             &["test", &m.comment().unwrap()],
             std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000),
+        )
+        .unwrap()
+    }
+
+    /// `m` with its counters set from `values` (see [`log`]) and the histograms of each tag.
+    fn fit(m: &HlogMeta, values: &[u64]) -> (HlogMeta, Vec<(&'static str, Histogram<u64>)>) {
+        let mut m = m.clone();
+        let (timed, answered): (Vec<u64>, Vec<u64>) =
+            values.iter().partition(|&&v| v >= m.timeout_us);
+        let n_err = m.single_phase.error_answers_total() as usize;
+        if answered.len() < n_err {
+            m.single_phase.error_answers.clear();
+        }
+        let n_err = m.single_phase.error_answers_total() as usize;
+        let rec = |vs: &[u64]| {
+            let mut h = new_hist();
+            for &v in vs {
+                h.record(v).unwrap();
+            }
+            h
+        };
+        let s = &mut m.single_phase;
+        s.sent = values.len() as u64;
+        s.answered_ok = (answered.len() - n_err) as u64;
+        s.timed_out = timed.len() as u64;
+        s.closed = 0;
+        m.censored.insert(
+            "single".into(),
+            TagCensor {
+                bound_us: m.timeout_us,
+                from_us: timed.iter().copied().min(),
+                count: timed.len() as u64,
+            },
+        );
+        let t = &m.turn_phase;
+        let turn_reads = vec![1_000; (t.answered_ok + t.timed_out) as usize];
+        let turn_ok = vec![1_000; t.answered_ok as usize];
+        let hists = vec![
+            ("single", rec(values)),
+            ("turn", rec(&vec![5_000; m.turns as usize])),
+            ("single-ok", rec(&answered[n_err..])),
+            ("single-err-internal-32603", rec(&answered[..n_err])),
+            ("single-err-timeout", rec(&timed)),
+            ("turn-reads", rec(&turn_reads)),
+            ("turn-reads-ok", rec(&turn_ok)),
+        ];
+        (m, hists)
+    }
+
+    /// A log of `m` whose only reads are `h`'s values in tags `single` and `single-ok`, all
+    /// answered ok; no turn.
+    fn single_only(m: &HlogMeta, h: &Histogram<u64>) -> Vec<u8> {
+        let mut m = m.clone();
+        m.single_phase = PhaseCounters {
+            sent: h.len(),
+            answered_ok: h.len(),
+            max_in_flight: 1,
+            ..Default::default()
+        };
+        m.turn_phase = PhaseCounters::default();
+        (m.turns, m.turns_hit_deadline) = (0, 0);
+        m.censored.clear();
+        let tag = |tag| Tagged {
+            tag,
+            hist: h,
+            start_s: 0.0,
+            duration_s: 1.0,
+        };
+        write_hlog_at(
+            &[tag("single"), tag("single-ok")],
+            &[&m.comment().unwrap()],
+            std::time::UNIX_EPOCH,
         )
         .unwrap()
     }
@@ -1005,9 +1311,9 @@ mod tests {
         assert_eq!((c.bound_us, c.count), (5_000_000, 2));
         assert!(c.max && c.p99 && !c.p90 && !c.p50, "{c:?}");
         assert_eq!(r.tags[1].tag, "turn");
-        assert_eq!(r.tags[1].latency.count, 2);
+        assert_eq!(r.tags[1].latency.count, 6);
         assert!(r.tags[1].latency.censored.is_none());
-        assert_eq!(r.single_phase.sent, 20);
+        assert_eq!(r.single_phase.sent, 21);
         assert_eq!(r.single_phase.error_answers["internal (-32603)"], 2);
         assert_eq!(r.single_phase.max_in_flight, 1);
         assert_eq!(r.turn_phase.sent, 24);
@@ -1027,7 +1333,7 @@ mod tests {
         let back = read_hlog(&m.hlog).unwrap();
         assert_eq!(back.tags[0].hist.len(), 21);
         let (bm, _) = back.meta.clone().unwrap();
-        assert_eq!((bm.runs, bm.seed, bm.single_phase.sent), (2, None, 20));
+        assert_eq!((bm.runs, bm.seed, bm.single_phase.sent), (2, None, 21));
         assert_eq!(bm.censored["single"].count, 2);
         assert_eq!(back.start_time_s, Some(1_000_000.0));
         let again = merge(&[
@@ -1060,17 +1366,7 @@ mod tests {
         let mut h = hdrhistogram::Histogram::<u64>::new_with_bounds(1, 60_000_000, 2).unwrap();
         h.record(1_000).unwrap();
         let m = meta(5_000_000, 1);
-        let other = write_hlog_at(
-            &[Tagged {
-                tag: "single",
-                hist: &h,
-                start_s: 0.0,
-                duration_s: 1.0,
-            }],
-            &[&m.comment().unwrap()],
-            std::time::UNIX_EPOCH,
-        )
-        .unwrap();
+        let other = single_only(&m, &h);
         let e = merge(&[input("A", log(&m, &[1_000])), input("B", other)]).unwrap_err();
         assert!(e.to_string().contains("histogram settings"), "{e}");
     }
@@ -1081,27 +1377,26 @@ mod tests {
         b.latency = Some("fixed:2ms".into());
         let mut h = new_hist();
         h.record(1_000).unwrap();
-        let b_log = write_hlog_at(
-            &[Tagged {
-                tag: "single",
-                hist: &h,
-                start_s: 0.0,
-                duration_s: 1.0,
-            }],
-            &[&b.comment().unwrap()],
-            std::time::UNIX_EPOCH,
-        )
-        .unwrap();
+        let b_log = single_only(&b, &h);
         let m = merge(&[
-            input("A", log(&meta(5_000_000, 1), &[1_000])),
+            input("A", log(&meta(5_000_000, 1), &[1_000, 2_000])),
             input("B", b_log),
         ])
         .unwrap();
         let w = &m.report.warnings;
-        assert_eq!(w.len(), 2, "{w:?}");
         assert!(w[0].starts_with("B: latency model \"fixed:2ms\""), "{w:?}");
-        assert_eq!(w[1], "B: no \"turn\" intervals: 0 values from this input");
-        assert_eq!(m.report.tags[1].input_counts, vec![1, 0]);
+        for tag in [
+            "turn",
+            "turn-reads",
+            "turn-reads-ok",
+            "single-err-internal-32603",
+        ] {
+            let want = format!("B: no {tag:?} intervals: 0 values from this input");
+            assert!(w.contains(&want), "{want} not in {w:?}");
+        }
+        assert_eq!(w.len(), 5, "{w:?}");
+        let turn = m.report.tags.iter().find(|t| t.tag == "turn").unwrap();
+        assert_eq!(turn.input_counts, vec![3, 0]);
     }
 
     #[test]
@@ -1171,18 +1466,7 @@ mod tests {
     fn merge_input_limit_at_and_one_past() {
         let mut h = hdrhistogram::Histogram::<u64>::new_with_bounds(1, 1_000, 1).unwrap();
         h.record(7).unwrap();
-        let m = meta(5_000_000, 1);
-        let one = write_hlog_at(
-            &[Tagged {
-                tag: "single",
-                hist: &h,
-                start_s: 0.0,
-                duration_s: 1.0,
-            }],
-            &[&m.comment().unwrap()],
-            std::time::UNIX_EPOCH,
-        )
-        .unwrap();
+        let one = single_only(&meta(5_000_000, 1), &h);
         let mut inputs: Vec<MergeInput> = (0..MAX_INPUTS)
             .map(|i| input(&format!("in{i}"), one.clone()))
             .collect();
@@ -1250,5 +1534,226 @@ mod tests {
         std::fs::remove_file(dir.path().join("report.json")).unwrap();
         let e = merge_files(std::slice::from_ref(&log)).unwrap_err();
         assert!(matches!(e.kind, MergeErrorKind::NoCounters(_)), "{e}");
+    }
+
+    /// The log `bytes` without its interval line of `tag`.
+    fn without_tag(bytes: &[u8], tag: &str) -> Vec<u8> {
+        let text = String::from_utf8(bytes.to_vec()).unwrap();
+        let keep: Vec<&str> = text
+            .lines()
+            .filter(|l| !l.starts_with(&format!("Tag={tag},")))
+            .collect();
+        assert!(keep.len() < text.lines().count(), "no {tag} line");
+        (keep.join("\n") + "\n").into_bytes()
+    }
+
+    #[test]
+    fn merge_refuses_a_log_cut_at_a_line_boundary() {
+        let vals = [1_000, 1_000, 2_000, 5_000_000];
+        let full = log(&meta(5_000_000, 1), &vals);
+        // `head -n`: the tags after `single` and `turn` gone, each line whole.
+        for (tag, header) in [
+            ("single-ok", "2 single reads answered ok"),
+            ("single-err-timeout", "1 single reads timed out"),
+            ("single-err-internal-32603", "1 single-read error answers"),
+            ("turn-reads-ok", "12 turn reads answered ok"),
+        ] {
+            let e = merge(&[input("cut", without_tag(&full, tag))]).unwrap_err();
+            assert_eq!(e.input.as_deref(), Some("cut"));
+            let want_tag = if tag.starts_with("single-err-internal") {
+                "single-err-*"
+            } else {
+                tag
+            };
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    "cut: tag {want_tag:?}: header says {header}, the histograms hold 0: a cut or edited log"
+                )
+            );
+        }
+        let e = merge(&[input("cut", without_tag(&full, "turn"))]).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("tag \"turn\": header says 3 turns run, the histograms hold 0"),
+            "{e}"
+        );
+        let e = merge(&[input("cut", without_tag(&full, "single"))]).unwrap_err();
+        assert!(
+            matches!(&e.kind, MergeErrorKind::Counters { tag, found: 0, .. } if tag == "single"),
+            "{e}"
+        );
+        assert_eq!(
+            merge(&[input("full", full)]).unwrap().report.tags[0]
+                .latency
+                .count,
+            4
+        );
+    }
+
+    #[test]
+    fn merge_refuses_an_edited_header_sent_999() {
+        let full = String::from_utf8(log(&meta(5_000_000, 1), &[1_000; 10])).unwrap();
+        assert!(full.contains("\"sent\":10,"));
+        let edited = full.replacen("\"sent\":10,", "\"sent\":999,", 1);
+        let e = merge(&[input("ed", edited.into_bytes())]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "ed: tag \"single\": header says 999 single reads sent, the histograms hold 10: a cut or edited log"
+        );
+        // The ok count edited: single no longer sums.
+        let edited = full.replacen("\"answeredOk\":9,", "\"answeredOk\":8,", 1);
+        let e = merge(&[input("ed", edited.into_bytes())]).unwrap_err();
+        assert!(
+            matches!(&e.kind, MergeErrorKind::Counters { tag, found: 10, .. } if tag == "single"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn merge_counter_check_partial_run_and_turn_reads_sent_bounds() {
+        // A partial run: reads in flight at the interruption are sent but in no histogram.
+        let mut m = meta(5_000_000, 1);
+        m.partial = true;
+        let (fitted, _) = fit(&m, &[1_000; 4]);
+        let text = String::from_utf8(log(&m, &[1_000; 4])).unwrap();
+        let sent = format!("\"sent\":{},", fitted.single_phase.sent);
+        let more = text.replacen(&sent, "\"sent\":9,", 1);
+        assert!(merge(&[input("p", more.into_bytes())]).is_ok());
+        let fewer = text.replacen(&sent, "\"sent\":3,", 1);
+        let e = merge(&[input("p", fewer.into_bytes())]).unwrap_err();
+        assert!(
+            e.to_string().contains("header says 3 single reads sent"),
+            "{e}"
+        );
+        // Turn reads: sent is the recorded ones + closed, + at most `parallel` of a cut turn.
+        for (sent, ok) in [(12, true), (16, true), (17, false), (11, false)] {
+            let mut m = meta(5_000_000, 1);
+            m.turn_phase.sent = sent;
+            let r = merge(&[input("t", log(&m, &[1_000; 3]))]);
+            assert_eq!(r.is_ok(), ok, "sent {sent}: {:?}", r.err());
+        }
+    }
+
+    #[test]
+    fn merge_warns_for_the_same_run_twice() {
+        let a = log(&meta(5_000_000, 1), &[1_000; 3]);
+        let m = merge(&[
+            input("A", a.clone()),
+            input("B", log(&meta(5_000_000, 2), &[1_000; 3])),
+            input("A2", a),
+        ])
+        .unwrap();
+        assert_eq!(
+            m.report.warnings,
+            vec![
+                "A2: input [3] is the same run as [1] (A) (same StartTime and header): its counts are added twice"
+            ]
+        );
+        assert_eq!(m.report.tags[0].input_counts, vec![3, 3, 3]);
+    }
+
+    #[test]
+    fn merge_files_refuses_the_same_file_twice() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("latency.hlog");
+        std::fs::write(&p, log(&meta(5_000_000, 1), &[1_000])).unwrap();
+        let again = dir.path().join(".").join("latency.hlog");
+        let e = merge_files(&[p.clone(), again.clone()]).unwrap_err();
+        assert_eq!(e.input, Some(again.display().to_string()));
+        assert!(
+            matches!(&e.kind, MergeErrorKind::SameFile { first: 1, first_input } if *first_input == p.display().to_string()),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn merge_refuses_different_reads_per_turn() {
+        let mut b = meta(5_000_000, 2);
+        b.parallel = 2;
+        let e = merge(&[
+            input("A", log(&meta(5_000_000, 1), &[1_000])),
+            input("B", log(&b, &[1_000])),
+        ])
+        .unwrap_err();
+        assert_eq!(e.input.as_deref(), Some("B"));
+        assert_eq!(
+            e.to_string(),
+            "B: reads per turn (--parallel) is 2, the first input (A) has 4: refusing to merge"
+        );
+    }
+
+    #[test]
+    fn write_merge_out_refuses_to_write_over_an_input_or_into_a_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let run_a = dir.path().join("runA");
+        std::fs::create_dir(&run_a).unwrap();
+        let a = run_a.join("latency.hlog");
+        let bytes = log(&meta(5_000_000, 1), &[1_000]);
+        std::fs::write(&a, &bytes).unwrap();
+        let m = merge_files(std::slice::from_ref(&a)).unwrap();
+        let e = write_merge_out(&run_a, &m).unwrap_err();
+        assert!(
+            matches!(&e.kind, MergeErrorKind::OutOverwritesInput { file: "latency.hlog", input, .. } if *input == a.display().to_string()),
+            "{e}"
+        );
+        assert_eq!(std::fs::read(&a).unwrap(), bytes, "the input is untouched");
+        assert!(!run_a.join("report.json").exists());
+        // Through another spelling of the directory, too.
+        let e = write_merge_out(&dir.path().join("runA/../runA"), &m).unwrap_err();
+        assert!(
+            matches!(e.kind, MergeErrorKind::OutOverwritesInput { .. }),
+            "{e}"
+        );
+        // A report.json read for the counters of a log without header.
+        let bare_dir = dir.path().join("bare");
+        std::fs::create_dir(&bare_dir).unwrap();
+        let text = String::from_utf8(bytes).unwrap();
+        let bare: Vec<&str> = text
+            .lines()
+            .filter(|l| !l.starts_with("#[mcptape: "))
+            .collect();
+        std::fs::write(bare_dir.join("old.hlog"), bare.join("\n") + "\n").unwrap();
+        let rep = serde_json::json!({"transcript": "t"});
+        std::fs::write(bare_dir.join("report.json"), rep.to_string()).unwrap();
+        let m_bare = Merged {
+            read_files: vec![(
+                std::fs::canonicalize(bare_dir.join("report.json")).unwrap(),
+                "bare/report.json".into(),
+            )],
+            ..m.clone()
+        };
+        let e = write_merge_out(&bare_dir, &m_bare).unwrap_err();
+        assert!(
+            matches!(&e.kind, MergeErrorKind::OutOverwritesInput { file: "report.json", input, .. } if input == "bare/report.json"),
+            "{e}"
+        );
+        // --out an existing file.
+        let f = dir.path().join("F");
+        std::fs::write(&f, b"x").unwrap();
+        let e = write_merge_out(&f, &m).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!("--out {}: is a file, not a directory", f.display())
+        );
+        // Elsewhere: written.
+        write_merge_out(&dir.path().join("M"), &m).unwrap();
+        assert!(dir.path().join("M/latency.hlog").is_file());
+    }
+
+    #[test]
+    fn merge_of_an_empty_file_says_empty_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("empty.hlog");
+        std::fs::write(&p, b"").unwrap();
+        let e = merge_files(std::slice::from_ref(&p)).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "{}: empty file: not an HdrHistogram interval log",
+                p.display()
+            )
+        );
+        assert!(!e.to_string().contains("line 0"));
     }
 }

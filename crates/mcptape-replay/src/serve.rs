@@ -559,7 +559,7 @@ impl ServeSummary {
         }
         if let Some(cap) = self.capacity_per_s {
             out.push(format!(
-                "engine work per reply (match + encode + write): p50 {}  p99 {}; capacity ~{:.0} replies/s on one core",
+                "engine work per reply (match + encode + write): p50 {}  p99 {}; capacity ~{:.0}/s",
                 ms(self.work.p50_us),
                 ms(self.work.p99_us),
                 cap

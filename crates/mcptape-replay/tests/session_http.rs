@@ -50,6 +50,7 @@ fn cfg(reads: u64, turns: u64, parallel: u32, deadline_ms: u64, timeout_ms: u64)
         max_phase: Duration::from_secs(60),
         max_in_flight: bench::DEFAULT_MAX_IN_FLIGHT,
         validate: false,
+        ..BenchConfig::default()
     }
 }
 

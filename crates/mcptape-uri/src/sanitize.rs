@@ -90,6 +90,10 @@ pub enum SanitizeErrorKind {
     /// which names another machine, never a file below the root. The offset is the authority or
     /// the second separator.
     UncPath,
+    /// [`PathStyle::Windows`] only: a segment ending in a dot or a space other than `.` and `..`
+    /// themselves (`..%20`, `...`, `secret.txt.`): Windows drops trailing dots and spaces, so
+    /// `.. ` opens `..` and `a.` opens `a` — another file than the URI names.
+    TrailingDotOrSpace,
 }
 
 impl SanitizeErrorKind {
@@ -113,6 +117,7 @@ impl SanitizeErrorKind {
             Self::EmptySegment => "EmptySegment",
             Self::EscapesRoot => "EscapesRoot",
             Self::UncPath => "UncPath",
+            Self::TrailingDotOrSpace => "TrailingDotOrSpace",
         }
     }
 }
@@ -153,6 +158,9 @@ impl SanitizeErrorKind {
             }
             Self::UncPath => {
                 "a UNC path (\\\\server\\share: a host, or two leading separators), refused in Windows path mode"
+            }
+            Self::TrailingDotOrSpace => {
+                "a segment ending in a dot or space (Windows path mode: Windows drops them, so `.. ` is `..`)"
             }
         }
     }
@@ -496,6 +504,13 @@ fn decode_path(
             return Err(SanitizeError::new(K::EmptySegment, seg_offset));
         }
         let mut seg = text[start..end].to_owned();
+        if style == PathStyle::Windows
+            && seg != "."
+            && seg != ".."
+            && (seg.ends_with('.') || seg.ends_with(' '))
+        {
+            return Err(SanitizeError::new(K::TrailingDotOrSpace, seg_offset));
+        }
         if style == PathStyle::Windows && is_drive(&seg) {
             seg.make_ascii_uppercase(); // `c:` and `C:` are one drive
         }

@@ -24,10 +24,16 @@
 //!   arrays are not recovered); a prefix `{var:3}` matches at most 3 decoded characters;
 //! - a variable that occurs twice keeps its first binding (equality is not checked);
 //! - a value that decodes to a path traversal is no match (the candidate is skipped, so the URI
-//!   matches only if another split works): `.` or `..` for any operator; a `/` or `\` for the
-//!   path-segment operators `{var}`, `{.var}`, `{/var}`, `{;var}`, which cannot match a raw `/`
-//!   (so `file://docs/{name}` does not match `file://docs/..%2F..%2Fetc%2Fpasswd`); a `.` or
-//!   `..` segment inside a `{+var}` value.
+//!   matches only if another split works), the same tricks [`crate::Root::resolve`] refuses:
+//!   for any operator, a control character (`%00`, `%0A`: a value is never printed or joined
+//!   with one) and a value of dots and spaces only (`.`, `..`, `...`, `.. ` — Windows drops
+//!   trailing dots and spaces); for the path operators (`{var}`, `{.var}`, `{/var}`, `{;var}`,
+//!   `{+var}`), a `%XX` left after decoding once (double encoding: `%252e%252e%252F`) and a
+//!   leading drive letter (`C:`, `c:\…`); for the path-segment operators, which cannot match a
+//!   raw `/`, a `/` or `\` (so `file://docs/{name}` does not match
+//!   `file://docs/..%2F..%2Fetc%2Fpasswd`); for `{+var}`, which may span `/`, a value that starts
+//!   with `/` or `\` (an absolute path replaces the root it is joined to), an empty segment, or
+//!   a segment of dots and spaces only (split at `/` and `\`).
 
 use std::collections::{BTreeMap, HashSet};
 use std::fmt;
@@ -846,20 +852,34 @@ fn literal_at(lit: &[u8], u: &[u8], pos: usize) -> bool {
     })
 }
 
-/// `false` for a decoded value that is a path traversal in disguise, which is then no match:
-/// a value that is `.` or `..` (any operator); for the path-segment operators (`{var}`,
-/// `{.var}`, `{/var}`, `{;var}`), which match no raw `/`, a value holding `/` or `\` (so only
-/// from `%2F` / `%5C`: `..%2F..%2Fetc%2Fpasswd` is not one segment); for `{+var}`, which may
-/// span `/`, a value with a `.` or `..` segment (split at `/` and `\`). Query values
-/// (`{?var}`, `{&var}`) may hold `/`; fragments (`{#var}`) are not paths.
+/// `false` for a decoded value that is a path traversal in disguise, which is then no match (the
+/// rules are listed in the module docs): control characters and dots-and-spaces-only values for
+/// every operator; double encoding and a leading drive letter for the path operators; `/` or
+/// `\` for the path-segment operators; a leading separator, an empty or dots-only segment for
+/// `{+var}`. Query values (`{?var}`, `{&var}`) may hold `/`; fragments (`{#var}`) are not paths.
 fn safe_value(op: Op, value: &str) -> bool {
-    let dot = |s: &str| s == "." || s == "..";
-    if dot(value) {
+    // `.`, `..`, `...`, `.. `: Windows trims trailing dots and spaces, so each is `.` or `..`.
+    let dots = |s: &str| !s.is_empty() && s.chars().all(|c| c == '.' || c == ' ');
+    if dots(value) || value.chars().any(char::is_control) {
         return false;
     }
+    let b = value.as_bytes();
+    let double_encoded = b
+        .windows(3)
+        .any(|w| w[0] == b'%' && w[1].is_ascii_hexdigit() && w[2].is_ascii_hexdigit());
+    let drive = b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':';
     match op {
-        Op::Simple | Op::Label | Op::Path | Op::PathParam => !value.contains(['/', '\\']),
-        Op::Reserved => !value.split(['/', '\\']).any(dot),
+        Op::Simple | Op::Label | Op::Path | Op::PathParam => {
+            !value.contains(['/', '\\']) && !double_encoded && !drive
+        }
+        Op::Reserved => {
+            !value.starts_with(['/', '\\']) && !double_encoded && !drive && {
+                // An empty segment (`a//b`) but for a trailing `/` (a directory).
+                let segs: Vec<&str> = value.split(['/', '\\']).collect();
+                let inner = &segs[..segs.len().saturating_sub(1)];
+                !inner.iter().any(|seg| seg.is_empty()) && !segs.iter().any(|seg| dots(seg))
+            }
+        }
         Op::Fragment | Op::Query | Op::QueryCont => true,
     }
 }

@@ -65,9 +65,13 @@ fn match_value_decoding_to_dot_or_dot_dot_is_no_match() {
             "file://docs/%2e",
         ],
     );
-    // Three dots, or dots inside a name, are ordinary names.
-    assert_one("file://docs/{name}", "file://docs/...", "...");
+    // Dots inside a name are an ordinary name; dots and spaces only are not (Windows drops
+    // trailing dots and spaces: `...` and `.. ` open `.` and `..`).
     assert_one("file://docs/{name}", "file://docs/a..b", "a..b");
+    assert_no_match(
+        "file://docs/{name}",
+        &["file://docs/...", "file://docs/..%20", "file://docs/.%20."],
+    );
     // Every operator: `{/x}` and `{?x}` too.
     assert_no_match("file://docs{/name}", &["file://docs/%2E%2E"]);
     assert_no_match("file://docs{?name}", &["file://docs?name=.."]);
@@ -90,4 +94,40 @@ fn match_reserved_value_with_dot_dot_segment_is_no_match() {
 #[test]
 fn match_query_value_may_hold_an_encoded_slash() {
     assert_one("file://docs/x{?q}", "file://docs/x?q=a%2Fb", "a/b");
+}
+
+/// Fresh-user report (session 3): `uri match` passed values `uri resolve` refuses.
+#[test]
+fn match_refuses_what_resolve_refuses_absolute_drive_control_double_encoding() {
+    // `{+path}` starting with `/` is an absolute path: joined to a root, it replaces it.
+    assert_no_match(
+        "file://docs/{+path}",
+        &[
+            "file://docs//etc/passwd",
+            "file://docs/%5Cwindows",
+            "file://docs/a//b",
+            "file://docs/C:%5Cwindows",
+            "file://docs/C:/windows",
+            "file://docs/a/..%00/b",
+            "file://docs/a/b%252e%252e",
+        ],
+    );
+    assert_no_match(
+        "file://docs/{name}",
+        &[
+            "file://docs/a%00b",
+            "file://docs/a%0Ab",
+            "file://docs/%252e%252e%252F",
+            "file://docs/c:secret",
+        ],
+    );
+    // Near misses still match.
+    assert_one("file://docs/{+path}", "file://docs/a/b/", "a/b/");
+    assert_one(
+        "file://docs/{+path}",
+        "file://docs/src/lib.rs",
+        "src/lib.rs",
+    );
+    assert_one("file://docs/{name}", "file://docs/100%25", "100%");
+    assert_one("file://docs/{name}", "file://docs/ab%3Ac", "ab:c");
 }

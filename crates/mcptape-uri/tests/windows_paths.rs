@@ -129,3 +129,24 @@ fn windows_limits_at_the_limit_and_one_past() {
     assert_eq!(root.resolve(&at).unwrap().to_uri().len(), MAX_URI_BYTES);
     assert_eq!(kind(&root, &format!("{at}a")), K::TooLong);
 }
+
+/// Fresh-user report (session 3): `..%20` resolved to `C:/srv/.. ` in Windows mode, which
+/// Windows opens as `C:/srv/..` (trailing dots and spaces are dropped).
+#[test]
+fn windows_trailing_dot_or_space_segment_is_refused() {
+    let root = win("file:///C:/srv/");
+    for uri in [
+        "file:///C:/srv/..%20",
+        "file:///C:/srv/...",
+        "file:///C:/srv/secret.txt.",
+        "file:///C:/srv/a%20/b",
+    ] {
+        assert_eq!(kind(&root, uri), K::TrailingDotOrSpace, "{uri}");
+    }
+    // `.` and `..` are dot segments (removed, then contained), and a dot inside a name is fine.
+    assert!(root.resolve("file:///C:/srv/a/../b.txt").is_ok());
+    assert!(root.resolve("file:///C:/srv/a.b/c").is_ok());
+    // POSIX mode keeps them: `.. ` is an ordinary file name there.
+    let posix = Root::new("file:///srv/").unwrap();
+    assert!(posix.resolve("file:///srv/..%20").is_ok());
+}

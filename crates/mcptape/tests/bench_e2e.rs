@@ -113,7 +113,7 @@ fn bench_against_serve_over_stdio_reports_single_reads_turns_and_the_prediction(
     assert_eq!(r["recordedReadErrors"], 1, "{r}");
     assert!(
         stdout.contains(&format!(
-            "errors by class (as recorded: 1 of the 12 recorded reads is an error answer, replayed each cycle): invalid-params (-32602, no data.uri): {not_found}"
+            "errors by class: invalid-params (-32602, no data.uri): {not_found}\n    (as recorded: 1 of the 12 recorded reads is an error answer, replayed each cycle)"
         )),
         "{stdout}"
     );
@@ -132,7 +132,7 @@ fn bench_against_serve_over_stdio_reports_single_reads_turns_and_the_prediction(
     // 40 reads: 40 × (1 − 0.99^(1/4)) = 0.1 reads above the 99.75th percentile; 10 / 0.00251 = 3985.
     assert!(
         stdout.contains(
-            "(predicted p99 = the single reads' 99.75th percentile, which 0.1 of 40 reads lie above: noisy; --reads 3985 puts 10 there)"
+            "(predicted p99 = the single reads' 99.75th percentile; 0.1 of 40 reads lie above it:\n   noisy; --reads 3985 puts 10 there)"
         ),
         "{stdout}"
     );

@@ -299,3 +299,170 @@ fn merge_refuses_runs_with_different_timeouts() {
         "{stderr}"
     );
 }
+
+/// One short bench run into `dir/NAME`: its `latency.hlog`.
+fn small_run(dir: &Path, name: &str, extra: &[&str]) -> PathBuf {
+    let mut args = vec!["--reads", "10", "--turns", "2", "--latency", "fixed:1ms"];
+    args.extend_from_slice(extra);
+    bench(&args, &dir.join(name));
+    dir.join(name).join("latency.hlog")
+}
+
+/// Regression: `merge runA/latency.hlog runB/latency.hlog --out runA` overwrote the input
+/// runA/latency.hlog; `--out` an existing file said only "File exists (os error 17)".
+#[test]
+fn merge_refuses_out_over_an_input_and_out_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = small_run(dir.path(), "runA", &[]);
+    let b = small_run(dir.path(), "runB", &["--seed", "2"]);
+    let before = std::fs::read(&a).unwrap();
+    let report_before = std::fs::read(dir.path().join("runA/report.json")).unwrap();
+    let (code, stdout, stderr) = merge(&[a.clone(), b.clone()], &dir.path().join("runA"));
+    assert_eq!(code, 2, "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains(&format!("latency.hlog is the input {}", a.display())),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read(&a).unwrap(), before, "the input is untouched");
+    assert_eq!(
+        std::fs::read(dir.path().join("runA/report.json")).unwrap(),
+        report_before
+    );
+    let f = dir.path().join("F");
+    std::fs::write(&f, "x").unwrap();
+    let (code, _, stderr) = merge(&[a.clone(), b], &f);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains(&format!(
+            "--out {}: is a file, not a directory",
+            f.display()
+        )),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("os error 17"), "{stderr}");
+}
+
+/// Regression: a log cut at a line boundary (`head -n 8 latency.hlog`) merged with exit 0 and
+/// partial=false; an edited header `"sent":999` was accepted.
+#[test]
+fn merge_refuses_a_log_cut_by_head_n_8_or_an_edited_sent_999() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = small_run(dir.path(), "A", &[]);
+    // The real log merges (its counters fit its histograms).
+    let (code, stdout, stderr) = merge(std::slice::from_ref(&a), &dir.path().join("M"));
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let text = std::fs::read_to_string(&a).unwrap();
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("A/report.json")).unwrap()).unwrap();
+    let head8: Vec<&str> = text.lines().take(8).collect();
+    assert!(head8[7].starts_with("Tag=turn,"), "{head8:?}");
+    let cut = dir.path().join("cut.hlog");
+    std::fs::write(&cut, head8.join("\n") + "\n").unwrap();
+    let (code, stdout, stderr) = merge(std::slice::from_ref(&cut), &dir.path().join("M2"));
+    assert_eq!(code, 2, "{stdout}\n{stderr}");
+    let ok = u(&report["singlePhase"]["answeredOk"]);
+    assert!(
+        stderr.contains(&format!(
+            "{}: tag \"single-ok\": header says {ok} single reads answered ok, the histograms hold 0: a cut or edited log",
+            cut.display()
+        )),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("M2").exists());
+    let sent = u(&report["singlePhase"]["sent"]);
+    let edited = dir.path().join("edited.hlog");
+    std::fs::write(
+        &edited,
+        text.replacen(&format!("\"sent\":{sent},"), "\"sent\":999,", 1),
+    )
+    .unwrap();
+    let (code, _, stderr) = merge(std::slice::from_ref(&edited), &dir.path().join("M2"));
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains(&format!(
+            "tag \"single\": header says 999 single reads sent, the histograms hold {sent}"
+        )),
+        "{stderr}"
+    );
+}
+
+/// Regression: the same run twice (`merge A A`, or a copy) doubled every count silently.
+#[test]
+fn merge_same_run_twice_warns_and_the_same_file_twice_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = small_run(dir.path(), "A", &[]);
+    let (code, _, stderr) = merge(&[a.clone(), a.clone()], &dir.path().join("M"));
+    assert_eq!(code, 2);
+    assert!(stderr.contains("the same file as input [1]"), "{stderr}");
+    let copy = dir.path().join("copy.hlog");
+    std::fs::copy(&a, &copy).unwrap();
+    let (code, stdout, stderr) = merge(&[a.clone(), copy.clone()], &dir.path().join("M"));
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains(&format!(
+            "warning: {}: input [2] is the same run as [1] ({}) (same StartTime and header)",
+            copy.display(),
+            a.display()
+        )),
+        "{stdout}"
+    );
+}
+
+/// Regression: `--parallel 2` and `--parallel 4` runs merged with a warning and a header of
+/// "4 reads per turn".
+#[test]
+fn merge_refuses_different_reads_per_turn() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = small_run(dir.path(), "A", &["--parallel", "4"]);
+    let b = small_run(dir.path(), "B", &["--parallel", "2"]);
+    let (code, stdout, stderr) = merge(&[a.clone(), b.clone()], &dir.path().join("M"));
+    assert_eq!(code, 2, "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "{}: reads per turn (--parallel) is 2, the first input ({}) has 4: refusing to merge",
+            b.display(),
+            a.display()
+        )),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("M").exists());
+}
+
+/// Regression: `merge … | head -1` panicked "failed printing to stdout: Broken pipe" (exit 101).
+#[test]
+fn merge_into_a_closed_pipe_head_1_exits_0() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = small_run(dir.path(), "A", &[]);
+    let mut child = Command::new(mcptape())
+        .arg("merge")
+        .arg(&a)
+        .arg("--out")
+        .arg(dir.path().join("M"))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The reader goes away before merge prints: every write fails with EPIPE.
+    drop(child.stdout.take());
+    let o = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(dir.path().join("M/latency.hlog").is_file());
+}
+
+/// Regression: `merge` of an empty file said "line 0".
+#[test]
+fn merge_of_an_empty_file_says_empty_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = dir.path().join("empty.hlog");
+    std::fs::write(&e, "").unwrap();
+    let (code, _, stderr) = merge(std::slice::from_ref(&e), &dir.path().join("M"));
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains(&format!("{}: empty file", e.display())),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("line 0"), "{stderr}");
+}

@@ -142,3 +142,41 @@ fn bench_single_reads_are_never_faster_than_a_fixed_model() {
     }
     assert!(seen >= 220, "{seen}");
 }
+
+/// Fresh-user report (session 3): the main job's output wrapped on a 120-column terminal (lines
+/// of up to 153 columns), and with `--turns 0` it still printed a predicted deadline share.
+#[test]
+fn bench_output_stays_within_110_columns_and_says_no_turn_prediction_without_turns() {
+    for args in [
+        &["--reads", "100", "--turns", "20", "--latency", "fixed:1ms"][..],
+        &[
+            "--reads",
+            "60",
+            "--turns",
+            "0",
+            "--latency",
+            "fixed:1ms",
+            "--fault",
+            "error=-32603@5%",
+        ][..],
+    ] {
+        let mut cmd = Command::new(mcptape());
+        cmd.arg("bench").arg(repo_root().join(CORPUS)).args(args);
+        let (o, _) = run_bounded(&mut cmd, Duration::from_secs(120));
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        for line in stdout.lines().filter(|l| !l.starts_with("target:")) {
+            assert!(
+                line.chars().count() <= 110,
+                "{args:?}: {} columns: {line}",
+                line.chars().count()
+            );
+        }
+        let turns = args[3] != "0";
+        assert_eq!(
+            stdout.contains("turns hitting the deadline"),
+            turns,
+            "{args:?}: {stdout}"
+        );
+        assert!(stdout.lines().count() <= 40, "{args:?}: {stdout}");
+    }
+}

@@ -472,8 +472,10 @@ pub struct HlogRead {
 }
 
 /// Why [`read_hlog`] refused a log: what, and at which line (from 1; 0 for the log as a whole).
+/// Shown as `line N: …`, or without a line when it concerns the log as a whole (line 0: an
+/// empty file, no interval at all).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("line {line}: {kind}")]
+#[error("{}{kind}", if *line == 0 { String::new() } else { format!("line {line}: ") })]
 pub struct HlogReadError {
     /// Line from 1 (0: the log as a whole).
     pub line: usize,
@@ -544,6 +546,9 @@ pub enum HlogReadErrorKind {
     /// The log holds no interval line.
     #[error("no interval histogram in the log")]
     NoHistogram,
+    /// The file is empty (0 bytes, or only blank lines): no log at all (line 0).
+    #[error("empty file: not an HdrHistogram interval log")]
+    Empty,
 }
 
 /// Reads an HdrHistogram interval log (log format V2, as the Java `HistogramLogWriter` and
@@ -568,6 +573,12 @@ pub fn read_hlog(bytes: &[u8]) -> Result<HlogRead, HlogReadError> {
 /// As [`read_hlog`], each limit from `limits`.
 pub fn read_hlog_limited(bytes: &[u8], limits: &HlogLimits) -> Result<HlogRead, HlogReadError> {
     let err = |line: usize, kind: HlogReadErrorKind| HlogReadError { line, kind };
+    if bytes
+        .iter()
+        .all(|b| matches!(b, b'\n' | b'\r' | b' ' | b'\t'))
+    {
+        return Err(err(0, HlogReadErrorKind::Empty));
+    }
     let mut meta: Option<(HlogMeta, usize)> = None;
     let mut start_time_s = None;
     let mut base_time_s = None;
@@ -1116,6 +1127,26 @@ mod tests {
         assert_eq!(
             read_hlog(b"#only\n").unwrap_err().kind,
             HlogReadErrorKind::NoHistogram
+        );
+    }
+
+    #[test]
+    fn read_hlog_of_an_empty_file_says_empty_file_without_line_0() {
+        for empty in [&b""[..], b"\n", b"\r\n\n"] {
+            let e = read_hlog(empty).unwrap_err();
+            assert_eq!((e.line, &e.kind), (0, &HlogReadErrorKind::Empty));
+            assert_eq!(
+                e.to_string(),
+                "empty file: not an HdrHistogram interval log"
+            );
+        }
+        let e = read_hlog(b"#only\n").unwrap_err();
+        assert_eq!(e.to_string(), "no interval histogram in the log");
+        assert!(
+            read_hlog(b"x\n")
+                .unwrap_err()
+                .to_string()
+                .starts_with("line 1: ")
         );
     }
 }

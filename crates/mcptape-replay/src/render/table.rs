@@ -94,9 +94,10 @@ fn counters_line(c: &PhaseCounters) -> String {
     if c.closed > 0 {
         let _ = write!(s, "  closed {}", c.closed);
     }
+    // A second line, so the table stays within ~100 columns.
     let _ = write!(
         s,
-        "  cancellations sent {}  late after cancel {}  abandoned {}",
+        "\n    cancellations sent {}  late after cancel {}  abandoned {}",
         c.cancellations_sent, c.late_responses, c.abandoned
     );
     s
@@ -140,9 +141,6 @@ impl BenchReport {
             for v in &self.error_classes {
                 let _ = writeln!(s, "{}", row(&v.class, &v.latency));
             }
-        }
-        if let Some(v) = &self.validation {
-            let _ = writeln!(s, "{}", row("contents validation", v));
         }
         let _ = writeln!(
             s,
@@ -200,7 +198,7 @@ impl BenchReport {
             let q = 0.99f64.powf(1.0 / f64::from(self.parallel.max(1)));
             let _ = writeln!(
                 s,
-                "  (predicted p99 = the single reads' {:.2}th percentile, which {above:.1} of {} reads lie above: noisy; --reads {:.0} puts 10 there)",
+                "  (predicted p99 = the single reads' {:.2}th percentile; {above:.1} of {} reads lie above it:\n   noisy; --reads {:.0} puts 10 there)",
                 100.0 * q,
                 self.single.count,
                 (10.0 / (1.0 - q)).ceil()
@@ -220,20 +218,33 @@ impl BenchReport {
                 );
             }
         }
-        let _ = writeln!(
-            s,
-            "  turns hitting the deadline: {} ({:.2}%; predicted {})",
-            self.turns_hit_deadline,
-            self.deadline_share * 100.0,
-            self.predicted_deadline_share
-                .map_or("n/a".into(), |p| format!("{:.2}%", p * 100.0))
-        );
+        if self.turns > 0 {
+            let _ = writeln!(
+                s,
+                "  turns hitting the deadline: {} ({:.2}%; predicted {})",
+                self.turns_hit_deadline,
+                self.deadline_share * 100.0,
+                self.predicted_deadline_share
+                    .map_or("n/a".into(), |p| format!("{:.2}%", p * 100.0))
+            );
+        }
         let _ = writeln!(
             s,
             "  turn reads: {} (cancel by {})",
             counters_line(&self.turn_phase),
             self.cancellation
         );
+        if let Some(v) = &self.validation {
+            // Every result validated, single reads and turn reads together.
+            let _ = writeln!(
+                s,
+                "  contents validation (--validate; {} results of both phases, apart from their latency): p50 {}  p99 {}  max {}",
+                v.count,
+                ms(v.p50_us),
+                ms(v.p99_us),
+                ms(v.max_us)
+            );
+        }
         if self.input_rounds > 0 {
             let _ = writeln!(
                 s,
@@ -263,7 +274,10 @@ impl BenchReport {
                 .iter()
                 .map(|(k, v)| format!("{k}: {v}"))
                 .collect();
-            let _ = writeln!(s, "  errors by class{recorded}: {}", list.join(", "));
+            let _ = writeln!(s, "  errors by class: {}", list.join(", "));
+            if !recorded.is_empty() {
+                let _ = writeln!(s, "   {recorded}");
+            }
         }
         let _ = writeln!(
             s,

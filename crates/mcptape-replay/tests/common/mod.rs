@@ -97,6 +97,8 @@ pub fn closed_cfg(reads: u64, turns: u64, parallel: u32, timeout_us: u64) -> Ben
         timeout_us,
         load: Load::Closed { concurrency: 1 },
         max_phase: Duration::from_secs(600),
+        // Paused-clock tests: open-loop sends wait on tokio's (virtual) timer.
+        pacing: mcptape_replay::schedule::TimerMode::Virtual,
         ..BenchConfig::default()
     }
 }

@@ -243,6 +243,12 @@ async fn session(
     measuring: &std::sync::atomic::AtomicBool,
 ) -> anyhow::Result<ExitCode> {
     let transcript = args.transcript.display().to_string();
+    // The client's own timer thread paces open-loop sends; it stays at the normal policy so
+    // its final spin never takes a core from the server under test (which asks for SCHED_FIFO
+    // itself, --timer-priority).
+    let _ = mcptape_replay::schedule::TimerThread::start(
+        mcptape_replay::schedule::TimerPriority::Normal,
+    );
     let stats_path = target::serve_stats_path();
     let (spec, target_name, latency) = if let Some(url) = &args.target_url {
         (

@@ -33,15 +33,17 @@ pub fn explain_text(r: &Rule) -> String {
 /// Runs `mcptape explain`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.list {
+        let mut text = String::new();
         for r in RULES {
-            println!("{:<32} {:<7} {}", r.id, r.severity, r.summary);
+            text.push_str(&format!("{:<32} {:<7} {}\n", r.id, r.severity, r.summary));
         }
+        super::print_stdout(&text)?;
         return Ok(ExitCode::SUCCESS);
     }
     let id = args.rule.unwrap_or_default();
     match mcptape_check::rule(&id) {
         Some(r) => {
-            print!("{}", explain_text(r));
+            super::print_stdout(&explain_text(r))?;
             Ok(ExitCode::SUCCESS)
         }
         None => anyhow::bail!("unknown rule {id:?}; `mcptape explain --list` lists them"),

@@ -1,6 +1,7 @@
 //! `mcptape merge A.hlog B.hlog… --out DIR`: the interval logs of several bench runs (or
 //! machines) into one report ([`mcptape_replay::merge`]): flags in, the table out.
 
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -12,10 +13,12 @@ use mcptape_replay::merge::{MERGE_OUT_FILES, merge_files, write_merge_out};
 #[command(
     after_long_help = "Counters and settings: `bench` writes them into each latency.hlog as one header \
 comment line `#[mcptape: {JSON}]` (other HdrHistogram readers skip it); a log without it is read \
-with the report.json in its directory. A different --timeout or turn deadline (the censoring \
-bounds) or histogram range/precision is an error; a different latency model, load, reads per \
-turn, transcript or target, a partial run and a missing tag are warnings. Every merged count is \
-the sum of the inputs' counts."
+with the report.json in its directory; each input's counters are checked against its own \
+histograms (a cut or edited log is an error). A different --timeout, turn deadline (the censoring \
+bounds), reads per turn or histogram range/precision is an error, and so is the same file twice \
+or an --out DIR that would write over an input; a different latency model, load, transcript or \
+target, a partial run, a missing tag and the same run twice (same StartTime and header) are \
+warnings. Every merged count is the sum of the inputs' counts."
 )]
 pub struct Args {
     /// HdrHistogram interval logs (`latency.hlog` of `mcptape bench --out DIR`), at most 1000
@@ -28,16 +31,29 @@ pub struct Args {
 }
 
 /// Runs `mcptape merge`: merges, writes `DIR/report.json` and `DIR/latency.hlog`, prints the
-/// table. Errors: the merge's (the input and line named), or writing `DIR`.
+/// table (a closed stdout, `| head`, ends the printing quietly: exit 0). Errors: the merge's
+/// (the input and line named), writing `DIR` (over an input: refused), or writing stdout.
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let merged = merge_files(&a.logs)?;
     write_merge_out(&a.out, &merged).with_context(|| format!("writing {}", a.out.display()))?;
-    print!("{}", merged.report.table());
-    println!(
-        "\nwrote {}/{}, {}",
-        a.out.display(),
-        MERGE_OUT_FILES[0],
-        MERGE_OUT_FILES[1]
-    );
-    Ok(ExitCode::SUCCESS)
+    let mut out = std::io::stdout().lock();
+    let printed = write!(out, "{}", merged.report.table())
+        .and_then(|()| {
+            writeln!(
+                out,
+                "\nwrote {}/{}, {}",
+                a.out.display(),
+                MERGE_OUT_FILES[0],
+                MERGE_OUT_FILES[1]
+            )
+        })
+        .and_then(|()| out.flush());
+    match printed {
+        // The reader went away (`| head -1`): the files are written, nothing is lost.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
+        r => {
+            r.context("writing the table to stdout")?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
 }

@@ -64,3 +64,17 @@ pub(crate) fn warn_if_debug_build(command: &str) {
         eprintln!("mcptape {command}: {DEBUG_BUILD_WARNING}");
     }
 }
+
+/// Writes `text` to stdout; a reader that went away (`mcptape explain --list | head -1`, a
+/// `BrokenPipe`) is a normal end, not an error (Rust ignores SIGPIPE, so `print!` would panic).
+///
+/// # Errors
+/// Any other write error of stdout.
+pub fn print_stdout(text: &str) -> anyhow::Result<()> {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        r => Ok(r?),
+    }
+}

@@ -28,11 +28,15 @@ pub enum UriCommand {
     /// Match a URI against a template and print the percent-decoded variables, one `name=value`
     /// per line (lists as `name=a,b,c`).
     ///
-    /// A value that decodes to a path traversal is no match (exit 1, `no match`), not passed on:
-    /// a value that is `.` or `..` (any operator); a `/` or `\` decoded from `%2F` / `%5C` in a
-    /// path-segment variable (`{var}`, `{.var}`, `{/var}`, `{;var}` cannot match a raw `/`), so
-    /// `file://docs/{name}` does not match `file://docs/..%2F..%2Fetc%2Fpasswd`; a `.` or `..`
-    /// segment in a `{+var}` value. Query values (`{?var}`) may hold `/`.
+    /// A value that decodes to a path traversal is no match (exit 1, `no match: … decodes to a
+    /// path traversal`), not passed on — the tricks `uri resolve` refuses: a control character
+    /// (`%00`, `%0A`) or a value of dots and spaces only (`..`, `...`, `..%20`) for any operator;
+    /// for path variables, double encoding (`%252e`) and a leading drive letter (`C:`); a `/` or
+    /// `\` decoded from `%2F` / `%5C` in a path-segment variable (`{var}`, `{.var}`, `{/var}`,
+    /// `{;var}` cannot match a raw `/`), so `file://docs/{name}` does not match
+    /// `file://docs/..%2F..%2Fetc%2Fpasswd`; in a `{+var}` value, a leading `/` or `\` (an
+    /// absolute path), an empty segment or a dots-only segment. Query values (`{?var}`) may hold
+    /// an encoded `/` (`%2F`).
     Match {
         /// The RFC 6570 template.
         template: String,
