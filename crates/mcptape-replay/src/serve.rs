@@ -566,7 +566,7 @@ impl ServeSummary {
             ));
             if throughput_per_s > 0.0 && throughput_per_s >= ENGINE_BOUND_SHARE * cap {
                 out.push(format!(
-                    "ENGINE-BOUND: {throughput_per_s:.0} replies/s is at least {:.0} % of the engine's capacity: the engine, not the model, set the latency",
+                    "ENGINE-BOUND: {throughput_per_s:.0} replies/s is at least {:.0} % of the engine's capacity:\n    the engine, not the model, set the latency",
                     ENGINE_BOUND_SHARE * 100.0
                 ));
             }
@@ -575,7 +575,8 @@ impl ServeSummary {
             out.push(format!("timer thread: {p}"));
         }
         out.push(match self.precision.note() {
-            Some(n) => n,
+            // Two lines in the table (the note is one line in JSON-facing uses).
+            Some(n) => n.replacen("): the figures", "):\n    the figures", 1),
             None => format!(
                 "precision ok: lateness p99 {} within {:.3} ms (2 % of the model's p50 + 0.2 ms)",
                 ms(self.precision.lateness_p99_us),

@@ -47,6 +47,28 @@ fn view_label(name: &str) -> String {
     }
 }
 
+/// Widest line of the human table, in columns (a warning longer than it is wrapped).
+const WRAP_COLUMNS: usize = 100;
+
+/// `text` broken at spaces into lines of at most `width` characters (a longer word stays
+/// whole), the lines after the first starting with `indent`.
+fn wrap(text: &str, width: usize, indent: &str) -> String {
+    let mut out = String::new();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+            out.push_str(&line);
+            out.push('\n');
+            line = indent.to_owned();
+        } else if !line.is_empty() && line != indent {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    out.push_str(&line);
+    out
+}
+
 fn row(name: &str, q: &Quantiles) -> String {
     format!(
         "  {:<24} {:>7} {:>11} {:>11} {:>11} {:>11} {:>11}",
@@ -284,7 +306,11 @@ impl BenchReport {
             "  all reads = results + error answers + timeouts (censored: `> bound`); answered ok = results only"
         );
         for w in &self.warnings {
-            let _ = writeln!(s, "warning: {w}");
+            let _ = writeln!(
+                s,
+                "{}",
+                wrap(&format!("warning: {w}"), WRAP_COLUMNS, "    ")
+            );
         }
         if self.partial {
             let _ = writeln!(
@@ -345,6 +371,14 @@ impl BenchReport {
 #[cfg(test)]
 mod tests {
     use super::view_label;
+
+    #[test]
+    fn wrap_breaks_long_warnings_at_spaces_within_the_width() {
+        let w = super::wrap("warning: aaaa bbbb cccc dddd", 14, "  ");
+        assert_eq!(w, "warning: aaaa\n  bbbb cccc\n  dddd");
+        assert!(w.lines().all(|l| l.chars().count() <= 14));
+        assert_eq!(super::wrap("short", 14, "  "), "short");
+    }
 
     /// Fresh-user report: the error rows read `invalid-params (-3260…`, the code cut off.
     #[test]
