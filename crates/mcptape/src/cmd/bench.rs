@@ -132,16 +132,7 @@ fn load_client_tape(path: &std::path::Path) -> anyhow::Result<(Tape, Option<Stri
         mcptape_wire::envelope::scan_envelope(m.as_bytes()).is_ok()
     })
     .with_context(|| format!("parsing {}", path.display()))?;
-    let cut = t.dropped.as_ref().map(|d| {
-        format!(
-            "{}: line {} ({} bytes from byte {}) is cut and was dropped: {}",
-            path.display(),
-            d.line,
-            d.bytes,
-            d.offset,
-            d.reason
-        )
-    });
+    let cut = t.dropped.as_ref().map(|d| super::serve::cut_note(path, d));
     let tape = Tape::from_transcript_ref(&t, ReplyBodies::Dropped)
         .with_context(|| format!("replaying {}", path.display()))?;
     Ok((tape, cut))

@@ -101,6 +101,19 @@ impl From<TimerPriorityArg> for mcptape_replay::schedule::TimerPriority {
     }
 }
 
+/// The warning for a transcript whose last line was cut: `T.jsonl: line 17 (2000 bytes from
+/// byte 1834) is cut and was dropped: …` (`serve`, `bench` and `verify`).
+pub fn cut_note(path: &Path, d: &mcptape_transcript::reader::Dropped) -> String {
+    format!(
+        "{}: line {} ({} bytes from byte {}) is cut and was dropped: {}",
+        path.display(),
+        d.line,
+        d.bytes,
+        d.offset,
+        d.reason
+    )
+}
+
 /// Reads a transcript file into a replay tape, with a note when the file was cut
 /// mid-line (the reader dropped its unterminated last line): `line 17 (2000 bytes
 /// from byte 1834) is cut: …`. `serve`, `bench` and `verify` print the note as a warning.
@@ -108,16 +121,7 @@ pub fn load_tape_noting_cut(path: &Path) -> anyhow::Result<(Tape, Option<String>
     let bytes = super::inspect::read_regular_file(path)?;
     let t = mcptape_transcript::reader::read(&bytes)
         .with_context(|| format!("parsing {}", path.display()))?;
-    let cut = t.dropped.as_ref().map(|d| {
-        format!(
-            "{}: line {} ({} bytes from byte {}) is cut and was dropped: {}",
-            path.display(),
-            d.line,
-            d.bytes,
-            d.offset,
-            d.reason
-        )
-    });
+    let cut = t.dropped.as_ref().map(|d| cut_note(path, d));
     let tape =
         Tape::from_transcript(&t).with_context(|| format!("replaying {}", path.display()))?;
     Ok((tape, cut))
