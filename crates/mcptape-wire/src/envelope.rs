@@ -30,13 +30,19 @@
 //!
 //! Only the top-level members are looked at: an `"id"` inside `result`,
 //! inside a string, or inside `error.data` is never taken for the message's id.
+//!
+//! The JSON grammar is the crate's one strict lexer (the private `lex`
+//! module, shared with the fused `resources/read` decoder behind
+//! [`codec`](crate::codec) and [`json::check`](crate::json::check)); this
+//! module adds the envelope rules and names the lexer's errors as
+//! [`JsonErrorKind`]s.
 
 use std::borrow::Cow;
-use std::collections::HashSet;
 use std::ops::Range;
 
 use crate::error::{JsonErrorKind, WireError, WireErrorKind};
 use crate::jsonrpc::{ErrorObject, RequestId};
+use crate::lex::{self, Expected, LexError, LexErrorKind, Lexer};
 use crate::limits::{MAX_MESSAGE_BYTES, MAX_NESTING_DEPTH};
 
 /// What a message is, by its members (JSON-RPC 2.0 §4–§5).
@@ -142,15 +148,17 @@ pub fn scan_envelope(input: &[u8]) -> Result<Envelope, WireError> {
             MAX_MESSAGE_BYTES,
         ));
     }
-    let mut s = Scanner { input, pos: 0 };
-    s.ws();
-    let root = s.pos;
-    if s.peek() != Some(b'{') {
+    let mut lx = Lexer::new(input);
+    lx.ws();
+    let root = lx.pos;
+    if lx.peek() != Some(b'{') {
         // Still strict JSON first: garbage is a parse error, a batch or a
         // scalar is "not an object".
-        s.value(1)?;
-        let value_end = s.pos;
-        s.end()?;
+        let value_end = lx
+            .value(1)
+            .map(|()| lx.pos)
+            .and_then(|end| lx.end().map(|()| end))
+            .map_err(|e| wire_error(input, e))?;
         let empty_batch = input[root] == b'['
             && input[root + 1..value_end - 1]
                 .iter()
@@ -162,8 +170,9 @@ pub fn scan_envelope(input: &[u8]) -> Result<Envelope, WireError> {
         };
         return Err(WireError::new(kind, Some(root)));
     }
-    let top = s.top_object()?;
-    s.end()?;
+    let top = top_object(&mut lx)
+        .and_then(|top| lx.end().map(|()| top))
+        .map_err(|e| wire_error(input, e))?;
     top.into_envelope(input, root)
 }
 
@@ -171,36 +180,44 @@ fn json_err(kind: JsonErrorKind, offset: usize) -> WireError {
     WireError::new(WireErrorKind::Json(kind), Some(offset))
 }
 
-fn syntax(expected: &'static str, offset: usize) -> WireError {
-    json_err(JsonErrorKind::Syntax { expected }, offset)
-}
-
-/// Objects with more keys than this check duplicates with a hash set (a
-/// linear scan below: MCP objects have few keys).
-const LINEAR_KEYS: usize = 16;
-
-/// Duplicate-key detection for one object.
-#[derive(Default)]
-struct Keys<'a> {
-    small: Vec<Cow<'a, [u8]>>,
-    big: Option<HashSet<Cow<'a, [u8]>>>,
-}
-
-impl<'a> Keys<'a> {
-    /// Adds `k`; false if the object already had it.
-    fn insert(&mut self, k: Cow<'a, [u8]>) -> bool {
-        if let Some(set) = &mut self.big {
-            return set.insert(k);
+/// A lexer error of the scan of `input` as this module names it (the RFC
+/// rule; a syntax error says what was expected), at the same offset.
+///
+/// One quirk is kept from this scanner's first, separate lexer: a `\u`
+/// escape with fewer than four bytes left in the input is "more input" at
+/// the input's end even when a byte before the end is not a hex digit (the
+/// lexer, reading digit by digit, reports that digit's escape).
+fn wire_error(input: &[u8], e: LexError) -> WireError {
+    let syntax = |expected| JsonErrorKind::Syntax { expected };
+    let mut offset = e.offset;
+    let kind = match e.kind {
+        LexErrorKind::End => syntax("more input"),
+        LexErrorKind::Unexpected(x) => syntax(match x {
+            Expected::Value => "a value",
+            Expected::Key => "a string key",
+            Expected::Colon => "':'",
+            Expected::CommaOrBrace => "',' or '}'",
+            Expected::CommaOrBracket => "',' or ']'",
+            Expected::EndOfInput => "end of input",
+        }),
+        LexErrorKind::InvalidNumber => syntax("a digit"),
+        LexErrorKind::NumberOutOfRange => JsonErrorKind::NumberOutOfRange,
+        LexErrorKind::ControlCharacter => syntax("no raw control character in a string"),
+        LexErrorKind::InvalidUtf8 => JsonErrorKind::InvalidUtf8,
+        LexErrorKind::InvalidEscape
+            if input.get(e.offset + 1) == Some(&b'u') && input.len() < e.offset + 6 =>
+        {
+            offset = input.len();
+            syntax("more input")
         }
-        if self.small.contains(&k) {
-            return false;
-        }
-        self.small.push(k);
-        if self.small.len() > LINEAR_KEYS {
-            self.big = Some(self.small.drain(..).collect());
-        }
-        true
-    }
+        LexErrorKind::InvalidEscape => syntax("a valid escape"),
+        LexErrorKind::LoneSurrogate { code_unit } => JsonErrorKind::LoneSurrogate { code_unit },
+        LexErrorKind::TooDeep => JsonErrorKind::NestingTooDeep {
+            max: MAX_NESTING_DEPTH,
+        },
+        LexErrorKind::DuplicateKey { key } => JsonErrorKind::DuplicateKey { key },
+    };
+    json_err(kind, offset)
 }
 
 /// The top-level members found (value ranges), before the envelope rules.
@@ -314,409 +331,107 @@ impl Found {
     }
 }
 
-struct Scanner<'a> {
-    input: &'a [u8],
-    pos: usize,
+/// The message root (`{` at the position): its members, every value
+/// validated (lexer errors are JSON errors).
+fn top_object(lx: &mut Lexer<'_>) -> Result<Found, LexError> {
+    let mut f = Found::default();
+    lex::object(lx, 1, |lx, key, _| {
+        let start = lx.pos;
+        let slot = match key {
+            b"jsonrpc" => &mut f.jsonrpc,
+            b"id" => &mut f.id,
+            b"method" => &mut f.method,
+            b"params" => &mut f.params,
+            b"result" => {
+                if lx.peek() == Some(b'{') {
+                    let mut rt = None;
+                    lex::object(lx, 2, |lx, key, _| {
+                        let start = lx.pos;
+                        lx.value(3)?;
+                        if key == b"resultType" && lx.input[start] == b'"' {
+                            rt = Some(start..lx.pos);
+                        }
+                        Ok(())
+                    })?;
+                    f.result_type = rt;
+                } else {
+                    lx.value(2)?;
+                }
+                f.result = Some(start..lx.pos);
+                return Ok(());
+            }
+            b"error" => {
+                f.error_span = Some(if lx.peek() == Some(b'{') {
+                    error_object(lx, start)?
+                } else {
+                    lx.value(2)?;
+                    Err(WireError::new(
+                        WireErrorKind::InvalidErrorObject("not an object"),
+                        Some(start),
+                    ))
+                });
+                f.error = Some(start..lx.pos);
+                return Ok(());
+            }
+            _ => {
+                if f.unknown.is_none() {
+                    f.unknown = Some((String::from_utf8_lossy(key).into_owned(), start));
+                }
+                lx.value(2)?;
+                return Ok(());
+            }
+        };
+        lx.value(2)?;
+        *slot = Some(start..lx.pos);
+        Ok(())
+    })?;
+    Ok(f)
 }
 
-impl<'a> Scanner<'a> {
-    fn peek(&self) -> Option<u8> {
-        self.input.get(self.pos).copied()
-    }
-
-    fn ws(&mut self) {
-        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
-            self.pos += 1;
-        }
-    }
-
-    fn end(&mut self) -> Result<(), WireError> {
-        self.ws();
-        if self.pos != self.input.len() {
-            return Err(syntax("end of input", self.pos));
-        }
-        Ok(())
-    }
-
-    fn unexpected(&self, expected: &'static str) -> WireError {
-        match self.peek() {
-            None => syntax("more input", self.pos),
-            Some(_) => syntax(expected, self.pos),
-        }
-    }
-
-    fn expect(&mut self, b: u8, expected: &'static str) -> Result<(), WireError> {
-        if self.peek() != Some(b) {
-            return Err(self.unexpected(expected));
-        }
-        self.pos += 1;
-        Ok(())
-    }
-
-    /// One member key (`"` at `self.pos`), checked against `keys`, then `:`;
-    /// returns the key (decoded) and its offset.
-    fn key(&mut self, keys: &mut Keys<'a>) -> Result<(Cow<'a, [u8]>, usize), WireError> {
-        if self.peek() != Some(b'"') {
-            return Err(self.unexpected("a string key"));
-        }
-        let at = self.pos;
-        let escaped = self.string()?;
-        let token = &self.input[at..self.pos];
-        let key: Cow<'a, [u8]> = if escaped {
-            // Validated: serde_json cannot fail on it.
-            let s = serde_json::from_slice::<String>(token)
-                .map_err(|_| syntax("a valid escape", at))?;
-            Cow::Owned(s.into_bytes())
-        } else {
-            Cow::Borrowed(&self.input[at + 1..self.pos - 1])
-        };
-        if !keys.insert(key.clone()) {
-            return Err(json_err(
-                JsonErrorKind::DuplicateKey {
-                    key: String::from_utf8_lossy(&key).into_owned(),
-                },
-                at,
-            ));
-        }
-        self.ws();
-        self.expect(b':', "':'")?;
-        self.ws();
-        Ok((key, at))
-    }
-
-    /// Walks an object at `self.pos` (`{`) at `depth`, calling `member` with
-    /// each key and the value's start; `member` must consume the value.
-    fn object_with(
-        &mut self,
-        depth: usize,
-        mut member: impl FnMut(&mut Self, &[u8], usize) -> Result<(), WireError>,
-    ) -> Result<(), WireError> {
-        if depth > MAX_NESTING_DEPTH {
-            return Err(json_err(
-                JsonErrorKind::NestingTooDeep {
-                    max: MAX_NESTING_DEPTH,
-                },
-                self.pos,
-            ));
-        }
-        self.pos += 1;
-        self.ws();
-        if self.peek() == Some(b'}') {
-            self.pos += 1;
-            return Ok(());
-        }
-        let mut keys = Keys::default();
-        loop {
-            self.ws();
-            let (key, _) = self.key(&mut keys)?;
-            let start = self.pos;
-            member(self, &key[..], start)?;
-            self.ws();
-            match self.peek() {
-                Some(b',') => self.pos += 1,
-                Some(b'}') => {
-                    self.pos += 1;
-                    return Ok(());
+/// `error`'s object (`{` at the position, depth 2): the JSON is checked
+/// (outer `Err`), then the shape (inner `Err`).
+fn error_object(lx: &mut Lexer<'_>, at: usize) -> Result<Result<ErrorSpan, WireError>, LexError> {
+    let (mut code, mut message, mut data) = (None, None, None);
+    let mut unknown = None;
+    lex::object(lx, 2, |lx, key, _| {
+        let start = lx.pos;
+        lx.value(3)?;
+        let r = start..lx.pos;
+        match key {
+            b"code" => code = Some(r),
+            b"message" => message = Some(r),
+            b"data" => data = Some(r),
+            _ => {
+                if unknown.is_none() {
+                    unknown = Some((String::from_utf8_lossy(key).into_owned(), start));
                 }
-                _ => return Err(self.unexpected("',' or '}'")),
-            }
-        }
-    }
-
-    /// The message root (`{` at `self.pos`).
-    fn top_object(&mut self) -> Result<Found, WireError> {
-        let mut f = Found::default();
-        self.object_with(1, |s, key, start| {
-            let slot = match key {
-                b"jsonrpc" => &mut f.jsonrpc,
-                b"id" => &mut f.id,
-                b"method" => &mut f.method,
-                b"params" => &mut f.params,
-                b"result" => {
-                    if s.peek() == Some(b'{') {
-                        let mut rt = None;
-                        s.object_with(2, |s, key, start| {
-                            s.value(3)?;
-                            if key == b"resultType" && s.input[start] == b'"' {
-                                rt = Some(start..s.pos);
-                            }
-                            Ok(())
-                        })?;
-                        f.result_type = rt;
-                    } else {
-                        s.value(2)?;
-                    }
-                    f.result = Some(start..s.pos);
-                    return Ok(());
-                }
-                b"error" => {
-                    f.error_span = Some(if s.peek() == Some(b'{') {
-                        s.error_object(start)?
-                    } else {
-                        s.value(2)?;
-                        Err(WireError::new(
-                            WireErrorKind::InvalidErrorObject("not an object"),
-                            Some(start),
-                        ))
-                    });
-                    f.error = Some(start..s.pos);
-                    return Ok(());
-                }
-                _ => {
-                    if f.unknown.is_none() {
-                        f.unknown = Some((String::from_utf8_lossy(key).into_owned(), start));
-                    }
-                    s.value(2)?;
-                    return Ok(());
-                }
-            };
-            s.value(2)?;
-            *slot = Some(start..s.pos);
-            Ok(())
-        })?;
-        Ok(f)
-    }
-
-    /// `error`'s object (`{` at `self.pos`, depth 2): the JSON is checked
-    /// (outer `Err`), then the shape (inner `Err`).
-    fn error_object(&mut self, at: usize) -> Result<Result<ErrorSpan, WireError>, WireError> {
-        let (mut code, mut message, mut data) = (None, None, None);
-        let mut unknown = None;
-        self.object_with(2, |s, key, start| {
-            s.value(3)?;
-            let r = start..s.pos;
-            match key {
-                b"code" => code = Some(r),
-                b"message" => message = Some(r),
-                b"data" => data = Some(r),
-                _ => {
-                    if unknown.is_none() {
-                        unknown = Some((String::from_utf8_lossy(key).into_owned(), start));
-                    }
-                }
-            }
-            Ok(())
-        })?;
-        let bad = |what| {
-            Err(WireError::new(
-                WireErrorKind::InvalidErrorObject(what),
-                Some(at),
-            ))
-        };
-        if let Some((k, off)) = unknown {
-            return Ok(Err(WireError::new(
-                WireErrorKind::UnknownMember(k),
-                Some(off),
-            )));
-        }
-        let Some(code) = code.and_then(|r| integer(&self.input[r])) else {
-            return Ok(bad("code is missing or not an integer"));
-        };
-        let Some(message) = message.filter(|r| self.input[r.start] == b'"') else {
-            return Ok(bad("message is missing or not a string"));
-        };
-        Ok(Ok(ErrorSpan {
-            code,
-            message,
-            data,
-        }))
-    }
-
-    /// Any JSON value at `self.pos`, validated and skipped; containers get `depth`.
-    fn value(&mut self, depth: usize) -> Result<(), WireError> {
-        match self.peek() {
-            Some(b'{') => self.object_with(depth, |s, _, _| s.value(depth + 1)),
-            Some(b'[') => {
-                if depth > MAX_NESTING_DEPTH {
-                    return Err(json_err(
-                        JsonErrorKind::NestingTooDeep {
-                            max: MAX_NESTING_DEPTH,
-                        },
-                        self.pos,
-                    ));
-                }
-                self.pos += 1;
-                self.ws();
-                if self.peek() == Some(b']') {
-                    self.pos += 1;
-                    return Ok(());
-                }
-                loop {
-                    self.ws();
-                    self.value(depth + 1)?;
-                    self.ws();
-                    match self.peek() {
-                        Some(b',') => self.pos += 1,
-                        Some(b']') => {
-                            self.pos += 1;
-                            return Ok(());
-                        }
-                        _ => return Err(self.unexpected("',' or ']'")),
-                    }
-                }
-            }
-            Some(b'"') => self.string().map(drop),
-            Some(b'-' | b'0'..=b'9') => self.number(),
-            Some(b't') => self.literal(b"true"),
-            Some(b'f') => self.literal(b"false"),
-            Some(b'n') => self.literal(b"null"),
-            _ => Err(self.unexpected("a value")),
-        }
-    }
-
-    fn literal(&mut self, lit: &[u8]) -> Result<(), WireError> {
-        for &want in lit {
-            if self.peek() != Some(want) {
-                return Err(self.unexpected("a value"));
-            }
-            self.pos += 1;
-        }
-        Ok(())
-    }
-
-    /// RFC 8259 §6 number; its value must be a finite `f64`.
-    fn number(&mut self) -> Result<(), WireError> {
-        let start = self.pos;
-        let digits = |p: &mut Self| {
-            let s = p.pos;
-            while let Some(b'0'..=b'9') = p.peek() {
-                p.pos += 1;
-            }
-            p.pos - s
-        };
-        if self.peek() == Some(b'-') {
-            self.pos += 1;
-        }
-        match self.peek() {
-            Some(b'0') => self.pos += 1,
-            Some(b'1'..=b'9') => {
-                digits(self);
-            }
-            _ => return Err(syntax("a digit", self.pos)),
-        }
-        let mut plain = true;
-        if self.peek() == Some(b'.') {
-            plain = false;
-            self.pos += 1;
-            if digits(self) == 0 {
-                return Err(syntax("a digit", self.pos));
-            }
-        }
-        if let Some(b'e' | b'E') = self.peek() {
-            plain = false;
-            self.pos += 1;
-            if let Some(b'+' | b'-') = self.peek() {
-                self.pos += 1;
-            }
-            if digits(self) == 0 {
-                return Err(syntax("a digit", self.pos));
-            }
-        }
-        // An integer of up to 308 digits is finite; anything else is parsed.
-        if !plain || self.pos - start > 300 {
-            let finite = std::str::from_utf8(&self.input[start..self.pos])
-                .ok()
-                .and_then(|t| t.parse::<f64>().ok())
-                .is_some_and(f64::is_finite);
-            if !finite {
-                return Err(json_err(JsonErrorKind::NumberOutOfRange, start));
             }
         }
         Ok(())
+    })?;
+    let bad = |what| {
+        Err(WireError::new(
+            WireErrorKind::InvalidErrorObject(what),
+            Some(at),
+        ))
+    };
+    if let Some((k, off)) = unknown {
+        return Ok(Err(WireError::new(
+            WireErrorKind::UnknownMember(k),
+            Some(off),
+        )));
     }
-
-    /// A string at `self.pos` (`"`), validated; returns whether it had an escape.
-    fn string(&mut self) -> Result<bool, WireError> {
-        let mut p = self.pos + 1;
-        let mut escaped = false;
-        loop {
-            let rest = &self.input[p..];
-            let Some(n) = memchr::memchr2(b'"', b'\\', rest) else {
-                check_run(rest, p)?;
-                return Err(syntax("more input", self.input.len()));
-            };
-            check_run(&rest[..n], p)?;
-            p += n;
-            if self.input[p] == b'"' {
-                self.pos = p + 1;
-                return Ok(escaped);
-            }
-            escaped = true;
-            p = self.escape(p)?;
-        }
-    }
-
-    /// One escape at `at` (`\`); returns the offset after it. Errors point at the `\`.
-    fn escape(&self, at: usize) -> Result<usize, WireError> {
-        let Some(&b) = self.input.get(at + 1) else {
-            return Err(syntax("more input", self.input.len()));
-        };
-        match b {
-            b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => Ok(at + 2),
-            b'u' => {
-                let hi = self.hex4(at + 2, at)?;
-                match hi {
-                    0xD800..=0xDBFF => {
-                        let lone = json_err(JsonErrorKind::LoneSurrogate { code_unit: hi }, at);
-                        if self.input.get(at + 6) != Some(&b'\\')
-                            || self.input.get(at + 7) != Some(&b'u')
-                        {
-                            return Err(lone);
-                        }
-                        let lo = self.hex4(at + 8, at + 6)?;
-                        if !(0xDC00..=0xDFFF).contains(&lo) {
-                            return Err(lone);
-                        }
-                        Ok(at + 12)
-                    }
-                    0xDC00..=0xDFFF => {
-                        Err(json_err(JsonErrorKind::LoneSurrogate { code_unit: hi }, at))
-                    }
-                    _ => Ok(at + 6),
-                }
-            }
-            _ => Err(syntax("a valid escape", at)),
-        }
-    }
-
-    /// Four hex digits at `p`; errors point at the escape's `\` (`at`).
-    fn hex4(&self, p: usize, at: usize) -> Result<u16, WireError> {
-        let Some(h) = self.input.get(p..p + 4) else {
-            return Err(syntax("more input", self.input.len()));
-        };
-        let mut v = 0u16;
-        for &b in h {
-            let d = match b {
-                b'0'..=b'9' => b - b'0',
-                b'a'..=b'f' => b - b'a' + 10,
-                b'A'..=b'F' => b - b'A' + 10,
-                _ => return Err(syntax("a valid escape", at)),
-            };
-            v = v * 16 + u16::from(d);
-        }
-        Ok(v)
-    }
-}
-
-/// Checks one run of string bytes (between escapes, at offset `at`): no raw
-/// control byte (RFC 8259 §7), valid UTF-8 (§8.1). One OR-reduction finds
-/// whether any byte is below 0x20 or above 0x7f; only then is it looked at
-/// byte by byte, reporting the first problem.
-fn check_run(run: &[u8], at: usize) -> Result<(), WireError> {
-    let odd = run
-        .iter()
-        .fold(0u8, |a, &c| a | u8::from(c.wrapping_sub(0x20) >= 0x60));
-    if odd == 0 {
-        return Ok(());
-    }
-    let ctl = run.iter().position(|&c| c < 0x20);
-    let utf8 = std::str::from_utf8(run).err().map(|e| e.valid_up_to());
-    match (ctl, utf8) {
-        (Some(c), Some(u)) if u < c => Err(json_err(JsonErrorKind::InvalidUtf8, at + u)),
-        (Some(c), _) => Err(syntax("no raw control character in a string", at + c)),
-        (None, Some(u)) => Err(json_err(JsonErrorKind::InvalidUtf8, at + u)),
-        (None, None) => Ok(()),
-    }
+    let Some(code) = code.and_then(|r| integer(&lx.input[r])) else {
+        return Ok(bad("code is missing or not an integer"));
+    };
+    let Some(message) = message.filter(|r| lx.input[r.start] == b'"') else {
+        return Ok(bad("message is missing or not a string"));
+    };
+    Ok(Ok(ErrorSpan {
+        code,
+        message,
+        data,
+    }))
 }
 
 /// A validated JSON number token as an `i64` id/code: integer form
@@ -941,6 +656,78 @@ mod tests {
         ] {
             let e = scan_envelope(s.as_bytes()).unwrap_err();
             assert_eq!(e.kind(), &WireErrorKind::Json(kind), "{s}");
+            agree(s.as_bytes());
+        }
+    }
+
+    /// Regression (lexer refactor): a `\u` escape cut short with a bad
+    /// digit before the end is "more input" at the end here, as this
+    /// scanner always said; `json::check` (digit by digit) names the escape.
+    #[test]
+    fn truncated_unicode_escape_with_a_bad_digit_is_more_input_at_the_end() {
+        for s in [
+            r#"{"jsonrpc":"2.0","id":"\u1Z"#,
+            r#"{"jsonrpc":"2.0","id":"\ud83d\uZ"#,
+        ] {
+            let e = scan_envelope(s.as_bytes()).unwrap_err();
+            assert_eq!(
+                e.kind(),
+                &WireErrorKind::Json(JsonErrorKind::Syntax {
+                    expected: "more input"
+                }),
+                "{s}"
+            );
+            assert_eq!(e.offset(), Some(s.len()), "{s}");
+            let j = crate::json::check(s.as_bytes()).unwrap_err();
+            assert_eq!(
+                j.kind(),
+                &JsonErrorKind::Syntax {
+                    expected: "a valid escape"
+                }
+            );
+            assert_eq!(j.offset(), s.rfind('\\').unwrap(), "{s}");
+            agree(s.as_bytes());
+        }
+        // With four bytes left, the bad digit is the escape's error.
+        let s = br#"{"jsonrpc":"2.0","id":"\u1Zab","result":{}}"#;
+        let e = scan_envelope(s).unwrap_err();
+        assert_eq!(
+            e.kind(),
+            &WireErrorKind::Json(JsonErrorKind::Syntax {
+                expected: "a valid escape"
+            })
+        );
+        assert_eq!(e.offset(), Some(23));
+    }
+
+    /// Each structural error names what was expected, at the byte found.
+    #[test]
+    fn syntax_errors_name_what_was_expected() {
+        for (s, expected, at) in [
+            (r#"{"jsonrpc" "2.0"}"#, "':'", 11),
+            (r#"{"jsonrpc":"2.0" "id":1}"#, "',' or '}'", 17),
+            (r#"{"jsonrpc":"2.0",}"#, "a string key", 17),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"result":[1 2]}"#,
+                "',' or ']'",
+                36,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"result":{}} x"#,
+                "end of input",
+                37,
+            ),
+            (r#"{"jsonrpc":"2.0","id":-x}"#, "a digit", 23),
+            (r#"{"jsonrpc":"2.0","id":nul}"#, "a value", 25),
+            (r#"{"jsonrpc":"2.0","id":1,"result":{"#, "more input", 34),
+        ] {
+            let e = scan_envelope(s.as_bytes()).unwrap_err();
+            assert_eq!(
+                e.kind(),
+                &WireErrorKind::Json(JsonErrorKind::Syntax { expected }),
+                "{s}"
+            );
+            assert_eq!(e.offset(), Some(at), "{s}");
             agree(s.as_bytes());
         }
     }

@@ -24,6 +24,7 @@ pub mod envelope;
 pub mod error;
 pub mod json;
 pub mod jsonrpc;
+pub(crate) mod lex;
 pub mod limits;
 pub mod media;
 pub mod protocol;

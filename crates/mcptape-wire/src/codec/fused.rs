@@ -4,34 +4,20 @@
 //! blob arena. The base64 alphabet has no `"` or `\`, so the kernel runs over
 //! the rest of the input and stops in front of the closing quote by itself.
 //!
+//! The JSON grammar (strings, escapes, numbers, literals, duplicate keys,
+//! depth) is the crate's one lexer, [`crate::lex`]; this module adds the
+//! schema and the blob decoding, and names the lexer's errors as
+//! [`CodecErrorKind`]s.
+//!
 //! This is also the reference scan: every path's error comes from here.
 
 use super::base64::{DECODE_TABLE, first_error};
 use super::kernel::{Kernel, decode_prefix};
 use super::{
-    Body, CodecError, CodecErrorKind, DecodedReadResult, EntrySpan, JsonType, MAX_NESTING_DEPTH,
-    Member, ScannedEntry,
+    Body, CodecError, CodecErrorKind, DecodedReadResult, EntrySpan, JsonType, Member, ScannedEntry,
 };
-use std::borrow::Cow;
-use std::collections::HashSet;
+use crate::lex::{self, Expected, Host, LexError, LexErrorKind, Lexer, Sink, StringSink, VecSink};
 use std::ops::Range;
-
-/// Byte classes for string scanning: 1 = stops a plain run (`"`, `\`, < 0x20).
-const STRING_STOP: [bool; 256] = {
-    let mut t = [false; 256];
-    let mut i = 0;
-    while i < 0x20 {
-        t[i] = true;
-        i += 1;
-    }
-    t[b'"' as usize] = true;
-    t[b'\\' as usize] = true;
-    t
-};
-
-/// Objects with more keys than this switch duplicate detection from a linear
-/// scan to a hash set (keeps hostile inputs with many keys linear).
-const LINEAR_KEY_SCAN: usize = 16;
 
 /// Parses `input`; on success `out` holds the entries, on error `out` is empty.
 pub(super) fn parse(
@@ -40,18 +26,7 @@ pub(super) fn parse(
     out: &mut DecodedReadResult,
 ) -> Result<(), CodecError> {
     out.clear();
-    let mut p = Parser {
-        input,
-        pos: 0,
-        kernel,
-        out,
-        entry: None,
-        keys: Vec::new(),
-        key_spans: Vec::new(),
-        scratch: Vec::new(),
-        scratch_map: Vec::new(),
-        sbuf: Vec::new(),
-    };
+    let mut p = Parser::new(input, kernel, out);
     let r = p.response();
     if r.is_err() {
         p.out.clear();
@@ -62,26 +37,11 @@ pub(super) fn parse(
 /// Validates any strict JSON value (the generic grammar, no schema): the one
 /// scanner behind [`crate::json::check`]. Errors as the decoder reports them.
 pub(crate) fn check_json(input: &[u8]) -> Result<(), CodecError> {
-    let mut arena = DecodedReadResult::default();
-    let mut p = Parser {
-        input,
-        pos: 0,
-        kernel: Kernel::Scalar,
-        out: &mut arena,
-        entry: None,
-        keys: Vec::new(),
-        key_spans: Vec::new(),
-        scratch: Vec::new(),
-        scratch_map: Vec::new(),
-        sbuf: Vec::new(),
-    };
-    p.ws();
-    p.value(1)?;
-    p.ws();
-    if p.pos != input.len() {
-        return Err(p.err(CodecErrorKind::TrailingCharacters, p.pos));
-    }
-    Ok(())
+    let mut lx = Lexer::new(input);
+    lx.ws();
+    lx.value(1)
+        .and_then(|()| lx.end())
+        .map_err(|e| codec_error(input, e, None))
 }
 
 /// Nesting depth of a `contents` entry in a single response
@@ -116,29 +76,16 @@ pub(super) type FoundContents<'a> = (Range<usize>, Vec<ScannedEntry<'a>>);
 /// See [`super::scan_message`].
 pub(super) fn scan_message(input: &[u8]) -> Result<Option<FoundContents<'_>>, CodecError> {
     let mut arena = DecodedReadResult::default();
-    let mut p = Parser {
-        input,
-        pos: 0,
-        kernel: Kernel::Scalar,
-        out: &mut arena,
-        entry: None,
-        keys: Vec::new(),
-        key_spans: Vec::new(),
-        scratch: Vec::new(),
-        scratch_map: Vec::new(),
-        sbuf: Vec::new(),
-    };
+    let mut p = Parser::new(input, Kernel::Scalar, &mut arena);
     let mut found = None;
-    p.ws();
-    if p.peek() == Some(b'{') {
+    p.lx.ws();
+    if p.lx.peek() == Some(b'{') {
         p.message_object(false, 1, &mut found)?;
     } else {
-        p.value(1)?;
+        p.skip(1)?;
     }
-    p.ws();
-    if p.pos != input.len() {
-        return Err(p.err(CodecErrorKind::TrailingCharacters, p.pos));
-    }
+    let r = p.lx.end();
+    p.lex(r)?;
     Ok(found)
 }
 
@@ -149,105 +96,61 @@ fn contents_array<'a>(
     out: &mut Vec<ScannedEntry<'a>>,
 ) -> Result<usize, CodecError> {
     let mut arena = DecodedReadResult::default();
-    let mut p = Parser {
-        input,
-        pos: 0,
-        kernel: Kernel::Scalar,
-        out: &mut arena,
-        entry: None,
-        keys: Vec::new(),
-        key_spans: Vec::new(),
-        scratch: Vec::new(),
-        scratch_map: Vec::new(),
-        sbuf: Vec::new(),
-    };
-    p.ws();
-    if p.peek() != Some(b'[') {
+    let mut p = Parser::new(input, Kernel::Scalar, &mut arena);
+    p.lx.ws();
+    if p.lx.peek() != Some(b'[') {
         return Err(p.wrong_type("contents", "an array"));
     }
-    p.pos += 1;
-    p.ws();
-    if p.peek() == Some(b']') {
-        p.pos += 1;
-    } else {
-        loop {
-            p.ws();
-            p.entry = Some(out.len());
-            let e = p.scan_entry(out.len())?;
-            out.push(e);
-            p.entry = None;
-            p.ws();
-            match p.peek() {
-                Some(b',') => p.pos += 1,
-                Some(b']') => {
-                    p.pos += 1;
-                    break;
-                }
-                _ => return Err(p.unexpected()),
-            }
-        }
+    lex::array(&mut p, ENTRY_DEPTH - 1, |p| {
+        p.entry = Some(out.len());
+        let e = p.scan_entry(out.len())?;
+        out.push(e);
+        p.entry = None;
+        Ok(())
+    })?;
+    Ok(p.lx.pos)
+}
+
+/// A lexer error as the codec names it (same offset), in contents entry `entry`.
+fn codec_error(input: &[u8], e: LexError, entry: Option<usize>) -> CodecError {
+    let kind = match e.kind {
+        LexErrorKind::End => CodecErrorKind::UnexpectedEnd,
+        LexErrorKind::Unexpected(Expected::EndOfInput) => CodecErrorKind::TrailingCharacters,
+        LexErrorKind::Unexpected(_) => CodecErrorKind::UnexpectedByte {
+            byte: input.get(e.offset).copied().unwrap_or(0),
+        },
+        LexErrorKind::InvalidNumber => CodecErrorKind::InvalidNumber,
+        LexErrorKind::NumberOutOfRange => CodecErrorKind::NumberOutOfRange,
+        LexErrorKind::ControlCharacter => CodecErrorKind::ControlCharacterInString,
+        LexErrorKind::InvalidUtf8 => CodecErrorKind::InvalidUtf8,
+        LexErrorKind::InvalidEscape => CodecErrorKind::InvalidEscape,
+        LexErrorKind::LoneSurrogate { .. } => CodecErrorKind::LoneSurrogate,
+        LexErrorKind::TooDeep => CodecErrorKind::TooDeep,
+        LexErrorKind::DuplicateKey { key } => CodecErrorKind::DuplicateKey { key },
+    };
+    CodecError {
+        kind,
+        offset: e.offset,
+        entry,
     }
-    Ok(p.pos)
 }
 
 struct Parser<'a, 'o> {
-    input: &'a [u8],
-    pos: usize,
+    lx: Lexer<'a>,
     kernel: Kernel,
     out: &'o mut DecodedReadResult,
     entry: Option<usize>,
-    /// Unescaped keys of the objects being parsed (a stack).
-    keys: Vec<u8>,
-    key_spans: Vec<Range<usize>>,
     scratch: Vec<u8>,
     scratch_map: Vec<usize>,
-    /// Unescaped string bytes on the fast path.
-    sbuf: Vec<u8>,
 }
 
-/// Where string bytes go.
-trait Sink {
-    /// A plain (already UTF-8 checked) run starting at input offset `at`.
-    fn run(&mut self, s: &str, at: usize);
-    /// One unescaped character from the escape at input offset `at`.
-    fn ch(&mut self, c: char, at: usize);
-    /// `true` when the sink needs per-byte input offsets (slow path only).
-    fn wants_positions(&self) -> bool {
-        false
+impl<'a> Host<'a> for Parser<'a, '_> {
+    type Error = CodecError;
+    fn lexer(&mut self) -> &mut Lexer<'a> {
+        &mut self.lx
     }
-    /// `false` when the sink drops the bytes (validation only: no copy).
-    fn wants_bytes(&self) -> bool {
-        true
-    }
-}
-
-struct NullSink;
-impl Sink for NullSink {
-    fn run(&mut self, _: &str, _: usize) {}
-    fn ch(&mut self, _: char, _: usize) {}
-    fn wants_bytes(&self) -> bool {
-        false
-    }
-}
-
-struct VecSink<'v>(&'v mut Vec<u8>);
-impl Sink for VecSink<'_> {
-    fn run(&mut self, s: &str, _: usize) {
-        self.0.extend_from_slice(s.as_bytes());
-    }
-    fn ch(&mut self, c: char, _: usize) {
-        let mut b = [0u8; 4];
-        self.0.extend_from_slice(c.encode_utf8(&mut b).as_bytes());
-    }
-}
-
-struct StringSink<'v>(&'v mut String);
-impl Sink for StringSink<'_> {
-    fn run(&mut self, s: &str, _: usize) {
-        self.0.push_str(s);
-    }
-    fn ch(&mut self, c: char, _: usize) {
-        self.0.push(c);
+    fn lex_error(&self, e: LexError) -> CodecError {
+        codec_error(self.lx.input, e, self.entry)
     }
 }
 
@@ -290,7 +193,19 @@ enum Level {
     Top,
     Result,
     Entry,
-    Other,
+}
+
+impl<'a, 'o> Parser<'a, 'o> {
+    fn new(input: &'a [u8], kernel: Kernel, out: &'o mut DecodedReadResult) -> Self {
+        Parser {
+            lx: Lexer::new(input),
+            kernel,
+            out,
+            entry: None,
+            scratch: Vec::new(),
+            scratch_map: Vec::new(),
+        }
+    }
 }
 
 impl<'a> Parser<'a, '_> {
@@ -302,163 +217,123 @@ impl<'a> Parser<'a, '_> {
         }
     }
 
+    /// A lexer result with its error named as the codec names it.
+    fn lex<T>(&self, r: Result<T, LexError>) -> Result<T, CodecError> {
+        r.map_err(|e| self.lex_error(e))
+    }
+
     fn peek(&self) -> Option<u8> {
-        self.input.get(self.pos).copied()
+        self.lx.peek()
     }
 
-    fn ws(&mut self) {
-        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
-            self.pos += 1;
-        }
-    }
-
-    /// Error for "found something else than expected" at the current position.
-    fn unexpected(&self) -> CodecError {
-        match self.peek() {
-            None => self.err(CodecErrorKind::UnexpectedEnd, self.pos),
-            Some(byte) => self.err(CodecErrorKind::UnexpectedByte { byte }, self.pos),
-        }
+    /// Any JSON value, validated and skipped; containers get `depth`.
+    fn skip(&mut self, depth: usize) -> Result<(), CodecError> {
+        let r = self.lx.value(depth);
+        self.lex(r)
     }
 
     fn wrong_type(&self, field: &'static str, expected: &'static str) -> CodecError {
         match self.peek() {
-            None => self.err(CodecErrorKind::UnexpectedEnd, self.pos),
-            Some(_) => self.err(CodecErrorKind::WrongType { field, expected }, self.pos),
+            None => self.err(CodecErrorKind::UnexpectedEnd, self.lx.pos),
+            Some(_) => self.err(CodecErrorKind::WrongType { field, expected }, self.lx.pos),
         }
     }
 
     fn response(&mut self) -> Result<(), CodecError> {
-        self.ws();
+        self.lx.ws();
         if self.peek() != Some(b'{') {
             return Err(self.wrong_type("response", "an object"));
         }
         self.object(Level::Top, 1)?;
-        self.ws();
-        if self.pos != self.input.len() {
-            return Err(self.err(CodecErrorKind::TrailingCharacters, self.pos));
-        }
-        Ok(())
+        let r = self.lx.end();
+        self.lex(r)
     }
 
-    /// Parses an object at `self.pos` (`{`), dispatching known keys by `level`.
+    /// Parses a schema object at the position (`{`), dispatching known keys
+    /// by `level`; every other member is validated and skipped.
     fn object(&mut self, level: Level, depth: usize) -> Result<(), CodecError> {
-        if depth > MAX_NESTING_DEPTH {
-            return Err(self.err(CodecErrorKind::TooDeep, self.pos));
-        }
-        self.pos += 1;
-        let keys_base = self.keys.len();
-        let spans_base = self.key_spans.len();
-        let mut big: Option<HashSet<Vec<u8>>> = None;
         // Schema state.
         let (mut seen_a, mut seen_b, mut seen_c) = (false, false, false);
         let mut uri: Option<Range<usize>> = None;
         let mut mime: Option<Range<usize>> = None;
         let mut body: Option<Body> = None;
-
-        self.ws();
-        if self.peek() == Some(b'}') {
-            self.pos += 1;
-        } else {
-            loop {
-                self.ws();
-                let (key_at, key) = self.object_key(spans_base, &mut big)?;
-                // Value.
-                let field = match (level, &self.keys[key]) {
-                    (Level::Top, b"jsonrpc") => Field::JsonRpc,
-                    (Level::Top, b"id") => Field::Id,
-                    (Level::Top, b"result") => Field::Result,
-                    (Level::Result, b"contents") => Field::Contents,
-                    (Level::Entry, b"uri") => Field::Uri,
-                    (Level::Entry, b"mimeType") => Field::MimeType,
-                    (Level::Entry, b"text") => Field::Text,
-                    (Level::Entry, b"blob") => Field::Blob,
-                    _ => Field::Other,
-                };
-                match field {
-                    Field::JsonRpc => {
-                        seen_a = true;
-                        if self.peek() != Some(b'"') {
-                            return Err(self.wrong_type("jsonrpc", "a string"));
-                        }
-                        let at = self.pos;
-                        let mut v = std::mem::take(&mut self.scratch);
-                        v.clear();
-                        let r = self.string(&mut VecSink(&mut v));
-                        let ok = v == b"2.0";
-                        self.scratch = v;
-                        r?;
-                        if !ok {
-                            return Err(self.err(CodecErrorKind::WrongJsonRpcVersion, at));
-                        }
+        lex::object(self, depth, |p, key, key_at| {
+            let field = match (level, key) {
+                (Level::Top, b"jsonrpc") => Field::JsonRpc,
+                (Level::Top, b"id") => Field::Id,
+                (Level::Top, b"result") => Field::Result,
+                (Level::Result, b"contents") => Field::Contents,
+                (Level::Entry, b"uri") => Field::Uri,
+                (Level::Entry, b"mimeType") => Field::MimeType,
+                (Level::Entry, b"text") => Field::Text,
+                (Level::Entry, b"blob") => Field::Blob,
+                _ => Field::Other,
+            };
+            match field {
+                Field::JsonRpc => {
+                    seen_a = true;
+                    if p.peek() != Some(b'"') {
+                        return Err(p.wrong_type("jsonrpc", "a string"));
                     }
-                    Field::Id => {
-                        seen_b = true;
-                        match self.peek() {
-                            Some(b'"') => self.string(&mut NullSink)?,
-                            Some(b'-' | b'0'..=b'9') => self.number()?,
-                            _ => return Err(self.wrong_type("id", "a string or a number")),
-                        }
+                    let at = p.lx.pos;
+                    let mut v = std::mem::take(&mut p.scratch);
+                    v.clear();
+                    let r = p.lx.string_into(&mut VecSink(&mut v));
+                    let ok = v == b"2.0";
+                    p.scratch = v;
+                    p.lex(r)?;
+                    if !ok {
+                        return Err(p.err(CodecErrorKind::WrongJsonRpcVersion, at));
                     }
-                    Field::Result => {
-                        seen_c = true;
-                        if self.peek() != Some(b'{') {
-                            return Err(self.wrong_type("result", "an object"));
-                        }
-                        self.object(Level::Result, depth + 1)?;
-                    }
-                    Field::Contents => {
-                        seen_a = true;
-                        if self.peek() != Some(b'[') {
-                            return Err(self.wrong_type("contents", "an array"));
-                        }
-                        self.contents(depth + 1)?;
-                    }
-                    Field::Uri => {
-                        if self.peek() != Some(b'"') {
-                            return Err(self.wrong_type("uri", "a string"));
-                        }
-                        uri = Some(self.arena_string()?);
-                    }
-                    Field::MimeType => {
-                        if self.peek() != Some(b'"') {
-                            return Err(self.wrong_type("mimeType", "a string"));
-                        }
-                        mime = Some(self.arena_string()?);
-                    }
-                    Field::Text => {
-                        if body.is_some() {
-                            return Err(self.err(CodecErrorKind::BothTextAndBlob, key_at));
-                        }
-                        if self.peek() != Some(b'"') {
-                            return Err(self.wrong_type("text", "a string"));
-                        }
-                        body = Some(Body::Text(self.arena_string()?));
-                    }
-                    Field::Blob => {
-                        if body.is_some() {
-                            return Err(self.err(CodecErrorKind::BothTextAndBlob, key_at));
-                        }
-                        if self.peek() != Some(b'"') {
-                            return Err(self.wrong_type("blob", "a string"));
-                        }
-                        body = Some(Body::Blob(self.blob()?));
-                    }
-                    Field::Other => self.value(depth + 1)?,
                 }
-                self.ws();
-                match self.peek() {
-                    Some(b',') => self.pos += 1,
-                    Some(b'}') => {
-                        self.pos += 1;
-                        break;
-                    }
-                    _ => return Err(self.unexpected()),
+                Field::Id => {
+                    seen_b = true;
+                    let r = match p.peek() {
+                        Some(b'"') => p.lx.string().map(drop),
+                        Some(b'-' | b'0'..=b'9') => p.lx.number(),
+                        _ => return Err(p.wrong_type("id", "a string or a number")),
+                    };
+                    p.lex(r)?;
                 }
+                Field::Result => {
+                    seen_c = true;
+                    if p.peek() != Some(b'{') {
+                        return Err(p.wrong_type("result", "an object"));
+                    }
+                    p.object(Level::Result, depth + 1)?;
+                }
+                Field::Contents => {
+                    seen_a = true;
+                    if p.peek() != Some(b'[') {
+                        return Err(p.wrong_type("contents", "an array"));
+                    }
+                    p.contents(depth + 1)?;
+                }
+                Field::Uri | Field::MimeType | Field::Text | Field::Blob => {
+                    let (name, is_body) = match field {
+                        Field::Uri => ("uri", false),
+                        Field::MimeType => ("mimeType", false),
+                        Field::Text => ("text", true),
+                        _ => ("blob", true),
+                    };
+                    if is_body && body.is_some() {
+                        return Err(p.err(CodecErrorKind::BothTextAndBlob, key_at));
+                    }
+                    if p.peek() != Some(b'"') {
+                        return Err(p.wrong_type(name, "a string"));
+                    }
+                    match field {
+                        Field::Uri => uri = Some(p.arena_string()?),
+                        Field::MimeType => mime = Some(p.arena_string()?),
+                        Field::Text => body = Some(Body::Text(p.arena_string()?)),
+                        _ => body = Some(Body::Blob(p.blob()?)),
+                    }
+                }
+                Field::Other => p.skip(depth + 1)?,
             }
-        }
-        self.keys.truncate(keys_base);
-        self.key_spans.truncate(spans_base);
-        let close = self.pos - 1;
+            Ok(())
+        })?;
+        let close = self.lx.pos - 1;
         let missing = |field| CodecErrorKind::MissingField { field };
         match level {
             Level::Top => {
@@ -486,125 +361,45 @@ impl<'a> Parser<'a, '_> {
                     body,
                 });
             }
-            Level::Other => {}
         }
         Ok(())
     }
 
-    /// One member key at `self.pos` (its `"`), unescaped onto the key stack,
-    /// checked against the other keys of the object whose spans start at
-    /// `spans_base` (a linear scan, then a hash set past [`LINEAR_KEY_SCAN`]
-    /// keys), followed by `:`. Returns the key's offset and its range in
-    /// `self.keys`. Errors: [`CodecErrorKind::DuplicateKey`] at the second
-    /// key's `"`, or the string/syntax error.
-    fn object_key(
-        &mut self,
-        spans_base: usize,
-        big: &mut Option<HashSet<Vec<u8>>>,
-    ) -> Result<(usize, Range<usize>), CodecError> {
-        if self.peek() != Some(b'"') {
-            return Err(self.unexpected());
-        }
-        let key_at = self.pos;
-        let kstart = self.keys.len();
-        let mut keys = std::mem::take(&mut self.keys);
-        let r = self.string(&mut VecSink(&mut keys));
-        self.keys = keys;
-        r?;
-        let key = kstart..self.keys.len();
-        let n_keys = self.key_spans.len() - spans_base;
-        let dup = if let Some(set) = big {
-            !set.insert(self.keys[key.clone()].to_vec())
-        } else {
-            let k = &self.keys[key.clone()];
-            let d = self.key_spans[spans_base..]
-                .iter()
-                .any(|s| &self.keys[s.clone()] == k);
-            if !d && n_keys + 1 > LINEAR_KEY_SCAN {
-                let mut set: HashSet<Vec<u8>> = self.key_spans[spans_base..]
-                    .iter()
-                    .map(|s| self.keys[s.clone()].to_vec())
-                    .collect();
-                set.insert(k.to_vec());
-                *big = Some(set);
-            }
-            d
-        };
-        if dup {
-            let key = String::from_utf8_lossy(&self.keys[key]).into_owned();
-            return Err(self.err(CodecErrorKind::DuplicateKey { key }, key_at));
-        }
-        self.key_spans.push(key.clone());
-        self.ws();
-        if self.peek() != Some(b':') {
-            return Err(self.unexpected());
-        }
-        self.pos += 1;
-        self.ws();
-        Ok((key_at, key))
-    }
-
-    /// An object of [`scan_message`] at `self.pos` (`{`): the message root
+    /// An object of [`scan_message`] at the position (`{`): the message root
     /// (`in_result` false) or its `result` (true). A `result` object member of
     /// the root is entered; a `contents` array member of `result` is scanned by
     /// [`contents_array`] into `found`; every other member is validated and
-    /// skipped ([`Self::value`]), with the same key and depth rules.
+    /// skipped, with the same key and depth rules.
     fn message_object(
         &mut self,
         in_result: bool,
         depth: usize,
         found: &mut Option<FoundContents<'a>>,
     ) -> Result<(), CodecError> {
-        if depth > MAX_NESTING_DEPTH {
-            return Err(self.err(CodecErrorKind::TooDeep, self.pos));
-        }
-        self.pos += 1;
-        let keys_base = self.keys.len();
-        let spans_base = self.key_spans.len();
-        let mut big: Option<HashSet<Vec<u8>>> = None;
-        self.ws();
-        if self.peek() == Some(b'}') {
-            self.pos += 1;
-            return Ok(());
-        }
-        loop {
-            self.ws();
-            let (_, key) = self.object_key(spans_base, &mut big)?;
-            let k = &self.keys[key];
-            if !in_result && k == b"result" && self.peek() == Some(b'{') {
-                self.message_object(true, depth + 1, found)?;
-            } else if in_result && k == b"contents" && self.peek() == Some(b'[') {
-                let start = self.pos;
-                let input: &'a [u8] = self.input;
+        lex::object(self, depth, |p, k, _| {
+            if !in_result && k == b"result" && p.peek() == Some(b'{') {
+                p.message_object(true, depth + 1, found)
+            } else if in_result && k == b"contents" && p.peek() == Some(b'[') {
+                let start = p.lx.pos;
+                let input: &'a [u8] = p.lx.input;
                 let mut entries = Vec::new();
                 let end = contents_array(&input[start..], &mut entries).map_err(|mut e| {
                     e.offset += start;
                     e
                 })?;
-                self.pos = start + end;
-                *found = Some((start..self.pos, entries));
+                p.lx.pos = start + end;
+                *found = Some((start..p.lx.pos, entries));
+                Ok(())
             } else {
-                self.value(depth + 1)?;
+                p.skip(depth + 1)
             }
-            self.ws();
-            match self.peek() {
-                Some(b',') => self.pos += 1,
-                Some(b'}') => {
-                    self.pos += 1;
-                    break;
-                }
-                _ => return Err(self.unexpected()),
-            }
-        }
-        self.keys.truncate(keys_base);
-        self.key_spans.truncate(spans_base);
-        Ok(())
+        })
     }
 
     /// One `contents` entry for [`scan_contents`]: members recorded, rule
     /// violations left to [`ScannedEntry::issues`], JSON errors returned.
     fn scan_entry(&mut self, index: usize) -> Result<ScannedEntry<'a>, CodecError> {
-        let offset = self.pos;
+        let offset = self.lx.pos;
         let mut e = ScannedEntry {
             index,
             offset,
@@ -619,25 +414,11 @@ impl<'a> Parser<'a, '_> {
             blob_check: None,
         };
         if self.peek() != Some(b'{') {
-            self.value(ENTRY_DEPTH)?;
+            self.skip(ENTRY_DEPTH)?;
             return Ok(e);
         }
-        if ENTRY_DEPTH > MAX_NESTING_DEPTH {
-            return Err(self.err(CodecErrorKind::TooDeep, self.pos));
-        }
-        self.pos += 1;
-        let keys_base = self.keys.len();
-        let spans_base = self.key_spans.len();
-        let mut big: Option<HashSet<Vec<u8>>> = None;
-        self.ws();
-        if self.peek() == Some(b'}') {
-            self.pos += 1;
-            return Ok(e);
-        }
-        loop {
-            self.ws();
-            let (_, key) = self.object_key(spans_base, &mut big)?;
-            let slot = match &self.keys[key] {
+        lex::object(self, ENTRY_DEPTH, |p, key, _| {
+            let slot = match key {
                 b"uri" => Some(&mut e.uri),
                 b"mimeType" => Some(&mut e.mime_type),
                 b"text" => Some(&mut e.text),
@@ -645,21 +426,11 @@ impl<'a> Parser<'a, '_> {
                 _ => None,
             };
             match slot {
-                Some(slot) => *slot = self.scan_member()?,
-                None => self.value(ENTRY_DEPTH + 1)?,
+                Some(slot) => *slot = p.scan_member()?,
+                None => p.skip(ENTRY_DEPTH + 1)?,
             }
-            self.ws();
-            match self.peek() {
-                Some(b',') => self.pos += 1,
-                Some(b'}') => {
-                    self.pos += 1;
-                    break;
-                }
-                _ => return Err(self.unexpected()),
-            }
-        }
-        self.keys.truncate(keys_base);
-        self.key_spans.truncate(spans_base);
+            Ok(())
+        })?;
         if let Member::Str { offset, value } = &e.blob {
             e.blob_check = Some(self.check_blob(*offset, value));
         }
@@ -669,35 +440,18 @@ impl<'a> Parser<'a, '_> {
     /// A member value: a string (borrowed when it has no escape) or any other
     /// value, validated and skipped.
     fn scan_member(&mut self) -> Result<Member<'a>, CodecError> {
-        let offset = self.pos;
+        let offset = self.lx.pos;
         if self.peek() != Some(b'"') {
             let found = self
                 .peek()
                 .and_then(JsonType::of_first_byte)
                 .unwrap_or(JsonType::Null);
-            self.value(ENTRY_DEPTH + 1)?;
+            self.skip(ENTRY_DEPTH + 1)?;
             return Ok(Member::Other { offset, found });
         }
-        let start = offset + 1;
-        let input: &'a [u8] = self.input;
-        let rest = &input[start..];
-        if let Some(n) = memchr::memchr2(b'"', b'\\', rest)
-            && rest[n] == b'"'
-            && !rest[..n].iter().fold(false, |acc, &c| acc | (c < 0x20))
-            && let Ok(s) = std::str::from_utf8(&rest[..n])
-        {
-            self.pos = start + n + 1;
-            return Ok(Member::Str {
-                offset,
-                value: Cow::Borrowed(s),
-            });
-        }
-        let mut v = String::new();
-        self.string(&mut StringSink(&mut v))?;
-        Ok(Member::Str {
-            offset,
-            value: Cow::Owned(v),
-        })
+        let r = self.lx.string_cow();
+        let value = self.lex(r)?;
+        Ok(Member::Str { offset, value })
     }
 
     /// In-place strict base64 check of a scanned `blob` whose `"` is at `offset`.
@@ -718,8 +472,8 @@ impl<'a> Parser<'a, '_> {
                     ref e => e.offset(),
                 };
                 // Inside the raw string (escapes count as their backslash).
-                let raw_end = self.pos.saturating_sub(1);
-                let raw = std::str::from_utf8(&self.input[offset + 1..raw_end]).unwrap_or("");
+                let raw_end = self.lx.pos.saturating_sub(1);
+                let raw = std::str::from_utf8(&self.lx.input[offset + 1..raw_end]).unwrap_or("");
                 let at = if raw.len() == value.len() {
                     offset + 1 + rel
                 } else {
@@ -730,331 +484,35 @@ impl<'a> Parser<'a, '_> {
         }
     }
 
+    /// The `contents` array at the position (`[`, at nesting `depth`): each
+    /// entry parsed as an [`Level::Entry`] object into the arena.
     fn contents(&mut self, depth: usize) -> Result<(), CodecError> {
-        if depth > MAX_NESTING_DEPTH {
-            return Err(self.err(CodecErrorKind::TooDeep, self.pos));
-        }
-        self.pos += 1;
-        self.ws();
-        if self.peek() == Some(b']') {
-            self.pos += 1;
-            return Ok(());
-        }
-        loop {
-            self.ws();
-            self.entry = Some(self.out.entries.len());
-            if self.peek() != Some(b'{') {
-                return Err(self.wrong_type("contents[]", "an object"));
+        lex::array(self, depth, |p| {
+            p.entry = Some(p.out.entries.len());
+            if p.peek() != Some(b'{') {
+                return Err(p.wrong_type("contents[]", "an object"));
             }
-            self.object(Level::Entry, depth + 1)?;
-            self.entry = None;
-            self.ws();
-            match self.peek() {
-                Some(b',') => self.pos += 1,
-                Some(b']') => {
-                    self.pos += 1;
-                    return Ok(());
-                }
-                _ => return Err(self.unexpected()),
-            }
-        }
-    }
-
-    /// Any JSON value, validated and skipped; containers get `depth`.
-    fn value(&mut self, depth: usize) -> Result<(), CodecError> {
-        match self.peek() {
-            Some(b'{') => self.object(Level::Other, depth),
-            Some(b'[') => {
-                if depth > MAX_NESTING_DEPTH {
-                    return Err(self.err(CodecErrorKind::TooDeep, self.pos));
-                }
-                self.pos += 1;
-                self.ws();
-                if self.peek() == Some(b']') {
-                    self.pos += 1;
-                    return Ok(());
-                }
-                loop {
-                    self.ws();
-                    self.value(depth + 1)?;
-                    self.ws();
-                    match self.peek() {
-                        Some(b',') => self.pos += 1,
-                        Some(b']') => {
-                            self.pos += 1;
-                            return Ok(());
-                        }
-                        _ => return Err(self.unexpected()),
-                    }
-                }
-            }
-            Some(b'"') => self.string(&mut NullSink),
-            Some(b'-' | b'0'..=b'9') => self.number(),
-            Some(b't') => self.literal(b"true"),
-            Some(b'f') => self.literal(b"false"),
-            Some(b'n') => self.literal(b"null"),
-            _ => Err(self.unexpected()),
-        }
-    }
-
-    fn literal(&mut self, lit: &[u8]) -> Result<(), CodecError> {
-        for &want in lit {
-            if self.peek() != Some(want) {
-                return Err(self.unexpected());
-            }
-            self.pos += 1;
-        }
-        Ok(())
-    }
-
-    /// RFC 8259 §6 number; its value must be a finite `f64`.
-    fn number(&mut self) -> Result<(), CodecError> {
-        let start = self.pos;
-        let digits = |p: &mut Self| {
-            let s = p.pos;
-            while let Some(b'0'..=b'9') = p.peek() {
-                p.pos += 1;
-            }
-            p.pos - s
-        };
-        if self.peek() == Some(b'-') {
-            self.pos += 1;
-        }
-        match self.peek() {
-            Some(b'0') => self.pos += 1,
-            Some(b'1'..=b'9') => {
-                digits(self);
-            }
-            _ => return Err(self.err(CodecErrorKind::InvalidNumber, self.pos)),
-        }
-        if self.peek() == Some(b'.') {
-            self.pos += 1;
-            if digits(self) == 0 {
-                return Err(self.err(CodecErrorKind::InvalidNumber, self.pos));
-            }
-        }
-        if let Some(b'e' | b'E') = self.peek() {
-            self.pos += 1;
-            if let Some(b'+' | b'-') = self.peek() {
-                self.pos += 1;
-            }
-            if digits(self) == 0 {
-                return Err(self.err(CodecErrorKind::InvalidNumber, self.pos));
-            }
-        }
-        let text = &self.input[start..self.pos];
-        let finite = std::str::from_utf8(text)
-            .ok()
-            .and_then(|t| t.parse::<f64>().ok())
-            .is_some_and(f64::is_finite);
-        if !finite {
-            return Err(self.err(CodecErrorKind::NumberOutOfRange, start));
-        }
-        Ok(())
+            p.object(Level::Entry, depth + 1)?;
+            p.entry = None;
+            Ok(())
+        })
     }
 
     /// A string into the strings arena; returns its range there.
     fn arena_string(&mut self) -> Result<Range<usize>, CodecError> {
         let mut s = std::mem::take(&mut self.out.strings);
         let start = s.len();
-        let r = self.string(&mut StringSink(&mut s));
+        let r = self.lx.string_into(&mut StringSink(&mut s));
         let end = s.len();
         self.out.strings = s;
-        r.map(|()| start..end)
+        self.lex(r).map(|()| start..end)
     }
 
-    /// A JSON string at `self.pos` (`"`), validated (UTF-8, escapes, control
-    /// characters, surrogate pairs) and unescaped into `sink`.
-    ///
-    /// Fast path: unescape into `sbuf` with no per-run UTF-8 check, then check
-    /// the whole string once (runs end at ASCII `"`/`\` and escapes produce
-    /// whole characters, so the concatenation is valid iff every run is). On
-    /// anything irregular the slow path re-parses from the opening quote and
-    /// reports the first error left to right.
-    fn string(&mut self, sink: &mut impl Sink) -> Result<(), CodecError> {
-        let start = self.pos;
-        if !sink.wants_bytes() {
-            if self.string_skip() {
-                return Ok(());
-            }
-            self.pos = start;
-            return self.string_slow(sink);
-        }
-        if !sink.wants_positions()
-            && self.string_fast()
-            && let Ok(s) = std::str::from_utf8(&self.sbuf)
-        {
-            sink.run(s, start + 1);
-            return Ok(());
-        }
-        self.pos = start;
-        self.string_slow(sink)
-    }
-
-    /// Validation-only fast path of [`Self::string`] (the value is dropped):
-    /// each run between escapes is checked in place (no control byte, UTF-8)
-    /// and nothing is copied; `false` means "take the slow path" for the
-    /// exact error.
-    fn string_skip(&mut self) -> bool {
-        let mut p = self.pos + 1;
-        loop {
-            let rest = &self.input[p..];
-            let Some(n) = memchr::memchr2(b'"', b'\\', rest) else {
-                return false;
-            };
-            let run = &rest[..n];
-            if run.iter().fold(false, |acc, &c| acc | (c < 0x20))
-                || std::str::from_utf8(run).is_err()
-            {
-                return false;
-            }
-            p += n;
-            if self.input[p] == b'"' {
-                self.pos = p + 1;
-                return true;
-            }
-            self.pos = p;
-            if self.escape().is_err() {
-                return false;
-            }
-            p = self.pos;
-        }
-    }
-
-    /// See [`Self::string`]; `false` means "take the slow path".
-    fn string_fast(&mut self) -> bool {
-        self.sbuf.clear();
-        let mut p = self.pos + 1;
-        loop {
-            let rest = &self.input[p..];
-            let Some(n) = memchr::memchr2(b'"', b'\\', rest) else {
-                return false;
-            };
-            let run = &rest[..n];
-            if run.iter().any(|&b| b < 0x20) {
-                return false;
-            }
-            self.sbuf.extend_from_slice(run);
-            p += n;
-            if self.input[p] == b'"' {
-                self.pos = p + 1;
-                return true;
-            }
-            self.pos = p;
-            match self.escape() {
-                Ok(c) => {
-                    let mut b = [0u8; 4];
-                    self.sbuf
-                        .extend_from_slice(c.encode_utf8(&mut b).as_bytes());
-                    p = self.pos;
-                }
-                Err(_) => return false,
-            }
-        }
-    }
-
-    fn string_slow(&mut self, sink: &mut impl Sink) -> Result<(), CodecError> {
-        self.pos += 1;
-        loop {
-            let run_start = self.pos;
-            let rest = &self.input[run_start..];
-            let n = rest
-                .iter()
-                .position(|&b| STRING_STOP[b as usize])
-                .unwrap_or(rest.len());
-            let run = &rest[..n];
-            match std::str::from_utf8(run) {
-                Ok(t) => sink.run(t, run_start),
-                Err(e) => {
-                    return Err(self.err(CodecErrorKind::InvalidUtf8, run_start + e.valid_up_to()));
-                }
-            }
-            self.pos = run_start + n;
-            match self.peek() {
-                None => return Err(self.err(CodecErrorKind::UnexpectedEnd, self.pos)),
-                Some(b'"') => {
-                    self.pos += 1;
-                    return Ok(());
-                }
-                Some(b'\\') => {
-                    let at = self.pos;
-                    let c = self.escape()?;
-                    sink.ch(c, at);
-                }
-                Some(_) => {
-                    return Err(self.err(CodecErrorKind::ControlCharacterInString, self.pos));
-                }
-            }
-        }
-    }
-
-    /// One escape at `self.pos` (`\`); errors point at the `\`.
-    fn escape(&mut self) -> Result<char, CodecError> {
-        let at = self.pos;
-        let Some(&b) = self.input.get(at + 1) else {
-            return Err(self.err(CodecErrorKind::UnexpectedEnd, self.input.len()));
-        };
-        self.pos = at + 2;
-        let c = match b {
-            b'"' => '"',
-            b'\\' => '\\',
-            b'/' => '/',
-            b'b' => '\u{8}',
-            b'f' => '\u{c}',
-            b'n' => '\n',
-            b'r' => '\r',
-            b't' => '\t',
-            b'u' => {
-                let hi = self.hex4(at)?;
-                match hi {
-                    0xD800..=0xDBFF => {
-                        if self.input.get(self.pos) != Some(&b'\\')
-                            || self.input.get(self.pos + 1) != Some(&b'u')
-                        {
-                            return Err(self.err(CodecErrorKind::LoneSurrogate, at));
-                        }
-                        self.pos += 2;
-                        let lo = self.hex4(self.pos - 2)?;
-                        if !(0xDC00..=0xDFFF).contains(&lo) {
-                            return Err(self.err(CodecErrorKind::LoneSurrogate, at));
-                        }
-                        let cp = 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00);
-                        char::from_u32(cp)
-                            .ok_or_else(|| self.err(CodecErrorKind::LoneSurrogate, at))?
-                    }
-                    0xDC00..=0xDFFF => return Err(self.err(CodecErrorKind::LoneSurrogate, at)),
-                    _ => char::from_u32(hi)
-                        .ok_or_else(|| self.err(CodecErrorKind::InvalidEscape, at))?,
-                }
-            }
-            _ => return Err(self.err(CodecErrorKind::InvalidEscape, at)),
-        };
-        Ok(c)
-    }
-
-    /// Four hex digits at `self.pos`; errors point at the escape's `\` (`at`).
-    fn hex4(&mut self, at: usize) -> Result<u32, CodecError> {
-        let mut v = 0u32;
-        for _ in 0..4 {
-            let Some(&b) = self.input.get(self.pos) else {
-                return Err(self.err(CodecErrorKind::UnexpectedEnd, self.input.len()));
-            };
-            let d = match b {
-                b'0'..=b'9' => b - b'0',
-                b'a'..=b'f' => b - b'a' + 10,
-                b'A'..=b'F' => b - b'A' + 10,
-                _ => return Err(self.err(CodecErrorKind::InvalidEscape, at)),
-            };
-            v = v * 16 + u32::from(d);
-            self.pos += 1;
-        }
-        Ok(v)
-    }
-
-    /// A `blob` string at `self.pos` (`"`): decoded into the blob arena.
+    /// A `blob` string at the position (`"`): decoded into the blob arena.
     fn blob(&mut self) -> Result<Range<usize>, CodecError> {
-        let s = self.pos + 1;
-        let rest = &self.input[s..];
+        let s = self.lx.pos + 1;
+        let input: &'a [u8] = self.lx.input;
+        let rest = &input[s..];
         let start = self.out.blobs.len();
         self.out.reserve_blobs_for(rest.len());
         // Fast path: whole groups straight from the input.
@@ -1076,7 +534,7 @@ impl<'a> Parser<'a, '_> {
                 return Err(self.err(CodecErrorKind::Base64(e), at));
             }
             decode_tail(tail, &mut self.out.blobs);
-            self.pos = s + j + 1;
+            self.lx.pos = s + j + 1;
             return Ok(start..self.out.blobs.len());
         }
         // Slow path (escapes or bytes outside the alphabet): JSON string rules
@@ -1086,11 +544,12 @@ impl<'a> Parser<'a, '_> {
         let mut map = std::mem::take(&mut self.scratch_map);
         bytes.clear();
         map.clear();
-        let r = self.string(&mut MappedSink {
+        let r = self.lx.string_into(&mut MappedSink {
             bytes: &mut bytes,
             map: &mut map,
         });
-        let close = self.pos.saturating_sub(1);
+        let r = self.lex(r);
+        let close = self.lx.pos.saturating_sub(1);
         let res = r.and_then(|()| match first_error(&bytes) {
             Some(e) => {
                 let at = match e {

@@ -1,0 +1,863 @@
+//! The wire crate's one strict JSON lexer (RFC 8259), sans-IO: whitespace,
+//! strings and their escapes, numbers, literals, the object and array
+//! walkers with duplicate-key detection, and the nesting limit.
+//!
+//! Two scanners sit on it and keep their own error vocabularies:
+//! * the fused `resources/read` decoder ([`crate::codec`]'s `fused` module,
+//!   also behind [`crate::json::check`]) maps a [`LexError`] to a
+//!   [`CodecError`](crate::codec::CodecError);
+//! * the envelope scanner ([`crate::envelope::scan_envelope`]) maps it to a
+//!   [`WireError`](crate::error::WireError) with a
+//!   [`JsonErrorKind`](crate::error::JsonErrorKind).
+//!
+//! Both give a [`Host`] (their state plus a [`Lexer`]) to the walkers
+//! [`object()`] and [`array()`], which call back once per member / element;
+//! whatever a callback does not look at it skips with [`Lexer::value`].
+//!
+//! The grammar (each rule an error with the byte offset where it starts):
+//! * no raw control byte in a string (RFC 8259 §7), only §7's escapes, no
+//!   lone UTF-16 surrogate escape (§8.2), valid UTF-8 (§8.1);
+//! * numbers by the §6 grammar, finite as `f64`;
+//! * no object repeats a key, compared after unescaping (§4: names SHOULD be
+//!   unique; the wire makes it a MUST);
+//! * at most [`MAX_NESTING_DEPTH`] nested arrays/objects (§9 lets a parser
+//!   set the limit).
+
+use std::borrow::Cow;
+use std::collections::HashSet;
+
+use crate::limits::MAX_NESTING_DEPTH;
+
+/// What the lexer wanted where it found another byte
+/// ([`LexErrorKind::Unexpected`]); each scanner names it its own way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Expected {
+    /// The start of a value (RFC 8259 §3), or a literal's next letter.
+    Value,
+    /// A member name: a string (§4).
+    Key,
+    /// The name separator `:` (§4).
+    Colon,
+    /// The value separator `,` or the end of an object `}` (§4).
+    CommaOrBrace,
+    /// The value separator `,` or the end of an array `]` (§5).
+    CommaOrBracket,
+    /// Nothing but whitespace after the value (§2).
+    EndOfInput,
+}
+
+/// What the lexer rejected ([`LexError`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum LexErrorKind {
+    /// The input ended inside a value (offset: the input's length).
+    End,
+    /// A byte other than the one the grammar allows here (offset: that byte).
+    Unexpected(Expected),
+    /// A number off the RFC 8259 §6 grammar (offset: where a digit was needed).
+    InvalidNumber,
+    /// A number whose value is not a finite `f64`, e.g. `1e400` (offset: its
+    /// first byte).
+    NumberOutOfRange,
+    /// A raw byte below 0x20 inside a string (§7; offset: that byte).
+    ControlCharacter,
+    /// A string byte that is not UTF-8 (§8.1; offset: the first bad byte).
+    InvalidUtf8,
+    /// A `\` escape that is not one of §7's, or a `\u` with a non-hex digit
+    /// (offset: the escape's `\`).
+    InvalidEscape,
+    /// A `\uD800`–`\uDFFF` escape not forming a surrogate pair (§8.2; offset:
+    /// the first escape's `\`).
+    LoneSurrogate {
+        /// The first escape's code unit.
+        code_unit: u16,
+    },
+    /// A container nested deeper than [`MAX_NESTING_DEPTH`] (offset: its
+    /// `{` / `[`).
+    TooDeep,
+    /// An object repeats a key (offset: the second key's `"`).
+    DuplicateKey {
+        /// The key, unescaped (lossy UTF-8).
+        key: String,
+    },
+}
+
+/// A lexer error: what, and the byte offset into the lexer's input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct LexError {
+    /// What was rejected.
+    pub(crate) kind: LexErrorKind,
+    /// Byte offset into the input (see each [`LexErrorKind`]).
+    pub(crate) offset: usize,
+}
+
+/// Objects with more keys than this check duplicates with a hash set; below
+/// it, a linear scan (MCP objects have few keys; hostile ones stay linear).
+const LINEAR_KEYS: usize = 16;
+
+/// Byte classes for decoding strings: `true` stops a plain run (`"`, `\`,
+/// bytes below 0x20).
+const STRING_STOP: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < 0x20 {
+        t[i] = true;
+        i += 1;
+    }
+    t[b'"' as usize] = true;
+    t[b'\\' as usize] = true;
+    t
+};
+
+/// Where [`Lexer::string_into`] puts a string's unescaped bytes.
+pub(crate) trait Sink {
+    /// A plain run (UTF-8 checked) that starts at input offset `at`.
+    fn run(&mut self, s: &str, at: usize);
+    /// One character unescaped from the escape whose `\` is at input offset `at`.
+    fn ch(&mut self, c: char, at: usize);
+    /// `true` when the sink needs each byte's input offset (the per-byte
+    /// decoding path; otherwise runs are batched).
+    fn wants_positions(&self) -> bool {
+        false
+    }
+}
+
+/// A [`Sink`] appending the unescaped bytes to a `Vec<u8>`.
+pub(crate) struct VecSink<'v>(pub(crate) &'v mut Vec<u8>);
+
+impl Sink for VecSink<'_> {
+    fn run(&mut self, s: &str, _: usize) {
+        self.0.extend_from_slice(s.as_bytes());
+    }
+    fn ch(&mut self, c: char, _: usize) {
+        let mut b = [0u8; 4];
+        self.0.extend_from_slice(c.encode_utf8(&mut b).as_bytes());
+    }
+}
+
+/// A [`Sink`] appending the unescaped string to a `String`.
+pub(crate) struct StringSink<'v>(pub(crate) &'v mut String);
+
+impl Sink for StringSink<'_> {
+    fn run(&mut self, s: &str, _: usize) {
+        self.0.push_str(s);
+    }
+    fn ch(&mut self, c: char, _: usize) {
+        self.0.push(c);
+    }
+}
+
+/// A scanner's state around a [`Lexer`]: what the walkers [`object()`] and
+/// [`array()`] call back into, and how a [`LexError`] becomes its error.
+pub(crate) trait Host<'a> {
+    /// The scanner's error type.
+    type Error;
+    /// The lexer (its input and position).
+    fn lexer(&mut self) -> &mut Lexer<'a>;
+    /// `e` in the scanner's vocabulary (same offset, context added).
+    fn lex_error(&self, e: LexError) -> Self::Error;
+}
+
+/// The position in one input, plus the lexer's reusable buffers.
+pub(crate) struct Lexer<'a> {
+    /// The whole input (offsets are into it).
+    pub(crate) input: &'a [u8],
+    /// The next byte to read.
+    pub(crate) pos: usize,
+    /// The keys of the objects being walked, innermost last (a stack;
+    /// unescaped keys are owned, the others borrow `input`).
+    keys: Vec<Cow<'a, [u8]>>,
+    /// Unescaped string bytes on [`Self::string_into`]'s fast path.
+    sbuf: Vec<u8>,
+}
+
+impl<'a> Host<'a> for Lexer<'a> {
+    type Error = LexError;
+    fn lexer(&mut self) -> &mut Lexer<'a> {
+        self
+    }
+    fn lex_error(&self, e: LexError) -> LexError {
+        e
+    }
+}
+
+impl<'a> Lexer<'a> {
+    /// A lexer at offset 0 of `input`.
+    pub(crate) fn new(input: &'a [u8]) -> Self {
+        Lexer {
+            input,
+            pos: 0,
+            keys: Vec::new(),
+            sbuf: Vec::new(),
+        }
+    }
+
+    /// An error of `kind` at byte `offset`.
+    pub(crate) fn err(&self, kind: LexErrorKind, offset: usize) -> LexError {
+        LexError { kind, offset }
+    }
+
+    /// The byte at the position, `None` at the end.
+    #[inline]
+    pub(crate) fn peek(&self) -> Option<u8> {
+        self.input.get(self.pos).copied()
+    }
+
+    /// Skips RFC 8259 §2 whitespace (space, tab, LF, CR).
+    #[inline]
+    pub(crate) fn ws(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
+            self.pos += 1;
+        }
+    }
+
+    /// "Found something other than `expected`" at the position:
+    /// [`LexErrorKind::End`] at the end of input, else
+    /// [`LexErrorKind::Unexpected`].
+    pub(crate) fn unexpected(&self, expected: Expected) -> LexError {
+        match self.peek() {
+            None => self.err(LexErrorKind::End, self.pos),
+            Some(_) => self.err(LexErrorKind::Unexpected(expected), self.pos),
+        }
+    }
+
+    /// Whitespace, then the end of input; else
+    /// [`Expected::EndOfInput`] at the first other byte.
+    pub(crate) fn end(&mut self) -> Result<(), LexError> {
+        self.ws();
+        if self.pos != self.input.len() {
+            return Err(self.err(LexErrorKind::Unexpected(Expected::EndOfInput), self.pos));
+        }
+        Ok(())
+    }
+
+    /// Any JSON value at the position, validated and skipped; a container
+    /// here is at nesting `depth` (the root is 1).
+    pub(crate) fn value(&mut self, depth: usize) -> Result<(), LexError> {
+        match self.peek() {
+            Some(b'{') => object(self, depth, |lx, _, _| lx.value(depth + 1)),
+            Some(b'[') => array(self, depth, |lx| lx.value(depth + 1)),
+            Some(b'"') => self.string().map(drop),
+            Some(b'-' | b'0'..=b'9') => self.number(),
+            Some(b't') => self.literal(b"true"),
+            Some(b'f') => self.literal(b"false"),
+            Some(b'n') => self.literal(b"null"),
+            _ => Err(self.unexpected(Expected::Value)),
+        }
+    }
+
+    /// The literal `lit` (`true`, `false`, `null`) at the position.
+    fn literal(&mut self, lit: &[u8]) -> Result<(), LexError> {
+        for &want in lit {
+            if self.peek() != Some(want) {
+                return Err(self.unexpected(Expected::Value));
+            }
+            self.pos += 1;
+        }
+        Ok(())
+    }
+
+    /// An RFC 8259 §6 number at the position; its value must be a finite
+    /// `f64`. Errors: [`LexErrorKind::InvalidNumber`] where a digit was
+    /// needed, [`LexErrorKind::NumberOutOfRange`] at the number's start.
+    pub(crate) fn number(&mut self) -> Result<(), LexError> {
+        let start = self.pos;
+        let digits = |lx: &mut Self| {
+            let s = lx.pos;
+            while let Some(b'0'..=b'9') = lx.peek() {
+                lx.pos += 1;
+            }
+            lx.pos - s
+        };
+        if self.peek() == Some(b'-') {
+            self.pos += 1;
+        }
+        match self.peek() {
+            Some(b'0') => self.pos += 1,
+            Some(b'1'..=b'9') => {
+                digits(self);
+            }
+            _ => return Err(self.err(LexErrorKind::InvalidNumber, self.pos)),
+        }
+        let mut plain = true;
+        if self.peek() == Some(b'.') {
+            plain = false;
+            self.pos += 1;
+            if digits(self) == 0 {
+                return Err(self.err(LexErrorKind::InvalidNumber, self.pos));
+            }
+        }
+        if let Some(b'e' | b'E') = self.peek() {
+            plain = false;
+            self.pos += 1;
+            if let Some(b'+' | b'-') = self.peek() {
+                self.pos += 1;
+            }
+            if digits(self) == 0 {
+                return Err(self.err(LexErrorKind::InvalidNumber, self.pos));
+            }
+        }
+        // An integer of up to 308 digits is finite; anything else is parsed.
+        if !plain || self.pos - start > 300 {
+            let finite = std::str::from_utf8(&self.input[start..self.pos])
+                .ok()
+                .and_then(|t| t.parse::<f64>().ok())
+                .is_some_and(f64::is_finite);
+            if !finite {
+                return Err(self.err(LexErrorKind::NumberOutOfRange, start));
+            }
+        }
+        Ok(())
+    }
+
+    /// A string at the position (its `"`), validated in place and skipped:
+    /// `memchr` to each `"` / `\`, one OR-reduction per run between escapes
+    /// ([`check_run`]), nothing copied. Returns whether it had an escape.
+    pub(crate) fn string(&mut self) -> Result<bool, LexError> {
+        let mut p = self.pos + 1;
+        let mut escaped = false;
+        loop {
+            let rest = &self.input[p..];
+            let Some(n) = memchr::memchr2(b'"', b'\\', rest) else {
+                check_run(rest, p)?;
+                return Err(self.err(LexErrorKind::End, self.input.len()));
+            };
+            check_run(&rest[..n], p)?;
+            p += n;
+            if self.input[p] == b'"' {
+                self.pos = p + 1;
+                return Ok(escaped);
+            }
+            escaped = true;
+            // The one-letter escapes inline (the skip path's common case).
+            if let Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') =
+                self.input.get(p + 1)
+            {
+                p += 2;
+                continue;
+            }
+            self.pos = p;
+            self.escape()?;
+            p = self.pos;
+        }
+    }
+
+    /// A string at the position (its `"`), validated: borrowed from the input
+    /// when it has no escape (one `memchr` and one [`check_run`]), else
+    /// unescaped ([`Self::string_into`]). Errors as [`Self::string`] gives them.
+    pub(crate) fn string_cow(&mut self) -> Result<Cow<'a, str>, LexError> {
+        let start = self.pos + 1;
+        let input = self.input;
+        let rest = &input[start..];
+        if let Some(n) = memchr::memchr2(b'"', b'\\', rest)
+            && rest[n] == b'"'
+            && check_run(&rest[..n], start).is_ok()
+            && let Ok(s) = std::str::from_utf8(&rest[..n])
+        {
+            self.pos = start + n + 1;
+            return Ok(Cow::Borrowed(s));
+        }
+        let mut v = String::new();
+        self.string_into(&mut StringSink(&mut v))?;
+        Ok(Cow::Owned(v))
+    }
+
+    /// A string at the position (its `"`), validated and unescaped into
+    /// `sink`; errors as [`Self::string`] gives them.
+    ///
+    /// Fast path (sinks without positions): unescape into a buffer with no
+    /// per-run UTF-8 check, then check the whole string once (runs end at
+    /// ASCII `"`/`\` and escapes produce whole characters, so the
+    /// concatenation is valid iff every run is). On anything irregular the
+    /// per-run path re-reads from the opening quote and reports the first
+    /// error left to right.
+    pub(crate) fn string_into(&mut self, sink: &mut impl Sink) -> Result<(), LexError> {
+        let start = self.pos;
+        if !sink.wants_positions()
+            && self.string_fast()
+            && let Ok(s) = std::str::from_utf8(&self.sbuf)
+        {
+            sink.run(s, start + 1);
+            return Ok(());
+        }
+        self.pos = start;
+        self.string_runs(sink)
+    }
+
+    /// See [`Self::string_into`]; `false` means "take the per-run path".
+    fn string_fast(&mut self) -> bool {
+        self.sbuf.clear();
+        let mut p = self.pos + 1;
+        loop {
+            let rest = &self.input[p..];
+            let Some(n) = memchr::memchr2(b'"', b'\\', rest) else {
+                return false;
+            };
+            let run = &rest[..n];
+            if run.iter().any(|&b| b < 0x20) {
+                return false;
+            }
+            self.sbuf.extend_from_slice(run);
+            p += n;
+            if self.input[p] == b'"' {
+                self.pos = p + 1;
+                return true;
+            }
+            self.pos = p;
+            match self.escape() {
+                Ok(c) => {
+                    let mut b = [0u8; 4];
+                    self.sbuf
+                        .extend_from_slice(c.encode_utf8(&mut b).as_bytes());
+                    p = self.pos;
+                }
+                Err(_) => return false,
+            }
+        }
+    }
+
+    /// The per-run decoding path of [`Self::string_into`] (each run and
+    /// each escape handed to `sink` with its input offset).
+    fn string_runs(&mut self, sink: &mut impl Sink) -> Result<(), LexError> {
+        self.pos += 1;
+        loop {
+            let run_start = self.pos;
+            let rest = &self.input[run_start..];
+            let n = rest
+                .iter()
+                .position(|&b| STRING_STOP[b as usize])
+                .unwrap_or(rest.len());
+            match std::str::from_utf8(&rest[..n]) {
+                Ok(t) => sink.run(t, run_start),
+                Err(e) => {
+                    return Err(self.err(LexErrorKind::InvalidUtf8, run_start + e.valid_up_to()));
+                }
+            }
+            self.pos = run_start + n;
+            match self.peek() {
+                None => return Err(self.err(LexErrorKind::End, self.pos)),
+                Some(b'"') => {
+                    self.pos += 1;
+                    return Ok(());
+                }
+                Some(b'\\') => {
+                    let at = self.pos;
+                    let c = self.escape()?;
+                    sink.ch(c, at);
+                }
+                Some(_) => return Err(self.err(LexErrorKind::ControlCharacter, self.pos)),
+            }
+        }
+    }
+
+    /// One escape at the position (its `\`), decoded; the position moves
+    /// past it. Errors point at the `\` ([`LexErrorKind::InvalidEscape`],
+    /// [`LexErrorKind::LoneSurrogate`]), or are [`LexErrorKind::End`] at the
+    /// input's length.
+    fn escape(&mut self) -> Result<char, LexError> {
+        let at = self.pos;
+        let Some(&b) = self.input.get(at + 1) else {
+            return Err(self.err(LexErrorKind::End, self.input.len()));
+        };
+        self.pos = at + 2;
+        let c = match b {
+            b'"' => '"',
+            b'\\' => '\\',
+            b'/' => '/',
+            b'b' => '\u{8}',
+            b'f' => '\u{c}',
+            b'n' => '\n',
+            b'r' => '\r',
+            b't' => '\t',
+            b'u' => {
+                let hi = self.hex4(at)?;
+                let lone = |lx: &Self| lx.err(LexErrorKind::LoneSurrogate { code_unit: hi }, at);
+                match hi {
+                    0xD800..=0xDBFF => {
+                        if self.input.get(self.pos) != Some(&b'\\')
+                            || self.input.get(self.pos + 1) != Some(&b'u')
+                        {
+                            return Err(lone(self));
+                        }
+                        self.pos += 2;
+                        let lo = self.hex4(self.pos - 2)?;
+                        if !(0xDC00..=0xDFFF).contains(&lo) {
+                            return Err(lone(self));
+                        }
+                        let cp =
+                            0x10000 + ((u32::from(hi) - 0xD800) << 10) + (u32::from(lo) - 0xDC00);
+                        char::from_u32(cp).ok_or_else(|| lone(self))?
+                    }
+                    0xDC00..=0xDFFF => return Err(lone(self)),
+                    _ => char::from_u32(u32::from(hi))
+                        .ok_or_else(|| self.err(LexErrorKind::InvalidEscape, at))?,
+                }
+            }
+            _ => return Err(self.err(LexErrorKind::InvalidEscape, at)),
+        };
+        Ok(c)
+    }
+
+    /// Four hex digits at the position, read one by one; errors point at
+    /// the escape's `\` (`at`), or are [`LexErrorKind::End`] when the input
+    /// ends before a bad digit.
+    fn hex4(&mut self, at: usize) -> Result<u16, LexError> {
+        let mut v = 0u16;
+        for _ in 0..4 {
+            let Some(&b) = self.input.get(self.pos) else {
+                return Err(self.err(LexErrorKind::End, self.input.len()));
+            };
+            let d = match b {
+                b'0'..=b'9' => b - b'0',
+                b'a'..=b'f' => b - b'a' + 10,
+                b'A'..=b'F' => b - b'A' + 10,
+                _ => return Err(self.err(LexErrorKind::InvalidEscape, at)),
+            };
+            v = v * 16 + u16::from(d);
+            self.pos += 1;
+        }
+        Ok(v)
+    }
+
+    /// One member key at the position (its `"`), checked against the keys of
+    /// the object whose keys start at `base` on the stack (`big` once it has
+    /// more than [`LINEAR_KEYS`]), then `:` and whitespace. Returns the key
+    /// (unescaped) and its offset. Errors: [`LexErrorKind::DuplicateKey`] at
+    /// the second key's `"`, string and syntax errors.
+    fn key(
+        &mut self,
+        base: usize,
+        big: &mut Option<HashSet<Cow<'a, [u8]>>>,
+    ) -> Result<(Cow<'a, [u8]>, usize), LexError> {
+        if self.peek() != Some(b'"') {
+            return Err(self.unexpected(Expected::Key));
+        }
+        let at = self.pos;
+        let escaped = self.string()?;
+        let input = self.input;
+        let key: Cow<'a, [u8]> = if escaped {
+            let end = self.pos;
+            let mut v = Vec::new();
+            self.pos = at;
+            // Validated just above: it cannot fail.
+            self.string_into(&mut VecSink(&mut v))?;
+            debug_assert_eq!(self.pos, end);
+            Cow::Owned(v)
+        } else {
+            Cow::Borrowed(&input[at + 1..self.pos - 1])
+        };
+        let dup = match big {
+            Some(set) => !set.insert(key.clone()),
+            None => {
+                let seen = &self.keys[base..];
+                let dup = seen.contains(&key);
+                if !dup && seen.len() >= LINEAR_KEYS {
+                    *big = Some(seen.iter().cloned().chain([key.clone()]).collect());
+                } else if !dup {
+                    self.keys.push(key.clone());
+                }
+                dup
+            }
+        };
+        if dup {
+            let key = String::from_utf8_lossy(&key).into_owned();
+            return Err(self.err(LexErrorKind::DuplicateKey { key }, at));
+        }
+        self.ws();
+        if self.peek() != Some(b':') {
+            return Err(self.unexpected(Expected::Colon));
+        }
+        self.pos += 1;
+        self.ws();
+        Ok((key, at))
+    }
+}
+
+/// Walks the object at the host's position (its `{`), at nesting `depth`:
+/// for each member, the key is read and checked for duplicates, then
+/// `member(host, key, key_offset)` runs with the position at the value, which
+/// it must consume. Errors: the lexer's ([`LexErrorKind::TooDeep`] at the
+/// `{`, key and separator errors) through [`Host::lex_error`], and
+/// `member`'s.
+pub(crate) fn object<'a, H: Host<'a>>(
+    h: &mut H,
+    depth: usize,
+    mut member: impl FnMut(&mut H, &[u8], usize) -> Result<(), H::Error>,
+) -> Result<(), H::Error> {
+    let base = h.lexer().keys.len();
+    let mut big = None;
+    container(h, depth, b'}', Expected::CommaOrBrace, |h| {
+        let r = h.lexer().key(base, &mut big);
+        let (key, at) = r.map_err(|e| h.lex_error(e))?;
+        member(h, &key, at)
+    })?;
+    h.lexer().keys.truncate(base);
+    Ok(())
+}
+
+/// Walks the array at the host's position (its `[`), at nesting `depth`:
+/// `item(host)` runs with the position at each element (after whitespace),
+/// which it must consume. Errors: the lexer's ([`LexErrorKind::TooDeep`] at
+/// the `[`, separator errors) through [`Host::lex_error`], and `item`'s.
+pub(crate) fn array<'a, H: Host<'a>>(
+    h: &mut H,
+    depth: usize,
+    item: impl FnMut(&mut H) -> Result<(), H::Error>,
+) -> Result<(), H::Error> {
+    container(h, depth, b']', Expected::CommaOrBracket, item)
+}
+
+/// The walk shared by [`object()`] and [`array()`]: the depth check at the
+/// opening byte, the empty container, then `item` (after whitespace) and
+/// `,` until `close`; a bad separator is [`LexErrorKind::Unexpected`]
+/// (`sep`).
+fn container<'a, H: Host<'a>>(
+    h: &mut H,
+    depth: usize,
+    close: u8,
+    sep: Expected,
+    mut item: impl FnMut(&mut H) -> Result<(), H::Error>,
+) -> Result<(), H::Error> {
+    let lx = h.lexer();
+    if depth > MAX_NESTING_DEPTH {
+        let e = lx.err(LexErrorKind::TooDeep, lx.pos);
+        return Err(h.lex_error(e));
+    }
+    lx.pos += 1;
+    lx.ws();
+    if lx.peek() == Some(close) {
+        lx.pos += 1;
+        return Ok(());
+    }
+    loop {
+        h.lexer().ws();
+        item(h)?;
+        let lx = h.lexer();
+        lx.ws();
+        match lx.peek() {
+            Some(b',') => lx.pos += 1,
+            Some(b) if b == close => {
+                lx.pos += 1;
+                return Ok(());
+            }
+            _ => {
+                let e = lx.unexpected(sep);
+                return Err(h.lex_error(e));
+            }
+        }
+    }
+}
+
+/// Checks one run of string bytes (between escapes, starting at input
+/// offset `at`): no raw control byte (RFC 8259 §7), valid UTF-8 (§8.1). One
+/// OR-reduction finds whether any byte is below 0x20 or above 0x7f; only
+/// then is the run looked at closely, reporting the first problem
+/// ([`LexErrorKind::ControlCharacter`] or [`LexErrorKind::InvalidUtf8`] at
+/// that byte).
+fn check_run(run: &[u8], at: usize) -> Result<(), LexError> {
+    let odd = run
+        .iter()
+        .fold(0u8, |a, &c| a | u8::from(c.wrapping_sub(0x20) >= 0x60));
+    if odd == 0 {
+        return Ok(());
+    }
+    let ctl = run.iter().position(|&c| c < 0x20);
+    let utf8 = std::str::from_utf8(run).err().map(|e| e.valid_up_to());
+    let (kind, off) = match (ctl, utf8) {
+        (Some(c), Some(u)) if u < c => (LexErrorKind::InvalidUtf8, u),
+        (Some(c), _) => (LexErrorKind::ControlCharacter, c),
+        (None, Some(u)) => (LexErrorKind::InvalidUtf8, u),
+        (None, None) => return Ok(()),
+    };
+    Err(LexError {
+        kind,
+        offset: at + off,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One whole value, as both scanners enter the lexer.
+    fn lex(input: &[u8]) -> Result<(), LexError> {
+        let mut lx = Lexer::new(input);
+        lx.ws();
+        lx.value(1)?;
+        lx.end()
+    }
+
+    fn err(input: &[u8]) -> (LexErrorKind, usize) {
+        let e = lex(input).unwrap_err();
+        (e.kind, e.offset)
+    }
+
+    /// An object with `n` distinct keys `k0`…, then `extra` members.
+    fn object_with_keys(n: usize, extra: &str) -> String {
+        let mut s = String::from("{");
+        for i in 0..n {
+            s.push_str(&format!("\"k{i}\":{i},"));
+        }
+        s.push_str(extra);
+        s.push('}');
+        s
+    }
+
+    #[test]
+    fn duplicate_keys_found_below_at_and_past_the_linear_scan_limit() {
+        for n in [
+            1,
+            LINEAR_KEYS - 1,
+            LINEAR_KEYS,
+            LINEAR_KEYS + 1,
+            3 * LINEAR_KEYS,
+        ] {
+            let ok = object_with_keys(n, "\"last\":0");
+            assert_eq!(lex(ok.as_bytes()), Ok(()), "{n} keys");
+            let dup = object_with_keys(n, "\"k0\":0");
+            let at = dup.rfind("\"k0\"").unwrap();
+            assert_eq!(
+                err(dup.as_bytes()),
+                (LexErrorKind::DuplicateKey { key: "k0".into() }, at),
+                "{n} keys"
+            );
+        }
+        // Keys are per object: siblings and nested objects may reuse them.
+        assert_eq!(lex(br#"{"a":{"a":1},"b":[{"a":1},{"a":2}]}"#), Ok(()));
+    }
+
+    #[test]
+    fn escaped_key_is_compared_unescaped() {
+        assert_eq!(
+            err(br#"{"ab":1,"a\u0062":2}"#),
+            (LexErrorKind::DuplicateKey { key: "ab".into() }, 8)
+        );
+        assert_eq!(
+            err(br#"{"\u00e9":1,"\u00E9":2}"#),
+            (LexErrorKind::DuplicateKey { key: "é".into() }, 12)
+        );
+    }
+
+    #[test]
+    fn unicode_escape_reads_its_hex_digits_one_by_one() {
+        // A bad digit is the escape's error, at its `\`, even near the end.
+        assert_eq!(err(br#""\u1Z"#), (LexErrorKind::InvalidEscape, 1));
+        assert_eq!(err(br#""\u12"#), (LexErrorKind::End, 5));
+        assert_eq!(err(br#""\"#), (LexErrorKind::End, 2));
+        assert_eq!(err(br#""\x""#), (LexErrorKind::InvalidEscape, 1));
+        // The low half's digits: its own `\`.
+        assert_eq!(err(br#""\ud83d\uZe00""#), (LexErrorKind::InvalidEscape, 7));
+        assert_eq!(
+            err(br#""\ud83d\u0041""#),
+            (LexErrorKind::LoneSurrogate { code_unit: 0xd83d }, 1)
+        );
+        assert_eq!(
+            err(br#""\ud83d""#),
+            (LexErrorKind::LoneSurrogate { code_unit: 0xd83d }, 1)
+        );
+        assert_eq!(
+            err(br#""a\udc00""#),
+            (LexErrorKind::LoneSurrogate { code_unit: 0xdc00 }, 2)
+        );
+        assert_eq!(lex(br#""\ud83d\ude00\u00e9\n\/""#), Ok(()));
+    }
+
+    #[test]
+    fn string_runs_report_the_first_problem() {
+        // Broken UTF-8 before a control byte, and the other way round.
+        assert_eq!(err(b"\"ab\xc3\x01\""), (LexErrorKind::InvalidUtf8, 3));
+        assert_eq!(err(b"\"ab\x01\xc3\""), (LexErrorKind::ControlCharacter, 3));
+        assert_eq!(err(b"\"ab\xff"), (LexErrorKind::InvalidUtf8, 3));
+        assert_eq!(err(b"\"abc"), (LexErrorKind::End, 4));
+        // DEL (0x7f) and non-ASCII UTF-8 are plain string bytes.
+        assert_eq!(lex("\"\x7f caf\u{e9} \u{1F600}\"".as_bytes()), Ok(()));
+    }
+
+    #[test]
+    fn string_into_decodes_what_string_validates() {
+        let s = br#""a\tb\u00e9\ud83d\ude00\/""#;
+        let mut lx = Lexer::new(s);
+        assert_eq!(lx.string(), Ok(true));
+        assert_eq!(lx.pos, s.len());
+        for positions in [false, true] {
+            struct Per<'v>(&'v mut Vec<u8>, bool);
+            impl Sink for Per<'_> {
+                fn run(&mut self, s: &str, _: usize) {
+                    self.0.extend_from_slice(s.as_bytes());
+                }
+                fn ch(&mut self, c: char, _: usize) {
+                    self.0.extend_from_slice(c.to_string().as_bytes());
+                }
+                fn wants_positions(&self) -> bool {
+                    self.1
+                }
+            }
+            let mut out = Vec::new();
+            let mut lx = Lexer::new(s);
+            assert_eq!(lx.string_into(&mut Per(&mut out, positions)), Ok(()));
+            assert_eq!(lx.pos, s.len());
+            assert_eq!(out, "a\tb\u{e9}\u{1F600}/".as_bytes());
+        }
+    }
+
+    #[test]
+    fn integers_skip_the_float_parse_up_to_300_bytes_and_overflow_past_308_digits() {
+        for digits in [300, 301, 308] {
+            let n = "9".repeat(digits);
+            assert_eq!(lex(n.as_bytes()), Ok(()), "{digits} digits");
+        }
+        let n = format!("[1,{}]", "9".repeat(309));
+        assert_eq!(err(n.as_bytes()), (LexErrorKind::NumberOutOfRange, 3));
+        assert_eq!(err(b"[1e309]"), (LexErrorKind::NumberOutOfRange, 1));
+        assert_eq!(err(b"-"), (LexErrorKind::InvalidNumber, 1));
+        assert_eq!(err(b"1."), (LexErrorKind::InvalidNumber, 2));
+        assert_eq!(err(b"1e+"), (LexErrorKind::InvalidNumber, 3));
+        assert_eq!(
+            err(b"01"),
+            (LexErrorKind::Unexpected(Expected::EndOfInput), 1)
+        );
+    }
+
+    #[test]
+    fn nesting_limit_at_and_one_past() {
+        let nest = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        assert_eq!(lex(nest(MAX_NESTING_DEPTH).as_bytes()), Ok(()));
+        assert_eq!(
+            err(nest(MAX_NESTING_DEPTH + 1).as_bytes()),
+            (LexErrorKind::TooDeep, MAX_NESTING_DEPTH)
+        );
+        let objects = |n: usize| format!("{}1{}", r#"{"a":"#.repeat(n), "}".repeat(n));
+        assert_eq!(lex(objects(MAX_NESTING_DEPTH).as_bytes()), Ok(()));
+        assert_eq!(
+            err(objects(MAX_NESTING_DEPTH + 1).as_bytes()),
+            (LexErrorKind::TooDeep, 5 * MAX_NESTING_DEPTH)
+        );
+    }
+
+    #[test]
+    fn separators_say_what_was_expected() {
+        assert_eq!(
+            err(b"[1 2]"),
+            (LexErrorKind::Unexpected(Expected::CommaOrBracket), 3)
+        );
+        assert_eq!(
+            err(br#"{"a":1 "b""#),
+            (LexErrorKind::Unexpected(Expected::CommaOrBrace), 7)
+        );
+        assert_eq!(
+            err(br#"{"a" 1}"#),
+            (LexErrorKind::Unexpected(Expected::Colon), 5)
+        );
+        assert_eq!(
+            err(br#"{"a":1,}"#),
+            (LexErrorKind::Unexpected(Expected::Key), 7)
+        );
+        assert_eq!(err(b"[1,]"), (LexErrorKind::Unexpected(Expected::Value), 3));
+        assert_eq!(err(b"tru"), (LexErrorKind::End, 3));
+        assert_eq!(err(b"nul1"), (LexErrorKind::Unexpected(Expected::Value), 3));
+        assert_eq!(
+            err(b"{} x"),
+            (LexErrorKind::Unexpected(Expected::EndOfInput), 3)
+        );
+        assert_eq!(err(b" \t\r\n"), (LexErrorKind::End, 4));
+    }
+}
