@@ -1132,6 +1132,22 @@ mod tests {
     use crate::render::hlog::{HLOG_META_FORMAT, TagCensor, timeout_tag};
     use crate::stats::new_hist;
 
+    /// A log with no `#[mcptape: …]` header: one `single` value of 1 ms.
+    fn bare_log() -> Vec<u8> {
+        let mut h = new_hist();
+        h.record(1_000).unwrap();
+        crate::render::hlog::write_hlog(
+            &[Tagged {
+                tag: "single",
+                hist: &h,
+                start_s: 0.0,
+                duration_s: 1.0,
+            }],
+            "no meta",
+        )
+        .unwrap()
+    }
+
     fn meta(timeout_us: u64, seed: u64) -> HlogMeta {
         HlogMeta {
             format: HLOG_META_FORMAT,
@@ -1401,18 +1417,7 @@ mod tests {
 
     #[test]
     fn merge_without_header_reads_report_json_or_refuses() {
-        let mut h = new_hist();
-        h.record(1_000).unwrap();
-        let bare = crate::render::hlog::write_hlog(
-            &[Tagged {
-                tag: "single",
-                hist: &h,
-                start_s: 0.0,
-                duration_s: 1.0,
-            }],
-            "no meta",
-        )
-        .unwrap();
+        let bare = bare_log();
         let e = merge(&[input("A", bare.clone())]).unwrap_err();
         assert!(matches!(e.kind, MergeErrorKind::NoCounters(_)), "{e}");
         let mut rep: serde_json::Value = serde_json::json!({
@@ -1508,18 +1513,7 @@ mod tests {
             "{e}"
         );
         // A log with no header: the report.json beside it is read up to its limit.
-        let mut h = new_hist();
-        h.record(1_000).unwrap();
-        let bare = crate::render::hlog::write_hlog(
-            &[Tagged {
-                tag: "single",
-                hist: &h,
-                start_s: 0.0,
-                duration_s: 1.0,
-            }],
-            "no meta",
-        )
-        .unwrap();
+        let bare = bare_log();
         std::fs::write(&log, bare).unwrap();
         let rep = std::fs::File::create(dir.path().join("report.json")).unwrap();
         rep.set_len(MAX_REPORT_FILE_BYTES).unwrap();

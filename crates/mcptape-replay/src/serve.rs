@@ -60,7 +60,7 @@ use crate::latency::{Fault, FaultSpec, LatencyModel};
 use crate::lines::{FramedReader, MAX_LINE_BYTES};
 use crate::report::{Quantiles, new_hist};
 use crate::schedule::{Scheduler, Ticket, Timer, TimerMode, deadline_after};
-use crate::tape::{Match, Tape};
+use crate::tape::{Match, SharedText, Tape};
 use mcptape_transport::stdio::Frame;
 use mcptape_wire::error::WireErrorKind;
 use mcptape_wire::jsonrpc::{self, Message, RequestId};
@@ -118,13 +118,15 @@ pub struct Incoming {
 /// A reply's bytes as pieces, for a vectored write without a per-request
 /// copy: the recorded message before its `id` value, the id's JSON text as
 /// the client sent it, the recorded message after the id. The recorded
-/// message is shared ([`Arc`]) between every answer that carries it, so
-/// answering a 160 MB recorded `resources/read` allocates only the id text.
+/// message is shared ([`SharedText`]: with the tape, and with the transcript
+/// file's text when the tape was built by [`Tape::from_transcript_shared`])
+/// between every answer that carries it, so answering a 160 MB recorded
+/// `resources/read` allocates only the id text.
 /// A synthesized reply is one piece (the whole text) and an empty id.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReplyBytes {
     /// The message the id goes into (recorded bytes, or a whole synthesized reply).
-    text: Arc<str>,
+    text: SharedText,
     /// The byte range of `text` the id replaces (empty at the end for a whole reply).
     id_at: Range<usize>,
     /// The id's JSON text, as sent (`7`, `"7"`).
@@ -135,7 +137,7 @@ impl ReplyBytes {
     /// `text` with the bytes at `id_at` replaced by `id_text`.
     ///
     /// `None` when `id_at` is not a range of `text` on `char` boundaries.
-    pub fn spliced(text: Arc<str>, id_at: Range<usize>, id_text: &str) -> Option<ReplyBytes> {
+    pub fn spliced(text: SharedText, id_at: Range<usize>, id_text: &str) -> Option<ReplyBytes> {
         text.get(id_at.clone())?;
         Some(ReplyBytes {
             text,
@@ -144,11 +146,11 @@ impl ReplyBytes {
         })
     }
 
-    /// A reply that is `text` as it is (one piece).
+    /// A reply that is `text` as it is (one piece; moved, not copied).
     pub fn whole(text: String) -> ReplyBytes {
         let n = text.len();
         ReplyBytes {
-            text: text.into(),
+            text: SharedText::from(text),
             id_at: n..n,
             id_text: "".into(),
         }
@@ -216,19 +218,32 @@ impl std::fmt::Display for ReplyBytes {
 pub fn write_all_vectored(w: &mut impl Write, mut bufs: &mut [IoSlice<'_>]) -> std::io::Result<()> {
     IoSlice::advance_slices(&mut bufs, 0);
     while !bufs.is_empty() {
-        match w.write_vectored(bufs) {
-            Ok(0) => {
-                return Err(std::io::Error::new(
-                    std::io::ErrorKind::WriteZero,
-                    "failed to write whole reply",
-                ));
-            }
-            Ok(n) => IoSlice::advance_slices(&mut bufs, n),
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
+        let wrote = w.write_vectored(bufs);
+        advance_past(&mut bufs, wrote)?;
     }
     Ok(())
+}
+
+/// Advances `bufs` past the bytes one vectored write took (`wrote`): `Ok` to
+/// write again (also after [`std::io::ErrorKind::Interrupted`]), the error
+/// to stop on, [`std::io::ErrorKind::WriteZero`] when the writer took 0 bytes.
+/// The one loop step of [`write_all_vectored`] and [`write_line_async`].
+fn advance_past(
+    bufs: &mut &mut [IoSlice<'_>],
+    wrote: std::io::Result<usize>,
+) -> std::io::Result<()> {
+    match wrote {
+        Ok(0) => Err(std::io::Error::new(
+            std::io::ErrorKind::WriteZero,
+            "failed to write whole reply",
+        )),
+        Ok(n) => {
+            IoSlice::advance_slices(bufs, n);
+            Ok(())
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => Ok(()),
+        Err(e) => Err(e),
+    }
 }
 
 /// Replies up to this size (bytes, line end included) are joined into one
@@ -258,17 +273,8 @@ pub async fn write_line_async<W: AsyncWrite + Unpin>(
     let mut bufs: &mut [IoSlice<'_>] = &mut slices;
     IoSlice::advance_slices(&mut bufs, 0);
     while !bufs.is_empty() {
-        match w.write_vectored(bufs).await {
-            Ok(0) => {
-                return Err(std::io::Error::new(
-                    std::io::ErrorKind::WriteZero,
-                    "failed to write whole reply",
-                ));
-            }
-            Ok(n) => IoSlice::advance_slices(&mut bufs, n),
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
+        let wrote = w.write_vectored(bufs).await;
+        advance_past(&mut bufs, wrote)?;
     }
     Ok(())
 }
@@ -336,53 +342,54 @@ impl Answer<ReplyBytes> {
     }
 }
 
-/// Counters and delay histograms of a serve session.
+/// Counters of a serve session, under the [`Server`]'s lock; read out through
+/// [`Server::summary`] ([`ServeSummary`] is the public view).
 #[derive(Debug, Default)]
-pub struct ServeStats {
+struct ServeStats {
     /// Requests received.
-    pub requests: u64,
+    requests: u64,
     /// Requests answered with a recorded reply (exact or handshake match).
-    pub matched: u64,
+    matched: u64,
     /// Requests that matched no recording.
-    pub unmatched: u64,
+    unmatched: u64,
     /// `resources/read` uris rejected by the root.
-    pub rejected_uri: u64,
+    rejected_uri: u64,
     /// Pending answers cancelled by `notifications/cancelled`.
-    pub cancelled: u64,
+    cancelled: u64,
     /// Stall faults injected.
-    pub stalled: u64,
+    stalled: u64,
     /// Error faults injected.
-    pub injected_errors: u64,
+    injected_errors: u64,
     /// Drop-connection faults injected.
-    pub dropped: u64,
+    dropped: u64,
     /// Messages refused by the strict parser (answered -32700 or -32600).
-    pub invalid: u64,
+    invalid: u64,
     /// `ping` requests answered `{}` without a recorded answer.
-    pub pinged: u64,
+    pinged: u64,
     /// Answers synthesized for unrecorded requests, per method ([`Unrecorded`]).
-    pub synthesized: BTreeMap<String, u64>,
+    synthesized: BTreeMap<String, u64>,
     /// Handshakes of the other era answered from the recorded one.
-    pub adapted: u64,
+    adapted: u64,
 }
 
 /// The delays of the replies sent, kept apart from [`ServeStats`] under their own lock: the
 /// timer thread records into it after every write, and must never wait for the reader (which
 /// holds the counters' lock while deciding; a preempted reader would delay every later
-/// deadline).
+/// deadline). Read out through [`Server::summary`].
 #[derive(Debug)]
-pub struct ReplyTimes {
+struct ReplyTimes {
     /// Delays the schedule asked for, µs.
-    pub intended: Histogram<u64>,
+    intended: Histogram<u64>,
     /// Delays achieved: request line read → reply written and flushed, µs.
-    pub achieved: Histogram<u64>,
+    achieved: Histogram<u64>,
     /// achieved − intended per reply, µs (0 when early, which cannot happen).
-    pub lateness: Histogram<u64>,
+    lateness: Histogram<u64>,
     /// Engine time of replies scheduled with no delay: request line read →
     /// reply bytes written, µs (all replies at `fixed:0ms`).
-    pub engine: Histogram<u64>,
+    engine: Histogram<u64>,
     /// Engine work per reply: match + encode (line read → reply queued) plus
     /// the write itself, µs; the timer's wait excluded.
-    pub work: Histogram<u64>,
+    work: Histogram<u64>,
 }
 
 impl Default for ReplyTimes {
@@ -544,7 +551,9 @@ impl ServeSummary {
     /// time (zero-delay replies, read → written), engine work and capacity,
     /// the [`Precision`] flag, and — when `throughput_per_s` (replies/s the
     /// client got) reaches [`ENGINE_BOUND_SHARE`] of the capacity — that the
-    /// engine, not the model, set the latency.
+    /// engine, not the model, set the latency. One line per element, not
+    /// wrapped (no `\n`; the FLAGGED and ENGINE-BOUND lines run past 110
+    /// columns): the table wraps them at its width.
     pub fn precision_lines(&self, throughput_per_s: f64) -> Vec<String> {
         let ms = |us: u64| format!("{:.3} ms", us as f64 / 1000.0);
         let mut out: Vec<String> = self.synthesized_note().into_iter().collect();
@@ -566,7 +575,7 @@ impl ServeSummary {
             ));
             if throughput_per_s > 0.0 && throughput_per_s >= ENGINE_BOUND_SHARE * cap {
                 out.push(format!(
-                    "ENGINE-BOUND: {throughput_per_s:.0} replies/s is at least {:.0} % of the engine's capacity:\n    the engine, not the model, set the latency",
+                    "ENGINE-BOUND: {throughput_per_s:.0} replies/s is at least {:.0} % of the engine's capacity: the engine, not the model, set the latency",
                     ENGINE_BOUND_SHARE * 100.0
                 ));
             }
@@ -575,8 +584,7 @@ impl ServeSummary {
             out.push(format!("timer thread: {p}"));
         }
         out.push(match self.precision.note() {
-            // Two lines in the table (the note is one line in JSON-facing uses).
-            Some(n) => n.replacen("): the figures", "):\n    the figures", 1),
+            Some(n) => n,
             None => format!(
                 "precision ok: lateness p99 {} within {:.3} ms (2 % of the model's p50 + 0.2 ms)",
                 ms(self.precision.lateness_p99_us),
@@ -598,7 +606,7 @@ pub struct Server {
     /// Per tape exchange, the recorded reply (shared) and the byte range of
     /// its `id` value (pre-encoded at load time; only the id is spliced per
     /// request, as a piece of the write).
-    encoded: Vec<Option<(Arc<str>, Range<usize>)>>,
+    encoded: Vec<Option<(SharedText, Range<usize>)>>,
     /// The policy for requests the recording has no answer for.
     unrecorded: Unrecorded,
     /// The recorded server's capabilities (handshake result), `{}` if none.
@@ -948,7 +956,7 @@ impl Server {
                 self.stats().matched += 1;
                 let body = match self.encoded_reply(e, id_text) {
                     Some(b) => b,
-                    None => ReplyBytes::whole(splice_text(&e.reply, id_text)),
+                    None => ReplyBytes::whole(splice_text(&self.full_reply(e), id_text)),
                 };
                 return Answer::Reply {
                     id: id_value(id_text),
@@ -1122,6 +1130,20 @@ impl Server {
                 Some((r, e))
             }
             _ => None,
+        }
+    }
+
+    /// The whole recorded reply of `e` as a value: [`Exchange::reply`](crate::tape::Exchange::reply),
+    /// or, when the tape holds a successful reply as its envelope only
+    /// ([`ReplyBodies::Served`](crate::tape::ReplyBodies::Served)), the value of its recorded
+    /// bytes (the reply answered by re-encoding: its bytes have no `id` to splice).
+    fn full_reply<'a>(&self, e: &'a crate::tape::Exchange) -> std::borrow::Cow<'a, Value> {
+        match self.tape.bodies {
+            crate::tape::ReplyBodies::Kept => std::borrow::Cow::Borrowed(&e.reply),
+            _ => match crate::tape::reply_value(&e.reply_raw) {
+                Some(v) => std::borrow::Cow::Owned(v),
+                None => std::borrow::Cow::Borrowed(&e.reply),
+            },
         }
     }
 
@@ -1885,7 +1907,8 @@ mod tests {
         );
         let (h, t) = split_at_id(&raw).unwrap();
         let id_at = h.len()..raw.len() - t.len();
-        let body = ReplyBytes::spliced(Arc::from(raw.as_str()), id_at, r#""r-12345""#).unwrap();
+        let body =
+            ReplyBytes::spliced(SharedText::from(raw.as_str()), id_at, r#""r-12345""#).unwrap();
         let mut want = splice_id(&raw, &json!("r-12345")).unwrap().into_bytes();
         want.push(b'\n');
         (body, want)
@@ -1923,7 +1946,7 @@ mod tests {
         let e = write_all_vectored(&mut full, &mut body.line_slices()).unwrap_err();
         assert_eq!(e.kind(), std::io::ErrorKind::WriteZero);
         // A range off the text is refused.
-        assert_eq!(ReplyBytes::spliced(Arc::from("{}"), 1..3, "1"), None);
+        assert_eq!(ReplyBytes::spliced(SharedText::from("{}"), 1..3, "1"), None);
     }
 
     #[tokio::test]
@@ -1988,6 +2011,58 @@ mod tests {
         let mut out = Vec::new();
         write_all_vectored(&mut out, &mut pieces.line_slices()).unwrap();
         assert_eq!(out, format!("{joined}\n").into_bytes());
+    }
+
+    /// `serve`'s tape ([`ReplyBodies::Served`](crate::tape::ReplyBodies::Served), replies
+    /// shared with the file's text) answers every recorded request of every corpus transcript
+    /// with the same bytes as a server on the full tape, and an unrecorded `initialize` or
+    /// `server/discover` (the other era's handshake, built from the recorded result) the same.
+    #[test]
+    fn served_tape_answers_every_recorded_request_like_the_full_tape() {
+        let paths = crate::tape::tests::corpus_transcripts();
+        let server = |tape| {
+            Server::new(
+                tape,
+                LatencyModel::parse("fixed:0ms").unwrap(),
+                FaultSpec::default(),
+                1,
+                &[],
+            )
+            .unwrap()
+        };
+        let mut answered = 0;
+        for path in &paths {
+            let (_, full, served) = crate::tape::tests::full_and_served(path);
+            let mut lines: Vec<String> = full
+                .exchanges
+                .iter()
+                .map(|e| {
+                    json!({"jsonrpc": "2.0", "id": "x-1", "method": e.request.method,
+                        "params": e.request.params})
+                    .to_string()
+                })
+                .collect();
+            for m in [method::INITIALIZE, method::SERVER_DISCOVER] {
+                lines.push(
+                    json!({"jsonrpc": "2.0", "id": 9, "method": m, "params": {
+                        "protocolVersion": "2025-06-18", "capabilities": {},
+                        "clientInfo": {"name": "c", "version": "1"}}})
+                    .to_string(),
+                );
+            }
+            let (a, b) = (server(full), server(served));
+            for line in &lines {
+                assert_eq!(
+                    a.decide_bytes(line.as_bytes()),
+                    b.decide_bytes(line.as_bytes()),
+                    "{}: {line}",
+                    path.display()
+                );
+                answered += 1;
+            }
+            assert_eq!(a.summary().matched, b.summary().matched);
+        }
+        assert!(answered > 20, "{answered}");
     }
 
     #[test]

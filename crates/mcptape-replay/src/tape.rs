@@ -3,7 +3,8 @@
 //! exchanges (for `serve`, playing the server), matched by method and params.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::ops::{Deref, Range};
+use std::sync::{Arc, Mutex};
 
 use mcptape_transcript::reader::{RecordRef, Transcript, TranscriptRef};
 use mcptape_transcript::{Direction, Event};
@@ -46,12 +47,15 @@ pub struct Exchange {
     /// The whole recorded reply message (`result` or `error` member inside).
     /// In a tape without reply bodies ([`ReplyBodies::Dropped`]) a
     /// successful reply is its envelope only, `{"jsonrpc":"2.0","id":ID,"result":null}`;
-    /// an error reply is whole.
+    /// an error reply is whole. In a served tape ([`ReplyBodies::Served`])
+    /// the same, except a handshake's result (`initialize`,
+    /// `server/discover`), which is whole.
     pub reply: Value,
     /// The same message, byte-exact as recorded (shared: `serve` writes it
-    /// from here without a copy); empty in a tape without reply bodies
-    /// ([`ReplyBodies::Dropped`]).
-    pub reply_raw: std::sync::Arc<str>,
+    /// from here without a copy; in a tape built by
+    /// [`Tape::from_transcript_shared`], a range of the transcript's own
+    /// text); empty in a tape without reply bodies ([`ReplyBodies::Dropped`]).
+    pub reply_raw: SharedText,
     /// Length of the recorded reply message in bytes (kept with or without
     /// its body: `bench` sizes its receive buffer from it).
     pub reply_bytes: usize,
@@ -89,6 +93,104 @@ pub enum ReplyBodies {
     /// `bench` needs (requests, handshake, which recorded reads were errors).
     /// Not for serving.
     Dropped,
+    /// Every reply byte-exact ([`Exchange::reply_raw`]: what `serve` writes),
+    /// but as a value ([`Exchange::reply`]) only the error replies and the
+    /// handshake results (`initialize`, `server/discover`: what `serve`
+    /// reads of a reply, for capabilities and the other era's handshake);
+    /// any other successful reply is scanned, not built
+    /// ([`mcptape_wire::envelope::scan_envelope`]: as strict as the parser),
+    /// and kept as its envelope as with [`ReplyBodies::Dropped`]. What
+    /// `serve` needs; not for `verify` or the exports (they compare values).
+    Served,
+}
+
+/// Text shared without a copy: a range of one reference-counted string (a
+/// transcript file read once, each recorded reply a range of it:
+/// [`Tape::from_transcript_shared`]) or a string of its own. Cloning shares
+/// the text; it reads as a `&str` ([`Deref`]). Compared, hashed and printed
+/// as that `&str`.
+#[derive(Clone, Default)]
+pub struct SharedText {
+    /// The string the text is a range of.
+    buf: Arc<String>,
+    /// The text's byte range in `buf` (on `char` boundaries).
+    at: Range<usize>,
+}
+
+impl SharedText {
+    /// `part` as a range of `buf`, sharing it (no copy); `None` when `part`
+    /// is not a sub-slice of `buf` (by address).
+    pub fn within(buf: &Arc<String>, part: &str) -> Option<SharedText> {
+        let start = (part.as_ptr() as usize).checked_sub(buf.as_ptr() as usize)?;
+        let end = start.checked_add(part.len())?;
+        buf.get(start..end)?;
+        Some(SharedText {
+            buf: buf.clone(),
+            at: start..end,
+        })
+    }
+
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        self.buf.get(self.at.clone()).unwrap_or_default()
+    }
+}
+
+impl Deref for SharedText {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl AsRef<str> for SharedText {
+    fn as_ref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl From<String> for SharedText {
+    /// `text` itself (moved into the shared string, not copied).
+    fn from(text: String) -> SharedText {
+        let n = text.len();
+        SharedText {
+            buf: Arc::new(text),
+            at: 0..n,
+        }
+    }
+}
+
+impl From<&str> for SharedText {
+    /// A copy of `text`.
+    fn from(text: &str) -> SharedText {
+        SharedText::from(text.to_owned())
+    }
+}
+
+impl PartialEq for SharedText {
+    fn eq(&self, other: &SharedText) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for SharedText {}
+
+impl std::hash::Hash for SharedText {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.as_str().hash(state);
+    }
+}
+
+impl std::fmt::Debug for SharedText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl std::fmt::Display for SharedText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// The replayable content of one transcript.
@@ -101,7 +203,8 @@ pub struct Tape {
     /// Negotiated protocol revision, if the transcript says.
     pub protocol_version: Option<String>,
     /// What the tape keeps of the replies ([`ReplyBodies::Kept`] unless
-    /// built by [`Tape::from_transcript_ref`] with [`ReplyBodies::Dropped`]).
+    /// built by [`Tape::from_transcript_ref`] or
+    /// [`Tape::from_transcript_shared`] with another [`ReplyBodies`]).
     pub bodies: ReplyBodies,
     /// The first recorded rejection of a request that carried no
     /// `Mcp-Session-Id` (HTTP recordings; e.g. server-everything's 400 "No
@@ -172,6 +275,16 @@ fn message_value(m: Message) -> Value {
         other => return other.to_value(),
     }
     Value::Object(o)
+}
+
+/// A recorded reply's bytes as the value a tape with [`ReplyBodies::Kept`]
+/// holds ([`Exchange::reply`]): lone surrogates masked, the strict parse;
+/// `None` when they are not one JSON-RPC message.
+pub(crate) fn reply_value(raw: &str) -> Option<Value> {
+    let masked = mask_lone_surrogates(raw);
+    jsonrpc::parse_message(masked.as_bytes())
+        .ok()
+        .map(message_value)
 }
 
 /// The recorded revision by the one detector ([`protocol::detect_revision`]:
@@ -309,7 +422,7 @@ impl Tape {
             t.records.iter().filter_map(|r| event_observation(&r.event)),
             t.header.protocol_version.as_deref(),
         );
-        build(msgs, revision, max_messages, ReplyBodies::Kept)
+        build(msgs, revision, max_messages, ReplyBodies::Kept, None)
     }
 
     /// The tape of a transcript read by
@@ -328,6 +441,34 @@ impl Tape {
     pub fn from_transcript_ref(
         t: &TranscriptRef<'_>,
         bodies: ReplyBodies,
+    ) -> Result<Tape, ReplayError> {
+        Tape::from_ref(t, bodies, None)
+    }
+
+    /// [`Tape::from_transcript_ref`] of a transcript read from `text` (the
+    /// whole file, e.g. by
+    /// [`read_borrowed_with`](mcptape_transcript::reader::read_borrowed_with)
+    /// over `text.as_bytes()`): each kept reply's bytes
+    /// ([`Exchange::reply_raw`]) are a range of `text`, shared, not a copy
+    /// (a record not borrowed from `text` is copied). With
+    /// [`ReplyBodies::Served`], a 160 MB recorded reply costs `serve` the
+    /// file's bytes and nothing more.
+    ///
+    /// # Errors
+    /// As [`Tape::from_transcript`].
+    pub fn from_transcript_shared(
+        text: &Arc<String>,
+        t: &TranscriptRef<'_>,
+        bodies: ReplyBodies,
+    ) -> Result<Tape, ReplayError> {
+        Tape::from_ref(t, bodies, Some(text))
+    }
+
+    /// The one body of [`Tape::from_transcript_ref`] and [`Tape::from_transcript_shared`].
+    fn from_ref(
+        t: &TranscriptRef<'_>,
+        bodies: ReplyBodies,
+        shared: Option<&Arc<String>>,
     ) -> Result<Tape, ReplayError> {
         let msgs = t.records.iter().enumerate().filter_map(|(i, rec)| {
             let (dir, msg, http) = rec.message()?;
@@ -350,7 +491,7 @@ impl Tape {
             }),
             t.header.protocol_version.as_deref(),
         );
-        build(msgs, revision, MAX_TAPE_MESSAGES, bodies)
+        build(msgs, revision, MAX_TAPE_MESSAGES, bodies, shared)
     }
 
     /// Finds the recorded reply for `method` + `params`. Repeated identical
@@ -418,15 +559,17 @@ enum Parsed {
 }
 
 /// The one tape builder of [`Tape::from_transcript_limited`] and
-/// [`Tape::from_transcript_ref`].
+/// [`Tape::from_ref`]; a kept reply's bytes are a range of `shared` when
+/// they lie in it.
 fn build<'a>(
     msgs: impl Iterator<Item = MessageRecord<'a>>,
     protocol_version: Option<String>,
     max_messages: usize,
     bodies: ReplyBodies,
+    shared: Option<&Arc<String>>,
 ) -> Result<Tape, ReplayError> {
     let max_messages = max_messages.min(MAX_TAPE_MESSAGES);
-    let mut client = Vec::new();
+    let mut client: Vec<RecordedRequest> = Vec::new();
     let mut exchanges = Vec::new();
     let mut session_rejection = None;
     let mut stale_session_rejection = None;
@@ -466,12 +609,21 @@ fn build<'a>(
             .at_record(i)
         };
         let parsed = match (dir, bodies) {
-            // The client's script: a successful reply is scanned, not built.
-            (Direction::S2c, ReplyBodies::Dropped) => {
+            // The client's script, or the served tape: a successful reply is
+            // scanned, not built (a served tape's handshake results are).
+            (Direction::S2c, ReplyBodies::Dropped | ReplyBodies::Served) => {
                 let env = envelope::scan_envelope(masked.as_bytes()).map_err(bad)?;
+                let answers_handshake = |id: &RequestId| {
+                    open.get(&pair_key(&id.to_value(), http))
+                        .is_some_and(|&ci| method::HANDSHAKES.contains(&client[ci].method.as_str()))
+                };
                 match (env.kind, env.id) {
-                    (EnvelopeKind::Response, Some(id)) => Parsed::Envelope(id),
-                    (EnvelopeKind::Error, _) => {
+                    (EnvelopeKind::Response, Some(id))
+                        if bodies == ReplyBodies::Dropped || !answers_handshake(&id) =>
+                    {
+                        Parsed::Envelope(id)
+                    }
+                    (EnvelopeKind::Response, Some(_)) | (EnvelopeKind::Error, _) => {
                         Parsed::Message(jsonrpc::parse_message(masked.as_bytes()).map_err(bad)?)
                     }
                     // A server request or notification.
@@ -600,8 +752,10 @@ fn build<'a>(
                             request,
                             reply: v,
                             reply_raw: match bodies {
-                                ReplyBodies::Kept => msg.into(),
-                                ReplyBodies::Dropped => "".into(),
+                                ReplyBodies::Dropped => SharedText::default(),
+                                ReplyBodies::Kept | ReplyBodies::Served => shared
+                                    .and_then(|text| SharedText::within(text, msg))
+                                    .unwrap_or_else(|| SharedText::from(msg)),
                             },
                             reply_bytes: msg.len(),
                             delay_us,
@@ -642,9 +796,38 @@ fn build<'a>(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::error::ReplayErrorKind;
+
+    /// The transcripts of `corpus/transcripts` (at least 9), sorted.
+    pub(crate) fn corpus_transcripts() -> Vec<std::path::PathBuf> {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../corpus/transcripts");
+        let mut paths: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+            .collect();
+        paths.sort();
+        assert!(paths.len() >= 9, "corpus transcripts: {paths:?}");
+        paths
+    }
+
+    /// The transcript at `path` as a string, its full tape
+    /// ([`Tape::from_transcript`]) and its served tape
+    /// ([`Tape::from_transcript_shared`] over the string, [`ReplyBodies::Served`]).
+    pub(crate) fn full_and_served(path: &std::path::Path) -> (Arc<String>, Tape, Tape) {
+        let text = Arc::new(std::fs::read_to_string(path).unwrap());
+        let full = mcptape_transcript::reader::read(text.as_bytes()).unwrap();
+        let full = Tape::from_transcript(&full).unwrap();
+        let borrowed = mcptape_transcript::reader::read_borrowed(
+            text.as_bytes(),
+            mcptape_transcript::reader::ReadOptions::strict(),
+        )
+        .unwrap();
+        let served = Tape::from_transcript_shared(&text, &borrowed, ReplyBodies::Served).unwrap();
+        (text, full, served)
+    }
 
     fn tiny() -> Transcript {
         let bytes = std::fs::read(concat!(
@@ -695,6 +878,17 @@ mod tests {
         ));
     }
 
+    /// A transcript whose one reply has a member outside JSON-RPC 2.0
+    /// (`"extra": true`, record 1).
+    const EXTRA_MEMBER_REPLY: &str = concat!(
+        r#"{"mcptapeTranscript":1,"mcptapeVersion":"0.1.0","transport":"stdio","server":{"command":["x"]},"startedAt":"2026-11-30T00:00:00.000Z"}"#,
+        "\n",
+        r#"{"tUs":1,"kind":"message","dir":"c2s","msg":{"jsonrpc":"2.0","id":1,"method":"ping"}}"#,
+        "\n",
+        r#"{"tUs":2,"kind":"message","dir":"s2c","msg":{"jsonrpc":"2.0","id":1,"result":{},"extra":true}}"#,
+        "\n",
+    );
+
     /// The revision comes from wire's one detector: tiny-two-reads.jsonl has no
     /// `protocol` record and no header version, but its `initialize` result says.
     #[test]
@@ -707,14 +901,7 @@ mod tests {
     /// JSON-RPC 2.0 is a bad record, reported with its record index.
     #[test]
     fn tape_rejects_a_non_json_rpc_message_with_its_record_index() {
-        let text = concat!(
-            r#"{"mcptapeTranscript":1,"mcptapeVersion":"0.1.0","transport":"stdio","server":{"command":["x"]},"startedAt":"2026-11-30T00:00:00.000Z"}"#,
-            "\n",
-            r#"{"tUs":1,"kind":"message","dir":"c2s","msg":{"jsonrpc":"2.0","id":1,"method":"ping"}}"#,
-            "\n",
-            r#"{"tUs":2,"kind":"message","dir":"s2c","msg":{"jsonrpc":"2.0","id":1,"result":{},"extra":true}}"#,
-            "\n",
-        );
+        let text = EXTRA_MEMBER_REPLY;
         let t = mcptape_transcript::reader::read(text.as_bytes()).unwrap();
         let e = Tape::from_transcript(&t).unwrap_err();
         assert!(
@@ -762,14 +949,7 @@ mod tests {
     /// borrowed read gives the full tape itself (replies byte-exact).
     #[test]
     fn client_tape_holds_the_same_requests_as_the_full_tape_on_every_corpus_transcript() {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../corpus/transcripts");
-        let mut paths: Vec<_> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
-            .collect();
-        paths.sort();
-        assert!(paths.len() >= 9, "corpus transcripts: {paths:?}");
+        let paths = corpus_transcripts();
         for path in &paths {
             let bytes = std::fs::read(path).unwrap();
             let full = mcptape_transcript::reader::read(&bytes).unwrap();
@@ -810,19 +990,69 @@ mod tests {
         }
     }
 
+    /// The served tape ([`ReplyBodies::Served`], built over the file's own
+    /// text) holds, on every corpus transcript, the full tape's requests and
+    /// every reply byte-exact, each a range of the file's text (no copy);
+    /// as values, the handshake results and error replies whole, any other
+    /// successful reply its envelope.
+    #[test]
+    fn served_tape_shares_the_file_and_keeps_every_reply_byte_exact_on_every_corpus_transcript() {
+        let paths = corpus_transcripts();
+        let mut bodies_not_built = 0;
+        for path in &paths {
+            let name = path.display();
+            let (text, full, served) = full_and_served(path);
+            assert_eq!(served.bodies, ReplyBodies::Served);
+            assert_eq!(client_view(&served), client_view(&full), "{name}");
+            assert_eq!(served.exchanges.len(), full.exchanges.len(), "{name}");
+            let file = text.as_ptr() as usize..text.as_ptr() as usize + text.len();
+            for (s, f) in served.exchanges.iter().zip(&full.exchanges) {
+                assert_eq!(s.reply_raw, f.reply_raw, "{name}");
+                assert_eq!(s.reply_bytes, f.reply_bytes, "{name}");
+                assert!(
+                    file.contains(&(s.reply_raw.as_ptr() as usize)),
+                    "{name}: a copy"
+                );
+                let whole = f.reply.get("error").is_some()
+                    || method::HANDSHAKES.contains(&f.request.method.as_str());
+                if whole {
+                    assert_eq!(s.reply, f.reply, "{name}");
+                } else {
+                    assert_eq!(s.reply["result"], Value::Null, "{name}");
+                    assert_eq!(s.reply["id"], f.reply["id"], "{name}");
+                    assert_eq!(reply_value(&s.reply_raw).as_ref(), Some(&f.reply), "{name}");
+                    bodies_not_built += 1;
+                }
+            }
+            let rejection = |t: &Tape| {
+                let r = |r: &Option<HttpRejection>| r.as_ref().map(|r| (r.status, r.body.clone()));
+                (r(&t.session_rejection), r(&t.stale_session_rejection))
+            };
+            assert_eq!(rejection(&served), rejection(&full), "{name}");
+        }
+        assert!(bodies_not_built > 0);
+    }
+
+    /// Text shared with a string is a range of it; text that is not in it is refused.
+    #[test]
+    fn shared_text_is_a_range_of_its_string_or_refused() {
+        let buf = Arc::new("héllo world".to_owned());
+        let w = SharedText::within(&buf, &buf[7..]).unwrap();
+        assert_eq!(w.as_str(), "world");
+        assert_eq!(w, SharedText::from("world"));
+        assert_eq!(Arc::strong_count(&buf), 2);
+        let elsewhere = "world".to_owned();
+        assert!(SharedText::within(&buf, &elsewhere).is_none());
+        assert_eq!(SharedText::default().as_str(), "");
+        assert_eq!(format!("{w} {w:?}"), "world \"world\"");
+    }
+
     /// The client tape refuses a malformed successful reply as the full
     /// tape does (the envelope scan is as strict as the parser), at the
     /// same record.
     #[test]
     fn client_tape_rejects_a_non_json_rpc_reply_at_its_record_like_the_full_tape() {
-        let text = concat!(
-            r#"{"mcptapeTranscript":1,"mcptapeVersion":"0.1.0","transport":"stdio","server":{"command":["x"]},"startedAt":"2026-11-30T00:00:00.000Z"}"#,
-            "\n",
-            r#"{"tUs":1,"kind":"message","dir":"c2s","msg":{"jsonrpc":"2.0","id":1,"method":"ping"}}"#,
-            "\n",
-            r#"{"tUs":2,"kind":"message","dir":"s2c","msg":{"jsonrpc":"2.0","id":1,"result":{},"extra":true}}"#,
-            "\n",
-        );
+        let text = EXTRA_MEMBER_REPLY;
         let t = mcptape_transcript::reader::read_borrowed(
             text.as_bytes(),
             mcptape_transcript::reader::ReadOptions::strict(),

@@ -50,6 +50,11 @@ fn view_label(name: &str) -> String {
 /// Widest line of the human table, in columns (a warning longer than it is wrapped).
 const WRAP_COLUMNS: usize = 100;
 
+/// Widest line under the server-side delay table, in columns: its engine-time and precision
+/// lines ([`crate::serve::ServeSummary::precision_lines`]) are wrapped past it (the usual ones,
+/// up to ~106 columns, stay whole).
+const SERVER_LINE_COLUMNS: usize = 110;
+
 /// `text` broken at spaces into lines of at most `width` characters (a longer word stays
 /// whole), the lines after the first starting with `indent`.
 fn wrap(text: &str, width: usize, indent: &str) -> String {
@@ -350,7 +355,10 @@ impl BenchReport {
             }
             // Engine time, capacity and the precision flag (serve.rs, H6).
             for line in sv.precision_lines(self.throughput_per_s) {
-                let _ = writeln!(s, "  {line}");
+                // Two columns of indent before each line: wrapped two narrower.
+                for l in wrap(&line, SERVER_LINE_COLUMNS - 2, "  ").lines() {
+                    let _ = writeln!(s, "  {l}");
+                }
             }
             let _ = writeln!(
                 s,
@@ -371,6 +379,7 @@ impl BenchReport {
 #[cfg(test)]
 mod tests {
     use super::view_label;
+    use crate::stats::Quantiles;
 
     #[test]
     fn wrap_breaks_long_warnings_at_spaces_within_the_width() {
@@ -378,6 +387,84 @@ mod tests {
         assert_eq!(w, "warning: aaaa\n  bbbb cccc\n  dddd");
         assert!(w.lines().all(|l| l.chars().count() <= 14));
         assert_eq!(super::wrap("short", 14, "  "), "short");
+    }
+
+    /// A flagged, engine-bound run of the embedded server: its FLAGGED and
+    /// ENGINE-BOUND lines (one line each in [`ServeSummary::precision_lines`])
+    /// are wrapped by [`super::wrap`] within 110 columns, every word kept.
+    #[test]
+    fn flagged_engine_bound_server_lines_wrap_within_110_columns_with_the_same_words() {
+        use crate::serve::{Precision, ServeSummary};
+        let q = Quantiles {
+            count: 3,
+            p50_us: 12_000,
+            p99_us: 12_345,
+            max_us: 12_345,
+            mean_us: 12_100.0,
+            ..Quantiles::default()
+        };
+        let sv = ServeSummary {
+            model: "fixed:12ms".into(),
+            model_p50_us: Some(12_000.0),
+            model_p99_us: Some(12_000.0),
+            requests: 3,
+            matched: 3,
+            unmatched: 0,
+            rejected_uri: 0,
+            cancelled: 0,
+            stalled: 0,
+            injected_errors: 0,
+            dropped: 0,
+            invalid: 0,
+            pinged: 0,
+            synthesized: Default::default(),
+            adapted: 0,
+            intended: q,
+            achieved: q,
+            lateness: q,
+            engine: q,
+            work: q,
+            capacity_per_s: Some(1_000.0),
+            precision: Precision::judge(12_000.0, 12_345, 3),
+            timer_policy: None,
+        };
+        let lines = sv.precision_lines(900.0);
+        assert!(lines.iter().all(|l| !l.contains('\n')), "{lines:?}");
+        let mut r = crate::bench::BenchResult::new().report(
+            &crate::bench::BenchConfig::default(),
+            "t.jsonl",
+            "embedded mcptape serve (stdio)",
+            Some("fixed:12ms".into()),
+            1,
+            None,
+        );
+        r.throughput_per_s = 900.0;
+        r.server = Some(sv);
+        let table = r.table();
+        for line in table.lines() {
+            assert!(line.chars().count() <= 110, "{line}");
+        }
+        let words = |t: &str| t.split_whitespace().map(str::to_owned).collect::<Vec<_>>();
+        let all = words(&table);
+        for want in ["FLAGGED:", "ENGINE-BOUND:"] {
+            let line = lines.iter().find(|l| l.starts_with(want)).unwrap();
+            assert!(line.chars().count() > 108, "{line}: not a wrapping case");
+            let w = words(line);
+            assert!(
+                all.windows(w.len()).any(|x| x == w),
+                "{line} not in\n{table}"
+            );
+            // Two printed lines: the first within the width, the rest indented by 4.
+            let at = table
+                .lines()
+                .position(|l| l.trim_start().starts_with(want))
+                .unwrap();
+            let next = table.lines().nth(at + 1).unwrap();
+            assert!(
+                next.starts_with("    ") && !next.starts_with("     "),
+                "{next:?}"
+            );
+        }
     }
 
     /// Fresh-user report: the error rows read `invalid-params (-3260…`, the code cut off.

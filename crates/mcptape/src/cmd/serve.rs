@@ -19,7 +19,7 @@ pub enum UnrecordedArg {
     /// Strict: -32601 for any unrecorded method (ping still answered), "not recorded" reads.
     Error,
 }
-use mcptape_replay::tape::Tape;
+use mcptape_replay::tape::{ReplyBodies, Tape};
 
 /// Arguments of `mcptape serve`.
 #[derive(Debug, clap::Args)]
@@ -127,6 +127,34 @@ pub fn load_tape_noting_cut(path: &Path) -> anyhow::Result<(Tape, Option<String>
     Ok((tape, cut))
 }
 
+/// The tape `serve` plays ([`ReplyBodies::Served`]: every reply byte-exact, as values only the
+/// handshake results and error replies), and the note about a cut last line, if any. The file is
+/// read once into one string; message records are borrowed from it
+/// ([`mcptape_transcript::reader::read_borrowed_with`], each canonical message line checked by
+/// the strict envelope scan) and every recorded reply is a range of it
+/// ([`Tape::from_transcript_shared`]), so a 160 MB reply costs the server the file's bytes once.
+/// A file that is not UTF-8 is read the same way without the sharing (and refused by the reader
+/// where a record is not UTF-8).
+pub fn load_served_tape(path: &Path) -> anyhow::Result<(Tape, Option<String>)> {
+    use mcptape_transcript::reader::{ReadOptions, read_borrowed_with};
+    let text = String::from_utf8(super::inspect::read_regular_file(path)?).map(Arc::new);
+    let bytes = match &text {
+        Ok(s) => s.as_bytes(),
+        Err(e) => e.as_bytes(),
+    };
+    let t = read_borrowed_with(bytes, ReadOptions::strict(), |m| {
+        mcptape_wire::envelope::scan_envelope(m.as_bytes()).is_ok()
+    })
+    .with_context(|| format!("parsing {}", path.display()))?;
+    let cut = t.dropped.as_ref().map(|d| cut_note(path, d));
+    let tape = match &text {
+        Ok(s) => Tape::from_transcript_shared(s, &t, ReplyBodies::Served),
+        Err(_) => Tape::from_transcript_ref(&t, ReplyBodies::Served),
+    }
+    .with_context(|| format!("replaying {}", path.display()))?;
+    Ok((tape, cut))
+}
+
 /// Parses repeated `--fault` flags into one spec.
 pub fn parse_faults(flags: &[String]) -> anyhow::Result<FaultSpec> {
     let mut faults = FaultSpec::default();
@@ -139,7 +167,7 @@ pub fn parse_faults(flags: &[String]) -> anyhow::Result<FaultSpec> {
 /// Runs `mcptape serve`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     super::warn_if_debug_build("serve");
-    let (tape, cut) = load_tape_noting_cut(&args.transcript)?;
+    let (tape, cut) = load_served_tape(&args.transcript)?;
     if let Some(c) = cut {
         eprintln!("mcptape serve: warning: {c}");
     }
