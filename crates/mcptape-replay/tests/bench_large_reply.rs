@@ -7,9 +7,9 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{closed_cfg, instant_server};
-use mcptape_replay::bench::{self, BenchResult, Client, INVALID_CONTENTS_CLASS};
-use mcptape_replay::serve::{Server, serve_stream};
+use common::{closed_cfg, duplex_client, instant_server, recorded_reply};
+use mcptape_replay::bench::{self, BenchResult, INVALID_CONTENTS_CLASS};
+use mcptape_replay::serve::Server;
 use mcptape_replay::tape::Tape;
 use tokio::time::Duration;
 
@@ -52,26 +52,11 @@ fn tape(bytes: &[u8]) -> Tape {
     Tape::from_transcript(&t).unwrap()
 }
 
-async fn client_of(srv: &Arc<Server>) -> Arc<Client> {
-    let (a, b) = tokio::io::duplex(1 << 20);
-    let (ar, aw) = tokio::io::split(a);
-    let (br, bw) = tokio::io::split(b);
-    let s = srv.clone();
-    tokio::spawn(async move {
-        let _ = serve_stream(s, ar, aw).await;
-    });
-    let client = Arc::new(Client::over(br, bw));
-    bench::handshake(&client, srv.tape(), Duration::from_secs(30))
-        .await
-        .unwrap();
-    client
-}
-
 async fn run(srv: &Arc<Server>, reads: u64, turns: u64, validate: bool) -> BenchResult {
     let mut c = closed_cfg(reads, turns, 2, 120_000_000);
     c.deadline_us = 120_000_000;
     c.validate = validate;
-    let client = client_of(srv).await;
+    let client = duplex_client(srv, Duration::from_secs(30)).await;
     bench::run(client, srv.tape(), &c, &|_| {}).await.unwrap()
 }
 
@@ -156,16 +141,9 @@ async fn client_tape_with_a_warm_buffer_reads_the_20_mb_reply_every_time() {
     )
     .unwrap();
     let light = Tape::from_transcript_ref(&borrowed, ReplyBodies::Dropped).unwrap();
-    let recorded = srv
-        .tape()
-        .exchanges
-        .iter()
-        .find(|e| e.request.method == "resources/read")
-        .unwrap()
-        .reply_raw
-        .len();
+    let recorded = recorded_reply(srv.tape(), "resources/read").len();
     assert!(recorded > 20_000_000, "{recorded}");
-    let client = client_of(&srv).await;
+    let client = duplex_client(&srv, Duration::from_secs(30)).await;
     assert_eq!(bench::warm_receive_buffer(&client, &light), recorded + 1);
     let mut c = closed_cfg(3, 1, 2, 120_000_000);
     c.deadline_us = 120_000_000;
@@ -182,7 +160,7 @@ async fn client_tape_with_a_warm_buffer_reads_the_20_mb_reply_every_time() {
 
     let small = transcript(1, 3_000, None);
     let small_srv = instant_server(tape(&small));
-    let small_client = client_of(&small_srv).await;
+    let small_client = duplex_client(&small_srv, Duration::from_secs(30)).await;
     assert_eq!(
         bench::warm_receive_buffer(&small_client, small_srv.tape()),
         0

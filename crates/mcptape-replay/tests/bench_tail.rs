@@ -5,26 +5,11 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{closed_cfg, server};
-use mcptape_replay::bench::{self, BenchConfig, BenchResult, Client, Load};
-use mcptape_replay::serve::{Server, serve_stream};
+use common::{closed_cfg, duplex_client, server};
+use mcptape_replay::bench::{self, BenchConfig, BenchResult, Load};
+use mcptape_replay::serve::Server;
 use mcptape_replay::stats::PhaseCounters;
 use tokio::time::{Duration, Instant};
-
-async fn client_of(srv: &Arc<Server>) -> Arc<Client> {
-    let (a, b) = tokio::io::duplex(1 << 20);
-    let (ar, aw) = tokio::io::split(a);
-    let (br, bw) = tokio::io::split(b);
-    let s = srv.clone();
-    tokio::spawn(async move {
-        let _ = serve_stream(s, ar, aw).await;
-    });
-    let client = Arc::new(Client::over(br, bw));
-    bench::handshake(&client, srv.tape(), Duration::from_secs(5))
-        .await
-        .unwrap();
-    client
-}
 
 /// [`closed_cfg`] with a 1 s timeout.
 fn cfg(reads: u64, turns: u64, parallel: u32) -> BenchConfig {
@@ -32,7 +17,7 @@ fn cfg(reads: u64, turns: u64, parallel: u32) -> BenchConfig {
 }
 
 async fn run(srv: &Arc<Server>, c: &BenchConfig) -> BenchResult {
-    let client = client_of(srv).await;
+    let client = duplex_client(srv, Duration::from_secs(5)).await;
     bench::run(client, srv.tape(), c, &|_| {}).await.unwrap()
 }
 
@@ -126,7 +111,7 @@ async fn error_answers_are_outside_the_success_histogram() {
 #[tokio::test(start_paused = true)]
 async fn max_phase_bounds_an_overloaded_open_loop_phase() {
     let srv = server("fixed:500ms", "", 1);
-    let client = client_of(&srv).await;
+    let client = duplex_client(&srv, Duration::from_secs(5)).await;
     let mut c = cfg(1_000_000, 2, 2);
     c.load = Load::Open { per_s: 10_000.0 };
     c.max_phase = Duration::from_secs(1);
@@ -195,7 +180,7 @@ async fn counters_are_per_phase_and_consistent() {
 #[tokio::test(start_paused = true)]
 async fn a_stop_returns_the_partial_result() {
     let srv = server("fixed:100ms", "", 1);
-    let client = client_of(&srv).await;
+    let client = duplex_client(&srv, Duration::from_secs(5)).await;
     let c = cfg(1_000, 1_000, 2);
     let stop = tokio::time::sleep(Duration::from_millis(1_050));
     let res = bench::run_until(client, srv.tape(), &c, &|_| {}, stop)

@@ -2,15 +2,11 @@
 //! `#[BaseTime: …]`, the legend): read back by Python's `hdrhistogram` (`hdrh.log`, installed in
 //! `.tools/venv` by scripts/install-peers.sh) and by mcptape itself.
 
+mod common;
+
+use common::hdrh_python;
 use mcptape_replay::render::hlog::{Tagged, merge_hlog, merge_hlog_tagged, write_hlog};
 use mcptape_replay::stats::new_hist;
-
-fn python() -> std::path::PathBuf {
-    std::env::var_os("MCPTAPE_PYTHON").map_or_else(
-        || std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.tools/venv/bin/python"),
-        Into::into,
-    )
-}
 
 #[test]
 fn hlog_round_trips_through_python_hdrhistogram() {
@@ -54,48 +50,22 @@ fn hlog_round_trips_through_python_hdrhistogram() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("latency.hlog");
     std::fs::write(&path, &log).unwrap();
-    let script = r#"
-import sys
-from hdrh.log import HistogramLogReader
-from hdrh.histogram import HdrHistogram
-ref = HdrHistogram(1, 3600 * 1000 * 1000, 3)
-r = HistogramLogReader(sys.argv[1], ref)
-seen = []
-while True:
-    h = r.get_next_interval_histogram()
-    if h is None:
-        break
-    seen.append((h.get_tag(), h.get_total_count(), h.get_value_at_percentile(50), h.get_max_value()))
-for s in seen:
-    print("%s %d %d %d" % s)
-"#;
-    let o = std::process::Command::new(python())
-        .arg("-c")
-        .arg(script)
-        .arg(&path)
-        .output()
-        .expect("python (run scripts/install-peers.sh)");
-    let out = String::from_utf8_lossy(&o.stdout);
-    assert!(
-        o.status.success(),
-        "{out}\n{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let lines: Vec<Vec<&str>> = out.lines().map(|l| l.split(' ').collect()).collect();
+    let (lines, out) = hdrh_python::read_log(&path);
     assert_eq!(lines.len(), 2, "{out}");
-    assert_eq!((lines[0][0], lines[0][1]), ("single", "1000"), "{out}");
-    let p50: u64 = lines[0][2].parse().unwrap();
-    assert!(
-        single.equivalent(p50, single.value_at_quantile(0.5)),
+    assert_eq!(
+        (lines[0].tag.as_str(), lines[0].count),
+        ("single", 1000),
         "{out}"
     );
     assert!(
-        single.equivalent(lines[0][3].parse().unwrap(), 10_000),
+        single.equivalent(lines[0].p50, single.value_at_quantile(0.5)),
         "{out}"
     );
-    assert_eq!((lines[1][0], lines[1][1]), ("turn", "2"), "{out}");
-    assert!(
-        turn.equivalent(lines[1][3].parse().unwrap(), 800_000),
+    assert!(single.equivalent(lines[0].max, 10_000), "{out}");
+    assert_eq!(
+        (lines[1].tag.as_str(), lines[1].count),
+        ("turn", 2),
         "{out}"
     );
+    assert!(turn.equivalent(lines[1].max, 800_000), "{out}");
 }

@@ -9,7 +9,7 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{TINY, tape_of};
+use common::{TINY, recorded_reply, tape_of};
 use mcptape_replay::latency::{FaultSpec, LatencyModel};
 use mcptape_replay::schedule::TimerMode;
 use mcptape_replay::serve::{Answer, Server, Unrecorded, serve_stream};
@@ -208,14 +208,7 @@ fn initialize_on_a_2026_recording_is_answered_from_its_server_discover() {
     );
     assert_eq!(v["result"]["protocolVersion"], json!("2025-11-25"));
     // The recorded era's own handshake and reads stay byte-exact.
-    let recorded = srv
-        .tape()
-        .exchanges
-        .iter()
-        .find(|e| e.request.method == "resources/list")
-        .unwrap()
-        .reply_raw
-        .clone();
+    let recorded = recorded_reply(srv.tape(), "resources/list").to_owned();
     let b = body(
         &srv,
         r#"{"jsonrpc":"2.0","id":1,"method":"resources/list"}"#,

@@ -25,19 +25,10 @@ fn bench_on(
     args: &[&str],
     out: &std::path::Path,
 ) -> (bool, String, String, serde_json::Value) {
-    let mut cmd = Command::new(mcptape());
-    cmd.arg("bench")
-        .arg(repo_root().join(transcript))
-        .args(args)
-        .arg("--out")
-        .arg(out);
-    let (o, _) = run_bounded(&mut cmd, Duration::from_secs(120));
+    let (o, _) = run_bench(&repo_root().join(transcript), args, Some(out));
     let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
-    let report = std::fs::read(out.join("report.json"))
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .unwrap_or(serde_json::Value::Null);
+    let report = json_or_null(&out.join("report.json"));
     (o.status.success(), stdout, stderr, report)
 }
 
@@ -51,11 +42,12 @@ fn bench_in(line: &str) -> (tempfile::TempDir, String, serde_json::Value) {
 /// `mcptape bench corpus/transcripts/everything-stdio.jsonl ARGS...` within 60 s: its output and
 /// how long it took.
 fn bench_stdio_run(args: &[&str]) -> (std::process::Output, Duration) {
-    let mut cmd = Command::new(mcptape());
-    cmd.arg("bench")
-        .arg(repo_root().join("corpus/transcripts/everything-stdio.jsonl"))
-        .args(args);
-    run_bounded(&mut cmd, Duration::from_secs(60))
+    run_bench_within(
+        &corpus_transcript("everything-stdio.jsonl"),
+        args,
+        None,
+        Duration::from_secs(60),
+    )
 }
 
 fn bench(args: &[&str], out: &std::path::Path) -> (String, serde_json::Value) {
@@ -524,8 +516,7 @@ fn bench_sigint_writes_a_partial_report() {
         "SIGINT: stopping; printing and writing the partial report",
     );
     assert_has(&stdout, "PARTIAL: interrupted");
-    let r: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+    let r = read_json(&out.join("report.json"));
     assert_eq!(r["partial"], serde_json::json!(true));
     let sent = r["singlePhase"]["sent"].as_u64().unwrap();
     assert!(sent > 5 && sent < 100_000, "{r}");

@@ -39,18 +39,10 @@ fn bench(
     args: &[&str],
 ) -> (Option<i32>, String, serde_json::Value, Duration) {
     let dir = tempfile::tempdir().unwrap();
-    let mut cmd = Command::new(mcptape());
-    cmd.arg("bench")
-        .arg(corpus_transcript(transcript))
-        .args(["--target-url", url])
-        .args(args)
-        .arg("--out")
-        .arg(dir.path());
-    let (o, took) = run_bounded(&mut cmd, Duration::from_secs(120));
-    let report = std::fs::read(dir.path().join("report.json"))
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .unwrap_or(serde_json::Value::Null);
+    let mut all = vec!["--target-url", url];
+    all.extend_from_slice(args);
+    let (o, took) = run_bench(&corpus_transcript(transcript), &all, Some(dir.path()));
+    let report = json_or_null(&dir.path().join("report.json"));
     (
         o.status.code(),
         String::from_utf8_lossy(&o.stderr).into_owned(),

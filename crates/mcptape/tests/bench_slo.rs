@@ -5,7 +5,6 @@
 #[path = "record_support/mod.rs"]
 mod support;
 
-use std::process::Command;
 use std::time::Duration;
 
 use support::*;
@@ -13,15 +12,21 @@ use support::*;
 /// Runs a short bench with `--slo slo`; returns (exit code, stdout, stderr, report.json,
 /// slo.xml text).
 fn bench_slo(slo: &str, out: &std::path::Path) -> (i32, String, String, serde_json::Value, String) {
-    let mut cmd = Command::new(mcptape());
-    cmd.arg("bench")
-        .arg(repo_root().join("corpus/transcripts/everything-stdio.jsonl"))
-        .args(["--reads", "30", "--turns", "10", "--latency", "fixed:1ms"])
-        .args(["--slo", slo])
-        .arg("--out")
-        .arg(out);
-    let (o, _) = run_bounded(&mut cmd, Duration::from_secs(120));
-    let report = serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+    let (o, _) = run_bench(
+        &corpus_transcript("everything-stdio.jsonl"),
+        &[
+            "--reads",
+            "30",
+            "--turns",
+            "10",
+            "--latency",
+            "fixed:1ms",
+            "--slo",
+            slo,
+        ],
+        Some(out),
+    );
+    let report = read_json(&out.join("report.json"));
     let xml = std::fs::read_to_string(out.join("slo.xml")).unwrap_or_default();
     (
         o.status.code().unwrap_or(-1),
@@ -121,13 +126,12 @@ fn a_malformed_or_unreportable_slo_is_refused_before_the_run() {
         ),
     ] {
         let dir = tempfile::tempdir().unwrap();
-        let mut cmd = Command::new(mcptape());
-        cmd.arg("bench")
-            .arg(repo_root().join("corpus/transcripts/everything-stdio.jsonl"))
-            .args(["--reads", "1", "--turns", "0", "--slo", spec])
-            .arg("--out")
-            .arg(dir.path());
-        let (o, _) = run_bounded(&mut cmd, Duration::from_secs(60));
+        let (o, _) = run_bench_within(
+            &corpus_transcript("everything-stdio.jsonl"),
+            &["--reads", "1", "--turns", "0", "--slo", spec],
+            Some(dir.path()),
+            Duration::from_secs(60),
+        );
         let stderr = String::from_utf8_lossy(&o.stderr);
         assert!(!o.status.success(), "{spec}: {stderr}");
         assert!(stderr.contains(needle), "{spec}: {stderr}");

@@ -11,25 +11,13 @@
 #[path = "record_support/mod.rs"]
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
 use mcptape_replay::tape::{Match, Tape};
 use serde_json::{Value, json};
 use support::*;
-
-/// Every shipped recording.
-fn recordings() -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(repo_root().join("corpus/transcripts"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
-        .collect();
-    v.sort();
-    assert!(v.len() >= 9, "{v:?}");
-    v
-}
 
 fn tape(path: &Path) -> Tape {
     Tape::from_transcript(&read_transcript(path)).unwrap()
@@ -121,7 +109,7 @@ fn inspect_all(p: &Peers, path: &Path, target: &dyn Fn(&[&str]) -> Vec<String>) 
 #[test]
 fn inspector_cli_lists_and_reads_every_resource_of_every_recording_over_stdio() {
     let p = peers();
-    for path in recordings() {
+    for path in corpus_transcripts() {
         let target = |call: &[&str]| {
             let mut v: Vec<String> = call.iter().map(|s| (*s).to_owned()).collect();
             v.extend(stdio_target(&path));
@@ -134,7 +122,7 @@ fn inspector_cli_lists_and_reads_every_resource_of_every_recording_over_stdio() 
 #[test]
 fn inspector_cli_lists_and_reads_every_resource_of_every_recording_over_http() {
     let p = peers();
-    for path in recordings() {
+    for path in corpus_transcripts() {
         let (_serve, port) = serve_listen(&path, "fixed:0");
         let url = format!("http://127.0.0.1:{port}/mcp");
         let target = |call: &[&str]| {
@@ -193,7 +181,7 @@ fn typescript_sdk_client_lists_and_reads_every_recording_over_stdio_and_http() {
         sdk.exists(),
         "TypeScript SDK missing: run scripts/install-peers.sh"
     );
-    for path in recordings() {
+    for path in corpus_transcripts() {
         let s = ts_client(&p, &stdio_target(&path));
         check_ts_summary(&path, &s);
         let (_serve, port) = serve_listen(&path, "fixed:0");

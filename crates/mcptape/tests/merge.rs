@@ -7,6 +7,10 @@
 #[path = "record_support/mod.rs"]
 mod support;
 
+/// Python's reading of an HdrHistogram log, shared with the replay crate's `hlog_python` test.
+#[path = "../../mcptape-replay/tests/common/hdrh_python.rs"]
+mod hdrh_python;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -14,27 +18,13 @@ use std::time::Duration;
 use mcptape_replay::render::merge_hlog_tagged;
 use support::*;
 
-fn python() -> PathBuf {
-    std::env::var_os("MCPTAPE_PYTHON")
-        .map_or_else(|| repo_root().join(".tools/venv/bin/python"), Into::into)
-}
-
-/// `mcptape bench corpus/transcripts/everything-stdio.jsonl ARGS --out OUT`; its report.json.
+/// `mcptape bench corpus/transcripts/everything-stdio.jsonl ARGS --out OUT` (must succeed); its
+/// report.json.
 fn bench(args: &[&str], out: &Path) -> serde_json::Value {
-    let mut cmd = Command::new(mcptape());
-    cmd.arg("bench")
-        .arg(repo_root().join("corpus/transcripts/everything-stdio.jsonl"))
-        .args(args)
-        .arg("--out")
-        .arg(out);
-    let (o, _) = run_bounded(&mut cmd, Duration::from_secs(120));
-    assert!(
-        o.status.success(),
-        "bench failed:\n{}\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap()
+    let transcript = corpus_transcript("everything-stdio.jsonl");
+    let (o, _) = run_bench(&transcript, args, Some(out));
+    assert_success(&o, "bench");
+    read_json(&out.join("report.json"))
 }
 
 /// `mcptape merge LOGS... --out OUT`: (exit code, stdout, stderr).
@@ -91,8 +81,7 @@ fn merge_of_two_bench_runs_sums_counts_and_adds_the_histograms() {
     );
     assert!(stdout.lines().count() <= 25, "one screen:\n{stdout}");
 
-    let rm: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(m.join("report.json")).unwrap()).unwrap();
+    let rm = read_json(&m.join("report.json"));
     assert_eq!(u(&rm["runs"]), 2);
     let tag = |name: &str| {
         rm["tags"]
@@ -168,47 +157,16 @@ fn merge_of_two_bench_runs_sums_counts_and_adds_the_histograms() {
     );
 
     // Python hdrhistogram reads the merged log (header line included).
-    let script = r#"
-import sys
-from hdrh.log import HistogramLogReader
-from hdrh.histogram import HdrHistogram
-ref = HdrHistogram(1, 3600 * 1000 * 1000, 3)
-r = HistogramLogReader(sys.argv[1], ref)
-while True:
-    h = r.get_next_interval_histogram()
-    if h is None:
-        break
-    print("%s %d %d %d" % (h.get_tag(), h.get_total_count(), h.get_min_value(), h.get_max_value()))
-"#;
-    let o = Command::new(python())
-        .arg("-c")
-        .arg(script)
-        .arg(m.join("latency.hlog"))
-        .output()
-        .expect("python (run scripts/install-peers.sh)");
-    let out = String::from_utf8_lossy(&o.stdout);
-    assert!(
-        o.status.success(),
-        "{out}\n{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let py: Vec<Vec<&str>> = out.lines().map(|l| l.split(' ').collect()).collect();
+    let (py, out) = hdrh_python::read_log(&m.join("latency.hlog"));
     let tags = rm["tags"].as_array().unwrap();
     assert_eq!(py.len(), tags.len(), "{out}");
     for (line, t) in py.iter().zip(tags) {
-        assert_eq!(line[0], t["tag"].as_str().unwrap(), "{out}");
-        assert_eq!(
-            line[1].parse::<u64>().unwrap(),
-            u(&t["latency"]["count"]),
-            "{out}"
-        );
-        let h = merge_hlog_tagged(&merged, Some(line[0])).unwrap();
+        assert_eq!(line.tag, t["tag"].as_str().unwrap(), "{out}");
+        assert_eq!(line.count, u(&t["latency"]["count"]), "{out}");
+        let h = merge_hlog_tagged(&merged, Some(&line.tag)).unwrap();
         // (Python's percentile rank rounds differently from the Rust crate's: compare min.)
-        assert!(h.equivalent(line[2].parse().unwrap(), h.min()), "{out}");
-        assert!(
-            h.equivalent(line[3].parse().unwrap(), u(&t["latency"]["maxUs"])),
-            "{out}"
-        );
+        assert!(h.equivalent(line.min, h.min()), "{out}");
+        assert!(h.equivalent(line.max, u(&t["latency"]["maxUs"])), "{out}");
     }
 }
 
@@ -260,8 +218,7 @@ fn merge_names_the_file_and_line_of_a_cut_log() {
     let (code, stdout, stderr) = merge(&[bare_dir.join("latency.hlog")], &dir.path().join("M"));
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     assert!(stdout.contains("(counters: report.json)"), "{stdout}");
-    let rm: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.path().join("M/report.json")).unwrap()).unwrap();
+    let rm = read_json(&dir.path().join("M/report.json"));
     assert_eq!(rm["singlePhase"]["sent"], ra["singlePhase"]["sent"]);
     assert_eq!(rm["inputs"][0]["countersFrom"], "reportJson");
 }
@@ -352,8 +309,7 @@ fn merge_refuses_a_log_cut_by_head_n_8_or_an_edited_sent_999() {
     let (code, stdout, stderr) = merge(std::slice::from_ref(&a), &dir.path().join("M"));
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     let text = std::fs::read_to_string(&a).unwrap();
-    let report: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.path().join("A/report.json")).unwrap()).unwrap();
+    let report = read_json(&dir.path().join("A/report.json"));
     let head8: Vec<&str> = text.lines().take(8).collect();
     assert!(head8[7].starts_with("Tag=turn,"), "{head8:?}");
     let cut = dir.path().join("cut.hlog");

@@ -9,6 +9,7 @@
 
 mod record_support;
 
+use std::ffi::OsStr;
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -37,21 +38,15 @@ enum End {
 /// and ends it as `end` says.
 fn record_session(t_path: &Path, end: End) {
     let p = peers();
-    let mut child = Command::new(mcptape())
-        .args(["record", "-o"])
-        .arg(t_path)
-        .arg("--")
-        .arg(&p.python)
-        .arg(p.script("py_server.py"))
-        .arg("stdio")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn mcptape record");
-    let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut guard = Guard(child);
+    let script = p.script("py_server.py");
+    let server = [
+        p.python.as_os_str(),
+        script.as_os_str(),
+        OsStr::new("stdio"),
+    ];
+    let mut guard = spawn_record(t_path, &server, Stdio::null());
+    let mut stdin = guard.0.stdin.take().unwrap();
+    let mut stdout = BufReader::new(guard.0.stdout.take().unwrap());
     let mut answer = |id: u64| -> serde_json::Value {
         loop {
             let mut line = String::new();

@@ -11,8 +11,9 @@
 
 mod record_support;
 
+use std::ffi::OsStr;
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use mcptape_transcript::{Direction, Event};
@@ -79,14 +80,8 @@ fn run_once(
     kill_after: Duration,
 ) -> (Digests, Digests, Digests) {
     let transcript = dir.join(format!("kill-{run}.jsonl"));
-    let mut cmd = Command::new(mcptape());
-    cmd.args(["record", "-o"])
-        .arg(&transcript)
-        .args(["--", "cat"]);
-    cmd.stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null());
-    let mut child = cmd.spawn().expect("spawn mcptape record -- cat");
+    let mut guard = spawn_record(&transcript, &[OsStr::new("cat")], Stdio::null());
+    let child = &mut guard.0;
     let mut stdin = child.stdin.take().unwrap();
     let stdout = child.stdout.take().unwrap();
     let started = Instant::now();
@@ -114,7 +109,7 @@ fn run_once(
     });
     std::thread::sleep(kill_after);
     child.kill().expect("SIGKILL the recorder");
-    let status = wait_bounded(&mut child, RUN_LIMIT).expect("mcptape ends after SIGKILL");
+    let status = wait_bounded(child, RUN_LIMIT).expect("mcptape ends after SIGKILL");
     {
         use std::os::unix::process::ExitStatusExt;
         assert_eq!(status.signal(), Some(9), "run {run}: killed by SIGKILL");

@@ -4,6 +4,7 @@
 
 mod record_support;
 
+use std::ffi::OsStr;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -199,20 +200,10 @@ fn inspector_cli_calls_through_record_return_promptly_with_exact_bytes() {
 /// `mcptape record -o T -- python echo_lines.py ECHO_ARGS...` with all three pipes.
 fn record_echo(t_path: &Path, echo_args: &[&str]) -> Guard {
     let p = peers();
-    let child = Command::new(mcptape())
-        .arg("record")
-        .arg("-o")
-        .arg(t_path)
-        .arg("--")
-        .arg(&p.python)
-        .arg(p.script("echo_lines.py"))
-        .args(echo_args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn mcptape record");
-    Guard(child)
+    let script = p.script("echo_lines.py");
+    let mut server = vec![p.python.as_os_str(), script.as_os_str()];
+    server.extend(echo_args.iter().map(OsStr::new));
+    spawn_record(t_path, &server, Stdio::piped())
 }
 
 /// One 16 MiB JSON-RPC message line (without `\n`).

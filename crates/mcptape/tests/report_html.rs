@@ -80,26 +80,12 @@ fn bench_report_html_renders_in_headless_chromium_with_charts_and_no_console_err
     let evil = tmp.path().join("evil<img src=x onerror=alert(1)>.jsonl");
     std::fs::copy(corpus_transcript("everything-stdio.jsonl"), &evil).unwrap();
     let out = tmp.path().join("out");
-    let mut cmd = Command::new(mcptape());
-    cmd.arg("bench")
-        .arg(&evil)
-        .args([
-            "--latency",
-            "fixed:2ms",
-            "--reads",
-            "50",
-            "--turns",
-            "20",
-            "--out",
-        ])
-        .arg(&out);
-    let (o, _) = run_bounded(&mut cmd, Duration::from_secs(120));
-    assert!(
-        o.status.success(),
-        "bench failed:\n{}\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
+    let (o, _) = run_bench(
+        &evil,
+        &["--latency", "fixed:2ms", "--reads", "50", "--turns", "20"],
+        Some(&out),
     );
+    assert_success(&o, "bench");
     let page = out.join("report.html");
     let html = std::fs::read_to_string(&page).unwrap();
     // Self-contained: no script, no external reference of any kind.

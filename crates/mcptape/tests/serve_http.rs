@@ -108,25 +108,23 @@ fn the_older_era_requires_the_session_header_and_get_is_405() {
 fn bench_over_http_closes_the_streams_of_stragglers_at_the_deadline() {
     let (_g, port) = serve_http("py-stdio-2026-07-28.jsonl", "fixed:50ms");
     let dir = tempfile::tempdir().unwrap();
-    let mut cmd = Command::new(mcptape());
-    cmd.arg("bench")
-        .arg(corpus_transcript("py-stdio-2026-07-28.jsonl"))
-        .args(["--target-url", &format!("http://127.0.0.1:{port}/mcp")])
-        .args([
-            "--reads",
-            "5",
-            "--turns",
-            "3",
-            "--parallel",
-            "2",
-            "--deadline",
-            "10ms",
-            "--timeout",
-            "3s",
-            "--out",
-        ])
-        .arg(dir.path());
-    let (o, _) = run_bounded(&mut cmd, Duration::from_secs(120));
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let args = [
+        "--target-url",
+        url.as_str(),
+        "--reads",
+        "5",
+        "--turns",
+        "3",
+        "--parallel",
+        "2",
+        "--deadline",
+        "10ms",
+        "--timeout",
+        "3s",
+    ];
+    let transcript = corpus_transcript("py-stdio-2026-07-28.jsonl");
+    let (o, _) = run_bench(&transcript, &args, Some(dir.path()));
     // No turn read beat the 10 ms deadline: the report is written, and bench
     // exits 1 saying the turn phase completed no read.
     let err = String::from_utf8_lossy(&o.stderr);
@@ -137,8 +135,7 @@ fn bench_over_http_closes_the_streams_of_stragglers_at_the_deadline() {
         ),
         "{err}"
     );
-    let r: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.path().join("report.json")).unwrap()).unwrap();
+    let r = read_json(&dir.path().join("report.json"));
     assert_eq!(r["single"]["count"], 5);
     assert!(r["single"]["p50Us"].as_u64().unwrap() >= 50_000, "{r}");
     assert_eq!(r["turnsHitDeadline"], 3);

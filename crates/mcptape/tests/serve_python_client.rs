@@ -95,13 +95,7 @@ fn the_python_client_sees_the_same_summary_from_serve_as_from_the_live_python_se
 #[test]
 fn the_python_sdk_client_in_both_eras_reads_every_recording_over_stdio_and_http() {
     let p = peers();
-    let mut paths: Vec<_> = std::fs::read_dir(repo_root().join("corpus/transcripts"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
-        .collect();
-    paths.sort();
-    assert!(paths.len() >= 9);
+    let paths = corpus_transcripts();
     for path in &paths {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         for mode in ["legacy", "auto"] {

@@ -5,12 +5,26 @@
 #[path = "record_support/mod.rs"]
 mod support;
 
+use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
 use support::*;
 
 const CORPUS: &str = "corpus/transcripts/everything-stdio.jsonl";
+
+/// `mcptape bench CORPUS ARGS...` (`--out OUT` last when given) within 120 s: its output.
+fn bench(args: &[&str], out: Option<&Path>) -> std::process::Output {
+    run_bench(&repo_root().join(CORPUS), args, out).0
+}
+
+/// [`bench`] with `--out` a new temp dir; the run must succeed: (the dir, the output).
+fn bench_ok(args: &[&str]) -> (tempfile::TempDir, std::process::Output) {
+    let dir = tempfile::tempdir().unwrap();
+    let o = bench(args, Some(dir.path()));
+    assert_success(&o, "bench");
+    (dir, o)
+}
 
 /// `serve --stats F --timer-priority P` with stdin closed at once: (output, stats JSON).
 fn serve_stats(priority: &str) -> (std::process::Output, serde_json::Value) {
@@ -28,11 +42,7 @@ fn serve_stats(priority: &str) -> (std::process::Output, serde_json::Value) {
         ])
         .arg(&stats);
     let (o, _) = run_bounded(&mut cmd, Duration::from_secs(60));
-    let json = std::fs::read(&stats)
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .unwrap_or(serde_json::Value::Null);
-    (o, json)
+    (o, json_or_null(&stats))
 }
 
 #[test]
@@ -66,22 +76,9 @@ fn serve_timer_priority_realtime_gets_fifo_or_refuses_to_start() {
 /// report's server section (human text and JSON agree).
 #[test]
 fn bench_reports_the_embedded_servers_timer_policy() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut cmd = Command::new(mcptape());
-    cmd.arg("bench")
-        .arg(repo_root().join(CORPUS))
-        .args(["--reads", "5", "--turns", "1", "--latency", "fixed:1ms"])
-        .arg("--out")
-        .arg(dir.path());
-    let (o, _) = run_bounded(&mut cmd, Duration::from_secs(120));
+    let (dir, o) = bench_ok(&["--reads", "5", "--turns", "1", "--latency", "fixed:1ms"]);
     let stdout = String::from_utf8_lossy(&o.stdout);
-    assert!(
-        o.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let report: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.path().join("report.json")).unwrap()).unwrap();
+    let report = read_json(&dir.path().join("report.json"));
     let policy = report["server"]["timerPolicy"].as_str().unwrap().to_owned();
     assert!(
         policy == "SCHED_FIFO priority 1"
@@ -94,16 +91,17 @@ fn bench_reports_the_embedded_servers_timer_policy() {
     );
 
     // And `normal` is passed through to the embedded child.
-    let dir = tempfile::tempdir().unwrap();
-    let mut cmd = Command::new(mcptape());
-    cmd.arg("bench")
-        .arg(repo_root().join(CORPUS))
-        .args(["--reads", "5", "--turns", "1", "--latency", "fixed:1ms"])
-        .args(["--timer-priority", "normal", "--out"])
-        .arg(dir.path());
-    let (o, _) = run_bounded(&mut cmd, Duration::from_secs(120));
+    let (_dir, o) = bench_ok(&[
+        "--reads",
+        "5",
+        "--turns",
+        "1",
+        "--latency",
+        "fixed:1ms",
+        "--timer-priority",
+        "normal",
+    ]);
     let stdout = String::from_utf8_lossy(&o.stdout);
-    assert!(o.status.success(), "{stdout}");
     assert!(
         stdout.contains("timer thread: SCHED_OTHER (--timer-priority normal)"),
         "{stdout}"
@@ -115,22 +113,7 @@ fn bench_reports_the_embedded_servers_timer_policy() {
 /// No reply comes before the model's delay: every latency of a `fixed:2ms` run is ≥ 2 ms.
 #[test]
 fn bench_single_reads_are_never_faster_than_a_fixed_model() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut cmd = Command::new(mcptape());
-    cmd.arg("bench")
-        .arg(repo_root().join(CORPUS))
-        .args([
-            "--reads",
-            "200",
-            "--turns",
-            "20",
-            "--latency",
-            "fixed:2ms",
-            "--out",
-        ])
-        .arg(dir.path());
-    let (o, _) = run_bounded(&mut cmd, Duration::from_secs(120));
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (dir, _) = bench_ok(&["--reads", "200", "--turns", "20", "--latency", "fixed:2ms"]);
     let log = std::fs::read(dir.path().join("latency.hlog")).unwrap();
     let read = mcptape_replay::render::hlog::read_hlog(&log).unwrap();
     let mut seen = 0;
@@ -160,9 +143,7 @@ fn bench_output_stays_within_110_columns_and_says_no_turn_prediction_without_tur
             "error=-32603@5%",
         ][..],
     ] {
-        let mut cmd = Command::new(mcptape());
-        cmd.arg("bench").arg(repo_root().join(CORPUS)).args(args);
-        let (o, _) = run_bounded(&mut cmd, Duration::from_secs(120));
+        let o = bench(args, None);
         let stdout = String::from_utf8_lossy(&o.stdout);
         for line in stdout.lines().filter(|l| !l.starts_with("target:")) {
             assert!(

@@ -85,3 +85,106 @@ fn resolve_windows_refuses_backslash_traversal_and_unc() {
         "{err}"
     );
 }
+
+/// `mcptape uri match TEMPLATE URI` on a value that is a traversal: exit 1, the variable named.
+fn assert_traversal_no_match(template: &str, uri: &str, var: &str) {
+    let (code, out, err) = mcptape(&["match", template, uri]);
+    assert_eq!(
+        (code, out.as_str(), err.as_str()),
+        (
+            1,
+            "",
+            format!(
+                "no match: the URI fits the template, but {var} decodes to a path traversal (see `mcptape uri match --help`)\n"
+            )
+            .as_str()
+        ),
+        "{template} ~ {uri}"
+    );
+}
+
+#[test]
+fn match_fragment_dot_dot_is_no_match() {
+    assert_traversal_no_match(
+        "file://docs/x{#frag}",
+        "file://docs/x#../../etc",
+        "frag=\"../../etc\"",
+    );
+}
+
+#[test]
+fn match_query_encoded_dot_dot_slash_is_no_match() {
+    assert_traversal_no_match(
+        "file:///read{?path}",
+        "file:///read?path=..%2F..%2Fetc%2Fpasswd",
+        "path=\"../../etc/passwd\"",
+    );
+    // A query value that is no path trick still matches, `/` and all.
+    let (code, out, _) = mcptape(&["match", "file:///read{?path}", "file:///read?path=a%2Fb"]);
+    assert_eq!((code, out.as_str()), (0, "path=a/b\n"));
+    let (_, help, _) = mcptape(&["match", "--help"]);
+    assert!(help.contains("for every operator"), "{help}");
+}
+
+#[test]
+fn match_fullwidth_dot_dot_slash_is_no_match() {
+    assert_traversal_no_match(
+        "file://docs/{name}",
+        "file://docs/%EF%BC%8E%EF%BC%8E%EF%BC%8F",
+        "name=\"．．／\"",
+    );
+}
+
+#[test]
+fn resolve_fullwidth_dot_dot_slash_is_refused() {
+    let (code, out, err) = mcptape(&[
+        "resolve",
+        "--root",
+        "file:///srv/",
+        "file:///srv/%EF%BC%8E%EF%BC%8E%EF%BC%8Fetc/passwd",
+    ]);
+    assert_eq!((code, out.as_str()), (1, ""));
+    assert!(
+        err.starts_with("rejected: the uri at byte 12: a character that Unicode NFKC folds"),
+        "{err}"
+    );
+}
+
+/// `uri resolve --windows` of `uri` below `file:///C:/proj/`: exit 1 and the explanation.
+fn assert_windows_refused(uri: &str, offset: usize, explain_start: &str) {
+    let (code, out, err) = resolve_windows("file:///C:/proj/", uri);
+    assert_eq!((code, out.as_str()), (1, ""), "{uri}: {err}");
+    let want = format!("rejected: the uri at byte {offset}: {explain_start}");
+    assert!(err.starts_with(&want), "{uri}: {err}");
+}
+
+#[test]
+fn resolve_windows_refuses_alternate_data_stream() {
+    let ads = "a `:` in a segment other than the leading drive letter";
+    assert_windows_refused("file:///C:/proj/a.rs::$DATA", 16, ads);
+    assert_windows_refused("file:///C:/proj/sub/c:x", 20, ads);
+}
+
+#[test]
+fn resolve_windows_refuses_drive_letter_not_first() {
+    assert_windows_refused(
+        "file:///C:/proj/sub/C:/Windows",
+        20,
+        "a drive letter (`C:`) that is not the first segment",
+    );
+}
+
+#[test]
+fn resolve_windows_refuses_dos_device_names() {
+    for seg in ["CON", "aux.txt", "NUL", "COM1", "LPT1", "nul.tar.gz", "Com1.Log"] {
+        assert_windows_refused(
+            &format!("file:///C:/proj/{seg}"),
+            16,
+            "a DOS device name",
+        );
+    }
+    // Not a device name: resolved.
+    let (code, out, _) = resolve_windows("file:///C:/proj/", "file:///C:/proj/console.txt");
+    assert_eq!(code, 0);
+    assert!(out.contains("path: C:/proj/console.txt\n"), "{out}");
+}

@@ -1,13 +1,16 @@
 //! Shared helpers of the replay integration tests: the tapes under `tests/data/`, servers
-//! of them, and a raw Streamable HTTP POST.
+//! of them, in-process clients of them, a raw Streamable HTTP POST, and Python's reading of
+//! an HdrHistogram log ([`hdrh_python`]).
 #![allow(dead_code)]
+
+pub mod hdrh_python;
 
 use std::sync::Arc;
 
-use mcptape_replay::bench::{BenchConfig, Load};
+use mcptape_replay::bench::{self, BenchConfig, Client, Load};
 use mcptape_replay::latency::{FaultSpec, LatencyModel};
 use mcptape_replay::schedule::TimerMode;
-use mcptape_replay::serve::Server;
+use mcptape_replay::serve::{Server, serve_stream};
 use mcptape_replay::tape::Tape;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::time::Duration;
@@ -60,6 +63,35 @@ pub fn instant_server(tape: Tape) -> Arc<Server> {
         )
         .unwrap(),
     )
+}
+
+/// The recorded reply line (raw JSON text, no `\n`) of the first exchange of `tape` whose
+/// request method is `method`; panics when there is none.
+pub fn recorded_reply<'a>(tape: &'a Tape, method: &str) -> &'a str {
+    &tape
+        .exchanges
+        .iter()
+        .find(|e| e.request.method == method)
+        .unwrap_or_else(|| panic!("no recorded {method} exchange"))
+        .reply_raw
+}
+
+/// Serves `srv` ([`serve_stream`]) on one end of an in-memory duplex pipe (1 MiB buffer; the
+/// serve task's result is not looked at) and returns a client on the other end, its handshake
+/// ([`bench::handshake`]) done within `handshake_within`. Panics when the handshake fails.
+pub async fn duplex_client(srv: &Arc<Server>, handshake_within: Duration) -> Arc<Client> {
+    let (a, b) = tokio::io::duplex(1 << 20);
+    let (ar, aw) = tokio::io::split(a);
+    let (br, bw) = tokio::io::split(b);
+    let s = srv.clone();
+    tokio::spawn(async move {
+        let _ = serve_stream(s, ar, aw).await;
+    });
+    let client = Arc::new(Client::over(br, bw));
+    bench::handshake(&client, srv.tape(), handshake_within)
+        .await
+        .unwrap();
+    client
 }
 
 /// One `POST /mcp` of the JSON `body` to `127.0.0.1:port` with the raw header lines

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;
+use std::ffi::OsStr;
 use std::io::Read;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -385,6 +386,86 @@ pub fn py_server_client_args(mode: &str) -> [&str; 8] {
 /// A shipped recording under `corpus/transcripts/`.
 pub fn corpus_transcript(name: &str) -> PathBuf {
     repo_root().join("corpus/transcripts").join(name)
+}
+
+/// Every shipped recording (`corpus/transcripts/*.jsonl`), sorted; fails the test when there
+/// are fewer than 9.
+pub fn corpus_transcripts() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(repo_root().join("corpus/transcripts"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    v.sort();
+    assert!(v.len() >= 9, "{v:?}");
+    v
+}
+
+/// Bound of a [`run_bench`] (a short bench run, its embedded server started and stopped).
+pub const BENCH_LIMIT: Duration = Duration::from_secs(120);
+
+/// `mcptape bench TRANSCRIPT ARGS...` (then `--out OUT` when given) run to completion within
+/// [`BENCH_LIMIT`], stdin closed: its output and how long it took.
+pub fn run_bench(transcript: &Path, args: &[&str], out: Option<&Path>) -> (Output, Duration) {
+    run_bench_within(transcript, args, out, BENCH_LIMIT)
+}
+
+/// [`run_bench`] within `limit`.
+pub fn run_bench_within(
+    transcript: &Path,
+    args: &[&str],
+    out: Option<&Path>,
+    limit: Duration,
+) -> (Output, Duration) {
+    let mut cmd = Command::new(mcptape());
+    cmd.arg("bench").arg(transcript).args(args);
+    if let Some(out) = out {
+        cmd.arg("--out").arg(out);
+    }
+    run_bounded(&mut cmd, limit)
+}
+
+/// Asserts that `o` exited 0; the failure message is "`what` failed:" with its stdout and
+/// stderr.
+pub fn assert_success(o: &Output, what: &str) {
+    assert!(
+        o.status.success(),
+        "{what} failed:\n{}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// The JSON file at `path` (a `report.json`, a `--stats` file); panics when it is missing or
+/// not JSON.
+pub fn read_json(path: &Path) -> serde_json::Value {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The JSON file at `path`, or `Null` when it is missing or not JSON (a run that failed
+/// before writing it).
+pub fn json_or_null(path: &Path) -> serde_json::Value {
+    std::fs::read(path)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or(serde_json::Value::Null)
+}
+
+/// `mcptape record -o T -- SERVER...` spawned with stdin and stdout piped (the test plays
+/// the client) and stderr to `stderr`; killed when the guard drops.
+pub fn spawn_record(t_path: &Path, server: &[&OsStr], stderr: Stdio) -> Guard {
+    let child = Command::new(mcptape())
+        .args(["record", "-o"])
+        .arg(t_path)
+        .arg("--")
+        .args(server)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(stderr)
+        .spawn()
+        .unwrap_or_else(|e| panic!("spawn mcptape record -- {server:?}: {e}"));
+    Guard(child)
 }
 
 /// `mcptape SUBCOMMAND -o OUT ARGS...` run to completion within `limit`.
