@@ -18,7 +18,12 @@
 //!   the overhead is reported as the difference of the p50s and of the p99s.
 //! * Throughput: BIG_LINES lines of 16 MiB written by one thread and read back by
 //!   another, through `cat` directly and through the proxy (which also writes
-//!   every line to the transcript file), in MB/s (10^6 bytes/s), and the ratio to the pipe.
+//!   every line to the transcript file), in MB/s (10^6 bytes/s). `ROUNDS` (env,
+//!   default 7) rounds, each running the plain pipe and then every proxy back to
+//!   back: the ratio to the pipe is taken within a round and its median quoted (the
+//!   pipe alone moves 200–1,900 MB/s from one run to the next on this shared VM).
+//!   Beside it, the CPU seconds (user + system, `getrusage(2)` of this process and its
+//!   children) the whole pipeline spends per GB, which scheduling noise moves less.
 //!   The transcript is in the temp dir (on this machine ext4, where a fresh file takes
 //!   writes at ~430 MB/s: `dd bs=16M` of 128 MiB); with `/dev/shm` present, a third line has
 //!   the transcript on tmpfs, which shows the proxy's own cost apart from the file system's.
@@ -72,7 +77,11 @@ fn ping_pong(child: &mut Child, n: usize, start_id: usize, hist: &mut Histogram<
     }
 }
 
-fn throughput(proxy: Option<&PathBuf>, transcript: &std::path::Path, lines: usize) -> f64 {
+/// One pass-through run: MB/s, and the CPU seconds (user + system) the whole
+/// pipeline spent on it: this process's threads (writer and reader) and the
+/// child tree (`cat`, or mcptape and its `cat`), from `getrusage(2)`.
+fn throughput(proxy: Option<&PathBuf>, transcript: &std::path::Path, lines: usize) -> (f64, f64) {
+    let cpu0 = cpu_seconds();
     let mut child = spawn(proxy, transcript);
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = child.stdout.take().unwrap();
@@ -96,7 +105,18 @@ fn throughput(proxy: Option<&PathBuf>, transcript: &std::path::Path, lines: usiz
     let secs = t0.elapsed().as_secs_f64();
     writer.join().unwrap();
     let _ = child.wait();
-    total as f64 / secs / 1e6
+    (total as f64 / secs / 1e6, cpu_seconds() - cpu0)
+}
+
+/// User + system CPU seconds of this process and of its waited-for children.
+fn cpu_seconds() -> f64 {
+    use nix::sys::resource::{UsageWho, getrusage};
+    let secs = |who| {
+        let u = getrusage(who).expect("getrusage");
+        let t = |tv: nix::sys::time::TimeVal| tv.tv_sec() as f64 + tv.tv_usec() as f64 / 1e6;
+        t(u.user_time()) + t(u.system_time())
+    };
+    secs(UsageWho::RUSAGE_SELF) + secs(UsageWho::RUSAGE_CHILDREN)
 }
 
 fn main() {
@@ -182,12 +202,20 @@ fn main() {
     let shm_transcript = shm
         .is_dir()
         .then(|| shm.join(format!("mcptape-overhead-{}.jsonl", std::process::id())));
-    let mut d_mbs = Vec::new();
-    // Per proxy: MB/s with the transcript in the temp dir, and on tmpfs.
-    let mut p_mbs: Vec<(Vec<f64>, Vec<f64>)> = proxies.iter().map(|_| Default::default()).collect();
-    for _ in 0..3 {
-        d_mbs.push(throughput(None, &transcript, big));
-        for ((_, b), (on_disk, on_shm)) in proxies.iter().zip(&mut p_mbs) {
+    // Each round: the plain pipe, then every proxy (ext4, then tmpfs), back to back,
+    // so a ratio compares runs a second apart; the median over rounds is quoted.
+    let rounds: usize = std::env::var("ROUNDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(7)
+        .max(1);
+    let mut pipe_runs: Vec<(f64, f64)> = Vec::new();
+    // Per proxy: (MB/s, CPU s) per round with the transcript in the temp dir, and on tmpfs.
+    type Runs = Vec<(f64, f64)>;
+    let mut p_runs: Vec<(Runs, Runs)> = proxies.iter().map(|_| Default::default()).collect();
+    for _ in 0..rounds {
+        pipe_runs.push(throughput(None, &transcript, big));
+        for ((_, b), (on_disk, on_shm)) in proxies.iter().zip(&mut p_runs) {
             on_disk.push(throughput(Some(b), &transcript, big));
             let _ = std::fs::remove_file(&transcript);
             if let Some(t) = &shm_transcript {
@@ -196,39 +224,49 @@ fn main() {
             }
         }
     }
-    let med = |v: &mut Vec<f64>| {
+    let med = |mut v: Vec<f64>| {
         v.sort_by(|a, b| a.partial_cmp(b).unwrap());
         v[v.len() / 2]
     };
-    let all = |v: &[f64]| {
+    let all = |v: &[f64], digits: usize| {
         v.iter()
-            .map(|x| format!("{x:.0}"))
+            .map(|x| format!("{x:.digits$}"))
             .collect::<Vec<_>>()
             .join(", ")
     };
+    // CPU seconds per GB (10^9 bytes) written by the example and read back.
+    let gb = (big * BIG_LINE_BYTES) as f64 / 1e9;
+    let pipe_mbs: Vec<f64> = pipe_runs.iter().map(|r| r.0).collect();
+    let pipe_cpu = med(pipe_runs.iter().map(|r| r.1 / gb).collect());
     println!(
-        "pass-through of {big} lines of 16 MiB (median of 3 runs; the runs in brackets), MB/s:"
+        "pass-through of {big} lines of 16 MiB, {rounds} rounds (each: the pipe, then each proxy, back to back), MB/s:"
     );
     println!(
-        "  plain pipe (cat)        {:>8.0}   [{}]",
-        med(&mut d_mbs.clone()),
-        all(&d_mbs)
+        "  plain pipe (cat)        median {:>5.0}  [{}]; CPU {pipe_cpu:.2} s per GB",
+        med(pipe_mbs.clone()),
+        all(&pipe_mbs, 0)
     );
-    let pipe = med(&mut d_mbs);
-    for ((name, _), (on_disk, on_shm)) in proxies.iter().zip(&mut p_mbs) {
-        let runs = all(on_disk);
-        let m = med(on_disk);
-        println!(
-            "  {name:<22}  {m:>8.0}   {:.2}x the pipe [{runs}] (also writes every line to the transcript in {})",
-            m / pipe,
-            dir.display()
-        );
-        if !on_shm.is_empty() {
-            let runs = all(on_shm);
-            let m = med(on_shm);
+    for ((name, _), (on_disk, on_shm)) in proxies.iter().zip(&p_runs) {
+        for (runs, place) in [
+            (on_disk, dir.display().to_string()),
+            (on_shm, "/dev/shm".into()),
+        ] {
+            if runs.is_empty() {
+                continue;
+            }
+            let mbs: Vec<f64> = runs.iter().map(|r| r.0).collect();
+            let ratios: Vec<f64> = mbs.iter().zip(&pipe_mbs).map(|(p, d)| p / d).collect();
+            let cpu = med(runs.iter().map(|r| r.1 / gb).collect());
             println!(
-                "    same, transcript on tmpfs {m:>6.0}   {:.2}x the pipe [{runs}] (/dev/shm)",
-                m / pipe
+                "  {name:<22}  median {:>5.0}  [{}], transcript in {place}",
+                med(mbs.clone()),
+                all(&mbs, 0)
+            );
+            println!(
+                "    ratio to the pipe of the same round: median {:.2}x [{}]; CPU {cpu:.2} s per GB = {:.2}x the pipe's",
+                med(ratios.clone()),
+                all(&ratios, 2),
+                cpu / pipe_cpu
             );
         }
     }

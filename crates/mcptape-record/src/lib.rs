@@ -17,6 +17,7 @@
 
 pub mod crawl;
 pub mod error;
+mod forward;
 pub mod http;
 mod scan;
 pub mod sink;

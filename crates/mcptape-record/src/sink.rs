@@ -132,8 +132,8 @@ impl TranscriptSink {
     /// Appends one record stamped with the current time and flushes it.
     ///
     /// A write failure is remembered (see [`TranscriptSink::finish`]) and later
-    /// records are dropped: the proxy keeps passing bytes through even when the
-    /// disk is full, and reports the failure at the end.
+    /// records are dropped ([`TranscriptSink::has_failed`]: the stdio proxy
+    /// then ends the session rather than pass on bytes it cannot record).
     pub fn record(&self, event: Event) {
         self.record_at(None, event);
     }
@@ -294,6 +294,18 @@ impl TranscriptSink {
             .unwrap_or_else(|p| p.into_inner())
             .out
             .records_written()
+    }
+
+    /// Whether a transcript write has failed: nothing is recorded after it, and
+    /// the stdio proxy then stops forwarding and ends the session, so that no
+    /// line reaches a peer unrecorded. The error itself is
+    /// [`TranscriptSink::finish`]'s.
+    pub fn has_failed(&self) -> bool {
+        self.inner
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .failed
+            .is_some()
     }
 
     /// Reports the first write failure, if any; else the number of records written.

@@ -29,20 +29,34 @@
 //! written to the transcript from there (`writev(2)` of record prefix, the
 //! line's bytes and `}\n`, in pieces of at most
 //! [`crate::sink::TRANSCRIPT_WRITE_BYTES`], with no further pass over the
-//! line) and forwarded from there. The pipes mcptape reads and writes are
-//! grown to [`PIPE_BYTES`] where the kernel allows it, so a big line moves in
-//! 1 MiB reads and writes.
+//! line) and forwarded. The pipes mcptape reads and writes are grown to
+//! [`PIPE_BYTES`] where the kernel allows it, so a big line moves in 1 MiB
+//! reads and writes.
+//!
+//! **No copy out of mcptape between pipes** (Linux; `crate::forward`): when
+//! the client side is a pipe (what a host gives a stdio server; the server's
+//! side always is), a chunk is peeked with `tee(2)` into a private pipe and
+//! read from there into the line buffer, and forwarded afterwards by
+//! `splice(2)`, which hands the pipe's pages to the peer instead of copying
+//! them out of the line buffer into freshly allocated pipe pages. Anything
+//! else (a file, a terminal, a socket, [`run_stdio_proxy_with`]'s streams) is
+//! written out of the line buffer.
 //!
 //! **Record before forward.** Each chunk read is scanned first; every line it
 //! completes is written to the transcript file (`write(2)`/`writev(2)` from
 //! the line buffer, no user-space queue: [`TranscriptSink::record_message_at`]) **before** the
-//! chunk is forwarded to the peer. A line reaches the peer only when the
+//! chunk is forwarded to the peer (spliced chunks too: `tee(2)` does not
+//! consume, the `splice(2)` comes after the record). A line reaches the peer only when the
 //! chunk holding its `\n` is forwarded, so every line the peer has received
 //! is already in the kernel's page cache, which survives a SIGKILL of
 //! mcptape (a user-space queue would not). A SIGKILL while a record is being
 //! written leaves a cut last line (the reader drops it and says so), and that
 //! line was not forwarded yet. A request is thus always recorded before the
-//! server can answer it. When the server exits, the client-side pump is
+//! server can answer it. A transcript that can no longer be written (disk
+//! full, file size limit, EIO) ends the session at once: the chunk whose
+//! lines failed is not forwarded, the server's stdin is closed and the
+//! shutdown sequence runs, and `record` exits with the write error, so no
+//! line reaches a peer unrecorded. When the server exits, the client-side pump is
 //! stopped (never aborted) only at a read or a write, then the exit record
 //! is written.
 
@@ -51,14 +65,15 @@ use std::time::Duration;
 
 use mcptape_transcript::{Direction, Event};
 use mcptape_transport::child::{EndedBy, StdioChild, spawn_stdio_group};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncWrite};
 
 use crate::error::{RecordError, RecordErrorKind};
+use crate::forward::{Ends, Sink, Source};
 use crate::scan::{LineScan, Scanned, Verdict};
 use crate::sink::TranscriptSink;
+use mcptape_transport::FrameError;
 use mcptape_transport::framed::MAX_LINE_BYTES;
 use mcptape_transport::stdio::{FrameRef, is_exact_json};
-use mcptape_transport::{FrameError, FrameErrorKind};
 
 /// Largest single read from a proxied stream, in bytes (1 MiB, the
 /// [`PIPE_BYTES`] a grown pipe holds).
@@ -135,7 +150,7 @@ pub async fn run_stdio_proxy(
     opts: StdioOptions,
     sink: Arc<TranscriptSink>,
 ) -> Result<ServerExit, RecordError> {
-    run_stdio_proxy_with(
+    run_proxy(
         opts,
         sink,
         client_stdin(),
@@ -145,28 +160,44 @@ pub async fn run_stdio_proxy(
     .await
 }
 
-/// mcptape's stdin as an async reader: a nonblocking pipe when stdin is a
-/// pipe/FIFO (what hosts give a server), otherwise tokio's blocking-thread stdin.
-fn client_stdin() -> Box<dyn AsyncRead + Send + Unpin> {
-    use std::os::fd::AsFd;
-    let fd = std::io::stdin().as_fd().try_clone_to_owned();
-    if let Ok(rx) = fd.and_then(tokio::net::unix::pipe::Receiver::from_owned_fd) {
-        grow_pipe(&rx);
-        return Box::new(rx);
-    }
-    Box::new(tokio::io::stdin())
+/// One client-side end of the proxy: a pipe (moved with `tee(2)`/`splice(2)`
+/// on Linux, [`crate::forward`]) or any stream (copied).
+enum Side<S> {
+    /// A pipe or FIFO, grown to [`PIPE_BYTES`].
+    Pipe(std::os::fd::OwnedFd),
+    /// Anything else (a file, a terminal, a socket; tests and embedders).
+    Stream(S),
 }
 
-/// mcptape's stdout as an async writer: a nonblocking pipe when stdout is a
-/// pipe/FIFO, otherwise tokio's blocking-thread stdout.
-fn client_stdout() -> Box<dyn AsyncWrite + Send + Unpin> {
-    use std::os::fd::AsFd;
-    let fd = std::io::stdout().as_fd().try_clone_to_owned();
-    if let Ok(tx) = fd.and_then(tokio::net::unix::pipe::Sender::from_owned_fd) {
-        grow_pipe(&tx);
-        return Box::new(tx);
-    }
-    Box::new(tokio::io::stdout())
+/// mcptape's stdin: the pipe when stdin is a pipe/FIFO (what hosts give a
+/// server), otherwise tokio's blocking-thread stdin.
+fn client_stdin() -> Side<Box<dyn AsyncRead + Send + Unpin>> {
+    client_pipe(&std::io::stdin()).map_or_else(
+        || Side::Stream(Box::new(tokio::io::stdin()) as _),
+        Side::Pipe,
+    )
+}
+
+/// mcptape's stdout: the pipe when stdout is a pipe/FIFO, otherwise tokio's
+/// blocking-thread stdout.
+fn client_stdout() -> Side<Box<dyn AsyncWrite + Send + Unpin>> {
+    client_pipe(&std::io::stdout()).map_or_else(
+        || Side::Stream(Box::new(tokio::io::stdout()) as _),
+        Side::Pipe,
+    )
+}
+
+/// A copy of `fd` when it is a pipe or FIFO, grown to [`PIPE_BYTES`].
+fn client_pipe(fd: &impl std::os::fd::AsFd) -> Option<std::os::fd::OwnedFd> {
+    use std::os::unix::fs::FileTypeExt;
+    let fd = fd.as_fd().try_clone_to_owned().ok()?;
+    let is_pipe = std::fs::File::from(fd.try_clone().ok()?)
+        .metadata()
+        .is_ok_and(|m| m.file_type().is_fifo());
+    is_pipe.then(|| {
+        grow_pipe(&fd);
+        fd
+    })
 }
 
 /// Grows the pipe `fd` to [`PIPE_BYTES`] ([`mcptape_transport::child::grow_pipe`]).
@@ -184,6 +215,24 @@ pub async fn run_stdio_proxy_with(
     client_out: impl AsyncWrite + Send + Unpin + 'static,
     client_err: impl AsyncWrite + Send + Unpin + 'static,
 ) -> Result<ServerExit, RecordError> {
+    run_proxy(
+        opts,
+        sink,
+        Side::Stream(Box::new(client_in)),
+        Side::Stream(Box::new(client_out)),
+        client_err,
+    )
+    .await
+}
+
+/// The proxy between the client-side ends and a server it starts.
+async fn run_proxy(
+    opts: StdioOptions,
+    sink: Arc<TranscriptSink>,
+    client_in: Side<Source>,
+    client_out: Side<Sink>,
+    client_err: impl AsyncWrite + Send + Unpin + 'static,
+) -> Result<ServerExit, RecordError> {
     let mut child = spawn_server(&opts.command)?;
     let io = |what| RecordError::io("server process", std::io::Error::other(what));
     let child_in = child.stdin.take().ok_or_else(|| io("no stdin pipe"))?;
@@ -191,6 +240,23 @@ pub async fn run_stdio_proxy_with(
     let child_err = child.stderr.take().ok_or_else(|| io("no stderr pipe"))?;
     grow_pipe(&child_in);
     grow_pipe(&child_out);
+    let pipe_error = |e| RecordError::io("server process", e);
+    let c2s_ends = match client_in {
+        Side::Pipe(fd) => Ends::between_pipes(fd, child_in.into_owned_fd().map_err(pipe_error)?)
+            .map_err(pipe_error)?,
+        Side::Stream(from) => Ends::Copy {
+            from,
+            to: Box::new(child_in),
+        },
+    };
+    let s2c_ends = match client_out {
+        Side::Pipe(fd) => Ends::between_pipes(child_out.into_owned_fd().map_err(pipe_error)?, fd)
+            .map_err(pipe_error)?,
+        Side::Stream(to) => Ends::Copy {
+            from: Box::new(child_out),
+            to,
+        },
+    };
 
     // Turns true when the server has exited: the server-side pumps then stop
     // after DRAIN_AFTER_EXIT_MS without data.
@@ -200,12 +266,15 @@ pub async fn run_stdio_proxy_with(
     let (stop_c2s_tx, stop_c2s) = tokio::sync::watch::channel(false);
     // client → server
     let (eof_tx, mut eof_rx) = tokio::sync::oneshot::channel::<()>();
+    // Notified by a pump that met a transcript write failure: the session ends.
+    let abort = Arc::new(tokio::sync::Notify::new());
     let q = sink.clone();
+    let a = abort.clone();
     let c2s = tokio::spawn(async move {
         let r = pump(
-            client_in,
-            child_in,
+            c2s_ends,
             &q,
+            &a,
             Stop::Now(stop_c2s),
             Dir::Message(Direction::C2s),
             "server stdin",
@@ -216,16 +285,21 @@ pub async fn run_stdio_proxy_with(
     });
     // server → client
     let s2c = spawn_pump(
-        (child_out, client_out),
+        s2c_ends,
         sink.clone(),
+        abort.clone(),
         Stop::IdleAfterExit(exited.clone()),
         Dir::Message(Direction::S2c),
         "client stdout",
     );
     // server stderr → our stderr
     let err = spawn_pump(
-        (child_err, client_err),
+        Ends::Copy {
+            from: Box::new(child_err),
+            to: Box::new(client_err),
+        },
         sink.clone(),
+        abort.clone(),
         Stop::IdleAfterExit(exited),
         Dir::Stderr,
         "client stderr",
@@ -249,6 +323,11 @@ pub async fn run_stdio_proxy_with(
                 if let Some(sig) = sig {
                     let _ = child.signal(sig);
                 }
+            }
+            () = abort.notified() => {
+                // The transcript failed: stop the client side now (it closes the
+                // server's stdin; its end then takes the branch above).
+                let _ = stop_c2s_tx.send(true);
             }
         }
     };
@@ -330,21 +409,20 @@ impl Stop {
     }
 }
 
-/// Runs [`pump`] from `io.0` to `io.1` on its own task.
+/// Runs [`pump`] on `ends` on its own task.
 fn spawn_pump(
-    io: (
-        impl AsyncRead + Send + Unpin + 'static,
-        impl AsyncWrite + Send + Unpin + 'static,
-    ),
+    ends: Ends,
     sink: Arc<TranscriptSink>,
+    abort: Arc<tokio::sync::Notify>,
     stop: Stop,
     dir: Dir,
     to_name: &'static str,
 ) -> tokio::task::JoinHandle<Result<(), RecordError>> {
-    tokio::spawn(async move { pump(io.0, io.1, &sink, stop, dir, to_name).await })
+    tokio::spawn(async move { pump(ends, &sink, &abort, stop, dir, to_name).await })
 }
 
-/// Copies `from` to `to` chunk by chunk, recording each completed line.
+/// Moves `ends`' bytes from `from` to `to` chunk by chunk ([`Ends`]: copied,
+/// or spliced between two pipes), recording each completed line.
 ///
 /// A chunk's completed lines are written to the transcript before the chunk
 /// is written to `to` (record before forward: see the module docs), so every
@@ -354,9 +432,9 @@ fn spawn_pump(
 /// but reading (and recording) goes on, so the other side is never blocked by
 /// a vanished reader.
 async fn pump(
-    mut from: impl AsyncRead + Unpin,
-    mut to: impl AsyncWrite + Unpin,
+    mut ends: Ends,
     sink: &TranscriptSink,
+    abort: &tokio::sync::Notify,
     mut stop: Stop,
     dir: Dir,
     to_name: &'static str,
@@ -366,7 +444,7 @@ async fn pump(
     let mut first_write_error: Option<std::io::Error> = None;
     loop {
         let read = tokio::select! {
-            r = read_some(&mut from, lines.spare()) => r,
+            r = ends.read_some(lines.spare()) => r,
             () = stop.reading() => break,
         };
         // End of stream, or a read error (the server's pipe broke: nothing
@@ -379,13 +457,22 @@ async fn pump(
         // Record first: every line these bytes complete is in the transcript
         // before any of them is forwarded.
         lines.frame(n, |f, scanned| record_frame(sink, dir, t_us, f, scanned));
+        if sink.has_failed() {
+            // The transcript cannot be written (disk full, quota, EIO): these
+            // bytes may complete a line it lacks, so they are not forwarded,
+            // and the session ends (`TranscriptSink::finish` has the error).
+            abort.notify_one();
+            forwarding = false;
+            break;
+        }
         if forwarding {
             let written = tokio::select! {
-                r = write_chunk(&mut to, lines.fresh()) => r,
+                r = ends.forward(lines.fresh()) => r,
                 () = stop.writing() => break,
             };
             if let Err(e) = written {
                 forwarding = false;
+                ends.stop_forwarding();
                 first_write_error = Some(e);
             }
         }
@@ -397,11 +484,11 @@ async fn pump(
     if forwarding {
         // Bounded like the writes: a stopped pump does not wait on a stuck peer.
         tokio::select! {
-            _ = to.shutdown() => {}
+            () = ends.shutdown() => {}
             () = stop.writing() => {}
         }
     }
-    drop(to);
+    drop(ends);
     match first_write_error {
         Some(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(RecordError::io(to_name, e)),
         _ => Ok(()),
@@ -519,14 +606,12 @@ impl Lines {
         self.scan.reset();
         let overflow = self.overflow.take();
         let error = |len: usize| {
-            FrameRef::TooLong(FrameError {
-                kind: FrameErrorKind::LineTooLong {
-                    len,
-                    limit: self.max,
-                },
-                line: self.line,
-                offset: self.line_start,
-            })
+            FrameRef::TooLong(FrameError::line_too_long(
+                len,
+                self.max,
+                self.line,
+                self.line_start,
+            ))
         };
         let head = &self.buf[begin..nl];
         match overflow {
@@ -579,25 +664,10 @@ impl Lines {
     }
 }
 
-/// One `read` (cancel-safe), `Interrupted` retried; `Ok(0)` at end of stream.
-async fn read_some(from: &mut (impl AsyncRead + Unpin), buf: &mut [u8]) -> std::io::Result<usize> {
-    loop {
-        match from.read(buf).await {
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            r => return r,
-        }
-    }
-}
-
 /// Resolves [`DRAIN_AFTER_EXIT_MS`] after the server exited (restarted by every read).
 async fn idle_after_exit(exited: &mut tokio::sync::watch::Receiver<bool>) {
     let _ = exited.wait_for(|e| *e).await;
     tokio::time::sleep(Duration::from_millis(DRAIN_AFTER_EXIT_MS)).await;
-}
-
-async fn write_chunk(to: &mut (impl AsyncWrite + Unpin), bytes: &[u8]) -> std::io::Result<()> {
-    to.write_all(bytes).await?;
-    to.flush().await
 }
 
 /// Writes the record of one framed line, stamped `t_us` (when its last byte
@@ -676,6 +746,7 @@ impl ForwardSignals {
 mod tests {
     use super::*;
     use mcptape_transcript::{ServerSpec, Transport};
+    use mcptape_transport::FrameErrorKind;
     use mcptape_transport::stdio::{Frame, LineFramer};
     use tokio::io::AsyncWriteExt;
 

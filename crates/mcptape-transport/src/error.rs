@@ -12,6 +12,19 @@ pub struct FrameError {
     pub offset: u64,
 }
 
+impl FrameError {
+    /// Line `line` (1-based), starting at stream byte offset `offset`, is
+    /// `len` bytes long (terminator and one `\r` excluded), over `limit`
+    /// ([`FrameErrorKind::LineTooLong`]).
+    pub fn line_too_long(len: usize, limit: usize, line: u64, offset: u64) -> FrameError {
+        FrameError {
+            kind: FrameErrorKind::LineTooLong { len, limit },
+            line,
+            offset,
+        }
+    }
+}
+
 /// Kind of a [`FrameError`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]

@@ -273,14 +273,9 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
     }
 
     fn too_long(&self, len: usize, line_start: u64) -> Line {
-        Line::TooLong(FrameError {
-            kind: crate::FrameErrorKind::LineTooLong {
-                len,
-                limit: self.max,
-            },
-            line: self.line,
-            offset: line_start,
-        })
+        Line::TooLong(FrameError::line_too_long(
+            len, self.max, self.line, line_start,
+        ))
     }
 
     /// Stream offset of the current line's first byte.

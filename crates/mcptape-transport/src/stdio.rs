@@ -15,7 +15,7 @@
 
 use serde_json::value::RawValue;
 
-use crate::error::{FrameError, FrameErrorKind};
+use crate::error::FrameError;
 
 /// Default longest stdio line kept as a frame: 64 MiB (bytes, `\n` and one
 /// trailing `\r` excluded). 16 MB messages fit with room to spare.
@@ -41,7 +41,7 @@ pub enum Frame {
     /// A line that is not exactly one JSON value (banner, blank line, invalid
     /// UTF-8, whitespace around JSON); exact bytes.
     Noise(Vec<u8>),
-    /// A line over the limit ([`FrameErrorKind::LineTooLong`]); its bytes were
+    /// A line over the limit ([`crate::FrameErrorKind::LineTooLong`]); its bytes were
     /// discarded, the framer continues with the next line.
     TooLong(FrameError),
 }
@@ -195,14 +195,12 @@ impl LineFramer {
     }
 
     fn too_long(&self, len: usize) -> FrameRef<'static> {
-        FrameRef::TooLong(FrameError {
-            kind: FrameErrorKind::LineTooLong {
-                len,
-                limit: self.max,
-            },
-            line: self.line,
-            offset: self.line_start,
-        })
+        FrameRef::TooLong(FrameError::line_too_long(
+            len,
+            self.max,
+            self.line,
+            self.line_start,
+        ))
     }
 
     fn hold(&mut self, rest: &[u8]) {
