@@ -302,8 +302,16 @@ fn check_message<'a>(
         None => wireview::envelope(raw.as_bytes()),
     };
     let bad_elements = match env {
+        // A bad envelope, or a batch with a bad element (`[{"type":"hb"}]`): on an SSE stream
+        // the transport's `is_json_rpc` classes either as not JSON-RPC, and so does check.
         Envelope::Bad(_)
             if sse::skip_non_jsonrpc_event(cx, &st.sse, header, place, dir, raw, http) =>
+        {
+            return 0;
+        }
+        Envelope::Ok(ref bad)
+            if !bad.is_empty()
+                && sse::skip_non_jsonrpc_event(cx, &st.sse, header, place, dir, raw, http) =>
         {
             return 0;
         }
@@ -879,7 +887,10 @@ impl State {
         if id.is_null() {
             // JSON-RPC §5: null only when the request id could not be read.
             // Over HTTP the request of the same exchange is the one answered.
-            let Some(x) = exchange else { return };
+            let Some(x) = exchange else {
+                self.error_id_null_unexchanged(cx, place, requester, o, prefix);
+                return;
+            };
             if let Ok((rid, method, rec)) =
                 self.answer_only_open(requester, |p| p.exchange == Some(x))
             {

@@ -346,13 +346,16 @@ ids-differ-only-in-type instead.",
     }
     ERROR_ID_NULL = {
         id: "error-id-null", severity: Error,
-        summary: "an error response with `\"id\": null` to a request whose id was readable (HTTP: the request of the same exchange)",
+        summary: "an error response with `\"id\": null` to a request whose id was readable (HTTP: the request of the same exchange; stdio: the only open request)",
         source: "JSON-RPC 2.0 §5 (id MUST be Null only if the request id could not be detected, i.e. Parse error / Invalid Request); MCP 2026-07-28 schema.ts JSONRPCErrorResponse.id",
-        revisions: "all (HTTP transcripts: a stdio null-id error cannot be attributed)",
+        revisions: "all",
         explain: "A null id tells the client its request could not even be parsed, so it cannot tell \
 which request failed. Over Streamable HTTP the answer travels on the request's own exchange, so \
 mcptape pairs a null-id error with the one request POSTed in that exchange: if that request was a \
-valid JSON-RPC request with an id, the server should have echoed the id. The request counts as \
+valid JSON-RPC request with an id, the server should have echoed the id. Over stdio it is paired \
+as an error-id-missing error is: with the request when exactly one request of the other side is \
+open; with several open it fires unpaired (none can be told apart); with none open it is the \
+legitimate answer to an unreadable line and does not fire. A paired request counts as \
 answered (it does not also fire request-unanswered). Seen live: server-everything answers every \
 2026-07-28 request (no initialize) with `{\"id\":null,\"error\":{\"code\":-32000,...}}` and HTTP 400.",
     }

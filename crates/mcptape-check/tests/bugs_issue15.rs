@@ -197,3 +197,107 @@ fn symlink_loop_is_skipped_with_a_warning() {
     let report = check_paths(&[dir.path().to_owned()], &Options::default()).unwrap();
     assert_eq!(report.files.len(), 2);
 }
+
+/// Issue 15 review: an error response with `"id": null` over stdio was never mentioned (only
+/// `request-unanswered` fired). It is paired as the id-less error is: `error-id-null` with the
+/// one open request (answered, so no `request-unanswered`).
+#[test]
+fn stdio_error_id_null_is_paired_with_the_request() {
+    let exit = r#"{"tUs":3,"kind":"exit","code":0}"#;
+    let null_error = r#"{"tUs":2,"kind":"message","dir":"s2c","msg":{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"Bad Request"}}}"#;
+    let r = check_lines(
+        STDIO_2026,
+        &[
+            r#"{"tUs":1,"kind":"message","dir":"c2s","msg":{"jsonrpc":"2.0","id":7,"method":"ping"}}"#,
+            null_error,
+            exit,
+        ],
+    );
+    assert_eq!(rules(&r), ["error-id-null"], "{:?}", r.findings);
+    let f = &r.findings[0];
+    assert_eq!(f.severity, Severity::Error);
+    assert_eq!(f.request_id.as_deref(), Some("7"));
+    assert_eq!(f.line, 3);
+    assert_eq!(f.pointer, "/id");
+    assert_eq!(
+        f.message,
+        "error response with id null, paired with ping id 7 (record 1), the only open request: \"Bad Request\""
+    );
+
+    // Two open requests: reported, paired with neither (both stay unanswered).
+    let r = check_lines(
+        STDIO_2026,
+        &[
+            r#"{"tUs":1,"kind":"message","dir":"c2s","msg":{"jsonrpc":"2.0","id":1,"method":"ping"}}"#,
+            r#"{"tUs":1,"kind":"message","dir":"c2s","msg":{"jsonrpc":"2.0","id":2,"method":"ping"}}"#,
+            null_error,
+            exit,
+        ],
+    );
+    let null: Vec<_> = r
+        .findings
+        .iter()
+        .filter(|f| f.rule == "error-id-null")
+        .collect();
+    assert_eq!(null.len(), 1, "{:?}", r.findings);
+    assert_eq!(null[0].request_id, None);
+    assert!(
+        null[0]
+            .message
+            .contains("2 open requests, none can be paired")
+    );
+    assert_eq!(
+        rules(&r)
+            .iter()
+            .filter(|&&x| x == "request-unanswered")
+            .count(),
+        2
+    );
+
+    // No open request: the legitimate answer to an unreadable line (JSON-RPC 2.0 §5).
+    let r = check_lines(STDIO_2026, &[null_error, exit]);
+    assert!(!rules(&r).contains(&"error-id-null"), "{:?}", r.findings);
+}
+
+/// Issue 15 review: `data: [{"type":"hb"}]` (a one-element batch of a heartbeat) on an SSE
+/// stream was `error[message-not-jsonrpc]`, although the transport's `is_json_rpc` classes it
+/// as not JSON-RPC and skips it. Check agrees: warning `sse-event-not-jsonrpc`, skipped.
+#[test]
+fn sse_batch_heartbeat_is_a_warning_not_message_not_jsonrpc() {
+    // The transport's `mcptape_transport::sse::is_json_rpc` is this function, re-exported.
+    assert!(!mcptape_wire::jsonrpc::is_json_rpc(r#"[{"type":"hb"}]"#));
+    let sse = r#""http":{"exchange":0,"method":"POST","status":200,"headers":[["content-type","text/event-stream"]]}"#;
+    let r = check_lines(
+        HTTP_2025,
+        &[
+            r#"{"tUs":1,"kind":"message","dir":"c2s","msg":{"jsonrpc":"2.0","id":1,"method":"ping"},"http":{"exchange":0,"method":"POST"}}"#,
+            &format!(r#"{{"tUs":2,"kind":"message","dir":"s2c","msg":[{{"type":"hb"}}],{sse}}}"#),
+            &format!(
+                r#"{{"tUs":3,"kind":"message","dir":"s2c","msg":{{"jsonrpc":"2.0","id":1,"result":{{}}}},{sse}}}"#
+            ),
+        ],
+    );
+    assert_eq!(rules(&r), ["sse-event-not-jsonrpc"], "{:?}", r.findings);
+    assert_eq!(r.findings[0].severity, Severity::Warning);
+    assert_eq!(r.findings[0].line, 3);
+    assert_eq!(r.messages, 2);
+
+    // A mixed batch (one JSON-RPC element, one heartbeat): `is_json_rpc` is false for it too.
+    let mixed = r#"[{"jsonrpc":"2.0","method":"notifications/message","params":{}},{"type":"hb"}]"#;
+    assert!(!mcptape_wire::jsonrpc::is_json_rpc(mixed));
+
+    // Outside an event stream the same batch is still an error.
+    let r = check_lines(
+        HTTP_2025,
+        &[
+            r#"{"tUs":1,"kind":"message","dir":"c2s","msg":{"jsonrpc":"2.0","id":1,"method":"ping"},"http":{"exchange":0,"method":"POST"}}"#,
+            r#"{"tUs":2,"kind":"message","dir":"s2c","msg":[{"type":"hb"}],"http":{"exchange":0,"method":"POST","status":200,"headers":[["content-type","application/json"]]}}"#,
+        ],
+    );
+    assert!(
+        rules(&r).contains(&"message-not-jsonrpc"),
+        "{:?}",
+        r.findings
+    );
+    assert!(!rules(&r).contains(&"sse-event-not-jsonrpc"));
+}

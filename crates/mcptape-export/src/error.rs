@@ -172,6 +172,11 @@ pub enum ExportErrorKind {
     /// Reading or writing a file failed.
     #[error("{0}")]
     Io(String),
+    /// An input path names a FIFO, socket or device, not a regular file: refused at once by the
+    /// shared non-blocking opener ([`mcptape_uri::fs::open_nonblocking`]) instead of blocking
+    /// the open or the read forever (line 0).
+    #[error("not a regular file (FIFO, socket or device)")]
+    NotRegularFile,
     /// A k6 output line longer than [`crate::k6::import::MAX_LINE_BYTES`].
     #[error("line longer than {max} bytes")]
     LineTooLong {

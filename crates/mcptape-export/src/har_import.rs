@@ -665,13 +665,12 @@ fn with_protocol_records(records: Vec<Record>) -> Vec<Record> {
     out
 }
 
-/// Reads the HAR at `path` and imports it.
+/// Reads the HAR at `path` (a FIFO, socket or device is refused at once) and imports it.
 ///
 /// # Errors
-/// [`ExportErrorKind::Io`], then [`import`]'s, with the file.
+/// [`ExportErrorKind::NotRegularFile`], [`ExportErrorKind::Io`], then [`import`]'s, with the file.
 pub fn import_file(path: &Path, opts: &ImportOptions) -> Result<Imported, ExportError> {
     let name = path.display().to_string();
-    let bytes = std::fs::read(path)
-        .map_err(|e| ExportError::at(ExportErrorKind::Io(e.to_string()), &name, 0))?;
+    let bytes = crate::read_input(path, &name)?;
     import(&bytes, opts).map_err(|e| e.in_file(&name))
 }

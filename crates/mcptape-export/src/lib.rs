@@ -30,14 +30,14 @@ pub use error::{ExportError, ExportErrorKind};
 /// transcript.
 ///
 /// # Errors
+/// [`ExportErrorKind::NotRegularFile`] for a FIFO, socket or device (refused at once),
 /// [`ExportErrorKind::Io`] when the file cannot be read (line 0),
 /// [`ExportErrorKind::Transcript`] when it is not a transcript (with the line).
 pub(crate) fn read_transcript_file(
     path: &std::path::Path,
 ) -> Result<(String, mcptape_transcript::Transcript), ExportError> {
     let name = path.display().to_string();
-    let bytes = std::fs::read(path)
-        .map_err(|e| ExportError::at(ExportErrorKind::Io(e.to_string()), &name, 0))?;
+    let bytes = read_input(path, &name)?;
     let t = mcptape_transcript::reader::read(&bytes).map_err(|e| {
         ExportError::at(
             ExportErrorKind::Transcript(e.kind.to_string()),
@@ -46,6 +46,50 @@ pub(crate) fn read_transcript_file(
         )
     })?;
     Ok((name, t))
+}
+
+/// Opens an input file (a transcript, a HAR, a k6 output) through the shared non-blocking
+/// opener ([`mcptape_uri::fs::open_nonblocking`], as `mcptape check`, `inspect`, `serve` and
+/// `bench` read theirs): a FIFO, socket or device fails at once instead of blocking the open or
+/// the first read forever. `name` is the file as errors name it.
+///
+/// # Errors
+/// [`ExportErrorKind::NotRegularFile`] for a FIFO, socket or device; [`ExportErrorKind::Io`]
+/// when it cannot be opened (or is a directory). Both at line 0 of `name`.
+pub(crate) fn open_input(path: &std::path::Path, name: &str) -> Result<std::fs::File, ExportError> {
+    use mcptape_uri::fs::OpenErrorKind;
+    let not_regular = || ExportError::at(ExportErrorKind::NotRegularFile, name, 0);
+    let file = mcptape_uri::fs::open_nonblocking(path).map_err(|e| match e.kind() {
+        OpenErrorKind::NotRegularFile => not_regular(),
+        _ => ExportError::at(ExportErrorKind::Io(e.into_io_error().to_string()), name, 0),
+    })?;
+    let meta = file
+        .metadata()
+        .map_err(|e| ExportError::at(ExportErrorKind::Io(e.to_string()), name, 0))?;
+    if meta.is_dir() {
+        return Err(ExportError::at(
+            ExportErrorKind::Io("is a directory, not a file".to_owned()),
+            name,
+            0,
+        ));
+    }
+    if !meta.is_file() {
+        return Err(not_regular());
+    }
+    Ok(file)
+}
+
+/// [`open_input`], then the whole file.
+///
+/// # Errors
+/// As [`open_input`]; [`ExportErrorKind::Io`] when the read fails.
+pub(crate) fn read_input(path: &std::path::Path, name: &str) -> Result<Vec<u8>, ExportError> {
+    use std::io::Read as _;
+    let mut file = open_input(path, name)?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)
+        .map_err(|e| ExportError::at(ExportErrorKind::Io(e.to_string()), name, 0))?;
+    Ok(bytes)
 }
 
 /// The recorded server URL of a Streamable HTTP transcript.

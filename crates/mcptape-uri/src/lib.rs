@@ -26,5 +26,5 @@ pub mod template;
 
 pub use sanitize::{
     MAX_SEGMENTS, MAX_URI_BYTES, PathStyle, ResolvedPath, Root, SanitizeError, SanitizeErrorKind,
-    encode_path,
+    encode_path, folds_to_dot_or_separator, is_reserved_device_name,
 };

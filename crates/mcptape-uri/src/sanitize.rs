@@ -25,7 +25,14 @@
 //! drive letter (`C:`) is compared case-insensitively (stored upper-case) and the path has no
 //! leading `/` (`file:///C:/Users/a.rs` → `C:/Users/a.rs`); a UNC path (a host authority
 //! `file://server/share/`, or a path starting with two separators) is
-//! [`SanitizeErrorKind::UncPath`].
+//! [`SanitizeErrorKind::UncPath`]. Windows mode also refuses a `:` past the drive letter
+//! ([`SanitizeErrorKind::AlternateDataStream`]: `a.rs::$DATA`, `sub/c:x`), a drive letter past
+//! the first segment ([`SanitizeErrorKind::DriveNotFirst`]) and DOS device names
+//! ([`SanitizeErrorKind::ReservedDeviceName`]: `CON`, `aux.txt`, `COM1`), each segment checked
+//! before dot-segment removal.
+//!
+//! In every style, a decoded character that Unicode NFKC folds into a `.`, `/` or `\` (the
+//! fullwidth `．／＼`, `‥`, `…`) is [`SanitizeErrorKind::CompatibilityDotOrSeparator`] (rule 4).
 
 use std::fmt;
 
@@ -94,6 +101,26 @@ pub enum SanitizeErrorKind {
     /// themselves (`..%20`, `...`, `secret.txt.`): Windows drops trailing dots and spaces, so
     /// `.. ` opens `..` and `a.` opens `a` — another file than the URI names.
     TrailingDotOrSpace,
+    /// A decoded character whose Unicode NFKC compatibility form holds a `.`, `/` or `\`
+    /// ([`folds_to_dot_or_separator`]): the fullwidth `．` (U+FF0E), `／` (U+FF0F), `＼` (U+FF3C),
+    /// the small `﹒` (U+FE52) and `﹨` (U+FE68), the leaders `․` `‥` (U+2024, U+2025), `…`
+    /// (U+2026) and their vertical forms, `⒈`-style numbers, `℀`-style `a/c`. Windows' best-fit
+    /// mapping and normalizing filesystems and frameworks (NFKC, Unicode TR 15) fold them, so
+    /// `%EF%BC%8E%EF%BC%8E%EF%BC%8F` (`．．／`) becomes `../`. Refused in every path style; the
+    /// offset is the character's first byte.
+    CompatibilityDotOrSeparator,
+    /// [`PathStyle::Windows`] only: a `:` in a segment other than the leading drive letter
+    /// (`a.rs::$DATA`, `sub/c:x`): NTFS reads `name:stream` as an alternate data stream of
+    /// `name`, another file than the URI names.
+    AlternateDataStream,
+    /// [`PathStyle::Windows`] only: a drive letter segment (`C:`) that is not the first segment
+    /// (`sub/C:/Windows`): joined to a root, Windows APIs may read it as a path on that drive.
+    DriveNotFirst,
+    /// [`PathStyle::Windows`] only: a DOS device name (`CON`, `PRN`, `AUX`, `NUL`, `COM0`–`COM9`,
+    /// `LPT0`–`LPT9`, also with a superscript digit `COM¹`, and `CONIN$`, `CONOUT$`) as a
+    /// segment, case-insensitive, with any extension and spaces before it (`aux.txt`,
+    /// `nul .tar.gz`): Windows opens the device in every directory, not a file.
+    ReservedDeviceName,
 }
 
 impl SanitizeErrorKind {
@@ -118,6 +145,10 @@ impl SanitizeErrorKind {
             Self::EscapesRoot => "EscapesRoot",
             Self::UncPath => "UncPath",
             Self::TrailingDotOrSpace => "TrailingDotOrSpace",
+            Self::CompatibilityDotOrSeparator => "CompatibilityDotOrSeparator",
+            Self::AlternateDataStream => "AlternateDataStream",
+            Self::DriveNotFirst => "DriveNotFirst",
+            Self::ReservedDeviceName => "ReservedDeviceName",
         }
     }
 }
@@ -161,6 +192,18 @@ impl SanitizeErrorKind {
             }
             Self::TrailingDotOrSpace => {
                 "a segment ending in a dot or space (Windows path mode: Windows drops them, so `.. ` is `..`)"
+            }
+            Self::CompatibilityDotOrSeparator => {
+                "a character that Unicode NFKC folds to hold a dot or separator (fullwidth ．／＼, ‥, …): normalizing filesystems and Windows read `．．／` as `../`"
+            }
+            Self::AlternateDataStream => {
+                "a `:` in a segment other than the leading drive letter (Windows path mode: `a.rs::$DATA` names an alternate data stream)"
+            }
+            Self::DriveNotFirst => {
+                "a drive letter (`C:`) that is not the first segment (Windows path mode: it would name another drive)"
+            }
+            Self::ReservedDeviceName => {
+                "a DOS device name (CON, PRN, AUX, NUL, COM0-9, LPT0-9, CONIN$, CONOUT$; any case and extension) as a segment (Windows path mode: it opens the device)"
             }
         }
     }
@@ -478,6 +521,12 @@ fn decode_path(
     if let Some((j, _)) = text.char_indices().find(|(_, c)| c.is_control()) {
         return Err(SanitizeError::new(K::ControlChar, map[j]));
     }
+    if let Some((j, _)) = text
+        .char_indices()
+        .find(|&(_, c)| folds_to_dot_or_separator(c))
+    {
+        return Err(SanitizeError::new(K::CompatibilityDotOrSeparator, map[j]));
+    }
     if text.is_empty() {
         return Ok(Vec::new());
     }
@@ -511,8 +560,13 @@ fn decode_path(
         {
             return Err(SanitizeError::new(K::TrailingDotOrSpace, seg_offset));
         }
-        if style == PathStyle::Windows && is_drive(&seg) {
-            seg.make_ascii_uppercase(); // `c:` and `C:` are one drive
+        if style == PathStyle::Windows {
+            if let Some(kind) = windows_segment_error(&seg, segments.is_empty()) {
+                return Err(SanitizeError::new(kind, seg_offset));
+            }
+            if is_drive(&seg) {
+                seg.make_ascii_uppercase(); // `c:` and `C:` are one drive
+            }
         }
         segments.push(Segment {
             text: seg,
@@ -524,6 +578,69 @@ fn decode_path(
         start = end + 1;
     }
     Ok(segments)
+}
+
+/// [`PathStyle::Windows`]: the rule a decoded segment breaks, if any (`first`: it is the
+/// path's first segment, where a drive letter belongs): [`SanitizeErrorKind::DriveNotFirst`],
+/// [`SanitizeErrorKind::AlternateDataStream`] (any other `:`),
+/// [`SanitizeErrorKind::ReservedDeviceName`].
+fn windows_segment_error(seg: &str, first: bool) -> Option<SanitizeErrorKind> {
+    if is_drive(seg) {
+        return (!first).then_some(SanitizeErrorKind::DriveNotFirst);
+    }
+    if seg.contains(':') {
+        return Some(SanitizeErrorKind::AlternateDataStream);
+    }
+    is_reserved_device_name(seg).then_some(SanitizeErrorKind::ReservedDeviceName)
+}
+
+/// A DOS device name as a Windows path segment (Microsoft, "Naming Files, Paths, and
+/// Namespaces"): the part before the first `.`, trailing spaces dropped, is `CON`, `PRN`,
+/// `AUX`, `NUL`, `COM0`–`COM9`, `LPT0`–`LPT9` (a superscript `¹²³` counts as a digit),
+/// `CONIN$` or `CONOUT$`, compared case-insensitively: `aux.txt`, `Nul .tar.gz`, `com1`.
+pub fn is_reserved_device_name(seg: &str) -> bool {
+    let stem = seg.split('.').next().unwrap_or("").trim_end_matches(' ');
+    let upper = stem.to_ascii_uppercase();
+    if matches!(
+        upper.as_str(),
+        "CON" | "PRN" | "AUX" | "NUL" | "CONIN$" | "CONOUT$"
+    ) {
+        return true;
+    }
+    let mut chars = upper.chars();
+    let head: String = chars.by_ref().take(3).collect();
+    let digit = chars.next();
+    (head == "COM" || head == "LPT")
+        && chars.next().is_none()
+        && digit.is_some_and(|d| d.is_ascii_digit() || matches!(d, '¹' | '²' | '³'))
+}
+
+/// `true` for a character whose Unicode NFKC form (Unicode 14, UAX #15) is not itself and
+/// holds a `.`, `/` or `\` — every such character, listed from Python's `unicodedata`
+/// (test `compat_table_is_every_nfkc_dot_or_separator` in `tests/issue15_review.rs` pins it):
+/// U+2024–U+2026, U+2100, U+2101, U+2105, U+2106, U+2488–U+249B, U+33C2, U+33C7, U+33D8,
+/// U+FE19, U+FE30, U+FE52, U+FE68, U+FF0E, U+FF0F, U+FF3C, U+1F100.
+pub fn folds_to_dot_or_separator(c: char) -> bool {
+    matches!(
+        c,
+        '\u{2024}'..='\u{2026}'
+            | '\u{2100}'
+            | '\u{2101}'
+            | '\u{2105}'
+            | '\u{2106}'
+            | '\u{2488}'..='\u{249B}'
+            | '\u{33C2}'
+            | '\u{33C7}'
+            | '\u{33D8}'
+            | '\u{FE19}'
+            | '\u{FE30}'
+            | '\u{FE52}'
+            | '\u{FE68}'
+            | '\u{FF0E}'
+            | '\u{FF0F}'
+            | '\u{FF3C}'
+            | '\u{1F100}'
+    )
 }
 
 /// A Windows drive letter segment: `C:` (RFC 8089 Appendix E.2 `drive-letter`).

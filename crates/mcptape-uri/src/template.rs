@@ -26,14 +26,20 @@
 //! - a value that decodes to a path traversal is no match (the candidate is skipped, so the URI
 //!   matches only if another split works), the same tricks [`crate::Root::resolve`] refuses:
 //!   for any operator, a control character (`%00`, `%0A`: a value is never printed or joined
-//!   with one) and a value of dots and spaces only (`.`, `..`, `...`, `.. ` — Windows drops
-//!   trailing dots and spaces); for the path operators (`{var}`, `{.var}`, `{/var}`, `{;var}`,
-//!   `{+var}`), a `%XX` left after decoding once (double encoding: `%252e%252e%252F`) and a
-//!   leading drive letter (`C:`, `c:\…`); for the path-segment operators, which cannot match a
+//!   with one), a character Unicode NFKC folds into `.`, `/` or `\` (the fullwidth `．．／`,
+//!   [`crate::folds_to_dot_or_separator`], as the sanitizer's `CompatibilityDotOrSeparator`)
+//!   and a value of dots and spaces only (`.`, `..`, `...`, `.. ` — Windows drops trailing dots
+//!   and spaces); for every operator but the path-segment ones, a `%XX` left after decoding
+//!   once (double encoding: `%252e%252e%252F`) and a leading drive letter (`C:`, `c:\…`); for
+//!   the path-segment operators (`{var}`, `{.var}`, `{/var}`, `{;var}`), which cannot match a
 //!   raw `/`, a `/` or `\` (so `file://docs/{name}` does not match
-//!   `file://docs/..%2F..%2Fetc%2Fpasswd`); for `{+var}`, which may span `/`, a value that starts
-//!   with `/` or `\` (an absolute path replaces the root it is joined to), an empty segment, or
-//!   a segment of dots and spaces only (split at `/` and `\`).
+//!   `file://docs/..%2F..%2Fetc%2Fpasswd`), also double encoding and a drive letter; for
+//!   `{+var}`, `{#var}`, `{?var}` and `{&var}`, which may hold `/`, a value that starts with `/`
+//!   or `\` (an absolute path replaces the root it is joined to), an empty segment, or a
+//!   segment of dots and spaces only (split at `/` and `\`). Query and fragment values are held
+//!   to the path rules because servers join them to a root as often as path segments
+//!   (`file:///read{?path}`): a value `Root::resolve` would refuse as a path is no match for
+//!   every operator.
 
 use std::collections::{BTreeMap, HashSet};
 use std::fmt;
@@ -856,11 +862,17 @@ fn literal_at(lit: &[u8], u: &[u8], pos: usize) -> bool {
 /// rules are listed in the module docs): control characters and dots-and-spaces-only values for
 /// every operator; double encoding and a leading drive letter for the path operators; `/` or
 /// `\` for the path-segment operators; a leading separator, an empty or dots-only segment for
-/// `{+var}`. Query values (`{?var}`, `{&var}`) may hold `/`; fragments (`{#var}`) are not paths.
+/// `{+var}` and, the same, for query (`{?var}`, `{&var}`) and fragment (`{#var}`) values, which
+/// may hold `/`. Every operator also refuses a character NFKC folds into `.`, `/` or `\`
+/// ([`crate::folds_to_dot_or_separator`]: `．．／`).
 fn safe_value(op: Op, value: &str) -> bool {
     // `.`, `..`, `...`, `.. `: Windows trims trailing dots and spaces, so each is `.` or `..`.
     let dots = |s: &str| !s.is_empty() && s.chars().all(|c| c == '.' || c == ' ');
-    if dots(value) || value.chars().any(char::is_control) {
+    if dots(value)
+        || value
+            .chars()
+            .any(|c| c.is_control() || crate::sanitize::folds_to_dot_or_separator(c))
+    {
         return false;
     }
     let b = value.as_bytes();
@@ -872,7 +884,9 @@ fn safe_value(op: Op, value: &str) -> bool {
         Op::Simple | Op::Label | Op::Path | Op::PathParam => {
             !value.contains(['/', '\\']) && !double_encoded && !drive
         }
-        Op::Reserved => {
+        // Query and fragment values may hold `/` (as `{+var}` may), but are held to its rules:
+        // servers join `?path=` and `#frag` values to a root as often as path segments.
+        Op::Reserved | Op::Fragment | Op::Query | Op::QueryCont => {
             !value.starts_with(['/', '\\']) && !double_encoded && !drive && {
                 // An empty segment (`a//b`) but for a trailing `/` (a directory).
                 let segs: Vec<&str> = value.split(['/', '\\']).collect();
@@ -880,7 +894,6 @@ fn safe_value(op: Op, value: &str) -> bool {
                 !inner.iter().any(|seg| seg.is_empty()) && !segs.iter().any(|seg| dots(seg))
             }
         }
-        Op::Fragment | Op::Query | Op::QueryCont => true,
     }
 }
 

@@ -75,6 +75,7 @@ fn kind_from_name(name: &str) -> SanitizeErrorKind {
         K::InvalidUtf8,
         K::EmptySegment,
         K::EscapesRoot,
+        K::CompatibilityDotOrSeparator,
     ]
     .into_iter()
     .find(|k| k.as_str() == name)

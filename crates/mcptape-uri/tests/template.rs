@@ -235,13 +235,16 @@ fn match_rfc_operator_forms() {
     assert_eq!(m.get_str("var"), Some("val"));
     assert_eq!(t("X{.var:3}").match_uri("X.value"), None);
 
-    let m = matched("{#path,x}/here", "#/foo/bar,1024/here");
+    let m = matched("{#path,x}/here", "#foo/bar,1024/here");
     assert_eq!(
         m.get_str("path"),
-        Some("/foo/bar,1024"),
+        Some("foo/bar,1024"),
         "greedy: ambiguous per RFC 6570 §1.4"
     );
     assert_eq!(m.get("x"), None);
+    // The RFC's own `#/foo/bar,1024/here`: a fragment value is held to the `{+var}` path rules
+    // (issue 15 review), and an absolute path `/foo/bar,1024` is no match.
+    assert_eq!(t("{#path,x}/here").match_uri("#/foo/bar,1024/here"), None);
 }
 
 #[test]

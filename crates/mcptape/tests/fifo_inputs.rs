@@ -46,7 +46,9 @@ fn assert_refused(args: &[&str]) {
     let (code, err, path) = run_on_fifo(args);
     assert_eq!(code, 2, "{args:?}: {err}");
     assert!(
-        err.contains(&format!("{path}: not a regular file (FIFO, socket or device)")),
+        err.contains(&format!(
+            "{path}: not a regular file (FIFO, socket or device)"
+        )),
         "{args:?}: {err}"
     );
 }
@@ -82,7 +84,11 @@ fn merge_same_fifo_twice_fails_at_once() {
 fn import_har_on_regular_file_reads_it() {
     let dir = tempfile::tempdir().unwrap();
     let har = dir.path().join("empty.har");
-    std::fs::write(&har, r#"{"log":{"version":"1.2","creator":{"name":"t","version":"1"},"entries":[]}}"#).unwrap();
+    std::fs::write(
+        &har,
+        r#"{"log":{"version":"1.2","creator":{"name":"t","version":"1"},"entries":[]}}"#,
+    )
+    .unwrap();
     let (out, _) = support::run_bounded(
         Command::new(support::mcptape()).args([
             "import",

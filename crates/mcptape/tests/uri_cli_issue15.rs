@@ -176,12 +176,16 @@ fn resolve_windows_refuses_drive_letter_not_first() {
 
 #[test]
 fn resolve_windows_refuses_dos_device_names() {
-    for seg in ["CON", "aux.txt", "NUL", "COM1", "LPT1", "nul.tar.gz", "Com1.Log"] {
-        assert_windows_refused(
-            &format!("file:///C:/proj/{seg}"),
-            16,
-            "a DOS device name",
-        );
+    for seg in [
+        "CON",
+        "aux.txt",
+        "NUL",
+        "COM1",
+        "LPT1",
+        "nul.tar.gz",
+        "Com1.Log",
+    ] {
+        assert_windows_refused(&format!("file:///C:/proj/{seg}"), 16, "a DOS device name");
     }
     // Not a device name: resolved.
     let (code, out, _) = resolve_windows("file:///C:/proj/", "file:///C:/proj/console.txt");

@@ -3,6 +3,12 @@
 //! answers the request of its own exchange (server-everything's HTTP 400
 //! "No valid session ID provided"), so it is paired with it; elsewhere it is
 //! paired only when exactly one request of the other side is open.
+//!
+//! An error response with `"id": null` outside an HTTP exchange (stdio) is
+//! paired the same way: rule `error-id-null` when exactly one request is open
+//! (it is answered) or when several are (none can be paired); with none open
+//! it is the legitimate answer to an unreadable request (JSON-RPC 2.0 §5) and
+//! nothing fires.
 
 use mcptape_transcript::{Direction, HttpMeta};
 use serde_json::{Map, Value};
@@ -42,6 +48,42 @@ impl State {
                 prefix.to_owned(),
                 format!(
                     "error response without an id member{where_}: {n} open requests, none can be paired{text}"
+                ),
+            ),
+        }
+    }
+
+    /// `o` is an error response with `"id": null` that no HTTP exchange
+    /// attributes (stdio): paired as [`error_without_id`](Self::error_without_id)
+    /// pairs, rule `error-id-null`; nothing when no request of `requester` is
+    /// open (JSON-RPC 2.0 §5: null answers a request whose id was unreadable).
+    pub(super) fn error_id_null_unexchanged(
+        &mut self,
+        cx: &mut Cx<'_>,
+        place: Place,
+        requester: Direction,
+        o: &Map<String, Value>,
+        prefix: &str,
+    ) {
+        let text = error_message_suffix(o);
+        match self.answer_only_open(requester, |_| true) {
+            Ok((rid, method, rec)) => cx.push(
+                rules::ERROR_ID_NULL,
+                place,
+                Some(&rid),
+                format!("{prefix}/id"),
+                format!(
+                    "error response with id null, paired with {method} id {rid} (record {rec}), the only open request{text}"
+                ),
+            ),
+            Err(0) => {}
+            Err(n) => cx.push(
+                rules::ERROR_ID_NULL,
+                place,
+                None,
+                format!("{prefix}/id"),
+                format!(
+                    "error response with id null: {n} open requests, none can be paired{text}"
                 ),
             ),
         }

@@ -328,12 +328,13 @@ impl K6Import {
     /// Merges one k6 output file (plain or gzip).
     ///
     /// # Errors
-    /// [`ExportErrorKind::Io`] when it cannot be opened or read (or is corrupt
+    /// [`ExportErrorKind::NotRegularFile`] for a FIFO, socket or device (at once, never
+    /// blocking); [`ExportErrorKind::Io`] when it cannot be opened or read (or is corrupt
     /// gzip), then [`K6Import::add_ndjson`]'s, with the file name.
     pub fn add_file(&mut self, path: &Path) -> Result<(), ExportError> {
         let name = path.display().to_string();
         let io = |e: std::io::Error| ExportError::at(ExportErrorKind::Io(e.to_string()), &name, 0);
-        let mut f = BufReader::new(std::fs::File::open(path).map_err(io)?);
+        let mut f = BufReader::new(crate::open_input(path, &name)?);
         let gz = f.fill_buf().map_err(io)?.starts_with(&[0x1f, 0x8b]);
         let r = if gz {
             self.add_ndjson(

@@ -92,7 +92,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 /// `mcptape check` does. Used by `inspect`, `serve` and `bench`.
 pub(crate) fn read_regular_file(path: &Path) -> anyhow::Result<Vec<u8>> {
     use std::io::Read as _;
-    let mut file = mcptape_uri::fs::open_nonblocking(path).map_err(|e| match e.kind() {
+    let (mut file, meta) = open_regular_file(path)?;
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    file.read_to_end(&mut bytes)
+        .with_context(|| format!("reading {}", path.display()))?;
+    Ok(bytes)
+}
+
+/// Opens `path` as [`read_regular_file`] does (the shared non-blocking opener, then the file
+/// type of the opened descriptor) and returns the file and its metadata, unread. Used by
+/// `merge` to refuse a FIFO input at once before its library reads the paths.
+///
+/// Errors: `reading PATH: not a regular file (FIFO, socket or device)`, `… is a directory`, or
+/// the open's I/O error.
+pub(crate) fn open_regular_file(path: &Path) -> anyhow::Result<(std::fs::File, std::fs::Metadata)> {
+    let file = mcptape_uri::fs::open_nonblocking(path).map_err(|e| match e.kind() {
         mcptape_uri::fs::OpenErrorKind::NotRegularFile => anyhow::anyhow!(
             "reading {}: not a regular file (FIFO, socket or device)",
             path.display()
@@ -114,8 +128,5 @@ pub(crate) fn read_regular_file(path: &Path) -> anyhow::Result<Vec<u8>> {
             path.display()
         );
     }
-    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
-    file.read_to_end(&mut bytes)
-        .with_context(|| format!("reading {}", path.display()))?;
-    Ok(bytes)
+    Ok((file, meta))
 }

@@ -31,9 +31,15 @@ pub struct Args {
 }
 
 /// Runs `mcptape merge`: merges, writes `DIR/report.json` and `DIR/latency.hlog`, prints the
-/// table (a closed stdout, `| head`, ends the printing quietly: exit 0). Errors: the merge's
+/// table (a closed stdout, `| head`, ends the printing quietly: exit 0). Errors: an input that
+/// is not a regular file (`reading LOG: not a regular file (FIFO, socket or device)`), the merge's
 /// (the input and line named), writing `DIR` (over an input: refused), or writing stdout.
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+    // A FIFO, socket or device input fails at once (the shared non-blocking opener, as
+    // `inspect`, `serve` and `bench` read), instead of blocking the library's open forever.
+    for log in &a.logs {
+        super::inspect::open_regular_file(log)?;
+    }
     let merged = merge_files(&a.logs)?;
     write_merge_out(&a.out, &merged).with_context(|| format!("writing {}", a.out.display()))?;
     let mut out = std::io::stdout().lock();

@@ -29,14 +29,16 @@ pub enum UriCommand {
     /// per line (lists as `name=a,b,c`).
     ///
     /// A value that decodes to a path traversal is no match (exit 1, `no match: … decodes to a
-    /// path traversal`), not passed on — the tricks `uri resolve` refuses: a control character
-    /// (`%00`, `%0A`) or a value of dots and spaces only (`..`, `...`, `..%20`) for any operator;
-    /// for path variables, double encoding (`%252e`) and a leading drive letter (`C:`); a `/` or
-    /// `\` decoded from `%2F` / `%5C` in a path-segment variable (`{var}`, `{.var}`, `{/var}`,
-    /// `{;var}` cannot match a raw `/`), so `file://docs/{name}` does not match
-    /// `file://docs/..%2F..%2Fetc%2Fpasswd`; in a `{+var}` value, a leading `/` or `\` (an
-    /// absolute path), an empty segment or a dots-only segment. Query values (`{?var}`) may hold
-    /// an encoded `/` (`%2F`).
+    /// path traversal`), not passed on — the tricks `uri resolve` refuses, for every operator
+    /// (query and fragment values included: servers join `?path=` values to a root as often as
+    /// path segments): a control character (`%00`, `%0A`), a character Unicode NFKC folds into
+    /// `.`, `/` or `\` (fullwidth `%EF%BC%8E%EF%BC%8E%EF%BC%8F`, `．．／`), a value of dots and
+    /// spaces only (`..`, `...`, `..%20`), double encoding (`%252e`) and a leading drive letter
+    /// (`C:`); a `/` or `\` decoded from `%2F` / `%5C` in a path-segment variable (`{var}`,
+    /// `{.var}`, `{/var}`, `{;var}` cannot match a raw `/`), so `file://docs/{name}` does not
+    /// match `file://docs/..%2F..%2Fetc%2Fpasswd`; in a `{+var}`, `{#var}`, `{?var}` or
+    /// `{&var}` value, which may hold `/`, a leading `/` or `\` (an absolute path), an empty
+    /// segment or a dots-only segment (`{?path}` does not match `?path=..%2F..%2Fetc%2Fpasswd`).
     Match {
         /// The RFC 6570 template.
         template: String,
@@ -45,6 +47,10 @@ pub enum UriCommand {
     },
     /// Resolve a URI against a root (decode once, RFC 3986 §5.2.4 remove_dot_segments,
     /// component-wise containment) and print the canonical URI, decoded path and relative path.
+    ///
+    /// A character Unicode NFKC folds into `.`, `/` or `\` (fullwidth `%EF%BC%8E` `．`,
+    /// `%EF%BC%8F` `／`, `‥`, `…`) is refused in every mode: normalizing filesystems and Windows
+    /// read `．．／` as `../`.
     Resolve {
         /// The root URI, e.g. `file:///srv/project/`.
         #[arg(long)]
@@ -57,7 +63,10 @@ pub enum UriCommand {
         /// `file:///C:/Users/a.rs` resolves to `C:/Users/a.rs` (no leading `/`), the drive letter
         /// compares case-insensitively (`c:` = `C:`), `\` and `%5C` are separators (so `..\`
         /// is contained like `../`; `%2F` is still refused), UNC paths (`file://server/share`,
-        /// `file:////server`) are refused as `UncPath`. Not with `--dir`.
+        /// `file:////server`) are refused as `UncPath`, and so are a `:` past the drive letter
+        /// (`a.rs::$DATA`, `sub/c:x`: `AlternateDataStream`), a drive letter past the first
+        /// segment (`sub/C:/Windows`: `DriveNotFirst`) and DOS device names (`CON`, `aux.txt`,
+        /// `NUL`, `COM1`, `LPT1`; any case and extension: `ReservedDeviceName`). Not with `--dir`.
         #[arg(long, conflicts_with = "dir")]
         windows: bool,
         /// The URI to resolve.
