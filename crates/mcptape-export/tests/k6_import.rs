@@ -112,7 +112,9 @@ fn gzip_output_reads_like_the_plain_file() {
     assert_eq!(b.single.len(), 30);
     let out = dir.path().join("out");
     let r = b.write_out(&out).unwrap();
-    assert_eq!(r.bench.single.count, 30);
+    // All reads: the 30 answered and the 2 cut at the 5 s timeout (censored, as bench).
+    assert_eq!(r.bench.single.count, 32);
+    assert_eq!(r.bench.single_phase.sent, 32);
     for f in ["report.json", "latency.hlog", "latency.svg", "report.html"] {
         assert!(out.join(f).metadata().unwrap().len() > 100, "{f}");
     }
@@ -121,7 +123,84 @@ fn gzip_output_reads_like_the_plain_file() {
         Some("single"),
     )
     .unwrap();
-    assert_eq!(back, b.single);
+    let mut all = b.single.clone();
+    all.record_n(5_000_000, 2).unwrap();
+    assert_eq!(back, all);
+}
+
+/// Fresh-user report: `single reads: none sent` and `sent 0 ok 0` over 113 reads. The
+/// counters come from the samples' class tags and add up to n in both phases.
+#[test]
+fn import_k6_counters_add_up_to_the_samples() {
+    let mut s = segment(8, 1.0); // 8 reads class ok, 2 turns of 4, 2 timeouts
+    for (m, tags) in [
+        ("mcp_read", r#""class":"rpc:-32602:uri","scenario":"reads""#),
+        ("mcp_read", r#""class":"http:500","scenario":"reads""#),
+        ("mcp_turn_read", r#""class":"ok","scenario":"turns""#),
+        ("mcp_turn_read", r#""class":"ok","scenario":"turns""#),
+        (
+            "mcp_turn_read",
+            r#""class":"rpc:-32603","scenario":"turns""#,
+        ),
+        ("mcp_errors", r#""class":"transport","scenario":"turns""#),
+        ("mcp_errors", r#""class":"transport","scenario":"reads""#),
+    ] {
+        // A Counter point's value is its increment (1 per read); a Trend's the latency, ms.
+        let v = if m == "mcp_errors" { 1.0 } else { 3.0 };
+        s.push_str(&point(m, 7, v, tags));
+        s.push('\n');
+    }
+    let mut m = K6Import::new();
+    m.add_ndjson("a.json", s.as_bytes()).unwrap();
+    let r = m.report().unwrap();
+    let c = &r.bench.single_phase;
+    // 8 ok + 2 error answers + 2 timeouts + 1 without a response.
+    assert_eq!(
+        (
+            c.sent,
+            c.answered_ok,
+            c.error_answers_total(),
+            c.timed_out,
+            c.closed
+        ),
+        (13, 8, 2, 2, 1)
+    );
+    assert_eq!(c.error_answers["not-found (-32602 + data.uri)"], 1);
+    assert_eq!(c.error_answers["HTTP 500 without a JSON-RPC answer"], 1);
+    assert_eq!(r.bench.single.count, c.sent - c.closed);
+    assert_eq!(r.bench.single_ok.count, 8);
+    let t = &r.bench.turn_phase;
+    // 2 turns × 4: 2 ok, 1 error answer, 1 without a response, 4 cut at the deadline.
+    assert_eq!(
+        (
+            t.sent,
+            t.answered_ok,
+            t.error_answers_total(),
+            t.timed_out,
+            t.closed
+        ),
+        (8, 2, 1, 4, 1)
+    );
+    assert_eq!(r.bench.turn_reads_all.count, t.sent - t.closed);
+    let table = r.table();
+    let first = table.lines().next().unwrap();
+    assert_eq!(
+        first,
+        "mcptape import k6  a.json  (k6 run replaying everything-http.jsonl)"
+    );
+    assert!(
+        table.contains("single reads (k6 test): 8 of 13 answered ok"),
+        "{table}"
+    );
+    assert!(
+        table.contains("sent 13  ok 8  error answers 2  timed out 2  closed 1"),
+        "{table}"
+    );
+    assert!(
+        table.contains("turn reads: sent 8  ok 2  error answers 1  timed out 4  closed 1"),
+        "{table}"
+    );
+    assert!(table.contains("answered ok"), "{table}");
 }
 
 #[test]

@@ -89,3 +89,115 @@ fn exported_script_runs_against_the_python_sdk_server_in_both_eras() {
         );
     }
 }
+
+/// `sent`, `ok`, `error answers` and `timed out` of one phase of report.json: sent must be
+/// the sum of the others (and of `closed`); returns (sent, closed).
+fn phase_adds_up(r: &serde_json::Value, phase: &str) -> (u64, u64) {
+    let c = &r[phase];
+    let n = |k: &str| {
+        c[k].as_u64()
+            .unwrap_or_else(|| panic!("{phase}.{k}: {r:#}"))
+    };
+    let errs: u64 = c["errorAnswers"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_u64().unwrap())
+        .sum();
+    let sent = n("sent");
+    assert!(sent > 0, "{phase}: nothing sent: {r:#}");
+    assert_eq!(
+        sent,
+        n("answeredOk") + errs + n("timedOut") + n("closed"),
+        "{phase}: {c:#}"
+    );
+    (sent, n("closed"))
+}
+
+/// Fresh-user report: `import k6` of a real run against server-everything printed
+/// `single reads: none sent` and `sent 0 ok 0 error answers 0 timed out 0` over 113 reads,
+/// a heading `mcptape bench  rec-http.jsonl`, and a wrote-line without report.html.
+#[test]
+fn import_k6_counters_add_up_to_the_samples() {
+    let p = peers();
+    let (_g, port) = start_everything_http(&p);
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("script.js");
+    export(
+        "everything-http.jsonl",
+        &script,
+        &["--rate", "10/s", "--turn-rate", "2/s", "--duration", "3s"],
+    );
+    let out = dir.path().join("OUT.json.gz");
+    let out_arg = format!("json={}", out.display());
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let o = run_k6(&mut k6_run(&script, &url, &["--out", &out_arg]));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let report_dir = dir.path().join("k6r");
+    let o = std::process::Command::new(mcptape())
+        .args(["import", "k6"])
+        .arg(&out)
+        .arg("--out")
+        .arg(&report_dir)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let table = String::from_utf8(o.stdout).unwrap();
+    let r: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(report_dir.join("report.json")).unwrap()).unwrap();
+
+    let (sent, closed) = phase_adds_up(&r, "singlePhase");
+    assert_eq!(
+        r["single"]["count"].as_u64().unwrap(),
+        sent - closed,
+        "{r:#}"
+    );
+    let (turn_sent, turn_closed) = phase_adds_up(&r, "turnPhase");
+    assert_eq!(
+        turn_sent,
+        r["turns"].as_u64().unwrap() * r["parallel"].as_u64().unwrap(),
+        "{r:#}"
+    );
+    assert_eq!(
+        r["turnReadsAll"]["count"].as_u64().unwrap(),
+        turn_sent - turn_closed,
+        "{r:#}"
+    );
+    // The recording's error answer came back: not every read answered ok, and the table
+    // says so with the numbers of report.json.
+    let c = &r["singlePhase"];
+    assert!(c["answeredOk"].as_u64().unwrap() < sent, "{r:#}\n{table}");
+    assert!(
+        table.contains(&format!(
+            "{} of {sent} answered ok",
+            c["answeredOk"].as_u64().unwrap()
+        )),
+        "{table}"
+    );
+    assert!(table.contains("  answered ok "), "{table}");
+    assert!(!table.contains("none sent"), "{table}");
+
+    let first = table.lines().next().unwrap();
+    assert_eq!(
+        first,
+        format!(
+            "mcptape import k6  {}  (k6 run replaying everything-http.jsonl)",
+            out.display()
+        )
+    );
+    assert!(
+        table.trim_end().ends_with(&format!(
+            "wrote {}/report.json, latency.hlog, latency.svg, report.html",
+            report_dir.display()
+        )),
+        "{table}"
+    );
+    for f in ["report.json", "latency.hlog", "latency.svg", "report.html"] {
+        assert!(report_dir.join(f).is_file(), "{f}");
+    }
+    let help = std::process::Command::new(mcptape())
+        .args(["import", "k6", "--help"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&help.stdout).contains("report.html"));
+}

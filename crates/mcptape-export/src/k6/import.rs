@@ -20,9 +20,9 @@ use std::io::{BufRead, BufReader, Read as _};
 use std::path::Path;
 
 use hdrhistogram::Histogram;
-use mcptape_replay::bench::{BenchConfig, BenchResult, Load, error_class};
+use mcptape_replay::bench::{BenchConfig, BenchResult, Load, TIMEOUT_CLASS, error_class};
 use mcptape_replay::render::{bench_hlog, bench_svg};
-use mcptape_replay::stats::{BenchReport, HIST_MAX_US, new_hist};
+use mcptape_replay::stats::{BenchReport, HIST_MAX_US, PhaseCounters, new_hist};
 use mcptape_wire::jsonrpc::ErrorObject;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -96,8 +96,17 @@ pub struct K6Report {
 impl K6Report {
     /// The human table: bench's, then the k6 figures.
     pub fn table(&self) -> String {
-        let mut s = self.bench.table();
         let k = &self.k6;
+        let bench = self.bench.table();
+        // bench's first line names bench; this report is an import of k6 outputs.
+        let rest = bench.split_once('\n').map_or("", |(_, r)| r);
+        let files: Vec<&str> = k.files.iter().map(|f| f.path.as_str()).collect();
+        let run = if self.bench.transcript.is_empty() {
+            "k6 run: no mcp_plan point, transcript unknown".to_owned()
+        } else {
+            format!("k6 run replaying {}", self.bench.transcript)
+        };
+        let mut s = format!("{}\n{rest}", import_heading(&files, &run));
         s.push_str(&format!(
             "\nk6: {} file(s), iterations {}, dropped iterations {}, VUs peak {} (max allocated {}), handshake failures {}{}\n",
             k.files.len(),
@@ -113,6 +122,79 @@ impl K6Report {
         ));
         s
     }
+}
+
+/// Where a sample came from: k6's `scenario` system tag (`reads`, `turns`; the
+/// script's scenario names), else unknown (`default`: k6's --vus/--iterations run
+/// both a single read and a turn in one iteration).
+fn phase_of(p: &Point) -> Option<Phase> {
+    match p.tag("scenario") {
+        Some("reads") => Some(Phase::Single),
+        Some("turns") => Some(Phase::Turn),
+        _ => None,
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Single,
+    Turn,
+}
+
+/// Outcome counts of the reads of a k6 run, from the script's samples: every
+/// answered single read is an `mcp_read` point and every answered turn read an
+/// `mcp_turn_read` point, tagged `class` (`ok`, `rpc:CODE[:uri]`, `http:STATUS`);
+/// single reads cut at `--timeout` and reads with no HTTP response are
+/// `mcp_errors` points (`class` `timeout`, `transport`); turn reads cut at the
+/// deadline have no point: they are the turns × parallel reads not otherwise
+/// accounted for. Merged by addition, so a merge of segments is exact.
+#[derive(Debug, Clone)]
+pub struct Outcomes {
+    /// Single reads answered with a result, µs.
+    pub single_ok: Histogram<u64>,
+    /// Single reads answered otherwise (JSON-RPC error, HTTP status without an
+    /// answer), by bench error class, µs.
+    pub single_by_class: BTreeMap<String, Histogram<u64>>,
+    /// Single reads cut at `--timeout` (`mcp_errors`, class `timeout`).
+    pub single_timeouts: u64,
+    /// Reads with no HTTP response (`mcp_errors`, class `transport`) of the
+    /// `reads` scenario.
+    pub single_transport: u64,
+    /// Turn reads answered with a result before the deadline, µs.
+    pub turn_reads_ok: Histogram<u64>,
+    /// Turn reads answered otherwise before the deadline, by bench error class.
+    pub turn_error_answers: BTreeMap<String, u64>,
+    /// Reads with no HTTP response of the `turns` scenario.
+    pub turn_transport: u64,
+    /// Reads with no HTTP response and no `scenario` tag saying which phase
+    /// (k6 --vus/--iterations): counted with the single reads, and a warning.
+    pub unattributed_transport: u64,
+}
+
+impl Default for Outcomes {
+    fn default() -> Self {
+        Outcomes {
+            single_ok: new_hist(),
+            single_by_class: BTreeMap::new(),
+            single_timeouts: 0,
+            single_transport: 0,
+            turn_reads_ok: new_hist(),
+            turn_error_answers: BTreeMap::new(),
+            turn_transport: 0,
+            unattributed_transport: 0,
+        }
+    }
+}
+
+/// The `class` tag of an answered read (`ok` when it is a result), or
+/// `unclassified` when the point has none.
+fn answer_class(p: &Point) -> &str {
+    p.tag("class").unwrap_or("unclassified")
+}
+
+/// The first line of the import's table: `mcptape import k6  FILE...  (k6 run replaying T)`.
+fn import_heading(files: &[&str], run: &str) -> String {
+    format!("mcptape import k6  {}  ({run})", files.join(" "))
 }
 
 /// The plan tags of the script's `mcp_plan` point.
@@ -142,6 +224,8 @@ pub struct K6Import {
     pub errors: BTreeMap<String, u64>,
     /// Per-file figures and their sums.
     pub k6: K6Summary,
+    /// Outcome counts of the reads, from the samples' `class` tags.
+    pub outcomes: Outcomes,
     unexpected: (u64, u64),
     plan: PlanInfo,
     parallel_seen: Option<u32>,
@@ -298,6 +382,7 @@ impl K6Import {
             turns_hit_deadline: 0,
             errors: BTreeMap::new(),
             k6: K6Summary::default(),
+            outcomes: Outcomes::default(),
             unexpected: (0, 0),
             plan: PlanInfo::default(),
             parallel_seen: None,
@@ -432,6 +517,15 @@ impl K6Import {
         match m {
             METRIC_READ => {
                 self.single.saturating_record(us());
+                match answer_class(&p) {
+                    "ok" => self.outcomes.single_ok.saturating_record(us()),
+                    c => self
+                        .outcomes
+                        .single_by_class
+                        .entry(bench_class(c))
+                        .or_insert_with(new_hist)
+                        .saturating_record(us()),
+                }
                 widen(&mut self.read_window_us, t()?);
                 fs.reads += 1;
             }
@@ -451,9 +545,33 @@ impl K6Import {
                 widen(&mut self.turn_window_us, t()?);
                 fs.turns += 1;
             }
-            METRIC_TURN_READ => self.turn_reads.saturating_record(us()),
+            METRIC_TURN_READ => {
+                self.turn_reads.saturating_record(us());
+                match answer_class(&p) {
+                    "ok" => self.outcomes.turn_reads_ok.saturating_record(us()),
+                    c => {
+                        *self
+                            .outcomes
+                            .turn_error_answers
+                            .entry(bench_class(c))
+                            .or_insert(0) += 1;
+                    }
+                }
+            }
             METRIC_ERRORS => {
-                let cls = bench_class(p.tag("class").unwrap_or("unclassified"));
+                let raw = p.tag("class").unwrap_or("unclassified");
+                let o = &mut self.outcomes;
+                match (raw, phase_of(&p)) {
+                    // Only single reads time out: a turn read cut at the deadline is `deadline`,
+                    // which the script does not count as an error.
+                    ("timeout", _) => o.single_timeouts += v as u64,
+                    ("transport", Some(Phase::Single)) => o.single_transport += v as u64,
+                    ("transport", Some(Phase::Turn)) => o.turn_transport += v as u64,
+                    ("transport", None) => o.unattributed_transport += v as u64,
+                    // Answered: counted from its mcp_read / mcp_turn_read point.
+                    _ => {}
+                }
+                let cls = bench_class(raw);
                 *self.errors.entry(cls).or_insert(0) += v as u64;
             }
             METRIC_UNEXPECTED => {
@@ -522,11 +640,39 @@ impl K6Import {
         let span = |w: Option<(i64, i64)>| w.map_or(0.0, |(a, b)| (b - a) as f64 / 1e6);
         let single_s = span(self.read_window_us);
         let turn_s = span(self.turn_window_us);
+        let (phases, warnings) = self.phase_counters(parallel);
+        let (single_phase, turn_phase) = phases;
+        // Timed-out single reads are in bench's latency views at their timeout (censored),
+        // turn stragglers at the deadline: all reads = results + error answers + timeouts.
+        let cut_us = if timeout_us > 0 {
+            timeout_us
+        } else {
+            HIST_MAX_US
+        };
+        let mut single = self.single.clone();
+        let mut single_by_class = self.outcomes.single_by_class.clone();
+        if single_phase.timed_out > 0 {
+            let _ = single.record_n(cut_us.min(HIST_MAX_US), single_phase.timed_out);
+            let mut h = new_hist();
+            let _ = h.record_n(cut_us.min(HIST_MAX_US), single_phase.timed_out);
+            single_by_class.insert(TIMEOUT_CLASS.to_owned(), h);
+        }
+        let mut turn_reads = self.turn_reads.clone();
+        if turn_phase.timed_out > 0 {
+            let _ = turn_reads.record_n(deadline_us.clamp(1, HIST_MAX_US), turn_phase.timed_out);
+        }
+        let reads_sent = single_phase.sent;
         let res = BenchResult {
-            single: self.single.clone(),
+            single,
+            single_ok: self.outcomes.single_ok.clone(),
+            single_by_class,
+            single_censored_from_us: (single_phase.timed_out > 0).then_some(cut_us),
+            turn_reads_ok: self.outcomes.turn_reads_ok.clone(),
+            single_phase,
+            turn_phase,
             turn: self.turn.clone(),
-            turn_reads: self.turn_reads.clone(),
-            reads_sent: self.single.len(),
+            turn_reads,
+            reads_sent,
             single_elapsed_s: single_s,
             turn_elapsed_s: turn_s,
             turns: self.turn.len(),
@@ -537,7 +683,7 @@ impl K6Import {
             abandoned_after_us: Vec::new(),
             errors: self.errors.clone(),
             unexpected: (0, 0),
-            reads_asked: self.single.len(),
+            reads_asked: reads_sent,
             turns_asked: self.turn.len(),
             single_cut: false,
             turns_cut: false,
@@ -548,7 +694,7 @@ impl K6Import {
             ..BenchResult::default()
         };
         let cfg = BenchConfig {
-            reads: self.single.len(),
+            reads: reads_sent,
             turns: self.turn.len(),
             parallel,
             deadline_us,
@@ -574,14 +720,62 @@ impl K6Import {
             self.plan.load.clone()
         };
         bench.throughput_per_s = self.throughput_per_s();
+        bench.warnings.extend(warnings);
         let mut k6 = self.k6.clone();
         k6.unexpected_share =
             (self.unexpected.1 > 0).then(|| self.unexpected.0 as f64 / self.unexpected.1 as f64);
         Ok((K6Report { bench, k6 }, res))
     }
 
-    /// Writes `report.json`, `latency.hlog` and `latency.svg` into `dir`
-    /// (created if missing), as `mcptape bench --out` does.
+    /// Single-read and turn-read counters of bench ([`PhaseCounters`]) from the
+    /// outcome counts ([`Outcomes`]), for turns of `parallel` reads, and the
+    /// warnings about them. Single reads: sent = answered (`mcp_read` points) +
+    /// timed out + no HTTP response. Turn reads: sent = turns × `parallel`; those
+    /// neither answered nor without a response hit the deadline (the script
+    /// records no point for them).
+    fn phase_counters(&self, parallel: u32) -> ((PhaseCounters, PhaseCounters), Vec<String>) {
+        let o = &self.outcomes;
+        let mut warnings = Vec::new();
+        let by_class = |m: &BTreeMap<String, Histogram<u64>>| -> BTreeMap<String, u64> {
+            m.iter().map(|(k, h)| (k.clone(), h.len())).collect()
+        };
+        let closed = o.single_transport + o.unattributed_transport;
+        if o.unattributed_transport > 0 {
+            warnings.push(format!(
+                "{} reads had no HTTP response and no k6 scenario tag: counted as single reads",
+                o.unattributed_transport
+            ));
+        }
+        let single = PhaseCounters {
+            sent: self.single.len() + o.single_timeouts + closed,
+            answered_ok: o.single_ok.len(),
+            error_answers: by_class(&o.single_by_class),
+            timed_out: o.single_timeouts,
+            closed,
+            ..PhaseCounters::default()
+        };
+        let sent = self.turn.len() * u64::from(parallel);
+        let errs: u64 = o.turn_error_answers.values().sum();
+        let accounted = o.turn_reads_ok.len() + errs + o.turn_transport;
+        if accounted > sent {
+            warnings.push(format!(
+                "{accounted} turn reads answered or failed, more than the {} turns × {parallel} reads sent: the outputs do not hold every turn's point",
+                self.turn.len()
+            ));
+        }
+        let turn = PhaseCounters {
+            sent: sent.max(accounted),
+            answered_ok: o.turn_reads_ok.len(),
+            error_answers: o.turn_error_answers.clone(),
+            timed_out: sent.saturating_sub(accounted),
+            closed: o.turn_transport,
+            ..PhaseCounters::default()
+        };
+        ((single, turn), warnings)
+    }
+
+    /// Writes `report.json`, `latency.hlog`, `latency.svg` and `report.html`
+    /// into `dir` (created if missing), as `mcptape bench --out` does.
     ///
     /// # Errors
     /// [`K6Import::report`]'s, [`ExportErrorKind::Io`] for a file,

@@ -29,7 +29,8 @@ pub enum ExportCommand {
 #[derive(Debug, clap::Subcommand)]
 pub enum ImportCommand {
     /// Merge k6 `--out json=FILE` outputs (one per segment or machine; .gz too) into
-    /// report.json, latency.hlog and latency.svg, as `mcptape bench --out` writes them.
+    /// report.json, latency.hlog, latency.svg and report.html, as `mcptape bench --out`
+    /// writes them.
     K6(ImportK6Args),
     /// Turn a HAR (a browser's, a proxy's, or `export har`'s) of an MCP session into a
     /// transcript for check, serve and bench; entries that are not MCP are skipped and counted.
@@ -105,7 +106,8 @@ pub struct ImportK6Args {
     /// k6 JSON outputs (`k6 run --out json=FILE`), plain or gzip.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
-    /// Directory for report.json, latency.hlog and latency.svg (created if missing).
+    /// Directory for report.json, latency.hlog, latency.svg and report.html (created if
+    /// missing).
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
 }
@@ -170,7 +172,7 @@ pub fn run_import(cmd: ImportCommand) -> anyhow::Result<ExitCode> {
     let report = m.write_out(&a.out)?;
     print!("{}", report.table());
     println!(
-        "\nwrote {}/report.json, latency.hlog, latency.svg",
+        "\nwrote {}/report.json, latency.hlog, latency.svg, report.html",
         a.out.display()
     );
     Ok(ExitCode::SUCCESS)
