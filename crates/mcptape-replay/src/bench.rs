@@ -281,9 +281,11 @@ pub struct BenchResult {
     pub recorded_reads: u64,
     /// Of those, how many were recorded as error answers (replayed as such).
     pub recorded_read_errors: u64,
-    /// Error answers the recording itself holds for the reads sent in both phases (reads are
-    /// cycled in order: sent read `i` is recorded read `i mod n`): the error answers a
-    /// faithful target gives. The `errors<N%` SLO does not count these many.
+    /// Error answers received in both phases that were answered as recorded: the read's
+    /// recording is an error answer (reads are cycled in order: sent read `i` is recorded read
+    /// `i mod n`) and the answer carries the recorded JSON-RPC code. An injected fault (another
+    /// code), a timeout or a lost read on such a request is not among them. The `errors<N%`
+    /// SLO does not count these many.
     pub expected_error_answers: u64,
 }
 
@@ -499,6 +501,12 @@ enum Ended {
     Closed,
 }
 
+/// Whether `o` is the error answer the recording holds: the read's recording is an error
+/// answer with code `recorded_code` and `o` is a JSON-RPC error with that code.
+fn answered_as_recorded(o: &Outcome, recorded_code: Option<i64>) -> bool {
+    matches!((o, recorded_code), (Outcome::Error(e), Some(c)) if e.code == c)
+}
+
 fn ended(o: &Outcome) -> Ended {
     match o {
         Outcome::Ok => Ended::Ok,
@@ -631,6 +639,7 @@ async fn finish_read(
     intended: Instant,
     timeout: Duration,
     validate: bool,
+    recorded_code: Option<i64>,
 ) {
     let r = tokio::time::timeout_at(sent_at + timeout, rx).await;
     let us = (intended.elapsed().as_micros() as u64).max(1);
@@ -647,6 +656,9 @@ async fn finish_read(
     // The reply's buffer goes back to the session (the next long reply is read into it).
     let ended_as = match r {
         Ok(Ok(x)) => {
+            if answered_as_recorded(&x.outcome, recorded_code) {
+                a.counters.errors_as_recorded += 1;
+            }
             client.recycle(x.line);
             Ok(Ok(match (ended(&x.outcome), &checked) {
                 (Ended::Ok, Some((false, _))) => Ended::Error(INVALID_CONTENTS_CLASS.to_owned()),
@@ -729,6 +741,19 @@ pub async fn run_until(
     if reads.is_empty() {
         return Err(ReplayError::new(ReplayErrorKind::NoReads));
     }
+    // The recorded JSON-RPC error code of each read, `None` for a recorded result.
+    let recorded_codes: Arc<Vec<Option<i64>>> = Arc::new(
+        reads
+            .iter()
+            .map(|p| match tape.lookup(method::RESOURCES_READ, p) {
+                crate::tape::Match::Exact(e) => e
+                    .reply
+                    .get("error")
+                    .map(|err| err.get("code").and_then(Value::as_i64).unwrap_or(i64::MIN)),
+                _ => None,
+            })
+            .collect(),
+    );
     if cfg.parallel == 0 || cfg.parallel > MAX_PARALLEL {
         return Err(ReplayError::new(ReplayErrorKind::ParallelOutOfRange(
             cfg.parallel,
@@ -776,8 +801,9 @@ pub async fn run_until(
                                 cut.store(true, Ordering::Relaxed);
                                 break;
                             }
-                            let p = &reads[(i % reads.len() as u64) as usize];
-                            let (id, rx, sent_at) = begin_read(&client, &acc, p, cfg.validate);
+                            let j = (i % reads.len() as u64) as usize;
+                            let (id, rx, sent_at) =
+                                begin_read(&client, &acc, &reads[j], cfg.validate);
                             finish_read(
                                 client.clone(),
                                 acc.clone(),
@@ -787,6 +813,7 @@ pub async fn run_until(
                                 sent_at,
                                 timeout,
                                 cfg.validate,
+                                recorded_codes[j],
                             )
                             .await;
                             progress(1);
@@ -825,8 +852,8 @@ pub async fn run_until(
                             }
                         }
                     }
-                    let p = &reads[(i % reads.len() as u64) as usize];
-                    let (id, rx, sent_at) = begin_read(&client, &acc, p, cfg.validate);
+                    let j = (i % reads.len() as u64) as usize;
+                    let (id, rx, sent_at) = begin_read(&client, &acc, &reads[j], cfg.validate);
                     sent += 1;
                     last_send = sent_at;
                     if (sent_at - intended).as_micros() as u64 > LATE_SEND_US {
@@ -841,6 +868,7 @@ pub async fn run_until(
                         intended,
                         timeout,
                         cfg.validate,
+                        recorded_codes[j],
                     ));
                     // Poll the new read and reap those done, without waiting.
                     while let Some(Some(())) = futures::FutureExt::now_or_never(inflight.next()) {
@@ -914,7 +942,7 @@ pub async fn run_until(
         let interrupted = tokio::select! {
             biased;
             () = &mut stop => true,
-            () = turn_phase(&client, &reads, cfg, cap, start2, &mut res, progress) => false,
+            () = turn_phase(&client, &reads, &recorded_codes, cfg, cap, start2, &mut res, progress) => false,
         };
         res.partial = interrupted;
     }
@@ -939,22 +967,7 @@ pub async fn run_until(
     res.abandoned = s.abandoned + t.abandoned;
     res.errors = errors;
     res.unexpected = client.unexpected();
-    res.expected_error_answers = {
-        let is_err: Vec<bool> = reads
-            .iter()
-            .map(|p| {
-                matches!(tape.lookup(method::RESOURCES_READ, p),
-                    crate::tape::Match::Exact(e) if e.reply.get("error").is_some())
-            })
-            .collect();
-        let per_cycle = is_err.iter().filter(|e| **e).count() as u64;
-        let n = is_err.len() as u64;
-        let in_first = |sent: u64| {
-            (sent / n) * per_cycle
-                + is_err[..(sent % n) as usize].iter().filter(|e| **e).count() as u64
-        };
-        in_first(res.single_phase.sent) + in_first(res.turn_phase.sent)
-    };
+    res.expected_error_answers = s.errors_as_recorded + t.errors_as_recorded;
     for (class, n) in [
         (NOISE_CLASS, client.noise_lines()),
         (TOO_LONG_CLASS, client.too_long_lines()),
@@ -979,9 +992,11 @@ pub async fn run_until(
 /// at `cfg.max_phase` after `start`; keeps at most `cap` reads (with the cancelled stragglers
 /// still awaited) in flight; returns once every straggler is settled (≤ one timeout after the
 /// last turn).
+#[allow(clippy::too_many_arguments)]
 async fn turn_phase(
     client: &Arc<Client>,
     reads: &[Value],
+    recorded_codes: &[Option<i64>],
     cfg: &BenchConfig,
     cap: usize,
     start: Instant,
@@ -1026,11 +1041,12 @@ async fn turn_phase(
         let mut waiting = FuturesUnordered::new();
         let mut open_ids = Vec::with_capacity(parallel);
         for _ in 0..parallel {
-            let p = &reads[k % reads.len()];
+            let j = k % reads.len();
             k += 1;
-            let (id, rx) = client.request_raw(method::RESOURCES_READ, p, cfg.validate);
+            let (id, rx) = client.request_raw(method::RESOURCES_READ, &reads[j], cfg.validate);
             open_ids.push(id);
-            waiting.push(async move { (id, rx.await) });
+            let code = recorded_codes[j];
+            waiting.push(async move { (id, code, rx.await) });
         }
         res.turn_phase.sent += parallel as u64;
         res.turn_phase.max_in_flight = res
@@ -1046,10 +1062,13 @@ async fn turn_phase(
             tokio::select! {
                 biased;
                 r = waiting.next() => match r {
-                    Some((id, out)) => {
+                    Some((id, code, out)) => {
                         answered.push(id);
                         let us = (t0.elapsed().as_micros() as u64).max(1);
                         let c = &mut res.turn_phase;
+                        if matches!(&out, Ok(a) if answered_as_recorded(&a.outcome, code)) {
+                            c.errors_as_recorded += 1;
+                        }
                         match out.map(|a| (ended(&a.outcome), a.line)) {
                             Ok((Ended::Ok, line)) if cfg.validate => to_check.push((us, line)),
                             Ok((Ended::Ok, _)) => {
@@ -1240,5 +1259,29 @@ impl BenchResult {
             validation: cfg.validate.then(|| Quantiles::of(&self.validation)),
             slo: Vec::new(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(code: i64) -> Outcome {
+        Outcome::Error(ErrorObject {
+            code,
+            message: "x".into(),
+            data: None,
+        })
+    }
+
+    /// Only an error answer with the recorded code, for a read recorded as an error, is
+    /// answered as recorded (an injected -32603 on a recorded -32602 is not).
+    #[test]
+    fn answered_as_recorded_needs_the_recorded_code() {
+        assert!(answered_as_recorded(&err(-32602), Some(-32602)));
+        assert!(!answered_as_recorded(&err(-32603), Some(-32602)));
+        assert!(!answered_as_recorded(&err(-32602), None));
+        assert!(!answered_as_recorded(&Outcome::Ok, Some(-32602)));
+        assert!(!answered_as_recorded(&Outcome::Closed, Some(-32602)));
     }
 }

@@ -45,6 +45,19 @@ pub enum ReplayErrorKind {
     /// HTTP transport error.
     #[error("http: {0}")]
     Http(String),
+    /// A `bench`/`verify` target URL whose host is not loopback (`127.0.0.0/8`, `::1` or
+    /// `localhost`): load and fault runs reach loopback targets only
+    /// ([`crate::target::check_loopback_url`]). Refused before any connection.
+    #[error(
+        "target URL {url:?}: host {host:?} is not loopback (127.0.0.0/8, ::1 or localhost); \
+         bench and verify only reach a target on this machine"
+    )]
+    NotLoopback {
+        /// The URL as given.
+        url: String,
+        /// Its host as parsed (brackets of an IPv6 literal removed).
+        host: String,
+    },
     /// The target program could not be started ([`crate::target::Target::start`]).
     #[error("starting the target: {0}")]
     TargetStart(#[source] std::io::Error),

@@ -19,9 +19,10 @@
 //! - `errors` is the share of reads sent in both phases (single reads and reads inside turns)
 //!   whose outcome differs from the recorded one or that got no answer: reads not answered
 //!   with a result (error answers, timeouts — turn reads: stragglers at the deadline — and
-//!   reads lost with the connection) less the error answers the recording itself holds for
-//!   the reads sent (`expectedErrorAnswers`, at most the error answers received). The k6
-//!   `mcp_unexpected` rate means the same.
+//!   reads lost with the connection) less the error answers answered as recorded
+//!   (`expectedErrorAnswers`: a read whose recording is an error answer, answered with the
+//!   recorded code; an injected fault, another code, a timeout or a lost read on such a
+//!   request counts against the gate). The k6 `mcp_unexpected` rate means the same.
 //! - **Censoring rule**: a censored quantile is known only to be ≥ the censor point
 //!   (`censored.boundUs`). Against a bound above the censor point its true value may or may
 //!   not be below it; against a bound at or below, it is not. Either way a censored quantile
@@ -347,8 +348,8 @@ fn evaluate_one(it: &SloItem, r: &BenchReport) -> SloCheck {
                 (limit, "nothing sent".to_owned(), false)
             } else {
                 let share = bad as f64 * 100.0 / sent as f64;
-                // Say what was left out: error answers the recording itself holds for the
-                // reads sent are replayed as recorded and are not counted against the gate.
+                // Say what was left out: error answers answered as recorded (the recorded
+                // code, for a read whose recording is an error) are not counted.
                 let measured = if expected > 0 {
                     format!(
                         "{share:.2} % ({bad} of {sent}; {expected} error answers as recorded not counted)"

@@ -125,6 +125,11 @@ pub struct PhaseCounters {
     pub answered_ok: u64,
     /// Answered with a JSON-RPC error, by class ([`crate::bench::error_class`]).
     pub error_answers: std::collections::BTreeMap<String, u64>,
+    /// Of the error answers, those answered as recorded: a read whose recording is an error
+    /// answer, answered with the recorded error code (an injected fault, another code, a
+    /// timeout or a lost read on such a request is not counted here).
+    #[serde(default)]
+    pub errors_as_recorded: u64,
     /// Not answered in time: single reads, within `--timeout`; turn reads, by the turn
     /// deadline (the stragglers).
     pub timed_out: u64,
@@ -290,8 +295,10 @@ pub struct BenchReport {
     /// Of those, recorded error answers (replayed as errors each cycle).
     #[serde(default)]
     pub recorded_read_errors: u64,
-    /// Error answers the recording itself holds for the reads sent in both phases (the
-    /// recorded not-found, replayed each cycle): not counted by the `errors<N%` SLO.
+    /// Error answers received in both phases that were answered as recorded: the read's
+    /// recording is an error answer and the answer carries the recorded code (the recorded
+    /// not-found, replayed each cycle). An injected fault, a timeout or a lost read on such a
+    /// request is not among them. Not counted by the `errors<N%` SLO.
     #[serde(default)]
     pub expected_error_answers: u64,
     /// Turn completion time, µs.

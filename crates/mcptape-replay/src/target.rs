@@ -52,6 +52,41 @@ pub type TargetReader = Box<dyn AsyncRead + Unpin + Send>;
 /// The target's input (what the client writes).
 pub type TargetWriter = Box<dyn AsyncWrite + Unpin + Send>;
 
+/// Checks that `url`'s host is loopback: an IPv4 address in `127.0.0.0/8`, the IPv6 address
+/// `::1` (written `[::1]`, RFC 3986 §3.2.2), or the name `localhost` (any case; RFC 6761 §6.3).
+/// No name is resolved and nothing is connected. `bench` and `verify` run load and injected
+/// faults against their target, so they reach loopback only.
+///
+/// # Errors
+/// [`ReplayErrorKind::Http`] for a URL that does not parse or has no host;
+/// [`ReplayErrorKind::NotLoopback`] for any other host (e.g. `192.168.1.1`, `example.com`).
+pub fn check_loopback_url(url: &str) -> Result<(), ReplayError> {
+    let uri: hyper::Uri = url.parse().map_err(|e: hyper::http::uri::InvalidUri| {
+        ReplayError::new(ReplayErrorKind::Http(format!("{url:?}: {e}")))
+    })?;
+    let Some(host) = uri.host() else {
+        return Err(ReplayError::new(ReplayErrorKind::Http(format!(
+            "{url:?}: expected an absolute http:// URL with a host"
+        ))));
+    };
+    let bare = host
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(host);
+    let loopback = bare.eq_ignore_ascii_case("localhost")
+        || bare
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback());
+    if loopback {
+        Ok(())
+    } else {
+        Err(ReplayError::new(ReplayErrorKind::NotLoopback {
+            url: url.to_owned(),
+            host: bare.to_owned(),
+        }))
+    }
+}
+
 /// What to run or reach.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -65,7 +100,8 @@ pub enum TargetSpec {
         /// Its arguments.
         args: Vec<OsString>,
     },
-    /// A Streamable HTTP endpoint (loopback), e.g. `http://127.0.0.1:3001/mcp`.
+    /// A Streamable HTTP endpoint on loopback ([`check_loopback_url`]), e.g.
+    /// `http://127.0.0.1:3001/mcp`.
     Url(String),
 }
 
@@ -93,14 +129,19 @@ impl Target {
     /// [`gone_reason`](Self::gone_reason).
     ///
     /// # Errors
-    /// As [`start`](Self::start); [`ReplayErrorKind::Http`] for a URL the client rejects.
+    /// As [`start`](Self::start); [`ReplayErrorKind::NotLoopback`] for a URL whose host is not
+    /// loopback ([`check_loopback_url`], checked before connecting);
+    /// [`ReplayErrorKind::Http`] for a URL the client rejects.
     pub fn connect(
         &mut self,
         spec: &TargetSpec,
         protocol_version: Option<&str>,
     ) -> Result<Arc<Client>, ReplayError> {
         let client = Arc::new(match spec {
-            TargetSpec::Url(url) => crate::bench::connect_http(url, protocol_version)?,
+            TargetSpec::Url(url) => {
+                check_loopback_url(url)?;
+                crate::bench::connect_http(url, protocol_version)?
+            }
             _ => {
                 let (r, w) = self.start(spec, protocol_version)?;
                 Client::over(r, w)
@@ -272,6 +313,61 @@ pub fn take_serve_stats(path: &std::path::Path) -> Option<ServeSummary> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn check_loopback_url_accepts_loopback_hosts_only() {
+        for ok in [
+            "http://127.0.0.1:3001/mcp",
+            "http://127.255.255.254/mcp",
+            "http://localhost:8931/mcp",
+            "http://LocalHost/mcp",
+            "http://[::1]:3001/mcp",
+        ] {
+            assert!(check_loopback_url(ok).is_ok(), "{ok}");
+        }
+        for (bad, host) in [
+            ("http://192.168.1.1/mcp", "192.168.1.1"),
+            ("http://192.0.2.1:80/mcp", "192.0.2.1"),
+            ("http://128.0.0.1/mcp", "128.0.0.1"),
+            ("http://0.0.0.0:3001/mcp", "0.0.0.0"),
+            ("http://[::2]/mcp", "::2"),
+            ("http://[::ffff:192.0.2.1]/mcp", "::ffff:192.0.2.1"),
+            ("http://localhost.example.com/mcp", "localhost.example.com"),
+            ("http://127.0.0.1.nip.io/mcp", "127.0.0.1.nip.io"),
+            ("http://example.com/mcp", "example.com"),
+        ] {
+            let e = check_loopback_url(bad).unwrap_err();
+            match e.kind() {
+                ReplayErrorKind::NotLoopback { url, host: h } => {
+                    assert_eq!((url.as_str(), h.as_str()), (bad, host));
+                }
+                k => panic!("{bad}: {k:?}"),
+            }
+            assert!(e.to_string().contains("is not loopback"), "{e}");
+        }
+        for broken in ["/mcp", "http://", "not a url"] {
+            assert!(
+                matches!(
+                    check_loopback_url(broken).unwrap_err().kind(),
+                    ReplayErrorKind::Http(_)
+                ),
+                "{broken}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn connect_refuses_a_non_loopback_url_before_connecting() {
+        let mut t = Target::new();
+        let e = t
+            .connect(&TargetSpec::Url("http://192.0.2.1/mcp".into()), None)
+            .unwrap_err();
+        assert!(
+            matches!(e.kind(), ReplayErrorKind::NotLoopback { .. }),
+            "{e}"
+        );
+        assert!(t.session.is_none());
+    }
 
     #[tokio::test]
     async fn stderr_tail_and_exit_status_explain_a_target_that_exited() {

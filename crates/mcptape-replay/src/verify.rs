@@ -132,7 +132,8 @@ pub struct VerifyReport {
     /// Requests the target answered with an HTTP error status and no JSON-RPC answer, or
     /// whose connection it dropped (said at once, not waited out; the run goes on).
     pub failed: Vec<FailedRequest>,
-    /// Requests that got no response within the timeout (record indexes).
+    /// Requests that got no response (record indexes): none within the timeout, or the
+    /// connection closed while it waited (that one is also [`closed_at`](Self::closed_at)).
     pub unanswered: Vec<usize>,
     /// Differences found but not listed (past [`MAX_DIFFS_PER_RESPONSE`] in a response).
     pub omitted: usize,
@@ -230,8 +231,10 @@ pub async fn verify(
             }
             Ok(Ok((o, v))) if o != Outcome::Closed => v,
             Ok(_) => {
-                // Closed: every later request would fail at once; stop here.
+                // Closed: this request goes unanswered, and every later one would fail at
+                // once; stop here.
                 rep.closed_at = Some(req.record);
+                rep.unanswered.push(req.record);
                 break;
             }
             Err(_) => {

@@ -141,3 +141,70 @@ fn a_malformed_or_unreportable_slo_is_refused_before_the_run() {
         );
     }
 }
+
+/// Regression (new-user report): with faults injected, `errors<1%` excused every read SENT to
+/// the recorded-error URI (99), though some of those were answered with an injected -32603
+/// or stalled to the timeout (90 invalid-params answers came back): the injected faults on
+/// them were hidden. Only error answers with the recorded code are excused now.
+#[test]
+fn regression_errors_slo_excuses_only_answers_with_the_recorded_code_when_faults_are_injected() {
+    let dir = tempfile::tempdir().unwrap();
+    let (o, _) = run_bench(
+        &corpus_transcript("everything-stdio.jsonl"),
+        &[
+            "--latency",
+            "fixed:1ms",
+            "--reads",
+            "240",
+            "--turns",
+            "10",
+            "--fault",
+            "stall=3%,error=-32603@20%",
+            "--timeout",
+            "300ms",
+            "--deadline",
+            "100ms",
+            "--slo",
+            "errors<1%",
+        ],
+        Some(dir.path()),
+    );
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    let r = read_json(&dir.path().join("report.json"));
+    let errors = r["errors"].as_object().unwrap();
+    let count = |k: &str| errors.get(k).and_then(|v| v.as_u64()).unwrap_or(0);
+    // The recording's one error answer is an invalid-params (-32602); the injected ones -32603.
+    let as_recorded = count("invalid-params (-32602, no data.uri)");
+    let injected = count("internal (-32603)");
+    let timeouts = count("timeout");
+    assert!(as_recorded > 0 && injected > 0, "{r}");
+    assert_eq!(
+        errors.len() as u64,
+        1 + u64::from(injected > 0) + u64::from(timeouts > 0),
+        "{r}"
+    );
+    // The excused count is exactly the error answers with the recorded code, per phase too.
+    assert_eq!(r["expectedErrorAnswers"].as_u64(), Some(as_recorded), "{r}");
+    let phase = |p: &str| r[p]["errorsAsRecorded"].as_u64().unwrap();
+    let phase_class = |p: &str| {
+        r[p]["errorAnswers"]["invalid-params (-32602, no data.uri)"]
+            .as_u64()
+            .unwrap_or(0)
+    };
+    assert_eq!(phase("singlePhase"), phase_class("singlePhase"), "{r}");
+    assert_eq!(phase("turnPhase"), phase_class("turnPhase"), "{r}");
+    // Every injected error and every timeout counts against the gate.
+    let sent =
+        r["singlePhase"]["sent"].as_u64().unwrap() + r["turnPhase"]["sent"].as_u64().unwrap();
+    let measured = r["slo"][0]["measured"].as_str().unwrap();
+    assert_eq!(
+        measured,
+        format!(
+            "{:.2} % ({} of {sent}; {as_recorded} error answers as recorded not counted)",
+            (injected + timeouts) as f64 * 100.0 / sent as f64,
+            injected + timeouts
+        ),
+        "{r}"
+    );
+}

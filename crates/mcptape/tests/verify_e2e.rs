@@ -267,3 +267,31 @@ fn verify_rejects_an_invalid_json_pointer_escape() {
         "'~' must be followed by 0 or 1",
     );
 }
+
+/// Regression (new-user report): `verify T --target-cmd false` printed `1 request(s), 0
+/// response(s) compared, 0 difference(s), 0 unanswered` though the target closed while record
+/// 1 waited: that request is unanswered.
+#[test]
+fn regression_a_request_the_target_closed_on_counts_as_unanswered() {
+    let t = corpus_transcript("everything-stdio.jsonl");
+    let (rc, out, err, _) = verify_raw(&[t.to_str().unwrap(), "--target-cmd", "false"]);
+    assert_eq!(rc, 1, "{out}\n{err}");
+    assert!(
+        out.contains("verify: 1 request(s), 0 response(s) compared, 0 difference(s), 1 unanswered"),
+        "{out}"
+    );
+    assert!(
+        out.contains("record 1 (line 2): no response: the target closed the connection"),
+        "{out}"
+    );
+    assert!(
+        err.contains("the target closed the connection while record 1 (line 2) waited"),
+        "{err}"
+    );
+    // The JSON report says the same: record index 0 closed on and unanswered.
+    let (rc, rep) = verify("everything-stdio.jsonl", "false", &[]);
+    assert_eq!(rc, 1, "{rep}");
+    assert_eq!(rep["closedAt"], 0, "{rep}");
+    assert_eq!(rep["unanswered"], serde_json::json!([0]), "{rep}");
+    assert_eq!(rep["requests"], 1, "{rep}");
+}

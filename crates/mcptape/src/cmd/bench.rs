@@ -40,7 +40,8 @@ pub struct Args {
     /// A live stdio server command (run with `sh -c`).
     #[arg(long, value_name = "CMD", conflicts_with = "target_url")]
     pub target_cmd: Option<String>,
-    /// A live Streamable HTTP endpoint (loopback), e.g. http://127.0.0.1:3001/mcp.
+    /// A live Streamable HTTP endpoint on loopback (host 127.0.0.0/8, [::1] or localhost; any
+    /// other host is refused before connecting), e.g. http://127.0.0.1:3001/mcp.
     #[arg(long, value_name = "URL")]
     pub target_url: Option<String>,
     /// Latency model of the embedded server.
@@ -93,7 +94,8 @@ pub struct Args {
     #[arg(long)]
     pub validate: bool,
     /// SLO gates, e.g. 'read.p99<50ms,turn.p99<800ms,errors<1%' (read|turn.p50|p90|p99|p99.9|
-    /// max|mean < or <= a duration; errors < a percentage; at most 32 items). A failed item
+    /// max|mean < or <= a duration; errors < a percentage of the reads sent not answered with a
+    /// result, less the error answers with the recorded code; at most 32 items). A failed item
     /// exits 1; the pass/fail table is printed after the report and, with --out, written as
     /// JUnit XML slo.xml. A censored quantile (timeouts) fails.
     #[arg(long, value_name = "SPEC")]
@@ -151,7 +153,18 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
     use mcptape_replay::bench::MAX_COUNT;
     super::flag_capped("--reads", args.reads, 0, MAX_COUNT)?;
     super::flag_capped("--turns", args.turns, 0, MAX_COUNT)?;
+    if let Some(url) = &args.target_url {
+        // Load and injected faults go to this machine only: refused before anything starts.
+        mcptape_replay::target::check_loopback_url(url).context("--target-url")?;
+    }
     let (tape, cut) = load_client_tape(&args.transcript)?;
+    if tape.reads().is_empty() {
+        anyhow::bail!(
+            "{}: {}",
+            args.transcript.display(),
+            mcptape_replay::ReplayErrorKind::NoReads
+        );
+    }
     if let Some(c) = cut {
         eprintln!("mcptape bench: warning: {c}");
     }

@@ -7,6 +7,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use anyhow::Context as _;
+
 use mcptape_replay::config::{check_ignore_pointer, verify_timeout};
 use mcptape_replay::error::record_label;
 use mcptape_replay::target::{self, Target, TargetSpec};
@@ -28,7 +30,8 @@ pub struct Args {
         conflicts_with = "target_url"
     )]
     pub target_cmd: Option<String>,
-    /// A live Streamable HTTP endpoint (loopback).
+    /// A live Streamable HTTP endpoint on loopback (host 127.0.0.0/8, [::1] or localhost; any
+    /// other host is refused before connecting), e.g. http://127.0.0.1:3001/mcp.
     #[arg(long, value_name = "URL")]
     pub target_url: Option<String>,
     /// JSON Pointer (RFC 6901) of a volatile member to ignore, `*` matching one segment
@@ -52,6 +55,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 }
 
 async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
+    if let Some(url) = &args.target_url {
+        // Verify replays against this machine only: refused before anything starts.
+        mcptape_replay::target::check_loopback_url(url).context("--target-url")?;
+    }
     let (tape, cut) = load_tape_noting_cut(&args.transcript)?;
     let timeout = verify_timeout(&args.timeout)?;
     if let Some(c) = &cut {
@@ -119,7 +126,14 @@ async fn session(
             );
         }
         for r in &rep.unanswered {
-            println!("{}: no response within {}", record_label(*r), args.timeout);
+            if rep.closed_at == Some(*r) {
+                println!(
+                    "{}: no response: the target closed the connection",
+                    record_label(*r)
+                );
+            } else {
+                println!("{}: no response within {}", record_label(*r), args.timeout);
+            }
         }
         if !rep.not_recorded.is_empty() {
             println!(
