@@ -770,11 +770,12 @@ impl Conn {
 
 /// An HTTP client for `url`, without connecting.
 ///
-/// Errors: [`RecordErrorKind::Url`] if `url` is not an absolute `http://` URL.
+/// Errors: [`RecordErrorKind::Url`] if `url` is not an absolute `http://`
+/// URL; the error's URL has its credentials redacted ([`Redactor::url`]).
 fn http_client(url: &str) -> Result<HttpClient, RecordError> {
     HttpClient::new(url).map_err(|e| {
         RecordError::new(RecordErrorKind::Url {
-            url: url.to_owned(),
+            url: Redactor::new().url(url).into_owned(),
             reason: match e.kind {
                 mcptape_transport::http::HttpErrorKind::InvalidUrl { .. } => {
                     "only absolute http:// URLs are supported"

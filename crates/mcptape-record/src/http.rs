@@ -49,6 +49,7 @@ use hyper::{Request, Response, StatusCode, Uri};
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioIo};
+use mcptape_transcript::redact::{BodyRedaction, withheld_body_line};
 use mcptape_transcript::{Direction, Event, HttpMeta, HttpNote, Redactor};
 use tokio::net::TcpListener;
 
@@ -72,7 +73,8 @@ pub const STREAM_CHANNEL_FRAMES: usize = 16;
 pub struct Upstream {
     /// `host:port` (or `host`) of the upstream server.
     pub authority: String,
-    /// The URL as given (for the transcript header, redacted there).
+    /// The URL as given (for the transcript header, redacted there; print
+    /// it through [`Redactor::url`]).
     pub url: String,
 }
 
@@ -80,11 +82,12 @@ impl Upstream {
     /// Parses an `http://host[:port][/path]` URL; the path is not used (requests
     /// keep their own path, so point the client at `http://LISTEN/<same path>`).
     ///
-    /// Errors: [`RecordErrorKind::Url`] for another scheme, an empty host, or userinfo.
+    /// Errors: [`RecordErrorKind::Url`] for another scheme, an empty host, or
+    /// userinfo; the error's URL has its credentials redacted ([`Redactor::url`]).
     pub fn parse(url: &str) -> Result<Self, RecordError> {
         let bad = |reason| {
             RecordError::new(RecordErrorKind::Url {
-                url: url.to_owned(),
+                url: Redactor::new().url(url).into_owned(),
                 reason,
             })
         };
@@ -311,7 +314,10 @@ fn text_response(status: StatusCode, msg: &str) -> Response<ProxyBody> {
 /// Records a body (request, JSON response or SSE event data) as one message
 /// record, or as noise when it is not exactly one JSON value (bytes unaltered).
 /// When a `--redact-json` pointer matches, the redacted re-serialization is
-/// recorded instead and `meta.redactedPointers` names the pointers.
+/// recorded instead and `meta.redactedPointers` names the pointers; when
+/// pointers are set but the body does not parse as JSON (a UTF-8 BOM,
+/// UTF-16), a `noise` record saying it was withheld takes its place
+/// ([`mcptape_transcript::redact::withheld_body_line`]), never the bytes.
 fn record_body(
     sink: &TranscriptSink,
     redactor: &Redactor,
@@ -319,14 +325,17 @@ fn record_body(
     body: &[u8],
     mut meta: HttpMeta,
 ) {
-    if redactor.redacts_json()
-        && let Some((text, pointers)) = redactor.json_body(body)
-    {
-        meta.redacted_pointers = pointers;
-        sink.record_line(dir, text.as_bytes(), Some(meta));
-        return;
+    match redactor.body(body) {
+        BodyRedaction::Redacted { text, pointers } => {
+            meta.redacted_pointers = pointers;
+            sink.record_line(dir, text.as_bytes(), Some(meta));
+        }
+        BodyRedaction::NotJson { reason } => sink.record(Event::Noise {
+            dir,
+            line: withheld_body_line(meta.exchange, body.len(), &reason),
+        }),
+        _ => sink.record_line(dir, body, Some(meta)),
     }
-    sink.record_line(dir, body, Some(meta));
 }
 
 /// Records an [`Event::Http`].

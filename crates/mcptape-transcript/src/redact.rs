@@ -3,13 +3,15 @@
 //! paths out of the transcript header. Pure functions: the working directory
 //! and `$HOME` are passed in as values, never read here.
 //!
-//! * **Headers** — deny by default: a header whose name contains one of
-//!   [`CREDENTIAL_WORDS`] (ASCII case-insensitive: `Authorization`, `Cookie`,
-//!   `Mcp-Auth`, `X-Upstream-Token`, `X-Api-Key`, …) has its value replaced
-//!   by [`REDACTED`]; for the `Authorization`-like headers of
-//!   [`SCHEME_HEADERS`] the scheme is kept (`Bearer [redacted]`, RFC 9110
-//!   §11.6.2, §11.7.2). `--redact-header NAME` adds a name, `--keep-header
-//!   NAME` exempts one ([`RedactRules`]).
+//! * **Headers** — deny by default: a header whose name is credential-like
+//!   ([`is_credential_name`]: a name part matches one of [`CREDENTIAL_WORDS`],
+//!   the one word list for headers, URL parameters and argv; `Authorization`,
+//!   `Cookie`, `Mcp-Auth`, `X-Upstream-Token`, `X-Api-Key`, `X-Sig`, …) has
+//!   its value replaced by [`REDACTED`]; for the `Authorization`-like headers
+//!   of [`SCHEME_HEADERS`] a registered scheme ([`AUTH_SCHEMES`]) is kept
+//!   (`Bearer [redacted]`, RFC 9110 §11.6.2, §11.7.2). URLs inside kept
+//!   values (`Referer`, `Location`) are redacted as URLs. `--redact-header
+//!   NAME` adds a name, `--keep-header NAME` exempts one ([`RedactRules`]).
 //! * **Session ids** — `Mcp-Session-Id` (MCP 2025-11-25 › Transports ›
 //!   Session Management) contains "session" and is a bearer credential for the
 //!   session, so its value is not kept; it is replaced by a pseudonym that is
@@ -18,15 +20,20 @@
 //!   shared a session and when a new one began. Nothing reads the recorded
 //!   value back: `serve --listen` mints its own session ids and only looks at
 //!   whether the header is present. [`PSEUDONYM_HEADERS`] lists such names.
-//! * **URLs** — URL userinfo (RFC 3986 §3.2.1) and the values of token-like
-//!   query parameters ([`SENSITIVE_PARAMS`]) are replaced by [`REDACTED`].
+//! * **URLs** — URL userinfo (RFC 3986 §3.2.1) and the values of query,
+//!   fragment and path (`;jsessionid=`) parameters with credential-like names
+//!   are replaced by [`REDACTED`] ([`Redactor::url`]).
 //! * **Bodies** — `--redact-json POINTER` (RFC 6901): the value at the
 //!   pointer, in each message (each member of a batch), is replaced by the
 //!   string [`REDACTED`]; only a message where a pointer matched is
-//!   re-serialized ([`Redactor::json_body`]), and its record says so.
+//!   re-serialized ([`Redactor::json_body`]), and its record says so; a body
+//!   that does not parse as JSON while pointers are set is withheld, not
+//!   stored verbatim ([`Redactor::body`], [`BodyRedaction::NotJson`]).
 //! * **argv** — [`Redactor::argv`]: values after credential-like flags
-//!   (`--token X`, `--api-key=X`, `-p X`), `KEY=value` with a credential-like
-//!   `KEY`, `Name: value` header arguments and URLs are redacted; absolute
+//!   (`--token X`, `--api-key=X`, `-p X`, `-pX`), `KEY=value` with a
+//!   credential-like `KEY`, `Name: value` header arguments, URLs, JSON
+//!   object values under credential-like keys — also inside `--flag=…`
+//!   values and `sh -c` scripts — are redacted; absolute
 //!   paths under the working directory become relative, others under `$HOME`
 //!   start with `~` (path folding happens even with `--no-redact`).
 //!
@@ -46,33 +53,79 @@ use crate::model::Redaction;
 /// The marker that replaces a redacted value.
 pub const REDACTED: &str = "[redacted]";
 
-/// Words that make a header name (or a flag, or an environment variable
-/// name in argv) credential-like when it contains one, compared ASCII
-/// case-insensitively.
+/// The one list of credential words: a header name, a URL query, fragment
+/// or path parameter name (RFC 3986 §3.3, §3.4, §3.5; after
+/// percent-decoding), a flag, a `KEY=value` / `KEY: value` name in argv and
+/// a JSON object key in an argv value is credential-like when one of its
+/// **name parts** matches one of these words.
+///
+/// Name parts: the name split at every character that is not an ASCII
+/// letter or digit (`-`, `_`, `.`, …) and at camelCase boundaries
+/// (`apiKey` → `api` `key`, `HAuthorization` → `h` `authorization`,
+/// `oauth2Token` → `oauth2` `token`), compared ASCII case-insensitively.
+/// A word of at most [`SHORT_WORD_MAX_BYTES`] bytes (`key`, `sig`, `pat`, …)
+/// matches only a whole part (`X-Sig`, `GH_PAT`, `api_key`; not `monkey`,
+/// `keyboard`, `keys`, `signal`, `path`); a
+/// longer word matches anywhere inside a part (`jsessionid`,
+/// `accesstoken`, `x-apikey`, `Proxy-Authorization`).
+///
+/// `code` is listed for the OAuth authorization code (RFC 6749 §4.1.2,
+/// `?code=…`, exchangeable for a token): it also blanks `--exit-code N` and
+/// `X-Error-Code` values, accepted as the price of deny-by-default. Not
+/// listed: `id`, `user`, `state`.
 pub const CREDENTIAL_WORDS: &[&str] = &[
     "auth",
+    "authorization",
+    "authenticate",
+    "authentication",
+    "oauth",
     "token",
     "key",
+    "apikey",
+    "accesskey",
+    "privatekey",
     "secret",
     "cookie",
     "session",
     "password",
+    "passwd",
+    "passphrase",
+    "pass",
+    "pwd",
+    "credential",
     "signature",
+    "sig",
+    "jwt",
+    "bearer",
+    "pat",
+    "code",
 ];
 
-/// Extra words that make an argv flag or `KEY=value` name credential-like
-/// (besides [`CREDENTIAL_WORDS`]).
-pub const ARGV_CREDENTIAL_WORDS: &[&str] = &["passwd", "credential"];
+/// Longest [`CREDENTIAL_WORDS`] word, in bytes, that matches only a whole
+/// name part rather than anywhere inside one.
+pub const SHORT_WORD_MAX_BYTES: usize = 4;
 
-/// Short flags (after one `-`) whose value is a password (`mysql -p X`).
+/// Short flags (after one `-`) whose value is a password: `mysql -p X`,
+/// and attached `-pX` unless `X` is a lowercase word (`-path`, `-port`:
+/// a single-dash long flag).
 pub const ARGV_PASSWORD_SHORT_FLAGS: &[&str] = &["p"];
+
+/// Shells whose `-c SCRIPT` argument is split into words and redacted with
+/// the argv rules ([`Redactor::argv`]), matched on the program's file name.
+pub const ARGV_SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ash", "ksh"];
+
+/// Deepest nesting [`Redactor::argv`] looks into (a `sh -c` script in a
+/// `sh -c` script, a `KEY=value` holding a URL, JSON objects in a JSON
+/// argument): a value still nested past it is replaced whole by [`REDACTED`].
+pub const MAX_ARGV_NESTING: usize = 16;
 
 /// Header names whose values are replaced by a per-transcript pseudonym
 /// (`[redacted:N]`) instead of [`REDACTED`]: `Mcp-Session-Id`.
 pub const PSEUDONYM_HEADERS: &[&str] = &["mcp-session-id"];
 
 /// Headers whose value starts with an auth scheme that is kept
-/// (`Bearer [redacted]`): RFC 9110 §11.6.1, §11.6.2, §11.7.1, §11.7.2.
+/// (`Bearer [redacted]`) when the scheme is one of [`AUTH_SCHEMES`]:
+/// RFC 9110 §11.6.1, §11.6.2, §11.7.1, §11.7.2.
 pub const SCHEME_HEADERS: &[&str] = &[
     "authorization",
     "proxy-authorization",
@@ -80,9 +133,32 @@ pub const SCHEME_HEADERS: &[&str] = &[
     "proxy-authenticate",
 ];
 
+/// Auth schemes (compared ASCII case-insensitively, RFC 9110 §11.1) kept in
+/// front of a redacted [`SCHEME_HEADERS`] value: the IANA "HTTP
+/// Authentication Schemes" registry (RFC 9110 §16.4.1: Basic RFC 7617,
+/// Bearer RFC 6750, Digest RFC 7616, HOBA RFC 7486, Mutual RFC 8120,
+/// Negotiate RFC 4559, OAuth RFC 5849, SCRAM-SHA-1 / SCRAM-SHA-256 RFC 7804,
+/// vapid RFC 8292) plus AWS4-HMAC-SHA256 (AWS Signature Version 4) and DPoP
+/// (RFC 9449). Any other first word is part of the credential: the whole
+/// value becomes [`REDACTED`].
+pub const AUTH_SCHEMES: &[&str] = &[
+    "basic",
+    "bearer",
+    "digest",
+    "hoba",
+    "mutual",
+    "negotiate",
+    "oauth",
+    "scram-sha-1",
+    "scram-sha-256",
+    "vapid",
+    "aws4-hmac-sha256",
+    "dpop",
+];
+
 /// Header names (compared ASCII case-insensitively) that were redacted by
-/// the fixed list before deny-by-default; every one contains a
-/// [`CREDENTIAL_WORDS`] word, so they are redacted unless kept.
+/// the fixed list before deny-by-default; every one matches
+/// [`CREDENTIAL_WORDS`], so they are redacted unless kept.
 pub const SENSITIVE_HEADERS: &[&str] = &[
     "authorization",
     "proxy-authorization",
@@ -91,29 +167,6 @@ pub const SENSITIVE_HEADERS: &[&str] = &[
     "x-api-key",
     "api-key",
     "x-auth-token",
-];
-
-/// Query parameter names (compared ASCII case-insensitively, after
-/// percent-decoding) whose values are redacted.
-pub const SENSITIVE_PARAMS: &[&str] = &[
-    "token",
-    "access_token",
-    "refresh_token",
-    "id_token",
-    "api_key",
-    "apikey",
-    "api-key",
-    "key",
-    "code",
-    "sig",
-    "signature",
-    "secret",
-    "client_secret",
-    "password",
-    "auth",
-    "x-amz-signature",
-    "x-amz-credential",
-    "x-amz-security-token",
 ];
 
 /// Most `--redact-header`, `--keep-header` and `--redact-json` rules in one
@@ -240,6 +293,38 @@ pub enum HeaderTreatment {
     Pseudonym,
 }
 
+/// How [`Redactor::body`] says to record a message body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BodyRedaction {
+    /// Record the bytes as they are.
+    Verbatim,
+    /// Record `text` (compact JSON, no line break) instead; `pointers` are
+    /// the `--redact-json` pointers that matched.
+    Redacted {
+        /// The re-serialized message.
+        text: String,
+        /// Pointers that matched, for `http.redactedPointers`.
+        pointers: Vec<String>,
+    },
+    /// `--redact-json` pointers are set but the body is not JSON: record
+    /// [`withheld_body_line`] in its place, never the bytes.
+    NotJson {
+        /// serde_json's reason (with its line and column).
+        reason: String,
+    },
+}
+
+/// The text recorded (as a `noise` line) in place of a body
+/// [`BodyRedaction::NotJson`] withheld: starts with [`REDACTED`], then says
+/// which exchange, how many bytes and why, never a byte of the body.
+pub fn withheld_body_line(exchange: u64, len: usize, reason: &str) -> String {
+    format!(
+        "{REDACTED} <mcptape: exchange {exchange}: {len}-byte body is not JSON ({reason}); \
+         withheld because --redact-json pointers cannot apply to it>"
+    )
+}
+
 /// What [`Redactor::argv`] did to an argv.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ArgvRedaction {
@@ -252,18 +337,49 @@ pub struct ArgvRedaction {
     pub paths: Vec<usize>,
 }
 
-/// Whether `name` contains one of [`CREDENTIAL_WORDS`] (ASCII case-insensitive).
+/// Whether `name` is credential-like: one of its name parts matches one of
+/// [`CREDENTIAL_WORDS`] (see there for the parts and the matching rule).
 pub fn is_credential_name(name: &str) -> bool {
-    contains_word(name, CREDENTIAL_WORDS)
+    name_parts(name).iter().any(|part| {
+        CREDENTIAL_WORDS.iter().any(|w| {
+            if w.len() <= SHORT_WORD_MAX_BYTES {
+                part == w
+            } else {
+                part.contains(w)
+            }
+        })
+    })
 }
 
-fn contains_word(name: &str, words: &[&str]) -> bool {
-    let l = name.trim().to_ascii_lowercase();
-    words.iter().any(|w| l.contains(w))
-}
-
-fn is_argv_credential_name(name: &str) -> bool {
-    is_credential_name(name) || contains_word(name, ARGV_CREDENTIAL_WORDS)
+/// `name` split at non-alphanumeric ASCII characters and camelCase
+/// boundaries (`aB` → `a` `B`; `ABc` → `A` `Bc`; `2T` → `2` `T`), lowercased.
+fn name_parts(name: &str) -> Vec<String> {
+    let chars: Vec<char> = name.chars().collect();
+    let mut parts = Vec::new();
+    let mut cur = String::new();
+    for (i, &c) in chars.iter().enumerate() {
+        if !c.is_ascii_alphanumeric() {
+            if !cur.is_empty() {
+                parts.push(std::mem::take(&mut cur));
+            }
+            continue;
+        }
+        if c.is_ascii_uppercase() && !cur.is_empty() {
+            let prev = chars[i - 1];
+            let next_lower = chars.get(i + 1).is_some_and(|n| n.is_ascii_lowercase());
+            if prev.is_ascii_lowercase()
+                || prev.is_ascii_digit()
+                || (prev.is_ascii_uppercase() && next_lower)
+            {
+                parts.push(std::mem::take(&mut cur));
+            }
+        }
+        cur.push(c.to_ascii_lowercase());
+    }
+    if !cur.is_empty() {
+        parts.push(cur);
+    }
+    parts
 }
 
 /// RFC 9110 §5.6.2 `tchar`.
@@ -461,28 +577,62 @@ impl Redactor {
     }
 
     /// The value to record for header `name`: see [`Redactor::header_treatment`].
-    /// For [`SCHEME_HEADERS`] the scheme is kept (`Bearer [redacted]`) so
-    /// transcripts still show which scheme was used; a pseudonym is
+    /// For [`SCHEME_HEADERS`] a registered auth scheme ([`AUTH_SCHEMES`]) is
+    /// kept (`Bearer [redacted]`) so transcripts still show which scheme was
+    /// used; any other value becomes [`REDACTED`] whole. A pseudonym is
     /// `[redacted:N]`, N counting the distinct values of that header from 1.
+    /// A kept value holding URLs (`Referer`, `Location`, `Link`) has their
+    /// credentials redacted ([`Redactor::url`]).
     pub fn header_value<'a>(&self, name: &str, value: &'a str) -> Cow<'a, str> {
         match self.header_treatment(name) {
-            HeaderTreatment::Keep => Cow::Borrowed(value),
+            HeaderTreatment::Keep => self.urls_in_value(value),
             HeaderTreatment::Pseudonym => Cow::Owned(self.pseudonym(name, value)),
             HeaderTreatment::Redact => {
                 let lname = name.trim().to_ascii_lowercase();
                 if SCHEME_HEADERS.contains(&lname.as_str()) {
                     let v = value.trim_start();
                     if let Some((scheme, _)) = v.split_once(' ')
-                        && !scheme.is_empty()
-                        && scheme
-                            .bytes()
-                            .all(|b| b.is_ascii_alphanumeric() || b == b'-')
+                        && AUTH_SCHEMES.iter().any(|s| s.eq_ignore_ascii_case(scheme))
                     {
                         return Cow::Owned(format!("{scheme} {REDACTED}"));
                     }
                 }
                 Cow::Borrowed(REDACTED)
             }
+        }
+    }
+
+    /// `value` with every URL-shaped word in it (one containing `://`, or
+    /// starting with `/` — a path with a query) passed through
+    /// [`Redactor::url`]; words end at white space, `<`, `>`, `"`, `'` and `,`.
+    fn urls_in_value<'a>(&self, value: &'a str) -> Cow<'a, str> {
+        // Only a query, fragment, path parameter or userinfo can change.
+        if !self.enabled || !value.contains('/') || !value.contains(['?', '#', ';', '@']) {
+            return Cow::Borrowed(value);
+        }
+        let delim = |c: char| c.is_whitespace() || matches!(c, '<' | '>' | '"' | '\'' | ',');
+        let mut out = String::with_capacity(value.len());
+        let mut changed = false;
+        let mut rest = value;
+        while !rest.is_empty() {
+            let start = rest.find(|c: char| !delim(c)).unwrap_or(rest.len());
+            out.push_str(&rest[..start]);
+            rest = &rest[start..];
+            let end = rest.find(delim).unwrap_or(rest.len());
+            let word = &rest[..end];
+            if word.contains("://") || word.starts_with('/') {
+                let u = self.url(word);
+                changed |= matches!(u, Cow::Owned(_));
+                out.push_str(&u);
+            } else {
+                out.push_str(word);
+            }
+            rest = &rest[end..];
+        }
+        if changed {
+            Cow::Owned(out)
+        } else {
+            Cow::Borrowed(value)
         }
     }
 
@@ -547,6 +697,28 @@ impl Redactor {
         Some((text, matched))
     }
 
+    /// How to record an HTTP message body under this redactor's
+    /// `--redact-json` pointers: [`BodyRedaction::Verbatim`] when there are
+    /// none (or the redactor is disabled) or none matched,
+    /// [`BodyRedaction::Redacted`] as [`Redactor::json_body`], and
+    /// [`BodyRedaction::NotJson`] when pointers are set but the body does not
+    /// parse as JSON (a UTF-8 BOM, UTF-16, a truncated body): the pointers
+    /// cannot be applied, so the body must not be stored.
+    pub fn body(&self, body: &[u8]) -> BodyRedaction {
+        if !self.redacts_json() {
+            return BodyRedaction::Verbatim;
+        }
+        if let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(body) {
+            return BodyRedaction::NotJson {
+                reason: e.to_string(),
+            };
+        }
+        match self.json_body(body) {
+            Some((text, pointers)) => BodyRedaction::Redacted { text, pointers },
+            None => BodyRedaction::Verbatim,
+        }
+    }
+
     /// The redaction record for a transcript header: this redactor's policy
     /// (words, header rules, pseudonymized headers, pointers); the argv
     /// positions come from [`Redaction::with_argv`]. Never holds a value.
@@ -576,74 +748,169 @@ impl Redactor {
 
     /// The server argv to store in a transcript header.
     ///
-    /// Credentials (only when [`Redactor::enabled`]): the argument after a
-    /// credential-like flag (`--token X`, `--api-key X`, `-p X`; not when
-    /// it starts with `-`, nor after a `--no-…` flag), the value of
-    /// `--flag=X`, of `KEY=value` with a credential-like `KEY`, of a
-    /// `Name: value` header argument with a credential-like name, and the
-    /// secrets of a URL ([`Redactor::url`]) become [`REDACTED`]. A flag
-    /// name is credential-like when it contains a [`CREDENTIAL_WORDS`] or
-    /// [`ARGV_CREDENTIAL_WORDS`] word, or is one of
-    /// [`ARGV_PASSWORD_SHORT_FLAGS`].
+    /// Credentials (only when [`Redactor::enabled`]), each becoming
+    /// [`REDACTED`]; a name is credential-like by [`is_credential_name`]:
+    /// * the argument after a credential-like flag (`--token X`, `--pass X`,
+    ///   `-p X`; not when it starts with `-`, nor after a `--no-…` flag), the
+    ///   value of `--flag=X`, and the attached value of a password short flag
+    ///   ([`ARGV_PASSWORD_SHORT_FLAGS`]: `-pX`, unless `X` is a lowercase
+    ///   word, as in the single-dash long flag `-path`);
+    /// * in any argument, in the value of any `--flag=…` and in the attached
+    ///   value of a one-letter flag (`-HName:v`, `-Dkey=v`): the value of
+    ///   `KEY=value` with a credential-like `KEY` (`GH_PAT=…`), of a
+    ///   `Name: value` header with a credential-like name (a registered scheme
+    ///   kept, [`Redactor::header_value`]), the secrets of a URL
+    ///   ([`Redactor::url`]), the values under credential-like keys of a JSON
+    ///   object or array argument (`{"apiKey":"…"}`, its strings and string
+    ///   arrays redacted by these same rules);
+    /// * the words of the script after `-c` (or `-ec`, `-lc`, …) of a shell
+    ///   ([`ARGV_SHELLS`]), split as the shell would (quotes, backslashes,
+    ///   `;` `&` `|` `(` `)` `<` `>`), by these same rules; the script is
+    ///   stored with the redacted words replaced (quoted when they hold
+    ///   white space).
+    ///
+    /// Nesting (a URL in a `KEY=value`, a script in a script) is followed up
+    /// to [`MAX_ARGV_NESTING`] levels; a value nested deeper is redacted whole.
     ///
     /// Paths (always): an argument that is, or a `--flag=`/`KEY=` value that
     /// is, an absolute path under `cwd` becomes relative to it (`.` for `cwd`
     /// itself); one under `home` becomes `~/…`. `cwd`/`home` of `None`, empty
     /// or `/` fold nothing.
     pub fn argv(&self, argv: &[String], cwd: Option<&str>, home: Option<&str>) -> ArgvRedaction {
+        let (words, redacted) = if self.enabled {
+            self.argv_words(argv, 0)
+        } else {
+            (argv.to_vec(), Vec::new())
+        };
         let mut out = ArgvRedaction {
             argv: Vec::with_capacity(argv.len()),
+            redacted,
             ..ArgvRedaction::default()
         };
-        let mut value_next = false;
-        for (i, arg) in argv.iter().enumerate() {
-            if self.enabled {
-                if value_next && !arg.starts_with('-') {
-                    value_next = false;
-                    out.argv.push(REDACTED.to_owned());
-                    out.redacted.push(i);
-                    continue;
-                }
-                value_next = false;
-                if let Some((redacted, takes_next)) = self.credential_arg(arg) {
-                    value_next = takes_next;
-                    if let Some(r) = redacted {
-                        out.argv.push(r);
-                        out.redacted.push(i);
-                        continue;
-                    }
-                }
+        for (i, arg) in words.into_iter().enumerate() {
+            if out.redacted.contains(&i) {
+                out.argv.push(arg);
+                continue;
             }
-            match fold_arg(arg, cwd, home) {
+            match fold_arg(&arg, cwd, home) {
                 Some(f) => {
                     out.argv.push(f);
                     out.paths.push(i);
                 }
-                None => out.argv.push(arg.clone()),
+                None => out.argv.push(arg),
             }
         }
         out
     }
 
+    /// The credential rules of [`Redactor::argv`] on `argv`, at nesting
+    /// `depth`: (the words, 0-based positions that changed).
+    fn argv_words(&self, argv: &[String], depth: usize) -> (Vec<String>, Vec<usize>) {
+        let mut words = Vec::with_capacity(argv.len());
+        let mut redacted = Vec::new();
+        let mut value_next = false;
+        let mut in_shell = false;
+        let mut script_next = false;
+        for (i, arg) in argv.iter().enumerate() {
+            if script_next {
+                script_next = false;
+                if let Some(r) = self.shell_script(arg, depth + 1) {
+                    words.push(r);
+                    redacted.push(i);
+                    continue;
+                }
+            }
+            if value_next && !arg.starts_with('-') {
+                value_next = false;
+                words.push(REDACTED.to_owned());
+                redacted.push(i);
+                continue;
+            }
+            value_next = false;
+            if is_shell(arg) {
+                in_shell = true;
+            } else if in_shell && is_shell_c_flag(arg) {
+                script_next = true;
+            }
+            if let Some((r, takes_next)) = self.credential_arg(arg, depth) {
+                value_next = takes_next;
+                if let Some(r) = r {
+                    words.push(r);
+                    redacted.push(i);
+                    continue;
+                }
+            }
+            words.push(arg.clone());
+        }
+        (words, redacted)
+    }
+
+    /// A `sh -c` script with the argv rules applied to its words; `None`
+    /// when nothing in it changed.
+    fn shell_script(&self, script: &str, depth: usize) -> Option<String> {
+        if depth > MAX_ARGV_NESTING {
+            return (script != REDACTED).then(|| REDACTED.to_owned());
+        }
+        let spans = shell_words(script);
+        let values: Vec<String> = spans.iter().map(|(_, _, w)| w.clone()).collect();
+        let (words, redacted) = self.argv_words(&values, depth);
+        if redacted.is_empty() {
+            return None;
+        }
+        let mut out = String::with_capacity(script.len());
+        let mut at = 0;
+        for i in redacted {
+            let (start, end, _) = &spans[i];
+            out.push_str(&script[at..*start]);
+            out.push_str(&shell_quote(&words[i]));
+            at = *end;
+        }
+        out.push_str(&script[at..]);
+        Some(out)
+    }
+
     /// For one argument: `Some((replacement if this argument itself holds a
     /// secret, whether the next argument is a flag's secret value))`, `None`
     /// when it is not credential-related.
-    fn credential_arg(&self, arg: &str) -> Option<(Option<String>, bool)> {
-        if let Some(flag) = arg.strip_prefix('-').filter(|f| !f.is_empty()) {
-            let single = !flag.starts_with('-');
-            let name_part = flag.trim_start_matches('-');
-            let (name, value) = match name_part.split_once('=') {
-                Some((n, v)) => (n, Some(v)),
-                None => (name_part, None),
-            };
-            if name.is_empty() || name.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
-                return None; // `--`, `-1`, a negative number
+    fn credential_arg(&self, arg: &str, depth: usize) -> Option<(Option<String>, bool)> {
+        let Some(flag) = arg.strip_prefix('-').filter(|f| !f.is_empty()) else {
+            return self.secret_in_value(arg, depth).map(|r| (Some(r), false));
+        };
+        let single = !flag.starts_with('-');
+        let name_part = flag.trim_start_matches('-');
+        let (name, value) = match name_part.split_once('=') {
+            Some((n, v)) => (n, Some(v)),
+            None => (name_part, None),
+        };
+        if name.is_empty() || name.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+            return None; // `--`, `-1`, a negative number
+        }
+        let negated = name.to_ascii_lowercase().starts_with("no-");
+        let credential = !negated
+            && (is_credential_name(name) || (single && ARGV_PASSWORD_SHORT_FLAGS.contains(&name)));
+        if single
+            && name_part.len() > 1
+            && let Some(letter) = name_part
+                .get(..1)
+                .filter(|l| l.as_bytes()[0].is_ascii_alphabetic())
+        {
+            let rest = &name_part[1..];
+            // `-HAuthorization: Bearer X`, `-Dapi.key=X`: the value is attached.
+            if (!credential || rest.contains(':'))
+                && let Some(r) = self.secret_in_value(rest, depth)
+            {
+                return Some((Some(format!("-{letter}{r}")), false));
             }
-            let credential = is_argv_credential_name(name)
-                || (single && ARGV_PASSWORD_SHORT_FLAGS.contains(&name));
-            if !credential || name.to_ascii_lowercase().starts_with("no-") {
-                return None;
+            // `-pX`: a password short flag with its value attached.
+            if ARGV_PASSWORD_SHORT_FLAGS.contains(&letter)
+                && !rest.starts_with('=')
+                && !rest.bytes().all(|b| b.is_ascii_lowercase() || b == b'-')
+                && rest != REDACTED
+            {
+                return Some((Some(format!("-{letter}{REDACTED}")), credential));
             }
+        }
+        if credential {
             return Some(match value {
                 Some(v) if v != REDACTED => {
                     let prefix = &arg[..arg.len() - v.len()];
@@ -653,93 +920,314 @@ impl Redactor {
                 None => (None, true),
             });
         }
-        if arg.contains("://") {
-            return match self.url(arg) {
-                Cow::Owned(u) => Some((Some(u), false)),
+        let v = value?;
+        let r = self.secret_in_value(v, depth)?;
+        let prefix = &arg[..arg.len() - v.len()];
+        Some((Some(format!("{prefix}{r}")), false))
+    }
+
+    /// The redacted form of a value that holds a secret by its shape — a
+    /// URL, `KEY=value`, `Name: value`, JSON — or `None` when it holds none
+    /// (see [`Redactor::argv`]).
+    fn secret_in_value(&self, v: &str, depth: usize) -> Option<String> {
+        if depth > MAX_ARGV_NESTING {
+            return (v != REDACTED).then(|| REDACTED.to_owned());
+        }
+        if let Some(i) = v.find("://")
+            && is_scheme(&v[..i])
+        {
+            return match self.url(v) {
+                Cow::Owned(u) => Some(u),
                 Cow::Borrowed(_) => None,
             };
         }
-        if let Some((k, v)) = arg.split_once('=')
+        if let Some((k, val)) = v.split_once('=')
             && is_env_name(k)
-            && is_argv_credential_name(k)
-            && v != REDACTED
         {
-            return Some((Some(format!("{k}={REDACTED}")), false));
-        }
-        if let Some((k, v)) = arg.split_once(':')
-            && is_field_name(k)
-            && (is_argv_credential_name(k) || self.header_treatment(k) != HeaderTreatment::Keep)
-        {
-            let shown = self.header_value(k, v.trim_start());
-            if shown != v.trim_start() {
-                return Some((Some(format!("{k}: {shown}")), false));
+            if is_credential_name(k) {
+                return (val != REDACTED).then(|| format!("{k}={REDACTED}"));
             }
+            return self
+                .secret_in_value(val, depth + 1)
+                .map(|r| format!("{k}={r}"));
+        }
+        if let Some((k, val)) = v.split_once(':')
+            && is_field_name(k)
+        {
+            let trimmed = val.trim_start();
+            if is_credential_name(k) || self.header_treatment(k) != HeaderTreatment::Keep {
+                let shown = self.header_value(k, trimmed);
+                if shown != trimmed {
+                    return Some(format!("{}{shown}", &v[..v.len() - trimmed.len()]));
+                }
+                return None;
+            }
+            return self
+                .secret_in_value(trimmed, depth + 1)
+                .map(|r| format!("{}{r}", &v[..v.len() - trimmed.len()]));
+        }
+        let t = v.trim_start();
+        if (t.starts_with('{') || t.starts_with('['))
+            && let Ok(mut j) = serde_json::from_str::<Value>(v)
+            && self.json_secrets(&mut j, false, depth + 1)
+        {
+            return serde_json::to_string(&j).ok();
         }
         None
     }
 
-    /// The URL to record: userinfo and the values of token-like query
-    /// parameters replaced by [`REDACTED`]. Works on any string shaped like
-    /// `scheme://[userinfo@]host/path?query#fragment`, or a bare path with a
-    /// query; the rest is kept byte for byte.
+    /// Redacts, in a JSON argument, scalar values under credential-like keys
+    /// (`under`: inside such a key already), strings holding secrets, and
+    /// arrays of strings as an argv; `true` if anything changed.
+    fn json_secrets(&self, v: &mut Value, under: bool, depth: usize) -> bool {
+        if depth > MAX_ARGV_NESTING {
+            if v.as_str() == Some(REDACTED) {
+                return false;
+            }
+            *v = Value::String(REDACTED.to_owned());
+            return true;
+        }
+        match v {
+            Value::Object(m) => {
+                let mut changed = false;
+                for (k, x) in m.iter_mut() {
+                    changed |= self.json_secrets(x, under || is_credential_name(k), depth + 1);
+                }
+                changed
+            }
+            Value::Array(a) if !under && a.iter().all(Value::is_string) => {
+                let strings: Vec<String> = a
+                    .iter()
+                    .map(|x| x.as_str().unwrap_or_default().to_owned())
+                    .collect();
+                let (words, redacted) = self.argv_words(&strings, depth);
+                for i in &redacted {
+                    a[*i] = Value::String(words[*i].clone());
+                }
+                !redacted.is_empty()
+            }
+            Value::Array(a) => {
+                let mut changed = false;
+                for x in a.iter_mut() {
+                    changed |= self.json_secrets(x, under, depth + 1);
+                }
+                changed
+            }
+            Value::Null | Value::Bool(_) => false,
+            Value::Number(_) if !under => false,
+            Value::String(s) if s == REDACTED => false,
+            Value::String(s) if !under => match self.secret_in_value(s, depth) {
+                Some(r) => {
+                    *s = r;
+                    true
+                }
+                None => false,
+            },
+            other => {
+                *other = Value::String(REDACTED.to_owned());
+                true
+            }
+        }
+    }
+
+    /// The URL to record: userinfo (RFC 3986 §3.2.1), and the values of
+    /// query parameters (§3.4), fragment parameters (§3.5: `#access_token=…`
+    /// of an OAuth implicit grant) and path-segment parameters (§3.3:
+    /// `;jsessionid=…`) whose percent-decoded names are credential-like
+    /// ([`is_credential_name`]) replaced by [`REDACTED`]. Works on any
+    /// string shaped like `scheme://[userinfo@]host/path?query#fragment`,
+    /// or a bare path with a query; the rest is kept byte for byte.
+    /// Userinfo with an unencoded `/` in its password (`https://u:pa/ss@h/`)
+    /// is recognised when the `:` is not followed by a port.
     pub fn url<'a>(&self, url: &'a str) -> Cow<'a, str> {
         if !self.enabled {
             return Cow::Borrowed(url);
         }
-        let (before_frag, frag) = match url.find('#') {
-            Some(i) => (&url[..i], Some(&url[i..])),
-            None => (url, None),
+        let mut changed = false;
+        let mut out = String::with_capacity(url.len());
+        let mut rest = url;
+        if let Some((start, at)) = userinfo_span(url) {
+            out.push_str(&url[..start]);
+            out.push_str(REDACTED);
+            rest = &url[at..];
+            changed = true;
+        }
+        let (before_frag, frag) = match rest.find('#') {
+            Some(i) => (&rest[..i], Some(&rest[i + 1..])),
+            None => (rest, None),
         };
-        let (base, query) = match before_frag.find('?') {
+        let (path, query) = match before_frag.find('?') {
             Some(i) => (&before_frag[..i], Some(&before_frag[i + 1..])),
             None => (before_frag, None),
         };
-        let mut changed = false;
-        let mut out = String::with_capacity(url.len());
-        // userinfo
-        match base.find("://") {
-            Some(s) => {
-                let auth_start = s + 3;
-                let auth_end = base[auth_start..]
-                    .find('/')
-                    .map_or(base.len(), |i| auth_start + i);
-                match base[auth_start..auth_end].rfind('@') {
-                    Some(at) => {
-                        out.push_str(&base[..auth_start]);
-                        out.push_str(REDACTED);
-                        out.push_str(&base[auth_start + at..]);
-                        changed = true;
-                    }
-                    None => out.push_str(base),
-                }
+        for (i, seg) in path.split('/').enumerate() {
+            if i > 0 {
+                out.push('/');
             }
-            None => out.push_str(base),
+            changed |= redact_pairs(seg, ';', true, &mut out);
         }
         if let Some(q) = query {
             out.push('?');
-            for (i, pair) in q.split('&').enumerate() {
-                if i > 0 {
-                    out.push('&');
-                }
-                match pair.split_once('=') {
-                    Some((k, v)) if is_sensitive_param(k) && v != REDACTED => {
-                        out.push_str(k);
-                        out.push('=');
-                        out.push_str(REDACTED);
-                        changed = true;
-                    }
-                    _ => out.push_str(pair),
-                }
-            }
+            changed |= redact_pairs(q, '&', false, &mut out);
         }
         if let Some(f) = frag {
-            out.push_str(f);
+            out.push('#');
+            changed |= redact_pairs(f, '&', false, &mut out);
         }
         if changed {
             Cow::Owned(out)
         } else {
             Cow::Borrowed(url)
         }
+    }
+}
+
+/// Pushes `s` (parameters separated by `sep`) onto `out` with the values
+/// of credential-like `name=value` parameters replaced by [`REDACTED`]
+/// (`skip_first`: the first piece is a path segment, not a parameter);
+/// `true` if one was.
+fn redact_pairs(s: &str, sep: char, skip_first: bool, out: &mut String) -> bool {
+    let mut changed = false;
+    for (i, pair) in s.split(sep).enumerate() {
+        if i > 0 {
+            out.push(sep);
+        }
+        match pair.split_once('=') {
+            Some((k, v)) if !(skip_first && i == 0) && is_sensitive_param(k) && v != REDACTED => {
+                out.push_str(k);
+                out.push('=');
+                out.push_str(REDACTED);
+                changed = true;
+            }
+            _ => out.push_str(pair),
+        }
+    }
+    changed
+}
+
+/// The userinfo of `url`: (its start, the index of the `@` ending it).
+/// The authority ends at the first `/`, `?` or `#` after `://`; when it has
+/// no `@` but its `:` is not followed by a port (digits) and an `@` comes
+/// later followed by a host, the userinfo is taken to run to that `@` (a
+/// password with an unencoded `/`, `?` or `#`).
+fn userinfo_span(url: &str) -> Option<(usize, usize)> {
+    let s = url.find("://")?;
+    if !is_scheme(&url[..s]) {
+        return None;
+    }
+    let start = s + 3;
+    let rest = &url[start..];
+    let auth_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    if let Some(at) = rest[..auth_end].rfind('@') {
+        return Some((start, start + at));
+    }
+    if rest.starts_with('[') {
+        return None; // an IPv6 literal: its `:` are not a password separator
+    }
+    let colon = rest[..auth_end].find(':')?;
+    let port = &rest[colon + 1..auth_end];
+    if !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let mut from = auth_end;
+    while let Some(i) = rest[from..].find('@') {
+        let at = from + i;
+        let host = &rest[at + 1..];
+        let host_end = host.find(['/', '?', '#']).unwrap_or(host.len());
+        let h = &host[..host_end];
+        if !h.is_empty()
+            && h.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b':' | b'[' | b']'))
+        {
+            return Some((start, start + at));
+        }
+        from = at + 1;
+    }
+    None
+}
+
+/// An RFC 3986 §3.1 scheme: `ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )`.
+fn is_scheme(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b[0].is_ascii_alphabetic()
+        && b.iter()
+            .all(|&c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'-' | b'.'))
+}
+
+/// Whether `arg` names a shell program ([`ARGV_SHELLS`], by file name).
+fn is_shell(arg: &str) -> bool {
+    let base = arg.rsplit('/').next().unwrap_or(arg);
+    ARGV_SHELLS.contains(&base)
+}
+
+/// `-c`, or a cluster of single-letter shell options ending in `c` (`-ec`, `-lc`).
+fn is_shell_c_flag(arg: &str) -> bool {
+    arg.strip_prefix('-')
+        .is_some_and(|f| f.ends_with('c') && f.bytes().all(|b| b.is_ascii_lowercase()))
+}
+
+/// The words of a shell script as `(start byte, end byte, word after quote
+/// removal)`: split at unquoted white space and `;` `&` `|` `(` `)` `<` `>`;
+/// `'…'`, `"…"` (with `\"`, `\\`, `\$`, `` \` `` escapes) and `\x` quote.
+fn shell_words(s: &str) -> Vec<(usize, usize, String)> {
+    let b = s.as_bytes();
+    let sep = |c: u8| c.is_ascii_whitespace() || b";&|()<>".contains(&c);
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if sep(b[i]) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        let mut w = Vec::new();
+        while i < b.len() && !sep(b[i]) {
+            match b[i] {
+                b'\'' => {
+                    i += 1;
+                    while i < b.len() && b[i] != b'\'' {
+                        w.push(b[i]);
+                        i += 1;
+                    }
+                    i += 1;
+                }
+                b'"' => {
+                    i += 1;
+                    while i < b.len() && b[i] != b'"' {
+                        if b[i] == b'\\' && i + 1 < b.len() && b"\"\\$`".contains(&b[i + 1]) {
+                            i += 1;
+                        }
+                        w.push(b[i]);
+                        i += 1;
+                    }
+                    i += 1;
+                }
+                b'\\' if i + 1 < b.len() => {
+                    w.push(b[i + 1]);
+                    i += 2;
+                }
+                c => {
+                    w.push(c);
+                    i += 1;
+                }
+            }
+        }
+        let end = i.min(b.len());
+        out.push((start, end, String::from_utf8_lossy(&w).into_owned()));
+    }
+    out
+}
+
+/// `w` as one shell word: as is when it has no white space or quote,
+/// otherwise in single quotes.
+fn shell_quote(w: &str) -> String {
+    if w.bytes()
+        .any(|b| b.is_ascii_whitespace() || b"'\"\\;&|()<>".contains(&b))
+    {
+        format!("'{}'", w.replace('\'', r"'\''"))
+    } else {
+        w.to_owned()
     }
 }
 
@@ -803,11 +1291,10 @@ fn fold_arg(arg: &str, cwd: Option<&str>, home: Option<&str>) -> Option<String> 
     Some(format!("{k}={f}"))
 }
 
+/// A query, fragment or path parameter name that is credential-like after
+/// percent-decoding ([`is_credential_name`]).
 fn is_sensitive_param(raw_name: &str) -> bool {
-    let name = percent_decode_lossy(raw_name);
-    SENSITIVE_PARAMS
-        .iter()
-        .any(|p| p.eq_ignore_ascii_case(&name))
+    is_credential_name(&percent_decode_lossy(raw_name))
 }
 
 fn percent_decode_lossy(s: &str) -> String {
@@ -835,5 +1322,289 @@ fn hex(c: u8) -> Option<u8> {
         b'a'..=b'f' => Some(c - b'a' + 10),
         b'A'..=b'F' => Some(c - b'A' + 10),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(v: &[&str]) -> Vec<String> {
+        v.iter().map(|x| (*x).to_owned()).collect()
+    }
+
+    fn argv(v: &[&str]) -> Vec<String> {
+        Redactor::new().argv(&s(v), None, None).argv
+    }
+
+    #[test]
+    fn credential_words_match_name_parts_not_substrings_of_other_words() {
+        for name in [
+            "X-Credential",
+            "X-Passwd",
+            "X-Jwt",
+            "X-Pass",
+            "X-Bearer",
+            "X-Sig",
+            "apiKey",
+            "APIKey",
+            "api_key",
+            "GH_PAT",
+            "jsessionid",
+            "accesstoken",
+            "x-apikey",
+            "oauth2Token",
+            "Proxy-Authorization",
+            "WWW-Authenticate",
+            "Mcp-Session-Id",
+            "X-Amz-Security-Token",
+        ] {
+            assert!(is_credential_name(name), "{name}");
+        }
+        for name in [
+            "monkey",
+            "keyboard",
+            "keys",
+            "Keep-Alive",
+            "signal",
+            "path",
+            "pattern",
+            "passthrough",
+            "author",
+            "Content-Type",
+            "Last-Event-Id",
+            "User-Agent",
+            "GITHUB_TOOLSETS",
+            "codec",
+        ] {
+            assert!(!is_credential_name(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn query_param_api_token_is_redacted() {
+        let r = Redactor::new();
+        assert_eq!(
+            r.url("http://127.0.0.1:9/mcp?api_token=A&access_token=B&x=1"),
+            "http://127.0.0.1:9/mcp?api_token=[redacted]&access_token=[redacted]&x=1"
+        );
+        assert_eq!(
+            r.url("/mcp?access-token=Q3&x-api-key=Q4&auth_token=Q2&apiKey=Q5&monkey=ok"),
+            "/mcp?access-token=[redacted]&x-api-key=[redacted]&auth_token=[redacted]&apiKey=[redacted]&monkey=ok"
+        );
+        // Percent-encoded names are decoded before the test.
+        assert_eq!(r.url("/m?api%5Ftoken=Z"), "/m?api%5Ftoken=[redacted]");
+    }
+
+    #[test]
+    fn url_fragment_and_path_params_are_redacted() {
+        let r = Redactor::new();
+        assert_eq!(
+            r.url("https://h/cb#access_token=F1&token_type=bearer&state=s"),
+            "https://h/cb#access_token=[redacted]&token_type=[redacted]&state=s"
+        );
+        assert_eq!(
+            r.url("http://h/app;jsessionid=J1/x;v=2?q=1"),
+            "http://h/app;jsessionid=[redacted]/x;v=2?q=1"
+        );
+        assert_eq!(r.url("https://h/#section"), "https://h/#section");
+    }
+
+    #[test]
+    fn userinfo_with_slash_in_password_is_redacted() {
+        let r = Redactor::new();
+        assert_eq!(r.url("https://u:pa/ss@h/x"), "https://[redacted]@h/x");
+        assert_eq!(r.url("https://u:p@ss@h/"), "https://[redacted]@h/");
+        // A port, then an `@` in the path: no userinfo.
+        assert_eq!(r.url("http://h:8080/@me"), "http://h:8080/@me");
+        assert_eq!(r.url("http://[::1]:9/@me"), "http://[::1]:9/@me");
+    }
+
+    #[test]
+    fn header_value_holding_a_url_has_its_query_redacted() {
+        let r = Redactor::new();
+        assert_eq!(
+            r.header_value("Referer", "http://x/?token=H"),
+            "http://x/?token=[redacted]"
+        );
+        assert_eq!(
+            r.header_value("Link", "<https://h/p?sig=S>; rel=\"next\""),
+            "<https://h/p?sig=[redacted]>; rel=\"next\""
+        );
+        assert_eq!(
+            r.header_value("Location", "/mcp?key=K"),
+            "/mcp?key=[redacted]"
+        );
+        assert_eq!(
+            r.header_value("content-type", "application/json; charset=utf-8"),
+            "application/json; charset=utf-8"
+        );
+    }
+
+    #[test]
+    fn authorization_keeps_only_a_registered_scheme() {
+        let r = Redactor::new();
+        assert_eq!(r.header_value("Authorization", "H13 H13b"), REDACTED);
+        assert_eq!(r.header_value("Authorization", "TOK"), REDACTED);
+        for scheme in [
+            "Bearer",
+            "basic",
+            "DPoP",
+            "AWS4-HMAC-SHA256",
+            "SCRAM-SHA-256",
+            "vapid",
+        ] {
+            assert_eq!(
+                r.header_value("Authorization", &format!("{scheme} abc")),
+                format!("{scheme} {REDACTED}")
+            );
+        }
+    }
+
+    #[test]
+    fn argv_attached_short_password_and_pass_flag_are_redacted() {
+        assert_eq!(
+            argv(&["db", "-pTOK", "-path", "/x"]),
+            s(&["db", "-p[redacted]", "-path", "/x"])
+        );
+        assert_eq!(
+            argv(&["db", "--pass", "TOK"]),
+            s(&["db", "--pass", "[redacted]"])
+        );
+        assert_eq!(argv(&["db", "-p8080"]), s(&["db", "-p[redacted]"]));
+    }
+
+    #[test]
+    fn argv_flag_equals_values_holding_secrets_are_redacted() {
+        assert_eq!(
+            argv(&[
+                "x",
+                "--url=https://u:PASS@h/",
+                "--header=Authorization: Bearer TOK",
+                "--env=SECRET=TOK",
+                "--header=X-Trace: 1",
+                "DATABASE_URL=postgres://u:PW@db/x",
+            ]),
+            s(&[
+                "x",
+                "--url=https://[redacted]@h/",
+                "--header=Authorization: Bearer [redacted]",
+                "--env=SECRET=[redacted]",
+                "--header=X-Trace: 1",
+                "DATABASE_URL=postgres://[redacted]@db/x",
+            ])
+        );
+    }
+
+    #[test]
+    fn argv_attached_header_redacts_itself_not_the_next_argument() {
+        let a = Redactor::new().argv(
+            &s(&["curl", "-HAuthorization:TOK", "keep", "-Dapi.key=K"]),
+            None,
+            None,
+        );
+        assert_eq!(
+            a.argv,
+            s(&[
+                "curl",
+                "-HAuthorization:[redacted]",
+                "keep",
+                "-Dapi.key=[redacted]"
+            ])
+        );
+        assert_eq!(a.redacted, vec![1, 3]);
+    }
+
+    #[test]
+    fn argv_gh_pat_and_json_config_are_redacted() {
+        assert_eq!(
+            argv(&[
+                "srv",
+                "GH_PAT=TOK",
+                "--config",
+                r#"{"apiKey":"TOK","name":"n","nested":{"password":1},"args":["--token","T2"],"url":"https://h/?sig=S"}"#,
+            ]),
+            s(&[
+                "srv",
+                "GH_PAT=[redacted]",
+                "--config",
+                r#"{"apiKey":"[redacted]","name":"n","nested":{"password":"[redacted]"},"args":["--token","[redacted]"],"url":"https://h/?sig=[redacted]"}"#,
+            ])
+        );
+        // JSON without secrets is kept byte for byte.
+        assert_eq!(argv(&["--config", r#"{ "a": 1 }"#])[1], r#"{ "a": 1 }"#);
+    }
+
+    #[test]
+    fn argv_sh_c_script_words_are_redacted() {
+        let a = Redactor::new().argv(
+            &s(&[
+                "/bin/sh",
+                "-c",
+                "exec server --token SH1 --password=SH2; echo 'x y'",
+            ]),
+            None,
+            None,
+        );
+        assert_eq!(
+            a.argv[2],
+            "exec server --token [redacted] --password=[redacted]; echo 'x y'"
+        );
+        assert_eq!(a.redacted, vec![2]);
+        assert_eq!(
+            argv(&[
+                "bash",
+                "-lc",
+                "srv -H 'Authorization: Bearer Q' \"--api-key\" K"
+            ])[2],
+            "srv -H 'Authorization: Bearer [redacted]' \"--api-key\" [redacted]"
+        );
+        // A script in a script.
+        assert_eq!(
+            argv(&["sh", "-c", "sh -c 'srv --secret S3'"])[2],
+            "sh -c 'srv --secret [redacted]'"
+        );
+        // Not a shell: `-c` is an ordinary flag.
+        assert_eq!(argv(&["python", "-c", "--token X"])[2], "--token X");
+    }
+
+    #[test]
+    fn nesting_past_the_limit_is_redacted_whole() {
+        let r = Redactor::new();
+        let mut v = String::from("x");
+        for _ in 0..=MAX_ARGV_NESTING + 1 {
+            v = format!("A={v}");
+        }
+        let out = r.argv(&s(&[&v]), None, None);
+        assert!(
+            out.argv[0].ends_with(&format!("={REDACTED}")),
+            "{}",
+            out.argv[0]
+        );
+        let mut ok = String::from("x");
+        for _ in 0..MAX_ARGV_NESTING - 1 {
+            ok = format!("A={ok}");
+        }
+        assert_eq!(r.argv(&s(&[&ok]), None, None).argv[0], ok);
+    }
+
+    #[test]
+    fn redact_json_body_that_is_not_json_is_withheld() {
+        let r = Redactor::with_rules(&RedactRules {
+            json_pointers: s(&["/params/password"]),
+            ..RedactRules::default()
+        })
+        .unwrap();
+        let bom = b"\xEF\xBB\xBF{\"params\":{\"password\":\"P\"}}";
+        assert!(matches!(r.body(bom), BodyRedaction::NotJson { .. }));
+        assert!(matches!(
+            r.body(br#"{"params":{"password":"P"}}"#),
+            BodyRedaction::Redacted { .. }
+        ));
+        assert_eq!(r.body(br#"{"params":{}}"#), BodyRedaction::Verbatim);
+        // Without pointers nothing is withheld.
+        assert_eq!(Redactor::new().body(bom), BodyRedaction::Verbatim);
+        let line = withheld_body_line(3, bom.len(), "expected value");
+        assert!(line.starts_with(REDACTED) && !line.contains('P'), "{line}");
     }
 }

@@ -39,8 +39,9 @@ pub struct Args {
     #[arg(long, conflicts_with_all = ["redact_header", "keep_header"])]
     pub no_redact: bool,
     /// Also redact the value of this HTTP header (repeatable; any case). Credential-like
-    /// names (auth, token, key, secret, cookie, session, password, signature) are redacted
-    /// without it.
+    /// names (a part, split at - _ . and camelCase, is auth, token, key, secret, cookie,
+    /// session, password, passwd, pass, credential, signature, sig, jwt, bearer, pat, code, …)
+    /// are redacted without it; the same words redact the --url's query parameters.
     #[arg(long = "redact-header", value_name = "NAME", requires = "url", action = clap::ArgAction::Append)]
     pub redact_header: Vec<String>,
     /// Keep this credential-like HTTP header in the clear (repeatable; any case).

@@ -35,9 +35,12 @@ pub struct Args {
     /// argv values after credential-like flags) in the transcript.
     #[arg(long, conflicts_with_all = ["redact_header", "keep_header", "redact_json"])]
     pub no_redact: bool,
-    /// Also redact the value of this HTTP header (repeatable; any case). Headers whose
-    /// name contains auth, token, key, secret, cookie, session, password or signature are
-    /// redacted without it (Mcp-Session-Id becomes a per-transcript pseudonym `[redacted:N]`).
+    /// Also redact the value of this HTTP header (repeatable; any case). Headers with a
+    /// credential-like name are redacted without it: a name part (split at - _ . and
+    /// camelCase) is auth, token, key, secret, cookie, session, password, passwd, pass,
+    /// credential, signature, sig, jwt, bearer, pat, code, … (the list is in the header's
+    /// `redaction.headerWords`); the same words redact URL query/fragment/path parameters
+    /// and argv values. Mcp-Session-Id becomes a per-transcript pseudonym `[redacted:N]`.
     #[arg(long = "redact-header", value_name = "NAME", requires = "listen", action = clap::ArgAction::Append)]
     pub redact_header: Vec<String>,
     /// Keep this credential-like HTTP header in the clear (repeatable; any case).
@@ -46,7 +49,8 @@ pub struct Args {
     /// Replace the value at this RFC 6901 JSON Pointer in every HTTP message body
     /// (each member of a batch) with `[redacted]` (repeatable; e.g. /params/arguments/password).
     /// A message where a pointer matched is re-serialized and its record lists the pointers
-    /// in `http.redactedPointers`.
+    /// in `http.redactedPointers`. A body that is not JSON (a UTF-8 BOM, UTF-16) is not
+    /// stored: a `noise` record starting `[redacted] <mcptape: exchange N: …>` replaces it.
     #[arg(long = "redact-json", value_name = "POINTER", requires = "listen", action = clap::ArgAction::Append)]
     pub redact_json: Vec<String>,
     /// Listen address of the HTTP reverse proxy: loopback only (127.0.0.1 or ::1, e.g. 127.0.0.1:8931).
@@ -157,7 +161,12 @@ async fn run_http(
     proxy.allow_origins(&args.allow_origin);
     let addr = proxy.local_addr()?;
     // Tests and scripts read this line to learn the port when --listen used port 0.
-    eprintln!("mcptape: recording http://{addr} -> {upstream}");
+    // The upstream's credentials are redacted here even with --no-redact: stderr
+    // ends up in CI logs.
+    eprintln!(
+        "mcptape: recording http://{addr} -> {}",
+        Redactor::new().url(&upstream)
+    );
     let shutdown = async move {
         use tokio::signal::unix::{SignalKind, signal};
         let mut term = signal(SignalKind::terminate()).ok();
