@@ -104,7 +104,8 @@ pub fn check_sanitize(
 }
 
 /// Fuzz target `uri_template`. First byte even: the rest is `template \n name=value \n ...`;
-/// parse, expand, match the expansion and the template text back — none may panic. First byte
+/// parse, expand, match the expansion and the template text back — none may panic — and a match
+/// of the expansion expands back to it ([`check_match_round_trip`]). First byte
 /// odd: the rest is `\n`-separated values `v0, v1, ...` (at most 16) for the simple template
 /// `x:/{v0}/{v1}/...`; its expansion must match back to exactly those values (unless the
 /// expansion exceeds [`MAX_MATCH_URI_BYTES`](crate::template::MAX_MATCH_URI_BYTES)), or be no
@@ -129,8 +130,10 @@ pub fn uri_template(data: &[u8]) {
             }
         }
         if let Ok(t) = Template::parse(tpl) {
-            if let Ok(s) = t.expand(&vars) {
-                let _ = t.try_match_uri(&s);
+            if let Ok(s) = t.expand(&vars)
+                && let Err(why) = check_match_round_trip(&t, &s)
+            {
+                panic!("{why}");
             }
             let _ = t.try_match_uri(tpl);
         }
@@ -159,6 +162,31 @@ pub fn uri_template(data: &[u8]) {
         (!refused).then_some(&vars),
         "{tpl} expanded to {expanded:?} did not match back"
     );
+}
+
+/// The match round trip for one expansion `uri` of `t`: if `t` matches `uri`, expanding the
+/// match gives `uri` back exactly (an expansion is in RFC 3986 §6.2.2 normal form; `+`/`#`
+/// values are kept as matched, the rest decoded once: `template` module docs). Skipped for a
+/// template naming a variable twice (a repeated variable keeps its first binding, so a second
+/// occurrence need not expand alike). Returns a description of the violation.
+pub fn check_match_round_trip(t: &Template, uri: &str) -> Result<(), String> {
+    let names: Vec<&str> = t.var_names().collect();
+    let repeated = names
+        .iter()
+        .enumerate()
+        .any(|(i, n)| names[..i].contains(n));
+    if repeated {
+        return Ok(());
+    }
+    let Ok(Some(matched)) = t.try_match_uri(uri) else {
+        return Ok(());
+    };
+    match t.expand(&matched) {
+        Ok(again) if again == uri => Ok(()),
+        other => Err(format!(
+            "{t} matched {uri:?} as {matched:?}, which expands to {other:?}"
+        )),
+    }
 }
 
 /// The variable set of RFC 6570's example tables (§1.2 levels 1–4 and §3.2), shared by the

@@ -1,7 +1,7 @@
 //! RFC 6570 URI templates: [`Template::expand`] (all four levels, RFC 6570 Appendix A, output a
 //! URI: non-ASCII is percent-encoded) and
-//! [`Template::match_uri`] (our own backtracking matcher that extracts percent-**decoded**
-//! variable values).
+//! [`Template::match_uri`] (our own backtracking matcher that extracts the variable values:
+//! percent-**decoded** for every operator but `+` and `#`, whose values are kept as matched).
 //!
 //! **Why not `iri-string`'s expander.** The template syntax is still validated by `iri-string`'s
 //! RFC 6570 parser, but expansion is ours: fuzzing and property tests found `iri-string` 0.7.14
@@ -16,13 +16,25 @@
 //! - a value of `{var}`, `{.var}`, `{/var}`, `{;var}`, `{?var}`, `{&var}` matches only RFC 3986
 //!   `unreserved` characters, pct-encoded triplets and non-ASCII characters — so it never spans a
 //!   `/`; `{+var}` and `{#var}` also match `reserved` characters, so they may span `/`;
-//! - values are percent-decoded once; a candidate whose decoding is not UTF-8 is no match, and a
-//!   `%` not followed by two hex digits (`%ZZ`) is never part of a value;
+//! - a value is what expanding it with the same template gives back the URI from (the inverse of
+//!   RFC 6570 §3.2.1's encoding, per operator): `{+var}` and `{#var}` pass `%XX` triplets
+//!   through unchanged (§3.2.3, §3.2.4), so their value is the matched text **as is**
+//!   (`{+path}` on `a/b%2Fc.txt` is `a/b%2Fc.txt`, never the three-segment-looking
+//!   `a/b/c.txt`; `%20` stays `%20`); every other operator encodes all but `unreserved`, so its
+//!   value is percent-decoded once (`{name}` on `My%20File` is `My File`). Round trip:
+//!   `expand(match(uri)) == uri` for a URI in RFC 3986 §6.2.2 normal form — the form every
+//!   expansion has: uppercase hex, no triplet for an `unreserved` character, no raw non-ASCII;
+//!   for another URI it gives that normal form (`%2f` → `%2F`, `%41` → `A`, `é` → `%C3%A9`)
+//!   but for the `+`/`#` triplets, which stay as matched. `;x=` (an empty `{;x}` value written
+//!   with `=`, which Appendix A never emits) is no match;
+//! - a candidate whose decoding is not UTF-8 is no match, and a `%` not followed by two hex
+//!   digits (`%ZZ`) is never part of a value;
 //! - candidates are tried longest first (greedy), a defined variable before an undefined one;
 //! - an exploded variable (`{/list*}`) matches as [`Value::List`]; for the named operators
 //!   (`;`, `?`, `&`) each item must be `name=value` with the variable's own name (associative
 //!   arrays are not recovered); a prefix `{var:3}` matches at most 3 decoded characters;
-//! - a variable that occurs twice keeps its first binding (equality is not checked);
+//! - a variable that occurs twice keeps its first binding (equality is not checked, so such a
+//!   template is the one exception to the round trip above);
 //! - a value that decodes to a path traversal is no match (the candidate is skipped, so the URI
 //!   matches only if another split works), the same tricks [`crate::Root::resolve`] refuses:
 //!   for any operator, a control character (`%00`, `%0A`: a value is never printed or joined
@@ -672,8 +684,12 @@ impl Template {
         Ok(out)
     }
 
-    /// Matches a concrete URI against the template and returns the variables, percent-decoded
-    /// (`My%20File.txt` → `My File.txt`); `None` if it does not match or a limit is hit (see
+    /// Matches a concrete URI against the template and returns the variables: percent-decoded
+    /// once for `{var}`, `{.var}`, `{/var}`, `{;var}`, `{?var}`, `{&var}` (`My%20File.txt` →
+    /// `My File.txt`), as matched for `{+var}` and `{#var}` (`a/b%2Fc.txt` stays `a/b%2Fc.txt`:
+    /// RFC 6570 §3.2.3 passes triplets through), so that [`expand`](Self::expand) of the result
+    /// gives `uri` back (exactly for a URI in RFC 3986 §6.2.2 normal form; module docs).
+    /// `None` if it does not match or a limit is hit (see
     /// [`try_match_uri`](Self::try_match_uri) to tell those apart). Never panics.
     pub fn match_uri(&self, uri: &str) -> Option<Vars> {
         self.try_match_uri(uri).ok().flatten()
@@ -691,7 +707,8 @@ impl Template {
     }
 
     /// Why `uri` is no match although it fits the template's structure: the variables (name,
-    /// decoded value) whose values the traversal guard rejected (module docs: a value that is
+    /// value percent-decoded once — for `{+var}`/`{#var}` too, although a match keeps theirs
+    /// encoded: the guard judges the decoded value) whose values the traversal guard rejected (module docs: a value that is
     /// `.` or `..`, a `/` or `\` decoded from `%2F` / `%5C` in a path-segment variable, a dot
     /// segment in `{+var}`). Empty when `uri` matches, does not fit the structure either, or a
     /// limit is hit ([`try_match_uri`](Self::try_match_uri) tells those apart). For `mcptape uri
@@ -719,8 +736,16 @@ impl Template {
                     _ => continue,
                 };
                 for v in values {
-                    if !safe_value(*op, v) && !out.iter().any(|(n, x)| n == &spec.name && x == v) {
-                        out.push((spec.name.clone(), v.to_owned()));
+                    // `+`/`#` values are bound as matched (encoded); judge and report decoded.
+                    let decoded = if op.allow_reserved() {
+                        decode(v.as_bytes()).unwrap_or_else(|| v.to_owned())
+                    } else {
+                        v.to_owned()
+                    };
+                    if !safe_value(*op, &decoded)
+                        && !out.iter().any(|(n, x)| n == &spec.name && *x == decoded)
+                    {
+                        out.push((spec.name.clone(), decoded));
                     }
                 }
             }
@@ -904,6 +929,23 @@ pub fn simple_value_is_matchable(value: &str) -> bool {
     safe_value(Op::Simple, value)
 }
 
+/// Length of a `{+var}` / `{#var}` value as a prefix modifier counts it (RFC 6570 §2.4.1, as
+/// [`encode_reserved`] does): a `%XX` triplet is one unit, any other character one.
+fn reserved_units(raw: &str) -> usize {
+    let b = raw.as_bytes();
+    let mut units = 0;
+    let mut i = 0;
+    while i < b.len() {
+        units += 1;
+        if b[i] == b'%' && i + 2 < b.len() && is_hex(b[i + 1]) && is_hex(b[i + 2]) {
+            i += 3;
+        } else {
+            i += raw[i..].chars().next().map_or(1, char::len_utf8);
+        }
+    }
+    units
+}
+
 fn decode(raw: &[u8]) -> Option<String> {
     let bytes: Vec<u8> = percent_encoding::percent_decode(raw).collect();
     String::from_utf8(bytes).ok()
@@ -974,6 +1016,37 @@ impl Matcher<'_, '_> {
         false
     }
 
+    /// The value `u[pos..end]` binds to (module docs: raw for `+`/`#`, decoded once for the
+    /// rest), or `None` if it is no candidate. Out of line, so the recursion's frames stay small
+    /// ([`MAX_MATCH_DEPTH`] must fit a 2 MiB stack).
+    #[inline(never)]
+    fn candidate(&self, op: Op, prefix: Option<usize>, pos: usize, end: usize) -> Option<String> {
+        let raw = &self.u[pos..end];
+        // The guard judges the decoded value, whatever is bound.
+        let decoded = decode(raw)?;
+        if self.guard && !safe_value(op, &decoded) {
+            return None;
+        }
+        // `;x=` with nothing after `=` is not an expansion (Appendix A: an empty value is
+        // `;x`), so it would not round-trip.
+        if op == Op::PathParam && raw.is_empty() {
+            return None;
+        }
+        // `+` and `#` pass triplets unchanged (§3.2.3, §3.2.4): their value is the raw text,
+        // so `a/b%2Fc` stays `a/b%2Fc` (one decoding would make `%2F` a bare `/`).
+        let (value, units) = if op.allow_reserved() {
+            let text = std::str::from_utf8(raw).ok()?;
+            (text.to_owned(), reserved_units(text))
+        } else {
+            let n = decoded.chars().count();
+            (decoded, n)
+        };
+        if prefix.is_some_and(|n| units > n) {
+            return None;
+        }
+        Some(value)
+    }
+
     /// Tries every value candidate at `pos` for (part, var), then continues with `next`.
     fn value_then(&mut self, part: usize, var: usize, pos: usize, next: Next) -> bool {
         let Some((op, vars)) = self.expr(part) else {
@@ -984,15 +1057,9 @@ impl Matcher<'_, '_> {
             if !self.tick(end - pos + 1, pos) {
                 return false;
             }
-            let Some(value) = decode(&self.u[pos..end]) else {
+            let Some(value) = self.candidate(op, prefix, pos, end) else {
                 continue;
             };
-            if self.guard && !safe_value(op, &value) {
-                continue;
-            }
-            if prefix.is_some_and(|n| value.chars().count() > n) {
-                continue;
-            }
             if self.bind_then(part, var, value, next, end) {
                 return true;
             }

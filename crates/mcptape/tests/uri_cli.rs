@@ -164,3 +164,78 @@ fn uri_match_and_expand_errors_print_the_rule_in_words() {
         )
     );
 }
+
+#[test]
+fn match_reserved_expansion_keeps_an_encoded_slash_encoded() {
+    let uri = "file:///docs/a/b%2Fc.txt";
+    let (code, out, _) = mcptape(&["match", "file:///docs/{+path}", uri]);
+    assert_eq!((code, out.as_str()), (0, "path=a/b%2Fc.txt\n"));
+    // The printed value expands back to the URI.
+    let (code, out, _) = expand("file:///docs/{+path}", &["path=a/b%2Fc.txt"]);
+    assert_eq!((code, out.as_str()), (0, "file:///docs/a/b%2Fc.txt\n"));
+    // A simple `{name}` would decode `b%2Fc.txt` to `b/c.txt`: refused, with the reason.
+    let (code, out, err) = mcptape(&["match", "file:///docs/a/{name}", uri]);
+    assert_eq!((code, out.as_str()), (1, ""));
+    assert_eq!(
+        err,
+        "no match: the URI fits the template, but name=\"b/c.txt\" decodes to a path traversal (see `mcptape uri match --help`)\n"
+    );
+}
+
+/// `uri match` then `uri expand` with its output gives the URI back, per operator.
+#[test]
+fn uri_match_output_expands_back_to_the_uri() {
+    for (template, uri, printed) in [
+        (
+            "file:///docs/{+path}",
+            "file:///docs/My%20File/%C3%BC.txt",
+            "path=My%20File/%C3%BC.txt",
+        ),
+        (
+            "file:///docs/x{#frag}",
+            "file:///docs/x#a/b%2Fc",
+            "frag=a/b%2Fc",
+        ),
+        (
+            "file:///docs/{name}",
+            "file:///docs/My%20File%E2%82%AC.txt",
+            "name=My File€.txt",
+        ),
+        ("file:///docs{/name}", "file:///docs/50%25", "name=50%"),
+        (
+            "file:///read{?path}",
+            "file:///read?path=a%2Fb%20c",
+            "path=a/b c",
+        ),
+        ("file:///read?a=1{&q}", "file:///read?a=1&q=x%26y", "q=x&y"),
+    ] {
+        let (code, out, err) = mcptape(&["match", template, uri]);
+        assert_eq!(
+            (code, out.as_str()),
+            (0, format!("{printed}\n").as_str()),
+            "{uri}: {err}"
+        );
+        let (code, out, _) = expand(template, &[printed]);
+        assert_eq!(
+            (code, out.as_str()),
+            (0, format!("{uri}\n").as_str()),
+            "{template}"
+        );
+    }
+}
+
+#[test]
+fn uri_match_help_says_which_operators_are_decoded() {
+    let (code, help, _) = mcptape(&["match", "--help"]);
+    assert_eq!(code, 0);
+    // Clap wraps long help: compare with whitespace collapsed.
+    let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    for needle in [
+        "`{+var}` and `{#var}` values are printed as matched, NOT decoded",
+        "prints `path=a/b%2Fc.txt`",
+        "printed percent-decoded once",
+        "gives the URI back",
+    ] {
+        assert!(help.contains(needle), "{needle:?} not in:\n{help}");
+    }
+}

@@ -25,11 +25,24 @@ pub enum UriCommand {
         /// Variables as `name=value` (split at the first `=`).
         vars: Vec<String>,
     },
-    /// Match a URI against a template and print the percent-decoded variables, one `name=value`
-    /// per line (lists as `name=a,b,c`).
+    /// Match a URI against a template and print the variables, one `name=value` per line
+    /// (lists as `name=a,b,c`), so that `uri expand` with them gives the URI back (exactly for a
+    /// URI in RFC 3986 §6.2.2 normal form: uppercase hex, no `%XX` for a letter, digit or
+    /// `-._~`, no raw non-ASCII — the form every expansion has).
+    ///
+    /// Decoded or not, per operator (RFC 6570 §3.2): `{+var}` and `{#var}` values are printed
+    /// as matched, NOT decoded — those operators pass `%XX` through unchanged — so
+    /// `file:///docs/{+path}` on `file:///docs/a/b%2Fc.txt` prints `path=a/b%2Fc.txt` (two
+    /// segments, the second `b%2Fc.txt`), and `%20` stays `%20`. `{var}`, `{.var}`, `{/var}`,
+    /// `{;var}`, `{?var}` and `{&var}` values are printed percent-decoded once (`My%20File` →
+    /// `My File`, `%C3%BC` → `ü`): those operators encode every reserved character, so a raw
+    /// `/` never matches them and a printed `/` was `%2F`; in `{var}`, `{.var}`, `{/var}` and
+    /// `{;var}` such a `/` (or `\`) is refused as a traversal (below), in `{?var}`/`{&var}`
+    /// (`?path=a%2Fb` → `path=a/b`) it is the value's own.
     ///
     /// A value that decodes to a path traversal is no match (exit 1, `no match: … decodes to a
-    /// path traversal`), not passed on — the tricks `uri resolve` refuses, for every operator
+    /// path traversal`, naming the value decoded once for every operator, `+`/`#` included: the
+    /// check judges what a server reads), not passed on — the tricks `uri resolve` refuses, for every operator
     /// (query and fragment values included: servers join `?path=` values to a root as often as
     /// path segments): a control character (`%00`, `%0A`), a character Unicode NFKC folds into
     /// `.`, `/` or `\` (fullwidth `%EF%BC%8E%EF%BC%8E%EF%BC%8F`, `．．／`), a value of dots and
