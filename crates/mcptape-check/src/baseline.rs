@@ -8,9 +8,9 @@
 //!
 //! ```json
 //! {
-//!   "mcptapeBaseline": 1,
+//!   "mcptapeBaseline": 2,
 //!   "findings": [
-//!     { "file": "corpus/transcripts/a.jsonl", "rule": "error-id-null", "pointer": "/id", "count": 1 }
+//!     { "file": "transcripts/a.jsonl", "rule": "error-id-null", "pointer": "/id", "count": 1 }
 //!   ]
 //! }
 //! ```
@@ -19,9 +19,13 @@
 //! not by record or line, which shift when a transcript is re-recorded —
 //! and `count` says how many findings with that key are expected (a server
 //! that answers nine requests with `"id": null` has nine). Paths are
-//! `/`-separated and relative to the working directory `check` runs in
-//! ([`crate::sarif::artifact_path`]): run it from the same directory (for CI,
-//! the repository root) as when the baseline was written.
+//! `/`-separated and relative to the directory of the baseline file itself
+//! (format 2, [`BASELINE_FORMAT`]; `../` where a transcript lies outside it),
+//! so the file matches whatever directory `check` runs in and however its
+//! paths are spelled (absolute, `./x`, `x/`): both sides are compared after
+//! [`relative_path`] resolves them. Format 1 files (paths relative to the
+//! working directory `check` ran in, [`BASELINE_FORMAT_CWD`]) are still read;
+//! `--write-baseline` writes format 2.
 //!
 //! Only findings that can fail the check are recorded: error severity and not
 //! allowed by `--allow`. Applying a baseline ([`apply`]) marks the expected
@@ -32,7 +36,7 @@
 //! [`Baseline::write`] touch the filesystem.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
@@ -40,8 +44,14 @@ use crate::report::{Finding, Report};
 use crate::rules::{Severity, rule};
 use crate::sarif::artifact_path;
 
-/// The `mcptapeBaseline` format version this crate reads and writes.
-pub const BASELINE_FORMAT: u32 = 1;
+/// The `mcptapeBaseline` format version this crate writes (and reads): paths
+/// relative to the baseline file's directory.
+pub const BASELINE_FORMAT: u32 = 2;
+
+/// The older `mcptapeBaseline` format version this crate still reads: paths
+/// relative to the working directory of the `check` run
+/// ([`Baseline::base_dir`] is then that directory).
+pub const BASELINE_FORMAT_CWD: u32 = 1;
 
 /// Largest baseline file read (8 MiB = 8 388 608 bytes); a larger one is
 /// refused with [`BaselineErrorKind::TooLarge`] before it is parsed.
@@ -51,7 +61,7 @@ pub const MAX_BASELINE_BYTES: usize = 8 * 1024 * 1024;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Baseline {
-    /// Format version; always [`BASELINE_FORMAT`].
+    /// Format version: [`BASELINE_FORMAT`] (written), or [`BASELINE_FORMAT_CWD`].
     pub mcptape_baseline: u32,
     /// Expected findings, sorted by (file, rule, pointer), keys unique.
     pub findings: Vec<BaselineEntry>,
@@ -61,7 +71,8 @@ pub struct Baseline {
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct BaselineEntry {
-    /// Transcript path, `/`-separated, relative to the working directory.
+    /// Transcript path, `/`-separated, relative to [`Baseline::base_dir`]
+    /// (format 2: the baseline file's directory).
     pub file: String,
     /// Rule id ([`crate::rules::RULES`]).
     pub rule: String,
@@ -104,8 +115,10 @@ pub enum BaselineErrorKind {
         /// serde_json's description.
         message: String,
     },
-    /// `mcptapeBaseline` is not [`BASELINE_FORMAT`].
-    #[error("mcptapeBaseline is {found}, this mcptape reads {BASELINE_FORMAT}")]
+    /// `mcptapeBaseline` is neither [`BASELINE_FORMAT`] nor [`BASELINE_FORMAT_CWD`].
+    #[error(
+        "mcptapeBaseline is {found}, this mcptape reads {BASELINE_FORMAT_CWD} and {BASELINE_FORMAT}"
+    )]
     Version {
         /// The version found.
         found: u32,
@@ -136,10 +149,79 @@ type Key = (String, String, String);
 
 fn key_of(f: &Finding, base_dir: Option<&Path>) -> Key {
     (
-        artifact_path(&f.file, base_dir),
+        match base_dir {
+            Some(b) => relative_path(Path::new(&f.file), b),
+            None => artifact_path(&f.file, None),
+        },
         f.rule.to_owned(),
         f.pointer.clone(),
     )
+}
+
+/// `p` made absolute (against the working directory) and resolved: symlinks,
+/// `.` and `..` by the filesystem ([`std::fs::canonicalize`]) when it exists,
+/// else its longest existing ancestor resolved and the rest normalized
+/// lexically (`a/../b` → `b`).
+fn resolve(p: &Path) -> PathBuf {
+    if let Ok(c) = std::fs::canonicalize(p) {
+        return c;
+    }
+    let abs = std::path::absolute(p).unwrap_or_else(|_| p.to_owned());
+    let mut rest: Vec<&std::ffi::OsStr> = Vec::new();
+    let mut anc: &Path = &abs;
+    let mut base = loop {
+        if let Ok(c) = std::fs::canonicalize(anc) {
+            break c;
+        }
+        match (anc.parent(), anc.components().next_back()) {
+            (Some(parent), Some(last)) => {
+                rest.push(last.as_os_str());
+                anc = parent;
+            }
+            _ => break PathBuf::new(),
+        }
+    };
+    for c in rest.into_iter().rev() {
+        match Path::new(c).components().next() {
+            Some(Component::ParentDir) => {
+                base.pop();
+            }
+            Some(Component::CurDir) | None => {}
+            Some(_) => base.push(c),
+        }
+    }
+    base
+}
+
+/// The transcript path `file` (as a finding or a baseline entry names it:
+/// relative to the working directory, or absolute) as a `/`-separated path
+/// relative to `base_dir`, both resolved first (symlinks, `.`, `..`; see
+/// above): `/repo/corpus/transcripts/a.jsonl`, `./corpus/transcripts/a.jsonl`
+/// and `corpus//transcripts/a.jsonl` all give `transcripts/a.jsonl` with
+/// `base_dir` `/repo/corpus`; a file outside `base_dir` gets `../` components
+/// (`../v/a.jsonl`). Reads the filesystem (canonicalization), never fails.
+pub fn relative_path(file: &Path, base_dir: &Path) -> String {
+    let file = resolve(file);
+    let base = resolve(base_dir);
+    let f: Vec<Component<'_>> = file.components().collect();
+    let b: Vec<Component<'_>> = base.components().collect();
+    let common = f.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let mut parts: Vec<String> = Vec::new();
+    if common == 0 {
+        // Nothing shared (another drive): absolute, as named.
+        return artifact_path(&file.to_string_lossy(), None);
+    }
+    parts.extend(b[common..].iter().map(|_| "..".to_owned()));
+    parts.extend(
+        f[common..]
+            .iter()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned()),
+    );
+    if parts.is_empty() {
+        ".".to_owned()
+    } else {
+        parts.join("/")
+    }
 }
 
 /// Whether a finding belongs in a baseline: it would fail the check.
@@ -148,8 +230,11 @@ fn is_baselinable(f: &Finding) -> bool {
 }
 
 impl Baseline {
-    /// The baseline of `report`'s current findings (those that fail it),
-    /// paths relative to `base_dir` ([`artifact_path`]).
+    /// The baseline of `report`'s current findings (those that fail it), in
+    /// format [`BASELINE_FORMAT`]: paths relative to `base_dir`
+    /// ([`relative_path`]), which should be the directory the baseline file
+    /// is written to ([`Baseline::dir_of`]). `None`: paths as the findings
+    /// name them, normalized ([`artifact_path`]).
     pub fn from_report(report: &Report, base_dir: Option<&Path>) -> Baseline {
         let mut counts: BTreeMap<Key, usize> = BTreeMap::new();
         for f in report.files.iter().flat_map(|r| &r.findings) {
@@ -196,7 +281,7 @@ impl Baseline {
                 message: e.to_string(),
             })
         })?;
-        if b.mcptape_baseline != BASELINE_FORMAT {
+        if b.mcptape_baseline != BASELINE_FORMAT && b.mcptape_baseline != BASELINE_FORMAT_CWD {
             return Err(err(BaselineErrorKind::Version {
                 found: b.mcptape_baseline,
             }));
@@ -266,6 +351,28 @@ impl Baseline {
         std::fs::write(path, self.to_json()).map_err(io)
     }
 
+    /// The directory a baseline file at `path` has its paths relative to in
+    /// format [`BASELINE_FORMAT`]: the file's parent directory (`.` for a bare
+    /// name), made absolute against `cwd`.
+    pub fn dir_of(path: &Path, cwd: &Path) -> PathBuf {
+        let dir = path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        cwd.join(dir)
+    }
+
+    /// The directory this baseline's entry paths are relative to, read from
+    /// the file `path` by a `check` run in `cwd`: format 2, the file's own
+    /// directory ([`Baseline::dir_of`]); format 1, `cwd`. Pass it to [`apply`].
+    pub fn base_dir(&self, path: &Path, cwd: &Path) -> PathBuf {
+        if self.mcptape_baseline == BASELINE_FORMAT_CWD {
+            cwd.to_owned()
+        } else {
+            Baseline::dir_of(path, cwd)
+        }
+    }
+
     /// Total expected findings (sum of `count`).
     pub fn total(&self) -> usize {
         self.findings.iter().map(|e| e.count).sum()
@@ -305,14 +412,24 @@ impl BaselineOutcome {
 /// each key (in report order) are expected — marked `allowed` and the
 /// summary recomputed, so [`Report::passed`] is true when every failing
 /// finding was expected — the rest are new; entries that fired fewer than
-/// `count` times are fixed. Paths are compared after [`artifact_path`]
-/// with `base_dir`.
+/// `count` times are fixed (listed with their paths as the file has them).
+/// With `base_dir` ([`Baseline::base_dir`]) both the findings' and the
+/// entries' paths are compared after [`relative_path`] to it (an entry's
+/// path taken relative to `base_dir`), so the spelling of the paths on the
+/// command line and the working directory do not matter; `None`: compared
+/// as normalized by [`artifact_path`].
 pub fn apply(report: &mut Report, baseline: &Baseline, base_dir: Option<&Path>) -> BaselineOutcome {
-    let mut left: BTreeMap<Key, usize> = baseline
-        .findings
-        .iter()
-        .map(|e| ((e.file.clone(), e.rule.clone(), e.pointer.clone()), e.count))
-        .collect();
+    // key → (the entry's path as written, expected findings left)
+    let mut left: BTreeMap<Key, (String, usize)> = BTreeMap::new();
+    for e in &baseline.findings {
+        let file = match base_dir {
+            Some(b) => relative_path(&b.join(&e.file), b),
+            None => artifact_path(&e.file, None),
+        };
+        left.entry((file, e.rule.clone(), e.pointer.clone()))
+            .or_insert_with(|| (e.file.clone(), 0))
+            .1 += e.count;
+    }
     let mut out = BaselineOutcome::default();
     for (i, fr) in report.files.iter_mut().enumerate() {
         for (j, f) in fr.findings.iter_mut().enumerate() {
@@ -320,7 +437,7 @@ pub fn apply(report: &mut Report, baseline: &Baseline, base_dir: Option<&Path>) 
                 continue;
             }
             match left.get_mut(&key_of(f, base_dir)) {
-                Some(n) if *n > 0 => {
+                Some((_, n)) if *n > 0 => {
                     *n -= 1;
                     f.allowed = true;
                     out.baselined.insert((i, j));
@@ -331,8 +448,8 @@ pub fn apply(report: &mut Report, baseline: &Baseline, base_dir: Option<&Path>) 
     }
     out.fixed = left
         .into_iter()
-        .filter(|(_, n)| *n > 0)
-        .map(|((file, rule, pointer), count)| BaselineEntry {
+        .filter(|(_, (_, n))| *n > 0)
+        .map(|((_, rule, pointer), (file, count))| BaselineEntry {
             file,
             rule,
             pointer,
@@ -343,4 +460,78 @@ pub fn apply(report: &mut Report, baseline: &Baseline, base_dir: Option<&Path>) 
     let allowed = std::mem::take(&mut report.allowed_rules);
     *report = Report::new(files, allowed);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_path_is_the_same_whatever_the_spelling() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("corpus/transcripts")).unwrap();
+        std::fs::write(root.join("corpus/transcripts/a.jsonl"), b"").unwrap();
+        let base = root.join("corpus");
+        for spelled in [
+            root.join("corpus/transcripts/a.jsonl"),
+            root.join("corpus/./transcripts//a.jsonl"),
+            root.join("corpus/transcripts/../transcripts/a.jsonl"),
+        ] {
+            assert_eq!(relative_path(&spelled, &base), "transcripts/a.jsonl");
+        }
+        // The base spelled with a trailing `/.` and `..` too.
+        assert_eq!(
+            relative_path(
+                &root.join("corpus/transcripts/a.jsonl"),
+                &root.join("corpus/transcripts/../.")
+            ),
+            "transcripts/a.jsonl"
+        );
+        // Outside the base: `..`; the base itself: `.`.
+        assert_eq!(
+            relative_path(&root.join("corpus/transcripts/a.jsonl"), &root.join("ci")),
+            "../corpus/transcripts/a.jsonl"
+        );
+        assert_eq!(relative_path(&base, &base), ".");
+        // A file that does not exist (a fixed entry): normalized lexically below the
+        // resolved existing ancestor.
+        assert_eq!(
+            relative_path(&root.join("corpus/gone/../transcripts/b.jsonl"), &base),
+            "transcripts/b.jsonl"
+        );
+    }
+
+    #[test]
+    fn base_dir_is_the_files_directory_for_format_2_and_the_cwd_for_format_1() {
+        let cwd = Path::new("/work/repo");
+        let mut b = Baseline {
+            mcptape_baseline: BASELINE_FORMAT,
+            findings: Vec::new(),
+        };
+        assert_eq!(
+            b.base_dir(Path::new("corpus/check-baseline.json"), cwd),
+            Path::new("/work/repo/corpus")
+        );
+        assert_eq!(
+            b.base_dir(Path::new("/elsewhere/b.json"), cwd),
+            Path::new("/elsewhere")
+        );
+        assert_eq!(
+            b.base_dir(Path::new("b.json"), cwd),
+            Path::new("/work/repo/.")
+        );
+        b.mcptape_baseline = BASELINE_FORMAT_CWD;
+        assert_eq!(b.base_dir(Path::new("corpus/b.json"), cwd), cwd);
+        assert!(matches!(
+            Baseline::parse(
+                Path::new("b.json"),
+                br#"{"mcptapeBaseline":1,"findings":[]}"#
+            ),
+            Ok(Baseline {
+                mcptape_baseline: 1,
+                ..
+            })
+        ));
+    }
 }

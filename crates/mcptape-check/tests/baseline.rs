@@ -48,7 +48,7 @@ fn baseline_round_trip_on_violations_passes_and_rewrites_identically() {
     let file = base.join("baseline.json");
     b.write(&file).unwrap();
     let text = std::fs::read_to_string(&file).unwrap();
-    assert!(text.contains("\"mcptapeBaseline\": 1"), "{text}");
+    assert!(text.contains("\"mcptapeBaseline\": 2"), "{text}");
     let read = Baseline::read(&file).unwrap();
     assert_eq!(read, b);
     assert_eq!(read.to_json(), text);
@@ -186,8 +186,8 @@ fn baseline_parse_errors_name_the_entry() {
         format!(r#"{{"file":"a.jsonl","rule":"{rule}","pointer":"/id","count":{count}}}"#)
     };
     assert!(matches!(
-        parse_err(r#"{"mcptapeBaseline":2,"findings":[]}"#),
-        BaselineErrorKind::Version { found: 2 }
+        parse_err(r#"{"mcptapeBaseline":3,"findings":[]}"#),
+        BaselineErrorKind::Version { found: 3 }
     ));
     assert!(matches!(
         findings_err(&[entry("error-id-null", 1), entry("no-such-rule", 1)]),
@@ -252,13 +252,16 @@ fn shipped_corpus_baseline_matches_corpus_transcripts() {
     let root = repo_root();
     let b = Baseline::read(&root.join("corpus/check-baseline.json")).unwrap();
     assert!(b.total() >= 1);
+    // Format 2: relative to the file's own directory, corpus/.
+    assert_eq!(b.mcptape_baseline, BASELINE_FORMAT);
     assert!(
         b.findings
             .iter()
-            .all(|e| e.file.starts_with("corpus/transcripts/"))
+            .all(|e| e.file.starts_with("transcripts/"))
     );
+    let corpus = b.base_dir(&root.join("corpus/check-baseline.json"), &root);
     let mut report = check_paths(&[root.join("corpus/transcripts")], &Options::default()).unwrap();
-    let outcome = baseline::apply(&mut report, &b, Some(&root));
+    let outcome = baseline::apply(&mut report, &b, Some(&corpus));
     assert!(
         outcome.new.is_empty(),
         "new: {:?}",
@@ -269,7 +272,7 @@ fn shipped_corpus_baseline_matches_corpus_transcripts() {
     // The file is exactly what --write-baseline writes.
     let written = Baseline::from_report(
         &check_paths(&[root.join("corpus/transcripts")], &Options::default()).unwrap(),
-        Some(&root),
+        Some(&corpus),
     );
     assert_eq!(
         written.to_json(),

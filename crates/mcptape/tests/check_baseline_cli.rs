@@ -1,6 +1,7 @@
 //! `mcptape check --write-baseline / --baseline` as CI runs them: exit codes
 //! and the stderr verdict naming new and fixed findings, on a temp copy of
-//! corpus/violations (paths relative to the working directory).
+//! corpus/violations (paths in the baseline relative to its own directory, matched however
+//! the transcripts' paths are spelled and from any working directory).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -43,8 +44,9 @@ fn baseline_cli_round_trip_fixed_and_new() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(stderr(&o).contains("wrote baseline ci/baseline.json"));
     let text = std::fs::read_to_string(d.join("ci/baseline.json")).unwrap();
+    // Relative to the baseline file's directory, ci/.
     assert!(
-        text.contains("\"file\": \"v/not-found-code.jsonl\""),
+        text.contains("\"file\": \"../v/not-found-code.jsonl\""),
         "{text}"
     );
 
@@ -143,4 +145,99 @@ fn corpus_baseline_and_allow_both_pass_the_real_recordings() {
         &["check", "corpus/transcripts", "--allow", "error-id-null"],
     );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
+
+/// Regression: from another directory, `check /abs/corpus/transcripts --baseline
+/// /abs/corpus/check-baseline.json` said `0 of 1 expected finding(s) still occur, 1 new, 1 fixed`
+/// (exit 1): entries were matched by the path as spelled, relative to the working directory.
+#[test]
+fn check_baseline_matches_whatever_the_path_spelling() {
+    let tmp = violations_copy();
+    let d = tmp.path().canonicalize().unwrap();
+    std::fs::create_dir(d.join("elsewhere")).unwrap();
+    let o = mcptape(&d, &["check", "v", "--write-baseline", "ci/baseline.json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let written = std::fs::read_to_string(d.join("ci/baseline.json")).unwrap();
+    let abs_v = d.join("v").display().to_string();
+    let abs_b = d.join("ci/baseline.json").display().to_string();
+    let total = serde_json::from_str::<serde_json::Value>(&written).unwrap()["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["count"].as_u64().unwrap())
+        .sum::<u64>();
+    assert!(total >= 10, "{written}");
+    let verdict = format!("{total} of {total} expected finding(s) still occur, 0 new, 0 fixed");
+    let runs: [(PathBuf, Vec<&str>); 6] = [
+        (d.clone(), vec!["v", "ci/baseline.json"]),
+        (d.clone(), vec!["./v/", "./ci/../ci/baseline.json"]),
+        (d.clone(), vec![&abs_v, &abs_b]),
+        (d.join("elsewhere"), vec![&abs_v, &abs_b]),
+        (d.join("elsewhere"), vec!["../v", "../ci/baseline.json"]),
+        (d.join("ci"), vec!["../v/", "baseline.json"]),
+    ];
+    for (cwd, a) in &runs {
+        let o = mcptape(cwd, &["check", a[0], "--baseline", a[1]]);
+        assert_eq!(o.status.code(), Some(0), "{a:?} in {cwd:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(&verdict), "{a:?}: {}", stderr(&o));
+    }
+    // --write-baseline writes the same file whatever the spelling and the directory.
+    for (cwd, a) in &runs {
+        let o = mcptape(cwd, &["check", a[0], "--write-baseline", a[1]]);
+        assert_eq!(o.status.code(), Some(0), "{a:?}: {}", stderr(&o));
+        assert_eq!(
+            std::fs::read_to_string(d.join("ci/baseline.json")).unwrap(),
+            written,
+            "{a:?} in {cwd:?}"
+        );
+    }
+}
+
+/// The shipped corpus/check-baseline.json (format 2, paths relative to corpus/) matches the
+/// repository's recordings from a directory outside the repository, absolute paths.
+#[test]
+fn check_shipped_baseline_matches_from_another_directory() {
+    let root = repo().canonicalize().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let o = mcptape(
+        tmp.path(),
+        &[
+            "check",
+            &root.join("corpus/transcripts").display().to_string(),
+            "--baseline",
+            &root
+                .join("corpus/check-baseline.json")
+                .display()
+                .to_string(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("1 of 1 expected finding(s) still occur, 0 new, 0 fixed"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// A format-1 baseline (paths relative to the working directory, as older mcptape wrote) is
+/// still read that way.
+#[test]
+fn check_baseline_format_1_is_still_read_relative_to_the_working_directory() {
+    let tmp = violations_copy();
+    let d = tmp.path();
+    let o = mcptape(d, &["check", "v", "--write-baseline", "ci/baseline.json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v2 = std::fs::read_to_string(d.join("ci/baseline.json")).unwrap();
+    let v1 = v2
+        .replace("\"mcptapeBaseline\": 2", "\"mcptapeBaseline\": 1")
+        .replace("\"../v/", "\"v/");
+    assert_ne!(v1, v2);
+    std::fs::write(d.join("ci/old.json"), &v1).unwrap();
+    let o = mcptape(d, &["check", "./v", "--baseline", "ci/old.json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains(", 0 new, 0 fixed"), "{}", stderr(&o));
+    // Relative to the working directory: from ci/ they name ci/v/…, which is not there.
+    let o = mcptape(&d.join("ci"), &["check", "../v", "--baseline", "old.json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains(" 0 of "), "{}", stderr(&o));
 }

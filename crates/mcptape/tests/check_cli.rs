@@ -184,3 +184,32 @@ fn top_level_help_points_fuzzing_to_fuzz_run_sh() {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+/// Regression: `check corpus/transcripts --format sarif | head -1` printed `mcptape: error:
+/// Broken pipe (os error 32)` and exited 2, where human and junit ended quietly; every format
+/// now ends quietly when the reader goes away (the exit status is the check's).
+#[test]
+fn check_sarif_into_a_closed_pipe_exits_quietly() {
+    for format in ["sarif", "json", "junit", "human"] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_mcptape"))
+            .args([
+                "check",
+                "corpus/transcripts",
+                "--baseline",
+                "corpus/check-baseline.json",
+                "--format",
+                format,
+            ])
+            .current_dir(repo())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("run mcptape");
+        // The reader goes away before the report is written.
+        drop(child.stdout.take());
+        let o = child.wait_with_output().unwrap();
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "{format}: {e}");
+        assert!(!e.contains("error"), "{format}: {e}");
+    }
+}

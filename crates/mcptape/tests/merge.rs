@@ -422,3 +422,29 @@ fn merge_of_an_empty_file_says_empty_file() {
     );
     assert!(!stderr.contains("line 0"), "{stderr}");
 }
+
+/// Regression: `--out M` where `M/latency.hlog` is a hard link to an input passed the canonical
+/// path check and truncated the input through the link; the shared same-file check (device and
+/// inode) refuses it in merge's words.
+#[test]
+fn merge_refuses_out_over_a_hard_link_to_an_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = small_run(dir.path(), "runA", &[]);
+    let b = small_run(dir.path(), "runB", &["--seed", "2"]);
+    let m = dir.path().join("M");
+    std::fs::create_dir(&m).unwrap();
+    std::fs::hard_link(&a, m.join("latency.hlog")).unwrap();
+    let before = std::fs::read(&a).unwrap();
+    let (code, stdout, stderr) = merge(&[a.clone(), b], &m);
+    assert_eq!(code, 2, "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "--out {}: latency.hlog is the input {}: refusing to write over it",
+            m.display(),
+            a.display()
+        )),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read(&a).unwrap(), before, "the input is untouched");
+    assert!(!m.join("report.json").exists());
+}

@@ -191,6 +191,9 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
     };
     if let Some(dir) = &args.out {
         check_out_dir(dir)?;
+        for file in BENCH_OUT_FILES {
+            super::refuse_overwrite("--out", &dir.join(file), [&args.transcript])?;
+        }
     }
     let mut target = target::Target::new();
     // The session future borrows `target`; it is dropped when the select ends, so the

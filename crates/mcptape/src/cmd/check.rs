@@ -6,7 +6,6 @@
 //! (unreadable path, unknown rule id, bad baseline file).
 
 use std::collections::BTreeSet;
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -69,11 +68,12 @@ pub struct Args {
     pub blob_threshold: u64,
     /// A baseline of expected findings (JSON, see `--write-baseline`): only findings it does not
     /// hold fail; expected ones that no longer occur are reported as fixed (on stderr).
-    /// Paths in it are relative to the working directory.
+    /// Paths in it are relative to the baseline file's directory (an older format-1 file: to
+    /// the working directory), so it matches from any directory and any spelling of PATH.
     #[arg(long, value_name = "FILE")]
     pub baseline: Option<PathBuf>,
-    /// Write the current failing findings to FILE as a baseline (rule, transcript, JSON Pointer,
-    /// count; sorted) and exit 0.
+    /// Write the current failing findings to FILE as a baseline (rule, transcript path relative
+    /// to FILE's directory, JSON Pointer, count; sorted) and exit 0.
     #[arg(long, value_name = "FILE")]
     pub write_baseline: Option<PathBuf>,
 }
@@ -91,11 +91,22 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         allow: args.allow.iter().cloned().collect::<BTreeSet<_>>(),
         blob_threshold_bytes: args.blob_threshold,
     };
+    // Nothing written may replace a file read: a transcript (a directory's too), the baseline.
+    let inputs = mcptape_check::collect_transcripts(&args.paths)?;
+    if let Some(out) = &args.output {
+        super::refuse_overwrite("-o", out, inputs.iter().chain(&args.baseline))?;
+    }
+    if let Some(out) = &args.write_baseline {
+        super::refuse_overwrite("--write-baseline", out, &inputs)?;
+    }
     let mut report = mcptape_check::check_paths(&args.paths, &opts)?;
     let cwd = std::env::current_dir().context("reading the working directory")?;
     let written = match &args.write_baseline {
         Some(path) => {
-            let b = Baseline::from_report(&report, Some(&cwd));
+            let dir = Baseline::dir_of(path, &cwd);
+            // Created first, so the paths are resolved against the directory itself.
+            std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+            let b = Baseline::from_report(&report, Some(&dir));
             b.write(path)?;
             eprintln!(
                 "mcptape check: wrote baseline {} ({} finding(s) under {} key(s))",
@@ -110,7 +121,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let outcome = match &args.baseline {
         Some(path) => {
             let b = Baseline::read(path)?;
-            let outcome = baseline::apply(&mut report, &b, Some(&cwd));
+            let outcome = baseline::apply(&mut report, &b, Some(&b.base_dir(path, &cwd)));
             print_baseline(path, &b, &outcome, &report);
             Some(outcome)
         }
@@ -146,11 +157,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 path.display()
             );
         }
-        None => {
-            let mut out = std::io::stdout().lock();
-            out.write_all(text.as_bytes())?;
-            out.flush()?;
-        }
+        // A reader that went away (`| head -1`) ends the printing quietly, in every format.
+        None => super::print_stdout(&text).context("writing the report to stdout")?,
     }
     Ok(if written || report.passed() {
         ExitCode::SUCCESS

@@ -124,6 +124,9 @@ pub fn run_export(cmd: ExportCommand) -> anyhow::Result<ExitCode> {
         ExportCommand::K6(a) => a,
         ExportCommand::Har(a) => return run_export_har(&a),
     };
+    if let Some(out) = &a.output {
+        super::refuse_overwrite("-o", out, [&a.transcript])?;
+    }
     let duration_us = flag_duration_us("--duration", &a.duration, MAX_DURATION_S * 1_000_000)?;
     anyhow::ensure!(
         duration_us >= 1_000_000 && duration_us.is_multiple_of(1_000_000),
@@ -168,6 +171,9 @@ pub fn run_import(cmd: ImportCommand) -> anyhow::Result<ExitCode> {
         ImportCommand::K6(a) => a,
         ImportCommand::Har(a) => return run_import_har(&a),
     };
+    for file in mcptape_replay::render::BENCH_OUT_FILES {
+        super::refuse_overwrite("--out", &a.out.join(file), &a.files)?;
+    }
     let m = K6Import::from_files(&a.files)?;
     let report = m.write_out(&a.out)?;
     print!("{}", report.table());
@@ -180,6 +186,9 @@ pub fn run_import(cmd: ImportCommand) -> anyhow::Result<ExitCode> {
 
 /// Runs `mcptape export har`.
 fn run_export_har(a: &ExportHarArgs) -> anyhow::Result<ExitCode> {
+    if let Some(out) = &a.output {
+        super::refuse_overwrite("-o", out, [&a.transcript])?;
+    }
     let har = mcptape_export::har::export_file(&a.transcript)?;
     write_or_print(a.output.as_deref(), &har)
 }
@@ -187,6 +196,7 @@ fn run_export_har(a: &ExportHarArgs) -> anyhow::Result<ExitCode> {
 /// Runs `mcptape import har`.
 fn run_import_har(a: &ImportHarArgs) -> anyhow::Result<ExitCode> {
     use mcptape_export::har_import::{ImportOptions, import_file};
+    super::refuse_overwrite("-o", &a.output, [&a.file])?;
     let opts = ImportOptions {
         redact: !a.no_redact,
     };

@@ -41,6 +41,24 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         super::inspect::open_regular_file(log)?;
     }
     let merged = merge_files(&a.logs)?;
+    // The shared check (same device and inode: a hard link to an input too), in merge's words;
+    // `write_merge_out` checks the canonical paths again.
+    for file in MERGE_OUT_FILES {
+        let out = a.out.join(file);
+        if let Some(input) =
+            super::overwritten_input(&out, merged.read_files.iter().map(|(p, _)| p))
+        {
+            let name = merged
+                .read_files
+                .iter()
+                .find(|(p, _)| p.as_path() == input)
+                .map_or_else(|| input.display().to_string(), |(_, n)| n.clone());
+            anyhow::bail!(
+                "--out {}: {file} is the input {name}: refusing to write over it",
+                a.out.display()
+            );
+        }
+    }
     write_merge_out(&a.out, &merged).with_context(|| format!("writing {}", a.out.display()))?;
     let mut out = std::io::stdout().lock();
     let printed = write!(out, "{}", merged.report.table())

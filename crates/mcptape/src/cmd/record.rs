@@ -106,6 +106,12 @@ async fn run_stdio(args: &Args) -> anyhow::Result<ExitCode> {
     );
     let grace = super::flag_duration("--grace", &args.grace, MAX_GRACE_US)?;
     let term_grace = super::flag_duration("--term-grace", &args.term_grace, MAX_GRACE_US)?;
+    // The transcript is created (truncated) before the server starts: it must not be
+    // mcptape's own stdin (`record -o t -- cat < t` would read back what it writes, without
+    // end) nor a file the server is given (`record -o t -- mcptape serve t`).
+    let stdin = std::path::Path::new("/dev/stdin");
+    let given = args.command.iter().skip(1).map(std::path::Path::new);
+    super::refuse_overwrite("-o", &args.output, std::iter::once(stdin).chain(given))?;
     let redactor = redactor(args)?;
     let (cwd, home) = machine_dirs();
     let argv = redactor.argv(&args.command, cwd.as_deref(), home.as_deref());

@@ -1,0 +1,221 @@
+//! Regression: writers replaced their own input (`import har rec.har -o rec.har` turned the HAR
+//! into a transcript, `check c1.jsonl -o c1.jsonl` replaced the transcript by the report). Every
+//! writer now refuses an output that is one of its inputs (same file: the path as given, another
+//! spelling, a symlink or a hard link) with exit 2, naming both paths, the input untouched; an
+//! output next to the inputs or inside an input directory is written.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// `mcptape ARGS` run in `dir`.
+fn mcptape(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mcptape"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run mcptape")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Runs `args` in `dir`, expects the refusal of writing `out` over `input` (both as spelled in
+/// `args`) and `file` unchanged.
+fn assert_refused(dir: &Path, args: &[&str], flag: &str, out: &str, input: &str, file: &str) {
+    let before = std::fs::read(dir.join(file)).unwrap();
+    let o = mcptape(dir, args);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
+    assert!(
+        e.contains(&format!(
+            "{flag} {out}: refusing to write over the input {input} ({flag} is that file)"
+        )),
+        "{args:?}: {e}"
+    );
+    assert_eq!(
+        std::fs::read(dir.join(file)).unwrap(),
+        before,
+        "{args:?}: the input is untouched"
+    );
+}
+
+/// A temp dir with `rec-http.jsonl` (a Streamable HTTP recording) and `c1.jsonl` (a violation).
+fn workdir() -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        repo().join("corpus/transcripts/everything-http.jsonl"),
+        tmp.path().join("rec-http.jsonl"),
+    )
+    .unwrap();
+    std::fs::copy(
+        repo().join("corpus/violations/error-id-null.jsonl"),
+        tmp.path().join("c1.jsonl"),
+    )
+    .unwrap();
+    tmp
+}
+
+#[test]
+fn import_har_refuses_to_write_over_its_input() {
+    let tmp = workdir();
+    let d = tmp.path();
+    let o = mcptape(d, &["export", "har", "rec-http.jsonl", "-o", "rec.har"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let args = ["import", "har", "rec.har", "-o", "rec.har"];
+    assert_refused(d, &args, "-o", "rec.har", "rec.har", "rec.har");
+    let args = ["import", "har", "rec.har", "-o", "./rec.har"];
+    assert_refused(d, &args, "-o", "./rec.har", "rec.har", "rec.har");
+    std::os::unix::fs::symlink("rec.har", d.join("link.har")).unwrap();
+    let args = ["import", "har", "rec.har", "-o", "link.har"];
+    assert_refused(d, &args, "-o", "link.har", "rec.har", "rec.har");
+    // Another file is written.
+    let o = mcptape(d, &["import", "har", "rec.har", "-o", "back.jsonl"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(d.join("back.jsonl").is_file());
+}
+
+#[test]
+fn export_har_refuses_to_write_over_its_input() {
+    let tmp = workdir();
+    let d = tmp.path();
+    let args = ["export", "har", "rec-http.jsonl", "-o", "rec-http.jsonl"];
+    assert_refused(
+        d,
+        &args,
+        "-o",
+        "rec-http.jsonl",
+        "rec-http.jsonl",
+        "rec-http.jsonl",
+    );
+    std::fs::hard_link(d.join("rec-http.jsonl"), d.join("hard.jsonl")).unwrap();
+    let args = ["export", "har", "rec-http.jsonl", "-o", "hard.jsonl"];
+    assert_refused(
+        d,
+        &args,
+        "-o",
+        "hard.jsonl",
+        "rec-http.jsonl",
+        "rec-http.jsonl",
+    );
+}
+
+#[test]
+fn export_k6_refuses_to_write_over_its_input() {
+    let tmp = workdir();
+    let d = tmp.path();
+    std::fs::create_dir(d.join("sub")).unwrap();
+    let args = [
+        "export",
+        "k6",
+        "rec-http.jsonl",
+        "-o",
+        "sub/../rec-http.jsonl",
+    ];
+    assert_refused(
+        d,
+        &args,
+        "-o",
+        "sub/../rec-http.jsonl",
+        "rec-http.jsonl",
+        "rec-http.jsonl",
+    );
+    let o = mcptape(d, &["export", "k6", "rec-http.jsonl", "-o", "sub/k6.js"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(d.join("sub/k6.js").is_file());
+}
+
+#[test]
+fn check_output_refuses_to_write_over_its_input_in_every_format() {
+    let tmp = workdir();
+    let d = tmp.path();
+    for format in ["human", "json", "junit", "sarif"] {
+        let args = ["check", "c1.jsonl", "--format", format, "-o", "c1.jsonl"];
+        assert_refused(d, &args, "-o", "c1.jsonl", "c1.jsonl", "c1.jsonl");
+    }
+    // A file of an input directory is an input; a new file inside it is not.
+    std::fs::create_dir(d.join("t")).unwrap();
+    std::fs::copy(d.join("c1.jsonl"), d.join("t/c1.jsonl")).unwrap();
+    let args = ["check", "t", "-o", "t/c1.jsonl"];
+    assert_refused(d, &args, "-o", "t/c1.jsonl", "t/c1.jsonl", "t/c1.jsonl");
+    let o = mcptape(d, &["check", "t", "-o", "t/report.txt"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        std::fs::read_to_string(d.join("t/report.txt"))
+            .unwrap()
+            .contains("error-id-null")
+    );
+    // --write-baseline over a transcript, -o over the baseline read.
+    let args = ["check", "t", "--write-baseline", "t/c1.jsonl"];
+    assert_refused(
+        d,
+        &args,
+        "--write-baseline",
+        "t/c1.jsonl",
+        "t/c1.jsonl",
+        "t/c1.jsonl",
+    );
+    let o = mcptape(d, &["check", "t", "--write-baseline", "b.json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let args = ["check", "t", "--baseline", "b.json", "-o", "b.json"];
+    assert_refused(d, &args, "-o", "b.json", "b.json", "b.json");
+}
+
+#[test]
+fn bench_out_refuses_to_write_over_its_transcript() {
+    let tmp = workdir();
+    // A transcript that happens to be named like one of bench's outputs.
+    std::fs::rename(
+        tmp.path().join("rec-http.jsonl"),
+        tmp.path().join("report.json"),
+    )
+    .unwrap();
+    assert_refused(
+        tmp.path(),
+        &["bench", "report.json", "--out", "."],
+        "--out",
+        "./report.json",
+        "report.json",
+        "report.json",
+    );
+}
+
+#[test]
+fn record_refuses_a_transcript_that_is_its_own_stdin() {
+    let tmp = workdir();
+    let t = tmp.path().join("c1.jsonl");
+    let before = std::fs::read(&t).unwrap();
+    // `record -o t -- cat < t` read back what it wrote, without end (3.6 GB in 30 s).
+    let o = Command::new(env!("CARGO_BIN_EXE_mcptape"))
+        .args(["record", "-o", "c1.jsonl", "--", "cat"])
+        .current_dir(tmp.path())
+        .stdin(std::fs::File::open(&t).unwrap())
+        .output()
+        .expect("run mcptape");
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(
+        e.contains("-o c1.jsonl: refusing to write over the input /dev/stdin (-o is that file)"),
+        "{e}"
+    );
+    assert_eq!(std::fs::read(&t).unwrap(), before, "the input is untouched");
+}
+
+#[test]
+fn record_refuses_a_transcript_the_server_is_given() {
+    let tmp = workdir();
+    // `record -o t -- mcptape serve t` truncated serve's input before serve started.
+    let bin = env!("CARGO_BIN_EXE_mcptape");
+    assert_refused(
+        tmp.path(),
+        &["record", "-o", "c1.jsonl", "--", bin, "serve", "./c1.jsonl"],
+        "-o",
+        "c1.jsonl",
+        "./c1.jsonl",
+        "c1.jsonl",
+    );
+}
