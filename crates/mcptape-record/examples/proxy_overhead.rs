@@ -160,12 +160,18 @@ fn main() {
         ping_pong(p, 200, 0, &mut Histogram::new(3).unwrap());
     }
     let mut id = 1000;
+    // The proxies take turns going first (the slot right after the plain pipe measured
+    // ~50 µs slower at p50 whichever build sat in it).
+    let mut round = 0;
     while (direct.len() as usize) < messages {
         ping_pong(&mut d, ROUND, id, &mut direct);
-        for (p, h) in ps.iter_mut().zip(&mut proxied) {
-            ping_pong(p, ROUND, id, h);
+        let n = ps.len();
+        for k in 0..n {
+            let i = (k + round) % n;
+            ping_pong(&mut ps[i], ROUND, id, &mut proxied[i]);
         }
         id += ROUND;
+        round += 1;
     }
     for c in std::iter::once(&mut d).chain(ps.iter_mut()) {
         drop(c.stdin.take());
@@ -202,8 +208,9 @@ fn main() {
     let shm_transcript = shm
         .is_dir()
         .then(|| shm.join(format!("mcptape-overhead-{}.jsonl", std::process::id())));
-    // Each round: the plain pipe, then every proxy (ext4, then tmpfs), back to back,
-    // so a ratio compares runs a second apart; the median over rounds is quoted.
+    // Each round: the plain pipe, then every proxy (ext4, then tmpfs; the proxies take
+    // turns going first), back to back, so a ratio compares runs a second apart; the
+    // median over rounds is quoted.
     let rounds: usize = std::env::var("ROUNDS")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -213,9 +220,12 @@ fn main() {
     // Per proxy: (MB/s, CPU s) per round with the transcript in the temp dir, and on tmpfs.
     type Runs = Vec<(f64, f64)>;
     let mut p_runs: Vec<(Runs, Runs)> = proxies.iter().map(|_| Default::default()).collect();
-    for _ in 0..rounds {
+    for round in 0..rounds {
         pipe_runs.push(throughput(None, &transcript, big));
-        for ((_, b), (on_disk, on_shm)) in proxies.iter().zip(&mut p_runs) {
+        let n = proxies.len();
+        for k in 0..n {
+            let i = (k + round) % n;
+            let (b, (on_disk, on_shm)) = (proxies[i].1, &mut p_runs[i]);
             on_disk.push(throughput(Some(b), &transcript, big));
             let _ = std::fs::remove_file(&transcript);
             if let Some(t) = &shm_transcript {

@@ -40,7 +40,7 @@ pub struct Args {
     /// A live stdio server command (run with `sh -c`).
     #[arg(long, value_name = "CMD", conflicts_with = "target_url")]
     pub target_cmd: Option<String>,
-    /// A live Streamable HTTP endpoint on loopback (host 127.0.0.0/8, [::1] or localhost; any
+    /// A live Streamable HTTP endpoint on loopback (host 127.0.0.0/8, ::1 or localhost; any
     /// other host is refused before connecting), e.g. http://127.0.0.1:3001/mcp.
     #[arg(long, value_name = "URL")]
     pub target_url: Option<String>,
