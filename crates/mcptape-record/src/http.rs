@@ -272,6 +272,9 @@ impl HttpProxy {
         )
         .await;
         conns.abort_all();
+        // Wait for the aborted connections to be dropped: an exchange still waiting for
+        // its answer records how it ended (`Unanswered`) before the transcript is finished.
+        while conns.join_next().await.is_some() {}
         Ok(self.exchanges())
     }
 }
@@ -369,6 +372,50 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<ProxyBo
         return text_response(StatusCode::FORBIDDEN, &format!("mcptape record: {e}"));
     }
     let n = shared.exchanges.fetch_add(1, Ordering::Relaxed);
+    let mut unanswered = Unanswered {
+        sink: shared.sink.clone(),
+        meta: Some(HttpMeta {
+            exchange: n,
+            method: Some(req.method().as_str().to_owned()),
+            ..HttpMeta::default()
+        }),
+    };
+    let response = exchange(&shared, n, req).await;
+    unanswered.meta = None;
+    response
+}
+
+/// Records the end of an exchange whose handler was dropped before it returned: the
+/// client closed the connection while the upstream had not answered yet (hyper then
+/// drops the handler), or the recorder stopped. Without it such an exchange would
+/// have a `c2s` record and no `s2c` one; with it, the `s2c` record says how it ended
+/// (`clientClosedStream`, with a `detail`), and nothing was passed on.
+struct Unanswered {
+    sink: Arc<TranscriptSink>,
+    /// `None` once the handler returned (it recorded the end itself).
+    meta: Option<HttpMeta>,
+}
+
+impl Drop for Unanswered {
+    fn drop(&mut self) {
+        if let Some(meta) = self.meta.take() {
+            note(
+                &self.sink,
+                Direction::S2c,
+                meta,
+                HttpNote::ClientClosedStream,
+                Some(
+                    "the connection closed (or the recorder stopped) before the answer; nothing was passed on"
+                        .to_owned(),
+                ),
+            );
+        }
+    }
+}
+
+/// One exchange, numbered `n`, after the DNS-rebinding check: the request recorded and
+/// forwarded, the answer recorded and passed on (see [`HttpProxy`]).
+async fn exchange(shared: &Arc<Shared>, n: u64, req: Request<Incoming>) -> Response<ProxyBody> {
     let (parts, body) = req.into_parts();
     let method = parts.method.clone();
     let path_q = parts
@@ -434,6 +481,10 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<ProxyBo
             &body,
             req_meta,
         );
+    }
+
+    if shared.sink.has_failed() {
+        return transcript_failed();
     }
 
     // Forward.
@@ -546,6 +597,11 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<ProxyBo
                         record_body(&sink, &redactor, Direction::S2c, ev.data.as_bytes(), meta);
                     }
                 }
+                if sink.has_failed() {
+                    // These events may not be in the transcript: not passed on, the
+                    // stream ends (the note below is not recorded either).
+                    break HttpNote::StreamBroken;
+                }
                 if tx.send(Ok(Frame::data(data))).await.is_err() {
                     break HttpNote::ClientClosedStream;
                 }
@@ -599,8 +655,23 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<ProxyBo
             resp_meta,
         );
     }
+    if shared.sink.has_failed() {
+        return transcript_failed();
+    }
     *out.body_mut() = Full::new(rbytes).boxed();
     out
+}
+
+/// The answer to a request once the transcript cannot be written (disk full,
+/// file size limit, EIO; [`TranscriptSink::has_failed`]): 503, and nothing
+/// that would be unrecorded is forwarded either way — a request is not sent
+/// upstream, a response body is not passed on, an SSE stream ends. `record`
+/// exits with the write error when it stops.
+fn transcript_failed() -> Response<ProxyBody> {
+    text_response(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "mcptape: the transcript cannot be written; nothing is forwarded unrecorded",
+    )
 }
 
 #[cfg(test)]
