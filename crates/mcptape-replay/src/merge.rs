@@ -84,6 +84,10 @@ pub enum MergeErrorKind {
     /// A file could not be read (or the output written).
     #[error("{0}")]
     Io(#[from] std::io::Error),
+    /// An input is a FIFO, socket, device or directory: refused at once, unread
+    /// (the shared non-blocking opener, [`mcptape_uri::fs::open_nonblocking`]).
+    #[error("not a regular file (FIFO, socket or device)")]
+    NotRegularFile,
     /// A file larger than its limit ([`MAX_LOG_FILE_BYTES`], [`MAX_REPORT_FILE_BYTES`]).
     #[error("{file} is {bytes} bytes, above the limit of {limit} bytes")]
     FileTooLarge {
@@ -877,8 +881,18 @@ fn read_capped(name: &str, path: &Path, file: &str, limit: u64) -> Result<Vec<u8
             limit,
         })
     };
-    let f = std::fs::File::open(path).map_err(|x| e(MergeErrorKind::Io(x)))?;
-    let size = f.metadata().map_err(|x| e(MergeErrorKind::Io(x)))?.len();
+    let f = match mcptape_uri::fs::open_nonblocking(path) {
+        Ok(f) => f,
+        Err(x) if x.kind() == mcptape_uri::fs::OpenErrorKind::NotRegularFile => {
+            return Err(e(MergeErrorKind::NotRegularFile));
+        }
+        Err(x) => return Err(e(MergeErrorKind::Io(std::io::Error::other(x.to_string())))),
+    };
+    let meta = f.metadata().map_err(|x| e(MergeErrorKind::Io(x)))?;
+    if !meta.is_file() {
+        return Err(e(MergeErrorKind::NotRegularFile));
+    }
+    let size = meta.len();
     if size > limit {
         return Err(too_large(size));
     }
@@ -974,12 +988,14 @@ pub fn write_merge_out(dir: &Path, m: &Merged) -> Result<(), MergeError> {
         return Err(whole(MergeErrorKind::OutIsFile(dir.display().to_string())));
     }
     for file in MERGE_OUT_FILES {
-        // A file that does not exist yet is no input; one that does is compared canonicalized
-        // (a symlink to an input, `runA/../runA`).
-        let Ok(out) = std::fs::canonicalize(dir.join(file)) else {
-            continue;
-        };
-        if let Some((_, name)) = m.read_files.iter().find(|(p, _)| *p == out) {
+        // The one same-file test of every writer: same device and inode (a symlink or a
+        // hard link to an input, `runA/../runA`), else the same canonical place.
+        let out = dir.join(file);
+        if let Some((_, name)) = m
+            .read_files
+            .iter()
+            .find(|(p, _)| mcptape_uri::fs::same_file(&out, p))
+        {
             return Err(whole(MergeErrorKind::OutOverwritesInput {
                 out: dir.display().to_string(),
                 file,

@@ -167,6 +167,40 @@ impl ConfinedRoot {
     }
 }
 
+/// Whether writing `output` would write over `input`: the same file (same device and inode,
+/// a hard link or symlink included) when both exist, else the same canonical parent
+/// directory and the same file name. A directory `input` is the same only as itself: a file
+/// inside it is not (`check DIR -o DIR/report.json` is fine); pass a directory's files to
+/// compare them. The one test of every writer that refuses to write over its input
+/// (`mcptape`'s `cmd::refuse_overwrite`, `mcptape_replay::merge::write_merge_out`).
+pub fn same_file(output: &std::path::Path, input: &std::path::Path) -> bool {
+    if let (Ok(o), Ok(i)) = (std::fs::metadata(output), std::fs::metadata(input)) {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt as _;
+            return o.dev() == i.dev() && o.ino() == i.ino();
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = (o, i);
+            return matches!(
+                (std::fs::canonicalize(output), std::fs::canonicalize(input)),
+                (Ok(a), Ok(b)) if a == b
+            );
+        }
+    }
+    // One of them does not exist (yet): compare where it would be.
+    fn place(p: &std::path::Path) -> Option<(std::path::PathBuf, std::ffi::OsString)> {
+        let name = p.file_name()?.to_owned();
+        let parent = p
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(std::path::Path::new("."));
+        Some((std::fs::canonicalize(parent).ok()?, name))
+    }
+    matches!((place(output), place(input)), (Some(a), Some(b)) if a == b)
+}
+
 /// Opens `path` read-only (ambient authority, no confinement) with the shared non-blocking
 /// opener (module docs): a FIFO with no writer neither blocks the open nor gets returned.
 /// Returns a regular file or a directory; the caller that wants only regular files checks

@@ -105,7 +105,7 @@ pub(crate) fn read_regular_file(path: &Path) -> anyhow::Result<Vec<u8>> {
 ///
 /// Errors: `reading PATH: not a regular file (FIFO, socket or device)`, `… is a directory`, or
 /// the open's I/O error.
-pub(crate) fn open_regular_file(path: &Path) -> anyhow::Result<(std::fs::File, std::fs::Metadata)> {
+fn open_regular_file(path: &Path) -> anyhow::Result<(std::fs::File, std::fs::Metadata)> {
     let file = mcptape_uri::fs::open_nonblocking(path).map_err(|e| match e.kind() {
         mcptape_uri::fs::OpenErrorKind::NotRegularFile => anyhow::anyhow!(
             "reading {}: not a regular file (FIFO, socket or device)",

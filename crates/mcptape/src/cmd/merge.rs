@@ -1,7 +1,6 @@
 //! `mcptape merge A.hlog B.hlog… --out DIR`: the interval logs of several bench runs (or
 //! machines) into one report ([`mcptape_replay::merge`]): flags in, the table out.
 
-use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -32,52 +31,18 @@ pub struct Args {
 
 /// Runs `mcptape merge`: merges, writes `DIR/report.json` and `DIR/latency.hlog`, prints the
 /// table (a closed stdout, `| head`, ends the printing quietly: exit 0). Errors: an input that
-/// is not a regular file (`reading LOG: not a regular file (FIFO, socket or device)`), the merge's
+/// is not a regular file (`LOG: not a regular file (FIFO, socket or device)`, refused unread), the merge's
 /// (the input and line named), writing `DIR` (over an input: refused), or writing stdout.
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
-    // A FIFO, socket or device input fails at once (the shared non-blocking opener, as
-    // `inspect`, `serve` and `bench` read), instead of blocking the library's open forever.
-    for log in &a.logs {
-        super::inspect::open_regular_file(log)?;
-    }
     let merged = merge_files(&a.logs)?;
-    // The shared check (same device and inode: a hard link to an input too), in merge's words;
-    // `write_merge_out` checks the canonical paths again.
-    for file in MERGE_OUT_FILES {
-        let out = a.out.join(file);
-        if let Some(input) =
-            super::overwritten_input(&out, merged.read_files.iter().map(|(p, _)| p))
-        {
-            let name = merged
-                .read_files
-                .iter()
-                .find(|(p, _)| p.as_path() == input)
-                .map_or_else(|| input.display().to_string(), |(_, n)| n.clone());
-            anyhow::bail!(
-                "--out {}: {file} is the input {name}: refusing to write over it",
-                a.out.display()
-            );
-        }
-    }
     write_merge_out(&a.out, &merged).with_context(|| format!("writing {}", a.out.display()))?;
-    let mut out = std::io::stdout().lock();
-    let printed = write!(out, "{}", merged.report.table())
-        .and_then(|()| {
-            writeln!(
-                out,
-                "\nwrote {}/{}, {}",
-                a.out.display(),
-                MERGE_OUT_FILES[0],
-                MERGE_OUT_FILES[1]
-            )
-        })
-        .and_then(|()| out.flush());
-    match printed {
-        // The reader went away (`| head -1`): the files are written, nothing is lost.
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
-        r => {
-            r.context("writing the table to stdout")?;
-            Ok(ExitCode::SUCCESS)
-        }
-    }
+    // A closed stdout (`| head -1`) ends the printing quietly: the files are written.
+    super::print_stdout(&format!(
+        "{}\nwrote {}/{}, {}\n",
+        merged.report.table(),
+        a.out.display(),
+        MERGE_OUT_FILES[0],
+        MERGE_OUT_FILES[1]
+    ))?;
+    Ok(ExitCode::SUCCESS)
 }

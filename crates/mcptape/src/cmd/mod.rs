@@ -79,40 +79,8 @@ pub fn print_stdout(text: &str) -> anyhow::Result<()> {
     }
 }
 
-/// Whether writing `output` would write over `input`: the same file (same device and inode,
-/// a hard link or symlink included) when both exist, else the same canonical parent
-/// directory and the same file name. A directory `input` is the same only as itself: a file
-/// inside it is not (`check DIR -o DIR/report.json` is fine); pass a directory's files to
-/// compare them.
-pub(crate) fn same_file(output: &std::path::Path, input: &std::path::Path) -> bool {
-    if let (Ok(o), Ok(i)) = (std::fs::metadata(output), std::fs::metadata(input)) {
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::MetadataExt as _;
-            return o.dev() == i.dev() && o.ino() == i.ino();
-        }
-        #[cfg(not(unix))]
-        {
-            let _ = (o, i);
-            return matches!(
-                (std::fs::canonicalize(output), std::fs::canonicalize(input)),
-                (Ok(a), Ok(b)) if a == b
-            );
-        }
-    }
-    // One of them does not exist (yet): compare where it would be.
-    fn place(p: &std::path::Path) -> Option<(std::path::PathBuf, std::ffi::OsString)> {
-        let name = p.file_name()?.to_owned();
-        let parent = p
-            .parent()
-            .filter(|d| !d.as_os_str().is_empty())
-            .unwrap_or(std::path::Path::new("."));
-        Some((std::fs::canonicalize(parent).ok()?, name))
-    }
-    matches!((place(output), place(input)), (Some(a), Some(b)) if a == b)
-}
-
-/// The first of `inputs` that writing `output` would write over ([`same_file`]).
+/// The first of `inputs` that writing `output` would write over
+/// ([`mcptape_uri::fs::same_file`]).
 pub(crate) fn overwritten_input<'i, P: AsRef<std::path::Path> + ?Sized + 'i>(
     output: &std::path::Path,
     inputs: impl IntoIterator<Item = &'i P>,
@@ -120,11 +88,11 @@ pub(crate) fn overwritten_input<'i, P: AsRef<std::path::Path> + ?Sized + 'i>(
     inputs
         .into_iter()
         .map(AsRef::as_ref)
-        .find(|i| same_file(output, i))
+        .find(|i| mcptape_uri::fs::same_file(output, i))
 }
 
 /// Refuses an output flag (`flag`: `-o`, `--output`, `--write-baseline`) whose file is one of
-/// `inputs` ([`same_file`]), before anything is written: the one check of every writer
+/// `inputs` ([`mcptape_uri::fs::same_file`]), before anything is written: the one check of every writer
 /// (`check -o`, `export k6|har -o`, `import har -o`, `merge --out`).
 ///
 /// # Errors
