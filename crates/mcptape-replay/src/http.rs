@@ -19,12 +19,22 @@
 //! (else 404 with a `-32001 "Session not found"` body, as the TypeScript SDK
 //! servers answer) — never a rejection recorded for another reason.
 //!
+//! Requests belong to their scope ([`Scope`]): the session for 2025-era
+//! HTTP, the HTTP request itself for 2026-07-28 stateless HTTP (and for a
+//! session-less request of a session tape). Pending answers are keyed by
+//! scope and raw id, so two clients that both number their ids from 0 never
+//! touch each other's requests, and a `notifications/cancelled` reaches only
+//! its own session's request. A pending answer is counted cancelled only
+//! when a cancel came for it: that notification, or its stream closed by the
+//! client (the handler's future dropped before the answer).
+//!
 //! DNS rebinding (2025-11-25 "Transports" §Security Warning): every request
 //! first passes [`mcptape_transport::origin::LoopbackGuard`]; a foreign
 //! `Origin` or a `Host` other than the bound loopback address is answered 403.
 
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
@@ -52,13 +62,74 @@ pub use mcptape_wire::protocol::header::SESSION_ID as SESSION_HEADER;
 /// Largest request body accepted, bytes (same as a stdio line).
 pub const MAX_BODY_BYTES: usize = MAX_LINE_BYTES;
 
+/// Whose request a pending answer is: the state of one client never keys on
+/// the id alone (2025-11-25 "Transports" §Session Management: ids are unique
+/// per session, not per server).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Scope {
+    /// 2025-era HTTP: the `Mcp-Session-Id` the request carried (or was given).
+    Session(String),
+    /// 2026-07-28 stateless HTTP, or a session-less request: the HTTP request
+    /// itself (numbered from 0); only closing its stream cancels it.
+    Request(u64),
+}
+
+/// Pending answers by (scope, raw id text): each entry's number (unique per
+/// request) and the sender that cancels it.
+type PendingMap = HashMap<(Scope, String), Vec<(u64, oneshot::Sender<()>)>>;
+
 struct HttpState {
     server: Arc<Server>,
     sessions: bool,
     live: Mutex<HashSet<String>>,
-    pending: Mutex<HashMap<String, oneshot::Sender<()>>>,
+    pending: Mutex<PendingMap>,
+    next_request: AtomicU64,
     next_event: Mutex<u64>,
     guard: LoopbackGuard,
+}
+
+impl HttpState {
+    fn pending(&self) -> std::sync::MutexGuard<'_, PendingMap> {
+        self.pending.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Cancels every pending answer to `id` in `scope`; how many there were.
+    fn cancel(&self, scope: &Scope, id: &str) -> usize {
+        let Some(waiting) = self.pending().remove(&(scope.clone(), id.to_owned())) else {
+            return 0;
+        };
+        let n = waiting.len();
+        for (_, tx) in waiting {
+            let _ = tx.send(());
+        }
+        n
+    }
+}
+
+/// A pending answer's place in [`HttpState::pending`]: removed when the
+/// answer is sent, cancelled or its stream is closed (the handler's future
+/// dropped); in the last two cases the reply is counted cancelled, once.
+struct PendingAnswer<'a> {
+    st: &'a HttpState,
+    key: (Scope, String),
+    n: u64,
+    answered: bool,
+}
+
+impl Drop for PendingAnswer<'_> {
+    fn drop(&mut self) {
+        let mut g = self.st.pending();
+        if let Some(v) = g.get_mut(&self.key) {
+            v.retain(|(n, _)| *n != self.n);
+            if v.is_empty() {
+                g.remove(&self.key);
+            }
+        }
+        drop(g);
+        if !self.answered {
+            self.st.server.record_cancel();
+        }
+    }
 }
 
 /// Bytes of randomness in a session id (128 bits).
@@ -262,6 +333,10 @@ async fn handle(
             }
         }
     }
+    let scope = match (st.sessions, new_session.as_ref().or(session.as_ref())) {
+        (true, Some(s)) => Scope::Session(s.clone()),
+        _ => Scope::Request(st.next_request.fetch_add(1, Ordering::Relaxed)),
+    };
     match st.server.decide_incoming(&inc) {
         Answer::Reply {
             body,
@@ -271,24 +346,28 @@ async fn handle(
             id_text,
             ..
         } => {
-            let key = id_text;
-            let (tx, rx) = oneshot::channel();
-            st.pending
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .insert(key.clone(), tx);
-            let cancelled = tokio::select! {
-                _ = sleep_until_precise(received + Duration::from_micros(delay_us), st.server.timer()) => false,
-                _ = rx => true,
+            let n = st.next_request.fetch_add(1, Ordering::Relaxed);
+            let key = (scope, id_text);
+            let (tx, mut rx) = oneshot::channel();
+            st.pending().entry(key.clone()).or_default().push((n, tx));
+            let mut pending = PendingAnswer {
+                st: &st,
+                key,
+                n,
+                answered: false,
             };
-            st.pending
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .remove(&key);
+            let due = received + Duration::from_micros(delay_us);
+            let cancelled = tokio::select! {
+                _ = sleep_until_precise(due, st.server.timer()) => false,
+                Ok(()) = &mut rx => true,
+            };
             if cancelled {
-                st.server.record_cancel();
-                return Err(DropConnection); // the request's stream is closed unanswered
+                // The request's stream is closed unanswered; `pending`'s drop
+                // counts the cancel.
+                return Err(DropConnection);
             }
+            pending.answered = true;
+            drop(pending);
             st.server
                 .record_delay(delay_us, received.elapsed().as_micros() as u64);
             if let Some(code) = status.and_then(|c| StatusCode::from_u16(c).ok()) {
@@ -303,15 +382,10 @@ async fn handle(
             }
             Ok(json_resp(body, new_session.as_deref()))
         }
-        Answer::Cancel(key) => {
-            if let Some(tx) = st
-                .pending
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .remove(&key)
-            {
-                let _ = tx.send(());
-            }
+        Answer::Cancel(id) => {
+            // Only this scope's request: another session's request with the
+            // same id is not touched.
+            st.cancel(&scope, &id);
             Ok(resp(StatusCode::ACCEPTED, None, None))
         }
         Answer::Nothing => Ok(resp(StatusCode::ACCEPTED, None, None)),
@@ -369,6 +443,7 @@ pub async fn serve_http_allowing(
         sessions,
         live: Mutex::new(HashSet::new()),
         pending: Mutex::new(HashMap::new()),
+        next_request: AtomicU64::new(0),
         next_event: Mutex::new(0),
         guard: LoopbackGuard::new(bound, allowed_origins),
     });

@@ -282,3 +282,310 @@ fn serve_and_record_listen_answer_a_foreign_origin_or_host_403() {
     assert!(r.contains("mcptape serve: foreign Origin"), "{r}");
     assert!(!r.contains("mcptape record:"), "{r}");
 }
+
+// ---- Issue 23: requests belong to their session ---------------------------
+
+/// The recorded `result.contents` of a read of `uri`, each entry cut to the
+/// fields every SDK keeps (`uri`, `mimeType`, `text` or `blob`); `None` when
+/// the recording never read it successfully.
+fn recorded_contents(t: &mcptape_replay::tape::Tape, uri: &str) -> Option<serde_json::Value> {
+    use mcptape_replay::tape::Match;
+    let e = match t.lookup("resources/read", &serde_json::json!({ "uri": uri })) {
+        Match::Exact(e) => e,
+        _ => return None,
+    };
+    let contents = e.reply.get("result")?.get("contents")?.as_array()?;
+    Some(
+        contents
+            .iter()
+            .map(|c| {
+                let mut o = serde_json::json!({"uri": c["uri"], "mimeType": c.get("mimeType").cloned().unwrap_or(serde_json::Value::Null)});
+                for k in ["text", "blob"] {
+                    if let Some(v) = c.get(k) {
+                        o[k] = v.clone();
+                    }
+                }
+                o
+            })
+            .collect(),
+    )
+}
+
+/// Every session of a many-clients summary (tests/data/py_many_clients.py,
+/// ts_many_clients.mjs) worked and got, for every listed resource, the
+/// recorded contents (or the not-found error where the recording never read
+/// it). Returns how many reads were checked against recorded contents.
+fn assert_every_session_answered_as_recorded(
+    who: &str,
+    transcript: &str,
+    s: &serde_json::Value,
+) -> usize {
+    let t = mcptape_replay::tape::Tape::from_transcript(&read_transcript(&corpus_transcript(
+        transcript,
+    )))
+    .unwrap();
+    let sessions = s["sessions"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{who}: {s}"));
+    assert_eq!(
+        sessions.len() as u64,
+        s["clients"].as_u64().unwrap(),
+        "{who}"
+    );
+    let failed: Vec<_> = sessions
+        .iter()
+        .filter(|x| x["ok"] != serde_json::json!(true))
+        .map(|x| x["error"].to_string())
+        .collect();
+    assert!(
+        failed.is_empty(),
+        "{who} {transcript}: {} of {} sessions failed: {:?}",
+        failed.len(),
+        sessions.len(),
+        &failed[..failed.len().min(3)]
+    );
+    let mut checked = 0;
+    for (i, x) in sessions.iter().enumerate() {
+        let reads = x["reads"].as_array().unwrap();
+        assert!(!reads.is_empty(), "{who} session {i}: no read: {x}");
+        for r in reads {
+            let uri = r["uri"].as_str().unwrap();
+            match recorded_contents(&t, uri) {
+                Some(want) => {
+                    assert_eq!(r["contents"], want, "{who} session {i} {uri}");
+                    checked += 1;
+                }
+                None => assert!(
+                    [serde_json::json!(-32602), serde_json::json!(-32002)].contains(&r["code"]),
+                    "{who} session {i} {uri}: {r}"
+                ),
+            }
+        }
+    }
+    checked
+}
+
+/// tests/data/py_many_clients.py with `clients` Python SDK clients at once.
+fn py_many(port: u16, clients: usize, mode: &str) -> std::process::Child {
+    let p = peers();
+    Command::new(&p.python)
+        .arg(repo_root().join("crates/mcptape/tests/data/py_many_clients.py"))
+        .args(["--url", &format!("http://127.0.0.1:{port}/mcp")])
+        .args(["--clients", &clients.to_string(), "--mode", mode])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn py_many_clients.py")
+}
+
+/// tests/data/ts_many_clients.mjs with `clients` TypeScript SDK clients at once.
+fn ts_many(port: u16, clients: usize) -> std::process::Child {
+    let p = peers();
+    Command::new(&p.node)
+        .arg(repo_root().join("crates/mcptape/tests/data/ts_many_clients.mjs"))
+        .args(["--url", &format!("http://127.0.0.1:{port}/mcp")])
+        .args(["--clients", &clients.to_string()])
+        .env("MCPTAPE_NPM_PREFIX", &p.npm)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn ts_many_clients.mjs")
+}
+
+/// Waits for `child` (killed after `limit`, so a hang fails the test); its
+/// stdout as JSON.
+fn json_of(who: &str, child: std::process::Child, limit: Duration) -> serde_json::Value {
+    let pid = child.id();
+    let killer = std::thread::spawn(move || {
+        let t0 = std::time::Instant::now();
+        while t0.elapsed() < limit {
+            std::thread::sleep(Duration::from_millis(100));
+            if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+                return;
+            }
+        }
+        let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+    });
+    let o = child.wait_with_output().unwrap();
+    let _ = killer.join();
+    assert!(
+        o.status.success(),
+        "{who} failed ({:?}): {}",
+        o.status,
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{who}: stdout is not JSON ({e}): {}",
+            String::from_utf8_lossy(&o.stdout)
+        )
+    })
+}
+
+/// Issue 23: 50 Python SDK clients and 50 TypeScript SDK clients at once
+/// against one `serve --listen` (each its own session, every client numbering
+/// its ids from 0), on a 2025-era recording at the default (recorded)
+/// latency and on a 2026-07-28 one at lognormal latency: every session works
+/// and every read is answered with the recorded contents.
+#[test]
+fn fifty_python_and_fifty_typescript_sdk_clients_at_once_each_get_the_recorded_contents() {
+    for (transcript, latency, py_mode) in [
+        ("everything-http.jsonl", "recorded", "legacy"),
+        (
+            "py-http-2026-07-28.jsonl",
+            "lognormal:p50=12ms,p99=40ms",
+            "auto",
+        ),
+    ] {
+        let (_serve, port) = serve_http(transcript, latency);
+        let py = py_many(port, 50, py_mode);
+        let ts = ts_many(port, 50);
+        let limit = Duration::from_secs(240);
+        let py = json_of("python", py, limit);
+        let ts = json_of("typescript", ts, limit);
+        let a = assert_every_session_answered_as_recorded("python", transcript, &py);
+        let b = assert_every_session_answered_as_recorded("typescript", transcript, &ts);
+        assert!(a >= 50 && b >= 50, "{transcript}: {a} / {b} reads checked");
+    }
+}
+
+/// Posts `body` on a fresh connection with the optional session header and
+/// returns the stream (the response is read later, so several requests are
+/// in flight at once).
+fn send_post(port: u16, session: Option<&str>, body: &str) -> TcpStream {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let extra = session
+        .map(|sid| format!("Mcp-Session-Id: {sid}\r\n"))
+        .unwrap_or_default();
+    let req = post_request(
+        "/mcp",
+        &format!("Accept: application/json, text/event-stream\r\n{extra}"),
+        body,
+    )
+    .replacen(
+        "Host: 127.0.0.1\r\n",
+        &format!("Host: 127.0.0.1:{port}\r\n"),
+        1,
+    );
+    s.write_all(req.as_bytes()).unwrap();
+    s
+}
+
+fn read_all(mut s: TcpStream) -> String {
+    let mut out = String::new();
+    let _ = s.read_to_string(&mut out);
+    out
+}
+
+fn session_of(r: &str) -> String {
+    r.lines()
+        .find_map(|l| {
+            l.to_ascii_lowercase()
+                .strip_prefix("mcp-session-id: ")
+                .map(|_| l.split_once(':').unwrap().1.trim().to_owned())
+        })
+        .unwrap_or_else(|| panic!("no session header: {r}"))
+}
+
+const INIT_ID_1: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
+
+/// Issue 23's first report: two `initialize` with `"id":1` sent at the same
+/// time (a 200 ms latency keeps both pending together) both get their answer
+/// and their own session; then both sessions read with the same id 7 at once,
+/// each its own URI, and each gets its own URI's contents.
+#[test]
+fn same_id_in_two_sessions_each_gets_its_own_answer() {
+    let (_g, port) = serve_http("everything-http.jsonl", "fixed:200ms");
+    let (a, b) = (
+        send_post(port, None, INIT_ID_1),
+        send_post(port, None, INIT_ID_1),
+    );
+    let (a, b) = (read_all(a), read_all(b));
+    assert!(
+        a.starts_with("HTTP/1.1 200") && a.contains(r#""id":1"#),
+        "{a}"
+    );
+    assert!(
+        b.starts_with("HTTP/1.1 200") && b.contains(r#""id":1"#),
+        "{b}"
+    );
+    let (sa, sb) = (session_of(&a), session_of(&b));
+    assert_ne!(sa, sb);
+    let read = |uri: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":7,"method":"resources/read","params":{{"uri":"{uri}"}}}}"#
+        )
+    };
+    let (ua, ub) = (
+        "demo://resource/static/document/architecture.md",
+        "demo://resource/static/document/features.md",
+    );
+    let t = mcptape_replay::tape::Tape::from_transcript(&read_transcript(&corpus_transcript(
+        "everything-http.jsonl",
+    )))
+    .unwrap();
+    assert!(recorded_contents(&t, ua).is_some() && recorded_contents(&t, ub).is_some());
+    let (ra, rb) = (
+        send_post(port, Some(&sa), &read(ua)),
+        send_post(port, Some(&sb), &read(ub)),
+    );
+    let (ra, rb) = (read_all(ra), read_all(rb));
+    assert!(
+        ra.starts_with("HTTP/1.1 200") && ra.contains(ua) && !ra.contains(ub),
+        "{ra}"
+    );
+    assert!(
+        rb.starts_with("HTTP/1.1 200") && rb.contains(ub) && !rb.contains(ua),
+        "{rb}"
+    );
+}
+
+/// Issue 23: a `notifications/cancelled` sent in session B ends only B's
+/// request with that id: A's request with the same id is answered with its
+/// contents, B's stream is closed unanswered, and `--stats` counts exactly
+/// one cancelled reply.
+#[test]
+fn cross_session_cancel_reaches_only_its_own_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let stats = dir.path().join("stats.json");
+    let port = free_port();
+    let mut cmd = Command::new(mcptape());
+    cmd.arg("serve")
+        .arg(corpus_transcript("everything-http.jsonl"))
+        .args([
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+            "--latency",
+            "fixed:2s",
+        ])
+        .arg("--stats")
+        .arg(&stats);
+    let mut g = spawn_listening(&mut cmd, port);
+    let (a, b) = (
+        send_post(port, None, INIT_ID_1),
+        send_post(port, None, INIT_ID_1),
+    );
+    let (sa, sb) = (session_of(&read_all(a)), session_of(&read_all(b)));
+    let read = r#"{"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"demo://resource/static/document/architecture.md"}}"#;
+    let cancel = r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5,"reason":"test"}}"#;
+    let ra = send_post(port, Some(&sa), read);
+    let rb = send_post(port, Some(&sb), read);
+    // Both reads wait 2 s; the cancel goes 300 ms in (an ordering margin,
+    // not a timing assertion: nothing below depends on how long anything took).
+    std::thread::sleep(Duration::from_millis(300));
+    let rc = read_all(send_post(port, Some(&sb), cancel));
+    assert!(rc.starts_with("HTTP/1.1 202"), "{rc}");
+    let (ra, rb) = (read_all(ra), read_all(rb));
+    assert!(
+        ra.starts_with("HTTP/1.1 200") && ra.contains("architecture.md"),
+        "{ra}"
+    );
+    assert_eq!(rb, "", "B's cancelled read must be closed unanswered");
+    terminate(&mut g);
+    let s: serde_json::Value = read_json(&stats);
+    assert_eq!(s["cancelled"], 1, "{s}");
+    assert_eq!(s["matched"], 3 + 1, "{s}");
+}
