@@ -615,6 +615,16 @@ pub struct Server {
     stateless: bool,
     /// Code of a synthesized not-found read (module docs).
     not_found_code: i64,
+    /// The roots came from `--root`: every read uri must resolve under one.
+    /// Otherwise they were inferred from the recorded `file:` uris, and only
+    /// `file:` uris are checked against them.
+    explicit_roots: bool,
+}
+
+/// `uri`'s scheme is `file` (RFC 8089; schemes are case-insensitive, RFC 3986 §3.1).
+fn is_file_uri(uri: &str) -> bool {
+    uri.get(..5)
+        .is_some_and(|s| s.eq_ignore_ascii_case("file:"))
 }
 
 /// Default roots: per `scheme://authority`, the longest common directory of
@@ -655,8 +665,11 @@ pub fn default_roots(uris: &[&str]) -> Vec<String> {
 }
 
 impl Server {
-    /// A server for `tape`. `roots`: the `--root` URIs; when empty, one root
-    /// per `scheme://authority/` of the recorded `resources/read` uris.
+    /// A server for `tape`. `roots`: the `--root` URIs, which every read uri
+    /// must resolve under; when empty, one root per `file://authority/` of
+    /// the recorded `file:` read uris ([`default_roots`]), which guard
+    /// `file:` uris only (a `demo://` uri never recorded is "Resource not
+    /// found", not a sanitizer rejection).
     ///
     /// # Errors
     /// [`ReplayErrorKind::Root`] when a root is rejected by `mcptape_uri`.
@@ -668,11 +681,15 @@ impl Server {
         roots: &[String],
     ) -> Result<Server, ReplayError> {
         let mut names: Vec<String> = roots.to_vec();
+        let explicit_roots = !names.is_empty();
         if names.is_empty() {
+            // Inferred only from `file:` uris: a server's own schemes
+            // (`demo://`, `docs://`) name no directory to confine.
             let reads = tape.reads();
             let uris: Vec<&str> = reads
                 .iter()
                 .filter_map(|p| p.get("uri").and_then(Value::as_str))
+                .filter(|u| is_file_uri(u))
                 .collect();
             names = default_roots(&uris);
         }
@@ -704,6 +721,7 @@ impl Server {
             _ => INVALID_PARAMS,
         });
         Ok(Server {
+            explicit_roots,
             unrecorded: Unrecorded::default(),
             caps,
             stateless,
@@ -767,8 +785,15 @@ impl Server {
     }
 
     /// Checks a `resources/read` uri against the roots; `Err(reason)` when
-    /// every root rejects it.
+    /// every root rejects it. Without `--root`, a uri whose scheme is not
+    /// `file` is not checked (`Ok`).
     pub fn check_uri(&self, uri: &str) -> Result<(), String> {
+        if !self.explicit_roots && !is_file_uri(uri) {
+            // No `--root`: the sanitizer guards the recording's `file:`
+            // root only; another scheme's uri is matched (or not found) as
+            // recorded.
+            return Ok(());
+        }
         let mut reasons = Vec::new();
         for r in &self.roots {
             match r.resolve(uri) {
@@ -1294,7 +1319,7 @@ pub fn parse_incoming(bytes: &[u8]) -> Result<Message, Value> {
 const BIG_ID_PLACEHOLDER: &str = "\"mcptape:integer-id-past-i64\"";
 
 /// `text` is a JSON integer literal (`-?[0-9]+`, no fraction or exponent).
-fn is_integer_literal(text: &str) -> bool {
+pub(crate) fn is_integer_literal(text: &str) -> bool {
     let digits = text.strip_prefix('-').unwrap_or(text);
     !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
 }
@@ -1344,10 +1369,18 @@ pub fn parse_incoming_raw(bytes: &[u8]) -> Result<Incoming, Value> {
                 Some(id) => text.and_then(raw_id).or_else(|| Some(id.to_string())),
                 None => None,
             };
-            let cancel_text = cancel_request_id(&message).map(|r| {
-                text.and_then(raw_cancel_id)
-                    .unwrap_or_else(|| r.to_string())
-            });
+            let cancel_text = match cancel_request_id(&message) {
+                Some(r) => Some(
+                    text.and_then(raw_cancel_id)
+                        .unwrap_or_else(|| r.to_string()),
+                ),
+                // A `requestId` that is an integer past i64: its raw text.
+                None if matches!(&message, Message::Notification(n) if n.method == method::NOTIFICATIONS_CANCELLED) => {
+                    text.and_then(raw_cancel_id)
+                        .filter(|t| is_integer_literal(t))
+                }
+                None => None,
+            };
             Ok(Incoming {
                 message,
                 id_text,

@@ -313,6 +313,32 @@ fn event_observation(e: &Event) -> Option<Observation<'_>> {
     }
 }
 
+/// Prefix of the string that stands, while a recorded message is read, for
+/// an integer id past `i64` (`18446744073709551616`: legal JSON-RPC 2.0 §4,
+/// which sets no range): `"mcptape:integer-id:18446744073709551616"`. The
+/// digits stay in it, so each such request still pairs with its own reply;
+/// the recorded bytes themselves are replayed unchanged.
+pub const BIG_ID_PREFIX: &str = "mcptape:integer-id:";
+
+/// `text` with a top-level integer id past `i64` replaced by its
+/// [`BIG_ID_PREFIX`] string; `None` when its id is not such an integer.
+fn big_id_masked(text: &str) -> Option<String> {
+    let (head, tail) = crate::serve::split_at_id(text)?;
+    let id = &text[head.len()..text.len() - tail.len()];
+    crate::serve::is_integer_literal(id).then(|| format!("{head}\"{BIG_ID_PREFIX}{id}\"{tail}"))
+}
+
+/// The strict parse of one recorded message; one whose only fault is an
+/// integer id past `i64` is read with that id masked ([`BIG_ID_PREFIX`]).
+fn parse_recorded(text: &str) -> Result<Message, mcptape_wire::error::WireError> {
+    jsonrpc::parse_message(text.as_bytes()).or_else(|e| match (e.kind(), big_id_masked(text)) {
+        (mcptape_wire::error::WireErrorKind::InvalidId, Some(m)) => {
+            jsonrpc::parse_message(m.as_bytes())
+        }
+        _ => Err(e),
+    })
+}
+
 fn pair_key(id: &Value, http: Option<&mcptape_transcript::HttpMeta>) -> String {
     match http {
         Some(h) => format!("{}#{}", h.exchange, id),
@@ -612,7 +638,14 @@ fn build<'a>(
             // The client's script, or the served tape: a successful reply is
             // scanned, not built (a served tape's handshake results are).
             (Direction::S2c, ReplyBodies::Dropped | ReplyBodies::Served) => {
-                let env = envelope::scan_envelope(masked.as_bytes()).map_err(bad)?;
+                let env = match envelope::scan_envelope(masked.as_bytes()) {
+                    Ok(env) => env,
+                    // An integer id past i64: read with it masked.
+                    Err(e) => match big_id_masked(&masked) {
+                        Some(m) => envelope::scan_envelope(m.as_bytes()).map_err(|_| bad(e))?,
+                        None => return Err(bad(e)),
+                    },
+                };
                 let answers_handshake = |id: &RequestId| {
                     open.get(&pair_key(&id.to_value(), http))
                         .is_some_and(|&ci| method::HANDSHAKES.contains(&client[ci].method.as_str()))
@@ -624,13 +657,13 @@ fn build<'a>(
                         Parsed::Envelope(id)
                     }
                     (EnvelopeKind::Response, Some(_)) | (EnvelopeKind::Error, _) => {
-                        Parsed::Message(jsonrpc::parse_message(masked.as_bytes()).map_err(bad)?)
+                        Parsed::Message(parse_recorded(&masked).map_err(bad)?)
                     }
                     // A server request or notification.
                     _ => continue,
                 }
             }
-            _ => Parsed::Message(jsonrpc::parse_message(masked.as_bytes()).map_err(bad)?),
+            _ => Parsed::Message(parse_recorded(&masked).map_err(bad)?),
         };
         match dir {
             Direction::C2s => {

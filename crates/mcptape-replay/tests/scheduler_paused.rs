@@ -231,15 +231,40 @@ async fn a_uri_escaping_the_root_is_rejected_with_32602_and_data_uri() {
         "file:///project/%2e%2e/etc/passwd",
         "file:///project/../etc/passwd",
         "file:///projectX/a.md",
-        "http://evil/a.md",
     ] {
         let (_, rx) = client.request("resources/read", &json!({"uri": uri}));
         let (_, v) = rx.await.unwrap();
         assert_eq!(v["error"]["code"], json!(-32602), "{uri}: {v}");
         assert_eq!(v["error"]["data"]["uri"], json!(uri));
+        assert!(v["error"]["data"]["reason"].is_string(), "{uri}: {v}");
         assert!(v.get("result").is_none());
     }
-    assert_eq!(srv.summary().rejected_uri, 4);
+    assert_eq!(srv.summary().rejected_uri, 3);
+}
+
+/// Issue 23: without `--root`, the root is inferred from the recorded
+/// `file:` uris only; an unrecorded uri of another scheme
+/// (`demo://resource/dynamic/text/7`, `http://evil/a.md`) is the
+/// recording's "Resource not found" with `data.uri`, never a sanitizer
+/// rejection ("EscapesRoot at byte 16").
+#[tokio::test(start_paused = true)]
+async fn unrecorded_non_file_uri_is_resource_not_found_not_a_root_rejection() {
+    let srv = server("fixed:0", "", 1);
+    let (client, _h) = connect(srv.clone());
+    for uri in ["demo://resource/dynamic/text/7", "http://evil/a.md"] {
+        let (_, rx) = client.request("resources/read", &json!({"uri": uri}));
+        let (_, v) = rx.await.unwrap();
+        assert_eq!(v["error"]["code"], json!(-32602), "{uri}: {v}");
+        assert_eq!(
+            v["error"]["message"],
+            json!("Resource not found"),
+            "{uri}: {v}"
+        );
+        assert_eq!(v["error"]["data"], json!({"uri": uri}), "{uri}: {v}");
+    }
+    let s = srv.summary();
+    assert_eq!(s.rejected_uri, 0);
+    assert_eq!(s.synthesized.get("resources/read"), Some(&2));
 }
 
 #[tokio::test(start_paused = true)]

@@ -220,3 +220,50 @@ async fn bench_client_counts_invalid_messages_from_the_target_and_pairs_only_val
     assert_eq!(v["result"], json!({"ok": true}));
     assert_eq!(client.invalid_messages(), 2);
 }
+
+/// Issue 23: a recording whose ids lie past `i64`/`u64`
+/// (`18446744073709551616`, `-9223372036854775809`, legal JSON-RPC 2.0 §4)
+/// replays: each recorded request pairs with its own reply, each client
+/// request gets its own answer under its own id digit for digit, and a
+/// `notifications/cancelled` for such an id names that id's raw text.
+#[test]
+fn ids_past_u64_in_a_recording_replay_each_request_its_own_answer() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/ids-past-u64.jsonl");
+    let srv = server(path);
+    let reads = srv.tape().reads();
+    assert_eq!(reads.len(), 3, "{reads:?}");
+    for (id, uri, want) in [
+        (
+            "18446744073709551617",
+            "file:///project/a.md",
+            "\"text\":\"# A\\n\"",
+        ),
+        (
+            "-9223372036854775809",
+            "file:///project/img/b.png",
+            "\"blob\":\"iVBORw0KGgo=\"",
+        ),
+        (
+            "99999999999999999999999",
+            "file:///project/missing.md",
+            "\"code\":-32602",
+        ),
+    ] {
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"resources/read","params":{{"uri":"{uri}"}}}}"#
+        );
+        match srv.decide_bytes(line.as_bytes()) {
+            Answer::Reply { body, id_text, .. } => {
+                assert_eq!(id_text, id);
+                assert!(body.contains(&format!("\"id\":{id},")), "{body}");
+                assert!(body.contains(want), "{uri}: {body}");
+            }
+            other => panic!("{line}: {other:?}"),
+        }
+    }
+    let cancel = r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":18446744073709551617}}"#;
+    match srv.decide_bytes(cancel.as_bytes()) {
+        Answer::Cancel(key) => assert_eq!(key, "18446744073709551617"),
+        other => panic!("{other:?}"),
+    }
+}
