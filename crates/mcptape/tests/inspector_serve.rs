@@ -192,3 +192,35 @@ fn typescript_sdk_client_lists_and_reads_every_recording_over_stdio_and_http() {
         check_ts_summary(&path, &s);
     }
 }
+
+/// Issue 23: three Inspector CLIs at once against one `serve --listen` at
+/// the default (recorded) latency, each listing and reading every resource
+/// (every Inspector call is its own session numbering its ids from 0): all
+/// three get every recorded read answered with the recorded contents.
+#[test]
+fn three_inspector_clis_at_once_against_one_serve_all_get_the_recorded_contents() {
+    let p = peers();
+    let path = corpus_transcript("everything-http.jsonl");
+    let (_serve, port) = serve_listen(&path, "recorded");
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let counts: Vec<usize> = std::thread::scope(|s| {
+        let runs: Vec<_> = (0..3)
+            .map(|_| {
+                s.spawn(|| {
+                    let target = |call: &[&str]| {
+                        let mut v = vec![url.clone(), "--transport".to_owned(), "http".to_owned()];
+                        v.extend(call.iter().map(|s| (*s).to_owned()));
+                        v
+                    };
+                    inspect_all(&p, &path, &target)
+                })
+            })
+            .collect();
+        runs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert_eq!(counts.len(), 3);
+    assert!(
+        counts.iter().all(|&n| n > 0 && n == counts[0]),
+        "{counts:?}"
+    );
+}

@@ -201,3 +201,34 @@ fn import_k6_counters_add_up_to_the_samples() {
         .unwrap();
     assert!(String::from_utf8_lossy(&help.stdout).contains("report.html"));
 }
+
+/// Issue 23: the stock exported script at 20 VUs at once (k6's own `--vus 20`:
+/// every VU its own MCP session, numbering its ids as the script does) against
+/// one `serve --listen` at the recorded latency: no read ends as EOF (closed
+/// connection), no handshake fails, every answer is of the recorded class.
+#[test]
+fn exported_script_at_20_vus_against_serve_loses_no_read_as_eof() {
+    let (_serve, url) = serve_http_url("everything-http.jsonl", "recorded");
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("script.js");
+    export("everything-http.jsonl", &script, &["--duration", "3s"]);
+    let out = dir.path().join("out.json");
+    let out_arg = format!("json={}", out.display());
+    let o = run_k6(&mut k6_run(
+        &script,
+        &url,
+        &["--vus", "20", "--duration", "4s", "--out", &out_arg],
+    ));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r = import(&[out], &dir.path().join("report"));
+    assert_eq!(r["k6"]["handshakeFailures"], 0, "{r:#}");
+    assert!(
+        r["k6"]["vusPeak"].as_u64().unwrap_or(0) >= 20,
+        "{:#}",
+        r["k6"]
+    );
+    let (sent, closed) = phase_adds_up(&r, "singlePhase");
+    assert!(sent > 20, "{r:#}");
+    assert_eq!(closed, 0, "{r:#}");
+    assert_eq!(r["k6"]["unexpectedShare"].as_f64(), Some(0.0), "{r:#}");
+}

@@ -589,3 +589,23 @@ fn cross_session_cancel_reaches_only_its_own_session() {
     assert_eq!(s["cancelled"], 1, "{s}");
     assert_eq!(s["matched"], 3 + 1, "{s}");
 }
+
+/// Issue 23: a transcript with a header and no exchange is said at start
+/// (stderr), not served silently; the handshake still gets the unrecorded
+/// policy's answer and serve ends at the client's EOF.
+#[test]
+fn header_only_transcript_is_said_at_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("header-only.jsonl");
+    let header = std::fs::read_to_string(corpus_transcript("everything-stdio.jsonl")).unwrap();
+    std::fs::write(&t, format!("{}\n", header.lines().next().unwrap())).unwrap();
+    let mut cmd = Command::new(mcptape());
+    cmd.arg("serve").arg(&t).args(["--latency", "fixed:0"]);
+    let (o, _) = run_bounded(&mut cmd, Duration::from_secs(30));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("header-only.jsonl holds no recorded exchange"),
+        "{err}"
+    );
+}

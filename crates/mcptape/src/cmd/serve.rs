@@ -171,6 +171,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(c) = cut {
         eprintln!("mcptape serve: warning: {c}");
     }
+    if tape.exchanges.is_empty() {
+        // Said at start, not served silently: every request will get the
+        // unrecorded policy's answer.
+        eprintln!(
+            "mcptape serve: warning: {} holds no recorded exchange (a header and no request \
+             answered): every request gets the --unrecorded answer",
+            args.transcript.display()
+        );
+    }
     let model = LatencyModel::parse(&args.latency)?;
     let faults = parse_faults(&args.fault)?;
     if let Some(path) = &args.stats {
