@@ -609,3 +609,30 @@ fn header_only_transcript_is_said_at_start() {
         "{err}"
     );
 }
+
+/// Issue 23: one stalled client beside fast ones. The stalled client asks for
+/// the recording's 2.4 MB blob on 8 connections at once and never reads an
+/// answer (its socket buffers fill, so serve's writes to it block); 49 Python
+/// SDK clients run meanwhile and every one of their sessions is answered with
+/// the recorded contents: a stalled client's replies hold up no other's.
+#[test]
+fn stalled_session_beside_49_fast_ones_delays_none_of_them() {
+    let transcript = "py-http-2026-07-28.jsonl";
+    let (_serve, port) = serve_http(transcript, "recorded");
+    let big = r#"{"jsonrpc":"2.0","id":0,"method":"resources/read","params":{"uri":"mcptape://blobs/large.png"}}"#;
+    let stalled: Vec<TcpStream> = (0..8).map(|_| send_post(port, None, big)).collect();
+    // The stalled client's first answer is on its way (its head arrives),
+    // and the rest of it is stuck in full socket buffers.
+    let mut head = [0u8; 12];
+    let mut first = &stalled[0];
+    first.read_exact(&mut head).unwrap();
+    assert_eq!(&head, b"HTTP/1.1 200");
+    let fast = json_of(
+        "python",
+        py_many(port, 49, "auto"),
+        Duration::from_secs(240),
+    );
+    let checked = assert_every_session_answered_as_recorded("python", transcript, &fast);
+    assert!(checked >= 49, "{checked}");
+    drop(stalled);
+}
