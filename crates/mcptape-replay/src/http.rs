@@ -188,15 +188,25 @@ fn json_resp(body: String, session: Option<&str>) -> Response<Full<Bytes>> {
         .unwrap_or_else(|_| Response::new(Full::new(Bytes::new())))
 }
 
-/// One SSE event carrying `msg` (`text/event-stream`, WHATWG HTML §9.2),
-/// as the recorded server answered this request.
-fn sse_resp(msg: &str, session: Option<&str>, st: &HttpState) -> Response<Full<Bytes>> {
-    let n = {
-        let mut g = st.next_event.lock().unwrap_or_else(|p| p.into_inner());
-        *g += 1;
-        *g
-    };
-    let body = format!("id: mcptape-{n}\nevent: message\ndata: {msg}\n\n");
+/// An SSE stream (`text/event-stream`, WHATWG HTML §9.2) of one event per
+/// message of `before` (the interim messages recorded before the reply, in
+/// order), then one carrying the reply `msg`, as the recorded server
+/// answered this request.
+fn sse_resp(
+    before: &[&str],
+    msg: &str,
+    session: Option<&str>,
+    st: &HttpState,
+) -> Response<Full<Bytes>> {
+    let mut body = String::new();
+    for m in before.iter().chain(std::iter::once(&msg)) {
+        let n = {
+            let mut g = st.next_event.lock().unwrap_or_else(|p| p.into_inner());
+            *g += 1;
+            *g
+        };
+        body.push_str(&format!("id: mcptape-{n}\nevent: message\ndata: {m}\n\n"));
+    }
     let mut b = Response::builder()
         .status(StatusCode::OK)
         .header("content-type", "text/event-stream")
@@ -344,6 +354,7 @@ async fn handle(
             sse,
             status,
             id_text,
+            interim,
             ..
         } => {
             let n = st.next_request.fetch_add(1, Ordering::Relaxed);
@@ -378,7 +389,15 @@ async fn handle(
                 return Ok(r);
             }
             if sse {
-                return Ok(sse_resp(&body, new_session.as_deref(), &st));
+                // The messages recorded before the reply in its response
+                // stream go first, in order (at the reply's time: the
+                // stream's body is sent whole).
+                let before: Vec<&str> = interim
+                    .iter()
+                    .filter(|m| m.before_reply)
+                    .map(|m| m.text.as_str())
+                    .collect();
+                return Ok(sse_resp(&before, &body, new_session.as_deref(), &st));
             }
             Ok(json_resp(body, new_session.as_deref()))
         }

@@ -303,6 +303,10 @@ pub enum Answer<B = String> {
         /// The id's raw JSON text as the client sent it (`null` when none):
         /// the key cancellation and pending answers use.
         id_text: String,
+        /// What else the recorded server said after this request
+        /// ([`crate::tape::Exchange::interim`]), in recorded order; empty
+        /// for a reply the recording does not hold.
+        interim: Vec<InterimOut>,
     },
     /// Never answer (stall fault).
     Stall,
@@ -313,6 +317,23 @@ pub enum Answer<B = String> {
     /// `notifications/cancelled`: abort the pending answer to this request id
     /// (canonical JSON text of the id).
     Cancel(String),
+}
+
+/// A server-to-client message `serve` sends around a reply
+/// ([`crate::tape::Exchange::interim`] made ready for one request).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InterimOut {
+    /// Due this long after the request was read, µs: the recorded offset,
+    /// scaled to the drawn delay when it came before the reply (so it stays
+    /// before it), else the drawn delay plus how long after the reply it came.
+    pub due_us: u64,
+    /// Recorded before the reply (sent before it, in the same HTTP response
+    /// stream when the reply is an SSE one).
+    pub before_reply: bool,
+    /// The message: a server request under an id of `serve`'s own
+    /// (`"mcptape-s2c-N"`), a `notifications/progress` with the client's own
+    /// `progressToken`, anything else byte-exact as recorded.
+    pub text: String,
 }
 
 impl Answer<ReplyBytes> {
@@ -326,6 +347,7 @@ impl Answer<ReplyBytes> {
                 sse,
                 status,
                 id_text,
+                interim,
             } => Answer::Reply {
                 id,
                 body: body.to_text(),
@@ -333,6 +355,7 @@ impl Answer<ReplyBytes> {
                 sse,
                 status,
                 id_text,
+                interim,
             },
             Answer::Stall => Answer::Stall,
             Answer::Drop => Answer::Drop,
@@ -619,6 +642,8 @@ pub struct Server {
     /// Otherwise they were inferred from the recorded `file:` uris, and only
     /// `file:` uris are checked against them.
     explicit_roots: bool,
+    /// Number of the next server request `serve` sends (`"mcptape-s2c-N"`).
+    next_server_request: std::sync::atomic::AtomicU64,
 }
 
 /// `uri`'s scheme is `file` (RFC 8089; schemes are case-insensitive, RFC 3986 §3.1).
@@ -722,6 +747,7 @@ impl Server {
         });
         Ok(Server {
             explicit_roots,
+            next_server_request: std::sync::atomic::AtomicU64::new(0),
             unrecorded: Unrecorded::default(),
             caps,
             stateless,
@@ -843,6 +869,7 @@ impl Server {
                         sse,
                         status: Some(400),
                         id_text,
+                        interim: Vec::new(),
                     },
                     other => other,
                 }
@@ -990,6 +1017,7 @@ impl Server {
                     sse: e.sse,
                     status: e.status.filter(|s| *s != 200),
                     id_text: id_text.to_owned(),
+                    interim: self.interim_for(e, &params, plan.delay_us),
                 };
             }
             // A read of a uri never recorded: "Resource not found".
@@ -1045,6 +1073,60 @@ impl Server {
             }
         };
         out(msg)
+    }
+
+    /// The interim messages of exchange `e` ready for a request with
+    /// `params` answered after `delay_us` ([`InterimOut`]). A recorded
+    /// `notifications/progress` goes only to a request carrying
+    /// `_meta.progressToken`, with that token (MCP 2025-11-25 "Utilities /
+    /// Progress"); a server request gets an id of serve's own.
+    fn interim_for(
+        &self,
+        e: &crate::tape::Exchange,
+        params: &Value,
+        delay_us: u64,
+    ) -> Vec<InterimOut> {
+        if e.interim.is_empty() {
+            return Vec::new();
+        }
+        let token = params.get("_meta").and_then(|m| m.get("progressToken"));
+        let mut out = Vec::with_capacity(e.interim.len());
+        for m in &e.interim {
+            let before_reply = m.after_us <= e.delay_us;
+            let due_us = if before_reply {
+                // Scaled to the drawn delay (u128: no overflow), so it stays before the reply.
+                (u128::from(m.after_us) * u128::from(delay_us) / u128::from(e.delay_us.max(1)))
+                    as u64
+            } else {
+                delay_us.saturating_add(m.after_us - e.delay_us)
+            };
+            let text = if m.progress {
+                let Some(token) = token else { continue };
+                let Ok(mut v) =
+                    serde_json::from_str::<Value>(&crate::tape::mask_lone_surrogates(&m.text))
+                else {
+                    continue;
+                };
+                if let Some(p) = v.get_mut("params").and_then(Value::as_object_mut) {
+                    p.insert("progressToken".to_owned(), token.clone());
+                }
+                v.to_string()
+            } else if m.request {
+                let n = self.next_server_request.fetch_add(1, Ordering::Relaxed);
+                match splice_id(&m.text, &Value::String(format!("mcptape-s2c-{n}"))) {
+                    Some(t) => t,
+                    None => continue,
+                }
+            } else {
+                m.text.to_string()
+            };
+            out.push(InterimOut {
+                due_us,
+                before_reply,
+                text,
+            });
+        }
+        out
     }
 
     fn synthesized(&self, method: &str) {
@@ -1449,6 +1531,7 @@ fn reply_with_id(msg: Value, id_text: &str, delay_us: u64) -> Answer<ReplyBytes>
         sse: false,
         status: None,
         id_text: id_text.to_owned(),
+        interim: Vec::new(),
     }
 }
 
@@ -1462,6 +1545,7 @@ fn reply(msg: Value, delay_us: u64) -> Answer<ReplyBytes> {
         delay_us,
         sse: false,
         status: None,
+        interim: Vec::new(),
     }
 }
 
@@ -1507,10 +1591,15 @@ pub fn error_msg(id: Value, code: i64, message: &str, data: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "error": err})
 }
 
-/// One reply ready to go out.
+/// One reply ready to go out (or interim messages only, when not `reply`).
 struct Outgoing {
+    /// Interim messages written first, each a line, in order.
+    pre: Vec<String>,
     /// The reply, written as its pieces and `\n`.
     body: ReplyBytes,
+    /// `body` is the request's reply (its timing is recorded); else it is
+    /// one more interim message.
+    reply: bool,
     /// When its request line was read.
     received: Instant,
     /// Scheduled delay, µs.
@@ -1543,12 +1632,21 @@ impl Out {
             }
             Out::File(sink) => {
                 let t0 = Instant::now();
-                let r = write_all_vectored(
-                    &mut *sink.file.lock().unwrap_or_else(|p| p.into_inner()),
-                    &mut o.body.line_slices(),
-                );
+                let mut f = sink.file.lock().unwrap_or_else(|p| p.into_inner());
+                let r = o
+                    .pre
+                    .iter()
+                    .try_for_each(|l| {
+                        write_all_vectored(
+                            &mut *f,
+                            &mut [IoSlice::new(l.as_bytes()), IoSlice::new(b"\n")],
+                        )
+                    })
+                    .and_then(|()| write_all_vectored(&mut *f, &mut o.body.line_slices()));
+                drop(f);
                 let done = Instant::now();
                 match r {
+                    Ok(()) if !o.reply => {}
                     Ok(()) => server.record_reply(
                         o.intended_us,
                         (done - o.received).as_micros() as u64,
@@ -1640,6 +1738,62 @@ impl Pending {
     }
 }
 
+/// The writes of one answer on a line stream, each with its deadline, in
+/// the order they must go out: the interim messages recorded before the
+/// reply at their due times, the reply at `received` + `delay_us`, those
+/// recorded after it later. Messages due no later than the write before
+/// them join that write (as its leading lines), so equal deadlines never
+/// reorder them.
+fn outgoing_in_order(
+    received: Instant,
+    delay_us: u64,
+    decide_us: u64,
+    body: ReplyBytes,
+    interim: Vec<InterimOut>,
+) -> Vec<(Instant, Outgoing)> {
+    let mut out: Vec<(Instant, Outgoing)> = Vec::with_capacity(interim.len() + 1);
+    let mut push =
+        |due: Instant, body: ReplyBytes, reply: bool, intended_us: u64| match out.last_mut() {
+            Some((last, o)) if due <= *last && !o.reply => {
+                let prev = std::mem::replace(&mut o.body, body);
+                o.pre.push(prev.to_text());
+                o.reply = reply;
+                o.intended_us = intended_us;
+            }
+            _ => out.push((
+                due,
+                Outgoing {
+                    pre: Vec::new(),
+                    body,
+                    reply,
+                    received,
+                    intended_us,
+                    decide_us,
+                },
+            )),
+        };
+    let deadline = deadline_after(received, delay_us);
+    let mut body = Some(body);
+    for m in interim {
+        if !m.before_reply
+            && let Some(b) = body.take()
+        {
+            push(deadline, b, true, delay_us);
+        }
+        let due = deadline_after(received, m.due_us);
+        let due = if m.before_reply {
+            due.min(deadline)
+        } else {
+            due
+        };
+        push(due, ReplyBytes::whole(m.text), false, m.due_us);
+    }
+    if let Some(b) = body {
+        push(deadline, b, true, delay_us);
+    }
+    out
+}
+
 /// How a stream session ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -1673,8 +1827,15 @@ where
         let mut w = w;
         while let Some(o) = rx.recv().await {
             let t0 = Instant::now();
+            for l in &o.pre {
+                w.write_all(l.as_bytes()).await?;
+                w.write_all(b"\n").await?;
+            }
             write_line_async(&mut w, &o.body).await?;
             w.flush().await?;
+            if !o.reply {
+                continue;
+            }
             let done = Instant::now();
             srv.record_reply(
                 o.intended_us,
@@ -1791,40 +1952,39 @@ where
                 body,
                 delay_us,
                 id_text,
+                interim,
                 ..
             } => {
-                let deadline = deadline_after(received, delay_us);
-                let o = Outgoing {
-                    body,
-                    received,
-                    intended_us: delay_us,
-                    decide_us: received.elapsed().as_micros() as u64,
-                };
-                // Already due on the real clock: no timer hop.
-                if server.timer == TimerMode::Precise && Instant::now() >= deadline {
-                    out.deliver(&server, o);
-                    continue;
+                let decide_us = received.elapsed().as_micros() as u64;
+                for (deadline, o) in outgoing_in_order(received, delay_us, decide_us, body, interim)
+                {
+                    // Already due on the real clock: no timer hop.
+                    if server.timer == TimerMode::Precise && Instant::now() >= deadline {
+                        out.deliver(&server, o);
+                        continue;
+                    }
+                    let key = id_text.clone();
+                    let (p, out, srv, k) =
+                        (pending.clone(), out.clone(), server.clone(), key.clone());
+                    let claim = Arc::new(AtomicBool::new(false));
+                    let mine = claim.clone();
+                    // Hold the map while scheduling so the job's own removal
+                    // cannot run before the insertion (the job takes the lock
+                    // only after writing).
+                    let mut g = pending.lock();
+                    pending.inflight.fetch_add(1, Ordering::AcqRel);
+                    let t = timer.schedule(
+                        deadline,
+                        Box::new(move |ticket| {
+                            if !mine.swap(true, Ordering::AcqRel) {
+                                out.deliver(&srv, o);
+                            }
+                            p.forget(&k, ticket);
+                            p.done(1);
+                        }),
+                    );
+                    g.entry(key).or_default().push((t, claim));
                 }
-                let key = id_text;
-                let (p, out, srv, k) = (pending.clone(), out.clone(), server.clone(), key.clone());
-                let claim = Arc::new(AtomicBool::new(false));
-                let mine = claim.clone();
-                // Hold the map while scheduling so the job's own removal
-                // cannot run before the insertion (the job takes the lock
-                // only after writing).
-                let mut g = pending.lock();
-                pending.inflight.fetch_add(1, Ordering::AcqRel);
-                let t = timer.schedule(
-                    deadline,
-                    Box::new(move |ticket| {
-                        if !mine.swap(true, Ordering::AcqRel) {
-                            out.deliver(&srv, o);
-                        }
-                        p.forget(&k, ticket);
-                        p.done(1);
-                    }),
-                );
-                g.entry(key).or_default().push((t, claim));
             }
             Answer::Cancel(key) => {
                 if pending.cancel(&timer, Some(&key)) > 0 {

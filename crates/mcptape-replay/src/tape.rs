@@ -67,6 +67,30 @@ pub struct Exchange {
     /// Streamable HTTP recordings: the HTTP status the reply came with
     /// (e.g. 400 for a rejected `server/discover`); `None` for stdio.
     pub status: Option<u16>,
+    /// What else the server said after this request and before the client's
+    /// next one (in a Streamable HTTP recording: in the same HTTP exchange),
+    /// in recorded order: notifications (`notifications/message`,
+    /// `notifications/progress`, `…/list_changed`, `…/resources/updated`)
+    /// and server requests (`roots/list`, `sampling/createMessage`,
+    /// `elicitation/create`). `serve` replays them where they were recorded,
+    /// relative to this request (MCP 2025-11-25 "Base Protocol" §Messages).
+    /// Empty in a tape without reply bodies ([`ReplyBodies::Dropped`]).
+    pub interim: Vec<Interim>,
+}
+
+/// One server-to-client message recorded after a request ([`Exchange::interim`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Interim {
+    /// When the server sent it, µs after the request (the record's `tUs`
+    /// minus the request's); past [`Exchange::delay_us`] when it followed the reply.
+    pub after_us: u64,
+    /// The message, byte-exact as recorded.
+    pub text: SharedText,
+    /// A server request (it has an `id`; `serve` sends it under an id of its own).
+    pub request: bool,
+    /// A `notifications/progress` (`serve` sends it only to a request that
+    /// carries a `_meta.progressToken`, with that token).
+    pub progress: bool,
 }
 
 /// A recorded HTTP-level rejection: a JSON-RPC error with no id that the
@@ -575,6 +599,55 @@ struct MessageRecord<'a> {
     http: Option<&'a mcptape_transcript::HttpMeta>,
 }
 
+/// The server-to-client messages of a recording by the request they
+/// followed ([`Exchange::interim`]), while the tape is built.
+#[derive(Default)]
+struct Interims {
+    /// Index into the builder's `client` → its interim messages.
+    by_request: HashMap<usize, Vec<Interim>>,
+    /// The client's latest request.
+    last: Option<usize>,
+    /// Streamable HTTP: exchange number → the request its POST carried.
+    by_exchange: HashMap<u64, usize>,
+}
+
+impl Interims {
+    /// Request `ci` was sent (in HTTP exchange `http`, if any).
+    fn follow(&mut self, ci: usize, http: Option<&mcptape_transcript::HttpMeta>) {
+        self.last = Some(ci);
+        if let Some(h) = http {
+            self.by_exchange.insert(h.exchange, ci);
+        }
+    }
+}
+
+/// Files the server-to-client message `msg` (`kind`: a server request?, a
+/// `notifications/progress`?) under the request it followed: the one its
+/// HTTP exchange carried, else the client's latest. A message sent before
+/// any request (nothing to follow) is not replayed.
+fn note_interim(
+    interim: &mut Interims,
+    client: &[RecordedRequest],
+    http: Option<&mcptape_transcript::HttpMeta>,
+    t_us: u64,
+    msg: &str,
+    (is_request, progress): (bool, bool),
+    shared: Option<&Arc<String>>,
+) {
+    let ci = http
+        .and_then(|h| interim.by_exchange.get(&h.exchange).copied())
+        .or(interim.last);
+    let Some(ci) = ci else { return };
+    interim.by_request.entry(ci).or_default().push(Interim {
+        after_us: t_us.saturating_sub(client[ci].t_us),
+        text: shared
+            .and_then(|text| SharedText::within(text, msg))
+            .unwrap_or_else(|| SharedText::from(msg)),
+        request: is_request,
+        progress,
+    });
+}
+
 /// A message as the builder read it.
 enum Parsed {
     /// Parsed in full by the strict model.
@@ -603,6 +676,7 @@ fn build<'a>(
     let mut had_session: HashMap<u64, bool> = HashMap::new();
     // open requests: canonical id → index into `client`
     let mut open: HashMap<String, usize> = HashMap::new();
+    let mut interim = Interims::default();
     let mut n = 0usize;
     for MessageRecord {
         index: i,
@@ -660,7 +734,15 @@ fn build<'a>(
                         Parsed::Message(parse_recorded(&masked).map_err(bad)?)
                     }
                     // A server request or notification.
-                    _ => continue,
+                    _ => {
+                        // The method token, quotes included (no escape in a method name
+                        // the spec defines).
+                        let progress = env.method.clone().and_then(|r| masked.get(r))
+                            == Some("\"notifications/progress\"");
+                        let kind = (env.kind == EnvelopeKind::Request, progress);
+                        note_interim(&mut interim, &client, http, t_us, msg, kind, shared);
+                        continue;
+                    }
                 }
             }
             _ => Parsed::Message(parse_recorded(&masked).map_err(bad)?),
@@ -684,6 +766,7 @@ fn build<'a>(
                 };
                 if let Some(id) = &id {
                     open.insert(pair_key(id, http), client.len());
+                    interim.follow(client.len(), http);
                 }
                 client.push(RecordedRequest {
                     record: i,
@@ -701,7 +784,19 @@ fn build<'a>(
                         (Some(id), false, v)
                     }
                     // A server request or notification.
-                    Parsed::Message(Message::Request(_) | Message::Notification(_)) => continue,
+                    Parsed::Message(m @ (Message::Request(_) | Message::Notification(_))) => {
+                        if bodies != ReplyBodies::Dropped {
+                            let kind = match &m {
+                                Message::Request(_) => (true, false),
+                                Message::Notification(n) => {
+                                    (false, n.method == method::NOTIFICATIONS_PROGRESS)
+                                }
+                                _ => (false, false),
+                            };
+                            note_interim(&mut interim, &client, http, t_us, msg, kind, shared);
+                        }
+                        continue;
+                    }
                     Parsed::Message(Message::Response(r)) => (
                         Some(r.id.to_value()),
                         false,
@@ -794,6 +889,7 @@ fn build<'a>(
                             delay_us,
                             sse,
                             status: http.and_then(|h| h.status),
+                            interim: Vec::new(),
                         },
                     ));
                 }
@@ -801,7 +897,13 @@ fn build<'a>(
         }
     }
     exchanges.sort_by_key(|(ci, _)| *ci);
-    let exchanges: Vec<Exchange> = exchanges.into_iter().map(|(_, e)| e).collect();
+    let exchanges: Vec<Exchange> = exchanges
+        .into_iter()
+        .map(|(ci, mut e)| {
+            e.interim = interim.by_request.remove(&ci).unwrap_or_default();
+            e
+        })
+        .collect();
     let mut by_key: HashMap<(String, String), Vec<usize>> = HashMap::new();
     let mut by_method: HashMap<String, Vec<usize>> = HashMap::new();
     for (i, e) in exchanges.iter().enumerate() {

@@ -267,3 +267,121 @@ fn ids_past_u64_in_a_recording_replay_each_request_its_own_answer() {
         other => panic!("{other:?}"),
     }
 }
+
+/// Sends `lines` to a fresh stdio-style session of `srv` and returns every
+/// line it wrote back until it closed (the client closes after sending).
+async fn session_lines(srv: Arc<Server>, lines: &[&str]) -> Vec<Value> {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let (a, b) = tokio::io::duplex(1 << 20);
+    let (ar, aw) = tokio::io::split(a);
+    let (br, mut bw) = tokio::io::split(b);
+    let serving = tokio::spawn(serve_stream(srv, ar, aw));
+    for l in lines {
+        bw.write_all(l.as_bytes()).await.unwrap();
+        bw.write_all(b"\n").await.unwrap();
+    }
+    bw.shutdown().await.unwrap();
+    let mut out = Vec::new();
+    let mut r = BufReader::new(br).lines();
+    while let Some(l) = tokio::time::timeout(Duration::from_secs(60), r.next_line())
+        .await
+        .expect("serve kept the session open")
+        .unwrap()
+    {
+        out.push(serde_json::from_str(&l).unwrap());
+    }
+    serving.await.unwrap().unwrap();
+    out
+}
+
+/// Issue 23: what the recorded server said between a read and its answer is
+/// replayed there, in order: `notifications/progress` with the client's own
+/// token, `notifications/message`, the server request `roots/list` under an
+/// id of serve's own; then the reply; then the `list_changed` recorded after
+/// it. The client's answer to the server request is consumed. A read without
+/// a progress token gets no progress notification. At the recorded latency
+/// and at `fixed:0` (everything due at once) alike.
+#[tokio::test(start_paused = true)]
+async fn replayed_notification_and_server_request_come_where_recorded() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/notifications-and-server-request.jsonl"
+    );
+    // The served tape (`serve`'s own: replies scanned, not built) files the
+    // same interim messages as the full one.
+    let text = Arc::new(std::fs::read_to_string(path).unwrap());
+    let borrowed = mcptape_transcript::reader::read_borrowed(
+        text.as_bytes(),
+        mcptape_transcript::reader::ReadOptions::strict(),
+    )
+    .unwrap();
+    let served = mcptape_replay::tape::Tape::from_transcript_shared(
+        &text,
+        &borrowed,
+        mcptape_replay::tape::ReplyBodies::Served,
+    )
+    .unwrap();
+    let kinds: Vec<(bool, bool)> = served.exchanges[1]
+        .interim
+        .iter()
+        .map(|m| (m.request, m.progress))
+        .collect();
+    assert_eq!(
+        kinds,
+        [(false, true), (false, false), (true, false), (false, false)]
+    );
+    assert_eq!(
+        served.exchanges[1].interim,
+        tape_of(path).exchanges[1].interim
+    );
+    for model in ["recorded", "fixed:0ms"] {
+        let srv = Arc::new(
+            Server::new(
+                tape_of(path),
+                LatencyModel::parse(model).unwrap(),
+                FaultSpec::default(),
+                1,
+                &[],
+            )
+            .unwrap()
+            .with_timer(TimerMode::Virtual),
+        );
+        let e = &srv.tape().exchanges[1];
+        assert_eq!(e.interim.len(), 4, "{:?}", e.interim);
+        let read = r#"{"jsonrpc":"2.0","id":"c-1","method":"resources/read","params":{"uri":"file:///project/a.md","_meta":{"progressToken":42}}}"#;
+        let answer = r#"{"jsonrpc":"2.0","id":"mcptape-s2c-0","result":{"roots":[]}}"#;
+        let got = session_lines(srv.clone(), &[read, answer]).await;
+        let methods: Vec<&str> = got
+            .iter()
+            .map(|m| m["method"].as_str().unwrap_or("(reply)"))
+            .collect();
+        assert_eq!(
+            methods,
+            [
+                "notifications/progress",
+                "notifications/message",
+                "roots/list",
+                "(reply)",
+                "notifications/resources/list_changed"
+            ],
+            "{model}: {got:?}"
+        );
+        assert_eq!(got[0]["params"]["progressToken"], json!(42), "{model}");
+        assert_eq!(got[0]["params"]["progress"], json!(1), "{model}");
+        assert_eq!(got[1]["params"]["data"], json!("reading a.md"), "{model}");
+        assert_eq!(got[2]["id"], json!("mcptape-s2c-0"), "{model}");
+        assert_eq!(got[3]["id"], json!("c-1"), "{model}");
+        assert_eq!(got[3]["result"]["contents"][0]["text"], json!("# A\n"));
+        // The client's answer to roots/list is consumed: one request, one reply.
+        assert_eq!(srv.summary().requests, 1, "{model}");
+
+        let plain = r#"{"jsonrpc":"2.0","id":7,"method":"resources/read","params":{"uri":"file:///project/a.md"}}"#;
+        let got = session_lines(srv.clone(), &[plain]).await;
+        assert!(
+            got.iter()
+                .all(|m| m["method"] != json!("notifications/progress")),
+            "{model}: {got:?}"
+        );
+        assert_eq!(got.len(), 4, "{model}: {got:?}");
+    }
+}
