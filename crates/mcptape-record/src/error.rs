@@ -78,6 +78,17 @@ pub enum RecordErrorKind {
     /// An HTTP-level failure talking to the upstream server.
     #[error("HTTP: {0}")]
     Http(String),
+    /// The transcript file and every numbered sibling up to
+    /// [`crate::sink::MAX_OUTPUT_SUFFIX`] are held by other recorders.
+    #[error(
+        "transcript {path}: it and its numbered siblings .1 to .{tried} are all being written by other recorders"
+    )]
+    OutputHeld {
+        /// The path asked for.
+        path: std::path::PathBuf,
+        /// How many numbered siblings were tried.
+        tried: u32,
+    },
     /// The peer broke the MCP protocol in a way the crawl cannot continue past.
     #[error("protocol: {0}")]
     Protocol(String),

@@ -57,8 +57,8 @@ impl TranscriptSink {
         transport: Transport,
         server: ServerSpec,
     ) -> Result<Self, RecordError> {
-        let file = create_file(path)?;
-        Self::with_writer(Box::new(file), path, transport, server)
+        let (file, path) = create_file(path)?;
+        Self::with_writer(Box::new(file), &path, transport, server)
     }
 
     /// [`TranscriptSink::create`] with `redaction` (what the recorder
@@ -71,8 +71,14 @@ impl TranscriptSink {
         server: ServerSpec,
         redaction: Redaction,
     ) -> Result<Self, RecordError> {
-        let file = create_file(path)?;
-        Self::with_header(Box::new(file), path, transport, server, Some(redaction))
+        let (file, path) = create_file(path)?;
+        Self::with_header(Box::new(file), &path, transport, server, Some(redaction))
+    }
+
+    /// The file the records go to: the path asked for, or a numbered
+    /// sibling when another recorder holds it ([`MAX_OUTPUT_SUFFIX`]).
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 
     /// Writes the header to `out` and returns a sink writing records to it.
@@ -375,17 +381,63 @@ pub fn rfc3339_utc(t: SystemTime) -> String {
     )
 }
 
-/// Creates (truncates) the transcript file at `path`.
-///
-/// Errors: [`RecordErrorKind::Transcript`] with `path` if it cannot be created.
-fn create_file(path: &Path) -> Result<PiecewiseFile, RecordError> {
-    match std::fs::File::create(path) {
-        Ok(file) => Ok(PiecewiseFile(file)),
-        Err(source) => Err(RecordError::new(RecordErrorKind::Transcript {
-            path: path.to_owned(),
-            source,
-        })),
+/// Most numbered siblings tried when the transcript file is held by another
+/// recorder (`T.jsonl` → `T.1.jsonl` … `T.99.jsonl`).
+pub const MAX_OUTPUT_SUFFIX: u32 = 99;
+
+/// `path` with the number `n` before its extension (`t.jsonl`, 2 →
+/// `t.2.jsonl`; `t` → `t.2`); `path` itself for 0.
+pub fn numbered_output(path: &Path, n: u32) -> PathBuf {
+    if n == 0 {
+        return path.to_owned();
     }
+    let stem = path.file_stem().unwrap_or_default().to_string_lossy();
+    let name = match path.extension() {
+        Some(ext) => format!("{stem}.{n}.{}", ext.to_string_lossy()),
+        None => format!("{stem}.{n}"),
+    };
+    path.with_file_name(name)
+}
+
+/// Opens the transcript file at `path` for this recorder alone: an
+/// exclusive advisory lock (`flock(2)`, held while the file is open) taken
+/// before it is truncated, so a second recorder started on the same `-o`
+/// (the TypeScript SDK v2 starts the server command twice) never truncates
+/// the first one's records; it takes the first free numbered sibling
+/// ([`numbered_output`], up to [`MAX_OUTPUT_SUFFIX`]) instead. Returns the
+/// file and the path it is at.
+///
+/// Errors: [`RecordErrorKind::Transcript`] with the path that cannot be
+/// opened, locked or truncated; [`RecordErrorKind::OutputHeld`] when `path`
+/// and every numbered sibling are held.
+fn create_file(path: &Path) -> Result<(PiecewiseFile, PathBuf), RecordError> {
+    let err = |p: &Path, source| {
+        RecordError::new(RecordErrorKind::Transcript {
+            path: p.to_owned(),
+            source,
+        })
+    };
+    for n in 0..=MAX_OUTPUT_SUFFIX {
+        let p = numbered_output(path, n);
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&p)
+            .map_err(|e| err(&p, e))?;
+        match file.try_lock() {
+            Ok(()) => {
+                file.set_len(0).map_err(|e| err(&p, e))?;
+                return Ok((PiecewiseFile(file), p));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => continue,
+            Err(std::fs::TryLockError::Error(e)) => return Err(err(&p, e)),
+        }
+    }
+    Err(RecordError::new(RecordErrorKind::OutputHeld {
+        path: path.to_owned(),
+        tried: MAX_OUTPUT_SUFFIX,
+    }))
 }
 
 /// Largest single `write(2)`/`writev(2)` to the transcript file, in bytes
@@ -645,6 +697,65 @@ mod whitespace_tests {
         );
         sink.record_message_at(Some(4), Direction::S2c, early);
         assert_eq!(protocol_records(&out), vec![(3, "2025-06-18".to_owned())]);
+    }
+
+    /// Issue 23: two recorders on one `-o` (the TypeScript SDK v2 starts the
+    /// server command twice): the second takes `t.1.jsonl` and never
+    /// truncates the first one's records; once the first is done, the name
+    /// is free again.
+    #[test]
+    fn two_recorders_on_one_output_never_truncate_each_other() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let a = TranscriptSink::create(&path, Transport::Stdio, ServerSpec::default()).unwrap();
+        a.record_message_at(Some(1), Direction::C2s, b"1");
+        let b = TranscriptSink::create(&path, Transport::Stdio, ServerSpec::default()).unwrap();
+        assert_eq!(a.path(), path);
+        assert_eq!(b.path(), dir.path().join("t.1.jsonl"));
+        b.record_message_at(Some(1), Direction::C2s, b"2");
+        a.record_message_at(Some(2), Direction::S2c, b"3");
+        assert_eq!((a.finish().unwrap(), b.finish().unwrap()), (2, 1));
+        let count = |p: &Path| {
+            mcptape_transcript::read(&std::fs::read(p).unwrap())
+                .unwrap()
+                .records
+                .len()
+        };
+        assert_eq!((count(&path), count(b.path())), (2, 1));
+        drop((a, b));
+        let c = TranscriptSink::create(&path, Transport::Stdio, ServerSpec::default()).unwrap();
+        assert_eq!(c.path(), path);
+    }
+
+    /// [`MAX_OUTPUT_SUFFIX`] at the limit (every sibling up to .98 held: the
+    /// recorder gets .99) and one past (.99 held too: `OutputHeld`).
+    #[test]
+    fn output_held_at_the_limit_and_one_past() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let hold = |n: u32| {
+            let f = std::fs::File::create(numbered_output(&path, n)).unwrap();
+            f.try_lock().unwrap();
+            f
+        };
+        let mut held: Vec<std::fs::File> = (0..MAX_OUTPUT_SUFFIX).map(hold).collect();
+        let (_, p) = create_file(&path).unwrap();
+        assert_eq!(p, dir.path().join("t.99.jsonl"));
+        held.push(hold(MAX_OUTPUT_SUFFIX));
+        let Err(e) = create_file(&path) else {
+            panic!("a free name past .{MAX_OUTPUT_SUFFIX}");
+        };
+        assert!(
+            matches!(
+                e.kind(),
+                RecordErrorKind::OutputHeld {
+                    tried: MAX_OUTPUT_SUFFIX,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        assert_eq!(numbered_output(Path::new("/x/t"), 3), Path::new("/x/t.3"));
     }
 
     /// A record longer than [`TRANSCRIPT_WRITE_BYTES`] goes to the file in

@@ -433,3 +433,38 @@ fn line_with_whitespace_around_json_is_noise_with_exact_bytes() {
         "{report}"
     );
 }
+
+/// Issue 23: two `mcptape record -o T` at once on one T (the TypeScript SDK v2
+/// starts the server command twice: a probe, then the session), each with the
+/// real Python SDK client and server: neither truncates the other's records.
+/// One writes T, the other T.1.jsonl and says so on stderr; both transcripts
+/// hold every exchange of their client.
+#[test]
+fn two_recorders_on_one_output_keep_every_record() {
+    let p = peers();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("t.jsonl");
+    let summaries: Vec<serde_json::Value> = std::thread::scope(|s| {
+        let runs: Vec<_> = (0..2)
+            .map(|_| s.spawn(|| record_py_server(&p, "legacy", &out)))
+            .collect();
+        runs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let second = dir.path().join("t.1.jsonl");
+    for (path, summary) in [(&out, &summaries[0]), (&second, &summaries[1])] {
+        let t = read_transcript(path);
+        let reads = t
+            .records
+            .iter()
+            .filter(|r| {
+                matches!(&r.event, mcptape_transcript::Event::Message { dir: mcptape_transcript::Direction::S2c, msg, .. } if msg.get().contains("\"contents\""))
+            })
+            .count();
+        assert_eq!(
+            reads,
+            summary["reads"].as_array().unwrap().len(),
+            "{}: every read the client made is recorded",
+            path.display()
+        );
+    }
+}

@@ -145,6 +145,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         server,
         redaction,
     )?);
+    super::note_held_output("crawl", &args.output, sink.path());
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -112,3 +112,16 @@ pub(crate) fn refuse_overwrite<'i, P: AsRef<std::path::Path> + ?Sized + 'i>(
         None => Ok(()),
     }
 }
+
+/// Says on stderr that the transcript went to `written` because another
+/// recorder holds `asked` (`mcptape_record::sink::MAX_OUTPUT_SUFFIX`): the
+/// records of both recorders are kept.
+pub fn note_held_output(cmd: &str, asked: &std::path::Path, written: &std::path::Path) {
+    if asked != written {
+        eprintln!(
+            "mcptape {cmd}: {} is being written by another recorder; writing {} instead",
+            asked.display(),
+            written.display()
+        );
+    }
+}

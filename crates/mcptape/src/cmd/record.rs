@@ -129,6 +129,7 @@ async fn run_stdio(args: &Args) -> anyhow::Result<ExitCode> {
         },
         redaction,
     )?);
+    super::note_held_output("record", &args.output, sink.path());
     let opts = StdioOptions {
         command: args.command.clone(),
         grace,
@@ -163,6 +164,7 @@ async fn run_http(
         },
         redactor.summary(),
     )?);
+    super::note_held_output("record", &args.output, sink.path());
     let mut proxy = HttpProxy::bind(listen, up, sink.clone(), redactor).await?;
     proxy.allow_origins(&args.allow_origin);
     let addr = proxy.local_addr()?;

