@@ -176,15 +176,25 @@ impl BenchReport {
             counters_line(c)
         );
         if let Some(r) = &self.send_rate {
+            // Each share of the scheduled sends on its own: "N dropped (100.00%)" read as if
+            // every send was dropped when most were and the rest were late.
+            let pct = |n: u64| {
+                if r.scheduled > 0 {
+                    n as f64 * 100.0 / r.scheduled as f64
+                } else {
+                    0.0
+                }
+            };
             let _ = writeln!(
                 s,
-                "  send rate: asked {:.1}/s, achieved {:.1}/s; {} scheduled, {} sent late (> 1 ms), {} dropped ({:.2}%)",
+                "  send rate: asked {:.1}/s, achieved {:.1}/s; {} scheduled: {} sent late (> 1 ms, {:.2}%), {} dropped ({:.2}%)",
                 r.asked_per_s,
                 r.achieved_per_s,
                 r.scheduled,
                 r.sent_late,
+                pct(r.sent_late),
                 r.dropped,
-                r.late_or_dropped_share * 100.0
+                pct(r.dropped)
             );
         }
         let _ = writeln!(s);

@@ -72,14 +72,29 @@ pub struct Args {
     pub allow_origin: Vec<String>,
     /// Time the server gets to exit after the client closed stdin (then SIGTERM); a duration
     /// (`2s`, `500ms`, `250us`), at most 60s.
-    #[arg(long, value_name = "DURATION", default_value = "2s")]
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "2s",
+        allow_hyphen_values = true
+    )]
     pub grace: String,
     /// Time between SIGTERM and SIGKILL; a duration, at most 60s.
-    #[arg(long, value_name = "DURATION", default_value = "2s")]
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "2s",
+        allow_hyphen_values = true
+    )]
     pub term_grace: String,
-    /// Stop the HTTP proxy after this long (`600s`; at most 86400s); default: run until
-    /// SIGINT/SIGTERM.
-    #[arg(long, value_name = "DURATION", requires = "listen")]
+    /// Stop the HTTP proxy after this long (> 0, e.g. `600s`; at most 86400s); default: run
+    /// until SIGINT/SIGTERM (exit status 130/143; 0 when --duration ends it).
+    #[arg(
+        long,
+        value_name = "DURATION",
+        requires = "listen",
+        allow_hyphen_values = true
+    )]
     pub duration: Option<String>,
     /// The stdio server command and its arguments (after `--`).
     #[arg(last = true, value_name = "CMD")]
@@ -108,10 +123,11 @@ async fn run_stdio(args: &Args) -> anyhow::Result<ExitCode> {
     let term_grace = super::flag_duration("--term-grace", &args.term_grace, MAX_GRACE_US)?;
     // The transcript is created (truncated) before the server starts: it must not be
     // mcptape's own stdin (`record -o t -- cat < t` would read back what it writes, without
-    // end) nor a file the server is given (`record -o t -- mcptape serve t`).
-    let stdin = std::path::Path::new("/dev/stdin");
-    let given = args.command.iter().skip(1).map(std::path::Path::new);
-    super::refuse_overwrite("-o", &args.output, std::iter::once(stdin).chain(given))?;
+    // end), the server's program (`record -o ./srv.sh -- ./srv.sh`) nor a file the server is
+    // given (`record -o t -- mcptape serve t`, `record -o s.sh -- bash s.sh`).
+    let stdin = std::path::PathBuf::from("/dev/stdin");
+    let server = super::server_files(&args.command);
+    super::refuse_overwrite("-o", &args.output, std::iter::once(&stdin).chain(&server))?;
     let redactor = redactor(args)?;
     let (cwd, home) = machine_dirs();
     let argv = redactor.argv(&args.command, cwd.as_deref(), home.as_deref());
@@ -150,9 +166,17 @@ async fn run_http(
         .as_deref()
         .map(|d| super::flag_duration("--duration", d, MAX_RECORD_DURATION_US))
         .transpose()?;
+    if let Some(d) = &args.duration {
+        // As `bench --max-phase 0`: a recording that stops before it starts is refused.
+        anyhow::ensure!(
+            duration.is_some_and(|t| !t.is_zero()),
+            "--duration {d} must be longer than 0 (without --duration the proxy runs until SIGINT/SIGTERM)"
+        );
+    }
     let redactor = redactor(args)?;
     // Checked before the transcript file is created: a rejected run leaves no file.
     mcptape_record::http::check_loopback(listen)?;
+    super::refuse_overwrite::<std::path::Path>("-o", &args.output, [])?;
     let up = Upstream::parse(&upstream)?;
     let sink = Arc::new(TranscriptSink::create_redacted(
         &args.output,
@@ -173,6 +197,10 @@ async fn run_http(
         "mcptape: recording http://{addr} -> {}",
         Redactor::new().url(&upstream)
     );
+    // The signal that stopped the proxy, if one did: mcptape then exits 128 + its number
+    // (130 for SIGINT, 143 for SIGTERM), as bench and verify do; --duration's end exits 0.
+    let stopped_by = Arc::new(std::sync::atomic::AtomicU8::new(0));
+    let stopped = stopped_by.clone();
     let shutdown = async move {
         use tokio::signal::unix::{SignalKind, signal};
         let mut term = signal(SignalKind::terminate()).ok();
@@ -190,19 +218,26 @@ async fn run_http(
                 None => std::future::pending().await,
             }
         };
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = term => {}
-            _ = timer => {}
-        }
+        let code = tokio::select! {
+            _ = tokio::signal::ctrl_c() => 130,
+            _ = term => 143,
+            _ = timer => 0,
+        };
+        stopped.store(code, std::sync::atomic::Ordering::SeqCst);
     };
     let exchanges = proxy.run(shutdown).await?;
     let records = sink.finish()?;
+    let code = stopped_by.load(std::sync::atomic::Ordering::SeqCst);
+    let by = match code {
+        130 => " (stopped by SIGINT)",
+        143 => " (stopped by SIGTERM)",
+        _ => "",
+    };
     eprintln!(
-        "mcptape: {exchanges} HTTP exchanges, {records} records -> {}",
+        "mcptape: {exchanges} HTTP exchanges, {records} records -> {}{by}",
         args.output.display()
     );
-    Ok(ExitCode::SUCCESS)
+    Ok(ExitCode::from(code))
 }
 
 /// The redactor of `--no-redact`, `--redact-header`, `--keep-header`, `--redact-json`.
