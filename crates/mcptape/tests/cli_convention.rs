@@ -379,11 +379,12 @@ fn record_listening(tmp: &Path) -> (Guard, std::path::PathBuf) {
     (Guard(child), t)
 }
 
-/// Regression (issue 28): `record --listen` stopped by SIGINT exited 0, where bench and verify
-/// exit 130; now SIGINT exits 130 and SIGTERM 143, and the transcript is kept.
+/// Regression (issue 28): `record --listen` interrupted by SIGINT exited 0, where bench and
+/// verify exit 130; now it exits 130 and says so. SIGTERM stays its graceful stop (exit 0, what
+/// scripts send when their client is done). The transcript is kept either way.
 #[test]
-fn record_listen_stopped_by_sigint_exits_130_and_sigterm_143() {
-    for (sig, code) in [("-INT", 130), ("-TERM", 143)] {
+fn record_listen_interrupted_by_sigint_exits_130_and_stopped_by_sigterm_exits_0() {
+    for (sig, code) in [("-INT", 130), ("-TERM", 0)] {
         let tmp = tempfile::tempdir().unwrap();
         let (mut g, t) = record_listening(tmp.path());
         let ok = Command::new("kill")
@@ -455,4 +456,53 @@ fn bench_with_a_failed_handshake_leaves_no_stats_file() {
         .map(|e| e.unwrap().file_name())
         .collect();
     assert!(left.is_empty(), "left in TMPDIR: {left:?}");
+}
+
+/// Regression (issue 28): stdio `record` on SIGINT exited with the server's status (0 for a
+/// server that handles SIGINT by exiting 0) where bench and verify exit 130. The signal is
+/// still forwarded to the server (its own exit record says how it ended).
+#[test]
+fn record_stdio_stopped_by_sigint_exits_130_though_the_server_exits_0() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path().join("t.jsonl");
+    let ready = tmp.path().join("ready");
+    // A server that exits 0 on SIGINT and says when its trap is set.
+    let server = format!(
+        "trap 'exit 0' INT; touch {}; while :; do sleep 0.05; done",
+        sh_quote(&ready)
+    );
+    let child = Command::new(mcptape())
+        .args([
+            "record",
+            "-o",
+            t.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            &server,
+        ])
+        .stdin(std::process::Stdio::piped()) // held open: no EOF, no grace
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut g = Guard(child);
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !ready.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the server never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let ok = Command::new("kill")
+        .args(["-INT", &g.0.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let status = wait_bounded(&mut g.0, Duration::from_secs(20)).expect("record ends");
+    assert_eq!(status.code(), Some(130));
+    let text = std::fs::read_to_string(&t).unwrap();
+    let exit = text.lines().last().unwrap();
+    assert!(exit.contains("\"exit\""), "{text}");
 }

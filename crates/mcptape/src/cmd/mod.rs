@@ -180,3 +180,43 @@ pub(crate) fn refuse_special_input(flag: &str, path: &std::path::Path) -> anyhow
         _ => Ok(()),
     }
 }
+
+/// SIGINT, SIGTERM and SIGHUP handlers installed at once (not on first poll, as
+/// [`mcptape_replay::target::interrupted`] does), so a signal that comes before the first
+/// `await` is not taken by the default disposition (which ends mcptape on the spot). Must be
+/// created inside the tokio runtime; a handler the OS refuses is never received.
+pub(crate) struct Signals {
+    int: Option<tokio::signal::unix::Signal>,
+    term: Option<tokio::signal::unix::Signal>,
+    hup: Option<tokio::signal::unix::Signal>,
+}
+
+impl Signals {
+    /// Installs the three handlers.
+    pub(crate) fn install() -> Signals {
+        use tokio::signal::unix::{SignalKind, signal};
+        Signals {
+            int: signal(SignalKind::interrupt()).ok(),
+            term: signal(SignalKind::terminate()).ok(),
+            hup: signal(SignalKind::hangup()).ok(),
+        }
+    }
+
+    /// The next of the three signals: its name and the exit status 128 + its number (130,
+    /// 143, 129).
+    pub(crate) async fn recv(&mut self) -> (&'static str, u8) {
+        async fn one(s: Option<&mut tokio::signal::unix::Signal>) {
+            match s {
+                Some(s) => {
+                    s.recv().await;
+                }
+                None => std::future::pending().await,
+            }
+        }
+        tokio::select! {
+            () = one(self.int.as_mut()) => ("SIGINT", 130),
+            () = one(self.term.as_mut()) => ("SIGTERM", 143),
+            () = one(self.hup.as_mut()) => ("SIGHUP", 129),
+        }
+    }
+}

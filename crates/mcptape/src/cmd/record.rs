@@ -88,7 +88,8 @@ pub struct Args {
     )]
     pub term_grace: String,
     /// Stop the HTTP proxy after this long (> 0, e.g. `600s`; at most 86400s); default: run
-    /// until SIGINT/SIGTERM (exit status 130/143; 0 when --duration ends it).
+    /// until SIGTERM (a graceful stop: exit status 0, as the end of --duration) or SIGINT
+    /// (an interruption: 130, as bench and verify).
     #[arg(
         long,
         value_name = "DURATION",
@@ -150,9 +151,29 @@ async fn run_stdio(args: &Args) -> anyhow::Result<ExitCode> {
         grace,
         term_grace,
     };
-    let exit = run_stdio_proxy(opts, sink.clone()).await?;
+    // The proxy forwards SIGINT/SIGTERM/SIGHUP to the server and ends when it exits, with the
+    // server's status (a transparent proxy: a host's SIGTERM ending a server that exits 0
+    // gets 0). An interruption (SIGINT, Ctrl-C) exits 130, as bench and verify do, even when
+    // the server handled it and exited 0 (its own status is in the exit record).
+    let got = Arc::new(std::sync::atomic::AtomicU8::new(0));
+    let flag = got.clone();
+    let mut signals = super::Signals::install();
+    let listener = tokio::spawn(async move {
+        let (_, code) = signals.recv().await;
+        flag.store(code, std::sync::atomic::Ordering::SeqCst);
+    });
+    let exit = run_stdio_proxy(opts, sink.clone()).await;
+    // The server's exit follows the forwarded signal; let the listener record it first.
+    tokio::task::yield_now().await;
+    listener.abort();
+    let exit = exit?;
     sink.finish()?;
-    Ok(ExitCode::from(exit.proxy_exit_code()))
+    let interrupted = got.load(std::sync::atomic::Ordering::SeqCst) == 130;
+    Ok(ExitCode::from(if interrupted {
+        130
+    } else {
+        exit.proxy_exit_code()
+    }))
 }
 
 async fn run_http(
@@ -190,6 +211,15 @@ async fn run_http(
     let mut proxy = HttpProxy::bind(listen, up, sink.clone(), redactor).await?;
     proxy.allow_origins(&args.allow_origin);
     let addr = proxy.local_addr()?;
+    // The signal that stopped the proxy, if one did. SIGINT (Ctrl-C) and SIGHUP interrupt the
+    // recording: mcptape exits 128 + the number (130, 129), as bench and verify do. SIGTERM is
+    // the proxy's documented graceful stop (scripts `kill -TERM` it when their client is
+    // done) and exits 0, as the end of --duration does.
+    // The handlers are installed before the line below is printed: a script that signals as
+    // soon as it reads it must not kill mcptape with the default disposition.
+    let stopped_by = Arc::new(std::sync::atomic::AtomicU8::new(0));
+    let stopped = stopped_by.clone();
+    let mut signals = super::Signals::install();
     // Tests and scripts read this line to learn the port when --listen used port 0.
     // The upstream's credentials are redacted here even with --no-redact: stderr
     // ends up in CI logs.
@@ -197,21 +227,7 @@ async fn run_http(
         "mcptape: recording http://{addr} -> {}",
         Redactor::new().url(&upstream)
     );
-    // The signal that stopped the proxy, if one did: mcptape then exits 128 + its number
-    // (130 for SIGINT, 143 for SIGTERM), as bench and verify do; --duration's end exits 0.
-    let stopped_by = Arc::new(std::sync::atomic::AtomicU8::new(0));
-    let stopped = stopped_by.clone();
     let shutdown = async move {
-        use tokio::signal::unix::{SignalKind, signal};
-        let mut term = signal(SignalKind::terminate()).ok();
-        let term = async move {
-            match term.as_mut() {
-                Some(t) => {
-                    t.recv().await;
-                }
-                None => std::future::pending().await,
-            }
-        };
         let timer = async move {
             match duration {
                 Some(d) => tokio::time::sleep(d).await,
@@ -219,18 +235,18 @@ async fn run_http(
             }
         };
         let code = tokio::select! {
-            _ = tokio::signal::ctrl_c() => 130,
-            _ = term => 143,
-            _ = timer => 0,
+            (_, code) = signals.recv() => code,
+            () = timer => 0,
         };
+        let code = if code == 143 { 0 } else { code };
         stopped.store(code, std::sync::atomic::Ordering::SeqCst);
     };
     let exchanges = proxy.run(shutdown).await?;
     let records = sink.finish()?;
     let code = stopped_by.load(std::sync::atomic::Ordering::SeqCst);
     let by = match code {
-        130 => " (stopped by SIGINT)",
-        143 => " (stopped by SIGTERM)",
+        130 => " (interrupted by SIGINT)",
+        129 => " (interrupted by SIGHUP)",
         _ => "",
     };
     eprintln!(
