@@ -768,6 +768,18 @@ impl Conn {
     }
 }
 
+/// A crawl dropped before [`Conn::close`] (its caller stopped it on SIGINT/SIGTERM, or
+/// panicked) leaves no server behind: the stdio child leads its own process group, so the
+/// whole group gets SIGKILL here (the child's own kill-on-drop reaches the leader only, not a
+/// server a launcher such as `sh -c` or `npx` forked).
+impl Drop for Conn {
+    fn drop(&mut self) {
+        if let Some(child) = self.child.as_ref() {
+            let _ = child.kill_group();
+        }
+    }
+}
+
 /// An HTTP client for `url`, without connecting.
 ///
 /// Errors: [`RecordErrorKind::Url`] if `url` is not an absolute `http://`

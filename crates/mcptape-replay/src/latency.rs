@@ -250,9 +250,31 @@ pub fn fmt_us(us: u64) -> String {
     }
 }
 
+/// Reads the regular file `path` through the shared non-blocking opener
+/// ([`mcptape_uri::fs::open_nonblocking`]): a FIFO, socket or device fails at once (`not a
+/// regular file (FIFO, socket or device)`) instead of blocking the open until a writer comes.
+fn read_regular(path: &str) -> std::io::Result<Vec<u8>> {
+    use std::io::Read as _;
+    let not_regular = || std::io::Error::other("not a regular file (FIFO, socket or device)");
+    let mut file = mcptape_uri::fs::open_nonblocking(path).map_err(|e| {
+        if e.kind() == mcptape_uri::fs::OpenErrorKind::NotRegularFile {
+            not_regular()
+        } else {
+            e.into_io_error()
+        }
+    })?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other("is a directory, not an .hlog file"));
+    }
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
 impl LatencyModel {
     /// Parses a `--latency` spec. `empirical:FILE` reads FILE (an HdrHistogram
-    /// interval log as written by `mcptape bench --out`).
+    /// interval log as written by `mcptape bench --out`; a regular file: a FIFO, socket or
+    /// device is refused at once).
     ///
     /// # Errors
     /// A [`SpecError`] naming the failing part.
@@ -304,7 +326,7 @@ impl LatencyModel {
                 LatencyModel::lognormal(p50_us, p99_us).map_err(|k| err(off, k))
             }
             ("empirical", Some(path)) => {
-                let bytes = std::fs::read(path)
+                let bytes = read_regular(path)
                     .map_err(|e| err(off, SpecErrorKind::Empirical(format!("{path}: {e}"))))?;
                 let hist = crate::report::merge_hlog(&bytes)
                     .map_err(|e| err(off, SpecErrorKind::Empirical(format!("{path}: {e}"))))?;

@@ -19,6 +19,90 @@ use crate::tape::Tape;
 /// Largest number of differences listed per response (the rest are counted).
 pub const MAX_DIFFS_PER_RESPONSE: usize = 50;
 
+/// Bytes of the first line that is not JSON kept by [`FirstNoise`] (the rest is cut, at a
+/// character boundary, and marked with `…`): 200.
+pub const MAX_NOISE_SAMPLE_BYTES: usize = 200;
+
+/// An [`Observer`](mcptape_transport::session::Observer) of a line-stream session that keeps
+/// the first line the target wrote that is not one JSON value (a banner, an echo, a log line
+/// on stdout), at most [`MAX_NOISE_SAMPLE_BYTES`] of it, so `verify` can show what the target
+/// said instead of only "no response". Blank lines are not kept.
+#[derive(Debug, Default)]
+pub struct FirstNoise(std::sync::Mutex<Option<String>>);
+
+impl FirstNoise {
+    /// The first non-JSON line seen, if any (lossy UTF-8, cut at [`MAX_NOISE_SAMPLE_BYTES`]).
+    pub fn first(&self) -> Option<String> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// A client session over a stdio target's two ends ([`crate::target::Target::start`]),
+    /// observed by `self`.
+    pub fn session(
+        self: &Arc<Self>,
+        r: crate::target::TargetReader,
+        w: crate::target::TargetWriter,
+    ) -> Client {
+        let observer: Arc<dyn mcptape_transport::session::Observer> = self.clone();
+        Client::over_observed(r, w, Some(observer))
+    }
+}
+
+impl mcptape_transport::session::Observer for FirstNoise {
+    fn observe(&self, event: mcptape_transport::session::WireEvent<'_>) {
+        use mcptape_transport::session::WireEvent;
+        use mcptape_transport::stdio::Frame;
+        let WireEvent::LineIn(Frame::Noise(b)) = event else {
+            return;
+        };
+        if b.iter().all(u8::is_ascii_whitespace) {
+            return;
+        }
+        let mut first = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if first.is_none() {
+            *first = Some(noise_sample(b));
+        }
+    }
+}
+
+/// `line` as lossy UTF-8, cut to at most [`MAX_NOISE_SAMPLE_BYTES`] bytes (at a character
+/// boundary) with `…` appended when cut.
+fn noise_sample(line: &[u8]) -> String {
+    let text = String::from_utf8_lossy(line);
+    if text.len() <= MAX_NOISE_SAMPLE_BYTES {
+        return text.into_owned();
+    }
+    let mut end = MAX_NOISE_SAMPLE_BYTES;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
+
+/// Where a verify run is, for a progress display ([`verify`]'s `progress` callback).
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub enum Progress<'a> {
+    /// Request number `n` (1-based) of `of` is sent: its record index and method.
+    Sent {
+        /// 1-based position among the requests.
+        n: usize,
+        /// Requests in the recording.
+        of: usize,
+        /// Transcript record index.
+        record: usize,
+        /// Its method.
+        method: &'a str,
+    },
+    /// That request got no answer within the per-request timeout.
+    Unanswered {
+        /// Transcript record index.
+        record: usize,
+        /// Its method.
+        method: &'a str,
+    },
+}
+
 /// One difference between a recorded and a live response.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -143,6 +227,17 @@ pub struct VerifyReport {
     /// The target closed the connection; the record index of the request
     /// that was waiting (the requests after it were not sent).
     pub closed_at: Option<usize>,
+    /// The run's overall bound (`verify --max-time`) ran out: the record index of the request
+    /// that was waiting or next (it and the requests after it were not compared).
+    pub out_of_time_at: Option<usize>,
+    /// Requests not sent because the overall bound ran out.
+    pub not_sent: usize,
+    /// Lines from a line-stream target that are not one JSON value (they answer nothing;
+    /// [`Client::noise_lines`]). Blank lines are not counted.
+    pub noise_lines: u64,
+    /// The first of those lines ([`FirstNoise`], set by the caller that observed the session).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_noise_line: Option<String>,
 }
 
 impl VerifyReport {
@@ -163,6 +258,23 @@ impl VerifyReport {
                 crate::error::record_label(f.record),
                 f.method,
                 f.why
+            ));
+        }
+        if let Some(r) = self.out_of_time_at {
+            out.push(format!(
+                "stopped at the overall time bound (--max-time) while {} waited; {} request(s) not sent",
+                crate::error::record_label(r),
+                self.not_sent
+            ));
+        }
+        if self.noise_lines > 0 && !self.unanswered.is_empty() {
+            out.push(format!(
+                "the target wrote {} line(s) that are not JSON (they answer nothing){}",
+                self.noise_lines,
+                self.first_noise_line
+                    .as_deref()
+                    .map(|l| format!("; the first: {l:?}"))
+                    .unwrap_or_default()
             ));
         }
         if self.compared == 0 {
@@ -189,7 +301,10 @@ pub fn cap_diffs<T>(mut diffs: Vec<T>) -> (Vec<T>, usize) {
 /// member is always ignored; `ignore` adds more pointers.
 ///
 /// Stops at the first request the target closes the connection on
-/// ([`VerifyReport::closed_at`]) instead of waiting out the others.
+/// ([`VerifyReport::closed_at`]) instead of waiting out the others, and when `max_time` (the
+/// whole run's bound) runs out ([`VerifyReport::out_of_time_at`]): each request waits at most
+/// `timeout`, and never past the overall bound. `progress` is called as each request is sent
+/// and as one goes unanswered.
 ///
 /// # Errors
 /// None today (a closed transport is reported in [`VerifyReport::closed_at`]);
@@ -199,25 +314,66 @@ pub async fn verify(
     tape: &Tape,
     ignore: &[String],
     timeout: Duration,
+    max_time: Duration,
+    progress: &(dyn Fn(Progress<'_>) + Sync),
 ) -> Result<VerifyReport, ReplayError> {
     let mut ignore = ignore.to_vec();
     ignore.push("/id".into());
     let mut rep = VerifyReport::default();
+    let end = tokio::time::Instant::now() + max_time;
+    let of = tape
+        .client
+        .iter()
+        .filter(|r| r.id.is_some() && r.method != method::NOTIFICATIONS_CANCELLED)
+        .count();
+    let r = verify_until(&client, tape, &ignore, timeout, end, of, progress, &mut rep).await;
+    rep.noise_lines = client.noise_lines();
+    r.map(|()| rep)
+}
+
+/// The loop of [`verify`], filling `rep`.
+#[allow(clippy::too_many_arguments)]
+async fn verify_until(
+    client: &Arc<Client>,
+    tape: &Tape,
+    ignore: &[String],
+    timeout: Duration,
+    end: tokio::time::Instant,
+    of: usize,
+    progress: &(dyn Fn(Progress<'_>) + Sync),
+    rep: &mut VerifyReport,
+) -> Result<(), ReplayError> {
     for req in &tape.client {
         if req.method == method::NOTIFICATIONS_CANCELLED {
             continue; // refers to recorded ids that no longer exist
+        }
+        let now = tokio::time::Instant::now();
+        if now >= end {
+            // Out of time: nothing more is sent; the requests left are counted.
+            if req.id.is_some() {
+                rep.out_of_time_at.get_or_insert(req.record);
+                rep.not_sent += 1;
+            }
+            continue;
         }
         let Some(_) = &req.id else {
             client.notify(&req.method, &req.params);
             continue;
         };
         rep.requests += 1;
+        progress(Progress::Sent {
+            n: rep.requests,
+            of,
+            record: req.record,
+            method: &req.method,
+        });
         let recorded = tape
             .exchanges
             .iter()
             .find(|e| e.request.record == req.record);
         let (_, rx) = client.request(&req.method, &req.params);
-        let live = match tokio::time::timeout(timeout, rx).await {
+        let wait = timeout.min(end - now);
+        let live = match tokio::time::timeout(wait, rx).await {
             Ok(Ok((
                 o @ (Outcome::Http { .. } | Outcome::Dropped(_) | Outcome::InputRequired(_)),
                 _,
@@ -239,6 +395,14 @@ pub async fn verify(
             }
             Err(_) => {
                 rep.unanswered.push(req.record);
+                if wait < timeout {
+                    rep.out_of_time_at = Some(req.record);
+                } else {
+                    progress(Progress::Unanswered {
+                        record: req.record,
+                        method: &req.method,
+                    });
+                }
                 continue;
             }
         };
@@ -247,7 +411,7 @@ pub async fn verify(
             continue;
         };
         rep.compared += 1;
-        let (listed, omitted) = cap_diffs(diff(&rec.reply, &live, &ignore));
+        let (listed, omitted) = cap_diffs(diff(&rec.reply, &live, ignore));
         rep.omitted += omitted;
         for (pointer, expected, actual) in listed {
             rep.differences.push(Difference {
@@ -259,7 +423,7 @@ pub async fn verify(
             });
         }
     }
-    Ok(rep)
+    Ok(())
 }
 
 #[cfg(test)]

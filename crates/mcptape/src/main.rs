@@ -71,7 +71,10 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return cmd::clap_exit(&e),
+    };
     let result = match cli.command {
         Command::Inspect(a) => cmd::inspect::run(a),
         Command::Record(a) => cmd::record::run(a),

@@ -160,3 +160,349 @@ fn debug_build_warning_is_printed_by_bench_bench_codec_and_serve() {
     let o = run(&["uri", "expand", "file:///{a}", "a=x"]);
     assert!(!stderr(&o).contains("debug build"), "{}", stderr(&o));
 }
+
+/// Runs `mcptape ARGS` in the repository root with stdout on `/dev/full` (every write fails
+/// with ENOSPC) and stdin closed, killed after 60 s (a hang fails): (exit code, stderr).
+fn run_to_full_stdout(args: &[&str]) -> (Option<i32>, String) {
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let mut child = Command::new(mcptape())
+        .args(args)
+        .current_dir(repo_root())
+        .env("RUST_BACKTRACE", "1")
+        .stdin(std::process::Stdio::null())
+        .stdout(full)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let e = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = std::io::Read::read_to_string(&mut err, &mut s);
+        s
+    });
+    let status = wait_bounded(&mut child, Duration::from_secs(60));
+    if status.is_none() {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("mcptape {args:?} > /dev/full did not end within 60 s");
+    }
+    (status.and_then(|s| s.code()), e.join().unwrap())
+}
+
+/// A k6 `--out json` file of one read, as `export k6` scripts write them.
+fn k6_output(path: &Path) {
+    let point = |metric: &str, tags: &str| {
+        format!(
+            r#"{{"type":"Point","data":{{"time":"2026-12-01T22:10:00.5+00:00","value":12.5,"tags":{{{tags}}}}},"metric":"{metric}"}}"#
+        )
+    };
+    let lines = [
+        r#"{"type":"Metric","data":{"name":"mcp_read","type":"trend","contains":"time","thresholds":[],"submetrics":null},"metric":"mcp_read"}"#.to_owned(),
+        point(
+            "mcp_plan",
+            r#""transcript":"everything-http.jsonl","parallel":"4","deadline_ms":"800","timeout_ms":"5000","load":"k6 test","recorded_reads":"10","recorded_read_errors":"1""#,
+        ),
+        point("mcp_read", r#""class":"ok","method":"resources/read""#),
+    ];
+    std::fs::write(path, lines.join("\n") + "\n").unwrap();
+}
+
+/// Regression (issue 28): `inspect … > /dev/full` panicked ("failed printing to stdout", exit
+/// 101, a backtrace), and so did every other command printing with `println!`; `--help >
+/// /dev/full` exited 0 in silence. Every command that writes to stdout now exits 2 with one
+/// line on stderr.
+#[test]
+fn every_writing_subcommand_on_a_full_stdout_exits_2_with_one_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let k6 = tmp.path().join("k6.json");
+    k6_output(&k6);
+    let d = |name: &str| tmp.path().join(name).to_str().unwrap().to_owned();
+    let serve_cmd = format!(
+        "{} serve corpus/transcripts/everything-stdio.jsonl --latency fixed:0ms",
+        sh_quote(&mcptape())
+    );
+    let stdio = "corpus/transcripts/everything-stdio.jsonl";
+    let http = "corpus/transcripts/everything-http.jsonl";
+    let runs: Vec<Vec<String>> = [
+        vec!["inspect", "corpus/inspect/seed-png.jsonl"],
+        vec!["inspect", "--json", "corpus/inspect/seed-png.jsonl"],
+        vec![
+            "bench",
+            stdio,
+            "--reads",
+            "3",
+            "--turns",
+            "1",
+            "--latency",
+            "fixed:1ms",
+        ],
+        vec!["uri", "expand", "file:///docs/{+path}", "path=a/b.txt"],
+        vec![
+            "uri",
+            "match",
+            "file:///docs/{+path}",
+            "file:///docs/a/b.txt",
+        ],
+        vec![
+            "uri",
+            "resolve",
+            "--root",
+            "file:///srv/",
+            "file:///srv/a.txt",
+        ],
+        vec!["bench-codec", "--size", "3000", "--iters", "1"],
+        vec!["import", "k6", k6.to_str().unwrap(), "--out", &d("k6out")],
+        vec!["export", "k6", http],
+        vec!["export", "har", http],
+        vec!["verify", stdio, "--target-cmd", &serve_cmd],
+        vec!["check", "corpus/transcripts"],
+        vec!["explain", "--list"],
+        vec!["explain", "error-id-null"],
+        vec![
+            "merge",
+            "corpus/fuzz/hlog_read/bench-run.hlog",
+            "--out",
+            &d("merged"),
+        ],
+        vec![
+            "crawl",
+            "--json",
+            "-o",
+            &d("c.jsonl"),
+            "--",
+            "sh",
+            "-c",
+            &serve_cmd,
+        ],
+        vec!["--help"],
+        vec!["bench", "--help"],
+        vec!["--version"],
+    ]
+    .into_iter()
+    .map(|v| v.into_iter().map(str::to_owned).collect())
+    .collect();
+    for args in &runs {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (code, err) = run_to_full_stdout(&args);
+        assert_eq!(code, Some(2), "mcptape {args:?} > /dev/full: {err}");
+        assert!(!err.contains("panicked"), "mcptape {args:?}: {err}");
+        let last = err.lines().last().unwrap_or_default();
+        assert_eq!(
+            last, "mcptape: error: writing to stdout: No space left on device (os error 28)",
+            "mcptape {args:?}: {err}"
+        );
+    }
+}
+
+/// Regression (issue 28): `--timeout -5s` got clap's "unexpected argument '-5'" while
+/// `--timeout=-5s` got the duration parser's message; both now get the real one.
+#[test]
+fn a_negative_duration_gets_the_duration_message_not_a_clap_error() {
+    let t = "corpus/transcripts/everything-stdio.jsonl";
+    for args in [
+        vec!["verify", t, "--target-cmd", "true", "--timeout", "-5s"],
+        vec!["bench", t, "--timeout", "-5s"],
+        vec!["bench", t, "--deadline", "-5s"],
+        vec![
+            "crawl",
+            "-o",
+            "/nonexistent/t.jsonl",
+            "--timeout",
+            "-5s",
+            "--url",
+            "http://127.0.0.1:1/mcp",
+        ],
+    ] {
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let e = stderr(&o);
+        assert!(e.contains("-5s: bad duration \"-5s\""), "{args:?}: {e}");
+        assert!(!e.contains("unexpected argument"), "{args:?}: {e}");
+    }
+}
+
+/// Regression (issue 28): `record --listen … --duration 0` ran and exited 0 with an empty
+/// transcript, while `bench --max-phase 0` is refused; now it is refused too, before the
+/// transcript file is created.
+#[test]
+fn record_listen_duration_0_is_refused_like_bench_max_phase_0() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path().join("t.jsonl");
+    let o = run_out(
+        "record",
+        &t,
+        "--listen 127.0.0.1:0 --upstream http://127.0.0.1:1/mcp --duration 0",
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--duration 0 must be longer than 0"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!t.exists());
+    let o = run(&[
+        "bench",
+        "corpus/transcripts/everything-stdio.jsonl",
+        "--max-phase",
+        "0",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--max-phase 0 must be longer than 0"));
+}
+
+/// Starts `record --listen 127.0.0.1:0` (upstream never contacted) and waits for its
+/// `mcptape: recording` line: the guard and the transcript path.
+fn record_listening(tmp: &Path) -> (Guard, std::path::PathBuf) {
+    let t = tmp.join("t.jsonl");
+    let mut child = Command::new(mcptape())
+        .args(["record", "-o", t.to_str().unwrap()])
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--upstream",
+            "http://127.0.0.1:1/mcp",
+        ])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut err, &mut line).unwrap();
+    assert!(line.starts_with("mcptape: recording http://"), "{line}");
+    // Keep draining stderr so the proxy never blocks on it.
+    std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
+    (Guard(child), t)
+}
+
+/// Regression (issue 28): `record --listen` interrupted by SIGINT exited 0, where bench and
+/// verify exit 130; now it exits 130 and says so. SIGTERM stays its graceful stop (exit 0, what
+/// scripts send when their client is done). The transcript is kept either way.
+#[test]
+fn record_listen_interrupted_by_sigint_exits_130_and_stopped_by_sigterm_exits_0() {
+    for (sig, code) in [("-INT", 130), ("-TERM", 0)] {
+        let tmp = tempfile::tempdir().unwrap();
+        let (mut g, t) = record_listening(tmp.path());
+        let ok = Command::new("kill")
+            .args([sig, &g.0.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        let status = wait_bounded(&mut g.0, Duration::from_secs(20)).expect("record ends");
+        assert_eq!(status.code(), Some(code), "kill {sig}");
+        let header = std::fs::read_to_string(&t).unwrap();
+        assert!(header.contains("mcptapeTranscript"), "{header}");
+    }
+}
+
+/// Regression (issue 28): `explain` with no argument was a clap error though its usage shows
+/// `[RULE]`; it lists the rules as `explain --list` does.
+#[test]
+fn explain_without_a_rule_lists_the_rules() {
+    let bare = run(&["explain"]);
+    assert_eq!(bare.status.code(), Some(0), "{}", stderr(&bare));
+    let list = run(&["explain", "--list"]);
+    assert_eq!(stdout(&bare), stdout(&list));
+    assert!(stdout(&bare).contains("error-id-null"), "{}", stdout(&bare));
+}
+
+/// Regression (issue 28): `merge DIR` said "not a regular file (FIFO, socket or device)"; a
+/// directory is named as one, with the file to give instead.
+#[test]
+fn merge_a_directory_names_the_log_inside_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let o = run(&["merge", "corpus", "--out", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(
+        e.contains("corpus: is a directory; give the interval log in it (corpus/latency.hlog)"),
+        "{e}"
+    );
+    assert!(!e.contains("FIFO"), "{e}");
+}
+
+/// Regression (issue 28): a bench whose handshake failed left its embedded server's
+/// `mcptape-serve-stats-*.json` in the temporary directory. The server's replies are delayed
+/// 3 s and the handshake waits 1 s, so the server is up (its stats file created) when the
+/// handshake fails.
+#[test]
+fn bench_with_a_failed_handshake_leaves_no_stats_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new(mcptape());
+    cmd.args([
+        "bench",
+        "corpus/transcripts/everything-stdio.jsonl",
+        "--latency",
+        "fixed:3s",
+        "--timeout",
+        "1s",
+    ])
+    .current_dir(repo_root())
+    .env("TMPDIR", tmp.path());
+    let o = run_bounded(&mut cmd, Duration::from_secs(60)).0;
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("handshake with the target"),
+        "{}",
+        stderr(&o)
+    );
+    let left: Vec<_> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "left in TMPDIR: {left:?}");
+}
+
+/// Regression (issue 28): stdio `record` on SIGINT exited with the server's status (0 for a
+/// server that handles SIGINT by exiting 0) where bench and verify exit 130. The signal is
+/// still forwarded to the server (its own exit record says how it ended).
+#[test]
+fn record_stdio_stopped_by_sigint_exits_130_though_the_server_exits_0() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path().join("t.jsonl");
+    let ready = tmp.path().join("ready");
+    // A server that exits 0 on SIGINT and says when its trap is set.
+    let server = format!(
+        "trap 'exit 0' INT; touch {}; while :; do sleep 0.05; done",
+        sh_quote(&ready)
+    );
+    let child = Command::new(mcptape())
+        .args([
+            "record",
+            "-o",
+            t.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            &server,
+        ])
+        .stdin(std::process::Stdio::piped()) // held open: no EOF, no grace
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut g = Guard(child);
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !ready.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the server never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let ok = Command::new("kill")
+        .args(["-INT", &g.0.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let status = wait_bounded(&mut g.0, Duration::from_secs(20)).expect("record ends");
+    assert_eq!(status.code(), Some(130));
+    let text = std::fs::read_to_string(&t).unwrap();
+    let exit = text.lines().last().unwrap();
+    assert!(exit.contains("\"exit\""), "{text}");
+}

@@ -336,3 +336,79 @@ fn crawl_records_a_last_reply_without_trailing_newline_from_a_server_that_exits(
     assert_eq!(last["error"]["data"]["uri"], missing);
     assert_eq!(exit_of(&t), (Some(0), None));
 }
+
+/// True once process `pid` is gone (or a zombie: dead, waiting to be reaped by whoever
+/// adopted it).
+fn process_gone(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+    }
+}
+
+/// Regression (issue 28): `crawl -- SERVER` killed with SIGTERM or SIGINT left the server
+/// running (ppid 1), where bench, verify and record end theirs. The "server" here is a launcher
+/// that forks the real process (`sh -c 'sleep … & wait'`) and never answers, so the crawl is
+/// still in its handshake when the signal comes; the forked process must go too.
+#[test]
+fn crawl_killed_by_sigterm_or_sigint_leaves_no_server_process() {
+    for (sig, code) in [("-TERM", 143), ("-INT", 130)] {
+        let tmp = tempfile::tempdir().unwrap();
+        let pidfile = tmp.path().join("pid");
+        let t = tmp.path().join("t.jsonl");
+        let script = format!("sleep 300 & echo $! > {}; wait", sh_quote(&pidfile));
+        let child = Command::new(mcptape())
+            .args([
+                "crawl",
+                "-o",
+                t.to_str().unwrap(),
+                "--",
+                "sh",
+                "-c",
+                &script,
+            ])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut g = Guard(child);
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        let server: u32 = loop {
+            if let Some(pid) = std::fs::read_to_string(&pidfile)
+                .ok()
+                .and_then(|s| s.trim().parse().ok())
+            {
+                break pid;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the server never started"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let ok = Command::new("kill")
+            .args([sig, &g.0.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        let status = wait_bounded(&mut g.0, Duration::from_secs(20)).expect("crawl ends");
+        assert_eq!(status.code(), Some(code), "kill {sig}");
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while !process_gone(server) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "kill {sig}: the server {server} is still running"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // The records so far are kept.
+        assert!(
+            std::fs::read_to_string(&t)
+                .unwrap()
+                .contains("mcptapeTranscript")
+        );
+    }
+}

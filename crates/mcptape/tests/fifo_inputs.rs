@@ -104,3 +104,74 @@ fn import_har_on_regular_file_reads_it() {
     assert!(err.contains("no MCP entry in the HAR (0 entries"), "{err}");
     assert!(!err.contains("not a regular file"), "{err}");
 }
+
+/// Exit 2 with `PATH: not a regular file (FIFO, socket or device)` on stderr, for a FIFO given
+/// to a flag (input or output) rather than as a positional input; the harness's limit is the
+/// hang guard (the refusal comes before any signal could be needed: before the fix each of
+/// these blocked in open(2), deaf to SIGINT and SIGTERM).
+fn assert_flag_refused(args: &[&str]) {
+    assert_refused(args);
+}
+
+const STDIO_T: &str = "corpus/transcripts/everything-stdio.jsonl";
+const HTTP_T: &str = "corpus/transcripts/everything-http.jsonl";
+
+fn in_repo(rel: &str) -> String {
+    support::repo_root().join(rel).to_str().unwrap().to_owned()
+}
+
+/// Regression (issue 28): `bench --latency empirical:FIFO` blocked in open(2) and ignored
+/// SIGINT and SIGTERM.
+#[test]
+fn bench_latency_empirical_fifo_fails_at_once() {
+    assert_flag_refused(&["bench", &in_repo(STDIO_T), "--latency", "empirical:{FIFO}"]);
+}
+
+#[test]
+fn serve_latency_empirical_fifo_fails_at_once() {
+    assert_flag_refused(&["serve", &in_repo(STDIO_T), "--latency", "empirical:{FIFO}"]);
+}
+
+#[test]
+fn check_baseline_fifo_fails_at_once() {
+    assert_flag_refused(&["check", &in_repo(STDIO_T), "--baseline", "{FIFO}"]);
+}
+
+#[test]
+fn record_output_fifo_fails_at_once() {
+    assert_flag_refused(&["record", "-o", "{FIFO}", "--", "true"]);
+}
+
+#[test]
+fn record_listen_output_fifo_fails_at_once() {
+    assert_flag_refused(&[
+        "record",
+        "-o",
+        "{FIFO}",
+        "--listen",
+        "127.0.0.1:0",
+        "--upstream",
+        "http://127.0.0.1:1/mcp",
+    ]);
+}
+
+#[test]
+fn crawl_output_fifo_fails_at_once() {
+    assert_flag_refused(&["crawl", "-o", "{FIFO}", "--", "true"]);
+    assert_flag_refused(&["crawl", "-o", "{FIFO}", "--url", "http://127.0.0.1:1/mcp"]);
+}
+
+#[test]
+fn check_output_fifo_fails_at_once() {
+    assert_flag_refused(&["check", &in_repo(STDIO_T), "-o", "{FIFO}"]);
+}
+
+#[test]
+fn export_k6_output_fifo_fails_at_once() {
+    assert_flag_refused(&["export", "k6", &in_repo(HTTP_T), "-o", "{FIFO}"]);
+}
+
+#[test]
+fn serve_stats_fifo_fails_at_once() {
+    assert_flag_refused(&["serve", &in_repo(STDIO_T), "--stats", "{FIFO}"]);
+}

@@ -219,3 +219,139 @@ fn record_refuses_a_transcript_the_server_is_given() {
         "c1.jsonl",
     );
 }
+
+/// `mcptape ARGS` run in `dir` with `PATH` set to `path`, stdin closed, killed after 60 s (a
+/// hang fails the test).
+fn mcptape_bounded(dir: &Path, path: Option<&Path>, args: &[&str]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcptape"));
+    cmd.args(args)
+        .current_dir(dir)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    if let Some(p) = path {
+        cmd.env("PATH", p);
+    }
+    let mut child = cmd.spawn().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("mcptape {args:?} did not end within 60 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// A temp dir holding an executable script `srv.sh` (a server that exits at once).
+fn script_dir() -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = tmp.path().join("srv.sh");
+    std::fs::write(&s, "#!/bin/sh\nexit 0\n").unwrap();
+    let mut perm = std::fs::metadata(&s).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o755);
+    std::fs::set_permissions(&s, perm).unwrap();
+    tmp
+}
+
+/// Expects `args` (run in `dir`) refused with exit 2 naming `-o OUT` and the server file
+/// `input`, and `srv.sh` unchanged.
+fn assert_server_file_refused(dir: &Path, path: Option<&Path>, args: &[&str], input: &str) {
+    let before = std::fs::read(dir.join("srv.sh")).unwrap();
+    let o = mcptape_bounded(dir, path, args);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
+    assert!(
+        e.contains(&format!(
+            "refusing to write over the input {input} (-o is that file)"
+        )),
+        "{args:?}: {e}"
+    );
+    assert_eq!(
+        std::fs::read(dir.join("srv.sh")).unwrap(),
+        before,
+        "{args:?}"
+    );
+}
+
+/// Regression (issue 28): `record -o ./srv.sh -- ./srv.sh` wrote the transcript header over the
+/// server's own executable, then failed "Text file busy".
+#[test]
+fn record_refuses_the_servers_own_program_as_output() {
+    let tmp = script_dir();
+    assert_server_file_refused(
+        tmp.path(),
+        None,
+        &["record", "-o", "./srv.sh", "--", "./srv.sh"],
+        "./srv.sh",
+    );
+    // Another spelling of the same file.
+    assert_server_file_refused(
+        tmp.path(),
+        None,
+        &["record", "-o", "srv.sh", "--", "./srv.sh"],
+        "./srv.sh",
+    );
+}
+
+/// Regression (issue 28): `crawl -o srv.sh -- srv.sh` (found on PATH) overwrote the server's
+/// executable: crawl had no overwrite guard at all.
+#[test]
+fn crawl_refuses_the_servers_program_found_on_path_as_output() {
+    let tmp = script_dir();
+    let path = tmp.path().to_owned();
+    let on_path = path.join("srv.sh");
+    assert_server_file_refused(
+        tmp.path(),
+        Some(&path),
+        &["crawl", "-o", "srv.sh", "--", "srv.sh"],
+        "srv.sh",
+    );
+    // From another directory: only PATH leads to it.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let o = mcptape_bounded(
+        elsewhere.path(),
+        Some(&path),
+        &["crawl", "-o", on_path.to_str().unwrap(), "--", "srv.sh"],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!(
+            "refusing to write over the input {}",
+            on_path.display()
+        )),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// Regression (issue 28): `crawl -o s.sh -- bash s.sh` let bash execute its own growing
+/// transcript (64 KB of it); `record` refuses the same.
+#[test]
+fn crawl_and_record_refuse_a_script_given_to_an_interpreter_as_output() {
+    let tmp = script_dir();
+    for sub in ["crawl", "record"] {
+        assert_server_file_refused(
+            tmp.path(),
+            None,
+            &[sub, "-o", "srv.sh", "--", "sh", "srv.sh"],
+            "srv.sh",
+        );
+    }
+}
+
+/// `serve --stats` over the transcript it serves would replace it with the stats JSON.
+#[test]
+fn serve_stats_refuses_to_write_over_the_transcript() {
+    let tmp = workdir();
+    assert_refused(
+        tmp.path(),
+        &["serve", "c1.jsonl", "--stats", "./c1.jsonl"],
+        "--stats",
+        "./c1.jsonl",
+        "c1.jsonl",
+        "c1.jsonl",
+    );
+}

@@ -295,3 +295,85 @@ fn regression_a_request_the_target_closed_on_counts_as_unanswered() {
     assert_eq!(rep["unanswered"], serde_json::json!([0]), "{rep}");
     assert_eq!(rep["requests"], 1, "{rep}");
 }
+
+/// Regression (issue 28): against a target that never answers, verify waited 12 requests × 10 s
+/// with no overall bound. `--max-time` bounds the whole run: the request waiting when it runs
+/// out is unanswered, the rest are not sent, and the run fails saying so.
+#[test]
+fn verify_max_time_bounds_a_target_that_never_answers() {
+    let t = corpus_transcript("everything-stdio.jsonl");
+    let args = [
+        t.to_str().unwrap(),
+        "--target-cmd",
+        "cat > /dev/null",
+        "--timeout",
+        "10s",
+        "--max-time",
+        "1s",
+    ];
+    let (rc, out, err, _) = verify_raw(&args);
+    assert_eq!(rc, 1, "{out}\n{err}");
+    assert!(
+        out.contains("record 1 (line 2): no response before --max-time 1s"),
+        "{out}"
+    );
+    assert!(out.contains("not sent (--max-time 1s)"), "{out}");
+    assert!(
+        err.contains(
+            "stopped at the overall time bound (--max-time) while record 1 (line 2) waited"
+        ),
+        "{err}"
+    );
+    let mut cmd = Command::new(mcptape());
+    cmd.arg("verify").args(args);
+    let (rc, rep) = verify_json(&mut cmd);
+    assert_eq!(rc, 1, "{rep}");
+    assert_eq!(rep["outOfTimeAt"], 0, "{rep}");
+    assert_eq!(rep["requests"], 1, "{rep}");
+    assert!(rep["notSent"].as_u64().unwrap() > 0, "{rep}");
+}
+
+/// Regression (issue 28): against a target that answers every line with something that is not
+/// JSON, verify said only "no response within 2s"; it now counts those lines and shows the
+/// first, and says each unanswered request as it happens (progress on stderr).
+#[test]
+fn verify_reports_the_lines_of_a_target_that_answers_with_non_json() {
+    let t = corpus_transcript("everything-stdio.jsonl");
+    let echo = r#"while IFS= read -r l; do printf 'not json: %s\n' "$l"; done"#;
+    let args = [
+        t.to_str().unwrap(),
+        "--target-cmd",
+        echo,
+        "--timeout",
+        "200ms",
+    ];
+    let (rc, out, err, _) = verify_raw(&args);
+    assert_eq!(rc, 1, "{out}\n{err}");
+    assert!(
+        out.contains(
+            "line(s) from the target are not JSON (they answer nothing); the first: \"not json: {"
+        ),
+        "{out}"
+    );
+    assert!(
+        err.contains(
+            "mcptape verify: record 1 (line 2) initialize: no response within 200ms; going on"
+        ),
+        "{err}"
+    );
+    let mut cmd = Command::new(mcptape());
+    cmd.arg("verify").args(args);
+    let (rc, rep) = verify_json(&mut cmd);
+    assert_eq!(rc, 1, "{rep}");
+    let requests = rep["requests"].as_u64().unwrap();
+    assert!(requests > 1, "{rep}");
+    // Every request line was echoed back as noise (notifications too).
+    assert!(rep["noiseLines"].as_u64().unwrap() >= requests, "{rep}");
+    assert!(
+        rep["firstNoiseLine"]
+            .as_str()
+            .unwrap()
+            .starts_with("not json: {\"jsonrpc\""),
+        "{rep}"
+    );
+}

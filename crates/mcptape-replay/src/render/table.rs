@@ -99,15 +99,43 @@ fn write_cut(s: &mut String, cut: bool, max_phase_ms: u64, done: u64, asked: u64
     }
 }
 
-/// `96 of 100 answered ok (96.0 %)`.
-fn success_line(ok: u64, sent: u64) -> String {
+/// `96 of 100 answered ok (96.0 %)`; when some reads are recorded error answers replayed
+/// with their recorded code (a recording's own not-found read), those count as answered as
+/// recorded: `300 of 300 answered as recorded: 275 results, 25 recorded errors` (with the
+/// share when not all were: `290 of 300 answered as recorded (96.7 %): …`), so a replay that
+/// reproduces the recording does not read as an error rate.
+fn success_line(c: &PhaseCounters) -> String {
+    let (ok, sent, recorded) = (c.answered_ok, c.sent, c.errors_as_recorded);
     if sent == 0 {
         return "none sent".into();
     }
+    let pct = |n: u64| n as f64 * 100.0 / sent as f64;
+    if recorded == 0 {
+        return format!("{ok} of {sent} answered ok ({:.1} %)", pct(ok));
+    }
+    let as_recorded = ok + recorded;
+    let share = if as_recorded == sent {
+        String::new()
+    } else {
+        format!(" ({:.1} %)", pct(as_recorded))
+    };
     format!(
-        "{ok} of {sent} answered ok ({:.1} %)",
-        ok as f64 * 100.0 / sent as f64
+        "{as_recorded} of {sent} answered as recorded{share}: {ok} results, {recorded} recorded errors"
     )
+}
+
+/// Widest phase headline kept on one line (`head: outcome`), in columns; a longer one puts
+/// the outcome on its own indented line.
+const HEADLINE_WIDTH: usize = 80;
+
+/// Appends `head: outcome` and a newline to `s`, or `head:` and `  outcome` on two lines when
+/// one would be wider than [`HEADLINE_WIDTH`].
+fn headline(s: &mut String, head: &str, outcome: &str) {
+    if head.chars().count() + 2 + outcome.chars().count() <= HEADLINE_WIDTH {
+        let _ = writeln!(s, "{head}: {outcome}");
+    } else {
+        let _ = writeln!(s, "{head}:\n  {outcome}");
+    }
 }
 
 fn counters_line(c: &PhaseCounters) -> String {
@@ -149,11 +177,10 @@ impl BenchReport {
         let _ = writeln!(s);
         let q = &self.single;
         let c = &self.single_phase;
-        let _ = writeln!(
-            s,
-            "single reads ({}): {}",
-            self.load,
-            success_line(c.answered_ok, c.sent)
+        headline(
+            &mut s,
+            &format!("single reads ({})", self.load),
+            &success_line(c),
         );
         let (cut, max_ms) = (self.single_cut, self.max_phase_ms);
         write_cut(&mut s, cut, max_ms, c.sent, self.reads_asked, "reads");
@@ -176,26 +203,38 @@ impl BenchReport {
             counters_line(c)
         );
         if let Some(r) = &self.send_rate {
+            // Each share of the scheduled sends on its own: "N dropped (100.00%)" read as if
+            // every send was dropped when most were and the rest were late.
+            let pct = |n: u64| {
+                if r.scheduled > 0 {
+                    n as f64 * 100.0 / r.scheduled as f64
+                } else {
+                    0.0
+                }
+            };
             let _ = writeln!(
                 s,
-                "  send rate: asked {:.1}/s, achieved {:.1}/s; {} scheduled, {} sent late (> 1 ms), {} dropped ({:.2}%)",
+                "  send rate: asked {:.1}/s, achieved {:.1}/s; {} scheduled: {} sent late (> 1 ms, {:.2}%), {} dropped ({:.2}%)",
                 r.asked_per_s,
                 r.achieved_per_s,
                 r.scheduled,
                 r.sent_late,
+                pct(r.sent_late),
                 r.dropped,
-                r.late_or_dropped_share * 100.0
+                pct(r.dropped)
             );
         }
         let _ = writeln!(s);
-        let _ = writeln!(
-            s,
-            "{}-read turns (n={}, deadline {}, timeout {}): reads {}",
-            self.parallel,
-            self.turns,
-            ms(self.deadline_us),
-            ms(self.timeout_us),
-            success_line(self.turn_phase.answered_ok, self.turn_phase.sent)
+        headline(
+            &mut s,
+            &format!(
+                "{}-read turns (n={}, deadline {}, timeout {})",
+                self.parallel,
+                self.turns,
+                ms(self.deadline_us),
+                ms(self.timeout_us)
+            ),
+            &format!("reads {}", success_line(&self.turn_phase)),
         );
         let (cut, max_ms) = (self.turns_cut, self.max_phase_ms);
         write_cut(&mut s, cut, max_ms, self.turns, self.turns_asked, "turns");
@@ -379,6 +418,42 @@ impl BenchReport {
 #[cfg(test)]
 mod tests {
     use super::view_label;
+
+    /// Regression (issue 28): the main job's headline "275 of 300 answered ok (91.7 %)" read as
+    /// an 8 % error rate where the 25 were the recording's own not-found read, replayed.
+    #[test]
+    fn recorded_error_answers_count_as_answered_as_recorded_in_the_headline() {
+        let c = |sent, answered_ok, errors_as_recorded| crate::stats::PhaseCounters {
+            sent,
+            answered_ok,
+            errors_as_recorded,
+            ..Default::default()
+        };
+        assert_eq!(
+            super::success_line(&c(300, 275, 25)),
+            "300 of 300 answered as recorded: 275 results, 25 recorded errors"
+        );
+        assert_eq!(
+            super::success_line(&c(300, 275, 15)),
+            "290 of 300 answered as recorded (96.7 %): 275 results, 15 recorded errors"
+        );
+        assert_eq!(
+            super::success_line(&c(100, 96, 0)),
+            "96 of 100 answered ok (96.0 %)"
+        );
+        assert_eq!(super::success_line(&c(0, 0, 0)), "none sent");
+    }
+
+    #[test]
+    fn a_headline_wider_than_80_columns_puts_its_outcome_on_its_own_line() {
+        let head = "h".repeat(40);
+        let mut s = String::new();
+        super::headline(&mut s, &head, &"o".repeat(38)); // 40 + 2 + 38 = 80: one line
+        assert_eq!(s, format!("{head}: {}\n", "o".repeat(38)));
+        let mut s = String::new();
+        super::headline(&mut s, &head, &"o".repeat(39)); // 81: two lines
+        assert_eq!(s, format!("{head}:\n  {}\n", "o".repeat(39)));
+    }
     use crate::stats::Quantiles;
 
     #[test]

@@ -58,11 +58,21 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = 4)]
     pub parallel: u32,
     /// Turn deadline (> 0, at most 60s): stragglers get notifications/cancelled then.
-    #[arg(long, value_name = "DURATION", default_value = "800ms")]
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "800ms",
+        allow_hyphen_values = true
+    )]
     pub deadline: String,
     /// Per-read timeout (> 0, at most 60s): an unanswered read is abandoned then. It also
     /// bounds each handshake request (initialize / server/discover).
-    #[arg(long, value_name = "DURATION", default_value = "5s")]
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "5s",
+        allow_hyphen_values = true
+    )]
     pub timeout: String,
     /// Single reads to send: at most 10000000 (MAX_COUNT); more is refused.
     #[arg(long, value_name = "N", default_value_t = 300)]
@@ -81,7 +91,12 @@ pub struct Args {
     pub seed: u64,
     /// Wall-clock bound (> 0, at most 3600s) of each phase (single reads, turns); a phase
     /// cut by it says so.
-    #[arg(long, value_name = "DURATION", default_value = "25s")]
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "25s",
+        allow_hyphen_values = true
+    )]
     pub max_phase: String,
     /// Requests of a phase in flight at most (1..=65536); an open-loop send finding it full
     /// waits for a slot and leaves late (reported as such).
@@ -223,12 +238,16 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
             }
         }
     };
+    // The embedded server's --stats file: read back after a run, removed on every exit path
+    // (a failed handshake, a signal) once the server has ended and written it.
+    let stats_path = target::serve_stats_path();
     let r = tokio::select! {
-        r = session(&args, cfg, tape, &slo_items, &mut target, sig_rx.clone(), &measuring) => r,
+        r = session(&args, cfg, tape, &slo_items, &mut target, sig_rx.clone(), &measuring, &stats_path) => r,
         sig = outside => Ok(stopped("bench", sig)),
     };
     listener.abort();
     target.end().await;
+    let _ = std::fs::remove_file(&stats_path);
     r
 }
 
@@ -240,6 +259,7 @@ pub(crate) fn stopped(cmd: &str, sig: target::Signal) -> ExitCode {
 
 /// The part of `mcptape bench` that runs with a target; `target` is started here and ended
 /// by the caller.
+#[allow(clippy::too_many_arguments)]
 async fn session(
     args: &Args,
     cfg: BenchConfig,
@@ -248,6 +268,7 @@ async fn session(
     target: &mut target::Target,
     mut signal: tokio::sync::watch::Receiver<Option<target::Signal>>,
     measuring: &std::sync::atomic::AtomicBool,
+    stats_path: &std::path::Path,
 ) -> anyhow::Result<ExitCode> {
     let transcript = args.transcript.display().to_string();
     // The client's own timer thread paces open-loop sends; it stays at the normal policy so
@@ -256,7 +277,6 @@ async fn session(
     let _ = mcptape_replay::schedule::TimerThread::start(
         mcptape_replay::schedule::TimerPriority::Normal,
     );
-    let stats_path = target::serve_stats_path();
     let (spec, target_name, latency) = if let Some(url) = &args.target_url {
         (
             TargetSpec::Url(url.clone()),
@@ -278,7 +298,7 @@ async fn session(
             "--seed".into(),
             args.seed.to_string().into(),
             "--stats".into(),
-            stats_path.clone().into(),
+            stats_path.into(),
             "--timer-priority".into(),
             clap::ValueEnum::to_possible_value(&args.timer_priority)
                 .map_or("auto".into(), |v| v.get_name().into()),
@@ -345,14 +365,15 @@ async fn session(
         c.close(Duration::from_millis(wait)).await;
     }
     target.end().await;
-    let server = target::take_serve_stats(&stats_path);
+    let server = target::take_serve_stats(stats_path);
 
     let mut report = res.report(&cfg, &transcript, &target_name, latency, args.seed, server);
     report.slo = slo::evaluate(slo_items, &report);
-    print!("{}", report.table());
+    let mut text = report.table();
     if !report.slo.is_empty() {
-        print!("{}", slo::table(&report.slo));
+        text.push_str(&slo::table(&report.slo));
     }
+    super::print_stdout(&text)?;
     if let Some(dir) = &args.out {
         write_bench_out(dir, &report, &res)
             .with_context(|| format!("writing {}", dir.display()))?;
@@ -363,7 +384,7 @@ async fn session(
                 .with_context(|| format!("writing {}", p.display()))?;
             files.push(slo::JUNIT_FILE);
         }
-        println!("\nwrote {}/{}", dir.display(), files.join(", "));
+        super::print_stdout(&format!("\nwrote {}/{}\n", dir.display(), files.join(", ")))?;
     }
     if let Some(sig) = interrupted {
         return Ok(ExitCode::from(sig.exit_code));

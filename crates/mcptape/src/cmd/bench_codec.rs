@@ -32,6 +32,6 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     super::warn_if_debug_build("bench-codec");
     let report = bench_codec::run(args.size, args.entries, args.iters)?;
-    print!("{report}");
+    super::print_stdout(&report.to_string())?;
     Ok(ExitCode::SUCCESS)
 }

@@ -99,6 +99,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(out) = &args.write_baseline {
         super::refuse_overwrite("--write-baseline", out, &inputs)?;
     }
+    if let Some(b) = &args.baseline {
+        super::refuse_special_input("--baseline", b)?;
+    }
     let mut report = mcptape_check::check_paths(&args.paths, &opts)?;
     let cwd = std::env::current_dir().context("reading the working directory")?;
     let written = match &args.write_baseline {
@@ -158,7 +161,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             );
         }
         // A reader that went away (`| head -1`) ends the printing quietly, in every format.
-        None => super::print_stdout(&text).context("writing the report to stdout")?,
+        None => super::print_stdout(&text)?,
     }
     Ok(if written || report.passed() {
         ExitCode::SUCCESS

@@ -33,7 +33,12 @@ pub struct Args {
     pub missing: Option<String>,
     /// Per-request time limit (handshake, each list page, each read); a duration (`30s`,
     /// `800ms`, `250us`), > 0, at most 60s.
-    #[arg(long, value_name = "DURATION", default_value = "30s")]
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "30s",
+        allow_hyphen_values = true
+    )]
     pub timeout: String,
     /// Keep credentials in recorded HTTP headers and the server argv.
     #[arg(long, conflicts_with_all = ["redact_header", "keep_header"])]
@@ -137,8 +142,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         redactor,
     };
     // Every argument is checked before the transcript file is created: a
-    // rejected run leaves no file behind.
+    // rejected run leaves no file behind. The transcript must not replace the server's
+    // program or a file it is given (`crawl -o s.sh -- bash s.sh`).
     mcptape_record::crawl::check_options(&opts)?;
+    super::refuse_overwrite("-o", &args.output, &super::server_files(&args.command))?;
     let sink = Arc::new(TranscriptSink::create_redacted(
         &args.output,
         transport,
@@ -153,15 +160,32 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let bar = super::progress::bar(0, "{spinner} {msg} [{bar:30}] {pos}/{len} reads");
     bar.set_message("handshake");
     let b = bar.clone();
-    let result = rt.block_on(crawl(opts, sink.clone(), move |p| match p {
-        CrawlProgress::Handshake { version } => b.set_message(format!("protocol {version}")),
-        CrawlProgress::Planned { reads } => b.set_length(reads),
-        CrawlProgress::Read { .. } => b.inc(1),
-        _ => {}
-    }));
+    // SIGINT/SIGTERM/SIGHUP end the crawl: its future is dropped, which kills the server's
+    // process group (no server left running), and the records so far are kept.
+    let result = rt.block_on(async {
+        tokio::select! {
+            r = crawl(opts, sink.clone(), move |p| match p {
+                CrawlProgress::Handshake { version } => b.set_message(format!("protocol {version}")),
+                CrawlProgress::Planned { reads } => b.set_length(reads),
+                CrawlProgress::Read { .. } => b.inc(1),
+                _ => {}
+            }) => Ok(r),
+            sig = mcptape_replay::target::interrupted() => Err(sig),
+        }
+    });
     bar.finish_and_clear();
     let records = sink.finish()?;
-    let report = result?;
+    let report = match result {
+        Ok(r) => r?,
+        Err(sig) => {
+            eprintln!(
+                "mcptape crawl: {}: stopped the server; {records} records -> {}",
+                sig.name,
+                args.output.display()
+            );
+            return Ok(ExitCode::from(sig.exit_code));
+        }
+    };
     let errors = report
         .reads
         .iter()
@@ -203,7 +227,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             "reads": reads,
             "answeredServerRequests": report.answered_server_requests,
         });
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        super::print_stdout(&format!("{}\n", serde_json::to_string_pretty(&v)?))?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -9,10 +9,9 @@ use mcptape_check::{RULES, Rule};
 /// Arguments of `mcptape explain`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The rule id (e.g. `contents-text-and-blob`).
-    #[arg(required_unless_present = "list")]
+    /// The rule id (e.g. `contents-text-and-blob`); without it, every rule is listed.
     pub rule: Option<String>,
-    /// List every rule: id, severity and one-line summary.
+    /// List every rule: id, severity and one-line summary (what `explain` with no RULE does).
     #[arg(long, conflicts_with = "rule")]
     pub list: bool,
 }
@@ -32,7 +31,7 @@ pub fn explain_text(r: &Rule) -> String {
 
 /// Runs `mcptape explain`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    if args.list {
+    if args.list || args.rule.is_none() {
         let mut text = String::new();
         for r in RULES {
             text.push_str(&format!("{:<32} {:<7} {}\n", r.id, r.severity, r.summary));

@@ -61,9 +61,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let report = mcptape_check::inspect::inspect(&data, args.lenient);
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        super::print_stdout(&format!("{}\n", serde_json::to_string_pretty(&report)?))?;
     } else {
-        print!("{}", report.text());
+        super::print_stdout(&report.text())?;
     }
     if report.summary.messages == 0 {
         eprintln!(

@@ -73,10 +73,20 @@ pub struct ExportK6Args {
     #[arg(long, value_name = "N", default_value_t = 4)]
     pub parallel: u32,
     /// Turn deadline (> 0, at most 60s): each read of a turn times out then.
-    #[arg(long, value_name = "DURATION", default_value = "800ms")]
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "800ms",
+        allow_hyphen_values = true
+    )]
     pub deadline: String,
     /// Single-read and handshake timeout (> 0, at most 60s).
-    #[arg(long, value_name = "DURATION", default_value = "5s")]
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "5s",
+        allow_hyphen_values = true
+    )]
     pub timeout: String,
     /// Single reads per second (scenario `reads`, constant-arrival-rate).
     #[arg(long, value_name = "R/s", default_value = "20/s")]
@@ -86,7 +96,12 @@ pub struct ExportK6Args {
     pub turn_rate: String,
     /// Duration of each scenario (1s .. 3600s). k6's own --vus/--iterations/--duration
     /// replace the scenarios.
-    #[arg(long, value_name = "DURATION", default_value = "30s")]
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "30s",
+        allow_hyphen_values = true
+    )]
     pub duration: String,
     /// VUs allocated before the start, per scenario.
     #[arg(long, value_name = "N", default_value_t = 10)]
@@ -160,7 +175,7 @@ fn write_or_print(output: Option<&Path>, text: &str) -> anyhow::Result<ExitCode>
             std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?;
             eprintln!("wrote {}", p.display());
         }
-        None => print!("{text}"),
+        None => super::print_stdout(text)?,
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -176,11 +191,11 @@ pub fn run_import(cmd: ImportCommand) -> anyhow::Result<ExitCode> {
     }
     let m = K6Import::from_files(&a.files)?;
     let report = m.write_out(&a.out)?;
-    print!("{}", report.table());
-    println!(
-        "\nwrote {}/report.json, latency.hlog, latency.svg, report.html",
+    super::print_stdout(&format!(
+        "{}\nwrote {}/report.json, latency.hlog, latency.svg, report.html\n",
+        report.table(),
         a.out.display()
-    );
+    ))?;
     Ok(ExitCode::SUCCESS)
 }
 

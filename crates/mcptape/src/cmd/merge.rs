@@ -34,6 +34,15 @@ pub struct Args {
 /// is not a regular file (`LOG: not a regular file (FIFO, socket or device)`, refused unread), the merge's
 /// (the input and line named), writing `DIR` (over an input: refused), or writing stdout.
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+    for log in &a.logs {
+        // A directory is a bench --out DIR given whole: say which file to give.
+        anyhow::ensure!(
+            !log.is_dir(),
+            "{}: is a directory; give the interval log in it ({})",
+            log.display(),
+            log.join(MERGE_OUT_FILES[1]).display()
+        );
+    }
     let merged = merge_files(&a.logs)?;
     write_merge_out(&a.out, &merged).with_context(|| format!("writing {}", a.out.display()))?;
     // A closed stdout (`| head -1`) ends the printing quietly: the files are written.

@@ -65,17 +65,36 @@ pub(crate) fn warn_if_debug_build(command: &str) {
     }
 }
 
-/// Writes `text` to stdout; a reader that went away (`mcptape explain --list | head -1`, a
-/// `BrokenPipe`) is a normal end, not an error (Rust ignores SIGPIPE, so `print!` would panic).
+/// Writes `text` to stdout: the one way every subcommand prints (`print!`/`println!` are
+/// banned in this crate by `crates/mcptape/clippy.toml`, since they panic on a write error).
+/// A reader that went away (`mcptape explain --list | head -1`, a `BrokenPipe`) is a normal
+/// end, not an error (Rust ignores SIGPIPE, so `print!` would panic).
 ///
 /// # Errors
-/// Any other write error of stdout.
+/// Any other write error of stdout (`writing to stdout: No space left on device (os error
+/// 28)` for `> /dev/full`): the binary prints that one line and exits 2.
 pub fn print_stdout(text: &str) -> anyhow::Result<()> {
     use std::io::Write as _;
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        r => Ok(r?),
+        r => Ok(r.map_err(|e| anyhow::anyhow!("writing to stdout: {e}"))?),
+    }
+}
+
+/// Ends a command line clap could not parse, or `--help`/`--version`: prints clap's text
+/// (help on stdout, an error on stderr) and returns clap's exit status (0 for help, 2 for a
+/// usage error). A help that cannot be written (`--help > /dev/full`) exits 2 with
+/// `mcptape: error: writing to stdout: …` instead of 0 in silence.
+pub fn clap_exit(e: &clap::Error) -> std::process::ExitCode {
+    use std::io::Write as _;
+    let printed = e.print().and_then(|()| std::io::stdout().flush());
+    match printed {
+        Err(io) if io.kind() != std::io::ErrorKind::BrokenPipe => {
+            eprintln!("mcptape: error: writing to stdout: {io}");
+            std::process::ExitCode::from(2)
+        }
+        _ => std::process::ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2)),
     }
 }
 
@@ -91,18 +110,32 @@ pub(crate) fn overwritten_input<'i, P: AsRef<std::path::Path> + ?Sized + 'i>(
         .find(|i| mcptape_uri::fs::same_file(output, i))
 }
 
-/// Refuses an output flag (`flag`: `-o`, `--output`, `--write-baseline`) whose file is one of
-/// `inputs` ([`mcptape_uri::fs::same_file`]), before anything is written: the one check of every writer
-/// (`check -o`, `export k6|har -o`, `import har -o`, `merge --out`).
+/// Refuses an output flag (`flag`: `-o`, `--output`, `--write-baseline`, `--stats`) whose file
+/// is one of `inputs` ([`mcptape_uri::fs::same_file`]), or is a FIFO or a socket (opening one
+/// for writing blocks until a reader comes), before anything is written: the one check of
+/// every writer (`check -o`, `export k6|har -o`, `import har -o`, `merge --out`, `bench --out`,
+/// `record -o`, `crawl -o`, `serve --stats`).
 ///
 /// # Errors
 /// `-o OUT: refusing to write over the input IN (-o is that file)`, naming both paths as
-/// given (the binary exits 2, the input untouched).
+/// given (the binary exits 2, the input untouched); `-o OUT: not a regular file (FIFO, socket
+/// or device): refusing to write to it`.
 pub(crate) fn refuse_overwrite<'i, P: AsRef<std::path::Path> + ?Sized + 'i>(
     flag: &str,
     output: &std::path::Path,
     inputs: impl IntoIterator<Item = &'i P>,
 ) -> anyhow::Result<()> {
+    #[cfg(unix)]
+    if let Ok(meta) = std::fs::metadata(output) {
+        use std::os::unix::fs::FileTypeExt as _;
+        let t = meta.file_type();
+        if t.is_fifo() || t.is_socket() {
+            anyhow::bail!(
+                "{flag} {}: not a regular file (FIFO, socket or device): refusing to write to it",
+                output.display()
+            );
+        }
+    }
     match overwritten_input(output, inputs) {
         Some(input) => anyhow::bail!(
             "{flag} {}: refusing to write over the input {} ({flag} is that file)",
@@ -123,5 +156,80 @@ pub fn note_held_output(cmd: &str, asked: &std::path::Path, written: &std::path:
             asked.display(),
             written.display()
         );
+    }
+}
+
+/// The files a server command `argv` reads or runs: its program as given and, for a bare
+/// name (`srv.sh`, `bash`), where `$PATH` finds it; then every argument (a script given to
+/// an interpreter: `bash s.sh`). `record -o` and `crawl -o` refuse to write over any of them
+/// ([`refuse_overwrite`]): the transcript would replace the server's executable or script.
+pub(crate) fn server_files(argv: &[String]) -> Vec<std::path::PathBuf> {
+    let mut out: Vec<std::path::PathBuf> = argv.iter().map(std::path::PathBuf::from).collect();
+    if let Some(program) = argv.first().filter(|p| !p.contains('/'))
+        && let Some(path) = std::env::var_os("PATH")
+    {
+        out.extend(
+            std::env::split_paths(&path)
+                .map(|dir| dir.join(program))
+                .filter(|p| p.is_file()),
+        );
+    }
+    out
+}
+
+/// Refuses an input flag's file (`--baseline FILE`) that is a FIFO, socket or device, at once,
+/// with the shared non-blocking opener ([`mcptape_uri::fs::open_nonblocking`], as positional
+/// inputs are read): reading a FIFO blocks until a writer comes. Other open errors (a missing
+/// file) are left to the reader, which names them.
+///
+/// # Errors
+/// `--baseline PATH: not a regular file (FIFO, socket or device)`.
+pub(crate) fn refuse_special_input(flag: &str, path: &std::path::Path) -> anyhow::Result<()> {
+    match mcptape_uri::fs::open_nonblocking(path) {
+        Err(e) if e.kind() == mcptape_uri::fs::OpenErrorKind::NotRegularFile => anyhow::bail!(
+            "{flag} {}: not a regular file (FIFO, socket or device)",
+            path.display()
+        ),
+        _ => Ok(()),
+    }
+}
+
+/// SIGINT, SIGTERM and SIGHUP handlers installed at once (not on first poll, as
+/// [`mcptape_replay::target::interrupted`] does), so a signal that comes before the first
+/// `await` is not taken by the default disposition (which ends mcptape on the spot). Must be
+/// created inside the tokio runtime; a handler the OS refuses is never received.
+pub(crate) struct Signals {
+    int: Option<tokio::signal::unix::Signal>,
+    term: Option<tokio::signal::unix::Signal>,
+    hup: Option<tokio::signal::unix::Signal>,
+}
+
+impl Signals {
+    /// Installs the three handlers.
+    pub(crate) fn install() -> Signals {
+        use tokio::signal::unix::{SignalKind, signal};
+        Signals {
+            int: signal(SignalKind::interrupt()).ok(),
+            term: signal(SignalKind::terminate()).ok(),
+            hup: signal(SignalKind::hangup()).ok(),
+        }
+    }
+
+    /// The next of the three signals: its name and the exit status 128 + its number (130,
+    /// 143, 129).
+    pub(crate) async fn recv(&mut self) -> (&'static str, u8) {
+        async fn one(s: Option<&mut tokio::signal::unix::Signal>) {
+            match s {
+                Some(s) => {
+                    s.recv().await;
+                }
+                None => std::future::pending().await,
+            }
+        }
+        tokio::select! {
+            () = one(self.int.as_mut()) => ("SIGINT", 130),
+            () = one(self.term.as_mut()) => ("SIGTERM", 143),
+            () = one(self.hup.as_mut()) => ("SIGHUP", 129),
+        }
     }
 }

@@ -21,18 +21,3 @@ pub fn bar(len: u64, template: &str) -> ProgressBar {
     );
     pb
 }
-
-/// A spinner with message `msg` ticking every 100 ms, hidden when stderr is not a terminal.
-pub fn spinner(msg: &str) -> ProgressBar {
-    if !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
-    }
-    let pb = ProgressBar::new_spinner();
-    pb.set_style(
-        ProgressStyle::with_template("{spinner} {msg} {elapsed}")
-            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
-    );
-    pb.set_message(msg.to_owned());
-    pb.enable_steady_tick(std::time::Duration::from_millis(100));
-    pb
-}

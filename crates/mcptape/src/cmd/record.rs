@@ -72,14 +72,30 @@ pub struct Args {
     pub allow_origin: Vec<String>,
     /// Time the server gets to exit after the client closed stdin (then SIGTERM); a duration
     /// (`2s`, `500ms`, `250us`), at most 60s.
-    #[arg(long, value_name = "DURATION", default_value = "2s")]
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "2s",
+        allow_hyphen_values = true
+    )]
     pub grace: String,
     /// Time between SIGTERM and SIGKILL; a duration, at most 60s.
-    #[arg(long, value_name = "DURATION", default_value = "2s")]
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "2s",
+        allow_hyphen_values = true
+    )]
     pub term_grace: String,
-    /// Stop the HTTP proxy after this long (`600s`; at most 86400s); default: run until
-    /// SIGINT/SIGTERM.
-    #[arg(long, value_name = "DURATION", requires = "listen")]
+    /// Stop the HTTP proxy after this long (> 0, e.g. `600s`; at most 86400s); default: run
+    /// until SIGTERM (a graceful stop: exit status 0, as the end of --duration) or SIGINT
+    /// (an interruption: 130, as bench and verify).
+    #[arg(
+        long,
+        value_name = "DURATION",
+        requires = "listen",
+        allow_hyphen_values = true
+    )]
     pub duration: Option<String>,
     /// The stdio server command and its arguments (after `--`).
     #[arg(last = true, value_name = "CMD")]
@@ -108,10 +124,11 @@ async fn run_stdio(args: &Args) -> anyhow::Result<ExitCode> {
     let term_grace = super::flag_duration("--term-grace", &args.term_grace, MAX_GRACE_US)?;
     // The transcript is created (truncated) before the server starts: it must not be
     // mcptape's own stdin (`record -o t -- cat < t` would read back what it writes, without
-    // end) nor a file the server is given (`record -o t -- mcptape serve t`).
-    let stdin = std::path::Path::new("/dev/stdin");
-    let given = args.command.iter().skip(1).map(std::path::Path::new);
-    super::refuse_overwrite("-o", &args.output, std::iter::once(stdin).chain(given))?;
+    // end), the server's program (`record -o ./srv.sh -- ./srv.sh`) nor a file the server is
+    // given (`record -o t -- mcptape serve t`, `record -o s.sh -- bash s.sh`).
+    let stdin = std::path::PathBuf::from("/dev/stdin");
+    let server = super::server_files(&args.command);
+    super::refuse_overwrite("-o", &args.output, std::iter::once(&stdin).chain(&server))?;
     let redactor = redactor(args)?;
     let (cwd, home) = machine_dirs();
     let argv = redactor.argv(&args.command, cwd.as_deref(), home.as_deref());
@@ -135,9 +152,29 @@ async fn run_stdio(args: &Args) -> anyhow::Result<ExitCode> {
         grace,
         term_grace,
     };
-    let exit = run_stdio_proxy(opts, sink.clone()).await?;
+    // The proxy forwards SIGINT/SIGTERM/SIGHUP to the server and ends when it exits, with the
+    // server's status (a transparent proxy: a host's SIGTERM ending a server that exits 0
+    // gets 0). An interruption (SIGINT, Ctrl-C) exits 130, as bench and verify do, even when
+    // the server handled it and exited 0 (its own status is in the exit record).
+    let got = Arc::new(std::sync::atomic::AtomicU8::new(0));
+    let flag = got.clone();
+    let mut signals = super::Signals::install();
+    let listener = tokio::spawn(async move {
+        let (_, code) = signals.recv().await;
+        flag.store(code, std::sync::atomic::Ordering::SeqCst);
+    });
+    let exit = run_stdio_proxy(opts, sink.clone()).await;
+    // The server's exit follows the forwarded signal; let the listener record it first.
+    tokio::task::yield_now().await;
+    listener.abort();
+    let exit = exit?;
     sink.finish()?;
-    Ok(ExitCode::from(exit.proxy_exit_code()))
+    let interrupted = got.load(std::sync::atomic::Ordering::SeqCst) == 130;
+    Ok(ExitCode::from(if interrupted {
+        130
+    } else {
+        exit.proxy_exit_code()
+    }))
 }
 
 async fn run_http(
@@ -151,9 +188,17 @@ async fn run_http(
         .as_deref()
         .map(|d| super::flag_duration("--duration", d, MAX_RECORD_DURATION_US))
         .transpose()?;
+    if let Some(d) = &args.duration {
+        // As `bench --max-phase 0`: a recording that stops before it starts is refused.
+        anyhow::ensure!(
+            duration.is_some_and(|t| !t.is_zero()),
+            "--duration {d} must be longer than 0 (without --duration the proxy runs until SIGINT/SIGTERM)"
+        );
+    }
     let redactor = redactor(args)?;
     // Checked before the transcript file is created: a rejected run leaves no file.
     mcptape_record::http::check_loopback(listen)?;
+    super::refuse_overwrite::<std::path::Path>("-o", &args.output, [])?;
     let up = Upstream::parse(&upstream)?;
     let sink = Arc::new(TranscriptSink::create_redacted(
         &args.output,
@@ -168,6 +213,15 @@ async fn run_http(
     let mut proxy = HttpProxy::bind(listen, up, sink.clone(), redactor).await?;
     proxy.allow_origins(&args.allow_origin);
     let addr = proxy.local_addr()?;
+    // The signal that stopped the proxy, if one did. SIGINT (Ctrl-C) and SIGHUP interrupt the
+    // recording: mcptape exits 128 + the number (130, 129), as bench and verify do. SIGTERM is
+    // the proxy's documented graceful stop (scripts `kill -TERM` it when their client is
+    // done) and exits 0, as the end of --duration does.
+    // The handlers are installed before the line below is printed: a script that signals as
+    // soon as it reads it must not kill mcptape with the default disposition.
+    let stopped_by = Arc::new(std::sync::atomic::AtomicU8::new(0));
+    let stopped = stopped_by.clone();
+    let mut signals = super::Signals::install();
     // Tests and scripts read this line to learn the port when --listen used port 0.
     // The upstream's credentials are redacted here even with --no-redact: stderr
     // ends up in CI logs.
@@ -176,35 +230,32 @@ async fn run_http(
         Redactor::new().url(&upstream)
     );
     let shutdown = async move {
-        use tokio::signal::unix::{SignalKind, signal};
-        let mut term = signal(SignalKind::terminate()).ok();
-        let term = async move {
-            match term.as_mut() {
-                Some(t) => {
-                    t.recv().await;
-                }
-                None => std::future::pending().await,
-            }
-        };
         let timer = async move {
             match duration {
                 Some(d) => tokio::time::sleep(d).await,
                 None => std::future::pending().await,
             }
         };
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = term => {}
-            _ = timer => {}
-        }
+        let code = tokio::select! {
+            (_, code) = signals.recv() => code,
+            () = timer => 0,
+        };
+        let code = if code == 143 { 0 } else { code };
+        stopped.store(code, std::sync::atomic::Ordering::SeqCst);
     };
     let exchanges = proxy.run(shutdown).await?;
     let records = sink.finish()?;
+    let code = stopped_by.load(std::sync::atomic::Ordering::SeqCst);
+    let by = match code {
+        130 => " (interrupted by SIGINT)",
+        129 => " (interrupted by SIGHUP)",
+        _ => "",
+    };
     eprintln!(
-        "mcptape: {exchanges} HTTP exchanges, {records} records -> {}",
+        "mcptape: {exchanges} HTTP exchanges, {records} records -> {}{by}",
         args.output.display()
     );
-    Ok(ExitCode::SUCCESS)
+    Ok(ExitCode::from(code))
 }
 
 /// The redactor of `--no-redact`, `--redact-header`, `--keep-header`, `--redact-json`.

@@ -183,7 +183,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let model = LatencyModel::parse(&args.latency)?;
     let faults = parse_faults(&args.fault)?;
     if let Some(path) = &args.stats {
-        // Fail before the session, not after it: the stats would be lost.
+        // Fail before the session, not after it: the stats would be lost. Never over the
+        // transcript, never a FIFO (the open would block until a reader comes).
+        super::refuse_overwrite("--stats", path, [&args.transcript])?;
         std::fs::OpenOptions::new()
             .create(true)
             .append(true)

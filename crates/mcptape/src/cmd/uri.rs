@@ -186,7 +186,7 @@ pub fn run(cmd: UriCommand) -> anyhow::Result<ExitCode> {
             }
             match tpl.expand(&values) {
                 Ok(s) => {
-                    println!("{s}");
+                    super::print_stdout(&format!("{s}\n"))?;
                     Ok(ExitCode::SUCCESS)
                 }
                 Err(e) => Ok(rejected_template("expansion", &e)),
@@ -199,17 +199,20 @@ pub fn run(cmd: UriCommand) -> anyhow::Result<ExitCode> {
             };
             match tpl.try_match_uri(&uri) {
                 Ok(Some(vars)) => {
+                    let mut text = String::new();
                     for (name, value) in vars.iter() {
-                        match value {
-                            Value::String(s) => println!("{name}={s}"),
-                            Value::List(l) => println!("{name}={}", l.join(",")),
+                        let v = match value {
+                            Value::String(s) => s.clone(),
+                            Value::List(l) => l.join(","),
                             Value::Assoc(a) => {
                                 let kv: Vec<String> =
                                     a.iter().map(|(k, v)| format!("{k},{v}")).collect();
-                                println!("{name}={}", kv.join(","));
+                                kv.join(",")
                             }
-                        }
+                        };
+                        text.push_str(&format!("{name}={v}\n"));
                     }
+                    super::print_stdout(&text)?;
                     Ok(ExitCode::SUCCESS)
                 }
                 Ok(None) => {
@@ -248,9 +251,12 @@ pub fn run(cmd: UriCommand) -> anyhow::Result<ExitCode> {
                 Ok(p) => p,
                 Err(e) => return Ok(rejected("uri", &e)),
             };
-            println!("uri: {}", resolved.to_uri());
-            println!("path: {}", resolved.as_str());
-            println!("relative: {}", resolved.relative());
+            super::print_stdout(&format!(
+                "uri: {}\npath: {}\nrelative: {}\n",
+                resolved.to_uri(),
+                resolved.as_str(),
+                resolved.relative()
+            ))?;
             if let Some(dir) = dir {
                 let confined = ConfinedRoot::open(&dir)
                     .with_context(|| format!("opening root directory {}", dir.display()))?;
@@ -258,9 +264,9 @@ pub fn run(cmd: UriCommand) -> anyhow::Result<ExitCode> {
                     Ok(file) => {
                         let meta = file.metadata().context("stat")?;
                         if meta.is_dir() {
-                            println!("kind: directory");
+                            super::print_stdout("kind: directory\n")?;
                         } else {
-                            println!("bytes: {}", meta.len());
+                            super::print_stdout(&format!("bytes: {}\n", meta.len()))?;
                         }
                     }
                     Err(e) => {

@@ -12,10 +12,14 @@ use anyhow::Context as _;
 use mcptape_replay::config::{check_ignore_pointer, verify_timeout};
 use mcptape_replay::error::record_label;
 use mcptape_replay::target::{self, Target, TargetSpec};
+use mcptape_replay::verify::{FirstNoise, Progress};
 use tokio::time::Duration;
 
 use crate::cmd::bench::stopped;
 use crate::cmd::serve::load_tape_noting_cut;
+
+/// Cap of `--max-time`: one hour, µs.
+pub const MAX_VERIFY_TIME_US: u64 = 3_600_000_000;
 
 /// Arguments of `mcptape verify`.
 #[derive(Debug, clap::Args)]
@@ -39,8 +43,22 @@ pub struct Args {
     #[arg(long, value_name = "JSONPOINTER")]
     pub ignore: Vec<String>,
     /// Time (> 0, at most 60s) to wait for each response.
-    #[arg(long, value_name = "DURATION", default_value = "10s")]
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "10s",
+        allow_hyphen_values = true
+    )]
     pub timeout: String,
+    /// Bound of the whole run (> 0, at most 3600s): when it runs out, the request waiting is
+    /// counted unanswered, the rest are not sent, and the run fails saying so.
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "60s",
+        allow_hyphen_values = true
+    )]
+    pub max_time: String,
     /// Print the report as JSON instead of text.
     #[arg(long)]
     pub json: bool,
@@ -61,6 +79,12 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
     }
     let (tape, cut) = load_tape_noting_cut(&args.transcript)?;
     let timeout = verify_timeout(&args.timeout)?;
+    let max_time = super::flag_duration("--max-time", &args.max_time, MAX_VERIFY_TIME_US)?;
+    anyhow::ensure!(
+        !max_time.is_zero(),
+        "--max-time {}: must be above 0",
+        args.max_time
+    );
     if let Some(c) = &cut {
         eprintln!("mcptape verify: warning: {c}");
     }
@@ -71,7 +95,7 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
     // The session future borrows `target` and is dropped when the select ends,
     // so the target's process group is ended on every exit path.
     let r = tokio::select! {
-        r = session(&args, &tape, cut.as_deref(), timeout, &mut target) => r,
+        r = session(&args, &tape, cut.as_deref(), (timeout, max_time), &mut target) => r,
         sig = target::interrupted() => Ok(stopped("verify", sig)),
     };
     target.end().await;
@@ -84,21 +108,50 @@ async fn session(
     args: &Args,
     tape: &mcptape_replay::tape::Tape,
     cut: Option<&str>,
-    timeout: Duration,
+    (timeout, max_time): (Duration, Duration),
     target: &mut Target,
 ) -> anyhow::Result<ExitCode> {
-    let spec = match (&args.target_url, &args.target_cmd) {
-        (Some(url), _) => TargetSpec::Url(url.clone()),
-        (None, c) => TargetSpec::Shell(c.clone().unwrap_or_default()),
+    // A stdio target's session is observed for the first line that is not JSON, so a target
+    // that answers with something else is shown, not only waited out.
+    let noise = Arc::new(FirstNoise::default());
+    let client = match (&args.target_url, &args.target_cmd) {
+        (Some(url), _) => target.connect(
+            &TargetSpec::Url(url.clone()),
+            tape.protocol_version.as_deref(),
+        )?,
+        (None, c) => {
+            let spec = TargetSpec::Shell(c.clone().unwrap_or_default());
+            let (r, w) = target.start(&spec, tape.protocol_version.as_deref())?;
+            Arc::new(noise.session(r, w))
+        }
     };
-    let client = target.connect(&spec, tape.protocol_version.as_deref())?;
-    let spin = super::progress::spinner(&format!(
-        "verify: replaying {} recorded requests",
-        tape.client.len()
-    ));
-    let rep = mcptape_replay::verify::verify(client.clone(), tape, &args.ignore, timeout).await;
-    spin.finish_and_clear();
-    let rep = rep?;
+    let bar = super::progress::bar(0, "{spinner} verify {pos}/{len} {msg} {elapsed}");
+    let timeout_text = args.timeout.clone();
+    let progress = move |p: Progress<'_>| match p {
+        Progress::Sent { n, of, method, .. } => {
+            bar.set_length(of as u64);
+            bar.set_position(n as u64);
+            bar.set_message(method.to_owned());
+        }
+        Progress::Unanswered { record, method } => bar.suspend(|| {
+            eprintln!(
+                "mcptape verify: {} {method}: no response within {timeout_text}; going on",
+                record_label(record)
+            );
+        }),
+        _ => {}
+    };
+    let rep = mcptape_replay::verify::verify(
+        client.clone(),
+        tape,
+        &args.ignore,
+        timeout,
+        max_time,
+        &progress,
+    )
+    .await;
+    let mut rep = rep?;
+    rep.first_noise_line = noise.first();
     let gone = if rep.closed_at.is_some() {
         target.gone_reason().await
     } else {
@@ -108,11 +161,14 @@ async fn session(
         c.close(Duration::from_secs(2)).await;
     }
     target.end().await;
+    let mut text = String::new();
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&rep)?);
+        text = format!("{}\n", serde_json::to_string_pretty(&rep)?);
     } else {
+        use std::fmt::Write as _;
         for d in &rep.differences {
-            println!(
+            let _ = writeln!(
+                text,
                 "{} {}: {}: recorded {} live {}",
                 record_label(d.record),
                 d.method,
@@ -127,16 +183,41 @@ async fn session(
         }
         for r in &rep.unanswered {
             if rep.closed_at == Some(*r) {
-                println!(
+                let _ = writeln!(
+                    text,
                     "{}: no response: the target closed the connection",
                     record_label(*r)
                 );
+            } else if rep.out_of_time_at == Some(*r) {
+                let _ = writeln!(
+                    text,
+                    "{}: no response before --max-time {}",
+                    record_label(*r),
+                    args.max_time
+                );
             } else {
-                println!("{}: no response within {}", record_label(*r), args.timeout);
+                let _ = writeln!(
+                    text,
+                    "{}: no response within {}",
+                    record_label(*r),
+                    args.timeout
+                );
             }
         }
+        if rep.noise_lines > 0 {
+            let _ = writeln!(
+                text,
+                "{} line(s) from the target are not JSON (they answer nothing){}",
+                rep.noise_lines,
+                rep.first_noise_line
+                    .as_deref()
+                    .map(|l| format!("; the first: {l:?}"))
+                    .unwrap_or_default()
+            );
+        }
         if !rep.not_recorded.is_empty() {
-            println!(
+            let _ = writeln!(
+                text,
                 "{} request(s) have no recorded answer to compare with ({})",
                 rep.not_recorded.len(),
                 rep.not_recorded
@@ -146,14 +227,21 @@ async fn session(
                     .join(", ")
             );
         }
-        println!(
-            "verify: {} request(s), {} response(s) compared, {} difference(s), {} unanswered",
+        let _ = writeln!(
+            text,
+            "verify: {} request(s), {} response(s) compared, {} difference(s), {} unanswered{}",
             rep.requests,
             rep.compared,
             rep.differences.len(),
-            rep.unanswered.len()
+            rep.unanswered.len(),
+            if rep.not_sent > 0 {
+                format!(", {} not sent (--max-time {})", rep.not_sent, args.max_time)
+            } else {
+                String::new()
+            }
         );
     }
+    super::print_stdout(&text)?;
     let mut failures = rep.failures();
     if let Some(c) = cut {
         failures.push(format!("the transcript was cut: {c}"));
