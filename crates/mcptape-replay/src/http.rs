@@ -409,7 +409,8 @@ async fn handle(
         }
         Answer::Nothing => Ok(resp(StatusCode::ACCEPTED, None, None)),
         Answer::Stall => std::future::pending().await,
-        Answer::Drop => Err(DropConnection),
+        // The recorded server died on this request: its stream closes unanswered.
+        Answer::Drop | Answer::Crash { .. } => Err(DropConnection),
     }
 }
 

@@ -317,6 +317,15 @@ pub enum Answer<B = String> {
     /// `notifications/cancelled`: abort the pending answer to this request id
     /// (canonical JSON text of the id).
     Cancel(String),
+    /// The recorded server died on this request ([`crate::tape::Tape::crash`]):
+    /// stdio ends the stream (EOF) and `serve` exits with the recorded code;
+    /// HTTP closes the request's stream unanswered.
+    Crash {
+        /// The recorded exit code, if it exited.
+        code: Option<i32>,
+        /// The recorded signal, if a signal killed it.
+        signal: Option<i32>,
+    },
 }
 
 /// A server-to-client message `serve` sends around a reply
@@ -361,6 +370,7 @@ impl Answer<ReplyBytes> {
             Answer::Drop => Answer::Drop,
             Answer::Nothing => Answer::Nothing,
             Answer::Cancel(k) => Answer::Cancel(k),
+            Answer::Crash { code, signal } => Answer::Crash { code, signal },
         }
     }
 }
@@ -371,6 +381,8 @@ impl Answer<ReplyBytes> {
 struct ServeStats {
     /// Requests received.
     requests: u64,
+    /// Requests answered with the recorded crash.
+    crashed: u64,
     /// Requests answered with a recorded reply (exact or handshake match).
     matched: u64,
     /// Requests that matched no recording.
@@ -501,6 +513,9 @@ pub struct ServeSummary {
     pub injected_errors: u64,
     /// Drop-connection faults.
     pub dropped: u64,
+    /// Requests answered with the recording's own crash ([`Answer::Crash`]).
+    #[serde(default)]
+    pub crashed: u64,
     /// Messages refused by the strict JSON-RPC parser (answered -32700/-32600).
     #[serde(default)]
     pub invalid: u64,
@@ -931,6 +946,15 @@ impl Server {
         let params = req.params.clone().unwrap_or(Value::Null);
         self.stats().requests += 1;
         let m = self.tape.lookup(method, &params);
+        if matches!(m, Match::NoParams | Match::NoMethod)
+            && let Some(c) = self.tape.crash_for(method, &params)
+        {
+            self.stats().crashed += 1;
+            return Answer::Crash {
+                code: c.code,
+                signal: c.signal,
+            };
+        }
         let answer = self.unrecorded == Unrecorded::Answer;
         // The other era's handshake, answered from the recorded one.
         let adapted = match (&m, answer) {
@@ -1325,6 +1349,7 @@ impl Server {
             stalled: s.stalled,
             injected_errors: s.injected_errors,
             dropped: s.dropped,
+            crashed: s.crashed,
             invalid: s.invalid,
             pinged: s.pinged,
             synthesized: s.synthesized.clone(),
@@ -1802,6 +1827,14 @@ pub enum StreamEnd {
     Eof,
     /// A drop-connection fault closed it.
     Dropped,
+    /// The recording's crash was replayed ([`Answer::Crash`]): the stream
+    /// ended there, pending answers unsent.
+    Crashed {
+        /// The recorded exit code, if it exited.
+        code: Option<i32>,
+        /// The recorded signal, if a signal killed it.
+        signal: Option<i32>,
+    },
 }
 
 /// Serves newline-delimited JSON-RPC (MCP stdio transport) on `r`/`w` until
@@ -1995,10 +2028,14 @@ where
                 end = StreamEnd::Dropped;
                 break Ok(());
             }
+            Answer::Crash { code, signal } => {
+                end = StreamEnd::Crashed { code, signal };
+                break Ok(());
+            }
             Answer::Stall | Answer::Nothing => {}
         }
     };
-    if end == StreamEnd::Dropped || result.is_err() {
+    if end != StreamEnd::Eof || result.is_err() {
         pending.cancel(&timer, None);
     }
     pending.wait_drained().await;

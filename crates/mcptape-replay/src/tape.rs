@@ -78,6 +78,18 @@ pub struct Exchange {
     pub interim: Vec<Interim>,
 }
 
+/// A recorded crash ([`Tape::crash`]): the server exited (or was killed)
+/// while `request` waited for an answer that never came.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordedCrash {
+    /// The first request left unanswered (index into [`Tape::client`]).
+    pub request: usize,
+    /// The exit code, if it exited.
+    pub code: Option<i32>,
+    /// The signal number, if a signal killed it.
+    pub signal: Option<i32>,
+}
+
 /// One server-to-client message recorded after a request ([`Exchange::interim`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Interim {
@@ -239,6 +251,10 @@ pub struct Tape {
     /// server did not know (unknown or ended session: 404 per 2025-11-25
     /// "Transports" §Session Management), if any.
     pub stale_session_rejection: Option<HttpRejection>,
+    /// The recorded server's crash, if it died with a request unanswered
+    /// (an exit record while a request it was sent had no reply and was not
+    /// cancelled): `serve` replays it when that request comes again.
+    pub crash: Option<RecordedCrash>,
     /// Index: (method, normalized params as canonical JSON) → exchange indexes.
     by_key: HashMap<(String, String), Vec<usize>>,
     /// Index: method → exchange indexes.
@@ -472,7 +488,11 @@ impl Tape {
             t.records.iter().filter_map(|r| event_observation(&r.event)),
             t.header.protocol_version.as_deref(),
         );
-        build(msgs, revision, max_messages, ReplyBodies::Kept, None)
+        let exit = t.records.iter().find_map(|r| match r.event {
+            Event::Exit { code, signal } => Some((code, signal)),
+            _ => None,
+        });
+        build(msgs, revision, max_messages, ReplyBodies::Kept, None, exit)
     }
 
     /// The tape of a transcript read by
@@ -541,7 +561,21 @@ impl Tape {
             }),
             t.header.protocol_version.as_deref(),
         );
-        build(msgs, revision, MAX_TAPE_MESSAGES, bodies, shared)
+        let exit = t.records.iter().find_map(|r| match r.owned_event() {
+            Some(Event::Exit { code, signal }) => Some((*code, *signal)),
+            _ => None,
+        });
+        build(msgs, revision, MAX_TAPE_MESSAGES, bodies, shared, exit)
+    }
+
+    /// The recorded crash ([`Tape::crash`]) when `method` + `params` is the
+    /// request the server died on (params compared as [`Tape::lookup`] does).
+    pub fn crash_for(&self, method: &str, params: &Value) -> Option<&RecordedCrash> {
+        let c = self.crash.as_ref()?;
+        let r = self.client.get(c.request)?;
+        (r.method == method
+            && canonical(&normalize_params(&r.params)) == canonical(&normalize_params(params)))
+        .then_some(c)
     }
 
     /// Finds the recorded reply for `method` + `params`. Repeated identical
@@ -666,8 +700,11 @@ fn build<'a>(
     max_messages: usize,
     bodies: ReplyBodies,
     shared: Option<&Arc<String>>,
+    exit: Option<(Option<i32>, Option<i32>)>,
 ) -> Result<Tape, ReplayError> {
     let max_messages = max_messages.min(MAX_TAPE_MESSAGES);
+    // Requests the client cancelled (pair keys): left unanswered on purpose.
+    let mut cancelled: std::collections::HashSet<String> = std::collections::HashSet::new();
     let mut client: Vec<RecordedRequest> = Vec::new();
     let mut exchanges = Vec::new();
     let mut session_rejection = None;
@@ -760,7 +797,14 @@ fn build<'a>(
                     Parsed::Message(Message::Request(r)) => {
                         (Some(r.id.to_value()), r.method, r.params)
                     }
-                    Parsed::Message(Message::Notification(n)) => (None, n.method, n.params),
+                    Parsed::Message(Message::Notification(n)) => {
+                        if n.method == method::NOTIFICATIONS_CANCELLED
+                            && let Some(r) = n.params.as_ref().and_then(|p| p.get("requestId"))
+                        {
+                            cancelled.insert(pair_key(r, http));
+                        }
+                        (None, n.method, n.params)
+                    }
                     // A client's answer to a server request.
                     _ => continue,
                 };
@@ -896,6 +940,18 @@ fn build<'a>(
             }
         }
     }
+    let crash = exit.and_then(|(code, signal)| {
+        let request = open
+            .iter()
+            .filter(|(k, _)| !cancelled.contains(*k))
+            .map(|(_, &ci)| ci)
+            .min()?;
+        Some(RecordedCrash {
+            request,
+            code,
+            signal,
+        })
+    });
     exchanges.sort_by_key(|(ci, _)| *ci);
     let exchanges: Vec<Exchange> = exchanges
         .into_iter()
@@ -924,6 +980,7 @@ fn build<'a>(
         bodies,
         session_rejection,
         stale_session_rejection,
+        crash,
         by_key,
         by_method,
         cursor: Mutex::new(HashMap::new()),

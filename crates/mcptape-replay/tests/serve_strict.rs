@@ -385,3 +385,60 @@ async fn replayed_notification_and_server_request_come_where_recorded() {
         assert_eq!(got.len(), 4, "{model}: {got:?}");
     }
 }
+
+/// Issue 23: a recorded crash (the server exited 101 while a read waited
+/// for an answer it never got) replays as that crash at that point: the
+/// answered read is answered, the read the server died on ends the stream
+/// (EOF) with the recorded status, and nothing after it is answered. A
+/// transcript whose every request was answered has no crash.
+#[tokio::test(start_paused = true)]
+async fn recorded_crash_replays_as_that_crash() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/recorded-crash.jsonl"
+    );
+    let srv = Arc::new(server(path));
+    let c = srv.tape().crash.clone().expect("the crash is read");
+    assert_eq!((c.code, c.signal), (Some(101), None));
+    assert_eq!(
+        srv.tape().client[c.request].params["uri"],
+        "file:///project/huge.bin"
+    );
+    assert!(tape_of(TINY).crash.is_none());
+
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let (a, b) = tokio::io::duplex(1 << 20);
+    let (ar, aw) = tokio::io::split(a);
+    let (br, mut bw) = tokio::io::split(b);
+    let serving = tokio::spawn(serve_stream(srv.clone(), ar, aw));
+    for l in [
+        r#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///project/a.md"}}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"file:///project/huge.bin"}}"#,
+        r#"{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"file:///project/a.md"}}"#,
+    ] {
+        // After the crash the stream is gone: a write may fail (broken pipe), as to a dead server.
+        let _ = bw.write_all(format!("{l}\n").as_bytes()).await;
+        let _ = bw.flush().await;
+        tokio::task::yield_now().await;
+    }
+    let end = tokio::time::timeout(Duration::from_secs(60), serving)
+        .await
+        .expect("serve ends the stream at the crash without the client's EOF")
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        end,
+        mcptape_replay::serve::StreamEnd::Crashed {
+            code: Some(101),
+            signal: None
+        }
+    );
+    let mut lines = BufReader::new(br).lines();
+    let mut got = Vec::new();
+    while let Some(l) = lines.next_line().await.unwrap() {
+        got.push(serde_json::from_str::<Value>(&l).unwrap());
+    }
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!(got[0]["id"], json!(1));
+    assert_eq!(srv.summary().crashed, 1);
+}

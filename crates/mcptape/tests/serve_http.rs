@@ -636,3 +636,46 @@ fn stalled_session_beside_49_fast_ones_delays_none_of_them() {
     assert!(checked >= 49, "{checked}");
     drop(stalled);
 }
+
+/// Issue 23: `mcptape serve` on a recording whose server died on a read
+/// (exit code 101) replays that crash over stdio: the earlier read is
+/// answered, then stdout ends and serve exits 101, saying why.
+#[test]
+fn recorded_crash_ends_serve_with_the_recorded_code() {
+    let t = repo_root().join("crates/mcptape-replay/tests/data/recorded-crash.jsonl");
+    let mut child = Command::new(mcptape())
+        .arg("serve")
+        .arg(&t)
+        .args(["--latency", "fixed:0"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for l in [
+        r#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///project/a.md"}}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"file:///project/huge.bin"}}"#,
+    ] {
+        let _ = writeln!(stdin, "{l}");
+    }
+    // stdin stays open: serve ends by itself, as the recorded server did.
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    let o = rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("serve did not end at the recorded crash")
+        .unwrap();
+    drop(stdin);
+    let out = String::from_utf8_lossy(&o.stdout);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(101), "{err}");
+    assert_eq!(out.lines().count(), 1, "{out}");
+    assert!(out.contains("# A"), "{out}");
+    assert!(
+        err.contains("replaying its crash, exit status 101"),
+        "{err}"
+    );
+}

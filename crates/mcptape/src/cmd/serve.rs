@@ -233,6 +233,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 let end = serve_stdio(server.clone()).await?;
                 Ok(match end {
                     StreamEnd::Dropped => ExitCode::from(3),
+                    StreamEnd::Crashed { code, signal } => {
+                        // The recorded server died here: so does the replay,
+                        // with its status (a signal as the shell shows it, 128+N).
+                        let status = code.or(signal.map(|s| 128 + s)).unwrap_or(1);
+                        eprintln!(
+                            "mcptape serve: the recorded server died on this request ({}): \
+                             replaying its crash, exit status {status}",
+                            match (code, signal) {
+                                (_, Some(s)) => format!("killed by signal {s}"),
+                                (Some(c), None) => format!("exit code {c}"),
+                                (None, None) => "no status recorded".to_owned(),
+                            }
+                        );
+                        ExitCode::from((status & 0xff) as u8)
+                    }
                     _ => ExitCode::SUCCESS,
                 })
             }
