@@ -487,6 +487,7 @@ mod tests {
             unmatched: 0,
             rejected_uri: 0,
             cancelled: 0,
+            crashed: 0,
             stalled: 0,
             injected_errors: 0,
             dropped: 0,
