@@ -10,6 +10,8 @@ mkdir -p "$tools"
 
 NODE_VERSION=22.23.3
 SERVER_EVERYTHING_VERSION=2026.8.31
+# The reference filesystem server (no `resources` capability: crawl records its tools and prompts lists).
+SERVER_FILESYSTEM_VERSION=2026.8.31
 INSPECTOR_VERSION=2.12.0
 CONFORMANCE_VERSION=0.2.0-alpha.12
 # The stable conformance suite, side by side in its own prefix (serve_conformance runs both).
@@ -39,6 +41,14 @@ if [ ! -f "$tools/npm/.installed-$SERVER_EVERYTHING_VERSION-$INSPECTOR_VERSION-$
     "@modelcontextprotocol/inspector@$INSPECTOR_VERSION" \
     "@modelcontextprotocol/conformance@$CONFORMANCE_VERSION" >/dev/null
   touch "$tools/npm/.installed-$SERVER_EVERYTHING_VERSION-$INSPECTOR_VERSION-$CONFORMANCE_VERSION"
+fi
+
+# server-filesystem in its own prefix (crates/mcptape/tests/crawl_servers.rs).
+if [ ! -f "$tools/npm-fs/.installed-$SERVER_FILESYSTEM_VERSION" ]; then
+  mkdir -p "$tools/npm-fs"
+  PATH="$(dirname "$node22"):$PATH" npm install --silent --no-audit --no-fund --prefix "$tools/npm-fs" \
+    "@modelcontextprotocol/server-filesystem@$SERVER_FILESYSTEM_VERSION" >/dev/null
+  touch "$tools/npm-fs/.installed-$SERVER_FILESYSTEM_VERSION"
 fi
 
 # Python SDK in a venv.
@@ -118,5 +128,6 @@ export MCPTAPE_SARIF_MULTITOOL="$sarif_dir/Sarif.Multitool"
 export MCPTAPE_SARIF_SCHEMA="$sarif_dir/sarif-2.1.0.json"
 export MCPTAPE_CHROMIUM="/usr/bin/chromium"
 export MCPTAPE_PLAYWRIGHT_CORE="$tools/npm-har/node_modules/playwright-core"
+export MCPTAPE_SERVER_FILESYSTEM="$tools/npm-fs/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"
 ENV
 echo "peers ready: node $("$node22" --version), server-everything $SERVER_EVERYTHING_VERSION, inspector $INSPECTOR_VERSION, conformance $CONFORMANCE_VERSION, mcp $MCP_PY_VERSION, k6 $K6_VERSION (env: $tools/env.sh)"

@@ -285,6 +285,13 @@ pub struct CrawlReport {
     pub reads: Vec<ReadOutcome>,
     /// Server-to-client requests answered (method names).
     pub answered_server_requests: Vec<String>,
+    /// The server's handshake result advertised no `resources` capability
+    /// (MCP 2025-11-25 "Resources" §Capabilities): nothing was listed or
+    /// read; the lists it does offer were recorded instead.
+    pub no_resources: bool,
+    /// `tools/list` and `prompts/list` (every page) of a server without the
+    /// `resources` capability: (method, items listed), for each it advertises.
+    pub other_lists: Vec<(String, usize)>,
 }
 
 /// A JSON-RPC reply: the `result` or the `error` object.
@@ -342,6 +349,7 @@ async fn crawl_on(
         modern: None,
         timeout: opts.request_timeout,
         report: CrawlReport::default(),
+        capabilities: Value::Null,
     };
     c.handshake(&opts.protocol).await?;
     progress(CrawlProgress::Handshake {
@@ -357,6 +365,37 @@ async fn crawl_steps(
     opts: &CrawlOptions,
     progress: &mut impl FnMut(CrawlProgress),
 ) -> Result<(), RecordError> {
+    if c.capabilities.get("resources").is_none_or(Value::is_null) {
+        // No `resources` capability (server-filesystem): a resources/list
+        // would be "Method not found". Record what it does offer instead.
+        c.report.no_resources = true;
+        for (m, key) in [
+            (method::TOOLS_LIST, "tools"),
+            (method::PROMPTS_LIST, "prompts"),
+        ] {
+            if c.capabilities.get(key).is_none_or(Value::is_null) {
+                continue;
+            }
+            let mut cursor: Option<String> = None;
+            let (mut items, mut pages) = (0, 0);
+            loop {
+                let params = cursor.as_ref().map(|c| json!({ "cursor": c }));
+                let page = c
+                    .call(m, params)
+                    .await?
+                    .map_err(|e| c.protocol(format!("{m} failed: {e}")))?;
+                pages += 1;
+                items += array_items(&page, key).count();
+                cursor = next_cursor(&page);
+                if cursor.is_none() || pages >= MAX_LIST_PAGES {
+                    break;
+                }
+            }
+            c.report.other_lists.push((m.to_owned(), items));
+        }
+        return Ok(());
+    }
+
     // resources/list, every page.
     let mut cursor: Option<String> = None;
     let mut seen = HashSet::new();
@@ -496,6 +535,8 @@ struct Crawler<'a> {
     modern: Option<String>,
     timeout: Duration,
     report: CrawlReport,
+    /// The server's `capabilities` from the handshake result (`null` if none).
+    capabilities: Value,
 }
 
 impl Crawler<'_> {
@@ -536,6 +577,11 @@ impl Crawler<'_> {
         if hs.method == method::SERVER_DISCOVER {
             self.modern = Some(protocol.to_owned());
         }
+        self.capabilities = hs
+            .result
+            .get("capabilities")
+            .cloned()
+            .unwrap_or(Value::Null);
         self.report.fell_back = hs.fell_back;
         self.report.protocol_version = hs
             .protocol_version

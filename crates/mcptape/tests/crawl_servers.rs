@@ -412,3 +412,71 @@ fn crawl_killed_by_sigterm_or_sigint_leaves_no_server_process() {
         );
     }
 }
+
+/// Issue 23: `crawl` of a server without the `resources` capability (the
+/// reference server-filesystem, from npm) records what it offers — the
+/// handshake, `tools/list` — and exits 0 with a note, not 2 with "Method not
+/// found"; no `resources/*` request is sent.
+#[test]
+fn crawl_of_server_filesystem_records_its_lists_and_exits_0() {
+    let p = peers();
+    let server = std::env::var_os("MCPTAPE_SERVER_FILESYSTEM")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            repo_root().join(
+                ".tools/npm-fs/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js",
+            )
+        });
+    assert!(
+        server.is_file(),
+        "server-filesystem missing: run scripts/install-peers.sh"
+    );
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("a.md"), "# A\n").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("fs.jsonl");
+    let mut cmd = Command::new(mcptape());
+    cmd.arg("crawl")
+        .arg("-o")
+        .arg(&out)
+        .arg("--json")
+        .arg("--")
+        .arg(&p.node)
+        .arg(&server)
+        .arg(root.path());
+    let (o, _) = run_bounded(&mut cmd, Duration::from_secs(90));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("advertises no `resources` capability"),
+        "{err}"
+    );
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(report["noResources"], true, "{report}");
+    let lists = report["otherLists"].as_array().unwrap();
+    let tools = lists
+        .iter()
+        .find(|l| l["method"] == "tools/list")
+        .unwrap_or_else(|| panic!("{report}"));
+    assert!(tools["listed"].as_u64().unwrap() > 0, "{report}");
+    let t = read_transcript(&out);
+    let sent: Vec<String> = t
+        .records
+        .iter()
+        .filter_map(|r| match &r.event {
+            mcptape_transcript::Event::Message {
+                dir: Direction::C2s,
+                msg,
+                ..
+            } => serde_json::from_str::<serde_json::Value>(msg.get()).ok()?["method"]
+                .as_str()
+                .map(str::to_owned),
+            _ => None,
+        })
+        .collect();
+    assert!(sent.contains(&"tools/list".to_owned()), "{sent:?}");
+    assert!(
+        !sent.iter().any(|m| m.starts_with("resources/")),
+        "{sent:?}"
+    );
+}

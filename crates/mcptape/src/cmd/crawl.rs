@@ -192,6 +192,22 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .filter(|r| r.error_code.is_some())
         .count();
     let blobs: usize = report.reads.iter().map(|r| r.blob).sum();
+    if report.no_resources {
+        let lists: Vec<String> = report
+            .other_lists
+            .iter()
+            .map(|(m, n)| format!("{m}: {n} listed"))
+            .collect();
+        eprintln!(
+            "mcptape crawl: note: the server advertises no `resources` capability: nothing to \
+             list or read; recorded {} instead",
+            if lists.is_empty() {
+                "the handshake only".to_owned()
+            } else {
+                lists.join(", ")
+            }
+        );
+    }
     eprintln!(
         "mcptape crawl: protocol {}{}, {} listed ({} pages), {} templates, {} reads ({} blob entries, {} errors), {} server requests answered, {} records -> {}",
         report.protocol_version,
@@ -226,6 +242,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             "templates": report.templates,
             "reads": reads,
             "answeredServerRequests": report.answered_server_requests,
+            "noResources": report.no_resources,
+            "otherLists": report.other_lists.iter().map(|(m, n)| serde_json::json!({"method": m, "listed": n})).collect::<Vec<_>>(),
         });
         super::print_stdout(&format!("{}\n", serde_json::to_string_pretty(&v)?))?;
     }
