@@ -568,6 +568,32 @@ impl Tape {
         build(msgs, revision, MAX_TAPE_MESSAGES, bodies, shared, exit)
     }
 
+    /// One tape answering from the union of the exchanges of `tapes`, in
+    /// order (the first tape's first): several recordings of one server —
+    /// the TypeScript SDK v2 records a `server/discover` probe and then the
+    /// session as two transcripts — served together. The revision, the
+    /// recorded HTTP rejections and the crash are the first tape's that has
+    /// one. `None` for no tape. Every tape must keep the same [`ReplyBodies`]
+    /// (the first one's is kept).
+    pub fn union(tapes: Vec<Tape>) -> Option<Tape> {
+        let mut it = tapes.into_iter();
+        let mut all = it.next()?;
+        for t in it {
+            let offset = all.client.len();
+            all.client.extend(t.client);
+            all.exchanges.extend(t.exchanges);
+            all.protocol_version = all.protocol_version.or(t.protocol_version);
+            all.session_rejection = all.session_rejection.or(t.session_rejection);
+            all.stale_session_rejection = all.stale_session_rejection.or(t.stale_session_rejection);
+            all.crash = all.crash.or(t.crash.map(|c| RecordedCrash {
+                request: c.request + offset,
+                ..c
+            }));
+        }
+        (all.by_key, all.by_method) = index_exchanges(&all.exchanges);
+        Some(all)
+    }
+
     /// The recorded crash ([`Tape::crash`]) when `method` + `params` is the
     /// request the server died on (params compared as [`Tape::lookup`] does).
     pub fn crash_for(&self, method: &str, params: &Value) -> Option<&RecordedCrash> {
@@ -680,6 +706,30 @@ fn note_interim(
         request: is_request,
         progress,
     });
+}
+
+/// The lookup indexes of a tape's exchanges: by (method, canonical params),
+/// and by method, each in recorded order.
+type Indexes = (
+    HashMap<(String, String), Vec<usize>>,
+    HashMap<String, Vec<usize>>,
+);
+
+fn index_exchanges(exchanges: &[Exchange]) -> Indexes {
+    let mut by_key: HashMap<(String, String), Vec<usize>> = HashMap::new();
+    let mut by_method: HashMap<String, Vec<usize>> = HashMap::new();
+    for (i, e) in exchanges.iter().enumerate() {
+        let key = (
+            e.request.method.clone(),
+            canonical(&normalize_params(&e.request.params)),
+        );
+        by_key.entry(key).or_default().push(i);
+        by_method
+            .entry(e.request.method.clone())
+            .or_default()
+            .push(i);
+    }
+    (by_key, by_method)
 }
 
 /// A message as the builder read it.
@@ -960,19 +1010,7 @@ fn build<'a>(
             e
         })
         .collect();
-    let mut by_key: HashMap<(String, String), Vec<usize>> = HashMap::new();
-    let mut by_method: HashMap<String, Vec<usize>> = HashMap::new();
-    for (i, e) in exchanges.iter().enumerate() {
-        let key = (
-            e.request.method.clone(),
-            canonical(&normalize_params(&e.request.params)),
-        );
-        by_key.entry(key).or_default().push(i);
-        by_method
-            .entry(e.request.method.clone())
-            .or_default()
-            .push(i);
-    }
+    let (by_key, by_method) = index_exchanges(&exchanges);
     Ok(Tape {
         client,
         exchanges,

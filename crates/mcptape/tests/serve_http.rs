@@ -7,6 +7,7 @@ mod support;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -678,4 +679,47 @@ fn recorded_crash_ends_serve_with_the_recorded_code() {
         err.contains("replaying its crash, exit status 101"),
         "{err}"
     );
+}
+
+/// Issue 23: `serve` answers from the union of several transcripts, as the
+/// TypeScript SDK v2 records a session (a `server/discover` probe, then the
+/// session, each its own server process and transcript). The shipped
+/// 2026-07-28 recording split in two — its probe, and the rest — served
+/// together (as two files, and as their directory) answers the real Python
+/// SDK client exactly as the whole recording does.
+#[test]
+fn serve_answers_from_the_union_of_a_probe_and_a_session_transcript() {
+    let whole = std::fs::read_to_string(corpus_transcript("py-stdio-2026-07-28.jsonl")).unwrap();
+    let lines: Vec<&str> = whole.lines().collect();
+    let dir = tempfile::tempdir().unwrap();
+    let (probe, session) = (
+        dir.path().join("a-probe.jsonl"),
+        dir.path().join("b-session.jsonl"),
+    );
+    // Header, server/discover and its reply; header and everything after.
+    assert!(lines[1].contains("server/discover") && lines[2].contains("\"result\""));
+    std::fs::write(&probe, format!("{}\n", lines[..3].join("\n"))).unwrap();
+    std::fs::write(
+        &session,
+        format!("{}\n{}\n", lines[0], lines[3..].join("\n")),
+    )
+    .unwrap();
+    let target = |paths: &[&Path]| -> Vec<String> {
+        let mut v = vec![
+            "--".to_owned(),
+            mcptape().display().to_string(),
+            "serve".into(),
+        ];
+        v.extend(paths.iter().map(|p| p.display().to_string()));
+        v.extend(["--latency".into(), "fixed:0".into()]);
+        v
+    };
+    let args = py_server_client_args("auto");
+    let want = py_client(
+        &args,
+        &target(&[&corpus_transcript("py-stdio-2026-07-28.jsonl")]),
+    );
+    assert_eq!(want["protocolVersion"], "2026-07-28");
+    assert_eq!(py_client(&args, &target(&[&probe, &session])), want);
+    assert_eq!(py_client(&args, &target(&[dir.path()])), want);
 }

@@ -24,8 +24,11 @@ use mcptape_replay::tape::{ReplyBodies, Tape};
 /// Arguments of `mcptape serve`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Transcript to serve (JSON Lines, as written by `mcptape record`/`crawl`).
-    pub transcript: PathBuf,
+    /// Transcript(s) to serve (JSON Lines, as written by `mcptape record`/`crawl`); several, or a
+    /// directory (its `*.jsonl`, by name), are answered from the union of their exchanges (e.g. the
+    /// probe and the session a TypeScript SDK v2 client records as two transcripts).
+    #[arg(required = true, num_args = 1..)]
+    pub transcript: Vec<PathBuf>,
     /// Serve newline-delimited JSON-RPC on stdin/stdout (MCP stdio transport; the default).
     #[arg(long, conflicts_with = "listen")]
     pub stdio: bool,
@@ -164,28 +167,75 @@ pub fn parse_faults(flags: &[String]) -> anyhow::Result<FaultSpec> {
     Ok(faults)
 }
 
+/// Most transcripts one `serve` answers from (given, or found in the directories given).
+pub const MAX_TRANSCRIPTS: usize = 1000;
+
+/// The transcript files of `serve TRANSCRIPT...`: each path as given, a
+/// directory replaced by its `*.jsonl` files sorted by name.
+///
+/// Errors: a directory that cannot be listed or holds no `*.jsonl`; more
+/// than [`MAX_TRANSCRIPTS`] files.
+pub fn transcript_files(given: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for p in given {
+        if !p.is_dir() {
+            out.push(p.clone());
+            continue;
+        }
+        let mut found: Vec<PathBuf> = std::fs::read_dir(p)
+            .with_context(|| format!("listing {}", p.display()))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|f| f.extension().is_some_and(|x| x == "jsonl"))
+            .collect();
+        anyhow::ensure!(
+            !found.is_empty(),
+            "{}: a directory with no *.jsonl transcript",
+            p.display()
+        );
+        found.sort();
+        out.extend(found);
+    }
+    anyhow::ensure!(
+        out.len() <= MAX_TRANSCRIPTS,
+        "{} transcripts: serve answers from at most MAX_TRANSCRIPTS ({MAX_TRANSCRIPTS})",
+        out.len()
+    );
+    Ok(out)
+}
+
 /// Runs `mcptape serve`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     super::warn_if_debug_build("serve");
-    let (tape, cut) = load_served_tape(&args.transcript)?;
-    if let Some(c) = cut {
-        eprintln!("mcptape serve: warning: {c}");
+    let paths = transcript_files(&args.transcript)?;
+    let mut tapes = Vec::with_capacity(paths.len());
+    for path in &paths {
+        let (tape, cut) = load_served_tape(path)?;
+        if let Some(c) = cut {
+            eprintln!("mcptape serve: warning: {c}");
+        }
+        if tape.exchanges.is_empty() {
+            // Said at start, not served silently: every request will get the
+            // unrecorded policy's answer.
+            eprintln!(
+                "mcptape serve: warning: {} holds no recorded exchange (a header and no request \
+                 answered){}",
+                path.display(),
+                if paths.len() == 1 {
+                    ": every request gets the --unrecorded answer"
+                } else {
+                    ""
+                }
+            );
+        }
+        tapes.push(tape);
     }
-    if tape.exchanges.is_empty() {
-        // Said at start, not served silently: every request will get the
-        // unrecorded policy's answer.
-        eprintln!(
-            "mcptape serve: warning: {} holds no recorded exchange (a header and no request \
-             answered): every request gets the --unrecorded answer",
-            args.transcript.display()
-        );
-    }
+    let tape = Tape::union(tapes).context("no transcript to serve")?;
     let model = LatencyModel::parse(&args.latency)?;
     let faults = parse_faults(&args.fault)?;
     if let Some(path) = &args.stats {
         // Fail before the session, not after it: the stats would be lost. Never over the
         // transcript, never a FIFO (the open would block until a reader comes).
-        super::refuse_overwrite("--stats", path, [&args.transcript])?;
+        super::refuse_overwrite("--stats", path, &paths)?;
         std::fs::OpenOptions::new()
             .create(true)
             .append(true)
