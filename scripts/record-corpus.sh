@@ -37,7 +37,7 @@ say "everything-stdio.jsonl"
 timeout 120 "$PY" "$servers/py_client.py" --mode legacy --reads 100 \
   --template demo://resource/dynamic/blob/1 --template demo://resource/dynamic/text/1 \
   --template demo://resource/dynamic/blob/2 --template demo://resource/dynamic/text/2 \
-  -- "$MCPTAPE_BIN" record -o "$out/everything-stdio.jsonl" -- "$NODE" "$SE" stdio >/dev/null
+  -- "$MCPTAPE_BIN" record --overwrite -o "$out/everything-stdio.jsonl" -- "$NODE" "$SE" stdio >/dev/null
 
 # 2. The Python SDK server (corpus/servers/py_server.py) over stdio, both protocol eras,
 #    driven by the Python SDK client through `mcptape record`: 3 text, 3 blob (one a
@@ -47,7 +47,7 @@ for era in 2025-11-25 2026-07-28; do
   say "py-stdio-$era.jsonl"
   timeout 120 "$PY" "$servers/py_client.py" --mode "$mode" --reads 100 \
     --template mcptape://items/42 --template mcptape://bytes/300 \
-    -- "$MCPTAPE_BIN" record -o "$out/py-stdio-$era.jsonl" -- "$PY" "$servers/py_server.py" stdio >/dev/null
+    -- "$MCPTAPE_BIN" record --overwrite -o "$out/py-stdio-$era.jsonl" -- "$PY" "$servers/py_server.py" stdio >/dev/null
 done
 
 # 3. Streamable HTTP through `mcptape record --listen --upstream`: server-everything
@@ -61,7 +61,7 @@ trap cleanup EXIT
 record_http() { # NAME UPSTREAM_URL CLIENT_ARGS...
   local name="$1" upstream="$2"; shift 2
   local port; port="$(free_port)"
-  "$MCPTAPE_BIN" record -o "$out/$name" --listen "127.0.0.1:$port" --upstream "$upstream" 2>/dev/null &
+  "$MCPTAPE_BIN" record --overwrite -o "$out/$name" --listen "127.0.0.1:$port" --upstream "$upstream" 2>/dev/null &
   local rec=$!
   wait_port "$port"
   timeout 120 "$PY" "$servers/py_client.py" --url "http://127.0.0.1:$port/mcp" "$@" >/dev/null
@@ -86,15 +86,15 @@ done
 
 # 4. `mcptape crawl` (mcptape as the client) of each server.
 say "crawl-everything-stdio.jsonl"
-"$MCPTAPE_BIN" crawl -o "$out/crawl-everything-stdio.jsonl" \
+"$MCPTAPE_BIN" crawl --overwrite -o "$out/crawl-everything-stdio.jsonl" \
   --expand 'demo://resource/dynamic/blob/{resourceId}' resourceId=1,2 \
   --expand 'demo://resource/dynamic/text/{resourceId}' resourceId=1 \
   -- "$NODE" "$SE" stdio 2>/dev/null
 say "crawl-everything-http-2026-07-28-fallback.jsonl"
-"$MCPTAPE_BIN" crawl -o "$out/crawl-everything-http-2026-07-28-fallback.jsonl" --protocol 2026-07-28 \
+"$MCPTAPE_BIN" crawl --overwrite -o "$out/crawl-everything-http-2026-07-28-fallback.jsonl" --protocol 2026-07-28 \
   --url "http://127.0.0.1:$se_port/mcp" 2>/dev/null
 say "crawl-py-stdio-2026-07-28.jsonl"
-"$MCPTAPE_BIN" crawl -o "$out/crawl-py-stdio-2026-07-28.jsonl" --protocol 2026-07-28 \
+"$MCPTAPE_BIN" crawl --overwrite -o "$out/crawl-py-stdio-2026-07-28.jsonl" --protocol 2026-07-28 \
   --expand 'mcptape://items/{id}' id=1,2 -- "$PY" "$servers/py_server.py" stdio 2>/dev/null
 
 say "done: $(ls "$out" | tr '\n' ' ')"

@@ -24,4 +24,4 @@ pub mod sink;
 pub mod stdio;
 
 pub use error::{Position, RecordError, RecordErrorKind};
-pub use sink::TranscriptSink;
+pub use sink::{OnExisting, TranscriptSink};

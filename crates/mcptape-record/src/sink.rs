@@ -57,7 +57,7 @@ impl TranscriptSink {
         transport: Transport,
         server: ServerSpec,
     ) -> Result<Self, RecordError> {
-        let (file, path) = create_file(path)?;
+        let (file, path) = create_file(path, OnExisting::Keep)?;
         Self::with_writer(Box::new(file), &path, transport, server)
     }
 
@@ -71,7 +71,21 @@ impl TranscriptSink {
         server: ServerSpec,
         redaction: Redaction,
     ) -> Result<Self, RecordError> {
-        let (file, path) = create_file(path)?;
+        Self::create_redacted_with(path, transport, server, redaction, OnExisting::Keep)
+    }
+
+    /// [`TranscriptSink::create_redacted`], saying what happens to an
+    /// existing transcript at `path` ([`OnExisting`]).
+    ///
+    /// Errors: as [`TranscriptSink::create`].
+    pub fn create_redacted_with(
+        path: &Path,
+        transport: Transport,
+        server: ServerSpec,
+        redaction: Redaction,
+        existing: OnExisting,
+    ) -> Result<Self, RecordError> {
+        let (file, path) = create_file(path, existing)?;
         Self::with_header(Box::new(file), &path, transport, server, Some(redaction))
     }
 
@@ -399,18 +413,32 @@ pub fn numbered_output(path: &Path, n: u32) -> PathBuf {
     path.with_file_name(name)
 }
 
+/// What the recorder does with a transcript already at its output path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum OnExisting {
+    /// Keep it (nothing recorded is ever lost): a non-empty regular file is
+    /// left as it is and the records go to the first free numbered sibling.
+    #[default]
+    Keep,
+    /// Replace it (`record --overwrite`), unless another recorder holds it.
+    Overwrite,
+}
+
 /// Opens the transcript file at `path` for this recorder alone: an
 /// exclusive advisory lock (`flock(2)`, held while the file is open) taken
-/// before it is truncated, so a second recorder started on the same `-o`
-/// (the TypeScript SDK v2 starts the server command twice) never truncates
-/// the first one's records; it takes the first free numbered sibling
-/// ([`numbered_output`], up to [`MAX_OUTPUT_SUFFIX`]) instead. Returns the
-/// file and the path it is at.
+/// before anything is truncated, so a second recorder started on the same
+/// `-o` never truncates the first one's records. A held file, or (with
+/// [`OnExisting::Keep`]) an existing non-empty one, is passed over for the
+/// first free numbered sibling ([`numbered_output`], up to
+/// [`MAX_OUTPUT_SUFFIX`]): the TypeScript SDK v2 starts the server command
+/// twice, a probe and then the session, one after the other, and both
+/// recordings are kept. Returns the file and the path it is at.
 ///
 /// Errors: [`RecordErrorKind::Transcript`] with the path that cannot be
 /// opened, locked or truncated; [`RecordErrorKind::OutputHeld`] when `path`
-/// and every numbered sibling are held.
-fn create_file(path: &Path) -> Result<(PiecewiseFile, PathBuf), RecordError> {
+/// and every numbered sibling are taken.
+fn create_file(path: &Path, existing: OnExisting) -> Result<(PiecewiseFile, PathBuf), RecordError> {
     let err = |p: &Path, source| {
         RecordError::new(RecordErrorKind::Transcript {
             path: p.to_owned(),
@@ -427,7 +455,14 @@ fn create_file(path: &Path) -> Result<(PiecewiseFile, PathBuf), RecordError> {
             .map_err(|e| err(&p, e))?;
         match file.try_lock() {
             Ok(()) => {
-                file.set_len(0).map_err(|e| err(&p, e))?;
+                let meta = file.metadata().map_err(|e| err(&p, e))?;
+                if existing == OnExisting::Keep && meta.is_file() && meta.len() > 0 {
+                    // A recording already there: kept, not truncated.
+                    continue;
+                }
+                if meta.is_file() {
+                    file.set_len(0).map_err(|e| err(&p, e))?;
+                }
                 return Ok((PiecewiseFile(file), p));
             }
             Err(std::fs::TryLockError::WouldBlock) => continue,
@@ -701,8 +736,8 @@ mod whitespace_tests {
 
     /// Issue 23: two recorders on one `-o` (the TypeScript SDK v2 starts the
     /// server command twice): the second takes `t.1.jsonl` and never
-    /// truncates the first one's records; once the first is done, the name
-    /// is free again.
+    /// truncates the first one's records, at once or one after the other;
+    /// `OnExisting::Overwrite` replaces a transcript no recorder holds.
     #[test]
     fn two_recorders_on_one_output_never_truncate_each_other() {
         let dir = tempfile::tempdir().unwrap();
@@ -723,8 +758,21 @@ mod whitespace_tests {
         };
         assert_eq!((count(&path), count(b.path())), (2, 1));
         drop((a, b));
+        // One after the other (the SDK's probe, then its session): kept too.
         let c = TranscriptSink::create(&path, Transport::Stdio, ServerSpec::default()).unwrap();
-        assert_eq!(c.path(), path);
+        assert_eq!(c.path(), dir.path().join("t.2.jsonl"));
+        drop(c);
+        assert_eq!((count(&path), count(&dir.path().join("t.1.jsonl"))), (2, 1));
+        // --overwrite replaces a recording no one holds.
+        let d = TranscriptSink::create_redacted_with(
+            &path,
+            Transport::Stdio,
+            ServerSpec::default(),
+            Redaction::default(),
+            OnExisting::Overwrite,
+        )
+        .unwrap();
+        assert_eq!(d.path(), path);
     }
 
     /// [`MAX_OUTPUT_SUFFIX`] at the limit (every sibling up to .98 held: the
@@ -739,10 +787,10 @@ mod whitespace_tests {
             f
         };
         let mut held: Vec<std::fs::File> = (0..MAX_OUTPUT_SUFFIX).map(hold).collect();
-        let (_, p) = create_file(&path).unwrap();
+        let (_, p) = create_file(&path, OnExisting::Overwrite).unwrap();
         assert_eq!(p, dir.path().join("t.99.jsonl"));
         held.push(hold(MAX_OUTPUT_SUFFIX));
-        let Err(e) = create_file(&path) else {
+        let Err(e) = create_file(&path, OnExisting::Overwrite) else {
             panic!("a free name past .{MAX_OUTPUT_SUFFIX}");
         };
         assert!(

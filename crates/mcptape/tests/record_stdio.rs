@@ -468,3 +468,81 @@ fn two_recorders_on_one_output_keep_every_record() {
         );
     }
 }
+
+/// tests/data/ts_v2_client.mjs (TypeScript SDK v2, `auto` negotiation) with
+/// `server` as its stdio server command; its summary.
+fn ts_v2_client(p: &Peers, server: &[&std::ffi::OsStr]) -> serde_json::Value {
+    let prefix = std::env::var_os("MCPTAPE_TS_V2_PREFIX")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| repo_root().join(".tools/npm-ts2"));
+    let mut cmd = Command::new(&p.node);
+    cmd.arg(repo_root().join("crates/mcptape/tests/data/ts_v2_client.mjs"))
+        .arg("--")
+        .args(server)
+        .env("MCPTAPE_TS_V2_PREFIX", prefix);
+    run_json(&mut cmd, Duration::from_secs(120))
+}
+
+/// Issue 23: the TypeScript SDK v2 in its `auto` mode starts the server
+/// command twice, one after the other: a `server/discover` probe, then the
+/// session. Recorded through `mcptape record -o T`, both are kept (T and
+/// T.1.jsonl; before, the session truncated the probe's records). Replayed to
+/// the same client from the two transcripts (`serve T T.1.jsonl`), the client
+/// sees what it saw from the real Python SDK server.
+#[test]
+fn typescript_sdk_v2_auto_mode_recorded_then_replayed_to_itself() {
+    let p = peers();
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("v2.jsonl");
+    let server = p.script("py_server.py");
+    let live = ts_v2_client(
+        &p,
+        &[
+            mcptape().as_os_str(),
+            "record".as_ref(),
+            "-o".as_ref(),
+            t.as_os_str(),
+            "--".as_ref(),
+            p.python.as_os_str(),
+            server.as_os_str(),
+            "stdio".as_ref(),
+        ],
+    );
+    assert_eq!(live["protocolVersion"], "2026-07-28", "{live}");
+    assert_eq!(live["reads"].as_array().unwrap().len(), 6, "{live}");
+    let second = dir.path().join("v2.1.jsonl");
+    let methods = |path: &Path| -> Vec<String> {
+        read_transcript(path)
+            .records
+            .iter()
+            .filter_map(|r| match &r.event {
+                mcptape_transcript::Event::Message {
+                    dir: mcptape_transcript::Direction::C2s,
+                    msg,
+                    ..
+                } => serde_json::from_str::<serde_json::Value>(msg.get()).ok()?["method"]
+                    .as_str()
+                    .map(str::to_owned),
+                _ => None,
+            })
+            .collect()
+    };
+    let (probe, session) = (methods(&t), methods(&second));
+    assert_eq!(probe, ["server/discover"], "the probe's records are kept");
+    assert!(
+        session.contains(&"resources/read".to_owned()),
+        "{session:?}"
+    );
+    let replayed = ts_v2_client(
+        &p,
+        &[
+            mcptape().as_os_str(),
+            "serve".as_ref(),
+            t.as_os_str(),
+            second.as_os_str(),
+            "--latency".as_ref(),
+            "fixed:0".as_ref(),
+        ],
+    );
+    assert_eq!(replayed, live);
+}

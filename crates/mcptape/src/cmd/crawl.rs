@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context;
+use mcptape_record::OnExisting;
 use mcptape_record::TranscriptSink;
 use mcptape_record::crawl::{CrawlOptions, CrawlProgress, CrawlTarget, Expansion, crawl};
 use mcptape_transcript::redact::RedactRules;
@@ -15,9 +16,14 @@ use mcptape_transcript::{Redaction, Redactor, ServerSpec, Transport};
 /// Arguments of `mcptape crawl`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Transcript file to write (JSON Lines; truncated if it exists).
+    /// Transcript file to write (JSON Lines). An existing recording is kept: the records then go to
+    /// the first free numbered sibling (FILE.1.jsonl, …), said on stderr; so does a FILE another
+    /// recorder is writing (a client that starts the server command twice).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: PathBuf,
+    /// Replace an existing transcript at -o (never one another recorder is writing).
+    #[arg(long)]
+    pub overwrite: bool,
     /// Streamable HTTP endpoint (http:// only), instead of a stdio command.
     #[arg(long, value_name = "URL", conflicts_with = "command")]
     pub url: Option<String>,
@@ -146,11 +152,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // program or a file it is given (`crawl -o s.sh -- bash s.sh`).
     mcptape_record::crawl::check_options(&opts)?;
     super::refuse_overwrite("-o", &args.output, &super::server_files(&args.command))?;
-    let sink = Arc::new(TranscriptSink::create_redacted(
+    let sink = Arc::new(TranscriptSink::create_redacted_with(
         &args.output,
         transport,
         server,
         redaction,
+        if args.overwrite {
+            OnExisting::Overwrite
+        } else {
+            OnExisting::Keep
+        },
     )?);
     super::note_held_output("crawl", &args.output, sink.path());
     let rt = tokio::runtime::Builder::new_current_thread()

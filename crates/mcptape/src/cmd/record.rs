@@ -15,6 +15,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use mcptape_record::OnExisting;
 use mcptape_record::TranscriptSink;
 use mcptape_record::stdio::{StdioOptions, run_stdio_proxy};
 use mcptape_transcript::redact::{RedactRules, Redactor};
@@ -28,9 +29,14 @@ pub const MAX_RECORD_DURATION_US: u64 = 86_400_000_000;
 /// Arguments of `mcptape record`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Transcript file to write (JSON Lines; truncated if it exists).
+    /// Transcript file to write (JSON Lines). An existing recording is kept: the records then go to
+    /// the first free numbered sibling (FILE.1.jsonl, …), said on stderr; so does a FILE another
+    /// recorder is writing (a client that starts the server command twice).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: PathBuf,
+    /// Replace an existing transcript at -o (never one another recorder is writing).
+    #[arg(long)]
+    pub overwrite: bool,
     /// Keep credentials (credential-like headers, token query parameters,
     /// argv values after credential-like flags) in the transcript.
     #[arg(long, conflicts_with_all = ["redact_header", "keep_header", "redact_json"])]
@@ -137,7 +143,7 @@ async fn run_stdio(args: &Args) -> anyhow::Result<ExitCode> {
         ..Redaction::default()
     }
     .with_argv(&argv);
-    let sink = Arc::new(TranscriptSink::create_redacted(
+    let sink = Arc::new(TranscriptSink::create_redacted_with(
         &args.output,
         Transport::Stdio,
         ServerSpec {
@@ -145,6 +151,11 @@ async fn run_stdio(args: &Args) -> anyhow::Result<ExitCode> {
             url: None,
         },
         redaction,
+        if args.overwrite {
+            OnExisting::Overwrite
+        } else {
+            OnExisting::Keep
+        },
     )?);
     super::note_held_output("record", &args.output, sink.path());
     let opts = StdioOptions {
@@ -200,7 +211,7 @@ async fn run_http(
     mcptape_record::http::check_loopback(listen)?;
     super::refuse_overwrite::<std::path::Path>("-o", &args.output, [])?;
     let up = Upstream::parse(&upstream)?;
-    let sink = Arc::new(TranscriptSink::create_redacted(
+    let sink = Arc::new(TranscriptSink::create_redacted_with(
         &args.output,
         Transport::Http,
         ServerSpec {
@@ -208,6 +219,11 @@ async fn run_http(
             url: Some(redactor.url(&upstream).into_owned()),
         },
         redactor.summary(),
+        if args.overwrite {
+            OnExisting::Overwrite
+        } else {
+            OnExisting::Keep
+        },
     )?);
     super::note_held_output("record", &args.output, sink.path());
     let mut proxy = HttpProxy::bind(listen, up, sink.clone(), redactor).await?;
