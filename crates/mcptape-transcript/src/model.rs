@@ -213,6 +213,14 @@ pub enum Event {
         msg: Box<RawValue>,
         /// HTTP details for Streamable HTTP recordings.
         http: Option<HttpMeta>,
+        /// stdio recordings: the RFC 6901 pointers whose values the recorder
+        /// redacted in this message (`--redact-json`, the default
+        /// credential-argument rule, or a secret seen elsewhere in the
+        /// transcript; see [`crate::redact::Redactor::message_json`]). When not
+        /// empty the message was re-serialized, so it is not byte-exact.
+        /// `redactedPointers` on disk; HTTP records keep theirs in
+        /// [`HttpMeta::redacted_pointers`].
+        redacted_pointers: Vec<String>,
     },
     /// A line on the server's stdout that is not JSON (a banner); kept as text.
     Noise {
@@ -298,6 +306,7 @@ impl Record {
                 dir,
                 msg: exact_raw(raw_json)?,
                 http: None,
+                redacted_pointers: Vec::new(),
             },
         })
     }
@@ -417,13 +426,19 @@ impl PartialEq for Event {
         use Event::*;
         match (self, other) {
             (
-                Message { dir, msg, http },
+                Message {
+                    dir,
+                    msg,
+                    http,
+                    redacted_pointers,
+                },
                 Message {
                     dir: d2,
                     msg: m2,
                     http: h2,
+                    redacted_pointers: r2,
                 },
-            ) => dir == d2 && msg.get() == m2.get() && http == h2,
+            ) => dir == d2 && msg.get() == m2.get() && http == h2 && redacted_pointers == r2,
             (Noise { dir, line }, Noise { dir: d2, line: l2 }) => dir == d2 && line == l2,
             (Stderr { line }, Stderr { line: l2 }) => line == l2,
             (
