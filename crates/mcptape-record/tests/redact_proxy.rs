@@ -179,7 +179,7 @@ async fn mcp_auth_and_upstream_token_headers_and_json_pointers_are_redacted() {
         .records
         .iter()
         .filter_map(|r| match &r.event {
-            Event::Message { dir, msg, http } => Some((*dir, msg.get(), http.clone().unwrap())),
+            Event::Message { dir, msg, http, .. } => Some((*dir, msg.get(), http.clone().unwrap())),
             _ => None,
         })
         .collect();

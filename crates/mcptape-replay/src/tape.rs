@@ -221,6 +221,9 @@ pub struct Tape {
     by_method: HashMap<String, Vec<usize>>,
     /// Per key, how many times it was served (to cycle through repeats).
     cursor: Mutex<HashMap<(String, String), usize>>,
+    /// Recorded pseudonyms (`[redacted:N]`) → the value the client sent
+    /// where one was first matched ([`Tape::lookup`]).
+    pseudonyms: Mutex<HashMap<String, Value>>,
 }
 
 /// Params with `_meta` removed and `null`/absent turned into `{}`: the part
@@ -235,6 +238,53 @@ pub fn normalize_params(params: &Value) -> Value {
             Value::Object(m)
         }
         other => other.clone(),
+    }
+}
+
+/// Whether the recorded value `rec` matches the live value `live`, a
+/// redaction marker in `rec` matching any value: a pseudonym only the value
+/// `bound` (or `new`, bindings made by this match) gives it, or, unbound,
+/// a value no other pseudonym is bound to (then bound in `new`).
+fn redacted_match(
+    rec: &Value,
+    live: &Value,
+    bound: &HashMap<String, Value>,
+    new: &mut Vec<(String, Value)>,
+) -> bool {
+    match (rec, live) {
+        (Value::String(s), _) if mcptape_transcript::redact::is_redaction_marker(s) => {
+            if s == mcptape_transcript::redact::REDACTED {
+                return true;
+            }
+            let known = bound
+                .get(s)
+                .or_else(|| new.iter().find(|(k, _)| k == s).map(|(_, v)| v));
+            match known {
+                Some(v) => v == live,
+                None => {
+                    let taken = bound.values().any(|v| v == live)
+                        || new.iter().any(|(_, v)| v == live);
+                    if !taken {
+                        new.push((s.clone(), live.clone()));
+                    }
+                    !taken
+                }
+            }
+        }
+        (Value::Object(a), Value::Object(b)) => {
+            a.len() == b.len()
+                && a.iter().all(|(k, x)| {
+                    b.get(k)
+                        .is_some_and(|y| redacted_match(x, y, bound, new))
+                })
+        }
+        (Value::Array(a), Value::Array(b)) => {
+            a.len() == b.len()
+                && a.iter()
+                    .zip(b)
+                    .all(|(x, y)| redacted_match(x, y, bound, new))
+        }
+        _ => rec == live,
     }
 }
 
@@ -409,7 +459,7 @@ impl Tape {
             .iter()
             .enumerate()
             .filter_map(|(i, rec)| match &rec.event {
-                Event::Message { dir, msg, http } => Some(MessageRecord {
+                Event::Message { dir, msg, http, .. } => Some(MessageRecord {
                     index: i,
                     t_us: rec.t_us,
                     dir: *dir,
@@ -496,8 +546,21 @@ impl Tape {
 
     /// Finds the recorded reply for `method` + `params`. Repeated identical
     /// requests are answered with the recorded repeats in order, cycling.
+    ///
+    /// A value the recorder redacted (`[redacted]`, or a pseudonym
+    /// `[redacted:N]`: `mcptape_transcript::redact::Redactor::message_json`)
+    /// matches any value at its place when no recorded request matches
+    /// exactly. A pseudonym is bound to the first value it matched, so two
+    /// different recorded secrets stay apart: `[redacted:1]` then matches
+    /// only that value, and no other pseudonym matches it.
     pub fn lookup(&self, method: &str, params: &Value) -> Match<'_> {
-        let key = (method.to_owned(), canonical(&normalize_params(params)));
+        let normalized = normalize_params(params);
+        let mut key = (method.to_owned(), canonical(&normalized));
+        if !self.by_key.contains_key(&key)
+            && let Some(k) = self.redacted_key(method, &normalized)
+        {
+            key = k;
+        }
         if let Some(list) = self.by_key.get(&key) {
             let mut cur = self.cursor.lock().unwrap_or_else(|p| p.into_inner());
             let c = cur.entry(key).or_insert(0);
@@ -512,6 +575,22 @@ impl Tape {
             Some(_) => Match::NoParams,
             None => Match::NoMethod,
         }
+    }
+
+    /// The key of the first recorded `method` request whose redacted values
+    /// match `params` (normalized), binding its pseudonyms.
+    fn redacted_key(&self, method: &str, params: &Value) -> Option<(String, String)> {
+        let list = self.by_method.get(method)?;
+        let mut bound = self.pseudonyms.lock().unwrap_or_else(|p| p.into_inner());
+        for &i in list {
+            let recorded = normalize_params(&self.exchanges[i].request.params);
+            let mut new = Vec::new();
+            if redacted_match(&recorded, params, &bound, &mut new) {
+                bound.extend(new);
+                return Some((method.to_owned(), canonical(&recorded)));
+            }
+        }
+        None
     }
 
     /// The recorded `resources/read` requests (in order), as `params` values.
@@ -792,6 +871,7 @@ fn build<'a>(
         by_key,
         by_method,
         cursor: Mutex::new(HashMap::new()),
+        pseudonyms: Mutex::new(HashMap::new()),
     })
 }
 

@@ -842,6 +842,15 @@ impl Redactor {
     /// message is parsed only when a rule can apply (pointers set, the text
     /// `"arguments"` or a `\u` escape in it, or a known secret in it).
     pub fn message_json(&self, body: &[u8]) -> Option<(String, Vec<String>)> {
+        self.message_json_from(true, body)
+    }
+
+    /// [`Redactor::message_json`] of a message sent by the client
+    /// (`from_client`) or by the server: a server message is not searched
+    /// for the credential-argument rule's `"arguments"` (nor parsed for a
+    /// `\u` escape), so a large server reply is parsed only when a pointer
+    /// is set or a known secret is in it.
+    pub fn message_json_from(&self, from_client: bool, body: &[u8]) -> Option<(String, Vec<String>)> {
         use memchr::memmem;
         if !self.enabled {
             return None;
@@ -852,8 +861,9 @@ impl Redactor {
                 .iter()
                 .any(|v| memmem::find(body, v.as_bytes()).is_some())
         };
-        let args = memmem::find(body, b"\"arguments\"").is_some()
-            || memmem::find(body, b"\\u").is_some();
+        let args = from_client
+            && (memmem::find(body, b"\"arguments\"").is_some()
+                || memmem::find(body, b"\\u").is_some());
         if !echo && !args && self.rules.pointers.is_empty() {
             return None;
         }
@@ -950,6 +960,12 @@ impl Redactor {
     /// but the body does not parse as JSON (a UTF-8 BOM, UTF-16, a truncated
     /// body): the pointers cannot be applied, so the body must not be stored.
     pub fn body(&self, body: &[u8]) -> BodyRedaction {
+        self.body_from(true, body)
+    }
+
+    /// [`Redactor::body`] of a message sent by the client (`from_client`)
+    /// or by the server ([`Redactor::message_json_from`]).
+    pub fn body_from(&self, from_client: bool, body: &[u8]) -> BodyRedaction {
         if self.redacts_json()
             && let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(body)
         {
@@ -957,7 +973,7 @@ impl Redactor {
                 reason: e.to_string(),
             };
         }
-        match self.message_json(body) {
+        match self.message_json_from(from_client, body) {
             Some((text, pointers)) => BodyRedaction::Redacted { text, pointers },
             None => BodyRedaction::Verbatim,
         }
