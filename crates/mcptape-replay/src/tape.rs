@@ -242,7 +242,8 @@ pub fn normalize_params(params: &Value) -> Value {
 }
 
 /// Whether the recorded value `rec` matches the live value `live`, a
-/// redaction marker in `rec` matching any value: a pseudonym only the value
+/// redaction marker in `rec` matching any value (and `[redacted]` inside a
+/// recorded string any text at its place): a pseudonym only the value
 /// `bound` (or `new`, bindings made by this match) gives it, or, unbound,
 /// a value no other pseudonym is bound to (then bound in `new`).
 fn redacted_match(
@@ -270,6 +271,25 @@ fn redacted_match(
                     !taken
                 }
             }
+        }
+        // A secret the recorder replaced inside a string (`"hi [redacted]"`): any text there.
+        (Value::String(s), Value::String(l)) if s.contains(mcptape_transcript::redact::REDACTED) => {
+            let mut parts = s.split(mcptape_transcript::redact::REDACTED);
+            let first = parts.next().unwrap_or_default();
+            let Some(mut rest) = l.strip_prefix(first) else {
+                return false;
+            };
+            let parts: Vec<&str> = parts.collect();
+            for (i, part) in parts.iter().enumerate() {
+                if i + 1 == parts.len() {
+                    return rest.ends_with(part);
+                }
+                match rest.find(part) {
+                    Some(at) => rest = &rest[at + part.len()..],
+                    None => return false,
+                }
+            }
+            true
         }
         (Value::Object(a), Value::Object(b)) => {
             a.len() == b.len()

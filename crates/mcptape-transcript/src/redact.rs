@@ -874,7 +874,7 @@ impl Redactor {
                 matched.push(p);
             }
         };
-        let mut apply = |m: &mut Value| {
+        let apply = |m: &mut Value, push: &mut dyn FnMut(String)| {
             for (p, tokens) in &self.rules.pointers {
                 if let Some(x) = value_at(m, tokens)
                     && self.pseudonymize(x)
@@ -892,14 +892,27 @@ impl Redactor {
                     }
                 }
             }
-            if echo {
-                let mut path = String::new();
-                self.echo_in_value(m, &mut path, &mut push);
-            }
         };
         match &mut v {
-            Value::Array(items) => items.iter_mut().for_each(&mut apply),
-            other => apply(other),
+            Value::Array(items) => items.iter_mut().for_each(|m| apply(m, &mut push)),
+            other => apply(other, &mut push),
+        }
+        // A secret just redacted at a pointer may be elsewhere in the message too.
+        if echo || !matched.is_empty() {
+            let mut echo_in = |m: &mut Value| {
+                let mut path = String::new();
+                let mut found = Vec::new();
+                self.echo_in_value(m, &mut path, &mut |p| found.push(p));
+                for p in found {
+                    if !matched.contains(&p) {
+                        matched.push(p);
+                    }
+                }
+            };
+            match &mut v {
+                Value::Array(items) => items.iter_mut().for_each(&mut echo_in),
+                other => echo_in(other),
+            }
         }
         if matched.is_empty() {
             return None;
@@ -1219,7 +1232,7 @@ impl Redactor {
                 (v, e)
             };
             let value = &text[vs..ve];
-            if value.is_empty() || is_redaction_marker(value) {
+            if value.is_empty() || text[vs..].starts_with("[redacted") {
                 continue;
             }
             // `Authorization: Bearer S`: the scheme is kept, its credential redacted.
@@ -1257,7 +1270,7 @@ impl Redactor {
         for w in list.windows(2) {
             let (a, b) = (&text[w[0].0..w[0].1], &text[w[1].0..w[1].1]);
             let next = b.trim_end_matches([',', ';', ')', '"', '\'']);
-            if next.is_empty() || is_redaction_marker(next) {
+            if next.is_empty() || next.starts_with("[redacted") {
                 continue;
             }
             let word = a.trim_start_matches(['"', '\'', '(']).trim_end_matches(':');

@@ -232,6 +232,10 @@ async fn run_http(
     Ok(ExitCode::SUCCESS)
 }
 
+/// Environment variables whose names hold a credential word but whose values are no
+/// secret (`PWD` is the working directory, folded to `.` instead).
+const NOT_SECRET_ENV: &[&str] = &["PWD", "OLDPWD"];
+
 /// The redactor of `--no-redact`, `--redact-header`, `--keep-header`, `--redact-json`,
 /// folding this machine's directories ([`machine_dir_spellings`]) and knowing the values
 /// of the credential-named environment variables the server inherits (servers print
@@ -249,6 +253,7 @@ fn redactor(args: &Args) -> anyhow::Result<Redactor> {
     for (k, v) in std::env::vars_os() {
         if let (Some(k), Some(v)) = (k.to_str(), v.to_str())
             && mcptape_transcript::redact::is_credential_name(k)
+            && !NOT_SECRET_ENV.contains(&k)
         {
             r.note(v);
         }
