@@ -263,8 +263,8 @@ fn redacted_match(
             match known {
                 Some(v) => v == live,
                 None => {
-                    let taken = bound.values().any(|v| v == live)
-                        || new.iter().any(|(_, v)| v == live);
+                    let taken =
+                        bound.values().any(|v| v == live) || new.iter().any(|(_, v)| v == live);
                     if !taken {
                         new.push((s.clone(), live.clone()));
                     }
@@ -273,7 +273,9 @@ fn redacted_match(
             }
         }
         // A secret the recorder replaced inside a string (`"hi [redacted]"`): any text there.
-        (Value::String(s), Value::String(l)) if s.contains(mcptape_transcript::redact::REDACTED) => {
+        (Value::String(s), Value::String(l))
+            if s.contains(mcptape_transcript::redact::REDACTED) =>
+        {
             let mut parts = s.split(mcptape_transcript::redact::REDACTED);
             let first = parts.next().unwrap_or_default();
             let Some(mut rest) = l.strip_prefix(first) else {
@@ -293,10 +295,8 @@ fn redacted_match(
         }
         (Value::Object(a), Value::Object(b)) => {
             a.len() == b.len()
-                && a.iter().all(|(k, x)| {
-                    b.get(k)
-                        .is_some_and(|y| redacted_match(x, y, bound, new))
-                })
+                && a.iter()
+                    .all(|(k, x)| b.get(k).is_some_and(|y| redacted_match(x, y, bound, new)))
         }
         (Value::Array(a), Value::Array(b)) => {
             a.len() == b.len()
@@ -927,6 +927,57 @@ pub(crate) mod tests {
         .unwrap();
         let served = Tape::from_transcript_shared(&text, &borrowed, ReplyBodies::Served).unwrap();
         (text, full, served)
+    }
+
+    /// Two recorded `tools/call`s whose secrets the recorder redacted to
+    /// different pseudonyms, answered differently: a client's first secret
+    /// binds the first, its second secret the second, and neither then
+    /// matches the other's place; `[redacted]` inside a string matches any
+    /// text there.
+    #[test]
+    fn redacted_values_match_any_value_and_pseudonyms_keep_two_secrets_apart() {
+        let text = [
+            r#"{"mcptapeTranscript":1,"mcptapeVersion":"0.1.0","transport":"stdio","server":{},"startedAt":"2026-12-02T00:00:00Z"}"#,
+            r#"{"tUs":1,"kind":"message","dir":"c2s","msg":{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"login","arguments":{"pw":"[redacted:1]"}}},"redactedPointers":["/params/arguments/pw"]}"#,
+            r#"{"tUs":2,"kind":"message","dir":"s2c","msg":{"jsonrpc":"2.0","id":1,"result":{"who":"alice"}}}"#,
+            r#"{"tUs":3,"kind":"message","dir":"c2s","msg":{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"login","arguments":{"pw":"[redacted:2]"}}},"redactedPointers":["/params/arguments/pw"]}"#,
+            r#"{"tUs":4,"kind":"message","dir":"s2c","msg":{"jsonrpc":"2.0","id":2,"result":{"who":"bob"}}}"#,
+            r#"{"tUs":5,"kind":"message","dir":"c2s","msg":{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"say","arguments":{"q":"hi [redacted]!"}}},"redactedPointers":["/params/arguments/q"]}"#,
+            r#"{"tUs":6,"kind":"message","dir":"s2c","msg":{"jsonrpc":"2.0","id":3,"result":{"said":true}}}"#,
+            "",
+        ]
+        .join("\n");
+        let t = mcptape_transcript::reader::read(text.as_bytes()).unwrap();
+        let tape = Tape::from_transcript(&t).unwrap();
+        let who = |pw: &str| match tape.lookup(
+            "tools/call",
+            &serde_json::json!({"name":"login","arguments":{"pw":pw}}),
+        ) {
+            Match::Exact(e) => e.reply["result"]["who"].as_str().unwrap().to_owned(),
+            other => panic!("{pw}: {other:?}"),
+        };
+        assert_eq!(who("alice-secret"), "alice");
+        assert_eq!(who("bob-secret"), "bob");
+        assert_eq!(who("alice-secret"), "alice");
+        assert_eq!(who("bob-secret"), "bob");
+        // A third secret: both pseudonyms are taken.
+        assert!(matches!(
+            tape.lookup(
+                "tools/call",
+                &serde_json::json!({"name":"login","arguments":{"pw":"eve"}})
+            ),
+            Match::NoParams
+        ));
+        let say = |q: &str| {
+            tape.lookup(
+                "tools/call",
+                &serde_json::json!({"name":"say","arguments":{"q":q}}),
+            )
+        };
+        assert!(matches!(say("hi s3cret!"), Match::Exact(_)));
+        assert!(matches!(say("hi !"), Match::Exact(_)));
+        assert!(matches!(say("hello s3cret!"), Match::NoParams));
+        assert!(matches!(say("hi s3cret"), Match::NoParams));
     }
 
     fn tiny() -> Transcript {

@@ -649,18 +649,23 @@ impl Redactor {
     ///
     /// Any other header whose value starts with a registered scheme and a
     /// credential (`X-Custom: Bearer S`) is redacted the same way
-    /// (`Bearer [redacted]`). Every value redacted is remembered and
+    /// (`Bearer [redacted]`); in a kept value, credential pairs
+    /// (`X-Debug-Info: token=S`) and values redacted elsewhere are redacted
+    /// as in [`Redactor::text`]. Every value redacted is remembered and
     /// looked for elsewhere ([`Redactor::known_secrets`]).
     pub fn header_value<'a>(&self, name: &str, value: &'a str) -> Cow<'a, str> {
         match self.header_treatment(name) {
             HeaderTreatment::Keep => {
-                if self.enabled
-                    && let Some((scheme, cred)) = scheme_and_credential(value)
-                {
+                if !self.enabled {
+                    return Cow::Borrowed(value);
+                }
+                if let Some((scheme, cred)) = scheme_and_credential(value) {
                     self.note(cred);
                     return Cow::Owned(format!("{scheme} {REDACTED}"));
                 }
-                self.urls_in_value(value)
+                // `X-Debug-Info: token=S`, a secret seen elsewhere, URLs.
+                let v = chain(self.known_in_text(value), |t| self.pairs_in_text(t));
+                chain(v, |t| self.urls_in_value(t))
             }
             HeaderTreatment::Pseudonym => {
                 self.note(value.trim());
@@ -850,7 +855,11 @@ impl Redactor {
     /// for the credential-argument rule's `"arguments"` (nor parsed for a
     /// `\u` escape), so a large server reply is parsed only when a pointer
     /// is set or a known secret is in it.
-    pub fn message_json_from(&self, from_client: bool, body: &[u8]) -> Option<(String, Vec<String>)> {
+    pub fn message_json_from(
+        &self,
+        from_client: bool,
+        body: &[u8],
+    ) -> Option<(String, Vec<String>)> {
         use memchr::memmem;
         if !self.enabled {
             return None;
@@ -882,9 +891,7 @@ impl Redactor {
                     push(p.clone());
                 }
             }
-            if let Some(Value::Object(a)) = m
-                .get_mut("params")
-                .and_then(|p| p.get_mut("arguments"))
+            if let Some(Value::Object(a)) = m.get_mut("params").and_then(|p| p.get_mut("arguments"))
             {
                 for (k, x) in a.iter_mut() {
                     if is_credential_name(k) && self.pseudonymize(x) {
@@ -1096,11 +1103,7 @@ impl Redactor {
                 .chain(more.iter().cloned())
                 .collect()
         };
-        Bases::new(
-            chain(cwd, &d.cwd),
-            d.tmp.clone(),
-            chain(home, &d.home),
-        )
+        Bases::new(chain(cwd, &d.cwd), d.tmp.clone(), chain(home, &d.home))
     }
 
     /// A free-text line the recorder writes (a `stderr` record, a `noise`
@@ -1228,7 +1231,10 @@ impl Redactor {
                     None => (v + 1, b.len()),
                 }
             } else {
-                let e = b[v..].iter().position(|&c| stop(c)).map_or(b.len(), |e| v + e);
+                let e = b[v..]
+                    .iter()
+                    .position(|&c| stop(c))
+                    .map_or(b.len(), |e| v + e);
                 (v, e)
             };
             let value = &text[vs..ve];
@@ -1276,9 +1282,9 @@ impl Redactor {
             let word = a.trim_start_matches(['"', '\'', '(']).trim_end_matches(':');
             let scheme = AUTH_SCHEMES.iter().find(|s| s.eq_ignore_ascii_case(word));
             let hit = match scheme {
-                Some(s) if WORDY.contains(s) => {
-                    next.bytes().any(|c| c.is_ascii_digit() || b"+/=".contains(&c))
-                }
+                Some(s) if WORDY.contains(s) => next
+                    .bytes()
+                    .any(|c| c.is_ascii_digit() || b"+/=".contains(&c)),
                 Some(_) => true,
                 None => {
                     let flag = word.strip_prefix("--").filter(|f| !f.contains('='));
@@ -1509,7 +1515,8 @@ impl Redactor {
             match pair.split_once('=') {
                 Some((k, val))
                     if !k.trim().is_empty()
-                        && k.bytes().all(|b| b.is_ascii_alphanumeric() || b" _.-".contains(&b))
+                        && k.bytes()
+                            .all(|b| b.is_ascii_alphanumeric() || b" _.-".contains(&b))
                         && is_credential_name(k)
                         && !val.is_empty()
                         && val != REDACTED =>
@@ -1704,10 +1711,7 @@ fn webhook_span(url: &str) -> Option<(usize, usize)> {
         .map_or(rest.len(), |i| auth_end + i);
     let path = &rest[auth_end..path_end];
     WEBHOOK_URLS.iter().find_map(|(h, prefix)| {
-        let host_ok = host == *h
-            || host
-                .strip_suffix(h)
-                .is_some_and(|sub| sub.ends_with('.'));
+        let host_ok = host == *h || host.strip_suffix(h).is_some_and(|sub| sub.ends_with('.'));
         let secret = path.get(prefix.len()..)?;
         (host_ok
             && path.len() > prefix.len()
@@ -2325,7 +2329,10 @@ mod tests {
         // Not a shell: `-c` is an ordinary flag.
         assert_eq!(argv(&["python", "-c", "f --token X"])[2], "f --token X");
         // A flag and its value given as one argument are redacted wherever.
-        assert_eq!(argv(&["python", "-c", "--token X"])[2], "--token [redacted]");
+        assert_eq!(
+            argv(&["python", "-c", "--token X"])[2],
+            "--token [redacted]"
+        );
     }
 
     #[test]
@@ -2366,5 +2373,297 @@ mod tests {
         assert_eq!(Redactor::new().body(bom), BodyRedaction::Verbatim);
         let line = withheld_body_line(3, bom.len(), "expected value");
         assert!(line.starts_with(REDACTED) && !line.contains('P'), "{line}");
+    }
+
+    #[test]
+    fn new_credential_words_redact_headers_and_flags_but_not_look_alikes() {
+        let r = Redactor::new();
+        for h in [
+            "X-Passcode",
+            "X-Pin",
+            "X-Otp",
+            "X-License",
+            "X-Client-Cert",
+            "X-Pw",
+            "X-Sid",
+        ] {
+            assert_eq!(r.header_value(h, "S3cr3tValue"), REDACTED, "{h}");
+        }
+        for name in [
+            "ping",
+            "spin",
+            "optional",
+            "tokio",
+            "certainly",
+            "pwsh",
+            "side",
+        ] {
+            assert!(!is_credential_name(name), "{name}");
+        }
+        assert_eq!(
+            argv(&[
+                "s",
+                "--tok",
+                "T1",
+                "--passcode",
+                "T2",
+                "--pin",
+                "T3",
+                "--otp",
+                "T4"
+            ]),
+            s(&[
+                "s",
+                "--tok",
+                REDACTED,
+                "--passcode",
+                REDACTED,
+                "--pin",
+                REDACTED,
+                "--otp",
+                REDACTED
+            ])
+        );
+    }
+
+    #[test]
+    fn any_header_value_with_a_registered_scheme_or_a_credential_pair_is_redacted() {
+        let r = Redactor::new();
+        assert_eq!(
+            r.header_value("X-Custom", "Bearer S1abcdef"),
+            "Bearer [redacted]"
+        );
+        assert_eq!(
+            r.header_value("X-Custom", "dpop S1abcdef"),
+            "dpop [redacted]"
+        );
+        assert_eq!(
+            r.header_value("X-Debug-Info", "token=S2abc; node=a"),
+            "token=[redacted]; node=a"
+        );
+        // A lone scheme word, and ordinary values, are kept.
+        assert_eq!(r.header_value("X-Note", "Basic"), "Basic");
+        assert_eq!(
+            r.header_value("content-type", "text/plain; charset=utf-8"),
+            "text/plain; charset=utf-8"
+        );
+        // The credential is then known elsewhere.
+        assert_eq!(r.text("got S1abcdef back"), "got [redacted] back");
+    }
+
+    #[test]
+    fn webhook_urls_have_their_secret_path_redacted() {
+        let r = Redactor::new();
+        assert_eq!(
+            r.url("https://hooks.slack.com/services/T0/B0/SLK1"),
+            "https://hooks.slack.com/services/[redacted]"
+        );
+        assert_eq!(
+            r.url("https://discord.com/api/webhooks/123/DSC2?wait=true&token=Q"),
+            "https://discord.com/api/webhooks/[redacted]?wait=true&token=[redacted]"
+        );
+        assert_eq!(
+            r.url("https://acme.webhook.office.com/webhookb2/X/IncomingWebhook/Y/Z"),
+            "https://acme.webhook.office.com/webhookb2/[redacted]"
+        );
+        assert_eq!(
+            r.header_value("X-Webhook", "https://hooks.slack.com/services/T0/B0/SLK3"),
+            "https://hooks.slack.com/services/[redacted]"
+        );
+        // Another path of the same host, another host: kept.
+        assert_eq!(
+            r.url("https://hooks.slack.com/"),
+            "https://hooks.slack.com/"
+        );
+        assert_eq!(
+            r.url("https://example.com/services/T0/B0/S"),
+            "https://example.com/services/T0/B0/S"
+        );
+        assert!(r.known_secrets().contains(&"T0/B0/SLK1".to_owned()));
+        assert_eq!(r.text("posting to T0/B0/SLK3"), "posting to [redacted]");
+    }
+
+    #[test]
+    fn argv_flag_and_value_in_one_argument_and_connection_strings_are_redacted() {
+        let a = Redactor::new().argv(
+            &s(&[
+                "srv",
+                "--token CS1abc",
+                "--conn",
+                "Server=x;Password=CS2abc;User Id=a",
+                "--dsn=Host=h;Pwd=CS3abc",
+                "--verbose yes",
+            ]),
+            None,
+            None,
+        );
+        assert_eq!(
+            a.argv,
+            s(&[
+                "srv",
+                "--token [redacted]",
+                "--conn",
+                "Server=x;Password=[redacted];User Id=a",
+                "--dsn=Host=h;Pwd=[redacted]",
+                "--verbose yes",
+            ])
+        );
+        assert_eq!(a.redacted, vec![1, 3, 4]);
+    }
+
+    #[test]
+    fn text_redacts_known_secrets_credential_patterns_and_folds_machine_dirs() {
+        let r = Redactor::new().with_dirs(MachineDirs {
+            cwd: s(&["/tmp/t1/work"]),
+            tmp: s(&["/tmp"]),
+            home: s(&["/home/alice"]),
+        });
+        let a = r.argv(&s(&["srv", "--api-key", "KNOWN1abc"]), None, None);
+        assert_eq!(a.argv[2], REDACTED);
+        for (line, want) in [
+            ("args: --api-key KNOWN1abc", "args: --api-key [redacted]"),
+            ("key is KNOWN1abc.", "key is [redacted]."),
+            ("password=P1abcdef user=u", "password=[redacted] user=u"),
+            (
+                r#"cfg {"apiKey": "P2abcdef", "n": 1}"#,
+                r#"cfg {"apiKey": "[redacted]", "n": 1}"#,
+            ),
+            (
+                "Server=db;Password=P3abcdef;User=a",
+                "Server=db;Password=[redacted];User=a",
+            ),
+            (
+                "send Authorization: Bearer P4abcdef now",
+                "send Authorization: Bearer [redacted] now",
+            ),
+            (
+                "dial postgres://u:P5abcdef@db/x",
+                "dial postgres://[redacted]@db/x",
+            ),
+            (
+                "GET /cb?access_token=P6abcdef",
+                "GET /cb?access_token=[redacted]",
+            ),
+            ("run --secret P7abcdef --v", "run --secret [redacted] --v"),
+            ("basic setup done", "basic setup done"),
+            (
+                "allowed: /home/alice/p, /tmp/t1/work/x and /tmp/t1/work",
+                "allowed: ~/p, ./x and .",
+            ),
+            (
+                "sock /tmp/s.sock; not /tmpfile nor /x/tmp/y",
+                "sock $TMPDIR/s.sock; not /tmpfile nor /x/tmp/y",
+            ),
+        ] {
+            assert_eq!(r.text(line), want, "{line}");
+        }
+        // Values the patterns found are known from then on.
+        assert_eq!(r.text("again P1abcdef"), "again [redacted]");
+        // Disabled: directories are still folded, nothing else changes.
+        let d = Redactor::disabled().with_dirs(MachineDirs {
+            home: s(&["/home/alice"]),
+            ..MachineDirs::default()
+        });
+        assert_eq!(d.text("password=P /home/alice/x"), "password=P ~/x");
+    }
+
+    #[test]
+    fn secrets_are_remembered_from_min_echo_bytes_up_to_max_echo_secrets() {
+        let r = Redactor::new();
+        let at = "a".repeat(MIN_ECHO_SECRET_BYTES);
+        let below = "b".repeat(MIN_ECHO_SECRET_BYTES - 1);
+        r.note(&at);
+        r.note(&below);
+        assert_eq!(r.known_secrets(), vec![at]);
+        let r = Redactor::new();
+        for i in 0..MAX_ECHO_SECRETS {
+            r.note(&format!("secret-{i:06}"));
+        }
+        assert_eq!(r.known_secrets().len(), MAX_ECHO_SECRETS);
+        assert_eq!(r.secrets_dropped(), 0);
+        r.note("one-past-the-limit");
+        assert_eq!(r.known_secrets().len(), MAX_ECHO_SECRETS);
+        assert_eq!(r.secrets_dropped(), 1);
+        // A disabled redactor remembers nothing.
+        let d = Redactor::disabled();
+        d.note("secret-value");
+        assert!(d.known_secrets().is_empty());
+    }
+
+    #[test]
+    fn credential_tool_arguments_get_pseudonyms_and_their_echoes_are_redacted() {
+        let r = Redactor::new();
+        let call = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"q":"ask A1secret","password":"A1secret","otp":"A2secret","maxTries":3}}}"#;
+        let (text, pointers) = r.message_json_from(true, call).unwrap();
+        assert_eq!(
+            text,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"q":"ask [redacted]","password":"[redacted:1]","otp":"[redacted:2]","maxTries":3}}}"#
+        );
+        assert_eq!(
+            pointers,
+            s(&[
+                "/params/arguments/password",
+                "/params/arguments/otp",
+                "/params/arguments/q"
+            ])
+        );
+        // The server's echo, and a server message with no secret (not parsed).
+        let (text, pointers) = r
+            .message_json_from(
+                false,
+                br#"{"jsonrpc":"2.0","id":1,"result":{"t":["A2secret"]}}"#,
+            )
+            .unwrap();
+        assert_eq!(
+            text,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"t":["[redacted]"]}}"#
+        );
+        assert_eq!(pointers, s(&["/result/t/0"]));
+        assert_eq!(
+            r.message_json_from(
+                false,
+                br#"{"jsonrpc":"2.0","id":1,"result":{"arguments":{"password":"x"}}}"#
+            ),
+            None
+        );
+        // The same secret again gets the same pseudonym; a disabled redactor changes nothing.
+        let again = br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"arguments":{"otp":"A2secret"}}}"#;
+        assert!(
+            r.message_json(again)
+                .unwrap()
+                .0
+                .contains(r#""otp":"[redacted:2]""#)
+        );
+        assert_eq!(Redactor::disabled().message_json(call), None);
+    }
+
+    #[test]
+    fn working_dir_inside_tmp_folds_to_dot_and_paths_in_scripts_fold() {
+        let r = Redactor::new().with_dirs(MachineDirs {
+            tmp: s(&["/tmp"]),
+            ..MachineDirs::default()
+        });
+        let a = r.argv(
+            &s(&[
+                "/tmp/w/srv.sh",
+                "/tmp/other/x",
+                "sh",
+                "-c",
+                "exec /tmp/w/bin --cfg /root/c",
+            ]),
+            Some("/tmp/w"),
+            Some("/root"),
+        );
+        assert_eq!(
+            a.argv,
+            s(&[
+                "srv.sh",
+                "$TMPDIR/other/x",
+                "sh",
+                "-c",
+                "exec ./bin --cfg ~/c"
+            ])
+        );
+        assert_eq!(a.paths, vec![0, 1, 4]);
     }
 }

@@ -330,7 +330,10 @@ mod tests {
         );
         assert_eq!(open(&root_dir, &root, "file:///srv/link.txt", true), Ok(14));
         // A file with one link, and a directory (always several links), open as before.
-        assert_eq!(open(&root_dir, &root, "file:///srv/inside.txt", false), Ok(6));
+        assert_eq!(
+            open(&root_dir, &root, "file:///srv/inside.txt", false),
+            Ok(6)
+        );
         assert!(open(&root_dir, &root, "file:///srv/", false).is_ok());
     }
 
@@ -359,10 +362,7 @@ mod tests {
             );
         }
         // Fullwidth dots and separators stay refused inside a name.
-        assert_eq!(
-            root.resolve("file:///srv/a％b．md").map(|_| ()).ok(),
-            None
-        );
+        assert_eq!(root.resolve("file:///srv/a％b．md").map(|_| ()).ok(), None);
         assert_eq!(
             root.resolve("file:///srv/a\u{FF0F}b").unwrap_err().kind(),
             SanitizeErrorKind::CompatibilityDotOrSeparator

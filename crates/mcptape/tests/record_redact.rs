@@ -584,7 +584,13 @@ fn echo_call(id: i64, secrets: [&str; 3]) -> serde_json::Value {
 /// to stderr) in front of the real server-everything, a `tools/call` with
 /// credential-named arguments. Returns (transcript path, its dir guard,
 /// recorder cwd, home, the echo reply's result).
-fn record_stdio_leak_table() -> (PathBuf, tempfile::TempDir, PathBuf, PathBuf, serde_json::Value) {
+fn record_stdio_leak_table() -> (
+    PathBuf,
+    tempfile::TempDir,
+    PathBuf,
+    PathBuf,
+    serde_json::Value,
+) {
     let p = peers();
     let dir = tempfile::tempdir().unwrap();
     let cwd = dir.path().join("work");
@@ -793,8 +799,7 @@ fn stdio_recording_with_redacted_tool_call_replays_to_a_client_sending_the_secre
     // The recorded answer (its echo of the secret redacted), matched though
     // every redacted argument differs from what was recorded.
     assert_eq!(
-        reply["result"]["content"][0]["text"],
-        "Echo: hello leak table [redacted]",
+        reply["result"]["content"][0]["text"], "Echo: hello leak table [redacted]",
         "{reply}"
     );
     assert_eq!(
@@ -979,7 +984,10 @@ fn redact_json_works_on_stdio_and_lists_the_pointers() {
     );
     let text = std::fs::read_to_string(&out).unwrap();
     assert_no_secret(&text, &["OTPV1x", "OTPV2y"]);
-    let c2s: Vec<&str> = text.lines().filter(|l| l.contains(r#""dir":"c2s""#)).collect();
+    let c2s: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains(r#""dir":"c2s""#))
+        .collect();
     assert_eq!(c2s.len(), 3, "{text}");
     // Two different secrets stay apart; the same one gets the same pseudonym.
     assert!(c2s[0].contains(r#""otp":"[redacted:1]""#), "{}", c2s[0]);
@@ -989,5 +997,8 @@ fn redact_json_works_on_stdio_and_lists_the_pointers() {
         assert!(l.contains(r#""redactedPointers":["/params/otp"]"#), "{l}");
     }
     let header = text.lines().next().unwrap();
-    assert!(header.contains(r#""jsonPointers":["/params/otp"]"#), "{header}");
+    assert!(
+        header.contains(r#""jsonPointers":["/params/otp"]"#),
+        "{header}"
+    );
 }
