@@ -58,8 +58,9 @@ pub struct Redaction {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pseudonym_headers: Vec<String>,
     /// RFC 6901 pointers (`--redact-json`) whose values in message bodies
-    /// were replaced by `"[redacted]"`; each altered message's record lists
-    /// the ones that matched in [`HttpMeta::redacted_pointers`].
+    /// were replaced by pseudonyms `"[redacted:N]"`; each altered message's record lists
+    /// the ones that matched in [`HttpMeta::redacted_pointers`] (HTTP) or
+    /// its `redactedPointers` (stdio, [`Event::Message`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub json_pointers: Vec<String>,
     /// 0-based positions in `server.command` whose credential value was
@@ -134,7 +135,7 @@ pub struct HttpMeta {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sse_event_id: Option<String>,
     /// `--redact-json` pointers (RFC 6901) that matched in this message: when
-    /// not empty, the message was altered (values replaced by `"[redacted]"`
+    /// not empty, the message was altered (values replaced by pseudonyms `"[redacted:N]"`
     /// and the body re-serialized), so it is not byte-exact.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub redacted_pointers: Vec<String>,

@@ -24,8 +24,8 @@
 //!   fragment and path (`;jsessionid=`) parameters with credential-like names
 //!   are replaced by [`REDACTED`] ([`Redactor::url`]).
 //! * **Bodies** — `--redact-json POINTER` (RFC 6901): the value at the
-//!   pointer, in each message (each member of a batch), is replaced by the
-//!   string [`REDACTED`]; only a message where a pointer matched is
+//!   pointer, in each message (each member of a batch), is replaced by a
+//!   pseudonym `[redacted:N]`; only a message where a pointer matched is
 //!   re-serialized ([`Redactor::json_body`]), and its record says so; a body
 //!   that does not parse as JSON while pointers are set is withheld, not
 //!   stored verbatim ([`Redactor::body`], [`BodyRedaction::NotJson`]).
@@ -36,6 +36,17 @@
 //!   values and `sh -c` scripts — are redacted; absolute
 //!   paths under the working directory become relative, others under `$HOME`
 //!   start with `~` (path folding happens even with `--no-redact`).
+//!
+//! * **Free text** — [`Redactor::text`] for `stderr` and `noise` lines and
+//!   HTTP details: every value redacted anywhere in the transcript
+//!   ([`Redactor::known_secrets`]), credential patterns (`token=…`,
+//!   `"password": "…"`, `Bearer …`, connection strings, URLs) and the
+//!   machine's directories ([`MachineDirs`]: `~`, `.`, `$TMPDIR`).
+//! * **Messages** — [`Redactor::message_json`]: `--redact-json` pointers,
+//!   credential-named tool arguments (`/params/arguments/password`) and
+//!   known secrets, in stdio and HTTP messages; values at pointers become
+//!   per-transcript pseudonyms `[redacted:N]`, which replay matches to any
+//!   value.
 //!
 //! The recorder's `--no-redact` switch sets [`Redactor::enabled`] to `false`:
 //! nothing but paths is changed then. [`Redactor::summary`] gives the
