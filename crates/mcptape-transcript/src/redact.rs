@@ -1181,8 +1181,10 @@ impl Redactor {
                 Some(i) => {
                     // The scheme starts after any punctuation before it (`(http://…`).
                     let s = word[..i]
-                        .rfind(|c: char| !(c.is_ascii_alphanumeric() || "+-.".contains(c)))
-                        .map_or(0, |j| j + 1);
+                        .char_indices()
+                        .rev()
+                        .find(|&(_, c)| !(c.is_ascii_alphanumeric() || "+-.".contains(c)))
+                        .map_or(0, |(j, c)| j + c.len_utf8());
                     out.push_str(&word[..s]);
                     let u = self.url(&word[s..]);
                     changed |= matches!(u, Cow::Owned(_));
@@ -2027,8 +2029,9 @@ impl Bases {
     /// `text` with every machine directory in it folded (`/home/u/x` →
     /// `~/x`, the working directory → `./x`, `/tmp/y` → `$TMPDIR/y`): a
     /// directory is matched where it starts a path (not preceded by a path
-    /// character) and ends at `/` or a character that cannot continue a
-    /// file name (`/tmpfile` is not `/tmp`).
+    /// character, or right after `://`: `file:///home/u/x` → `file://~/x`)
+    /// and ends at `/` or a character that cannot continue a file name
+    /// (`/tmpfile` is not `/tmp`).
     fn fold_text<'a>(&self, text: &'a str) -> Cow<'a, str> {
         if self.0.is_empty() || !text.contains('/') {
             return Cow::Borrowed(text);
@@ -2041,7 +2044,8 @@ impl Bases {
         while let Some(k) = memchr::memchr(b'/', &b[i..]) {
             let p = i + k;
             i = p + 1;
-            if p > 0 && path_char(b[p - 1]) {
+            // After a path character no path starts, except the `file://` of a URL.
+            if p > 0 && path_char(b[p - 1]) && !text[..p].ends_with("://") {
                 continue;
             }
             let found = self.0.iter().find(|(base, _)| {
@@ -2576,6 +2580,25 @@ mod tests {
             ..MachineDirs::default()
         });
         assert_eq!(d.text("password=P /home/alice/x"), "password=P ~/x");
+    }
+
+    #[test]
+    fn text_never_panics_on_multibyte_neighbours_of_patterns() {
+        let r = Redactor::new().with_dirs(MachineDirs {
+            home: s(&["/home/é"]),
+            ..MachineDirs::default()
+        });
+        r.note("sécrétvalue");
+        for line in [
+            "é://x «https://u:p@h/» €token=é€ «password»: «x»",
+            "—Bearer é—/home/é/x «sécrétvalue»",
+            "\"tokén\":\"v\" ü=ü: ü --tøken é",
+        ] {
+            let out = r.text(line);
+            assert!(!out.contains("sécrétvalue"), "{out}");
+        }
+        assert_eq!(r.text("«/home/é/x»"), "«~/x»");
+        assert_eq!(r.text("(https://u:pw@h/)"), "(https://[redacted]@h/)");
     }
 
     #[test]

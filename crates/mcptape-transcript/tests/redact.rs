@@ -480,3 +480,24 @@ fn altered_message_record_names_its_pointers() {
     let t = reader::read(&bytes).unwrap();
     assert_eq!(t.records, vec![rec]);
 }
+
+proptest::proptest! {
+    /// Free-text redaction never panics (any UTF-8, multibyte characters
+    /// around every pattern) and never leaves a known secret in its output.
+    #[test]
+    fn text_never_panics_and_never_keeps_a_known_secret(
+        line in "([a-zé€ /:=;\"'@?&#.\\-\\[\\]]|token|Bearer |https://|/home/u|SECRET9x){0,40}"
+    ) {
+        let r = Redactor::new().with_dirs(mcptape_transcript::redact::MachineDirs {
+            home: s(&["/home/u"]),
+            ..Default::default()
+        });
+        r.note("SECRET9x");
+        let out = r.text(&line);
+        proptest::prop_assert!(!out.contains("SECRET9x"), "{out}");
+        // A line starting with the home directory has it folded.
+        if line.starts_with("/home/u/") || line == "/home/u" {
+            proptest::prop_assert!(out.starts_with('~'), "{out}");
+        }
+    }
+}
