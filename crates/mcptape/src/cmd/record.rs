@@ -233,7 +233,9 @@ async fn run_http(
 }
 
 /// Environment variables whose names hold a credential word but whose values are no
-/// secret (`PWD` is the working directory, folded to `.` instead).
+/// secret (`PWD` is the working directory, folded to `.` instead). Values that are
+/// absolute paths (`SSL_CERT_FILE=/etc/ssl/cert.pem`) are not taken either: the file
+/// may hold a secret, its path does not, and directories are folded.
 const NOT_SECRET_ENV: &[&str] = &["PWD", "OLDPWD"];
 
 /// The redactor of `--no-redact`, `--redact-header`, `--keep-header`, `--redact-json`,
@@ -254,6 +256,7 @@ fn redactor(args: &Args) -> anyhow::Result<Redactor> {
         if let (Some(k), Some(v)) = (k.to_str(), v.to_str())
             && mcptape_transcript::redact::is_credential_name(k)
             && !NOT_SECRET_ENV.contains(&k)
+            && !v.starts_with('/')
         {
             r.note(v);
         }
