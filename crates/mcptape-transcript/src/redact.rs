@@ -1358,6 +1358,13 @@ impl Redactor {
                     redacted.push(i);
                     continue;
                 }
+                // `"-H Authorization: Bearer X"`: the free-text patterns.
+                let r = chain(self.pairs_in_text(arg), |t| self.words_in_text(t));
+                if let Cow::Owned(r) = r {
+                    words.push(r);
+                    redacted.push(i);
+                    continue;
+                }
                 words.push(arg.clone());
                 continue;
             }
@@ -1490,6 +1497,9 @@ impl Redactor {
             && is_field_name(k)
         {
             let trimmed = val.trim_start();
+            if trimmed.is_empty() {
+                return None; // `Authorization:` alone: its value is in the next words
+            }
             if is_credential_name(k) || self.header_treatment(k) != HeaderTreatment::Keep {
                 let shown = self.header_value(k, trimmed);
                 if shown != trimmed {
@@ -2508,6 +2518,7 @@ mod tests {
                 "Server=x;Password=CS2abc;User Id=a",
                 "--dsn=Host=h;Pwd=CS3abc",
                 "--verbose yes",
+                "-H Authorization: Bearer CS4abc",
             ]),
             None,
             None,
@@ -2521,9 +2532,10 @@ mod tests {
                 "Server=x;Password=[redacted];User Id=a",
                 "--dsn=Host=h;Pwd=[redacted]",
                 "--verbose yes",
+                "-H Authorization: Bearer [redacted]",
             ])
         );
-        assert_eq!(a.redacted, vec![1, 3, 4]);
+        assert_eq!(a.redacted, vec![1, 3, 4, 6]);
     }
 
     #[test]
