@@ -441,6 +441,7 @@ pub fn export(t: &Transcript) -> Result<Har, ExportError> {
                 dir,
                 msg,
                 http: Some(h),
+                ..
             } => {
                 let x = xs.entry(h.exchange).or_default();
                 match dir {

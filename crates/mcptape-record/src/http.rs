@@ -328,7 +328,7 @@ fn record_body(
     body: &[u8],
     mut meta: HttpMeta,
 ) {
-    match redactor.body(body) {
+    match redactor.body_from(dir == Direction::C2s, body) {
         BodyRedaction::Redacted { text, pointers } => {
             meta.redacted_pointers = pointers;
             sink.record_line(dir, text.as_bytes(), Some(meta));

@@ -9,7 +9,8 @@ use std::sync::Mutex;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use mcptape_transcript::{
-    Direction, Event, Header, HttpMeta, Record, Redaction, ServerSpec, TranscriptWriter, Transport,
+    Direction, Event, Header, HttpMeta, Record, Redaction, Redactor, ServerSpec, TranscriptWriter,
+    Transport,
 };
 
 use mcptape_wire::protocol::{self, Observation, RevisionDetector};
@@ -25,6 +26,9 @@ pub struct TranscriptSink {
     inner: Mutex<Inner>,
     started: Instant,
     path: PathBuf,
+    /// What the recorder redacts in the records it writes
+    /// ([`TranscriptSink::redacting`]); `None` writes them as given.
+    redactor: Option<Redactor>,
 }
 
 struct Inner {
@@ -141,7 +145,24 @@ impl TranscriptSink {
             }),
             started,
             path: path.to_owned(),
+            redactor: None,
         })
+    }
+
+    /// This sink redacting what it writes with `redactor` (share it, or a
+    /// clone of it, with whatever redacted the header, so the values
+    /// redacted there are known here):
+    /// * `stderr` and `noise` lines and `http` details through
+    ///   [`Redactor::text`] (secrets seen elsewhere, credential patterns,
+    ///   machine directories);
+    /// * stdio messages ([`TranscriptSink::record_message_at`]) through
+    ///   [`Redactor::message_json`]: a message it alters is recorded
+    ///   re-serialized, its record listing the pointers
+    ///   (`redactedPointers`); any other stays byte-exact. HTTP bodies are
+    ///   redacted by the HTTP proxy before they get here.
+    pub fn redacting(mut self, redactor: Redactor) -> Self {
+        self.redactor = Some(redactor);
+        self
     }
 
     /// Microseconds since the recording started (monotonic clock).
@@ -161,7 +182,21 @@ impl TranscriptSink {
     /// Appends one record stamped `t_us` (µs since start, taken when the
     /// event happened), or the current time when `None`. A time earlier than
     /// the last record's is raised to it, so the file's `tUs` never go back.
-    pub fn record_at(&self, t_us: Option<u64>, event: Event) {
+    pub fn record_at(&self, t_us: Option<u64>, mut event: Event) {
+        if let Some(r) = &self.redactor {
+            let text = |l: &mut String| {
+                if let std::borrow::Cow::Owned(t) = r.text(l) {
+                    *l = t;
+                }
+            };
+            match &mut event {
+                Event::Stderr { line } | Event::Noise { line, .. } => text(line),
+                Event::Http {
+                    detail: Some(d), ..
+                } => text(d),
+                _ => {}
+            }
+        }
         let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         if inner.failed.is_some() {
             return;
@@ -194,6 +229,19 @@ impl TranscriptSink {
         bytes: &[u8],
         http: Option<HttpMeta>,
     ) {
+        self.record_line_with(t_us, dir, bytes, http, Vec::new());
+    }
+
+    /// [`TranscriptSink::record_line_at`] of a message the recorder altered,
+    /// its record listing `redacted_pointers`.
+    fn record_line_with(
+        &self,
+        t_us: Option<u64>,
+        dir: Direction,
+        bytes: &[u8],
+        http: Option<HttpMeta>,
+        redacted_pointers: Vec<String>,
+    ) {
         let text = std::str::from_utf8(bytes).ok();
         let msg = text.and_then(|s| Record::message(0, dir, s).ok());
         let Some(Record {
@@ -218,7 +266,15 @@ impl TranscriptSink {
                 msg.get(),
             ))
         };
-        self.record_at(t_us, Event::Message { dir, msg, http });
+        self.record_at(
+            t_us,
+            Event::Message {
+                dir,
+                msg,
+                http,
+                redacted_pointers,
+            },
+        );
         if let Some(d) = settled {
             self.record_at(
                 t_us,
@@ -262,6 +318,12 @@ impl TranscriptSink {
         json: &[u8],
         scanned: Option<Scanned>,
     ) {
+        if let Some(r) = &self.redactor
+            && let Some((text, pointers)) = r.message_json_from(dir == Direction::C2s, json)
+        {
+            self.record_line_with(t_us, dir, text.as_bytes(), None, pointers);
+            return;
+        }
         let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         if inner.failed.is_some() {
             return;

@@ -179,7 +179,7 @@ async fn mcp_auth_and_upstream_token_headers_and_json_pointers_are_redacted() {
         .records
         .iter()
         .filter_map(|r| match &r.event {
-            Event::Message { dir, msg, http } => Some((*dir, msg.get(), http.clone().unwrap())),
+            Event::Message { dir, msg, http, .. } => Some((*dir, msg.get(), http.clone().unwrap())),
             _ => None,
         })
         .collect();
@@ -188,7 +188,7 @@ async fn mcp_auth_and_upstream_token_headers_and_json_pointers_are_redacted() {
     assert_eq!(*dir, Direction::C2s);
     assert_eq!(
         *msg,
-        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"login","arguments":{"user":"u","password":"[redacted]"}}}"#
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"login","arguments":{"user":"u","password":"[redacted:1]"}}}"#
     );
     assert_eq!(
         http.redacted_pointers,
@@ -209,7 +209,7 @@ async fn mcp_auth_and_upstream_token_headers_and_json_pointers_are_redacted() {
     assert_eq!(*dir, Direction::S2c);
     assert_eq!(
         *msg,
-        r#"{"jsonrpc":"2.0","id":1,"result":{"apiKey":"[redacted]","ok":true}}"#
+        r#"{"jsonrpc":"2.0","id":1,"result":{"apiKey":"[redacted:2]","ok":true}}"#
     );
     assert_eq!(http.redacted_pointers, vec!["/result/apiKey".to_owned()]);
     // The same session id in the response gets the same pseudonym.

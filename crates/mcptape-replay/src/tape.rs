@@ -261,6 +261,9 @@ pub struct Tape {
     by_method: HashMap<String, Vec<usize>>,
     /// Per key, how many times it was served (to cycle through repeats).
     cursor: Mutex<HashMap<(String, String), usize>>,
+    /// Recorded pseudonyms (`[redacted:N]`) → the value the client sent
+    /// where one was first matched ([`Tape::lookup`]).
+    pseudonyms: Mutex<HashMap<String, Value>>,
 }
 
 /// Params with `_meta` removed and `null`/absent turned into `{}`: the part
@@ -275,6 +278,73 @@ pub fn normalize_params(params: &Value) -> Value {
             Value::Object(m)
         }
         other => other.clone(),
+    }
+}
+
+/// Whether the recorded value `rec` matches the live value `live`, a
+/// redaction marker in `rec` matching any value (and `[redacted]` inside a
+/// recorded string any text at its place): a pseudonym only the value
+/// `bound` (or `new`, bindings made by this match) gives it, or, unbound,
+/// a value no other pseudonym is bound to (then bound in `new`).
+fn redacted_match(
+    rec: &Value,
+    live: &Value,
+    bound: &HashMap<String, Value>,
+    new: &mut Vec<(String, Value)>,
+) -> bool {
+    match (rec, live) {
+        (Value::String(s), _) if mcptape_transcript::redact::is_redaction_marker(s) => {
+            if s == mcptape_transcript::redact::REDACTED {
+                return true;
+            }
+            let known = bound
+                .get(s)
+                .or_else(|| new.iter().find(|(k, _)| k == s).map(|(_, v)| v));
+            match known {
+                Some(v) => v == live,
+                None => {
+                    let taken =
+                        bound.values().any(|v| v == live) || new.iter().any(|(_, v)| v == live);
+                    if !taken {
+                        new.push((s.clone(), live.clone()));
+                    }
+                    !taken
+                }
+            }
+        }
+        // A secret the recorder replaced inside a string (`"hi [redacted]"`): any text there.
+        (Value::String(s), Value::String(l))
+            if s.contains(mcptape_transcript::redact::REDACTED) =>
+        {
+            let mut parts = s.split(mcptape_transcript::redact::REDACTED);
+            let first = parts.next().unwrap_or_default();
+            let Some(mut rest) = l.strip_prefix(first) else {
+                return false;
+            };
+            let parts: Vec<&str> = parts.collect();
+            for (i, part) in parts.iter().enumerate() {
+                if i + 1 == parts.len() {
+                    return rest.ends_with(part);
+                }
+                match rest.find(part) {
+                    Some(at) => rest = &rest[at + part.len()..],
+                    None => return false,
+                }
+            }
+            true
+        }
+        (Value::Object(a), Value::Object(b)) => {
+            a.len() == b.len()
+                && a.iter()
+                    .all(|(k, x)| b.get(k).is_some_and(|y| redacted_match(x, y, bound, new)))
+        }
+        (Value::Array(a), Value::Array(b)) => {
+            a.len() == b.len()
+                && a.iter()
+                    .zip(b)
+                    .all(|(x, y)| redacted_match(x, y, bound, new))
+        }
+        _ => rec == live,
     }
 }
 
@@ -475,7 +545,7 @@ impl Tape {
             .iter()
             .enumerate()
             .filter_map(|(i, rec)| match &rec.event {
-                Event::Message { dir, msg, http } => Some(MessageRecord {
+                Event::Message { dir, msg, http, .. } => Some(MessageRecord {
                     index: i,
                     t_us: rec.t_us,
                     dir: *dir,
@@ -606,8 +676,21 @@ impl Tape {
 
     /// Finds the recorded reply for `method` + `params`. Repeated identical
     /// requests are answered with the recorded repeats in order, cycling.
+    ///
+    /// A value the recorder redacted (`[redacted]`, or a pseudonym
+    /// `[redacted:N]`: `mcptape_transcript::redact::Redactor::message_json`)
+    /// matches any value at its place when no recorded request matches
+    /// exactly. A pseudonym is bound to the first value it matched, so two
+    /// different recorded secrets stay apart: `[redacted:1]` then matches
+    /// only that value, and no other pseudonym matches it.
     pub fn lookup(&self, method: &str, params: &Value) -> Match<'_> {
-        let key = (method.to_owned(), canonical(&normalize_params(params)));
+        let normalized = normalize_params(params);
+        let mut key = (method.to_owned(), canonical(&normalized));
+        if !self.by_key.contains_key(&key)
+            && let Some(k) = self.redacted_key(method, &normalized)
+        {
+            key = k;
+        }
         if let Some(list) = self.by_key.get(&key) {
             let mut cur = self.cursor.lock().unwrap_or_else(|p| p.into_inner());
             let c = cur.entry(key).or_insert(0);
@@ -622,6 +705,22 @@ impl Tape {
             Some(_) => Match::NoParams,
             None => Match::NoMethod,
         }
+    }
+
+    /// The key of the first recorded `method` request whose redacted values
+    /// match `params` (normalized), binding its pseudonyms.
+    fn redacted_key(&self, method: &str, params: &Value) -> Option<(String, String)> {
+        let list = self.by_method.get(method)?;
+        let mut bound = self.pseudonyms.lock().unwrap_or_else(|p| p.into_inner());
+        for &i in list {
+            let recorded = normalize_params(&self.exchanges[i].request.params);
+            let mut new = Vec::new();
+            if redacted_match(&recorded, params, &bound, &mut new) {
+                bound.extend(new);
+                return Some((method.to_owned(), canonical(&recorded)));
+            }
+        }
+        None
     }
 
     /// The recorded `resources/read` requests (in order), as `params` values.
@@ -1022,6 +1121,7 @@ fn build<'a>(
         by_key,
         by_method,
         cursor: Mutex::new(HashMap::new()),
+        pseudonyms: Mutex::new(HashMap::new()),
     })
 }
 
@@ -1057,6 +1157,57 @@ pub(crate) mod tests {
         .unwrap();
         let served = Tape::from_transcript_shared(&text, &borrowed, ReplyBodies::Served).unwrap();
         (text, full, served)
+    }
+
+    /// Two recorded `tools/call`s whose secrets the recorder redacted to
+    /// different pseudonyms, answered differently: a client's first secret
+    /// binds the first, its second secret the second, and neither then
+    /// matches the other's place; `[redacted]` inside a string matches any
+    /// text there.
+    #[test]
+    fn redacted_values_match_any_value_and_pseudonyms_keep_two_secrets_apart() {
+        let text = [
+            r#"{"mcptapeTranscript":1,"mcptapeVersion":"0.1.0","transport":"stdio","server":{},"startedAt":"2026-12-02T00:00:00Z"}"#,
+            r#"{"tUs":1,"kind":"message","dir":"c2s","msg":{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"login","arguments":{"pw":"[redacted:1]"}}},"redactedPointers":["/params/arguments/pw"]}"#,
+            r#"{"tUs":2,"kind":"message","dir":"s2c","msg":{"jsonrpc":"2.0","id":1,"result":{"who":"alice"}}}"#,
+            r#"{"tUs":3,"kind":"message","dir":"c2s","msg":{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"login","arguments":{"pw":"[redacted:2]"}}},"redactedPointers":["/params/arguments/pw"]}"#,
+            r#"{"tUs":4,"kind":"message","dir":"s2c","msg":{"jsonrpc":"2.0","id":2,"result":{"who":"bob"}}}"#,
+            r#"{"tUs":5,"kind":"message","dir":"c2s","msg":{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"say","arguments":{"q":"hi [redacted]!"}}},"redactedPointers":["/params/arguments/q"]}"#,
+            r#"{"tUs":6,"kind":"message","dir":"s2c","msg":{"jsonrpc":"2.0","id":3,"result":{"said":true}}}"#,
+            "",
+        ]
+        .join("\n");
+        let t = mcptape_transcript::reader::read(text.as_bytes()).unwrap();
+        let tape = Tape::from_transcript(&t).unwrap();
+        let who = |pw: &str| match tape.lookup(
+            "tools/call",
+            &serde_json::json!({"name":"login","arguments":{"pw":pw}}),
+        ) {
+            Match::Exact(e) => e.reply["result"]["who"].as_str().unwrap().to_owned(),
+            other => panic!("{pw}: {other:?}"),
+        };
+        assert_eq!(who("alice-secret"), "alice");
+        assert_eq!(who("bob-secret"), "bob");
+        assert_eq!(who("alice-secret"), "alice");
+        assert_eq!(who("bob-secret"), "bob");
+        // A third secret: both pseudonyms are taken.
+        assert!(matches!(
+            tape.lookup(
+                "tools/call",
+                &serde_json::json!({"name":"login","arguments":{"pw":"eve"}})
+            ),
+            Match::NoParams
+        ));
+        let say = |q: &str| {
+            tape.lookup(
+                "tools/call",
+                &serde_json::json!({"name":"say","arguments":{"q":q}}),
+            )
+        };
+        assert!(matches!(say("hi s3cret!"), Match::Exact(_)));
+        assert!(matches!(say("hi !"), Match::Exact(_)));
+        assert!(matches!(say("hello s3cret!"), Match::NoParams));
+        assert!(matches!(say("hi s3cret"), Match::NoParams));
     }
 
     fn tiny() -> Transcript {

@@ -24,6 +24,10 @@
 //! * `http` — for Streamable HTTP: [`HttpMeta`] (exchange number, method,
 //!   status, redacted headers, SSE event id; `redactedPointers` when a
 //!   `--redact-json` pointer matched and the message was re-serialized).
+//! * `redactedPointers` — on a stdio message record the recorder altered
+//!   (a `--redact-json` pointer, a credential-named tool argument, a secret
+//!   seen elsewhere in the transcript): the RFC 6901 pointers of the values
+//!   replaced; the message was re-serialized, so it is not byte-exact.
 //! * The header's optional `redaction` member ([`Redaction`]) says what the
 //!   recorder redacted — header-name words and rules, pseudonymized headers,
 //!   JSON pointers, argv positions — never a value; `server.command` holds

@@ -58,8 +58,9 @@ pub struct Redaction {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pseudonym_headers: Vec<String>,
     /// RFC 6901 pointers (`--redact-json`) whose values in message bodies
-    /// were replaced by `"[redacted]"`; each altered message's record lists
-    /// the ones that matched in [`HttpMeta::redacted_pointers`].
+    /// were replaced by pseudonyms `"[redacted:N]"`; each altered message's record lists
+    /// the ones that matched in [`HttpMeta::redacted_pointers`] (HTTP) or
+    /// its `redactedPointers` (stdio, [`Event::Message`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub json_pointers: Vec<String>,
     /// 0-based positions in `server.command` whose credential value was
@@ -134,7 +135,7 @@ pub struct HttpMeta {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sse_event_id: Option<String>,
     /// `--redact-json` pointers (RFC 6901) that matched in this message: when
-    /// not empty, the message was altered (values replaced by `"[redacted]"`
+    /// not empty, the message was altered (values replaced by pseudonyms `"[redacted:N]"`
     /// and the body re-serialized), so it is not byte-exact.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub redacted_pointers: Vec<String>,
@@ -213,6 +214,14 @@ pub enum Event {
         msg: Box<RawValue>,
         /// HTTP details for Streamable HTTP recordings.
         http: Option<HttpMeta>,
+        /// stdio recordings: the RFC 6901 pointers whose values the recorder
+        /// redacted in this message (`--redact-json`, the default
+        /// credential-argument rule, or a secret seen elsewhere in the
+        /// transcript; see [`crate::redact::Redactor::message_json`]). When not
+        /// empty the message was re-serialized, so it is not byte-exact.
+        /// `redactedPointers` on disk; HTTP records keep theirs in
+        /// [`HttpMeta::redacted_pointers`].
+        redacted_pointers: Vec<String>,
     },
     /// A line on the server's stdout that is not JSON (a banner); kept as text.
     Noise {
@@ -298,6 +307,7 @@ impl Record {
                 dir,
                 msg: exact_raw(raw_json)?,
                 http: None,
+                redacted_pointers: Vec::new(),
             },
         })
     }
@@ -417,13 +427,19 @@ impl PartialEq for Event {
         use Event::*;
         match (self, other) {
             (
-                Message { dir, msg, http },
+                Message {
+                    dir,
+                    msg,
+                    http,
+                    redacted_pointers,
+                },
                 Message {
                     dir: d2,
                     msg: m2,
                     http: h2,
+                    redacted_pointers: r2,
                 },
-            ) => dir == d2 && msg.get() == m2.get() && http == h2,
+            ) => dir == d2 && msg.get() == m2.get() && http == h2 && redacted_pointers == r2,
             (Noise { dir, line }, Noise { dir: d2, line: l2 }) => dir == d2 && line == l2,
             (Stderr { line }, Stderr { line: l2 }) => line == l2,
             (

@@ -41,6 +41,7 @@ struct OnDiskOut<'a> {
     msg: Option<&'a RawValue>,
     msg_text: Option<&'a str>,
     http: Option<&'a HttpMeta>,
+    redacted_pointers: Option<&'a Vec<String>>,
     note: Option<HttpNote>,
     detail: Option<&'a str>,
     line: Option<&'a str>,
@@ -52,7 +53,7 @@ struct OnDiskOut<'a> {
 impl Serialize for OnDiskOut<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
-        let mut out = s.serialize_struct("OnDiskOut", 12)?;
+        let mut out = s.serialize_struct("OnDiskOut", 13)?;
         out.serialize_field("tUs", &self.t_us)?;
         out.serialize_field("kind", &self.kind)?;
         /// Each optional field under its camelCase key, or skipped when `None`.
@@ -69,6 +70,7 @@ impl Serialize for OnDiskOut<'_> {
             "msg": msg,
             "msgText": msg_text,
             "http": http,
+            "redactedPointers": redacted_pointers,
             "note": note,
             "detail": detail,
             "line": line,
@@ -91,6 +93,7 @@ pub(crate) struct OnDisk {
     pub(crate) msg: Option<Box<RawValue>>,
     pub(crate) msg_text: Option<String>,
     pub(crate) http: Option<HttpMeta>,
+    pub(crate) redacted_pointers: Option<Vec<String>>,
     pub(crate) note: Option<HttpNote>,
     pub(crate) detail: Option<String>,
     pub(crate) line: Option<String>,
@@ -108,6 +111,7 @@ pub(crate) fn record_line(record: &Record) -> Vec<u8> {
         msg: None,
         msg_text: None,
         http: None,
+        redacted_pointers: None,
         note: None,
         detail: None,
         line: None,
@@ -116,8 +120,14 @@ pub(crate) fn record_line(record: &Record) -> Vec<u8> {
         signal: None,
     };
     match &record.event {
-        Event::Message { dir, msg, http } => {
+        Event::Message {
+            dir,
+            msg,
+            http,
+            redacted_pointers,
+        } => {
             out.dir = Some(*dir);
+            out.redacted_pointers = (!redacted_pointers.is_empty()).then_some(redacted_pointers);
             if memchr_line_break(msg.get()) {
                 out.msg_text = Some(msg.get());
             } else {
@@ -208,6 +218,7 @@ impl OnDisk {
             ("msg", self.msg.is_some()),
             ("msgText", self.msg_text.is_some()),
             ("http", self.http.is_some()),
+            ("redactedPointers", self.redacted_pointers.is_some()),
             ("note", self.note.is_some()),
             ("detail", self.detail.is_some()),
             ("line", self.line.is_some()),
@@ -227,6 +238,9 @@ impl OnDisk {
         };
         if k != Kind::Http {
             deny(&["note", "detail"])?;
+        }
+        if k != Kind::Message {
+            deny(&["redactedPointers"])?;
         }
         let event = match k {
             Kind::Http => {
@@ -260,6 +274,7 @@ impl OnDisk {
                     dir,
                     msg,
                     http: self.http,
+                    redacted_pointers: self.redacted_pointers.unwrap_or_default(),
                 }
             }
             Kind::Noise | Kind::Stderr => {

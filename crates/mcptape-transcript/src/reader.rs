@@ -346,7 +346,7 @@ impl RecordRef<'_> {
         match self {
             RecordRef::Message { dir, msg, http, .. } => Some((*dir, *msg, http.as_ref())),
             RecordRef::Owned(Record {
-                event: Event::Message { dir, msg, http },
+                event: Event::Message { dir, msg, http, .. },
                 ..
             }) => Some((*dir, msg.get(), http.as_ref())),
             RecordRef::Owned(_) => None,

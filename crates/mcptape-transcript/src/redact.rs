@@ -24,8 +24,8 @@
 //!   fragment and path (`;jsessionid=`) parameters with credential-like names
 //!   are replaced by [`REDACTED`] ([`Redactor::url`]).
 //! * **Bodies** — `--redact-json POINTER` (RFC 6901): the value at the
-//!   pointer, in each message (each member of a batch), is replaced by the
-//!   string [`REDACTED`]; only a message where a pointer matched is
+//!   pointer, in each message (each member of a batch), is replaced by a
+//!   pseudonym `[redacted:N]`; only a message where a pointer matched is
 //!   re-serialized ([`Redactor::json_body`]), and its record says so; a body
 //!   that does not parse as JSON while pointers are set is withheld, not
 //!   stored verbatim ([`Redactor::body`], [`BodyRedaction::NotJson`]).
@@ -36,6 +36,17 @@
 //!   values and `sh -c` scripts — are redacted; absolute
 //!   paths under the working directory become relative, others under `$HOME`
 //!   start with `~` (path folding happens even with `--no-redact`).
+//!
+//! * **Free text** — [`Redactor::text`] for `stderr` and `noise` lines and
+//!   HTTP details: every value redacted anywhere in the transcript
+//!   ([`Redactor::known_secrets`]), credential patterns (`token=…`,
+//!   `"password": "…"`, `Bearer …`, connection strings, URLs) and the
+//!   machine's directories ([`MachineDirs`]: `~`, `.`, `$TMPDIR`).
+//! * **Messages** — [`Redactor::message_json`]: `--redact-json` pointers,
+//!   credential-named tool arguments (`/params/arguments/password`) and
+//!   known secrets, in stdio and HTTP messages; values at pointers become
+//!   per-transcript pseudonyms `[redacted:N]`, which replay matches to any
+//!   value.
 //!
 //! The recorder's `--no-redact` switch sets [`Redactor::enabled`] to `false`:
 //! nothing but paths is changed then. [`Redactor::summary`] gives the
@@ -99,7 +110,51 @@ pub const CREDENTIAL_WORDS: &[&str] = &[
     "bearer",
     "pat",
     "code",
+    "passcode",
+    "pin",
+    "otp",
+    "tok",
+    "license",
+    "cert",
+    "pw",
+    "sid",
 ];
+
+/// Known webhook URL shapes whose path is the credential (anyone holding the
+/// URL can post): `(host, path prefix)`. A URL whose host is `host` or a
+/// subdomain of it and whose path starts with the prefix has the rest of
+/// its path replaced by [`REDACTED`] ([`Redactor::url`]):
+/// `https://hooks.slack.com/services/[redacted]`.
+pub const WEBHOOK_URLS: &[(&str, &str)] = &[
+    ("hooks.slack.com", "/services/"),
+    ("hooks.slack.com", "/workflows/"),
+    ("hooks.slack.com", "/triggers/"),
+    ("discord.com", "/api/webhooks/"),
+    ("discordapp.com", "/api/webhooks/"),
+    ("webhook.office.com", "/webhookb2/"),
+    ("outlook.office.com", "/webhook/"),
+    ("hooks.zapier.com", "/hooks/catch/"),
+    ("api.telegram.org", "/bot"),
+    ("events.pagerduty.com", "/integration/"),
+    ("maker.ifttt.com", "/trigger/"),
+];
+
+/// Shortest value, in bytes, that [`Redactor::text`] and
+/// [`Redactor::message_json`] look for elsewhere in the transcript once it
+/// was redacted somewhere ([`Redactor::known_secrets`]): shorter values
+/// (`true`, a 4-digit PIN) would blank common words and numbers; they are
+/// still redacted where a rule finds them (`pin=1234`, `--pin 1234`).
+pub const MIN_ECHO_SECRET_BYTES: usize = 6;
+
+/// Most distinct redacted values one transcript's redactor remembers to
+/// look for elsewhere ([`Redactor::known_secrets`]); a value past it is
+/// still redacted where a rule finds it, but no longer searched for in
+/// other records ([`Redactor::secrets_dropped`] counts them).
+pub const MAX_ECHO_SECRETS: usize = 4096;
+
+/// What a folded machine directory becomes in the transcript: the working
+/// directory `.`, a temporary directory [`TMPDIR_MARK`], the home directory `~`.
+pub const TMPDIR_MARK: &str = "$TMPDIR";
 
 /// Longest [`CREDENTIAL_WORDS`] word, in bytes, that matches only a whole
 /// name part rather than anywhere inside one.
@@ -247,8 +302,34 @@ struct Rules {
     pointers: Vec<(String, Vec<String>)>,
 }
 
-/// Per-transcript pseudonyms: lowercased header name → value → number (from 1).
+/// Per-transcript pseudonyms: lowercased header name (or [`JSON_PSEUDONYMS`]
+/// for message values) → value → number (from 1).
 type Pseudonyms = HashMap<String, HashMap<String, usize>>;
+
+/// The pseudonym namespace of values redacted in message bodies (not a
+/// header name: `/` is not an RFC 9110 `tchar`).
+const JSON_PSEUDONYMS: &str = "/json";
+
+/// The machine's directories folded out of what the recorder writes
+/// ([`Redactor::with_dirs`]): absolute paths, without trailing `/`; `None`,
+/// empty or `/` fold nothing. Passed in, never read here.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MachineDirs {
+    /// The working directory (and its other spellings, e.g. canonical):
+    /// folds to `.`.
+    pub cwd: Vec<String>,
+    /// Temporary directories (`$TMPDIR`, `/tmp`, …): fold to [`TMPDIR_MARK`].
+    pub tmp: Vec<String>,
+    /// The home directory (and its other spellings): folds to `~`.
+    pub home: Vec<String>,
+}
+
+/// Values redacted so far in one transcript, to look for elsewhere.
+#[derive(Debug, Default)]
+struct Secrets {
+    values: Vec<String>,
+    dropped: usize,
+}
 
 /// Applies redaction when [`Redactor::enabled`]; a disabled redactor returns
 /// everything unchanged (except that [`Redactor::argv`] still folds paths).
@@ -261,6 +342,8 @@ pub struct Redactor {
     pub enabled: bool,
     rules: Arc<Rules>,
     pseudonyms: Arc<Mutex<Pseudonyms>>,
+    secrets: Arc<Mutex<Secrets>>,
+    dirs: Arc<MachineDirs>,
 }
 
 impl PartialEq for Redactor {
@@ -278,6 +361,8 @@ impl Default for Redactor {
             enabled: true,
             rules: Arc::default(),
             pseudonyms: Arc::default(),
+            secrets: Arc::default(),
+            dirs: Arc::default(),
         }
     }
 }
@@ -444,28 +529,17 @@ fn array_index(t: &str) -> Option<usize> {
     t.parse().ok()
 }
 
-/// Replaces the value at `tokens` with [`REDACTED`]; `true` if a value
-/// other than the marker itself was there.
-fn redact_at(v: &mut Value, tokens: &[String]) -> bool {
+/// The value at `tokens`, if there is one.
+fn value_at<'v>(v: &'v mut Value, tokens: &[String]) -> Option<&'v mut Value> {
     let mut cur = v;
     for t in tokens {
         cur = match cur {
-            Value::Object(m) => match m.get_mut(t.as_str()) {
-                Some(x) => x,
-                None => return false,
-            },
-            Value::Array(a) => match array_index(t).and_then(|i| a.get_mut(i)) {
-                Some(x) => x,
-                None => return false,
-            },
-            _ => return false,
+            Value::Object(m) => m.get_mut(t.as_str())?,
+            Value::Array(a) => array_index(t).and_then(|i| a.get_mut(i))?,
+            _ => return None,
         };
     }
-    if cur.as_str() == Some(REDACTED) {
-        return false;
-    }
-    *cur = Value::String(REDACTED.to_owned());
-    true
+    Some(cur)
 }
 
 impl Redactor {
@@ -544,7 +618,7 @@ impl Redactor {
                 keep,
                 pointers,
             }),
-            pseudonyms: Arc::default(),
+            ..Self::default()
         })
     }
 
@@ -583,23 +657,111 @@ impl Redactor {
     /// `[redacted:N]`, N counting the distinct values of that header from 1.
     /// A kept value holding URLs (`Referer`, `Location`, `Link`) has their
     /// credentials redacted ([`Redactor::url`]).
+    ///
+    /// Any other header whose value starts with a registered scheme and a
+    /// credential (`X-Custom: Bearer S`) is redacted the same way
+    /// (`Bearer [redacted]`); in a kept value, credential pairs
+    /// (`X-Debug-Info: token=S`) and values redacted elsewhere are redacted
+    /// as in [`Redactor::text`]. Every value redacted is remembered and
+    /// looked for elsewhere ([`Redactor::known_secrets`]).
     pub fn header_value<'a>(&self, name: &str, value: &'a str) -> Cow<'a, str> {
         match self.header_treatment(name) {
-            HeaderTreatment::Keep => self.urls_in_value(value),
-            HeaderTreatment::Pseudonym => Cow::Owned(self.pseudonym(name, value)),
+            HeaderTreatment::Keep => {
+                if !self.enabled {
+                    return Cow::Borrowed(value);
+                }
+                if let Some((scheme, cred)) = scheme_and_credential(value) {
+                    self.note(cred);
+                    return Cow::Owned(format!("{scheme} {REDACTED}"));
+                }
+                // `X-Debug-Info: token=S`, a secret seen elsewhere, URLs.
+                let v = chain(self.known_in_text(value), |t| self.pairs_in_text(t));
+                chain(v, |t| self.urls_in_value(t))
+            }
+            HeaderTreatment::Pseudonym => {
+                self.note(value.trim());
+                Cow::Owned(self.pseudonym(name, value))
+            }
             HeaderTreatment::Redact => {
                 let lname = name.trim().to_ascii_lowercase();
-                if SCHEME_HEADERS.contains(&lname.as_str()) {
-                    let v = value.trim_start();
-                    if let Some((scheme, _)) = v.split_once(' ')
-                        && AUTH_SCHEMES.iter().any(|s| s.eq_ignore_ascii_case(scheme))
-                    {
-                        return Cow::Owned(format!("{scheme} {REDACTED}"));
-                    }
+                if value.trim() != REDACTED {
+                    self.note(value.trim());
+                }
+                if SCHEME_HEADERS.contains(&lname.as_str())
+                    && let Some((scheme, cred)) = scheme_and_credential(value)
+                {
+                    self.note(cred);
+                    return Cow::Owned(format!("{scheme} {REDACTED}"));
                 }
                 Cow::Borrowed(REDACTED)
             }
         }
+    }
+
+    /// Remembers `v`, a value just redacted, to look for elsewhere in the
+    /// transcript ([`Redactor::known_secrets`]); values shorter than
+    /// [`MIN_ECHO_SECRET_BYTES`] or already markers are not remembered.
+    pub fn note(&self, v: &str) {
+        let v = v.trim();
+        if !self.enabled || v.len() < MIN_ECHO_SECRET_BYTES || v.starts_with("[redacted") {
+            return;
+        }
+        let mut g = self.secrets.lock().unwrap_or_else(|p| p.into_inner());
+        if g.values.iter().any(|x| x == v) {
+            return;
+        }
+        if g.values.len() >= MAX_ECHO_SECRETS {
+            g.dropped += 1;
+            return;
+        }
+        g.values.push(v.to_owned());
+        // Longest first: a secret containing another is replaced whole.
+        g.values.sort_by_key(|x| std::cmp::Reverse(x.len()));
+    }
+
+    /// The values redacted so far in this transcript (by any clone of this
+    /// redactor) that [`Redactor::text`] and [`Redactor::message_json`]
+    /// replace wherever else they appear: argv values, header values,
+    /// `KEY=value` values, URL credentials, message values, and the values
+    /// of credential-named environment variables the recorder was given
+    /// ([`Redactor::note`]). Longest first; at most [`MAX_ECHO_SECRETS`].
+    pub fn known_secrets(&self) -> Vec<String> {
+        self.secrets
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .values
+            .clone()
+    }
+
+    /// How many values were not remembered because [`MAX_ECHO_SECRETS`]
+    /// were already.
+    pub fn secrets_dropped(&self) -> usize {
+        self.secrets
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .dropped
+    }
+
+    /// This redactor folding the machine directories `dirs` out of argv,
+    /// stderr and URLs ([`Redactor::argv`], [`Redactor::text`]).
+    pub fn with_dirs(mut self, dirs: MachineDirs) -> Self {
+        let clean = |v: Vec<String>| -> Vec<String> {
+            let mut out: Vec<String> = Vec::new();
+            for d in v {
+                if let Some(b) = base_dir(Some(&d))
+                    && !out.iter().any(|o| o == b)
+                {
+                    out.push(b.to_owned());
+                }
+            }
+            out
+        };
+        self.dirs = Arc::new(MachineDirs {
+            cwd: clean(dirs.cwd),
+            tmp: clean(dirs.tmp),
+            home: clean(dirs.home),
+        });
+        self
     }
 
     /// `value` with every URL-shaped word in it (one containing `://`, or
@@ -607,7 +769,10 @@ impl Redactor {
     /// [`Redactor::url`]; words end at white space, `<`, `>`, `"`, `'` and `,`.
     fn urls_in_value<'a>(&self, value: &'a str) -> Cow<'a, str> {
         // Only a query, fragment, path parameter or userinfo can change.
-        if !self.enabled || !value.contains('/') || !value.contains(['?', '#', ';', '@']) {
+        if !self.enabled
+            || !value.contains('/')
+            || !(value.contains(['?', '#', ';', '@']) || value.contains("://"))
+        {
             return Cow::Borrowed(value);
         }
         let delim = |c: char| c.is_whitespace() || matches!(c, '<' | '>' | '"' | '\'' | ',');
@@ -661,34 +826,111 @@ impl Redactor {
         }
     }
 
-    /// Whether [`Redactor::json_body`] can change anything (redacting, with
-    /// at least one pointer): callers skip the JSON parse otherwise.
+    /// Whether `--redact-json` pointers are set (and the redactor is
+    /// enabled): a body that is not JSON is then withheld ([`Redactor::body`]).
     pub fn redacts_json(&self) -> bool {
         self.enabled && !self.rules.pointers.is_empty()
     }
 
-    /// A message body with the value at each `--redact-json` pointer replaced
-    /// by the string [`REDACTED`] (in a batch — a JSON array — the pointers
-    /// apply to each member). `None` when no pointer matched (or the body is
-    /// not JSON, or the redactor is disabled): the body is then recorded
-    /// byte-exact. `Some((compact JSON text, pointers that matched))`
-    /// otherwise; the text has no line break.
+    /// [`Redactor::message_json`] (the name it had when only pointers applied).
     pub fn json_body(&self, body: &[u8]) -> Option<(String, Vec<String>)> {
-        if !self.redacts_json() {
+        self.message_json(body)
+    }
+
+    /// A message (a stdio line or an HTTP body) with its secrets redacted,
+    /// in each message (each member of a batch):
+    ///
+    /// * the value at each `--redact-json` pointer (RFC 6901);
+    /// * the default rule: each member of `params.arguments` (a `tools/call`,
+    ///   a `prompts/get`) whose name is credential-like ([`is_credential_name`]:
+    ///   `/params/arguments/password`, `/params/arguments/apiKey`);
+    /// * every string holding a value redacted elsewhere in the transcript
+    ///   ([`Redactor::known_secrets`]), the value replaced inside it by
+    ///   [`REDACTED`].
+    ///
+    /// A value at a pointer becomes a pseudonym `[redacted:N]`, N counting
+    /// the distinct values (by their JSON text) redacted in the transcript's
+    /// messages from 1 (two different secrets stay apart; replay matches a
+    /// pseudonym to any value, `mcptape_replay::tape`). `None` when nothing
+    /// changed (or the body is not JSON, or the redactor is disabled): the
+    /// message is then recorded byte-exact. `Some((compact JSON text,
+    /// pointers that matched))` otherwise; the text has no line break. A
+    /// message is parsed only when a rule can apply (pointers set, the text
+    /// `"arguments"` or a `\u` escape in it, or a known secret in it).
+    pub fn message_json(&self, body: &[u8]) -> Option<(String, Vec<String>)> {
+        self.message_json_from(true, body)
+    }
+
+    /// [`Redactor::message_json`] of a message sent by the client
+    /// (`from_client`) or by the server: a server message is not searched
+    /// for the credential-argument rule's `"arguments"` (nor parsed for a
+    /// `\u` escape), so a large server reply is parsed only when a pointer
+    /// is set or a known secret is in it.
+    pub fn message_json_from(
+        &self,
+        from_client: bool,
+        body: &[u8],
+    ) -> Option<(String, Vec<String>)> {
+        use memchr::memmem;
+        if !self.enabled {
+            return None;
+        }
+        let echo = {
+            let g = self.secrets.lock().unwrap_or_else(|p| p.into_inner());
+            g.values
+                .iter()
+                .any(|v| memmem::find(body, v.as_bytes()).is_some())
+        };
+        let args = from_client
+            && (memmem::find(body, b"\"arguments\"").is_some()
+                || memmem::find(body, b"\\u").is_some());
+        if !echo && !args && self.rules.pointers.is_empty() {
             return None;
         }
         let mut v: Value = serde_json::from_slice(body).ok()?;
         let mut matched: Vec<String> = Vec::new();
-        let mut apply = |m: &mut Value| {
+        let mut push = |p: String| {
+            if !matched.contains(&p) {
+                matched.push(p);
+            }
+        };
+        let apply = |m: &mut Value, push: &mut dyn FnMut(String)| {
             for (p, tokens) in &self.rules.pointers {
-                if redact_at(m, tokens) && !matched.contains(p) {
-                    matched.push(p.clone());
+                if let Some(x) = value_at(m, tokens)
+                    && self.pseudonymize(x)
+                {
+                    push(p.clone());
+                }
+            }
+            if let Some(Value::Object(a)) = m.get_mut("params").and_then(|p| p.get_mut("arguments"))
+            {
+                for (k, x) in a.iter_mut() {
+                    if is_credential_name(k) && self.pseudonymize(x) {
+                        push(format!("/params/arguments/{}", pointer_token(k)));
+                    }
                 }
             }
         };
         match &mut v {
-            Value::Array(items) => items.iter_mut().for_each(&mut apply),
-            other => apply(other),
+            Value::Array(items) => items.iter_mut().for_each(|m| apply(m, &mut push)),
+            other => apply(other, &mut push),
+        }
+        // A secret just redacted at a pointer may be elsewhere in the message too.
+        if echo || !matched.is_empty() {
+            let mut echo_in = |m: &mut Value| {
+                let mut path = String::new();
+                let mut found = Vec::new();
+                self.echo_in_value(m, &mut path, &mut |p| found.push(p));
+                for p in found {
+                    if !matched.contains(&p) {
+                        matched.push(p);
+                    }
+                }
+            };
+            match &mut v {
+                Value::Array(items) => items.iter_mut().for_each(&mut echo_in),
+                other => echo_in(other),
+            }
         }
         if matched.is_empty() {
             return None;
@@ -697,23 +939,72 @@ impl Redactor {
         Some((text, matched))
     }
 
-    /// How to record an HTTP message body under this redactor's
-    /// `--redact-json` pointers: [`BodyRedaction::Verbatim`] when there are
-    /// none (or the redactor is disabled) or none matched,
-    /// [`BodyRedaction::Redacted`] as [`Redactor::json_body`], and
-    /// [`BodyRedaction::NotJson`] when pointers are set but the body does not
-    /// parse as JSON (a UTF-8 BOM, UTF-16, a truncated body): the pointers
-    /// cannot be applied, so the body must not be stored.
-    pub fn body(&self, body: &[u8]) -> BodyRedaction {
-        if !self.redacts_json() {
-            return BodyRedaction::Verbatim;
+    /// Replaces `x` by its pseudonym (`[redacted:N]`); `false` when it is
+    /// a redaction marker already.
+    fn pseudonymize(&self, x: &mut Value) -> bool {
+        if x.as_str().is_some_and(is_redaction_marker) {
+            return false;
         }
-        if let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(body) {
+        if let Value::String(s) = x {
+            self.note(s);
+        }
+        *x = Value::String(self.pseudonym(JSON_PSEUDONYMS, &x.to_string()));
+        true
+    }
+
+    /// Replaces known secrets inside the strings of `v` (at pointer `path`),
+    /// calling `push` with the pointer of each string changed.
+    fn echo_in_value(&self, v: &mut Value, path: &mut String, push: &mut impl FnMut(String)) {
+        match v {
+            Value::String(s) => {
+                if let Cow::Owned(r) = self.known_in_text(s) {
+                    *s = r;
+                    push(path.clone());
+                }
+            }
+            Value::Array(a) => {
+                for (i, x) in a.iter_mut().enumerate() {
+                    let len = path.len();
+                    path.push('/');
+                    path.push_str(&i.to_string());
+                    self.echo_in_value(x, path, push);
+                    path.truncate(len);
+                }
+            }
+            Value::Object(m) => {
+                for (k, x) in m.iter_mut() {
+                    let len = path.len();
+                    path.push('/');
+                    path.push_str(&pointer_token(k));
+                    self.echo_in_value(x, path, push);
+                    path.truncate(len);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// How to record an HTTP message body under this redactor:
+    /// [`BodyRedaction::Verbatim`] when nothing applies (or the redactor is
+    /// disabled), [`BodyRedaction::Redacted`] as [`Redactor::message_json`],
+    /// and [`BodyRedaction::NotJson`] when `--redact-json` pointers are set
+    /// but the body does not parse as JSON (a UTF-8 BOM, UTF-16, a truncated
+    /// body): the pointers cannot be applied, so the body must not be stored.
+    pub fn body(&self, body: &[u8]) -> BodyRedaction {
+        self.body_from(true, body)
+    }
+
+    /// [`Redactor::body`] of a message sent by the client (`from_client`)
+    /// or by the server ([`Redactor::message_json_from`]).
+    pub fn body_from(&self, from_client: bool, body: &[u8]) -> BodyRedaction {
+        if self.redacts_json()
+            && let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(body)
+        {
             return BodyRedaction::NotJson {
                 reason: e.to_string(),
             };
         }
-        match self.json_body(body) {
+        match self.message_json_from(from_client, body) {
             Some((text, pointers)) => BodyRedaction::Redacted { text, pointers },
             None => BodyRedaction::Verbatim,
         }
@@ -774,25 +1065,35 @@ impl Redactor {
     ///
     /// Paths (always): an argument that is, or a `--flag=`/`KEY=` value that
     /// is, an absolute path under `cwd` becomes relative to it (`.` for `cwd`
-    /// itself); one under `home` becomes `~/…`. `cwd`/`home` of `None`, empty
-    /// or `/` fold nothing.
+    /// itself); one under a temporary directory of [`Redactor::with_dirs`]
+    /// becomes `$TMPDIR/…`; one under `home` becomes `~/…` (the most
+    /// specific directory wins). Directories inside any other argument (a
+    /// `sh -c` script, `--path=a:/home/u/b`) are folded as in
+    /// [`Redactor::text`] (`./…` for the working directory). `cwd`/`home`
+    /// of `None`, empty or `/` fold nothing; the directories given to
+    /// [`Redactor::with_dirs`] fold too.
     pub fn argv(&self, argv: &[String], cwd: Option<&str>, home: Option<&str>) -> ArgvRedaction {
         let (words, redacted) = if self.enabled {
             self.argv_words(argv, 0)
         } else {
             (argv.to_vec(), Vec::new())
         };
+        let bases = self.bases(cwd, home);
         let mut out = ArgvRedaction {
             argv: Vec::with_capacity(argv.len()),
             redacted,
             ..ArgvRedaction::default()
         };
         for (i, arg) in words.into_iter().enumerate() {
-            if out.redacted.contains(&i) {
-                out.argv.push(arg);
-                continue;
-            }
-            match fold_arg(&arg, cwd, home) {
+            let folded = if out.redacted.contains(&i) {
+                match bases.fold_text(&arg) {
+                    Cow::Owned(f) => Some(f),
+                    Cow::Borrowed(_) => None,
+                }
+            } else {
+                bases.fold_arg(&arg)
+            };
+            match folded {
                 Some(f) => {
                     out.argv.push(f);
                     out.paths.push(i);
@@ -801,6 +1102,218 @@ impl Redactor {
             }
         }
         out
+    }
+
+    /// The directories to fold: `cwd` and `home` if given, and those of
+    /// [`Redactor::with_dirs`].
+    fn bases(&self, cwd: Option<&str>, home: Option<&str>) -> Bases {
+        let d = &self.dirs;
+        let chain = |one: Option<&str>, more: &[String]| -> Vec<String> {
+            one.into_iter()
+                .map(str::to_owned)
+                .chain(more.iter().cloned())
+                .collect()
+        };
+        Bases::new(chain(cwd, &d.cwd), d.tmp.clone(), chain(home, &d.home))
+    }
+
+    /// A free-text line the recorder writes (a `stderr` record, a `noise`
+    /// line, an HTTP `detail`), redacted:
+    ///
+    /// * every value redacted so far anywhere in the transcript
+    ///   ([`Redactor::known_secrets`]: argv, headers, `KEY=value`, URLs,
+    ///   message values, credential-named environment variables) is
+    ///   replaced by [`REDACTED`] wherever it appears;
+    /// * credential patterns: `NAME=VALUE`, `NAME: VALUE`, `"NAME": "VALUE"`
+    ///   and `--NAME VALUE` with a credential-like `NAME`
+    ///   ([`is_credential_name`]; the value ends at white space, `;`, `&`,
+    ///   `,` or a bracket, or is quoted), so connection strings
+    ///   (`Server=x;Password=S;User=a`) lose their password; a registered
+    ///   scheme and its credential (`Bearer S`, [`AUTH_SCHEMES`]; for the
+    ///   schemes that are English words, `basic`, `digest`, `mutual` and
+    ///   `negotiate`, only when the next word has a digit, `+`, `/` or `=`);
+    ///   and URLs ([`Redactor::url`]: userinfo, credential parameters,
+    ///   webhooks);
+    /// * the machine's directories ([`Redactor::with_dirs`]) are folded
+    ///   (`~/…`, `./…`, `$TMPDIR/…`), also when the redactor is disabled.
+    ///
+    /// Values found by the patterns are remembered too.
+    pub fn text<'a>(&self, line: &'a str) -> Cow<'a, str> {
+        let mut cur: Cow<'a, str> = Cow::Borrowed(line);
+        if self.enabled {
+            cur = chain(cur, |t| self.known_in_text(t));
+            cur = chain(cur, |t| self.urls_in_text(t));
+            cur = chain(cur, |t| self.pairs_in_text(t));
+            cur = chain(cur, |t| self.words_in_text(t));
+        }
+        let bases = self.bases(None, None);
+        chain(cur, |t| bases.fold_text(t))
+    }
+
+    /// `text` with every known secret replaced by [`REDACTED`].
+    fn known_in_text<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        let secrets = self.secrets.lock().unwrap_or_else(|p| p.into_inner());
+        let mut cur = Cow::Borrowed(text);
+        for v in &secrets.values {
+            if cur.contains(v.as_str()) {
+                cur = Cow::Owned(cur.replace(v.as_str(), REDACTED));
+            }
+        }
+        cur
+    }
+
+    /// `text` with every URL-shaped word (holding `://`) through [`Redactor::url`].
+    fn urls_in_text<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        if !text.contains("://") {
+            return Cow::Borrowed(text);
+        }
+        let delim = |c: char| c.is_whitespace() || matches!(c, '<' | '>' | '"' | '\'' | '`');
+        let mut out = String::with_capacity(text.len());
+        let mut changed = false;
+        let mut rest = text;
+        while !rest.is_empty() {
+            let start = rest.find(|c: char| !delim(c)).unwrap_or(rest.len());
+            out.push_str(&rest[..start]);
+            rest = &rest[start..];
+            let end = rest.find(delim).unwrap_or(rest.len());
+            let word = &rest[..end];
+            match word.find("://") {
+                Some(i) => {
+                    // The scheme starts after any punctuation before it (`(http://…`).
+                    let s = word[..i]
+                        .char_indices()
+                        .rev()
+                        .find(|&(_, c)| !(c.is_ascii_alphanumeric() || "+-.".contains(c)))
+                        .map_or(0, |(j, c)| j + c.len_utf8());
+                    out.push_str(&word[..s]);
+                    let u = self.url(&word[s..]);
+                    changed |= matches!(u, Cow::Owned(_));
+                    out.push_str(&u);
+                }
+                None => out.push_str(word),
+            }
+            rest = &rest[end..];
+        }
+        if changed {
+            Cow::Owned(out)
+        } else {
+            Cow::Borrowed(text)
+        }
+    }
+
+    /// `text` with the values of `NAME=VALUE`, `NAME: VALUE` and
+    /// `"NAME": "VALUE"` pairs with a credential-like `NAME` redacted.
+    fn pairs_in_text<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        let b = text.as_bytes();
+        let name_char = |c: u8| c.is_ascii_alphanumeric() || b"_.-".contains(&c);
+        let stop = |c: u8| c.is_ascii_whitespace() || b";&,)]}\"'<>".contains(&c);
+        let mut spans: Vec<(usize, usize)> = Vec::new();
+        let mut i = 0;
+        while let Some(k) = memchr::memchr2(b'=', b':', &b[i..]) {
+            let p = i + k;
+            i = p + 1;
+            // The name: before the separator, maybe in quotes.
+            let mut end = p;
+            let quoted = end > 0 && matches!(b[end - 1], b'"' | b'\'');
+            if quoted {
+                end -= 1;
+            }
+            let mut start = end;
+            while start > 0 && name_char(b[start - 1]) {
+                start -= 1;
+            }
+            if start == end || (quoted && (start == 0 || b[start - 1] != b[end])) {
+                continue;
+            }
+            let name = &text[start..end];
+            if !is_credential_name(name) || text[p + 1..].starts_with("//") {
+                continue;
+            }
+            // The value: after blanks, quoted or up to a stop character.
+            let mut v = p + 1;
+            while v < b.len() && (b[v] == b' ' || b[v] == b'\t') {
+                v += 1;
+            }
+            if v < b.len() && b[v] == b'=' {
+                continue; // `==`
+            }
+            let (vs, ve) = if v < b.len() && matches!(b[v], b'"' | b'\'') {
+                let q = b[v];
+                match memchr::memchr(q, &b[v + 1..]) {
+                    Some(e) => (v + 1, v + 1 + e),
+                    None => (v + 1, b.len()),
+                }
+            } else {
+                let e = b[v..]
+                    .iter()
+                    .position(|&c| stop(c))
+                    .map_or(b.len(), |e| v + e);
+                (v, e)
+            };
+            let value = &text[vs..ve];
+            if value.is_empty() || text[vs..].starts_with("[redacted") {
+                continue;
+            }
+            // `Authorization: Bearer S`: the scheme is kept, its credential redacted.
+            if AUTH_SCHEMES.iter().any(|s| s.eq_ignore_ascii_case(value)) {
+                continue; // the scheme rule of `words_in_text` takes the next word
+            }
+            self.note(value);
+            spans.push((vs, ve));
+            i = ve.max(i);
+        }
+        replace_spans(text, &spans)
+    }
+
+    /// `text` with the word after a registered scheme (`Bearer S`) and after
+    /// a credential-like flag (`--token S`) redacted.
+    fn words_in_text<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        const WORDY: &[&str] = &["basic", "digest", "mutual", "negotiate"];
+        let mut spans = Vec::new();
+        // (start, end) of each white-space separated word.
+        let mut list: Vec<(usize, usize)> = Vec::new();
+        let mut start = None;
+        for (i, c) in text.char_indices() {
+            match (c.is_whitespace(), start) {
+                (false, None) => start = Some(i),
+                (true, Some(s)) => {
+                    list.push((s, i));
+                    start = None;
+                }
+                _ => {}
+            }
+        }
+        if let Some(s) = start {
+            list.push((s, text.len()));
+        }
+        for w in list.windows(2) {
+            let (a, b) = (&text[w[0].0..w[0].1], &text[w[1].0..w[1].1]);
+            let next = b.trim_end_matches([',', ';', ')', '"', '\'']);
+            if next.is_empty() || next.starts_with("[redacted") {
+                continue;
+            }
+            let word = a.trim_start_matches(['"', '\'', '(']).trim_end_matches(':');
+            let scheme = AUTH_SCHEMES.iter().find(|s| s.eq_ignore_ascii_case(word));
+            let hit = match scheme {
+                Some(s) if WORDY.contains(s) => next
+                    .bytes()
+                    .any(|c| c.is_ascii_digit() || b"+/=".contains(&c)),
+                Some(_) => true,
+                None => {
+                    let flag = word.strip_prefix("--").filter(|f| !f.contains('='));
+                    flag.is_some_and(|f| {
+                        !f.to_ascii_lowercase().starts_with("no-")
+                            && is_credential_name(f)
+                            && !next.starts_with('-')
+                    })
+                }
+            };
+            if hit {
+                self.note(next);
+                spans.push((w[1].0, w[1].0 + next.len()));
+            }
+        }
+        replace_spans(text, &spans)
     }
 
     /// The credential rules of [`Redactor::argv`] on `argv`, at nesting
@@ -822,15 +1335,38 @@ impl Redactor {
             }
             if value_next && !arg.starts_with('-') {
                 value_next = false;
-                words.push(REDACTED.to_owned());
-                redacted.push(i);
-                continue;
+                if arg != REDACTED {
+                    self.note(arg);
+                    words.push(REDACTED.to_owned());
+                    redacted.push(i);
+                    continue;
+                }
             }
             value_next = false;
             if is_shell(arg) {
                 in_shell = true;
             } else if in_shell && is_shell_c_flag(arg) {
                 script_next = true;
+            }
+            // `"--token S"` given as one argument: its words are an argv.
+            if arg.starts_with('-')
+                && let Some((first, _)) = arg.split_once(char::is_whitespace)
+                && !first.contains(['=', ':'])
+            {
+                if let Some(r) = self.shell_script(arg, depth + 1) {
+                    words.push(r);
+                    redacted.push(i);
+                    continue;
+                }
+                // `"-H Authorization: Bearer X"`: the free-text patterns.
+                let r = chain(self.pairs_in_text(arg), |t| self.words_in_text(t));
+                if let Cow::Owned(r) = r {
+                    words.push(r);
+                    redacted.push(i);
+                    continue;
+                }
+                words.push(arg.clone());
+                continue;
             }
             if let Some((r, takes_next)) = self.credential_arg(arg, depth) {
                 value_next = takes_next;
@@ -907,12 +1443,14 @@ impl Redactor {
                 && !rest.bytes().all(|b| b.is_ascii_lowercase() || b == b'-')
                 && rest != REDACTED
             {
+                self.note(rest);
                 return Some((Some(format!("-{letter}{REDACTED}")), credential));
             }
         }
         if credential {
             return Some(match value {
                 Some(v) if v != REDACTED => {
+                    self.note(v);
                     let prefix = &arg[..arg.len() - v.len()];
                     (Some(format!("{prefix}{REDACTED}")), false)
                 }
@@ -941,10 +1479,14 @@ impl Redactor {
                 Cow::Borrowed(_) => None,
             };
         }
+        if let Some(r) = self.connection_string(v) {
+            return Some(r);
+        }
         if let Some((k, val)) = v.split_once('=')
             && is_env_name(k)
         {
             if is_credential_name(k) {
+                self.note(val);
                 return (val != REDACTED).then(|| format!("{k}={REDACTED}"));
             }
             return self
@@ -955,6 +1497,9 @@ impl Redactor {
             && is_field_name(k)
         {
             let trimmed = val.trim_start();
+            if trimmed.is_empty() {
+                return None; // `Authorization:` alone: its value is in the next words
+            }
             if is_credential_name(k) || self.header_treatment(k) != HeaderTreatment::Keep {
                 let shown = self.header_value(k, trimmed);
                 if shown != trimmed {
@@ -974,6 +1519,41 @@ impl Redactor {
             return serde_json::to_string(&j).ok();
         }
         None
+    }
+
+    /// A connection string (`Server=x;Password=S;User Id=a`: `;`-separated
+    /// `key=value` pairs, ADO.NET / ODBC / JDBC style) with the values of
+    /// credential-like keys replaced by [`REDACTED`]; `None` when `v` is not
+    /// one or nothing in it changed.
+    fn connection_string(&self, v: &str) -> Option<String> {
+        if !v.contains(';') || !v.contains('=') {
+            return None;
+        }
+        let mut changed = false;
+        let mut out = String::with_capacity(v.len());
+        for (i, pair) in v.split(';').enumerate() {
+            if i > 0 {
+                out.push(';');
+            }
+            match pair.split_once('=') {
+                Some((k, val))
+                    if !k.trim().is_empty()
+                        && k.bytes()
+                            .all(|b| b.is_ascii_alphanumeric() || b" _.-".contains(&b))
+                        && is_credential_name(k)
+                        && !val.is_empty()
+                        && val != REDACTED =>
+                {
+                    self.note(val);
+                    out.push_str(k);
+                    out.push('=');
+                    out.push_str(REDACTED);
+                    changed = true;
+                }
+                _ => out.push_str(pair),
+            }
+        }
+        changed.then_some(out)
     }
 
     /// Redacts, in a JSON argument, scalar values under credential-like keys
@@ -1024,6 +1604,9 @@ impl Redactor {
                 None => false,
             },
             other => {
+                if let Value::String(v) = other {
+                    self.note(v);
+                }
                 *other = Value::String(REDACTED.to_owned());
                 true
             }
@@ -1039,14 +1622,28 @@ impl Redactor {
     /// or a bare path with a query; the rest is kept byte for byte.
     /// Userinfo with an unencoded `/` in its password (`https://u:pa/ss@h/`)
     /// is recognised when the `:` is not followed by a port.
+    ///
+    /// A known webhook URL ([`WEBHOOK_URLS`]) has the secret part of its
+    /// path replaced too (`https://hooks.slack.com/services/[redacted]`).
+    /// Every value replaced is remembered ([`Redactor::note`]).
     pub fn url<'a>(&self, url: &'a str) -> Cow<'a, str> {
         if !self.enabled {
             return Cow::Borrowed(url);
+        }
+        if let Some((start, end)) = webhook_span(url) {
+            self.note(&url[start..end]);
+            let s = format!("{}{REDACTED}{}", &url[..start], &url[end..]);
+            return Cow::Owned(self.url(&s).into_owned());
         }
         let mut changed = false;
         let mut out = String::with_capacity(url.len());
         let mut rest = url;
         if let Some((start, at)) = userinfo_span(url) {
+            let info = &url[start..at];
+            self.note(info);
+            if let Some((_, pass)) = info.split_once(':') {
+                self.note(pass);
+            }
             out.push_str(&url[..start]);
             out.push_str(REDACTED);
             rest = &url[at..];
@@ -1064,15 +1661,15 @@ impl Redactor {
             if i > 0 {
                 out.push('/');
             }
-            changed |= redact_pairs(seg, ';', true, &mut out);
+            changed |= redact_pairs(seg, ';', true, &mut out, &|v| self.note(v));
         }
         if let Some(q) = query {
             out.push('?');
-            changed |= redact_pairs(q, '&', false, &mut out);
+            changed |= redact_pairs(q, '&', false, &mut out, &|v| self.note(v));
         }
         if let Some(f) = frag {
             out.push('#');
-            changed |= redact_pairs(f, '&', false, &mut out);
+            changed |= redact_pairs(f, '&', false, &mut out, &|v| self.note(v));
         }
         if changed {
             Cow::Owned(out)
@@ -1086,7 +1683,13 @@ impl Redactor {
 /// of credential-like `name=value` parameters replaced by [`REDACTED`]
 /// (`skip_first`: the first piece is a path segment, not a parameter);
 /// `true` if one was.
-fn redact_pairs(s: &str, sep: char, skip_first: bool, out: &mut String) -> bool {
+fn redact_pairs(
+    s: &str,
+    sep: char,
+    skip_first: bool,
+    out: &mut String,
+    note: &dyn Fn(&str),
+) -> bool {
     let mut changed = false;
     for (i, pair) in s.split(sep).enumerate() {
         if i > 0 {
@@ -1094,6 +1697,8 @@ fn redact_pairs(s: &str, sep: char, skip_first: bool, out: &mut String) -> bool 
         }
         match pair.split_once('=') {
             Some((k, v)) if !(skip_first && i == 0) && is_sensitive_param(k) && v != REDACTED => {
+                note(&percent_decode_lossy(v));
+                note(v);
                 out.push_str(k);
                 out.push('=');
                 out.push_str(REDACTED);
@@ -1103,6 +1708,40 @@ fn redact_pairs(s: &str, sep: char, skip_first: bool, out: &mut String) -> bool 
         }
     }
     changed
+}
+
+/// The secret part of a known webhook URL ([`WEBHOOK_URLS`]): the byte
+/// range of its path after the prefix (up to `?` or `#`); `None` for any
+/// other URL, or when that part is empty or already [`REDACTED`].
+fn webhook_span(url: &str) -> Option<(usize, usize)> {
+    let s = url.find("://")?;
+    if !is_scheme(&url[..s]) {
+        return None;
+    }
+    let start = s + 3;
+    let rest = &url[start..];
+    let auth_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let auth = &rest[..auth_end];
+    let host_port = auth.rsplit_once('@').map_or(auth, |(_, h)| h);
+    let host = host_port
+        .rsplit_once(':')
+        .filter(|(_, p)| p.bytes().all(|b| b.is_ascii_digit()))
+        .map_or(host_port, |(h, _)| h)
+        .trim_end_matches('.')
+        .to_ascii_lowercase();
+    let path_end = rest[auth_end..]
+        .find(['?', '#'])
+        .map_or(rest.len(), |i| auth_end + i);
+    let path = &rest[auth_end..path_end];
+    WEBHOOK_URLS.iter().find_map(|(h, prefix)| {
+        let host_ok = host == *h || host.strip_suffix(h).is_some_and(|sub| sub.ends_with('.'));
+        let secret = path.get(prefix.len()..)?;
+        (host_ok
+            && path.len() > prefix.len()
+            && path[..prefix.len()].eq_ignore_ascii_case(prefix)
+            && secret != REDACTED)
+            .then(|| (start + auth_end + prefix.len(), start + path_end))
+    })
 }
 
 /// The userinfo of `url`: (its start, the index of the `@` ending it).
@@ -1144,6 +1783,59 @@ fn userinfo_span(url: &str) -> Option<(usize, usize)> {
         from = at + 1;
     }
     None
+}
+
+/// `cur` through `f`, owned if either changed it.
+fn chain<'a>(cur: Cow<'a, str>, f: impl for<'b> Fn(&'b str) -> Cow<'b, str>) -> Cow<'a, str> {
+    match cur {
+        Cow::Borrowed(t) => f(t),
+        Cow::Owned(t) => Cow::Owned(f(&t).into_owned()),
+    }
+}
+
+/// `text` with each byte range of `spans` (sorted, not overlapping) replaced
+/// by [`REDACTED`].
+fn replace_spans<'a>(text: &'a str, spans: &[(usize, usize)]) -> Cow<'a, str> {
+    if spans.is_empty() {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for &(s, e) in spans {
+        if s < at {
+            continue;
+        }
+        out.push_str(&text[at..s]);
+        out.push_str(REDACTED);
+        at = e;
+    }
+    out.push_str(&text[at..]);
+    Cow::Owned(out)
+}
+
+/// A value starting with a registered auth scheme ([`AUTH_SCHEMES`]) and
+/// a credential after white space: `(scheme as written, credential)`.
+fn scheme_and_credential(value: &str) -> Option<(&str, &str)> {
+    let v = value.trim_start();
+    let (scheme, rest) = v.split_once([' ', '\t'])?;
+    let cred = rest.trim();
+    (AUTH_SCHEMES.iter().any(|s| s.eq_ignore_ascii_case(scheme))
+        && !cred.is_empty()
+        && cred != REDACTED)
+        .then_some((scheme, cred))
+}
+
+/// RFC 6901 §3 escaping of one reference token.
+fn pointer_token(t: &str) -> String {
+    t.replace('~', "~0").replace('/', "~1")
+}
+
+/// Whether `s` is a redaction marker: [`REDACTED`] or a pseudonym `[redacted:N]`.
+pub fn is_redaction_marker(s: &str) -> bool {
+    s == REDACTED
+        || s.strip_prefix("[redacted:")
+            .and_then(|r| r.strip_suffix(']'))
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// An RFC 3986 §3.1 scheme: `ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )`.
@@ -1251,44 +1943,139 @@ fn base_dir(d: Option<&str>) -> Option<&str> {
 /// `~/…` under `home`; `None` when it is under neither (or not absolute).
 /// `cwd`/`home` of `None`, empty or `/` fold nothing.
 pub fn fold_path(path: &str, cwd: Option<&str>, home: Option<&str>) -> Option<String> {
-    if !path.starts_with('/') {
-        return None;
-    }
-    let under = |base: &str| -> Option<String> {
-        let rest = path.strip_prefix(base)?;
-        if rest.is_empty() {
-            Some(String::new())
-        } else {
-            rest.strip_prefix('/')
-                .map(|r| r.trim_start_matches('/').to_owned())
-        }
-    };
-    if let Some(c) = base_dir(cwd)
-        && let Some(r) = under(c)
-    {
-        return Some(if r.is_empty() { ".".to_owned() } else { r });
-    }
-    if let Some(h) = base_dir(home)
-        && let Some(r) = under(h)
-    {
-        return Some(if r.is_empty() {
-            "~".to_owned()
-        } else {
-            format!("~/{r}")
-        });
-    }
-    None
+    let bases = Bases::new(
+        cwd.into_iter().map(str::to_owned).collect(),
+        Vec::new(),
+        home.into_iter().map(str::to_owned).collect(),
+    );
+    bases.fold_whole(path)
 }
 
-/// One argument with its absolute path folded: the whole argument, or the
-/// value after the first `=` of a `--flag=`/`KEY=` argument.
-fn fold_arg(arg: &str, cwd: Option<&str>, home: Option<&str>) -> Option<String> {
-    if let Some(f) = fold_path(arg, cwd, home) {
-        return Some(f);
+/// What a folded directory becomes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mark {
+    /// The working directory: `.` (a whole argument: relative to it).
+    Cwd,
+    /// A temporary directory: [`TMPDIR_MARK`].
+    Tmp,
+    /// The home directory: `~`.
+    Home,
+}
+
+impl Mark {
+    fn as_str(self) -> &'static str {
+        match self {
+            Mark::Cwd => ".",
+            Mark::Tmp => TMPDIR_MARK,
+            Mark::Home => "~",
+        }
     }
-    let (k, v) = arg.split_once('=')?;
-    let f = fold_path(v, cwd, home)?;
-    Some(format!("{k}={f}"))
+}
+
+/// The machine directories to fold, longest first (the most specific wins:
+/// a working directory inside `$TMPDIR` folds to `.`).
+struct Bases(Vec<(String, Mark)>);
+
+impl Bases {
+    fn new(cwd: Vec<String>, tmp: Vec<String>, home: Vec<String>) -> Self {
+        let mut v: Vec<(String, Mark)> = Vec::new();
+        for (list, mark) in [(cwd, Mark::Cwd), (tmp, Mark::Tmp), (home, Mark::Home)] {
+            for d in list {
+                if let Some(b) = base_dir(Some(&d))
+                    && !v.iter().any(|(x, _)| x == b)
+                {
+                    v.push((b.to_owned(), mark));
+                }
+            }
+        }
+        v.sort_by_key(|(d, _)| std::cmp::Reverse(d.len()));
+        Bases(v)
+    }
+
+    /// A whole absolute path folded: relative to the working directory (`.`
+    /// for itself), `$TMPDIR/…`, `~/…`; `None` when under none of them.
+    fn fold_whole(&self, path: &str) -> Option<String> {
+        if !path.starts_with('/') {
+            return None;
+        }
+        for (base, mark) in &self.0 {
+            let Some(rest) = path.strip_prefix(base.as_str()) else {
+                continue;
+            };
+            let r = if rest.is_empty() {
+                ""
+            } else if let Some(r) = rest.strip_prefix('/') {
+                r.trim_start_matches('/')
+            } else {
+                continue;
+            };
+            return Some(match (mark, r.is_empty()) {
+                (Mark::Cwd, false) => r.to_owned(),
+                (m, true) => m.as_str().to_owned(),
+                (m, false) => format!("{}/{r}", m.as_str()),
+            });
+        }
+        None
+    }
+
+    /// One argument folded: the whole argument, or the value after the
+    /// first `=` of a `--flag=`/`KEY=` argument, else every directory
+    /// inside it ([`Bases::fold_text`]: a `sh -c` script, `--x=a:/home/u/b`).
+    fn fold_arg(&self, arg: &str) -> Option<String> {
+        if let Some(f) = self.fold_whole(arg) {
+            return Some(f);
+        }
+        if let Some((k, v)) = arg.split_once('=')
+            && let Some(f) = self.fold_whole(v)
+        {
+            return Some(format!("{k}={f}"));
+        }
+        match self.fold_text(arg) {
+            Cow::Owned(s) => Some(s),
+            Cow::Borrowed(_) => None,
+        }
+    }
+
+    /// `text` with every machine directory in it folded (`/home/u/x` →
+    /// `~/x`, the working directory → `./x`, `/tmp/y` → `$TMPDIR/y`): a
+    /// directory is matched where it starts a path (not preceded by a path
+    /// character, or right after `://`: `file:///home/u/x` → `file://~/x`)
+    /// and ends at `/` or a character that cannot continue a file name
+    /// (`/tmpfile` is not `/tmp`).
+    fn fold_text<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        if self.0.is_empty() || !text.contains('/') {
+            return Cow::Borrowed(text);
+        }
+        let b = text.as_bytes();
+        let path_char = |c: u8| c.is_ascii_alphanumeric() || b"._-~$/".contains(&c);
+        let mut out = String::new();
+        let mut at = 0;
+        let mut i = 0;
+        while let Some(k) = memchr::memchr(b'/', &b[i..]) {
+            let p = i + k;
+            i = p + 1;
+            // After a path character no path starts, except the `file://` of a URL.
+            if p > 0 && path_char(b[p - 1]) && !text[..p].ends_with("://") {
+                continue;
+            }
+            let found = self.0.iter().find(|(base, _)| {
+                text[p..].starts_with(base.as_str())
+                    && b.get(p + base.len())
+                        .is_none_or(|&c| c == b'/' || !path_char(c))
+            });
+            if let Some((base, mark)) = found {
+                out.push_str(&text[at..p]);
+                out.push_str(mark.as_str());
+                at = p + base.len();
+                i = at;
+            }
+        }
+        if at == 0 {
+            return Cow::Borrowed(text);
+        }
+        out.push_str(&text[at..]);
+        Cow::Owned(out)
+    }
 }
 
 /// A query, fragment or path parameter name that is credential-like after
@@ -1565,7 +2352,12 @@ mod tests {
             "sh -c 'srv --secret [redacted]'"
         );
         // Not a shell: `-c` is an ordinary flag.
-        assert_eq!(argv(&["python", "-c", "--token X"])[2], "--token X");
+        assert_eq!(argv(&["python", "-c", "f --token X"])[2], "f --token X");
+        // A flag and its value given as one argument are redacted wherever.
+        assert_eq!(
+            argv(&["python", "-c", "--token X"])[2],
+            "--token [redacted]"
+        );
     }
 
     #[test]
@@ -1606,5 +2398,318 @@ mod tests {
         assert_eq!(Redactor::new().body(bom), BodyRedaction::Verbatim);
         let line = withheld_body_line(3, bom.len(), "expected value");
         assert!(line.starts_with(REDACTED) && !line.contains('P'), "{line}");
+    }
+
+    #[test]
+    fn new_credential_words_redact_headers_and_flags_but_not_look_alikes() {
+        let r = Redactor::new();
+        for h in [
+            "X-Passcode",
+            "X-Pin",
+            "X-Otp",
+            "X-License",
+            "X-Client-Cert",
+            "X-Pw",
+            "X-Sid",
+        ] {
+            assert_eq!(r.header_value(h, "S3cr3tValue"), REDACTED, "{h}");
+        }
+        for name in [
+            "ping",
+            "spin",
+            "optional",
+            "tokio",
+            "certainly",
+            "pwsh",
+            "side",
+        ] {
+            assert!(!is_credential_name(name), "{name}");
+        }
+        assert_eq!(
+            argv(&[
+                "s",
+                "--tok",
+                "T1",
+                "--passcode",
+                "T2",
+                "--pin",
+                "T3",
+                "--otp",
+                "T4"
+            ]),
+            s(&[
+                "s",
+                "--tok",
+                REDACTED,
+                "--passcode",
+                REDACTED,
+                "--pin",
+                REDACTED,
+                "--otp",
+                REDACTED
+            ])
+        );
+    }
+
+    #[test]
+    fn any_header_value_with_a_registered_scheme_or_a_credential_pair_is_redacted() {
+        let r = Redactor::new();
+        assert_eq!(
+            r.header_value("X-Custom", "Bearer S1abcdef"),
+            "Bearer [redacted]"
+        );
+        assert_eq!(
+            r.header_value("X-Custom", "dpop S1abcdef"),
+            "dpop [redacted]"
+        );
+        assert_eq!(
+            r.header_value("X-Debug-Info", "token=S2abc; node=a"),
+            "token=[redacted]; node=a"
+        );
+        // A lone scheme word, and ordinary values, are kept.
+        assert_eq!(r.header_value("X-Note", "Basic"), "Basic");
+        assert_eq!(
+            r.header_value("content-type", "text/plain; charset=utf-8"),
+            "text/plain; charset=utf-8"
+        );
+        // The credential is then known elsewhere.
+        assert_eq!(r.text("got S1abcdef back"), "got [redacted] back");
+    }
+
+    #[test]
+    fn webhook_urls_have_their_secret_path_redacted() {
+        let r = Redactor::new();
+        assert_eq!(
+            r.url("https://hooks.slack.com/services/T0/B0/SLK1"),
+            "https://hooks.slack.com/services/[redacted]"
+        );
+        assert_eq!(
+            r.url("https://discord.com/api/webhooks/123/DSC2?wait=true&token=Q"),
+            "https://discord.com/api/webhooks/[redacted]?wait=true&token=[redacted]"
+        );
+        assert_eq!(
+            r.url("https://acme.webhook.office.com/webhookb2/X/IncomingWebhook/Y/Z"),
+            "https://acme.webhook.office.com/webhookb2/[redacted]"
+        );
+        assert_eq!(
+            r.header_value("X-Webhook", "https://hooks.slack.com/services/T0/B0/SLK3"),
+            "https://hooks.slack.com/services/[redacted]"
+        );
+        // Another path of the same host, another host: kept.
+        assert_eq!(
+            r.url("https://hooks.slack.com/"),
+            "https://hooks.slack.com/"
+        );
+        assert_eq!(
+            r.url("https://example.com/services/T0/B0/S"),
+            "https://example.com/services/T0/B0/S"
+        );
+        assert!(r.known_secrets().contains(&"T0/B0/SLK1".to_owned()));
+        assert_eq!(r.text("posting to T0/B0/SLK3"), "posting to [redacted]");
+    }
+
+    #[test]
+    fn argv_flag_and_value_in_one_argument_and_connection_strings_are_redacted() {
+        let a = Redactor::new().argv(
+            &s(&[
+                "srv",
+                "--token CS1abc",
+                "--conn",
+                "Server=x;Password=CS2abc;User Id=a",
+                "--dsn=Host=h;Pwd=CS3abc",
+                "--verbose yes",
+                "-H Authorization: Bearer CS4abc",
+            ]),
+            None,
+            None,
+        );
+        assert_eq!(
+            a.argv,
+            s(&[
+                "srv",
+                "--token [redacted]",
+                "--conn",
+                "Server=x;Password=[redacted];User Id=a",
+                "--dsn=Host=h;Pwd=[redacted]",
+                "--verbose yes",
+                "-H Authorization: Bearer [redacted]",
+            ])
+        );
+        assert_eq!(a.redacted, vec![1, 3, 4, 6]);
+    }
+
+    #[test]
+    fn text_redacts_known_secrets_credential_patterns_and_folds_machine_dirs() {
+        let r = Redactor::new().with_dirs(MachineDirs {
+            cwd: s(&["/tmp/t1/work"]),
+            tmp: s(&["/tmp"]),
+            home: s(&["/home/alice"]),
+        });
+        let a = r.argv(&s(&["srv", "--api-key", "KNOWN1abc"]), None, None);
+        assert_eq!(a.argv[2], REDACTED);
+        for (line, want) in [
+            ("args: --api-key KNOWN1abc", "args: --api-key [redacted]"),
+            ("key is KNOWN1abc.", "key is [redacted]."),
+            ("password=P1abcdef user=u", "password=[redacted] user=u"),
+            (
+                r#"cfg {"apiKey": "P2abcdef", "n": 1}"#,
+                r#"cfg {"apiKey": "[redacted]", "n": 1}"#,
+            ),
+            (
+                "Server=db;Password=P3abcdef;User=a",
+                "Server=db;Password=[redacted];User=a",
+            ),
+            (
+                "send Authorization: Bearer P4abcdef now",
+                "send Authorization: Bearer [redacted] now",
+            ),
+            (
+                "dial postgres://u:P5abcdef@db/x",
+                "dial postgres://[redacted]@db/x",
+            ),
+            (
+                "GET /cb?access_token=P6abcdef",
+                "GET /cb?access_token=[redacted]",
+            ),
+            ("run --secret P7abcdef --v", "run --secret [redacted] --v"),
+            ("basic setup done", "basic setup done"),
+            (
+                "allowed: /home/alice/p, /tmp/t1/work/x and /tmp/t1/work",
+                "allowed: ~/p, ./x and .",
+            ),
+            (
+                "sock /tmp/s.sock; not /tmpfile nor /x/tmp/y",
+                "sock $TMPDIR/s.sock; not /tmpfile nor /x/tmp/y",
+            ),
+        ] {
+            assert_eq!(r.text(line), want, "{line}");
+        }
+        // Values the patterns found are known from then on.
+        assert_eq!(r.text("again P1abcdef"), "again [redacted]");
+        // Disabled: directories are still folded, nothing else changes.
+        let d = Redactor::disabled().with_dirs(MachineDirs {
+            home: s(&["/home/alice"]),
+            ..MachineDirs::default()
+        });
+        assert_eq!(d.text("password=P /home/alice/x"), "password=P ~/x");
+    }
+
+    #[test]
+    fn text_never_panics_on_multibyte_neighbours_of_patterns() {
+        let r = Redactor::new().with_dirs(MachineDirs {
+            home: s(&["/home/é"]),
+            ..MachineDirs::default()
+        });
+        r.note("sécrétvalue");
+        for line in [
+            "é://x «https://u:p@h/» €token=é€ «password»: «x»",
+            "—Bearer é—/home/é/x «sécrétvalue»",
+            "\"tokén\":\"v\" ü=ü: ü --tøken é",
+        ] {
+            let out = r.text(line);
+            assert!(!out.contains("sécrétvalue"), "{out}");
+        }
+        assert_eq!(r.text("«/home/é/x»"), "«~/x»");
+        assert_eq!(r.text("(https://u:pw@h/)"), "(https://[redacted]@h/)");
+    }
+
+    #[test]
+    fn secrets_are_remembered_from_min_echo_bytes_up_to_max_echo_secrets() {
+        let r = Redactor::new();
+        let at = "a".repeat(MIN_ECHO_SECRET_BYTES);
+        let below = "b".repeat(MIN_ECHO_SECRET_BYTES - 1);
+        r.note(&at);
+        r.note(&below);
+        assert_eq!(r.known_secrets(), vec![at]);
+        let r = Redactor::new();
+        for i in 0..MAX_ECHO_SECRETS {
+            r.note(&format!("secret-{i:06}"));
+        }
+        assert_eq!(r.known_secrets().len(), MAX_ECHO_SECRETS);
+        assert_eq!(r.secrets_dropped(), 0);
+        r.note("one-past-the-limit");
+        assert_eq!(r.known_secrets().len(), MAX_ECHO_SECRETS);
+        assert_eq!(r.secrets_dropped(), 1);
+        // A disabled redactor remembers nothing.
+        let d = Redactor::disabled();
+        d.note("secret-value");
+        assert!(d.known_secrets().is_empty());
+    }
+
+    #[test]
+    fn credential_tool_arguments_get_pseudonyms_and_their_echoes_are_redacted() {
+        let r = Redactor::new();
+        let call = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"q":"ask A1secret","password":"A1secret","otp":"A2secret","maxTries":3}}}"#;
+        let (text, pointers) = r.message_json_from(true, call).unwrap();
+        assert_eq!(
+            text,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"q":"ask [redacted]","password":"[redacted:1]","otp":"[redacted:2]","maxTries":3}}}"#
+        );
+        assert_eq!(
+            pointers,
+            s(&[
+                "/params/arguments/password",
+                "/params/arguments/otp",
+                "/params/arguments/q"
+            ])
+        );
+        // The server's echo, and a server message with no secret (not parsed).
+        let (text, pointers) = r
+            .message_json_from(
+                false,
+                br#"{"jsonrpc":"2.0","id":1,"result":{"t":["A2secret"]}}"#,
+            )
+            .unwrap();
+        assert_eq!(
+            text,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"t":["[redacted]"]}}"#
+        );
+        assert_eq!(pointers, s(&["/result/t/0"]));
+        assert_eq!(
+            r.message_json_from(
+                false,
+                br#"{"jsonrpc":"2.0","id":1,"result":{"arguments":{"password":"x"}}}"#
+            ),
+            None
+        );
+        // The same secret again gets the same pseudonym; a disabled redactor changes nothing.
+        let again = br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"arguments":{"otp":"A2secret"}}}"#;
+        assert!(
+            r.message_json(again)
+                .unwrap()
+                .0
+                .contains(r#""otp":"[redacted:2]""#)
+        );
+        assert_eq!(Redactor::disabled().message_json(call), None);
+    }
+
+    #[test]
+    fn working_dir_inside_tmp_folds_to_dot_and_paths_in_scripts_fold() {
+        let r = Redactor::new().with_dirs(MachineDirs {
+            tmp: s(&["/tmp"]),
+            ..MachineDirs::default()
+        });
+        let a = r.argv(
+            &s(&[
+                "/tmp/w/srv.sh",
+                "/tmp/other/x",
+                "sh",
+                "-c",
+                "exec /tmp/w/bin --cfg /root/c",
+            ]),
+            Some("/tmp/w"),
+            Some("/root"),
+        );
+        assert_eq!(
+            a.argv,
+            s(&[
+                "srv.sh",
+                "$TMPDIR/other/x",
+                "sh",
+                "-c",
+                "exec ./bin --cfg ~/c"
+            ])
+        );
+        assert_eq!(a.paths, vec![0, 1, 4]);
     }
 }

@@ -206,7 +206,7 @@ fn json_pointer_redacts_only_matching_messages() {
     let (text, matched) = r.json_body(body).unwrap();
     assert_eq!(
         text,
-        r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"login","arguments":{"user":"u","password":"[redacted]"}}}"#
+        r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"login","arguments":{"user":"u","password":"[redacted:1]"}}}"#
     );
     assert_eq!(matched, s(&["/params/arguments/password"]));
     // No match: nothing to re-serialize.
@@ -218,7 +218,8 @@ fn json_pointer_redacts_only_matching_messages() {
     assert_eq!(r.json_body(b"not json"), None);
     // Escaped tokens (RFC 6901 section 4).
     let (text, matched) = r.json_body(br#"{"a/b":{"~c":1,"d":2}}"#).unwrap();
-    assert_eq!(text, r#"{"a/b":{"~c":"[redacted]","d":2}}"#);
+    // A second distinct value gets the next pseudonym.
+    assert_eq!(text, r#"{"a/b":{"~c":"[redacted:2]","d":2}}"#);
     assert_eq!(matched, s(&["/a~1b/~0c"]));
     // Already redacted: unchanged, not re-serialized.
     assert_eq!(r.json_body(text.as_bytes()), None);
@@ -232,7 +233,7 @@ fn json_pointer_applies_to_each_batch_member_and_array_indexes() {
         .unwrap();
     assert_eq!(
         text,
-        r#"[{"jsonrpc":"2.0","method":"m","params":["[redacted]","y"]},{"jsonrpc":"2.0","method":"n"}]"#
+        r#"[{"jsonrpc":"2.0","method":"m","params":["[redacted:1]","y"]},{"jsonrpc":"2.0","method":"n"}]"#
     );
     // "01" is not an array index (leading zero).
     assert_eq!(matched, s(&["/params/0"]));
@@ -478,4 +479,25 @@ fn altered_message_record_names_its_pointers() {
     );
     let t = reader::read(&bytes).unwrap();
     assert_eq!(t.records, vec![rec]);
+}
+
+proptest::proptest! {
+    /// Free-text redaction never panics (any UTF-8, multibyte characters
+    /// around every pattern) and never leaves a known secret in its output.
+    #[test]
+    fn text_never_panics_and_never_keeps_a_known_secret(
+        line in "([a-zé€ /:=;\"'@?&#.\\-\\[\\]]|token|Bearer |https://|/home/u|SECRET9x){0,40}"
+    ) {
+        let r = Redactor::new().with_dirs(mcptape_transcript::redact::MachineDirs {
+            home: s(&["/home/u"]),
+            ..Default::default()
+        });
+        r.note("SECRET9x");
+        let out = r.text(&line);
+        proptest::prop_assert!(!out.contains("SECRET9x"), "{out}");
+        // A line starting with the home directory has it folded.
+        if line.starts_with("/home/u/") || line == "/home/u" {
+            proptest::prop_assert!(out.starts_with('~'), "{out}");
+        }
+    }
 }

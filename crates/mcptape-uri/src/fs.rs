@@ -41,6 +41,12 @@ pub enum OpenErrorKind {
     /// `fstat`, so a FIFO cannot hang the open (and a later read) forever; a socket already fails
     /// the open with `ENXIO`, also reported so.
     NotRegularFile,
+    /// A regular file with more than one hard link, from [`ConfinedRoot::resolve_and_open`]
+    /// unless [`ConfinedRoot::allow_hardlinks`]: a hard link inside the root may name a file
+    /// outside it (any user can link a file they can read into a directory they can write), and
+    /// no path-based confinement can tell; the link count is read on the opened descriptor
+    /// (`fstat`, no race).
+    HardLink,
     /// Another I/O error while opening (see [`OpenError::io_error`]).
     Io,
 }
@@ -52,6 +58,7 @@ impl OpenErrorKind {
             Self::SymlinkEscape => "SymlinkEscape",
             Self::NotFound => "NotFound",
             Self::NotRegularFile => "NotRegularFile",
+            Self::HardLink => "HardLink",
             Self::Io => "Io",
         }
     }
@@ -63,6 +70,9 @@ impl OpenErrorKind {
             Self::NotFound => "no such file below the root directory",
             Self::NotRegularFile => {
                 "not a regular file or directory (a FIFO, socket or device), which could block a read forever"
+            }
+            Self::HardLink => {
+                "a regular file with more than one hard link, which may be a file outside the root directory (allow with --allow-hardlinks)"
             }
             Self::Io => "an I/O error while opening the file below the root directory",
         }
@@ -129,6 +139,8 @@ impl OpenError {
 #[derive(Debug)]
 pub struct ConfinedRoot {
     dir: Dir,
+    /// Whether a regular file with more than one hard link may be opened.
+    allow_hardlinks: bool,
 }
 
 impl ConfinedRoot {
@@ -138,14 +150,26 @@ impl ConfinedRoot {
     /// # Errors
     /// The `io::Error` from opening the directory (not found, not a directory, permission).
     pub fn open(dir: impl AsRef<Path>) -> io::Result<ConfinedRoot> {
-        Ok(ConfinedRoot {
-            dir: Dir::open_ambient_dir(dir, ambient_authority())?,
-        })
+        Ok(ConfinedRoot::from_dir(Dir::open_ambient_dir(
+            dir,
+            ambient_authority(),
+        )?))
     }
 
     /// Wraps an already opened `cap_std` directory.
     pub fn from_dir(dir: Dir) -> ConfinedRoot {
-        ConfinedRoot { dir }
+        ConfinedRoot {
+            dir,
+            allow_hardlinks: false,
+        }
+    }
+
+    /// This root opening regular files with more than one hard link too (`uri resolve
+    /// --allow-hardlinks`): only for a tree whose hard links you trust, since one may name a
+    /// file outside the root ([`OpenErrorKind::HardLink`]).
+    pub fn allow_hardlinks(mut self, allow: bool) -> ConfinedRoot {
+        self.allow_hardlinks = allow;
+        self
     }
 
     /// Opens `path.relative()` (the root itself for `""`) read-only below this directory,
@@ -155,15 +179,23 @@ impl ConfinedRoot {
     /// # Errors
     /// [`OpenErrorKind::SymlinkEscape`] if a symlink on the way leads outside the directory;
     /// [`OpenErrorKind::NotFound`]; [`OpenErrorKind::NotRegularFile`] for a FIFO, socket or
-    /// device; [`OpenErrorKind::Io`] for other I/O errors. The offset is that of the path in
-    /// [`ResolvedPath::to_uri`].
+    /// device; [`OpenErrorKind::HardLink`] for a regular file with more than one hard link
+    /// (unless [`ConfinedRoot::allow_hardlinks`]); [`OpenErrorKind::Io`] for other I/O errors.
+    /// The offset is that of the path in [`ResolvedPath::to_uri`].
     pub fn resolve_and_open(&self, path: &ResolvedPath) -> Result<File, OpenError> {
         let rel = path.relative();
         let rel = if rel.is_empty() { "." } else { rel };
-        open_checked(
-            |opts| self.dir.open_with(rel, opts),
-            Some(path.prefix_len()),
-        )
+        let offset = Some(path.prefix_len());
+        let file = open_checked(|opts| self.dir.open_with(rel, opts), offset)?;
+        #[cfg(unix)]
+        if !self.allow_hardlinks {
+            use cap_std::fs::MetadataExt as _;
+            let meta = file.metadata().map_err(|e| classify(e, offset))?;
+            if meta.is_file() && meta.nlink() > 1 {
+                return Err(OpenError::new(OpenErrorKind::HardLink, offset, None));
+            }
+        }
+        Ok(file)
     }
 }
 
@@ -261,4 +293,85 @@ fn classify(e: io::Error, offset: Option<usize>) -> OpenError {
         _ => OpenErrorKind::Io,
     };
     OpenError::new(kind, offset, Some(e))
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use crate::{PathStyle, Root, SanitizeErrorKind};
+
+    /// A temp directory `root/` holding `inside.txt`, and `outside.txt` next to it.
+    fn tree() -> (tempfile::TempDir, std::path::PathBuf, Root) {
+        let tmp = tempfile::tempdir().unwrap();
+        let root_dir = tmp.path().join("root");
+        std::fs::create_dir(&root_dir).unwrap();
+        std::fs::write(root_dir.join("inside.txt"), "inside").unwrap();
+        std::fs::write(tmp.path().join("outside.txt"), "outside secret").unwrap();
+        let root = Root::new("file:///srv/").unwrap();
+        (tmp, root_dir, root)
+    }
+
+    fn open(root_dir: &Path, root: &Root, uri: &str, allow: bool) -> Result<u64, OpenErrorKind> {
+        let path = root.resolve(uri).unwrap();
+        let confined = ConfinedRoot::open(root_dir).unwrap().allow_hardlinks(allow);
+        confined
+            .resolve_and_open(&path)
+            .map(|f| f.metadata().unwrap().len())
+            .map_err(|e| e.kind())
+    }
+
+    #[test]
+    fn hard_link_to_a_file_outside_the_root_is_refused_unless_allowed() {
+        let (tmp, root_dir, root) = tree();
+        std::fs::hard_link(tmp.path().join("outside.txt"), root_dir.join("link.txt")).unwrap();
+        assert_eq!(
+            open(&root_dir, &root, "file:///srv/link.txt", false),
+            Err(OpenErrorKind::HardLink)
+        );
+        assert_eq!(open(&root_dir, &root, "file:///srv/link.txt", true), Ok(14));
+        // A file with one link, and a directory (always several links), open as before.
+        assert_eq!(
+            open(&root_dir, &root, "file:///srv/inside.txt", false),
+            Ok(6)
+        );
+        assert!(open(&root_dir, &root, "file:///srv/", false).is_ok());
+    }
+
+    #[test]
+    fn leader_dots_inside_a_name_open_and_alone_are_refused() {
+        let (_tmp, root_dir, root) = tree();
+        std::fs::write(root_dir.join("Wait….md"), "wait").unwrap();
+        std::fs::write(root_dir.join("a‥b"), "ab").unwrap();
+        assert_eq!(open(&root_dir, &root, "file:///srv/Wait….md", false), Ok(4));
+        assert_eq!(
+            open(&root_dir, &root, "file:///srv/Wait%E2%80%A6.md", false),
+            Ok(4)
+        );
+        assert_eq!(open(&root_dir, &root, "file:///srv/a‥b", false), Ok(2));
+        // A segment of only dots and leaders would read as `..` once folded: refused.
+        for uri in [
+            "file:///srv/‥/inside.txt",
+            "file:///srv/…",
+            "file:///srv/.‥",
+            "file:///srv/%E2%80%A5",
+        ] {
+            assert_eq!(
+                root.resolve(uri).unwrap_err().kind(),
+                SanitizeErrorKind::CompatibilityDotOrSeparator,
+                "{uri}"
+            );
+        }
+        // Fullwidth dots and separators stay refused inside a name.
+        assert_eq!(root.resolve("file:///srv/a％b．md").map(|_| ()).ok(), None);
+        assert_eq!(
+            root.resolve("file:///srv/a\u{FF0F}b").unwrap_err().kind(),
+            SanitizeErrorKind::CompatibilityDotOrSeparator
+        );
+        // Windows paths: every leader is refused (best-fit mapping).
+        let win = Root::with_style("file:///C:/srv/", PathStyle::Windows).unwrap();
+        assert_eq!(
+            win.resolve("file:///C:/srv/Wait….md").unwrap_err().kind(),
+            SanitizeErrorKind::CompatibilityDotOrSeparator
+        );
+    }
 }

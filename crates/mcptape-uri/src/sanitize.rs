@@ -32,7 +32,9 @@
 //! before dot-segment removal.
 //!
 //! In every style, a decoded character that Unicode NFKC folds into a `.`, `/` or `\` (the
-//! fullwidth `．／＼`, `‥`, `…`) is [`SanitizeErrorKind::CompatibilityDotOrSeparator`] (rule 4).
+//! fullwidth `．／＼`, `‥`, `…`) is [`SanitizeErrorKind::CompatibilityDotOrSeparator`] (rule 4),
+//! except the leaders `․` `‥` `…` inside a name in [`PathStyle::Posix`] (`Wait….md`; a segment
+//! of only dots and leaders, like `‥`, is still refused).
 
 use std::fmt;
 
@@ -107,7 +109,13 @@ pub enum SanitizeErrorKind {
     /// (U+2026) and their vertical forms, `⒈`-style numbers, `℀`-style `a/c`. Windows' best-fit
     /// mapping and normalizing filesystems and frameworks (NFKC, Unicode TR 15) fold them, so
     /// `%EF%BC%8E%EF%BC%8E%EF%BC%8F` (`．．／`) becomes `../`. Refused in every path style; the
-    /// offset is the character's first byte.
+    /// offset is the character's first byte. One exception: in
+    /// [`PathStyle::Posix`] the leaders `․` `‥` `…` (U+2024–U+2026) are accepted inside a segment
+    /// that has another character than dots and dot-folding characters (`Wait….md`, legal and
+    /// common on Linux and macOS, whose filesystems do not apply NFKC: HFS+ and APFS use
+    /// canonical forms, which leave U+2024–U+2026 alone); such a segment cannot become a dot
+    /// segment whatever folds it. A segment made only of them and dots (`‥`, `….`) is refused,
+    /// and so is every leader in [`PathStyle::Windows`] (best-fit mapping).
     CompatibilityDotOrSeparator,
     /// [`PathStyle::Windows`] only: a `:` in a segment other than the leading drive letter
     /// (`a.rs::$DATA`, `sub/c:x`): NTFS reads `name:stream` as an alternate data stream of
@@ -521,10 +529,10 @@ fn decode_path(
     if let Some((j, _)) = text.char_indices().find(|(_, c)| c.is_control()) {
         return Err(SanitizeError::new(K::ControlChar, map[j]));
     }
-    if let Some((j, _)) = text
-        .char_indices()
-        .find(|&(_, c)| folds_to_dot_or_separator(c))
-    {
+    if let Some((j, _)) = text.char_indices().find(|&(j, c)| {
+        folds_to_dot_or_separator(c)
+            && !(style == PathStyle::Posix && is_leader_dot(c) && segment_has_name_char(text, j))
+    }) {
         return Err(SanitizeError::new(K::CompatibilityDotOrSeparator, map[j]));
     }
     if text.is_empty() {
@@ -641,6 +649,22 @@ pub fn folds_to_dot_or_separator(c: char) -> bool {
             | '\u{FF3C}'
             | '\u{1F100}'
     )
+}
+
+/// The one-, two- and three-dot leaders `․` `‥` `…` (U+2024–U+2026): accepted inside a name in
+/// [`PathStyle::Posix`] (see [`SanitizeErrorKind::CompatibilityDotOrSeparator`]).
+pub(crate) fn is_leader_dot(c: char) -> bool {
+    matches!(c, '\u{2024}'..='\u{2026}')
+}
+
+/// Whether the `/`-separated segment of `text` holding byte `at` has a character that is neither
+/// a `.` nor one that NFKC folds to hold a dot or separator: it cannot read as a dot segment.
+fn segment_has_name_char(text: &str, at: usize) -> bool {
+    let start = text[..at].rfind('/').map_or(0, |i| i + 1);
+    let end = text[at..].find('/').map_or(text.len(), |i| at + i);
+    text[start..end]
+        .chars()
+        .any(|c| c != '.' && !folds_to_dot_or_separator(c))
 }
 
 /// A Windows drive letter segment: `C:` (RFC 8089 Appendix E.2 `drive-letter`).

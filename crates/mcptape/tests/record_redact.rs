@@ -474,3 +474,531 @@ fn crawl_url_query_token_is_redacted_in_header() {
         format!("http://127.0.0.1:{port}/mcp?api_token=[redacted]&x-api-key=[redacted]")
     );
 }
+
+// ---- Issue 26: no secret and no machine path in any record. ----
+
+/// Every secret of the leak table, for the greps.
+const ARGV_SECRETS: [&str; 6] = [
+    "TOKSECRET1a",
+    "TOKSECRET2b",
+    "CONNSECRET3c",
+    "PASSCODE4d",
+    "982451",
+    "OTPSECRET6f",
+];
+/// Secrets the leaky server finds in its environment and home config.
+const ENV_SECRETS: [&str; 5] = [
+    "GHTOKEN7g-x",
+    "BEARERSECRET8h",
+    "DBPASS9i-x",
+    "CFGAPIKEY10j",
+    "CFGDBPW11k",
+];
+/// Credential-named `tools/call` arguments.
+const ARG_SECRETS: [&str; 3] = ["PWARG12l", "APIARG13m", "TOKARG14n"];
+
+/// The machine directories of a recording: working directory, home, temp
+/// directory (canonical and as given), each of which must not appear.
+fn machine_dirs(cwd: &Path, home: &Path) -> Vec<String> {
+    let mut v = Vec::new();
+    for p in [
+        cwd.to_path_buf(),
+        home.to_path_buf(),
+        std::env::temp_dir(),
+        PathBuf::from("/tmp"),
+    ] {
+        v.push(p.to_str().unwrap().to_owned());
+        if let Ok(c) = p.canonicalize() {
+            v.push(c.to_str().unwrap().to_owned());
+        }
+    }
+    v
+}
+
+/// Every line of the transcript `text` (header included) checked for each
+/// needle: the offending lines, for the failure message.
+fn lines_holding(text: &str, needles: &[String]) -> Vec<String> {
+    let mut hits = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        for n in needles {
+            if line.contains(n.as_str()) {
+                hits.push(format!("line {}: {n:?} in {line}", i + 1));
+            }
+        }
+    }
+    hits
+}
+
+/// A client line to the recorder's (or serve's) stdin.
+fn send_line(stdin: &mut std::process::ChildStdin, v: serde_json::Value) {
+    let mut line = serde_json::to_string(&v).unwrap();
+    line.push('\n');
+    stdin.write_all(line.as_bytes()).unwrap();
+    stdin.flush().unwrap();
+}
+
+/// Lines of a child's stdout, read on a thread.
+fn line_reader(out: std::process::ChildStdout) -> std::sync::mpsc::Receiver<String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(out).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// The next message with `"id": id` from `rx` (others skipped), within 30 s.
+fn response(rx: &std::sync::mpsc::Receiver<String>, id: i64) -> serde_json::Value {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        let line = rx
+            .recv_timeout(left)
+            .unwrap_or_else(|e| panic!("no response {id}: {e}"));
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        if v["id"] == id && v.get("method").is_none() {
+            return v;
+        }
+    }
+}
+
+fn initialize(id: i64) -> serde_json::Value {
+    serde_json::json!({"jsonrpc":"2.0","id":id,"method":"initialize","params":{
+        "protocolVersion":"2025-06-18","capabilities":{},
+        "clientInfo":{"name":"leak-table","version":"1"}}})
+}
+
+fn echo_call(id: i64, secrets: [&str; 3]) -> serde_json::Value {
+    serde_json::json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{
+        "name":"echo","arguments":{"message":format!("hello leak table {}", secrets[0]),
+        "password":secrets[0],"apiKey":secrets[1],"token":secrets[2]}}})
+}
+
+/// Records the stdio leak table: the leaky server (its argv in every form,
+/// printing argv, cwd, home, temp dir, home config and credential env vars
+/// to stderr) in front of the real server-everything, a `tools/call` with
+/// credential-named arguments. Returns (transcript path, its dir guard,
+/// recorder cwd, home, the echo reply's result).
+fn record_stdio_leak_table() -> (
+    PathBuf,
+    tempfile::TempDir,
+    PathBuf,
+    PathBuf,
+    serde_json::Value,
+) {
+    let p = peers();
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = dir.path().join("work");
+    let home = dir.path().join("home-alice");
+    std::fs::create_dir_all(&cwd).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(
+        home.join(".leaky.json"),
+        r#"{"apiKey": "CFGAPIKEY10j", "dbUrl": "postgres://u:CFGDBPW11k@db/x"}"#,
+    )
+    .unwrap();
+    let script = cwd.join("leaky_server.py");
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/leaky_server.py"),
+        &script,
+    )
+    .unwrap();
+    let out = dir.path().join("stdio.jsonl");
+    let mut child = record_to(&out)
+        .args(["--grace", "300ms", "--term-grace", "300ms", "--"])
+        .arg(&p.python)
+        .arg(&script)
+        .args([
+            "--tok",
+            "TOKSECRET1a",
+            "--token TOKSECRET2b",
+            "--conn",
+            "Server=x;Password=CONNSECRET3c;User=a",
+            "--passcode",
+            "PASSCODE4d",
+            "--pin",
+            "982451",
+            "--otp",
+            "OTPSECRET6f",
+            "--data",
+        ])
+        .arg(home.join("data"))
+        .arg("--")
+        .arg(&p.node)
+        .arg(p.server_everything())
+        .arg("stdio")
+        .current_dir(&cwd)
+        .env("HOME", &home)
+        .env("GITHUB_TOKEN", "GHTOKEN7g-x")
+        .env("LEAKY_BEARER", "BEARERSECRET8h")
+        .env("LEAKY_DB_PASSWORD", "DBPASS9i-x")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let rx = line_reader(child.stdout.take().unwrap());
+    let mut g = Guard(child);
+    send_line(&mut stdin, initialize(1));
+    response(&rx, 1);
+    send_line(
+        &mut stdin,
+        serde_json::json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+    );
+    send_line(&mut stdin, echo_call(2, ARG_SECRETS));
+    let reply = response(&rx, 2);
+    assert_eq!(
+        reply["result"]["content"][0]["text"], "Echo: hello leak table PWARG12l",
+        "{reply}"
+    );
+    drop(stdin);
+    record_support::wait_bounded(&mut g.0, Duration::from_secs(20)).expect("record ends");
+    (out, dir, cwd, home, reply["result"].clone())
+}
+
+#[test]
+fn stdio_leak_table_leaves_no_secret_and_no_machine_path_in_any_record() {
+    let (out, _dir, cwd, home, _) = record_stdio_leak_table();
+    let text = std::fs::read_to_string(&out).unwrap();
+    let mut needles: Vec<String> = ARGV_SECRETS
+        .iter()
+        .chain(&ENV_SECRETS)
+        .chain(&ARG_SECRETS)
+        .map(|s| (*s).to_owned())
+        .collect();
+    needles.extend(machine_dirs(&cwd, &home));
+    let hits = lines_holding(&text, &needles);
+    assert!(hits.is_empty(), "{}", hits.join("\n"));
+
+    // What the records say instead.
+    let t = mcptape_transcript::read(text.as_bytes()).unwrap();
+    let stderr: Vec<&str> = t
+        .records
+        .iter()
+        .filter_map(|r| match &r.event {
+            mcptape_transcript::Event::Stderr { line } => Some(line.as_str()),
+            _ => None,
+        })
+        .collect();
+    let has = |prefix: &str, want: &str| {
+        let line = stderr
+            .iter()
+            .find(|l| l.starts_with(prefix))
+            .unwrap_or_else(|| panic!("no stderr line {prefix:?}: {stderr:#?}"));
+        assert_eq!(*line, want);
+    };
+    has(
+        "starting with argv:",
+        "starting with argv: --tok [redacted] --token [redacted] --conn Server=x;Password=[redacted];User=a \
+         --passcode [redacted] --pin [redacted] --otp [redacted] --data ~/data",
+    );
+    has("cwd:", "cwd: .");
+    has("home:", "home: ~");
+    has("tmp:", "tmp: $TMPDIR/leaky.sock");
+    has(
+        "config:",
+        r#"config: {"apiKey": "[redacted]", "dbUrl": "postgres://[redacted]@db/x"}"#,
+    );
+    has("config apiKey:", "config apiKey: [redacted]");
+    has("env GITHUB_TOKEN", "env GITHUB_TOKEN is [redacted]");
+    has(
+        "upstream header",
+        "upstream header Authorization: Bearer [redacted]",
+    );
+    has(
+        "connecting",
+        "connecting Server=db;Password=[redacted];User=a",
+    );
+    let command = t.header.server.command.clone().unwrap();
+    assert_eq!(
+        command[1..14],
+        [
+            "leaky_server.py",
+            "--tok",
+            "[redacted]",
+            "--token [redacted]",
+            "--conn",
+            "Server=x;Password=[redacted];User=a",
+            "--passcode",
+            "[redacted]",
+            "--pin",
+            "[redacted]",
+            "--otp",
+            "[redacted]",
+            "--data",
+        ],
+        "{command:?}"
+    );
+    assert_eq!(command[14], "~/data");
+    // The tools/call record is altered and says where.
+    let call = t
+        .records
+        .iter()
+        .find_map(|r| match &r.event {
+            mcptape_transcript::Event::Message {
+                msg,
+                redacted_pointers,
+                ..
+            } if msg.get().contains("tools/call") => Some((msg.get(), redacted_pointers)),
+            _ => None,
+        })
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_str(call.0).unwrap();
+    assert_eq!(
+        v["params"]["arguments"],
+        serde_json::json!({"message":"hello leak table [redacted]","password":"[redacted:1]",
+            "apiKey":"[redacted:2]","token":"[redacted:3]"})
+    );
+    let mut pointers = call.1.clone();
+    pointers.sort();
+    assert_eq!(
+        pointers,
+        [
+            "/params/arguments/apiKey",
+            "/params/arguments/message",
+            "/params/arguments/password",
+            "/params/arguments/token"
+        ]
+    );
+    // The server's echo of the secret is redacted in its reply too.
+    assert!(
+        text.contains(r#""text":"Echo: hello leak table [redacted]""#),
+        "{text}"
+    );
+}
+
+#[test]
+fn stdio_recording_with_redacted_tool_call_replays_to_a_client_sending_the_secret() {
+    let (out, _dir, _cwd, _home, recorded) = record_stdio_leak_table();
+    let mut child = mcptape()
+        .arg("serve")
+        .arg(&out)
+        .args(["--latency", "fixed:0ms"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let rx = line_reader(child.stdout.take().unwrap());
+    let _g = Guard(child);
+    send_line(&mut stdin, initialize(10));
+    response(&rx, 10);
+    send_line(
+        &mut stdin,
+        serde_json::json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+    );
+    send_line(&mut stdin, echo_call(11, ARG_SECRETS));
+    let reply = response(&rx, 11);
+    // The recorded answer (its echo of the secret redacted), matched though
+    // every redacted argument differs from what was recorded.
+    assert_eq!(
+        reply["result"]["content"][0]["text"], "Echo: hello leak table [redacted]",
+        "{reply}"
+    );
+    assert_eq!(
+        recorded["content"][0]["text"], "Echo: hello leak table PWARG12l",
+        "the live server saw the secret"
+    );
+    drop(stdin);
+}
+
+/// One raw HTTP/1.1 request to 127.0.0.1:`port`; the whole answer as text.
+fn exchange(port: u16, head: &str, body: &str) -> String {
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let req = format!(
+        "{head}\r\nHost: 127.0.0.1:{port}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    s.write_all(req.as_bytes()).unwrap();
+    let mut resp = Vec::new();
+    let _ = s.read_to_end(&mut resp);
+    String::from_utf8_lossy(&resp).into_owned()
+}
+
+/// The request headers of the leak table (each with its own secret).
+const LEAK_HEADERS: &str = "X-Passcode: HPASSCODE1\r\nX-Pin: HPIN2222\r\nX-Otp: HOTP3333\r\n\
+    X-License: HLICENSE4\r\nX-Client-Cert: HCLIENTCERT5\r\nX-Pw: HPW66666\r\nX-Sid: HSID7777\r\n\
+    X-Custom: Bearer HBEARER8\r\nX-Webhook: https://hooks.slack.com/services/T0/B0/HSLACK9";
+const HEADER_SECRETS: [&str; 9] = [
+    "HPASSCODE1",
+    "HPIN2222",
+    "HOTP3333",
+    "HLICENSE4",
+    "HCLIENTCERT5",
+    "HPW66666",
+    "HSID7777",
+    "HBEARER8",
+    "HSLACK9",
+];
+
+#[test]
+fn http_leak_table_through_record_listen_leaves_no_secret_in_any_record() {
+    let p = peers();
+    let (_server, up_port) = start_everything_http(&p);
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home-bob");
+    std::fs::create_dir_all(&home).unwrap();
+    let out = dir.path().join("http.jsonl");
+    let port = record_support::free_port();
+    let child = record_to(&out)
+        .args([
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+            "--upstream",
+            &format!("http://127.0.0.1:{up_port}/mcp"),
+        ])
+        .current_dir(dir.path())
+        .env("HOME", &home)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut g = Guard(child);
+    record_support::wait_port(port, Duration::from_secs(30));
+    let post = |session: Option<&str>| {
+        let mut h = format!(
+            "POST /mcp HTTP/1.1\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\n{LEAK_HEADERS}"
+        );
+        if let Some(s) = session {
+            h.push_str(&format!("\r\nMcp-Session-Id: {s}"));
+        }
+        h
+    };
+    let init = exchange(port, &post(None), &initialize(1).to_string());
+    let session = init
+        .lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case("mcp-session-id")
+                .then(|| v.trim().to_owned())
+        })
+        .unwrap_or_else(|| panic!("no session id: {init}"));
+    exchange(
+        port,
+        &post(Some(&session)),
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    );
+    let call = exchange(
+        port,
+        &post(Some(&session)),
+        &echo_call(2, ["HPWARG10", "HAPIARG11", "HTOKARG12"]).to_string(),
+    );
+    assert!(call.contains("Echo: hello leak table HPWARG10"), "{call}");
+    assert!(terminate(&mut g).success());
+    let text = std::fs::read_to_string(&out).unwrap();
+    let mut needles: Vec<String> = HEADER_SECRETS
+        .iter()
+        .chain(&["HPWARG10", "HAPIARG11", "HTOKARG12"])
+        .map(|s| (*s).to_owned())
+        .collect();
+    needles.push(session.clone());
+    needles.extend(machine_dirs(dir.path(), &home));
+    let hits = lines_holding(&text, &needles);
+    assert!(hits.is_empty(), "{}", hits.join("\n"));
+    assert_eq!(recorded_header(&text, "x-custom")[0], "Bearer [redacted]");
+    assert_eq!(
+        recorded_header(&text, "x-webhook")[0],
+        "https://hooks.slack.com/services/[redacted]"
+    );
+    for h in [
+        "x-passcode",
+        "x-pin",
+        "x-otp",
+        "x-license",
+        "x-client-cert",
+        "x-pw",
+        "x-sid",
+    ] {
+        assert_eq!(recorded_header(&text, h)[0], "[redacted]", "{h}");
+    }
+    let call = text
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|v| v["msg"]["method"] == "tools/call")
+        .unwrap();
+    assert_eq!(
+        call["msg"]["params"]["arguments"],
+        serde_json::json!({"message":"hello leak table [redacted]","password":"[redacted:1]",
+            "apiKey":"[redacted:2]","token":"[redacted:3]"})
+    );
+    let mut pointers: Vec<String> =
+        serde_json::from_value(call["http"]["redactedPointers"].clone()).unwrap();
+    pointers.sort();
+    assert_eq!(
+        pointers,
+        [
+            "/params/arguments/apiKey",
+            "/params/arguments/message",
+            "/params/arguments/password",
+            "/params/arguments/token"
+        ]
+    );
+}
+
+#[test]
+fn record_help_lists_every_credential_word() {
+    let o = mcptape().args(["record", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&o.stdout);
+    for w in mcptape_transcript::redact::CREDENTIAL_WORDS {
+        assert!(
+            help.split(|c: char| !c.is_ascii_alphanumeric())
+                .any(|x| x == *w),
+            "{w} missing from record --help"
+        );
+    }
+}
+
+#[test]
+fn redact_json_works_on_stdio_and_lists_the_pointers() {
+    let (_dir, out) = temp_out();
+    let mut child = record_to(&out)
+        .args(["--redact-json", "/params/otp", "--", "cat"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(
+            b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":{\"otp\":\"OTPV1x\",\"n\":1}}\n\
+              {\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"x\",\"params\":{\"otp\":\"OTPV2y\"}}\n\
+              {\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"x\",\"params\":{\"otp\":\"OTPV1x\"}}\n",
+        )
+        .unwrap();
+    drop(stdin);
+    let mut g = Guard(child);
+    assert!(
+        record_support::wait_bounded(&mut g.0, Duration::from_secs(20))
+            .unwrap()
+            .success()
+    );
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert_no_secret(&text, &["OTPV1x", "OTPV2y"]);
+    let c2s: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains(r#""dir":"c2s""#))
+        .collect();
+    assert_eq!(c2s.len(), 3, "{text}");
+    // Two different secrets stay apart; the same one gets the same pseudonym.
+    assert!(c2s[0].contains(r#""otp":"[redacted:1]""#), "{}", c2s[0]);
+    assert!(c2s[1].contains(r#""otp":"[redacted:2]""#), "{}", c2s[1]);
+    assert!(c2s[2].contains(r#""otp":"[redacted:1]""#), "{}", c2s[2]);
+    for l in &c2s {
+        assert!(l.contains(r#""redactedPointers":["/params/otp"]"#), "{l}");
+    }
+    let header = text.lines().next().unwrap();
+    assert!(
+        header.contains(r#""jsonPointers":["/params/otp"]"#),
+        "{header}"
+    );
+}

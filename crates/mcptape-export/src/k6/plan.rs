@@ -125,7 +125,7 @@ pub fn plan(t: &Transcript) -> Result<Plan, ExportError> {
     }
     let mut sent: Vec<Sent> = Vec::new();
     for (i, r) in t.records.iter().enumerate() {
-        let Event::Message { dir, msg, http } = &r.event else {
+        let Event::Message { dir, msg, http, .. } = &r.event else {
             continue;
         };
         let parsed = parse_message(msg.get().as_bytes());

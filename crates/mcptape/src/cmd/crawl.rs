@@ -111,6 +111,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             keep_headers: args.keep_header.clone(),
             json_pointers: Vec::new(),
         })?
+        .with_dirs(super::record::machine_dir_spellings())
     };
     let (transport, server, redaction) = match &target {
         CrawlTarget::Command(c) => {
@@ -152,17 +153,22 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // program or a file it is given (`crawl -o s.sh -- bash s.sh`).
     mcptape_record::crawl::check_options(&opts)?;
     super::refuse_overwrite("-o", &args.output, &super::server_files(&args.command))?;
-    let sink = Arc::new(TranscriptSink::create_redacted_with(
-        &args.output,
-        transport,
-        server,
-        redaction,
-        if args.overwrite {
-            OnExisting::Overwrite
-        } else {
-            OnExisting::Keep
-        },
-    )?);
+    let sink = Arc::new(
+        TranscriptSink::create_redacted_with(
+            &args.output,
+            transport,
+            server,
+            redaction,
+            if args.overwrite {
+                OnExisting::Overwrite
+            } else {
+                OnExisting::Keep
+            },
+        )?
+        // stderr, noise and details redacted as `record` does (the server's stderr may print
+        // its arguments, environment or home directory).
+        .redacting(opts.redactor.clone()),
+    );
     super::note_held_output("crawl", &args.output, sink.path());
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

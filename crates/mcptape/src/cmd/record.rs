@@ -6,10 +6,13 @@
 //!   a Streamable HTTP reverse proxy; point the client at `http://LISTEN/<path>`.
 //!
 //! Redaction (see `mcptape_transcript::redact`): credential-like header values
-//! (deny-by-default by name), token query parameters, `--redact-json` pointers
-//! in HTTP bodies, and credential values in the server argv; absolute paths in
-//! the argv are stored relative to the working directory (or under `~`). The
-//! header's `redaction` member says what was redacted, never a value.
+//! (deny-by-default by name, or by a registered auth scheme in the value), token
+//! query parameters and webhook URLs, `--redact-json` pointers and
+//! credential-named tool arguments in stdio and HTTP messages, credential values
+//! in the server argv, and in stderr lines credential patterns and every value
+//! redacted elsewhere; the home, working and temporary directories are folded
+//! (`~`, `.`, `$TMPDIR`) in argv and stderr. The header's `redaction` member says
+//! what was redacted, never a value.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -18,7 +21,7 @@ use std::sync::Arc;
 use mcptape_record::OnExisting;
 use mcptape_record::TranscriptSink;
 use mcptape_record::stdio::{StdioOptions, run_stdio_proxy};
-use mcptape_transcript::redact::{RedactRules, Redactor};
+use mcptape_transcript::redact::{MachineDirs, RedactRules, Redactor};
 use mcptape_transcript::{Redaction, ServerSpec, Transport};
 
 /// Cap of `--grace` and `--term-grace`: 60 s, µs.
@@ -37,27 +40,44 @@ pub struct Args {
     /// Replace an existing transcript at -o (never one another recorder is writing).
     #[arg(long)]
     pub overwrite: bool,
-    /// Keep credentials (credential-like headers, token query parameters,
-    /// argv values after credential-like flags) in the transcript.
+    /// Keep credentials in the transcript. Without it (the default) the recorder redacts,
+    /// by ONE list of credential words: auth, authorization, authenticate, authentication,
+    /// oauth, token, key, apikey, accesskey, privatekey, secret, cookie, session, password,
+    /// passwd, passphrase, pass, pwd, credential, signature, sig, jwt, bearer, pat, code,
+    /// passcode, pin, otp, tok, license, cert, pw, sid. A name is credential-like when a part
+    /// of it (split at - _ . and camelCase) is one of these words (words of 4 letters or
+    /// fewer only as a whole part: X-Sig, GH_PAT; not monkey, ping). It applies to HTTP
+    /// header names, URL query/fragment/path parameters, argv flags (`--tok S`,
+    /// `"--token S"` as one argument), `KEY=value` and connection strings
+    /// (`Server=x;Password=S`), JSON keys in argv, tool arguments
+    /// (`/params/arguments/<credential word>` in every message, stdio and HTTP, becoming a
+    /// pseudonym `[redacted:N]`), and `NAME=VALUE` / `NAME: VALUE` in stderr lines. Also
+    /// redacted: any header value starting with a registered auth scheme (`Bearer S`), URL
+    /// userinfo, webhook URLs (hooks.slack.com/services/…, discord.com/api/webhooks/…,
+    /// …), and every value redacted anywhere wherever else it appears in the transcript
+    /// (stderr included), as well as the values of credential-named environment variables
+    /// given to the recorder. The home, working and temporary directories are folded to
+    /// `~`, `.` and `$TMPDIR` in argv and stderr, also with --no-redact.
     #[arg(long, conflicts_with_all = ["redact_header", "keep_header", "redact_json"])]
     pub no_redact: bool,
     /// Also redact the value of this HTTP header (repeatable; any case). Headers with a
-    /// credential-like name are redacted without it: a name part (split at - _ . and
-    /// camelCase) is auth, token, key, secret, cookie, session, password, passwd, pass,
-    /// credential, signature, sig, jwt, bearer, pat, code, … (the list is in the header's
-    /// `redaction.headerWords`); the same words redact URL query/fragment/path parameters
-    /// and argv values. Mcp-Session-Id becomes a per-transcript pseudonym `[redacted:N]`.
+    /// credential-like name (see --no-redact for the one word list; it is also in the
+    /// header's `redaction.headerWords`) are redacted without it. Mcp-Session-Id becomes a
+    /// per-transcript pseudonym `[redacted:N]`.
     #[arg(long = "redact-header", value_name = "NAME", requires = "listen", action = clap::ArgAction::Append)]
     pub redact_header: Vec<String>,
     /// Keep this credential-like HTTP header in the clear (repeatable; any case).
     #[arg(long = "keep-header", value_name = "NAME", requires = "listen", action = clap::ArgAction::Append)]
     pub keep_header: Vec<String>,
-    /// Replace the value at this RFC 6901 JSON Pointer in every HTTP message body
-    /// (each member of a batch) with `[redacted]` (repeatable; e.g. /params/arguments/password).
-    /// A message where a pointer matched is re-serialized and its record lists the pointers
-    /// in `http.redactedPointers`. A body that is not JSON (a UTF-8 BOM, UTF-16) is not
-    /// stored: a `noise` record starting `[redacted] <mcptape: exchange N: …>` replaces it.
-    #[arg(long = "redact-json", value_name = "POINTER", requires = "listen", action = clap::ArgAction::Append)]
+    /// Replace the value at this RFC 6901 JSON Pointer in every message, stdio or HTTP
+    /// (each member of a batch), with a pseudonym `[redacted:N]` (N numbers the distinct
+    /// values, so two secrets stay apart; replay matches it to any value) (repeatable; e.g.
+    /// /params/arguments/otp). A message where a pointer matched is re-serialized and its
+    /// record lists the pointers: `redactedPointers` (stdio) or `http.redactedPointers`.
+    /// Tool arguments with credential-like names are redacted without it. An HTTP body that
+    /// is not JSON (a UTF-8 BOM, UTF-16) is not stored: a `noise` record starting
+    /// `[redacted] <mcptape: exchange N: …>` replaces it.
+    #[arg(long = "redact-json", value_name = "POINTER", action = clap::ArgAction::Append)]
     pub redact_json: Vec<String>,
     /// Listen address of the HTTP reverse proxy: loopback only (127.0.0.1 or ::1, e.g. 127.0.0.1:8931).
     #[arg(
@@ -140,23 +160,27 @@ async fn run_stdio(args: &Args) -> anyhow::Result<ExitCode> {
     let argv = redactor.argv(&args.command, cwd.as_deref(), home.as_deref());
     let redaction = Redaction {
         enabled: redactor.enabled,
+        json_pointers: redactor.summary().json_pointers,
         ..Redaction::default()
     }
     .with_argv(&argv);
-    let sink = Arc::new(TranscriptSink::create_redacted_with(
-        &args.output,
-        Transport::Stdio,
-        ServerSpec {
-            command: Some(argv.argv),
-            url: None,
-        },
-        redaction,
-        if args.overwrite {
-            OnExisting::Overwrite
-        } else {
-            OnExisting::Keep
-        },
-    )?);
+    let sink = Arc::new(
+        TranscriptSink::create_redacted_with(
+            &args.output,
+            Transport::Stdio,
+            ServerSpec {
+                command: Some(argv.argv),
+                url: None,
+            },
+            redaction,
+            if args.overwrite {
+                OnExisting::Overwrite
+            } else {
+                OnExisting::Keep
+            },
+        )?
+        .redacting(redactor),
+    );
     super::note_held_output("record", &args.output, sink.path());
     let opts = StdioOptions {
         command: args.command.clone(),
@@ -211,20 +235,23 @@ async fn run_http(
     mcptape_record::http::check_loopback(listen)?;
     super::refuse_overwrite::<std::path::Path>("-o", &args.output, [])?;
     let up = Upstream::parse(&upstream)?;
-    let sink = Arc::new(TranscriptSink::create_redacted_with(
-        &args.output,
-        Transport::Http,
-        ServerSpec {
-            command: None,
-            url: Some(redactor.url(&upstream).into_owned()),
-        },
-        redactor.summary(),
-        if args.overwrite {
-            OnExisting::Overwrite
-        } else {
-            OnExisting::Keep
-        },
-    )?);
+    let sink = Arc::new(
+        TranscriptSink::create_redacted_with(
+            &args.output,
+            Transport::Http,
+            ServerSpec {
+                command: None,
+                url: Some(redactor.url(&upstream).into_owned()),
+            },
+            redactor.summary(),
+            if args.overwrite {
+                OnExisting::Overwrite
+            } else {
+                OnExisting::Keep
+            },
+        )?
+        .redacting(redactor.clone()),
+    );
     super::note_held_output("record", &args.output, sink.path());
     let mut proxy = HttpProxy::bind(listen, up, sink.clone(), redactor).await?;
     proxy.allow_origins(&args.allow_origin);
@@ -274,16 +301,69 @@ async fn run_http(
     Ok(ExitCode::from(code))
 }
 
-/// The redactor of `--no-redact`, `--redact-header`, `--keep-header`, `--redact-json`.
+/// Environment variables whose names hold a credential word but whose values are no
+/// secret (`PWD` is the working directory, folded to `.` instead). Values that are
+/// absolute paths (`SSL_CERT_FILE=/etc/ssl/cert.pem`) are not taken either: the file
+/// may hold a secret, its path does not, and directories are folded.
+const NOT_SECRET_ENV: &[&str] = &["PWD", "OLDPWD"];
+
+/// The redactor of `--no-redact`, `--redact-header`, `--keep-header`, `--redact-json`,
+/// folding this machine's directories ([`machine_dir_spellings`]) and knowing the values
+/// of the credential-named environment variables the server inherits (servers print
+/// their config).
 fn redactor(args: &Args) -> anyhow::Result<Redactor> {
-    if args.no_redact {
-        return Ok(Redactor::disabled());
+    let r = if args.no_redact {
+        Redactor::disabled()
+    } else {
+        Redactor::with_rules(&RedactRules {
+            redact_headers: args.redact_header.clone(),
+            keep_headers: args.keep_header.clone(),
+            json_pointers: args.redact_json.clone(),
+        })?
+    };
+    for (k, v) in std::env::vars_os() {
+        if let (Some(k), Some(v)) = (k.to_str(), v.to_str())
+            && mcptape_transcript::redact::is_credential_name(k)
+            && !NOT_SECRET_ENV.contains(&k)
+            && !v.starts_with('/')
+        {
+            r.note(v);
+        }
     }
-    Ok(Redactor::with_rules(&RedactRules {
-        redact_headers: args.redact_header.clone(),
-        keep_headers: args.keep_header.clone(),
-        json_pointers: args.redact_json.clone(),
-    })?)
+    Ok(r.with_dirs(machine_dir_spellings()))
+}
+
+/// The working, temporary and home directories of this machine, each as given and
+/// canonical (a symlinked `$HOME` or `/tmp` folds under either spelling); the temporary
+/// ones are `$TMPDIR` (or `/tmp`), `/tmp`, `/var/tmp` and `/dev/shm`.
+pub(crate) fn machine_dir_spellings() -> MachineDirs {
+    let spellings = |dirs: Vec<std::path::PathBuf>| -> Vec<String> {
+        let mut out = Vec::new();
+        for d in dirs {
+            for p in [Some(d.clone()), std::fs::canonicalize(&d).ok()]
+                .into_iter()
+                .flatten()
+            {
+                if let Some(s) = p.to_str()
+                    && !out.iter().any(|o: &String| o == s)
+                {
+                    out.push(s.to_owned());
+                }
+            }
+        }
+        out
+    };
+    let (cwd, home) = machine_dirs();
+    MachineDirs {
+        cwd: spellings(cwd.into_iter().map(Into::into).collect()),
+        tmp: spellings(vec![
+            std::env::temp_dir(),
+            "/tmp".into(),
+            "/var/tmp".into(),
+            "/dev/shm".into(),
+        ]),
+        home: spellings(home.into_iter().map(Into::into).collect()),
+    }
 }
 
 /// The working directory and `$HOME` of this machine, for folding the

@@ -62,16 +62,25 @@ pub enum UriCommand {
     /// component-wise containment) and print the canonical URI, decoded path and relative path.
     ///
     /// A character Unicode NFKC folds into `.`, `/` or `\` (fullwidth `%EF%BC%8E` `．`,
-    /// `%EF%BC%8F` `／`, `‥`, `…`) is refused in every mode: normalizing filesystems and Windows
-    /// read `．．／` as `../`.
+    /// `%EF%BC%8F` `／`, `‥`, `…`) is refused: normalizing filesystems and Windows read `．．／`
+    /// as `../`. Except: without --windows the leaders `․` `‥` `…` are accepted inside a name
+    /// that has another character than dots (`Wait….md`, a legal Linux and macOS name, which no
+    /// Linux or macOS filesystem folds); a segment of only dots and leaders (`‥`, `…`) is
+    /// refused.
     Resolve {
         /// The root URI, e.g. `file:///srv/project/`.
         #[arg(long)]
         root: String,
         /// Also open the result below this real directory through `cap-std` (symlinks leaving
-        /// it are rejected) and print its size in bytes (`kind: directory` for a directory).
+        /// it are rejected) and print its size in bytes (`kind: directory` for a directory). A
+        /// regular file with more than one hard link is refused (`HardLink`): a hard link
+        /// inside the directory may name a file outside it, which no path check can see.
         #[arg(long)]
         dir: Option<std::path::PathBuf>,
+        /// With --dir: also open regular files that have more than one hard link (only for a
+        /// tree whose hard links you trust).
+        #[arg(long, requires = "dir")]
+        allow_hardlinks: bool,
         /// Read paths as Windows paths (RFC 8089 Appendix E.2), for the root and the URI:
         /// `file:///C:/Users/a.rs` resolves to `C:/Users/a.rs` (no leading `/`), the drive letter
         /// compares case-insensitively (`c:` = `C:`), `\` and `%5C` are separators (so `..\`
@@ -235,6 +244,7 @@ pub fn run(cmd: UriCommand) -> anyhow::Result<ExitCode> {
         UriCommand::Resolve {
             root,
             dir,
+            allow_hardlinks,
             windows,
             uri,
         } => {
@@ -259,7 +269,8 @@ pub fn run(cmd: UriCommand) -> anyhow::Result<ExitCode> {
             ))?;
             if let Some(dir) = dir {
                 let confined = ConfinedRoot::open(&dir)
-                    .with_context(|| format!("opening root directory {}", dir.display()))?;
+                    .with_context(|| format!("opening root directory {}", dir.display()))?
+                    .allow_hardlinks(allow_hardlinks);
                 match confined.resolve_and_open(&resolved) {
                     Ok(file) => {
                         let meta = file.metadata().context("stat")?;
