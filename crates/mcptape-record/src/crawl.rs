@@ -1004,7 +1004,8 @@ mod tests {
     /// fails: the crawl reports the read error.
     #[tokio::test]
     async fn crawl_read_error_is_reported_as_io_not_as_the_server_closing() {
-        let init = br#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"t","version":"1"}}}"#;
+        // `resources` advertised, so the crawl's next request is a `resources/list`.
+        let init = br#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"resources":{}},"serverInfo":{"name":"t","version":"1"}}}"#;
         let session = Session::over(Broken(Some(init.to_vec())), tokio::io::sink());
         let opts = CrawlOptions {
             target: CrawlTarget::Command(vec!["unused".into()]),

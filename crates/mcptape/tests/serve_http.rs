@@ -686,7 +686,8 @@ fn recorded_crash_ends_serve_with_the_recorded_code() {
 /// session, each its own server process and transcript). The shipped
 /// 2026-07-28 recording split in two — its probe, and the rest — served
 /// together (as two files, and as their directory) answers the real Python
-/// SDK client exactly as the whole recording does.
+/// SDK client exactly as the whole recording does; `bench` plays and serves
+/// the same union.
 #[test]
 fn serve_answers_from_the_union_of_a_probe_and_a_session_transcript() {
     let whole = std::fs::read_to_string(corpus_transcript("py-stdio-2026-07-28.jsonl")).unwrap();
@@ -722,4 +723,16 @@ fn serve_answers_from_the_union_of_a_probe_and_a_session_transcript() {
     assert_eq!(want["protocolVersion"], "2026-07-28");
     assert_eq!(py_client(&args, &target(&[&probe, &session])), want);
     assert_eq!(py_client(&args, &target(&[dir.path()])), want);
+    // bench plays and serves the same union (a directory, or several files).
+    let out = tempfile::tempdir().unwrap();
+    let (o, _) = run_bench(
+        dir.path(),
+        &["--reads", "20", "--turns", "5", "--latency", "fixed:1ms"],
+        Some(out.path()),
+    );
+    assert_success(&o, "bench DIR");
+    let r = read_json(&out.path().join("report.json"));
+    assert_eq!(r["single"]["count"], 20, "{r}");
+    let s = &r["server"];
+    assert_eq!(s["requests"], s["matched"], "{s}");
 }

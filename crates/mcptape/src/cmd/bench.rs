@@ -32,8 +32,10 @@ pub enum Target {
 /// Arguments of `mcptape bench`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Transcript whose recorded client is played (its resources/read requests, cycled).
-    pub transcript: PathBuf,
+    /// Transcript whose recorded client is played (its resources/read requests, cycled); several,
+    /// or a directory (its `*.jsonl`), are played and served as the union of their exchanges.
+    #[arg(required = true, num_args = 1..)]
+    pub transcript: Vec<PathBuf>,
     /// Built-in target (default): `mcptape serve` on the same transcript as a stdio child.
     #[arg(long, value_enum, default_value = "embedded", conflicts_with_all = ["target_cmd", "target_url"])]
     pub target: Target,
@@ -172,16 +174,23 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
         // Load and injected faults go to this machine only: refused before anything starts.
         mcptape_replay::target::check_loopback_url(url).context("--target-url")?;
     }
-    let (tape, cut) = load_client_tape(&args.transcript)?;
-    if tape.reads().is_empty() {
-        anyhow::bail!(
-            "{}: {}",
-            args.transcript.display(),
-            mcptape_replay::ReplayErrorKind::NoReads
-        );
+    let paths = super::serve::transcript_files(&args.transcript)?;
+    let mut tapes = Vec::with_capacity(paths.len());
+    for path in &paths {
+        let (tape, cut) = load_client_tape(path)?;
+        if let Some(c) = cut {
+            eprintln!("mcptape bench: warning: {c}");
+        }
+        tapes.push(tape);
     }
-    if let Some(c) = cut {
-        eprintln!("mcptape bench: warning: {c}");
+    let tape = Tape::union(tapes).context("no transcript to bench")?;
+    let names = paths
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    if tape.reads().is_empty() {
+        anyhow::bail!("{names}: {}", mcptape_replay::ReplayErrorKind::NoReads);
     }
     let cfg = BenchSettings {
         reads: args.reads,
@@ -207,7 +216,7 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(dir) = &args.out {
         check_out_dir(dir)?;
         for file in BENCH_OUT_FILES {
-            super::refuse_overwrite("--out", &dir.join(file), [&args.transcript])?;
+            super::refuse_overwrite("--out", &dir.join(file), &paths)?;
         }
     }
     let mut target = target::Target::new();
@@ -270,7 +279,12 @@ async fn session(
     measuring: &std::sync::atomic::AtomicBool,
     stats_path: &std::path::Path,
 ) -> anyhow::Result<ExitCode> {
-    let transcript = args.transcript.display().to_string();
+    let paths = super::serve::transcript_files(&args.transcript)?;
+    let transcript = paths
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
     // The client's own timer thread paces open-loop sends; it stays at the normal policy so
     // its final spin never takes a core from the server under test (which asks for SCHED_FIFO
     // itself, --timer-priority).
@@ -289,9 +303,9 @@ async fn session(
         LatencyModel::parse(&args.latency)?; // fail here, not in the child
         crate::cmd::serve::parse_faults(&args.fault)?;
         let program = std::env::current_exe().context("locating the mcptape binary")?;
-        let mut a: Vec<std::ffi::OsString> = vec![
-            "serve".into(),
-            args.transcript.clone().into(),
+        let mut a: Vec<std::ffi::OsString> = vec!["serve".into()];
+        a.extend(paths.iter().map(|p| p.clone().into_os_string()));
+        a.extend([
             "--stdio".into(),
             "--latency".into(),
             args.latency.clone().into(),
@@ -302,7 +316,7 @@ async fn session(
             "--timer-priority".into(),
             clap::ValueEnum::to_possible_value(&args.timer_priority)
                 .map_or("auto".into(), |v| v.get_name().into()),
-        ];
+        ]);
         for f in &args.fault {
             a.extend(["--fault".into(), f.into()]);
         }
