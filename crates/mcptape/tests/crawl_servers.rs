@@ -459,21 +459,7 @@ fn crawl_of_server_filesystem_records_its_lists_and_exits_0() {
         .find(|l| l["method"] == "tools/list")
         .unwrap_or_else(|| panic!("{report}"));
     assert!(tools["listed"].as_u64().unwrap() > 0, "{report}");
-    let t = read_transcript(&out);
-    let sent: Vec<String> = t
-        .records
-        .iter()
-        .filter_map(|r| match &r.event {
-            mcptape_transcript::Event::Message {
-                dir: Direction::C2s,
-                msg,
-                ..
-            } => serde_json::from_str::<serde_json::Value>(msg.get()).ok()?["method"]
-                .as_str()
-                .map(str::to_owned),
-            _ => None,
-        })
-        .collect();
+    let sent = client_methods(&read_transcript(&out));
     assert!(sent.contains(&"tools/list".to_owned()), "{sent:?}");
     assert!(
         !sent.iter().any(|m| m.starts_with("resources/")),

@@ -511,23 +511,10 @@ fn typescript_sdk_v2_auto_mode_recorded_then_replayed_to_itself() {
     assert_eq!(live["protocolVersion"], "2026-07-28", "{live}");
     assert_eq!(live["reads"].as_array().unwrap().len(), 6, "{live}");
     let second = dir.path().join("v2.1.jsonl");
-    let methods = |path: &Path| -> Vec<String> {
-        read_transcript(path)
-            .records
-            .iter()
-            .filter_map(|r| match &r.event {
-                mcptape_transcript::Event::Message {
-                    dir: mcptape_transcript::Direction::C2s,
-                    msg,
-                    ..
-                } => serde_json::from_str::<serde_json::Value>(msg.get()).ok()?["method"]
-                    .as_str()
-                    .map(str::to_owned),
-                _ => None,
-            })
-            .collect()
-    };
-    let (probe, session) = (methods(&t), methods(&second));
+    let (probe, session) = (
+        client_methods(&read_transcript(&t)),
+        client_methods(&read_transcript(&second)),
+    );
     assert_eq!(probe, ["server/discover"], "the probe's records are kept");
     assert!(
         session.contains(&"resources/read".to_owned()),

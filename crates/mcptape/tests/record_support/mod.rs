@@ -339,6 +339,15 @@ impl Reads {
     }
 }
 
+/// The `method` of every client message of the transcript (requests and
+/// notifications), in order.
+pub fn client_methods(t: &Transcript) -> Vec<String> {
+    messages(t, Direction::C2s)
+        .iter()
+        .filter_map(|m| m["method"].as_str().map(str::to_owned))
+        .collect()
+}
+
 /// URIs of every `resources/list` result in the transcript, in order.
 pub fn listed_uris(t: &Transcript) -> Vec<String> {
     let c2s = messages(t, Direction::C2s);
