@@ -11,7 +11,7 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
-use mcptape_transcript::reader::{self, ReadOptions, RecordRef};
+use mcptape_transcript::reader;
 use mcptape_transcript::{Direction, Event, HttpMeta, HttpNote, Transport};
 use mcptape_wire::codec::{Member, ScannedEntry};
 use mcptape_wire::resources::ContentsErrorKind;
@@ -79,57 +79,283 @@ impl Default for Options {
 /// Never fails and never panics: an unreadable file is a
 /// `transcript-unreadable` finding.
 pub fn check_bytes(file: &str, bytes: &[u8], opts: &Options) -> FileReport {
-    if let Some(refused) = crate::input::refuse_array_header(file, bytes, opts) {
-        return refused;
-    }
-    let mut cx = Cx {
-        file,
-        opts,
-        findings: Vec::new(),
-        contents: None,
-        scanned: None,
+    // Reading a slice cannot fail; were it to, the report says so.
+    check_stream(file, &mut || Ok(bytes), opts).unwrap_or_else(|e| unreadable(file, opts, 1, &e))
+}
+
+/// A report of one `transcript-unreadable` finding at `line` (nothing else checked).
+fn unreadable(file: &str, opts: &Options, line: usize, why: &dyn std::fmt::Display) -> FileReport {
+    let mut cx = Cx::new(file, opts, Vec::new());
+    cx.push(
+        rules::TRANSCRIPT_UNREADABLE,
+        Place::file_line(line),
+        None,
+        String::new(),
+        format!("{why}"),
+    );
+    let (revision, revision_source) = match &opts.spec {
+        SpecChoice::Fixed(r) => (r.clone(), RevisionSource::CommandLine),
+        SpecChoice::Auto => (Revision::v2026_07_28(), RevisionSource::Assumed),
     };
-    // Message records borrow from `bytes`: the transcript is held once. A
-    // canonical message line is read once, by the wire's scanner
-    // (`codec::scan_message`), whose result is kept for the rules.
-    let mut prescans = wireview::Prescans::default();
-    let t = match reader::read_borrowed_with(bytes, ReadOptions::lenient(), |m| prescans.scan(m)) {
-        Ok(t) => t,
-        Err(e) => {
-            cx.push(
-                rules::TRANSCRIPT_UNREADABLE,
-                Place::file_line(e.line),
-                None,
-                String::new(),
-                format!("{e}"),
-            );
-            let (revision, revision_source) = match &opts.spec {
-                SpecChoice::Fixed(r) => (r.clone(), RevisionSource::CommandLine),
-                SpecChoice::Auto => (Revision::v2026_07_28(), RevisionSource::Assumed),
+    FileReport {
+        file: file.to_owned(),
+        revision,
+        revision_source,
+        records: 0,
+        messages: 0,
+        findings: cx.findings,
+    }
+}
+
+/// The lines of a transcript read from a [`BufRead`], one at a time into one
+/// buffer (the longest line is what it holds): line number, byte offset of
+/// the line, whether it ended with `\n`.
+struct Lines<R> {
+    r: R,
+    buf: Vec<u8>,
+    line_no: usize,
+    offset: usize,
+    next_offset: usize,
+}
+
+impl<R: std::io::BufRead> Lines<R> {
+    fn new(r: R) -> Self {
+        Lines {
+            r,
+            buf: Vec::new(),
+            line_no: 0,
+            offset: 0,
+            next_offset: 0,
+        }
+    }
+
+    /// Reads the next line into [`Self::line`]: `Some(terminated)`, `None` at the end.
+    fn advance(&mut self) -> std::io::Result<Option<bool>> {
+        self.buf.clear();
+        let n = loop {
+            match self.r.read_until(b'\n', &mut self.buf) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        };
+        if n == 0 {
+            return Ok(None);
+        }
+        self.line_no += 1;
+        self.offset = self.next_offset;
+        self.next_offset += n;
+        let terminated = self.buf.last() == Some(&b'\n');
+        if terminated {
+            self.buf.pop();
+        }
+        Ok(Some(terminated))
+    }
+
+    fn line(&self) -> &[u8] {
+        &self.buf
+    }
+}
+
+/// What the first pass learns before the rules run: the revision (`--spec
+/// auto`) and, for HTTP transcripts, the exchanges answered with an event
+/// stream.
+fn first_pass<R: std::io::BufRead>(
+    lines: &mut Lines<R>,
+    header: &mcptape_transcript::Header,
+    detect: bool,
+) -> std::io::Result<(Option<mcptape_wire::protocol::Detected>, sse::SseStreams)> {
+    use mcptape_wire::protocol::{Observation, RevisionDetector};
+    let mut detector = detect.then(RevisionDetector::new);
+    let mut settled = None;
+    let mut sse = sse::SseStreams::default();
+    let http = header.transport == Transport::Http;
+    while detector.is_some() || http {
+        let Some(_) = lines.advance()? else { break };
+        let (line_no, offset) = (lines.line_no, lines.offset);
+        let mut slim: Option<String> = None;
+        let Ok(r) =
+            reader::parse_record_line(
+                lines.line(),
+                line_no,
+                offset,
+                |m| match wireview::Prescan::of(m) {
+                    Some(p) => {
+                        slim = p.slim_text().map(str::to_owned);
+                        true
+                    }
+                    None => false,
+                },
+            )
+        else {
+            continue;
+        };
+        if http {
+            sse.see(&r);
+        }
+        let Some(d) = detector.as_mut() else { continue };
+        let obs = match (r.message(), r.owned_event()) {
+            (Some((dir, msg, _)), _) => Observation::Json(
+                mcptape_wire::protocol::Direction::from_client(dir == Direction::C2s),
+                slim.as_deref().unwrap_or(msg),
+            ),
+            (None, Some(Event::Protocol { version })) => Observation::ProtocolRecord(version),
+            _ => continue,
+        };
+        if let Some(done) = d.observe(obs) {
+            settled = Some(done);
+            detector = None;
+        }
+    }
+    let detected = match (settled, detector) {
+        (Some(d), _) => Some(d),
+        (None, Some(d)) => Some(d.finish(header.protocol_version.as_deref())),
+        (None, None) => None,
+    };
+    Ok((detected, sse))
+}
+
+/// [`check_bytes`] on a transcript read as a stream: `open` gives the bytes
+/// from the start (called once, or twice when a first pass is needed: `--spec
+/// auto` up to the handshake that settles the revision, an HTTP transcript
+/// whole). Memory: one line at a time, the requests of the conversation and
+/// the findings, never the file.
+///
+/// # Errors
+/// The I/O errors of `open` and of reading.
+pub(crate) fn check_stream<R: std::io::BufRead>(
+    file: &str,
+    open: &mut dyn FnMut() -> std::io::Result<R>,
+    opts: &Options,
+) -> std::io::Result<FileReport> {
+    let mut lines = Lines::new(open()?);
+    let header = match lines.advance()? {
+        None => {
+            let e = reader::TranscriptError {
+                kind: reader::ErrorKind::Empty,
+                line: 1,
+                offset: 0,
             };
-            return FileReport {
-                file: file.to_owned(),
-                revision,
-                revision_source,
-                records: 0,
-                messages: 0,
-                findings: cx.findings,
-            };
+            return Ok(unreadable(file, opts, 1, &e));
+        }
+        Some(terminated) => {
+            if let Some(refused) = crate::input::refuse_array_header(file, lines.line(), opts) {
+                return Ok(refused);
+            }
+            if !terminated {
+                let e = reader::TranscriptError {
+                    kind: reader::ErrorKind::TruncatedHeader {
+                        bytes: lines.line().len(),
+                    },
+                    line: 1,
+                    offset: 0,
+                };
+                return Ok(unreadable(file, opts, 1, &e));
+            }
+            match reader::parse_header_line(lines.line()) {
+                Ok(h) => h,
+                Err(e) => return Ok(unreadable(file, opts, e.line, &e)),
+            }
         }
     };
+    let auto = matches!(opts.spec, SpecChoice::Auto);
+    let (detected, sse) = if auto || header.transport == Transport::Http {
+        let found = first_pass(&mut lines, &header, auto)?;
+        lines = Lines::new(open()?);
+        lines.advance()?;
+        found
+    } else {
+        (None, sse::SseStreams::default())
+    };
+    let (revision, revision_source) = match (&opts.spec, detected) {
+        (SpecChoice::Fixed(r), _) => (r.clone(), RevisionSource::CommandLine),
+        (SpecChoice::Auto, Some(d)) => (d.revision, d.source),
+        (SpecChoice::Auto, None) => (Revision::v2026_07_28(), RevisionSource::Assumed),
+    };
 
-    for e in &t.skipped {
-        cx.push(
-            rules::TRANSCRIPT_UNREADABLE,
-            Place::file_line(e.line),
-            None,
-            String::new(),
-            format!("record line skipped: {e}"),
+    let mut findings = Vec::new();
+    let mut st = State::new(header.transport, revision.clone());
+    st.sse = sse;
+    let mut messages = 0usize;
+    let mut records = 0usize;
+    let mut last_line = None;
+    let mut saw_exit = false;
+    let mut dropped = None;
+    let mut noise = NoiseRun::default();
+    while let Some(terminated) = lines.advance()? {
+        let (line_no, offset) = (lines.line_no, lines.offset);
+        let mut pre = None;
+        let parsed = reader::parse_record_line(lines.line(), line_no, offset, |m| {
+            pre = wireview::Prescan::of(m);
+            pre.is_some()
+        });
+        let r = match parsed {
+            Ok(r) => r,
+            Err(e) if terminated => {
+                Cx::new(file, opts, std::mem::take(&mut findings)).push_into(
+                    &mut findings,
+                    rules::TRANSCRIPT_UNREADABLE,
+                    Place::file_line(e.line),
+                    format!("record line skipped: {e}"),
+                );
+                continue;
+            }
+            Err(e) => {
+                dropped = Some(reader::Dropped {
+                    offset,
+                    bytes: lines.line().len(),
+                    line: line_no,
+                    reason: e.kind.to_string(),
+                });
+                break;
+            }
+        };
+        records += 1;
+        last_line = Some(line_no);
+        let place = Place {
+            record: records,
+            line: line_no,
+        };
+        if header.transport == Transport::Stdio
+            && let Some(Event::Noise { dir, line }) = r.owned_event()
+        {
+            noise.push(
+                &mut Cx::new(file, opts, std::mem::take(&mut findings)),
+                &mut findings,
+                place,
+                *dir,
+                line.clone(),
+            );
+            continue;
+        }
+        noise.flush(
+            &mut Cx::new(file, opts, std::mem::take(&mut findings)),
+            &mut findings,
         );
+        if let Some((dir, raw, http)) = r.message() {
+            let mut cx = Cx::new(file, opts, std::mem::take(&mut findings));
+            messages += check_message(&mut cx, &mut st, &header, place, dir, raw, http, pre);
+            findings = cx.findings;
+            continue;
+        }
+        match r.owned_event() {
+            Some(Event::Http {
+                http,
+                note: HttpNote::ClientClosedStream,
+                ..
+            }) => {
+                // Over Streamable HTTP, closing a request's event stream is
+                // how a client cancels the request it carried.
+                st.stream_closed_by_client(http.exchange);
+            }
+            Some(Event::Exit { .. }) => saw_exit = true,
+            _ => {}
+        }
     }
-    // Line number of every record (the rule `inspect` shares).
-    let lines = reader::lines_of_records(&t.skipped, t.records.len());
-    if let Some(d) = &t.dropped {
+    let mut cx = Cx::new(file, opts, std::mem::take(&mut findings));
+    noise.flush(&mut cx, &mut findings);
+    cx.findings = findings;
+    if let Some(d) = &dropped {
         cx.push(
             rules::TRANSCRIPT_TRUNCATED,
             Place::file_line(d.line),
@@ -141,105 +367,105 @@ pub fn check_bytes(file: &str, bytes: &[u8], opts: &Options) -> FileReport {
             ),
         );
     }
-
-    let (revision, revision_source) = match &opts.spec {
-        SpecChoice::Fixed(r) => (r.clone(), RevisionSource::CommandLine),
-        SpecChoice::Auto => {
-            detect_revision(&t.records, t.header.protocol_version.as_deref(), &prescans)
-        }
-    };
-
-    let mut st = State::new(t.header.transport, revision.clone());
-    st.sse = sse::SseStreams::of(&t.records);
-    let mut messages = 0usize;
-    let mut i = 0usize;
-    while i < t.records.len() {
-        let place = Place {
-            record: i + 1,
-            line: lines[i],
-        };
-        if let Some((dir, raw, http)) = t.records[i].message() {
-            let pre = prescans.take(raw);
-            messages += check_message(&mut cx, &mut st, &t.header, place, dir, raw, http, pre);
-            i += 1;
-            continue;
-        }
-        match t.records[i].owned_event() {
-            Some(Event::Noise { dir, line }) => {
-                // A run of noise lines of one direction may be one message
-                // printed over several lines.
-                let run_end = noise_run_end(&t.records, i, *dir);
-                if t.header.transport == Transport::Stdio {
-                    if let Some(n) = split_message_len(&t.records[i..run_end]) {
-                        cx.push(
-                            rules::STDIO_EMBEDDED_NEWLINE,
-                            place,
-                            None,
-                            String::new(),
-                            format!(
-                                "{} lines (records {}..={}) on {} form one JSON message: it was written with embedded newlines",
-                                n,
-                                i + 1,
-                                i + n,
-                                dir_stream(*dir)
-                            ),
-                        );
-                        i += n;
-                        continue;
-                    }
-                    cx.push(
-                        rules::STDIO_NON_JSONRPC_LINE,
-                        place,
-                        None,
-                        String::new(),
-                        format!(
-                            "line on {} is not JSON: {}",
-                            dir_stream(*dir),
-                            clip(line, 80)
-                        ),
-                    );
-                }
-                i += 1;
-                continue;
-            }
-            Some(Event::Http {
-                http,
-                note: HttpNote::ClientClosedStream,
-                ..
-            }) => {
-                // Over Streamable HTTP, closing a request's event stream is
-                // how a client cancels the request it carried.
-                st.stream_closed_by_client(http.exchange);
-                i += 1;
-                continue;
-            }
-            _ => {}
-        }
-        i += 1;
-    }
     st.finish(&mut cx);
     // Last, so that it sorts after the findings of the last record.
-    if ended_without_exit_record(&t) {
+    if header.transport == Transport::Stdio && dropped.is_none() && !saw_exit {
         cx.push(
             rules::RECORDING_NO_EXIT,
             Place {
-                record: t.records.len(),
-                line: lines.last().copied().unwrap_or(1),
+                record: records,
+                line: last_line.unwrap_or(1),
             },
             None,
             String::new(),
-            no_exit_message(t.records.len()),
+            no_exit_message(records),
         );
     }
 
     cx.findings.sort_by_key(|f| (f.record, f.line));
-    FileReport {
+    Ok(FileReport {
         file: file.to_owned(),
         revision,
         revision_source,
-        records: t.records.len(),
+        records,
         messages,
         findings: cx.findings,
+    })
+}
+
+/// The stdio noise lines (`Event::Noise`) of one direction seen in a row and
+/// not judged yet: a run of them may be one message printed over several
+/// lines (`stdio-embedded-newline`), found by [`split_message_len`] over at
+/// most [`MAX_SPLIT_MESSAGE_LINES`] lines, so at most that many are held.
+#[derive(Default)]
+struct NoiseRun {
+    dir: Option<Direction>,
+    lines: std::collections::VecDeque<(Place, String)>,
+}
+
+impl NoiseRun {
+    /// Adds a noise line; judges the lines whose window is complete.
+    fn push(
+        &mut self,
+        cx: &mut Cx<'_>,
+        out: &mut Vec<Finding>,
+        place: Place,
+        dir: Direction,
+        line: String,
+    ) {
+        if self.dir != Some(dir) {
+            self.judge(cx, usize::MAX);
+        }
+        self.dir = Some(dir);
+        self.lines.push_back((place, line));
+        self.judge(cx, MAX_SPLIT_MESSAGE_LINES);
+        *out = std::mem::take(&mut cx.findings);
+    }
+
+    /// Judges every held line (the run ended).
+    fn flush(&mut self, cx: &mut Cx<'_>, out: &mut Vec<Finding>) {
+        self.judge(cx, usize::MAX);
+        *out = std::mem::take(&mut cx.findings);
+    }
+
+    /// Judges the first lines while at least `min` are held (all of them
+    /// when the run has ended): one message over several lines, or one line
+    /// that is not JSON.
+    fn judge(&mut self, cx: &mut Cx<'_>, min: usize) {
+        let Some(dir) = self.dir else { return };
+        while !self.lines.is_empty() && (min == usize::MAX || self.lines.len() >= min) {
+            let place = self.lines[0].0;
+            if let Some(n) = split_message_len(&self.lines) {
+                cx.push(
+                    rules::STDIO_EMBEDDED_NEWLINE,
+                    place,
+                    None,
+                    String::new(),
+                    format!(
+                        "{} lines (records {}..={}) on {} form one JSON message: it was written with embedded newlines",
+                        n,
+                        place.record,
+                        place.record + n - 1,
+                        dir_stream(dir)
+                    ),
+                );
+                self.lines.drain(..n);
+                continue;
+            }
+            let (_, line) = &self.lines[0];
+            cx.push(
+                rules::STDIO_NON_JSONRPC_LINE,
+                place,
+                None,
+                String::new(),
+                format!(
+                    "line on {} is not JSON: {}",
+                    dir_stream(dir),
+                    clip(line, 80)
+                ),
+            );
+            self.lines.pop_front();
+        }
     }
 }
 
@@ -386,33 +612,6 @@ fn check_message<'a>(
     messages
 }
 
-/// `--spec auto`: wire's one detector over the messages and `protocol`
-/// records, the header as hint (precedence in
-/// [`mcptape_wire::protocol::RevisionDetector`]).
-/// A prescanned message is read with its `result.contents` cut out
-/// ([`wireview::Prescans::slim_or`]): the detector reads handshakes and
-/// `_meta`, never the contents.
-fn detect_revision(
-    records: &[RecordRef<'_>],
-    header: Option<&str>,
-    prescans: &wireview::Prescans<'_>,
-) -> (Revision, RevisionSource) {
-    let observations = records
-        .iter()
-        .filter_map(|r| match (r.message(), r.owned_event()) {
-            (Some((dir, msg, _)), _) => Some(mcptape_wire::protocol::Observation::Json(
-                mcptape_wire::protocol::Direction::from_client(dir == Direction::C2s),
-                prescans.slim_or(msg),
-            )),
-            (None, Some(Event::Protocol { version })) => {
-                Some(mcptape_wire::protocol::Observation::ProtocolRecord(version))
-            }
-            _ => None,
-        });
-    let d = mcptape_wire::protocol::detect_revision(observations, header);
-    (d.revision, d.source)
-}
-
 fn meta_version(o: &Map<String, Value>) -> Option<&str> {
     o.get("params")?
         .get("_meta")?
@@ -420,26 +619,12 @@ fn meta_version(o: &Map<String, Value>) -> Option<&str> {
         .as_str()
 }
 
-fn noise_run_end(records: &[RecordRef<'_>], start: usize, dir: Direction) -> usize {
-    let mut j = start;
-    while j < records.len() {
-        match records[j].owned_event() {
-            Some(Event::Noise { dir: d, .. }) if *d == dir => j += 1,
-            _ => break,
-        }
-    }
-    j
-}
-
 /// If the first `n >= 2` noise lines of `run` join (with `\n`) into one JSON
 /// object or array, returns `n` (the shortest such prefix). Brackets are
 /// counted outside strings so each line is scanned once and JSON is parsed
 /// only when the depth returns to zero.
-fn split_message_len(run: &[RecordRef<'_>]) -> Option<usize> {
-    let first = match run.first()?.owned_event() {
-        Some(Event::Noise { line, .. }) => line,
-        _ => return None,
-    };
+fn split_message_len(run: &std::collections::VecDeque<(Place, String)>) -> Option<usize> {
+    let first = &run.front()?.1;
     let t = first.trim_start();
     if !(t.starts_with('{') || t.starts_with('[')) {
         return None;
@@ -449,15 +634,12 @@ fn split_message_len(run: &[RecordRef<'_>]) -> Option<usize> {
         return None; // complete on one line: not JSON, or it would be a message
     }
     let mut joined = first.clone();
-    for (k, r) in run
+    for (k, (_, line)) in run
         .iter()
         .enumerate()
         .skip(1)
         .take(MAX_SPLIT_MESSAGE_LINES - 1)
     {
-        let Some(Event::Noise { line, .. }) = r.owned_event() else {
-            return None;
-        };
         joined.push('\n');
         joined.push_str(line);
         if depth.feed(line) {
@@ -551,7 +733,23 @@ struct Cx<'a> {
     scanned: Option<Vec<ScannedEntry<'a>>>,
 }
 
-impl Cx<'_> {
+impl<'a> Cx<'a> {
+    fn new(file: &'a str, opts: &'a Options, findings: Vec<Finding>) -> Cx<'a> {
+        Cx {
+            file,
+            opts,
+            findings,
+            contents: None,
+            scanned: None,
+        }
+    }
+
+    /// Pushes a finding without id or pointer and hands the findings back to `out`.
+    fn push_into(mut self, out: &mut Vec<Finding>, rule: &Rule, place: Place, message: String) {
+        self.push(rule, place, None, String::new(), message);
+        *out = self.findings;
+    }
+
     fn push(
         &mut self,
         rule: &Rule,

@@ -312,6 +312,40 @@ fn read_regular(path: &Path) -> Result<FileBytes, CheckError> {
     Ok(FileBytes::Read(bytes))
 }
 
+/// Read buffer of [`check_paths`] (256 KiB): a transcript is checked as a
+/// stream, one line at a time, never held whole.
+pub const CHECK_READ_BUFFER_BYTES: usize = 256 << 10;
+
+/// Checks one regular file as a stream ([`check_bytes`]'s rules and report):
+/// opened once through the shared non-blocking opener, read from the start
+/// once more for a first pass when one is needed (`--spec auto` up to the
+/// handshake that settles the revision; an HTTP transcript's event streams).
+fn check_file(path: &Path, opts: &Options) -> Result<FileReport, CheckError> {
+    use mcptape_uri::fs::OpenErrorKind;
+    use std::io::{Seek, SeekFrom};
+    let err = |kind: CheckErrorKind| CheckError {
+        path: path.to_owned(),
+        kind,
+    };
+    let file = mcptape_uri::fs::open_nonblocking(path).map_err(|e| match e.kind() {
+        OpenErrorKind::NotRegularFile => err(CheckErrorKind::NotRegularFile),
+        _ => err(CheckErrorKind::Io(e.into_io_error())),
+    })?;
+    let meta = file.metadata().map_err(|e| err(e.into()))?;
+    if !meta.is_file() {
+        return Err(err(CheckErrorKind::NotRegularFile));
+    }
+    let mut open = || -> std::io::Result<_> {
+        let mut f = file.try_clone()?;
+        f.seek(SeekFrom::Start(0))?;
+        Ok(std::io::BufReader::with_capacity(
+            CHECK_READ_BUFFER_BYTES,
+            f,
+        ))
+    };
+    engine::check_stream(&path.display().to_string(), &mut open, opts).map_err(|e| err(e.into()))
+}
+
 /// Checks every transcript under `paths` (see [`collect_transcripts`]).
 /// Each skipped non-regular `*.jsonl` entry ([`Collected::skipped`]) is
 /// reported on stderr as `mcptape check: skipped PATH: not a regular file`
@@ -348,8 +382,7 @@ pub fn check_paths(paths: &[PathBuf], opts: &Options) -> Result<Report, CheckErr
     }
     let mut reports = Vec::with_capacity(files.len());
     for f in files {
-        let bytes = read_regular(&f)?;
-        reports.push(check_bytes(&f.display().to_string(), &bytes, opts));
+        reports.push(check_file(&f, opts)?);
     }
     Ok(Report::new(reports, opts.allow.iter().cloned().collect()))
 }
