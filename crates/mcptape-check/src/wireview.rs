@@ -34,6 +34,20 @@ pub(crate) fn envelope(raw: &[u8]) -> Envelope {
     }
 }
 
+/// [`envelope`], read by the wire's one-pass envelope scanner
+/// (`mcptape_wire::envelope::scan_envelope`, strict, string bodies skipped
+/// with `memchr`) first: what it accepts `jsonrpc::validate` accepts as one
+/// valid message (the two readers agree: wire's differential tests and the
+/// `envelope_vs_jsonrpc` fuzz target), so only a message it refuses (a
+/// batch, a broken envelope) is read again by `validate` for its exact
+/// verdict and error text.
+pub(crate) fn envelope_scanned(raw: &[u8]) -> Envelope {
+    if mcptape_wire::envelope::scan_envelope(raw).is_ok() {
+        return Envelope::Ok(Vec::new());
+    }
+    envelope(raw)
+}
+
 /// Byte offset of the first `\n` or `\r` (SIMD search: a 160 MB message is
 /// scanned at memory speed).
 pub(crate) fn line_break(raw: &[u8]) -> Option<usize> {
