@@ -80,7 +80,8 @@ impl Default for Options {
 /// `transcript-unreadable` finding.
 pub fn check_bytes(file: &str, bytes: &[u8], opts: &Options) -> FileReport {
     // Reading a slice cannot fail; were it to, the report says so.
-    check_stream(file, &mut || Ok(bytes), opts).unwrap_or_else(|e| unreadable(file, opts, 1, &e))
+    check_stream(file, &mut || Ok(SliceLines::new(bytes, None)), opts)
+        .unwrap_or_else(|e| unreadable(file, opts, 1, &e))
 }
 
 /// A report of one `transcript-unreadable` finding at `line` (nothing else checked).
@@ -107,10 +108,108 @@ fn unreadable(file: &str, opts: &Options, line: usize, why: &dyn std::fmt::Displ
     }
 }
 
-/// The lines of a transcript read from a [`BufRead`], one at a time into one
-/// buffer (the longest line is what it holds): line number, byte offset of
-/// the line, whether it ended with `\n`.
-struct Lines<R> {
+/// Where [`check_stream`] reads a transcript's lines from, one at a time:
+/// [`SliceLines`] (bytes in memory or a mapped file, each line borrowed) or
+/// [`BufLines`] (a reader, each line copied into one buffer).
+pub(crate) trait LineSource {
+    /// Moves to the next line: `Some(terminated)` (whether it ended with
+    /// `\n`), `None` at the end.
+    ///
+    /// # Errors
+    /// The reader's I/O error.
+    fn advance(&mut self) -> std::io::Result<Option<bool>>;
+    /// The current line, without its `\n`.
+    fn line(&self) -> &[u8];
+    /// 1-based number of the current line.
+    fn line_no(&self) -> usize;
+    /// Byte offset of the current line's first byte.
+    fn offset(&self) -> usize;
+}
+
+/// Lines borrowed from bytes in memory (or a mapped file). Every
+/// [`SliceLines::RELEASE_STEP`] bytes, `release(upto)` is told that nothing
+/// before byte `upto` is read again (a mapping drops those pages: the memory
+/// of a check stays bounded by the longest line, not the file).
+pub(crate) struct SliceLines<'a> {
+    data: &'a [u8],
+    pos: usize,
+    start: usize,
+    end: usize,
+    line_no: usize,
+    released: usize,
+    release: Option<&'a dyn Fn(usize)>,
+    step: usize,
+}
+
+impl<'a> SliceLines<'a> {
+    /// Bytes read between two calls of `release` (64 MiB).
+    pub(crate) const RELEASE_STEP: usize = 64 << 20;
+
+    pub(crate) fn new(data: &'a [u8], release: Option<&'a dyn Fn(usize)>) -> Self {
+        SliceLines {
+            data,
+            pos: 0,
+            start: 0,
+            end: 0,
+            line_no: 0,
+            released: 0,
+            release,
+            step: Self::RELEASE_STEP,
+        }
+    }
+
+    /// The same with another release step (tests).
+    #[cfg(test)]
+    fn with_step(mut self, step: usize) -> Self {
+        self.step = step;
+        self
+    }
+}
+
+impl LineSource for SliceLines<'_> {
+    fn advance(&mut self) -> std::io::Result<Option<bool>> {
+        if self.pos >= self.data.len() {
+            return Ok(None);
+        }
+        self.line_no += 1;
+        self.start = self.pos;
+        if let Some(release) = self.release
+            && self.start - self.released >= self.step
+        {
+            release(self.start);
+            self.released = self.start;
+        }
+        let terminated = match memchr::memchr(b'\n', &self.data[self.pos..]) {
+            Some(n) => {
+                self.end = self.pos + n;
+                self.pos = self.end + 1;
+                true
+            }
+            None => {
+                self.end = self.data.len();
+                self.pos = self.end;
+                false
+            }
+        };
+        Ok(Some(terminated))
+    }
+
+    fn line(&self) -> &[u8] {
+        &self.data[self.start..self.end]
+    }
+
+    fn line_no(&self) -> usize {
+        self.line_no
+    }
+
+    fn offset(&self) -> usize {
+        self.start
+    }
+}
+
+/// Lines of a [`BufRead`](std::io::BufRead), read one at a time into one
+/// buffer (the longest line is what it holds).
+pub(crate) struct BufLines<R> {
     r: R,
     buf: Vec<u8>,
     line_no: usize,
@@ -118,9 +217,9 @@ struct Lines<R> {
     next_offset: usize,
 }
 
-impl<R: std::io::BufRead> Lines<R> {
-    fn new(r: R) -> Self {
-        Lines {
+impl<R> BufLines<R> {
+    pub(crate) fn new(r: R) -> Self {
+        BufLines {
             r,
             buf: Vec::new(),
             line_no: 0,
@@ -128,8 +227,9 @@ impl<R: std::io::BufRead> Lines<R> {
             next_offset: 0,
         }
     }
+}
 
-    /// Reads the next line into [`Self::line`]: `Some(terminated)`, `None` at the end.
+impl<R: std::io::BufRead> LineSource for BufLines<R> {
     fn advance(&mut self) -> std::io::Result<Option<bool>> {
         self.buf.clear();
         let n = loop {
@@ -155,13 +255,21 @@ impl<R: std::io::BufRead> Lines<R> {
     fn line(&self) -> &[u8] {
         &self.buf
     }
+
+    fn line_no(&self) -> usize {
+        self.line_no
+    }
+
+    fn offset(&self) -> usize {
+        self.offset
+    }
 }
 
 /// What the first pass learns before the rules run: the revision (`--spec
 /// auto`) and, for HTTP transcripts, the exchanges answered with an event
 /// stream.
-fn first_pass<R: std::io::BufRead>(
-    lines: &mut Lines<R>,
+fn first_pass<S: LineSource>(
+    lines: &mut S,
     header: &mcptape_transcript::Header,
     detect: bool,
 ) -> std::io::Result<(Option<mcptape_wire::protocol::Detected>, sse::SseStreams)> {
@@ -172,7 +280,7 @@ fn first_pass<R: std::io::BufRead>(
     let http = header.transport == Transport::Http;
     while detector.is_some() || http {
         let Some(_) = lines.advance()? else { break };
-        let (line_no, offset) = (lines.line_no, lines.offset);
+        let (line_no, offset) = (lines.line_no(), lines.offset());
         let mut slim: Option<String> = None;
         let Ok(r) =
             reader::parse_record_line(
@@ -223,12 +331,12 @@ fn first_pass<R: std::io::BufRead>(
 ///
 /// # Errors
 /// The I/O errors of `open` and of reading.
-pub(crate) fn check_stream<R: std::io::BufRead>(
+pub(crate) fn check_stream<S: LineSource>(
     file: &str,
-    open: &mut dyn FnMut() -> std::io::Result<R>,
+    open: &mut dyn FnMut() -> std::io::Result<S>,
     opts: &Options,
 ) -> std::io::Result<FileReport> {
-    let mut lines = Lines::new(open()?);
+    let mut lines = open()?;
     let header = match lines.advance()? {
         None => {
             let e = reader::TranscriptError {
@@ -261,7 +369,7 @@ pub(crate) fn check_stream<R: std::io::BufRead>(
     let auto = matches!(opts.spec, SpecChoice::Auto);
     let (detected, sse) = if auto || header.transport == Transport::Http {
         let found = first_pass(&mut lines, &header, auto)?;
-        lines = Lines::new(open()?);
+        lines = open()?;
         lines.advance()?;
         found
     } else {
@@ -283,7 +391,7 @@ pub(crate) fn check_stream<R: std::io::BufRead>(
     let mut dropped = None;
     let mut noise = NoiseRun::default();
     while let Some(terminated) = lines.advance()? {
-        let (line_no, offset) = (lines.line_no, lines.offset);
+        let (line_no, offset) = (lines.line_no(), lines.offset());
         let mut pre = None;
         let parsed = reader::parse_record_line(lines.line(), line_no, offset, |m| {
             pre = wireview::Prescan::of(m);
@@ -804,6 +912,9 @@ impl IdKey {
 
 #[derive(Debug)]
 struct Pending {
+    /// When the request's key (sender, id) was first seen, in key order:
+    /// the end-of-file report lists keys in that order (deterministic).
+    key_seq: u64,
     place: Place,
     /// Batch index of the request within its record (`None`: a single message),
     /// for the JSON pointer of its id ([`Pending::id_ptr`]).
@@ -835,8 +946,8 @@ struct State {
     rev: Revision,
     /// Requests by (sender, id), oldest first.
     requests: HashMap<(Direction, IdKey), Vec<Pending>>,
-    /// Insertion order of request keys (for deterministic end-of-file reports).
-    order: Vec<(Direction, IdKey)>,
+    /// The last [`Pending::key_seq`] handed out.
+    next_key_seq: u64,
     /// (sender, id type, id text) already reported for ids-differ-only-in-type.
     type_clash_reported: HashSet<(Direction, String)>,
     /// initialize: the version the client offered.
@@ -899,7 +1010,7 @@ impl State {
             transport,
             rev,
             requests: HashMap::new(),
-            order: Vec::new(),
+            next_key_seq: 0,
             type_clash_reported: HashSet::new(),
             offered: None,
             init_mismatch: None,
@@ -1030,11 +1141,16 @@ impl State {
             }
         }
 
-        let k = (dir, key);
-        if !self.requests.contains_key(&k) {
-            self.order.push(k.clone());
-        }
-        self.requests.entry(k).or_default().push(Pending {
+        let list = self.requests.entry((dir, key)).or_default();
+        let key_seq = match list.first() {
+            Some(p) => p.key_seq,
+            None => {
+                self.next_key_seq += 1;
+                self.next_key_seq
+            }
+        };
+        list.push(Pending {
+            key_seq,
             place,
             batch_index: prefix.strip_prefix('/').and_then(|k| k.parse().ok()),
             exchange: http.map(|h| h.exchange),
@@ -1627,31 +1743,39 @@ impl State {
     }
 
     fn finish(&mut self, cx: &mut Cx<'_>) {
-        for k in &self.order {
-            for p in &self.requests[k] {
-                if !p.answered && !p.cancelled {
-                    cx.push(
-                        rules::REQUEST_UNANSWERED,
-                        p.place,
-                        Some(&p.id),
-                        p.id_ptr(),
-                        format!(
-                            "{} {} from the {} got no response and was not cancelled{}",
-                            p.method,
-                            p.id,
-                            match k.0 {
-                                Direction::C2s => "client",
-                                Direction::S2c => "server",
-                            },
-                            if self.transport == Transport::Http {
-                                ""
-                            } else {
-                                " before the transcript ended"
-                            }
-                        ),
-                    );
-                }
-            }
+        // Keys in the order first seen, each key's requests in order.
+        let mut open: Vec<(u64, usize, Direction, &Pending)> = self
+            .requests
+            .iter()
+            .flat_map(|(k, list)| {
+                list.iter()
+                    .enumerate()
+                    .map(move |(i, p)| (p.key_seq, i, k.0, p))
+            })
+            .filter(|(_, _, _, p)| !p.answered && !p.cancelled)
+            .collect();
+        open.sort_by_key(|(seq, i, _, _)| (*seq, *i));
+        for (_, _, sender, p) in open {
+            cx.push(
+                rules::REQUEST_UNANSWERED,
+                p.place,
+                Some(&p.id),
+                p.id_ptr(),
+                format!(
+                    "{} {} from the {} got no response and was not cancelled{}",
+                    p.method,
+                    p.id,
+                    match sender {
+                        Direction::C2s => "client",
+                        Direction::S2c => "server",
+                    },
+                    if self.transport == Transport::Http {
+                        ""
+                    } else {
+                        " before the transcript ended"
+                    }
+                ),
+            );
         }
     }
 }
@@ -1669,5 +1793,67 @@ fn json_type(v: &Value) -> &'static str {
         Value::String(_) => "a string",
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod line_source_tests {
+    use super::*;
+
+    fn all<S: LineSource>(mut s: S) -> Vec<(Vec<u8>, bool, usize, usize)> {
+        let mut out = Vec::new();
+        while let Some(t) = s.advance().unwrap() {
+            out.push((s.line().to_vec(), t, s.line_no(), s.offset()));
+        }
+        out
+    }
+
+    /// Both sources cut the same lines (empty lines, `\r`, an unterminated
+    /// tail) with the same numbers and offsets.
+    #[test]
+    fn slice_and_buffered_lines_agree() {
+        for text in [
+            &b""[..],
+            b"\n",
+            b"a\n\nbc\r\nd",
+            b"one\ntwo\n",
+            b"no newline at all",
+        ] {
+            let sliced = all(SliceLines::new(text, None));
+            let buffered = all(BufLines::new(std::io::BufReader::with_capacity(2, text)));
+            assert_eq!(sliced, buffered, "{:?}", String::from_utf8_lossy(text));
+        }
+        assert_eq!(
+            all(SliceLines::new(b"a\n\nbc\r\nd", None)),
+            vec![
+                (b"a".to_vec(), true, 1, 0),
+                (Vec::new(), true, 2, 2),
+                (b"bc\r".to_vec(), true, 3, 3),
+                (b"d".to_vec(), false, 4, 7),
+            ]
+        );
+    }
+
+    /// `release` is told, once per step, the first byte of the line being read
+    /// (lines of half a step: steps start at lines 3 and 5).
+    #[test]
+    fn slice_lines_release_what_lies_behind_each_step() {
+        let step = 1000;
+        let line = vec![b'x'; step / 2 - 1];
+        let mut text = Vec::new();
+        for _ in 0..5 {
+            text.extend_from_slice(&line);
+            text.push(b'\n');
+        }
+        let told = std::cell::RefCell::new(Vec::new());
+        let release = |upto: usize| told.borrow_mut().push(upto);
+        let mut s = SliceLines::new(&text, Some(&release)).with_step(step);
+        let mut n = 0;
+        while s.advance().unwrap().is_some() {
+            assert_eq!(s.line().len(), line.len());
+            n += 1;
+        }
+        assert_eq!(n, 5);
+        assert_eq!(*told.borrow(), vec![step, 2 * step]);
     }
 }

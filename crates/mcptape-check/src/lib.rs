@@ -244,7 +244,8 @@ fn walk(
 }
 
 /// Transcripts at least this big (64 MiB) are memory-mapped by [`check_paths`]
-/// instead of read: the page cache is mapped as is, where a read would first
+/// (and [`read_file_bytes`]) instead of read (`check_paths` then releases the
+/// pages behind the line it checks): the page cache is mapped as is, where a read would first
 /// have the kernel zero as many fresh pages and then copy into them (on the
 /// 160 MB directory read that is most of the time; benches/README.md). Smaller
 /// files are read into a buffer sized from their metadata.
@@ -335,15 +336,53 @@ fn check_file(path: &Path, opts: &Options) -> Result<FileReport, CheckError> {
     if !meta.is_file() {
         return Err(err(CheckErrorKind::NotRegularFile));
     }
+    let name = path.display().to_string();
+    if meta.len() >= MMAP_MIN_BYTES
+        && let Some(map) = map_for_streaming(&file)
+    {
+        // Pages behind the line being checked are dropped from this process
+        // as the check moves on: memory follows the longest line, not the file.
+        let release = |upto: usize| {
+            let upto = upto / PAGE_BYTES * PAGE_BYTES;
+            // SAFETY: `MADV_DONTNEED` on a read-only file mapping only drops
+            // this process's page table entries for `0..upto`; a later read
+            // of those bytes (the second pass) faults them in again from the
+            // page cache with the same contents. No line borrowed from the
+            // map lies before `upto` (it is at or before the current line's
+            // first byte).
+            #[allow(unsafe_code)]
+            let _ =
+                unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, 0, upto) };
+        };
+        let mut open = || Ok(engine::SliceLines::new(&map, Some(&release)));
+        return engine::check_stream(&name, &mut open, opts).map_err(|e| err(e.into()));
+    }
     let mut open = || -> std::io::Result<_> {
         let mut f = file.try_clone()?;
         f.seek(SeekFrom::Start(0))?;
-        Ok(std::io::BufReader::with_capacity(
+        Ok(engine::BufLines::new(std::io::BufReader::with_capacity(
             CHECK_READ_BUFFER_BYTES,
             f,
-        ))
+        )))
     };
-    engine::check_stream(&path.display().to_string(), &mut open, opts).map_err(|e| err(e.into()))
+    engine::check_stream(&name, &mut open, opts).map_err(|e| err(e.into()))
+}
+
+/// Page size assumed for releasing mapped pages (4 KiB; a larger real page
+/// only makes a release cover less).
+const PAGE_BYTES: usize = 4096;
+
+/// A read-only map of `file` for [`check_file`], read sequentially (no
+/// `MAP_POPULATE`: pages come in as the check reaches them and are released
+/// behind it). `None` when the map fails (the file is then read).
+fn map_for_streaming(file: &std::fs::File) -> Option<memmap2::Mmap> {
+    // SAFETY: as in `read_regular`: read-only, private to this check; a
+    // truncation by another process while checking would fault (SIGBUS),
+    // and `check` reads finished recordings.
+    #[allow(unsafe_code)]
+    let map = unsafe { memmap2::MmapOptions::new().map(file) }.ok()?;
+    let _ = map.advise(memmap2::Advice::Sequential);
+    Some(map)
 }
 
 /// Checks every transcript under `paths` (see [`collect_transcripts`]).
