@@ -1,12 +1,18 @@
 //! The rule engine: one pass over a transcript's records, pairing requests
 //! with responses by id and running every rule of [`crate::rules`].
 //!
-//! Order of work for one transcript:
-//! 1. `mcptape_transcript::reader::read_with` (lenient: a malformed complete
-//!    line fires `transcript-unreadable` and the rest is still checked);
-//! 2. the protocol revision is decided ([`crate::revision`]);
-//! 3. every record in file order: stdio framing rules, the strict envelope
-//!    parser (`mcptape_wire::jsonrpc::parse`), then the message rules;
+//! Order of work for one transcript, streamed ([`check_stream`]: one line
+//! held at a time, from memory, a mapped file or a reader):
+//! 1. the header line (`transcript-unreadable` when it is not one);
+//! 2. the protocol revision is decided ([`crate::revision`]): with `--spec
+//!    auto` a first pass feeds wire's detector until a record settles it (the
+//!    handshake, near the top) or the file ends; an HTTP transcript's first
+//!    pass also notes the exchanges answered with an event stream;
+//! 3. every record in file order (`mcptape_transcript::reader::parse_record_line`,
+//!    lenient: a malformed complete line fires `transcript-unreadable` and the
+//!    rest is still checked): stdio framing rules, the envelope
+//!    (`mcptape_wire::envelope::scan_envelope`, `jsonrpc::validate` for what it
+//!    refuses), then the message rules;
 //! 4. at the end, requests still open fire `request-unanswered`.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
