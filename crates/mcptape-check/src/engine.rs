@@ -1,17 +1,23 @@
 //! The rule engine: one pass over a transcript's records, pairing requests
 //! with responses by id and running every rule of [`crate::rules`].
 //!
-//! Order of work for one transcript:
-//! 1. `mcptape_transcript::reader::read_with` (lenient: a malformed complete
-//!    line fires `transcript-unreadable` and the rest is still checked);
-//! 2. the protocol revision is decided ([`crate::revision`]);
-//! 3. every record in file order: stdio framing rules, the strict envelope
-//!    parser (`mcptape_wire::jsonrpc::parse`), then the message rules;
+//! Order of work for one transcript, streamed ([`check_stream`]: one line
+//! held at a time, from memory, a mapped file or a reader):
+//! 1. the header line (`transcript-unreadable` when it is not one);
+//! 2. the protocol revision is decided ([`crate::revision`]): with `--spec
+//!    auto` a first pass feeds wire's detector until a record settles it (the
+//!    handshake, near the top) or the file ends; an HTTP transcript's first
+//!    pass also notes the exchanges answered with an event stream;
+//! 3. every record in file order (`mcptape_transcript::reader::parse_record_line`,
+//!    lenient: a malformed complete line fires `transcript-unreadable` and the
+//!    rest is still checked): stdio framing rules, the envelope
+//!    (`mcptape_wire::envelope::scan_envelope`, `jsonrpc::validate` for what it
+//!    refuses), then the message rules;
 //! 4. at the end, requests still open fire `request-unanswered`.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
-use mcptape_transcript::reader::{self, ReadOptions, RecordRef};
+use mcptape_transcript::reader;
 use mcptape_transcript::{Direction, Event, HttpMeta, HttpNote, Transport};
 use mcptape_wire::codec::{Member, ScannedEntry};
 use mcptape_wire::resources::ContentsErrorKind;
@@ -79,57 +85,391 @@ impl Default for Options {
 /// Never fails and never panics: an unreadable file is a
 /// `transcript-unreadable` finding.
 pub fn check_bytes(file: &str, bytes: &[u8], opts: &Options) -> FileReport {
-    if let Some(refused) = crate::input::refuse_array_header(file, bytes, opts) {
-        return refused;
-    }
-    let mut cx = Cx {
-        file,
-        opts,
-        findings: Vec::new(),
-        contents: None,
-        scanned: None,
+    // Reading a slice cannot fail; were it to, the report says so.
+    check_stream(file, &mut || Ok(SliceLines::new(bytes, None)), opts)
+        .unwrap_or_else(|e| unreadable(file, opts, 1, &e))
+}
+
+/// A report of one `transcript-unreadable` finding at `line` (nothing else checked).
+fn unreadable(file: &str, opts: &Options, line: usize, why: &dyn std::fmt::Display) -> FileReport {
+    let mut cx = Cx::new(file, opts, Vec::new());
+    cx.push(
+        rules::TRANSCRIPT_UNREADABLE,
+        Place::file_line(line),
+        None,
+        String::new(),
+        format!("{why}"),
+    );
+    let (revision, revision_source) = match &opts.spec {
+        SpecChoice::Fixed(r) => (r.clone(), RevisionSource::CommandLine),
+        SpecChoice::Auto => (Revision::v2026_07_28(), RevisionSource::Assumed),
     };
-    // Message records borrow from `bytes`: the transcript is held once. A
-    // canonical message line is read once, by the wire's scanner
-    // (`codec::scan_message`), whose result is kept for the rules.
-    let mut prescans = wireview::Prescans::default();
-    let t = match reader::read_borrowed_with(bytes, ReadOptions::lenient(), |m| prescans.scan(m)) {
-        Ok(t) => t,
-        Err(e) => {
-            cx.push(
-                rules::TRANSCRIPT_UNREADABLE,
-                Place::file_line(e.line),
-                None,
-                String::new(),
-                format!("{e}"),
-            );
-            let (revision, revision_source) = match &opts.spec {
-                SpecChoice::Fixed(r) => (r.clone(), RevisionSource::CommandLine),
-                SpecChoice::Auto => (Revision::v2026_07_28(), RevisionSource::Assumed),
+    FileReport {
+        file: file.to_owned(),
+        revision,
+        revision_source,
+        records: 0,
+        messages: 0,
+        findings: cx.findings,
+    }
+}
+
+/// Where [`check_stream`] reads a transcript's lines from, one at a time:
+/// [`SliceLines`] (bytes in memory or a mapped file, each line borrowed) or
+/// [`BufLines`] (a reader, each line copied into one buffer).
+pub(crate) trait LineSource {
+    /// Moves to the next line: `Some(terminated)` (whether it ended with
+    /// `\n`), `None` at the end.
+    ///
+    /// # Errors
+    /// The reader's I/O error.
+    fn advance(&mut self) -> std::io::Result<Option<bool>>;
+    /// The current line, without its `\n`.
+    fn line(&self) -> &[u8];
+    /// 1-based number of the current line.
+    fn line_no(&self) -> usize;
+    /// Byte offset of the current line's first byte.
+    fn offset(&self) -> usize;
+}
+
+/// Lines borrowed from bytes in memory (or a mapped file). Every
+/// [`SliceLines::RELEASE_STEP`] bytes, `release(upto)` is told that nothing
+/// before byte `upto` is read again (a mapping drops those pages: the memory
+/// of a check stays bounded by the longest line, not the file).
+pub(crate) struct SliceLines<'a> {
+    data: &'a [u8],
+    pos: usize,
+    start: usize,
+    end: usize,
+    line_no: usize,
+    released: usize,
+    release: Option<&'a dyn Fn(usize)>,
+    step: usize,
+}
+
+impl<'a> SliceLines<'a> {
+    /// Bytes read between two calls of `release` (64 MiB).
+    pub(crate) const RELEASE_STEP: usize = 64 << 20;
+
+    pub(crate) fn new(data: &'a [u8], release: Option<&'a dyn Fn(usize)>) -> Self {
+        SliceLines {
+            data,
+            pos: 0,
+            start: 0,
+            end: 0,
+            line_no: 0,
+            released: 0,
+            release,
+            step: Self::RELEASE_STEP,
+        }
+    }
+
+    /// The same with another release step (tests).
+    #[cfg(test)]
+    fn with_step(mut self, step: usize) -> Self {
+        self.step = step;
+        self
+    }
+}
+
+impl LineSource for SliceLines<'_> {
+    fn advance(&mut self) -> std::io::Result<Option<bool>> {
+        if self.pos >= self.data.len() {
+            return Ok(None);
+        }
+        self.line_no += 1;
+        self.start = self.pos;
+        if let Some(release) = self.release
+            && self.start - self.released >= self.step
+        {
+            release(self.start);
+            self.released = self.start;
+        }
+        let terminated = match memchr::memchr(b'\n', &self.data[self.pos..]) {
+            Some(n) => {
+                self.end = self.pos + n;
+                self.pos = self.end + 1;
+                true
+            }
+            None => {
+                self.end = self.data.len();
+                self.pos = self.end;
+                false
+            }
+        };
+        Ok(Some(terminated))
+    }
+
+    fn line(&self) -> &[u8] {
+        &self.data[self.start..self.end]
+    }
+
+    fn line_no(&self) -> usize {
+        self.line_no
+    }
+
+    fn offset(&self) -> usize {
+        self.start
+    }
+}
+
+/// Lines of a [`BufRead`](std::io::BufRead), read one at a time into one
+/// buffer (the longest line is what it holds).
+pub(crate) struct BufLines<R> {
+    r: R,
+    buf: Vec<u8>,
+    line_no: usize,
+    offset: usize,
+    next_offset: usize,
+}
+
+impl<R> BufLines<R> {
+    pub(crate) fn new(r: R) -> Self {
+        BufLines {
+            r,
+            buf: Vec::new(),
+            line_no: 0,
+            offset: 0,
+            next_offset: 0,
+        }
+    }
+}
+
+impl<R: std::io::BufRead> LineSource for BufLines<R> {
+    fn advance(&mut self) -> std::io::Result<Option<bool>> {
+        self.buf.clear();
+        let n = loop {
+            match self.r.read_until(b'\n', &mut self.buf) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        };
+        if n == 0 {
+            return Ok(None);
+        }
+        self.line_no += 1;
+        self.offset = self.next_offset;
+        self.next_offset += n;
+        let terminated = self.buf.last() == Some(&b'\n');
+        if terminated {
+            self.buf.pop();
+        }
+        Ok(Some(terminated))
+    }
+
+    fn line(&self) -> &[u8] {
+        &self.buf
+    }
+
+    fn line_no(&self) -> usize {
+        self.line_no
+    }
+
+    fn offset(&self) -> usize {
+        self.offset
+    }
+}
+
+/// What the first pass learns before the rules run: the revision (`--spec
+/// auto`) and, for HTTP transcripts, the exchanges answered with an event
+/// stream.
+fn first_pass<S: LineSource>(
+    lines: &mut S,
+    header: &mcptape_transcript::Header,
+    detect: bool,
+) -> std::io::Result<(Option<mcptape_wire::protocol::Detected>, sse::SseStreams)> {
+    use mcptape_wire::protocol::{Observation, RevisionDetector};
+    let mut detector = detect.then(RevisionDetector::new);
+    let mut settled = None;
+    let mut sse = sse::SseStreams::default();
+    let http = header.transport == Transport::Http;
+    while detector.is_some() || http {
+        let Some(_) = lines.advance()? else { break };
+        let (line_no, offset) = (lines.line_no(), lines.offset());
+        let mut slim: Option<String> = None;
+        let Ok(r) =
+            reader::parse_record_line(
+                lines.line(),
+                line_no,
+                offset,
+                |m| match wireview::Prescan::of(m) {
+                    Some(p) => {
+                        slim = p.slim_text().map(str::to_owned);
+                        true
+                    }
+                    None => false,
+                },
+            )
+        else {
+            continue;
+        };
+        if http {
+            sse.see(&r);
+        }
+        let Some(d) = detector.as_mut() else { continue };
+        let obs = match (r.message(), r.owned_event()) {
+            (Some((dir, msg, _)), _) => Observation::Json(
+                mcptape_wire::protocol::Direction::from_client(dir == Direction::C2s),
+                slim.as_deref().unwrap_or(msg),
+            ),
+            (None, Some(Event::Protocol { version })) => Observation::ProtocolRecord(version),
+            _ => continue,
+        };
+        if let Some(done) = d.observe(obs) {
+            settled = Some(done);
+            detector = None;
+        }
+    }
+    let detected = match (settled, detector) {
+        (Some(d), _) => Some(d),
+        (None, Some(d)) => Some(d.finish(header.protocol_version.as_deref())),
+        (None, None) => None,
+    };
+    Ok((detected, sse))
+}
+
+/// [`check_bytes`] on a transcript read as a stream: `open` gives the bytes
+/// from the start (called once, or twice when a first pass is needed: `--spec
+/// auto` up to the handshake that settles the revision, an HTTP transcript
+/// whole). Memory: one line at a time, the requests of the conversation and
+/// the findings, never the file.
+///
+/// # Errors
+/// The I/O errors of `open` and of reading.
+pub(crate) fn check_stream<S: LineSource>(
+    file: &str,
+    open: &mut dyn FnMut() -> std::io::Result<S>,
+    opts: &Options,
+) -> std::io::Result<FileReport> {
+    let mut lines = open()?;
+    let header = match lines.advance()? {
+        None => {
+            let e = reader::TranscriptError {
+                kind: reader::ErrorKind::Empty,
+                line: 1,
+                offset: 0,
             };
-            return FileReport {
-                file: file.to_owned(),
-                revision,
-                revision_source,
-                records: 0,
-                messages: 0,
-                findings: cx.findings,
-            };
+            return Ok(unreadable(file, opts, 1, &e));
+        }
+        Some(terminated) => {
+            if let Some(refused) = crate::input::refuse_array_header(file, lines.line(), opts) {
+                return Ok(refused);
+            }
+            if !terminated {
+                let e = reader::TranscriptError {
+                    kind: reader::ErrorKind::TruncatedHeader {
+                        bytes: lines.line().len(),
+                    },
+                    line: 1,
+                    offset: 0,
+                };
+                return Ok(unreadable(file, opts, 1, &e));
+            }
+            match reader::parse_header_line(lines.line()) {
+                Ok(h) => h,
+                Err(e) => return Ok(unreadable(file, opts, e.line, &e)),
+            }
         }
     };
+    let auto = matches!(opts.spec, SpecChoice::Auto);
+    let (detected, sse) = if auto || header.transport == Transport::Http {
+        let found = first_pass(&mut lines, &header, auto)?;
+        lines = open()?;
+        lines.advance()?;
+        found
+    } else {
+        (None, sse::SseStreams::default())
+    };
+    let (revision, revision_source) = match (&opts.spec, detected) {
+        (SpecChoice::Fixed(r), _) => (r.clone(), RevisionSource::CommandLine),
+        (SpecChoice::Auto, Some(d)) => (d.revision, d.source),
+        (SpecChoice::Auto, None) => (Revision::v2026_07_28(), RevisionSource::Assumed),
+    };
 
-    for e in &t.skipped {
-        cx.push(
-            rules::TRANSCRIPT_UNREADABLE,
-            Place::file_line(e.line),
-            None,
-            String::new(),
-            format!("record line skipped: {e}"),
+    let mut findings = Vec::new();
+    let mut st = State::new(header.transport, revision.clone());
+    st.sse = sse;
+    let mut messages = 0usize;
+    let mut records = 0usize;
+    let mut last_line = None;
+    let mut saw_exit = false;
+    let mut dropped = None;
+    let mut noise = NoiseRun::default();
+    while let Some(terminated) = lines.advance()? {
+        let (line_no, offset) = (lines.line_no(), lines.offset());
+        let mut pre = None;
+        let parsed = reader::parse_record_line(lines.line(), line_no, offset, |m| {
+            pre = wireview::Prescan::of(m);
+            pre.is_some()
+        });
+        let r = match parsed {
+            Ok(r) => r,
+            Err(e) if terminated => {
+                Cx::new(file, opts, std::mem::take(&mut findings)).push_into(
+                    &mut findings,
+                    rules::TRANSCRIPT_UNREADABLE,
+                    Place::file_line(e.line),
+                    format!("record line skipped: {e}"),
+                );
+                continue;
+            }
+            Err(e) => {
+                dropped = Some(reader::Dropped {
+                    offset,
+                    bytes: lines.line().len(),
+                    line: line_no,
+                    reason: e.kind.to_string(),
+                });
+                break;
+            }
+        };
+        records += 1;
+        last_line = Some(line_no);
+        let place = Place {
+            record: records,
+            line: line_no,
+        };
+        if header.transport == Transport::Stdio
+            && let Some(Event::Noise { dir, line }) = r.owned_event()
+        {
+            noise.push(
+                &mut Cx::new(file, opts, std::mem::take(&mut findings)),
+                &mut findings,
+                place,
+                *dir,
+                line.clone(),
+            );
+            continue;
+        }
+        noise.flush(
+            &mut Cx::new(file, opts, std::mem::take(&mut findings)),
+            &mut findings,
         );
+        if let Some((dir, raw, http)) = r.message() {
+            let mut cx = Cx::new(file, opts, std::mem::take(&mut findings));
+            messages += check_message(&mut cx, &mut st, &header, place, dir, raw, http, pre);
+            findings = cx.findings;
+            continue;
+        }
+        match r.owned_event() {
+            Some(Event::Http {
+                http,
+                note: HttpNote::ClientClosedStream,
+                ..
+            }) => {
+                // Over Streamable HTTP, closing a request's event stream is
+                // how a client cancels the request it carried.
+                st.stream_closed_by_client(http.exchange);
+            }
+            Some(Event::Exit { .. }) => saw_exit = true,
+            _ => {}
+        }
     }
-    // Line number of every record (the rule `inspect` shares).
-    let lines = reader::lines_of_records(&t.skipped, t.records.len());
-    if let Some(d) = &t.dropped {
+    let mut cx = Cx::new(file, opts, std::mem::take(&mut findings));
+    noise.flush(&mut cx, &mut findings);
+    cx.findings = findings;
+    if let Some(d) = &dropped {
         cx.push(
             rules::TRANSCRIPT_TRUNCATED,
             Place::file_line(d.line),
@@ -141,105 +481,105 @@ pub fn check_bytes(file: &str, bytes: &[u8], opts: &Options) -> FileReport {
             ),
         );
     }
-
-    let (revision, revision_source) = match &opts.spec {
-        SpecChoice::Fixed(r) => (r.clone(), RevisionSource::CommandLine),
-        SpecChoice::Auto => {
-            detect_revision(&t.records, t.header.protocol_version.as_deref(), &prescans)
-        }
-    };
-
-    let mut st = State::new(t.header.transport, revision.clone());
-    st.sse = sse::SseStreams::of(&t.records);
-    let mut messages = 0usize;
-    let mut i = 0usize;
-    while i < t.records.len() {
-        let place = Place {
-            record: i + 1,
-            line: lines[i],
-        };
-        if let Some((dir, raw, http)) = t.records[i].message() {
-            let pre = prescans.take(raw);
-            messages += check_message(&mut cx, &mut st, &t.header, place, dir, raw, http, pre);
-            i += 1;
-            continue;
-        }
-        match t.records[i].owned_event() {
-            Some(Event::Noise { dir, line }) => {
-                // A run of noise lines of one direction may be one message
-                // printed over several lines.
-                let run_end = noise_run_end(&t.records, i, *dir);
-                if t.header.transport == Transport::Stdio {
-                    if let Some(n) = split_message_len(&t.records[i..run_end]) {
-                        cx.push(
-                            rules::STDIO_EMBEDDED_NEWLINE,
-                            place,
-                            None,
-                            String::new(),
-                            format!(
-                                "{} lines (records {}..={}) on {} form one JSON message: it was written with embedded newlines",
-                                n,
-                                i + 1,
-                                i + n,
-                                dir_stream(*dir)
-                            ),
-                        );
-                        i += n;
-                        continue;
-                    }
-                    cx.push(
-                        rules::STDIO_NON_JSONRPC_LINE,
-                        place,
-                        None,
-                        String::new(),
-                        format!(
-                            "line on {} is not JSON: {}",
-                            dir_stream(*dir),
-                            clip(line, 80)
-                        ),
-                    );
-                }
-                i += 1;
-                continue;
-            }
-            Some(Event::Http {
-                http,
-                note: HttpNote::ClientClosedStream,
-                ..
-            }) => {
-                // Over Streamable HTTP, closing a request's event stream is
-                // how a client cancels the request it carried.
-                st.stream_closed_by_client(http.exchange);
-                i += 1;
-                continue;
-            }
-            _ => {}
-        }
-        i += 1;
-    }
     st.finish(&mut cx);
     // Last, so that it sorts after the findings of the last record.
-    if ended_without_exit_record(&t) {
+    if header.transport == Transport::Stdio && dropped.is_none() && !saw_exit {
         cx.push(
             rules::RECORDING_NO_EXIT,
             Place {
-                record: t.records.len(),
-                line: lines.last().copied().unwrap_or(1),
+                record: records,
+                line: last_line.unwrap_or(1),
             },
             None,
             String::new(),
-            no_exit_message(t.records.len()),
+            no_exit_message(records),
         );
     }
 
     cx.findings.sort_by_key(|f| (f.record, f.line));
-    FileReport {
+    Ok(FileReport {
         file: file.to_owned(),
         revision,
         revision_source,
-        records: t.records.len(),
+        records,
         messages,
         findings: cx.findings,
+    })
+}
+
+/// The stdio noise lines (`Event::Noise`) of one direction seen in a row and
+/// not judged yet: a run of them may be one message printed over several
+/// lines (`stdio-embedded-newline`), found by [`split_message_len`] over at
+/// most [`MAX_SPLIT_MESSAGE_LINES`] lines, so at most that many are held.
+#[derive(Default)]
+struct NoiseRun {
+    dir: Option<Direction>,
+    lines: std::collections::VecDeque<(Place, String)>,
+}
+
+impl NoiseRun {
+    /// Adds a noise line; judges the lines whose window is complete.
+    fn push(
+        &mut self,
+        cx: &mut Cx<'_>,
+        out: &mut Vec<Finding>,
+        place: Place,
+        dir: Direction,
+        line: String,
+    ) {
+        if self.dir != Some(dir) {
+            self.judge(cx, usize::MAX);
+        }
+        self.dir = Some(dir);
+        self.lines.push_back((place, line));
+        self.judge(cx, MAX_SPLIT_MESSAGE_LINES);
+        *out = std::mem::take(&mut cx.findings);
+    }
+
+    /// Judges every held line (the run ended).
+    fn flush(&mut self, cx: &mut Cx<'_>, out: &mut Vec<Finding>) {
+        self.judge(cx, usize::MAX);
+        *out = std::mem::take(&mut cx.findings);
+    }
+
+    /// Judges the first lines while at least `min` are held (all of them
+    /// when the run has ended): one message over several lines, or one line
+    /// that is not JSON.
+    fn judge(&mut self, cx: &mut Cx<'_>, min: usize) {
+        let Some(dir) = self.dir else { return };
+        while !self.lines.is_empty() && (min == usize::MAX || self.lines.len() >= min) {
+            let place = self.lines[0].0;
+            if let Some(n) = split_message_len(&self.lines) {
+                cx.push(
+                    rules::STDIO_EMBEDDED_NEWLINE,
+                    place,
+                    None,
+                    String::new(),
+                    format!(
+                        "{} lines (records {}..={}) on {} form one JSON message: it was written with embedded newlines",
+                        n,
+                        place.record,
+                        place.record + n - 1,
+                        dir_stream(dir)
+                    ),
+                );
+                self.lines.drain(..n);
+                continue;
+            }
+            let (_, line) = &self.lines[0];
+            cx.push(
+                rules::STDIO_NON_JSONRPC_LINE,
+                place,
+                None,
+                String::new(),
+                format!(
+                    "line on {} is not JSON: {}",
+                    dir_stream(dir),
+                    clip(line, 80)
+                ),
+            );
+            self.lines.pop_front();
+        }
     }
 }
 
@@ -295,11 +635,11 @@ fn check_message<'a>(
     // never read again. A broken envelope is re-read whole for exact offsets.
     let slim_text = pre.as_ref().and_then(|p| p.slim_text());
     let env = match &slim_text {
-        Some(slim) => match wireview::envelope(slim.as_bytes()) {
+        Some(slim) => match wireview::envelope_scanned(slim.as_bytes()) {
             Envelope::Ok(bad) if bad.is_empty() => Envelope::Ok(bad),
             _ => wireview::envelope(raw.as_bytes()),
         },
-        None => wireview::envelope(raw.as_bytes()),
+        None => wireview::envelope_scanned(raw.as_bytes()),
     };
     let bad_elements = match env {
         // A bad envelope, or a batch with a bad element (`[{"type":"hb"}]`): on an SSE stream
@@ -386,33 +726,6 @@ fn check_message<'a>(
     messages
 }
 
-/// `--spec auto`: wire's one detector over the messages and `protocol`
-/// records, the header as hint (precedence in
-/// [`mcptape_wire::protocol::RevisionDetector`]).
-/// A prescanned message is read with its `result.contents` cut out
-/// ([`wireview::Prescans::slim_or`]): the detector reads handshakes and
-/// `_meta`, never the contents.
-fn detect_revision(
-    records: &[RecordRef<'_>],
-    header: Option<&str>,
-    prescans: &wireview::Prescans<'_>,
-) -> (Revision, RevisionSource) {
-    let observations = records
-        .iter()
-        .filter_map(|r| match (r.message(), r.owned_event()) {
-            (Some((dir, msg, _)), _) => Some(mcptape_wire::protocol::Observation::Json(
-                mcptape_wire::protocol::Direction::from_client(dir == Direction::C2s),
-                prescans.slim_or(msg),
-            )),
-            (None, Some(Event::Protocol { version })) => {
-                Some(mcptape_wire::protocol::Observation::ProtocolRecord(version))
-            }
-            _ => None,
-        });
-    let d = mcptape_wire::protocol::detect_revision(observations, header);
-    (d.revision, d.source)
-}
-
 fn meta_version(o: &Map<String, Value>) -> Option<&str> {
     o.get("params")?
         .get("_meta")?
@@ -420,26 +733,12 @@ fn meta_version(o: &Map<String, Value>) -> Option<&str> {
         .as_str()
 }
 
-fn noise_run_end(records: &[RecordRef<'_>], start: usize, dir: Direction) -> usize {
-    let mut j = start;
-    while j < records.len() {
-        match records[j].owned_event() {
-            Some(Event::Noise { dir: d, .. }) if *d == dir => j += 1,
-            _ => break,
-        }
-    }
-    j
-}
-
 /// If the first `n >= 2` noise lines of `run` join (with `\n`) into one JSON
 /// object or array, returns `n` (the shortest such prefix). Brackets are
 /// counted outside strings so each line is scanned once and JSON is parsed
 /// only when the depth returns to zero.
-fn split_message_len(run: &[RecordRef<'_>]) -> Option<usize> {
-    let first = match run.first()?.owned_event() {
-        Some(Event::Noise { line, .. }) => line,
-        _ => return None,
-    };
+fn split_message_len(run: &std::collections::VecDeque<(Place, String)>) -> Option<usize> {
+    let first = &run.front()?.1;
     let t = first.trim_start();
     if !(t.starts_with('{') || t.starts_with('[')) {
         return None;
@@ -449,15 +748,12 @@ fn split_message_len(run: &[RecordRef<'_>]) -> Option<usize> {
         return None; // complete on one line: not JSON, or it would be a message
     }
     let mut joined = first.clone();
-    for (k, r) in run
+    for (k, (_, line)) in run
         .iter()
         .enumerate()
         .skip(1)
         .take(MAX_SPLIT_MESSAGE_LINES - 1)
     {
-        let Some(Event::Noise { line, .. }) = r.owned_event() else {
-            return None;
-        };
         joined.push('\n');
         joined.push_str(line);
         if depth.feed(line) {
@@ -551,7 +847,23 @@ struct Cx<'a> {
     scanned: Option<Vec<ScannedEntry<'a>>>,
 }
 
-impl Cx<'_> {
+impl<'a> Cx<'a> {
+    fn new(file: &'a str, opts: &'a Options, findings: Vec<Finding>) -> Cx<'a> {
+        Cx {
+            file,
+            opts,
+            findings,
+            contents: None,
+            scanned: None,
+        }
+    }
+
+    /// Pushes a finding without id or pointer and hands the findings back to `out`.
+    fn push_into(mut self, out: &mut Vec<Finding>, rule: &Rule, place: Place, message: String) {
+        self.push(rule, place, None, String::new(), message);
+        *out = self.findings;
+    }
+
     fn push(
         &mut self,
         rule: &Rule,
@@ -606,9 +918,13 @@ impl IdKey {
 
 #[derive(Debug)]
 struct Pending {
+    /// When the request's key (sender, id) was first seen, in key order:
+    /// the end-of-file report lists keys in that order (deterministic).
+    key_seq: u64,
     place: Place,
-    /// JSON pointer of the request's id within its record.
-    id_ptr: String,
+    /// Batch index of the request within its record (`None`: a single message),
+    /// for the JSON pointer of its id ([`Pending::id_ptr`]).
+    batch_index: Option<usize>,
     /// HTTP exchange the request was POSTed in (HTTP transcripts).
     exchange: Option<u64>,
     /// Index of its `http-protocol-version-mismatch` finding, completed with
@@ -621,13 +937,23 @@ struct Pending {
     cancelled: bool,
 }
 
+impl Pending {
+    /// JSON pointer of the request's id within its record.
+    fn id_ptr(&self) -> String {
+        match self.batch_index {
+            Some(k) => format!("/{k}/id"),
+            None => "/id".to_owned(),
+        }
+    }
+}
+
 struct State {
     transport: Transport,
     rev: Revision,
     /// Requests by (sender, id), oldest first.
     requests: HashMap<(Direction, IdKey), Vec<Pending>>,
-    /// Insertion order of request keys (for deterministic end-of-file reports).
-    order: Vec<(Direction, IdKey)>,
+    /// The last [`Pending::key_seq`] handed out.
+    next_key_seq: u64,
     /// (sender, id type, id text) already reported for ids-differ-only-in-type.
     type_clash_reported: HashSet<(Direction, String)>,
     /// initialize: the version the client offered.
@@ -690,7 +1016,7 @@ impl State {
             transport,
             rev,
             requests: HashMap::new(),
-            order: Vec::new(),
+            next_key_seq: 0,
             type_clash_reported: HashSet::new(),
             offered: None,
             init_mismatch: None,
@@ -821,13 +1147,18 @@ impl State {
             }
         }
 
-        let k = (dir, key);
-        if !self.requests.contains_key(&k) {
-            self.order.push(k.clone());
-        }
-        self.requests.entry(k).or_default().push(Pending {
+        let list = self.requests.entry((dir, key)).or_default();
+        let key_seq = match list.first() {
+            Some(p) => p.key_seq,
+            None => {
+                self.next_key_seq += 1;
+                self.next_key_seq
+            }
+        };
+        list.push(Pending {
+            key_seq,
             place,
-            id_ptr: format!("{prefix}/id"),
+            batch_index: prefix.strip_prefix('/').and_then(|k| k.parse().ok()),
             exchange: http.map(|h| h.exchange),
             mismatch_finding: mismatch,
             id: id.clone(),
@@ -983,7 +1314,9 @@ impl State {
             );
         }
         let method = req.method.clone();
-        let uri = req.uri.clone();
+        // Taken: an answered request's uri is never read again (memory per
+        // request seen stays small on a long session).
+        let uri = req.uri.take();
         if dir != Direction::S2c {
             return;
         }
@@ -1416,31 +1749,39 @@ impl State {
     }
 
     fn finish(&mut self, cx: &mut Cx<'_>) {
-        for k in &self.order {
-            for p in &self.requests[k] {
-                if !p.answered && !p.cancelled {
-                    cx.push(
-                        rules::REQUEST_UNANSWERED,
-                        p.place,
-                        Some(&p.id),
-                        p.id_ptr.clone(),
-                        format!(
-                            "{} {} from the {} got no response and was not cancelled{}",
-                            p.method,
-                            p.id,
-                            match k.0 {
-                                Direction::C2s => "client",
-                                Direction::S2c => "server",
-                            },
-                            if self.transport == Transport::Http {
-                                ""
-                            } else {
-                                " before the transcript ended"
-                            }
-                        ),
-                    );
-                }
-            }
+        // Keys in the order first seen, each key's requests in order.
+        let mut open: Vec<(u64, usize, Direction, &Pending)> = self
+            .requests
+            .iter()
+            .flat_map(|(k, list)| {
+                list.iter()
+                    .enumerate()
+                    .map(move |(i, p)| (p.key_seq, i, k.0, p))
+            })
+            .filter(|(_, _, _, p)| !p.answered && !p.cancelled)
+            .collect();
+        open.sort_by_key(|(seq, i, _, _)| (*seq, *i));
+        for (_, _, sender, p) in open {
+            cx.push(
+                rules::REQUEST_UNANSWERED,
+                p.place,
+                Some(&p.id),
+                p.id_ptr(),
+                format!(
+                    "{} {} from the {} got no response and was not cancelled{}",
+                    p.method,
+                    p.id,
+                    match sender {
+                        Direction::C2s => "client",
+                        Direction::S2c => "server",
+                    },
+                    if self.transport == Transport::Http {
+                        ""
+                    } else {
+                        " before the transcript ended"
+                    }
+                ),
+            );
         }
     }
 }
@@ -1458,5 +1799,67 @@ fn json_type(v: &Value) -> &'static str {
         Value::String(_) => "a string",
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod line_source_tests {
+    use super::*;
+
+    fn all<S: LineSource>(mut s: S) -> Vec<(Vec<u8>, bool, usize, usize)> {
+        let mut out = Vec::new();
+        while let Some(t) = s.advance().unwrap() {
+            out.push((s.line().to_vec(), t, s.line_no(), s.offset()));
+        }
+        out
+    }
+
+    /// Both sources cut the same lines (empty lines, `\r`, an unterminated
+    /// tail) with the same numbers and offsets.
+    #[test]
+    fn slice_and_buffered_lines_agree() {
+        for text in [
+            &b""[..],
+            b"\n",
+            b"a\n\nbc\r\nd",
+            b"one\ntwo\n",
+            b"no newline at all",
+        ] {
+            let sliced = all(SliceLines::new(text, None));
+            let buffered = all(BufLines::new(std::io::BufReader::with_capacity(2, text)));
+            assert_eq!(sliced, buffered, "{:?}", String::from_utf8_lossy(text));
+        }
+        assert_eq!(
+            all(SliceLines::new(b"a\n\nbc\r\nd", None)),
+            vec![
+                (b"a".to_vec(), true, 1, 0),
+                (Vec::new(), true, 2, 2),
+                (b"bc\r".to_vec(), true, 3, 3),
+                (b"d".to_vec(), false, 4, 7),
+            ]
+        );
+    }
+
+    /// `release` is told, once per step, the first byte of the line being read
+    /// (lines of half a step: steps start at lines 3 and 5).
+    #[test]
+    fn slice_lines_release_what_lies_behind_each_step() {
+        let step = 1000;
+        let line = vec![b'x'; step / 2 - 1];
+        let mut text = Vec::new();
+        for _ in 0..5 {
+            text.extend_from_slice(&line);
+            text.push(b'\n');
+        }
+        let told = std::cell::RefCell::new(Vec::new());
+        let release = |upto: usize| told.borrow_mut().push(upto);
+        let mut s = SliceLines::new(&text, Some(&release)).with_step(step);
+        let mut n = 0;
+        while s.advance().unwrap().is_some() {
+            assert_eq!(s.line().len(), line.len());
+            n += 1;
+        }
+        assert_eq!(n, 5);
+        assert_eq!(*told.borrow(), vec![step, 2 * step]);
     }
 }

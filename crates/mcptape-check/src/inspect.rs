@@ -441,13 +441,37 @@ struct BlobFacts {
 /// the scan does not accept has no skeleton and is parsed whole, so every
 /// error (and its offset into the line) is the parser's own.
 struct Skeleton {
+    /// The message with its blobs cut out; empty when nothing was cut (the
+    /// skeleton is the message itself: [`Skeleton::text`]), so a text reply
+    /// is not held twice.
     bytes: Vec<u8>,
     blobs: Vec<Option<BlobFacts>>,
 }
 
 impl Skeleton {
+    /// The skeleton's text: [`Self::bytes`], or `line` (the message it was
+    /// made of) when no blob was cut.
+    fn text<'a>(&'a self, line: &'a [u8]) -> &'a [u8] {
+        if self.bytes.is_empty() {
+            line
+        } else {
+            &self.bytes
+        }
+    }
+
+    #[cfg(test)]
     fn of(line: &[u8]) -> Option<Skeleton> {
-        let m = codec::scan_message(line).ok()?;
+        Skeleton::scan(line).ok().flatten()
+    }
+
+    /// The wire's one scan of the message (`Err` when it is not strict JSON)
+    /// and, from that same scan, its skeleton when it has one.
+    fn scan(line: &[u8]) -> Result<Option<Skeleton>, codec::CodecError> {
+        let m = codec::scan_message(line)?;
+        Ok(Skeleton::from_scan(line, m))
+    }
+
+    fn from_scan(line: &[u8], m: codec::ScannedMessage<'_>) -> Option<Skeleton> {
         let range = m.contents?;
         let mut blobs = Vec::with_capacity(m.entries.len());
         let mut cuts = Vec::new();
@@ -481,6 +505,12 @@ impl Skeleton {
                 _ => return None,
             }
         }
+        if cuts.is_empty() {
+            return Some(Skeleton {
+                bytes: Vec::new(),
+                blobs,
+            });
+        }
         let cut: usize = cuts.iter().map(|r| r.len()).sum();
         let mut bytes = Vec::with_capacity(line.len() - cut);
         let mut at = 0;
@@ -509,7 +539,7 @@ pub fn inspect(data: &[u8], lenient: bool) -> InspectReport {
             number: i + 1,
             bytes,
             dir: None,
-            skel: Skeleton::of(bytes),
+            skel: Skeleton::scan(bytes).ok().flatten(),
         })
         .collect();
     inspect_messages(None, inputs, Vec::new(), lenient)
@@ -520,10 +550,10 @@ fn inspect_transcript(data: &[u8], lenient: bool) -> InspectReport {
     // scanned once (its skeleton kept, keyed by the address of its text).
     let mut skels: Vec<(usize, Option<Skeleton>)> = Vec::new();
     let t = match reader::read_borrowed_with(data, ReadOptions::lenient(), |m| {
-        if codec::scan_message(m.as_bytes()).is_err() {
+        let Ok(skel) = Skeleton::scan(m.as_bytes()) else {
             return false;
-        }
-        skels.push((m.as_ptr() as usize, Skeleton::of(m.as_bytes())));
+        };
+        skels.push((m.as_ptr() as usize, skel));
         true
     }) {
         Ok(t) => t,
@@ -608,27 +638,28 @@ fn inspect_messages(
     let mut items = Vec::new();
     bad.sort_by_key(|(line, _)| *line);
     let mut bad = bad.into_iter().peekable();
-    let frames: Vec<(Input<'_>, Result<Frame, WireError>)> = inputs
-        .into_iter()
-        .map(|mut i| {
-            let f = match &i.skel {
-                Some(sk) => match jsonrpc::parse(&sk.bytes) {
-                    Ok(f) => Ok(f),
-                    Err(_) => {
-                        i.skel = None;
-                        jsonrpc::parse(i.bytes)
-                    }
-                },
-                None => jsonrpc::parse(i.bytes),
-            };
-            (i, f)
-        })
-        .collect();
+    // Each message is parsed where it is used, never held: a first pass
+    // over what a client may send finds the resources/read requests, the
+    // second reads every message (a request is small; a reply is parsed once).
+    let mut inputs = inputs;
+    let parse = |i: &mut Input<'_>| -> Result<Frame, WireError> {
+        match &i.skel {
+            Some(sk) => match jsonrpc::parse(sk.text(i.bytes)) {
+                Ok(f) => Ok(f),
+                Err(_) => {
+                    i.skel = None;
+                    jsonrpc::parse(i.bytes)
+                }
+            },
+            None => jsonrpc::parse(i.bytes),
+        }
+    };
 
     // resources/read requests by id: (line, requested uri)
     let mut requests: HashMap<RequestId, (usize, Option<String>)> = HashMap::new();
-    for (l, frame) in frames.iter().filter(|(l, _)| l.dir != Some(Direction::S2c)) {
-        for m in messages(frame) {
+    for l in inputs.iter_mut().filter(|l| l.dir != Some(Direction::S2c)) {
+        let frame = parse(l);
+        for m in messages(&frame) {
             if let Message::Request(r) = m
                 && r.method == "resources/read"
             {
@@ -645,7 +676,9 @@ fn inspect_messages(
     let paired = !requests.is_empty();
     let mut answered: HashSet<RequestId> = HashSet::new();
 
-    for (l, frame) in &frames {
+    for l in &mut inputs {
+        let frame = parse(l);
+        let (l, frame) = (&*l, &frame);
         while let Some((line, reason)) = bad.next_if(|(n, _)| *n < l.number) {
             s.bad_lines += 1;
             items.push(Item::BadLine { line, reason });
@@ -691,7 +724,7 @@ fn inspect_messages(
                     answered.insert(r.id.clone());
                     let requested_uri = requested.and_then(|(_, u)| u.clone());
                     let (parsed, blobs) = match &l.skel {
-                        Some(sk) => match parse_result(&sk.bytes, r, single, lenient) {
+                        Some(sk) => match parse_result(sk.text(l.bytes), r, single, lenient) {
                             Ok(x) => (Ok(x), Some(&sk.blobs)),
                             Err(_) => (parse_result(l.bytes, r, single, lenient), None),
                         },

@@ -244,7 +244,8 @@ fn walk(
 }
 
 /// Transcripts at least this big (64 MiB) are memory-mapped by [`check_paths`]
-/// instead of read: the page cache is mapped as is, where a read would first
+/// (and [`read_file_bytes`]) instead of read (`check_paths` then releases the
+/// pages behind the line it checks): the page cache is mapped as is, where a read would first
 /// have the kernel zero as many fresh pages and then copy into them (on the
 /// 160 MB directory read that is most of the time; benches/README.md). Smaller
 /// files are read into a buffer sized from their metadata.
@@ -312,6 +313,78 @@ fn read_regular(path: &Path) -> Result<FileBytes, CheckError> {
     Ok(FileBytes::Read(bytes))
 }
 
+/// Read buffer of [`check_paths`] (256 KiB): a transcript is checked as a
+/// stream, one line at a time, never held whole.
+pub const CHECK_READ_BUFFER_BYTES: usize = 256 << 10;
+
+/// Checks one regular file as a stream ([`check_bytes`]'s rules and report):
+/// opened once through the shared non-blocking opener, read from the start
+/// once more for a first pass when one is needed (`--spec auto` up to the
+/// handshake that settles the revision; an HTTP transcript's event streams).
+fn check_file(path: &Path, opts: &Options) -> Result<FileReport, CheckError> {
+    use mcptape_uri::fs::OpenErrorKind;
+    use std::io::{Seek, SeekFrom};
+    let err = |kind: CheckErrorKind| CheckError {
+        path: path.to_owned(),
+        kind,
+    };
+    let file = mcptape_uri::fs::open_nonblocking(path).map_err(|e| match e.kind() {
+        OpenErrorKind::NotRegularFile => err(CheckErrorKind::NotRegularFile),
+        _ => err(CheckErrorKind::Io(e.into_io_error())),
+    })?;
+    let meta = file.metadata().map_err(|e| err(e.into()))?;
+    if !meta.is_file() {
+        return Err(err(CheckErrorKind::NotRegularFile));
+    }
+    let name = path.display().to_string();
+    if meta.len() >= MMAP_MIN_BYTES
+        && let Some(map) = map_for_streaming(&file)
+    {
+        // Pages behind the line being checked are dropped from this process
+        // as the check moves on: memory follows the longest line, not the file.
+        let release = |upto: usize| {
+            let upto = upto / PAGE_BYTES * PAGE_BYTES;
+            // SAFETY: `MADV_DONTNEED` on a read-only file mapping only drops
+            // this process's page table entries for `0..upto`; a later read
+            // of those bytes (the second pass) faults them in again from the
+            // page cache with the same contents. No line borrowed from the
+            // map lies before `upto` (it is at or before the current line's
+            // first byte).
+            #[allow(unsafe_code)]
+            let _ =
+                unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, 0, upto) };
+        };
+        let mut open = || Ok(engine::SliceLines::new(&map, Some(&release)));
+        return engine::check_stream(&name, &mut open, opts).map_err(|e| err(e.into()));
+    }
+    let mut open = || -> std::io::Result<_> {
+        let mut f = file.try_clone()?;
+        f.seek(SeekFrom::Start(0))?;
+        Ok(engine::BufLines::new(std::io::BufReader::with_capacity(
+            CHECK_READ_BUFFER_BYTES,
+            f,
+        )))
+    };
+    engine::check_stream(&name, &mut open, opts).map_err(|e| err(e.into()))
+}
+
+/// Page size assumed for releasing mapped pages (4 KiB; a larger real page
+/// only makes a release cover less).
+const PAGE_BYTES: usize = 4096;
+
+/// A read-only map of `file` for [`check_file`], read sequentially (no
+/// `MAP_POPULATE`: pages come in as the check reaches them and are released
+/// behind it). `None` when the map fails (the file is then read).
+fn map_for_streaming(file: &std::fs::File) -> Option<memmap2::Mmap> {
+    // SAFETY: as in `read_regular`: read-only, private to this check; a
+    // truncation by another process while checking would fault (SIGBUS),
+    // and `check` reads finished recordings.
+    #[allow(unsafe_code)]
+    let map = unsafe { memmap2::MmapOptions::new().map(file) }.ok()?;
+    let _ = map.advise(memmap2::Advice::Sequential);
+    Some(map)
+}
+
 /// Checks every transcript under `paths` (see [`collect_transcripts`]).
 /// Each skipped non-regular `*.jsonl` entry ([`Collected::skipped`]) is
 /// reported on stderr as `mcptape check: skipped PATH: not a regular file`
@@ -348,8 +421,7 @@ pub fn check_paths(paths: &[PathBuf], opts: &Options) -> Result<Report, CheckErr
     }
     let mut reports = Vec::with_capacity(files.len());
     for f in files {
-        let bytes = read_regular(&f)?;
-        reports.push(check_bytes(&f.display().to_string(), &bytes, opts));
+        reports.push(check_file(&f, opts)?);
     }
     Ok(Report::new(reports, opts.allow.iter().cloned().collect()))
 }

@@ -34,6 +34,20 @@ pub(crate) fn envelope(raw: &[u8]) -> Envelope {
     }
 }
 
+/// [`envelope`], read by the wire's one-pass envelope scanner
+/// (`mcptape_wire::envelope::scan_envelope`, strict, string bodies skipped
+/// with `memchr`) first: what it accepts `jsonrpc::validate` accepts as one
+/// valid message (the two readers agree: wire's differential tests and the
+/// `envelope_vs_jsonrpc` fuzz target), so only a message it refuses (a
+/// batch, a broken envelope) is read again by `validate` for its exact
+/// verdict and error text.
+pub(crate) fn envelope_scanned(raw: &[u8]) -> Envelope {
+    if mcptape_wire::envelope::scan_envelope(raw).is_ok() {
+        return Envelope::Ok(Vec::new());
+    }
+    envelope(raw)
+}
+
 /// Byte offset of the first `\n` or `\r` (SIMD search: a 160 MB message is
 /// scanned at memory speed).
 pub(crate) fn line_break(raw: &[u8]) -> Option<usize> {
@@ -154,6 +168,20 @@ pub(crate) struct Prescan<'a> {
 }
 
 impl<'a> Prescan<'a> {
+    /// The wire's strict one-pass scan of the message text `msg`
+    /// (`codec::scan_message`), kept for the rules; `None` when `msg` is not
+    /// strict JSON (the reader's serde path and the rules' own reading then
+    /// decide, with exact errors).
+    pub(crate) fn of(msg: &'a str) -> Option<Prescan<'a>> {
+        let m = codec::scan_message(msg.as_bytes()).ok()?;
+        let slim = Prescan::make_slim(m.contents.clone(), msg);
+        Some(Prescan {
+            contents: m.contents,
+            slim,
+            entries: m.entries,
+        })
+    }
+
     /// The message with its `result.contents` array replaced by `[]`, for
     /// the envelope check and the slim `Value` (small), or `None` when the
     /// message has no such array.
@@ -182,54 +210,6 @@ impl<'a> Prescan<'a> {
             .clone()
             .and_then(|r| raw.get(r))
             .unwrap_or("[]")
-    }
-}
-
-/// The prescans of a transcript, in file order, keyed by the address of the
-/// message text they read (records borrow from the one input buffer).
-#[derive(Default)]
-pub(crate) struct Prescans<'a> {
-    scans: Vec<(usize, Option<Prescan<'a>>)>,
-}
-
-impl<'a> Prescans<'a> {
-    /// The validator of `read_borrowed_with`: `true` when `msg` is strict
-    /// JSON (its scan is kept), `false` to let the reader's serde path and
-    /// the rules' own reading decide (exact errors).
-    pub(crate) fn scan(&mut self, msg: &'a str) -> bool {
-        match codec::scan_message(msg.as_bytes()) {
-            Ok(m) => {
-                let slim = Prescan::make_slim(m.contents.clone(), msg);
-                self.scans.push((
-                    msg.as_ptr() as usize,
-                    Some(Prescan {
-                        contents: m.contents,
-                        slim,
-                        entries: m.entries,
-                    }),
-                ));
-                true
-            }
-            Err(_) => false,
-        }
-    }
-
-    /// The slim text ([`Prescan::slim_text`]) of the message text `msg`, or
-    /// `msg` itself: what the revision detector reads.
-    pub(crate) fn slim_or<'m>(&'m self, msg: &'m str) -> &'m str {
-        let key = msg.as_ptr() as usize;
-        self.scans
-            .binary_search_by_key(&key, |(k, _)| *k)
-            .ok()
-            .and_then(|i| self.scans[i].1.as_ref()?.slim_text())
-            .unwrap_or(msg)
-    }
-
-    /// Takes the prescan of the message text `msg`, if it had one.
-    pub(crate) fn take(&mut self, msg: &str) -> Option<Prescan<'a>> {
-        let key = msg.as_ptr() as usize;
-        let i = self.scans.binary_search_by_key(&key, |(k, _)| *k).ok()?;
-        self.scans[i].1.take()
     }
 }
 

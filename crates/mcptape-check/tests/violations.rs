@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use mcptape_check::{Options, RULES, Severity, check_bytes, check_paths};
+use mcptape_check::{Options, RULES, Revision, Severity, SpecChoice, check_bytes, check_paths};
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -411,6 +411,51 @@ fn every_rule_has_a_near_miss_that_does_not_fire_it() {
                 "{case} fires {rule}"
             );
             assert!(report.findings.is_empty(), "{case}: {:?}", report.findings);
+        }
+    }
+}
+
+/// `check_paths` streams each file (one line at a time, a first pass for `--spec auto`):
+/// on every violation file, near miss and real recording it reports exactly what
+/// `check_bytes` reports on the file held in memory, under every `--spec`.
+#[test]
+fn streamed_files_report_what_check_bytes_reports_in_memory() {
+    let mut files = Vec::new();
+    for dir in [
+        "corpus/violations",
+        "corpus/transcripts",
+        "crates/mcptape-check/tests/data/pass",
+    ] {
+        for e in std::fs::read_dir(repo().join(dir)).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|x| x == "jsonl") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    assert!(files.len() >= 40, "{} files", files.len());
+    for spec in [
+        SpecChoice::Auto,
+        SpecChoice::Fixed(Revision::v2025_06_18()),
+        SpecChoice::Fixed(Revision::v2026_07_28()),
+    ] {
+        let opts = Options {
+            spec: spec.clone(),
+            ..Options::default()
+        };
+        for f in &files {
+            let bytes = std::fs::read(f).unwrap();
+            let in_memory = check_bytes(&f.display().to_string(), &bytes, &opts);
+            let streamed = check_paths(std::slice::from_ref(f), &opts)
+                .unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+            assert_eq!(streamed.files.len(), 1);
+            assert_eq!(
+                format!("{:?}", streamed.files[0]),
+                format!("{in_memory:?}"),
+                "{} under {spec:?}",
+                f.display()
+            );
         }
     }
 }

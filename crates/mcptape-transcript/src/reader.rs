@@ -410,18 +410,7 @@ pub fn read_borrowed_with<'a>(
     mut validate: impl FnMut(&'a str) -> bool,
 ) -> Result<TranscriptRef<'a>, TranscriptError> {
     let parse = std::cell::RefCell::new(|line: &'a [u8], line_no: usize, offset: usize| {
-        if let Some((t_us, dir, msg)) = canonical_message(line)
-            && let Ok(msg) = std::str::from_utf8(msg)
-            && validate(msg)
-        {
-            return Ok(RecordRef::Message {
-                t_us,
-                dir,
-                msg,
-                http: None,
-            });
-        }
-        parse_record_ref(line, line_no, offset)
+        parse_record_line(line, line_no, offset, &mut validate)
     });
     let (header, records, dropped, skipped) =
         read_lines(bytes, opts, |l, n, o| (parse.borrow_mut())(l, n, o))?;
@@ -431,6 +420,48 @@ pub fn read_borrowed_with<'a>(
         dropped,
         skipped,
     })
+}
+
+/// Parses one record line (without its `\n`) as [`read_borrowed_with`] does,
+/// for a caller that streams the lines itself (`mcptape check` reads a
+/// transcript line by line, holding one line at a time): the writer's
+/// canonical message line is matched byte by byte and its `msg` handed to
+/// `validate` (see [`read_borrowed_with`]); any other line, or a `msg`
+/// `validate` refuses, takes the serde path. `line_no` (1-based) and
+/// `offset` (of the line's first byte) are what an error carries.
+///
+/// # Errors
+/// As a malformed line of [`read_with`]: [`ErrorKind::EmptyLine`],
+/// [`ErrorKind::InvalidUtf8`], [`ErrorKind::Record`], [`ErrorKind::Fields`].
+pub fn parse_record_line<'a>(
+    line: &'a [u8],
+    line_no: usize,
+    offset: usize,
+    mut validate: impl FnMut(&'a str) -> bool,
+) -> Result<RecordRef<'a>, TranscriptError> {
+    if let Some((t_us, dir, msg)) = canonical_message(line)
+        && let Ok(msg) = std::str::from_utf8(msg)
+        && validate(msg)
+    {
+        return Ok(RecordRef::Message {
+            t_us,
+            dir,
+            msg,
+            http: None,
+        });
+    }
+    parse_record_ref(line, line_no, offset)
+}
+
+/// Parses the header line (line 1, without its `\n`) as [`read`] does, for a
+/// caller that streams the lines itself ([`parse_record_line`]). An empty
+/// input and a header without `\n` are the caller's to report
+/// ([`ErrorKind::Empty`], [`ErrorKind::TruncatedHeader`]).
+///
+/// # Errors
+/// [`ErrorKind::UnsupportedVersion`] or [`ErrorKind::Header`], at line 1.
+pub fn parse_header_line(line: &[u8]) -> Result<Header, TranscriptError> {
+    parse_header(line)
 }
 
 /// Splits the writer's canonical message line without `http` into

@@ -94,6 +94,11 @@ pub(crate) struct LexError {
 /// it, a linear scan (MCP objects have few keys; hostile ones stay linear).
 const LINEAR_KEYS: usize = 16;
 
+/// Bytes the unescape buffer of a string reserves up front (64 KiB, or the
+/// rest of the input when shorter): a string with escapes is decoded
+/// without growing the buffer by doubling from nothing on every scan.
+const STRING_BUFFER_BYTES: usize = 64 << 10;
+
 /// Byte classes for decoding strings: `true` stops a plain run (`"`, `\`,
 /// bytes below 0x20).
 const STRING_STOP: [bool; 256] = {
@@ -386,6 +391,10 @@ impl<'a> Lexer<'a> {
     /// See [`Self::string_into`]; `false` means "take the per-run path".
     fn string_fast(&mut self) -> bool {
         self.sbuf.clear();
+        // Room for a string up to 64 KiB (or the rest of the input) at once,
+        // instead of growing by doubling from nothing on every scan.
+        let room = (self.input.len() - self.pos).min(STRING_BUFFER_BYTES);
+        self.sbuf.reserve(room);
         let mut p = self.pos + 1;
         loop {
             let rest = &self.input[p..];

@@ -20,27 +20,24 @@ pub(super) struct SseStreams {
 }
 
 impl SseStreams {
-    /// Scans the records' HTTP metadata (no message is parsed).
-    pub(super) fn of(records: &[RecordRef<'_>]) -> SseStreams {
-        let mut exchanges = HashSet::new();
-        for r in records {
-            let meta = match (r.message(), r.owned_event()) {
-                (Some((Direction::S2c, _, Some(h))), _) => h,
-                (
-                    None,
-                    Some(Event::Http {
-                        dir: Direction::S2c,
-                        http,
-                        ..
-                    }),
-                ) => http,
-                _ => continue,
-            };
-            if is_event_stream(meta) {
-                exchanges.insert(meta.exchange);
-            }
+    /// Notes the record's HTTP metadata (no message is parsed): an
+    /// exchange is an event stream when any of its server records says so.
+    pub(super) fn see(&mut self, r: &RecordRef<'_>) {
+        let meta = match (r.message(), r.owned_event()) {
+            (Some((Direction::S2c, _, Some(h))), _) => h,
+            (
+                None,
+                Some(Event::Http {
+                    dir: Direction::S2c,
+                    http,
+                    ..
+                }),
+            ) => http,
+            _ => return,
+        };
+        if is_event_stream(meta) {
+            self.exchanges.insert(meta.exchange);
         }
-        SseStreams { exchanges }
     }
 
     fn carried(&self, h: &HttpMeta) -> bool {
