@@ -3,8 +3,8 @@
 //! rule that every expansion still goes through the sanitizer.
 
 use mcptape_uri::template::{
-    MAX_MATCH_DEPTH, MAX_MATCH_URI_BYTES, MAX_TEMPLATE_BYTES, Template, TemplateErrorKind, Value,
-    Vars,
+    MAX_MATCH_DEPTH, MAX_MATCH_URI_BYTES, MAX_TEMPLATE_BYTES, MAX_TEMPLATE_VARS, Template,
+    TemplateErrorKind, Value, Vars,
 };
 use mcptape_uri::{Root, SanitizeErrorKind};
 
@@ -348,6 +348,32 @@ fn max_template_bytes_at_the_limit_and_one_past() {
         (e.kind(), e.offset()),
         (TemplateErrorKind::TooLong, MAX_TEMPLATE_BYTES)
     );
+}
+
+#[test]
+fn max_template_vars_at_the_limit_and_one_past() {
+    let names: Vec<String> = (0..MAX_TEMPLATE_VARS).map(|i| format!("v{i}")).collect();
+    let at = format!("x:{{/{}}}", names.join(","));
+    let tpl = t(&at);
+    assert_eq!(tpl.var_names().count(), MAX_TEMPLATE_VARS);
+    // a template at the limit matches its own expansion back
+    let vars: Vars = names
+        .iter()
+        .map(|n| (n.clone(), format!("val-{n}")))
+        .collect();
+    let uri = tpl.expand(&vars).unwrap();
+    assert_eq!(tpl.match_uri(&uri), Some(vars));
+    // one more, in a second expression: the offset is that variable's name
+    let past = format!("{at}{{extra}}");
+    let e = Template::parse(&past).unwrap_err();
+    assert_eq!(
+        (e.kind(), e.offset()),
+        (TemplateErrorKind::TooManyVars, at.len() + 1)
+    );
+    // repeats count: the same name 65 times is one past too
+    let repeated = format!("x:{{{}}}", vec!["a"; MAX_TEMPLATE_VARS + 1].join(","));
+    let e = Template::parse(&repeated).unwrap_err();
+    assert_eq!(e.kind(), TemplateErrorKind::TooManyVars);
 }
 
 #[test]
