@@ -1105,6 +1105,24 @@ impl ValueState {
         self
     }
 
+    /// All fields in one integer: what two states are compared by when threads merge (one
+    /// 128-bit compare instead of thirteen; the fuzz build traces every compare).
+    fn key(&self) -> u128 {
+        u128::from(self.trip)
+            | u128::from(self.trip_val) << 8
+            | u128::from(self.utf_need) << 16
+            | u128::from(self.utf_lo) << 24
+            | u128::from(self.utf_hi) << 32
+            | u128::from(self.cp) << 40
+            | u128::from(self.units) << 72
+            | u128::from(self.nbytes) << 88
+            | u128::from(self.dbl) << 96
+            | u128::from(self.nonempty) << 104
+            | u128::from(self.first_alpha) << 105
+            | u128::from(self.seg_nonempty) << 106
+            | u128::from(self.seg_dots) << 107
+    }
+
     /// The value may end here: no half triplet or character, and (guard on) the last segment is
     /// not dots and spaces only; `;x=` needs a value.
     fn can_stop(&self, op: Op, guard: bool) -> bool {
@@ -1276,10 +1294,10 @@ struct Vm<'p, 'u> {
     seen_at: Vec<u32>,
     /// Per `Value` instruction, the value states added at the current position (few: states
     /// are [`ValueState::normalized`]), and the instructions to clear.
-    seen_values: Vec<Vec<ValueState>>,
+    seen_values: Vec<Vec<u128>>,
     touched: Vec<u32>,
     /// `(instruction, value state)` added at the current position, for an instruction with many.
-    seen_many: HashSet<(u32, ValueState)>,
+    seen_many: HashSet<(u32, u128)>,
     stack: Vec<Thread>,
 }
 
@@ -1310,11 +1328,12 @@ impl Vm<'_, '_> {
             if let Inst::Value { .. } = inst {
                 // A short list per instruction; past `FEW` (prefix counters), a hash set.
                 const FEW: usize = 8;
+                let key = t.value.key();
                 let seen = &mut self.seen_values[t.pc as usize];
                 let dup = if seen.len() < FEW {
-                    seen.contains(&t.value)
+                    seen.contains(&key)
                 } else {
-                    self.seen_many.contains(&(t.pc, t.value))
+                    self.seen_many.contains(&(t.pc, key))
                 };
                 if dup {
                     continue;
@@ -1323,12 +1342,12 @@ impl Vm<'_, '_> {
                     self.touched.push(t.pc);
                 }
                 if seen.len() < FEW {
-                    seen.push(t.value);
+                    seen.push(key);
                     if seen.len() == FEW {
-                        self.seen_many.extend(seen.iter().map(|v| (t.pc, *v)));
+                        self.seen_many.extend(seen.iter().map(|k| (t.pc, *k)));
                     }
                 } else {
-                    self.seen_many.insert((t.pc, t.value));
+                    self.seen_many.insert((t.pc, key));
                 }
             } else {
                 if self.seen_at[t.pc as usize] == p32 {
@@ -1816,7 +1835,6 @@ mod tests {
             "1 KiB: {small} steps, 64 KiB: {large} steps"
         );
     }
-
 
     #[test]
     fn repeated_variable_keeps_first_binding() {

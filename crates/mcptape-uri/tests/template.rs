@@ -402,7 +402,11 @@ fn adjacent_ambiguous_variables_against_a_long_uri_that_fails_at_the_end_are_no_
         let hit = format!("{uri}!");
         if hit.len() <= MAX_MATCH_URI_BYTES {
             let m = tpl.try_match_uri(&hit).unwrap().unwrap();
-            assert_eq!(m.get_str("a").map(str::len), Some(n), "greedy: the first takes all");
+            assert_eq!(
+                m.get_str("a").map(str::len),
+                Some(n),
+                "greedy: the first takes all"
+            );
         }
     }
 }
