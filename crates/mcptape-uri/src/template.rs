@@ -1,7 +1,16 @@
 //! RFC 6570 URI templates: [`Template::expand`] (all four levels, RFC 6570 Appendix A, output a
 //! URI: non-ASCII is percent-encoded) and
-//! [`Template::match_uri`] (our own backtracking matcher that extracts the variable values:
+//! [`Template::match_uri`] (our own matcher that extracts the variable values:
 //! percent-**decoded** for every operator but `+` and `#`, whose values are kept as matched).
+//!
+//! **The matcher is a Pike VM** (the template compiled to an NFA, simulated over the URI with
+//! thread priorities, as RE2 and the `regex` crate do): it returns the match a backtracking
+//! search in the order below finds first, in time linear in the URI (O(URI length × threads),
+//! threads bounded by the template and [`MAX_TEMPLATE_VARS`]). The value rules below are run
+//! byte by byte on each thread's value state. It replaced a memoized backtracking matcher that
+//! was quadratic per variable in the URI (eight adjacent `{v}` against 600 bytes that fail at
+//! the end ran out of its step budget; 314 execs/s for the `uri_template` fuzz target); that
+//! matcher is kept under `cfg(test)` as the reference the VM is tested against.
 //!
 //! **Why not `iri-string`'s expander.** The template syntax is still validated by `iri-string`'s
 //! RFC 6570 parser, but expansion is ours: fuzzing and property tests found `iri-string` 0.7.14
@@ -62,20 +71,30 @@ use iri_string::template::UriTemplateStr;
 /// [`TemplateErrorKind::TooLong`].
 pub const MAX_TEMPLATE_BYTES: usize = 4096;
 
-/// Longest URI [`Template::try_match_uri`] examines, in bytes (same bound as the sanitizer's
-/// [`MAX_URI_BYTES`](crate::MAX_URI_BYTES)); one more is [`TemplateErrorKind::UriTooLong`].
-pub const MAX_MATCH_URI_BYTES: usize = crate::MAX_URI_BYTES;
+/// Most variables (counted over all expressions, repeats included) a template
+/// [`Template::parse`] accepts may name; one more is [`TemplateErrorKind::TooManyVars`]. The
+/// matcher's work per URI byte grows with the variable count, so this (with
+/// [`MAX_MATCH_URI_BYTES`]) bounds one match.
+pub const MAX_TEMPLATE_VARS: usize = 64;
 
-/// Deepest chain of matcher states (one per literal, variable and exploded item on the current
-/// path) one [`Template::try_match_uri`] call may build; the matcher recurses, so this bounds
-/// its stack use (it fits a 2 MiB thread stack in a debug build, tested). Deeper is
-/// [`TemplateErrorKind::MatchTooDeep`]: e.g. `{/list*}` stops matching past ~1000 items.
+/// Longest URI [`Template::try_match_uri`] examines, in bytes (64 KiB); one more is
+/// [`TemplateErrorKind::UriTooLong`]. Matching is linear in the URI (a Pike VM, module docs),
+/// so this is well past the sanitizer's [`MAX_URI_BYTES`](crate::MAX_URI_BYTES): a query
+/// template (`https://h/search{?q}`) may route a long URI that is never resolved to a path.
+pub const MAX_MATCH_URI_BYTES: usize = 64 * 1024;
+
+/// Most matcher states (one per literal, variable, exploded item and expression end) on the
+/// matched path; more is [`TemplateErrorKind::MatchTooDeep`] — e.g. `{/list*}` stops matching
+/// past 1022 items. Bounds the bindings a match returns.
 pub const MAX_MATCH_DEPTH: usize = 1024;
 
-/// Work budget of one [`Template::try_match_uri`] call, in steps (one step per matcher state
-/// visited plus one per candidate value byte decoded). Failed states are memoized, so real
-/// templates need a few thousand; exceeding it is [`TemplateErrorKind::MatchBudgetExceeded`].
-pub const MAX_MATCH_STEPS: usize = 1_000_000;
+/// Work budget of one [`Template::try_match_uri`] call, in steps (one per matcher thread per
+/// URI byte, plus one per thread added). A match costs O(URI length × threads), the threads
+/// bounded by the template: measured on ~60 KB URIs, `{+x}` takes 5 steps per byte, eight
+/// adjacent `{v}` 82, 64 `{/v}` 225 (13.5 M steps: inside the budget), 64 adjacent `{v}` 698
+/// (42 M: [`TemplateErrorKind::MatchBudgetExceeded`]). At ~10–20 ns per step in a release
+/// build, the budget caps one match at a few hundred ms of CPU.
+pub const MAX_MATCH_STEPS: usize = 16_000_000;
 
 /// Which rule a template (or a match) broke. `#[non_exhaustive]`.
 #[non_exhaustive]
@@ -83,6 +102,9 @@ pub const MAX_MATCH_STEPS: usize = 1_000_000;
 pub enum TemplateErrorKind {
     /// The template is longer than [`MAX_TEMPLATE_BYTES`].
     TooLong,
+    /// The template names more than [`MAX_TEMPLATE_VARS`] variables; the offset is that of the
+    /// first variable past the limit.
+    TooManyVars,
     /// A `{` without its `}` (RFC 6570 §2.2).
     UnclosedExpression,
     /// A character not allowed in a literal (RFC 6570 §2.1: space, `"`, `<`, `>`, `\`, `^`,
@@ -114,6 +136,7 @@ impl TemplateErrorKind {
     pub fn as_str(self) -> &'static str {
         match self {
             Self::TooLong => "TooLong",
+            Self::TooManyVars => "TooManyVars",
             Self::UnclosedExpression => "UnclosedExpression",
             Self::InvalidLiteral => "InvalidLiteral",
             Self::MalformedEscape => "MalformedEscape",
@@ -305,6 +328,8 @@ enum Part {
 pub struct Template {
     source: String,
     parts: Vec<Part>,
+    /// `parts` compiled for [`Template::try_match_uri`].
+    program: Program,
 }
 
 fn is_hex(b: u8) -> bool {
@@ -571,6 +596,7 @@ impl Template {
             return Err(TemplateError::new(K::TooLong, MAX_TEMPLATE_BYTES));
         }
         let mut parts = Vec::new();
+        let mut n_vars = 0;
         let mut lit: Vec<u8> = Vec::new();
         let mut normalized = String::with_capacity(template.len());
         let bytes = template.as_bytes();
@@ -589,7 +615,14 @@ impl Template {
                     if !lit.is_empty() {
                         parts.push(Part::Literal(std::mem::take(&mut lit)));
                     }
-                    parts.push(parse_expr(body, i + 1)?);
+                    let expr = parse_expr(body, i + 1)?;
+                    if let Part::Expr { vars, .. } = &expr {
+                        if let Some(past) = vars.get(MAX_TEMPLATE_VARS.saturating_sub(n_vars)) {
+                            return Err(TemplateError::new(K::TooManyVars, past.offset));
+                        }
+                        n_vars += vars.len();
+                    }
+                    parts.push(expr);
                     normalized.push_str(&template[i..i + close + 2]);
                     i += close + 2;
                 }
@@ -633,9 +666,11 @@ impl Template {
         if UriTemplateStr::new(&normalized).is_err() {
             return Err(TemplateError::new(K::Rejected, 0));
         }
+        let program = Program::compile(&parts);
         Ok(Template {
             source: template.to_owned(),
             parts,
+            program,
         })
     }
 
@@ -778,33 +813,49 @@ impl Template {
                 MAX_MATCH_URI_BYTES,
             ));
         }
-        let mut m = Matcher {
-            parts: &self.parts,
-            u: uri.as_bytes(),
-            failed: HashSet::new(),
-            binds: Vec::new(),
-            steps: 0,
-            budget,
-            depth: 0,
-            max_depth,
-            deepest: 0,
-            over_at: None,
+        let u = uri.as_bytes();
+        let vm = Vm {
+            prog: &self.program,
+            u,
             guard,
+            max_depth,
+            budget,
+            steps: 0,
+            binds: Vec::new(),
+            collect_at: 4096,
+            seen_at: vec![u32::MAX; self.program.insts.len()],
+            seen_values: vec![Vec::new(); self.program.insts.len()],
+            touched: Vec::new(),
+            seen_many: HashSet::new(),
+            stack: Vec::new(),
         };
-        let ok = m.state((0, 0, false, false), 0);
-        if let Some((kind, at)) = m.over_at {
-            return Err(TemplateError::new(kind, at));
-        }
-        let stats = MatchStats {
-            steps: m.steps,
-            deepest: m.deepest,
-        };
-        if !ok {
+        let (path, stats) = vm.run()?;
+        let Some(path) = path else {
             return Ok((None, stats));
-        }
+        };
+        let binds = path.into_iter().filter_map(|(part, var, start, end)| {
+            let Part::Expr { op, .. } = &self.parts[part] else {
+                return None;
+            };
+            let raw = &u[start..end];
+            // Raw for `+`/`#`, decoded once for the rest (module docs); both are UTF-8, the
+            // value rules checked it.
+            let value = if op.allow_reserved() {
+                std::str::from_utf8(raw).ok()?.to_owned()
+            } else {
+                decode(raw)?
+            };
+            Some((part, var, value))
+        });
+        Ok((Some(self.vars_from_binds(binds)), stats))
+    }
+
+    /// The variables of a match from its bindings `(part, var, value)` in match order: a
+    /// repeated variable keeps its first binding, an exploded one collects a list.
+    fn vars_from_binds(&self, binds: impl IntoIterator<Item = (usize, usize, String)>) -> Vars {
         let mut out: BTreeMap<String, Value> = BTreeMap::new();
         let mut first_site: BTreeMap<String, (usize, usize)> = BTreeMap::new();
-        for (part, var, value) in m.binds {
+        for (part, var, value) in binds {
             let Part::Expr { vars, .. } = &self.parts[part] else {
                 continue;
             };
@@ -825,7 +876,7 @@ impl Template {
                 out.insert(spec.name.clone(), Value::String(value));
             }
         }
-        Ok((Some(Vars(out)), stats))
+        Vars(out)
     }
 }
 
@@ -842,45 +893,666 @@ impl std::str::FromStr for Template {
     }
 }
 
-/// A matcher state: (part, var, emitted, exploding), where matching continues after a value.
-type Next = (usize, usize, bool, bool);
-
-struct Matcher<'t, 'u> {
-    parts: &'t [Part],
-    u: &'u [u8],
-    /// Memoized failing states: (part, var, emitted, exploding, pos).
-    failed: HashSet<(usize, usize, bool, bool, usize)>,
-    /// (part index, var index, decoded value), in match order.
-    binds: Vec<(usize, usize, String)>,
-    steps: usize,
-    budget: usize,
-    depth: usize,
-    max_depth: usize,
-    deepest: usize,
-    /// The limit that stopped the search, and the URI offset where it did.
-    over_at: Option<(TemplateErrorKind, usize)>,
-    /// The traversal guard ([`safe_value`]) is on (always, but for
-    /// [`Template::traversal_rejections`]).
-    guard: bool,
+/// One instruction of the compiled matcher ([`Program`]): a Pike VM (Thompson NFA simulation
+/// with thread priorities, as in RE2 and the `regex` crate's `PikeVM`). Priorities reproduce the
+/// backtracking order of the module docs (a value longest first, an item before skipping its
+/// variable), so the match is the one a depth-first search would find first, in time
+/// O(URI length × live threads) with no backtracking.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Inst {
+    /// Consume byte `b` (ASCII case-insensitively if `ci`: a hex digit of a literal `%XX`).
+    Byte { b: u8, ci: bool, next: u32 },
+    /// Try `a`, then (lower priority) `b`.
+    Split { a: u32, b: u32 },
+    /// Entering a matcher state (a literal, a variable, an exploded item, the end of an
+    /// expression): counted against [`MAX_MATCH_DEPTH`].
+    State { next: u32 },
+    /// A value of variable `var` of expression `part`: consumes value bytes (longest first),
+    /// then binds `u[start..end]` and continues at `next`.
+    Value {
+        part: u32,
+        var: u32,
+        op: Op,
+        prefix: Option<u16>,
+        next: u32,
+    },
+    /// Binds the empty value (`;name`, RFC 6570 §3.2.7) and continues at `next`.
+    BindEmpty { part: u32, var: u32, next: u32 },
+    /// The end of the template: a match if the URI is consumed.
+    Match,
 }
 
-/// `true` if `u[pos..]` starts with the literal; the hex digits of its `%XX` triplets compare
-/// case-insensitively (RFC 3986 §2.1: `%c3` and `%C3` are equivalent).
-fn literal_at(lit: &[u8], u: &[u8], pos: usize) -> bool {
-    let Some(window) = u.get(pos..pos + lit.len()) else {
-        return false;
-    };
-    let mut hex_left = 0;
-    lit.iter().zip(window).all(|(&a, &b)| {
-        if hex_left > 0 {
-            hex_left -= 1;
-            return a.eq_ignore_ascii_case(&b);
+/// A template compiled for matching: `insts`, entered at `start`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Program {
+    insts: Vec<Inst>,
+    start: u32,
+}
+
+impl Program {
+    fn push(&mut self, i: Inst) -> u32 {
+        self.insts.push(i);
+        u32::try_from(self.insts.len() - 1).unwrap_or(u32::MAX)
+    }
+
+    /// Bytes `lit` then `next`; hex digits after a `%` compare case-insensitively if `ci_hex`.
+    fn bytes(&mut self, lit: &[u8], ci_hex: bool, next: u32) -> u32 {
+        let mut ci = vec![false; lit.len()];
+        if ci_hex {
+            let mut i = 0;
+            while i < lit.len() {
+                if lit[i] == b'%' {
+                    for k in [i + 1, i + 2] {
+                        if let Some(c) = ci.get_mut(k) {
+                            *c = true;
+                        }
+                    }
+                    i += 3;
+                } else {
+                    i += 1;
+                }
+            }
         }
-        if a == b'%' {
-            hex_left = 2;
+        let mut at = next;
+        for (k, &b) in lit.iter().enumerate().rev() {
+            at = self.push(Inst::Byte {
+                b,
+                ci: ci[k],
+                next: at,
+            });
         }
-        a == b
-    })
+        at
+    }
+
+    /// Compiles `parts` (built back to front, so every `next` already exists).
+    fn compile(parts: &[Part]) -> Program {
+        let mut p = Program {
+            insts: Vec::new(),
+            start: 0,
+        };
+        let mut next = p.push(Inst::Match);
+        for (pi, part) in parts.iter().enumerate().rev() {
+            let pi = u32::try_from(pi).unwrap_or(u32::MAX);
+            match part {
+                Part::Literal(lit) => {
+                    let body = p.bytes(lit, true, next);
+                    next = p.push(Inst::State { next: body });
+                }
+                Part::Expr { op, vars } => {
+                    let op = *op;
+                    // The state after the last variable (either `emitted` flag).
+                    let end = p.push(Inst::State { next });
+                    let (mut after_t, mut after_f) = (end, end);
+                    for (vi, spec) in vars.iter().enumerate().rev() {
+                        let vi = u32::try_from(vi).unwrap_or(u32::MAX);
+                        let prefix = spec.prefix.and_then(|n| u16::try_from(n).ok());
+                        let item = |p: &mut Program, next: u32| -> u32 {
+                            let value = p.push(Inst::Value {
+                                part: pi,
+                                var: vi,
+                                op,
+                                prefix,
+                                next,
+                            });
+                            if !op.named() {
+                                return value;
+                            }
+                            let eq = p.bytes(b"=", false, value);
+                            let alt = if op == Op::PathParam {
+                                let empty = p.push(Inst::BindEmpty {
+                                    part: pi,
+                                    var: vi,
+                                    next,
+                                });
+                                p.push(Inst::Split { a: eq, b: empty })
+                            } else {
+                                eq
+                            };
+                            p.bytes(spec.name.as_bytes(), false, alt)
+                        };
+                        // After an item: the exploded loop, or the next variable (emitted).
+                        let after_item = if spec.explode {
+                            // Loop state: `sep item` again, or on to the next variable.
+                            let loop_state = p.push(Inst::Match); // placeholder, patched below
+                            let again = item(&mut p, loop_state);
+                            let sep = p.bytes(op.sep(), false, again);
+                            let split = p.push(Inst::Split { a: sep, b: after_t });
+                            p.insts[loop_state as usize] = Inst::State { next: split };
+                            loop_state
+                        } else {
+                            after_t
+                        };
+                        let block = |p: &mut Program, emitted: bool, skip: u32| -> u32 {
+                            let first_item = item(p, after_item);
+                            let lead = if emitted { op.sep() } else { op.first() };
+                            let lead = p.bytes(lead, false, first_item);
+                            let split = p.push(Inst::Split { a: lead, b: skip });
+                            p.push(Inst::State { next: split })
+                        };
+                        let t = block(&mut p, true, after_t);
+                        let f = block(&mut p, false, after_f);
+                        (after_t, after_f) = (t, f);
+                    }
+                    next = after_f;
+                }
+            }
+        }
+        p.start = next;
+        p
+    }
+}
+
+/// The incremental form of the value rules (module docs; [`safe_value`] and the `candidate`
+/// rules) for a value being matched byte by byte: a thread's value state. Two threads in the
+/// same instruction with the same `ValueState` have the same future, so the lower-priority one
+/// is dropped: that is what keeps matching linear.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+struct ValueState {
+    /// Hex digits of a `%XX` triplet still to come (2, 1) or 0.
+    trip: u8,
+    /// The decoded byte of the triplet so far.
+    trip_val: u8,
+    /// UTF-8 continuation bytes still needed by the decoded character.
+    utf_need: u8,
+    /// Allowed range of the next continuation byte.
+    utf_lo: u8,
+    utf_hi: u8,
+    /// The decoded character so far.
+    cp: u32,
+    /// Prefix units (RFC 6570 §2.4.1) so far; tracked only under a prefix modifier.
+    units: u16,
+    /// Raw bytes consumed (`;x=` with an empty value is no match).
+    nonempty: bool,
+    /// Decoded bytes so far, saturating at 2 (drive letter `C:`).
+    nbytes: u8,
+    /// The first decoded byte is an ASCII letter.
+    first_alpha: bool,
+    /// Double encoding: 1 after a decoded `%`, 2 after `%` and a hex digit.
+    dbl: u8,
+    /// The current segment (since the last decoded `/` or `\`) is not empty.
+    seg_nonempty: bool,
+    /// The current segment is dots and spaces only (so far).
+    seg_dots: bool,
+}
+
+/// Why a value thread died or can go on.
+type Alive = Option<ValueState>;
+
+impl ValueState {
+    fn fresh() -> Self {
+        ValueState {
+            seg_dots: true,
+            ..ValueState::default()
+        }
+    }
+
+    /// `self` with the fields that no longer matter zeroed (a finished triplet's byte, a
+    /// finished character, the first byte's class once two are seen, raw emptiness but for
+    /// `;`), so threads with the same future compare equal and merge.
+    fn normalized(mut self, op: Op) -> Self {
+        if self.trip == 0 {
+            self.trip_val = 0;
+        }
+        if self.utf_need == 0 {
+            (self.cp, self.utf_lo, self.utf_hi) = (0, 0, 0);
+        }
+        if self.nbytes >= 2 {
+            self.first_alpha = false;
+        }
+        if op != Op::PathParam {
+            self.nonempty = false;
+        }
+        self
+    }
+
+    /// All fields in one integer: what two states are compared by when threads merge (one
+    /// 128-bit compare instead of thirteen; the fuzz build traces every compare).
+    fn key(&self) -> u128 {
+        u128::from(self.trip)
+            | u128::from(self.trip_val) << 8
+            | u128::from(self.utf_need) << 16
+            | u128::from(self.utf_lo) << 24
+            | u128::from(self.utf_hi) << 32
+            | u128::from(self.cp) << 40
+            | u128::from(self.units) << 72
+            | u128::from(self.nbytes) << 88
+            | u128::from(self.dbl) << 96
+            | u128::from(self.nonempty) << 104
+            | u128::from(self.first_alpha) << 105
+            | u128::from(self.seg_nonempty) << 106
+            | u128::from(self.seg_dots) << 107
+    }
+
+    /// The value may end here: no half triplet or character, and (guard on) the last segment is
+    /// not dots and spaces only; `;x=` needs a value.
+    fn can_stop(&self, op: Op, guard: bool) -> bool {
+        self.trip == 0
+            && self.utf_need == 0
+            && !(guard && self.seg_nonempty && self.seg_dots)
+            && (op != Op::PathParam || self.nonempty)
+    }
+
+    /// Consumes URI byte `u[pos]` into the value, or `None` if no value can hold it here.
+    fn step(mut self, u: &[u8], pos: usize, op: Op, prefix: Option<u16>, guard: bool) -> Alive {
+        let b = u[pos];
+        let reserved = op.allow_reserved();
+        self.nonempty = true;
+        if self.trip > 0 {
+            // A hex digit of a triplet checked at its `%`.
+            let d = (b as char).to_digit(16)? as u8;
+            self.trip_val = (self.trip_val << 4) | d;
+            self.trip -= 1;
+            if self.trip > 0 {
+                return Some(self);
+            }
+            return self.decoded(self.trip_val, op, guard, prefix);
+        }
+        if b == b'%' {
+            if !(pos + 2 < u.len() && is_hex(u[pos + 1]) && is_hex(u[pos + 2])) {
+                return None;
+            }
+            if reserved {
+                self.unit(prefix)?;
+            }
+            self.trip = 2;
+            self.trip_val = 0;
+            return Some(self);
+        }
+        let in_class = b.is_ascii_alphanumeric()
+            || matches!(b, b'-' | b'.' | b'_' | b'~')
+            || b >= 0x80
+            || (reserved && b":/?#[]@!$&'()*+,;=".contains(&b));
+        if !in_class {
+            return None;
+        }
+        // `reserved_units`: a raw character is one unit, counted at its first byte.
+        if reserved && !(0x80..0xC0).contains(&b) {
+            self.unit(prefix)?;
+        }
+        self.decoded(b, op, guard, prefix)
+    }
+
+    /// One more prefix unit; `None` past the prefix.
+    fn unit(&mut self, prefix: Option<u16>) -> Option<()> {
+        if let Some(n) = prefix {
+            self.units += 1;
+            if self.units > n {
+                return None;
+            }
+        }
+        Some(())
+    }
+
+    /// One decoded byte `d`: UTF-8 validity (as `String::from_utf8`), then the guard's byte
+    /// rules, then the character rules when a character completes.
+    fn decoded(mut self, d: u8, op: Op, guard: bool, prefix: Option<u16>) -> Alive {
+        if guard {
+            if self.nbytes == 0 {
+                self.first_alpha = d.is_ascii_alphabetic();
+            } else if self.nbytes == 1 && self.first_alpha && d == b':' {
+                return None; // a drive letter: `C:`
+            }
+            self.nbytes = (self.nbytes + 1).min(2);
+            self.dbl = match (self.dbl, d) {
+                (2, d) if is_hex(d) => return None, // `%XX` left after one decoding
+                (1, d) if is_hex(d) => 2,
+                (_, b'%') => 1,
+                _ => 0,
+            };
+        }
+        let c = if self.utf_need == 0 {
+            let (need, lo, hi, bits) = match d {
+                0x00..=0x7F => (0, 0, 0, u32::from(d)),
+                0xC2..=0xDF => (1, 0x80, 0xBF, u32::from(d & 0x1F)),
+                0xE0 => (2, 0xA0, 0xBF, u32::from(d & 0x0F)),
+                0xE1..=0xEC | 0xEE..=0xEF => (2, 0x80, 0xBF, u32::from(d & 0x0F)),
+                0xED => (2, 0x80, 0x9F, u32::from(d & 0x0F)),
+                0xF0 => (3, 0x90, 0xBF, u32::from(d & 0x07)),
+                0xF1..=0xF3 => (3, 0x80, 0xBF, u32::from(d & 0x07)),
+                0xF4 => (3, 0x80, 0x8F, u32::from(d & 0x07)),
+                _ => return None,
+            };
+            if need > 0 {
+                (self.utf_need, self.utf_lo, self.utf_hi, self.cp) = (need, lo, hi, bits);
+                return Some(self);
+            }
+            bits
+        } else {
+            if !(self.utf_lo..=self.utf_hi).contains(&d) {
+                return None;
+            }
+            self.cp = (self.cp << 6) | u32::from(d & 0x3F);
+            self.utf_need -= 1;
+            (self.utf_lo, self.utf_hi) = (0x80, 0xBF);
+            if self.utf_need > 0 {
+                return Some(self);
+            }
+            self.cp
+        };
+        let c = char::from_u32(c)?;
+        if !op.allow_reserved() {
+            self.unit(prefix)?; // a decoded character is one unit
+        }
+        if !guard {
+            return Some(self);
+        }
+        if c.is_control() || crate::sanitize::folds_to_dot_or_separator(c) {
+            return None;
+        }
+        if c == '/' || c == '\\' {
+            // Path-segment operators hold no separator; the others no leading separator, no
+            // empty segment before the last, no dots-only segment.
+            let path_segment = matches!(op, Op::Simple | Op::Label | Op::Path | Op::PathParam);
+            if path_segment || !self.seg_nonempty || self.seg_dots {
+                return None;
+            }
+            self.seg_nonempty = false;
+            self.seg_dots = true;
+        } else {
+            self.seg_nonempty = true;
+            self.seg_dots &= c == '.' || c == ' ';
+        }
+        Some(self)
+    }
+}
+
+/// A thread of the Pike VM.
+#[derive(Debug, Clone, Copy)]
+struct Thread {
+    pc: u32,
+    value: ValueState,
+    /// Where the value being matched (at a `Value` instruction) started.
+    start: u32,
+    /// This path's last binding `(part, var, start, end)` (`part == NO_BIND`: none), kept in
+    /// the thread so a path that dies right after binding costs no arena entry.
+    last: (u32, u32, u32, u32),
+    /// The binding before `last` (index into the arena), or `NO_BIND`.
+    bind: u32,
+    /// Matcher states entered on this path.
+    depth: u32,
+    /// Where the path first went past the depth limit, or `NO_BIND`.
+    too_deep_at: u32,
+}
+
+const NO_BIND: u32 = u32::MAX;
+
+/// One binding on a thread's path: (previous binding, part, var, start, end).
+type BindNode = (u32, u32, u32, u32, u32);
+
+/// The Pike VM run of `prog` over `u`.
+struct Vm<'p, 'u> {
+    prog: &'p Program,
+    u: &'u [u8],
+    guard: bool,
+    max_depth: usize,
+    budget: usize,
+    steps: usize,
+    binds: Vec<BindNode>,
+    /// Arena size that triggers the next [`Vm::collect`].
+    collect_at: usize,
+    /// Per instruction, the position it was last added at (non-`Value` instructions).
+    seen_at: Vec<u32>,
+    /// Per `Value` instruction, the value states added at the current position (few: states
+    /// are [`ValueState::normalized`]), and the instructions to clear.
+    seen_values: Vec<Vec<u128>>,
+    touched: Vec<u32>,
+    /// `(instruction, value state)` added at the current position, for an instruction with many.
+    seen_many: HashSet<(u32, u128)>,
+    stack: Vec<Thread>,
+}
+
+/// What the matcher returns: the winning path's bindings `(part, var, start, end)` in order,
+/// or the limit that stopped it.
+type VmOutcome = Result<(Option<Vec<(usize, usize, usize, usize)>>, MatchStats), TemplateError>;
+
+impl Vm<'_, '_> {
+    fn tick(&mut self, pos: usize) -> Result<(), TemplateError> {
+        self.steps += 1;
+        if self.steps > self.budget {
+            return Err(TemplateError::new(
+                TemplateErrorKind::MatchBudgetExceeded,
+                pos,
+            ));
+        }
+        Ok(())
+    }
+
+    /// Adds `t` and everything reachable from it without consuming a byte to `list`, in
+    /// priority order, dropping threads whose future an earlier (higher-priority) one shares.
+    fn add(&mut self, list: &mut Vec<Thread>, t: Thread, pos: usize) -> Result<(), TemplateError> {
+        let p32 = u32::try_from(pos).unwrap_or(u32::MAX);
+        self.stack.push(t);
+        while let Some(mut t) = self.stack.pop() {
+            self.tick(pos)?;
+            let inst = self.prog.insts[t.pc as usize];
+            if let Inst::Value { .. } = inst {
+                // A short list per instruction; past `FEW` (prefix counters), a hash set.
+                const FEW: usize = 8;
+                let key = t.value.key();
+                let seen = &mut self.seen_values[t.pc as usize];
+                let dup = if seen.len() < FEW {
+                    seen.contains(&key)
+                } else {
+                    self.seen_many.contains(&(t.pc, key))
+                };
+                if dup {
+                    continue;
+                }
+                if seen.is_empty() {
+                    self.touched.push(t.pc);
+                }
+                if seen.len() < FEW {
+                    seen.push(key);
+                    if seen.len() == FEW {
+                        self.seen_many.extend(seen.iter().map(|k| (t.pc, *k)));
+                    }
+                } else {
+                    self.seen_many.insert((t.pc, key));
+                }
+            } else {
+                if self.seen_at[t.pc as usize] == p32 {
+                    continue;
+                }
+                self.seen_at[t.pc as usize] = p32;
+            }
+            match inst {
+                Inst::Byte { .. } | Inst::Match => list.push(t),
+                Inst::Split { a, b } => {
+                    self.stack.push(Thread { pc: b, ..t });
+                    self.stack.push(Thread { pc: a, ..t });
+                }
+                Inst::State { next } => {
+                    if t.depth as usize >= self.max_depth && t.too_deep_at == NO_BIND {
+                        t.too_deep_at = p32;
+                    }
+                    t.depth = t.depth.saturating_add(1);
+                    self.stack.push(Thread { pc: next, ..t });
+                }
+                Inst::Value {
+                    part,
+                    var,
+                    op,
+                    next,
+                    ..
+                } => {
+                    // Longest first: consuming on has priority over ending the value here.
+                    list.push(t);
+                    // (`next` is a state: skip the binding if a better path reached it here.)
+                    if t.value.can_stop(op, self.guard) && self.seen_at[next as usize] != p32 {
+                        let b = self.bound(t, (part, var, t.start, p32));
+                        self.stack.push(self.enter(next, b, b.bind, p32));
+                    }
+                }
+                Inst::BindEmpty { part, var, next } if self.seen_at[next as usize] != p32 => {
+                    let b = self.bound(t, (part, var, p32, p32));
+                    self.stack.push(self.enter(next, b, b.bind, p32));
+                }
+                Inst::BindEmpty { .. } => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Drops the arena's bindings no thread of `list` can reach (most: a value ends at every
+    /// byte it could, and most of those paths die at the next byte), once the arena doubled
+    /// since the last collection: the arena stays O(live bindings), amortized O(1) per binding.
+    fn collect(&mut self, list: &mut [Thread]) {
+        if self.binds.len() < self.collect_at {
+            return;
+        }
+        const DEAD: u32 = u32::MAX;
+        let mut remap = vec![DEAD; self.binds.len()];
+        for t in list.iter() {
+            let mut at = t.bind;
+            while at != NO_BIND && remap[at as usize] == DEAD {
+                remap[at as usize] = 0; // live; renumbered below
+                at = self.binds[at as usize].0;
+            }
+        }
+        let mut kept = 0u32;
+        for r in remap.iter_mut() {
+            if *r != DEAD {
+                *r = kept;
+                kept += 1;
+            }
+        }
+        let old = std::mem::take(&mut self.binds);
+        self.binds = old
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| remap[*i] != DEAD)
+            .map(|(_, (parent, part, var, s, e))| {
+                let parent = if parent == NO_BIND {
+                    NO_BIND
+                } else {
+                    remap[parent as usize]
+                };
+                (parent, part, var, s, e)
+            })
+            .collect();
+        for t in list.iter_mut() {
+            if t.bind != NO_BIND {
+                t.bind = remap[t.bind as usize];
+            }
+        }
+        self.collect_at = (2 * self.binds.len()).max(4096);
+    }
+
+    /// `t` with `bind` as its last binding (the previous last one moved to the arena).
+    fn bound(&mut self, mut t: Thread, bind: (u32, u32, u32, u32)) -> Thread {
+        if t.last.0 != NO_BIND {
+            let (part, var, s, e) = t.last;
+            self.binds.push((t.bind, part, var, s, e));
+            t.bind = u32::try_from(self.binds.len() - 1).unwrap_or(NO_BIND);
+        }
+        t.last = bind;
+        t
+    }
+
+    /// `t` moved on to `pc` (a fresh value state if `pc` starts a value).
+    fn enter(&self, pc: u32, t: Thread, bind: u32, pos: u32) -> Thread {
+        Thread {
+            pc,
+            value: ValueState::fresh(),
+            start: pos,
+            bind,
+            ..t
+        }
+    }
+
+    fn run(mut self) -> VmOutcome {
+        let n = self.u.len();
+        let mut clist: Vec<Thread> = Vec::new();
+        let mut nlist: Vec<Thread> = Vec::new();
+        let first = Thread {
+            pc: self.prog.start,
+            value: ValueState::fresh(),
+            start: 0,
+            last: (NO_BIND, 0, 0, 0),
+            bind: NO_BIND,
+            depth: 0,
+            too_deep_at: NO_BIND,
+        };
+        self.add(&mut clist, first, 0)?;
+        for pos in 0..n {
+            if clist.is_empty() {
+                break;
+            }
+            for pc in self.touched.drain(..) {
+                self.seen_values[pc as usize].clear();
+            }
+            if !self.seen_many.is_empty() {
+                self.seen_many.clear();
+            }
+            let c = self.u[pos];
+            for &t in &clist {
+                self.tick(pos)?;
+                match self.prog.insts[t.pc as usize] {
+                    Inst::Byte { b, ci, next } => {
+                        let ok = if ci {
+                            b.eq_ignore_ascii_case(&c)
+                        } else {
+                            b == c
+                        };
+                        if ok {
+                            let start = u32::try_from(pos + 1).unwrap_or(u32::MAX);
+                            let nt = self.enter(next, t, t.bind, start);
+                            self.add(&mut nlist, nt, pos + 1)?;
+                        }
+                    }
+                    Inst::Value { op, prefix, .. } => {
+                        if let Some(v) = t.value.step(self.u, pos, op, prefix, self.guard) {
+                            let value = v.normalized(op);
+                            self.add(&mut nlist, Thread { value, ..t }, pos + 1)?;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            std::mem::swap(&mut clist, &mut nlist);
+            nlist.clear();
+            self.collect(&mut clist);
+        }
+        // `clist` holds the threads at the end of the URI (or none, if all died early).
+        let winner = clist
+            .iter()
+            .find(|t| matches!(self.prog.insts[t.pc as usize], Inst::Match))
+            .copied();
+        let Some(w) = winner else {
+            return Ok((
+                None,
+                MatchStats {
+                    steps: self.steps,
+                    deepest: 0,
+                },
+            ));
+        };
+        if w.too_deep_at != NO_BIND {
+            return Err(TemplateError::new(
+                TemplateErrorKind::MatchTooDeep,
+                w.too_deep_at as usize,
+            ));
+        }
+        let mut path = Vec::new();
+        if w.last.0 != NO_BIND {
+            let (part, var, s, e) = w.last;
+            path.push((part as usize, var as usize, s as usize, e as usize));
+        }
+        let mut at = w.bind;
+        while at != NO_BIND {
+            let (prev, part, var, s, e) = self.binds[at as usize];
+            path.push((part as usize, var as usize, s as usize, e as usize));
+            at = prev;
+        }
+        path.reverse();
+        Ok((
+            Some(path),
+            MatchStats {
+                steps: self.steps,
+                deepest: w.depth as usize,
+            },
+        ))
+    }
 }
 
 /// `false` for a decoded value that is a path traversal in disguise, which is then no match (the
@@ -929,225 +1601,9 @@ pub fn simple_value_is_matchable(value: &str) -> bool {
     safe_value(Op::Simple, value)
 }
 
-/// Length of a `{+var}` / `{#var}` value as a prefix modifier counts it (RFC 6570 §2.4.1, as
-/// [`encode_reserved`] does): a `%XX` triplet is one unit, any other character one.
-fn reserved_units(raw: &str) -> usize {
-    let b = raw.as_bytes();
-    let mut units = 0;
-    let mut i = 0;
-    while i < b.len() {
-        units += 1;
-        if b[i] == b'%' && i + 2 < b.len() && is_hex(b[i + 1]) && is_hex(b[i + 2]) {
-            i += 3;
-        } else {
-            i += raw[i..].chars().next().map_or(1, char::len_utf8);
-        }
-    }
-    units
-}
-
 fn decode(raw: &[u8]) -> Option<String> {
     let bytes: Vec<u8> = percent_encoding::percent_decode(raw).collect();
     String::from_utf8(bytes).ok()
-}
-
-impl Matcher<'_, '_> {
-    fn tick(&mut self, n: usize, pos: usize) -> bool {
-        self.steps += n;
-        if self.steps > self.budget {
-            self.over_at
-                .get_or_insert((TemplateErrorKind::MatchBudgetExceeded, pos));
-            return false;
-        }
-        true
-    }
-
-    /// Ends (exclusive) of candidate values starting at `pos`, longest first.
-    fn value_ends(&self, pos: usize, reserved: bool) -> Vec<usize> {
-        let mut ends = vec![pos];
-        let mut i = pos;
-        let u = self.u;
-        while i < u.len() {
-            let b = u[i];
-            let step = if b == b'%' {
-                if i + 2 < u.len() && is_hex(u[i + 1]) && is_hex(u[i + 2]) {
-                    3
-                } else {
-                    break;
-                }
-            } else if b.is_ascii_alphanumeric()
-                || matches!(b, b'-' | b'.' | b'_' | b'~')
-                || b >= 0x80
-                || (reserved && b":/?#[]@!$&'()*+,;=".contains(&b))
-            {
-                1
-            } else {
-                break;
-            };
-            i += step;
-            ends.push(i);
-        }
-        ends.reverse();
-        ends
-    }
-
-    /// The operator and variables of expression `part` (`None` for a literal).
-    fn expr(&self, part: usize) -> Option<(Op, &[VarSpec])> {
-        match &self.parts[part] {
-            Part::Expr { op, vars } => Some((*op, vars)),
-            Part::Literal(_) => None,
-        }
-    }
-
-    /// Binds `value` to (part, var) and continues with `next` at `end`; unbinds on failure.
-    fn bind_then(
-        &mut self,
-        part: usize,
-        var: usize,
-        value: String,
-        next: Next,
-        end: usize,
-    ) -> bool {
-        self.binds.push((part, var, value));
-        if self.state(next, end) {
-            return true;
-        }
-        self.binds.pop();
-        false
-    }
-
-    /// The value `u[pos..end]` binds to (module docs: raw for `+`/`#`, decoded once for the
-    /// rest), or `None` if it is no candidate. Out of line, so the recursion's frames stay small
-    /// ([`MAX_MATCH_DEPTH`] must fit a 2 MiB stack).
-    #[inline(never)]
-    fn candidate(&self, op: Op, prefix: Option<usize>, pos: usize, end: usize) -> Option<String> {
-        let raw = &self.u[pos..end];
-        // The guard judges the decoded value, whatever is bound.
-        let decoded = decode(raw)?;
-        if self.guard && !safe_value(op, &decoded) {
-            return None;
-        }
-        // `;x=` with nothing after `=` is not an expansion (Appendix A: an empty value is
-        // `;x`), so it would not round-trip.
-        if op == Op::PathParam && raw.is_empty() {
-            return None;
-        }
-        // `+` and `#` pass triplets unchanged (§3.2.3, §3.2.4): their value is the raw text,
-        // so `a/b%2Fc` stays `a/b%2Fc` (one decoding would make `%2F` a bare `/`).
-        let (value, units) = if op.allow_reserved() {
-            let text = std::str::from_utf8(raw).ok()?;
-            (text.to_owned(), reserved_units(text))
-        } else {
-            let n = decoded.chars().count();
-            (decoded, n)
-        };
-        if prefix.is_some_and(|n| units > n) {
-            return None;
-        }
-        Some(value)
-    }
-
-    /// Tries every value candidate at `pos` for (part, var), then continues with `next`.
-    fn value_then(&mut self, part: usize, var: usize, pos: usize, next: Next) -> bool {
-        let Some((op, vars)) = self.expr(part) else {
-            return false;
-        };
-        let prefix = vars[var].prefix;
-        for end in self.value_ends(pos, op.allow_reserved()) {
-            if !self.tick(end - pos + 1, pos) {
-                return false;
-            }
-            let Some(value) = self.candidate(op, prefix, pos, end) else {
-                continue;
-            };
-            if self.bind_then(part, var, value, next, end) {
-                return true;
-            }
-            if self.over_at.is_some() {
-                return false;
-            }
-        }
-        false
-    }
-
-    /// One item at `pos` (after its leading `first`/`sep`): `value`, or for named operators
-    /// `name=value` / `name` (`;` with an empty value).
-    fn item_then(&mut self, part: usize, var: usize, pos: usize, next: Next) -> bool {
-        let Some((op, vars)) = self.expr(part) else {
-            return false;
-        };
-        if !op.named() {
-            return self.value_then(part, var, pos, next);
-        }
-        let name = vars[var].name.as_bytes();
-        if !self.u[pos..].starts_with(name) {
-            return false;
-        }
-        let after = pos + name.len();
-        if self.u.get(after) == Some(&b'=') && self.value_then(part, var, after + 1, next) {
-            return true;
-        }
-        if self.over_at.is_some() {
-            return false;
-        }
-        op == Op::PathParam && self.bind_then(part, var, String::new(), next, after)
-    }
-
-    /// Matches from `pos` in state `at` to the end of the URI; memoizes failures.
-    fn state(&mut self, at: Next, pos: usize) -> bool {
-        let (part, var, emitted, exploding) = at;
-        if part == self.parts.len() {
-            return pos == self.u.len();
-        }
-        let key = (part, var, emitted, exploding, pos);
-        if self.failed.contains(&key) || !self.tick(1, pos) {
-            return false;
-        }
-        if self.depth == self.max_depth {
-            self.over_at
-                .get_or_insert((TemplateErrorKind::MatchTooDeep, pos));
-            return false;
-        }
-        self.depth += 1;
-        self.deepest = self.deepest.max(self.depth);
-        let ok = self.state_inner(at, pos);
-        self.depth -= 1;
-        if !ok && self.over_at.is_none() {
-            self.failed.insert(key);
-        }
-        ok
-    }
-
-    fn state_inner(&mut self, (part, var, emitted, exploding): Next, pos: usize) -> bool {
-        match &self.parts[part] {
-            Part::Literal(lit) => {
-                literal_at(lit, self.u, pos)
-                    && self.state((part + 1, 0, false, false), pos + lit.len())
-            }
-            Part::Expr { op, vars, .. } => {
-                let op = *op;
-                if var == vars.len() {
-                    self.state((part + 1, 0, false, false), pos)
-                } else if exploding {
-                    let sep = op.sep();
-                    (self.u[pos..].starts_with(sep)
-                        && self.item_then(part, var, pos + sep.len(), (part, var, true, true)))
-                        || (self.over_at.is_none() && self.state((part, var + 1, true, false), pos))
-                } else {
-                    let lead = if emitted { op.sep() } else { op.first() };
-                    let next = if vars[var].explode {
-                        (part, var, true, true)
-                    } else {
-                        (part, var + 1, true, false)
-                    };
-                    (self.u[pos..].starts_with(lead)
-                        && self.item_then(part, var, pos + lead.len(), next))
-                        || (self.over_at.is_none()
-                            && self.state((part, var + 1, emitted, false), pos))
-                }
-            }
-        }
-    }
 }
 
 /// Work done by one match (for the limit tests).
@@ -1293,10 +1749,397 @@ mod tests {
         assert_eq!(err.kind(), TemplateErrorKind::MatchTooDeep);
     }
 
+    /// A template from generated pieces: literals, and expressions of any operator whose
+    /// variables (from a small set, so some repeat) may be exploded or prefixed.
+    fn gen_template() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let lit =
+            proptest::sample::select(vec!["x:", "/", ".", "a", "%41", "%c3%a9", "é", "=", "-"]);
+        let var = (
+            proptest::sample::select(vec!["a", "b", "c", "list"]),
+            proptest::sample::select(vec!["", "", "*", ":1", ":3"]),
+        )
+            .prop_map(|(n, m)| format!("{n}{m}"));
+        let expr = (
+            proptest::sample::select(vec!["", "+", "#", ".", "/", ";", "?", "&"]),
+            proptest::collection::vec(var, 1..3),
+        )
+            .prop_map(|(op, vars)| format!("{{{op}{}}}", vars.join(",")));
+        let piece = prop_oneof![lit.prop_map(str::to_owned), expr];
+        proptest::collection::vec(piece, 1..5).prop_map(|p| p.concat())
+    }
+
+    /// A URI from pieces the value rules care about: separators, dots, triplets (double
+    /// encoded, non-ASCII, invalid UTF-8), drive letters, the named operators' `=`/`;`/`&`.
+    fn gen_uri() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::strategy::Strategy;
+        let piece = proptest::sample::select(vec![
+            "a", "b", ".", "..", "/", "%2F", "%2E", "%2e", "%41", "%C3%A9", "%C3", "%A9", "é",
+            "%25", "%2541", "C:", "c", "=", ";", "?", "&", "#", ",", "x:", "%20", " ", "%0A",
+            "list=", "a=", "%", "\\", "%5C", "．",
+        ]);
+        proptest::collection::vec(piece, 0..9).prop_map(|p| p.concat())
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 4000, failure_persistence: None, ..Default::default() })]
+        /// The Pike VM finds exactly the match the backtracking reference finds first (same
+        /// variables, same values), with the traversal guard on and off.
+        #[test]
+        fn vm_and_backtracking_reference_agree(tpl in gen_template(), uri in gen_uri(), guard in proptest::bool::ANY) {
+            let Ok(tpl) = Template::parse(&tpl) else { return Ok(()); };
+            let reference = dfs_reference::match_dfs(&tpl, &uri, MAX_MATCH_STEPS, MAX_MATCH_DEPTH, guard);
+            let vm = tpl.match_guarded(&uri, MAX_MATCH_STEPS, MAX_MATCH_DEPTH, guard).map(|(v, _)| v);
+            proptest::prop_assert_eq!(vm, reference, "{} on {:?}", tpl, uri);
+        }
+    }
+
+    /// Adjacent ambiguous variables against a long URI that fails at the very end: the shape
+    /// that made the backtracking matcher quadratic per variable (and blow its step budget at
+    /// 600 bytes with eight variables) is now linear: steps per URI byte stay flat.
+    #[test]
+    fn adjacent_variables_failing_at_the_end_take_linear_steps() {
+        let tpl = t(&format!("x:{}!", "{a}{b}{c}{d}{e}{f}{g}{h}"));
+        let steps = |n: usize| {
+            let uri = format!("x:{}", "a".repeat(n - 2));
+            let (m, stats) = tpl
+                .match_with_limits(&uri, MAX_MATCH_STEPS, MAX_MATCH_DEPTH)
+                .unwrap();
+            assert_eq!(m, None);
+            stats.steps
+        };
+        let (small, large) = (steps(1024), steps(64 * 1024));
+        // 64 times the bytes, at most 65 times the steps (a quadratic matcher: ~4096 times)
+        assert!(
+            large <= small * 65,
+            "1 KiB: {small} steps, 64 KiB: {large} steps"
+        );
+    }
+
+    /// A `{+x}` followed by a literal that never comes: every value end is tried, once.
+    #[test]
+    fn reserved_variable_before_a_missing_literal_takes_linear_steps() {
+        let tpl = t("x:{+a}/{b}{#c}!");
+        let steps = |n: usize| {
+            let uri = format!("x:{}", "a/b%20c".repeat(n / 7));
+            let (m, stats) = tpl
+                .match_with_limits(&uri, MAX_MATCH_STEPS, MAX_MATCH_DEPTH)
+                .unwrap();
+            assert_eq!(m, None);
+            stats.steps
+        };
+        let (small, large) = (steps(1024), steps(64 * 1024));
+        // 64 times the bytes, at most 65 times the steps (a quadratic matcher: ~4096 times)
+        assert!(
+            large <= small * 65,
+            "1 KiB: {small} steps, 64 KiB: {large} steps"
+        );
+    }
+
     #[test]
     fn repeated_variable_keeps_first_binding() {
         let v = t("{x}/{x}").match_uri("a/b").unwrap();
         assert_eq!(v.get_str("x"), Some("a"));
         assert_eq!(v.len(), 1);
+    }
+}
+
+/// The depth-first backtracking matcher the Pike VM replaced, kept as the reference the VM is
+/// tested against (`vm_and_backtracking_reference_agree`): same rules, same priorities, but
+/// quadratic (or worse) in the URI for adjacent variables.
+#[cfg(test)]
+mod dfs_reference {
+    use super::*;
+
+    /// A matcher state: (part, var, emitted, exploding), where matching continues after a value.
+    type Next = (usize, usize, bool, bool);
+
+    struct Matcher<'t, 'u> {
+        parts: &'t [Part],
+        u: &'u [u8],
+        /// Memoized failing states: (part, var, emitted, exploding, pos).
+        failed: HashSet<(usize, usize, bool, bool, usize)>,
+        /// (part index, var index, decoded value), in match order.
+        binds: Vec<(usize, usize, String)>,
+        steps: usize,
+        budget: usize,
+        depth: usize,
+        max_depth: usize,
+        deepest: usize,
+        /// The limit that stopped the search, and the URI offset where it did.
+        over_at: Option<(TemplateErrorKind, usize)>,
+        /// The traversal guard ([`safe_value`]) is on (always, but for
+        /// [`Template::traversal_rejections`]).
+        guard: bool,
+    }
+
+    /// `true` if `u[pos..]` starts with the literal; the hex digits of its `%XX` triplets compare
+    /// case-insensitively (RFC 3986 §2.1: `%c3` and `%C3` are equivalent).
+    fn literal_at(lit: &[u8], u: &[u8], pos: usize) -> bool {
+        let Some(window) = u.get(pos..pos + lit.len()) else {
+            return false;
+        };
+        let mut hex_left = 0;
+        lit.iter().zip(window).all(|(&a, &b)| {
+            if hex_left > 0 {
+                hex_left -= 1;
+                return a.eq_ignore_ascii_case(&b);
+            }
+            if a == b'%' {
+                hex_left = 2;
+            }
+            a == b
+        })
+    }
+
+    /// Length of a `{+var}` / `{#var}` value as a prefix modifier counts it (RFC 6570 §2.4.1, as
+    /// [`encode_reserved`] does): a `%XX` triplet is one unit, any other character one.
+    fn reserved_units(raw: &str) -> usize {
+        let b = raw.as_bytes();
+        let mut units = 0;
+        let mut i = 0;
+        while i < b.len() {
+            units += 1;
+            if b[i] == b'%' && i + 2 < b.len() && is_hex(b[i + 1]) && is_hex(b[i + 2]) {
+                i += 3;
+            } else {
+                i += raw[i..].chars().next().map_or(1, char::len_utf8);
+            }
+        }
+        units
+    }
+
+    impl Matcher<'_, '_> {
+        fn tick(&mut self, n: usize, pos: usize) -> bool {
+            self.steps += n;
+            if self.steps > self.budget {
+                self.over_at
+                    .get_or_insert((TemplateErrorKind::MatchBudgetExceeded, pos));
+                return false;
+            }
+            true
+        }
+
+        /// Ends (exclusive) of candidate values starting at `pos`, longest first.
+        fn value_ends(&self, pos: usize, reserved: bool) -> Vec<usize> {
+            let mut ends = vec![pos];
+            let mut i = pos;
+            let u = self.u;
+            while i < u.len() {
+                let b = u[i];
+                let step = if b == b'%' {
+                    if i + 2 < u.len() && is_hex(u[i + 1]) && is_hex(u[i + 2]) {
+                        3
+                    } else {
+                        break;
+                    }
+                } else if b.is_ascii_alphanumeric()
+                    || matches!(b, b'-' | b'.' | b'_' | b'~')
+                    || b >= 0x80
+                    || (reserved && b":/?#[]@!$&'()*+,;=".contains(&b))
+                {
+                    1
+                } else {
+                    break;
+                };
+                i += step;
+                ends.push(i);
+            }
+            ends.reverse();
+            ends
+        }
+
+        /// The operator and variables of expression `part` (`None` for a literal).
+        fn expr(&self, part: usize) -> Option<(Op, &[VarSpec])> {
+            match &self.parts[part] {
+                Part::Expr { op, vars } => Some((*op, vars)),
+                Part::Literal(_) => None,
+            }
+        }
+
+        /// Binds `value` to (part, var) and continues with `next` at `end`; unbinds on failure.
+        fn bind_then(
+            &mut self,
+            part: usize,
+            var: usize,
+            value: String,
+            next: Next,
+            end: usize,
+        ) -> bool {
+            self.binds.push((part, var, value));
+            if self.state(next, end) {
+                return true;
+            }
+            self.binds.pop();
+            false
+        }
+
+        /// The value `u[pos..end]` binds to (module docs: raw for `+`/`#`, decoded once for the
+        /// rest), or `None` if it is no candidate. Out of line, so the recursion's frames stay small
+        /// ([`MAX_MATCH_DEPTH`] must fit a 2 MiB stack).
+        #[inline(never)]
+        fn candidate(
+            &self,
+            op: Op,
+            prefix: Option<usize>,
+            pos: usize,
+            end: usize,
+        ) -> Option<String> {
+            let raw = &self.u[pos..end];
+            // The guard judges the decoded value, whatever is bound.
+            let decoded = decode(raw)?;
+            if self.guard && !safe_value(op, &decoded) {
+                return None;
+            }
+            // `;x=` with nothing after `=` is not an expansion (Appendix A: an empty value is
+            // `;x`), so it would not round-trip.
+            if op == Op::PathParam && raw.is_empty() {
+                return None;
+            }
+            // `+` and `#` pass triplets unchanged (§3.2.3, §3.2.4): their value is the raw text,
+            // so `a/b%2Fc` stays `a/b%2Fc` (one decoding would make `%2F` a bare `/`).
+            let (value, units) = if op.allow_reserved() {
+                let text = std::str::from_utf8(raw).ok()?;
+                (text.to_owned(), reserved_units(text))
+            } else {
+                let n = decoded.chars().count();
+                (decoded, n)
+            };
+            if prefix.is_some_and(|n| units > n) {
+                return None;
+            }
+            Some(value)
+        }
+
+        /// Tries every value candidate at `pos` for (part, var), then continues with `next`.
+        fn value_then(&mut self, part: usize, var: usize, pos: usize, next: Next) -> bool {
+            let Some((op, vars)) = self.expr(part) else {
+                return false;
+            };
+            let prefix = vars[var].prefix;
+            for end in self.value_ends(pos, op.allow_reserved()) {
+                if !self.tick(end - pos + 1, pos) {
+                    return false;
+                }
+                let Some(value) = self.candidate(op, prefix, pos, end) else {
+                    continue;
+                };
+                if self.bind_then(part, var, value, next, end) {
+                    return true;
+                }
+                if self.over_at.is_some() {
+                    return false;
+                }
+            }
+            false
+        }
+
+        /// One item at `pos` (after its leading `first`/`sep`): `value`, or for named operators
+        /// `name=value` / `name` (`;` with an empty value).
+        fn item_then(&mut self, part: usize, var: usize, pos: usize, next: Next) -> bool {
+            let Some((op, vars)) = self.expr(part) else {
+                return false;
+            };
+            if !op.named() {
+                return self.value_then(part, var, pos, next);
+            }
+            let name = vars[var].name.as_bytes();
+            if !self.u[pos..].starts_with(name) {
+                return false;
+            }
+            let after = pos + name.len();
+            if self.u.get(after) == Some(&b'=') && self.value_then(part, var, after + 1, next) {
+                return true;
+            }
+            if self.over_at.is_some() {
+                return false;
+            }
+            op == Op::PathParam && self.bind_then(part, var, String::new(), next, after)
+        }
+
+        /// Matches from `pos` in state `at` to the end of the URI; memoizes failures.
+        fn state(&mut self, at: Next, pos: usize) -> bool {
+            let (part, var, emitted, exploding) = at;
+            if part == self.parts.len() {
+                return pos == self.u.len();
+            }
+            let key = (part, var, emitted, exploding, pos);
+            if self.failed.contains(&key) || !self.tick(1, pos) {
+                return false;
+            }
+            if self.depth == self.max_depth {
+                self.over_at
+                    .get_or_insert((TemplateErrorKind::MatchTooDeep, pos));
+                return false;
+            }
+            self.depth += 1;
+            self.deepest = self.deepest.max(self.depth);
+            let ok = self.state_inner(at, pos);
+            self.depth -= 1;
+            if !ok && self.over_at.is_none() {
+                self.failed.insert(key);
+            }
+            ok
+        }
+
+        fn state_inner(&mut self, (part, var, emitted, exploding): Next, pos: usize) -> bool {
+            match &self.parts[part] {
+                Part::Literal(lit) => {
+                    literal_at(lit, self.u, pos)
+                        && self.state((part + 1, 0, false, false), pos + lit.len())
+                }
+                Part::Expr { op, vars, .. } => {
+                    let op = *op;
+                    if var == vars.len() {
+                        self.state((part + 1, 0, false, false), pos)
+                    } else if exploding {
+                        let sep = op.sep();
+                        (self.u[pos..].starts_with(sep)
+                            && self.item_then(part, var, pos + sep.len(), (part, var, true, true)))
+                            || (self.over_at.is_none()
+                                && self.state((part, var + 1, true, false), pos))
+                    } else {
+                        let lead = if emitted { op.sep() } else { op.first() };
+                        let next = if vars[var].explode {
+                            (part, var, true, true)
+                        } else {
+                            (part, var + 1, true, false)
+                        };
+                        (self.u[pos..].starts_with(lead)
+                            && self.item_then(part, var, pos + lead.len(), next))
+                            || (self.over_at.is_none()
+                                && self.state((part, var + 1, emitted, false), pos))
+                    }
+                }
+            }
+        }
+    }
+
+    /// The reference match: the bindings in match order, or `None`; `Err` on a limit.
+    pub(super) fn match_dfs(
+        t: &Template,
+        uri: &str,
+        budget: usize,
+        max_depth: usize,
+        guard: bool,
+    ) -> Result<Option<Vars>, TemplateError> {
+        let mut m = Matcher {
+            parts: &t.parts,
+            u: uri.as_bytes(),
+            failed: HashSet::new(),
+            binds: Vec::new(),
+            steps: 0,
+            budget,
+            depth: 0,
+            max_depth,
+            deepest: 0,
+            over_at: None,
+            guard,
+        };
+        let ok = m.state((0, 0, false, false), 0);
+        if let Some((kind, at)) = m.over_at {
+            return Err(TemplateError::new(kind, at));
+        }
+        Ok(ok.then(|| t.vars_from_binds(m.binds)))
     }
 }
