@@ -155,7 +155,10 @@ fn template_words(kind: TemplateErrorKind) -> &'static str {
             "matching took more steps than the limit (MAX_MATCH_STEPS)"
         }
         TemplateErrorKind::MatchTooDeep => {
-            "matching needed more nested states than the limit (MAX_MATCH_DEPTH)"
+            "the match's path holds more states than the limit (MAX_MATCH_DEPTH)"
+        }
+        TemplateErrorKind::TooManyVars => {
+            "the template has more variables than the limit (MAX_TEMPLATE_VARS)"
         }
         _ => "the template or URI is not valid",
     }
