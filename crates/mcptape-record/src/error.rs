@@ -79,9 +79,10 @@ pub enum RecordErrorKind {
     #[error("HTTP: {0}")]
     Http(String),
     /// The transcript file and every numbered sibling up to
-    /// [`crate::sink::MAX_OUTPUT_SUFFIX`] are held by other recorders.
+    /// [`crate::sink::MAX_OUTPUT_SUFFIX`] hold recordings (kept) or are held
+    /// by other recorders.
     #[error(
-        "transcript {path}: it and its numbered siblings .1 to .{tried} are all being written by other recorders"
+        "transcript {path}: it and its numbered siblings .1 to .{tried} all hold recordings or are being written by other recorders (--overwrite replaces one no recorder holds)"
     )]
     OutputHeld {
         /// The path asked for.

@@ -325,6 +325,9 @@ pub enum Answer<B = String> {
         code: Option<i32>,
         /// The recorded signal, if a signal killed it.
         signal: Option<i32>,
+        /// When the server died, µs after this request (the recorded gap):
+        /// answers due before then still go out.
+        after_us: u64,
     },
 }
 
@@ -370,7 +373,15 @@ impl Answer<ReplyBytes> {
             Answer::Drop => Answer::Drop,
             Answer::Nothing => Answer::Nothing,
             Answer::Cancel(k) => Answer::Cancel(k),
-            Answer::Crash { code, signal } => Answer::Crash { code, signal },
+            Answer::Crash {
+                code,
+                signal,
+                after_us,
+            } => Answer::Crash {
+                code,
+                signal,
+                after_us,
+            },
         }
     }
 }
@@ -953,6 +964,7 @@ impl Server {
             return Answer::Crash {
                 code: c.code,
                 signal: c.signal,
+                after_us: c.after_us,
             };
         }
         let answer = self.unrecorded == Unrecorded::Answer;
@@ -1827,8 +1839,9 @@ pub enum StreamEnd {
     Eof,
     /// A drop-connection fault closed it.
     Dropped,
-    /// The recording's crash was replayed ([`Answer::Crash`]): the stream
-    /// ended there, pending answers unsent.
+    /// The recording's crash was replayed ([`Answer::Crash`]): nothing more
+    /// was read; the answers due before the recorded death were sent, the
+    /// rest never are.
     Crashed {
         /// The recorded exit code, if it exited.
         code: Option<i32>,
@@ -1953,6 +1966,7 @@ where
     let pending = Arc::new(Pending::default());
     let mut reader = FramedReader::new(r, MAX_LINE_BYTES);
     let mut end = StreamEnd::Eof;
+    let mut crash_at = None;
     let result = loop {
         let frame = match reader.next().await {
             Ok(Some(f)) => f,
@@ -2028,13 +2042,23 @@ where
                 end = StreamEnd::Dropped;
                 break Ok(());
             }
-            Answer::Crash { code, signal } => {
+            Answer::Crash {
+                code,
+                signal,
+                after_us,
+            } => {
+                // Nothing more is read; answers due before the recorded death
+                // still go out, the rest never do.
                 end = StreamEnd::Crashed { code, signal };
+                crash_at = Some(deadline_after(received, after_us));
                 break Ok(());
             }
             Answer::Stall | Answer::Nothing => {}
         }
     };
+    if let Some(at) = crash_at {
+        crate::schedule::sleep_until_precise(at, server.timer).await;
+    }
     if end != StreamEnd::Eof || result.is_err() {
         pending.cancel(&timer, None);
     }

@@ -88,6 +88,9 @@ pub struct RecordedCrash {
     pub code: Option<i32>,
     /// The signal number, if a signal killed it.
     pub signal: Option<i32>,
+    /// When it died, µs after `request` was sent (the exit record's `tUs`
+    /// minus the request's): answers due before then are still sent.
+    pub after_us: u64,
 }
 
 /// One server-to-client message recorded after a request ([`Exchange::interim`]).
@@ -559,7 +562,7 @@ impl Tape {
             t.header.protocol_version.as_deref(),
         );
         let exit = t.records.iter().find_map(|r| match r.event {
-            Event::Exit { code, signal } => Some((code, signal)),
+            Event::Exit { code, signal } => Some((code, signal, r.t_us)),
             _ => None,
         });
         build(msgs, revision, max_messages, ReplyBodies::Kept, None, exit)
@@ -631,8 +634,11 @@ impl Tape {
             }),
             t.header.protocol_version.as_deref(),
         );
-        let exit = t.records.iter().find_map(|r| match r.owned_event() {
-            Some(Event::Exit { code, signal }) => Some((*code, *signal)),
+        let exit = t.records.iter().find_map(|r| match r {
+            RecordRef::Owned(o) => match o.event {
+                Event::Exit { code, signal } => Some((code, signal, o.t_us)),
+                _ => None,
+            },
             _ => None,
         });
         build(msgs, revision, MAX_TAPE_MESSAGES, bodies, shared, exit)
@@ -849,7 +855,7 @@ fn build<'a>(
     max_messages: usize,
     bodies: ReplyBodies,
     shared: Option<&Arc<String>>,
-    exit: Option<(Option<i32>, Option<i32>)>,
+    exit: Option<(Option<i32>, Option<i32>, u64)>,
 ) -> Result<Tape, ReplayError> {
     let max_messages = max_messages.min(MAX_TAPE_MESSAGES);
     // Requests the client cancelled (pair keys): left unanswered on purpose.
@@ -1089,7 +1095,7 @@ fn build<'a>(
             }
         }
     }
-    let crash = exit.and_then(|(code, signal)| {
+    let crash = exit.and_then(|(code, signal, exit_us)| {
         let request = open
             .iter()
             .filter(|(k, _)| !cancelled.contains(*k))
@@ -1099,6 +1105,7 @@ fn build<'a>(
             request,
             code,
             signal,
+            after_us: exit_us.saturating_sub(client[request].t_us),
         })
     });
     exchanges.sort_by_key(|(ci, _)| *ci);

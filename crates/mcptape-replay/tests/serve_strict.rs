@@ -388,8 +388,9 @@ async fn replayed_notification_and_server_request_come_where_recorded() {
 
 /// Issue 23: a recorded crash (the server exited 101 while a read waited
 /// for an answer it never got) replays as that crash at that point: the
-/// answered read is answered, the read the server died on ends the stream
-/// (EOF) with the recorded status, and nothing after it is answered. A
+/// read before it is answered (its answer was due before the recorded
+/// death), the read the server died on ends the stream (EOF) with the
+/// recorded status after the recorded gap, and nothing after it is answered. A
 /// transcript whose every request was answered has no crash.
 #[tokio::test(start_paused = true)]
 async fn recorded_crash_replays_as_that_crash() {
@@ -397,9 +398,22 @@ async fn recorded_crash_replays_as_that_crash() {
         env!("CARGO_MANIFEST_DIR"),
         "/tests/data/recorded-crash.jsonl"
     );
-    let srv = Arc::new(server(path));
+    // Every answer 1 ms after its request: the read sent just before the
+    // crashing one is still pending when that one arrives, and due before the
+    // recorded death (2 ms after the crashing request), so it still goes out.
+    let srv = Arc::new(
+        Server::new(
+            tape_of(path),
+            LatencyModel::parse("fixed:1ms").unwrap(),
+            FaultSpec::default(),
+            1,
+            &[],
+        )
+        .unwrap()
+        .with_timer(TimerMode::Virtual),
+    );
     let c = srv.tape().crash.clone().expect("the crash is read");
-    assert_eq!((c.code, c.signal), (Some(101), None));
+    assert_eq!((c.code, c.signal, c.after_us), (Some(101), None, 2000));
     assert_eq!(
         srv.tape().client[c.request].params["uri"],
         "file:///project/huge.bin"

@@ -152,7 +152,8 @@ pub(crate) fn refuse_overwrite<'i, P: AsRef<std::path::Path> + ?Sized + 'i>(
 pub fn note_held_output(cmd: &str, asked: &std::path::Path, written: &std::path::Path) {
     if asked != written {
         eprintln!(
-            "mcptape {cmd}: {} is being written by another recorder; writing {} instead",
+            "mcptape {cmd}: {} already holds a recording (or another recorder is writing it): \
+             it is kept, writing {} instead (--overwrite replaces it)",
             asked.display(),
             written.display()
         );

@@ -287,8 +287,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                         // The recorded server died here: so does the replay,
                         // with its status (a signal as the shell shows it, 128+N).
                         let status = code.or(signal.map(|s| 128 + s)).unwrap_or(1);
+                        let on = server
+                            .tape()
+                            .crash
+                            .as_ref()
+                            .and_then(|c| server.tape().client.get(c.request))
+                            .map(|r| {
+                                let uri = r.params.get("uri").and_then(|u| u.as_str());
+                                match uri {
+                                    Some(u) => format!("{} {u}", r.method),
+                                    None => r.method.clone(),
+                                }
+                            })
+                            .unwrap_or_default();
                         eprintln!(
-                            "mcptape serve: the recorded server died on this request ({}): \
+                            "mcptape serve: the recorded server died on {on} ({}): \
                              replaying its crash, exit status {status}",
                             match (code, signal) {
                                 (_, Some(s)) => format!("killed by signal {s}"),
