@@ -19,7 +19,7 @@
 //! (else 404 with a `-32001 "Session not found"` body, as the TypeScript SDK
 //! servers answer) — never a rejection recorded for another reason.
 //!
-//! Requests belong to their scope ([`Scope`]): the session for 2025-era
+//! Requests belong to their scope (`Scope`): the session for 2025-era
 //! HTTP, the HTTP request itself for 2026-07-28 stateless HTTP (and for a
 //! session-less request of a session tape). Pending answers are keyed by
 //! scope and raw id, so two clients that both number their ids from 0 never
