@@ -3,7 +3,7 @@
 //! down). No timing is asserted: only that every read is answered, none times out, and
 //! `--validate` tells a corrupted blob apart.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

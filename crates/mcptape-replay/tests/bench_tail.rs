@@ -1,7 +1,7 @@
 //! Issue 12, "bench reports the whole tail", on tokio's paused clock: `serve` and `bench`
 //! in-process over a duplex pipe, every delay virtual and every figure exact.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -2,7 +2,7 @@
 //! `#[BaseTime: …]`, the legend): read back by Python's `hdrhistogram` (`hdrh.log`, installed in
 //! `.tools/venv` by scripts/install-peers.sh) and by mcptape itself.
 
-mod common;
+use crate::common;
 
 use common::hdrh_python;
 use mcptape_replay::render::hlog::{Tagged, merge_hlog, merge_hlog_tagged, write_hlog};

@@ -2,7 +2,7 @@
 //! tokio's paused (virtual) clock with [`TimerMode::Virtual`]: no real time
 //! is measured, every figure is exact.
 
-mod common;
+use crate::common;
 
 use common::server;
 use mcptape_replay::latency::{FaultSpec, LatencyModel};

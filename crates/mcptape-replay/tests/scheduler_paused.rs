@@ -2,7 +2,7 @@
 //! and `bench` run in-process over an in-memory duplex pipe, so every delay
 //! is virtual time and every figure is exact.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

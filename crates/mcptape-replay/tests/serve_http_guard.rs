@@ -4,7 +4,7 @@
 //! 404), never a rejection recorded for another reason; session ids are
 //! random 128-bit hex.
 
-mod common;
+use crate::common;
 
 use common::{instant_server, post_raw as post, tape_of};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

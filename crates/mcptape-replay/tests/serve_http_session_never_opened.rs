@@ -5,7 +5,7 @@
 //! that recorded rejection, not an answer the server never gave (a
 //! synthesized or "not recorded" reply with the request's id).
 
-mod common;
+use crate::common;
 
 use common::{instant_server, post_raw, tape_of};
 use serde_json::{Value, json};

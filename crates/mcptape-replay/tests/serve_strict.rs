@@ -4,7 +4,7 @@
 //! replays a recorded `server/discover` rejection whose answer had `"id": null`
 //! (fresh-user report bugs 1, 2 and 13). No clock involved: `decide_bytes`.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

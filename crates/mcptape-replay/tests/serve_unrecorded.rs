@@ -5,7 +5,7 @@
 //! recording holding a lone surrogate escape replayed byte-exact. No clock
 //! involved (`decide_bytes`), except the aliasing test on the virtual timer.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -4,7 +4,7 @@
 //! `initialize` and ended with `DELETE`, reads go out concurrently, and a
 //! cancelled read's POST is aborted so its answer never arrives.
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 

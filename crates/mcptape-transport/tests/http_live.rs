@@ -4,7 +4,7 @@
 //! These tests need the peers installed by `scripts/install-peers.sh` and FAIL
 //! when they are missing.
 
-mod common;
+use crate::common;
 
 use mcptape_transport::child::EndedBy;
 use mcptape_transport::http::{BodyKind, HttpClient, HttpErrorKind, ReplyItem};

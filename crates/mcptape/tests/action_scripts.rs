@@ -8,8 +8,7 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-#[path = "record_support/mod.rs"]
-mod support;
+use crate::record_support as support;
 
 use support::repo_root as repo;
 

@@ -1,8 +1,7 @@
 //! `mcptape bench` against `mcptape serve` over real stdio (the built binary
 //! starts itself as the server child), on the shipped real recording.
 
-#[path = "record_support/mod.rs"]
-mod support;
+use crate::record_support as support;
 
 use std::process::Command;
 use std::time::Duration;

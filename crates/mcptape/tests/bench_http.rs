@@ -4,11 +4,9 @@
 //! straggler is cancelled per era (issue 14, "bench and verify against real
 //! servers"). Bounded time, loopback only.
 
-#[path = "record_support/mod.rs"]
-mod support;
+use crate::record_support as support;
 
-#[path = "http_support/mod.rs"]
-mod http_support;
+use crate::http_support;
 
 use std::process::Command;
 use std::time::Duration;

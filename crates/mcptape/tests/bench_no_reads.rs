@@ -1,8 +1,7 @@
 //! `mcptape bench` on a transcript with no recorded `resources/read` names the file, as every
 //! other bench error does, and starts nothing.
 
-#[path = "record_support/mod.rs"]
-mod support;
+use crate::record_support as support;
 
 use support::*;
 

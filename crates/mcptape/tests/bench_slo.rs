@@ -2,8 +2,7 @@
 //! JUnit XML `slo.xml`, on a short real bench (the built binary serves the shipped recording
 //! over stdio as its own child).
 
-#[path = "record_support/mod.rs"]
-mod support;
+use crate::record_support as support;
 
 use std::time::Duration;
 

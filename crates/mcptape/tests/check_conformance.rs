@@ -10,7 +10,7 @@
 //! transcript. Needs the real peers: FAILS (does not skip) without them.
 //! Loopback only; every process bounded in time.
 
-mod record_support;
+use crate::record_support;
 
 use std::collections::BTreeMap;
 use std::path::Path;

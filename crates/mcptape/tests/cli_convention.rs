@@ -3,8 +3,7 @@
 //! past them (the cap in the message), network errors are words (no Rust debug structs), and a
 //! debug build says so on stderr before it measures.
 
-#[path = "record_support/mod.rs"]
-mod support;
+use crate::record_support as support;
 
 use std::path::Path;
 use std::process::{Command, Output};

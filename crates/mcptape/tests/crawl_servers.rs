@@ -2,7 +2,7 @@
 //! SDK server, stdio and Streamable HTTP, both protocol eras): every listed
 //! resource is read, at least one blob, exactly one not-found error.
 
-mod record_support;
+use crate::record_support;
 
 use std::path::Path;
 use std::process::Command;

@@ -5,8 +5,7 @@
 //! as `inspect`, `serve`, `bench`, `check` and `verify` already report it.
 #![cfg(unix)]
 
-#[path = "record_support/mod.rs"]
-mod support;
+use crate::record_support as support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -7,8 +7,7 @@
 //! checks. Needs the peers (`scripts/install-peers.sh`): the Python client,
 //! Node 22, Debian's `chromium` and the pinned playwright-core.
 
-#[path = "record_support/mod.rs"]
-mod support;
+use crate::record_support as support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -8,8 +8,7 @@
 //! "Resource not found" error. Loopback only; every child is time-bounded.
 //! Needs the peers (`scripts/install-peers.sh`).
 
-#[path = "record_support/mod.rs"]
-mod support;
+use crate::record_support as support;
 
 use std::path::Path;
 use std::process::Command;

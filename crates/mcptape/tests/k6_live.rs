@@ -3,8 +3,7 @@
 //! server over HTTP in both eras (2026-07-28 stateless with JSON answers,
 //! 2025-11-25 with sessions). Real k6 and real servers (`scripts/install-peers.sh`).
 
-#[path = "k6_support/mod.rs"]
-mod k6s;
+use crate::k6_support as k6s;
 
 use k6s::*;
 

@@ -3,8 +3,7 @@
 //! installed here, the YAML is read with PyYAML from the peers' venv), and its k6
 //! arguments run by the real k6 as one runner pod would run them.
 
-#[path = "k6_support/mod.rs"]
-mod k6s;
+use crate::k6_support as k6s;
 
 use std::process::Command;
 use std::time::Duration;

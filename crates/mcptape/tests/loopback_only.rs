@@ -3,8 +3,7 @@
 //! refused with a clear error before anything connects; `record --upstream` and `crawl --url`
 //! (recording a remote server is legitimate) do not claim loopback in their help.
 
-#[path = "record_support/mod.rs"]
-mod support;
+use crate::record_support as support;
 
 use std::process::Command;
 use std::sync::Arc;

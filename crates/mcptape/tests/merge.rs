@@ -4,12 +4,10 @@
 //! reads back in Python `hdrhistogram` (`.tools/venv`) and in mcptape; a cut line and a
 //! different `--timeout` are errors naming the file.
 
-#[path = "record_support/mod.rs"]
-mod support;
+use crate::record_support as support;
 
 /// Python's reading of an HdrHistogram log, shared with the replay crate's `hlog_python` test.
-#[path = "../../mcptape-replay/tests/common/hdrh_python.rs"]
-mod hdrh_python;
+use crate::hdrh_python;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -4,7 +4,7 @@
 //! runs this test on the fresh files with `MCPTAPE_FRESH_CORPUS=DIR`.
 //! Content that embeds a clock (server-everything's dynamic resources) is not compared.
 
-mod record_support;
+use crate::record_support;
 
 use std::path::PathBuf;
 

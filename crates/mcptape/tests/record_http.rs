@@ -2,7 +2,7 @@
 //! front of real servers, driven by real clients (the MCP conformance suite, the
 //! Python SDK client).
 
-mod record_support;
+use crate::record_support;
 
 use std::collections::BTreeMap;
 use std::io::Read;

@@ -7,7 +7,7 @@
 //! so the write past the limit fails with `EFBIG` as a full disk does with
 //! `ENOSPC` (as `record_transcript_write_fails.rs` does for stdio).
 
-mod record_support;
+use crate::record_support;
 
 use std::io::{Read, Write};
 use std::process::{Command, Stdio};

@@ -7,7 +7,7 @@
 //! the same session ended normally (stdin closed, the server exits) gets the
 //! recorder's exit record and neither command says it.
 
-mod record_support;
+use crate::record_support;
 
 use std::ffi::OsStr;
 use std::io::{BufRead, BufReader, Write};

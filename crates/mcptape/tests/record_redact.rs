@@ -1,7 +1,7 @@
 //! `mcptape record` redaction flags and the argv it stores (issue 15, "No
 //! secret kept"): credential values and machine paths never reach the header.
 
-mod record_support;
+use crate::record_support;
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};

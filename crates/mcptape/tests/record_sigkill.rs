@@ -9,7 +9,7 @@
 //! recorder is SIGKILLed at 20 random moments (seed printed; set
 //! `MCPTAPE_SIGKILL_SEED` to replay one).
 
-mod record_support;
+use crate::record_support;
 
 use std::ffi::OsStr;
 use std::io::{BufRead, BufReader, Write};

@@ -2,7 +2,7 @@
 //! bytes each side saw equal the transcript's messages, shutdown is prompt,
 //! stress and crash behaviour.
 
-mod record_support;
+use crate::record_support;
 
 use std::ffi::OsStr;
 use std::io::{Read, Write};

@@ -8,7 +8,7 @@
 //! so the write that would pass the limit fails with `EFBIG`, as a full disk
 //! fails with `ENOSPC`. The test is the client, `cat` the server.
 
-mod record_support;
+use crate::record_support;
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};

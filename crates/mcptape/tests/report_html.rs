@@ -4,8 +4,7 @@
 //! violation: the page is self-contained), and a screenshot is kept in
 //! `target/artifacts/report.png` (CI uploads it).
 
-#[path = "record_support/mod.rs"]
-mod support;
+use crate::record_support as support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

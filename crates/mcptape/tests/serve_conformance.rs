@@ -9,8 +9,7 @@
 //! loopback guard of record and serve answers the foreign Host/Origin 403).
 //! Needs the peers (`scripts/install-peers.sh`).
 
-#[path = "record_support/mod.rs"]
-mod support;
+use crate::record_support as support;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

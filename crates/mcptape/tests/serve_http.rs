@@ -2,8 +2,7 @@
 //! shipped real recordings, driven by the real Python SDK client and by
 //! `mcptape bench --target-url`. Needs the peers (`scripts/install-peers.sh`).
 
-#[path = "record_support/mod.rs"]
-mod support;
+use crate::record_support as support;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;

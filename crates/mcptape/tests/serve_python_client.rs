@@ -5,8 +5,7 @@
 //! every response in that new transcript is byte-identical to the original's.
 //! Needs the peers (`scripts/install-peers.sh`); fails without them.
 
-#[path = "record_support/mod.rs"]
-mod support;
+use crate::record_support as support;
 
 use std::time::Duration;
 

@@ -2,8 +2,7 @@
 //! that writes delayed replies is asked for as flagged and reported as got,
 //! in `serve --stats` (`timerPolicy`) and in the bench report.
 
-#[path = "record_support/mod.rs"]
-mod support;
+use crate::record_support as support;
 
 use std::path::Path;
 use std::process::Command;

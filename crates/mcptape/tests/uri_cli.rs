@@ -1,7 +1,6 @@
 //! `mcptape uri expand|match|resolve` end to end through the real binary.
 
-#[path = "record_support/mod.rs"]
-mod support;
+use crate::record_support as support;
 
 /// `mcptape uri ARGS...`: (exit code, stdout, stderr).
 fn mcptape(args: &[&str]) -> (i32, String, String) {

@@ -1,8 +1,7 @@
 //! `mcptape uri match` refuses traversal values and `mcptape uri resolve --windows`
 //! (issue 15 bug reports), through the real binary.
 
-#[path = "record_support/mod.rs"]
-mod support;
+use crate::record_support as support;
 
 /// `mcptape uri ARGS...`: (exit code, stdout, stderr).
 fn mcptape(args: &[&str]) -> (i32, String, String) {

@@ -2,8 +2,7 @@
 //! it was recorded from and diffs semantically. Needs the peers
 //! (`scripts/install-peers.sh`); fails without them.
 
-#[path = "record_support/mod.rs"]
-mod support;
+use crate::record_support as support;
 
 use std::process::Command;
 use std::time::Duration;

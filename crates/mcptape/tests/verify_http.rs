@@ -2,11 +2,9 @@
 //! answers 500: said at once, per request, with the status and the body's
 //! first bytes (issue 14). Bounded time, loopback only.
 
-#[path = "record_support/mod.rs"]
-mod support;
+use crate::record_support as support;
 
-#[path = "http_support/mod.rs"]
-mod http_support;
+use crate::http_support;
 
 use std::process::Command;
 use std::time::Duration;

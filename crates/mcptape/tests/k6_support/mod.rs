@@ -6,8 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Duration;
 
-#[path = "../record_support/mod.rs"]
-pub mod support;
+pub(crate) use crate::record_support as support;
 
 pub use support::*;
 

@@ -1,0 +1,15 @@
+//! The integration tests of `mcptape-replay`, one binary (as ripgrep does: `autotests = false`,
+//! one module per file) so the workspace links a few test executables, not dozens.
+
+mod common;
+
+mod bench_large_reply;
+mod bench_tail;
+mod hlog_python;
+mod scheduler_heap;
+mod scheduler_paused;
+mod serve_http_guard;
+mod serve_http_session_never_opened;
+mod serve_strict;
+mod serve_unrecorded;
+mod session_http;

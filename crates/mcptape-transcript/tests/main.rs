@@ -1,0 +1,5 @@
+//! The integration tests of `mcptape-transcript`, one binary (as ripgrep does: `autotests = false`,
+//! one module per file) so the workspace links a few test executables, not dozens.
+
+mod redact;
+mod transcript;
