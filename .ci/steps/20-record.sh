@@ -8,5 +8,5 @@ start=$(date +%s)
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 bash scripts/record-corpus.sh "$tmp"
-MCPTAPE_FRESH_CORPUS="$tmp" cargo test --quiet -p mcptape --test record_corpus
+MCPTAPE_FRESH_CORPUS="$tmp" cargo test --quiet -p mcptape --test integration -- record_corpus::
 echo "20-record: fresh corpus recorded and checked in $(( $(date +%s) - start ))s"

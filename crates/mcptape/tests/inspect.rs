@@ -5,7 +5,7 @@
 //! zlib blocks, a `tEXt` chunk sizing it to the exact byte count). The test
 //! writes it into a temp file and also checks that the shipped
 //! `corpus/inspect/seed-png.jsonl` is byte-identical to what the generator
-//! produces (regenerate with `MCPTAPE_REGEN_CORPUS=1 cargo test -p mcptape --test inspect`).
+//! produces (regenerate with `MCPTAPE_REGEN_CORPUS=1 cargo test -p mcptape --test integration -- inspect::`).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
