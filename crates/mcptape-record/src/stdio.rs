@@ -6,7 +6,11 @@
 //! child's stderr is passed through to mcptape's stderr and recorded, and the
 //! child's exit code is mcptape's exit code (128 + N when it died of signal N,
 //! as shells report it). SIGINT, SIGTERM and SIGHUP sent to mcptape are
-//! forwarded to the child.
+//! forwarded to the child, and the session ends: the client side stops
+//! (nothing more is forwarded), closing the child's stdin, then the shutdown
+//! sequence below runs for a child the signal did not end. The exit record
+//! names the signal ([`ServerExit::forwarded`]) beside the code the child
+//! exited with.
 //!
 //! Shutdown (MCP spec 2025-11-25, "Lifecycle" §Shutdown, stdio): when the
 //! client closes mcptape's stdin, mcptape closes the child's stdin, waits
@@ -127,6 +131,11 @@ pub struct ServerExit {
     pub signal: Option<i32>,
     /// Whether mcptape had to send SIGTERM/SIGKILL after the grace period.
     pub killed_by_proxy: bool,
+    /// The last signal mcptape received and forwarded to the server before it ended (2
+    /// SIGINT, 15 SIGTERM, 1 SIGHUP), if one was: the session was stopped, the server did
+    /// not end by itself. The exit record carries it as its `signal` (beside `code` when the
+    /// server then exited by itself).
+    pub forwarded: Option<i32>,
 }
 
 impl ServerExit {
@@ -307,6 +316,7 @@ async fn run_proxy(
 
     let mut signals = ForwardSignals::new();
     let mut killed_by_proxy = false;
+    let mut forwarded = None;
     let status = loop {
         tokio::select! {
             status = child.child.wait() => break status.map_err(|e| RecordError::io("server process", e))?,
@@ -321,7 +331,13 @@ async fn run_proxy(
             }
             sig = signals.recv() => {
                 if let Some(sig) = sig {
+                    forwarded = Some(sig as i32);
                     let _ = child.signal(sig);
+                    // The recording is being stopped: a server that outlives the signal (the
+                    // Python SDK's raises KeyboardInterrupt, then waits for its stdin reader)
+                    // gets the shutdown sequence: the client side stops, closing the server's
+                    // stdin (the branch above then runs grace, SIGTERM, SIGKILL).
+                    let _ = stop_c2s_tx.send(true);
                 }
             }
             () = abort.notified() => {
@@ -336,6 +352,7 @@ async fn run_proxy(
         code: status.code(),
         signal: status.signal(),
         killed_by_proxy,
+        forwarded,
     };
 
     // Drain what the child wrote before it died: the server-side pumps end at EOF, or
@@ -348,9 +365,11 @@ async fn run_proxy(
     // forwarded), then the exit.
     let _ = stop_c2s_tx.send(true);
     let _ = c2s.await;
+    // A server that exits 0 on a forwarded SIGINT (server-everything does) did not end the
+    // session by itself: the record says the signal beside its code (issue 28).
     sink.record(Event::Exit {
         code: exit.code,
-        signal: exit.signal,
+        signal: exit.signal.or(exit.forwarded),
     });
     Ok(exit)
 }

@@ -459,8 +459,9 @@ fn bench_with_a_failed_handshake_leaves_no_stats_file() {
 }
 
 /// Regression (issue 28): stdio `record` on SIGINT exited with the server's status (0 for a
-/// server that handles SIGINT by exiting 0) where bench and verify exit 130. The signal is
-/// still forwarded to the server (its own exit record says how it ended).
+/// server that handles SIGINT by exiting 0) where bench and verify exit 130, and its exit record
+/// said code 0 as if the server had ended by itself. The signal is still forwarded to the
+/// server; the exit record names it beside the server's code.
 #[test]
 fn record_stdio_stopped_by_sigint_exits_130_though_the_server_exits_0() {
     let tmp = tempfile::tempdir().unwrap();
@@ -502,7 +503,9 @@ fn record_stdio_stopped_by_sigint_exits_130_though_the_server_exits_0() {
     assert!(ok.success());
     let status = wait_bounded(&mut g.0, Duration::from_secs(20)).expect("record ends");
     assert_eq!(status.code(), Some(130));
+    // The exit record says the session was stopped by SIGINT, beside the server's own code.
     let text = std::fs::read_to_string(&t).unwrap();
     let exit = text.lines().last().unwrap();
     assert!(exit.contains("\"exit\""), "{text}");
+    assert_eq!(exit_of(&read_transcript(&t)), (Some(0), Some(2)), "{text}");
 }

@@ -204,7 +204,10 @@ async fn run_stdio(args: &Args) -> anyhow::Result<ExitCode> {
     listener.abort();
     let exit = exit?;
     sink.finish()?;
-    let interrupted = got.load(std::sync::atomic::Ordering::SeqCst) == 130;
+    // The proxy says which signal it forwarded (2: SIGINT; its exit record names it too); the
+    // listener covers one that came before the proxy listened.
+    let interrupted =
+        got.load(std::sync::atomic::Ordering::SeqCst) == 130 || exit.forwarded == Some(2);
     Ok(ExitCode::from(if interrupted {
         130
     } else {
