@@ -509,3 +509,58 @@ fn record_stdio_stopped_by_sigint_exits_130_though_the_server_exits_0() {
     assert!(exit.contains("\"exit\""), "{text}");
     assert_eq!(exit_of(&read_transcript(&t)), (Some(0), Some(2)), "{text}");
 }
+
+/// Regression (issue 28): the fuzz CI step left a 6.9 MB `mcptape-fuzz.*` directory (the logs
+/// and each run's new inputs) in the temporary directory. `fuzz/run.sh` is run from a copy in
+/// a scratch tree with `cargo fuzz` and the target binaries stood in for by shell scripts (the
+/// real ones take a nightly sanitizer build): its temporary directory is gone after a clean
+/// run and after a crashing target (exit 1), and kept only where `FUZZ_LOGS` asks.
+#[test]
+fn fuzz_run_sh_leaves_no_temporary_directory() {
+    use std::os::unix::fs::PermissionsExt;
+    let exe = |path: &Path, body: &str| {
+        std::fs::write(path, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    };
+    for (target_exit, want, keep) in [(0, 0, false), (1, 1, false), (0, 0, true)] {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("repo");
+        let bins = root.join("fuzz/target/x86_64-unknown-linux-gnu/release");
+        let stub = tmp.path().join("bin");
+        let tmpdir = tmp.path().join("tmp");
+        for d in [&bins, &stub, &tmpdir] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        std::fs::copy(repo_root().join("fuzz/run.sh"), root.join("fuzz/run.sh")).unwrap();
+        exe(
+            &stub.join("cargo"),
+            r#"case "$2 $3" in "fuzz list") echo t1 ;; *) exit 0 ;; esac"#,
+        );
+        exe(
+            &bins.join("t1"),
+            &format!(
+                "echo '#2 cov: 3 ft: 4'; echo 'stat::average_exec_per_sec: 5'; exit {target_exit}"
+            ),
+        );
+        let path = format!("{}:{}", stub.display(), std::env::var("PATH").unwrap());
+        let mut cmd = Command::new("bash");
+        cmd.arg(root.join("fuzz/run.sh"))
+            .arg("1")
+            .env("PATH", path)
+            .env("TMPDIR", &tmpdir)
+            .env("FUZZ_CORPUS", tmp.path().join("corpus"));
+        let logs = tmp.path().join("logs");
+        if keep {
+            cmd.env("FUZZ_LOGS", &logs);
+        }
+        let o = run_bounded(&mut cmd, Duration::from_secs(60)).0;
+        assert_eq!(o.status.code(), Some(want), "{}{}", stdout(&o), stderr(&o));
+        assert!(stdout(&o).contains("| t1 "), "{}", stdout(&o));
+        let left: Vec<_> = std::fs::read_dir(&tmpdir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert!(left.is_empty(), "left in TMPDIR: {left:?}");
+        assert_eq!(logs.join("t1.log").is_file(), keep);
+    }
+}
