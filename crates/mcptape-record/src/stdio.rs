@@ -153,8 +153,10 @@ impl ServerExit {
 ///
 /// Errors: [`RecordErrorKind::EmptyCommand`], [`RecordErrorKind::Spawn`] if the
 /// server cannot be started, [`RecordErrorKind::Io`] on a failure of the
-/// server's pipes. Client-side pipe failures (the host went away) end the
-/// session like an EOF, they are not errors.
+/// server's pipes, or (`client stdout`, `client stderr`) on a write to the
+/// client that failed other than by a closed pipe (a full disk), returned once
+/// the server has ended and its exit is recorded. A closed client pipe (the
+/// host went away) ends the session like an EOF, it is not an error.
 pub async fn run_stdio_proxy(
     opts: StdioOptions,
     sink: Arc<TranscriptSink>,
@@ -358,8 +360,8 @@ async fn run_proxy(
     // Drain what the child wrote before it died: the server-side pumps end at EOF, or
     // after DRAIN_AFTER_EXIT_MS without data (a grandchild may hold the pipes open).
     let _ = exited_tx.send(true);
-    let _ = s2c.await;
-    let _ = err.await;
+    let to_client = s2c.await;
+    let to_stderr = err.await;
     // The client side no longer matters: stop its pump at its next read or
     // write (never mid-record: a chunk's lines are recorded before it is
     // forwarded), then the exit.
@@ -371,6 +373,14 @@ async fn run_proxy(
         code: exit.code,
         signal: exit.signal.or(exit.forwarded),
     });
+    // What the client could not be given (its stdout on a full disk: ENOSPC; a closed pipe
+    // is the client leaving, not an error) fails the session, after the exit record: every
+    // line is recorded, but the client did not get them all (issue 28).
+    for r in [to_client, to_stderr] {
+        if let Ok(Err(e)) = r {
+            return Err(e);
+        }
+    }
     Ok(exit)
 }
 

@@ -1926,7 +1926,10 @@ where
     let end = serve_lines(server, r, Out::File(sink.clone())).await?;
     let err = sink.error.lock().unwrap_or_else(|p| p.into_inner()).take();
     match err {
-        Some(e) => Err(ReplayError::new(ReplayErrorKind::Io(e))),
+        Some(e) => Err(ReplayError::new(ReplayErrorKind::Io(std::io::Error::new(
+            e.kind(),
+            format!("writing the replies: {e}"),
+        )))),
         None => Ok(end),
     }
 }

@@ -297,6 +297,153 @@ fn every_writing_subcommand_on_a_full_stdout_exits_2_with_one_line() {
     }
 }
 
+/// Issue 28, the rest of "every subcommand that writes": the stdio peers (`serve`'s replies,
+/// `record`'s forwarding to its client) on a full stdout, and every file output (`-o`,
+/// `--stats`, `--write-baseline`) on a full device exit 2 with one line naming what failed,
+/// never a panic; `record` still writes its exit record. Each run is bounded (60 s).
+#[test]
+fn stdio_peers_on_a_full_stdout_and_file_outputs_on_a_full_device_exit_2_with_one_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let stdio = "corpus/transcripts/everything-stdio.jsonl";
+    let http = "corpus/transcripts/everything-http.jsonl";
+    let init = tmp.path().join("init.jsonl");
+    std::fs::write(
+        &init,
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}\n",
+    )
+    .unwrap();
+    let har = tmp.path().join("t.har");
+    let o = run(&["export", "har", http, "-o", har.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let me = mcptape();
+    let me = me.to_str().unwrap();
+    let t = tmp.path().join("t.jsonl");
+    let t = t.to_str().unwrap();
+    let enospc = "No space left on device (os error 28)";
+    // (args, stdout on /dev/full with the handshake on stdin, the last stderr line)
+    let runs: Vec<(Vec<&str>, bool, String)> = vec![
+        (
+            vec!["serve", stdio, "--latency", "fixed:0ms"],
+            true,
+            format!("i/o: writing the replies: {enospc}"),
+        ),
+        (
+            vec![
+                "record",
+                "-o",
+                t,
+                "--",
+                me,
+                "serve",
+                stdio,
+                "--latency",
+                "fixed:0ms",
+            ],
+            true,
+            format!("client stdout: {enospc}"),
+        ),
+        (
+            vec!["check", stdio, "-o", "/dev/full"],
+            false,
+            format!("writing /dev/full: {enospc}"),
+        ),
+        (
+            vec!["check", stdio, "--write-baseline", "/dev/full"],
+            false,
+            format!("baseline /dev/full: {enospc}"),
+        ),
+        (
+            vec!["export", "k6", http, "-o", "/dev/full"],
+            false,
+            format!("writing /dev/full: {enospc}"),
+        ),
+        (
+            vec!["export", "har", http, "-o", "/dev/full"],
+            false,
+            format!("writing /dev/full: {enospc}"),
+        ),
+        (
+            vec!["import", "har", har.to_str().unwrap(), "-o", "/dev/full"],
+            false,
+            format!("writing /dev/full: {enospc}"),
+        ),
+        (
+            vec!["record", "-o", "/dev/full", "--", "true"],
+            false,
+            format!("transcript /dev/full: {enospc}"),
+        ),
+        (
+            vec![
+                "crawl",
+                "-o",
+                "/dev/full",
+                "--",
+                me,
+                "serve",
+                stdio,
+                "--latency",
+                "fixed:0ms",
+            ],
+            false,
+            format!("transcript /dev/full: {enospc}"),
+        ),
+        (
+            vec![
+                "serve",
+                stdio,
+                "--latency",
+                "fixed:0ms",
+                "--stats",
+                "/dev/full",
+            ],
+            false,
+            format!("writing /dev/full: {enospc}"),
+        ),
+    ];
+    for (args, full_stdout, want) in &runs {
+        let mut cmd = Command::new(mcptape());
+        cmd.args(args)
+            .current_dir(repo_root())
+            .env("RUST_BACKTRACE", "1");
+        let (code, err) = if *full_stdout {
+            let full = std::fs::OpenOptions::new()
+                .write(true)
+                .open("/dev/full")
+                .unwrap();
+            let child = cmd
+                .stdin(std::fs::File::open(&init).unwrap())
+                .stdout(full)
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            let mut g = Guard(child);
+            let mut e = g.0.stderr.take().unwrap();
+            let reader = std::thread::spawn(move || {
+                let mut s = String::new();
+                let _ = std::io::Read::read_to_string(&mut e, &mut s);
+                s
+            });
+            let status = wait_bounded(&mut g.0, Duration::from_secs(60))
+                .unwrap_or_else(|| panic!("mcptape {args:?} did not end in 60 s"));
+            (status.code(), reader.join().unwrap())
+        } else {
+            let o = run_bounded(&mut cmd, Duration::from_secs(60)).0;
+            (o.status.code(), stderr(&o))
+        };
+        assert_eq!(code, Some(2), "mcptape {args:?}: {err}");
+        assert!(!err.contains("panicked"), "mcptape {args:?}: {err}");
+        let last = err.lines().last().unwrap_or_default();
+        assert_eq!(
+            last,
+            format!("mcptape: error: {want}"),
+            "mcptape {args:?}: {err}"
+        );
+    }
+    // The recorder that could not reach its client still recorded the session, then the exit.
+    let rec = read_transcript(Path::new(t));
+    assert_eq!(exit_of(&rec), (Some(0), None));
+}
+
 /// Regression (issue 28): `--timeout -5s` got clap's "unexpected argument '-5'" while
 /// `--timeout=-5s` got the duration parser's message; both now get the real one.
 #[test]

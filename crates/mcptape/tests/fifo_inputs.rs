@@ -171,6 +171,37 @@ fn export_k6_output_fifo_fails_at_once() {
     assert_flag_refused(&["export", "k6", &in_repo(HTTP_T), "-o", "{FIFO}"]);
 }
 
+/// Regression (issue 28, found while listing the cases): `merge --out DIR` with a FIFO at
+/// `DIR/report.json` blocked in open(2) until a reader came; `bench --out` and `import k6
+/// --out` already refused it.
+#[test]
+fn merge_out_dir_holding_a_fifo_fails_at_once() {
+    for file in ["report.json", "latency.hlog"] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        std::fs::create_dir(&out).unwrap();
+        let st = Command::new("mkfifo").arg(out.join(file)).status().unwrap();
+        assert!(st.success(), "mkfifo");
+        let (o, _) = support::run_bounded(
+            Command::new(support::mcptape())
+                .arg("merge")
+                .arg(in_repo("corpus/fuzz/hlog_read/bench-run.hlog"))
+                .arg("--out")
+                .arg(&out),
+            LIMIT,
+        );
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{file}: {err}");
+        assert!(
+            err.contains(&format!(
+                "--out {}: not a regular file (FIFO, socket or device): refusing to write to it",
+                out.join(file).display()
+            )),
+            "{file}: {err}"
+        );
+    }
+}
+
 #[test]
 fn serve_stats_fifo_fails_at_once() {
     assert_flag_refused(&["serve", &in_repo(STDIO_T), "--stats", "{FIFO}"]);

@@ -202,8 +202,9 @@ async fn run_stdio(args: &Args) -> anyhow::Result<ExitCode> {
     // The server's exit follows the forwarded signal; let the listener record it first.
     tokio::task::yield_now().await;
     listener.abort();
-    let exit = exit?;
+    // A transcript that failed says so first (it ended the session); then the proxy's error.
     sink.finish()?;
+    let exit = exit?;
     // The proxy says which signal it forwarded (2: SIGINT; its exit record names it too); the
     // listener covers one that came before the proxy listened.
     let interrupted =
