@@ -572,6 +572,42 @@ mod tests {
         }
     }
 
+    /// Regression (issue 28): an overload run printed "9709329 dropped (100.00%)" where 97.1 %
+    /// of the scheduled sends were dropped and the rest sent late; each share is of the
+    /// scheduled sends, and the send-rate line wraps within 80 columns.
+    #[test]
+    fn send_rate_line_gives_each_share_of_the_scheduled_sends_within_80_columns() {
+        let mut r = crate::bench::BenchResult::new().report(
+            &crate::bench::BenchConfig::default(),
+            "t.jsonl",
+            "embedded mcptape serve (stdio)",
+            Some("fixed:12ms".into()),
+            1,
+            None,
+        );
+        r.send_rate = Some(crate::stats::SendRate {
+            asked_per_s: 1_000_000.0,
+            achieved_per_s: 29_067.1,
+            scheduled: 10_000_000,
+            sent: 290_671,
+            sent_late: 290_671,
+            dropped: 9_709_329,
+            late_or_dropped_share: 1.0,
+        });
+        let table = r.table();
+        let words = table.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            words.contains(
+                "send rate: asked 1000000.0/s, achieved 29067.1/s; 10000000 scheduled: \
+                 290671 sent late (> 1 ms, 2.91%), 9709329 dropped (97.09%)"
+            ),
+            "{table}"
+        );
+        for line in table.lines() {
+            assert!(line.chars().count() <= 80, "{line}");
+        }
+    }
+
     /// Fresh-user report: the error rows read `invalid-params (-3260…`, the code cut off.
     #[test]
     fn long_error_class_labels_keep_their_name_and_code() {
