@@ -19,7 +19,11 @@ else
   proj=$(cd "$script_dir/.." && pwd)
 fi
 OUT=${OUT:-$proj/out}
-WORK=${WORK:-$(mktemp -d "${TMPDIR:-/tmp}/mcptape-cfl-work.XXXXXX")}
+if [ -z "${WORK:-}" ]; then
+  # A WORK of our own (outside the container): removed on exit.
+  WORK=$(mktemp -d "${TMPDIR:-/tmp}/mcptape-cfl-work.XXXXXX")
+  trap 'rm -rf "$WORK"' EXIT
+fi
 mkdir -p "$OUT" "$WORK"
 cd "$proj"
 # cargo-fuzz looks for the binaries under fuzz/target.

@@ -16,7 +16,9 @@
 #
 # Environment: FUZZ_TOOLCHAIN (default "+nightly"), FUZZ_CORPUS (scratch corpus root),
 # FUZZ_RSS_LIMIT_MB (default 2048), FUZZ_TIMEOUT_S (per input, default 10),
-# FUZZ_SANITIZER (cargo fuzz -s, default address).
+# FUZZ_SANITIZER (cargo fuzz -s, default address), FUZZ_LOGS (a directory to keep each
+# target's fuzz and merge logs in; by default they go to a temporary directory removed on
+# exit, interrupted or not: a failing target's log tail is printed first).
 set -euo pipefail
 
 secs=${1:-30}
@@ -51,7 +53,18 @@ done
 echo "== build took $(( $(date +%s) - build_start ))s"
 
 bin_dir=$root/fuzz/target/x86_64-unknown-linux-gnu/release
-logs=$(mktemp -d "${TMPDIR:-/tmp}/mcptape-fuzz.XXXXXX")
+if [ -n "${FUZZ_LOGS:-}" ]; then
+  logs=$FUZZ_LOGS
+  mkdir -p "$logs"
+else
+  # The logs and each run's new inputs (merged into the scratch corpus below): megabytes
+  # that nothing needs once the run is over.
+  logs=$(mktemp -d "${TMPDIR:-/tmp}/mcptape-fuzz.XXXXXX")
+  trap 'rm -rf "$logs"' EXIT
+  # Interrupted: exit (running the EXIT trap) as the shell would have died.
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
+fi
 rows=()
 failed=()
 for t in "${targets[@]}"; do
@@ -87,7 +100,7 @@ for t in "${targets[@]}"; do
   if [ "$rc" -ne 0 ] || [ "$crashes" -gt 0 ]; then
     status="FAIL(rc=$rc)"
     failed+=("$t")
-    echo "---- $t failed; log tail ($logs/$t.log):"
+    echo "---- $t failed; log tail (FUZZ_LOGS=DIR keeps the whole log):"
     tail -n 40 "$logs/$t.log"
     find "$arts" -type f -newermt "@$t0" | sed 's/^/  crash input: /'
   fi
@@ -101,7 +114,7 @@ echo
 echo "| target               | secs  |      execs |  execs/s |    cov |     ft | corpus | crashes | status |"
 echo "|----------------------|-------|------------|----------|--------|--------|--------|---------|--------|"
 printf '%s\n' "${rows[@]}"
-echo "logs: $logs"
+[ -n "${FUZZ_LOGS:-}" ] && echo "logs: $logs"
 if [ ${#failed[@]} -gt 0 ]; then
   echo "FAILED: ${failed[*]} (crash inputs under fuzz/artifacts/<target>/)" >&2
   exit 1

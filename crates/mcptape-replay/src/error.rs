@@ -36,9 +36,10 @@ pub enum ReplayErrorKind {
     /// `parallel` outside 1..=[`crate::bench::MAX_PARALLEL`].
     #[error("parallel reads per turn {0} is outside 1..={max}", max = crate::bench::MAX_PARALLEL)]
     ParallelOutOfRange(u32),
-    /// An I/O error on the transport.
+    /// An I/O error on the transport. Its message is in this one's, so it is not also the
+    /// `source`: a chain printed whole (`{:#}`) says it once, not `i/o: X: X` (issue 28).
     #[error("i/o: {0}")]
-    Io(#[from] std::io::Error),
+    Io(std::io::Error),
     /// A `--root` URI was rejected by `mcptape_uri`.
     #[error("root: {0}")]
     Root(String),
@@ -114,6 +115,12 @@ impl fmt::Display for ReplayError {
 impl std::error::Error for ReplayError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         self.kind.source()
+    }
+}
+
+impl From<std::io::Error> for ReplayErrorKind {
+    fn from(e: std::io::Error) -> Self {
+        ReplayErrorKind::Io(e)
     }
 }
 

@@ -601,7 +601,7 @@ impl ServeSummary {
     /// the [`Precision`] flag, and — when `throughput_per_s` (replies/s the
     /// client got) reaches [`ENGINE_BOUND_SHARE`] of the capacity — that the
     /// engine, not the model, set the latency. One line per element, not
-    /// wrapped (no `\n`; the FLAGGED and ENGINE-BOUND lines run past 110
+    /// wrapped (no `\n`; the FLAGGED and ENGINE-BOUND lines run past 80
     /// columns): the table wraps them at its width.
     pub fn precision_lines(&self, throughput_per_s: f64) -> Vec<String> {
         let ms = |us: u64| format!("{:.3} ms", us as f64 / 1000.0);
@@ -617,11 +617,11 @@ impl ServeSummary {
         }
         if let Some(cap) = self.capacity_per_s {
             out.push(format!(
-                "engine work per reply (match + encode + write): p50 {}  p99 {}; capacity ~{:.0}/s",
+                "engine work per reply (match + encode + write): p50 {}  p99 {}",
                 ms(self.work.p50_us),
-                ms(self.work.p99_us),
-                cap
+                ms(self.work.p99_us)
             ));
+            out.push(format!("engine capacity ~{cap:.0} replies/s"));
             if throughput_per_s > 0.0 && throughput_per_s >= ENGINE_BOUND_SHARE * cap {
                 out.push(format!(
                     "ENGINE-BOUND: {throughput_per_s:.0} replies/s is at least {:.0} % of the engine's capacity: the engine, not the model, set the latency",
@@ -635,7 +635,7 @@ impl ServeSummary {
         out.push(match self.precision.note() {
             Some(n) => n,
             None => format!(
-                "precision ok: lateness p99 {} within {:.3} ms (2 % of the model's p50 + 0.2 ms)",
+                "precision ok: lateness p99 {} <= {:.3} ms (2 % of model p50 + 0.2 ms)",
                 ms(self.precision.lateness_p99_us),
                 self.precision.limit_us / 1000.0
             ),
@@ -1926,7 +1926,10 @@ where
     let end = serve_lines(server, r, Out::File(sink.clone())).await?;
     let err = sink.error.lock().unwrap_or_else(|p| p.into_inner()).take();
     match err {
-        Some(e) => Err(ReplayError::new(ReplayErrorKind::Io(e))),
+        Some(e) => Err(ReplayError::new(ReplayErrorKind::Io(std::io::Error::new(
+            e.kind(),
+            format!("writing the replies: {e}"),
+        )))),
         None => Ok(end),
     }
 }

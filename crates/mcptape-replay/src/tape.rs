@@ -86,7 +86,8 @@ pub struct RecordedCrash {
     pub request: usize,
     /// The exit code, if it exited.
     pub code: Option<i32>,
-    /// The signal number, if a signal killed it.
+    /// The signal number, if a signal killed it (or, beside `code`, was forwarded to it by
+    /// the recorder before it exited: [`mcptape_transcript::Event::Exit`]).
     pub signal: Option<i32>,
     /// When it died, µs after `request` was sent (the exit record's `tUs`
     /// minus the request's): answers due before then are still sent.

@@ -16,6 +16,9 @@
 //!
 //! * `tUs` — microseconds since the recording started (monotonic clock).
 //! * `kind` — `message` | `noise` | `stderr` | `http` | `protocol` | `exit`.
+//! * `code`, `signal` — of an `exit` record: how the server ended; `signal` alone when a
+//!   signal killed it, beside `code` when the recorder forwarded that signal (a Ctrl-C of
+//!   `mcptape record`: `{"kind":"exit","code":0,"signal":2}`) and the server then exited.
 //! * `msg` — the JSON-RPC message **byte-exact** as it crossed the wire
 //!   (kept as [`serde_json::value::RawValue`], never re-serialized). A message
 //!   whose JSON contains a line break (a pretty-printed HTTP body) is written as

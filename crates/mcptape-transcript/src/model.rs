@@ -262,7 +262,9 @@ pub enum Event {
     Exit {
         /// Exit code, if it exited normally.
         code: Option<i32>,
-        /// Signal number, if it was killed by a signal.
+        /// Signal number, if it was killed by a signal; beside `code`, the signal the
+        /// recorder received and forwarded to the server (2 for a Ctrl-C of `mcptape record`)
+        /// before it exited by itself: the session was stopped, not ended by the server.
         signal: Option<i32>,
     },
 }

@@ -83,7 +83,8 @@ pub enum Ending<'a> {
         record: usize,
         /// The server's exit code, if it exited normally.
         code: Option<i32>,
-        /// The signal that ended the server, if one did.
+        /// The signal that ended the server, if one did: the one that killed it, or, beside
+        /// `code`, the one the recorder forwarded to it before it exited ([`Event::Exit`]).
         signal: Option<i32>,
     },
     /// No `exit` record ([`NO_EXIT_RECORD`]): the recorder was killed (or the

@@ -104,13 +104,13 @@ fn bench_against_serve_over_stdio_reports_single_reads_turns_and_the_prediction(
     assert_eq!(r["recordedReadErrors"], 1, "{r}");
     assert!(
         stdout.contains(&format!(
-            "errors by class: invalid-params (-32602, no data.uri): {not_found}\n    (as recorded: 1 of the 12 recorded reads is an error answer, replayed each cycle)"
+            "errors by class: invalid-params (-32602, no data.uri): {not_found}\n    (as recorded: 1 of the 12 recorded reads is an error, replayed each cycle)"
         )),
         "{stdout}"
     );
     assert_has(
         &stdout,
-        "all reads = results + error answers + timeouts (censored: `> bound`); answered ok = results only",
+        "all reads = results + error answers + timeouts (censored: `> bound`);\n  answered ok = results only",
     );
     // Issue 12: the headline gives the success ratio; the recorded error is not "ok".
     assert_eq!(r["singlePhase"]["sent"], 40);
@@ -123,7 +123,7 @@ fn bench_against_serve_over_stdio_reports_single_reads_turns_and_the_prediction(
     // 40 reads: 40 × (1 − 0.99^(1/4)) = 0.1 reads above the 99.75th percentile; 10 / 0.00251 = 3985.
     assert!(
         stdout.contains(
-            "(predicted p99 = the single reads' 99.75th percentile; 0.1 of 40 reads lie above it:\n   noisy; --reads 3985 puts 10 there)"
+            "(predicted p99 = the single reads' 99.75th percentile;\n   0.1 of 40 reads lie above it: noisy; --reads 3985 puts 10 there)"
         ),
         "{stdout}"
     );
@@ -139,6 +139,45 @@ fn bench_against_serve_over_stdio_reports_single_reads_turns_and_the_prediction(
     let svg = std::fs::read_to_string(dir.path().join("latency.svg")).unwrap();
     assert_eq!(svg.matches("<polyline").count(), 3);
     assert_eq!(svg.matches("stroke-dasharray").count(), 1);
+}
+
+/// Issue 28: the README's main job, as written (no flags), prints a table whose every line fits
+/// 80 columns (it was 94, then 101 with the server lines), headed by the replay's outcome
+/// (the recording's own not-found read is not an error rate).
+#[test]
+fn main_job_table_fits_80_columns_and_its_headline_says_answered_as_recorded() {
+    let (o, _) = bench_stdio_run(&[]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    for line in stdout.lines() {
+        assert!(
+            line.chars().count() <= 80,
+            "{} columns: {line}\n{stdout}",
+            line.chars().count()
+        );
+    }
+    assert_has(
+        &stdout,
+        "single reads (closed-loop, concurrency 1):\n  300 of 300 answered as recorded: 275 results, 25 recorded errors\n",
+    );
+    assert_has(
+        &stdout,
+        "  reads 1200 of 1200 answered as recorded: 1100 results, 100 recorded errors\n",
+    );
+    // Every section is there: the rows, the turns, the server side.
+    for want in [
+        "  all reads   ",
+        "  answered ok   ",
+        "predicted F^4",
+        "server-side delay",
+        "precision ok",
+    ] {
+        assert_has(&stdout, want);
+    }
 }
 
 #[test]
@@ -164,12 +203,14 @@ fn bench_cancels_stalled_reads_at_the_deadline_and_abandons_them_at_the_timeout(
     // The timed-out single reads are in the distribution, censored at 300 ms.
     assert_eq!(r["single"]["count"], 2);
     assert_eq!(r["single"]["censored"]["boundUs"], 300_000);
-    assert_has(&stdout, "> 300 ms");
+    // The latency cells are in ms, the unit in the header.
+    assert_has(&stdout, "latency (ms)");
+    assert_has(&stdout, "> 300 ");
     assert_eq!(r["server"]["stalled"], 6);
     assert!(r["turn"]["p50Us"].as_u64().unwrap() >= 100_000);
-    // An empty histogram has no p50: `n/a`, never 0.000 ms.
+    // An empty histogram has no p50: `n/a`, never 0.000 (ms).
     assert_has(&stdout, "n/a");
-    assert!(!stdout.contains(" 0.000 ms"), "{stdout}");
+    assert!(!stdout.contains(" 0.000 "), "{stdout}");
     assert_has(&stderr, "single reads: 2 sent, none answered with a result");
 }
 

@@ -160,6 +160,40 @@ fn crawl_output_fifo_fails_at_once() {
     assert_flag_refused(&["crawl", "-o", "{FIFO}", "--url", "http://127.0.0.1:1/mcp"]);
 }
 
+/// Regression (issue 28, found while listing the cases): `bench --slo … --out DIR` with a FIFO
+/// at `DIR/slo.xml` ran the whole measurement, then blocked in open(2), deaf to SIGTERM.
+#[test]
+fn bench_out_dir_holding_a_fifo_slo_xml_fails_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let slo_xml = out.join("slo.xml");
+    let st = Command::new("mkfifo").arg(&slo_xml).status().unwrap();
+    assert!(st.success(), "mkfifo");
+    let (o, _) = support::run_bounded(
+        Command::new(support::mcptape())
+            .arg("bench")
+            .arg(in_repo(STDIO_T))
+            .args(["--latency", "fixed:1ms", "--slo", "read.p99<50ms", "--out"])
+            .arg(&out),
+        LIMIT,
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            "--out {}: not a regular file (FIFO, socket or device): refusing to write to it",
+            slo_xml.display()
+        )),
+        "{err}"
+    );
+}
+
+#[test]
+fn check_write_baseline_fifo_fails_at_once() {
+    assert_flag_refused(&["check", &in_repo(STDIO_T), "--write-baseline", "{FIFO}"]);
+}
+
 #[test]
 fn check_output_fifo_fails_at_once() {
     assert_flag_refused(&["check", &in_repo(STDIO_T), "-o", "{FIFO}"]);
@@ -168,6 +202,37 @@ fn check_output_fifo_fails_at_once() {
 #[test]
 fn export_k6_output_fifo_fails_at_once() {
     assert_flag_refused(&["export", "k6", &in_repo(HTTP_T), "-o", "{FIFO}"]);
+}
+
+/// Regression (issue 28, found while listing the cases): `merge --out DIR` with a FIFO at
+/// `DIR/report.json` blocked in open(2) until a reader came; `bench --out` and `import k6
+/// --out` already refused it.
+#[test]
+fn merge_out_dir_holding_a_fifo_fails_at_once() {
+    for file in ["report.json", "latency.hlog"] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        std::fs::create_dir(&out).unwrap();
+        let st = Command::new("mkfifo").arg(out.join(file)).status().unwrap();
+        assert!(st.success(), "mkfifo");
+        let (o, _) = support::run_bounded(
+            Command::new(support::mcptape())
+                .arg("merge")
+                .arg(in_repo("corpus/fuzz/hlog_read/bench-run.hlog"))
+                .arg("--out")
+                .arg(&out),
+            LIMIT,
+        );
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{file}: {err}");
+        assert!(
+            err.contains(&format!(
+                "--out {}: not a regular file (FIFO, socket or device): refusing to write to it",
+                out.join(file).display()
+            )),
+            "{file}: {err}"
+        );
+    }
 }
 
 #[test]

@@ -344,6 +344,81 @@ fn sigkill_mid_stream_leaves_every_complete_record_and_an_exit_record() {
     );
 }
 
+/// Issue 28: Ctrl-C of `mcptape record` in front of a real server, mid-session (the client's
+/// stdin held open): record exits 130 as bench and verify do, within the grace periods, and
+/// the exit record names SIGINT. server-everything exits 0 on SIGINT (the record says code 0
+/// and signal 2); the Python SDK server raises KeyboardInterrupt and then waits for its stdin
+/// reader, so record also closes its stdin (it then dies of the SIGINT).
+#[test]
+fn record_interrupted_by_sigint_before_a_real_server_exits_130_and_its_exit_record_names_the_signal()
+ {
+    let p = peers();
+    let py_server = p.script("py_server.py");
+    let se = p.server_everything();
+    let servers: [(&str, Vec<&OsStr>, Option<i32>); 2] = [
+        (
+            "server-everything",
+            vec![p.node.as_os_str(), se.as_os_str(), OsStr::new("stdio")],
+            Some(0),
+        ),
+        (
+            "python sdk server",
+            vec![
+                p.python.as_os_str(),
+                py_server.as_os_str(),
+                OsStr::new("stdio"),
+            ],
+            None,
+        ),
+    ];
+    for (name, server, code) in servers {
+        let dir = tempfile::tempdir().unwrap();
+        let t_path = dir.path().join("t.jsonl");
+        let mut g = spawn_record(&t_path, &server, Stdio::null());
+        let mut stdin = g.0.stdin.take().unwrap();
+        let stdout = g.0.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)) {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        stdin
+            .write_all(
+                b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}\n",
+            )
+            .unwrap();
+        // The session is up once the server answered the handshake.
+        loop {
+            let line = rx
+                .recv_timeout(Duration::from_secs(30))
+                .unwrap_or_else(|e| panic!("{name}: no initialize answer: {e}"));
+            if line.contains("\"id\":1") {
+                break;
+            }
+        }
+        let ok = Command::new("kill")
+            .args(["-INT", &g.0.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        let status = wait_bounded(&mut g.0, Duration::from_secs(20))
+            .unwrap_or_else(|| panic!("{name}: record did not end after SIGINT"));
+        assert_eq!(status.code(), Some(130), "{name}");
+        drop(stdin);
+        let t = read_transcript(&t_path);
+        assert_eq!(exit_of(&t), (code, Some(2)), "{name}");
+        assert!(
+            matches!(t.records.last().unwrap().event, Event::Exit { .. }),
+            "{name}: the exit record is last"
+        );
+        assert_eq!(messages(&t, Direction::S2c)[0]["id"], 1, "{name}");
+    }
+}
+
 /// `mcptape record -o T EXTRA... -- sh -c SCRIPT` with stdin closed, within 20 s:
 /// the temp dir holding T, T, and the output.
 fn record_sh(extra: &[&str], script: &str) -> (tempfile::TempDir, PathBuf, Output) {

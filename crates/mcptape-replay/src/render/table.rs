@@ -14,12 +14,13 @@ fn ms_or_na(count: u64, us: u64) -> String {
     if count == 0 { "n/a".into() } else { ms(us) }
 }
 
-/// A quantile of `q`: `n/a` when empty, `> 5000 ms` when censored, else `ms`.
+/// A quantile of `q` in milliseconds without the unit (the header says `ms`): `n/a` when
+/// empty, `> 5000` when censored at a 5 s timeout, else `12.639`.
 fn cell(q: &Quantiles, us: u64, censored: impl Fn(&Censored) -> bool) -> String {
     match &q.censored {
         _ if q.count == 0 => "n/a".into(),
-        Some(c) if censored(c) => format!("> {:.0} ms", c.bound_us as f64 / 1000.0),
-        _ => ms(us),
+        Some(c) if censored(c) => format!("> {:.0}", c.bound_us as f64 / 1000.0),
+        _ => format!("{:.3}", us as f64 / 1000.0),
     }
 }
 
@@ -47,36 +48,55 @@ fn view_label(name: &str) -> String {
     }
 }
 
-/// Widest line of the human table, in columns (a warning longer than it is wrapped).
-const WRAP_COLUMNS: usize = 100;
-
-/// Widest line under the server-side delay table, in columns: its engine-time and precision
-/// lines ([`crate::serve::ServeSummary::precision_lines`]) are wrapped past it (the usual ones,
-/// up to ~106 columns, stay whole).
-const SERVER_LINE_COLUMNS: usize = 110;
+/// Widest line of the human table, in columns: the rows fit it, and a free-text line longer
+/// than it (a warning, the errors by class, the send rate, the server's engine-time and
+/// precision lines of [`crate::serve::ServeSummary::precision_lines`]) is wrapped at spaces.
+/// The main job's table fits it whole (issue 28: it was 94 columns wide).
+const WRAP_COLUMNS: usize = 80;
 
 /// `text` broken at spaces into lines of at most `width` characters (a longer word stays
-/// whole), the lines after the first starting with `indent`.
+/// whole), the first keeping `text`'s leading spaces, the lines after it starting with `indent`.
 fn wrap(text: &str, width: usize, indent: &str) -> String {
+    let body = text.trim_start_matches(' ');
     let mut out = String::new();
-    let mut line = String::new();
-    for word in text.split(' ') {
-        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+    let mut line = text[..text.len() - body.len()].to_owned();
+    // No word on `line` yet.
+    let mut fresh = true;
+    for word in body.split(' ') {
+        if fresh && word.is_empty() {
+            continue;
+        }
+        if !fresh && line.chars().count() + 1 + word.chars().count() > width {
             out.push_str(&line);
             out.push('\n');
             line = indent.to_owned();
-        } else if !line.is_empty() && line != indent {
+            fresh = true;
+            if word.is_empty() {
+                continue;
+            }
+        } else if !fresh {
             line.push(' ');
         }
         line.push_str(word);
+        fresh = false;
     }
     out.push_str(&line);
     out
 }
 
+/// The header of the latency rows: 79 columns with the rows under it.
+fn row_header() -> String {
+    format!(
+        "  {:<24} {:>7} {:>8} {:>8} {:>8} {:>8} {:>8}",
+        "latency (ms)", "n", "p50", "p90", "p99", "p99.9", "max"
+    )
+}
+
+/// One latency row: the view, its count, and its quantiles in ms ([`cell`]), within
+/// [`WRAP_COLUMNS`] up to 9999.999 ms.
 fn row(name: &str, q: &Quantiles) -> String {
     format!(
-        "  {:<24} {:>7} {:>11} {:>11} {:>11} {:>11} {:>11}",
+        "  {:<24} {:>7} {:>8} {:>8} {:>8} {:>8} {:>8}",
         view_label(name),
         q.count,
         cell(q, q.p50_us, |c| c.p50),
@@ -138,7 +158,9 @@ fn headline(s: &mut String, head: &str, outcome: &str) {
     }
 }
 
-fn counters_line(c: &PhaseCounters) -> String {
+/// `sent N  ok N  error answers N  timed out N` and, on a second line, the cancellations; with
+/// `cancel_by` (the turn phase), how they were sent: `cancellations sent 0 (by notification)`.
+fn counters_line(c: &PhaseCounters, cancel_by: Option<&str>) -> String {
     let mut s = format!(
         "sent {}  ok {}  error answers {}  timed out {}",
         c.sent,
@@ -149,10 +171,11 @@ fn counters_line(c: &PhaseCounters) -> String {
     if c.closed > 0 {
         let _ = write!(s, "  closed {}", c.closed);
     }
-    // A second line, so the table stays within ~100 columns.
+    // A second line, so the table stays within WRAP_COLUMNS.
+    let by = cancel_by.map_or(String::new(), |m| format!(" (by {m})"));
     let _ = write!(
         s,
-        "\n    cancellations sent {}  late after cancel {}  abandoned {}",
+        "\n    cancellations sent {}{by}  late after cancel {}  abandoned {}",
         c.cancellations_sent, c.late_responses, c.abandoned
     );
     s
@@ -167,13 +190,17 @@ impl BenchReport {
     pub fn table(&self) -> String {
         let mut s = String::new();
         let _ = writeln!(s, "mcptape bench  {}", self.transcript);
-        let _ = writeln!(
-            s,
-            "target: {}   latency: {}   seed: {}",
-            self.target,
+        let target = format!("target: {}", self.target);
+        let model = format!(
+            "latency: {}   seed: {}",
             self.latency.as_deref().unwrap_or("(live target)"),
             self.seed
         );
+        if target.chars().count() + 3 + model.chars().count() <= WRAP_COLUMNS {
+            let _ = writeln!(s, "{target}   {model}");
+        } else {
+            let _ = writeln!(s, "{target}\n{model}");
+        }
         let _ = writeln!(s);
         let q = &self.single;
         let c = &self.single_phase;
@@ -184,11 +211,7 @@ impl BenchReport {
         );
         let (cut, max_ms) = (self.single_cut, self.max_phase_ms);
         write_cut(&mut s, cut, max_ms, c.sent, self.reads_asked, "reads");
-        let _ = writeln!(
-            s,
-            "  {:<24} {:>7} {:>11} {:>11} {:>11} {:>11} {:>11}",
-            "view", "n", "p50", "p90", "p99", "p99.9", "max"
-        );
+        let _ = writeln!(s, "{}", row_header());
         let _ = writeln!(s, "{}", row("all reads", q));
         if c.sent > 0 && (c.answered_ok != c.sent || self.single_ok.count != q.count) {
             let _ = writeln!(s, "{}", row("answered ok", &self.single_ok));
@@ -200,7 +223,7 @@ impl BenchReport {
             s,
             "  throughput {:.1}/s answered;  {}",
             self.throughput_per_s,
-            counters_line(c)
+            counters_line(c, None)
         );
         if let Some(r) = &self.send_rate {
             // Each share of the scheduled sends on its own: "N dropped (100.00%)" read as if
@@ -212,8 +235,7 @@ impl BenchReport {
                     0.0
                 }
             };
-            let _ = writeln!(
-                s,
+            let line = format!(
                 "  send rate: asked {:.1}/s, achieved {:.1}/s; {} scheduled: {} sent late (> 1 ms, {:.2}%), {} dropped ({:.2}%)",
                 r.asked_per_s,
                 r.achieved_per_s,
@@ -223,6 +245,7 @@ impl BenchReport {
                 r.dropped,
                 pct(r.dropped)
             );
+            let _ = writeln!(s, "{}", wrap(&line, WRAP_COLUMNS, "    "));
         }
         let _ = writeln!(s);
         headline(
@@ -264,7 +287,7 @@ impl BenchReport {
             let q = 0.99f64.powf(1.0 / f64::from(self.parallel.max(1)));
             let _ = writeln!(
                 s,
-                "  (predicted p99 = the single reads' {:.2}th percentile; {above:.1} of {} reads lie above it:\n   noisy; --reads {:.0} puts 10 there)",
+                "  (predicted p99 = the single reads' {:.2}th percentile;\n   {above:.1} of {} reads lie above it: noisy; --reads {:.0} puts 10 there)",
                 100.0 * q,
                 self.single.count,
                 (10.0 / (1.0 - q)).ceil()
@@ -296,31 +319,30 @@ impl BenchReport {
         }
         let _ = writeln!(
             s,
-            "  turn reads: {} (cancel by {})",
-            counters_line(&self.turn_phase),
-            self.cancellation
+            "  turn reads: {}",
+            counters_line(&self.turn_phase, Some(&self.cancellation))
         );
         if let Some(v) = &self.validation {
             // Every result validated, single reads and turn reads together.
-            let _ = writeln!(
-                s,
+            let line = format!(
                 "  contents validation (--validate; {} results of both phases, apart from their latency): p50 {}  p99 {}  max {}",
                 v.count,
                 ms(v.p50_us),
                 ms(v.p99_us),
                 ms(v.max_us)
             );
+            let _ = writeln!(s, "{}", wrap(&line, WRAP_COLUMNS, "    "));
         }
         if self.input_rounds > 0 {
             let _ = writeln!(
                 s,
-                "  input_required rounds retried: {} (each read and its retries counted as one read)",
+                "  input_required rounds retried: {}\n    (each read and its retries counted as one read)",
                 self.input_rounds
             );
         }
         let recorded = if self.recorded_read_errors > 0 {
             format!(
-                " (as recorded: {} of the {} recorded reads {} an error answer, replayed each cycle)",
+                " (as recorded: {} of the {} recorded reads {} an error, replayed each cycle)",
                 self.recorded_read_errors,
                 self.recorded_reads,
                 if self.recorded_read_errors == 1 {
@@ -340,14 +362,15 @@ impl BenchReport {
                 .iter()
                 .map(|(k, v)| format!("{k}: {v}"))
                 .collect();
-            let _ = writeln!(s, "  errors by class: {}", list.join(", "));
+            let line = format!("  errors by class: {}", list.join(", "));
+            let _ = writeln!(s, "{}", wrap(&line, WRAP_COLUMNS, "    "));
             if !recorded.is_empty() {
                 let _ = writeln!(s, "   {recorded}");
             }
         }
         let _ = writeln!(
             s,
-            "  all reads = results + error answers + timeouts (censored: `> bound`); answered ok = results only"
+            "  all reads = results + error answers + timeouts (censored: `> bound`);\n  answered ok = results only"
         );
         for w in &self.warnings {
             let _ = writeln!(
@@ -395,13 +418,13 @@ impl BenchReport {
             // Engine time, capacity and the precision flag (serve.rs, H6).
             for line in sv.precision_lines(self.throughput_per_s) {
                 // Two columns of indent before each line: wrapped two narrower.
-                for l in wrap(&line, SERVER_LINE_COLUMNS - 2, "  ").lines() {
+                for l in wrap(&line, WRAP_COLUMNS - 2, "  ").lines() {
                     let _ = writeln!(s, "  {l}");
                 }
             }
             let _ = writeln!(
                 s,
-                "  requests {}  matched {}  unmatched {}  rejected uri {}  cancelled {}  stalled {}  injected errors {}",
+                "  requests {}  matched {}  unmatched {}  rejected uri {}\n    cancelled {}  stalled {}  injected errors {}",
                 sv.requests,
                 sv.matched,
                 sv.unmatched,
@@ -462,13 +485,19 @@ mod tests {
         assert_eq!(w, "warning: aaaa\n  bbbb cccc\n  dddd");
         assert!(w.lines().all(|l| l.chars().count() <= 14));
         assert_eq!(super::wrap("short", 14, "  "), "short");
+        // A line's own indent is kept (the `errors by class` line lost its two spaces).
+        assert_eq!(
+            super::wrap("  errors: aaaa  bbbb", 14, "    "),
+            "  errors: aaaa\n    bbbb"
+        );
+        assert_eq!(super::wrap("  a  b", 14, "    "), "  a  b");
     }
 
     /// A flagged, engine-bound run of the embedded server: its FLAGGED and
     /// ENGINE-BOUND lines (one line each in [`ServeSummary::precision_lines`])
-    /// are wrapped by [`super::wrap`] within 110 columns, every word kept.
+    /// are wrapped by [`super::wrap`] within 80 columns, every word kept.
     #[test]
-    fn flagged_engine_bound_server_lines_wrap_within_110_columns_with_the_same_words() {
+    fn flagged_engine_bound_server_lines_wrap_within_80_columns_with_the_same_words() {
         use crate::serve::{Precision, ServeSummary};
         let q = Quantiles {
             count: 3,
@@ -518,13 +547,13 @@ mod tests {
         r.server = Some(sv);
         let table = r.table();
         for line in table.lines() {
-            assert!(line.chars().count() <= 110, "{line}");
+            assert!(line.chars().count() <= 80, "{line}");
         }
         let words = |t: &str| t.split_whitespace().map(str::to_owned).collect::<Vec<_>>();
         let all = words(&table);
         for want in ["FLAGGED:", "ENGINE-BOUND:"] {
             let line = lines.iter().find(|l| l.starts_with(want)).unwrap();
-            assert!(line.chars().count() > 108, "{line}: not a wrapping case");
+            assert!(line.chars().count() > 78, "{line}: not a wrapping case");
             let w = words(line);
             assert!(
                 all.windows(w.len()).any(|x| x == w),
@@ -540,6 +569,42 @@ mod tests {
                 next.starts_with("    ") && !next.starts_with("     "),
                 "{next:?}"
             );
+        }
+    }
+
+    /// Regression (issue 28): an overload run printed "9709329 dropped (100.00%)" where 97.1 %
+    /// of the scheduled sends were dropped and the rest sent late; each share is of the
+    /// scheduled sends, and the send-rate line wraps within 80 columns.
+    #[test]
+    fn send_rate_line_gives_each_share_of_the_scheduled_sends_within_80_columns() {
+        let mut r = crate::bench::BenchResult::new().report(
+            &crate::bench::BenchConfig::default(),
+            "t.jsonl",
+            "embedded mcptape serve (stdio)",
+            Some("fixed:12ms".into()),
+            1,
+            None,
+        );
+        r.send_rate = Some(crate::stats::SendRate {
+            asked_per_s: 1_000_000.0,
+            achieved_per_s: 29_067.1,
+            scheduled: 10_000_000,
+            sent: 290_671,
+            sent_late: 290_671,
+            dropped: 9_709_329,
+            late_or_dropped_share: 1.0,
+        });
+        let table = r.table();
+        let words = table.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            words.contains(
+                "send rate: asked 1000000.0/s, achieved 29067.1/s; 10000000 scheduled: \
+                 290671 sent late (> 1 ms, 2.91%), 9709329 dropped (97.09%)"
+            ),
+            "{table}"
+        );
+        for line in table.lines() {
+            assert!(line.chars().count() <= 80, "{line}");
         }
     }
 

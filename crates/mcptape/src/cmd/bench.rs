@@ -215,7 +215,10 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
     };
     if let Some(dir) = &args.out {
         check_out_dir(dir)?;
-        for file in BENCH_OUT_FILES {
+        // slo.xml too when --slo writes it: a FIFO there blocked the end of the run in
+        // open(2), deaf to SIGINT and SIGTERM (issue 28).
+        let slo_file = (!slo_items.is_empty()).then_some(slo::JUNIT_FILE);
+        for file in BENCH_OUT_FILES.into_iter().chain(slo_file) {
             super::refuse_overwrite("--out", &dir.join(file), &paths)?;
         }
     }

@@ -43,6 +43,11 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             log.join(MERGE_OUT_FILES[1]).display()
         );
     }
+    for file in MERGE_OUT_FILES {
+        // A FIFO there would block the write until a reader came (issue 28); an output over
+        // an input is the merge's own error (write_merge_out).
+        super::refuse_overwrite::<std::path::Path>("--out", &a.out.join(file), [])?;
+    }
     let merged = merge_files(&a.logs)?;
     write_merge_out(&a.out, &merged).with_context(|| format!("writing {}", a.out.display()))?;
     // A closed stdout (`| head -1`) ends the printing quietly: the files are written.

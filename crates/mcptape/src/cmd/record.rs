@@ -187,10 +187,12 @@ async fn run_stdio(args: &Args) -> anyhow::Result<ExitCode> {
         grace,
         term_grace,
     };
-    // The proxy forwards SIGINT/SIGTERM/SIGHUP to the server and ends when it exits, with the
-    // server's status (a transparent proxy: a host's SIGTERM ending a server that exits 0
-    // gets 0). An interruption (SIGINT, Ctrl-C) exits 130, as bench and verify do, even when
-    // the server handled it and exited 0 (its own status is in the exit record).
+    // The proxy forwards SIGINT/SIGTERM/SIGHUP to the server and ends the session (the client
+    // side stops, the server's stdin is closed, grace, SIGTERM, SIGKILL for a server the signal
+    // did not end), with the server's status (a transparent proxy: a host's SIGTERM ending a
+    // server that exits 0 gets 0). An interruption (SIGINT, Ctrl-C) exits 130, as bench and
+    // verify do, even when the server handled it and exited 0; the exit record has the
+    // server's code and the signal (`{"code":0,"signal":2}`).
     let got = Arc::new(std::sync::atomic::AtomicU8::new(0));
     let flag = got.clone();
     let mut signals = super::Signals::install();
@@ -202,9 +204,13 @@ async fn run_stdio(args: &Args) -> anyhow::Result<ExitCode> {
     // The server's exit follows the forwarded signal; let the listener record it first.
     tokio::task::yield_now().await;
     listener.abort();
-    let exit = exit?;
+    // A transcript that failed says so first (it ended the session); then the proxy's error.
     sink.finish()?;
-    let interrupted = got.load(std::sync::atomic::Ordering::SeqCst) == 130;
+    let exit = exit?;
+    // The proxy says which signal it forwarded (2: SIGINT; its exit record names it too); the
+    // listener covers one that came before the proxy listened.
+    let interrupted =
+        got.load(std::sync::atomic::Ordering::SeqCst) == 130 || exit.forwarded == Some(2);
     Ok(ExitCode::from(if interrupted {
         130
     } else {

@@ -304,7 +304,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                             "mcptape serve: the recorded server died on {on} ({}): \
                              replaying its crash, exit status {status}",
                             match (code, signal) {
-                                (_, Some(s)) => format!("killed by signal {s}"),
+                                (Some(c), Some(s)) => format!("exit code {c} after signal {s}"),
+                                (None, Some(s)) => format!("killed by signal {s}"),
                                 (Some(c), None) => format!("exit code {c}"),
                                 (None, None) => "no status recorded".to_owned(),
                             }
