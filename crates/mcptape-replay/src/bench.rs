@@ -1,12 +1,15 @@
-//! `bench`: mcptape as the recorded client. Sends the recorded
-//! `resources/read` requests to a target over the one client session of
+//! `bench`: mcptape as the recorded client. Sends the recorded requests
+//! (every method but the handshake by default, [`BenchConfig::methods`]; in the
+//! recorded order or weighted, [`Mix`]; each with its recorded params) to a
+//! target over the one client session of
 //! `mcptape-transport` ([`Client`]: a line stream, or Streamable HTTP with
 //! [`connect_http`]) and measures, in HdrHistograms (µs):
 //!
-//! - single reads, closed-loop (`concurrency` in flight) or open-loop (`rate`
+//! - single requests, by method and by tool name / prompt name / URI
+//!   ([`BenchResult::by_method`], [`BenchResult::by_key`]), closed-loop (`concurrency` in flight) or open-loop (`rate`
 //!   per second, latency measured from each request's *intended* send time, so
 //!   coordinated omission is corrected as wrk2 does);
-//! - parallel-read turns: `parallel` reads at once; the turn ends when all
+//! - parallel-read turns (recorded `resources/read` only): `parallel` reads at once; the turn ends when all
 //!   have answered or at the deadline, when every straggler is cancelled the
 //!   way of the transport (stdio: `notifications/cancelled` with its
 //!   `requestId`, MCP 2025-11-25 "Cancellation"; HTTP: its POST aborted, see
@@ -79,6 +82,336 @@ pub const NOISE_CLASS: &str = "line from the target that is not JSON";
 /// The class label of lines from a line-stream target longer than
 /// [`mcptape_transport::session::SESSION_MAX_LINE_BYTES`] (dropped unread).
 pub const TOO_LONG_CLASS: &str = "line from the target over the line limit";
+
+/// Most methods kept apart in [`BenchResult::by_method`]: 32; further methods are counted
+/// under [`OTHER_KEYS`].
+pub const MAX_METHODS: usize = 32;
+
+/// Most tool names / prompt names / URIs kept apart per method in [`BenchResult::by_key`]:
+/// 256; further ones are counted under [`OTHER_KEYS`].
+pub const MAX_KEYS_PER_METHOD: usize = 256;
+
+/// The label of the methods beyond [`MAX_METHODS`], or of the keys beyond
+/// [`MAX_KEYS_PER_METHOD`] of one method.
+pub const OTHER_KEYS: &str = "(others)";
+
+/// Slots of one cycle of a weighted [`Mix`]: 1,000 (weights are honoured to 0.1%).
+pub const MIX_CYCLE: usize = 1_000;
+
+/// Most entries of `--mix METHOD=W,…` and of `--methods`: 32.
+pub const MAX_MIX_ENTRIES: usize = 32;
+
+/// `--methods reads`: only the recorded `resources/read` (the behaviour before every method
+/// was replayed).
+pub const READS_ONLY: &str = "reads";
+
+/// The methods bench never replays: the handshake (sent once, before the run).
+pub const NOT_REPLAYED: [&str; 2] = method::HANDSHAKES;
+
+/// In which proportion the single phase sends each method.
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
+pub enum Mix {
+    /// The recorded requests in their recorded order, cycled (default).
+    #[default]
+    Recorded,
+    /// Every replayed method equally often.
+    Uniform,
+    /// Each named method in proportion to its weight (> 0); an unnamed replayed method is not
+    /// sent.
+    Weighted(Vec<(String, f64)>),
+}
+
+impl Mix {
+    /// Parses `recorded`, `uniform` or `METHOD=W,…` (W a finite number > 0, at most
+    /// [`MAX_MIX_ENTRIES`] entries).
+    ///
+    /// # Errors
+    /// What is wrong with the text, for people.
+    pub fn parse(s: &str) -> Result<Mix, String> {
+        match s.trim() {
+            "recorded" => return Ok(Mix::Recorded),
+            "uniform" => return Ok(Mix::Uniform),
+            _ => {}
+        }
+        let mut out = Vec::new();
+        for item in s.split(',') {
+            let (m, w) = item
+                .split_once('=')
+                .ok_or_else(|| format!("{item:?}: expected recorded, uniform or METHOD=WEIGHT"))?;
+            let w: f64 = w
+                .trim()
+                .parse()
+                .map_err(|_| format!("{item:?}: the weight is not a number"))?;
+            if !(w.is_finite() && w > 0.0) {
+                return Err(format!("{item:?}: the weight must be a finite number > 0"));
+            }
+            out.push((m.trim().to_owned(), w));
+        }
+        if out.len() > MAX_MIX_ENTRIES {
+            return Err(format!(
+                "{} entries: at most {MAX_MIX_ENTRIES}",
+                out.len()
+            ));
+        }
+        Ok(Mix::Weighted(out))
+    }
+
+    /// The mix as `--mix` takes it.
+    pub fn label(&self) -> String {
+        match self {
+            Mix::Recorded => "recorded".into(),
+            Mix::Uniform => "uniform".into(),
+            Mix::Weighted(w) => w
+                .iter()
+                .map(|(m, w)| format!("{m}={w}"))
+                .collect::<Vec<_>>()
+                .join(","),
+        }
+    }
+}
+
+/// Which `tools/call` a live target may get.
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
+pub enum ToolPolicy {
+    /// Every recorded call (the embedded server: it only replays answers).
+    #[default]
+    All,
+    /// A live target: the tools a recorded `tools/list` marks `readOnlyHint: true`
+    /// ([`Tape::read_only_tools`]) and these names (`--allow-tool`; `*`: every tool).
+    ReadOnlyAnd(Vec<String>),
+}
+
+/// One recorded request the single phase replays.
+#[derive(Debug, Clone)]
+pub struct Planned {
+    /// Its method.
+    pub method: String,
+    /// Its recorded params, sent as recorded.
+    pub params: Value,
+    /// Tool name (`tools/call`), prompt name (`prompts/get`) or URI (`resources/read`), if any.
+    pub key: Option<String>,
+    /// The recorded JSON-RPC error code, `None` for a recorded result.
+    pub recorded_code: Option<i64>,
+}
+
+/// What the single phase sends, in which order ([`plan`]).
+#[derive(Debug, Clone, Default)]
+pub struct Plan {
+    /// The replayed requests, in recorded order.
+    pub requests: Vec<Planned>,
+    /// One cycle of the send order: indices into `requests` (recorded mix), or, weighted,
+    /// (method index, its rank among that method's slots of the cycle).
+    cycle: Vec<(usize, u64)>,
+    /// Weighted: per method, its requests' indices and its slots per cycle.
+    per_method: Vec<(Vec<usize>, u64)>,
+    /// Tools recorded in a `tools/call` that [`ToolPolicy`] kept from a live target
+    /// (sorted, once each).
+    pub skipped_tools: Vec<String>,
+}
+
+impl Plan {
+    /// The request sent `i`-th (cycled; weighted: the method by the mix, then that method's
+    /// requests in recorded order). `None` when nothing is planned.
+    pub fn pick(&self, i: u64) -> Option<&Planned> {
+        if self.cycle.is_empty() {
+            return None;
+        }
+        let n = self.cycle.len() as u64;
+        let (slot, rank) = self.cycle[(i % n) as usize];
+        if self.per_method.is_empty() {
+            return self.requests.get(slot);
+        }
+        let (reqs, per_cycle) = &self.per_method[slot];
+        let k = (i / n) * per_cycle + rank;
+        self.requests.get(reqs[(k % reqs.len() as u64) as usize])
+    }
+}
+
+/// The tool name, prompt name or URI of a request: what its rows are keyed by.
+pub fn request_key(method_name: &str, params: &Value) -> Option<String> {
+    let field = match method_name {
+        method::TOOLS_CALL | method::PROMPTS_GET => "name",
+        method::RESOURCES_READ => "uri",
+        _ => return None,
+    };
+    params.get(field)?.as_str().map(str::to_owned)
+}
+
+/// The single phase's requests from `tape`: every recorded request with an id whose method
+/// is in `methods` (`None`: every method but [`NOT_REPLAYED`]; [`READS_ONLY`] stands for
+/// `resources/read`), the `tools/call` of tools `tools` does not allow left out (listed in
+/// [`Plan::skipped_tools`]), ordered by `mix`.
+///
+/// # Errors
+/// [`ReplayErrorKind::NoRequests`] when nothing is left to send (with what was recorded and
+/// what was asked).
+pub fn plan(
+    tape: &Tape,
+    methods: Option<&[String]>,
+    mix: &Mix,
+    tools: &ToolPolicy,
+) -> Result<Plan, ReplayError> {
+    let wanted = |m: &str| match methods {
+        None => !NOT_REPLAYED.contains(&m),
+        Some(list) => list
+            .iter()
+            .any(|x| x == m || (x == READS_ONLY && m == method::RESOURCES_READ)),
+    };
+    let read_only = match tools {
+        ToolPolicy::All => Default::default(),
+        ToolPolicy::ReadOnlyAnd(_) => tape.read_only_tools(),
+    };
+    let allowed = |name: &str| match tools {
+        ToolPolicy::All => true,
+        ToolPolicy::ReadOnlyAnd(allow) => {
+            read_only.contains(name) || allow.iter().any(|a| a == "*" || a == name)
+        }
+    };
+    let mut p = Plan::default();
+    let mut skipped = std::collections::BTreeSet::new();
+    for r in tape.client.iter().filter(|r| r.id.is_some()) {
+        if !wanted(&r.method) {
+            continue;
+        }
+        let key = request_key(&r.method, &r.params);
+        if r.method == method::TOOLS_CALL && !allowed(key.as_deref().unwrap_or("")) {
+            skipped.insert(key.unwrap_or_default());
+            continue;
+        }
+        let recorded_code = match tape.lookup(&r.method, &r.params) {
+            crate::tape::Match::Exact(e) => e
+                .reply
+                .get("error")
+                .map(|err| err.get("code").and_then(Value::as_i64).unwrap_or(i64::MIN)),
+            _ => None,
+        };
+        p.requests.push(Planned {
+            method: r.method.clone(),
+            params: r.params.clone(),
+            key,
+            recorded_code,
+        });
+    }
+    p.skipped_tools = skipped.into_iter().collect();
+    let weights: Vec<(String, f64)> = match mix {
+        Mix::Recorded => {
+            p.cycle = (0..p.requests.len()).map(|i| (i, 0)).collect();
+            return if p.requests.is_empty() {
+                Err(no_requests(tape, methods, &p.skipped_tools))
+            } else {
+                Ok(p)
+            };
+        }
+        Mix::Uniform => {
+            let mut seen: Vec<String> = Vec::new();
+            for r in &p.requests {
+                if !seen.contains(&r.method) {
+                    seen.push(r.method.clone());
+                }
+            }
+            seen.into_iter().map(|m| (m, 1.0)).collect()
+        }
+        Mix::Weighted(w) => w.clone(),
+    };
+    // Methods of the mix that have requests, with their share of a cycle's slots
+    // (largest remainder), then interleaved smoothly (weighted round robin).
+    let weights: Vec<(Vec<usize>, f64)> = weights
+        .iter()
+        .filter_map(|(m, w)| {
+            let reqs: Vec<usize> = (0..p.requests.len())
+                .filter(|&i| p.requests[i].method == *m)
+                .collect();
+            (!reqs.is_empty()).then_some((reqs, *w))
+        })
+        .collect();
+    if weights.is_empty() {
+        return Err(no_requests(tape, methods, &p.skipped_tools));
+    }
+    let total: f64 = weights.iter().map(|w| w.1).sum();
+    let mut slots: Vec<u64> = weights
+        .iter()
+        .map(|w| (w.1 / total * MIX_CYCLE as f64).floor() as u64)
+        .collect();
+    let mut left = MIX_CYCLE as u64 - slots.iter().sum::<u64>();
+    let mut order: Vec<usize> = (0..weights.len()).collect();
+    order.sort_by(|&a, &b| {
+        let fa = weights[a].1 / total * MIX_CYCLE as f64;
+        let fb = weights[b].1 / total * MIX_CYCLE as f64;
+        (fb - fb.floor()).total_cmp(&(fa - fa.floor()))
+    });
+    for &i in order.iter().cycle() {
+        if left == 0 {
+            break;
+        }
+        slots[i] += 1;
+        left -= 1;
+    }
+    let mut current = vec![0i64; slots.len()];
+    let mut used = vec![0u64; slots.len()];
+    for _ in 0..MIX_CYCLE {
+        let mut best = usize::MAX;
+        for (i, &n) in slots.iter().enumerate() {
+            if n == 0 {
+                continue;
+            }
+            current[i] += n as i64;
+            if best == usize::MAX || current[i] > current[best] {
+                best = i;
+            }
+        }
+        current[best] -= MIX_CYCLE as i64;
+        p.cycle.push((best, used[best]));
+        used[best] += 1;
+    }
+    p.per_method = weights.into_iter().zip(slots).map(|((r, _), n)| (r, n)).collect();
+    Ok(p)
+}
+
+fn no_requests(tape: &Tape, methods: Option<&[String]>, skipped: &[String]) -> ReplayError {
+    let mut recorded: Vec<&str> = tape
+        .client
+        .iter()
+        .filter(|r| r.id.is_some() && !NOT_REPLAYED.contains(&r.method.as_str()))
+        .map(|r| r.method.as_str())
+        .collect();
+    recorded.sort_unstable();
+    recorded.dedup();
+    ReplayError::new(ReplayErrorKind::NoRequests {
+        recorded: recorded.join(", "),
+        asked: methods.map_or("every method".into(), |m| m.join(",")),
+        skipped_tools: skipped.join(", "),
+    })
+}
+
+/// Figures of one method, or of one tool / prompt / URI of a method, in the single phase.
+#[derive(Debug)]
+pub struct KeyStats {
+    /// Latency of every request answered (result or error) and timed out (censored at the
+    /// timeout), µs, from its (intended) first send: `input_required` rounds included.
+    pub all: Histogram<u64>,
+    /// Requests sent.
+    pub sent: u64,
+    /// Answered with a result.
+    pub ok: u64,
+    /// Error answers by class ([`error_class`]), and [`TIMEOUT_CLASS`].
+    pub errors: BTreeMap<String, u64>,
+    /// Lost with the connection (not a latency).
+    pub closed: u64,
+}
+
+impl KeyStats {
+    fn new() -> Self {
+        KeyStats {
+            all: new_hist(),
+            sent: 0,
+            ok: 0,
+            errors: BTreeMap::new(),
+            closed: 0,
+        }
+    }
+}
 
 /// Checks one `resources/read` reply (the bytes of the JSON-RPC message) with the fused strict
 /// decoder ([`mcptape_wire::codec::scan_message`]: strict JSON, every `contents` entry's rules,
@@ -179,6 +512,13 @@ pub struct BenchConfig {
     /// measured from the intended time), [`TimerMode::Virtual`] on tokio's timer for tests on
     /// a paused clock.
     pub pacing: TimerMode,
+    /// Methods the single phase replays (`--methods`): `None` every recorded method but the
+    /// handshake; [`READS_ONLY`] stands for `resources/read`.
+    pub methods: Option<Vec<String>>,
+    /// Proportion of each method in the single phase (`--mix`).
+    pub mix: Mix,
+    /// Which `tools/call` are replayed (`--allow-tool`; a live target).
+    pub tools: ToolPolicy,
 }
 
 impl Default for BenchConfig {
@@ -196,6 +536,9 @@ impl Default for BenchConfig {
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
             validate: false,
             pacing: TimerMode::Precise,
+            methods: None,
+            mix: Mix::Recorded,
+            tools: ToolPolicy::All,
         }
     }
 }
@@ -287,6 +630,16 @@ pub struct BenchResult {
     /// code), a timeout or a lost read on such a request is not among them. The `errors<N%`
     /// SLO does not count these many.
     pub expected_error_answers: u64,
+    /// The single phase by method (at most [`MAX_METHODS`], then [`OTHER_KEYS`]).
+    pub by_method: BTreeMap<String, KeyStats>,
+    /// The single phase by method, then tool name / prompt name / URI (at most
+    /// [`MAX_KEYS_PER_METHOD`] per method, then [`OTHER_KEYS`]).
+    pub by_key: BTreeMap<String, BTreeMap<String, KeyStats>>,
+    /// Recorded tools not called ([`ToolPolicy`]: a live target, no `readOnlyHint`, not
+    /// allowed).
+    pub skipped_tools: Vec<String>,
+    /// The mix the single phase was sent in ([`Mix::label`]).
+    pub mix: String,
 }
 
 impl Default for BenchResult {
@@ -333,6 +686,10 @@ impl BenchResult {
             recorded_reads: 0,
             recorded_read_errors: 0,
             expected_error_answers: 0,
+            by_method: BTreeMap::new(),
+            by_key: BTreeMap::new(),
+            skipped_tools: Vec::new(),
+            mix: Mix::Recorded.label(),
         }
     }
 
@@ -541,6 +898,26 @@ struct SingleAcc {
     abandoned_after: Vec<u64>,
     in_flight: u64,
     validation: Histogram<u64>,
+    by_method: BTreeMap<String, KeyStats>,
+    by_key: BTreeMap<String, BTreeMap<String, KeyStats>>,
+}
+
+/// The stats of `name` in `map`, made if missing while fewer than `cap` are kept (else those
+/// of [`OTHER_KEYS`]).
+fn key_entry<'m>(
+    map: &'m mut BTreeMap<String, KeyStats>,
+    name: &str,
+    cap: usize,
+) -> &'m mut KeyStats {
+    let name = if map.contains_key(name) || map.len() < cap {
+        name
+    } else {
+        OTHER_KEYS
+    };
+    if !map.contains_key(name) {
+        map.insert(name.to_owned(), KeyStats::new());
+    }
+    map.get_mut(name).expect("inserted above")
 }
 
 impl SingleAcc {
@@ -554,6 +931,25 @@ impl SingleAcc {
             counters: Default::default(),
             abandoned_after: Vec::new(),
             in_flight: 0,
+            by_method: BTreeMap::new(),
+            by_key: BTreeMap::new(),
+        }
+    }
+
+    /// Applies `f` to the stats of `p`'s method and of its key.
+    fn note(&mut self, p: &Planned, f: impl Fn(&mut KeyStats)) {
+        let m = if self.by_method.contains_key(&p.method) || self.by_method.len() < MAX_METHODS {
+            p.method.as_str()
+        } else {
+            OTHER_KEYS
+        };
+        f(key_entry(&mut self.by_method, m, MAX_METHODS));
+        if let Some(k) = &p.key {
+            if !self.by_key.contains_key(m) {
+                self.by_key.insert(m.to_owned(), BTreeMap::new());
+            }
+            let keys = self.by_key.get_mut(m).expect("inserted above");
+            f(key_entry(keys, k, MAX_KEYS_PER_METHOD));
         }
     }
 
@@ -611,14 +1007,16 @@ pub fn warm_receive_buffer(client: &Client, tape: &Tape) -> usize {
 fn begin_read(
     client: &Client,
     acc: &Mutex<SingleAcc>,
-    params: &Value,
+    p: &Planned,
     validate: bool,
 ) -> (u64, tokio::sync::oneshot::Receiver<RawAnswer>, Instant) {
     // The reply's outcome from its envelope alone: no body parse on the hot path; its bytes
-    // kept only to validate them.
+    // kept only to validate them (reads only: `contents` is a read's).
+    let validate = validate && p.method == method::RESOURCES_READ;
     let sent_at = Instant::now();
-    let (id, rx) = client.request_raw(method::RESOURCES_READ, params, validate);
+    let (id, rx) = client.request_raw(&p.method, &p.params, validate);
     let mut a = lock(acc);
+    a.note(p, |k| k.sent += 1);
     a.counters.sent += 1;
     a.in_flight += 1;
     a.counters.max_in_flight = a.counters.max_in_flight.max(a.in_flight);
@@ -639,8 +1037,10 @@ async fn finish_read(
     intended: Instant,
     timeout: Duration,
     validate: bool,
-    recorded_code: Option<i64>,
+    p: &Planned,
 ) {
+    let validate = validate && p.method == method::RESOURCES_READ;
+    let recorded_code = p.recorded_code;
     let r = tokio::time::timeout_at(sent_at + timeout, rx).await;
     let us = (intended.elapsed().as_micros() as u64).max(1);
     // After the latency is taken, off the lock.
@@ -673,15 +1073,30 @@ async fn finish_read(
             a.counters.answered_ok += 1;
             a.all.saturating_record(us);
             a.ok.saturating_record(us);
+            a.note(p, |k| {
+                k.ok += 1;
+                k.all.saturating_record(us);
+            });
         }
         Ok(Ok(Ended::Error(class))) => {
             count_class(&mut a.counters.error_answers, class.clone());
             a.all.saturating_record(us);
+            a.note(p, |k| {
+                count_class(&mut k.errors, class.clone());
+                k.all.saturating_record(us);
+            });
             a.record_class(class, us);
         }
         // A closed connection is not a latency.
-        Ok(Ok(Ended::Closed)) | Ok(Err(_)) => a.counters.closed += 1,
+        Ok(Ok(Ended::Closed)) | Ok(Err(_)) => {
+            a.counters.closed += 1;
+            a.note(p, |k| k.closed += 1);
+        }
         Err(_) => {
+            a.note(p, |k| {
+                count_class(&mut k.errors, TIMEOUT_CLASS.to_owned());
+                k.all.saturating_record(us);
+            });
             a.counters.timed_out += 1;
             a.all.saturating_record(us);
             a.record_class(TIMEOUT_CLASS.to_owned(), us);
@@ -728,7 +1143,7 @@ pub async fn run(
 /// `cfg.max_in_flight` requests of a phase are in flight at once.
 ///
 /// # Errors
-/// [`ReplayErrorKind::NoReads`] when the tape has no recorded read,
+/// [`ReplayErrorKind::NoRequests`] when [`plan`] leaves nothing to send,
 /// [`ReplayErrorKind::ParallelOutOfRange`] unless 1 ≤ `parallel` ≤ [`MAX_PARALLEL`].
 pub async fn run_until(
     client: Arc<Client>,
@@ -737,10 +1152,9 @@ pub async fn run_until(
     progress: &(dyn Fn(u64) + Sync),
     stop: impl std::future::Future<Output = ()>,
 ) -> Result<BenchResult, ReplayError> {
+    let plan = plan(tape, cfg.methods.as_deref(), &cfg.mix, &cfg.tools)?;
+    // The parallel-read turns stay `resources/read` (none recorded: no turns).
     let reads = Arc::new(tape.reads());
-    if reads.is_empty() {
-        return Err(ReplayError::new(ReplayErrorKind::NoReads));
-    }
     // The recorded JSON-RPC error code of each read, `None` for a recorded result.
     let recorded_codes: Arc<Vec<Option<i64>>> = Arc::new(
         reads
@@ -801,9 +1215,8 @@ pub async fn run_until(
                                 cut.store(true, Ordering::Relaxed);
                                 break;
                             }
-                            let j = (i % reads.len() as u64) as usize;
-                            let (id, rx, sent_at) =
-                                begin_read(&client, &acc, &reads[j], cfg.validate);
+                            let Some(p) = plan.pick(i) else { break };
+                            let (id, rx, sent_at) = begin_read(&client, &acc, p, cfg.validate);
                             finish_read(
                                 client.clone(),
                                 acc.clone(),
@@ -813,7 +1226,7 @@ pub async fn run_until(
                                 sent_at,
                                 timeout,
                                 cfg.validate,
-                                recorded_codes[j],
+                                p,
                             )
                             .await;
                             progress(1);
@@ -852,8 +1265,8 @@ pub async fn run_until(
                             }
                         }
                     }
-                    let j = (i % reads.len() as u64) as usize;
-                    let (id, rx, sent_at) = begin_read(&client, &acc, &reads[j], cfg.validate);
+                    let Some(p) = plan.pick(i) else { break };
+                    let (id, rx, sent_at) = begin_read(&client, &acc, p, cfg.validate);
                     sent += 1;
                     last_send = sent_at;
                     if (sent_at - intended).as_micros() as u64 > LATE_SEND_US {
@@ -868,7 +1281,7 @@ pub async fn run_until(
                         intended,
                         timeout,
                         cfg.validate,
-                        recorded_codes[j],
+                        p,
                     ));
                     // Poll the new read and reap those done, without waiting.
                     while let Some(Some(())) = futures::FutureExt::now_or_never(inflight.next()) {
@@ -925,7 +1338,11 @@ pub async fn run_until(
         res.single_phase = std::mem::take(&mut a.counters);
         res.abandoned_after_us = std::mem::take(&mut a.abandoned_after);
         res.validation = std::mem::replace(&mut a.validation, new_hist());
+        res.by_method = std::mem::take(&mut a.by_method);
+        res.by_key = std::mem::take(&mut a.by_key);
     }
+    res.skipped_tools = plan.skipped_tools.clone();
+    res.mix = cfg.mix.label();
     res.reads_sent = res.single_phase.sent;
     res.single_window_s = match cfg.load {
         Load::Closed { .. } => res.single_elapsed_s,
@@ -938,7 +1355,7 @@ pub async fn run_until(
 
     // Phase 2: parallel-read turns (the single-read phase is drained: no shared backlog).
     let start2 = Instant::now();
-    if !res.partial {
+    if !res.partial && !reads.is_empty() {
         let interrupted = tokio::select! {
             biased;
             () = &mut stop => true,
@@ -1258,6 +1675,47 @@ impl BenchResult {
             warnings: self.warnings(),
             validation: cfg.validate.then(|| Quantiles::of(&self.validation)),
             slo: Vec::new(),
+            mix: self.mix.clone(),
+            by_method: self
+                .by_method
+                .iter()
+                .map(|(m, k)| k.view(m, None, cfg.timeout_us))
+                .collect(),
+            by_tool: self.key_views(method::TOOLS_CALL, cfg.timeout_us),
+            by_prompt: self.key_views(method::PROMPTS_GET, cfg.timeout_us),
+            by_uri: self.key_views(method::RESOURCES_READ, cfg.timeout_us),
+            skipped_tools: self.skipped_tools.clone(),
+        }
+    }
+
+    fn key_views(&self, m: &str, timeout_us: u64) -> Vec<crate::stats::MethodView> {
+        self.by_key.get(m).map_or_else(Vec::new, |keys| {
+            keys.iter()
+                .map(|(k, v)| v.view(m, Some(k), timeout_us))
+                .collect()
+        })
+    }
+}
+
+impl KeyStats {
+    /// The report's view of these figures (timeouts censored at `timeout_us`).
+    pub fn view(&self, m: &str, name: Option<&str>, timeout_us: u64) -> crate::stats::MethodView {
+        let timed_out = self.errors.get(TIMEOUT_CLASS).copied().unwrap_or(0);
+        crate::stats::MethodView {
+            method: m.to_owned(),
+            name: name.map(str::to_owned),
+            sent: self.sent,
+            ok: self.ok,
+            errors: self.errors.clone(),
+            closed: self.closed,
+            latency: censored_at(
+                crate::stats::Quantiles::of_censored(
+                    &self.all,
+                    (timed_out > 0).then_some(timeout_us),
+                    timed_out,
+                ),
+                timeout_us,
+            ),
         }
     }
 }

@@ -10,6 +10,7 @@
 //!
 //! Element ids the browser test (and anyone scraping the page) relies on: `table#params`,
 //! `svg#spectrum`, `svg#cdf`, `svg#intervals` (only with interval data), `table#errors`,
+//! `table#methods` (rows `tr.by-method`, `tr.by-name`; with per-method figures),
 //! `table#server` (only with server figures), `section#slo` (only with an SLO), `table#extra`
 //! (report members this page has no dedicated view for).
 
@@ -561,6 +562,57 @@ fn quantile_row(s: &mut String, name: &str, q: &Quantiles) {
 
 const QUANTILE_HEAD: &str = "<tr><th></th><th>count</th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>max</th><th>mean</th></tr>";
 
+/// `table#methods`: the single phase by method, then by tool, prompt and URI (sent, ok,
+/// errors by class, p50/p90/p99/max), and the tools a live target was not sent; nothing when
+/// the report has no per-method figures.
+fn method_section(s: &mut String, report: &BenchReport) {
+    if report.by_method.is_empty() && report.skipped_tools.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "<h2>By method (single phase, mix {})</h2>\n<table id=\"methods\"><tr><th>method</th><th>name</th><th>sent</th><th>ok</th><th>errors</th><th>p50</th><th>p90</th><th>p99</th><th>max</th></tr>",
+        html_escape(&report.mix)
+    );
+    let views = report
+        .by_method
+        .iter()
+        .chain(&report.by_tool)
+        .chain(&report.by_prompt)
+        .chain(&report.by_uri);
+    for v in views {
+        let q = &v.latency;
+        let errors = v
+            .errors
+            .iter()
+            .map(|(c, n)| format!("{n} {c}"))
+            .collect::<Vec<_>>()
+            .join("; ");
+        let _ = writeln!(
+            s,
+            "<tr class=\"{}\"><th>{}</th><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            if v.name.is_some() { "by-name" } else { "by-method" },
+            html_escape(&v.method),
+            html_escape(v.name.as_deref().unwrap_or("")),
+            v.sent,
+            v.ok,
+            html_escape(&errors),
+            ms(q.p50_us as f64),
+            ms(q.p90_us as f64),
+            ms(q.p99_us as f64),
+            ms(q.max_us as f64),
+        );
+    }
+    s.push_str("</table>\n");
+    if !report.skipped_tools.is_empty() {
+        let _ = writeln!(
+            s,
+            "<p id=\"skipped-tools\">Tools not called (live target, no readOnlyHint, not --allow-tool): {}</p>",
+            html_escape(&report.skipped_tools.join(", "))
+        );
+    }
+}
+
 /// A JSON value as short text (strings unquoted).
 fn json_text(v: &Value) -> String {
     match v {
@@ -784,6 +836,8 @@ pub fn bench_html(report: &BenchReport, res: &BenchResult) -> String {
         s.push_str("<h2>Latency over time</h2>\n");
         s.push_str(&svg);
     }
+
+    method_section(&mut s, report);
 
     s.push_str(
         "<h2>Errors by class</h2>\n<table id=\"errors\"><tr><th>class</th><th>count</th></tr>\n",

@@ -225,6 +225,7 @@ impl BenchReport {
             );
         }
         let _ = writeln!(s);
+        s.push_str(&self.method_table());
         headline(
             &mut s,
             &format!(

@@ -32,7 +32,7 @@ pub enum Target {
 /// Arguments of `mcptape bench`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Transcript whose recorded client is played (its resources/read requests, cycled); several,
+    /// Transcript whose recorded client is played (its recorded requests, cycled); several,
     /// or a directory (its `*.jsonl`), are played and served as the union of their exchanges.
     #[arg(required = true, num_args = 1..)]
     pub transcript: Vec<PathBuf>,
@@ -121,6 +121,21 @@ pub struct Args {
     /// latency.svg to (created if missing; checked writable before the run).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Methods the single phase replays, comma-separated (e.g. resources/read,tools/call;
+    /// `reads` = resources/read only). Default: every recorded request but the handshake, each
+    /// with its recorded params. The parallel-read turns replay resources/read only.
+    #[arg(long, value_name = "METHOD,...")]
+    pub methods: Option<String>,
+    /// Proportion of each method in the single phase: `recorded` (the recorded order,
+    /// cycled), `uniform` (each method equally often) or weights `METHOD=W,...`
+    /// (e.g. tools/call=3,resources/read=1; an unnamed method is not sent).
+    #[arg(long, value_name = "MIX", default_value = "recorded")]
+    pub mix: String,
+    /// Live target (--target-cmd, --target-url): also call this recorded tool although the
+    /// recorded tools/list does not mark it readOnlyHint: true (repeatable; '*': every tool).
+    /// Without it such tools are not called and are listed in the report.
+    #[arg(long, value_name = "NAME")]
+    pub allow_tool: Vec<String>,
     /// Scheduling of the embedded server's timer thread (see `mcptape serve --timer-priority`).
     #[arg(
         long = "timer-priority",
@@ -189,10 +204,7 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
         .map(|p| p.display().to_string())
         .collect::<Vec<_>>()
         .join(", ");
-    if tape.reads().is_empty() {
-        anyhow::bail!("{names}: {}", mcptape_replay::ReplayErrorKind::NoReads);
-    }
-    let cfg = BenchSettings {
+    let mut cfg = BenchSettings {
         reads: args.reads,
         turns: args.turns,
         parallel: args.parallel,
@@ -205,6 +217,25 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
         validate: args.validate,
     }
     .validate()?;
+    cfg.mix = bench::Mix::parse(&args.mix).map_err(|e| anyhow::anyhow!("--mix {}: {e}", args.mix))?;
+    if let Some(m) = &args.methods {
+        let list: Vec<String> = m.split(',').map(|x| x.trim().to_owned()).collect();
+        if list.len() > bench::MAX_MIX_ENTRIES || list.iter().any(String::is_empty) {
+            anyhow::bail!(
+                "--methods {m}: a comma-separated list of 1 to {} methods",
+                bench::MAX_MIX_ENTRIES
+            );
+        }
+        cfg.methods = Some(list);
+    }
+    if args.target_cmd.is_some() || args.target_url.is_some() {
+        cfg.tools = bench::ToolPolicy::ReadOnlyAnd(args.allow_tool.clone());
+    } else if !args.allow_tool.is_empty() {
+        anyhow::bail!("--allow-tool is for a live target (--target-cmd, --target-url): the embedded server only replays answers");
+    }
+    // Refused before a target starts: nothing to send.
+    bench::plan(&tape, cfg.methods.as_deref(), &cfg.mix, &cfg.tools)
+        .map_err(|e| anyhow::anyhow!("{names}: {e}"))?;
     let slo_items = match &args.slo {
         Some(spec) => {
             let items = slo::parse(spec)?;
