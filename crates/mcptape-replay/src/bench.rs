@@ -95,7 +95,8 @@ pub const MAX_KEYS_PER_METHOD: usize = 256;
 /// [`MAX_KEYS_PER_METHOD`] of one method.
 pub const OTHER_KEYS: &str = "(others)";
 
-/// Slots of one cycle of a weighted [`Mix`]: 1,000 (weights are honoured to 0.1%).
+/// Slots of one cycle of a weighted [`Mix`]: 1,000 (weights are honoured to 0.1%; a uniform
+/// mix has one slot per method).
 pub const MIX_CYCLE: usize = 1_000;
 
 /// Most entries of `--mix METHOD=W,…` and of `--methods`: 32.
@@ -149,10 +150,7 @@ impl Mix {
             out.push((m.trim().to_owned(), w));
         }
         if out.len() > MAX_MIX_ENTRIES {
-            return Err(format!(
-                "{} entries: at most {MAX_MIX_ENTRIES}",
-                out.len()
-            ));
+            return Err(format!("{} entries: at most {MAX_MIX_ENTRIES}", out.len()));
         }
         Ok(Mix::Weighted(out))
     }
@@ -329,16 +327,22 @@ pub fn plan(
     if weights.is_empty() {
         return Err(no_requests(tape, methods, &p.skipped_tools));
     }
+    // Uniform: one slot per method (exact); weighted: MIX_CYCLE slots.
+    let cycle = if *mix == Mix::Uniform {
+        weights.len()
+    } else {
+        MIX_CYCLE
+    };
     let total: f64 = weights.iter().map(|w| w.1).sum();
     let mut slots: Vec<u64> = weights
         .iter()
-        .map(|w| (w.1 / total * MIX_CYCLE as f64).floor() as u64)
+        .map(|w| (w.1 / total * cycle as f64).floor() as u64)
         .collect();
-    let mut left = MIX_CYCLE as u64 - slots.iter().sum::<u64>();
+    let mut left = cycle as u64 - slots.iter().sum::<u64>();
     let mut order: Vec<usize> = (0..weights.len()).collect();
     order.sort_by(|&a, &b| {
-        let fa = weights[a].1 / total * MIX_CYCLE as f64;
-        let fb = weights[b].1 / total * MIX_CYCLE as f64;
+        let fa = weights[a].1 / total * cycle as f64;
+        let fb = weights[b].1 / total * cycle as f64;
         (fb - fb.floor()).total_cmp(&(fa - fa.floor()))
     });
     for &i in order.iter().cycle() {
@@ -350,7 +354,7 @@ pub fn plan(
     }
     let mut current = vec![0i64; slots.len()];
     let mut used = vec![0u64; slots.len()];
-    for _ in 0..MIX_CYCLE {
+    for _ in 0..cycle {
         let mut best = usize::MAX;
         for (i, &n) in slots.iter().enumerate() {
             if n == 0 {
@@ -361,11 +365,15 @@ pub fn plan(
                 best = i;
             }
         }
-        current[best] -= MIX_CYCLE as i64;
+        current[best] -= cycle as i64;
         p.cycle.push((best, used[best]));
         used[best] += 1;
     }
-    p.per_method = weights.into_iter().zip(slots).map(|((r, _), n)| (r, n)).collect();
+    p.per_method = weights
+        .into_iter()
+        .zip(slots)
+        .map(|((r, _), n)| (r, n))
+        .collect();
     Ok(p)
 }
 
@@ -379,7 +387,11 @@ fn no_requests(tape: &Tape, methods: Option<&[String]>, skipped: &[String]) -> R
     recorded.sort_unstable();
     recorded.dedup();
     ReplayError::new(ReplayErrorKind::NoRequests {
-        recorded: recorded.join(", "),
+        recorded: if recorded.is_empty() {
+            "no request but the handshake".into()
+        } else {
+            recorded.join(", ")
+        },
         asked: methods.map_or("every method".into(), |m| m.join(",")),
         skipped_tools: skipped.join(", "),
     })
@@ -1193,7 +1205,12 @@ pub async fn run_until(
     // Phase 1: single reads.
     let n_reads = cfg.reads.min(MAX_COUNT);
     res.reads_asked = n_reads;
-    res.turns_asked = cfg.turns.min(MAX_COUNT);
+    // No recorded read: no parallel-read turn to run (said in the report's warnings).
+    res.turns_asked = if reads.is_empty() {
+        0
+    } else {
+        cfg.turns.min(MAX_COUNT)
+    };
     let mut cut = false;
     let mut rate = None;
     let start = Instant::now();
@@ -1672,7 +1689,16 @@ impl BenchResult {
             turn_phase: self.turn_phase.clone(),
             send_rate: self.send_rate,
             max_in_flight: cfg.max_in_flight,
-            warnings: self.warnings(),
+            warnings: {
+                let mut w = self.warnings();
+                if self.recorded_reads == 0 && cfg.turns > 0 {
+                    w.push(format!(
+                        "no recorded resources/read: the {} parallel-read turns asked for were not run",
+                        cfg.turns
+                    ));
+                }
+                w
+            },
             validation: cfg.validate.then(|| Quantiles::of(&self.validation)),
             slo: Vec::new(),
             mix: self.mix.clone(),
@@ -1730,6 +1756,168 @@ mod tests {
             message: "x".into(),
             data: None,
         })
+    }
+
+    fn corpus_tape(name: &str) -> Tape {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../corpus/transcripts/");
+        let bytes = std::fs::read(format!("{path}{name}")).unwrap();
+        Tape::from_transcript(&mcptape_transcript::reader::read(&bytes).unwrap()).unwrap()
+    }
+
+    fn methods_of(p: &Plan, n: u64) -> BTreeMap<String, u64> {
+        let mut m = BTreeMap::new();
+        for i in 0..n {
+            *m.entry(p.pick(i).unwrap().method.clone()).or_insert(0) += 1;
+        }
+        m
+    }
+
+    /// The recorded mix replays every recorded request but the handshake, in recorded order,
+    /// cycled, each keyed by its tool / prompt name or URI.
+    #[test]
+    fn plan_recorded_mix_replays_every_method_in_recorded_order() {
+        let tape = corpus_tape("py-tools-stdio-2026-07-28.jsonl");
+        let p = plan(&tape, None, &Mix::Recorded, &ToolPolicy::All).unwrap();
+        let order: Vec<(&str, Option<&str>)> = p
+            .requests
+            .iter()
+            .map(|r| (r.method.as_str(), r.key.as_deref()))
+            .collect();
+        assert_eq!(
+            order,
+            [
+                ("resources/list", None),
+                ("resources/templates/list", None),
+                ("resources/read", Some("mcptape://docs/readme.md")),
+                ("resources/read", Some("mcptape://docs/notes.txt")),
+                (
+                    "resources/read",
+                    Some("mcptape://docs/mcptape-does-not-exist")
+                ),
+                ("tools/list", None),
+                ("prompts/list", None),
+                ("tools/call", Some("add")),
+                ("tools/call", Some("bump")),
+                ("tools/call", Some("add")),
+                ("prompts/get", Some("review")),
+            ]
+        );
+        assert_eq!(p.pick(11).unwrap().method, "resources/list");
+        assert_eq!(p.requests[4].recorded_code, Some(-32602));
+        assert!(p.skipped_tools.is_empty());
+    }
+
+    /// `reads` is today's behaviour; a weighted mix sends each method in its share (exactly,
+    /// per cycle of 1,000) and cycles each method's own requests in order.
+    #[test]
+    fn plan_reads_only_and_weighted_mix() {
+        let tape = corpus_tape("py-tools-stdio-2026-07-28.jsonl");
+        let reads = plan(
+            &tape,
+            Some(&["reads".into()]),
+            &Mix::Recorded,
+            &ToolPolicy::All,
+        )
+        .unwrap();
+        assert_eq!(reads.requests.len(), 3);
+        assert!(reads.requests.iter().all(|r| r.method == "resources/read"));
+        let mix = Mix::parse("tools/call=3,prompts/get=1").unwrap();
+        let p = plan(&tape, None, &mix, &ToolPolicy::All).unwrap();
+        let counts = methods_of(&p, 2_000);
+        assert_eq!(
+            counts,
+            BTreeMap::from([("prompts/get".into(), 500), ("tools/call".into(), 1_500)])
+        );
+        let tools: Vec<&str> = (0..8)
+            .filter_map(|i| p.pick(i))
+            .filter(|r| r.method == "tools/call")
+            .map(|r| r.key.as_deref().unwrap())
+            .collect();
+        assert_eq!(tools, ["add", "bump", "add", "add", "bump", "add"]);
+        let uniform = plan(&tape, None, &Mix::Uniform, &ToolPolicy::All).unwrap();
+        let counts = methods_of(&uniform, 7_000);
+        assert!(counts.values().all(|&n| n == 1_000), "{counts:?}");
+        assert_eq!(counts.len(), 7);
+        let err = plan(
+            &tape,
+            Some(&["completion/complete".into()]),
+            &Mix::Recorded,
+            &ToolPolicy::All,
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string().contains("asked completion/complete"),
+            "{err}"
+        );
+    }
+
+    /// A live target gets the tools the recorded `tools/list` marks `readOnlyHint: true`, and
+    /// those `--allow-tool` names; the others are listed as skipped.
+    #[test]
+    fn plan_live_target_calls_read_only_tools_and_allowed_ones_only() {
+        let tape = corpus_tape("py-tools-stdio-2026-07-28.jsonl");
+        assert_eq!(tape.read_only_tools(), ["add".to_owned()].into());
+        let tools = |p: &Plan| -> Vec<String> {
+            p.requests
+                .iter()
+                .filter(|r| r.method == "tools/call")
+                .filter_map(|r| r.key.clone())
+                .collect()
+        };
+        let live = plan(
+            &tape,
+            None,
+            &Mix::Recorded,
+            &ToolPolicy::ReadOnlyAnd(vec![]),
+        )
+        .unwrap();
+        assert_eq!(tools(&live), ["add", "add"]);
+        assert_eq!(live.skipped_tools, ["bump"]);
+        for allow in ["bump", "*"] {
+            let p = plan(
+                &tape,
+                None,
+                &Mix::Recorded,
+                &ToolPolicy::ReadOnlyAnd(vec![allow.into()]),
+            )
+            .unwrap();
+            assert_eq!(tools(&p), ["add", "bump", "add"], "{allow}");
+            assert!(p.skipped_tools.is_empty());
+        }
+        // Only unannotated tools asked for: nothing to send, and the error says why.
+        let err = plan(
+            &tape,
+            Some(&["tools/call".into()]),
+            &Mix::Recorded,
+            &ToolPolicy::ReadOnlyAnd(vec![]),
+        );
+        assert!(err.is_ok(), "add is read-only");
+        let everything = corpus_tape("everything-tools-stdio.jsonl");
+        assert!(everything.read_only_tools().contains("get-sum"));
+        assert!(
+            !everything
+                .read_only_tools()
+                .contains("toggle-simulated-logging")
+        );
+    }
+
+    #[test]
+    fn mix_parse_refuses_bad_weights_and_too_many_entries() {
+        assert_eq!(Mix::parse("recorded").unwrap(), Mix::Recorded);
+        assert_eq!(Mix::parse("uniform").unwrap(), Mix::Uniform);
+        for bad in [
+            "tools/call",
+            "tools/call=0",
+            "tools/call=-1",
+            "tools/call=x",
+            "a=inf",
+        ] {
+            assert!(Mix::parse(bad).is_err(), "{bad}");
+        }
+        let at_limit: Vec<String> = (0..MAX_MIX_ENTRIES).map(|i| format!("m{i}=1")).collect();
+        assert!(Mix::parse(&at_limit.join(",")).is_ok());
+        let past: Vec<String> = (0..=MAX_MIX_ENTRIES).map(|i| format!("m{i}=1")).collect();
+        assert!(Mix::parse(&past.join(",")).is_err());
     }
 
     /// Only an error answer with the recorded code, for a read recorded as an error, is

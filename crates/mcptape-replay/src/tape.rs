@@ -1380,15 +1380,19 @@ pub(crate) mod tests {
                 client.exchanges.iter().all(|e| e.reply_raw.is_empty()),
                 "{name}"
             );
-            // A successful reply is its envelope only.
+            // A successful reply is its envelope only, but a `tools/list` result
+            // (bench reads `readOnlyHint` from it) is whole.
             assert!(
                 client
                     .exchanges
                     .iter()
                     .filter(|e| e.reply.get("result").is_some())
-                    .all(|e| e.reply["result"].is_null()),
+                    .all(
+                        |e| e.reply["result"].is_null() == (e.request.method != method::TOOLS_LIST)
+                    ),
                 "{name}"
             );
+            assert_eq!(client.read_only_tools(), full.read_only_tools(), "{name}");
             // Bodies kept: the same tape as the owned read, replies included.
             assert_eq!(kept.exchanges.len(), full.exchanges.len(), "{name}");
             for (k, f) in kept.exchanges.iter().zip(&full.exchanges) {

@@ -42,7 +42,13 @@ const C_PRED: &str = "#2ca02c";
 const C_DEADLINE: &str = "#9467bd";
 
 /// Report members rendered by a dedicated view (the rest go to `table#extra`).
-const KNOWN: [&str; 33] = [
+const KNOWN: [&str; 39] = [
+    "mix",
+    "byMethod",
+    "byTool",
+    "byPrompt",
+    "byUri",
+    "skippedTools",
     "transcript",
     "target",
     "latency",
@@ -591,7 +597,11 @@ fn method_section(s: &mut String, report: &BenchReport) {
         let _ = writeln!(
             s,
             "<tr class=\"{}\"><th>{}</th><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            if v.name.is_some() { "by-name" } else { "by-method" },
+            if v.name.is_some() {
+                "by-name"
+            } else {
+                "by-method"
+            },
             html_escape(&v.method),
             html_escape(v.name.as_deref().unwrap_or("")),
             v.sent,

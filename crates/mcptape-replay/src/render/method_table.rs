@@ -109,7 +109,12 @@ impl BenchReport {
             );
             let mut w = String::new();
             for word in line.split(' ') {
-                if !w.is_empty() && w.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1 + word.chars().count() > 80 {
+                if !w.is_empty()
+                    && w.rsplit('\n').next().map_or(0, |l| l.chars().count())
+                        + 1
+                        + word.chars().count()
+                        > 80
+                {
                     w.push_str("\n   ");
                 } else if !w.is_empty() {
                     w.push(' ');

@@ -217,7 +217,8 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
         validate: args.validate,
     }
     .validate()?;
-    cfg.mix = bench::Mix::parse(&args.mix).map_err(|e| anyhow::anyhow!("--mix {}: {e}", args.mix))?;
+    cfg.mix =
+        bench::Mix::parse(&args.mix).map_err(|e| anyhow::anyhow!("--mix {}: {e}", args.mix))?;
     if let Some(m) = &args.methods {
         let list: Vec<String> = m.split(',').map(|x| x.trim().to_owned()).collect();
         if list.len() > bench::MAX_MIX_ENTRIES || list.iter().any(String::is_empty) {
@@ -231,7 +232,9 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
     if args.target_cmd.is_some() || args.target_url.is_some() {
         cfg.tools = bench::ToolPolicy::ReadOnlyAnd(args.allow_tool.clone());
     } else if !args.allow_tool.is_empty() {
-        anyhow::bail!("--allow-tool is for a live target (--target-cmd, --target-url): the embedded server only replays answers");
+        anyhow::bail!(
+            "--allow-tool is for a live target (--target-cmd, --target-url): the embedded server only replays answers"
+        );
     }
     // Refused before a target starts: nothing to send.
     bench::plan(&tape, cfg.methods.as_deref(), &cfg.mix, &cfg.tools)
