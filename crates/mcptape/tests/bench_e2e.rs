@@ -777,3 +777,60 @@ fn bench_live_target_skips_tools_without_read_only_hint_unless_allowed() {
         owned(&[("add", 6, 6), ("bump", 3, 3)])
     );
 }
+
+/// Issue 27: `--latency recorded` is per request, so per method and per tool: the recorded
+/// long-running operation (1 s in 3 progress steps) keeps its own second, echo its own delay.
+#[test]
+fn bench_latency_recorded_keeps_each_tools_own_delay() {
+    let t = read_transcript(&corpus_transcript("everything-tools-stdio.jsonl"));
+    // The recorded delay of each tools/call, by tool name: reply tUs - request tUs.
+    // (`recorded` replays each exchange's own delay.)
+    let mut sent = std::collections::HashMap::new();
+    let mut recorded = std::collections::BTreeMap::new();
+    for r in &t.records {
+        if let mcptape_transcript::Event::Message { dir, msg, .. } = &r.event {
+            let m: serde_json::Value = serde_json::from_str(msg.get()).unwrap();
+            match dir {
+                mcptape_transcript::Direction::C2s if m["method"] == "tools/call" => {
+                    sent.insert(m["id"].to_string(), (m["params"]["name"].clone(), r.t_us));
+                }
+                mcptape_transcript::Direction::S2c => {
+                    if let Some((name, t0)) = sent.remove(&m["id"].to_string()) {
+                        // The smallest, for a tool called twice.
+                        let d = recorded
+                            .entry(name.as_str().unwrap().to_owned())
+                            .or_insert(u64::MAX);
+                        *d = (*d).min(r.t_us - t0);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    let long = recorded["trigger-long-running-operation"];
+    assert!(long >= 1_000_000, "{recorded:?}");
+    let dir = tempfile::tempdir().unwrap();
+    let (ok, stdout, stderr, report) = bench_on(
+        "corpus/transcripts/everything-tools-stdio.jsonl",
+        &words("--reads 4 --turns 0 --latency recorded --methods tools/call"),
+        dir.path(),
+    );
+    assert!(ok, "{stdout}\n{stderr}");
+    let p50 = |name: &str| {
+        report["byTool"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["name"] == name)
+            .unwrap_or_else(|| panic!("{name}: {report}"))["latency"]["p50Us"]
+            .as_u64()
+            .unwrap()
+    };
+    assert!(
+        p50("trigger-long-running-operation") >= long * 999 / 1000,
+        "{report}"
+    );
+    for tool in ["echo", "get-sum"] {
+        assert!(p50(tool) >= recorded[tool] * 999 / 1000, "{tool}: {report}");
+    }
+}
