@@ -54,7 +54,8 @@ done
 #    server-everything over stdio (2 reads, `echo`, `get-sum`, its long-running operation
 #    with progress notifications, 1 s in 3 steps, `simple-prompt`, `args-prompt`) and the
 #    Python SDK server, 2026-07-28 (2 reads, `add` readOnlyHint, `bump` unannotated,
-#    `review` prompt).
+#    `review` prompt); over Streamable HTTP below (py-tools-http-2025-11-25.jsonl, for the
+#    k6 export of every method).
 say "everything-tools-stdio.jsonl"
 timeout 120 "$PY" "$servers/py_client.py" --mode legacy --reads 2 \
   --tool 'echo={"message":"hello mcptape"}' --tool 'get-sum={"a":2,"b":40}' \
@@ -101,6 +102,10 @@ for era in 2025-11-25 2026-07-28; do
   record_http "py-http-$era.jsonl" "http://127.0.0.1:$py_port/mcp" --mode "$mode" --reads 100 \
     --template mcptape://items/42 --template mcptape://bytes/300
 done
+
+say "py-tools-http-2025-11-25.jsonl"
+record_http py-tools-http-2025-11-25.jsonl "http://127.0.0.1:$py_port/mcp" --mode legacy --reads 2 \
+  --tool 'add={"a":2,"b":3}' --tool 'add={"a":40,"b":2}' --prompt 'review={"topic":"replay"}'
 
 # 4. `mcptape crawl` (mcptape as the client) of each server.
 say "crawl-everything-stdio.jsonl"

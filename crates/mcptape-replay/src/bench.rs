@@ -398,7 +398,7 @@ fn no_requests(tape: &Tape, methods: Option<&[String]>, skipped: &[String]) -> R
 }
 
 /// Figures of one method, or of one tool / prompt / URI of a method, in the single phase.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct KeyStats {
     /// Latency of every request answered (result or error) and timed out (censored at the
     /// timeout), µs, from its (intended) first send: `input_required` rounds included.
@@ -413,8 +413,15 @@ pub struct KeyStats {
     pub closed: u64,
 }
 
+impl Default for KeyStats {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl KeyStats {
-    fn new() -> Self {
+    /// Empty figures (an empty histogram, every counter 0).
+    pub fn new() -> Self {
         KeyStats {
             all: new_hist(),
             sent: 0,

@@ -121,6 +121,7 @@ const TOOL_CORPUS: &[ToolsExpect] = &[
     ("everything-tools-stdio.jsonl", "2025-11-25",
      &["echo", "get-sum", "echo", "trigger-long-running-operation"], &["simple-prompt", "args-prompt"], 3),
     ("py-tools-stdio-2026-07-28.jsonl", "2026-07-28", &["add", "bump", "add"], &["review"], 0),
+    ("py-tools-http-2025-11-25.jsonl", "2025-11-25", &["add", "add"], &["review"], 0),
 ];
 
 #[test]

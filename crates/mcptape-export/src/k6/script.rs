@@ -188,6 +188,10 @@ struct ScriptPlan<'a> {
     load: String,
     handshake: &'a [Step],
     reads: &'a [Step],
+    /// Every recorded request but the handshake: the single requests' recorded mix.
+    requests: &'a [Step],
+    /// The recorded mix, `METHOD=N,…` (requests per cycle), for `mcptape import k6`.
+    mix: String,
 }
 
 /// JSON as a JavaScript expression: JSON is JavaScript (ES2019) except that
@@ -247,6 +251,17 @@ pub fn script(plan: &Plan, opts: &ScriptOptions) -> Result<String, ExportError> 
         load,
         handshake: &plan.handshake,
         reads: &plan.reads,
+        requests: &plan.requests,
+        mix: {
+            let mut n: std::collections::BTreeMap<&str, u64> = Default::default();
+            for r in &plan.requests {
+                *n.entry(r.method.as_str()).or_insert(0) += 1;
+            }
+            n.iter()
+                .map(|(m, c)| format!("{m}={c}"))
+                .collect::<Vec<_>>()
+                .join(",")
+        },
     };
     let body = include_str!("script.js")
         .replace(
