@@ -243,8 +243,9 @@ pub fn request_key(method_name: &str, params: &Value) -> Option<String> {
 /// [`Plan::skipped_tools`]), ordered by `mix`.
 ///
 /// # Errors
-/// [`ReplayErrorKind::NoRequests`] when nothing is left to send (with what was recorded and
-/// what was asked).
+/// [`ReplayErrorKind::UnrecordedMethod`] when `methods` or the weights of `mix` name a method
+/// the tape has no request of; [`ReplayErrorKind::NoRequests`] when nothing is left to send
+/// (with what was recorded and what was asked).
 pub fn plan(
     tape: &Tape,
     methods: Option<&[String]>,
@@ -267,6 +268,20 @@ pub fn plan(
             read_only.contains(name) || allow.iter().any(|a| a == "*" || a == name)
         }
     };
+    // A named method never recorded (a typo) is refused, not silently left out.
+    let named = methods
+        .into_iter()
+        .flatten()
+        .filter(|m| m.as_str() != READS_ONLY)
+        .chain(match mix {
+            Mix::Weighted(w) => w.iter().map(|(m, _)| m).collect::<Vec<_>>(),
+            _ => Vec::new(),
+        });
+    for m in named {
+        if !tape.client.iter().any(|r| r.id.is_some() && r.method == *m) {
+            return Err(no_requests(tape, methods, &[]).with_unrecorded(m));
+        }
+    }
     let mut p = Plan::default();
     let mut skipped = std::collections::BTreeSet::new();
     for r in tape.client.iter().filter(|r| r.id.is_some()) {
@@ -375,6 +390,22 @@ pub fn plan(
         .map(|((r, _), n)| (r, n))
         .collect();
     Ok(p)
+}
+
+impl ReplayError {
+    /// `self` (a [`ReplayErrorKind::NoRequests`]) as [`ReplayErrorKind::UnrecordedMethod`]
+    /// of `method`.
+    fn with_unrecorded(self, method: &str) -> ReplayError {
+        match self.kind {
+            ReplayErrorKind::NoRequests { recorded, .. } => {
+                ReplayError::new(ReplayErrorKind::UnrecordedMethod {
+                    method: method.to_owned(),
+                    recorded,
+                })
+            }
+            _ => self,
+        }
+    }
 }
 
 fn no_requests(tape: &Tape, methods: Option<&[String]>, skipped: &[String]) -> ReplayError {
@@ -1852,8 +1883,16 @@ mod tests {
             &ToolPolicy::All,
         )
         .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "completion/complete is not recorded in the transcript (recorded: prompts/get, \
+             prompts/list, resources/list, resources/read, resources/templates/list, tools/call, \
+             tools/list)"
+        );
+        let typo = Mix::parse("tools/cal=1").unwrap();
+        let err = plan(&tape, None, &typo, &ToolPolicy::All).unwrap_err();
         assert!(
-            err.to_string().contains("asked completion/complete"),
+            err.to_string().starts_with("tools/cal is not recorded"),
             "{err}"
         );
     }

@@ -38,6 +38,14 @@ pub enum ReplayErrorKind {
         /// Tools left out by the live-target tool policy, comma-separated.
         skipped_tools: String,
     },
+    /// `--methods` or `--mix` names a method the transcript has no request of.
+    #[error("{method} is not recorded in the transcript (recorded: {recorded})")]
+    UnrecordedMethod {
+        /// The method named.
+        method: String,
+        /// The methods recorded (with an id, handshake excluded), comma-separated.
+        recorded: String,
+    },
     /// The transcript has no `initialize`/`server/discover` request to open a session with.
     #[error("transcript has no recorded initialize or server/discover request")]
     NoHandshake,

@@ -714,12 +714,23 @@ fn bench_methods_and_weighted_mix_choose_what_is_sent() {
         "--mix nothing/here=1",
         "--methods tools/call,",
         "--mix tools/call=0",
+        "--methods resources/read,tools/cal",
+        "--allow-tool echo",
     ] {
         let mut a = words("--reads 1 --turns 0");
         a.extend(words(bad));
         let (o, _) = run_bench(&corpus_transcript("everything-tools-stdio.jsonl"), &a, None);
         let stderr = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{bad}: {stderr}");
+        if bad.contains("tools/cal,") || bad.ends_with("tools/cal") {
+            assert_has(
+                &stderr,
+                "tools/cal is not recorded in the transcript (recorded: ",
+            );
+        }
+        if bad.starts_with("--allow-tool") {
+            assert_has(&stderr, "--allow-tool is for a live target");
+        }
     }
 }
 

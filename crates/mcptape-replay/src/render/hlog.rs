@@ -401,6 +401,24 @@ impl HlogMeta {
             ),
         ]
         .into_iter()
+        // Each method's timed-out requests, censored at the timeout as the single view's.
+        .chain(report.by_method.iter().filter_map(|m| {
+            let n = m
+                .errors
+                .get(crate::bench::TIMEOUT_CLASS)
+                .copied()
+                .unwrap_or(0);
+            (n > 0).then(|| {
+                (
+                    method_tag(&m.method),
+                    TagCensor {
+                        count: n,
+                        from_us: single.from_us.or(Some(report.timeout_us)),
+                        ..single
+                    },
+                )
+            })
+        }))
         .collect();
         HlogMeta {
             format: HLOG_META_FORMAT,
