@@ -442,6 +442,9 @@ pub struct KeyStats {
     pub errors: BTreeMap<String, u64>,
     /// Lost with the connection (not a latency).
     pub closed: u64,
+    /// Answered otherwise than recorded: an error answer where a result was recorded, a
+    /// result where an error was, another error code.
+    pub not_as_recorded: u64,
 }
 
 impl Default for KeyStats {
@@ -459,6 +462,7 @@ impl KeyStats {
             ok: 0,
             errors: BTreeMap::new(),
             closed: 0,
+            not_as_recorded: 0,
         }
     }
 }
@@ -1108,6 +1112,17 @@ async fn finish_read(
         Ok(Ok(x)) => {
             if answered_as_recorded(&x.outcome, recorded_code) {
                 a.counters.errors_as_recorded += 1;
+            }
+            // A result where an error was recorded, or the other way round, or another code
+            // (a tool call whose recorded arguments carry an id of an earlier session): counted
+            // per method, not hidden.
+            let as_recorded = match (&x.outcome, recorded_code) {
+                (Outcome::Ok, None) => true,
+                (o, Some(_)) => answered_as_recorded(o, recorded_code),
+                _ => false,
+            };
+            if !as_recorded && x.outcome != Outcome::Closed {
+                a.note(p, |k| k.not_as_recorded += 1);
             }
             client.recycle(x.line);
             Ok(Ok(match (ended(&x.outcome), &checked) {
@@ -1772,6 +1787,7 @@ impl KeyStats {
             ok: self.ok,
             errors: self.errors.clone(),
             closed: self.closed,
+            not_as_recorded: self.not_as_recorded,
             latency: censored_at(
                 crate::stats::Quantiles::of_censored(
                     &self.all,

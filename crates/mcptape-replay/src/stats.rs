@@ -400,6 +400,11 @@ pub struct MethodView {
     pub errors: std::collections::BTreeMap<String, u64>,
     /// Lost with the connection.
     pub closed: u64,
+    /// Answered otherwise than recorded (a result where an error was recorded, an error where
+    /// a result was, another code): requests whose answer depends on the session's state
+    /// (a recorded id from an earlier answer) show here.
+    #[serde(default)]
+    pub not_as_recorded: u64,
     /// Latency of every answer and timeout (censored at the timeout), µs, from the first send
     /// (`input_required` rounds included).
     pub latency: Quantiles,

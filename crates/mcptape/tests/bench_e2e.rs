@@ -616,6 +616,10 @@ fn bench_on_a_tool_session_reports_every_method_per_tool_prompt_and_uri() {
     assert!(read_row["latency"]["p50Us"].as_u64().unwrap() >= 1_000);
     // The turns stay reads.
     assert_eq!(report["turnPhase"]["sent"], 8);
+    // The embedded replay answers as recorded (the recorded not-found included).
+    for m in report["byMethod"].as_array().unwrap() {
+        assert_eq!(m["notAsRecorded"], 0, "{m}");
+    }
 
     // The table: a row per method, per tool, per prompt, per URI; within 80 columns.
     let section: String = stdout
@@ -844,4 +848,29 @@ fn bench_latency_recorded_keeps_each_tools_own_delay() {
     for tool in ["echo", "get-sum"] {
         assert!(p50(tool) >= recorded[tool] * 999 / 1000, "{tool}: {report}");
     }
+}
+
+/// Issue 27: answers of another class than recorded are counted per method and per tool, not
+/// hidden: an injected -32603 on every recorded tool result.
+#[test]
+fn bench_counts_tool_answers_not_as_recorded_per_tool() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, stdout, _, report) = bench_on(
+        "corpus/transcripts/everything-tools-stdio.jsonl",
+        &words(
+            "--reads 4 --turns 0 --methods tools/call --fault error=-32603@100% --latency fixed:1ms",
+        ),
+        dir.path(),
+    );
+    let m = &report["byMethod"][0];
+    assert_eq!(m["method"], "tools/call", "{report}");
+    assert_eq!((m["sent"].as_u64(), m["ok"].as_u64()), (Some(4), Some(0)));
+    assert_eq!(m["errors"]["internal (-32603)"], 4);
+    assert_eq!(m["notAsRecorded"], 4);
+    let echo = &report["byTool"][0];
+    assert_eq!(
+        (echo["name"].as_str(), echo["notAsRecorded"].as_u64()),
+        (Some("echo"), Some(2))
+    );
+    assert_has(&stdout, "      4 answered otherwise than recorded\n");
 }

@@ -577,7 +577,7 @@ fn method_section(s: &mut String, report: &BenchReport) {
     }
     let _ = writeln!(
         s,
-        "<h2>By method (single phase, mix {})</h2>\n<table id=\"methods\"><tr><th>method</th><th>name</th><th>sent</th><th>ok</th><th>errors</th><th>p50</th><th>p90</th><th>p99</th><th>max</th></tr>",
+        "<h2>By method (single phase, mix {})</h2>\n<table id=\"methods\"><tr><th>method</th><th>name</th><th>sent</th><th>ok</th><th>errors</th><th>not as recorded</th><th>p50</th><th>p90</th><th>p99</th><th>max</th></tr>",
         html_escape(&report.mix)
     );
     let views = report
@@ -596,7 +596,7 @@ fn method_section(s: &mut String, report: &BenchReport) {
             .join("; ");
         let _ = writeln!(
             s,
-            "<tr class=\"{}\"><th>{}</th><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr class=\"{}\"><th>{}</th><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             if v.name.is_some() {
                 "by-name"
             } else {
@@ -607,6 +607,7 @@ fn method_section(s: &mut String, report: &BenchReport) {
             v.sent,
             v.ok,
             html_escape(&errors),
+            v.not_as_recorded,
             ms(q.p50_us as f64),
             ms(q.p90_us as f64),
             ms(q.p99_us as f64),

@@ -68,6 +68,13 @@ fn row(s: &mut String, label: &str, v: &MethodView) {
         let line = format!("      error {n} × {class}");
         let _ = writeln!(s, "{}", fit(&line, 80));
     }
+    if v.not_as_recorded > 0 {
+        let _ = writeln!(
+            s,
+            "      {} answered otherwise than recorded",
+            v.not_as_recorded
+        );
+    }
 }
 
 impl BenchReport {
