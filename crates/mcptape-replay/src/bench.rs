@@ -1963,6 +1963,47 @@ mod tests {
         );
     }
 
+    /// [`MAX_KEYS_PER_METHOD`] names are kept apart; the next one is counted under
+    /// [`OTHER_KEYS`], as are the methods past [`MAX_METHODS`].
+    #[test]
+    fn keys_past_the_limit_are_counted_under_others() {
+        let mut acc = SingleAcc::new();
+        let call = |name: String| Planned {
+            method: "tools/call".into(),
+            params: Value::Null,
+            key: Some(name),
+            recorded_code: None,
+        };
+        for i in 0..MAX_KEYS_PER_METHOD {
+            acc.note(&call(format!("t{i}")), |k| k.sent += 1);
+        }
+        assert_eq!(acc.by_key["tools/call"].len(), MAX_KEYS_PER_METHOD);
+        assert!(!acc.by_key["tools/call"].contains_key(OTHER_KEYS));
+        acc.note(&call("one-more".into()), |k| k.sent += 1);
+        acc.note(&call("t0".into()), |k| k.sent += 1);
+        let keys = &acc.by_key["tools/call"];
+        assert_eq!(keys.len(), MAX_KEYS_PER_METHOD + 1);
+        assert_eq!(keys[OTHER_KEYS].sent, 1);
+        assert_eq!(keys["t0"].sent, 2, "a kept name keeps counting");
+        assert_eq!(
+            acc.by_method["tools/call"].sent,
+            MAX_KEYS_PER_METHOD as u64 + 2
+        );
+        let mut acc = SingleAcc::new();
+        for i in 0..=MAX_METHODS {
+            let p = Planned {
+                method: format!("m/{i}"),
+                params: Value::Null,
+                key: None,
+                recorded_code: None,
+            };
+            acc.note(&p, |k| k.sent += 1);
+        }
+        assert_eq!(acc.by_method.len(), MAX_METHODS + 1);
+        assert_eq!(acc.by_method[OTHER_KEYS].sent, 1);
+        assert!(!acc.by_method.contains_key(&format!("m/{MAX_METHODS}")));
+    }
+
     #[test]
     fn mix_parse_refuses_bad_weights_and_too_many_entries() {
         assert_eq!(Mix::parse("recorded").unwrap(), Mix::Recorded);
