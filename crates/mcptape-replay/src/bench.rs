@@ -1644,6 +1644,14 @@ impl BenchResult {
         use crate::report::{
             Predicted, Quantiles, predict_deadline_share, predict_turn_quantile_us,
         };
+        // A turn is reads: predicted from the single phase's reads (all of it when it has no
+        // per-method figures, as a result from before them; none when it sent no read).
+        let no_reads = new_hist();
+        let reads = match self.by_method.get(method::RESOURCES_READ) {
+            Some(k) => &k.all,
+            None if self.by_method.is_empty() => &self.single,
+            None => &no_reads,
+        };
         let prediction = [0.5, 0.99]
             .iter()
             .filter_map(|&q| {
@@ -1652,7 +1660,7 @@ impl BenchResult {
                 }
                 let measured_us = self.turn.value_at_quantile(q);
                 let predicted_us =
-                    predict_turn_quantile_us(&self.single, cfg.parallel, q, cfg.deadline_us)?;
+                    predict_turn_quantile_us(reads, cfg.parallel, q, cfg.deadline_us)?;
                 Some(Predicted {
                     q,
                     measured_us,
@@ -1702,11 +1710,7 @@ impl BenchResult {
             } else {
                 0.0
             },
-            predicted_deadline_share: predict_deadline_share(
-                &self.single,
-                cfg.parallel,
-                cfg.deadline_us,
-            ),
+            predicted_deadline_share: predict_deadline_share(reads, cfg.parallel, cfg.deadline_us),
             cancellations: self.cancellations,
             late_responses: self.late_responses,
             cancellation: self.cancellation.to_owned(),
@@ -2002,6 +2006,31 @@ mod tests {
         assert_eq!(acc.by_method.len(), MAX_METHODS + 1);
         assert_eq!(acc.by_method[OTHER_KEYS].sent, 1);
         assert!(!acc.by_method.contains_key(&format!("m/{MAX_METHODS}")));
+    }
+
+    /// A turn is reads: its F(t)^N prediction comes from the single phase's reads, not from
+    /// its tool calls (here 10 ms reads, 100 ms calls).
+    #[test]
+    fn turn_prediction_uses_the_single_phase_reads_only() {
+        let mut res = BenchResult::new();
+        let mut reads = KeyStats::new();
+        reads.all.record_n(10_000, 50).unwrap();
+        let mut calls = KeyStats::new();
+        calls.all.record_n(100_000, 50).unwrap();
+        res.single.add(&reads.all).unwrap();
+        res.single.add(&calls.all).unwrap();
+        res.by_method.insert("resources/read".into(), reads);
+        res.by_method.insert("tools/call".into(), calls);
+        res.turn.record(10_000).unwrap();
+        res.turns = 1;
+        let r = res.report(&BenchConfig::default(), "t", "x", None, 1, None);
+        let p50 = r.prediction.iter().find(|p| p.q == 0.5).unwrap();
+        assert!(res.single.equivalent(p50.predicted_us, 10_000), "{p50:?}");
+        assert_eq!(r.predicted_deadline_share, Some(0.0));
+        // No read in the single phase: no prediction.
+        res.by_method.remove("resources/read");
+        let r = res.report(&BenchConfig::default(), "t", "x", None, 1, None);
+        assert!(r.prediction.is_empty());
     }
 
     #[test]

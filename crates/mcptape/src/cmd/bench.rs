@@ -1,7 +1,8 @@
 //! `mcptape bench TRANSCRIPT [--target embedded | --target-cmd 'CMD' | --target-url URL]
 //! [--latency MODEL] [--parallel N] [--deadline 800ms] [--timeout 5s] [--reads N] [--turns N]
-//! [--concurrency C | --rate R/s] [--seed N] [--slo SPEC] [--out DIR]`: play the recorded client against a
-//! target and report single-read and parallel-read-turn latency (HdrHistogram, µs) with the
+//! [--concurrency C | --rate R/s] [--seed N] [--slo SPEC] [--out DIR] [--methods M,...] [--mix MIX]
+//! [--allow-tool NAME]`: play the recorded client against a target and report the latency of its
+//! single requests (by method, tool, prompt, URI) and of parallel-read turns (HdrHistogram, µs) with the
 //! F(t)^N prediction beside the measured turn percentiles. `--slo` gates the exit code
 //! (rules in [`mcptape_replay::slo`]).
 
@@ -76,7 +77,8 @@ pub struct Args {
         allow_hyphen_values = true
     )]
     pub timeout: String,
-    /// Single reads to send: at most 10000000 (MAX_COUNT); more is refused.
+    /// Single requests to send (the recorded ones of --methods, cycled in the --mix): at most
+    /// 10000000 (MAX_COUNT); more is refused.
     #[arg(long, value_name = "N", default_value_t = 300)]
     pub reads: u64,
     /// Parallel-read turns to run: at most 10000000 (MAX_COUNT); more is refused.
