@@ -223,10 +223,12 @@ pub fn script(plan: &Plan, opts: &ScriptOptions) -> Result<String, ExportError> 
     };
     let mut scenarios = serde_json::Map::new();
     scenarios.insert("reads".into(), scenario("singleRead", opts.rate_per_s));
-    if opts.turn_rate_per_s > 0.0 {
+    // Turns are reads: none without a recorded read.
+    let turns = opts.turn_rate_per_s > 0.0 && !plan.reads.is_empty();
+    if turns {
         scenarios.insert("turns".into(), scenario("turn", opts.turn_rate_per_s));
     }
-    let load = if opts.turn_rate_per_s > 0.0 {
+    let load = if turns {
         format!(
             "k6 constant-arrival-rate {}/s reads + {}/s {}-read turns, {}s",
             opts.rate_per_s, opts.turn_rate_per_s, opts.parallel, opts.duration_s
@@ -243,7 +245,7 @@ pub fn script(plan: &Plan, opts: &ScriptOptions) -> Result<String, ExportError> 
         era: plan.era,
         protocol_version: &plan.protocol_version,
         parallel: opts.parallel,
-        turns: opts.turn_rate_per_s > 0.0,
+        turns,
         deadline: k6_ms(opts.deadline_us),
         deadline_ms: opts.deadline_us as f64 / 1000.0,
         timeout: k6_ms(opts.timeout_us),
