@@ -1644,14 +1644,8 @@ impl BenchResult {
         use crate::report::{
             Predicted, Quantiles, predict_deadline_share, predict_turn_quantile_us,
         };
-        // A turn is reads: predicted from the single phase's reads (all of it when it has no
-        // per-method figures, as a result from before them; none when it sent no read).
         let no_reads = new_hist();
-        let reads = match self.by_method.get(method::RESOURCES_READ) {
-            Some(k) => &k.all,
-            None if self.by_method.is_empty() => &self.single,
-            None => &no_reads,
-        };
+        let reads = self.turn_basis().unwrap_or(&no_reads);
         let prediction = [0.5, 0.99]
             .iter()
             .filter_map(|&q| {
@@ -1768,6 +1762,17 @@ impl BenchResult {
             by_prompt: self.key_views(method::PROMPTS_GET, cfg.timeout_us),
             by_uri: self.key_views(method::RESOURCES_READ, cfg.timeout_us),
             skipped_tools: self.skipped_tools.clone(),
+        }
+    }
+
+    /// What the F(t)^N turn prediction is drawn from: a turn is reads, so the single phase's
+    /// `resources/read` latencies (the whole single phase for a result without per-method
+    /// figures, as one from before them); `None` when the single phase sent no read.
+    pub fn turn_basis(&self) -> Option<&Histogram<u64>> {
+        match self.by_method.get(method::RESOURCES_READ) {
+            Some(k) => Some(&k.all),
+            None if self.by_method.is_empty() => Some(&self.single),
+            None => None,
         }
     }
 

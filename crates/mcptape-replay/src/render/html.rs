@@ -276,10 +276,13 @@ pub fn spectrum_svg(report: &BenchReport, res: &BenchResult) -> String {
         .filter(|h| !h.is_empty())
         .map(|h| h.value_at_quantile(1.0 - 10f64.powf(-MAX_NINES)) as f64)
         .fold(0.0f64, f64::max);
-    let pred_top = if res.single.is_empty() {
+    // The prediction is drawn from the single phase's reads (a turn is reads).
+    let empty = crate::stats::new_hist();
+    let basis = res.turn_basis().unwrap_or(&empty);
+    let pred_top = if basis.is_empty() {
         0.0
     } else {
-        res.single
+        basis
             .value_at_quantile((1.0 - 10f64.powf(-MAX_NINES)).powf(1.0 / f64::from(n)))
             .min(report.deadline_us) as f64
     };
@@ -352,13 +355,13 @@ pub fn spectrum_svg(report: &BenchReport, res: &BenchResult) -> String {
         legend(&mut s, row, &format!("{n}-read turn"), C_TURN, false);
         row += 1;
     }
-    if !res.single.is_empty() && n > 1 {
+    if !basis.is_empty() && n > 1 {
         polyline(
             &mut s,
             "predicted",
             C_PRED,
             true,
-            &curve(&res.single, f64::from(n), report.deadline_us),
+            &curve(basis, f64::from(n), report.deadline_us),
         );
         legend(&mut s, row, &format!("predicted F(t)^{n}"), C_PRED, true);
         row += 1;
@@ -393,10 +396,13 @@ pub fn cdf_svg(report: &BenchReport, res: &BenchResult) -> String {
     // The x axis spans the data (the turns' max, the prediction's 99.99 %), and the deadline
     // only when it is near: a deadline far past every turn is marked at the right edge
     // instead of squashing the curves against 0.
-    let pred_hi = if res.single.is_empty() {
+    // The prediction is drawn from the single phase's reads (a turn is reads).
+    let empty = crate::stats::new_hist();
+    let basis = res.turn_basis().unwrap_or(&empty);
+    let pred_hi = if basis.is_empty() {
         0
     } else {
-        res.single
+        basis
             .value_at_quantile((1.0 - 10f64.powf(-MAX_NINES)).powf(1.0 / f64::from(n)))
             .min(report.deadline_us)
     };
@@ -435,7 +441,7 @@ pub fn cdf_svg(report: &BenchReport, res: &BenchResult) -> String {
         legend(&mut s, row, "measured", C_TURN, false);
         row += 1;
     }
-    if !res.single.is_empty() {
+    if !basis.is_empty() {
         let pts: Vec<(f64, f64)> = ts
             .iter()
             .map(|&t| {
@@ -444,7 +450,7 @@ pub fn cdf_svg(report: &BenchReport, res: &BenchResult) -> String {
                 let f = if us >= report.deadline_us {
                     1.0
                 } else {
-                    cdf_at(&res.single, us).powi(n as i32)
+                    cdf_at(basis, us).powi(n as i32)
                 };
                 (x_of(t), y_of(f))
             })
