@@ -35,6 +35,7 @@ use mcptape_wire::classify::{ReadErrorClass, classify_read_error};
 use mcptape_wire::jsonrpc::ErrorObject;
 use mcptape_wire::protocol::{self, method};
 
+use crate::config::{ConfigError, ConfigErrorKind};
 use crate::error::{ReplayError, ReplayErrorKind};
 use crate::report::new_hist;
 use crate::schedule::{TimerMode, sleep_until_precise};
@@ -124,33 +125,36 @@ pub enum Mix {
 }
 
 impl Mix {
-    /// Parses `recorded`, `uniform` or `METHOD=W,…` (W a finite number > 0, at most
-    /// [`MAX_MIX_ENTRIES`] entries).
+    /// Parses `--mix`: `recorded`, `uniform` or `METHOD=W,…` (W a finite number > 0, at most
+    /// [`MAX_MIX_ENTRIES`] items).
     ///
     /// # Errors
-    /// What is wrong with the text, for people.
-    pub fn parse(s: &str) -> Result<Mix, String> {
+    /// [`ConfigErrorKind::MixItem`], [`ConfigErrorKind::MixWeight`] (with the item's index),
+    /// [`ConfigErrorKind::TooManyMethods`].
+    pub fn parse(s: &str) -> Result<Mix, ConfigError> {
         match s.trim() {
             "recorded" => return Ok(Mix::Recorded),
             "uniform" => return Ok(Mix::Uniform),
             _ => {}
         }
-        let mut out = Vec::new();
-        for item in s.split(',') {
+        let e = |kind| ConfigError::new("--mix", s, kind);
+        let items: Vec<&str> = s.split(',').collect();
+        if items.len() > MAX_MIX_ENTRIES {
+            return Err(e(ConfigErrorKind::TooManyMethods(items.len())));
+        }
+        let mut out = Vec::with_capacity(items.len());
+        for (i, item) in items.into_iter().enumerate() {
             let (m, w) = item
                 .split_once('=')
-                .ok_or_else(|| format!("{item:?}: expected recorded, uniform or METHOD=WEIGHT"))?;
+                .filter(|(m, _)| !m.trim().is_empty())
+                .ok_or_else(|| e(ConfigErrorKind::MixItem(i)))?;
             let w: f64 = w
                 .trim()
                 .parse()
-                .map_err(|_| format!("{item:?}: the weight is not a number"))?;
-            if !(w.is_finite() && w > 0.0) {
-                return Err(format!("{item:?}: the weight must be a finite number > 0"));
-            }
+                .ok()
+                .filter(|w: &f64| w.is_finite() && *w > 0.0)
+                .ok_or_else(|| e(ConfigErrorKind::MixWeight(i)))?;
             out.push((m.trim().to_owned(), w));
-        }
-        if out.len() > MAX_MIX_ENTRIES {
-            return Err(format!("{} entries: at most {MAX_MIX_ENTRIES}", out.len()));
         }
         Ok(Mix::Weighted(out))
     }
@@ -225,6 +229,23 @@ impl Plan {
         let k = (i / n) * per_cycle + rank;
         self.requests.get(reqs[(k % reqs.len() as u64) as usize])
     }
+}
+
+/// Parses `--methods`: comma-separated method names (`reads`: [`READS_ONLY`]), at most
+/// [`MAX_MIX_ENTRIES`].
+///
+/// # Errors
+/// [`ConfigErrorKind::EmptyMethod`] (with its index), [`ConfigErrorKind::TooManyMethods`].
+pub fn parse_methods(s: &str) -> Result<Vec<String>, ConfigError> {
+    let items: Vec<String> = s.split(',').map(|m| m.trim().to_owned()).collect();
+    let e = |kind| ConfigError::new("--methods", s, kind);
+    if items.len() > MAX_MIX_ENTRIES {
+        return Err(e(ConfigErrorKind::TooManyMethods(items.len())));
+    }
+    if let Some(i) = items.iter().position(String::is_empty) {
+        return Err(e(ConfigErrorKind::EmptyMethod(i)));
+    }
+    Ok(items)
 }
 
 /// The tool name, prompt name or URI of a request: what its rows are keyed by.
@@ -2042,19 +2063,51 @@ mod tests {
     fn mix_parse_refuses_bad_weights_and_too_many_entries() {
         assert_eq!(Mix::parse("recorded").unwrap(), Mix::Recorded);
         assert_eq!(Mix::parse("uniform").unwrap(), Mix::Uniform);
-        for bad in [
-            "tools/call",
-            "tools/call=0",
-            "tools/call=-1",
-            "tools/call=x",
-            "a=inf",
+        assert_eq!(
+            Mix::parse("tools/call=3, prompts/get=0.5").unwrap(),
+            Mix::Weighted(vec![
+                ("tools/call".into(), 3.0),
+                ("prompts/get".into(), 0.5)
+            ])
+        );
+        for (bad, kind) in [
+            ("tools/call", ConfigErrorKind::MixItem(0)),
+            ("a=1,=2", ConfigErrorKind::MixItem(1)),
+            ("tools/call=0", ConfigErrorKind::MixWeight(0)),
+            ("a=1,tools/call=-1", ConfigErrorKind::MixWeight(1)),
+            ("tools/call=x", ConfigErrorKind::MixWeight(0)),
+            ("a=inf", ConfigErrorKind::MixWeight(0)),
         ] {
-            assert!(Mix::parse(bad).is_err(), "{bad}");
+            let e = Mix::parse(bad).unwrap_err();
+            assert_eq!(e.kind(), &kind, "{bad}");
+            assert_eq!((e.flag(), e.value()), ("--mix", bad));
         }
         let at_limit: Vec<String> = (0..MAX_MIX_ENTRIES).map(|i| format!("m{i}=1")).collect();
         assert!(Mix::parse(&at_limit.join(",")).is_ok());
         let past: Vec<String> = (0..=MAX_MIX_ENTRIES).map(|i| format!("m{i}=1")).collect();
-        assert!(Mix::parse(&past.join(",")).is_err());
+        assert_eq!(
+            Mix::parse(&past.join(",")).unwrap_err().kind(),
+            &ConfigErrorKind::TooManyMethods(MAX_MIX_ENTRIES + 1)
+        );
+        // --methods: the same limit, no empty item.
+        let at_limit: Vec<String> = (0..MAX_MIX_ENTRIES).map(|i| format!("m{i}")).collect();
+        assert_eq!(
+            parse_methods(&at_limit.join(",")).unwrap().len(),
+            MAX_MIX_ENTRIES
+        );
+        let past: Vec<String> = (0..=MAX_MIX_ENTRIES).map(|i| format!("m{i}")).collect();
+        assert_eq!(
+            parse_methods(&past.join(",")).unwrap_err().kind(),
+            &ConfigErrorKind::TooManyMethods(MAX_MIX_ENTRIES + 1)
+        );
+        assert_eq!(
+            parse_methods("tools/call,").unwrap_err().kind(),
+            &ConfigErrorKind::EmptyMethod(1)
+        );
+        assert_eq!(
+            parse_methods("reads, tools/call").unwrap(),
+            ["reads", "tools/call"]
+        );
     }
 
     /// Only an error answer with the recorded code, for a read recorded as an error, is

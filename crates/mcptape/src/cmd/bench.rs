@@ -219,17 +219,9 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
         validate: args.validate,
     }
     .validate()?;
-    cfg.mix =
-        bench::Mix::parse(&args.mix).map_err(|e| anyhow::anyhow!("--mix {}: {e}", args.mix))?;
+    cfg.mix = bench::Mix::parse(&args.mix)?;
     if let Some(m) = &args.methods {
-        let list: Vec<String> = m.split(',').map(|x| x.trim().to_owned()).collect();
-        if list.len() > bench::MAX_MIX_ENTRIES || list.iter().any(String::is_empty) {
-            anyhow::bail!(
-                "--methods {m}: a comma-separated list of 1 to {} methods",
-                bench::MAX_MIX_ENTRIES
-            );
-        }
-        cfg.methods = Some(list);
+        cfg.methods = Some(bench::parse_methods(m)?);
     }
     if args.target_cmd.is_some() || args.target_url.is_some() {
         cfg.tools = bench::ToolPolicy::ReadOnlyAnd(args.allow_tool.clone());
