@@ -50,6 +50,25 @@ for era in 2025-11-25 2026-07-28; do
     -- "$MCPTAPE_BIN" record --overwrite -o "$out/py-stdio-$era.jsonl" -- "$PY" "$servers/py_server.py" stdio >/dev/null
 done
 
+# 2b. Sessions that call tools and get prompts (bench replays every recorded method):
+#    server-everything over stdio (2 reads, `echo`, `get-sum`, its long-running operation
+#    with progress notifications, 1 s in 3 steps, `simple-prompt`, `args-prompt`) and the
+#    Python SDK server, 2026-07-28 (2 reads, `add` readOnlyHint, `bump` unannotated,
+#    `review` prompt); over Streamable HTTP below (py-tools-http-2025-11-25.jsonl, for the
+#    k6 export of every method).
+say "everything-tools-stdio.jsonl"
+timeout 120 "$PY" "$servers/py_client.py" --mode legacy --reads 2 \
+  --tool 'echo={"message":"hello mcptape"}' --tool 'get-sum={"a":2,"b":40}' \
+  --tool 'echo={"message":"again"}' \
+  --progress-tool 'trigger-long-running-operation={"duration":1,"steps":3}' \
+  --prompt 'simple-prompt={}' --prompt 'args-prompt={"city":"Lyon","state":"ARA"}' \
+  -- "$MCPTAPE_BIN" record --overwrite -o "$out/everything-tools-stdio.jsonl" -- "$NODE" "$SE" stdio >/dev/null
+say "py-tools-stdio-2026-07-28.jsonl"
+timeout 120 "$PY" "$servers/py_client.py" --mode auto --reads 2 \
+  --tool 'add={"a":2,"b":3}' --tool 'bump={"by":2}' --tool 'add={"a":40,"b":2}' \
+  --prompt 'review={"topic":"replay"}' \
+  -- "$MCPTAPE_BIN" record --overwrite -o "$out/py-tools-stdio-2026-07-28.jsonl" -- "$PY" "$servers/py_server.py" stdio >/dev/null
+
 # 3. Streamable HTTP through `mcptape record --listen --upstream`: server-everything
 #    (forced onto 127.0.0.1 by corpus/servers/loopback-preload.cjs) and the Python SDK
 #    server (both eras), each driven by the Python SDK client.
@@ -83,6 +102,10 @@ for era in 2025-11-25 2026-07-28; do
   record_http "py-http-$era.jsonl" "http://127.0.0.1:$py_port/mcp" --mode "$mode" --reads 100 \
     --template mcptape://items/42 --template mcptape://bytes/300
 done
+
+say "py-tools-http-2025-11-25.jsonl"
+record_http py-tools-http-2025-11-25.jsonl "http://127.0.0.1:$py_port/mcp" --mode legacy --reads 2 \
+  --tool 'add={"a":2,"b":3}' --tool 'add={"a":40,"b":2}' --prompt 'review={"topic":"replay"}'
 
 # 4. `mcptape crawl` (mcptape as the client) of each server.
 say "crawl-everything-stdio.jsonl"

@@ -3,7 +3,9 @@
 Drives a server over stdio (`-- CMD ARGS...`) or Streamable HTTP (`--url URL`):
 handshake, `resources/list` following every `nextCursor`, `resources/templates/list`,
 `resources/read` of up to `--reads` listed resources (text and blob alternately),
-one read of a URI that does not exist. Prints a JSON summary on stdout.
+one read of a URI that does not exist; then, when asked (`--tool`, `--prompt`),
+`tools/list`, `prompts/list` and each `tools/call` / `prompts/get` in order (a tool
+with a `progressToken`: `--progress-tool`). Prints a JSON summary on stdout.
 
 Used by scripts/record-corpus.sh and crates/mcptape/tests/record_*.rs to drive
 `mcptape record`. Not an mcptape component: it only exercises the real SDK client.
@@ -30,6 +32,9 @@ async def main() -> int:
     ap.add_argument("--reads", type=int, default=12, help="how many listed resources to read")
     ap.add_argument("--missing", default=None, help="URI that does not exist (default: derived from the first listed URI)")
     ap.add_argument("--template", action="append", default=[], help="a concrete URI to read from a template (repeatable)")
+    ap.add_argument("--tool", action="append", default=[], help="NAME=JSON_ARGS: call a tool after the reads (repeatable, in order)")
+    ap.add_argument("--progress-tool", action="append", default=[], help="NAME=JSON_ARGS: call a tool with a progress callback (the SDK sends a progressToken)")
+    ap.add_argument("--prompt", action="append", default=[], help="NAME=JSON_ARGS: get a prompt after the tools (repeatable)")
     ap.add_argument("--max-sse-event-bytes", type=int, default=64 * 1024 * 1024, help="SSE event size limit of the HTTP client")
     ap.add_argument("command", nargs=argparse.REMAINDER, help="-- CMD ARGS... of a stdio server")
     a = ap.parse_args()
@@ -78,6 +83,26 @@ async def main() -> int:
             summary["missing"] = {"uri": missing, "error": None}
         except MCPError as e:
             summary["missing"] = {"uri": missing, "code": e.code, "message": e.error.message}
+        if a.tool or a.progress_tool or a.prompt:
+            summary["tools"] = [t.name for t in (await client.list_tools()).tools]
+            summary["prompts"] = [p.name for p in (await client.list_prompts()).prompts]
+        summary["calls"] = []
+        progress = []
+
+        async def on_progress(done, total, message):
+            progress.append(done)
+
+        for spec, with_progress in [(t, False) for t in a.tool] + [(t, True) for t in a.progress_tool]:
+            name, _, args = spec.partition("=")
+            res = await client.call_tool(
+                name, json.loads(args or "{}"), progress_callback=on_progress if with_progress else None
+            )
+            summary["calls"].append({"tool": name, "isError": bool(res.is_error), "content": len(res.content)})
+        summary["progress"] = len(progress)
+        for spec in a.prompt:
+            name, _, args = spec.partition("=")
+            res = await client.get_prompt(name, json.loads(args or "{}"))
+            summary["calls"].append({"prompt": name, "messages": len(res.messages)})
     json.dump(summary, sys.stdout, indent=1)
     sys.stdout.write("\n")
     return 0

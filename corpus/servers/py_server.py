@@ -10,6 +10,9 @@ Exposes what mcptape records and replays:
   * templates        mcptape://items/{id} (text), mcptape://bytes/{count} (count bytes, <= 1 MiB),
                      mcptape://ask/{what} (what=roots: the server sends the client a roots/list
                      request while answering the read, and reports the client's answer)
+  * tools            add(a, b) (readOnlyHint: true), bump(by) (no annotations: it changes the
+                     server's counter, so `bench` against a live target skips it unless allowed)
+  * prompts          review(topic) (one user message)
 
 Usage:
   python py_server.py stdio
@@ -26,6 +29,7 @@ import sys
 import zlib
 
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.types import ToolAnnotations
 
 LARGE_W, LARGE_H = 1024, 683
 MAX_BYTES_TEMPLATE = 1024 * 1024
@@ -108,6 +112,25 @@ async def ask(what: str, ctx: Context) -> str:
     except Exception as e:  # the client's JSON-RPC error, reported in the text
         code = getattr(getattr(e, "error", None), "code", None)
         return f"roots/list failed: code {code}: {e}\n"
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True), description="a + b")
+def add(a: int, b: int) -> int:
+    return a + b
+
+
+COUNTER = {"n": 0}
+
+
+@server.tool(description="Adds `by` to the server's counter and returns it (a side effect)")
+def bump(by: int = 1) -> int:
+    COUNTER["n"] += by
+    return COUNTER["n"]
+
+
+@server.prompt(description="Asks for a review of a topic")
+def review(topic: str) -> str:
+    return f"Please review {topic}."
 
 
 def main() -> None:

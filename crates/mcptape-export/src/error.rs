@@ -73,8 +73,9 @@ pub enum ExportErrorKind {
     /// The transcript header names no server URL (the script's default target).
     #[error("the transcript header has no server.url (the k6 script's default MCP_URL)")]
     NoUrl,
-    /// The recording has no `resources/read` request to replay.
-    #[error("the transcript has no recorded resources/read request")]
+    /// The recording has no request to replay besides the handshake (issue 27: a recording
+    /// without `resources/read` but with other requests is exported, without turns).
+    #[error("the transcript has no recorded request to replay besides the handshake")]
     NoReads,
     /// The recording has no successful handshake (`initialize` or
     /// `server/discover` answered with a result), so the era is unknown.

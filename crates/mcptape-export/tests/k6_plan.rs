@@ -140,3 +140,63 @@ fn parallel_limit_at_and_past() {
         k => panic!("{k:?}"),
     }
 }
+
+/// Issue 27: the plan holds every recorded request but the handshake, in order, each tool
+/// call and prompt with its name; a recording with no read is exported, without turns.
+#[test]
+fn plan_holds_every_recorded_method_and_a_recording_without_reads_exports_without_turns() {
+    let t = read("py-tools-http-2025-11-25.jsonl");
+    let p = plan(&t).unwrap();
+    let methods: Vec<(&str, &str)> = p
+        .requests
+        .iter()
+        .map(|s| (s.method.as_str(), s.name.as_str()))
+        .collect();
+    assert_eq!(
+        methods,
+        [
+            ("resources/list", ""),
+            ("resources/templates/list", ""),
+            ("resources/read", ""),
+            ("resources/read", ""),
+            ("resources/read", ""),
+            ("tools/list", ""),
+            ("prompts/list", ""),
+            ("tools/call", "add"),
+            ("tools/call", "add"),
+            ("prompts/get", "review"),
+        ]
+    );
+    assert_eq!(p.reads.len(), 3);
+    let js = script(&p, &ScriptOptions::default()).unwrap();
+    assert!(js.contains("\"mix\": \"prompts/get=1,prompts/list=1,resources/list=1,resources/read=3,resources/templates/list=1,tools/call=2,tools/list=1\""), "{js}");
+    assert!(js.contains("\"turns\": true"));
+
+    // The same recording without its reads (requests and replies): exported, no turn.
+    let mut t = t;
+    let read_ids: Vec<serde_json::Value> = t
+        .records
+        .iter()
+        .filter_map(|r| match &r.event {
+            mcptape_transcript::Event::Message { msg, .. } => {
+                let v: serde_json::Value = serde_json::from_str(msg.get()).unwrap();
+                (v["method"] == "resources/read").then(|| v["id"].clone())
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(read_ids.len(), 3);
+    t.records.retain(|r| match &r.event {
+        mcptape_transcript::Event::Message { msg, .. } => {
+            let v: serde_json::Value = serde_json::from_str(msg.get()).unwrap();
+            !read_ids.contains(&v["id"])
+        }
+        _ => true,
+    });
+    let p = plan(&t).unwrap();
+    assert!(p.reads.is_empty());
+    assert_eq!(p.requests.len(), 7);
+    let js = script(&p, &ScriptOptions::default()).unwrap();
+    assert!(js.contains("\"turns\": false"), "{js}");
+    assert!(!js.contains("\"exec\": \"turn\""), "{js}");
+}

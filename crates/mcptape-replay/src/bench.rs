@@ -1,12 +1,15 @@
-//! `bench`: mcptape as the recorded client. Sends the recorded
-//! `resources/read` requests to a target over the one client session of
+//! `bench`: mcptape as the recorded client. Sends the recorded requests
+//! (every method but the handshake by default, [`BenchConfig::methods`]; in the
+//! recorded order or weighted, [`Mix`]; each with its recorded params) to a
+//! target over the one client session of
 //! `mcptape-transport` ([`Client`]: a line stream, or Streamable HTTP with
 //! [`connect_http`]) and measures, in HdrHistograms (µs):
 //!
-//! - single reads, closed-loop (`concurrency` in flight) or open-loop (`rate`
+//! - single requests, by method and by tool name / prompt name / URI
+//!   ([`BenchResult::by_method`], [`BenchResult::by_key`]), closed-loop (`concurrency` in flight) or open-loop (`rate`
 //!   per second, latency measured from each request's *intended* send time, so
 //!   coordinated omission is corrected as wrk2 does);
-//! - parallel-read turns: `parallel` reads at once; the turn ends when all
+//! - parallel-read turns (recorded `resources/read` only): `parallel` reads at once; the turn ends when all
 //!   have answered or at the deadline, when every straggler is cancelled the
 //!   way of the transport (stdio: `notifications/cancelled` with its
 //!   `requestId`, MCP 2025-11-25 "Cancellation"; HTTP: its POST aborted, see
@@ -32,6 +35,7 @@ use mcptape_wire::classify::{ReadErrorClass, classify_read_error};
 use mcptape_wire::jsonrpc::ErrorObject;
 use mcptape_wire::protocol::{self, method};
 
+use crate::config::{ConfigError, ConfigErrorKind};
 use crate::error::{ReplayError, ReplayErrorKind};
 use crate::report::new_hist;
 use crate::schedule::{TimerMode, sleep_until_precise};
@@ -79,6 +83,410 @@ pub const NOISE_CLASS: &str = "line from the target that is not JSON";
 /// The class label of lines from a line-stream target longer than
 /// [`mcptape_transport::session::SESSION_MAX_LINE_BYTES`] (dropped unread).
 pub const TOO_LONG_CLASS: &str = "line from the target over the line limit";
+
+/// Most methods kept apart in [`BenchResult::by_method`]: 32; further methods are counted
+/// under [`OTHER_KEYS`].
+pub const MAX_METHODS: usize = 32;
+
+/// Most tool names / prompt names / URIs kept apart per method in [`BenchResult::by_key`]:
+/// 256; further ones are counted under [`OTHER_KEYS`].
+pub const MAX_KEYS_PER_METHOD: usize = 256;
+
+/// The label of the methods beyond [`MAX_METHODS`], or of the keys beyond
+/// [`MAX_KEYS_PER_METHOD`] of one method.
+pub const OTHER_KEYS: &str = "(others)";
+
+/// Slots of one cycle of a weighted [`Mix`]: 1,000 (weights are honoured to 0.1%; a uniform
+/// mix has one slot per method).
+pub const MIX_CYCLE: usize = 1_000;
+
+/// Most entries of `--mix METHOD=W,…` and of `--methods`: 32.
+pub const MAX_MIX_ENTRIES: usize = 32;
+
+/// `--methods reads`: only the recorded `resources/read` (the behaviour before every method
+/// was replayed).
+pub const READS_ONLY: &str = "reads";
+
+/// The methods bench never replays: the handshake (sent once, before the run).
+pub const NOT_REPLAYED: [&str; 2] = method::HANDSHAKES;
+
+/// In which proportion the single phase sends each method.
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
+pub enum Mix {
+    /// The recorded requests in their recorded order, cycled (default).
+    #[default]
+    Recorded,
+    /// Every replayed method equally often.
+    Uniform,
+    /// Each named method in proportion to its weight (> 0); an unnamed replayed method is not
+    /// sent.
+    Weighted(Vec<(String, f64)>),
+}
+
+impl Mix {
+    /// Parses `--mix`: `recorded`, `uniform` or `METHOD=W,…` (W a finite number > 0, at most
+    /// [`MAX_MIX_ENTRIES`] items).
+    ///
+    /// # Errors
+    /// [`ConfigErrorKind::MixItem`], [`ConfigErrorKind::MixWeight`] (with the item's index),
+    /// [`ConfigErrorKind::TooManyMethods`].
+    pub fn parse(s: &str) -> Result<Mix, ConfigError> {
+        match s.trim() {
+            "recorded" => return Ok(Mix::Recorded),
+            "uniform" => return Ok(Mix::Uniform),
+            _ => {}
+        }
+        let e = |kind| ConfigError::new("--mix", s, kind);
+        let items: Vec<&str> = s.split(',').collect();
+        if items.len() > MAX_MIX_ENTRIES {
+            return Err(e(ConfigErrorKind::TooManyMethods(items.len())));
+        }
+        let mut out = Vec::with_capacity(items.len());
+        for (i, item) in items.into_iter().enumerate() {
+            let (m, w) = item
+                .split_once('=')
+                .filter(|(m, _)| !m.trim().is_empty())
+                .ok_or_else(|| e(ConfigErrorKind::MixItem(i)))?;
+            let w: f64 = w
+                .trim()
+                .parse()
+                .ok()
+                .filter(|w: &f64| w.is_finite() && *w > 0.0)
+                .ok_or_else(|| e(ConfigErrorKind::MixWeight(i)))?;
+            out.push((m.trim().to_owned(), w));
+        }
+        Ok(Mix::Weighted(out))
+    }
+
+    /// The mix as `--mix` takes it.
+    pub fn label(&self) -> String {
+        match self {
+            Mix::Recorded => "recorded".into(),
+            Mix::Uniform => "uniform".into(),
+            Mix::Weighted(w) => w
+                .iter()
+                .map(|(m, w)| format!("{m}={w}"))
+                .collect::<Vec<_>>()
+                .join(","),
+        }
+    }
+}
+
+/// Which `tools/call` a live target may get.
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
+pub enum ToolPolicy {
+    /// Every recorded call (the embedded server: it only replays answers).
+    #[default]
+    All,
+    /// A live target: the tools a recorded `tools/list` marks `readOnlyHint: true`
+    /// ([`Tape::read_only_tools`]) and these names (`--allow-tool`; `*`: every tool).
+    ReadOnlyAnd(Vec<String>),
+}
+
+/// One recorded request the single phase replays.
+#[derive(Debug, Clone)]
+pub struct Planned {
+    /// Its method.
+    pub method: String,
+    /// Its recorded params, sent as recorded.
+    pub params: Value,
+    /// Tool name (`tools/call`), prompt name (`prompts/get`) or URI (`resources/read`), if any.
+    pub key: Option<String>,
+    /// The recorded JSON-RPC error code, `None` for a recorded result.
+    pub recorded_code: Option<i64>,
+}
+
+/// What the single phase sends, in which order ([`plan`]).
+#[derive(Debug, Clone, Default)]
+pub struct Plan {
+    /// The replayed requests, in recorded order.
+    pub requests: Vec<Planned>,
+    /// One cycle of the send order: indices into `requests` (recorded mix), or, weighted,
+    /// (method index, its rank among that method's slots of the cycle).
+    cycle: Vec<(usize, u64)>,
+    /// Weighted: per method, its requests' indices and its slots per cycle.
+    per_method: Vec<(Vec<usize>, u64)>,
+    /// Tools recorded in a `tools/call` that [`ToolPolicy`] kept from a live target
+    /// (sorted, once each).
+    pub skipped_tools: Vec<String>,
+}
+
+impl Plan {
+    /// The request sent `i`-th (cycled; weighted: the method by the mix, then that method's
+    /// requests in recorded order). `None` when nothing is planned.
+    pub fn pick(&self, i: u64) -> Option<&Planned> {
+        if self.cycle.is_empty() {
+            return None;
+        }
+        let n = self.cycle.len() as u64;
+        let (slot, rank) = self.cycle[(i % n) as usize];
+        if self.per_method.is_empty() {
+            return self.requests.get(slot);
+        }
+        let (reqs, per_cycle) = &self.per_method[slot];
+        let k = (i / n) * per_cycle + rank;
+        self.requests.get(reqs[(k % reqs.len() as u64) as usize])
+    }
+}
+
+/// Parses `--methods`: comma-separated method names (`reads`: [`READS_ONLY`]), at most
+/// [`MAX_MIX_ENTRIES`].
+///
+/// # Errors
+/// [`ConfigErrorKind::EmptyMethod`] (with its index), [`ConfigErrorKind::TooManyMethods`].
+pub fn parse_methods(s: &str) -> Result<Vec<String>, ConfigError> {
+    let items: Vec<String> = s.split(',').map(|m| m.trim().to_owned()).collect();
+    let e = |kind| ConfigError::new("--methods", s, kind);
+    if items.len() > MAX_MIX_ENTRIES {
+        return Err(e(ConfigErrorKind::TooManyMethods(items.len())));
+    }
+    if let Some(i) = items.iter().position(String::is_empty) {
+        return Err(e(ConfigErrorKind::EmptyMethod(i)));
+    }
+    Ok(items)
+}
+
+/// The tool name, prompt name or URI of a request: what its rows are keyed by.
+pub fn request_key(method_name: &str, params: &Value) -> Option<String> {
+    let field = match method_name {
+        method::TOOLS_CALL | method::PROMPTS_GET => "name",
+        method::RESOURCES_READ => "uri",
+        _ => return None,
+    };
+    params.get(field)?.as_str().map(str::to_owned)
+}
+
+/// The single phase's requests from `tape`: every recorded request with an id whose method
+/// is in `methods` (`None`: every method but [`NOT_REPLAYED`]; [`READS_ONLY`] stands for
+/// `resources/read`), the `tools/call` of tools `tools` does not allow left out (listed in
+/// [`Plan::skipped_tools`]), ordered by `mix`.
+///
+/// # Errors
+/// [`ReplayErrorKind::UnrecordedMethod`] when `methods` or the weights of `mix` name a method
+/// the tape has no request of; [`ReplayErrorKind::NoRequests`] when nothing is left to send
+/// (with what was recorded and what was asked).
+pub fn plan(
+    tape: &Tape,
+    methods: Option<&[String]>,
+    mix: &Mix,
+    tools: &ToolPolicy,
+) -> Result<Plan, ReplayError> {
+    let wanted = |m: &str| match methods {
+        None => !NOT_REPLAYED.contains(&m),
+        Some(list) => list
+            .iter()
+            .any(|x| x == m || (x == READS_ONLY && m == method::RESOURCES_READ)),
+    };
+    let read_only = match tools {
+        ToolPolicy::All => Default::default(),
+        ToolPolicy::ReadOnlyAnd(_) => tape.read_only_tools(),
+    };
+    let allowed = |name: &str| match tools {
+        ToolPolicy::All => true,
+        ToolPolicy::ReadOnlyAnd(allow) => {
+            read_only.contains(name) || allow.iter().any(|a| a == "*" || a == name)
+        }
+    };
+    // A named method never recorded (a typo) is refused, not silently left out.
+    let named = methods
+        .into_iter()
+        .flatten()
+        .filter(|m| m.as_str() != READS_ONLY)
+        .chain(match mix {
+            Mix::Weighted(w) => w.iter().map(|(m, _)| m).collect::<Vec<_>>(),
+            _ => Vec::new(),
+        });
+    for m in named {
+        if !tape.client.iter().any(|r| r.id.is_some() && r.method == *m) {
+            return Err(no_requests(tape, methods, &[]).with_unrecorded(m));
+        }
+    }
+    let mut p = Plan::default();
+    let mut skipped = std::collections::BTreeSet::new();
+    for r in tape.client.iter().filter(|r| r.id.is_some()) {
+        if !wanted(&r.method) {
+            continue;
+        }
+        let key = request_key(&r.method, &r.params);
+        if r.method == method::TOOLS_CALL && !allowed(key.as_deref().unwrap_or("")) {
+            skipped.insert(key.unwrap_or_default());
+            continue;
+        }
+        let recorded_code = match tape.lookup(&r.method, &r.params) {
+            crate::tape::Match::Exact(e) => e
+                .reply
+                .get("error")
+                .map(|err| err.get("code").and_then(Value::as_i64).unwrap_or(i64::MIN)),
+            _ => None,
+        };
+        p.requests.push(Planned {
+            method: r.method.clone(),
+            params: r.params.clone(),
+            key,
+            recorded_code,
+        });
+    }
+    p.skipped_tools = skipped.into_iter().collect();
+    let weights: Vec<(String, f64)> = match mix {
+        Mix::Recorded => {
+            p.cycle = (0..p.requests.len()).map(|i| (i, 0)).collect();
+            return if p.requests.is_empty() {
+                Err(no_requests(tape, methods, &p.skipped_tools))
+            } else {
+                Ok(p)
+            };
+        }
+        Mix::Uniform => {
+            let mut seen: Vec<String> = Vec::new();
+            for r in &p.requests {
+                if !seen.contains(&r.method) {
+                    seen.push(r.method.clone());
+                }
+            }
+            seen.into_iter().map(|m| (m, 1.0)).collect()
+        }
+        Mix::Weighted(w) => w.clone(),
+    };
+    // Methods of the mix that have requests, with their share of a cycle's slots
+    // (largest remainder), then interleaved smoothly (weighted round robin).
+    let weights: Vec<(Vec<usize>, f64)> = weights
+        .iter()
+        .filter_map(|(m, w)| {
+            let reqs: Vec<usize> = (0..p.requests.len())
+                .filter(|&i| p.requests[i].method == *m)
+                .collect();
+            (!reqs.is_empty()).then_some((reqs, *w))
+        })
+        .collect();
+    if weights.is_empty() {
+        return Err(no_requests(tape, methods, &p.skipped_tools));
+    }
+    // Uniform: one slot per method (exact); weighted: MIX_CYCLE slots.
+    let cycle = if *mix == Mix::Uniform {
+        weights.len()
+    } else {
+        MIX_CYCLE
+    };
+    let total: f64 = weights.iter().map(|w| w.1).sum();
+    let mut slots: Vec<u64> = weights
+        .iter()
+        .map(|w| (w.1 / total * cycle as f64).floor() as u64)
+        .collect();
+    let mut left = cycle as u64 - slots.iter().sum::<u64>();
+    let mut order: Vec<usize> = (0..weights.len()).collect();
+    order.sort_by(|&a, &b| {
+        let fa = weights[a].1 / total * cycle as f64;
+        let fb = weights[b].1 / total * cycle as f64;
+        (fb - fb.floor()).total_cmp(&(fa - fa.floor()))
+    });
+    for &i in order.iter().cycle() {
+        if left == 0 {
+            break;
+        }
+        slots[i] += 1;
+        left -= 1;
+    }
+    let mut current = vec![0i64; slots.len()];
+    let mut used = vec![0u64; slots.len()];
+    for _ in 0..cycle {
+        let mut best = usize::MAX;
+        for (i, &n) in slots.iter().enumerate() {
+            if n == 0 {
+                continue;
+            }
+            current[i] += n as i64;
+            if best == usize::MAX || current[i] > current[best] {
+                best = i;
+            }
+        }
+        current[best] -= cycle as i64;
+        p.cycle.push((best, used[best]));
+        used[best] += 1;
+    }
+    p.per_method = weights
+        .into_iter()
+        .zip(slots)
+        .map(|((r, _), n)| (r, n))
+        .collect();
+    Ok(p)
+}
+
+impl ReplayError {
+    /// `self` (a [`ReplayErrorKind::NoRequests`]) as [`ReplayErrorKind::UnrecordedMethod`]
+    /// of `method`.
+    fn with_unrecorded(self, method: &str) -> ReplayError {
+        match self.kind {
+            ReplayErrorKind::NoRequests { recorded, .. } => {
+                ReplayError::new(ReplayErrorKind::UnrecordedMethod {
+                    method: method.to_owned(),
+                    recorded,
+                })
+            }
+            _ => self,
+        }
+    }
+}
+
+fn no_requests(tape: &Tape, methods: Option<&[String]>, skipped: &[String]) -> ReplayError {
+    let mut recorded: Vec<&str> = tape
+        .client
+        .iter()
+        .filter(|r| r.id.is_some() && !NOT_REPLAYED.contains(&r.method.as_str()))
+        .map(|r| r.method.as_str())
+        .collect();
+    recorded.sort_unstable();
+    recorded.dedup();
+    ReplayError::new(ReplayErrorKind::NoRequests {
+        recorded: if recorded.is_empty() {
+            "no request but the handshake".into()
+        } else {
+            recorded.join(", ")
+        },
+        asked: methods.map_or("every method".into(), |m| m.join(",")),
+        skipped_tools: skipped.join(", "),
+    })
+}
+
+/// Figures of one method, or of one tool / prompt / URI of a method, in the single phase.
+#[derive(Debug, Clone)]
+pub struct KeyStats {
+    /// Latency of every request answered (result or error) and timed out (censored at the
+    /// timeout), µs, from its (intended) first send: `input_required` rounds included.
+    pub all: Histogram<u64>,
+    /// Requests sent.
+    pub sent: u64,
+    /// Answered with a result.
+    pub ok: u64,
+    /// Error answers by class ([`error_class`]), and [`TIMEOUT_CLASS`].
+    pub errors: BTreeMap<String, u64>,
+    /// Lost with the connection (not a latency).
+    pub closed: u64,
+    /// Answered otherwise than recorded: an error answer where a result was recorded, a
+    /// result where an error was, another error code.
+    pub not_as_recorded: u64,
+}
+
+impl Default for KeyStats {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl KeyStats {
+    /// Empty figures (an empty histogram, every counter 0).
+    pub fn new() -> Self {
+        KeyStats {
+            all: new_hist(),
+            sent: 0,
+            ok: 0,
+            errors: BTreeMap::new(),
+            closed: 0,
+            not_as_recorded: 0,
+        }
+    }
+}
 
 /// Checks one `resources/read` reply (the bytes of the JSON-RPC message) with the fused strict
 /// decoder ([`mcptape_wire::codec::scan_message`]: strict JSON, every `contents` entry's rules,
@@ -179,6 +587,13 @@ pub struct BenchConfig {
     /// measured from the intended time), [`TimerMode::Virtual`] on tokio's timer for tests on
     /// a paused clock.
     pub pacing: TimerMode,
+    /// Methods the single phase replays (`--methods`): `None` every recorded method but the
+    /// handshake; [`READS_ONLY`] stands for `resources/read`.
+    pub methods: Option<Vec<String>>,
+    /// Proportion of each method in the single phase (`--mix`).
+    pub mix: Mix,
+    /// Which `tools/call` are replayed (`--allow-tool`; a live target).
+    pub tools: ToolPolicy,
 }
 
 impl Default for BenchConfig {
@@ -196,6 +611,9 @@ impl Default for BenchConfig {
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
             validate: false,
             pacing: TimerMode::Precise,
+            methods: None,
+            mix: Mix::Recorded,
+            tools: ToolPolicy::All,
         }
     }
 }
@@ -287,6 +705,16 @@ pub struct BenchResult {
     /// code), a timeout or a lost read on such a request is not among them. The `errors<N%`
     /// SLO does not count these many.
     pub expected_error_answers: u64,
+    /// The single phase by method (at most [`MAX_METHODS`], then [`OTHER_KEYS`]).
+    pub by_method: BTreeMap<String, KeyStats>,
+    /// The single phase by method, then tool name / prompt name / URI (at most
+    /// [`MAX_KEYS_PER_METHOD`] per method, then [`OTHER_KEYS`]).
+    pub by_key: BTreeMap<String, BTreeMap<String, KeyStats>>,
+    /// Recorded tools not called ([`ToolPolicy`]: a live target, no `readOnlyHint`, not
+    /// allowed).
+    pub skipped_tools: Vec<String>,
+    /// The mix the single phase was sent in ([`Mix::label`]).
+    pub mix: String,
 }
 
 impl Default for BenchResult {
@@ -333,6 +761,10 @@ impl BenchResult {
             recorded_reads: 0,
             recorded_read_errors: 0,
             expected_error_answers: 0,
+            by_method: BTreeMap::new(),
+            by_key: BTreeMap::new(),
+            skipped_tools: Vec::new(),
+            mix: Mix::Recorded.label(),
         }
     }
 
@@ -541,6 +973,26 @@ struct SingleAcc {
     abandoned_after: Vec<u64>,
     in_flight: u64,
     validation: Histogram<u64>,
+    by_method: BTreeMap<String, KeyStats>,
+    by_key: BTreeMap<String, BTreeMap<String, KeyStats>>,
+}
+
+/// The stats of `name` in `map`, made if missing while fewer than `cap` are kept (else those
+/// of [`OTHER_KEYS`]).
+fn key_entry<'m>(
+    map: &'m mut BTreeMap<String, KeyStats>,
+    name: &str,
+    cap: usize,
+) -> &'m mut KeyStats {
+    let name = if map.contains_key(name) || map.len() < cap {
+        name
+    } else {
+        OTHER_KEYS
+    };
+    if !map.contains_key(name) {
+        map.insert(name.to_owned(), KeyStats::new());
+    }
+    map.get_mut(name).expect("inserted above")
 }
 
 impl SingleAcc {
@@ -554,6 +1006,25 @@ impl SingleAcc {
             counters: Default::default(),
             abandoned_after: Vec::new(),
             in_flight: 0,
+            by_method: BTreeMap::new(),
+            by_key: BTreeMap::new(),
+        }
+    }
+
+    /// Applies `f` to the stats of `p`'s method and of its key.
+    fn note(&mut self, p: &Planned, f: impl Fn(&mut KeyStats)) {
+        let m = if self.by_method.contains_key(&p.method) || self.by_method.len() < MAX_METHODS {
+            p.method.as_str()
+        } else {
+            OTHER_KEYS
+        };
+        f(key_entry(&mut self.by_method, m, MAX_METHODS));
+        if let Some(k) = &p.key {
+            if !self.by_key.contains_key(m) {
+                self.by_key.insert(m.to_owned(), BTreeMap::new());
+            }
+            let keys = self.by_key.get_mut(m).expect("inserted above");
+            f(key_entry(keys, k, MAX_KEYS_PER_METHOD));
         }
     }
 
@@ -611,14 +1082,16 @@ pub fn warm_receive_buffer(client: &Client, tape: &Tape) -> usize {
 fn begin_read(
     client: &Client,
     acc: &Mutex<SingleAcc>,
-    params: &Value,
+    p: &Planned,
     validate: bool,
 ) -> (u64, tokio::sync::oneshot::Receiver<RawAnswer>, Instant) {
     // The reply's outcome from its envelope alone: no body parse on the hot path; its bytes
-    // kept only to validate them.
+    // kept only to validate them (reads only: `contents` is a read's).
+    let validate = validate && p.method == method::RESOURCES_READ;
     let sent_at = Instant::now();
-    let (id, rx) = client.request_raw(method::RESOURCES_READ, params, validate);
+    let (id, rx) = client.request_raw(&p.method, &p.params, validate);
     let mut a = lock(acc);
+    a.note(p, |k| k.sent += 1);
     a.counters.sent += 1;
     a.in_flight += 1;
     a.counters.max_in_flight = a.counters.max_in_flight.max(a.in_flight);
@@ -639,8 +1112,10 @@ async fn finish_read(
     intended: Instant,
     timeout: Duration,
     validate: bool,
-    recorded_code: Option<i64>,
+    p: &Planned,
 ) {
+    let validate = validate && p.method == method::RESOURCES_READ;
+    let recorded_code = p.recorded_code;
     let r = tokio::time::timeout_at(sent_at + timeout, rx).await;
     let us = (intended.elapsed().as_micros() as u64).max(1);
     // After the latency is taken, off the lock.
@@ -659,6 +1134,17 @@ async fn finish_read(
             if answered_as_recorded(&x.outcome, recorded_code) {
                 a.counters.errors_as_recorded += 1;
             }
+            // A result where an error was recorded, or the other way round, or another code
+            // (a tool call whose recorded arguments carry an id of an earlier session): counted
+            // per method, not hidden.
+            let as_recorded = match (&x.outcome, recorded_code) {
+                (Outcome::Ok, None) => true,
+                (o, Some(_)) => answered_as_recorded(o, recorded_code),
+                _ => false,
+            };
+            if !as_recorded && x.outcome != Outcome::Closed {
+                a.note(p, |k| k.not_as_recorded += 1);
+            }
             client.recycle(x.line);
             Ok(Ok(match (ended(&x.outcome), &checked) {
                 (Ended::Ok, Some((false, _))) => Ended::Error(INVALID_CONTENTS_CLASS.to_owned()),
@@ -673,15 +1159,30 @@ async fn finish_read(
             a.counters.answered_ok += 1;
             a.all.saturating_record(us);
             a.ok.saturating_record(us);
+            a.note(p, |k| {
+                k.ok += 1;
+                k.all.saturating_record(us);
+            });
         }
         Ok(Ok(Ended::Error(class))) => {
             count_class(&mut a.counters.error_answers, class.clone());
             a.all.saturating_record(us);
+            a.note(p, |k| {
+                count_class(&mut k.errors, class.clone());
+                k.all.saturating_record(us);
+            });
             a.record_class(class, us);
         }
         // A closed connection is not a latency.
-        Ok(Ok(Ended::Closed)) | Ok(Err(_)) => a.counters.closed += 1,
+        Ok(Ok(Ended::Closed)) | Ok(Err(_)) => {
+            a.counters.closed += 1;
+            a.note(p, |k| k.closed += 1);
+        }
         Err(_) => {
+            a.note(p, |k| {
+                count_class(&mut k.errors, TIMEOUT_CLASS.to_owned());
+                k.all.saturating_record(us);
+            });
             a.counters.timed_out += 1;
             a.all.saturating_record(us);
             a.record_class(TIMEOUT_CLASS.to_owned(), us);
@@ -728,7 +1229,7 @@ pub async fn run(
 /// `cfg.max_in_flight` requests of a phase are in flight at once.
 ///
 /// # Errors
-/// [`ReplayErrorKind::NoReads`] when the tape has no recorded read,
+/// [`ReplayErrorKind::NoRequests`] when [`plan`] leaves nothing to send,
 /// [`ReplayErrorKind::ParallelOutOfRange`] unless 1 ≤ `parallel` ≤ [`MAX_PARALLEL`].
 pub async fn run_until(
     client: Arc<Client>,
@@ -737,10 +1238,9 @@ pub async fn run_until(
     progress: &(dyn Fn(u64) + Sync),
     stop: impl std::future::Future<Output = ()>,
 ) -> Result<BenchResult, ReplayError> {
+    let plan = plan(tape, cfg.methods.as_deref(), &cfg.mix, &cfg.tools)?;
+    // The parallel-read turns stay `resources/read` (none recorded: no turns).
     let reads = Arc::new(tape.reads());
-    if reads.is_empty() {
-        return Err(ReplayError::new(ReplayErrorKind::NoReads));
-    }
     // The recorded JSON-RPC error code of each read, `None` for a recorded result.
     let recorded_codes: Arc<Vec<Option<i64>>> = Arc::new(
         reads
@@ -779,7 +1279,12 @@ pub async fn run_until(
     // Phase 1: single reads.
     let n_reads = cfg.reads.min(MAX_COUNT);
     res.reads_asked = n_reads;
-    res.turns_asked = cfg.turns.min(MAX_COUNT);
+    // No recorded read: no parallel-read turn to run (said in the report's warnings).
+    res.turns_asked = if reads.is_empty() {
+        0
+    } else {
+        cfg.turns.min(MAX_COUNT)
+    };
     let mut cut = false;
     let mut rate = None;
     let start = Instant::now();
@@ -801,9 +1306,8 @@ pub async fn run_until(
                                 cut.store(true, Ordering::Relaxed);
                                 break;
                             }
-                            let j = (i % reads.len() as u64) as usize;
-                            let (id, rx, sent_at) =
-                                begin_read(&client, &acc, &reads[j], cfg.validate);
+                            let Some(p) = plan.pick(i) else { break };
+                            let (id, rx, sent_at) = begin_read(&client, &acc, p, cfg.validate);
                             finish_read(
                                 client.clone(),
                                 acc.clone(),
@@ -813,7 +1317,7 @@ pub async fn run_until(
                                 sent_at,
                                 timeout,
                                 cfg.validate,
-                                recorded_codes[j],
+                                p,
                             )
                             .await;
                             progress(1);
@@ -852,8 +1356,8 @@ pub async fn run_until(
                             }
                         }
                     }
-                    let j = (i % reads.len() as u64) as usize;
-                    let (id, rx, sent_at) = begin_read(&client, &acc, &reads[j], cfg.validate);
+                    let Some(p) = plan.pick(i) else { break };
+                    let (id, rx, sent_at) = begin_read(&client, &acc, p, cfg.validate);
                     sent += 1;
                     last_send = sent_at;
                     if (sent_at - intended).as_micros() as u64 > LATE_SEND_US {
@@ -868,7 +1372,7 @@ pub async fn run_until(
                         intended,
                         timeout,
                         cfg.validate,
-                        recorded_codes[j],
+                        p,
                     ));
                     // Poll the new read and reap those done, without waiting.
                     while let Some(Some(())) = futures::FutureExt::now_or_never(inflight.next()) {
@@ -925,7 +1429,11 @@ pub async fn run_until(
         res.single_phase = std::mem::take(&mut a.counters);
         res.abandoned_after_us = std::mem::take(&mut a.abandoned_after);
         res.validation = std::mem::replace(&mut a.validation, new_hist());
+        res.by_method = std::mem::take(&mut a.by_method);
+        res.by_key = std::mem::take(&mut a.by_key);
     }
+    res.skipped_tools = plan.skipped_tools.clone();
+    res.mix = cfg.mix.label();
     res.reads_sent = res.single_phase.sent;
     res.single_window_s = match cfg.load {
         Load::Closed { .. } => res.single_elapsed_s,
@@ -938,7 +1446,7 @@ pub async fn run_until(
 
     // Phase 2: parallel-read turns (the single-read phase is drained: no shared backlog).
     let start2 = Instant::now();
-    if !res.partial {
+    if !res.partial && !reads.is_empty() {
         let interrupted = tokio::select! {
             biased;
             () = &mut stop => true,
@@ -1157,6 +1665,8 @@ impl BenchResult {
         use crate::report::{
             Predicted, Quantiles, predict_deadline_share, predict_turn_quantile_us,
         };
+        let no_reads = new_hist();
+        let reads = self.turn_basis().unwrap_or(&no_reads);
         let prediction = [0.5, 0.99]
             .iter()
             .filter_map(|&q| {
@@ -1165,7 +1675,7 @@ impl BenchResult {
                 }
                 let measured_us = self.turn.value_at_quantile(q);
                 let predicted_us =
-                    predict_turn_quantile_us(&self.single, cfg.parallel, q, cfg.deadline_us)?;
+                    predict_turn_quantile_us(reads, cfg.parallel, q, cfg.deadline_us)?;
                 Some(Predicted {
                     q,
                     measured_us,
@@ -1215,11 +1725,7 @@ impl BenchResult {
             } else {
                 0.0
             },
-            predicted_deadline_share: predict_deadline_share(
-                &self.single,
-                cfg.parallel,
-                cfg.deadline_us,
-            ),
+            predicted_deadline_share: predict_deadline_share(reads, cfg.parallel, cfg.deadline_us),
             cancellations: self.cancellations,
             late_responses: self.late_responses,
             cancellation: self.cancellation.to_owned(),
@@ -1255,9 +1761,71 @@ impl BenchResult {
             turn_phase: self.turn_phase.clone(),
             send_rate: self.send_rate,
             max_in_flight: cfg.max_in_flight,
-            warnings: self.warnings(),
+            warnings: {
+                let mut w = self.warnings();
+                if self.recorded_reads == 0 && cfg.turns > 0 {
+                    w.push(format!(
+                        "no recorded resources/read: the {} parallel-read turns asked for were not run",
+                        cfg.turns
+                    ));
+                }
+                w
+            },
             validation: cfg.validate.then(|| Quantiles::of(&self.validation)),
             slo: Vec::new(),
+            mix: self.mix.clone(),
+            by_method: self
+                .by_method
+                .iter()
+                .map(|(m, k)| k.view(m, None, cfg.timeout_us))
+                .collect(),
+            by_tool: self.key_views(method::TOOLS_CALL, cfg.timeout_us),
+            by_prompt: self.key_views(method::PROMPTS_GET, cfg.timeout_us),
+            by_uri: self.key_views(method::RESOURCES_READ, cfg.timeout_us),
+            skipped_tools: self.skipped_tools.clone(),
+        }
+    }
+
+    /// What the F(t)^N turn prediction is drawn from: a turn is reads, so the single phase's
+    /// `resources/read` latencies (the whole single phase for a result without per-method
+    /// figures, as one from before them); `None` when the single phase sent no read.
+    pub fn turn_basis(&self) -> Option<&Histogram<u64>> {
+        match self.by_method.get(method::RESOURCES_READ) {
+            Some(k) => Some(&k.all),
+            None if self.by_method.is_empty() => Some(&self.single),
+            None => None,
+        }
+    }
+
+    fn key_views(&self, m: &str, timeout_us: u64) -> Vec<crate::stats::MethodView> {
+        self.by_key.get(m).map_or_else(Vec::new, |keys| {
+            keys.iter()
+                .map(|(k, v)| v.view(m, Some(k), timeout_us))
+                .collect()
+        })
+    }
+}
+
+impl KeyStats {
+    /// The report's view of these figures (timeouts censored at `timeout_us`).
+    pub fn view(&self, m: &str, name: Option<&str>, timeout_us: u64) -> crate::stats::MethodView {
+        let timed_out = self.errors.get(TIMEOUT_CLASS).copied().unwrap_or(0);
+        crate::stats::MethodView {
+            method: m.to_owned(),
+            name: name.map(str::to_owned),
+            sent: self.sent,
+            ok: self.ok,
+            errors: self.errors.clone(),
+            closed: self.closed,
+            not_as_recorded: self.not_as_recorded,
+            latency: censored_at(
+                crate::stats::Quantiles::of_censored(
+                    &self.all,
+                    (timed_out > 0).then_some(timeout_us),
+                    timed_out,
+                ),
+                timeout_us,
+            ),
         }
     }
 }
@@ -1272,6 +1840,274 @@ mod tests {
             message: "x".into(),
             data: None,
         })
+    }
+
+    fn corpus_tape(name: &str) -> Tape {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../corpus/transcripts/");
+        let bytes = std::fs::read(format!("{path}{name}")).unwrap();
+        Tape::from_transcript(&mcptape_transcript::reader::read(&bytes).unwrap()).unwrap()
+    }
+
+    fn methods_of(p: &Plan, n: u64) -> BTreeMap<String, u64> {
+        let mut m = BTreeMap::new();
+        for i in 0..n {
+            *m.entry(p.pick(i).unwrap().method.clone()).or_insert(0) += 1;
+        }
+        m
+    }
+
+    /// The recorded mix replays every recorded request but the handshake, in recorded order,
+    /// cycled, each keyed by its tool / prompt name or URI.
+    #[test]
+    fn plan_recorded_mix_replays_every_method_in_recorded_order() {
+        let tape = corpus_tape("py-tools-stdio-2026-07-28.jsonl");
+        let p = plan(&tape, None, &Mix::Recorded, &ToolPolicy::All).unwrap();
+        let order: Vec<(&str, Option<&str>)> = p
+            .requests
+            .iter()
+            .map(|r| (r.method.as_str(), r.key.as_deref()))
+            .collect();
+        assert_eq!(
+            order,
+            [
+                ("resources/list", None),
+                ("resources/templates/list", None),
+                ("resources/read", Some("mcptape://docs/readme.md")),
+                ("resources/read", Some("mcptape://docs/notes.txt")),
+                (
+                    "resources/read",
+                    Some("mcptape://docs/mcptape-does-not-exist")
+                ),
+                ("tools/list", None),
+                ("prompts/list", None),
+                ("tools/call", Some("add")),
+                ("tools/call", Some("bump")),
+                ("tools/call", Some("add")),
+                ("prompts/get", Some("review")),
+            ]
+        );
+        assert_eq!(p.pick(11).unwrap().method, "resources/list");
+        assert_eq!(p.requests[4].recorded_code, Some(-32602));
+        assert!(p.skipped_tools.is_empty());
+    }
+
+    /// `reads` is today's behaviour; a weighted mix sends each method in its share (exactly,
+    /// per cycle of 1,000) and cycles each method's own requests in order.
+    #[test]
+    fn plan_reads_only_and_weighted_mix() {
+        let tape = corpus_tape("py-tools-stdio-2026-07-28.jsonl");
+        let reads = plan(
+            &tape,
+            Some(&["reads".into()]),
+            &Mix::Recorded,
+            &ToolPolicy::All,
+        )
+        .unwrap();
+        assert_eq!(reads.requests.len(), 3);
+        assert!(reads.requests.iter().all(|r| r.method == "resources/read"));
+        let mix = Mix::parse("tools/call=3,prompts/get=1").unwrap();
+        let p = plan(&tape, None, &mix, &ToolPolicy::All).unwrap();
+        let counts = methods_of(&p, 2_000);
+        assert_eq!(
+            counts,
+            BTreeMap::from([("prompts/get".into(), 500), ("tools/call".into(), 1_500)])
+        );
+        let tools: Vec<&str> = (0..8)
+            .filter_map(|i| p.pick(i))
+            .filter(|r| r.method == "tools/call")
+            .map(|r| r.key.as_deref().unwrap())
+            .collect();
+        assert_eq!(tools, ["add", "bump", "add", "add", "bump", "add"]);
+        let uniform = plan(&tape, None, &Mix::Uniform, &ToolPolicy::All).unwrap();
+        let counts = methods_of(&uniform, 7_000);
+        assert!(counts.values().all(|&n| n == 1_000), "{counts:?}");
+        assert_eq!(counts.len(), 7);
+        let err = plan(
+            &tape,
+            Some(&["completion/complete".into()]),
+            &Mix::Recorded,
+            &ToolPolicy::All,
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "completion/complete is not recorded in the transcript (recorded: prompts/get, \
+             prompts/list, resources/list, resources/read, resources/templates/list, tools/call, \
+             tools/list)"
+        );
+        let typo = Mix::parse("tools/cal=1").unwrap();
+        let err = plan(&tape, None, &typo, &ToolPolicy::All).unwrap_err();
+        assert!(
+            err.to_string().starts_with("tools/cal is not recorded"),
+            "{err}"
+        );
+    }
+
+    /// A live target gets the tools the recorded `tools/list` marks `readOnlyHint: true`, and
+    /// those `--allow-tool` names; the others are listed as skipped.
+    #[test]
+    fn plan_live_target_calls_read_only_tools_and_allowed_ones_only() {
+        let tape = corpus_tape("py-tools-stdio-2026-07-28.jsonl");
+        assert_eq!(tape.read_only_tools(), ["add".to_owned()].into());
+        let tools = |p: &Plan| -> Vec<String> {
+            p.requests
+                .iter()
+                .filter(|r| r.method == "tools/call")
+                .filter_map(|r| r.key.clone())
+                .collect()
+        };
+        let live = plan(
+            &tape,
+            None,
+            &Mix::Recorded,
+            &ToolPolicy::ReadOnlyAnd(vec![]),
+        )
+        .unwrap();
+        assert_eq!(tools(&live), ["add", "add"]);
+        assert_eq!(live.skipped_tools, ["bump"]);
+        for allow in ["bump", "*"] {
+            let p = plan(
+                &tape,
+                None,
+                &Mix::Recorded,
+                &ToolPolicy::ReadOnlyAnd(vec![allow.into()]),
+            )
+            .unwrap();
+            assert_eq!(tools(&p), ["add", "bump", "add"], "{allow}");
+            assert!(p.skipped_tools.is_empty());
+        }
+        // Only unannotated tools asked for: nothing to send, and the error says why.
+        let err = plan(
+            &tape,
+            Some(&["tools/call".into()]),
+            &Mix::Recorded,
+            &ToolPolicy::ReadOnlyAnd(vec![]),
+        );
+        assert!(err.is_ok(), "add is read-only");
+        let everything = corpus_tape("everything-tools-stdio.jsonl");
+        assert!(everything.read_only_tools().contains("get-sum"));
+        assert!(
+            !everything
+                .read_only_tools()
+                .contains("toggle-simulated-logging")
+        );
+    }
+
+    /// [`MAX_KEYS_PER_METHOD`] names are kept apart; the next one is counted under
+    /// [`OTHER_KEYS`], as are the methods past [`MAX_METHODS`].
+    #[test]
+    fn keys_past_the_limit_are_counted_under_others() {
+        let mut acc = SingleAcc::new();
+        let call = |name: String| Planned {
+            method: "tools/call".into(),
+            params: Value::Null,
+            key: Some(name),
+            recorded_code: None,
+        };
+        for i in 0..MAX_KEYS_PER_METHOD {
+            acc.note(&call(format!("t{i}")), |k| k.sent += 1);
+        }
+        assert_eq!(acc.by_key["tools/call"].len(), MAX_KEYS_PER_METHOD);
+        assert!(!acc.by_key["tools/call"].contains_key(OTHER_KEYS));
+        acc.note(&call("one-more".into()), |k| k.sent += 1);
+        acc.note(&call("t0".into()), |k| k.sent += 1);
+        let keys = &acc.by_key["tools/call"];
+        assert_eq!(keys.len(), MAX_KEYS_PER_METHOD + 1);
+        assert_eq!(keys[OTHER_KEYS].sent, 1);
+        assert_eq!(keys["t0"].sent, 2, "a kept name keeps counting");
+        assert_eq!(
+            acc.by_method["tools/call"].sent,
+            MAX_KEYS_PER_METHOD as u64 + 2
+        );
+        let mut acc = SingleAcc::new();
+        for i in 0..=MAX_METHODS {
+            let p = Planned {
+                method: format!("m/{i}"),
+                params: Value::Null,
+                key: None,
+                recorded_code: None,
+            };
+            acc.note(&p, |k| k.sent += 1);
+        }
+        assert_eq!(acc.by_method.len(), MAX_METHODS + 1);
+        assert_eq!(acc.by_method[OTHER_KEYS].sent, 1);
+        assert!(!acc.by_method.contains_key(&format!("m/{MAX_METHODS}")));
+    }
+
+    /// A turn is reads: its F(t)^N prediction comes from the single phase's reads, not from
+    /// its tool calls (here 10 ms reads, 100 ms calls).
+    #[test]
+    fn turn_prediction_uses_the_single_phase_reads_only() {
+        let mut res = BenchResult::new();
+        let mut reads = KeyStats::new();
+        reads.all.record_n(10_000, 50).unwrap();
+        let mut calls = KeyStats::new();
+        calls.all.record_n(100_000, 50).unwrap();
+        res.single.add(&reads.all).unwrap();
+        res.single.add(&calls.all).unwrap();
+        res.by_method.insert("resources/read".into(), reads);
+        res.by_method.insert("tools/call".into(), calls);
+        res.turn.record(10_000).unwrap();
+        res.turns = 1;
+        let r = res.report(&BenchConfig::default(), "t", "x", None, 1, None);
+        let p50 = r.prediction.iter().find(|p| p.q == 0.5).unwrap();
+        assert!(res.single.equivalent(p50.predicted_us, 10_000), "{p50:?}");
+        assert_eq!(r.predicted_deadline_share, Some(0.0));
+        // No read in the single phase: no prediction.
+        res.by_method.remove("resources/read");
+        let r = res.report(&BenchConfig::default(), "t", "x", None, 1, None);
+        assert!(r.prediction.is_empty());
+    }
+
+    #[test]
+    fn mix_parse_refuses_bad_weights_and_too_many_entries() {
+        assert_eq!(Mix::parse("recorded").unwrap(), Mix::Recorded);
+        assert_eq!(Mix::parse("uniform").unwrap(), Mix::Uniform);
+        assert_eq!(
+            Mix::parse("tools/call=3, prompts/get=0.5").unwrap(),
+            Mix::Weighted(vec![
+                ("tools/call".into(), 3.0),
+                ("prompts/get".into(), 0.5)
+            ])
+        );
+        for (bad, kind) in [
+            ("tools/call", ConfigErrorKind::MixItem(0)),
+            ("a=1,=2", ConfigErrorKind::MixItem(1)),
+            ("tools/call=0", ConfigErrorKind::MixWeight(0)),
+            ("a=1,tools/call=-1", ConfigErrorKind::MixWeight(1)),
+            ("tools/call=x", ConfigErrorKind::MixWeight(0)),
+            ("a=inf", ConfigErrorKind::MixWeight(0)),
+        ] {
+            let e = Mix::parse(bad).unwrap_err();
+            assert_eq!(e.kind(), &kind, "{bad}");
+            assert_eq!((e.flag(), e.value()), ("--mix", bad));
+        }
+        let at_limit: Vec<String> = (0..MAX_MIX_ENTRIES).map(|i| format!("m{i}=1")).collect();
+        assert!(Mix::parse(&at_limit.join(",")).is_ok());
+        let past: Vec<String> = (0..=MAX_MIX_ENTRIES).map(|i| format!("m{i}=1")).collect();
+        assert_eq!(
+            Mix::parse(&past.join(",")).unwrap_err().kind(),
+            &ConfigErrorKind::TooManyMethods(MAX_MIX_ENTRIES + 1)
+        );
+        // --methods: the same limit, no empty item.
+        let at_limit: Vec<String> = (0..MAX_MIX_ENTRIES).map(|i| format!("m{i}")).collect();
+        assert_eq!(
+            parse_methods(&at_limit.join(",")).unwrap().len(),
+            MAX_MIX_ENTRIES
+        );
+        let past: Vec<String> = (0..=MAX_MIX_ENTRIES).map(|i| format!("m{i}")).collect();
+        assert_eq!(
+            parse_methods(&past.join(",")).unwrap_err().kind(),
+            &ConfigErrorKind::TooManyMethods(MAX_MIX_ENTRIES + 1)
+        );
+        assert_eq!(
+            parse_methods("tools/call,").unwrap_err().kind(),
+            &ConfigErrorKind::EmptyMethod(1)
+        );
+        assert_eq!(
+            parse_methods("reads, tools/call").unwrap(),
+            ["reads", "tools/call"]
+        );
     }
 
     /// Only an error answer with the recorded code, for a read recorded as an error, is

@@ -50,6 +50,16 @@ pub enum ConfigErrorKind {
     PointerNoSlash,
     /// `--ignore` has a `~` not followed by `0` or `1` (RFC 6901 §3).
     PointerBadEscape,
+    /// `--mix` item `index` (from 0) is not `METHOD=WEIGHT` (nor the whole of `recorded` or
+    /// `uniform`).
+    MixItem(usize),
+    /// `--mix` item `index` (from 0) has a weight that is not a finite number > 0.
+    MixWeight(usize),
+    /// `--mix` or `--methods` has more than [`crate::bench::MAX_MIX_ENTRIES`] items (the
+    /// count given).
+    TooManyMethods(usize),
+    /// `--methods` item `index` (from 0) is empty.
+    EmptyMethod(usize),
 }
 
 /// A rejected setting: the flag it came from ([`flag`](Self::flag), e.g. `--deadline`), the
@@ -62,7 +72,7 @@ pub struct ConfigError {
 }
 
 impl ConfigError {
-    fn new(flag: &'static str, value: impl Into<String>, kind: ConfigErrorKind) -> Self {
+    pub(crate) fn new(flag: &'static str, value: impl Into<String>, kind: ConfigErrorKind) -> Self {
         Self {
             flag,
             value: value.into(),
@@ -92,6 +102,24 @@ impl fmt::Display for ConfigError {
         match &self.kind {
             ConfigErrorKind::Duration(k) => write!(f, "{flag} {v}: {k}"),
             ConfigErrorKind::BadRate => write!(f, "{flag} {v:?}: expected e.g. 200/s"),
+            ConfigErrorKind::MixItem(i) => write!(
+                f,
+                "{flag} {v:?}: item {} is not METHOD=WEIGHT (or give recorded or uniform)",
+                i + 1
+            ),
+            ConfigErrorKind::MixWeight(i) => write!(
+                f,
+                "{flag} {v:?}: the weight of item {} must be a finite number > 0",
+                i + 1
+            ),
+            ConfigErrorKind::TooManyMethods(n) => write!(
+                f,
+                "{flag} {v:?}: {n} items, at most {}",
+                crate::bench::MAX_MIX_ENTRIES
+            ),
+            ConfigErrorKind::EmptyMethod(i) => {
+                write!(f, "{flag} {v:?}: item {} is empty", i + 1)
+            }
             ConfigErrorKind::RateOutOfRange => {
                 write!(f, "{flag} {v:?} must be in (0, {MAX_RATE_PER_S}]/s")
             }

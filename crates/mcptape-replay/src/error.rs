@@ -24,6 +24,28 @@ pub enum ReplayErrorKind {
     /// The transcript has no recorded `resources/read` request to bench with.
     #[error("transcript has no recorded resources/read request")]
     NoReads,
+    /// Nothing left for bench's single phase to send ([`crate::bench::plan`]): no recorded
+    /// request of the asked methods, or every one a tool kept from a live target.
+    #[error(
+        "no recorded request to bench: asked {asked}; recorded {recorded}{}",
+        if skipped_tools.is_empty() { String::new() } else { format!("; tools not called (no readOnlyHint, not --allow-tool): {skipped_tools}") }
+    )]
+    NoRequests {
+        /// The methods recorded (with an id, handshake excluded), comma-separated.
+        recorded: String,
+        /// The methods asked (`--methods`), or `every method`.
+        asked: String,
+        /// Tools left out by the live-target tool policy, comma-separated.
+        skipped_tools: String,
+    },
+    /// `--methods` or `--mix` names a method the transcript has no request of.
+    #[error("{method} is not recorded in the transcript (recorded: {recorded})")]
+    UnrecordedMethod {
+        /// The method named.
+        method: String,
+        /// The methods recorded (with an id, handshake excluded), comma-separated.
+        recorded: String,
+    },
     /// The transcript has no `initialize`/`server/discover` request to open a session with.
     #[error("transcript has no recorded initialize or server/discover request")]
     NoHandshake,

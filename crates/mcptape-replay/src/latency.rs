@@ -204,12 +204,17 @@ pub enum LatencyModel {
         factor: f64,
     },
     /// Draws from a histogram of µs values read from an `.hlog` file (all
-    /// intervals merged).
+    /// intervals merged); a request whose method has its own tag in the log
+    /// (`method-tools-call`… of a bench run, [`crate::render::hlog::method_tag`])
+    /// draws from that tag instead.
     Empirical {
         /// Where it came from.
         path: String,
         /// The merged histogram, µs.
         hist: Box<Histogram<u64>>,
+        /// Per-method histograms, by `.hlog` tag (`method-tools-call`), µs; empty
+        /// for a log without method tags.
+        by_method: std::collections::BTreeMap<String, Histogram<u64>>,
     },
 }
 
@@ -330,9 +335,20 @@ impl LatencyModel {
                     .map_err(|e| err(off, SpecErrorKind::Empirical(format!("{path}: {e}"))))?;
                 let hist = crate::report::merge_hlog(&bytes)
                     .map_err(|e| err(off, SpecErrorKind::Empirical(format!("{path}: {e}"))))?;
+                // The method tags of a bench log: each method keeps its own distribution.
+                let by_method = crate::render::hlog::read_hlog(&bytes)
+                    .map(|r| {
+                        r.tags
+                            .into_iter()
+                            .filter(|t| t.tag.starts_with("method-") && !t.hist.is_empty())
+                            .map(|t| (t.tag, t.hist))
+                            .collect()
+                    })
+                    .unwrap_or_default();
                 Ok(LatencyModel::Empirical {
                     path: path.to_owned(),
                     hist: Box::new(hist),
+                    by_method,
                 })
             }
             _ => Err(err(0, SpecErrorKind::UnknownName(name.to_owned()))),
@@ -364,6 +380,18 @@ impl LatencyModel {
     /// random draw for `lognormal` and `empirical`, none otherwise, so a seed
     /// gives the same schedule.
     pub fn sample_us<R: Rng + ?Sized>(&self, rng: &mut R, recorded_us: Option<u64>) -> u64 {
+        self.sample_us_for(rng, recorded_us, None)
+    }
+
+    /// [`sample_us`](Self::sample_us) for a request of `method`: `empirical` draws from the
+    /// log's tag of that method when it has one ([`crate::render::hlog::method_tag`]), else
+    /// from the whole log. `recorded` is per response already (each exchange's own delay).
+    pub fn sample_us_for<R: Rng + ?Sized>(
+        &self,
+        rng: &mut R,
+        recorded_us: Option<u64>,
+        method: Option<&str>,
+    ) -> u64 {
         let v = match self {
             LatencyModel::Recorded => recorded_us.unwrap_or(0),
             LatencyModel::Fixed { delay_us } => *delay_us,
@@ -378,9 +406,12 @@ impl LatencyModel {
             LatencyModel::Scale { factor } => (recorded_us.unwrap_or(0) as f64 * factor)
                 .min(MAX_DELAY_US as f64)
                 .round() as u64,
-            LatencyModel::Empirical { hist, .. } => {
+            LatencyModel::Empirical {
+                hist, by_method, ..
+            } => {
                 let q: f64 = rng.random();
-                hist.value_at_quantile(q)
+                let own = method.and_then(|m| by_method.get(&crate::render::hlog::method_tag(m)));
+                own.unwrap_or(hist).value_at_quantile(q)
             }
         };
         v.min(MAX_DELAY_US)
@@ -774,5 +805,52 @@ mod tests {
             FaultSpec::parse("explode=1%").unwrap_err().kind,
             SpecErrorKind::UnknownName(_)
         ));
+    }
+
+    /// Issue 27: `empirical:FILE` on a bench log with method tags draws each method from its
+    /// own tag (a tool that took 50 ms keeps 50 ms), and a method without a tag from the log.
+    #[test]
+    fn empirical_draws_each_method_from_its_own_tag() {
+        use crate::render::hlog::{Tagged, method_tag, write_hlog};
+        use rand::SeedableRng;
+        let hist_of = |us: u64| {
+            let mut h = crate::stats::new_hist();
+            h.record_n(us, 100).unwrap();
+            h
+        };
+        let (single, tools) = (hist_of(1_000), hist_of(50_000));
+        let tag = method_tag("tools/call");
+        assert_eq!(tag, "method-tools-call");
+        let log = write_hlog(
+            &[
+                Tagged {
+                    tag: "single",
+                    hist: &single,
+                    start_s: 0.0,
+                    duration_s: 1.0,
+                },
+                Tagged {
+                    tag: &tag,
+                    hist: &tools,
+                    start_s: 0.0,
+                    duration_s: 1.0,
+                },
+            ],
+            "test",
+        )
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.hlog");
+        std::fs::write(&path, log).unwrap();
+        let m = LatencyModel::parse(&format!("empirical:{}", path.display())).unwrap();
+        let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+        for _ in 0..50 {
+            let t = m.sample_us_for(&mut rng, None, Some("tools/call"));
+            assert!(tools.equivalent(t, 50_000), "{t}");
+            let p = m.sample_us_for(&mut rng, None, Some("prompts/get"));
+            assert!(single.equivalent(p, 1_000), "{p}");
+            let r = m.sample_us(&mut rng, None);
+            assert!(single.equivalent(r, 1_000), "{r}");
+        }
     }
 }

@@ -563,9 +563,15 @@ impl Scheduler {
 
     /// Plans the next request; `recorded_us` is its recorded server delay.
     pub fn plan(&mut self, recorded_us: Option<u64>) -> Plan {
+        self.plan_for(recorded_us, None)
+    }
+
+    /// [`plan`](Self::plan) for a request of `method` (the model may have a distribution of
+    /// its own for it: [`LatencyModel::sample_us_for`]).
+    pub fn plan_for(&mut self, recorded_us: Option<u64>, method: Option<&str>) -> Plan {
         let u: u32 = self.rng.random_range(0..1_000_000);
         let fault = self.faults.pick(u);
-        let delay_us = self.model.sample_us(&mut self.rng, recorded_us);
+        let delay_us = self.model.sample_us_for(&mut self.rng, recorded_us, method);
         let seq = self.seq;
         self.seq += 1;
         Plan {

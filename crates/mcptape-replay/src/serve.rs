@@ -982,7 +982,7 @@ impl Server {
             .sched
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .plan(recorded_delay);
+            .plan_for(recorded_delay, Some(method));
         let out = |msg: Value| reply_with_id(msg, id_text, plan.delay_us);
         // Faults are for the session's work, not its handshake: the draw is
         // still consumed so the schedule stays the same.

@@ -12,7 +12,8 @@
 //! Using k6 › Thresholds: `p(99)<50`, `max<=800`, `rate<0.01`) is in `mcptape-export`.
 //!
 //! Evaluation ([`evaluate`]) against a [`BenchReport`] (µs):
-//! - `read` is the `single` view: every single read, error answers included, timed-out reads
+//! - `read` is the `single` view: every single request (every replayed method since issue 27;
+//!   `bench --methods reads` for reads only), error answers included, timed-out requests
 //!   right-censored at the `--timeout`.
 //! - `turn` is the `turn` view: the completion time of each parallel-read turn (a turn that
 //!   hits the deadline counts at the deadline).

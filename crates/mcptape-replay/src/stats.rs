@@ -362,6 +362,52 @@ pub struct BenchReport {
     /// `--slo` verdicts, one per item ([`crate::slo::evaluate`]); omitted when no `--slo`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub slo: Vec<crate::slo::SloCheck>,
+    /// The single phase's mix (`--mix`: `recorded`, `uniform`, `METHOD=W,…`).
+    #[serde(default)]
+    pub mix: String,
+    /// The single phase by method (`resources/read`, `tools/call`, `prompts/get`, …).
+    #[serde(default)]
+    pub by_method: Vec<MethodView>,
+    /// The `tools/call` of the single phase by tool name.
+    #[serde(default)]
+    pub by_tool: Vec<MethodView>,
+    /// The `prompts/get` of the single phase by prompt name.
+    #[serde(default)]
+    pub by_prompt: Vec<MethodView>,
+    /// The `resources/read` of the single phase by URI.
+    #[serde(default)]
+    pub by_uri: Vec<MethodView>,
+    /// Recorded tools not called on a live target (no `readOnlyHint: true` in the recorded
+    /// `tools/list`, not named by `--allow-tool`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped_tools: Vec<String>,
+}
+
+/// The single phase's figures of one method, or of one tool / prompt / URI of a method.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MethodView {
+    /// The method.
+    pub method: String,
+    /// The tool name, prompt name or URI; absent in `byMethod`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Requests sent.
+    pub sent: u64,
+    /// Answered with a result.
+    pub ok: u64,
+    /// Error answers by class, and `timeout`.
+    pub errors: std::collections::BTreeMap<String, u64>,
+    /// Lost with the connection.
+    pub closed: u64,
+    /// Answered otherwise than recorded (a result where an error was recorded, an error where
+    /// a result was, another code): requests whose answer depends on the session's state
+    /// (a recorded id from an earlier answer) show here.
+    #[serde(default)]
+    pub not_as_recorded: u64,
+    /// Latency of every answer and timeout (censored at the timeout), µs, from the first send
+    /// (`input_required` rounds included).
+    pub latency: Quantiles,
 }
 
 impl BenchReport {

@@ -129,8 +129,9 @@ pub enum ReplyBodies {
     #[default]
     Kept,
     /// Successful replies as their envelope only (id, no `result` body, no
-    /// raw bytes), error replies whole: the recorded client's script, all
-    /// `bench` needs (requests, handshake, which recorded reads were errors).
+    /// raw bytes), error replies and `tools/list` results whole: the recorded
+    /// client's script, all `bench` needs (requests, handshake, which recorded
+    /// requests were errors, which tools are marked `readOnlyHint`).
     /// Not for serving.
     Dropped,
     /// Every reply byte-exact ([`Exchange::reply_raw`]: what `serve` writes),
@@ -739,6 +740,21 @@ impl Tape {
             .collect()
     }
 
+    /// The names of the tools a recorded `tools/list` result marks
+    /// `annotations.readOnlyHint: true` (MCP 2025-06-18 and later, "Tools":
+    /// tool annotations). A hint, not a guarantee: `bench` against a live
+    /// target calls only these unless the user names others.
+    pub fn read_only_tools(&self) -> std::collections::BTreeSet<String> {
+        self.exchanges
+            .iter()
+            .filter(|e| e.request.method == method::TOOLS_LIST)
+            .filter_map(|e| e.reply.pointer("/result/tools")?.as_array())
+            .flatten()
+            .filter(|t| t.pointer("/annotations/readOnlyHint") == Some(&Value::Bool(true)))
+            .filter_map(|t| Some(t.get("name")?.as_str()?.to_owned()))
+            .collect()
+    }
+
     /// The recorded handshake: the first `initialize` or `server/discover`
     /// request, and whether `notifications/initialized` followed it.
     pub fn handshake(&self) -> Option<&RecordedRequest> {
@@ -913,14 +929,19 @@ fn build<'a>(
                         None => return Err(bad(e)),
                     },
                 };
-                let answers_handshake = |id: &RequestId| {
+                let answers = |id: &RequestId, methods: &[&str]| {
                     open.get(&pair_key(&id.to_value(), http))
-                        .is_some_and(|&ci| method::HANDSHAKES.contains(&client[ci].method.as_str()))
+                        .is_some_and(|&ci| methods.contains(&client[ci].method.as_str()))
+                };
+                // Kept whole: the handshake results (served), the `tools/list` results
+                // (bench reads each tool's `readOnlyHint` from them).
+                let kept: &[&str] = if bodies == ReplyBodies::Dropped {
+                    &[method::TOOLS_LIST]
+                } else {
+                    &method::HANDSHAKES
                 };
                 match (env.kind, env.id) {
-                    (EnvelopeKind::Response, Some(id))
-                        if bodies == ReplyBodies::Dropped || !answers_handshake(&id) =>
-                    {
+                    (EnvelopeKind::Response, Some(id)) if !answers(&id, kept) => {
                         Parsed::Envelope(id)
                     }
                     (EnvelopeKind::Response, Some(_)) | (EnvelopeKind::Error, _) => {
@@ -1360,15 +1381,19 @@ pub(crate) mod tests {
                 client.exchanges.iter().all(|e| e.reply_raw.is_empty()),
                 "{name}"
             );
-            // A successful reply is its envelope only.
+            // A successful reply is its envelope only, but a `tools/list` result
+            // (bench reads `readOnlyHint` from it) is whole.
             assert!(
                 client
                     .exchanges
                     .iter()
                     .filter(|e| e.reply.get("result").is_some())
-                    .all(|e| e.reply["result"].is_null()),
+                    .all(
+                        |e| e.reply["result"].is_null() == (e.request.method != method::TOOLS_LIST)
+                    ),
                 "{name}"
             );
+            assert_eq!(client.read_only_tools(), full.read_only_tools(), "{name}");
             // Bodies kept: the same tape as the owned read, replies included.
             assert_eq!(kept.exchanges.len(), full.exchanges.len(), "{name}");
             for (k, f) in kept.exchanges.iter().zip(&full.exchanges) {

@@ -389,3 +389,88 @@ async fn max_phase_cut_is_flagged_for_each_phase() {
         .unwrap();
     assert!(!full.single_cut && !full.turns_cut);
 }
+
+/// Issue 27: a `tools/call` or `prompts/get` answered `input_required` (MCP 2026-07-28 Multi
+/// Round-Trip Requests) and retried is one request in bench's figures, per method too, timed
+/// from its first send: 10 ms to the `input_required`, 15 ms to the retry's result = 25 ms.
+#[tokio::test(start_paused = true)]
+async fn input_required_tool_call_and_prompt_are_one_request_each_timed_from_the_first_send() {
+    let transcript = [
+        r#"{"mcptapeTranscript":1,"mcptapeVersion":"0.1.0","transport":"stdio","server":{"command":["x"]},"startedAt":"2026-12-03T00:00:00.000Z"}"#,
+        r#"{"tUs":1,"kind":"message","dir":"c2s","msg":{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}}"#,
+        r#"{"tUs":2,"kind":"message","dir":"s2c","msg":{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"prompts":{}},"serverInfo":{"name":"t","version":"1"}}}}"#,
+        r#"{"tUs":3,"kind":"message","dir":"c2s","msg":{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"confirm","arguments":{}}}}"#,
+        r#"{"tUs":4,"kind":"message","dir":"s2c","msg":{"jsonrpc":"2.0","id":2,"result":{"content":[]}}}"#,
+        r#"{"tUs":5,"kind":"message","dir":"c2s","msg":{"jsonrpc":"2.0","id":3,"method":"prompts/get","params":{"name":"ask"}}}"#,
+        r#"{"tUs":6,"kind":"message","dir":"s2c","msg":{"jsonrpc":"2.0","id":3,"result":{"messages":[]}}}"#,
+    ]
+    .join("\n");
+    let t = mcptape_transcript::reader::read(transcript.as_bytes()).unwrap();
+    let tape = mcptape_replay::tape::Tape::from_transcript(&t).unwrap();
+
+    // A scripted 2026-07-28 server: each tools/call and prompts/get first asks for input
+    // (after 10 ms), then answers the retry carrying the requestState (after 15 ms).
+    let (a, b) = tokio::io::duplex(1 << 16);
+    let (ar, aw) = tokio::io::split(a);
+    let (br, bw) = tokio::io::split(b);
+    let aw = Arc::new(tokio::sync::Mutex::new(aw));
+    tokio::spawn(async move {
+        let mut lines = BufReader::new(ar).lines();
+        while let Ok(Some(l)) = lines.next_line().await {
+            let m: Value = serde_json::from_str(&l).unwrap();
+            let Some(id) = m.get("id").cloned() else {
+                continue;
+            };
+            let method = m["method"].as_str().unwrap_or("").to_owned();
+            let retry = m["params"].get("requestState").is_some();
+            let aw = aw.clone();
+            tokio::spawn(async move {
+                let result = match (method.as_str(), retry) {
+                    ("initialize", _) => {
+                        json!({"protocolVersion": "2025-11-25", "capabilities": {"tools": {}, "prompts": {}}, "serverInfo": {"name": "t", "version": "1"}})
+                    }
+                    (_, false) => {
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                        json!({"resultType": "input_required", "inputRequests": {"ok": {"method": "elicitation/create", "params": {"message": "sure?"}}}, "requestState": "st"})
+                    }
+                    ("tools/call", true) => {
+                        tokio::time::sleep(Duration::from_millis(15)).await;
+                        json!({"resultType": "complete", "content": []})
+                    }
+                    (_, true) => {
+                        tokio::time::sleep(Duration::from_millis(15)).await;
+                        json!({"resultType": "complete", "messages": []})
+                    }
+                };
+                let line = json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string() + "\n";
+                aw.lock().await.write_all(line.as_bytes()).await.unwrap();
+            });
+        }
+    });
+    let client = Arc::new(Client::over(br, bw));
+    bench::handshake(&client, &tape, Duration::from_secs(5))
+        .await
+        .unwrap();
+    let res = bench::run(client, &tape, &cfg(6, 0, 1), &|_| {})
+        .await
+        .unwrap();
+    assert_eq!(res.input_rounds, 6, "one round per request");
+    for (m, n) in [("tools/call", 3), ("prompts/get", 3)] {
+        let k = &res.by_method[m];
+        assert_eq!((k.sent, k.ok, k.all.len()), (n, n, n), "{m}");
+        assert!(
+            k.all.equivalent(k.all.min(), 25_000),
+            "{m}: {}",
+            k.all.min()
+        );
+        assert!(
+            k.all.equivalent(k.all.max(), 25_000),
+            "{m}: {}",
+            k.all.max()
+        );
+    }
+    assert_eq!(res.by_key["tools/call"]["confirm"].sent, 3);
+    assert_eq!(res.by_key["prompts/get"]["ask"].ok, 3);
+    assert_eq!(res.single_phase.sent, 6);
+    assert_eq!(res.turns, 0, "no recorded read: no turn");
+}

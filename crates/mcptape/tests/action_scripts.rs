@@ -115,7 +115,7 @@ fn action_steps_on_the_corpus_write_sarif_and_the_report_dir() {
     assert!(
         read(&t.join("report/check.txt"))
             .lines()
-            .any(|l| l.starts_with("PASS: 9 file(s)"))
+            .any(|l| l.starts_with("PASS: 12 file(s)"))
     );
     assert!(read(&t.join("github_output")).contains(&format!("sarif-file={sarif_s}\n")));
 

@@ -74,7 +74,10 @@ fn bench_failing_in(line: &str) -> (tempfile::TempDir, String, String, serde_jso
 
 #[test]
 fn bench_against_serve_over_stdio_reports_single_reads_turns_and_the_prediction() {
-    let (dir, stdout, r) = bench_in("--latency fixed:3ms --reads 40 --turns 20 --parallel 4");
+    // Reads only (`--methods reads`): the resources/list and templates/list of the recording
+    // are left out, so the counts below are the 12 recorded reads'.
+    let (dir, stdout, r) =
+        bench_in("--latency fixed:3ms --reads 40 --turns 20 --parallel 4 --methods reads");
     assert_eq!(r["single"]["count"], 40);
     assert_eq!(r["turns"], 20);
     assert_eq!(r["turn"]["count"], 20);
@@ -575,4 +578,339 @@ fn bench_all_error_answers_is_a_0_percent_success_run_and_fails() {
         r["singlePhase"]["errorAnswers"]["internal (-32603)"],
         serde_json::json!(20)
     );
+}
+
+/// Python's reading of an HdrHistogram log, shared with the replay crate's `hlog_python` test.
+#[path = "../../mcptape-replay/tests/common/hdrh_python.rs"]
+mod hdrh_python;
+
+/// `report[member]`'s entries as (method or name, sent, ok).
+fn sent_ok(report: &serde_json::Value, member: &str, by: &str) -> Vec<(String, u64, u64)> {
+    report[member]
+        .as_array()
+        .unwrap_or_else(|| panic!("no {member}: {report}"))
+        .iter()
+        .map(|v| {
+            (
+                v[by].as_str().unwrap().to_owned(),
+                v["sent"].as_u64().unwrap(),
+                v["ok"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn owned(rows: &[(&str, u64, u64)]) -> Vec<(String, u64, u64)> {
+    rows.iter()
+        .map(|(a, b, c)| (a.to_string(), *b, *c))
+        .collect()
+}
+
+/// Issue 27: on the recording of a session that calls server-everything's tools and gets its
+/// prompts, bench replays every method in the recorded mix (two cycles of its 13 requests) and
+/// reports rows per method, per tool, per prompt and per URI in the table (80 columns at most),
+/// report.json, the HTML page and the .hlog (read back by Python `hdrhistogram`).
+#[test]
+fn bench_on_a_tool_session_reports_every_method_per_tool_prompt_and_uri() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ok, stdout, stderr, report) = bench_on(
+        "corpus/transcripts/everything-tools-stdio.jsonl",
+        &words("--reads 26 --turns 2 --latency fixed:1ms"),
+        dir.path(),
+    );
+    assert!(ok, "{stdout}\n{stderr}");
+    assert_eq!(report["mix"], "recorded");
+    assert_eq!(
+        sent_ok(&report, "byMethod", "method"),
+        owned(&[
+            ("prompts/get", 4, 4),
+            ("prompts/list", 2, 2),
+            ("resources/list", 2, 2),
+            ("resources/read", 6, 4),
+            ("resources/templates/list", 2, 2),
+            ("tools/call", 8, 8),
+            ("tools/list", 2, 2),
+        ])
+    );
+    assert_eq!(
+        sent_ok(&report, "byTool", "name"),
+        owned(&[
+            ("echo", 4, 4),
+            ("get-sum", 2, 2),
+            ("trigger-long-running-operation", 2, 2)
+        ])
+    );
+    assert_eq!(
+        sent_ok(&report, "byPrompt", "name"),
+        owned(&[("args-prompt", 2, 2), ("simple-prompt", 2, 2)])
+    );
+    let uris = sent_ok(&report, "byUri", "name");
+    assert_eq!(uris.len(), 3, "{uris:?}");
+    let missing = "demo://resource/static/document/mcptape-does-not-exist";
+    assert!(uris.contains(&(missing.to_owned(), 2, 0)), "{uris:?}");
+    let read_row = &report["byMethod"][3];
+    assert_eq!(
+        read_row["errors"]["invalid-params (-32602, no data.uri)"],
+        2
+    );
+    assert!(read_row["latency"]["p50Us"].as_u64().unwrap() >= 1_000);
+    // The turns stay reads.
+    assert_eq!(report["turnPhase"]["sent"], 8);
+    // The embedded replay answers as recorded (the recorded not-found included).
+    for m in report["byMethod"].as_array().unwrap() {
+        assert_eq!(m["notAsRecorded"], 0, "{m}");
+    }
+
+    // The table: a row per method, per tool, per prompt, per URI; within 80 columns.
+    let section: String = stdout
+        .split("by method (single phase, mix recorded)")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{stdout}"))
+        .split("\n\n")
+        .next()
+        .unwrap()
+        .to_owned();
+    for line in section.lines() {
+        assert!(line.chars().count() <= 80, "{}: {line:?}", line.len());
+    }
+    let first = |name: &str| -> Vec<String> {
+        section
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("no {name} row: {section}"))
+            .split_whitespace()
+            .take(4)
+            .map(str::to_owned)
+            .collect()
+    };
+    assert_eq!(first("tools/call"), ["tools/call", "8", "8", "0"]);
+    assert_eq!(first("prompts/get"), ["prompts/get", "4", "4", "0"]);
+    assert_eq!(first("resources/read"), ["resources/read", "6", "4", "2"]);
+    assert_eq!(first("echo"), ["echo", "4", "4", "0"]);
+    assert_eq!(first("get-sum"), ["get-sum", "2", "2", "0"]);
+    assert_eq!(first("simple-prompt"), ["simple-prompt", "2", "2", "0"]);
+    assert_has(&section, "error 2 × invalid-params (-32602, no data.uri)");
+
+    // HTML: table#methods with a row per method and per name.
+    let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+    assert_has(&html, "<table id=\"methods\">");
+    assert_eq!(html.matches("<tr class=\"by-method\">").count(), 7);
+    assert_eq!(html.matches("<tr class=\"by-name\">").count(), 3 + 2 + 3);
+    assert_has(
+        &html,
+        "<tr class=\"by-name\"><th>tools/call</th><td>get-sum</td><td>2</td><td>2</td>",
+    );
+
+    // .hlog: one tag per method, read back by Python hdrhistogram with the report's counts.
+    let (lines, out) = hdrh_python::read_log(&dir.path().join("latency.hlog"));
+    let count = |tag: &str| {
+        lines
+            .iter()
+            .find(|l| l.tag == tag)
+            .unwrap_or_else(|| panic!("no {tag}: {out}"))
+            .count
+    };
+    assert_eq!(count("method-tools-call"), 8, "{out}");
+    assert_eq!(count("method-prompts-get"), 4, "{out}");
+    assert_eq!(count("method-resources-read"), 6, "{out}");
+    assert_eq!(count("method-resources-templates-list"), 2, "{out}");
+    assert_eq!(count("single"), 26, "{out}");
+    let min = lines
+        .iter()
+        .find(|l| l.tag == "method-tools-call")
+        .unwrap()
+        .min;
+    assert!(min >= 1_000, "fixed:1ms server delay: {out}");
+}
+
+/// Issue 27: `--methods` and `--mix` choose what the single phase sends; `--methods reads` is
+/// the reads-only bench.
+#[test]
+fn bench_methods_and_weighted_mix_choose_what_is_sent() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ok, stdout, stderr, report) = bench_on(
+        "corpus/transcripts/everything-tools-stdio.jsonl",
+        &words(
+            "--reads 40 --turns 0 --latency fixed:1ms --methods tools/call,prompts/get --mix tools/call=3,prompts/get=1",
+        ),
+        dir.path(),
+    );
+    assert!(ok, "{stdout}\n{stderr}");
+    assert_eq!(
+        sent_ok(&report, "byMethod", "method"),
+        owned(&[("prompts/get", 10, 10), ("tools/call", 30, 30)])
+    );
+    assert_eq!(report["mix"], "tools/call=3,prompts/get=1");
+    let dir = tempfile::tempdir().unwrap();
+    let (ok, stdout, stderr, report) = bench_on(
+        "corpus/transcripts/everything-tools-stdio.jsonl",
+        &words("--reads 9 --turns 0 --latency fixed:1ms --methods reads"),
+        dir.path(),
+    );
+    assert!(ok, "{stdout}\n{stderr}");
+    assert_eq!(
+        sent_ok(&report, "byMethod", "method"),
+        owned(&[("resources/read", 9, 6)])
+    );
+    assert_eq!(report["byTool"], serde_json::json!([]));
+    // A mix naming no recorded method, an empty --methods item: refused before a run.
+    for bad in [
+        "--mix nothing/here=1",
+        "--methods tools/call,",
+        "--mix tools/call=0",
+        "--methods resources/read,tools/cal",
+        "--allow-tool echo",
+    ] {
+        let mut a = words("--reads 1 --turns 0");
+        a.extend(words(bad));
+        let (o, _) = run_bench(&corpus_transcript("everything-tools-stdio.jsonl"), &a, None);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{bad}: {stderr}");
+        if bad.contains("tools/cal,") || bad.ends_with("tools/cal") {
+            assert_has(
+                &stderr,
+                "tools/cal is not recorded in the transcript (recorded: ",
+            );
+        }
+        if bad.starts_with("--allow-tool") {
+            assert_has(&stderr, "--allow-tool is for a live target");
+        }
+    }
+}
+
+/// Issue 27: against a live target (the real Python SDK server), a recorded `tools/call` of a
+/// tool the recorded `tools/list` does not mark `readOnlyHint: true` (`bump`: it changes the
+/// server's counter) is not sent, and is listed in the table, report.json and HTML; with
+/// `--allow-tool bump` it is called (and answered by the real server).
+#[test]
+fn bench_live_target_skips_tools_without_read_only_hint_unless_allowed() {
+    let p = peers();
+    let cmd = format!(
+        "{} {} stdio",
+        p.python.display(),
+        p.script("py_server.py").display()
+    );
+    let run = |extra: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        let mut a = words("--reads 12 --turns 0 --methods tools/call,prompts/get");
+        a.extend(words(extra));
+        a.extend(["--target-cmd", cmd.as_str()]);
+        let (o, _) = run_bench(
+            &corpus_transcript("py-tools-stdio-2026-07-28.jsonl"),
+            &a,
+            Some(dir.path()),
+        );
+        let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert!(o.status.success(), "{stdout}\n{stderr}");
+        let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+        (stdout, json_or_null(&dir.path().join("report.json")), html)
+    };
+    // Recorded: add, bump, add, review; live: add, add, review, cycled 4 times.
+    let (stdout, report, html) = run("");
+    assert_eq!(sent_ok(&report, "byTool", "name"), owned(&[("add", 8, 8)]));
+    assert_eq!(
+        sent_ok(&report, "byPrompt", "name"),
+        owned(&[("review", 4, 4)])
+    );
+    assert_eq!(report["skippedTools"], serde_json::json!(["bump"]));
+    assert_has(
+        &stdout,
+        "tools not called (live target, no readOnlyHint, not --allow-tool): bump",
+    );
+    assert_has(&html, "<p id=\"skipped-tools\">");
+    // Allowed: add, bump, add, review, cycled 3 times.
+    let (_, report, _) = run("--allow-tool bump");
+    assert_eq!(
+        sent_ok(&report, "byTool", "name"),
+        owned(&[("add", 6, 6), ("bump", 3, 3)])
+    );
+    assert!(report.get("skippedTools").is_none(), "{report}");
+    let (_, report, _) = run("--allow-tool *");
+    assert_eq!(
+        sent_ok(&report, "byTool", "name"),
+        owned(&[("add", 6, 6), ("bump", 3, 3)])
+    );
+}
+
+/// Issue 27: `--latency recorded` is per request, so per method and per tool: the recorded
+/// long-running operation (1 s in 3 progress steps) keeps its own second, echo its own delay.
+#[test]
+fn bench_latency_recorded_keeps_each_tools_own_delay() {
+    let t = read_transcript(&corpus_transcript("everything-tools-stdio.jsonl"));
+    // The recorded delay of each tools/call, by tool name: reply tUs - request tUs.
+    // (`recorded` replays each exchange's own delay.)
+    let mut sent = std::collections::HashMap::new();
+    let mut recorded = std::collections::BTreeMap::new();
+    for r in &t.records {
+        if let mcptape_transcript::Event::Message { dir, msg, .. } = &r.event {
+            let m: serde_json::Value = serde_json::from_str(msg.get()).unwrap();
+            match dir {
+                mcptape_transcript::Direction::C2s if m["method"] == "tools/call" => {
+                    sent.insert(m["id"].to_string(), (m["params"]["name"].clone(), r.t_us));
+                }
+                mcptape_transcript::Direction::S2c => {
+                    if let Some((name, t0)) = sent.remove(&m["id"].to_string()) {
+                        // The smallest, for a tool called twice.
+                        let d = recorded
+                            .entry(name.as_str().unwrap().to_owned())
+                            .or_insert(u64::MAX);
+                        *d = (*d).min(r.t_us - t0);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    let long = recorded["trigger-long-running-operation"];
+    assert!(long >= 1_000_000, "{recorded:?}");
+    let dir = tempfile::tempdir().unwrap();
+    let (ok, stdout, stderr, report) = bench_on(
+        "corpus/transcripts/everything-tools-stdio.jsonl",
+        &words("--reads 4 --turns 0 --latency recorded --methods tools/call"),
+        dir.path(),
+    );
+    assert!(ok, "{stdout}\n{stderr}");
+    let p50 = |name: &str| {
+        report["byTool"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["name"] == name)
+            .unwrap_or_else(|| panic!("{name}: {report}"))["latency"]["p50Us"]
+            .as_u64()
+            .unwrap()
+    };
+    assert!(
+        p50("trigger-long-running-operation") >= long * 999 / 1000,
+        "{report}"
+    );
+    for tool in ["echo", "get-sum"] {
+        assert!(p50(tool) >= recorded[tool] * 999 / 1000, "{tool}: {report}");
+    }
+}
+
+/// Issue 27: answers of another class than recorded are counted per method and per tool, not
+/// hidden: an injected -32603 on every recorded tool result.
+#[test]
+fn bench_counts_tool_answers_not_as_recorded_per_tool() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, stdout, _, report) = bench_on(
+        "corpus/transcripts/everything-tools-stdio.jsonl",
+        &words(
+            "--reads 4 --turns 0 --methods tools/call --fault error=-32603@100% --latency fixed:1ms",
+        ),
+        dir.path(),
+    );
+    let m = &report["byMethod"][0];
+    assert_eq!(m["method"], "tools/call", "{report}");
+    assert_eq!((m["sent"].as_u64(), m["ok"].as_u64()), (Some(4), Some(0)));
+    assert_eq!(m["errors"]["internal (-32603)"], 4);
+    assert_eq!(m["notAsRecorded"], 4);
+    let echo = &report["byTool"][0];
+    assert_eq!(
+        (echo["name"].as_str(), echo["notAsRecorded"].as_u64()),
+        (Some("echo"), Some(2))
+    );
+    assert_has(&stdout, "      4 answered otherwise than recorded\n");
 }

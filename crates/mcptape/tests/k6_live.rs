@@ -231,3 +231,100 @@ fn exported_script_at_20_vus_against_serve_loses_no_read_as_eof() {
     assert_eq!(closed, 0, "{r:#}");
     assert_eq!(r["k6"]["unexpectedShare"].as_f64(), Some(0.0), "{r:#}");
 }
+
+/// k6's own `http_reqs` points of the single-request scenario (`reads`), by their `name` tag
+/// (the script names each request by its method), handshakes left out, from a k6 JSON output.
+fn k6_requests_by_method(out: &std::path::Path) -> std::collections::BTreeMap<String, u64> {
+    let text = std::fs::read_to_string(out).unwrap();
+    let mut n = std::collections::BTreeMap::new();
+    for l in text.lines() {
+        let v: serde_json::Value = serde_json::from_str(l).unwrap();
+        let tags = &v["data"]["tags"];
+        // Each VU's handshake is sent in the scenario too: not a replayed request.
+        let handshake = ["initialize", "notifications/initialized", "server/discover"]
+            .contains(&tags["name"].as_str().unwrap_or(""));
+        if v["type"] == "Point"
+            && v["metric"] == "http_reqs"
+            && tags["scenario"] == "reads"
+            && !handshake
+        {
+            *n.entry(tags["name"].as_str().unwrap().to_owned())
+                .or_insert(0) += v["data"]["value"].as_f64().unwrap() as u64;
+        }
+    }
+    n
+}
+
+/// Issue 27: the k6 round trip per method. `export k6` of a recording that reads, calls tools
+/// and gets a prompt (the Python SDK server over Streamable HTTP) writes the recorded mix of
+/// every method with a `method` and `mcp_name` tag; real k6 runs it against `serve --listen`;
+/// `import k6` reads it back per method and per tool, and its per-method counts equal k6's
+/// own `http_reqs` counts of those requests.
+#[test]
+fn k6_round_trip_per_method_counts_equal_k6s_own() {
+    let transcript = "py-tools-http-2025-11-25.jsonl";
+    let (_serve, url) = serve_http_url(transcript, "fixed:1ms");
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("script.js");
+    export(
+        transcript,
+        &script,
+        &["--rate", "40/s", "--turn-rate", "0/s", "--duration", "2s"],
+    );
+    let js = std::fs::read_to_string(&script).unwrap();
+    assert!(
+        js.contains("\"requests\": ["),
+        "the plan's every-method list"
+    );
+    let out = dir.path().join("out.json");
+    let out_arg = format!("json={}", out.display());
+    let o = run_k6(&mut k6_run(&script, &url, &["--out", &out_arg]));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r = import(std::slice::from_ref(&out), &dir.path().join("report"));
+    assert_eq!(r["k6"]["handshakeFailures"], 0, "{r:#}");
+    assert_eq!(r["k6"]["unexpectedShare"].as_f64(), Some(0.0), "{r:#}");
+
+    let k6_own = k6_requests_by_method(&out);
+    let imported: std::collections::BTreeMap<String, u64> = r["byMethod"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["method"].as_str().unwrap().to_owned(),
+                m["sent"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(imported, k6_own, "{r:#}");
+    for m in [
+        "tools/call",
+        "prompts/get",
+        "resources/read",
+        "resources/list",
+    ] {
+        assert!(
+            imported.get(m).copied().unwrap_or(0) > 0,
+            "{m}: {imported:?}"
+        );
+    }
+    // The recorded mix: per cycle 2 reads + 1 missing read, 2 add calls, 1 review.
+    assert_eq!(
+        r["mix"],
+        "recorded (prompts/get=1,prompts/list=1,resources/list=1,resources/read=3,resources/templates/list=1,tools/call=2,tools/list=1)"
+    );
+    let tools: Vec<&str> = r["byTool"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(tools, ["add"]);
+    assert_eq!(r["byTool"][0]["sent"], imported["tools/call"]);
+    assert_eq!(r["byTool"][0]["ok"], imported["tools/call"]);
+    assert_eq!(r["byPrompt"][0]["name"], "review");
+    // The .hlog has the same per-method counts.
+    let hlog = std::fs::read(dir.path().join("report/latency.hlog")).unwrap();
+    let h = mcptape_replay::render::merge_hlog_tagged(&hlog, Some("method-tools-call")).unwrap();
+    assert_eq!(h.len(), imported["tools/call"]);
+}

@@ -104,3 +104,79 @@ fn corpus_transcripts_parse_and_hold_the_expected_reads() {
         assert_monotonic(&t, f);
     }
 }
+
+/// A recording of a session that calls tools and gets prompts: (file, protocol, the
+/// `tools/call` names in order, the `prompts/get` names in order, `notifications/progress`
+/// the server sent).
+type ToolsExpect = (
+    &'static str,
+    &'static str,
+    &'static [&'static str],
+    &'static [&'static str],
+    usize,
+);
+
+#[rustfmt::skip]
+const TOOL_CORPUS: &[ToolsExpect] = &[
+    ("everything-tools-stdio.jsonl", "2025-11-25",
+     &["echo", "get-sum", "echo", "trigger-long-running-operation"], &["simple-prompt", "args-prompt"], 3),
+    ("py-tools-stdio-2026-07-28.jsonl", "2026-07-28", &["add", "bump", "add"], &["review"], 0),
+    ("py-tools-http-2025-11-25.jsonl", "2025-11-25", &["add", "add"], &["review"], 0),
+];
+
+#[test]
+fn corpus_tool_sessions_hold_the_expected_calls_and_prompts() {
+    let dir = match std::env::var_os("MCPTAPE_FRESH_CORPUS") {
+        Some(d) => PathBuf::from(d),
+        None => repo_root().join("corpus/transcripts"),
+    };
+    for &(f, protocol, tools, prompts, progress) in TOOL_CORPUS {
+        let t = read_transcript(&dir.join(f));
+        assert!(t.dropped.is_none(), "{f}: cut tail {:?}", t.dropped);
+        assert_eq!(t.protocol_version(), Some(protocol), "{f}");
+        let c2s = messages(&t, Direction::C2s);
+        let s2c = messages(&t, Direction::S2c);
+        let named = |m: &str| -> Vec<(String, serde_json::Value)> {
+            c2s.iter()
+                .filter(|x| x["method"] == m)
+                .map(|x| {
+                    (
+                        x["params"]["name"].as_str().unwrap().to_owned(),
+                        x["id"].clone(),
+                    )
+                })
+                .collect()
+        };
+        let calls = named("tools/call");
+        let gets = named("prompts/get");
+        assert_eq!(
+            calls.iter().map(|c| c.0.as_str()).collect::<Vec<_>>(),
+            tools,
+            "{f}"
+        );
+        assert_eq!(
+            gets.iter().map(|c| c.0.as_str()).collect::<Vec<_>>(),
+            prompts,
+            "{f}"
+        );
+        // Every call and prompt answered with a result (not a JSON-RPC error, not isError).
+        for (name, id) in calls.iter().chain(&gets) {
+            let reply = s2c
+                .iter()
+                .find(|m| m["id"] == *id && m.get("method").is_none())
+                .unwrap_or_else(|| panic!("{f}: {name} unanswered"));
+            assert!(reply.get("result").is_some(), "{f}: {name}: {reply}");
+            assert_ne!(reply["result"]["isError"], true, "{f}: {name}: {reply}");
+        }
+        let listed = c2s.iter().filter(|m| m["method"] == "tools/list").count();
+        assert_eq!(
+            listed, 1,
+            "{f}: the tools/list that bench reads readOnlyHint from"
+        );
+        let n_progress = s2c
+            .iter()
+            .filter(|m| m["method"] == "notifications/progress")
+            .count();
+        assert_eq!(n_progress, progress, "{f}");
+    }
+}

@@ -97,6 +97,11 @@ fn the_python_sdk_client_in_both_eras_reads_every_recording_over_stdio_and_http(
     let paths = corpus_transcripts();
     for path in &paths {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        // The tool sessions read 2 of their listed resources (issue 27: they are for the
+        // tools and prompts; bench_e2e replays them).
+        if name.contains("-tools-") {
+            continue;
+        }
         for mode in ["legacy", "auto"] {
             let args = ["--mode", mode, "--reads", "100"];
             let mut cmd = py_client_cmd(&p, &args);

@@ -20,7 +20,10 @@ use std::io::{BufRead, BufReader, Read as _};
 use std::path::Path;
 
 use hdrhistogram::Histogram;
-use mcptape_replay::bench::{BenchConfig, BenchResult, Load, TIMEOUT_CLASS, error_class};
+use mcptape_replay::bench::{
+    BenchConfig, BenchResult, KeyStats, Load, MAX_KEYS_PER_METHOD, MAX_METHODS, OTHER_KEYS,
+    TIMEOUT_CLASS, error_class,
+};
 use mcptape_replay::render::{bench_hlog, bench_svg};
 use mcptape_replay::stats::{BenchReport, HIST_MAX_US, PhaseCounters, new_hist};
 use mcptape_wire::jsonrpc::ErrorObject;
@@ -207,6 +210,22 @@ struct PlanInfo {
     load: String,
     recorded_reads: u64,
     recorded_read_errors: u64,
+    /// The recorded mix of the single requests (`METHOD=N,…`).
+    mix: String,
+}
+
+/// The stats of `name` in `map`, made while fewer than `cap` are kept (else [`OTHER_KEYS`]).
+fn key_stats<'m>(
+    map: &'m mut BTreeMap<String, KeyStats>,
+    name: &str,
+    cap: usize,
+) -> &'m mut KeyStats {
+    let name = if map.contains_key(name) || map.len() < cap {
+        name
+    } else {
+        OTHER_KEYS
+    };
+    map.entry(name.to_owned()).or_default()
 }
 
 /// The merge of one or more k6 outputs.
@@ -231,6 +250,10 @@ pub struct K6Import {
     parallel_seen: Option<u32>,
     read_window_us: Option<(i64, i64)>,
     turn_window_us: Option<(i64, i64)>,
+    /// Single requests by their `method` tag.
+    by_method: BTreeMap<String, KeyStats>,
+    /// Single requests by method, then `mcp_name` (tool / prompt) or `uri_class` tag.
+    by_key: BTreeMap<String, BTreeMap<String, KeyStats>>,
 }
 
 impl Default for K6Import {
@@ -388,6 +411,28 @@ impl K6Import {
             parallel_seen: None,
             read_window_us: None,
             turn_window_us: None,
+            by_method: BTreeMap::new(),
+            by_key: BTreeMap::new(),
+        }
+    }
+
+    /// Applies `f` to the figures of `p`'s method (its `method` tag; a script from before
+    /// every method was replayed sent reads only) and of its `mcp_name` or `uri_class` tag.
+    fn note_method(&mut self, p: &Point, f: impl Fn(&mut KeyStats)) {
+        let m = p.tag("method").unwrap_or("resources/read");
+        let m = if self.by_method.contains_key(m) || self.by_method.len() < MAX_METHODS {
+            m
+        } else {
+            OTHER_KEYS
+        };
+        f(key_stats(&mut self.by_method, m, MAX_METHODS));
+        let key = [p.tag("mcp_name"), p.tag("uri_class")]
+            .into_iter()
+            .flatten()
+            .find(|k| !k.is_empty());
+        if let Some(k) = key {
+            let keys = self.by_key.entry(m.to_owned()).or_default();
+            f(key_stats(keys, k, MAX_KEYS_PER_METHOD));
         }
     }
 
@@ -517,6 +562,16 @@ impl K6Import {
         match m {
             METRIC_READ => {
                 self.single.saturating_record(us());
+                let (us_v, cls) = (us(), answer_class(&p).to_owned());
+                self.note_method(&p, |k| {
+                    k.sent += 1;
+                    k.all.saturating_record(us_v);
+                    if cls == "ok" {
+                        k.ok += 1;
+                    } else {
+                        *k.errors.entry(bench_class(&cls)).or_insert(0) += 1;
+                    }
+                });
                 match answer_class(&p) {
                     "ok" => self.outcomes.single_ok.saturating_record(us()),
                     c => self
@@ -560,6 +615,15 @@ impl K6Import {
             }
             METRIC_ERRORS => {
                 let raw = p.tag("class").unwrap_or("unclassified");
+                // A single request with no answer (cut at --timeout, no HTTP response): sent,
+                // and an error of its method.
+                if matches!(raw, "timeout" | "transport") && phase_of(&p) != Some(Phase::Turn) {
+                    let (n, cls) = (v as u64, bench_class(raw));
+                    self.note_method(&p, |k| {
+                        k.sent += n;
+                        *k.errors.entry(cls.clone()).or_insert(0) += n;
+                    });
+                }
                 let o = &mut self.outcomes;
                 match (raw, phase_of(&p)) {
                     // Only single reads time out: a turn read cut at the deadline is `deadline`,
@@ -598,6 +662,7 @@ impl K6Import {
                     load: p.tag("load").unwrap_or("").to_owned(),
                     recorded_reads: num("recorded_reads"),
                     recorded_read_errors: num("recorded_read_errors"),
+                    mix: p.tag("mix").unwrap_or("").to_owned(),
                 };
             }
             "dropped_iterations" => fs.dropped_iterations += v as u64,
@@ -691,6 +756,13 @@ impl K6Import {
             single_window_s: single_s,
             recorded_reads: self.plan.recorded_reads,
             recorded_read_errors: self.plan.recorded_read_errors,
+            by_method: self.by_method.clone(),
+            by_key: self.by_key.clone(),
+            mix: if self.plan.mix.is_empty() {
+                "recorded".into()
+            } else {
+                format!("recorded ({})", self.plan.mix)
+            },
             ..BenchResult::default()
         };
         let cfg = BenchConfig {

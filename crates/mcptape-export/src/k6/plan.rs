@@ -34,6 +34,9 @@ pub struct Step {
     /// For reads: the `uri` param's class, a k6 tag of few values
     /// ([`uri_class`]); empty for other steps.
     pub uri_class: String,
+    /// For `tools/call` and `prompts/get`: the tool or prompt name (the k6 tag
+    /// `mcp_name`); empty for other steps.
+    pub name: String,
     /// The recorded outcome's class (the script's own vocabulary): `ok`,
     /// `rpc:CODE`, `rpc:CODE:uri` (error with `data.uri`), `none` (no answer
     /// recorded).
@@ -53,8 +56,11 @@ pub struct Plan {
     /// The handshake as recorded: `initialize` (+ `notifications/initialized`)
     /// or `server/discover`; may be empty in the stateless era.
     pub handshake: Vec<Step>,
-    /// The recorded `resources/read` requests, in order.
+    /// The recorded `resources/read` requests, in order (the turns send these).
     pub reads: Vec<Step>,
+    /// Every recorded request but the handshake, in order (the single requests cycle
+    /// through these: the recorded mix of methods, each with its recorded params).
+    pub requests: Vec<Step>,
 }
 
 /// The class of a resource URI for tagging: `scheme://authority/first-segment`
@@ -183,7 +189,7 @@ pub fn plan(t: &Transcript) -> Result<Plan, ExportError> {
         })
         .unwrap_or_else(|| STATELESS_SINCE.as_str().to_owned());
 
-    let kept_headers = |s: &Sent, method: &str, uri: Option<&str>| -> Vec<(String, String)> {
+    let kept_headers = |s: &Sent, method: &str, name: Option<&str>| -> Vec<(String, String)> {
         if era == Era::Session {
             return Vec::new();
         }
@@ -203,7 +209,7 @@ pub fn plan(t: &Transcript) -> Result<Plan, ExportError> {
         if !has(&h, header::METHOD) {
             h.push((header::METHOD.into(), method.to_owned()));
         }
-        if let Some(u) = uri
+        if let Some(u) = name
             && !has(&h, header::NAME)
         {
             h.push((header::NAME.into(), u.to_owned()));
@@ -221,9 +227,20 @@ pub fn plan(t: &Transcript) -> Result<Plan, ExportError> {
             .and_then(|p| p.get("uri"))
             .and_then(Value::as_str)
             .map(str::to_owned);
+        let name = match method.as_str() {
+            method::TOOLS_CALL | method::PROMPTS_GET => params
+                .as_ref()
+                .and_then(|p| p.get("name"))
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            _ => None,
+        };
+        // `Mcp-Name` (2026-07-28): the name of a tool or prompt, the URI of a read.
+        let mcp_name = name.as_deref().or(uri.as_deref());
         Step {
-            headers: kept_headers(s, &method, uri.as_deref()),
+            headers: kept_headers(s, &method, mcp_name),
             uri_class: uri.as_deref().map(uri_class).unwrap_or_default(),
+            name: name.clone().unwrap_or_default(),
             recorded_class: s.answer.as_ref().and_then(answer_class).unwrap_or_else(|| {
                 if notification {
                     String::new()
@@ -260,7 +277,16 @@ pub fn plan(t: &Transcript) -> Result<Plan, ExportError> {
         .filter(|s| matches!(&s.msg, Message::Request(r) if r.method == method::RESOURCES_READ))
         .map(step)
         .collect();
-    if reads.is_empty() {
+    let requests: Vec<Step> = sent
+        .iter()
+        .filter(|s| {
+            matches!(&s.msg, Message::Request(r)
+                if !method::HANDSHAKES.contains(&r.method.as_str()))
+        })
+        .map(step)
+        .collect();
+    // No read is fine (the script then runs no turn); nothing at all to send is not.
+    if requests.is_empty() {
         return Err(ExportError::new(ExportErrorKind::NoReads));
     }
     Ok(Plan {
@@ -269,5 +295,6 @@ pub fn plan(t: &Transcript) -> Result<Plan, ExportError> {
         protocol_version,
         handshake,
         reads,
+        requests,
     })
 }

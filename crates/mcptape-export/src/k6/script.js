@@ -17,7 +17,8 @@ export const options = {
   summaryTrendStats: ['avg', 'min', 'med', 'p(90)', 'p(99)', 'p(99.9)', 'max', 'count'],
 };
 
-// Single reads (ms, from the request's send to its last byte), tagged method, uri_class, class.
+// Single requests (ms, from the request's send to its last byte): every recorded method in
+// the recorded mix, tagged method, mcp_name (tool or prompt name), uri_class, class.
 const readTrend = new Trend('mcp_read', true);
 // Turn completion time (ms): the slowest of its reads, or the deadline when one hit it.
 const turnTrend = new Trend('mcp_turn', true);
@@ -42,6 +43,7 @@ export function setup() {
     load: PLAN.load,
     recorded_reads: String(PLAN.reads.length),
     recorded_read_errors: String(PLAN.reads.filter((r) => r.recordedClass !== 'ok').length),
+    mix: PLAN.mix,
   });
 }
 
@@ -169,7 +171,7 @@ function record(step, id, res, trend, timeoutClass) {
   const reply = replyFor(res, id);
   let cls = classify(res, reply);
   if (cls === 'timeout') cls = timeoutClass;
-  const tags = { method: step.method, uri_class: step.uriClass, class: cls };
+  const tags = { method: step.method, mcp_name: step.name, uri_class: step.uriClass, class: cls };
   check(reply, { 'JSON-RPC result or error with the request id': (r) => r !== null });
   if (cls !== 'timeout' && cls !== 'deadline' && cls !== 'transport') {
     trend.add(res.timings.duration, tags);
@@ -181,10 +183,10 @@ function record(step, id, res, trend, timeoutClass) {
   return cls;
 }
 
-// One single read, cycling through the recorded reads.
+// One single request, cycling through the recorded requests (every method, recorded order).
 export function singleRead() {
   if (!ensureSession()) return;
-  const step = PLAN.reads[exec.scenario.iterationInTest % PLAN.reads.length];
+  const step = PLAN.requests[exec.scenario.iterationInTest % PLAN.requests.length];
   const { id, req } = request(step, PLAN.timeout);
   const res = http.request(req[0], req[1], req[2], req[3]);
   record(step, id, res, readTrend, 'timeout');

@@ -188,6 +188,10 @@ struct ScriptPlan<'a> {
     load: String,
     handshake: &'a [Step],
     reads: &'a [Step],
+    /// Every recorded request but the handshake: the single requests' recorded mix.
+    requests: &'a [Step],
+    /// The recorded mix, `METHOD=N,…` (requests per cycle), for `mcptape import k6`.
+    mix: String,
 }
 
 /// JSON as a JavaScript expression: JSON is JavaScript (ES2019) except that
@@ -219,10 +223,12 @@ pub fn script(plan: &Plan, opts: &ScriptOptions) -> Result<String, ExportError> 
     };
     let mut scenarios = serde_json::Map::new();
     scenarios.insert("reads".into(), scenario("singleRead", opts.rate_per_s));
-    if opts.turn_rate_per_s > 0.0 {
+    // Turns are reads: none without a recorded read.
+    let turns = opts.turn_rate_per_s > 0.0 && !plan.reads.is_empty();
+    if turns {
         scenarios.insert("turns".into(), scenario("turn", opts.turn_rate_per_s));
     }
-    let load = if opts.turn_rate_per_s > 0.0 {
+    let load = if turns {
         format!(
             "k6 constant-arrival-rate {}/s reads + {}/s {}-read turns, {}s",
             opts.rate_per_s, opts.turn_rate_per_s, opts.parallel, opts.duration_s
@@ -239,7 +245,7 @@ pub fn script(plan: &Plan, opts: &ScriptOptions) -> Result<String, ExportError> 
         era: plan.era,
         protocol_version: &plan.protocol_version,
         parallel: opts.parallel,
-        turns: opts.turn_rate_per_s > 0.0,
+        turns,
         deadline: k6_ms(opts.deadline_us),
         deadline_ms: opts.deadline_us as f64 / 1000.0,
         timeout: k6_ms(opts.timeout_us),
@@ -247,6 +253,17 @@ pub fn script(plan: &Plan, opts: &ScriptOptions) -> Result<String, ExportError> 
         load,
         handshake: &plan.handshake,
         reads: &plan.reads,
+        requests: &plan.requests,
+        mix: {
+            let mut n: std::collections::BTreeMap<&str, u64> = Default::default();
+            for r in &plan.requests {
+                *n.entry(r.method.as_str()).or_insert(0) += 1;
+            }
+            n.iter()
+                .map(|(m, c)| format!("{m}={c}"))
+                .collect::<Vec<_>>()
+                .join(",")
+        },
     };
     let body = include_str!("script.js")
         .replace(

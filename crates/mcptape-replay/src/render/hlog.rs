@@ -144,7 +144,8 @@ pub fn merge_hlog(bytes: &[u8]) -> Result<Histogram<u64>, String> {
 
 /// The `.hlog` of a bench run (`latency.hlog` of `mcptape bench --out`): three intervals tagged
 /// `single` (from 0 s, the single-read phase), `turn` and `turn-reads` (from the end of the
-/// single-read phase, the turn phase), values in µs.
+/// single-read phase, the turn phase), then `single-ok`, `turn-reads-ok`, one `single-err-…`
+/// per error class and one [`method_tag`] per method of the single phase; values in µs.
 ///
 /// # Errors
 /// A message if serialization fails.
@@ -155,6 +156,12 @@ pub fn bench_hlog(report: &BenchReport, res: &BenchResult) -> Result<Vec<u8>, St
         .single_by_class
         .iter()
         .map(|(class, h)| (format!("single-err-{}", tag_text(class)), h))
+        .collect();
+    // One tag per method of the single phase: `method-tools-call`, `method-resources-read`.
+    let method_tags: Vec<(String, &Histogram<u64>)> = res
+        .by_method
+        .iter()
+        .map(|(m, k)| (method_tag(m), &k.all))
         .collect();
     let meta = HlogMeta::of_report(report, res.single_censored_from_us).comment()?;
     write_hlog_at(
@@ -197,6 +204,12 @@ pub fn bench_hlog(report: &BenchReport, res: &BenchResult) -> Result<Vec<u8>, St
             start_s: 0.0,
             duration_s: res.single_elapsed_s,
         }))
+        .chain(method_tags.iter().map(|(tag, h)| Tagged {
+            tag,
+            hist: h,
+            start_s: 0.0,
+            duration_s: res.single_elapsed_s,
+        }))
         .filter(|t| !t.hist.is_empty() || matches!(t.tag, "single" | "turn" | "turn-reads"))
         .collect::<Vec<_>>(),
         &[
@@ -205,6 +218,12 @@ pub fn bench_hlog(report: &BenchReport, res: &BenchResult) -> Result<Vec<u8>, St
         ],
         std::time::SystemTime::now(),
     )
+}
+
+/// The `.hlog` tag of one method's single-phase latencies ([`bench_hlog`]): `method-` and the
+/// method as tag text (`tools/call` → `method-tools-call`).
+pub fn method_tag(method: &str) -> String {
+    format!("method-{}", tag_text(method))
 }
 
 /// `class` as tag text: ASCII letters, digits and `-`, others dropped, runs of `-` folded.
@@ -382,6 +401,24 @@ impl HlogMeta {
             ),
         ]
         .into_iter()
+        // Each method's timed-out requests, censored at the timeout as the single view's.
+        .chain(report.by_method.iter().filter_map(|m| {
+            let n = m
+                .errors
+                .get(crate::bench::TIMEOUT_CLASS)
+                .copied()
+                .unwrap_or(0);
+            (n > 0).then(|| {
+                (
+                    method_tag(&m.method),
+                    TagCensor {
+                        count: n,
+                        from_us: single.from_us.or(Some(report.timeout_us)),
+                        ..single
+                    },
+                )
+            })
+        }))
         .collect();
         HlogMeta {
             format: HLOG_META_FORMAT,

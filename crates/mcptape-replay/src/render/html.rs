@@ -10,6 +10,7 @@
 //!
 //! Element ids the browser test (and anyone scraping the page) relies on: `table#params`,
 //! `svg#spectrum`, `svg#cdf`, `svg#intervals` (only with interval data), `table#errors`,
+//! `table#methods` (rows `tr.by-method`, `tr.by-name`; with per-method figures),
 //! `table#server` (only with server figures), `section#slo` (only with an SLO), `table#extra`
 //! (report members this page has no dedicated view for).
 
@@ -41,7 +42,13 @@ const C_PRED: &str = "#2ca02c";
 const C_DEADLINE: &str = "#9467bd";
 
 /// Report members rendered by a dedicated view (the rest go to `table#extra`).
-const KNOWN: [&str; 33] = [
+const KNOWN: [&str; 39] = [
+    "mix",
+    "byMethod",
+    "byTool",
+    "byPrompt",
+    "byUri",
+    "skippedTools",
     "transcript",
     "target",
     "latency",
@@ -269,10 +276,13 @@ pub fn spectrum_svg(report: &BenchReport, res: &BenchResult) -> String {
         .filter(|h| !h.is_empty())
         .map(|h| h.value_at_quantile(1.0 - 10f64.powf(-MAX_NINES)) as f64)
         .fold(0.0f64, f64::max);
-    let pred_top = if res.single.is_empty() {
+    // The prediction is drawn from the single phase's reads (a turn is reads).
+    let empty = crate::stats::new_hist();
+    let basis = res.turn_basis().unwrap_or(&empty);
+    let pred_top = if basis.is_empty() {
         0.0
     } else {
-        res.single
+        basis
             .value_at_quantile((1.0 - 10f64.powf(-MAX_NINES)).powf(1.0 / f64::from(n)))
             .min(report.deadline_us) as f64
     };
@@ -345,13 +355,13 @@ pub fn spectrum_svg(report: &BenchReport, res: &BenchResult) -> String {
         legend(&mut s, row, &format!("{n}-read turn"), C_TURN, false);
         row += 1;
     }
-    if !res.single.is_empty() && n > 1 {
+    if !basis.is_empty() && n > 1 {
         polyline(
             &mut s,
             "predicted",
             C_PRED,
             true,
-            &curve(&res.single, f64::from(n), report.deadline_us),
+            &curve(basis, f64::from(n), report.deadline_us),
         );
         legend(&mut s, row, &format!("predicted F(t)^{n}"), C_PRED, true);
         row += 1;
@@ -386,10 +396,13 @@ pub fn cdf_svg(report: &BenchReport, res: &BenchResult) -> String {
     // The x axis spans the data (the turns' max, the prediction's 99.99 %), and the deadline
     // only when it is near: a deadline far past every turn is marked at the right edge
     // instead of squashing the curves against 0.
-    let pred_hi = if res.single.is_empty() {
+    // The prediction is drawn from the single phase's reads (a turn is reads).
+    let empty = crate::stats::new_hist();
+    let basis = res.turn_basis().unwrap_or(&empty);
+    let pred_hi = if basis.is_empty() {
         0
     } else {
-        res.single
+        basis
             .value_at_quantile((1.0 - 10f64.powf(-MAX_NINES)).powf(1.0 / f64::from(n)))
             .min(report.deadline_us)
     };
@@ -428,7 +441,7 @@ pub fn cdf_svg(report: &BenchReport, res: &BenchResult) -> String {
         legend(&mut s, row, "measured", C_TURN, false);
         row += 1;
     }
-    if !res.single.is_empty() {
+    if !basis.is_empty() {
         let pts: Vec<(f64, f64)> = ts
             .iter()
             .map(|&t| {
@@ -437,7 +450,7 @@ pub fn cdf_svg(report: &BenchReport, res: &BenchResult) -> String {
                 let f = if us >= report.deadline_us {
                     1.0
                 } else {
-                    cdf_at(&res.single, us).powi(n as i32)
+                    cdf_at(basis, us).powi(n as i32)
                 };
                 (x_of(t), y_of(f))
             })
@@ -560,6 +573,62 @@ fn quantile_row(s: &mut String, name: &str, q: &Quantiles) {
 }
 
 const QUANTILE_HEAD: &str = "<tr><th></th><th>count</th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>max</th><th>mean</th></tr>";
+
+/// `table#methods`: the single phase by method, then by tool, prompt and URI (sent, ok,
+/// errors by class, p50/p90/p99/max), and the tools a live target was not sent; nothing when
+/// the report has no per-method figures.
+fn method_section(s: &mut String, report: &BenchReport) {
+    if report.by_method.is_empty() && report.skipped_tools.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "<h2>By method (single phase, mix {})</h2>\n<table id=\"methods\"><tr><th>method</th><th>name</th><th>sent</th><th>ok</th><th>errors</th><th>not as recorded</th><th>p50</th><th>p90</th><th>p99</th><th>max</th></tr>",
+        html_escape(&report.mix)
+    );
+    let views = report
+        .by_method
+        .iter()
+        .chain(&report.by_tool)
+        .chain(&report.by_prompt)
+        .chain(&report.by_uri);
+    for v in views {
+        let q = &v.latency;
+        let errors = v
+            .errors
+            .iter()
+            .map(|(c, n)| format!("{n} {c}"))
+            .collect::<Vec<_>>()
+            .join("; ");
+        let _ = writeln!(
+            s,
+            "<tr class=\"{}\"><th>{}</th><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            if v.name.is_some() {
+                "by-name"
+            } else {
+                "by-method"
+            },
+            html_escape(&v.method),
+            html_escape(v.name.as_deref().unwrap_or("")),
+            v.sent,
+            v.ok,
+            html_escape(&errors),
+            v.not_as_recorded,
+            ms(q.p50_us as f64),
+            ms(q.p90_us as f64),
+            ms(q.p99_us as f64),
+            ms(q.max_us as f64),
+        );
+    }
+    s.push_str("</table>\n");
+    if !report.skipped_tools.is_empty() {
+        let _ = writeln!(
+            s,
+            "<p id=\"skipped-tools\">Tools not called (live target, no readOnlyHint, not --allow-tool): {}</p>",
+            html_escape(&report.skipped_tools.join(", "))
+        );
+    }
+}
 
 /// A JSON value as short text (strings unquoted).
 fn json_text(v: &Value) -> String {
@@ -784,6 +853,8 @@ pub fn bench_html(report: &BenchReport, res: &BenchResult) -> String {
         s.push_str("<h2>Latency over time</h2>\n");
         s.push_str(&svg);
     }
+
+    method_section(&mut s, report);
 
     s.push_str(
         "<h2>Errors by class</h2>\n<table id=\"errors\"><tr><th>class</th><th>count</th></tr>\n",

@@ -5,6 +5,7 @@
 
 pub mod hlog;
 pub mod html;
+pub mod method_table;
 pub mod svg;
 pub mod table;
 

@@ -162,6 +162,9 @@ pub fn bench_svg(report: &BenchReport, res: &BenchResult) -> String {
     );
     let turn_label = format!("{}-read turn", report.parallel);
     let pred_label = format!("predicted F^{}", report.parallel);
+    // The prediction is drawn from the single phase's reads (a turn is reads).
+    let empty = crate::stats::new_hist();
+    let basis = res.turn_basis().unwrap_or(&empty);
     percentile_svg(
         &title,
         &[
@@ -179,7 +182,7 @@ pub fn bench_svg(report: &BenchReport, res: &BenchResult) -> String {
             },
             Curve {
                 label: &pred_label,
-                hist: &res.single,
+                hist: basis,
                 color: "#2ca02c",
                 power: report.parallel,
             },

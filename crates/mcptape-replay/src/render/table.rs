@@ -248,6 +248,7 @@ impl BenchReport {
             let _ = writeln!(s, "{}", wrap(&line, WRAP_COLUMNS, "    "));
         }
         let _ = writeln!(s);
+        s.push_str(&self.method_table());
         headline(
             &mut s,
             &format!(

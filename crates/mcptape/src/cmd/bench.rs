@@ -1,7 +1,8 @@
 //! `mcptape bench TRANSCRIPT [--target embedded | --target-cmd 'CMD' | --target-url URL]
 //! [--latency MODEL] [--parallel N] [--deadline 800ms] [--timeout 5s] [--reads N] [--turns N]
-//! [--concurrency C | --rate R/s] [--seed N] [--slo SPEC] [--out DIR]`: play the recorded client against a
-//! target and report single-read and parallel-read-turn latency (HdrHistogram, µs) with the
+//! [--concurrency C | --rate R/s] [--seed N] [--slo SPEC] [--out DIR] [--methods M,...] [--mix MIX]
+//! [--allow-tool NAME]`: play the recorded client against a target and report the latency of its
+//! single requests (by method, tool, prompt, URI) and of parallel-read turns (HdrHistogram, µs) with the
 //! F(t)^N prediction beside the measured turn percentiles. `--slo` gates the exit code
 //! (rules in [`mcptape_replay::slo`]).
 
@@ -32,7 +33,7 @@ pub enum Target {
 /// Arguments of `mcptape bench`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Transcript whose recorded client is played (its resources/read requests, cycled); several,
+    /// Transcript whose recorded client is played (its recorded requests, cycled); several,
     /// or a directory (its `*.jsonl`), are played and served as the union of their exchanges.
     #[arg(required = true, num_args = 1..)]
     pub transcript: Vec<PathBuf>,
@@ -76,7 +77,8 @@ pub struct Args {
         allow_hyphen_values = true
     )]
     pub timeout: String,
-    /// Single reads to send: at most 10000000 (MAX_COUNT); more is refused.
+    /// Single requests to send (the recorded ones of --methods, cycled in the --mix): at most
+    /// 10000000 (MAX_COUNT); more is refused.
     #[arg(long, value_name = "N", default_value_t = 300)]
     pub reads: u64,
     /// Parallel-read turns to run: at most 10000000 (MAX_COUNT); more is refused.
@@ -121,6 +123,21 @@ pub struct Args {
     /// latency.svg to (created if missing; checked writable before the run).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Methods the single phase replays, comma-separated (e.g. resources/read,tools/call;
+    /// `reads` = resources/read only). Default: every recorded request but the handshake, each
+    /// with its recorded params. The parallel-read turns replay resources/read only.
+    #[arg(long, value_name = "METHOD,...")]
+    pub methods: Option<String>,
+    /// Proportion of each method in the single phase: `recorded` (the recorded order,
+    /// cycled), `uniform` (each method equally often) or weights `METHOD=W,...`
+    /// (e.g. tools/call=3,resources/read=1; an unnamed method is not sent).
+    #[arg(long, value_name = "MIX", default_value = "recorded")]
+    pub mix: String,
+    /// Live target (--target-cmd, --target-url): also call this recorded tool although the
+    /// recorded tools/list does not mark it readOnlyHint: true (repeatable; '*': every tool).
+    /// Without it such tools are not called and are listed in the report.
+    #[arg(long, value_name = "NAME")]
+    pub allow_tool: Vec<String>,
     /// Scheduling of the embedded server's timer thread (see `mcptape serve --timer-priority`).
     #[arg(
         long = "timer-priority",
@@ -189,10 +206,7 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
         .map(|p| p.display().to_string())
         .collect::<Vec<_>>()
         .join(", ");
-    if tape.reads().is_empty() {
-        anyhow::bail!("{names}: {}", mcptape_replay::ReplayErrorKind::NoReads);
-    }
-    let cfg = BenchSettings {
+    let mut cfg = BenchSettings {
         reads: args.reads,
         turns: args.turns,
         parallel: args.parallel,
@@ -205,6 +219,20 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
         validate: args.validate,
     }
     .validate()?;
+    cfg.mix = bench::Mix::parse(&args.mix)?;
+    if let Some(m) = &args.methods {
+        cfg.methods = Some(bench::parse_methods(m)?);
+    }
+    if args.target_cmd.is_some() || args.target_url.is_some() {
+        cfg.tools = bench::ToolPolicy::ReadOnlyAnd(args.allow_tool.clone());
+    } else if !args.allow_tool.is_empty() {
+        anyhow::bail!(
+            "--allow-tool is for a live target (--target-cmd, --target-url): the embedded server only replays answers"
+        );
+    }
+    // Refused before a target starts: nothing to send.
+    bench::plan(&tape, cfg.methods.as_deref(), &cfg.mix, &cfg.tools)
+        .map_err(|e| anyhow::anyhow!("{names}: {e}"))?;
     let slo_items = match &args.slo {
         Some(spec) => {
             let items = slo::parse(spec)?;

@@ -18,7 +18,8 @@ use crate::cmd::bench::flag_duration_us;
 #[derive(Debug, clap::Subcommand)]
 pub enum ExportCommand {
     /// Write a k6 (>= 1.0) script that replays a Streamable HTTP recording: the handshake as
-    /// recorded, then its resources/read requests as single reads and parallel-read turns.
+    /// recorded, then every recorded request in the recorded mix (tagged method, mcp_name) as
+    /// single requests, and its resources/read requests as parallel-read turns.
     K6(ExportK6Args),
     /// Write a HAR 1.2 log of a Streamable HTTP recording: one entry per HTTP exchange
     /// (redacted headers, bodies, SSE streams as text/event-stream content, timings).
@@ -88,7 +89,8 @@ pub struct ExportK6Args {
         allow_hyphen_values = true
     )]
     pub timeout: String,
-    /// Single reads per second (scenario `reads`, constant-arrival-rate).
+    /// Single requests per second (scenario `reads`, constant-arrival-rate; every recorded
+    /// method, in the recorded mix).
     #[arg(long, value_name = "R/s", default_value = "20/s")]
     pub rate: String,
     /// Turns per second (scenario `turns`); 0/s: no turn scenario.
