@@ -148,8 +148,9 @@ pub(crate) struct SliceLines<'a> {
 }
 
 impl<'a> SliceLines<'a> {
-    /// Bytes read between two calls of `release` (64 MiB).
-    pub(crate) const RELEASE_STEP: usize = 64 << 20;
+    /// Bytes read between two calls of `release` (8 MiB: the mapped pages
+    /// held stay under that plus the longest line).
+    pub(crate) const RELEASE_STEP: usize = 8 << 20;
 
     pub(crate) fn new(data: &'a [u8], release: Option<&'a dyn Fn(usize)>) -> Self {
         SliceLines {
@@ -496,7 +497,11 @@ pub(crate) fn check_stream<S: LineSource>(
         );
     }
 
-    cx.findings.sort_by_key(|f| (f.record, f.line));
+    // Pushed in record order but for a few (end-of-file, held noise): a
+    // sorted report is not sorted again (the sort's scratch is half of it).
+    if !cx.findings.is_sorted_by_key(|f| (f.record, f.line)) {
+        cx.findings.sort_by_key(|f| (f.record, f.line));
+    }
     Ok(FileReport {
         file: file.to_owned(),
         revision,
@@ -914,13 +919,46 @@ impl IdKey {
             text: self.text.clone(),
         }
     }
+
+    /// The id as JSON text, as a message prints it (`7`, `"abc"`): what
+    /// `Value`'s `Display` gives for the id this key was made from.
+    fn json(&self) -> String {
+        if self.is_string {
+            Value::String(self.text.clone()).to_string()
+        } else {
+            self.text.clone()
+        }
+    }
+}
+
+/// Most answered request keys (sender, id) `check` remembers, 65,536: for
+/// `request-answered-twice` and `ids-differ-only-in-type` against a request
+/// already answered. Past that the key answered longest ago is forgotten, so
+/// memory is bounded by the open requests, not by the length of the session;
+/// a late duplicate answer to a forgotten request is `response-unknown-id`,
+/// whose message then says so.
+pub const MAX_ANSWERED_KEYS_KEPT: usize = 1 << 16;
+
+/// The requests one sender sent with one id ([`IdKey`]).
+#[derive(Debug)]
+struct KeyRequests {
+    /// When the key was first seen, in key order: the end-of-file report
+    /// lists keys in that order (deterministic).
+    key_seq: u64,
+    /// Method of the first request sent with this key.
+    first_method: Box<str>,
+    /// Record of the first request sent with this key.
+    first_record: usize,
+    /// Record of the last request sent with this key.
+    last_record: usize,
+    /// Its requests not answered yet, oldest first.
+    open: Vec<Pending>,
+    /// Which answer emptied [`Self::open`] last ([`State::answered_fifo`]).
+    answered_gen: u64,
 }
 
 #[derive(Debug)]
 struct Pending {
-    /// When the request's key (sender, id) was first seen, in key order:
-    /// the end-of-file report lists keys in that order (deterministic).
-    key_seq: u64,
     place: Place,
     /// Batch index of the request within its record (`None`: a single message),
     /// for the JSON pointer of its id ([`Pending::id_ptr`]).
@@ -933,7 +971,6 @@ struct Pending {
     id: Value,
     method: String,
     uri: Option<String>,
-    answered: bool,
     cancelled: bool,
 }
 
@@ -950,10 +987,19 @@ impl Pending {
 struct State {
     transport: Transport,
     rev: Revision,
-    /// Requests by (sender, id), oldest first.
-    requests: HashMap<(Direction, IdKey), Vec<Pending>>,
-    /// The last [`Pending::key_seq`] handed out.
+    /// Requests by (sender, id): the open ones, and what is remembered of
+    /// answered ones (at most [`MAX_ANSWERED_KEYS_KEPT`] keys all answered).
+    requests: HashMap<(Direction, IdKey), KeyRequests>,
+    /// The last [`KeyRequests::key_seq`] handed out.
     next_key_seq: u64,
+    /// Keys whose requests were all answered, in the order they were, with
+    /// the [`KeyRequests::answered_gen`] of that answer; at most
+    /// [`MAX_ANSWERED_KEYS_KEPT`].
+    answered_fifo: std::collections::VecDeque<((Direction, IdKey), u64)>,
+    /// The last answer generation handed out.
+    answered_gen: u64,
+    /// How many answered keys were forgotten.
+    forgotten: u64,
     /// (sender, id type, id text) already reported for ids-differ-only-in-type.
     type_clash_reported: HashSet<(Direction, String)>,
     /// initialize: the version the client offered.
@@ -996,19 +1042,55 @@ impl State {
         requester: Direction,
         pick: impl Fn(&Pending) -> bool,
     ) -> Result<(Value, String, usize), usize> {
-        let mut open: Vec<&mut Pending> = self
-            .requests
-            .iter_mut()
-            .filter(|(k, _)| k.0 == requester)
-            .flat_map(|(_, v)| v.iter_mut())
-            .filter(|p| !p.answered && pick(p))
-            .collect();
-        if open.len() != 1 {
-            return Err(open.len());
+        let mut found = None;
+        let mut n = 0;
+        for (k, v) in &self.requests {
+            if k.0 != requester {
+                continue;
+            }
+            for (i, p) in v.open.iter().enumerate() {
+                if pick(p) {
+                    n += 1;
+                    found = Some((k.clone(), i));
+                }
+            }
         }
-        let p = &mut open[0];
-        p.answered = true;
-        Ok((p.id.clone(), p.method.clone(), p.place.record))
+        let (Some((k, i)), 1) = (found, n) else {
+            return Err(n);
+        };
+        let p = self.take_answered(&k, i).ok_or(0usize)?;
+        Ok((p.id, p.method, p.place.record))
+    }
+
+    /// Takes the open request `i` of key `k` out as answered; the key is
+    /// remembered (at most [`MAX_ANSWERED_KEYS_KEPT`] such) once all its
+    /// requests are.
+    fn take_answered(&mut self, k: &(Direction, IdKey), i: usize) -> Option<Pending> {
+        let list = self.requests.get_mut(k)?;
+        if i >= list.open.len() {
+            return None;
+        }
+        let p = list.open.remove(i);
+        if list.open.is_empty() {
+            list.open = Vec::new();
+            self.answered_gen += 1;
+            list.answered_gen = self.answered_gen;
+            self.answered_fifo.push_back((k.clone(), self.answered_gen));
+            while self.answered_fifo.len() > MAX_ANSWERED_KEYS_KEPT {
+                let Some((old, generation)) = self.answered_fifo.pop_front() else {
+                    break;
+                };
+                if self
+                    .requests
+                    .get(&old)
+                    .is_some_and(|e| e.open.is_empty() && e.answered_gen == generation)
+                {
+                    self.requests.remove(&old);
+                    self.forgotten += 1;
+                }
+            }
+        }
+        Some(p)
     }
 
     fn new(transport: Transport, rev: Revision) -> State {
@@ -1017,6 +1099,9 @@ impl State {
             rev,
             requests: HashMap::new(),
             next_key_seq: 0,
+            answered_fifo: std::collections::VecDeque::new(),
+            answered_gen: 0,
+            forgotten: 0,
             type_clash_reported: HashSet::new(),
             offered: None,
             init_mismatch: None,
@@ -1065,7 +1150,7 @@ impl State {
         if self.requests.contains_key(&other)
             && self.type_clash_reported.insert((dir, key.text.clone()))
         {
-            let first = &self.requests[&other][0];
+            let first = &self.requests[&other];
             cx.push(
                 rules::IDS_DIFFER_ONLY_IN_TYPE,
                 place,
@@ -1073,7 +1158,10 @@ impl State {
                 format!("{prefix}/id"),
                 format!(
                     "request id {} differs only in type from request id {} ({}, record {})",
-                    id, first.id, first.method, first.place.record
+                    id,
+                    other.1.json(),
+                    first.first_method,
+                    first.first_record
                 ),
             );
         }
@@ -1147,16 +1235,19 @@ impl State {
             }
         }
 
-        let list = self.requests.entry((dir, key)).or_default();
-        let key_seq = match list.first() {
-            Some(p) => p.key_seq,
-            None => {
-                self.next_key_seq += 1;
-                self.next_key_seq
+        let list = self.requests.entry((dir, key)).or_insert_with(|| {
+            self.next_key_seq += 1;
+            KeyRequests {
+                key_seq: self.next_key_seq,
+                first_method: method.into(),
+                first_record: place.record,
+                last_record: place.record,
+                open: Vec::new(),
+                answered_gen: 0,
             }
-        };
-        list.push(Pending {
-            key_seq,
+        });
+        list.last_record = place.record;
+        list.open.push(Pending {
             place,
             batch_index: prefix.strip_prefix('/').and_then(|k| k.parse().ok()),
             exchange: http.map(|h| h.exchange),
@@ -1164,7 +1255,6 @@ impl State {
             id: id.clone(),
             method: method.to_owned(),
             uri,
-            answered: false,
             cancelled: false,
         });
     }
@@ -1174,10 +1264,7 @@ impl State {
     fn stream_closed_by_client(&mut self, x: u64) {
         for ((d, _), list) in self.requests.iter_mut() {
             if *d == Direction::C2s {
-                for p in list
-                    .iter_mut()
-                    .filter(|p| !p.answered && p.exchange == Some(x))
-                {
+                for p in list.open.iter_mut().filter(|p| p.exchange == Some(x)) {
                     p.cancelled = true;
                 }
             }
@@ -1196,7 +1283,7 @@ impl State {
             return;
         };
         if let Some(list) = self.requests.get_mut(&(dir, key)) {
-            for p in list.iter_mut().filter(|p| !p.answered) {
+            for p in &mut list.open {
                 p.cancelled = true;
             }
         }
@@ -1240,10 +1327,9 @@ impl State {
         }
         let Some(key) = IdKey::of(id) else { return };
         let k = (requester, key);
-        let Some(list) = self.requests.get_mut(&k) else {
+        let Some(list) = self.requests.get(&k) else {
             let other = (requester, k.1.other_type());
-            if let Some(reqs) = self.requests.get(&other) {
-                let r = &reqs[0];
+            if let Some(r) = self.requests.get(&other) {
                 cx.push(
                     rules::IDS_DIFFER_ONLY_IN_TYPE,
                     place,
@@ -1251,16 +1337,26 @@ impl State {
                     format!("{prefix}/id"),
                     format!(
                         "response id {} differs only in type from request id {} ({}, record {})",
-                        id, r.id, r.method, r.place.record
+                        id,
+                        other.1.json(),
+                        r.first_method,
+                        r.first_record
                     ),
                 );
             } else {
+                let forgot = if self.forgotten > 0 {
+                    format!(
+                        " (or it was answered before the last {MAX_ANSWERED_KEYS_KEPT} answered requests, the most check remembers)"
+                    )
+                } else {
+                    String::new()
+                };
                 cx.push(
                     rules::RESPONSE_UNKNOWN_ID,
                     place,
                     Some(id),
                     format!("{prefix}/id"),
-                    format!("no request with id {id} was sent by the other side"),
+                    format!("no request with id {id} was sent by the other side{forgot}"),
                 );
             }
             return;
@@ -1268,11 +1364,12 @@ impl State {
         // Prefer the open request of the same HTTP exchange (ids may repeat
         // across independent 2026-07-28 exchanges), else the oldest open one.
         let pos = list
+            .open
             .iter()
-            .position(|p| !p.answered && exchange.is_some() && p.exchange == exchange)
-            .or_else(|| list.iter().position(|p| !p.answered));
-        let Some(req) = pos.map(|i| &mut list[i]) else {
-            let first = list.last().map(|p| p.place.record).unwrap_or(0);
+            .position(|p| exchange.is_some() && p.exchange == exchange)
+            .or(if list.open.is_empty() { None } else { Some(0) });
+        let Some(i) = pos else {
+            let first = list.last_record;
             cx.push(
                 rules::REQUEST_ANSWERED_TWICE,
                 place,
@@ -1282,7 +1379,9 @@ impl State {
             );
             return;
         };
-        req.answered = true;
+        let Some(mut req) = self.take_answered(&k, i) else {
+            return;
+        };
         if let Some(ix) = req.mismatch_finding.take() {
             let status = http.and_then(|h| h.status);
             let verdict = match (status, o.contains_key("error")) {
@@ -1313,10 +1412,8 @@ impl State {
                 ),
             );
         }
-        let method = req.method.clone();
-        // Taken: an answered request's uri is never read again (memory per
-        // request seen stays small on a long session).
-        let uri = req.uri.take();
+        let method = req.method;
+        let uri = req.uri;
         if dir != Direction::S2c {
             return;
         }
@@ -1754,11 +1851,12 @@ impl State {
             .requests
             .iter()
             .flat_map(|(k, list)| {
-                list.iter()
+                list.open
+                    .iter()
                     .enumerate()
-                    .map(move |(i, p)| (p.key_seq, i, k.0, p))
+                    .map(move |(i, p)| (list.key_seq, i, k.0, p))
             })
-            .filter(|(_, _, _, p)| !p.answered && !p.cancelled)
+            .filter(|(_, _, _, p)| !p.cancelled)
             .collect();
         open.sort_by_key(|(seq, i, _, _)| (*seq, *i));
         for (_, _, sender, p) in open {

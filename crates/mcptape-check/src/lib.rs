@@ -49,8 +49,8 @@ use std::path::{Path, PathBuf};
 
 pub use baseline::{Baseline, BaselineError, BaselineErrorKind, BaselineOutcome};
 pub use engine::{
-    CACHEABLE_METHODS, DEFAULT_BLOB_THRESHOLD_BYTES, MAX_SPLIT_MESSAGE_LINES,
-    META_PROTOCOL_VERSION, Options, check_bytes,
+    CACHEABLE_METHODS, DEFAULT_BLOB_THRESHOLD_BYTES, MAX_ANSWERED_KEYS_KEPT,
+    MAX_SPLIT_MESSAGE_LINES, META_PROTOCOL_VERSION, Options, check_bytes,
 };
 pub use output::Format;
 pub use report::{FileReport, Finding, Report, Summary};

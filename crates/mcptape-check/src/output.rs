@@ -41,6 +41,27 @@ pub fn render(report: &Report, format: Format) -> String {
     }
 }
 
+/// Writes `report` in `format` to `out` as it is rendered: the human and
+/// JSON formats go out finding by finding, never held whole in memory (the
+/// same bytes as [`render`]); JUnit and SARIF are rendered, then written.
+///
+/// # Errors
+/// The writer's I/O error.
+pub fn write_report(
+    report: &Report,
+    format: Format,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    match format {
+        Format::Human => write_human(report, out),
+        Format::Json => {
+            serde_json::to_writer_pretty(&mut *out, report).map_err(std::io::Error::other)?;
+            out.write_all(b"\n")
+        }
+        Format::Junit | Format::Sarif => out.write_all(render(report, format).as_bytes()),
+    }
+}
+
 fn finding_line(f: &Finding) -> String {
     let mut s = format!(
         "{}:{}: {}[{}] {}",
@@ -67,19 +88,26 @@ fn finding_line(f: &Finding) -> String {
 
 /// Human-readable text report.
 pub fn human(report: &Report) -> String {
-    let mut out = String::new();
+    let mut out = Vec::new();
+    // Writing into a Vec cannot fail, and every piece written is UTF-8.
+    let _ = write_human(report, &mut out);
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// [`human`] written to `out` line by line.
+fn write_human(report: &Report, out: &mut dyn std::io::Write) -> std::io::Result<()> {
     for fr in &report.files {
-        let _ = writeln!(
+        writeln!(
             out,
             "{}: {} records, {} messages, revision {} ({})",
             fr.file, fr.records, fr.messages, fr.revision, fr.revision_source
-        );
+        )?;
         for f in &fr.findings {
-            let _ = writeln!(out, "  {}", finding_line(f));
+            writeln!(out, "  {}", finding_line(f))?;
         }
     }
     let s = &report.summary;
-    let _ = writeln!(
+    writeln!(
         out,
         "{}: {} file(s), {} error(s), {} warning(s), {} allowed",
         if report.passed() { "PASS" } else { "FAIL" },
@@ -87,8 +115,7 @@ pub fn human(report: &Report) -> String {
         s.errors,
         s.warnings,
         s.allowed
-    );
-    out
+    )
 }
 
 /// JSON report (pretty-printed, trailing newline).

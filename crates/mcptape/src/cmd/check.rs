@@ -130,17 +130,28 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         None => None,
     };
-    let text = match args.format {
-        FormatArg::Human => output::render(&report, Format::Human),
-        FormatArg::Json => output::render(&report, Format::Json),
-        FormatArg::Junit => output::render(&report, Format::Junit),
-        FormatArg::Sarif => sarif::render_with(
-            &report,
-            &SarifOptions {
-                base_dir: Some(&cwd),
-                baseline: outcome.as_ref(),
-            },
-        ),
+    // The human and JSON reports are written as rendered, never held whole.
+    let format = match args.format {
+        FormatArg::Human => Some(Format::Human),
+        FormatArg::Json => Some(Format::Json),
+        FormatArg::Junit => Some(Format::Junit),
+        FormatArg::Sarif => None,
+    };
+    let write = |out: &mut dyn std::io::Write| -> std::io::Result<()> {
+        match format {
+            Some(f) => output::write_report(&report, f, out)?,
+            None => out.write_all(
+                sarif::render_with(
+                    &report,
+                    &SarifOptions {
+                        base_dir: Some(&cwd),
+                        baseline: outcome.as_ref(),
+                    },
+                )
+                .as_bytes(),
+            )?,
+        }
+        out.flush()
     };
     match &args.output {
         Some(path) => {
@@ -148,7 +159,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 std::fs::create_dir_all(dir)
                     .with_context(|| format!("creating {}", dir.display()))?;
             }
-            std::fs::write(path, &text).with_context(|| format!("writing {}", path.display()))?;
+            let file = std::fs::File::create(path)
+                .with_context(|| format!("writing {}", path.display()))?;
+            write(&mut std::io::BufWriter::with_capacity(1 << 16, file))
+                .with_context(|| format!("writing {}", path.display()))?;
             let s = report.summary;
             eprintln!(
                 "mcptape check: {}: {} file(s), {} error(s), {} warning(s), {} allowed; report in {}",
@@ -161,7 +175,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             );
         }
         // A reader that went away (`| head -1`) ends the printing quietly, in every format.
-        None => super::print_stdout(&text)?,
+        None => {
+            let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+            match write(&mut out) {
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+                r => r.map_err(|e| anyhow::anyhow!("writing to stdout: {e}"))?,
+            }
+        }
     }
     Ok(if written || report.passed() {
         ExitCode::SUCCESS
