@@ -30,8 +30,11 @@ use crate::revision::{Revision, RevisionSource, SpecChoice};
 use crate::rules::{self, Rule};
 use crate::wireview::{self, Envelope};
 
+pub(crate) mod findings;
 mod idless;
 mod sse;
+
+use findings::Findings;
 
 /// Blobs larger than this many decoded bytes fire `blob-over-size-threshold`
 /// unless `--blob-threshold` says otherwise: 1 MiB (1,048,576 bytes, which
@@ -87,13 +90,26 @@ impl Default for Options {
 pub fn check_bytes(file: &str, bytes: &[u8], opts: &Options) -> FileReport {
     // Reading a slice cannot fail; were it to, the report says so.
     check_stream(file, &mut || Ok(SliceLines::new(bytes, None)), opts)
+        .and_then(|(head, rest)| whole_report(head, rest))
         .unwrap_or_else(|e| unreadable(file, opts, 1, &e))
+}
+
+/// The report [`check_stream`]'s two parts make: its findings are those of
+/// `head` (a report made before any record was read) followed by `rest`, in
+/// report order.
+///
+/// # Errors
+/// Reading spilled findings back.
+pub(crate) fn whole_report(mut head: FileReport, rest: Findings) -> std::io::Result<FileReport> {
+    for f in rest.into_sorted(&head.file) {
+        head.findings.push(f?);
+    }
+    Ok(head)
 }
 
 /// A report of one `transcript-unreadable` finding at `line` (nothing else checked).
 fn unreadable(file: &str, opts: &Options, line: usize, why: &dyn std::fmt::Display) -> FileReport {
-    let mut cx = Cx::new(file, opts, Vec::new());
-    cx.push(
+    let f = Cx::new(file, opts, Findings::default()).make(
         rules::TRANSCRIPT_UNREADABLE,
         Place::file_line(line),
         None,
@@ -110,7 +126,7 @@ fn unreadable(file: &str, opts: &Options, line: usize, why: &dyn std::fmt::Displ
         revision_source,
         records: 0,
         messages: 0,
-        findings: cx.findings,
+        findings: vec![f],
     }
 }
 
@@ -336,13 +352,17 @@ fn first_pass<S: LineSource>(
 /// whole). Memory: one line at a time, the requests of the conversation and
 /// the findings, never the file.
 ///
+/// Returns the report without findings beside the findings (in memory and
+/// spilled, [`findings`]): [`whole_report`] joins them; a report refused
+/// before any record was read carries its one finding itself.
+///
 /// # Errors
-/// The I/O errors of `open` and of reading.
+/// The I/O errors of `open` and of reading; writing spilled findings.
 pub(crate) fn check_stream<S: LineSource>(
     file: &str,
     open: &mut dyn FnMut() -> std::io::Result<S>,
     opts: &Options,
-) -> std::io::Result<FileReport> {
+) -> std::io::Result<(FileReport, Findings)> {
     let mut lines = open()?;
     let header = match lines.advance()? {
         None => {
@@ -351,11 +371,11 @@ pub(crate) fn check_stream<S: LineSource>(
                 line: 1,
                 offset: 0,
             };
-            return Ok(unreadable(file, opts, 1, &e));
+            return Ok((unreadable(file, opts, 1, &e), Findings::default()));
         }
         Some(terminated) => {
             if let Some(refused) = crate::input::refuse_array_header(file, lines.line(), opts) {
-                return Ok(refused);
+                return Ok((refused, Findings::default()));
             }
             if !terminated {
                 let e = reader::TranscriptError {
@@ -365,11 +385,11 @@ pub(crate) fn check_stream<S: LineSource>(
                     line: 1,
                     offset: 0,
                 };
-                return Ok(unreadable(file, opts, 1, &e));
+                return Ok((unreadable(file, opts, 1, &e), Findings::default()));
             }
             match reader::parse_header_line(lines.line()) {
                 Ok(h) => h,
-                Err(e) => return Ok(unreadable(file, opts, e.line, &e)),
+                Err(e) => return Ok((unreadable(file, opts, e.line, &e), Findings::default())),
             }
         }
     };
@@ -388,7 +408,7 @@ pub(crate) fn check_stream<S: LineSource>(
         (SpecChoice::Auto, None) => (Revision::v2026_07_28(), RevisionSource::Assumed),
     };
 
-    let mut findings = Vec::new();
+    let mut findings = Findings::default();
     let mut st = State::new(header.transport, revision.clone());
     st.sse = sse;
     let mut messages = 0usize;
@@ -497,19 +517,20 @@ pub(crate) fn check_stream<S: LineSource>(
         );
     }
 
-    // Pushed in record order but for a few (end-of-file, held noise): a
-    // sorted report is not sorted again (the sort's scratch is half of it).
-    if !cx.findings.is_sorted_by_key(|f| (f.record, f.line)) {
-        cx.findings.sort_by_key(|f| (f.record, f.line));
+    if let Some(e) = cx.findings.take_error() {
+        return Err(e);
     }
-    Ok(FileReport {
-        file: file.to_owned(),
-        revision,
-        revision_source,
-        records,
-        messages,
-        findings: cx.findings,
-    })
+    Ok((
+        FileReport {
+            file: file.to_owned(),
+            revision,
+            revision_source,
+            records,
+            messages,
+            findings: Vec::new(),
+        },
+        cx.findings,
+    ))
 }
 
 /// The stdio noise lines (`Event::Noise`) of one direction seen in a row and
@@ -527,7 +548,7 @@ impl NoiseRun {
     fn push(
         &mut self,
         cx: &mut Cx<'_>,
-        out: &mut Vec<Finding>,
+        out: &mut Findings,
         place: Place,
         dir: Direction,
         line: String,
@@ -542,7 +563,7 @@ impl NoiseRun {
     }
 
     /// Judges every held line (the run ended).
-    fn flush(&mut self, cx: &mut Cx<'_>, out: &mut Vec<Finding>) {
+    fn flush(&mut self, cx: &mut Cx<'_>, out: &mut Findings) {
         self.judge(cx, usize::MAX);
         *out = std::mem::take(&mut cx.findings);
     }
@@ -843,7 +864,7 @@ impl Place {
 struct Cx<'a> {
     file: &'a str,
     opts: &'a Options,
-    findings: Vec<Finding>,
+    findings: Findings,
     /// The raw `result.contents` of the message being checked, taken out of
     /// its `Value` ([`wireview::slim_messages`]) and read by the wire's scanner.
     contents: Option<&'a str>,
@@ -853,7 +874,7 @@ struct Cx<'a> {
 }
 
 impl<'a> Cx<'a> {
-    fn new(file: &'a str, opts: &'a Options, findings: Vec<Finding>) -> Cx<'a> {
+    fn new(file: &'a str, opts: &'a Options, findings: Findings) -> Cx<'a> {
         Cx {
             file,
             opts,
@@ -864,7 +885,7 @@ impl<'a> Cx<'a> {
     }
 
     /// Pushes a finding without id or pointer and hands the findings back to `out`.
-    fn push_into(mut self, out: &mut Vec<Finding>, rule: &Rule, place: Place, message: String) {
+    fn push_into(mut self, out: &mut Findings, rule: &Rule, place: Place, message: String) {
         self.push(rule, place, None, String::new(), message);
         *out = self.findings;
     }
@@ -877,7 +898,20 @@ impl<'a> Cx<'a> {
         pointer: String,
         message: String,
     ) {
-        self.findings.push(Finding {
+        let f = self.make(rule, place, id, pointer, message);
+        self.findings.push(f);
+    }
+
+    /// The finding [`Self::push`] would push.
+    fn make(
+        &self,
+        rule: &Rule,
+        place: Place,
+        id: Option<&Value>,
+        pointer: String,
+        message: String,
+    ) -> Finding {
+        Finding {
             rule: rule.id,
             severity: rule.severity,
             allowed: self.opts.allow.contains(rule.id),
@@ -887,7 +921,7 @@ impl<'a> Cx<'a> {
             request_id: id.map(|v| v.to_string()),
             pointer,
             message,
-        });
+        }
     }
 }
 
@@ -965,9 +999,10 @@ struct Pending {
     batch_index: Option<usize>,
     /// HTTP exchange the request was POSTed in (HTTP transcripts).
     exchange: Option<u64>,
-    /// Index of its `http-protocol-version-mismatch` finding, completed with
-    /// the server's answer when the response arrives.
-    mismatch_finding: Option<usize>,
+    /// Its `http-protocol-version-mismatch` finding and that finding's
+    /// sequence number, pushed once the server's answer completes it (or
+    /// as it is when no answer does).
+    mismatch_finding: Option<Box<(u64, Finding)>>,
     id: Value,
     method: String,
     uri: Option<String>,
@@ -1039,6 +1074,7 @@ impl State {
     /// otherwise `Err` with how many there are (none is marked).
     fn answer_only_open(
         &mut self,
+        findings: &mut Findings,
         requester: Direction,
         pick: impl Fn(&Pending) -> bool,
     ) -> Result<(Value, String, usize), usize> {
@@ -1058,7 +1094,10 @@ impl State {
         let (Some((k, i)), 1) = (found, n) else {
             return Err(n);
         };
-        let p = self.take_answered(&k, i).ok_or(0usize)?;
+        let mut p = self.take_answered(&k, i).ok_or(0usize)?;
+        if let Some(m) = p.mismatch_finding.take() {
+            findings.push_at(m.0, m.1);
+        }
         Ok((p.id, p.method, p.place.record))
     }
 
@@ -1214,8 +1253,7 @@ impl State {
                     .find(|(n, _)| n.eq_ignore_ascii_case("mcp-protocol-version"))
                     .map(|(_, v)| v.trim());
                 if header != Some(body_v) {
-                    mismatch = Some(cx.findings.len());
-                    cx.push(
+                    let f = cx.make(
                         rules::HTTP_PROTOCOL_VERSION_MISMATCH,
                         place,
                         Some(id),
@@ -1231,6 +1269,7 @@ impl State {
                             ),
                         },
                     );
+                    mismatch = Some(Box::new((cx.findings.reserve(), f)));
                 }
             }
         }
@@ -1310,7 +1349,7 @@ impl State {
                 return;
             };
             if let Ok((rid, method, rec)) =
-                self.answer_only_open(requester, |p| p.exchange == Some(x))
+                self.answer_only_open(&mut cx.findings, requester, |p| p.exchange == Some(x))
             {
                 cx.push(
                     rules::ERROR_ID_NULL,
@@ -1382,7 +1421,8 @@ impl State {
         let Some(mut req) = self.take_answered(&k, i) else {
             return;
         };
-        if let Some(ix) = req.mismatch_finding.take() {
+        if let Some(m) = req.mismatch_finding.take() {
+            let (seq, mut f) = *m;
             let status = http.and_then(|h| h.status);
             let verdict = match (status, o.contains_key("error")) {
                 (Some(400), _) => "the server rejected it with HTTP 400, as required".to_owned(),
@@ -1395,10 +1435,9 @@ impl State {
                 (None, true) => "the server answered a JSON-RPC error".to_owned(),
                 (None, false) => "the server accepted it instead of answering 400".to_owned(),
             };
-            if let Some(f) = cx.findings.get_mut(ix) {
-                f.message.push_str("; ");
-                f.message.push_str(&verdict);
-            }
+            f.message.push_str("; ");
+            f.message.push_str(&verdict);
+            cx.findings.push_at(seq, f);
         }
         if req.cancelled {
             cx.push(
@@ -1846,6 +1885,14 @@ impl State {
     }
 
     fn finish(&mut self, cx: &mut Cx<'_>) {
+        // Mismatch findings no answer completed, as they were found.
+        for list in self.requests.values_mut() {
+            for p in &mut list.open {
+                if let Some(m) = p.mismatch_finding.take() {
+                    cx.findings.push_at(m.0, m.1);
+                }
+            }
+        }
         // Keys in the order first seen, each key's requests in order.
         let mut open: Vec<(u64, usize, Direction, &Pending)> = self
             .requests

@@ -48,6 +48,7 @@ mod wireview;
 use std::path::{Path, PathBuf};
 
 pub use baseline::{Baseline, BaselineError, BaselineErrorKind, BaselineOutcome};
+pub use engine::findings::{SPILL_CHUNK_FINDINGS, Sorted as SortedFindings};
 pub use engine::{
     CACHEABLE_METHODS, DEFAULT_BLOB_THRESHOLD_BYTES, MAX_ANSWERED_KEYS_KEPT,
     MAX_SPLIT_MESSAGE_LINES, META_PROTOCOL_VERSION, Options, check_bytes,
@@ -321,7 +322,7 @@ pub const CHECK_READ_BUFFER_BYTES: usize = 256 << 10;
 /// opened once through the shared non-blocking opener, read from the start
 /// once more for a first pass when one is needed (`--spec auto` up to the
 /// handshake that settles the revision; an HTTP transcript's event streams).
-fn check_file(path: &Path, opts: &Options) -> Result<FileReport, CheckError> {
+fn check_file(path: &Path, opts: &Options) -> Result<StreamedReport, CheckError> {
     use mcptape_uri::fs::OpenErrorKind;
     use std::io::{Seek, SeekFrom};
     let err = |kind: CheckErrorKind| CheckError {
@@ -355,7 +356,9 @@ fn check_file(path: &Path, opts: &Options) -> Result<FileReport, CheckError> {
                 unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, 0, upto) };
         };
         let mut open = || Ok(engine::SliceLines::new(&map, Some(&release)));
-        return engine::check_stream(&name, &mut open, opts).map_err(|e| err(e.into()));
+        return engine::check_stream(&name, &mut open, opts)
+            .map(StreamedReport::new)
+            .map_err(|e| err(e.into()));
     }
     let mut open = || -> std::io::Result<_> {
         let mut f = file.try_clone()?;
@@ -365,7 +368,42 @@ fn check_file(path: &Path, opts: &Options) -> Result<FileReport, CheckError> {
             f,
         )))
     };
-    engine::check_stream(&name, &mut open, opts).map_err(|e| err(e.into()))
+    engine::check_stream(&name, &mut open, opts)
+        .map(StreamedReport::new)
+        .map_err(|e| err(e.into()))
+}
+
+/// One transcript checked by [`check_paths_streamed`]: its report without
+/// the findings, and the findings in report order, read back one at a time
+/// (at most [`SPILL_CHUNK_FINDINGS`] of them were held in
+/// memory; the rest waited, sorted, in an anonymous temporary file).
+pub struct StreamedReport {
+    /// The report; its `findings` are the first findings (only a file
+    /// refused before its first record has any here), [`Self::findings`]
+    /// the rest.
+    pub head: FileReport,
+    /// The other findings, in report order. An item is an error when the
+    /// temporary file cannot be read back.
+    pub findings: SortedFindings,
+}
+
+impl StreamedReport {
+    fn new((head, rest): (FileReport, engine::findings::Findings)) -> StreamedReport {
+        let findings = rest.into_sorted(&head.file);
+        StreamedReport { head, findings }
+    }
+
+    /// The whole [`FileReport`] (every finding in memory).
+    ///
+    /// # Errors
+    /// Reading the temporary file back.
+    pub fn into_report(self) -> std::io::Result<FileReport> {
+        let mut head = self.head;
+        for f in self.findings {
+            head.findings.push(f?);
+        }
+        Ok(head)
+    }
 }
 
 /// Page size assumed for releasing mapped pages (4 KiB; a larger real page
@@ -396,6 +434,30 @@ fn map_for_streaming(file: &std::fs::File) -> Option<memmap2::Mmap> {
 /// when a file cannot be read. Problems *inside* a transcript are findings,
 /// not errors.
 pub fn check_paths(paths: &[PathBuf], opts: &Options) -> Result<Report, CheckError> {
+    let mut reports = Vec::new();
+    for r in check_paths_streamed(paths, opts)? {
+        let r = r?;
+        let path = PathBuf::from(&r.head.file);
+        reports.push(r.into_report().map_err(|e| CheckError {
+            path,
+            kind: e.into(),
+        })?);
+    }
+    Ok(Report::new(reports, opts.allow.iter().cloned().collect()))
+}
+
+/// [`check_paths`] one file at a time, for a report written as it is read
+/// ([`output::write_streamed`]): memory holds one file's open requests, the
+/// longest line and a bounded number of findings, never the findings of a
+/// whole session. Files are checked when the iterator reaches them.
+///
+/// # Errors
+/// As [`check_paths`]: before any file is read (an unknown rule, the
+/// collection of paths), then per file from the iterator.
+pub fn check_paths_streamed<'a>(
+    paths: &[PathBuf],
+    opts: &'a Options,
+) -> Result<impl Iterator<Item = Result<StreamedReport, CheckError>> + 'a, CheckError> {
     if let Some(bad) = opts.allow.iter().find(|a| rule(a).is_none()) {
         return Err(CheckError {
             path: PathBuf::from(bad),
@@ -419,9 +481,5 @@ pub fn check_paths(paths: &[PathBuf], opts: &Options) -> Result<Report, CheckErr
             l.display()
         );
     }
-    let mut reports = Vec::with_capacity(files.len());
-    for f in files {
-        reports.push(check_file(&f, opts)?);
-    }
-    Ok(Report::new(reports, opts.allow.iter().cloned().collect()))
+    Ok(files.into_iter().map(move |f| check_file(&f, opts)))
 }
