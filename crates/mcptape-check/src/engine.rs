@@ -148,6 +148,24 @@ pub(crate) trait LineSource {
     fn offset(&self) -> usize;
 }
 
+impl LineSource for Box<dyn LineSource + '_> {
+    fn advance(&mut self) -> std::io::Result<Option<bool>> {
+        (**self).advance()
+    }
+
+    fn line(&self) -> &[u8] {
+        (**self).line()
+    }
+
+    fn line_no(&self) -> usize {
+        (**self).line_no()
+    }
+
+    fn offset(&self) -> usize {
+        (**self).offset()
+    }
+}
+
 /// Lines borrowed from bytes in memory (or a mapped file). Every
 /// [`SliceLines::RELEASE_STEP`] bytes, `release(upto)` is told that nothing
 /// before byte `upto` is read again (a mapping drops those pages: the memory

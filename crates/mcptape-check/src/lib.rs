@@ -323,6 +323,29 @@ pub const CHECK_READ_BUFFER_BYTES: usize = 256 << 10;
 /// once more for a first pass when one is needed (`--spec auto` up to the
 /// handshake that settles the revision; an HTTP transcript's event streams).
 fn check_file(path: &Path, opts: &Options) -> Result<StreamedReport, CheckError> {
+    let name = path.display().to_string();
+    with_lines(path, &mut |open| {
+        engine::check_stream(&name, open, opts).map(StreamedReport::new)
+    })
+}
+
+/// An opener of a file's lines, from the start ([`with_lines`]).
+type OpenLines<'m> = dyn FnMut() -> std::io::Result<Box<dyn engine::LineSource + 'm>> + 'm;
+
+/// The lines of the regular file at `path` for a streamed reader (`check`,
+/// `inspect`): `run` gets an opener that gives them from the start (called
+/// once per pass). Opened once through the shared non-blocking opener; files
+/// of [`MMAP_MIN_BYTES`] or more are mapped and the pages behind the line
+/// being read released, smaller ones read through a
+/// [`CHECK_READ_BUFFER_BYTES`] buffer.
+///
+/// # Errors
+/// [`CheckErrorKind::NotRegularFile`], [`CheckErrorKind::Io`] (opening, and
+/// `run`'s own I/O errors).
+fn with_lines<T>(
+    path: &Path,
+    run: &mut dyn for<'m> FnMut(&mut OpenLines<'m>) -> std::io::Result<T>,
+) -> Result<T, CheckError> {
     use mcptape_uri::fs::OpenErrorKind;
     use std::io::{Seek, SeekFrom};
     let err = |kind: CheckErrorKind| CheckError {
@@ -337,12 +360,11 @@ fn check_file(path: &Path, opts: &Options) -> Result<StreamedReport, CheckError>
     if !meta.is_file() {
         return Err(err(CheckErrorKind::NotRegularFile));
     }
-    let name = path.display().to_string();
     if meta.len() >= MMAP_MIN_BYTES
         && let Some(map) = map_for_streaming(&file)
     {
-        // Pages behind the line being checked are dropped from this process
-        // as the check moves on: memory follows the longest line, not the file.
+        // Pages behind the line being read are dropped from this process
+        // as the reader moves on: memory follows the longest line, not the file.
         let release = |upto: usize| {
             let upto = upto / PAGE_BYTES * PAGE_BYTES;
             // SAFETY: `MADV_DONTNEED` on a read-only file mapping only drops
@@ -355,22 +377,47 @@ fn check_file(path: &Path, opts: &Options) -> Result<StreamedReport, CheckError>
             let _ =
                 unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, 0, upto) };
         };
-        let mut open = || Ok(engine::SliceLines::new(&map, Some(&release)));
-        return engine::check_stream(&name, &mut open, opts)
-            .map(StreamedReport::new)
-            .map_err(|e| err(e.into()));
+        let mut open = || -> std::io::Result<Box<dyn engine::LineSource + '_>> {
+            Ok(Box::new(engine::SliceLines::new(&map, Some(&release))))
+        };
+        return run(&mut open).map_err(|e| err(e.into()));
     }
-    let mut open = || -> std::io::Result<_> {
+    let mut open = || -> std::io::Result<Box<dyn engine::LineSource + '_>> {
         let mut f = file.try_clone()?;
         f.seek(SeekFrom::Start(0))?;
-        Ok(engine::BufLines::new(std::io::BufReader::with_capacity(
-            CHECK_READ_BUFFER_BYTES,
-            f,
+        Ok(Box::new(engine::BufLines::new(
+            std::io::BufReader::with_capacity(CHECK_READ_BUFFER_BYTES, f),
         )))
     };
-    engine::check_stream(&name, &mut open, opts)
-        .map(StreamedReport::new)
-        .map_err(|e| err(e.into()))
+    run(&mut open).map_err(|e| err(e.into()))
+}
+
+/// `mcptape inspect FILE` of a regular file holding a transcript, written
+/// to `out` as it is read ([`inspect::inspect`]'s report, the same bytes;
+/// text, or pretty JSON when `json`): the file is read twice as a stream
+/// (mapped or buffered as [`check_paths`] reads), memory holds one line and
+/// the read requests, never the file or the report's items. Returns the
+/// report without its items (counts, source, header error), or `None`
+/// without writing anything when the file is not a transcript (its first
+/// line has no `mcptapeTranscript`: inspect it in memory).
+///
+/// # Errors
+/// As [`check_paths`] for the file ([`CheckErrorKind::NotRegularFile`],
+/// [`CheckErrorKind::Io`]), including the writer's errors.
+pub fn inspect_file_streamed(
+    path: &Path,
+    lenient: bool,
+    json: bool,
+    out: &mut dyn std::io::Write,
+) -> Result<Option<inspect::InspectReport>, CheckError> {
+    with_lines(path, &mut |open| {
+        let mut first = open()?;
+        if first.advance()?.is_none() || !input::is_transcript(first.line()) {
+            return Ok(None);
+        }
+        drop(first);
+        inspect::inspect_stream(open, lenient, json, out).map(Some)
+    })
 }
 
 /// One transcript checked by [`check_paths_streamed`]: its report without

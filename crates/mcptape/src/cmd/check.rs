@@ -244,7 +244,7 @@ fn run_streamed(args: &Args, opts: &Options, format: Format) -> anyhow::Result<E
             // the check goes on for its exit status.
             let mut out = std::io::BufWriter::with_capacity(
                 1 << 16,
-                QuietPipe {
+                super::QuietPipe {
                     out: std::io::stdout().lock(),
                     gone: false,
                 },
@@ -261,41 +261,6 @@ fn run_streamed(args: &Args, opts: &Options, format: Format) -> anyhow::Result<E
     } else {
         ExitCode::from(1)
     })
-}
-
-/// A writer whose reader may go away: past a broken pipe it writes nothing
-/// and reports success.
-struct QuietPipe<W> {
-    out: W,
-    gone: bool,
-}
-
-impl<W: std::io::Write> std::io::Write for QuietPipe<W> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        if self.gone {
-            return Ok(buf.len());
-        }
-        match self.out.write(buf) {
-            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
-                self.gone = true;
-                Ok(buf.len())
-            }
-            r => r,
-        }
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        if self.gone {
-            return Ok(());
-        }
-        match self.out.flush() {
-            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
-                self.gone = true;
-                Ok(())
-            }
-            r => r,
-        }
-    }
 }
 
 /// The baseline verdict on stderr: counts, every new finding, every fixed entry.
