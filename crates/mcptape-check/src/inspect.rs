@@ -24,8 +24,10 @@
 //! Error responses are classified ([`mcptape_wire::classify`]). Nothing here
 //! panics on untrusted input; this module does no IO.
 
+use std::cell::Cell;
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
+use std::rc::Rc;
 
 use mcptape_transcript::Direction;
 use mcptape_transcript::reader::{self, ReadOptions};
@@ -650,12 +652,16 @@ fn parse_input(i: &mut Input<'_>) -> Result<Frame, WireError> {
     }
 }
 
-/// resources/read requests by id: (line, requested uri).
-type Requests = HashMap<RequestId, (usize, Option<String>)>;
+/// resources/read requests by id: (line, requested uri (shared: a session
+/// reads the same resources again and again), answered).
+type Requests = HashMap<RequestId, (usize, Option<Rc<str>>, Cell<bool>)>;
+
+/// Each distinct requested uri once ([`Requests`]).
+type Uris = HashSet<Rc<str>>;
 
 /// The first pass: the resources/read requests of one input (what a
 /// client may send).
-fn note_requests(requests: &mut Requests, l: &mut Input<'_>) {
+fn note_requests(requests: &mut Requests, uris: &mut Uris, l: &mut Input<'_>) {
     if l.dir == Some(Direction::S2c) {
         return;
     }
@@ -669,8 +675,15 @@ fn note_requests(requests: &mut Requests, l: &mut Input<'_>) {
                 .as_ref()
                 .and_then(|p| p.get("uri"))
                 .and_then(|u| u.as_str())
-                .map(str::to_owned);
-            requests.insert(r.id.clone(), (l.number, uri));
+                .map(|u| match uris.get(u) {
+                    Some(shared) => shared.clone(),
+                    None => {
+                        let shared: Rc<str> = Rc::from(u);
+                        uris.insert(shared.clone());
+                        shared
+                    }
+                });
+            requests.insert(r.id.clone(), (l.number, uri, Cell::new(false)));
         }
     }
 }
@@ -679,7 +692,6 @@ fn note_requests(requests: &mut Requests, l: &mut Input<'_>) {
 struct Pass<'r> {
     requests: &'r Requests,
     paired: bool,
-    answered: HashSet<RequestId>,
     s: InspectSummary,
     lenient: bool,
 }
@@ -731,8 +743,11 @@ impl Pass<'_> {
                     if !is_read {
                         continue;
                     }
-                    self.answered.insert(r.id.clone());
-                    let requested_uri = requested.and_then(|(_, u)| u.clone());
+                    if let Some((_, _, answered)) = requested {
+                        answered.set(true);
+                    }
+                    let requested_uri =
+                        requested.and_then(|(_, u, _)| u.as_deref().map(str::to_owned));
                     let lenient = self.lenient;
                     let (parsed, blobs) = match &l.skel {
                         Some(sk) => match parse_result(sk.text(l.bytes), r, single, lenient) {
@@ -755,11 +770,15 @@ impl Pass<'_> {
                     if self.paired && requested.is_none() {
                         continue;
                     }
-                    if let Some(id) = &e.id {
-                        self.answered.insert(id.clone());
+                    if let Some((_, _, answered)) = requested {
+                        answered.set(true);
                     }
                     s.errors += 1;
-                    emit(error_item(l.number, e, requested.and_then(|r| r.1.clone())))?;
+                    emit(error_item(
+                        l.number,
+                        e,
+                        requested.and_then(|r| r.1.as_deref().map(str::to_owned)),
+                    ))?;
                 }
                 _ => {}
             }
@@ -769,17 +788,18 @@ impl Pass<'_> {
 
     /// The requests no response answered, in line order.
     fn unanswered<E>(&self, emit: &mut dyn FnMut(Item) -> Result<(), E>) -> Result<(), E> {
-        let mut unanswered: Vec<(&RequestId, &(usize, Option<String>))> = self
+        let mut unanswered: Vec<(&RequestId, usize, Option<&str>)> = self
             .requests
             .iter()
-            .filter(|(id, _)| !self.answered.contains(*id))
+            .filter(|(_, (_, _, answered))| !answered.get())
+            .map(|(id, (line, uri, _))| (id, *line, uri.as_deref()))
             .collect();
-        unanswered.sort_by_key(|(_, (line, _))| *line);
-        for (id, (line, uri)) in unanswered {
+        unanswered.sort_by_key(|(_, line, _)| *line);
+        for (id, line, uri) in unanswered {
             emit(Item::Unanswered {
-                line: *line,
+                line,
                 id: id.to_string(),
-                uri: uri.clone(),
+                uri: uri.map(str::to_owned),
             })?;
         }
         Ok(())
@@ -804,13 +824,13 @@ fn inspect_messages(
     // second reads every message (a request is small; a reply is parsed once).
     let mut inputs = inputs;
     let mut requests = Requests::new();
+    let mut uris = Uris::new();
     for l in &mut inputs {
-        note_requests(&mut requests, l);
+        note_requests(&mut requests, &mut uris, l);
     }
     let mut pass = Pass {
         paired: !requests.is_empty(),
         requests: &requests,
-        answered: HashSet::new(),
         s: InspectSummary {
             units: inputs.len(),
             ..InspectSummary::default()
@@ -1098,6 +1118,7 @@ pub(crate) fn inspect_stream<S: crate::engine::LineSource>(
     // `KEEP_SCAN_MIN_LINE_BYTES` or more is kept for the second pass (a 160
     // MB read is scanned once); at most file / that many are kept.
     let mut requests = Requests::new();
+    let mut uris = Uris::new();
     let mut kept: HashMap<usize, Option<Option<Skeleton>>> = HashMap::new();
     let (mut records, mut message_records) = (0usize, 0usize);
     while lines.advance()?.is_some() {
@@ -1118,6 +1139,7 @@ pub(crate) fn inspect_stream<S: crate::engine::LineSource>(
             message_records += 1;
             note_requests(
                 &mut requests,
+                &mut uris,
                 &mut Input {
                     number: lines.line_no(),
                     bytes: msg.as_bytes(),
@@ -1140,7 +1162,6 @@ pub(crate) fn inspect_stream<S: crate::engine::LineSource>(
     let mut pass = Pass {
         paired: report.paired,
         requests: &requests,
-        answered: HashSet::new(),
         s: InspectSummary {
             units: message_records,
             ..InspectSummary::default()
