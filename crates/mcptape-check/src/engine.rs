@@ -487,8 +487,28 @@ pub(crate) fn check_stream<S: LineSource>(
         );
         if let Some((dir, raw, http)) = r.message() {
             let mut cx = Cx::new(file, opts, std::mem::take(&mut findings));
-            messages += check_message(&mut cx, &mut st, &header, place, dir, raw, http, pre);
+            let mut big_id = None;
+            messages += check_message(
+                &mut cx,
+                &mut st,
+                &header,
+                place,
+                dir,
+                raw,
+                http,
+                pre,
+                Some(&mut big_id),
+            );
             findings = cx.findings;
+            // An integer id past i64: checked again with the id read as its
+            // text ([`wireview::big_id_masked`]).
+            if let Some(masked) = big_id {
+                let mut cx = Cx::new(file, opts, std::mem::take(&mut findings));
+                messages += check_message(
+                    &mut cx, &mut st, &header, place, dir, &masked, http, None, None,
+                );
+                findings = cx.findings;
+            }
             continue;
         }
         match r.owned_event() {
@@ -649,6 +669,11 @@ pub(crate) fn no_exit_message(records: usize) -> String {
 }
 
 /// The rules of one message record; returns the number of messages it held.
+///
+/// A message whose only fault is an integer id past `i64` (legal JSON-RPC
+/// 2.0 §4, which sets no range) is not judged when `big_id` is given: the
+/// message with that id masked ([`wireview::big_id_masked`]) is put there,
+/// for the caller to check instead (nothing is reported for this call).
 #[allow(clippy::too_many_arguments)]
 fn check_message<'a>(
     cx: &mut Cx<'a>,
@@ -659,7 +684,26 @@ fn check_message<'a>(
     raw: &'a str,
     http: Option<&HttpMeta>,
     pre: Option<wireview::Prescan<'a>>,
+    big_id: Option<&mut Option<String>>,
 ) -> usize {
+    // With a prescan, the envelope and the small members are read from the
+    // message with its `contents` array cut out (`[]`): the 160 MB array is
+    // never read again. A broken envelope is re-read whole for exact offsets.
+    let slim_text = pre.as_ref().and_then(|p| p.slim_text());
+    let env = match &slim_text {
+        Some(slim) => match wireview::envelope_scanned(slim.as_bytes()) {
+            Envelope::Ok(bad) if bad.is_empty() => Envelope::Ok(bad),
+            _ => wireview::envelope(raw.as_bytes()),
+        },
+        None => wireview::envelope_scanned(raw.as_bytes()),
+    };
+    if let (Envelope::Bad(_), Some(out)) = (&env, big_id)
+        && let Some(masked) = wireview::big_id_masked(raw)
+        && matches!(wireview::envelope_scanned(masked.as_bytes()), Envelope::Ok(ref b) if b.is_empty())
+    {
+        *out = Some(masked);
+        return 0;
+    }
     if header.transport == Transport::Stdio
         && let Some(at) = wireview::line_break(raw.as_bytes())
     {
@@ -674,17 +718,6 @@ fn check_message<'a>(
             ),
         );
     }
-    // With a prescan, the envelope and the small members are read from the
-    // message with its `contents` array cut out (`[]`): the 160 MB array is
-    // never read again. A broken envelope is re-read whole for exact offsets.
-    let slim_text = pre.as_ref().and_then(|p| p.slim_text());
-    let env = match &slim_text {
-        Some(slim) => match wireview::envelope_scanned(slim.as_bytes()) {
-            Envelope::Ok(bad) if bad.is_empty() => Envelope::Ok(bad),
-            _ => wireview::envelope(raw.as_bytes()),
-        },
-        None => wireview::envelope_scanned(raw.as_bytes()),
-    };
     let bad_elements = match env {
         // A bad envelope, or a batch with a bad element (`[{"type":"hb"}]`): on an SSE stream
         // the transport's `is_json_rpc` classes either as not JSON-RPC, and so does check.
@@ -936,9 +969,9 @@ impl<'a> Cx<'a> {
             file: self.file.to_owned(),
             record: place.record,
             line: place.line,
-            request_id: id.map(|v| v.to_string()),
+            request_id: id.map(|v| wireview::unmask_big_ids(v.to_string())),
             pointer,
-            message,
+            message: wireview::unmask_big_ids(message),
         }
     }
 }
@@ -953,6 +986,11 @@ struct IdKey {
 impl IdKey {
     fn of(v: &Value) -> Option<IdKey> {
         match v {
+            // An integer past i64, read as its text (`wireview::big_id_masked`).
+            Value::String(s) if s.starts_with(wireview::BIG_ID_MARK) => Some(IdKey {
+                is_string: false,
+                text: s[wireview::BIG_ID_MARK.len()..].to_owned(),
+            }),
             Value::String(s) => Some(IdKey {
                 is_string: true,
                 text: s.clone(),

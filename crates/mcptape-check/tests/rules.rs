@@ -632,3 +632,57 @@ fn answered_requests_are_remembered_up_to_the_limit_and_forgotten_one_past() {
         past.findings.first()
     );
 }
+
+/// Regression: an integer id past `u64` (`18446744073709551616`: legal
+/// JSON-RPC 2.0 §4, which sets no range) was `message-not-jsonrpc`. Its text
+/// is now the id end to end: the request pairs with its own answer, the
+/// neighbouring `…617` is a different id (`response-unknown-id`, printed
+/// exactly, not as a rounded float), and the string `"18446744073709551616"`
+/// differs only in type.
+#[test]
+fn integer_ids_past_u64_are_raw_text_end_to_end() {
+    let bytes = transcript(&[
+        (
+            "c2s",
+            r#"{"jsonrpc":"2.0","id":18446744073709551616,"method":"resources/read","params":{"uri":"file:///a"}}"#,
+        ),
+        (
+            "s2c",
+            r#"{"jsonrpc":"2.0","id":18446744073709551616,"result":{"contents":[{"uri":"file:///a","text":"x"}]}}"#,
+        ),
+        (
+            "s2c",
+            r#"{"jsonrpc":"2.0","id":18446744073709551617,"result":{"contents":[]}}"#,
+        ),
+        (
+            "c2s",
+            r#"{"jsonrpc":"2.0","id":"18446744073709551616","method":"ping"}"#,
+        ),
+        (
+            "s2c",
+            r#"{"jsonrpc":"2.0","id":"18446744073709551616","result":{}}"#,
+        ),
+    ]);
+    let r = check_bytes("t.jsonl", &bytes, &spec(Revision::v2025_11_25()));
+    assert_eq!(r.messages, 5);
+    let got: Vec<(&str, Option<&str>, &str)> = r
+        .findings
+        .iter()
+        .map(|f| (f.rule, f.request_id.as_deref(), f.message.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (
+                "response-unknown-id",
+                Some("18446744073709551617"),
+                "no request with id 18446744073709551617 was sent by the other side"
+            ),
+            (
+                "ids-differ-only-in-type",
+                Some("\"18446744073709551616\""),
+                "request id \"18446744073709551616\" differs only in type from request id 18446744073709551616 (resources/read, record 1)"
+            ),
+        ]
+    );
+}
