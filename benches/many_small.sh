@@ -13,6 +13,8 @@
 # --messages MESSAGES` (default 500,000 messages, about 295 MB).
 # MCPTAPE (default target/release/mcptape) is the binary measured;
 # MCPTAPE_BEFORE, when set, adds rows for another binary (an older build).
+# SERVE=0 leaves the serve rows out (a tape costs ~1.8 KB a message: 9 GB
+# for the 5,000,000-message file).
 # ROUNDS (default 1): each row is run ROUNDS times, round-robin, and the
 # fastest wall time (with its peak RSS) is printed.
 # GB/s = file bytes / wall seconds / 10^9. Run from the workspace root.
@@ -42,11 +44,11 @@ rows=(
 if [ -n "$before" ]; then
     rows+=("mcptape check (before)|$before check $file")
     rows+=("mcptape inspect (before)|$before inspect $file")
-    rows+=("mcptape serve, first answer (before)|$tool first-answer $before $file")
+    [ "${SERVE:-1}" = 0 ] || rows+=("mcptape serve, first answer (before)|$tool first-answer $before $file")
 fi
 rows+=("mcptape check|$mcptape check $file")
 rows+=("mcptape inspect|$mcptape inspect $file")
-rows+=("mcptape serve, first answer|$tool first-answer $mcptape $file")
+[ "${SERVE:-1}" = 0 ] || rows+=("mcptape serve, first answer|$tool first-answer $mcptape $file")
 
 declare -A best_s best_kib
 timing=$(mktemp)
