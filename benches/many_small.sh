@@ -2,7 +2,9 @@
 # Many small messages (issue 22), side by side in one run: serde_json::Value
 # per line, sonic-rs per line, a memchr line count, `mcptape check` and
 # `mcptape inspect` on one generated transcript, each as its own process
-# timed by /usr/bin/time (wall time, peak RSS).
+# timed by /usr/bin/time (wall time, peak RSS), and `mcptape serve` until its
+# first answer (`many_small first-answer`: seconds from the spawn to the
+# answer to the recorded `initialize`, serve's peak RSS then).
 #
 #   benches/many_small.sh [FILE] [MESSAGES]
 #
@@ -11,6 +13,8 @@
 # --messages MESSAGES` (default 500,000 messages, about 295 MB).
 # MCPTAPE (default target/release/mcptape) is the binary measured;
 # MCPTAPE_BEFORE, when set, adds rows for another binary (an older build).
+# SERVE=0 leaves the serve rows out (a tape costs ~1.8 KB a message: 9 GB
+# for the 5,000,000-message file).
 # ROUNDS (default 1): each row is run ROUNDS times, round-robin, and the
 # fastest wall time (with its peak RSS) is printed.
 # GB/s = file bytes / wall seconds / 10^9. Run from the workspace root.
@@ -40,9 +44,11 @@ rows=(
 if [ -n "$before" ]; then
     rows+=("mcptape check (before)|$before check $file")
     rows+=("mcptape inspect (before)|$before inspect $file")
+    [ "${SERVE:-1}" = 0 ] || rows+=("mcptape serve, first answer (before)|$tool first-answer $before $file")
 fi
 rows+=("mcptape check|$mcptape check $file")
 rows+=("mcptape inspect|$mcptape inspect $file")
+[ "${SERVE:-1}" = 0 ] || rows+=("mcptape serve, first answer|$tool first-answer $mcptape $file")
 
 declare -A best_s best_kib
 timing=$(mktemp)
@@ -51,7 +57,11 @@ for ((r = 1; r <= rounds; r++)); do
     for row in "${rows[@]}"; do
         name=${row%%|*}
         cmd=${row#*|}
-        /usr/bin/time -o "$timing" -f 'TIME %e %M' $cmd > /dev/null 2>&1 || true
+        case $name in
+            # It prints serve's own figures in the same format.
+            *"first answer"*) $cmd > "$timing" 2> /dev/null || echo "TIME 0 0" > "$timing" ;;
+            *) /usr/bin/time -o "$timing" -f 'TIME %e %M' $cmd > /dev/null 2>&1 || true ;;
+        esac
         out=$(grep '^TIME' "$timing")
         s=$(echo "$out" | awk '{print $2}')
         kib=$(echo "$out" | awk '{print $3}')

@@ -5,6 +5,7 @@
 //! ```text
 //! many_small gen OUT [--messages N] [--source FILE]
 //! many_small serde|sonic|memchr FILE
+//! many_small first-answer MCPTAPE FILE
 //! ```
 //!
 //! `gen` (default N = 500,000, source `corpus/transcripts/everything-stdio.jsonl`):
@@ -21,6 +22,12 @@
 //! `sonic_rs::Value` (the line must parse) or count the `\n` with `memchr`.
 //! Prints `lines=N seconds=S vmhwm_kib=K` (K: this process's peak RSS from
 //! `/proc/self/status`); `benches/many_small.sh` times the whole process.
+//!
+//! `first-answer`: starts `MCPTAPE serve FILE` (stdio), writes the first
+//! client message recorded in FILE (its `initialize`) and waits for the
+//! first line `serve` answers; prints `TIME S K`: seconds from the spawn to
+//! that line and `serve`'s peak RSS then (`VmHWM` of its
+//! `/proc/PID/status`, KiB), the format `benches/many_small.sh` reads.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::time::Instant;
@@ -37,7 +44,8 @@ fn main() {
     let r = match args.first().map(String::as_str) {
         Some("gen") => generate(&args[1..]),
         Some(mode @ ("serde" | "sonic" | "memchr")) if args.len() == 2 => parse(mode, &args[1]),
-        _ => Err("usage: many_small gen OUT [--messages N] [--source FILE] | many_small serde|sonic|memchr FILE".into()),
+        Some("first-answer") if args.len() == 3 => first_answer(&args[1], &args[2]),
+        _ => Err("usage: many_small gen OUT [--messages N] [--source FILE] | many_small serde|sonic|memchr FILE | many_small first-answer MCPTAPE FILE".into()),
     };
     if let Err(e) = r {
         eprintln!("many_small: {e}");
@@ -46,6 +54,45 @@ fn main() {
 }
 
 type Res = Result<(), Box<dyn std::error::Error>>;
+
+fn first_answer(mcptape: &str, file: &str) -> Res {
+    let mut first = None;
+    for line in BufReader::new(std::fs::File::open(file)?).lines().skip(1) {
+        let v: serde_json::Value = serde_json::from_str(&line?)?;
+        if v["kind"] == "message" && v["dir"] == "c2s" {
+            first = Some(v["msg"].to_string());
+            break;
+        }
+    }
+    let first = first.ok_or("no client message in the transcript")?;
+    let start = Instant::now();
+    let mut child = std::process::Command::new(mcptape)
+        .args(["serve", file])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()?;
+    let mut stdin = child.stdin.take().ok_or("no stdin")?;
+    stdin.write_all(first.as_bytes())?;
+    stdin.write_all(b"\n")?;
+    stdin.flush()?;
+    let mut answer = String::new();
+    BufReader::new(child.stdout.take().ok_or("no stdout")?).read_line(&mut answer)?;
+    let seconds = start.elapsed().as_secs_f64();
+    let status = std::fs::read_to_string(format!("/proc/{}/status", child.id()))?;
+    let hwm = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .ok_or("no VmHWM")?;
+    let _ = child.kill();
+    let _ = child.wait();
+    if answer.is_empty() {
+        return Err("serve closed stdout without answering".into());
+    }
+    println!("TIME {seconds:.2} {hwm}");
+    Ok(())
+}
 
 /// One message of a read exchange, split around its `id` value.
 struct Template {

@@ -30,8 +30,11 @@ use crate::revision::{Revision, RevisionSource, SpecChoice};
 use crate::rules::{self, Rule};
 use crate::wireview::{self, Envelope};
 
+pub(crate) mod findings;
 mod idless;
 mod sse;
+
+use findings::Findings;
 
 /// Blobs larger than this many decoded bytes fire `blob-over-size-threshold`
 /// unless `--blob-threshold` says otherwise: 1 MiB (1,048,576 bytes, which
@@ -87,13 +90,26 @@ impl Default for Options {
 pub fn check_bytes(file: &str, bytes: &[u8], opts: &Options) -> FileReport {
     // Reading a slice cannot fail; were it to, the report says so.
     check_stream(file, &mut || Ok(SliceLines::new(bytes, None)), opts)
+        .and_then(|(head, rest)| whole_report(head, rest))
         .unwrap_or_else(|e| unreadable(file, opts, 1, &e))
+}
+
+/// The report [`check_stream`]'s two parts make: its findings are those of
+/// `head` (a report made before any record was read) followed by `rest`, in
+/// report order.
+///
+/// # Errors
+/// Reading spilled findings back.
+pub(crate) fn whole_report(mut head: FileReport, rest: Findings) -> std::io::Result<FileReport> {
+    for f in rest.into_sorted(&head.file) {
+        head.findings.push(f?);
+    }
+    Ok(head)
 }
 
 /// A report of one `transcript-unreadable` finding at `line` (nothing else checked).
 fn unreadable(file: &str, opts: &Options, line: usize, why: &dyn std::fmt::Display) -> FileReport {
-    let mut cx = Cx::new(file, opts, Vec::new());
-    cx.push(
+    let f = Cx::new(file, opts, Findings::default()).make(
         rules::TRANSCRIPT_UNREADABLE,
         Place::file_line(line),
         None,
@@ -110,7 +126,7 @@ fn unreadable(file: &str, opts: &Options, line: usize, why: &dyn std::fmt::Displ
         revision_source,
         records: 0,
         messages: 0,
-        findings: cx.findings,
+        findings: vec![f],
     }
 }
 
@@ -132,6 +148,24 @@ pub(crate) trait LineSource {
     fn offset(&self) -> usize;
 }
 
+impl LineSource for Box<dyn LineSource + '_> {
+    fn advance(&mut self) -> std::io::Result<Option<bool>> {
+        (**self).advance()
+    }
+
+    fn line(&self) -> &[u8] {
+        (**self).line()
+    }
+
+    fn line_no(&self) -> usize {
+        (**self).line_no()
+    }
+
+    fn offset(&self) -> usize {
+        (**self).offset()
+    }
+}
+
 /// Lines borrowed from bytes in memory (or a mapped file). Every
 /// [`SliceLines::RELEASE_STEP`] bytes, `release(upto)` is told that nothing
 /// before byte `upto` is read again (a mapping drops those pages: the memory
@@ -148,8 +182,9 @@ pub(crate) struct SliceLines<'a> {
 }
 
 impl<'a> SliceLines<'a> {
-    /// Bytes read between two calls of `release` (64 MiB).
-    pub(crate) const RELEASE_STEP: usize = 64 << 20;
+    /// Bytes read between two calls of `release` (8 MiB: the mapped pages
+    /// held stay under that plus the longest line).
+    pub(crate) const RELEASE_STEP: usize = 8 << 20;
 
     pub(crate) fn new(data: &'a [u8], release: Option<&'a dyn Fn(usize)>) -> Self {
         SliceLines {
@@ -335,13 +370,17 @@ fn first_pass<S: LineSource>(
 /// whole). Memory: one line at a time, the requests of the conversation and
 /// the findings, never the file.
 ///
+/// Returns the report without findings beside the findings (in memory and
+/// spilled, [`findings`]): [`whole_report`] joins them; a report refused
+/// before any record was read carries its one finding itself.
+///
 /// # Errors
-/// The I/O errors of `open` and of reading.
+/// The I/O errors of `open` and of reading; writing spilled findings.
 pub(crate) fn check_stream<S: LineSource>(
     file: &str,
     open: &mut dyn FnMut() -> std::io::Result<S>,
     opts: &Options,
-) -> std::io::Result<FileReport> {
+) -> std::io::Result<(FileReport, Findings)> {
     let mut lines = open()?;
     let header = match lines.advance()? {
         None => {
@@ -350,11 +389,11 @@ pub(crate) fn check_stream<S: LineSource>(
                 line: 1,
                 offset: 0,
             };
-            return Ok(unreadable(file, opts, 1, &e));
+            return Ok((unreadable(file, opts, 1, &e), Findings::default()));
         }
         Some(terminated) => {
             if let Some(refused) = crate::input::refuse_array_header(file, lines.line(), opts) {
-                return Ok(refused);
+                return Ok((refused, Findings::default()));
             }
             if !terminated {
                 let e = reader::TranscriptError {
@@ -364,11 +403,11 @@ pub(crate) fn check_stream<S: LineSource>(
                     line: 1,
                     offset: 0,
                 };
-                return Ok(unreadable(file, opts, 1, &e));
+                return Ok((unreadable(file, opts, 1, &e), Findings::default()));
             }
             match reader::parse_header_line(lines.line()) {
                 Ok(h) => h,
-                Err(e) => return Ok(unreadable(file, opts, e.line, &e)),
+                Err(e) => return Ok((unreadable(file, opts, e.line, &e), Findings::default())),
             }
         }
     };
@@ -387,7 +426,7 @@ pub(crate) fn check_stream<S: LineSource>(
         (SpecChoice::Auto, None) => (Revision::v2026_07_28(), RevisionSource::Assumed),
     };
 
-    let mut findings = Vec::new();
+    let mut findings = Findings::default();
     let mut st = State::new(header.transport, revision.clone());
     st.sse = sse;
     let mut messages = 0usize;
@@ -448,8 +487,28 @@ pub(crate) fn check_stream<S: LineSource>(
         );
         if let Some((dir, raw, http)) = r.message() {
             let mut cx = Cx::new(file, opts, std::mem::take(&mut findings));
-            messages += check_message(&mut cx, &mut st, &header, place, dir, raw, http, pre);
+            let mut big_id = None;
+            messages += check_message(
+                &mut cx,
+                &mut st,
+                &header,
+                place,
+                dir,
+                raw,
+                http,
+                pre,
+                Some(&mut big_id),
+            );
             findings = cx.findings;
+            // An integer id past i64: checked again with the id read as its
+            // text ([`wireview::big_id_masked`]).
+            if let Some(masked) = big_id {
+                let mut cx = Cx::new(file, opts, std::mem::take(&mut findings));
+                messages += check_message(
+                    &mut cx, &mut st, &header, place, dir, &masked, http, None, None,
+                );
+                findings = cx.findings;
+            }
             continue;
         }
         match r.owned_event() {
@@ -496,15 +555,20 @@ pub(crate) fn check_stream<S: LineSource>(
         );
     }
 
-    cx.findings.sort_by_key(|f| (f.record, f.line));
-    Ok(FileReport {
-        file: file.to_owned(),
-        revision,
-        revision_source,
-        records,
-        messages,
-        findings: cx.findings,
-    })
+    if let Some(e) = cx.findings.take_error() {
+        return Err(e);
+    }
+    Ok((
+        FileReport {
+            file: file.to_owned(),
+            revision,
+            revision_source,
+            records,
+            messages,
+            findings: Vec::new(),
+        },
+        cx.findings,
+    ))
 }
 
 /// The stdio noise lines (`Event::Noise`) of one direction seen in a row and
@@ -522,7 +586,7 @@ impl NoiseRun {
     fn push(
         &mut self,
         cx: &mut Cx<'_>,
-        out: &mut Vec<Finding>,
+        out: &mut Findings,
         place: Place,
         dir: Direction,
         line: String,
@@ -537,7 +601,7 @@ impl NoiseRun {
     }
 
     /// Judges every held line (the run ended).
-    fn flush(&mut self, cx: &mut Cx<'_>, out: &mut Vec<Finding>) {
+    fn flush(&mut self, cx: &mut Cx<'_>, out: &mut Findings) {
         self.judge(cx, usize::MAX);
         *out = std::mem::take(&mut cx.findings);
     }
@@ -605,6 +669,11 @@ pub(crate) fn no_exit_message(records: usize) -> String {
 }
 
 /// The rules of one message record; returns the number of messages it held.
+///
+/// A message whose only fault is an integer id past `i64` (legal JSON-RPC
+/// 2.0 §4, which sets no range) is not judged when `big_id` is given: the
+/// message with that id masked ([`wireview::big_id_masked`]) is put there,
+/// for the caller to check instead (nothing is reported for this call).
 #[allow(clippy::too_many_arguments)]
 fn check_message<'a>(
     cx: &mut Cx<'a>,
@@ -615,7 +684,26 @@ fn check_message<'a>(
     raw: &'a str,
     http: Option<&HttpMeta>,
     pre: Option<wireview::Prescan<'a>>,
+    big_id: Option<&mut Option<String>>,
 ) -> usize {
+    // With a prescan, the envelope and the small members are read from the
+    // message with its `contents` array cut out (`[]`): the 160 MB array is
+    // never read again. A broken envelope is re-read whole for exact offsets.
+    let slim_text = pre.as_ref().and_then(|p| p.slim_text());
+    let env = match &slim_text {
+        Some(slim) => match wireview::envelope_scanned(slim.as_bytes()) {
+            Envelope::Ok(bad) if bad.is_empty() => Envelope::Ok(bad),
+            _ => wireview::envelope(raw.as_bytes()),
+        },
+        None => wireview::envelope_scanned(raw.as_bytes()),
+    };
+    if let (Envelope::Bad(_), Some(out)) = (&env, big_id)
+        && let Some(masked) = wireview::big_id_masked(raw)
+        && matches!(wireview::envelope_scanned(masked.as_bytes()), Envelope::Ok(ref b) if b.is_empty())
+    {
+        *out = Some(masked);
+        return 0;
+    }
     if header.transport == Transport::Stdio
         && let Some(at) = wireview::line_break(raw.as_bytes())
     {
@@ -630,17 +718,6 @@ fn check_message<'a>(
             ),
         );
     }
-    // With a prescan, the envelope and the small members are read from the
-    // message with its `contents` array cut out (`[]`): the 160 MB array is
-    // never read again. A broken envelope is re-read whole for exact offsets.
-    let slim_text = pre.as_ref().and_then(|p| p.slim_text());
-    let env = match &slim_text {
-        Some(slim) => match wireview::envelope_scanned(slim.as_bytes()) {
-            Envelope::Ok(bad) if bad.is_empty() => Envelope::Ok(bad),
-            _ => wireview::envelope(raw.as_bytes()),
-        },
-        None => wireview::envelope_scanned(raw.as_bytes()),
-    };
     let bad_elements = match env {
         // A bad envelope, or a batch with a bad element (`[{"type":"hb"}]`): on an SSE stream
         // the transport's `is_json_rpc` classes either as not JSON-RPC, and so does check.
@@ -838,7 +915,7 @@ impl Place {
 struct Cx<'a> {
     file: &'a str,
     opts: &'a Options,
-    findings: Vec<Finding>,
+    findings: Findings,
     /// The raw `result.contents` of the message being checked, taken out of
     /// its `Value` ([`wireview::slim_messages`]) and read by the wire's scanner.
     contents: Option<&'a str>,
@@ -848,7 +925,7 @@ struct Cx<'a> {
 }
 
 impl<'a> Cx<'a> {
-    fn new(file: &'a str, opts: &'a Options, findings: Vec<Finding>) -> Cx<'a> {
+    fn new(file: &'a str, opts: &'a Options, findings: Findings) -> Cx<'a> {
         Cx {
             file,
             opts,
@@ -859,7 +936,7 @@ impl<'a> Cx<'a> {
     }
 
     /// Pushes a finding without id or pointer and hands the findings back to `out`.
-    fn push_into(mut self, out: &mut Vec<Finding>, rule: &Rule, place: Place, message: String) {
+    fn push_into(mut self, out: &mut Findings, rule: &Rule, place: Place, message: String) {
         self.push(rule, place, None, String::new(), message);
         *out = self.findings;
     }
@@ -872,17 +949,30 @@ impl<'a> Cx<'a> {
         pointer: String,
         message: String,
     ) {
-        self.findings.push(Finding {
+        let f = self.make(rule, place, id, pointer, message);
+        self.findings.push(f);
+    }
+
+    /// The finding [`Self::push`] would push.
+    fn make(
+        &self,
+        rule: &Rule,
+        place: Place,
+        id: Option<&Value>,
+        pointer: String,
+        message: String,
+    ) -> Finding {
+        Finding {
             rule: rule.id,
             severity: rule.severity,
             allowed: self.opts.allow.contains(rule.id),
             file: self.file.to_owned(),
             record: place.record,
             line: place.line,
-            request_id: id.map(|v| v.to_string()),
+            request_id: id.map(|v| wireview::unmask_big_ids(v.to_string())),
             pointer,
-            message,
-        });
+            message: wireview::unmask_big_ids(message),
+        }
     }
 }
 
@@ -896,6 +986,11 @@ struct IdKey {
 impl IdKey {
     fn of(v: &Value) -> Option<IdKey> {
         match v {
+            // An integer past i64, read as its text (`wireview::big_id_masked`).
+            Value::String(s) if s.starts_with(wireview::BIG_ID_MARK) => Some(IdKey {
+                is_string: false,
+                text: s[wireview::BIG_ID_MARK.len()..].to_owned(),
+            }),
             Value::String(s) => Some(IdKey {
                 is_string: true,
                 text: s.clone(),
@@ -914,26 +1009,59 @@ impl IdKey {
             text: self.text.clone(),
         }
     }
+
+    /// The id as JSON text, as a message prints it (`7`, `"abc"`): what
+    /// `Value`'s `Display` gives for the id this key was made from.
+    fn json(&self) -> String {
+        if self.is_string {
+            Value::String(self.text.clone()).to_string()
+        } else {
+            self.text.clone()
+        }
+    }
+}
+
+/// Most answered request keys (sender, id) `check` remembers, 65,536: for
+/// `request-answered-twice` and `ids-differ-only-in-type` against a request
+/// already answered. Past that the key answered longest ago is forgotten, so
+/// memory is bounded by the open requests, not by the length of the session;
+/// a late duplicate answer to a forgotten request is `response-unknown-id`,
+/// whose message then says so.
+pub const MAX_ANSWERED_KEYS_KEPT: usize = 1 << 16;
+
+/// The requests one sender sent with one id ([`IdKey`]).
+#[derive(Debug)]
+struct KeyRequests {
+    /// When the key was first seen, in key order: the end-of-file report
+    /// lists keys in that order (deterministic).
+    key_seq: u64,
+    /// Method of the first request sent with this key.
+    first_method: Box<str>,
+    /// Record of the first request sent with this key.
+    first_record: usize,
+    /// Record of the last request sent with this key.
+    last_record: usize,
+    /// Its requests not answered yet, oldest first.
+    open: Vec<Pending>,
+    /// Which answer emptied [`Self::open`] last ([`State::answered_fifo`]).
+    answered_gen: u64,
 }
 
 #[derive(Debug)]
 struct Pending {
-    /// When the request's key (sender, id) was first seen, in key order:
-    /// the end-of-file report lists keys in that order (deterministic).
-    key_seq: u64,
     place: Place,
     /// Batch index of the request within its record (`None`: a single message),
     /// for the JSON pointer of its id ([`Pending::id_ptr`]).
     batch_index: Option<usize>,
     /// HTTP exchange the request was POSTed in (HTTP transcripts).
     exchange: Option<u64>,
-    /// Index of its `http-protocol-version-mismatch` finding, completed with
-    /// the server's answer when the response arrives.
-    mismatch_finding: Option<usize>,
+    /// Its `http-protocol-version-mismatch` finding and that finding's
+    /// sequence number, pushed once the server's answer completes it (or
+    /// as it is when no answer does).
+    mismatch_finding: Option<Box<(u64, Finding)>>,
     id: Value,
     method: String,
     uri: Option<String>,
-    answered: bool,
     cancelled: bool,
 }
 
@@ -950,10 +1078,19 @@ impl Pending {
 struct State {
     transport: Transport,
     rev: Revision,
-    /// Requests by (sender, id), oldest first.
-    requests: HashMap<(Direction, IdKey), Vec<Pending>>,
-    /// The last [`Pending::key_seq`] handed out.
+    /// Requests by (sender, id): the open ones, and what is remembered of
+    /// answered ones (at most [`MAX_ANSWERED_KEYS_KEPT`] keys all answered).
+    requests: HashMap<(Direction, IdKey), KeyRequests>,
+    /// The last [`KeyRequests::key_seq`] handed out.
     next_key_seq: u64,
+    /// Keys whose requests were all answered, in the order they were, with
+    /// the [`KeyRequests::answered_gen`] of that answer; at most
+    /// [`MAX_ANSWERED_KEYS_KEPT`].
+    answered_fifo: std::collections::VecDeque<((Direction, IdKey), u64)>,
+    /// The last answer generation handed out.
+    answered_gen: u64,
+    /// How many answered keys were forgotten.
+    forgotten: u64,
     /// (sender, id type, id text) already reported for ids-differ-only-in-type.
     type_clash_reported: HashSet<(Direction, String)>,
     /// initialize: the version the client offered.
@@ -993,22 +1130,62 @@ impl State {
     /// otherwise `Err` with how many there are (none is marked).
     fn answer_only_open(
         &mut self,
+        findings: &mut Findings,
         requester: Direction,
         pick: impl Fn(&Pending) -> bool,
     ) -> Result<(Value, String, usize), usize> {
-        let mut open: Vec<&mut Pending> = self
-            .requests
-            .iter_mut()
-            .filter(|(k, _)| k.0 == requester)
-            .flat_map(|(_, v)| v.iter_mut())
-            .filter(|p| !p.answered && pick(p))
-            .collect();
-        if open.len() != 1 {
-            return Err(open.len());
+        let mut found = None;
+        let mut n = 0;
+        for (k, v) in &self.requests {
+            if k.0 != requester {
+                continue;
+            }
+            for (i, p) in v.open.iter().enumerate() {
+                if pick(p) {
+                    n += 1;
+                    found = Some((k.clone(), i));
+                }
+            }
         }
-        let p = &mut open[0];
-        p.answered = true;
-        Ok((p.id.clone(), p.method.clone(), p.place.record))
+        let (Some((k, i)), 1) = (found, n) else {
+            return Err(n);
+        };
+        let mut p = self.take_answered(&k, i).ok_or(0usize)?;
+        if let Some(m) = p.mismatch_finding.take() {
+            findings.push_at(m.0, m.1);
+        }
+        Ok((p.id, p.method, p.place.record))
+    }
+
+    /// Takes the open request `i` of key `k` out as answered; the key is
+    /// remembered (at most [`MAX_ANSWERED_KEYS_KEPT`] such) once all its
+    /// requests are.
+    fn take_answered(&mut self, k: &(Direction, IdKey), i: usize) -> Option<Pending> {
+        let list = self.requests.get_mut(k)?;
+        if i >= list.open.len() {
+            return None;
+        }
+        let p = list.open.remove(i);
+        if list.open.is_empty() {
+            list.open = Vec::new();
+            self.answered_gen += 1;
+            list.answered_gen = self.answered_gen;
+            self.answered_fifo.push_back((k.clone(), self.answered_gen));
+            while self.answered_fifo.len() > MAX_ANSWERED_KEYS_KEPT {
+                let Some((old, generation)) = self.answered_fifo.pop_front() else {
+                    break;
+                };
+                if self
+                    .requests
+                    .get(&old)
+                    .is_some_and(|e| e.open.is_empty() && e.answered_gen == generation)
+                {
+                    self.requests.remove(&old);
+                    self.forgotten += 1;
+                }
+            }
+        }
+        Some(p)
     }
 
     fn new(transport: Transport, rev: Revision) -> State {
@@ -1017,6 +1194,9 @@ impl State {
             rev,
             requests: HashMap::new(),
             next_key_seq: 0,
+            answered_fifo: std::collections::VecDeque::new(),
+            answered_gen: 0,
+            forgotten: 0,
             type_clash_reported: HashSet::new(),
             offered: None,
             init_mismatch: None,
@@ -1065,7 +1245,7 @@ impl State {
         if self.requests.contains_key(&other)
             && self.type_clash_reported.insert((dir, key.text.clone()))
         {
-            let first = &self.requests[&other][0];
+            let first = &self.requests[&other];
             cx.push(
                 rules::IDS_DIFFER_ONLY_IN_TYPE,
                 place,
@@ -1073,7 +1253,10 @@ impl State {
                 format!("{prefix}/id"),
                 format!(
                     "request id {} differs only in type from request id {} ({}, record {})",
-                    id, first.id, first.method, first.place.record
+                    id,
+                    other.1.json(),
+                    first.first_method,
+                    first.first_record
                 ),
             );
         }
@@ -1126,8 +1309,7 @@ impl State {
                     .find(|(n, _)| n.eq_ignore_ascii_case("mcp-protocol-version"))
                     .map(|(_, v)| v.trim());
                 if header != Some(body_v) {
-                    mismatch = Some(cx.findings.len());
-                    cx.push(
+                    let f = cx.make(
                         rules::HTTP_PROTOCOL_VERSION_MISMATCH,
                         place,
                         Some(id),
@@ -1143,20 +1325,24 @@ impl State {
                             ),
                         },
                     );
+                    mismatch = Some(Box::new((cx.findings.reserve(), f)));
                 }
             }
         }
 
-        let list = self.requests.entry((dir, key)).or_default();
-        let key_seq = match list.first() {
-            Some(p) => p.key_seq,
-            None => {
-                self.next_key_seq += 1;
-                self.next_key_seq
+        let list = self.requests.entry((dir, key)).or_insert_with(|| {
+            self.next_key_seq += 1;
+            KeyRequests {
+                key_seq: self.next_key_seq,
+                first_method: method.into(),
+                first_record: place.record,
+                last_record: place.record,
+                open: Vec::new(),
+                answered_gen: 0,
             }
-        };
-        list.push(Pending {
-            key_seq,
+        });
+        list.last_record = place.record;
+        list.open.push(Pending {
             place,
             batch_index: prefix.strip_prefix('/').and_then(|k| k.parse().ok()),
             exchange: http.map(|h| h.exchange),
@@ -1164,7 +1350,6 @@ impl State {
             id: id.clone(),
             method: method.to_owned(),
             uri,
-            answered: false,
             cancelled: false,
         });
     }
@@ -1174,10 +1359,7 @@ impl State {
     fn stream_closed_by_client(&mut self, x: u64) {
         for ((d, _), list) in self.requests.iter_mut() {
             if *d == Direction::C2s {
-                for p in list
-                    .iter_mut()
-                    .filter(|p| !p.answered && p.exchange == Some(x))
-                {
+                for p in list.open.iter_mut().filter(|p| p.exchange == Some(x)) {
                     p.cancelled = true;
                 }
             }
@@ -1196,7 +1378,7 @@ impl State {
             return;
         };
         if let Some(list) = self.requests.get_mut(&(dir, key)) {
-            for p in list.iter_mut().filter(|p| !p.answered) {
+            for p in &mut list.open {
                 p.cancelled = true;
             }
         }
@@ -1223,7 +1405,7 @@ impl State {
                 return;
             };
             if let Ok((rid, method, rec)) =
-                self.answer_only_open(requester, |p| p.exchange == Some(x))
+                self.answer_only_open(&mut cx.findings, requester, |p| p.exchange == Some(x))
             {
                 cx.push(
                     rules::ERROR_ID_NULL,
@@ -1240,10 +1422,9 @@ impl State {
         }
         let Some(key) = IdKey::of(id) else { return };
         let k = (requester, key);
-        let Some(list) = self.requests.get_mut(&k) else {
+        let Some(list) = self.requests.get(&k) else {
             let other = (requester, k.1.other_type());
-            if let Some(reqs) = self.requests.get(&other) {
-                let r = &reqs[0];
+            if let Some(r) = self.requests.get(&other) {
                 cx.push(
                     rules::IDS_DIFFER_ONLY_IN_TYPE,
                     place,
@@ -1251,16 +1432,26 @@ impl State {
                     format!("{prefix}/id"),
                     format!(
                         "response id {} differs only in type from request id {} ({}, record {})",
-                        id, r.id, r.method, r.place.record
+                        id,
+                        other.1.json(),
+                        r.first_method,
+                        r.first_record
                     ),
                 );
             } else {
+                let forgot = if self.forgotten > 0 {
+                    format!(
+                        " (or it was answered before the last {MAX_ANSWERED_KEYS_KEPT} answered requests, the most check remembers)"
+                    )
+                } else {
+                    String::new()
+                };
                 cx.push(
                     rules::RESPONSE_UNKNOWN_ID,
                     place,
                     Some(id),
                     format!("{prefix}/id"),
-                    format!("no request with id {id} was sent by the other side"),
+                    format!("no request with id {id} was sent by the other side{forgot}"),
                 );
             }
             return;
@@ -1268,11 +1459,12 @@ impl State {
         // Prefer the open request of the same HTTP exchange (ids may repeat
         // across independent 2026-07-28 exchanges), else the oldest open one.
         let pos = list
+            .open
             .iter()
-            .position(|p| !p.answered && exchange.is_some() && p.exchange == exchange)
-            .or_else(|| list.iter().position(|p| !p.answered));
-        let Some(req) = pos.map(|i| &mut list[i]) else {
-            let first = list.last().map(|p| p.place.record).unwrap_or(0);
+            .position(|p| exchange.is_some() && p.exchange == exchange)
+            .or(if list.open.is_empty() { None } else { Some(0) });
+        let Some(i) = pos else {
+            let first = list.last_record;
             cx.push(
                 rules::REQUEST_ANSWERED_TWICE,
                 place,
@@ -1282,8 +1474,11 @@ impl State {
             );
             return;
         };
-        req.answered = true;
-        if let Some(ix) = req.mismatch_finding.take() {
+        let Some(mut req) = self.take_answered(&k, i) else {
+            return;
+        };
+        if let Some(m) = req.mismatch_finding.take() {
+            let (seq, mut f) = *m;
             let status = http.and_then(|h| h.status);
             let verdict = match (status, o.contains_key("error")) {
                 (Some(400), _) => "the server rejected it with HTTP 400, as required".to_owned(),
@@ -1296,10 +1491,9 @@ impl State {
                 (None, true) => "the server answered a JSON-RPC error".to_owned(),
                 (None, false) => "the server accepted it instead of answering 400".to_owned(),
             };
-            if let Some(f) = cx.findings.get_mut(ix) {
-                f.message.push_str("; ");
-                f.message.push_str(&verdict);
-            }
+            f.message.push_str("; ");
+            f.message.push_str(&verdict);
+            cx.findings.push_at(seq, f);
         }
         if req.cancelled {
             cx.push(
@@ -1313,10 +1507,8 @@ impl State {
                 ),
             );
         }
-        let method = req.method.clone();
-        // Taken: an answered request's uri is never read again (memory per
-        // request seen stays small on a long session).
-        let uri = req.uri.take();
+        let method = req.method;
+        let uri = req.uri;
         if dir != Direction::S2c {
             return;
         }
@@ -1749,16 +1941,25 @@ impl State {
     }
 
     fn finish(&mut self, cx: &mut Cx<'_>) {
+        // Mismatch findings no answer completed, as they were found.
+        for list in self.requests.values_mut() {
+            for p in &mut list.open {
+                if let Some(m) = p.mismatch_finding.take() {
+                    cx.findings.push_at(m.0, m.1);
+                }
+            }
+        }
         // Keys in the order first seen, each key's requests in order.
         let mut open: Vec<(u64, usize, Direction, &Pending)> = self
             .requests
             .iter()
             .flat_map(|(k, list)| {
-                list.iter()
+                list.open
+                    .iter()
                     .enumerate()
-                    .map(move |(i, p)| (p.key_seq, i, k.0, p))
+                    .map(move |(i, p)| (list.key_seq, i, k.0, p))
             })
-            .filter(|(_, _, _, p)| !p.answered && !p.cancelled)
+            .filter(|(_, _, _, p)| !p.cancelled)
             .collect();
         open.sort_by_key(|(seq, i, _, _)| (*seq, *i));
         for (_, _, sender, p) in open {

@@ -24,8 +24,10 @@
 //! Error responses are classified ([`mcptape_wire::classify`]). Nothing here
 //! panics on untrusted input; this module does no IO.
 
+use std::cell::Cell;
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
+use std::rc::Rc;
 
 use mcptape_transcript::Direction;
 use mcptape_transcript::reader::{self, ReadOptions};
@@ -226,6 +228,16 @@ impl InspectReport {
             let _ = writeln!(o, "source: mcptape transcript\nbad transcript: {e}");
             return o;
         }
+        self.text_head(&mut o);
+        for item in &self.items {
+            render_item(&mut o, item);
+        }
+        self.text_tail(&mut o);
+        o
+    }
+
+    /// The lines of [`Self::text`] before the items.
+    fn text_head(&self, o: &mut String) {
         if let Some(t) = &self.transcript {
             let _ = writeln!(
                 o,
@@ -243,9 +255,10 @@ impl InspectReport {
                 "none (no resources/read requests): every result with `contents` is a read result"
             }
         );
-        for item in &self.items {
-            render_item(&mut o, item);
-        }
+    }
+
+    /// The lines of [`Self::text`] after the items.
+    fn text_tail(&self, o: &mut String) {
         let s = &self.summary;
         if s.messages == 0 {
             let _ = writeln!(o, "no messages: nothing to inspect");
@@ -273,7 +286,6 @@ impl InspectReport {
             s.bad_results,
             s.mismatches
         );
-        o
     }
 }
 
@@ -625,82 +637,92 @@ fn messages<E>(frame: &Result<Frame, E>) -> Vec<&Message> {
     }
 }
 
-fn inspect_messages(
-    transcript: Option<TranscriptSource>,
-    inputs: Vec<Input<'_>>,
-    mut bad: Vec<(usize, String)>,
-    lenient: bool,
-) -> InspectReport {
-    let mut s = InspectSummary {
-        units: inputs.len(),
-        ..InspectSummary::default()
-    };
-    let mut items = Vec::new();
-    bad.sort_by_key(|(line, _)| *line);
-    let mut bad = bad.into_iter().peekable();
-    // Each message is parsed where it is used, never held: a first pass
-    // over what a client may send finds the resources/read requests, the
-    // second reads every message (a request is small; a reply is parsed once).
-    let mut inputs = inputs;
-    let parse = |i: &mut Input<'_>| -> Result<Frame, WireError> {
-        match &i.skel {
-            Some(sk) => match jsonrpc::parse(sk.text(i.bytes)) {
-                Ok(f) => Ok(f),
-                Err(_) => {
-                    i.skel = None;
-                    jsonrpc::parse(i.bytes)
-                }
-            },
-            None => jsonrpc::parse(i.bytes),
-        }
-    };
-
-    // resources/read requests by id: (line, requested uri)
-    let mut requests: HashMap<RequestId, (usize, Option<String>)> = HashMap::new();
-    for l in inputs.iter_mut().filter(|l| l.dir != Some(Direction::S2c)) {
-        let frame = parse(l);
-        for m in messages(&frame) {
-            if let Message::Request(r) = m
-                && r.method == "resources/read"
-            {
-                let uri = r
-                    .params
-                    .as_ref()
-                    .and_then(|p| p.get("uri"))
-                    .and_then(|u| u.as_str())
-                    .map(str::to_owned);
-                requests.insert(r.id.clone(), (l.number, uri));
+/// One message parsed where it is used: its skeleton's text when it has
+/// one (the whole message when that does not parse).
+fn parse_input(i: &mut Input<'_>) -> Result<Frame, WireError> {
+    match &i.skel {
+        Some(sk) => match jsonrpc::parse(sk.text(i.bytes)) {
+            Ok(f) => Ok(f),
+            Err(_) => {
+                i.skel = None;
+                jsonrpc::parse(i.bytes)
             }
+        },
+        None => jsonrpc::parse(i.bytes),
+    }
+}
+
+/// resources/read requests by id: (line, requested uri (shared: a session
+/// reads the same resources again and again), answered).
+type Requests = HashMap<RequestId, (usize, Option<Rc<str>>, Cell<bool>)>;
+
+/// Each distinct requested uri once ([`Requests`]).
+type Uris = HashSet<Rc<str>>;
+
+/// The first pass: the resources/read requests of one input (what a
+/// client may send).
+fn note_requests(requests: &mut Requests, uris: &mut Uris, l: &mut Input<'_>) {
+    if l.dir == Some(Direction::S2c) {
+        return;
+    }
+    let frame = parse_input(l);
+    for m in messages(&frame) {
+        if let Message::Request(r) = m
+            && r.method == "resources/read"
+        {
+            let uri = r
+                .params
+                .as_ref()
+                .and_then(|p| p.get("uri"))
+                .and_then(|u| u.as_str())
+                .map(|u| match uris.get(u) {
+                    Some(shared) => shared.clone(),
+                    None => {
+                        let shared: Rc<str> = Rc::from(u);
+                        uris.insert(shared.clone());
+                        shared
+                    }
+                });
+            requests.insert(r.id.clone(), (l.number, uri, Cell::new(false)));
         }
     }
-    let paired = !requests.is_empty();
-    let mut answered: HashSet<RequestId> = HashSet::new();
+}
 
-    for l in &mut inputs {
-        let frame = parse(l);
+/// What the second pass knows and counts.
+struct Pass<'r> {
+    requests: &'r Requests,
+    paired: bool,
+    s: InspectSummary,
+    lenient: bool,
+}
+
+impl Pass<'_> {
+    /// The items of one input (after the bad lines before it).
+    fn input<E>(
+        &mut self,
+        l: &mut Input<'_>,
+        emit: &mut dyn FnMut(Item) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let frame = parse_input(l);
         let (l, frame) = (&*l, &frame);
-        while let Some((line, reason)) = bad.next_if(|(n, _)| *n < l.number) {
-            s.bad_lines += 1;
-            items.push(Item::BadLine { line, reason });
-        }
+        let s = &mut self.s;
         let f = match frame {
             Ok(f) => f,
             Err(e) => {
                 s.bad_lines += 1;
-                items.push(Item::BadLine {
+                return emit(Item::BadLine {
                     line: l.number,
                     reason: format!("bad JSON-RPC message: {e}"),
                 });
-                continue;
             }
         };
         if let Frame::Batch(elems) = f {
             for e in elems.iter().filter_map(|r| r.as_ref().err()) {
                 s.bad_lines += 1;
-                items.push(Item::BadLine {
+                emit(Item::BadLine {
                     line: l.number,
                     reason: format!("bad batch element: {e}"),
-                });
+                })?;
             }
         }
         let single = matches!(f, Frame::Single(_));
@@ -712,8 +734,8 @@ fn inspect_messages(
             }
             match m {
                 Message::Response(r) => {
-                    let requested = requests.get(&r.id);
-                    let is_read = if paired {
+                    let requested = self.requests.get(&r.id);
+                    let is_read = if self.paired {
                         requested.is_some()
                     } else {
                         r.result.get("contents").is_some()
@@ -721,8 +743,12 @@ fn inspect_messages(
                     if !is_read {
                         continue;
                     }
-                    answered.insert(r.id.clone());
-                    let requested_uri = requested.and_then(|(_, u)| u.clone());
+                    if let Some((_, _, answered)) = requested {
+                        answered.set(true);
+                    }
+                    let requested_uri =
+                        requested.and_then(|(_, u, _)| u.as_deref().map(str::to_owned));
+                    let lenient = self.lenient;
                     let (parsed, blobs) = match &l.skel {
                         Some(sk) => match parse_result(sk.text(l.bytes), r, single, lenient) {
                             Ok(x) => (Ok(x), Some(&sk.blobs)),
@@ -730,53 +756,105 @@ fn inspect_messages(
                         },
                         None => (parse_result(l.bytes, r, single, lenient), None),
                     };
-                    items.push(result_item(
-                        &mut s,
+                    emit(result_item(
+                        s,
                         l.number,
                         r,
                         requested_uri,
                         parsed,
                         blobs.map(Vec::as_slice),
-                    ));
+                    ))?;
                 }
                 Message::Error(e) => {
-                    let requested = e.id.as_ref().and_then(|id| requests.get(id));
-                    if paired && requested.is_none() {
+                    let requested = e.id.as_ref().and_then(|id| self.requests.get(id));
+                    if self.paired && requested.is_none() {
                         continue;
                     }
-                    if let Some(id) = &e.id {
-                        answered.insert(id.clone());
+                    if let Some((_, _, answered)) = requested {
+                        answered.set(true);
                     }
                     s.errors += 1;
-                    items.push(error_item(l.number, e, requested.and_then(|r| r.1.clone())));
+                    emit(error_item(
+                        l.number,
+                        e,
+                        requested.and_then(|r| r.1.as_deref().map(str::to_owned)),
+                    ))?;
                 }
                 _ => {}
             }
         }
+        Ok(())
     }
 
-    let mut unanswered: Vec<(&RequestId, &(usize, Option<String>))> = requests
-        .iter()
-        .filter(|(id, _)| !answered.contains(*id))
-        .collect();
-    unanswered.sort_by_key(|(_, (line, _))| *line);
-    for (id, (line, uri)) in unanswered {
-        items.push(Item::Unanswered {
-            line: *line,
-            id: id.to_string(),
-            uri: uri.clone(),
-        });
+    /// The requests no response answered, in line order.
+    fn unanswered<E>(&self, emit: &mut dyn FnMut(Item) -> Result<(), E>) -> Result<(), E> {
+        let mut unanswered: Vec<(&RequestId, usize, Option<&str>)> = self
+            .requests
+            .iter()
+            .filter(|(_, (_, _, answered))| !answered.get())
+            .map(|(id, (line, uri, _))| (id, *line, uri.as_deref()))
+            .collect();
+        unanswered.sort_by_key(|(_, line, _)| *line);
+        for (id, line, uri) in unanswered {
+            emit(Item::Unanswered {
+                line,
+                id: id.to_string(),
+                uri: uri.map(str::to_owned),
+            })?;
+        }
+        Ok(())
     }
+}
+
+fn inspect_messages(
+    transcript: Option<TranscriptSource>,
+    inputs: Vec<Input<'_>>,
+    mut bad: Vec<(usize, String)>,
+    lenient: bool,
+) -> InspectReport {
+    let mut items = Vec::new();
+    let mut push = |item: Item| -> Result<(), std::convert::Infallible> {
+        items.push(item);
+        Ok(())
+    };
+    bad.sort_by_key(|(line, _)| *line);
+    let mut bad = bad.into_iter().peekable();
+    // Each message is parsed where it is used, never held: a first pass
+    // over what a client may send finds the resources/read requests, the
+    // second reads every message (a request is small; a reply is parsed once).
+    let mut inputs = inputs;
+    let mut requests = Requests::new();
+    let mut uris = Uris::new();
+    for l in &mut inputs {
+        note_requests(&mut requests, &mut uris, l);
+    }
+    let mut pass = Pass {
+        paired: !requests.is_empty(),
+        requests: &requests,
+        s: InspectSummary {
+            units: inputs.len(),
+            ..InspectSummary::default()
+        },
+        lenient,
+    };
+    for l in &mut inputs {
+        while let Some((line, reason)) = bad.next_if(|(n, _)| *n < l.number) {
+            pass.s.bad_lines += 1;
+            let _ = push(Item::BadLine { line, reason });
+        }
+        let _ = pass.input(l, &mut push);
+    }
+    let _ = pass.unanswered(&mut push);
     for (line, reason) in bad {
-        s.bad_lines += 1;
-        items.push(Item::BadLine { line, reason });
+        pass.s.bad_lines += 1;
+        let _ = push(Item::BadLine { line, reason });
     }
     InspectReport {
         transcript,
         bad_transcript: None,
-        paired,
+        paired: pass.paired,
         items,
-        summary: s,
+        summary: pass.s,
     }
 }
 
@@ -976,6 +1054,318 @@ mod tests {
                 assert!(error.contains(&format!("byte {at}")), "{error}");
             }
             other => panic!("expected an invalid result, got {other:?}"),
+        }
+    }
+}
+
+/// Lines at least this long (1 MiB) have their first-pass scan kept for the
+/// second pass of [`inspect_stream`] (a big read is scanned once); shorter
+/// ones are scanned again, so what is kept is at most the file's size over
+/// this many scans (each a few hundred bytes: blobs cut).
+const KEEP_SCAN_MIN_LINE_BYTES: usize = 1 << 20;
+
+/// [`inspect`] of a transcript read as a stream of lines (`open` gives them
+/// from the start; called twice: a first pass counts the records and finds
+/// the resources/read requests, the second reports), its report written to
+/// `out` item by item as text ([`InspectReport::text`]) or pretty JSON, the
+/// same bytes as the whole report's. Memory: one line, the read requests
+/// (for pairing by id) and the ids answered, never the file or the items.
+/// Returns the report without its items (for the exit status).
+///
+/// Only for a transcript (a first line with `mcptapeTranscript`); a header
+/// that does not read is reported as [`inspect`] reports it.
+///
+/// # Errors
+/// The I/O errors of `open`, of reading and of writing.
+pub(crate) fn inspect_stream<S: crate::engine::LineSource>(
+    open: &mut dyn FnMut() -> std::io::Result<S>,
+    lenient: bool,
+    json: bool,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<InspectReport> {
+    let mut report = InspectReport {
+        transcript: None,
+        bad_transcript: None,
+        paired: false,
+        items: Vec::new(),
+        summary: InspectSummary::default(),
+    };
+    let mut lines = open()?;
+    let header = match lines.advance()? {
+        None => Err(reader::TranscriptError {
+            kind: reader::ErrorKind::Empty,
+            line: 1,
+            offset: 0,
+        }),
+        Some(false) => Err(reader::TranscriptError {
+            kind: reader::ErrorKind::TruncatedHeader {
+                bytes: lines.line().len(),
+            },
+            line: 1,
+            offset: 0,
+        }),
+        Some(true) => reader::parse_header_line(lines.line()),
+    };
+    let header = match header {
+        Ok(h) => h,
+        Err(e) => {
+            report.bad_transcript = Some(e.to_string());
+            write_whole(&report, json, out)?;
+            return Ok(report);
+        }
+    };
+    // First pass: counts and the read requests. The scan of a line of
+    // `KEEP_SCAN_MIN_LINE_BYTES` or more is kept for the second pass (a 160
+    // MB read is scanned once); at most file / that many are kept.
+    let mut requests = Requests::new();
+    let mut uris = Uris::new();
+    let mut kept: HashMap<usize, Option<Option<Skeleton>>> = HashMap::new();
+    let (mut records, mut message_records) = (0usize, 0usize);
+    while lines.advance()?.is_some() {
+        let (line, line_no) = (lines.line(), lines.line_no());
+        let Ok(r) = reader::parse_record_line(line, line_no, lines.offset(), |m| {
+            if line.len() < KEEP_SCAN_MIN_LINE_BYTES {
+                return codec::scan_message(m.as_bytes()).is_ok();
+            }
+            let scan = Skeleton::scan(m.as_bytes()).ok();
+            let ok = scan.is_some();
+            kept.insert(line_no, scan);
+            ok
+        }) else {
+            continue;
+        };
+        records += 1;
+        if let Some(msg) = r.msg() {
+            message_records += 1;
+            note_requests(
+                &mut requests,
+                &mut uris,
+                &mut Input {
+                    number: lines.line_no(),
+                    bytes: msg.as_bytes(),
+                    dir: r.dir(),
+                    skel: None,
+                },
+            );
+        }
+    }
+    report.transcript = Some(TranscriptSource {
+        format: header.mcptape_transcript,
+        transport: match header.transport {
+            mcptape_transcript::Transport::Stdio => "stdio",
+            mcptape_transcript::Transport::Http => "http",
+        },
+        records,
+        message_records,
+    });
+    report.paired = !requests.is_empty();
+    let mut pass = Pass {
+        paired: report.paired,
+        requests: &requests,
+        s: InspectSummary {
+            units: message_records,
+            ..InspectSummary::default()
+        },
+        lenient,
+    };
+    let stdio = header.transport == mcptape_transcript::Transport::Stdio;
+    let mut second = |emit: &mut dyn FnMut(Item) -> Result<(), ()>,
+                      failed: &mut Option<std::io::Error>|
+     -> Result<InspectSummary, ()> {
+        let mut lines = open().map_err(|e| *failed = Some(e))?;
+        lines.advance().map_err(|e| *failed = Some(e))?;
+        // Bad lines since the last message (reported before the next one,
+        // or after the unanswered requests at the end).
+        let mut bad: Vec<(usize, String)> = Vec::new();
+        let (mut saw_exit, mut dropped, mut last_record) = (false, false, None);
+        while let Some(terminated) = lines.advance().map_err(|e| *failed = Some(e))? {
+            let line_no = lines.line_no();
+            let mut skel = None;
+            let parsed = reader::parse_record_line(lines.line(), line_no, lines.offset(), |m| {
+                let scan = match kept.remove(&line_no) {
+                    Some(scan) => scan,
+                    None => Skeleton::scan(m.as_bytes()).ok(),
+                };
+                match scan {
+                    Some(sk) => {
+                        skel = sk;
+                        true
+                    }
+                    None => false,
+                }
+            });
+            let r = match parsed {
+                Ok(r) => r,
+                Err(e) if terminated => {
+                    bad.push((e.line, format!("bad transcript record: {}", e.kind)));
+                    continue;
+                }
+                Err(e) => {
+                    dropped = true;
+                    bad.push((
+                        line_no,
+                        format!(
+                            "last line cut ({} bytes, no newline), dropped: {}",
+                            lines.line().len(),
+                            e.kind
+                        ),
+                    ));
+                    continue;
+                }
+            };
+            last_record = Some(line_no);
+            saw_exit |= matches!(
+                r.owned_event(),
+                Some(mcptape_transcript::Event::Exit { .. })
+            );
+            let Some(msg) = r.msg() else { continue };
+            for (line, reason) in bad.drain(..) {
+                pass.s.bad_lines += 1;
+                emit(Item::BadLine { line, reason })?;
+            }
+            pass.input(
+                &mut Input {
+                    number: line_no,
+                    bytes: msg.as_bytes(),
+                    dir: r.dir(),
+                    skel: skel.take(),
+                },
+                emit,
+            )?;
+        }
+        pass.unanswered(emit)?;
+        for (line, reason) in bad {
+            pass.s.bad_lines += 1;
+            emit(Item::BadLine { line, reason })?;
+        }
+        // As check's `recording-no-exit` (never with a cut tail, reported above).
+        if stdio && !dropped && !saw_exit {
+            emit(Item::NoExitRecord {
+                line: last_record.unwrap_or(1),
+                reason: crate::engine::no_exit_message(records),
+            })?;
+        }
+        Ok(pass.s)
+    };
+    let mut failed = None;
+    if json {
+        let j = streamed_json::Json {
+            head: &report,
+            run: std::cell::RefCell::new(Some(&mut second)),
+            failed: std::cell::RefCell::new(None),
+            summary: std::cell::Cell::new(None),
+        };
+        let written = serde_json::to_writer_pretty(&mut *out, &j);
+        if let Some(e) = j.failed.borrow_mut().take() {
+            return Err(e);
+        }
+        written.map_err(std::io::Error::other)?;
+        out.write_all(b"\n")?;
+        report.summary = j.summary.get().unwrap_or_default();
+    } else {
+        let mut o = String::new();
+        report.text_head(&mut o);
+        out.write_all(o.as_bytes())?;
+        let mut write_failed = None;
+        let summary = second(
+            &mut |item| {
+                let mut o = String::new();
+                render_item(&mut o, &item);
+                out.write_all(o.as_bytes())
+                    .map_err(|e| write_failed = Some(e))
+            },
+            &mut failed,
+        );
+        if let Some(e) = failed.take().or(write_failed) {
+            return Err(e);
+        }
+        report.summary = summary.unwrap_or_default();
+        let mut o = String::new();
+        report.text_tail(&mut o);
+        out.write_all(o.as_bytes())?;
+    }
+    out.flush()?;
+    Ok(report)
+}
+
+/// `report` (nothing to stream: a transcript whose header does not read) as
+/// text or pretty JSON.
+fn write_whole(
+    report: &InspectReport,
+    json: bool,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    if json {
+        serde_json::to_writer_pretty(&mut *out, report).map_err(std::io::Error::other)?;
+        out.write_all(b"\n")?;
+    } else {
+        out.write_all(report.text().as_bytes())?;
+    }
+    out.flush()
+}
+
+/// The JSON report serialized as the second pass produces its items: the
+/// same fields, in the same order, through the same serializer as
+/// [`InspectReport`]'s derive.
+mod streamed_json {
+    use std::cell::{Cell, RefCell};
+
+    use serde::ser::{Error as _, SerializeSeq, SerializeStruct};
+    use serde::{Serialize, Serializer};
+
+    use super::{InspectReport, InspectSummary, Item};
+
+    /// The second pass: items to `emit`, an I/O error into `failed`.
+    pub(super) type Run<'a> = &'a mut dyn FnMut(
+        &mut dyn FnMut(Item) -> Result<(), ()>,
+        &mut Option<std::io::Error>,
+    ) -> Result<InspectSummary, ()>;
+
+    pub(super) struct Json<'h, 'a> {
+        pub(super) head: &'h InspectReport,
+        pub(super) run: RefCell<Option<Run<'a>>>,
+        pub(super) failed: RefCell<Option<std::io::Error>>,
+        pub(super) summary: Cell<Option<InspectSummary>>,
+    }
+
+    impl Serialize for Json<'_, '_> {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            let mut st = s.serialize_struct("InspectReport", 5)?;
+            st.serialize_field("transcript", &self.head.transcript)?;
+            st.serialize_field("badTranscript", &self.head.bad_transcript)?;
+            st.serialize_field("paired", &self.head.paired)?;
+            st.serialize_field("items", &Items(self))?;
+            st.serialize_field("summary", &self.summary.get().unwrap_or_default())?;
+            st.end()
+        }
+    }
+
+    struct Items<'r, 'h, 'a>(&'r Json<'h, 'a>);
+
+    impl Serialize for Items<'_, '_, '_> {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            let mut seq = s.serialize_seq(None)?;
+            let Some(run) = self.0.run.borrow_mut().take() else {
+                return Err(S::Error::custom("the items were serialized twice"));
+            };
+            let mut ser_error = None;
+            let mut failed = None;
+            let summary = run(
+                &mut |item| {
+                    seq.serialize_element(&item)
+                        .map_err(|e| ser_error = Some(e))
+                },
+                &mut failed,
+            );
+            if let Some(e) = ser_error {
+                return Err(e);
+            }
+            if let Some(e) = failed {
+                *self.0.failed.borrow_mut() = Some(e);
+                return Err(S::Error::custom("the transcript could not be read"));
+            }
+            self.0.summary.set(summary.ok());
+            seq.end()
         }
     }
 }

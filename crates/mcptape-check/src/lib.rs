@@ -48,9 +48,10 @@ mod wireview;
 use std::path::{Path, PathBuf};
 
 pub use baseline::{Baseline, BaselineError, BaselineErrorKind, BaselineOutcome};
+pub use engine::findings::{SPILL_CHUNK_FINDINGS, Sorted as SortedFindings};
 pub use engine::{
-    CACHEABLE_METHODS, DEFAULT_BLOB_THRESHOLD_BYTES, MAX_SPLIT_MESSAGE_LINES,
-    META_PROTOCOL_VERSION, Options, check_bytes,
+    CACHEABLE_METHODS, DEFAULT_BLOB_THRESHOLD_BYTES, MAX_ANSWERED_KEYS_KEPT,
+    MAX_SPLIT_MESSAGE_LINES, META_PROTOCOL_VERSION, Options, check_bytes,
 };
 pub use output::Format;
 pub use report::{FileReport, Finding, Report, Summary};
@@ -321,7 +322,30 @@ pub const CHECK_READ_BUFFER_BYTES: usize = 256 << 10;
 /// opened once through the shared non-blocking opener, read from the start
 /// once more for a first pass when one is needed (`--spec auto` up to the
 /// handshake that settles the revision; an HTTP transcript's event streams).
-fn check_file(path: &Path, opts: &Options) -> Result<FileReport, CheckError> {
+fn check_file(path: &Path, opts: &Options) -> Result<StreamedReport, CheckError> {
+    let name = path.display().to_string();
+    with_lines(path, &mut |open| {
+        engine::check_stream(&name, open, opts).map(StreamedReport::new)
+    })
+}
+
+/// An opener of a file's lines, from the start ([`with_lines`]).
+type OpenLines<'m> = dyn FnMut() -> std::io::Result<Box<dyn engine::LineSource + 'm>> + 'm;
+
+/// The lines of the regular file at `path` for a streamed reader (`check`,
+/// `inspect`): `run` gets an opener that gives them from the start (called
+/// once per pass). Opened once through the shared non-blocking opener; files
+/// of [`MMAP_MIN_BYTES`] or more are mapped and the pages behind the line
+/// being read released, smaller ones read through a
+/// [`CHECK_READ_BUFFER_BYTES`] buffer.
+///
+/// # Errors
+/// [`CheckErrorKind::NotRegularFile`], [`CheckErrorKind::Io`] (opening, and
+/// `run`'s own I/O errors).
+fn with_lines<T>(
+    path: &Path,
+    run: &mut dyn for<'m> FnMut(&mut OpenLines<'m>) -> std::io::Result<T>,
+) -> Result<T, CheckError> {
     use mcptape_uri::fs::OpenErrorKind;
     use std::io::{Seek, SeekFrom};
     let err = |kind: CheckErrorKind| CheckError {
@@ -336,12 +360,11 @@ fn check_file(path: &Path, opts: &Options) -> Result<FileReport, CheckError> {
     if !meta.is_file() {
         return Err(err(CheckErrorKind::NotRegularFile));
     }
-    let name = path.display().to_string();
     if meta.len() >= MMAP_MIN_BYTES
         && let Some(map) = map_for_streaming(&file)
     {
-        // Pages behind the line being checked are dropped from this process
-        // as the check moves on: memory follows the longest line, not the file.
+        // Pages behind the line being read are dropped from this process
+        // as the reader moves on: memory follows the longest line, not the file.
         let release = |upto: usize| {
             let upto = upto / PAGE_BYTES * PAGE_BYTES;
             // SAFETY: `MADV_DONTNEED` on a read-only file mapping only drops
@@ -354,18 +377,80 @@ fn check_file(path: &Path, opts: &Options) -> Result<FileReport, CheckError> {
             let _ =
                 unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, 0, upto) };
         };
-        let mut open = || Ok(engine::SliceLines::new(&map, Some(&release)));
-        return engine::check_stream(&name, &mut open, opts).map_err(|e| err(e.into()));
+        let mut open = || -> std::io::Result<Box<dyn engine::LineSource + '_>> {
+            Ok(Box::new(engine::SliceLines::new(&map, Some(&release))))
+        };
+        return run(&mut open).map_err(|e| err(e.into()));
     }
-    let mut open = || -> std::io::Result<_> {
+    let mut open = || -> std::io::Result<Box<dyn engine::LineSource + '_>> {
         let mut f = file.try_clone()?;
         f.seek(SeekFrom::Start(0))?;
-        Ok(engine::BufLines::new(std::io::BufReader::with_capacity(
-            CHECK_READ_BUFFER_BYTES,
-            f,
+        Ok(Box::new(engine::BufLines::new(
+            std::io::BufReader::with_capacity(CHECK_READ_BUFFER_BYTES, f),
         )))
     };
-    engine::check_stream(&name, &mut open, opts).map_err(|e| err(e.into()))
+    run(&mut open).map_err(|e| err(e.into()))
+}
+
+/// `mcptape inspect FILE` of a regular file holding a transcript, written
+/// to `out` as it is read ([`inspect::inspect`]'s report, the same bytes;
+/// text, or pretty JSON when `json`): the file is read twice as a stream
+/// (mapped or buffered as [`check_paths`] reads), memory holds one line and
+/// the read requests, never the file or the report's items. Returns the
+/// report without its items (counts, source, header error), or `None`
+/// without writing anything when the file is not a transcript (its first
+/// line has no `mcptapeTranscript`: inspect it in memory).
+///
+/// # Errors
+/// As [`check_paths`] for the file ([`CheckErrorKind::NotRegularFile`],
+/// [`CheckErrorKind::Io`]), including the writer's errors.
+pub fn inspect_file_streamed(
+    path: &Path,
+    lenient: bool,
+    json: bool,
+    out: &mut dyn std::io::Write,
+) -> Result<Option<inspect::InspectReport>, CheckError> {
+    with_lines(path, &mut |open| {
+        let mut first = open()?;
+        if first.advance()?.is_none() || !input::is_transcript(first.line()) {
+            return Ok(None);
+        }
+        drop(first);
+        inspect::inspect_stream(open, lenient, json, out).map(Some)
+    })
+}
+
+/// One transcript checked by [`check_paths_streamed`]: its report without
+/// the findings, and the findings in report order, read back one at a time
+/// (at most [`SPILL_CHUNK_FINDINGS`] of them were held in
+/// memory; the rest waited, sorted, in an anonymous temporary file).
+pub struct StreamedReport {
+    /// The report; its `findings` are the first findings (only a file
+    /// refused before its first record has any here), [`Self::findings`]
+    /// the rest.
+    pub head: FileReport,
+    /// The other findings, in report order. An item is an error when the
+    /// temporary file cannot be read back.
+    pub findings: SortedFindings,
+}
+
+impl StreamedReport {
+    fn new((head, rest): (FileReport, engine::findings::Findings)) -> StreamedReport {
+        let findings = rest.into_sorted(&head.file);
+        StreamedReport { head, findings }
+    }
+
+    /// The whole [`FileReport`] (every finding in memory).
+    ///
+    /// # Errors
+    /// Reading the temporary file back.
+    pub fn into_report(self) -> std::io::Result<FileReport> {
+        let mut head = self.head;
+        for f in self.findings {
+            head.findings.push(f?);
+        }
+        Ok(head)
+    }
 }
 
 /// Page size assumed for releasing mapped pages (4 KiB; a larger real page
@@ -396,6 +481,30 @@ fn map_for_streaming(file: &std::fs::File) -> Option<memmap2::Mmap> {
 /// when a file cannot be read. Problems *inside* a transcript are findings,
 /// not errors.
 pub fn check_paths(paths: &[PathBuf], opts: &Options) -> Result<Report, CheckError> {
+    let mut reports = Vec::new();
+    for r in check_paths_streamed(paths, opts)? {
+        let r = r?;
+        let path = PathBuf::from(&r.head.file);
+        reports.push(r.into_report().map_err(|e| CheckError {
+            path,
+            kind: e.into(),
+        })?);
+    }
+    Ok(Report::new(reports, opts.allow.iter().cloned().collect()))
+}
+
+/// [`check_paths`] one file at a time, for a report written as it is read
+/// ([`output::write_streamed`]): memory holds one file's open requests, the
+/// longest line and a bounded number of findings, never the findings of a
+/// whole session. Files are checked when the iterator reaches them.
+///
+/// # Errors
+/// As [`check_paths`]: before any file is read (an unknown rule, the
+/// collection of paths), then per file from the iterator.
+pub fn check_paths_streamed<'a>(
+    paths: &[PathBuf],
+    opts: &'a Options,
+) -> Result<impl Iterator<Item = Result<StreamedReport, CheckError>> + 'a, CheckError> {
     if let Some(bad) = opts.allow.iter().find(|a| rule(a).is_none()) {
         return Err(CheckError {
             path: PathBuf::from(bad),
@@ -419,9 +528,5 @@ pub fn check_paths(paths: &[PathBuf], opts: &Options) -> Result<Report, CheckErr
             l.display()
         );
     }
-    let mut reports = Vec::with_capacity(files.len());
-    for f in files {
-        reports.push(check_file(&f, opts)?);
-    }
-    Ok(Report::new(reports, opts.allow.iter().cloned().collect()))
+    Ok(files.into_iter().map(move |f| check_file(&f, opts)))
 }

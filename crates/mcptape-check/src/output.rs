@@ -41,6 +41,27 @@ pub fn render(report: &Report, format: Format) -> String {
     }
 }
 
+/// Writes `report` in `format` to `out` as it is rendered: the human and
+/// JSON formats go out finding by finding, never held whole in memory (the
+/// same bytes as [`render`]); JUnit and SARIF are rendered, then written.
+///
+/// # Errors
+/// The writer's I/O error.
+pub fn write_report(
+    report: &Report,
+    format: Format,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    match format {
+        Format::Human => write_human(report, out),
+        Format::Json => {
+            serde_json::to_writer_pretty(&mut *out, report).map_err(std::io::Error::other)?;
+            out.write_all(b"\n")
+        }
+        Format::Junit | Format::Sarif => out.write_all(render(report, format).as_bytes()),
+    }
+}
+
 fn finding_line(f: &Finding) -> String {
     let mut s = format!(
         "{}:{}: {}[{}] {}",
@@ -67,19 +88,26 @@ fn finding_line(f: &Finding) -> String {
 
 /// Human-readable text report.
 pub fn human(report: &Report) -> String {
-    let mut out = String::new();
+    let mut out = Vec::new();
+    // Writing into a Vec cannot fail, and every piece written is UTF-8.
+    let _ = write_human(report, &mut out);
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// [`human`] written to `out` line by line.
+fn write_human(report: &Report, out: &mut dyn std::io::Write) -> std::io::Result<()> {
     for fr in &report.files {
-        let _ = writeln!(
+        writeln!(
             out,
             "{}: {} records, {} messages, revision {} ({})",
             fr.file, fr.records, fr.messages, fr.revision, fr.revision_source
-        );
+        )?;
         for f in &fr.findings {
-            let _ = writeln!(out, "  {}", finding_line(f));
+            writeln!(out, "  {}", finding_line(f))?;
         }
     }
     let s = &report.summary;
-    let _ = writeln!(
+    writeln!(
         out,
         "{}: {} file(s), {} error(s), {} warning(s), {} allowed",
         if report.passed() { "PASS" } else { "FAIL" },
@@ -87,8 +115,7 @@ pub fn human(report: &Report) -> String {
         s.errors,
         s.warnings,
         s.allowed
-    );
-    out
+    )
 }
 
 /// JSON report (pretty-printed, trailing newline).
@@ -213,4 +240,206 @@ pub fn junit(report: &Report) -> String {
     }
     out.push_str("</testsuites>\n");
     out
+}
+
+/// Why [`write_streamed`] stopped.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum WriteError {
+    /// A transcript could not be checked (as [`crate::check_paths`] fails).
+    #[error(transparent)]
+    Check(#[from] crate::CheckError),
+    /// Writing the report, or reading spilled findings back, failed.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Writes the report of `reports` (from [`crate::check_paths_streamed`]) in
+/// `format` as the files are checked, one finding at a time: the same bytes
+/// [`render`] gives for the [`Report`] [`crate::check_paths`] would build,
+/// without ever holding every finding. Human and JSON only (JUnit and SARIF
+/// group findings by rule: use [`render`]); returns the totals (the exit
+/// status is [`crate::Summary::errors`] `== 0`).
+///
+/// # Errors
+/// [`WriteError::Check`] when a file cannot be checked (the output written so
+/// far is then incomplete); [`WriteError::Io`] for the writer.
+pub fn write_streamed(
+    reports: &mut dyn Iterator<Item = Result<crate::StreamedReport, crate::CheckError>>,
+    allowed_rules: &[String],
+    format: Format,
+    out: &mut dyn std::io::Write,
+) -> Result<crate::Summary, WriteError> {
+    let mut summary = crate::Summary::default();
+    match format {
+        Format::Json => {
+            let json = streamed::JsonReport {
+                files: std::cell::RefCell::new(Some(reports)),
+                failed: std::cell::RefCell::new(None),
+                summary: std::cell::Cell::new(summary),
+                allowed_rules,
+            };
+            let written = serde_json::to_writer_pretty(&mut *out, &json);
+            if let Some(e) = json.failed.borrow_mut().take() {
+                return Err(e);
+            }
+            written.map_err(std::io::Error::other)?;
+            out.write_all(b"\n")?;
+            summary = json.summary.get();
+        }
+        _ => {
+            for r in reports {
+                let crate::StreamedReport { head, findings } = r?;
+                summary.files += 1;
+                writeln!(
+                    out,
+                    "{}: {} records, {} messages, revision {} ({})",
+                    head.file, head.records, head.messages, head.revision, head.revision_source
+                )?;
+                for f in head.findings.into_iter().map(Ok).chain(findings) {
+                    let f = f?;
+                    streamed::count(&mut summary, &f);
+                    writeln!(out, "  {}", finding_line(&f))?;
+                }
+            }
+            writeln!(
+                out,
+                "{}: {} file(s), {} error(s), {} warning(s), {} allowed",
+                if summary.errors == 0 { "PASS" } else { "FAIL" },
+                summary.files,
+                summary.errors,
+                summary.warnings,
+                summary.allowed
+            )?;
+        }
+    }
+    out.flush()?;
+    Ok(summary)
+}
+
+/// The JSON report serialized as it is produced: the same fields, in the
+/// same order, through the same serializer as [`Report`]'s derive.
+mod streamed {
+    use std::cell::{Cell, RefCell};
+
+    use serde::ser::{Error as _, SerializeSeq, SerializeStruct};
+    use serde::{Serialize, Serializer};
+
+    use super::WriteError;
+    use crate::report::{Finding, Summary};
+    use crate::rules::Severity;
+    use crate::{CheckError, StreamedReport};
+
+    type Files<'i> = &'i mut dyn Iterator<Item = Result<StreamedReport, CheckError>>;
+
+    /// Adds `f` to the totals as [`crate::Report::new`] does.
+    pub(super) fn count(s: &mut Summary, f: &Finding) {
+        match (f.severity, f.allowed) {
+            (Severity::Error, false) => s.errors += 1,
+            (Severity::Error, true) => s.allowed += 1,
+            (Severity::Warning, _) => s.warnings += 1,
+        }
+    }
+
+    pub(super) struct JsonReport<'i, 'a> {
+        pub(super) files: RefCell<Option<Files<'i>>>,
+        /// Why serializing stopped, when it was not the serializer.
+        pub(super) failed: RefCell<Option<WriteError>>,
+        pub(super) summary: Cell<Summary>,
+        pub(super) allowed_rules: &'a [String],
+    }
+
+    impl Serialize for JsonReport<'_, '_> {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            let mut st = s.serialize_struct("Report", 3)?;
+            st.serialize_field("files", &FilesSeq(self))?;
+            st.serialize_field("allowedRules", self.allowed_rules)?;
+            st.serialize_field("summary", &self.summary.get())?;
+            st.end()
+        }
+    }
+
+    struct FilesSeq<'r, 'i, 'a>(&'r JsonReport<'i, 'a>);
+
+    impl Serialize for FilesSeq<'_, '_, '_> {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            let mut seq = s.serialize_seq(None)?;
+            let files = self.0.files.borrow_mut().take();
+            for r in files.into_iter().flatten() {
+                match r {
+                    Ok(r) => {
+                        let mut sum = self.0.summary.get();
+                        sum.files += 1;
+                        self.0.summary.set(sum);
+                        seq.serialize_element(&FileOut {
+                            report: RefCell::new(Some(r)),
+                            json: self.0,
+                        })?;
+                    }
+                    Err(e) => {
+                        *self.0.failed.borrow_mut() = Some(e.into());
+                        return Err(S::Error::custom("a transcript could not be checked"));
+                    }
+                }
+            }
+            seq.end()
+        }
+    }
+
+    struct FileOut<'r, 'i, 'a> {
+        report: RefCell<Option<StreamedReport>>,
+        json: &'r JsonReport<'i, 'a>,
+    }
+
+    impl Serialize for FileOut<'_, '_, '_> {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            let Some(StreamedReport { head, findings }) = self.report.borrow_mut().take() else {
+                return Err(S::Error::custom("a file report serialized twice"));
+            };
+            let mut st = s.serialize_struct("FileReport", 6)?;
+            st.serialize_field("file", &head.file)?;
+            st.serialize_field("revision", &head.revision)?;
+            st.serialize_field("revisionSource", &head.revision_source)?;
+            st.serialize_field("records", &head.records)?;
+            st.serialize_field("messages", &head.messages)?;
+            let all = head.findings.into_iter().map(Ok).chain(findings);
+            st.serialize_field(
+                "findings",
+                &FindingsSeq {
+                    findings: RefCell::new(Some(Box::new(all))),
+                    json: self.json,
+                },
+            )?;
+            st.end()
+        }
+    }
+
+    type FindingIter = Box<dyn Iterator<Item = std::io::Result<Finding>>>;
+
+    struct FindingsSeq<'r, 'i, 'a> {
+        findings: RefCell<Option<FindingIter>>,
+        json: &'r JsonReport<'i, 'a>,
+    }
+
+    impl Serialize for FindingsSeq<'_, '_, '_> {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            let mut seq = s.serialize_seq(None)?;
+            let findings = self.findings.borrow_mut().take();
+            for f in findings.into_iter().flatten() {
+                match f {
+                    Ok(f) => {
+                        let mut sum = self.json.summary.get();
+                        count(&mut sum, &f);
+                        self.json.summary.set(sum);
+                        seq.serialize_element(&f)?;
+                    }
+                    Err(e) => {
+                        *self.json.failed.borrow_mut() = Some(e.into());
+                        return Err(S::Error::custom("spilled findings could not be read back"));
+                    }
+                }
+            }
+            seq.end()
+        }
+    }
 }

@@ -48,6 +48,71 @@ pub(crate) fn envelope_scanned(raw: &[u8]) -> Envelope {
     envelope(raw)
 }
 
+/// What an integer id past `i64` is read as inside `check` (a string no
+/// recorded id is: it starts with NUL): this prefix, then the id's digits as
+/// sent. Findings print the digits ([`unmask_big_ids`]).
+pub(crate) const BIG_ID_MARK: &str = "\u{0}mcptape:integer-id:";
+
+/// [`BIG_ID_MARK`] as JSON string text prints it, opening quote included.
+const BIG_ID_MARK_JSON: &str = "\"\\u0000mcptape:integer-id:";
+
+/// `raw` (one JSON-RPC object) with its top-level `id`, when that is an
+/// integer outside `i64` (`18446744073709551616`: legal JSON-RPC 2.0 §4,
+/// which sets no range, but not a [`mcptape_wire::jsonrpc::RequestId`]),
+/// replaced by the string [`BIG_ID_MARK`] + its digits, so the id keeps its
+/// exact text through the envelope and the rules. `None` for any other id.
+pub(crate) fn big_id_masked(raw: &str) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct IdProbe<'a> {
+        #[serde(borrow)]
+        id: Option<&'a RawValue>,
+    }
+    if first_byte(raw) != Some(b'{') {
+        return None;
+    }
+    let probe: IdProbe<'_> = serde_json::from_str(raw).ok()?;
+    let id = probe.id?.get();
+    let digits = id.strip_prefix('-').unwrap_or(id);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) || id.parse::<i64>().is_ok()
+    {
+        return None;
+    }
+    // `id` borrows from `raw`: its offset is the distance between the two.
+    let start = (id.as_ptr() as usize).checked_sub(raw.as_ptr() as usize)?;
+    let end = start.checked_add(id.len())?;
+    Some(format!(
+        "{}{BIG_ID_MARK_JSON}{id}\"{}",
+        raw.get(..start)?,
+        raw.get(end..)?
+    ))
+}
+
+/// `text` (a finding's message or id) with every id masked by
+/// [`big_id_masked`], as JSON prints it, back to its digits.
+pub(crate) fn unmask_big_ids(text: String) -> String {
+    if !text.contains(BIG_ID_MARK_JSON) {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text.as_str();
+    while let Some(i) = rest.find(BIG_ID_MARK_JSON) {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + BIG_ID_MARK_JSON.len()..];
+        match after.find('"') {
+            Some(j) => {
+                out.push_str(&after[..j]);
+                rest = &after[j + 1..];
+            }
+            None => {
+                out.push_str(&rest[i..]);
+                rest = "";
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Byte offset of the first `\n` or `\r` (SIMD search: a 160 MB message is
 /// scanned at memory speed).
 pub(crate) fn line_break(raw: &[u8]) -> Option<usize> {

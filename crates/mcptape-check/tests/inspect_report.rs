@@ -71,3 +71,48 @@ fn many_requests_one_unanswered() {
     assert_eq!(unanswered.len(), 1);
     assert!(matches!(unanswered[0], Item::Unanswered { line: 1, .. }));
 }
+
+/// A transcript inspected as a stream from a file (two passes, a line of
+/// 1 MiB or more scanned once) prints the same bytes as the report built in
+/// memory, text and JSON: a bad record between messages, a read answered
+/// with a 1.2 MB blob, a stderr record, a request left unanswered, a bad
+/// record after the last message and a cut last line, in that order.
+#[test]
+fn streamed_inspect_of_a_file_is_byte_identical_to_the_report_in_memory() {
+    let blob = "iVBORw0KGgo".to_owned() + &"A".repeat(1_200_000) + "=";
+    let lines = [
+        r#"{"mcptapeTranscript":1,"mcptapeVersion":"0.1.0","transport":"stdio","server":{},"startedAt":"2026-11-30T00:00:00Z"}"#.to_owned(),
+        r#"{"tUs":1,"kind":"message","dir":"c2s","msg":{"jsonrpc":"2.0","id":8,"method":"resources/read","params":{"uri":"file:///a.png"}}}"#.to_owned(),
+        "not a record".to_owned(),
+        format!(
+            r#"{{"tUs":2,"kind":"message","dir":"s2c","msg":{{"jsonrpc":"2.0","id":8,"result":{{"contents":[{{"uri":"file:///a.png","mimeType":"image/png","blob":"{blob}"}}]}}}}}}"#
+        ),
+        r#"{"tUs":3,"kind":"stderr","line":"hello"}"#.to_owned(),
+        r#"{"tUs":4,"kind":"message","dir":"c2s","msg":{"jsonrpc":"2.0","id":9,"method":"resources/read","params":{"uri":"file:///b"}}}"#.to_owned(),
+        "{}".to_owned(),
+    ];
+    let mut text = lines.join("\n");
+    text.push_str("\n{\"tUs\":5,\"kind\":\"mess");
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("t.jsonl");
+    std::fs::write(&path, &text).unwrap();
+    let whole = inspect(text.as_bytes(), false);
+    assert_eq!(whole.summary.results, 1);
+    assert_eq!(whole.summary.bad_lines, 3);
+    for json in [false, true] {
+        let mut out = Vec::new();
+        let head = mcptape_check::inspect_file_streamed(&path, false, json, &mut out)
+            .unwrap()
+            .expect("a transcript");
+        assert_eq!(head.summary, whole.summary);
+        let want = if json {
+            serde_json::to_string_pretty(&whole).unwrap() + "\n"
+        } else {
+            whole.text()
+        };
+        assert!(
+            String::from_utf8(out).unwrap() == want,
+            "json {json}: the streamed report differs"
+        );
+    }
+}

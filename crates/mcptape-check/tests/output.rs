@@ -197,3 +197,46 @@ fn human_lines_name_file_line_severity_rule_id_and_pointer() {
         )
     );
 }
+
+/// Past [`mcptape_check::SPILL_CHUNK_FINDINGS`] findings the streamed writer
+/// reads them back from sorted runs on disk: its human and JSON reports are
+/// byte for byte [`output::render`]'s of the whole report, the request left
+/// unanswered at the top (found last, reported first) and a second file
+/// included, and so are the totals.
+#[test]
+fn streamed_report_past_the_spill_chunk_is_byte_identical_to_the_rendered_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let header = r#"{"mcptapeTranscript":1,"mcptapeVersion":"0.1.0","transport":"stdio","server":{},"startedAt":"2026-11-30T00:00:00Z"}"#;
+    let mut s = format!("{header}\n");
+    s.push_str(
+        r#"{"tUs":1,"kind":"message","dir":"c2s","msg":{"jsonrpc":"2.0","id":"open","method":"ping"}}"#,
+    );
+    s.push('\n');
+    let n = mcptape_check::SPILL_CHUNK_FINDINGS + 1000;
+    for i in 0..n {
+        s.push_str(&format!(
+            r#"{{"tUs":{},"kind":"message","dir":"s2c","msg":{{"jsonrpc":"2.0","id":{i},"result":{{}}}}}}"#,
+            i + 2
+        ));
+        s.push('\n');
+    }
+    std::fs::write(tmp.path().join("a.jsonl"), &s).unwrap();
+    std::fs::write(tmp.path().join("b.jsonl"), format!("{header}\n")).unwrap();
+    let opts = Options::default();
+    let paths = [tmp.path().to_owned()];
+    let report = check_paths(&paths, &opts).unwrap();
+    assert_eq!(
+        report.count(mcptape_check::rule("response-unknown-id").unwrap()),
+        n
+    );
+    for format in [Format::Human, Format::Json] {
+        let mut out = Vec::new();
+        let mut files = mcptape_check::check_paths_streamed(&paths, &opts).unwrap();
+        let summary = output::write_streamed(&mut files, &[], format, &mut out).unwrap();
+        assert_eq!(summary, report.summary, "{format:?}");
+        assert!(
+            String::from_utf8(out).unwrap() == output::render(&report, format),
+            "{format:?}: the streamed report differs"
+        );
+    }
+}

@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 
 use mcptape_check::{
-    MAX_DIR_DEPTH, MAX_SPLIT_MESSAGE_LINES, Options, Revision, RevisionSource, SpecChoice,
-    check_bytes, check_paths, collect_transcripts,
+    MAX_ANSWERED_KEYS_KEPT, MAX_DIR_DEPTH, MAX_SPLIT_MESSAGE_LINES, Options, Revision,
+    RevisionSource, SpecChoice, check_bytes, check_paths, collect_transcripts,
 };
 
 fn repo() -> PathBuf {
@@ -580,4 +580,109 @@ fn cut_and_corrupted_transcripts_never_panic() {
         }
     }
     assert!(checked > 5000, "{checked}");
+}
+
+/// `n` read requests (ids 0..n) each answered, then a second answer to id 0.
+fn answered_then_answered_again(n: usize) -> Vec<u8> {
+    let req = |i: usize| format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"ping"}}"#);
+    let resp = |i: usize| format!(r#"{{"jsonrpc":"2.0","id":{i},"result":{{}}}}"#);
+    let mut msgs = Vec::new();
+    for i in 0..n {
+        msgs.push(("c2s", req(i)));
+        msgs.push(("s2c", resp(i)));
+    }
+    msgs.push(("s2c", resp(0)));
+    let refs: Vec<(&str, &str)> = msgs.iter().map(|(d, m)| (*d, m.as_str())).collect();
+    transcript(&refs)
+}
+
+/// At the limit every answered request is remembered: a second answer to
+/// the first is `request-answered-twice`. One past it the first is forgotten
+/// (memory stays bounded by the open requests): the second answer is
+/// `response-unknown-id`, and its message says why.
+#[test]
+fn answered_requests_are_remembered_up_to_the_limit_and_forgotten_one_past() {
+    let at = check_bytes(
+        "t.jsonl",
+        &answered_then_answered_again(MAX_ANSWERED_KEYS_KEPT),
+        &Options::default(),
+    );
+    let last = at.findings.last().expect("a finding");
+    assert_eq!(last.rule, "request-answered-twice");
+    assert_eq!(last.record, 2 * MAX_ANSWERED_KEYS_KEPT + 1);
+    assert_eq!(last.message, "request 0 (record 1) was already answered");
+
+    let past = check_bytes(
+        "t.jsonl",
+        &answered_then_answered_again(MAX_ANSWERED_KEYS_KEPT + 1),
+        &Options::default(),
+    );
+    let last = past.findings.last().expect("a finding");
+    assert_eq!(last.rule, "response-unknown-id");
+    assert_eq!(last.record, 2 * (MAX_ANSWERED_KEYS_KEPT + 1) + 1);
+    assert_eq!(
+        last.message,
+        "no request with id 0 was sent by the other side (or it was answered before the last 65536 answered requests, the most check remembers)"
+    );
+    assert!(
+        past.findings
+            .iter()
+            .all(|f| f.rule != "request-answered-twice"),
+        "{:?}",
+        past.findings.first()
+    );
+}
+
+/// Regression: an integer id past `u64` (`18446744073709551616`: legal
+/// JSON-RPC 2.0 §4, which sets no range) was `message-not-jsonrpc`. Its text
+/// is now the id end to end: the request pairs with its own answer, the
+/// neighbouring `…617` is a different id (`response-unknown-id`, printed
+/// exactly, not as a rounded float), and the string `"18446744073709551616"`
+/// differs only in type.
+#[test]
+fn integer_ids_past_u64_are_raw_text_end_to_end() {
+    let bytes = transcript(&[
+        (
+            "c2s",
+            r#"{"jsonrpc":"2.0","id":18446744073709551616,"method":"resources/read","params":{"uri":"file:///a"}}"#,
+        ),
+        (
+            "s2c",
+            r#"{"jsonrpc":"2.0","id":18446744073709551616,"result":{"contents":[{"uri":"file:///a","text":"x"}]}}"#,
+        ),
+        (
+            "s2c",
+            r#"{"jsonrpc":"2.0","id":18446744073709551617,"result":{"contents":[]}}"#,
+        ),
+        (
+            "c2s",
+            r#"{"jsonrpc":"2.0","id":"18446744073709551616","method":"ping"}"#,
+        ),
+        (
+            "s2c",
+            r#"{"jsonrpc":"2.0","id":"18446744073709551616","result":{}}"#,
+        ),
+    ]);
+    let r = check_bytes("t.jsonl", &bytes, &spec(Revision::v2025_11_25()));
+    assert_eq!(r.messages, 5);
+    let got: Vec<(&str, Option<&str>, &str)> = r
+        .findings
+        .iter()
+        .map(|f| (f.rule, f.request_id.as_deref(), f.message.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (
+                "response-unknown-id",
+                Some("18446744073709551617"),
+                "no request with id 18446744073709551617 was sent by the other side"
+            ),
+            (
+                "ids-differ-only-in-type",
+                Some("\"18446744073709551616\""),
+                "request id \"18446744073709551616\" differs only in type from request id 18446744073709551616 (resources/read, record 1)"
+            ),
+        ]
+    );
 }

@@ -671,6 +671,152 @@ fn with_protocol_records(records: Vec<Record>) -> Vec<Record> {
 /// [`ExportErrorKind::NotRegularFile`], [`ExportErrorKind::Io`], then [`import`]'s, with the file.
 pub fn import_file(path: &Path, opts: &ImportOptions) -> Result<Imported, ExportError> {
     let name = path.display().to_string();
+    // Counted first as a stream (a read buffer of memory): a HAR over the
+    // entry limit is refused before it is read into memory.
+    let file = crate::open_input(path, &name)?;
+    let counted = count_entries(std::io::BufReader::with_capacity(COUNT_READ_BYTES, file))
+        .map_err(|e| ExportError::at(ExportErrorKind::Io(e.to_string()), &name, 0))?;
+    if let Some(count) = counted.filter(|&n| n > MAX_ENTRIES) {
+        return Err(ExportError::new(ExportErrorKind::HarTooManyEntries {
+            count,
+            max: MAX_ENTRIES,
+        })
+        .in_file(&name));
+    }
     let bytes = crate::read_input(path, &name)?;
     import(&bytes, opts).map_err(|e| e.in_file(&name))
+}
+
+/// Read buffer of [`count_entries`] in [`import_file`] (256 KiB).
+const COUNT_READ_BYTES: usize = 256 << 10;
+
+/// The number of elements of `log.entries` in the HAR read from `r`, read
+/// as a stream of bytes (strings skipped whole, nothing built; memory: the
+/// reader's buffer): how [`import_file`] refuses a HAR over [`MAX_ENTRIES`]
+/// before reading it. `None` when the bytes hold no `log.entries` array
+/// found this way (not a JSON object, a key written with escapes, ...):
+/// the parse then judges the document.
+///
+/// # Errors
+/// The reader's.
+pub fn count_entries(mut r: impl std::io::BufRead) -> std::io::Result<Option<usize>> {
+    // Containers open (depth) and the kind of the first four (`true`: an
+    // object); `expect_key`: the next string of the object at `depth` is a key.
+    let mut depth = 0usize;
+    let mut objects = [false; 4];
+    let mut expect_key = false;
+    // The last key read at depth 1 and 2 (at most 8 bytes kept).
+    let mut key = [Vec::<u8>::new(), Vec::new()];
+    let (mut in_log, mut in_entries, mut found) = (false, false, false);
+    let mut count = 0usize;
+    // Inside a string: (escape pending, it is a key at depth 1 or 2).
+    let mut string: Option<(bool, Option<usize>)> = None;
+    loop {
+        let buf = r.fill_buf()?;
+        if buf.is_empty() {
+            break;
+        }
+        let n = buf.len();
+        let mut i = 0;
+        while i < n {
+            if let Some((escaped, key_at)) = &mut string {
+                if *escaped {
+                    *escaped = false;
+                    if let Some(d) = key_at {
+                        key[*d].push(b'\\');
+                    }
+                    i += 1;
+                    continue;
+                }
+                let k = memchr::memchr2(b'"', b'\\', &buf[i..]).unwrap_or(n - i);
+                if let Some(d) = key_at {
+                    // Enough of a key to tell `log` and `entries` from longer ones.
+                    key[*d].extend_from_slice(&buf[i..i + k.min(9)]);
+                    key[*d].truncate(9);
+                }
+                if i + k == n {
+                    i = n;
+                    continue;
+                }
+                if buf[i + k] == b'\\' {
+                    *escaped = true;
+                } else {
+                    string = None;
+                }
+                i += k + 1;
+                continue;
+            }
+            let b = buf[i];
+            i += 1;
+            match b {
+                b'"' => {
+                    let key_at = (expect_key && (depth == 1 || depth == 2)).then(|| depth - 1);
+                    if let Some(d) = key_at {
+                        key[d].clear();
+                    }
+                    expect_key = false;
+                    string = Some((false, key_at));
+                }
+                b'{' | b'[' => {
+                    let object = b == b'{';
+                    if depth == 1 && object && key[0] == b"log" {
+                        in_log = true;
+                    }
+                    if depth == 2 && in_log && !object && key[1] == b"entries" {
+                        in_entries = true;
+                        found = true;
+                    }
+                    if depth == 3 && in_entries {
+                        count += 1;
+                    }
+                    if let Some(o) = objects.get_mut(depth) {
+                        *o = object;
+                    }
+                    depth += 1;
+                    expect_key = object;
+                }
+                b'}' | b']' => {
+                    depth = depth.saturating_sub(1);
+                    match depth {
+                        2 => in_entries = false,
+                        1 => in_log = false,
+                        _ => {}
+                    }
+                    expect_key = false;
+                }
+                b',' => {
+                    expect_key = depth >= 1 && objects.get(depth - 1).copied().unwrap_or(false);
+                }
+                _ => {}
+            }
+        }
+        r.consume(n);
+    }
+    Ok(found.then_some(count))
+}
+
+#[cfg(test)]
+mod count_tests {
+    use super::count_entries;
+
+    fn count(text: &str) -> Option<usize> {
+        count_entries(std::io::BufReader::with_capacity(3, text.as_bytes())).unwrap()
+    }
+
+    /// `log.entries` counted through strings holding brackets, quotes and
+    /// commas, other arrays named `entries` and a tiny read buffer; no
+    /// `log.entries` is `None`.
+    #[test]
+    fn entries_are_counted_only_in_log_entries() {
+        assert_eq!(
+            count(
+                r#"{"entries":[{}],"log":{"version":"1.2","x":{"entries":[{},{}]},"entries":[{"a":"}]\",{["},{"b":[{}]},{}],"pages":[]}}"#
+            ),
+            Some(3)
+        );
+        assert_eq!(count(r#"{"log":{"entries":[]}}"#), Some(0));
+        assert_eq!(count(r#"{"log":{"pages":[{}]}}"#), None);
+        assert_eq!(count(r#"[{"log":{"entries":[{}]}}]"#), None);
+        assert_eq!(count("not json"), None);
+    }
 }

@@ -441,3 +441,32 @@ fn answer_sse_len() -> usize {
     let (answer, _) = latin1_session(None);
     format!("event: message\ndata: {answer}\n\n").len()
 }
+
+/// `import_file` counts a HAR's entries as a stream before reading it: one
+/// past [`MAX_ENTRIES`] is refused with the whole count; at the limit the
+/// count lets it through to the parse (whose import at the limit is
+/// `max_entries_is_accepted_and_one_more_is_refused`).
+#[test]
+fn har_file_over_the_entry_limit_is_refused_from_a_streamed_count() {
+    let tmp = tempfile::tempdir().unwrap();
+    for n in [MAX_ENTRIES, MAX_ENTRIES + 1] {
+        let path = tmp.path().join(format!("{n}.har"));
+        let bytes = serde_json::to_vec(&many(n)).unwrap();
+        std::fs::write(&path, &bytes).unwrap();
+        assert_eq!(
+            mcptape_export::har_import::count_entries(std::io::BufReader::new(&bytes[..])).unwrap(),
+            Some(n)
+        );
+        if n > MAX_ENTRIES {
+            let err = mcptape_export::har_import::import_file(&path, &ImportOptions::default())
+                .unwrap_err();
+            assert_eq!(
+                err.kind,
+                ExportErrorKind::HarTooManyEntries {
+                    count: MAX_ENTRIES + 1,
+                    max: MAX_ENTRIES
+                }
+            );
+        }
+    }
+}

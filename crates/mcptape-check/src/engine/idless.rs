@@ -31,7 +31,7 @@ impl State {
         let exchange = http.map(|h| h.exchange);
         let text = error_message_suffix(o);
         let where_ = exchange.map_or_else(String::new, |x| format!(" in HTTP exchange {x}"));
-        match self.answer_only_open(requester, |p| exchange.is_none() || p.exchange == exchange) {
+        match self.answer_only_open(&mut cx.findings, requester, |p| exchange.is_none() || p.exchange == exchange) {
             Ok((rid, method, rec)) => cx.push(
                 rules::ERROR_ID_MISSING,
                 place,
@@ -66,7 +66,7 @@ impl State {
         prefix: &str,
     ) {
         let text = error_message_suffix(o);
-        match self.answer_only_open(requester, |_| true) {
+        match self.answer_only_open(&mut cx.findings, requester, |_| true) {
             Ok((rid, method, rec)) => cx.push(
                 rules::ERROR_ID_NULL,
                 place,

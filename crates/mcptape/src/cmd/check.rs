@@ -102,6 +102,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(b) = &args.baseline {
         super::refuse_special_input("--baseline", b)?;
     }
+    let streamed = match args.format {
+        FormatArg::Human => Some(Format::Human),
+        FormatArg::Json => Some(Format::Json),
+        FormatArg::Junit | FormatArg::Sarif => None,
+    };
+    if let Some(format) = streamed
+        && args.baseline.is_none()
+        && args.write_baseline.is_none()
+    {
+        return run_streamed(&args, &opts, format);
+    }
     let mut report = mcptape_check::check_paths(&args.paths, &opts)?;
     let cwd = std::env::current_dir().context("reading the working directory")?;
     let written = match &args.write_baseline {
@@ -130,17 +141,28 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         None => None,
     };
-    let text = match args.format {
-        FormatArg::Human => output::render(&report, Format::Human),
-        FormatArg::Json => output::render(&report, Format::Json),
-        FormatArg::Junit => output::render(&report, Format::Junit),
-        FormatArg::Sarif => sarif::render_with(
-            &report,
-            &SarifOptions {
-                base_dir: Some(&cwd),
-                baseline: outcome.as_ref(),
-            },
-        ),
+    // The human and JSON reports are written as rendered, never held whole.
+    let format = match args.format {
+        FormatArg::Human => Some(Format::Human),
+        FormatArg::Json => Some(Format::Json),
+        FormatArg::Junit => Some(Format::Junit),
+        FormatArg::Sarif => None,
+    };
+    let write = |out: &mut dyn std::io::Write| -> std::io::Result<()> {
+        match format {
+            Some(f) => output::write_report(&report, f, out)?,
+            None => out.write_all(
+                sarif::render_with(
+                    &report,
+                    &SarifOptions {
+                        base_dir: Some(&cwd),
+                        baseline: outcome.as_ref(),
+                    },
+                )
+                .as_bytes(),
+            )?,
+        }
+        out.flush()
     };
     match &args.output {
         Some(path) => {
@@ -148,7 +170,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 std::fs::create_dir_all(dir)
                     .with_context(|| format!("creating {}", dir.display()))?;
             }
-            std::fs::write(path, &text).with_context(|| format!("writing {}", path.display()))?;
+            let file = std::fs::File::create(path)
+                .with_context(|| format!("writing {}", path.display()))?;
+            write(&mut std::io::BufWriter::with_capacity(1 << 16, file))
+                .with_context(|| format!("writing {}", path.display()))?;
             let s = report.summary;
             eprintln!(
                 "mcptape check: {}: {} file(s), {} error(s), {} warning(s), {} allowed; report in {}",
@@ -161,9 +186,77 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             );
         }
         // A reader that went away (`| head -1`) ends the printing quietly, in every format.
-        None => super::print_stdout(&text)?,
+        None => {
+            let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+            match write(&mut out) {
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+                r => r.map_err(|e| anyhow::anyhow!("writing to stdout: {e}"))?,
+            }
+        }
     }
     Ok(if written || report.passed() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// `check` without a baseline, human or JSON: each file's findings are
+/// written as they are read back ([`output::write_streamed`]), so memory
+/// holds a bounded number of them, not the whole report.
+fn run_streamed(args: &Args, opts: &Options, format: Format) -> anyhow::Result<ExitCode> {
+    let allowed: Vec<String> = opts.allow.iter().cloned().collect();
+    let mut reports = mcptape_check::check_paths_streamed(&args.paths, opts)?;
+    let summary = match &args.output {
+        Some(path) => {
+            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::create_dir_all(dir)
+                    .with_context(|| format!("creating {}", dir.display()))?;
+            }
+            let file = std::fs::File::create(path)
+                .with_context(|| format!("writing {}", path.display()))?;
+            let mut out = std::io::BufWriter::with_capacity(1 << 16, file);
+            let s = match output::write_streamed(&mut reports, &allowed, format, &mut out) {
+                Ok(s) => s,
+                Err(e) => {
+                    // No half report is left behind.
+                    drop(out);
+                    let _ = std::fs::remove_file(path);
+                    return Err(match e {
+                        output::WriteError::Check(c) => c.into(),
+                        e => anyhow::anyhow!("writing {}: {e}", path.display()),
+                    });
+                }
+            };
+            eprintln!(
+                "mcptape check: {}: {} file(s), {} error(s), {} warning(s), {} allowed; report in {}",
+                if s.errors == 0 { "PASS" } else { "FAIL" },
+                s.files,
+                s.errors,
+                s.warnings,
+                s.allowed,
+                path.display()
+            );
+            s
+        }
+        None => {
+            // A reader that went away (`| head -1`) ends the printing quietly;
+            // the check goes on for its exit status.
+            let mut out = std::io::BufWriter::with_capacity(
+                1 << 16,
+                super::QuietPipe {
+                    out: std::io::stdout().lock(),
+                    gone: false,
+                },
+            );
+            match output::write_streamed(&mut reports, &allowed, format, &mut out) {
+                Ok(s) => s,
+                Err(output::WriteError::Check(c)) => return Err(c.into()),
+                Err(e) => return Err(anyhow::anyhow!("writing to stdout: {e}")),
+            }
+        }
+    };
+    Ok(if summary.errors == 0 {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

@@ -46,17 +46,24 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 args.file.display()
             );
         }
+        // A transcript is read as a stream and its report written as it
+        // goes (memory: one line and the read requests, not the file).
+        let mut out = std::io::BufWriter::with_capacity(
+            1 << 16,
+            super::QuietPipe {
+                out: std::io::stdout().lock(),
+                gone: false,
+            },
+        );
+        let streamed =
+            mcptape_check::inspect_file_streamed(&args.file, args.lenient, args.json, &mut out)
+                .map_err(|e| reading_error(&args.file, e))?;
+        drop(out);
+        if let Some(report) = streamed {
+            return Ok(exit_status(&args.file, &report));
+        }
         Box::new(
-            mcptape_check::read_file_bytes(&args.file).map_err(|e| match e.kind {
-                mcptape_check::CheckErrorKind::NotRegularFile => anyhow::anyhow!(
-                    "reading {}: not a regular file (FIFO, socket or device)",
-                    args.file.display()
-                ),
-                mcptape_check::CheckErrorKind::Io(io) => {
-                    anyhow::anyhow!("reading {}: {io}", args.file.display())
-                }
-                other => anyhow::anyhow!("reading {}: {other}", args.file.display()),
-            })?,
+            mcptape_check::read_file_bytes(&args.file).map_err(|e| reading_error(&args.file, e))?,
         )
     };
     let report = mcptape_check::inspect::inspect(&data, args.lenient);
@@ -65,25 +72,44 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         super::print_stdout(&report.text())?;
     }
+    Ok(exit_status(&args.file, &report))
+}
+
+/// `reading FILE: …` for an error of opening or reading the file.
+fn reading_error(file: &Path, e: mcptape_check::CheckError) -> anyhow::Error {
+    match e.kind {
+        mcptape_check::CheckErrorKind::NotRegularFile => anyhow::anyhow!(
+            "reading {}: not a regular file (FIFO, socket or device)",
+            file.display()
+        ),
+        mcptape_check::CheckErrorKind::Io(io) => {
+            anyhow::anyhow!("reading {}: {io}", file.display())
+        }
+        other => anyhow::anyhow!("reading {}: {other}", file.display()),
+    }
+}
+
+/// The notes on stderr and the exit status of a report printed.
+fn exit_status(file: &Path, report: &mcptape_check::inspect::InspectReport) -> ExitCode {
     if report.summary.messages == 0 {
         eprintln!(
             "mcptape inspect: no messages in {}: nothing to inspect",
-            args.file.display()
+            file.display()
         );
-        return Ok(ExitCode::from(1));
+        return ExitCode::from(1);
     }
     if report.bad_transcript.is_none() && report.read_answers() == 0 {
         eprintln!(
             "mcptape inspect: no resources/read result in {} ({} messages)",
-            args.file.display(),
+            file.display(),
             report.summary.messages
         );
     }
-    Ok(if report.clean() {
+    if report.clean() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
-    })
+    }
 }
 
 /// Reads a regular file through the shared non-blocking opener

@@ -82,6 +82,41 @@ pub fn print_stdout(text: &str) -> anyhow::Result<()> {
     }
 }
 
+/// A writer whose reader may go away: past a broken pipe it writes nothing
+/// and reports success.
+pub(crate) struct QuietPipe<W> {
+    pub(crate) out: W,
+    pub(crate) gone: bool,
+}
+
+impl<W: std::io::Write> std::io::Write for QuietPipe<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.gone {
+            return Ok(buf.len());
+        }
+        match self.out.write(buf) {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                self.gone = true;
+                Ok(buf.len())
+            }
+            r => r,
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if self.gone {
+            return Ok(());
+        }
+        match self.out.flush() {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                self.gone = true;
+                Ok(())
+            }
+            r => r,
+        }
+    }
+}
+
 /// Ends a command line clap could not parse, or `--help`/`--version`: prints clap's text
 /// (help on stdout, an error on stderr) and returns clap's exit status (0 for help, 2 for a
 /// usage error). A help that cannot be written (`--help > /dev/full`) exits 2 with
