@@ -1,6 +1,7 @@
 //! `mcptape bench` against `mcptape serve` over real stdio (the built binary
 //! starts itself as the server child), on the shipped real recording.
 
+use crate::hdrh_python;
 use crate::record_support as support;
 
 use std::process::Command;
@@ -579,10 +580,6 @@ fn bench_all_error_answers_is_a_0_percent_success_run_and_fails() {
         serde_json::json!(20)
     );
 }
-
-/// Python's reading of an HdrHistogram log, shared with the replay crate's `hlog_python` test.
-#[path = "../../mcptape-replay/tests/common/hdrh_python.rs"]
-mod hdrh_python;
 
 /// `report[member]`'s entries as (method or name, sent, ok).
 fn sent_ok(report: &serde_json::Value, member: &str, by: &str) -> Vec<(String, u64, u64)> {
