@@ -437,6 +437,14 @@ fn stdio_peers_on_a_full_stdout_and_file_outputs_on_a_full_device_exit_2_with_on
             format!("mcptape: error: {want}"),
             "mcptape {args:?}: {err}"
         );
+        // Regression: `check -o /dev/full` removed its "half report", i.e. the device itself
+        // (the tests run as root), and every later write to /dev/full succeeded.
+        use std::os::unix::fs::FileTypeExt as _;
+        let full = std::fs::symlink_metadata("/dev/full").unwrap();
+        assert!(
+            full.file_type().is_char_device(),
+            "mcptape {args:?} removed /dev/full"
+        );
     }
     // The recorder that could not reach its client still recorded the session, then the exit.
     let rec = read_transcript(Path::new(t));
