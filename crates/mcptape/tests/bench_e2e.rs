@@ -793,7 +793,9 @@ fn bench_live_target_skips_tools_without_read_only_hint_unless_allowed() {
     );
     let run = |extra: &str| {
         let dir = tempfile::tempdir().unwrap();
-        let mut a = words("--reads 12 --turns 0 --methods tools/call,prompts/get");
+        // --timeout also bounds the handshake: the Python server imports for seconds on a
+        // loaded machine (5 s, the default, failed once under CI-like load).
+        let mut a = words("--reads 12 --turns 0 --methods tools/call,prompts/get --timeout 30s");
         a.extend(words(extra));
         a.extend(["--target-cmd", cmd.as_str()]);
         let (o, _) = run_bench(
