@@ -600,7 +600,7 @@ pub fn text(r: &Regression) -> String {
         r.settings.resamples,
         r.settings.seed
     );
-    let width = r.series.iter().map(|s| s.name.len() + 4).max().unwrap_or(8);
+    let width = r.series.iter().map(|s| s.name.len() + 6).max().unwrap_or(8);
     for se in &r.series {
         for q in &se.quantiles {
             let label = format!("{} {}", se.name, q_name(q.q));
