@@ -970,7 +970,8 @@ fn bench_baseline_gate_catches_a_20ms_read_delay_in_the_python_sdk_server() {
     };
     let transcript = "py-stdio-2026-07-28.jsonl";
     let run = |cmd: &str, baseline: Option<&std::path::Path>| {
-        let mut a = words("--reads 40 --turns 0 --methods reads");
+        // A 30 s bound on the handshake: the SDK's imports on a loaded machine take seconds.
+        let mut a = words("--reads 40 --turns 0 --methods reads --timeout 30s");
         a.extend(["--target-cmd", cmd]);
         let b = baseline.map(|b| b.display().to_string());
         if let Some(b) = &b {
