@@ -347,8 +347,8 @@ print(json.dumps({'errors': errs, 'inputs': sorted(inputs), 'steps': len(a['runs
 fn output_of(t: &Path, key: &str) -> String {
     read(&t.join("github_output"))
         .lines()
-        .filter_map(|l| l.strip_prefix(&format!("{key}=")))
-        .last()
+        .rev()
+        .find_map(|l| l.strip_prefix(&format!("{key}=")))
         .unwrap_or_else(|| panic!("no {key} in GITHUB_OUTPUT"))
         .to_owned()
 }
