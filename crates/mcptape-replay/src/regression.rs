@@ -732,7 +732,9 @@ pub fn junit_xml(
 /// (`tr.regressed` for a regression), then the rank tests.
 pub fn html_section(r: &Regression) -> String {
     let e = crate::render::html::html_escape;
-    let mut s = String::from("<section id=\"regression\"><h2>Regression gate</h2>\n");
+    let mut s = String::from(
+        "<section id=\"regression\"><h2>Regression gate</h2>\n<style>tr.regressed td{background:#fde2e2}tr.improved td{background:#e2f5e2}</style>\n",
+    );
     let (class, word) = match r.verdict {
         GateVerdict::Pass => ("pass", "PASS".to_owned()),
         GateVerdict::Regressed => ("fail", format!("REGRESSED: {}", r.regressed.join(", "))),
