@@ -441,6 +441,12 @@ fn stdio_peers_on_a_full_stdout_and_file_outputs_on_a_full_device_exit_2_with_on
     // The recorder that could not reach its client still recorded the session, then the exit.
     let rec = read_transcript(Path::new(t));
     assert_eq!(exit_of(&rec), (Some(0), None));
+    // Regression (issue 28, a newcomer's retry): `check -o /dev/full` removed its "half
+    // report", the device node itself when run as root; the next `-o /dev/full` then wrote a
+    // regular file there, and every later write to /dev/full on the machine succeeded.
+    use std::os::unix::fs::FileTypeExt as _;
+    let kind = std::fs::metadata("/dev/full").unwrap().file_type();
+    assert!(kind.is_char_device(), "/dev/full is now {kind:?}");
 }
 
 /// Regression (issue 28): `--timeout -5s` got clap's "unexpected argument '-5'" while

@@ -215,13 +215,18 @@ fn run_streamed(args: &Args, opts: &Options, format: Format) -> anyhow::Result<E
             }
             let file = std::fs::File::create(path)
                 .with_context(|| format!("writing {}", path.display()))?;
+            // Only a regular file is removed on failure: `-o /dev/full` (as root) unlinked the
+            // device node, and the next writer of /dev/full made a regular file there.
+            let regular = file.metadata().is_ok_and(|m| m.is_file());
             let mut out = std::io::BufWriter::with_capacity(1 << 16, file);
             let s = match output::write_streamed(&mut reports, &allowed, format, &mut out) {
                 Ok(s) => s,
                 Err(e) => {
                     // No half report is left behind.
                     drop(out);
-                    let _ = std::fs::remove_file(path);
+                    if regular {
+                        let _ = std::fs::remove_file(path);
+                    }
                     return Err(match e {
                         output::WriteError::Check(c) => c.into(),
                         e => anyhow::anyhow!("writing {}: {e}", path.display()),
