@@ -228,6 +228,10 @@ fn every_writing_subcommand_on_a_full_stdout_exits_2_with_one_line() {
     let runs: Vec<Vec<String>> = [
         vec!["inspect", "corpus/inspect/seed-png.jsonl"],
         vec!["inspect", "--json", "corpus/inspect/seed-png.jsonl"],
+        // A transcript is inspected as a stream: its write error said `reading T: No space
+        // left on device` (issue 28, a newcomer's retry).
+        vec!["inspect", stdio],
+        vec!["inspect", "--json", stdio],
         vec![
             "bench",
             stdio,
