@@ -279,8 +279,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 Ok(ExitCode::SUCCESS)
             }
             None => {
-                // Replies go out from the timer thread, one write(2) per line.
-                let end = serve_stdio(server.clone()).await?;
+                // Replies go out from the timer thread, one write(2) per line. A host may end
+                // a stdio server with SIGTERM (or the user with Ctrl-C): the session stops and
+                // `--stats` is still written (it was left empty: the signal killed the
+                // process); the status stays the shell's for that signal (143, 130).
+                let end = tokio::select! {
+                    end = serve_stdio(server.clone()) => end?,
+                    (name, number) = stop_signal() => {
+                        eprintln!("mcptape serve: {name}: stopping");
+                        return Ok(ExitCode::from(128 + number));
+                    }
+                };
                 Ok(match end {
                     StreamEnd::Dropped => ExitCode::from(3),
                     StreamEnd::Crashed { code, signal } => {
@@ -328,6 +337,22 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // Reads of our own stdin may still sit in a blocking thread: do not wait for them.
     rt.shutdown_background();
     result
+}
+
+/// SIGINT or SIGTERM, whichever comes first: its name and number. Never ends when the
+/// handlers cannot be installed (the signal then ends the process, as before).
+async fn stop_signal() -> (&'static str, u8) {
+    use tokio::signal::unix::{SignalKind, signal};
+    match (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) {
+        (Ok(mut int), Ok(mut term)) => tokio::select! {
+            _ = int.recv() => ("SIGINT", 2),
+            _ = term.recv() => ("SIGTERM", 15),
+        },
+        _ => std::future::pending().await,
+    }
 }
 
 async fn shutdown_signal() {
