@@ -730,6 +730,34 @@ fn serve_stdio_stopped_by_sigterm_or_sigint_writes_its_stats() {
     }
 }
 
+/// Regression (issue 28, a newcomer's retry): `serve --listen` exited 0 on Ctrl-C where stdio
+/// `serve` and `record --listen` exit 130. SIGINT exits 130, SIGTERM 0; the stats are written
+/// either way.
+#[test]
+fn serve_listen_stopped_by_sigint_exits_130_and_by_sigterm_0() {
+    for (sig, code) in [("-INT", 130), ("-TERM", 0)] {
+        let tmp = tempfile::tempdir().unwrap();
+        let stats = tmp.path().join("stats.json");
+        let port = free_port();
+        let mut cmd = Command::new(mcptape());
+        cmd.arg("serve")
+            .arg(repo_root().join("corpus/transcripts/everything-http.jsonl"))
+            .args(["--listen", &format!("127.0.0.1:{port}"), "--stats"])
+            .arg(&stats);
+        let mut g = spawn_listening(&mut cmd, port);
+        let ok = Command::new("kill")
+            .args([sig, &g.0.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        let status = wait_bounded(&mut g.0, Duration::from_secs(20)).expect("serve ends");
+        assert_eq!(status.code(), Some(code), "{sig}");
+        let json: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&stats).unwrap()).expect("stats written");
+        assert_eq!(json["requests"], 0, "{sig}: {json}");
+    }
+}
+
 /// Regression (issue 28): the fuzz CI step left a 6.9 MB `mcptape-fuzz.*` directory (the logs
 /// and each run's new inputs) in the temporary directory. `fuzz/run.sh` is run from a copy in
 /// a scratch tree with `cargo fuzz` and the target binaries stood in for by shell scripts (the

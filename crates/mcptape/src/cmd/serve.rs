@@ -52,7 +52,8 @@ pub struct Args {
     pub root: Vec<String>,
     /// Write the session's counters and delay quantiles (model, scheduled, achieved, lateness =
     /// achieved - scheduled with its precision flag, engine time, capacity) as JSON to FILE on
-    /// exit (checked writable before serving).
+    /// exit, a stop by SIGINT (exit 130) or SIGTERM (exit 0 over HTTP, 143 over stdio) included
+    /// (checked writable before serving).
     #[arg(long, value_name = "FILE")]
     pub stats: Option<PathBuf>,
     /// Requests the recording has no answer for. `answer` (default): ping and logging/setLevel
@@ -269,14 +270,25 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     "mcptape serve: listening on http://{}/mcp",
                     listener.local_addr()?
                 );
+                // Ctrl-C (SIGINT) exits 130, as `record --listen` does and as stdio `serve`;
+                // SIGTERM 0 (it exited 0 on both).
+                let by = Arc::new(std::sync::atomic::AtomicU8::new(0));
+                let seen = by.clone();
+                let shutdown = async move {
+                    let (_, number) = stop_signal().await;
+                    seen.store(number, std::sync::atomic::Ordering::Relaxed);
+                };
                 mcptape_replay::http::serve_http_allowing(
                     server.clone(),
                     listener,
                     &args.allow_origin,
-                    shutdown_signal(),
+                    shutdown,
                 )
                 .await?;
-                Ok(ExitCode::SUCCESS)
+                Ok(match by.load(std::sync::atomic::Ordering::Relaxed) {
+                    2 => ExitCode::from(130),
+                    _ => ExitCode::SUCCESS,
+                })
             }
             None => {
                 // Replies go out from the timer thread, one write(2) per line. A host may end
@@ -352,16 +364,5 @@ async fn stop_signal() -> (&'static str, u8) {
             _ = term.recv() => ("SIGTERM", 15),
         },
         _ => std::future::pending().await,
-    }
-}
-
-async fn shutdown_signal() {
-    let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-        Ok(s) => s,
-        Err(_) => return std::future::pending().await,
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = term.recv() => {}
     }
 }
