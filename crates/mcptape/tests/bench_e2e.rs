@@ -744,6 +744,10 @@ fn bench_of_tool_calls_says_requests_and_why_the_turns_have_no_prediction() {
         "\n  (no prediction: the single phase sent no resources/read; add it to --methods)\n",
     );
     assert!(!stdout.contains("all reads"), "{stdout}");
+    // The HTML page says so too.
+    let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+    assert_has(&html, "8 single requests, 2 turns of 4 reads");
+    assert_has(&html, "<th>single requests</th>");
 }
 
 /// Issue 27: `--methods` and `--mix` choose what the single phase sends; `--methods reads` is
