@@ -147,7 +147,7 @@ impl fmt::Display for ConfigError {
             }
             ConfigErrorKind::OutNotADirectory => write!(
                 f,
-                "{flag} {v}: exists and is not a directory (--out names a directory for report.json, latency.hlog, latency.svg)"
+                "{flag} {v}: exists and is not a directory (--out names a directory for report.json, latency.hlog, latency.svg, report.html)"
             ),
             ConfigErrorKind::OutNotCreatable(e) => {
                 write!(f, "{flag} {v}: cannot create the directory: {e}")

@@ -166,7 +166,9 @@ fn main_job_table_fits_80_columns_and_its_headline_says_answered_as_recorded() {
     }
     assert_has(
         &stdout,
-        // Every recorded method is replayed (issue 27): 256 reads and 44 list calls, seed 1.
+        // The single phase cycles the 14 recorded requests (resources/list, templates/list,
+        // 12 reads): 21 cycles reach the not-found read (it said `single reads` and `all reads`
+        // over the list calls, and the README said 275/25, the reads-only figures).
         "single requests (closed-loop, concurrency 1):\n  300 of 300 answered as recorded: 279 results, 21 recorded errors\n",
     );
     assert_has(
@@ -180,6 +182,7 @@ fn main_job_table_fits_80_columns_and_its_headline_says_answered_as_recorded() {
         "  uri (resources/read), the 5 slowest by p99 of 12",
         "    … 7 more in report.json (byUri) and report.html",
         "  answered ok   ",
+        "all requests = results + error answers + timeouts",
         "predicted F^4",
         "server-side delay",
         "precision ok",
@@ -722,6 +725,32 @@ fn bench_on_a_tool_session_reports_every_method_per_tool_prompt_and_uri() {
         .unwrap()
         .min;
     assert!(min >= 1_000, "fixed:1ms server delay: {out}");
+}
+
+/// Issue 28 (a newcomer's retry): `--methods tools/call,prompts/get` sent no read, yet the table
+/// said `single reads` and `all reads` over the tool calls, and the turns' prediction was a bare
+/// `n/a`. The rows say `requests`, and why there is no prediction.
+#[test]
+fn bench_of_tool_calls_says_requests_and_why_the_turns_have_no_prediction() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ok, stdout, stderr, _) = bench_on(
+        "corpus/transcripts/everything-tools-stdio.jsonl",
+        &words("--reads 8 --turns 2 --latency fixed:1ms --methods tools/call,prompts/get"),
+        dir.path(),
+    );
+    assert!(ok, "{stdout}\n{stderr}");
+    assert_has(&stdout, "single requests (closed-loop, concurrency 1):");
+    assert_has(&stdout, "8 of 8 answered ok (100.0 %)");
+    assert_has(&stdout, "\n  all requests   ");
+    assert_has(
+        &stdout,
+        "\n  (no prediction: the single phase sent no resources/read; add it to --methods)\n",
+    );
+    assert!(!stdout.contains("all reads"), "{stdout}");
+    // The HTML page says so too.
+    let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+    assert_has(&html, "8 single requests, 2 turns of 4 reads");
+    assert_has(&html, "<th>single requests</th>");
 }
 
 /// Issue 27: `--methods` and `--mix` choose what the single phase sends; `--methods reads` is

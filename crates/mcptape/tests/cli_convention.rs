@@ -228,6 +228,10 @@ fn every_writing_subcommand_on_a_full_stdout_exits_2_with_one_line() {
     let runs: Vec<Vec<String>> = [
         vec!["inspect", "corpus/inspect/seed-png.jsonl"],
         vec!["inspect", "--json", "corpus/inspect/seed-png.jsonl"],
+        // A transcript is inspected as a stream: its write error said `reading T: No space
+        // left on device` (issue 28, a newcomer's retry).
+        vec!["inspect", stdio],
+        vec!["inspect", "--json", stdio],
         vec![
             "bench",
             stdio,
@@ -661,6 +665,98 @@ fn record_stdio_stopped_by_sigint_exits_130_though_the_server_exits_0() {
     let exit = text.lines().last().unwrap();
     assert!(exit.contains("\"exit\""), "{text}");
     assert_eq!(exit_of(&read_transcript(&t)), (Some(0), Some(2)), "{text}");
+}
+
+/// Regression (issue 28, a newcomer's retry): stdio `serve --stats F` ended by SIGTERM (how a
+/// host stops a stdio server) or SIGINT left F empty: the signal killed the process before the
+/// stats were written "on exit". The stats are written and the status is the signal's (143, 130).
+#[test]
+fn serve_stdio_stopped_by_sigterm_or_sigint_writes_its_stats() {
+    use std::io::{BufRead as _, Write as _};
+    let transcript = repo_root().join("corpus/transcripts/everything-stdio.jsonl");
+    let initialize = std::fs::read_to_string(&transcript)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|r| r["msg"]["method"] == "initialize")
+        .unwrap()["msg"]
+        .to_string();
+    for (sig, code) in [("-TERM", 143), ("-INT", 130)] {
+        let tmp = tempfile::tempdir().unwrap();
+        let stats = tmp.path().join("stats.json");
+        let child = Command::new(mcptape())
+            .args([
+                "serve",
+                transcript.to_str().unwrap(),
+                "--latency",
+                "fixed:0ms",
+            ])
+            .arg("--stats")
+            .arg(&stats)
+            .stdin(std::process::Stdio::piped()) // held open: no EOF
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut g = Guard(child);
+        let mut stdin = g.0.stdin.take().unwrap();
+        writeln!(stdin, "{initialize}").unwrap();
+        // One answer read: the session (and its signal handlers) runs.
+        let out = g.0.stdout.take().unwrap();
+        let answer = std::thread::spawn(move || {
+            let mut line = String::new();
+            std::io::BufReader::new(out).read_line(&mut line).unwrap();
+            line
+        });
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while !answer.is_finished() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no answer to initialize"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(answer.join().unwrap().contains("\"result\""));
+        let ok = Command::new("kill")
+            .args([sig, &g.0.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        let status = wait_bounded(&mut g.0, Duration::from_secs(20)).expect("serve ends");
+        assert_eq!(status.code(), Some(code), "{sig}");
+        let json: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&stats).unwrap()).expect("stats written");
+        assert_eq!(json["requests"], 1, "{sig}: {json}");
+        drop(stdin);
+    }
+}
+
+/// Regression (issue 28, a newcomer's retry): `serve --listen` exited 0 on Ctrl-C where stdio
+/// `serve` and `record --listen` exit 130. SIGINT exits 130, SIGTERM 0; the stats are written
+/// either way.
+#[test]
+fn serve_listen_stopped_by_sigint_exits_130_and_by_sigterm_0() {
+    for (sig, code) in [("-INT", 130), ("-TERM", 0)] {
+        let tmp = tempfile::tempdir().unwrap();
+        let stats = tmp.path().join("stats.json");
+        let port = free_port();
+        let mut cmd = Command::new(mcptape());
+        cmd.arg("serve")
+            .arg(repo_root().join("corpus/transcripts/everything-http.jsonl"))
+            .args(["--listen", &format!("127.0.0.1:{port}"), "--stats"])
+            .arg(&stats);
+        let mut g = spawn_listening(&mut cmd, port);
+        let ok = Command::new("kill")
+            .args([sig, &g.0.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        let status = wait_bounded(&mut g.0, Duration::from_secs(20)).expect("serve ends");
+        assert_eq!(status.code(), Some(code), "{sig}");
+        let json: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&stats).unwrap()).expect("stats written");
+        assert_eq!(json["requests"], 0, "{sig}: {json}");
+    }
 }
 
 /// Regression (issue 28): the fuzz CI step left a 6.9 MB `mcptape-fuzz.*` directory (the logs

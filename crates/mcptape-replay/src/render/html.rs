@@ -739,8 +739,12 @@ pub fn bench_html(report: &BenchReport, res: &BenchResult) -> String {
     let _ = writeln!(s, "<h1>mcptape bench: {}</h1>", html_escape(&name));
     let _ = writeln!(
         s,
-        "<p class=\"muted\">{} single reads, {} turns of {} reads, seed {}</p>",
-        report.single.count, report.turns, report.parallel, report.seed
+        "<p class=\"muted\">{} single {}, {} turns of {} reads, seed {}</p>",
+        report.single.count,
+        report.single_unit(),
+        report.turns,
+        report.parallel,
+        report.seed
     );
     let failures = report.failures();
     if !failures.is_empty() {
@@ -772,7 +776,7 @@ pub fn bench_html(report: &BenchReport, res: &BenchResult) -> String {
     row(&mut s, "read timeout", &ms(report.timeout_us as f64));
     row(
         &mut s,
-        "single reads",
+        &format!("single {}", report.single_unit()),
         &format!(
             "{} asked, {} answered{}",
             report.reads_asked,

@@ -186,10 +186,10 @@ fn ms_f(us: f64) -> String {
 }
 
 impl BenchReport {
-    /// What the single phase sent, as the table names it: `reads` when every request was a
-    /// `resources/read` (or the report has no per-method figures), else `requests`.
-    pub fn single_phase_noun(&self) -> &'static str {
-        if self.by_method.iter().all(|v| v.method == "resources/read") {
+    /// What the single phase sent: `reads` when every request was a `resources/read` (or no
+    /// method is broken down, as in a k6 import), else `requests`.
+    pub(crate) fn single_unit(&self) -> &'static str {
+        if self.by_method.iter().all(|m| m.method == "resources/read") {
             "reads"
         } else {
             "requests"
@@ -214,18 +214,18 @@ impl BenchReport {
         let _ = writeln!(s);
         let q = &self.single;
         let c = &self.single_phase;
-        // Since `bench` replays every recorded method (issue 27), the single phase holds
-        // whatever the session asked; it is "reads" only when it asked only reads.
-        let noun = self.single_phase_noun();
+        // The single phase replays every recorded method by default: its rows say `requests`
+        // unless it sent reads alone (they said `all reads` over resources/list, tools/call…).
+        let what = self.single_unit();
         headline(
             &mut s,
-            &format!("single {noun} ({})", self.load),
+            &format!("single {what} ({})", self.load),
             &success_line(c),
         );
         let (cut, max_ms) = (self.single_cut, self.max_phase_ms);
-        write_cut(&mut s, cut, max_ms, c.sent, self.reads_asked, noun);
+        write_cut(&mut s, cut, max_ms, c.sent, self.reads_asked, what);
         let _ = writeln!(s, "{}", row_header());
-        let _ = writeln!(s, "{}", row(&format!("all {noun}"), q));
+        let _ = writeln!(s, "{}", row(&format!("all {what}"), q));
         if c.sent > 0 && (c.answered_ok != c.sent || self.single_ok.count != q.count) {
             let _ = writeln!(s, "{}", row("answered ok", &self.single_ok));
             for v in &self.error_classes {
@@ -320,6 +320,16 @@ impl BenchReport {
                     "n/a"
                 );
             }
+            if self.single.count > 0
+                && self.turns > 0
+                && !self.by_method.iter().any(|m| m.method == "resources/read")
+            {
+                // Said, not left as a bare n/a (`--methods tools/call,prompts/get`).
+                let _ = writeln!(
+                    s,
+                    "  (no prediction: the single phase sent no resources/read; add it to --methods)"
+                );
+            }
         }
         if self.turns > 0 {
             let _ = writeln!(
@@ -385,7 +395,7 @@ impl BenchReport {
         let _ = writeln!(
             s,
             "  all {} = results + error answers + timeouts (censored: `> bound`);\n  answered ok = results only",
-            self.single_phase_noun()
+            self.single_unit()
         );
         for w in &self.warnings {
             let _ = writeln!(

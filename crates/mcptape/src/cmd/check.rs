@@ -215,6 +215,9 @@ fn run_streamed(args: &Args, opts: &Options, format: Format) -> anyhow::Result<E
             }
             let file = std::fs::File::create(path)
                 .with_context(|| format!("writing {}", path.display()))?;
+            // Only a regular file is removed on failure: `-o /dev/full` (as root) unlinked the
+            // device node, and the next writer of /dev/full made a regular file there.
+            let regular = file.metadata().is_ok_and(|m| m.is_file());
             let mut out = std::io::BufWriter::with_capacity(1 << 16, file);
             let s = match output::write_streamed(&mut reports, &allowed, format, &mut out) {
                 Ok(s) => s,
@@ -222,7 +225,7 @@ fn run_streamed(args: &Args, opts: &Options, format: Format) -> anyhow::Result<E
                     // No half report is left behind, but only a regular file is removed:
                     // `-o /dev/full` (a device, written as root) must stay a device.
                     drop(out);
-                    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file()) {
+                    if regular {
                         let _ = std::fs::remove_file(path);
                     }
                     return Err(match e {

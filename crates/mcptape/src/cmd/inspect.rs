@@ -50,14 +50,23 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         // goes (memory: one line and the read requests, not the file).
         let mut out = std::io::BufWriter::with_capacity(
             1 << 16,
-            super::QuietPipe {
-                out: std::io::stdout().lock(),
-                gone: false,
+            NoteWriteError {
+                out: super::QuietPipe {
+                    out: std::io::stdout().lock(),
+                    gone: false,
+                },
+                failed: false,
             },
         );
         let streamed =
             mcptape_check::inspect_file_streamed(&args.file, args.lenient, args.json, &mut out)
-                .map_err(|e| reading_error(&args.file, e))?;
+                .map_err(|e| match e.kind {
+                    // The report could not be written: said as such, not as a read of FILE.
+                    mcptape_check::CheckErrorKind::Io(io) if out.get_ref().failed => {
+                        anyhow::anyhow!("writing to stdout: {io}")
+                    }
+                    _ => reading_error(&args.file, e),
+                })?;
         drop(out);
         if let Some(report) = streamed {
             return Ok(exit_status(&args.file, &report));
@@ -73,6 +82,27 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         super::print_stdout(&report.text())?;
     }
     Ok(exit_status(&args.file, &report))
+}
+
+/// Stdout of the streamed report, noting whether a write failed: the library returns read and
+/// write errors alike, and `inspect T > /dev/full` said `reading T: No space left on device`.
+struct NoteWriteError<W> {
+    out: W,
+    failed: bool,
+}
+
+impl<W: std::io::Write> std::io::Write for NoteWriteError<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let r = self.out.write(buf);
+        self.failed |= r.is_err();
+        r
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        let r = self.out.flush();
+        self.failed |= r.is_err();
+        r
+    }
 }
 
 /// `reading FILE: …` for an error of opening or reading the file.

@@ -52,7 +52,8 @@ pub struct Args {
     pub root: Vec<String>,
     /// Write the session's counters and delay quantiles (model, scheduled, achieved, lateness =
     /// achieved - scheduled with its precision flag, engine time, capacity) as JSON to FILE on
-    /// exit (checked writable before serving).
+    /// exit, a stop by SIGINT (exit 130) or SIGTERM (exit 0 over HTTP, 143 over stdio) included
+    /// (checked writable before serving).
     #[arg(long, value_name = "FILE")]
     pub stats: Option<PathBuf>,
     /// Requests the recording has no answer for. `answer` (default): ping and logging/setLevel
@@ -269,18 +270,38 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     "mcptape serve: listening on http://{}/mcp",
                     listener.local_addr()?
                 );
+                // Ctrl-C (SIGINT) exits 130, as `record --listen` does and as stdio `serve`;
+                // SIGTERM 0 (it exited 0 on both).
+                let by = Arc::new(std::sync::atomic::AtomicU8::new(0));
+                let seen = by.clone();
+                let shutdown = async move {
+                    let (_, number) = stop_signal().await;
+                    seen.store(number, std::sync::atomic::Ordering::Relaxed);
+                };
                 mcptape_replay::http::serve_http_allowing(
                     server.clone(),
                     listener,
                     &args.allow_origin,
-                    shutdown_signal(),
+                    shutdown,
                 )
                 .await?;
-                Ok(ExitCode::SUCCESS)
+                Ok(match by.load(std::sync::atomic::Ordering::Relaxed) {
+                    2 => ExitCode::from(130),
+                    _ => ExitCode::SUCCESS,
+                })
             }
             None => {
-                // Replies go out from the timer thread, one write(2) per line.
-                let end = serve_stdio(server.clone()).await?;
+                // Replies go out from the timer thread, one write(2) per line. A host may end
+                // a stdio server with SIGTERM (or the user with Ctrl-C): the session stops and
+                // `--stats` is still written (it was left empty: the signal killed the
+                // process); the status stays the shell's for that signal (143, 130).
+                let end = tokio::select! {
+                    end = serve_stdio(server.clone()) => end?,
+                    (name, number) = stop_signal() => {
+                        eprintln!("mcptape serve: {name}: stopping");
+                        return Ok(ExitCode::from(128 + number));
+                    }
+                };
                 Ok(match end {
                     StreamEnd::Dropped => ExitCode::from(3),
                     StreamEnd::Crashed { code, signal } => {
@@ -330,13 +351,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     result
 }
 
-async fn shutdown_signal() {
-    let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-        Ok(s) => s,
-        Err(_) => return std::future::pending().await,
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = term.recv() => {}
+/// SIGINT or SIGTERM, whichever comes first: its name and number. Never ends when the
+/// handlers cannot be installed (the signal then ends the process, as before).
+async fn stop_signal() -> (&'static str, u8) {
+    use tokio::signal::unix::{SignalKind, signal};
+    match (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) {
+        (Ok(mut int), Ok(mut term)) => tokio::select! {
+            _ = int.recv() => ("SIGINT", 2),
+            _ = term.recv() => ("SIGTERM", 15),
+        },
+        _ => std::future::pending().await,
     }
 }
