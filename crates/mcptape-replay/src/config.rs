@@ -8,7 +8,9 @@ use std::path::Path;
 
 use tokio::time::Duration;
 
-use crate::bench::{BenchConfig, Load, MAX_IN_FLIGHT, MAX_PARALLEL, MAX_PHASE_US};
+use mcptape_report::run::{Load, MAX_IN_FLIGHT, MAX_PARALLEL, MAX_PHASE_US};
+
+use crate::bench::BenchConfig;
 use crate::latency::{MAX_DELAY_US, SpecErrorKind, parse_duration_capped_us};
 
 /// Highest open-loop rate accepted (`--rate`), reads per second: 1,000,000.
@@ -217,7 +219,7 @@ pub struct BenchSettings<'a> {
     /// Wall-clock bound of each phase (`--max-phase`), > 0, at most [`MAX_PHASE_US`].
     pub max_phase: &'a str,
     /// Requests of a phase in flight at most (`--max-in-flight`), 1..=[`MAX_IN_FLIGHT`]
-    /// (default [`crate::bench::DEFAULT_MAX_IN_FLIGHT`]).
+    /// (default [`mcptape_report::run::DEFAULT_MAX_IN_FLIGHT`]).
     pub max_in_flight: u32,
     /// Check each result's contents with the fused strict decoder (`--validate`), timed apart.
     pub validate: bool,
@@ -391,7 +393,7 @@ mod tests {
             deadline: "800ms",
             timeout: "5s",
             max_phase: "25s",
-            max_in_flight: crate::bench::DEFAULT_MAX_IN_FLIGHT,
+            max_in_flight: mcptape_report::run::DEFAULT_MAX_IN_FLIGHT,
             validate: false,
         }
     }

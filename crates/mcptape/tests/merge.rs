@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use mcptape_replay::render::merge_hlog_tagged;
+use mcptape_report::render::merge_hlog_tagged;
 use support::*;
 
 /// `mcptape bench corpus/transcripts/everything-stdio.jsonl ARGS --out OUT` (must succeed); its

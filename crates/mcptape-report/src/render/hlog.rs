@@ -15,7 +15,7 @@ use hdrhistogram::serialization::interval_log::{
 };
 use hdrhistogram::serialization::{Deserializer, V2DeflateSerializer};
 
-use crate::bench::BenchResult;
+use crate::run::BenchResult;
 use crate::stats::{BenchReport, new_hist};
 
 /// One named histogram for the interval log.
@@ -358,10 +358,10 @@ pub struct HlogMeta {
     pub censored: std::collections::BTreeMap<String, TagCensor>,
 }
 
-/// Tag of the single reads that timed out (`single-err-` and the [`crate::bench::TIMEOUT_CLASS`]
+/// Tag of the single reads that timed out (`single-err-` and the [`crate::run::TIMEOUT_CLASS`]
 /// as tag text).
 pub fn timeout_tag() -> String {
-    format!("single-err-{}", tag_text(crate::bench::TIMEOUT_CLASS))
+    format!("single-err-{}", tag_text(crate::run::TIMEOUT_CLASS))
 }
 
 impl HlogMeta {
@@ -378,7 +378,7 @@ impl HlogMeta {
         let timeout_count = report
             .error_classes
             .iter()
-            .find(|v| v.class == crate::bench::TIMEOUT_CLASS)
+            .find(|v| v.class == crate::run::TIMEOUT_CLASS)
             .map_or(0, |v| v.count);
         let turn_timed_out = report.turn_phase.timed_out;
         let censored = [
@@ -405,7 +405,7 @@ impl HlogMeta {
         .chain(report.by_method.iter().filter_map(|m| {
             let n = m
                 .errors
-                .get(crate::bench::TIMEOUT_CLASS)
+                .get(crate::run::TIMEOUT_CLASS)
                 .copied()
                 .unwrap_or(0);
             (n > 0).then(|| {

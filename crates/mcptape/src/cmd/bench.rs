@@ -4,7 +4,7 @@
 //! [--allow-tool NAME]`: play the recorded client against a target and report the latency of its
 //! single requests (by method, tool, prompt, URI) and of parallel-read turns (HdrHistogram, µs) with the
 //! F(t)^N prediction beside the measured turn percentiles. `--slo` gates the exit code
-//! (rules in [`mcptape_replay::slo`]).
+//! (rules in [`mcptape_report::slo`]).
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -14,11 +14,12 @@ use std::sync::Arc;
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 use mcptape_replay::bench::{self, BenchConfig};
+use mcptape_replay::bench_out::write_bench_out;
 use mcptape_replay::config::{BenchSettings, check_out_dir};
 use mcptape_replay::latency::LatencyModel;
-use mcptape_replay::render::{BENCH_OUT_FILES, write_bench_out};
-use mcptape_replay::slo;
 use mcptape_replay::target::{self, TargetSpec};
+use mcptape_report::render::BENCH_OUT_FILES;
+use mcptape_report::slo;
 use tokio::time::Duration;
 
 use mcptape_replay::tape::{ReplyBodies, Tape};
@@ -104,7 +105,7 @@ pub struct Args {
     pub max_phase: String,
     /// Requests of a phase in flight at most (1..=65536); an open-loop send finding it full
     /// waits for a slot and leaves late (reported as such).
-    #[arg(long, value_name = "N", default_value_t = bench::DEFAULT_MAX_IN_FLIGHT)]
+    #[arg(long, value_name = "N", default_value_t = mcptape_report::run::DEFAULT_MAX_IN_FLIGHT)]
     pub max_in_flight: u32,
     /// Check each result's contents with the fused strict decoder (strict JSON, entry rules,
     /// base64 validated in place) after its latency is taken; the check's own time is
@@ -184,7 +185,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 }
 
 async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
-    use mcptape_replay::bench::MAX_COUNT;
+    use mcptape_report::run::MAX_COUNT;
     super::flag_capped("--reads", args.reads, 0, MAX_COUNT)?;
     super::flag_capped("--turns", args.turns, 0, MAX_COUNT)?;
     if let Some(url) = &args.target_url {
