@@ -16,7 +16,7 @@
 //!
 //! IO shell: reads and writes files. The transcript is read with
 //! `mcptape_transcript`, messages parsed with `mcptape_wire::jsonrpc`, and
-//! statistics and rendering are `mcptape_replay::report`'s.
+//! statistics and rendering are `mcptape_report`'s.
 
 pub mod error;
 pub mod har;
