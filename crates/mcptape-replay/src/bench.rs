@@ -33,24 +33,22 @@ use tokio::time::{Duration, Instant};
 
 use mcptape_wire::protocol::{self, method};
 
-use crate::config::{ConfigError, ConfigErrorKind};
+use crate::config::{ConfigError, ConfigErrorKind, MAX_MIX_ENTRIES, duration_us, parse_rate};
 use crate::error::{ReplayError, ReplayErrorKind};
+use crate::latency::MAX_DELAY_US;
 use crate::schedule::{TimerMode, sleep_until_precise};
 use crate::tape::Tape;
 use mcptape_report::run::{
     BenchResult, DEFAULT_MAX_IN_FLIGHT, INVALID_CONTENTS_CLASS, KeyStats, LATE_SEND_US, Load,
     MAX_ABANDONED_SAMPLES, MAX_COUNT, MAX_ERROR_CLASSES, MAX_IN_FLIGHT, MAX_KEYS_PER_METHOD,
-    MAX_METHODS, MAX_PARALLEL, NOISE_CLASS, OTHER_CLASSES, OTHER_KEYS, RunSettings, TIMEOUT_CLASS,
-    TOO_LONG_CLASS, error_class,
+    MAX_METHODS, MAX_PARALLEL, MAX_PHASE_US, NOISE_CLASS, OTHER_CLASSES, OTHER_KEYS, RunSettings,
+    TIMEOUT_CLASS, TOO_LONG_CLASS, error_class,
 };
 use mcptape_report::stats::new_hist;
 
 /// Slots of one cycle of a weighted [`Mix`]: 1,000 (weights are honoured to 0.1%; a uniform
 /// mix has one slot per method).
 pub const MIX_CYCLE: usize = 1_000;
-
-/// Most entries of `--mix METHOD=W,…` and of `--methods`: 32.
-pub const MAX_MIX_ENTRIES: usize = 32;
 
 /// `--methods reads`: only the recorded `resources/read` (the behaviour before every method
 /// was replayed).
@@ -519,6 +517,122 @@ impl From<&BenchConfig> for RunSettings {
             max_in_flight: cfg.max_in_flight,
             validate: cfg.validate,
         }
+    }
+}
+
+/// The settings of `mcptape bench`, as typed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BenchSettings<'a> {
+    /// Single reads to send (`--reads`).
+    pub reads: u64,
+    /// Parallel-read turns to run (`--turns`).
+    pub turns: u64,
+    /// Reads per turn (`--parallel`), 1..=[`MAX_PARALLEL`].
+    pub parallel: u32,
+    /// Closed loop: reads in flight (`--concurrency`), 1..=[`MAX_PARALLEL`]; ignored with a rate.
+    pub concurrency: u32,
+    /// Open loop: reads per second (`--rate`, e.g. `200/s`).
+    pub rate: Option<&'a str>,
+    /// Turn deadline (`--deadline`), > 0, at most [`MAX_DELAY_US`].
+    pub deadline: &'a str,
+    /// Per-read timeout (`--timeout`), > 0, at most [`MAX_DELAY_US`], not below the deadline.
+    pub timeout: &'a str,
+    /// Wall-clock bound of each phase (`--max-phase`), > 0, at most [`MAX_PHASE_US`].
+    pub max_phase: &'a str,
+    /// Requests of a phase in flight at most (`--max-in-flight`), 1..=[`MAX_IN_FLIGHT`]
+    /// (default [`mcptape_report::run::DEFAULT_MAX_IN_FLIGHT`]).
+    pub max_in_flight: u32,
+    /// Check each result's contents with the fused strict decoder (`--validate`), timed apart.
+    pub validate: bool,
+}
+
+impl BenchSettings<'_> {
+    /// Parses and checks the settings into the [`BenchConfig`] of a run.
+    ///
+    /// # Errors
+    /// The first rule broken, in the order: durations parse, rate parses, deadline > 0,
+    /// timeout > 0, timeout ≥ deadline, max-phase > 0, reads or turns > 0, parallel and
+    /// concurrency in range (see [`ConfigErrorKind`]).
+    pub fn validate(&self) -> Result<BenchConfig, ConfigError> {
+        let deadline_us = duration_us("--deadline", self.deadline, MAX_DELAY_US)?;
+        let timeout_us = duration_us("--timeout", self.timeout, MAX_DELAY_US)?;
+        let load = match self.rate {
+            Some(r) => Load::Open {
+                per_s: parse_rate(r)?,
+            },
+            None => Load::Closed {
+                concurrency: self.concurrency,
+            },
+        };
+        let max_phase_us = duration_us("--max-phase", self.max_phase, MAX_PHASE_US)?;
+        if deadline_us == 0 {
+            return Err(ConfigError::new(
+                "--deadline",
+                self.deadline,
+                ConfigErrorKind::ZeroDeadline,
+            ));
+        }
+        if timeout_us == 0 {
+            return Err(ConfigError::new(
+                "--timeout",
+                self.timeout,
+                ConfigErrorKind::ZeroTimeout,
+            ));
+        }
+        if timeout_us < deadline_us {
+            return Err(ConfigError::new(
+                "--timeout",
+                self.timeout,
+                ConfigErrorKind::TimeoutBelowDeadline(self.deadline.to_owned()),
+            ));
+        }
+        if max_phase_us == 0 {
+            return Err(ConfigError::new(
+                "--max-phase",
+                self.max_phase,
+                ConfigErrorKind::ZeroMaxPhase,
+            ));
+        }
+        if self.reads == 0 && self.turns == 0 {
+            return Err(ConfigError::new(
+                "--reads",
+                "0",
+                ConfigErrorKind::NothingToMeasure,
+            ));
+        }
+        if !(1..=MAX_PARALLEL).contains(&self.parallel) {
+            return Err(ConfigError::new(
+                "--parallel",
+                self.parallel.to_string(),
+                ConfigErrorKind::ParallelOutOfRange,
+            ));
+        }
+        if !(1..=MAX_IN_FLIGHT).contains(&self.max_in_flight) {
+            return Err(ConfigError::new(
+                "--max-in-flight",
+                self.max_in_flight.to_string(),
+                ConfigErrorKind::MaxInFlightOutOfRange,
+            ));
+        }
+        if !(1..=MAX_PARALLEL).contains(&self.concurrency) {
+            return Err(ConfigError::new(
+                "--concurrency",
+                self.concurrency.to_string(),
+                ConfigErrorKind::ConcurrencyOutOfRange,
+            ));
+        }
+        Ok(BenchConfig {
+            reads: self.reads,
+            turns: self.turns,
+            parallel: self.parallel,
+            deadline_us,
+            timeout_us,
+            load,
+            max_phase: Duration::from_micros(max_phase_us),
+            max_in_flight: self.max_in_flight,
+            validate: self.validate,
+            ..BenchConfig::default()
+        })
     }
 }
 

@@ -57,7 +57,7 @@ use tokio::time::Instant;
 use crate::error::{ReplayError, ReplayErrorKind};
 use crate::latency::{Fault, FaultSpec, LatencyModel};
 use crate::schedule::{Scheduler, Ticket, Timer, TimerMode, deadline_after};
-use crate::tape::{Match, SharedText, Tape};
+use crate::tape::{Match, SharedText, Tape, is_integer_literal, split_at_id};
 use mcptape_report::server::{Precision, ServeSummary};
 use mcptape_report::stats::{Quantiles, new_hist};
 use mcptape_transport::framed::{FramedReader, MAX_LINE_BYTES};
@@ -1243,12 +1243,6 @@ pub fn parse_incoming(bytes: &[u8]) -> Result<Message, Value> {
 /// rest of the message goes through the strict parser.
 const BIG_ID_PLACEHOLDER: &str = "\"mcptape:integer-id-past-i64\"";
 
-/// `text` is a JSON integer literal (`-?[0-9]+`, no fraction or exponent).
-pub(crate) fn is_integer_literal(text: &str) -> bool {
-    let digits = text.strip_prefix('-').unwrap_or(text);
-    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
-}
-
 /// The raw JSON text of `params.requestId` of a message, as sent.
 fn raw_cancel_id(text: &str) -> Option<String> {
     #[derive(serde::Deserialize)]
@@ -1399,30 +1393,6 @@ fn reply(msg: Value, delay_us: u64) -> Answer<ReplyBytes> {
 pub fn splice_id(raw: &str, id: &Value) -> Option<String> {
     let (head, tail) = split_at_id(raw)?;
     Some(format!("{head}{id}{tail}"))
-}
-
-/// `raw` (one JSON-RPC message) split around the value of its top-level
-/// `id` member: `(before, after)`, so `before + id + after` is the message
-/// with another id. `None` when `raw` is not a JSON object with an `id`.
-pub fn split_at_id(raw: &str) -> Option<(&str, &str)> {
-    #[derive(serde::Deserialize)]
-    struct IdProbe<'a> {
-        #[serde(borrow)]
-        id: Option<&'a serde_json::value::RawValue>,
-    }
-    // A derived struct also accepts a JSON array (fields by position): objects only.
-    if !raw.trim_start().starts_with('{') {
-        return None;
-    }
-    // Lone surrogate escapes masked (same length): a recorded reply holding
-    // one is still split, and its own bytes are kept.
-    let masked = crate::tape::mask_lone_surrogates(raw);
-    let probe: IdProbe<'_> = serde_json::from_str(&masked).ok()?;
-    let old = probe.id?.get();
-    // `old` borrows from `masked`: its offset is the distance between the two.
-    let start = (old.as_ptr() as usize).checked_sub(masked.as_ptr() as usize)?;
-    let end = start.checked_add(old.len())?;
-    Some((raw.get(..start)?, raw.get(end..)?))
 }
 
 /// A JSON-RPC error response.

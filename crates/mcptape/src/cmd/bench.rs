@@ -13,9 +13,10 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
+use mcptape_replay::bench::BenchSettings;
 use mcptape_replay::bench::{self, BenchConfig};
 use mcptape_replay::bench_out::write_bench_out;
-use mcptape_replay::config::{BenchSettings, check_out_dir};
+use mcptape_replay::config::check_out_dir;
 use mcptape_replay::latency::LatencyModel;
 use mcptape_replay::target::{self, TargetSpec};
 use mcptape_report::render::BENCH_OUT_FILES;
