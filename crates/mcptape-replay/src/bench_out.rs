@@ -27,7 +27,7 @@ pub fn write_bench_out(
     std::fs::write(dir.join(BENCH_OUT_FILES[0]), json)?;
     std::fs::write(
         dir.join(BENCH_OUT_FILES[1]),
-        bench_hlog(report, res).map_err(render)?,
+        bench_hlog(report, res).map_err(|e| render(e.to_string()))?,
     )?;
     std::fs::write(dir.join(BENCH_OUT_FILES[2]), bench_svg(report, res))?;
     std::fs::write(dir.join(BENCH_OUT_FILES[3]), bench_html(report, res))?;

@@ -681,13 +681,15 @@ pub fn merge(inputs: &[MergeInput]) -> Result<Merged, MergeError> {
         head.truncate(cut);
         head.push('…');
     }
-    let meta_line = m.comment().map_err(|e| whole(MergeErrorKind::Render(e)))?;
+    let meta_line = m
+        .comment()
+        .map_err(|e| whole(MergeErrorKind::Render(e.to_string())))?;
     let hlog = write_hlog_at(
         &entries,
         &[&head, &meta_line],
         std::time::UNIX_EPOCH + std::time::Duration::from_secs_f64(t0),
     )
-    .map_err(|e| whole(MergeErrorKind::Render(e)))?;
+    .map_err(|e| whole(MergeErrorKind::Render(e.to_string())))?;
     let report = MergeReport {
         count_rule: COUNT_RULE.to_owned(),
         inputs: seen

@@ -865,7 +865,7 @@ impl K6Import {
             .map_err(|e| ExportError::new(ExportErrorKind::Report(e.to_string())))?;
         std::fs::write(dir.join("report.json"), json).map_err(|e| io("report.json", e))?;
         let hlog = bench_hlog(&report.bench, &res)
-            .map_err(|e| ExportError::new(ExportErrorKind::Report(e)))?;
+            .map_err(|e| ExportError::new(ExportErrorKind::Report(e.to_string())))?;
         std::fs::write(dir.join("latency.hlog"), hlog).map_err(|e| io("latency.hlog", e))?;
         let svg = bench_svg(&report.bench, &res);
         std::fs::write(dir.join("latency.svg"), svg).map_err(|e| io("latency.svg", e))?;
