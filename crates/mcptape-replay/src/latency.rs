@@ -135,7 +135,7 @@ pub fn parse_duration_us(s: &str) -> Result<u64, SpecError> {
 
 /// Like [`parse_duration_us`] with the limit `max_us` (µs) instead of
 /// [`MAX_DELAY_US`], for a bound that may be longer (e.g. `bench --max-phase`,
-/// [`crate::bench::MAX_PHASE_US`]).
+/// [`mcptape_report::run::MAX_PHASE_US`]).
 ///
 /// # Errors
 /// [`SpecErrorKind::BadDuration`] for anything but `<number>(us|µs|ms|s)` or

@@ -52,3 +52,8 @@ pub mod run;
 pub mod server;
 pub mod slo;
 pub mod stats;
+
+/// The README's example, run as a doctest so it stays the one above.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

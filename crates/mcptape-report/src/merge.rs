@@ -24,7 +24,7 @@
 //! in `turn-reads` (the ok ones also in `turn-reads-ok`). A log cut at a line boundary or an
 //! edited header fails here, naming the tag and both numbers.
 //!
-//! `--out DIR` never writes over an input: [`write_merge_out`] refuses when `DIR/latency.hlog`
+//! `--out DIR` never writes over an input: `mcptape_replay::merge::write_merge_out` refuses when `DIR/latency.hlog`
 //! or `DIR/report.json` is a file the merge read ([`MergeErrorKind::OutOverwritesInput`]).
 
 use std::collections::BTreeMap;
@@ -40,16 +40,16 @@ use crate::render::hlog::{
 };
 use crate::stats::{BenchReport, PhaseCounters, Quantiles};
 
-/// Largest `.hlog` file [`merge_files`] reads: 256 MiB.
+/// Largest `.hlog` file `mcptape_replay::merge::merge_files` reads: 256 MiB.
 pub const MAX_LOG_FILE_BYTES: u64 = 256 << 20;
 
-/// Largest `report.json` beside a log that [`merge_files`] reads: 64 MiB.
+/// Largest `report.json` beside a log that `mcptape_replay::merge::merge_files` reads: 64 MiB.
 pub const MAX_REPORT_FILE_BYTES: u64 = 64 << 20;
 
 /// Most logs one merge takes: 1,000.
 pub const MAX_INPUTS: usize = 1_000;
 
-/// Files [`write_merge_out`] writes into its directory.
+/// Files `mcptape_replay::merge::write_merge_out` writes into its directory.
 pub const MERGE_OUT_FILES: [&str; 2] = ["report.json", "latency.hlog"];
 
 /// The sentence the report and the table carry about counts.
@@ -294,8 +294,8 @@ pub struct Merged {
     /// the latest end), V2 deflate, with the summed `#[mcptape: …]` header, so merged logs merge
     /// again.
     pub hlog: Vec<u8>,
-    /// The files read ([`merge_files`]: every log and every `report.json` read for counters),
-    /// canonicalized, each with its name as given; [`write_merge_out`] never writes over one.
+    /// The files read (`mcptape_replay::merge::merge_files`: every log and every `report.json` read for counters),
+    /// canonicalized, each with its name as given; `mcptape_replay::merge::write_merge_out` never writes over one.
     /// Empty for an in-memory [`merge`].
     pub read_files: Vec<(PathBuf, String)>,
 }
