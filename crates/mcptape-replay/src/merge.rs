@@ -1,13 +1,12 @@
 //! The file side of `mcptape merge` ([`mcptape_report::merge`] does the merging, in memory):
-//! [`merge_files`] reads the `.hlog` logs (and, for a log with no `#[mcptape: …]` header, the
-//! `report.json` beside it) through the shared non-blocking regular-file opener, each within its
-//! size limit; [`write_merge_out`] writes `report.json` and `latency.hlog`, never over an input.
+//! [`merge_files`] reads the `.hlog` logs through the shared non-blocking regular-file opener,
+//! each within its size limit; [`write_merge_out`] writes `report.json` and `latency.hlog`, never over an input.
 
 use std::path::{Path, PathBuf};
 
 use mcptape_report::merge::{
-    MAX_INPUTS, MAX_LOG_FILE_BYTES, MAX_REPORT_FILE_BYTES, MERGE_OUT_FILES, MergeError,
-    MergeErrorKind, MergeInput, Merged, merge,
+    MAX_INPUTS, MAX_LOG_FILE_BYTES, MERGE_OUT_FILES, MergeError, MergeErrorKind, MergeInput,
+    Merged, merge,
 };
 
 /// Reads `path`, at most `limit` bytes (checked on its size first, then on the bytes read, for
@@ -47,9 +46,7 @@ fn read_capped(name: &str, path: &Path, file: &str, limit: u64) -> Result<Vec<u8
     Ok(bytes)
 }
 
-/// [`merge`] of the `.hlog` files at `paths` (each at most [`MAX_LOG_FILE_BYTES`]); for a log
-/// with no `#[mcptape: …]` header, the `report.json` in the same directory (at most
-/// [`MAX_REPORT_FILE_BYTES`]) supplies the counters.
+/// [`merge`] of the `.hlog` files at `paths` (each at most [`MAX_LOG_FILE_BYTES`]).
 ///
 /// # Errors
 /// As [`merge`], and [`MergeErrorKind::Io`] / [`MergeErrorKind::FileTooLarge`] for a file.
@@ -84,30 +81,7 @@ pub fn merge_files(paths: &[PathBuf]) -> Result<Merged, MergeError> {
         logs.push(canon.clone());
         read_files.push((canon, name.clone()));
         let log = read_capped(&name, p, "the log", MAX_LOG_FILE_BYTES)?;
-        let beside = p
-            .parent()
-            .unwrap_or(Path::new("."))
-            .join(mcptape_report::render::BENCH_OUT_FILES[0]);
-        let has_meta = log
-            .split(|&b| b == b'\n')
-            .take_while(|l| l.starts_with(b"#") || l.starts_with(b"\""))
-            .any(|l| l.starts_with(mcptape_report::render::hlog::HLOG_META_PREFIX.as_bytes()));
-        let report_json = if !has_meta && beside.is_file() {
-            if let Ok(c) = std::fs::canonicalize(&beside) {
-                read_files.push((c, beside.display().to_string()));
-            }
-            Some((
-                beside.display().to_string(),
-                read_capped(&name, &beside, "report.json", MAX_REPORT_FILE_BYTES)?,
-            ))
-        } else {
-            None
-        };
-        inputs.push(MergeInput {
-            name,
-            log,
-            report_json,
-        });
+        inputs.push(MergeInput { name, log });
     }
     let mut m = merge(&inputs)?;
     m.read_files = read_files;
@@ -167,7 +141,7 @@ mod tests {
         mcptape_report::render::bench_hlog(&r, &res).unwrap()
     }
 
-    /// [`bench_log`] without its `#[mcptape: …]` header line (a log of an older mcptape).
+    /// [`bench_log`] without its `#[mcptape: …]` header line.
     fn bare_log() -> Vec<u8> {
         let text = String::from_utf8(bench_log()).unwrap();
         let lines: Vec<&str> = text
@@ -196,22 +170,10 @@ mod tests {
                 if *bytes == MAX_LOG_FILE_BYTES + 1 && *limit == MAX_LOG_FILE_BYTES),
             "{e}"
         );
-        // A log with no header: the report.json beside it is read up to its limit.
-        let bare = bare_log();
-        std::fs::write(&log, bare).unwrap();
-        let rep = std::fs::File::create(dir.path().join("report.json")).unwrap();
-        rep.set_len(MAX_REPORT_FILE_BYTES).unwrap();
+        // A log with no #[mcptape: …] header: refused, its counters unknown.
+        std::fs::write(&log, bare_log()).unwrap();
         let e = merge_files(std::slice::from_ref(&log)).unwrap_err();
-        assert!(matches!(e.kind, MergeErrorKind::Report { .. }), "{e}");
-        rep.set_len(MAX_REPORT_FILE_BYTES + 1).unwrap();
-        let e = merge_files(std::slice::from_ref(&log)).unwrap_err();
-        assert!(
-            matches!(&e.kind, MergeErrorKind::FileTooLarge { file, .. } if file == "report.json"),
-            "{e}"
-        );
-        std::fs::remove_file(dir.path().join("report.json")).unwrap();
-        let e = merge_files(std::slice::from_ref(&log)).unwrap_err();
-        assert!(matches!(e.kind, MergeErrorKind::NoCounters(_)), "{e}");
+        assert!(matches!(e.kind, MergeErrorKind::NoCounters), "{e}");
     }
 
     #[test]
@@ -250,7 +212,7 @@ mod tests {
             matches!(e.kind, MergeErrorKind::OutOverwritesInput { .. }),
             "{e}"
         );
-        // A report.json read for the counters of a log without header.
+        // Any file the merge read (here one named like the report) is never written over.
         let bare_dir = dir.path().join("bare");
         std::fs::create_dir(&bare_dir).unwrap();
         let text = String::from_utf8(bytes).unwrap();

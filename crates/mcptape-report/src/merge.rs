@@ -5,9 +5,8 @@
 //!
 //! Where the counters and settings come from: a `.hlog` holds histograms only, so `bench` writes
 //! its settings and counters into the log's header as one comment line `#[mcptape: {JSON}]`
-//! ([`HlogMeta`]; other HdrHistogram readers skip `#` lines). A log without that line (older
-//! mcptape) is read with the `report.json` beside it (same directory, as `bench --out` writes
-//! them). With neither, merge refuses the log ([`MergeErrorKind::NoCounters`]).
+//! ([`HlogMeta`]; other HdrHistogram readers skip `#` lines). A log without that line is refused
+//! ([`MergeErrorKind::NoCounters`]): its counters and settings are unknown.
 //!
 //! Settings are checked, never silently merged: a different `--timeout` or turn deadline (the
 //! censoring bounds), reads per turn or histogram range / precision is an error
@@ -38,13 +37,10 @@ use crate::render::hlog::{
     HistSettings, HlogMeta, HlogRead, HlogReadError, TagCensor, Tagged, read_hlog, timeout_tag,
     write_hlog_at,
 };
-use crate::stats::{BenchReport, PhaseCounters, Quantiles};
+use crate::stats::{PhaseCounters, Quantiles};
 
 /// Largest `.hlog` file `mcptape_replay::merge::merge_files` reads: 256 MiB.
 pub const MAX_LOG_FILE_BYTES: u64 = 256 << 20;
-
-/// Largest `report.json` beside a log that `mcptape_replay::merge::merge_files` reads: 64 MiB.
-pub const MAX_REPORT_FILE_BYTES: u64 = 64 << 20;
 
 /// Most logs one merge takes: 1,000.
 pub const MAX_INPUTS: usize = 1_000;
@@ -88,10 +84,10 @@ pub enum MergeErrorKind {
     /// (the shared non-blocking opener, `mcptape_uri::fs::open_nonblocking`).
     #[error("not a regular file (FIFO, socket or device)")]
     NotRegularFile,
-    /// A file larger than its limit ([`MAX_LOG_FILE_BYTES`], [`MAX_REPORT_FILE_BYTES`]).
+    /// A file larger than its limit ([`MAX_LOG_FILE_BYTES`]).
     #[error("{file} is {bytes} bytes, above the limit of {limit} bytes")]
     FileTooLarge {
-        /// Which file (`latency.hlog`, `report.json`).
+        /// Which file (`the log`).
         file: String,
         /// Its size, bytes.
         bytes: u64,
@@ -101,20 +97,11 @@ pub enum MergeErrorKind {
     /// The log is malformed, cut short or over a limit, at a line ([`read_hlog`]).
     #[error("{0}")]
     Log(#[from] HlogReadError),
-    /// The log has no `#[mcptape: …]` header and no readable `report.json` beside it: its
-    /// counters and settings are unknown.
+    /// The log has no `#[mcptape: …]` header: its counters and settings are unknown.
     #[error(
-        "no counters: the log has no #[mcptape: …] header line (written by mcptape bench) and {0}"
+        "no counters: the log has no #[mcptape: …] header line (written by mcptape bench): its counters and settings are unknown"
     )]
-    NoCounters(String),
-    /// The `report.json` beside the log is not a bench report.
-    #[error("{path}: not a bench report.json: {msg}")]
-    Report {
-        /// Its path.
-        path: String,
-        /// serde_json's message.
-        msg: String,
-    },
+    NoCounters,
     /// A setting that decides what the values mean differs from the first input's.
     #[error("{setting} is {found}, the first input ({first_input}) has {first}: refusing to merge")]
     Mismatch {
@@ -133,7 +120,7 @@ pub enum MergeErrorKind {
     /// The merged histogram or the report could not be serialized.
     #[error("writing the merged log: {0}")]
     Render(String),
-    /// A counter of the `#[mcptape: …]` header (or `report.json`) disagrees with the input's own
+    /// A counter of the `#[mcptape: …]` header disagrees with the input's own
     /// histograms: a log cut at a line boundary or an edited header.
     #[error("tag {tag:?}: header says {header}, the histograms hold {found}: a cut or edited log")]
     Counters {
@@ -154,8 +141,7 @@ pub enum MergeErrorKind {
         /// The earlier input's name.
         first_input: String,
     },
-    /// `--out DIR` would write over a file the merge reads (an input log or a `report.json`
-    /// read for its counters).
+    /// `--out DIR` would write over a file the merge reads (an input log).
     #[error("--out {out}: {file} is the input {input}: refusing to write over it")]
     OutOverwritesInput {
         /// The output directory as given.
@@ -187,20 +173,6 @@ pub struct MergeInput {
     pub name: String,
     /// The `.hlog` bytes.
     pub log: Vec<u8>,
-    /// The `report.json` beside it, if any: `(its path, its bytes)`. Read only when the log has
-    /// no `#[mcptape: …]` header.
-    pub report_json: Option<(String, Vec<u8>)>,
-}
-
-/// Where an input's counters and settings came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub enum CountersFrom {
-    /// The log's `#[mcptape: …]` header line.
-    HlogHeader,
-    /// The `report.json` beside the log.
-    ReportJson,
 }
 
 /// One input of a merge, as the report lists it.
@@ -209,8 +181,6 @@ pub enum CountersFrom {
 pub struct MergeInputSummary {
     /// The log's path as given.
     pub path: String,
-    /// Where its counters and settings came from.
-    pub counters_from: CountersFrom,
     /// Bench runs in it (a merged log: several).
     pub runs: u64,
     /// Transcript.
@@ -294,7 +264,7 @@ pub struct Merged {
     /// the latest end), V2 deflate, with the summed `#[mcptape: …]` header, so merged logs merge
     /// again.
     pub hlog: Vec<u8>,
-    /// The files read (`mcptape_replay::merge::merge_files`: every log and every `report.json` read for counters),
+    /// The files read (`mcptape_replay::merge::merge_files`: every log),
     /// canonicalized, each with its name as given; `mcptape_replay::merge::write_merge_out` never writes over one.
     /// Empty for an in-memory [`merge`].
     pub read_files: Vec<(PathBuf, String)>,
@@ -305,48 +275,27 @@ struct Read {
     name: String,
     log: HlogRead,
     meta: HlogMeta,
-    from: CountersFrom,
 }
 
 fn read_input(input: &MergeInput) -> Result<Read, MergeError> {
     let e = |kind| MergeError::of(&input.name, kind);
     let log = read_hlog(&input.log).map_err(|x| e(MergeErrorKind::Log(x)))?;
-    let (meta, from) = match (&log.meta, &input.report_json) {
-        (Some((m, _)), _) => (m.clone(), CountersFrom::HlogHeader),
-        (None, Some((path, bytes))) => {
-            let r: BenchReport = serde_json::from_slice(bytes).map_err(|x| {
-                e(MergeErrorKind::Report {
-                    path: path.clone(),
-                    msg: x.to_string(),
-                })
-            })?;
-            let from_us = r.single.censored.map(|c| c.bound_us);
-            (HlogMeta::of_report(&r, from_us), CountersFrom::ReportJson)
-        }
-        (None, None) => {
-            return Err(e(MergeErrorKind::NoCounters(
-                "no report.json beside it".into(),
-            )));
-        }
+    let Some((meta, _)) = &log.meta else {
+        return Err(e(MergeErrorKind::NoCounters));
     };
-    check_counters(&log, &meta, from).map_err(e)?;
+    let meta = meta.clone();
+    check_counters(&log, &meta).map_err(e)?;
     Ok(Read {
         name: input.name.clone(),
         log,
         meta,
-        from,
     })
 }
 
 /// Checks the counters `meta` says against the histograms of `log` (see the module docs for what
 /// bench records where; [`crate::render::hlog::bench_hlog`], `bench::finish_read`, the turn
-/// loop). From a `report.json` (an older log), a tag the log lacks (other than `single`) is not
-/// checked: older bench versions wrote fewer tags.
-fn check_counters(
-    log: &HlogRead,
-    meta: &HlogMeta,
-    from: CountersFrom,
-) -> Result<(), MergeErrorKind> {
+/// loop).
+fn check_counters(log: &HlogRead, meta: &HlogMeta) -> Result<(), MergeErrorKind> {
     let count = |tag: &str| log.tags.iter().find(|t| t.tag == tag).map(|t| t.hist.len());
     let bad = |tag: &str, header: String, found: u64| MergeErrorKind::Counters {
         tag: tag.to_owned(),
@@ -419,11 +368,7 @@ fn check_counters(
             count("turn-reads-ok"),
         ),
     ] {
-        // An empty tag is left out of a bench log: absent is 0. From a report.json, absent is
-        // not checked.
-        if from == CountersFrom::ReportJson && found.is_none() {
-            continue;
-        }
+        // An empty tag is left out of a bench log: absent is 0.
         let found = found.unwrap_or(0);
         if want != found {
             return Err(bad(tag, format!("{want} {what}"), found));
@@ -436,35 +381,33 @@ fn check_counters(
             count("turn").unwrap_or(0),
         ));
     }
-    if from == CountersFrom::HlogHeader || count("turn-reads").is_some() {
-        let reads = count("turn-reads").unwrap_or(0);
-        let recorded = sum(&[t.answered_ok, t.error_answers_total(), t.timed_out]);
-        if recorded != reads {
-            return Err(bad(
-                "turn-reads",
-                format!(
-                    "{recorded} turn reads answered or cut at the deadline ({} ok, {} error answers, {} cut)",
-                    t.answered_ok,
-                    t.error_answers_total(),
-                    t.timed_out
-                ),
-                reads,
-            ));
-        }
-        // Each turn read ends recorded or closed, but for the reads of the last turn of a run
-        // that stopped mid-turn (target gone, interrupted): at most `parallel` per run.
-        let ended = reads.saturating_add(t.closed);
-        let slack = meta.runs.saturating_mul(u64::from(meta.parallel));
-        if t.sent < ended || t.sent > ended.saturating_add(slack) {
-            return Err(bad(
-                "turn-reads",
-                format!(
-                    "{} turn reads sent ({} closed unanswered, at most {slack} left in a last cut turn)",
-                    t.sent, t.closed
-                ),
-                reads,
-            ));
-        }
+    let reads = count("turn-reads").unwrap_or(0);
+    let recorded = sum(&[t.answered_ok, t.error_answers_total(), t.timed_out]);
+    if recorded != reads {
+        return Err(bad(
+            "turn-reads",
+            format!(
+                "{recorded} turn reads answered or cut at the deadline ({} ok, {} error answers, {} cut)",
+                t.answered_ok,
+                t.error_answers_total(),
+                t.timed_out
+            ),
+            reads,
+        ));
+    }
+    // Each turn read ends recorded or closed, but for the reads of the last turn of a run
+    // that stopped mid-turn (target gone, interrupted): at most `parallel` per run.
+    let ended = reads.saturating_add(t.closed);
+    let slack = meta.runs.saturating_mul(u64::from(meta.parallel));
+    if t.sent < ended || t.sent > ended.saturating_add(slack) {
+        return Err(bad(
+            "turn-reads",
+            format!(
+                "{} turn reads sent ({} closed unanswered, at most {slack} left in a last cut turn)",
+                t.sent, t.closed
+            ),
+            reads,
+        ));
     }
     Ok(())
 }
@@ -515,7 +458,7 @@ fn model(m: &Option<String>) -> &str {
 ///
 /// # Errors
 /// [`MergeError`] naming the input: no or too many inputs, a malformed log (with its line), no
-/// counters, a bad `report.json`, a `--timeout` / deadline / histogram settings mismatch, a sum
+/// counters, a `--timeout` / deadline / histogram settings mismatch, a sum
 /// overflowing 64 bits, a rendering failure.
 pub fn merge(inputs: &[MergeInput]) -> Result<Merged, MergeError> {
     let whole = |kind| MergeError { input: None, kind };
@@ -582,7 +525,6 @@ pub fn merge(inputs: &[MergeInput]) -> Result<Merged, MergeError> {
         seen.push(Seen {
             name: r.name,
             meta: r.meta,
-            from: r.from,
             start_time_s: r.log.start_time_s,
             settings: r.log.settings,
             tags,
@@ -696,7 +638,6 @@ pub fn merge(inputs: &[MergeInput]) -> Result<Merged, MergeError> {
             .iter()
             .map(|r| MergeInputSummary {
                 path: r.name.clone(),
-                counters_from: r.from,
                 runs: r.meta.runs,
                 transcript: r.meta.transcript.clone(),
                 latency: r.meta.latency.clone(),
@@ -742,7 +683,6 @@ const HEAD_COMMENT_BYTES: usize = 4096;
 struct Seen {
     name: String,
     meta: HlogMeta,
-    from: CountersFrom,
     start_time_s: Option<f64>,
     settings: HistSettings,
     /// (tag, values, earliest start s, latest end s), in the log's order.
@@ -901,13 +841,9 @@ impl MergeReport {
         );
         for (i, x) in self.inputs.iter().enumerate() {
             let seed = x.seed.map_or("mixed".to_owned(), |v| v.to_string());
-            let from = match x.counters_from {
-                CountersFrom::HlogHeader => "hlog header",
-                CountersFrom::ReportJson => "report.json",
-            };
             let _ = writeln!(
                 s,
-                "  [{}] {}  seed {seed}  latency {}  (counters: {from})",
+                "  [{}] {}  seed {seed}  latency {}",
                 i + 1,
                 x.path,
                 model(&x.latency)
@@ -1171,7 +1107,6 @@ mod tests {
         MergeInput {
             name: name.into(),
             log,
-            report_json: None,
         }
     }
 
@@ -1292,41 +1227,12 @@ mod tests {
     }
 
     #[test]
-    fn merge_without_header_reads_report_json_or_refuses() {
-        let bare = bare_log();
-        let e = merge(&[input("A", bare.clone())]).unwrap_err();
-        assert!(matches!(e.kind, MergeErrorKind::NoCounters(_)), "{e}");
-        let mut rep: serde_json::Value = serde_json::json!({
-            "transcript": "t", "target": "x", "latency": null, "seed": 3, "load": "l",
-            "parallel": 4, "deadlineUs": 800000, "timeoutUs": 5000000,
-            "single": {"count": 1, "p50Us": 1000, "p90Us": 1000, "p99Us": 1000, "p999Us": 1000, "maxUs": 1000, "meanUs": 1000.0},
-            "throughputPerS": 1.0, "turn": {"count": 0, "p50Us": 0, "p90Us": 0, "p99Us": 0, "p999Us": 0, "maxUs": 0, "meanUs": 0.0},
-            "prediction": [], "turns": 0, "turnsHitDeadline": 0, "deadlineShare": 0.0,
-            "predictedDeadlineShare": null, "cancellations": 0, "lateResponses": 0,
-            "cancellation": "notification", "inputRounds": 0, "abandoned": 0, "errors": {},
-            "server": null, "singlePhase": {"sent": 1, "answeredOk": 1, "errorAnswers": {}, "timedOut": 0,
-            "closed": 0, "cancellationsSent": 0, "lateResponses": 0, "abandoned": 0, "maxInFlight": 1}
-        });
-        let ok = merge(&[MergeInput {
-            name: "A".into(),
-            log: bare.clone(),
-            report_json: Some(("A/report.json".into(), serde_json::to_vec(&rep).unwrap())),
-        }])
-        .unwrap();
-        assert_eq!(ok.report.inputs[0].counters_from, CountersFrom::ReportJson);
-        assert_eq!(ok.report.single_phase.sent, 1);
-        assert_eq!(ok.report.inputs[0].seed, Some(3));
-        rep["singlePhase"] = serde_json::json!("x");
-        let e = merge(&[MergeInput {
-            name: "A".into(),
-            log: bare,
-            report_json: Some(("A/report.json".into(), serde_json::to_vec(&rep).unwrap())),
-        }])
-        .unwrap_err();
-        assert!(
-            e.to_string()
-                .starts_with("A: A/report.json: not a bench report.json"),
-            "{e}"
+    fn merge_without_header_is_refused() {
+        let e = merge(&[input("A", bare_log())]).unwrap_err();
+        assert!(matches!(e.kind, MergeErrorKind::NoCounters), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "A: no counters: the log has no #[mcptape: …] header line (written by mcptape bench): its counters and settings are unknown"
         );
     }
 

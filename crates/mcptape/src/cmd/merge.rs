@@ -13,8 +13,8 @@ use mcptape_report::merge::MERGE_OUT_FILES;
 #[derive(Debug, clap::Args)]
 #[command(
     after_long_help = "Counters and settings: `bench` writes them into each latency.hlog as one header \
-comment line `#[mcptape: {JSON}]` (other HdrHistogram readers skip it); a log without it is read \
-with the report.json in its directory; each input's counters are checked against its own \
+comment line `#[mcptape: {JSON}]` (other HdrHistogram readers skip it); a log without it is refused \
+(its counters are unknown); each input's counters are checked against its own \
 histograms (a cut or edited log is an error). A different --timeout, turn deadline (the censoring \
 bounds), reads per turn or histogram range/precision is an error, and so is the same file twice \
 or an --out DIR that would write over an input; a different latency model, load, transcript or \
