@@ -64,7 +64,7 @@ pub struct Baseline {
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct BaselineEntry {
-    /// Transcript path, `/`-separated, relative to [`Baseline::base_dir`]
+    /// Transcript path, `/`-separated, relative to [`Baseline::dir_of`]
     /// (format 2: the baseline file's directory).
     pub file: String,
     /// Rule id ([`crate::rules::RULES`]).
@@ -393,7 +393,7 @@ impl BaselineOutcome {
 /// summary recomputed, so [`Report::passed`] is true when every failing
 /// finding was expected — the rest are new; entries that fired fewer than
 /// `count` times are fixed (listed with their paths as the file has them).
-/// With `base_dir` ([`Baseline::base_dir`]) both the findings' and the
+/// With `base_dir` ([`Baseline::dir_of`]) both the findings' and the
 /// entries' paths are compared after [`relative_path`] to it (an entry's
 /// path taken relative to `base_dir`), so the spelling of the paths on the
 /// command line and the working directory do not matter; `None`: compared
