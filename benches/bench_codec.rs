@@ -1,4 +1,4 @@
-//! The `mcptape bench-codec` harness: a one-run look at the codec paths (scalar / SIMD / fused)
+//! The `bench-codec` harness: a one-run look at the codec paths (scalar / SIMD / fused)
 //! on a generated `resources/read` response, without criterion. [`run`] times each path
 //! round-robin ([`measure`]) and returns a [`CodecReport`] whose `Display` is the table the CLI
 //! prints: each path's median throughput in GB/s (10^9 bytes per second of input) and its ratio
@@ -28,7 +28,7 @@ pub const MAX_BENCH_CODEC_BYTES: usize = 512 * 1024 * 1024;
 /// bytes) per iteration. One more → [`BenchCodecArgsError::TooManyIters`].
 pub const MAX_BENCH_CODEC_ITERS: usize = 10_000;
 
-/// Arguments of `mcptape bench-codec` that cannot run, found by [`validate`]
+/// Arguments of `bench-codec` that cannot run, found by [`validate`]
 /// before anything is allocated.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -364,13 +364,13 @@ pub fn run(size: usize, entries: usize, iters: usize) -> Result<CodecReport, Ben
 }
 
 impl std::fmt::Display for CodecReport {
-    /// The table `mcptape bench-codec` prints: a header (sizes, CPU features detected,
+    /// The table `bench-codec` prints: a header (sizes, CPU features detected,
     /// compiled and used), then one Markdown row per [`Row`] with its input GB/s (10^9 bytes
     /// per second) and ratio to the group's `memcpy` row.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         writeln!(
             f,
-            "mcptape bench-codec: {} blob entr{} x {} bytes -> response {} bytes; median of {} iterations",
+            "bench-codec: {} blob entr{} x {} bytes -> response {} bytes; median of {} iterations",
             self.entries,
             if self.entries == 1 { "y" } else { "ies" },
             self.size,

@@ -1,8 +1,8 @@
 //! Criterion benches of the `resources/read` codec paths live in `benches/`
 //! (`codec.rs`: groups `base64_decode`, `base64_encode`, `json_parse`,
 //! `read_result_decode`; `peak_memory.rs`: peak heap of decoding the 160 MB
-//! directory read). This library holds the payloads they share and the `mcptape bench-codec`
-//! harness ([`bench_codec`]), which the `mcptape` binary calls.
+//! directory read). This library holds the payloads they share and the `bench-codec`
+//! harness ([`bench_codec`]), which this crate's `bench-codec` binary runs.
 
 pub mod bench_codec;
 

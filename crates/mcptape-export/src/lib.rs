@@ -17,6 +17,17 @@
 //! IO shell: reads and writes files. The transcript is read with
 //! `mcptape_transcript`, messages parsed with `mcptape_wire::jsonrpc`, and
 //! statistics and rendering are `mcptape_report`'s.
+//!
+//! `--slo` as the k6 script's `thresholds` (Trends in ms, errors as a 0..1 rate):
+//!
+//! ```
+//! use mcptape_export::k6::{slo::thresholds, METRIC_READ, METRIC_UNEXPECTED};
+//!
+//! let t = thresholds("read.p99<50ms,errors<1%").unwrap();
+//! assert_eq!(t[METRIC_READ], ["p(99)<50"]);
+//! assert_eq!(t[METRIC_UNEXPECTED], ["rate<0.01"]);
+//! assert!(thresholds("read.p99<50").is_err()); // a duration needs its unit
+//! ```
 
 pub mod error;
 pub mod har;

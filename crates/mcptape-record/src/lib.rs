@@ -14,6 +14,32 @@
 //!   µs timestamps from a monotonic clock).
 //!
 //! Errors are [`RecordError`] with a [`RecordErrorKind`].
+//!
+//! What both proxies do with each line, shown on the [`sink`] alone: every forwarded line
+//! becomes one flushed record before it goes on, so a transcript cut by a crash keeps
+//! every complete record and reads back strictly:
+//!
+//! ```
+//! use mcptape_record::TranscriptSink;
+//! use mcptape_transcript::{Direction, Event, ServerSpec, Transport};
+//!
+//! let dir = std::env::temp_dir().join(format!("mcptape-doc-{}", std::process::id()));
+//! std::fs::create_dir_all(&dir).unwrap();
+//! let path = dir.join("t.jsonl");
+//! let server = ServerSpec { command: Some(vec!["server".into()]), url: None };
+//! let sink = TranscriptSink::create(&path, Transport::Stdio, server).unwrap();
+//! let read = br#"{"jsonrpc":"2.0","id":7,"method":"resources/read","params":{"uri":"file:///a"}}"#;
+//! let reply = br#"{"jsonrpc":"2.0","id":7,"result":{"contents":[{"uri":"file:///a","text":"hi"}]}}"#;
+//! sink.record_line(Direction::C2s, read, None);
+//! sink.record_line(Direction::S2c, reply, None);
+//! assert_eq!(sink.finish().unwrap(), 2);
+//!
+//! let t = mcptape_transcript::read(&std::fs::read(&path).unwrap()).unwrap();
+//! assert_eq!(t.records.len(), 2);
+//! assert!(t.dropped.is_none());
+//! assert!(matches!(&t.records[1].event, Event::Message { dir: Direction::S2c, .. }));
+//! std::fs::remove_dir_all(&dir).unwrap();
+//! ```
 
 pub mod crawl;
 pub mod error;

@@ -18,6 +18,20 @@
 //! The IO shell of mcptape: tokio, processes, sockets, clocks. JSON is parsed
 //! with `serde_json`; the transcript with `mcptape_transcript::reader`. The figures of a run,
 //! its SLOs, merging and every rendering are sans-IO, in `mcptape-report`.
+//!
+//! A latency model as `--latency` spells it: `lognormal:p50=20ms,p99=200ms` is a
+//! log-normal whose own quantiles are those two figures (µs), and every sampled delay
+//! is capped at the model's limit:
+//!
+//! ```
+//! use mcptape_replay::latency::LatencyModel;
+//!
+//! let m = LatencyModel::parse("lognormal:p50=20ms,p99=200ms").unwrap();
+//! assert_eq!(m.to_string(), "lognormal:p50=20ms,p99=200ms");
+//! assert!((m.quantile_us(0.5).unwrap() - 20_000.0).abs() < 1.0);
+//! assert!((m.quantile_us(0.99).unwrap() - 200_000.0).abs() < 1.0);
+//! assert!(LatencyModel::parse("lognormal:p50=200ms,p99=20ms").is_err());
+//! ```
 
 pub mod bench;
 pub mod bench_out;

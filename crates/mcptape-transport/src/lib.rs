@@ -14,6 +14,21 @@
 //! * [`session`] — the one MCP client session (id matching, handshake with
 //!   era fallback, answering server requests, cancellation per transport)
 //!   over a line stream or Streamable HTTP, used by crawl, bench and verify.
+//!
+//! Framing a stdio stream that arrives in arbitrary chunks: a message cut across two
+//! reads comes out whole, a server's banner line is [`stdio::Frame::Noise`], not a message:
+//!
+//! ```
+//! use mcptape_transport::stdio::{Frame, LineFramer, MAX_LINE_BYTES};
+//!
+//! let mut framer = LineFramer::new(MAX_LINE_BYTES);
+//! let mut frames = framer.push(b"server v1 ready\n{\"jsonrpc\":\"2.0\",\"id\":1,");
+//! frames.extend(framer.push(b"\"result\":{}}\r\n"));
+//! assert_eq!(frames.len(), 2);
+//! assert!(matches!(&frames[0], Frame::Noise(b) if b == b"server v1 ready"));
+//! assert_eq!(frames[1].as_message(), Some(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#));
+//! assert_eq!(framer.finish(), None);
+//! ```
 
 pub mod child;
 pub mod error;

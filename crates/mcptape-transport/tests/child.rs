@@ -43,9 +43,19 @@ async fn server_ignoring_stdin_close_gets_sigterm() {
 
 #[tokio::test]
 async fn server_ignoring_sigterm_gets_sigkill() {
-    let c = spawn_stdio("sh", ["-c", "trap '' TERM; while :; do sleep 0.05; done"]).unwrap();
-    // give the shell time to install its trap
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    let mut c = spawn_stdio(
+        "sh",
+        [
+            "-c",
+            "trap '' TERM; echo trapped; while :; do sleep 0.05; done",
+        ],
+    )
+    .unwrap();
+    // The shell says when its trap is installed (waiting for the state, not a fixed sleep).
+    let mut stdout = c.stdout.take().unwrap();
+    let mut line = [0u8; 8];
+    stdout.read_exact(&mut line).await.unwrap();
+    assert_eq!(&line, b"trapped\n");
     assert_killed(c, EndedBy::Sigkill, 9).await;
 }
 

@@ -60,8 +60,6 @@ enum Command {
     /// URI template expansion and root sanitizing, for reviewers.
     #[command(subcommand)]
     Uri(cmd::uri::UriCommand),
-    /// Quick table of codec throughput (scalar / simd / fused vs memcpy).
-    BenchCodec(cmd::bench_codec::Args),
     /// Export a recording for a load tool (k6) or as a HAR 1.2 log.
     #[command(subcommand)]
     Export(cmd::k6::ExportCommand),
@@ -86,7 +84,6 @@ fn main() -> ExitCode {
         Command::Check(a) => cmd::check::run(a),
         Command::Explain(a) => cmd::explain::run(a),
         Command::Uri(a) => cmd::uri::run(a),
-        Command::BenchCodec(a) => cmd::bench_codec::run(a),
         Command::Export(a) => cmd::k6::run_export(a),
         Command::Import(a) => cmd::k6::run_import(a),
     };

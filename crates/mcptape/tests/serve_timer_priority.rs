@@ -158,6 +158,8 @@ fn bench_output_stays_within_80_columns_and_says_no_turn_prediction_without_turn
             turns,
             "{args:?}: {stdout}"
         );
-        assert!(stdout.lines().count() <= 40, "{args:?}: {stdout}");
+        // One screen: 40 lines for the reads and turns, plus the by-method section (three
+        // methods and at most MAX_NAME_ROWS = 5 URIs, each with its error line).
+        assert!(stdout.lines().count() <= 60, "{args:?}: {stdout}");
     }
 }

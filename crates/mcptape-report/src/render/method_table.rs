@@ -9,6 +9,11 @@ use crate::stats::{BenchReport, Censored, MethodView, Quantiles};
 /// columns.
 const NAME_WIDTH: usize = 19;
 
+/// Most rows one per-name section (tool, prompt, URI) prints: the slowest by p99; the rest
+/// are counted on one line and listed in report.json (`byTool`, `byPrompt`, `byUri`) and
+/// report.html.
+pub const MAX_NAME_ROWS: usize = 5;
+
 /// Width of one latency cell ([`compact_ms`]: at most 8 characters, `>` and 8 when censored).
 const CELL_WIDTH: usize = 9;
 
@@ -96,17 +101,39 @@ impl BenchReport {
         for v in &self.by_method {
             row(&mut s, &v.method, v);
         }
-        for (title, views) in [
-            ("tool (tools/call)", &self.by_tool),
-            ("prompt (prompts/get)", &self.by_prompt),
-            ("uri (resources/read)", &self.by_uri),
+        for (title, member, views) in [
+            ("tool (tools/call)", "byTool", &self.by_tool),
+            ("prompt (prompts/get)", "byPrompt", &self.by_prompt),
+            ("uri (resources/read)", "byUri", &self.by_uri),
         ] {
             if views.is_empty() {
                 continue;
             }
-            let _ = writeln!(s, "  {title}");
-            for v in views {
+            let shown = views.len().min(MAX_NAME_ROWS);
+            if shown < views.len() {
+                let _ = writeln!(
+                    s,
+                    "  {title}, the {shown} slowest by p99 of {}",
+                    views.len()
+                );
+            } else {
+                let _ = writeln!(s, "  {title}");
+            }
+            // The slowest first (censored p99 counts as the slowest); ties keep report order.
+            let mut order: Vec<&MethodView> = views.iter().collect();
+            order.sort_by_key(|v| {
+                let censored = v.latency.censored.as_ref().is_some_and(|c| c.p99);
+                std::cmp::Reverse((censored, v.latency.p99_us))
+            });
+            for v in order.into_iter().take(shown) {
                 row(&mut s, &format!("  {}", v.name.as_deref().unwrap_or("")), v);
+            }
+            if shown < views.len() {
+                let _ = writeln!(
+                    s,
+                    "    … {} more in report.json ({member}) and report.html",
+                    views.len() - shown
+                );
             }
         }
         if !self.skipped_tools.is_empty() {

@@ -186,6 +186,16 @@ fn ms_f(us: f64) -> String {
 }
 
 impl BenchReport {
+    /// What the single phase sent, as the table names it: `reads` when every request was a
+    /// `resources/read` (or the report has no per-method figures), else `requests`.
+    pub fn single_phase_noun(&self) -> &'static str {
+        if self.by_method.iter().all(|v| v.method == "resources/read") {
+            "reads"
+        } else {
+            "requests"
+        }
+    }
+
     /// The human table printed by `mcptape bench`.
     pub fn table(&self) -> String {
         let mut s = String::new();
@@ -204,15 +214,18 @@ impl BenchReport {
         let _ = writeln!(s);
         let q = &self.single;
         let c = &self.single_phase;
+        // Since `bench` replays every recorded method (issue 27), the single phase holds
+        // whatever the session asked; it is "reads" only when it asked only reads.
+        let noun = self.single_phase_noun();
         headline(
             &mut s,
-            &format!("single reads ({})", self.load),
+            &format!("single {noun} ({})", self.load),
             &success_line(c),
         );
         let (cut, max_ms) = (self.single_cut, self.max_phase_ms);
-        write_cut(&mut s, cut, max_ms, c.sent, self.reads_asked, "reads");
+        write_cut(&mut s, cut, max_ms, c.sent, self.reads_asked, noun);
         let _ = writeln!(s, "{}", row_header());
-        let _ = writeln!(s, "{}", row("all reads", q));
+        let _ = writeln!(s, "{}", row(&format!("all {noun}"), q));
         if c.sent > 0 && (c.answered_ok != c.sent || self.single_ok.count != q.count) {
             let _ = writeln!(s, "{}", row("answered ok", &self.single_ok));
             for v in &self.error_classes {
@@ -371,7 +384,8 @@ impl BenchReport {
         }
         let _ = writeln!(
             s,
-            "  all reads = results + error answers + timeouts (censored: `> bound`);\n  answered ok = results only"
+            "  all {} = results + error answers + timeouts (censored: `> bound`);\n  answered ok = results only",
+            self.single_phase_noun()
         );
         for w in &self.warnings {
             let _ = writeln!(

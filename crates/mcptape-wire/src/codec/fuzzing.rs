@@ -74,7 +74,7 @@ pub fn json_differential(data: &[u8]) {
 
 fn json_all(data: &[u8]) -> Vec<Result<super::DecodedReadResult, super::CodecError>> {
     let mut all = Vec::new();
-    for path in CodecPath::ALL {
+    for &path in CodecPath::ALL {
         all.push(decode_read_result(path, data));
     }
     for k in Kernel::available() {

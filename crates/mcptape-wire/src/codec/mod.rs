@@ -68,7 +68,9 @@ pub enum CodecPath {
     /// `serde_json` + the `base64` crate's standard engine (the reference).
     #[default]
     Scalar,
-    /// `sonic-rs` (SIMD JSON) + `base64-simd` (runtime-detected SIMD).
+    /// `sonic-rs` (SIMD JSON) + `base64-simd` (runtime-detected SIMD); only with the
+    /// crate's `sonic` feature (the benches and fuzz targets turn it on).
+    #[cfg(feature = "sonic")]
     Simd,
     /// One hand-written pass: validates the JSON and base64-decodes each `blob`
     /// straight from the input into the output arena ([`Kernel::detect`]).
@@ -76,13 +78,19 @@ pub enum CodecPath {
 }
 
 impl CodecPath {
-    /// Every path, for differential tests and benches.
-    pub const ALL: [CodecPath; 3] = [CodecPath::Scalar, CodecPath::Simd, CodecPath::Fused];
+    /// Every path compiled in, for differential tests and benches.
+    #[cfg(feature = "sonic")]
+    pub const ALL: &'static [CodecPath] = &[CodecPath::Scalar, CodecPath::Simd, CodecPath::Fused];
+    /// Every path compiled in, for differential tests and benches (`Simd` needs the `sonic`
+    /// feature).
+    #[cfg(not(feature = "sonic"))]
+    pub const ALL: &'static [CodecPath] = &[CodecPath::Scalar, CodecPath::Fused];
 
     /// Short name used in bench IDs (`scalar`, `simd`, `fused`).
     pub fn name(self) -> &'static str {
         match self {
             CodecPath::Scalar => "scalar",
+            #[cfg(feature = "sonic")]
             CodecPath::Simd => "simd",
             CodecPath::Fused => "fused",
         }
@@ -524,6 +532,7 @@ fn decode_into(
                 .and_then(|()| de.end())
                 .map_err(|e| e.to_string())
         }
+        #[cfg(feature = "sonic")]
         CodecPath::Simd => {
             let mut de = sonic_rs::Deserializer::from_slice(bytes);
             decode_with_deserializer(&mut de, bytes, base64::Path::Simd, out, true)

@@ -1,5 +1,5 @@
 //! Deterministic `resources/read` response payloads for benches, the
-//! `mcptape bench-codec` command and the differential tests. Same inputs →
+//! `bench-codec` command and the differential tests. Same inputs →
 //! same bytes on every run and machine (xorshift64* generator, no clock).
 //!
 //! Sizes follow the seeds (`resources-read-response`): a 1,834,208-byte PNG

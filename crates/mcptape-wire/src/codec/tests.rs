@@ -481,7 +481,7 @@ fn many_keys_duplicate_detected_past_linear_scan() {
 #[test]
 fn decoder_reuses_its_arenas_across_responses() {
     let d = payload::blob_response(3, 100_000);
-    for path in CodecPath::ALL {
+    for &path in CodecPath::ALL {
         let mut dec = Decoder::new(path);
         let cap1 = dec.decode(&d).unwrap().capacity_bytes();
         let ptr1 = dec.result().get(0).map(|e| e.uri.as_ptr());
@@ -511,11 +511,7 @@ fn seed_png_response_decodes_to_the_png_on_every_path() {
     let blob_at = find(&d, r#""blob":""#) + 8;
     let end = blob_at + d[blob_at..].iter().position(|&b| b == b'"').unwrap();
     assert_eq!(end - blob_at, 2_445_612);
-    for r in [
-        decode_read_result(CodecPath::Scalar, &d),
-        decode_read_result(CodecPath::Simd, &d),
-        decode_read_result(CodecPath::Fused, &d),
-    ] {
+    for r in CodecPath::ALL.iter().map(|&p| decode_read_result(p, &d)) {
         let r = r.unwrap();
         assert_eq!(r.get(0).unwrap().content, Content::Blob(&want));
         assert_eq!(r.get(0).unwrap().mime_type, Some("image/png"));
@@ -526,7 +522,7 @@ fn seed_png_response_decodes_to_the_png_on_every_path() {
 fn decoder_error_clears_the_result_and_the_next_response_decodes() {
     let good = payload::blob_response(2, 1000);
     let bad = case!("blob_trailing_bits");
-    for path in CodecPath::ALL {
+    for &path in CodecPath::ALL {
         let mut dec = Decoder::new(path);
         assert_eq!(dec.decode(&good).unwrap().len(), 2);
         let e = dec.decode(bad).unwrap_err();

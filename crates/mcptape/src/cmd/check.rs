@@ -219,9 +219,12 @@ fn run_streamed(args: &Args, opts: &Options, format: Format) -> anyhow::Result<E
             let s = match output::write_streamed(&mut reports, &allowed, format, &mut out) {
                 Ok(s) => s,
                 Err(e) => {
-                    // No half report is left behind.
+                    // No half report is left behind, but only a regular file is removed:
+                    // `-o /dev/full` (a device, written as root) must stay a device.
                     drop(out);
-                    let _ = std::fs::remove_file(path);
+                    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file()) {
+                        let _ = std::fs::remove_file(path);
+                    }
                     return Err(match e {
                         output::WriteError::Check(c) => c.into(),
                         e => anyhow::anyhow!("writing {}: {e}", path.display()),

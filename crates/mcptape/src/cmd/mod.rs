@@ -1,7 +1,6 @@
 //! One module per subcommand: each has an `Args` (clap derive) and a `run`.
 
 pub mod bench;
-pub mod bench_codec;
 pub mod check;
 pub mod crawl;
 pub mod explain;
@@ -54,7 +53,7 @@ pub(crate) fn flag_capped(flag: &'static str, v: u64, lo: u64, hi: u64) -> anyho
     Ok(v)
 }
 
-/// The line `bench`, `bench-codec` and `serve` print on stderr when this binary was built
+/// The line `bench` and `serve` print on stderr when this binary was built
 /// without optimizations (`cfg!(debug_assertions)`): a debug build measures ~100× slower.
 pub(crate) const DEBUG_BUILD_WARNING: &str = "warning: this mcptape is a debug build (no optimizations): latency and throughput figures are ~100x slower than a release build; build with `cargo build --release` (or `cargo run --release -- …`)";
 
