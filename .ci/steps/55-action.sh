@@ -6,10 +6,20 @@
 # replay server, then the verdict. The structure of action.yml and of
 # .github/workflows/mcptape.yml is checked by crates/mcptape/tests/action_scripts.rs
 # (part of `cargo test --workspace`); this step is the same run as a user's.
+# First actionlint (installed by scripts/install-peers.sh) on every workflow: it also reads
+# action.yml, the metadata of the `uses: ./` step, and checks the inputs passed to it
+# (actionlint lints workflows; an action's metadata file alone is not a workflow).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-cargo build -q -p mcptape
 source .tools/env.sh
+actionlint="${MCPTAPE_ACTIONLINT:-.tools/venv/bin/actionlint}"
+shopt -s nullglob
+workflows=(.github/workflows/*.yml .github/workflows/*.yaml)
+if [ "${#workflows[@]}" -gt 0 ]; then
+  "$actionlint" "${workflows[@]}"
+  echo "actionlint: ${workflows[*]} (and action.yml through \`uses: ./\`): clean"
+fi
+cargo build -q -p mcptape
 export MCPTAPE_BIN="$PWD/${CARGO_TARGET_DIR:-target}/debug/mcptape"
 export REPORT_DIR=target/action-report
 export SARIF_FILE=target/action-report/mcptape.sarif
@@ -21,7 +31,8 @@ VERIFY_TRANSCRIPT=corpus/transcripts/everything-stdio.jsonl \
   VERIFY_TARGET_CMD="$MCPTAPE_NODE22 $MCPTAPE_NPM_PREFIX/node_modules/@modelcontextprotocol/server-everything/dist/index.js stdio" \
   VERIFY_ARGS="--ignore /result/contents/*/text --ignore /result/contents/*/blob" \
   bash scripts/action/verify.sh
-BENCH_TRANSCRIPT=corpus/transcripts/everything-stdio.jsonl BENCH_ARGS="--reads 100 --turns 50" \
+# bench-args: one argument per line.
+BENCH_TRANSCRIPT=corpus/transcripts/everything-stdio.jsonl BENCH_ARGS=$'--reads\n100\n--turns\n50' \
   bash scripts/action/bench.sh
 bash scripts/action/verdict.sh
 

@@ -18,21 +18,29 @@ Usage:
   python py_server.py stdio
   python py_server.py http --port PORT [--json]     (binds 127.0.0.1 only)
 
+Environment:
+  PY_SERVER_READ_DELAY_MS   milliseconds (a number >= 0, at most 60000) every resources/read
+                            waits before it is answered: an injected regression for
+                            `mcptape bench --baseline` (default 0: none)
+
 The SDK serves both protocol eras: 2025-11-25 (initialize handshake, sessions) and
 2026-07-28 (server/discover, no session) on the same endpoint.
 """
 
 import argparse
+import os
 import random
 import struct
 import sys
 import zlib
 
+import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import ToolAnnotations
 
 LARGE_W, LARGE_H = 1024, 683
 MAX_BYTES_TEMPLATE = 1024 * 1024
+MAX_READ_DELAY_MS = 60_000
 
 
 def _chunk(kind: bytes, data: bytes) -> bytes:
@@ -133,7 +141,37 @@ def review(topic: str) -> str:
     return f"Please review {topic}."
 
 
+def read_delay_ms() -> float:
+    """PY_SERVER_READ_DELAY_MS as a number of ms in 0..=MAX_READ_DELAY_MS; exits 2 otherwise."""
+    raw = os.environ.get("PY_SERVER_READ_DELAY_MS", "")
+    if raw == "":
+        return 0.0
+    try:
+        ms = float(raw)
+    except ValueError:
+        ms = -1.0
+    if not 0.0 <= ms <= MAX_READ_DELAY_MS:
+        print(f"py_server: PY_SERVER_READ_DELAY_MS={raw!r}: must be a number of ms in 0..={MAX_READ_DELAY_MS}", file=sys.stderr)
+        sys.exit(2)
+    return ms
+
+
+def delay_reads(ms: float) -> None:
+    """Every resources/read waits `ms` before the resource is read (the SDK's read handler calls
+    `server.read_resource`, looked up on the instance at each request)."""
+    read = server.read_resource
+
+    async def delayed(uri, context=None):
+        await anyio.sleep(ms / 1000.0)
+        return await read(uri, context)
+
+    server.read_resource = delayed
+
+
 def main() -> None:
+    delay = read_delay_ms()
+    if delay > 0:
+        delay_reads(delay)
     ap = argparse.ArgumentParser()
     ap.add_argument("transport", choices=["stdio", "http"])
     ap.add_argument("--port", type=int, default=8000)

@@ -21,6 +21,30 @@ split_args() {
   fi
 }
 
+# line_args VAR STRING: STRING split into lines, one argument per line (white space around a
+# line trimmed, empty lines and a CR at a line's end dropped; spaces and quotes inside a line
+# kept as they are), into array VAR: `--target-cmd` then `node server.js stdio` on the next line
+# is two arguments.
+line_args() {
+  local -n _lines="$1"
+  _lines=()
+  local line
+  while IFS= read -r line || [ -n "$line" ]; do
+    line="${line%$'\r'}"
+    line="${line#"${line%%[![:space:]]*}"}"
+    line="${line%"${line##*[![:space:]]}"}"
+    if [ -n "$line" ]; then _lines+=("$line"); fi
+  done <<<"${2:-}"
+}
+
+# output KEY VALUE: a step output (`KEY=VALUE` in GITHUB_OUTPUT on a runner), also printed.
+output() {
+  echo "mcptape action: output $1=$2"
+  if [ -n "${GITHUB_OUTPUT:-}" ]; then
+    printf '%s=%s\n' "$1" "$2" >>"$GITHUB_OUTPUT"
+  fi
+}
+
 # record STEP RC CMD...: keeps the status and the command line of a step.
 record() {
   local step="$1" rc="$2"

@@ -37,6 +37,8 @@
 //!   report, the pass/fail table and the JUnit XML.
 //! - [`merge`](mod@merge): several runs' `.hlog` logs (and their counters) into one report and
 //!   one log, in memory.
+//! - [`regression`]: the `--baseline` gate (bootstrap intervals per quantile, rank test)
+//!   against a previous run's figures.
 //! - [`render`]: the human table, the per-method table, the `.hlog` interval log (write and
 //!   read), the SVG percentile plot and the self-contained HTML report.
 //!
@@ -47,6 +49,7 @@
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod merge;
+pub mod regression;
 pub mod render;
 pub mod run;
 pub mod server;

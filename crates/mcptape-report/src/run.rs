@@ -169,6 +169,17 @@ pub enum Load {
     },
 }
 
+impl Load {
+    /// The report's `load` text: `closed-loop, concurrency 1` or `open-loop 200/s, from
+    /// intended send time` (the regression gate compares it with a baseline's).
+    pub fn text(&self) -> String {
+        match *self {
+            Load::Closed { concurrency } => format!("closed-loop, concurrency {concurrency}"),
+            Load::Open { per_s } => format!("open-loop {per_s}/s, from intended send time"),
+        }
+    }
+}
+
 /// Measured figures of one bench run.
 #[derive(Debug)]
 pub struct BenchResult {
@@ -421,10 +432,7 @@ impl BenchResult {
             target: target.to_owned(),
             latency,
             seed,
-            load: match cfg.load {
-                Load::Closed { concurrency } => format!("closed-loop, concurrency {concurrency}"),
-                Load::Open { per_s } => format!("open-loop {per_s}/s, from intended send time"),
-            },
+            load: cfg.load.text(),
             parallel: cfg.parallel,
             deadline_us: cfg.deadline_us,
             timeout_us: cfg.timeout_us,
@@ -515,6 +523,7 @@ impl BenchResult {
             by_prompt: self.key_views(method::PROMPTS_GET, cfg.timeout_us),
             by_uri: self.key_views(method::RESOURCES_READ, cfg.timeout_us),
             skipped_tools: self.skipped_tools.clone(),
+            regression: None,
         }
     }
 

@@ -381,6 +381,10 @@ pub struct BenchReport {
     /// `tools/list`, not named by `--allow-tool`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skipped_tools: Vec<String>,
+    /// `--baseline`: the regression gate's comparison with the baseline run
+    /// ([`crate::regression`]); absent without a baseline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub regression: Option<crate::regression::Regression>,
 }
 
 /// The single phase's figures of one method, or of one tool / prompt / URI of a method.

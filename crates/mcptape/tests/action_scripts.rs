@@ -152,10 +152,15 @@ fn action_steps_on_the_corpus_write_sarif_and_the_report_dir() {
                 "BENCH_TRANSCRIPT",
                 "corpus/transcripts/everything-stdio.jsonl",
             ),
-            ("BENCH_ARGS", "--reads 40 --turns 10 --latency fixed:1ms"),
+            (
+                "BENCH_ARGS",
+                "--reads\n40\n--turns\n10\n--latency\nfixed:1ms\n",
+            ),
         ],
     );
     assert_step_passed(&o, t, "bench");
+    let outputs = read(&t.join("github_output"));
+    assert!(outputs.contains("verdict=pass\n"), "{outputs}");
     let b = json(&t.join("report/bench/report.json"));
     assert!(b.is_object());
     assert!(read(&t.join("report/bench/latency.svg")).contains("<svg"));
@@ -303,6 +308,7 @@ print(json.dumps({'errors': errs, 'inputs': sorted(inputs), 'steps': len(a['runs
         "verify-target-cmd",
         "bench-transcript",
         "bench-args",
+        "baseline",
         "slo",
         "sarif-file",
         "report-dir",
@@ -313,7 +319,103 @@ print(json.dumps({'errors': errs, 'inputs': sorted(inputs), 'steps': len(a['runs
     assert!(
         read(&repo().join("scripts/action/install.sh")).contains("cargo install --locked --path")
     );
+    // The current majors (Node 24 runtimes; the v4 ones ran on Node 20, which GitHub removes).
     assert!(
-        yml.contains("uses: actions/cache@v4") && yml.contains("uses: actions/upload-artifact@v4")
+        yml.contains("uses: actions/cache@v6") && yml.contains("uses: actions/upload-artifact@v7"),
+        "{yml}"
     );
+    assert!(!yml.contains("@v4"), "{yml}");
+    let workflow = read(&repo().join(".github/workflows/mcptape.yml"));
+    assert!(workflow.contains("uses: actions/checkout@v7"), "{workflow}");
+    for old in [
+        "actions/checkout@v4",
+        "actions/setup-node@v4",
+        "actions/cache@v4",
+    ] {
+        assert!(!workflow.contains(old), "{old}: {workflow}");
+    }
+    for out in ["verdict", "read-p50-ms", "read-p99-ms"] {
+        assert!(
+            yml.contains(&format!("  {out}:\n"))
+                && yml.contains(&format!("steps.bench.outputs.{out} }}")),
+            "output {out}: {yml}"
+        );
+    }
+}
+
+/// `key=value` of a runner's GITHUB_OUTPUT file (the last one written).
+fn output_of(t: &Path, key: &str) -> String {
+    read(&t.join("github_output"))
+        .lines()
+        .rev()
+        .find_map(|l| l.strip_prefix(&format!("{key}=")))
+        .unwrap_or_else(|| panic!("no {key} in GITHUB_OUTPUT"))
+        .to_owned()
+}
+
+/// Issue 25: bench-args one argument per line (a `--target-cmd` whose command has spaces and
+/// an environment assignment passes whole), and the `baseline` input's gate: the real Python
+/// SDK server benched plain, then with a 20 ms read delay against the plain run, gives the
+/// outputs verdict=regressed and the read p50/p99 in ms; the plain server against the slow run
+/// passes. A baseline path that does not exist is skipped, not failed.
+#[test]
+fn action_bench_args_by_line_and_the_baseline_gate_on_the_python_server() {
+    let python = tool("MCPTAPE_PYTHON");
+    let server = repo().join("corpus/servers/py_server.py");
+    let args = |env: &str| {
+        format!(
+            "--reads\n30\n--turns\n0\n--methods\nreads\n--timeout\n30s\n--target-cmd\n  {env}{python} {} stdio  \n",
+            server.display()
+        )
+    };
+    let bench = |t: &Path, args: &str, baseline: &str| {
+        step(
+            "bench",
+            t,
+            &[
+                (
+                    "BENCH_TRANSCRIPT",
+                    "corpus/transcripts/py-stdio-2026-07-28.jsonl",
+                ),
+                ("BENCH_ARGS", args),
+                ("BASELINE", baseline),
+            ],
+        )
+    };
+    let plain = tempfile::tempdir().unwrap();
+    let missing = plain.path().join("no-baseline-yet");
+    let o = bench(plain.path(), &args(""), missing.to_str().unwrap());
+    assert_step_passed(&o, plain.path(), "bench");
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("the regression gate is skipped"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(output_of(plain.path(), "verdict"), "pass");
+    let p50: f64 = output_of(plain.path(), "read-p50-ms").parse().unwrap();
+    let p99: f64 = output_of(plain.path(), "read-p99-ms").parse().unwrap();
+    assert!(0.0 < p50 && p50 <= p99, "{p50} {p99}");
+    let base = plain.path().join("report/bench");
+
+    let slow = tempfile::tempdir().unwrap();
+    let o = bench(
+        slow.path(),
+        &args("PY_SERVER_READ_DELAY_MS=20 "),
+        base.to_str().unwrap(),
+    );
+    assert!(o.status.success());
+    assert_eq!(status(slow.path(), "bench"), "1");
+    assert_eq!(output_of(slow.path(), "verdict"), "regressed");
+    let slow_p50: f64 = output_of(slow.path(), "read-p50-ms").parse().unwrap();
+    assert!(slow_p50 >= 20.0, "{slow_p50}");
+    let cmd = read(&slow.path().join("report/status/bench.cmd"));
+    assert!(cmd.contains("--baseline"), "{cmd}");
+    let o = step("verdict", slow.path(), &[]);
+    assert_eq!(o.status.code(), Some(1));
+
+    let fast = tempfile::tempdir().unwrap();
+    let slow_report = slow.path().join("report/bench/report.json");
+    let o = bench(fast.path(), &args(""), slow_report.to_str().unwrap());
+    assert_step_passed(&o, fast.path(), "bench");
+    assert_eq!(output_of(fast.path(), "verdict"), "pass");
 }

@@ -917,3 +917,208 @@ fn bench_counts_tool_answers_not_as_recorded_per_tool() {
     );
     assert_has(&stdout, "      4 answered otherwise than recorded\n");
 }
+
+/// `mcptape bench ARGS` on `transcript` with `--out` a new temp dir: (exit code, stdout,
+/// stderr, report.json, the dir).
+fn bench_gate(
+    transcript: &str,
+    args: &[&str],
+) -> (
+    Option<i32>,
+    String,
+    String,
+    serde_json::Value,
+    tempfile::TempDir,
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let (o, _) = run_bench(&corpus_transcript(transcript), args, Some(dir.path()));
+    let report = json_or_null(&dir.path().join("report.json"));
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+        report,
+        dir,
+    )
+}
+
+/// The verdict of `name` (`read p50`) in a report's `regression` member.
+fn quantile_verdict(report: &serde_json::Value, series: &str, q: f64) -> String {
+    let s = report["regression"]["series"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no regression series: {report}"))
+        .iter()
+        .find(|s| s["name"] == series)
+        .unwrap_or_else(|| panic!("no series {series}: {report}"));
+    let q = s["quantiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["q"].as_f64() == Some(q))
+        .unwrap();
+    q["verdict"].as_str().unwrap().to_owned()
+}
+
+/// Issue 25: the regression gate on a real server. The Python SDK server is benched plain, then
+/// with a 20 ms delay injected into every resources/read (`PY_SERVER_READ_DELAY_MS=20`) against
+/// the plain run as baseline: the gate says regressed (exit 1) in the text, report.json,
+/// slo.xml and report.html; the plain server against the slow run is an improvement (exit 0).
+/// The shift is far above this machine's noise; the test checks verdicts, never a time.
+#[test]
+fn bench_baseline_gate_catches_a_20ms_read_delay_in_the_python_sdk_server() {
+    let p = peers();
+    let server = |env: &str| {
+        format!(
+            "{env}{} {} stdio",
+            p.python.display(),
+            p.script("py_server.py").display()
+        )
+    };
+    let transcript = "py-stdio-2026-07-28.jsonl";
+    let run = |cmd: &str, baseline: Option<&std::path::Path>| {
+        // A 30 s bound on the handshake: the SDK's imports on a loaded machine take seconds.
+        let mut a = words("--reads 40 --turns 0 --methods reads --timeout 30s");
+        a.extend(["--target-cmd", cmd]);
+        let b = baseline.map(|b| b.display().to_string());
+        if let Some(b) = &b {
+            a.extend(["--baseline", b.as_str()]);
+        }
+        bench_gate(transcript, &a)
+    };
+    let (code, stdout, stderr, plain, plain_dir) = run(&server(""), None);
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    assert!(plain.get("regression").is_none(), "{plain}");
+
+    let slow_cmd = server("PY_SERVER_READ_DELAY_MS=20 ");
+    let (code, stdout, stderr, slow, slow_dir) = run(&slow_cmd, Some(plain_dir.path()));
+    assert_eq!(code, Some(1), "{stdout}\n{stderr}");
+    assert_eq!(slow["regression"]["verdict"], "regressed", "{slow}");
+    assert_eq!(
+        quantile_verdict(&slow, "read", 0.5),
+        "regressed",
+        "{stdout}"
+    );
+    let line = stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("read p50"))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(line.trim_end().ends_with("  regressed"), "{line}");
+    assert!(line.contains(" % [+"), "{line}");
+    assert_has(&stdout, "regression gate: REGRESSED (read p50");
+    assert_has(&stderr, "mcptape bench: regression against the baseline");
+    // slo.xml: one testcase per compared quantile, the regressed ones failed.
+    let xml = std::fs::read_to_string(slow_dir.path().join("slo.xml")).unwrap();
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let suite = doc
+        .descendants()
+        .find(|n| n.attribute("name") == Some("mcptape bench regression"))
+        .unwrap_or_else(|| panic!("{xml}"));
+    let cases: Vec<_> = suite
+        .children()
+        .filter(|n| n.has_tag_name("testcase"))
+        .collect();
+    let names: Vec<&str> = cases.iter().filter_map(|c| c.attribute("name")).collect();
+    assert_eq!(names, ["read p50", "read p90", "read p99"], "{xml}");
+    let failed: Vec<&str> = cases
+        .iter()
+        .filter(|c| c.children().any(|f| f.has_tag_name("failure")))
+        .filter_map(|c| c.attribute("name"))
+        .collect();
+    assert!(failed.contains(&"read p50"), "{xml}");
+    let html = std::fs::read_to_string(slow_dir.path().join("report.html")).unwrap();
+    assert_has(&html, "<section id=\"regression\">");
+    assert_has(&html, "<p class=\"verdict fail\">REGRESSED: read p50");
+
+    // The other way round (baseline: the slow run's report.json): an improvement passes.
+    let baseline = slow_dir.path().join("report.json");
+    let (code, stdout, stderr, fast, _) = run(&server(""), Some(&baseline));
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    assert_eq!(fast["regression"]["verdict"], "pass", "{fast}");
+    assert_eq!(quantile_verdict(&fast, "read", 0.5), "improved", "{stdout}");
+}
+
+/// Issue 25: a baseline recorded with another transcript or latency model is refused before the
+/// run with exit 2 and one line naming the difference; `--baseline-any` compares anyway.
+#[test]
+fn bench_refuses_a_baseline_of_another_transcript_or_model_with_exit_2() {
+    let (code, stdout, stderr, _, base) = bench_gate(
+        "everything-stdio.jsonl",
+        &words("--reads 6 --turns 0 --latency fixed:1ms"),
+    );
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    let b = base.path().display().to_string();
+    let errors = |stderr: &str| -> Vec<String> {
+        stderr
+            .lines()
+            .filter(|l| !l.starts_with("mcptape bench: warning: this mcptape is a debug build"))
+            .map(str::to_owned)
+            .collect()
+    };
+    let (code, _, stderr, report, _) = bench_gate(
+        "py-stdio-2026-07-28.jsonl",
+        &[
+            "--reads",
+            "6",
+            "--turns",
+            "0",
+            "--latency",
+            "fixed:1ms",
+            "--baseline",
+            &b,
+        ],
+    );
+    assert_eq!(code, Some(2), "{stderr}");
+    let lines = errors(&stderr);
+    assert_eq!(lines.len(), 1, "{stderr}");
+    assert!(
+        lines[0].starts_with(&format!(
+            "mcptape: error: --baseline {b}: recorded with another transcript (baseline "
+        )),
+        "{stderr}"
+    );
+    assert!(
+        lines[0].ends_with("pass --baseline-any to compare anyway"),
+        "{stderr}"
+    );
+    assert!(report.is_null(), "refused before the run: {report}");
+    // Same transcript, another model.
+    let (code, _, stderr, _, _) = bench_gate(
+        "everything-stdio.jsonl",
+        &[
+            "--reads",
+            "6",
+            "--turns",
+            "0",
+            "--latency",
+            "fixed:2ms",
+            "--baseline",
+            &b,
+        ],
+    );
+    assert_eq!(code, Some(2), "{stderr}");
+    assert_eq!(errors(&stderr).len(), 1, "{stderr}");
+    assert_has(
+        &stderr,
+        "another latency model (baseline fixed:1ms, this run fixed:2ms)",
+    );
+    // --baseline-any: compared (whatever the verdict), exit 0 or 1, never 2.
+    let (code, stdout, stderr, report, _) = bench_gate(
+        "py-stdio-2026-07-28.jsonl",
+        &[
+            "--reads",
+            "6",
+            "--turns",
+            "0",
+            "--latency",
+            "fixed:1ms",
+            "--baseline",
+            &b,
+            "--baseline-any",
+        ],
+    );
+    assert!(matches!(code, Some(0 | 1)), "{stdout}\n{stderr}");
+    assert!(
+        report["regression"]["series"][0]["name"] == "read",
+        "{report}"
+    );
+}

@@ -11,7 +11,7 @@
 //! Element ids the browser test (and anyone scraping the page) relies on: `table#params`,
 //! `svg#spectrum`, `svg#cdf`, `svg#intervals` (only with interval data), `table#errors`,
 //! `table#methods` (rows `tr.by-method`, `tr.by-name`; with per-method figures),
-//! `table#server` (only with server figures), `section#slo` (only with an SLO), `table#extra`
+//! `table#server` (only with server figures), `section#slo` (only with an SLO), `section#regression` (only with `--baseline`), `table#extra`
 //! (report members this page has no dedicated view for).
 
 use std::fmt::Write as _;
@@ -42,7 +42,7 @@ const C_PRED: &str = "#2ca02c";
 const C_DEADLINE: &str = "#9467bd";
 
 /// Report members rendered by a dedicated view (the rest go to `table#extra`).
-const KNOWN: [&str; 39] = [
+const KNOWN: [&str; 40] = [
     "mix",
     "byMethod",
     "byTool",
@@ -80,6 +80,7 @@ const KNOWN: [&str; 39] = [
     "errors",
     "server",
     "slo",
+    "regression",
     "intervals",
     "errorClasses",
 ];
@@ -751,6 +752,9 @@ pub fn bench_html(report: &BenchReport, res: &BenchResult) -> String {
     }
     if let Some(slo) = json.get("slo").filter(|v| !v.is_null()) {
         s.push_str(&slo_section(slo));
+    }
+    if let Some(r) = &report.regression {
+        s.push_str(&crate::regression::html_section(r));
     }
 
     s.push_str("<h2>Parameters</h2>\n<table id=\"params\">\n");

@@ -148,6 +148,22 @@ pub struct Args {
         default_value = "auto"
     )]
     pub timer_priority: crate::cmd::serve::TimerPriorityArg,
+    /// Regression gate: compare with a previous run (its --out directory, report.json or
+    /// latency.hlog): single reads, turns and each method, per quantile (p50, p90, p99) with a
+    /// seeded bootstrap interval of the change, plus a rank test. A regression beyond --noise
+    /// exits 1 and is written to report.json, slo.xml and report.html. A baseline of another
+    /// transcript, latency model, load or timeout is refused (exit 2).
+    #[arg(long, value_name = "PATH")]
+    pub baseline: Option<PathBuf>,
+    /// Compare with --baseline even when its transcript, model, load or timeout differ.
+    #[arg(long, requires = "baseline")]
+    pub baseline_any: bool,
+    /// Regression gate: a change whose interval reaches into ±this is no change (0%..=100%).
+    #[arg(long, value_name = "PCT", default_value = "5%", requires = "baseline")]
+    pub noise: String,
+    /// Regression gate: confidence of the two-sided bootstrap interval (0.5..=0.999).
+    #[arg(long, value_name = "C", default_value = "0.95", requires = "baseline")]
+    pub confidence: String,
 }
 
 /// Parses the duration flag `flag` (e.g. `--max-phase`) into µs, at most `max_us`; the error
@@ -243,11 +259,33 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
         }
         None => Vec::new(),
     };
+    // The gate's baseline: read and checked against this run's settings before a target starts.
+    let gate = match &args.baseline {
+        Some(path) => {
+            let settings = mcptape_report::regression::Settings {
+                noise: mcptape_report::regression::parse_noise(&args.noise)?,
+                confidence: mcptape_report::regression::parse_confidence(&args.confidence)?,
+                seed: args.seed,
+                ..Default::default()
+            };
+            let b = super::baseline::load(path, args.baseline_any)?;
+            let current = mcptape_report::regression::RunIdentity {
+                transcript: names.clone(),
+                latency: (args.target_cmd.is_none() && args.target_url.is_none())
+                    .then(|| args.latency.clone()),
+                load: cfg.load.text(),
+                timeout_us: cfg.timeout_us,
+            };
+            super::baseline::check(&b, &current, args.baseline_any)?;
+            Some((b, settings))
+        }
+        None => None,
+    };
     if let Some(dir) = &args.out {
         check_out_dir(dir)?;
-        // slo.xml too when --slo writes it: a FIFO there blocked the end of the run in
-        // open(2), deaf to SIGINT and SIGTERM (issue 28).
-        let slo_file = (!slo_items.is_empty()).then_some(slo::JUNIT_FILE);
+        // slo.xml too when --slo or --baseline writes it: a FIFO there blocked the end of the
+        // run in open(2), deaf to SIGINT and SIGTERM (issue 28).
+        let slo_file = (!slo_items.is_empty() || gate.is_some()).then_some(slo::JUNIT_FILE);
         for file in BENCH_OUT_FILES.into_iter().chain(slo_file) {
             super::refuse_overwrite("--out", &dir.join(file), &paths)?;
         }
@@ -284,7 +322,7 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
     // (a failed handshake, a signal) once the server has ended and written it.
     let stats_path = target::serve_stats_path();
     let r = tokio::select! {
-        r = session(&args, cfg, tape, &slo_items, &mut target, sig_rx.clone(), &measuring, &stats_path) => r,
+        r = session(&args, cfg, tape, &slo_items, gate.as_ref(), &mut target, sig_rx.clone(), &measuring, &stats_path) => r,
         sig = outside => Ok(stopped("bench", sig)),
     };
     listener.abort();
@@ -307,6 +345,10 @@ async fn session(
     cfg: BenchConfig,
     tape: Tape,
     slo_items: &[slo::SloItem],
+    gate: Option<&(
+        super::baseline::Baseline,
+        mcptape_report::regression::Settings,
+    )>,
     target: &mut target::Target,
     mut signal: tokio::sync::watch::Receiver<Option<target::Signal>>,
     measuring: &std::sync::atomic::AtomicBool,
@@ -416,19 +458,34 @@ async fn session(
 
     let mut report = res.report(&cfg, &transcript, &target_name, latency, args.seed, server);
     report.slo = slo::evaluate(slo_items, &report);
+    if let Some((b, settings)) = gate {
+        report.regression = Some(super::baseline::compare(b, &report, &res, *settings));
+    }
     let mut text = report.table();
     if !report.slo.is_empty() {
         text.push_str(&slo::table(&report.slo));
+    }
+    if let Some(r) = &report.regression {
+        text.push_str(&mcptape_report::regression::text(r));
     }
     super::print_stdout(&text)?;
     if let Some(dir) = &args.out {
         write_bench_out(dir, &report, &res)
             .with_context(|| format!("writing {}", dir.display()))?;
         let mut files = BENCH_OUT_FILES.to_vec();
-        if !report.slo.is_empty() {
+        if !report.slo.is_empty() || report.regression.is_some() {
             let p = dir.join(slo::JUNIT_FILE);
-            std::fs::write(&p, slo::junit_xml(&report.slo))
-                .with_context(|| format!("writing {}", p.display()))?;
+            let slo_xml = (!report.slo.is_empty()).then(|| slo::junit_xml(&report.slo));
+            let xml = match &report.regression {
+                Some(r) => mcptape_report::regression::junit_xml(
+                    slo_xml.as_deref(),
+                    report.slo.len(),
+                    report.slo.iter().filter(|c| !c.pass).count(),
+                    r,
+                ),
+                None => slo_xml.unwrap_or_default(),
+            };
+            std::fs::write(&p, xml).with_context(|| format!("writing {}", p.display()))?;
             files.push(slo::JUNIT_FILE);
         }
         super::print_stdout(&format!("\nwrote {}/{}\n", dir.display(), files.join(", ")))?;
@@ -444,8 +501,15 @@ async fn session(
             report.slo.len()
         );
     }
+    let regressed = report
+        .regression
+        .as_ref()
+        .is_some_and(|r| r.verdict == mcptape_report::regression::GateVerdict::Regressed);
+    if regressed {
+        eprintln!("mcptape bench: regression against the baseline");
+    }
     if failures.is_empty() {
-        return Ok(if slo_failed > 0 {
+        return Ok(if slo_failed > 0 || regressed {
             ExitCode::from(1)
         } else {
             ExitCode::SUCCESS

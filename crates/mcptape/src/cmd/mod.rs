@@ -1,5 +1,6 @@
 //! One module per subcommand: each has an `Args` (clap derive) and a `run`.
 
+pub mod baseline;
 pub mod bench;
 pub mod check;
 pub mod crawl;
