@@ -1,4 +1,4 @@
 //! Fuzz target `hlog_read`: an untrusted HdrHistogram interval log never panics the reader, and a log it accepts round-trips through the writer.
-//! The property lives in `mcptape_replay::fuzzing::hlog_read`.
+//! The property lives in `mcptape_report::fuzzing::hlog_read`.
 #![no_main]
-libfuzzer_sys::fuzz_target!(|data: &[u8]| mcptape_replay::fuzzing::hlog_read(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| mcptape_report::fuzzing::hlog_read(data));

@@ -23,9 +23,7 @@
 //! (format 2, [`BASELINE_FORMAT`]; `../` where a transcript lies outside it),
 //! so the file matches whatever directory `check` runs in and however its
 //! paths are spelled (absolute, `./x`, `x/`): both sides are compared after
-//! [`relative_path`] resolves them. Format 1 files (paths relative to the
-//! working directory `check` ran in, [`BASELINE_FORMAT_CWD`]) are still read;
-//! `--write-baseline` writes format 2.
+//! [`relative_path`] resolves them. Only format 2 is read and written.
 //!
 //! Only findings that can fail the check are recorded: error severity and not
 //! allowed by `--allow`. Applying a baseline ([`apply`]) marks the expected
@@ -44,14 +42,9 @@ use crate::report::{Finding, Report};
 use crate::rules::{Severity, rule};
 use crate::sarif::artifact_path;
 
-/// The `mcptapeBaseline` format version this crate writes (and reads): paths
+/// The `mcptapeBaseline` format version this crate writes and reads: paths
 /// relative to the baseline file's directory.
 pub const BASELINE_FORMAT: u32 = 2;
-
-/// The older `mcptapeBaseline` format version this crate still reads: paths
-/// relative to the working directory of the `check` run
-/// ([`Baseline::base_dir`] is then that directory).
-pub const BASELINE_FORMAT_CWD: u32 = 1;
 
 /// Largest baseline file read (8 MiB = 8 388 608 bytes); a larger one is
 /// refused with [`BaselineErrorKind::TooLarge`] before it is parsed.
@@ -61,7 +54,7 @@ pub const MAX_BASELINE_BYTES: usize = 8 * 1024 * 1024;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Baseline {
-    /// Format version: [`BASELINE_FORMAT`] (written), or [`BASELINE_FORMAT_CWD`].
+    /// Format version: [`BASELINE_FORMAT`].
     pub mcptape_baseline: u32,
     /// Expected findings, sorted by (file, rule, pointer), keys unique.
     pub findings: Vec<BaselineEntry>,
@@ -71,7 +64,7 @@ pub struct Baseline {
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct BaselineEntry {
-    /// Transcript path, `/`-separated, relative to [`Baseline::base_dir`]
+    /// Transcript path, `/`-separated, relative to [`Baseline::dir_of`]
     /// (format 2: the baseline file's directory).
     pub file: String,
     /// Rule id ([`crate::rules::RULES`]).
@@ -115,10 +108,8 @@ pub enum BaselineErrorKind {
         /// serde_json's description.
         message: String,
     },
-    /// `mcptapeBaseline` is neither [`BASELINE_FORMAT`] nor [`BASELINE_FORMAT_CWD`].
-    #[error(
-        "mcptapeBaseline is {found}, this mcptape reads {BASELINE_FORMAT_CWD} and {BASELINE_FORMAT}"
-    )]
+    /// `mcptapeBaseline` is not [`BASELINE_FORMAT`].
+    #[error("mcptapeBaseline is {found}, this mcptape reads {BASELINE_FORMAT}")]
     Version {
         /// The version found.
         found: u32,
@@ -281,7 +272,7 @@ impl Baseline {
                 message: e.to_string(),
             })
         })?;
-        if b.mcptape_baseline != BASELINE_FORMAT && b.mcptape_baseline != BASELINE_FORMAT_CWD {
+        if b.mcptape_baseline != BASELINE_FORMAT {
             return Err(err(BaselineErrorKind::Version {
                 found: b.mcptape_baseline,
             }));
@@ -362,17 +353,6 @@ impl Baseline {
         cwd.join(dir)
     }
 
-    /// The directory this baseline's entry paths are relative to, read from
-    /// the file `path` by a `check` run in `cwd`: format 2, the file's own
-    /// directory ([`Baseline::dir_of`]); format 1, `cwd`. Pass it to [`apply`].
-    pub fn base_dir(&self, path: &Path, cwd: &Path) -> PathBuf {
-        if self.mcptape_baseline == BASELINE_FORMAT_CWD {
-            cwd.to_owned()
-        } else {
-            Baseline::dir_of(path, cwd)
-        }
-    }
-
     /// Total expected findings (sum of `count`).
     pub fn total(&self) -> usize {
         self.findings.iter().map(|e| e.count).sum()
@@ -413,7 +393,7 @@ impl BaselineOutcome {
 /// summary recomputed, so [`Report::passed`] is true when every failing
 /// finding was expected — the rest are new; entries that fired fewer than
 /// `count` times are fixed (listed with their paths as the file has them).
-/// With `base_dir` ([`Baseline::base_dir`]) both the findings' and the
+/// With `base_dir` ([`Baseline::dir_of`]) both the findings' and the
 /// entries' paths are compared after [`relative_path`] to it (an entry's
 /// path taken relative to `base_dir`), so the spelling of the paths on the
 /// command line and the working directory do not matter; `None`: compared
@@ -503,35 +483,28 @@ mod tests {
     }
 
     #[test]
-    fn base_dir_is_the_files_directory_for_format_2_and_the_cwd_for_format_1() {
+    fn dir_of_is_the_files_directory_and_format_1_is_refused() {
         let cwd = Path::new("/work/repo");
-        let mut b = Baseline {
-            mcptape_baseline: BASELINE_FORMAT,
-            findings: Vec::new(),
-        };
         assert_eq!(
-            b.base_dir(Path::new("corpus/check-baseline.json"), cwd),
+            Baseline::dir_of(Path::new("corpus/check-baseline.json"), cwd),
             Path::new("/work/repo/corpus")
         );
         assert_eq!(
-            b.base_dir(Path::new("/elsewhere/b.json"), cwd),
+            Baseline::dir_of(Path::new("/elsewhere/b.json"), cwd),
             Path::new("/elsewhere")
         );
         assert_eq!(
-            b.base_dir(Path::new("b.json"), cwd),
+            Baseline::dir_of(Path::new("b.json"), cwd),
             Path::new("/work/repo/.")
         );
-        b.mcptape_baseline = BASELINE_FORMAT_CWD;
-        assert_eq!(b.base_dir(Path::new("corpus/b.json"), cwd), cwd);
-        assert!(matches!(
-            Baseline::parse(
-                Path::new("b.json"),
-                br#"{"mcptapeBaseline":1,"findings":[]}"#
-            ),
-            Ok(Baseline {
-                mcptape_baseline: 1,
-                ..
-            })
-        ));
+        let e = Baseline::parse(
+            Path::new("b.json"),
+            br#"{"mcptapeBaseline":1,"findings":[]}"#,
+        )
+        .unwrap_err();
+        assert!(
+            matches!(e.kind, BaselineErrorKind::Version { found: 1 }),
+            "{e}"
+        );
     }
 }

@@ -172,10 +172,10 @@ fn parse_err(text: &str) -> BaselineErrorKind {
         .kind
 }
 
-/// The error of parsing a version-1 baseline whose findings are `entries` (JSON objects).
+/// The error of parsing a version-2 baseline whose findings are `entries` (JSON objects).
 fn findings_err(entries: &[String]) -> BaselineErrorKind {
     parse_err(&format!(
-        r#"{{"mcptapeBaseline":1,"findings":[{}]}}"#,
+        r#"{{"mcptapeBaseline":2,"findings":[{}]}}"#,
         entries.join(",")
     ))
 }
@@ -202,18 +202,18 @@ fn baseline_parse_errors_name_the_entry() {
         BaselineErrorKind::Duplicate { index: 1 }
     ));
     assert!(matches!(
-        parse_err(r#"{"mcptapeBaseline":1,"findings":[],"extra":true}"#),
+        parse_err(r#"{"mcptapeBaseline":2,"findings":[],"extra":true}"#),
         BaselineErrorKind::Json { line: 1, .. }
     ));
     assert!(matches!(
-        parse_err("{\n\"mcptapeBaseline\":1,\n\"findings\": [\n"),
+        parse_err("{\n\"mcptapeBaseline\":2,\n\"findings\": [\n"),
         BaselineErrorKind::Json { line: 4, .. }
     ));
     // Unsorted input is accepted and sorted.
     let b = Baseline::parse(
         Path::new("b.json"),
         format!(
-            r#"{{"mcptapeBaseline":1,"findings":[{},{}]}}"#,
+            r#"{{"mcptapeBaseline":2,"findings":[{},{}]}}"#,
             entry("request-unanswered", 1),
             entry("error-id-null", 1)
         )
@@ -225,7 +225,7 @@ fn baseline_parse_errors_name_the_entry() {
 
 #[test]
 fn baseline_size_limit_at_and_one_past() {
-    let doc = r#"{"mcptapeBaseline":1,"findings":[]}"#;
+    let doc = r#"{"mcptapeBaseline":2,"findings":[]}"#;
     let mut at = doc.as_bytes().to_vec();
     at.resize(MAX_BASELINE_BYTES, b' ');
     assert!(Baseline::parse(Path::new("b.json"), &at).is_ok());
@@ -259,7 +259,7 @@ fn shipped_corpus_baseline_matches_corpus_transcripts() {
             .iter()
             .all(|e| e.file.starts_with("transcripts/"))
     );
-    let corpus = b.base_dir(&root.join("corpus/check-baseline.json"), &root);
+    let corpus = Baseline::dir_of(&root.join("corpus/check-baseline.json"), &root);
     let mut report = check_paths(&[root.join("corpus/transcripts")], &Options::default()).unwrap();
     let outcome = baseline::apply(&mut report, &b, Some(&corpus));
     assert!(

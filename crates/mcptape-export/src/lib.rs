@@ -16,7 +16,7 @@
 //!
 //! IO shell: reads and writes files. The transcript is read with
 //! `mcptape_transcript`, messages parsed with `mcptape_wire::jsonrpc`, and
-//! statistics and rendering are `mcptape_replay::report`'s.
+//! statistics and rendering are `mcptape_report`'s.
 //!
 //! `--slo` as the k6 script's `thresholds` (Trends in ms, errors as a 0..1 rate):
 //!

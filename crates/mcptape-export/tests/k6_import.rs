@@ -118,7 +118,7 @@ fn gzip_output_reads_like_the_plain_file() {
     for f in ["report.json", "latency.hlog", "latency.svg", "report.html"] {
         assert!(out.join(f).metadata().unwrap().len() > 100, "{f}");
     }
-    let back = mcptape_replay::render::merge_hlog_tagged(
+    let back = mcptape_report::render::merge_hlog_tagged(
         &std::fs::read(out.join("latency.hlog")).unwrap(),
         Some("single"),
     )

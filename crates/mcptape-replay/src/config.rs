@@ -8,8 +8,12 @@ use std::path::Path;
 
 use tokio::time::Duration;
 
-use crate::bench::{BenchConfig, Load, MAX_IN_FLIGHT, MAX_PARALLEL, MAX_PHASE_US};
+use mcptape_report::run::{MAX_IN_FLIGHT, MAX_PARALLEL};
+
 use crate::latency::{MAX_DELAY_US, SpecErrorKind, parse_duration_capped_us};
+
+/// Most entries of `--mix METHOD=W,…` and of `--methods`: 32.
+pub const MAX_MIX_ENTRIES: usize = 32;
 
 /// Highest open-loop rate accepted (`--rate`), reads per second: 1,000,000.
 pub const MAX_RATE_PER_S: f64 = 1_000_000.0;
@@ -55,7 +59,7 @@ pub enum ConfigErrorKind {
     MixItem(usize),
     /// `--mix` item `index` (from 0) has a weight that is not a finite number > 0.
     MixWeight(usize),
-    /// `--mix` or `--methods` has more than [`crate::bench::MAX_MIX_ENTRIES`] items (the
+    /// `--mix` or `--methods` has more than [`MAX_MIX_ENTRIES`] items (the
     /// count given).
     TooManyMethods(usize),
     /// `--methods` item `index` (from 0) is empty.
@@ -112,11 +116,9 @@ impl fmt::Display for ConfigError {
                 "{flag} {v:?}: the weight of item {} must be a finite number > 0",
                 i + 1
             ),
-            ConfigErrorKind::TooManyMethods(n) => write!(
-                f,
-                "{flag} {v:?}: {n} items, at most {}",
-                crate::bench::MAX_MIX_ENTRIES
-            ),
+            ConfigErrorKind::TooManyMethods(n) => {
+                write!(f, "{flag} {v:?}: {n} items, at most {}", MAX_MIX_ENTRIES)
+            }
             ConfigErrorKind::EmptyMethod(i) => {
                 write!(f, "{flag} {v:?}: item {} is empty", i + 1)
             }
@@ -197,122 +199,6 @@ pub fn parse_rate(s: &str) -> Result<f64, ConfigError> {
     Ok(r)
 }
 
-/// The settings of `mcptape bench`, as typed.
-#[derive(Debug, Clone, PartialEq)]
-pub struct BenchSettings<'a> {
-    /// Single reads to send (`--reads`).
-    pub reads: u64,
-    /// Parallel-read turns to run (`--turns`).
-    pub turns: u64,
-    /// Reads per turn (`--parallel`), 1..=[`MAX_PARALLEL`].
-    pub parallel: u32,
-    /// Closed loop: reads in flight (`--concurrency`), 1..=[`MAX_PARALLEL`]; ignored with a rate.
-    pub concurrency: u32,
-    /// Open loop: reads per second (`--rate`, e.g. `200/s`).
-    pub rate: Option<&'a str>,
-    /// Turn deadline (`--deadline`), > 0, at most [`MAX_DELAY_US`].
-    pub deadline: &'a str,
-    /// Per-read timeout (`--timeout`), > 0, at most [`MAX_DELAY_US`], not below the deadline.
-    pub timeout: &'a str,
-    /// Wall-clock bound of each phase (`--max-phase`), > 0, at most [`MAX_PHASE_US`].
-    pub max_phase: &'a str,
-    /// Requests of a phase in flight at most (`--max-in-flight`), 1..=[`MAX_IN_FLIGHT`]
-    /// (default [`crate::bench::DEFAULT_MAX_IN_FLIGHT`]).
-    pub max_in_flight: u32,
-    /// Check each result's contents with the fused strict decoder (`--validate`), timed apart.
-    pub validate: bool,
-}
-
-impl BenchSettings<'_> {
-    /// Parses and checks the settings into the [`BenchConfig`] of a run.
-    ///
-    /// # Errors
-    /// The first rule broken, in the order: durations parse, rate parses, deadline > 0,
-    /// timeout > 0, timeout ≥ deadline, max-phase > 0, reads or turns > 0, parallel and
-    /// concurrency in range (see [`ConfigErrorKind`]).
-    pub fn validate(&self) -> Result<BenchConfig, ConfigError> {
-        let deadline_us = duration_us("--deadline", self.deadline, MAX_DELAY_US)?;
-        let timeout_us = duration_us("--timeout", self.timeout, MAX_DELAY_US)?;
-        let load = match self.rate {
-            Some(r) => Load::Open {
-                per_s: parse_rate(r)?,
-            },
-            None => Load::Closed {
-                concurrency: self.concurrency,
-            },
-        };
-        let max_phase_us = duration_us("--max-phase", self.max_phase, MAX_PHASE_US)?;
-        if deadline_us == 0 {
-            return Err(ConfigError::new(
-                "--deadline",
-                self.deadline,
-                ConfigErrorKind::ZeroDeadline,
-            ));
-        }
-        if timeout_us == 0 {
-            return Err(ConfigError::new(
-                "--timeout",
-                self.timeout,
-                ConfigErrorKind::ZeroTimeout,
-            ));
-        }
-        if timeout_us < deadline_us {
-            return Err(ConfigError::new(
-                "--timeout",
-                self.timeout,
-                ConfigErrorKind::TimeoutBelowDeadline(self.deadline.to_owned()),
-            ));
-        }
-        if max_phase_us == 0 {
-            return Err(ConfigError::new(
-                "--max-phase",
-                self.max_phase,
-                ConfigErrorKind::ZeroMaxPhase,
-            ));
-        }
-        if self.reads == 0 && self.turns == 0 {
-            return Err(ConfigError::new(
-                "--reads",
-                "0",
-                ConfigErrorKind::NothingToMeasure,
-            ));
-        }
-        if !(1..=MAX_PARALLEL).contains(&self.parallel) {
-            return Err(ConfigError::new(
-                "--parallel",
-                self.parallel.to_string(),
-                ConfigErrorKind::ParallelOutOfRange,
-            ));
-        }
-        if !(1..=MAX_IN_FLIGHT).contains(&self.max_in_flight) {
-            return Err(ConfigError::new(
-                "--max-in-flight",
-                self.max_in_flight.to_string(),
-                ConfigErrorKind::MaxInFlightOutOfRange,
-            ));
-        }
-        if !(1..=MAX_PARALLEL).contains(&self.concurrency) {
-            return Err(ConfigError::new(
-                "--concurrency",
-                self.concurrency.to_string(),
-                ConfigErrorKind::ConcurrencyOutOfRange,
-            ));
-        }
-        Ok(BenchConfig {
-            reads: self.reads,
-            turns: self.turns,
-            parallel: self.parallel,
-            deadline_us,
-            timeout_us,
-            load,
-            max_phase: Duration::from_micros(max_phase_us),
-            max_in_flight: self.max_in_flight,
-            validate: self.validate,
-            ..BenchConfig::default()
-        })
-    }
-}
-
 /// Checks before a run that the output directory `dir` (flag `--out`) is, or can be made, a
 /// writable directory, so a long run is not lost at the end. Creates it if missing; probes it
 /// by writing and removing an empty `.mcptape-write-probe-PID` file.
@@ -380,6 +266,8 @@ pub fn verify_timeout(s: &str) -> Result<Duration, ConfigError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bench::BenchSettings;
+    use mcptape_report::run::Load;
 
     fn settings() -> BenchSettings<'static> {
         BenchSettings {
@@ -391,7 +279,7 @@ mod tests {
             deadline: "800ms",
             timeout: "5s",
             max_phase: "25s",
-            max_in_flight: crate::bench::DEFAULT_MAX_IN_FLIGHT,
+            max_in_flight: mcptape_report::run::DEFAULT_MAX_IN_FLIGHT,
             validate: false,
         }
     }

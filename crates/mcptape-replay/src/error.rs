@@ -55,8 +55,8 @@ pub enum ReplayErrorKind {
     /// The target closed the connection.
     #[error("target closed the connection")]
     Closed,
-    /// `parallel` outside 1..=[`crate::bench::MAX_PARALLEL`].
-    #[error("parallel reads per turn {0} is outside 1..={max}", max = crate::bench::MAX_PARALLEL)]
+    /// `parallel` outside 1..=[`mcptape_report::run::MAX_PARALLEL`].
+    #[error("parallel reads per turn {0} is outside 1..={max}", max = mcptape_report::run::MAX_PARALLEL)]
     ParallelOutOfRange(u32),
     /// An I/O error on the transport. Its message is in this one's, so it is not also the
     /// `source`: a chain printed whole (`{:#}`) says it once, not `i/o: X: X` (issue 28).
@@ -87,7 +87,7 @@ pub enum ReplayErrorKind {
     /// The started target has no stdin or stdout pipe.
     #[error("target has no stdin/stdout pipes")]
     TargetPipes,
-    /// A report or histogram log could not be serialized ([`crate::render`]).
+    /// A report or histogram log could not be serialized ([`mcptape_report::render`]).
     #[error("rendering the report: {0}")]
     Render(String),
     /// A `bench`/`verify` setting was rejected before the run ([`crate::config`]).

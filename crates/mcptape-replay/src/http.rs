@@ -50,9 +50,9 @@ use tokio::time::{Duration, Instant};
 use mcptape_wire::protocol::method;
 
 use crate::error::{ReplayError, ReplayErrorKind};
-use crate::lines::MAX_LINE_BYTES;
 use crate::schedule::sleep_until_precise;
 use crate::serve::{Answer, Server, parse_incoming_raw};
+use mcptape_transport::framed::MAX_LINE_BYTES;
 use mcptape_transport::origin::LoopbackGuard;
 
 /// Session header of the 2025-03-26 … 2025-11-25 Streamable HTTP transport

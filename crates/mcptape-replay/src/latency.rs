@@ -135,7 +135,7 @@ pub fn parse_duration_us(s: &str) -> Result<u64, SpecError> {
 
 /// Like [`parse_duration_us`] with the limit `max_us` (µs) instead of
 /// [`MAX_DELAY_US`], for a bound that may be longer (e.g. `bench --max-phase`,
-/// [`crate::bench::MAX_PHASE_US`]).
+/// [`mcptape_report::run::MAX_PHASE_US`]).
 ///
 /// # Errors
 /// [`SpecErrorKind::BadDuration`] for anything but `<number>(us|µs|ms|s)` or
@@ -205,7 +205,7 @@ pub enum LatencyModel {
     },
     /// Draws from a histogram of µs values read from an `.hlog` file (all
     /// intervals merged); a request whose method has its own tag in the log
-    /// (`method-tools-call`… of a bench run, [`crate::render::hlog::method_tag`])
+    /// (`method-tools-call`… of a bench run, [`mcptape_report::render::hlog::method_tag`])
     /// draws from that tag instead.
     Empirical {
         /// Where it came from.
@@ -333,10 +333,10 @@ impl LatencyModel {
             ("empirical", Some(path)) => {
                 let bytes = read_regular(path)
                     .map_err(|e| err(off, SpecErrorKind::Empirical(format!("{path}: {e}"))))?;
-                let hist = crate::report::merge_hlog(&bytes)
+                let hist = mcptape_report::render::merge_hlog(&bytes)
                     .map_err(|e| err(off, SpecErrorKind::Empirical(format!("{path}: {e}"))))?;
                 // The method tags of a bench log: each method keeps its own distribution.
-                let by_method = crate::render::hlog::read_hlog(&bytes)
+                let by_method = mcptape_report::render::hlog::read_hlog(&bytes)
                     .map(|r| {
                         r.tags
                             .into_iter()
@@ -384,7 +384,7 @@ impl LatencyModel {
     }
 
     /// [`sample_us`](Self::sample_us) for a request of `method`: `empirical` draws from the
-    /// log's tag of that method when it has one ([`crate::render::hlog::method_tag`]), else
+    /// log's tag of that method when it has one ([`mcptape_report::render::hlog::method_tag`]), else
     /// from the whole log. `recorded` is per response already (each exchange's own delay).
     pub fn sample_us_for<R: Rng + ?Sized>(
         &self,
@@ -410,7 +410,8 @@ impl LatencyModel {
                 hist, by_method, ..
             } => {
                 let q: f64 = rng.random();
-                let own = method.and_then(|m| by_method.get(&crate::render::hlog::method_tag(m)));
+                let own = method
+                    .and_then(|m| by_method.get(&mcptape_report::render::hlog::method_tag(m)));
                 own.unwrap_or(hist).value_at_quantile(q)
             }
         };
@@ -811,10 +812,10 @@ mod tests {
     /// own tag (a tool that took 50 ms keeps 50 ms), and a method without a tag from the log.
     #[test]
     fn empirical_draws_each_method_from_its_own_tag() {
-        use crate::render::hlog::{Tagged, method_tag, write_hlog};
+        use mcptape_report::render::hlog::{Tagged, method_tag, write_hlog};
         use rand::SeedableRng;
         let hist_of = |us: u64| {
-            let mut h = crate::stats::new_hist();
+            let mut h = mcptape_report::stats::new_hist();
             h.record_n(us, 100).unwrap();
             h
         };

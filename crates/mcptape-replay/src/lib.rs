@@ -8,20 +8,16 @@
 //!   parallel-read turns with cancellation at a deadline, in HdrHistograms (µs).
 //! - [`verify`]: replays recorded requests against a live server and diffs the
 //!   responses semantically.
-//! - [`stats`]: quantiles, the F(t)^N turn prediction and the counters of a bench run;
-//!   [`render`]: the human table, the `.hlog` interval log and the SVG plot of them
-//!   ([`report`] re-exports both under their former paths).
-//! - [`slo`]: the `--slo` grammar (read.p99<50ms, errors<1%), its evaluation against a
-//!   bench report, the pass/fail table and the JUnit XML.
-//! - [`merge`](mod@merge): `mcptape merge` — several runs' `.hlog` logs (and their counters) into one
-//!   report and one log.
-//! - [`regression`]: the `--baseline` gate (bootstrap intervals per quantile, rank test).
+//! - [`bench_out`]: the files of `bench --out DIR` (the report and its renderings).
+//! - [`merge`](mod@merge): the file side of `mcptape merge` (reading the logs within their
+//!   limits, writing the merged report and log).
 //! - [`config`]: validation of bench and verify settings before a run.
 //! - [`target`]: the target process lifecycle that `bench` and `verify` share (a stdio child in
 //!   its own process group, or a Streamable HTTP bridge; its stderr tail; ending it).
 //!
 //! The IO shell of mcptape: tokio, processes, sockets, clocks. JSON is parsed
-//! with `serde_json`; the transcript with `mcptape_transcript::reader`.
+//! with `serde_json`; the transcript with `mcptape_transcript::reader`. The figures of a run,
+//! its SLOs, merging and every rendering are sans-IO, in `mcptape-report`.
 //!
 //! A latency model as `--latency` spells it: `lognormal:p50=20ms,p99=200ms` is a
 //! log-normal whose own quantiles are those two figures (µs), and every sampled delay
@@ -38,21 +34,16 @@
 //! ```
 
 pub mod bench;
+pub mod bench_out;
 pub mod config;
 pub mod error;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod http;
 pub mod latency;
-pub mod lines;
 pub mod merge;
-pub mod regression;
-pub mod render;
-pub mod report;
 pub mod schedule;
 pub mod serve;
-pub mod slo;
-pub mod stats;
 pub mod tape;
 pub mod target;
 pub mod verify;

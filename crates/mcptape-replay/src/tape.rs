@@ -442,9 +442,9 @@ pub const BIG_ID_PREFIX: &str = "mcptape:integer-id:";
 /// `text` with a top-level integer id past `i64` replaced by its
 /// [`BIG_ID_PREFIX`] string; `None` when its id is not such an integer.
 fn big_id_masked(text: &str) -> Option<String> {
-    let (head, tail) = crate::serve::split_at_id(text)?;
+    let (head, tail) = split_at_id(text)?;
     let id = &text[head.len()..text.len() - tail.len()];
-    crate::serve::is_integer_literal(id).then(|| format!("{head}\"{BIG_ID_PREFIX}{id}\"{tail}"))
+    is_integer_literal(id).then(|| format!("{head}\"{BIG_ID_PREFIX}{id}\"{tail}"))
 }
 
 /// The strict parse of one recorded message; one whose only fault is an
@@ -1161,6 +1161,36 @@ fn build<'a>(
         cursor: Mutex::new(HashMap::new()),
         pseudonyms: Mutex::new(HashMap::new()),
     })
+}
+
+/// `text` is a JSON integer literal (`-?[0-9]+`, no fraction or exponent).
+pub(crate) fn is_integer_literal(text: &str) -> bool {
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// `raw` (one JSON-RPC message) split around the value of its top-level
+/// `id` member: `(before, after)`, so `before + id + after` is the message
+/// with another id. `None` when `raw` is not a JSON object with an `id`.
+pub fn split_at_id(raw: &str) -> Option<(&str, &str)> {
+    #[derive(serde::Deserialize)]
+    struct IdProbe<'a> {
+        #[serde(borrow)]
+        id: Option<&'a serde_json::value::RawValue>,
+    }
+    // A derived struct also accepts a JSON array (fields by position): objects only.
+    if !raw.trim_start().starts_with('{') {
+        return None;
+    }
+    // Lone surrogate escapes masked (same length): a recorded reply holding
+    // one is still split, and its own bytes are kept.
+    let masked = mask_lone_surrogates(raw);
+    let probe: IdProbe<'_> = serde_json::from_str(&masked).ok()?;
+    let old = probe.id?.get();
+    // `old` borrows from `masked`: its offset is the distance between the two.
+    let start = (old.as_ptr() as usize).checked_sub(masked.as_ptr() as usize)?;
+    let end = start.checked_add(old.len())?;
+    Some((raw.get(..start)?, raw.get(end..)?))
 }
 
 #[cfg(test)]

@@ -35,7 +35,7 @@ use tokio::time::Duration;
 
 use crate::bench::Client;
 use crate::error::{ReplayError, ReplayErrorKind};
-use crate::serve::ServeSummary;
+use mcptape_report::server::ServeSummary;
 
 /// How much of a target's stderr is kept to explain its exit, bytes.
 pub const STDERR_TAIL_BYTES: usize = 2048;

@@ -8,9 +8,10 @@ use crate::common;
 use std::sync::Arc;
 
 use common::{closed_cfg, duplex_client, instant_server, recorded_reply};
-use mcptape_replay::bench::{self, BenchResult, INVALID_CONTENTS_CLASS};
+use mcptape_replay::bench;
 use mcptape_replay::serve::Server;
 use mcptape_replay::tape::Tape;
+use mcptape_report::run::{BenchResult, INVALID_CONTENTS_CLASS};
 use tokio::time::Duration;
 
 /// A session transcript (initialize, initialized, one `resources/read`) whose reply holds

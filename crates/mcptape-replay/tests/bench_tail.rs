@@ -6,9 +6,10 @@ use crate::common;
 use std::sync::Arc;
 
 use common::{closed_cfg, duplex_client, server};
-use mcptape_replay::bench::{self, BenchConfig, BenchResult, Load};
+use mcptape_replay::bench::{self, BenchConfig};
 use mcptape_replay::serve::Server;
-use mcptape_replay::stats::PhaseCounters;
+use mcptape_report::run::{BenchResult, Load};
+use mcptape_report::stats::PhaseCounters;
 use tokio::time::{Duration, Instant};
 
 /// [`closed_cfg`] with a 1 s timeout.
@@ -65,13 +66,13 @@ async fn censored_timeouts_show_in_p99_max_and_in_the_prediction() {
     // the prediction is the deadline (a survivors-only prediction said ~1 ms).
     let p = predicted(&res, &c, 0.99);
     assert_eq!(p, 800_000);
-    let share = mcptape_replay::stats::predict_deadline_share(&res.single, 4, 800_000).unwrap();
+    let share = mcptape_report::stats::predict_deadline_share(&res.single, 4, 800_000).unwrap();
     let f = 1.0 - timed_out as f64 / 200.0;
     assert!((share - (1.0 - f.powi(4))).abs() < 1e-9, "{share}");
 }
 
 fn predicted(res: &BenchResult, c: &BenchConfig, q: f64) -> u64 {
-    mcptape_replay::stats::predict_turn_quantile_us(&res.single, c.parallel, q, c.deadline_us)
+    mcptape_report::stats::predict_turn_quantile_us(&res.single, c.parallel, q, c.deadline_us)
         .unwrap()
 }
 

@@ -5,7 +5,6 @@ mod common;
 
 mod bench_large_reply;
 mod bench_tail;
-mod hlog_python;
 mod scheduler_heap;
 mod scheduler_paused;
 mod serve_http_guard;

@@ -7,7 +7,8 @@ use crate::common;
 use common::server;
 use mcptape_replay::latency::{FaultSpec, LatencyModel};
 use mcptape_replay::schedule::{DeadlineHeap, Scheduler, deadline_after};
-use mcptape_replay::serve::{Precision, serve_stream};
+use mcptape_replay::serve::serve_stream;
+use mcptape_report::server::Precision;
 use serde_json::{Value, json};
 use tokio::io::{
     AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, ReadHalf, WriteHalf,

@@ -7,8 +7,9 @@ use crate::common;
 use std::sync::Arc;
 
 use common::{closed_cfg, server};
-use mcptape_replay::bench::{self, BenchConfig, BenchResult, Client, Load};
+use mcptape_replay::bench::{self, BenchConfig, Client};
 use mcptape_replay::serve::{Server, Unrecorded, serve_stream};
+use mcptape_report::run::{BenchResult, Load};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::time::{Duration, Instant};
@@ -285,7 +286,7 @@ async fn replies_keep_the_request_id_and_match_params_without_meta() {
 
 #[tokio::test(start_paused = true)]
 async fn parallel_reads_per_turn_at_and_past_the_limit() {
-    use mcptape_replay::bench::MAX_PARALLEL;
+    use mcptape_report::run::MAX_PARALLEL;
     let (srv, client, _h) = handshaken(server("fixed:12ms", "", 1)).await;
     let res = bench::run(
         client.clone(),

@@ -9,9 +9,10 @@ use crate::common;
 use std::sync::{Arc, Mutex};
 
 use common::{TINY, tape_of};
-use mcptape_replay::bench::{self, BenchConfig, Load};
+use mcptape_replay::bench::{self, BenchConfig};
 use mcptape_replay::latency::{FaultSpec, LatencyModel};
 use mcptape_replay::serve::Server;
+use mcptape_report::run::Load;
 use mcptape_transport::http::HttpClient;
 use mcptape_transport::session::{Observer, Session, WireEvent};
 use tokio::time::Duration;
@@ -48,7 +49,7 @@ fn cfg(reads: u64, turns: u64, parallel: u32, deadline_ms: u64, timeout_ms: u64)
         timeout_us: timeout_ms * 1000,
         load: Load::Closed { concurrency: 2 },
         max_phase: Duration::from_secs(60),
-        max_in_flight: bench::DEFAULT_MAX_IN_FLIGHT,
+        max_in_flight: mcptape_report::run::DEFAULT_MAX_IN_FLIGHT,
         validate: false,
         ..BenchConfig::default()
     }

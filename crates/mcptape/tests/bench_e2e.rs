@@ -138,7 +138,7 @@ fn bench_against_serve_over_stdio_reports_single_reads_turns_and_the_prediction(
     assert_has(&stdout, "single reads");
     // .hlog parses back (tag "single") with the same count; the SVG has both curves.
     let hlog = std::fs::read(dir.path().join("latency.hlog")).unwrap();
-    let h = mcptape_replay::report::merge_hlog(&hlog).unwrap();
+    let h = mcptape_report::render::merge_hlog(&hlog).unwrap();
     assert_eq!(h.len(), 40);
     let svg = std::fs::read_to_string(dir.path().join("latency.svg")).unwrap();
     assert_eq!(svg.matches("<polyline").count(), 3);

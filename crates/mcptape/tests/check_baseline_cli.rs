@@ -219,10 +219,10 @@ fn check_shipped_baseline_matches_from_another_directory() {
     );
 }
 
-/// A format-1 baseline (paths relative to the working directory, as older mcptape wrote) is
-/// still read that way.
+/// A format-1 baseline (paths relative to the working directory, never released) is refused
+/// with the version it has and the one this mcptape reads, exit 2.
 #[test]
-fn check_baseline_format_1_is_still_read_relative_to_the_working_directory() {
+fn check_baseline_format_1_is_refused() {
     let tmp = violations_copy();
     let d = tmp.path();
     let o = mcptape(d, &["check", "v", "--write-baseline", "ci/baseline.json"]);
@@ -234,10 +234,10 @@ fn check_baseline_format_1_is_still_read_relative_to_the_working_directory() {
     assert_ne!(v1, v2);
     std::fs::write(d.join("ci/old.json"), &v1).unwrap();
     let o = mcptape(d, &["check", "./v", "--baseline", "ci/old.json"]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert!(stderr(&o).contains(", 0 new, 0 fixed"), "{}", stderr(&o));
-    // Relative to the working directory: from ci/ they name ci/v/…, which is not there.
-    let o = mcptape(&d.join("ci"), &["check", "../v", "--baseline", "old.json"]);
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    assert!(stderr(&o).contains(" 0 of "), "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("mcptapeBaseline is 1, this mcptape reads 2"),
+        "{}",
+        stderr(&o)
+    );
 }

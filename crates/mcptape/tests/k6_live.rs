@@ -325,6 +325,6 @@ fn k6_round_trip_per_method_counts_equal_k6s_own() {
     assert_eq!(r["byPrompt"][0]["name"], "review");
     // The .hlog has the same per-method counts.
     let hlog = std::fs::read(dir.path().join("report/latency.hlog")).unwrap();
-    let h = mcptape_replay::render::merge_hlog_tagged(&hlog, Some("method-tools-call")).unwrap();
+    let h = mcptape_report::render::merge_hlog_tagged(&hlog, Some("method-tools-call")).unwrap();
     assert_eq!(h.len(), imported["tools/call"]);
 }

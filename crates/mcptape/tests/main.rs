@@ -1,7 +1,7 @@
 //! The integration tests of `mcptape`, one binary (as ripgrep does: `autotests = false`,
 //! one module per file) so the workspace links a few test executables, not dozens.
 
-#[path = "../../mcptape-replay/tests/common/hdrh_python.rs"]
+#[path = "../../mcptape-report/tests/hdrh_python.rs"]
 mod hdrh_python;
 mod http_support;
 mod k6_support;

@@ -114,7 +114,7 @@ fn bench_reports_the_embedded_servers_timer_policy() {
 fn bench_single_reads_are_never_faster_than_a_fixed_model() {
     let (dir, _) = bench_ok(&["--reads", "200", "--turns", "20", "--latency", "fixed:2ms"]);
     let log = std::fs::read(dir.path().join("latency.hlog")).unwrap();
-    let read = mcptape_replay::render::hlog::read_hlog(&log).unwrap();
+    let read = mcptape_report::render::hlog::read_hlog(&log).unwrap();
     let mut seen = 0;
     for t in &read.tags {
         if t.tag.starts_with("single") || t.tag.starts_with("turn") {

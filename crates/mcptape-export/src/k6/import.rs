@@ -9,23 +9,23 @@
 //!
 //! Each file is one execution segment or one machine of the same run
 //! (k6-operator writes one per pod). The points of every file go into one set
-//! of HdrHistograms (µs, [`mcptape_replay::report::new_hist`]: the settings of
+//! of HdrHistograms (µs, [`mcptape_report::stats::new_hist`]: the settings of
 //! `mcptape bench`), so merging is exact: importing two files gives the
 //! histograms of importing their concatenation. k6 Trend values are ms
 //! (floats); they are rounded to the nearest µs, and values above
-//! [`mcptape_replay::report::HIST_MAX_US`] are saturated to it (as in bench).
+//! [`mcptape_report::stats::HIST_MAX_US`] are saturated to it (as in bench).
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read as _};
 use std::path::Path;
 
 use hdrhistogram::Histogram;
-use mcptape_replay::bench::{
-    BenchConfig, BenchResult, KeyStats, Load, MAX_KEYS_PER_METHOD, MAX_METHODS, OTHER_KEYS,
+use mcptape_report::render::{bench_hlog, bench_svg};
+use mcptape_report::run::{
+    BenchResult, KeyStats, Load, MAX_KEYS_PER_METHOD, MAX_METHODS, OTHER_KEYS, RunSettings,
     TIMEOUT_CLASS, error_class,
 };
-use mcptape_replay::render::{bench_hlog, bench_svg};
-use mcptape_replay::stats::{BenchReport, HIST_MAX_US, PhaseCounters, new_hist};
+use mcptape_report::stats::{BenchReport, HIST_MAX_US, PhaseCounters, new_hist};
 use mcptape_wire::jsonrpc::ErrorObject;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -694,7 +694,7 @@ impl K6Import {
     }
 
     /// [`K6Import::report`] and the bench result it was computed from (for
-    /// the `.hlog` and SVG renderers of `mcptape_replay::render`).
+    /// the `.hlog` and SVG renderers of `mcptape_report::render`).
     fn report_and_result(&self) -> Result<(K6Report, BenchResult), ExportError> {
         if self.single.is_empty() && self.turn.is_empty() {
             return Err(ExportError::new(ExportErrorKind::NoPoints));
@@ -765,8 +765,7 @@ impl K6Import {
             },
             ..BenchResult::default()
         };
-        let cfg = BenchConfig {
-            reads: reads_sent,
+        let cfg = RunSettings {
             turns: self.turn.len(),
             parallel,
             deadline_us,
@@ -774,12 +773,12 @@ impl K6Import {
             load: Load::Open {
                 per_s: self.throughput_per_s(),
             },
-            max_phase: std::time::Duration::ZERO,
-            ..BenchConfig::default()
+            max_phase_ms: 0,
+            ..RunSettings::default()
         };
         let files: Vec<&str> = self.k6.files.iter().map(|f| f.path.as_str()).collect();
         let mut bench = res.report(
-            &cfg,
+            cfg,
             &self.plan.transcript,
             &format!("k6 ({} output file(s): {})", files.len(), files.join(", ")),
             None,
@@ -866,11 +865,11 @@ impl K6Import {
             .map_err(|e| ExportError::new(ExportErrorKind::Report(e.to_string())))?;
         std::fs::write(dir.join("report.json"), json).map_err(|e| io("report.json", e))?;
         let hlog = bench_hlog(&report.bench, &res)
-            .map_err(|e| ExportError::new(ExportErrorKind::Report(e)))?;
+            .map_err(|e| ExportError::new(ExportErrorKind::Report(e.to_string())))?;
         std::fs::write(dir.join("latency.hlog"), hlog).map_err(|e| io("latency.hlog", e))?;
         let svg = bench_svg(&report.bench, &res);
         std::fs::write(dir.join("latency.svg"), svg).map_err(|e| io("latency.svg", e))?;
-        let html = mcptape_replay::render::bench_html(&report.bench, &res);
+        let html = mcptape_report::render::bench_html(&report.bench, &res);
         std::fs::write(dir.join("report.html"), html).map_err(|e| io("report.html", e))?;
         Ok(report)
     }

@@ -26,7 +26,7 @@ use crate::k6::plan::{Era, Plan, Step};
 use crate::k6::slo::Thresholds;
 
 /// Most reads per turn (the same bound as `mcptape bench --parallel`).
-pub const MAX_PARALLEL: u32 = mcptape_replay::bench::MAX_PARALLEL;
+pub const MAX_PARALLEL: u32 = mcptape_report::run::MAX_PARALLEL;
 /// Highest arrival rate, per second (the same bound as `mcptape bench --rate`).
 pub const MAX_RATE_PER_S: f64 = 1_000_000.0;
 /// Longest scenario duration, s (an hour; k6-operator runs longer tests as several).

@@ -1,6 +1,6 @@
 //! `--slo` gates as k6 `thresholds`.
 //!
-//! The grammar is the one `mcptape bench --slo` evaluates: [`mcptape_replay::slo`] parses it
+//! The grammar is the one `mcptape bench --slo` evaluates: [`mcptape_report::slo`] parses it
 //! (`read.STAT<DURATION`, `turn.STAT<DURATION`, `errors<PERCENT%`; STAT `pNN`, `max`, `mean`;
 //! `<` or `<=`; at most [`MAX_SLO_ITEMS`] items). Here each parsed item becomes a k6 threshold
 //! expression (Grafana k6 docs › Using k6 › Thresholds: `p(99)<50`, `max<=800`, `rate<0.01`):
@@ -9,13 +9,13 @@
 
 use std::collections::BTreeMap;
 
-use mcptape_replay::slo::{self, Bound, Metric, Stat};
+use mcptape_report::slo::{self, Bound, Metric, Stat};
 
 use crate::error::{ExportError, ExportErrorKind};
 use crate::k6::{METRIC_READ, METRIC_TURN, METRIC_UNEXPECTED};
 
 /// Most items one `--slo` takes (the shared grammar's limit).
-pub use mcptape_replay::slo::MAX_SLO_ITEMS;
+pub use mcptape_report::slo::MAX_SLO_ITEMS;
 
 /// k6 `thresholds`: metric name → threshold expressions (values in ms for
 /// the Trends, a 0..1 rate for `errors`).
@@ -32,7 +32,7 @@ fn num(x: f64) -> String {
     }
 }
 
-/// Parses `spec` ([`mcptape_replay::slo::parse`]) into k6 thresholds.
+/// Parses `spec` ([`mcptape_report::slo::parse`]) into k6 thresholds.
 ///
 /// # Errors
 /// [`ExportErrorKind::BadSlo`] naming the item (the whole spec for a spec-wide error) and the

@@ -1,17 +1,15 @@
 //! Shared helpers of the replay integration tests: the tapes under `tests/data/`, servers
-//! of them, in-process clients of them, a raw Streamable HTTP POST, and Python's reading of
-//! an HdrHistogram log ([`hdrh_python`]).
+//! of them, in-process clients of them, a raw Streamable HTTP POST.
 #![allow(dead_code)]
-
-pub mod hdrh_python;
 
 use std::sync::Arc;
 
-use mcptape_replay::bench::{self, BenchConfig, Client, Load};
+use mcptape_replay::bench::{self, BenchConfig, Client};
 use mcptape_replay::latency::{FaultSpec, LatencyModel};
 use mcptape_replay::schedule::TimerMode;
 use mcptape_replay::serve::{Server, serve_stream};
 use mcptape_replay::tape::Tape;
+use mcptape_report::run::Load;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::time::Duration;
 

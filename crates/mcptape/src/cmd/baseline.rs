@@ -1,15 +1,15 @@
 //! `mcptape bench --baseline PATH`: reading a previous run's `latency.hlog` (the run's
 //! histograms and, in its `#[mcptape: …]` header, its settings), refusing a baseline of another
 //! transcript, latency model, load or timeout, and pairing its histograms with this run's for
-//! the gate's statistics ([`mcptape_replay::regression`]).
+//! the gate's statistics ([`mcptape_report::regression`]).
 
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
-use mcptape_replay::bench::BenchResult;
-use mcptape_replay::regression::{self, Dist, Pair, Regression, RunIdentity, Settings};
-use mcptape_replay::render::hlog::{self, HlogMeta, HlogRead};
-use mcptape_replay::stats::BenchReport;
+use mcptape_report::regression::{self, Dist, Pair, Regression, RunIdentity, Settings};
+use mcptape_report::render::hlog::{self, HlogMeta, HlogRead};
+use mcptape_report::run::BenchResult;
+use mcptape_report::stats::BenchReport;
 
 /// A baseline run read from disk.
 pub struct Baseline {

@@ -4,7 +4,7 @@
 //! [--allow-tool NAME]`: play the recorded client against a target and report the latency of its
 //! single requests (by method, tool, prompt, URI) and of parallel-read turns (HdrHistogram, µs) with the
 //! F(t)^N prediction beside the measured turn percentiles. `--slo` gates the exit code
-//! (rules in [`mcptape_replay::slo`]).
+//! (rules in [`mcptape_report::slo`]).
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -13,12 +13,14 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
+use mcptape_replay::bench::BenchSettings;
 use mcptape_replay::bench::{self, BenchConfig};
-use mcptape_replay::config::{BenchSettings, check_out_dir};
+use mcptape_replay::bench_out::write_bench_out;
+use mcptape_replay::config::check_out_dir;
 use mcptape_replay::latency::LatencyModel;
-use mcptape_replay::render::{BENCH_OUT_FILES, write_bench_out};
-use mcptape_replay::slo;
 use mcptape_replay::target::{self, TargetSpec};
+use mcptape_report::render::BENCH_OUT_FILES;
+use mcptape_report::slo;
 use tokio::time::Duration;
 
 use mcptape_replay::tape::{ReplyBodies, Tape};
@@ -104,7 +106,7 @@ pub struct Args {
     pub max_phase: String,
     /// Requests of a phase in flight at most (1..=65536); an open-loop send finding it full
     /// waits for a slot and leaves late (reported as such).
-    #[arg(long, value_name = "N", default_value_t = bench::DEFAULT_MAX_IN_FLIGHT)]
+    #[arg(long, value_name = "N", default_value_t = mcptape_report::run::DEFAULT_MAX_IN_FLIGHT)]
     pub max_in_flight: u32,
     /// Check each result's contents with the fused strict decoder (strict JSON, entry rules,
     /// base64 validated in place) after its latency is taken; the check's own time is
@@ -200,7 +202,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 }
 
 async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
-    use mcptape_replay::bench::MAX_COUNT;
+    use mcptape_report::run::MAX_COUNT;
     super::flag_capped("--reads", args.reads, 0, MAX_COUNT)?;
     super::flag_capped("--turns", args.turns, 0, MAX_COUNT)?;
     if let Some(url) = &args.target_url {
@@ -260,14 +262,14 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
     // The gate's baseline: read and checked against this run's settings before a target starts.
     let gate = match &args.baseline {
         Some(path) => {
-            let settings = mcptape_replay::regression::Settings {
-                noise: mcptape_replay::regression::parse_noise(&args.noise)?,
-                confidence: mcptape_replay::regression::parse_confidence(&args.confidence)?,
+            let settings = mcptape_report::regression::Settings {
+                noise: mcptape_report::regression::parse_noise(&args.noise)?,
+                confidence: mcptape_report::regression::parse_confidence(&args.confidence)?,
                 seed: args.seed,
                 ..Default::default()
             };
             let b = super::baseline::load(path, args.baseline_any)?;
-            let current = mcptape_replay::regression::RunIdentity {
+            let current = mcptape_report::regression::RunIdentity {
                 transcript: names.clone(),
                 latency: (args.target_cmd.is_none() && args.target_url.is_none())
                     .then(|| args.latency.clone()),
@@ -345,7 +347,7 @@ async fn session(
     slo_items: &[slo::SloItem],
     gate: Option<&(
         super::baseline::Baseline,
-        mcptape_replay::regression::Settings,
+        mcptape_report::regression::Settings,
     )>,
     target: &mut target::Target,
     mut signal: tokio::sync::watch::Receiver<Option<target::Signal>>,
@@ -464,7 +466,7 @@ async fn session(
         text.push_str(&slo::table(&report.slo));
     }
     if let Some(r) = &report.regression {
-        text.push_str(&mcptape_replay::regression::text(r));
+        text.push_str(&mcptape_report::regression::text(r));
     }
     super::print_stdout(&text)?;
     if let Some(dir) = &args.out {
@@ -475,7 +477,7 @@ async fn session(
             let p = dir.join(slo::JUNIT_FILE);
             let slo_xml = (!report.slo.is_empty()).then(|| slo::junit_xml(&report.slo));
             let xml = match &report.regression {
-                Some(r) => mcptape_replay::regression::junit_xml(
+                Some(r) => mcptape_report::regression::junit_xml(
                     slo_xml.as_deref(),
                     report.slo.len(),
                     report.slo.iter().filter(|c| !c.pass).count(),
@@ -502,7 +504,7 @@ async fn session(
     let regressed = report
         .regression
         .as_ref()
-        .is_some_and(|r| r.verdict == mcptape_replay::regression::GateVerdict::Regressed);
+        .is_some_and(|r| r.verdict == mcptape_report::regression::GateVerdict::Regressed);
     if regressed {
         eprintln!("mcptape bench: regression against the baseline");
     }

@@ -135,7 +135,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let outcome = match &args.baseline {
         Some(path) => {
             let b = Baseline::read(path)?;
-            let outcome = baseline::apply(&mut report, &b, Some(&b.base_dir(path, &cwd)));
+            let outcome = baseline::apply(&mut report, &b, Some(&Baseline::dir_of(path, &cwd)));
             print_baseline(path, &b, &outcome, &report);
             Some(outcome)
         }

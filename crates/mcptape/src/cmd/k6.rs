@@ -188,7 +188,7 @@ pub fn run_import(cmd: ImportCommand) -> anyhow::Result<ExitCode> {
         ImportCommand::K6(a) => a,
         ImportCommand::Har(a) => return run_import_har(&a),
     };
-    for file in mcptape_replay::render::BENCH_OUT_FILES {
+    for file in mcptape_report::render::BENCH_OUT_FILES {
         super::refuse_overwrite("--out", &a.out.join(file), &a.files)?;
     }
     let m = K6Import::from_files(&a.files)?;

@@ -1,18 +1,20 @@
 //! `mcptape merge A.hlog B.hlog… --out DIR`: the interval logs of several bench runs (or
-//! machines) into one report ([`mcptape_replay::merge`]): flags in, the table out.
+//! machines) into one report ([`mcptape_report::merge`]; the files read and written by
+//! [`mcptape_replay::merge`]): flags in, the table out.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use mcptape_replay::merge::{MERGE_OUT_FILES, merge_files, write_merge_out};
+use mcptape_replay::merge::{merge_files, write_merge_out};
+use mcptape_report::merge::MERGE_OUT_FILES;
 
 /// Arguments of `mcptape merge`.
 #[derive(Debug, clap::Args)]
 #[command(
     after_long_help = "Counters and settings: `bench` writes them into each latency.hlog as one header \
-comment line `#[mcptape: {JSON}]` (other HdrHistogram readers skip it); a log without it is read \
-with the report.json in its directory; each input's counters are checked against its own \
+comment line `#[mcptape: {JSON}]` (other HdrHistogram readers skip it); a log without it is refused \
+(its counters are unknown); each input's counters are checked against its own \
 histograms (a cut or edited log is an error). A different --timeout, turn deadline (the censoring \
 bounds), reads per turn or histogram range/precision is an error, and so is the same file twice \
 or an --out DIR that would write over an input; a different latency model, load, transcript or \
@@ -21,7 +23,7 @@ warnings. Every merged count is the sum of the inputs' counts."
 )]
 pub struct Args {
     /// HdrHistogram interval logs (`latency.hlog` of `mcptape bench --out DIR`), at most 1000
-    /// (`mcptape_replay::merge::MAX_INPUTS`).
+    /// (`mcptape_report::merge::MAX_INPUTS`).
     #[arg(required = true, value_name = "LOG")]
     pub logs: Vec<PathBuf>,
     /// Directory for the merged report.json and latency.hlog (created if missing).

@@ -123,7 +123,7 @@ pub struct PhaseCounters {
     pub sent: u64,
     /// Answered with a result.
     pub answered_ok: u64,
-    /// Answered with a JSON-RPC error, by class ([`crate::bench::error_class`]).
+    /// Answered with a JSON-RPC error, by class ([`crate::run::error_class`]).
     pub error_answers: std::collections::BTreeMap<String, u64>,
     /// Of the error answers, those answered as recorded: a read whose recording is an error
     /// answer, answered with the recorded error code (an injected fault, another code, a
@@ -183,7 +183,7 @@ pub struct SendRate {
     pub scheduled: u64,
     /// Sent.
     pub sent: u64,
-    /// Sent more than [`crate::bench::LATE_SEND_US`] after their intended time (the client
+    /// Sent more than [`crate::run::LATE_SEND_US`] after their intended time (the client
     /// could not keep up, or `--max-in-flight` was full).
     pub sent_late: u64,
     /// Scheduled but never sent (the phase ended first): k6's `dropped_iterations`.
@@ -327,7 +327,7 @@ pub struct BenchReport {
     /// Errors by class.
     pub errors: std::collections::BTreeMap<String, u64>,
     /// The embedded server's own figures (model vs achieved delay), if known.
-    pub server: Option<crate::serve::ServeSummary>,
+    pub server: Option<crate::server::ServeSummary>,
     /// The run was interrupted (SIGINT/SIGTERM): the figures cover what ran until then.
     #[serde(default)]
     pub partial: bool,

@@ -1,27 +1,13 @@
-//! Rendering of bench statistics ([`crate::stats`]): the human [`table`], the HdrHistogram
-//! interval log ([`hlog`]), the SVG percentile plot ([`svg`]) and the self-contained HTML
-//! report ([`html`]). Each renderer takes the computed [`BenchReport`] (and, for the
-//! histogram-based ones, the [`BenchResult`]) and returns bytes or text; none does I/O.
-
-pub mod hlog;
-pub mod html;
-pub mod method_table;
-pub mod svg;
-pub mod table;
-
-pub use hlog::{Tagged, bench_hlog, merge_hlog, merge_hlog_tagged, write_hlog};
-pub use html::bench_html;
-pub use svg::{Curve, bench_svg, percentile_svg};
+//! The files of `bench --out DIR`: the report and its renderings ([`mcptape_report::render`])
+//! written into one directory.
 
 use std::path::Path;
 
-use crate::bench::BenchResult;
-use crate::error::{ReplayError, ReplayErrorKind};
-use crate::stats::BenchReport;
+use mcptape_report::render::{BENCH_OUT_FILES, bench_hlog, bench_html, bench_svg};
+use mcptape_report::run::BenchResult;
+use mcptape_report::stats::BenchReport;
 
-/// Files [`write_bench_out`] writes into its directory.
-pub const BENCH_OUT_FILES: [&str; 4] =
-    ["report.json", "latency.hlog", "latency.svg", "report.html"];
+use crate::error::{ReplayError, ReplayErrorKind};
 
 /// Writes the outputs of a bench run into `dir` (created if missing): `report.json` (the
 /// [`BenchReport`], camelCase JSON), `latency.hlog` ([`bench_hlog`]), `latency.svg`
@@ -41,7 +27,7 @@ pub fn write_bench_out(
     std::fs::write(dir.join(BENCH_OUT_FILES[0]), json)?;
     std::fs::write(
         dir.join(BENCH_OUT_FILES[1]),
-        bench_hlog(report, res).map_err(render)?,
+        bench_hlog(report, res).map_err(|e| render(e.to_string()))?,
     )?;
     std::fs::write(dir.join(BENCH_OUT_FILES[2]), bench_svg(report, res))?;
     std::fs::write(dir.join(BENCH_OUT_FILES[3]), bench_html(report, res))?;

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use hdrhistogram::Histogram;
 
-use crate::bench::BenchResult;
+use crate::run::BenchResult;
 use crate::stats::BenchReport;
 
 /// One curve of the percentile plot.

@@ -19,7 +19,7 @@ use std::fmt::Write as _;
 use hdrhistogram::Histogram;
 use serde_json::Value;
 
-use crate::bench::BenchResult;
+use crate::run::BenchResult;
 use crate::stats::{BenchReport, Quantiles};
 
 /// Chart width and height, CSS px.
@@ -992,9 +992,9 @@ mod tests {
 
     /// A report computed the way `bench` computes it ([`BenchResult::report`]).
     fn report(transcript: &str) -> BenchReport {
-        let cfg = crate::bench::BenchConfig::default();
+        let cfg = crate::run::RunSettings::default();
         result().report(
-            &cfg,
+            cfg,
             transcript,
             "embedded mcptape serve (stdio)",
             Some("fixed:3ms".into()),

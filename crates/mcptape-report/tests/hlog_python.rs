@@ -2,11 +2,9 @@
 //! `#[BaseTime: …]`, the legend): read back by Python's `hdrhistogram` (`hdrh.log`, installed in
 //! `.tools/venv` by scripts/install-peers.sh) and by mcptape itself.
 
-use crate::common;
-
-use common::hdrh_python;
-use mcptape_replay::render::hlog::{Tagged, merge_hlog, merge_hlog_tagged, write_hlog};
-use mcptape_replay::stats::new_hist;
+use crate::hdrh_python;
+use mcptape_report::render::hlog::{Tagged, merge_hlog, merge_hlog_tagged, write_hlog};
+use mcptape_report::stats::new_hist;
 
 #[test]
 fn hlog_round_trips_through_python_hdrhistogram() {

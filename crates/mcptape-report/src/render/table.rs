@@ -50,7 +50,7 @@ fn view_label(name: &str) -> String {
 
 /// Widest line of the human table, in columns: the rows fit it, and a free-text line longer
 /// than it (a warning, the errors by class, the send rate, the server's engine-time and
-/// precision lines of [`crate::serve::ServeSummary::precision_lines`]) is wrapped at spaces.
+/// precision lines of [`crate::server::ServeSummary::precision_lines`]) is wrapped at spaces.
 /// The main job's table fits it whole (issue 28: it was 94 columns wide).
 const WRAP_COLUMNS: usize = 80;
 
@@ -523,7 +523,7 @@ mod tests {
     /// are wrapped by [`super::wrap`] within 80 columns, every word kept.
     #[test]
     fn flagged_engine_bound_server_lines_wrap_within_80_columns_with_the_same_words() {
-        use crate::serve::{Precision, ServeSummary};
+        use crate::server::{Precision, ServeSummary};
         let q = Quantiles {
             count: 3,
             p50_us: 12_000,
@@ -560,8 +560,8 @@ mod tests {
         };
         let lines = sv.precision_lines(900.0);
         assert!(lines.iter().all(|l| !l.contains('\n')), "{lines:?}");
-        let mut r = crate::bench::BenchResult::new().report(
-            &crate::bench::BenchConfig::default(),
+        let mut r = crate::run::BenchResult::new().report(
+            crate::run::RunSettings::default(),
             "t.jsonl",
             "embedded mcptape serve (stdio)",
             Some("fixed:12ms".into()),
@@ -602,8 +602,8 @@ mod tests {
     /// scheduled sends, and the send-rate line wraps within 80 columns.
     #[test]
     fn send_rate_line_gives_each_share_of_the_scheduled_sends_within_80_columns() {
-        let mut r = crate::bench::BenchResult::new().report(
-            &crate::bench::BenchConfig::default(),
+        let mut r = crate::run::BenchResult::new().report(
+            crate::run::RunSettings::default(),
             "t.jsonl",
             "embedded mcptape serve (stdio)",
             Some("fixed:12ms".into()),

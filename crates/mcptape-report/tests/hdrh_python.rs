@@ -1,6 +1,6 @@
 //! An HdrHistogram log read back by Python's `hdrhistogram` (`hdrh.log`, installed in
-//! `.tools/venv` by scripts/install-peers.sh). Shared by the replay tests (as
-//! `common::hdrh_python`) and by the binary's `merge` test, which includes this file by path.
+//! `.tools/venv` by scripts/install-peers.sh). Shared by the report tests (as
+//! `hdrh_python`) and by the binary's `merge` and `bench_e2e` tests, which include this file by path.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};

@@ -498,8 +498,8 @@ mod tests {
             mean_us: 1_100.0,
             censored: None,
         };
-        let mut r = crate::bench::BenchResult::new().report(
-            &crate::bench::BenchConfig::default(),
+        let mut r = crate::run::BenchResult::new().report(
+            crate::run::RunSettings::default(),
             "t.jsonl",
             "embedded",
             None,
@@ -684,8 +684,8 @@ mod tests {
 
     #[test]
     fn empty_views_fail_rather_than_pass() {
-        let r = crate::bench::BenchResult::new().report(
-            &crate::bench::BenchConfig::default(),
+        let r = crate::run::BenchResult::new().report(
+            crate::run::RunSettings::default(),
             "t",
             "x",
             None,

@@ -15,8 +15,70 @@ use hdrhistogram::serialization::interval_log::{
 };
 use hdrhistogram::serialization::{Deserializer, V2DeflateSerializer};
 
-use crate::bench::BenchResult;
+use crate::run::BenchResult;
 use crate::stats::{BenchReport, new_hist};
+
+/// Why an interval log could not be written ([`write_hlog`], [`write_hlog_at`], [`bench_hlog`],
+/// [`HlogMeta::comment`]) or merged from its bytes ([`merge_hlog_tagged`], [`merge_hlog`]): what,
+/// and at which entry — writing, the index into the entries given; merging, the index of the
+/// log's entry (`#[StartTime: …]`, `#[BaseTime: …]` and interval lines, from 0); `None` for the
+/// log as a whole. Shown as `entry N: …`. ([`read_hlog`], the strict reader of untrusted logs,
+/// has its own [`HlogReadError`] with line numbers.)
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{}{kind}", entry.map(|i| format!("entry {i}: ")).unwrap_or_default())]
+pub struct HlogError {
+    /// The entry (see the type's docs), `None` for the log as a whole.
+    pub entry: Option<usize>,
+    /// What went wrong.
+    pub kind: HlogErrorKind,
+}
+
+impl HlogError {
+    fn at(entry: usize, kind: HlogErrorKind) -> HlogError {
+        HlogError {
+            entry: Some(entry),
+            kind,
+        }
+    }
+
+    fn whole(kind: HlogErrorKind) -> HlogError {
+        HlogError { entry: None, kind }
+    }
+}
+
+/// What went wrong writing or merging an interval log ([`HlogError`]).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum HlogErrorKind {
+    /// A tag that is empty or holds `,`, ` ` or `=` (HdrHistogram log format V2 cannot hold it).
+    #[error("bad tag {0:?}: a tag is not empty and holds no ',', ' ' or '='")]
+    BadTag(String),
+    /// The HdrHistogram log writer failed (the V2 deflate serializer or the header): its
+    /// message.
+    #[error("{0}")]
+    Write(String),
+    /// The `#[mcptape: …]` header's JSON could not be written: serde_json's message.
+    #[error("#[mcptape: …] header: {0}")]
+    Meta(String),
+    /// Not an HdrHistogram interval log line, at this byte offset of the log.
+    #[error("not an HdrHistogram interval log line at byte {offset}")]
+    Syntax {
+        /// Byte offset in the log.
+        offset: usize,
+    },
+    /// The histogram field is not base64.
+    #[error("base64: {0}")]
+    Base64(String),
+    /// The histogram is not a V2 HdrHistogram encoding.
+    #[error("histogram: {0}")]
+    Histogram(String),
+    /// The histogram does not fit into the merged one (1 µs ..= [`HIST_MAX_US`](crate::stats::HIST_MAX_US)).
+    #[error("cannot merge this histogram: {0}")]
+    Add(String),
+    /// The log holds no interval histogram (of the tag asked for).
+    #[error("no histogram in the log")]
+    NoHistogram,
+}
 
 /// One named histogram for the interval log.
 pub struct Tagged<'a> {
@@ -36,8 +98,8 @@ pub struct Tagged<'a> {
 /// (`HISTFAAA…`), as the Java `HistogramLogWriter` writes and Python `hdrh.log` reads.
 ///
 /// # Errors
-/// A message if serialization fails.
-pub fn write_hlog(entries: &[Tagged<'_>], comment: &str) -> Result<Vec<u8>, String> {
+/// As [`write_hlog_at`].
+pub fn write_hlog(entries: &[Tagged<'_>], comment: &str) -> Result<Vec<u8>, HlogError> {
     write_hlog_at(entries, &[comment], std::time::SystemTime::now())
 }
 
@@ -46,12 +108,13 @@ pub fn write_hlog(entries: &[Tagged<'_>], comment: &str) -> Result<Vec<u8>, Stri
 /// entries' `start_s` are seconds after it.
 ///
 /// # Errors
-/// A message if serialization fails or a tag holds `,`, ` ` or `=`.
+/// [`HlogErrorKind::BadTag`] (with the entry's index) for a tag that is empty or holds `,`, ` `
+/// or `=`; [`HlogErrorKind::Write`] when the writer fails.
 pub fn write_hlog_at(
     entries: &[Tagged<'_>],
     comments: &[&str],
     start: std::time::SystemTime,
-) -> Result<Vec<u8>, String> {
+) -> Result<Vec<u8>, HlogError> {
     let mut out = Vec::new();
     let mut ser = V2DeflateSerializer::new();
     {
@@ -64,16 +127,17 @@ pub fn write_hlog_at(
             .with_max_value_divisor(1000.0);
         let mut w = b
             .begin_log_with(&mut out, &mut ser)
-            .map_err(|e| e.to_string())?;
-        for e in entries {
-            let tag = Tag::new(e.tag).ok_or_else(|| format!("bad tag {:?}", e.tag))?;
+            .map_err(|e| HlogError::whole(HlogErrorKind::Write(e.to_string())))?;
+        for (i, e) in entries.iter().enumerate() {
+            let tag = Tag::new(e.tag)
+                .ok_or_else(|| HlogError::at(i, HlogErrorKind::BadTag(e.tag.to_owned())))?;
             w.write_histogram(
                 e.hist,
                 std::time::Duration::from_secs_f64(e.start_s.max(0.0)),
                 std::time::Duration::from_secs_f64(e.duration_s.max(0.0)),
                 Some(tag),
             )
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| HlogError::at(i, HlogErrorKind::Write(e.to_string())))?;
         }
     }
     // The legend line of the Java `HistogramLogWriter` (the crate's writer leaves it out),
@@ -95,16 +159,17 @@ pub const HLOG_LEGEND: &str =
 /// only those tagged `tag`).
 ///
 /// # Errors
-/// A message naming the entry index that failed, or "no histogram" if the log
-/// has none.
-pub fn merge_hlog_tagged(bytes: &[u8], tag: Option<&str>) -> Result<Histogram<u64>, String> {
+/// [`HlogErrorKind::Syntax`], [`HlogErrorKind::Base64`], [`HlogErrorKind::Histogram`],
+/// [`HlogErrorKind::Add`] with the entry's index; [`HlogErrorKind::NoHistogram`] when the log
+/// has no histogram (of `tag`).
+pub fn merge_hlog_tagged(bytes: &[u8], tag: Option<&str>) -> Result<Histogram<u64>, HlogError> {
     let mut total = new_hist();
     let mut de = Deserializer::new();
     let mut n = 0;
     for (i, entry) in IntervalLogIterator::new(bytes).enumerate() {
         let entry = entry.map_err(|e| match e {
             hdrhistogram::serialization::interval_log::LogIteratorError::ParseError { offset } => {
-                format!("entry {i}: not an HdrHistogram interval log line at byte {offset}")
+                HlogError::at(i, HlogErrorKind::Syntax { offset })
             }
         })?;
         if let LogEntry::Interval(ilh) = entry {
@@ -117,18 +182,18 @@ pub fn merge_hlog_tagged(bytes: &[u8], tag: Option<&str>) -> Result<Histogram<u6
                 &base64::engine::general_purpose::STANDARD,
                 ilh.encoded_histogram(),
             )
-            .map_err(|e| format!("entry {i}: base64: {e}"))?;
+            .map_err(|e| HlogError::at(i, HlogErrorKind::Base64(e.to_string())))?;
             let h: Histogram<u64> = de
                 .deserialize(&mut &raw[..])
-                .map_err(|e| format!("entry {i}: histogram: {e}"))?;
+                .map_err(|e| HlogError::at(i, HlogErrorKind::Histogram(e.to_string())))?;
             total
                 .add(&h)
-                .map_err(|e| format!("entry {i}: cannot merge this histogram: {e}"))?;
+                .map_err(|e| HlogError::at(i, HlogErrorKind::Add(e.to_string())))?;
             n += 1;
         }
     }
     if n == 0 {
-        return Err("no histogram in the log".into());
+        return Err(HlogError::whole(HlogErrorKind::NoHistogram));
     }
     Ok(total)
 }
@@ -138,7 +203,7 @@ pub fn merge_hlog_tagged(bytes: &[u8], tag: Option<&str>) -> Result<Histogram<u6
 ///
 /// # Errors
 /// See [`merge_hlog_tagged`].
-pub fn merge_hlog(bytes: &[u8]) -> Result<Histogram<u64>, String> {
+pub fn merge_hlog(bytes: &[u8]) -> Result<Histogram<u64>, HlogError> {
     merge_hlog_tagged(bytes, Some("single")).or_else(|_| merge_hlog_tagged(bytes, None))
 }
 
@@ -148,8 +213,8 @@ pub fn merge_hlog(bytes: &[u8]) -> Result<Histogram<u64>, String> {
 /// per error class and one [`method_tag`] per method of the single phase; values in µs.
 ///
 /// # Errors
-/// A message if serialization fails.
-pub fn bench_hlog(report: &BenchReport, res: &BenchResult) -> Result<Vec<u8>, String> {
+/// As [`write_hlog_at`] and [`HlogMeta::comment`].
+pub fn bench_hlog(report: &BenchReport, res: &BenchResult) -> Result<Vec<u8>, HlogError> {
     // One tag per error class of the single reads: `single-err-internal-32603`,
     // `single-err-timeout` (tags hold no ',', ' ' or '=').
     let class_tags: Vec<(String, &Histogram<u64>)> = res
@@ -358,10 +423,10 @@ pub struct HlogMeta {
     pub censored: std::collections::BTreeMap<String, TagCensor>,
 }
 
-/// Tag of the single reads that timed out (`single-err-` and the [`crate::bench::TIMEOUT_CLASS`]
+/// Tag of the single reads that timed out (`single-err-` and the [`crate::run::TIMEOUT_CLASS`]
 /// as tag text).
 pub fn timeout_tag() -> String {
-    format!("single-err-{}", tag_text(crate::bench::TIMEOUT_CLASS))
+    format!("single-err-{}", tag_text(crate::run::TIMEOUT_CLASS))
 }
 
 impl HlogMeta {
@@ -378,7 +443,7 @@ impl HlogMeta {
         let timeout_count = report
             .error_classes
             .iter()
-            .find(|v| v.class == crate::bench::TIMEOUT_CLASS)
+            .find(|v| v.class == crate::run::TIMEOUT_CLASS)
             .map_or(0, |v| v.count);
         let turn_timed_out = report.turn_phase.timed_out;
         let censored = [
@@ -405,7 +470,7 @@ impl HlogMeta {
         .chain(report.by_method.iter().filter_map(|m| {
             let n = m
                 .errors
-                .get(crate::bench::TIMEOUT_CLASS)
+                .get(crate::run::TIMEOUT_CLASS)
                 .copied()
                 .unwrap_or(0);
             (n > 0).then(|| {
@@ -447,9 +512,10 @@ impl HlogMeta {
     /// The header comment text (without the leading `#`): `[mcptape: {JSON}]`.
     ///
     /// # Errors
-    /// A message if the JSON cannot be written.
-    pub fn comment(&self) -> Result<String, String> {
-        let json = serde_json::to_string(self).map_err(|e| e.to_string())?;
+    /// [`HlogErrorKind::Meta`] if the JSON cannot be written.
+    pub fn comment(&self) -> Result<String, HlogError> {
+        let json = serde_json::to_string(self)
+            .map_err(|e| HlogError::whole(HlogErrorKind::Meta(e.to_string())))?;
         Ok(format!("{}{json}]", &HLOG_META_PREFIX[1..]))
     }
 }
@@ -884,16 +950,50 @@ mod tests {
         assert_eq!(single.max(), a.max());
         let all = merge_hlog_tagged(&log, None).unwrap();
         assert_eq!(all.len(), 4);
-        assert!(merge_hlog(b"#just a comment\n").is_err());
+        assert_eq!(
+            merge_hlog(b"#just a comment\n").unwrap_err().kind,
+            HlogErrorKind::NoHistogram
+        );
+    }
+
+    /// A tag the V2 log format cannot hold is refused with its entry's index, never written.
+    #[test]
+    fn write_hlog_refuses_a_bad_tag_naming_its_entry() {
+        let mut h = new_hist();
+        h.record(1_000).unwrap();
+        let entry = |tag| Tagged {
+            tag,
+            hist: &h,
+            start_s: 0.0,
+            duration_s: 1.0,
+        };
+        let e = write_hlog(&[entry("single"), entry("bad tag")], "test").unwrap_err();
+        assert_eq!(
+            e,
+            HlogError {
+                entry: Some(1),
+                kind: HlogErrorKind::BadTag("bad tag".into())
+            }
+        );
+        assert_eq!(
+            e.to_string(),
+            "entry 1: bad tag \"bad tag\": a tag is not empty and holds no ',', ' ' or '='"
+        );
     }
 
     /// The fresh-user report saw `entry 0: ParseError { offset: 0 }`.
     #[test]
     fn hlog_parse_error_is_human_text() {
         let e = merge_hlog_tagged(b"Tag=single,abc\n", None).unwrap_err();
-        assert!(!e.contains("ParseError"), "{e}");
         assert_eq!(
             e,
+            HlogError {
+                entry: Some(0),
+                kind: HlogErrorKind::Syntax { offset: 0 }
+            }
+        );
+        assert_eq!(
+            e.to_string(),
             "entry 0: not an HdrHistogram interval log line at byte 0"
         );
     }
