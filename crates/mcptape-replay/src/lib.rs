@@ -15,6 +15,8 @@
 //!   bench report, the pass/fail table and the JUnit XML.
 //! - [`merge`](mod@merge): `mcptape merge` — several runs' `.hlog` logs (and their counters) into one
 //!   report and one log.
+//! - [`metrics`]: `serve --metrics`, the live counters and histograms of a serve session in
+//!   the Prometheus (OpenMetrics) text format.
 //! - [`config`]: validation of bench and verify settings before a run.
 //! - [`target`]: the target process lifecycle that `bench` and `verify` share (a stdio child in
 //!   its own process group, or a Streamable HTTP bridge; its stderr tail; ending it).
@@ -31,6 +33,7 @@ pub mod http;
 pub mod latency;
 pub mod lines;
 pub mod merge;
+pub mod metrics;
 pub mod render;
 pub mod report;
 pub mod schedule;

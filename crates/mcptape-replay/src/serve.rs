@@ -58,6 +58,7 @@ use tokio::time::Instant;
 use crate::error::{ReplayError, ReplayErrorKind};
 use crate::latency::{Fault, FaultSpec, LatencyModel};
 use crate::lines::{FramedReader, MAX_LINE_BYTES};
+use crate::metrics::{Outcome, ServeMetrics};
 use crate::report::{Quantiles, new_hist};
 use crate::schedule::{Scheduler, Ticket, Timer, TimerMode, deadline_after};
 use crate::tape::{Match, SharedText, Tape};
@@ -658,6 +659,8 @@ pub struct Server {
     encoded: Vec<Option<(SharedText, Range<usize>)>>,
     /// The policy for requests the recording has no answer for.
     unrecorded: Unrecorded,
+    /// `serve --metrics`: live counters, when asked for ([`Server::with_metrics`]).
+    metrics: Option<Arc<ServeMetrics>>,
     /// The recorded server's capabilities (handshake result), `{}` if none.
     caps: Value,
     /// The recording is of the 2026-07-28 (stateless) era.
@@ -792,7 +795,38 @@ impl Server {
             stats: Mutex::new(ServeStats::default()),
             replies: Mutex::new(ReplyTimes::default()),
             timer: TimerMode::Precise,
+            metrics: None,
         })
+    }
+
+    /// Keeps `metrics` up to date ([`crate::metrics`], `serve --metrics`): every request's
+    /// outcome, every reply's delay, sessions, requests in flight.
+    pub fn with_metrics(mut self, metrics: Arc<ServeMetrics>) -> Server {
+        self.metrics = Some(metrics);
+        self
+    }
+
+    /// The metrics this server keeps, if any ([`Server::with_metrics`]).
+    pub fn metrics(&self) -> Option<&Arc<ServeMetrics>> {
+        self.metrics.as_ref()
+    }
+
+    /// The recorded request methods, each once, in recorded order (the `method` labels of
+    /// [`ServeMetrics::new`]).
+    pub fn recorded_methods(&self) -> Vec<&str> {
+        let mut seen = std::collections::HashSet::new();
+        self.tape
+            .exchanges
+            .iter()
+            .map(|e| e.request.method.as_str())
+            .filter(|m| seen.insert(*m))
+            .collect()
+    }
+
+    fn count(&self, method: &str, outcome: Outcome) {
+        if let Some(m) = &self.metrics {
+            m.request(method, outcome);
+        }
     }
 
     /// Uses `timer` for the delays ([`TimerMode::Virtual`] under a paused
@@ -880,6 +914,7 @@ impl Server {
                 s.requests += 1;
                 s.invalid += 1;
                 drop(s);
+                self.count("", Outcome::Invalid);
                 match reply(err, 0) {
                     Answer::Reply {
                         id,
@@ -961,6 +996,7 @@ impl Server {
             && let Some(c) = self.tape.crash_for(method, &params)
         {
             self.stats().crashed += 1;
+            self.count(method, Outcome::Crash);
             return Answer::Crash {
                 code: c.code,
                 signal: c.signal,
@@ -994,14 +1030,17 @@ impl Server {
         match fault {
             Some(Fault::Stall) => {
                 self.stats().stalled += 1;
+                self.count(method, Outcome::Stall);
                 return Answer::Stall;
             }
             Some(Fault::DropConnection) => {
                 self.stats().dropped += 1;
+                self.count(method, Outcome::Drop);
                 return Answer::Drop;
             }
             Some(Fault::Error { code }) => {
                 self.stats().injected_errors += 1;
+                self.count(method, Outcome::InjectedError);
                 return out(error_msg(
                     Value::Null,
                     code,
@@ -1015,6 +1054,7 @@ impl Server {
         if method == method::RESOURCES_READ {
             let Some(uri) = uri else {
                 self.stats().unmatched += 1;
+                self.count(method, Outcome::Rejected);
                 return out(error_msg(
                     Value::Null,
                     INVALID_PARAMS,
@@ -1024,6 +1064,7 @@ impl Server {
             };
             if let Err(reason) = self.check_uri(uri) {
                 self.stats().rejected_uri += 1;
+                self.count(method, Outcome::Rejected);
                 return out(error_msg(
                     Value::Null,
                     INVALID_PARAMS,
@@ -1037,11 +1078,16 @@ impl Server {
             s.adapted += 1;
             *s.synthesized.entry(method.to_owned()).or_default() += 1;
             drop(s);
+            if let Some(m) = &self.metrics {
+                m.synthesized(method);
+            }
+            self.count(method, Outcome::Synthesized);
             return out(json!({"jsonrpc": "2.0", "id": null, "result": result}));
         }
         let msg = match m {
             Match::Exact(e) | Match::ByMethod(e) => {
                 self.stats().matched += 1;
+                self.count(method, Outcome::Recorded);
                 let body = match self.encoded_reply(e, id_text) {
                     Some(b) => b,
                     None => ReplyBytes::whole(splice_text(&self.full_reply(e), id_text)),
@@ -1070,6 +1116,7 @@ impl Server {
             }
             Match::NoParams => {
                 self.stats().unmatched += 1;
+                self.count(method, Outcome::NotRecorded);
                 let text = match uri {
                     Some(u) => format!("mcptape serve: no recorded response for {method} uri={u}"),
                     None => format!(
@@ -1096,6 +1143,7 @@ impl Server {
             }
             Match::NoMethod => {
                 self.stats().unmatched += 1;
+                self.count(method, Outcome::NotRecorded);
                 let mut data = json!({"method": method});
                 if let Some(u) = uri {
                     data["uri"] = Value::String(u.to_owned());
@@ -1171,6 +1219,10 @@ impl Server {
             .synthesized
             .entry(method.to_owned())
             .or_default() += 1;
+        if let Some(m) = &self.metrics {
+            m.synthesized(method);
+        }
+        self.count(method, Outcome::Synthesized);
     }
 
     /// The spec's answer to an unrecorded housekeeping request the recorded
@@ -1309,6 +1361,10 @@ impl Server {
         s.achieved.saturating_record(achieved_us.max(1));
         s.lateness
             .saturating_record(achieved_us.saturating_sub(intended_us).max(1));
+        drop(s);
+        if let Some(m) = &self.metrics {
+            m.reply(intended_us, achieved_us);
+        }
     }
 
     /// Records one sent reply: scheduled and achieved delay and the
@@ -1323,6 +1379,10 @@ impl Server {
         if intended_us == 0 {
             s.engine.saturating_record(achieved_us.max(1));
         }
+        drop(s);
+        if let Some(m) = &self.metrics {
+            m.reply(intended_us, achieved_us);
+        }
     }
 
     /// Counts one message refused by the strict parser (HTTP bodies, which
@@ -1331,11 +1391,16 @@ impl Server {
         let mut s = self.stats();
         s.requests += 1;
         s.invalid += 1;
+        drop(s);
+        self.count("", Outcome::Invalid);
     }
 
     /// Counts one cancelled pending answer.
     pub fn record_cancel(&self) {
         self.stats().cancelled += 1;
+        if let Some(m) = &self.metrics {
+            m.cancelled();
+        }
     }
 
     /// The summary so far.
@@ -1970,6 +2035,10 @@ where
     let mut reader = FramedReader::new(r, MAX_LINE_BYTES);
     let mut end = StreamEnd::Eof;
     let mut crash_at = None;
+    // `serve --metrics`: this stream is a session while it is read; a stalled request stays
+    // in flight until the session ends.
+    let _session = server.metrics().map(ServeMetrics::session);
+    let mut stalled = Vec::new();
     let result = loop {
         let frame = match reader.next().await {
             Ok(Some(f)) => f,
@@ -2016,6 +2085,11 @@ where
                     let key = id_text.clone();
                     let (p, out, srv, k) =
                         (pending.clone(), out.clone(), server.clone(), key.clone());
+                    // In flight until the job runs or is cancelled (the closure dropped).
+                    let in_flight = o
+                        .reply
+                        .then(|| server.metrics().map(ServeMetrics::in_flight))
+                        .flatten();
                     let claim = Arc::new(AtomicBool::new(false));
                     let mine = claim.clone();
                     // Hold the map while scheduling so the job's own removal
@@ -2029,6 +2103,7 @@ where
                             if !mine.swap(true, Ordering::AcqRel) {
                                 out.deliver(&srv, o);
                             }
+                            drop(in_flight);
                             p.forget(&k, ticket);
                             p.done(1);
                         }),
@@ -2056,7 +2131,8 @@ where
                 crash_at = Some(deadline_after(received, after_us));
                 break Ok(());
             }
-            Answer::Stall | Answer::Nothing => {}
+            Answer::Stall => stalled.extend(server.metrics().map(ServeMetrics::in_flight)),
+            Answer::Nothing => {}
         }
     };
     if let Some(at) = crash_at {
