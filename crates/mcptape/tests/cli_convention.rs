@@ -710,3 +710,44 @@ fn fuzz_run_sh_leaves_no_temporary_directory() {
         assert_eq!(logs.join("t1.log").is_file(), keep);
     }
 }
+
+/// Exit codes (issue 25): 0 ok, 1 the thing checked failed, 2 could not run. Regression: `verify`
+/// against a target that cannot start (a command that fails at once, a URL where nothing
+/// listens) exited 1, like "differences found"; it exits 2 with one `mcptape: error:` line.
+#[test]
+fn verify_against_a_target_that_cannot_start_exits_2_not_1() {
+    let t = "corpus/transcripts/everything-stdio.jsonl";
+    let url = format!("http://127.0.0.1:{}/mcp", free_port());
+    for target in [
+        ["--target-cmd", "/no/such/server"],
+        ["--target-cmd", "exit 3"],
+        ["--target-url", url.as_str()],
+    ] {
+        let o = run(&["verify", t, target[0], target[1], "--timeout", "5s"]);
+        assert_eq!(o.status.code(), Some(2), "{target:?}: {}", stderr(&o));
+        let e = stderr(&o);
+        let errors: Vec<&str> = e
+            .lines()
+            .filter(|l| l.starts_with("mcptape: error:"))
+            .collect();
+        assert_eq!(
+            errors,
+            [
+                "mcptape: error: verify could not run: the target closed the connection before answering any request"
+            ],
+            "{target:?}: {e}"
+        );
+    }
+    // A target that answers, differently: the thing checked failed, exit 1.
+    let o = run(&[
+        "verify",
+        t,
+        "--target-cmd",
+        "cat",
+        "--timeout",
+        "200ms",
+        "--max-time",
+        "2s",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+}

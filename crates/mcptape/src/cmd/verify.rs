@@ -1,7 +1,8 @@
 //! `mcptape verify TRANSCRIPT --target-cmd 'CMD' | --target-url URL [--ignore JSONPOINTER...]`:
 //! replay the recorded requests against a live server and diff each response semantically
 //! against the recording (key order ignored, `id` ignored, `--ignore` pointers skipped).
-//! Exit status 1 on any difference or unanswered request.
+//! Exit status 1 on any difference or unanswered request; 2 when it could not run (bad flags,
+//! unreadable transcript, a target that closed the connection before answering anything).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -252,6 +253,13 @@ async fn session(
     if !gone.is_empty() {
         eprintln!("mcptape verify: {}", gone.trim_start_matches([';', ' ']));
     }
+    // Could not run (exit 2), not "differences found" (exit 1): the target went away before it
+    // answered anything (a command that fails to start or exits at once, a URL where nothing
+    // listens). The lines above say why.
+    anyhow::ensure!(
+        !(rep.compared == 0 && rep.not_recorded.is_empty() && rep.closed_at.is_some()),
+        "verify could not run: the target closed the connection before answering any request"
+    );
     Ok(
         if rep.differences.is_empty() && rep.unanswered.is_empty() && failures.is_empty() {
             ExitCode::SUCCESS
