@@ -751,3 +751,148 @@ fn verify_against_a_target_that_cannot_start_exits_2_not_1() {
     ]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
 }
+
+/// One spelling per idea (issue 25): a rate carries its unit. Regression: `--rate 200` (no
+/// `/s`) was accepted by bench and export k6; it is refused, and the error says the unit.
+#[test]
+fn a_rate_without_its_unit_is_refused_naming_the_unit() {
+    let t = "corpus/transcripts/everything-stdio.jsonl";
+    let o = run(&["bench", t, "--rate", "200", "--target-cmd", "true"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--rate \"200\": a rate needs its unit, per second: 200/s"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(stdout(&o), "", "refused before any run");
+    let h = "corpus/transcripts/everything-http.jsonl";
+    for flag in ["--rate", "--turn-rate"] {
+        let o = run(&["export", "k6", h, flag, "20"]);
+        assert_eq!(o.status.code(), Some(2), "{flag}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains(&format!(
+                "{flag} \"20\": a rate needs its unit, per second: 20/s"
+            )),
+            "{}",
+            stderr(&o)
+        );
+    }
+    let o = run(&["export", "k6", h, "--rate", "20/s", "--turn-rate", "0/s"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
+
+/// Parser errors are one line like every other error (`mcptape: error: …`, with clap's tip and
+/// the subcommand's help to read), exit 2; `--help` and `--version` are clap's, intact, exit 0.
+#[test]
+fn clap_parser_errors_are_one_line_and_help_is_intact() {
+    for (args, has) in [
+        (
+            vec![
+                "bench",
+                "corpus/transcripts/everything-stdio.jsonl",
+                "--nope",
+            ],
+            "unexpected argument '--nope' found",
+        ),
+        (
+            vec!["bench", "--rate"],
+            "a value is required for '--rate <R/s>'",
+        ),
+        (
+            vec!["serve"],
+            "the following required arguments were not provided: <TRANSCRIPT>...",
+        ),
+        (vec!["nosuch"], "unrecognized subcommand 'nosuch'"),
+        (
+            vec!["check", "--format", "xml", "corpus"],
+            "invalid value 'xml' for '--format <FORMAT>'",
+        ),
+    ] {
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let e = stderr(&o);
+        let lines: Vec<&str> = e.lines().collect();
+        assert_eq!(lines.len(), 1, "{args:?}: {e}");
+        assert!(lines[0].starts_with("mcptape: error: "), "{e}");
+        assert!(lines[0].contains(has), "{args:?}: {e}");
+        let help = match args[0] {
+            "nosuch" => "see `mcptape --help`".to_owned(),
+            sub => format!("see `mcptape {sub} --help`"),
+        };
+        assert!(lines[0].ends_with(&help), "{args:?}: {e}");
+    }
+    let o = run(&["bench", "--help"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(
+        stdout(&o).contains("Usage: mcptape bench"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(stdout(&o).lines().count() > 20, "{}", stdout(&o));
+    let o = run(&["--version"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(stdout(&o).starts_with("mcptape "), "{}", stdout(&o));
+}
+
+/// One spelling per idea (issue 25): `--format json` prints JSON in every command that prints a
+/// report (`--json` stays a hidden alias), and a server to talk to is `--target-url` in crawl
+/// and record too (`--url` and `--upstream` stay hidden aliases).
+#[test]
+fn format_json_and_target_url_are_the_one_spelling_and_old_ones_are_hidden_aliases() {
+    let t = "corpus/transcripts/everything-stdio.jsonl";
+    for flags in [&["--format", "json"][..], &["--json"][..]] {
+        let mut args = vec!["inspect"];
+        args.extend(flags);
+        args.push(t);
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(0), "{flags:?}: {}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("JSON report");
+        assert!(v["summary"]["messages"].as_u64().unwrap() > 0, "{v}");
+    }
+    let o = run(&["check", "--format", "text", t]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("PASS: "), "{}", stdout(&o));
+    for sub in ["inspect", "crawl", "verify", "check"] {
+        let help = stdout(&run(&[sub, "--help"]));
+        assert!(help.contains("--format <FORMAT>"), "{sub}: {help}");
+        // Hidden: no option line of its own.
+        assert!(
+            !help.lines().any(|l| l.trim_start().starts_with("--json")),
+            "{sub}: {help}"
+        );
+    }
+    for sub in ["crawl", "record", "bench", "verify"] {
+        let help = stdout(&run(&[sub, "--help"]));
+        assert!(help.contains("--target-url <URL>"), "{sub}: {help}");
+        assert!(
+            !help
+                .lines()
+                .any(|l| l.trim_start().starts_with("--url")
+                    || l.trim_start().starts_with("--upstream")),
+            "{sub}: {help}"
+        );
+    }
+    // The old spellings still parse: a closed port is refused by the crawl itself, not clap.
+    let tmp = tempfile::tempdir().unwrap();
+    let url = format!("http://127.0.0.1:{}/mcp", free_port());
+    for flag in ["--url", "--target-url"] {
+        let out = tmp.path().join(format!("c{flag}.jsonl"));
+        let o = run_out("crawl", &out, &format!("{flag} {url}"));
+        assert_eq!(o.status.code(), Some(2), "{flag}");
+        assert!(
+            stderr(&o).to_lowercase().contains("connection refused"),
+            "{flag}: {}",
+            stderr(&o)
+        );
+    }
+    let o = run(&[
+        "record",
+        "-o",
+        "x.jsonl",
+        "--upstream",
+        "http://127.0.0.1:1/mcp",
+    ]);
+    // Parsed (the alias is known): --target-url requires --listen.
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--listen"), "{}", stderr(&o));
+}

@@ -1,6 +1,6 @@
 //! `bench --target-url` and `verify --target-url` reach loopback only (127.0.0.0/8, `[::1]`,
 //! `localhost`): load and injected faults never leave the machine. A non-loopback host is
-//! refused with a clear error before anything connects; `record --upstream` and `crawl --url`
+//! refused with a clear error before anything connects; `record --target-url` and `crawl --target-url`
 //! (recording a remote server is legitimate) do not claim loopback in their help.
 
 use crate::record_support as support;
@@ -119,7 +119,7 @@ fn help_says_loopback_for_bench_and_verify_only() {
             "{sub}: {para}"
         );
     }
-    for (sub, flag) in [("record", "--upstream"), ("crawl", "--url")] {
+    for (sub, flag) in [("record", "--target-url"), ("crawl", "--target-url")] {
         let h = help(&[sub, "--help"]);
         let at = h
             .find(&format!("      {flag} "))

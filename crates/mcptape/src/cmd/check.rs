@@ -33,7 +33,8 @@ pub enum Spec {
 /// `--format` values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum FormatArg {
-    /// One line per finding, for people.
+    /// One line per finding, for people (`text` is accepted too).
+    #[value(alias = "text")]
     Human,
     /// The JSON report.
     Json,

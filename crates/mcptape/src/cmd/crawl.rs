@@ -1,6 +1,6 @@
 //! `mcptape crawl`: act as the client of a real MCP server and record the session.
 //!
-//! `mcptape crawl -o FILE (-- CMD ARGS... | --url URL) [--protocol VERSION] [--expand 'TEMPLATE' var=v1,v2]`
+//! `mcptape crawl -o FILE (-- CMD ARGS... | --target-url URL) [--protocol VERSION] [--expand 'TEMPLATE' var=v1,v2]`
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -24,8 +24,14 @@ pub struct Args {
     /// Replace an existing transcript at -o (never one another recorder is writing).
     #[arg(long)]
     pub overwrite: bool,
-    /// Streamable HTTP endpoint (http:// only), instead of a stdio command.
-    #[arg(long, value_name = "URL", conflicts_with = "command")]
+    /// The server to crawl at this Streamable HTTP endpoint (http:// only), instead of a stdio
+    /// command: the target, named as in bench and verify (`--url` is a hidden alias).
+    #[arg(
+        long = "target-url",
+        alias = "url",
+        value_name = "URL",
+        conflicts_with = "command"
+    )]
     pub url: Option<String>,
     /// Protocol revision: 2025-06-18 or 2025-11-25 (initialize), or 2026-07-28 (server/discover, falling back to initialize).
     #[arg(long, value_name = "VERSION", default_value = mcptape_record::crawl::DEFAULT_PROTOCOL)]
@@ -52,14 +58,18 @@ pub struct Args {
     /// Also redact the value of this HTTP header (repeatable; any case). Credential-like
     /// names (a part, split at - _ . and camelCase, is auth, token, key, secret, cookie,
     /// session, password, passwd, pass, credential, signature, sig, jwt, bearer, pat, code, …)
-    /// are redacted without it; the same words redact the --url's query parameters.
+    /// are redacted without it; the same words redact the --target-url's query parameters.
     #[arg(long = "redact-header", value_name = "NAME", requires = "url", action = clap::ArgAction::Append)]
     pub redact_header: Vec<String>,
     /// Keep this credential-like HTTP header in the clear (repeatable; any case).
     #[arg(long = "keep-header", value_name = "NAME", requires = "url", action = clap::ArgAction::Append)]
     pub keep_header: Vec<String>,
-    /// Print the crawl report as JSON on stdout.
-    #[arg(long)]
+    /// Report format: `human` (default) or `json` (camelCase). The one format flag of every
+    /// command (`check --format` adds junit and sarif).
+    #[arg(long, value_enum, value_name = "FORMAT", default_value = "human")]
+    pub format: super::ReportFormat,
+    /// Same as `--format json` (the former spelling, kept as a hidden alias).
+    #[arg(long, hide = true)]
     pub json: bool,
     /// The stdio server command and its arguments (after `--`).
     #[arg(last = true, value_name = "CMD")]
@@ -87,7 +97,8 @@ fn expansions(flat: &[String]) -> anyhow::Result<Vec<Expansion>> {
 }
 
 /// Runs `mcptape crawl`.
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
+    args.json |= args.format == super::ReportFormat::Json;
     let request_timeout = super::flag_duration(
         "--timeout",
         &args.timeout,
@@ -101,7 +112,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let target = match (&args.url, args.command.is_empty()) {
         (Some(u), _) => CrawlTarget::Url(u.clone()),
         (None, false) => CrawlTarget::Command(args.command.clone()),
-        (None, true) => anyhow::bail!("give a server command after `--`, or --url"),
+        (None, true) => anyhow::bail!("give a server command after `--`, or --target-url"),
     };
     let redactor = if args.no_redact {
         Redactor::disabled()

@@ -60,13 +60,18 @@ pub struct Args {
         allow_hyphen_values = true
     )]
     pub max_time: String,
-    /// Print the report as JSON instead of text.
-    #[arg(long)]
+    /// Report format: `human` (default) or `json` (camelCase). The one format flag of every
+    /// command (`check --format` adds junit and sarif).
+    #[arg(long, value_enum, value_name = "FORMAT", default_value = "human")]
+    pub format: super::ReportFormat,
+    /// Same as `--format json` (the former spelling, kept as a hidden alias).
+    #[arg(long, hide = true)]
     pub json: bool,
 }
 
 /// Runs `mcptape verify`.
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
+    args.json |= args.format == super::ReportFormat::Json;
     let rt = super::runtime()?;
     let r = rt.block_on(run_async(args));
     rt.shutdown_timeout(std::time::Duration::from_secs(1));
