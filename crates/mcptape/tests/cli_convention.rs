@@ -896,3 +896,74 @@ fn format_json_and_target_url_are_the_one_spelling_and_old_ones_are_hidden_alias
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("--listen"), "{}", stderr(&o));
 }
+
+/// Progress off a terminal (issue 25): with stderr a pipe (CI logs), bench prints a status line
+/// every interval (10 s; `MCPTAPE_STATUS_EVERY` sets another) with the phase, sent, ok, errors
+/// and the elapsed time, and no bar frames. 40 reads at fixed:20ms take at least 800 ms, so a
+/// 100 ms interval gives lines; their counts only grow.
+#[test]
+fn bench_off_a_terminal_prints_a_status_line_every_interval() {
+    let mut cmd = Command::new(mcptape());
+    cmd.current_dir(repo_root())
+        .env("MCPTAPE_STATUS_EVERY", "100ms")
+        .args([
+            "bench",
+            "corpus/transcripts/everything-stdio.jsonl",
+            "--reads",
+            "40",
+            "--turns",
+            "2",
+            "--latency",
+            "fixed:20ms",
+        ]);
+    let o = run_bounded(&mut cmd, Duration::from_secs(120)).0;
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let e = stderr(&o);
+    let lines: Vec<&str> = e
+        .lines()
+        .filter(|l| l.starts_with("mcptape bench: ") && l.contains(": sent "))
+        .collect();
+    assert!(!lines.is_empty(), "{e}");
+    let mut last_sent = 0;
+    for l in &lines {
+        // mcptape bench: 0.4s: single requests: sent 17, ok 16, errors 1
+        let rest = l.strip_prefix("mcptape bench: ").unwrap();
+        let (elapsed, rest) = rest.split_once(": ").unwrap();
+        assert!(elapsed.ends_with('s'), "{l}");
+        let (phase, counts) = rest.split_once(": ").unwrap();
+        assert!(
+            ["single requests", "parallel-read turns"].contains(&phase),
+            "{l}"
+        );
+        let n: Vec<u64> = counts
+            .split(", ")
+            .map(|kv| kv.rsplit_once(' ').unwrap().1.parse().unwrap())
+            .collect();
+        let [sent, ok, errors] = n[..] else {
+            panic!("{l}")
+        };
+        assert!(ok + errors <= sent, "{l}");
+        if phase == "single requests" {
+            assert!(sent >= last_sent && sent <= 40, "{l}");
+            last_sent = sent;
+        }
+    }
+    assert!(!e.contains('\r'), "no bar frames off a terminal: {e:?}");
+    // A bad interval is refused, naming the variable.
+    let mut cmd = Command::new(mcptape());
+    cmd.current_dir(repo_root())
+        .env("MCPTAPE_STATUS_EVERY", "5ms")
+        .args([
+            "bench",
+            "corpus/transcripts/everything-stdio.jsonl",
+            "--reads",
+            "1",
+        ]);
+    let o = run_bounded(&mut cmd, Duration::from_secs(120)).0;
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("mcptape: error: MCPTAPE_STATUS_EVERY=5ms: at least 100ms"),
+        "{}",
+        stderr(&o)
+    );
+}

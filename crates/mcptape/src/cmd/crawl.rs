@@ -5,6 +5,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+use std::sync::atomic::Ordering::Relaxed;
 
 use anyhow::Context;
 use mcptape_record::OnExisting;
@@ -94,6 +96,51 @@ fn expansions(flat: &[String]) -> anyhow::Result<Vec<Expansion>> {
         .iter()
         .map(|(t, a)| Expansion::parse(t, a))
         .collect::<Result<_, _>>()?)
+}
+
+/// What a running crawl has done, for its status line ([`super::progress::StatusLines`]).
+#[derive(Debug, Default)]
+struct CrawlLive {
+    /// 0 handshake, 1 listing, 2 reads.
+    phase: AtomicU64,
+    planned: AtomicU64,
+    ok: AtomicU64,
+    errors: AtomicU64,
+}
+
+impl CrawlLive {
+    fn note(&self, p: &CrawlProgress) {
+        match p {
+            CrawlProgress::Handshake { .. } => self.phase.store(1, Relaxed),
+            CrawlProgress::Planned { reads } => {
+                self.planned.store(*reads, Relaxed);
+                self.phase.store(2, Relaxed);
+            }
+            CrawlProgress::Read { error: true, .. } => {
+                self.errors.fetch_add(1, Relaxed);
+            }
+            CrawlProgress::Read { .. } => {
+                self.ok.fetch_add(1, Relaxed);
+            }
+            _ => {}
+        }
+    }
+
+    /// `reads: 12 of 40 done, ok 11, errors 1` (or the phase before the reads).
+    fn status(&self) -> String {
+        match self.phase.load(Relaxed) {
+            0 => "handshake".to_owned(),
+            1 => "listing".to_owned(),
+            _ => {
+                let (ok, errors) = (self.ok.load(Relaxed), self.errors.load(Relaxed));
+                format!(
+                    "reads: {} of {} done, ok {ok}, errors {errors}",
+                    ok + errors,
+                    self.planned.load(Relaxed)
+                )
+            }
+        }
+    }
 }
 
 /// Runs `mcptape crawl`.
@@ -188,20 +235,28 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     let bar = super::progress::bar(0, "{spinner} {msg} [{bar:30}] {pos}/{len} reads");
     bar.set_message("handshake");
     let b = bar.clone();
+    // Off a terminal: a status line every 10 s (phase, reads sent of planned, ok, errors).
+    let live = Arc::new(CrawlLive::default());
+    let l = live.clone();
+    let status = super::progress::StatusLines::start("crawl", move || l.status())?;
     // SIGINT/SIGTERM/SIGHUP end the crawl: its future is dropped, which kills the server's
     // process group (no server left running), and the records so far are kept.
     let result = rt.block_on(async {
         tokio::select! {
-            r = crawl(opts, sink.clone(), move |p| match p {
-                CrawlProgress::Handshake { version } => b.set_message(format!("protocol {version}")),
-                CrawlProgress::Planned { reads } => b.set_length(reads),
-                CrawlProgress::Read { .. } => b.inc(1),
-                _ => {}
+            r = crawl(opts, sink.clone(), move |p| {
+                live.note(&p);
+                match p {
+                    CrawlProgress::Handshake { version } => b.set_message(format!("protocol {version}")),
+                    CrawlProgress::Planned { reads } => b.set_length(reads),
+                    CrawlProgress::Read { .. } => b.inc(1),
+                    _ => {}
+                }
             }) => Ok(r),
             sig = mcptape_replay::target::interrupted() => Err(sig),
         }
     });
     bar.finish_and_clear();
+    drop(status);
     let records = sink.finish()?;
     let report = match result {
         Ok(r) => r?,

@@ -133,18 +133,40 @@ async fn session(
     };
     let bar = super::progress::bar(0, "{spinner} verify {pos}/{len} {msg} {elapsed}");
     let timeout_text = args.timeout.clone();
+    // Off a terminal: a status line every 10 s (requests sent of all, unanswered).
+    let counts = Arc::new([
+        std::sync::atomic::AtomicUsize::new(0),
+        std::sync::atomic::AtomicUsize::new(0),
+        std::sync::atomic::AtomicUsize::new(0),
+    ]);
+    let live = counts.clone();
+    let _status = super::progress::StatusLines::start("verify", move || {
+        use std::sync::atomic::Ordering::Relaxed;
+        format!(
+            "requests: sent {} of {}, unanswered {}",
+            live[0].load(Relaxed),
+            live[1].load(Relaxed),
+            live[2].load(Relaxed)
+        )
+    })?;
     let progress = move |p: Progress<'_>| match p {
         Progress::Sent { n, of, method, .. } => {
+            use std::sync::atomic::Ordering::Relaxed;
+            counts[0].store(n, Relaxed);
+            counts[1].store(of, Relaxed);
             bar.set_length(of as u64);
             bar.set_position(n as u64);
             bar.set_message(method.to_owned());
         }
-        Progress::Unanswered { record, method } => bar.suspend(|| {
-            eprintln!(
-                "mcptape verify: {} {method}: no response within {timeout_text}; going on",
-                record_label(record)
-            );
-        }),
+        Progress::Unanswered { record, method } => {
+            counts[2].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            bar.suspend(|| {
+                eprintln!(
+                    "mcptape verify: {} {method}: no response within {timeout_text}; going on",
+                    record_label(record)
+                );
+            })
+        }
         _ => {}
     };
     let rep = mcptape_replay::verify::verify(
