@@ -23,7 +23,7 @@
 //! The histogram count of `delay_seconds` is the number of replies written, the same figure as
 //! `serve --stats`' `achieved.count`.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
 
@@ -140,13 +140,13 @@ impl EncodeLabelValue for Outcome {
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
 struct RequestLabels {
-    method: String,
+    method: Arc<String>,
     outcome: Outcome,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
 struct MethodLabel {
-    method: String,
+    method: Arc<String>,
 }
 
 /// The metrics of one serve process (module docs): updated by the [`crate::serve::Server`]
@@ -162,7 +162,10 @@ pub struct ServeMetrics {
     sessions_opened: Counter,
     sessions_live: Gauge,
     in_flight: Gauge<i64, std::sync::atomic::AtomicI64>,
-    labelled: HashSet<String>,
+    /// The `method` label values, shared (a count costs no allocation).
+    labelled: HashMap<String, Arc<String>>,
+    other: Arc<String>,
+    invalid: Arc<String>,
 }
 
 impl std::fmt::Debug for ServeMetrics {
@@ -178,12 +181,17 @@ impl ServeMetrics {
     /// (the recording's own, e.g. `tools/call`, `x/custom`), at most [`MAX_METHOD_LABELS`] in
     /// all; other methods count as [`OTHER_METHOD`].
     pub fn new<'m>(recorded_methods: impl IntoIterator<Item = &'m str>) -> ServeMetrics {
-        let mut labelled: HashSet<String> = SPEC_METHODS.iter().map(|m| (*m).to_owned()).collect();
+        let mut labelled: HashMap<String, Arc<String>> = SPEC_METHODS
+            .iter()
+            .map(|m| ((*m).to_owned(), Arc::new((*m).to_owned())))
+            .collect();
         for m in recorded_methods {
             if labelled.len() >= MAX_METHOD_LABELS {
                 break;
             }
-            labelled.insert(m.to_owned());
+            labelled
+                .entry(m.to_owned())
+                .or_insert_with(|| Arc::new(m.to_owned()));
         }
         let mut registry = Registry::with_prefix("mcptape_serve");
         let requests = Family::<RequestLabels, Counter>::default();
@@ -249,28 +257,30 @@ impl ServeMetrics {
             sessions_live,
             in_flight,
             labelled,
+            other: Arc::new(OTHER_METHOD.to_owned()),
+            invalid: Arc::new(INVALID_METHOD.to_owned()),
         }
     }
 
     /// The `method` label of `m`: itself when labelled, else [`OTHER_METHOD`].
-    pub fn method_label<'a>(&self, m: &'a str) -> &'a str {
-        if self.labelled.contains(m) {
-            m
-        } else {
-            OTHER_METHOD
-        }
+    pub fn method_label(&self, m: &str) -> &str {
+        self.label(m).as_str()
+    }
+
+    fn label(&self, m: &str) -> &Arc<String> {
+        self.labelled.get(m).unwrap_or(&self.other)
     }
 
     /// Counts one request of `method` answered with `outcome`.
     pub fn request(&self, method: &str, outcome: Outcome) {
         let method = if outcome == Outcome::Invalid {
-            INVALID_METHOD
+            &self.invalid
         } else {
-            self.method_label(method)
+            self.label(method)
         };
         self.requests
             .get_or_create(&RequestLabels {
-                method: method.to_owned(),
+                method: method.clone(),
                 outcome,
             })
             .inc();
@@ -280,7 +290,7 @@ impl ServeMetrics {
     pub fn synthesized(&self, method: &str) {
         self.synthesized
             .get_or_create(&MethodLabel {
-                method: self.method_label(method).to_owned(),
+                method: self.label(method).clone(),
             })
             .inc();
     }
