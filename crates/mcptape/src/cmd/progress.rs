@@ -1,4 +1,4 @@
-//! Progress for `crawl`, the `bench` phases and `verify`. On a terminal: bars (indicatif) on
+//! Progress for `crawl`, the `bench` phases, `verify` and `check`. On a terminal: bars (indicatif) on
 //! stderr. Off a terminal (pipes, CI logs): no bar frames, but one status line every
 //! [`STATUS_EVERY`] (`mcptape bench: 20s: single requests: sent 1234, ok 1200, errors 34`), as
 //! k6 prints its progress in CI, so a long run is seen to be alive and how it goes.
