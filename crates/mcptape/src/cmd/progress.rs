@@ -70,10 +70,22 @@ impl StatusLines {
         status: impl Fn() -> String + Send + 'static,
     ) -> anyhow::Result<StatusLines> {
         let every = status_every()?;
-        let stop = Arc::new((Mutex::new(false), Condvar::new()));
         if std::io::stderr().is_terminal() {
-            return Ok(StatusLines { stop, thread: None });
+            return Ok(StatusLines {
+                stop: Arc::new((Mutex::new(false), Condvar::new())),
+                thread: None,
+            });
         }
+        Ok(Self::start_every(cmd, every, status))
+    }
+
+    /// [`StatusLines::start`] every `every`, whatever stderr is.
+    fn start_every(
+        cmd: &'static str,
+        every: Duration,
+        status: impl Fn() -> String + Send + 'static,
+    ) -> StatusLines {
+        let stop = Arc::new((Mutex::new(false), Condvar::new()));
         let s = stop.clone();
         let start = Instant::now();
         let thread = std::thread::Builder::new()
@@ -83,15 +95,17 @@ impl StatusLines {
                 let mut stopped = lock.lock().unwrap_or_else(|p| p.into_inner());
                 let mut next = start + every;
                 loop {
+                    // Checked before every wait: a stop that came before this thread first
+                    // took the lock was notified to no one.
+                    if *stopped {
+                        return;
+                    }
                     let now = Instant::now();
                     if now < next {
                         stopped = cv
                             .wait_timeout(stopped, next - now)
                             .unwrap_or_else(|p| p.into_inner())
                             .0;
-                        if *stopped {
-                            return;
-                        }
                         continue;
                     }
                     eprintln!(
@@ -103,7 +117,7 @@ impl StatusLines {
                 }
             })
             .ok();
-        Ok(StatusLines { stop, thread })
+        StatusLines { stop, thread }
     }
 }
 
@@ -131,6 +145,17 @@ pub fn elapsed_text(d: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Regression: a run that ended before the status thread first waited left it waiting out
+    /// the whole interval (the stop was notified to no one), and `verify` against a closed
+    /// port took 10 s. Dropped at once, the lines end at once (the interval is an hour).
+    #[test]
+    fn status_lines_dropped_at_once_do_not_wait_out_the_interval() {
+        for _ in 0..50 {
+            let s = StatusLines::start_every("test", Duration::from_secs(3600), String::new);
+            drop(s);
+        }
+    }
 
     #[test]
     fn elapsed_text_is_short_and_in_its_unit() {
