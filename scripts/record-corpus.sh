@@ -69,7 +69,7 @@ timeout 120 "$PY" "$servers/py_client.py" --mode auto --reads 2 \
   --prompt 'review={"topic":"replay"}' \
   -- "$MCPTAPE_BIN" record --overwrite -o "$out/py-tools-stdio-2026-07-28.jsonl" -- "$PY" "$servers/py_server.py" stdio >/dev/null
 
-# 3. Streamable HTTP through `mcptape record --listen --upstream`: server-everything
+# 3. Streamable HTTP through `mcptape record --listen --target-url`: server-everything
 #    (forced onto 127.0.0.1 by corpus/servers/loopback-preload.cjs) and the Python SDK
 #    server (both eras), each driven by the Python SDK client.
 free_port() { "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
@@ -80,7 +80,7 @@ trap cleanup EXIT
 record_http() { # NAME UPSTREAM_URL CLIENT_ARGS...
   local name="$1" upstream="$2"; shift 2
   local port; port="$(free_port)"
-  "$MCPTAPE_BIN" record --overwrite -o "$out/$name" --listen "127.0.0.1:$port" --upstream "$upstream" 2>/dev/null &
+  "$MCPTAPE_BIN" record --overwrite -o "$out/$name" --listen "127.0.0.1:$port" --target-url "$upstream" 2>/dev/null &
   local rec=$!
   wait_port "$port"
   timeout 120 "$PY" "$servers/py_client.py" --url "http://127.0.0.1:$port/mcp" "$@" >/dev/null
@@ -115,7 +115,7 @@ say "crawl-everything-stdio.jsonl"
   -- "$NODE" "$SE" stdio 2>/dev/null
 say "crawl-everything-http-2026-07-28-fallback.jsonl"
 "$MCPTAPE_BIN" crawl --overwrite -o "$out/crawl-everything-http-2026-07-28-fallback.jsonl" --protocol 2026-07-28 \
-  --url "http://127.0.0.1:$se_port/mcp" 2>/dev/null
+  --target-url "http://127.0.0.1:$se_port/mcp" 2>/dev/null
 say "crawl-py-stdio-2026-07-28.jsonl"
 "$MCPTAPE_BIN" crawl --overwrite -o "$out/crawl-py-stdio-2026-07-28.jsonl" --protocol 2026-07-28 \
   --expand 'mcptape://items/{id}' id=1,2 -- "$PY" "$servers/py_server.py" stdio 2>/dev/null

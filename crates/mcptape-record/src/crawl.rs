@@ -250,6 +250,8 @@ pub enum CrawlProgress {
     Read {
         /// The URI read.
         uri: String,
+        /// It was answered with an error (its code in [`ReadOutcome::error_code`]).
+        error: bool,
     },
 }
 
@@ -469,8 +471,9 @@ async fn crawl_steps(
             .call(method::RESOURCES_READ, Some(json!({ "uri": uri })))
             .await?;
         let outcome = read_outcome(&uri, &reply);
+        let error = outcome.error_code.is_some();
         c.report.reads.push(outcome);
-        progress(CrawlProgress::Read { uri });
+        progress(CrawlProgress::Read { uri, error });
     }
     Ok(())
 }

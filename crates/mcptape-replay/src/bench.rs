@@ -480,6 +480,42 @@ pub struct BenchConfig {
     pub mix: Mix,
     /// Which `tools/call` are replayed (`--allow-tool`; a live target).
     pub tools: ToolPolicy,
+    /// Live counts of the run for a status line (`bench`'s progress off a terminal), updated
+    /// as reads are sent and end; `None`: not kept.
+    pub live: Option<Arc<LiveCounts>>,
+}
+
+/// The counts of a running bench, readable while it runs ([`BenchConfig::live`]): the phase
+/// and its requests sent, answered with a result, and ended otherwise (error answers, timed
+/// out, closed). Each phase starts again from 0.
+#[derive(Debug, Default)]
+pub struct LiveCounts {
+    /// 0 before the single phase, 1 single requests, 2 parallel-read turns.
+    pub phase: std::sync::atomic::AtomicU8,
+    /// Requests sent in this phase.
+    pub sent: AtomicU64,
+    /// Requests answered with a result.
+    pub ok: AtomicU64,
+    /// Requests answered with an error, timed out or closed.
+    pub errors: AtomicU64,
+}
+
+impl LiveCounts {
+    /// Phase 1: single requests.
+    pub const SINGLE: u8 = 1;
+    /// Phase 2: parallel-read turns.
+    pub const TURNS: u8 = 2;
+
+    /// Stores `phase` and the counts of `c`.
+    fn publish(&self, phase: u8, c: &mcptape_report::stats::PhaseCounters) {
+        self.phase.store(phase, Ordering::Relaxed);
+        self.sent.store(c.sent, Ordering::Relaxed);
+        self.ok.store(c.answered_ok, Ordering::Relaxed);
+        self.errors.store(
+            c.error_answers_total() + c.timed_out + c.closed,
+            Ordering::Relaxed,
+        );
+    }
 }
 
 impl Default for BenchConfig {
@@ -500,6 +536,7 @@ impl Default for BenchConfig {
             methods: None,
             mix: Mix::Recorded,
             tools: ToolPolicy::All,
+            live: None,
         }
     }
 }
@@ -781,6 +818,7 @@ struct SingleAcc {
     validation: Histogram<u64>,
     by_method: BTreeMap<String, KeyStats>,
     by_key: BTreeMap<String, BTreeMap<String, KeyStats>>,
+    live: Option<Arc<LiveCounts>>,
 }
 
 /// The stats of `name` in `map`, made if missing while fewer than `cap` are kept (else those
@@ -814,6 +852,14 @@ impl SingleAcc {
             in_flight: 0,
             by_method: BTreeMap::new(),
             by_key: BTreeMap::new(),
+            live: None,
+        }
+    }
+
+    /// Publishes the counters to [`BenchConfig::live`], if kept.
+    fn publish(&self) {
+        if let Some(l) = &self.live {
+            l.publish(LiveCounts::SINGLE, &self.counters);
         }
     }
 
@@ -901,6 +947,7 @@ fn begin_read(
     a.counters.sent += 1;
     a.in_flight += 1;
     a.counters.max_in_flight = a.counters.max_in_flight.max(a.in_flight);
+    a.publish();
     (id, rx, sent_at)
 }
 
@@ -963,6 +1010,7 @@ async fn finish_read(
     match ended_as {
         Ok(Ok(Ended::Ok)) => {
             a.counters.answered_ok += 1;
+            a.publish();
             a.all.saturating_record(us);
             a.ok.saturating_record(us);
             a.note(p, |k| {
@@ -972,6 +1020,7 @@ async fn finish_read(
         }
         Ok(Ok(Ended::Error(class))) => {
             count_class(&mut a.counters.error_answers, class.clone());
+            a.publish();
             a.all.saturating_record(us);
             a.note(p, |k| {
                 count_class(&mut k.errors, class.clone());
@@ -982,14 +1031,17 @@ async fn finish_read(
         // A closed connection is not a latency.
         Ok(Ok(Ended::Closed)) | Ok(Err(_)) => {
             a.counters.closed += 1;
+            a.publish();
             a.note(p, |k| k.closed += 1);
         }
+
         Err(_) => {
             a.note(p, |k| {
                 count_class(&mut k.errors, TIMEOUT_CLASS.to_owned());
                 k.all.saturating_record(us);
             });
             a.counters.timed_out += 1;
+            a.publish();
             a.all.saturating_record(us);
             a.record_class(TIMEOUT_CLASS.to_owned(), us);
             a.censored_from = Some(a.censored_from.map_or(us, |c| c.min(us)));
@@ -1069,7 +1121,10 @@ pub async fn run_until(
     let mut stop = std::pin::pin!(stop);
     let mut res = BenchResult::new();
     let timeout = Duration::from_micros(cfg.timeout_us);
-    let acc = Arc::new(Mutex::new(SingleAcc::new()));
+    let acc = Arc::new(Mutex::new(SingleAcc {
+        live: cfg.live.clone(),
+        ..SingleAcc::new()
+    }));
 
     res.recorded_reads = tape
         .exchanges
@@ -1447,6 +1502,9 @@ async fn turn_phase(
         // Reap abandon timers that are due without blocking the next turn.
         while let Some(Some(r)) = futures::FutureExt::now_or_never(background.next()) {
             settle(res, r);
+        }
+        if let Some(l) = &cfg.live {
+            l.publish(LiveCounts::TURNS, &res.turn_phase);
         }
         progress(1);
     }

@@ -24,8 +24,10 @@ pub const MAX_RATE_PER_S: f64 = 1_000_000.0;
 pub enum ConfigErrorKind {
     /// A duration did not parse or is above its limit (the parser's reason).
     Duration(SpecErrorKind),
-    /// `--rate` is not a number followed by an optional `/s`.
+    /// `--rate` is not a number followed by `/s`.
     BadRate,
+    /// `--rate` is a bare number: a rate carries its unit (`200/s`, not `200`), as durations do.
+    RateWithoutUnit,
     /// `--rate` is not in (0, [`MAX_RATE_PER_S`]].
     RateOutOfRange,
     /// `--deadline` is 0: every turn would be cancelled at once.
@@ -106,6 +108,11 @@ impl fmt::Display for ConfigError {
         match &self.kind {
             ConfigErrorKind::Duration(k) => write!(f, "{flag} {v}: {k}"),
             ConfigErrorKind::BadRate => write!(f, "{flag} {v:?}: expected e.g. 200/s"),
+            ConfigErrorKind::RateWithoutUnit => write!(
+                f,
+                "{flag} {v:?}: a rate needs its unit, per second: {}/s",
+                v.trim()
+            ),
             ConfigErrorKind::MixItem(i) => write!(
                 f,
                 "{flag} {v:?}: item {} is not METHOD=WEIGHT (or give recorded or uniform)",
@@ -180,12 +187,21 @@ pub fn duration_us(flag: &'static str, s: &str, max_us: u64) -> Result<u64, Conf
         .map_err(|e| ConfigError::new(flag, s, ConfigErrorKind::Duration(e.kind)))
 }
 
-/// Parses an open-loop rate `R/s` (or `R`), reads per second, in (0, [`MAX_RATE_PER_S`]].
+/// Parses an open-loop rate `R/s`, reads per second, in (0, [`MAX_RATE_PER_S`]]. The unit is
+/// required: one spelling for rates across the commands (`bench --rate`, `export k6 --rate`).
 ///
 /// # Errors
-/// [`ConfigErrorKind::BadRate`], [`ConfigErrorKind::RateOutOfRange`] (flag `--rate`).
+/// [`ConfigErrorKind::RateWithoutUnit`] (`200`), [`ConfigErrorKind::BadRate`],
+/// [`ConfigErrorKind::RateOutOfRange`] (flag `--rate`).
 pub fn parse_rate(s: &str) -> Result<f64, ConfigError> {
-    let n = s.trim().trim_end_matches("/s");
+    let Some(n) = s.trim().strip_suffix("/s") else {
+        let kind = if s.trim().parse::<f64>().is_ok() {
+            ConfigErrorKind::RateWithoutUnit
+        } else {
+            ConfigErrorKind::BadRate
+        };
+        return Err(ConfigError::new("--rate", s, kind));
+    };
     let r: f64 = n
         .parse()
         .map_err(|_| ConfigError::new("--rate", s, ConfigErrorKind::BadRate))?;
@@ -376,6 +392,17 @@ mod tests {
     #[test]
     fn rate_at_the_limit_is_accepted_one_past_is_not() {
         assert_eq!(parse_rate("200/s").unwrap(), 200.0);
+        // The unit is required, and the error says so (issue 25).
+        let e = parse_rate("200").unwrap_err();
+        assert_eq!(e.kind(), &ConfigErrorKind::RateWithoutUnit);
+        assert_eq!(
+            e.to_string(),
+            "--rate \"200\": a rate needs its unit, per second: 200/s"
+        );
+        assert_eq!(
+            parse_rate("200/m").unwrap_err().kind(),
+            &ConfigErrorKind::BadRate
+        );
         assert_eq!(parse_rate("1000000/s").unwrap(), MAX_RATE_PER_S);
         assert_eq!(
             parse_rate("1000001/s").unwrap_err().kind(),

@@ -284,6 +284,9 @@ async fn handle(
             let known = session
                 .as_ref()
                 .is_some_and(|s| st.live.lock().unwrap_or_else(|p| p.into_inner()).remove(s));
+            if let Some(m) = st.server.metrics().filter(|_| known) {
+                m.session_closed();
+            }
             return Ok(resp(
                 if known {
                     StatusCode::OK
@@ -324,6 +327,9 @@ async fn handle(
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
                 .insert(id.clone());
+            if let Some(m) = st.server.metrics() {
+                m.session_opened();
+            }
             new_session = Some(id);
         } else if method != method::SERVER_DISCOVER {
             // `server/discover` is stateless (2026-07-28): answered as
@@ -347,6 +353,12 @@ async fn handle(
         (true, Some(s)) => Scope::Session(s.clone()),
         _ => Scope::Request(st.next_request.fetch_add(1, Ordering::Relaxed)),
     };
+    // `serve --metrics`: in flight until this handler returns or is dropped (a stall ends
+    // when the client goes away).
+    let _in_flight = st
+        .server
+        .metrics()
+        .map(crate::metrics::ServeMetrics::in_flight);
     match st.server.decide_incoming(&inc) {
         Answer::Reply {
             body,

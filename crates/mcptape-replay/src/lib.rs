@@ -11,6 +11,8 @@
 //! - [`bench_out`]: the files of `bench --out DIR` (the report and its renderings).
 //! - [`merge`](mod@merge): the file side of `mcptape merge` (reading the logs within their
 //!   limits, writing the merged report and log).
+//! - [`metrics`]: `serve --metrics`, the live counters and histograms of a serve session in
+//!   the Prometheus (OpenMetrics) text format.
 //! - [`config`]: validation of bench and verify settings before a run.
 //! - [`target`]: the target process lifecycle that `bench` and `verify` share (a stdio child in
 //!   its own process group, or a Streamable HTTP bridge; its stderr tail; ending it).
@@ -42,6 +44,7 @@ pub mod fuzzing;
 pub mod http;
 pub mod latency;
 pub mod merge;
+pub mod metrics;
 pub mod schedule;
 pub mod serve;
 pub mod tape;

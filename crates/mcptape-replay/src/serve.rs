@@ -56,6 +56,7 @@ use tokio::time::Instant;
 
 use crate::error::{ReplayError, ReplayErrorKind};
 use crate::latency::{Fault, FaultSpec, LatencyModel};
+use crate::metrics::{Outcome, ServeMetrics};
 use crate::schedule::{Scheduler, Ticket, Timer, TimerMode, deadline_after};
 use crate::tape::{Match, SharedText, Tape, is_integer_literal, split_at_id};
 use mcptape_report::server::{Precision, ServeSummary};
@@ -464,6 +465,8 @@ pub struct Server {
     encoded: Vec<Option<(SharedText, Range<usize>)>>,
     /// The policy for requests the recording has no answer for.
     unrecorded: Unrecorded,
+    /// `serve --metrics`: live counters, when asked for ([`Server::with_metrics`]).
+    metrics: Option<Arc<ServeMetrics>>,
     /// The recorded server's capabilities (handshake result), `{}` if none.
     caps: Value,
     /// The recording is of the 2026-07-28 (stateless) era.
@@ -598,7 +601,38 @@ impl Server {
             stats: Mutex::new(ServeStats::default()),
             replies: Mutex::new(ReplyTimes::default()),
             timer: TimerMode::Precise,
+            metrics: None,
         })
+    }
+
+    /// Keeps `metrics` up to date ([`crate::metrics`], `serve --metrics`): every request's
+    /// outcome, every reply's delay, sessions, requests in flight.
+    pub fn with_metrics(mut self, metrics: Arc<ServeMetrics>) -> Server {
+        self.metrics = Some(metrics);
+        self
+    }
+
+    /// The metrics this server keeps, if any ([`Server::with_metrics`]).
+    pub fn metrics(&self) -> Option<&Arc<ServeMetrics>> {
+        self.metrics.as_ref()
+    }
+
+    /// The recorded request methods, each once, in recorded order (the `method` labels of
+    /// [`ServeMetrics::new`]).
+    pub fn recorded_methods(&self) -> Vec<&str> {
+        let mut seen = std::collections::HashSet::new();
+        self.tape
+            .exchanges
+            .iter()
+            .map(|e| e.request.method.as_str())
+            .filter(|m| seen.insert(*m))
+            .collect()
+    }
+
+    fn count(&self, method: &str, outcome: Outcome) {
+        if let Some(m) = &self.metrics {
+            m.request(method, outcome);
+        }
     }
 
     /// Uses `timer` for the delays ([`TimerMode::Virtual`] under a paused
@@ -686,6 +720,7 @@ impl Server {
                 s.requests += 1;
                 s.invalid += 1;
                 drop(s);
+                self.count("", Outcome::Invalid);
                 match reply(err, 0) {
                     Answer::Reply {
                         id,
@@ -767,6 +802,7 @@ impl Server {
             && let Some(c) = self.tape.crash_for(method, &params)
         {
             self.stats().crashed += 1;
+            self.count(method, Outcome::Crash);
             return Answer::Crash {
                 code: c.code,
                 signal: c.signal,
@@ -800,14 +836,17 @@ impl Server {
         match fault {
             Some(Fault::Stall) => {
                 self.stats().stalled += 1;
+                self.count(method, Outcome::Stall);
                 return Answer::Stall;
             }
             Some(Fault::DropConnection) => {
                 self.stats().dropped += 1;
+                self.count(method, Outcome::Drop);
                 return Answer::Drop;
             }
             Some(Fault::Error { code }) => {
                 self.stats().injected_errors += 1;
+                self.count(method, Outcome::InjectedError);
                 return out(error_msg(
                     Value::Null,
                     code,
@@ -821,6 +860,7 @@ impl Server {
         if method == method::RESOURCES_READ {
             let Some(uri) = uri else {
                 self.stats().unmatched += 1;
+                self.count(method, Outcome::Rejected);
                 return out(error_msg(
                     Value::Null,
                     INVALID_PARAMS,
@@ -830,6 +870,7 @@ impl Server {
             };
             if let Err(reason) = self.check_uri(uri) {
                 self.stats().rejected_uri += 1;
+                self.count(method, Outcome::Rejected);
                 return out(error_msg(
                     Value::Null,
                     INVALID_PARAMS,
@@ -843,11 +884,16 @@ impl Server {
             s.adapted += 1;
             *s.synthesized.entry(method.to_owned()).or_default() += 1;
             drop(s);
+            if let Some(m) = &self.metrics {
+                m.synthesized(method);
+            }
+            self.count(method, Outcome::Synthesized);
             return out(json!({"jsonrpc": "2.0", "id": null, "result": result}));
         }
         let msg = match m {
             Match::Exact(e) | Match::ByMethod(e) => {
                 self.stats().matched += 1;
+                self.count(method, Outcome::Recorded);
                 let body = match self.encoded_reply(e, id_text) {
                     Some(b) => b,
                     None => ReplyBytes::whole(splice_text(&self.full_reply(e), id_text)),
@@ -876,6 +922,7 @@ impl Server {
             }
             Match::NoParams => {
                 self.stats().unmatched += 1;
+                self.count(method, Outcome::NotRecorded);
                 let text = match uri {
                     Some(u) => format!("mcptape serve: no recorded response for {method} uri={u}"),
                     None => format!(
@@ -902,6 +949,7 @@ impl Server {
             }
             Match::NoMethod => {
                 self.stats().unmatched += 1;
+                self.count(method, Outcome::NotRecorded);
                 let mut data = json!({"method": method});
                 if let Some(u) = uri {
                     data["uri"] = Value::String(u.to_owned());
@@ -977,6 +1025,10 @@ impl Server {
             .synthesized
             .entry(method.to_owned())
             .or_default() += 1;
+        if let Some(m) = &self.metrics {
+            m.synthesized(method);
+        }
+        self.count(method, Outcome::Synthesized);
     }
 
     /// The spec's answer to an unrecorded housekeeping request the recorded
@@ -1115,6 +1167,10 @@ impl Server {
         s.achieved.saturating_record(achieved_us.max(1));
         s.lateness
             .saturating_record(achieved_us.saturating_sub(intended_us).max(1));
+        drop(s);
+        if let Some(m) = &self.metrics {
+            m.reply(intended_us, achieved_us);
+        }
     }
 
     /// Records one sent reply: scheduled and achieved delay and the
@@ -1129,6 +1185,10 @@ impl Server {
         if intended_us == 0 {
             s.engine.saturating_record(achieved_us.max(1));
         }
+        drop(s);
+        if let Some(m) = &self.metrics {
+            m.reply(intended_us, achieved_us);
+        }
     }
 
     /// Counts one message refused by the strict parser (HTTP bodies, which
@@ -1137,11 +1197,16 @@ impl Server {
         let mut s = self.stats();
         s.requests += 1;
         s.invalid += 1;
+        drop(s);
+        self.count("", Outcome::Invalid);
     }
 
     /// Counts one cancelled pending answer.
     pub fn record_cancel(&self) {
         self.stats().cancelled += 1;
+        if let Some(m) = &self.metrics {
+            m.cancelled();
+        }
     }
 
     /// The summary so far.
@@ -1746,6 +1811,10 @@ where
     let mut reader = FramedReader::new(r, MAX_LINE_BYTES);
     let mut end = StreamEnd::Eof;
     let mut crash_at = None;
+    // `serve --metrics`: this stream is a session while it is read; a stalled request stays
+    // in flight until the session ends.
+    let _session = server.metrics().map(ServeMetrics::session);
+    let mut stalled = Vec::new();
     let result = loop {
         let frame = match reader.next().await {
             Ok(Some(f)) => f,
@@ -1792,6 +1861,11 @@ where
                     let key = id_text.clone();
                     let (p, out, srv, k) =
                         (pending.clone(), out.clone(), server.clone(), key.clone());
+                    // In flight until the job runs or is cancelled (the closure dropped).
+                    let in_flight = o
+                        .reply
+                        .then(|| server.metrics().map(ServeMetrics::in_flight))
+                        .flatten();
                     let claim = Arc::new(AtomicBool::new(false));
                     let mine = claim.clone();
                     // Hold the map while scheduling so the job's own removal
@@ -1805,6 +1879,7 @@ where
                             if !mine.swap(true, Ordering::AcqRel) {
                                 out.deliver(&srv, o);
                             }
+                            drop(in_flight);
                             p.forget(&k, ticket);
                             p.done(1);
                         }),
@@ -1832,7 +1907,8 @@ where
                 crash_at = Some(deadline_after(received, after_us));
                 break Ok(());
             }
-            Answer::Stall | Answer::Nothing => {}
+            Answer::Stall => stalled.extend(server.metrics().map(ServeMetrics::in_flight)),
+            Answer::Nothing => {}
         }
     };
     if let Some(at) = crash_at {

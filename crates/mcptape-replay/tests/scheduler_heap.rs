@@ -10,6 +10,7 @@ use mcptape_replay::schedule::{DeadlineHeap, Scheduler, deadline_after};
 use mcptape_replay::serve::serve_stream;
 use mcptape_report::server::Precision;
 use serde_json::{Value, json};
+use std::sync::Arc;
 use tokio::io::{
     AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, ReadHalf, WriteHalf,
 };
@@ -250,5 +251,65 @@ async fn the_serve_summary_carries_lateness_precision_and_engine_time() {
             lines.iter().any(|l| l.starts_with("precision ok")),
             "{lines:?}"
         );
+    }
+}
+
+/// `serve --metrics` over a line stream (stdio's path): while two replies wait on the model
+/// they are in flight and the stream is a live session; a cancelled one leaves in-flight too
+/// (its timer job dropped) and counts as cancelled; the one written is the delay histogram's
+/// only observation, 12 ms; both requests count as recorded reads.
+#[tokio::test(start_paused = true)]
+async fn line_stream_metrics_count_in_flight_sessions_cancels_and_delays() {
+    use mcptape_replay::metrics::ServeMetrics;
+    let base = server("fixed:12ms", "", 1);
+    let metrics = Arc::new(ServeMetrics::new(base.recorded_methods()));
+    let srv = Arc::new(
+        mcptape_replay::serve::Server::new(
+            common::tape_of(common::TINY),
+            LatencyModel::parse("fixed:12ms").unwrap(),
+            FaultSpec::default(),
+            1,
+            &[],
+        )
+        .unwrap()
+        .with_timer(mcptape_replay::schedule::TimerMode::Virtual)
+        .with_metrics(metrics.clone()),
+    );
+    let has = |line: &str| metrics.encode().lines().any(|l| l == line);
+    let (a, b) = tokio::io::duplex(1 << 20);
+    let (ar, aw) = tokio::io::split(a);
+    let (br, mut bw) = tokio::io::split(b);
+    let h = tokio::spawn(serve_stream(srv.clone(), ar, aw));
+    let mut lines = BufReader::new(br).lines();
+    let both = format!("{}{}", read_line(&json!(1)), read_line(&json!(2)));
+    bw.write_all(both.as_bytes()).await.unwrap();
+    // Both read and scheduled (bounded: the virtual clock does not move while we wait).
+    for _ in 0..1000 {
+        if has("mcptape_serve_in_flight 2") {
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    let text = metrics.encode();
+    assert!(has("mcptape_serve_in_flight 2"), "{text}");
+    assert!(has("mcptape_serve_sessions_live 1"), "{text}");
+    assert!(has("mcptape_serve_sessions_opened_total 1"), "{text}");
+    let cancel = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":1}}\n";
+    bw.write_all(cancel.as_bytes()).await.unwrap();
+    bw.shutdown().await.unwrap();
+    let v: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+    assert_eq!(v["id"], json!(2));
+    assert_eq!(lines.next_line().await.unwrap(), None);
+    h.await.unwrap().unwrap();
+    let text = metrics.encode();
+    for line in [
+        "mcptape_serve_in_flight 0",
+        "mcptape_serve_sessions_live 0",
+        "mcptape_serve_cancelled_total 1",
+        "mcptape_serve_delay_seconds_count 1",
+        "mcptape_serve_delay_seconds_sum 0.012",
+        "mcptape_serve_requests_total{method=\"resources/read\",outcome=\"recorded\"} 2",
+    ] {
+        assert!(has(line), "no {line:?} in:\n{text}");
     }
 }

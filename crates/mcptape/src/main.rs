@@ -71,7 +71,15 @@ enum Command {
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
-        Err(e) => return cmd::clap_exit(&e),
+        Err(e) => {
+            use clap::CommandFactory as _;
+            // The subcommand named on the command line, if it is one (for the error's hint).
+            let first = std::env::args().nth(1);
+            let sub = first
+                .as_deref()
+                .filter(|a| Cli::command().get_subcommands().any(|c| c.get_name() == *a));
+            return cmd::clap_exit(&e, sub);
+        }
     };
     let result = match cli.command {
         Command::Inspect(a) => cmd::inspect::run(a),

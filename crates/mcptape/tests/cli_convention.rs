@@ -813,3 +813,260 @@ fn fuzz_run_sh_leaves_no_temporary_directory() {
         assert_eq!(logs.join("t1.log").is_file(), keep);
     }
 }
+
+/// Exit codes (issue 25): 0 ok, 1 the thing checked failed, 2 could not run. Regression: `verify`
+/// against a target that cannot start (a command that fails at once, a URL where nothing
+/// listens) exited 1, like "differences found"; it exits 2 with one `mcptape: error:` line.
+#[test]
+fn verify_against_a_target_that_cannot_start_exits_2_not_1() {
+    let t = "corpus/transcripts/everything-stdio.jsonl";
+    let url = format!("http://127.0.0.1:{}/mcp", free_port());
+    for target in [
+        ["--target-cmd", "/no/such/server"],
+        ["--target-cmd", "exit 3"],
+        ["--target-url", url.as_str()],
+    ] {
+        let o = run(&["verify", t, target[0], target[1], "--timeout", "5s"]);
+        assert_eq!(o.status.code(), Some(2), "{target:?}: {}", stderr(&o));
+        let e = stderr(&o);
+        let errors: Vec<&str> = e
+            .lines()
+            .filter(|l| l.starts_with("mcptape: error:"))
+            .collect();
+        assert_eq!(
+            errors,
+            [
+                "mcptape: error: verify could not run: the target closed the connection before answering any request"
+            ],
+            "{target:?}: {e}"
+        );
+    }
+    // A target that answers, differently: the thing checked failed, exit 1.
+    let o = run(&[
+        "verify",
+        t,
+        "--target-cmd",
+        "cat",
+        "--timeout",
+        "200ms",
+        "--max-time",
+        "2s",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+}
+
+/// One spelling per idea (issue 25): a rate carries its unit. Regression: `--rate 200` (no
+/// `/s`) was accepted by bench and export k6; it is refused, and the error says the unit.
+#[test]
+fn a_rate_without_its_unit_is_refused_naming_the_unit() {
+    let t = "corpus/transcripts/everything-stdio.jsonl";
+    let o = run(&["bench", t, "--rate", "200", "--target-cmd", "true"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--rate \"200\": a rate needs its unit, per second: 200/s"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(stdout(&o), "", "refused before any run");
+    let h = "corpus/transcripts/everything-http.jsonl";
+    for flag in ["--rate", "--turn-rate"] {
+        let o = run(&["export", "k6", h, flag, "20"]);
+        assert_eq!(o.status.code(), Some(2), "{flag}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains(&format!(
+                "{flag} \"20\": a rate needs its unit, per second: 20/s"
+            )),
+            "{}",
+            stderr(&o)
+        );
+    }
+    let o = run(&["export", "k6", h, "--rate", "20/s", "--turn-rate", "0/s"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
+
+/// Parser errors are one line like every other error (`mcptape: error: …`, with clap's tip and
+/// the subcommand's help to read), exit 2; `--help` and `--version` are clap's, intact, exit 0.
+#[test]
+fn clap_parser_errors_are_one_line_and_help_is_intact() {
+    for (args, has) in [
+        (
+            vec![
+                "bench",
+                "corpus/transcripts/everything-stdio.jsonl",
+                "--nope",
+            ],
+            "unexpected argument '--nope' found",
+        ),
+        (
+            vec!["bench", "--rate"],
+            "a value is required for '--rate <R/s>'",
+        ),
+        (
+            vec!["serve"],
+            "the following required arguments were not provided: <TRANSCRIPT>...",
+        ),
+        (vec!["nosuch"], "unrecognized subcommand 'nosuch'"),
+        (
+            vec!["check", "--format", "xml", "corpus"],
+            "invalid value 'xml' for '--format <FORMAT>'",
+        ),
+    ] {
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let e = stderr(&o);
+        let lines: Vec<&str> = e.lines().collect();
+        assert_eq!(lines.len(), 1, "{args:?}: {e}");
+        assert!(lines[0].starts_with("mcptape: error: "), "{e}");
+        assert!(lines[0].contains(has), "{args:?}: {e}");
+        let help = match args[0] {
+            "nosuch" => "see `mcptape --help`".to_owned(),
+            sub => format!("see `mcptape {sub} --help`"),
+        };
+        assert!(lines[0].ends_with(&help), "{args:?}: {e}");
+    }
+    let o = run(&["bench", "--help"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(
+        stdout(&o).contains("Usage: mcptape bench"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(stdout(&o).lines().count() > 20, "{}", stdout(&o));
+    let o = run(&["--version"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(stdout(&o).starts_with("mcptape "), "{}", stdout(&o));
+}
+
+/// One spelling per idea (issue 25): `--format json` prints JSON in every command that prints a
+/// report (`--json` stays a hidden alias), and a server to talk to is `--target-url` in crawl
+/// and record too (`--url` and `--upstream` stay hidden aliases).
+#[test]
+fn format_json_and_target_url_are_the_one_spelling_and_old_ones_are_hidden_aliases() {
+    let t = "corpus/transcripts/everything-stdio.jsonl";
+    for flags in [&["--format", "json"][..], &["--json"][..]] {
+        let mut args = vec!["inspect"];
+        args.extend(flags);
+        args.push(t);
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(0), "{flags:?}: {}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("JSON report");
+        assert!(v["summary"]["messages"].as_u64().unwrap() > 0, "{v}");
+    }
+    let o = run(&["check", "--format", "text", t]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("PASS: "), "{}", stdout(&o));
+    for sub in ["inspect", "crawl", "verify", "check"] {
+        let help = stdout(&run(&[sub, "--help"]));
+        assert!(help.contains("--format <FORMAT>"), "{sub}: {help}");
+        // Hidden: no option line of its own.
+        assert!(
+            !help.lines().any(|l| l.trim_start().starts_with("--json")),
+            "{sub}: {help}"
+        );
+    }
+    for sub in ["crawl", "record", "bench", "verify"] {
+        let help = stdout(&run(&[sub, "--help"]));
+        assert!(help.contains("--target-url <URL>"), "{sub}: {help}");
+        assert!(
+            !help
+                .lines()
+                .any(|l| l.trim_start().starts_with("--url")
+                    || l.trim_start().starts_with("--upstream")),
+            "{sub}: {help}"
+        );
+    }
+    // The old spellings still parse: a closed port is refused by the crawl itself, not clap.
+    let tmp = tempfile::tempdir().unwrap();
+    let url = format!("http://127.0.0.1:{}/mcp", free_port());
+    for flag in ["--url", "--target-url"] {
+        let out = tmp.path().join(format!("c{flag}.jsonl"));
+        let o = run_out("crawl", &out, &format!("{flag} {url}"));
+        assert_eq!(o.status.code(), Some(2), "{flag}");
+        assert!(
+            stderr(&o).to_lowercase().contains("connection refused"),
+            "{flag}: {}",
+            stderr(&o)
+        );
+    }
+    let o = run(&[
+        "record",
+        "-o",
+        "x.jsonl",
+        "--upstream",
+        "http://127.0.0.1:1/mcp",
+    ]);
+    // Parsed (the alias is known): --target-url requires --listen.
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--listen"), "{}", stderr(&o));
+}
+
+/// Progress off a terminal (issue 25): with stderr a pipe (CI logs), bench prints a status line
+/// every interval (10 s; `MCPTAPE_STATUS_EVERY` sets another) with the phase, sent, ok, errors
+/// and the elapsed time, and no bar frames. 40 reads at fixed:20ms take at least 800 ms, so a
+/// 100 ms interval gives lines; their counts only grow.
+#[test]
+fn bench_off_a_terminal_prints_a_status_line_every_interval() {
+    let mut cmd = Command::new(mcptape());
+    cmd.current_dir(repo_root())
+        .env("MCPTAPE_STATUS_EVERY", "100ms")
+        .args([
+            "bench",
+            "corpus/transcripts/everything-stdio.jsonl",
+            "--reads",
+            "40",
+            "--turns",
+            "2",
+            "--latency",
+            "fixed:20ms",
+        ]);
+    let o = run_bounded(&mut cmd, Duration::from_secs(120)).0;
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let e = stderr(&o);
+    let lines: Vec<&str> = e
+        .lines()
+        .filter(|l| l.starts_with("mcptape bench: ") && l.contains(": sent "))
+        .collect();
+    assert!(!lines.is_empty(), "{e}");
+    let mut last_sent = 0;
+    for l in &lines {
+        // mcptape bench: 0.4s: single requests: sent 17, ok 16, errors 1
+        let rest = l.strip_prefix("mcptape bench: ").unwrap();
+        let (elapsed, rest) = rest.split_once(": ").unwrap();
+        assert!(elapsed.ends_with('s'), "{l}");
+        let (phase, counts) = rest.split_once(": ").unwrap();
+        assert!(
+            ["single requests", "parallel-read turns"].contains(&phase),
+            "{l}"
+        );
+        let n: Vec<u64> = counts
+            .split(", ")
+            .map(|kv| kv.rsplit_once(' ').unwrap().1.parse().unwrap())
+            .collect();
+        let [sent, ok, errors] = n[..] else {
+            panic!("{l}")
+        };
+        assert!(ok + errors <= sent, "{l}");
+        if phase == "single requests" {
+            assert!(sent >= last_sent && sent <= 40, "{l}");
+            last_sent = sent;
+        }
+    }
+    assert!(!e.contains('\r'), "no bar frames off a terminal: {e:?}");
+    // A bad interval is refused, naming the variable.
+    let mut cmd = Command::new(mcptape());
+    cmd.current_dir(repo_root())
+        .env("MCPTAPE_STATUS_EVERY", "5ms")
+        .args([
+            "bench",
+            "corpus/transcripts/everything-stdio.jsonl",
+            "--reads",
+            "1",
+        ]);
+    let o = run_bounded(&mut cmd, Duration::from_secs(120)).0;
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("mcptape: error: MCPTAPE_STATUS_EVERY=5ms: at least 100ms"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -1,6 +1,6 @@
 //! `bench --target-url` and `verify --target-url` reach loopback only (127.0.0.0/8, `[::1]`,
 //! `localhost`): load and injected faults never leave the machine. A non-loopback host is
-//! refused with a clear error before anything connects; `record --upstream` and `crawl --url`
+//! refused with a clear error before anything connects; `record --target-url` and `crawl --target-url`
 //! (recording a remote server is legitimate) do not claim loopback in their help.
 
 use crate::record_support as support;
@@ -119,12 +119,38 @@ fn help_says_loopback_for_bench_and_verify_only() {
             "{sub}: {para}"
         );
     }
-    for (sub, flag) in [("record", "--upstream"), ("crawl", "--url")] {
+    for (sub, flag) in [("record", "--target-url"), ("crawl", "--target-url")] {
         let h = help(&[sub, "--help"]);
         let at = h
             .find(&format!("      {flag} "))
             .unwrap_or_else(|| panic!("{flag} in {sub} help"));
         let para = option_text(&h, at);
         assert!(!para.contains("loopback"), "{sub} {flag}: {para}");
+    }
+}
+
+/// `serve --metrics` binds loopback only: a non-loopback address is refused with exit 2 and
+/// one line naming the flag, before the transcript is even read.
+#[test]
+fn serve_metrics_refuses_a_non_loopback_address_with_one_line() {
+    for addr in ["0.0.0.0:9464", "192.0.2.1:9464", "[2001:db8::1]:9464"] {
+        let mut cmd = Command::new(mcptape());
+        cmd.arg("serve")
+            .arg("no/such/transcript.jsonl")
+            .args(["--metrics", addr]);
+        let (o, _) = run_bounded(&mut cmd, REFUSAL_LIMIT);
+        assert_eq!(o.status.code(), Some(2), "{addr}");
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        let errors: Vec<&str> = stderr
+            .lines()
+            .filter(|l| !l.contains("debug build"))
+            .collect();
+        assert_eq!(
+            errors,
+            [format!(
+                "mcptape: error: --metrics must be a loopback address (127.0.0.1, [::1]), got {addr}"
+            )],
+            "{stderr}"
+        );
     }
 }

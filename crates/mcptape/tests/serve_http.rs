@@ -735,3 +735,152 @@ fn serve_answers_from_the_union_of_a_probe_and_a_session_transcript() {
     let s = &r["server"];
     assert_eq!(s["requests"], s["matched"], "{s}");
 }
+
+/// The Prometheus server binary: `$MCPTAPE_PROMETHEUS`, else its line in `.tools/env.sh`, else
+/// Debian's /usr/bin/prometheus (scripts/install-peers.sh installs the `prometheus` package). A
+/// missing binary fails the test, it is never skipped.
+fn prometheus() -> std::path::PathBuf {
+    let p = std::env::var("MCPTAPE_PROMETHEUS")
+        .ok()
+        .or_else(|| {
+            let env = std::fs::read_to_string(repo_root().join(".tools/env.sh")).ok()?;
+            env.lines()
+                .find_map(|l| l.strip_prefix("export MCPTAPE_PROMETHEUS="))
+                .map(|v| v.trim_matches('"').to_owned())
+        })
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| "/usr/bin/prometheus".into());
+    assert!(
+        p.exists(),
+        "{} is missing: run scripts/install-peers.sh (installs Debian's prometheus)",
+        p.display()
+    );
+    p
+}
+
+/// `GET /api/v1/query?query=Q` of the Prometheus at `port`: the instant vector's values.
+fn prom_query(port: u16, q: &str) -> Vec<f64> {
+    let enc: String = q
+        .bytes()
+        .map(|b| match b {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'_' | b'.' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect();
+    let get = format!(
+        "GET /api/v1/query?query={enc} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+    );
+    let r = raw_http(port, &get);
+    let Some((_, body)) = r.split_once("\r\n\r\n") else {
+        return Vec::new();
+    };
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(body) else {
+        return Vec::new();
+    };
+    v["data"]["result"]
+        .as_array()
+        .map(|rs| {
+            rs.iter()
+                .filter_map(|r| r["value"][1].as_str()?.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// `serve --metrics`: a real Prometheus (Debian's) scrapes serve every second; after 12 reads
+/// through `serve --listen`, its HTTP API reads back the served-delay histogram's count (one per
+/// reply), the requests counter by method and outcome, and a median from the buckets at least
+/// the 5 ms the model schedules.
+#[test]
+fn a_real_prometheus_scrapes_serve_metrics_and_reads_the_delay_histogram_back() {
+    let prometheus = prometheus();
+    let dir = tempfile::tempdir().unwrap();
+    let (serve_port, metrics_port, prom_port) = (free_port(), free_port(), free_port());
+    let mut cmd = Command::new(mcptape());
+    cmd.arg("serve")
+        .arg(corpus_transcript("py-stdio-2026-07-28.jsonl"))
+        .args([
+            "--listen",
+            &format!("127.0.0.1:{serve_port}"),
+            "--metrics",
+            &format!("127.0.0.1:{metrics_port}"),
+            "--latency",
+            "fixed:5ms",
+        ]);
+    let _serve = spawn_listening(&mut cmd, serve_port);
+    wait_port(metrics_port, Duration::from_secs(30));
+    let config = dir.path().join("prometheus.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: mcptape\n    scrape_interval: 1s\n    static_configs:\n      - targets: ['127.0.0.1:{metrics_port}']\n"
+        ),
+    )
+    .unwrap();
+    let log = std::fs::File::create(dir.path().join("prometheus.log")).unwrap();
+    let _prom = Guard(
+        Command::new(&prometheus)
+            .arg(format!("--config.file={}", config.display()))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                dir.path().join("data").display()
+            ))
+            .arg(format!("--web.listen-address=127.0.0.1:{prom_port}"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("spawn prometheus"),
+    );
+    wait_port(prom_port, Duration::from_secs(30));
+    const READS: usize = 12;
+    let uris = [
+        "mcptape://docs/readme.md",
+        "mcptape://docs/notes.txt",
+        "mcptape://docs/unicode.txt",
+    ];
+    for i in 0..READS {
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":{i},"method":"resources/read","params":{{"uri":"{}"}}}}"#,
+            uris[i % uris.len()]
+        );
+        let r = raw_post(serve_port, &body);
+        assert!(r.starts_with("HTTP/1.1 200"), "{r}");
+        assert!(r.contains(r#""result""#), "{r}");
+    }
+    // Bounded poll: Prometheus scrapes every second; the count appears within a few scrapes.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let count = loop {
+        let v = prom_query(prom_port, "mcptape_serve_delay_seconds_count");
+        if v.first() == Some(&(READS as f64)) || std::time::Instant::now() > deadline {
+            break v;
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    };
+    let log = std::fs::read_to_string(dir.path().join("prometheus.log")).unwrap_or_default();
+    let tail: String = log.lines().rev().take(15).collect::<Vec<_>>().join("\n");
+    assert_eq!(
+        count,
+        vec![READS as f64],
+        "prometheus log (last lines):\n{tail}"
+    );
+    assert_eq!(
+        prom_query(
+            prom_port,
+            r#"mcptape_serve_requests_total{method="resources/read",outcome="recorded"}"#
+        ),
+        vec![READS as f64]
+    );
+    assert_eq!(
+        prom_query(prom_port, "mcptape_serve_lateness_seconds_count"),
+        vec![READS as f64]
+    );
+    let p50 = prom_query(
+        prom_port,
+        "histogram_quantile(0.5, mcptape_serve_delay_seconds_bucket)",
+    );
+    assert_eq!(p50.len(), 1, "{p50:?}");
+    // fixed:5ms: every reply waited at least 5 ms, so the median's bucket starts at 3.2 ms or above.
+    assert!(p50[0] >= 0.0032, "p50 {p50:?}");
+    assert_eq!(prom_query(prom_port, "mcptape_serve_in_flight"), vec![0.0]);
+}

@@ -221,7 +221,8 @@ fn verify_reports_a_target_that_exits_with_its_status() {
     let t = corpus_transcript("everything-stdio.jsonl");
     let (rc, out, err, took) =
         verify_raw(&[t.to_str().unwrap(), "--target-cmd", "echo gone >&2; exit 7"]);
-    assert_eq!(rc, 1);
+    // Could not run: exit 2 (issue 25), not 1 ("differences found").
+    assert_eq!(rc, 2);
     assert!(err.contains("target exited with exit status: 7"), "{err}");
     assert!(err.contains("(stderr: gone)"), "{err}");
     assert!(err.contains("the target closed the connection"), "{err}");
@@ -236,7 +237,7 @@ fn verify_reports_connection_refused_at_once() {
     let port = free_port(); // nothing listens there
     let url = format!("http://127.0.0.1:{port}/mcp");
     let (rc, _, err, took) = verify_raw(&[t.to_str().unwrap(), "--target-url", &url]);
-    assert_eq!(rc, 1);
+    assert_eq!(rc, 2);
     assert!(err.contains("HTTP: "), "{err}");
     assert!(took < Duration::from_secs(10), "{took:?}");
 }
@@ -274,7 +275,7 @@ fn verify_rejects_an_invalid_json_pointer_escape() {
 fn regression_a_request_the_target_closed_on_counts_as_unanswered() {
     let t = corpus_transcript("everything-stdio.jsonl");
     let (rc, out, err, _) = verify_raw(&[t.to_str().unwrap(), "--target-cmd", "false"]);
-    assert_eq!(rc, 1, "{out}\n{err}");
+    assert_eq!(rc, 2, "{out}\n{err}");
     assert!(
         out.contains("verify: 1 request(s), 0 response(s) compared, 0 difference(s), 1 unanswered"),
         "{out}"
@@ -289,7 +290,7 @@ fn regression_a_request_the_target_closed_on_counts_as_unanswered() {
     );
     // The JSON report says the same: record index 0 closed on and unanswered.
     let (rc, rep) = verify("everything-stdio.jsonl", "false", &[]);
-    assert_eq!(rc, 1, "{rep}");
+    assert_eq!(rc, 2, "{rep}");
     assert_eq!(rep["closedAt"], 0, "{rep}");
     assert_eq!(rep["unanswered"], serde_json::json!([0]), "{rep}");
     assert_eq!(rep["requests"], 1, "{rep}");

@@ -331,6 +331,23 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
     r
 }
 
+/// The status line of a running bench ([`super::progress::StatusLines`]): `single requests:
+/// sent 1234, ok 1200, errors 34`.
+fn bench_status(live: &bench::LiveCounts) -> String {
+    use std::sync::atomic::Ordering::Relaxed;
+    let phase = match live.phase.load(Relaxed) {
+        bench::LiveCounts::SINGLE => "single requests",
+        bench::LiveCounts::TURNS => "parallel-read turns",
+        _ => "starting",
+    };
+    format!(
+        "{phase}: sent {}, ok {}, errors {}",
+        live.sent.load(Relaxed),
+        live.ok.load(Relaxed),
+        live.errors.load(Relaxed)
+    )
+}
+
 /// Prints `mcptape CMD: SIGNAL: stopping the target` and gives the exit status 128 + signal.
 pub(crate) fn stopped(cmd: &str, sig: target::Signal) -> ExitCode {
     eprintln!("mcptape {cmd}: {}: stopping the target", sig.name);
@@ -342,7 +359,7 @@ pub(crate) fn stopped(cmd: &str, sig: target::Signal) -> ExitCode {
 #[allow(clippy::too_many_arguments)]
 async fn session(
     args: &Args,
-    cfg: BenchConfig,
+    mut cfg: BenchConfig,
     tape: Tape,
     slo_items: &[slo::SloItem],
     gate: Option<&(
@@ -424,6 +441,10 @@ async fn session(
         ProgressBar::hidden()
     };
     let pb2 = pb.clone();
+    // Off a terminal: a status line every 10 s (the bar's counts, and sent/ok/errors).
+    let live = Arc::new(bench::LiveCounts::default());
+    cfg.live = Some(live.clone());
+    let status = super::progress::StatusLines::start("bench", move || bench_status(&live))?;
     measuring.store(true, std::sync::atomic::Ordering::SeqCst);
     let stop = async {
         while signal.borrow_and_update().is_none() {
@@ -434,6 +455,7 @@ async fn session(
     };
     let res = bench::run_until(client.clone(), &tape, &cfg, &move |n| pb2.inc(n), stop).await?;
     pb.finish_and_clear();
+    drop(status);
     let interrupted = if res.partial { *signal.borrow() } else { None };
     if let Some(sig) = interrupted {
         eprintln!(

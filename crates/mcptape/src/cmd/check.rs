@@ -33,7 +33,8 @@ pub enum Spec {
 /// `--format` values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum FormatArg {
-    /// One line per finding, for people.
+    /// One line per finding, for people (`text` is accepted too).
+    #[value(alias = "text")]
     Human,
     /// The JSON report.
     Json,
@@ -206,7 +207,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 /// holds a bounded number of them, not the whole report.
 fn run_streamed(args: &Args, opts: &Options, format: Format) -> anyhow::Result<ExitCode> {
     let allowed: Vec<String> = opts.allow.iter().cloned().collect();
-    let mut reports = mcptape_check::check_paths_streamed(&args.paths, opts)?;
+    let reports = mcptape_check::check_paths_streamed(&args.paths, opts)?;
+    // Off a terminal: a status line every 10 s on a long check (files checked so far).
+    let checked = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let c = checked.clone();
+    let status = super::progress::StatusLines::start("check", move || {
+        format!(
+            "files checked {}",
+            c.load(std::sync::atomic::Ordering::Relaxed)
+        )
+    })?;
+    let mut reports = reports.inspect(move |_| {
+        checked.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    });
     let summary = match &args.output {
         Some(path) => {
             if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -262,6 +275,7 @@ fn run_streamed(args: &Args, opts: &Options, format: Format) -> anyhow::Result<E
             }
         }
     };
+    drop(status);
     Ok(if summary.errors == 0 {
         ExitCode::SUCCESS
     } else {

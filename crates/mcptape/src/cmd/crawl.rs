@@ -1,10 +1,12 @@
 //! `mcptape crawl`: act as the client of a real MCP server and record the session.
 //!
-//! `mcptape crawl -o FILE (-- CMD ARGS... | --url URL) [--protocol VERSION] [--expand 'TEMPLATE' var=v1,v2]`
+//! `mcptape crawl -o FILE (-- CMD ARGS... | --target-url URL) [--protocol VERSION] [--expand 'TEMPLATE' var=v1,v2]`
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+use std::sync::atomic::Ordering::Relaxed;
 
 use anyhow::Context;
 use mcptape_record::OnExisting;
@@ -24,8 +26,14 @@ pub struct Args {
     /// Replace an existing transcript at -o (never one another recorder is writing).
     #[arg(long)]
     pub overwrite: bool,
-    /// Streamable HTTP endpoint (http:// only), instead of a stdio command.
-    #[arg(long, value_name = "URL", conflicts_with = "command")]
+    /// The server to crawl at this Streamable HTTP endpoint (http:// only), instead of a stdio
+    /// command: the target, named as in bench and verify (`--url` is a hidden alias).
+    #[arg(
+        long = "target-url",
+        alias = "url",
+        value_name = "URL",
+        conflicts_with = "command"
+    )]
     pub url: Option<String>,
     /// Protocol revision: 2025-06-18 or 2025-11-25 (initialize), or 2026-07-28 (server/discover, falling back to initialize).
     #[arg(long, value_name = "VERSION", default_value = mcptape_record::crawl::DEFAULT_PROTOCOL)]
@@ -52,14 +60,18 @@ pub struct Args {
     /// Also redact the value of this HTTP header (repeatable; any case). Credential-like
     /// names (a part, split at - _ . and camelCase, is auth, token, key, secret, cookie,
     /// session, password, passwd, pass, credential, signature, sig, jwt, bearer, pat, code, …)
-    /// are redacted without it; the same words redact the --url's query parameters.
+    /// are redacted without it; the same words redact the --target-url's query parameters.
     #[arg(long = "redact-header", value_name = "NAME", requires = "url", action = clap::ArgAction::Append)]
     pub redact_header: Vec<String>,
     /// Keep this credential-like HTTP header in the clear (repeatable; any case).
     #[arg(long = "keep-header", value_name = "NAME", requires = "url", action = clap::ArgAction::Append)]
     pub keep_header: Vec<String>,
-    /// Print the crawl report as JSON on stdout.
-    #[arg(long)]
+    /// Report format: `human` (default) or `json` (camelCase). The one format flag of every
+    /// command (`check --format` adds junit and sarif).
+    #[arg(long, value_enum, value_name = "FORMAT", default_value = "human")]
+    pub format: super::ReportFormat,
+    /// Same as `--format json` (the former spelling, kept as a hidden alias).
+    #[arg(long, hide = true)]
     pub json: bool,
     /// The stdio server command and its arguments (after `--`).
     #[arg(last = true, value_name = "CMD")]
@@ -86,8 +98,54 @@ fn expansions(flat: &[String]) -> anyhow::Result<Vec<Expansion>> {
         .collect::<Result<_, _>>()?)
 }
 
+/// What a running crawl has done, for its status line ([`super::progress::StatusLines`]).
+#[derive(Debug, Default)]
+struct CrawlLive {
+    /// 0 handshake, 1 listing, 2 reads.
+    phase: AtomicU64,
+    planned: AtomicU64,
+    ok: AtomicU64,
+    errors: AtomicU64,
+}
+
+impl CrawlLive {
+    fn note(&self, p: &CrawlProgress) {
+        match p {
+            CrawlProgress::Handshake { .. } => self.phase.store(1, Relaxed),
+            CrawlProgress::Planned { reads } => {
+                self.planned.store(*reads, Relaxed);
+                self.phase.store(2, Relaxed);
+            }
+            CrawlProgress::Read { error: true, .. } => {
+                self.errors.fetch_add(1, Relaxed);
+            }
+            CrawlProgress::Read { .. } => {
+                self.ok.fetch_add(1, Relaxed);
+            }
+            _ => {}
+        }
+    }
+
+    /// `reads: 12 of 40 done, ok 11, errors 1` (or the phase before the reads).
+    fn status(&self) -> String {
+        match self.phase.load(Relaxed) {
+            0 => "handshake".to_owned(),
+            1 => "listing".to_owned(),
+            _ => {
+                let (ok, errors) = (self.ok.load(Relaxed), self.errors.load(Relaxed));
+                format!(
+                    "reads: {} of {} done, ok {ok}, errors {errors}",
+                    ok + errors,
+                    self.planned.load(Relaxed)
+                )
+            }
+        }
+    }
+}
+
 /// Runs `mcptape crawl`.
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
+    args.json |= args.format == super::ReportFormat::Json;
     let request_timeout = super::flag_duration(
         "--timeout",
         &args.timeout,
@@ -101,7 +159,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let target = match (&args.url, args.command.is_empty()) {
         (Some(u), _) => CrawlTarget::Url(u.clone()),
         (None, false) => CrawlTarget::Command(args.command.clone()),
-        (None, true) => anyhow::bail!("give a server command after `--`, or --url"),
+        (None, true) => anyhow::bail!("give a server command after `--`, or --target-url"),
     };
     let redactor = if args.no_redact {
         Redactor::disabled()
@@ -177,20 +235,28 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let bar = super::progress::bar(0, "{spinner} {msg} [{bar:30}] {pos}/{len} reads");
     bar.set_message("handshake");
     let b = bar.clone();
+    // Off a terminal: a status line every 10 s (phase, reads sent of planned, ok, errors).
+    let live = Arc::new(CrawlLive::default());
+    let l = live.clone();
+    let status = super::progress::StatusLines::start("crawl", move || l.status())?;
     // SIGINT/SIGTERM/SIGHUP end the crawl: its future is dropped, which kills the server's
     // process group (no server left running), and the records so far are kept.
     let result = rt.block_on(async {
         tokio::select! {
-            r = crawl(opts, sink.clone(), move |p| match p {
-                CrawlProgress::Handshake { version } => b.set_message(format!("protocol {version}")),
-                CrawlProgress::Planned { reads } => b.set_length(reads),
-                CrawlProgress::Read { .. } => b.inc(1),
-                _ => {}
+            r = crawl(opts, sink.clone(), move |p| {
+                live.note(&p);
+                match p {
+                    CrawlProgress::Handshake { version } => b.set_message(format!("protocol {version}")),
+                    CrawlProgress::Planned { reads } => b.set_length(reads),
+                    CrawlProgress::Read { .. } => b.inc(1),
+                    _ => {}
+                }
             }) => Ok(r),
             sig = mcptape_replay::target::interrupted() => Err(sig),
         }
     });
     bar.finish_and_clear();
+    drop(status);
     let records = sink.finish()?;
     let report = match result {
         Ok(r) => r?,

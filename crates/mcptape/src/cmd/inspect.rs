@@ -26,13 +26,18 @@ pub struct Args {
     /// padding) and report what was accepted, instead of rejecting it.
     #[arg(long)]
     pub lenient: bool,
-    /// Print the report as JSON (camelCase) instead of text.
-    #[arg(long)]
+    /// Report format: `human` (default) or `json` (camelCase). The one format flag of every
+    /// command (`check --format` adds junit and sarif).
+    #[arg(long, value_enum, value_name = "FORMAT", default_value = "human")]
+    pub format: super::ReportFormat,
+    /// Same as `--format json` (the former spelling, kept as a hidden alias).
+    #[arg(long, hide = true)]
     pub json: bool,
 }
 
 /// Runs `mcptape inspect`.
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
+    args.json |= args.format == super::ReportFormat::Json;
     let data: Box<dyn std::ops::Deref<Target = [u8]>> = if args.file.as_os_str() == "-" {
         let mut buf = Vec::new();
         std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut buf)

@@ -129,8 +129,16 @@ pub struct ImportK6Args {
     pub out: PathBuf,
 }
 
+/// `R/s` (the unit required, as `bench --rate`: [`mcptape_replay::config::parse_rate`]).
 fn parse_rate(flag: &str, s: &str) -> anyhow::Result<f64> {
-    let n = s.trim().trim_end_matches("/s");
+    let Some(n) = s.trim().strip_suffix("/s") else {
+        anyhow::ensure!(
+            s.trim().parse::<f64>().is_err(),
+            "{flag} {s:?}: a rate needs its unit, per second: {}/s",
+            s.trim()
+        );
+        anyhow::bail!("{flag} {s:?}: expected e.g. 200/s");
+    };
     n.parse::<f64>()
         .with_context(|| format!("{flag} {s:?}: expected e.g. 200/s"))
 }

@@ -14,6 +14,19 @@ pub mod serve;
 pub mod uri;
 pub mod verify;
 
+/// `--format` of the commands that print a report (`inspect`, `crawl`, `verify`; `check` has
+/// its own, with junit and sarif besides): one spelling for "print it as JSON" across the
+/// commands, `--json` being a hidden alias of `--format json`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum ReportFormat {
+    /// Text for people (`text` is accepted too).
+    #[default]
+    #[value(alias = "text")]
+    Human,
+    /// The JSON report (camelCase).
+    Json,
+}
+
 /// The IO shell's tokio runtime, shared by `record`, `serve`, `bench` and `verify`:
 /// multi-threaded with 2 workers (the machines mcptape is measured on have 2 cores), all
 /// drivers (IO, time) enabled.
@@ -117,12 +130,23 @@ impl<W: std::io::Write> std::io::Write for QuietPipe<W> {
     }
 }
 
-/// Ends a command line clap could not parse, or `--help`/`--version`: prints clap's text
-/// (help on stdout, an error on stderr) and returns clap's exit status (0 for help, 2 for a
-/// usage error). A help that cannot be written (`--help > /dev/full`) exits 2 with
-/// `mcptape: error: writing to stdout: …` instead of 0 in silence.
-pub fn clap_exit(e: &clap::Error) -> std::process::ExitCode {
+/// Ends a command line clap could not parse, or `--help`/`--version`: help and version print
+/// clap's text as is (help on stdout, exit 0); a usage error prints ONE line on stderr, like
+/// every other error ([`clap_error_line`]), and exits 2. A help that cannot be written
+/// (`--help > /dev/full`) exits 2 with `mcptape: error: writing to stdout: …` instead of 0 in
+/// silence.
+pub fn clap_exit(e: &clap::Error, subcommand: Option<&str>) -> std::process::ExitCode {
+    use clap::error::ErrorKind;
     use std::io::Write as _;
+    if !matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        eprintln!("{}", clap_error_line(&e.render().to_string(), subcommand));
+        return std::process::ExitCode::from(2);
+    }
     let printed = e.print().and_then(|()| std::io::stdout().flush());
     match printed {
         Err(io) if io.kind() != std::io::ErrorKind::BrokenPipe => {
@@ -131,6 +155,45 @@ pub fn clap_exit(e: &clap::Error) -> std::process::ExitCode {
         }
         _ => std::process::ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2)),
     }
+}
+
+/// clap's rendered usage error (`error: MESSAGE`, indented detail lines, `  tip: …`,
+/// `Usage: mcptape SUB …`, `For more information, try '--help'.`) as one line: `mcptape:
+/// error: MESSAGE DETAIL (tip: …); see `mcptape SUB --help``. `subcommand`: the subcommand
+/// of the command line, when it names one (clap's text has no usage line for a missing
+/// value).
+pub fn clap_error_line(rendered: &str, subcommand: Option<&str>) -> String {
+    let mut message: Vec<&str> = Vec::new();
+    let mut tips: Vec<&str> = Vec::new();
+    let mut command = match subcommand {
+        Some(s) => format!("mcptape {s}"),
+        None => "mcptape".to_owned(),
+    };
+    let mut in_message = true;
+    for line in rendered.lines() {
+        let t = line.trim();
+        if t.is_empty() {
+            in_message = false;
+        } else if let Some(tip) = t.strip_prefix("tip: ") {
+            tips.push(tip);
+        } else if let Some(usage) = t.strip_prefix("Usage: ") {
+            let words: Vec<&str> = usage
+                .split_whitespace()
+                .take_while(|w| !w.starts_with(['<', '[', '-']))
+                .collect();
+            if !words.is_empty() {
+                command = words.join(" ");
+            }
+        } else if in_message {
+            message.push(t.strip_prefix("error: ").unwrap_or(t));
+        }
+    }
+    let mut out = format!("mcptape: error: {}", message.join(" "));
+    for tip in tips {
+        out.push_str(&format!(" (tip: {tip})"));
+    }
+    out.push_str(&format!("; see `{command} --help`"));
+    out
 }
 
 /// The first of `inputs` that writing `output` would write over

@@ -2,7 +2,7 @@
 //!
 //! * stdio: `mcptape record -o FILE [--no-redact] -- CMD ARGS...` — a host
 //!   launches this in place of the server; bytes pass through unchanged.
-//! * HTTP: `mcptape record -o FILE --listen 127.0.0.1:PORT --upstream URL` —
+//! * HTTP: `mcptape record -o FILE --listen 127.0.0.1:PORT --target-url URL` (`--upstream`) —
 //!   a Streamable HTTP reverse proxy; point the client at `http://LISTEN/<path>`.
 //!
 //! Redaction (see `mcptape_transcript::redact`): credential-like header values
@@ -87,8 +87,14 @@ pub struct Args {
         conflicts_with = "command"
     )]
     pub listen: Option<std::net::SocketAddr>,
-    /// Upstream Streamable HTTP server URL (e.g. http://127.0.0.1:3001/mcp).
-    #[arg(long, value_name = "URL", requires = "listen")]
+    /// The upstream Streamable HTTP server the proxy records (e.g. http://127.0.0.1:3001/mcp):
+    /// the target, named as in bench and verify (`--upstream` is a hidden alias).
+    #[arg(
+        long = "target-url",
+        alias = "upstream",
+        value_name = "URL",
+        requires = "listen"
+    )]
     pub upstream: Option<String>,
     /// Also accept requests with this Origin (repeatable, e.g. `https://inspector.example`).
     /// Without it only loopback origins (http(s)://127.0.0.1, localhost, `[::1]`, any port) or
@@ -144,7 +150,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 async fn run_stdio(args: &Args) -> anyhow::Result<ExitCode> {
     anyhow::ensure!(
         !args.command.is_empty(),
-        "give a server command after `--`, or --listen and --upstream"
+        "give a server command after `--`, or --listen and --target-url"
     );
     let grace = super::flag_duration("--grace", &args.grace, MAX_GRACE_US)?;
     let term_grace = super::flag_duration("--term-grace", &args.term_grace, MAX_GRACE_US)?;

@@ -1,5 +1,5 @@
 //! `mcptape serve TRANSCRIPT [--stdio | --listen 127.0.0.1:PORT] [--latency MODEL] [--fault SPEC]
-//! [--seed N] [--root URI] [--unrecorded answer|error] [--allow-origin ORIGIN]`: play the
+//! [--seed N] [--root URI] [--unrecorded answer|error] [--allow-origin ORIGIN] [--metrics ADDR]`: play the
 //! recorded server of a transcript for a real client.
 
 use std::net::SocketAddr;
@@ -82,6 +82,12 @@ pub struct Args {
         default_value = "auto"
     )]
     pub timer_priority: TimerPriorityArg,
+    /// Expose live metrics for Prometheus at http://ADDR/metrics (loopback only, e.g.
+    /// 127.0.0.1:9464; OpenMetrics text): requests by method and outcome, served delay and
+    /// lateness histograms (seconds), synthesized answers, sessions, requests in flight.
+    /// Works with --stdio and --listen.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics: Option<SocketAddr>,
 }
 
 /// `--timer-priority`: see [`mcptape_replay::schedule::TimerPriority`].
@@ -207,6 +213,13 @@ pub fn transcript_files(given: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
 /// Runs `mcptape serve`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     super::warn_if_debug_build("serve");
+    if let Some(addr) = args.metrics {
+        // Refused before anything is loaded: the metrics say what this machine serves.
+        anyhow::ensure!(
+            addr.ip().is_loopback(),
+            "--metrics must be a loopback address (127.0.0.1, [::1]), got {addr}"
+        );
+    }
     let paths = transcript_files(&args.transcript)?;
     let mut tapes = Vec::with_capacity(paths.len());
     for path in &paths {
@@ -247,8 +260,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         UnrecordedArg::Answer => Unrecorded::Answer,
         UnrecordedArg::Error => Unrecorded::Error,
     };
-    let server =
-        Arc::new(Server::new(tape, model, faults, args.seed, &args.root)?.with_unrecorded(policy));
+    let mut server =
+        Server::new(tape, model, faults, args.seed, &args.root)?.with_unrecorded(policy);
+    let metrics = args.metrics.map(|_| {
+        Arc::new(mcptape_replay::metrics::ServeMetrics::new(
+            server.recorded_methods(),
+        ))
+    });
+    if let Some(m) = &metrics {
+        server = server.with_metrics(m.clone());
+    }
+    let server = Arc::new(server);
     let (_, timer) = mcptape_replay::schedule::TimerThread::start(args.timer_priority.into());
     anyhow::ensure!(
         timer.realtime || args.timer_priority != TimerPriorityArg::Realtime,
@@ -257,6 +279,26 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     );
     let rt = super::runtime()?;
     let result = rt.block_on(async {
+        if let (Some(addr), Some(m)) = (args.metrics, &metrics) {
+            let listener = tokio::net::TcpListener::bind(addr)
+                .await
+                .with_context(|| format!("--metrics {addr}: binding"))?;
+            eprintln!(
+                "mcptape serve: metrics on http://{}{}",
+                listener.local_addr()?,
+                mcptape_replay::metrics::METRICS_PATH
+            );
+            // Ends with the runtime (`shutdown_background` below).
+            let m = m.clone();
+            tokio::spawn(async move {
+                if let Err(e) =
+                    mcptape_replay::metrics::serve_metrics(m, listener, std::future::pending())
+                        .await
+                {
+                    eprintln!("mcptape serve: warning: --metrics stopped: {e}");
+                }
+            });
+        }
         match args.listen {
             Some(addr) => {
                 anyhow::ensure!(

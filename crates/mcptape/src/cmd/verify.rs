@@ -1,7 +1,8 @@
 //! `mcptape verify TRANSCRIPT --target-cmd 'CMD' | --target-url URL [--ignore JSONPOINTER...]`:
 //! replay the recorded requests against a live server and diff each response semantically
 //! against the recording (key order ignored, `id` ignored, `--ignore` pointers skipped).
-//! Exit status 1 on any difference or unanswered request.
+//! Exit status 1 on any difference or unanswered request; 2 when it could not run (bad flags,
+//! unreadable transcript, a target that closed the connection before answering anything).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -59,13 +60,18 @@ pub struct Args {
         allow_hyphen_values = true
     )]
     pub max_time: String,
-    /// Print the report as JSON instead of text.
-    #[arg(long)]
+    /// Report format: `human` (default) or `json` (camelCase). The one format flag of every
+    /// command (`check --format` adds junit and sarif).
+    #[arg(long, value_enum, value_name = "FORMAT", default_value = "human")]
+    pub format: super::ReportFormat,
+    /// Same as `--format json` (the former spelling, kept as a hidden alias).
+    #[arg(long, hide = true)]
     pub json: bool,
 }
 
 /// Runs `mcptape verify`.
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
+    args.json |= args.format == super::ReportFormat::Json;
     let rt = super::runtime()?;
     let r = rt.block_on(run_async(args));
     rt.shutdown_timeout(std::time::Duration::from_secs(1));
@@ -127,18 +133,40 @@ async fn session(
     };
     let bar = super::progress::bar(0, "{spinner} verify {pos}/{len} {msg} {elapsed}");
     let timeout_text = args.timeout.clone();
+    // Off a terminal: a status line every 10 s (requests sent of all, unanswered).
+    let counts = Arc::new([
+        std::sync::atomic::AtomicUsize::new(0),
+        std::sync::atomic::AtomicUsize::new(0),
+        std::sync::atomic::AtomicUsize::new(0),
+    ]);
+    let live = counts.clone();
+    let _status = super::progress::StatusLines::start("verify", move || {
+        use std::sync::atomic::Ordering::Relaxed;
+        format!(
+            "requests: sent {} of {}, unanswered {}",
+            live[0].load(Relaxed),
+            live[1].load(Relaxed),
+            live[2].load(Relaxed)
+        )
+    })?;
     let progress = move |p: Progress<'_>| match p {
         Progress::Sent { n, of, method, .. } => {
+            use std::sync::atomic::Ordering::Relaxed;
+            counts[0].store(n, Relaxed);
+            counts[1].store(of, Relaxed);
             bar.set_length(of as u64);
             bar.set_position(n as u64);
             bar.set_message(method.to_owned());
         }
-        Progress::Unanswered { record, method } => bar.suspend(|| {
-            eprintln!(
-                "mcptape verify: {} {method}: no response within {timeout_text}; going on",
-                record_label(record)
-            );
-        }),
+        Progress::Unanswered { record, method } => {
+            counts[2].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            bar.suspend(|| {
+                eprintln!(
+                    "mcptape verify: {} {method}: no response within {timeout_text}; going on",
+                    record_label(record)
+                );
+            })
+        }
         _ => {}
     };
     let rep = mcptape_replay::verify::verify(
@@ -252,6 +280,13 @@ async fn session(
     if !gone.is_empty() {
         eprintln!("mcptape verify: {}", gone.trim_start_matches([';', ' ']));
     }
+    // Could not run (exit 2), not "differences found" (exit 1): the target went away before it
+    // answered anything (a command that fails to start or exits at once, a URL where nothing
+    // listens). The lines above say why.
+    anyhow::ensure!(
+        !(rep.compared == 0 && rep.not_recorded.is_empty() && rep.closed_at.is_some()),
+        "verify could not run: the target closed the connection before answering any request"
+    );
     Ok(
         if rep.differences.is_empty() && rep.unanswered.is_empty() && failures.is_empty() {
             ExitCode::SUCCESS
