@@ -11,14 +11,15 @@
 //! ~4096) — and exits non-zero if one is over [`MAX_GROWTH`] (not under `--test`, where only
 //! one iteration runs).
 //!
-//! Run: `cargo bench -p mcptape-benches --bench uri_template`; CI: `-- --test`.
+//! Run: `cargo bench -p mcptape-benches --bench uri_template` (only the growth table:
+//! `-- growth_only`, a filter no criterion bench matches); CI: `-- --test`.
 
 #![allow(missing_docs)] // criterion_group! generates an undocumented fn
 
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group};
 use mcptape_uri::template::{MAX_MATCH_URI_BYTES, Template, Value, Vars};
 use std::hint::black_box;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Largest accepted growth ratio (time at 64 KiB ÷ time at 1 KiB), issue 29.
 const MAX_GROWTH: f64 = 80.0;
@@ -197,13 +198,23 @@ fn cpu_now() -> Duration {
     Duration::from_nanos(ns)
 }
 
-/// Thread CPU time per call of `f`: the median over 5 batches of calls, each batch long enough
-/// (~`batch` of wall time) that the clock's tick (4 ms here) is a few percent of it.
+/// Thread CPU time per call of `f`: the median over 5 batches of calls, each batch at least
+/// `batch` of CPU time, so that the clock's tick (4 ms here) is a few percent of it. The calls
+/// per batch are found on CPU time too (doubled until a batch runs `batch`): found on the wall
+/// time of one call, a call descheduled on a loaded machine gave one-call batches that the tick
+/// rounded to 0 ns or 4 ms (a ratio of `inf` on 2026-12-03 at load 11).
 fn median(batch: Duration, mut f: impl FnMut()) -> Duration {
-    let t0 = Instant::now();
-    f();
-    let one = t0.elapsed().max(Duration::from_nanos(1));
-    let calls = (batch.as_nanos() / one.as_nanos()).max(1) as u32;
+    let mut calls: u32 = 1;
+    loop {
+        let t = cpu_now();
+        for _ in 0..calls {
+            f();
+        }
+        if cpu_now() - t >= batch || calls >= 1 << 24 {
+            break;
+        }
+        calls *= 2;
+    }
     let mut per_call: Vec<Duration> = (0..5)
         .map(|_| {
             let t = cpu_now();
