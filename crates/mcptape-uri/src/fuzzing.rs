@@ -103,7 +103,8 @@ pub fn check_sanitize(
     }
 }
 
-/// Fuzz target `uri_template`. First byte even: the rest is `template \n name=value \n ...`;
+/// Fuzz target `uri_template`. First byte even: the rest is `template \n name=value \n ...`
+/// (`name*=a,b` a list, `name%=k1:v1,k2:v2` an associative array);
 /// parse, expand, match the expansion and the template text back — none may panic — and a match
 /// of the expansion expands back to it ([`check_match_round_trip`]). First byte
 /// odd: the rest is `\n`-separated values `v0, v1, ...` (at most 16) for the simple template
@@ -121,7 +122,18 @@ pub fn uri_template(data: &[u8]) {
         let mut vars = Vars::new();
         for line in lines {
             if let Some((name, value)) = line.split_once('=') {
-                if let Some(name) = name.strip_suffix('*') {
+                if let Some(name) = name.strip_suffix('%') {
+                    // `name%=k1:v1,k2:v2`: an associative array (coverage showed its expansion
+                    // unreached while the format had no way to write one).
+                    let pairs = value
+                        .split(',')
+                        .map(|kv| {
+                            let (k, v) = kv.split_once(':').unwrap_or((kv, ""));
+                            (k.to_owned(), v.to_owned())
+                        })
+                        .collect();
+                    vars.insert(name, crate::template::Value::Assoc(pairs));
+                } else if let Some(name) = name.strip_suffix('*') {
                     let items: Vec<String> = value.split(',').map(str::to_owned).collect();
                     vars.insert(name, crate::template::Value::List(items));
                 } else {
