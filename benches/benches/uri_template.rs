@@ -11,14 +11,15 @@
 //! ~4096) — and exits non-zero if one is over [`MAX_GROWTH`] (not under `--test`, where only
 //! one iteration runs).
 //!
-//! Run: `cargo bench -p mcptape-benches --bench uri_template`; CI: `-- --test`.
+//! Run: `cargo bench -p mcptape-benches --bench uri_template` (only the growth table:
+//! `-- growth_only`, a filter no criterion bench matches); CI: `-- --test`.
 
 #![allow(missing_docs)] // criterion_group! generates an undocumented fn
 
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group};
 use mcptape_uri::template::{MAX_MATCH_URI_BYTES, Template, Value, Vars};
 use std::hint::black_box;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Largest accepted growth ratio (time at 64 KiB ÷ time at 1 KiB), issue 29.
 const MAX_GROWTH: f64 = 80.0;
@@ -112,9 +113,11 @@ fn shapes() -> Vec<Shape> {
             vars: |n| {
                 let mut v = Vars::new();
                 // items of 64-70 bytes: at most ~1000 items at 64 KiB (MAX_MATCH_DEPTH)
-                v.insert("l", list(n / 192, 63));
-                v.insert("q", list(n / 210, 63));
-                v.insert("m", list(n / 210, 63));
+                // (rounded up, then trimmed by `instance`: rounded down, the "1 KiB" URI was 850
+                // bytes, so its 64 KiB ÷ 1 KiB ratio was one of 74 times the bytes)
+                v.insert("l", list(n.div_ceil(192), 63));
+                v.insert("q", list(n.div_ceil(210), 63));
+                v.insert("m", list(n.div_ceil(210), 63));
                 v
             },
         },
@@ -139,7 +142,8 @@ fn instance(shape: &Shape, len: usize) -> (Template, Vars, String) {
         if uri.len() <= len {
             return (t, vars, uri);
         }
-        target -= (uri.len() - len).max(1);
+        // Small steps down: a whole overshoot at once can drop several list items.
+        target -= ((uri.len() - len) / 8).max(1);
     }
 }
 
@@ -197,24 +201,47 @@ fn cpu_now() -> Duration {
     Duration::from_nanos(ns)
 }
 
-/// Thread CPU time per call of `f`: the median over 5 batches of calls, each batch long enough
-/// (~`batch` of wall time) that the clock's tick (4 ms here) is a few percent of it.
-fn median(batch: Duration, mut f: impl FnMut()) -> Duration {
-    let t0 = Instant::now();
-    f();
-    let one = t0.elapsed().max(Duration::from_nanos(1));
-    let calls = (batch.as_nanos() / one.as_nanos()).max(1) as u32;
-    let mut per_call: Vec<Duration> = (0..5)
-        .map(|_| {
+/// Calls of `f` per batch so that a batch runs at least `batch` of CPU time (the clock's tick,
+/// 4 ms here, a few percent of it): doubled until it does. Found on CPU time, not on the wall
+/// time of one call: a call descheduled on a loaded machine gave one-call batches that the tick
+/// rounded to 0 ns or 4 ms (a ratio of `inf` on 2026-12-03 at load 11).
+fn calibrate(batch: Duration, f: &mut dyn FnMut()) -> u32 {
+    let mut calls: u32 = 1;
+    loop {
+        let t = cpu_now();
+        for _ in 0..calls {
+            f();
+        }
+        if cpu_now() - t >= batch || calls >= 1 << 24 {
+            return calls;
+        }
+        calls *= 2;
+    }
+}
+
+/// Thread CPU time per call of each of `fs`: the median over 7 rounds, each round one batch of
+/// every `f` in turn (interleaved, so a change in the machine's load between the sizes lands
+/// on all of them: measured one after the other, the same 64 KiB match gave ratios of 66, 79
+/// and 97 at a load falling from 11 to 3).
+fn medians(batch: Duration, fs: &mut [Box<dyn FnMut() + '_>]) -> Vec<Duration> {
+    let calls: Vec<u32> = fs.iter_mut().map(|f| calibrate(batch, f)).collect();
+    let mut per_call: Vec<Vec<Duration>> = vec![Vec::new(); fs.len()];
+    for _ in 0..7 {
+        for (i, f) in fs.iter_mut().enumerate() {
             let t = cpu_now();
-            for _ in 0..calls {
+            for _ in 0..calls[i] {
                 f();
             }
-            (cpu_now() - t) / calls
+            per_call[i].push((cpu_now() - t) / calls[i]);
+        }
+    }
+    per_call
+        .into_iter()
+        .map(|mut v| {
+            v.sort();
+            v[3]
         })
-        .collect();
-    per_call.sort();
-    per_call[2]
+        .collect()
 }
 
 /// Prints the growth table; `true` if every ratio is within [`MAX_GROWTH`].
@@ -222,7 +249,7 @@ fn growth(quick: bool) -> bool {
     let budget = Duration::from_millis(if quick { 20 } else { 120 });
     println!();
     println!(
-        "growth ratio = median thread CPU time at 64 KiB / at 1 KiB (linear ~64, limit {MAX_GROWTH})"
+        "growth ratio = median thread CPU time at 64 KiB / at 1 KiB, sizes interleaved (linear ~64, limit {MAX_GROWTH})"
     );
     println!("| shape | operation | URI bytes (1 KiB / 64 KiB) | 1 KiB | 8 KiB | 64 KiB | ratio |");
     println!("|---|---|---|---|---|---|---|");
@@ -233,23 +260,25 @@ fn growth(quick: bool) -> bool {
             .map(|(_, len)| instance(&shape, *len))
             .collect();
         for op in ["match", "no_match", "expand"] {
-            let times: Vec<Duration> = inst
+            let misses: Vec<String> = inst.iter().map(|(_, _, uri)| format!("{uri}%")).collect();
+            let mut fs: Vec<Box<dyn FnMut() + '_>> = inst
                 .iter()
-                .map(|(t, vars, uri)| {
-                    let miss = format!("{uri}%");
+                .zip(&misses)
+                .map(|((t, vars, uri), miss)| -> Box<dyn FnMut() + '_> {
                     match op {
-                        "match" => median(budget, || {
+                        "match" => Box::new(move || {
                             black_box(t.try_match_uri(black_box(uri)).ok());
                         }),
-                        "no_match" => median(budget, || {
-                            black_box(t.try_match_uri(black_box(&miss)).ok());
+                        "no_match" => Box::new(move || {
+                            black_box(t.try_match_uri(black_box(miss)).ok());
                         }),
-                        _ => median(budget, || {
+                        _ => Box::new(move || {
                             black_box(t.expand(black_box(vars)).ok());
                         }),
                     }
                 })
                 .collect();
+            let times = medians(budget, &mut fs);
             let ratio = times[2].as_secs_f64() / times[0].as_secs_f64();
             let verdict = if ratio <= MAX_GROWTH { "" } else { " OVER" };
             ok &= ratio <= MAX_GROWTH;

@@ -103,7 +103,8 @@ pub fn check_sanitize(
     }
 }
 
-/// Fuzz target `uri_template`. First byte even: the rest is `template \n name=value \n ...`;
+/// Fuzz target `uri_template`. First byte even: the rest is `template \n name=value \n ...`
+/// (`name*=a,b` a list, `name%=k1:v1,k2:v2` an associative array);
 /// parse, expand, match the expansion and the template text back — none may panic — and a match
 /// of the expansion expands back to it ([`check_match_round_trip`]). First byte
 /// odd: the rest is `\n`-separated values `v0, v1, ...` (at most 16) for the simple template
@@ -121,7 +122,18 @@ pub fn uri_template(data: &[u8]) {
         let mut vars = Vars::new();
         for line in lines {
             if let Some((name, value)) = line.split_once('=') {
-                if let Some(name) = name.strip_suffix('*') {
+                if let Some(name) = name.strip_suffix('%') {
+                    // `name%=k1:v1,k2:v2`: an associative array (coverage showed its expansion
+                    // unreached while the format had no way to write one).
+                    let pairs = value
+                        .split(',')
+                        .map(|kv| {
+                            let (k, v) = kv.split_once(':').unwrap_or((kv, ""));
+                            (k.to_owned(), v.to_owned())
+                        })
+                        .collect();
+                    vars.insert(name, crate::template::Value::Assoc(pairs));
+                } else if let Some(name) = name.strip_suffix('*') {
                     let items: Vec<String> = value.split(',').map(str::to_owned).collect();
                     vars.insert(name, crate::template::Value::List(items));
                 } else {
@@ -131,16 +143,18 @@ pub fn uri_template(data: &[u8]) {
         }
         if let Ok(t) = Template::parse(tpl) {
             if let Ok(s) = t.expand(&vars) {
-                if let Err(why) = check_match_round_trip(&t, &s) {
+                let matched = t.try_match_uri(&s);
+                if let Err(why) = check_round_trip_of(&t, &s, &matched) {
                     panic!("{why}");
                 }
-                // One input in four (the mode byte's bits 1 and 2: it costs two more matches)
+                // One input in four (the mode byte's bits 1 and 2: it costs one more match)
                 // also runs the unguarded match behind `mcptape uri match`'s explanation, which
                 // coverage showed the target never reached: it never panics and names only the
-                // template's variables.
-                if mode & 6 == 6 {
+                // template's variables. (`traversal_rejections` without its own guarded
+                // match: `matched` is that match.)
+                if mode & 6 == 6 && matches!(matched, Ok(None)) {
                     let names: Vec<&str> = t.var_names().collect();
-                    for (name, _) in t.traversal_rejections(&s) {
+                    for (name, _) in t.traversal_rejections_of_no_match(&s) {
                         assert!(
                             names.contains(&name.as_str()),
                             "{t}: traversal_rejections names {name:?}"
@@ -183,6 +197,15 @@ pub fn uri_template(data: &[u8]) {
 /// template naming a variable twice (a repeated variable keeps its first binding, so a second
 /// occurrence need not expand alike). Returns a description of the violation.
 pub fn check_match_round_trip(t: &Template, uri: &str) -> Result<(), String> {
+    check_round_trip_of(t, uri, &t.try_match_uri(uri))
+}
+
+/// [`check_match_round_trip`] given `matched`, the result of `t.try_match_uri(uri)`.
+fn check_round_trip_of(
+    t: &Template,
+    uri: &str,
+    matched: &Result<Option<Vars>, crate::template::TemplateError>,
+) -> Result<(), String> {
     let names: Vec<&str> = t.var_names().collect();
     let repeated = names
         .iter()
@@ -191,10 +214,10 @@ pub fn check_match_round_trip(t: &Template, uri: &str) -> Result<(), String> {
     if repeated {
         return Ok(());
     }
-    let Ok(Some(matched)) = t.try_match_uri(uri) else {
+    let Ok(Some(matched)) = matched else {
         return Ok(());
     };
-    match t.expand(&matched) {
+    match t.expand(matched) {
         Ok(again) if again == uri => Ok(()),
         other => Err(format!(
             "{t} matched {uri:?} as {matched:?}, which expands to {other:?}"

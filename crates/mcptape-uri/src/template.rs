@@ -7,7 +7,12 @@
 //! thread priorities, as RE2 and the `regex` crate do): it returns the match a backtracking
 //! search in the order below finds first, in time linear in the URI (O(URI length × threads),
 //! threads bounded by the template and [`MAX_TEMPLATE_VARS`]). The value rules below are run
-//! byte by byte on each thread's value state. It replaced a memoized backtracking matcher that
+//! byte by byte on each thread's value state. A literal is one instruction that a thread
+//! enters only where the whole literal is (a long one is found by one substring search over
+//! the URI), so a literal costs no thread at an end that cannot be followed by it; only a
+//! literal that really occurs at many value ends (`{+x}` then `abab…` against `abab…`) keeps
+//! a thread per occurrence, O(URI × literal) steps, still linear in each and bounded by
+//! [`MAX_MATCH_STEPS`]. It replaced a memoized backtracking matcher that
 //! was quadratic per variable in the URI (eight adjacent `{v}` against 600 bytes that fail at
 //! the end ran out of its step budget; 314 execs/s for the `uri_template` fuzz target); that
 //! matcher is kept under `cfg(test)` as the reference the VM is tested against.
@@ -752,6 +757,12 @@ impl Template {
         if !matches!(self.try_match_uri(uri), Ok(None)) {
             return Vec::new();
         }
+        self.traversal_rejections_of_no_match(uri)
+    }
+
+    /// [`traversal_rejections`](Self::traversal_rejections) for a `uri` already known to be no
+    /// match (`try_match_uri` gave `Ok(None)`): the fuzz target has matched it already.
+    pub(crate) fn traversal_rejections_of_no_match(&self, uri: &str) -> Vec<(String, String)> {
         let Ok((Some(vars), _)) = self.match_guarded(uri, MAX_MATCH_STEPS, MAX_MATCH_DEPTH, false)
         else {
             return Vec::new();
@@ -827,7 +838,10 @@ impl Template {
             seen_values: vec![Vec::new(); self.program.insts.len()],
             touched: Vec::new(),
             seen_many: HashSet::new(),
+            many_log: Vec::new(),
             stack: Vec::new(),
+            occurrences: Vec::new(),
+            folded_uri: None,
         };
         let (path, stats) = vm.run()?;
         let Some(path) = path else {
@@ -900,8 +914,13 @@ impl std::str::FromStr for Template {
 /// O(URI length × live threads) with no backtracking.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Inst {
-    /// Consume byte `b` (ASCII case-insensitively if `ci`: a hex digit of a literal `%XX`).
-    Byte { b: u8, ci: bool, next: u32 },
+    /// Consume the literal `Program::lits[lit]` (one or more bytes), then continue at `next`. A
+    /// thread enters it only if the whole literal is at its position (checked once, by
+    /// [`Lit::at`]), then walks it one byte per position without further checks, so a thread
+    /// that would die inside a literal costs one step, and one that lives costs one cheap step
+    /// per byte (a long literal compiled to one instruction per byte made each byte a full
+    /// `add`: the `uri_template` fuzz target's slowest inputs).
+    Lit { lit: u32, next: u32 },
     /// Try `a`, then (lower priority) `b`.
     Split { a: u32, b: u32 },
     /// Entering a matcher state (a literal, a variable, an exploded item, the end of an
@@ -926,17 +945,53 @@ enum Inst {
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Program {
     insts: Vec<Inst>,
+    /// The literals of the [`Inst::Lit`] instructions.
+    lits: Vec<Lit>,
     start: u32,
 }
 
-impl Program {
-    fn push(&mut self, i: Inst) -> u32 {
-        self.insts.push(i);
-        u32::try_from(self.insts.len() - 1).unwrap_or(u32::MAX)
-    }
+/// A literal of the compiled template: its bytes, and per byte whether it compares ASCII
+/// case-insensitively (a hex digit of a literal `%XX`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Lit {
+    bytes: Vec<u8>,
+    ci: Vec<bool>,
+    /// Longer than [`SCANNED_LITERAL_BYTES`], and case-insensitive exactly at the two bytes
+    /// after each `%` (what [`fold_triplets`] folds): found by [`Lit::occurrences`].
+    scanned: bool,
+}
 
-    /// Bytes `lit` then `next`; hex digits after a `%` compare case-insensitively if `ci_hex`.
-    fn bytes(&mut self, lit: &[u8], ci_hex: bool, next: u32) -> u32 {
+/// Literals longer than this are found with one scan of the URI per match ([`Occurrences`];
+/// [`Lit::scanned`]); shorter ones are compared where a thread enters them.
+const SCANNED_LITERAL_BYTES: usize = 16;
+
+/// Where one long literal occurs in the URI: one bit per position.
+struct Occurrences(Vec<u64>);
+
+impl Occurrences {
+    fn has(&self, pos: usize) -> bool {
+        self.0
+            .get(pos / 64)
+            .is_some_and(|w| w & (1u64 << (pos % 64)) != 0)
+    }
+}
+
+/// `u` with the hex letters of its triplets in upper case (a byte `a`–`f` one or two bytes
+/// after a `%`): a literal's case-insensitive bytes are exactly those, so a literal in the
+/// same form (`Lit::folded`) occurs in it by plain byte equality from its third byte on.
+fn fold_triplets(u: &[u8]) -> Vec<u8> {
+    let mut out = u.to_vec();
+    for i in 1..out.len() {
+        if (u[i - 1] == b'%' || (i >= 2 && u[i - 2] == b'%')) && matches!(u[i], b'a'..=b'f') {
+            out[i] = u[i].to_ascii_uppercase();
+        }
+    }
+    out
+}
+
+impl Lit {
+    /// `lit`, its hex digits after a `%` compared case-insensitively if `ci_hex`.
+    fn new(lit: &[u8], ci_hex: bool) -> Lit {
         let mut ci = vec![false; lit.len()];
         if ci_hex {
             let mut i = 0;
@@ -953,21 +1008,104 @@ impl Program {
                 }
             }
         }
-        let mut at = next;
-        for (k, &b) in lit.iter().enumerate().rev() {
-            at = self.push(Inst::Byte {
-                b,
-                ci: ci[k],
-                next: at,
-            });
+        let after_pct = |k: usize| (k >= 1 && lit[k - 1] == b'%') || (k >= 2 && lit[k - 2] == b'%');
+        let scanned =
+            lit.len() > SCANNED_LITERAL_BYTES && (0..lit.len()).all(|k| ci[k] == after_pct(k));
+        Lit {
+            bytes: lit.to_vec(),
+            ci,
+            scanned,
         }
-        at
+    }
+
+    /// The literal's bytes with its case-insensitive ones in upper case (see [`fold_triplets`]).
+    fn folded(&self) -> Vec<u8> {
+        self.bytes
+            .iter()
+            .zip(&self.ci)
+            .map(|(&b, &ci)| if ci { b.to_ascii_uppercase() } else { b })
+            .collect()
+    }
+
+    /// Every position of `u` (folded: `fu`) where the whole literal is, in O(|u| + |lit|): a
+    /// substring search for its folded bytes from the third on (where `fu` was folded exactly
+    /// where the literal compares case-insensitively: the two bytes after one of its `%`),
+    /// then the first two bytes compared as [`Lit::at`] does (a `%` just before the literal
+    /// folds `fu` there although the literal does not).
+    fn occurrences(&self, u: &[u8], fu: &[u8]) -> Occurrences {
+        let mut bits = vec![0u64; u.len() / 64 + 1];
+        let folded = self.folded();
+        let head = 2.min(folded.len());
+        for at in memchr::memmem::find_iter(fu, &folded[head..]) {
+            let Some(pos) = at.checked_sub(head) else {
+                continue;
+            };
+            if self.head_at(u, pos, head) {
+                bits[pos / 64] |= 1u64 << (pos % 64);
+            }
+        }
+        Occurrences(bits)
+    }
+
+    /// The first `n` bytes of the literal are at `u[pos..]`.
+    fn head_at(&self, u: &[u8], pos: usize, n: usize) -> bool {
+        (0..n).all(|k| {
+            u.get(pos + k).is_some_and(|c| {
+                if self.ci[k] {
+                    self.bytes[k].eq_ignore_ascii_case(c)
+                } else {
+                    self.bytes[k] == *c
+                }
+            })
+        })
+    }
+
+    /// Whether the whole literal is at `u[pos..]`, and the bytes compared to tell (at least 1;
+    /// the whole literal when it is there), which the matcher counts as steps.
+    fn at(&self, u: &[u8], pos: usize) -> (bool, usize) {
+        let here = u.get(pos..).unwrap_or_default();
+        let same = self
+            .bytes
+            .iter()
+            .zip(&self.ci)
+            .zip(here)
+            .take_while(|((b, ci), c)| {
+                if **ci {
+                    b.eq_ignore_ascii_case(c)
+                } else {
+                    b == c
+                }
+            })
+            .count();
+        (same == self.bytes.len(), (same + 1).min(self.bytes.len()))
+    }
+
+    fn len(&self) -> u32 {
+        u32::try_from(self.bytes.len()).unwrap_or(u32::MAX)
+    }
+}
+
+impl Program {
+    fn push(&mut self, i: Inst) -> u32 {
+        self.insts.push(i);
+        u32::try_from(self.insts.len() - 1).unwrap_or(u32::MAX)
+    }
+
+    /// Bytes `lit` then `next`; hex digits after a `%` compare case-insensitively if `ci_hex`.
+    fn bytes(&mut self, lit: &[u8], ci_hex: bool, next: u32) -> u32 {
+        if lit.is_empty() {
+            return next;
+        }
+        self.lits.push(Lit::new(lit, ci_hex));
+        let lit = u32::try_from(self.lits.len() - 1).unwrap_or(u32::MAX);
+        self.push(Inst::Lit { lit, next })
     }
 
     /// Compiles `parts` (built back to front, so every `next` already exists).
     fn compile(parts: &[Part]) -> Program {
         let mut p = Program {
             insts: Vec::new(),
+            lits: Vec::new(),
             start: 0,
         };
         let mut next = p.push(Inst::Match);
@@ -1260,6 +1398,8 @@ impl ValueState {
 #[derive(Debug, Clone, Copy)]
 struct Thread {
     pc: u32,
+    /// Bytes of the literal at `pc` ([`Inst::Lit`]) consumed so far; 0 elsewhere.
+    off: u32,
     value: ValueState,
     /// Where the value being matched (at a `Value` instruction) started.
     start: u32,
@@ -1298,7 +1438,14 @@ struct Vm<'p, 'u> {
     touched: Vec<u32>,
     /// `(instruction, value state)` added at the current position, for an instruction with many.
     seen_many: HashSet<(u32, u128)>,
+    /// What was put in `seen_many` at the current position: taken out one by one at the next
+    /// (`HashSet::clear` costs the set's capacity, the largest it ever grew, at every position).
+    many_log: Vec<(u32, u128)>,
     stack: Vec<Thread>,
+    /// Per literal longer than [`SCANNED_LITERAL_BYTES`], where it occurs (once looked up).
+    occurrences: Vec<Option<Occurrences>>,
+    /// The URI as [`fold_triplets`] gives it (once a long literal is looked up).
+    folded_uri: Option<Vec<u8>>,
 }
 
 /// What the matcher returns: the winning path's bindings `(part, var, start, end)` in order,
@@ -1307,7 +1454,38 @@ type VmOutcome = Result<(Option<Vec<(usize, usize, usize, usize)>>, MatchStats),
 
 impl Vm<'_, '_> {
     fn tick(&mut self, pos: usize) -> Result<(), TemplateError> {
-        self.steps += 1;
+        self.charge(1, pos)
+    }
+
+    /// Whether literal `lit` is whole at `pos`. A short one is compared there, each byte
+    /// compared past the first counted as a step; a long one ([`Lit::scanned`]) is looked up in its occurrences,
+    /// found by one scan of the URI on its first use (counted as one step per 8 URI bytes):
+    /// comparing a long literal at every value end was quadratic when the URI repeats it
+    /// (`{+path}` then `%EF%BF%BD` × 160: 120,000 steps for 1,449 bytes).
+    fn lit_at(&mut self, lit: u32, pos: usize) -> Result<bool, TemplateError> {
+        let l = &self.prog.lits[lit as usize];
+        if !l.scanned {
+            let (here, compared) = l.at(self.u, pos);
+            self.charge(compared - 1, pos)?;
+            return Ok(here);
+        }
+        if let Some(Some(occ)) = self.occurrences.get(lit as usize) {
+            return Ok(occ.has(pos));
+        }
+        self.charge(self.u.len() / 8, pos)?;
+        let folded = self.folded_uri.get_or_insert_with(|| fold_triplets(self.u));
+        let occ = l.occurrences(self.u, folded);
+        let here = occ.has(pos);
+        if self.occurrences.len() <= lit as usize {
+            self.occurrences.resize_with(lit as usize + 1, || None);
+        }
+        self.occurrences[lit as usize] = Some(occ);
+        Ok(here)
+    }
+
+    /// Counts `n` steps against the budget.
+    fn charge(&mut self, n: usize, pos: usize) -> Result<(), TemplateError> {
+        self.steps += n;
         if self.steps > self.budget {
             return Err(TemplateError::new(
                 TemplateErrorKind::MatchBudgetExceeded,
@@ -1345,9 +1523,11 @@ impl Vm<'_, '_> {
                     seen.push(key);
                     if seen.len() == FEW {
                         self.seen_many.extend(seen.iter().map(|k| (t.pc, *k)));
+                        self.many_log.extend(seen.iter().map(|k| (t.pc, *k)));
                     }
                 } else {
                     self.seen_many.insert((t.pc, key));
+                    self.many_log.push((t.pc, key));
                 }
             } else {
                 if self.seen_at[t.pc as usize] == p32 {
@@ -1356,7 +1536,14 @@ impl Vm<'_, '_> {
                 self.seen_at[t.pc as usize] = p32;
             }
             match inst {
-                Inst::Byte { .. } | Inst::Match => list.push(t),
+                Inst::Lit { lit, .. } => {
+                    // Enter only if the whole literal is here (`t.off` is 0: a thread enters a
+                    // literal at its start).
+                    if self.lit_at(lit, pos)? {
+                        list.push(t);
+                    }
+                }
+                Inst::Match => list.push(t),
                 Inst::Split { a, b } => {
                     self.stack.push(Thread { pc: b, ..t });
                     self.stack.push(Thread { pc: a, ..t });
@@ -1466,6 +1653,7 @@ impl Vm<'_, '_> {
         let mut nlist: Vec<Thread> = Vec::new();
         let first = Thread {
             pc: self.prog.start,
+            off: 0,
             value: ValueState::fresh(),
             start: 0,
             last: (NO_BIND, 0, 0, 0),
@@ -1481,22 +1669,22 @@ impl Vm<'_, '_> {
             for pc in self.touched.drain(..) {
                 self.seen_values[pc as usize].clear();
             }
-            if !self.seen_many.is_empty() {
-                self.seen_many.clear();
+            for k in self.many_log.drain(..) {
+                self.seen_many.remove(&k);
             }
-            let c = self.u[pos];
             for &t in &clist {
                 self.tick(pos)?;
                 match self.prog.insts[t.pc as usize] {
-                    Inst::Byte { b, ci, next } => {
-                        let ok = if ci {
-                            b.eq_ignore_ascii_case(&c)
+                    Inst::Lit { lit, next } => {
+                        // Checked whole on entry (`add`): byte `t.off` is `c`.
+                        if t.off + 1 < self.prog.lits[lit as usize].len() {
+                            nlist.push(Thread {
+                                off: t.off + 1,
+                                ..t
+                            });
                         } else {
-                            b == c
-                        };
-                        if ok {
                             let start = u32::try_from(pos + 1).unwrap_or(u32::MAX);
-                            let nt = self.enter(next, t, t.bind, start);
+                            let nt = self.enter(next, Thread { off: 0, ..t }, t.bind, start);
                             self.add(&mut nlist, nt, pos + 1)?;
                         }
                     }
@@ -1830,6 +2018,80 @@ mod tests {
         };
         let (small, large) = (steps(1024), steps(64 * 1024));
         // 64 times the bytes, at most 65 times the steps (a quadratic matcher: ~4096 times)
+        assert!(
+            large <= small * 65,
+            "1 KiB: {small} steps, 64 KiB: {large} steps"
+        );
+    }
+
+    /// `{+path}` before a long literal the path's characters also make up (the shape of the
+    /// `uri_template` fuzz target's slowest inputs: 253,000 steps for a 1,494-byte URI when a
+    /// literal was one instruction per byte and a thread entered it at every value end): a
+    /// thread enters the literal only where all of it is, so the steps stay a few per byte.
+    #[test]
+    fn reserved_variable_before_a_long_literal_takes_few_steps_per_byte() {
+        let lit = "%EF%BF%BD".repeat(160);
+        let tpl = t(&format!("x:{{+path}}{lit}"));
+        let vars: Vars = [("path", "a/b%20c")].into_iter().collect();
+        let uri = tpl.expand(&vars).unwrap();
+        let (m, stats) = tpl
+            .match_with_limits(&uri, MAX_MATCH_STEPS, MAX_MATCH_DEPTH)
+            .unwrap();
+        assert_eq!(m, Some(vars));
+        assert!(
+            stats.steps <= 4 * uri.len(),
+            "{} steps for {} bytes",
+            stats.steps,
+            uri.len()
+        );
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 2000, failure_persistence: None, ..Default::default() })]
+        /// A long literal's occurrences (one substring search over the folded URI) are exactly
+        /// the positions where comparing it byte by byte finds it.
+        #[test]
+        fn long_literal_occurrences_are_where_it_compares_equal(
+            lit in proptest::collection::vec(proptest::sample::select(vec!["%41", "%c3%a9", "%C3%A9", "a", "A", "c", "%", "/", "3"]), 5..12),
+            pre in proptest::collection::vec(proptest::sample::select(vec!["%41", "%61", "%c3%a9", "%C3%a9", "a", "A", "c", "C", "%", "%%", "/", "3"]), 0..6),
+            post in proptest::collection::vec(proptest::sample::select(vec!["%41", "%c3%a9", "a", "A", "c", "%", "/"]), 0..6),
+            copies in 0..3usize,
+            case in 0..3u8,
+            ci_hex in proptest::bool::ANY,
+        ) {
+            let lit = lit.concat();
+            // The literal itself in the URI, as is, lower-cased or upper-cased.
+            let copy = match case {
+                0 => lit.clone(),
+                1 => lit.to_ascii_lowercase(),
+                _ => lit.to_ascii_uppercase(),
+            };
+            let lit = Lit::new(lit.as_bytes(), ci_hex);
+            let u = format!("{}{}{}", pre.concat(), copy.repeat(copies), post.concat()).into_bytes();
+            if lit.scanned {
+                let occ = lit.occurrences(&u, &fold_triplets(&u));
+                for pos in 0..=u.len() + 1 {
+                    proptest::prop_assert_eq!(occ.has(pos), lit.at(&u, pos).0, "at {}", pos);
+                }
+            }
+        }
+    }
+
+    /// A `{+x}` before a periodic literal (`ab` repeated) that fits at every other byte: each
+    /// fitting end walks the literal, so the work is the URI times the literal, linear in the
+    /// URI for a given template (and bounded by [`MAX_MATCH_STEPS`]).
+    #[test]
+    fn reserved_variable_before_a_periodic_literal_takes_linear_steps() {
+        let tpl = t(&format!("x:{{+a}}{}!", "ab".repeat(32)));
+        let steps = |n: usize| {
+            let uri = format!("x:{}", "ab".repeat(n / 2 - 1));
+            let (m, stats) = tpl
+                .match_with_limits(&uri, MAX_MATCH_STEPS, MAX_MATCH_DEPTH)
+                .unwrap();
+            assert_eq!(m, None);
+            stats.steps
+        };
+        let (small, large) = (steps(1024), steps(64 * 1024));
         assert!(
             large <= small * 65,
             "1 KiB: {small} steps, 64 KiB: {large} steps"

@@ -759,6 +759,76 @@ fn serve_listen_stopped_by_sigint_exits_130_and_by_sigterm_0() {
     }
 }
 
+/// `fuzz/run.sh --duration SECONDS --out FILE` (issue 29's campaign mode) runs every target
+/// for that long and writes the markdown table to FILE: the command, one row per target with
+/// its execs/s and execs per CPU second; a crashing target still gets its row and exit 1.
+/// `cargo fuzz` and the target binaries are shell scripts, as in the test below.
+#[test]
+fn fuzz_run_sh_duration_mode_writes_the_table_to_a_file() {
+    use std::os::unix::fs::PermissionsExt;
+    let exe = |path: &Path, body: &str| {
+        std::fs::write(path, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("repo");
+    let bins = root.join("fuzz/target/x86_64-unknown-linux-gnu/release");
+    let stub = tmp.path().join("bin");
+    for d in [&bins, &stub, &root.join("fuzz/fuzz_targets")] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    std::fs::copy(repo_root().join("fuzz/run.sh"), root.join("fuzz/run.sh")).unwrap();
+    exe(
+        &stub.join("cargo"),
+        r#"case "$2 $3" in "fuzz list") printf 't1\nt2\n' ;; *) exit 0 ;; esac"#,
+    );
+    // t1 reports its figures as libFuzzer does; t2 crashes.
+    exe(
+        &bins.join("t1"),
+        "echo '#2 cov: 3 ft: 4'; echo 'stat::number_of_executed_units: 700'; \
+         echo 'stat::average_exec_per_sec: 5'",
+    );
+    exe(&bins.join("t2"), "echo '#1 cov: 1 ft: 1'; exit 1");
+    let path = format!("{}:{}", stub.display(), std::env::var("PATH").unwrap());
+    let table = tmp.path().join("campaign.md");
+    let mut cmd = Command::new("bash");
+    cmd.arg(root.join("fuzz/run.sh"))
+        .args(["--duration", "1", "--out"])
+        .arg(&table)
+        .env("PATH", path)
+        .env("FUZZ_CORPUS", tmp.path().join("corpus"));
+    let o = run_bounded(&mut cmd, Duration::from_secs(60)).0;
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    let text = std::fs::read_to_string(&table).unwrap();
+    assert!(
+        text.starts_with("# Fuzz campaign: 1 s per target\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "- command: `fuzz/run.sh --duration 1 --out {}`",
+            table.display()
+        )),
+        "{text}"
+    );
+    assert!(text.contains("| execs/CPU-s |"), "{text}");
+    let row = |t: &str| {
+        text.lines()
+            .find(|l| l.starts_with(&format!("| {t} ")))
+            .unwrap_or_else(|| panic!("no row for {t}: {text}"))
+            .split('|')
+            .map(str::trim)
+            .collect::<Vec<_>>()
+    };
+    // | target | secs | execs | execs/s | execs/CPU-s | cov | ft | corpus | crashes | status |
+    let t1 = row("t1");
+    assert_eq!(
+        (t1[3], t1[4], t1[6], t1[7], t1[10]),
+        ("700", "5", "3", "4", "ok")
+    );
+    assert_eq!(row("t2")[10], "FAIL(rc=1)");
+}
+
 /// Regression (issue 28): the fuzz CI step left a 6.9 MB `mcptape-fuzz.*` directory (the logs
 /// and each run's new inputs) in the temporary directory. `fuzz/run.sh` is run from a copy in
 /// a scratch tree with `cargo fuzz` and the target binaries stood in for by shell scripts (the

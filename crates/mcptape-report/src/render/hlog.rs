@@ -823,6 +823,34 @@ pub fn read_hlog_limited(bytes: &[u8], limits: &HlogLimits) -> Result<HlogRead, 
     })
 }
 
+/// Inflates `input` into `out` (cleared first), growing it geometrically up to `limit` bytes
+/// of room; returns the last status (`StreamEnd` when the stream ended, otherwise it was cut
+/// short or needs more than `limit`). `flate2`'s `decompress_vec` zero-fills the room it is
+/// given, so reserving `limit` (1 MiB) up front cost a 1 MiB memset per histogram line: 40 % of
+/// the `hlog_read` fuzz target's time.
+fn inflate_bounded(
+    z: &mut flate2::Decompress,
+    input: &[u8],
+    out: &mut Vec<u8>,
+    limit: usize,
+) -> Result<flate2::Status, flate2::DecompressError> {
+    out.clear();
+    out.shrink_to(limit); // a reused buffer gives no more room than `limit`
+    loop {
+        let want = (2 * out.len()).max(4096).min(limit.max(1));
+        if out.capacity() < want {
+            out.reserve_exact(want - out.len());
+        }
+        let (in0, out0) = (z.total_in(), z.total_out());
+        let consumed = usize::try_from(in0).unwrap_or(input.len()).min(input.len());
+        let status = z.decompress_vec(&input[consumed..], out, flate2::FlushDecompress::None)?;
+        let stuck = z.total_in() == in0 && z.total_out() == out0;
+        if status == flate2::Status::StreamEnd || out.len() >= limit || stuck {
+            return Ok(status);
+        }
+    }
+}
+
 /// Decodes one base64 V2 (deflate) histogram after checking it whole: the compressed length it
 /// declares is the bytes present, the deflate stream is complete (zlib end and checksum: a cut
 /// line fails here), the V2 payload it declares is at most `max_payload` bytes and is the bytes
@@ -853,11 +881,8 @@ fn decode_histogram(
                     raw.len() - 8
                 )));
             }
-            inflated.clear();
-            inflated.reserve(cap + 1);
             let mut z = flate2::Decompress::new(true);
-            let status = z
-                .decompress_vec(&raw[8..], inflated, flate2::FlushDecompress::Finish)
+            let status = inflate_bounded(&mut z, &raw[8..], inflated, cap + 1)
                 .map_err(|e| HlogReadErrorKind::Histogram(format!("deflate stream: {e}")))?;
             if status != flate2::Status::StreamEnd {
                 if inflated.len() > cap {
@@ -1227,6 +1252,58 @@ mod tests {
             "Tag=single,0.000,1.000,0.000,{}\n",
             base64::Engine::encode(&base64::engine::general_purpose::STANDARD, raw)
         )
+    }
+
+    /// A small deflate stream inflates into a buffer the size of its output, not of the 1 MiB
+    /// limit (whose zero-filling was 40 % of the `hlog_read` fuzz target's time), and a stream
+    /// past the limit or cut short is told apart from a complete one.
+    #[test]
+    fn inflate_buffer_grows_with_the_output_not_to_the_limit() {
+        use std::io::Write;
+        let deflate = |data: &[u8]| {
+            let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+            e.write_all(data).unwrap();
+            e.finish().unwrap()
+        };
+        let limit = MAX_HLOG_PAYLOAD_BYTES + 1;
+        let small = deflate(&[7u8; 100]);
+        let mut out = Vec::new();
+        let status =
+            inflate_bounded(&mut flate2::Decompress::new(true), &small, &mut out, limit).unwrap();
+        assert_eq!(status, flate2::Status::StreamEnd);
+        assert_eq!(out, vec![7u8; 100]);
+        assert!(out.capacity() <= 4096, "capacity {}", out.capacity());
+        // 100 KiB: grown geometrically, all of it.
+        let big: Vec<u8> = (0..100 * 1024).map(|i| (i % 251) as u8).collect();
+        let status = inflate_bounded(
+            &mut flate2::Decompress::new(true),
+            &deflate(&big),
+            &mut out,
+            limit,
+        )
+        .unwrap();
+        assert_eq!(status, flate2::Status::StreamEnd);
+        assert_eq!(out, big);
+        // Past the limit: stops with the room full, no stream end.
+        let status = inflate_bounded(
+            &mut flate2::Decompress::new(true),
+            &deflate(&big),
+            &mut out,
+            1000,
+        )
+        .unwrap();
+        assert_ne!(status, flate2::Status::StreamEnd);
+        assert!(out.len() >= 1000);
+        // Cut short: no stream end either, and it returns.
+        let cut = deflate(&big);
+        let status = inflate_bounded(
+            &mut flate2::Decompress::new(true),
+            &cut[..cut.len() / 2],
+            &mut out,
+            limit,
+        )
+        .unwrap();
+        assert_ne!(status, flate2::Status::StreamEnd);
     }
 
     #[test]
