@@ -487,6 +487,19 @@ fn is_file_uri(uri: &str) -> bool {
         .is_some_and(|s| s.eq_ignore_ascii_case("file:"))
 }
 
+/// Why `serve` refused a `resources/read` uri ([`Server::check_uri`]): it answers
+/// `-32602` with `data.uri` and this reason (MCP 2026-07-28, `resources/read` errors).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum UriRejected {
+    /// No root is configured to resolve it against.
+    #[error("no root configured")]
+    NoRoot,
+    /// Every root rejected it: each root's reason, in root order, joined by `; `.
+    #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
+    EveryRoot(Vec<mcptape_uri::SanitizeError>),
+}
+
 /// Default roots: per `scheme://authority`, the longest common directory of
 /// the recorded `resources/read` uris (`file:///project/a.md` and
 /// `file:///project/img/b.png` give `file:///project/`).
@@ -676,10 +689,13 @@ impl Server {
         self.replies.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Checks a `resources/read` uri against the roots; `Err(reason)` when
-    /// every root rejects it. Without `--root`, a uri whose scheme is not
-    /// `file` is not checked (`Ok`).
-    pub fn check_uri(&self, uri: &str) -> Result<(), String> {
+    /// Checks a `resources/read` uri against the roots. Without `--root`, a uri whose scheme
+    /// is not `file` is not checked (`Ok`).
+    ///
+    /// # Errors
+    /// [`UriRejected::EveryRoot`] with each root's [`mcptape_uri::SanitizeError`] (rule and
+    /// byte offset) when every root rejects it; [`UriRejected::NoRoot`] when none is configured.
+    pub fn check_uri(&self, uri: &str) -> Result<(), UriRejected> {
         if !self.explicit_roots && !is_file_uri(uri) {
             // No `--root`: the sanitizer guards the recording's `file:`
             // root only; another scheme's uri is matched (or not found) as
@@ -690,13 +706,13 @@ impl Server {
         for r in &self.roots {
             match r.resolve(uri) {
                 Ok(_) => return Ok(()),
-                Err(e) => reasons.push(e.to_string()),
+                Err(e) => reasons.push(e),
             }
         }
         if reasons.is_empty() {
-            return Err("no root configured".into());
+            return Err(UriRejected::NoRoot);
         }
-        Err(reasons.join("; "))
+        Err(UriRejected::EveryRoot(reasons))
     }
 
     /// Decides the answer to the bytes of one incoming message (one stdio
@@ -868,7 +884,7 @@ impl Server {
                     json!({"method": method}),
                 ));
             };
-            if let Err(reason) = self.check_uri(uri) {
+            if let Err(reason) = self.check_uri(uri).map_err(|e| e.to_string()) {
                 self.stats().rejected_uri += 1;
                 self.count(method, Outcome::Rejected);
                 return out(error_msg(
