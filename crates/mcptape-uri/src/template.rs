@@ -1036,7 +1036,14 @@ impl Lit {
         let mut bits = vec![0u64; u.len() / 64 + 1];
         let folded = self.folded();
         let head = 2.min(folded.len());
-        for at in memchr::memmem::find_iter(fu, &folded[head..]) {
+        // Overlapping occurrences too (`find_iter` skips past each hit, so a literal that
+        // occurs again inside its own occurrence was missed: regression
+        // `long_literal_occurrences_are_where_it_compares_equal`, `%c3%a9`×4 + `%`).
+        let finder = memchr::memmem::Finder::new(&folded[head..]);
+        let mut from = 0;
+        while let Some(found) = fu.get(from..).and_then(|rest| finder.find(rest)) {
+            let at = from + found;
+            from = at + 1;
             let Some(pos) = at.checked_sub(head) else {
                 continue;
             };
@@ -2044,6 +2051,20 @@ mod tests {
             stats.steps,
             uri.len()
         );
+    }
+
+    /// Regression (proptest `long_literal_occurrences_are_where_it_compares_equal`, CI-like run):
+    /// the literal `%c3%a9`×4 + `%` occurs at 0 and, overlapping, at 6 of `%c3%a9`×5 + `%`; the
+    /// substring search skipped past each hit and missed the one at 6.
+    #[test]
+    fn overlapping_long_literal_occurrences_are_all_found() {
+        let lit = Lit::new("%c3%a9%c3%a9%c3%a9%c3%a9%".as_bytes(), true);
+        let u = "%c3%a9%c3%a9%c3%a9%c3%a9%c3%a9%".as_bytes();
+        assert!(lit.scanned);
+        let occ = lit.occurrences(u, &fold_triplets(u));
+        let found: Vec<usize> = (0..=u.len()).filter(|&p| occ.has(p)).collect();
+        assert_eq!(found, [0, 6]);
+        assert!(lit.at(u, 6).0);
     }
 
     proptest::proptest! {
