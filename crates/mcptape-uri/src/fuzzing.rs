@@ -218,11 +218,44 @@ fn check_round_trip_of(
         return Ok(());
     };
     match t.expand(matched) {
-        Ok(again) if again == uri => Ok(()),
+        Ok(again) if normalized(&again) == normalized(uri) => Ok(()),
         other => Err(format!(
             "{t} matched {uri:?} as {matched:?}, which expands to {other:?}"
         )),
     }
+}
+
+/// `uri` under RFC 3986 §6.2.2 percent-encoding normalization: a triplet of an unreserved
+/// character (§2.3: ALPHA, DIGIT, `-`, `.`, `_`, `~`) decoded, every other triplet's hex in upper
+/// case. A match decodes `%2e` to `.` and expansion leaves `.` as it is, so the round trip is
+/// exact only up to this equivalence (found by the fuzz target: `{/a*}` over `..%2e%2e`).
+fn normalized(uri: &str) -> String {
+    let b = uri.as_bytes();
+    let mut out = String::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%'
+            && i + 2 < b.len()
+            && b[i + 1].is_ascii_hexdigit()
+            && b[i + 2].is_ascii_hexdigit()
+        {
+            // Both hex digits are ASCII: the slice is on character boundaries.
+            let hex = &uri[i + 1..i + 3];
+            let v = u8::from_str_radix(hex, 16).unwrap_or(0);
+            if v.is_ascii_alphanumeric() || b"-._~".contains(&v) {
+                out.push(v as char);
+            } else {
+                out.push('%');
+                out.push_str(&hex.to_ascii_uppercase());
+            }
+            i += 3;
+            continue;
+        }
+        let ch = uri[i..].chars().next().unwrap_or('\u{fffd}');
+        out.push(ch);
+        i += ch.len_utf8().max(1);
+    }
+    out
 }
 
 /// The variable set of RFC 6570's example tables (§1.2 levels 1–4 and §3.2), shared by the

@@ -52,3 +52,18 @@ fn uri_sanitize_canonical_uri_exceeds_max_uri_bytes_non_ascii() {
         Ok(())
     );
 }
+
+/// Found by CI's `uri_template` fuzz step (10 s, 2,858 execs): `x:{/a*}{?b*}{+c}{#d}` expanded
+/// with `c` holding `%2e%2e` matched back with the whole tail in `a`, decoded to `..`; expanding
+/// that gives `..` where the URI had `%2e%2e`. Equal URIs under RFC 3986 §6.2.2.2 (a triplet of
+/// an unreserved character and the character are the same), so the round trip now compares
+/// under that normalization. The input is the committed seed of the same name.
+#[test]
+fn uri_template_pct_encoded_dot_in_exploded_path_round_trips_up_to_normalization() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../corpus/fuzz/uri_template/regression-pct-encoded-dot-in-exploded-path"
+    );
+    let data = std::fs::read(path).unwrap();
+    mcptape_uri::fuzzing::uri_template(&data);
+}
