@@ -849,24 +849,6 @@ struct SingleAcc {
     live: Option<Arc<LiveCounts>>,
 }
 
-/// The stats of `name` in `map`, made if missing while fewer than `cap` are kept (else those
-/// of [`OTHER_KEYS`]).
-fn key_entry<'m>(
-    map: &'m mut BTreeMap<String, KeyStats>,
-    name: &str,
-    cap: usize,
-) -> &'m mut KeyStats {
-    let name = if map.contains_key(name) || map.len() < cap {
-        name
-    } else {
-        OTHER_KEYS
-    };
-    if !map.contains_key(name) {
-        map.insert(name.to_owned(), KeyStats::new());
-    }
-    map.get_mut(name).expect("inserted above")
-}
-
 impl SingleAcc {
     fn new() -> Self {
         SingleAcc {
@@ -898,13 +880,17 @@ impl SingleAcc {
         } else {
             OTHER_KEYS
         };
-        f(key_entry(&mut self.by_method, m, MAX_METHODS));
+        f(mcptape_report::run::key_stats(
+            &mut self.by_method,
+            m,
+            MAX_METHODS,
+        ));
         if let Some(k) = &p.key {
             if !self.by_key.contains_key(m) {
                 self.by_key.insert(m.to_owned(), BTreeMap::new());
             }
             let keys = self.by_key.get_mut(m).expect("inserted above");
-            f(key_entry(keys, k, MAX_KEYS_PER_METHOD));
+            f(mcptape_report::run::key_stats(keys, k, MAX_KEYS_PER_METHOD));
         }
     }
 

@@ -109,6 +109,22 @@ pub const MAX_KEYS_PER_METHOD: usize = 256;
 /// [`MAX_KEYS_PER_METHOD`] of one method.
 pub const OTHER_KEYS: &str = "(others)";
 
+/// The stats of `name` in `map`, made while fewer than `cap` names are kept, else those of
+/// [`OTHER_KEYS`] (made if missing): a session cannot grow the report past `cap` rows per map
+/// ([`MAX_METHODS`], [`MAX_KEYS_PER_METHOD`]). The one accumulator of bench and of a k6 import.
+pub fn key_stats<'m>(
+    map: &'m mut BTreeMap<String, KeyStats>,
+    name: &str,
+    cap: usize,
+) -> &'m mut KeyStats {
+    let name = if map.contains_key(name) || map.len() < cap {
+        name
+    } else {
+        OTHER_KEYS
+    };
+    map.entry(name.to_owned()).or_default()
+}
+
 /// Figures of one method, or of one tool / prompt / URI of a method, in the single phase.
 #[derive(Debug, Clone)]
 pub struct KeyStats {

@@ -214,20 +214,6 @@ struct PlanInfo {
     mix: String,
 }
 
-/// The stats of `name` in `map`, made while fewer than `cap` are kept (else [`OTHER_KEYS`]).
-fn key_stats<'m>(
-    map: &'m mut BTreeMap<String, KeyStats>,
-    name: &str,
-    cap: usize,
-) -> &'m mut KeyStats {
-    let name = if map.contains_key(name) || map.len() < cap {
-        name
-    } else {
-        OTHER_KEYS
-    };
-    map.entry(name.to_owned()).or_default()
-}
-
 /// The merge of one or more k6 outputs.
 #[derive(Debug, Clone)]
 pub struct K6Import {
@@ -425,14 +411,18 @@ impl K6Import {
         } else {
             OTHER_KEYS
         };
-        f(key_stats(&mut self.by_method, m, MAX_METHODS));
+        f(mcptape_report::run::key_stats(
+            &mut self.by_method,
+            m,
+            MAX_METHODS,
+        ));
         let key = [p.tag("mcp_name"), p.tag("uri_class")]
             .into_iter()
             .flatten()
             .find(|k| !k.is_empty());
         if let Some(k) = key {
             let keys = self.by_key.entry(m.to_owned()).or_default();
-            f(key_stats(keys, k, MAX_KEYS_PER_METHOD));
+            f(mcptape_report::run::key_stats(keys, k, MAX_KEYS_PER_METHOD));
         }
     }
 
