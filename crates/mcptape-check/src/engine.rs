@@ -1294,7 +1294,7 @@ impl State {
                     rules::PROTOCOL_VERSION_NOT_OFFERED,
                     place,
                     Some(id),
-                    format!("{prefix}/params/_meta/{}", escape_pointer(META_PROTOCOL_VERSION)),
+                    format!("{prefix}/params/_meta/{}", mcptape_wire::protocol::escape_token(META_PROTOCOL_VERSION)),
                     format!(
                         "{method} is sent with protocol version {v:?}, which server/discover did not list (supportedVersions {supported:?})"
                     ),
@@ -1313,7 +1313,7 @@ impl State {
                         rules::HTTP_PROTOCOL_VERSION_MISMATCH,
                         place,
                         Some(id),
-                        format!("{prefix}/params/_meta/{}", escape_pointer(META_PROTOCOL_VERSION)),
+                        format!("{prefix}/params/_meta/{}", mcptape_wire::protocol::escape_token(META_PROTOCOL_VERSION)),
                         match header {
                             Some(hv) => format!(
                                 "{method}: MCP-Protocol-Version header {hv:?} but _meta protocol version {body_v:?} (HTTP exchange {})",
@@ -1985,11 +1985,6 @@ impl State {
             );
         }
     }
-}
-
-/// RFC 6901 escaping of one reference token (`~` → `~0`, `/` → `~1`).
-pub(crate) fn escape_pointer(token: &str) -> String {
-    token.replace('~', "~0").replace('/', "~1")
 }
 
 fn json_type(v: &Value) -> &'static str {

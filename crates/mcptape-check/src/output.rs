@@ -14,6 +14,8 @@
 
 use std::fmt::Write as _;
 
+use mcptape_report::render::junit::{Failure, TestCase, TestSuite, document};
+
 use crate::report::{Finding, Report};
 use crate::rules::{RULES, Severity};
 
@@ -127,119 +129,46 @@ pub fn json(report: &Report) -> String {
     s
 }
 
-/// Escapes text for XML attribute values and character data (XML 1.0 §2.4,
-/// §3.3.3); characters XML 1.0 cannot hold (C0 controls other than tab, LF,
-/// CR) become `\u{..}`.
-pub fn xml_escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            '\t' => out.push_str("&#9;"),
-            '\n' => out.push_str("&#10;"),
-            '\r' => out.push_str("&#13;"),
-            c if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' => {
-                let _ = write!(out, "\\u{{{:x}}}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// JUnit XML report.
+/// JUnit XML report, written by [`mcptape_report::render::junit`]: one
+/// [`TestSuite`] per transcript.
 pub fn junit(report: &Report) -> String {
-    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    let total_tests = report.files.len() * RULES.len();
-    let total_failures: usize = report
+    let suites: Vec<TestSuite> = report
         .files
         .iter()
-        .map(|fr| {
-            RULES
-                .iter()
-                .filter(|r| fr.findings.iter().any(|f| f.rule == r.id && f.is_failure()))
-                .count()
+        .map(|fr| TestSuite {
+            name: fr.file.clone(),
+            properties: vec![
+                ("revision".into(), fr.revision.as_str().to_owned()),
+                ("revisionSource".into(), fr.revision_source.to_string()),
+                ("records".into(), fr.records.to_string()),
+            ],
+            cases: RULES.iter().map(|r| rule_case(fr, r)).collect(),
         })
-        .sum();
-    let _ = writeln!(
-        out,
-        "<testsuites name=\"mcptape check\" tests=\"{total_tests}\" failures=\"{total_failures}\" errors=\"0\">"
-    );
-    for fr in &report.files {
-        let mut failures = 0;
-        let mut skipped = 0;
-        let mut cases = String::new();
-        for r in RULES {
-            let hits: Vec<&Finding> = fr.findings.iter().filter(|f| f.rule == r.id).collect();
-            let _ = write!(
-                cases,
-                "    <testcase classname=\"{}\" name=\"{}\"",
-                xml_escape(&fr.file),
-                r.id
-            );
-            if hits.is_empty() {
-                cases.push_str("/>\n");
-                continue;
-            }
-            cases.push_str(">\n");
-            let failing: Vec<&&Finding> = hits.iter().filter(|f| f.is_failure()).collect();
-            let allowed = hits
-                .iter()
-                .any(|f| f.severity == Severity::Error && f.allowed);
-            if !failing.is_empty() {
-                failures += 1;
-                let body: Vec<String> = failing.iter().map(|f| finding_line(f)).collect();
-                let _ = writeln!(
-                    cases,
-                    "      <failure type=\"{}\" message=\"{}\">{}</failure>",
-                    r.id,
-                    xml_escape(&format!("{} finding(s): {}", failing.len(), r.summary)),
-                    xml_escape(&body.join("\n"))
-                );
-            } else if allowed {
-                skipped += 1;
-                let _ = writeln!(
-                    cases,
-                    "      <skipped message=\"{}\"/>",
-                    xml_escape(&format!("allowed with --allow {}", r.id))
-                );
-            }
-            let body: Vec<String> = hits
-                .iter()
-                .filter(|f| !f.is_failure())
-                .map(|f| finding_line(f))
-                .collect();
-            if !body.is_empty() {
-                let _ = writeln!(
-                    cases,
-                    "      <system-out>{}</system-out>",
-                    xml_escape(&body.join("\n"))
-                );
-            }
-            cases.push_str("    </testcase>\n");
-        }
-        let _ = writeln!(
-            out,
-            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\" errors=\"0\" skipped=\"{skipped}\">",
-            xml_escape(&fr.file),
-            RULES.len()
-        );
-        let _ = writeln!(
-            out,
-            "    <properties>\n      <property name=\"revision\" value=\"{}\"/>\n      <property name=\"revisionSource\" value=\"{}\"/>\n      <property name=\"records\" value=\"{}\"/>\n    </properties>",
-            xml_escape(fr.revision.as_str()),
-            fr.revision_source,
-            fr.records
-        );
-        out.push_str(&cases);
-        out.push_str("  </testsuite>\n");
+        .collect();
+    document("mcptape check", &suites)
+}
+
+/// The test case of rule `r` in file `fr`: a failure when unallowed error findings fired,
+/// skipped when they fired but were allowed, the warnings in `<system-out>`.
+fn rule_case(fr: &crate::report::FileReport, r: &crate::rules::Rule) -> TestCase {
+    let hits: Vec<&Finding> = fr.findings.iter().filter(|f| f.rule == r.id).collect();
+    let failing: Vec<&&Finding> = hits.iter().filter(|f| f.is_failure()).collect();
+    let allowed = hits
+        .iter()
+        .any(|f| f.severity == Severity::Error && f.allowed);
+    let lines = |fs: &mut dyn Iterator<Item = &&Finding>| {
+        fs.map(|f| finding_line(f)).collect::<Vec<_>>().join("\n")
+    };
+    let out = lines(&mut hits.iter().filter(|f| !f.is_failure()));
+    TestCase {
+        failure: (!failing.is_empty()).then(|| Failure {
+            text: Some(lines(&mut failing.iter().copied())),
+            ..Failure::new(r.id, format!("{} finding(s): {}", failing.len(), r.summary))
+        }),
+        skipped: (failing.is_empty() && allowed).then(|| format!("allowed with --allow {}", r.id)),
+        system_out: (!out.is_empty()).then_some(out),
+        ..TestCase::new(fr.file.clone(), r.id)
     }
-    out.push_str("</testsuites>\n");
-    out
 }
 
 /// Why [`write_streamed`] stopped.

@@ -322,28 +322,13 @@ pub fn status_text(status: u16) -> &'static str {
 }
 
 /// µs since the Unix epoch as RFC 3339 UTC with six fraction digits
-/// (`2026-12-01T22:34:22.139483Z`). Civil-from-days after H. Hinnant's
-/// algorithm (proleptic Gregorian).
-pub fn rfc3339_from_us(us: i64) -> String {
-    let secs = us.div_euclid(1_000_000);
-    let frac = us.rem_euclid(1_000_000);
-    let days = secs.div_euclid(86_400);
-    let sod = secs.rem_euclid(86_400);
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{frac:06}Z",
-        sod / 3600,
-        sod % 3600 / 60,
-        sod % 60
-    )
+/// (`2026-12-01T22:34:22.139483Z`): [`mcptape_transcript::time::format_rfc3339_us`].
+///
+/// # Errors
+/// [`ExportErrorKind::BadTime`] (the µs as text) for an instant past the year 9999.
+pub fn rfc3339_from_us(us: i64) -> Result<String, ExportError> {
+    mcptape_transcript::time::format_rfc3339_us(us, 6)
+        .map_err(|_| ExportError::new(ExportErrorKind::BadTime(us.to_string())))
 }
 
 fn ms(us: u64) -> f64 {
@@ -572,7 +557,7 @@ pub fn export(t: &Transcript) -> Result<Har, ExportError> {
         let body_len = text.len() as i64;
         entries.push(Entry {
             pageref: None,
-            started_date_time: rfc3339_from_us(start_us + req_us as i64),
+            started_date_time: rfc3339_from_us(start_us + req_us as i64)?,
             time: ms(wait_us + receive_us),
             request: Request {
                 method,
@@ -664,12 +649,18 @@ mod tests {
 
     #[test]
     fn rfc3339_from_us_known_instants() {
-        assert_eq!(rfc3339_from_us(0), "1970-01-01T00:00:00.000000Z");
+        assert_eq!(rfc3339_from_us(0).unwrap(), "1970-01-01T00:00:00.000000Z");
         let us = crate::k6::import::rfc3339_us("2026-12-01T22:34:22.139483Z").unwrap();
-        assert_eq!(rfc3339_from_us(us), "2026-12-01T22:34:22.139483Z");
+        assert_eq!(rfc3339_from_us(us).unwrap(), "2026-12-01T22:34:22.139483Z");
         let leap = crate::k6::import::rfc3339_us("2024-02-29T23:59:59.999999Z").unwrap();
-        assert_eq!(rfc3339_from_us(leap), "2024-02-29T23:59:59.999999Z");
-        assert_eq!(rfc3339_from_us(leap + 1), "2024-03-01T00:00:00.000000Z");
+        assert_eq!(
+            rfc3339_from_us(leap).unwrap(),
+            "2024-02-29T23:59:59.999999Z"
+        );
+        assert_eq!(
+            rfc3339_from_us(leap + 1).unwrap(),
+            "2024-03-01T00:00:00.000000Z"
+        );
     }
 
     #[test]

@@ -346,7 +346,7 @@ pub fn import_har(har: &Har, opts: &ImportOptions) -> Result<Imported, ExportErr
         }
         None => {
             let o = starts.iter().copied().min().unwrap_or(0);
-            (o, rfc3339_from_us(o).replacen(".000000Z", "Z", 1))
+            (o, rfc3339_from_us(o)?.replacen(".000000Z", "Z", 1))
         }
     };
 

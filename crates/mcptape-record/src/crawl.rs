@@ -40,6 +40,7 @@ use mcptape_transport::session::{
     Handshake, Observer, Outcome, Session, SessionError, SessionErrorKind, WireEvent,
 };
 use mcptape_transport::stdio::Frame;
+use mcptape_uri::parts::Parts;
 use mcptape_uri::template::{Template, TemplateErrorKind, Vars};
 use mcptape_wire::protocol::{self, Era, Implementation, Revision, method};
 use serde_json::{Value, json};
@@ -497,10 +498,19 @@ pub fn missing_uri_for(first: Option<&str>) -> String {
     let Some(u) = first else {
         return format!("file:///{LEAF}");
     };
-    let after_scheme = u.find("://").map(|i| i + 3).unwrap_or(0);
-    match u[after_scheme..].rfind('/') {
-        Some(j) => format!("{}/{LEAF}", &u[..after_scheme + j]),
-        None => format!("{u}/{LEAF}"),
+    // `scheme://authority` and the path after it ([`Parts`]); a URI without an authority is
+    // all path.
+    let (head, path) = match Parts::parse(u) {
+        Some(Parts {
+            scheme,
+            authority: Some(a),
+            path,
+        }) => (&u[..scheme.len() + 3 + a.len()], path),
+        _ => ("", u),
+    };
+    match path.rfind('/') {
+        Some(j) => format!("{head}{}/{LEAF}", &path[..j]),
+        None => format!("{head}{path}/{LEAF}"),
     }
 }
 

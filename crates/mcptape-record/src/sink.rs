@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
+use mcptape_transcript::time::{TimeError, format_rfc3339_us};
 use mcptape_transcript::{
     Direction, Event, Header, HttpMeta, Record, Redaction, Redactor, ServerSpec, TranscriptWriter,
     Transport,
@@ -125,7 +126,12 @@ impl TranscriptSink {
             mcptape_version: env!("CARGO_PKG_VERSION").to_owned(),
             transport,
             server,
-            started_at: rfc3339_utc(SystemTime::now()),
+            started_at: rfc3339_utc(SystemTime::now()).map_err(|e| {
+                RecordError::new(RecordErrorKind::Io {
+                    what: "system clock",
+                    source: std::io::Error::other(e),
+                })
+            })?,
             protocol_version: None,
             redaction,
         };
@@ -431,30 +437,14 @@ fn may_settle(dir: Direction, json: &[u8], client_observed: bool) -> bool {
 /// request: [`protocol::meta::PROTOCOL_VERSION`].
 pub use mcptape_wire::protocol::meta::PROTOCOL_VERSION as META_PROTOCOL_VERSION;
 
-/// Formats `t` as RFC 3339 UTC with milliseconds (`2026-11-30T00:46:25.123Z`).
-pub fn rfc3339_utc(t: SystemTime) -> String {
-    let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
-    let secs = d.as_secs();
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    // Civil-from-days (Howard Hinnant's algorithm), proleptic Gregorian.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = if month <= 2 { y + 1 } else { y };
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rem / 3600,
-        (rem / 60) % 60,
-        rem % 60,
-        d.subsec_millis()
-    )
+/// Formats `t` as RFC 3339 UTC with milliseconds (`2026-11-30T00:46:25.123Z`); a time
+/// before the Unix epoch counts as the epoch.
+///
+/// # Errors
+/// [`TimeError::OutOfRange`] for a time past the year 9999.
+pub fn rfc3339_utc(t: SystemTime) -> Result<String, TimeError> {
+    let us = t.duration_since(UNIX_EPOCH).unwrap_or_default().as_micros();
+    format_rfc3339_us(i64::try_from(us).unwrap_or(i64::MAX), 3)
 }
 
 /// Most numbered siblings tried when the transcript file is held by another
@@ -594,13 +584,13 @@ mod tests {
 
     #[test]
     fn rfc3339_known_instants() {
-        assert_eq!(rfc3339_utc(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
+        assert_eq!(rfc3339_utc(UNIX_EPOCH).unwrap(), "1970-01-01T00:00:00.000Z");
         // 2026-11-30T00:46:25.123Z
         let t = UNIX_EPOCH + Duration::from_millis(1_795_999_585_123);
-        assert_eq!(rfc3339_utc(t), "2026-11-30T00:46:25.123Z");
+        assert_eq!(rfc3339_utc(t).unwrap(), "2026-11-30T00:46:25.123Z");
         // leap day 2024-02-29T12:00:00Z = 1709208000
         assert_eq!(
-            rfc3339_utc(UNIX_EPOCH + Duration::from_secs(1_709_208_000)),
+            rfc3339_utc(UNIX_EPOCH + Duration::from_secs(1_709_208_000)).unwrap(),
             "2024-02-29T12:00:00.000Z"
         );
     }

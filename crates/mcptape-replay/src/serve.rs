@@ -63,6 +63,7 @@ use mcptape_report::server::{Precision, ServeSummary};
 use mcptape_report::stats::{Quantiles, new_hist};
 use mcptape_transport::framed::{FramedReader, MAX_LINE_BYTES};
 use mcptape_transport::stdio::Frame;
+use mcptape_uri::parts::Parts;
 use mcptape_wire::error::WireErrorKind;
 use mcptape_wire::jsonrpc::{self, Message, RequestId};
 
@@ -500,17 +501,20 @@ pub enum UriRejected {
     EveryRoot(Vec<mcptape_uri::SanitizeError>),
 }
 
-/// Default roots: per `scheme://authority`, the longest common directory of
+/// Default roots: per `scheme://authority` ([`Parts`]), the longest common directory of
 /// the recorded `resources/read` uris (`file:///project/a.md` and
 /// `file:///project/img/b.png` give `file:///project/`).
 pub fn default_roots(uris: &[&str]) -> Vec<String> {
     let mut roots: Vec<(String, Vec<String>)> = Vec::new();
     for uri in uris {
-        let Some((scheme, rest)) = uri.split_once("://") else {
+        let Some(Parts {
+            scheme,
+            authority: Some(auth),
+            path,
+        }) = Parts::parse(uri)
+        else {
             continue;
         };
-        let rest = rest.split(['?', '#']).next().unwrap_or("");
-        let (auth, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
         let base = format!("{scheme}://{auth}");
         // directory segments of the path (the last segment is the name)
         let mut segs: Vec<String> = path.split('/').skip(1).map(str::to_owned).collect();

@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio::time::Duration;
 
-use mcptape_wire::protocol::method;
+use mcptape_wire::protocol::{escape_token, method};
 
 use crate::bench::{Client, Outcome};
 use crate::error::ReplayError;
@@ -119,10 +119,6 @@ pub struct Difference {
     pub actual: Option<Value>,
 }
 
-fn escape(seg: &str) -> String {
-    seg.replace('~', "~0").replace('/', "~1")
-}
-
 /// True when `pointer` is `ignore` or lies under it (`*` in `ignore` matches
 /// any one segment).
 pub fn ignored(pointer: &str, ignore: &str) -> bool {
@@ -166,7 +162,7 @@ fn walk(
         (Some(Value::Object(x)), Some(Value::Object(y))) => {
             for (k, v) in x {
                 walk(
-                    format!("{ptr}/{}", escape(k)),
+                    format!("{ptr}/{}", escape_token(k)),
                     Some(v),
                     y.get(k),
                     ignore,
@@ -175,7 +171,13 @@ fn walk(
             }
             for (k, v) in y {
                 if !x.contains_key(k) {
-                    walk(format!("{ptr}/{}", escape(k)), None, Some(v), ignore, out);
+                    walk(
+                        format!("{ptr}/{}", escape_token(k)),
+                        None,
+                        Some(v),
+                        ignore,
+                        out,
+                    );
                 }
             }
         }

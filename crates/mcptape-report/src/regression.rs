@@ -35,6 +35,8 @@ use rand::SeedableRng;
 use rand_distr::Distribution;
 use serde::{Deserialize, Serialize};
 
+use crate::render::junit::{Failure, TestCase, TestSuite, document};
+
 /// The quantiles compared: p50, p90, p99.
 pub const QUANTILES: [f64; 3] = [0.50, 0.90, 0.99];
 
@@ -654,25 +656,15 @@ fn rank_word(t: &RankTest, confidence: f64) -> &'static str {
     }
 }
 
-fn xml_escape(s: &str) -> String {
-    crate::render::html::html_escape(s)
-}
-
 /// The JUnit `<testsuite name="mcptape bench regression">` of a comparison: one
 /// `<testcase classname="mcptape.regression" name="read p99">` per compared quantile, a
-/// regressed one holding `<failure type="regression" message="+23.1 % [+18.0 %, +29.4 %]"/>`.
-pub fn junit_suite(r: &Regression) -> String {
-    let n: usize = r.series.iter().map(|s| s.quantiles.len()).sum();
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "  <testsuite name=\"mcptape bench regression\" tests=\"{n}\" failures=\"{}\" errors=\"0\">",
-        r.regressed.len()
-    );
+/// regressed one holding `<failure type="regression" message="+23.1 % [+18.0 %, +29.4 %]"/>`,
+/// the others the same line in `<system-out>`.
+pub fn junit_suite(r: &Regression) -> TestSuite {
+    let mut cases = Vec::new();
     for se in &r.series {
         for q in &se.quantiles {
-            let name = xml_escape(&format!("{} {}", se.name, q_name(q.q)));
-            let msg = xml_escape(&format!(
+            let msg = format!(
                 "{} [{}, {}] {}: {} µs, baseline {} µs",
                 pct(q.change),
                 pct(q.interval.low),
@@ -680,50 +672,55 @@ pub fn junit_suite(r: &Regression) -> String {
                 q.verdict.as_str(),
                 q.us,
                 q.baseline_us
-            ));
-            if q.verdict == Verdict::Regressed {
-                let _ = writeln!(
-                    s,
-                    "    <testcase classname=\"mcptape.regression\" name=\"{name}\">\n      \
-                     <failure type=\"regression\" message=\"{msg}\"/>\n    </testcase>"
-                );
+            );
+            let case = TestCase::new("mcptape.regression", format!("{} {}", se.name, q_name(q.q)));
+            cases.push(if q.verdict == Verdict::Regressed {
+                TestCase {
+                    failure: Some(Failure::new("regression", msg)),
+                    ..case
+                }
             } else {
-                let _ = writeln!(
-                    s,
-                    "    <testcase classname=\"mcptape.regression\" name=\"{name}\">\
-                     <system-out>{msg}</system-out></testcase>"
-                );
-            }
+                TestCase {
+                    system_out: Some(msg),
+                    ..case
+                }
+            });
         }
     }
-    s.push_str("  </testsuite>\n");
-    s
+    TestSuite {
+        name: "mcptape bench regression".into(),
+        properties: Vec::new(),
+        cases,
+    }
 }
 
 /// The JUnit XML of `slo.xml` with the SLO suite (`slo_xml`: [`crate::slo::junit_xml`]'s
 /// document, or `None` without `--slo`) and the regression suite ([`junit_suite`]) side by
-/// side under one `<testsuites>`, whose totals are the sums.
+/// side under one `<testsuites>`, whose totals are the sums (`slo_tests`, `slo_failures`:
+/// the SLO suite's counts).
 pub fn junit_xml(
     slo_xml: Option<&str>,
     slo_tests: usize,
     slo_failures: usize,
     r: &Regression,
 ) -> String {
-    let n: usize = r.series.iter().map(|s| s.quantiles.len()).sum();
+    let suite = junit_suite(r);
+    let Some(x) = slo_xml else {
+        return document("mcptape bench", &[suite]);
+    };
+    // The regression suite's document with the SLO document's own <testsuite> element (without
+    // its declaration and wrapper) before the regression suite, and the totals summed.
     let mut s = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let _ = writeln!(
         s,
-        "<testsuites name=\"mcptape bench\" tests=\"{}\" failures=\"{}\">",
-        n + slo_tests,
-        r.regressed.len() + slo_failures
+        "<testsuites name=\"mcptape bench\" tests=\"{}\" failures=\"{}\" errors=\"0\">",
+        suite.cases.len() + slo_tests,
+        suite.failures() + slo_failures
     );
-    if let Some(x) = slo_xml {
-        // The SLO document's own <testsuite> element, without its declaration and wrapper.
-        if let (Some(a), Some(b)) = (x.find("  <testsuite "), x.rfind("</testsuites>")) {
-            s.push_str(&x[a..b]);
-        }
+    if let (Some(a), Some(b)) = (x.find("  <testsuite "), x.rfind("</testsuites>")) {
+        s.push_str(&x[a..b]);
     }
-    s.push_str(&junit_suite(r));
+    s.push_str(&suite.xml());
     s.push_str("</testsuites>\n");
     s
 }
@@ -1124,7 +1121,9 @@ mod tests {
             "{t}"
         );
         let xml = junit_xml(None, 0, 0, &r);
-        assert!(xml.contains("<testsuites name=\"mcptape bench\" tests=\"3\" failures=\"3\">"));
+        assert!(xml.contains(
+            "<testsuites name=\"mcptape bench\" tests=\"3\" failures=\"3\" errors=\"0\">"
+        ));
         assert_eq!(xml.matches("<failure type=\"regression\"").count(), 3);
         let html = html_section(&r);
         assert_eq!(html.matches("<tr class=\"regressed\">").count(), 3);
@@ -1160,7 +1159,9 @@ mod tests {
         let slo = crate::slo::junit_xml(&checks);
         let xml = junit_xml(Some(&slo), 1, 1, &r);
         assert!(
-            xml.contains("<testsuites name=\"mcptape bench\" tests=\"4\" failures=\"1\">"),
+            xml.contains(
+                "<testsuites name=\"mcptape bench\" tests=\"4\" failures=\"1\" errors=\"0\">"
+            ),
             "{xml}"
         );
         assert!(

@@ -39,6 +39,7 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
+use crate::render::junit::{Failure, TestCase, TestSuite, document};
 use crate::stats::{BenchReport, Quantiles};
 
 /// Most items one `--slo` takes.
@@ -435,51 +436,29 @@ pub fn table(checks: &[SloCheck]) -> String {
     s
 }
 
-fn xml_escape(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    for ch in s.chars() {
-        match ch {
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '&' => o.push_str("&amp;"),
-            '"' => o.push_str("&quot;"),
-            '\'' => o.push_str("&apos;"),
-            c => o.push(c),
-        }
-    }
-    o
-}
-
-/// JUnit XML of `checks` ([`JUNIT_FILE`]): one `<testsuite name="mcptape bench slo">`, one
+/// The `<testsuite name="mcptape bench slo">` of `checks`: one
 /// `<testcase classname="mcptape.slo" name=ITEM>` per item; a failed item holds
 /// `<failure type="slo" message="measured M, limit L"/>`.
-pub fn junit_xml(checks: &[SloCheck]) -> String {
-    let failed = checks.iter().filter(|c| !c.pass).count();
-    let mut s = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    let _ = writeln!(
-        s,
-        "<testsuites name=\"mcptape bench\" tests=\"{n}\" failures=\"{failed}\">\n  \
-         <testsuite name=\"mcptape bench slo\" tests=\"{n}\" failures=\"{failed}\" errors=\"0\">",
-        n = checks.len()
-    );
-    for c in checks {
-        let name = xml_escape(&c.item);
-        if c.pass {
-            let _ = writeln!(
-                s,
-                "    <testcase classname=\"mcptape.slo\" name=\"{name}\"/>"
-            );
-        } else {
-            let _ = writeln!(
-                s,
-                "    <testcase classname=\"mcptape.slo\" name=\"{name}\">\n      \
-                 <failure type=\"slo\" message=\"{}\"/>\n    </testcase>",
-                xml_escape(&format!("measured {}, limit {}", c.measured, c.limit))
-            );
-        }
+pub fn junit_suite(checks: &[SloCheck]) -> TestSuite {
+    TestSuite {
+        name: "mcptape bench slo".into(),
+        properties: Vec::new(),
+        cases: checks
+            .iter()
+            .map(|c| TestCase {
+                failure: (!c.pass).then(|| {
+                    Failure::new("slo", format!("measured {}, limit {}", c.measured, c.limit))
+                }),
+                ..TestCase::new("mcptape.slo", c.item.clone())
+            })
+            .collect(),
     }
-    s.push_str("  </testsuite>\n</testsuites>\n");
-    s
+}
+
+/// JUnit XML of `checks` ([`JUNIT_FILE`]): `<testsuites name="mcptape bench">` around
+/// [`junit_suite`], written by [`crate::render::junit::document`].
+pub fn junit_xml(checks: &[SloCheck]) -> String {
+    document("mcptape bench", &[junit_suite(checks)])
 }
 
 #[cfg(test)]

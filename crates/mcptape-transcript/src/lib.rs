@@ -50,7 +50,7 @@
 //! Modules: [`model`] (header and record types), [`writer`] (flushes every
 //! record), [`reader`] (crash-tolerant: keeps every complete record of a cut
 //! file and reports the dropped bytes), [`redact`] (credential redaction,
-//! machine-path folding).
+//! machine-path folding), [`time`] (RFC 3339 date-times such as the header's `startedAt`).
 //!
 //! ```
 //! use mcptape_transcript::{Direction, Header, Record, ServerSpec, Transport};
@@ -70,6 +70,7 @@ pub mod model;
 mod ondisk;
 pub mod reader;
 pub mod redact;
+pub mod time;
 pub mod writer;
 
 #[doc(hidden)]

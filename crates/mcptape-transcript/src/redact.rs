@@ -57,6 +57,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use mcptape_wire::protocol::escape_token;
 use serde_json::Value;
 
 use crate::model::Redaction;
@@ -906,7 +907,7 @@ impl Redactor {
             {
                 for (k, x) in a.iter_mut() {
                     if is_credential_name(k) && self.pseudonymize(x) {
-                        push(format!("/params/arguments/{}", pointer_token(k)));
+                        push(format!("/params/arguments/{}", escape_token(k)));
                     }
                 }
             }
@@ -975,7 +976,7 @@ impl Redactor {
                 for (k, x) in m.iter_mut() {
                     let len = path.len();
                     path.push('/');
-                    path.push_str(&pointer_token(k));
+                    path.push_str(&escape_token(k));
                     self.echo_in_value(x, path, push);
                     path.truncate(len);
                 }
@@ -1823,11 +1824,6 @@ fn scheme_and_credential(value: &str) -> Option<(&str, &str)> {
         && !cred.is_empty()
         && cred != REDACTED)
         .then_some((scheme, cred))
-}
-
-/// RFC 6901 §3 escaping of one reference token.
-fn pointer_token(t: &str) -> String {
-    t.replace('~', "~0").replace('/', "~1")
 }
 
 /// Whether `s` is a redaction marker: [`REDACTED`] or a pseudonym `[redacted:N]`.

@@ -21,6 +21,7 @@
 pub mod fs;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod parts;
 mod sanitize;
 pub mod template;
 

@@ -272,82 +272,13 @@ impl Point {
 }
 
 /// An RFC 3339 date-time (`2026-12-01T22:10:00.123456789Z`, `…+01:00`) as µs
-/// since the Unix epoch.
+/// since the Unix epoch: [`mcptape_transcript::time::parse_rfc3339_us`].
 ///
 /// # Errors
 /// [`ExportErrorKind::BadTime`].
 pub fn rfc3339_us(s: &str) -> Result<i64, ExportError> {
-    let bad = || ExportError::new(ExportErrorKind::BadTime(s.to_owned()));
-    let b = s.as_bytes();
-    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't' | b' ') {
-        return Err(bad());
-    }
-    let n = |r: std::ops::Range<usize>| -> Result<i64, ExportError> {
-        let t = s.get(r).ok_or_else(bad)?;
-        if !t.bytes().all(|c| c.is_ascii_digit()) {
-            return Err(bad());
-        }
-        t.parse().map_err(|_| bad())
-    };
-    let (y, mo, d, h, mi, sec) = (
-        n(0..4)?,
-        n(5..7)?,
-        n(8..10)?,
-        n(11..13)?,
-        n(14..16)?,
-        n(17..19)?,
-    );
-    if b[13] != b':'
-        || b[16] != b':'
-        || !(1..=12).contains(&mo)
-        || !(1..=31).contains(&d)
-        || h > 23
-        || mi > 59
-        || sec > 60
-    {
-        return Err(bad());
-    }
-    let mut i = 19;
-    let mut frac_us = 0i64;
-    if b.get(i) == Some(&b'.') {
-        i += 1;
-        let start = i;
-        while i < b.len() && b[i].is_ascii_digit() {
-            i += 1;
-        }
-        if i == start {
-            return Err(bad());
-        }
-        let digits = &s[start..i];
-        let six: String = digits
-            .chars()
-            .chain(std::iter::repeat('0'))
-            .take(6)
-            .collect();
-        frac_us = six.parse().map_err(|_| bad())?;
-    }
-    let offset_s = match &s[i..] {
-        "Z" | "z" => 0,
-        o if o.len() == 6 && (o.starts_with('+') || o.starts_with('-')) && &o[3..4] == ":" => {
-            let oh = n(i + 1..i + 3)?;
-            let om = n(i + 4..i + 6)?;
-            let v = oh * 3600 + om * 60;
-            if o.starts_with('-') { -v } else { v }
-        }
-        _ => return Err(bad()),
-    };
-    // Days from civil (H. Hinnant's algorithm), proleptic Gregorian.
-    let (y2, m2) = if mo <= 2 {
-        (y - 1, mo + 9)
-    } else {
-        (y, mo - 3)
-    };
-    let era = y2.div_euclid(400);
-    let yoe = y2 - era * 400;
-    let doy = (153 * m2 + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    Ok(((days * 86_400 + h * 3600 + mi * 60 + sec - offset_s) * 1_000_000) + frac_us)
+    mcptape_transcript::time::parse_rfc3339_us(s)
+        .map_err(|_| ExportError::new(ExportErrorKind::BadTime(s.to_owned())))
 }
 
 fn widen(w: &mut Option<(i64, i64)>, t: i64) {

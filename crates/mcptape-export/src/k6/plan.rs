@@ -7,6 +7,7 @@
 //! and `Mcp-Name` headers).
 
 use mcptape_transcript::{Direction, Event, Transcript};
+use mcptape_uri::parts::Parts;
 use mcptape_wire::jsonrpc::{Message, parse_message};
 use serde::Serialize;
 use serde_json::Value;
@@ -65,24 +66,25 @@ pub struct Plan {
 
 /// The class of a resource URI for tagging: `scheme://authority/first-segment`
 /// (`demo://resource/static`, `mcptape://docs`), so a k6 tag keeps few values
-/// however many resources are read. A URI without `://` is its scheme
-/// (`urn:`) or `other`.
+/// however many resources are read. A URI without `//` is its scheme
+/// (`urn:`); a text that is no absolute URI ([`Parts::parse`]) is `other`.
 pub fn uri_class(uri: &str) -> String {
-    match uri.split_once("://") {
-        Some((scheme, rest)) => {
-            let mut parts = rest.split('/');
-            let authority = parts.next().unwrap_or("");
-            match parts.next() {
-                Some(first) if !first.is_empty() && parts.next().is_some() => {
+    match Parts::parse(uri) {
+        Some(Parts {
+            scheme,
+            authority: Some(authority),
+            path,
+        }) => {
+            let mut segs = path.split('/').skip(1);
+            match (segs.next(), segs.next()) {
+                (Some(first), Some(_)) if !first.is_empty() => {
                     format!("{scheme}://{authority}/{first}")
                 }
                 _ => format!("{scheme}://{authority}"),
             }
         }
-        None => match uri.split_once(':') {
-            Some((scheme, _)) if !scheme.is_empty() => format!("{scheme}:"),
-            _ => "other".to_owned(),
-        },
+        Some(p) => format!("{}:", p.scheme),
+        None => "other".to_owned(),
     }
 }
 

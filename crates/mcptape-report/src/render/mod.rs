@@ -1,10 +1,11 @@
 //! Rendering of bench statistics ([`crate::stats`]): the human [`table`], the HdrHistogram
 //! interval log ([`hlog`]), the SVG percentile plot ([`svg`]) and the self-contained HTML
-//! report ([`html`]). Each renderer takes the computed [`BenchReport`](crate::stats::BenchReport) (and, for the
+//! report ([`html`]); the XML escaper and JUnit writer ([`junit`]). Each renderer takes the computed [`BenchReport`](crate::stats::BenchReport) (and, for the
 //! histogram-based ones, the [`BenchResult`](crate::run::BenchResult)) and returns bytes or text; none does I/O.
 
 pub mod hlog;
 pub mod html;
+pub mod junit;
 pub mod method_table;
 pub mod svg;
 pub mod table;

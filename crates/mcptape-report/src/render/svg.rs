@@ -5,6 +5,7 @@ use std::path::Path;
 
 use hdrhistogram::Histogram;
 
+use super::junit::xml_escape;
 use crate::run::BenchResult;
 use crate::stats::BenchReport;
 
@@ -137,13 +138,6 @@ pub fn percentile_svg(title: &str, curves: &[Curve<'_>]) -> String {
     }
     s.push_str("</svg>\n");
     s
-}
-
-fn xml_escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
 }
 
 /// The percentile plot of a bench run (`latency.svg` of `mcptape bench --out`): the single-read
