@@ -3,24 +3,9 @@
 //! corpus/violations (paths in the baseline relative to its own directory, matched however
 //! the transcripts' paths are spelled and from any working directory).
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::PathBuf;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn mcptape(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mcptape"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("run mcptape")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use crate::record_support::{mcptape_in as mcptape, repo_root as repo, stderr_text as stderr};
 
 fn violations_copy() -> tempfile::TempDir {
     let tmp = tempfile::tempdir().unwrap();

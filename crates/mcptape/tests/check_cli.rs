@@ -1,19 +1,12 @@
 //! `mcptape check` and `mcptape explain` as a user runs them: exit codes,
 //! formats, `--output`, `--allow`, `--spec`.
 
-use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use crate::record_support::repo_root as repo;
 
 fn mcptape(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mcptape"))
-        .args(args)
-        .current_dir(repo())
-        .output()
-        .expect("run mcptape")
+    crate::record_support::mcptape_in(&repo(), args)
 }
 
 fn stdout(o: &Output) -> String {

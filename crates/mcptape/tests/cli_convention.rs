@@ -24,13 +24,7 @@ fn run_out(sub: &str, out: &Path, args: &str) -> Output {
     run(&all)
 }
 
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
+use support::{stderr_text as stderr, stdout_text as stdout};
 
 /// Regression: `--allow RULE...` took every following word as a rule, so the path after it
 /// was swallowed and `check` had nothing to check.
@@ -544,12 +538,7 @@ fn record_listen_interrupted_by_sigint_exits_130_and_stopped_by_sigterm_exits_0(
     for (sig, code) in [("-INT", 130), ("-TERM", 0)] {
         let tmp = tempfile::tempdir().unwrap();
         let (mut g, t) = record_listening(tmp.path());
-        let ok = Command::new("kill")
-            .args([sig, &g.0.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(ok.success());
-        let status = wait_bounded(&mut g.0, Duration::from_secs(20)).expect("record ends");
+        let status = kill_and_wait(&mut g, sig);
         assert_eq!(status.code(), Some(code), "kill {sig}");
         let header = std::fs::read_to_string(&t).unwrap();
         assert!(header.contains("mcptapeTranscript"), "{header}");
@@ -653,12 +642,7 @@ fn record_stdio_stopped_by_sigint_exits_130_though_the_server_exits_0() {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
-    let ok = Command::new("kill")
-        .args(["-INT", &g.0.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(ok.success());
-    let status = wait_bounded(&mut g.0, Duration::from_secs(20)).expect("record ends");
+    let status = kill_and_wait(&mut g, "-INT");
     assert_eq!(status.code(), Some(130));
     // The exit record says the session was stopped by SIGINT, beside the server's own code.
     let text = std::fs::read_to_string(&t).unwrap();
@@ -717,12 +701,7 @@ fn serve_stdio_stopped_by_sigterm_or_sigint_writes_its_stats() {
             std::thread::sleep(Duration::from_millis(20));
         }
         assert!(answer.join().unwrap().contains("\"result\""));
-        let ok = Command::new("kill")
-            .args([sig, &g.0.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(ok.success());
-        let status = wait_bounded(&mut g.0, Duration::from_secs(20)).expect("serve ends");
+        let status = kill_and_wait(&mut g, sig);
         assert_eq!(status.code(), Some(code), "{sig}");
         let json: serde_json::Value =
             serde_json::from_slice(&std::fs::read(&stats).unwrap()).expect("stats written");
@@ -746,12 +725,7 @@ fn serve_listen_stopped_by_sigint_exits_130_and_by_sigterm_0() {
             .args(["--listen", &format!("127.0.0.1:{port}"), "--stats"])
             .arg(&stats);
         let mut g = spawn_listening(&mut cmd, port);
-        let ok = Command::new("kill")
-            .args([sig, &g.0.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(ok.success());
-        let status = wait_bounded(&mut g.0, Duration::from_secs(20)).expect("serve ends");
+        let status = kill_and_wait(&mut g, sig);
         assert_eq!(status.code(), Some(code), "{sig}");
         let json: serde_json::Value =
             serde_json::from_slice(&std::fs::read(&stats).unwrap()).expect("stats written");

@@ -389,12 +389,7 @@ fn crawl_killed_by_sigterm_or_sigint_leaves_no_server_process() {
             );
             std::thread::sleep(Duration::from_millis(20));
         };
-        let ok = Command::new("kill")
-            .args([sig, &g.0.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(ok.success());
-        let status = wait_bounded(&mut g.0, Duration::from_secs(20)).expect("crawl ends");
+        let status = kill_and_wait(&mut g, sig);
         assert_eq!(status.code(), Some(code), "kill {sig}");
         let deadline = std::time::Instant::now() + Duration::from_secs(20);
         while !process_gone(server) {

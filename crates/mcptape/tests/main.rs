@@ -42,6 +42,5 @@ mod serve_http;
 mod serve_python_client;
 mod serve_timer_priority;
 mod uri_cli;
-mod uri_cli_issue15;
 mod verify_e2e;
 mod verify_http;

@@ -9,7 +9,7 @@
 
 use crate::record_support;
 
-use std::io::{Read, Write};
+use std::io::Read;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -25,17 +25,12 @@ const LIMIT_BLOCKS: u32 = 64;
 
 /// One raw HTTP/1.1 POST of `body` to 127.0.0.1:`port`/mcp; the status and the whole answer.
 fn post(port: u16, body: &str) -> (u16, String) {
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-    let req = format!(
-        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
+    let text = http_exchange(
+        port,
+        "POST /mcp HTTP/1.1\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream",
+        body.as_bytes(),
     );
-    s.write_all(req.as_bytes()).unwrap();
-    let mut resp = Vec::new();
-    let _ = s.read_to_end(&mut resp);
-    let text = String::from_utf8_lossy(&resp).into_owned();
     let status = text
         .split_whitespace()
         .nth(1)

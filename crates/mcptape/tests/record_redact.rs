@@ -34,6 +34,14 @@ fn record_to(out: &Path) -> Command {
     cmd
 }
 
+/// Runs the `record` command `cmd` (stdin closed) to a successful end; the transcript `out`
+/// it wrote.
+fn run_record(cmd: &mut Command, out: &Path) -> String {
+    let status = cmd.stdin(Stdio::null()).status().unwrap();
+    assert!(status.success());
+    std::fs::read_to_string(out).unwrap()
+}
+
 /// `mcptape record -o OUT --listen 127.0.0.1:0 --upstream http://127.0.0.1:9/mcp EXTRA...`
 /// (nothing listens on port 9) run to completion.
 fn record_listen(out: &Path, extra: &[&str]) -> Output {
@@ -55,17 +63,15 @@ fn stdio_record_header_has_no_argv_token_and_no_absolute_cwd_path() {
     let out = dir.path().join("t.jsonl");
     let script = dir.path().join("srv.sh");
     std::fs::write(&script, "#!/bin/sh\nexit 0\n").unwrap();
-    let status = record_to(&out)
-        .current_dir(dir.path())
-        .arg("--")
-        .arg("/bin/sh")
-        .arg(&script)
-        .args(["--token", "tok-abc123", "API_KEY=sk-live-9", "stdio"])
-        .stdin(Stdio::null())
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let text = std::fs::read_to_string(&out).unwrap();
+    let text = run_record(
+        record_to(&out)
+            .current_dir(dir.path())
+            .arg("--")
+            .arg("/bin/sh")
+            .arg(&script)
+            .args(["--token", "tok-abc123", "API_KEY=sk-live-9", "stdio"]),
+        &out,
+    );
     let header = text.lines().next().unwrap();
     assert!(!header.contains("tok-abc123"), "{header}");
     assert!(!header.contains("sk-live-9"), "{header}");
@@ -109,16 +115,7 @@ fn redact_header_needs_listen_and_conflicts_with_no_redact() {
 /// request line and headers other than Host/Content-Length/Connection) and
 /// reads the whole answer.
 fn send(port: u16, head: &str, body: &[u8]) {
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-    let req = format!(
-        "{head}\r\nHost: 127.0.0.1:{port}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    );
-    s.write_all(req.as_bytes()).unwrap();
-    s.write_all(body).unwrap();
-    let mut resp = Vec::new();
-    let _ = s.read_to_end(&mut resp);
+    record_support::http_exchange(port, head, body);
 }
 
 /// `mcptape record -o OUT --listen 127.0.0.1:PORT --upstream UPSTREAM EXTRA...`
@@ -126,22 +123,9 @@ fn send(port: u16, head: &str, body: &[u8]) {
 /// it, then SIGTERM. Returns (transcript text, stderr).
 fn record_requests(upstream: &str, extra: &[&str], requests: &[(&str, &[u8])]) -> (String, String) {
     let (_dir, out) = temp_out();
-    let port = record_support::free_port();
-    let child = record_to(&out)
-        .args([
-            "--listen",
-            &format!("127.0.0.1:{port}"),
-            "--upstream",
-            upstream,
-        ])
-        .args(extra)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut g = Guard(child);
-    record_support::wait_port(port, Duration::from_secs(30));
+    let (mut g, port) = record_support::record_listen_with(&out, upstream, Stdio::piped(), |c| {
+        c.args(extra);
+    });
     for (head, body) in requests {
         send(port, head, body);
     }
@@ -426,18 +410,15 @@ fn argv_attached_short_flag_pass_and_flag_equals_values_are_redacted() {
 fn sh_c_script_words_are_redacted() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("t.jsonl");
-    let status = record_to(&out)
-        .args([
+    let text = run_record(
+        record_to(&out).args([
             "--",
             "/bin/sh",
             "-c",
             "exit 0; exec server --token SH1 --password=SH2",
-        ])
-        .stdin(Stdio::null())
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let text = std::fs::read_to_string(&out).unwrap();
+        ]),
+        &out,
+    );
     let header = text.lines().next().unwrap();
     assert_no_secret(header, &["SH1", "SH2"]);
     assert!(
@@ -579,6 +560,63 @@ fn echo_call(id: i64, secrets: [&str; 3]) -> serde_json::Value {
         "password":secrets[0],"apiKey":secrets[1],"token":secrets[2]}}})
 }
 
+/// Starts `cmd` with its stdin and stdout piped (stderr dropped): the stdin, the stdout's
+/// lines ([`line_reader`]) and the guard that kills it.
+fn spawn_lines(
+    cmd: &mut Command,
+) -> (
+    std::process::ChildStdin,
+    std::sync::mpsc::Receiver<String>,
+    Guard,
+) {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdin = child.stdin.take().unwrap();
+    let rx = line_reader(child.stdout.take().unwrap());
+    (stdin, rx, Guard(child))
+}
+
+/// Asserts the recorded echo call's `arguments` hold every leak-table secret redacted
+/// (pseudonyms for the credential-named ones) and `pointers` name exactly those four.
+fn assert_echo_call_redacted(arguments: &serde_json::Value, mut pointers: Vec<String>) {
+    assert_eq!(
+        *arguments,
+        serde_json::json!({"message":"hello leak table [redacted]","password":"[redacted:1]",
+            "apiKey":"[redacted:2]","token":"[redacted:3]"})
+    );
+    pointers.sort();
+    assert_eq!(
+        pointers,
+        [
+            "/params/arguments/apiKey",
+            "/params/arguments/message",
+            "/params/arguments/password",
+            "/params/arguments/token"
+        ]
+    );
+}
+
+/// `initialize` as request `id`, `notifications/initialized`, then the echo call with
+/// [`ARG_SECRETS`] as request `id + 1`; its reply.
+fn handshake_then_echo(
+    stdin: &mut std::process::ChildStdin,
+    rx: &std::sync::mpsc::Receiver<String>,
+    id: i64,
+) -> serde_json::Value {
+    send_line(stdin, initialize(id));
+    response(rx, id);
+    send_line(
+        stdin,
+        serde_json::json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+    );
+    send_line(stdin, echo_call(id + 1, ARG_SECRETS));
+    response(rx, id + 1)
+}
+
 /// Records the stdio leak table: the leaky server (its argv in every form,
 /// printing argv, cwd, home, temp dir, home config and credential env vars
 /// to stderr) in front of the real server-everything, a `tools/call` with
@@ -609,8 +647,8 @@ fn record_stdio_leak_table() -> (
     )
     .unwrap();
     let out = dir.path().join("stdio.jsonl");
-    let mut child = record_to(&out)
-        .args(["--grace", "300ms", "--term-grace", "300ms", "--"])
+    let mut cmd = record_to(&out);
+    cmd.args(["--grace", "300ms", "--term-grace", "300ms", "--"])
         .arg(&p.python)
         .arg(&script)
         .args([
@@ -636,23 +674,9 @@ fn record_stdio_leak_table() -> (
         .env("HOME", &home)
         .env("GITHUB_TOKEN", "GHTOKEN7g-x")
         .env("LEAKY_BEARER", "BEARERSECRET8h")
-        .env("LEAKY_DB_PASSWORD", "DBPASS9i-x")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let rx = line_reader(child.stdout.take().unwrap());
-    let mut g = Guard(child);
-    send_line(&mut stdin, initialize(1));
-    response(&rx, 1);
-    send_line(
-        &mut stdin,
-        serde_json::json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
-    );
-    send_line(&mut stdin, echo_call(2, ARG_SECRETS));
-    let reply = response(&rx, 2);
+        .env("LEAKY_DB_PASSWORD", "DBPASS9i-x");
+    let (mut stdin, rx, mut g) = spawn_lines(&mut cmd);
+    let reply = handshake_then_echo(&mut stdin, &rx, 1);
     assert_eq!(
         reply["result"]["content"][0]["text"], "Echo: hello leak table PWARG12l",
         "{reply}"
@@ -750,22 +774,7 @@ fn stdio_leak_table_leaves_no_secret_and_no_machine_path_in_any_record() {
         })
         .unwrap();
     let v: serde_json::Value = serde_json::from_str(call.0).unwrap();
-    assert_eq!(
-        v["params"]["arguments"],
-        serde_json::json!({"message":"hello leak table [redacted]","password":"[redacted:1]",
-            "apiKey":"[redacted:2]","token":"[redacted:3]"})
-    );
-    let mut pointers = call.1.clone();
-    pointers.sort();
-    assert_eq!(
-        pointers,
-        [
-            "/params/arguments/apiKey",
-            "/params/arguments/message",
-            "/params/arguments/password",
-            "/params/arguments/token"
-        ]
-    );
+    assert_echo_call_redacted(&v["params"]["arguments"], call.1.clone());
     // The server's echo of the secret is redacted in its reply too.
     assert!(
         text.contains(r#""text":"Echo: hello leak table [redacted]""#),
@@ -776,26 +785,10 @@ fn stdio_leak_table_leaves_no_secret_and_no_machine_path_in_any_record() {
 #[test]
 fn stdio_recording_with_redacted_tool_call_replays_to_a_client_sending_the_secret() {
     let (out, _dir, _cwd, _home, recorded) = record_stdio_leak_table();
-    let mut child = mcptape()
-        .arg("serve")
-        .arg(&out)
-        .args(["--latency", "fixed:0ms"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let rx = line_reader(child.stdout.take().unwrap());
-    let _g = Guard(child);
-    send_line(&mut stdin, initialize(10));
-    response(&rx, 10);
-    send_line(
-        &mut stdin,
-        serde_json::json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
-    );
-    send_line(&mut stdin, echo_call(11, ARG_SECRETS));
-    let reply = response(&rx, 11);
+    let mut cmd = mcptape();
+    cmd.arg("serve").arg(&out).args(["--latency", "fixed:0ms"]);
+    let (mut stdin, rx, _g) = spawn_lines(&mut cmd);
+    let reply = handshake_then_echo(&mut stdin, &rx, 10);
     // The recorded answer (its echo of the secret redacted), matched though
     // every redacted argument differs from what was recorded.
     assert_eq!(
@@ -811,16 +804,7 @@ fn stdio_recording_with_redacted_tool_call_replays_to_a_client_sending_the_secre
 
 /// One raw HTTP/1.1 request to 127.0.0.1:`port`; the whole answer as text.
 fn exchange(port: u16, head: &str, body: &str) -> String {
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-    let req = format!(
-        "{head}\r\nHost: 127.0.0.1:{port}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    );
-    s.write_all(req.as_bytes()).unwrap();
-    let mut resp = Vec::new();
-    let _ = s.read_to_end(&mut resp);
-    String::from_utf8_lossy(&resp).into_owned()
+    record_support::http_exchange(port, head, body.as_bytes())
 }
 
 /// The request headers of the leak table (each with its own secret).
@@ -847,23 +831,10 @@ fn http_leak_table_through_record_listen_leaves_no_secret_in_any_record() {
     let home = dir.path().join("home-bob");
     std::fs::create_dir_all(&home).unwrap();
     let out = dir.path().join("http.jsonl");
-    let port = record_support::free_port();
-    let child = record_to(&out)
-        .args([
-            "--listen",
-            &format!("127.0.0.1:{port}"),
-            "--upstream",
-            &format!("http://127.0.0.1:{up_port}/mcp"),
-        ])
-        .current_dir(dir.path())
-        .env("HOME", &home)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut g = Guard(child);
-    record_support::wait_port(port, Duration::from_secs(30));
+    let upstream = format!("http://127.0.0.1:{up_port}/mcp");
+    let (mut g, port) = record_support::record_listen_with(&out, &upstream, Stdio::null(), |c| {
+        c.current_dir(dir.path()).env("HOME", &home);
+    });
     let post = |session: Option<&str>| {
         let mut h = format!(
             "POST /mcp HTTP/1.1\r\nContent-Type: application/json\r\n\
@@ -926,22 +897,9 @@ fn http_leak_table_through_record_listen_leaves_no_secret_in_any_record() {
         .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
         .find(|v| v["msg"]["method"] == "tools/call")
         .unwrap();
-    assert_eq!(
-        call["msg"]["params"]["arguments"],
-        serde_json::json!({"message":"hello leak table [redacted]","password":"[redacted:1]",
-            "apiKey":"[redacted:2]","token":"[redacted:3]"})
-    );
-    let mut pointers: Vec<String> =
-        serde_json::from_value(call["http"]["redactedPointers"].clone()).unwrap();
-    pointers.sort();
-    assert_eq!(
-        pointers,
-        [
-            "/params/arguments/apiKey",
-            "/params/arguments/message",
-            "/params/arguments/password",
-            "/params/arguments/token"
-        ]
+    assert_echo_call_redacted(
+        &call["msg"]["params"]["arguments"],
+        serde_json::from_value(call["http"]["redactedPointers"].clone()).unwrap(),
     );
 }
 

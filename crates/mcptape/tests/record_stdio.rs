@@ -400,13 +400,7 @@ fn record_interrupted_by_sigint_before_a_real_server_exits_130_and_its_exit_reco
                 break;
             }
         }
-        let ok = Command::new("kill")
-            .args(["-INT", &g.0.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(ok.success());
-        let status = wait_bounded(&mut g.0, Duration::from_secs(20))
-            .unwrap_or_else(|| panic!("{name}: record did not end after SIGINT"));
+        let status = kill_and_wait(&mut g, "-INT");
         assert_eq!(status.code(), Some(130), "{name}");
         drop(stdin);
         let t = read_transcript(&t_path);

@@ -4,25 +4,10 @@
 //! spelling, a symlink or a hard link) with exit 2, naming both paths, the input untouched; an
 //! output next to the inputs or inside an input directory is written.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// `mcptape ARGS` run in `dir`.
-fn mcptape(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mcptape"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("run mcptape")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use crate::record_support::{mcptape_in as mcptape, repo_root as repo, stderr_text as stderr};
 
 /// Runs `args` in `dir`, expects the refusal of writing `out` over `input` (both as spelled in
 /// `args`) and `file` unchanged.

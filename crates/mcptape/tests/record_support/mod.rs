@@ -189,6 +189,53 @@ pub fn run_bounded(cmd: &mut Command, limit: Duration) -> (Output, Duration) {
     (output, start.elapsed())
 }
 
+/// Sends `sig` (`-INT`, `-TERM`, …) to `g`'s process with `kill(1)` and waits for it to
+/// end (a process still running 20 s later fails the test); its exit status.
+pub fn kill_and_wait(g: &mut Guard, sig: &str) -> ExitStatus {
+    let ok = Command::new("kill")
+        .args([sig, &g.0.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(ok.success(), "kill {sig}");
+    wait_bounded(&mut g.0, Duration::from_secs(20))
+        .unwrap_or_else(|| panic!("still running 20 s after kill {sig}"))
+}
+
+/// One raw HTTP/1.1 request to 127.0.0.1:`port` (`head`: the request line and the headers
+/// other than Host, Content-Length and Connection: close, which it adds) with `body`; the
+/// whole answer as text (a read stalled 20 s ends it).
+pub fn http_exchange(port: u16, head: &str, body: &[u8]) -> String {
+    use std::io::Write as _;
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let req = format!(
+        "{head}\r\nHost: 127.0.0.1:{port}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    s.write_all(req.as_bytes()).unwrap();
+    s.write_all(body).unwrap();
+    let mut resp = Vec::new();
+    let _ = s.read_to_end(&mut resp);
+    String::from_utf8_lossy(&resp).into_owned()
+}
+
+/// `mcptape ARGS` run in `dir` as [`run_bounded`] runs it (a hang past 2 min fails the test).
+pub fn mcptape_in(dir: &Path, args: &[&str]) -> Output {
+    let mut cmd = Command::new(mcptape());
+    cmd.args(args).current_dir(dir);
+    run_bounded(&mut cmd, Duration::from_secs(120)).0
+}
+
+/// `o`'s stderr as text (invalid UTF-8 replaced).
+pub fn stderr_text(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// `o`'s stdout as text (invalid UTF-8 replaced).
+pub fn stdout_text(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
 /// Waits for `child` up to `limit`; `None` if it is still running.
 pub fn wait_bounded(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
     let deadline = Instant::now() + limit;
@@ -552,17 +599,27 @@ pub fn serve_listen(transcript: &Path, latency: &str) -> (Guard, u16) {
 /// `mcptape record -o T --listen 127.0.0.1:PORT --upstream UPSTREAM` on a free port,
 /// its stderr to `stderr`.
 pub fn record_listen(t_path: &Path, upstream: &str, stderr: Stdio) -> (Guard, u16) {
+    record_listen_with(t_path, upstream, stderr, |_| {})
+}
+
+/// [`record_listen`] with `configure` given the command before it starts (more arguments, a
+/// working directory, environment variables).
+pub fn record_listen_with(
+    t_path: &Path,
+    upstream: &str,
+    stderr: Stdio,
+    configure: impl FnOnce(&mut Command),
+) -> (Guard, u16) {
     let port = free_port();
-    let child = Command::new(mcptape())
-        .arg("record")
-        .arg("-o")
-        .arg(t_path)
-        .args([
-            "--listen",
-            &format!("127.0.0.1:{port}"),
-            "--upstream",
-            upstream,
-        ])
+    let mut cmd = Command::new(mcptape());
+    cmd.arg("record").arg("-o").arg(t_path).args([
+        "--listen",
+        &format!("127.0.0.1:{port}"),
+        "--upstream",
+        upstream,
+    ]);
+    configure(&mut cmd);
+    let child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(stderr)
