@@ -518,6 +518,18 @@ mod tests {
         assert_eq!(super::wrap("  a  b", 14, "    "), "  a  b");
     }
 
+    /// The report of an empty run against the embedded server at `fixed:12ms`.
+    fn empty_embedded_report() -> crate::stats::BenchReport {
+        crate::run::BenchResult::new().report(
+            crate::run::RunSettings::default(),
+            "t.jsonl",
+            "embedded mcptape serve (stdio)",
+            Some("fixed:12ms".into()),
+            1,
+            None,
+        )
+    }
+
     /// A flagged, engine-bound run of the embedded server: its FLAGGED and
     /// ENGINE-BOUND lines (one line each in [`ServeSummary::precision_lines`])
     /// are wrapped by [`super::wrap`] within 80 columns, every word kept.
@@ -560,14 +572,7 @@ mod tests {
         };
         let lines = sv.precision_lines(900.0);
         assert!(lines.iter().all(|l| !l.contains('\n')), "{lines:?}");
-        let mut r = crate::run::BenchResult::new().report(
-            crate::run::RunSettings::default(),
-            "t.jsonl",
-            "embedded mcptape serve (stdio)",
-            Some("fixed:12ms".into()),
-            1,
-            None,
-        );
+        let mut r = empty_embedded_report();
         r.throughput_per_s = 900.0;
         r.server = Some(sv);
         let table = r.table();
@@ -602,14 +607,7 @@ mod tests {
     /// scheduled sends, and the send-rate line wraps within 80 columns.
     #[test]
     fn send_rate_line_gives_each_share_of_the_scheduled_sends_within_80_columns() {
-        let mut r = crate::run::BenchResult::new().report(
-            crate::run::RunSettings::default(),
-            "t.jsonl",
-            "embedded mcptape serve (stdio)",
-            Some("fixed:12ms".into()),
-            1,
-            None,
-        );
+        let mut r = empty_embedded_report();
         r.send_rate = Some(crate::stats::SendRate {
             asked_per_s: 1_000_000.0,
             achieved_per_s: 29_067.1,

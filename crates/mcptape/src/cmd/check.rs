@@ -167,24 +167,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     match &args.output {
         Some(path) => {
-            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-                std::fs::create_dir_all(dir)
-                    .with_context(|| format!("creating {}", dir.display()))?;
-            }
-            let file = std::fs::File::create(path)
-                .with_context(|| format!("writing {}", path.display()))?;
+            let file = create_output(path)?;
             write(&mut std::io::BufWriter::with_capacity(1 << 16, file))
                 .with_context(|| format!("writing {}", path.display()))?;
-            let s = report.summary;
-            eprintln!(
-                "mcptape check: {}: {} file(s), {} error(s), {} warning(s), {} allowed; report in {}",
-                if report.passed() { "PASS" } else { "FAIL" },
-                s.files,
-                s.errors,
-                s.warnings,
-                s.allowed,
-                path.display()
-            );
+            eprint_summary(&report.summary, path);
         }
         // A reader that went away (`| head -1`) ends the printing quietly, in every format.
         None => {
@@ -222,12 +208,7 @@ fn run_streamed(args: &Args, opts: &Options, format: Format) -> anyhow::Result<E
     });
     let summary = match &args.output {
         Some(path) => {
-            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-                std::fs::create_dir_all(dir)
-                    .with_context(|| format!("creating {}", dir.display()))?;
-            }
-            let file = std::fs::File::create(path)
-                .with_context(|| format!("writing {}", path.display()))?;
+            let file = create_output(path)?;
             // Only a regular file is removed on failure: `-o /dev/full` (as root) unlinked the
             // device node, and the next writer of /dev/full made a regular file there.
             let regular = file.metadata().is_ok_and(|m| m.is_file());
@@ -247,15 +228,7 @@ fn run_streamed(args: &Args, opts: &Options, format: Format) -> anyhow::Result<E
                     });
                 }
             };
-            eprintln!(
-                "mcptape check: {}: {} file(s), {} error(s), {} warning(s), {} allowed; report in {}",
-                if s.errors == 0 { "PASS" } else { "FAIL" },
-                s.files,
-                s.errors,
-                s.warnings,
-                s.allowed,
-                path.display()
-            );
+            eprint_summary(&s, path);
             s
         }
         None => {
@@ -281,6 +254,28 @@ fn run_streamed(args: &Args, opts: &Options, format: Format) -> anyhow::Result<E
     } else {
         ExitCode::from(1)
     })
+}
+
+/// The report file `path` (`-o`), created with its missing parent directories.
+fn create_output(path: &std::path::Path) -> anyhow::Result<std::fs::File> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    std::fs::File::create(path).with_context(|| format!("writing {}", path.display()))
+}
+
+/// The summary line on stderr when the report went to the file `path` (`-o`): PASS when no
+/// unallowed error was found.
+fn eprint_summary(s: &mcptape_check::Summary, path: &std::path::Path) {
+    eprintln!(
+        "mcptape check: {}: {} file(s), {} error(s), {} warning(s), {} allowed; report in {}",
+        if s.errors == 0 { "PASS" } else { "FAIL" },
+        s.files,
+        s.errors,
+        s.warnings,
+        s.allowed,
+        path.display()
+    );
 }
 
 /// The baseline verdict on stderr: counts, every new finding, every fixed entry.

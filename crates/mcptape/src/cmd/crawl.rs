@@ -2,15 +2,12 @@
 //!
 //! `mcptape crawl -o FILE (-- CMD ARGS... | --target-url URL) [--protocol VERSION] [--expand 'TEMPLATE' var=v1,v2]`
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::Relaxed;
 
 use anyhow::Context;
-use mcptape_record::OnExisting;
-use mcptape_record::TranscriptSink;
 use mcptape_record::crawl::{CrawlOptions, CrawlProgress, CrawlTarget, Expansion, crawl};
 use mcptape_transcript::redact::RedactRules;
 use mcptape_transcript::{Redaction, Redactor, ServerSpec, Transport};
@@ -18,14 +15,8 @@ use mcptape_transcript::{Redaction, Redactor, ServerSpec, Transport};
 /// Arguments of `mcptape crawl`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Transcript file to write (JSON Lines). An existing recording is kept: the records then go to
-    /// the first free numbered sibling (FILE.1.jsonl, …), said on stderr; so does a FILE another
-    /// recorder is writing (a client that starts the server command twice).
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
-    pub output: PathBuf,
-    /// Replace an existing transcript at -o (never one another recorder is writing).
-    #[arg(long)]
-    pub overwrite: bool,
+    #[command(flatten)]
+    pub out: super::record::OutputArgs,
     /// The server to crawl at this Streamable HTTP endpoint (http:// only), instead of a stdio
     /// command: the target, named as in bench and verify (`--url` is a hidden alias).
     #[arg(
@@ -210,24 +201,12 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     // rejected run leaves no file behind. The transcript must not replace the server's
     // program or a file it is given (`crawl -o s.sh -- bash s.sh`).
     mcptape_record::crawl::check_options(&opts)?;
-    super::refuse_overwrite("-o", &args.output, &super::server_files(&args.command))?;
-    let sink = Arc::new(
-        TranscriptSink::create_redacted_with(
-            &args.output,
-            transport,
-            server,
-            redaction,
-            if args.overwrite {
-                OnExisting::Overwrite
-            } else {
-                OnExisting::Keep
-            },
-        )?
-        // stderr, noise and details redacted as `record` does (the server's stderr may print
-        // its arguments, environment or home directory).
-        .redacting(opts.redactor.clone()),
-    );
-    super::note_held_output("crawl", &args.output, sink.path());
+    super::refuse_overwrite("-o", &args.out.output, &super::server_files(&args.command))?;
+    // stderr, noise and details redacted as `record` does (the server's stderr may print
+    // its arguments, environment or home directory).
+    let sink = args
+        .out
+        .sink("crawl", transport, server, redaction, opts.redactor.clone())?;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -264,7 +243,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
             eprintln!(
                 "mcptape crawl: {}: stopped the server; {records} records -> {}",
                 sig.name,
-                args.output.display()
+                args.out.output.display()
             );
             return Ok(ExitCode::from(sig.exit_code));
         }
@@ -307,7 +286,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         errors,
         report.answered_server_requests.len(),
         records,
-        args.output.display()
+        args.out.output.display()
     );
     if args.json {
         let reads: Vec<_> = report

@@ -29,9 +29,9 @@ pub const MAX_GRACE_US: u64 = 60_000_000;
 /// Cap of `--duration` (HTTP proxy): one day, µs.
 pub const MAX_RECORD_DURATION_US: u64 = 86_400_000_000;
 
-/// Arguments of `mcptape record`.
+/// `-o FILE` and `--overwrite` of `record` and `crawl`: where the transcript goes.
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub struct OutputArgs {
     /// Transcript file to write (JSON Lines). An existing recording is kept: the records then go to
     /// the first free numbered sibling (FILE.1.jsonl, …), said on stderr; so does a FILE another
     /// recorder is writing (a client that starts the server command twice).
@@ -40,6 +40,43 @@ pub struct Args {
     /// Replace an existing transcript at -o (never one another recorder is writing).
     #[arg(long)]
     pub overwrite: bool,
+}
+
+impl OutputArgs {
+    /// The transcript sink at `-o` (an existing file kept or replaced as `--overwrite` says),
+    /// redacting its records with `redactor`; a FILE another recorder holds is said on stderr
+    /// under `command`'s name.
+    pub(crate) fn sink(
+        &self,
+        command: &str,
+        transport: Transport,
+        server: ServerSpec,
+        redaction: Redaction,
+        redactor: Redactor,
+    ) -> anyhow::Result<Arc<TranscriptSink>> {
+        let on_existing = if self.overwrite {
+            OnExisting::Overwrite
+        } else {
+            OnExisting::Keep
+        };
+        let sink = TranscriptSink::create_redacted_with(
+            &self.output,
+            transport,
+            server,
+            redaction,
+            on_existing,
+        )?
+        .redacting(redactor);
+        super::note_held_output(command, &self.output, sink.path());
+        Ok(Arc::new(sink))
+    }
+}
+
+/// Arguments of `mcptape record`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    pub out: OutputArgs,
     /// Keep credentials in the transcript. Without it (the default) the recorder redacts,
     /// by ONE list of credential words: auth, authorization, authenticate, authentication,
     /// oauth, token, key, apikey, accesskey, privatekey, secret, cookie, session, password,
@@ -160,7 +197,11 @@ async fn run_stdio(args: &Args) -> anyhow::Result<ExitCode> {
     // given (`record -o t -- mcptape serve t`, `record -o s.sh -- bash s.sh`).
     let stdin = std::path::PathBuf::from("/dev/stdin");
     let server = super::server_files(&args.command);
-    super::refuse_overwrite("-o", &args.output, std::iter::once(&stdin).chain(&server))?;
+    super::refuse_overwrite(
+        "-o",
+        &args.out.output,
+        std::iter::once(&stdin).chain(&server),
+    )?;
     let redactor = redactor(args)?;
     let (cwd, home) = machine_dirs();
     let argv = redactor.argv(&args.command, cwd.as_deref(), home.as_deref());
@@ -170,24 +211,16 @@ async fn run_stdio(args: &Args) -> anyhow::Result<ExitCode> {
         ..Redaction::default()
     }
     .with_argv(&argv);
-    let sink = Arc::new(
-        TranscriptSink::create_redacted_with(
-            &args.output,
-            Transport::Stdio,
-            ServerSpec {
-                command: Some(argv.argv),
-                url: None,
-            },
-            redaction,
-            if args.overwrite {
-                OnExisting::Overwrite
-            } else {
-                OnExisting::Keep
-            },
-        )?
-        .redacting(redactor),
-    );
-    super::note_held_output("record", &args.output, sink.path());
+    let sink = args.out.sink(
+        "record",
+        Transport::Stdio,
+        ServerSpec {
+            command: Some(argv.argv),
+            url: None,
+        },
+        redaction,
+        redactor,
+    )?;
     let opts = StdioOptions {
         command: args.command.clone(),
         grace,
@@ -245,26 +278,18 @@ async fn run_http(
     let redactor = redactor(args)?;
     // Checked before the transcript file is created: a rejected run leaves no file.
     mcptape_record::http::check_loopback(listen)?;
-    super::refuse_overwrite::<std::path::Path>("-o", &args.output, [])?;
+    super::refuse_overwrite::<std::path::Path>("-o", &args.out.output, [])?;
     let up = Upstream::parse(&upstream)?;
-    let sink = Arc::new(
-        TranscriptSink::create_redacted_with(
-            &args.output,
-            Transport::Http,
-            ServerSpec {
-                command: None,
-                url: Some(redactor.url(&upstream).into_owned()),
-            },
-            redactor.summary(),
-            if args.overwrite {
-                OnExisting::Overwrite
-            } else {
-                OnExisting::Keep
-            },
-        )?
-        .redacting(redactor.clone()),
-    );
-    super::note_held_output("record", &args.output, sink.path());
+    let sink = args.out.sink(
+        "record",
+        Transport::Http,
+        ServerSpec {
+            command: None,
+            url: Some(redactor.url(&upstream).into_owned()),
+        },
+        redactor.summary(),
+        redactor.clone(),
+    )?;
     let mut proxy = HttpProxy::bind(listen, up, sink.clone(), redactor).await?;
     proxy.allow_origins(&args.allow_origin);
     let addr = proxy.local_addr()?;
@@ -308,7 +333,7 @@ async fn run_http(
     };
     eprintln!(
         "mcptape: {exchanges} HTTP exchanges, {records} records -> {}{by}",
-        args.output.display()
+        args.out.output.display()
     );
     Ok(ExitCode::from(code))
 }
