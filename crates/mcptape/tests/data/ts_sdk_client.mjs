@@ -5,17 +5,8 @@
 //
 // Usage: node ts_sdk_client.mjs --url URL
 //        node ts_sdk_client.mjs -- CMD ARGS...
-// The SDK is loaded from $MCPTAPE_NPM_PREFIX/node_modules (see .tools/env.sh).
-import { pathToFileURL } from "node:url";
-import path from "node:path";
-
-const prefix = process.env.MCPTAPE_NPM_PREFIX;
-if (!prefix) {
-  console.error("MCPTAPE_NPM_PREFIX is not set: source .tools/env.sh");
-  process.exit(2);
-}
-const esm = path.join(prefix, "node_modules/@modelcontextprotocol/sdk/dist/esm");
-const load = (p) => import(pathToFileURL(path.join(esm, p)).href);
+// The SDK is loaded from $MCPTAPE_NPM_PREFIX/node_modules (see .tools/env.sh; ts_sdk_load.mjs).
+import { load } from "./ts_sdk_load.mjs";
 const { Client } = await load("client/index.js");
 
 const args = process.argv.slice(2);
