@@ -72,12 +72,16 @@ fn digest(bytes: &[u8]) -> (usize, u64) {
 /// Line digests `(length in bytes, FNV-1a 64)` as produced by [`digest`].
 type Digests = Vec<(usize, u64)>;
 
-/// One run: start the proxy, stream, SIGKILL it after `kill_after`; returns
-/// (lines the client received whole, transcript records per direction).
+/// One run: start the proxy, stream, SIGKILL it `kill_after` after the start (or,
+/// with `after_big_line`, `kill_after` after the client received its first 16 MiB
+/// line, waited for within `RUN_LIMIT`: a loaded machine then still sends one big
+/// line through, which a fixed moment does not promise); returns (lines the client
+/// received whole, transcript records per direction).
 fn run_once(
     dir: &std::path::Path,
     run: usize,
     kill_after: Duration,
+    after_big_line: bool,
 ) -> (Digests, Digests, Digests) {
     let transcript = dir.join(format!("kill-{run}.jsonl"));
     let mut guard = spawn_record(&transcript, &[OsStr::new("cat")], Stdio::null());
@@ -93,6 +97,7 @@ fn run_once(
             std::thread::sleep(PACE);
         }
     });
+    let (big_tx, big_rx) = std::sync::mpsc::channel::<()>();
     let reader = std::thread::spawn(move || {
         let mut r = BufReader::with_capacity(1 << 20, stdout);
         let mut got = Vec::new();
@@ -102,11 +107,21 @@ fn run_once(
             match r.read_until(b'\n', &mut buf) {
                 Ok(0) | Err(_) => return got,
                 // Only a line whose `\n` arrived counts as received.
-                Ok(_) if buf.last() == Some(&b'\n') => got.push(digest(&buf[..buf.len() - 1])),
+                Ok(_) if buf.last() == Some(&b'\n') => {
+                    if buf.len() == BIG_LINE_BYTES {
+                        let _ = big_tx.send(());
+                    }
+                    got.push(digest(&buf[..buf.len() - 1]))
+                }
                 Ok(_) => return got,
             }
         }
     });
+    if after_big_line {
+        big_rx
+            .recv_timeout(RUN_LIMIT)
+            .unwrap_or_else(|e| panic!("run {run}: no 16 MiB line reached the client: {e}"));
+    }
     std::thread::sleep(kill_after);
     child.kill().expect("SIGKILL the recorder");
     let status = wait_bounded(child, RUN_LIMIT).expect("mcptape ends after SIGKILL");
@@ -159,7 +174,15 @@ fn sigkill_at_20_random_moments_loses_no_line_the_client_received() {
     let mut big_received = 0;
     for run in 0..KILLS {
         let kill_ms = 30 + rng.next() % (KILL_WINDOW_MS - 30);
-        let (received, c2s, s2c) = run_once(dir.path(), run, Duration::from_millis(kill_ms));
+        // Run 0 kills after a 16 MiB line went through (then at a random moment),
+        // so that the big-line path is exercised whatever the machine's load.
+        let after_big_line = run == 0;
+        let (received, c2s, s2c) = run_once(
+            dir.path(),
+            run,
+            Duration::from_millis(kill_ms),
+            after_big_line,
+        );
         // The transcript holds every line the client received, in order:
         // received is a prefix of the recorded s2c stream, and `cat` only
         // echoes what it was sent, so it is a prefix of the c2s stream too.
