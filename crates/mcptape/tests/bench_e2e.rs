@@ -1157,3 +1157,79 @@ fn bench_refuses_a_baseline_of_another_transcript_or_model_with_exit_2() {
         "{report}"
     );
 }
+
+/// Issue 25: report.json's `timeSeries` on a real run with faults (stalls that time out,
+/// injected -32603 errors): over each phase the intervals' sent, ok, closed and every error
+/// class (`timeout` included) add up to the phase's counters, the last interval has nothing in
+/// flight, the intervals tile the run from 0 without gaps, and a timed-out read's latency
+/// reads censored (the bound, flagged), never as the latency it was recorded at.
+#[test]
+fn bench_time_series_adds_up_to_the_phase_counters_with_timeouts_and_errors() {
+    let (_dir, _stdout, r) = bench_in(
+        "--latency fixed:2ms --fault stall=4%,error=-32603@5% --reads 150 --turns 25 --deadline 150ms --timeout 300ms --seed 7",
+    );
+    let ts = r["timeSeries"].as_array().expect("timeSeries");
+    let u = |v: &serde_json::Value| v.as_u64().unwrap_or(0);
+    let mut timeouts = 0;
+    for (phase, counters) in [("single", "singlePhase"), ("turns", "turnPhase")] {
+        let pts: Vec<&serde_json::Value> = ts.iter().filter(|p| p["phase"] == phase).collect();
+        assert!(!pts.is_empty(), "no {phase} intervals");
+        let c = &r[counters];
+        let sum = |k: &str| pts.iter().map(|p| u(&p[k])).sum::<u64>();
+        assert_eq!(sum("sent"), u(&c["sent"]), "{phase} sent");
+        assert_eq!(sum("ok"), u(&c["answeredOk"]), "{phase} ok");
+        assert_eq!(sum("closed"), u(&c["closed"]), "{phase} closed");
+        let mut classes = std::collections::BTreeMap::<String, u64>::new();
+        for p in &pts {
+            for (k, v) in p["errors"].as_object().unwrap() {
+                *classes.entry(k.clone()).or_default() += u(v);
+            }
+        }
+        let timed_out = classes.remove("timeout").unwrap_or(0);
+        assert_eq!(timed_out, u(&c["timedOut"]), "{phase} timeouts");
+        timeouts += timed_out;
+        let answers: std::collections::BTreeMap<String, u64> = c["errorAnswers"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| (k.clone(), u(v)))
+            .collect();
+        assert_eq!(classes, answers, "{phase} error answers by class");
+        assert_eq!(u(&pts.last().unwrap()["inFlight"]), 0, "{phase}");
+        // Contiguous: each interval starts where the one before ended.
+        for w in pts.windows(2) {
+            let end = w[0]["startMs"].as_f64().unwrap() + w[0]["lengthMs"].as_f64().unwrap();
+            assert!(
+                (w[1]["startMs"].as_f64().unwrap() - end).abs() < 1e-6,
+                "{w:?}"
+            );
+        }
+    }
+    assert_eq!(ts[0]["startMs"], 0.0);
+    assert!(
+        timeouts > 0,
+        "no timeout in the run: the censoring is not exercised"
+    );
+    assert!(u(&r["singlePhase"]["errorAnswers"]["internal (-32603)"]) > 0);
+    // A censored p99 reads as the bound (300 ms for single requests, the 150 ms deadline for
+    // turn reads), flagged; an uncensored one is below it.
+    for p in ts {
+        let bound = if p["phase"] == "single" { 300.0 } else { 150.0 };
+        if p["p99Censored"] == true {
+            assert_eq!(p["p99Ms"].as_f64(), Some(bound), "{p}");
+        } else if let Some(v) = p["p99Ms"].as_f64() {
+            assert!(v < bound, "{p}");
+        }
+    }
+    assert!(ts.iter().any(|p| p["p99Censored"] == true), "{ts:?}");
+    // The .hlog holds the same intervals: one `single` line per single-phase interval.
+    let hlog = std::fs::read_to_string(_dir.path().join("latency.hlog")).unwrap();
+    let single_lines = hlog
+        .lines()
+        .filter(|l| l.starts_with("Tag=single,"))
+        .count();
+    assert_eq!(
+        single_lines,
+        ts.iter().filter(|p| p["phase"] == "single").count()
+    );
+}

@@ -407,7 +407,7 @@ impl BenchReport {
         if self.partial {
             let _ = writeln!(
                 s,
-                "PARTIAL: interrupted; the figures cover what ran until then"
+                "PARTIAL: the run did not finish (the `partial:` warnings say why); the figures\n  cover what ran until then"
             );
         }
         if let Some(sv) = &self.server {
