@@ -461,6 +461,14 @@ pub struct HlogMeta {
     /// Censoring per tag (`single`, `single-err-timeout`, `turn-reads`); a tag not named here
     /// holds no censored value.
     pub censored: std::collections::BTreeMap<String, TagCensor>,
+    /// `--fault` specs the embedded server injected (report.json's `faults`); a merge: every
+    /// input's, once each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub faults: Vec<String>,
+    /// Why the run is partial (report.json's `partial: …` warnings without the prefix: cut at
+    /// `--max-phase`, interrupted); a merge: every input's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub partial_reasons: Vec<String>,
 }
 
 /// Tag of the single reads that timed out (`single-err-` and the [`crate::run::TIMEOUT_CLASS`]
@@ -546,6 +554,12 @@ impl HlogMeta {
             single_phase: report.single_phase.clone(),
             turn_phase: report.turn_phase.clone(),
             censored,
+            faults: report.faults.clone(),
+            partial_reasons: report
+                .warnings
+                .iter()
+                .filter_map(|w| w.strip_prefix("partial: ").map(str::to_owned))
+                .collect(),
         }
     }
 
