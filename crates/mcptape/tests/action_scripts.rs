@@ -86,7 +86,10 @@ fn action_steps_on_the_corpus_write_sarif_and_the_report_dir() {
         &[
             ("CHECK_PATHS", "corpus/transcripts"),
             // One argument per line: a path with a space stays one argument.
-            ("CHECK_ARGS", &format!("--baseline\n  {}  ", spaced.display())),
+            (
+                "CHECK_ARGS",
+                &format!("--baseline\n  {}  ", spaced.display()),
+            ),
             ("SARIF_FILE", sarif_s),
         ],
     );
