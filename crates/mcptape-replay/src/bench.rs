@@ -1009,10 +1009,12 @@ async fn finish_read(
         a.validation.saturating_record(*v_us);
     }
     // The reply's buffer goes back to the session (the next long reply is read into it).
+    let mut recorded_error = false;
     let ended_as = match r {
         Ok(Ok(x)) => {
             if answered_as_recorded(&x.outcome, recorded_code) {
                 a.counters.errors_as_recorded += 1;
+                recorded_error = true;
             }
             // A result where an error was recorded, or the other way round, or another code
             // (a tool call whose recorded arguments carry an id of an earlier session): counted
@@ -1051,7 +1053,7 @@ async fn finish_read(
             // The label the counters keep (bounded), so the series adds up to them.
             let kept = bounded_class(&a.counters.error_answers, class.clone());
             let at = a.at();
-            a.series.error(at, &kept, us);
+            a.series.error(at, &kept, us, recorded_error);
             count_class(&mut a.counters.error_answers, class.clone());
             a.publish();
             a.all.saturating_record(us);
@@ -1482,7 +1484,9 @@ async fn turn_phase(
                         let us = (t0.elapsed().as_micros() as u64).max(1);
                         let at = since(Instant::now());
                         let c = &mut res.turn_phase;
-                        if matches!(&out, Ok(a) if answered_as_recorded(&a.outcome, code)) {
+                        let recorded_error =
+                            matches!(&out, Ok(a) if answered_as_recorded(&a.outcome, code));
+                        if recorded_error {
                             c.errors_as_recorded += 1;
                         }
                         match out.map(|a| (ended(&a.outcome), a.line)) {
@@ -1495,7 +1499,7 @@ async fn turn_phase(
                             }
                             Ok((Ended::Error(class), _)) => {
                                 let kept = bounded_class(&c.error_answers, class.clone());
-                                res.turn_series.error(at, &kept, us);
+                                res.turn_series.error(at, &kept, us, recorded_error);
                                 count_class(&mut c.error_answers, class);
                                 res.turn_reads.saturating_record(us);
                             }
@@ -1525,7 +1529,7 @@ async fn turn_phase(
             } else {
                 let class = INVALID_CONTENTS_CLASS.to_owned();
                 let kept = bounded_class(&c.error_answers, class.clone());
-                res.turn_series.error(at, &kept, us);
+                res.turn_series.error(at, &kept, us, false);
                 count_class(&mut c.error_answers, class);
             }
         }

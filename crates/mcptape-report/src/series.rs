@@ -35,6 +35,9 @@ pub struct IntervalFigures {
     /// Error answers by class ([`crate::run::error_class`]…) and [`TIMEOUT_CLASS`] (not
     /// answered in time).
     pub errors: BTreeMap<String, u64>,
+    /// Of [`errors`](Self::errors), the error answers that were the recorded ones (the
+    /// recording's own not-found read, replayed), by class.
+    pub as_recorded: BTreeMap<String, u64>,
     /// Lost with the connection (no latency).
     pub closed: u64,
     /// Latency of every answer and timeout that ended in the interval, µs (timeouts at the
@@ -50,6 +53,7 @@ impl IntervalFigures {
             sent: 0,
             ok: 0,
             errors: BTreeMap::new(),
+            as_recorded: BTreeMap::new(),
             closed: 0,
             // Auto-resizing from a small range: an interval holds a few buckets' worth of
             // values, not the 188 KB of a full-range histogram.
@@ -76,6 +80,9 @@ impl IntervalFigures {
         self.ok += o.ok;
         for (k, v) in &o.errors {
             *self.errors.entry(k.clone()).or_insert(0) += v;
+        }
+        for (k, v) in &o.as_recorded {
+            *self.as_recorded.entry(k.clone()).or_insert(0) += v;
         }
         self.closed += o.closed;
         // Both auto-resize: adding cannot fail for want of range.
@@ -164,10 +171,14 @@ impl PhaseSeries {
         s.record(latency_us);
     }
 
-    /// An error answer of `class` at `at_us` after `latency_us`.
-    pub fn error(&mut self, at_us: u64, class: &str, latency_us: u64) {
+    /// An error answer of `class` at `at_us` after `latency_us`; `as_recorded` when it is the
+    /// error the recording holds for the request (same code).
+    pub fn error(&mut self, at_us: u64, class: &str, latency_us: u64, as_recorded: bool) {
         let s = self.slot(at_us);
         *s.errors.entry(class.to_owned()).or_insert(0) += 1;
+        if as_recorded {
+            *s.as_recorded.entry(class.to_owned()).or_insert(0) += 1;
+        }
         s.record(latency_us);
     }
 
@@ -243,6 +254,7 @@ impl PhaseSeries {
                     sent: f.sent,
                     ok: f.ok,
                     errors: f.errors,
+                    errors_as_recorded: f.as_recorded,
                     closed: f.closed,
                     in_flight,
                     p50_ms: at(q.p50_us, c.p50),
@@ -278,6 +290,11 @@ pub struct TimeSeriesPoint {
     /// Requests that ended in it otherwise: error answers by class, and `timeout` (given up
     /// at `--timeout`, or a turn read at the deadline).
     pub errors: BTreeMap<String, u64>,
+    /// Of `errors`, the error answers that were the recorded ones (the recording's own
+    /// not-found read, replayed with its code), by class; over a phase they add up to its
+    /// `errorsAsRecorded`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub errors_as_recorded: BTreeMap<String, u64>,
     /// Requests lost with the connection in it.
     #[serde(default)]
     pub closed: u64,

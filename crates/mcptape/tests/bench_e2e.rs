@@ -1237,6 +1237,16 @@ fn bench_time_series_adds_up_to_the_phase_counters_with_timeouts_and_errors() {
             .map(|(k, v)| (k.clone(), u(v)))
             .collect();
         assert_eq!(classes, answers, "{phase} error answers by class");
+        let as_recorded: u64 = pts
+            .iter()
+            .flat_map(|p| p["errorsAsRecorded"].as_object().into_iter().flatten())
+            .map(|(_, v)| u(v))
+            .sum();
+        assert_eq!(
+            as_recorded,
+            u(&c["errorsAsRecorded"]),
+            "{phase} as recorded"
+        );
         assert_eq!(u(&pts.last().unwrap()["inFlight"]), 0, "{phase}");
         // Contiguous: each interval starts where the one before ended.
         for w in pts.windows(2) {
@@ -1253,6 +1263,8 @@ fn bench_time_series_adds_up_to_the_phase_counters_with_timeouts_and_errors() {
         "no timeout in the run: the censoring is not exercised"
     );
     assert!(u(&r["singlePhase"]["errorAnswers"]["internal (-32603)"]) > 0);
+    // The recording's own not-found read, replayed: answered as recorded.
+    assert!(u(&r["singlePhase"]["errorsAsRecorded"]) > 0);
     // A censored p99 reads as the bound (300 ms for single requests, the 150 ms deadline for
     // turn reads), flagged; an uncensored one is below it.
     for p in ts {
@@ -1264,6 +1276,26 @@ fn bench_time_series_adds_up_to_the_phase_counters_with_timeouts_and_errors() {
         }
     }
     assert!(ts.iter().any(|p| p["p99Censored"] == true), "{ts:?}");
+    // The page's headline says what was not answered as recorded (the injected errors and the
+    // timeouts), the recorded not-found apart.
+    let html = std::fs::read_to_string(_dir.path().join("report.html")).unwrap();
+    let headline = html
+        .lines()
+        .find(|l| l.contains("id=\"headline\""))
+        .unwrap();
+    let c = &r["singlePhase"];
+    let timeout_part = if u(&c["timedOut"]) > 0 {
+        format!(", {} timeout", u(&c["timedOut"]))
+    } else {
+        String::new()
+    };
+    assert_has(
+        headline,
+        &format!(
+            "; not as recorded: {} internal (-32603){timeout_part}",
+            u(&c["errorAnswers"]["internal (-32603)"])
+        ),
+    );
     // The .hlog holds the same intervals: one `single` line per single-phase interval.
     let hlog = std::fs::read_to_string(_dir.path().join("latency.hlog")).unwrap();
     let single_lines = hlog

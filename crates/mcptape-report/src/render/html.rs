@@ -797,37 +797,51 @@ pub fn throughput_time_svg(report: &BenchReport) -> Option<String> {
     Some(s)
 }
 
+/// Grey of the recorded error answers in the errors chart.
+const C_RECORDED: &str = "#c7c7c7";
+
 /// Errors over time (`svg#errors-time`): per interval, the requests that ended otherwise than
-/// with a result, per second, stacked by class (error answers, `timeout`, `closed`); class
-/// labels shortened as the text table's rows. `None` without a time series or without any
-/// error.
+/// with a result, per second, stacked: the error answers that were the recorded ones (grey, at
+/// the bottom: the recording's own not-found read, replayed), then the others by class (error
+/// answers, `timeout`, `closed`), class labels shortened as the text table's rows. `None`
+/// without a time series or without any error.
 pub fn errors_time_svg(report: &BenchReport) -> Option<String> {
     let ts = &report.time_series;
+    // Not as recorded: the class's count less its recorded error answers.
+    let count = |p: &TimeSeriesPoint, c: &str| {
+        let n = p.errors.get(c).copied().unwrap_or(0)
+            - p.errors_as_recorded
+                .get(c)
+                .copied()
+                .unwrap_or(0)
+                .min(p.errors.get(c).copied().unwrap_or(0));
+        if c == "closed" { n + p.closed } else { n }
+    };
+    let recorded = |p: &TimeSeriesPoint| p.errors_as_recorded.values().sum::<u64>();
     let mut classes: Vec<String> = Vec::new();
     for p in ts {
         for k in p.errors.keys() {
-            if !classes.contains(k) {
+            if !classes.contains(k) && count(p, k) > 0 {
                 classes.push(k.clone());
             }
         }
     }
-    if ts.iter().any(|p| p.closed > 0) {
+    if ts.iter().any(|p| p.closed > 0) && !classes.iter().any(|c| c == "closed") {
         classes.push("closed".into());
     }
-    if classes.is_empty() {
+    let any_recorded = ts.iter().any(|p| recorded(p) > 0);
+    if classes.is_empty() && !any_recorded {
         return None;
     }
-    let count = |p: &TimeSeriesPoint, c: &str| {
-        if c == "closed" {
-            p.closed + p.errors.get(c).copied().unwrap_or(0)
-        } else {
-            p.errors.get(c).copied().unwrap_or(0)
-        }
-    };
     let per_s = |n: u64, p: &TimeSeriesPoint| n as f64 * 1000.0 / p.length_ms.max(1e-3);
     let hi = ts
         .iter()
-        .map(|p| per_s(classes.iter().map(|c| count(p, c)).sum(), p))
+        .map(|p| {
+            per_s(
+                recorded(p) + classes.iter().map(|c| count(p, c)).sum::<u64>(),
+                p,
+            )
+        })
         .fold(0.0f64, f64::max)
         .max(1.0);
     let span = hi * 1.08;
@@ -839,7 +853,7 @@ pub fn errors_time_svg(report: &BenchReport) -> Option<String> {
     let y_of = move |v: f64| MT + ph - (v / top).clamp(0.0, 1.0) * ph;
     let mut s = frame(
         "errors-time",
-        "Errors over time by class, stacked (recorded error answers included): per second",
+        "Errors over time, stacked by class (grey: recorded error answers, as recorded)",
         top,
         step,
         "errors per second",
@@ -850,8 +864,18 @@ pub fn errors_time_svg(report: &BenchReport) -> Option<String> {
         let x0 = x_of(p.start_ms / 1000.0);
         let x1 = x_of((p.start_ms + p.length_ms) / 1000.0);
         let mut base = 0.0;
-        for (i, c) in classes.iter().enumerate() {
-            let n = count(p, c);
+        let layers = std::iter::once((
+            "recorded error answers (as recorded)".to_owned(),
+            recorded(p),
+            C_RECORDED,
+        ))
+        .chain(
+            classes
+                .iter()
+                .enumerate()
+                .map(|(i, c)| (c.clone(), count(p, c), PALETTE[i % PALETTE.len()])),
+        );
+        for (label, n, color) in layers {
             if n == 0 {
                 continue;
             }
@@ -859,19 +883,23 @@ pub fn errors_time_svg(report: &BenchReport) -> Option<String> {
             let (ya, yb) = (y_of(base), y_of(base + v));
             let _ = writeln!(
                 s,
-                r#"<rect class="err" x="{x0:.1}" y="{yb:.1}" width="{:.1}" height="{:.1}" fill="{}"><title>{}: {n}</title></rect>"#,
+                r#"<rect class="err" x="{x0:.1}" y="{yb:.1}" width="{:.1}" height="{:.1}" fill="{color}"><title>{}: {n}</title></rect>"#,
                 (x1 - x0 - 0.5).max(0.5),
                 (ya - yb).max(0.5),
-                PALETTE[i % PALETTE.len()],
-                html_escape(c)
+                html_escape(&label)
             );
             base += v;
         }
     }
+    let mut row = 0;
+    if any_recorded {
+        legend(&mut s, row, "as recorded", C_RECORDED, false);
+        row += 1;
+    }
     for (i, c) in classes.iter().enumerate() {
         legend(
             &mut s,
-            i,
+            row + i,
             &crate::render::table::view_label(c),
             PALETTE[i % PALETTE.len()],
             false,
@@ -1129,6 +1157,43 @@ pub struct PageHead {
     pub driver: Option<(String, Vec<(String, String)>)>,
 }
 
+/// `; not as recorded: 7 internal (-32603), 1 timeout` for the requests of `phase` (`single`,
+/// `turns`) with counters `c` that ended otherwise than recorded: error answers by class less
+/// those the time series marks as recorded, timeouts, closed. Empty when there were none or
+/// the report has no time series (a k6 import: the classes cannot be told apart).
+fn not_as_recorded(report: &BenchReport, phase: &str, c: &crate::stats::PhaseCounters) -> String {
+    let pts: Vec<&TimeSeriesPoint> = report
+        .time_series
+        .iter()
+        .filter(|p| p.phase == phase)
+        .collect();
+    if pts.is_empty() {
+        return String::new();
+    }
+    let mut parts = Vec::new();
+    for (class, n) in &c.error_answers {
+        let recorded: u64 = pts
+            .iter()
+            .filter_map(|p| p.errors_as_recorded.get(class))
+            .sum();
+        let other = n.saturating_sub(recorded);
+        if other > 0 {
+            parts.push(format!("{other} {class}"));
+        }
+    }
+    if c.timed_out > 0 {
+        parts.push(format!("{} {TIMEOUT_CLASS}", c.timed_out));
+    }
+    if c.closed > 0 {
+        parts.push(format!("{} closed", c.closed));
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!("; not as recorded: {}", parts.join(", "))
+    }
+}
+
 /// The file name of the report's transcript (its path when it has none).
 fn transcript_name(report: &BenchReport) -> String {
     std::path::Path::new(&report.transcript)
@@ -1150,10 +1215,10 @@ pub fn bench_html(report: &BenchReport, res: &BenchResult) -> String {
 
 /// The page of a run under `head`'s title: the headline (the text table's: `N of M answered as
 /// recorded: R results, E recorded errors`), a PARTIAL mark and the warnings, what was not a
-/// measurement, the SLO and regression verdicts, the driver's section, the parameters (with
-/// the run's date, duration, host, mcptape version and build profile when known), the
-/// latency spectrum and quantiles (censored cells `> 5000 ms`), latency / throughput / errors
-/// over time (with a time series), the turn-completion CDF, the per-method and per-URI tables,
+/// measurement, the SLO and regression verdicts, the driver's section, the latency spectrum
+/// and quantiles (censored cells `> 5000 ms`), latency / throughput / errors over time (with a
+/// time series), the parameters (with the run's date, duration, host, mcptape version and
+/// build profile when known), the turn-completion CDF, the per-method and per-URI tables,
 /// errors by class and the phase counters, the embedded server's figures; every report member
 /// with no view of its own in `table#extra`, flattened. Sections guard optional parts.
 pub fn report_html(report: &BenchReport, res: &BenchResult, head: &PageHead) -> String {
@@ -1180,13 +1245,16 @@ pub fn report_html(report: &BenchReport, res: &BenchResult, head: &PageHead) -> 
             .and_then(|r| r.started_at.as_deref())
             .map_or(String::new(), |d| format!(", {}", html_escape(d)))
     );
-    // The headline: the text table's, one line per phase.
+    // The headline: the text table's, one line per phase; then, from the time series, what
+    // the requests not answered as recorded were.
     let q = &report.single;
+    let others = not_as_recorded(report, "single", &report.single_phase);
     let _ = writeln!(
         s,
-        "<p class=\"headline\" id=\"headline\">single {unit} ({}): <b>{}</b>; p50 <b>{}</b>, p99 <b>{}</b>, {:.1}/s answered</p>",
+        "<p class=\"headline\" id=\"headline\">single {unit} ({}): <b>{}</b>{}; p50 <b>{}</b>, p99 <b>{}</b>, {:.1}/s answered</p>",
         html_escape(&report.load),
         html_escape(&crate::render::table::success_line(&report.single_phase)),
+        html_escape(&others),
         html_escape(&q_cell(q, q.p50_us, |c| c.p50)),
         html_escape(&q_cell(q, q.p99_us, |c| c.p99)),
         report.throughput_per_s
@@ -1195,9 +1263,10 @@ pub fn report_html(report: &BenchReport, res: &BenchResult, head: &PageHead) -> 
         let t = &report.turn;
         let _ = writeln!(
             s,
-            "<p class=\"headline\">{}-read turns: reads <b>{}</b>; turn p50 <b>{}</b>, p99 <b>{}</b>, {} of {} hit the deadline</p>",
+            "<p class=\"headline\">{}-read turns: reads <b>{}</b>{}; turn p50 <b>{}</b>, p99 <b>{}</b>, {} of {} hit the deadline</p>",
             report.parallel,
             html_escape(&crate::render::table::success_line(&report.turn_phase)),
+            html_escape(&not_as_recorded(report, "turns", &report.turn_phase)),
             html_escape(&q_cell(t, t.p50_us, |c| c.p50)),
             html_escape(&q_cell(t, t.p99_us, |c| c.p99)),
             report.turns_hit_deadline,
@@ -1234,6 +1303,53 @@ pub fn report_html(report: &BenchReport, res: &BenchResult, head: &PageHead) -> 
             row(&mut s, k, v);
         }
         s.push_str("</table>\n");
+    }
+
+    s.push_str("<h2>Latency spectrum</h2>\n");
+    s.push_str(&spectrum_svg(report, res));
+    s.push_str("<table id=\"quantiles\">\n");
+    s.push_str(QUANTILE_HEAD);
+    quantile_row(&mut s, &format!("all single {unit}"), &report.single);
+    if report.single_phase.answered_ok != report.single_phase.sent
+        || report.single_ok.count != report.single.count
+    {
+        quantile_row(&mut s, "answered ok", &report.single_ok);
+        for v in &report.error_classes {
+            quantile_row(&mut s, &v.class, &v.latency);
+        }
+    }
+    quantile_row(
+        &mut s,
+        &format!("{}-read turn", report.parallel),
+        &report.turn,
+    );
+    quantile_row(&mut s, "reads inside turns", &report.turn_reads_all);
+    s.push_str("</table>\n");
+    if !report.prediction.is_empty() {
+        s.push_str("<table id=\"prediction\"><tr><th>turn percentile</th><th>measured</th><th>predicted F(t)^N</th><th>difference</th></tr>\n");
+        for p in &report.prediction {
+            let _ = writeln!(
+                s,
+                "<tr><td>p{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                p.q * 100.0,
+                ms(p.measured_us as f64),
+                ms(p.predicted_us as f64),
+                ms(p.difference_us as f64)
+            );
+        }
+        s.push_str("</table>\n");
+    }
+
+    if let Some(svg) = latency_time_svg(report) {
+        s.push_str("<h2>Over time</h2>\n");
+        s.push_str(&svg);
+        if let Some(t) = throughput_time_svg(report) {
+            s.push_str(&t);
+        }
+        match errors_time_svg(report) {
+            Some(e) => s.push_str(&e),
+            None => s.push_str("<p id=\"errors-time\">No error in any interval.</p>\n"),
+        }
     }
 
     s.push_str("<h2>Parameters</h2>\n<table id=\"params\">\n");
@@ -1330,53 +1446,6 @@ pub fn report_html(report: &BenchReport, res: &BenchResult, head: &PageHead) -> 
         );
     }
     s.push_str("</table>\n");
-
-    s.push_str("<h2>Latency spectrum</h2>\n");
-    s.push_str(&spectrum_svg(report, res));
-    s.push_str("<table id=\"quantiles\">\n");
-    s.push_str(QUANTILE_HEAD);
-    quantile_row(&mut s, &format!("all single {unit}"), &report.single);
-    if report.single_phase.answered_ok != report.single_phase.sent
-        || report.single_ok.count != report.single.count
-    {
-        quantile_row(&mut s, "answered ok", &report.single_ok);
-        for v in &report.error_classes {
-            quantile_row(&mut s, &v.class, &v.latency);
-        }
-    }
-    quantile_row(
-        &mut s,
-        &format!("{}-read turn", report.parallel),
-        &report.turn,
-    );
-    quantile_row(&mut s, "reads inside turns", &report.turn_reads_all);
-    s.push_str("</table>\n");
-    if !report.prediction.is_empty() {
-        s.push_str("<table id=\"prediction\"><tr><th>turn percentile</th><th>measured</th><th>predicted F(t)^N</th><th>difference</th></tr>\n");
-        for p in &report.prediction {
-            let _ = writeln!(
-                s,
-                "<tr><td>p{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                p.q * 100.0,
-                ms(p.measured_us as f64),
-                ms(p.predicted_us as f64),
-                ms(p.difference_us as f64)
-            );
-        }
-        s.push_str("</table>\n");
-    }
-
-    if let Some(svg) = latency_time_svg(report) {
-        s.push_str("<h2>Over time</h2>\n");
-        s.push_str(&svg);
-        if let Some(t) = throughput_time_svg(report) {
-            s.push_str(&t);
-        }
-        match errors_time_svg(report) {
-            Some(e) => s.push_str(&e),
-            None => s.push_str("<p id=\"errors-time\">No error in any interval.</p>\n"),
-        }
-    }
 
     s.push_str("<h2>Turn completion</h2>\n");
     s.push_str(&cdf_svg(report, res));
