@@ -1,18 +1,25 @@
-//! `report.html` of `mcptape bench --out DIR`: one self-contained page (inline CSS and SVG, no
-//! script, no network fetch) with the run's parameters and seed, the latency percentile
-//! spectrum (HdrHistogram style), the turn-completion CDF measured vs predicted with the
-//! deadline marked, latency over time per interval (when the report has intervals), errors by
-//! class, the embedded server's lateness against the model, and the SLO verdict (when present).
+//! `report.html` of `mcptape bench --out DIR` (and of `mcptape import k6`, titled for k6: see
+//! [`PageHead`]): one self-contained page (inline CSS and SVG, no script, no network fetch)
+//! with the headline (the text table's), PARTIAL and the warnings, the latency percentile
+//! spectrum (HdrHistogram style), latency (p50/p99), throughput and errors over time (from the
+//! report's `timeSeries`), the parameters with the run's date, host, version and build
+//! profile, the turn-completion CDF measured vs predicted with the deadline marked, the
+//! per-method and per-URI tables, errors by class, the embedded server's lateness against the
+//! model, and the SLO verdict (when present). Censored quantiles read `> 5000 ms` in every cell
+//! (as the text table's `> 5000`); with timeouts the latency axes are logarithmic, labelled so.
 //!
 //! Every string that comes from the transcript, the target or the report (paths, URIs, error
 //! classes, model specs) is HTML-escaped ([`html_escape`]): a transcript path or URI holding
-//! `<script>` renders as text.
+//! `<script>` renders as text. No table cell holds raw JSON.
 //!
-//! Element ids the browser test (and anyone scraping the page) relies on: `table#params`,
-//! `svg#spectrum`, `svg#cdf`, `svg#intervals` (only with interval data), `table#errors`,
-//! `table#methods` (rows `tr.by-method`, `tr.by-name`; with per-method figures),
-//! `table#server` (only with server figures), `section#slo` (only with an SLO), `section#regression` (only with `--baseline`), `table#extra`
-//! (report members this page has no dedicated view for).
+//! Element ids the browser test (and anyone scraping the page) relies on: `p#headline`,
+//! `p#partial` (a partial run), `ul#warnings`, `table#driver` (a k6 import), `table#params`,
+//! `svg#spectrum`, `table#quantiles`, `svg#latency-time`, `svg#throughput-time` and
+//! `svg#errors-time` (with a time series), `svg#cdf`, `table#errors`, `table#phases`,
+//! `table#methods` (rows `tr.by-method`, `tr.by-name`; with per-method figures), `table#uris`
+//! (with per-URI figures), `table#server` (only with server figures), `section#slo` (only with
+//! an SLO), `section#regression` (only with `--baseline`), `table#extra` (report members this
+//! page has no dedicated view for, flattened).
 
 use std::fmt::Write as _;
 

@@ -188,7 +188,7 @@ fn ms_f(us: f64) -> String {
 impl BenchReport {
     /// What the single phase sent: `reads` when every request was a `resources/read` (or no
     /// method is broken down, as in a k6 import), else `requests`.
-    pub(crate) fn single_unit(&self) -> &'static str {
+    pub fn single_unit(&self) -> &'static str {
         if self.by_method.iter().all(|m| m.method == "resources/read") {
             "reads"
         } else {
