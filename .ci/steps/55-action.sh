@@ -25,13 +25,13 @@ export REPORT_DIR=target/action-report
 export SARIF_FILE=target/action-report/mcptape.sarif
 rm -rf "$REPORT_DIR"
 
-CHECK_PATHS=corpus/transcripts CHECK_ARGS="--baseline corpus/check-baseline.json" \
+# check-args, verify-args and bench-args: one argument per line.
+CHECK_PATHS=corpus/transcripts CHECK_ARGS=$'--baseline\ncorpus/check-baseline.json' \
   bash scripts/action/check.sh
 VERIFY_TRANSCRIPT=corpus/transcripts/everything-stdio.jsonl \
   VERIFY_TARGET_CMD="$MCPTAPE_NODE22 $MCPTAPE_NPM_PREFIX/node_modules/@modelcontextprotocol/server-everything/dist/index.js stdio" \
-  VERIFY_ARGS="--ignore /result/contents/*/text --ignore /result/contents/*/blob" \
+  VERIFY_ARGS=$'--ignore\n/result/contents/*/text\n--ignore\n/result/contents/*/blob' \
   bash scripts/action/verify.sh
-# bench-args: one argument per line.
 BENCH_TRANSCRIPT=corpus/transcripts/everything-stdio.jsonl BENCH_ARGS=$'--reads\n100\n--turns\n50' \
   bash scripts/action/bench.sh
 bash scripts/action/verdict.sh

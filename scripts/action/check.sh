@@ -3,14 +3,14 @@
 # github/codeql-action/upload-sarif; a copy goes to REPORT_DIR/check.sarif),
 # JUnit XML to REPORT_DIR/check.xml, the human report to REPORT_DIR/check.txt
 # and the log. Env: CHECK_PATHS (whitespace-separated paths; required),
-# CHECK_ARGS (extra flags, whitespace-split: `--baseline FILE`, `--allow RULE`,
-# `--spec REV`), SARIF_FILE (default mcptape.sarif), MCPTAPE_BIN, REPORT_DIR.
+# CHECK_ARGS (extra flags, one argument per line, as BENCH_ARGS: `--baseline` and
+# FILE on the next line, `--allow` RULE, `--spec` REV), SARIF_FILE (default mcptape.sarif), MCPTAPE_BIN, REPORT_DIR.
 # Status: the exit of the SARIF run (0 pass, 1 findings, 2 could not run).
 source "$(dirname "$0")/common.sh"
 : "${CHECK_PATHS:?CHECK_PATHS is required}"
 SARIF_FILE="${SARIF_FILE:-mcptape.sarif}"
 split_args paths "$CHECK_PATHS"
-split_args extra "${CHECK_ARGS:-}"
+line_args extra "${CHECK_ARGS:-}"
 mkdir -p "$(dirname "$SARIF_FILE")"
 cmd=("$MCPTAPE_BIN" check "${paths[@]}" "${extra[@]}")
 set +e

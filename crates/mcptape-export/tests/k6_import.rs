@@ -304,3 +304,57 @@ fn rfc3339_times_with_nanoseconds_and_offsets() {
         assert!(rfc3339_us(bad).is_err(), "{bad}");
     }
 }
+
+/// Issue 25: the import's report.html is titled for k6, shows VUs, dropped iterations and
+/// handshake failures, and its headline (bench's, the same function) counts an error answer
+/// k6 marks as recorded (`mcp_unexpected` 0) as answered as recorded, not as an error.
+#[test]
+fn k6_page_is_titled_for_k6_with_vus_drops_handshakes_and_recorded_errors_apart() {
+    let mut s = segment(8, 1.0);
+    for (m, v, tags) in [
+        (
+            "mcp_read",
+            3.0,
+            r#""class":"rpc:-32602:uri","scenario":"reads""#,
+        ),
+        (
+            "mcp_unexpected",
+            0.0,
+            r#""class":"rpc:-32602:uri","scenario":"reads""#,
+        ),
+        ("mcp_unexpected", 0.0, r#""class":"ok","scenario":"reads""#),
+        ("mcp_handshake_failed", 2.0, r#""class":"http:503""#),
+        ("vus_max", 10.0, ""),
+    ] {
+        s.push_str(&point(m, 7, v, tags));
+        s.push('\n');
+    }
+    let mut m = K6Import::new();
+    m.add_ndjson("a.json", s.as_bytes()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let r = m.write_out(dir.path()).unwrap();
+    assert_eq!(r.bench.single_phase.errors_as_recorded, 1);
+    assert!(
+        r.table()
+            .contains("9 of 11 answered as recorded (81.8 %): 8 results, 1 recorded errors"),
+        "{}",
+        r.table()
+    );
+    let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+    assert!(
+        html.contains("<title>k6 run: everything-http.jsonl (imported by mcptape)</title>"),
+        "{html}"
+    );
+    assert!(!html.contains("mcptape bench:"), "{html}");
+    for row in [
+        "<tr><th>VUs</th><td>peak 7 (max allocated 10)</td></tr>",
+        "<tr><th>handshake failures</th><td>2</td></tr>",
+        "<tr><th>dropped iterations</th><td>3 (arrivals k6 could not start: load asked for and not sent)</td></tr>",
+    ] {
+        assert!(html.contains(row), "{row} not in the page");
+    }
+    assert!(
+        html.contains("<b>9 of 11 answered as recorded (81.8 %): 8 results, 1 recorded errors</b>"),
+        "{html}"
+    );
+}

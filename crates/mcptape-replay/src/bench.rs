@@ -847,6 +847,10 @@ struct SingleAcc {
     by_method: BTreeMap<String, KeyStats>,
     by_key: BTreeMap<String, BTreeMap<String, KeyStats>>,
     live: Option<Arc<LiveCounts>>,
+    /// The phase over time, from [`t0`](Self::t0).
+    series: mcptape_report::series::PhaseSeries,
+    /// When the phase began.
+    t0: Instant,
 }
 
 impl SingleAcc {
@@ -863,7 +867,14 @@ impl SingleAcc {
             by_method: BTreeMap::new(),
             by_key: BTreeMap::new(),
             live: None,
+            series: Default::default(),
+            t0: Instant::now(),
         }
+    }
+
+    /// µs since the phase began.
+    fn at(&self) -> u64 {
+        self.t0.elapsed().as_micros() as u64
     }
 
     /// Publishes the counters to [`BenchConfig::live`], if kept.
@@ -959,6 +970,8 @@ fn begin_read(
     let mut a = lock(acc);
     a.note(p, |k| k.sent += 1);
     a.counters.sent += 1;
+    let at = a.at();
+    a.series.sent(at, 1);
     a.in_flight += 1;
     a.counters.max_in_flight = a.counters.max_in_flight.max(a.in_flight);
     a.publish();
@@ -996,10 +1009,12 @@ async fn finish_read(
         a.validation.saturating_record(*v_us);
     }
     // The reply's buffer goes back to the session (the next long reply is read into it).
+    let mut recorded_error = false;
     let ended_as = match r {
         Ok(Ok(x)) => {
             if answered_as_recorded(&x.outcome, recorded_code) {
                 a.counters.errors_as_recorded += 1;
+                recorded_error = true;
             }
             // A result where an error was recorded, or the other way round, or another code
             // (a tool call whose recorded arguments carry an id of an earlier session): counted
@@ -1024,6 +1039,8 @@ async fn finish_read(
     match ended_as {
         Ok(Ok(Ended::Ok)) => {
             a.counters.answered_ok += 1;
+            let at = a.at();
+            a.series.ok(at, us);
             a.publish();
             a.all.saturating_record(us);
             a.ok.saturating_record(us);
@@ -1033,6 +1050,10 @@ async fn finish_read(
             });
         }
         Ok(Ok(Ended::Error(class))) => {
+            // The label the counters keep (bounded), so the series adds up to them.
+            let kept = bounded_class(&a.counters.error_answers, class.clone());
+            let at = a.at();
+            a.series.error(at, &kept, us, recorded_error);
             count_class(&mut a.counters.error_answers, class.clone());
             a.publish();
             a.all.saturating_record(us);
@@ -1045,6 +1066,8 @@ async fn finish_read(
         // A closed connection is not a latency.
         Ok(Ok(Ended::Closed)) | Ok(Err(_)) => {
             a.counters.closed += 1;
+            let at = a.at();
+            a.series.closed(at);
             a.publish();
             a.note(p, |k| k.closed += 1);
         }
@@ -1055,6 +1078,8 @@ async fn finish_read(
                 k.all.saturating_record(us);
             });
             a.counters.timed_out += 1;
+            let at = a.at();
+            a.series.timeout(at, us);
             a.publish();
             a.all.saturating_record(us);
             a.record_class(TIMEOUT_CLASS.to_owned(), us);
@@ -1163,6 +1188,7 @@ pub async fn run_until(
     let mut cut = false;
     let mut rate = None;
     let start = Instant::now();
+    lock(&acc).t0 = start;
     let stop_at = start + cfg.max_phase;
     let phase1 = async {
         match cfg.load {
@@ -1306,6 +1332,9 @@ pub async fn run_until(
         res.validation = std::mem::replace(&mut a.validation, new_hist());
         res.by_method = std::mem::take(&mut a.by_method);
         res.by_key = std::mem::take(&mut a.by_key);
+        res.single_series = std::mem::take(&mut a.series);
+        res.single_series
+            .extend_to((res.single_elapsed_s * 1e6) as u64);
     }
     res.skipped_tools = plan.skipped_tools.clone();
     res.mix = cfg.mix.label();
@@ -1330,6 +1359,9 @@ pub async fn run_until(
         res.partial = interrupted;
     }
     res.turn_elapsed_s = start2.elapsed().as_secs_f64();
+    if res.turns > 0 {
+        res.turn_series.extend_to((res.turn_elapsed_s * 1e6) as u64);
+    }
 
     // Totals over both phases.
     let (s, t) = (&res.single_phase, &res.turn_phase);
@@ -1432,6 +1464,8 @@ async fn turn_phase(
             waiting.push(async move { (id, code, rx.await) });
         }
         res.turn_phase.sent += parallel as u64;
+        let since = |t: Instant| (t - start).as_micros() as u64;
+        res.turn_series.sent(since(t0), parallel as u64);
         res.turn_phase.max_in_flight = res
             .turn_phase
             .max_in_flight
@@ -1448,22 +1482,31 @@ async fn turn_phase(
                     Some((id, code, out)) => {
                         answered.push(id);
                         let us = (t0.elapsed().as_micros() as u64).max(1);
+                        let at = since(Instant::now());
                         let c = &mut res.turn_phase;
-                        if matches!(&out, Ok(a) if answered_as_recorded(&a.outcome, code)) {
+                        let recorded_error =
+                            matches!(&out, Ok(a) if answered_as_recorded(&a.outcome, code));
+                        if recorded_error {
                             c.errors_as_recorded += 1;
                         }
                         match out.map(|a| (ended(&a.outcome), a.line)) {
                             Ok((Ended::Ok, line)) if cfg.validate => to_check.push((us, line)),
                             Ok((Ended::Ok, _)) => {
                                 c.answered_ok += 1;
+                                res.turn_series.ok(at, us);
                                 res.turn_reads.saturating_record(us);
                                 res.turn_reads_ok.saturating_record(us);
                             }
                             Ok((Ended::Error(class), _)) => {
+                                let kept = bounded_class(&c.error_answers, class.clone());
+                                res.turn_series.error(at, &kept, us, recorded_error);
                                 count_class(&mut c.error_answers, class);
                                 res.turn_reads.saturating_record(us);
                             }
-                            Ok((Ended::Closed, _)) | Err(_) => c.closed += 1,
+                            Ok((Ended::Closed, _)) | Err(_) => {
+                                c.closed += 1;
+                                res.turn_series.closed(at);
+                            }
                         }
                     }
                     None => break,
@@ -1477,12 +1520,17 @@ async fn turn_phase(
             client.recycle(line);
             res.validation.saturating_record(v_us);
             let c = &mut res.turn_phase;
+            let at = since(Instant::now());
             res.turn_reads.saturating_record(us);
             if ok {
                 c.answered_ok += 1;
+                res.turn_series.ok(at, us);
                 res.turn_reads_ok.saturating_record(us);
             } else {
-                count_class(&mut c.error_answers, INVALID_CONTENTS_CLASS.to_owned());
+                let class = INVALID_CONTENTS_CLASS.to_owned();
+                let kept = bounded_class(&c.error_answers, class.clone());
+                res.turn_series.error(at, &kept, us, false);
+                count_class(&mut c.error_answers, class);
             }
         }
         if client.is_closed() {
@@ -1499,6 +1547,8 @@ async fn turn_phase(
             for id in stragglers {
                 // Not answered by the deadline: censored at it.
                 res.turn_phase.timed_out += 1;
+                res.turn_series
+                    .timeout(since(Instant::now()), cfg.deadline_us.max(1));
                 res.turn_reads.saturating_record(cfg.deadline_us.max(1));
                 if !client.cancel(id, "mcptape bench: turn deadline") {
                     continue; // answered just at the deadline: nothing to cancel

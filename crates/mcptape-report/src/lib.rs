@@ -32,6 +32,8 @@
 //!   [`stats::BenchReport`].
 //! - [`stats`]: quantiles (right-censored by timeouts), the F(t)^N turn prediction, the
 //!   counters and the `report.json` model ([`stats::BenchReport`]).
+//! - [`series`]: a phase over time (per interval: sent, ok, errors by class, in flight,
+//!   p50/p99), the report's `timeSeries`.
 //! - [`server`]: what the embedded recorded server reports about its run.
 //! - [`slo`]: the `--slo` grammar (`read.p99<50ms`, `errors<1%`), its evaluation against a
 //!   report, the pass/fail table and the JUnit XML.
@@ -52,6 +54,7 @@ pub mod merge;
 pub mod regression;
 pub mod render;
 pub mod run;
+pub mod series;
 pub mod server;
 pub mod slo;
 pub mod stats;

@@ -516,10 +516,23 @@ pub fn merge(inputs: &[MergeInput]) -> Result<Merged, MergeError> {
             })?;
             tags.push((t.tag, t.hist.len(), t.start_s, t.end_s));
         }
-        if r.meta.partial {
+        if r.meta.partial && r.meta.partial_reasons.is_empty() {
             warnings.push(format!(
                 "{}: a partial run (interrupted): its counts cover what ran until then",
                 r.name
+            ));
+        }
+        for why in &r.meta.partial_reasons {
+            warnings.push(format!(
+                "{}: a partial run: {why}; its counts cover what ran until then",
+                r.name
+            ));
+        }
+        if !r.meta.faults.is_empty() {
+            warnings.push(format!(
+                "{}: a faulted run (--fault {}): its latencies and errors include injected faults",
+                r.name,
+                r.meta.faults.join(",")
             ));
         }
         seen.push(Seen {
@@ -777,6 +790,8 @@ fn summed_meta(
         single_phase: PhaseCounters::default(),
         turn_phase: PhaseCounters::default(),
         censored,
+        faults: Vec::new(),
+        partial_reasons: Vec::new(),
         ..first.clone()
     };
     for r in seen {
@@ -795,6 +810,12 @@ fn summed_meta(
         add_phase("single-read counters", &mut m.single_phase, &x.single_phase)?;
         add_phase("turn-read counters", &mut m.turn_phase, &x.turn_phase)?;
         m.partial |= x.partial;
+        for f in &x.faults {
+            if !m.faults.contains(f) {
+                m.faults.push(f.clone());
+            }
+        }
+        m.partial_reasons.extend(x.partial_reasons.iter().cloned());
         if m.seed != x.seed {
             m.seed = None;
         }
@@ -1005,6 +1026,8 @@ mod tests {
             )]
             .into_iter()
             .collect(),
+            faults: Vec::new(),
+            partial_reasons: Vec::new(),
         }
     }
 

@@ -293,6 +293,11 @@ pub struct BenchResult {
     pub skipped_tools: Vec<String>,
     /// The mix the single phase was sent in (`mcptape_replay::bench::Mix::label`).
     pub mix: String,
+    /// The single phase over time ([`crate::series`]); empty when the driver keeps none (a k6
+    /// import).
+    pub single_series: crate::series::PhaseSeries,
+    /// The reads inside turns over time, from the turn phase's start.
+    pub turn_series: crate::series::PhaseSeries,
 }
 
 impl Default for BenchResult {
@@ -343,6 +348,8 @@ impl BenchResult {
             by_key: BTreeMap::new(),
             skipped_tools: Vec::new(),
             mix: "recorded".into(),
+            single_series: Default::default(),
+            turn_series: Default::default(),
         }
     }
 
@@ -489,7 +496,7 @@ impl BenchResult {
             abandoned: self.abandoned,
             errors: self.errors.clone(),
             server,
-            partial: self.partial,
+            partial: self.partial || self.single_cut || self.turns_cut,
             single_ok: Quantiles::of(&self.single_ok),
             turn_reads_ok: Quantiles::of(&self.turn_reads_ok),
             turn_reads_all: Quantiles::of_censored(
@@ -519,6 +526,24 @@ impl BenchResult {
             max_in_flight: cfg.max_in_flight,
             warnings: {
                 let mut w = self.warnings();
+                if self.partial {
+                    w.push(
+                        "partial: interrupted (SIGINT/SIGTERM) before the end: the figures cover what ran until then"
+                            .to_owned(),
+                    );
+                }
+                if self.single_cut {
+                    w.push(format!(
+                        "partial: the single phase stopped at --max-phase {} ms after {} of {} requests",
+                        cfg.max_phase_ms, self.single_phase.sent, self.reads_asked
+                    ));
+                }
+                if self.turns_cut {
+                    w.push(format!(
+                        "partial: the turn phase stopped at --max-phase {} ms after {} of {} turns",
+                        cfg.max_phase_ms, self.turns, self.turns_asked
+                    ));
+                }
                 if self.recorded_reads == 0 && cfg.turns > 0 {
                     w.push(format!(
                         "no recorded resources/read: the {} parallel-read turns asked for were not run",
@@ -540,6 +565,21 @@ impl BenchResult {
             by_uri: self.key_views(method::RESOURCES_READ, cfg.timeout_us),
             skipped_tools: self.skipped_tools.clone(),
             regression: None,
+            time_series: {
+                let single_us = (self.single_elapsed_s * 1e6) as u64;
+                let mut t = self
+                    .single_series
+                    .points("single", 0.0, single_us, cfg.timeout_us);
+                t.extend(self.turn_series.points(
+                    "turns",
+                    single_us as f64 / 1000.0,
+                    (self.turn_elapsed_s * 1e6) as u64,
+                    cfg.deadline_us,
+                ));
+                t
+            },
+            run: None,
+            faults: Vec::new(),
         }
     }
 

@@ -385,6 +385,41 @@ pub struct BenchReport {
     /// ([`crate::regression`]); absent without a baseline.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub regression: Option<crate::regression::Regression>,
+    /// The run over time: one entry per interval of each phase, single requests then turn
+    /// reads ([`crate::series`]; the same intervals as the `single` and `turn-reads` lines of
+    /// `latency.hlog`). Over a phase, the entries' `sent`, `ok`, `errors` (by class, with
+    /// `timeout`) and `closed` add up to its counters (`singlePhase`, `turnPhase`). Absent
+    /// when the driver keeps none (a k6 import).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub time_series: Vec<crate::series::TimeSeriesPoint>,
+    /// When, where and by which build the run was made; filled by the binary (the report
+    /// crate reads no clock and no host name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<RunInfo>,
+    /// `--fault` specs given to the embedded server (`stall=0.5%`, `error=-32603@1%`): the
+    /// latencies and errors include injected faults.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub faults: Vec<String>,
+}
+
+/// When, where and by which build a run was made (`report.json`'s `run`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunInfo {
+    /// When the run started, RFC 3339 in UTC (`2026-12-03T09:12:45Z`); absent when unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<String>,
+    /// Wall time of the run (both phases), s.
+    pub duration_s: f64,
+    /// Host name of the machine that drove the load; absent when unknown (a k6 import: the
+    /// pods').
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// mcptape's version (`0.1.0`).
+    pub mcptape_version: String,
+    /// Build profile of the mcptape binary: `release` or `debug` (a debug build's figures are
+    /// ~100× slower).
+    pub build_profile: String,
 }
 
 /// The single phase's figures of one method, or of one tool / prompt / URI of a method.

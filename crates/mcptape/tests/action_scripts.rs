@@ -76,12 +76,20 @@ fn action_steps_on_the_corpus_write_sarif_and_the_report_dir() {
     let t = tmp.path();
     let sarif = t.join("out/mcptape.sarif");
     let sarif_s = sarif.to_str().unwrap();
+    // The corpus under a directory name with a space, as a one-argument-per-line value needs.
+    let spaced_dir = t.join("the corpus");
+    std::os::unix::fs::symlink(repo().join("corpus"), &spaced_dir).unwrap();
+    let spaced = spaced_dir.join("check-baseline.json");
     let o = step(
         "check",
         t,
         &[
             ("CHECK_PATHS", "corpus/transcripts"),
-            ("CHECK_ARGS", "--baseline corpus/check-baseline.json"),
+            // One argument per line: a path with a space stays one argument.
+            (
+                "CHECK_ARGS",
+                &format!("--baseline\n  {}  ", spaced.display()),
+            ),
             ("SARIF_FILE", sarif_s),
         ],
     );
@@ -135,7 +143,7 @@ fn action_steps_on_the_corpus_write_sarif_and_the_report_dir() {
             ("VERIFY_TARGET_CMD", &server),
             (
                 "VERIFY_ARGS",
-                "--ignore /result/contents/*/text --ignore /result/contents/*/blob",
+                "--ignore\n/result/contents/*/text\n--ignore\n/result/contents/*/blob\n",
             ),
         ],
     );

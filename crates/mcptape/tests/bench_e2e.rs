@@ -543,12 +543,41 @@ fn bench_sigint_writes_a_partial_report() {
         ))
         .arg("--out")
         .arg(&out)
+        // A status line every 200 ms (stderr is a pipe, not a terminal): the sign the
+        // measurement runs.
+        .env("MCPTAPE_STATUS_EVERY", "200ms")
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Wait until the measurement runs (the embedded server answers every 50 ms).
-    std::thread::sleep(Duration::from_secs(3));
+    // Read stderr on a thread; wait (bounded) for the first status line of the single phase
+    // with a request sent, then interrupt.
+    let err = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    let reader = std::thread::spawn(move || {
+        use std::io::BufRead as _;
+        let mut all = String::new();
+        for line in std::io::BufReader::new(err).lines().map_while(Result::ok) {
+            let _ = tx.send(line.clone());
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    let start = std::time::Instant::now();
+    loop {
+        match rx.recv_timeout(Duration::from_millis(100)) {
+            Ok(l) if l.contains("single requests: sent") && !l.contains("sent 0,") => break,
+            Ok(_) | Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                panic!("bench ended before its first status line")
+            }
+        }
+        if start.elapsed() > Duration::from_secs(120) {
+            let _ = child.kill();
+            panic!("no status line of the single phase within 120 s");
+        }
+    }
     let _ = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status();
@@ -557,25 +586,35 @@ fn bench_sigint_writes_a_partial_report() {
         if let Some(s) = child.try_wait().unwrap() {
             break s;
         }
-        if start.elapsed() > Duration::from_secs(20) {
+        if start.elapsed() > Duration::from_secs(60) {
             let _ = child.kill();
-            panic!("bench did not exit within 20 s of SIGINT");
+            panic!("bench did not exit within 60 s of SIGINT");
         }
         std::thread::sleep(Duration::from_millis(50));
     };
     let o = child.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&o.stdout);
-    let stderr = String::from_utf8_lossy(&o.stderr);
+    let stderr = reader.join().unwrap();
     assert_eq!(status.code(), Some(130), "{stdout}\n{stderr}");
     assert_has(
         &stderr,
         "SIGINT: stopping; printing and writing the partial report",
     );
-    assert_has(&stdout, "PARTIAL: interrupted");
+    assert_has(&stdout, "PARTIAL: the run did not finish");
+    assert_has(&stdout, "partial: interrupted (SIGINT/SIGTERM)");
     let r = read_json(&out.join("report.json"));
     assert_eq!(r["partial"], serde_json::json!(true));
+    // Interrupted after the first status line saw a request sent, long before the 100,000.
     let sent = r["singlePhase"]["sent"].as_u64().unwrap();
-    assert!(sent > 5 && sent < 100_000, "{r}");
+    assert!((1..100_000).contains(&sent), "{r}");
+    // The time series holds every request sent until the interrupt.
+    let ts_sent: u64 = r["timeSeries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["sent"].as_u64().unwrap())
+        .sum();
+    assert_eq!(ts_sent, sent, "{r}");
 }
 
 /// Issue 12: `--fault error=-32603@100%` printed a healthy p50 and exited 0.
@@ -712,12 +751,15 @@ fn bench_on_a_tool_session_reports_every_method_per_tool_prompt_and_uri() {
 
     // .hlog: one tag per method, read back by Python hdrhistogram with the report's counts.
     let (lines, out) = hdrh_python::read_log(&dir.path().join("latency.hlog"));
+    // A tag's lines added up (`single` has one line per interval of the time series).
     let count = |tag: &str| {
-        lines
+        let n: Vec<u64> = lines
             .iter()
-            .find(|l| l.tag == tag)
-            .unwrap_or_else(|| panic!("no {tag}: {out}"))
-            .count
+            .filter(|l| l.tag == tag)
+            .map(|l| l.count)
+            .collect();
+        assert!(!n.is_empty(), "no {tag}: {out}");
+        n.iter().sum::<u64>()
     };
     assert_eq!(count("method-tools-call"), 8, "{out}");
     assert_eq!(count("method-prompts-get"), 4, "{out}");
@@ -1155,5 +1197,113 @@ fn bench_refuses_a_baseline_of_another_transcript_or_model_with_exit_2() {
     assert!(
         report["regression"]["series"][0]["name"] == "read",
         "{report}"
+    );
+}
+
+/// Issue 25: report.json's `timeSeries` on a real run with faults (stalls that time out,
+/// injected -32603 errors): over each phase the intervals' sent, ok, closed and every error
+/// class (`timeout` included) add up to the phase's counters, the last interval has nothing in
+/// flight, the intervals tile the run from 0 without gaps, and a timed-out read's latency
+/// reads censored (the bound, flagged), never as the latency it was recorded at.
+#[test]
+fn bench_time_series_adds_up_to_the_phase_counters_with_timeouts_and_errors() {
+    let (_dir, _stdout, r) = bench_in(
+        "--latency fixed:2ms --fault stall=4%,error=-32603@5% --reads 150 --turns 25 --deadline 150ms --timeout 300ms --seed 7",
+    );
+    let ts = r["timeSeries"].as_array().expect("timeSeries");
+    let u = |v: &serde_json::Value| v.as_u64().unwrap_or(0);
+    let mut timeouts = 0;
+    for (phase, counters) in [("single", "singlePhase"), ("turns", "turnPhase")] {
+        let pts: Vec<&serde_json::Value> = ts.iter().filter(|p| p["phase"] == phase).collect();
+        assert!(!pts.is_empty(), "no {phase} intervals");
+        let c = &r[counters];
+        let sum = |k: &str| pts.iter().map(|p| u(&p[k])).sum::<u64>();
+        assert_eq!(sum("sent"), u(&c["sent"]), "{phase} sent");
+        assert_eq!(sum("ok"), u(&c["answeredOk"]), "{phase} ok");
+        assert_eq!(sum("closed"), u(&c["closed"]), "{phase} closed");
+        let mut classes = std::collections::BTreeMap::<String, u64>::new();
+        for p in &pts {
+            for (k, v) in p["errors"].as_object().unwrap() {
+                *classes.entry(k.clone()).or_default() += u(v);
+            }
+        }
+        let timed_out = classes.remove("timeout").unwrap_or(0);
+        assert_eq!(timed_out, u(&c["timedOut"]), "{phase} timeouts");
+        timeouts += timed_out;
+        let answers: std::collections::BTreeMap<String, u64> = c["errorAnswers"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| (k.clone(), u(v)))
+            .collect();
+        assert_eq!(classes, answers, "{phase} error answers by class");
+        let as_recorded: u64 = pts
+            .iter()
+            .flat_map(|p| p["errorsAsRecorded"].as_object().into_iter().flatten())
+            .map(|(_, v)| u(v))
+            .sum();
+        assert_eq!(
+            as_recorded,
+            u(&c["errorsAsRecorded"]),
+            "{phase} as recorded"
+        );
+        assert_eq!(u(&pts.last().unwrap()["inFlight"]), 0, "{phase}");
+        // Contiguous: each interval starts where the one before ended.
+        for w in pts.windows(2) {
+            let end = w[0]["startMs"].as_f64().unwrap() + w[0]["lengthMs"].as_f64().unwrap();
+            assert!(
+                (w[1]["startMs"].as_f64().unwrap() - end).abs() < 1e-6,
+                "{w:?}"
+            );
+        }
+    }
+    assert_eq!(ts[0]["startMs"], 0.0);
+    assert!(
+        timeouts > 0,
+        "no timeout in the run: the censoring is not exercised"
+    );
+    assert!(u(&r["singlePhase"]["errorAnswers"]["internal (-32603)"]) > 0);
+    // The recording's own not-found read, replayed: answered as recorded.
+    assert!(u(&r["singlePhase"]["errorsAsRecorded"]) > 0);
+    // A censored p99 reads as the bound (300 ms for single requests, the 150 ms deadline for
+    // turn reads), flagged; an uncensored one is below it.
+    for p in ts {
+        let bound = if p["phase"] == "single" { 300.0 } else { 150.0 };
+        if p["p99Censored"] == true {
+            assert_eq!(p["p99Ms"].as_f64(), Some(bound), "{p}");
+        } else if let Some(v) = p["p99Ms"].as_f64() {
+            assert!(v < bound, "{p}");
+        }
+    }
+    assert!(ts.iter().any(|p| p["p99Censored"] == true), "{ts:?}");
+    // The page's headline says what was not answered as recorded (the injected errors and the
+    // timeouts), the recorded not-found apart.
+    let html = std::fs::read_to_string(_dir.path().join("report.html")).unwrap();
+    let headline = html
+        .lines()
+        .find(|l| l.contains("id=\"headline\""))
+        .unwrap();
+    let c = &r["singlePhase"];
+    let timeout_part = if u(&c["timedOut"]) > 0 {
+        format!(", {} timeout", u(&c["timedOut"]))
+    } else {
+        String::new()
+    };
+    assert_has(
+        headline,
+        &format!(
+            "; not as recorded: {} internal (-32603){timeout_part}",
+            u(&c["errorAnswers"]["internal (-32603)"])
+        ),
+    );
+    // The .hlog holds the same intervals: one `single` line per single-phase interval.
+    let hlog = std::fs::read_to_string(_dir.path().join("latency.hlog")).unwrap();
+    let single_lines = hlog
+        .lines()
+        .filter(|l| l.starts_with("Tag=single,"))
+        .count();
+    assert_eq!(
+        single_lines,
+        ts.iter().filter(|p| p["phase"] == "single").count()
     );
 }

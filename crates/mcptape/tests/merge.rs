@@ -440,3 +440,59 @@ fn merge_refuses_out_over_a_hard_link_to_an_input() {
     assert_eq!(std::fs::read(&a).unwrap(), before, "the input is untouched");
     assert!(!m.join("report.json").exists());
 }
+
+/// Issue 25: an input run with injected faults, and one cut at `--max-phase`, are each named
+/// in a warning, on stderr and in report.json's `warnings`; a plain run adds none.
+#[test]
+fn merge_warns_about_a_faulted_input_and_a_cut_one_naming_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = small_run(dir.path(), "plain", &[]);
+    let faulted = small_run(dir.path(), "faulted", &["--fault", "error=-32603@50%"]);
+    bench(
+        &[
+            "--reads",
+            "100000",
+            "--turns",
+            "2",
+            "--latency",
+            "fixed:1ms",
+            "--max-phase",
+            "300ms",
+        ],
+        &dir.path().join("cut"),
+    );
+    let cut = dir.path().join("cut").join("latency.hlog");
+    let out = dir.path().join("M");
+    let (code, stdout, stderr) = merge(&[plain.clone(), faulted.clone(), cut.clone()], &out);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let fault_warning = format!(
+        "{}: a faulted run (--fault error=-32603@50%): its latencies and errors include injected faults",
+        faulted.display()
+    );
+    let cut_warning = format!(
+        "{}: a partial run: the single phase stopped at --max-phase 300 ms after",
+        cut.display()
+    );
+    assert!(
+        stderr.contains(&format!("mcptape merge: warning: {fault_warning}")),
+        "{stderr}"
+    );
+    assert!(stderr.contains(&cut_warning), "{stderr}");
+    for what in ["a faulted run", "a partial run"] {
+        let p = format!("{}: {what}", plain.display());
+        assert!(!stderr.contains(&p), "{stderr}");
+    }
+    let r: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+    let warnings: Vec<&str> = r["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|w| w.as_str())
+        .collect();
+    assert!(warnings.contains(&fault_warning.as_str()), "{warnings:?}");
+    assert!(
+        warnings.iter().any(|w| w.starts_with(&cut_warning)),
+        "{warnings:?}"
+    );
+}

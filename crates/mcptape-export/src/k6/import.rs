@@ -20,6 +20,7 @@ use std::io::{BufRead, BufReader, Read as _};
 use std::path::Path;
 
 use hdrhistogram::Histogram;
+use mcptape_report::render::html::{PageHead, report_html};
 use mcptape_report::render::{bench_hlog, bench_svg};
 use mcptape_report::run::{
     BenchResult, KeyStats, Load, MAX_KEYS_PER_METHOD, MAX_METHODS, OTHER_KEYS, RunSettings,
@@ -97,6 +98,51 @@ pub struct K6Report {
 }
 
 impl K6Report {
+    /// What titles `report.html` for k6 (`k6 run: T (imported by mcptape)`) and its `k6`
+    /// section: output files, iterations, VUs, dropped iterations, handshake failures, reads
+    /// unlike the recording.
+    pub fn page_head(&self) -> PageHead {
+        let k = &self.k6;
+        let name = std::path::Path::new(&self.bench.transcript)
+            .file_name()
+            .map_or("transcript unknown (no mcp_plan point)".to_owned(), |f| {
+                f.to_string_lossy().into_owned()
+            });
+        let files: Vec<&str> = k.files.iter().map(|f| f.path.as_str()).collect();
+        let mut rows = vec![
+            (
+                "output files".to_owned(),
+                format!("{}: {}", files.len(), files.join(", ")),
+            ),
+            ("iterations".to_owned(), k.iterations.to_string()),
+            (
+                "VUs".to_owned(),
+                format!("peak {} (max allocated {})", k.vus_peak, k.vus_max),
+            ),
+            (
+                "dropped iterations".to_owned(),
+                format!(
+                    "{} (arrivals k6 could not start: load asked for and not sent)",
+                    k.dropped_iterations
+                ),
+            ),
+            (
+                "handshake failures".to_owned(),
+                k.handshake_failures.to_string(),
+            ),
+        ];
+        if let Some(u) = k.unexpected_share {
+            rows.push((
+                "reads unlike the recording".to_owned(),
+                format!("{:.2}%", u * 100.0),
+            ));
+        }
+        PageHead {
+            title: format!("k6 run: {name} (imported by mcptape)"),
+            driver: Some(("k6".to_owned(), rows)),
+        }
+    }
+
     /// The human table: bench's, then the k6 figures.
     pub fn table(&self) -> String {
         let k = &self.k6;
@@ -172,6 +218,11 @@ pub struct Outcomes {
     /// Reads with no HTTP response and no `scenario` tag saying which phase
     /// (k6 --vus/--iterations): counted with the single reads, and a warning.
     pub unattributed_transport: u64,
+    /// Single reads answered with the error the recording holds (an `mcp_unexpected` point of
+    /// value 0 whose `class` is an error answer): bench's `errorsAsRecorded`.
+    pub single_as_recorded: u64,
+    /// Turn reads answered with the error the recording holds.
+    pub turn_as_recorded: u64,
 }
 
 impl Default for Outcomes {
@@ -185,6 +236,8 @@ impl Default for Outcomes {
             turn_error_answers: BTreeMap::new(),
             turn_transport: 0,
             unattributed_transport: 0,
+            single_as_recorded: 0,
+            turn_as_recorded: 0,
         }
     }
 }
@@ -563,6 +616,15 @@ impl K6Import {
                 self.unexpected.1 += 1;
                 if v != 0.0 {
                     self.unexpected.0 += 1;
+                } else if !matches!(
+                    answer_class(&p),
+                    "ok" | "timeout" | "transport" | "deadline" | "unclassified"
+                ) {
+                    // An error answer, as recorded (the recording's own not-found read).
+                    match phase_of(&p) {
+                        Some(Phase::Turn) => self.outcomes.turn_as_recorded += 1,
+                        _ => self.outcomes.single_as_recorded += 1,
+                    }
                 }
             }
             METRIC_HANDSHAKE_FAILED => self.k6.handshake_failures += v as u64,
@@ -648,7 +710,10 @@ impl K6Import {
             let _ = turn_reads.record_n(deadline_us.clamp(1, HIST_MAX_US), turn_phase.timed_out);
         }
         let reads_sent = single_phase.sent;
+        let expected_error_answers =
+            single_phase.errors_as_recorded + turn_phase.errors_as_recorded;
         let res = BenchResult {
+            expected_error_answers,
             single,
             single_ok: self.outcomes.single_ok.clone(),
             single_by_class,
@@ -744,6 +809,7 @@ impl K6Import {
             error_answers: by_class(&o.single_by_class),
             timed_out: o.single_timeouts,
             closed,
+            errors_as_recorded: o.single_as_recorded,
             ..PhaseCounters::default()
         };
         let sent = self.turn.len() * u64::from(parallel);
@@ -761,6 +827,7 @@ impl K6Import {
             error_answers: o.turn_error_answers.clone(),
             timed_out: sent.saturating_sub(accounted),
             closed: o.turn_transport,
+            errors_as_recorded: o.turn_as_recorded,
             ..PhaseCounters::default()
         };
         ((single, turn), warnings)
@@ -790,7 +857,7 @@ impl K6Import {
         std::fs::write(dir.join("latency.hlog"), hlog).map_err(|e| io("latency.hlog", e))?;
         let svg = bench_svg(&report.bench, &res);
         std::fs::write(dir.join("latency.svg"), svg).map_err(|e| io("latency.svg", e))?;
-        let html = mcptape_report::render::bench_html(&report.bench, &res);
+        let html = report_html(&report.bench, &res, &report.page_head());
         std::fs::write(dir.join("report.html"), html).map_err(|e| io("report.html", e))?;
         Ok(report)
     }

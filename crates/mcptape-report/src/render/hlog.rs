@@ -128,11 +128,24 @@ pub fn write_hlog_at(
         let mut w = b
             .begin_log_with(&mut out, &mut ser)
             .map_err(|e| HlogError::whole(HlogErrorKind::Write(e.to_string())))?;
+        // An auto-resizing histogram (a time-series interval's) is written with the settings of
+        // every other mcptape histogram ([`crate::stats::new_hist`]), as readers require one
+        // range per log: copied into one scratch histogram, line by line.
+        let mut scratch: Option<Histogram<u64>> = None;
         for (i, e) in entries.iter().enumerate() {
             let tag = Tag::new(e.tag)
                 .ok_or_else(|| HlogError::at(i, HlogErrorKind::BadTag(e.tag.to_owned())))?;
+            let hist = if e.hist.is_auto_resize() {
+                let h = scratch.get_or_insert_with(crate::stats::new_hist);
+                h.reset();
+                h.add(e.hist)
+                    .map_err(|x| HlogError::at(i, HlogErrorKind::Write(x.to_string())))?;
+                &*h
+            } else {
+                e.hist
+            };
             w.write_histogram(
-                e.hist,
+                hist,
                 std::time::Duration::from_secs_f64(e.start_s.max(0.0)),
                 std::time::Duration::from_secs_f64(e.duration_s.max(0.0)),
                 Some(tag),
@@ -207,9 +220,10 @@ pub fn merge_hlog(bytes: &[u8]) -> Result<Histogram<u64>, HlogError> {
     merge_hlog_tagged(bytes, Some("single")).or_else(|_| merge_hlog_tagged(bytes, None))
 }
 
-/// The `.hlog` of a bench run (`latency.hlog` of `mcptape bench --out`): three intervals tagged
-/// `single` (from 0 s, the single-read phase), `turn` and `turn-reads` (from the end of the
-/// single-read phase, the turn phase), then `single-ok`, `turn-reads-ok`, one `single-err-…`
+/// The `.hlog` of a bench run (`latency.hlog` of `mcptape bench --out`): `single` (from 0 s, the
+/// single-read phase) and `turn-reads` (from the end of the single-read phase), one line per
+/// interval of the phase's time series ([`crate::series`], the report's `timeSeries`), `turn`
+/// (the turn phase, one line), then `single-ok`, `turn-reads-ok`, one `single-err-…`
 /// per error class and one [`method_tag`] per method of the single phase; values in µs.
 ///
 /// # Errors
@@ -229,54 +243,80 @@ pub fn bench_hlog(report: &BenchReport, res: &BenchResult) -> Result<Vec<u8>, Hl
         .map(|(m, k)| (method_tag(m), &k.all))
         .collect();
     let meta = HlogMeta::of_report(report, res.single_censored_from_us).comment()?;
+    // `single` and `turn-reads`: one line per interval of the phase's time series (the
+    // report's `timeSeries`), or one for the whole phase when no series was kept (a k6
+    // import).
+    let lines = |series: &crate::series::PhaseSeries,
+                 whole: &Histogram<u64>,
+                 offset_s: f64,
+                 elapsed_s: f64|
+     -> Vec<(f64, f64, Histogram<u64>)> {
+        let spans = series.spans((elapsed_s * 1e6) as u64);
+        if spans.is_empty() {
+            return vec![(offset_s, elapsed_s, whole.clone())];
+        }
+        spans
+            .into_iter()
+            .map(|(a, b, f)| (offset_s + a as f64 / 1e6, (b - a) as f64 / 1e6, f.latency))
+            .collect()
+    };
+    let single_lines = lines(&res.single_series, &res.single, 0.0, res.single_elapsed_s);
+    let turn_lines = lines(
+        &res.turn_series,
+        &res.turn_reads,
+        res.single_elapsed_s,
+        res.turn_elapsed_s,
+    );
+    let mut entries: Vec<Tagged<'_>> = single_lines
+        .iter()
+        .map(|(s, d, h)| Tagged {
+            tag: "single",
+            hist: h,
+            start_s: *s,
+            duration_s: *d,
+        })
+        .collect();
+    entries.push(Tagged {
+        tag: "turn",
+        hist: &res.turn,
+        start_s: res.single_elapsed_s,
+        duration_s: res.turn_elapsed_s,
+    });
+    entries.extend(turn_lines.iter().map(|(s, d, h)| Tagged {
+        tag: "turn-reads",
+        hist: h,
+        start_s: *s,
+        duration_s: *d,
+    }));
+    entries.extend([
+        Tagged {
+            tag: "single-ok",
+            hist: &res.single_ok,
+            start_s: 0.0,
+            duration_s: res.single_elapsed_s,
+        },
+        Tagged {
+            tag: "turn-reads-ok",
+            hist: &res.turn_reads_ok,
+            start_s: res.single_elapsed_s,
+            duration_s: res.turn_elapsed_s,
+        },
+    ]);
+    entries.extend(
+        class_tags
+            .iter()
+            .chain(&method_tags)
+            .map(|(tag, h)| Tagged {
+                tag,
+                hist: h,
+                start_s: 0.0,
+                duration_s: res.single_elapsed_s,
+            })
+            .filter(|t| !t.hist.is_empty()),
+    );
+    entries.retain(|t| !t.hist.is_empty() || matches!(t.tag, "single" | "turn" | "turn-reads"));
     write_hlog_at(
-        &[
-            Tagged {
-                tag: "single",
-                hist: &res.single,
-                start_s: 0.0,
-                duration_s: res.single_elapsed_s,
-            },
-            Tagged {
-                tag: "turn",
-                hist: &res.turn,
-                start_s: res.single_elapsed_s,
-                duration_s: res.turn_elapsed_s,
-            },
-            Tagged {
-                tag: "turn-reads",
-                hist: &res.turn_reads,
-                start_s: res.single_elapsed_s,
-                duration_s: res.turn_elapsed_s,
-            },
-            Tagged {
-                tag: "single-ok",
-                hist: &res.single_ok,
-                start_s: 0.0,
-                duration_s: res.single_elapsed_s,
-            },
-            Tagged {
-                tag: "turn-reads-ok",
-                hist: &res.turn_reads_ok,
-                start_s: res.single_elapsed_s,
-                duration_s: res.turn_elapsed_s,
-            },
-        ]
-        .into_iter()
-        .chain(class_tags.iter().map(|(tag, h)| Tagged {
-            tag,
-            hist: h,
-            start_s: 0.0,
-            duration_s: res.single_elapsed_s,
-        }))
-        .chain(method_tags.iter().map(|(tag, h)| Tagged {
-            tag,
-            hist: h,
-            start_s: 0.0,
-            duration_s: res.single_elapsed_s,
-        }))
-        .filter(|t| !t.hist.is_empty() || matches!(t.tag, "single" | "turn" | "turn-reads"))
-        .collect::<Vec<_>>(),
+        &entries,
         &[
             &format!("mcptape bench {} (values in µs)", report.transcript),
             &meta,
@@ -421,6 +461,14 @@ pub struct HlogMeta {
     /// Censoring per tag (`single`, `single-err-timeout`, `turn-reads`); a tag not named here
     /// holds no censored value.
     pub censored: std::collections::BTreeMap<String, TagCensor>,
+    /// `--fault` specs the embedded server injected (report.json's `faults`); a merge: every
+    /// input's, once each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub faults: Vec<String>,
+    /// Why the run is partial (report.json's `partial: …` warnings without the prefix: cut at
+    /// `--max-phase`, interrupted); a merge: every input's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub partial_reasons: Vec<String>,
 }
 
 /// Tag of the single reads that timed out (`single-err-` and the [`crate::run::TIMEOUT_CLASS`]
@@ -506,6 +554,12 @@ impl HlogMeta {
             single_phase: report.single_phase.clone(),
             turn_phase: report.turn_phase.clone(),
             censored,
+            faults: report.faults.clone(),
+            partial_reasons: report
+                .warnings
+                .iter()
+                .filter_map(|w| w.strip_prefix("partial: ").map(str::to_owned))
+                .collect(),
         }
     }
 

@@ -140,12 +140,15 @@ pub fn percentile_svg(title: &str, curves: &[Curve<'_>]) -> String {
     s
 }
 
-/// The percentile plot of a bench run (`latency.svg` of `mcptape bench --out`): the single-read
-/// curve, the measured N-read turn curve and the F(t)^N prediction from the single reads
+/// The percentile plot of a bench run (`latency.svg` of `mcptape bench --out`): the single
+/// requests' curve (`single reads` when the phase sent reads alone,
+/// [`BenchReport::single_unit`]), the measured N-read turn curve and the F(t)^N prediction from the single reads
 /// (dashed). The title names the transcript's file name, N and the latency model.
 pub fn bench_svg(report: &BenchReport, res: &BenchResult) -> String {
+    // `single requests` when the single phase held other methods than reads.
+    let unit = report.single_unit();
     let title = format!(
-        "{}: single reads vs {}-read turns ({})",
+        "{}: single {unit} vs {}-read turns ({})",
         Path::new(&report.transcript)
             .file_name()
             .map_or(report.transcript.clone(), |f| f
@@ -155,6 +158,7 @@ pub fn bench_svg(report: &BenchReport, res: &BenchResult) -> String {
         report.latency.as_deref().unwrap_or("live target")
     );
     let turn_label = format!("{}-read turn", report.parallel);
+    let single_label = format!("single {}", unit.trim_end_matches('s'));
     let pred_label = format!("predicted F^{}", report.parallel);
     // The prediction is drawn from the single phase's reads (a turn is reads).
     let empty = crate::stats::new_hist();
@@ -163,7 +167,7 @@ pub fn bench_svg(report: &BenchReport, res: &BenchResult) -> String {
         &title,
         &[
             Curve {
-                label: "single read",
+                label: &single_label,
                 hist: &res.single,
                 color: "#1f77b4",
                 power: 1,

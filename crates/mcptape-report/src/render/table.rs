@@ -16,7 +16,7 @@ fn ms_or_na(count: u64, us: u64) -> String {
 
 /// A quantile of `q` in milliseconds without the unit (the header says `ms`): `n/a` when
 /// empty, `> 5000` when censored at a 5 s timeout, else `12.639`.
-fn cell(q: &Quantiles, us: u64, censored: impl Fn(&Censored) -> bool) -> String {
+pub(crate) fn cell(q: &Quantiles, us: u64, censored: impl Fn(&Censored) -> bool) -> String {
     match &q.censored {
         _ if q.count == 0 => "n/a".into(),
         Some(c) if censored(c) => format!("> {:.0}", c.bound_us as f64 / 1000.0),
@@ -30,7 +30,7 @@ fn cell(q: &Quantiles, us: u64, censored: impl Fn(&Censored) -> bool) -> String 
 const VIEW_WIDTH: usize = 24;
 
 /// `name` as a row label of at most [`VIEW_WIDTH`] characters.
-fn view_label(name: &str) -> String {
+pub(crate) fn view_label(name: &str) -> String {
     if name.chars().count() <= VIEW_WIDTH {
         return name.to_owned();
     }
@@ -124,7 +124,7 @@ fn write_cut(s: &mut String, cut: bool, max_phase_ms: u64, done: u64, asked: u64
 /// recorded: `300 of 300 answered as recorded: 275 results, 25 recorded errors` (with the
 /// share when not all were: `290 of 300 answered as recorded (96.7 %): …`), so a replay that
 /// reproduces the recording does not read as an error rate.
-fn success_line(c: &PhaseCounters) -> String {
+pub(crate) fn success_line(c: &PhaseCounters) -> String {
     let (ok, sent, recorded) = (c.answered_ok, c.sent, c.errors_as_recorded);
     if sent == 0 {
         return "none sent".into();
@@ -188,7 +188,7 @@ fn ms_f(us: f64) -> String {
 impl BenchReport {
     /// What the single phase sent: `reads` when every request was a `resources/read` (or no
     /// method is broken down, as in a k6 import), else `requests`.
-    pub(crate) fn single_unit(&self) -> &'static str {
+    pub fn single_unit(&self) -> &'static str {
         if self.by_method.iter().all(|m| m.method == "resources/read") {
             "reads"
         } else {
@@ -407,7 +407,7 @@ impl BenchReport {
         if self.partial {
             let _ = writeln!(
                 s,
-                "PARTIAL: interrupted; the figures cover what ran until then"
+                "PARTIAL: the run did not finish (the `partial:` warnings say why); the figures\n  cover what ran until then"
             );
         }
         if let Some(sv) = &self.server {

@@ -446,6 +446,7 @@ async fn session(
     cfg.live = Some(live.clone());
     let status = super::progress::StatusLines::start("bench", move || bench_status(&live))?;
     measuring.store(true, std::sync::atomic::Ordering::SeqCst);
+    let started = std::time::SystemTime::now();
     let stop = async {
         while signal.borrow_and_update().is_none() {
             if signal.changed().await.is_err() {
@@ -479,6 +480,13 @@ async fn session(
     let server = target::take_serve_stats(stats_path);
 
     let mut report = res.report(&cfg, &transcript, &target_name, latency, args.seed, server);
+    report.run = Some(super::run_info(
+        started,
+        res.single_elapsed_s + res.turn_elapsed_s,
+    ));
+    if args.target_cmd.is_none() && args.target_url.is_none() {
+        report.faults = args.fault.clone();
+    }
     report.slo = slo::evaluate(slo_items, &report);
     if let Some((b, settings)) = gate {
         report.regression = Some(super::baseline::compare(b, &report, &res, *settings));

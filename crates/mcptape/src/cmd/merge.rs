@@ -52,6 +52,11 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     }
     let merged = merge_files(&a.logs)?;
     write_merge_out(&a.out, &merged).with_context(|| format!("writing {}", a.out.display()))?;
+    // Each warning (a faulted, partial or cut input, settings that differ…) on stderr too: a
+    // CI log shows it even when stdout goes to a file.
+    for w in &merged.report.warnings {
+        eprintln!("mcptape merge: warning: {w}");
+    }
     // A closed stdout (`| head -1`) ends the printing quietly: the files are written.
     super::print_stdout(&format!(
         "{}\nwrote {}/{}, {}\n",

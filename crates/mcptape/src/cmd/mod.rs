@@ -78,6 +78,52 @@ pub(crate) fn warn_if_debug_build(command: &str) {
     }
 }
 
+/// The build profile of this binary, as report.json's `run.buildProfile` says it: `debug`
+/// without optimizations (`cfg!(debug_assertions)`), else `release`.
+pub(crate) fn build_profile() -> &'static str {
+    if cfg!(debug_assertions) {
+        "debug"
+    } else {
+        "release"
+    }
+}
+
+/// This machine's host name (gethostname(2)); `None` when it cannot be read or is not UTF-8.
+pub(crate) fn host_name() -> Option<String> {
+    #[cfg(unix)]
+    {
+        nix::unistd::gethostname()
+            .ok()
+            .and_then(|h| h.into_string().ok())
+    }
+    #[cfg(not(unix))]
+    {
+        std::env::var("COMPUTERNAME").ok()
+    }
+}
+
+/// `at` as RFC 3339 in UTC to the second (`2026-12-03T09:12:45Z`), through the workspace's one
+/// date formatter ([`mcptape_transcript::time`]); `None` before 1970 or past the year 9999.
+pub(crate) fn rfc3339_utc(at: std::time::SystemTime) -> Option<String> {
+    let us = at.duration_since(std::time::UNIX_EPOCH).ok()?.as_micros();
+    mcptape_transcript::time::format_rfc3339_us(i64::try_from(us).ok()?, 0).ok()
+}
+
+/// report.json's `run` of a run started at `started` (wall clock) that took `duration_s`
+/// seconds: its date, the host, this binary's version and build profile.
+pub(crate) fn run_info(
+    started: std::time::SystemTime,
+    duration_s: f64,
+) -> mcptape_report::stats::RunInfo {
+    mcptape_report::stats::RunInfo {
+        started_at: rfc3339_utc(started),
+        duration_s,
+        host: host_name(),
+        mcptape_version: env!("CARGO_PKG_VERSION").to_owned(),
+        build_profile: build_profile().to_owned(),
+    }
+}
+
 /// Writes `text` to stdout: the one way every subcommand prints (`print!`/`println!` are
 /// banned in this crate by `crates/mcptape/clippy.toml`, since they panic on a write error).
 /// A reader that went away (`mcptape explain --list | head -1`, a `BrokenPipe`) is a normal
