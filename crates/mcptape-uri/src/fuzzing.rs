@@ -19,28 +19,60 @@
 //! now our own (see the `template` module docs) and the seeds `iri_string_*` are regressions.
 
 use crate::template::{Template, Vars};
-use crate::{ResolvedPath, Root, SanitizeError};
+use crate::{PathStyle, ResolvedPath, Root, SanitizeError};
 
-/// Root used by [`uri_sanitize`] when the input has no `\n`.
+/// Root used by [`uri_sanitize`] when the input has no `\n` ([`PathStyle::Posix`]).
 pub const DEFAULT_FUZZ_ROOT: &str = "file:///srv/allowed/";
+
+/// Root used by [`uri_sanitize`] when a [`PathStyle::Windows`] input has no `\n`.
+pub const DEFAULT_FUZZ_ROOT_WINDOWS: &str = "file:///C:/Users/allowed/";
 
 /// Splits fuzz input into `(root, uri)` at the first `\n`; without one, the root is
 /// [`DEFAULT_FUZZ_ROOT`].
 pub fn split_sanitize_input(data: &[u8]) -> (&[u8], &[u8]) {
+    split_with_default(data, DEFAULT_FUZZ_ROOT)
+}
+
+fn split_with_default<'a>(data: &'a [u8], default_root: &'static str) -> (&'a [u8], &'a [u8]) {
     match data.iter().position(|&b| b == b'\n') {
         Some(i) => (&data[..i], &data[i + 1..]),
-        None => (DEFAULT_FUZZ_ROOT.as_bytes(), data),
+        None => (default_root.as_bytes(), data),
     }
 }
 
-/// Fuzz target `uri_sanitize`: input is `root \n uri` (see [`split_sanitize_input`]). Never
-/// panics on any input except when [`check_sanitize`] finds a violated property.
+/// The [`uri_sanitize`] input format: an optional style byte, then `root \n uri`. A first byte
+/// below `0x20` (a control byte, which no URI starts with) is the style byte: odd is
+/// [`PathStyle::Windows`] (default root [`DEFAULT_FUZZ_ROOT_WINDOWS`]), even
+/// [`PathStyle::Posix`]; any other input is `root \n uri` read [`PathStyle::Posix`], as before
+/// the style byte existed (the committed seeds keep their meaning). Without the byte the target
+/// could never reach the Windows rules (drive letters, `\` separators, DOS device names,
+/// trailing dots, UNC, alternate data streams): coverage showed them unreached.
+pub fn sanitize_input(data: &[u8]) -> (PathStyle, &[u8], &[u8]) {
+    match data {
+        [b, rest @ ..] if *b < 0x20 && b % 2 == 1 => {
+            let (root, uri) = split_with_default(rest, DEFAULT_FUZZ_ROOT_WINDOWS);
+            (PathStyle::Windows, root, uri)
+        }
+        [b, rest @ ..] if *b < 0x20 => {
+            let (root, uri) = split_sanitize_input(rest);
+            (PathStyle::Posix, root, uri)
+        }
+        _ => {
+            let (root, uri) = split_sanitize_input(data);
+            (PathStyle::Posix, root, uri)
+        }
+    }
+}
+
+/// Fuzz target `uri_sanitize`: input is an optional style byte and `root \n uri` (see
+/// [`sanitize_input`]). Never panics on any input except when [`check_sanitize`] finds a
+/// violated property.
 pub fn uri_sanitize(data: &[u8]) {
-    let (root, uri) = split_sanitize_input(data);
+    let (style, root, uri) = sanitize_input(data);
     let (Ok(root), Ok(uri)) = (std::str::from_utf8(root), std::str::from_utf8(uri)) else {
         return;
     };
-    let Ok(root) = Root::new(root) else {
+    let Ok(root) = Root::with_style(root, style) else {
         return;
     };
     if let Err(violation) = check_sanitize(&root, uri, &|u| root.resolve(u)) {
@@ -49,10 +81,13 @@ pub fn uri_sanitize(data: &[u8]) {
 }
 
 /// The sanitizer properties for one input: if `resolve(uri)` is `Ok(p)`, then `p` is inside
-/// `root` by whole segments, has no `.`/`..`/empty segment, its `relative()` is the part after
-/// the root, and `resolve(p.to_uri())` is `Ok(p)` again (a fixed point). Returns a description
-/// of the first violation. `resolve` is a parameter so tests can plug in a deliberately broken
-/// resolver and show the check catches it.
+/// `root` by whole segments, has no `.`/`..`/empty segment and no `\`, its `relative()` is the
+/// part after the root, and `resolve(p.to_uri())` is `Ok(p)` again (a fixed point). In
+/// [`PathStyle::Windows`] (the root's style) a path is either absolute (`/…`) or a drive path
+/// (`C:/…`, the drive's root `C:/`) whose drive letter is upper case, and no segment is a DOS
+/// device name, ends in `.` or a space, or holds a `:` other than the leading drive's. Returns a
+/// description of the first violation. `resolve` is a parameter so tests can plug in a
+/// deliberately broken resolver and show the check catches it.
 pub fn check_sanitize(
     root: &Root,
     uri: &str,
@@ -62,13 +97,34 @@ pub fn check_sanitize(
         return Ok(());
     };
     let path = p.as_str();
-    if !path.starts_with('/') {
-        return Err(format!("{uri:?}: path {path:?} is not absolute"));
-    }
-    let segs: Vec<&str> = if path == "/" {
-        Vec::new()
+    let windows = root.style() == PathStyle::Windows;
+    let b = path.as_bytes();
+    let drive = windows && b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':';
+    let segs: Vec<&str> = if drive {
+        if b.len() < 3 || b[2] != b'/' {
+            return Err(format!(
+                "{uri:?}: drive path {path:?} has no `/` after the drive"
+            ));
+        }
+        if !b[0].is_ascii_uppercase() {
+            return Err(format!(
+                "{uri:?}: drive letter of {path:?} is not upper case"
+            ));
+        }
+        if b.len() == 3 {
+            vec![&path[..2]]
+        } else {
+            path.split('/').collect()
+        }
     } else {
-        path[1..].split('/').collect()
+        if !path.starts_with('/') {
+            return Err(format!("{uri:?}: path {path:?} is not absolute"));
+        }
+        if path == "/" {
+            Vec::new()
+        } else {
+            path[1..].split('/').collect()
+        }
     };
     let root_segs = root.segments();
     let inside =
@@ -81,6 +137,27 @@ pub fn check_sanitize(
     }
     if let Some(bad) = segs.iter().find(|s| matches!(**s, "" | "." | "..")) {
         return Err(format!("{uri:?}: path {path:?} has segment {bad:?}"));
+    }
+    if path.contains('\\') {
+        return Err(format!("{uri:?}: path {path:?} holds a backslash"));
+    }
+    if windows {
+        for (i, s) in segs.iter().enumerate() {
+            let is_drive = i == 0 && drive;
+            if !is_drive && s.contains(':') {
+                return Err(format!("{uri:?}: path {path:?} has a `:` in segment {s:?}"));
+            }
+            if s.ends_with('.') || s.ends_with(' ') {
+                return Err(format!(
+                    "{uri:?}: segment {s:?} of {path:?} ends in a dot or space"
+                ));
+            }
+            if crate::is_reserved_device_name(s) {
+                return Err(format!(
+                    "{uri:?}: segment {s:?} of {path:?} is a DOS device name"
+                ));
+            }
+        }
     }
     let want_rel = segs[root_segs.len()..].join("/");
     if p.relative() != want_rel {
@@ -321,11 +398,11 @@ mod tests {
     }
 
     fn check_seed(data: &[u8], buggy: bool) -> Result<(), String> {
-        let (root, uri) = split_sanitize_input(data);
+        let (style, root, uri) = sanitize_input(data);
         let (Ok(root), Ok(uri)) = (std::str::from_utf8(root), std::str::from_utf8(uri)) else {
             return Ok(());
         };
-        let Ok(root) = Root::new(root) else {
+        let Ok(root) = Root::with_style(root, style) else {
             return Ok(());
         };
         if buggy {
@@ -369,6 +446,103 @@ mod tests {
                 .any(|n| n == "sibling_prefix_with_colon_found_by_libfuzzer"),
             "caught: {caught:?}"
         );
+    }
+
+    #[test]
+    fn style_byte_selects_the_path_style_and_its_default_root() {
+        assert_eq!(
+            sanitize_input(b"\x01file:///C:/x"),
+            (
+                PathStyle::Windows,
+                DEFAULT_FUZZ_ROOT_WINDOWS.as_bytes(),
+                &b"file:///C:/x"[..]
+            )
+        );
+        assert_eq!(
+            sanitize_input(b"\x00file:///r/\nfile:///r/a"),
+            (PathStyle::Posix, &b"file:///r/"[..], &b"file:///r/a"[..])
+        );
+        // No style byte: the format before it, POSIX.
+        assert_eq!(
+            sanitize_input(b"file:///r/a"),
+            (
+                PathStyle::Posix,
+                DEFAULT_FUZZ_ROOT.as_bytes(),
+                &b"file:///r/a"[..]
+            )
+        );
+    }
+
+    #[test]
+    fn windows_seeds_reach_the_windows_rules() {
+        use crate::SanitizeErrorKind as K;
+        let kind = |name: &str| {
+            let data = seeds()
+                .into_iter()
+                .find(|(n, _)| n == name)
+                .unwrap_or_else(|| panic!("seed {name}"))
+                .1;
+            let (style, root, uri) = sanitize_input(&data);
+            let root = Root::with_style(std::str::from_utf8(root).unwrap(), style).unwrap();
+            root.resolve(std::str::from_utf8(uri).unwrap())
+                .map_err(|e| e.kind())
+        };
+        assert_eq!(
+            kind("windows_device_con").unwrap_err(),
+            K::ReservedDeviceName
+        );
+        assert_eq!(
+            kind("windows_alternate_data_stream").unwrap_err(),
+            K::AlternateDataStream
+        );
+        assert_eq!(
+            kind("windows_trailing_dot").unwrap_err(),
+            K::TrailingDotOrSpace
+        );
+        assert_eq!(
+            kind("windows_drive_not_first").unwrap_err(),
+            K::DriveNotFirst
+        );
+        assert_eq!(kind("windows_unc_four_slashes").unwrap_err(), K::UncPath);
+        assert_eq!(
+            kind("windows_drive_root_lowercase_uri").unwrap().as_str(),
+            "C:/Windows/System32"
+        );
+        assert_eq!(
+            kind("windows_backslash_inside").unwrap().relative(),
+            "a/b.txt"
+        );
+    }
+
+    /// The Windows properties have teeth: a resolver that reads a Windows root's URIs as POSIX
+    /// (no drive, device-name or `:` rules) is caught on the Windows seeds.
+    #[test]
+    fn planted_posix_resolver_for_a_windows_root_is_caught_by_the_seed_corpus() {
+        let caught: Vec<String> = seeds()
+            .into_iter()
+            .filter(|(_, data)| {
+                let (style, root, uri) = sanitize_input(data);
+                let (Ok(root), Ok(uri)) = (std::str::from_utf8(root), std::str::from_utf8(uri))
+                else {
+                    return false;
+                };
+                let (Ok(root), Ok(posix)) = (Root::with_style(root, style), Root::new(root)) else {
+                    return false;
+                };
+                check_sanitize(&root, uri, &|u| posix.resolve(u)).is_err()
+            })
+            .map(|(name, _)| name)
+            .collect();
+        for name in [
+            "windows_device_con",
+            "windows_alternate_data_stream",
+            "windows_trailing_dot",
+        ] {
+            assert!(
+                caught.iter().any(|n| n == name),
+                "{name} not caught: {caught:?}"
+            );
+        }
     }
 
     fn segment() -> impl Strategy<Value = String> {
