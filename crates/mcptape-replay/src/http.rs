@@ -312,7 +312,7 @@ async fn handle(
         Ok(m) => m,
         Err(err) => {
             st.server.record_invalid();
-            return Ok(resp(StatusCode::BAD_REQUEST, Some(&err), None));
+            return Ok(resp(StatusCode::BAD_REQUEST, Some(&err.response()), None));
         }
     };
     let method = inc.message.method().unwrap_or("");

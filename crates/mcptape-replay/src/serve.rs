@@ -741,7 +741,7 @@ impl Server {
                 s.invalid += 1;
                 drop(s);
                 self.count("", Outcome::Invalid);
-                match reply(err, 0) {
+                match reply(err.response(), 0) {
                     Answer::Reply {
                         id,
                         body,
@@ -1272,12 +1272,88 @@ impl Server {
     }
 }
 
+/// Why an incoming message is refused, and the JSON-RPC 2.0 §5 error response it is answered
+/// with ([`IncomingError::response`]). Display: `parse error: expected value at byte 0` (the
+/// wire error names its byte offset), `invalid request: batches are not supported`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IncomingError {
+    /// The id echoed in the response: the request's own when it is itself valid (a string or
+    /// an `i64` integer) and the message is JSON, else `None` (`"id": null`).
+    pub id: Option<RequestId>,
+    /// What is wrong.
+    pub kind: IncomingErrorKind,
+}
+
+/// What is wrong with an incoming message.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum IncomingErrorKind {
+    /// A batch (JSON-RPC 2.0 §6; MCP 2025-06-18 and later do not allow batches): `-32600`.
+    Batch,
+    /// Not strict JSON (syntax, duplicate key, lone surrogate, size or depth limit): `-32700`
+    /// Parse error. The wire error carries its byte offset.
+    Parse(mcptape_wire::error::WireError),
+    /// Strict JSON but not a valid JSON-RPC 2.0 envelope: `-32600` Invalid Request. The wire
+    /// error carries its byte offset, when known.
+    Invalid(mcptape_wire::error::WireError),
+}
+
+impl IncomingError {
+    /// The JSON-RPC error code it maps to: `-32700` ([`IncomingErrorKind::Parse`]) or
+    /// `-32600`.
+    pub fn code(&self) -> i64 {
+        match self.kind {
+            IncomingErrorKind::Parse(_) => PARSE_ERROR,
+            _ => INVALID_REQUEST,
+        }
+    }
+
+    /// Byte offset into the message of what is wrong, when known.
+    pub fn offset(&self) -> Option<usize> {
+        match &self.kind {
+            IncomingErrorKind::Parse(e) | IncomingErrorKind::Invalid(e) => e.offset(),
+            _ => None,
+        }
+    }
+
+    /// The error response to send back: `{"jsonrpc":"2.0","id":…,"error":{"code",
+    /// "message":"mcptape serve: <Display>","data":{"reason","offset"}}}` (`offset` when known;
+    /// `reason` is `batch` for a batch, else the wire error's kind).
+    pub fn response(&self) -> Value {
+        let id = self.id.as_ref().map_or(Value::Null, RequestId::to_value);
+        let data = match &self.kind {
+            IncomingErrorKind::Parse(e) | IncomingErrorKind::Invalid(e) => {
+                let mut data = json!({"reason": e.kind().to_string()});
+                if let Some(off) = e.offset() {
+                    data["offset"] = json!(off);
+                }
+                data
+            }
+            _ => json!({"reason": "batch"}),
+        };
+        error_msg(id, self.code(), &format!("mcptape serve: {self}"), data)
+    }
+}
+
+impl std::fmt::Display for IncomingError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.kind {
+            IncomingErrorKind::Batch => f.write_str("invalid request: batches are not supported"),
+            IncomingErrorKind::Parse(e) => write!(f, "parse error: {e}"),
+            IncomingErrorKind::Invalid(e) => write!(f, "invalid request: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for IncomingError {}
+
 /// Reads the bytes of one incoming message with the strict parser
 /// [`mcptape_wire::jsonrpc::parse`] (strict JSON: duplicate keys rejected;
 /// `"jsonrpc": "2.0"`; ids are strings or `i64` integers, never `null`).
 ///
 /// # Errors
-/// The JSON-RPC 2.0 §5 error response to send back, as a JSON value:
+/// [`IncomingError`], whose [`response`](IncomingError::response) is the JSON-RPC 2.0 §5 error
+/// response to send back:
 /// - `-32700` Parse error, `"id": null`, when the bytes are not strict JSON
 ///   (syntax, duplicate key, lone surrogate, size or depth limit);
 /// - `-32600` Invalid Request for an envelope error, or a batch (JSON-RPC 2.0
@@ -1286,42 +1362,28 @@ impl Server {
 ///
 /// The error's `data` carries `{"reason", "offset"}` (byte offset into the
 /// message, when known).
-pub fn parse_incoming(bytes: &[u8]) -> Result<Message, Value> {
+pub fn parse_incoming(bytes: &[u8]) -> Result<Message, IncomingError> {
     let e = match jsonrpc::parse(bytes) {
         Ok(jsonrpc::Frame::Single(m)) => return Ok(m),
         Ok(jsonrpc::Frame::Batch(_)) => {
-            return Err(error_msg(
-                Value::Null,
-                INVALID_REQUEST,
-                "mcptape serve: invalid request: batches are not supported",
-                json!({"reason": "batch"}),
-            ));
+            return Err(IncomingError {
+                id: None,
+                kind: IncomingErrorKind::Batch,
+            });
         }
         Err(e) => e,
     };
     let id = match e.kind() {
-        WireErrorKind::Json(_) | WireErrorKind::NullRequestId | WireErrorKind::InvalidId => {
-            Value::Null
-        }
+        WireErrorKind::Json(_) | WireErrorKind::NullRequestId | WireErrorKind::InvalidId => None,
         _ => serde_json::from_slice::<Value>(bytes)
             .ok()
-            .and_then(|v| v.get("id").and_then(|i| RequestId::from_value(i).ok()))
-            .map_or(Value::Null, |i| i.to_value()),
+            .and_then(|v| v.get("id").and_then(|i| RequestId::from_value(i).ok())),
     };
-    let (code, what) = match e.kind() {
-        WireErrorKind::Json(_) => (PARSE_ERROR, "parse error"),
-        _ => (INVALID_REQUEST, "invalid request"),
+    let kind = match e.kind() {
+        WireErrorKind::Json(_) => IncomingErrorKind::Parse(e),
+        _ => IncomingErrorKind::Invalid(e),
     };
-    let mut data = json!({"reason": e.kind().to_string()});
-    if let Some(off) = e.offset() {
-        data["offset"] = json!(off);
-    }
-    Err(error_msg(
-        id,
-        code,
-        &format!("mcptape serve: {what}: {e}"),
-        data,
-    ))
+    Err(IncomingError { id, kind })
 }
 
 /// Placeholder string id standing for an integer id past `i64` while the
@@ -1363,7 +1425,7 @@ fn cancel_request_id(msg: &Message) -> Option<RequestId> {
 ///
 /// # Errors
 /// As [`parse_incoming`].
-pub fn parse_incoming_raw(bytes: &[u8]) -> Result<Incoming, Value> {
+pub fn parse_incoming_raw(bytes: &[u8]) -> Result<Incoming, IncomingError> {
     let text = std::str::from_utf8(bytes).ok();
     let raw_id =
         |t: &str| split_at_id(t).map(|(h, tail)| t[h.len()..t.len() - tail.len()].to_owned());
@@ -1947,6 +2009,39 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn incoming_error_kind_maps_to_its_json_rpc_code_id_and_offset() {
+        let e = parse_incoming(b"{\"jsonrpc\":\"2.0\",").unwrap_err();
+        assert!(matches!(e.kind, IncomingErrorKind::Parse(_)), "{e:?}");
+        assert_eq!((e.code(), e.id.as_ref()), (PARSE_ERROR, None));
+        let r = e.response();
+        assert_eq!(r["id"], Value::Null);
+        assert_eq!(r["error"]["code"], json!(PARSE_ERROR));
+        assert_eq!(r["error"]["data"]["offset"], json!(e.offset().unwrap()));
+        assert_eq!(r["error"]["message"], json!(format!("mcptape serve: {e}")));
+        assert!(e.to_string().starts_with("parse error: "), "{e}");
+
+        // A valid id is echoed with an envelope error.
+        let e = parse_incoming(br#"{"jsonrpc":"1.0","id":7,"method":"ping"}"#).unwrap_err();
+        assert!(matches!(e.kind, IncomingErrorKind::Invalid(_)), "{e:?}");
+        assert_eq!(e.code(), INVALID_REQUEST);
+        assert_eq!(e.response()["id"], json!(7));
+        assert!(e.to_string().starts_with("invalid request: "), "{e}");
+
+        let e = parse_incoming(br#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#).unwrap_err();
+        assert_eq!(e.kind, IncomingErrorKind::Batch);
+        let r = e.response();
+        assert_eq!(
+            (r["id"].clone(), r["error"]["code"].clone()),
+            (Value::Null, json!(INVALID_REQUEST))
+        );
+        assert_eq!(r["error"]["data"], json!({"reason": "batch"}));
+        assert_eq!(
+            r["error"]["message"],
+            json!("mcptape serve: invalid request: batches are not supported")
+        );
+    }
 
     #[test]
     fn splice_id_replaces_only_the_top_level_id_and_keeps_every_other_byte() {
