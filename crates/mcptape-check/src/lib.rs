@@ -279,24 +279,30 @@ pub fn read_file_bytes(path: &Path) -> Result<impl std::ops::Deref<Target = [u8]
     read_regular(path)
 }
 
-/// Reads a transcript, refusing anything but a regular file. The open goes through the shared
-/// non-blocking opener ([`mcptape_uri::fs::open_nonblocking`]: `O_NONBLOCK` on Unix, then `fstat`),
-/// so a FIFO swapped in after [`collect`] is rejected instead of blocking the open forever.
+/// [`mcptape_transcript::file::open_regular`] with its errors as [`CheckError`]s: a FIFO,
+/// socket, device or directory is [`CheckErrorKind::NotRegularFile`].
+fn open_regular(path: &Path) -> Result<(std::fs::File, std::fs::Metadata), CheckError> {
+    use mcptape_transcript::file::FileErrorKind;
+    mcptape_transcript::file::open_regular(path).map_err(|e| CheckError {
+        path: path.to_owned(),
+        kind: match e.into_kind() {
+            FileErrorKind::Io(io) => CheckErrorKind::Io(io),
+            _ => CheckErrorKind::NotRegularFile,
+        },
+    })
+}
+
+/// Reads a transcript, refusing anything but a regular file. The open goes through the one
+/// file-opening policy ([`mcptape_transcript::file::open_regular`]: `O_NONBLOCK` on Unix, then
+/// `fstat`), so a FIFO swapped in after [`collect`] is rejected instead of blocking the open
+/// forever.
 fn read_regular(path: &Path) -> Result<FileBytes, CheckError> {
-    use mcptape_uri::fs::OpenErrorKind;
     use std::io::Read;
     let err = |kind: CheckErrorKind| CheckError {
         path: path.to_owned(),
         kind,
     };
-    let mut file = mcptape_uri::fs::open_nonblocking(path).map_err(|e| match e.kind() {
-        OpenErrorKind::NotRegularFile => err(CheckErrorKind::NotRegularFile),
-        _ => err(CheckErrorKind::Io(e.into_io_error())),
-    })?;
-    let meta = file.metadata().map_err(|e| err(e.into()))?;
-    if !meta.is_file() {
-        return Err(err(CheckErrorKind::NotRegularFile));
-    }
+    let (mut file, meta) = open_regular(path)?;
     if meta.len() >= MMAP_MIN_BYTES {
         // SAFETY: the map is read-only and private, and lives only while this
         // one file is checked. memmap2's caveat holds: were another process to
@@ -346,20 +352,12 @@ fn with_lines<T>(
     path: &Path,
     run: &mut dyn for<'m> FnMut(&mut OpenLines<'m>) -> std::io::Result<T>,
 ) -> Result<T, CheckError> {
-    use mcptape_uri::fs::OpenErrorKind;
     use std::io::{Seek, SeekFrom};
     let err = |kind: CheckErrorKind| CheckError {
         path: path.to_owned(),
         kind,
     };
-    let file = mcptape_uri::fs::open_nonblocking(path).map_err(|e| match e.kind() {
-        OpenErrorKind::NotRegularFile => err(CheckErrorKind::NotRegularFile),
-        _ => err(CheckErrorKind::Io(e.into_io_error())),
-    })?;
-    let meta = file.metadata().map_err(|e| err(e.into()))?;
-    if !meta.is_file() {
-        return Err(err(CheckErrorKind::NotRegularFile));
-    }
+    let (file, meta) = open_regular(path)?;
     if meta.len() >= MMAP_MIN_BYTES
         && let Some(map) = map_for_streaming(&file)
     {

@@ -174,7 +174,7 @@ pub enum ExportErrorKind {
     #[error("{0}")]
     Io(String),
     /// An input path names a FIFO, socket or device, not a regular file: refused at once by the
-    /// shared non-blocking opener ([`mcptape_uri::fs::open_nonblocking`]) instead of blocking
+    /// shared non-blocking opener ([`mcptape_transcript::file::open_regular`]) instead of blocking
     /// the open or the read forever (line 0).
     #[error("not a regular file (FIFO, socket or device)")]
     NotRegularFile,

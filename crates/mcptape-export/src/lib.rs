@@ -60,7 +60,7 @@ pub(crate) fn read_transcript_file(
 }
 
 /// Opens an input file (a transcript, a HAR, a k6 output) through the shared non-blocking
-/// opener ([`mcptape_uri::fs::open_nonblocking`], as `mcptape check`, `inspect`, `serve` and
+/// opener ([`mcptape_transcript::file::open_regular`], as `mcptape check`, `inspect`, `serve` and
 /// `bench` read theirs): a FIFO, socket or device fails at once instead of blocking the open or
 /// the first read forever. `name` is the file as errors name it.
 ///
@@ -68,25 +68,15 @@ pub(crate) fn read_transcript_file(
 /// [`ExportErrorKind::NotRegularFile`] for a FIFO, socket or device; [`ExportErrorKind::Io`]
 /// when it cannot be opened (or is a directory). Both at line 0 of `name`.
 pub(crate) fn open_input(path: &std::path::Path, name: &str) -> Result<std::fs::File, ExportError> {
-    use mcptape_uri::fs::OpenErrorKind;
-    let not_regular = || ExportError::at(ExportErrorKind::NotRegularFile, name, 0);
-    let file = mcptape_uri::fs::open_nonblocking(path).map_err(|e| match e.kind() {
-        OpenErrorKind::NotRegularFile => not_regular(),
-        _ => ExportError::at(ExportErrorKind::Io(e.into_io_error().to_string()), name, 0),
+    use mcptape_transcript::file::FileErrorKind;
+    let (file, _) = mcptape_transcript::file::open_regular(path).map_err(|e| {
+        let kind = match e.into_kind() {
+            FileErrorKind::IsDirectory => ExportErrorKind::Io("is a directory, not a file".into()),
+            FileErrorKind::Io(io) => ExportErrorKind::Io(io.to_string()),
+            _ => ExportErrorKind::NotRegularFile,
+        };
+        ExportError::at(kind, name, 0)
     })?;
-    let meta = file
-        .metadata()
-        .map_err(|e| ExportError::at(ExportErrorKind::Io(e.to_string()), name, 0))?;
-    if meta.is_dir() {
-        return Err(ExportError::at(
-            ExportErrorKind::Io("is a directory, not a file".to_owned()),
-            name,
-            0,
-        ));
-    }
-    if !meta.is_file() {
-        return Err(not_regular());
-    }
     Ok(file)
 }
 

@@ -398,50 +398,29 @@ fn no_requests(tape: &Tape, methods: Option<&[String]>, skipped: &[String]) -> R
 
 /// Checks one `resources/read` reply (the bytes of the JSON-RPC message) with the fused strict
 /// decoder ([`mcptape_wire::codec::scan_message`]: strict JSON, every `contents` entry's rules,
-/// each `blob` validated as base64 in place, never decoded).
+/// each `blob` validated as base64 in place, never decoded; MCP 2026-07-28
+/// `ReadResourceResult`, `TextResourceContents` / `BlobResourceContents`).
 ///
 /// # Errors
-/// [`ContentsCheckError::Decode`] (the decoder's error, with its byte offset),
-/// [`ContentsCheckError::NoContents`], or [`ContentsCheckError::Entry`] for the first rule an
+/// [`ReplayErrorKind::ContentsDecode`] (the decoder's error, with its byte offset),
+/// [`ReplayErrorKind::NoContents`], or [`ReplayErrorKind::ContentsEntry`] for the first rule an
 /// entry breaks (entry index, byte offset).
-pub fn validate_contents(line: &[u8]) -> Result<(), ContentsCheckError> {
-    let m = mcptape_wire::codec::scan_message(line).map_err(ContentsCheckError::Decode)?;
+pub fn validate_contents(line: &[u8]) -> Result<(), ReplayError> {
+    let m = mcptape_wire::codec::scan_message(line)
+        .map_err(|e| ReplayError::new(ReplayErrorKind::ContentsDecode(e)))?;
     if m.contents.is_none() {
-        return Err(ContentsCheckError::NoContents);
+        return Err(ReplayError::new(ReplayErrorKind::NoContents));
     }
     for e in &m.entries {
         if let Some((kind, offset)) = e.issues().into_iter().next() {
-            return Err(ContentsCheckError::Entry {
+            return Err(ReplayError::new(ReplayErrorKind::ContentsEntry {
                 index: e.index,
                 kind,
                 offset,
-            });
+            }));
         }
     }
     Ok(())
-}
-
-/// Why a `resources/read` reply failed `bench --validate` ([`validate_contents`]; MCP
-/// 2026-07-28 `ReadResourceResult`, `TextResourceContents` / `BlobResourceContents`).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum ContentsCheckError {
-    /// The fused strict decoder rejected the message (its kind and byte offset).
-    #[error("{0}")]
-    Decode(mcptape_wire::codec::CodecError),
-    /// The message has no `result.contents` array.
-    #[error("no result.contents array")]
-    NoContents,
-    /// An entry breaks a `contents` rule.
-    #[error("contents entry {index}: {kind} at byte {offset}")]
-    Entry {
-        /// The entry's index in `contents` (from 0).
-        index: usize,
-        /// The rule it breaks.
-        kind: mcptape_wire::resources::ContentsErrorKind,
-        /// Byte offset into the message where it breaks it.
-        offset: usize,
-    },
 }
 
 /// The client: the one MCP client session of `mcptape-transport` (id

@@ -10,7 +10,7 @@ use tokio::time::Duration;
 
 use mcptape_report::run::{MAX_IN_FLIGHT, MAX_PARALLEL};
 
-use crate::latency::{MAX_DELAY_US, SpecErrorKind, parse_duration_capped_us};
+use crate::latency::{MAX_DELAY_US, MAX_SPEC_LEN, SpecErrorKind, parse_duration_capped_us};
 
 /// Most entries of `--mix METHOD=W,…` and of `--methods`: 32.
 pub const MAX_MIX_ENTRIES: usize = 32;
@@ -24,6 +24,11 @@ pub const MAX_RATE_PER_S: f64 = 1_000_000.0;
 pub enum ConfigErrorKind {
     /// A duration did not parse or is above its limit (the parser's reason).
     Duration(SpecErrorKind),
+    /// A spec parsed on its own (`--latency`, `--fault`, a bare duration:
+    /// [`crate::latency::LatencyModel::parse`], [`crate::latency::FaultSpec::parse`],
+    /// [`crate::latency::parse_duration_us`]) is wrong at [`ConfigError::offset`]; the
+    /// [`flag`](ConfigError::flag) is empty.
+    Spec(SpecErrorKind),
     /// `--rate` is not a number followed by `/s`.
     BadRate,
     /// `--rate` is a bare number: a rate carries its unit (`200/s`, not `200`), as durations do.
@@ -69,11 +74,15 @@ pub enum ConfigErrorKind {
 }
 
 /// A rejected setting: the flag it came from ([`flag`](Self::flag), e.g. `--deadline`), the
-/// value as typed ([`value`](Self::value)) and the rule ([`kind`](Self::kind)).
+/// value as typed ([`value`](Self::value)), where in it ([`offset`](Self::offset), for a spec)
+/// and the rule ([`kind`](Self::kind)). The one error of a setting typed by a person: a
+/// `--latency`/`--fault` spec parsed on its own is one too ([`ConfigErrorKind::Spec`]; Display
+/// `invalid spec "fixed:x" at byte 6: bad duration "x" (…)`).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub struct ConfigError {
     flag: &'static str,
     value: String,
+    offset: Option<usize>,
     kind: ConfigErrorKind,
 }
 
@@ -82,7 +91,46 @@ impl ConfigError {
         Self {
             flag,
             value: value.into(),
+            offset: None,
             kind,
+        }
+    }
+
+    /// A [`ConfigErrorKind::Spec`] at byte `offset` of `spec` (kept up to [`MAX_SPEC_LEN`]
+    /// bytes).
+    pub(crate) fn spec(spec: &str, offset: usize, kind: SpecErrorKind) -> Self {
+        let mut cut = spec.len().min(MAX_SPEC_LEN);
+        while !spec.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        Self {
+            flag: "",
+            value: spec[..cut].to_owned(),
+            offset: Some(offset),
+            kind: ConfigErrorKind::Spec(kind),
+        }
+    }
+
+    /// Byte offset in [`value`](Self::value) of the part that failed, for a
+    /// [`ConfigErrorKind::Spec`].
+    pub fn offset(&self) -> Option<usize> {
+        self.offset
+    }
+
+    /// The spec's reason, for [`ConfigErrorKind::Spec`] and [`ConfigErrorKind::Duration`].
+    pub fn spec_kind(&self) -> Option<&SpecErrorKind> {
+        match &self.kind {
+            ConfigErrorKind::Spec(k) | ConfigErrorKind::Duration(k) => Some(k),
+            _ => None,
+        }
+    }
+
+    /// The spec's reason of an error from a spec or duration parser (always one of the two
+    /// kinds [`spec_kind`](Self::spec_kind) answers for).
+    pub(crate) fn into_spec_kind(self) -> SpecErrorKind {
+        match self.kind {
+            ConfigErrorKind::Spec(k) | ConfigErrorKind::Duration(k) => k,
+            _ => SpecErrorKind::BadDuration(self.value),
         }
     }
 
@@ -107,6 +155,11 @@ impl fmt::Display for ConfigError {
         let (flag, v) = (self.flag, &self.value);
         match &self.kind {
             ConfigErrorKind::Duration(k) => write!(f, "{flag} {v}: {k}"),
+            ConfigErrorKind::Spec(k) => write!(
+                f,
+                "invalid spec {v:?} at byte {}: {k}",
+                self.offset.unwrap_or(0)
+            ),
             ConfigErrorKind::BadRate => write!(f, "{flag} {v:?}: expected e.g. 200/s"),
             ConfigErrorKind::RateWithoutUnit => write!(
                 f,
@@ -184,7 +237,7 @@ impl fmt::Display for ConfigError {
 /// most 3600s`).
 pub fn duration_us(flag: &'static str, s: &str, max_us: u64) -> Result<u64, ConfigError> {
     parse_duration_capped_us(s, max_us)
-        .map_err(|e| ConfigError::new(flag, s, ConfigErrorKind::Duration(e.kind)))
+        .map_err(|e| ConfigError::new(flag, s, ConfigErrorKind::Duration(e.into_spec_kind())))
 }
 
 /// Parses an open-loop rate `R/s`, reads per second, in (0, [`MAX_RATE_PER_S`]]. The unit is

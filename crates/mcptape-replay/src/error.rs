@@ -52,6 +52,15 @@ pub enum ReplayErrorKind {
     /// The handshake got no answer within the timeout, or an error answer.
     #[error("handshake failed: {0}")]
     Handshake(String),
+    /// The handshake with a `bench` target failed ([`crate::bench_run::run`]): the handshake's
+    /// error, then why the target went away (`; target exited with …`, or empty).
+    #[error("handshake with the target: {error}{gone}")]
+    TargetHandshake {
+        /// The handshake's error.
+        error: Box<ReplayError>,
+        /// [`crate::target::Target::gone_reason`].
+        gone: String,
+    },
     /// The target closed the connection.
     #[error("target closed the connection")]
     Closed,
@@ -90,6 +99,24 @@ pub enum ReplayErrorKind {
     /// A report or histogram log could not be serialized ([`mcptape_report::render`]).
     #[error("rendering the report: {0}")]
     Render(String),
+    /// `bench --validate`: the fused strict decoder rejected a `resources/read` reply (its
+    /// kind and byte offset; [`crate::bench::validate_contents`]).
+    #[error("{0}")]
+    ContentsDecode(mcptape_wire::codec::CodecError),
+    /// `bench --validate`: the reply has no `result.contents` array.
+    #[error("no result.contents array")]
+    NoContents,
+    /// `bench --validate`: a `contents` entry breaks a rule (MCP 2026-07-28
+    /// `TextResourceContents` / `BlobResourceContents`).
+    #[error("contents entry {index}: {kind} at byte {offset}")]
+    ContentsEntry {
+        /// The entry's index in `contents` (from 0).
+        index: usize,
+        /// The rule it breaks.
+        kind: mcptape_wire::resources::ContentsErrorKind,
+        /// Byte offset into the message where it breaks it.
+        offset: usize,
+    },
     /// A `bench`/`verify` setting was rejected before the run ([`crate::config`]).
     #[error("{0}")]
     Config(#[from] crate::config::ConfigError),

@@ -16,6 +16,7 @@
 //! Durations accept `us`/`µs`, `ms` and `s` suffixes with an optional fraction
 //! (`1.5ms`).
 
+use crate::config::ConfigError;
 use std::fmt;
 
 use hdrhistogram::Histogram;
@@ -36,18 +37,6 @@ pub const MAX_SPEC_LEN: usize = 4096;
 
 /// z-score of the 99th percentile of the standard normal distribution.
 pub const Z_P99: f64 = 2.326_347_874_040_840_8;
-
-/// Error from parsing a `--latency` or `--fault` spec or a duration.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("invalid spec {spec:?} at byte {offset}: {kind}")]
-pub struct SpecError {
-    /// The spec as given (truncated to [`MAX_SPEC_LEN`]).
-    pub spec: String,
-    /// Byte offset in `spec` of the part that failed.
-    pub offset: usize,
-    /// What was wrong.
-    pub kind: SpecErrorKind,
-}
 
 /// What was wrong with a spec.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -92,24 +81,6 @@ pub enum SpecErrorKind {
     Empirical(String),
 }
 
-impl SpecError {
-    fn new(spec: &str, offset: usize, kind: SpecErrorKind) -> Self {
-        let mut s = spec.to_owned();
-        if s.len() > MAX_SPEC_LEN {
-            let mut cut = MAX_SPEC_LEN;
-            while !s.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            s.truncate(cut);
-        }
-        SpecError {
-            spec: s,
-            offset,
-            kind,
-        }
-    }
-}
-
 /// `limit_us` written in the unit `given` was typed in: `60s`, `60000ms`,
 /// `60000000µs` (a bare `0` counts as µs).
 fn in_unit_of(given: &str, limit_us: u64) -> String {
@@ -129,7 +100,7 @@ fn in_unit_of(given: &str, limit_us: u64) -> String {
 /// # Errors
 /// [`SpecErrorKind::BadDuration`] for anything else, [`SpecErrorKind::DelayTooLarge`]
 /// above [`MAX_DELAY_US`] (60 s).
-pub fn parse_duration_us(s: &str) -> Result<u64, SpecError> {
+pub fn parse_duration_us(s: &str) -> Result<u64, ConfigError> {
     parse_duration_capped_us(s, MAX_DELAY_US)
 }
 
@@ -140,8 +111,8 @@ pub fn parse_duration_us(s: &str) -> Result<u64, SpecError> {
 /// # Errors
 /// [`SpecErrorKind::BadDuration`] for anything but `<number>(us|µs|ms|s)` or
 /// `0`, [`SpecErrorKind::DelayTooLarge`] above `max_us`.
-pub fn parse_duration_capped_us(s: &str, max_us: u64) -> Result<u64, SpecError> {
-    let bad = || SpecError::new(s, 0, SpecErrorKind::BadDuration(s.to_owned()));
+pub fn parse_duration_capped_us(s: &str, max_us: u64) -> Result<u64, ConfigError> {
+    let bad = || ConfigError::spec(s, 0, SpecErrorKind::BadDuration(s.to_owned()));
     let t = s.trim();
     let (num, mult) = if let Some(n) = t.strip_suffix("us") {
         (n, 1.0)
@@ -165,7 +136,7 @@ pub fn parse_duration_capped_us(s: &str, max_us: u64) -> Result<u64, SpecError> 
         return Err(bad());
     }
     if us > max_us as f64 {
-        return Err(SpecError::new(
+        return Err(ConfigError::spec(
             s,
             0,
             SpecErrorKind::DelayTooLarge {
@@ -255,25 +226,16 @@ pub fn fmt_us(us: u64) -> String {
     }
 }
 
-/// Reads the regular file `path` through the shared non-blocking opener
-/// ([`mcptape_uri::fs::open_nonblocking`]): a FIFO, socket or device fails at once (`not a
+/// Reads the regular file `path` through the one file-opening policy
+/// ([`mcptape_transcript::file::read_regular`]): a FIFO, socket or device fails at once (`not a
 /// regular file (FIFO, socket or device)`) instead of blocking the open until a writer comes.
 fn read_regular(path: &str) -> std::io::Result<Vec<u8>> {
-    use std::io::Read as _;
-    let not_regular = || std::io::Error::other("not a regular file (FIFO, socket or device)");
-    let mut file = mcptape_uri::fs::open_nonblocking(path).map_err(|e| {
-        if e.kind() == mcptape_uri::fs::OpenErrorKind::NotRegularFile {
-            not_regular()
-        } else {
-            e.into_io_error()
-        }
-    })?;
-    if !file.metadata()?.is_file() {
-        return Err(std::io::Error::other("is a directory, not an .hlog file"));
-    }
-    let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes)?;
-    Ok(bytes)
+    use mcptape_transcript::file::FileErrorKind;
+    mcptape_transcript::file::read_regular(path.as_ref()).map_err(|e| match e.into_kind() {
+        FileErrorKind::IsDirectory => std::io::Error::other("is a directory, not an .hlog file"),
+        FileErrorKind::Io(io) => io,
+        _ => std::io::Error::other("not a regular file (FIFO, socket or device)"),
+    })
 }
 
 impl LatencyModel {
@@ -282,21 +244,25 @@ impl LatencyModel {
     /// device is refused at once).
     ///
     /// # Errors
-    /// A [`SpecError`] naming the failing part.
-    pub fn parse(spec: &str) -> Result<LatencyModel, SpecError> {
+    /// A [`ConfigError`] naming the failing part.
+    pub fn parse(spec: &str) -> Result<LatencyModel, ConfigError> {
         if spec.len() > MAX_SPEC_LEN {
-            return Err(SpecError::new(spec, MAX_SPEC_LEN, SpecErrorKind::TooLong));
+            return Err(ConfigError::spec(
+                spec,
+                MAX_SPEC_LEN,
+                SpecErrorKind::TooLong,
+            ));
         }
         let (name, rest) = match spec.split_once(':') {
             Some((n, r)) => (n, Some(r)),
             None => (spec, None),
         };
         let off = name.len() + 1;
-        let err = |offset: usize, kind| SpecError::new(spec, offset, kind);
+        let err = |offset: usize, kind| ConfigError::spec(spec, offset, kind);
         match (name, rest) {
             ("recorded", None) => Ok(LatencyModel::Recorded),
             ("fixed", Some(d)) => {
-                let delay_us = parse_duration_us(d).map_err(|e| err(off, e.kind))?;
+                let delay_us = parse_duration_us(d).map_err(|e| err(off, e.into_spec_kind()))?;
                 Ok(LatencyModel::Fixed { delay_us })
             }
             ("scale", Some(x)) => {
@@ -316,7 +282,8 @@ impl LatencyModel {
                     let (k, v) = part
                         .split_once('=')
                         .ok_or_else(|| err(pos, SpecErrorKind::UnknownName(part.to_owned())))?;
-                    let d = parse_duration_us(v).map_err(|e| err(pos + k.len() + 1, e.kind))?;
+                    let d = parse_duration_us(v)
+                        .map_err(|e| err(pos + k.len() + 1, e.into_spec_kind()))?;
                     match k.trim() {
                         "p50" => p50 = Some(d),
                         "p99" => p99 = Some(d),
@@ -511,16 +478,16 @@ pub struct FaultSpec {
     pub drop_ppm: u32,
 }
 
-fn parse_percent_ppm(spec: &str, offset: usize, p: &str) -> Result<u32, SpecError> {
+fn parse_percent_ppm(spec: &str, offset: usize, p: &str) -> Result<u32, ConfigError> {
     let num = p
         .trim()
         .strip_suffix('%')
-        .ok_or_else(|| SpecError::new(spec, offset, SpecErrorKind::BadNumber(p.to_owned())))?;
+        .ok_or_else(|| ConfigError::spec(spec, offset, SpecErrorKind::BadNumber(p.to_owned())))?;
     let v: f64 = num
         .parse()
-        .map_err(|_| SpecError::new(spec, offset, SpecErrorKind::BadNumber(p.to_owned())))?;
+        .map_err(|_| ConfigError::spec(spec, offset, SpecErrorKind::BadNumber(p.to_owned())))?;
     if !v.is_finite() || !(0.0..=100.0).contains(&v) {
-        return Err(SpecError::new(
+        return Err(ConfigError::spec(
             spec,
             offset,
             SpecErrorKind::PercentOutOfRange(v),
@@ -535,11 +502,15 @@ impl FaultSpec {
     /// called once per `--fault` flag and the results [`merged`](Self::merge).
     ///
     /// # Errors
-    /// A [`SpecError`] naming the failing part; shares adding up past 100% are
+    /// A [`ConfigError`] naming the failing part; shares adding up past 100% are
     /// [`SpecErrorKind::PercentOutOfRange`].
-    pub fn parse(spec: &str) -> Result<FaultSpec, SpecError> {
+    pub fn parse(spec: &str) -> Result<FaultSpec, ConfigError> {
         if spec.len() > MAX_SPEC_LEN {
-            return Err(SpecError::new(spec, MAX_SPEC_LEN, SpecErrorKind::TooLong));
+            return Err(ConfigError::spec(
+                spec,
+                MAX_SPEC_LEN,
+                SpecErrorKind::TooLong,
+            ));
         }
         let mut out = FaultSpec::default();
         let mut pos = 0;
@@ -551,10 +522,10 @@ impl FaultSpec {
                 out.stall_ppm = parse_percent_ppm(spec, pos + 6, p)?;
             } else if let Some(rest) = part.strip_prefix("error=") {
                 let (code, p) = rest.split_once('@').ok_or_else(|| {
-                    SpecError::new(spec, pos + 6, SpecErrorKind::BadNumber(rest.to_owned()))
+                    ConfigError::spec(spec, pos + 6, SpecErrorKind::BadNumber(rest.to_owned()))
                 })?;
                 let code: i64 = code.trim().parse().map_err(|_| {
-                    SpecError::new(spec, pos + 6, SpecErrorKind::BadNumber(code.to_owned()))
+                    ConfigError::spec(spec, pos + 6, SpecErrorKind::BadNumber(code.to_owned()))
                 })?;
                 out.error = Some((
                     code,
@@ -566,7 +537,7 @@ impl FaultSpec {
             {
                 out.drop_ppm = parse_percent_ppm(spec, pos + 16, p)?;
             } else {
-                return Err(SpecError::new(
+                return Err(ConfigError::spec(
                     spec,
                     pos,
                     SpecErrorKind::UnknownName(part.to_owned()),
@@ -582,7 +553,7 @@ impl FaultSpec {
     ///
     /// # Errors
     /// [`SpecErrorKind::PercentOutOfRange`] when the shares add up past 100%.
-    pub fn merge(&mut self, other: FaultSpec) -> Result<(), SpecError> {
+    pub fn merge(&mut self, other: FaultSpec) -> Result<(), ConfigError> {
         if other.stall_ppm > 0 {
             self.stall_ppm = other.stall_ppm;
         }
@@ -595,12 +566,12 @@ impl FaultSpec {
         self.check("(merged --fault flags)")
     }
 
-    fn check(&self, spec: &str) -> Result<(), SpecError> {
+    fn check(&self, spec: &str) -> Result<(), ConfigError> {
         let total = u64::from(self.stall_ppm)
             + u64::from(self.drop_ppm)
             + u64::from(self.error.map_or(0, |e| e.1));
         if total > 1_000_000 {
-            return Err(SpecError::new(
+            return Err(ConfigError::spec(
                 spec,
                 0,
                 SpecErrorKind::PercentOutOfRange(total as f64 / 10_000.0),
@@ -652,14 +623,14 @@ mod tests {
         assert_eq!(parse_duration_us("60s").unwrap(), MAX_DELAY_US);
         let e = parse_duration_us("60.000001s").unwrap_err();
         assert_eq!(
-            e.kind,
+            e.spec_kind().cloned().unwrap(),
             SpecErrorKind::DelayTooLarge {
                 given: "60.000001s".into(),
                 limit_us: MAX_DELAY_US
             }
         );
         assert_eq!(
-            e.kind.to_string(),
+            e.spec_kind().cloned().unwrap().to_string(),
             "60.000001s is above the limit: at most 60s"
         );
     }
@@ -670,17 +641,17 @@ mod tests {
     fn delay_limit_error_uses_the_unit_typed_and_the_value_as_typed() {
         let e = parse_duration_us("60001ms").unwrap_err();
         assert_eq!(
-            e.kind.to_string(),
+            e.spec_kind().cloned().unwrap().to_string(),
             "60001ms is above the limit: at most 60000ms"
         );
         let e = parse_duration_us("60000001us").unwrap_err();
         assert_eq!(
-            e.kind.to_string(),
+            e.spec_kind().cloned().unwrap().to_string(),
             "60000001us is above the limit: at most 60000000µs"
         );
         let e = parse_duration_us("18446744073709551s").unwrap_err();
         assert_eq!(
-            e.kind.to_string(),
+            e.spec_kind().cloned().unwrap().to_string(),
             "18446744073709551s is above the limit: at most 60s"
         );
         assert_eq!(
@@ -689,7 +660,7 @@ mod tests {
         );
         let e = parse_duration_capped_us("3600.001s", 3_600_000_000).unwrap_err();
         assert_eq!(
-            e.kind.to_string(),
+            e.spec_kind().cloned().unwrap().to_string(),
             "3600.001s is above the limit: at most 3600s"
         );
     }
@@ -704,7 +675,11 @@ mod tests {
         ));
         let past = format!("fixed:{}ms", "0".repeat(MAX_SPEC_LEN - 7));
         assert_eq!(
-            LatencyModel::parse(&past).unwrap_err().kind,
+            LatencyModel::parse(&past)
+                .unwrap_err()
+                .spec_kind()
+                .cloned()
+                .unwrap(),
             SpecErrorKind::TooLong
         );
     }
@@ -722,19 +697,33 @@ mod tests {
         assert_eq!(
             LatencyModel::parse("lognormal:p50=40ms,p99=12ms")
                 .unwrap_err()
-                .kind,
+                .spec_kind()
+                .cloned()
+                .unwrap(),
             SpecErrorKind::LogNormalOrder
         );
         assert_eq!(
-            LatencyModel::parse("lognormal:p50=12ms").unwrap_err().kind,
+            LatencyModel::parse("lognormal:p50=12ms")
+                .unwrap_err()
+                .spec_kind()
+                .cloned()
+                .unwrap(),
             SpecErrorKind::MissingKey("p99")
         );
         assert_eq!(
-            LatencyModel::parse("scale:1000.5").unwrap_err().kind,
+            LatencyModel::parse("scale:1000.5")
+                .unwrap_err()
+                .spec_kind()
+                .cloned()
+                .unwrap(),
             SpecErrorKind::ScaleOutOfRange(1000.5)
         );
         assert!(matches!(
-            LatencyModel::parse("gaussian:1ms").unwrap_err().kind,
+            LatencyModel::parse("gaussian:1ms")
+                .unwrap_err()
+                .spec_kind()
+                .cloned()
+                .unwrap(),
             SpecErrorKind::UnknownName(_)
         ));
     }
@@ -795,15 +784,25 @@ mod tests {
         assert!(matches!(
             FaultSpec::parse("stall=60%,drop-connection@41%")
                 .unwrap_err()
-                .kind,
+                .spec_kind()
+                .cloned()
+                .unwrap(),
             SpecErrorKind::PercentOutOfRange(_)
         ));
         assert!(matches!(
-            FaultSpec::parse("stall=101%").unwrap_err().kind,
+            FaultSpec::parse("stall=101%")
+                .unwrap_err()
+                .spec_kind()
+                .cloned()
+                .unwrap(),
             SpecErrorKind::PercentOutOfRange(_)
         ));
         assert!(matches!(
-            FaultSpec::parse("explode=1%").unwrap_err().kind,
+            FaultSpec::parse("explode=1%")
+                .unwrap_err()
+                .spec_kind()
+                .cloned()
+                .unwrap(),
             SpecErrorKind::UnknownName(_)
         ));
     }

@@ -6,6 +6,9 @@
 //!   [faults](latency::FaultSpec).
 //! - [`bench`](mod@bench): mcptape as the recorded client — single-read latency and
 //!   parallel-read turns with cancellation at a deadline, in HdrHistograms (µs).
+//! - [`bench_run`]: one `bench` run as a library call: the target's lifecycle (the embedded
+//!   server child and its stats over a pipe), signals, the report, SLOs, the regression gate
+//!   and the verdict.
 //! - [`verify`]: replays recorded requests against a live server and diffs the
 //!   responses semantically.
 //! - [`bench_out`]: the files of `bench --out DIR` (the report and its renderings).
@@ -37,6 +40,7 @@
 
 pub mod bench;
 pub mod bench_out;
+pub mod bench_run;
 pub mod config;
 pub mod error;
 #[doc(hidden)]

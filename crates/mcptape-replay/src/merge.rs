@@ -21,17 +21,20 @@ fn read_capped(name: &str, path: &Path, file: &str, limit: u64) -> Result<Vec<u8
             limit,
         })
     };
-    let f = match mcptape_uri::fs::open_nonblocking(path) {
-        Ok(f) => f,
-        Err(x) if x.kind() == mcptape_uri::fs::OpenErrorKind::NotRegularFile => {
-            return Err(e(MergeErrorKind::NotRegularFile));
-        }
-        Err(x) => return Err(e(MergeErrorKind::Io(std::io::Error::other(x.to_string())))),
-    };
-    let meta = f.metadata().map_err(|x| e(MergeErrorKind::Io(x)))?;
-    if !meta.is_file() {
-        return Err(e(MergeErrorKind::NotRegularFile));
-    }
+    let (f, meta) =
+        mcptape_transcript::file::open_regular(path).map_err(|x| match x.into_kind() {
+            mcptape_transcript::file::FileErrorKind::Io(io) => {
+                // Said as before the one opener moved: `open failed: NotFound (…)`.
+                let what = match io.kind() {
+                    std::io::ErrorKind::NotFound => "NotFound",
+                    _ => "Io",
+                };
+                e(MergeErrorKind::Io(std::io::Error::other(format!(
+                    "open failed: {what} ({io})"
+                ))))
+            }
+            _ => e(MergeErrorKind::NotRegularFile),
+        })?;
     let size = meta.len();
     if size > limit {
         return Err(too_large(size));
@@ -109,7 +112,7 @@ pub fn write_merge_out(dir: &Path, m: &Merged) -> Result<(), MergeError> {
         if let Some((_, name)) = m
             .read_files
             .iter()
-            .find(|(p, _)| mcptape_uri::fs::same_file(&out, p))
+            .find(|(p, _)| mcptape_transcript::file::same_file(&out, p))
         {
             return Err(whole(MergeErrorKind::OutOverwritesInput {
                 out: dir.display().to_string(),

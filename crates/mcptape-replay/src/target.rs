@@ -105,6 +105,14 @@ pub enum TargetSpec {
     Url(String),
 }
 
+/// Most bytes of the embedded server's stats read from its `--stats-fd` pipe: 16 MiB (a
+/// [`ServeSummary`] is a few KiB). Past it the stats are dropped (`None`), never cut.
+pub const MAX_SERVE_STATS_BYTES: u64 = 16 << 20;
+
+/// The flag of `mcptape serve` that writes its `--stats` JSON to an inherited file descriptor
+/// instead of a file ([`Target::connect_embedded`] passes the write end of a pipe).
+pub const STATS_FD_FLAG: &str = "--stats-fd";
+
 /// A started (or not yet started) target. See the module docs.
 #[derive(Debug, Default)]
 pub struct Target {
@@ -112,6 +120,9 @@ pub struct Target {
     stderr_tail: StderrTail,
     /// The session [`Target::connect`] opened (not kept alive by the target).
     session: Option<Weak<Client>>,
+    /// The embedded server's stats, read from its `--stats-fd` pipe to the end
+    /// ([`Target::connect_embedded`], [`Target::take_serve_stats`]).
+    stats: Option<tokio::task::JoinHandle<Vec<u8>>>,
 }
 
 impl Target {
@@ -149,6 +160,79 @@ impl Target {
         });
         self.session = Some(Arc::downgrade(&client));
         Ok(client)
+    }
+
+    /// Starts the embedded `mcptape serve --stdio` child (`program args…`, see
+    /// [`crate::bench_run::EmbeddedServer`]) with its stats coming back over a pipe: the write end is
+    /// inherited by the child as file descriptor N and named by [`STATS_FD_FLAG`]` N` appended to
+    /// `args`; the read end is drained in a task from the start (so a server writing more than
+    /// the pipe's buffer never blocks on exit), up to [`MAX_SERVE_STATS_BYTES`]. Read the stats
+    /// with [`take_serve_stats`](Self::take_serve_stats) once the target has ended.
+    ///
+    /// A pipe rather than a file: nothing is left behind on any exit path (a failed handshake,
+    /// a signal, a crash of bench), nothing in the temporary directory can be raced or
+    /// pre-created, and the end of the stats is the server's exit (EOF), not a guess.
+    ///
+    /// # Errors
+    /// [`ReplayErrorKind::Io`] when the pipe cannot be made inheritable; as
+    /// [`start`](Self::start) otherwise.
+    pub fn connect_embedded(
+        &mut self,
+        program: PathBuf,
+        mut args: Vec<OsString>,
+    ) -> Result<Arc<Client>, ReplayError> {
+        use std::os::fd::{AsRawFd, OwnedFd};
+        let (reader, writer) = std::io::pipe()?;
+        let writer = OwnedFd::from(writer);
+        // std opens pipes close-on-exec: the write end is made inheritable, the read end not.
+        nix::fcntl::fcntl(
+            &writer,
+            nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::empty()),
+        )
+        .map_err(std::io::Error::from)?;
+        let n = writer.as_raw_fd();
+        // 0..=2 become the child's stdio: no stats then (only when mcptape itself was started
+        // with a standard stream closed).
+        if n > 2 {
+            args.extend([STATS_FD_FLAG.into(), n.to_string().into()]);
+        }
+        let client = self.connect(&TargetSpec::Program { program, args }, None);
+        // The parent's copy is closed at once: the pipe ends (EOF) when the server exits.
+        drop(writer);
+        let client = client?;
+        if n > 2 {
+            let mut rx = tokio::net::unix::pipe::Receiver::from_owned_fd(OwnedFd::from(reader))?;
+            self.stats = Some(tokio::spawn(async move {
+                let mut buf = Vec::new();
+                let _ = (&mut rx)
+                    .take(MAX_SERVE_STATS_BYTES + 1)
+                    .read_to_end(&mut buf)
+                    .await;
+                buf
+            }));
+        }
+        Ok(client)
+    }
+
+    /// The embedded server's stats ([`connect_embedded`](Self::connect_embedded)), once
+    /// [`end`](Self::end) has ended it: the pipe read to its end, waiting at most
+    /// [`EXIT_STATUS_WAIT`] for that end. `None` for another target, a server killed before
+    /// writing them, or bytes that are not a [`ServeSummary`] (or more than
+    /// [`MAX_SERVE_STATS_BYTES`]).
+    pub async fn take_serve_stats(&mut self) -> Option<ServeSummary> {
+        let task = self.stats.take()?;
+        let abort = task.abort_handle();
+        let bytes = match tokio::time::timeout(EXIT_STATUS_WAIT, task).await {
+            Ok(Ok(b)) => b,
+            _ => {
+                abort.abort();
+                return None;
+            }
+        };
+        if bytes.len() as u64 > MAX_SERVE_STATS_BYTES {
+            return None;
+        }
+        serde_json::from_slice(&bytes).ok()
     }
 
     /// Starts a stdio `spec` and returns the two ends a client talks over. A stdio child
@@ -287,29 +371,6 @@ pub async fn interrupted() -> Signal {
     Signal { name, exit_code }
 }
 
-/// A fresh path in the temporary directory for the embedded `mcptape serve --stats FILE`
-/// (`mcptape-serve-stats-PID-NANOS.json`), read back with [`take_serve_stats`].
-pub fn serve_stats_path() -> PathBuf {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    std::env::temp_dir().join(format!(
-        "mcptape-serve-stats-{}-{nanos}.json",
-        std::process::id()
-    ))
-}
-
-/// Reads and removes the embedded server's `--stats` file (written when it exits). `None`
-/// when it is missing or not a [`ServeSummary`] (a live target writes none).
-pub fn take_serve_stats(path: &std::path::Path) -> Option<ServeSummary> {
-    let s = std::fs::read(path)
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok());
-    let _ = std::fs::remove_file(path);
-    s
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -396,6 +457,50 @@ mod tests {
             .err()
             .unwrap();
         assert!(matches!(e.kind, ReplayErrorKind::TargetStart(_)), "{e}");
+    }
+
+    /// The stats of a server's `summary()`, written by the child to the inherited descriptor
+    /// `--stats-fd N` names, come back whole; a child that writes none gives `None`, and no
+    /// file is made.
+    #[tokio::test]
+    async fn connect_embedded_takes_the_stats_back_over_the_pipe() {
+        let bytes = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/tiny-two-reads.jsonl"
+        ))
+        .unwrap();
+        let t = mcptape_transcript::reader::read(&bytes).unwrap();
+        let server = crate::serve::Server::new(
+            crate::tape::Tape::from_transcript(&t).unwrap(),
+            crate::latency::LatencyModel::parse("fixed:3ms").unwrap(),
+            crate::latency::FaultSpec::default(),
+            1,
+            &[],
+        )
+        .unwrap();
+        let json = serde_json::to_string(&server.summary()).unwrap();
+        assert!(!json.contains('\''), "{json}");
+        serde_json::from_str::<ServeSummary>(&json).expect("the summary reads back");
+        // `sh -c SCRIPT --stats-fd N`: $0 is the flag, $1 the descriptor (opened as /dev/fd/N,
+        // as `serve --stats-fd` does: dash's `>&N` takes one digit only).
+        let script =
+            format!("test \"$0\" = {STATS_FD_FLAG} && printf '%s' '{json}' >\"/dev/fd/$1\"");
+        let mut t = Target::new();
+        let _client = t
+            .connect_embedded("/bin/sh".into(), vec!["-c".into(), script.into()])
+            .unwrap();
+        t.end().await;
+        let stats = t.take_serve_stats().await.expect("stats over the pipe");
+        assert_eq!(serde_json::to_string(&stats).unwrap(), json);
+        assert_eq!(stats.model, "fixed:3ms");
+        assert!(t.take_serve_stats().await.is_none(), "taken once");
+
+        let mut t = Target::new();
+        let _client = t
+            .connect_embedded("/bin/sh".into(), vec!["-c".into(), "exit 0".into()])
+            .unwrap();
+        t.end().await;
+        assert!(t.take_serve_stats().await.is_none());
     }
 
     #[tokio::test]

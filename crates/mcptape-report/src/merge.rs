@@ -81,7 +81,7 @@ pub enum MergeErrorKind {
     #[error("{0}")]
     Io(#[from] std::io::Error),
     /// An input is a FIFO, socket, device or directory: refused at once, unread
-    /// (the shared non-blocking opener, `mcptape_uri::fs::open_nonblocking`).
+    /// (the one file-opening policy, `mcptape_transcript::file::open_regular`).
     #[error("not a regular file (FIFO, socket or device)")]
     NotRegularFile,
     /// A file larger than its limit ([`MAX_LOG_FILE_BYTES`]).

@@ -65,7 +65,12 @@
 //! assert!(t.records.is_empty());
 //! assert_eq!(t.dropped.unwrap().bytes, bytes.len() - 5 - header_len);
 //! ```
+//!
+//! With the cargo feature `fs` (off by default), the `file` module is the workspace's one file-opening
+//! policy (non-blocking open, regular files only, `same_file`): the only IO in the crate.
 
+#[cfg(feature = "fs")]
+pub mod file;
 pub mod model;
 mod ondisk;
 pub mod reader;

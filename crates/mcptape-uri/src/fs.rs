@@ -6,10 +6,9 @@
 //!   otherwise a component-by-component walk) refuse any path — including a symlink target, and
 //!   including a symlink swapped in between [`Root::resolve`](crate::Root::resolve) and the open —
 //!   that leaves the directory.
-//! - [`open_nonblocking`] opens an ordinary (unconfined) path the same way; `mcptape check` reads
-//!   transcripts through it.
 //!
-//! Both go through one opener: on Unix the open carries `O_NONBLOCK | O_NOCTTY`, so opening a FIFO
+//! Only confinement lives here: the workspace's ordinary (unconfined) file opening is
+//! `mcptape_transcript::file`. The open: on Unix the open carries `O_NONBLOCK | O_NOCTTY`, so opening a FIFO
 //! with no writer does not block, and the file type is then checked on the opened descriptor
 //! (`fstat`, no race with a rename): only a regular file or a directory is returned, anything
 //! else is [`OpenErrorKind::NotRegularFile`]. `O_NONBLOCK` stays set on the returned file: it has
@@ -107,8 +106,7 @@ impl OpenError {
         self.kind
     }
 
-    /// For [`ConfinedRoot::resolve_and_open`], the byte offset of the path in
-    /// [`ResolvedPath::to_uri`]; `None` for [`open_nonblocking`] (no URI).
+    /// The byte offset of the path in [`ResolvedPath::to_uri`].
     pub fn offset(&self) -> Option<usize> {
         self.offset
     }
@@ -173,7 +171,7 @@ impl ConfinedRoot {
     }
 
     /// Opens `path.relative()` (the root itself for `""`) read-only below this directory,
-    /// following symlinks that stay inside it, with the shared non-blocking opener (module docs).
+    /// following symlinks that stay inside it, with the non-blocking opener (module docs).
     /// Only a regular file or a directory is returned.
     ///
     /// # Errors
@@ -199,58 +197,7 @@ impl ConfinedRoot {
     }
 }
 
-/// Whether writing `output` would write over `input`: the same file (same device and inode,
-/// a hard link or symlink included) when both exist, else the same canonical parent
-/// directory and the same file name. A directory `input` is the same only as itself: a file
-/// inside it is not (`check DIR -o DIR/report.json` is fine); pass a directory's files to
-/// compare them. The one test of every writer that refuses to write over its input
-/// (`mcptape`'s `cmd::refuse_overwrite`, `mcptape_replay::merge::write_merge_out`).
-pub fn same_file(output: &std::path::Path, input: &std::path::Path) -> bool {
-    if let (Ok(o), Ok(i)) = (std::fs::metadata(output), std::fs::metadata(input)) {
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::MetadataExt as _;
-            return o.dev() == i.dev() && o.ino() == i.ino();
-        }
-        #[cfg(not(unix))]
-        {
-            let _ = (o, i);
-            return matches!(
-                (std::fs::canonicalize(output), std::fs::canonicalize(input)),
-                (Ok(a), Ok(b)) if a == b
-            );
-        }
-    }
-    // One of them does not exist (yet): compare where it would be.
-    fn place(p: &std::path::Path) -> Option<(std::path::PathBuf, std::ffi::OsString)> {
-        let name = p.file_name()?.to_owned();
-        let parent = p
-            .parent()
-            .filter(|d| !d.as_os_str().is_empty())
-            .unwrap_or(std::path::Path::new("."));
-        Some((std::fs::canonicalize(parent).ok()?, name))
-    }
-    matches!((place(output), place(input)), (Some(a), Some(b)) if a == b)
-}
-
-/// Opens `path` read-only (ambient authority, no confinement) with the shared non-blocking
-/// opener (module docs): a FIFO with no writer neither blocks the open nor gets returned.
-/// Returns a regular file or a directory; the caller that wants only regular files checks
-/// `metadata().is_file()` on the result (no race: it is the opened descriptor).
-///
-/// # Errors
-/// [`OpenErrorKind::NotFound`]; [`OpenErrorKind::NotRegularFile`] for a FIFO, socket or device;
-/// [`OpenErrorKind::Io`] for other I/O errors (permission, …). The offset is `None`.
-pub fn open_nonblocking(path: impl AsRef<Path>) -> Result<std::fs::File, OpenError> {
-    let path = path.as_ref();
-    open_checked(
-        |opts| File::open_ambient_with(path, opts, ambient_authority()),
-        None,
-    )
-    .map(File::into_std)
-}
-
-/// The one opener: read-only, `O_NONBLOCK | O_NOCTTY` on Unix, then `fstat` on the descriptor.
+/// The opener: read-only, `O_NONBLOCK | O_NOCTTY` on Unix, then `fstat` on the descriptor.
 fn open_checked(
     open: impl FnOnce(&OpenOptions) -> io::Result<File>,
     offset: Option<usize>,

@@ -6,7 +6,8 @@
 //!   component-wise containment; every rejection names its rule ([`SanitizeErrorKind`]) and byte
 //!   offset. Limits: [`MAX_URI_BYTES`], [`MAX_SEGMENTS`].
 //! - `fs` (cargo feature `fs`, off by default): the IO shell — opening a [`ResolvedPath`] below a
-//!   real directory with `cap-std`, and the shared non-blocking opener (`fs::open_nonblocking`).
+//!   real directory with `cap-std` (confinement only: ordinary file opening is
+//!   `mcptape_transcript::file`).
 //!   Its errors are its own (`fs::OpenError`); [`SanitizeError`] carries no I/O.
 //!
 //! ```

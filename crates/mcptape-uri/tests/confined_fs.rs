@@ -232,33 +232,3 @@ fn regular_file_and_directory_still_open_with_nonblocking_flag() {
     assert_eq!(f.read("srv/allowed/sub/b.txt"), Ok("inside-sub".to_owned()));
     assert_eq!(open_kind_bounded(f, "srv/allowed/sub"), Ok(true));
 }
-
-/// The shared opener `mcptape check` reads transcripts with: the same O_NONBLOCK + fstat rule
-/// without confinement (a FIFO is `NotRegularFile` without blocking; a file and a directory
-/// open; a missing path is `NotFound` with its io::Error and no URI offset).
-#[test]
-fn open_nonblocking_rejects_a_fifo_without_blocking_and_opens_files_and_directories() {
-    let f = fixture();
-    let pipe = f.base.join("pipe");
-    mkfifo(&pipe);
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(mcptape_uri::fs::open_nonblocking(&pipe).map_err(|e| e.kind()));
-    });
-    let r = rx
-        .recv_timeout(std::time::Duration::from_secs(5))
-        .expect("open_nonblocking blocked for 5 s on a FIFO");
-    assert_eq!(r.err(), Some(OpenErrorKind::NotRegularFile));
-    let mut s = String::new();
-    mcptape_uri::fs::open_nonblocking(f.base.join("srv/allowed/a.txt"))
-        .unwrap()
-        .read_to_string(&mut s)
-        .unwrap();
-    assert_eq!(s, "inside");
-    let dir = mcptape_uri::fs::open_nonblocking(f.base.join("srv")).unwrap();
-    assert!(dir.metadata().unwrap().is_dir());
-    let e = mcptape_uri::fs::open_nonblocking(f.base.join("nope")).unwrap_err();
-    assert_eq!(e.kind(), OpenErrorKind::NotFound);
-    assert_eq!(e.offset(), None);
-    assert_eq!(e.io_kind(), Some(std::io::ErrorKind::NotFound));
-}

@@ -387,6 +387,21 @@ fn serve_stats_in_a_missing_directory_fails_before_serving() {
     assert!(o.stdout.is_empty());
 }
 
+/// `serve --stats-fd N` (how bench takes its embedded server's stats back over a pipe): a
+/// descriptor that is not open is an error before the session, as an unwritable --stats is.
+#[test]
+fn serve_stats_fd_that_is_not_open_fails_before_serving() {
+    let mut cmd = Command::new(mcptape());
+    cmd.arg("serve")
+        .arg(repo_root().join("corpus/transcripts/everything-stdio.jsonl"))
+        .args(["--stats-fd", "987"]);
+    let (o, _) = run_bounded(&mut cmd, Duration::from_secs(60));
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_has(&err, "--stats-fd 987: not an open file descriptor");
+    assert!(o.stdout.is_empty());
+}
+
 /// Fresh-user report bug 7 (`bench --target-url`): connection refused is
 /// said at once, not after the 5 s handshake timeout.
 #[test]

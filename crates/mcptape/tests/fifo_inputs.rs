@@ -1,7 +1,7 @@
 //! `export`, `import` and `merge` on a FIFO input fail at once (issue 15 review): each used to
 //! block forever in the open of a FIFO with no writer. Each command runs with a 10 s limit in
 //! the harness (`run_bounded` kills it and fails the test), so a hang fails the test instead of
-//! hanging CI. The refusal is the shared non-blocking opener's (`mcptape_uri::fs::open_nonblocking`),
+//! hanging CI. The refusal is the one file-opening policy's (`mcptape_transcript::file::open_regular`),
 //! as `inspect`, `serve`, `bench`, `check` and `verify` already report it.
 #![cfg(unix)]
 

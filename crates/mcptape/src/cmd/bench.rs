@@ -9,19 +9,20 @@
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
-use mcptape_replay::bench::BenchSettings;
-use mcptape_replay::bench::{self, BenchConfig};
+use mcptape_replay::bench::{self, BenchSettings};
 use mcptape_replay::bench_out::write_bench_out;
+use mcptape_replay::bench_run::{
+    self, BenchOutcome, BenchRun, BenchTarget, EmbeddedServer, Observer, Verdict,
+};
 use mcptape_replay::config::check_out_dir;
 use mcptape_replay::latency::LatencyModel;
-use mcptape_replay::target::{self, TargetSpec};
+use mcptape_replay::target;
 use mcptape_report::render::BENCH_OUT_FILES;
 use mcptape_report::slo;
-use tokio::time::Duration;
 
 use mcptape_replay::tape::{ReplyBodies, Tape};
 
@@ -181,7 +182,7 @@ pub(crate) fn flag_duration_us(flag: &'static str, s: &str, max_us: u64) -> anyh
 /// size, freed before the run, so a 160 MB reply costs the client its receive buffer only.
 fn load_client_tape(path: &std::path::Path) -> anyhow::Result<(Tape, Option<String>)> {
     use mcptape_transcript::reader::{ReadOptions, read_borrowed_with};
-    let bytes = super::inspect::read_regular_file(path)?;
+    let bytes = mcptape_transcript::file::read_regular(path)?;
     let t = read_borrowed_with(&bytes, ReadOptions::strict(), |m| {
         mcptape_wire::envelope::scan_envelope(m.as_bytes()).is_ok()
     })
@@ -290,45 +291,94 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
             super::refuse_overwrite("--out", &dir.join(file), &paths)?;
         }
     }
-    let mut target = target::Target::new();
-    // The session future borrows `target`; it is dropped when the select ends, so the
-    // target's process group is ended on every exit path: success, an error, a timeout, or
-    // SIGINT/SIGTERM/SIGHUP to mcptape.
-    // One signal listener. Before and after the measurement a signal ends the session at
-    // once; during it, `bench::run_until` stops and the partial report is printed and written.
-    let (sig_tx, sig_rx) = tokio::sync::watch::channel(None::<target::Signal>);
-    let listener = tokio::spawn(async move {
-        let s = target::interrupted().await;
-        let _ = sig_tx.send(Some(s));
-    });
-    let measuring = std::sync::atomic::AtomicBool::new(false);
-    let outside = async {
-        let mut rx = sig_rx.clone();
-        loop {
-            if let Some(sig) = *rx.borrow_and_update()
-                && !measuring.load(std::sync::atomic::Ordering::SeqCst)
-            {
-                return sig;
-            }
-            if rx.changed().await.is_err() {
-                std::future::pending::<()>().await;
-            }
-            if measuring.load(std::sync::atomic::Ordering::SeqCst) {
-                std::future::pending::<()>().await;
-            }
+    // Refused here, before a target starts (the child would refuse them later).
+    let target = if let Some(url) = &args.target_url {
+        BenchTarget::Url(url.clone())
+    } else if let Some(c) = &args.target_cmd {
+        BenchTarget::Cmd(c.clone())
+    } else {
+        LatencyModel::parse(&args.latency)?;
+        crate::cmd::serve::parse_faults(&args.fault)?;
+        BenchTarget::Embedded(EmbeddedServer {
+            program: std::env::current_exe().context("locating the mcptape binary")?,
+            transcripts: paths.clone(),
+            latency: args.latency.clone(),
+            faults: args.fault.clone(),
+            seed: args.seed,
+            timer_priority: args.timer_priority.into(),
+        })
+    };
+    // The status interval's variable, refused before a target starts.
+    super::progress::status_every()?;
+    let live = Arc::new(bench::LiveCounts::default());
+    cfg.live = Some(live.clone());
+    let observer = Progress {
+        total: cfg.reads + cfg.turns,
+        live,
+        shown: Mutex::new(None),
+    };
+    let run = BenchRun {
+        tape,
+        cfg,
+        target,
+        transcript: names,
+        seed: args.seed,
+        slo: slo_items,
+        gate,
+    };
+    let mut finished = match bench_run::run(run, &observer).await? {
+        BenchOutcome::Stopped(sig) => return Ok(stopped("bench", sig)),
+        BenchOutcome::Finished(f) => f,
+        _ => unreachable!("mcptape_replay::bench_run::run ends Stopped or Finished"),
+    };
+    finished.report.run = Some(super::run_info(
+        finished.started,
+        finished.result.single_elapsed_s + finished.result.turn_elapsed_s,
+    ));
+    super::print_stdout(&finished.text())?;
+    if let Some(dir) = &args.out {
+        write_bench_out(dir, &finished.report, &finished.result)
+            .with_context(|| format!("writing {}", dir.display()))?;
+        let mut files = BENCH_OUT_FILES.to_vec();
+        if let Some(xml) = finished.slo_junit() {
+            let p = dir.join(slo::JUNIT_FILE);
+            std::fs::write(&p, xml).with_context(|| format!("writing {}", p.display()))?;
+            files.push(slo::JUNIT_FILE);
         }
+        super::print_stdout(&format!("\nwrote {}/{}\n", dir.display(), files.join(", ")))?;
+    }
+    let (slo_failed, slo_items, regressed, failures) = match finished.verdict() {
+        Verdict::Pass => return Ok(ExitCode::SUCCESS),
+        Verdict::Interrupted(sig) => return Ok(ExitCode::from(sig.exit_code)),
+        Verdict::Gate {
+            slo_failed,
+            slo_items,
+            regressed,
+        } => (slo_failed, slo_items, regressed, Vec::new()),
+        Verdict::NoMeasurement {
+            slo_failed,
+            slo_items,
+            regressed,
+            failures,
+        } => (slo_failed, slo_items, regressed, failures),
+        _ => (0, 0, false, Vec::new()),
     };
-    // The embedded server's --stats file: read back after a run, removed on every exit path
-    // (a failed handshake, a signal) once the server has ended and written it.
-    let stats_path = target::serve_stats_path();
-    let r = tokio::select! {
-        r = session(&args, cfg, tape, &slo_items, gate.as_ref(), &mut target, sig_rx.clone(), &measuring, &stats_path) => r,
-        sig = outside => Ok(stopped("bench", sig)),
-    };
-    listener.abort();
-    target.end().await;
-    let _ = std::fs::remove_file(&stats_path);
-    r
+    if slo_failed > 0 {
+        eprintln!("mcptape bench: SLO failed: {slo_failed} of {slo_items} items");
+    }
+    if regressed {
+        eprintln!("mcptape bench: regression against the baseline");
+    }
+    for f in &failures {
+        eprintln!("mcptape bench: no measurement: {f}");
+    }
+    if !failures.is_empty() && !finished.gone.is_empty() {
+        eprintln!(
+            "mcptape bench: {}",
+            finished.gone.trim_start_matches([';', ' '])
+        );
+    }
+    Ok(ExitCode::from(1))
 }
 
 /// The status line of a running bench ([`super::progress::StatusLines`]): `single requests:
@@ -354,202 +404,52 @@ pub(crate) fn stopped(cmd: &str, sig: target::Signal) -> ExitCode {
     ExitCode::from(sig.exit_code)
 }
 
-/// The part of `mcptape bench` that runs with a target; `target` is started here and ended
-/// by the caller.
-#[allow(clippy::too_many_arguments)]
-async fn session(
-    args: &Args,
-    mut cfg: BenchConfig,
-    tape: Tape,
-    slo_items: &[slo::SloItem],
-    gate: Option<&(
-        super::baseline::Baseline,
-        mcptape_report::regression::Settings,
-    )>,
-    target: &mut target::Target,
-    mut signal: tokio::sync::watch::Receiver<Option<target::Signal>>,
-    measuring: &std::sync::atomic::AtomicBool,
-    stats_path: &std::path::Path,
-) -> anyhow::Result<ExitCode> {
-    let paths = super::serve::transcript_files(&args.transcript)?;
-    let transcript = paths
-        .iter()
-        .map(|p| p.display().to_string())
-        .collect::<Vec<_>>()
-        .join(", ");
-    // The client's own timer thread paces open-loop sends; it stays at the normal policy so
-    // its final spin never takes a core from the server under test (which asks for SCHED_FIFO
-    // itself, --timer-priority).
-    let _ = mcptape_replay::schedule::TimerThread::start(
-        mcptape_replay::schedule::TimerPriority::Normal,
-    );
-    let (spec, target_name, latency) = if let Some(url) = &args.target_url {
-        (
-            TargetSpec::Url(url.clone()),
-            format!("{url} (Streamable HTTP)"),
-            None,
-        )
-    } else if let Some(c) = &args.target_cmd {
-        (TargetSpec::Shell(c.clone()), format!("`{c}` (stdio)"), None)
-    } else {
-        LatencyModel::parse(&args.latency)?; // fail here, not in the child
-        crate::cmd::serve::parse_faults(&args.fault)?;
-        let program = std::env::current_exe().context("locating the mcptape binary")?;
-        let mut a: Vec<std::ffi::OsString> = vec!["serve".into()];
-        a.extend(paths.iter().map(|p| p.clone().into_os_string()));
-        a.extend([
-            "--stdio".into(),
-            "--latency".into(),
-            args.latency.clone().into(),
-            "--seed".into(),
-            args.seed.to_string().into(),
-            "--stats".into(),
-            stats_path.into(),
-            "--timer-priority".into(),
-            clap::ValueEnum::to_possible_value(&args.timer_priority)
-                .map_or("auto".into(), |v| v.get_name().into()),
-        ]);
-        for f in &args.fault {
-            a.extend(["--fault".into(), f.into()]);
-        }
-        (
-            TargetSpec::Program { program, args: a },
-            "embedded `mcptape serve` child (stdio)".to_owned(),
-            Some(args.latency.clone()),
-        )
-    };
-    let client = target.connect(&spec, tape.protocol_version.as_deref())?;
-    if let Err(e) = bench::handshake(&client, &tape, Duration::from_micros(cfg.timeout_us)).await {
-        let why = target.gone_reason().await;
-        anyhow::bail!("handshake with the target: {e}{why}");
-    }
-    // A line stream's receive buffer, sized from the recorded reads and faulted in before the
-    // timed phases (the first 160 MB reply would otherwise fault in fresh pages).
-    if !matches!(spec, TargetSpec::Url(_)) {
-        bench::warm_receive_buffer(&client, &tape);
-    }
+/// What `bench` shows while it measures: a bar on a terminal; off a terminal, a status line
+/// every 10 s (the bar's counts, and sent/ok/errors). Started when the measurement starts.
+struct Progress {
+    /// Reads and turns asked.
+    total: u64,
+    /// The run's counts.
+    live: Arc<bench::LiveCounts>,
+    /// The bar and the status lines, while the measurement runs.
+    shown: Mutex<Option<(ProgressBar, Option<super::progress::StatusLines>)>>,
+}
 
-    let total = cfg.reads + cfg.turns;
-    let pb = if std::io::stderr().is_terminal() {
-        let pb = ProgressBar::new(total);
-        pb.set_style(
-            ProgressStyle::with_template("{spinner} {bar:40} {pos}/{len} reads+turns {elapsed}")
+impl Observer for Progress {
+    fn measuring(&self) {
+        let pb = if std::io::stderr().is_terminal() {
+            let pb = ProgressBar::new(self.total);
+            pb.set_style(
+                ProgressStyle::with_template(
+                    "{spinner} {bar:40} {pos}/{len} reads+turns {elapsed}",
+                )
                 .unwrap_or_else(|_| ProgressStyle::default_bar()),
-        );
-        pb
-    } else {
-        ProgressBar::hidden()
-    };
-    let pb2 = pb.clone();
-    // Off a terminal: a status line every 10 s (the bar's counts, and sent/ok/errors).
-    let live = Arc::new(bench::LiveCounts::default());
-    cfg.live = Some(live.clone());
-    let status = super::progress::StatusLines::start("bench", move || bench_status(&live))?;
-    measuring.store(true, std::sync::atomic::Ordering::SeqCst);
-    let started = std::time::SystemTime::now();
-    let stop = async {
-        while signal.borrow_and_update().is_none() {
-            if signal.changed().await.is_err() {
-                std::future::pending::<()>().await;
-            }
-        }
-    };
-    let res = bench::run_until(client.clone(), &tape, &cfg, &move |n| pb2.inc(n), stop).await?;
-    pb.finish_and_clear();
-    drop(status);
-    let interrupted = if res.partial { *signal.borrow() } else { None };
-    if let Some(sig) = interrupted {
-        eprintln!(
-            "mcptape bench: {}: stopping; printing and writing the partial report",
-            sig.name
-        );
-    }
-    let gone = if res.target_closed {
-        target.gone_reason().await
-    } else {
-        String::new()
-    };
-
-    // Close the session: the embedded server writes its --stats on exit (interrupted: no
-    // waiting for it).
-    if let Ok(c) = Arc::try_unwrap(client) {
-        let wait = if interrupted.is_some() { 200 } else { 2_000 };
-        c.close(Duration::from_millis(wait)).await;
-    }
-    target.end().await;
-    let server = target::take_serve_stats(stats_path);
-
-    let mut report = res.report(&cfg, &transcript, &target_name, latency, args.seed, server);
-    report.run = Some(super::run_info(
-        started,
-        res.single_elapsed_s + res.turn_elapsed_s,
-    ));
-    if args.target_cmd.is_none() && args.target_url.is_none() {
-        report.faults = args.fault.clone();
-    }
-    report.slo = slo::evaluate(slo_items, &report);
-    if let Some((b, settings)) = gate {
-        report.regression = Some(super::baseline::compare(b, &report, &res, *settings));
-    }
-    let mut text = report.table();
-    if !report.slo.is_empty() {
-        text.push_str(&slo::table(&report.slo));
-    }
-    if let Some(r) = &report.regression {
-        text.push_str(&mcptape_report::regression::text(r));
-    }
-    super::print_stdout(&text)?;
-    if let Some(dir) = &args.out {
-        write_bench_out(dir, &report, &res)
-            .with_context(|| format!("writing {}", dir.display()))?;
-        let mut files = BENCH_OUT_FILES.to_vec();
-        if !report.slo.is_empty() || report.regression.is_some() {
-            let p = dir.join(slo::JUNIT_FILE);
-            let slo_xml = (!report.slo.is_empty()).then(|| slo::junit_xml(&report.slo));
-            let xml = match &report.regression {
-                Some(r) => mcptape_report::regression::junit_xml(
-                    slo_xml.as_deref(),
-                    report.slo.len(),
-                    report.slo.iter().filter(|c| !c.pass).count(),
-                    r,
-                ),
-                None => slo_xml.unwrap_or_default(),
-            };
-            std::fs::write(&p, xml).with_context(|| format!("writing {}", p.display()))?;
-            files.push(slo::JUNIT_FILE);
-        }
-        super::print_stdout(&format!("\nwrote {}/{}\n", dir.display(), files.join(", ")))?;
-    }
-    if let Some(sig) = interrupted {
-        return Ok(ExitCode::from(sig.exit_code));
-    }
-    let failures = report.failures();
-    let slo_failed = report.slo.iter().filter(|c| !c.pass).count();
-    if slo_failed > 0 {
-        eprintln!(
-            "mcptape bench: SLO failed: {slo_failed} of {} items",
-            report.slo.len()
-        );
-    }
-    let regressed = report
-        .regression
-        .as_ref()
-        .is_some_and(|r| r.verdict == mcptape_report::regression::GateVerdict::Regressed);
-    if regressed {
-        eprintln!("mcptape bench: regression against the baseline");
-    }
-    if failures.is_empty() {
-        return Ok(if slo_failed > 0 || regressed {
-            ExitCode::from(1)
+            );
+            pb
         } else {
-            ExitCode::SUCCESS
-        });
+            ProgressBar::hidden()
+        };
+        let live = self.live.clone();
+        let status = super::progress::StatusLines::start("bench", move || bench_status(&live)).ok();
+        *self.shown.lock().unwrap_or_else(|p| p.into_inner()) = Some((pb, status));
     }
-    for f in &failures {
-        eprintln!("mcptape bench: no measurement: {f}");
+
+    fn progress(&self, n: u64) {
+        if let Some((pb, _)) = &*self.shown.lock().unwrap_or_else(|p| p.into_inner()) {
+            pb.inc(n);
+        }
     }
-    if !gone.is_empty() {
-        eprintln!("mcptape bench: {}", gone.trim_start_matches([';', ' ']));
+
+    fn measured(&self, interrupted: Option<target::Signal>) {
+        if let Some((pb, status)) = self.shown.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            pb.finish_and_clear();
+            drop(status);
+        }
+        if let Some(sig) = interrupted {
+            eprintln!(
+                "mcptape bench: {}: stopping; printing and writing the partial report",
+                sig.name
+            );
+        }
     }
-    Ok(ExitCode::from(1))
 }

@@ -207,10 +207,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     let sink = args
         .out
         .sink("crawl", transport, server, redaction, opts.redactor.clone())?;
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("starting tokio")?;
+    let rt = super::runtime()?;
     let bar = super::progress::bar(0, "{spinner} {msg} [{bar:30}] {pos}/{len} reads");
     bar.set_message("handshake");
     let b = bar.clone();

@@ -27,7 +27,7 @@ pub enum ReportFormat {
     Json,
 }
 
-/// The IO shell's tokio runtime, shared by `record`, `serve`, `bench` and `verify`:
+/// The IO shell's tokio runtime, shared by `record`, `crawl`, `serve`, `bench` and `verify`:
 /// multi-threaded with 2 workers (the machines mcptape is measured on have 2 cores), all
 /// drivers (IO, time) enabled.
 ///
@@ -243,7 +243,7 @@ pub fn clap_error_line(rendered: &str, subcommand: Option<&str>) -> String {
 }
 
 /// The first of `inputs` that writing `output` would write over
-/// ([`mcptape_uri::fs::same_file`]).
+/// ([`mcptape_transcript::file::same_file`]).
 pub(crate) fn overwritten_input<'i, P: AsRef<std::path::Path> + ?Sized + 'i>(
     output: &std::path::Path,
     inputs: impl IntoIterator<Item = &'i P>,
@@ -251,11 +251,11 @@ pub(crate) fn overwritten_input<'i, P: AsRef<std::path::Path> + ?Sized + 'i>(
     inputs
         .into_iter()
         .map(AsRef::as_ref)
-        .find(|i| mcptape_uri::fs::same_file(output, i))
+        .find(|i| mcptape_transcript::file::same_file(output, i))
 }
 
 /// Refuses an output flag (`flag`: `-o`, `--output`, `--write-baseline`, `--stats`) whose file
-/// is one of `inputs` ([`mcptape_uri::fs::same_file`]), or is a FIFO or a socket (opening one
+/// is one of `inputs` ([`mcptape_transcript::file::same_file`]), or is a FIFO or a socket (opening one
 /// for writing blocks until a reader comes), before anything is written: the one check of
 /// every writer (`check -o`, `export k6|har -o`, `import har -o`, `merge --out`, `bench --out`,
 /// `record -o`, `crawl -o`, `serve --stats`).
@@ -323,18 +323,20 @@ pub(crate) fn server_files(argv: &[String]) -> Vec<std::path::PathBuf> {
 }
 
 /// Refuses an input flag's file (`--baseline FILE`) that is a FIFO, socket or device, at once,
-/// with the shared non-blocking opener ([`mcptape_uri::fs::open_nonblocking`], as positional
+/// with the one file-opening policy ([`mcptape_transcript::file::open_regular`], as positional
 /// inputs are read): reading a FIFO blocks until a writer comes. Other open errors (a missing
 /// file) are left to the reader, which names them.
 ///
 /// # Errors
 /// `--baseline PATH: not a regular file (FIFO, socket or device)`.
 pub(crate) fn refuse_special_input(flag: &str, path: &std::path::Path) -> anyhow::Result<()> {
-    match mcptape_uri::fs::open_nonblocking(path) {
-        Err(e) if e.kind() == mcptape_uri::fs::OpenErrorKind::NotRegularFile => anyhow::bail!(
-            "{flag} {}: not a regular file (FIFO, socket or device)",
-            path.display()
-        ),
+    match mcptape_transcript::file::open_regular(path) {
+        Err(e) if e.kind() == &mcptape_transcript::file::FileErrorKind::NotRegularFile => {
+            anyhow::bail!(
+                "{flag} {}: not a regular file (FIFO, socket or device)",
+                path.display()
+            )
+        }
         _ => Ok(()),
     }
 }

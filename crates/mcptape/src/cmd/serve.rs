@@ -56,6 +56,15 @@ pub struct Args {
     /// (checked writable before serving).
     #[arg(long, value_name = "FILE")]
     pub stats: Option<PathBuf>,
+    /// As --stats, to the inherited file descriptor N (a pipe; opened as /dev/fd/N before
+    /// serving): how `bench` takes its embedded server's stats back, with no file left behind.
+    #[arg(
+        long = "stats-fd",
+        value_name = "N",
+        conflicts_with = "stats",
+        hide = true
+    )]
+    pub stats_fd: Option<u32>,
     /// Requests the recording has no answer for. `answer` (default): ping and logging/setLevel
     /// -> {}, notifications accepted, a list never recorded -> an empty page when its capability is
     /// advertised, a read of an unrecorded uri -> "Resource not found" with data.uri (-32602, or
@@ -128,7 +137,7 @@ pub fn cut_note(path: &Path, d: &mcptape_transcript::reader::Dropped) -> String 
 /// mid-line (the reader dropped its unterminated last line): `line 17 (2000 bytes
 /// from byte 1834) is cut: …`. `serve`, `bench` and `verify` print the note as a warning.
 pub fn load_tape_noting_cut(path: &Path) -> anyhow::Result<(Tape, Option<String>)> {
-    let bytes = super::inspect::read_regular_file(path)?;
+    let bytes = mcptape_transcript::file::read_regular(path)?;
     let t = mcptape_transcript::reader::read(&bytes)
         .with_context(|| format!("parsing {}", path.display()))?;
     let cut = t.dropped.as_ref().map(|d| cut_note(path, d));
@@ -147,7 +156,7 @@ pub fn load_tape_noting_cut(path: &Path) -> anyhow::Result<(Tape, Option<String>
 /// where a record is not UTF-8).
 pub fn load_served_tape(path: &Path) -> anyhow::Result<(Tape, Option<String>)> {
     use mcptape_transcript::reader::{ReadOptions, read_borrowed_with};
-    let text = String::from_utf8(super::inspect::read_regular_file(path)?).map(Arc::new);
+    let text = String::from_utf8(mcptape_transcript::file::read_regular(path)?).map(Arc::new);
     let bytes = match &text {
         Ok(s) => s.as_bytes(),
         Err(e) => e.as_bytes(),
@@ -256,6 +265,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .open(path)
             .with_context(|| format!("--stats {}: cannot write this file", path.display()))?;
     }
+    // `--stats-fd N`: opened now (a descriptor that is not open fails before serving), written
+    // on exit as --stats is.
+    let mut stats_fd = match args.stats_fd {
+        Some(n) => Some(
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(format!("/dev/fd/{n}"))
+                .with_context(|| format!("--stats-fd {n}: not an open file descriptor"))?,
+        ),
+        None => None,
+    };
     let policy = match args.unrecorded {
         UnrecordedArg::Answer => Unrecorded::Answer,
         UnrecordedArg::Error => Unrecorded::Error,
@@ -388,6 +408,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         std::fs::write(path, serde_json::to_vec_pretty(&summary)?)
             .with_context(|| format!("writing {}", path.display()))?;
     }
+    if let (Some(n), Some(f)) = (args.stats_fd, stats_fd.as_mut()) {
+        use std::io::Write as _;
+        let summary = server.summary();
+        f.write_all(&serde_json::to_vec_pretty(&summary)?)
+            .with_context(|| format!("writing --stats-fd {n}"))?;
+    }
+    drop(stats_fd);
     // Reads of our own stdin may still sit in a blocking thread: do not wait for them.
     rt.shutdown_background();
     result
