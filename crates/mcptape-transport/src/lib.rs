@@ -15,6 +15,10 @@
 //!   era fallback, answering server requests, cancellation per transport)
 //!   over a line stream or Streamable HTTP, used by crawl, bench and verify.
 //!
+//! [`child`], [`framed`], [`http`] and [`session`] are the IO shell (tokio, hyper), behind the
+//! default cargo feature `io`; without it the crate is its sans-IO parsers (`mcptape-export`
+//! uses [`sse`] so).
+//!
 //! Framing a stdio stream that arrives in arbitrary chunks: a message cut across two
 //! reads comes out whole, a server's banner line is [`stdio::Frame::Noise`], not a message:
 //!
@@ -30,11 +34,15 @@
 //! assert_eq!(framer.finish(), None);
 //! ```
 
+#[cfg(feature = "io")]
 pub mod child;
 pub mod error;
+#[cfg(feature = "io")]
 pub mod framed;
+#[cfg(feature = "io")]
 pub mod http;
 pub mod origin;
+#[cfg(feature = "io")]
 pub mod session;
 pub mod sse;
 pub mod stdio;
