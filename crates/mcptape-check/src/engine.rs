@@ -11,8 +11,8 @@
 //! 3. every record in file order (`mcptape_transcript::reader::parse_record_line`,
 //!    lenient: a malformed complete line fires `transcript-unreadable` and the
 //!    rest is still checked): stdio framing rules, the envelope
-//!    (`mcptape_wire::envelope::scan_envelope`, `jsonrpc::validate` for what it
-//!    refuses), then the message rules;
+//!    (`mcptape_wire::envelope::scan_frame`, the one reader), then the
+//!    message rules;
 //! 4. at the end, requests still open fire `request-unanswered`.
 
 use std::collections::{BTreeSet, HashMap, HashSet};

@@ -63,8 +63,8 @@ use mcptape_report::server::{Precision, ServeSummary};
 use mcptape_report::stats::{Quantiles, new_hist};
 use mcptape_transport::framed::{FramedReader, MAX_LINE_BYTES};
 use mcptape_transport::stdio::Frame;
+use mcptape_wire::envelope::{self, Message, RequestId};
 use mcptape_wire::error::WireErrorKind;
-use mcptape_wire::jsonrpc::{self, Message, RequestId};
 
 /// JSON-RPC 2.0 §5.1 error codes (`-32700` Parse error, `-32600` Invalid
 /// Request, `-32601` Method not found, `-32602` Invalid params — also MCP
@@ -1268,9 +1268,10 @@ impl Server {
     }
 }
 
-/// Reads the bytes of one incoming message with the strict parser
-/// [`mcptape_wire::jsonrpc::parse`] (strict JSON: duplicate keys rejected;
-/// `"jsonrpc": "2.0"`; ids are strings or `i64` integers, never `null`).
+/// Reads the bytes of one incoming message with the one strict reader
+/// [`mcptape_wire::envelope::parse`] (strict JSON: duplicate keys rejected;
+/// `"jsonrpc": "2.0"`; ids are strings or integer literals kept as their
+/// raw text, never `null`).
 ///
 /// # Errors
 /// The JSON-RPC 2.0 §5 error response to send back, as a JSON value:
@@ -1283,9 +1284,9 @@ impl Server {
 /// The error's `data` carries `{"reason", "offset"}` (byte offset into the
 /// message, when known).
 pub fn parse_incoming(bytes: &[u8]) -> Result<Message, Value> {
-    let e = match jsonrpc::parse(bytes) {
-        Ok(jsonrpc::Frame::Single(m)) => return Ok(m),
-        Ok(jsonrpc::Frame::Batch(_)) => {
+    let e = match envelope::parse(bytes) {
+        Ok(envelope::Frame::Single(m)) => return Ok(m),
+        Ok(envelope::Frame::Batch(_)) => {
             return Err(error_msg(
                 Value::Null,
                 INVALID_REQUEST,
@@ -1406,7 +1407,7 @@ pub fn parse_incoming_raw(bytes: &[u8]) -> Result<Incoming, Value> {
             }
             // A cancellation naming such an id.
             if let Some(t) = text
-                && let Ok(Message::Notification(n)) = jsonrpc::parse_message(bytes)
+                && let Ok(Message::Notification(n)) = envelope::parse_message(bytes)
             {
                 let cancel_text = raw_cancel_id(t);
                 return Ok(Incoming {

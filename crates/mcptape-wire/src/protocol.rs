@@ -21,7 +21,7 @@ use serde::ser::Serializer;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::jsonrpc::{Message, RequestId};
+use crate::envelope::{Message, RequestId};
 
 // ---------------------------------------------------------------------------
 // Revisions and eras

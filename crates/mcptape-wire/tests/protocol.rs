@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use mcptape_wire::jsonrpc;
+use mcptape_wire::envelope;
 use mcptape_wire::protocol::{
     self, Detected, Direction, Era, Implementation, JsonPointer, Observation, Revision,
     RevisionDetector, RevisionSource, detect_revision, error_code, escape_token, header, meta,
@@ -368,10 +368,10 @@ fn detector_settles_where_the_recorder_wrote_its_protocol_record() {
 fn typed_messages_give_the_same_answer_as_json_text() {
     for name in ["py-stdio-2025-11-25.jsonl", "py-stdio-2026-07-28.jsonl"] {
         let items = corpus(name);
-        let parsed: Vec<(Direction, jsonrpc::Message)> = items
+        let parsed: Vec<(Direction, envelope::Message)> = items
             .iter()
             .filter_map(|i| match i {
-                Item::Msg(d, t) => Some((*d, jsonrpc::parse_message(t.as_bytes()).ok()?)),
+                Item::Msg(d, t) => Some((*d, envelope::parse_message(t.as_bytes()).ok()?)),
                 _ => None,
             })
             .collect();

@@ -7,7 +7,7 @@
 //! and `Mcp-Name` headers).
 
 use mcptape_transcript::{Direction, Event, Transcript};
-use mcptape_wire::jsonrpc::{Message, parse_message};
+use mcptape_wire::envelope::{Message, parse_message};
 use serde::Serialize;
 use serde_json::Value;
 
