@@ -72,7 +72,7 @@ use mcptape_wire::error::WireErrorKind;
 pub use mcptape_wire::protocol::error_code::{
     INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR,
 };
-use mcptape_wire::protocol::{self, Era, Revision, method};
+use mcptape_wire::protocol::{self, Era, method};
 
 /// JSON-RPC code of a not-found resource before MCP 2026-07-28
 /// (2025-11-25 "Resources" §Error Handling: `-32002`).
@@ -1094,22 +1094,9 @@ impl Server {
                 let d = &e.reply["result"];
                 let supported = protocol::supported_versions(d).unwrap_or_default();
                 let asked = params.get("protocolVersion").and_then(Value::as_str);
-                let version = match asked {
-                    Some(a)
-                        if Era::of(a) == Era::Session
-                            && (Revision::new(a).is_known()
-                                || supported.iter().any(|r| r.as_str() == a)) =>
-                    {
-                        a.to_owned()
-                    }
-                    _ => supported
-                        .iter()
-                        .filter(|r| r.era() == Era::Session)
-                        .max()
-                        .unwrap_or(&protocol::FALLBACK_REVISION)
-                        .as_str()
-                        .to_owned(),
-                };
+                let version = protocol::initialize_answer_revision(asked, &supported)
+                    .as_str()
+                    .to_owned();
                 let info = d
                     .get("serverInfo")
                     .or_else(|| d.get("_meta")?.get(META_SERVER_INFO))
@@ -1130,9 +1117,8 @@ impl Server {
             method::SERVER_DISCOVER => {
                 let e = recorded(method::INITIALIZE)?;
                 let i = &e.reply["result"];
-                let version = i
-                    .get("protocolVersion")
-                    .and_then(Value::as_str)
+                let version = protocol::HandshakeResult::of(i)
+                    .protocol_version()
                     .unwrap_or(protocol::FALLBACK_REVISION.as_str());
                 let mut r = json!({
                     "supportedVersions": [version],

@@ -1150,10 +1150,8 @@ impl Session {
             }
         };
         let result = msg.get("result").cloned().unwrap_or(Value::Null);
-        let version = result
-            .get("protocolVersion")
-            .and_then(Value::as_str)
-            .map(Revision::new)
+        let version = mcptape_wire::protocol::HandshakeResult::of(&result)
+            .revision()
             .ok_or_else(|| err(SessionErrorKind::NoProtocolVersion))?;
         self.set_protocol_version(Some(version.as_str()));
         self.notify(method::NOTIFICATIONS_INITIALIZED, &Value::Null);

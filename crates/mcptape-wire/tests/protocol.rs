@@ -533,3 +533,42 @@ fn known_revision_strings_are_constants() {
     assert_eq!(FALLBACK, "2025-11-25");
     assert_eq!(STATELESS, "2026-07-28");
 }
+
+#[test]
+fn handshake_result_reads_initialize_and_discover_results() {
+    use mcptape_wire::protocol::HandshakeResult;
+    let init = serde_json::json!({"protocolVersion": "2025-06-18", "capabilities": {}});
+    let h = HandshakeResult::of(&init);
+    assert_eq!(h.protocol_version(), Some("2025-06-18"));
+    assert_eq!(h.revision(), Some(Revision::V2025_06_18));
+    assert_eq!(h.supported_versions(), None);
+    let disc = serde_json::json!({"supportedVersions": ["2026-07-28", 7, "2025-11-25"]});
+    assert_eq!(
+        HandshakeResult::of(&disc).supported_versions(),
+        Some(vec![Revision::V2026_07_28, Revision::V2025_11_25])
+    );
+    assert_eq!(
+        HandshakeResult::of(&serde_json::json!({"protocolVersion": 1})).protocol_version(),
+        None
+    );
+    assert_eq!(
+        HandshakeResult::of(&serde_json::json!("x")).protocol_version(),
+        None
+    );
+}
+
+#[test]
+fn initialize_answer_revision_keeps_a_session_era_ask_else_the_newest_listed() {
+    use mcptape_wire::protocol::{FALLBACK_REVISION, initialize_answer_revision};
+    let listed = [Revision::V2026_07_28, Revision::V2025_06_18];
+    assert_eq!(
+        initialize_answer_revision(Some("2025-11-25"), &listed),
+        Revision::V2025_11_25
+    );
+    // A stateless-era ask is not an `initialize` answer.
+    assert_eq!(
+        initialize_answer_revision(Some("2026-07-28"), &listed),
+        Revision::V2025_06_18
+    );
+    assert_eq!(initialize_answer_revision(None, &[]), FALLBACK_REVISION);
+}

@@ -179,11 +179,11 @@ pub fn plan(t: &Transcript) -> Result<Plan, ExportError> {
         .or_else(|| {
             let s = &sent[init?];
             match &s.answer {
-                Some(Message::Response(r)) => r
-                    .result
-                    .get("protocolVersion")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned),
+                Some(Message::Response(r)) => {
+                    mcptape_wire::protocol::HandshakeResult::of(&r.result)
+                        .protocol_version()
+                        .map(str::to_owned)
+                }
                 _ => None,
             }
         })
