@@ -1,6 +1,7 @@
 //! Criterion bench of the one JSON-RPC reader, `mcptape_wire::envelope::scan_envelope`
 //! (one strict pass: kind, id, member ranges; string bodies skipped with `memchr`), beside
-//! `serde_json::Value`, `sonic_rs::Value` and the serde-based `jsonrpc::parse`, on the
+//! `serde_json::Value` and `sonic_rs::Value`, and its typed view (`envelope::parse_message`:
+//! the scan, then `params`/`result` decoded as `serde_json::Value` from their ranges), on the
 //! request and reply shapes of the corpus (issue 22):
 //!
 //! * `request`: a `resources/read` request of `corpus/transcripts/everything-stdio.jsonl`
@@ -69,8 +70,8 @@ fn envelope(c: &mut Criterion) {
         g.bench_with_input(BenchmarkId::new("sonic_rs_value", &name), &msg, |b, m| {
             b.iter(|| black_box(sonic_rs::from_slice::<sonic_rs::Value>(black_box(m))))
         });
-        g.bench_with_input(BenchmarkId::new("jsonrpc_parse", &name), &msg, |b, m| {
-            b.iter(|| black_box(mcptape_wire::jsonrpc::parse(black_box(m))))
+        g.bench_with_input(BenchmarkId::new("typed_view", &name), &msg, |b, m| {
+            b.iter(|| black_box(mcptape_wire::envelope::parse_message(black_box(m))))
         });
     }
     g.finish();

@@ -11,8 +11,8 @@
 //! 3. every record in file order (`mcptape_transcript::reader::parse_record_line`,
 //!    lenient: a malformed complete line fires `transcript-unreadable` and the
 //!    rest is still checked): stdio framing rules, the envelope
-//!    (`mcptape_wire::envelope::scan_envelope`, `jsonrpc::validate` for what it
-//!    refuses), then the message rules;
+//!    (`mcptape_wire::envelope::scan_frame`, the one reader), then the
+//!    message rules;
 //! 4. at the end, requests still open fire `request-unanswered`.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -20,6 +20,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use mcptape_transcript::reader;
 use mcptape_transcript::{Direction, Event, HttpMeta, HttpNote, Transport};
 use mcptape_wire::codec::{Member, ScannedEntry};
+use mcptape_wire::protocol::method;
 use mcptape_wire::resources::ContentsErrorKind;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -43,18 +44,12 @@ pub const DEFAULT_BLOB_THRESHOLD_BYTES: u64 = 1024 * 1024;
 
 /// The methods whose complete 2026-07-28 results carry `ttlMs` and
 /// `cacheScope` (SEP-2549; seed resources-primitive-lesson: "one of the six
-/// methods").
-pub const CACHEABLE_METHODS: [&str; 6] = [
-    "tools/list",
-    "prompts/list",
-    "resources/list",
-    "resources/templates/list",
-    "resources/read",
-    "server/discover",
-];
+/// methods"): [`mcptape_wire::protocol::method::CACHEABLE`].
+pub const CACHEABLE_METHODS: [&str; 6] = method::CACHEABLE;
 
-/// The `_meta` key carrying a request's protocol revision (2026-07-28).
-pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+/// The `_meta` key carrying a request's protocol revision (2026-07-28):
+/// [`mcptape_wire::protocol::meta::PROTOCOL_VERSION`].
+pub const META_PROTOCOL_VERSION: &str = mcptape_wire::protocol::meta::PROTOCOL_VERSION;
 
 /// Most consecutive non-JSON lines that are tried as one pretty-printed
 /// message (`stdio-embedded-newline`): 4,096 lines. A message split over more
@@ -1269,7 +1264,7 @@ impl State {
 
         let mut mismatch = None;
         if dir == Direction::C2s {
-            if method == "initialize" {
+            if method == method::INITIALIZE {
                 self.offered = params
                     .and_then(|p| p.get("protocolVersion"))
                     .and_then(Value::as_str)
@@ -1367,7 +1362,7 @@ impl State {
     }
 
     fn notification(&mut self, dir: Direction, o: &Map<String, Value>, method: &str) {
-        if method != "notifications/cancelled" {
+        if method != method::NOTIFICATIONS_CANCELLED {
             return;
         }
         let Some(key) = o
@@ -1515,7 +1510,7 @@ impl State {
         if let Some(result) = o.get("result") {
             self.result(cx, place, id, &method, uri.as_deref(), result, prefix);
         } else if let Some(err) = o.get("error")
-            && method == "resources/read"
+            && method == method::RESOURCES_READ
         {
             self.read_error(cx, place, id, uri.as_deref(), err, prefix);
         }
@@ -1586,8 +1581,9 @@ impl State {
             );
         }
         match method {
-            "initialize" => {
-                let chosen = r.get("protocolVersion").and_then(Value::as_str);
+            method::INITIALIZE => {
+                let chosen =
+                    mcptape_wire::protocol::HandshakeResult::of_object(r).protocol_version();
                 if let (Some(off), Some(ch)) = (&self.offered, chosen)
                     && off != ch
                 {
@@ -1600,14 +1596,11 @@ impl State {
                     ));
                 }
             }
-            "server/discover" => {
-                if let Some(list) = r.get("supportedVersions").and_then(Value::as_array) {
-                    self.supported = Some(
-                        list.iter()
-                            .filter_map(Value::as_str)
-                            .map(str::to_owned)
-                            .collect(),
-                    );
+            method::SERVER_DISCOVER => {
+                if let Some(list) =
+                    mcptape_wire::protocol::HandshakeResult::of_object(r).supported_versions()
+                {
+                    self.supported = Some(list.iter().map(|v| v.as_str().to_owned()).collect());
                 }
             }
             "resources/list" => {
@@ -1619,7 +1612,7 @@ impl State {
                     }
                 }
             }
-            "resources/read" => self.read_result(cx, place, id, uri, &ptr),
+            method::RESOURCES_READ => self.read_result(cx, place, id, uri, &ptr),
             _ => {}
         }
     }

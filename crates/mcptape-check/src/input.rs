@@ -81,7 +81,7 @@ pub(crate) fn refuse_array_header(file: &str, data: &[u8], opts: &Options) -> Op
 pub(crate) fn result_span<'a>(
     line: &'a [u8],
     single: bool,
-    id: &mcptape_wire::jsonrpc::RequestId,
+    id: &mcptape_wire::envelope::RequestId,
 ) -> Option<(usize, &'a [u8])> {
     use serde_json::value::RawValue;
     type Members<'b> = std::collections::BTreeMap<std::borrow::Cow<'b, str>, &'b RawValue>;

@@ -34,8 +34,8 @@ use mcptape_transcript::reader::{self, ReadOptions};
 use mcptape_wire::b64;
 use mcptape_wire::classify::classify_read_error;
 use mcptape_wire::codec::{self, Member, base64};
+use mcptape_wire::envelope::{self, ErrorResponse, Frame, Message, RequestId, Response};
 use mcptape_wire::error::WireError;
-use mcptape_wire::jsonrpc::{self, ErrorResponse, Frame, Message, RequestId, Response};
 use mcptape_wire::media::{self, MediaMatch};
 use mcptape_wire::resources::{
     self, ContentsError, Leniency, ReadResourceResult, ResourceContents,
@@ -641,14 +641,14 @@ fn messages<E>(frame: &Result<Frame, E>) -> Vec<&Message> {
 /// one (the whole message when that does not parse).
 fn parse_input(i: &mut Input<'_>) -> Result<Frame, WireError> {
     match &i.skel {
-        Some(sk) => match jsonrpc::parse(sk.text(i.bytes)) {
+        Some(sk) => match envelope::parse(sk.text(i.bytes)) {
             Ok(f) => Ok(f),
             Err(_) => {
                 i.skel = None;
-                jsonrpc::parse(i.bytes)
+                envelope::parse(i.bytes)
             }
         },
-        None => jsonrpc::parse(i.bytes),
+        None => envelope::parse(i.bytes),
     }
 }
 

@@ -134,7 +134,7 @@ several lines). Serialize messages compactly; base64 blobs never need line break
         summary: "a JSON value that is not a valid JSON-RPC 2.0 message (request, notification, response, error or batch)",
         source: "JSON-RPC 2.0 §4–§6; MCP basic#messages",
         revisions: "all",
-        explain: "The message parsed as JSON but the strict envelope parser (mcptape-wire jsonrpc::parse) \
+        explain: "The message parsed as JSON but the strict envelope parser (mcptape-wire envelope::scan_frame) \
 refused it: a missing or wrong `jsonrpc` member, `\"id\": null` on a request, both `result` and \
 `error`, an id that is neither string nor integer, a duplicate key. The parser's reason is in the \
 finding. No pairing or result rule runs on such a message.",

@@ -4,7 +4,7 @@
 
 use mcptape_wire::classify::{LEGACY_RESOURCE_NOT_FOUND, ReadErrorClass, classify_read_error};
 use mcptape_wire::codec::{self, ScannedEntry, base64};
-use mcptape_wire::jsonrpc::{self, ErrorObject};
+use mcptape_wire::envelope::{self, ErrorObject, Scanned};
 use mcptape_wire::media::{self, MediaMatch};
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
@@ -18,33 +18,32 @@ pub(crate) enum Envelope {
     Bad(String),
 }
 
-/// `mcptape_wire::jsonrpc::validate` on the record's bytes (the envelope
-/// rules, without a `Value` of any `result`).
+/// `mcptape_wire::envelope::scan_frame` on the record's bytes (the
+/// envelope rules, one strict pass, no `Value` of any member).
 pub(crate) fn envelope(raw: &[u8]) -> Envelope {
-    match jsonrpc::validate(raw) {
-        Ok(items) if raw.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') => Envelope::Ok(
+    match envelope::scan_frame(raw) {
+        Ok(Scanned::Batch(items)) => Envelope::Ok(
             items
                 .iter()
                 .enumerate()
                 .filter_map(|(i, r)| r.as_ref().err().map(|e| (i, e.to_string())))
                 .collect(),
         ),
-        Ok(_) => Envelope::Ok(Vec::new()),
+        // The rules read ids as `serde_json::Value`s, where an integer past
+        // `i64` would be a rounded float: such a message goes the way of
+        // [`big_id_masked`] (the engine reads it with the id masked).
+        Ok(Scanned::Single(e)) => {
+            match e.id.filter(|id| !id.is_string() && id.as_i64().is_none()) {
+                Some(id) => Envelope::Bad(format!("integer id {id} past i64")),
+                None => Envelope::Ok(Vec::new()),
+            }
+        }
         Err(e) => Envelope::Bad(e.to_string()),
     }
 }
 
-/// [`envelope`], read by the wire's one-pass envelope scanner
-/// (`mcptape_wire::envelope::scan_envelope`, strict, string bodies skipped
-/// with `memchr`) first: what it accepts `jsonrpc::validate` accepts as one
-/// valid message (the two readers agree: wire's differential tests and the
-/// `envelope_vs_jsonrpc` fuzz target), so only a message it refuses (a
-/// batch, a broken envelope) is read again by `validate` for its exact
-/// verdict and error text.
+/// [`envelope`] (the one reader reads a single message and a batch alike).
 pub(crate) fn envelope_scanned(raw: &[u8]) -> Envelope {
-    if mcptape_wire::envelope::scan_envelope(raw).is_ok() {
-        return Envelope::Ok(Vec::new());
-    }
     envelope(raw)
 }
 
@@ -58,7 +57,7 @@ const BIG_ID_MARK_JSON: &str = "\"\\u0000mcptape:integer-id:";
 
 /// `raw` (one JSON-RPC object) with its top-level `id`, when that is an
 /// integer outside `i64` (`18446744073709551616`: legal JSON-RPC 2.0 §4,
-/// which sets no range, but not a [`mcptape_wire::jsonrpc::RequestId`]),
+/// which sets no range, and once not an id of the wire's reader),
 /// replaced by the string [`BIG_ID_MARK`] + its digits, so the id keeps its
 /// exact text through the envelope and the rules. `None` for any other id.
 pub(crate) fn big_id_masked(raw: &str) -> Option<String> {

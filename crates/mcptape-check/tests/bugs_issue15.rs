@@ -265,7 +265,7 @@ fn stdio_error_id_null_is_paired_with_the_request() {
 #[test]
 fn sse_batch_heartbeat_is_a_warning_not_message_not_jsonrpc() {
     // The transport's `mcptape_transport::sse::is_json_rpc` is this function, re-exported.
-    assert!(!mcptape_wire::jsonrpc::is_json_rpc(r#"[{"type":"hb"}]"#));
+    assert!(!mcptape_wire::envelope::is_json_rpc(r#"[{"type":"hb"}]"#));
     let sse = r#""http":{"exchange":0,"method":"POST","status":200,"headers":[["content-type","text/event-stream"]]}"#;
     let r = check_lines(
         HTTP_2025,
@@ -284,7 +284,7 @@ fn sse_batch_heartbeat_is_a_warning_not_message_not_jsonrpc() {
 
     // A mixed batch (one JSON-RPC element, one heartbeat): `is_json_rpc` is false for it too.
     let mixed = r#"[{"jsonrpc":"2.0","method":"notifications/message","params":{}},{"type":"hb"}]"#;
-    assert!(!mcptape_wire::jsonrpc::is_json_rpc(mixed));
+    assert!(!mcptape_wire::envelope::is_json_rpc(mixed));
 
     // Outside an event stream the same batch is still an error.
     let r = check_lines(

@@ -44,6 +44,7 @@ use mcptape_transcript::{
     Direction, Event, Header, HttpMeta, HttpNote, Record, ServerSpec, Transport,
 };
 use mcptape_transport::sse::{SseParser, is_json_rpc};
+use mcptape_wire::protocol::{self, method};
 use serde_json::Value;
 
 use crate::error::{ExportError, ExportErrorKind};
@@ -625,10 +626,8 @@ fn with_protocol_records(records: Vec<Record>) -> Vec<Record> {
             match (dir, id) {
                 (Direction::C2s, Some(id)) => {
                     if let Some(m) = v.get("method").and_then(Value::as_str) {
-                        let asked = v
-                            .pointer("/params/_meta/io.modelcontextprotocol~1protocolVersion")
-                            .and_then(Value::as_str)
-                            .map(str::to_owned);
+                        let asked =
+                            protocol::request_meta_version(v.get("params")).map(str::to_owned);
                         pending.insert(id, (m.to_owned(), asked));
                     }
                 }
@@ -636,15 +635,13 @@ fn with_protocol_records(records: Vec<Record>) -> Vec<Record> {
                     if let (Some((m, asked)), Some(result)) = (pending.remove(&id), v.get("result"))
                     {
                         announce = match m.as_str() {
-                            "initialize" => result
-                                .get("protocolVersion")
-                                .and_then(Value::as_str)
+                            method::INITIALIZE => protocol::HandshakeResult::of(result)
+                                .protocol_version()
                                 .map(str::to_owned),
-                            "server/discover" => asked.filter(|a| {
-                                result
-                                    .get("supportedVersions")
-                                    .and_then(Value::as_array)
-                                    .is_some_and(|vs| vs.iter().any(|x| x.as_str() == Some(a)))
+                            method::SERVER_DISCOVER => asked.filter(|a| {
+                                protocol::HandshakeResult::of(result)
+                                    .supported_versions()
+                                    .is_some_and(|vs| vs.iter().any(|x| x.as_str() == a))
                             }),
                             _ => None,
                         };

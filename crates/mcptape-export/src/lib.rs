@@ -15,7 +15,7 @@
 //!   HAR back into a transcript.
 //!
 //! IO shell: reads and writes files. The transcript is read with
-//! `mcptape_transcript`, messages parsed with `mcptape_wire::jsonrpc`, and
+//! `mcptape_transcript`, messages parsed with `mcptape_wire::envelope`, and
 //! statistics and rendering are `mcptape_report`'s.
 //!
 //! `--slo` as the k6 script's `thresholds` (Trends in ms, errors as a 0..1 rate):

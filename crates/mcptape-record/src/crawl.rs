@@ -57,15 +57,16 @@ const CLOSE_WAIT: Duration =
 
 /// The protocol revision the handshake-era `initialize` asks for by default
 /// (`mcptape_wire::protocol::FALLBACK_REVISION`; a `&'static str` for clap).
-pub const DEFAULT_PROTOCOL: &str = "2025-11-25";
+pub const DEFAULT_PROTOCOL: &str = protocol::FALLBACK_REVISION.as_str();
 
 /// The modern revision that uses `server/discover` instead of `initialize`
 /// (`mcptape_wire::protocol::STATELESS_SINCE`).
-pub const MODERN_PROTOCOL: &str = "2026-07-28";
+pub const MODERN_PROTOCOL: &str = protocol::STATELESS_SINCE.as_str();
 
 /// The protocol revisions `--protocol` accepts: 2025-06-18 and 2025-11-25
-/// (`initialize`, spec "Lifecycle") and 2026-07-28 (`server/discover`).
-pub const KNOWN_PROTOCOLS: &[&str] = &["2025-06-18", "2025-11-25", MODERN_PROTOCOL];
+/// (`initialize`, spec "Lifecycle") and 2026-07-28 (`server/discover`)
+/// ([`protocol::CLIENT_REVISIONS`]).
+pub const KNOWN_PROTOCOLS: &[&str] = &protocol::CLIENT_REVISIONS;
 
 /// Accepts `version` only if it is one of [`KNOWN_PROTOCOLS`].
 ///
@@ -82,7 +83,7 @@ pub fn check_protocol(version: &str) -> Result<(), RecordError> {
 
 /// The `initialize` version used after a failed `server/discover` probe
 /// (`mcptape_wire::protocol::FALLBACK_REVISION`).
-pub const FALLBACK_HANDSHAKE_VERSION: &str = "2025-11-25";
+pub const FALLBACK_HANDSHAKE_VERSION: &str = protocol::FALLBACK_REVISION.as_str();
 
 /// `_meta` keys of the client capabilities and client info in 2026-07-28 requests.
 pub use mcptape_wire::protocol::meta::{

@@ -1560,7 +1560,7 @@ async fn turn_phase(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mcptape_wire::jsonrpc::ErrorObject;
+    use mcptape_wire::envelope::ErrorObject;
 
     fn err(code: i64) -> Outcome {
         Outcome::Error(ErrorObject {

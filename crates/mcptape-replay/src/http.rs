@@ -306,7 +306,7 @@ async fn handle(
         Ok(b) => b.to_bytes(),
         Err(_) => return Ok(resp(StatusCode::PAYLOAD_TOO_LARGE, None, None)),
     };
-    // The strict parser (mcptape_wire::jsonrpc): an invalid message is
+    // The strict reader (mcptape_wire::envelope): an invalid message is
     // answered 400 with its JSON-RPC 2.0 §5 error body, never matched.
     let inc = match parse_incoming_raw(&body) {
         Ok(m) => m,

@@ -64,8 +64,8 @@ use mcptape_report::stats::{Quantiles, new_hist};
 use mcptape_transport::framed::{FramedReader, MAX_LINE_BYTES};
 use mcptape_transport::stdio::Frame;
 use mcptape_uri::parts::Parts;
+use mcptape_wire::envelope::{self, Message, RequestId};
 use mcptape_wire::error::WireErrorKind;
-use mcptape_wire::jsonrpc::{self, Message, RequestId};
 
 /// JSON-RPC 2.0 §5.1 error codes (`-32700` Parse error, `-32600` Invalid
 /// Request, `-32601` Method not found, `-32602` Invalid params — also MCP
@@ -73,7 +73,7 @@ use mcptape_wire::jsonrpc::{self, Message, RequestId};
 pub use mcptape_wire::protocol::error_code::{
     INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR,
 };
-use mcptape_wire::protocol::{self, Era, Revision, method};
+use mcptape_wire::protocol::{self, Era, method};
 
 /// JSON-RPC code of a not-found resource before MCP 2026-07-28
 /// (2025-11-25 "Resources" §Error Handling: `-32002`).
@@ -1098,22 +1098,9 @@ impl Server {
                 let d = &e.reply["result"];
                 let supported = protocol::supported_versions(d).unwrap_or_default();
                 let asked = params.get("protocolVersion").and_then(Value::as_str);
-                let version = match asked {
-                    Some(a)
-                        if Era::of(a) == Era::Session
-                            && (Revision::new(a).is_known()
-                                || supported.iter().any(|r| r.as_str() == a)) =>
-                    {
-                        a.to_owned()
-                    }
-                    _ => supported
-                        .iter()
-                        .filter(|r| r.era() == Era::Session)
-                        .max()
-                        .unwrap_or(&protocol::FALLBACK_REVISION)
-                        .as_str()
-                        .to_owned(),
-                };
+                let version = protocol::initialize_answer_revision(asked, &supported)
+                    .as_str()
+                    .to_owned();
                 let info = d
                     .get("serverInfo")
                     .or_else(|| d.get("_meta")?.get(META_SERVER_INFO))
@@ -1134,9 +1121,8 @@ impl Server {
             method::SERVER_DISCOVER => {
                 let e = recorded(method::INITIALIZE)?;
                 let i = &e.reply["result"];
-                let version = i
-                    .get("protocolVersion")
-                    .and_then(Value::as_str)
+                let version = protocol::HandshakeResult::of(i)
+                    .protocol_version()
                     .unwrap_or(protocol::FALLBACK_REVISION.as_str());
                 let mut r = json!({
                     "supportedVersions": [version],
@@ -1347,9 +1333,10 @@ impl std::fmt::Display for IncomingError {
 
 impl std::error::Error for IncomingError {}
 
-/// Reads the bytes of one incoming message with the strict parser
-/// [`mcptape_wire::jsonrpc::parse`] (strict JSON: duplicate keys rejected;
-/// `"jsonrpc": "2.0"`; ids are strings or `i64` integers, never `null`).
+/// Reads the bytes of one incoming message with the one strict reader
+/// [`mcptape_wire::envelope::parse`] (strict JSON: duplicate keys rejected;
+/// `"jsonrpc": "2.0"`; ids are strings or integer literals kept as their
+/// raw text, never `null`).
 ///
 /// # Errors
 /// [`IncomingError`], whose [`response`](IncomingError::response) is the JSON-RPC 2.0 §5 error
@@ -1363,9 +1350,9 @@ impl std::error::Error for IncomingError {}
 /// The error's `data` carries `{"reason", "offset"}` (byte offset into the
 /// message, when known).
 pub fn parse_incoming(bytes: &[u8]) -> Result<Message, IncomingError> {
-    let e = match jsonrpc::parse(bytes) {
-        Ok(jsonrpc::Frame::Single(m)) => return Ok(m),
-        Ok(jsonrpc::Frame::Batch(_)) => {
+    let e = match envelope::parse(bytes) {
+        Ok(envelope::Frame::Single(m)) => return Ok(m),
+        Ok(envelope::Frame::Batch(_)) => {
             return Err(IncomingError {
                 id: None,
                 kind: IncomingErrorKind::Batch,
@@ -1472,7 +1459,7 @@ pub fn parse_incoming_raw(bytes: &[u8]) -> Result<Incoming, IncomingError> {
             }
             // A cancellation naming such an id.
             if let Some(t) = text
-                && let Ok(Message::Notification(n)) = jsonrpc::parse_message(bytes)
+                && let Ok(Message::Notification(n)) = envelope::parse_message(bytes)
             {
                 let cancel_text = raw_cancel_id(t);
                 return Ok(Incoming {

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use mcptape_transcript::reader::{RecordRef, Transcript, TranscriptRef};
 use mcptape_transcript::{Direction, Event};
 use mcptape_wire::envelope::{self, EnvelopeKind};
-use mcptape_wire::jsonrpc::{self, Message, RequestId};
+use mcptape_wire::envelope::{Message, RequestId};
 use mcptape_wire::protocol::{self, Observation, RevisionSource, method};
 use serde_json::{Map, Value};
 
@@ -388,7 +388,7 @@ fn message_value(m: Message) -> Value {
     o.insert("jsonrpc".to_owned(), Value::from("2.0"));
     match m {
         Message::Response(r) => {
-            o.insert("id".to_owned(), r.id.to_value());
+            o.insert("id".to_owned(), id_value(&r.id));
             o.insert("result".to_owned(), r.result);
         }
         other => return other.to_value(),
@@ -401,7 +401,7 @@ fn message_value(m: Message) -> Value {
 /// `None` when they are not one JSON-RPC message.
 pub(crate) fn reply_value(raw: &str) -> Option<Value> {
     let masked = mask_lone_surrogates(raw);
-    jsonrpc::parse_message(masked.as_bytes())
+    envelope::parse_message(masked.as_bytes())
         .ok()
         .map(message_value)
 }
@@ -439,23 +439,20 @@ fn event_observation(e: &Event) -> Option<Observation<'_>> {
 /// the recorded bytes themselves are replayed unchanged.
 pub const BIG_ID_PREFIX: &str = "mcptape:integer-id:";
 
-/// `text` with a top-level integer id past `i64` replaced by its
-/// [`BIG_ID_PREFIX`] string; `None` when its id is not such an integer.
-fn big_id_masked(text: &str) -> Option<String> {
-    let (head, tail) = split_at_id(text)?;
-    let id = &text[head.len()..text.len() - tail.len()];
-    is_integer_literal(id).then(|| format!("{head}\"{BIG_ID_PREFIX}{id}\"{tail}"))
+/// A recorded id as the tape's JSON value: an integer in `i64`/`u64` range
+/// or a string as itself, an integer past that (no exact
+/// `serde_json::Value`) as its [`BIG_ID_PREFIX`] string.
+fn id_value(id: &RequestId) -> Value {
+    match id.to_value() {
+        Value::Number(n) if n.is_f64() => Value::String(format!("{BIG_ID_PREFIX}{id}")),
+        v => v,
+    }
 }
 
-/// The strict parse of one recorded message; one whose only fault is an
-/// integer id past `i64` is read with that id masked ([`BIG_ID_PREFIX`]).
+/// The strict parse of one recorded message (the one reader's typed view;
+/// an integer id past `i64` is an id: see [`id_value`]).
 fn parse_recorded(text: &str) -> Result<Message, mcptape_wire::error::WireError> {
-    jsonrpc::parse_message(text.as_bytes()).or_else(|e| match (e.kind(), big_id_masked(text)) {
-        (mcptape_wire::error::WireErrorKind::InvalidId, Some(m)) => {
-            jsonrpc::parse_message(m.as_bytes())
-        }
-        _ => Err(e),
-    })
+    envelope::parse_message(text.as_bytes())
 }
 
 fn pair_key(id: &Value, http: Option<&mcptape_transcript::HttpMeta>) -> String {
@@ -930,16 +927,9 @@ fn build<'a>(
             // The client's script, or the served tape: a successful reply is
             // scanned, not built (a served tape's handshake results are).
             (Direction::S2c, ReplyBodies::Dropped | ReplyBodies::Served) => {
-                let env = match envelope::scan_envelope(masked.as_bytes()) {
-                    Ok(env) => env,
-                    // An integer id past i64: read with it masked.
-                    Err(e) => match big_id_masked(&masked) {
-                        Some(m) => envelope::scan_envelope(m.as_bytes()).map_err(|_| bad(e))?,
-                        None => return Err(bad(e)),
-                    },
-                };
+                let env = envelope::scan_envelope(masked.as_bytes()).map_err(bad)?;
                 let answers = |id: &RequestId, methods: &[&str]| {
-                    open.get(&pair_key(&id.to_value(), http))
+                    open.get(&pair_key(&id_value(id), http))
                         .is_some_and(|&ci| methods.contains(&client[ci].method.as_str()))
                 };
                 // Kept whole: the handshake results (served), the `tools/list` results
@@ -981,7 +971,7 @@ fn build<'a>(
                 }
                 let (id, method, params) = match parsed {
                     Parsed::Message(Message::Request(r)) => {
-                        (Some(r.id.to_value()), r.method, r.params)
+                        (Some(id_value(&r.id)), r.method, r.params)
                     }
                     Parsed::Message(Message::Notification(n)) => {
                         if n.method == method::NOTIFICATIONS_CANCELLED
@@ -1009,7 +999,7 @@ fn build<'a>(
             Direction::S2c => {
                 let (id, is_error, v) = match parsed {
                     Parsed::Envelope(id) => {
-                        let id = id.to_value();
+                        let id = id_value(&id);
                         let v = serde_json::json!({"jsonrpc": "2.0", "id": id, "result": null});
                         (Some(id), false, v)
                     }
@@ -1028,12 +1018,12 @@ fn build<'a>(
                         continue;
                     }
                     Parsed::Message(Message::Response(r)) => (
-                        Some(r.id.to_value()),
+                        Some(id_value(&r.id)),
                         false,
                         message_value(Message::Response(r)),
                     ),
                     Parsed::Message(Message::Error(e)) => (
-                        e.id.as_ref().map(RequestId::to_value),
+                        e.id.as_ref().map(id_value),
                         true,
                         message_value(Message::Error(e)),
                     ),

@@ -1,5 +1,5 @@
 //! `serve` reads every incoming message with the strict parser
-//! (`mcptape_wire::jsonrpc::parse`) and answers invalid ones with JSON-RPC 2.0
+//! (`mcptape_wire::envelope::parse`) and answers invalid ones with JSON-RPC 2.0
 //! §5 errors; it answers `ping` with `{}` even when not recorded; and it
 //! replays a recorded `server/discover` rejection whose answer had `"id": null`
 //! (fresh-user report bugs 1, 2 and 13). No clock involved: `decide_bytes`.

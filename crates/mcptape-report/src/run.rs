@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
 use mcptape_wire::classify::{ReadErrorClass, classify_read_error};
-use mcptape_wire::jsonrpc::ErrorObject;
+use mcptape_wire::envelope::ErrorObject;
 use mcptape_wire::protocol::method;
 
 use crate::stats::{BenchReport, new_hist};

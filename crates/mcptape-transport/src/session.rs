@@ -3,7 +3,7 @@
 //!
 //! * **Ids**: requests get integer ids from 1; replies are matched by the id's
 //!   raw JSON text (`1` and `"1"` are different ids, JSON-RPC 2.0 §4), read
-//!   with the strict wire parser ([`mcptape_wire::jsonrpc::parse_message`]),
+//!   with the one wire reader ([`mcptape_wire::envelope::parse_message`]),
 //!   or, for [`Session::request_raw`], from the envelope alone
 //!   ([`mcptape_wire::envelope::scan_envelope`], equally strict, no body
 //!   parsed: the hot path for 160 MB replies); a message that is not
@@ -38,7 +38,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcptape_wire::envelope::{self, EnvelopeKind};
-use mcptape_wire::jsonrpc::{self, ErrorObject, ErrorResponse, Message, RequestId, Response};
+use mcptape_wire::envelope::{ErrorObject, ErrorResponse, Message, RequestId, Response};
 use mcptape_wire::protocol::error_code::METHOD_NOT_FOUND;
 use mcptape_wire::protocol::{Revision, header, method, supported_versions};
 use serde_json::{Value, json};
@@ -431,8 +431,8 @@ impl Shared {
     /// [`Session::request_raw`] request is delivered with its bytes, never
     /// parsed further. Everything else (requests from the server, answers to
     /// [`Session::request`], `input_required` results, lines the scan
-    /// rejects) takes the strict parser ([`jsonrpc::parse_message`]), which
-    /// counts what it rejects as invalid.
+    /// rejects) take the typed view of the same scan ([`envelope::Envelope::message`]);
+    /// what the scan rejects is counted as invalid.
     ///
     /// `unclassified`: a line-stream line not yet known to be JSON; when the
     /// scan rejects it and it is not one JSON value either (a banner, a reply
@@ -451,7 +451,7 @@ impl Shared {
             self.lock().noise += 1;
             return (None, owned(bytes));
         }
-        if let Ok(env) = scanned
+        if let Ok(env) = &scanned
             && matches!(env.kind, EnvelopeKind::Response | EnvelopeKind::Error)
             && let Some(key) = env.id.as_ref().map(ToString::to_string)
             && !(env.kind == EnvelopeKind::Response
@@ -484,13 +484,17 @@ impl Shared {
                 return (None, owned(bytes));
             }
         }
-        let answered = self.dispatch_parsed(&bytes);
+        let answered = self.dispatch_parsed(&bytes, scanned);
         (answered, owned(bytes))
     }
 
-    /// [`Self::dispatch`] through the strict parser.
-    fn dispatch_parsed(&self, bytes: &[u8]) -> Option<String> {
-        let msg = match jsonrpc::parse_message(bytes) {
+    /// [`Self::dispatch`] through the typed view of its scan (`scanned`, of `bytes`).
+    fn dispatch_parsed(
+        &self,
+        bytes: &[u8],
+        scanned: Result<envelope::Envelope, mcptape_wire::error::WireError>,
+    ) -> Option<String> {
+        let msg = match scanned.and_then(|env| env.message(bytes)) {
             Ok(m) => m,
             Err(_) => {
                 self.lock().invalid += 1;
@@ -618,9 +622,7 @@ impl Shared {
                 message: outcome.to_string(),
                 data: None,
             };
-            let id = serde_json::from_str::<Value>(key)
-                .ok()
-                .and_then(|v| RequestId::from_value(&v).ok());
+            let id = RequestId::from_json(key).ok();
             let msg = Message::Error(ErrorResponse {
                 id,
                 error: error.clone(),
@@ -700,7 +702,7 @@ const RETRIABLE: [&str; 3] = [
 ];
 
 fn id_key(id: u64) -> String {
-    RequestId::Number(i64::try_from(id).unwrap_or(i64::MAX)).to_string()
+    RequestId::number(i64::try_from(id).unwrap_or(i64::MAX)).to_string()
 }
 
 /// What mcptape answers to one input request of an `input_required` result:
@@ -1148,10 +1150,8 @@ impl Session {
             }
         };
         let result = msg.get("result").cloned().unwrap_or(Value::Null);
-        let version = result
-            .get("protocolVersion")
-            .and_then(Value::as_str)
-            .map(Revision::new)
+        let version = mcptape_wire::protocol::HandshakeResult::of(&result)
+            .revision()
             .ok_or_else(|| err(SessionErrorKind::NoProtocolVersion))?;
         self.set_protocol_version(Some(version.as_str()));
         self.notify(method::NOTIFICATIONS_INITIALIZED, &Value::Null);
@@ -1238,7 +1238,7 @@ impl Session {
     }
 
     /// Messages from the server that the strict parser
-    /// ([`mcptape_wire::jsonrpc::parse_message`]) rejected (not JSON-RPC 2.0:
+    /// ([`mcptape_wire::envelope::parse_message`]) rejected (not JSON-RPC 2.0:
     /// `"id": 1.5`, duplicate keys, a batch...); they answer nothing.
     pub fn invalid_messages(&self) -> u64 {
         self.shared.lock().invalid

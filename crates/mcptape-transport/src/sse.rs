@@ -61,8 +61,8 @@ impl SseEvent {
 }
 
 /// `true` if `text` is a JSON-RPC 2.0 message or batch; see
-/// [`mcptape_wire::jsonrpc::is_json_rpc`] (re-exported here).
-pub use mcptape_wire::jsonrpc::is_json_rpc;
+/// [`mcptape_wire::envelope::is_json_rpc`] (re-exported here).
+pub use mcptape_wire::envelope::is_json_rpc;
 
 /// Incremental SSE parser.
 #[derive(Debug, Clone)]

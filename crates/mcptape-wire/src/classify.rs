@@ -19,7 +19,7 @@
 
 use serde_json::Value;
 
-use crate::jsonrpc::ErrorObject;
+use crate::envelope::ErrorObject;
 use crate::resources::ReadResourceResult;
 
 /// The codes this module classifies, defined in [`protocol::error_code`](crate::protocol::error_code).

@@ -3,7 +3,7 @@
 //! * [`JsonError`] — the input is not strict JSON (RFC 8259): syntax, invalid
 //!   UTF-8, a duplicate object key, a lone surrogate escape, or one of the
 //!   [`limits`](crate::limits) exceeded. Position: byte offset into the input.
-//! * [`WireError`] — a JSON-RPC 2.0 envelope error (see [`jsonrpc`](crate::jsonrpc)).
+//! * [`WireError`] — a JSON-RPC 2.0 envelope error (see [`envelope`](crate::envelope)).
 //!   Position: byte offset into the input and, inside a batch, the element index.
 //!
 //! The `resources/read` contents errors live next to their parser:

@@ -6,12 +6,14 @@
 //!   (serialize → parse gives an equal value). The lenient parser's output
 //!   must round-trip through the *strict* parser.
 //! * [`json_check`]: differential check of the strict JSON pre-check against serde_json.
-//! * [`jsonrpc_parse`]: arbitrary bytes into the JSON-RPC envelope parser, same round-trip rule.
+//! * [`jsonrpc_parse`]: arbitrary bytes into the one JSON-RPC reader's typed view, same
+//!   round-trip rule, the id's raw text kept.
+//! * [`envelope_vs_jsonrpc`]: the one JSON-RPC reader against serde_json as the outside oracle.
 //! * `contents_structured` (feature `arbitrary`): a structured result with
 //!   mixed text/blob entries, odd uris, `_meta` and unknown fields is
 //!   serialized, parsed, and must come back exactly.
 
-use crate::jsonrpc::{self, Frame};
+use crate::envelope::{self, Frame};
 use crate::resources::{parse_read_result, parse_read_result_lenient};
 
 /// Runs the strict and lenient contents parsers on `data`. Panics (a fuzz
@@ -31,14 +33,21 @@ pub fn contents_parse(data: &[u8]) {
     }
 }
 
-/// Runs the JSON-RPC parser on `data`. Panics only when an accepted single
-/// message does not round-trip.
+/// Runs the one JSON-RPC reader's typed view ([`envelope::parse`]) on
+/// `data`. Panics only when an accepted single message does not round-trip
+/// (serialize → parse gives an equal message), or its id's text is not the
+/// text at its range.
 pub fn jsonrpc_parse(data: &[u8]) {
-    if let Ok(Frame::Single(m)) = jsonrpc::parse(data) {
+    if let Ok(Frame::Single(m)) = envelope::parse(data) {
         let json = m.to_json();
-        let again = jsonrpc::parse_message(json.as_bytes())
+        let again = envelope::parse_message(json.as_bytes())
             .unwrap_or_else(|e| panic!("re-parse of serialized message failed: {e}\n{json}"));
         assert_eq!(m, again, "round trip changed the message: {json}");
+        let env = envelope::scan_envelope(data).expect("parsed, so scanned");
+        if let Some(id) = m.id() {
+            let at = env.id_range.clone().expect("an id has a range");
+            assert_eq!(id.as_json().as_bytes(), &data[at], "id text");
+        }
     }
 }
 
@@ -454,38 +463,370 @@ pub fn resources_vs_codec(data: &[u8]) {
     }
 }
 
-/// Fuzz target `envelope_vs_jsonrpc`: the hot-path envelope scanner
-/// ([`crate::envelope::scan_envelope`]) and the strict parser
-/// ([`crate::jsonrpc::parse_message`]) agree on every input: both accept or both reject; when
-/// both accept, the same kind, id and error object; when both reject, the same error kind
-/// (JSON syntax errors may be named differently, but are JSON errors on both sides).
+/// Fuzz target `envelope_vs_jsonrpc`: the one JSON-RPC reader
+/// ([`crate::envelope::scan_frame`]) against serde_json as the outside
+/// oracle, on every input:
+/// * the JSON grammar: serde_json rejects ⇒ the reader rejects with a JSON
+///   error; serde_json accepts ⇒ the reader's only JSON errors are the rules
+///   serde_json does not enforce (a duplicate key, the nesting limit),
+///   found by an independent serde walk of the same input;
+/// * the envelope: on strict JSON, the JSON-RPC 2.0 rules applied to
+///   serde_json's top-level members (a small reference model of the rules
+///   the reader's docs list) give the same verdict and error kind, and for
+///   an accepted message the same kind, the same id text and `method`,
+///   `params`, `result`, `error` ranges as serde_json's `RawValue`s.
 ///
 /// # Panics
-/// When the two disagree (that is the finding).
+/// When the reader and the oracle disagree (that is the finding).
 pub fn envelope_vs_jsonrpc(input: &[u8]) {
-    use crate::envelope::{EnvelopeKind, scan_envelope};
-    use crate::jsonrpc::{Message, parse_message};
-    let ours = scan_envelope(input);
-    let theirs = parse_message(input);
-    match (&ours, &theirs) {
-        (Ok(e), Ok(m)) => {
-            let (kind, code) = match m {
-                Message::Request(_) => (EnvelopeKind::Request, None),
-                Message::Notification(_) => (EnvelopeKind::Notification, None),
-                Message::Response(_) => (EnvelopeKind::Response, None),
-                Message::Error(e) => (EnvelopeKind::Error, Some(e.error.clone())),
-            };
-            assert_eq!(e.kind, kind, "{}", String::from_utf8_lossy(input));
-            assert_eq!(e.id.as_ref(), m.id(), "{}", String::from_utf8_lossy(input));
-            assert_eq!(e.error_object(input), code);
+    use crate::envelope::{Scanned, scan_frame};
+    use crate::error::{JsonErrorKind, WireErrorKind};
+    let show = || String::from_utf8_lossy(input).into_owned();
+    let ours = scan_frame(input);
+    if serde_json::from_slice::<serde_json::Value>(input).is_err() {
+        match &ours {
+            Err(e) if matches!(e.kind(), WireErrorKind::Json(_)) => {}
+            _ => panic!("serde_json rejects, the reader gives {ours:?}: {}", show()),
         }
-        (Err(a), Err(b)) => match (a.kind(), b.kind()) {
-            (crate::error::WireErrorKind::Json(_), crate::error::WireErrorKind::Json(_)) => {}
-            (x, y) => assert_eq!(x, y, "{}", String::from_utf8_lossy(input)),
-        },
-        _ => panic!(
-            "disagree on {:?}: scan {ours:?}, parse {theirs:?}",
-            String::from_utf8_lossy(input)
-        ),
+        return;
+    }
+    let walk = oracle::strict_walk(input);
+    if walk != oracle::Strict::Clean {
+        match &ours {
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    WireErrorKind::Json(
+                        JsonErrorKind::DuplicateKey { .. } | JsonErrorKind::NestingTooDeep { .. }
+                    )
+                ) => {}
+            _ => panic!("{walk:?} missed, the reader gives {ours:?}: {}", show()),
+        }
+        return;
+    }
+    if let Err(e) = &ours {
+        assert!(
+            !matches!(e.kind(), WireErrorKind::Json(_)),
+            "the reader rejects strict JSON: {e}: {}",
+            show()
+        );
+    }
+    let expected = oracle::frame(input);
+    match (&ours, &expected) {
+        (Ok(Scanned::Single(e)), Ok(oracle::Frame::Single(Ok(m)))) => m.same(input, e, &show),
+        (Ok(Scanned::Batch(items)), Ok(oracle::Frame::Batch(want))) => {
+            assert_eq!(items.len(), want.len(), "batch length: {}", show());
+            for (i, (got, want)) in items.iter().zip(want).enumerate() {
+                match (got, want) {
+                    (Ok(e), Ok(m)) => m.same(input, e, &show),
+                    (Err(e), Err(k)) => {
+                        assert_eq!(e.kind(), k, "element {i}: {}", show());
+                        assert_eq!(e.index(), Some(i), "element {i}: {}", show());
+                    }
+                    _ => panic!("element {i}: reader {got:?}, oracle {want:?}: {}", show()),
+                }
+            }
+        }
+        (Err(e), Ok(oracle::Frame::Single(Err(k)))) | (Err(e), Err(k)) => {
+            assert_eq!(e.kind(), k, "{}", show())
+        }
+        _ => panic!("reader {ours:?}, oracle {expected:?}: {}", show()),
+    }
+}
+
+/// The outside oracle of [`envelope_vs_jsonrpc`]: serde_json's reading of
+/// the input and the JSON-RPC 2.0 rules applied to it.
+mod oracle {
+    use std::collections::HashSet;
+    use std::fmt;
+    use std::ops::Range;
+
+    use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+    use serde_json::Value;
+    use serde_json::value::RawValue;
+
+    use crate::envelope::{Envelope, EnvelopeKind};
+    use crate::error::WireErrorKind;
+    use crate::limits::MAX_NESTING_DEPTH;
+
+    /// What serde_json does not check itself.
+    #[derive(Debug, PartialEq, Eq)]
+    pub(super) enum Strict {
+        Clean,
+        DuplicateKey,
+        TooDeep,
+    }
+
+    /// Walks the (serde-valid) input with serde: a duplicate key in any
+    /// object, nesting past [`MAX_NESTING_DEPTH`].
+    pub(super) fn strict_walk(input: &[u8]) -> Strict {
+        // serde_json refuses past 128 levels itself (checked first).
+        let mut de = serde_json::Deserializer::from_slice(input);
+        match (Walk { depth: 0 }).deserialize(&mut de) {
+            Ok(()) => Strict::Clean,
+            Err(e) if e.to_string().starts_with("duplicate") => Strict::DuplicateKey,
+            Err(_) => Strict::TooDeep,
+        }
+    }
+
+    struct Walk {
+        depth: usize,
+    }
+
+    impl<'de> DeserializeSeed<'de> for Walk {
+        type Value = ();
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+            d.deserialize_any(self)
+        }
+    }
+
+    impl<'de> Visitor<'de> for Walk {
+        type Value = ();
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("JSON")
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_str<E>(self, _: &str) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_unit<E>(self) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<(), A::Error> {
+            let depth = self.depth + 1;
+            if depth > MAX_NESTING_DEPTH {
+                return Err(serde::de::Error::custom("too deep"));
+            }
+            while a.next_element_seed(Walk { depth })?.is_some() {}
+            Ok(())
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<(), A::Error> {
+            let depth = self.depth + 1;
+            if depth > MAX_NESTING_DEPTH {
+                return Err(serde::de::Error::custom("too deep"));
+            }
+            let mut seen = HashSet::new();
+            while let Some(k) = a.next_key::<String>()? {
+                if !seen.insert(k) {
+                    return Err(serde::de::Error::custom("duplicate key"));
+                }
+                a.next_value_seed(Walk { depth })?;
+            }
+            Ok(())
+        }
+    }
+
+    /// An object's members in order, values as raw text.
+    struct Members<'a>(Vec<(String, &'a RawValue)>);
+
+    impl<'de: 'a, 'a> serde::Deserialize<'de> for Members<'a> {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl<'de> Visitor<'de> for V {
+                type Value = Members<'de>;
+                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("an object")
+                }
+                fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Members<'de>, A::Error> {
+                    let mut out = Vec::new();
+                    while let Some(k) = a.next_key::<String>()? {
+                        out.push((k, a.next_value::<&'de RawValue>()?));
+                    }
+                    Ok(Members(out))
+                }
+            }
+            d.deserialize_map(V)
+        }
+    }
+
+    /// What one accepted message must be, in the input's coordinates.
+    #[derive(Debug)]
+    pub(super) struct Expected {
+        kind: EnvelopeKind,
+        id: Option<Range<usize>>,
+        method: Option<Range<usize>>,
+        params: Option<Range<usize>>,
+        result: Option<Range<usize>>,
+        error: Option<Range<usize>>,
+    }
+
+    impl Expected {
+        /// Panics unless `e` (scanned from `input`) is this message.
+        pub(super) fn same(&self, input: &[u8], e: &Envelope, show: &dyn Fn() -> String) {
+            assert_eq!(e.kind, self.kind, "kind: {}", show());
+            assert_eq!(e.id_range, self.id, "id range: {}", show());
+            let id_text = self.id.clone().map(|r| &input[r]);
+            assert_eq!(
+                e.id.as_ref().map(|i| i.as_json().as_bytes()),
+                id_text,
+                "id: {}",
+                show()
+            );
+            assert_eq!(e.method, self.method, "method: {}", show());
+            assert_eq!(e.params, self.params, "params: {}", show());
+            assert_eq!(e.result, self.result, "result: {}", show());
+            let error = e.error.as_ref().map(|_| ());
+            assert_eq!(error, self.error.as_ref().map(|_| ()), "error: {}", show());
+        }
+    }
+
+    #[derive(Debug)]
+    pub(super) enum Frame {
+        Single(Result<Expected, WireErrorKind>),
+        Batch(Vec<Result<Expected, WireErrorKind>>),
+    }
+
+    /// serde_json's reading of a strict-JSON input as a JSON-RPC 2.0 frame.
+    pub(super) fn frame(input: &[u8]) -> Result<Frame, WireErrorKind> {
+        let root: &RawValue =
+            serde_json::from_slice(input).map_err(|_| WireErrorKind::UnknownShape)?;
+        let base = input.as_ptr() as usize;
+        let range = |r: &RawValue| {
+            let at = r.get().as_ptr() as usize - base;
+            at..at + r.get().len()
+        };
+        match root.get().as_bytes()[0] {
+            b'{' => Ok(Frame::Single(message(root, &range))),
+            b'[' => {
+                let items: Vec<&RawValue> = serde_json::from_str(root.get()).unwrap_or_default();
+                if items.is_empty() {
+                    return Err(WireErrorKind::EmptyBatch);
+                }
+                let items = items.iter().map(|r| {
+                    if r.get().starts_with('{') {
+                        message(r, &range)
+                    } else {
+                        Err(WireErrorKind::NotAnObject)
+                    }
+                });
+                Ok(Frame::Batch(items.collect()))
+            }
+            _ => Err(WireErrorKind::NotAnObject),
+        }
+    }
+
+    /// An integer id or code as JSON-RPC reads it: integer form, no `-0`.
+    fn integer_form(raw: &RawValue) -> bool {
+        let t = raw.get();
+        matches!(serde_json::from_str::<Value>(t), Ok(Value::Number(_)))
+            && !t.contains(['.', 'e', 'E'])
+            && t != "-0"
+    }
+
+    /// The JSON-RPC 2.0 rules (JSON-RPC 2.0 §4–§5, MCP `schema.ts`) on one object.
+    fn message(
+        raw: &RawValue,
+        range: &dyn Fn(&RawValue) -> Range<usize>,
+    ) -> Result<Expected, WireErrorKind> {
+        let Members(members) =
+            serde_json::from_str(raw.get()).map_err(|_| WireErrorKind::NotAnObject)?;
+        let get = |k: &str| members.iter().find(|(n, _)| n == k).map(|(_, v)| *v);
+        if let Some((k, _)) = members.iter().find(|(k, _)| {
+            !matches!(
+                k.as_str(),
+                "jsonrpc" | "id" | "method" | "params" | "result" | "error"
+            )
+        }) {
+            return Err(WireErrorKind::UnknownMember(k.clone()));
+        }
+        let version = get("jsonrpc").and_then(|v| serde_json::from_str::<String>(v.get()).ok());
+        if version.as_deref() != Some("2.0") {
+            return Err(WireErrorKind::BadVersion);
+        }
+        let id = get("id");
+        let valid_id = |r: &RawValue| -> Result<Range<usize>, WireErrorKind> {
+            match r.get() {
+                "null" => Err(WireErrorKind::NullRequestId),
+                t if t.starts_with('"') || integer_form(r) => Ok(range(r)),
+                _ => Err(WireErrorKind::InvalidId),
+            }
+        };
+        let (method, params, result, error) =
+            (get("method"), get("params"), get("result"), get("error"));
+        let mut out = Expected {
+            kind: EnvelopeKind::Request,
+            id: None,
+            method: method.map(range),
+            params: params.map(range),
+            result: result.map(range),
+            error: error.map(range),
+        };
+        match (method, result, error) {
+            (Some(m), None, None) => {
+                if !m.get().starts_with('"') {
+                    return Err(WireErrorKind::MethodNotString);
+                }
+                if let Some(p) = params
+                    && !p.get().starts_with(['{', '['])
+                {
+                    return Err(WireErrorKind::InvalidParams);
+                }
+                match id {
+                    None => out.kind = EnvelopeKind::Notification,
+                    Some(r) => out.id = Some(valid_id(r)?),
+                }
+            }
+            (None, Some(_), None) => {
+                if params.is_some() {
+                    return Err(WireErrorKind::Ambiguous("params with result"));
+                }
+                out.kind = EnvelopeKind::Response;
+                match id {
+                    None => return Err(WireErrorKind::MissingResponseId),
+                    Some(r) if r.get() == "null" => return Err(WireErrorKind::MissingResponseId),
+                    Some(r) => out.id = Some(valid_id(r)?),
+                }
+            }
+            (None, None, Some(e)) => {
+                if params.is_some() {
+                    return Err(WireErrorKind::Ambiguous("params with error"));
+                }
+                out.kind = EnvelopeKind::Error;
+                out.id = match id {
+                    None => None,
+                    Some(r) if r.get() == "null" => None,
+                    Some(r) => Some(valid_id(r)?),
+                };
+                let Ok(Members(err)) = serde_json::from_str(e.get()) else {
+                    return Err(WireErrorKind::InvalidErrorObject("not an object"));
+                };
+                if let Some((k, _)) = err
+                    .iter()
+                    .find(|(k, _)| !matches!(k.as_str(), "code" | "message" | "data"))
+                {
+                    return Err(WireErrorKind::UnknownMember(k.clone()));
+                }
+                let eget = |k: &str| err.iter().find(|(n, _)| n == k).map(|(_, v)| *v);
+                let code_ok = eget("code").is_some_and(|c| {
+                    integer_form(c) && serde_json::from_str::<i64>(c.get()).is_ok()
+                });
+                if !code_ok {
+                    return Err(WireErrorKind::InvalidErrorObject(
+                        "code is missing or not an integer",
+                    ));
+                }
+                if !eget("message").is_some_and(|m| m.get().starts_with('"')) {
+                    return Err(WireErrorKind::InvalidErrorObject(
+                        "message is missing or not a string",
+                    ));
+                }
+            }
+            (Some(_), _, _) => return Err(WireErrorKind::Ambiguous("method with result or error")),
+            (None, Some(_), Some(_)) => return Err(WireErrorKind::Ambiguous("result and error")),
+            (None, None, None) => return Err(WireErrorKind::UnknownShape),
+        }
+        let _ = IgnoredAny;
+        Ok(out)
     }
 }

@@ -1,7 +1,8 @@
 //! Sans-IO MCP wire model for `resources/read` (spec revision 2026-07-28,
 //! reading 2025-06-18 and 2025-11-25 peers).
 //!
-//! * [`jsonrpc`] — JSON-RPC 2.0 envelope (request, notification, response, error, batch).
+//! * [`envelope`] — the one JSON-RPC 2.0 reader: kind, raw id, member ranges in one strict
+//!   pass; typed views (request, notification, response, error, batch) on demand.
 //! * [`resources`] — `ReadResourceResult` and the strict `contents` parser
 //!   (`TextResourceContents` / `BlobResourceContents`).
 //! * [`classify`] — what a host should do with an error response to `resources/read`.
@@ -13,8 +14,6 @@
 //! * [`protocol`] — the protocol model: revisions and eras, method names, `_meta`
 //!   keys, error codes, handshake params, HTTP header names, JSON Pointer, the
 //!   one revision detector.
-//! * [`envelope`] — a message's kind, id and member ranges in one strict
-//!   pass that skips string bodies (the client's hot path for large replies).
 //! * [`codec`] — the scalar / SIMD / fused decode paths behind one dispatch point.
 //!
 //! Reading one `resources/read` result strictly: a `TextResourceContents` and a
@@ -46,7 +45,6 @@ pub mod codec;
 pub mod envelope;
 pub mod error;
 pub mod json;
-pub mod jsonrpc;
 pub(crate) mod lex;
 pub mod limits;
 pub mod media;

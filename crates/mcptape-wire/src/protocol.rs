@@ -21,7 +21,7 @@ use serde::ser::Serializer;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::jsonrpc::{Message, RequestId};
+use crate::envelope::{Message, RequestId};
 
 // ---------------------------------------------------------------------------
 // Revisions and eras
@@ -421,17 +421,92 @@ pub fn request_meta(revision: &Revision, client: &Implementation) -> Value {
     })
 }
 
+/// The revisions mcptape's client asks for (`record`/`crawl` `--protocol`):
+/// 2025-06-18 and 2025-11-25 (`initialize`, spec "Lifecycle") and
+/// 2026-07-28 (`server/discover`), as wire strings (`&'static str` for clap).
+pub const CLIENT_REVISIONS: [&str; 3] = [
+    Revision::V2025_06_18.as_str(),
+    FALLBACK_REVISION.as_str(),
+    STATELESS_SINCE.as_str(),
+];
+
+/// A handshake result as mcptape reads it, the one accessor for it: an
+/// `InitializeResult` (`initialize`, every revision: `protocolVersion`) or a
+/// `DiscoverResult` (`server/discover`, MCP 2026-07-28 "Lifecycle":
+/// `supportedVersions`). Borrowed from the result value; members of the
+/// wrong type read as absent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HandshakeResult<'a> {
+    result: Option<&'a serde_json::Map<String, Value>>,
+}
+
+impl<'a> HandshakeResult<'a> {
+    /// The view of `result` (the `result` member of the reply; a non-object
+    /// has no members).
+    pub fn of(result: &'a Value) -> Self {
+        HandshakeResult {
+            result: result.as_object(),
+        }
+    }
+
+    /// The view of a `result` object's members.
+    pub fn of_object(result: &'a serde_json::Map<String, Value>) -> Self {
+        HandshakeResult {
+            result: Some(result),
+        }
+    }
+
+    /// `InitializeResult.protocolVersion`, when a string.
+    pub fn protocol_version(&self) -> Option<&'a str> {
+        self.result?.get("protocolVersion")?.as_str()
+    }
+
+    /// `InitializeResult.protocolVersion` as a [`Revision`].
+    pub fn revision(&self) -> Option<Revision> {
+        self.protocol_version().map(Revision::new)
+    }
+
+    /// `DiscoverResult.supportedVersions` in the order sent, non-strings
+    /// skipped; `None` when missing or not an array.
+    pub fn supported_versions(&self) -> Option<Vec<Revision>> {
+        let list = self.result?.get("supportedVersions")?.as_array()?;
+        Some(
+            list.iter()
+                .filter_map(Value::as_str)
+                .map(Revision::new)
+                .collect(),
+        )
+    }
+}
+
+/// The era rule of a recorded server answering the other era's handshake
+/// (MCP 2026-07-28 "Lifecycle" › "Backward compatibility"): the revision an
+/// `initialize` asking for `asked` is answered with when the server's
+/// `server/discover` listed `supported`. `asked` when it is a session-era
+/// revision that is known or listed; else the newest session-era revision
+/// listed; else [`FALLBACK_REVISION`].
+pub fn initialize_answer_revision(asked: Option<&str>, supported: &[Revision]) -> Revision {
+    match asked {
+        Some(a)
+            if Era::of(a) == Era::Session
+                && (Revision::new(a).is_known() || supported.iter().any(|r| r.as_str() == a)) =>
+        {
+            Revision::new(a)
+        }
+        _ => supported
+            .iter()
+            .filter(|r| r.era() == Era::Session)
+            .max()
+            .unwrap_or(&FALLBACK_REVISION)
+            .clone(),
+    }
+}
+
 /// The `supportedVersions` of a `server/discover` result (MCP 2026-07-28
 /// "Lifecycle"), in the order sent; non-strings skipped. `None` when the
 /// member is missing or not an array.
 pub fn supported_versions(discover_result: &Value) -> Option<Vec<Revision>> {
-    let list = discover_result.get("supportedVersions")?.as_array()?;
-    Some(
-        list.iter()
-            .filter_map(Value::as_str)
-            .map(Revision::new)
-            .collect(),
-    )
+    HandshakeResult::of(discover_result).supported_versions()
 }
 
 // ---------------------------------------------------------------------------
@@ -747,10 +822,8 @@ fn typed_view(m: &Message) -> Option<View> {
         Message::Notification(_) => None,
         Message::Response(r) => Some(View::Result {
             id: r.id.clone(),
-            protocol_version: r
-                .result
-                .get("protocolVersion")
-                .and_then(Value::as_str)
+            protocol_version: HandshakeResult::of(&r.result)
+                .protocol_version()
                 .map(str::to_owned),
         }),
         Message::Error(e) => Some(View::Error { id: e.id.clone() }),

@@ -548,7 +548,7 @@ pub fn parse_read_result_lenient(
 /// strictly parses its `result` as a `ReadResourceResult`; offsets are into
 /// the whole message. Errors: as [`parse_read_result`], plus
 /// [`ContentsErrorKind::NotAResponse`] when there is no `result` member.
-/// The envelope itself is validated by [`jsonrpc::parse`](crate::jsonrpc::parse).
+/// The envelope itself is validated by [`envelope::scan_envelope`](crate::envelope::scan_envelope).
 pub fn parse_read_response(bytes: &[u8]) -> Result<ReadResourceResult, ContentsError> {
     let text = json::check(bytes)?;
     let root = root_raw(text)?;

@@ -2,7 +2,7 @@
 //! Inputs: `tests/data/errors/<case>.jsonl` (one JSON-RPC message each).
 
 use mcptape_wire::classify::{ReadErrorClass, classify_read_error};
-use mcptape_wire::jsonrpc::{Message, parse_message};
+use mcptape_wire::envelope::{Message, parse_message};
 
 macro_rules! class {
     ($name:literal) => {{

@@ -39,7 +39,7 @@ fn message_size_one_past_limit_rejected() {
     );
     assert_eq!(e.offset(), MAX_MESSAGE_BYTES);
     let past = vec![0u8; MAX_MESSAGE_BYTES + 1];
-    let e = mcptape_wire::jsonrpc::parse(&past).unwrap_err();
+    let e = mcptape_wire::envelope::parse(&past).unwrap_err();
     assert!(matches!(
         e.kind(),
         WireErrorKind::Json(JsonErrorKind::MessageTooLarge { .. })

@@ -3,8 +3,8 @@
 
 mod b64;
 mod classify;
+mod envelope;
 mod fuzzing;
-mod jsonrpc;
 mod limits;
 mod media;
 mod protocol;

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use mcptape_wire::jsonrpc;
+use mcptape_wire::envelope;
 use mcptape_wire::protocol::{
     self, Detected, Direction, Era, Implementation, JsonPointer, Observation, Revision,
     RevisionDetector, RevisionSource, detect_revision, error_code, escape_token, header, meta,
@@ -368,10 +368,10 @@ fn detector_settles_where_the_recorder_wrote_its_protocol_record() {
 fn typed_messages_give_the_same_answer_as_json_text() {
     for name in ["py-stdio-2025-11-25.jsonl", "py-stdio-2026-07-28.jsonl"] {
         let items = corpus(name);
-        let parsed: Vec<(Direction, jsonrpc::Message)> = items
+        let parsed: Vec<(Direction, envelope::Message)> = items
             .iter()
             .filter_map(|i| match i {
-                Item::Msg(d, t) => Some((*d, jsonrpc::parse_message(t.as_bytes()).ok()?)),
+                Item::Msg(d, t) => Some((*d, envelope::parse_message(t.as_bytes()).ok()?)),
                 _ => None,
             })
             .collect();
@@ -532,4 +532,43 @@ fn known_revision_strings_are_constants() {
     const STATELESS: &str = protocol::STATELESS_SINCE.as_str();
     assert_eq!(FALLBACK, "2025-11-25");
     assert_eq!(STATELESS, "2026-07-28");
+}
+
+#[test]
+fn handshake_result_reads_initialize_and_discover_results() {
+    use mcptape_wire::protocol::HandshakeResult;
+    let init = serde_json::json!({"protocolVersion": "2025-06-18", "capabilities": {}});
+    let h = HandshakeResult::of(&init);
+    assert_eq!(h.protocol_version(), Some("2025-06-18"));
+    assert_eq!(h.revision(), Some(Revision::V2025_06_18));
+    assert_eq!(h.supported_versions(), None);
+    let disc = serde_json::json!({"supportedVersions": ["2026-07-28", 7, "2025-11-25"]});
+    assert_eq!(
+        HandshakeResult::of(&disc).supported_versions(),
+        Some(vec![Revision::V2026_07_28, Revision::V2025_11_25])
+    );
+    assert_eq!(
+        HandshakeResult::of(&serde_json::json!({"protocolVersion": 1})).protocol_version(),
+        None
+    );
+    assert_eq!(
+        HandshakeResult::of(&serde_json::json!("x")).protocol_version(),
+        None
+    );
+}
+
+#[test]
+fn initialize_answer_revision_keeps_a_session_era_ask_else_the_newest_listed() {
+    use mcptape_wire::protocol::{FALLBACK_REVISION, initialize_answer_revision};
+    let listed = [Revision::V2026_07_28, Revision::V2025_06_18];
+    assert_eq!(
+        initialize_answer_revision(Some("2025-11-25"), &listed),
+        Revision::V2025_11_25
+    );
+    // A stateless-era ask is not an `initialize` answer.
+    assert_eq!(
+        initialize_answer_revision(Some("2026-07-28"), &listed),
+        Revision::V2025_06_18
+    );
+    assert_eq!(initialize_answer_revision(None, &[]), FALLBACK_REVISION);
 }

@@ -7,7 +7,7 @@ use std::collections::HashSet;
 
 use mcptape_transcript::reader::RecordRef;
 use mcptape_transcript::{Direction, Event, Header, HttpMeta, Transport};
-use mcptape_wire::jsonrpc::is_json_rpc;
+use mcptape_wire::envelope::is_json_rpc;
 
 use super::{Cx, Place};
 use crate::rules;

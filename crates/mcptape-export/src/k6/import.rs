@@ -27,7 +27,7 @@ use mcptape_report::run::{
     TIMEOUT_CLASS, error_class,
 };
 use mcptape_report::stats::{BenchReport, HIST_MAX_US, PhaseCounters, new_hist};
-use mcptape_wire::jsonrpc::ErrorObject;
+use mcptape_wire::envelope::ErrorObject;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 

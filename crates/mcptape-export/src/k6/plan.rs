@@ -8,7 +8,7 @@
 
 use mcptape_transcript::{Direction, Event, Transcript};
 use mcptape_uri::parts::Parts;
-use mcptape_wire::jsonrpc::{Message, parse_message};
+use mcptape_wire::envelope::{Message, parse_message};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -181,11 +181,11 @@ pub fn plan(t: &Transcript) -> Result<Plan, ExportError> {
         .or_else(|| {
             let s = &sent[init?];
             match &s.answer {
-                Some(Message::Response(r)) => r
-                    .result
-                    .get("protocolVersion")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned),
+                Some(Message::Response(r)) => {
+                    mcptape_wire::protocol::HandshakeResult::of(&r.result)
+                        .protocol_version()
+                        .map(str::to_owned)
+                }
                 _ => None,
             }
         })

@@ -1,7 +1,8 @@
-//! JSON-RPC 2.0 envelope: one test per rule of issue 2.
+//! JSON-RPC 2.0 envelope (the one reader, `mcptape_wire::envelope`): one test per rule of
+//! issue 2, the id as raw text (issue 22).
 
+use mcptape_wire::envelope::{Frame, Message, RequestId, parse, parse_message, scan_envelope};
 use mcptape_wire::error::{JsonErrorKind, WireErrorKind};
-use mcptape_wire::jsonrpc::{Frame, Message, RequestId, parse, parse_message};
 
 fn msg(s: &str) -> Message {
     parse_message(s.as_bytes()).unwrap()
@@ -26,19 +27,19 @@ fn request_with_integer_id() {
     let Message::Request(r) = &m else {
         panic!("{m:?}")
     };
-    assert_eq!(r.id, RequestId::Number(7));
+    assert_eq!(r.id, RequestId::number(7));
     assert_eq!(r.method, "resources/read");
     assert_eq!(r.params.as_ref().unwrap()["uri"], "docs://a");
     assert_eq!(m.method(), Some("resources/read"));
-    assert_eq!(m.id(), Some(&RequestId::Number(7)));
+    assert_eq!(m.id(), Some(&RequestId::number(7)));
 }
 
 #[test]
 fn string_id_and_integer_id_are_different() {
     let a = msg(r#"{"jsonrpc":"2.0","id":"1","method":"m"}"#);
     let b = msg(r#"{"jsonrpc":"2.0","id":1,"method":"m"}"#);
-    assert_eq!(a.id(), Some(&RequestId::String("1".into())));
-    assert_eq!(b.id(), Some(&RequestId::Number(1)));
+    assert_eq!(a.id(), Some(&RequestId::string("1")));
+    assert_eq!(b.id(), Some(&RequestId::number(1)));
     assert_ne!(a.id(), b.id());
     assert_eq!(a.id().unwrap().to_string(), "\"1\"");
     assert_eq!(b.id().unwrap().to_string(), "1");
@@ -59,12 +60,53 @@ fn float_id_rejected_no_float_round_trip() {
 #[test]
 fn large_integer_id_kept_exactly() {
     let m = msg(r#"{"jsonrpc":"2.0","id":9007199254740993,"method":"m"}"#);
-    assert_eq!(m.id(), Some(&RequestId::Number(9_007_199_254_740_993)));
+    assert_eq!(m.id(), Some(&RequestId::number(9_007_199_254_740_993)));
     assert!(m.to_json().contains("9007199254740993"));
+}
+
+/// JSON-RPC 2.0 §4 sets no range on an integer id: one past `u64` is an id,
+/// kept as its text from the scan to the written reply (issue 22).
+#[test]
+fn id_past_u64_is_raw_text_end_to_end() {
+    let s = r#"{"jsonrpc":"2.0","id":18446744073709551616,"method":"ping"}"#;
+    let e = scan_envelope(s.as_bytes()).unwrap();
+    let id = e.id.clone().unwrap();
+    assert_eq!(id.as_json(), "18446744073709551616");
+    assert_eq!(&s[e.id_range.clone().unwrap()], "18446744073709551616");
+    assert_eq!(id.as_i64(), None);
+    let m = msg(s);
+    assert_eq!(m.to_json(), s);
+    let reply = Message::Response(mcptape_wire::envelope::Response {
+        id,
+        result: serde_json::json!({}),
+    });
     assert_eq!(
-        err_kind(r#"{"jsonrpc":"2.0","id":9223372036854775808,"method":"m"}"#),
-        WireErrorKind::InvalidId
+        reply.to_json(),
+        r#"{"jsonrpc":"2.0","id":18446744073709551616,"result":{}}"#
     );
+    let e = scan_envelope(br#"{"jsonrpc":"2.0","id":-92233720368547758080,"result":{}}"#).unwrap();
+    assert_eq!(e.id.unwrap().as_json(), "-92233720368547758080");
+}
+
+#[test]
+fn negative_zero_and_exponent_ids_rejected() {
+    for s in [
+        r#"{"jsonrpc":"2.0","id":-0,"method":"m"}"#,
+        r#"{"jsonrpc":"2.0","id":1e2,"method":"m"}"#,
+        r#"{"jsonrpc":"2.0","id":true,"method":"m"}"#,
+        r#"{"jsonrpc":"2.0","id":[1],"method":"m"}"#,
+    ] {
+        assert_eq!(err_kind(s), WireErrorKind::InvalidId, "{s}");
+    }
+}
+
+#[test]
+fn string_id_keeps_its_escapes() {
+    let m = msg(r#"{"jsonrpc":"2.0","id":"a\u0062","method":"m"}"#);
+    let id = m.id().unwrap();
+    assert_eq!(id.as_json(), r#""a\u0062""#);
+    assert_eq!(id.as_str().as_deref(), Some("ab"));
+    assert_ne!(Some(id), Some(&RequestId::string("ab")));
 }
 
 #[test]
@@ -91,7 +133,7 @@ fn response_parses_and_keeps_result() {
     let Message::Response(r) = &m else {
         panic!("{m:?}")
     };
-    assert_eq!(r.id, RequestId::Number(7));
+    assert_eq!(r.id, RequestId::number(7));
     assert_eq!(r.result["contents"], serde_json::json!([]));
 }
 
@@ -103,7 +145,7 @@ fn error_response_parses() {
     let Message::Error(e) = &m else {
         panic!("{m:?}")
     };
-    assert_eq!(e.id, Some(RequestId::Number(9)));
+    assert_eq!(e.id, Some(RequestId::number(9)));
     assert_eq!(e.error.code, -32002);
     assert_eq!(e.error.message, "Resource not found");
     assert_eq!(e.error.data.as_ref().unwrap()["uri"], "docs://x");
