@@ -762,7 +762,7 @@ fn check_settings(first: &Seen, r: &Read, warnings: &mut Vec<String>) -> Result<
     if m.load != f.load {
         warnings.push(differs("load", &f.load, &m.load));
     }
-    if m.transcript != f.transcript {
+    if !crate::regression::same_transcripts(&m.transcript, &f.transcript) {
         warnings.push(differs("transcript", &f.transcript, &m.transcript));
     }
     if m.target != f.target {

@@ -798,11 +798,29 @@ pub struct RunIdentity {
     pub timeout_us: u64,
 }
 
+/// Whether two reports' transcript lists (`a.jsonl, dir/b.jsonl`, as [`RunIdentity::transcript`]
+/// and `HlogMeta::transcript` name them) name the same files: compared by file name, so
+/// `corpus/t.jsonl`, `./corpus/t.jsonl` and `/home/ci/repo/corpus/t.jsonl` (a baseline made in
+/// another checkout or on another runner) are the same transcript.
+pub fn same_transcripts(a: &str, b: &str) -> bool {
+    let names = |s: &str| -> Vec<String> {
+        s.split(", ")
+            .map(|p| {
+                std::path::Path::new(p)
+                    .file_name()
+                    .map_or_else(|| p.to_owned(), |f| f.to_string_lossy().into_owned())
+            })
+            .collect()
+    };
+    names(a) == names(b)
+}
+
 /// The first difference between a baseline's identity and this run's, as `what (baseline X,
-/// this run Y)`; `None` when they match.
+/// this run Y)`; `None` when they match. Transcripts compare by file name
+/// ([`same_transcripts`]).
 pub fn identity_mismatch(base: &RunIdentity, cur: &RunIdentity) -> Option<String> {
     let model = |m: &Option<String>| m.clone().unwrap_or_else(|| "none (live target)".into());
-    if base.transcript != cur.transcript {
+    if !same_transcripts(&base.transcript, &cur.transcript) {
         return Some(format!(
             "another transcript (baseline {}, this run {})",
             base.transcript, cur.transcript
@@ -1209,6 +1227,20 @@ mod tests {
             parse_confidence("95%").unwrap_err().kind,
             RegressionErrorKind::Syntax(_)
         ));
+    }
+
+    #[test]
+    fn the_same_transcript_under_another_path_is_the_same_transcript() {
+        assert!(same_transcripts(
+            "corpus/transcripts/everything-stdio.jsonl",
+            "./corpus/transcripts/everything-stdio.jsonl"
+        ));
+        assert!(same_transcripts(
+            "a.jsonl, corpus/b.jsonl",
+            "/home/ci/repo/a.jsonl, /tmp/x/b.jsonl"
+        ));
+        assert!(!same_transcripts("corpus/a.jsonl", "corpus/b.jsonl"));
+        assert!(!same_transcripts("a.jsonl, b.jsonl", "a.jsonl"));
     }
 
     #[test]

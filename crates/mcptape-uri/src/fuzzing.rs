@@ -159,7 +159,12 @@ pub fn check_sanitize(
             }
         }
     }
-    let want_rel = segs[root_segs.len()..].join("/");
+    let mut want_rel = segs[root_segs.len()..].join("/");
+    if drive && b.len() == 3 && root_segs.is_empty() {
+        // A drive's root under a root above every drive (`file:///`): `C:/`, not `C:` (on
+        // Windows `C:` names the drive's current directory, another place).
+        want_rel = path.to_owned();
+    }
     if p.relative() != want_rel {
         return Err(format!(
             "{uri:?}: relative() {:?} != {want_rel:?}",

@@ -67,3 +67,19 @@ fn uri_template_pct_encoded_dot_in_exploded_path_round_trips_up_to_normalization
     let data = std::fs::read(path).unwrap();
     mcptape_uri::fuzzing::uri_template(&data);
 }
+
+/// Found by CI's 10 s `uri_sanitize` run on the merge of the Windows style byte (issue 29):
+/// style byte `0x01` (Windows), root `file:///` (the whole filesystem, no drive), URI
+/// `file:///C:/`. The input is in the fuzz target's format with its style byte.
+#[test]
+fn uri_sanitize_windows_root_file_slash_with_drive_uri() {
+    let path = format!(
+        "{}/tests/data/fuzz_regressions/uri_sanitize_windows_root_file_slash_with_drive_uri",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let data = std::fs::read(&path).unwrap();
+    let (style, root, uri) = mcptape_uri::fuzzing::sanitize_input(&data);
+    let root = Root::with_style(std::str::from_utf8(root).unwrap(), style).unwrap();
+    let uri = std::str::from_utf8(uri).unwrap();
+    assert_eq!(check_sanitize(&root, uri, &|u| root.resolve(u)), Ok(()));
+}

@@ -310,6 +310,54 @@ fn bench_falls_back_from_server_discover_to_initialize_on_the_shipped_fallback_r
 }
 
 #[test]
+fn bench_cut_transcript_warning_reaches_the_report_and_a_stale_slo_xml_is_removed() {
+    // A transcript cut mid-line (the last 25 bytes of the shipped recording gone): the reader
+    // drops the cut line and says so on stderr; report.json's warnings must say it too.
+    let dir = tempfile::tempdir().unwrap();
+    let full =
+        std::fs::read(repo_root().join("corpus/transcripts/everything-stdio.jsonl")).unwrap();
+    let cut = dir.path().join("cut.jsonl");
+    std::fs::write(&cut, &full[..full.len() - 25]).unwrap();
+    let out = dir.path().join("out");
+    let run = |args: &[&str]| {
+        let (o, _) = run_bench(&cut, args, Some(&out));
+        let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert!(o.status.success(), "{stderr}");
+        (stderr, json_or_null(&out.join("report.json")))
+    };
+    let (stderr, r) = run(&[
+        "--latency",
+        "fixed:1ms",
+        "--reads",
+        "20",
+        "--turns",
+        "2",
+        "--slo",
+        "read.p99<60s",
+    ]);
+    assert_has(&stderr, "is cut and was dropped");
+    let warnings = r["warnings"].as_array().expect("warnings");
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.as_str().unwrap_or("").contains("is cut and was dropped")),
+        "{r}"
+    );
+    assert!(
+        out.join("slo.xml").is_file(),
+        "the --slo run writes slo.xml"
+    );
+    // The same --out again without --slo: the earlier run's verdict is removed, not left
+    // beside this run's report.
+    let (stderr, _) = run(&["--latency", "fixed:1ms", "--reads", "20", "--turns", "2"]);
+    assert!(
+        !out.join("slo.xml").exists(),
+        "stale slo.xml kept: {stderr}"
+    );
+    assert_has(&stderr, "slo.xml of an earlier run");
+}
+
+#[test]
 fn bench_max_phase_cut_is_reported_in_the_table_and_the_json() {
     let (_dir, stdout, r) =
         bench_in("--latency fixed:20ms --reads 2 --turns 1000000 --max-phase 300ms");

@@ -56,19 +56,25 @@ fn identity_of(m: &HlogMeta) -> RunIdentity {
     }
 }
 
-/// Refuses (one line) a baseline whose transcript, latency model, load or timeout differs from
-/// `current`'s, unless `any`.
-pub fn check(b: &Baseline, current: &RunIdentity, any: bool) -> anyhow::Result<()> {
-    if any {
-        return Ok(());
-    }
-    if let Some((m, _)) = &b.log.meta
-        && let Some(why) = regression::identity_mismatch(&identity_of(m), current)
-    {
-        anyhow::bail!(
+/// Refuses (one line) a baseline whose transcript (by file name), latency model, load or timeout
+/// differs from `current`'s, unless `any`; with `any`, the difference comes back as a warning
+/// for the run's report (`None` when there is none), so a forced comparison leaves a trace.
+pub fn check(b: &Baseline, current: &RunIdentity, any: bool) -> anyhow::Result<Option<String>> {
+    let why = match &b.log.meta {
+        Some((m, _)) => regression::identity_mismatch(&identity_of(m), current),
+        None => Some(
+            "no #[mcptape: …] header (its transcript, model, load and timeout are unknown)".into(),
+        ),
+    };
+    match why {
+        None => Ok(None),
+        Some(why) if any => Ok(Some(format!(
+            "--baseline {}: compared with --baseline-any although it was recorded with {why}",
+            b.given
+        ))),
+        Some(why) => anyhow::bail!(
             "--baseline {}: recorded with {why}; pass --baseline-any to compare anyway",
             b.given
-        );
+        ),
     }
-    Ok(())
 }

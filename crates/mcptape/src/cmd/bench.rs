@@ -212,10 +212,14 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
     }
     let paths = super::serve::transcript_files(&args.transcript)?;
     let mut tapes = Vec::with_capacity(paths.len());
+    // Warnings about the inputs (a cut transcript, a forced baseline comparison): printed
+    // now and kept in report.json's `warnings` (and report.html) with the run's own.
+    let mut input_warnings: Vec<String> = Vec::new();
     for path in &paths {
         let (tape, cut) = load_client_tape(path)?;
         if let Some(c) = cut {
             eprintln!("mcptape bench: warning: {c}");
+            input_warnings.push(c);
         }
         tapes.push(tape);
     }
@@ -277,7 +281,10 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
                 load: cfg.load.text(),
                 timeout_us: cfg.timeout_us,
             };
-            super::baseline::check(&b, &current, args.baseline_any)?;
+            if let Some(w) = super::baseline::check(&b, &current, args.baseline_any)? {
+                eprintln!("mcptape bench: warning: {w}");
+                input_warnings.push(w);
+            }
             Some((b, settings))
         }
         None => None,
@@ -335,15 +342,24 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
         finished.started,
         finished.result.single_elapsed_s + finished.result.turn_elapsed_s,
     ));
+    finished.report.warnings.splice(0..0, input_warnings);
     super::print_stdout(&finished.text())?;
     if let Some(dir) = &args.out {
         write_bench_out(dir, &finished.report, &finished.result)
             .with_context(|| format!("writing {}", dir.display()))?;
         let mut files = BENCH_OUT_FILES.to_vec();
+        let p = dir.join(slo::JUNIT_FILE);
         if let Some(xml) = finished.slo_junit() {
-            let p = dir.join(slo::JUNIT_FILE);
             std::fs::write(&p, xml).with_context(|| format!("writing {}", p.display()))?;
             files.push(slo::JUNIT_FILE);
+        } else if std::fs::symlink_metadata(&p).is_ok_and(|m| m.is_file()) {
+            // An earlier run's verdict must not sit beside this run's report (a CI job would
+            // publish it): this run has no --slo and no --baseline.
+            std::fs::remove_file(&p).with_context(|| format!("removing {}", p.display()))?;
+            eprintln!(
+                "mcptape bench: removed {} of an earlier run (this run has no --slo or --baseline)",
+                p.display()
+            );
         }
         super::print_stdout(&format!("\nwrote {}/{}\n", dir.display(), files.join(", ")))?;
     }
