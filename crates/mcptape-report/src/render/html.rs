@@ -122,6 +122,27 @@ pub fn html_escape(s: &str) -> String {
     o
 }
 
+/// The axes of a chart over time with a linear value axis whose data reach `hi`: (top of the
+/// axis, its tick step, time in ms → x px, value → y px), 8 % headroom above `hi`.
+fn linear_axes(
+    ts: &[TimeSeriesPoint],
+    hi: f64,
+) -> (
+    f64,
+    f64,
+    impl Fn(f64) -> f64 + Copy,
+    impl Fn(f64) -> f64 + Copy,
+) {
+    let span = hi * 1.08;
+    let step = nice_step(span, 6);
+    let top = (span / step).ceil() * step;
+    let (pw, ph) = (W - ML - MR, H - MT - MB);
+    let (x_top, _) = time_x(ts);
+    let x_of = move |x: f64| ML + (x / x_top).clamp(0.0, 1.0) * pw;
+    let y_of = move |v: f64| MT + ph - (v / top).clamp(0.0, 1.0) * ph;
+    (top, step, x_of, y_of)
+}
+
 /// A round tick step for an axis spanning `span`, about `n` ticks: 1, 2 or 5 × 10^k.
 pub fn nice_step(span: f64, n: u32) -> f64 {
     if !(span.is_finite() && span > 0.0) {
@@ -778,13 +799,7 @@ pub fn throughput_time_svg(report: &BenchReport) -> Option<String> {
         .map(|p| rate(p.sent.max(p.ok), p))
         .fold(0.0f64, f64::max)
         .max(1.0);
-    let span = hi * 1.08;
-    let step = nice_step(span, 6);
-    let top = (span / step).ceil() * step;
-    let (pw, ph) = (W - ML - MR, H - MT - MB);
-    let (x_top, _) = time_x(ts);
-    let x_of = move |x: f64| ML + (x / x_top).clamp(0.0, 1.0) * pw;
-    let y_of = move |v: f64| MT + ph - (v / top).clamp(0.0, 1.0) * ph;
+    let (top, step, x_of, y_of) = linear_axes(ts, hi);
     let mut s = frame(
         "throughput-time",
         "Throughput over time: requests sent and answered ok per second",
@@ -851,13 +866,7 @@ pub fn errors_time_svg(report: &BenchReport) -> Option<String> {
         })
         .fold(0.0f64, f64::max)
         .max(1.0);
-    let span = hi * 1.08;
-    let step = nice_step(span, 6);
-    let top = (span / step).ceil() * step;
-    let (pw, ph) = (W - ML - MR, H - MT - MB);
-    let (x_top, _) = time_x(ts);
-    let x_of = move |x: f64| ML + (x / x_top).clamp(0.0, 1.0) * pw;
-    let y_of = move |v: f64| MT + ph - (v / top).clamp(0.0, 1.0) * ph;
+    let (top, step, x_of, y_of) = linear_axes(ts, hi);
     let mut s = frame(
         "errors-time",
         "Errors over time, stacked by class (grey: recorded error answers, as recorded)",
