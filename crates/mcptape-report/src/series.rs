@@ -249,7 +249,9 @@ impl PhaseSeries {
                 };
                 TimeSeriesPoint {
                     phase: phase.to_owned(),
-                    start_ms: offset_ms + start as f64 / 1000.0,
+                    // Rounded to the µs: the sum of two ms values in f64 printed as
+                    // `32824.138999999996`.
+                    start_ms: ((offset_ms + start as f64 / 1000.0) * 1000.0).round() / 1000.0,
                     length_ms: (end - start) as f64 / 1000.0,
                     sent: f.sent,
                     ok: f.ok,
@@ -277,8 +279,8 @@ fn is_false(b: &bool) -> bool {
 pub struct TimeSeriesPoint {
     /// `single` (the single requests) or `turns` (the reads inside parallel-read turns).
     pub phase: String,
-    /// Start of the interval, ms since the run began (the turn phase's intervals start where
-    /// the single phase ended).
+    /// Start of the interval, ms since the run began, to the µs (the turn phase's intervals
+    /// start where the single phase ended).
     pub start_ms: f64,
     /// Length of the interval, ms (the last one of a phase runs to its end: 0.5 to 1.5
     /// intervals).
