@@ -967,16 +967,20 @@ const QUANTILE_HEAD: &str = "<tr><th></th><th>count</th><th>p50</th><th>p90</th>
 /// The head of a per-method / per-URI table.
 const METHOD_HEAD: &str = "<th>sent</th><th>ok</th><th>errors</th><th>not as recorded</th><th>p50</th><th>p90</th><th>p99</th><th>max</th></tr>";
 
+/// Counts by class as one cell's text, in the classes' order: `2 internal (-32603); 1 timeout`.
+fn counts_by_class(counts: &std::collections::BTreeMap<String, u64>) -> String {
+    counts
+        .iter()
+        .map(|(class, n)| format!("{n} {class}"))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 /// One row of `table#methods` or `table#uris`: `first` (the method, or the URI) as the row
 /// head, `name` (tool / prompt name) when given, then the counts and censored-aware quantiles.
 fn method_row(s: &mut String, v: &crate::stats::MethodView, first: &str, name: Option<&str>) {
     let q = &v.latency;
-    let errors = v
-        .errors
-        .iter()
-        .map(|(c, n)| format!("{n} {c}"))
-        .collect::<Vec<_>>()
-        .join("; ");
+    let errors = counts_by_class(&v.errors);
     let _ = write!(
         s,
         "<tr class=\"{}\"><th>{}</th>",
@@ -1492,12 +1496,7 @@ pub fn report_html(report: &BenchReport, res: &BenchResult, head: &PageHead) -> 
         (format!("single {unit}"), &report.single_phase),
         ("reads inside turns".to_owned(), &report.turn_phase),
     ] {
-        let by_class = c
-            .error_answers
-            .iter()
-            .map(|(k, n)| format!("{n} {k}"))
-            .collect::<Vec<_>>()
-            .join("; ");
+        let by_class = counts_by_class(&c.error_answers);
         let _ = writeln!(
             s,
             "<tr><th>{}</th><td>{}</td><td>{}</td><td>{}{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
