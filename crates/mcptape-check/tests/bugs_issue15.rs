@@ -143,19 +143,32 @@ fn sse_json_heartbeat_is_a_warning() {
 
     // The same non-JSON-RPC value in a plain JSON response (no event
     // stream) is still a message-not-jsonrpc error.
+    assert_plain_json_answer_is_not_jsonrpc(r#"{"type":"heartbeat"}"#);
+}
+
+/// A ping over HTTP answered by `msg` (not JSON-RPC) in a plain JSON response (no event
+/// stream): a `message-not-jsonrpc` error, not the event stream's warning.
+fn assert_plain_json_answer_is_not_jsonrpc(msg: &str) {
+    let answer = format!(
+        r#"{{"tUs":2,"kind":"message","dir":"s2c","msg":{msg},"http":{{"exchange":0,"method":"POST","status":200,"headers":[["content-type","application/json"]]}}}}"#
+    );
     let r = check_lines(
         HTTP_2025,
         &[
             r#"{"tUs":1,"kind":"message","dir":"c2s","msg":{"jsonrpc":"2.0","id":1,"method":"ping"},"http":{"exchange":0,"method":"POST"}}"#,
-            r#"{"tUs":2,"kind":"message","dir":"s2c","msg":{"type":"heartbeat"},"http":{"exchange":0,"method":"POST","status":200,"headers":[["content-type","application/json"]]}}"#,
+            &answer,
         ],
     );
     assert!(
         rules(&r).contains(&"message-not-jsonrpc"),
-        "{:?}",
+        "{msg}: {:?}",
         r.findings
     );
-    assert!(!rules(&r).contains(&"sse-event-not-jsonrpc"));
+    assert!(
+        !rules(&r).contains(&"sse-event-not-jsonrpc"),
+        "{msg}: {:?}",
+        r.findings
+    );
 }
 
 #[test]
@@ -287,17 +300,5 @@ fn sse_batch_heartbeat_is_a_warning_not_message_not_jsonrpc() {
     assert!(!mcptape_wire::envelope::is_json_rpc(mixed));
 
     // Outside an event stream the same batch is still an error.
-    let r = check_lines(
-        HTTP_2025,
-        &[
-            r#"{"tUs":1,"kind":"message","dir":"c2s","msg":{"jsonrpc":"2.0","id":1,"method":"ping"},"http":{"exchange":0,"method":"POST"}}"#,
-            r#"{"tUs":2,"kind":"message","dir":"s2c","msg":[{"type":"hb"}],"http":{"exchange":0,"method":"POST","status":200,"headers":[["content-type","application/json"]]}}"#,
-        ],
-    );
-    assert!(
-        rules(&r).contains(&"message-not-jsonrpc"),
-        "{:?}",
-        r.findings
-    );
-    assert!(!rules(&r).contains(&"sse-event-not-jsonrpc"));
+    assert_plain_json_answer_is_not_jsonrpc(r#"[{"type":"hb"}]"#);
 }

@@ -432,28 +432,27 @@ fn redacts_credential_headers_by_default() {
 #[test]
 fn redacts_token_like_query_parameters_and_userinfo() {
     let r = Redactor::new();
-    assert_eq!(
-        r.url("https://h.example/mcp?token=s3cr3t&x=1&API_KEY=k#frag"),
-        "https://h.example/mcp?token=[redacted]&x=1&API_KEY=[redacted]#frag"
-    );
-    assert_eq!(
-        r.url("http://user:pw@127.0.0.1:3000/mcp?code=abc&state=s"),
-        "http://[redacted]@127.0.0.1:3000/mcp?code=[redacted]&state=s"
-    );
-    assert_eq!(
-        r.url("/mcp?access%5Ftoken=zz&sig=1"),
-        "/mcp?access%5Ftoken=[redacted]&sig=[redacted]"
-    );
-    assert_eq!(
-        r.url("http://127.0.0.1:3000/mcp"),
-        "http://127.0.0.1:3000/mcp"
-    );
-    assert_eq!(
-        r.url("http://h/p?keys=1&monkey=2"),
-        "http://h/p?keys=1&monkey=2"
-    );
-    // userinfo-looking '@' in the path is not userinfo
-    assert_eq!(r.url("http://h/a@b"), "http://h/a@b");
+    // (url, url after redaction)
+    for (url, want) in [
+        (
+            "https://h.example/mcp?token=s3cr3t&x=1&API_KEY=k#frag",
+            "https://h.example/mcp?token=[redacted]&x=1&API_KEY=[redacted]#frag",
+        ),
+        (
+            "http://user:pw@127.0.0.1:3000/mcp?code=abc&state=s",
+            "http://[redacted]@127.0.0.1:3000/mcp?code=[redacted]&state=s",
+        ),
+        (
+            "/mcp?access%5Ftoken=zz&sig=1",
+            "/mcp?access%5Ftoken=[redacted]&sig=[redacted]",
+        ),
+        ("http://127.0.0.1:3000/mcp", "http://127.0.0.1:3000/mcp"),
+        ("http://h/p?keys=1&monkey=2", "http://h/p?keys=1&monkey=2"),
+        // userinfo-looking '@' in the path is not userinfo
+        ("http://h/a@b", "http://h/a@b"),
+    ] {
+        assert_eq!(r.url(url), want, "{url}");
+    }
 }
 
 #[test]

@@ -9,16 +9,6 @@ use std::time::Duration;
 
 use support::*;
 
-/// `text` contains `needle` (the failure shows `text`).
-fn assert_has(text: &str, needle: &str) {
-    assert!(text.contains(needle), "{text}");
-}
-
-/// `s` split at white space: a command line's arguments, none with a space.
-fn words(s: &str) -> Vec<&str> {
-    s.split_whitespace().collect()
-}
-
 /// Runs `bench` on a shipped transcript; returns (exit ok, stdout, stderr, report.json).
 fn bench_on(
     transcript: &str,
@@ -106,11 +96,11 @@ fn bench_against_serve_over_stdio_reports_single_reads_turns_and_the_prediction(
     // errors count (fresh-user report: "errors by class ... 125" unexplained).
     assert_eq!(r["recordedReads"], 12, "{r}");
     assert_eq!(r["recordedReadErrors"], 1, "{r}");
-    assert!(
-        stdout.contains(&format!(
+    assert_has(
+        &stdout,
+        &format!(
             "errors by class: invalid-params (-32602, no data.uri): {not_found}\n    (as recorded: 1 of the 12 recorded reads is an error, replayed each cycle)"
-        )),
-        "{stdout}"
+        ),
     );
     assert_has(
         &stdout,
@@ -125,11 +115,9 @@ fn bench_against_serve_over_stdio_reports_single_reads_turns_and_the_prediction(
             .unwrap()
     );
     // 40 reads: 40 × (1 − 0.99^(1/4)) = 0.1 reads above the 99.75th percentile; 10 / 0.00251 = 3985.
-    assert!(
-        stdout.contains(
-            "(predicted p99 = the single reads' 99.75th percentile;\n   0.1 of 40 reads lie above it: noisy; --reads 3985 puts 10 there)"
-        ),
-        "{stdout}"
+    assert_has(
+        &stdout,
+        "(predicted p99 = the single reads' 99.75th percentile;\n   0.1 of 40 reads lie above it: noisy; --reads 3985 puts 10 there)",
     );
     // Both predicted percentiles are beside the measured ones.
     let pred = r["prediction"].as_array().unwrap();
@@ -366,11 +354,9 @@ fn bench_max_phase_cut_is_reported_in_the_table_and_the_json() {
     assert_eq!(r["turnsAsked"], 1_000_000, "{r}");
     let turns = r["turns"].as_u64().unwrap();
     assert!((1..1_000_000).contains(&turns), "{r}");
-    assert!(
-        stdout.contains(&format!(
-            "phase stopped at --max-phase 300.000 ms after {turns} of 1000000 turns"
-        )),
-        "{stdout}"
+    assert_has(
+        &stdout,
+        &format!("phase stopped at --max-phase 300.000 ms after {turns} of 1000000 turns"),
     );
 }
 
@@ -402,7 +388,7 @@ fn bench_out_that_is_a_file_fails_before_the_run() {
     std::fs::write(&file, b"x").unwrap();
     let (ok, stdout, stderr, _) = bench_on("corpus/transcripts/everything-stdio.jsonl", &[], &file);
     assert!(!ok);
-    assert!(stderr.contains("is not a directory"), "{stderr}");
+    assert_has(&stderr, "is not a directory");
     // Nothing ran: no table on stdout.
     assert!(stdout.is_empty(), "{stdout}");
 }
@@ -416,38 +402,36 @@ fn bench_target_cmd_that_exits_is_reported_with_its_exit_status() {
     assert_has(&err, "(stderr: broken)");
 }
 
+/// `mcptape serve` on the shipped stdio recording with `args`, stdin closed (a started session
+/// would end at once with exit 0), refused before serving: exit 2, nothing on stdout; its
+/// stderr.
+fn serve_refused(args: &[&str]) -> String {
+    let mut cmd = Command::new(mcptape());
+    cmd.arg("serve")
+        .arg(corpus_transcript("everything-stdio.jsonl"))
+        .args(args);
+    let (o, _) = run_bounded(&mut cmd, Duration::from_secs(60));
+    assert!(o.stdout.is_empty(), "{}", stdout_text(&o));
+    refusal(&o)
+}
+
 /// Fresh-user report bug 9 (`serve --stats`): an unwritable stats file is an
 /// error before the session, not after it.
 #[test]
 fn serve_stats_in_a_missing_directory_fails_before_serving() {
-    let mut cmd = Command::new(mcptape());
-    cmd.arg("serve")
-        .arg(repo_root().join("corpus/transcripts/everything-stdio.jsonl"))
-        .args(["--stats", "/nonexistent-mcptape-dir/x.json"]);
-    // stdin is /dev/null: a started session would end at once with rc 0.
-    let (o, _) = run_bounded(&mut cmd, Duration::from_secs(60));
-    assert_eq!(o.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&o.stderr);
+    let err = serve_refused(&["--stats", "/nonexistent-mcptape-dir/x.json"]);
     assert_has(
         &err,
         "--stats /nonexistent-mcptape-dir/x.json: cannot write this file",
     );
-    assert!(o.stdout.is_empty());
 }
 
 /// `serve --stats-fd N` (how bench takes its embedded server's stats back over a pipe): a
 /// descriptor that is not open is an error before the session, as an unwritable --stats is.
 #[test]
 fn serve_stats_fd_that_is_not_open_fails_before_serving() {
-    let mut cmd = Command::new(mcptape());
-    cmd.arg("serve")
-        .arg(repo_root().join("corpus/transcripts/everything-stdio.jsonl"))
-        .args(["--stats-fd", "987"]);
-    let (o, _) = run_bounded(&mut cmd, Duration::from_secs(60));
-    assert_eq!(o.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&o.stderr);
+    let err = serve_refused(&["--stats-fd", "987"]);
     assert_has(&err, "--stats-fd 987: not an open file descriptor");
-    assert!(o.stdout.is_empty());
 }
 
 /// Fresh-user report bug 7 (`bench --target-url`): connection refused is
@@ -1142,7 +1126,7 @@ fn bench_baseline_gate_catches_a_20ms_read_delay_in_the_python_sdk_server() {
         .find(|l| l.trim_start().starts_with("read p50"))
         .unwrap_or_else(|| panic!("{stdout}"));
     assert!(line.trim_end().ends_with("  regressed"), "{line}");
-    assert!(line.contains(" % [+"), "{line}");
+    assert_has(&line, " % [+");
     assert_has(&stdout, "regression gate: REGRESSED (read p50");
     assert_has(&stderr, "mcptape bench: regression against the baseline");
     // slo.xml: one testcase per compared quantile, the regressed ones failed.
@@ -1196,16 +1180,9 @@ fn bench_refuses_a_baseline_of_another_transcript_or_model_with_exit_2() {
     };
     let (code, _, stderr, report, _) = bench_gate(
         "py-stdio-2026-07-28.jsonl",
-        &[
-            "--reads",
-            "6",
-            "--turns",
-            "0",
-            "--latency",
-            "fixed:1ms",
-            "--baseline",
-            &b,
-        ],
+        &words(&format!(
+            "--reads 6 --turns 0 --latency fixed:1ms --baseline {b}"
+        )),
     );
     assert_eq!(code, Some(2), "{stderr}");
     let lines = errors(&stderr);
@@ -1224,16 +1201,9 @@ fn bench_refuses_a_baseline_of_another_transcript_or_model_with_exit_2() {
     // Same transcript, another model.
     let (code, _, stderr, _, _) = bench_gate(
         "everything-stdio.jsonl",
-        &[
-            "--reads",
-            "6",
-            "--turns",
-            "0",
-            "--latency",
-            "fixed:2ms",
-            "--baseline",
-            &b,
-        ],
+        &words(&format!(
+            "--reads 6 --turns 0 --latency fixed:2ms --baseline {b}"
+        )),
     );
     assert_eq!(code, Some(2), "{stderr}");
     assert_eq!(errors(&stderr).len(), 1, "{stderr}");
@@ -1244,17 +1214,9 @@ fn bench_refuses_a_baseline_of_another_transcript_or_model_with_exit_2() {
     // --baseline-any: compared (whatever the verdict), exit 0 or 1, never 2.
     let (code, stdout, stderr, report, _) = bench_gate(
         "py-stdio-2026-07-28.jsonl",
-        &[
-            "--reads",
-            "6",
-            "--turns",
-            "0",
-            "--latency",
-            "fixed:1ms",
-            "--baseline",
-            &b,
-            "--baseline-any",
-        ],
+        &words(&format!(
+            "--reads 6 --turns 0 --latency fixed:1ms --baseline {b} --baseline-any"
+        )),
     );
     assert!(matches!(code, Some(0 | 1)), "{stdout}\n{stderr}");
     assert!(

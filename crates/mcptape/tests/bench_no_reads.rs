@@ -16,7 +16,7 @@ fn regression_bench_names_the_transcript_that_has_no_recorded_read() {
         .split_inclusive('\n')
         .take_while(|l| !l.contains("\"resources/"))
         .collect();
-    assert!(head.contains("\"initialize\""), "{head}");
+    assert_has(&head, "\"initialize\"");
     let dir = tempfile::tempdir().unwrap();
     let trunc = dir.path().join("trunc.jsonl");
     std::fs::write(&trunc, head).unwrap();
@@ -24,12 +24,12 @@ fn regression_bench_names_the_transcript_that_has_no_recorded_read() {
     let (o, _) = run_bench(&trunc, &["--reads", "1", "--turns", "0"], Some(&out));
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{stderr}");
-    assert!(
-        stderr.contains(&format!(
+    assert_has(
+        &stderr,
+        &format!(
             "error: {}: no recorded request to bench: asked every method; recorded no request but the handshake",
             trunc.display()
-        )),
-        "{stderr}"
+        ),
     );
     assert!(!out.join("report.json").exists(), "ran anyway");
 }

@@ -58,7 +58,7 @@ fn a_met_slo_exits_0_and_writes_passing_testcases() {
     // counted by errors<1%.
     let (code, stdout, stderr, r, xml) = bench_slo("read.p99<5s,turn.p99<5s,errors<1%", dir.path());
     assert_eq!(code, 0, "{stdout}\n{stderr}");
-    assert!(stdout.contains("SLO pass: 3 of 3 items hold"), "{stdout}");
+    assert_has(&stdout, "SLO pass: 3 of 3 items hold");
     let slo = r["slo"].as_array().unwrap();
     assert_eq!(slo.len(), 3);
     assert_eq!(slo[0]["item"], "read.p99<5s");
@@ -93,8 +93,8 @@ fn a_failed_slo_exits_1_and_the_junit_failure_names_the_measured_value() {
     // No read over a pipe answers a 1 ms server within 1 µs.
     let (code, stdout, stderr, r, xml) = bench_slo("turn.p99<5s,read.p50<1us", dir.path());
     assert_eq!(code, 1, "{stdout}\n{stderr}");
-    assert!(stdout.contains("SLO FAIL: 1 of 2 items hold"), "{stdout}");
-    assert!(stderr.contains("SLO failed: 1 of 2 items"), "{stderr}");
+    assert_has(&stdout, "SLO FAIL: 1 of 2 items hold");
+    assert_has(&stderr, "SLO failed: 1 of 2 items");
     let p50_ms = r["single"]["p50Us"].as_u64().unwrap() as f64 / 1000.0;
     assert!(p50_ms >= 1.0, "{r}");
     assert_eq!(r["slo"][1]["pass"], false);

@@ -56,9 +56,8 @@ fn record_grace_takes_250us_and_refuses_a_bare_number_naming_the_flag() {
     assert!(t.exists());
     let t2 = tmp.path().join("t2.jsonl");
     let o = run_out("record", &t2, "--grace 250 -- true");
-    assert_eq!(o.status.code(), Some(2));
-    let e = stderr(&o);
-    assert!(e.contains("--grace 250"), "{e}");
+    let e = refusal(&o);
+    assert_has(&e, "--grace 250");
     // Refused before the transcript file is created.
     assert!(!t2.exists());
 }
@@ -68,8 +67,7 @@ fn crawl_timeout_is_a_duration_capped_at_60s_with_the_cap_in_the_message() {
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path().join("t.jsonl");
     let o = run_out("crawl", &t, "--timeout 61s --url http://127.0.0.1:1/mcp");
-    assert_eq!(o.status.code(), Some(2));
-    let e = stderr(&o);
+    let e = refusal(&o);
     assert!(
         e.contains("--timeout 61s") && e.contains("at most 60s"),
         "{e}"
@@ -77,15 +75,13 @@ fn crawl_timeout_is_a_duration_capped_at_60s_with_the_cap_in_the_message() {
     assert!(!t.exists());
     // The old integer flag is gone.
     let o = run_out("crawl", &t, "--timeout-ms 100");
-    assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("--timeout-ms"), "{}", stderr(&o));
+    assert_has(&refusal(&o), "--timeout-ms");
 }
 
 #[test]
 fn bench_caps_are_in_help_and_refused_past_them_with_the_cap_in_the_message() {
     let help = stdout(&run(&["bench", "--help"]));
-    assert!(help.contains("1..=1024"), "{help}");
-    assert!(help.contains("at most 10000000"), "{help}");
+    assert_has_all(&help, &["1..=1024", "at most 10000000"]);
     let t = "corpus/transcripts/everything-stdio.jsonl";
     let o = run(&["bench", t, "--parallel", "1025"]);
     assert_eq!(o.status.code(), Some(2));
@@ -95,8 +91,7 @@ fn bench_caps_are_in_help_and_refused_past_them_with_the_cap_in_the_message() {
     assert!(stderr(&o).contains("--concurrency") && stderr(&o).contains("1024"));
     // Regression: --reads past MAX_COUNT ran, silently clamped to it.
     let o = run(&["bench", t, "--reads", "10000001"]);
-    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
-    let e = stderr(&o);
+    let e = refusal(&o);
     assert!(
         e.contains("--reads 10000001") && e.contains("at most 10000000"),
         "{e}"
@@ -107,9 +102,7 @@ fn bench_caps_are_in_help_and_refused_past_them_with_the_cap_in_the_message() {
 #[test]
 fn root_help_states_the_duration_and_timeout_conventions() {
     let help = stdout(&run(&["--help"]));
-    assert!(help.contains("5s, 800ms, 250us"), "{help}");
-    assert!(help.contains("bench 5s"), "{help}");
-    assert!(help.contains("never clamped"), "{help}");
+    assert_has_all(&help, &["5s, 800ms, 250us", "bench 5s", "never clamped"]);
 }
 
 /// Regression: a crawl to a closed port printed hyper's debug struct.
@@ -218,45 +211,24 @@ fn every_writing_subcommand_on_a_full_stdout_exits_2_with_one_line() {
         sh_quote(&mcptape())
     );
     let stdio = "corpus/transcripts/everything-stdio.jsonl";
-    let http = "corpus/transcripts/everything-http.jsonl";
     let runs: Vec<Vec<String>> = [
-        vec!["inspect", "corpus/inspect/seed-png.jsonl"],
-        vec!["inspect", "--json", "corpus/inspect/seed-png.jsonl"],
+        words("inspect corpus/inspect/seed-png.jsonl"),
+        words("inspect --json corpus/inspect/seed-png.jsonl"),
         // A transcript is inspected as a stream: its write error said `reading T: No space
         // left on device` (issue 28, a newcomer's retry).
-        vec!["inspect", stdio],
-        vec!["inspect", "--json", stdio],
-        vec![
-            "bench",
-            stdio,
-            "--reads",
-            "3",
-            "--turns",
-            "1",
-            "--latency",
-            "fixed:1ms",
-        ],
-        vec!["uri", "expand", "file:///docs/{+path}", "path=a/b.txt"],
-        vec![
-            "uri",
-            "match",
-            "file:///docs/{+path}",
-            "file:///docs/a/b.txt",
-        ],
-        vec![
-            "uri",
-            "resolve",
-            "--root",
-            "file:///srv/",
-            "file:///srv/a.txt",
-        ],
+        words("inspect corpus/transcripts/everything-stdio.jsonl"),
+        words("inspect --json corpus/transcripts/everything-stdio.jsonl"),
+        words("bench corpus/transcripts/everything-stdio.jsonl --reads 3 --turns 1 --latency fixed:1ms"),
+        words("uri expand file:///docs/{+path} path=a/b.txt"),
+        words("uri match file:///docs/{+path} file:///docs/a/b.txt"),
+        words("uri resolve --root file:///srv/ file:///srv/a.txt"),
         vec!["import", "k6", k6.to_str().unwrap(), "--out", &d("k6out")],
-        vec!["export", "k6", http],
-        vec!["export", "har", http],
+        words("export k6 corpus/transcripts/everything-http.jsonl"),
+        words("export har corpus/transcripts/everything-http.jsonl"),
         vec!["verify", stdio, "--target-cmd", &serve_cmd],
-        vec!["check", "corpus/transcripts"],
-        vec!["explain", "--list"],
-        vec!["explain", "error-id-null"],
+        words("check corpus/transcripts"),
+        words("explain --list"),
+        words("explain error-id-null"),
         vec![
             "merge",
             "corpus/fuzz/hlog_read/bench-run.hlog",
@@ -273,9 +245,9 @@ fn every_writing_subcommand_on_a_full_stdout_exits_2_with_one_line() {
             "-c",
             &serve_cmd,
         ],
-        vec!["--help"],
-        vec!["bench", "--help"],
-        vec!["--version"],
+        words("--help"),
+        words("bench --help"),
+        words("--version"),
     ]
     .into_iter()
     .map(|v| v.into_iter().map(str::to_owned).collect())
@@ -317,88 +289,62 @@ fn stdio_peers_on_a_full_stdout_and_file_outputs_on_a_full_device_exit_2_with_on
     let t = t.to_str().unwrap();
     let enospc = "No space left on device (os error 28)";
     // (args, stdout on /dev/full with the handshake on stdin, the last stderr line)
-    let runs: Vec<(Vec<&str>, bool, String)> = vec![
+    let runs: Vec<(String, bool, String)> = vec![
         (
-            vec!["serve", stdio, "--latency", "fixed:0ms"],
+            format!("serve {stdio} --latency fixed:0ms"),
             true,
             format!("i/o: writing the replies: {enospc}"),
         ),
         (
-            vec![
-                "record",
-                "-o",
-                t,
-                "--",
-                me,
-                "serve",
-                stdio,
-                "--latency",
-                "fixed:0ms",
-            ],
+            format!("record -o {t} -- {me} serve {stdio} --latency fixed:0ms"),
             true,
             format!("client stdout: {enospc}"),
         ),
         (
-            vec!["check", stdio, "-o", "/dev/full"],
+            format!("check {stdio} -o /dev/full"),
             false,
             format!("writing /dev/full: {enospc}"),
         ),
         (
-            vec!["check", stdio, "--write-baseline", "/dev/full"],
+            format!("check {stdio} --write-baseline /dev/full"),
             false,
             format!("baseline /dev/full: {enospc}"),
         ),
         (
-            vec!["export", "k6", http, "-o", "/dev/full"],
+            format!("export k6 {http} -o /dev/full"),
             false,
             format!("writing /dev/full: {enospc}"),
         ),
         (
-            vec!["export", "har", http, "-o", "/dev/full"],
+            format!("export har {http} -o /dev/full"),
             false,
             format!("writing /dev/full: {enospc}"),
         ),
         (
-            vec!["import", "har", har.to_str().unwrap(), "-o", "/dev/full"],
+            format!("import har {} -o /dev/full", har.display()),
             false,
             format!("writing /dev/full: {enospc}"),
         ),
         (
-            vec!["record", "-o", "/dev/full", "--", "true"],
+            "record -o /dev/full -- true".to_owned(),
             false,
             format!("transcript /dev/full: {enospc}"),
         ),
         (
-            vec![
-                "crawl",
-                "-o",
-                "/dev/full",
-                "--",
-                me,
-                "serve",
-                stdio,
-                "--latency",
-                "fixed:0ms",
-            ],
+            format!("crawl -o /dev/full -- {me} serve {stdio} --latency fixed:0ms"),
             false,
             format!("transcript /dev/full: {enospc}"),
         ),
         (
-            vec![
-                "serve",
-                stdio,
-                "--latency",
-                "fixed:0ms",
-                "--stats",
-                "/dev/full",
-            ],
+            format!("serve {stdio} --latency fixed:0ms --stats /dev/full"),
             false,
             format!("writing /dev/full: {enospc}"),
         ),
     ];
-    for (args, full_stdout, want) in &runs {
+    for (line, full_stdout, want) in &runs {
+        let args = words(line);
         let mut cmd = Command::new(mcptape());
-        cmd.args(args)
+        cmd.args(&args)
             .current_dir(repo_root())
             .env("RUST_BACKTRACE", "1");
         let (code, err) = if *full_stdout {
@@ -487,12 +433,7 @@ fn record_listen_duration_0_is_refused_like_bench_max_phase_0() {
         &t,
         "--listen 127.0.0.1:0 --upstream http://127.0.0.1:1/mcp --duration 0",
     );
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains("--duration 0 must be longer than 0"),
-        "{}",
-        stderr(&o)
-    );
+    assert_has(&refusal(&o), "--duration 0 must be longer than 0");
     assert!(!t.exists());
     let o = run(&[
         "bench",
@@ -500,8 +441,7 @@ fn record_listen_duration_0_is_refused_like_bench_max_phase_0() {
         "--max-phase",
         "0",
     ]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("--max-phase 0 must be longer than 0"));
+    assert_has(&refusal(&o), "--max-phase 0 must be longer than 0");
 }
 
 /// Starts `record --listen 127.0.0.1:0` (upstream never contacted) and waits for its
@@ -541,7 +481,7 @@ fn record_listen_interrupted_by_sigint_exits_130_and_stopped_by_sigterm_exits_0(
         let status = kill_and_wait(&mut g, sig);
         assert_eq!(status.code(), Some(code), "kill {sig}");
         let header = std::fs::read_to_string(&t).unwrap();
-        assert!(header.contains("mcptapeTranscript"), "{header}");
+        assert_has(&header, "mcptapeTranscript");
     }
 }
 
@@ -563,11 +503,10 @@ fn merge_a_directory_names_the_log_inside_it() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("out");
     let o = run(&["merge", "corpus", "--out", out.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(2));
-    let e = stderr(&o);
-    assert!(
-        e.contains("corpus: is a directory; give the interval log in it (corpus/latency.hlog)"),
-        "{e}"
+    let e = refusal(&o);
+    assert_has(
+        &e,
+        "corpus: is a directory; give the interval log in it (corpus/latency.hlog)",
     );
     assert!(!e.contains("FIFO"), "{e}");
 }
@@ -591,12 +530,7 @@ fn bench_with_a_failed_handshake_leaves_no_stats_file() {
     .current_dir(repo_root())
     .env("TMPDIR", tmp.path());
     let o = run_bounded(&mut cmd, Duration::from_secs(60)).0;
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains("handshake with the target"),
-        "{}",
-        stderr(&o)
-    );
+    assert_has(&refusal(&o), "handshake with the target");
     let left: Vec<_> = std::fs::read_dir(tmp.path())
         .unwrap()
         .map(|e| e.unwrap().file_name())
@@ -634,14 +568,9 @@ fn record_stdio_stopped_by_sigint_exits_130_though_the_server_exits_0() {
         .spawn()
         .unwrap();
     let mut g = Guard(child);
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while !ready.exists() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the server never started"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_until("the server never started", Duration::from_secs(30), || {
+        ready.exists()
+    });
     let status = kill_and_wait(&mut g, "-INT");
     assert_eq!(status.code(), Some(130));
     // The exit record says the session was stopped by SIGINT, beside the server's own code.
@@ -692,14 +621,9 @@ fn serve_stdio_stopped_by_sigterm_or_sigint_writes_its_stats() {
             std::io::BufReader::new(out).read_line(&mut line).unwrap();
             line
         });
-        let deadline = std::time::Instant::now() + Duration::from_secs(30);
-        while !answer.is_finished() {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "no answer to initialize"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        wait_until("no answer to initialize", Duration::from_secs(30), || {
+            answer.is_finished()
+        });
         assert!(answer.join().unwrap().contains("\"result\""));
         let status = kill_and_wait(&mut g, sig);
         assert_eq!(status.code(), Some(code), "{sig}");
@@ -733,44 +657,58 @@ fn serve_listen_stopped_by_sigint_exits_130_and_by_sigterm_0() {
     }
 }
 
-/// `fuzz/run.sh --duration SECONDS --out FILE` (issue 29's campaign mode) runs every target
-/// for that long and writes the markdown table to FILE: the command, one row per target with
-/// its execs/s and execs per CPU second; a crashing target still gets its row and exit 1.
-/// `cargo fuzz` and the target binaries are shell scripts, as in the test below.
-#[test]
-fn fuzz_run_sh_duration_mode_writes_the_table_to_a_file() {
+/// `bash fuzz/run.sh` run from a copy in `tmp/repo`, with `cargo fuzz` and the target binaries
+/// stood in for by shell scripts (the real ones take a nightly sanitizer build): `cargo fuzz
+/// list` names the `targets` in order, each target's binary runs its `sh` body. The command
+/// has that `PATH` and `FUZZ_CORPUS` in `tmp`; the caller adds the arguments.
+fn fuzz_run_sh_in_scratch(tmp: &Path, targets: &[(&str, &str)]) -> Command {
     use std::os::unix::fs::PermissionsExt;
     let exe = |path: &Path, body: &str| {
         std::fs::write(path, format!("#!/bin/sh\n{body}\n")).unwrap();
         std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
     };
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("repo");
+    let root = tmp.join("repo");
     let bins = root.join("fuzz/target/x86_64-unknown-linux-gnu/release");
-    let stub = tmp.path().join("bin");
+    let stub = tmp.join("bin");
     for d in [&bins, &stub, &root.join("fuzz/fuzz_targets")] {
         std::fs::create_dir_all(d).unwrap();
     }
     std::fs::copy(repo_root().join("fuzz/run.sh"), root.join("fuzz/run.sh")).unwrap();
+    let names: Vec<&str> = targets.iter().map(|(name, _)| *name).collect();
     exe(
         &stub.join("cargo"),
-        r#"case "$2 $3" in "fuzz list") printf 't1\nt2\n' ;; *) exit 0 ;; esac"#,
+        &format!(
+            r#"case "$2 $3" in "fuzz list") printf '%s\n' {} ;; *) exit 0 ;; esac"#,
+            names.join(" ")
+        ),
     );
-    // t1 reports its figures as libFuzzer does; t2 crashes.
-    exe(
-        &bins.join("t1"),
-        "echo '#2 cov: 3 ft: 4'; echo 'stat::number_of_executed_units: 700'; \
-         echo 'stat::average_exec_per_sec: 5'",
-    );
-    exe(&bins.join("t2"), "echo '#1 cov: 1 ft: 1'; exit 1");
+    for (name, body) in targets {
+        exe(&bins.join(name), body);
+    }
     let path = format!("{}:{}", stub.display(), std::env::var("PATH").unwrap());
-    let table = tmp.path().join("campaign.md");
     let mut cmd = Command::new("bash");
     cmd.arg(root.join("fuzz/run.sh"))
-        .args(["--duration", "1", "--out"])
-        .arg(&table)
         .env("PATH", path)
-        .env("FUZZ_CORPUS", tmp.path().join("corpus"));
+        .env("FUZZ_CORPUS", tmp.join("corpus"));
+    cmd
+}
+
+/// `fuzz/run.sh --duration SECONDS --out FILE` (issue 29's campaign mode) runs every target
+/// for that long and writes the markdown table to FILE: the command, one row per target with
+/// its execs/s and execs per CPU second; a crashing target still gets its row and exit 1.
+/// `cargo fuzz` and the target binaries are shell scripts, ([`fuzz_run_sh_in_scratch`]).
+#[test]
+fn fuzz_run_sh_duration_mode_writes_the_table_to_a_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    // t1 reports its figures as libFuzzer does; t2 crashes.
+    let t1 = "echo '#2 cov: 3 ft: 4'; echo 'stat::number_of_executed_units: 700'; \
+              echo 'stat::average_exec_per_sec: 5'";
+    let mut cmd = fuzz_run_sh_in_scratch(
+        tmp.path(),
+        &[("t1", t1), ("t2", "echo '#1 cov: 1 ft: 1'; exit 1")],
+    );
+    let table = tmp.path().join("campaign.md");
+    cmd.args(["--duration", "1", "--out"]).arg(&table);
     let o = run_bounded(&mut cmd, Duration::from_secs(60)).0;
     assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
     let text = std::fs::read_to_string(&table).unwrap();
@@ -778,14 +716,14 @@ fn fuzz_run_sh_duration_mode_writes_the_table_to_a_file() {
         text.starts_with("# Fuzz campaign: 1 s per target\n"),
         "{text}"
     );
-    assert!(
-        text.contains(&format!(
+    assert_has(
+        &text,
+        &format!(
             "- command: `fuzz/run.sh --duration 1 --out {}`",
             table.display()
-        )),
-        "{text}"
+        ),
     );
-    assert!(text.contains("| execs/CPU-s |"), "{text}");
+    assert_has(&text, "| execs/CPU-s |");
     let row = |t: &str| {
         text.lines()
             .find(|l| l.starts_with(&format!("| {t} ")))
@@ -810,38 +748,15 @@ fn fuzz_run_sh_duration_mode_writes_the_table_to_a_file() {
 /// run and after a crashing target (exit 1), and kept only where `FUZZ_LOGS` asks.
 #[test]
 fn fuzz_run_sh_leaves_no_temporary_directory() {
-    use std::os::unix::fs::PermissionsExt;
-    let exe = |path: &Path, body: &str| {
-        std::fs::write(path, format!("#!/bin/sh\n{body}\n")).unwrap();
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
-    };
     for (target_exit, want, keep) in [(0, 0, false), (1, 1, false), (0, 0, true)] {
         let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path().join("repo");
-        let bins = root.join("fuzz/target/x86_64-unknown-linux-gnu/release");
-        let stub = tmp.path().join("bin");
         let tmpdir = tmp.path().join("tmp");
-        for d in [&bins, &stub, &tmpdir] {
-            std::fs::create_dir_all(d).unwrap();
-        }
-        std::fs::copy(repo_root().join("fuzz/run.sh"), root.join("fuzz/run.sh")).unwrap();
-        exe(
-            &stub.join("cargo"),
-            r#"case "$2 $3" in "fuzz list") echo t1 ;; *) exit 0 ;; esac"#,
+        std::fs::create_dir_all(&tmpdir).unwrap();
+        let t1 = format!(
+            "echo '#2 cov: 3 ft: 4'; echo 'stat::average_exec_per_sec: 5'; exit {target_exit}"
         );
-        exe(
-            &bins.join("t1"),
-            &format!(
-                "echo '#2 cov: 3 ft: 4'; echo 'stat::average_exec_per_sec: 5'; exit {target_exit}"
-            ),
-        );
-        let path = format!("{}:{}", stub.display(), std::env::var("PATH").unwrap());
-        let mut cmd = Command::new("bash");
-        cmd.arg(root.join("fuzz/run.sh"))
-            .arg("1")
-            .env("PATH", path)
-            .env("TMPDIR", &tmpdir)
-            .env("FUZZ_CORPUS", tmp.path().join("corpus"));
+        let mut cmd = fuzz_run_sh_in_scratch(tmp.path(), &[("t1", &t1)]);
+        cmd.arg("1").env("TMPDIR", &tmpdir);
         let logs = tmp.path().join("logs");
         if keep {
             cmd.env("FUZZ_LOGS", &logs);
@@ -905,23 +820,18 @@ fn verify_against_a_target_that_cannot_start_exits_2_not_1() {
 fn a_rate_without_its_unit_is_refused_naming_the_unit() {
     let t = "corpus/transcripts/everything-stdio.jsonl";
     let o = run(&["bench", t, "--rate", "200", "--target-cmd", "true"]);
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains("--rate \"200\": a rate needs its unit, per second: 200/s"),
-        "{}",
-        stderr(&o)
+    assert_has(
+        &refusal(&o),
+        "--rate \"200\": a rate needs its unit, per second: 200/s",
     );
     assert_eq!(stdout(&o), "", "refused before any run");
     let h = "corpus/transcripts/everything-http.jsonl";
     for flag in ["--rate", "--turn-rate"] {
         let o = run(&["export", "k6", h, flag, "20"]);
         assert_eq!(o.status.code(), Some(2), "{flag}: {}", stderr(&o));
-        assert!(
-            stderr(&o).contains(&format!(
-                "{flag} \"20\": a rate needs its unit, per second: 20/s"
-            )),
-            "{}",
-            stderr(&o)
+        assert_has(
+            &stderr(&o),
+            &format!("{flag} \"20\": a rate needs its unit, per second: 20/s"),
         );
     }
     let o = run(&["export", "k6", h, "--rate", "20/s", "--turn-rate", "0/s"]);
@@ -1040,8 +950,7 @@ fn format_json_and_target_url_are_the_one_spelling_and_old_ones_are_hidden_alias
         "http://127.0.0.1:1/mcp",
     ]);
     // Parsed (the alias is known): --target-url requires --listen.
-    assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("--listen"), "{}", stderr(&o));
+    assert_has(&refusal(&o), "--listen");
 }
 
 /// Progress off a terminal (issue 25): with stderr a pipe (CI logs), bench prints a status line
@@ -1107,10 +1016,8 @@ fn bench_off_a_terminal_prints_a_status_line_every_interval() {
             "1",
         ]);
     let o = run_bounded(&mut cmd, Duration::from_secs(120)).0;
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("mcptape: error: MCPTAPE_STATUS_EVERY=5ms: at least 100ms"),
-        "{}",
-        stderr(&o)
+    assert_has(
+        &refusal(&o),
+        "mcptape: error: MCPTAPE_STATUS_EVERY=5ms: at least 100ms",
     );
 }

@@ -375,30 +375,22 @@ fn crawl_killed_by_sigterm_or_sigint_leaves_no_server_process() {
             .spawn()
             .unwrap();
         let mut g = Guard(child);
-        let deadline = std::time::Instant::now() + Duration::from_secs(30);
-        let server: u32 = loop {
-            if let Some(pid) = std::fs::read_to_string(&pidfile)
+        let pid = || {
+            std::fs::read_to_string(&pidfile)
                 .ok()
-                .and_then(|s| s.trim().parse().ok())
-            {
-                break pid;
-            }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "the server never started"
-            );
-            std::thread::sleep(Duration::from_millis(20));
+                .and_then(|s| s.trim().parse::<u32>().ok())
         };
+        wait_until("the server never started", Duration::from_secs(30), || {
+            pid().is_some()
+        });
+        let server = pid().unwrap();
         let status = kill_and_wait(&mut g, sig);
         assert_eq!(status.code(), Some(code), "kill {sig}");
-        let deadline = std::time::Instant::now() + Duration::from_secs(20);
-        while !process_gone(server) {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "kill {sig}: the server {server} is still running"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        wait_until(
+            &format!("kill {sig}: the server {server} is still running"),
+            Duration::from_secs(20),
+            || process_gone(server),
+        );
         // The records so far are kept.
         assert!(
             std::fs::read_to_string(&t)

@@ -40,41 +40,49 @@ fn run_on_fifo(args: &[&str]) -> (i32, String, String) {
     )
 }
 
-/// Exit 2 with `PATH: not a regular file (FIFO, socket or device)` on stderr.
-fn assert_refused(args: &[&str]) {
+/// Exit 2 with `PATH: not a regular file (FIFO, socket or device)` on stderr; `Err` names what
+/// differed.
+fn refused(args: &[&str]) -> Result<(), String> {
     let (code, err, path) = run_on_fifo(args);
-    assert_eq!(code, 2, "{args:?}: {err}");
-    assert!(
-        err.contains(&format!(
-            "{path}: not a regular file (FIFO, socket or device)"
-        )),
-        "{args:?}: {err}"
-    );
+    let want = format!("{path}: not a regular file (FIFO, socket or device)");
+    if code == 2 && err.contains(&want) {
+        Ok(())
+    } else {
+        Err(format!("exit {code}, stderr: {err}"))
+    }
 }
 
-#[test]
-fn export_k6_on_fifo_fails_at_once() {
-    assert_refused(&["export", "k6", "{FIFO}", "-o", "{DIR}/out.js"]);
+/// Runs every case of `cases` (name, command line split at white space; `{STDIO}` and `{HTTP}`
+/// stand for the shipped stdio and HTTP recordings) and fails naming each case that was not
+/// refused.
+fn assert_each_refused(cases: &[(&str, &str)]) {
+    let (stdio, http) = (in_repo(STDIO_T), in_repo(HTTP_T));
+    let failed: Vec<String> = cases
+        .iter()
+        .filter_map(|(name, args)| {
+            let args: Vec<String> = args
+                .split_whitespace()
+                .map(|a| a.replace("{STDIO}", &stdio).replace("{HTTP}", &http))
+                .collect();
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            refused(&args)
+                .err()
+                .map(|e| format!("{name} {args:?}: {e}"))
+        })
+        .collect();
+    assert!(failed.is_empty(), "not refused:\n{}", failed.join("\n"));
 }
 
+/// A FIFO given as a command's positional input.
 #[test]
-fn export_har_on_fifo_fails_at_once() {
-    assert_refused(&["export", "har", "{FIFO}"]);
-}
-
-#[test]
-fn import_har_on_fifo_fails_at_once() {
-    assert_refused(&["import", "har", "{FIFO}", "-o", "{DIR}/t.jsonl"]);
-}
-
-#[test]
-fn import_k6_on_fifo_fails_at_once() {
-    assert_refused(&["import", "k6", "{FIFO}", "--out", "{DIR}/k6"]);
-}
-
-#[test]
-fn merge_same_fifo_twice_fails_at_once() {
-    assert_refused(&["merge", "{FIFO}", "{FIFO}", "--out", "{DIR}/d"]);
+fn positional_fifo_inputs_fail_at_once() {
+    assert_each_refused(&[
+        ("export_k6_on_fifo", "export k6 {FIFO} -o {DIR}/out.js"),
+        ("export_har_on_fifo", "export har {FIFO}"),
+        ("import_har_on_fifo", "import har {FIFO} -o {DIR}/t.jsonl"),
+        ("import_k6_on_fifo", "import k6 {FIFO} --out {DIR}/k6"),
+        ("merge_same_fifo_twice", "merge {FIFO} {FIFO} --out {DIR}/d"),
+    ]);
 }
 
 /// A regular file still goes through: the refusal is for FIFOs, not for every input (the HAR
@@ -104,14 +112,6 @@ fn import_har_on_regular_file_reads_it() {
     assert!(!err.contains("not a regular file"), "{err}");
 }
 
-/// Exit 2 with `PATH: not a regular file (FIFO, socket or device)` on stderr, for a FIFO given
-/// to a flag (input or output) rather than as a positional input; the harness's limit is the
-/// hang guard (the refusal comes before any signal could be needed: before the fix each of
-/// these blocked in open(2), deaf to SIGINT and SIGTERM).
-fn assert_flag_refused(args: &[&str]) {
-    assert_refused(args);
-}
-
 const STDIO_T: &str = "corpus/transcripts/everything-stdio.jsonl";
 const HTTP_T: &str = "corpus/transcripts/everything-http.jsonl";
 
@@ -119,89 +119,80 @@ fn in_repo(rel: &str) -> String {
     support::repo_root().join(rel).to_str().unwrap().to_owned()
 }
 
-/// Regression (issue 28): `bench --latency empirical:FIFO` blocked in open(2) and ignored
-/// SIGINT and SIGTERM.
+/// A FIFO given to a flag (input or output) rather than as a positional input; the harness's
+/// limit is the hang guard (the refusal comes before any signal could be needed: before the fix
+/// each of these blocked in open(2), deaf to SIGINT and SIGTERM).
 #[test]
-fn bench_latency_empirical_fifo_fails_at_once() {
-    assert_flag_refused(&["bench", &in_repo(STDIO_T), "--latency", "empirical:{FIFO}"]);
-}
-
-#[test]
-fn serve_latency_empirical_fifo_fails_at_once() {
-    assert_flag_refused(&["serve", &in_repo(STDIO_T), "--latency", "empirical:{FIFO}"]);
-}
-
-#[test]
-fn check_baseline_fifo_fails_at_once() {
-    assert_flag_refused(&["check", &in_repo(STDIO_T), "--baseline", "{FIFO}"]);
-}
-
-#[test]
-fn record_output_fifo_fails_at_once() {
-    assert_flag_refused(&["record", "-o", "{FIFO}", "--", "true"]);
-}
-
-#[test]
-fn record_listen_output_fifo_fails_at_once() {
-    assert_flag_refused(&[
-        "record",
-        "-o",
-        "{FIFO}",
-        "--listen",
-        "127.0.0.1:0",
-        "--upstream",
-        "http://127.0.0.1:1/mcp",
+fn fifo_given_to_a_flag_fails_at_once() {
+    assert_each_refused(&[
+        // Regression (issue 28): `bench --latency empirical:FIFO` blocked in open(2) and
+        // ignored SIGINT and SIGTERM.
+        (
+            "bench_latency_empirical_fifo",
+            "bench {STDIO} --latency empirical:{FIFO}",
+        ),
+        (
+            "serve_latency_empirical_fifo",
+            "serve {STDIO} --latency empirical:{FIFO}",
+        ),
+        ("serve_stats_fifo", "serve {STDIO} --stats {FIFO}"),
+        ("check_baseline_fifo", "check {STDIO} --baseline {FIFO}"),
+        (
+            "check_write_baseline_fifo",
+            "check {STDIO} --write-baseline {FIFO}",
+        ),
+        ("check_output_fifo", "check {STDIO} -o {FIFO}"),
+        ("export_k6_output_fifo", "export k6 {HTTP} -o {FIFO}"),
+        ("record_output_fifo", "record -o {FIFO} -- true"),
+        (
+            "record_listen_output_fifo",
+            "record -o {FIFO} --listen 127.0.0.1:0 --upstream http://127.0.0.1:1/mcp",
+        ),
+        ("crawl_output_fifo", "crawl -o {FIFO} -- true"),
+        (
+            "crawl_url_output_fifo",
+            "crawl -o {FIFO} --url http://127.0.0.1:1/mcp",
+        ),
     ]);
 }
 
-#[test]
-fn crawl_output_fifo_fails_at_once() {
-    assert_flag_refused(&["crawl", "-o", "{FIFO}", "--", "true"]);
-    assert_flag_refused(&["crawl", "-o", "{FIFO}", "--url", "http://127.0.0.1:1/mcp"]);
+/// Runs `mcptape ARGS --out DIR` where `DIR/file` is a FIFO: exit 2, the FIFO named as an
+/// `--out` that is not a regular file.
+fn assert_out_dir_fifo_refused(args: &[String], file: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let st = Command::new("mkfifo").arg(out.join(file)).status().unwrap();
+    assert!(st.success(), "mkfifo");
+    let (o, _) = support::run_bounded(
+        Command::new(support::mcptape())
+            .args(args)
+            .arg("--out")
+            .arg(&out),
+        LIMIT,
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{file}: {err}");
+    let want = format!(
+        "--out {}: not a regular file (FIFO, socket or device): refusing to write to it",
+        out.join(file).display()
+    );
+    assert!(err.contains(&want), "{file}: {err}");
 }
 
 /// Regression (issue 28, found while listing the cases): `bench --slo … --out DIR` with a FIFO
 /// at `DIR/slo.xml` ran the whole measurement, then blocked in open(2), deaf to SIGTERM.
 #[test]
 fn bench_out_dir_holding_a_fifo_slo_xml_fails_at_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out");
-    std::fs::create_dir(&out).unwrap();
-    let slo_xml = out.join("slo.xml");
-    let st = Command::new("mkfifo").arg(&slo_xml).status().unwrap();
-    assert!(st.success(), "mkfifo");
-    let (o, _) = support::run_bounded(
-        Command::new(support::mcptape())
-            .arg("bench")
-            .arg(in_repo(STDIO_T))
-            .args(["--latency", "fixed:1ms", "--slo", "read.p99<50ms", "--out"])
-            .arg(&out),
-        LIMIT,
-    );
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{err}");
-    assert!(
-        err.contains(&format!(
-            "--out {}: not a regular file (FIFO, socket or device): refusing to write to it",
-            slo_xml.display()
-        )),
-        "{err}"
-    );
-}
-
-#[test]
-fn check_write_baseline_fifo_fails_at_once() {
-    assert_flag_refused(&["check", &in_repo(STDIO_T), "--write-baseline", "{FIFO}"]);
-}
-
-#[test]
-fn check_output_fifo_fails_at_once() {
-    assert_flag_refused(&["check", &in_repo(STDIO_T), "-o", "{FIFO}"]);
-}
-
-#[test]
-fn export_k6_output_fifo_fails_at_once() {
-    assert_flag_refused(&["export", "k6", &in_repo(HTTP_T), "-o", "{FIFO}"]);
+    let args = [
+        "bench",
+        &in_repo(STDIO_T),
+        "--latency",
+        "fixed:1ms",
+        "--slo",
+        "read.p99<50ms",
+    ];
+    assert_out_dir_fifo_refused(&args.map(String::from), "slo.xml");
 }
 
 /// Regression (issue 28, found while listing the cases): `merge --out DIR` with a FIFO at
@@ -209,33 +200,11 @@ fn export_k6_output_fifo_fails_at_once() {
 /// --out` already refused it.
 #[test]
 fn merge_out_dir_holding_a_fifo_fails_at_once() {
+    let args = [
+        "merge".to_owned(),
+        in_repo("corpus/fuzz/hlog_read/bench-run.hlog"),
+    ];
     for file in ["report.json", "latency.hlog"] {
-        let dir = tempfile::tempdir().unwrap();
-        let out = dir.path().join("out");
-        std::fs::create_dir(&out).unwrap();
-        let st = Command::new("mkfifo").arg(out.join(file)).status().unwrap();
-        assert!(st.success(), "mkfifo");
-        let (o, _) = support::run_bounded(
-            Command::new(support::mcptape())
-                .arg("merge")
-                .arg(in_repo("corpus/fuzz/hlog_read/bench-run.hlog"))
-                .arg("--out")
-                .arg(&out),
-            LIMIT,
-        );
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(2), "{file}: {err}");
-        assert!(
-            err.contains(&format!(
-                "--out {}: not a regular file (FIFO, socket or device): refusing to write to it",
-                out.join(file).display()
-            )),
-            "{file}: {err}"
-        );
+        assert_out_dir_fifo_refused(&args, file);
     }
-}
-
-#[test]
-fn serve_stats_fifo_fails_at_once() {
-    assert_flag_refused(&["serve", &in_repo(STDIO_T), "--stats", "{FIFO}"]);
 }

@@ -12,6 +12,8 @@ use std::process::{Command, Output};
 
 use base64::Engine as _;
 
+use crate::record_support::{assert_has, assert_has_all};
+
 const SEED_PNG_BYTES: usize = 1_834_208;
 
 fn crc32(chunks: &[&[u8]]) -> u32 {
@@ -138,34 +140,19 @@ fn inspect_seed_png_prints_the_seed_figures() {
         "{text}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(
-        text.contains("pairing: responses to resources/read requests by id"),
-        "{text}"
-    );
-    assert!(
-        text.contains(
-            "line 2: id 8 (requested file:///repo/architecture.png): resources/read result, 1 entry"
-        ),
-        "{text}"
-    );
-    assert!(
-        text.contains("[0] uri       file:///repo/architecture.png"),
-        "{text}"
-    );
-    assert!(text.contains("mimeType  image/png"), "{text}");
-    assert!(text.contains("shape     blob"), "{text}");
-    assert!(text.contains("decoded   1834208 bytes"), "{text}");
-    assert!(
-        text.contains("encoded   2445612 chars base64, padding 1"),
-        "{text}"
-    );
-    assert!(
-        text.contains("sniffed   image/png vs declared image/png: match"),
-        "{text}"
-    );
-    assert!(
-        text.contains("(absent: legacy peer, assumed complete)"),
-        "{text}"
+    assert_has_all(
+        &text,
+        &[
+            "pairing: responses to resources/read requests by id",
+            "line 2: id 8 (requested file:///repo/architecture.png): resources/read result, 1 entry",
+            "[0] uri       file:///repo/architecture.png",
+            "mimeType  image/png",
+            "shape     blob",
+            "decoded   1834208 bytes",
+            "encoded   2445612 chars base64, padding 1",
+            "sniffed   image/png vs declared image/png: match",
+            "(absent: legacy peer, assumed complete)",
+        ],
     );
 }
 
@@ -184,10 +171,12 @@ fn shipped_seed_png_corpus_matches_generator() {
     );
     let (out, text) = inspect(&path, &[]);
     assert!(out.status.success());
-    assert!(text.contains("decoded   1834208 bytes"), "{text}");
-    assert!(
-        text.contains("encoded   2445612 chars base64, padding 1"),
-        "{text}"
+    assert_has_all(
+        &text,
+        &[
+            "decoded   1834208 bytes",
+            "encoded   2445612 chars base64, padding 1",
+        ],
     );
 }
 
@@ -195,32 +184,19 @@ fn shipped_seed_png_corpus_matches_generator() {
 fn inspect_mixed_text_and_blob() {
     let (out, text) = inspect(&corpus("mixed.jsonl"), &[]);
     assert!(out.status.success(), "{text}");
-    assert!(
-        text.contains("resources/read result, 2 entries, resultType complete"),
-        "{text}"
-    );
-    assert!(
-        text.contains("[0] uri       file:///srv/reports/q3.md"),
-        "{text}"
-    );
-    assert!(text.contains("shape     text"), "{text}");
-    assert!(text.contains("decoded   28 bytes"), "{text}");
-    assert!(
-        text.contains("[1] uri       file:///srv/reports/q3-chart.png"),
-        "{text}"
-    );
-    assert!(text.contains("decoded   70 bytes"), "{text}");
-    assert!(
-        text.contains("encoded   96 chars base64, padding 2"),
-        "{text}"
-    );
-    assert!(
-        text.contains("sniffed   image/png vs declared image/png: match"),
-        "{text}"
-    );
-    assert!(
-        text.contains("entry uri differs from the requested uri"),
-        "{text}"
+    assert_has_all(
+        &text,
+        &[
+            "resources/read result, 2 entries, resultType complete",
+            "[0] uri       file:///srv/reports/q3.md",
+            "shape     text",
+            "decoded   28 bytes",
+            "[1] uri       file:///srv/reports/q3-chart.png",
+            "decoded   70 bytes",
+            "encoded   96 chars base64, padding 2",
+            "sniffed   image/png vs declared image/png: match",
+            "entry uri differs from the requested uri",
+        ],
     );
 }
 
@@ -228,41 +204,34 @@ fn inspect_mixed_text_and_blob() {
 fn inspect_flags_jpeg_declared_png_and_undeclared_blob() {
     let (out, text) = inspect(&corpus("jpeg-declared-png.jsonl"), &[]);
     assert!(out.status.success(), "{text}");
-    assert!(text.contains("pairing: none"), "{text}");
-    assert!(
-        text.contains("sniffed   image/jpeg vs declared image/png: MISMATCH"),
-        "{text}"
+    assert_has_all(
+        &text,
+        &[
+            "pairing: none",
+            "sniffed   image/jpeg vs declared image/png: MISMATCH",
+            "mimeType  (none)",
+            "vs declared (none): undeclared; bytes kept as bytes, application/octet-stream (defaulted)",
+            "text holds a data:...;base64, URI",
+            "1 media mismatches",
+        ],
     );
-    assert!(text.contains("mimeType  (none)"), "{text}");
-    assert!(
-        text.contains("vs declared (none): undeclared; bytes kept as bytes, application/octet-stream (defaulted)"),
-        "{text}"
-    );
-    assert!(text.contains("text holds a data:...;base64, URI"), "{text}");
-    assert!(text.contains("1 media mismatches"), "{text}");
 }
 
 #[test]
 fn inspect_classifies_errors_and_reports_empty() {
     let (out, text) = inspect(&corpus("errors.jsonl"), &[]);
     assert!(out.status.success(), "{text}");
-    assert!(
-        text.contains(
-            "error -32602 \"Resource not found\" -> NotFound uri=docs://gone: drop the attachment"
-        ),
-        "{text}"
-    );
-    assert!(
-        text.contains("-> NotFound uri=docs://old (legacy -32002)"),
-        "{text}"
-    );
-    assert!(text.contains("-> InvalidParams: client bug"), "{text}");
-    assert!(text.contains("-> Internal: retry with backoff"), "{text}");
-    assert!(text.contains("-> Other code=-32001"), "{text}");
-    assert!(text.contains("empty: contents []"), "{text}");
-    assert!(
-        text.contains("resources/read id \"never\" (docs://pending) has no response"),
-        "{text}"
+    assert_has_all(
+        &text,
+        &[
+            "error -32602 \"Resource not found\" -> NotFound uri=docs://gone: drop the attachment",
+            "-> NotFound uri=docs://old (legacy -32002)",
+            "-> InvalidParams: client bug",
+            "-> Internal: retry with backoff",
+            "-> Other code=-32001",
+            "empty: contents []",
+            "resources/read id \"never\" (docs://pending) has no response",
+        ],
     );
 }
 
@@ -270,29 +239,17 @@ fn inspect_classifies_errors_and_reports_empty() {
 fn inspect_reports_bad_lines_with_numbers_and_never_panics() {
     let (out, text) = inspect(&corpus("bad-lines.jsonl"), &[]);
     assert_eq!(out.status.code(), Some(1), "{text}");
-    assert!(
-        text.contains("line 3: bad JSON-RPC message: JSON syntax error"),
-        "{text}"
-    );
-    assert!(
-        text.contains("line 4: bad JSON-RPC message: duplicate key \"id\""),
-        "{text}"
-    );
-    assert!(
-        text.contains("line 5: bad JSON-RPC message: request id is null"),
-        "{text}"
-    );
-    assert!(text.contains("line 6: id 2 (requested docs://b): invalid resources/read result: entry has both text and blob in contents[0] (uri \"docs://b\")"), "{text}");
-    assert!(text.contains("line 8: id 3 (requested docs://c): invalid resources/read result: blob: invalid base64 byte 0x2a at offset 4"), "{text}");
-    assert!(
-        text.contains("line 9: bad JSON-RPC message: lone surrogate"),
-        "{text}"
-    );
-    assert!(
-        text.contains(
-            "line 10: bad batch element: message is not a JSON object in batch element 1"
-        ),
-        "{text}"
+    assert_has_all(
+        &text,
+        &[
+            "line 3: bad JSON-RPC message: JSON syntax error",
+            "line 4: bad JSON-RPC message: duplicate key \"id\"",
+            "line 5: bad JSON-RPC message: request id is null",
+            "line 6: id 2 (requested docs://b): invalid resources/read result: entry has both text and blob in contents[0] (uri \"docs://b\")",
+            "line 8: id 3 (requested docs://c): invalid resources/read result: blob: invalid base64 byte 0x2a at offset 4",
+            "line 9: bad JSON-RPC message: lone surrogate",
+            "line 10: bad batch element: message is not a JSON object in batch element 1",
+        ],
     );
     assert_eq!(out.stderr, b"", "no panic output");
 }
@@ -304,18 +261,15 @@ fn inspect_lenient_mode_reports_what_it_accepted() {
     assert_eq!(out.status.code(), Some(1), "{text}");
     let (out, text) = inspect(&path, &["--lenient"]);
     assert!(out.status.success(), "{text}");
-    assert!(
-        text.contains(
-            "lenient: contents[0] (file:///x.bin): accepted 3 whitespace characters stripped"
-        ),
-        "{text}"
-    );
-    assert!(
-        text.contains("accepted 2 URL-safe characters (-, _) mapped to +, /"),
-        "{text}"
+    assert_has_all(
+        &text,
+        &[
+            "lenient: contents[0] (file:///x.bin): accepted 3 whitespace characters stripped",
+            "accepted 2 URL-safe characters (-, _) mapped to +, /",
+        ],
     );
     assert!(!text.contains("count:"), "no Rust debug formatting: {text}");
-    assert!(text.contains("decoded   8 bytes"), "{text}");
+    assert_has(&text, "decoded   8 bytes");
 }
 
 fn shipped_transcript(name: &str) -> PathBuf {
@@ -358,19 +312,18 @@ fn inspect_reads_mcptape_transcript_py_stdio_2026_07_28_large_png() {
         ),
         "{text}"
     );
-    assert!(
-        text.contains(&format!(
+    assert_has(
+        &text,
+        &format!(
             "line {line_no}: id 8 (requested mcptape://blobs/large.png): resources/read result, 1 entry, resultType complete, ttlMs 0, cacheScope private\n  [0] uri       mcptape://blobs/large.png\n      mimeType  image/png\n      shape     blob\n      decoded   2099087 bytes\n      encoded   2798784 chars base64, padding 1\n      sniffed   image/png vs declared image/png: match\n"
-        )),
-        "{text}"
+        ),
     );
-    assert!(
-        text.contains("error -32602 \"Unknown resource: mcptape://docs/mcptape-does-not-exist\" -> NotFound uri=mcptape://docs/mcptape-does-not-exist: drop the attachment and tell the user"),
-        "{text}"
-    );
-    assert!(
-        text.contains("summary: 24 message records, 24 messages, 8 read results (8 entries), 1 error responses, 0 bad lines"),
-        "{text}"
+    assert_has_all(
+        &text,
+        &[
+            "error -32602 \"Unknown resource: mcptape://docs/mcptape-does-not-exist\" -> NotFound uri=mcptape://docs/mcptape-does-not-exist: drop the attachment and tell the user",
+            "summary: 24 message records, 24 messages, 8 read results (8 entries), 1 error responses, 0 bad lines",
+        ],
     );
     assert!(!text.contains("unknown member"), "{text}");
 }
@@ -389,7 +342,7 @@ fn inspect_reads_every_shipped_transcript_without_bad_lines() {
         let (out, text) = inspect(&path, &[]);
         assert_eq!(out.status.code(), Some(0), "{}: {text}", path.display());
         assert!(text.starts_with("source: mcptape transcript"), "{text}");
-        assert!(text.contains(", 0 bad lines, 0 bad results"), "{text}");
+        assert_has(&text, ", 0 bad lines, 0 bad results");
         assert!(
             !text.contains(" 0 read results"),
             "{}: {text}",
@@ -407,37 +360,24 @@ fn inspect_reads_every_shipped_transcript_without_bad_lines() {
 fn inspect_transcript_bad_record_and_cut_tail_keeps_transcript_line_numbers() {
     let (out, text) = inspect(&corpus("transcript-bad-record-and-cut-tail.jsonl"), &[]);
     assert_eq!(out.status.code(), Some(1), "{text}");
-    assert!(
-        text.contains("(format 1, transport stdio, 7 records, 6 message records)"),
-        "{text}"
-    );
-    assert!(
-        text.contains(
-            "line 4: id 1 (requested mcptape://docs/a.txt): resources/read result, 1 entry"
-        ),
-        "{text}"
+    assert_has_all(
+        &text,
+        &[
+            "(format 1, transport stdio, 7 records, 6 message records)",
+            "line 4: id 1 (requested mcptape://docs/a.txt): resources/read result, 1 entry",
+        ],
     );
     assert!(!text.contains("mcptape://client/answer"), "{text}");
-    assert!(
-        text.contains("line 6: bad transcript record: invalid record at column 21"),
-        "{text}"
-    );
-    assert!(
-        text.contains("line 8: id 3 (requested mcptape://blobs/x.png): resources/read result"),
-        "{text}"
-    );
-    assert!(text.contains("decoded   8 bytes"), "{text}");
-    assert!(
-        text.contains("line 9: bad JSON-RPC message: duplicate key \"id\" in object at byte 24"),
-        "{text}"
-    );
-    assert!(
-        text.contains("line 10: last line cut (73 bytes, no newline), dropped:"),
-        "{text}"
-    );
-    assert!(
-        text.contains("summary: 6 message records, 5 messages, 2 read results (2 entries), 0 error responses, 3 bad lines"),
-        "{text}"
+    assert_has_all(
+        &text,
+        &[
+            "line 6: bad transcript record: invalid record at column 21",
+            "line 8: id 3 (requested mcptape://blobs/x.png): resources/read result",
+            "decoded   8 bytes",
+            "line 9: bad JSON-RPC message: duplicate key \"id\" in object at byte 24",
+            "line 10: last line cut (73 bytes, no newline), dropped:",
+            "summary: 6 message records, 5 messages, 2 read results (2 entries), 0 error responses, 3 bad lines",
+        ],
     );
 }
 
@@ -456,7 +396,7 @@ fn inspect_empty_input_says_no_messages_and_exits_1() {
         let (out, text) = inspect(&path, &[]);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{}: {text}", path.display());
-        assert!(text.contains("no messages: nothing to inspect"), "{text}");
+        assert_has(&text, "no messages: nothing to inspect");
         assert!(
             err.starts_with("mcptape inspect: no messages in ")
                 && err.ends_with(": nothing to inspect\n"),
@@ -472,10 +412,7 @@ fn inspect_no_read_results_is_not_an_error_but_says_so() {
     let (out, text) = inspect(&corpus("no-read-results.jsonl"), &[]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{text}");
-    assert!(
-        text.contains("no resources/read result in this file (2 messages)"),
-        "{text}"
-    );
-    assert!(err.contains("no resources/read result in "), "{err}");
+    assert_has(&text, "no resources/read result in this file (2 messages)");
+    assert_has(&err, "no resources/read result in ");
     assert!(err.ends_with("(2 messages)\n"), "{err}");
 }

@@ -73,9 +73,9 @@ fn merge_of_two_bench_runs_sums_counts_and_adds_the_histograms() {
     ] {
         assert!(stdout.contains(needle), "{needle:?} in\n{stdout}");
     }
-    assert!(
-        stdout.contains("every merged count is the sum of the inputs' counts"),
-        "{stdout}"
+    assert_has(
+        &stdout,
+        "every merged count is the sum of the inputs' counts",
     );
     assert!(stdout.lines().count() <= 25, "one screen:\n{stdout}");
 
@@ -102,7 +102,7 @@ fn merge_of_two_bench_runs_sums_counts_and_adds_the_histograms() {
         assert!(na > 0 && nb > 0, "{view}: {na} {nb}");
         assert_eq!(u(&t["latency"]["count"]), na + nb, "{name}");
         assert_eq!(t["inputCounts"], serde_json::json!([na, nb]), "{name}");
-        assert!(stdout.contains(&format!("{na}+{nb}")), "{stdout}");
+        assert_has(&stdout, &format!("{na}+{nb}"));
     }
     assert_eq!(u(&tag("single")["latency"]["count"]), 80);
     assert_eq!(u(&tag("turn")["latency"]["count"]), 20);
@@ -147,7 +147,7 @@ fn merge_of_two_bench_runs_sums_counts_and_adds_the_histograms() {
     // mcptape reads the merged log back.
     let merged = std::fs::read(m.join("latency.hlog")).unwrap();
     let text = String::from_utf8(merged.clone()).unwrap();
-    assert!(text.contains("#[mcptape: {"), "{text}");
+    assert_has(&text, "#[mcptape: {");
     assert_eq!(
         merge_hlog_tagged(&merged, Some("single")).unwrap().len(),
         80
@@ -181,7 +181,7 @@ fn merge_names_the_file_and_line_of_a_cut_log() {
     let log = std::fs::read_to_string(a.join("latency.hlog")).unwrap();
     let lines: Vec<&str> = log.lines().collect();
     let last = lines[lines.len() - 1];
-    assert!(last.contains(",HISTF"), "{last}");
+    assert_has(&last, ",HISTF");
     let cut_dir = dir.path().join("cut");
     std::fs::create_dir(&cut_dir).unwrap();
     let cut = cut_dir.join("latency.hlog");
@@ -192,9 +192,9 @@ fn merge_names_the_file_and_line_of_a_cut_log() {
         &dir.path().join("M"),
     );
     assert_eq!(code, 2, "{stdout}\n{stderr}");
-    assert!(
-        stderr.contains(&format!("{}: line {}: ", cut.display(), lines.len())),
-        "{stderr}"
+    assert_has(
+        &stderr,
+        &format!("{}: line {}: ", cut.display(), lines.len()),
     );
     assert!(!dir.path().join("M/report.json").exists());
 
@@ -212,7 +212,7 @@ fn merge_names_the_file_and_line_of_a_cut_log() {
     std::fs::copy(a.join("report.json"), bare_dir.join("report.json")).unwrap();
     let (code, _, stderr) = merge(&[bare_dir.join("latency.hlog")], &dir.path().join("M"));
     assert_eq!(code, 2);
-    assert!(stderr.contains("no counters"), "{stderr}");
+    assert_has(&stderr, "no counters");
 }
 
 /// Regression (issue 12): runs with different `--timeout` (the censoring bound) are not merged.
@@ -268,9 +268,9 @@ fn merge_refuses_out_over_an_input_and_out_a_file() {
     let report_before = std::fs::read(dir.path().join("runA/report.json")).unwrap();
     let (code, stdout, stderr) = merge(&[a.clone(), b.clone()], &dir.path().join("runA"));
     assert_eq!(code, 2, "{stdout}\n{stderr}");
-    assert!(
-        stderr.contains(&format!("latency.hlog is the input {}", a.display())),
-        "{stderr}"
+    assert_has(
+        &stderr,
+        &format!("latency.hlog is the input {}", a.display()),
     );
     assert_eq!(std::fs::read(&a).unwrap(), before, "the input is untouched");
     assert_eq!(
@@ -281,12 +281,9 @@ fn merge_refuses_out_over_an_input_and_out_a_file() {
     std::fs::write(&f, "x").unwrap();
     let (code, _, stderr) = merge(&[a.clone(), b], &f);
     assert_eq!(code, 2);
-    assert!(
-        stderr.contains(&format!(
-            "--out {}: is a file, not a directory",
-            f.display()
-        )),
-        "{stderr}"
+    assert_has(
+        &stderr,
+        &format!("--out {}: is a file, not a directory", f.display()),
     );
     assert!(!stderr.contains("os error 17"), "{stderr}");
 }
@@ -309,12 +306,12 @@ fn merge_refuses_a_log_cut_by_head_n_8_or_an_edited_sent_999() {
     let (code, stdout, stderr) = merge(std::slice::from_ref(&cut), &dir.path().join("M2"));
     assert_eq!(code, 2, "{stdout}\n{stderr}");
     let ok = u(&report["singlePhase"]["answeredOk"]);
-    assert!(
-        stderr.contains(&format!(
+    assert_has(
+        &stderr,
+        &format!(
             "{}: tag \"single-ok\": header says {ok} single reads answered ok, the histograms hold 0: a cut or edited log",
             cut.display()
-        )),
-        "{stderr}"
+        ),
     );
     assert!(!dir.path().join("M2").exists());
     let sent = u(&report["singlePhase"]["sent"]);
@@ -326,11 +323,9 @@ fn merge_refuses_a_log_cut_by_head_n_8_or_an_edited_sent_999() {
     .unwrap();
     let (code, _, stderr) = merge(std::slice::from_ref(&edited), &dir.path().join("M2"));
     assert_eq!(code, 2);
-    assert!(
-        stderr.contains(&format!(
-            "tag \"single\": header says 999 single reads sent, the histograms hold {sent}"
-        )),
-        "{stderr}"
+    assert_has(
+        &stderr,
+        &format!("tag \"single\": header says 999 single reads sent, the histograms hold {sent}"),
     );
 }
 
@@ -341,18 +336,18 @@ fn merge_same_run_twice_warns_and_the_same_file_twice_is_refused() {
     let a = small_run(dir.path(), "A", &[]);
     let (code, _, stderr) = merge(&[a.clone(), a.clone()], &dir.path().join("M"));
     assert_eq!(code, 2);
-    assert!(stderr.contains("the same file as input [1]"), "{stderr}");
+    assert_has(&stderr, "the same file as input [1]");
     let copy = dir.path().join("copy.hlog");
     std::fs::copy(&a, &copy).unwrap();
     let (code, stdout, stderr) = merge(&[a.clone(), copy.clone()], &dir.path().join("M"));
     assert_eq!(code, 0, "{stdout}\n{stderr}");
-    assert!(
-        stdout.contains(&format!(
+    assert_has(
+        &stdout,
+        &format!(
             "warning: {}: input [2] is the same run as [1] ({}) (same StartTime and header)",
             copy.display(),
             a.display()
-        )),
-        "{stdout}"
+        ),
     );
 }
 
@@ -365,13 +360,13 @@ fn merge_refuses_different_reads_per_turn() {
     let b = small_run(dir.path(), "B", &["--parallel", "2"]);
     let (code, stdout, stderr) = merge(&[a.clone(), b.clone()], &dir.path().join("M"));
     assert_eq!(code, 2, "{stdout}\n{stderr}");
-    assert!(
-        stderr.contains(&format!(
+    assert_has(
+        &stderr,
+        &format!(
             "{}: reads per turn (--parallel) is 2, the first input ({}) has 4: refusing to merge",
             b.display(),
             a.display()
-        )),
-        "{stderr}"
+        ),
     );
     assert!(!dir.path().join("M").exists());
 }
@@ -408,10 +403,7 @@ fn merge_of_an_empty_file_says_empty_file() {
     std::fs::write(&e, "").unwrap();
     let (code, _, stderr) = merge(std::slice::from_ref(&e), &dir.path().join("M"));
     assert_eq!(code, 2);
-    assert!(
-        stderr.contains(&format!("{}: empty file", e.display())),
-        "{stderr}"
-    );
+    assert_has(&stderr, &format!("{}: empty file", e.display()));
     assert!(!stderr.contains("line 0"), "{stderr}");
 }
 
@@ -429,13 +421,13 @@ fn merge_refuses_out_over_a_hard_link_to_an_input() {
     let before = std::fs::read(&a).unwrap();
     let (code, stdout, stderr) = merge(&[a.clone(), b], &m);
     assert_eq!(code, 2, "{stdout}\n{stderr}");
-    assert!(
-        stderr.contains(&format!(
+    assert_has(
+        &stderr,
+        &format!(
             "--out {}: latency.hlog is the input {}: refusing to write over it",
             m.display(),
             a.display()
-        )),
-        "{stderr}"
+        ),
     );
     assert_eq!(std::fs::read(&a).unwrap(), before, "the input is untouched");
     assert!(!m.join("report.json").exists());
@@ -473,10 +465,7 @@ fn merge_warns_about_a_faulted_input_and_a_cut_one_naming_each() {
         "{}: a partial run: the single phase stopped at --max-phase 300 ms after",
         cut.display()
     );
-    assert!(
-        stderr.contains(&format!("mcptape merge: warning: {fault_warning}")),
-        "{stderr}"
-    );
+    assert_has(&stderr, &format!("mcptape merge: warning: {fault_warning}"));
     assert!(stderr.contains(&cut_warning), "{stderr}");
     for what in ["a faulted run", "a partial run"] {
         let p = format!("{}: {what}", plain.display());

@@ -81,7 +81,7 @@ fn http_transcript_write_failure_forwards_nothing_unrecorded() {
             // status line was already sent); later requests get 503.
             200 | 503 => {
                 if status == 503 {
-                    assert!(text.contains("transcript cannot be written"), "{text}");
+                    assert_has(&text, "transcript cannot be written");
                 }
                 refused += 1;
                 if refused == 3 {
@@ -103,7 +103,7 @@ fn http_transcript_write_failure_forwards_nothing_unrecorded() {
     );
     assert!(!answered.is_empty(), "some exchanges fit under the limit");
     assert_eq!(status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("File too large"), "{stderr}");
+    assert_has(&stderr, "File too large");
     let transcript = read_transcript(&t);
     let recorded: Vec<u64> = messages(&transcript, Direction::S2c)
         .iter()

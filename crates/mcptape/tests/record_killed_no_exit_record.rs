@@ -124,11 +124,9 @@ fn session(dir: &Path, end: End) -> (mcptape_transcript::Transcript, String, Str
     );
     let (code, inspect) = run("inspect", &t_path);
     assert_eq!(code, Some(0), "{end:?}: inspect exits 0:\n{inspect}");
-    assert!(
-        inspect.contains(&format!(
-            "(requested {URI}): resources/read result, 1 entry"
-        )),
-        "{inspect}"
+    assert_has(
+        &inspect,
+        &format!("(requested {URI}): resources/read result, 1 entry"),
     );
     (t, check, inspect)
 }
@@ -166,15 +164,12 @@ fn sigkill_of_the_recorder_on_a_line_boundary_says_recording_ended_without_an_ex
         "{check}"
     );
     assert_eq!(check.matches(NO_EXIT_RECORD).count(), 1, "{check}");
-    assert!(check.contains("0 error(s), 1 warning(s)"), "{check}");
+    assert_has(&check, "0 error(s), 1 warning(s)");
     assert!(
         inspect.contains(&format!("line {last_line}: {NO_EXIT_RECORD} (")),
         "{inspect}"
     );
-    assert!(
-        inspect.contains(", 0 bad lines, 0 bad results"),
-        "{inspect}"
-    );
+    assert_has(&inspect, ", 0 bad lines, 0 bad results");
 }
 
 #[test]
@@ -190,6 +185,6 @@ fn server_exiting_normally_gets_an_exit_record_and_neither_says_it() {
         t.records.last()
     );
     assert!(!check.contains(NO_EXIT_RECORD), "{check}");
-    assert!(check.contains("0 error(s), 0 warning(s)"), "{check}");
+    assert_has(&check, "0 error(s), 0 warning(s)");
     assert!(!inspect.contains(NO_EXIT_RECORD), "{inspect}");
 }

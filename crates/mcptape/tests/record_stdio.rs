@@ -497,10 +497,7 @@ fn line_with_whitespace_around_json_is_noise_with_exact_bytes() {
     let (out, _) = run_bounded(&mut check, Duration::from_secs(20));
     let report = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{report}");
-    assert!(
-        report.contains(":2: error[stdio-non-jsonrpc-line]"),
-        "{report}"
-    );
+    assert_has(&report, ":2: error[stdio-non-jsonrpc-line]");
 }
 
 /// Issue 23: two `mcptape record -o T` at once on one T (the TypeScript SDK v2

@@ -110,8 +110,7 @@ fn bench_report_html_renders_in_headless_chromium_with_charts_and_no_console_err
     assert_eq!(cdf.matches("<polyline").count(), 2, "{cdf}");
     assert!(cdf.contains("class=\"deadline\""));
     assert!(cdf.contains("deadline 800.000 ms"));
-    assert!(dom.contains("<table id=\"params\">"), "{dom}");
-    assert!(dom.contains("<th>seed</th><td>1</td>"), "{dom}");
+    assert_has_all(&dom, &["<table id=\"params\">", "<th>seed</th><td>1</td>"]);
     assert!(dom.contains("<th>latency model</th><td>fixed:2ms</td>"));
     assert!(dom.contains("<table id=\"errors\">"));
     // The embedded server's lateness against the model.

@@ -101,7 +101,7 @@ fn the_older_era_requires_the_session_header_and_get_is_405() {
         .to_owned();
     let r = raw_http(port, &post(&format!("Mcp-Session-Id: {sid}\r\n")));
     assert!(r.starts_with("HTTP/1.1 200"), "{r}");
-    assert!(r.contains("demo://resource/static/document/"), "{r}");
+    assert_has(&r, "demo://resource/static/document/");
 }
 
 #[test]
@@ -129,11 +129,9 @@ fn bench_over_http_closes_the_streams_of_stragglers_at_the_deadline() {
     // exits 1 saying the turn phase completed no read.
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
-    assert!(
-        err.contains(
-            "2-read turns: 3 asked for, 3 run, no read in them answered before the deadline"
-        ),
-        "{err}"
+    assert_has(
+        &err,
+        "2-read turns: 3 asked for, 3 run, no read in them answered before the deadline",
     );
     let r = read_json(&dir.path().join("report.json"));
     assert_eq!(r["single"]["count"], 5);
@@ -211,8 +209,7 @@ fn serve_http_replays_the_recorded_server_discover_rejection_of_the_fallback_rec
         r#"{"jsonrpc":"2.0","id":41,"method":"server/discover","params":{}}"#,
     );
     assert!(r.starts_with("HTTP/1.1 400"), "{r}");
-    assert!(r.contains(r#""id":41"#), "{r}");
-    assert!(r.contains("-32000"), "{r}");
+    assert_has_all(&r, &[r#""id":41"#, "-32000"]);
     let r = raw_post(
         port,
         r#"{"jsonrpc":"2.0","id":42,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#,
@@ -279,7 +276,7 @@ fn serve_and_record_listen_answer_a_foreign_origin_or_host_403() {
     );
     // The proxy let it through; the upstream (serve, no --allow-origin) decides.
     assert!(r.starts_with("HTTP/1.1 403"), "{r}");
-    assert!(r.contains("mcptape serve: foreign Origin"), "{r}");
+    assert_has(&r, "mcptape serve: foreign Origin");
     assert!(!r.contains("mcptape record:"), "{r}");
 }
 
@@ -604,10 +601,7 @@ fn header_only_transcript_is_said_at_start() {
     let (o, _) = run_bounded(&mut cmd, Duration::from_secs(30));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
-    assert!(
-        err.contains("header-only.jsonl holds no recorded exchange"),
-        "{err}"
-    );
+    assert_has(&err, "header-only.jsonl holds no recorded exchange");
 }
 
 /// Issue 23: one stalled client beside fast ones. The stalled client asks for
@@ -673,11 +667,8 @@ fn recorded_crash_ends_serve_with_the_recorded_code() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(101), "{err}");
     assert_eq!(out.lines().count(), 1, "{out}");
-    assert!(out.contains("# A"), "{out}");
-    assert!(
-        err.contains("replaying its crash, exit status 101"),
-        "{err}"
-    );
+    assert_has(&out, "# A");
+    assert_has(&err, "replaying its crash, exit status 101");
 }
 
 /// Issue 23: `serve` answers from the union of several transcripts, as the
@@ -846,7 +837,7 @@ fn a_real_prometheus_scrapes_serve_metrics_and_reads_the_delay_histogram_back() 
         );
         let r = raw_post(serve_port, &body);
         assert!(r.starts_with("HTTP/1.1 200"), "{r}");
-        assert!(r.contains(r#""result""#), "{r}");
+        assert_has(&r, r#""result""#);
     }
     // Bounded poll: Prometheus scrapes every second; the count appears within a few scrapes.
     let deadline = std::time::Instant::now() + Duration::from_secs(60);

@@ -2,6 +2,8 @@
 
 use crate::record_support as support;
 
+use support::assert_has;
+
 /// `mcptape uri ARGS...`: (exit code, stdout, stderr).
 fn mcptape(args: &[&str]) -> (i32, String, String) {
     support::mcptape_text(&[&["uri"], args].concat())
@@ -273,8 +275,8 @@ fn match_dot_dot_encoded_slash_is_no_match() {
 fn match_help_says_traversal_values_are_no_match() {
     let (code, out, _) = mcptape(&["match", "--help"]);
     assert_eq!(code, 0);
-    assert!(out.contains("is no match"), "{out}");
-    assert!(out.contains("..%2F..%2Fetc%2Fpasswd"), "{out}");
+    assert_has(&out, "is no match");
+    assert_has(&out, "..%2F..%2Fetc%2Fpasswd");
 }
 
 #[test]
@@ -296,7 +298,7 @@ fn resolve_windows_drive_path_without_leading_slash() {
         "file:///C:/Users/dev/a.rs",
     ]);
     assert_eq!(code, 0);
-    assert!(out.contains("path: /C:/Users/dev/a.rs\n"), "{out}");
+    assert_has(&out, "path: /C:/Users/dev/a.rs\n");
 }
 
 #[test]
@@ -356,7 +358,7 @@ fn match_query_encoded_dot_dot_slash_is_no_match() {
     let (code, out, _) = mcptape(&["match", "file:///read{?path}", "file:///read?path=a%2Fb"]);
     assert_eq!((code, out.as_str()), (0, "path=a/b\n"));
     let (_, help, _) = mcptape(&["match", "--help"]);
-    assert!(help.contains("for every operator"), "{help}");
+    assert_has(&help, "for every operator");
 }
 
 #[test]
@@ -423,5 +425,5 @@ fn resolve_windows_refuses_dos_device_names() {
     // Not a device name: resolved.
     let (code, out, _) = resolve_windows("file:///C:/proj/", "file:///C:/proj/console.txt");
     assert_eq!(code, 0);
-    assert!(out.contains("path: C:/proj/console.txt\n"), "{out}");
+    assert_has(&out, "path: C:/proj/console.txt\n");
 }

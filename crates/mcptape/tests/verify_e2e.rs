@@ -210,8 +210,7 @@ fn verify_fails_when_the_transcript_is_cut_and_nothing_is_compared() {
     let serve = format!("{} serve {}", sh_quote(&mcptape()), sh_quote(&full));
     let (rc, _, err, _) = verify_raw(&[cut.to_str().unwrap(), "--target-cmd", &serve]);
     assert_eq!(rc, 1, "{err}");
-    assert!(err.contains("is cut and was dropped"), "{err}");
-    assert!(err.contains("no response compared"), "{err}");
+    assert_has_all(&err, &["is cut and was dropped", "no response compared"]);
 }
 
 /// Fresh-user report bug 7: a target that exits is reported with its exit
@@ -223,9 +222,14 @@ fn verify_reports_a_target_that_exits_with_its_status() {
         verify_raw(&[t.to_str().unwrap(), "--target-cmd", "echo gone >&2; exit 7"]);
     // Could not run: exit 2 (issue 25), not 1 ("differences found").
     assert_eq!(rc, 2);
-    assert!(err.contains("target exited with exit status: 7"), "{err}");
-    assert!(err.contains("(stderr: gone)"), "{err}");
-    assert!(err.contains("the target closed the connection"), "{err}");
+    assert_has_all(
+        &err,
+        &[
+            "target exited with exit status: 7",
+            "(stderr: gone)",
+            "the target closed the connection",
+        ],
+    );
     assert!(!out.contains("no response within"), "{out}");
     assert!(took < Duration::from_secs(10), "{took:?}");
 }
@@ -238,7 +242,7 @@ fn verify_reports_connection_refused_at_once() {
     let url = format!("http://127.0.0.1:{port}/mcp");
     let (rc, _, err, took) = verify_raw(&[t.to_str().unwrap(), "--target-url", &url]);
     assert_eq!(rc, 2);
-    assert!(err.contains("HTTP: "), "{err}");
+    assert_has(&err, "HTTP: ");
     assert!(took < Duration::from_secs(10), "{took:?}");
 }
 
@@ -276,17 +280,16 @@ fn regression_a_request_the_target_closed_on_counts_as_unanswered() {
     let t = corpus_transcript("everything-stdio.jsonl");
     let (rc, out, err, _) = verify_raw(&[t.to_str().unwrap(), "--target-cmd", "false"]);
     assert_eq!(rc, 2, "{out}\n{err}");
-    assert!(
-        out.contains("verify: 1 request(s), 0 response(s) compared, 0 difference(s), 1 unanswered"),
-        "{out}"
+    assert_has_all(
+        &out,
+        &[
+            "verify: 1 request(s), 0 response(s) compared, 0 difference(s), 1 unanswered",
+            "record 1 (line 2): no response: the target closed the connection",
+        ],
     );
-    assert!(
-        out.contains("record 1 (line 2): no response: the target closed the connection"),
-        "{out}"
-    );
-    assert!(
-        err.contains("the target closed the connection while record 1 (line 2) waited"),
-        "{err}"
+    assert_has(
+        &err,
+        "the target closed the connection while record 1 (line 2) waited",
     );
     // The JSON report says the same: record index 0 closed on and unanswered.
     let (rc, rep) = verify("everything-stdio.jsonl", "false", &[]);
@@ -313,20 +316,18 @@ fn verify_max_time_bounds_a_target_that_never_answers() {
     ];
     let (rc, out, err, _) = verify_raw(&args);
     assert_eq!(rc, 1, "{out}\n{err}");
-    assert!(
-        out.contains("record 1 (line 2): no response before --max-time 1s"),
-        "{out}"
+    assert_has_all(
+        &out,
+        &[
+            "record 1 (line 2): no response before --max-time 1s",
+            "not sent (--max-time 1s)",
+        ],
     );
-    assert!(out.contains("not sent (--max-time 1s)"), "{out}");
-    assert!(
-        err.contains(
-            "stopped at the overall time bound (--max-time) while record 1 (line 2) waited"
-        ),
-        "{err}"
+    assert_has(
+        &err,
+        "stopped at the overall time bound (--max-time) while record 1 (line 2) waited",
     );
-    let mut cmd = Command::new(mcptape());
-    cmd.arg("verify").args(args);
-    let (rc, rep) = verify_json(&mut cmd);
+    let (rc, rep) = verify_json(Command::new(mcptape()).arg("verify").args(args));
     assert_eq!(rc, 1, "{rep}");
     assert_eq!(rep["outOfTimeAt"], 0, "{rep}");
     assert_eq!(rep["requests"], 1, "{rep}");
@@ -349,21 +350,15 @@ fn verify_reports_the_lines_of_a_target_that_answers_with_non_json() {
     ];
     let (rc, out, err, _) = verify_raw(&args);
     assert_eq!(rc, 1, "{out}\n{err}");
-    assert!(
-        out.contains(
-            "line(s) from the target are not JSON (they answer nothing); the first: \"not json: {"
-        ),
-        "{out}"
+    assert_has(
+        &out,
+        "line(s) from the target are not JSON (they answer nothing); the first: \"not json: {",
     );
-    assert!(
-        err.contains(
-            "mcptape verify: record 1 (line 2) initialize: no response within 200ms; going on"
-        ),
-        "{err}"
+    assert_has(
+        &err,
+        "mcptape verify: record 1 (line 2) initialize: no response within 200ms; going on",
     );
-    let mut cmd = Command::new(mcptape());
-    cmd.arg("verify").args(args);
-    let (rc, rep) = verify_json(&mut cmd);
+    let (rc, rep) = verify_json(Command::new(mcptape()).arg("verify").args(args));
     assert_eq!(rc, 1, "{rep}");
     let requests = rep["requests"].as_u64().unwrap();
     assert!(requests > 1, "{rep}");

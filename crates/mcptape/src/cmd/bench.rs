@@ -33,8 +33,41 @@ pub enum Target {
     Embedded,
 }
 
-/// Arguments of `mcptape bench`.
+/// `--parallel`, `--deadline` and `--timeout` of `bench` and `export k6`: the parallel-read
+/// turn and the time a read is given, flattened into both commands' `Args`.
 #[derive(Debug, clap::Args)]
+pub struct TurnArgs {
+    /// Reads issued at once per turn (in `export k6`, one http.batch): 1..=1024
+    /// (MAX_PARALLEL); more is refused.
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    pub parallel: u32,
+    /// Turn deadline (> 0, at most 60s): a read of the turn still unanswered then is cut
+    /// (`bench` sends it notifications/cancelled; in `export k6` its request times out).
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "800ms",
+        allow_hyphen_values = true
+    )]
+    pub deadline: String,
+    /// Per-read timeout (> 0, at most 60s): an unanswered single read is abandoned then. It
+    /// also bounds each handshake request (initialize / server/discover).
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "5s",
+        allow_hyphen_values = true
+    )]
+    pub timeout: String,
+}
+
+/// Arguments of `mcptape bench`. The embedded server's `--latency` defaults to a lognormal
+/// model; `--seed` also seeds the regression gate's bootstrap.
+#[derive(Debug, clap::Args)]
+#[command(mut_arg("latency", |a| a
+    .default_value("lognormal:p50=12ms,p99=40ms")
+    .help("Latency model of the embedded server (as `mcptape serve --latency`): recorded, \
+           fixed:12ms, lognormal:p50=12ms,p99=40ms, scale:2.0, empirical:FILE.hlog")))]
 pub struct Args {
     /// Transcript whose recorded client is played (its recorded requests, cycled); several,
     /// or a directory (its `*.jsonl`), are played and served as the union of their exchanges.
@@ -43,43 +76,12 @@ pub struct Args {
     /// Built-in target (default): `mcptape serve` on the same transcript as a stdio child.
     #[arg(long, value_enum, default_value = "embedded", conflicts_with_all = ["target_cmd", "target_url"])]
     pub target: Target,
-    /// A live stdio server command (run with `sh -c`).
-    #[arg(long, value_name = "CMD", conflicts_with = "target_url")]
-    pub target_cmd: Option<String>,
-    /// A live Streamable HTTP endpoint on loopback (host 127.0.0.0/8, ::1 or localhost; any
-    /// other host is refused before connecting), e.g. http://127.0.0.1:3001/mcp.
-    #[arg(long, value_name = "URL")]
-    pub target_url: Option<String>,
-    /// Latency model of the embedded server.
-    #[arg(
-        long,
-        value_name = "MODEL",
-        default_value = "lognormal:p50=12ms,p99=40ms"
-    )]
-    pub latency: String,
-    /// Fault injection of the embedded server (see `mcptape serve --fault`).
-    #[arg(long, value_name = "SPEC")]
-    pub fault: Vec<String>,
-    /// Reads issued at once per turn: 1..=1024 (MAX_PARALLEL); more is refused.
-    #[arg(long, value_name = "N", default_value_t = 4)]
-    pub parallel: u32,
-    /// Turn deadline (> 0, at most 60s): stragglers get notifications/cancelled then.
-    #[arg(
-        long,
-        value_name = "DURATION",
-        default_value = "800ms",
-        allow_hyphen_values = true
-    )]
-    pub deadline: String,
-    /// Per-read timeout (> 0, at most 60s): an unanswered read is abandoned then. It also
-    /// bounds each handshake request (initialize / server/discover).
-    #[arg(
-        long,
-        value_name = "DURATION",
-        default_value = "5s",
-        allow_hyphen_values = true
-    )]
-    pub timeout: String,
+    #[command(flatten)]
+    pub live: super::TargetArgs,
+    #[command(flatten)]
+    pub schedule: crate::cmd::serve::ScheduleArgs,
+    #[command(flatten)]
+    pub turn: TurnArgs,
     /// Single requests to send (the recorded ones of --methods, cycled in the --mix): at most
     /// 10000000 (MAX_COUNT); more is refused.
     #[arg(long, value_name = "N", default_value_t = 300)]
@@ -93,9 +95,6 @@ pub struct Args {
     /// Open loop: single reads per second (e.g. 200/s), latency from the intended send time.
     #[arg(long, value_name = "R/s")]
     pub rate: Option<String>,
-    /// Seed of the embedded server's schedule.
-    #[arg(long, value_name = "N", default_value_t = 1)]
-    pub seed: u64,
     /// Wall-clock bound (> 0, at most 3600s) of each phase (single reads, turns); a phase
     /// cut by it says so.
     #[arg(
@@ -141,14 +140,6 @@ pub struct Args {
     /// Without it such tools are not called and are listed in the report.
     #[arg(long, value_name = "NAME")]
     pub allow_tool: Vec<String>,
-    /// Scheduling of the embedded server's timer thread (see `mcptape serve --timer-priority`).
-    #[arg(
-        long = "timer-priority",
-        value_enum,
-        value_name = "P",
-        default_value = "auto"
-    )]
-    pub timer_priority: crate::cmd::serve::TimerPriorityArg,
     /// Regression gate: compare with a previous run (its --out directory, report.json or
     /// latency.hlog): single reads, turns and each method, per quantile (p50, p90, p99) with a
     /// seeded bootstrap interval of the change, plus a rank test. A regression beyond --noise
@@ -196,20 +187,15 @@ fn load_client_tape(path: &std::path::Path) -> anyhow::Result<(Tape, Option<Stri
 /// Runs `mcptape bench`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     super::warn_if_debug_build("bench");
-    let rt = super::runtime()?;
-    let r = rt.block_on(run_async(args));
-    rt.shutdown_timeout(std::time::Duration::from_secs(1));
-    r
+    super::block_on(run_async(args))
 }
 
 async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
     use mcptape_report::run::MAX_COUNT;
     super::flag_capped("--reads", args.reads, 0, MAX_COUNT)?;
     super::flag_capped("--turns", args.turns, 0, MAX_COUNT)?;
-    if let Some(url) = &args.target_url {
-        // Load and injected faults go to this machine only: refused before anything starts.
-        mcptape_replay::target::check_loopback_url(url).context("--target-url")?;
-    }
+    // Load and injected faults go to this machine only: refused before anything starts.
+    args.live.check_loopback()?;
     let paths = super::serve::transcript_files(&args.transcript)?;
     let mut tapes = Vec::with_capacity(paths.len());
     // Warnings about the inputs (a cut transcript, a forced baseline comparison): printed
@@ -232,11 +218,11 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
     let mut cfg = BenchSettings {
         reads: args.reads,
         turns: args.turns,
-        parallel: args.parallel,
+        parallel: args.turn.parallel,
         concurrency: args.concurrency,
         rate: args.rate.as_deref(),
-        deadline: &args.deadline,
-        timeout: &args.timeout,
+        deadline: &args.turn.deadline,
+        timeout: &args.turn.timeout,
         max_phase: &args.max_phase,
         max_in_flight: args.max_in_flight,
         validate: args.validate,
@@ -246,7 +232,7 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(m) = &args.methods {
         cfg.methods = Some(bench::parse_methods(m)?);
     }
-    if args.target_cmd.is_some() || args.target_url.is_some() {
+    if args.live.is_live() {
         cfg.tools = bench::ToolPolicy::ReadOnlyAnd(args.allow_tool.clone());
     } else if !args.allow_tool.is_empty() {
         anyhow::bail!(
@@ -270,14 +256,13 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
             let settings = mcptape_report::regression::Settings {
                 noise: mcptape_report::regression::parse_noise(&args.noise)?,
                 confidence: mcptape_report::regression::parse_confidence(&args.confidence)?,
-                seed: args.seed,
+                seed: args.schedule.seed,
                 ..Default::default()
             };
             let b = super::baseline::load(path, args.baseline_any)?;
             let current = mcptape_report::regression::RunIdentity {
                 transcript: names.clone(),
-                latency: (args.target_cmd.is_none() && args.target_url.is_none())
-                    .then(|| args.latency.clone()),
+                latency: (!args.live.is_live()).then(|| args.schedule.latency.clone()),
                 load: cfg.load.text(),
                 timeout_us: cfg.timeout_us,
             };
@@ -299,20 +284,20 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
         }
     }
     // Refused here, before a target starts (the child would refuse them later).
-    let target = if let Some(url) = &args.target_url {
+    let target = if let Some(url) = &args.live.target_url {
         BenchTarget::Url(url.clone())
-    } else if let Some(c) = &args.target_cmd {
+    } else if let Some(c) = &args.live.target_cmd {
         BenchTarget::Cmd(c.clone())
     } else {
-        LatencyModel::parse(&args.latency)?;
-        crate::cmd::serve::parse_faults(&args.fault)?;
+        LatencyModel::parse(&args.schedule.latency)?;
+        crate::cmd::serve::parse_faults(&args.schedule.fault)?;
         BenchTarget::Embedded(EmbeddedServer {
             program: std::env::current_exe().context("locating the mcptape binary")?,
             transcripts: paths.clone(),
-            latency: args.latency.clone(),
-            faults: args.fault.clone(),
-            seed: args.seed,
-            timer_priority: args.timer_priority.into(),
+            latency: args.schedule.latency.clone(),
+            faults: args.schedule.fault.clone(),
+            seed: args.schedule.seed,
+            timer_priority: args.schedule.timer_priority.into(),
         })
     };
     // The status interval's variable, refused before a target starts.
@@ -329,7 +314,7 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
         cfg,
         target,
         transcript: names,
-        seed: args.seed,
+        seed: args.schedule.seed,
         slo: slo_items,
         gate,
     };

@@ -57,13 +57,8 @@ pub struct Args {
     /// Keep this credential-like HTTP header in the clear (repeatable; any case).
     #[arg(long = "keep-header", value_name = "NAME", requires = "url", action = clap::ArgAction::Append)]
     pub keep_header: Vec<String>,
-    /// Report format: `human` (default) or `json` (camelCase). The one format flag of every
-    /// command (`check --format` adds junit and sarif).
-    #[arg(long, value_enum, value_name = "FORMAT", default_value = "human")]
-    pub format: super::ReportFormat,
-    /// Same as `--format json` (the former spelling, kept as a hidden alias).
-    #[arg(long, hide = true)]
-    pub json: bool,
+    #[command(flatten)]
+    pub report: super::FormatArgs,
     /// The stdio server command and its arguments (after `--`).
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<String>,
@@ -135,8 +130,7 @@ impl CrawlLive {
 }
 
 /// Runs `mcptape crawl`.
-pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
-    args.json |= args.format == super::ReportFormat::Json;
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let request_timeout = super::flag_duration(
         "--timeout",
         &args.timeout,
@@ -285,7 +279,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         records,
         args.out.output.display()
     );
-    if args.json {
+    if args.report.json() {
         let reads: Vec<_> = report
             .reads
             .iter()

@@ -26,18 +26,12 @@ pub struct Args {
     /// padding) and report what was accepted, instead of rejecting it.
     #[arg(long)]
     pub lenient: bool,
-    /// Report format: `human` (default) or `json` (camelCase). The one format flag of every
-    /// command (`check --format` adds junit and sarif).
-    #[arg(long, value_enum, value_name = "FORMAT", default_value = "human")]
-    pub format: super::ReportFormat,
-    /// Same as `--format json` (the former spelling, kept as a hidden alias).
-    #[arg(long, hide = true)]
-    pub json: bool,
+    #[command(flatten)]
+    pub report: super::FormatArgs,
 }
 
 /// Runs `mcptape inspect`.
-pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
-    args.json |= args.format == super::ReportFormat::Json;
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let data: Box<dyn std::ops::Deref<Target = [u8]>> = if args.file.as_os_str() == "-" {
         let mut buf = Vec::new();
         std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut buf)
@@ -63,15 +57,19 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
                 failed: false,
             },
         );
-        let streamed =
-            mcptape_check::inspect_file_streamed(&args.file, args.lenient, args.json, &mut out)
-                .map_err(|e| match e.kind {
-                    // The report could not be written: said as such, not as a read of FILE.
-                    mcptape_check::CheckErrorKind::Io(io) if out.get_ref().failed => {
-                        anyhow::anyhow!("writing to stdout: {io}")
-                    }
-                    _ => reading_error(&args.file, e),
-                })?;
+        let streamed = mcptape_check::inspect_file_streamed(
+            &args.file,
+            args.lenient,
+            args.report.json(),
+            &mut out,
+        )
+        .map_err(|e| match e.kind {
+            // The report could not be written: said as such, not as a read of FILE.
+            mcptape_check::CheckErrorKind::Io(io) if out.get_ref().failed => {
+                anyhow::anyhow!("writing to stdout: {io}")
+            }
+            _ => reading_error(&args.file, e),
+        })?;
         drop(out);
         if let Some(report) = streamed {
             return Ok(exit_status(&args.file, &report));
@@ -81,7 +79,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         )
     };
     let report = mcptape_check::inspect::inspect(&data, args.lenient);
-    if args.json {
+    if args.report.json() {
         super::print_stdout(&format!("{}\n", serde_json::to_string_pretty(&report)?))?;
     } else {
         super::print_stdout(&report.text())?;

@@ -70,25 +70,8 @@ pub struct ExportK6Args {
     /// Write the script here (default: standard output).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Reads issued at once per turn (http.batch).
-    #[arg(long, value_name = "N", default_value_t = 4)]
-    pub parallel: u32,
-    /// Turn deadline (> 0, at most 60s): each read of a turn times out then.
-    #[arg(
-        long,
-        value_name = "DURATION",
-        default_value = "800ms",
-        allow_hyphen_values = true
-    )]
-    pub deadline: String,
-    /// Single-read and handshake timeout (> 0, at most 60s).
-    #[arg(
-        long,
-        value_name = "DURATION",
-        default_value = "5s",
-        allow_hyphen_values = true
-    )]
-    pub timeout: String,
+    #[command(flatten)]
+    pub turn: crate::cmd::bench::TurnArgs,
     /// Single requests per second (scenario `reads`, constant-arrival-rate; every recorded
     /// method, in the recorded mix).
     #[arg(long, value_name = "R/s", default_value = "20/s")]
@@ -160,9 +143,9 @@ pub fn run_export(cmd: ExportCommand) -> anyhow::Result<ExitCode> {
     );
     let opts = ScriptOptions {
         transcript: String::new(),
-        parallel: a.parallel,
-        deadline_us: flag_duration_us("--deadline", &a.deadline, MAX_DELAY_US)?,
-        timeout_us: flag_duration_us("--timeout", &a.timeout, MAX_DELAY_US)?,
+        parallel: a.turn.parallel,
+        deadline_us: flag_duration_us("--deadline", &a.turn.deadline, MAX_DELAY_US)?,
+        timeout_us: flag_duration_us("--timeout", &a.turn.timeout, MAX_DELAY_US)?,
         rate_per_s: parse_rate("--rate", &a.rate)?,
         turn_rate_per_s: parse_rate("--turn-rate", &a.turn_rate)?,
         duration_s: duration_us / 1_000_000,

@@ -27,6 +27,60 @@ pub enum ReportFormat {
     Json,
 }
 
+/// `--format` and its hidden alias `--json` of `inspect`, `crawl` and `verify`, one struct
+/// flattened into each command's `Args` (`#[command(flatten)]`).
+#[derive(Debug, clap::Args)]
+pub struct FormatArgs {
+    /// Report format: `human` (default) or `json` (camelCase). The one format flag of every
+    /// command (`check --format` adds junit and sarif).
+    #[arg(long, value_enum, value_name = "FORMAT", default_value = "human")]
+    pub format: ReportFormat,
+    /// Same as `--format json` (the former spelling, kept as a hidden alias).
+    #[arg(long, hide = true)]
+    pub json: bool,
+}
+
+impl FormatArgs {
+    /// Whether the report is printed as JSON (`--format json` or `--json`).
+    pub fn json(&self) -> bool {
+        self.json || self.format == ReportFormat::Json
+    }
+}
+
+/// `--target-cmd` and `--target-url` of `bench` and `verify`: the live server the recorded
+/// client is played against, flattened into both commands' `Args` (`verify` requires one).
+#[derive(Debug, clap::Args)]
+pub struct TargetArgs {
+    /// A live stdio server command (run with `sh -c`).
+    #[arg(long, value_name = "CMD", conflicts_with = "target_url")]
+    pub target_cmd: Option<String>,
+    /// A live Streamable HTTP endpoint on loopback (host 127.0.0.0/8, ::1 or localhost; any
+    /// other host is refused before connecting), e.g. http://127.0.0.1:3001/mcp.
+    #[arg(long, value_name = "URL")]
+    pub target_url: Option<String>,
+}
+
+impl TargetArgs {
+    /// Whether a live target is named (`bench` without one plays its embedded server).
+    pub fn is_live(&self) -> bool {
+        self.target_cmd.is_some() || self.target_url.is_some()
+    }
+
+    /// Refuses a `--target-url` whose host is not loopback
+    /// ([`mcptape_replay::target::check_loopback_url`]), before anything starts.
+    ///
+    /// Errors: `--target-url: …` naming the host.
+    pub fn check_loopback(&self) -> anyhow::Result<()> {
+        use anyhow::Context as _;
+        match &self.target_url {
+            Some(url) => {
+                Ok(mcptape_replay::target::check_loopback_url(url).context("--target-url")?)
+            }
+            None => Ok(()),
+        }
+    }
+}
+
 /// The IO shell's tokio runtime, shared by `record`, `crawl`, `serve`, `bench` and `verify`:
 /// multi-threaded with 2 workers (the machines mcptape is measured on have 2 cores), all
 /// drivers (IO, time) enabled.
@@ -39,6 +93,19 @@ pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .enable_all()
         .build()
         .context("starting the tokio runtime")
+}
+
+/// Runs `fut` on a [`runtime`] of its own and gives the tasks still running when it ends (a
+/// target's readers and reaper) 1 s to end: `bench` and `verify`.
+///
+/// Errors: the runtime's ([`runtime`]), then `fut`'s.
+pub(crate) fn block_on<T>(
+    fut: impl std::future::Future<Output = anyhow::Result<T>>,
+) -> anyhow::Result<T> {
+    let rt = runtime()?;
+    let r = rt.block_on(fut);
+    rt.shutdown_timeout(std::time::Duration::from_secs(1));
+    r
 }
 
 /// Parses the duration flag `flag` (`--timeout`, value `5s`, `800ms`, `250us`, or `0`) into a

@@ -35,17 +35,8 @@ pub struct Args {
     /// Serve Streamable HTTP on this loopback address (e.g. 127.0.0.1:8931), path `/mcp`.
     #[arg(long, value_name = "ADDR")]
     pub listen: Option<SocketAddr>,
-    /// Server-side latency model: recorded, fixed:12ms, lognormal:p50=12ms,p99=40ms,
-    /// scale:2.0, empirical:FILE.hlog.
-    #[arg(long, value_name = "MODEL", default_value = "recorded")]
-    pub latency: String,
-    /// Fault injection, repeatable or comma-separated: stall=0.5%, error=-32603@1%,
-    /// drop-connection@0.1%.
-    #[arg(long, value_name = "SPEC")]
-    pub fault: Vec<String>,
-    /// Seed of the latency/fault schedule (same seed, same schedule).
-    #[arg(long, value_name = "N", default_value_t = 1)]
-    pub seed: u64,
+    #[command(flatten)]
+    pub schedule: ScheduleArgs,
     /// Root every resources/read uri must resolve inside (repeatable). Default: per
     /// scheme://authority, the common directory of the recorded read uris.
     #[arg(long, value_name = "URI")]
@@ -80,6 +71,30 @@ pub struct Args {
     /// address, gets 403 (DNS rebinding guard).
     #[arg(long = "allow-origin", value_name = "ORIGIN", requires = "listen")]
     pub allow_origin: Vec<String>,
+    /// Expose live metrics for Prometheus at http://ADDR/metrics (loopback only, e.g.
+    /// 127.0.0.1:9464; OpenMetrics text): requests by method and outcome, served delay and
+    /// lateness histograms (seconds), synthesized answers, sessions, requests in flight.
+    /// Works with --stdio and --listen.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics: Option<SocketAddr>,
+}
+
+/// `--latency`, `--fault`, `--seed` and `--timer-priority`: how the recorded server's replies
+/// are scheduled, in `serve` and in `bench`'s embedded server (which is `mcptape serve`;
+/// `bench` sets its own `--latency` default), flattened into both commands' `Args`.
+#[derive(Debug, clap::Args)]
+pub struct ScheduleArgs {
+    /// Server-side latency model: recorded, fixed:12ms, lognormal:p50=12ms,p99=40ms,
+    /// scale:2.0, empirical:FILE.hlog.
+    #[arg(long, value_name = "MODEL", default_value = "recorded")]
+    pub latency: String,
+    /// Fault injection, repeatable or comma-separated: stall=0.5%, error=-32603@1%,
+    /// drop-connection@0.1%.
+    #[arg(long, value_name = "SPEC")]
+    pub fault: Vec<String>,
+    /// Seed of the latency/fault schedule (same seed, same schedule).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub seed: u64,
     /// Scheduling of the timer thread that writes delayed replies. `auto` (default): ask for
     /// SCHED_FIFO priority 1 and keep the normal policy when the OS refuses (no CAP_SYS_NICE);
     /// `realtime`: SCHED_FIFO or refuse to start; `normal`: never ask. The policy got is in
@@ -91,12 +106,6 @@ pub struct Args {
         default_value = "auto"
     )]
     pub timer_priority: TimerPriorityArg,
-    /// Expose live metrics for Prometheus at http://ADDR/metrics (loopback only, e.g.
-    /// 127.0.0.1:9464; OpenMetrics text): requests by method and outcome, served delay and
-    /// lateness histograms (seconds), synthesized answers, sessions, requests in flight.
-    /// Works with --stdio and --listen.
-    #[arg(long, value_name = "ADDR")]
-    pub metrics: Option<SocketAddr>,
 }
 
 /// `--timer-priority`: see [`mcptape_replay::schedule::TimerPriority`].
@@ -253,8 +262,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         tapes.push(tape);
     }
     let tape = Tape::union(tapes).context("no transcript to serve")?;
-    let model = LatencyModel::parse(&args.latency)?;
-    let faults = parse_faults(&args.fault)?;
+    let model = LatencyModel::parse(&args.schedule.latency)?;
+    let faults = parse_faults(&args.schedule.fault)?;
     if let Some(path) = &args.stats {
         // Fail before the session, not after it: the stats would be lost. Never over the
         // transcript, never a FIFO (the open would block until a reader comes).
@@ -281,7 +290,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         UnrecordedArg::Error => Unrecorded::Error,
     };
     let mut server =
-        Server::new(tape, model, faults, args.seed, &args.root)?.with_unrecorded(policy);
+        Server::new(tape, model, faults, args.schedule.seed, &args.root)?.with_unrecorded(policy);
     let metrics = args.metrics.map(|_| {
         Arc::new(mcptape_replay::metrics::ServeMetrics::new(
             server.recorded_methods(),
@@ -291,9 +300,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         server = server.with_metrics(m.clone());
     }
     let server = Arc::new(server);
-    let (_, timer) = mcptape_replay::schedule::TimerThread::start(args.timer_priority.into());
+    let (_, timer) =
+        mcptape_replay::schedule::TimerThread::start(args.schedule.timer_priority.into());
     anyhow::ensure!(
-        timer.realtime || args.timer_priority != TimerPriorityArg::Realtime,
+        timer.realtime || args.schedule.timer_priority != TimerPriorityArg::Realtime,
         "--timer-priority realtime: {}",
         timer.description
     );

@@ -8,8 +8,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use anyhow::Context as _;
-
 use mcptape_replay::config::{check_ignore_pointer, verify_timeout};
 use mcptape_replay::error::record_label;
 use mcptape_replay::target::{self, Target, TargetSpec};
@@ -22,23 +20,15 @@ use crate::cmd::serve::load_tape_noting_cut;
 /// Cap of `--max-time`: one hour, µs.
 pub const MAX_VERIFY_TIME_US: u64 = 3_600_000_000;
 
-/// Arguments of `mcptape verify`.
+/// Arguments of `mcptape verify`: a live target is required (`--target-cmd` unless
+/// `--target-url`).
 #[derive(Debug, clap::Args)]
+#[command(mut_arg("target_cmd", |a| a.required_unless_present("target_url")))]
 pub struct Args {
     /// The recording to replay and compare against.
     pub transcript: PathBuf,
-    /// A live stdio server command (run with `sh -c`).
-    #[arg(
-        long,
-        value_name = "CMD",
-        required_unless_present = "target_url",
-        conflicts_with = "target_url"
-    )]
-    pub target_cmd: Option<String>,
-    /// A live Streamable HTTP endpoint on loopback (host 127.0.0.0/8, ::1 or localhost; any
-    /// other host is refused before connecting), e.g. http://127.0.0.1:3001/mcp.
-    #[arg(long, value_name = "URL")]
-    pub target_url: Option<String>,
+    #[command(flatten)]
+    pub live: super::TargetArgs,
     /// JSON Pointer (RFC 6901) of a volatile member to ignore, `*` matching one segment
     /// (repeatable), e.g. /result/serverInfo/version or /result/contents/*/text.
     #[arg(long, value_name = "JSONPOINTER")]
@@ -60,29 +50,18 @@ pub struct Args {
         allow_hyphen_values = true
     )]
     pub max_time: String,
-    /// Report format: `human` (default) or `json` (camelCase). The one format flag of every
-    /// command (`check --format` adds junit and sarif).
-    #[arg(long, value_enum, value_name = "FORMAT", default_value = "human")]
-    pub format: super::ReportFormat,
-    /// Same as `--format json` (the former spelling, kept as a hidden alias).
-    #[arg(long, hide = true)]
-    pub json: bool,
+    #[command(flatten)]
+    pub report: super::FormatArgs,
 }
 
 /// Runs `mcptape verify`.
-pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
-    args.json |= args.format == super::ReportFormat::Json;
-    let rt = super::runtime()?;
-    let r = rt.block_on(run_async(args));
-    rt.shutdown_timeout(std::time::Duration::from_secs(1));
-    r
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    super::block_on(run_async(args))
 }
 
 async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
-    if let Some(url) = &args.target_url {
-        // Verify replays against this machine only: refused before anything starts.
-        mcptape_replay::target::check_loopback_url(url).context("--target-url")?;
-    }
+    // Verify replays against this machine only: refused before anything starts.
+    args.live.check_loopback()?;
     let (tape, cut) = load_tape_noting_cut(&args.transcript)?;
     let timeout = verify_timeout(&args.timeout)?;
     let max_time = super::flag_duration("--max-time", &args.max_time, MAX_VERIFY_TIME_US)?;
@@ -120,7 +99,7 @@ async fn session(
     // A stdio target's session is observed for the first line that is not JSON, so a target
     // that answers with something else is shown, not only waited out.
     let noise = Arc::new(FirstNoise::default());
-    let client = match (&args.target_url, &args.target_cmd) {
+    let client = match (&args.live.target_url, &args.live.target_cmd) {
         (Some(url), _) => target.connect(
             &TargetSpec::Url(url.clone()),
             tape.protocol_version.as_deref(),
@@ -190,7 +169,7 @@ async fn session(
     }
     target.end().await;
     let mut text = String::new();
-    if args.json {
+    if args.report.json() {
         text = format!("{}\n", serde_json::to_string_pretty(&rep)?);
     } else {
         use std::fmt::Write as _;

@@ -3,12 +3,13 @@
 // with `server/discover` on a disposable sibling process of the server command, then runs
 // the session on a second one (so the server command starts twice). resources/list, then
 // resources/read of every listed resource. Prints one JSON line:
-// {"protocolVersion", "era", "serverName", "listed", "reads": [{"uri", "ok", "chars"?, "code"?}]}.
+// {"protocolVersion", "era", "serverName", "listed", "reads"} (reads as ts_read_all.mjs gives them).
 //
 // Usage: node ts_v2_client.mjs -- CMD ARGS...
 // The SDK is loaded from $MCPTAPE_TS_V2_PREFIX/node_modules (see .tools/env.sh).
 import { pathToFileURL } from "node:url";
 import path from "node:path";
+import { readEveryListed } from "./ts_read_all.mjs";
 
 const prefix = process.env.MCPTAPE_TS_V2_PREFIX;
 if (!prefix) {
@@ -31,22 +32,12 @@ const client = new Client(
 );
 const timeout = { timeout: 30000 };
 await client.connect(transport, timeout);
-const listed = await client.listResources(undefined, timeout);
-const reads = [];
-for (const r of listed.resources) {
-  try {
-    const res = await client.readResource({ uri: r.uri }, timeout);
-    const chars = res.contents.reduce((n, c) => n + (c.text ?? c.blob ?? "").length, 0);
-    reads.push({ uri: r.uri, ok: res.contents.length > 0, chars });
-  } catch (e) {
-    reads.push({ uri: r.uri, ok: false, code: e.code ?? null });
-  }
-}
+const { listed, reads } = await readEveryListed(client, timeout);
 const summary = {
   protocolVersion: client.getNegotiatedProtocolVersion() ?? null,
   era: client.getProtocolEra() ?? null,
   serverName: client.getServerVersion()?.name ?? null,
-  listed: listed.resources.length,
+  listed,
   reads,
 };
 await client.close();

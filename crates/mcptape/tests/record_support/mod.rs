@@ -250,6 +250,16 @@ pub fn wait_bounded(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
     }
 }
 
+/// Polls `done` every 20 ms until it holds; past `limit` the test fails naming `what`.
+#[track_caller]
+pub fn wait_until(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !done() {
+        assert!(Instant::now() < deadline, "{what} (waited {limit:?})");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// A free loopback port (bound then released).
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
@@ -479,6 +489,35 @@ pub fn run_bench_within(
         cmd.arg("--out").arg(out);
     }
     run_bounded(&mut cmd, limit)
+}
+
+/// `s` split at white space: a command line's arguments, none with a space.
+pub fn words(s: &str) -> Vec<&str> {
+    s.split_whitespace().collect()
+}
+
+/// `o`'s stderr as text, after asserting that `o` exited with status 2 (refused: bad flags or
+/// input; the failure shows the stderr).
+#[track_caller]
+pub fn refusal(o: &Output) -> String {
+    let err = stderr_text(o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    err
+}
+
+/// Asserts that `text` contains `needle`; the failure message shows `text`.
+#[track_caller]
+pub fn assert_has(text: &str, needle: &str) {
+    assert!(text.contains(needle), "{needle:?} not in:\n{text}");
+}
+
+/// Asserts that `text` contains each of `needles`; the failure names the first missing one and
+/// shows `text`.
+#[track_caller]
+pub fn assert_has_all(text: &str, needles: &[&str]) {
+    for needle in needles {
+        assert_has(text, needle);
+    }
 }
 
 /// Asserts that `o` exited 0; the failure message is "`what` failed:" with its stdout and
