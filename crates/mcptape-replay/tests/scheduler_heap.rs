@@ -264,16 +264,8 @@ async fn line_stream_metrics_count_in_flight_sessions_cancels_and_delays() {
     let base = server("fixed:12ms", "", 1);
     let metrics = Arc::new(ServeMetrics::new(base.recorded_methods()));
     let srv = Arc::new(
-        mcptape_replay::serve::Server::new(
-            common::tape_of(common::TINY),
-            LatencyModel::parse("fixed:12ms").unwrap(),
-            FaultSpec::default(),
-            1,
-            &[],
-        )
-        .unwrap()
-        .with_timer(mcptape_replay::schedule::TimerMode::Virtual)
-        .with_metrics(metrics.clone()),
+        common::virtual_server(common::tape_of(common::TINY), "fixed:12ms")
+            .with_metrics(metrics.clone()),
     );
     let has = |line: &str| metrics.encode().lines().any(|l| l == line);
     let (a, b) = tokio::io::duplex(1 << 20);

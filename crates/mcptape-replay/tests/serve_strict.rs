@@ -8,10 +8,8 @@ use crate::common;
 
 use std::sync::Arc;
 
-use common::{TINY, tape_of};
+use common::{TINY, tape_of, virtual_server};
 use mcptape_replay::bench::{self, Client};
-use mcptape_replay::latency::{FaultSpec, LatencyModel};
-use mcptape_replay::schedule::TimerMode;
 use mcptape_replay::serve::{Answer, Server, serve_stream};
 use serde_json::{Value, json};
 use tokio::time::Duration;
@@ -22,15 +20,7 @@ const FALLBACK: &str = concat!(
 );
 
 fn server(path: &str) -> Server {
-    Server::new(
-        tape_of(path),
-        LatencyModel::parse("fixed:0ms").unwrap(),
-        FaultSpec::default(),
-        1,
-        &[],
-    )
-    .unwrap()
-    .with_timer(TimerMode::Virtual)
+    virtual_server(tape_of(path), "fixed:0ms")
 }
 
 /// The reply body and HTTP status of one answer.
@@ -335,17 +325,7 @@ async fn replayed_notification_and_server_request_come_where_recorded() {
         tape_of(path).exchanges[1].interim
     );
     for model in ["recorded", "fixed:0ms"] {
-        let srv = Arc::new(
-            Server::new(
-                tape_of(path),
-                LatencyModel::parse(model).unwrap(),
-                FaultSpec::default(),
-                1,
-                &[],
-            )
-            .unwrap()
-            .with_timer(TimerMode::Virtual),
-        );
+        let srv = Arc::new(virtual_server(tape_of(path), model));
         let e = &srv.tape().exchanges[1];
         assert_eq!(e.interim.len(), 4, "{:?}", e.interim);
         let read = r#"{"jsonrpc":"2.0","id":"c-1","method":"resources/read","params":{"uri":"file:///project/a.md","_meta":{"progressToken":42}}}"#;
@@ -401,17 +381,7 @@ async fn recorded_crash_replays_as_that_crash() {
     // Every answer 1 ms after its request: the read sent just before the
     // crashing one is still pending when that one arrives, and due before the
     // recorded death (2 ms after the crashing request), so it still goes out.
-    let srv = Arc::new(
-        Server::new(
-            tape_of(path),
-            LatencyModel::parse("fixed:1ms").unwrap(),
-            FaultSpec::default(),
-            1,
-            &[],
-        )
-        .unwrap()
-        .with_timer(TimerMode::Virtual),
-    );
+    let srv = Arc::new(virtual_server(tape_of(path), "fixed:1ms"));
     let c = srv.tape().crash.clone().expect("the crash is read");
     assert_eq!((c.code, c.signal, c.after_us), (Some(101), None, 2000));
     assert_eq!(

@@ -9,11 +9,8 @@ use crate::common;
 
 use std::sync::Arc;
 
-use common::{TINY, recorded_reply, tape_of};
-use mcptape_replay::latency::{FaultSpec, LatencyModel};
-use mcptape_replay::schedule::TimerMode;
+use common::{TINY, recorded_reply, tape_of, virtual_server};
 use mcptape_replay::serve::{Answer, Server, Unrecorded, serve_stream};
-use mcptape_replay::tape::Tape;
 use serde_json::{Value, json};
 
 fn corpus(name: &str) -> String {
@@ -28,20 +25,8 @@ const LONE: &str = concat!(
     "/tests/data/lone-surrogate.jsonl"
 );
 
-fn server_of(tape: Tape, model: &str) -> Server {
-    Server::new(
-        tape,
-        LatencyModel::parse(model).unwrap(),
-        FaultSpec::default(),
-        1,
-        &[],
-    )
-    .unwrap()
-    .with_timer(TimerMode::Virtual)
-}
-
 fn server(path: &str) -> Server {
-    server_of(tape_of(path), "fixed:0ms")
+    virtual_server(tape_of(path), "fixed:0ms")
 }
 
 /// The reply body (text) of one answer.
@@ -276,7 +261,7 @@ fn body_of(srv: &Server, line: &str) -> String {
 #[tokio::test(start_paused = true)]
 async fn string_one_and_number_one_do_not_alias() {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-    let srv = Arc::new(server_of(tape_of(TINY), "fixed:10ms"));
+    let srv = Arc::new(virtual_server(tape_of(TINY), "fixed:10ms"));
     let (a, b) = tokio::io::duplex(1 << 16);
     let (ar, aw) = tokio::io::split(a);
     let (br, mut bw) = tokio::io::split(b);

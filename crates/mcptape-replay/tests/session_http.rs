@@ -8,9 +8,8 @@ use crate::common;
 
 use std::sync::{Arc, Mutex};
 
-use common::{TINY, tape_of};
+use common::{TINY, server_of, tape_of};
 use mcptape_replay::bench::{self, BenchConfig};
-use mcptape_replay::latency::{FaultSpec, LatencyModel};
 use mcptape_replay::serve::Server;
 use mcptape_report::run::Load;
 use mcptape_transport::http::HttpClient;
@@ -19,16 +18,7 @@ use tokio::time::Duration;
 
 /// Starts the recorded server on a loopback port; returns its URL.
 async fn listen(model: &str) -> (String, Arc<Server>) {
-    let srv = Arc::new(
-        Server::new(
-            tape_of(TINY),
-            LatencyModel::parse(model).unwrap(),
-            FaultSpec::default(),
-            1,
-            &[],
-        )
-        .unwrap(),
-    );
+    let srv = Arc::new(server_of(tape_of(TINY), model));
     let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", l.local_addr().unwrap());
     let s = srv.clone();

@@ -137,14 +137,14 @@ fn compat_table_is_every_nfkc_dot_or_separator() {
 
 #[test]
 fn windows_alternate_data_stream_is_refused() {
-    assert_eq!(
-        win_err("file:///C:/proj/a.rs::$DATA"),
-        (SanitizeErrorKind::AlternateDataStream, 16)
-    );
-    assert_eq!(
-        win_err("file:///C:/proj/sub/c:x"),
-        (SanitizeErrorKind::AlternateDataStream, 20)
-    );
+    // (uri, byte offset of the refused segment)
+    for (uri, at) in [
+        ("file:///C:/proj/a.rs::$DATA", 16),
+        ("file:///C:/proj/sub/c:x", 20),
+    ] {
+        let want = (SanitizeErrorKind::AlternateDataStream, at);
+        assert_eq!(win_err(uri), want, "{uri}");
+    }
     // Encoded, the same.
     assert_eq!(
         win_err("file:///C:/proj/a.rs%3A%3A%24DATA").0,
@@ -163,15 +163,18 @@ fn windows_alternate_data_stream_is_refused() {
 
 #[test]
 fn windows_drive_letter_not_first_is_refused() {
-    assert_eq!(
-        win_err("file:///C:/proj/sub/C:/Windows"),
-        (SanitizeErrorKind::DriveNotFirst, 20)
-    );
-    // Even where `..` would remove it again.
-    assert_eq!(
-        win_err("file:///C:/proj/d:/../a.rs"),
-        (SanitizeErrorKind::DriveNotFirst, 16)
-    );
+    // (uri, byte offset of the refused segment); the second even where `..` would remove it
+    // again.
+    for (uri, at) in [
+        ("file:///C:/proj/sub/C:/Windows", 20),
+        ("file:///C:/proj/d:/../a.rs", 16),
+    ] {
+        assert_eq!(
+            win_err(uri),
+            (SanitizeErrorKind::DriveNotFirst, at),
+            "{uri}"
+        );
+    }
     let root = Root::with_style("file:///C:/proj/", PathStyle::Windows).unwrap();
     assert_eq!(
         root.resolve("file:///c:/proj/a.rs").unwrap().as_str(),

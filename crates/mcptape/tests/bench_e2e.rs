@@ -22,11 +22,19 @@ fn bench_on(
     (o.status.success(), stdout, stderr, report)
 }
 
-/// [`bench`] with `line` split at white space, into a new temp dir: (the dir, stdout, report).
-fn bench_in(line: &str) -> (tempfile::TempDir, String, serde_json::Value) {
+/// `bench` on the shipped recording `name` (`corpus/transcripts/NAME`) with `line` split at
+/// white space, into a new temp dir, expected to succeed: (the dir, stdout, report.json).
+fn bench_ok(name: &str, line: &str) -> (tempfile::TempDir, String, serde_json::Value) {
     let dir = tempfile::tempdir().unwrap();
-    let (stdout, report) = bench(&words(line), dir.path());
+    let transcript = format!("corpus/transcripts/{name}");
+    let (ok, stdout, stderr, report) = bench_on(&transcript, &words(line), dir.path());
+    assert!(ok, "bench {name} {line} failed:\n{stdout}\n{stderr}");
     (dir, stdout, report)
+}
+
+/// [`bench_ok`] on everything-stdio.jsonl.
+fn bench_in(line: &str) -> (tempfile::TempDir, String, serde_json::Value) {
+    bench_ok("everything-stdio.jsonl", line)
 }
 
 /// `mcptape bench corpus/transcripts/everything-stdio.jsonl ARGS...` within 60 s: its output and
@@ -284,13 +292,10 @@ fn bench_stops_when_a_drop_connection_fault_closes_the_stdio_session() {
 
 #[test]
 fn bench_falls_back_from_server_discover_to_initialize_on_the_shipped_fallback_recording() {
-    let dir = tempfile::tempdir().unwrap();
-    let (ok, stdout, stderr, r) = bench_on(
-        "corpus/transcripts/crawl-everything-http-2026-07-28-fallback.jsonl",
-        &["--latency", "fixed:1ms", "--reads", "5", "--turns", "2"],
-        dir.path(),
+    let (_dir, _, r) = bench_ok(
+        "crawl-everything-http-2026-07-28-fallback.jsonl",
+        "--latency fixed:1ms --reads 5 --turns 2",
     );
-    assert!(ok, "{stdout}\n{stderr}");
     assert_eq!(r["single"]["count"], 5, "{r}");
     // server/discover (its recorded -32000 rejection) + initialize + 5 + 2×4 reads.
     assert_eq!(r["server"]["requests"], 2 + 5 + 8, "{r}");
@@ -313,16 +318,9 @@ fn bench_cut_transcript_warning_reaches_the_report_and_a_stale_slo_xml_is_remove
         assert!(o.status.success(), "{stderr}");
         (stderr, json_or_null(&out.join("report.json")))
     };
-    let (stderr, r) = run(&[
-        "--latency",
-        "fixed:1ms",
-        "--reads",
-        "20",
-        "--turns",
-        "2",
-        "--slo",
-        "read.p99<60s",
-    ]);
+    let (stderr, r) = run(&words(
+        "--latency fixed:1ms --reads 20 --turns 2 --slo read.p99<60s",
+    ));
     assert_has(&stderr, "is cut and was dropped");
     let warnings = r["warnings"].as_array().expect("warnings");
     assert!(
@@ -707,13 +705,10 @@ fn owned(rows: &[(&str, u64, u64)]) -> Vec<(String, u64, u64)> {
 /// report.json, the HTML page and the .hlog (read back by Python `hdrhistogram`).
 #[test]
 fn bench_on_a_tool_session_reports_every_method_per_tool_prompt_and_uri() {
-    let dir = tempfile::tempdir().unwrap();
-    let (ok, stdout, stderr, report) = bench_on(
-        "corpus/transcripts/everything-tools-stdio.jsonl",
-        &words("--reads 26 --turns 2 --latency fixed:1ms"),
-        dir.path(),
+    let (dir, stdout, report) = bench_ok(
+        "everything-tools-stdio.jsonl",
+        "--reads 26 --turns 2 --latency fixed:1ms",
     );
-    assert!(ok, "{stdout}\n{stderr}");
     assert_eq!(report["mix"], "recorded");
     assert_eq!(
         sent_ok(&report, "byMethod", "method"),
@@ -826,13 +821,10 @@ fn bench_on_a_tool_session_reports_every_method_per_tool_prompt_and_uri() {
 /// `n/a`. The rows say `requests`, and why there is no prediction.
 #[test]
 fn bench_of_tool_calls_says_requests_and_why_the_turns_have_no_prediction() {
-    let dir = tempfile::tempdir().unwrap();
-    let (ok, stdout, stderr, _) = bench_on(
-        "corpus/transcripts/everything-tools-stdio.jsonl",
-        &words("--reads 8 --turns 2 --latency fixed:1ms --methods tools/call,prompts/get"),
-        dir.path(),
+    let (dir, stdout, _) = bench_ok(
+        "everything-tools-stdio.jsonl",
+        "--reads 8 --turns 2 --latency fixed:1ms --methods tools/call,prompts/get",
     );
-    assert!(ok, "{stdout}\n{stderr}");
     assert_has(&stdout, "single requests (closed-loop, concurrency 1):");
     assert_has(&stdout, "8 of 8 answered ok (100.0 %)");
     assert_has(&stdout, "\n  all requests   ");
@@ -851,15 +843,10 @@ fn bench_of_tool_calls_says_requests_and_why_the_turns_have_no_prediction() {
 /// the reads-only bench.
 #[test]
 fn bench_methods_and_weighted_mix_choose_what_is_sent() {
-    let dir = tempfile::tempdir().unwrap();
-    let (ok, stdout, stderr, report) = bench_on(
-        "corpus/transcripts/everything-tools-stdio.jsonl",
-        &words(
-            "--reads 40 --turns 0 --latency fixed:1ms --methods tools/call,prompts/get --mix tools/call=3,prompts/get=1",
-        ),
-        dir.path(),
+    let (_dir, _, report) = bench_ok(
+        "everything-tools-stdio.jsonl",
+        "--reads 40 --turns 0 --latency fixed:1ms --methods tools/call,prompts/get --mix tools/call=3,prompts/get=1",
     );
-    assert!(ok, "{stdout}\n{stderr}");
     assert_eq!(
         sent_ok(&report, "byMethod", "method"),
         owned(&[("prompts/get", 10, 10), ("tools/call", 30, 30)])
@@ -990,13 +977,10 @@ fn bench_latency_recorded_keeps_each_tools_own_delay() {
     }
     let long = recorded["trigger-long-running-operation"];
     assert!(long >= 1_000_000, "{recorded:?}");
-    let dir = tempfile::tempdir().unwrap();
-    let (ok, stdout, stderr, report) = bench_on(
-        "corpus/transcripts/everything-tools-stdio.jsonl",
-        &words("--reads 4 --turns 0 --latency recorded --methods tools/call"),
-        dir.path(),
+    let (_dir, _, report) = bench_ok(
+        "everything-tools-stdio.jsonl",
+        "--reads 4 --turns 0 --latency recorded --methods tools/call",
     );
-    assert!(ok, "{stdout}\n{stderr}");
     let p50 = |name: &str| {
         report["byTool"]
             .as_array()

@@ -3,7 +3,7 @@
 
 use std::process::{Command, Output};
 
-use crate::record_support::repo_root as repo;
+use crate::record_support::{repo_root as repo, words};
 
 fn mcptape(args: &[&str]) -> Output {
     crate::record_support::mcptape_in(&repo(), args)
@@ -114,12 +114,9 @@ fn junit_output_file_is_written_and_parses() {
 
 #[test]
 fn json_output_parses() {
-    let o = mcptape(&[
-        "check",
-        "corpus/violations/read-empty-contents.jsonl",
-        "--format",
-        "json",
-    ]);
+    let o = mcptape(&words(
+        "check corpus/violations/read-empty-contents.jsonl --format json",
+    ));
     assert_eq!(o.status.code(), Some(1));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["summary"]["errors"], 1);

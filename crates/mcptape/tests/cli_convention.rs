@@ -35,14 +35,9 @@ fn allow_then_a_path_checks_the_path() {
     let last = stdout(&o).lines().last().unwrap_or_default().to_owned();
     assert!(last.starts_with("PASS: "), "{last}");
     // Two rules take two flags; both rule names are checked as rules, the path as a path.
-    let o = run(&[
-        "check",
-        "--allow",
-        "error-id-null",
-        "--allow",
-        "no-such-rule",
-        "corpus/transcripts",
-    ]);
+    let o = run(&words(
+        "check --allow error-id-null --allow no-such-rule corpus/transcripts",
+    ));
     assert_ne!(o.status.code(), Some(0));
     assert!(stderr(&o).contains("no-such-rule"), "{}", stderr(&o));
 }
@@ -125,12 +120,9 @@ fn crawl_to_a_closed_port_says_connection_refused_in_words() {
 fn debug_build_warning_is_printed_by_bench_and_serve() {
     // (bench-codec is a binary of benches/ now; .ci/steps/40-benches.sh runs it.)
     let runs = [
-        run(&[
-            "bench",
-            "corpus/transcripts/everything-stdio.jsonl",
-            "--parallel",
-            "0",
-        ]),
+        run(&words(
+            "bench corpus/transcripts/everything-stdio.jsonl --parallel 0",
+        )),
         run(&["serve", "no/such/transcript.jsonl"]),
     ];
     for o in &runs {
@@ -435,12 +427,9 @@ fn record_listen_duration_0_is_refused_like_bench_max_phase_0() {
     );
     assert_has(&refusal(&o), "--duration 0 must be longer than 0");
     assert!(!t.exists());
-    let o = run(&[
-        "bench",
-        "corpus/transcripts/everything-stdio.jsonl",
-        "--max-phase",
-        "0",
-    ]);
+    let o = run(&words(
+        "bench corpus/transcripts/everything-stdio.jsonl --max-phase 0",
+    ));
     assert_has(&refusal(&o), "--max-phase 0 must be longer than 0");
 }
 
@@ -450,12 +439,9 @@ fn record_listening(tmp: &Path) -> (Guard, std::path::PathBuf) {
     let t = tmp.join("t.jsonl");
     let mut child = Command::new(mcptape())
         .args(["record", "-o", t.to_str().unwrap()])
-        .args([
-            "--listen",
-            "127.0.0.1:0",
-            "--upstream",
-            "http://127.0.0.1:1/mcp",
-        ])
+        .args(words(
+            "--listen 127.0.0.1:0 --upstream http://127.0.0.1:1/mcp",
+        ))
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
@@ -519,14 +505,9 @@ fn merge_a_directory_names_the_log_inside_it() {
 fn bench_with_a_failed_handshake_leaves_no_stats_file() {
     let tmp = tempfile::tempdir().unwrap();
     let mut cmd = Command::new(mcptape());
-    cmd.args([
-        "bench",
-        "corpus/transcripts/everything-stdio.jsonl",
-        "--latency",
-        "fixed:3s",
-        "--timeout",
-        "1s",
-    ])
+    cmd.args(words(
+        "bench corpus/transcripts/everything-stdio.jsonl --latency fixed:3s --timeout 1s",
+    ))
     .current_dir(repo_root())
     .env("TMPDIR", tmp.path());
     let o = run_bounded(&mut cmd, Duration::from_secs(60)).0;
@@ -942,13 +923,9 @@ fn format_json_and_target_url_are_the_one_spelling_and_old_ones_are_hidden_alias
             stderr(&o)
         );
     }
-    let o = run(&[
-        "record",
-        "-o",
-        "x.jsonl",
-        "--upstream",
-        "http://127.0.0.1:1/mcp",
-    ]);
+    let o = run(&words(
+        "record -o x.jsonl --upstream http://127.0.0.1:1/mcp",
+    ));
     // Parsed (the alias is known): --target-url requires --listen.
     assert_has(&refusal(&o), "--listen");
 }
@@ -962,16 +939,7 @@ fn bench_off_a_terminal_prints_a_status_line_every_interval() {
     let mut cmd = Command::new(mcptape());
     cmd.current_dir(repo_root())
         .env("MCPTAPE_STATUS_EVERY", "100ms")
-        .args([
-            "bench",
-            "corpus/transcripts/everything-stdio.jsonl",
-            "--reads",
-            "40",
-            "--turns",
-            "2",
-            "--latency",
-            "fixed:20ms",
-        ]);
+        .args(words("bench corpus/transcripts/everything-stdio.jsonl --reads 40 --turns 2 --latency fixed:20ms"));
     let o = run_bounded(&mut cmd, Duration::from_secs(120)).0;
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let e = stderr(&o);
@@ -1009,12 +977,9 @@ fn bench_off_a_terminal_prints_a_status_line_every_interval() {
     let mut cmd = Command::new(mcptape());
     cmd.current_dir(repo_root())
         .env("MCPTAPE_STATUS_EVERY", "5ms")
-        .args([
-            "bench",
-            "corpus/transcripts/everything-stdio.jsonl",
-            "--reads",
-            "1",
-        ]);
+        .args(words(
+            "bench corpus/transcripts/everything-stdio.jsonl --reads 1",
+        ));
     let o = run_bounded(&mut cmd, Duration::from_secs(120)).0;
     assert_has(
         &refusal(&o),

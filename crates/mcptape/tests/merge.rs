@@ -62,17 +62,18 @@ fn merge_of_two_bench_runs_sums_counts_and_adds_the_histograms() {
     let (code, stdout, stderr) = merge(&logs, &m);
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     // The table names its columns and says what the counts are.
-    for needle in [
-        "tag",
-        "n (sum)",
-        "n per input",
-        "p50 ms",
-        "p99.9 ms",
-        "max ms",
-        "mean ms",
-    ] {
-        assert!(stdout.contains(needle), "{needle:?} in\n{stdout}");
-    }
+    assert_has_all(
+        &stdout,
+        &[
+            "tag",
+            "n (sum)",
+            "n per input",
+            "p50 ms",
+            "p99.9 ms",
+            "max ms",
+            "mean ms",
+        ],
+    );
     assert_has(
         &stdout,
         "every merged count is the sum of the inputs' counts",

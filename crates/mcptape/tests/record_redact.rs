@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-use record_support::{Guard, peers, start_everything_http, terminate};
+use record_support::{Guard, peers, start_everything_http, terminate, words};
 
 fn mcptape() -> Command {
     Command::new(env!("CARGO_BIN_EXE_mcptape"))
@@ -46,12 +46,9 @@ fn run_record(cmd: &mut Command, out: &Path) -> String {
 /// (nothing listens on port 9) run to completion.
 fn record_listen(out: &Path, extra: &[&str]) -> Output {
     record_to(out)
-        .args([
-            "--listen",
-            "127.0.0.1:0",
-            "--upstream",
-            "http://127.0.0.1:9/mcp",
-        ])
+        .args(words(
+            "--listen 127.0.0.1:0 --upstream http://127.0.0.1:9/mcp",
+        ))
         .args(extra)
         .output()
         .unwrap()
@@ -213,14 +210,9 @@ fn query_param_api_token_is_redacted_in_header_url_and_detail() {
 fn upstream_userinfo_with_slash_in_password_is_redacted_in_header_and_stderr() {
     let (_dir, out) = temp_out();
     let o = record_to(&out)
-        .args([
-            "--listen",
-            "127.0.0.1:0",
-            "--upstream",
-            "http://u:pa/ss@127.0.0.1:9/mcp",
-            "--duration",
-            "300ms",
-        ])
+        .args(words(
+            "--listen 127.0.0.1:0 --upstream http://u:pa/ss@127.0.0.1:9/mcp --duration 300ms",
+        ))
         .stdin(Stdio::null())
         .output()
         .unwrap();

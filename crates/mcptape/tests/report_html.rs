@@ -30,20 +30,7 @@ fn chromium() -> PathBuf {
 /// (stdout, stderr). Console messages go to stderr (`--enable-logging=stderr --v=0`).
 fn headless(page: &Path, profile: &Path, extra: &[String]) -> (String, String) {
     let mut cmd = Command::new(chromium());
-    cmd.args([
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--disable-dev-shm-usage",
-        "--enable-logging=stderr",
-        "--v=0",
-        "--window-size=1280,2000",
-    ])
+    cmd.args(words("--headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking --disable-component-update --disable-sync --disable-dev-shm-usage --enable-logging=stderr --v=0 --window-size=1280,2000"))
     .arg(format!("--user-data-dir={}", profile.display()))
     .args(extra)
     .arg(format!("file://{}", page.display()));

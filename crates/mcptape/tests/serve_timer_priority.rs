@@ -90,16 +90,9 @@ fn bench_reports_the_embedded_servers_timer_policy() {
     );
 
     // And `normal` is passed through to the embedded child.
-    let (_dir, o) = bench_ok(&[
-        "--reads",
-        "5",
-        "--turns",
-        "1",
-        "--latency",
-        "fixed:1ms",
-        "--timer-priority",
-        "normal",
-    ]);
+    let (_dir, o) = bench_ok(&words(
+        "--reads 5 --turns 1 --latency fixed:1ms --timer-priority normal",
+    ));
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(
         stdout.contains("timer thread: SCHED_OTHER (--timer-priority normal)"),

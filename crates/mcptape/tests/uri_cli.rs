@@ -2,7 +2,7 @@
 
 use crate::record_support as support;
 
-use support::assert_has;
+use support::{assert_has, assert_has_all, words};
 
 /// `mcptape uri ARGS...`: (exit code, stdout, stderr).
 fn mcptape(args: &[&str]) -> (i32, String, String) {
@@ -231,14 +231,15 @@ fn uri_match_help_says_which_operators_are_decoded() {
     assert_eq!(code, 0);
     // Clap wraps long help: compare with whitespace collapsed.
     let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
-    for needle in [
-        "`{+var}` and `{#var}` values are printed as matched, NOT decoded",
-        "prints `path=a/b%2Fc.txt`",
-        "printed percent-decoded once",
-        "gives the URI back",
-    ] {
-        assert!(help.contains(needle), "{needle:?} not in:\n{help}");
-    }
+    assert_has_all(
+        &help,
+        &[
+            "`{+var}` and `{#var}` values are printed as matched, NOT decoded",
+            "prints `path=a/b%2Fc.txt`",
+            "printed percent-decoded once",
+            "gives the URI back",
+        ],
+    );
 }
 
 // Issue 15 bug reports: `mcptape uri match` refuses traversal values, `mcptape uri resolve
@@ -291,12 +292,9 @@ fn resolve_windows_drive_path_without_leading_slash() {
         "uri: file:///C:/Users/dev/My%20Proj/a.rs\npath: C:/Users/dev/My Proj/a.rs\nrelative: My Proj/a.rs\n"
     );
     // Without --windows: the POSIX reading, as before.
-    let (code, out, _) = mcptape(&[
-        "resolve",
-        "--root",
-        "file:///C:/Users/dev/",
-        "file:///C:/Users/dev/a.rs",
-    ]);
+    let (code, out, _) = mcptape(&words(
+        "resolve --root file:///C:/Users/dev/ file:///C:/Users/dev/a.rs",
+    ));
     assert_eq!(code, 0);
     assert_has(&out, "path: /C:/Users/dev/a.rs\n");
 }
@@ -372,12 +370,9 @@ fn match_fullwidth_dot_dot_slash_is_no_match() {
 
 #[test]
 fn resolve_fullwidth_dot_dot_slash_is_refused() {
-    let (code, out, err) = mcptape(&[
-        "resolve",
-        "--root",
-        "file:///srv/",
-        "file:///srv/%EF%BC%8E%EF%BC%8E%EF%BC%8Fetc/passwd",
-    ]);
+    let (code, out, err) = mcptape(&words(
+        "resolve --root file:///srv/ file:///srv/%EF%BC%8E%EF%BC%8E%EF%BC%8Fetc/passwd",
+    ));
     assert_eq!((code, out.as_str()), (1, ""));
     assert!(
         err.starts_with("rejected: the uri at byte 12: a character that Unicode NFKC folds"),

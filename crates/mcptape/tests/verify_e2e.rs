@@ -27,6 +27,15 @@ fn verify_path(
     verify_json(&mut cmd)
 }
 
+/// [`verify`] with the text report: (exit code, stdout, stderr).
+fn verify_text(transcript: &str, target_cmd: &str, extra: &[&str]) -> (i32, String, String) {
+    let t = corpus_transcript(transcript);
+    let mut args = vec![t.to_str().unwrap(), "--target-cmd", target_cmd];
+    args.extend(extra);
+    let (rc, out, err, _) = verify_raw(&args);
+    (rc, out, err)
+}
+
 /// Runs `mcptape verify ... --json` (within 120 s): its exit code and JSON report.
 fn verify_json(cmd: &mut Command) -> (i32, serde_json::Value) {
     let (o, _) = run_bounded(cmd.arg("--json"), Duration::from_secs(120));
@@ -304,17 +313,8 @@ fn regression_a_request_the_target_closed_on_counts_as_unanswered() {
 /// out is unanswered, the rest are not sent, and the run fails saying so.
 #[test]
 fn verify_max_time_bounds_a_target_that_never_answers() {
-    let t = corpus_transcript("everything-stdio.jsonl");
-    let args = [
-        t.to_str().unwrap(),
-        "--target-cmd",
-        "cat > /dev/null",
-        "--timeout",
-        "10s",
-        "--max-time",
-        "1s",
-    ];
-    let (rc, out, err, _) = verify_raw(&args);
+    let (target, extra) = ("cat > /dev/null", words("--timeout 10s --max-time 1s"));
+    let (rc, out, err) = verify_text("everything-stdio.jsonl", target, &extra);
     assert_eq!(rc, 1, "{out}\n{err}");
     assert_has_all(
         &out,
@@ -327,7 +327,7 @@ fn verify_max_time_bounds_a_target_that_never_answers() {
         &err,
         "stopped at the overall time bound (--max-time) while record 1 (line 2) waited",
     );
-    let (rc, rep) = verify_json(Command::new(mcptape()).arg("verify").args(args));
+    let (rc, rep) = verify("everything-stdio.jsonl", target, &extra);
     assert_eq!(rc, 1, "{rep}");
     assert_eq!(rep["outOfTimeAt"], 0, "{rep}");
     assert_eq!(rep["requests"], 1, "{rep}");
@@ -339,16 +339,8 @@ fn verify_max_time_bounds_a_target_that_never_answers() {
 /// first, and says each unanswered request as it happens (progress on stderr).
 #[test]
 fn verify_reports_the_lines_of_a_target_that_answers_with_non_json() {
-    let t = corpus_transcript("everything-stdio.jsonl");
     let echo = r#"while IFS= read -r l; do printf 'not json: %s\n' "$l"; done"#;
-    let args = [
-        t.to_str().unwrap(),
-        "--target-cmd",
-        echo,
-        "--timeout",
-        "200ms",
-    ];
-    let (rc, out, err, _) = verify_raw(&args);
+    let (rc, out, err) = verify_text("everything-stdio.jsonl", echo, &["--timeout", "200ms"]);
     assert_eq!(rc, 1, "{out}\n{err}");
     assert_has(
         &out,
@@ -358,7 +350,7 @@ fn verify_reports_the_lines_of_a_target_that_answers_with_non_json() {
         &err,
         "mcptape verify: record 1 (line 2) initialize: no response within 200ms; going on",
     );
-    let (rc, rep) = verify_json(Command::new(mcptape()).arg("verify").args(args));
+    let (rc, rep) = verify("everything-stdio.jsonl", echo, &["--timeout", "200ms"]);
     assert_eq!(rc, 1, "{rep}");
     let requests = rep["requests"].as_u64().unwrap();
     assert!(requests > 1, "{rep}");

@@ -49,18 +49,27 @@ pub fn server(model: &str, fault: &str, seed: u64) -> Arc<Server> {
     )
 }
 
+/// A server of `tape` with latency model `model` (`LatencyModel::parse` syntax), no faults,
+/// seed 1, on the real timer. Panics on a model that does not parse.
+pub fn server_of(tape: Tape, model: &str) -> Server {
+    Server::new(
+        tape,
+        LatencyModel::parse(model).unwrap(),
+        FaultSpec::default(),
+        1,
+        &[],
+    )
+    .unwrap()
+}
+
+/// [`server_of`] on the virtual clock ([`TimerMode::Virtual`]).
+pub fn virtual_server(tape: Tape, model: &str) -> Server {
+    server_of(tape, model).with_timer(TimerMode::Virtual)
+}
+
 /// A server of `tape` answering at once (`fixed:0ms`, no faults, seed 1, real timer).
 pub fn instant_server(tape: Tape) -> Arc<Server> {
-    Arc::new(
-        Server::new(
-            tape,
-            LatencyModel::parse("fixed:0ms").unwrap(),
-            FaultSpec::default(),
-            1,
-            &[],
-        )
-        .unwrap(),
-    )
+    Arc::new(server_of(tape, "fixed:0ms"))
 }
 
 /// The recorded reply line (raw JSON text, no `\n`) of the first exchange of `tape` whose

@@ -271,51 +271,129 @@ fn assert_err(data: &[u8], kind: CodecErrorKind, offset: usize, entry: Option<us
     );
 }
 
-#[test]
-fn duplicate_key_in_result() {
-    let d = case!("duplicate_key_in_result");
-    let at = find(d, r#""resultType":"complete"}"#);
-    assert_err(
-        d,
-        CodecErrorKind::DuplicateKey {
-            key: "resultType".into(),
-        },
-        at,
-        None,
-    );
+/// One named case file (`tests/data/codec/NAME.json`): the error it must give, at the byte
+/// where `needle` starts in the file plus `past`, in `entry`.
+struct ErrCase {
+    name: &'static str,
+    data: &'static [u8],
+    kind: CodecErrorKind,
+    needle: &'static str,
+    past: usize,
+    entry: Option<usize>,
+}
+
+/// An [`ErrCase`] of the case file `$name`.
+macro_rules! err_case {
+    ($name:literal, $kind:expr, $needle:expr, $past:expr, $entry:expr) => {
+        ErrCase {
+            name: $name,
+            data: case!($name),
+            kind: $kind,
+            needle: $needle,
+            past: $past,
+            entry: $entry,
+        }
+    };
 }
 
 #[test]
-fn duplicate_key_after_unescaping() {
-    let d = case!("duplicate_key_after_unescaping");
-    assert_err(
-        d,
-        CodecErrorKind::DuplicateKey { key: "uri".into() },
-        find(d, r#""\u0075ri""#),
-        Some(0),
-    );
-}
-
-#[test]
-fn lone_high_surrogate_in_text() {
-    let d = case!("lone_high_surrogate_in_text");
-    assert_err(
-        d,
-        CodecErrorKind::LoneSurrogate,
-        find(d, r"\ud800"),
-        Some(0),
-    );
-}
-
-#[test]
-fn lone_low_surrogate_in_uri() {
-    let d = case!("lone_low_surrogate_in_uri");
-    assert_err(
-        d,
-        CodecErrorKind::LoneSurrogate,
-        find(d, r"\udc00"),
-        Some(0),
-    );
+fn named_error_cases_give_their_kind_offset_and_entry() {
+    use CodecErrorKind as K;
+    let dup = |key: &str| K::DuplicateKey { key: key.into() };
+    let cases = [
+        err_case!(
+            "duplicate_key_in_result",
+            dup("resultType"),
+            r#""resultType":"complete"}"#,
+            0,
+            None
+        ),
+        err_case!(
+            "duplicate_key_after_unescaping",
+            dup("uri"),
+            r#""\u0075ri""#,
+            0,
+            Some(0)
+        ),
+        err_case!(
+            "lone_high_surrogate_in_text",
+            K::LoneSurrogate,
+            r"\ud800",
+            0,
+            Some(0)
+        ),
+        err_case!(
+            "lone_low_surrogate_in_uri",
+            K::LoneSurrogate,
+            r"\udc00",
+            0,
+            Some(0)
+        ),
+        err_case!(
+            "both_text_and_blob",
+            K::BothTextAndBlob,
+            r#""text""#,
+            0,
+            Some(0)
+        ),
+        err_case!(
+            "neither_text_nor_blob",
+            K::NeitherTextNorBlob,
+            "}]",
+            0,
+            Some(0)
+        ),
+        err_case!(
+            "blob_trailing_bits",
+            K::Base64(Base64Error::TrailingBits { offset: 1 }),
+            "QR==",
+            1,
+            Some(0)
+        ),
+        err_case!(
+            "blob_missing_padding",
+            K::Base64(Base64Error::InvalidLength { len: 2 }),
+            r#"QQ""#,
+            2,
+            Some(0)
+        ),
+        err_case!(
+            "number_out_of_range",
+            K::NumberOutOfRange,
+            "1e400",
+            0,
+            Some(0)
+        ),
+        err_case!(
+            "raw_control_char_in_text",
+            K::ControlCharacterInString,
+            "\t",
+            0,
+            Some(0)
+        ),
+        err_case!(
+            "wrong_jsonrpc_version",
+            K::WrongJsonRpcVersion,
+            r#""1.0""#,
+            0,
+            None
+        ),
+        err_case!(
+            "missing_uri",
+            K::MissingField { field: "uri" },
+            "}]",
+            0,
+            Some(0)
+        ),
+    ];
+    for c in cases {
+        let want = CodecError {
+            kind: c.kind,
+            offset: find(c.data, c.needle) + c.past,
+            entry: c.entry,
+        };
+        assert_eq!(err_of(c.data), want, "{}", c.name);
+    }
 }
 
 #[test]
@@ -336,99 +414,9 @@ fn blob_with_escaped_slash() {
 }
 
 #[test]
-fn both_text_and_blob() {
-    let d = case!("both_text_and_blob");
-    assert_err(
-        d,
-        CodecErrorKind::BothTextAndBlob,
-        find(d, r#""text""#),
-        Some(0),
-    );
-}
-
-#[test]
-fn neither_text_nor_blob() {
-    let d = case!("neither_text_nor_blob");
-    assert_err(
-        d,
-        CodecErrorKind::NeitherTextNorBlob,
-        find(d, r#"}]"#),
-        Some(0),
-    );
-}
-
-#[test]
-fn blob_trailing_bits() {
-    let d = case!("blob_trailing_bits");
-    let at = find(d, "QR==") + 1;
-    assert_err(
-        d,
-        CodecErrorKind::Base64(Base64Error::TrailingBits { offset: 1 }),
-        at,
-        Some(0),
-    );
-}
-
-#[test]
-fn blob_missing_padding() {
-    let d = case!("blob_missing_padding");
-    let at = find(d, r#"QQ""#) + 2;
-    assert_err(
-        d,
-        CodecErrorKind::Base64(Base64Error::InvalidLength { len: 2 }),
-        at,
-        Some(0),
-    );
-}
-
-#[test]
-fn number_out_of_range() {
-    let d = case!("number_out_of_range");
-    assert_err(
-        d,
-        CodecErrorKind::NumberOutOfRange,
-        find(d, "1e400"),
-        Some(0),
-    );
-}
-
-#[test]
-fn raw_control_char_in_text() {
-    let d = case!("raw_control_char_in_text");
-    assert_err(
-        d,
-        CodecErrorKind::ControlCharacterInString,
-        find(d, "\t"),
-        Some(0),
-    );
-}
-
-#[test]
-fn wrong_jsonrpc_version() {
-    let d = case!("wrong_jsonrpc_version");
-    assert_err(
-        d,
-        CodecErrorKind::WrongJsonRpcVersion,
-        find(d, r#""1.0""#),
-        None,
-    );
-}
-
-#[test]
 fn trailing_characters() {
     let d = case!("trailing_characters");
     assert_err(d, CodecErrorKind::TrailingCharacters, d.len() - 1, None);
-}
-
-#[test]
-fn missing_uri() {
-    let d = case!("missing_uri");
-    assert_err(
-        d,
-        CodecErrorKind::MissingField { field: "uri" },
-        find(d, "}]"),
-        Some(0),
-    );
 }
 
 fn nested(depth_of_innermost: usize) -> Vec<u8> {
