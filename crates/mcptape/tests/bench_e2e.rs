@@ -1110,7 +1110,7 @@ fn bench_baseline_gate_catches_a_20ms_read_delay_in_the_python_sdk_server() {
         .find(|l| l.trim_start().starts_with("read p50"))
         .unwrap_or_else(|| panic!("{stdout}"));
     assert!(line.trim_end().ends_with("  regressed"), "{line}");
-    assert_has(&line, " % [+");
+    assert_has(line, " % [+");
     assert_has(&stdout, "regression gate: REGRESSED (read p50");
     assert_has(&stderr, "mcptape bench: regression against the baseline");
     // slo.xml: one testcase per compared quantile, the regressed ones failed.

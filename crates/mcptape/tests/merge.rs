@@ -182,7 +182,7 @@ fn merge_names_the_file_and_line_of_a_cut_log() {
     let log = std::fs::read_to_string(a.join("latency.hlog")).unwrap();
     let lines: Vec<&str> = log.lines().collect();
     let last = lines[lines.len() - 1];
-    assert_has(&last, ",HISTF");
+    assert_has(last, ",HISTF");
     let cut_dir = dir.path().join("cut");
     std::fs::create_dir(&cut_dir).unwrap();
     let cut = cut_dir.join("latency.hlog");

@@ -10,7 +10,7 @@
 use crate::record_support;
 
 use std::io::Read;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
 use mcptape_transcript::Direction;
@@ -46,19 +46,9 @@ fn http_transcript_write_failure_forwards_nothing_unrecorded() {
     let dir = tempfile::tempdir().unwrap();
     let t = dir.path().join("t.jsonl");
     let port = free_port();
-    let script = format!(
-        "trap '' XFSZ; ulimit -f {LIMIT_BLOCKS}; exec \"$0\" record -o \"$1\" --listen 127.0.0.1:{port} --upstream http://127.0.0.1:{up}/mcp"
-    );
-    let child = Command::new("sh")
-        .arg("-c")
-        .arg(script)
-        .arg(mcptape())
-        .arg(&t)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn sh");
+    let args = format!("--listen 127.0.0.1:{port} --upstream http://127.0.0.1:{up}/mcp");
+    let child =
+        spawn_record_under_file_limit(&t, LIMIT_BLOCKS, &args, Stdio::null(), Stdio::null());
     let mut proxy = Guard(child);
     wait_port(port, Duration::from_secs(30));
 

@@ -11,7 +11,7 @@
 use crate::record_support;
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
 use mcptape_transcript::Direction;
@@ -29,18 +29,8 @@ const LIMIT_BLOCKS: u32 = 128;
 fn transcript_write_failure_ends_the_session_and_forwards_no_line_unrecorded() {
     let dir = tempfile::tempdir().unwrap();
     let t = dir.path().join("t.jsonl");
-    let script =
-        format!("trap '' XFSZ; ulimit -f {LIMIT_BLOCKS}; exec \"$0\" record -o \"$1\" -- cat");
-    let mut child = Command::new("sh")
-        .arg("-c")
-        .arg(script)
-        .arg(mcptape())
-        .arg(&t)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn sh");
+    let mut child =
+        spawn_record_under_file_limit(&t, LIMIT_BLOCKS, "-- cat", Stdio::piped(), Stdio::piped());
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let mut stderr = child.stderr.take().unwrap();

@@ -563,6 +563,30 @@ pub fn spawn_record(t_path: &Path, server: &[&OsStr], stderr: Stdio) -> Guard {
     Guard(child)
 }
 
+/// `mcptape record -o T ARGS` spawned by `sh` under a file size limit of `blocks` `ulimit -f`
+/// blocks (512 or 1024 bytes) with SIGXFSZ ignored (a disposition `exec` keeps): the transcript
+/// write past the limit fails with `EFBIG`, as a full disk fails with `ENOSPC`. `args` is shell
+/// text; stderr is piped.
+pub fn spawn_record_under_file_limit(
+    t: &Path,
+    blocks: u32,
+    args: &str,
+    stdin: Stdio,
+    stdout: Stdio,
+) -> Child {
+    let script = format!("trap '' XFSZ; ulimit -f {blocks}; exec \"$0\" record -o \"$1\" {args}");
+    Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .arg(mcptape())
+        .arg(t)
+        .stdin(stdin)
+        .stdout(stdout)
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn sh")
+}
+
 /// `mcptape SUBCOMMAND -o OUT ARGS...` run to completion within `limit`.
 pub fn run_mcptape_out(sub: &str, out: &Path, args: &[&str], limit: Duration) -> Output {
     let mut cmd = Command::new(mcptape());
