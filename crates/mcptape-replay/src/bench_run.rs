@@ -213,15 +213,9 @@ impl Finished {
         if r.slo.is_empty() && r.regression.is_none() {
             return None;
         }
-        let slo_xml = (!r.slo.is_empty()).then(|| slo::junit_xml(&r.slo));
         Some(match &r.regression {
-            Some(g) => regression::junit_xml(
-                slo_xml.as_deref(),
-                r.slo.len(),
-                r.slo.iter().filter(|c| !c.pass).count(),
-                g,
-            ),
-            None => slo_xml.unwrap_or_default(),
+            Some(g) => regression::junit_xml(&r.slo, g),
+            None => slo::junit_xml(&r.slo),
         })
     }
 
