@@ -644,26 +644,29 @@ impl BenchSettings<'_> {
                 ConfigErrorKind::NothingToMeasure,
             ));
         }
-        if !(1..=MAX_PARALLEL).contains(&self.parallel) {
-            return Err(ConfigError::new(
+        for (flag, value, max, kind) in [
+            (
                 "--parallel",
-                self.parallel.to_string(),
+                self.parallel,
+                MAX_PARALLEL,
                 ConfigErrorKind::ParallelOutOfRange,
-            ));
-        }
-        if !(1..=MAX_IN_FLIGHT).contains(&self.max_in_flight) {
-            return Err(ConfigError::new(
+            ),
+            (
                 "--max-in-flight",
-                self.max_in_flight.to_string(),
+                self.max_in_flight,
+                MAX_IN_FLIGHT,
                 ConfigErrorKind::MaxInFlightOutOfRange,
-            ));
-        }
-        if !(1..=MAX_PARALLEL).contains(&self.concurrency) {
-            return Err(ConfigError::new(
+            ),
+            (
                 "--concurrency",
-                self.concurrency.to_string(),
+                self.concurrency,
+                MAX_PARALLEL,
                 ConfigErrorKind::ConcurrencyOutOfRange,
-            ));
+            ),
+        ] {
+            if !(1..=max).contains(&value) {
+                return Err(ConfigError::new(flag, value.to_string(), kind));
+            }
         }
         Ok(BenchConfig {
             reads: self.reads,

@@ -380,19 +380,42 @@ mod tests {
         );
     }
 
+    /// Sets one count flag to `max` (accepted), `max + 1` (refused: `kind`, `message`) and 0
+    /// (refused: `kind`).
+    fn assert_count_limit(
+        set: fn(&mut BenchSettings<'static>, u32),
+        max: u32,
+        kind: ConfigErrorKind,
+        message: &str,
+    ) {
+        let mut s = settings();
+        set(&mut s, max);
+        assert!(s.validate().is_ok());
+        set(&mut s, max + 1);
+        let e = s.validate().unwrap_err();
+        assert_eq!(e.kind(), &kind);
+        assert_eq!(e.to_string(), message);
+        set(&mut s, 0);
+        assert_eq!(s.validate().unwrap_err().kind(), &kind);
+    }
+
     #[test]
     fn parallel_at_the_limit_is_accepted_one_past_is_not() {
-        let mut s = settings();
-        s.parallel = MAX_PARALLEL;
-        assert!(s.validate().is_ok());
-        s.parallel = MAX_PARALLEL + 1;
-        let e = s.validate().unwrap_err();
-        assert_eq!(e.kind(), &ConfigErrorKind::ParallelOutOfRange);
-        assert_eq!(e.to_string(), "--parallel must be 1..=1024");
-        s.parallel = 0;
-        assert_eq!(
-            s.validate().unwrap_err().kind(),
-            &ConfigErrorKind::ParallelOutOfRange
+        assert_count_limit(
+            |s, v| s.parallel = v,
+            MAX_PARALLEL,
+            ConfigErrorKind::ParallelOutOfRange,
+            "--parallel must be 1..=1024",
+        );
+    }
+
+    #[test]
+    fn concurrency_at_the_limit_is_accepted_one_past_is_not() {
+        assert_count_limit(
+            |s, v| s.concurrency = v,
+            MAX_PARALLEL,
+            ConfigErrorKind::ConcurrencyOutOfRange,
+            "--concurrency must be 1..=1024",
         );
     }
 
@@ -401,14 +424,11 @@ mod tests {
         let mut s = settings();
         s.max_in_flight = MAX_IN_FLIGHT;
         assert_eq!(s.validate().unwrap().max_in_flight, 65_536);
-        s.max_in_flight = MAX_IN_FLIGHT + 1;
-        let e = s.validate().unwrap_err();
-        assert_eq!(e.kind(), &ConfigErrorKind::MaxInFlightOutOfRange);
-        assert_eq!(e.to_string(), "--max-in-flight 65537 must be 1..=65536");
-        s.max_in_flight = 0;
-        assert_eq!(
-            s.validate().unwrap_err().kind(),
-            &ConfigErrorKind::MaxInFlightOutOfRange
+        assert_count_limit(
+            |s, v| s.max_in_flight = v,
+            MAX_IN_FLIGHT,
+            ConfigErrorKind::MaxInFlightOutOfRange,
+            "--max-in-flight 65537 must be 1..=65536",
         );
     }
 

@@ -238,6 +238,18 @@ fn read_regular(path: &str) -> std::io::Result<Vec<u8>> {
     })
 }
 
+/// Refuses a `--latency` or `--fault` spec longer than [`MAX_SPEC_LEN`] before it is read.
+fn check_spec_len(spec: &str) -> Result<(), ConfigError> {
+    if spec.len() > MAX_SPEC_LEN {
+        return Err(ConfigError::spec(
+            spec,
+            MAX_SPEC_LEN,
+            SpecErrorKind::TooLong,
+        ));
+    }
+    Ok(())
+}
+
 impl LatencyModel {
     /// Parses a `--latency` spec. `empirical:FILE` reads FILE (an HdrHistogram
     /// interval log as written by `mcptape bench --out`; a regular file: a FIFO, socket or
@@ -246,13 +258,7 @@ impl LatencyModel {
     /// # Errors
     /// A [`ConfigError`] naming the failing part.
     pub fn parse(spec: &str) -> Result<LatencyModel, ConfigError> {
-        if spec.len() > MAX_SPEC_LEN {
-            return Err(ConfigError::spec(
-                spec,
-                MAX_SPEC_LEN,
-                SpecErrorKind::TooLong,
-            ));
-        }
+        check_spec_len(spec)?;
         let (name, rest) = match spec.split_once(':') {
             Some((n, r)) => (n, Some(r)),
             None => (spec, None),
@@ -505,13 +511,8 @@ impl FaultSpec {
     /// A [`ConfigError`] naming the failing part; shares adding up past 100% are
     /// [`SpecErrorKind::PercentOutOfRange`].
     pub fn parse(spec: &str) -> Result<FaultSpec, ConfigError> {
-        if spec.len() > MAX_SPEC_LEN {
-            return Err(ConfigError::spec(
-                spec,
-                MAX_SPEC_LEN,
-                SpecErrorKind::TooLong,
-            ));
-        }
+        check_spec_len(spec)?;
+        let err = |offset: usize, kind| ConfigError::spec(spec, offset, kind);
         let mut out = FaultSpec::default();
         let mut pos = 0;
         for part in spec.split(',') {
@@ -521,12 +522,13 @@ impl FaultSpec {
             {
                 out.stall_ppm = parse_percent_ppm(spec, pos + 6, p)?;
             } else if let Some(rest) = part.strip_prefix("error=") {
-                let (code, p) = rest.split_once('@').ok_or_else(|| {
-                    ConfigError::spec(spec, pos + 6, SpecErrorKind::BadNumber(rest.to_owned()))
-                })?;
-                let code: i64 = code.trim().parse().map_err(|_| {
-                    ConfigError::spec(spec, pos + 6, SpecErrorKind::BadNumber(code.to_owned()))
-                })?;
+                let (code, p) = rest
+                    .split_once('@')
+                    .ok_or_else(|| err(pos + 6, SpecErrorKind::BadNumber(rest.to_owned())))?;
+                let code: i64 = code
+                    .trim()
+                    .parse()
+                    .map_err(|_| err(pos + 6, SpecErrorKind::BadNumber(code.to_owned())))?;
                 out.error = Some((
                     code,
                     parse_percent_ppm(spec, pos + 7 + rest.len() - p.len(), p)?,
@@ -537,11 +539,7 @@ impl FaultSpec {
             {
                 out.drop_ppm = parse_percent_ppm(spec, pos + 16, p)?;
             } else {
-                return Err(ConfigError::spec(
-                    spec,
-                    pos,
-                    SpecErrorKind::UnknownName(part.to_owned()),
-                ));
+                return Err(err(pos, SpecErrorKind::UnknownName(part.to_owned())));
             }
             pos += part.len() + 1;
         }
