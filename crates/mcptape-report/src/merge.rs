@@ -304,21 +304,27 @@ fn check_counters(log: &HlogRead, meta: &HlogMeta) -> Result<(), MergeErrorKind>
     };
     let (s, t) = (&meta.single_phase, &meta.turn_phase);
     let sum = |xs: &[u64]| xs.iter().fold(0u64, |a, &b| a.saturating_add(b));
-    let single = count("single").unwrap_or(0);
-    // Every answered (ok or error) or timed-out single read is in `single`; a closed one is not.
-    let recorded = sum(&[s.answered_ok, s.error_answers_total(), s.timed_out]);
-    if recorded != single {
-        return Err(bad(
-            "single",
-            format!(
-                "{recorded} single reads answered or timed out ({} ok, {} error answers, {} timed out)",
-                s.answered_ok,
-                s.error_answers_total(),
-                s.timed_out
-            ),
-            single,
-        ));
-    }
+    // Every answered (ok or error) or timed-out (turn reads: cut) read of a phase is in its
+    // tag; a closed one is not. The tag's count.
+    let all_recorded = |tag: &str, p: &PhaseCounters, what: &str, timed_out: &str| {
+        let found = count(tag).unwrap_or(0);
+        let (ok, errors) = (p.answered_ok, p.error_answers_total());
+        let recorded = sum(&[ok, errors, p.timed_out]);
+        if recorded != found {
+            let header = format!(
+                "{recorded} {what} ({ok} ok, {errors} error answers, {} {timed_out})",
+                p.timed_out
+            );
+            return Err(bad(tag, header, found));
+        }
+        Ok(found)
+    };
+    let single = all_recorded(
+        "single",
+        s,
+        "single reads answered or timed out",
+        "timed out",
+    )?;
     // Sent: each one ends recorded or closed; a partial run drops the reads in flight.
     let ended = single.saturating_add(s.closed);
     if s.sent < ended || (!meta.partial && s.sent != ended) {
@@ -381,20 +387,12 @@ fn check_counters(log: &HlogRead, meta: &HlogMeta) -> Result<(), MergeErrorKind>
             count("turn").unwrap_or(0),
         ));
     }
-    let reads = count("turn-reads").unwrap_or(0);
-    let recorded = sum(&[t.answered_ok, t.error_answers_total(), t.timed_out]);
-    if recorded != reads {
-        return Err(bad(
-            "turn-reads",
-            format!(
-                "{recorded} turn reads answered or cut at the deadline ({} ok, {} error answers, {} cut)",
-                t.answered_ok,
-                t.error_answers_total(),
-                t.timed_out
-            ),
-            reads,
-        ));
-    }
+    let reads = all_recorded(
+        "turn-reads",
+        t,
+        "turn reads answered or cut at the deadline",
+        "cut",
+    )?;
     // Each turn read ends recorded or closed, but for the reads of the last turn of a run
     // that stopped mid-turn (target gone, interrupted): at most `parallel` per run.
     let ended = reads.saturating_add(t.closed);
