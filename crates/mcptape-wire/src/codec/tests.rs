@@ -271,52 +271,50 @@ fn assert_err(data: &[u8], kind: CodecErrorKind, offset: usize, entry: Option<us
     );
 }
 
-#[test]
-fn duplicate_key_in_result() {
-    let d = case!("duplicate_key_in_result");
-    let at = find(d, r#""resultType":"complete"}"#);
-    assert_err(
-        d,
-        CodecErrorKind::DuplicateKey {
-            key: "resultType".into(),
-        },
-        at,
-        None,
-    );
+/// A test named after its case file (`tests/data/codec/NAME.json`): decoding it fails with
+/// `kind` at the first byte of `needle` in the file (plus `skip` bytes), in `entry`.
+macro_rules! err_case {
+    ($name:ident: $kind:expr, at $needle:expr $(, + $skip:literal)?, entry $entry:expr) => {
+        #[test]
+        fn $name() {
+            let d = include_bytes!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/data/codec/",
+                stringify!($name),
+                ".json"
+            ));
+            assert_err(d, $kind, find(d, $needle) $(+ $skip)?, $entry);
+        }
+    };
 }
 
-#[test]
-fn duplicate_key_after_unescaping() {
-    let d = case!("duplicate_key_after_unescaping");
-    assert_err(
-        d,
-        CodecErrorKind::DuplicateKey { key: "uri".into() },
-        find(d, r#""\u0075ri""#),
-        Some(0),
-    );
-}
-
-#[test]
-fn lone_high_surrogate_in_text() {
-    let d = case!("lone_high_surrogate_in_text");
-    assert_err(
-        d,
-        CodecErrorKind::LoneSurrogate,
-        find(d, r"\ud800"),
-        Some(0),
-    );
-}
-
-#[test]
-fn lone_low_surrogate_in_uri() {
-    let d = case!("lone_low_surrogate_in_uri");
-    assert_err(
-        d,
-        CodecErrorKind::LoneSurrogate,
-        find(d, r"\udc00"),
-        Some(0),
-    );
-}
+err_case!(
+    duplicate_key_after_unescaping: CodecErrorKind::DuplicateKey { key: "uri".into() },
+    at r#""\u0075ri""#, entry Some(0)
+);
+err_case!(lone_high_surrogate_in_text: CodecErrorKind::LoneSurrogate, at r"\ud800", entry Some(0));
+err_case!(lone_low_surrogate_in_uri: CodecErrorKind::LoneSurrogate, at r"\udc00", entry Some(0));
+err_case!(both_text_and_blob: CodecErrorKind::BothTextAndBlob, at r#""text""#, entry Some(0));
+err_case!(neither_text_nor_blob: CodecErrorKind::NeitherTextNorBlob, at r#"}]"#, entry Some(0));
+err_case!(
+    blob_trailing_bits: CodecErrorKind::Base64(Base64Error::TrailingBits { offset: 1 }),
+    at "QR==", + 1, entry Some(0)
+);
+err_case!(
+    blob_missing_padding: CodecErrorKind::Base64(Base64Error::InvalidLength { len: 2 }),
+    at r#"QQ""#, + 2, entry Some(0)
+);
+err_case!(number_out_of_range: CodecErrorKind::NumberOutOfRange, at "1e400", entry Some(0));
+err_case!(
+    raw_control_char_in_text: CodecErrorKind::ControlCharacterInString,
+    at "\t", entry Some(0)
+);
+err_case!(wrong_jsonrpc_version: CodecErrorKind::WrongJsonRpcVersion, at r#""1.0""#, entry None);
+err_case!(missing_uri: CodecErrorKind::MissingField { field: "uri" }, at "}]", entry Some(0));
+err_case!(
+    duplicate_key_in_result: CodecErrorKind::DuplicateKey { key: "resultType".into() },
+    at r#""resultType":"complete"}"#, entry None
+);
 
 #[test]
 fn escapes_in_uri_and_text() {
@@ -336,99 +334,9 @@ fn blob_with_escaped_slash() {
 }
 
 #[test]
-fn both_text_and_blob() {
-    let d = case!("both_text_and_blob");
-    assert_err(
-        d,
-        CodecErrorKind::BothTextAndBlob,
-        find(d, r#""text""#),
-        Some(0),
-    );
-}
-
-#[test]
-fn neither_text_nor_blob() {
-    let d = case!("neither_text_nor_blob");
-    assert_err(
-        d,
-        CodecErrorKind::NeitherTextNorBlob,
-        find(d, r#"}]"#),
-        Some(0),
-    );
-}
-
-#[test]
-fn blob_trailing_bits() {
-    let d = case!("blob_trailing_bits");
-    let at = find(d, "QR==") + 1;
-    assert_err(
-        d,
-        CodecErrorKind::Base64(Base64Error::TrailingBits { offset: 1 }),
-        at,
-        Some(0),
-    );
-}
-
-#[test]
-fn blob_missing_padding() {
-    let d = case!("blob_missing_padding");
-    let at = find(d, r#"QQ""#) + 2;
-    assert_err(
-        d,
-        CodecErrorKind::Base64(Base64Error::InvalidLength { len: 2 }),
-        at,
-        Some(0),
-    );
-}
-
-#[test]
-fn number_out_of_range() {
-    let d = case!("number_out_of_range");
-    assert_err(
-        d,
-        CodecErrorKind::NumberOutOfRange,
-        find(d, "1e400"),
-        Some(0),
-    );
-}
-
-#[test]
-fn raw_control_char_in_text() {
-    let d = case!("raw_control_char_in_text");
-    assert_err(
-        d,
-        CodecErrorKind::ControlCharacterInString,
-        find(d, "\t"),
-        Some(0),
-    );
-}
-
-#[test]
-fn wrong_jsonrpc_version() {
-    let d = case!("wrong_jsonrpc_version");
-    assert_err(
-        d,
-        CodecErrorKind::WrongJsonRpcVersion,
-        find(d, r#""1.0""#),
-        None,
-    );
-}
-
-#[test]
 fn trailing_characters() {
     let d = case!("trailing_characters");
     assert_err(d, CodecErrorKind::TrailingCharacters, d.len() - 1, None);
-}
-
-#[test]
-fn missing_uri() {
-    let d = case!("missing_uri");
-    assert_err(
-        d,
-        CodecErrorKind::MissingField { field: "uri" },
-        find(d, "}]"),
-        Some(0),
-    );
 }
 
 fn nested(depth_of_innermost: usize) -> Vec<u8> {
