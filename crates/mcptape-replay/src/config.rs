@@ -391,12 +391,17 @@ mod tests {
         let mut s = settings();
         set(&mut s, max);
         assert!(s.validate().is_ok());
-        set(&mut s, max + 1);
-        let e = s.validate().unwrap_err();
+        let e = refused(|s| set(s, max + 1));
         assert_eq!(e.kind(), &kind);
         assert_eq!(e.to_string(), message);
-        set(&mut s, 0);
-        assert_eq!(s.validate().unwrap_err().kind(), &kind);
+        assert_eq!(refused(|s| set(s, 0)).kind(), &kind);
+    }
+
+    /// The error of the default [`settings`] changed by `change`.
+    fn refused(change: impl FnOnce(&mut BenchSettings<'static>)) -> ConfigError {
+        let mut s = settings();
+        change(&mut s);
+        s.validate().unwrap_err()
     }
 
     #[test]
@@ -434,32 +439,18 @@ mod tests {
 
     #[test]
     fn zero_durations_and_nothing_to_measure_are_rejected() {
-        let mut s = settings();
-        s.deadline = "0ms";
-        assert_eq!(
-            s.validate().unwrap_err().kind(),
-            &ConfigErrorKind::ZeroDeadline
-        );
-        let mut s = settings();
-        s.timeout = "0";
-        let e = s.validate().unwrap_err();
+        let e = refused(|s| s.deadline = "0ms");
+        assert_eq!(e.kind(), &ConfigErrorKind::ZeroDeadline);
+        let e = refused(|s| s.timeout = "0");
         assert_eq!(e.kind(), &ConfigErrorKind::ZeroTimeout);
         assert!(
             e.to_string()
                 .starts_with("--timeout 0 must be longer than 0")
         );
-        let mut s = settings();
-        s.max_phase = "0s";
-        assert_eq!(
-            s.validate().unwrap_err().kind(),
-            &ConfigErrorKind::ZeroMaxPhase
-        );
-        let mut s = settings();
-        (s.reads, s.turns) = (0, 0);
-        assert_eq!(
-            s.validate().unwrap_err().to_string(),
-            "--reads 0 and --turns 0: nothing to measure"
-        );
+        let e = refused(|s| s.max_phase = "0s");
+        assert_eq!(e.kind(), &ConfigErrorKind::ZeroMaxPhase);
+        let e = refused(|s| (s.reads, s.turns) = (0, 0));
+        assert_eq!(e.to_string(), "--reads 0 and --turns 0: nothing to measure");
     }
 
     #[test]

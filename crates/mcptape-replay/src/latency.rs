@@ -603,6 +603,11 @@ impl FaultSpec {
 mod tests {
     use super::*;
 
+    /// The spec error kind of a parse that must fail.
+    fn spec_err<T: std::fmt::Debug>(parsed: Result<T, ConfigError>) -> SpecErrorKind {
+        parsed.unwrap_err().spec_kind().cloned().unwrap()
+    }
+
     #[test]
     fn duration_units() {
         assert_eq!(parse_duration_us("12ms").unwrap(), 12_000);
@@ -672,14 +677,7 @@ mod tests {
             Ok(LatencyModel::Fixed { delay_us: 0 })
         ));
         let past = format!("fixed:{}ms", "0".repeat(MAX_SPEC_LEN - 7));
-        assert_eq!(
-            LatencyModel::parse(&past)
-                .unwrap_err()
-                .spec_kind()
-                .cloned()
-                .unwrap(),
-            SpecErrorKind::TooLong
-        );
+        assert_eq!(spec_err(LatencyModel::parse(&past)), SpecErrorKind::TooLong);
     }
 
     #[test]
@@ -693,35 +691,19 @@ mod tests {
             assert_eq!(LatencyModel::parse(s).unwrap().to_string(), s);
         }
         assert_eq!(
-            LatencyModel::parse("lognormal:p50=40ms,p99=12ms")
-                .unwrap_err()
-                .spec_kind()
-                .cloned()
-                .unwrap(),
+            spec_err(LatencyModel::parse("lognormal:p50=40ms,p99=12ms")),
             SpecErrorKind::LogNormalOrder
         );
         assert_eq!(
-            LatencyModel::parse("lognormal:p50=12ms")
-                .unwrap_err()
-                .spec_kind()
-                .cloned()
-                .unwrap(),
+            spec_err(LatencyModel::parse("lognormal:p50=12ms")),
             SpecErrorKind::MissingKey("p99")
         );
         assert_eq!(
-            LatencyModel::parse("scale:1000.5")
-                .unwrap_err()
-                .spec_kind()
-                .cloned()
-                .unwrap(),
+            spec_err(LatencyModel::parse("scale:1000.5")),
             SpecErrorKind::ScaleOutOfRange(1000.5)
         );
         assert!(matches!(
-            LatencyModel::parse("gaussian:1ms")
-                .unwrap_err()
-                .spec_kind()
-                .cloned()
-                .unwrap(),
+            spec_err(LatencyModel::parse("gaussian:1ms")),
             SpecErrorKind::UnknownName(_)
         ));
     }
@@ -780,27 +762,15 @@ mod tests {
         assert_eq!(f.pick(15_000), Some(Fault::DropConnection));
         assert_eq!(f.pick(16_000), None);
         assert!(matches!(
-            FaultSpec::parse("stall=60%,drop-connection@41%")
-                .unwrap_err()
-                .spec_kind()
-                .cloned()
-                .unwrap(),
+            spec_err(FaultSpec::parse("stall=60%,drop-connection@41%")),
             SpecErrorKind::PercentOutOfRange(_)
         ));
         assert!(matches!(
-            FaultSpec::parse("stall=101%")
-                .unwrap_err()
-                .spec_kind()
-                .cloned()
-                .unwrap(),
+            spec_err(FaultSpec::parse("stall=101%")),
             SpecErrorKind::PercentOutOfRange(_)
         ));
         assert!(matches!(
-            FaultSpec::parse("explode=1%")
-                .unwrap_err()
-                .spec_kind()
-                .cloned()
-                .unwrap(),
+            spec_err(FaultSpec::parse("explode=1%")),
             SpecErrorKind::UnknownName(_)
         ));
     }

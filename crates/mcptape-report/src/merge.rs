@@ -292,6 +292,12 @@ fn read_input(input: &MergeInput) -> Result<Read, MergeError> {
     })
 }
 
+/// How [`check_counters`] names the recorded single reads and their timed-out ones.
+const SINGLE_RECORDED: [&str; 2] = ["single reads answered or timed out", "timed out"];
+
+/// How [`check_counters`] names the recorded turn reads and their cut ones.
+const TURN_READS_RECORDED: [&str; 2] = ["turn reads answered or cut at the deadline", "cut"];
+
 /// Checks the counters `meta` says against the histograms of `log` (see the module docs for what
 /// bench records where; [`crate::render::hlog::bench_hlog`], `bench::finish_read`, the turn
 /// loop).
@@ -306,7 +312,7 @@ fn check_counters(log: &HlogRead, meta: &HlogMeta) -> Result<(), MergeErrorKind>
     let sum = |xs: &[u64]| xs.iter().fold(0u64, |a, &b| a.saturating_add(b));
     // Every answered (ok or error) or timed-out (turn reads: cut) read of a phase is in its
     // tag; a closed one is not. The tag's count.
-    let all_recorded = |tag: &str, p: &PhaseCounters, what: &str, timed_out: &str| {
+    let all_recorded = |tag: &str, p: &PhaseCounters, [what, timed_out]: [&str; 2]| {
         let found = count(tag).unwrap_or(0);
         let (ok, errors) = (p.answered_ok, p.error_answers_total());
         let recorded = sum(&[ok, errors, p.timed_out]);
@@ -319,12 +325,7 @@ fn check_counters(log: &HlogRead, meta: &HlogMeta) -> Result<(), MergeErrorKind>
         }
         Ok(found)
     };
-    let single = all_recorded(
-        "single",
-        s,
-        "single reads answered or timed out",
-        "timed out",
-    )?;
+    let single = all_recorded("single", s, SINGLE_RECORDED)?;
     // Sent: each one ends recorded or closed; a partial run drops the reads in flight.
     let ended = single.saturating_add(s.closed);
     if s.sent < ended || (!meta.partial && s.sent != ended) {
@@ -387,12 +388,7 @@ fn check_counters(log: &HlogRead, meta: &HlogMeta) -> Result<(), MergeErrorKind>
             count("turn").unwrap_or(0),
         ));
     }
-    let reads = all_recorded(
-        "turn-reads",
-        t,
-        "turn reads answered or cut at the deadline",
-        "cut",
-    )?;
+    let reads = all_recorded("turn-reads", t, TURN_READS_RECORDED)?;
     // Each turn read ends recorded or closed, but for the reads of the last turn of a run
     // that stopped mid-turn (target gone, interrupted): at most `parallel` per run.
     let ended = reads.saturating_add(t.closed);
