@@ -434,27 +434,16 @@ mod tests {
     }
 
     /// Yields `data` in one read, then fails with `EIO`-like `Other`.
-    struct FailAfter(Option<Vec<u8>>);
-
-    impl AsyncRead for FailAfter {
-        fn poll_read(
-            mut self: Pin<&mut Self>,
-            _: &mut Context<'_>,
-            buf: &mut tokio::io::ReadBuf<'_>,
-        ) -> Poll<std::io::Result<()>> {
-            match self.0.take() {
-                Some(d) => {
-                    buf.put_slice(&d);
-                    Poll::Ready(Ok(()))
-                }
-                None => Poll::Ready(Err(std::io::Error::other("device gone"))),
-            }
-        }
+    fn fail_after(data: &[u8]) -> tokio_test::io::Mock {
+        tokio_test::io::Builder::new()
+            .read(data)
+            .read_error(std::io::Error::other("device gone"))
+            .build()
     }
 
     #[tokio::test]
     async fn read_error_is_an_error_not_eof_and_the_held_line_follows() {
-        let mut r = FramedReader::new(FailAfter(Some(b"{\"a\":1}\n{\"b\"".to_vec())), 64);
+        let mut r = FramedReader::new(fail_after(b"{\"a\":1}\n{\"b\""), 64);
         assert_eq!(
             r.next().await.unwrap(),
             Some(Frame::Message(b"{\"a\":1}".to_vec()))
@@ -577,7 +566,7 @@ mod tests {
 
     #[tokio::test]
     async fn line_reader_read_error_is_an_error_and_the_held_line_follows() {
-        let mut r = LineReader::new(FailAfter(Some(b"{\"a\":1}\n{\"b\"".to_vec())), 64);
+        let mut r = LineReader::new(fail_after(b"{\"a\":1}\n{\"b\""), 64);
         assert_eq!(
             r.next().await.unwrap(),
             Some(Line::Bytes(b"{\"a\":1}".to_vec()))
