@@ -483,7 +483,7 @@ async fn exchange(shared: &Arc<Shared>, n: u64, req: Request<Incoming>) -> Respo
             };
         }
     };
-    if !record_buffered(&shared, Direction::C2s, &body, req_meta, Some(shown)) {
+    if !record_buffered(shared, Direction::C2s, &body, req_meta, Some(shown)) {
         return transcript_failed();
     }
 
@@ -638,7 +638,7 @@ async fn exchange(shared: &Arc<Shared>, n: u64, req: Request<Incoming>) -> Respo
             );
         }
     };
-    if !record_buffered(&shared, Direction::S2c, &rbytes, resp_meta, None) {
+    if !record_buffered(shared, Direction::S2c, &rbytes, resp_meta, None) {
         return transcript_failed();
     }
     *out.body_mut() = Full::new(rbytes).boxed();
