@@ -791,18 +791,8 @@ mod tests {
         assert_eq!(tag, "method-tools-call");
         let log = write_hlog(
             &[
-                Tagged {
-                    tag: "single",
-                    hist: &single,
-                    start_s: 0.0,
-                    duration_s: 1.0,
-                },
-                Tagged {
-                    tag: &tag,
-                    hist: &tools,
-                    start_s: 0.0,
-                    duration_s: 1.0,
-                },
+                Tagged::new("single", &single, 0.0, 1.0),
+                Tagged::new(&tag, &tools, 0.0, 1.0),
             ],
             "test",
         )

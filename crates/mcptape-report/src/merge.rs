@@ -609,11 +609,8 @@ pub fn merge(inputs: &[MergeInput]) -> Result<Merged, MergeError> {
     let entries: Vec<Tagged<'_>> = acc
         .iter()
         .zip(&spans)
-        .map(|((tag, h), (start, end))| Tagged {
-            tag,
-            hist: h,
-            start_s: (start - t0).max(0.0),
-            duration_s: (end - start).max(0.0),
+        .map(|((tag, h), (start, end))| {
+            Tagged::new(tag, h, (start - t0).max(0.0), (end - start).max(0.0))
         })
         .collect();
     let names: Vec<&str> = seen.iter().map(|r| r.name.as_str()).collect();
@@ -963,16 +960,7 @@ mod tests {
     fn bare_log() -> Vec<u8> {
         let mut h = new_hist();
         h.record(1_000).unwrap();
-        crate::render::hlog::write_hlog(
-            &[Tagged {
-                tag: "single",
-                hist: &h,
-                start_s: 0.0,
-                duration_s: 1.0,
-            }],
-            "no meta",
-        )
-        .unwrap()
+        crate::render::hlog::write_hlog(&[Tagged::new("single", &h, 0.0, 1.0)], "no meta").unwrap()
     }
 
     fn meta(timeout_us: u64, seed: u64) -> HlogMeta {
@@ -1033,11 +1021,13 @@ mod tests {
         let tags: Vec<Tagged<'_>> = hists
             .iter()
             .filter(|(t, h)| !h.is_empty() || matches!(*t, "single" | "turn" | "turn-reads"))
-            .map(|(tag, hist)| Tagged {
-                tag,
-                hist,
-                start_s: if tag.starts_with("turn") { 1.0 } else { 0.0 },
-                duration_s: 1.0,
+            .map(|(tag, hist)| {
+                Tagged::new(
+                    tag,
+                    hist,
+                    if tag.starts_with("turn") { 1.0 } else { 0.0 },
+                    1.0,
+                )
             })
             .collect();
         write_hlog_at(
@@ -1106,12 +1096,7 @@ mod tests {
         m.turn_phase = PhaseCounters::default();
         (m.turns, m.turns_hit_deadline) = (0, 0);
         m.censored.clear();
-        let tag = |tag| Tagged {
-            tag,
-            hist: h,
-            start_s: 0.0,
-            duration_s: 1.0,
-        };
+        let tag = |tag| Tagged::new(tag, h, 0.0, 1.0);
         write_hlog_at(
             &[tag("single"), tag("single-ok")],
             &[&m.comment().unwrap()],
