@@ -36,6 +36,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path, PathBuf};
 
+use mcptape_transcript::file::{FileErrorKind, open_regular};
 use serde::{Deserialize, Serialize};
 
 use crate::report::{Finding, Report};
@@ -92,6 +93,10 @@ pub enum BaselineErrorKind {
     /// Reading or writing the file failed.
     #[error("{0}")]
     Io(#[from] std::io::Error),
+    /// The file to read is a directory, FIFO, socket or device
+    /// ([`FileErrorKind::IsDirectory`], [`FileErrorKind::NotRegularFile`]).
+    #[error("{0}")]
+    NotRegularFile(FileErrorKind),
     /// The file is larger than [`MAX_BASELINE_BYTES`].
     #[error("{len} bytes, more than the {MAX_BASELINE_BYTES}-byte limit")]
     TooLarge {
@@ -296,24 +301,35 @@ impl Baseline {
         Ok(b)
     }
 
-    /// Reads and parses a baseline file ([`Baseline::parse`]).
+    /// Reads and parses a baseline file ([`Baseline::parse`]), opened by the workspace's one
+    /// file policy ([`mcptape_transcript::file::open_regular`]: a FIFO is refused at once, never
+    /// waited on).
     ///
     /// # Errors
-    /// [`BaselineErrorKind::Io`] when it cannot be read, TooLarge (checked on
-    /// the file's size before reading), and the errors of [`Baseline::parse`].
+    /// [`BaselineErrorKind::NotRegularFile`] for a directory, FIFO, socket or device,
+    /// [`BaselineErrorKind::Io`] when it cannot be read, TooLarge (checked on the file's size
+    /// before reading), and the errors of [`Baseline::parse`].
     pub fn read(path: &Path) -> Result<Baseline, BaselineError> {
-        let io = |e: std::io::Error| BaselineError {
+        use std::io::Read as _;
+        let err = |kind| BaselineError {
             path: path.to_owned(),
-            kind: e.into(),
+            kind,
         };
-        let len = std::fs::metadata(path).map_err(io)?.len();
+        let (file, meta) = open_regular(path).map_err(|e| {
+            err(match e.into_kind() {
+                FileErrorKind::Io(e) => BaselineErrorKind::Io(e),
+                kind => BaselineErrorKind::NotRegularFile(kind),
+            })
+        })?;
+        let len = meta.len();
         if len > MAX_BASELINE_BYTES as u64 {
-            return Err(BaselineError {
-                path: path.to_owned(),
-                kind: BaselineErrorKind::TooLarge { len },
-            });
+            return Err(err(BaselineErrorKind::TooLarge { len }));
         }
-        let bytes = std::fs::read(path).map_err(io)?;
+        let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+        // One byte past the limit: a file that grew after the fstat is still refused.
+        file.take(MAX_BASELINE_BYTES as u64 + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| err(BaselineErrorKind::Io(e)))?;
         Baseline::parse(path, &bytes)
     }
 
@@ -445,6 +461,47 @@ pub fn apply(report: &mut Report, baseline: &Baseline, base_dir: Option<&Path>) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `read` opens through the one file policy: a FIFO with no writer is refused at once
+    /// (not waited on), a directory is named so, a missing file is an I/O error.
+    #[test]
+    fn read_refuses_a_fifo_and_a_directory_at_once() {
+        let tmp = tempfile::tempdir().unwrap();
+        let fifo = tmp.path().join("b.json");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success(), "mkfifo");
+        let e = Baseline::read(&fifo).unwrap_err();
+        assert!(
+            matches!(
+                &e.kind,
+                BaselineErrorKind::NotRegularFile(FileErrorKind::NotRegularFile)
+            ),
+            "{e:?}"
+        );
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "baseline {}: not a regular file (FIFO, socket or device)",
+                fifo.display()
+            )
+        );
+        let e = Baseline::read(tmp.path()).unwrap_err();
+        assert!(
+            matches!(
+                &e.kind,
+                BaselineErrorKind::NotRegularFile(FileErrorKind::IsDirectory)
+            ),
+            "{e:?}"
+        );
+        let e = Baseline::read(&tmp.path().join("missing.json")).unwrap_err();
+        assert!(
+            matches!(&e.kind, BaselineErrorKind::Io(io) if io.kind() == std::io::ErrorKind::NotFound),
+            "{e:?}"
+        );
+    }
 
     #[test]
     fn relative_path_is_the_same_whatever_the_spelling() {

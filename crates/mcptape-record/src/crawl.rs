@@ -993,25 +993,6 @@ mod tests {
         assert_eq!(missing_uri_for(None), "file:///mcptape-does-not-exist");
     }
 
-    /// Yields `data` in one read, then fails like a broken device.
-    struct Broken(Option<Vec<u8>>);
-
-    impl tokio::io::AsyncRead for Broken {
-        fn poll_read(
-            mut self: std::pin::Pin<&mut Self>,
-            _: &mut std::task::Context<'_>,
-            buf: &mut tokio::io::ReadBuf<'_>,
-        ) -> std::task::Poll<std::io::Result<()>> {
-            match self.0.take() {
-                Some(d) => {
-                    buf.put_slice(&d);
-                    std::task::Poll::Ready(Ok(()))
-                }
-                None => std::task::Poll::Ready(Err(std::io::Error::other("EIO"))),
-            }
-        }
-    }
-
     /// Regression (issue 11): crawl's old line loop took a read error for the
     /// server's end of output and reported "closed". The server's stdout
     /// answers `initialize` (its last line without a newline), then the read
@@ -1020,7 +1001,14 @@ mod tests {
     async fn crawl_read_error_is_reported_as_io_not_as_the_server_closing() {
         // `resources` advertised, so the crawl's next request is a `resources/list`.
         let init = br#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"resources":{}},"serverInfo":{"name":"t","version":"1"}}}"#;
-        let session = Session::over(Broken(Some(init.to_vec())), tokio::io::sink());
+        let session = Session::over(
+            // The reply, then a read error like a broken device's.
+            tokio_test::io::Builder::new()
+                .read(init)
+                .read_error(std::io::Error::other("EIO"))
+                .build(),
+            tokio::io::sink(),
+        );
         let opts = CrawlOptions {
             target: CrawlTarget::Command(vec!["unused".into()]),
             protocol: DEFAULT_PROTOCOL.into(),

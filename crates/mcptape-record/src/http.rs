@@ -341,6 +341,24 @@ fn record_body(
     }
 }
 
+/// Records a buffered request or response body: a `noBody` note (with `detail`) when it is
+/// empty, else [`record_body`]. `false` once the transcript cannot be written
+/// ([`TranscriptSink::has_failed`]).
+fn record_buffered(
+    shared: &Shared,
+    dir: Direction,
+    body: &[u8],
+    meta: HttpMeta,
+    detail: Option<String>,
+) -> bool {
+    if body.is_empty() {
+        note(&shared.sink, dir, meta, HttpNote::NoBody, detail);
+    } else {
+        record_body(&shared.sink, &shared.redactor, dir, body, meta);
+    }
+    !shared.sink.has_failed()
+}
+
 /// Records an [`Event::Http`].
 fn note(
     sink: &TranscriptSink,
@@ -465,25 +483,7 @@ async fn exchange(shared: &Arc<Shared>, n: u64, req: Request<Incoming>) -> Respo
             };
         }
     };
-    if body.is_empty() {
-        note(
-            &shared.sink,
-            Direction::C2s,
-            req_meta,
-            HttpNote::NoBody,
-            Some(shown),
-        );
-    } else {
-        record_body(
-            &shared.sink,
-            &shared.redactor,
-            Direction::C2s,
-            &body,
-            req_meta,
-        );
-    }
-
-    if shared.sink.has_failed() {
+    if !record_buffered(shared, Direction::C2s, &body, req_meta, Some(shown)) {
         return transcript_failed();
     }
 
@@ -638,24 +638,7 @@ async fn exchange(shared: &Arc<Shared>, n: u64, req: Request<Incoming>) -> Respo
             );
         }
     };
-    if rbytes.is_empty() {
-        note(
-            &shared.sink,
-            Direction::S2c,
-            resp_meta,
-            HttpNote::NoBody,
-            None,
-        );
-    } else {
-        record_body(
-            &shared.sink,
-            &shared.redactor,
-            Direction::S2c,
-            &rbytes,
-            resp_meta,
-        );
-    }
-    if shared.sink.has_failed() {
+    if !record_buffered(shared, Direction::S2c, &rbytes, resp_meta, None) {
         return transcript_failed();
     }
     *out.body_mut() = Full::new(rbytes).boxed();

@@ -644,26 +644,29 @@ impl BenchSettings<'_> {
                 ConfigErrorKind::NothingToMeasure,
             ));
         }
-        if !(1..=MAX_PARALLEL).contains(&self.parallel) {
-            return Err(ConfigError::new(
+        for (flag, value, max, kind) in [
+            (
                 "--parallel",
-                self.parallel.to_string(),
+                self.parallel,
+                MAX_PARALLEL,
                 ConfigErrorKind::ParallelOutOfRange,
-            ));
-        }
-        if !(1..=MAX_IN_FLIGHT).contains(&self.max_in_flight) {
-            return Err(ConfigError::new(
+            ),
+            (
                 "--max-in-flight",
-                self.max_in_flight.to_string(),
+                self.max_in_flight,
+                MAX_IN_FLIGHT,
                 ConfigErrorKind::MaxInFlightOutOfRange,
-            ));
-        }
-        if !(1..=MAX_PARALLEL).contains(&self.concurrency) {
-            return Err(ConfigError::new(
+            ),
+            (
                 "--concurrency",
-                self.concurrency.to_string(),
+                self.concurrency,
+                MAX_PARALLEL,
                 ConfigErrorKind::ConcurrencyOutOfRange,
-            ));
+            ),
+        ] {
+            if !(1..=max).contains(&value) {
+                return Err(ConfigError::new(flag, value.to_string(), kind));
+            }
         }
         Ok(BenchConfig {
             reads: self.reads,
@@ -1619,18 +1622,22 @@ mod tests {
         assert!(p.skipped_tools.is_empty());
     }
 
+    /// The plan of `--methods METHOD` alone, the recorded mix, every tool.
+    fn plan_of_methods(tape: &Tape, method: &str) -> Result<Plan, ReplayError> {
+        plan(
+            tape,
+            Some(&[method.into()]),
+            &Mix::Recorded,
+            &ToolPolicy::All,
+        )
+    }
+
     /// `reads` is today's behaviour; a weighted mix sends each method in its share (exactly,
     /// per cycle of 1,000) and cycles each method's own requests in order.
     #[test]
     fn plan_reads_only_and_weighted_mix() {
         let tape = corpus_tape("py-tools-stdio-2026-07-28.jsonl");
-        let reads = plan(
-            &tape,
-            Some(&["reads".into()]),
-            &Mix::Recorded,
-            &ToolPolicy::All,
-        )
-        .unwrap();
+        let reads = plan_of_methods(&tape, "reads").unwrap();
         assert_eq!(reads.requests.len(), 3);
         assert!(reads.requests.iter().all(|r| r.method == "resources/read"));
         let mix = Mix::parse("tools/call=3,prompts/get=1").unwrap();
@@ -1650,13 +1657,7 @@ mod tests {
         let counts = methods_of(&uniform, 7_000);
         assert!(counts.values().all(|&n| n == 1_000), "{counts:?}");
         assert_eq!(counts.len(), 7);
-        let err = plan(
-            &tape,
-            Some(&["completion/complete".into()]),
-            &Mix::Recorded,
-            &ToolPolicy::All,
-        )
-        .unwrap_err();
+        let err = plan_of_methods(&tape, "completion/complete").unwrap_err();
         assert_eq!(
             err.to_string(),
             "completion/complete is not recorded in the transcript (recorded: prompts/get, \

@@ -213,15 +213,9 @@ impl Finished {
         if r.slo.is_empty() && r.regression.is_none() {
             return None;
         }
-        let slo_xml = (!r.slo.is_empty()).then(|| slo::junit_xml(&r.slo));
         Some(match &r.regression {
-            Some(g) => regression::junit_xml(
-                slo_xml.as_deref(),
-                r.slo.len(),
-                r.slo.iter().filter(|c| !c.pass).count(),
-                g,
-            ),
-            None => slo_xml.unwrap_or_default(),
+            Some(g) => regression::junit_xml(&r.slo, g),
+            None => slo::junit_xml(&r.slo),
         })
     }
 
@@ -325,32 +319,25 @@ async fn session(
     // its final spin never takes a core from the server under test (which asks for SCHED_FIFO
     // itself, --timer-priority).
     let _ = crate::schedule::TimerThread::start(TimerPriority::Normal);
-    let (client, target_name, latency, stdio) = match &spec {
+    let version = tape.protocol_version.as_deref();
+    let (client, target_name, latency) = match &spec {
         BenchTarget::Url(url) => (
-            target.connect(
-                &TargetSpec::Url(url.clone()),
-                tape.protocol_version.as_deref(),
-            )?,
+            target.connect(&TargetSpec::Url(url.clone()), version)?,
             format!("{url} (Streamable HTTP)"),
             None,
-            false,
         ),
         BenchTarget::Cmd(c) => (
-            target.connect(
-                &TargetSpec::Shell(c.clone()),
-                tape.protocol_version.as_deref(),
-            )?,
+            target.connect(&TargetSpec::Shell(c.clone()), version)?,
             format!("`{c}` (stdio)"),
             None,
-            true,
         ),
         BenchTarget::Embedded(e) => (
             target.connect_embedded(e.program.clone(), e.args())?,
             "embedded `mcptape serve` child (stdio)".to_owned(),
             Some(e.latency.clone()),
-            true,
         ),
     };
+    let stdio = !matches!(spec, BenchTarget::Url(_));
     if let Err(e) = bench::handshake(&client, &tape, Duration::from_micros(cfg.timeout_us)).await {
         let gone = target.gone_reason().await;
         return Err(ReplayError::new(ReplayErrorKind::TargetHandshake {

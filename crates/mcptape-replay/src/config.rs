@@ -380,19 +380,47 @@ mod tests {
         );
     }
 
+    /// Sets one count flag to `max` (accepted), `max + 1` (refused: `kind`, `message`) and 0
+    /// (refused: `kind`).
+    fn assert_count_limit(
+        set: fn(&mut BenchSettings<'static>, u32),
+        max: u32,
+        kind: ConfigErrorKind,
+        message: &str,
+    ) {
+        let mut s = settings();
+        set(&mut s, max);
+        assert!(s.validate().is_ok());
+        let e = refused(|s| set(s, max + 1));
+        assert_eq!(e.kind(), &kind);
+        assert_eq!(e.to_string(), message);
+        assert_eq!(refused(|s| set(s, 0)).kind(), &kind);
+    }
+
+    /// The error of the default [`settings`] changed by `change`.
+    fn refused(change: impl FnOnce(&mut BenchSettings<'static>)) -> ConfigError {
+        let mut s = settings();
+        change(&mut s);
+        s.validate().unwrap_err()
+    }
+
     #[test]
     fn parallel_at_the_limit_is_accepted_one_past_is_not() {
-        let mut s = settings();
-        s.parallel = MAX_PARALLEL;
-        assert!(s.validate().is_ok());
-        s.parallel = MAX_PARALLEL + 1;
-        let e = s.validate().unwrap_err();
-        assert_eq!(e.kind(), &ConfigErrorKind::ParallelOutOfRange);
-        assert_eq!(e.to_string(), "--parallel must be 1..=1024");
-        s.parallel = 0;
-        assert_eq!(
-            s.validate().unwrap_err().kind(),
-            &ConfigErrorKind::ParallelOutOfRange
+        assert_count_limit(
+            |s, v| s.parallel = v,
+            MAX_PARALLEL,
+            ConfigErrorKind::ParallelOutOfRange,
+            "--parallel must be 1..=1024",
+        );
+    }
+
+    #[test]
+    fn concurrency_at_the_limit_is_accepted_one_past_is_not() {
+        assert_count_limit(
+            |s, v| s.concurrency = v,
+            MAX_PARALLEL,
+            ConfigErrorKind::ConcurrencyOutOfRange,
+            "--concurrency must be 1..=1024",
         );
     }
 
@@ -401,45 +429,28 @@ mod tests {
         let mut s = settings();
         s.max_in_flight = MAX_IN_FLIGHT;
         assert_eq!(s.validate().unwrap().max_in_flight, 65_536);
-        s.max_in_flight = MAX_IN_FLIGHT + 1;
-        let e = s.validate().unwrap_err();
-        assert_eq!(e.kind(), &ConfigErrorKind::MaxInFlightOutOfRange);
-        assert_eq!(e.to_string(), "--max-in-flight 65537 must be 1..=65536");
-        s.max_in_flight = 0;
-        assert_eq!(
-            s.validate().unwrap_err().kind(),
-            &ConfigErrorKind::MaxInFlightOutOfRange
+        assert_count_limit(
+            |s, v| s.max_in_flight = v,
+            MAX_IN_FLIGHT,
+            ConfigErrorKind::MaxInFlightOutOfRange,
+            "--max-in-flight 65537 must be 1..=65536",
         );
     }
 
     #[test]
     fn zero_durations_and_nothing_to_measure_are_rejected() {
-        let mut s = settings();
-        s.deadline = "0ms";
-        assert_eq!(
-            s.validate().unwrap_err().kind(),
-            &ConfigErrorKind::ZeroDeadline
-        );
-        let mut s = settings();
-        s.timeout = "0";
-        let e = s.validate().unwrap_err();
+        let e = refused(|s| s.deadline = "0ms");
+        assert_eq!(e.kind(), &ConfigErrorKind::ZeroDeadline);
+        let e = refused(|s| s.timeout = "0");
         assert_eq!(e.kind(), &ConfigErrorKind::ZeroTimeout);
         assert!(
             e.to_string()
                 .starts_with("--timeout 0 must be longer than 0")
         );
-        let mut s = settings();
-        s.max_phase = "0s";
-        assert_eq!(
-            s.validate().unwrap_err().kind(),
-            &ConfigErrorKind::ZeroMaxPhase
-        );
-        let mut s = settings();
-        (s.reads, s.turns) = (0, 0);
-        assert_eq!(
-            s.validate().unwrap_err().to_string(),
-            "--reads 0 and --turns 0: nothing to measure"
-        );
+        let e = refused(|s| s.max_phase = "0s");
+        assert_eq!(e.kind(), &ConfigErrorKind::ZeroMaxPhase);
+        let e = refused(|s| (s.reads, s.turns) = (0, 0));
+        assert_eq!(e.to_string(), "--reads 0 and --turns 0: nothing to measure");
     }
 
     #[test]

@@ -238,6 +238,18 @@ fn read_regular(path: &str) -> std::io::Result<Vec<u8>> {
     })
 }
 
+/// Refuses a `--latency` or `--fault` spec longer than [`MAX_SPEC_LEN`] before it is read.
+fn check_spec_len(spec: &str) -> Result<(), ConfigError> {
+    if spec.len() > MAX_SPEC_LEN {
+        return Err(ConfigError::spec(
+            spec,
+            MAX_SPEC_LEN,
+            SpecErrorKind::TooLong,
+        ));
+    }
+    Ok(())
+}
+
 impl LatencyModel {
     /// Parses a `--latency` spec. `empirical:FILE` reads FILE (an HdrHistogram
     /// interval log as written by `mcptape bench --out`; a regular file: a FIFO, socket or
@@ -246,13 +258,7 @@ impl LatencyModel {
     /// # Errors
     /// A [`ConfigError`] naming the failing part.
     pub fn parse(spec: &str) -> Result<LatencyModel, ConfigError> {
-        if spec.len() > MAX_SPEC_LEN {
-            return Err(ConfigError::spec(
-                spec,
-                MAX_SPEC_LEN,
-                SpecErrorKind::TooLong,
-            ));
-        }
+        check_spec_len(spec)?;
         let (name, rest) = match spec.split_once(':') {
             Some((n, r)) => (n, Some(r)),
             None => (spec, None),
@@ -505,13 +511,8 @@ impl FaultSpec {
     /// A [`ConfigError`] naming the failing part; shares adding up past 100% are
     /// [`SpecErrorKind::PercentOutOfRange`].
     pub fn parse(spec: &str) -> Result<FaultSpec, ConfigError> {
-        if spec.len() > MAX_SPEC_LEN {
-            return Err(ConfigError::spec(
-                spec,
-                MAX_SPEC_LEN,
-                SpecErrorKind::TooLong,
-            ));
-        }
+        check_spec_len(spec)?;
+        let err = |offset: usize, kind| ConfigError::spec(spec, offset, kind);
         let mut out = FaultSpec::default();
         let mut pos = 0;
         for part in spec.split(',') {
@@ -521,12 +522,13 @@ impl FaultSpec {
             {
                 out.stall_ppm = parse_percent_ppm(spec, pos + 6, p)?;
             } else if let Some(rest) = part.strip_prefix("error=") {
-                let (code, p) = rest.split_once('@').ok_or_else(|| {
-                    ConfigError::spec(spec, pos + 6, SpecErrorKind::BadNumber(rest.to_owned()))
-                })?;
-                let code: i64 = code.trim().parse().map_err(|_| {
-                    ConfigError::spec(spec, pos + 6, SpecErrorKind::BadNumber(code.to_owned()))
-                })?;
+                let (code, p) = rest
+                    .split_once('@')
+                    .ok_or_else(|| err(pos + 6, SpecErrorKind::BadNumber(rest.to_owned())))?;
+                let code: i64 = code
+                    .trim()
+                    .parse()
+                    .map_err(|_| err(pos + 6, SpecErrorKind::BadNumber(code.to_owned())))?;
                 out.error = Some((
                     code,
                     parse_percent_ppm(spec, pos + 7 + rest.len() - p.len(), p)?,
@@ -537,11 +539,7 @@ impl FaultSpec {
             {
                 out.drop_ppm = parse_percent_ppm(spec, pos + 16, p)?;
             } else {
-                return Err(ConfigError::spec(
-                    spec,
-                    pos,
-                    SpecErrorKind::UnknownName(part.to_owned()),
-                ));
+                return Err(err(pos, SpecErrorKind::UnknownName(part.to_owned())));
             }
             pos += part.len() + 1;
         }
@@ -604,6 +602,11 @@ impl FaultSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The spec error kind of a parse that must fail.
+    fn spec_err<T: std::fmt::Debug>(parsed: Result<T, ConfigError>) -> SpecErrorKind {
+        parsed.unwrap_err().spec_kind().cloned().unwrap()
+    }
 
     #[test]
     fn duration_units() {
@@ -674,14 +677,7 @@ mod tests {
             Ok(LatencyModel::Fixed { delay_us: 0 })
         ));
         let past = format!("fixed:{}ms", "0".repeat(MAX_SPEC_LEN - 7));
-        assert_eq!(
-            LatencyModel::parse(&past)
-                .unwrap_err()
-                .spec_kind()
-                .cloned()
-                .unwrap(),
-            SpecErrorKind::TooLong
-        );
+        assert_eq!(spec_err(LatencyModel::parse(&past)), SpecErrorKind::TooLong);
     }
 
     #[test]
@@ -695,35 +691,19 @@ mod tests {
             assert_eq!(LatencyModel::parse(s).unwrap().to_string(), s);
         }
         assert_eq!(
-            LatencyModel::parse("lognormal:p50=40ms,p99=12ms")
-                .unwrap_err()
-                .spec_kind()
-                .cloned()
-                .unwrap(),
+            spec_err(LatencyModel::parse("lognormal:p50=40ms,p99=12ms")),
             SpecErrorKind::LogNormalOrder
         );
         assert_eq!(
-            LatencyModel::parse("lognormal:p50=12ms")
-                .unwrap_err()
-                .spec_kind()
-                .cloned()
-                .unwrap(),
+            spec_err(LatencyModel::parse("lognormal:p50=12ms")),
             SpecErrorKind::MissingKey("p99")
         );
         assert_eq!(
-            LatencyModel::parse("scale:1000.5")
-                .unwrap_err()
-                .spec_kind()
-                .cloned()
-                .unwrap(),
+            spec_err(LatencyModel::parse("scale:1000.5")),
             SpecErrorKind::ScaleOutOfRange(1000.5)
         );
         assert!(matches!(
-            LatencyModel::parse("gaussian:1ms")
-                .unwrap_err()
-                .spec_kind()
-                .cloned()
-                .unwrap(),
+            spec_err(LatencyModel::parse("gaussian:1ms")),
             SpecErrorKind::UnknownName(_)
         ));
     }
@@ -782,27 +762,15 @@ mod tests {
         assert_eq!(f.pick(15_000), Some(Fault::DropConnection));
         assert_eq!(f.pick(16_000), None);
         assert!(matches!(
-            FaultSpec::parse("stall=60%,drop-connection@41%")
-                .unwrap_err()
-                .spec_kind()
-                .cloned()
-                .unwrap(),
+            spec_err(FaultSpec::parse("stall=60%,drop-connection@41%")),
             SpecErrorKind::PercentOutOfRange(_)
         ));
         assert!(matches!(
-            FaultSpec::parse("stall=101%")
-                .unwrap_err()
-                .spec_kind()
-                .cloned()
-                .unwrap(),
+            spec_err(FaultSpec::parse("stall=101%")),
             SpecErrorKind::PercentOutOfRange(_)
         ));
         assert!(matches!(
-            FaultSpec::parse("explode=1%")
-                .unwrap_err()
-                .spec_kind()
-                .cloned()
-                .unwrap(),
+            spec_err(FaultSpec::parse("explode=1%")),
             SpecErrorKind::UnknownName(_)
         ));
     }
@@ -823,18 +791,8 @@ mod tests {
         assert_eq!(tag, "method-tools-call");
         let log = write_hlog(
             &[
-                Tagged {
-                    tag: "single",
-                    hist: &single,
-                    start_s: 0.0,
-                    duration_s: 1.0,
-                },
-                Tagged {
-                    tag: &tag,
-                    hist: &tools,
-                    start_s: 0.0,
-                    duration_s: 1.0,
-                },
+                Tagged::new("single", &single, 0.0, 1.0),
+                Tagged::new(&tag, &tools, 0.0, 1.0),
             ],
             "test",
         )

@@ -36,7 +36,7 @@ use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
-use prometheus_client::registry::{Registry, Unit};
+use prometheus_client::registry::{Metric, Registry, Unit};
 use tokio::net::TcpListener;
 
 use mcptape_transport::origin::LoopbackGuard;
@@ -168,6 +168,28 @@ pub struct ServeMetrics {
     invalid: Arc<String>,
 }
 
+/// Registers a handle of `metric` as `name` and gives the metric back (both count into one
+/// value).
+fn register<M: Metric + Clone>(registry: &mut Registry, name: &str, help: &str, metric: M) -> M {
+    registry.register(name, help, metric.clone());
+    metric
+}
+
+/// A histogram of seconds with exponential `(start, factor, count)` buckets, registered as
+/// `name` (`_seconds` appended).
+fn register_seconds(
+    registry: &mut Registry,
+    name: &str,
+    help: &str,
+    (start, factor, count): (f64, f64, u16),
+) -> Histogram {
+    let h = Histogram::new(prometheus_client::metrics::histogram::exponential_buckets(
+        start, factor, count,
+    ));
+    registry.register_with_unit(name, help, Unit::Seconds, h.clone());
+    h
+}
+
 impl std::fmt::Debug for ServeMetrics {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ServeMetrics")
@@ -193,69 +215,57 @@ impl ServeMetrics {
                 .entry(m.to_owned())
                 .or_insert_with(|| Arc::new(m.to_owned()));
         }
-        let mut registry = Registry::with_prefix("mcptape_serve");
-        let requests = Family::<RequestLabels, Counter>::default();
-        registry.register(
-            "requests",
-            "Requests by JSON-RPC method and how they were answered, counted when decided",
-            requests.clone(),
-        );
-        let (s, f, n) = DELAY_BUCKETS;
-        let delay = Histogram::new(prometheus_client::metrics::histogram::exponential_buckets(
-            s, f, n,
-        ));
-        registry.register_with_unit(
-            "delay",
-            "Served delay of each reply written: request read to reply written",
-            Unit::Seconds,
-            delay.clone(),
-        );
-        let (s, f, n) = LATENESS_BUCKETS;
-        let lateness = Histogram::new(prometheus_client::metrics::histogram::exponential_buckets(
-            s, f, n,
-        ));
-        registry.register_with_unit(
-            "lateness",
-            "Served minus scheduled delay of each reply written (the replay timer's error)",
-            Unit::Seconds,
-            lateness.clone(),
-        );
-        let synthesized = Family::<MethodLabel, Counter>::default();
-        registry.register(
-            "synthesized",
-            "Answers built for requests the recording has no answer for, by method",
-            synthesized.clone(),
-        );
-        let cancelled = Counter::default();
-        registry.register(
-            "cancelled",
-            "Pending answers cancelled before they were sent",
-            cancelled.clone(),
-        );
-        let sessions_opened = Counter::default();
-        registry.register(
-            "sessions_opened",
-            "Sessions opened (a stdio stream, or an HTTP Mcp-Session-Id)",
-            sessions_opened.clone(),
-        );
-        let sessions_live = Gauge::default();
-        registry.register("sessions_live", "Sessions open now", sessions_live.clone());
-        let in_flight = Gauge::default();
-        registry.register(
-            "in_flight",
-            "Requests read whose reply is not yet written",
-            in_flight.clone(),
-        );
+        let mut r = Registry::with_prefix("mcptape_serve");
         ServeMetrics {
-            registry,
-            requests,
-            synthesized,
-            delay,
-            lateness,
-            cancelled,
-            sessions_opened,
-            sessions_live,
-            in_flight,
+            requests: register(
+                &mut r,
+                "requests",
+                "Requests by JSON-RPC method and how they were answered, counted when decided",
+                Family::default(),
+            ),
+            delay: register_seconds(
+                &mut r,
+                "delay",
+                "Served delay of each reply written: request read to reply written",
+                DELAY_BUCKETS,
+            ),
+            lateness: register_seconds(
+                &mut r,
+                "lateness",
+                "Served minus scheduled delay of each reply written (the replay timer's error)",
+                LATENESS_BUCKETS,
+            ),
+            synthesized: register(
+                &mut r,
+                "synthesized",
+                "Answers built for requests the recording has no answer for, by method",
+                Family::default(),
+            ),
+            cancelled: register(
+                &mut r,
+                "cancelled",
+                "Pending answers cancelled before they were sent",
+                Counter::default(),
+            ),
+            sessions_opened: register(
+                &mut r,
+                "sessions_opened",
+                "Sessions opened (a stdio stream, or an HTTP Mcp-Session-Id)",
+                Counter::default(),
+            ),
+            sessions_live: register(
+                &mut r,
+                "sessions_live",
+                "Sessions open now",
+                Gauge::default(),
+            ),
+            in_flight: register(
+                &mut r,
+                "in_flight",
+                "Requests read whose reply is not yet written",
+                Gauge::default(),
+            ),
+            registry: r,
             labelled,
             other: Arc::new(OTHER_METHOD.to_owned()),
             invalid: Arc::new(INVALID_METHOD.to_owned()),

@@ -292,6 +292,12 @@ fn read_input(input: &MergeInput) -> Result<Read, MergeError> {
     })
 }
 
+/// How [`check_counters`] names the recorded single reads and their timed-out ones.
+const SINGLE_RECORDED: [&str; 2] = ["single reads answered or timed out", "timed out"];
+
+/// How [`check_counters`] names the recorded turn reads and their cut ones.
+const TURN_READS_RECORDED: [&str; 2] = ["turn reads answered or cut at the deadline", "cut"];
+
 /// Checks the counters `meta` says against the histograms of `log` (see the module docs for what
 /// bench records where; [`crate::render::hlog::bench_hlog`], `bench::finish_read`, the turn
 /// loop).
@@ -304,21 +310,22 @@ fn check_counters(log: &HlogRead, meta: &HlogMeta) -> Result<(), MergeErrorKind>
     };
     let (s, t) = (&meta.single_phase, &meta.turn_phase);
     let sum = |xs: &[u64]| xs.iter().fold(0u64, |a, &b| a.saturating_add(b));
-    let single = count("single").unwrap_or(0);
-    // Every answered (ok or error) or timed-out single read is in `single`; a closed one is not.
-    let recorded = sum(&[s.answered_ok, s.error_answers_total(), s.timed_out]);
-    if recorded != single {
-        return Err(bad(
-            "single",
-            format!(
-                "{recorded} single reads answered or timed out ({} ok, {} error answers, {} timed out)",
-                s.answered_ok,
-                s.error_answers_total(),
-                s.timed_out
-            ),
-            single,
-        ));
-    }
+    // Every answered (ok or error) or timed-out (turn reads: cut) read of a phase is in its
+    // tag; a closed one is not. The tag's count.
+    let all_recorded = |tag: &str, p: &PhaseCounters, [what, timed_out]: [&str; 2]| {
+        let found = count(tag).unwrap_or(0);
+        let (ok, errors) = (p.answered_ok, p.error_answers_total());
+        let recorded = sum(&[ok, errors, p.timed_out]);
+        if recorded != found {
+            let header = format!(
+                "{recorded} {what} ({ok} ok, {errors} error answers, {} {timed_out})",
+                p.timed_out
+            );
+            return Err(bad(tag, header, found));
+        }
+        Ok(found)
+    };
+    let single = all_recorded("single", s, SINGLE_RECORDED)?;
     // Sent: each one ends recorded or closed; a partial run drops the reads in flight.
     let ended = single.saturating_add(s.closed);
     if s.sent < ended || (!meta.partial && s.sent != ended) {
@@ -381,20 +388,7 @@ fn check_counters(log: &HlogRead, meta: &HlogMeta) -> Result<(), MergeErrorKind>
             count("turn").unwrap_or(0),
         ));
     }
-    let reads = count("turn-reads").unwrap_or(0);
-    let recorded = sum(&[t.answered_ok, t.error_answers_total(), t.timed_out]);
-    if recorded != reads {
-        return Err(bad(
-            "turn-reads",
-            format!(
-                "{recorded} turn reads answered or cut at the deadline ({} ok, {} error answers, {} cut)",
-                t.answered_ok,
-                t.error_answers_total(),
-                t.timed_out
-            ),
-            reads,
-        ));
-    }
+    let reads = all_recorded("turn-reads", t, TURN_READS_RECORDED)?;
     // Each turn read ends recorded or closed, but for the reads of the last turn of a run
     // that stopped mid-turn (target gone, interrupted): at most `parallel` per run.
     let ended = reads.saturating_add(t.closed);
@@ -615,11 +609,8 @@ pub fn merge(inputs: &[MergeInput]) -> Result<Merged, MergeError> {
     let entries: Vec<Tagged<'_>> = acc
         .iter()
         .zip(&spans)
-        .map(|((tag, h), (start, end))| Tagged {
-            tag,
-            hist: h,
-            start_s: (start - t0).max(0.0),
-            duration_s: (end - start).max(0.0),
+        .map(|((tag, h), (start, end))| {
+            Tagged::new(tag, h, (start - t0).max(0.0), (end - start).max(0.0))
         })
         .collect();
     let names: Vec<&str> = seen.iter().map(|r| r.name.as_str()).collect();
@@ -969,16 +960,7 @@ mod tests {
     fn bare_log() -> Vec<u8> {
         let mut h = new_hist();
         h.record(1_000).unwrap();
-        crate::render::hlog::write_hlog(
-            &[Tagged {
-                tag: "single",
-                hist: &h,
-                start_s: 0.0,
-                duration_s: 1.0,
-            }],
-            "no meta",
-        )
-        .unwrap()
+        crate::render::hlog::write_hlog(&[Tagged::new("single", &h, 0.0, 1.0)], "no meta").unwrap()
     }
 
     fn meta(timeout_us: u64, seed: u64) -> HlogMeta {
@@ -1039,11 +1021,13 @@ mod tests {
         let tags: Vec<Tagged<'_>> = hists
             .iter()
             .filter(|(t, h)| !h.is_empty() || matches!(*t, "single" | "turn" | "turn-reads"))
-            .map(|(tag, hist)| Tagged {
-                tag,
-                hist,
-                start_s: if tag.starts_with("turn") { 1.0 } else { 0.0 },
-                duration_s: 1.0,
+            .map(|(tag, hist)| {
+                Tagged::new(
+                    tag,
+                    hist,
+                    if tag.starts_with("turn") { 1.0 } else { 0.0 },
+                    1.0,
+                )
             })
             .collect();
         write_hlog_at(
@@ -1112,12 +1096,7 @@ mod tests {
         m.turn_phase = PhaseCounters::default();
         (m.turns, m.turns_hit_deadline) = (0, 0);
         m.censored.clear();
-        let tag = |tag| Tagged {
-            tag,
-            hist: h,
-            start_s: 0.0,
-            duration_s: 1.0,
-        };
+        let tag = |tag| Tagged::new(tag, h, 0.0, 1.0);
         write_hlog_at(
             &[tag("single"), tag("single-ok")],
             &[&m.comment().unwrap()],

@@ -694,35 +694,13 @@ pub fn junit_suite(r: &Regression) -> TestSuite {
     }
 }
 
-/// The JUnit XML of `slo.xml` with the SLO suite (`slo_xml`: [`crate::slo::junit_xml`]'s
-/// document, or `None` without `--slo`) and the regression suite ([`junit_suite`]) side by
-/// side under one `<testsuites>`, whose totals are the sums (`slo_tests`, `slo_failures`:
-/// the SLO suite's counts).
-pub fn junit_xml(
-    slo_xml: Option<&str>,
-    slo_tests: usize,
-    slo_failures: usize,
-    r: &Regression,
-) -> String {
-    let suite = junit_suite(r);
-    let Some(x) = slo_xml else {
-        return document("mcptape bench", &[suite]);
-    };
-    // The regression suite's document with the SLO document's own <testsuite> element (without
-    // its declaration and wrapper) before the regression suite, and the totals summed.
-    let mut s = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    let _ = writeln!(
-        s,
-        "<testsuites name=\"mcptape bench\" tests=\"{}\" failures=\"{}\" errors=\"0\">",
-        suite.cases.len() + slo_tests,
-        suite.failures() + slo_failures
-    );
-    if let (Some(a), Some(b)) = (x.find("  <testsuite "), x.rfind("</testsuites>")) {
-        s.push_str(&x[a..b]);
-    }
-    s.push_str(&suite.xml());
-    s.push_str("</testsuites>\n");
-    s
+/// The JUnit XML of `slo.xml` with the SLO suite ([`crate::slo::junit_suite`] of `slo`; none
+/// when `slo` is empty, without `--slo`) and the regression suite ([`junit_suite`]) side by
+/// side under one `<testsuites name="mcptape bench">` ([`document`]), whose totals are the sums.
+pub fn junit_xml(slo: &[crate::slo::SloCheck], r: &Regression) -> String {
+    let slo_suite = (!slo.is_empty()).then(|| crate::slo::junit_suite(slo));
+    let suites: Vec<TestSuite> = slo_suite.into_iter().chain([junit_suite(r)]).collect();
+    document("mcptape bench", &suites)
 }
 
 /// The `section#regression` of report.html: the verdict and one row per compared quantile
@@ -1138,7 +1116,7 @@ mod tests {
             t.ends_with("regression gate: REGRESSED (read p50, read p90, read p99)\n"),
             "{t}"
         );
-        let xml = junit_xml(None, 0, 0, &r);
+        let xml = junit_xml(&[], &r);
         assert!(xml.contains(
             "<testsuites name=\"mcptape bench\" tests=\"3\" failures=\"3\" errors=\"0\">"
         ));
@@ -1174,8 +1152,7 @@ mod tests {
             measured: "3 ms".into(),
             pass: false,
         }];
-        let slo = crate::slo::junit_xml(&checks);
-        let xml = junit_xml(Some(&slo), 1, 1, &r);
+        let xml = junit_xml(&checks, &r);
         assert!(
             xml.contains(
                 "<testsuites name=\"mcptape bench\" tests=\"4\" failures=\"1\" errors=\"0\">"

@@ -608,32 +608,23 @@ mod tests {
         r.turn_phase
             .error_answers
             .insert("invalid-params (-32602)".into(), 3);
+        // The verdict and the measured text of `spec`, its only item.
+        let verdict = |r: &BenchReport, spec: &str| {
+            let c = evaluate(&parse(spec).unwrap(), r);
+            (c[0].pass, c[0].measured.clone())
+        };
+        let excused = "0.50 % (1 of 200; 3 error answers as recorded not counted)".to_owned();
         // 4 of 200 not answered with a result; the recording holds 3 of them.
         r.expected_error_answers = 3;
-        let c = evaluate(&parse("errors<1%").unwrap(), &r);
-        assert_eq!(
-            (c[0].pass, c[0].measured.as_str()),
-            (
-                true,
-                "0.50 % (1 of 200; 3 error answers as recorded not counted)"
-            )
-        );
+        assert_eq!(verdict(&r, "errors<1%"), (true, excused.clone()));
         // More expected than received: only the received ones are excused.
         r.expected_error_answers = 10;
-        let c = evaluate(&parse("errors<0.5%").unwrap(), &r);
-        assert_eq!(
-            (c[0].pass, c[0].measured.as_str()),
-            (
-                false,
-                "0.50 % (1 of 200; 3 error answers as recorded not counted)"
-            )
-        );
+        assert_eq!(verdict(&r, "errors<0.5%"), (false, excused));
         // None expected: all four count.
         r.expected_error_answers = 0;
-        let c = evaluate(&parse("errors<1%").unwrap(), &r);
         assert_eq!(
-            (c[0].pass, c[0].measured.as_str()),
-            (false, "2.00 % (4 of 200)")
+            verdict(&r, "errors<1%"),
+            (false, "2.00 % (4 of 200)".to_owned())
         );
     }
 

@@ -2080,32 +2080,12 @@ fn is_sensitive_param(raw_name: &str) -> bool {
     is_credential_name(&percent_decode_lossy(raw_name))
 }
 
+/// `s` with `+` as a space and `%XX` decoded (`application/x-www-form-urlencoded`, as query
+/// names are written), invalid UTF-8 replaced.
 fn percent_decode_lossy(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%'
-            && i + 2 < b.len()
-            && let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2]))
-        {
-            out.push(h << 4 | l);
-            i += 3;
-            continue;
-        }
-        out.push(if b[i] == b'+' { b' ' } else { b[i] });
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-fn hex(c: u8) -> Option<u8> {
-    match c {
-        b'0'..=b'9' => Some(c - b'0'),
-        b'a'..=b'f' => Some(c - b'a' + 10),
-        b'A'..=b'F' => Some(c - b'A' + 10),
-        _ => None,
-    }
+    percent_encoding::percent_decode_str(&s.replace('+', " "))
+        .decode_utf8_lossy()
+        .into_owned()
 }
 
 #[cfg(test)]
@@ -2162,6 +2142,15 @@ mod tests {
         ] {
             assert!(!is_credential_name(name), "{name}");
         }
+    }
+
+    #[test]
+    fn percent_decode_lossy_decodes_plus_and_escapes_and_keeps_broken_ones() {
+        assert_eq!(
+            percent_decode_lossy("api%5Ftoken+x%2B%zz%4"),
+            "api_token x+%zz%4"
+        );
+        assert_eq!(percent_decode_lossy("%FF"), "\u{FFFD}");
     }
 
     #[test]

@@ -406,25 +406,17 @@ mod tests {
     #[tokio::test]
     async fn line_limit_at_and_past_and_the_stream_goes_on() {
         let data = b"{\"a\":1}\n{\"ab\":1}\n\"x\"\r\nbanner\n[1]".to_vec();
-        let mut r = FramedReader::new(&data[..], 7);
+        let mut f = frames_of(&data, 7).await;
+        assert!(matches!(f.remove(1), Frame::TooLong(_)), "{f:?}");
         assert_eq!(
-            r.next().await.unwrap(),
-            Some(Frame::Message(b"{\"a\":1}".to_vec()))
+            f,
+            [
+                Frame::Message(b"{\"a\":1}".to_vec()),
+                Frame::Message(b"\"x\"".to_vec()),
+                Frame::Noise(b"banner".to_vec()),
+                Frame::Message(b"[1]".to_vec()),
+            ]
         );
-        assert!(matches!(r.next().await.unwrap(), Some(Frame::TooLong(_))));
-        assert_eq!(
-            r.next().await.unwrap(),
-            Some(Frame::Message(b"\"x\"".to_vec()))
-        );
-        assert_eq!(
-            r.next().await.unwrap(),
-            Some(Frame::Noise(b"banner".to_vec()))
-        );
-        assert_eq!(
-            r.next().await.unwrap(),
-            Some(Frame::Message(b"[1]".to_vec()))
-        );
-        assert_eq!(r.next().await.unwrap(), None);
     }
 
     #[tokio::test]
@@ -442,40 +434,43 @@ mod tests {
     }
 
     /// Yields `data` in one read, then fails with `EIO`-like `Other`.
-    struct FailAfter(Option<Vec<u8>>);
-
-    impl AsyncRead for FailAfter {
-        fn poll_read(
-            mut self: Pin<&mut Self>,
-            _: &mut Context<'_>,
-            buf: &mut tokio::io::ReadBuf<'_>,
-        ) -> Poll<std::io::Result<()>> {
-            match self.0.take() {
-                Some(d) => {
-                    buf.put_slice(&d);
-                    Poll::Ready(Ok(()))
-                }
-                None => Poll::Ready(Err(std::io::Error::other("device gone"))),
-            }
-        }
+    fn fail_after(data: &[u8]) -> tokio_test::io::Mock {
+        tokio_test::io::Builder::new()
+            .read(data)
+            .read_error(std::io::Error::other("device gone"))
+            .build()
     }
 
+    /// Every `next()` of a [`FramedReader`] or [`LineReader`] up to its end: the item, or
+    /// the read error's offset and message.
+    macro_rules! read_to_end {
+        ($reader:expr) => {{
+            let mut r = $reader;
+            let mut out = Vec::new();
+            loop {
+                match r.next().await {
+                    Ok(Some(item)) => out.push(Ok(item)),
+                    Ok(None) => break out,
+                    Err(e) => out.push(Err((e.offset, e.source.to_string()))),
+                }
+            }
+        }};
+    }
+
+    /// Both readers (the line reader's lines as frames): the frames before a read error, the
+    /// error (not EOF) at its offset, then the bytes held before it (not lost).
     #[tokio::test]
     async fn read_error_is_an_error_not_eof_and_the_held_line_follows() {
-        let mut r = FramedReader::new(FailAfter(Some(b"{\"a\":1}\n{\"b\"".to_vec())), 64);
-        assert_eq!(
-            r.next().await.unwrap(),
-            Some(Frame::Message(b"{\"a\":1}".to_vec()))
-        );
-        let e = r.next().await.unwrap_err();
-        assert_eq!(e.offset, 12);
-        assert_eq!(e.source.to_string(), "device gone");
-        // The bytes received before the error are not lost.
-        assert_eq!(
-            r.next().await.unwrap(),
-            Some(Frame::Noise(b"{\"b\"".to_vec()))
-        );
-        assert_eq!(r.next().await.unwrap(), None);
+        let data = b"{\"a\":1}\n{\"b\"";
+        let want = [
+            Ok(Frame::Message(b"{\"a\":1}".to_vec())),
+            Err((12, "device gone".to_owned())),
+            Ok(Frame::Noise(b"{\"b\"".to_vec())),
+        ];
+        assert_eq!(read_to_end!(FramedReader::new(fail_after(data), 64)), want);
+        let lines = read_to_end!(LineReader::new(fail_after(data), 64));
+        let frames: Vec<_> = lines.into_iter().map(|l| l.map(Line::into_frame)).collect();
+        assert_eq!(frames, want);
     }
 
     /// Yields `data` in reads of the given sizes (cycled), then end of stream.
@@ -581,22 +576,6 @@ mod tests {
                 Frame::Message(b"{\"id\":3}".to_vec()),
             ]
         );
-    }
-
-    #[tokio::test]
-    async fn line_reader_read_error_is_an_error_and_the_held_line_follows() {
-        let mut r = LineReader::new(FailAfter(Some(b"{\"a\":1}\n{\"b\"".to_vec())), 64);
-        assert_eq!(
-            r.next().await.unwrap(),
-            Some(Line::Bytes(b"{\"a\":1}".to_vec()))
-        );
-        let e = r.next().await.unwrap_err();
-        assert_eq!(e.offset, 12);
-        assert_eq!(
-            r.next().await.unwrap(),
-            Some(Line::Bytes(b"{\"b\"".to_vec()))
-        );
-        assert_eq!(r.next().await.unwrap(), None);
     }
 
     /// A recycled buffer is read into next, and the lines read into it are the same.

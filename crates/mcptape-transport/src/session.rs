@@ -1642,30 +1642,13 @@ mod tests {
 
     /// A reader that fails after its data: the session is closed with the
     /// error, not as if the server had ended its output.
-    struct Broken(Option<Vec<u8>>);
-
-    impl AsyncRead for Broken {
-        fn poll_read(
-            mut self: std::pin::Pin<&mut Self>,
-            _: &mut std::task::Context<'_>,
-            buf: &mut tokio::io::ReadBuf<'_>,
-        ) -> std::task::Poll<std::io::Result<()>> {
-            match self.0.take() {
-                Some(d) => {
-                    buf.put_slice(&d);
-                    std::task::Poll::Ready(Ok(()))
-                }
-                None => std::task::Poll::Ready(Err(std::io::Error::other("EIO"))),
-            }
-        }
-    }
-
     #[tokio::test]
     async fn read_error_closes_the_session_as_an_error_not_as_eof() {
         // The reply to id 1 has no trailing newline and is followed by a read error.
-        let r = Broken(Some(
-            b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}".to_vec(),
-        ));
+        let r = tokio_test::io::Builder::new()
+            .read(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}")
+            .read_error(std::io::Error::other("EIO"))
+            .build();
         let s = Session::over(r, tokio::io::sink());
         let a = s.call("ping", &Value::Null, Duration::from_secs(5)).await;
         assert_eq!(

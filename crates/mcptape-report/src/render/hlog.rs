@@ -92,6 +92,19 @@ pub struct Tagged<'a> {
     pub duration_s: f64,
 }
 
+impl<'a> Tagged<'a> {
+    /// The entry of `tag` holding `hist` over the interval that starts `start_s` seconds after
+    /// the run began and lasts `duration_s` seconds.
+    pub fn new(tag: &'a str, hist: &'a Histogram<u64>, start_s: f64, duration_s: f64) -> Self {
+        Tagged {
+            tag,
+            hist,
+            start_s,
+            duration_s,
+        }
+    }
+}
+
 /// Writes an HdrHistogram interval log in the standard log format V2: `#[StartTime: …]`,
 /// `#[BaseTime: …]`, the legend line, then one line per entry with its `Tag=`, start, length,
 /// max (µs / 1000, so it reads in ms) and the V2 deflate-compressed histogram in base64
@@ -269,49 +282,33 @@ pub fn bench_hlog(report: &BenchReport, res: &BenchResult) -> Result<Vec<u8>, Hl
     );
     let mut entries: Vec<Tagged<'_>> = single_lines
         .iter()
-        .map(|(s, d, h)| Tagged {
-            tag: "single",
-            hist: h,
-            start_s: *s,
-            duration_s: *d,
-        })
+        .map(|(s, d, h)| Tagged::new("single", h, *s, *d))
         .collect();
-    entries.push(Tagged {
-        tag: "turn",
-        hist: &res.turn,
-        start_s: res.single_elapsed_s,
-        duration_s: res.turn_elapsed_s,
-    });
-    entries.extend(turn_lines.iter().map(|(s, d, h)| Tagged {
-        tag: "turn-reads",
-        hist: h,
-        start_s: *s,
-        duration_s: *d,
-    }));
+    entries.push(Tagged::new(
+        "turn",
+        &res.turn,
+        res.single_elapsed_s,
+        res.turn_elapsed_s,
+    ));
+    entries.extend(
+        turn_lines
+            .iter()
+            .map(|(s, d, h)| Tagged::new("turn-reads", h, *s, *d)),
+    );
     entries.extend([
-        Tagged {
-            tag: "single-ok",
-            hist: &res.single_ok,
-            start_s: 0.0,
-            duration_s: res.single_elapsed_s,
-        },
-        Tagged {
-            tag: "turn-reads-ok",
-            hist: &res.turn_reads_ok,
-            start_s: res.single_elapsed_s,
-            duration_s: res.turn_elapsed_s,
-        },
+        Tagged::new("single-ok", &res.single_ok, 0.0, res.single_elapsed_s),
+        Tagged::new(
+            "turn-reads-ok",
+            &res.turn_reads_ok,
+            res.single_elapsed_s,
+            res.turn_elapsed_s,
+        ),
     ]);
     entries.extend(
         class_tags
             .iter()
             .chain(&method_tags)
-            .map(|(tag, h)| Tagged {
-                tag,
-                hist: h,
-                start_s: 0.0,
-                duration_s: res.single_elapsed_s,
-            })
+            .map(|(tag, h)| Tagged::new(tag, h, 0.0, res.single_elapsed_s))
             .filter(|t| !t.hist.is_empty()),
     );
     entries.retain(|t| !t.hist.is_empty() || matches!(t.tag, "single" | "turn" | "turn-reads"));
@@ -1006,18 +1003,8 @@ mod tests {
         b.record(50_000).unwrap();
         let log = write_hlog(
             &[
-                Tagged {
-                    tag: "single",
-                    hist: &a,
-                    start_s: 0.0,
-                    duration_s: 1.0,
-                },
-                Tagged {
-                    tag: "turn",
-                    hist: &b,
-                    start_s: 1.0,
-                    duration_s: 1.0,
-                },
+                Tagged::new("single", &a, 0.0, 1.0),
+                Tagged::new("turn", &b, 1.0, 1.0),
             ],
             "test",
         )
@@ -1040,12 +1027,7 @@ mod tests {
     fn write_hlog_refuses_a_bad_tag_naming_its_entry() {
         let mut h = new_hist();
         h.record(1_000).unwrap();
-        let entry = |tag| Tagged {
-            tag,
-            hist: &h,
-            start_s: 0.0,
-            duration_s: 1.0,
-        };
+        let entry = |tag| Tagged::new(tag, &h, 0.0, 1.0);
         let e = write_hlog(&[entry("single"), entry("bad tag")], "test").unwrap_err();
         assert_eq!(
             e,
@@ -1089,12 +1071,7 @@ mod tests {
         let tagged: Vec<Tagged<'_>> = entries
             .iter()
             .enumerate()
-            .map(|(i, (tag, hist))| Tagged {
-                tag,
-                hist,
-                start_s: i as f64,
-                duration_s: 1.0,
-            })
+            .map(|(i, (tag, hist))| Tagged::new(tag, hist, i as f64, 1.0))
             .collect();
         write_hlog_at(
             &tagged,

@@ -110,37 +110,43 @@ const KNOWN: &[&str] = &[
 pub fn html_escape(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
     for c in s.chars() {
-        match c {
-            '&' => o.push_str("&amp;"),
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '"' => o.push_str("&quot;"),
-            '\'' => o.push_str("&#39;"),
-            c => o.push(c),
+        match (super::junit::markup_entity(c), c) {
+            (Some(e), _) => o.push_str(e),
+            (None, '\'') => o.push_str("&#39;"),
+            (None, c) => o.push(c),
         }
     }
     o
 }
 
-/// The axes of a chart over time with a linear value axis whose data reach `hi`: (top of the
-/// axis, its tick step, time in ms → x px, value → y px), 8 % headroom above `hi`.
-fn linear_axes(
-    ts: &[TimeSeriesPoint],
-    hi: f64,
+/// `n` events in interval `p`, per second.
+fn per_second(n: u64, p: &TimeSeriesPoint) -> f64 {
+    n as f64 * 1000.0 / p.length_ms.max(1e-3)
+}
+
+/// A per-second chart over time, `svg#ID` with its title and value-axis label, whose linear
+/// value axis reaches the largest of `peaks` (at least 1/s) with 8 % headroom: the SVG opened
+/// with its frame and time axis, time in s → x px, value → y px.
+fn per_second_chart(
+    report: &BenchReport,
+    (id, title, y_label): (&str, &str, &str),
+    peaks: impl Iterator<Item = f64>,
 ) -> (
-    f64,
-    f64,
+    String,
     impl Fn(f64) -> f64 + Copy,
     impl Fn(f64) -> f64 + Copy,
 ) {
-    let span = hi * 1.08;
+    let ts = &report.time_series;
+    let span = peaks.fold(0.0f64, f64::max).max(1.0) * 1.08;
     let step = nice_step(span, 6);
     let top = (span / step).ceil() * step;
     let (pw, ph) = (W - ML - MR, H - MT - MB);
     let (x_top, _) = time_x(ts);
     let x_of = move |x: f64| ML + (x / x_top).clamp(0.0, 1.0) * pw;
     let y_of = move |v: f64| MT + ph - (v / top).clamp(0.0, 1.0) * ph;
-    (top, step, x_of, y_of)
+    let mut s = frame(id, title, top, step, y_label, false);
+    time_frame(&mut s, ts, report.single_unit(), &x_of);
+    (s, x_of, y_of)
 }
 
 /// A round tick step for an axis spanning `span`, about `n` ticks: 1, 2 or 5 × 10^k.
@@ -793,25 +799,18 @@ pub fn throughput_time_svg(report: &BenchReport) -> Option<String> {
     if ts.is_empty() {
         return None;
     }
-    let rate = |n: u64, p: &TimeSeriesPoint| n as f64 * 1000.0 / p.length_ms.max(1e-3);
-    let hi = ts
-        .iter()
-        .map(|p| rate(p.sent.max(p.ok), p))
-        .fold(0.0f64, f64::max)
-        .max(1.0);
-    let (top, step, x_of, y_of) = linear_axes(ts, hi);
-    let mut s = frame(
-        "throughput-time",
-        "Throughput over time: requests sent and answered ok per second",
-        top,
-        step,
-        "requests per second",
-        false,
+    let (mut s, x_of, y_of) = per_second_chart(
+        report,
+        (
+            "throughput-time",
+            "Throughput over time: requests sent and answered ok per second",
+            "requests per second",
+        ),
+        ts.iter().map(|p| per_second(p.sent.max(p.ok), p)),
     );
-    time_frame(&mut s, ts, report.single_unit(), &x_of);
-    let sent = phase_lines(ts, &|p| Some(rate(p.sent, p)), &x_of, &y_of);
+    let sent = phase_lines(ts, &|p| Some(per_second(p.sent, p)), &x_of, &y_of);
     draw_lines(&mut s, "sent", C_SENT, true, &sent);
-    let ok = phase_lines(ts, &|p| Some(rate(p.ok, p)), &x_of, &y_of);
+    let ok = phase_lines(ts, &|p| Some(per_second(p.ok, p)), &x_of, &y_of);
     draw_lines(&mut s, "ok", C_OK, false, &ok);
     legend(&mut s, 0, "sent /s", C_SENT, true);
     legend(&mut s, 1, "answered ok /s", C_OK, false);
@@ -855,27 +854,20 @@ pub fn errors_time_svg(report: &BenchReport) -> Option<String> {
     if classes.is_empty() && !any_recorded {
         return None;
     }
-    let per_s = |n: u64, p: &TimeSeriesPoint| n as f64 * 1000.0 / p.length_ms.max(1e-3);
-    let hi = ts
-        .iter()
-        .map(|p| {
-            per_s(
+    let (mut s, x_of, y_of) = per_second_chart(
+        report,
+        (
+            "errors-time",
+            "Errors over time, stacked by class (grey: recorded error answers, as recorded)",
+            "errors per second",
+        ),
+        ts.iter().map(|p| {
+            per_second(
                 recorded(p) + classes.iter().map(|c| count(p, c)).sum::<u64>(),
                 p,
             )
-        })
-        .fold(0.0f64, f64::max)
-        .max(1.0);
-    let (top, step, x_of, y_of) = linear_axes(ts, hi);
-    let mut s = frame(
-        "errors-time",
-        "Errors over time, stacked by class (grey: recorded error answers, as recorded)",
-        top,
-        step,
-        "errors per second",
-        false,
+        }),
     );
-    time_frame(&mut s, ts, report.single_unit(), &x_of);
     for p in ts {
         let x0 = x_of(p.start_ms / 1000.0);
         let x1 = x_of((p.start_ms + p.length_ms) / 1000.0);
@@ -895,7 +887,7 @@ pub fn errors_time_svg(report: &BenchReport) -> Option<String> {
             if n == 0 {
                 continue;
             }
-            let v = per_s(n, p);
+            let v = per_second(n, p);
             let (ya, yb) = (y_of(base), y_of(base + v));
             let _ = writeln!(
                 s,

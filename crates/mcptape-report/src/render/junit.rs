@@ -26,6 +26,19 @@
 
 use std::fmt::Write as _;
 
+/// The entity of `&`, `<`, `>` or `"`, written alike in XML and HTML (the apostrophe is
+/// not: `&apos;` is XML's, `&#39;` the one every HTML reader takes); `None` for any other
+/// character.
+pub(crate) fn markup_entity(c: char) -> Option<&'static str> {
+    match c {
+        '&' => Some("&amp;"),
+        '<' => Some("&lt;"),
+        '>' => Some("&gt;"),
+        '"' => Some("&quot;"),
+        _ => None,
+    }
+}
+
 /// Escapes text for XML attribute values and character data (XML 1.0 §2.4, §3.3.3):
 /// `& < > " '` as entities, tab / LF / CR as character references (kept through attribute
 /// value normalization); characters XML 1.0 cannot hold (C0 controls other than tab, LF,
@@ -33,11 +46,11 @@ use std::fmt::Write as _;
 pub fn xml_escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
+        if let Some(e) = markup_entity(c) {
+            out.push_str(e);
+            continue;
+        }
         match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&apos;"),
             '\t' => out.push_str("&#9;"),
             '\n' => out.push_str("&#10;"),

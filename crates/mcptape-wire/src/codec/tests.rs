@@ -204,15 +204,10 @@ fn json_generated_responses_all_paths_agree_valid_and_mutated() {
                     m.remove(i);
                 }
             }
-            match decode_all(&m) {
-                Ok(_) => accepts += 1,
-                Err(e) => {
-                    assert!(
-                        !matches!(e.kind, CodecErrorKind::PathDisagreement { .. }),
-                        "{e}"
-                    );
-                    rejects += 1;
-                }
+            if decodes_with_paths_agreeing(&m, &"") {
+                accepts += 1;
+            } else {
+                rejects += 1;
             }
         }
     }
@@ -240,6 +235,21 @@ fn json_every_truncation_of_a_small_response_is_rejected_identically() {
     for n in 0..good.len() {
         let e = err_of(&good[..n]);
         assert!(e.offset <= n, "{e} for prefix {n}");
+    }
+}
+
+/// Whether `data` decodes; a rejection must never be the decode paths disagreeing
+/// ([`CodecErrorKind::PathDisagreement`]), `what` naming the input in that failure.
+fn decodes_with_paths_agreeing(data: &[u8], what: &dyn std::fmt::Display) -> bool {
+    match decode_all(data) {
+        Ok(_) => true,
+        Err(e) => {
+            assert!(
+                !matches!(e.kind, CodecErrorKind::PathDisagreement { .. }),
+                "{e}: {what}"
+            );
+            false
+        }
     }
 }
 
@@ -271,130 +281,50 @@ fn assert_err(data: &[u8], kind: CodecErrorKind, offset: usize, entry: Option<us
     );
 }
 
-/// One named case file (`tests/data/codec/NAME.json`): the error it must give, at the byte
-/// where `needle` starts in the file plus `past`, in `entry`.
-struct ErrCase {
-    name: &'static str,
-    data: &'static [u8],
-    kind: CodecErrorKind,
-    needle: &'static str,
-    past: usize,
-    entry: Option<usize>,
-}
-
-/// An [`ErrCase`] of the case file `$name`.
+/// A test named after its case file (`tests/data/codec/NAME.json`): decoding it fails with
+/// `kind` at the first byte of `needle` in the file (plus `skip` bytes), in `entry`.
 macro_rules! err_case {
-    ($name:literal, $kind:expr, $needle:expr, $past:expr, $entry:expr) => {
-        ErrCase {
-            name: $name,
-            data: case!($name),
-            kind: $kind,
-            needle: $needle,
-            past: $past,
-            entry: $entry,
+    ($name:ident: $kind:expr, at $needle:expr $(, + $skip:literal)?, entry $entry:expr) => {
+        #[test]
+        fn $name() {
+            let d = include_bytes!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/data/codec/",
+                stringify!($name),
+                ".json"
+            ));
+            assert_err(d, $kind, find(d, $needle) $(+ $skip)?, $entry);
         }
     };
 }
 
-#[test]
-fn named_error_cases_give_their_kind_offset_and_entry() {
-    use CodecErrorKind as K;
-    let dup = |key: &str| K::DuplicateKey { key: key.into() };
-    let cases = [
-        err_case!(
-            "duplicate_key_in_result",
-            dup("resultType"),
-            r#""resultType":"complete"}"#,
-            0,
-            None
-        ),
-        err_case!(
-            "duplicate_key_after_unescaping",
-            dup("uri"),
-            r#""\u0075ri""#,
-            0,
-            Some(0)
-        ),
-        err_case!(
-            "lone_high_surrogate_in_text",
-            K::LoneSurrogate,
-            r"\ud800",
-            0,
-            Some(0)
-        ),
-        err_case!(
-            "lone_low_surrogate_in_uri",
-            K::LoneSurrogate,
-            r"\udc00",
-            0,
-            Some(0)
-        ),
-        err_case!(
-            "both_text_and_blob",
-            K::BothTextAndBlob,
-            r#""text""#,
-            0,
-            Some(0)
-        ),
-        err_case!(
-            "neither_text_nor_blob",
-            K::NeitherTextNorBlob,
-            "}]",
-            0,
-            Some(0)
-        ),
-        err_case!(
-            "blob_trailing_bits",
-            K::Base64(Base64Error::TrailingBits { offset: 1 }),
-            "QR==",
-            1,
-            Some(0)
-        ),
-        err_case!(
-            "blob_missing_padding",
-            K::Base64(Base64Error::InvalidLength { len: 2 }),
-            r#"QQ""#,
-            2,
-            Some(0)
-        ),
-        err_case!(
-            "number_out_of_range",
-            K::NumberOutOfRange,
-            "1e400",
-            0,
-            Some(0)
-        ),
-        err_case!(
-            "raw_control_char_in_text",
-            K::ControlCharacterInString,
-            "\t",
-            0,
-            Some(0)
-        ),
-        err_case!(
-            "wrong_jsonrpc_version",
-            K::WrongJsonRpcVersion,
-            r#""1.0""#,
-            0,
-            None
-        ),
-        err_case!(
-            "missing_uri",
-            K::MissingField { field: "uri" },
-            "}]",
-            0,
-            Some(0)
-        ),
-    ];
-    for c in cases {
-        let want = CodecError {
-            kind: c.kind,
-            offset: find(c.data, c.needle) + c.past,
-            entry: c.entry,
-        };
-        assert_eq!(err_of(c.data), want, "{}", c.name);
-    }
-}
+err_case!(
+    duplicate_key_after_unescaping: CodecErrorKind::DuplicateKey { key: "uri".into() },
+    at r#""\u0075ri""#, entry Some(0)
+);
+err_case!(lone_high_surrogate_in_text: CodecErrorKind::LoneSurrogate, at r"\ud800", entry Some(0));
+err_case!(lone_low_surrogate_in_uri: CodecErrorKind::LoneSurrogate, at r"\udc00", entry Some(0));
+err_case!(both_text_and_blob: CodecErrorKind::BothTextAndBlob, at r#""text""#, entry Some(0));
+err_case!(neither_text_nor_blob: CodecErrorKind::NeitherTextNorBlob, at r#"}]"#, entry Some(0));
+err_case!(
+    blob_trailing_bits: CodecErrorKind::Base64(Base64Error::TrailingBits { offset: 1 }),
+    at "QR==", + 1, entry Some(0)
+);
+err_case!(
+    blob_missing_padding: CodecErrorKind::Base64(Base64Error::InvalidLength { len: 2 }),
+    at r#"QQ""#, + 2, entry Some(0)
+);
+err_case!(number_out_of_range: CodecErrorKind::NumberOutOfRange, at "1e400", entry Some(0));
+err_case!(
+    raw_control_char_in_text: CodecErrorKind::ControlCharacterInString,
+    at "\t", entry Some(0)
+);
+err_case!(wrong_jsonrpc_version: CodecErrorKind::WrongJsonRpcVersion, at r#""1.0""#, entry None);
+err_case!(missing_uri: CodecErrorKind::MissingField { field: "uri" }, at "}]", entry Some(0));
+err_case!(
+    duplicate_key_in_result: CodecErrorKind::DuplicateKey { key: "resultType".into() },
+    at r#""resultType":"complete"}"#, entry None
+);
 
 #[test]
 fn escapes_in_uri_and_text() {
@@ -576,15 +506,10 @@ fn json_random_token_soup_all_paths_agree() {
         if rng.below(2) == 0 {
             s.push_str(r#""uri":"u","text":"t"}]}}"#);
         }
-        match decode_all(s.as_bytes()) {
-            Ok(_) => ok += 1,
-            Err(e) => {
-                assert!(
-                    !matches!(e.kind, CodecErrorKind::PathDisagreement { .. }),
-                    "{e}: {s}"
-                );
-                err += 1;
-            }
+        if decodes_with_paths_agreeing(s.as_bytes(), &s) {
+            ok += 1;
+        } else {
+            err += 1;
         }
     }
     assert!(ok > 20 && err > 2000, "ok {ok} err {err}");
