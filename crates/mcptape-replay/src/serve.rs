@@ -2163,6 +2163,68 @@ mod tests {
         assert_eq!(out, format!("{joined}\n").into_bytes());
     }
 
+    /// A served tape ([`Tape::served`]) of a recording whose ids lie past
+    /// `u64` and `i64` answers each recorded request, sent again with its
+    /// recorded id, with the recorded reply byte for byte (written from the
+    /// file's bytes with the id spliced where the one reader found it), and
+    /// under another id past `u64` with only the id's digits changed; a
+    /// cancellation names such an id by its raw text.
+    #[test]
+    fn served_tape_answers_ids_past_u64_byte_identical_to_the_recording() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/ids-past-u64.jsonl");
+        let text = std::fs::read_to_string(path).unwrap();
+        let bytes = Arc::new(crate::tape::TapeBytes::from(text.clone()));
+        let tape = Tape::served(&bytes).unwrap().tape;
+        // The recorded messages, by direction, as their exact text.
+        let msgs: Vec<(&str, &str)> = text
+            .lines()
+            .skip(1)
+            .map(|l| {
+                let dir = if l.contains(r#""dir":"c2s""#) {
+                    "c2s"
+                } else {
+                    "s2c"
+                };
+                let at = l.find(r#""msg":"#).unwrap() + 6;
+                (dir, &l[at..l.len() - 1])
+            })
+            .collect();
+        let server = Server::new(
+            tape,
+            LatencyModel::parse("fixed:0ms").unwrap(),
+            FaultSpec::default(),
+            1,
+            &[],
+        )
+        .unwrap();
+        let mut answered = 0;
+        for pair in msgs.windows(2) {
+            let [("c2s", request), ("s2c", reply)] = pair else {
+                continue;
+            };
+            let Answer::Reply { body, id_text, .. } =
+                server.decide_bytes_in_pieces(request.as_bytes())
+            else {
+                panic!("{request}: expected a reply");
+            };
+            let mut out = Vec::new();
+            write_all_vectored(&mut out, &mut body.line_slices()).unwrap();
+            assert_eq!(out, format!("{reply}\n").into_bytes(), "{request}");
+            let other = request.replacen(&id_text, "36893488147419103232", 1);
+            let Answer::Reply { body, .. } = server.decide_bytes(other.as_bytes()) else {
+                panic!("{other}: expected a reply");
+            };
+            assert_eq!(body, reply.replacen(&id_text, "36893488147419103232", 1));
+            answered += 1;
+        }
+        // initialize and the three reads.
+        assert_eq!(answered, 4);
+        let cancel = r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":-9223372036854775809}}"#;
+        let inc = parse_incoming_raw(cancel.as_bytes()).unwrap();
+        assert_eq!(inc.cancel_text.as_deref(), Some("-9223372036854775809"));
+        assert_eq!(inc.id_text, None);
+    }
+
     /// `serve`'s tape ([`ReplyBodies::Served`](crate::tape::ReplyBodies::Served), replies
     /// shared with the file's text) answers every recorded request of every corpus transcript
     /// with the same bytes as a server on the full tape, and an unrecorded `initialize` or

@@ -213,9 +213,18 @@ impl TapeBytes {
     ///
     /// # Errors
     /// The read's I/O error.
-    pub fn of_file(mut file: std::fs::File, len: u64) -> std::io::Result<TapeBytes> {
+    pub fn of_file(file: std::fs::File, len: u64) -> std::io::Result<TapeBytes> {
+        TapeBytes::of_file_mapped_from(file, len, TAPE_MAP_MIN_BYTES)
+    }
+
+    /// [`TapeBytes::of_file`] mapping files of `map_min` bytes or more.
+    fn of_file_mapped_from(
+        mut file: std::fs::File,
+        len: u64,
+        map_min: u64,
+    ) -> std::io::Result<TapeBytes> {
         use std::io::Read;
-        if len >= TAPE_MAP_MIN_BYTES {
+        if len >= map_min {
             // SAFETY: the map is read-only and private; see the doc comment
             // for the one caveat (a truncation by another process while
             // serving), the same one `mcptape check` accepts.
@@ -1951,6 +1960,102 @@ pub(crate) mod tests {
             assert_eq!(rejection(&served), rejection(&full), "{name}");
         }
         assert!(bodies_not_built > 0);
+    }
+
+    /// The served tape's index is bounded ([`MAX_TAPE_INDEX_BYTES`]): a
+    /// transcript whose index takes exactly the limit is served, one byte
+    /// less is refused with [`ReplayErrorKind::TapeTooLarge`] at the message
+    /// that took it past (the last one here).
+    #[test]
+    fn served_tape_over_the_index_limit_is_refused_at_the_limit_and_one_past() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/tiny-two-reads.jsonl"
+        );
+        let bytes = Arc::new(TapeBytes::from(std::fs::read(path).unwrap()));
+        let need = Tape::served(&bytes).unwrap().tape.index_bytes();
+        // 4 exchanges and 5 client messages: at least their structs.
+        assert!(
+            need > 4 * std::mem::size_of::<Exchange>() + 5 * std::mem::size_of::<RecordedRequest>(),
+            "{need}"
+        );
+        let at = Tape::served_limited(&bytes, need).unwrap();
+        assert_eq!(at.tape.index_bytes(), need);
+        assert_eq!(at.tape.exchanges.len(), 4);
+        let e = Tape::served_limited(&bytes, need - 1).unwrap_err();
+        assert!(
+            matches!(e.kind, ReplayErrorKind::TapeTooLarge { limit } if limit == need - 1),
+            "{e:?}"
+        );
+        assert_eq!(e.record, Some(8));
+        assert!(e.to_string().contains("MAX_TAPE_INDEX_BYTES"), "{e}");
+    }
+
+    /// A transcript mapped into memory ([`TapeBytes::of_file`] past its
+    /// threshold, here 0) is served like one read: the same requests and
+    /// replies, each reply a range of the map.
+    #[test]
+    fn served_tape_of_a_mapped_file_keeps_every_reply_as_a_range_of_the_map() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/tiny-two-reads.jsonl"
+        );
+        let file = std::fs::File::open(path).unwrap();
+        let len = file.metadata().unwrap().len();
+        let mapped = Arc::new(TapeBytes::of_file_mapped_from(file, len, 0).unwrap());
+        assert!(mapped.is_mapped(), "{mapped:?}");
+        let read = Arc::new(TapeBytes::from(std::fs::read(path).unwrap()));
+        assert!(!read.is_mapped());
+        let (m, r) = (
+            Tape::served(&mapped).unwrap().tape,
+            Tape::served(&read).unwrap().tape,
+        );
+        assert_eq!(client_view(&m), client_view(&r));
+        let map = mapped.as_bytes().as_ptr_range();
+        for (a, b) in m.exchanges.iter().zip(&r.exchanges) {
+            assert_eq!(a.reply_raw, b.reply_raw);
+            assert_eq!(a.reply_id, b.reply_id);
+            assert!(map.contains(&a.reply_raw.bytes().as_ptr()), "a copy");
+        }
+    }
+
+    /// The served tape's reader is the transcript reader's: a cut last line
+    /// is dropped with the same note, a bad line in the middle is refused
+    /// at its line.
+    #[test]
+    fn served_tape_drops_a_cut_last_line_and_refuses_a_bad_one_like_the_reader() {
+        use mcptape_transcript::reader::{ErrorKind, ReadOptions, read_borrowed};
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/tiny-two-reads.jsonl"
+        );
+        let whole = std::fs::read(path).unwrap();
+        let cut = whole[..whole.len() - 20].to_vec();
+        let served = Tape::served(&Arc::new(TapeBytes::from(cut.clone()))).unwrap();
+        let read = read_borrowed(&cut, ReadOptions::strict()).unwrap();
+        let d = served.dropped.as_ref().unwrap();
+        let want = read.dropped.as_ref().unwrap();
+        assert_eq!(
+            (d.offset, d.bytes, d.line, &d.reason),
+            (want.offset, want.bytes, want.line, &want.reason)
+        );
+        assert_eq!(served.tape.exchanges.len(), 3);
+        let mut bad = whole.clone();
+        let second_line = memchr::memchr(b'\n', &bad).unwrap() + 1;
+        bad[second_line] = b'x';
+        let e = Tape::served(&Arc::new(TapeBytes::from(bad))).unwrap_err();
+        match e.kind {
+            ReplayErrorKind::Transcript(t) => {
+                assert_eq!((t.line, t.offset), (2, second_line));
+                assert!(matches!(t.kind, ErrorKind::Record { .. }), "{t:?}");
+            }
+            other => panic!("{other:?}"),
+        }
+        let e = Tape::served(&Arc::new(TapeBytes::default())).unwrap_err();
+        assert!(matches!(
+            e.kind,
+            ReplayErrorKind::Transcript(t) if t.kind == ErrorKind::Empty
+        ));
     }
 
     /// Text shared with a string is a range of it; text that is not in it is refused.
