@@ -120,7 +120,7 @@ pub struct Incoming {
 /// copy: the recorded message before its `id` value, the id's JSON text as
 /// the client sent it, the recorded message after the id. The recorded
 /// message is shared ([`SharedText`]: with the tape, and with the transcript
-/// file's text when the tape was built by [`Tape::from_transcript_shared`])
+/// file's bytes when the tape was built by [`Tape::served`])
 /// between every answer that carries it, so answering a 160 MB recorded
 /// `resources/read` allocates only the id text.
 /// A synthesized reply is one piece (the whole text) and an empty id.

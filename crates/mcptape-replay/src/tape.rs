@@ -34,9 +34,10 @@ pub const MAX_TAPE_MESSAGES: usize = 20_000_000;
 /// and its method's bytes, per interim message its struct, per distinct
 /// `params` text its bytes and a value). The replies themselves are ranges
 /// of the transcript's bytes and count nothing here: memory follows the
-/// number of messages (about 170 bytes a message on the 500,000-message
-/// transcript of benches/README.md, so some 25 million such messages), not
-/// the size of the file. Past it, [`ReplayErrorKind::TapeTooLarge`].
+/// number of messages, not the size of the file (`serve` held about 330
+/// bytes a message, allocator and lookup tables included, on the
+/// 500,000- and 10,000,000-message transcripts of benches/README.md, which
+/// count under 4 GiB). Past it, [`ReplayErrorKind::TapeTooLarge`].
 pub const MAX_TAPE_INDEX_BYTES: usize = 4 << 30;
 
 /// Transcript files at least this big (64 MiB) are memory-mapped by
@@ -424,8 +425,8 @@ pub struct Tape {
     /// Negotiated protocol revision, if the transcript says.
     pub protocol_version: Option<String>,
     /// What the tape keeps of the replies ([`ReplyBodies::Kept`] unless
-    /// built by [`Tape::from_transcript_ref`] or
-    /// [`Tape::from_transcript_shared`] with another [`ReplyBodies`]).
+    /// built by [`Tape::from_transcript_ref`] with another [`ReplyBodies`],
+    /// or by [`Tape::served`]: [`ReplyBodies::Served`]).
     pub bodies: ReplyBodies,
     /// The first recorded rejection of a request that carried no
     /// `Mcp-Session-Id` (HTTP recordings; e.g. server-everything's 400 "No
