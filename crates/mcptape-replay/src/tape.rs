@@ -1472,9 +1472,11 @@ fn build<'a>(
                     {
                         let v = match bodies {
                             ReplyBodies::Served => Value::Null,
-                            _ => {
-                                serde_json::json!({"jsonrpc": "2.0", "id": id_value(id), "result": null})
-                            }
+                            // The envelope, from the typed message (no body).
+                            _ => message_value(Message::Response(envelope::Response {
+                                id: id.clone(),
+                                result: Value::Null,
+                            })),
                         };
                         (false, v)
                     }
