@@ -180,8 +180,9 @@ pub enum ReplyBodies {
     /// reads of a reply, for capabilities and the other era's handshake);
     /// any other successful reply is scanned, not built
     /// ([`mcptape_wire::envelope::scan_envelope`]: as strict as the parser),
-    /// and kept as its envelope as with [`ReplyBodies::Dropped`]. What
-    /// `serve` needs; not for `verify` or the exports (they compare values).
+    /// and kept as `Value::Null`, its bytes and its id's range
+    /// ([`Exchange::reply_id`]) only. What `serve` needs ([`Tape::served`]);
+    /// not for `verify` or the exports (they compare values).
     Served,
 }
 
