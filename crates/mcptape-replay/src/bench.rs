@@ -270,7 +270,7 @@ pub fn plan(
         };
         p.requests.push(Planned {
             method: r.method.clone(),
-            params: r.params.clone(),
+            params: Value::clone(&r.params),
             key,
             recorded_code,
         });
@@ -713,11 +713,11 @@ pub async fn handshake(client: &Client, tape: &Tape, timeout: Duration) -> Resul
         tape.client
             .iter()
             .find(|r| r.method == method::INITIALIZE && r.id.is_some())
-            .map_or_else(fallback_initialize_params, |r| r.params.clone())
+            .map_or_else(fallback_initialize_params, |r| Value::clone(&r.params))
     };
     let plan = match hs.method.as_str() {
         method::SERVER_DISCOVER => Handshake {
-            discover: Some(hs.params.clone()),
+            discover: Some(Value::clone(&hs.params)),
             version: None,
             initialize: recorded_initialize(),
             timeout,
@@ -725,7 +725,7 @@ pub async fn handshake(client: &Client, tape: &Tape, timeout: Duration) -> Resul
         method::INITIALIZE => Handshake {
             discover: None,
             version: None,
-            initialize: hs.params.clone(),
+            initialize: Value::clone(&hs.params),
             timeout,
         },
         // A tape whose first request is `ping`: send it, no session to open.

@@ -21,6 +21,19 @@ pub enum ReplayErrorKind {
     /// The transcript has more messages than [`crate::tape::MAX_TAPE_MESSAGES`].
     #[error("transcript has more than {0} messages")]
     TooManyMessages(usize),
+    /// A served tape's index would take more than `limit` bytes
+    /// ([`crate::tape::MAX_TAPE_INDEX_BYTES`], counted as
+    /// [`crate::tape::Tape::index_bytes`]); the record is the message that
+    /// took it past.
+    #[error("the tape's index would take more than {limit} bytes (MAX_TAPE_INDEX_BYTES)")]
+    TapeTooLarge {
+        /// The limit, bytes.
+        limit: usize,
+    },
+    /// The transcript reader refused a line ([`crate::tape::Tape::served`]):
+    /// its kind, line number and byte offset.
+    #[error("{0}")]
+    Transcript(mcptape_transcript::reader::TranscriptError),
     /// The transcript has no recorded `resources/read` request to bench with.
     #[error("transcript has no recorded resources/read request")]
     NoReads,

@@ -58,7 +58,7 @@ use crate::error::{ReplayError, ReplayErrorKind};
 use crate::latency::{Fault, FaultSpec, LatencyModel};
 use crate::metrics::{Outcome, ServeMetrics};
 use crate::schedule::{Scheduler, Ticket, Timer, TimerMode, deadline_after};
-use crate::tape::{Match, SharedText, Tape, is_integer_literal, split_at_id};
+use crate::tape::{Match, SharedText, Tape, split_at_id};
 use mcptape_report::server::{Precision, ServeSummary};
 use mcptape_report::stats::{Quantiles, new_hist};
 use mcptape_transport::framed::{FramedReader, MAX_LINE_BYTES};
@@ -108,8 +108,7 @@ impl Unrecorded {
 /// One incoming message and the raw JSON text of its ids, as sent.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Incoming {
-    /// The message (strict parse). For a request whose id is an integer past
-    /// `i64`, `message`'s id is a placeholder string: use [`id_text`](Self::id_text).
+    /// The message (strict parse; its ids are their raw text too).
     pub message: Message,
     /// A request's `id` exactly as sent (`7`, `"7"`, `18446744073709551616`).
     pub id_text: Option<String>,
@@ -121,7 +120,7 @@ pub struct Incoming {
 /// copy: the recorded message before its `id` value, the id's JSON text as
 /// the client sent it, the recorded message after the id. The recorded
 /// message is shared ([`SharedText`]: with the tape, and with the transcript
-/// file's text when the tape was built by [`Tape::from_transcript_shared`])
+/// file's bytes when the tape was built by [`Tape::served`])
 /// between every answer that carries it, so answering a 160 MB recorded
 /// `resources/read` allocates only the id text.
 /// A synthesized reply is one piece (the whole text) and an empty id.
@@ -140,7 +139,13 @@ impl ReplyBytes {
     ///
     /// `None` when `id_at` is not a range of `text` on `char` boundaries.
     pub fn spliced(text: SharedText, id_at: Range<usize>, id_text: &str) -> Option<ReplyBytes> {
-        text.get(id_at.clone())?;
+        let b = text.bytes();
+        b.get(id_at.clone())?;
+        // On `char` boundaries: not inside a multi-byte sequence at either end.
+        let boundary = |at: usize| b.get(at).is_none_or(|&c| (c as i8) >= -0x40);
+        if !(boundary(id_at.start) && boundary(id_at.end)) {
+            return None;
+        }
         Some(ReplyBytes {
             text,
             id_at,
@@ -160,7 +165,7 @@ impl ReplyBytes {
 
     /// The three pieces in order: before the id, the id, after the id.
     pub fn pieces(&self) -> [&[u8]; 3] {
-        let b = self.text.as_bytes();
+        let b = self.text.bytes();
         [
             &b[..self.id_at.start],
             self.id_text.as_bytes(),
@@ -182,7 +187,7 @@ impl ReplyBytes {
 
     /// Length of the reply in bytes (no line end).
     pub fn len(&self) -> usize {
-        self.text.len() - self.id_at.len() + self.id_text.len()
+        self.text.bytes().len() - self.id_at.len() + self.id_text.len()
     }
 
     /// The reply has no bytes.
@@ -193,19 +198,18 @@ impl ReplyBytes {
     /// The reply as one string (a copy: for HTTP bodies and tests, not the
     /// stdio hot path).
     pub fn to_text(&self) -> String {
+        let text = self.text.as_str();
         let mut out = String::with_capacity(self.len());
-        out.push_str(&self.text[..self.id_at.start]);
+        out.push_str(text.get(..self.id_at.start).unwrap_or_default());
         out.push_str(&self.id_text);
-        out.push_str(&self.text[self.id_at.end..]);
+        out.push_str(text.get(self.id_at.end..).unwrap_or_default());
         out
     }
 }
 
 impl std::fmt::Display for ReplyBytes {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.text[..self.id_at.start])?;
-        f.write_str(&self.id_text)?;
-        f.write_str(&self.text[self.id_at.end..])
+        f.write_str(&self.to_text())
     }
 }
 
@@ -460,10 +464,6 @@ pub struct Server {
     stats: Mutex<ServeStats>,
     replies: Mutex<ReplyTimes>,
     timer: TimerMode,
-    /// Per tape exchange, the recorded reply (shared) and the byte range of
-    /// its `id` value (pre-encoded at load time; only the id is spliced per
-    /// request, as a piece of the write).
-    encoded: Vec<Option<(SharedText, Range<usize>)>>,
     /// The policy for requests the recording has no answer for.
     unrecorded: Unrecorded,
     /// `serve --metrics`: live counters, when asked for ([`Server::with_metrics`]).
@@ -562,11 +562,14 @@ impl Server {
         if names.is_empty() {
             // Inferred only from `file:` uris: a server's own schemes
             // (`demo://`, `docs://`) name no directory to confine.
-            let reads = tape.reads();
-            let uris: Vec<&str> = reads
+            // Each uri once, in recorded order (a repeated read adds nothing).
+            let mut seen = std::collections::HashSet::new();
+            let uris: Vec<&str> = tape
+                .client
                 .iter()
-                .filter_map(|p| p.get("uri").and_then(Value::as_str))
-                .filter(|u| is_file_uri(u))
+                .filter(|r| r.method == method::RESOURCES_READ && r.id.is_some())
+                .filter_map(|r| r.params.get("uri").and_then(Value::as_str))
+                .filter(|u| is_file_uri(u) && seen.insert(*u))
                 .collect();
             names = default_roots(&uris);
         }
@@ -606,14 +609,6 @@ impl Server {
             not_found_code,
             sched: Mutex::new(Scheduler::new(model, faults, seed)),
             roots,
-            encoded: tape
-                .exchanges
-                .iter()
-                .map(|e| {
-                    let (h, t) = split_at_id(&e.reply_raw)?;
-                    Some((e.reply_raw.clone(), h.len()..e.reply_raw.len() - t.len()))
-                })
-                .collect(),
             tape,
             stats: Mutex::new(ServeStats::default()),
             replies: Mutex::new(ReplyTimes::default()),
@@ -1154,16 +1149,11 @@ impl Server {
         }
     }
 
-    /// The pre-encoded reply of exchange `e` with `id_text` (raw JSON) spliced in.
+    /// The recorded reply of exchange `e` with `id_text` (raw JSON) spliced
+    /// in where its recorded id sits ([`Exchange::reply_id`](crate::tape::Exchange::reply_id),
+    /// found when the tape was built): no copy, no parse.
     fn encoded_reply(&self, e: &crate::tape::Exchange, id_text: &str) -> Option<ReplyBytes> {
-        let base = self.tape.exchanges.as_ptr() as usize;
-        let idx = (e as *const crate::tape::Exchange as usize).checked_sub(base)?
-            / std::mem::size_of::<crate::tape::Exchange>().max(1);
-        if !std::ptr::eq(self.tape.exchanges.get(idx)?, e) {
-            return None;
-        }
-        let (raw, id_at) = self.encoded.get(idx)?.as_ref()?;
-        ReplyBytes::spliced(raw.clone(), id_at.clone(), id_text)
+        ReplyBytes::spliced(e.reply_raw.clone(), e.reply_id.clone()?, id_text)
     }
 
     /// Records one sent reply's scheduled and achieved delay (µs).
@@ -1373,26 +1363,6 @@ pub fn parse_incoming(bytes: &[u8]) -> Result<Message, IncomingError> {
     Err(IncomingError { id, kind })
 }
 
-/// Placeholder string id standing for an integer id past `i64` while the
-/// rest of the message goes through the strict parser.
-const BIG_ID_PLACEHOLDER: &str = "\"mcptape:integer-id-past-i64\"";
-
-/// The raw JSON text of `params.requestId` of a message, as sent.
-fn raw_cancel_id(text: &str) -> Option<String> {
-    #[derive(serde::Deserialize)]
-    struct P<'a> {
-        #[serde(borrow, rename = "requestId")]
-        request_id: Option<&'a serde_json::value::RawValue>,
-    }
-    #[derive(serde::Deserialize)]
-    struct M<'a> {
-        #[serde(borrow)]
-        params: Option<P<'a>>,
-    }
-    let m: M<'_> = serde_json::from_str(text).ok()?;
-    Some(m.params?.request_id?.get().to_owned())
-}
-
 /// The `requestId` of a `notifications/cancelled` (a valid id), if any.
 fn cancel_request_id(msg: &Message) -> Option<RequestId> {
     match msg {
@@ -1406,71 +1376,40 @@ fn cancel_request_id(msg: &Message) -> Option<RequestId> {
 }
 
 /// [`parse_incoming`], keeping the raw JSON text of the ids as sent
-/// ([`Incoming`]). An integer id past `i64` (`18446744073709551616`, valid
-/// JSON-RPC 2.0 but not an `i64`) is accepted and kept as text; every other
-/// rule of the strict parser applies.
+/// ([`Incoming`]): one scan by the one reader
+/// ([`mcptape_wire::envelope::scan_envelope`], which keeps every id as its
+/// raw text, an integer past `u64` included), then the typed view from its
+/// ranges.
 ///
 /// # Errors
 /// As [`parse_incoming`].
 pub fn parse_incoming_raw(bytes: &[u8]) -> Result<Incoming, IncomingError> {
-    let text = std::str::from_utf8(bytes).ok();
-    let raw_id =
-        |t: &str| split_at_id(t).map(|(h, tail)| t[h.len()..t.len() - tail.len()].to_owned());
-    match parse_incoming(bytes) {
-        Ok(message) => {
-            let id_text = match message.id() {
-                Some(id) => text.and_then(raw_id).or_else(|| Some(id.to_string())),
-                None => None,
-            };
-            let cancel_text = match cancel_request_id(&message) {
-                Some(r) => Some(
-                    text.and_then(raw_cancel_id)
-                        .unwrap_or_else(|| r.to_string()),
-                ),
-                // A `requestId` that is an integer past i64: its raw text.
-                None if matches!(&message, Message::Notification(n) if n.method == method::NOTIFICATIONS_CANCELLED) => {
-                    text.and_then(raw_cancel_id)
-                        .filter(|t| is_integer_literal(t))
-                }
-                None => None,
-            };
-            Ok(Incoming {
-                message,
-                id_text,
-                cancel_text,
-            })
+    let env = match envelope::scan_frame(bytes) {
+        Ok(envelope::Scanned::Single(env)) => env,
+        // A batch, or not one strict JSON-RPC message: the error as
+        // `parse_incoming` words it (off the hot path).
+        _ => {
+            return Err(match parse_incoming(bytes) {
+                Err(e) => e,
+                Ok(_) => IncomingError {
+                    id: None,
+                    kind: IncomingErrorKind::Invalid(mcptape_wire::error::WireError::new(
+                        WireErrorKind::UnknownShape,
+                        Some(0),
+                    )),
+                },
+            });
         }
-        Err(err) => {
-            // An integer id past i64: parse the rest with a placeholder id.
-            if let Some(t) = text
-                && let Some((head, tail)) = split_at_id(t)
-            {
-                let id = &t[head.len()..t.len() - tail.len()];
-                if is_integer_literal(id) {
-                    let swapped = format!("{head}{BIG_ID_PLACEHOLDER}{tail}");
-                    if let Ok(message) = parse_incoming(swapped.as_bytes()) {
-                        return Ok(Incoming {
-                            message,
-                            id_text: Some(id.to_owned()),
-                            cancel_text: None,
-                        });
-                    }
-                }
-            }
-            // A cancellation naming such an id.
-            if let Some(t) = text
-                && let Ok(Message::Notification(n)) = envelope::parse_message(bytes)
-            {
-                let cancel_text = raw_cancel_id(t);
-                return Ok(Incoming {
-                    message: Message::Notification(n),
-                    id_text: None,
-                    cancel_text,
-                });
-            }
-            Err(err)
-        }
-    }
+    };
+    let message = env.message(bytes).map_err(|e| IncomingError {
+        id: None,
+        kind: IncomingErrorKind::Invalid(e),
+    })?;
+    Ok(Incoming {
+        id_text: env.id.as_ref().map(|i| i.as_json().to_owned()),
+        cancel_text: env.cancel_request_id(bytes).map(|r| r.as_json().to_owned()),
+        message,
+    })
 }
 
 /// The id text as a JSON value (an integer past `u64` becomes a float
@@ -2224,6 +2163,68 @@ mod tests {
         assert_eq!(out, format!("{joined}\n").into_bytes());
     }
 
+    /// A served tape ([`Tape::served`]) of a recording whose ids lie past
+    /// `u64` and `i64` answers each recorded request, sent again with its
+    /// recorded id, with the recorded reply byte for byte (written from the
+    /// file's bytes with the id spliced where the one reader found it), and
+    /// under another id past `u64` with only the id's digits changed; a
+    /// cancellation names such an id by its raw text.
+    #[test]
+    fn served_tape_answers_ids_past_u64_byte_identical_to_the_recording() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/ids-past-u64.jsonl");
+        let text = std::fs::read_to_string(path).unwrap();
+        let bytes = Arc::new(crate::tape::TapeBytes::from(text.clone()));
+        let tape = Tape::served(&bytes).unwrap().tape;
+        // The recorded messages, by direction, as their exact text.
+        let msgs: Vec<(&str, &str)> = text
+            .lines()
+            .skip(1)
+            .map(|l| {
+                let dir = if l.contains(r#""dir":"c2s""#) {
+                    "c2s"
+                } else {
+                    "s2c"
+                };
+                let at = l.find(r#""msg":"#).unwrap() + 6;
+                (dir, &l[at..l.len() - 1])
+            })
+            .collect();
+        let server = Server::new(
+            tape,
+            LatencyModel::parse("fixed:0ms").unwrap(),
+            FaultSpec::default(),
+            1,
+            &[],
+        )
+        .unwrap();
+        let mut answered = 0;
+        for pair in msgs.windows(2) {
+            let [("c2s", request), ("s2c", reply)] = pair else {
+                continue;
+            };
+            let Answer::Reply { body, id_text, .. } =
+                server.decide_bytes_in_pieces(request.as_bytes())
+            else {
+                panic!("{request}: expected a reply");
+            };
+            let mut out = Vec::new();
+            write_all_vectored(&mut out, &mut body.line_slices()).unwrap();
+            assert_eq!(out, format!("{reply}\n").into_bytes(), "{request}");
+            let other = request.replacen(&id_text, "36893488147419103232", 1);
+            let Answer::Reply { body, .. } = server.decide_bytes(other.as_bytes()) else {
+                panic!("{other}: expected a reply");
+            };
+            assert_eq!(body, reply.replacen(&id_text, "36893488147419103232", 1));
+            answered += 1;
+        }
+        // initialize and the three reads.
+        assert_eq!(answered, 4);
+        let cancel = r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":-9223372036854775809}}"#;
+        let inc = parse_incoming_raw(cancel.as_bytes()).unwrap();
+        assert_eq!(inc.cancel_text.as_deref(), Some("-9223372036854775809"));
+        assert_eq!(inc.id_text, None);
+    }
+
     /// `serve`'s tape ([`ReplyBodies::Served`](crate::tape::ReplyBodies::Served), replies
     /// shared with the file's text) answers every recorded request of every corpus transcript
     /// with the same bytes as a server on the full tape, and an unrecorded `initialize` or
@@ -2249,7 +2250,7 @@ mod tests {
                 .iter()
                 .map(|e| {
                     json!({"jsonrpc": "2.0", "id": "x-1", "method": e.request.method,
-                        "params": e.request.params})
+                        "params": e.request.params.as_ref()})
                     .to_string()
                 })
                 .collect();

@@ -2,6 +2,7 @@
 //! `bench`/`verify`, playing the client) and the recorded request → reply
 //! exchanges (for `serve`, playing the server), matched by method and params.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::ops::{Deref, Range};
 use std::sync::{Arc, Mutex};
@@ -21,12 +22,38 @@ use crate::error::{ReplayError, ReplayErrorKind};
 pub const HANDSHAKE_METHODS: [&str; 3] =
     [method::INITIALIZE, method::SERVER_DISCOVER, method::PING];
 
-/// Largest number of recorded messages a tape holds: 20,000,000 (twice a
-/// 10-million-message soak; was 1,000,000, which refused a long session).
-/// Past it, [`ReplayErrorKind::TooManyMessages`]. What bounds a tape in
-/// practice is memory: on the 500,000-message transcript of
-/// benches/README.md a served tape costs about 1.8 KB a message.
+/// Largest number of recorded messages a tape built from a parsed
+/// transcript holds ([`Tape::from_transcript`], [`Tape::from_transcript_ref`]:
+/// `bench`'s client and `verify`, which keep values): 20,000,000. Past it,
+/// [`ReplayErrorKind::TooManyMessages`]. The served tape ([`Tape::served`])
+/// has no message cap: it is bounded by [`MAX_TAPE_INDEX_BYTES`].
 pub const MAX_TAPE_MESSAGES: usize = 20_000_000;
+
+/// Largest index a served tape ([`Tape::served`]) builds: 4 GiB, counted as
+/// [`Tape::index_bytes`] (per client message and per exchange its struct
+/// and its method's bytes, per interim message its struct, per distinct
+/// `params` text its bytes and a value). The replies themselves are ranges
+/// of the transcript's bytes and count nothing here: memory follows the
+/// number of messages, not the size of the file (`serve` held about 330
+/// bytes a message, allocator and lookup tables included, on the
+/// 500,000- and 10,000,000-message transcripts of benches/README.md, which
+/// count under 4 GiB). Past it, [`ReplayErrorKind::TapeTooLarge`].
+pub const MAX_TAPE_INDEX_BYTES: usize = 4 << 30;
+
+/// Transcript files at least this big (64 MiB) are memory-mapped by
+/// [`TapeBytes::of_file`] instead of read: a served tape's replies are ranges
+/// of the map, and the pages behind the line being indexed are released as
+/// the index is built, so the process holds the index and the replies it
+/// serves, not the file.
+pub const TAPE_MAP_MIN_BYTES: u64 = 64 << 20;
+
+/// How often the pages of a mapped transcript behind the line being indexed
+/// are released ([`Tape::served`]): every 8 MiB (as `mcptape check` does).
+const RELEASE_STEP_BYTES: usize = 8 << 20;
+
+/// Page size assumed for releasing mapped pages (4 KiB; a larger real page
+/// only makes a release cover less).
+const PAGE_BYTES: usize = 4096;
 
 /// One message from the recorded client.
 #[derive(Debug, Clone)]
@@ -37,8 +64,10 @@ pub struct RecordedRequest {
     pub t_us: u64,
     /// JSON-RPC `method`.
     pub method: String,
-    /// JSON-RPC `params` as recorded (`Value::Null` if absent).
-    pub params: Value,
+    /// JSON-RPC `params` as recorded (`Value::Null` if absent), shared:
+    /// requests whose `params` text is byte-identical (a client repeating a
+    /// question) hold one value.
+    pub params: Arc<Value>,
     /// JSON-RPC `id`; `None` for a notification.
     pub id: Option<Value>,
 }
@@ -52,14 +81,21 @@ pub struct Exchange {
     /// In a tape without reply bodies ([`ReplyBodies::Dropped`]) a
     /// successful reply is its envelope only, `{"jsonrpc":"2.0","id":ID,"result":null}`;
     /// an error reply is whole. In a served tape ([`ReplyBodies::Served`])
-    /// the same, except a handshake's result (`initialize`,
-    /// `server/discover`), which is whole.
+    /// a successful reply is `Value::Null` (its bytes are
+    /// [`Exchange::reply_raw`]), except a handshake's result (`initialize`,
+    /// `server/discover`), which is whole; an error reply is whole.
     pub reply: Value,
     /// The same message, byte-exact as recorded (shared: `serve` writes it
-    /// from here without a copy; in a tape built by
-    /// [`Tape::from_transcript_shared`], a range of the transcript's own
-    /// text); empty in a tape without reply bodies ([`ReplyBodies::Dropped`]).
+    /// from here without a copy; in a tape built by [`Tape::served`], a
+    /// range of the transcript's own bytes); empty in a tape without reply
+    /// bodies ([`ReplyBodies::Dropped`]).
     pub reply_raw: SharedText,
+    /// The byte range in [`Exchange::reply_raw`] of the reply's top-level
+    /// `id` token, as the one reader found it
+    /// ([`mcptape_wire::envelope::Envelope::id_range`]): `serve` writes the
+    /// recorded bytes around it and the live id in its place. `None` when
+    /// the reply has no id (a null-id error) or no bytes kept.
+    pub reply_id: Option<Range<usize>>,
     /// Length of the recorded reply message in bytes (kept with or without
     /// its body: `bench` sizes its receive buffer from it).
     pub reply_bytes: usize,
@@ -144,40 +180,182 @@ pub enum ReplyBodies {
     /// reads of a reply, for capabilities and the other era's handshake);
     /// any other successful reply is scanned, not built
     /// ([`mcptape_wire::envelope::scan_envelope`]: as strict as the parser),
-    /// and kept as its envelope as with [`ReplyBodies::Dropped`]. What
-    /// `serve` needs; not for `verify` or the exports (they compare values).
+    /// and kept as `Value::Null`, its bytes and its id's range
+    /// ([`Exchange::reply_id`]) only. What `serve` needs ([`Tape::served`]);
+    /// not for `verify` or the exports (they compare values).
     Served,
 }
 
-/// Text shared without a copy: a range of one reference-counted string (a
-/// transcript file read once, each recorded reply a range of it:
-/// [`Tape::from_transcript_shared`]) or a string of its own. Cloning shares
-/// the text; it reads as a `&str` ([`Deref`]). Compared, hashed and printed
-/// as that `&str`.
+/// The bytes of one transcript file that a served tape's texts are ranges
+/// of ([`SharedText`]): read into memory, or memory-mapped
+/// ([`TapeBytes::of_file`], [`TAPE_MAP_MIN_BYTES`]). A text is checked as
+/// UTF-8 where it is read as `&str` (its line was checked when the tape was
+/// built); `serve` writes replies from the bytes ([`SharedText::bytes`]).
+pub struct TapeBytes(Backing);
+
+/// Where a [`TapeBytes`] keeps its bytes.
+enum Backing {
+    /// A string (UTF-8 known).
+    Text(String),
+    /// Bytes read from a file.
+    Bytes(Vec<u8>),
+    /// A read-only map of a file.
+    Mapped(memmap2::Mmap),
+}
+
+impl TapeBytes {
+    /// The bytes of the regular file `file` (`len`: its length from its
+    /// metadata): mapped when at least [`TAPE_MAP_MIN_BYTES`] (and the map
+    /// succeeds), else read into memory.
+    ///
+    /// A mapped transcript must not be truncated while it is served: the
+    /// pages lost would fault (`SIGBUS`), memmap2's caveat. `serve` plays
+    /// finished recordings; the recorder appends to a file, it never
+    /// rewrites one in place.
+    ///
+    /// # Errors
+    /// The read's I/O error.
+    pub fn of_file(file: std::fs::File, len: u64) -> std::io::Result<TapeBytes> {
+        TapeBytes::of_file_mapped_from(file, len, TAPE_MAP_MIN_BYTES)
+    }
+
+    /// [`TapeBytes::of_file`] mapping files of `map_min` bytes or more.
+    fn of_file_mapped_from(
+        mut file: std::fs::File,
+        len: u64,
+        map_min: u64,
+    ) -> std::io::Result<TapeBytes> {
+        use std::io::Read;
+        if len >= map_min {
+            // SAFETY: the map is read-only and private; see the doc comment
+            // for the one caveat (a truncation by another process while
+            // serving), the same one `mcptape check` accepts.
+            #[allow(unsafe_code)]
+            let map = unsafe { memmap2::MmapOptions::new().map(&file) };
+            if let Ok(map) = map {
+                let _ = map.advise(memmap2::Advice::Sequential);
+                return Ok(TapeBytes(Backing::Mapped(map)));
+            }
+        }
+        let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+        file.read_to_end(&mut bytes)?;
+        Ok(TapeBytes::from(bytes))
+    }
+
+    /// The bytes.
+    pub fn as_bytes(&self) -> &[u8] {
+        match &self.0 {
+            Backing::Text(s) => s.as_bytes(),
+            Backing::Bytes(b) => b,
+            Backing::Mapped(m) => m,
+        }
+    }
+
+    /// The bytes are memory-mapped.
+    pub fn is_mapped(&self) -> bool {
+        matches!(self.0, Backing::Mapped(_))
+    }
+
+    /// The text at `at`, `None` when it is not a UTF-8 range of the bytes.
+    fn str_at(&self, at: Range<usize>) -> Option<&str> {
+        match &self.0 {
+            Backing::Text(s) => s.get(at),
+            _ => std::str::from_utf8(self.as_bytes().get(at)?).ok(),
+        }
+    }
+
+    /// Drops this process's pages of a mapped file before byte `upto`
+    /// (rounded down to a page): they are read again from the page cache if
+    /// a reply there is served. Nothing for bytes in memory.
+    fn release_before(&self, upto: usize) {
+        if let Backing::Mapped(map) = &self.0 {
+            let upto = upto / PAGE_BYTES * PAGE_BYTES;
+            if upto > 0 {
+                // SAFETY: `MADV_DONTNEED` on a read-only file mapping only
+                // drops this process's page table entries for `0..upto`; a
+                // later read of those bytes faults them in again from the
+                // page cache with the same contents (the file is not
+                // truncated: see `of_file`).
+                #[allow(unsafe_code)]
+                let _ = unsafe {
+                    map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, 0, upto)
+                };
+            }
+        }
+    }
+}
+
+impl Default for TapeBytes {
+    fn default() -> TapeBytes {
+        TapeBytes(Backing::Text(String::new()))
+    }
+}
+
+impl From<String> for TapeBytes {
+    /// The string itself (moved, not copied).
+    fn from(text: String) -> TapeBytes {
+        TapeBytes(Backing::Text(text))
+    }
+}
+
+impl From<Vec<u8>> for TapeBytes {
+    /// The bytes themselves (moved, not copied): a string when they are UTF-8.
+    fn from(bytes: Vec<u8>) -> TapeBytes {
+        match String::from_utf8(bytes) {
+            Ok(s) => TapeBytes(Backing::Text(s)),
+            Err(e) => TapeBytes(Backing::Bytes(e.into_bytes())),
+        }
+    }
+}
+
+impl std::fmt::Debug for TapeBytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "TapeBytes({} bytes{})",
+            self.as_bytes().len(),
+            if self.is_mapped() { ", mapped" } else { "" }
+        )
+    }
+}
+
+/// Text shared without a copy: a range of one transcript's bytes
+/// ([`TapeBytes`]: a file read once or mapped, each recorded reply a range
+/// of it: [`Tape::served`]) or a string of its own. Cloning shares the
+/// text; it reads as a `&str` ([`Deref`]; checked as UTF-8 on each read
+/// unless it is a range of a string) and as bytes ([`SharedText::bytes`],
+/// never checked: what `serve` writes). Compared, hashed and printed as
+/// that `&str`.
 #[derive(Clone, Default)]
 pub struct SharedText {
-    /// The string the text is a range of.
-    buf: Arc<String>,
-    /// The text's byte range in `buf` (on `char` boundaries).
+    /// The bytes the text is a range of.
+    buf: Arc<TapeBytes>,
+    /// The text's byte range in `buf` (UTF-8).
     at: Range<usize>,
 }
 
 impl SharedText {
     /// `part` as a range of `buf`, sharing it (no copy); `None` when `part`
-    /// is not a sub-slice of `buf` (by address).
-    pub fn within(buf: &Arc<String>, part: &str) -> Option<SharedText> {
-        let start = (part.as_ptr() as usize).checked_sub(buf.as_ptr() as usize)?;
+    /// is not a sub-slice of `buf`'s bytes (by address).
+    pub fn within(buf: &Arc<TapeBytes>, part: &[u8]) -> Option<SharedText> {
+        let all = buf.as_bytes();
+        let start = (part.as_ptr() as usize).checked_sub(all.as_ptr() as usize)?;
         let end = start.checked_add(part.len())?;
-        buf.get(start..end)?;
+        all.get(start..end)?;
         Some(SharedText {
             buf: buf.clone(),
             at: start..end,
         })
     }
 
-    /// The text.
+    /// The text (`""` if its bytes are not UTF-8, which a tape never keeps).
     pub fn as_str(&self) -> &str {
-        self.buf.get(self.at.clone()).unwrap_or_default()
+        self.buf.str_at(self.at.clone()).unwrap_or_default()
+    }
+
+    /// The text's bytes, not checked as UTF-8 (the hot path of `serve`).
+    pub fn bytes(&self) -> &[u8] {
+        self.buf.as_bytes().get(self.at.clone()).unwrap_or_default()
     }
 }
 
@@ -195,11 +373,11 @@ impl AsRef<str> for SharedText {
 }
 
 impl From<String> for SharedText {
-    /// `text` itself (moved into the shared string, not copied).
+    /// `text` itself (moved into the shared bytes, not copied).
     fn from(text: String) -> SharedText {
         let n = text.len();
         SharedText {
-            buf: Arc::new(text),
+            buf: Arc::new(TapeBytes::from(text)),
             at: 0..n,
         }
     }
@@ -248,8 +426,8 @@ pub struct Tape {
     /// Negotiated protocol revision, if the transcript says.
     pub protocol_version: Option<String>,
     /// What the tape keeps of the replies ([`ReplyBodies::Kept`] unless
-    /// built by [`Tape::from_transcript_ref`] or
-    /// [`Tape::from_transcript_shared`] with another [`ReplyBodies`]).
+    /// built by [`Tape::from_transcript_ref`] with another [`ReplyBodies`],
+    /// or by [`Tape::served`]: [`ReplyBodies::Served`]).
     pub bodies: ReplyBodies,
     /// The first recorded rejection of a request that carried no
     /// `Mcp-Session-Id` (HTTP recordings; e.g. server-everything's 400 "No
@@ -264,8 +442,8 @@ pub struct Tape {
     /// (an exit record while a request it was sent had no reply and was not
     /// cancelled): `serve` replays it when that request comes again.
     pub crash: Option<RecordedCrash>,
-    /// Index: (method, normalized params as canonical JSON) → exchange indexes.
-    by_key: HashMap<(String, String), Vec<usize>>,
+    /// Index: method → normalized params as canonical JSON → exchange indexes.
+    by_key: ByKey,
     /// Index: method → exchange indexes.
     by_method: HashMap<String, Vec<usize>>,
     /// Per key, how many times it was served (to cycle through repeats).
@@ -273,7 +451,13 @@ pub struct Tape {
     /// Recorded pseudonyms (`[redacted:N]`) → the value the client sent
     /// where one was first matched ([`Tape::lookup`]).
     pseudonyms: Mutex<HashMap<String, Value>>,
+    /// What the index takes, as [`MAX_TAPE_INDEX_BYTES`] counts it.
+    index_bytes: usize,
 }
+
+/// The exact-match index of a tape: method → canonical params → exchange
+/// indexes in recorded order (two levels, so a lookup borrows its key).
+type ByKey = HashMap<String, HashMap<String, Vec<usize>>>;
 
 /// Params with `_meta` removed and `null`/absent turned into `{}`: the part
 /// of a request that asks the question (`_meta` carries progress tokens and
@@ -449,16 +633,24 @@ fn id_value(id: &RequestId) -> Value {
     }
 }
 
-/// The strict parse of one recorded message (the one reader's typed view;
-/// an integer id past `i64` is an id: see [`id_value`]).
-fn parse_recorded(text: &str) -> Result<Message, mcptape_wire::error::WireError> {
-    envelope::parse_message(text.as_bytes())
-}
-
-fn pair_key(id: &Value, http: Option<&mcptape_transcript::HttpMeta>) -> String {
+/// The key pairing a request with its reply: the id's canonical text (ids
+/// compared as JSON values; an integer past `u64` by its digits), and for
+/// Streamable HTTP recordings also the HTTP exchange number — a reply travels
+/// in the response to the POST that carried its request, and ids repeat
+/// across the sessions of one recording.
+fn pair_key(id: &RequestId, http: Option<&mcptape_transcript::HttpMeta>) -> String {
+    // The id's raw text is its canonical text when it is an integer literal
+    // (the grammar allows no leading zero) or a string without an escape;
+    // any other string is compared by its value (`"\u0041"` is `"A"`).
+    let raw = id.as_json();
+    let text = if raw.starts_with('"') && raw.contains('\\') {
+        std::borrow::Cow::Owned(id.to_value().to_string())
+    } else {
+        std::borrow::Cow::Borrowed(raw)
+    };
     match http {
-        Some(h) => format!("{}#{}", h.exchange, id),
-        None => id.to_string(),
+        Some(h) => format!("{}#{}", h.exchange, text),
+        None => text.into_owned(),
     }
 }
 
@@ -556,13 +748,14 @@ impl Tape {
             .iter()
             .enumerate()
             .filter_map(|(i, rec)| match &rec.event {
-                Event::Message { dir, msg, http, .. } => Some(MessageRecord {
+                Event::Message { dir, msg, http, .. } => Some(Ok(MessageRecord {
                     index: i,
                     t_us: rec.t_us,
                     dir: *dir,
-                    msg: msg.get(),
-                    http: http.as_ref(),
-                }),
+                    msg: Cow::Borrowed(msg.get()),
+                    http: http.as_ref().map(Cow::Borrowed),
+                    scanned: None,
+                })),
                 _ => None,
             });
         let revision = detected_revision(
@@ -573,7 +766,13 @@ impl Tape {
             Event::Exit { code, signal } => Some((code, signal, r.t_us)),
             _ => None,
         });
-        build(msgs, revision, max_messages, ReplyBodies::Kept, None, exit)
+        let limits = Limits {
+            messages: max_messages.min(MAX_TAPE_MESSAGES),
+            index_bytes: usize::MAX,
+        };
+        build(msgs, limits, ReplyBodies::Kept, None, move || {
+            (revision, exit)
+        })
     }
 
     /// The tape of a transcript read by
@@ -585,7 +784,8 @@ impl Tape {
     /// while a successful reply is only scanned
     /// ([`mcptape_wire::envelope::scan_envelope`]: strict, no value built)
     /// and kept as its envelope (see [`Exchange::reply`]); a 160 MB reply
-    /// then costs no memory beyond the file's bytes.
+    /// then costs no memory beyond the file's bytes. A kept reply's bytes
+    /// are a copy: [`Tape::served`] keeps them as ranges of the file.
     ///
     /// # Errors
     /// As [`Tape::from_transcript`].
@@ -593,47 +793,20 @@ impl Tape {
         t: &TranscriptRef<'_>,
         bodies: ReplyBodies,
     ) -> Result<Tape, ReplayError> {
-        Tape::from_ref(t, bodies, None)
-    }
-
-    /// [`Tape::from_transcript_ref`] of a transcript read from `text` (the
-    /// whole file, e.g. by
-    /// [`read_borrowed_with`](mcptape_transcript::reader::read_borrowed_with)
-    /// over `text.as_bytes()`): each kept reply's bytes
-    /// ([`Exchange::reply_raw`]) are a range of `text`, shared, not a copy
-    /// (a record not borrowed from `text` is copied). With
-    /// [`ReplyBodies::Served`], a 160 MB recorded reply costs `serve` the
-    /// file's bytes and nothing more.
-    ///
-    /// # Errors
-    /// As [`Tape::from_transcript`].
-    pub fn from_transcript_shared(
-        text: &Arc<String>,
-        t: &TranscriptRef<'_>,
-        bodies: ReplyBodies,
-    ) -> Result<Tape, ReplayError> {
-        Tape::from_ref(t, bodies, Some(text))
-    }
-
-    /// The one body of [`Tape::from_transcript_ref`] and [`Tape::from_transcript_shared`].
-    fn from_ref(
-        t: &TranscriptRef<'_>,
-        bodies: ReplyBodies,
-        shared: Option<&Arc<String>>,
-    ) -> Result<Tape, ReplayError> {
         let msgs = t.records.iter().enumerate().filter_map(|(i, rec)| {
             let (dir, msg, http) = rec.message()?;
             let t_us = match rec {
                 RecordRef::Message { t_us, .. } => *t_us,
                 RecordRef::Owned(r) => r.t_us,
             };
-            Some(MessageRecord {
+            Some(Ok(MessageRecord {
                 index: i,
                 t_us,
                 dir,
-                msg,
-                http,
-            })
+                msg: Cow::Borrowed(msg),
+                http: http.map(Cow::Borrowed),
+                scanned: None,
+            }))
         });
         let revision = detected_revision(
             t.records.iter().filter_map(|r| match r {
@@ -649,7 +822,88 @@ impl Tape {
             },
             _ => None,
         });
-        build(msgs, revision, MAX_TAPE_MESSAGES, bodies, shared, exit)
+        let limits = Limits {
+            messages: MAX_TAPE_MESSAGES,
+            index_bytes: usize::MAX,
+        };
+        build(msgs, limits, bodies, None, move || (revision, exit))
+    }
+
+    /// The tape `serve` plays ([`ReplyBodies::Served`]) of the transcript
+    /// whose whole bytes are `bytes` (a file read once or mapped:
+    /// [`TapeBytes::of_file`]), built in one streamed pass over its lines:
+    /// each line read by the transcript reader
+    /// ([`mcptape_transcript::reader::parse_record_line`], strict) and each
+    /// message scanned once by the one reader
+    /// ([`mcptape_wire::envelope::scan_envelope`]); no record list, no value
+    /// per reply. Every kept reply ([`Exchange::reply_raw`]) and interim
+    /// message is a range of `bytes`, never a copy, with its id's range
+    /// ([`Exchange::reply_id`]); as values only the handshake results and
+    /// the error replies. Requests, pairing, revision, delays, crash and
+    /// matching are those of [`Tape::from_transcript`]. Of a mapped file
+    /// the pages behind the line being read are released as the pass goes
+    /// ([`TAPE_MAP_MIN_BYTES`]): memory is the index
+    /// ([`MAX_TAPE_INDEX_BYTES`]) and the replies served, not the file.
+    ///
+    /// # Errors
+    /// [`ReplayErrorKind::Transcript`] for a transcript the reader refuses
+    /// (its line and byte offset; an unterminated last line is not an
+    /// error: [`ServedTape::dropped`]); [`ReplayErrorKind::BadRecord`] as
+    /// [`Tape::from_transcript`]; [`ReplayErrorKind::TapeTooLarge`] past
+    /// [`MAX_TAPE_INDEX_BYTES`].
+    pub fn served(bytes: &Arc<TapeBytes>) -> Result<ServedTape, ReplayError> {
+        Tape::served_limited(bytes, MAX_TAPE_INDEX_BYTES)
+    }
+
+    /// [`Tape::served`] with an index of at most `max_index_bytes` (for
+    /// tests of the limit; [`MAX_TAPE_INDEX_BYTES`] is the one `serve` uses).
+    ///
+    /// # Errors
+    /// As [`Tape::served`], with `max_index_bytes` as the limit.
+    pub fn served_limited(
+        bytes: &Arc<TapeBytes>,
+        max_index_bytes: usize,
+    ) -> Result<ServedTape, ReplayError> {
+        use mcptape_transcript::reader::{ErrorKind, TranscriptError};
+        let all = bytes.as_bytes();
+        let header_error = |kind| {
+            ReplayError::new(ReplayErrorKind::Transcript(TranscriptError {
+                kind,
+                line: 1,
+                offset: 0,
+            }))
+        };
+        if all.is_empty() {
+            return Err(header_error(ErrorKind::Empty));
+        }
+        let n = memchr::memchr(b'\n', all)
+            .ok_or_else(|| header_error(ErrorKind::TruncatedHeader { bytes: all.len() }))?;
+        let header = mcptape_transcript::reader::parse_header_line(&all[..n])
+            .map_err(|e| ReplayError::new(ReplayErrorKind::Transcript(e)))?;
+        let side = std::cell::RefCell::new(LineSide::default());
+        let lines = ServedLines {
+            bytes,
+            all,
+            pos: n + 1,
+            line_no: 1,
+            record: 0,
+            released: 0,
+            side: &side,
+        };
+        let limits = Limits {
+            messages: usize::MAX,
+            index_bytes: max_index_bytes,
+        };
+        let hint = header.protocol_version.clone();
+        let tape = build(lines, limits, ReplyBodies::Served, Some(bytes), || {
+            let s = side.borrow();
+            let d = s.detector.clone().finish(hint.as_deref());
+            let revision =
+                (d.source != RevisionSource::Assumed).then(|| d.revision.as_str().to_owned());
+            (revision, s.exit)
+        })?;
+        let dropped = side.borrow_mut().dropped.take();
+        Ok(ServedTape { tape, dropped })
     }
 
     /// One tape answering from the union of the exchanges of `tapes`, in
@@ -700,12 +954,13 @@ impl Tape {
     pub fn lookup(&self, method: &str, params: &Value) -> Match<'_> {
         let normalized = normalize_params(params);
         let mut key = (method.to_owned(), canonical(&normalized));
-        if !self.by_key.contains_key(&key)
+        let list_of = |k: &(String, String)| self.by_key.get(&k.0)?.get(&k.1);
+        if list_of(&key).is_none()
             && let Some(k) = self.redacted_key(method, &normalized)
         {
             key = k;
         }
-        if let Some(list) = self.by_key.get(&key) {
+        if let Some(list) = list_of(&key) {
             let mut cur = self.cursor.lock().unwrap_or_else(|p| p.into_inner());
             let c = cur.entry(key).or_insert(0);
             let e = &self.exchanges[list[*c % list.len()]];
@@ -726,8 +981,14 @@ impl Tape {
     fn redacted_key(&self, method: &str, params: &Value) -> Option<(String, String)> {
         let list = self.by_method.get(method)?;
         let mut bound = self.pseudonyms.lock().unwrap_or_else(|p| p.into_inner());
+        // A repeat of a request (the same shared params) gives the same answer.
+        let mut seen = std::collections::HashSet::new();
         for &i in list {
-            let recorded = normalize_params(&self.exchanges[i].request.params);
+            let params_of = &self.exchanges[i].request.params;
+            if !seen.insert(Arc::as_ptr(params_of)) {
+                continue;
+            }
+            let recorded = normalize_params(params_of);
             let mut new = Vec::new();
             if redacted_match(&recorded, params, &bound, &mut new) {
                 bound.extend(new);
@@ -742,8 +1003,14 @@ impl Tape {
         self.client
             .iter()
             .filter(|r| r.method == method::RESOURCES_READ && r.id.is_some())
-            .map(|r| r.params.clone())
+            .map(|r| Value::clone(&r.params))
             .collect()
+    }
+
+    /// What the tape's index takes, in bytes, as [`MAX_TAPE_INDEX_BYTES`]
+    /// counts it (0 for a tape not built by [`Tape::served`]).
+    pub fn index_bytes(&self) -> usize {
+        self.index_bytes
     }
 
     /// The names of the tools a recorded `tools/list` result marks
@@ -782,9 +1049,144 @@ struct MessageRecord<'a> {
     /// Microseconds since the recording started.
     t_us: u64,
     dir: Direction,
-    /// The message, byte-exact.
-    msg: &'a str,
-    http: Option<&'a mcptape_transcript::HttpMeta>,
+    /// The message, byte-exact (borrowed from the transcript's bytes, or a
+    /// record's own).
+    msg: Cow<'a, str>,
+    http: Option<std::borrow::Cow<'a, mcptape_transcript::HttpMeta>>,
+    /// The message's envelope, when the reader already scanned it
+    /// ([`Tape::served`]: one scan a message).
+    scanned: Option<envelope::Envelope>,
+}
+
+/// A served tape ([`Tape::served`]) and the unterminated last line its
+/// reader dropped, if the file was cut mid-line.
+#[derive(Debug)]
+pub struct ServedTape {
+    /// The tape.
+    pub tape: Tape,
+    /// The cut last line, dropped (as [`mcptape_transcript::reader::read`] drops it).
+    pub dropped: Option<mcptape_transcript::reader::Dropped>,
+}
+
+/// What the line pass of [`Tape::served`] learns beside the messages.
+#[derive(Default)]
+struct LineSide {
+    /// The revision detector, fed until it settles.
+    detector: protocol::RevisionDetector,
+    /// The first exit record: (code, signal, `tUs`).
+    exit: Option<(Option<i32>, Option<i32>, u64)>,
+    /// The cut last line.
+    dropped: Option<mcptape_transcript::reader::Dropped>,
+}
+
+/// The message records of a transcript's bytes, one line at a time
+/// ([`Tape::served`]): other records are read for the revision and the
+/// exit, and a mapped file's pages behind the line are released.
+struct ServedLines<'a> {
+    bytes: &'a TapeBytes,
+    all: &'a [u8],
+    /// Byte offset of the next line.
+    pos: usize,
+    /// 1-based number of the latest line read.
+    line_no: usize,
+    /// Index of the next record (from 0, header excluded).
+    record: usize,
+    /// Pages before this offset were released.
+    released: usize,
+    side: &'a std::cell::RefCell<LineSide>,
+}
+
+impl<'a> Iterator for ServedLines<'a> {
+    type Item = Result<MessageRecord<'a>, ReplayError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        use mcptape_transcript::reader::{Dropped, parse_record_line};
+        while self.pos < self.all.len() {
+            let start = self.pos;
+            if start - self.released >= RELEASE_STEP_BYTES {
+                self.bytes.release_before(start);
+                self.released = start;
+            }
+            self.line_no += 1;
+            let rest = &self.all[start..];
+            let (line, terminated) = match memchr::memchr(b'\n', rest) {
+                Some(n) => (&rest[..n], true),
+                None => (rest, false),
+            };
+            self.pos = start + line.len() + 1;
+            let mut scanned = None;
+            let parsed = parse_record_line(line, self.line_no, start, |m: &'a str| {
+                match envelope::scan_envelope(m.as_bytes()) {
+                    Ok(env) => {
+                        scanned = Some(env);
+                        true
+                    }
+                    Err(_) => false,
+                }
+            });
+            let rec = match parsed {
+                Ok(r) => r,
+                Err(e) if terminated => {
+                    return Some(Err(ReplayError::new(ReplayErrorKind::Transcript(e))));
+                }
+                Err(e) => {
+                    self.side.borrow_mut().dropped = Some(Dropped {
+                        offset: start,
+                        bytes: line.len(),
+                        line: self.line_no,
+                        reason: e.kind.to_string(),
+                    });
+                    return None;
+                }
+            };
+            let index = self.record;
+            self.record += 1;
+            let mut side = self.side.borrow_mut();
+            let settled = side.detector.settled().is_some();
+            match rec {
+                RecordRef::Message {
+                    t_us,
+                    dir,
+                    msg,
+                    http,
+                } => {
+                    if !settled {
+                        side.detector.observe(json_observation(dir, msg));
+                    }
+                    return Some(Ok(MessageRecord {
+                        index,
+                        t_us,
+                        dir,
+                        msg: Cow::Borrowed(msg),
+                        http: http.map(Cow::Owned),
+                        scanned,
+                    }));
+                }
+                RecordRef::Owned(r) => {
+                    if !settled && let Some(o) = event_observation(&r.event) {
+                        side.detector.observe(o);
+                    }
+                    match r.event {
+                        Event::Message { dir, msg, http, .. } => {
+                            return Some(Ok(MessageRecord {
+                                index,
+                                t_us: r.t_us,
+                                dir,
+                                msg: Cow::Owned(msg.get().to_owned()),
+                                http: http.map(Cow::Owned),
+                                scanned: None,
+                            }));
+                        }
+                        Event::Exit { code, signal } if side.exit.is_none() => {
+                            side.exit = Some((code, signal, r.t_us));
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+        None
+    }
 }
 
 /// The server-to-client messages of a recording by the request they
@@ -820,7 +1222,7 @@ fn note_interim(
     t_us: u64,
     msg: &str,
     (is_request, progress): (bool, bool),
-    shared: Option<&Arc<String>>,
+    shared: Option<&Arc<TapeBytes>>,
 ) {
     let ci = http
         .and_then(|h| interim.by_exchange.get(&h.exchange).copied())
@@ -828,138 +1230,169 @@ fn note_interim(
     let Some(ci) = ci else { return };
     interim.by_request.entry(ci).or_default().push(Interim {
         after_us: t_us.saturating_sub(client[ci].t_us),
-        text: shared
-            .and_then(|text| SharedText::within(text, msg))
-            .unwrap_or_else(|| SharedText::from(msg)),
+        text: shared_text(shared, msg),
         request: is_request,
         progress,
     });
 }
 
 /// The lookup indexes of a tape's exchanges: by (method, canonical params),
-/// and by method, each in recorded order.
-type Indexes = (
-    HashMap<(String, String), Vec<usize>>,
-    HashMap<String, Vec<usize>>,
-);
+/// and by method, each in recorded order. The canonical text of shared
+/// params is made once.
+type Indexes = (ByKey, HashMap<String, Vec<usize>>);
 
 fn index_exchanges(exchanges: &[Exchange]) -> Indexes {
-    let mut by_key: HashMap<(String, String), Vec<usize>> = HashMap::new();
+    let mut by_key: ByKey = HashMap::new();
     let mut by_method: HashMap<String, Vec<usize>> = HashMap::new();
+    let mut canonical_of: HashMap<*const Value, String> = HashMap::new();
     for (i, e) in exchanges.iter().enumerate() {
-        let key = (
-            e.request.method.clone(),
-            canonical(&normalize_params(&e.request.params)),
-        );
-        by_key.entry(key).or_default().push(i);
-        by_method
-            .entry(e.request.method.clone())
-            .or_default()
-            .push(i);
+        let m = e.request.method.as_str();
+        let canon = canonical_of
+            .entry(Arc::as_ptr(&e.request.params))
+            .or_insert_with(|| canonical(&normalize_params(&e.request.params)));
+        let per_method = match by_key.get_mut(m) {
+            Some(p) => p,
+            None => by_key.entry(m.to_owned()).or_default(),
+        };
+        match per_method.get_mut(canon.as_str()) {
+            Some(list) => list.push(i),
+            None => {
+                per_method.insert(canon.clone(), vec![i]);
+            }
+        }
+        match by_method.get_mut(m) {
+            Some(list) => list.push(i),
+            None => {
+                by_method.insert(m.to_owned(), vec![i]);
+            }
+        }
     }
     (by_key, by_method)
 }
 
-/// A message as the builder read it.
-enum Parsed {
-    /// Parsed in full by the strict model.
-    Message(Message),
-    /// A successful reply checked by the strict envelope scan, its body not
-    /// built ([`ReplyBodies::Dropped`]): its id.
-    Envelope(RequestId),
+/// `msg` as a range of `shared` when it lies in it, else a copy.
+fn shared_text(shared: Option<&Arc<TapeBytes>>, msg: &str) -> SharedText {
+    shared
+        .and_then(|b| SharedText::within(b, msg.as_bytes()))
+        .unwrap_or_else(|| SharedText::from(msg))
 }
 
-/// The one tape builder of [`Tape::from_transcript_limited`] and
-/// [`Tape::from_ref`]; a kept reply's bytes are a range of `shared` when
-/// they lie in it.
+/// What the builder is told after the last message: the recorded
+/// revision, and the exit record (code, signal, `tUs`), if any.
+type Ending = (Option<String>, Option<(Option<i32>, Option<i32>, u64)>);
+
+/// The builder's limits: at most `messages` messages
+/// ([`ReplayErrorKind::TooManyMessages`]), an index of at most
+/// `index_bytes` ([`ReplayErrorKind::TapeTooLarge`]).
+#[derive(Debug, Clone, Copy)]
+struct Limits {
+    messages: usize,
+    index_bytes: usize,
+}
+
+/// Params values by their recorded text, while a tape is built: a request
+/// repeated with the same `params` bytes shares one value (parsed once).
+#[derive(Default)]
+struct ParamsCache {
+    by_text: HashMap<Box<[u8]>, Arc<Value>>,
+    absent: Arc<Value>,
+}
+
+impl ParamsCache {
+    /// The value of the params text `raw` (`None`: absent) and whether it is
+    /// new (not seen before).
+    fn get(&mut self, raw: Option<&[u8]>) -> Result<(Arc<Value>, bool), serde_json::Error> {
+        let Some(raw) = raw else {
+            return Ok((self.absent.clone(), false));
+        };
+        if let Some(v) = self.by_text.get(raw) {
+            return Ok((v.clone(), false));
+        }
+        let v = Arc::new(serde_json::from_slice::<Value>(raw)?);
+        self.by_text.insert(raw.into(), v.clone());
+        Ok((v, true))
+    }
+}
+
+/// The one tape builder of [`Tape::from_transcript_limited`],
+/// [`Tape::from_ref`] and [`Tape::served`]: each message scanned once by
+/// the one reader ([`envelope::scan_envelope`], or the scan the reader
+/// already made); a kept reply's bytes are a range of `shared` when they
+/// lie in it. `ending` is called after the last message.
 fn build<'a>(
-    msgs: impl Iterator<Item = MessageRecord<'a>>,
-    protocol_version: Option<String>,
-    max_messages: usize,
+    msgs: impl Iterator<Item = Result<MessageRecord<'a>, ReplayError>>,
+    limits: Limits,
     bodies: ReplyBodies,
-    shared: Option<&Arc<String>>,
-    exit: Option<(Option<i32>, Option<i32>, u64)>,
+    shared: Option<&Arc<TapeBytes>>,
+    ending: impl FnOnce() -> Ending,
 ) -> Result<Tape, ReplayError> {
-    let max_messages = max_messages.min(MAX_TAPE_MESSAGES);
+    let max_messages = limits.messages;
     // Requests the client cancelled (pair keys): left unanswered on purpose.
     let mut cancelled: std::collections::HashSet<String> = std::collections::HashSet::new();
     let mut client: Vec<RecordedRequest> = Vec::new();
-    let mut exchanges = Vec::new();
+    let mut exchanges: Vec<Exchange> = Vec::new();
+    // Per exchange, the index of its request in `client` (replies can come out of order).
+    let mut exchange_request: Vec<usize> = Vec::new();
     let mut session_rejection = None;
     let mut stale_session_rejection = None;
     // HTTP exchange number → its POST carried an `Mcp-Session-Id`.
     let mut had_session: HashMap<u64, bool> = HashMap::new();
-    // open requests: canonical id → index into `client`
+    // open requests: pair key → index into `client`
     let mut open: HashMap<String, usize> = HashMap::new();
     let mut interim = Interims::default();
+    let mut params_cache = ParamsCache::default();
+    let mut index_bytes = 0usize;
     let mut n = 0usize;
-    for MessageRecord {
-        index: i,
-        t_us,
-        dir,
-        msg,
-        http,
-    } in msgs
-    {
+    // The record of the latest message (the one an index past its limit is blamed on).
+    let mut last = 0usize;
+    for rec in msgs {
+        let MessageRecord {
+            index: i,
+            t_us,
+            dir,
+            msg,
+            http,
+            scanned,
+        } = rec?;
+        let http = http.as_deref();
         n += 1;
         if n > max_messages {
             return Err(
                 ReplayError::new(ReplayErrorKind::TooManyMessages(max_messages)).at_record(i),
             );
         }
+        if index_bytes > limits.index_bytes {
+            return Err(ReplayError::new(ReplayErrorKind::TapeTooLarge {
+                limit: limits.index_bytes,
+            })
+            .at_record(last));
+        }
+        last = i;
         if msg.starts_with('[') {
             return Err(ReplayError::new(ReplayErrorKind::BadRecord(
                 "message is a batch (batches are not replayable)".into(),
             ))
             .at_record(i));
         }
-        // A lone surrogate escape (`"x\ud800y"`, valid JSON text that
-        // strict parsers refuse) is masked for reading only; the
-        // recorded bytes are kept as they are.
-        let masked = mask_lone_surrogates(msg);
         let bad = |e: mcptape_wire::error::WireError| {
             ReplayError::new(ReplayErrorKind::BadRecord(format!(
                 "not a JSON-RPC 2.0 message: {e}"
             )))
             .at_record(i)
         };
-        let parsed = match (dir, bodies) {
-            // The client's script, or the served tape: a successful reply is
-            // scanned, not built (a served tape's handshake results are).
-            (Direction::S2c, ReplyBodies::Dropped | ReplyBodies::Served) => {
+        // A lone surrogate escape (`"x\ud800y"`, valid JSON text that
+        // strict parsers refuse) is masked for reading only; the
+        // recorded bytes are kept as they are. A message the reader
+        // already scanned has none.
+        let (masked, env) = match scanned {
+            Some(env) => (Cow::Borrowed(&*msg), env),
+            None => {
+                let masked = mask_lone_surrogates(&msg);
                 let env = envelope::scan_envelope(masked.as_bytes()).map_err(bad)?;
-                let answers = |id: &RequestId, methods: &[&str]| {
-                    open.get(&pair_key(&id_value(id), http))
-                        .is_some_and(|&ci| methods.contains(&client[ci].method.as_str()))
-                };
-                // Kept whole: the handshake results (served), the `tools/list` results
-                // (bench reads each tool's `readOnlyHint` from them).
-                let kept: &[&str] = if bodies == ReplyBodies::Dropped {
-                    &[method::TOOLS_LIST]
-                } else {
-                    &method::HANDSHAKES
-                };
-                match (env.kind, env.id) {
-                    (EnvelopeKind::Response, Some(id)) if !answers(&id, kept) => {
-                        Parsed::Envelope(id)
-                    }
-                    (EnvelopeKind::Response, Some(_)) | (EnvelopeKind::Error, _) => {
-                        Parsed::Message(parse_recorded(&masked).map_err(bad)?)
-                    }
-                    // A server request or notification.
-                    _ => {
-                        // The method token, quotes included (no escape in a method name
-                        // the spec defines).
-                        let progress = env.method.clone().and_then(|r| masked.get(r))
-                            == Some("\"notifications/progress\"");
-                        let kind = (env.kind == EnvelopeKind::Request, progress);
-                        note_interim(&mut interim, &client, http, t_us, msg, kind, shared);
-                        continue;
-                    }
-                }
+                (masked, env)
             }
-            _ => Parsed::Message(parse_recorded(&masked).map_err(bad)?),
         };
+        let bytes = masked.as_bytes();
         match dir {
             Direction::C2s => {
                 if let Some(h) = http {
@@ -969,66 +1402,91 @@ fn build<'a>(
                         .any(|(n, _)| n.eq_ignore_ascii_case(protocol::header::SESSION_ID));
                     had_session.insert(h.exchange, has);
                 }
-                let (id, method, params) = match parsed {
-                    Parsed::Message(Message::Request(r)) => {
-                        (Some(id_value(&r.id)), r.method, r.params)
-                    }
-                    Parsed::Message(Message::Notification(n)) => {
-                        if n.method == method::NOTIFICATIONS_CANCELLED
-                            && let Some(r) = n.params.as_ref().and_then(|p| p.get("requestId"))
-                        {
-                            cancelled.insert(pair_key(r, http));
+                let id = match env.kind {
+                    EnvelopeKind::Request => env.id.as_ref(),
+                    EnvelopeKind::Notification => {
+                        if let Some(r) = env.cancel_request_id(bytes) {
+                            cancelled.insert(pair_key(&r, http));
                         }
-                        (None, n.method, n.params)
+                        None
                     }
                     // A client's answer to a server request.
                     _ => continue,
                 };
-                if let Some(id) = &id {
+                let method = env
+                    .method_str(bytes)
+                    .ok_or_else(|| {
+                        bad(mcptape_wire::error::WireError::new(
+                            mcptape_wire::error::WireErrorKind::UnknownShape,
+                            Some(0),
+                        ))
+                    })?
+                    .into_owned();
+                let raw_params = env.params.clone().and_then(|r| bytes.get(r));
+                let (params, new) = params_cache.get(raw_params).map_err(|e| {
+                    ReplayError::new(ReplayErrorKind::BadRecord(format!(
+                        "not a JSON-RPC 2.0 message: params: {e}"
+                    )))
+                    .at_record(i)
+                })?;
+                if new {
+                    index_bytes += raw_params.map_or(0, <[u8]>::len) + std::mem::size_of::<Value>();
+                }
+                if let Some(id) = id {
                     open.insert(pair_key(id, http), client.len());
                     interim.follow(client.len(), http);
                 }
+                index_bytes += std::mem::size_of::<RecordedRequest>() + method.len();
                 client.push(RecordedRequest {
                     record: i,
                     t_us,
                     method,
-                    params: params.unwrap_or(Value::Null),
-                    id,
+                    params,
+                    id: id.map(id_value),
                 });
             }
             Direction::S2c => {
-                let (id, is_error, v) = match parsed {
-                    Parsed::Envelope(id) => {
-                        let id = id_value(&id);
-                        let v = serde_json::json!({"jsonrpc": "2.0", "id": id, "result": null});
-                        (Some(id), false, v)
-                    }
+                // Kept whole: the handshake results (served), the `tools/list` results
+                // (bench reads each tool's `readOnlyHint` from them).
+                let kept: &[&str] = match bodies {
+                    ReplyBodies::Dropped => &[method::TOOLS_LIST],
+                    _ => &method::HANDSHAKES,
+                };
+                let answers = |id: &RequestId, methods: &[&str]| {
+                    open.get(&pair_key(id, http))
+                        .is_some_and(|&ci| methods.contains(&client[ci].method.as_str()))
+                };
+                let (is_error, v) = match (env.kind, &env.id) {
                     // A server request or notification.
-                    Parsed::Message(m @ (Message::Request(_) | Message::Notification(_))) => {
-                        if bodies != ReplyBodies::Dropped {
-                            let kind = match &m {
-                                Message::Request(_) => (true, false),
-                                Message::Notification(n) => {
-                                    (false, n.method == method::NOTIFICATIONS_PROGRESS)
-                                }
-                                _ => (false, false),
-                            };
-                            note_interim(&mut interim, &client, http, t_us, msg, kind, shared);
-                        }
+                    (EnvelopeKind::Request | EnvelopeKind::Notification, _) => {
+                        let progress = env.method_str(bytes).as_deref()
+                            == Some(method::NOTIFICATIONS_PROGRESS);
+                        let kind = (env.kind == EnvelopeKind::Request, progress);
+                        index_bytes += std::mem::size_of::<Interim>();
+                        note_interim(&mut interim, &client, http, t_us, &msg, kind, shared);
                         continue;
                     }
-                    Parsed::Message(Message::Response(r)) => (
-                        Some(id_value(&r.id)),
-                        false,
-                        message_value(Message::Response(r)),
-                    ),
-                    Parsed::Message(Message::Error(e)) => (
-                        e.id.as_ref().map(id_value),
-                        true,
-                        message_value(Message::Error(e)),
-                    ),
+                    // The client's script, or the served tape: a successful reply is
+                    // scanned, not built (a served tape's handshake results are).
+                    (EnvelopeKind::Response, Some(id))
+                        if bodies != ReplyBodies::Kept && !answers(id, kept) =>
+                    {
+                        let v = match bodies {
+                            ReplyBodies::Served => Value::Null,
+                            // The envelope, from the typed message (no body).
+                            _ => message_value(Message::Response(envelope::Response {
+                                id: id.clone(),
+                                result: Value::Null,
+                            })),
+                        };
+                        (false, v)
+                    }
+                    _ => {
+                        let m = env.message(bytes).map_err(bad)?;
+                        (matches!(m, Message::Error(_)), message_value(m))
+                    }
                 };
-                let id = id.as_ref();
+                let id = env.id.as_ref();
                 // A null-id 4xx error not answering a handshake: the
                 // server's rejection of the session the POST named (or
                 // did not name).
@@ -1094,28 +1552,35 @@ fn build<'a>(
                 if let Some(ci) = open.remove(&key) {
                     let request = client[ci].clone();
                     let delay_us = t_us.saturating_sub(request.t_us);
-                    exchanges.push((
-                        ci,
-                        Exchange {
-                            request,
-                            reply: v,
-                            reply_raw: match bodies {
-                                ReplyBodies::Dropped => SharedText::default(),
-                                ReplyBodies::Kept | ReplyBodies::Served => shared
-                                    .and_then(|text| SharedText::within(text, msg))
-                                    .unwrap_or_else(|| SharedText::from(msg)),
-                            },
-                            reply_bytes: msg.len(),
-                            delay_us,
-                            sse,
-                            status: http.and_then(|h| h.status),
-                            interim: Vec::new(),
+                    index_bytes += std::mem::size_of::<Exchange>() + request.method.len();
+                    let keep = bodies != ReplyBodies::Dropped;
+                    exchange_request.push(ci);
+                    exchanges.push(Exchange {
+                        request,
+                        reply: v,
+                        reply_raw: if keep {
+                            shared_text(shared, &msg)
+                        } else {
+                            SharedText::default()
                         },
-                    ));
+                        reply_id: env.id_range.clone().filter(|_| keep),
+                        reply_bytes: msg.len(),
+                        delay_us,
+                        sse,
+                        status: http.and_then(|h| h.status),
+                        interim: Vec::new(),
+                    });
                 }
             }
         }
     }
+    if index_bytes > limits.index_bytes {
+        return Err(ReplayError::new(ReplayErrorKind::TapeTooLarge {
+            limit: limits.index_bytes,
+        })
+        .at_record(last));
+    }
+    let (protocol_version, exit) = ending();
     let crash = exit.and_then(|(code, signal, exit_us)| {
         let request = open
             .iter()
@@ -1129,14 +1594,17 @@ fn build<'a>(
             after_us: exit_us.saturating_sub(client[request].t_us),
         })
     });
-    exchanges.sort_by_key(|(ci, _)| *ci);
-    let exchanges: Vec<Exchange> = exchanges
-        .into_iter()
-        .map(|(ci, mut e)| {
-            e.interim = interim.by_request.remove(&ci).unwrap_or_default();
-            e
-        })
-        .collect();
+    // In request order (a stable sort: usually already in order).
+    if !exchange_request.is_sorted() {
+        let mut order: Vec<usize> = (0..exchanges.len()).collect();
+        order.sort_by_key(|&k| exchange_request[k]);
+        let mut slots: Vec<Option<Exchange>> = exchanges.into_iter().map(Some).collect();
+        exchanges = order.iter().filter_map(|&k| slots[k].take()).collect();
+        exchange_request = order.iter().map(|&k| exchange_request[k]).collect();
+    }
+    for (e, ci) in exchanges.iter_mut().zip(&exchange_request) {
+        e.interim = interim.by_request.remove(ci).unwrap_or_default();
+    }
     let (by_key, by_method) = index_exchanges(&exchanges);
     Ok(Tape {
         client,
@@ -1150,13 +1618,8 @@ fn build<'a>(
         by_method,
         cursor: Mutex::new(HashMap::new()),
         pseudonyms: Mutex::new(HashMap::new()),
+        index_bytes,
     })
-}
-
-/// `text` is a JSON integer literal (`-?[0-9]+`, no fraction or exponent).
-pub(crate) fn is_integer_literal(text: &str) -> bool {
-    let digits = text.strip_prefix('-').unwrap_or(text);
-    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// `raw` (one JSON-RPC message) split around the value of its top-level
@@ -1221,20 +1684,16 @@ pub(crate) mod tests {
         paths
     }
 
-    /// The transcript at `path` as a string, its full tape
-    /// ([`Tape::from_transcript`]) and its served tape
-    /// ([`Tape::from_transcript_shared`] over the string, [`ReplyBodies::Served`]).
-    pub(crate) fn full_and_served(path: &std::path::Path) -> (Arc<String>, Tape, Tape) {
-        let text = Arc::new(std::fs::read_to_string(path).unwrap());
+    /// The transcript at `path` as bytes, its full tape
+    /// ([`Tape::from_transcript`]) and its served tape ([`Tape::served`]
+    /// over the bytes, [`ReplyBodies::Served`]).
+    pub(crate) fn full_and_served(path: &std::path::Path) -> (Arc<TapeBytes>, Tape, Tape) {
+        let text = Arc::new(TapeBytes::from(std::fs::read(path).unwrap()));
         let full = mcptape_transcript::reader::read(text.as_bytes()).unwrap();
         let full = Tape::from_transcript(&full).unwrap();
-        let borrowed = mcptape_transcript::reader::read_borrowed(
-            text.as_bytes(),
-            mcptape_transcript::reader::ReadOptions::strict(),
-        )
-        .unwrap();
-        let served = Tape::from_transcript_shared(&text, &borrowed, ReplyBodies::Served).unwrap();
-        (text, full, served)
+        let served = Tape::served(&text).unwrap();
+        assert!(served.dropped.is_none());
+        (text, full, served.tape)
     }
 
     /// Two recorded `tools/call`s whose secrets the recorder redacted to
@@ -1386,7 +1845,8 @@ pub(crate) mod tests {
                     e.reply_bytes,
                     e.sse,
                     e.status,
-                    e.reply.get("result").is_some(),
+                    // A served tape holds a successful reply as its bytes only.
+                    e.reply.get("result").is_some() || e.reply.is_null(),
                     e.reply.get("error"),
                 )
             })
@@ -1457,7 +1917,7 @@ pub(crate) mod tests {
     /// text) holds, on every corpus transcript, the full tape's requests and
     /// every reply byte-exact, each a range of the file's text (no copy);
     /// as values, the handshake results and error replies whole, any other
-    /// successful reply its envelope.
+    /// successful reply `null`; each reply's id range holds its recorded id.
     #[test]
     fn served_tape_shares_the_file_and_keeps_every_reply_byte_exact_on_every_corpus_transcript() {
         let paths = corpus_transcripts();
@@ -1468,10 +1928,21 @@ pub(crate) mod tests {
             assert_eq!(served.bodies, ReplyBodies::Served);
             assert_eq!(client_view(&served), client_view(&full), "{name}");
             assert_eq!(served.exchanges.len(), full.exchanges.len(), "{name}");
-            let file = text.as_ptr() as usize..text.as_ptr() as usize + text.len();
+            let all = text.as_bytes();
+            let file = all.as_ptr() as usize..all.as_ptr() as usize + all.len();
             for (s, f) in served.exchanges.iter().zip(&full.exchanges) {
                 assert_eq!(s.reply_raw, f.reply_raw, "{name}");
                 assert_eq!(s.reply_bytes, f.reply_bytes, "{name}");
+                // The id's range, found by the one reader, holds the recorded id.
+                if let Some(at) = s.reply_id.clone() {
+                    assert_eq!(
+                        &s.reply_raw.bytes()[at],
+                        f.reply["id"].to_string().as_bytes(),
+                        "{name}"
+                    );
+                } else {
+                    assert!(f.reply["id"].is_null(), "{name}");
+                }
                 assert!(
                     file.contains(&(s.reply_raw.as_ptr() as usize)),
                     "{name}: a copy"
@@ -1481,8 +1952,7 @@ pub(crate) mod tests {
                 if whole {
                     assert_eq!(s.reply, f.reply, "{name}");
                 } else {
-                    assert_eq!(s.reply["result"], Value::Null, "{name}");
-                    assert_eq!(s.reply["id"], f.reply["id"], "{name}");
+                    assert_eq!(s.reply, Value::Null, "{name}");
                     assert_eq!(reply_value(&s.reply_raw).as_ref(), Some(&f.reply), "{name}");
                     bodies_not_built += 1;
                 }
@@ -1496,16 +1966,112 @@ pub(crate) mod tests {
         assert!(bodies_not_built > 0);
     }
 
+    /// The served tape's index is bounded ([`MAX_TAPE_INDEX_BYTES`]): a
+    /// transcript whose index takes exactly the limit is served, one byte
+    /// less is refused with [`ReplayErrorKind::TapeTooLarge`] at the message
+    /// that took it past (the last one here).
+    #[test]
+    fn served_tape_over_the_index_limit_is_refused_at_the_limit_and_one_past() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/tiny-two-reads.jsonl"
+        );
+        let bytes = Arc::new(TapeBytes::from(std::fs::read(path).unwrap()));
+        let need = Tape::served(&bytes).unwrap().tape.index_bytes();
+        // 4 exchanges and 5 client messages: at least their structs.
+        assert!(
+            need > 4 * std::mem::size_of::<Exchange>() + 5 * std::mem::size_of::<RecordedRequest>(),
+            "{need}"
+        );
+        let at = Tape::served_limited(&bytes, need).unwrap();
+        assert_eq!(at.tape.index_bytes(), need);
+        assert_eq!(at.tape.exchanges.len(), 4);
+        let e = Tape::served_limited(&bytes, need - 1).unwrap_err();
+        assert!(
+            matches!(e.kind, ReplayErrorKind::TapeTooLarge { limit } if limit == need - 1),
+            "{e:?}"
+        );
+        assert_eq!(e.record, Some(8));
+        assert!(e.to_string().contains("MAX_TAPE_INDEX_BYTES"), "{e}");
+    }
+
+    /// A transcript mapped into memory ([`TapeBytes::of_file`] past its
+    /// threshold, here 0) is served like one read: the same requests and
+    /// replies, each reply a range of the map.
+    #[test]
+    fn served_tape_of_a_mapped_file_keeps_every_reply_as_a_range_of_the_map() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/tiny-two-reads.jsonl"
+        );
+        let file = std::fs::File::open(path).unwrap();
+        let len = file.metadata().unwrap().len();
+        let mapped = Arc::new(TapeBytes::of_file_mapped_from(file, len, 0).unwrap());
+        assert!(mapped.is_mapped(), "{mapped:?}");
+        let read = Arc::new(TapeBytes::from(std::fs::read(path).unwrap()));
+        assert!(!read.is_mapped());
+        let (m, r) = (
+            Tape::served(&mapped).unwrap().tape,
+            Tape::served(&read).unwrap().tape,
+        );
+        assert_eq!(client_view(&m), client_view(&r));
+        let map = mapped.as_bytes().as_ptr_range();
+        for (a, b) in m.exchanges.iter().zip(&r.exchanges) {
+            assert_eq!(a.reply_raw, b.reply_raw);
+            assert_eq!(a.reply_id, b.reply_id);
+            assert!(map.contains(&a.reply_raw.bytes().as_ptr()), "a copy");
+        }
+    }
+
+    /// The served tape's reader is the transcript reader's: a cut last line
+    /// is dropped with the same note, a bad line in the middle is refused
+    /// at its line.
+    #[test]
+    fn served_tape_drops_a_cut_last_line_and_refuses_a_bad_one_like_the_reader() {
+        use mcptape_transcript::reader::{ErrorKind, ReadOptions, read_borrowed};
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/tiny-two-reads.jsonl"
+        );
+        let whole = std::fs::read(path).unwrap();
+        let cut = whole[..whole.len() - 20].to_vec();
+        let served = Tape::served(&Arc::new(TapeBytes::from(cut.clone()))).unwrap();
+        let read = read_borrowed(&cut, ReadOptions::strict()).unwrap();
+        let d = served.dropped.as_ref().unwrap();
+        let want = read.dropped.as_ref().unwrap();
+        assert_eq!(
+            (d.offset, d.bytes, d.line, &d.reason),
+            (want.offset, want.bytes, want.line, &want.reason)
+        );
+        assert_eq!(served.tape.exchanges.len(), 3);
+        let mut bad = whole.clone();
+        let second_line = memchr::memchr(b'\n', &bad).unwrap() + 1;
+        bad[second_line] = b'x';
+        let e = Tape::served(&Arc::new(TapeBytes::from(bad))).unwrap_err();
+        match e.kind {
+            ReplayErrorKind::Transcript(t) => {
+                assert_eq!((t.line, t.offset), (2, second_line));
+                assert!(matches!(t.kind, ErrorKind::Record { .. }), "{t:?}");
+            }
+            other => panic!("{other:?}"),
+        }
+        let e = Tape::served(&Arc::new(TapeBytes::default())).unwrap_err();
+        assert!(matches!(
+            e.kind,
+            ReplayErrorKind::Transcript(t) if t.kind == ErrorKind::Empty
+        ));
+    }
+
     /// Text shared with a string is a range of it; text that is not in it is refused.
     #[test]
     fn shared_text_is_a_range_of_its_string_or_refused() {
-        let buf = Arc::new("héllo world".to_owned());
-        let w = SharedText::within(&buf, &buf[7..]).unwrap();
+        let buf = Arc::new(TapeBytes::from("héllo world".to_owned()));
+        let w = SharedText::within(&buf, &buf.as_bytes()[7..]).unwrap();
         assert_eq!(w.as_str(), "world");
         assert_eq!(w, SharedText::from("world"));
         assert_eq!(Arc::strong_count(&buf), 2);
         let elsewhere = "world".to_owned();
-        assert!(SharedText::within(&buf, &elsewhere).is_none());
+        assert!(SharedText::within(&buf, elsewhere.as_bytes()).is_none());
         assert_eq!(SharedText::default().as_str(), "");
         assert_eq!(format!("{w} {w:?}"), "world \"world\"");
     }

@@ -299,18 +299,10 @@ async fn replayed_notification_and_server_request_come_where_recorded() {
     );
     // The served tape (`serve`'s own: replies scanned, not built) files the
     // same interim messages as the full one.
-    let text = Arc::new(std::fs::read_to_string(path).unwrap());
-    let borrowed = mcptape_transcript::reader::read_borrowed(
-        text.as_bytes(),
-        mcptape_transcript::reader::ReadOptions::strict(),
-    )
-    .unwrap();
-    let served = mcptape_replay::tape::Tape::from_transcript_shared(
-        &text,
-        &borrowed,
-        mcptape_replay::tape::ReplyBodies::Served,
-    )
-    .unwrap();
+    let text = Arc::new(mcptape_replay::tape::TapeBytes::from(
+        std::fs::read(path).unwrap(),
+    ));
+    let served = mcptape_replay::tape::Tape::served(&text).unwrap().tape;
     let kinds: Vec<(bool, bool)> = served.exchanges[1]
         .interim
         .iter()

@@ -19,7 +19,8 @@ pub enum UnrecordedArg {
     /// Strict: -32601 for any unrecorded method (ping still answered), "not recorded" reads.
     Error,
 }
-use mcptape_replay::tape::{ReplyBodies, Tape};
+use mcptape_replay::error::ReplayErrorKind;
+use mcptape_replay::tape::{Tape, TapeBytes};
 
 /// Arguments of `mcptape serve`.
 #[derive(Debug, clap::Args)]
@@ -155,32 +156,26 @@ pub fn load_tape_noting_cut(path: &Path) -> anyhow::Result<(Tape, Option<String>
     Ok((tape, cut))
 }
 
-/// The tape `serve` plays ([`ReplyBodies::Served`]: every reply byte-exact, as values only the
-/// handshake results and error replies), and the note about a cut last line, if any. The file is
-/// read once into one string; message records are borrowed from it
-/// ([`mcptape_transcript::reader::read_borrowed_with`], each canonical message line checked by
-/// the strict envelope scan) and every recorded reply is a range of it
-/// ([`Tape::from_transcript_shared`]), so a 160 MB reply costs the server the file's bytes once.
-/// A file that is not UTF-8 is read the same way without the sharing (and refused by the reader
-/// where a record is not UTF-8).
+/// The tape `serve` plays
+/// ([`ReplyBodies::Served`](mcptape_replay::tape::ReplyBodies::Served): every reply
+/// byte-exact, as values only the handshake results and error replies), and the note about a cut last line, if any. The file is
+/// opened through the one file-opening policy and read once, or mapped when it is big
+/// ([`TapeBytes::of_file`]); the tape is built in one streamed pass over its lines
+/// ([`Tape::served`]) and every recorded reply is a range of the file's bytes, so a 160 MB reply
+/// costs the server the file's bytes once, and a transcript of millions of messages its index.
 pub fn load_served_tape(path: &Path) -> anyhow::Result<(Tape, Option<String>)> {
-    use mcptape_transcript::reader::{ReadOptions, read_borrowed_with};
-    let text = String::from_utf8(mcptape_transcript::file::read_regular(path)?).map(Arc::new);
-    let bytes = match &text {
-        Ok(s) => s.as_bytes(),
-        Err(e) => e.as_bytes(),
-    };
-    let t = read_borrowed_with(bytes, ReadOptions::strict(), |m| {
-        mcptape_wire::envelope::scan_envelope(m.as_bytes()).is_ok()
-    })
-    .with_context(|| format!("parsing {}", path.display()))?;
-    let cut = t.dropped.as_ref().map(|d| cut_note(path, d));
-    let tape = match &text {
-        Ok(s) => Tape::from_transcript_shared(s, &t, ReplyBodies::Served),
-        Err(_) => Tape::from_transcript_ref(&t, ReplyBodies::Served),
-    }
-    .with_context(|| format!("replaying {}", path.display()))?;
-    Ok((tape, cut))
+    let (file, meta) = mcptape_transcript::file::open_regular(path)?;
+    let bytes = TapeBytes::of_file(file, meta.len())
+        .with_context(|| format!("reading {}", path.display()))?;
+    let served = Tape::served(&Arc::new(bytes)).map_err(|e| {
+        let what = match e.kind() {
+            ReplayErrorKind::Transcript(_) => "parsing",
+            _ => "replaying",
+        };
+        anyhow::Error::new(e).context(format!("{what} {}", path.display()))
+    })?;
+    let cut = served.dropped.as_ref().map(|d| cut_note(path, d));
+    Ok((served.tape, cut))
 }
 
 /// Parses repeated `--fault` flags into one spec.
