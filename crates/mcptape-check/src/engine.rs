@@ -733,7 +733,7 @@ fn check_message(
             format!("batch element {k} is not a JSON-RPC 2.0 message: {reason}"),
         );
     }
-    let input = raw.as_bytes();
+    let input = raw;
     match &scanned {
         Ok(envelope::Scanned::Single(env)) => {
             st.message(cx, place, dir, http, &Msg { input, env }, "");
@@ -933,7 +933,7 @@ struct KeyRequests {
     /// lists keys in that order (deterministic).
     key_seq: u64,
     /// Method of the first request sent with this key.
-    first_method: Box<str>,
+    first_method: MethodName,
     /// Record of the first request sent with this key.
     first_record: usize,
     /// Record of the last request sent with this key.
@@ -956,7 +956,7 @@ struct Pending {
     /// sequence number, pushed once the server's answer completes it (or
     /// as it is when no answer does).
     mismatch_finding: Option<Box<(u64, Finding)>>,
-    method: Box<str>,
+    method: MethodName,
     uri: Option<Box<str>>,
     cancelled: bool,
 }
@@ -1027,7 +1027,7 @@ impl State {
         findings: &mut Findings,
         requester: Direction,
         pick: impl Fn(&Pending) -> bool,
-    ) -> Result<(IdKey, Box<str>, usize), usize> {
+    ) -> Result<(IdKey, MethodName, usize), usize> {
         let mut found = None;
         let mut n = 0;
         for (k, v) in &self.requests {
@@ -1069,12 +1069,12 @@ impl State {
                 let Some((old, generation)) = self.answered_fifo.pop_front() else {
                     break;
                 };
-                if self
-                    .requests
-                    .get(&old)
-                    .is_some_and(|e| e.open.is_empty() && e.answered_gen == generation)
+                // One lookup of the key answered longest ago (cold memory).
+                if let std::collections::hash_map::Entry::Occupied(e) = self.requests.entry(old)
+                    && e.get().open.is_empty()
+                    && e.get().answered_gen == generation
                 {
-                    self.requests.remove(&old);
+                    e.remove();
                     self.forgotten += 1;
                 }
             }
@@ -1242,7 +1242,7 @@ impl State {
             self.next_key_seq += 1;
             KeyRequests {
                 key_seq: self.next_key_seq,
-                first_method: method.into(),
+                first_method: method_name(method),
                 first_record: place.record,
                 last_record: place.record,
                 open: Vec::new(),
@@ -1250,12 +1250,14 @@ impl State {
             }
         });
         list.last_record = place.record;
+        // Most keys hold one request at a time: room for one, not four.
+        list.open.reserve_exact(1);
         list.open.push(Pending {
             place,
             batch_index: prefix.strip_prefix('/').and_then(|k| k.parse().ok()),
             exchange: http.map(|h| h.exchange),
             mismatch_finding: mismatch,
-            method: method.into(),
+            method: method_name(method),
             uri,
             cancelled: false,
         });
@@ -1445,14 +1447,17 @@ impl State {
         }
         let members = &m.env.members;
         let stateless = self.rev.is_stateless_era();
-        let ptr = format!("{prefix}/result");
-        let result_type = m.env.result_type(m.input);
+        let ptr = ResultPtr {
+            prefix,
+            entry: None,
+        };
+        let result_type = m.env.result_type(m.input.as_bytes());
         if stateless && members.result_result_type.is_none() {
             cx.push(
                 rules::RESULT_MISSING_RESULT_TYPE,
                 place,
                 Some(id),
-                ptr.clone(),
+                ptr.to_string(),
                 format!("{method} result has no resultType (revision {})", self.rev),
             );
         }
@@ -1473,7 +1478,7 @@ impl State {
                     rules::RESULT_MISSING_CACHE_HINTS,
                     place,
                     Some(id),
-                    ptr.clone(),
+                    ptr.to_string(),
                     format!("{method} result has no {}", missing.join(" and no ")),
                 );
             }
@@ -1502,13 +1507,13 @@ impl State {
         }
         match method {
             method::RESOURCES_READ => {
-                self.read_result(cx, place, id, uri, m.raw(&members.result_contents), &ptr);
+                self.read_result(cx, place, id, uri, m.raw(&members.result_contents), ptr);
             }
             method::INITIALIZE | method::SERVER_DISCOVER | "resources/list" => {
                 let Some(Value::Object(r)) = m.value(&m.env.result) else {
                     return;
                 };
-                self.small_result(place, id, method, &r, &ptr);
+                self.small_result(place, id, method, &r, ptr);
             }
             _ => {}
         }
@@ -1522,7 +1527,7 @@ impl State {
         id: &IdKey,
         method: &str,
         r: &serde_json::Map<String, Value>,
-        ptr: &str,
+        ptr: ResultPtr<'_>,
     ) {
         match method {
             method::INITIALIZE => {
@@ -1566,7 +1571,7 @@ impl State {
         id: &IdKey,
         uri: Option<&str>,
         contents: Option<&str>,
-        ptr: &str,
+        ptr: ResultPtr<'_>,
     ) {
         // `contents` is read by the wire's scanner (strict JSON, per-entry
         // members, blobs checked in place) from its range in the message.
@@ -1575,7 +1580,7 @@ impl State {
                 rules::READ_RESULT_MALFORMED,
                 place,
                 Some(id),
-                ptr.to_owned(),
+                ptr.to_string(),
                 "resources/read result has no contents".to_owned(),
             );
             return;
@@ -1619,8 +1624,11 @@ impl State {
             return;
         }
         for entry in &contents {
-            let eptr = format!("{ptr}/contents/{}", entry.index);
-            self.entry(cx, place, id, entry, &eptr);
+            let eptr = ResultPtr {
+                entry: Some(entry.index),
+                ..ptr
+            };
+            self.entry(cx, place, id, entry, eptr);
         }
     }
 
@@ -1632,7 +1640,7 @@ impl State {
         place: Place,
         id: &IdKey,
         e: &ScannedEntry<'_>,
-        eptr: &str,
+        eptr: ResultPtr<'_>,
     ) {
         let entry_uri = e.uri.as_str().unwrap_or("?");
         let found = |m: &Member<'_>| match m {
@@ -1646,7 +1654,7 @@ impl State {
                     rules::READ_RESULT_MALFORMED,
                     place,
                     Some(id),
-                    eptr.to_owned(),
+                    eptr.to_string(),
                     format!(
                         "contents entry is {}, not an object",
                         e.found.with_article()
@@ -1663,7 +1671,7 @@ impl State {
                     rules::CONTENTS_MISSING_URI,
                     place,
                     Some(id),
-                    eptr.to_owned(),
+                    eptr.to_string(),
                     "contents entry has no uri".to_owned(),
                 ),
                 ContentsErrorKind::NotAString { field } => {
@@ -1686,7 +1694,7 @@ impl State {
                         rules::CONTENTS_TEXT_AND_BLOB,
                         place,
                         Some(id),
-                        eptr.to_owned(),
+                        eptr.to_string(),
                         format!("entry {entry_uri:?} has both text and blob"),
                     );
                     return;
@@ -1696,7 +1704,7 @@ impl State {
                         rules::CONTENTS_NEITHER_TEXT_NOR_BLOB,
                         place,
                         Some(id),
-                        eptr.to_owned(),
+                        eptr.to_string(),
                         format!("entry {entry_uri:?} has neither text nor blob"),
                     );
                     return;
@@ -1745,7 +1753,7 @@ impl State {
         cx: &mut Cx<'_>,
         place: Place,
         id: &IdKey,
-        eptr: &str,
+        eptr: ResultPtr<'_>,
         entry_uri: &str,
         mime: Option<&str>,
         b64: &str,
@@ -1918,6 +1926,56 @@ impl State {
             );
         }
     }
+}
+
+/// The JSON Pointer of a message's `result` (`{prefix}/result`) or of one
+/// entry of its `contents` (`{prefix}/result/contents/{i}`), written only
+/// when a finding needs it.
+#[derive(Clone, Copy)]
+struct ResultPtr<'a> {
+    prefix: &'a str,
+    entry: Option<usize>,
+}
+
+impl std::fmt::Display for ResultPtr<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.entry {
+            Some(i) => write!(f, "{}/result/contents/{i}", self.prefix),
+            None => write!(f, "{}/result", self.prefix),
+        }
+    }
+}
+
+/// A request's method as held until it is answered: the methods of MCP
+/// borrowed from [`method`] (no allocation per request), any other owned.
+type MethodName = Cow<'static, str>;
+
+fn method_name(m: &str) -> MethodName {
+    use method::*;
+    const KNOWN: [&str; 18] = [
+        RESOURCES_READ,
+        RESOURCES_LIST,
+        RESOURCES_TEMPLATES_LIST,
+        RESOURCES_SUBSCRIBE,
+        RESOURCES_UNSUBSCRIBE,
+        INITIALIZE,
+        SERVER_DISCOVER,
+        PING,
+        LOGGING_SET_LEVEL,
+        TOOLS_CALL,
+        TOOLS_LIST,
+        PROMPTS_GET,
+        PROMPTS_LIST,
+        COMPLETION_COMPLETE,
+        SAMPLING_CREATE_MESSAGE,
+        ROOTS_LIST,
+        ELICITATION_CREATE,
+        NOTIFICATIONS_CANCELLED,
+    ];
+    KNOWN
+        .iter()
+        .find(|k| **k == m)
+        .map_or_else(|| Cow::Owned(m.to_owned()), |k| Cow::Borrowed(*k))
 }
 
 fn json_type(v: &Value) -> &'static str {

@@ -310,6 +310,9 @@ pub fn scan_envelope(input: &[u8]) -> Result<Envelope, WireError> {
 }
 
 /// A frame's envelopes ([`scan_frame`]): one message, or a batch's elements.
+// A single message is the common case: boxing its envelope would cost an
+// allocation per message on every reader's hot path.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Scanned {
     /// A single message (a JSON object).

@@ -13,18 +13,19 @@ use serde_json::Value;
 /// One message (a single frame, or one batch element) and the bytes of the
 /// whole frame its ranges point into.
 pub(super) struct Msg<'a, 'e> {
-    pub(super) input: &'a [u8],
+    pub(super) input: &'a str,
     pub(super) env: &'e Envelope,
 }
 
 impl<'a> Msg<'a, '_> {
     fn bytes(&self, r: &Option<Range<usize>>) -> Option<&'a [u8]> {
-        self.input.get(r.clone()?)
+        self.raw(r).map(str::as_bytes)
     }
 
-    /// A member's raw JSON text.
+    /// A member's raw JSON text (its range starts and ends on a token
+    /// boundary: no UTF-8 check of the text again).
     pub(super) fn raw(&self, r: &Option<Range<usize>>) -> Option<&'a str> {
-        std::str::from_utf8(self.bytes(r)?).ok()
+        self.input.get(r.clone()?)
     }
 
     /// A member that is a string, decoded (borrowed when it has no escape);
@@ -60,12 +61,12 @@ impl<'a> Msg<'a, '_> {
     /// `error.message`, decoded (an error response's message is a string).
     pub(super) fn error_message(&self) -> Option<Cow<'a, str>> {
         let e = self.env.error.as_ref()?;
-        decode_string_token(std::str::from_utf8(self.input.get(e.message.clone())?).ok()?)
+        decode_string_token(self.input.get(e.message.clone())?)
     }
 
     /// The `error` member as the wire's [`ErrorObject`] (`data` parsed).
     pub(super) fn error_object(&self) -> Option<ErrorObject> {
-        self.env.error_object(self.input)
+        self.env.error_object(self.input.as_bytes())
     }
 
     /// `params._meta` as a `Value` (rare: 2026-07-28 requests).
