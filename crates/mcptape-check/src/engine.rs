@@ -19,11 +19,14 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 
 use mcptape_transcript::reader;
 use mcptape_transcript::{Direction, Event, HttpMeta, HttpNote, Transport};
+use std::borrow::Cow;
+
 use mcptape_wire::codec::{Member, ScannedEntry};
+use mcptape_wire::envelope::{self, EnvelopeKind, ErrorObject};
+use mcptape_wire::error::{WireError, WireErrorKind};
 use mcptape_wire::protocol::method;
 use mcptape_wire::resources::ContentsErrorKind;
-use serde_json::value::RawValue;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::notfound::NotFound;
 use crate::report::{FileReport, Finding};
@@ -34,8 +37,11 @@ use crate::wireview::{self, Envelope};
 pub(crate) mod findings;
 mod idless;
 mod sse;
+mod view;
 
 use findings::Findings;
+pub(crate) use view::decode_string_token;
+use view::{IdKey, Msg};
 
 /// Blobs larger than this many decoded bytes fire `blob-over-size-threshold`
 /// unless `--blob-threshold` says otherwise: 1 MiB (1,048,576 bytes, which
@@ -318,20 +324,20 @@ fn first_pass<S: LineSource>(
         let Some(_) = lines.advance()? else { break };
         let (line_no, offset) = (lines.line_no(), lines.offset());
         let mut slim: Option<String> = None;
-        let Ok(r) =
-            reader::parse_record_line(
-                lines.line(),
-                line_no,
-                offset,
-                |m| match wireview::Prescan::of(m) {
-                    Some(p) => {
-                        slim = p.slim_text().map(str::to_owned);
-                        true
-                    }
-                    None => false,
-                },
-            )
-        else {
+        let Ok(r) = reader::parse_record_line(lines.line(), line_no, offset, |m| {
+            let (strict, s) = scan_strict(m);
+            // The detector reads the message without its `result.contents`
+            // array (`[]` in its place): a 160 MB read is not parsed again.
+            slim = s
+                .as_ref()
+                .and_then(|s| match s {
+                    Ok(envelope::Scanned::Single(e)) => e.members.result_contents.clone(),
+                    _ => None,
+                })
+                .filter(|c| m.as_bytes().get(c.start) == Some(&b'['))
+                .and_then(|c| Some([m.get(..c.start)?, "[]", m.get(c.end..)?].concat()));
+            strict
+        }) else {
             continue;
         };
         if http {
@@ -357,6 +363,22 @@ fn first_pass<S: LineSource>(
         (None, None) => None,
     };
     Ok((detected, sse))
+}
+
+/// The one envelope scan of a record's message (`envelope::scan_frame`),
+/// made while the record is framed: whether the message is strict JSON (the
+/// record reader's fast path takes it; else its own path decides), and the
+/// scan when it is.
+pub(crate) fn scan_strict(m: &str) -> (bool, Option<Result<envelope::Scanned, WireError>>) {
+    let s = envelope::scan_frame(m.as_bytes());
+    let strict = match &s {
+        Ok(_) => true,
+        Err(e) if !matches!(e.kind(), WireErrorKind::Json(_)) => true,
+        // Not strict JSON by the envelope's scan: the fused scan, the test
+        // the reader's fast path always took, decides.
+        Err(_) => mcptape_wire::codec::scan_message(m.as_bytes()).is_ok(),
+    };
+    (strict, strict.then_some(s))
 }
 
 /// [`check_bytes`] on a transcript read as a stream: `open` gives the bytes
@@ -432,10 +454,13 @@ pub(crate) fn check_stream<S: LineSource>(
     let mut noise = NoiseRun::default();
     while let Some(terminated) = lines.advance()? {
         let (line_no, offset) = (lines.line_no(), lines.offset());
-        let mut pre = None;
+        // The one envelope scan of the message, made while the record is
+        // framed; the rules read its ranges.
+        let mut scanned = None;
         let parsed = reader::parse_record_line(lines.line(), line_no, offset, |m| {
-            pre = wireview::Prescan::of(m);
-            pre.is_some()
+            let (strict, s) = scan_strict(m);
+            scanned = s;
+            strict
         });
         let r = match parsed {
             Ok(r) => r,
@@ -482,28 +507,8 @@ pub(crate) fn check_stream<S: LineSource>(
         );
         if let Some((dir, raw, http)) = r.message() {
             let mut cx = Cx::new(file, opts, std::mem::take(&mut findings));
-            let mut big_id = None;
-            messages += check_message(
-                &mut cx,
-                &mut st,
-                &header,
-                place,
-                dir,
-                raw,
-                http,
-                pre,
-                Some(&mut big_id),
-            );
+            messages += check_message(&mut cx, &mut st, &header, place, dir, raw, http, scanned);
             findings = cx.findings;
-            // An integer id past i64: checked again with the id read as its
-            // text ([`wireview::big_id_masked`]).
-            if let Some(masked) = big_id {
-                let mut cx = Cx::new(file, opts, std::mem::take(&mut findings));
-                messages += check_message(
-                    &mut cx, &mut st, &header, place, dir, &masked, http, None, None,
-                );
-                findings = cx.findings;
-            }
             continue;
         }
         match r.owned_event() {
@@ -664,41 +669,21 @@ pub(crate) fn no_exit_message(records: usize) -> String {
 }
 
 /// The rules of one message record; returns the number of messages it held.
-///
-/// A message whose only fault is an integer id past `i64` (legal JSON-RPC
-/// 2.0 §4, which sets no range) is not judged when `big_id` is given: the
-/// message with that id masked ([`wireview::big_id_masked`]) is put there,
-/// for the caller to check instead (nothing is reported for this call).
+/// `scanned` is the envelope scan of `raw` when the reader made it (else it
+/// is made here): the one scan of the message, whose ranges the rules read.
 #[allow(clippy::too_many_arguments)]
-fn check_message<'a>(
-    cx: &mut Cx<'a>,
+fn check_message(
+    cx: &mut Cx<'_>,
     st: &mut State,
     header: &mcptape_transcript::Header,
     place: Place,
     dir: Direction,
-    raw: &'a str,
+    raw: &str,
     http: Option<&HttpMeta>,
-    pre: Option<wireview::Prescan<'a>>,
-    big_id: Option<&mut Option<String>>,
+    scanned: Option<Result<envelope::Scanned, WireError>>,
 ) -> usize {
-    // With a prescan, the envelope and the small members are read from the
-    // message with its `contents` array cut out (`[]`): the 160 MB array is
-    // never read again. A broken envelope is re-read whole for exact offsets.
-    let slim_text = pre.as_ref().and_then(|p| p.slim_text());
-    let env = match &slim_text {
-        Some(slim) => match wireview::envelope_scanned(slim.as_bytes()) {
-            Envelope::Ok(bad) if bad.is_empty() => Envelope::Ok(bad),
-            _ => wireview::envelope(raw.as_bytes()),
-        },
-        None => wireview::envelope_scanned(raw.as_bytes()),
-    };
-    if let (Envelope::Bad(_), Some(out)) = (&env, big_id)
-        && let Some(masked) = wireview::big_id_masked(raw)
-        && matches!(wireview::envelope_scanned(masked.as_bytes()), Envelope::Ok(ref b) if b.is_empty())
-    {
-        *out = Some(masked);
-        return 0;
-    }
+    let scanned = scanned.unwrap_or_else(|| envelope::scan_frame(raw.as_bytes()));
+    let env = wireview::envelope_of(&scanned);
     if header.transport == Transport::Stdio
         && let Some(at) = wireview::line_break(raw.as_bytes())
     {
@@ -748,61 +733,31 @@ fn check_message<'a>(
             format!("batch element {k} is not a JSON-RPC 2.0 message: {reason}"),
         );
     }
-    let slimmed = match (&slim_text, &pre) {
-        (Some(slim), Some(p)) => wireview::slim_messages(slim).map(|(batch, items)| {
-            let items: Vec<(Value, Option<&'a str>)> = items
-                .into_iter()
-                .map(|(v, c)| (v, c.map(|_| p.contents_raw(raw))))
-                .collect();
-            (batch, items)
-        }),
-        _ => wireview::slim_messages(raw).map(|(batch, items)| {
-            let items: Vec<(Value, Option<&'a str>)> = items
-                .into_iter()
-                .map(|(v, c)| (v, c.map(RawValue::get)))
-                .collect();
-            (batch, items)
-        }),
-    };
-    let mut entries = pre.and_then(wireview::Prescan::into_entries);
-    let (batch, items) = match slimmed {
-        Ok(x) => x,
-        Err(e) => {
-            cx.push(
-                rules::MESSAGE_NOT_JSONRPC,
-                place,
-                None,
-                String::new(),
-                format!("not readable as JSON: {e}"),
-            );
-            return 0;
+    let input = raw;
+    match &scanned {
+        Ok(envelope::Scanned::Single(env)) => {
+            st.message(cx, place, dir, http, &Msg { input, env }, "");
+            1
         }
-    };
-    let mut messages = 0;
-    for (k, (item, contents)) in items.iter().enumerate() {
-        if batch && bad_elements.iter().any(|(b, _)| *b == k) {
-            continue;
+        Ok(envelope::Scanned::Batch(items)) => {
+            let mut messages = 0;
+            for (k, item) in items.iter().enumerate() {
+                let Ok(env) = item else { continue };
+                messages += 1;
+                st.message(cx, place, dir, http, &Msg { input, env }, &format!("/{k}"));
+            }
+            messages
         }
-        messages += 1;
-        cx.contents = *contents;
-        cx.scanned = if batch { None } else { entries.take() };
-        let prefix = if batch {
-            format!("/{k}")
-        } else {
-            String::new()
-        };
-        st.message(cx, place, dir, http, item, &prefix);
-        cx.contents = None;
-        cx.scanned = None;
+        Err(_) => 0,
     }
-    messages
 }
 
-fn meta_version(o: &Map<String, Value>) -> Option<&str> {
-    o.get("params")?
-        .get("_meta")?
+/// `params._meta["io.modelcontextprotocol/protocolVersion"]` when a string.
+fn meta_version(m: &Msg<'_, '_>) -> Option<String> {
+    m.meta()?
         .get(META_PROTOCOL_VERSION)?
         .as_str()
+        .map(str::to_owned)
 }
 
 /// If the first `n >= 2` noise lines of `run` join (with `\n`) into one JSON
@@ -911,12 +866,6 @@ struct Cx<'a> {
     file: &'a str,
     opts: &'a Options,
     findings: Findings,
-    /// The raw `result.contents` of the message being checked, taken out of
-    /// its `Value` ([`wireview::slim_messages`]) and read by the wire's scanner.
-    contents: Option<&'a str>,
-    /// The entries of [`Self::contents`] when the wire's message scan already
-    /// read them ([`wireview::Prescan`]).
-    scanned: Option<Vec<ScannedEntry<'a>>>,
 }
 
 impl<'a> Cx<'a> {
@@ -925,8 +874,6 @@ impl<'a> Cx<'a> {
             file,
             opts,
             findings,
-            contents: None,
-            scanned: None,
         }
     }
 
@@ -940,7 +887,7 @@ impl<'a> Cx<'a> {
         &mut self,
         rule: &Rule,
         place: Place,
-        id: Option<&Value>,
+        id: Option<&IdKey>,
         pointer: String,
         message: String,
     ) {
@@ -953,7 +900,7 @@ impl<'a> Cx<'a> {
         &self,
         rule: &Rule,
         place: Place,
-        id: Option<&Value>,
+        id: Option<&IdKey>,
         pointer: String,
         message: String,
     ) -> Finding {
@@ -964,54 +911,9 @@ impl<'a> Cx<'a> {
             file: self.file.to_owned(),
             record: place.record,
             line: place.line,
-            request_id: id.map(|v| wireview::unmask_big_ids(v.to_string())),
+            request_id: id.map(IdKey::json),
             pointer,
-            message: wireview::unmask_big_ids(message),
-        }
-    }
-}
-
-/// A request id, exactly: its type and its text.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-struct IdKey {
-    is_string: bool,
-    text: String,
-}
-
-impl IdKey {
-    fn of(v: &Value) -> Option<IdKey> {
-        match v {
-            // An integer past i64, read as its text (`wireview::big_id_masked`).
-            Value::String(s) if s.starts_with(wireview::BIG_ID_MARK) => Some(IdKey {
-                is_string: false,
-                text: s[wireview::BIG_ID_MARK.len()..].to_owned(),
-            }),
-            Value::String(s) => Some(IdKey {
-                is_string: true,
-                text: s.clone(),
-            }),
-            Value::Number(n) => Some(IdKey {
-                is_string: false,
-                text: n.to_string(),
-            }),
-            _ => None,
-        }
-    }
-
-    fn other_type(&self) -> IdKey {
-        IdKey {
-            is_string: !self.is_string,
-            text: self.text.clone(),
-        }
-    }
-
-    /// The id as JSON text, as a message prints it (`7`, `"abc"`): what
-    /// `Value`'s `Display` gives for the id this key was made from.
-    fn json(&self) -> String {
-        if self.is_string {
-            Value::String(self.text.clone()).to_string()
-        } else {
-            self.text.clone()
+            message,
         }
     }
 }
@@ -1031,7 +933,7 @@ struct KeyRequests {
     /// lists keys in that order (deterministic).
     key_seq: u64,
     /// Method of the first request sent with this key.
-    first_method: Box<str>,
+    first_method: MethodName,
     /// Record of the first request sent with this key.
     first_record: usize,
     /// Record of the last request sent with this key.
@@ -1054,9 +956,8 @@ struct Pending {
     /// sequence number, pushed once the server's answer completes it (or
     /// as it is when no answer does).
     mismatch_finding: Option<Box<(u64, Finding)>>,
-    id: Value,
-    method: String,
-    uri: Option<String>,
+    method: MethodName,
+    uri: Option<Box<str>>,
     cancelled: bool,
 }
 
@@ -1091,7 +992,7 @@ struct State {
     /// initialize: the version the client offered.
     offered: Option<String>,
     /// initialize: the server chose another version (place, id, offered, chosen); reported once the client goes on.
-    init_mismatch: Option<(Place, Value, String, String, String)>,
+    init_mismatch: Option<(Place, IdKey, String, String, String)>,
     /// server/discover: supportedVersions.
     supported: Option<Vec<String>>,
     /// URIs seen in resources/list results.
@@ -1110,11 +1011,9 @@ fn requester_of(dir: Direction) -> Direction {
 
 /// `: "MESSAGE"` (Rust debug-quoted) for an error response's
 /// `error.message` string, or nothing when it has none.
-fn error_message_suffix(o: &Map<String, Value>) -> String {
-    o.get("error")
-        .and_then(|e| e.get("message"))
-        .and_then(Value::as_str)
-        .map(|m| format!(": {m:?}"))
+fn error_message_suffix(m: &Msg<'_, '_>) -> String {
+    m.error_message()
+        .map(|t| format!(": {t:?}"))
         .unwrap_or_default()
 }
 
@@ -1128,7 +1027,7 @@ impl State {
         findings: &mut Findings,
         requester: Direction,
         pick: impl Fn(&Pending) -> bool,
-    ) -> Result<(Value, String, usize), usize> {
+    ) -> Result<(IdKey, MethodName, usize), usize> {
         let mut found = None;
         let mut n = 0;
         for (k, v) in &self.requests {
@@ -1149,7 +1048,7 @@ impl State {
         if let Some(m) = p.mismatch_finding.take() {
             findings.push_at(m.0, m.1);
         }
-        Ok((p.id, p.method, p.place.record))
+        Ok((k.1, p.method, p.place.record))
     }
 
     /// Takes the open request `i` of key `k` out as answered; the key is
@@ -1170,12 +1069,12 @@ impl State {
                 let Some((old, generation)) = self.answered_fifo.pop_front() else {
                     break;
                 };
-                if self
-                    .requests
-                    .get(&old)
-                    .is_some_and(|e| e.open.is_empty() && e.answered_gen == generation)
+                // One lookup of the key answered longest ago (cold memory).
+                if let std::collections::hash_map::Entry::Occupied(e) = self.requests.entry(old)
+                    && e.get().open.is_empty()
+                    && e.get().answered_gen == generation
                 {
-                    self.requests.remove(&old);
+                    e.remove();
                     self.forgotten += 1;
                 }
             }
@@ -1207,18 +1106,32 @@ impl State {
         place: Place,
         dir: Direction,
         http: Option<&HttpMeta>,
-        v: &Value,
+        m: &Msg<'_, '_>,
         prefix: &str,
     ) {
-        let Some(o) = v.as_object() else { return };
-        match (o.get("method").and_then(Value::as_str), o.get("id")) {
-            (Some(method), Some(id)) => self.request(cx, place, dir, http, o, method, id, prefix),
-            (Some(method), None) => self.notification(dir, o, method),
-            (None, Some(id)) => self.response(cx, place, dir, http, o, id, prefix),
-            (None, None) if o.contains_key("error") => {
-                self.error_without_id(cx, place, dir, http, o, prefix);
+        match m.kind() {
+            EnvelopeKind::Request => {
+                if let (Some(method), Some(id)) = (m.method(), m.id()) {
+                    self.request(cx, place, dir, http, m, &method, id, prefix);
+                }
             }
-            (None, None) => {}
+            EnvelopeKind::Notification => {
+                if let Some(method) = m.method() {
+                    self.notification(dir, m, &method);
+                }
+            }
+            EnvelopeKind::Response => {
+                if let Some(id) = m.id() {
+                    self.response(cx, place, dir, http, m, Some(&id), prefix);
+                }
+            }
+            _ if m.env.id_range.is_some() || m.env.members.id_null => {
+                let id = m.id();
+                if id.is_some() || m.env.members.id_null {
+                    self.response(cx, place, dir, http, m, id.as_ref(), prefix);
+                }
+            }
+            _ => self.error_without_id(cx, place, dir, http, m, prefix),
         }
     }
 
@@ -1229,16 +1142,18 @@ impl State {
         place: Place,
         dir: Direction,
         http: Option<&HttpMeta>,
-        o: &Map<String, Value>,
+        m: &Msg<'_, '_>,
         method: &str,
-        id: &Value,
+        key: IdKey,
         prefix: &str,
     ) {
-        let Some(key) = IdKey::of(id) else { return };
+        let id = &key;
         // ids-differ-only-in-type between two requests of one sender.
         let other = (dir, key.other_type());
         if self.requests.contains_key(&other)
-            && self.type_clash_reported.insert((dir, key.text.clone()))
+            && self
+                .type_clash_reported
+                .insert((dir, key.text.as_str().to_owned()))
         {
             let first = &self.requests[&other];
             cx.push(
@@ -1256,19 +1171,16 @@ impl State {
             );
         }
 
-        let params = o.get("params");
-        let uri = params
-            .and_then(|p| p.get("uri"))
-            .and_then(Value::as_str)
-            .map(str::to_owned);
+        let uri = m
+            .str_member(&m.env.members.params_uri)
+            .map(|u| Box::<str>::from(u.as_ref()));
 
         let mut mismatch = None;
         if dir == Direction::C2s {
             if method == method::INITIALIZE {
-                self.offered = params
-                    .and_then(|p| p.get("protocolVersion"))
-                    .and_then(Value::as_str)
-                    .map(str::to_owned);
+                self.offered = m
+                    .str_member(&m.env.members.params_protocol_version)
+                    .map(Cow::into_owned);
             } else if let Some((p, iid, offered, chosen, ptr)) = self.init_mismatch.take() {
                 cx.push(
                     rules::PROTOCOL_VERSION_NOT_OFFERED,
@@ -1281,7 +1193,8 @@ impl State {
                     ),
                 );
             }
-            let meta_v = meta_version(o);
+            let meta_v = meta_version(m);
+            let meta_v = meta_v.as_deref();
             if let (Some(v), Some(supported)) = (meta_v, &self.supported)
                 && !supported.iter().any(|s| s == v)
             {
@@ -1325,11 +1238,11 @@ impl State {
             }
         }
 
-        let list = self.requests.entry((dir, key)).or_insert_with(|| {
+        let list = self.requests.entry((dir, key.clone())).or_insert_with(|| {
             self.next_key_seq += 1;
             KeyRequests {
                 key_seq: self.next_key_seq,
-                first_method: method.into(),
+                first_method: method_name(method),
                 first_record: place.record,
                 last_record: place.record,
                 open: Vec::new(),
@@ -1337,13 +1250,14 @@ impl State {
             }
         });
         list.last_record = place.record;
+        // Most keys hold one request at a time: room for one, not four.
+        list.open.reserve_exact(1);
         list.open.push(Pending {
             place,
             batch_index: prefix.strip_prefix('/').and_then(|k| k.parse().ok()),
             exchange: http.map(|h| h.exchange),
             mismatch_finding: mismatch,
-            id: id.clone(),
-            method: method.to_owned(),
+            method: method_name(method),
             uri,
             cancelled: false,
         });
@@ -1361,15 +1275,16 @@ impl State {
         }
     }
 
-    fn notification(&mut self, dir: Direction, o: &Map<String, Value>, method: &str) {
+    fn notification(&mut self, dir: Direction, m: &Msg<'_, '_>, method: &str) {
         if method != method::NOTIFICATIONS_CANCELLED {
             return;
         }
-        let Some(key) = o
-            .get("params")
-            .and_then(|p| p.get("requestId"))
-            .and_then(IdKey::of)
-        else {
+        let Some(token) = m.raw(&m.env.members.params_request_id) else {
+            return;
+        };
+        // The id's raw text, as requests are keyed; another number
+        // (`1.0`) as `serde_json` prints it, which no request id matches.
+        let Some(key) = IdKey::from_token(token).or_else(|| IdKey::of_number(token)) else {
             return;
         };
         if let Some(list) = self.requests.get_mut(&(dir, key)) {
@@ -1386,17 +1301,17 @@ impl State {
         place: Place,
         dir: Direction,
         http: Option<&HttpMeta>,
-        o: &Map<String, Value>,
-        id: &Value,
+        m: &Msg<'_, '_>,
+        id: Option<&IdKey>,
         prefix: &str,
     ) {
         let requester = requester_of(dir);
         let exchange = http.map(|h| h.exchange);
-        if id.is_null() {
+        let Some(id) = id else {
             // JSON-RPC §5: null only when the request id could not be read.
             // Over HTTP the request of the same exchange is the one answered.
             let Some(x) = exchange else {
-                self.error_id_null_unexchanged(cx, place, requester, o, prefix);
+                self.error_id_null_unexchanged(cx, place, requester, m, prefix);
                 return;
             };
             if let Ok((rid, method, rec)) =
@@ -1409,14 +1324,13 @@ impl State {
                     format!("{prefix}/id"),
                     format!(
                         "error response with id null in HTTP exchange {x}, which carried {method} with id {rid} (record {rec}){}",
-                        error_message_suffix(o)
+                        error_message_suffix(m)
                     ),
                 );
             }
             return;
-        }
-        let Some(key) = IdKey::of(id) else { return };
-        let k = (requester, key);
+        };
+        let k = (requester, id.clone());
         let Some(list) = self.requests.get(&k) else {
             let other = (requester, k.1.other_type());
             if let Some(r) = self.requests.get(&other) {
@@ -1472,10 +1386,10 @@ impl State {
         let Some(mut req) = self.take_answered(&k, i) else {
             return;
         };
-        if let Some(m) = req.mismatch_finding.take() {
-            let (seq, mut f) = *m;
+        if let Some(mf) = req.mismatch_finding.take() {
+            let (seq, mut f) = *mf;
             let status = http.and_then(|h| h.status);
-            let verdict = match (status, o.contains_key("error")) {
+            let verdict = match (status, m.kind() == EnvelopeKind::Error) {
                 (Some(400), _) => "the server rejected it with HTTP 400, as required".to_owned(),
                 (Some(s), true) => {
                     format!("the server answered a JSON-RPC error with HTTP {s}, not 400")
@@ -1507,12 +1421,13 @@ impl State {
         if dir != Direction::S2c {
             return;
         }
-        if let Some(result) = o.get("result") {
-            self.result(cx, place, id, &method, uri.as_deref(), result, prefix);
-        } else if let Some(err) = o.get("error")
-            && method == method::RESOURCES_READ
+        if m.kind() == EnvelopeKind::Response {
+            self.result(cx, place, m, id, &method, uri.as_deref(), prefix);
+        } else if m.kind() == EnvelopeKind::Error
+            && &*method == method::RESOURCES_READ
+            && let Some(err) = m.error_object()
         {
-            self.read_error(cx, place, id, uri.as_deref(), err, prefix);
+            self.read_error(cx, place, id, uri.as_deref(), &err, prefix);
         }
     }
 
@@ -1521,44 +1436,54 @@ impl State {
         &mut self,
         cx: &mut Cx<'_>,
         place: Place,
-        id: &Value,
+        m: &Msg<'_, '_>,
+        id: &IdKey,
         method: &str,
         uri: Option<&str>,
-        result: &Value,
         prefix: &str,
     ) {
-        let Some(r) = result.as_object() else { return };
+        if !m.result_is_object() {
+            return;
+        }
+        let members = &m.env.members;
         let stateless = self.rev.is_stateless_era();
-        let ptr = format!("{prefix}/result");
-        let result_type = r.get("resultType").and_then(Value::as_str);
-        if stateless && !r.contains_key("resultType") {
+        let ptr = ResultPtr {
+            prefix,
+            entry: None,
+        };
+        let result_type = m.env.result_type(m.input.as_bytes());
+        if stateless && members.result_result_type.is_none() {
             cx.push(
                 rules::RESULT_MISSING_RESULT_TYPE,
                 place,
                 Some(id),
-                ptr.clone(),
+                ptr.to_string(),
                 format!("{method} result has no resultType (revision {})", self.rev),
             );
         }
-        if result_type == Some("input_required") {
+        if result_type.as_deref() == Some("input_required") {
             return;
         }
         if stateless && CACHEABLE_METHODS.contains(&method) {
-            let missing: Vec<&str> = ["ttlMs", "cacheScope"]
-                .into_iter()
-                .filter(|k| !r.contains_key(*k))
-                .collect();
+            let missing: Vec<&str> = [
+                ("ttlMs", &members.result_ttl_ms),
+                ("cacheScope", &members.result_cache_scope),
+            ]
+            .into_iter()
+            .filter(|(_, r)| r.is_none())
+            .map(|(k, _)| k)
+            .collect();
             if !missing.is_empty() {
                 cx.push(
                     rules::RESULT_MISSING_CACHE_HINTS,
                     place,
                     Some(id),
-                    ptr.clone(),
+                    ptr.to_string(),
                     format!("{method} result has no {}", missing.join(" and no ")),
                 );
             }
         }
-        if let Some(ttl) = r.get("ttlMs")
+        if let Some(ttl) = m.value(&members.result_ttl_ms)
             && ttl.as_u64().is_none()
         {
             cx.push(
@@ -1569,7 +1494,7 @@ impl State {
                 format!("ttlMs is {ttl}, not a non-negative integer"),
             );
         }
-        if let Some(scope) = r.get("cacheScope")
+        if let Some(scope) = m.value(&members.result_cache_scope)
             && !matches!(scope.as_str(), Some("public" | "private"))
         {
             cx.push(
@@ -1580,6 +1505,30 @@ impl State {
                 format!("cacheScope is {scope}, not \"public\" or \"private\""),
             );
         }
+        match method {
+            method::RESOURCES_READ => {
+                self.read_result(cx, place, id, uri, m.raw(&members.result_contents), ptr);
+            }
+            method::INITIALIZE | method::SERVER_DISCOVER | "resources/list" => {
+                let Some(Value::Object(r)) = m.value(&m.env.result) else {
+                    return;
+                };
+                self.small_result(place, id, method, &r, ptr);
+            }
+            _ => {}
+        }
+    }
+
+    /// The results read whole as a `Value` (one each per session): the
+    /// handshake's and `resources/list`'s.
+    fn small_result(
+        &mut self,
+        place: Place,
+        id: &IdKey,
+        method: &str,
+        r: &serde_json::Map<String, Value>,
+        ptr: ResultPtr<'_>,
+    ) {
         match method {
             method::INITIALIZE => {
                 let chosen =
@@ -1603,7 +1552,7 @@ impl State {
                     self.supported = Some(list.iter().map(|v| v.as_str().to_owned()).collect());
                 }
             }
-            "resources/list" => {
+            _ => {
                 if let Some(list) = r.get("resources").and_then(Value::as_array) {
                     for res in list {
                         if let Some(u) = res.get("uri").and_then(Value::as_str) {
@@ -1612,8 +1561,6 @@ impl State {
                     }
                 }
             }
-            method::RESOURCES_READ => self.read_result(cx, place, id, uri, &ptr),
-            _ => {}
         }
     }
 
@@ -1621,27 +1568,24 @@ impl State {
         &mut self,
         cx: &mut Cx<'_>,
         place: Place,
-        id: &Value,
+        id: &IdKey,
         uri: Option<&str>,
-        ptr: &str,
+        contents: Option<&str>,
+        ptr: ResultPtr<'_>,
     ) {
-        // `contents` was taken out of the result's `Value`: the wire's scanner
-        // reads it (strict JSON, per-entry members, blobs checked in place).
-        let Some(raw) = cx.contents else {
+        // `contents` is read by the wire's scanner (strict JSON, per-entry
+        // members, blobs checked in place) from its range in the message.
+        let Some(raw) = contents else {
             cx.push(
                 rules::READ_RESULT_MALFORMED,
                 place,
                 Some(id),
-                ptr.to_owned(),
+                ptr.to_string(),
                 "resources/read result has no contents".to_owned(),
             );
             return;
         };
-        let scanned = match cx.scanned.take() {
-            Some(entries) => Ok(entries),
-            None => wireview::scan_contents(raw),
-        };
-        let contents = match scanned {
+        let contents = match wireview::scan_contents(raw) {
             Ok(c) => c,
             Err(e) => {
                 let message = match e.kind {
@@ -1680,8 +1624,11 @@ impl State {
             return;
         }
         for entry in &contents {
-            let eptr = format!("{ptr}/contents/{}", entry.index);
-            self.entry(cx, place, id, entry, &eptr);
+            let eptr = ResultPtr {
+                entry: Some(entry.index),
+                ..ptr
+            };
+            self.entry(cx, place, id, entry, eptr);
         }
     }
 
@@ -1691,9 +1638,9 @@ impl State {
         &mut self,
         cx: &mut Cx<'_>,
         place: Place,
-        id: &Value,
+        id: &IdKey,
         e: &ScannedEntry<'_>,
-        eptr: &str,
+        eptr: ResultPtr<'_>,
     ) {
         let entry_uri = e.uri.as_str().unwrap_or("?");
         let found = |m: &Member<'_>| match m {
@@ -1707,7 +1654,7 @@ impl State {
                     rules::READ_RESULT_MALFORMED,
                     place,
                     Some(id),
-                    eptr.to_owned(),
+                    eptr.to_string(),
                     format!(
                         "contents entry is {}, not an object",
                         e.found.with_article()
@@ -1724,7 +1671,7 @@ impl State {
                     rules::CONTENTS_MISSING_URI,
                     place,
                     Some(id),
-                    eptr.to_owned(),
+                    eptr.to_string(),
                     "contents entry has no uri".to_owned(),
                 ),
                 ContentsErrorKind::NotAString { field } => {
@@ -1747,7 +1694,7 @@ impl State {
                         rules::CONTENTS_TEXT_AND_BLOB,
                         place,
                         Some(id),
-                        eptr.to_owned(),
+                        eptr.to_string(),
                         format!("entry {entry_uri:?} has both text and blob"),
                     );
                     return;
@@ -1757,7 +1704,7 @@ impl State {
                         rules::CONTENTS_NEITHER_TEXT_NOR_BLOB,
                         place,
                         Some(id),
-                        eptr.to_owned(),
+                        eptr.to_string(),
                         format!("entry {entry_uri:?} has neither text nor blob"),
                     );
                     return;
@@ -1805,8 +1752,8 @@ impl State {
         &self,
         cx: &mut Cx<'_>,
         place: Place,
-        id: &Value,
-        eptr: &str,
+        id: &IdKey,
+        eptr: ResultPtr<'_>,
         entry_uri: &str,
         mime: Option<&str>,
         b64: &str,
@@ -1858,9 +1805,9 @@ impl State {
         &mut self,
         cx: &mut Cx<'_>,
         place: Place,
-        id: &Value,
+        id: &IdKey,
         uri: Option<&str>,
-        err: &Value,
+        err: &ErrorObject,
         prefix: &str,
     ) {
         let ptr = format!("{prefix}/error");
@@ -1895,7 +1842,7 @@ impl State {
             }
             _ => {}
         }
-        match err.get("data").and_then(|d| d.get("uri")) {
+        match err.data.as_ref().and_then(|d| d.get("uri")) {
             Some(Value::String(du)) => {
                 if let Some(u) = uri
                     && du != u
@@ -1915,7 +1862,7 @@ impl State {
                         rules::NOT_FOUND_DATA_URI,
                         place,
                         Some(id),
-                        if err.get("data").is_some() {
+                        if err.data.is_some() {
                             format!("{ptr}/data")
                         } else {
                             ptr.clone()
@@ -1943,28 +1890,29 @@ impl State {
             }
         }
         // Keys in the order first seen, each key's requests in order.
-        let mut open: Vec<(u64, usize, Direction, &Pending)> = self
+        let mut open: Vec<(u64, usize, &(Direction, IdKey), &Pending)> = self
             .requests
             .iter()
             .flat_map(|(k, list)| {
                 list.open
                     .iter()
                     .enumerate()
-                    .map(move |(i, p)| (list.key_seq, i, k.0, p))
+                    .map(move |(i, p)| (list.key_seq, i, k, p))
             })
             .filter(|(_, _, _, p)| !p.cancelled)
             .collect();
         open.sort_by_key(|(seq, i, _, _)| (*seq, *i));
-        for (_, _, sender, p) in open {
+        for (_, _, key, p) in open {
+            let sender = key.0;
             cx.push(
                 rules::REQUEST_UNANSWERED,
                 p.place,
-                Some(&p.id),
+                Some(&key.1),
                 p.id_ptr(),
                 format!(
                     "{} {} from the {} got no response and was not cancelled{}",
                     p.method,
-                    p.id,
+                    key.1,
                     match sender {
                         Direction::C2s => "client",
                         Direction::S2c => "server",
@@ -1978,6 +1926,56 @@ impl State {
             );
         }
     }
+}
+
+/// The JSON Pointer of a message's `result` (`{prefix}/result`) or of one
+/// entry of its `contents` (`{prefix}/result/contents/{i}`), written only
+/// when a finding needs it.
+#[derive(Clone, Copy)]
+struct ResultPtr<'a> {
+    prefix: &'a str,
+    entry: Option<usize>,
+}
+
+impl std::fmt::Display for ResultPtr<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.entry {
+            Some(i) => write!(f, "{}/result/contents/{i}", self.prefix),
+            None => write!(f, "{}/result", self.prefix),
+        }
+    }
+}
+
+/// A request's method as held until it is answered: the methods of MCP
+/// borrowed from [`method`] (no allocation per request), any other owned.
+type MethodName = Cow<'static, str>;
+
+fn method_name(m: &str) -> MethodName {
+    use method::*;
+    const KNOWN: [&str; 18] = [
+        RESOURCES_READ,
+        RESOURCES_LIST,
+        RESOURCES_TEMPLATES_LIST,
+        RESOURCES_SUBSCRIBE,
+        RESOURCES_UNSUBSCRIBE,
+        INITIALIZE,
+        SERVER_DISCOVER,
+        PING,
+        LOGGING_SET_LEVEL,
+        TOOLS_CALL,
+        TOOLS_LIST,
+        PROMPTS_GET,
+        PROMPTS_LIST,
+        COMPLETION_COMPLETE,
+        SAMPLING_CREATE_MESSAGE,
+        ROOTS_LIST,
+        ELICITATION_CREATE,
+        NOTIFICATIONS_CANCELLED,
+    ];
+    KNOWN
+        .iter()
+        .find(|k| **k == m)
+        .map_or_else(|| Cow::Owned(m.to_owned()), |k| Cow::Borrowed(*k))
 }
 
 fn json_type(v: &Value) -> &'static str {

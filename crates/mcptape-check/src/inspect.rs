@@ -34,7 +34,7 @@ use mcptape_transcript::reader::{self, ReadOptions};
 use mcptape_wire::b64;
 use mcptape_wire::classify::classify_read_error;
 use mcptape_wire::codec::{self, Member, base64};
-use mcptape_wire::envelope::{self, ErrorResponse, Frame, Message, RequestId, Response};
+use mcptape_wire::envelope::{self, Envelope, EnvelopeKind, ErrorObject, RequestId, Scanned};
 use mcptape_wire::error::WireError;
 use mcptape_wire::media::{self, MediaMatch};
 use mcptape_wire::resources::{
@@ -427,6 +427,9 @@ struct Input<'a> {
     bytes: &'a [u8],
     dir: Option<Direction>,
     skel: Option<Skeleton>,
+    /// The envelope scan of [`Self::bytes`] when the reader made it
+    /// (`None`: made where it is used).
+    scanned: Option<Result<Scanned, WireError>>,
 }
 
 /// Decoded bytes of a blob that are sniffed for its media type (4 KiB): every
@@ -552,6 +555,7 @@ pub fn inspect(data: &[u8], lenient: bool) -> InspectReport {
             bytes,
             dir: None,
             skel: Skeleton::scan(bytes).ok().flatten(),
+            scanned: None,
         })
         .collect();
     inspect_messages(None, inputs, Vec::new(), lenient)
@@ -594,6 +598,7 @@ fn inspect_transcript(data: &[u8], lenient: bool) -> InspectReport {
                     .binary_search_by_key(&(msg.as_ptr() as usize), |(k, _)| *k)
                     .ok()
                     .and_then(|i| skels[i].1.take()),
+                scanned: None,
             })
         })
         .collect();
@@ -629,27 +634,36 @@ fn inspect_transcript(data: &[u8], lenient: bool) -> InspectReport {
     report
 }
 
-fn messages<E>(frame: &Result<Frame, E>) -> Vec<&Message> {
+/// The good envelopes of a frame's scan.
+fn envelopes<E>(frame: &Result<Scanned, E>) -> Vec<&Envelope> {
     match frame {
-        Ok(Frame::Single(m)) => vec![m],
-        Ok(Frame::Batch(items)) => items.iter().filter_map(|r| r.as_ref().ok()).collect(),
+        Ok(Scanned::Single(m)) => vec![m],
+        Ok(Scanned::Batch(items)) => items.iter().filter_map(|r| r.as_ref().ok()).collect(),
         Err(_) => Vec::new(),
     }
 }
 
-/// One message parsed where it is used: its skeleton's text when it has
-/// one (the whole message when that does not parse).
-fn parse_input(i: &mut Input<'_>) -> Result<Frame, WireError> {
-    match &i.skel {
-        Some(sk) => match envelope::parse(sk.text(i.bytes)) {
-            Ok(f) => Ok(f),
-            Err(_) => {
-                i.skel = None;
-                envelope::parse(i.bytes)
-            }
-        },
-        None => envelope::parse(i.bytes),
+/// One message scanned where it is used (the one envelope scan, no `Value`
+/// of any member): its skeleton's text when it has one (the whole message
+/// when that does not scan: the skeleton is then dropped). The scan's
+/// ranges point into [`input_text`].
+fn parse_input(i: &mut Input<'_>) -> Result<Scanned, WireError> {
+    if let Some(s) = i.scanned.take() {
+        return s;
     }
+    if let Some(sk) = &i.skel {
+        let scanned = envelope::scan_frame(sk.text(i.bytes));
+        if scanned.is_ok() {
+            return scanned;
+        }
+        i.skel = None;
+    }
+    envelope::scan_frame(i.bytes)
+}
+
+/// The text [`parse_input`] scanned.
+fn input_text<'a>(i: &'a Input<'_>) -> &'a [u8] {
+    i.skel.as_ref().map_or(i.bytes, |sk| sk.text(i.bytes))
 }
 
 /// resources/read requests by id: (line, requested uri (shared: a session
@@ -666,24 +680,28 @@ fn note_requests(requests: &mut Requests, uris: &mut Uris, l: &mut Input<'_>) {
         return;
     }
     let frame = parse_input(l);
-    for m in messages(&frame) {
-        if let Message::Request(r) = m
-            && r.method == "resources/read"
+    let text = input_text(l);
+    for e in envelopes(&frame) {
+        if e.kind == EnvelopeKind::Request
+            && e.method_str(text).as_deref() == Some("resources/read")
+            && let Some(id) = &e.id
         {
-            let uri = r
-                .params
-                .as_ref()
-                .and_then(|p| p.get("uri"))
-                .and_then(|u| u.as_str())
-                .map(|u| match uris.get(u) {
+            let uri = e
+                .members
+                .params_uri
+                .clone()
+                .and_then(|r| text.get(r))
+                .and_then(|t| std::str::from_utf8(t).ok())
+                .and_then(crate::engine::decode_string_token)
+                .map(|u| match uris.get(u.as_ref()) {
                     Some(shared) => shared.clone(),
                     None => {
-                        let shared: Rc<str> = Rc::from(u);
+                        let shared: Rc<str> = Rc::from(u.as_ref());
                         uris.insert(shared.clone());
                         shared
                     }
                 });
-            requests.insert(r.id.clone(), (l.number, uri, Cell::new(false)));
+            requests.insert(id.clone(), (l.number, uri, Cell::new(false)));
         }
     }
 }
@@ -703,42 +721,45 @@ impl Pass<'_> {
         l: &mut Input<'_>,
         emit: &mut dyn FnMut(Item) -> Result<(), E>,
     ) -> Result<(), E> {
+        let number = l.number;
+        let answers = l.dir != Some(Direction::C2s);
         let frame = parse_input(l);
         let (l, frame) = (&*l, &frame);
+        let text = input_text(l);
         let s = &mut self.s;
         let f = match frame {
             Ok(f) => f,
             Err(e) => {
                 s.bad_lines += 1;
                 return emit(Item::BadLine {
-                    line: l.number,
+                    line: number,
                     reason: format!("bad JSON-RPC message: {e}"),
                 });
             }
         };
-        if let Frame::Batch(elems) = f {
+        if let Scanned::Batch(elems) = f {
             for e in elems.iter().filter_map(|r| r.as_ref().err()) {
                 s.bad_lines += 1;
                 emit(Item::BadLine {
-                    line: l.number,
+                    line: number,
                     reason: format!("bad batch element: {e}"),
                 })?;
             }
         }
-        let single = matches!(f, Frame::Single(_));
-        let answers = l.dir != Some(Direction::C2s);
-        for m in messages(frame) {
+        let single = matches!(f, Scanned::Single(_));
+        for m in envelopes(frame) {
             s.messages += 1;
             if !answers {
                 continue;
             }
-            match m {
-                Message::Response(r) => {
-                    let requested = self.requests.get(&r.id);
+            match m.kind {
+                EnvelopeKind::Response => {
+                    let Some(id) = &m.id else { continue };
+                    let requested = self.requests.get(id);
                     let is_read = if self.paired {
                         requested.is_some()
                     } else {
-                        r.result.get("contents").is_some()
+                        m.members.result_contents.is_some()
                     };
                     if !is_read {
                         continue;
@@ -749,34 +770,42 @@ impl Pass<'_> {
                     let requested_uri =
                         requested.and_then(|(_, u, _)| u.as_deref().map(str::to_owned));
                     let lenient = self.lenient;
+                    let r = ScannedResponse {
+                        id,
+                        result: m.result.clone().and_then(|r| text.get(r)),
+                    };
                     let (parsed, blobs) = match &l.skel {
-                        Some(sk) => match parse_result(sk.text(l.bytes), r, single, lenient) {
+                        Some(sk) => match parse_result(sk.text(l.bytes), &r, single, lenient) {
                             Ok(x) => (Ok(x), Some(&sk.blobs)),
-                            Err(_) => (parse_result(l.bytes, r, single, lenient), None),
+                            Err(_) => (parse_result(l.bytes, &r, single, lenient), None),
                         },
-                        None => (parse_result(l.bytes, r, single, lenient), None),
+                        None => (parse_result(l.bytes, &r, single, lenient), None),
                     };
                     emit(result_item(
                         s,
-                        l.number,
-                        r,
+                        number,
+                        id,
                         requested_uri,
                         parsed,
                         blobs.map(Vec::as_slice),
                     ))?;
                 }
-                Message::Error(e) => {
-                    let requested = e.id.as_ref().and_then(|id| self.requests.get(id));
+                EnvelopeKind::Error => {
+                    let requested = m.id.as_ref().and_then(|id| self.requests.get(id));
                     if self.paired && requested.is_none() {
                         continue;
                     }
+                    let Some(error) = m.error_object(text) else {
+                        continue;
+                    };
                     if let Some((_, _, answered)) = requested {
                         answered.set(true);
                     }
                     s.errors += 1;
                     emit(error_item(
-                        l.number,
-                        e,
+                        number,
+                        m.id.as_ref(),
+                        &error,
                         requested.and_then(|r| r.1.as_deref().map(str::to_owned)),
                     ))?;
                 }
@@ -860,9 +889,16 @@ fn inspect_messages(
 
 /// Parses the result strictly or leniently; error offsets count from the
 /// start of the input line in every case (single message or batch element).
+/// A response as [`parse_result`] reads it: its id and the raw `result`
+/// of the text its envelope was scanned from.
+struct ScannedResponse<'a> {
+    id: &'a RequestId,
+    result: Option<&'a [u8]>,
+}
+
 fn parse_result(
     line: &[u8],
-    r: &Response,
+    r: &ScannedResponse<'_>,
     single: bool,
     lenient: bool,
 ) -> Result<(ReadResourceResult, Vec<Leniency>), ContentsError> {
@@ -871,7 +907,7 @@ fn parse_result(
     }
     // Offsets into the input line (issue 15): the `result` member is parsed
     // where it sits in the line, its offsets moved by its position.
-    if let Some((base, bytes)) = crate::input::result_span(line, single, &r.id) {
+    if let Some((base, bytes)) = crate::input::result_span(line, single, r.id) {
         let parsed = if lenient {
             resources::parse_read_result_lenient(bytes)
         } else {
@@ -879,7 +915,11 @@ fn parse_result(
         };
         return parsed.map_err(|e| e.offset_by(base));
     }
-    let bytes = serde_json::to_vec(&r.result).unwrap_or_default();
+    let bytes = r
+        .result
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(b).ok())
+        .and_then(|v| serde_json::to_vec(&v).ok())
+        .unwrap_or_default();
     if lenient {
         resources::parse_read_result_lenient(&bytes)
     } else {
@@ -890,7 +930,7 @@ fn parse_result(
 fn result_item(
     s: &mut InspectSummary,
     line: usize,
-    r: &Response,
+    id: &RequestId,
     requested: Option<String>,
     parsed: Result<(ReadResourceResult, Vec<Leniency>), ContentsError>,
     blobs: Option<&[Option<BlobFacts>]>,
@@ -901,7 +941,7 @@ fn result_item(
             s.bad_results += 1;
             return Item::InvalidResult {
                 line,
-                id: r.id.to_string(),
+                id: id.to_string(),
                 requested,
                 error: e.to_string(),
             };
@@ -956,7 +996,7 @@ fn result_item(
         .collect();
     Item::ReadResult {
         line,
-        id: r.id.to_string(),
+        id: id.to_string(),
         requested,
         result_type: result.result_type.as_str().to_owned(),
         legacy_result_type: result.legacy_result_type,
@@ -971,17 +1011,19 @@ fn result_item(
     }
 }
 
-fn error_item(line: usize, e: &ErrorResponse, requested: Option<String>) -> Item {
-    let class = classify_read_error(&e.error);
+fn error_item(
+    line: usize,
+    id: Option<&RequestId>,
+    error: &ErrorObject,
+    requested: Option<String>,
+) -> Item {
+    let class = classify_read_error(error);
     Item::ErrorResponse {
         line,
-        id: e
-            .id
-            .as_ref()
-            .map_or("(none)".to_owned(), ToString::to_string),
+        id: id.map_or("(none)".to_owned(), ToString::to_string),
         requested,
-        code: e.error.code,
-        message: e.error.message.clone(),
+        code: error.code,
+        message: error.message.clone(),
         class: class.to_string(),
         host_action: class.host_action(),
     }
@@ -1123,9 +1165,12 @@ pub(crate) fn inspect_stream<S: crate::engine::LineSource>(
     let (mut records, mut message_records) = (0usize, 0usize);
     while lines.advance()?.is_some() {
         let (line, line_no) = (lines.line(), lines.line_no());
+        let mut scanned = None;
         let Ok(r) = reader::parse_record_line(line, line_no, lines.offset(), |m| {
             if line.len() < KEEP_SCAN_MIN_LINE_BYTES {
-                return codec::scan_message(m.as_bytes()).is_ok();
+                let (strict, s) = crate::engine::scan_strict(m);
+                scanned = s;
+                return strict;
             }
             let scan = Skeleton::scan(m.as_bytes()).ok();
             let ok = scan.is_some();
@@ -1145,6 +1190,7 @@ pub(crate) fn inspect_stream<S: crate::engine::LineSource>(
                     bytes: msg.as_bytes(),
                     dir: r.dir(),
                     skel: None,
+                    scanned,
                 },
             );
         }
@@ -1181,7 +1227,17 @@ pub(crate) fn inspect_stream<S: crate::engine::LineSource>(
         while let Some(terminated) = lines.advance().map_err(|e| *failed = Some(e))? {
             let line_no = lines.line_no();
             let mut skel = None;
+            let mut scanned = None;
+            let long = lines.line().len() >= KEEP_SCAN_MIN_LINE_BYTES;
             let parsed = reader::parse_record_line(lines.line(), line_no, lines.offset(), |m| {
+                // A short line: the one envelope scan (its result is parsed
+                // whole where it is used); a long one: its skeleton (blobs
+                // cut out, never decoded), kept from the first pass.
+                if !long && !kept.contains_key(&line_no) {
+                    let (strict, s) = crate::engine::scan_strict(m);
+                    scanned = s;
+                    return strict;
+                }
                 let scan = match kept.remove(&line_no) {
                     Some(scan) => scan,
                     None => Skeleton::scan(m.as_bytes()).ok(),
@@ -1229,6 +1285,7 @@ pub(crate) fn inspect_stream<S: crate::engine::LineSource>(
                     bytes: msg.as_bytes(),
                     dir: r.dir(),
                     skel: skel.take(),
+                    scanned: scanned.take(),
                 },
                 emit,
             )?;

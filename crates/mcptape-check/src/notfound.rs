@@ -5,7 +5,7 @@
 //! labelled warning `not-found-guessed-from-message`, never mapped to the
 //! not-found rules).
 
-use serde_json::Value;
+use mcptape_wire::envelope::ErrorObject;
 
 use crate::wireview;
 
@@ -30,8 +30,8 @@ const INVALID_PARAMS: i64 = -32602;
 /// [`NotFound::Guessed`]. `None` when it is not a not-found answer at all (a
 /// malformed-uri -32602, an internal error whose message says nothing of the
 /// kind, a missing or non-integer code).
-pub(crate) fn classify(err: &Value) -> Option<NotFound> {
-    let code = err.get("code")?.as_i64()?;
+pub(crate) fn classify(err: &ErrorObject) -> Option<NotFound> {
+    let code = err.code;
     Some(match wireview::not_found(err)? {
         wireview::NotFound::Legacy => NotFound::Legacy,
         wireview::NotFound::InvalidParams if has_data_uri(err) => NotFound::InvalidParams,
@@ -42,18 +42,24 @@ pub(crate) fn classify(err: &Value) -> Option<NotFound> {
 
 /// Whether the error carries a `data.uri` member (of any type: a non-string
 /// one is reported by `not-found-data-uri`).
-fn has_data_uri(err: &Value) -> bool {
-    err.get("data").and_then(|d| d.get("uri")).is_some()
+fn has_data_uri(err: &ErrorObject) -> bool {
+    err.data.as_ref().and_then(|d| d.get("uri")).is_some()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     #[test]
     fn code_decides_and_message_only_guesses() {
-        let c = |v: Value| classify(&v);
+        let c = |v: Value| {
+            classify(&ErrorObject {
+                code: v["code"].as_i64().unwrap(),
+                message: v["message"].as_str().unwrap().to_owned(),
+                data: v.get("data").cloned(),
+            })
+        };
         assert_eq!(
             c(json!({"code": -32602, "message": "x", "data": {"uri": "file:///a"}})),
             Some(NotFound::InvalidParams)

@@ -686,3 +686,92 @@ fn integer_ids_past_u64_are_raw_text_end_to_end() {
         ]
     );
 }
+
+/// The (rule, request id, message) of every finding of `bytes` under 2025-11-25.
+fn findings_of(bytes: &[u8]) -> Vec<(&'static str, Option<String>, String)> {
+    check_bytes("t.jsonl", bytes, &spec(Revision::v2025_11_25()))
+        .findings
+        .into_iter()
+        .map(|f| (f.rule, f.request_id, f.message))
+        .collect()
+}
+
+/// Regression (issue 22): `notifications/cancelled` names a request id past
+/// `u64` by its digits (it was read as a rounded float and cancelled
+/// nothing): the late answer is `response-after-cancel`, printed exactly.
+#[test]
+fn cancel_of_an_id_past_u64_cancels_that_request() {
+    let bytes = transcript(&[
+        (
+            "c2s",
+            r#"{"jsonrpc":"2.0","id":18446744073709551616,"method":"resources/read","params":{"uri":"file:///a"}}"#,
+        ),
+        (
+            "c2s",
+            r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":18446744073709551616}}"#,
+        ),
+        (
+            "s2c",
+            r#"{"jsonrpc":"2.0","id":18446744073709551616,"result":{"contents":[{"uri":"file:///a","text":"x"}]}}"#,
+        ),
+    ]);
+    assert_eq!(
+        findings_of(&bytes),
+        vec![(
+            "response-after-cancel",
+            Some("18446744073709551616".to_owned()),
+            "response to resources/read 18446744073709551616 (record 1) after its sender cancelled it"
+                .to_owned()
+        )]
+    );
+}
+
+/// Regression (issue 22): an id past `u64` inside a batch is its digits too
+/// (the masking stopgap only reached single messages): the batch's request
+/// pairs with its answer, nothing fires.
+#[test]
+fn batch_element_id_past_u64_pairs_by_its_digits() {
+    let bytes = transcript(&[
+        (
+            "c2s",
+            r#"[{"jsonrpc":"2.0","id":99999999999999999999999,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"}]"#,
+        ),
+        (
+            "s2c",
+            r#"[{"jsonrpc":"2.0","id":2,"result":{}},{"jsonrpc":"2.0","id":99999999999999999999999,"result":{}}]"#,
+        ),
+    ]);
+    assert_eq!(findings_of(&bytes), vec![]);
+}
+
+/// Ids pair by type and raw text (issue 22): `1` and `"1"` differ only in
+/// type, `1.0` is not an id (the envelope refuses it), and `"\u0061"` does
+/// not answer `"a"` (a peer echoes the id as it was sent; it is printed as
+/// sent).
+#[test]
+fn ids_pair_by_raw_text_1_string_1_1_0_and_escaped_strings_do_not_pair() {
+    let bytes = transcript(&[
+        ("c2s", r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#),
+        ("s2c", r#"{"jsonrpc":"2.0","id":"1","result":{}}"#),
+        ("s2c", r#"{"jsonrpc":"2.0","id":1.0,"result":{}}"#),
+        ("c2s", r#"{"jsonrpc":"2.0","id":"a","method":"ping"}"#),
+        ("s2c", r#"{"jsonrpc":"2.0","id":"\u0061","result":{}}"#),
+    ]);
+    let got = findings_of(&bytes);
+    let rules: Vec<_> = got.iter().map(|f| (f.0, f.1.as_deref())).collect();
+    assert_eq!(
+        rules,
+        vec![
+            ("request-unanswered", Some("1")),
+            ("ids-differ-only-in-type", Some("\"1\"")),
+            ("message-not-jsonrpc", None),
+            ("request-unanswered", Some("\"a\"")),
+            ("response-unknown-id", Some("\"\\u0061\"")),
+        ],
+        "{got:?}"
+    );
+    assert_eq!(
+        got[1].2,
+        "response id \"1\" differs only in type from request id 1 (ping, record 1)"
+    );
+}

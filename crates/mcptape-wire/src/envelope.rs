@@ -118,6 +118,38 @@ pub struct Envelope {
     /// with a string `resultType` member (MCP 2026-07-28, Multi Round-Trip
     /// Requests: `"complete"` or `"input_required"`).
     pub result_type: Option<Range<usize>>,
+    /// Members below the top level that MCP readers look at, found by the
+    /// same pass (no second scan of the message).
+    pub members: Members,
+}
+
+/// Value ranges (into the scanned input) of the members of `params` and
+/// `result` (each when it is an object) that MCP's rules read, and whether
+/// the top-level `id` was `null`; found by the one pass of [`scan_envelope`].
+/// A member of any JSON type is recorded (the reader judges its type).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Members {
+    /// The top-level `id` member is `null` (an error response whose request
+    /// id could not be read, JSON-RPC 2.0 §5).
+    pub id_null: bool,
+    /// `params.uri` (`resources/read`, `resources/subscribe`, ...).
+    pub params_uri: Option<Range<usize>>,
+    /// `params.requestId` (`notifications/cancelled`).
+    pub params_request_id: Option<Range<usize>>,
+    /// `params.protocolVersion` (`initialize`).
+    pub params_protocol_version: Option<Range<usize>>,
+    /// `params._meta` (MCP 2026-07-28: the request's protocol revision).
+    pub params_meta: Option<Range<usize>>,
+    /// `result.resultType` of any type ([`Envelope::result_type`] is the
+    /// string one).
+    pub result_result_type: Option<Range<usize>>,
+    /// `result.contents` (`resources/read`).
+    pub result_contents: Option<Range<usize>>,
+    /// `result.ttlMs` (MCP 2026-07-28 cache hints, SEP-2549).
+    pub result_ttl_ms: Option<Range<usize>>,
+    /// `result.cacheScope` (MCP 2026-07-28 cache hints, SEP-2549).
+    pub result_cache_scope: Option<Range<usize>>,
 }
 
 impl Envelope {
@@ -278,6 +310,9 @@ pub fn scan_envelope(input: &[u8]) -> Result<Envelope, WireError> {
 }
 
 /// A frame's envelopes ([`scan_frame`]): one message, or a batch's elements.
+// A single message is the common case: boxing its envelope would cost an
+// allocation per message on every reader's hot path.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Scanned {
     /// A single message (a JSON object).
@@ -447,6 +482,7 @@ struct Found {
     /// The `error` member's shape, checked once its JSON was.
     error_span: Option<Result<ErrorSpan, WireError>>,
     result_type: Option<Range<usize>>,
+    members: Members,
     /// The first member outside the JSON-RPC 2.0 set.
     unknown: Option<(String, usize)>,
 }
@@ -489,6 +525,10 @@ impl Found {
             result: self.result.clone(),
             error: None,
             result_type: self.result_type.clone(),
+            members: Members {
+                id_null: self.id.as_ref().is_some_and(is_null),
+                ..self.members.clone()
+            },
         };
         match (&self.method, &self.result, &self.error) {
             (Some(m), None, None) => {
@@ -556,16 +596,48 @@ fn top_object(lx: &mut Lexer<'_>, base: usize) -> Result<Found, LexError> {
             b"jsonrpc" => &mut f.jsonrpc,
             b"id" => &mut f.id,
             b"method" => &mut f.method,
-            b"params" => &mut f.params,
-            b"result" => {
+            b"params" => {
                 if lx.peek() == Some(b'{') {
-                    let mut rt = None;
+                    let m = &mut f.members;
                     lex::object(lx, base + 2, |lx, key, _| {
                         let start = lx.pos;
                         lx.value(base + 3)?;
-                        if key == b"resultType" && lx.input[start] == b'"' {
-                            rt = Some(start..lx.pos);
-                        }
+                        let slot = match key {
+                            b"uri" => &mut m.params_uri,
+                            b"requestId" => &mut m.params_request_id,
+                            b"protocolVersion" => &mut m.params_protocol_version,
+                            b"_meta" => &mut m.params_meta,
+                            _ => return Ok(()),
+                        };
+                        *slot = Some(start..lx.pos);
+                        Ok(())
+                    })?;
+                } else {
+                    lx.value(base + 2)?;
+                }
+                f.params = Some(start..lx.pos);
+                return Ok(());
+            }
+            b"result" => {
+                if lx.peek() == Some(b'{') {
+                    let mut rt = None;
+                    let m = &mut f.members;
+                    lex::object(lx, base + 2, |lx, key, _| {
+                        let start = lx.pos;
+                        lx.value(base + 3)?;
+                        let slot = match key {
+                            b"resultType" => {
+                                if lx.input[start] == b'"' {
+                                    rt = Some(start..lx.pos);
+                                }
+                                &mut m.result_result_type
+                            }
+                            b"contents" => &mut m.result_contents,
+                            b"ttlMs" => &mut m.result_ttl_ms,
+                            b"cacheScope" => &mut m.result_cache_scope,
+                            _ => return Ok(()),
+                        };
+                        *slot = Some(start..lx.pos);
                         Ok(())
                     })?;
                     f.result_type = rt;

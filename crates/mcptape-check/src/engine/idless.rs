@@ -10,26 +10,24 @@
 //! it is the legitimate answer to an unreadable request (JSON-RPC 2.0 §5) and
 //! nothing fires.
 
-use mcptape_transcript::{Direction, HttpMeta};
-use serde_json::{Map, Value};
-
-use super::{Cx, Place, State, error_message_suffix, requester_of};
+use super::{Cx, Msg, Place, State, error_message_suffix, requester_of};
 use crate::rules;
+use mcptape_transcript::{Direction, HttpMeta};
 
 impl State {
-    /// `o` is a response object with `error` and no `id`.
+    /// `m` is a response object with `error` and no `id`.
     pub(super) fn error_without_id(
         &mut self,
         cx: &mut Cx<'_>,
         place: Place,
         dir: Direction,
         http: Option<&HttpMeta>,
-        o: &Map<String, Value>,
+        m: &Msg<'_, '_>,
         prefix: &str,
     ) {
         let requester = requester_of(dir);
         let exchange = http.map(|h| h.exchange);
-        let text = error_message_suffix(o);
+        let text = error_message_suffix(m);
         let where_ = exchange.map_or_else(String::new, |x| format!(" in HTTP exchange {x}"));
         match self.answer_only_open(&mut cx.findings, requester, |p| exchange.is_none() || p.exchange == exchange) {
             Ok((rid, method, rec)) => cx.push(
@@ -53,7 +51,7 @@ impl State {
         }
     }
 
-    /// `o` is an error response with `"id": null` that no HTTP exchange
+    /// `m` is an error response with `"id": null` that no HTTP exchange
     /// attributes (stdio): paired as [`error_without_id`](Self::error_without_id)
     /// pairs, rule `error-id-null`; nothing when no request of `requester` is
     /// open (JSON-RPC 2.0 §5: null answers a request whose id was unreadable).
@@ -62,10 +60,10 @@ impl State {
         cx: &mut Cx<'_>,
         place: Place,
         requester: Direction,
-        o: &Map<String, Value>,
+        m: &Msg<'_, '_>,
         prefix: &str,
     ) {
-        let text = error_message_suffix(o);
+        let text = error_message_suffix(m);
         match self.answer_only_open(&mut cx.findings, requester, |_| true) {
             Ok((rid, method, rec)) => cx.push(
                 rules::ERROR_ID_NULL,
