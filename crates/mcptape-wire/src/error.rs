@@ -114,9 +114,10 @@ pub enum WireErrorKind {
     /// (MCP `RequestId = string | number`); only a *missing* id makes a notification.
     #[error("request id is null (omit \"id\" for a notification)")]
     NullRequestId,
-    /// The id is neither a string nor an integer that fits `i64`
-    /// (e.g. `1.5`, `1.0`, `true`, or larger than `i64::MAX`).
-    #[error("id must be a string or an integer in i64 range")]
+    /// The id is neither a string nor an integer literal (e.g. `1.5`, `1.0`,
+    /// `1e2`, `-0`, `true`); an integer of any size is an id, kept as its raw
+    /// text (MCP `RequestId = string | number`, JSON-RPC 2.0 §4).
+    #[error("id must be a string or an integer literal")]
     InvalidId,
     /// A response (`result`) without an id, or with `"id": null`.
     #[error("response has no id")]
