@@ -643,23 +643,15 @@ mod tests {
             root.resolve(std::str::from_utf8(uri).unwrap())
                 .map_err(|e| e.kind())
         };
-        assert_eq!(
-            kind("windows_device_con").unwrap_err(),
-            K::ReservedDeviceName
-        );
-        assert_eq!(
-            kind("windows_alternate_data_stream").unwrap_err(),
-            K::AlternateDataStream
-        );
-        assert_eq!(
-            kind("windows_trailing_dot").unwrap_err(),
-            K::TrailingDotOrSpace
-        );
-        assert_eq!(
-            kind("windows_drive_not_first").unwrap_err(),
-            K::DriveNotFirst
-        );
-        assert_eq!(kind("windows_unc_four_slashes").unwrap_err(), K::UncPath);
+        for (seed, want) in [
+            ("windows_device_con", K::ReservedDeviceName),
+            ("windows_alternate_data_stream", K::AlternateDataStream),
+            ("windows_trailing_dot", K::TrailingDotOrSpace),
+            ("windows_drive_not_first", K::DriveNotFirst),
+            ("windows_unc_four_slashes", K::UncPath),
+        ] {
+            assert_eq!(kind(seed).unwrap_err(), want, "{seed}");
+        }
         assert_eq!(
             kind("windows_drive_root_lowercase_uri").unwrap().as_str(),
             "C:/Windows/System32"
