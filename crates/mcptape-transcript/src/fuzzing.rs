@@ -45,8 +45,7 @@ pub fn truncation_roundtrip(data: &[u8]) {
             "2026-11-30T00:00:00Z",
         )
     });
-    let mut w = TranscriptWriter::new(Vec::with_capacity(256 + 2 * body.len()), &HEADER)
-        .expect("Vec write");
+    let mut w = TranscriptWriter::new(Vec::new(), &HEADER).expect("Vec write");
     let header_end = w.get_ref().len();
     let mut records = Vec::new();
     let mut ends = Vec::new(); // offset of each record's '\n'
