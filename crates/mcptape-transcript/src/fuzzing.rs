@@ -34,15 +34,18 @@ pub fn truncation_roundtrip(data: &[u8]) {
         [a, b, rest @ ..] => (u16::from_le_bytes([*a, *b]) as usize, rest),
         _ => return,
     };
-    let header = Header::new(
-        Transport::Stdio,
-        ServerSpec {
-            command: Some(vec!["server".to_owned()]),
-            url: None,
-        },
-        "2026-11-30T00:00:00Z",
-    );
-    let mut w = TranscriptWriter::new(Vec::new(), &header).expect("Vec write");
+    // The same header for every input: built once.
+    static HEADER: std::sync::LazyLock<Header> = std::sync::LazyLock::new(|| {
+        Header::new(
+            Transport::Stdio,
+            ServerSpec {
+                command: Some(vec!["server".to_owned()]),
+                url: None,
+            },
+            "2026-11-30T00:00:00Z",
+        )
+    });
+    let mut w = TranscriptWriter::new(Vec::new(), &HEADER).expect("Vec write");
     let header_end = w.get_ref().len();
     let mut records = Vec::new();
     let mut ends = Vec::new(); // offset of each record's '\n'

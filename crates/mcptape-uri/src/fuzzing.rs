@@ -27,6 +27,77 @@ pub const DEFAULT_FUZZ_ROOT: &str = "file:///srv/allowed/";
 /// Root used by [`uri_sanitize`] when a [`PathStyle::Windows`] input has no `\n`.
 pub const DEFAULT_FUZZ_ROOT_WINDOWS: &str = "file:///C:/Users/allowed/";
 
+/// Which fuzz property an input broke ([`check_sanitize`], [`check_match_round_trip`]).
+/// `#[non_exhaustive]`.
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ViolationKind {
+    /// A Windows drive path without the `/` after its drive (`C:x`); offset 2.
+    DriveWithoutSlash,
+    /// A Windows drive path whose drive letter is not upper case; offset 0.
+    DriveLetterNotUpperCase,
+    /// A path that starts with neither `/` nor (Windows) a drive; offset 0.
+    NotAbsolute,
+    /// A path not inside the root by whole segments (RFC 3986 §3.3 segments); offset of the
+    /// first segment that differs from the root's (the path's length if it is shorter).
+    OutsideRoot,
+    /// An empty, `.` or `..` segment (RFC 3986 §5.2.4 leaves none); offset of the segment.
+    DotOrEmptySegment,
+    /// A `\` in the path; offset of the first one.
+    Backslash,
+    /// A Windows segment holding a `:` (an alternate data stream) other than the drive's;
+    /// offset of the segment.
+    ColonInSegment,
+    /// A Windows segment ending in `.` or a space; offset of the segment.
+    TrailingDotOrSpace,
+    /// A Windows segment that is a DOS device name (`CON`, `LPT1`, ...); offset of the segment.
+    DeviceName,
+    /// `relative()` is not the part of the path after the root; offset 0.
+    RelativeMismatch,
+    /// `to_uri()` holds an empty segment (`//` after its prefix); offset of the `//` in the URI.
+    EmptySegmentInUri,
+    /// Resolving `to_uri()` does not give the path again; offset 0.
+    NotAFixedPoint,
+    /// A match of an expansion expands back to another URI (up to RFC 3986 §6.2.2
+    /// normalization); offset of the first differing byte of the normalized URIs.
+    MatchDoesNotExpandBack,
+    /// A match of an expansion does not expand at all; offset of the expansion error (in the
+    /// template).
+    MatchDoesNotExpand,
+}
+
+/// A broken fuzz property: its [`ViolationKind`], a byte offset (in the resolved path for the
+/// sanitizer's kinds, in `to_uri()` for [`ViolationKind::EmptySegmentInUri`], in the normalized
+/// URI or the template for the round trip's: each kind says), and the input and values it was
+/// found on, for the fuzz finding's message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{kind:?} at byte {offset}: {detail}")]
+pub struct Violation {
+    kind: ViolationKind,
+    offset: usize,
+    detail: String,
+}
+
+impl Violation {
+    fn new(kind: ViolationKind, offset: usize, detail: String) -> Self {
+        Self {
+            kind,
+            offset,
+            detail,
+        }
+    }
+
+    /// The property broken.
+    pub fn kind(&self) -> ViolationKind {
+        self.kind
+    }
+
+    /// Byte offset of the violation (see [`ViolationKind`] for the string it is in).
+    pub fn offset(&self) -> usize {
+        self.offset
+    }
+}
+
 /// Splits fuzz input into `(root, uri)` at the first `\n`; without one, the root is
 /// [`DEFAULT_FUZZ_ROOT`].
 pub fn split_sanitize_input(data: &[u8]) -> (&[u8], &[u8]) {
@@ -85,31 +156,48 @@ pub fn uri_sanitize(data: &[u8]) {
 /// part after the root, and `resolve(p.to_uri())` is `Ok(p)` again (a fixed point). In
 /// [`PathStyle::Windows`] (the root's style) a path is either absolute (`/…`) or a drive path
 /// (`C:/…`, the drive's root `C:/`) whose drive letter is upper case, and no segment is a DOS
-/// device name, ends in `.` or a space, or holds a `:` other than the leading drive's. Returns a
-/// description of the first violation. `resolve` is a parameter so tests can plug in a
-/// deliberately broken resolver and show the check catches it.
+/// device name, ends in `.` or a space, or holds a `:` other than the leading drive's.
+///
+/// # Errors
+/// The first violated property as a [`Violation`] (kind, byte offset in the resolved path,
+/// the input). `resolve` is a parameter so tests can plug in a deliberately broken resolver and
+/// show the check catches it.
 pub fn check_sanitize(
     root: &Root,
     uri: &str,
     resolve: &dyn Fn(&str) -> Result<ResolvedPath, SanitizeError>,
-) -> Result<(), String> {
+) -> Result<(), Violation> {
+    use ViolationKind as K;
     let Ok(p) = resolve(uri) else {
         return Ok(());
     };
     let path = p.as_str();
+    let fail = |kind, offset, what: std::fmt::Arguments<'_>| {
+        Err(Violation::new(
+            kind,
+            offset,
+            format!("{uri:?}: path {path:?} {what}"),
+        ))
+    };
+    // Byte offset of segment `s` (a slice of `path`) in `path`.
+    let at = |s: &str| s.as_ptr() as usize - path.as_ptr() as usize;
     let windows = root.style() == PathStyle::Windows;
     let b = path.as_bytes();
     let drive = windows && b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':';
     let segs: Vec<&str> = if drive {
         if b.len() < 3 || b[2] != b'/' {
-            return Err(format!(
-                "{uri:?}: drive path {path:?} has no `/` after the drive"
-            ));
+            return fail(
+                K::DriveWithoutSlash,
+                2,
+                format_args!("has no `/` after the drive"),
+            );
         }
         if !b[0].is_ascii_uppercase() {
-            return Err(format!(
-                "{uri:?}: drive letter of {path:?} is not upper case"
-            ));
+            return fail(
+                K::DriveLetterNotUpperCase,
+                0,
+                format_args!("has a lower-case drive letter"),
+            );
         }
         if b.len() == 3 {
             vec![&path[..2]]
@@ -118,7 +206,7 @@ pub fn check_sanitize(
         }
     } else {
         if !path.starts_with('/') {
-            return Err(format!("{uri:?}: path {path:?} is not absolute"));
+            return fail(K::NotAbsolute, 0, format_args!("is not absolute"));
         }
         if path == "/" {
             Vec::new()
@@ -127,35 +215,47 @@ pub fn check_sanitize(
         }
     };
     let root_segs = root.segments();
-    let inside =
-        segs.len() >= root_segs.len() && segs.iter().zip(root_segs).all(|(a, b)| *a == b.as_str());
-    if !inside {
-        return Err(format!(
-            "{uri:?}: path {path:?} is not inside root {:?} by whole segments",
-            root.to_uri()
-        ));
+    let differs = (0..root_segs.len()).find(|&i| segs.get(i) != Some(&root_segs[i].as_str()));
+    if let Some(i) = differs {
+        return fail(
+            K::OutsideRoot,
+            segs.get(i).map_or(path.len(), |s| at(s)),
+            format_args!("is not inside root {:?} by whole segments", root.to_uri()),
+        );
     }
     if let Some(bad) = segs.iter().find(|s| matches!(**s, "" | "." | "..")) {
-        return Err(format!("{uri:?}: path {path:?} has segment {bad:?}"));
+        return fail(
+            K::DotOrEmptySegment,
+            at(bad),
+            format_args!("has segment {bad:?}"),
+        );
     }
-    if path.contains('\\') {
-        return Err(format!("{uri:?}: path {path:?} holds a backslash"));
+    if let Some(i) = path.find('\\') {
+        return fail(K::Backslash, i, format_args!("holds a backslash"));
     }
     if windows {
         for (i, s) in segs.iter().enumerate() {
             let is_drive = i == 0 && drive;
             if !is_drive && s.contains(':') {
-                return Err(format!("{uri:?}: path {path:?} has a `:` in segment {s:?}"));
+                return fail(
+                    K::ColonInSegment,
+                    at(s),
+                    format_args!("has a `:` in segment {s:?}"),
+                );
             }
             if s.ends_with('.') || s.ends_with(' ') {
-                return Err(format!(
-                    "{uri:?}: segment {s:?} of {path:?} ends in a dot or space"
-                ));
+                return fail(
+                    K::TrailingDotOrSpace,
+                    at(s),
+                    format_args!("has segment {s:?} ending in a dot or space"),
+                );
             }
             if crate::is_reserved_device_name(s) {
-                return Err(format!(
-                    "{uri:?}: segment {s:?} of {path:?} is a DOS device name"
-                ));
+                return fail(
+                    K::DeviceName,
+                    at(s),
+                    format_args!("has segment {s:?}, a DOS device name"),
+                );
             }
         }
     }
@@ -166,22 +266,27 @@ pub fn check_sanitize(
         want_rel = path.to_owned();
     }
     if p.relative() != want_rel {
-        return Err(format!(
-            "{uri:?}: relative() {:?} != {want_rel:?}",
-            p.relative()
-        ));
+        return fail(
+            K::RelativeMismatch,
+            0,
+            format_args!("has relative() {:?}, not {want_rel:?}", p.relative()),
+        );
     }
     let again_uri = p.to_uri();
-    if again_uri[p.prefix_len()..].contains("//") {
-        return Err(format!(
-            "{uri:?}: to_uri {again_uri:?} has an empty segment"
-        ));
+    if let Some(i) = again_uri[p.prefix_len()..].find("//") {
+        return fail(
+            K::EmptySegmentInUri,
+            p.prefix_len() + i,
+            format_args!("has to_uri {again_uri:?} with an empty segment"),
+        );
     }
     match resolve(&again_uri) {
         Ok(q) if q == p => Ok(()),
-        other => Err(format!(
-            "{uri:?}: not a fixed point: {again_uri:?} resolves to {other:?}, expected {p:?}"
-        )),
+        other => fail(
+            K::NotAFixedPoint,
+            0,
+            format_args!("is not a fixed point: {again_uri:?} resolves to {other:?}"),
+        ),
     }
 }
 
@@ -277,8 +382,12 @@ pub fn uri_template(data: &[u8]) {
 /// match gives `uri` back exactly (an expansion is in RFC 3986 §6.2.2 normal form; `+`/`#`
 /// values are kept as matched, the rest decoded once: `template` module docs). Skipped for a
 /// template naming a variable twice (a repeated variable keeps its first binding, so a second
-/// occurrence need not expand alike). Returns a description of the violation.
-pub fn check_match_round_trip(t: &Template, uri: &str) -> Result<(), String> {
+/// occurrence need not expand alike).
+///
+/// # Errors
+/// [`ViolationKind::MatchDoesNotExpandBack`] (offset: first differing byte of the normalized
+/// URIs) or [`ViolationKind::MatchDoesNotExpand`] (offset: the expansion error's).
+pub fn check_match_round_trip(t: &Template, uri: &str) -> Result<(), Violation> {
     check_round_trip_of(t, uri, &t.try_match_uri(uri))
 }
 
@@ -287,7 +396,10 @@ fn check_round_trip_of(
     t: &Template,
     uri: &str,
     matched: &Result<Option<Vars>, crate::template::TemplateError>,
-) -> Result<(), String> {
+) -> Result<(), Violation> {
+    let Ok(Some(matched)) = matched else {
+        return Ok(());
+    };
     let names: Vec<&str> = t.var_names().collect();
     let repeated = names
         .iter()
@@ -296,15 +408,22 @@ fn check_round_trip_of(
     if repeated {
         return Ok(());
     }
-    let Ok(Some(matched)) = matched else {
-        return Ok(());
+    let (kind, offset, again) = match t.expand(matched) {
+        Ok(again) => {
+            let (a, b) = (normalized(&again), normalized(uri));
+            if a == b {
+                return Ok(());
+            }
+            let at = a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
+            (ViolationKind::MatchDoesNotExpandBack, at, Ok(again))
+        }
+        Err(e) => (ViolationKind::MatchDoesNotExpand, e.offset(), Err(e)),
     };
-    match t.expand(matched) {
-        Ok(again) if normalized(&again) == normalized(uri) => Ok(()),
-        other => Err(format!(
-            "{t} matched {uri:?} as {matched:?}, which expands to {other:?}"
-        )),
-    }
+    Err(Violation::new(
+        kind,
+        offset,
+        format!("{t} matched {uri:?} as {matched:?}, which expands to {again:?}"),
+    ))
 }
 
 /// `uri` under RFC 3986 §6.2.2 percent-encoding normalization: a triplet of an unreserved
@@ -402,7 +521,7 @@ mod tests {
         out
     }
 
-    fn check_seed(data: &[u8], buggy: bool) -> Result<(), String> {
+    fn check_seed(data: &[u8], buggy: bool) -> Result<(), Violation> {
         let (style, root, uri) = sanitize_input(data);
         let (Ok(root), Ok(uri)) = (std::str::from_utf8(root), std::str::from_utf8(uri)) else {
             return Ok(());
@@ -453,6 +572,38 @@ mod tests {
         );
     }
 
+    /// The violation is typed: the planted string-prefix bug is `OutsideRoot` at the first
+    /// segment that differs from the root's (`allowed_evil`, byte 5 of `/srv/allowed_evil/x`).
+    #[test]
+    fn planted_string_prefix_containment_is_outside_root_at_the_differing_segment() {
+        let root = Root::new(DEFAULT_FUZZ_ROOT).unwrap();
+        let v = check_sanitize(&root, "file:///srv/allowed_evil/x", &|u| {
+            root.resolve_with(u, contains_by_string_prefix)
+        })
+        .unwrap_err();
+        assert_eq!((v.kind(), v.offset()), (ViolationKind::OutsideRoot, 5));
+        assert!(v.to_string().contains("/srv/allowed_evil/x"), "{v}");
+    }
+
+    /// A match that expands to another URI is `MatchDoesNotExpandBack` at the first byte where
+    /// the two differ; a template naming a variable twice is skipped.
+    #[test]
+    fn round_trip_violation_is_at_the_first_differing_byte() {
+        let t = Template::parse("x:{a}/y").unwrap();
+        let mut wrong = Vars::new();
+        wrong.insert("a", "bc");
+        let v = check_round_trip_of(&t, "x:bd/y", &Ok(Some(wrong.clone()))).unwrap_err();
+        assert_eq!(
+            (v.kind(), v.offset()),
+            (ViolationKind::MatchDoesNotExpandBack, 3)
+        );
+        let twice = Template::parse("x:{a}/{a}").unwrap();
+        assert_eq!(
+            check_round_trip_of(&twice, "x:q/r", &Ok(Some(wrong))),
+            Ok(())
+        );
+    }
+
     #[test]
     fn style_byte_selects_the_path_style_and_its_default_root() {
         assert_eq!(
@@ -492,23 +643,15 @@ mod tests {
             root.resolve(std::str::from_utf8(uri).unwrap())
                 .map_err(|e| e.kind())
         };
-        assert_eq!(
-            kind("windows_device_con").unwrap_err(),
-            K::ReservedDeviceName
-        );
-        assert_eq!(
-            kind("windows_alternate_data_stream").unwrap_err(),
-            K::AlternateDataStream
-        );
-        assert_eq!(
-            kind("windows_trailing_dot").unwrap_err(),
-            K::TrailingDotOrSpace
-        );
-        assert_eq!(
-            kind("windows_drive_not_first").unwrap_err(),
-            K::DriveNotFirst
-        );
-        assert_eq!(kind("windows_unc_four_slashes").unwrap_err(), K::UncPath);
+        for (seed, want) in [
+            ("windows_device_con", K::ReservedDeviceName),
+            ("windows_alternate_data_stream", K::AlternateDataStream),
+            ("windows_trailing_dot", K::TrailingDotOrSpace),
+            ("windows_drive_not_first", K::DriveNotFirst),
+            ("windows_unc_four_slashes", K::UncPath),
+        ] {
+            assert_eq!(kind(seed).unwrap_err(), want, "{seed}");
+        }
         assert_eq!(
             kind("windows_drive_root_lowercase_uri").unwrap().as_str(),
             "C:/Windows/System32"
@@ -580,11 +723,11 @@ mod tests {
             check_sanitize(&root, &uri, &|u| {
                 root.resolve_with(u, contains_by_string_prefix)
             })
-            .map_err(TestCaseError::fail)
+            .map_err(|v| TestCaseError::fail(format!("{:?}: {v}", v.kind())))
         });
         let err = result.expect_err("the planted bug must be found");
         let msg = err.to_string();
-        assert!(msg.contains("not inside root"), "{msg}");
+        assert!(msg.contains("OutsideRoot"), "{msg}");
         // and the real resolver passes the same search
         let mut runner = TestRunner::new(Config {
             cases: 2000,
@@ -593,7 +736,8 @@ mod tests {
         });
         runner
             .run(&uri_strategy(), |uri| {
-                check_sanitize(&root, &uri, &|u| root.resolve(u)).map_err(TestCaseError::fail)
+                check_sanitize(&root, &uri, &|u| root.resolve(u))
+                    .map_err(|v| TestCaseError::fail(v.to_string()))
             })
             .unwrap();
     }

@@ -3,9 +3,9 @@
 //! format `root \n uri`.
 
 use mcptape_uri::Root;
-use mcptape_uri::fuzzing::{check_sanitize, split_sanitize_input};
+use mcptape_uri::fuzzing::{Violation, check_sanitize, split_sanitize_input};
 
-fn check(name: &str) -> Result<(), String> {
+fn check(name: &str) -> Result<(), Violation> {
     let path = format!(
         "{}/tests/data/fuzz_regressions/{name}",
         env!("CARGO_MANIFEST_DIR")
@@ -24,8 +24,11 @@ fn check(name: &str) -> Result<(), String> {
 #[test]
 fn uri_sanitize_canonical_uri_exceeds_max_uri_bytes_minimal() {
     assert_eq!(
-        check("uri_sanitize_canonical_uri_exceeds_max_uri_bytes_minimal")
-            .map_err(|e| e.chars().take(400).collect::<String>()),
+        check("uri_sanitize_canonical_uri_exceeds_max_uri_bytes_minimal").map_err(|e| e
+            .to_string()
+            .chars()
+            .take(400)
+            .collect::<String>()),
         Ok(())
     );
 }
@@ -34,8 +37,11 @@ fn uri_sanitize_canonical_uri_exceeds_max_uri_bytes_minimal() {
 #[test]
 fn uri_sanitize_canonical_uri_exceeds_max_uri_bytes_libfuzzer() {
     assert_eq!(
-        check("uri_sanitize_canonical_uri_exceeds_max_uri_bytes_libfuzzer")
-            .map_err(|e| e.chars().take(400).collect::<String>()),
+        check("uri_sanitize_canonical_uri_exceeds_max_uri_bytes_libfuzzer").map_err(|e| e
+            .to_string()
+            .chars()
+            .take(400)
+            .collect::<String>()),
         Ok(())
     );
 }
@@ -47,8 +53,11 @@ fn uri_sanitize_canonical_uri_exceeds_max_uri_bytes_libfuzzer() {
 #[test]
 fn uri_sanitize_canonical_uri_exceeds_max_uri_bytes_non_ascii() {
     assert_eq!(
-        check("uri_sanitize_canonical_uri_exceeds_max_uri_bytes_non_ascii")
-            .map_err(|e| e.chars().take(400).collect::<String>()),
+        check("uri_sanitize_canonical_uri_exceeds_max_uri_bytes_non_ascii").map_err(|e| e
+            .to_string()
+            .chars()
+            .take(400)
+            .collect::<String>()),
         Ok(())
     );
 }
