@@ -1936,6 +1936,18 @@ where
 mod tests {
     use super::*;
 
+    /// A server on `tape` that answers at once (`fixed:0ms`, no faults, seed 1, no roots).
+    fn zero_latency_server(tape: Tape) -> Server {
+        Server::new(
+            tape,
+            LatencyModel::parse("fixed:0ms").unwrap(),
+            FaultSpec::default(),
+            1,
+            &[],
+        )
+        .unwrap()
+    }
+
     #[test]
     fn incoming_error_kind_maps_to_its_json_rpc_code_id_and_offset() {
         let e = parse_incoming(b"{\"jsonrpc\":\"2.0\",").unwrap_err();
@@ -2137,14 +2149,7 @@ mod tests {
             .reply_raw
             .clone();
         let uri = tape.reads()[0]["uri"].as_str().unwrap().to_owned();
-        let server = Server::new(
-            tape,
-            LatencyModel::parse("fixed:0ms").unwrap(),
-            FaultSpec::default(),
-            1,
-            &[],
-        )
-        .unwrap();
+        let server = zero_latency_server(tape);
         let line = format!(
             r#"{{"jsonrpc":"2.0","id":18446744073709551616,"method":"resources/read","params":{{"uri":"{uri}"}}}}"#
         );
@@ -2189,14 +2194,7 @@ mod tests {
                 (dir, &l[at..l.len() - 1])
             })
             .collect();
-        let server = Server::new(
-            tape,
-            LatencyModel::parse("fixed:0ms").unwrap(),
-            FaultSpec::default(),
-            1,
-            &[],
-        )
-        .unwrap();
+        let server = zero_latency_server(tape);
         let mut answered = 0;
         for pair in msgs.windows(2) {
             let [("c2s", request), ("s2c", reply)] = pair else {
@@ -2232,16 +2230,7 @@ mod tests {
     #[test]
     fn served_tape_answers_every_recorded_request_like_the_full_tape() {
         let paths = crate::tape::tests::corpus_transcripts();
-        let server = |tape| {
-            Server::new(
-                tape,
-                LatencyModel::parse("fixed:0ms").unwrap(),
-                FaultSpec::default(),
-                1,
-                &[],
-            )
-            .unwrap()
-        };
+        let server = zero_latency_server;
         let mut answered = 0;
         for path in &paths {
             let (_, full, served) = crate::tape::tests::full_and_served(path);
