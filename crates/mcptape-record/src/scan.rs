@@ -34,6 +34,23 @@ pub(crate) const SETTLE_STRING_BYTES: usize = 128;
 /// of them, or it holds a `\u` escape.
 const SETTLE_NEEDLES: [&[u8]; 3] = [b"initialize", b"discover", b"protocolVersion"];
 
+/// A UTF-8 lead byte's sequence (RFC 3629 §4, Table 3-7 of Unicode): how many
+/// continuation bytes follow, and the range `lo..=hi` of the first of them
+/// (narrower than `0x80..=0xBF` after `E0`, `ED`, `F0`, `F4`: no overlong
+/// form, no surrogate, nothing past U+10FFFF). `None`: not a lead byte.
+const fn utf8_lead(b: u8) -> Option<(u8, u8, u8)> {
+    Some(match b {
+        0xC2..=0xDF => (1, 0x80, 0xBF),
+        0xE0 => (2, 0xA0, 0xBF),
+        0xE1..=0xEC | 0xEE..=0xEF => (2, 0x80, 0xBF),
+        0xED => (2, 0x80, 0x9F),
+        0xF0 => (3, 0x90, 0xBF),
+        0xF1..=0xF3 => (3, 0x80, 0xBF),
+        0xF4 => (3, 0x80, 0x8F),
+        _ => return None,
+    })
+}
+
 /// Where the scanner is in the JSON grammar.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum St {
@@ -297,47 +314,9 @@ impl LineScan {
                         if key { St::Colon } else { self.value_end() }
                     }
                     b'\\' => St::Esc { key },
-                    0xC2..=0xDF => St::Utf8 {
-                        key,
-                        need: 1,
-                        lo: 0x80,
-                        hi: 0xBF,
-                    },
-                    0xE0 => St::Utf8 {
-                        key,
-                        need: 2,
-                        lo: 0xA0,
-                        hi: 0xBF,
-                    },
-                    0xE1..=0xEC | 0xEE..=0xEF => St::Utf8 {
-                        key,
-                        need: 2,
-                        lo: 0x80,
-                        hi: 0xBF,
-                    },
-                    0xED => St::Utf8 {
-                        key,
-                        need: 2,
-                        lo: 0x80,
-                        hi: 0x9F,
-                    },
-                    0xF0 => St::Utf8 {
-                        key,
-                        need: 3,
-                        lo: 0x90,
-                        hi: 0xBF,
-                    },
-                    0xF1..=0xF3 => St::Utf8 {
-                        key,
-                        need: 3,
-                        lo: 0x80,
-                        hi: 0xBF,
-                    },
-                    0xF4 => St::Utf8 {
-                        key,
-                        need: 3,
-                        lo: 0x80,
-                        hi: 0x8F,
+                    0x80.. => match utf8_lead(b) {
+                        Some((need, lo, hi)) => St::Utf8 { key, need, lo, hi },
+                        None => St::Bad,
                     },
                     _ => St::Bad,
                 };

@@ -2194,23 +2194,30 @@ mod tests {
 
     #[test]
     fn header_value_holding_a_url_has_its_query_redacted() {
-        let r = Redactor::new();
-        assert_eq!(
-            r.header_value("Referer", "http://x/?token=H"),
-            "http://x/?token=[redacted]"
+        assert_header_values(
+            &Redactor::new(),
+            &[
+                ("Referer", "http://x/?token=H", "http://x/?token=[redacted]"),
+                (
+                    "Link",
+                    "<https://h/p?sig=S>; rel=\"next\"",
+                    "<https://h/p?sig=[redacted]>; rel=\"next\"",
+                ),
+                ("Location", "/mcp?key=K", "/mcp?key=[redacted]"),
+                (
+                    "content-type",
+                    "application/json; charset=utf-8",
+                    "application/json; charset=utf-8",
+                ),
+            ],
         );
-        assert_eq!(
-            r.header_value("Link", "<https://h/p?sig=S>; rel=\"next\""),
-            "<https://h/p?sig=[redacted]>; rel=\"next\""
-        );
-        assert_eq!(
-            r.header_value("Location", "/mcp?key=K"),
-            "/mcp?key=[redacted]"
-        );
-        assert_eq!(
-            r.header_value("content-type", "application/json; charset=utf-8"),
-            "application/json; charset=utf-8"
-        );
+    }
+
+    /// Asserts `header_value(name, value) == want` for each `(name, value, want)`.
+    fn assert_header_values(r: &Redactor, cases: &[(&str, &str, &str)]) {
+        for &(name, value, want) in cases {
+            assert_eq!(r.header_value(name, value), want, "{name}: {value}");
+        }
     }
 
     #[test]
@@ -2439,23 +2446,24 @@ mod tests {
     #[test]
     fn any_header_value_with_a_registered_scheme_or_a_credential_pair_is_redacted() {
         let r = Redactor::new();
-        assert_eq!(
-            r.header_value("X-Custom", "Bearer S1abcdef"),
-            "Bearer [redacted]"
-        );
-        assert_eq!(
-            r.header_value("X-Custom", "dpop S1abcdef"),
-            "dpop [redacted]"
-        );
-        assert_eq!(
-            r.header_value("X-Debug-Info", "token=S2abc; node=a"),
-            "token=[redacted]; node=a"
-        );
-        // A lone scheme word, and ordinary values, are kept.
-        assert_eq!(r.header_value("X-Note", "Basic"), "Basic");
-        assert_eq!(
-            r.header_value("content-type", "text/plain; charset=utf-8"),
-            "text/plain; charset=utf-8"
+        assert_header_values(
+            &r,
+            &[
+                ("X-Custom", "Bearer S1abcdef", "Bearer [redacted]"),
+                ("X-Custom", "dpop S1abcdef", "dpop [redacted]"),
+                (
+                    "X-Debug-Info",
+                    "token=S2abc; node=a",
+                    "token=[redacted]; node=a",
+                ),
+                // A lone scheme word, and ordinary values, are kept.
+                ("X-Note", "Basic", "Basic"),
+                (
+                    "content-type",
+                    "text/plain; charset=utf-8",
+                    "text/plain; charset=utf-8",
+                ),
+            ],
         );
         // The credential is then known elsewhere.
         assert_eq!(r.text("got S1abcdef back"), "got [redacted] back");

@@ -5,6 +5,13 @@
 use mcptape_uri::Root;
 use mcptape_uri::fuzzing::{Violation, check_sanitize, split_sanitize_input};
 
+/// Asserts the case's input passes `check_sanitize`; a violation fails with its first 400
+/// characters (the URIs in these cases are kilobytes long).
+fn assert_clean(name: &str) {
+    let got = check(name).map_err(|e| e.to_string().chars().take(400).collect::<String>());
+    assert_eq!(got, Ok(()), "{name}");
+}
+
 fn check(name: &str) -> Result<(), Violation> {
     let path = format!(
         "{}/tests/data/fuzz_regressions/{name}",
@@ -23,27 +30,13 @@ fn check(name: &str) -> Result<(), Violation> {
 /// Root `file:///`, URI `file:///` + 1400 × `[` (1408 bytes; canonical form 4208 bytes).
 #[test]
 fn uri_sanitize_canonical_uri_exceeds_max_uri_bytes_minimal() {
-    assert_eq!(
-        check("uri_sanitize_canonical_uri_exceeds_max_uri_bytes_minimal").map_err(|e| e
-            .to_string()
-            .chars()
-            .take(400)
-            .collect::<String>()),
-        Ok(())
-    );
+    assert_clean("uri_sanitize_canonical_uri_exceeds_max_uri_bytes_minimal");
 }
 
 /// The same case as libFuzzer wrote it (root `file:/`, `[` runs around `..bar` segments).
 #[test]
 fn uri_sanitize_canonical_uri_exceeds_max_uri_bytes_libfuzzer() {
-    assert_eq!(
-        check("uri_sanitize_canonical_uri_exceeds_max_uri_bytes_libfuzzer").map_err(|e| e
-            .to_string()
-            .chars()
-            .take(400)
-            .collect::<String>()),
-        Ok(())
-    );
+    assert_clean("uri_sanitize_canonical_uri_exceeds_max_uri_bytes_libfuzzer");
 }
 
 /// The same bug through non-ASCII (RFC 3987 `ucschar`, accepted raw): `é` is 2 bytes raw and
@@ -52,14 +45,7 @@ fn uri_sanitize_canonical_uri_exceeds_max_uri_bytes_libfuzzer() {
 /// all `TooLong` on the canonical form).
 #[test]
 fn uri_sanitize_canonical_uri_exceeds_max_uri_bytes_non_ascii() {
-    assert_eq!(
-        check("uri_sanitize_canonical_uri_exceeds_max_uri_bytes_non_ascii").map_err(|e| e
-            .to_string()
-            .chars()
-            .take(400)
-            .collect::<String>()),
-        Ok(())
-    );
+    assert_clean("uri_sanitize_canonical_uri_exceeds_max_uri_bytes_non_ascii");
 }
 
 /// Found by CI's `uri_template` fuzz step (10 s, 2,858 execs): `x:{/a*}{?b*}{+c}{#d}` expanded
