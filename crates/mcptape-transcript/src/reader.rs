@@ -195,6 +195,11 @@ pub enum ErrorKind {
     /// The header line is not a valid header.
     #[error("invalid header: {0}")]
     Header(String),
+    /// The header's `startedAt` is not an RFC 3339 date-time with an offset
+    /// (`2026-11-30T00:00:00Z`; the writer always writes one, and `export har`
+    /// dates every entry from it).
+    #[error("header startedAt {0:?} is not an RFC 3339 date-time (RFC 3339 §5.6)")]
+    StartedAt(String),
     /// The header names a format version this crate does not read.
     #[error(
         "unsupported transcript format version {found} (this reader supports {FORMAT_VERSION})"
@@ -460,7 +465,8 @@ pub fn parse_record_line<'a>(
 /// ([`ErrorKind::Empty`], [`ErrorKind::TruncatedHeader`]).
 ///
 /// # Errors
-/// [`ErrorKind::UnsupportedVersion`] or [`ErrorKind::Header`], at line 1.
+/// [`ErrorKind::UnsupportedVersion`], [`ErrorKind::Header`] or
+/// [`ErrorKind::StartedAt`], at line 1.
 pub fn parse_header_line(line: &[u8]) -> Result<Header, TranscriptError> {
     parse_header(line)
 }
@@ -586,7 +592,12 @@ fn parse_header(line: &[u8]) -> Result<Header, TranscriptError> {
         }
         _ => {}
     }
-    serde_json::from_slice::<Header>(line).map_err(|e| err(ErrorKind::Header(e.to_string())))
+    let header = serde_json::from_slice::<Header>(line)
+        .map_err(|e| err(ErrorKind::Header(e.to_string())))?;
+    if crate::time::parse_rfc3339_us(&header.started_at).is_err() {
+        return Err(err(ErrorKind::StartedAt(header.started_at)));
+    }
+    Ok(header)
 }
 
 /// Parses one record line (without its `\n`).

@@ -187,6 +187,31 @@ fn header_errors() {
     ));
 }
 
+/// `check` passed a header with `startedAt: "not a date"` that `export har` then refused: the
+/// reader refuses it (line 1), whatever reads the file next.
+#[test]
+fn header_started_at_not_a_date_is_refused_at_line_1() {
+    let h = |t: &str| {
+        format!(
+            "{{\"mcptapeTranscript\":1,\"mcptapeVersion\":\"0.1.0\",\"transport\":\"stdio\",\"server\":{{}},\"startedAt\":\"{t}\"}}\n"
+        )
+    };
+    for bad in [
+        "not a date",
+        "2026-11-30T00:00",
+        "2026-11-30",
+        "2026-13-01T00:00:00Z",
+    ] {
+        let e = reader::read(h(bad).as_bytes()).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::StartedAt(bad.to_owned()), "{bad}");
+        assert_eq!(e.line, 1);
+    }
+    for good in ["2026-11-30T00:00:00Z", "2026-11-30T01:00:00.123456+01:00"] {
+        let t = reader::read(h(good).as_bytes()).unwrap();
+        assert_eq!(t.header.started_at, good);
+    }
+}
+
 #[test]
 fn field_checks_per_kind() {
     let h = String::from_utf8(data("every_kind.jsonl")).unwrap();
