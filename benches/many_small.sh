@@ -13,11 +13,12 @@
 # --messages MESSAGES` (default 500,000 messages, about 295 MB).
 # MCPTAPE (default target/release/mcptape) is the binary measured;
 # MCPTAPE_BEFORE, when set, adds rows for another binary (an older build).
-# SERVE=0 leaves the serve rows out (a tape costs ~1.8 KB a message: 9 GB
-# for the 5,000,000-message file).
+# SERVE=0 leaves the serve rows out.
 # ROUNDS (default 1): each row is run ROUNDS times, round-robin, and the
 # fastest wall time (with its peak RSS) is printed.
-# GB/s = file bytes / wall seconds / 10^9. Run from the workspace root.
+# GB/s = file bytes / wall seconds / 10^9; CPU s = user + system seconds of
+# the process (none for the serve row: the server's CPU is not the probe's).
+# Run from the workspace root.
 set -euo pipefail
 
 file=${1:-target/many_small.jsonl}
@@ -50,7 +51,7 @@ rows+=("mcptape check|$mcptape check $file")
 rows+=("mcptape inspect|$mcptape inspect $file")
 [ "${SERVE:-1}" = 0 ] || rows+=("mcptape serve, first answer|$tool first-answer $mcptape $file")
 
-declare -A best_s best_kib
+declare -A best_s best_kib best_cpu
 timing=$(mktemp)
 trap 'rm -f "$timing"' EXIT
 for ((r = 1; r <= rounds; r++)); do
@@ -60,24 +61,26 @@ for ((r = 1; r <= rounds; r++)); do
         case $name in
             # It prints serve's own figures in the same format.
             *"first answer"*) $cmd > "$timing" 2> /dev/null || echo "TIME 0 0" > "$timing" ;;
-            *) /usr/bin/time -o "$timing" -f 'TIME %e %M' $cmd > /dev/null 2>&1 || true ;;
+            *) /usr/bin/time -o "$timing" -f 'TIME %e %M %U %S' $cmd > /dev/null 2>&1 || true ;;
         esac
         out=$(grep '^TIME' "$timing")
         s=$(echo "$out" | awk '{print $2}')
         kib=$(echo "$out" | awk '{print $3}')
+        cpu=$(echo "$out" | awk '{ if (NF >= 5) printf "%.2f", $4 + $5; else print "—" }')
         if [ -z "${best_s[$name]:-}" ] || awk -v a="$s" -v b="${best_s[$name]}" 'BEGIN { exit !(a < b) }'; then
             best_s[$name]=$s
             best_kib[$name]=$kib
+            best_cpu[$name]=$cpu
         fi
     done
 done
 
 echo "file: $file, $bytes bytes, $(wc -l < "$file") lines, longest line $longest bytes; $(date -u +%FT%TZ); load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-echo "| reader | wall s | GB/s | peak RSS MB |"
-echo "|---|---:|---:|---:|"
+echo "| reader | wall s | CPU s | GB/s | peak RSS MB |"
+echo "|---|---:|---:|---:|---:|"
 for row in "${rows[@]}"; do
     name=${row%%|*}
-    awk -v n="$name" -v s="${best_s[$name]}" -v k="${best_kib[$name]}" -v b="$bytes" \
-        'BEGIN { printf "| %s | %.2f | %.3f | %.0f |\n", n, s, (s > 0 ? b / s / 1e9 : 0), k * 1024 / 1e6 }'
+    awk -v n="$name" -v s="${best_s[$name]}" -v c="${best_cpu[$name]}" -v k="${best_kib[$name]}" -v b="$bytes" \
+        'BEGIN { printf "| %s | %.2f | %s | %.3f | %.0f |\n", n, s, c, (s > 0 ? b / s / 1e9 : 0), k * 1024 / 1e6 }'
 done
