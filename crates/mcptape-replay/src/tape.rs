@@ -24,7 +24,7 @@ pub const HANDSHAKE_METHODS: [&str; 3] =
 
 /// Largest number of recorded messages a tape built from a parsed
 /// transcript holds ([`Tape::from_transcript`], [`Tape::from_transcript_ref`]:
-/// `bench`'s client and `verify`, which keep values): 20,000,000. Past it,
+/// `verify` and the exports, which keep values): 20,000,000. Past it,
 /// [`ReplayErrorKind::TooManyMessages`]. The served tape ([`Tape::served`])
 /// has no message cap: it is bounded by [`MAX_TAPE_INDEX_BYTES`].
 pub const MAX_TAPE_MESSAGES: usize = 20_000_000;
@@ -78,17 +78,14 @@ pub struct Exchange {
     /// The request.
     pub request: RecordedRequest,
     /// The whole recorded reply message (`result` or `error` member inside).
-    /// In a tape without reply bodies ([`ReplyBodies::Dropped`]) a
-    /// successful reply is its envelope only, `{"jsonrpc":"2.0","id":ID,"result":null}`;
-    /// an error reply is whole. In a served tape ([`ReplyBodies::Served`])
-    /// a successful reply is `Value::Null` (its bytes are
-    /// [`Exchange::reply_raw`]), except a handshake's result (`initialize`,
-    /// `server/discover`), which is whole; an error reply is whole.
+    /// In a served tape ([`ReplyBodies::Served`]) a successful reply is
+    /// `Value::Null` (its bytes are [`Exchange::reply_raw`]), except the
+    /// results of a handshake (`initialize`, `server/discover`) and of
+    /// `tools/list`, which are whole; an error reply is whole.
     pub reply: Value,
     /// The same message, byte-exact as recorded (shared: `serve` writes it
     /// from here without a copy; in a tape built by [`Tape::served`], a
-    /// range of the transcript's own bytes); empty in a tape without reply
-    /// bodies ([`ReplyBodies::Dropped`]).
+    /// range of the transcript's own bytes).
     pub reply_raw: SharedText,
     /// The byte range in [`Exchange::reply_raw`] of the reply's top-level
     /// `id` token, as the one reader found it
@@ -96,8 +93,8 @@ pub struct Exchange {
     /// recorded bytes around it and the live id in its place. `None` when
     /// the reply has no id (a null-id error) or no bytes kept.
     pub reply_id: Option<Range<usize>>,
-    /// Length of the recorded reply message in bytes (kept with or without
-    /// its body: `bench` sizes its receive buffer from it).
+    /// Length of the recorded reply message in bytes (`bench` sizes its
+    /// receive buffer from it).
     pub reply_bytes: usize,
     /// Recorded server delay: reply `t_us` − request `t_us`, µs.
     pub delay_us: u64,
@@ -114,7 +111,6 @@ pub struct Exchange {
     /// and server requests (`roots/list`, `sampling/createMessage`,
     /// `elicitation/create`). `serve` replays them where they were recorded,
     /// relative to this request (MCP 2025-11-25 "Base Protocol" §Messages).
-    /// Empty in a tape without reply bodies ([`ReplyBodies::Dropped`]).
     pub interim: Vec<Interim>,
 }
 
@@ -168,21 +164,17 @@ pub enum ReplyBodies {
     /// the server), `verify` and the exports need.
     #[default]
     Kept,
-    /// Successful replies as their envelope only (id, no `result` body, no
-    /// raw bytes), error replies and `tools/list` results whole: the recorded
-    /// client's script, all `bench` needs (requests, handshake, which recorded
-    /// requests were errors, which tools are marked `readOnlyHint`).
-    /// Not for serving.
-    Dropped,
     /// Every reply byte-exact ([`Exchange::reply_raw`]: what `serve` writes),
-    /// but as a value ([`Exchange::reply`]) only the error replies and the
+    /// but as a value ([`Exchange::reply`]) only the error replies, the
     /// handshake results (`initialize`, `server/discover`: what `serve`
-    /// reads of a reply, for capabilities and the other era's handshake);
+    /// reads of a reply, for capabilities and the other era's handshake) and
+    /// the `tools/list` results (`bench` reads each tool's `readOnlyHint`);
     /// any other successful reply is scanned, not built
     /// ([`mcptape_wire::envelope::scan_envelope`]: as strict as the parser),
     /// and kept as `Value::Null`, its bytes and its id's range
-    /// ([`Exchange::reply_id`]) only. What `serve` needs ([`Tape::served`]);
-    /// not for `verify` or the exports (they compare values).
+    /// ([`Exchange::reply_id`]) only. What `serve` plays and `bench`'s
+    /// recorded client sends ([`Tape::served`]); not for `verify` or the
+    /// exports (they compare values).
     Served,
 }
 
@@ -777,15 +769,11 @@ impl Tape {
 
     /// The tape of a transcript read by
     /// [`read_borrowed`](mcptape_transcript::reader::read_borrowed) (message
-    /// records borrowed from the file's bytes), keeping the reply bodies or
-    /// not ([`ReplyBodies`]). With [`ReplyBodies::Dropped`] it is the
-    /// recorded client's script, for `bench`: the same requests, handshake,
-    /// revision, pairing and recorded delays as [`Tape::from_transcript`],
-    /// while a successful reply is only scanned
-    /// ([`mcptape_wire::envelope::scan_envelope`]: strict, no value built)
-    /// and kept as its envelope (see [`Exchange::reply`]); a 160 MB reply
-    /// then costs no memory beyond the file's bytes. A kept reply's bytes
-    /// are a copy: [`Tape::served`] keeps them as ranges of the file.
+    /// records borrowed from the file's bytes), the replies kept as
+    /// [`ReplyBodies`] says: [`ReplyBodies::Kept`] gives the tape of
+    /// [`Tape::from_transcript`] (each reply's bytes a copy), while
+    /// [`ReplyBodies::Served`] builds only the replies `serve` and `bench`
+    /// read as values; [`Tape::served`] keeps the bytes as ranges of the file.
     ///
     /// # Errors
     /// As [`Tape::from_transcript`].
@@ -1446,12 +1434,14 @@ fn build<'a>(
                 });
             }
             Direction::S2c => {
-                // Kept whole: the handshake results (served), the `tools/list` results
+                // Kept whole: the handshake results (serve reads the capabilities and
+                // answers the other era's handshake from them), the `tools/list` results
                 // (bench reads each tool's `readOnlyHint` from them).
-                let kept: &[&str] = match bodies {
-                    ReplyBodies::Dropped => &[method::TOOLS_LIST],
-                    _ => &method::HANDSHAKES,
-                };
+                let kept = [
+                    method::INITIALIZE,
+                    method::SERVER_DISCOVER,
+                    method::TOOLS_LIST,
+                ];
                 let answers = |id: &RequestId, methods: &[&str]| {
                     open.get(&pair_key(id, http))
                         .is_some_and(|&ci| methods.contains(&client[ci].method.as_str()))
@@ -1469,17 +1459,9 @@ fn build<'a>(
                     // The client's script, or the served tape: a successful reply is
                     // scanned, not built (a served tape's handshake results are).
                     (EnvelopeKind::Response, Some(id))
-                        if bodies != ReplyBodies::Kept && !answers(id, kept) =>
+                        if bodies == ReplyBodies::Served && !answers(id, &kept) =>
                     {
-                        let v = match bodies {
-                            ReplyBodies::Served => Value::Null,
-                            // The envelope, from the typed message (no body).
-                            _ => message_value(Message::Response(envelope::Response {
-                                id: id.clone(),
-                                result: Value::Null,
-                            })),
-                        };
-                        (false, v)
+                        (false, Value::Null)
                     }
                     _ => {
                         let m = env.message(bytes).map_err(bad)?;
@@ -1553,17 +1535,12 @@ fn build<'a>(
                     let request = client[ci].clone();
                     let delay_us = t_us.saturating_sub(request.t_us);
                     index_bytes += std::mem::size_of::<Exchange>() + request.method.len();
-                    let keep = bodies != ReplyBodies::Dropped;
                     exchange_request.push(ci);
                     exchanges.push(Exchange {
                         request,
                         reply: v,
-                        reply_raw: if keep {
-                            shared_text(shared, &msg)
-                        } else {
-                            SharedText::default()
-                        },
-                        reply_id: env.id_range.clone().filter(|_| keep),
+                        reply_raw: shared_text(shared, &msg),
+                        reply_id: env.id_range.clone(),
                         reply_bytes: msg.len(),
                         delay_us,
                         sse,
@@ -1862,14 +1839,12 @@ pub(crate) mod tests {
         )
     }
 
-    /// The client tape `bench` loads (borrowed read, reply bodies dropped)
-    /// holds the same requests, handshake, pairing and delays as the full
-    /// tape, on every transcript of the corpus; with bodies kept, the
-    /// borrowed read gives the full tape itself (replies byte-exact).
+    /// With bodies kept, the borrowed read gives the full tape itself
+    /// (requests, handshake, pairing, delays, replies byte-exact), on every
+    /// transcript of the corpus.
     #[test]
-    fn client_tape_holds_the_same_requests_as_the_full_tape_on_every_corpus_transcript() {
-        let paths = corpus_transcripts();
-        for path in &paths {
+    fn borrowed_read_with_bodies_kept_is_the_full_tape_on_every_corpus_transcript() {
+        for path in &corpus_transcripts() {
             let bytes = std::fs::read(path).unwrap();
             let full = mcptape_transcript::reader::read(&bytes).unwrap();
             let full = Tape::from_transcript(&full).unwrap();
@@ -1878,32 +1853,11 @@ pub(crate) mod tests {
                 mcptape_transcript::reader::ReadOptions::strict(),
             )
             .unwrap();
-            let client = Tape::from_transcript_ref(&borrowed, ReplyBodies::Dropped).unwrap();
             let kept = Tape::from_transcript_ref(&borrowed, ReplyBodies::Kept).unwrap();
             let name = path.display();
             assert!(!full.client.is_empty(), "{name}");
             assert!(!full.reads().is_empty(), "{name}");
-            assert_eq!(client_view(&client), client_view(&full), "{name}");
-            assert_eq!(client.bodies, ReplyBodies::Dropped);
             assert_eq!(full.bodies, ReplyBodies::Kept);
-            assert!(
-                client.exchanges.iter().all(|e| e.reply_raw.is_empty()),
-                "{name}"
-            );
-            // A successful reply is its envelope only, but a `tools/list` result
-            // (bench reads `readOnlyHint` from it) is whole.
-            assert!(
-                client
-                    .exchanges
-                    .iter()
-                    .filter(|e| e.reply.get("result").is_some())
-                    .all(
-                        |e| e.reply["result"].is_null() == (e.request.method != method::TOOLS_LIST)
-                    ),
-                "{name}"
-            );
-            assert_eq!(client.read_only_tools(), full.read_only_tools(), "{name}");
-            // Bodies kept: the same tape as the owned read, replies included.
             assert_eq!(kept.exchanges.len(), full.exchanges.len(), "{name}");
             for (k, f) in kept.exchanges.iter().zip(&full.exchanges) {
                 assert_eq!(k.reply, f.reply, "{name}");
@@ -1916,8 +1870,9 @@ pub(crate) mod tests {
     /// The served tape ([`ReplyBodies::Served`], built over the file's own
     /// text) holds, on every corpus transcript, the full tape's requests and
     /// every reply byte-exact, each a range of the file's text (no copy);
-    /// as values, the handshake results and error replies whole, any other
-    /// successful reply `null`; each reply's id range holds its recorded id.
+    /// as values, the handshake and `tools/list` results and error replies
+    /// whole, any other successful reply `null` (the read-only tools bench
+    /// finds are the full tape's); each reply's id range holds its recorded id.
     #[test]
     fn served_tape_shares_the_file_and_keeps_every_reply_byte_exact_on_every_corpus_transcript() {
         let paths = corpus_transcripts();
@@ -1927,6 +1882,7 @@ pub(crate) mod tests {
             let (text, full, served) = full_and_served(path);
             assert_eq!(served.bodies, ReplyBodies::Served);
             assert_eq!(client_view(&served), client_view(&full), "{name}");
+            assert_eq!(served.read_only_tools(), full.read_only_tools(), "{name}");
             assert_eq!(served.exchanges.len(), full.exchanges.len(), "{name}");
             let all = text.as_bytes();
             let file = all.as_ptr() as usize..all.as_ptr() as usize + all.len();
@@ -1947,8 +1903,15 @@ pub(crate) mod tests {
                     file.contains(&(s.reply_raw.as_ptr() as usize)),
                     "{name}: a copy"
                 );
+                // Whole: what serve reads (handshakes, errors) and what bench
+                // reads (the recorded error codes, `tools/list`'s `readOnlyHint`).
                 let whole = f.reply.get("error").is_some()
-                    || method::HANDSHAKES.contains(&f.request.method.as_str());
+                    || [
+                        method::INITIALIZE,
+                        method::SERVER_DISCOVER,
+                        method::TOOLS_LIST,
+                    ]
+                    .contains(&f.request.method.as_str());
                 if whole {
                     assert_eq!(s.reply, f.reply, "{name}");
                 } else {
@@ -2076,9 +2039,9 @@ pub(crate) mod tests {
         assert_eq!(format!("{w} {w:?}"), "world \"world\"");
     }
 
-    /// The client tape refuses a malformed successful reply as the full
-    /// tape does (the envelope scan is as strict as the parser), at the
-    /// same record.
+    /// The tape of a borrowed read with the served bodies refuses a
+    /// malformed successful reply as the full tape does (the envelope scan
+    /// is as strict as the parser), at the same record.
     #[test]
     fn client_tape_rejects_a_non_json_rpc_reply_at_its_record_like_the_full_tape() {
         let text = EXTRA_MEMBER_REPLY;
@@ -2087,7 +2050,7 @@ pub(crate) mod tests {
             mcptape_transcript::reader::ReadOptions::strict(),
         )
         .unwrap();
-        let e = Tape::from_transcript_ref(&t, ReplyBodies::Dropped).unwrap_err();
+        let e = Tape::from_transcript_ref(&t, ReplyBodies::Served).unwrap_err();
         assert!(matches!(&e.kind, ReplayErrorKind::BadRecord(_)), "{e:?}");
         assert_eq!(e.record, Some(1));
     }

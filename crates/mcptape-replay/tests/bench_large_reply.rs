@@ -126,22 +126,19 @@ async fn validate_counts_a_corrupted_blob_as_its_own_error_class() {
     assert_eq!(json["validation"]["count"], 4);
 }
 
-/// As `mcptape bench` runs it: the client plays the recorded client from the light tape (reply
-/// bodies dropped, [`Tape::from_transcript_ref`]) with its receive buffer sized from the
+/// As `mcptape bench` runs it: the client plays the recorded client from the served tape (the
+/// replies ranges of the file's bytes, [`Tape::served`]) with its receive buffer sized from the
 /// recorded read and faulted in first ([`bench::warm_receive_buffer`]: the read's recorded
 /// bytes + 1 for the line end), against a server on the full tape; every read is answered ok,
 /// validated byte-exact contents included. A tape whose reads are small gets no buffer.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn client_tape_with_a_warm_buffer_reads_the_20_mb_reply_every_time() {
-    use mcptape_replay::tape::ReplyBodies;
+    use mcptape_replay::tape::TapeBytes;
     let bytes = transcript(5, 3_000_000, None);
     let srv = instant_server(tape(&bytes));
-    let borrowed = mcptape_transcript::reader::read_borrowed(
-        &bytes,
-        mcptape_transcript::reader::ReadOptions::strict(),
-    )
-    .unwrap();
-    let light = Tape::from_transcript_ref(&borrowed, ReplyBodies::Dropped).unwrap();
+    let light = Tape::served(&Arc::new(TapeBytes::from(bytes.clone())))
+        .unwrap()
+        .tape;
     let recorded = recorded_reply(srv.tape(), "resources/read").len();
     assert!(recorded > 20_000_000, "{recorded}");
     let client = duplex_client(&srv, Duration::from_secs(30)).await;

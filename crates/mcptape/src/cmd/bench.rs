@@ -24,7 +24,7 @@ use mcptape_replay::target;
 use mcptape_report::render::BENCH_OUT_FILES;
 use mcptape_report::slo;
 
-use mcptape_replay::tape::{ReplyBodies, Tape};
+use mcptape_replay::tape::Tape;
 
 /// The built-in target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -165,25 +165,6 @@ pub(crate) fn flag_duration_us(flag: &'static str, s: &str, max_us: u64) -> anyh
     Ok(mcptape_replay::config::duration_us(flag, s, max_us)?)
 }
 
-/// The recorded client of the transcript at `path` ([`ReplyBodies::Dropped`]: requests,
-/// handshake, pairing; successful reply bodies scanned, not kept), and the warning about a
-/// cut last line, if any. The file is read once into memory and its message records are
-/// borrowed from it ([`mcptape_transcript::reader::read_borrowed_with`], each canonical
-/// message line checked by the strict envelope scan instead of serde): the peak is the file's
-/// size, freed before the run, so a 160 MB reply costs the client its receive buffer only.
-fn load_client_tape(path: &std::path::Path) -> anyhow::Result<(Tape, Option<String>)> {
-    use mcptape_transcript::reader::{ReadOptions, read_borrowed_with};
-    let bytes = mcptape_transcript::file::read_regular(path)?;
-    let t = read_borrowed_with(&bytes, ReadOptions::strict(), |m| {
-        mcptape_wire::envelope::scan_envelope(m.as_bytes()).is_ok()
-    })
-    .with_context(|| format!("parsing {}", path.display()))?;
-    let cut = t.dropped.as_ref().map(|d| super::serve::cut_note(path, d));
-    let tape = Tape::from_transcript_ref(&t, ReplyBodies::Dropped)
-        .with_context(|| format!("replaying {}", path.display()))?;
-    Ok((tape, cut))
-}
-
 /// Runs `mcptape bench`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     super::warn_if_debug_build("bench");
@@ -202,7 +183,7 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
     // now and kept in report.json's `warnings` (and report.html) with the run's own.
     let mut input_warnings: Vec<String> = Vec::new();
     for path in &paths {
-        let (tape, cut) = load_client_tape(path)?;
+        let (tape, cut) = super::serve::load_served_tape(path)?;
         if let Some(c) = cut {
             eprintln!("mcptape bench: warning: {c}");
             input_warnings.push(c);
