@@ -2001,6 +2001,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     /// A server on `tape` that answers at once (`fixed:0ms`, no faults, seed 1, no roots).
     fn zero_latency_server(tape: Tape) -> Server {
@@ -2019,7 +2020,7 @@ mod tests {
         let e = parse_incoming(b"{\"jsonrpc\":\"2.0\",").unwrap_err();
         assert!(matches!(e.kind, IncomingErrorKind::Parse(_)), "{e:?}");
         assert_eq!((e.code(), e.id.as_ref()), (PARSE_ERROR, None));
-        let r = e.response();
+        let r = e.response().to_value();
         assert_eq!(r["id"], Value::Null);
         assert_eq!(r["error"]["code"], json!(PARSE_ERROR));
         assert_eq!(r["error"]["data"]["offset"], json!(e.offset().unwrap()));
@@ -2030,12 +2031,12 @@ mod tests {
         let e = parse_incoming(br#"{"jsonrpc":"1.0","id":7,"method":"ping"}"#).unwrap_err();
         assert!(matches!(e.kind, IncomingErrorKind::Invalid(_)), "{e:?}");
         assert_eq!(e.code(), INVALID_REQUEST);
-        assert_eq!(e.response()["id"], json!(7));
+        assert_eq!(e.response().to_value()["id"], json!(7));
         assert!(e.to_string().starts_with("invalid request: "), "{e}");
 
         let e = parse_incoming(br#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#).unwrap_err();
         assert_eq!(e.kind, IncomingErrorKind::Batch);
-        let r = e.response();
+        let r = e.response().to_value();
         assert_eq!(
             (r["id"].clone(), r["error"]["code"].clone()),
             (Value::Null, json!(INVALID_REQUEST))
