@@ -849,6 +849,11 @@ impl Server {
         // The reply's id: the request's, as its raw text.
         let id = RequestId::from_json(id_text).unwrap_or_else(|_| req.id.clone());
         let out = |msg: Message| reply_with_id(&msg, id_text, plan.delay_us);
+        // An error answering this request with `{"method"}` as its data.
+        let method_error = |code: i64, text: &str| {
+            let data = ErrorData::method(method);
+            Message::error(Some(id.clone()), ErrorObject::with_data(code, text, &data))
+        };
         // Faults are for the session's work, not its handshake: the draw is
         // still consumed so the schedule stays the same.
         let fault = if crate::tape::HANDSHAKE_METHODS.contains(&method) {
@@ -870,14 +875,7 @@ impl Server {
             Some(Fault::Error { code }) => {
                 self.stats().injected_errors += 1;
                 self.count(method, Outcome::InjectedError);
-                return out(Message::error(
-                    Some(id),
-                    ErrorObject::with_data(
-                        code,
-                        "mcptape serve: injected fault",
-                        &ErrorData::method(method),
-                    ),
-                ));
+                return out(method_error(code, "mcptape serve: injected fault"));
             }
             _ => {}
         }
@@ -886,13 +884,9 @@ impl Server {
             let Some(uri) = uri else {
                 self.stats().unmatched += 1;
                 self.count(method, Outcome::Rejected);
-                return out(Message::error(
-                    Some(id),
-                    ErrorObject::with_data(
-                        INVALID_PARAMS,
-                        "mcptape serve: resources/read without a string params.uri",
-                        &ErrorData::method(method),
-                    ),
+                return out(method_error(
+                    INVALID_PARAMS,
+                    "mcptape serve: resources/read without a string params.uri",
                 ));
             };
             if let Err(reason) = self.check_uri(uri).map_err(|e| e.to_string()) {
