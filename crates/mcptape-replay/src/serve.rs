@@ -1300,7 +1300,8 @@ impl IncomingError {
 
     /// The error response to send back: `{"jsonrpc":"2.0","id":…,"error":{"code",
     /// "message":"mcptape serve: <Display>","data":{"reason","offset"}}}` (`offset` when known;
-    /// `reason` is `batch` for a batch, else the wire error's kind).
+    /// `reason` is `batch` for a batch, else the wire error's kind), the id as sent (`null`
+    /// when it could not be read). Write it with [`Message::to_json`].
     pub fn response(&self) -> Message {
         let reason = match &self.kind {
             IncomingErrorKind::Parse(e) | IncomingErrorKind::Invalid(e) => e.kind().to_string(),
