@@ -846,13 +846,14 @@ impl Server {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .plan_for(recorded_delay, Some(method));
-        // The reply's id: the request's, as its raw text.
-        let id = RequestId::from_json(id_text).unwrap_or_else(|_| req.id.clone());
+        // A synthesized reply's id: the request's, as its raw text (built only
+        // for those: a recorded reply gets `id_text` spliced into its bytes).
+        let id = || RequestId::from_json(id_text).unwrap_or_else(|_| req.id.clone());
         let out = |msg: Message| reply_with_id(&msg, id_text, plan.delay_us);
         // An error answering this request with `{"method"}` as its data.
         let method_error = |code: i64, text: &str| {
             let data = ErrorData::method(method);
-            Message::error(Some(id.clone()), ErrorObject::with_data(code, text, &data))
+            Message::error(Some(id()), ErrorObject::with_data(code, text, &data))
         };
         // Faults are for the session's work, not its handshake: the draw is
         // still consumed so the schedule stays the same.
@@ -893,7 +894,7 @@ impl Server {
                 self.stats().rejected_uri += 1;
                 self.count(method, Outcome::Rejected);
                 return out(Message::error(
-                    Some(id),
+                    Some(id()),
                     ErrorObject::with_data(
                         INVALID_PARAMS,
                         format!("mcptape serve: uri {uri} rejected: {reason}"),
@@ -915,7 +916,7 @@ impl Server {
                 m.synthesized(method);
             }
             self.count(method, Outcome::Synthesized);
-            return out(Message::Response(envelope::Response { id, result }));
+            return out(Message::Response(envelope::Response { id: id(), result }));
         }
         let msg = match m {
             Match::Exact(e) | Match::ByMethod(e) => {
@@ -942,7 +943,7 @@ impl Server {
                 self.synthesized(method);
                 let uri = uri.unwrap_or_default(); // `Some`: the guard
                 Message::error(
-                    Some(id),
+                    Some(id()),
                     ErrorObject::resource_not_found(self.not_found_code, uri),
                 )
             }
@@ -961,7 +962,7 @@ impl Server {
                     ..ErrorData::method(method)
                 };
                 Message::error(
-                    Some(id),
+                    Some(id()),
                     ErrorObject::with_data(INVALID_PARAMS, text, &data),
                 )
             }
@@ -970,12 +971,12 @@ impl Server {
             Match::NoMethod if method == method::PING => {
                 self.stats().pinged += 1;
                 self.synthesized(method);
-                Message::result(id, &EmptyResult {})
+                Message::result(id(), &EmptyResult {})
             }
             Match::NoMethod if answer && self.housekeeping(method).is_some() => {
                 self.synthesized(method);
                 let result = self.housekeeping(method).unwrap_or_default();
-                Message::Response(envelope::Response { id, result })
+                Message::Response(envelope::Response { id: id(), result })
             }
             Match::NoMethod => {
                 self.stats().unmatched += 1;
@@ -985,7 +986,7 @@ impl Server {
                     ..ErrorData::method(method)
                 };
                 Message::error(
-                    Some(id),
+                    Some(id()),
                     ErrorObject::with_data(
                         METHOD_NOT_FOUND,
                         format!("mcptape serve: method {method} was not recorded"),
