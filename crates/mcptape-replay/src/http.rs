@@ -42,11 +42,11 @@ use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
-use serde_json::Value;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::time::{Duration, Instant};
 
+use mcptape_wire::envelope::{ErrorObject, Message};
 use mcptape_wire::protocol::method;
 
 use crate::error::{ReplayError, ReplayErrorKind};
@@ -161,7 +161,7 @@ impl std::fmt::Display for DropConnection {
 
 impl std::error::Error for DropConnection {}
 
-fn resp(status: StatusCode, body: Option<&Value>, session: Option<&str>) -> Response<Full<Bytes>> {
+fn resp(status: StatusCode, body: Option<String>, session: Option<&str>) -> Response<Full<Bytes>> {
     let mut b = Response::builder().status(status);
     if body.is_some() {
         b = b.header("content-type", "application/json");
@@ -169,9 +169,7 @@ fn resp(status: StatusCode, body: Option<&Value>, session: Option<&str>) -> Resp
     if let Some(s) = session {
         b = b.header(SESSION_HEADER, s);
     }
-    let bytes = body
-        .map(|v| Bytes::from(serde_json::to_vec(v).unwrap_or_default()))
-        .unwrap_or_default();
+    let bytes = body.map(Bytes::from).unwrap_or_default();
     b.body(Full::new(bytes))
         .unwrap_or_else(|_| Response::new(Full::new(Bytes::new())))
 }
@@ -231,21 +229,17 @@ fn session_rejected(st: &HttpState, missing: bool) -> Response<Full<Bytes>> {
     match recorded {
         Some(r) => resp(
             StatusCode::from_u16(r.status).unwrap_or(StatusCode::BAD_REQUEST),
-            Some(&r.body),
+            Some(r.body.to_string()),
             None,
         ),
         None if missing => resp(
             StatusCode::BAD_REQUEST,
-            Some(
-                &serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32000, "message": "Bad Request: No valid session ID provided"}}),
-            ),
+            Some(Message::error(None, ErrorObject::session_required()).to_json()),
             None,
         ),
         None => resp(
             StatusCode::NOT_FOUND,
-            Some(
-                &serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32001, "message": "Session not found"}}),
-            ),
+            Some(Message::error(None, ErrorObject::session_not_found()).to_json()),
             None,
         ),
     }
@@ -312,7 +306,11 @@ async fn handle(
         Ok(m) => m,
         Err(err) => {
             st.server.record_invalid();
-            return Ok(resp(StatusCode::BAD_REQUEST, Some(&err.response()), None));
+            return Ok(resp(
+                StatusCode::BAD_REQUEST,
+                Some(err.response().to_json()),
+                None,
+            ));
         }
     };
     let method = inc.message.method().unwrap_or("");

@@ -49,7 +49,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use hdrhistogram::Histogram;
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{Notify, mpsc};
 use tokio::time::Instant;
@@ -64,7 +65,7 @@ use mcptape_report::stats::{Quantiles, new_hist};
 use mcptape_transport::framed::{FramedReader, MAX_LINE_BYTES};
 use mcptape_transport::stdio::Frame;
 use mcptape_uri::parts::Parts;
-use mcptape_wire::envelope::{self, Message, RequestId};
+use mcptape_wire::envelope::{self, ErrorObject, Message, RequestId};
 use mcptape_wire::error::WireErrorKind;
 
 /// JSON-RPC 2.0 §5.1 error codes (`-32700` Parse error, `-32600` Invalid
@@ -74,13 +75,18 @@ pub use mcptape_wire::protocol::error_code::{
     INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR,
 };
 use mcptape_wire::protocol::{self, Era, method};
+use mcptape_wire::reply::{
+    CompleteResult, DiscoverResult, EmptyList, EmptyResult, InitializeResult, ServerInfoMeta,
+    StatelessResult,
+};
 
 /// JSON-RPC code of a not-found resource before MCP 2026-07-28
 /// (2025-11-25 "Resources" §Error Handling: `-32002`).
 pub use mcptape_wire::protocol::error_code::LEGACY_RESOURCE_NOT_FOUND;
 
-/// `_meta` key of the server's identity in a 2026-07-28 `server/discover` result.
-pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+/// `_meta` key of the server's identity in a 2026-07-28 `server/discover` result,
+/// from [`mcptape_wire::protocol::meta`].
+pub use mcptape_wire::protocol::meta::SERVER_INFO as META_SERVER_INFO;
 
 /// What `serve` does with a request the recording has no answer for (module
 /// docs, "Requests the recording has no answer for").
@@ -585,7 +591,7 @@ impl Server {
             .iter()
             .filter(|e| method::HANDSHAKES.contains(&e.request.method.as_str()))
             .find_map(|e| e.reply.get("result")?.get("capabilities").cloned())
-            .unwrap_or_else(|| json!({}));
+            .unwrap_or_else(|| Value::Object(serde_json::Map::new()));
         let stateless = tape
             .protocol_version
             .as_deref()
@@ -736,7 +742,7 @@ impl Server {
                 s.invalid += 1;
                 drop(s);
                 self.count("", Outcome::Invalid);
-                match reply(err.response(), 0) {
+                match reply(&err.response(), 0) {
                     Answer::Reply {
                         id,
                         body,
@@ -840,7 +846,15 @@ impl Server {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .plan_for(recorded_delay, Some(method));
-        let out = |msg: Value| reply_with_id(msg, id_text, plan.delay_us);
+        // A synthesized reply's id: the request's, as its raw text (built only
+        // for those: a recorded reply gets `id_text` spliced into its bytes).
+        let id = || RequestId::from_json(id_text).unwrap_or_else(|_| req.id.clone());
+        let out = |msg: Message| reply_with_id(&msg, id_text, plan.delay_us);
+        // An error answering this request with `{"method"}` as its data.
+        let method_error = |code: i64, text: &str| {
+            let data = ErrorData::method(method);
+            Message::error(Some(id()), ErrorObject::with_data(code, text, &data))
+        };
         // Faults are for the session's work, not its handshake: the draw is
         // still consumed so the schedule stays the same.
         let fault = if crate::tape::HANDSHAKE_METHODS.contains(&method) {
@@ -862,12 +876,7 @@ impl Server {
             Some(Fault::Error { code }) => {
                 self.stats().injected_errors += 1;
                 self.count(method, Outcome::InjectedError);
-                return out(error_msg(
-                    Value::Null,
-                    code,
-                    "mcptape serve: injected fault",
-                    json!({"method": method}),
-                ));
+                return out(method_error(code, "mcptape serve: injected fault"));
             }
             _ => {}
         }
@@ -876,21 +885,25 @@ impl Server {
             let Some(uri) = uri else {
                 self.stats().unmatched += 1;
                 self.count(method, Outcome::Rejected);
-                return out(error_msg(
-                    Value::Null,
+                return out(method_error(
                     INVALID_PARAMS,
                     "mcptape serve: resources/read without a string params.uri",
-                    json!({"method": method}),
                 ));
             };
             if let Err(reason) = self.check_uri(uri).map_err(|e| e.to_string()) {
                 self.stats().rejected_uri += 1;
                 self.count(method, Outcome::Rejected);
-                return out(error_msg(
-                    Value::Null,
-                    INVALID_PARAMS,
-                    &format!("mcptape serve: uri {uri} rejected: {reason}"),
-                    json!({"uri": uri, "reason": reason}),
+                return out(Message::error(
+                    Some(id()),
+                    ErrorObject::with_data(
+                        INVALID_PARAMS,
+                        format!("mcptape serve: uri {uri} rejected: {reason}"),
+                        &ErrorData {
+                            uri: Some(uri),
+                            reason: Some(&reason),
+                            ..ErrorData::default()
+                        },
+                    ),
                 ));
             }
         }
@@ -903,7 +916,7 @@ impl Server {
                 m.synthesized(method);
             }
             self.count(method, Outcome::Synthesized);
-            return out(json!({"jsonrpc": "2.0", "id": null, "result": result}));
+            return out(Message::Response(envelope::Response { id: id(), result }));
         }
         let msg = match m {
             Match::Exact(e) | Match::ByMethod(e) => {
@@ -928,11 +941,10 @@ impl Server {
                 if answer && method == method::RESOURCES_READ && uri.is_some() =>
             {
                 self.synthesized(method);
-                error_msg(
-                    Value::Null,
-                    self.not_found_code,
-                    "Resource not found",
-                    json!({"uri": uri}),
+                let uri = uri.unwrap_or_default(); // `Some`: the guard
+                Message::error(
+                    Some(id()),
+                    ErrorObject::resource_not_found(self.not_found_code, uri),
                 )
             }
             Match::NoParams => {
@@ -944,36 +956,42 @@ impl Server {
                         "mcptape serve: no recorded response for {method} with these params"
                     ),
                 };
-                let mut data = json!({"method": method, "params": params});
-                if let Some(u) = uri {
-                    data["uri"] = Value::String(u.to_owned());
-                }
-                error_msg(Value::Null, INVALID_PARAMS, &text, data)
+                let data = ErrorData {
+                    params: Some(&params),
+                    uri,
+                    ..ErrorData::method(method)
+                };
+                Message::error(
+                    Some(id()),
+                    ErrorObject::with_data(INVALID_PARAMS, text, &data),
+                )
             }
             // MCP base protocol, "Utilities / Ping": the receiver MUST answer
             // promptly with an empty result, recorded or not.
             Match::NoMethod if method == method::PING => {
                 self.stats().pinged += 1;
                 self.synthesized(method);
-                json!({"jsonrpc": "2.0", "id": null, "result": {}})
+                Message::result(id(), &EmptyResult {})
             }
             Match::NoMethod if answer && self.housekeeping(method).is_some() => {
                 self.synthesized(method);
                 let result = self.housekeeping(method).unwrap_or_default();
-                json!({"jsonrpc": "2.0", "id": null, "result": result})
+                Message::Response(envelope::Response { id: id(), result })
             }
             Match::NoMethod => {
                 self.stats().unmatched += 1;
                 self.count(method, Outcome::NotRecorded);
-                let mut data = json!({"method": method});
-                if let Some(u) = uri {
-                    data["uri"] = Value::String(u.to_owned());
-                }
-                error_msg(
-                    Value::Null,
-                    METHOD_NOT_FOUND,
-                    &format!("mcptape serve: method {method} was not recorded"),
-                    data,
+                let data = ErrorData {
+                    uri,
+                    ..ErrorData::method(method)
+                };
+                Message::error(
+                    Some(id()),
+                    ErrorObject::with_data(
+                        METHOD_NOT_FOUND,
+                        format!("mcptape serve: method {method} was not recorded"),
+                        &data,
+                    ),
                 )
             }
         };
@@ -1050,32 +1068,29 @@ impl Server {
     /// capabilities imply (module docs), or `None`.
     pub fn housekeeping(&self, method: &str) -> Option<Value> {
         let cap = |k: &str| self.caps.get(k).is_some_and(|v| !v.is_null());
-        let mut r = match method {
-            method::LOGGING_SET_LEVEL if cap("logging") => json!({}),
+        let body = match method {
+            method::LOGGING_SET_LEVEL if cap("logging") => Housekeeping::Empty(EmptyResult {}),
             method::RESOURCES_SUBSCRIBE | method::RESOURCES_UNSUBSCRIBE
-                if self.caps["resources"]["subscribe"] == json!(true) =>
+                if self.caps["resources"]["subscribe"].as_bool() == Some(true) =>
             {
-                json!({})
+                Housekeeping::Empty(EmptyResult {})
             }
-            method::RESOURCES_LIST if cap("resources") => json!({"resources": []}),
-            method::RESOURCES_TEMPLATES_LIST if cap("resources") => {
-                json!({"resourceTemplates": []})
+            method::RESOURCES_LIST | method::RESOURCES_TEMPLATES_LIST if cap("resources") => {
+                Housekeeping::List(EmptyList::of(method)?)
             }
-            method::TOOLS_LIST if cap("tools") => json!({"tools": []}),
-            method::PROMPTS_LIST if cap("prompts") => json!({"prompts": []}),
+            method::TOOLS_LIST if cap("tools") => Housekeeping::List(EmptyList::Tools),
+            method::PROMPTS_LIST if cap("prompts") => Housekeeping::List(EmptyList::Prompts),
             method::COMPLETION_COMPLETE if cap("completions") => {
-                json!({"completion": {"values": [], "hasMore": false}})
+                Housekeeping::Complete(CompleteResult::none())
             }
             _ => return None,
         };
-        if self.stateless {
-            if method::CACHEABLE.contains(&method) {
-                r["ttlMs"] = json!(0);
-                r["cacheScope"] = json!("private");
-            }
-            r["resultType"] = json!("complete");
-        }
-        Some(r)
+        let result = if self.stateless {
+            StatelessResult::complete_uncached(body, method)
+        } else {
+            StatelessResult::session(body)
+        };
+        serde_json::to_value(result).ok()
     }
 
     /// The other era's handshake result built from the recorded one, and
@@ -1093,43 +1108,35 @@ impl Server {
                 let d = &e.reply["result"];
                 let supported = protocol::supported_versions(d).unwrap_or_default();
                 let asked = params.get("protocolVersion").and_then(Value::as_str);
-                let version = protocol::initialize_answer_revision(asked, &supported)
-                    .as_str()
-                    .to_owned();
+                let version = protocol::initialize_answer_revision(asked, &supported);
                 let info = d
                     .get("serverInfo")
                     .or_else(|| d.get("_meta")?.get(META_SERVER_INFO))
                     .cloned()
-                    .unwrap_or_else(
-                        || json!({"name": "mcptape", "version": env!("CARGO_PKG_VERSION")}),
-                    );
-                let mut r = json!({
-                    "protocolVersion": version,
-                    "capabilities": d.get("capabilities").cloned().unwrap_or_else(|| json!({})),
-                    "serverInfo": info,
-                });
-                if let Some(i) = d.get("instructions") {
-                    r["instructions"] = i.clone();
-                }
-                Some((r, e))
+                    .or_else(|| serde_json::to_value(protocol::Implementation::mcptape()).ok())?;
+                let r = InitializeResult {
+                    protocol_version: version,
+                    capabilities: recorded_capabilities(d),
+                    server_info: info,
+                    instructions: d.get("instructions").cloned(),
+                };
+                Some((serde_json::to_value(r).ok()?, e))
             }
             method::SERVER_DISCOVER => {
                 let e = recorded(method::INITIALIZE)?;
                 let i = &e.reply["result"];
                 let version = protocol::HandshakeResult::of(i)
-                    .protocol_version()
-                    .unwrap_or(protocol::FALLBACK_REVISION.as_str());
-                let mut r = json!({
-                    "supportedVersions": [version],
-                    "capabilities": i.get("capabilities").cloned().unwrap_or_else(|| json!({})),
-                });
-                if let Some(info) = i.get("serverInfo") {
-                    r["_meta"] = json!({ META_SERVER_INFO: info });
-                }
-                if let Some(x) = i.get("instructions") {
-                    r["instructions"] = x.clone();
-                }
-                Some((r, e))
+                    .revision()
+                    .unwrap_or(protocol::FALLBACK_REVISION);
+                let r = DiscoverResult {
+                    supported_versions: vec![version],
+                    capabilities: recorded_capabilities(i),
+                    meta: i.get("serverInfo").map(|info| ServerInfoMeta {
+                        server_info: info.clone(),
+                    }),
+                    instructions: i.get("instructions").cloned(),
+                };
+                Some((serde_json::to_value(r).ok()?, e))
             }
             _ => None,
         }
@@ -1294,20 +1301,22 @@ impl IncomingError {
 
     /// The error response to send back: `{"jsonrpc":"2.0","id":…,"error":{"code",
     /// "message":"mcptape serve: <Display>","data":{"reason","offset"}}}` (`offset` when known;
-    /// `reason` is `batch` for a batch, else the wire error's kind).
-    pub fn response(&self) -> Value {
-        let id = self.id.as_ref().map_or(Value::Null, RequestId::to_value);
-        let data = match &self.kind {
-            IncomingErrorKind::Parse(e) | IncomingErrorKind::Invalid(e) => {
-                let mut data = json!({"reason": e.kind().to_string()});
-                if let Some(off) = e.offset() {
-                    data["offset"] = json!(off);
-                }
-                data
-            }
-            _ => json!({"reason": "batch"}),
+    /// `reason` is `batch` for a batch, else the wire error's kind), the id as sent (`null`
+    /// when it could not be read). Write it with [`Message::to_json`].
+    pub fn response(&self) -> Message {
+        let reason = match &self.kind {
+            IncomingErrorKind::Parse(e) | IncomingErrorKind::Invalid(e) => e.kind().to_string(),
+            IncomingErrorKind::Batch => "batch".to_owned(),
         };
-        error_msg(id, self.code(), &format!("mcptape serve: {self}"), data)
+        let data = ErrorData {
+            reason: Some(&reason),
+            offset: self.offset(),
+            ..ErrorData::default()
+        };
+        Message::error(
+            self.id.clone(),
+            ErrorObject::with_data(self.code(), format!("mcptape serve: {self}"), &data),
+        )
     }
 }
 
@@ -1418,7 +1427,8 @@ fn id_value(id_text: &str) -> Value {
     serde_json::from_str(id_text).unwrap_or(Value::Null)
 }
 
-/// `msg` serialized with its top-level `id` set to the raw JSON `id_text`.
+/// `msg` (a recorded reply as a value) serialized with its top-level `id`
+/// set to the raw JSON `id_text`.
 fn splice_text(msg: &Value, id_text: &str) -> String {
     let mut msg = msg.clone();
     // A non-null stand-in, so the id member is found (an `Option` reads `null` as absent).
@@ -1432,11 +1442,12 @@ fn splice_text(msg: &Value, id_text: &str) -> String {
     }
 }
 
-/// An [`Answer::Reply`] carrying `msg` under the raw id `id_text` after `delay_us`.
-fn reply_with_id(msg: Value, id_text: &str, delay_us: u64) -> Answer<ReplyBytes> {
+/// An [`Answer::Reply`] carrying `msg` (serialized, its id as sent) to the
+/// request whose raw id is `id_text`, after `delay_us`.
+fn reply_with_id(msg: &Message, id_text: &str, delay_us: u64) -> Answer<ReplyBytes> {
     Answer::Reply {
         id: id_value(id_text),
-        body: ReplyBytes::whole(splice_text(&msg, id_text)),
+        body: ReplyBytes::whole(msg.to_json()),
         delay_us,
         sse: false,
         status: None,
@@ -1445,13 +1456,14 @@ fn reply_with_id(msg: Value, id_text: &str, delay_us: u64) -> Answer<ReplyBytes>
     }
 }
 
-/// An [`Answer::Reply`] carrying `msg` (serialized) after `delay_us`.
-fn reply(msg: Value, delay_us: u64) -> Answer<ReplyBytes> {
-    let id = msg.get("id").cloned().unwrap_or(Value::Null);
+/// An [`Answer::Reply`] carrying `msg` (serialized, its id as sent; `null`
+/// when it has none) after `delay_us`.
+fn reply(msg: &Message, delay_us: u64) -> Answer<ReplyBytes> {
+    let id = msg.id();
     Answer::Reply {
-        id_text: id.to_string(),
-        id,
-        body: ReplyBytes::whole(msg.to_string()),
+        id_text: id.map_or("null", RequestId::as_json).to_owned(),
+        id: id.map_or(Value::Null, RequestId::to_value),
+        body: ReplyBytes::whole(msg.to_json()),
         delay_us,
         sse: false,
         status: None,
@@ -1468,13 +1480,65 @@ pub fn splice_id(raw: &str, id: &Value) -> Option<String> {
     Some(format!("{head}{id}{tail}"))
 }
 
-/// A JSON-RPC error response.
-pub fn error_msg(id: Value, code: i64, message: &str, data: Value) -> Value {
-    let mut err = json!({"code": code, "message": message});
-    if !data.is_null() {
-        err["data"] = data;
+/// `error.data` of serve's own errors (not the spec's: mcptape's account of
+/// what was asked and why it was refused), members in this order, each left
+/// out when absent: `{"method","params","uri","reason","offset"}`.
+#[derive(Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ErrorData<'a> {
+    /// The request's method.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    method: Option<&'a str>,
+    /// The request's params (`null` when it had none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    params: Option<&'a Value>,
+    /// The request's `params.uri`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    uri: Option<&'a str>,
+    /// Why the request was refused (a wire error kind, a root rejection, `batch`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<&'a str>,
+    /// Byte offset into the message of what is wrong.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    offset: Option<usize>,
+}
+
+impl<'a> ErrorData<'a> {
+    /// `{"method": method}`.
+    fn method(method: &'a str) -> ErrorData<'a> {
+        ErrorData {
+            method: Some(method),
+            ..ErrorData::default()
+        }
     }
-    json!({"jsonrpc": "2.0", "id": id, "error": err})
+}
+
+/// The body of an answer to unrecorded housekeeping ([`Server::housekeeping`]).
+enum Housekeeping {
+    /// `logging/setLevel`, `resources/subscribe`, `resources/unsubscribe`.
+    Empty(EmptyResult),
+    /// An empty first page of a list.
+    List(EmptyList),
+    /// `completion/complete` with no value.
+    Complete(CompleteResult),
+}
+
+impl Serialize for Housekeeping {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Housekeeping::Empty(r) => r.serialize(s),
+            Housekeeping::List(r) => r.serialize(s),
+            Housekeeping::Complete(r) => r.serialize(s),
+        }
+    }
+}
+
+/// `result.capabilities` of a recorded handshake result, `{}` when it has none.
+fn recorded_capabilities(result: &Value) -> Value {
+    result
+        .get("capabilities")
+        .cloned()
+        .unwrap_or_else(|| Value::Object(serde_json::Map::new()))
 }
 
 /// One reply ready to go out (or interim messages only, when not `reply`).
@@ -1841,11 +1905,9 @@ where
             Frame::Noise(b) if b.iter().all(u8::is_ascii_whitespace) => continue,
             Frame::Noise(b) => server.decide_bytes_in_pieces(&b),
             Frame::TooLong(e) => reply(
-                error_msg(
-                    Value::Null,
-                    PARSE_ERROR,
-                    &format!("mcptape serve: parse error: {e}"),
-                    Value::Null,
+                &Message::error(
+                    None,
+                    ErrorObject::new(PARSE_ERROR, format!("mcptape serve: parse error: {e}")),
                 ),
                 0,
             ),
@@ -1935,6 +1997,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     /// A server on `tape` that answers at once (`fixed:0ms`, no faults, seed 1, no roots).
     fn zero_latency_server(tape: Tape) -> Server {
@@ -1953,7 +2016,7 @@ mod tests {
         let e = parse_incoming(b"{\"jsonrpc\":\"2.0\",").unwrap_err();
         assert!(matches!(e.kind, IncomingErrorKind::Parse(_)), "{e:?}");
         assert_eq!((e.code(), e.id.as_ref()), (PARSE_ERROR, None));
-        let r = e.response();
+        let r = e.response().to_value();
         assert_eq!(r["id"], Value::Null);
         assert_eq!(r["error"]["code"], json!(PARSE_ERROR));
         assert_eq!(r["error"]["data"]["offset"], json!(e.offset().unwrap()));
@@ -1964,12 +2027,12 @@ mod tests {
         let e = parse_incoming(br#"{"jsonrpc":"1.0","id":7,"method":"ping"}"#).unwrap_err();
         assert!(matches!(e.kind, IncomingErrorKind::Invalid(_)), "{e:?}");
         assert_eq!(e.code(), INVALID_REQUEST);
-        assert_eq!(e.response()["id"], json!(7));
+        assert_eq!(e.response().to_value()["id"], json!(7));
         assert!(e.to_string().starts_with("invalid request: "), "{e}");
 
         let e = parse_incoming(br#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#).unwrap_err();
         assert_eq!(e.kind, IncomingErrorKind::Batch);
-        let r = e.response();
+        let r = e.response().to_value();
         assert_eq!(
             (r["id"].clone(), r["error"]["code"].clone()),
             (Value::Null, json!(INVALID_REQUEST))

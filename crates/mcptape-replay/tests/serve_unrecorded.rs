@@ -329,3 +329,61 @@ fn lone_surrogate_recording_replays_byte_exact() {
     assert_eq!(b, recorded.replacen(r#""id":2"#, r#""id":"r-7""#, 1));
     assert_eq!(srv.summary().matched, 1);
 }
+
+/// Synthesized replies are built from `mcptape_wire::reply` values; their
+/// bytes (member order included) are what serve wrote when they were `json!`
+/// literals, so replays of them compare byte for byte across versions.
+#[test]
+fn synthesized_replies_keep_their_bytes_member_order_included() {
+    let stateless = server(&corpus("py-stdio-2026-07-28.jsonl"));
+    let cases = [
+        (
+            r#"{"jsonrpc":"2.0","id":6,"method":"tools/list"}"#,
+            r#"{"jsonrpc":"2.0","id":6,"result":{"tools":[],"ttlMs":0,"cacheScope":"private","resultType":"complete"}}"#,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":10,"method":"resources/subscribe","params":{"uri":"file:///missing.txt"}}"#,
+            r#"{"jsonrpc":"2.0","id":10,"result":{"resultType":"complete"}}"#,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":12,"method":"resources/read","params":{"uri":"demo://nope/é\"x"}}"#,
+            r#"{"jsonrpc":"2.0","id":12,"error":{"code":-32602,"message":"Resource not found","data":{"uri":"demo://nope/é\"x"}}}"#,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":16,"method":"made/up","params":{"uri":"x://y"}}"#,
+            r#"{"jsonrpc":"2.0","id":16,"error":{"code":-32601,"message":"mcptape serve: method made/up was not recorded","data":{"method":"made/up","uri":"x://y"}}}"#,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":21,"method":"initialize","params":{"protocolVersion":"2099-01-01"}}"#,
+            r#"{"jsonrpc":"2.0","id":21,"result":{"protocolVersion":"2025-11-25","capabilities":{"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"tools":{"listChanged":true}},"serverInfo":{"name":"mcptape-py-server","version":"1.0.0"},"instructions":"Resources for mcptape recordings."}}"#,
+        ),
+        (
+            r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#,
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"mcptape serve: invalid request: batches are not supported","data":{"reason":"batch"}}}"#,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":25,"method":7}"#,
+            r#"{"jsonrpc":"2.0","id":25,"error":{"code":-32600,"message":"mcptape serve: invalid request: method is not a string at byte 34","data":{"reason":"method is not a string","offset":34}}}"#,
+        ),
+    ];
+    for (line, want) in cases {
+        assert_eq!(body(&stateless, line), want, "{line}");
+    }
+    let session = server(&corpus("py-stdio-2025-11-25.jsonl"));
+    let cases = [(
+        r#"{"jsonrpc":"2.0","id":3,"method":"server/discover","params":{}}"#,
+        r#"{"jsonrpc":"2.0","id":3,"result":{"supportedVersions":["2025-11-25"],"capabilities":{"prompts":{"listChanged":false},"resources":{"listChanged":false,"subscribe":false},"tools":{"listChanged":false}},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mcptape-py-server","version":"1.0.0"}},"instructions":"Resources for mcptape recordings."}}"#,
+    )];
+    for (line, want) in cases {
+        assert_eq!(body(&session, line), want, "{line}");
+    }
+    // A recorded method, params never recorded (none at all): `"params":null`.
+    let tools = server(&corpus("everything-tools-stdio.jsonl"));
+    assert_eq!(
+        body(
+            &tools,
+            r#"{"jsonrpc":"2.0","id":"q\"\u00e9","method":"tools/call"}"#
+        ),
+        r#"{"jsonrpc":"2.0","id":"q\"\u00e9","error":{"code":-32602,"message":"mcptape serve: no recorded response for tools/call with these params","data":{"method":"tools/call","params":null}}}"#
+    );
+}

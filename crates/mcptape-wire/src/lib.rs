@@ -14,6 +14,9 @@
 //! * [`protocol`] — the protocol model: revisions and eras, method names, `_meta`
 //!   keys, error codes, handshake params, HTTP header names, JSON Pointer, the
 //!   one revision detector.
+//! * [`reply`] — the replies a server writes as typed values (error objects, not-found
+//!   data, empty results and pages, `CompleteResult`, `InitializeResult`, `DiscoverResult`,
+//!   the 2026-07-28 `resultType`/`ttlMs`/`cacheScope` members) in the one envelope.
 //! * [`codec`] — the scalar / SIMD / fused decode paths behind one dispatch point.
 //!
 //! Reading one `resources/read` result strictly: a `TextResourceContents` and a
@@ -49,6 +52,7 @@ pub(crate) mod lex;
 pub mod limits;
 pub mod media;
 pub mod protocol;
+pub mod reply;
 pub mod resources;
 
 #[doc(hidden)]

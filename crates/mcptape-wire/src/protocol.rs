@@ -19,7 +19,7 @@ use std::str::FromStr;
 use serde::de::Deserializer;
 use serde::ser::Serializer;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::envelope::{Message, RequestId};
 
@@ -335,6 +335,9 @@ pub mod meta {
     pub const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
     /// The progress token of a request (`params._meta.progressToken`, all revisions).
     pub const PROGRESS_TOKEN: &str = "progressToken";
+    /// The server's `Implementation` in a 2026-07-28 `server/discover`
+    /// result's `_meta` (`result._meta["io.modelcontextprotocol/serverInfo"]`).
+    pub const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 }
 
 /// JSON-RPC and MCP error codes (JSON-RPC 2.0 §5.1; MCP 2026-07-28 `schema.ts`).
@@ -353,6 +356,14 @@ pub mod error_code {
     /// Resource not found in MCP 2025-11-25 and earlier (`schema.ts`
     /// "-32002 (resource not found, 2025-11-25 and earlier; replaced by -32602)").
     pub const LEGACY_RESOURCE_NOT_FOUND: i64 = -32002;
+    /// Streamable HTTP: a request without a session id where the server
+    /// requires one, answered with HTTP 400 (MCP 2025-03-26 … 2025-11-25
+    /// "Transports" › "Session Management"; the code is the TypeScript SDK's,
+    /// from the implementation-defined server-error range of JSON-RPC 2.0 §5.1).
+    pub const SESSION_REQUIRED: i64 = -32000;
+    /// Streamable HTTP: a session id the server does not know (unknown or
+    /// ended), answered with HTTP 404 (same sources as [`SESSION_REQUIRED`]).
+    pub const SESSION_NOT_FOUND: i64 = -32001;
 }
 
 /// Streamable HTTP header names, lowercase (HTTP field names are
@@ -403,22 +414,56 @@ impl Implementation {
 /// it answers server-to-client requests other than `ping` with
 /// [`error_code::METHOD_NOT_FOUND`].
 pub fn initialize_params(revision: &Revision, client: &Implementation) -> Value {
-    json!({
-        "protocolVersion": revision.as_str(),
-        "capabilities": {},
-        "clientInfo": client,
+    to_value(&InitializeParams {
+        protocol_version: revision,
+        capabilities: NoCapabilities {},
+        client_info: client,
     })
+}
+
+/// `InitializeRequest.params` (MCP 2025-11-25 `schema.ts`), as mcptape sends it.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct InitializeParams<'a> {
+    protocol_version: &'a Revision,
+    capabilities: NoCapabilities,
+    client_info: &'a Implementation,
+}
+
+/// `ClientCapabilities` with no capability declared: `{}`.
+#[derive(Serialize)]
+struct NoCapabilities {}
+
+/// The `_meta` of a 2026-07-28 request ([`request_meta`]): keys from [`meta`].
+struct RequestMeta<'a> {
+    revision: &'a Revision,
+    client: &'a Implementation,
+}
+
+impl Serialize for RequestMeta<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(3))?;
+        m.serialize_entry(meta::PROTOCOL_VERSION, self.revision)?;
+        m.serialize_entry(meta::CLIENT_INFO, self.client)?;
+        m.serialize_entry(meta::CLIENT_CAPABILITIES, &NoCapabilities {})?;
+        m.end()
+    }
+}
+
+/// `value` as a JSON value (key order kept). The params above and the
+/// bodies of [`reply`](crate::reply) serialize to string-keyed objects,
+/// strings, numbers and recorded values, which cannot fail; a caller's own
+/// `Serialize` that refuses gives `null`.
+pub(crate) fn to_value(value: &impl Serialize) -> Value {
+    serde_json::to_value(value).unwrap_or(Value::Null)
 }
 
 /// The `_meta` object a 2026-07-28 client puts on every request (and on
 /// `server/discover`): protocol version, client info, client capabilities
 /// (MCP 2026-07-28 "Basic" › "Versioning"; keys in [`meta`]).
 pub fn request_meta(revision: &Revision, client: &Implementation) -> Value {
-    json!({
-        meta::PROTOCOL_VERSION: revision.as_str(),
-        meta::CLIENT_INFO: client,
-        meta::CLIENT_CAPABILITIES: {},
-    })
+    to_value(&RequestMeta { revision, client })
 }
 
 /// The revisions mcptape's client asks for (`record`/`crawl` `--protocol`):

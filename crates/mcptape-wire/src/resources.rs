@@ -70,6 +70,13 @@ impl ResultType {
     }
 }
 
+/// As the wire string ([`ResultType::as_str`]).
+impl Serialize for ResultType {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
 /// `CacheableResult.cacheScope` (2026-07-28 "Caching"): who may share a cached copy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CacheScope {
@@ -86,6 +93,13 @@ impl CacheScope {
             CacheScope::Public => "public",
             CacheScope::Private => "private",
         }
+    }
+}
+
+/// As the wire string, `"public"` or `"private"`.
+impl Serialize for CacheScope {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
     }
 }
 

@@ -8,4 +8,5 @@ mod fuzzing;
 mod limits;
 mod media;
 mod protocol;
+mod reply;
 mod resources;

@@ -154,10 +154,17 @@ fn handshake_params_are_what_crawl_recorded() {
     let recorded = first_c2s(&corpus("crawl-everything-stdio.jsonl"));
     assert_eq!(recorded["method"], "initialize");
     assert_eq!(init, recorded["params"]);
+    // The same text, member order included (value equality ignores order).
+    assert_eq!(
+        init.to_string(),
+        r#"{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"mcptape","version":"0.1.0"}}"#
+    );
+    assert_eq!(init.to_string(), recorded["params"].to_string());
     let m = protocol::request_meta(&Revision::V2026_07_28, &client);
     let recorded = first_c2s(&corpus("crawl-py-stdio-2026-07-28.jsonl"));
     assert_eq!(recorded["method"], "server/discover");
     assert_eq!(m, recorded["params"]["_meta"]);
+    assert_eq!(m.to_string(), recorded["params"]["_meta"].to_string());
     assert_eq!(Implementation::mcptape().name, "mcptape");
 }
 
