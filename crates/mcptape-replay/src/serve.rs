@@ -1136,6 +1136,9 @@ impl Server {
                     }),
                     instructions: i.get("instructions").cloned(),
                 };
+                // A 2026-07-28 result: `resultType`, and `ttlMs`/`cacheScope`
+                // (`server/discover` is one of the six cacheable methods).
+                let r = StatelessResult::complete_uncached(r, method::SERVER_DISCOVER);
                 Some((serde_json::to_value(r).ok()?, e))
             }
             _ => None,

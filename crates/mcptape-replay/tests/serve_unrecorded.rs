@@ -370,9 +370,11 @@ fn synthesized_replies_keep_their_bytes_member_order_included() {
         assert_eq!(body(&stateless, line), want, "{line}");
     }
     let session = server(&corpus("py-stdio-2025-11-25.jsonl"));
+    // Built from the recorded `initialize`; a 2026-07-28 result all the same, so it ends with
+    // `ttlMs`/`cacheScope` (`server/discover` is cacheable) and `resultType` (it had none).
     let cases = [(
         r#"{"jsonrpc":"2.0","id":3,"method":"server/discover","params":{}}"#,
-        r#"{"jsonrpc":"2.0","id":3,"result":{"supportedVersions":["2025-11-25"],"capabilities":{"prompts":{"listChanged":false},"resources":{"listChanged":false,"subscribe":false},"tools":{"listChanged":false}},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mcptape-py-server","version":"1.0.0"}},"instructions":"Resources for mcptape recordings."}}"#,
+        r#"{"jsonrpc":"2.0","id":3,"result":{"supportedVersions":["2025-11-25"],"capabilities":{"prompts":{"listChanged":false},"resources":{"listChanged":false,"subscribe":false},"tools":{"listChanged":false}},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mcptape-py-server","version":"1.0.0"}},"instructions":"Resources for mcptape recordings.","ttlMs":0,"cacheScope":"private","resultType":"complete"}}"#,
     )];
     for (line, want) in cases {
         assert_eq!(body(&session, line), want, "{line}");
