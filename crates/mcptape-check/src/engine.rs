@@ -1728,8 +1728,13 @@ impl State {
         if bad_field {
             return;
         }
-        if let Some(t) = e.text.as_str()
-            && wireview::text_is_data_uri(t)
+        // The text is unescaped only when its first bytes may start a data URI.
+        let text = match &e.text {
+            Member::Raw { token, .. } if !wireview::text_may_be_data_uri(token) => None,
+            m => m.decode(),
+        };
+        if let Some(t) = text
+            && wireview::text_is_data_uri(&t)
         {
             cx.push(
                 rules::DATA_URI_IN_TEXT,

@@ -106,6 +106,12 @@ pub(crate) fn text_is_data_uri(text: &str) -> bool {
     media::text_is_data_uri(text)
 }
 
+/// `false` when an undecoded `text` token cannot hold a data URI
+/// (`mcptape_wire::media::token_may_be_data_uri`).
+pub(crate) fn text_may_be_data_uri(token: &[u8]) -> bool {
+    media::token_may_be_data_uri(token)
+}
+
 /// How a resources/read error response reads as "resource not found".
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum NotFound {

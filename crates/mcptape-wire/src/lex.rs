@@ -94,6 +94,10 @@ pub(crate) struct LexError {
 /// it, a linear scan (MCP objects have few keys; hostile ones stay linear).
 const LINEAR_KEYS: usize = 16;
 
+/// Keys the key stack ([`Lexer`]'s duplicate check) has room for at the
+/// first object of a scan: a JSON-RPC message's objects, nested, hold fewer.
+const KEY_STACK_START: usize = 16;
+
 /// Bytes the unescape buffer of a string reserves up front (64 KiB, or the
 /// rest of the input when shorter): a string with escapes is decoded
 /// without growing the buffer by doubling from nothing on every scan.
@@ -592,7 +596,12 @@ pub(crate) fn object<'a, H: Host<'a>>(
     depth: usize,
     mut member: impl FnMut(&mut H, &[u8], usize) -> Result<(), H::Error>,
 ) -> Result<(), H::Error> {
-    let base = h.lexer().keys.len();
+    let keys = &mut h.lexer().keys;
+    if keys.capacity() == 0 {
+        // One allocation per scan for the key stack (not 4 → 8 → 16).
+        keys.reserve(KEY_STACK_START);
+    }
+    let base = keys.len();
     let mut big = None;
     container(h, depth, b'}', Expected::CommaOrBrace, |h| {
         let r = h.lexer().key(base, &mut big);

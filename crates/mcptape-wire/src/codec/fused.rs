@@ -426,6 +426,8 @@ impl<'a> Parser<'a, '_> {
                 _ => None,
             };
             match slot {
+                // The text is validated, not unescaped ([`Member::Raw`]).
+                Some(slot) if key == b"text" => *slot = p.scan_raw_member()?,
                 Some(slot) => *slot = p.scan_member()?,
                 None => p.skip(ENTRY_DEPTH + 1)?,
             }
@@ -452,6 +454,22 @@ impl<'a> Parser<'a, '_> {
         let r = self.lx.string_cow();
         let value = self.lex(r)?;
         Ok(Member::Str { offset, value })
+    }
+
+    /// A member value: a string validated and left undecoded
+    /// ([`Member::Raw`]) or any other value, validated and skipped.
+    fn scan_raw_member(&mut self) -> Result<Member<'a>, CodecError> {
+        let offset = self.lx.pos;
+        if self.peek() != Some(b'"') {
+            return self.scan_member();
+        }
+        let r = self.lx.string();
+        self.lex(r)?;
+        let input: &'a [u8] = self.lx.input;
+        Ok(Member::Raw {
+            offset,
+            token: &input[offset..self.lx.pos],
+        })
     }
 
     /// In-place strict base64 check of a scanned `blob` whose `"` is at `offset`.

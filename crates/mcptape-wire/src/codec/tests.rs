@@ -538,7 +538,18 @@ fn scan_contents_reports_every_entry_and_its_issues() {
     );
     assert_eq!(entries[2].found, JsonType::Number);
     assert_eq!(entries[2].issues(), vec![(K::EntryNotObject, at("7,"))]);
-    assert_eq!(entries[3].text.as_str(), Some("a/b"));
+    // `text` is validated, not unescaped: its token as sent, decoded on demand.
+    assert_eq!(
+        entries[3].text,
+        Member::Raw {
+            offset: at("\"a\\/b\""),
+            token: br#""a\/b""#
+        }
+    );
+    assert_eq!(entries[3].text.as_str(), None);
+    assert_eq!(entries[3].text.decode().as_deref(), Some("a/b"));
+    assert_eq!(entries[0].uri.decode().as_deref(), Some("file:///a.png"));
+    assert_eq!(entries[5].mime_type.decode(), None);
     assert_eq!(entries[3].issues(), vec![(K::MissingUri, at("{\"text\""))]);
     assert_eq!(
         entries[4].issues(),
