@@ -365,12 +365,12 @@ fn first_pass<S: LineSource>(
     Ok((detected, sse))
 }
 
-/// The one envelope scan of a record's message (`envelope::scan_frame`),
+/// The one envelope scan of a record's message (`envelope::scan_frame_str`),
 /// made while the record is framed: whether the message is strict JSON (the
 /// record reader's fast path takes it; else its own path decides), and the
 /// scan when it is.
 pub(crate) fn scan_strict(m: &str) -> (bool, Option<Result<envelope::Scanned, WireError>>) {
-    let s = envelope::scan_frame(m.as_bytes());
+    let s = envelope::scan_frame_str(m);
     let strict = match &s {
         Ok(_) => true,
         Err(e) if !matches!(e.kind(), WireErrorKind::Json(_)) => true,
@@ -682,7 +682,7 @@ fn check_message(
     http: Option<&HttpMeta>,
     scanned: Option<Result<envelope::Scanned, WireError>>,
 ) -> usize {
-    let scanned = scanned.unwrap_or_else(|| envelope::scan_frame(raw.as_bytes()));
+    let scanned = scanned.unwrap_or_else(|| envelope::scan_frame_str(raw));
     let env = wireview::envelope_of(&scanned);
     if header.transport == Transport::Stdio
         && let Some(at) = wireview::line_break(raw.as_bytes())

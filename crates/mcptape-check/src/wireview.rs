@@ -45,9 +45,10 @@ fn first_byte(raw: &str) -> Option<u8> {
 }
 
 /// The wire's strict scan of one raw `contents` value
-/// (`mcptape_wire::codec::scan_contents`).
+/// (`mcptape_wire::codec::scan_contents_str`: a `&str`'s UTF-8 is not
+/// checked again).
 pub(crate) fn scan_contents(raw: &str) -> Result<Vec<ScannedEntry<'_>>, codec::CodecError> {
-    codec::scan_contents(raw.as_bytes())
+    codec::scan_contents_str(raw)
 }
 
 /// The JSON type of a raw value, for messages (`an array`, `a number`, ...).

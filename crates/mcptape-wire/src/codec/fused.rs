@@ -51,9 +51,10 @@ const ENTRY_DEPTH: usize = 4;
 /// See [`super::scan_contents`]; on error `out` holds the entries before it.
 pub(super) fn scan_contents<'a>(
     input: &'a [u8],
+    text: Option<&'a str>,
     out: &mut Vec<ScannedEntry<'a>>,
 ) -> Result<(), CodecError> {
-    let end = contents_array(input, out)?;
+    let end = contents_array(input, text, out)?;
     let mut p = end;
     while p < input.len() && matches!(input[p], b' ' | b'\t' | b'\n' | b'\r') {
         p += 1;
@@ -91,12 +92,17 @@ pub(super) fn scan_message(input: &[u8]) -> Result<Option<FoundContents<'_>>, Co
 
 /// The `contents` array at the start of `input` (`[`), scanned entry by entry
 /// into `out`; returns the offset just past its `]` (the rest is not read).
+/// `text` is `input` when it is known to be UTF-8.
 fn contents_array<'a>(
     input: &'a [u8],
+    text: Option<&'a str>,
     out: &mut Vec<ScannedEntry<'a>>,
 ) -> Result<usize, CodecError> {
     let mut arena = DecodedReadResult::default();
     let mut p = Parser::new(input, Kernel::Scalar, &mut arena);
+    if let Some(t) = text {
+        p.lx = Lexer::new_str(t);
+    }
     p.lx.ws();
     if p.lx.peek() != Some(b'[') {
         return Err(p.wrong_type("contents", "an array"));
@@ -383,10 +389,11 @@ impl<'a> Parser<'a, '_> {
                 let start = p.lx.pos;
                 let input: &'a [u8] = p.lx.input;
                 let mut entries = Vec::new();
-                let end = contents_array(&input[start..], &mut entries).map_err(|mut e| {
-                    e.offset += start;
-                    e
-                })?;
+                let end =
+                    contents_array(&input[start..], None, &mut entries).map_err(|mut e| {
+                        e.offset += start;
+                        e
+                    })?;
                 p.lx.pos = start + end;
                 *found = Some((start..p.lx.pos, entries));
                 Ok(())

@@ -378,7 +378,15 @@ impl ScannedEntry<'_> {
 /// [`CodecErrorKind::WrongType`] (`contents`) when it is not an array.
 pub fn scan_contents(input: &[u8]) -> Result<Vec<ScannedEntry<'_>>, CodecError> {
     let mut out = Vec::new();
-    fused::scan_contents(input, &mut out)?;
+    fused::scan_contents(input, None, &mut out)?;
+    Ok(out)
+}
+
+/// [`scan_contents`] of a value already known to be UTF-8 (a `&str`): the
+/// same entries and errors, without checking the UTF-8 of its strings again.
+pub fn scan_contents_str(input: &str) -> Result<Vec<ScannedEntry<'_>>, CodecError> {
+    let mut out = Vec::new();
+    fused::scan_contents(input.as_bytes(), Some(input), &mut out)?;
     Ok(out)
 }
 
