@@ -288,7 +288,7 @@ impl<'a> Member<'a> {
         match self {
             Member::Str { value, .. } => Some(value.clone()),
             // Validated by the scan that made it: decoding cannot fail.
-            Member::Raw { token, .. } => crate::lex::Lexer::new(*token).string_cow().ok(),
+            Member::Raw { token, .. } => crate::lex::Lexer::new(token).string_cow().ok(),
             _ => None,
         }
     }
