@@ -924,9 +924,8 @@ impl<'a> Cx<'a> {
 /// memory is bounded by the open requests, not by the length of the session;
 /// a late duplicate answer to a forgotten request is `response-unknown-id`,
 /// whose message then says so. (A forgotten key is looked past at once and
-/// its memory taken back in a sweep whenever the request map reaches twice
-/// this many keys, or twice its size after the last sweep: no lookup of the
-/// oldest key per answer.)
+/// its memory taken back in a sweep once the request map holds 8,192 keys
+/// more than after the last sweep: no lookup of the oldest key per answer.)
 pub const MAX_ANSWERED_KEYS_KEPT: usize = 1 << 16;
 
 /// The requests one sender sent with one id ([`IdKey`]).
@@ -1018,6 +1017,16 @@ struct State {
     /// HTTP exchanges answered with an event stream (`sse-event-not-jsonrpc`).
     sse: sse::SseStreams,
 }
+
+/// Keys more than after the last sweep at which the next sweep of forgotten
+/// keys runs ([`State::sweep_if_due`]): 8,192, an eighth of
+/// [`MAX_ANSWERED_KEYS_KEPT`] (the map holds at most that many forgotten
+/// keys, and a sweep's pass over it is shared by that many new keys).
+const SWEEP_EVERY: usize = MAX_ANSWERED_KEYS_KEPT / 8;
+
+/// Keys in the request map at which the first sweep runs:
+/// [`MAX_ANSWERED_KEYS_KEPT`] + [`SWEEP_EVERY`].
+const SWEEP_START: usize = MAX_ANSWERED_KEYS_KEPT + SWEEP_EVERY;
 
 /// The word and bit of answer generation `generation` in
 /// [`State::answered_live`].
@@ -1118,7 +1127,7 @@ impl State {
         }
         let now = self.answered_gen;
         self.requests.retain(|_, list| !list.forgotten(now));
-        self.sweep_at = (2 * self.requests.len()).max(2 * MAX_ANSWERED_KEYS_KEPT);
+        self.sweep_at = (self.requests.len() + SWEEP_EVERY).max(SWEEP_START);
     }
 
     fn new(transport: Transport, rev: Revision) -> State {
@@ -1129,7 +1138,7 @@ impl State {
             next_key_seq: 0,
             answered_live: vec![0; MAX_ANSWERED_KEYS_KEPT.div_ceil(64)],
             answered_gen: 0,
-            sweep_at: 2 * MAX_ANSWERED_KEYS_KEPT,
+            sweep_at: SWEEP_START,
             forgotten: 0,
             type_clash_reported: HashSet::new(),
             offered: None,
