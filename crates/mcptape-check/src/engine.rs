@@ -365,12 +365,12 @@ fn first_pass<S: LineSource>(
     Ok((detected, sse))
 }
 
-/// The one envelope scan of a record's message (`envelope::scan_frame`),
+/// The one envelope scan of a record's message (`envelope::scan_frame_str`),
 /// made while the record is framed: whether the message is strict JSON (the
 /// record reader's fast path takes it; else its own path decides), and the
 /// scan when it is.
 pub(crate) fn scan_strict(m: &str) -> (bool, Option<Result<envelope::Scanned, WireError>>) {
-    let s = envelope::scan_frame(m.as_bytes());
+    let s = envelope::scan_frame_str(m);
     let strict = match &s {
         Ok(_) => true,
         Err(e) if !matches!(e.kind(), WireErrorKind::Json(_)) => true,
@@ -682,7 +682,7 @@ fn check_message(
     http: Option<&HttpMeta>,
     scanned: Option<Result<envelope::Scanned, WireError>>,
 ) -> usize {
-    let scanned = scanned.unwrap_or_else(|| envelope::scan_frame(raw.as_bytes()));
+    let scanned = scanned.unwrap_or_else(|| envelope::scan_frame_str(raw));
     let env = wireview::envelope_of(&scanned);
     if header.transport == Transport::Stdio
         && let Some(at) = wireview::line_break(raw.as_bytes())
@@ -923,7 +923,9 @@ impl<'a> Cx<'a> {
 /// already answered. Past that the key answered longest ago is forgotten, so
 /// memory is bounded by the open requests, not by the length of the session;
 /// a late duplicate answer to a forgotten request is `response-unknown-id`,
-/// whose message then says so.
+/// whose message then says so. (A forgotten key is looked past at once and
+/// its memory taken back in a sweep once the request map holds 8,192 keys
+/// more than after the last sweep: no lookup of the oldest key per answer.)
 pub const MAX_ANSWERED_KEYS_KEPT: usize = 1 << 16;
 
 /// The requests one sender sent with one id ([`IdKey`]).
@@ -940,8 +942,17 @@ struct KeyRequests {
     last_record: usize,
     /// Its requests not answered yet, oldest first.
     open: Vec<Pending>,
-    /// Which answer emptied [`Self::open`] last ([`State::answered_fifo`]).
+    /// Which answer emptied [`Self::open`] last ([`State::answered_gen`]).
     answered_gen: u64,
+}
+
+impl KeyRequests {
+    /// All its requests were answered before the last
+    /// [`MAX_ANSWERED_KEYS_KEPT`] answers (at answer generation `now`): the
+    /// key is forgotten, as if it had never been seen.
+    fn forgotten(&self, now: u64) -> bool {
+        self.open.is_empty() && self.answered_gen + MAX_ANSWERED_KEYS_KEPT as u64 <= now
+    }
 }
 
 #[derive(Debug)]
@@ -975,16 +986,22 @@ struct State {
     transport: Transport,
     rev: Revision,
     /// Requests by (sender, id): the open ones, and what is remembered of
-    /// answered ones (at most [`MAX_ANSWERED_KEYS_KEPT`] keys all answered).
+    /// answered ones (at most [`MAX_ANSWERED_KEYS_KEPT`] keys all answered;
+    /// the forgotten ones, [`KeyRequests::forgotten`], are looked past until
+    /// [`State::sweep_if_due`] removes them).
     requests: HashMap<(Direction, IdKey), KeyRequests>,
     /// The last [`KeyRequests::key_seq`] handed out.
     next_key_seq: u64,
-    /// Keys whose requests were all answered, in the order they were, with
-    /// the [`KeyRequests::answered_gen`] of that answer; at most
-    /// [`MAX_ANSWERED_KEYS_KEPT`].
-    answered_fifo: std::collections::VecDeque<((Direction, IdKey), u64)>,
+    /// One bit per answer generation of the last [`MAX_ANSWERED_KEYS_KEPT`]
+    /// (bit `generation % MAX_ANSWERED_KEYS_KEPT`): set while the key that
+    /// answer emptied is still all answered with it (cleared when the key
+    /// gets a new request), so that the answer leaving the window says
+    /// whether a key is forgotten then.
+    answered_live: Vec<u64>,
     /// The last answer generation handed out.
     answered_gen: u64,
+    /// `requests.len()` at which forgotten keys are swept out.
+    sweep_at: usize,
     /// How many answered keys were forgotten.
     forgotten: u64,
     /// (sender, id type, id text) already reported for ids-differ-only-in-type.
@@ -999,6 +1016,23 @@ struct State {
     listed: HashSet<String>,
     /// HTTP exchanges answered with an event stream (`sse-event-not-jsonrpc`).
     sse: sse::SseStreams,
+}
+
+/// Keys more than after the last sweep at which the next sweep of forgotten
+/// keys runs ([`State::sweep_if_due`]): 8,192, an eighth of
+/// [`MAX_ANSWERED_KEYS_KEPT`] (the map holds at most that many forgotten
+/// keys, and a sweep's pass over it is shared by that many new keys).
+const SWEEP_EVERY: usize = MAX_ANSWERED_KEYS_KEPT / 8;
+
+/// Keys in the request map at which the first sweep runs:
+/// [`MAX_ANSWERED_KEYS_KEPT`] + [`SWEEP_EVERY`].
+const SWEEP_START: usize = MAX_ANSWERED_KEYS_KEPT + SWEEP_EVERY;
+
+/// The word and bit of answer generation `generation` in
+/// [`State::answered_live`].
+fn live_bit(generation: u64) -> (usize, u64) {
+    let slot = (generation % MAX_ANSWERED_KEYS_KEPT as u64) as usize;
+    (slot / 64, 1 << (slot % 64))
 }
 
 /// The side that sent the requests a message going `dir` answers.
@@ -1064,22 +1098,36 @@ impl State {
             list.open = Vec::new();
             self.answered_gen += 1;
             list.answered_gen = self.answered_gen;
-            self.answered_fifo.push_back((k.clone(), self.answered_gen));
-            while self.answered_fifo.len() > MAX_ANSWERED_KEYS_KEPT {
-                let Some((old, generation)) = self.answered_fifo.pop_front() else {
-                    break;
-                };
-                // One lookup of the key answered longest ago (cold memory).
-                if let std::collections::hash_map::Entry::Occupied(e) = self.requests.entry(old)
-                    && e.get().open.is_empty()
-                    && e.get().answered_gen == generation
-                {
-                    e.remove();
-                    self.forgotten += 1;
-                }
+            // The answer `MAX_ANSWERED_KEYS_KEPT` generations ago leaves the
+            // window (it shares this one's bit): its key is forgotten now if
+            // that answer still stands.
+            let (word, bit) = live_bit(self.answered_gen);
+            if self.answered_gen > MAX_ANSWERED_KEYS_KEPT as u64
+                && self.answered_live[word] & bit != 0
+            {
+                self.forgotten += 1;
             }
+            self.answered_live[word] |= bit;
         }
         Some(p)
+    }
+
+    /// The requests of key `k`, unless it is forgotten ([`KeyRequests::forgotten`]).
+    fn known(&self, k: &(Direction, IdKey)) -> Option<&KeyRequests> {
+        self.requests
+            .get(k)
+            .filter(|list| !list.forgotten(self.answered_gen))
+    }
+
+    /// Takes the memory of the forgotten keys back once the map has grown
+    /// to [`State::sweep_at`] keys.
+    fn sweep_if_due(&mut self) {
+        if self.requests.len() < self.sweep_at {
+            return;
+        }
+        let now = self.answered_gen;
+        self.requests.retain(|_, list| !list.forgotten(now));
+        self.sweep_at = (self.requests.len() + SWEEP_EVERY).max(SWEEP_START);
     }
 
     fn new(transport: Transport, rev: Revision) -> State {
@@ -1088,8 +1136,9 @@ impl State {
             rev,
             requests: HashMap::new(),
             next_key_seq: 0,
-            answered_fifo: std::collections::VecDeque::new(),
+            answered_live: vec![0; MAX_ANSWERED_KEYS_KEPT.div_ceil(64)],
             answered_gen: 0,
+            sweep_at: SWEEP_START,
             forgotten: 0,
             type_clash_reported: HashSet::new(),
             offered: None,
@@ -1150,12 +1199,13 @@ impl State {
         let id = &key;
         // ids-differ-only-in-type between two requests of one sender.
         let other = (dir, key.other_type());
-        if self.requests.contains_key(&other)
+        if let Some((first_method, first_record)) = self
+            .known(&other)
+            .map(|first| (first.first_method.clone(), first.first_record))
             && self
                 .type_clash_reported
                 .insert((dir, key.text.as_str().to_owned()))
         {
-            let first = &self.requests[&other];
             cx.push(
                 rules::IDS_DIFFER_ONLY_IN_TYPE,
                 place,
@@ -1165,8 +1215,8 @@ impl State {
                     "request id {} differs only in type from request id {} ({}, record {})",
                     id,
                     other.1.json(),
-                    first.first_method,
-                    first.first_record
+                    first_method,
+                    first_record
                 ),
             );
         }
@@ -1238,17 +1288,35 @@ impl State {
             }
         }
 
-        let list = self.requests.entry((dir, key.clone())).or_insert_with(|| {
-            self.next_key_seq += 1;
+        self.sweep_if_due();
+        let now = self.answered_gen;
+        let next_key_seq = &mut self.next_key_seq;
+        let mut fresh = || {
+            *next_key_seq += 1;
             KeyRequests {
-                key_seq: self.next_key_seq,
+                key_seq: *next_key_seq,
                 first_method: method_name(method),
                 first_record: place.record,
                 last_record: place.record,
                 open: Vec::new(),
                 answered_gen: 0,
             }
-        });
+        };
+        let list = match self.requests.entry((dir, key.clone())) {
+            std::collections::hash_map::Entry::Occupied(e) => {
+                let list = e.into_mut();
+                if list.forgotten(now) {
+                    // Forgotten: a new key, as if never seen.
+                    *list = fresh();
+                } else if list.open.is_empty() {
+                    // Its answer no longer stands for it (a new request).
+                    let (word, bit) = live_bit(list.answered_gen);
+                    self.answered_live[word] &= !bit;
+                }
+                list
+            }
+            std::collections::hash_map::Entry::Vacant(e) => e.insert(fresh()),
+        };
         list.last_record = place.record;
         // Most keys hold one request at a time: room for one, not four.
         list.open.reserve_exact(1);
@@ -1331,9 +1399,9 @@ impl State {
             return;
         };
         let k = (requester, id.clone());
-        let Some(list) = self.requests.get(&k) else {
+        let Some(list) = self.known(&k) else {
             let other = (requester, k.1.other_type());
-            if let Some(r) = self.requests.get(&other) {
+            if let Some(r) = self.known(&other) {
                 cx.push(
                     rules::IDS_DIFFER_ONLY_IN_TYPE,
                     place,
@@ -1728,8 +1796,13 @@ impl State {
         if bad_field {
             return;
         }
-        if let Some(t) = e.text.as_str()
-            && wireview::text_is_data_uri(t)
+        // The text is unescaped only when its first bytes may start a data URI.
+        let text = match &e.text {
+            Member::Raw { token, .. } if !wireview::text_may_be_data_uri(token) => None,
+            m => m.decode(),
+        };
+        if let Some(t) = text
+            && wireview::text_is_data_uri(&t)
         {
             cx.push(
                 rules::DATA_URI_IN_TEXT,

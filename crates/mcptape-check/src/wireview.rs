@@ -45,9 +45,10 @@ fn first_byte(raw: &str) -> Option<u8> {
 }
 
 /// The wire's strict scan of one raw `contents` value
-/// (`mcptape_wire::codec::scan_contents`).
+/// (`mcptape_wire::codec::scan_contents_str`: a `&str`'s UTF-8 is not
+/// checked again).
 pub(crate) fn scan_contents(raw: &str) -> Result<Vec<ScannedEntry<'_>>, codec::CodecError> {
-    codec::scan_contents(raw.as_bytes())
+    codec::scan_contents_str(raw)
 }
 
 /// The JSON type of a raw value, for messages (`an array`, `a number`, ...).
@@ -104,6 +105,12 @@ pub(crate) fn is_textlike(mime: &str) -> bool {
 /// True when a `text` payload is a `data:` URI.
 pub(crate) fn text_is_data_uri(text: &str) -> bool {
     media::text_is_data_uri(text)
+}
+
+/// `false` when an undecoded `text` token cannot hold a data URI
+/// (`mcptape_wire::media::token_may_be_data_uri`).
+pub(crate) fn text_may_be_data_uri(token: &[u8]) -> bool {
+    media::token_may_be_data_uri(token)
 }
 
 /// How a resources/read error response reads as "resource not found".

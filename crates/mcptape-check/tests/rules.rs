@@ -633,6 +633,50 @@ fn answered_requests_are_remembered_up_to_the_limit_and_forgotten_one_past() {
     );
 }
 
+/// A key asked again before it is forgotten is remembered from its last
+/// answer: the answer leaving the window (the key's first) forgets nothing,
+/// so a late duplicate is `request-answered-twice` naming the second
+/// request, and an unknown id's message does not say anything was forgotten.
+#[test]
+fn a_key_asked_again_before_it_is_forgotten_is_remembered_from_its_last_answer() {
+    let req = |i: usize| format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"ping"}}"#);
+    let resp = |i: usize| format!(r#"{{"jsonrpc":"2.0","id":{i},"result":{{}}}}"#);
+    let mut msgs = Vec::new();
+    for i in 0..MAX_ANSWERED_KEYS_KEPT {
+        msgs.push(("c2s", req(i)));
+        msgs.push(("s2c", resp(i)));
+    }
+    // Asked again while still remembered, answered: the answer that leaves
+    // the window now is the key's first one, which no longer stands.
+    msgs.push(("c2s", req(0)));
+    msgs.push(("s2c", resp(0)));
+    msgs.push(("s2c", resp(0)));
+    msgs.push(("s2c", resp(1 << 40)));
+    let refs: Vec<(&str, &str)> = msgs.iter().map(|(d, m)| (*d, m.as_str())).collect();
+    let r = check_bytes("t.jsonl", &transcript(&refs), &Options::default());
+    let n = 2 * MAX_ANSWERED_KEYS_KEPT;
+    let last: Vec<(&str, usize, &str)> = r
+        .findings
+        .iter()
+        .rev()
+        .take(2)
+        .rev()
+        .map(|f| (f.rule, f.record, f.message.as_str()))
+        .collect();
+    let twice = format!("request 0 (record {}) was already answered", n + 1);
+    assert_eq!(
+        last,
+        vec![
+            ("request-answered-twice", n + 3, twice.as_str()),
+            (
+                "response-unknown-id",
+                n + 4,
+                "no request with id 1099511627776 was sent by the other side"
+            ),
+        ]
+    );
+}
+
 /// Regression: an integer id past `u64` (`18446744073709551616`: legal
 /// JSON-RPC 2.0 §4, which sets no range) was `message-not-jsonrpc`. Its text
 /// is now the id end to end: the request pairs with its own answer, the

@@ -83,3 +83,47 @@ fn contents_not_an_array_names_its_type() {
     assert_eq!(f.findings[0].pointer, "/result/contents");
     assert_eq!(f.findings[0].message, "contents is an object, not an array");
 }
+
+/// A `text` is no longer unescaped on every scan; a data URI whose first
+/// characters are escapes (`\u0064` = `d`, a leading `\n`) is still found,
+/// with its decoded length, and an escaped text that is no data URI is not.
+#[test]
+fn data_uri_in_escaped_text_is_found_without_decoding_every_text() {
+    let entry = |text: &str| {
+        format!(
+            r#"{{"tUs":2,"kind":"message","dir":"s2c","msg":{{"jsonrpc":"2.0","id":1,"result":{{"contents":[{{"uri":"file:///a","text":{text}}}]}}}}}}"#
+        )
+    };
+    let header = format!("{HEADER}\n");
+    for (text, fires) in [
+        (r#""\u0064ata:image/png;base64,iVBORw0KGgo=""#, true),
+        (r#""\n  data:image/png;base64,iVBORw0KGgo=""#, true),
+        (r#""data:image/png;base64,iV\/BORw0KGgo=""#, true),
+        (r#""dat\u0061 image/png;base64,iVBORw0KGgo=""#, false),
+        (r#""line one\nline two \"data:x;base64,AA==\"""#, false),
+    ] {
+        let resp = entry(text);
+        let found = check(&[REQ, &resp]);
+        let want = if fires {
+            vec![(
+                "data-uri-in-text".to_owned(),
+                "/result/contents/0/text".to_owned(),
+            )]
+        } else {
+            vec![]
+        };
+        assert_eq!(found, want, "{text}");
+        if fires {
+            let t = format!("{header}{REQ}\n{resp}\n{{\"tUs\":9,\"kind\":\"exit\",\"code\":0}}\n");
+            let r = check_bytes("t.jsonl", t.as_bytes(), &Options::default());
+            let decoded: String = serde_json::from_str(text).unwrap();
+            assert!(
+                r.findings[0]
+                    .message
+                    .contains(&format!("({} chars)", decoded.len())),
+                "{}",
+                r.findings[0].message
+            );
+        }
+    }
+}

@@ -303,7 +303,7 @@ fn decode_string(token: &[u8]) -> Option<Cow<'_, str>> {
 /// scalar is [`WireErrorKind::NotAnObject`] (an empty batch
 /// [`WireErrorKind::EmptyBatch`]), and the envelope kinds of the module docs.
 pub fn scan_envelope(input: &[u8]) -> Result<Envelope, WireError> {
-    match scan(input, false)? {
+    match scan(input, None, false)? {
         Scanned::Single(e) => Ok(e),
         Scanned::Batch(_) => unreachable_batch(),
     }
@@ -333,7 +333,13 @@ pub enum Scanned {
 /// envelope errors. An element that is not an object or breaks an envelope
 /// rule is an `Err` in place.
 pub fn scan_frame(input: &[u8]) -> Result<Scanned, WireError> {
-    scan(input, true)
+    scan(input, None, true)
+}
+
+/// [`scan_frame`] of a frame already known to be UTF-8 (a `&str`): the
+/// same result and errors, without checking the UTF-8 of its strings again.
+pub fn scan_frame_str(input: &str) -> Result<Scanned, WireError> {
+    scan(input.as_bytes(), Some(input), true)
 }
 
 /// Parses one frame into owned typed views ([`Envelope::message`] of each
@@ -364,8 +370,9 @@ fn unreachable_batch() -> Result<Envelope, WireError> {
 }
 
 /// The scan behind [`scan_envelope`] (`batch` false: an array is
-/// [`WireErrorKind::NotAnObject`]) and [`scan_frame`].
-fn scan(input: &[u8], batch: bool) -> Result<Scanned, WireError> {
+/// [`WireErrorKind::NotAnObject`]) and [`scan_frame`]; `text` is `input`
+/// when it is known to be UTF-8 ([`scan_frame_str`]).
+fn scan(input: &[u8], text: Option<&str>, batch: bool) -> Result<Scanned, WireError> {
     if input.len() > MAX_MESSAGE_BYTES {
         return Err(json_err(
             JsonErrorKind::MessageTooLarge {
@@ -375,7 +382,10 @@ fn scan(input: &[u8], batch: bool) -> Result<Scanned, WireError> {
             MAX_MESSAGE_BYTES,
         ));
     }
-    let mut lx = Lexer::new(input);
+    let mut lx = match text {
+        Some(t) => Lexer::new_str(t),
+        None => Lexer::new(input),
+    };
     lx.ws();
     let root = lx.pos;
     if batch && lx.peek() == Some(b'[') {

@@ -474,7 +474,9 @@ pub fn resources_vs_codec(data: &[u8]) {
 ///   serde_json's top-level members (a small reference model of the rules
 ///   the reader's docs list) give the same verdict and error kind, and for
 ///   an accepted message the same kind, the same id text and `method`,
-///   `params`, `result`, `error` ranges as serde_json's `RawValue`s.
+///   `params`, `result`, `error` ranges as serde_json's `RawValue`s;
+/// * the `&str` entry point: on UTF-8 input `scan_frame_str` gives what
+///   `scan_frame` gives.
 ///
 /// # Panics
 /// When the reader and the oracle disagree (that is the finding).
@@ -483,6 +485,15 @@ pub fn envelope_vs_jsonrpc(input: &[u8]) {
     use crate::error::{JsonErrorKind, WireErrorKind};
     let show = || String::from_utf8_lossy(input).into_owned();
     let ours = scan_frame(input);
+    // The `&str` entry point (UTF-8 not checked again) agrees on UTF-8 input.
+    if let Ok(text) = std::str::from_utf8(input) {
+        assert_eq!(
+            crate::envelope::scan_frame_str(text),
+            ours,
+            "scan_frame_str: {}",
+            show()
+        );
+    }
     if serde_json::from_slice::<serde_json::Value>(input).is_err() {
         match &ours {
             Err(e) if matches!(e.kind(), WireErrorKind::Json(_)) => {}

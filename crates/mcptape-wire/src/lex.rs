@@ -94,6 +94,10 @@ pub(crate) struct LexError {
 /// it, a linear scan (MCP objects have few keys; hostile ones stay linear).
 const LINEAR_KEYS: usize = 16;
 
+/// Keys the key stack ([`Lexer`]'s duplicate check) has room for at the
+/// first object of a scan: a JSON-RPC message's objects, nested, hold fewer.
+const KEY_STACK_START: usize = 16;
+
 /// Bytes the unescape buffer of a string reserves up front (64 KiB, or the
 /// rest of the input when shorter): a string with escapes is decoded
 /// without growing the buffer by doubling from nothing on every scan.
@@ -173,6 +177,10 @@ pub(crate) struct Lexer<'a> {
     keys: Vec<Cow<'a, [u8]>>,
     /// Unescaped string bytes on [`Self::string_into`]'s fast path.
     sbuf: Vec<u8>,
+    /// The input as `&str` when it is known to be UTF-8 ([`Self::new_str`]):
+    /// strings are then only checked for control bytes, and borrowed
+    /// without a second UTF-8 check.
+    text: Option<&'a str>,
 }
 
 impl<'a> Host<'a> for Lexer<'a> {
@@ -193,6 +201,16 @@ impl<'a> Lexer<'a> {
             pos: 0,
             keys: Vec::new(),
             sbuf: Vec::new(),
+            text: None,
+        }
+    }
+
+    /// A lexer at offset 0 of `input`, known to be UTF-8: the scan does not
+    /// check the UTF-8 of its strings again (RFC 8259 §8.1 holds already).
+    pub(crate) fn new_str(input: &'a str) -> Self {
+        Lexer {
+            text: Some(input),
+            ..Lexer::new(input.as_bytes())
         }
     }
 
@@ -323,10 +341,10 @@ impl<'a> Lexer<'a> {
         loop {
             let rest = &self.input[p..];
             let Some(n) = memchr::memchr2(b'"', b'\\', rest) else {
-                check_run(rest, p)?;
+                check_run(rest, p, self.text.is_some())?;
                 return Err(self.err(LexErrorKind::End, self.input.len()));
             };
-            check_run(&rest[..n], p)?;
+            check_run(&rest[..n], p, self.text.is_some())?;
             p += n;
             if self.input[p] == b'"' {
                 self.pos = p + 1;
@@ -355,8 +373,11 @@ impl<'a> Lexer<'a> {
         let rest = &input[start..];
         if let Some(n) = memchr::memchr2(b'"', b'\\', rest)
             && rest[n] == b'"'
-            && check_run(&rest[..n], start).is_ok()
-            && let Ok(s) = std::str::from_utf8(&rest[..n])
+            && check_run(&rest[..n], start, self.text.is_some()).is_ok()
+            && let Some(s) = match self.text {
+                Some(t) => t.get(start..start + n),
+                None => std::str::from_utf8(&rest[..n]).ok(),
+            }
         {
             self.pos = start + n + 1;
             return Ok(Cow::Borrowed(s));
@@ -592,7 +613,12 @@ pub(crate) fn object<'a, H: Host<'a>>(
     depth: usize,
     mut member: impl FnMut(&mut H, &[u8], usize) -> Result<(), H::Error>,
 ) -> Result<(), H::Error> {
-    let base = h.lexer().keys.len();
+    let keys = &mut h.lexer().keys;
+    if keys.capacity() == 0 {
+        // One allocation per scan for the key stack (not 4 → 8 → 16).
+        keys.reserve(KEY_STACK_START);
+    }
+    let base = keys.len();
     let mut big = None;
     container(h, depth, b'}', Expected::CommaOrBrace, |h| {
         let r = h.lexer().key(base, &mut big);
@@ -657,12 +683,13 @@ fn container<'a, H: Host<'a>>(
 }
 
 /// Checks one run of string bytes (between escapes, starting at input
-/// offset `at`): no raw control byte (RFC 8259 §7), valid UTF-8 (§8.1). One
+/// offset `at`): no raw control byte (RFC 8259 §7), valid UTF-8 (§8.1; not
+/// checked again when `utf8_known`: the input is a `&str`). One
 /// OR-reduction finds whether any byte is below 0x20 or above 0x7f; only
 /// then is the run looked at closely, reporting the first problem
 /// ([`LexErrorKind::ControlCharacter`] or [`LexErrorKind::InvalidUtf8`] at
 /// that byte).
-fn check_run(run: &[u8], at: usize) -> Result<(), LexError> {
+fn check_run(run: &[u8], at: usize, utf8_known: bool) -> Result<(), LexError> {
     let odd = run
         .iter()
         .fold(0u8, |a, &c| a | u8::from(c.wrapping_sub(0x20) >= 0x60));
@@ -670,7 +697,11 @@ fn check_run(run: &[u8], at: usize) -> Result<(), LexError> {
         return Ok(());
     }
     let ctl = run.iter().position(|&c| c < 0x20);
-    let utf8 = std::str::from_utf8(run).err().map(|e| e.valid_up_to());
+    let utf8 = if utf8_known {
+        None
+    } else {
+        std::str::from_utf8(run).err().map(|e| e.valid_up_to())
+    };
     let (kind, off) = match (ctl, utf8) {
         (Some(c), Some(u)) if u < c => (LexErrorKind::InvalidUtf8, u),
         (Some(c), _) => (LexErrorKind::ControlCharacter, c),

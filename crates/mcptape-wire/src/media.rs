@@ -101,3 +101,57 @@ pub fn text_is_data_uri(text: &str) -> bool {
     let head = &t[..comma];
     head.len() >= 12 && head[head.len() - 7..].eq_ignore_ascii_case(b";base64")
 }
+
+/// `false` when the JSON string token `token` (quotes and escapes as sent,
+/// a validated strict string: [`crate::codec::Member::Raw`]) cannot decode
+/// to a text [`text_is_data_uri`] accepts, read from its first raw bytes
+/// without unescaping it; `true` when it may (then decode and ask
+/// [`text_is_data_uri`]). Raw spaces are skipped (the only whitespace a
+/// strict string holds unescaped); an escape or a non-ASCII byte among the
+/// next five bytes may be whitespace or a letter of `data:`, so it answers
+/// `true`; otherwise those five bytes are the text's first five characters.
+pub fn token_may_be_data_uri(token: &[u8]) -> bool {
+    let inner = token
+        .strip_prefix(b"\"")
+        .and_then(|t| t.strip_suffix(b"\""))
+        .unwrap_or(token);
+    let start = inner.iter().position(|&b| b != b' ').unwrap_or(inner.len());
+    let Some(head) = inner[start..].get(..5) else {
+        // Fewer than five bytes left: the text after its spaces is shorter
+        // than `data:` (unescaping never lengthens a string).
+        return false;
+    };
+    head.iter().any(|&b| b == b'\\' || !b.is_ascii()) || head.eq_ignore_ascii_case(b"data:")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The raw pre-test never says `false` for a token whose decoded text
+    /// is a data URI, and says `false` for plain texts that are not.
+    #[test]
+    fn token_may_be_data_uri_never_misses_a_decoded_data_uri() {
+        for (token, may) in [
+            (r#""data:image/png;base64,AA==""#, true),
+            (r#""  DATA:image/png;base64,AA==""#, true),
+            (r#""\u0064ata:image/png;base64,AA==""#, true),
+            (r#""\n\tdata:image/png;base64,AA==""#, true),
+            (r#""\u00a0data:image/png;base64,AA==""#, true),
+            ("\"\u{a0}data:image/png;base64,AA==\"", true),
+            (r#""d\u0061ta:image/png;base64,AA==""#, true),
+            (r#""data\u003aimage/png;base64,AA==""#, true),
+            (r#""hello, world""#, false),
+            (r#""  # Title\n\ndata:x;base64,AA==""#, false),
+            (r#""data""#, false),
+            (r#""    ""#, false),
+            (r#""""#, false),
+        ] {
+            assert_eq!(token_may_be_data_uri(token.as_bytes()), may, "{token}");
+            let text: String = serde_json::from_str(token).unwrap();
+            if text_is_data_uri(&text) {
+                assert!(token_may_be_data_uri(token.as_bytes()), "{token}");
+            }
+        }
+    }
+}

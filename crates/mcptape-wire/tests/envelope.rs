@@ -266,3 +266,26 @@ fn serialize_then_parse_is_identity() {
         assert_eq!(m.to_json(), s);
     }
 }
+
+/// `scan_frame_str` (a `&str`: its UTF-8 not checked again) gives what
+/// `scan_frame` gives on the same bytes: envelopes, ranges and errors with
+/// their offsets (a raw control byte, a lone surrogate, a duplicate key, a
+/// bad batch element, non-ASCII text and escapes).
+#[test]
+fn scan_frame_str_agrees_with_scan_frame_on_the_same_text() {
+    use mcptape_wire::envelope::{scan_frame, scan_frame_str};
+    for m in [
+        r#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///é/ü"}}"#,
+        r#"{"jsonrpc":"2.0","id":"\u00e9","result":{"contents":[{"uri":"a","text":"x\ny ☃"}]}}"#,
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"t\":\"é\u{1}\"}}",
+        r#"{"jsonrpc":"2.0","id":1,"result":{"t":"\ud800"}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"id":2,"result":{}}"#,
+        r#"[{"jsonrpc":"2.0","id":1,"result":{"ü":1}},{"jsonrpc":"1.0","id":2,"result":{}}]"#,
+        r#"{"jsonrpc":"2.0","id":1,"result":{"ü":"ü"}} x"#,
+    ] {
+        assert_eq!(scan_frame_str(m), scan_frame(m.as_bytes()), "{m}");
+    }
+    let ctl = "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"t\":\"é\u{1}\"}}";
+    let e = scan_frame_str(ctl).unwrap_err();
+    assert_eq!(e.offset(), Some(ctl.find('\u{1}').unwrap()));
+}

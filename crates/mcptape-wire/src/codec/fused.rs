@@ -51,9 +51,10 @@ const ENTRY_DEPTH: usize = 4;
 /// See [`super::scan_contents`]; on error `out` holds the entries before it.
 pub(super) fn scan_contents<'a>(
     input: &'a [u8],
+    text: Option<&'a str>,
     out: &mut Vec<ScannedEntry<'a>>,
 ) -> Result<(), CodecError> {
-    let end = contents_array(input, out)?;
+    let end = contents_array(input, text, out)?;
     let mut p = end;
     while p < input.len() && matches!(input[p], b' ' | b'\t' | b'\n' | b'\r') {
         p += 1;
@@ -91,12 +92,17 @@ pub(super) fn scan_message(input: &[u8]) -> Result<Option<FoundContents<'_>>, Co
 
 /// The `contents` array at the start of `input` (`[`), scanned entry by entry
 /// into `out`; returns the offset just past its `]` (the rest is not read).
+/// `text` is `input` when it is known to be UTF-8.
 fn contents_array<'a>(
     input: &'a [u8],
+    text: Option<&'a str>,
     out: &mut Vec<ScannedEntry<'a>>,
 ) -> Result<usize, CodecError> {
     let mut arena = DecodedReadResult::default();
     let mut p = Parser::new(input, Kernel::Scalar, &mut arena);
+    if let Some(t) = text {
+        p.lx = Lexer::new_str(t);
+    }
     p.lx.ws();
     if p.lx.peek() != Some(b'[') {
         return Err(p.wrong_type("contents", "an array"));
@@ -383,10 +389,11 @@ impl<'a> Parser<'a, '_> {
                 let start = p.lx.pos;
                 let input: &'a [u8] = p.lx.input;
                 let mut entries = Vec::new();
-                let end = contents_array(&input[start..], &mut entries).map_err(|mut e| {
-                    e.offset += start;
-                    e
-                })?;
+                let end =
+                    contents_array(&input[start..], None, &mut entries).map_err(|mut e| {
+                        e.offset += start;
+                        e
+                    })?;
                 p.lx.pos = start + end;
                 *found = Some((start..p.lx.pos, entries));
                 Ok(())
@@ -426,6 +433,8 @@ impl<'a> Parser<'a, '_> {
                 _ => None,
             };
             match slot {
+                // The text is validated, not unescaped ([`Member::Raw`]).
+                Some(slot) if key == b"text" => *slot = p.scan_raw_member()?,
                 Some(slot) => *slot = p.scan_member()?,
                 None => p.skip(ENTRY_DEPTH + 1)?,
             }
@@ -452,6 +461,22 @@ impl<'a> Parser<'a, '_> {
         let r = self.lx.string_cow();
         let value = self.lex(r)?;
         Ok(Member::Str { offset, value })
+    }
+
+    /// A member value: a string validated and left undecoded
+    /// ([`Member::Raw`]) or any other value, validated and skipped.
+    fn scan_raw_member(&mut self) -> Result<Member<'a>, CodecError> {
+        let offset = self.lx.pos;
+        if self.peek() != Some(b'"') {
+            return self.scan_member();
+        }
+        let r = self.lx.string();
+        self.lex(r)?;
+        let input: &'a [u8] = self.lx.input;
+        Ok(Member::Raw {
+            offset,
+            token: &input[offset..self.lx.pos],
+        })
     }
 
     /// In-place strict base64 check of a scanned `blob` whose `"` is at `offset`.

@@ -65,12 +65,22 @@ pub fn base64_differential(data: &[u8]) {
 
 /// Decodes `data` as a `resources/read` response with every [`CodecPath`]
 /// (the fused path once per available kernel, the detected one among them);
-/// asserts all results are equal.
+/// asserts all results are equal, and that `scan_contents_str` and
+/// `scan_contents` agree on it when it is UTF-8.
 ///
 /// # Panics
 /// On any disagreement (the fuzz target's finding).
 pub fn json_differential(data: &[u8]) {
     json_all(data);
+    // The contents scanner's `&str` entry point (UTF-8 not checked again)
+    // agrees with the byte one on UTF-8 input.
+    if let Ok(text) = std::str::from_utf8(data) {
+        assert_eq!(
+            super::scan_contents_str(text),
+            super::scan_contents(data),
+            "scan_contents_str: {text:?}"
+        );
+    }
 }
 
 fn json_all(data: &[u8]) -> Vec<Result<super::DecodedReadResult, super::CodecError>> {

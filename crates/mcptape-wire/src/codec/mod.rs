@@ -251,6 +251,17 @@ pub enum Member<'a> {
         /// The unescaped value.
         value: std::borrow::Cow<'a, str>,
     },
+    /// A string left undecoded (`text`: its value is only read by the rare
+    /// rule that looks at it, so a document's escapes are not unescaped into
+    /// an owned `String` on every scan): its JSON token, quotes and escapes
+    /// as sent, already validated (strict RFC 8259 §7 string, UTF-8 §8.1, no
+    /// lone surrogate). [`Member::decode`] gives the value.
+    Raw {
+        /// Byte offset of the opening `"` in the scanned input.
+        offset: usize,
+        /// The string token, from its opening to its closing `"`.
+        token: &'a [u8],
+    },
     /// Another JSON type, at byte `offset`.
     Other {
         /// Byte offset of the value in the scanned input.
@@ -260,11 +271,24 @@ pub enum Member<'a> {
     },
 }
 
-impl Member<'_> {
-    /// The string value, when the member is a string.
+impl<'a> Member<'a> {
+    /// The string value, when the member is a decoded string
+    /// ([`Member::Str`]); `None` for [`Member::Raw`] (use [`Member::decode`])
+    /// and for other types.
     pub fn as_str(&self) -> Option<&str> {
         match self {
             Member::Str { value, .. } => Some(value),
+            _ => None,
+        }
+    }
+
+    /// The string value of [`Member::Str`] or [`Member::Raw`] (unescaped
+    /// now: borrowed when the token has no escape); `None` for other types.
+    pub fn decode(&self) -> Option<std::borrow::Cow<'a, str>> {
+        match self {
+            Member::Str { value, .. } => Some(value.clone()),
+            // Validated by the scan that made it: decoding cannot fail.
+            Member::Raw { token, .. } => crate::lex::Lexer::new(token).string_cow().ok(),
             _ => None,
         }
     }
@@ -291,7 +315,7 @@ pub struct ScannedEntry<'a> {
     pub uri: Member<'a>,
     /// `mimeType`.
     pub mime_type: Member<'a>,
-    /// `text`.
+    /// `text`: [`Member::Raw`] when a string (validated, not unescaped).
     pub text: Member<'a>,
     /// `blob` (the base64 text, unescaped).
     pub blob: Member<'a>,
@@ -318,7 +342,7 @@ impl ScannedEntry<'_> {
         match &self.uri {
             Member::Absent => out.push((K::MissingUri, self.offset)),
             Member::Other { offset, .. } => out.push((K::UriNotString, *offset)),
-            Member::Str { .. } => {}
+            Member::Str { .. } | Member::Raw { .. } => {}
         }
         for (field, m) in [
             ("text", &self.text),
@@ -354,7 +378,15 @@ impl ScannedEntry<'_> {
 /// [`CodecErrorKind::WrongType`] (`contents`) when it is not an array.
 pub fn scan_contents(input: &[u8]) -> Result<Vec<ScannedEntry<'_>>, CodecError> {
     let mut out = Vec::new();
-    fused::scan_contents(input, &mut out)?;
+    fused::scan_contents(input, None, &mut out)?;
+    Ok(out)
+}
+
+/// [`scan_contents`] of a value already known to be UTF-8 (a `&str`): the
+/// same entries and errors, without checking the UTF-8 of its strings again.
+pub fn scan_contents_str(input: &str) -> Result<Vec<ScannedEntry<'_>>, CodecError> {
+    let mut out = Vec::new();
+    fused::scan_contents(input.as_bytes(), Some(input), &mut out)?;
     Ok(out)
 }
 

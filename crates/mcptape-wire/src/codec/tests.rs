@@ -538,7 +538,18 @@ fn scan_contents_reports_every_entry_and_its_issues() {
     );
     assert_eq!(entries[2].found, JsonType::Number);
     assert_eq!(entries[2].issues(), vec![(K::EntryNotObject, at("7,"))]);
-    assert_eq!(entries[3].text.as_str(), Some("a/b"));
+    // `text` is validated, not unescaped: its token as sent, decoded on demand.
+    assert_eq!(
+        entries[3].text,
+        Member::Raw {
+            offset: at("\"a\\/b\""),
+            token: br#""a\/b""#
+        }
+    );
+    assert_eq!(entries[3].text.as_str(), None);
+    assert_eq!(entries[3].text.decode().as_deref(), Some("a/b"));
+    assert_eq!(entries[0].uri.decode().as_deref(), Some("file:///a.png"));
+    assert_eq!(entries[5].mime_type.decode(), None);
     assert_eq!(entries[3].issues(), vec![(K::MissingUri, at("{\"text\""))]);
     assert_eq!(
         entries[4].issues(),
@@ -633,4 +644,28 @@ fn scan_message_rejects_non_strict_json_with_offsets() {
             .contents,
         None
     );
+}
+
+/// `scan_contents_str` (a `&str`: its UTF-8 not checked again) gives what
+/// `scan_contents` gives on the same bytes, entries and errors alike.
+#[test]
+fn scan_contents_str_agrees_with_scan_contents_on_the_same_text() {
+    for c in [
+        r#"[{"uri":"file:///é","mimeType":"text/plain","text":"ü\n☃ \u00e9"},{"uri":"b","blob":"QUJD"}]"#,
+        "[{\"uri\":\"a\",\"text\":\"é\u{1f}\"}]",
+        r#"[{"uri":"a","text":"\udc00"}]"#,
+        r#"[{"uri":"é","uri":"b","text":""}]"#,
+        r#"[{"uri":"a","text":"é"}] x"#,
+        r#"{"uri":"a"}"#,
+    ] {
+        assert_eq!(
+            super::scan_contents_str(c),
+            super::scan_contents(c.as_bytes()),
+            "{c}"
+        );
+    }
+    let ctl = "[{\"uri\":\"a\",\"text\":\"é\u{1f}\"}]";
+    let e = super::scan_contents_str(ctl).unwrap_err();
+    assert_eq!(e.kind, CodecErrorKind::ControlCharacterInString);
+    assert_eq!(e.offset, ctl.find('\u{1f}').unwrap());
 }
