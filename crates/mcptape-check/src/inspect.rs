@@ -16,7 +16,9 @@
 //! paired. Any other file is read as one JSON-RPC message or batch per line.
 //!
 //! Pairing: when the file holds `resources/read` requests, responses are
-//! matched to them by id (exactly: `1` and `"1"` differ); otherwise every
+//! matched by id (exactly: `1` and `"1"` differ) to the last read request
+//! with that id before them (a request answered is remembered among the
+//! [`MAX_ANSWERED_READS_KEPT`] answered last, for a second answer); otherwise every
 //! response whose `result` has `contents` is taken as a read result. Per
 //! entry: uri, mimeType, shape (text/blob), decoded size in bytes, for blobs
 //! the base64 length and padding count (RFC 4648 §4 arithmetic,
@@ -24,10 +26,8 @@
 //! Error responses are classified ([`mcptape_wire::classify`]). Nothing here
 //! panics on untrusted input; this module does no IO.
 
-use std::cell::Cell;
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, VecDeque};
 use std::fmt::Write as _;
-use std::rc::Rc;
 
 use mcptape_transcript::Direction;
 use mcptape_transcript::reader::{self, ReadOptions};
@@ -666,22 +666,100 @@ fn input_text<'a>(i: &'a Input<'_>) -> &'a [u8] {
     i.skel.as_ref().map_or(i.bytes, |sk| sk.text(i.bytes))
 }
 
-/// resources/read requests by id: (line, requested uri (shared: a session
-/// reads the same resources again and again), answered).
-type Requests = HashMap<RequestId, (usize, Option<Rc<str>>, Cell<bool>)>;
+/// Most answered `resources/read` requests inspect remembers, 65,536 (as
+/// check's [`crate::engine::MAX_ANSWERED_KEYS_KEPT`]): a second answer to
+/// one of them is still paired with it. Past that the request answered
+/// longest ago is forgotten, so memory is bounded by the open requests, not
+/// by the length of the session; a late second answer to a forgotten request
+/// is then not a read result (when the file holds read requests: pairing).
+pub const MAX_ANSWERED_READS_KEPT: usize = 1 << 16;
 
-/// Each distinct requested uri once ([`Requests`]).
-type Uris = HashSet<Rc<str>>;
+/// One `resources/read` request ([`Reads`]): its line, its requested uri,
+/// and the answer generation that answered it (0: open).
+struct Read {
+    line: usize,
+    uri: Option<Box<str>>,
+    answered: u64,
+}
 
-/// The first pass: the resources/read requests of one input (what a
-/// client may send).
-fn note_requests(requests: &mut Requests, uris: &mut Uris, l: &mut Input<'_>) {
-    if l.dir == Some(Direction::S2c) {
-        return;
+/// The `resources/read` requests met so far, by id: the open (unanswered)
+/// ones and at most [`MAX_ANSWERED_READS_KEPT`] answered ones (a request
+/// sent again with an id in use replaces the one before, as a later request
+/// with that id is the one its answers pair with).
+#[derive(Default)]
+struct Reads {
+    by_id: HashMap<RequestId, Read>,
+    /// Answered ids, oldest first, with the generation that answered them.
+    answered: VecDeque<(RequestId, u64)>,
+    /// The last answer generation handed out.
+    generation: u64,
+}
+
+impl Reads {
+    /// Notes a request with `id` at `line`, replacing one with the same id.
+    fn note(&mut self, id: &RequestId, line: usize, uri: Option<Box<str>>) {
+        let read = Read {
+            line,
+            uri,
+            answered: 0,
+        };
+        self.by_id.insert(id.clone(), read);
     }
-    let frame = parse_input(l);
-    let text = input_text(l);
-    for e in envelopes(&frame) {
+
+    fn get(&self, id: &RequestId) -> Option<&Read> {
+        self.by_id.get(id)
+    }
+
+    /// Marks the request with `id` answered (again): it is kept among the
+    /// [`MAX_ANSWERED_READS_KEPT`] answered last, the one answered longest
+    /// ago past them forgotten.
+    fn answer(&mut self, id: &RequestId) {
+        let Some(read) = self.by_id.get_mut(id) else {
+            return;
+        };
+        self.generation += 1;
+        read.answered = self.generation;
+        self.answered.push_back((id.clone(), self.generation));
+        while self.answered.len() > MAX_ANSWERED_READS_KEPT {
+            let Some((old, generation)) = self.answered.pop_front() else {
+                break;
+            };
+            // Forgotten only if not sent again or answered since.
+            if let std::collections::hash_map::Entry::Occupied(e) = self.by_id.entry(old)
+                && e.get().answered == generation
+            {
+                e.remove();
+            }
+        }
+    }
+
+    /// How many requests are held (open, and answered ones kept).
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.by_id.len()
+    }
+
+    /// The open requests in line order: (id, line, requested uri).
+    fn open(&self) -> Vec<(&RequestId, usize, Option<&str>)> {
+        let mut open: Vec<_> = self
+            .by_id
+            .iter()
+            .filter(|(_, r)| r.answered == 0)
+            .map(|(id, r)| (id, r.line, r.uri.as_deref()))
+            .collect();
+        open.sort_by_key(|(_, line, _)| *line);
+        open
+    }
+}
+
+/// The `resources/read` requests of one frame (what a client may send):
+/// (id, requested uri).
+fn read_requests(
+    frame: &Result<Scanned, WireError>,
+    text: &[u8],
+) -> Vec<(RequestId, Option<Box<str>>)> {
+    let mut reads = Vec::new();
+    for e in envelopes(frame) {
         if e.kind == EnvelopeKind::Request
             && e.method_str(text).as_deref() == Some("resources/read")
             && let Some(id) = &e.id
@@ -693,29 +771,41 @@ fn note_requests(requests: &mut Requests, uris: &mut Uris, l: &mut Input<'_>) {
                 .and_then(|r| text.get(r))
                 .and_then(|t| std::str::from_utf8(t).ok())
                 .and_then(crate::engine::decode_string_token)
-                .map(|u| match uris.get(u.as_ref()) {
-                    Some(shared) => shared.clone(),
-                    None => {
-                        let shared: Rc<str> = Rc::from(u.as_ref());
-                        uris.insert(shared.clone());
-                        shared
-                    }
-                });
-            requests.insert(id.clone(), (l.number, uri, Cell::new(false)));
+                .map(|u| Box::from(u.as_ref()));
+            reads.push((id.clone(), uri));
         }
     }
+    reads
 }
 
-/// What the second pass knows and counts.
-struct Pass<'r> {
-    requests: &'r Requests,
+/// The first pass: whether one input holds a `resources/read` request (a
+/// client may send), which makes the report pair responses by id.
+fn has_read_request(l: &mut Input<'_>) -> bool {
+    if l.dir == Some(Direction::S2c) {
+        return false;
+    }
+    let frame = parse_input(l);
+    let text = input_text(l);
+    envelopes(&frame).iter().any(|e| {
+        e.kind == EnvelopeKind::Request
+            && e.id.is_some()
+            && e.method_str(text).as_deref() == Some("resources/read")
+    })
+}
+
+/// What the second pass knows and counts: the read requests met so far
+/// (noted as they come, forgotten once answered past the last
+/// [`MAX_ANSWERED_READS_KEPT`]).
+struct Pass {
+    reads: Reads,
     paired: bool,
     s: InspectSummary,
     lenient: bool,
 }
 
-impl Pass<'_> {
-    /// The items of one input (after the bad lines before it).
+impl Pass {
+    /// The items of one input (after the bad lines before it); its read
+    /// requests (what a client may send) are noted first.
     fn input<E>(
         &mut self,
         l: &mut Input<'_>,
@@ -737,6 +827,11 @@ impl Pass<'_> {
                 });
             }
         };
+        if self.paired && l.dir != Some(Direction::S2c) {
+            for (id, uri) in read_requests(frame, text) {
+                self.reads.note(&id, number, uri);
+            }
+        }
         if let Scanned::Batch(elems) = f {
             for e in elems.iter().filter_map(|r| r.as_ref().err()) {
                 s.bad_lines += 1;
@@ -755,7 +850,7 @@ impl Pass<'_> {
             match m.kind {
                 EnvelopeKind::Response => {
                     let Some(id) = &m.id else { continue };
-                    let requested = self.requests.get(id);
+                    let requested = self.reads.get(id);
                     let is_read = if self.paired {
                         requested.is_some()
                     } else {
@@ -764,11 +859,8 @@ impl Pass<'_> {
                     if !is_read {
                         continue;
                     }
-                    if let Some((_, _, answered)) = requested {
-                        answered.set(true);
-                    }
-                    let requested_uri =
-                        requested.and_then(|(_, u, _)| u.as_deref().map(str::to_owned));
+                    let requested_uri = requested.and_then(|r| r.uri.as_deref().map(str::to_owned));
+                    self.reads.answer(id);
                     let lenient = self.lenient;
                     let r = ScannedResponse {
                         id,
@@ -791,23 +883,19 @@ impl Pass<'_> {
                     ))?;
                 }
                 EnvelopeKind::Error => {
-                    let requested = m.id.as_ref().and_then(|id| self.requests.get(id));
+                    let requested = m.id.as_ref().and_then(|id| self.reads.get(id));
                     if self.paired && requested.is_none() {
                         continue;
                     }
                     let Some(error) = m.error_object(text) else {
                         continue;
                     };
-                    if let Some((_, _, answered)) = requested {
-                        answered.set(true);
+                    let requested_uri = requested.and_then(|r| r.uri.as_deref().map(str::to_owned));
+                    if let Some(id) = &m.id {
+                        self.reads.answer(id);
                     }
                     s.errors += 1;
-                    emit(error_item(
-                        number,
-                        m.id.as_ref(),
-                        &error,
-                        requested.and_then(|r| r.1.as_deref().map(str::to_owned)),
-                    ))?;
+                    emit(error_item(number, m.id.as_ref(), &error, requested_uri))?;
                 }
                 _ => {}
             }
@@ -817,14 +905,7 @@ impl Pass<'_> {
 
     /// The requests no response answered, in line order.
     fn unanswered<E>(&self, emit: &mut dyn FnMut(Item) -> Result<(), E>) -> Result<(), E> {
-        let mut unanswered: Vec<(&RequestId, usize, Option<&str>)> = self
-            .requests
-            .iter()
-            .filter(|(_, (_, _, answered))| !answered.get())
-            .map(|(id, (line, uri, _))| (id, *line, uri.as_deref()))
-            .collect();
-        unanswered.sort_by_key(|(_, line, _)| *line);
-        for (id, line, uri) in unanswered {
+        for (id, line, uri) in self.reads.open() {
             emit(Item::Unanswered {
                 line,
                 id: id.to_string(),
@@ -849,17 +930,14 @@ fn inspect_messages(
     bad.sort_by_key(|(line, _)| *line);
     let mut bad = bad.into_iter().peekable();
     // Each message is parsed where it is used, never held: a first pass
-    // over what a client may send finds the resources/read requests, the
-    // second reads every message (a request is small; a reply is parsed once).
+    // over what a client may send finds whether a resources/read request is
+    // there, the second reads every message (a request is small; a reply is
+    // parsed once).
     let mut inputs = inputs;
-    let mut requests = Requests::new();
-    let mut uris = Uris::new();
-    for l in &mut inputs {
-        note_requests(&mut requests, &mut uris, l);
-    }
+    let paired = inputs.iter_mut().any(has_read_request);
     let mut pass = Pass {
-        paired: !requests.is_empty(),
-        requests: &requests,
+        paired,
+        reads: Reads::default(),
         s: InspectSummary {
             units: inputs.len(),
             ..InspectSummary::default()
@@ -1033,6 +1111,147 @@ fn error_item(
 mod tests {
     use super::*;
 
+    /// A `resources/read` request line with `id` for `file:///<uri>`.
+    fn read_request(id: usize, uri: &str) -> String {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"resources/read","params":{{"uri":"file:///{uri}"}}}}"#
+        )
+    }
+
+    /// An empty read result line with `id`.
+    fn read_answer(id: usize) -> String {
+        format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"contents":[]}}}}"#)
+    }
+
+    /// One line through [`Pass::input`] as `dir` sent it; its items.
+    fn feed(pass: &mut Pass, number: usize, line: &str, dir: Direction) -> Vec<Item> {
+        let mut items = Vec::new();
+        let mut input = Input {
+            number,
+            bytes: line.as_bytes(),
+            dir: Some(dir),
+            skel: None,
+            scanned: None,
+        };
+        let _ = pass.input(&mut input, &mut |i| -> Result<(), ()> {
+            items.push(i);
+            Ok(())
+        });
+        items
+    }
+
+    fn paired_pass() -> Pass {
+        Pass {
+            reads: Reads::default(),
+            paired: true,
+            s: InspectSummary::default(),
+            lenient: false,
+        }
+    }
+
+    /// Issue 22: the second pass notes read requests as it meets them and
+    /// forgets answered ones past [`MAX_ANSWERED_READS_KEPT`]: after more
+    /// answered requests than that and 3 open ones it holds exactly the
+    /// answered ones kept and the open ones (the old map held every read
+    /// request of the file).
+    #[test]
+    fn inspect_holds_the_open_reads_not_every_read_of_the_file() {
+        let mut pass = paired_pass();
+        let answered = MAX_ANSWERED_READS_KEPT + 1000;
+        let mut line = 0;
+        for id in 0..answered {
+            line += 1;
+            assert!(feed(&mut pass, line, &read_request(id, "a"), Direction::C2s).is_empty());
+            line += 1;
+            let items = feed(&mut pass, line, &read_answer(id), Direction::S2c);
+            assert_eq!(items.len(), 1, "answer {id}");
+        }
+        for id in answered..answered + 3 {
+            line += 1;
+            feed(&mut pass, line, &read_request(id, "open"), Direction::C2s);
+        }
+        assert_eq!(pass.reads.len(), MAX_ANSWERED_READS_KEPT + 3);
+        assert_eq!(pass.s.results, answered);
+        let mut items = Vec::new();
+        let _ = pass.unanswered(&mut |i| -> Result<(), ()> {
+            items.push(i);
+            Ok(())
+        });
+        let ids: Vec<_> = items
+            .iter()
+            .map(|i| match i {
+                Item::Unanswered { id, .. } => id.clone(),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        let want: Vec<_> = (answered..answered + 3).map(|i| i.to_string()).collect();
+        assert_eq!(ids, want);
+    }
+
+    /// A second answer to a read request is paired with it while the
+    /// request is among the [`MAX_ANSWERED_READS_KEPT`] answered last, and
+    /// not one answered request past that (it is forgotten).
+    #[test]
+    fn second_answer_is_paired_at_max_answered_reads_kept_not_one_past() {
+        for (others, paired) in [
+            (MAX_ANSWERED_READS_KEPT - 1, true),
+            (MAX_ANSWERED_READS_KEPT, false),
+        ] {
+            let mut reads = Reads::default();
+            let first = RequestId::number(0);
+            reads.note(&first, 1, Some("file:///first".into()));
+            reads.answer(&first);
+            for id in 1..=others {
+                let id = RequestId::number(id as i64);
+                reads.note(&id, 2, None);
+                reads.answer(&id);
+            }
+            assert_eq!(
+                reads.get(&first).is_some(),
+                paired,
+                "{others} answered since"
+            );
+            assert_eq!(reads.len(), MAX_ANSWERED_READS_KEPT);
+        }
+    }
+
+    /// A read id sent again after its answer: each answer is paired with the
+    /// request before it (its uri), and the second request, answered, is not
+    /// listed as unanswered; an answer before any request with its id is not
+    /// a read result.
+    #[test]
+    fn reused_read_id_pairs_each_answer_with_the_request_before_it() {
+        let lines = [
+            read_answer(7),
+            read_request(7, "a"),
+            read_answer(7),
+            read_request(7, "b"),
+            read_answer(7),
+            read_request(8, "c"),
+        ]
+        .join("\n");
+        let r = inspect(lines.as_bytes(), false);
+        let got: Vec<_> = r
+            .items
+            .iter()
+            .map(|i| match i {
+                Item::ReadResult {
+                    line, requested, ..
+                } => (*line, "read", requested.clone()),
+                Item::Unanswered { line, uri, .. } => (*line, "unanswered", uri.clone()),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (3, "read", Some("file:///a".to_owned())),
+                (5, "read", Some("file:///b".to_owned())),
+                (6, "unanswered", Some("file:///c".to_owned())),
+            ]
+        );
+    }
+
     /// A response line with one `image/png` blob of `n` decoded bytes
     /// (PNG signature, then zeros); `escape_slash` writes each `/` of the
     /// base64 as `\/` (the cold path).
@@ -1108,10 +1327,12 @@ const KEEP_SCAN_MIN_LINE_BYTES: usize = 1 << 20;
 
 /// [`inspect`] of a transcript read as a stream of lines (`open` gives them
 /// from the start; called twice: a first pass counts the records and finds
-/// the resources/read requests, the second reports), its report written to
-/// `out` item by item as text ([`InspectReport::text`]) or pretty JSON, the
-/// same bytes as the whole report's. Memory: one line, the read requests
-/// (for pairing by id) and the ids answered, never the file or the items.
+/// whether any resources/read request is there, the second reports, noting
+/// the read requests as it meets them), its report written to `out` item by
+/// item as text ([`InspectReport::text`]) or pretty JSON, the same bytes as
+/// the whole report's. Memory: one line, the open read requests (for pairing
+/// by id) and at most [`MAX_ANSWERED_READS_KEPT`] answered ones, never the
+/// file or the items.
 /// Returns the report without its items (for the exit status).
 ///
 /// Only for a transcript (a first line with `mcptapeTranscript`); a header
@@ -1156,11 +1377,10 @@ pub(crate) fn inspect_stream<S: crate::engine::LineSource>(
             return Ok(report);
         }
     };
-    // First pass: counts and the read requests. The scan of a line of
+    // First pass: counts and whether a read request is there. The scan of a line of
     // `KEEP_SCAN_MIN_LINE_BYTES` or more is kept for the second pass (a 160
     // MB read is scanned once); at most file / that many are kept.
-    let mut requests = Requests::new();
-    let mut uris = Uris::new();
+    let mut paired = false;
     let mut kept: HashMap<usize, Option<Option<Skeleton>>> = HashMap::new();
     let (mut records, mut message_records) = (0usize, 0usize);
     while lines.advance()?.is_some() {
@@ -1182,17 +1402,14 @@ pub(crate) fn inspect_stream<S: crate::engine::LineSource>(
         records += 1;
         if let Some(msg) = r.msg() {
             message_records += 1;
-            note_requests(
-                &mut requests,
-                &mut uris,
-                &mut Input {
+            paired = paired
+                || has_read_request(&mut Input {
                     number: lines.line_no(),
                     bytes: msg.as_bytes(),
                     dir: r.dir(),
                     skel: None,
                     scanned,
-                },
-            );
+                });
         }
     }
     report.transcript = Some(TranscriptSource {
@@ -1204,10 +1421,10 @@ pub(crate) fn inspect_stream<S: crate::engine::LineSource>(
         records,
         message_records,
     });
-    report.paired = !requests.is_empty();
+    report.paired = paired;
     let mut pass = Pass {
-        paired: report.paired,
-        requests: &requests,
+        paired,
+        reads: Reads::default(),
         s: InspectSummary {
             units: message_records,
             ..InspectSummary::default()

@@ -394,7 +394,8 @@ fn with_lines<T>(
 /// to `out` as it is read ([`inspect::inspect`]'s report, the same bytes;
 /// text, or pretty JSON when `json`): the file is read twice as a stream
 /// (mapped or buffered as [`check_paths`] reads), memory holds one line and
-/// the read requests, never the file or the report's items. Returns the
+/// the open read requests (and at most [`inspect::MAX_ANSWERED_READS_KEPT`]
+/// answered ones), never the file or the report's items. Returns the
 /// report without its items (counts, source, header error), or `None`
 /// without writing anything when the file is not a transcript (its first
 /// line has no `mcptapeTranscript`: inspect it in memory).

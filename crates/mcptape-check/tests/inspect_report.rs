@@ -93,12 +93,64 @@ fn streamed_inspect_of_a_file_is_byte_identical_to_the_report_in_memory() {
     ];
     let mut text = lines.join("\n");
     text.push_str("\n{\"tUs\":5,\"kind\":\"mess");
-    let tmp = tempfile::tempdir().unwrap();
-    let path = tmp.path().join("t.jsonl");
-    std::fs::write(&path, &text).unwrap();
-    let whole = inspect(text.as_bytes(), false);
+    let whole = assert_streamed_is_the_report_in_memory(&text);
     assert_eq!(whole.summary.results, 1);
     assert_eq!(whole.summary.bad_lines, 3);
+}
+
+/// Issue 22: a transcript whose read ids are reused (answered before the
+/// request, sent again after the answer) pairs the same way streamed (the
+/// read requests noted as the second pass meets them) as in memory: each
+/// answer with the read request with its id before it.
+#[test]
+fn streamed_inspect_pairs_reused_read_ids_as_the_report_in_memory() {
+    let msg = |t: usize, dir: &str, m: &str| {
+        format!(r#"{{"tUs":{t},"kind":"message","dir":"{dir}","msg":{m}}}"#)
+    };
+    let read = |id: u32, uri: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"resources/read","params":{{"uri":"file:///{uri}"}}}}"#
+        )
+    };
+    let answer = |id: u32| format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"contents":[]}}}}"#);
+    let text = [
+        r#"{"mcptapeTranscript":1,"mcptapeVersion":"0.1.0","transport":"http","server":{},"startedAt":"2026-11-30T00:00:00Z"}"#.to_owned(),
+        msg(1, "s2c", &answer(7)),
+        msg(2, "c2s", &read(7, "a")),
+        msg(3, "s2c", &answer(7)),
+        msg(4, "c2s", &read(7, "b")),
+        msg(5, "s2c", &answer(7)),
+        msg(6, "s2c", &answer(7)),
+        msg(7, "c2s", &read(8, "c")),
+    ]
+    .join("\n")
+        + "\n";
+    let whole = assert_streamed_is_the_report_in_memory(&text);
+    let got: Vec<_> = whole
+        .items
+        .iter()
+        .map(|i| match i {
+            Item::ReadResult {
+                line, requested, ..
+            } => (*line, requested.clone()),
+            Item::Unanswered { line, uri, .. } => (*line, uri.clone()),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    let uri = |u: &str| Some(format!("file:///{u}"));
+    assert_eq!(
+        got,
+        [(4, uri("a")), (6, uri("b")), (7, uri("b")), (8, uri("c"))]
+    );
+}
+
+/// `text` written to a file and inspected streamed prints the same bytes
+/// (text and JSON) as the report built in memory, which is returned.
+fn assert_streamed_is_the_report_in_memory(text: &str) -> mcptape_check::inspect::InspectReport {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("t.jsonl");
+    std::fs::write(&path, text).unwrap();
+    let whole = inspect(text.as_bytes(), false);
     for json in [false, true] {
         let mut out = Vec::new();
         let head = mcptape_check::inspect_file_streamed(&path, false, json, &mut out)
@@ -115,4 +167,5 @@ fn streamed_inspect_of_a_file_is_byte_identical_to_the_report_in_memory() {
             "json {json}: the streamed report differs"
         );
     }
+    whole
 }
