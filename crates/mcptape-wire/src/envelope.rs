@@ -770,6 +770,27 @@ mod tests {
         r#" { "jsonrpc" : "2.0" , "id" : 9 , "result" : { } } "#,
     ];
 
+    /// Found by the 10-minute `envelope_vs_jsonrpc` campaign run (385 s, 4.7 M
+    /// execs): serde_json's `Value` refuses an object keyed by its private
+    /// raw-value token although the text is JSON; the reader says so (an
+    /// unknown member, not a JSON error) and the oracle no longer calls that a
+    /// disagreement. The input is the committed seed of the same name.
+    #[test]
+    fn serde_json_private_raw_value_key_is_json_and_an_unknown_member() {
+        let input = include_bytes!(
+            "../../../corpus/fuzz/envelope_vs_jsonrpc/regression-serde-json-private-raw-value-key"
+        );
+        assert!(serde_json::from_slice::<serde_json::Value>(input).is_err());
+        let e = scan_frame(input).unwrap_err();
+        assert_eq!(
+            e.kind(),
+            &WireErrorKind::UnknownMember("$serde_json::private::RawValue".into())
+        );
+        assert_eq!(e.offset(), Some(0));
+        agree(input);
+        agree(br#"{"jsonrpc":"2.0","id":1,"result":{"$serde_json::private::RawValue":"x"}}"#);
+    }
+
     #[test]
     fn agrees_with_the_serde_json_oracle_on_samples_and_shapes() {
         for s in SAMPLES {
