@@ -784,7 +784,7 @@ fn split_message_len(run: &std::collections::VecDeque<(Place, String)>) -> Optio
         joined.push('\n');
         joined.push_str(line);
         if depth.feed(line) {
-            return serde_json::from_str::<Value>(&joined)
+            return mcptape_wire::json::value_from_slice(joined.as_bytes())
                 .is_ok()
                 .then_some(k + 1);
         }

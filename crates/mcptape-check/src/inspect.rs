@@ -995,7 +995,7 @@ fn parse_result(
     }
     let bytes = r
         .result
-        .and_then(|b| serde_json::from_slice::<serde_json::Value>(b).ok())
+        .and_then(|b| mcptape_wire::json::value_from_slice(b).ok())
         .and_then(|v| serde_json::to_vec(&v).ok())
         .unwrap_or_default();
     if lenient {

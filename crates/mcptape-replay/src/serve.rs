@@ -1025,9 +1025,9 @@ impl Server {
             };
             let text = if m.progress {
                 let Some(token) = token else { continue };
-                let Ok(mut v) =
-                    serde_json::from_str::<Value>(&crate::tape::mask_lone_surrogates(&m.text))
-                else {
+                let Ok(mut v) = mcptape_wire::json::value_from_slice(
+                    crate::tape::mask_lone_surrogates(&m.text).as_bytes(),
+                ) else {
                     continue;
                 };
                 if let Some(p) = v.get_mut("params").and_then(Value::as_object_mut) {
@@ -1364,7 +1364,7 @@ pub fn parse_incoming(bytes: &[u8]) -> Result<Message, IncomingError> {
     };
     let id = match e.kind() {
         WireErrorKind::Json(_) | WireErrorKind::NullRequestId | WireErrorKind::InvalidId => None,
-        _ => serde_json::from_slice::<Value>(bytes)
+        _ => mcptape_wire::json::value_from_slice(bytes)
             .ok()
             .and_then(|v| v.get("id").and_then(|i| RequestId::from_value(i).ok())),
     };
@@ -2287,6 +2287,45 @@ mod tests {
         let inc = parse_incoming_raw(cancel.as_bytes()).unwrap();
         assert_eq!(inc.cancel_text.as_deref(), Some("-9223372036854775809"));
         assert_eq!(inc.id_text, None);
+    }
+
+    /// serde_json's `Value` reads an object keyed by its private raw-value
+    /// token as a `RawValue`: such params made `serve` answer "message has no
+    /// method, result or error" with a null id. They are ordinary members now
+    /// (`mcptape_wire::json::value_from_slice`).
+    #[test]
+    fn params_keyed_by_serde_json_private_raw_value_token_are_an_ordinary_member() {
+        let key = "$serde_json::private::RawValue";
+        for (params, members) in [
+            (
+                r#"{"$serde_json::private::RawValue":"x"}"#,
+                vec![(key, json!("x"))],
+            ),
+            (
+                r#"{"$serde_json::private::RawValue":2,"uri":"a://b"}"#,
+                vec![(key, json!(2)), ("uri", json!("a://b"))],
+            ),
+        ] {
+            assert!(serde_json::from_str::<Value>(params).is_err(), "{params}");
+            let req = format!(
+                r#"{{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{params}}}"#
+            );
+            let inc = parse_incoming_raw(req.as_bytes()).unwrap();
+            assert_eq!(inc.id_text.as_deref(), Some("3"));
+            let Message::Request(r) = &inc.message else {
+                panic!("{req}: a request")
+            };
+            assert_eq!(r.method, "resources/read");
+            let got: Vec<(&str, Value)> = r
+                .params
+                .as_ref()
+                .and_then(Value::as_object)
+                .unwrap()
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.clone()))
+                .collect();
+            assert_eq!(got, members, "{req}");
+        }
     }
 
     /// `serve`'s tape ([`ReplyBodies::Served`](crate::tape::ReplyBodies::Served), replies

@@ -1296,7 +1296,7 @@ impl ParamsCache {
         if let Some(v) = self.by_text.get(raw) {
             return Ok((v.clone(), false));
         }
-        let v = Arc::new(serde_json::from_slice::<Value>(raw)?);
+        let v = Arc::new(mcptape_wire::json::value_from_slice(raw)?);
         self.by_text.insert(raw.into(), v.clone());
         Ok((v, true))
     }

@@ -171,7 +171,7 @@ impl Envelope {
         let message = decode_string(input.get(e.message.clone())?)?.into_owned();
         let data = match &e.data {
             None => None,
-            Some(r) => Some(serde_json::from_slice(input.get(r.clone())?).ok()?),
+            Some(r) => Some(crate::json::value_from_slice(input.get(r.clone())?).ok()?),
         };
         Some(ErrorObject {
             code: e.code,
@@ -205,7 +205,7 @@ impl Envelope {
                 None => Ok(None),
                 Some(r) => input
                     .get(r.clone())
-                    .and_then(|b| serde_json::from_slice(b).ok())
+                    .and_then(|b| crate::json::value_from_slice(b).ok())
                     .map(Some)
                     .ok_or_else(|| bad(off(r))),
             }
@@ -789,6 +789,19 @@ mod tests {
         assert_eq!(e.offset(), Some(0));
         agree(input);
         agree(br#"{"jsonrpc":"2.0","id":1,"result":{"$serde_json::private::RawValue":"x"}}"#);
+        // The typed view reads such a member as an ordinary one (serde_json's
+        // `Value` refused it, and serve answered the request with a null id).
+        let req = br#"{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"$serde_json::private::RawValue":"x","uri":"a://b"}}"#;
+        let Ok(Scanned::Single(env)) = scan_frame(req) else {
+            panic!("one request")
+        };
+        let Message::Request(r) = env.message(req).unwrap() else {
+            panic!("a request")
+        };
+        assert_eq!(
+            r.params,
+            Some(serde_json::json!({"$serde_json::private::RawValue": "x", "uri": "a://b"}))
+        );
     }
 
     #[test]

@@ -21,6 +21,82 @@ use serde_json::value::RawValue;
 use crate::error::{JsonError, JsonErrorKind};
 use crate::limits;
 
+/// `input` (one JSON text, RFC 8259) as a [`serde_json::Value`], every
+/// object key read as a key.
+///
+/// `serde_json::from_slice::<Value>` with the workspace's `raw_value`
+/// feature reads an object whose first key is serde_json's private token
+/// `$serde_json::private::RawValue` as a `RawValue` instead: a request with
+/// `"params":{"$serde_json::private::RawValue":"x"}` failed to decode, and
+/// `{"…RawValue":2}` too (found by the `envelope_vs_jsonrpc` campaign run,
+/// 2026-12-03). Numbers, strings and nesting are serde_json's own (same
+/// values, same recursion limit of 128).
+///
+/// Errors: serde_json's, for text that is not one JSON value.
+pub fn value_from_slice(input: &[u8]) -> Result<serde_json::Value, serde_json::Error> {
+    let mut de = serde_json::Deserializer::from_slice(input);
+    let v = serde::de::DeserializeSeed::deserialize(PlainValue, &mut de)?;
+    de.end()?;
+    Ok(v)
+}
+
+/// Builds a [`serde_json::Value`] as `Value`'s own visitor does, without its
+/// private-token members ([`value_from_slice`]).
+struct PlainValue;
+
+impl<'de> serde::de::DeserializeSeed<'de> for PlainValue {
+    type Value = serde_json::Value;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<serde_json::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for PlainValue {
+    type Value = serde_json::Value;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E>(self, b: bool) -> Result<serde_json::Value, E> {
+        Ok(b.into())
+    }
+    fn visit_i64<E>(self, n: i64) -> Result<serde_json::Value, E> {
+        Ok(n.into())
+    }
+    fn visit_u64<E>(self, n: u64) -> Result<serde_json::Value, E> {
+        Ok(n.into())
+    }
+    fn visit_f64<E>(self, n: f64) -> Result<serde_json::Value, E> {
+        Ok(serde_json::Number::from_f64(n).map_or(serde_json::Value::Null, Into::into))
+    }
+    fn visit_str<E>(self, s: &str) -> Result<serde_json::Value, E> {
+        Ok(s.into())
+    }
+    fn visit_string<E>(self, s: String) -> Result<serde_json::Value, E> {
+        Ok(s.into())
+    }
+    fn visit_unit<E>(self) -> Result<serde_json::Value, E> {
+        Ok(serde_json::Value::Null)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(
+        self,
+        mut a: A,
+    ) -> Result<serde_json::Value, A::Error> {
+        let mut out = Vec::with_capacity(a.size_hint().unwrap_or(0));
+        while let Some(v) = a.next_element_seed(PlainValue)? {
+            out.push(v);
+        }
+        Ok(out.into())
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<serde_json::Value, A::Error> {
+        let mut out = serde_json::Map::new();
+        while let Some(k) = a.next_key::<String>()? {
+            let v = a.next_value_seed(PlainValue)?;
+            out.insert(k, v);
+        }
+        Ok(out.into())
+    }
+}
+
 /// Checks that `input` is one strict JSON value (RFC 8259) within the wire
 /// limits and returns it as `&str`.
 ///

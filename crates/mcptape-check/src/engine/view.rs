@@ -36,7 +36,7 @@ impl<'a> Msg<'a, '_> {
 
     /// A member parsed into a `Value` (small members, rare paths).
     pub(super) fn value(&self, r: &Option<Range<usize>>) -> Option<Value> {
-        serde_json::from_slice(self.bytes(r)?).ok()
+        mcptape_wire::json::value_from_slice(self.bytes(r)?).ok()
     }
 
     pub(super) fn kind(&self) -> EnvelopeKind {
