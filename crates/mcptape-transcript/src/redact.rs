@@ -777,29 +777,16 @@ impl Redactor {
             return Cow::Borrowed(value);
         }
         let delim = |c: char| c.is_whitespace() || matches!(c, '<' | '>' | '"' | '\'' | ',');
-        let mut out = String::with_capacity(value.len());
-        let mut changed = false;
-        let mut rest = value;
-        while !rest.is_empty() {
-            let start = rest.find(|c: char| !delim(c)).unwrap_or(rest.len());
-            out.push_str(&rest[..start]);
-            rest = &rest[start..];
-            let end = rest.find(delim).unwrap_or(rest.len());
-            let word = &rest[..end];
+        map_words(value, delim, |word, out| {
             if word.contains("://") || word.starts_with('/') {
                 let u = self.url(word);
-                changed |= matches!(u, Cow::Owned(_));
                 out.push_str(&u);
+                matches!(u, Cow::Owned(_))
             } else {
                 out.push_str(word);
+                false
             }
-            rest = &rest[end..];
-        }
-        if changed {
-            Cow::Owned(out)
-        } else {
-            Cow::Borrowed(value)
-        }
+        })
     }
 
     fn pseudonym(&self, name: &str, value: &str) -> String {
@@ -1169,37 +1156,24 @@ impl Redactor {
             return Cow::Borrowed(text);
         }
         let delim = |c: char| c.is_whitespace() || matches!(c, '<' | '>' | '"' | '\'' | '`');
-        let mut out = String::with_capacity(text.len());
-        let mut changed = false;
-        let mut rest = text;
-        while !rest.is_empty() {
-            let start = rest.find(|c: char| !delim(c)).unwrap_or(rest.len());
-            out.push_str(&rest[..start]);
-            rest = &rest[start..];
-            let end = rest.find(delim).unwrap_or(rest.len());
-            let word = &rest[..end];
-            match word.find("://") {
-                Some(i) => {
-                    // The scheme starts after any punctuation before it (`(http://…`).
-                    let s = word[..i]
-                        .char_indices()
-                        .rev()
-                        .find(|&(_, c)| !(c.is_ascii_alphanumeric() || "+-.".contains(c)))
-                        .map_or(0, |(j, c)| j + c.len_utf8());
-                    out.push_str(&word[..s]);
-                    let u = self.url(&word[s..]);
-                    changed |= matches!(u, Cow::Owned(_));
-                    out.push_str(&u);
-                }
-                None => out.push_str(word),
+        map_words(text, delim, |word, out| match word.find("://") {
+            Some(i) => {
+                // The scheme starts after any punctuation before it (`(http://…`).
+                let s = word[..i]
+                    .char_indices()
+                    .rev()
+                    .find(|&(_, c)| !(c.is_ascii_alphanumeric() || "+-.".contains(c)))
+                    .map_or(0, |(j, c)| j + c.len_utf8());
+                out.push_str(&word[..s]);
+                let u = self.url(&word[s..]);
+                out.push_str(&u);
+                matches!(u, Cow::Owned(_))
             }
-            rest = &rest[end..];
-        }
-        if changed {
-            Cow::Owned(out)
-        } else {
-            Cow::Borrowed(text)
-        }
+            None => {
+                out.push_str(word);
+                false
+            }
+        })
     }
 
     /// `text` with the values of `NAME=VALUE`, `NAME: VALUE` and
@@ -2086,6 +2060,32 @@ fn percent_decode_lossy(s: &str) -> String {
     percent_encoding::percent_decode_str(&s.replace('+', " "))
         .decode_utf8_lossy()
         .into_owned()
+}
+
+/// `text` split into words at `delim` characters, each word written to the
+/// output by `word` (which says whether it wrote anything else than the word),
+/// the delimiters kept as they are; borrowed when no word changed.
+fn map_words<'a>(
+    text: &'a str,
+    delim: impl Fn(char) -> bool,
+    mut word: impl FnMut(&str, &mut String) -> bool,
+) -> Cow<'a, str> {
+    let mut out = String::with_capacity(text.len());
+    let mut changed = false;
+    let mut rest = text;
+    while !rest.is_empty() {
+        let start = rest.find(|c: char| !delim(c)).unwrap_or(rest.len());
+        out.push_str(&rest[..start]);
+        rest = &rest[start..];
+        let end = rest.find(&delim).unwrap_or(rest.len());
+        changed |= word(&rest[..end], &mut out);
+        rest = &rest[end..];
+    }
+    if changed {
+        Cow::Owned(out)
+    } else {
+        Cow::Borrowed(text)
+    }
 }
 
 #[cfg(test)]
