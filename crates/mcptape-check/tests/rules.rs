@@ -582,18 +582,38 @@ fn cut_and_corrupted_transcripts_never_panic() {
     assert!(checked > 5000, "{checked}");
 }
 
-/// `n` read requests (ids 0..n) each answered, then a second answer to id 0.
-fn answered_then_answered_again(n: usize) -> Vec<u8> {
-    let req = |i: usize| format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"ping"}}"#);
-    let resp = |i: usize| format!(r#"{{"jsonrpc":"2.0","id":{i},"result":{{}}}}"#);
-    let mut msgs = Vec::new();
-    for i in 0..n {
-        msgs.push(("c2s", req(i)));
-        msgs.push(("s2c", resp(i)));
-    }
-    msgs.push(("s2c", resp(0)));
+/// A `ping` request with id `i` (c2s).
+fn ping(i: usize) -> (&'static str, String) {
+    (
+        "c2s",
+        format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"ping"}}"#),
+    )
+}
+
+/// An empty result for id `i` (s2c).
+fn pong(i: usize) -> (&'static str, String) {
+    (
+        "s2c",
+        format!(r#"{{"jsonrpc":"2.0","id":{i},"result":{{}}}}"#),
+    )
+}
+
+/// `n` pings (ids 0..n), each answered.
+fn pings_answered(n: usize) -> Vec<(&'static str, String)> {
+    (0..n).flat_map(|i| [ping(i), pong(i)]).collect()
+}
+
+/// The transcript of `msgs`.
+fn transcript_of(msgs: &[(&'static str, String)]) -> Vec<u8> {
     let refs: Vec<(&str, &str)> = msgs.iter().map(|(d, m)| (*d, m.as_str())).collect();
     transcript(&refs)
+}
+
+/// `n` requests (ids 0..n) each answered, then a second answer to id 0.
+fn answered_then_answered_again(n: usize) -> Vec<u8> {
+    let mut msgs = pings_answered(n);
+    msgs.push(pong(0));
+    transcript_of(&msgs)
 }
 
 /// At the limit every answered request is remembered: a second answer to
@@ -639,21 +659,11 @@ fn answered_requests_are_remembered_up_to_the_limit_and_forgotten_one_past() {
 /// request, and an unknown id's message does not say anything was forgotten.
 #[test]
 fn a_key_asked_again_before_it_is_forgotten_is_remembered_from_its_last_answer() {
-    let req = |i: usize| format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"ping"}}"#);
-    let resp = |i: usize| format!(r#"{{"jsonrpc":"2.0","id":{i},"result":{{}}}}"#);
-    let mut msgs = Vec::new();
-    for i in 0..MAX_ANSWERED_KEYS_KEPT {
-        msgs.push(("c2s", req(i)));
-        msgs.push(("s2c", resp(i)));
-    }
+    let mut msgs = pings_answered(MAX_ANSWERED_KEYS_KEPT);
     // Asked again while still remembered, answered: the answer that leaves
     // the window now is the key's first one, which no longer stands.
-    msgs.push(("c2s", req(0)));
-    msgs.push(("s2c", resp(0)));
-    msgs.push(("s2c", resp(0)));
-    msgs.push(("s2c", resp(1 << 40)));
-    let refs: Vec<(&str, &str)> = msgs.iter().map(|(d, m)| (*d, m.as_str())).collect();
-    let r = check_bytes("t.jsonl", &transcript(&refs), &Options::default());
+    msgs.extend([ping(0), pong(0), pong(0), pong(1 << 40)]);
+    let r = check_bytes("t.jsonl", &transcript_of(&msgs), &Options::default());
     let n = 2 * MAX_ANSWERED_KEYS_KEPT;
     let last: Vec<(&str, usize, &str)> = r
         .findings
