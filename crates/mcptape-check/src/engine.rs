@@ -15,7 +15,7 @@
 //!    message rules;
 //! 4. at the end, requests still open fire `request-unanswered`.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashSet};
 
 use mcptape_transcript::reader;
 use mcptape_transcript::{Direction, Event, HttpMeta, HttpNote, Transport};
@@ -36,10 +36,12 @@ use crate::wireview::{self, Envelope};
 
 pub(crate) mod findings;
 mod idless;
+mod requests;
 mod sse;
 mod view;
 
 use findings::Findings;
+use requests::Requests;
 pub(crate) use view::decode_string_token;
 use view::{IdKey, Msg};
 
@@ -923,37 +925,10 @@ impl<'a> Cx<'a> {
 /// already answered. Past that the key answered longest ago is forgotten, so
 /// memory is bounded by the open requests, not by the length of the session;
 /// a late duplicate answer to a forgotten request is `response-unknown-id`,
-/// whose message then says so. (A forgotten key is looked past at once and
-/// its memory taken back in a sweep once the request map holds 8,192 keys
-/// more than after the last sweep: no lookup of the oldest key per answer.)
+/// whose message then says so. (The answered keys sit in a ring of this many
+/// slots, one per answer: the key whose answer leaves the window is dropped
+/// by the answer that takes its slot.)
 pub const MAX_ANSWERED_KEYS_KEPT: usize = 1 << 16;
-
-/// The requests one sender sent with one id ([`IdKey`]).
-#[derive(Debug)]
-struct KeyRequests {
-    /// When the key was first seen, in key order: the end-of-file report
-    /// lists keys in that order (deterministic).
-    key_seq: u64,
-    /// Method of the first request sent with this key.
-    first_method: MethodName,
-    /// Record of the first request sent with this key.
-    first_record: usize,
-    /// Record of the last request sent with this key.
-    last_record: usize,
-    /// Its requests not answered yet, oldest first.
-    open: Vec<Pending>,
-    /// Which answer emptied [`Self::open`] last ([`State::answered_gen`]).
-    answered_gen: u64,
-}
-
-impl KeyRequests {
-    /// All its requests were answered before the last
-    /// [`MAX_ANSWERED_KEYS_KEPT`] answers (at answer generation `now`): the
-    /// key is forgotten, as if it had never been seen.
-    fn forgotten(&self, now: u64) -> bool {
-        self.open.is_empty() && self.answered_gen + MAX_ANSWERED_KEYS_KEPT as u64 <= now
-    }
-}
 
 #[derive(Debug)]
 struct Pending {
@@ -986,24 +961,8 @@ struct State {
     transport: Transport,
     rev: Revision,
     /// Requests by (sender, id): the open ones, and what is remembered of
-    /// answered ones (at most [`MAX_ANSWERED_KEYS_KEPT`] keys all answered;
-    /// the forgotten ones, [`KeyRequests::forgotten`], are looked past until
-    /// [`State::sweep_if_due`] removes them).
-    requests: HashMap<(Direction, IdKey), KeyRequests>,
-    /// The last [`KeyRequests::key_seq`] handed out.
-    next_key_seq: u64,
-    /// One bit per answer generation of the last [`MAX_ANSWERED_KEYS_KEPT`]
-    /// (bit `generation % MAX_ANSWERED_KEYS_KEPT`): set while the key that
-    /// answer emptied is still all answered with it (cleared when the key
-    /// gets a new request), so that the answer leaving the window says
-    /// whether a key is forgotten then.
-    answered_live: Vec<u64>,
-    /// The last answer generation handed out.
-    answered_gen: u64,
-    /// `requests.len()` at which forgotten keys are swept out.
-    sweep_at: usize,
-    /// How many answered keys were forgotten.
-    forgotten: u64,
+    /// answered ones (at most [`MAX_ANSWERED_KEYS_KEPT`] keys all answered).
+    requests: Requests,
     /// (sender, id type, id text) already reported for ids-differ-only-in-type.
     type_clash_reported: HashSet<(Direction, String)>,
     /// initialize: the version the client offered.
@@ -1016,23 +975,6 @@ struct State {
     listed: HashSet<String>,
     /// HTTP exchanges answered with an event stream (`sse-event-not-jsonrpc`).
     sse: sse::SseStreams,
-}
-
-/// Keys more than after the last sweep at which the next sweep of forgotten
-/// keys runs ([`State::sweep_if_due`]): 8,192, an eighth of
-/// [`MAX_ANSWERED_KEYS_KEPT`] (the map holds at most that many forgotten
-/// keys, and a sweep's pass over it is shared by that many new keys).
-const SWEEP_EVERY: usize = MAX_ANSWERED_KEYS_KEPT / 8;
-
-/// Keys in the request map at which the first sweep runs:
-/// [`MAX_ANSWERED_KEYS_KEPT`] + [`SWEEP_EVERY`].
-const SWEEP_START: usize = MAX_ANSWERED_KEYS_KEPT + SWEEP_EVERY;
-
-/// The word and bit of answer generation `generation` in
-/// [`State::answered_live`].
-fn live_bit(generation: u64) -> (usize, u64) {
-    let slot = (generation % MAX_ANSWERED_KEYS_KEPT as u64) as usize;
-    (slot / 64, 1 << (slot % 64))
 }
 
 /// The side that sent the requests a message going `dir` answers.
@@ -1064,7 +1006,7 @@ impl State {
     ) -> Result<(IdKey, MethodName, usize), usize> {
         let mut found = None;
         let mut n = 0;
-        for (k, v) in &self.requests {
+        for (k, v) in self.requests.iter_open() {
             if k.0 != requester {
                 continue;
             }
@@ -1078,68 +1020,18 @@ impl State {
         let (Some((k, i)), 1) = (found, n) else {
             return Err(n);
         };
-        let mut p = self.take_answered(&k, i).ok_or(0usize)?;
+        let mut p = self.requests.take_answered(&k, i).ok_or(0usize)?;
         if let Some(m) = p.mismatch_finding.take() {
             findings.push_at(m.0, m.1);
         }
         Ok((k.1, p.method, p.place.record))
     }
 
-    /// Takes the open request `i` of key `k` out as answered; the key is
-    /// remembered (at most [`MAX_ANSWERED_KEYS_KEPT`] such) once all its
-    /// requests are.
-    fn take_answered(&mut self, k: &(Direction, IdKey), i: usize) -> Option<Pending> {
-        let list = self.requests.get_mut(k)?;
-        if i >= list.open.len() {
-            return None;
-        }
-        let p = list.open.remove(i);
-        if list.open.is_empty() {
-            list.open = Vec::new();
-            self.answered_gen += 1;
-            list.answered_gen = self.answered_gen;
-            // The answer `MAX_ANSWERED_KEYS_KEPT` generations ago leaves the
-            // window (it shares this one's bit): its key is forgotten now if
-            // that answer still stands.
-            let (word, bit) = live_bit(self.answered_gen);
-            if self.answered_gen > MAX_ANSWERED_KEYS_KEPT as u64
-                && self.answered_live[word] & bit != 0
-            {
-                self.forgotten += 1;
-            }
-            self.answered_live[word] |= bit;
-        }
-        Some(p)
-    }
-
-    /// The requests of key `k`, unless it is forgotten ([`KeyRequests::forgotten`]).
-    fn known(&self, k: &(Direction, IdKey)) -> Option<&KeyRequests> {
-        self.requests
-            .get(k)
-            .filter(|list| !list.forgotten(self.answered_gen))
-    }
-
-    /// Takes the memory of the forgotten keys back once the map has grown
-    /// to [`State::sweep_at`] keys.
-    fn sweep_if_due(&mut self) {
-        if self.requests.len() < self.sweep_at {
-            return;
-        }
-        let now = self.answered_gen;
-        self.requests.retain(|_, list| !list.forgotten(now));
-        self.sweep_at = (self.requests.len() + SWEEP_EVERY).max(SWEEP_START);
-    }
-
     fn new(transport: Transport, rev: Revision) -> State {
         State {
             transport,
             rev,
-            requests: HashMap::new(),
-            next_key_seq: 0,
-            answered_live: vec![0; MAX_ANSWERED_KEYS_KEPT.div_ceil(64)],
-            answered_gen: 0,
-            sweep_at: SWEEP_START,
-            forgotten: 0,
+            requests: Requests::new(),
             type_clash_reported: HashSet::new(),
             offered: None,
             init_mismatch: None,
@@ -1200,6 +1092,7 @@ impl State {
         // ids-differ-only-in-type between two requests of one sender.
         let other = (dir, key.other_type());
         if let Some((first_method, first_record)) = self
+            .requests
             .known(&other)
             .map(|first| (first.first_method.clone(), first.first_record))
             && self
@@ -1288,39 +1181,7 @@ impl State {
             }
         }
 
-        self.sweep_if_due();
-        let now = self.answered_gen;
-        let next_key_seq = &mut self.next_key_seq;
-        let mut fresh = || {
-            *next_key_seq += 1;
-            KeyRequests {
-                key_seq: *next_key_seq,
-                first_method: method_name(method),
-                first_record: place.record,
-                last_record: place.record,
-                open: Vec::new(),
-                answered_gen: 0,
-            }
-        };
-        let list = match self.requests.entry((dir, key.clone())) {
-            std::collections::hash_map::Entry::Occupied(e) => {
-                let list = e.into_mut();
-                if list.forgotten(now) {
-                    // Forgotten: a new key, as if never seen.
-                    *list = fresh();
-                } else if list.open.is_empty() {
-                    // Its answer no longer stands for it (a new request).
-                    let (word, bit) = live_bit(list.answered_gen);
-                    self.answered_live[word] &= !bit;
-                }
-                list
-            }
-            std::collections::hash_map::Entry::Vacant(e) => e.insert(fresh()),
-        };
-        list.last_record = place.record;
-        // Most keys hold one request at a time: room for one, not four.
-        list.open.reserve_exact(1);
-        list.open.push(Pending {
+        let pending = Pending {
             place,
             batch_index: prefix.strip_prefix('/').and_then(|k| k.parse().ok()),
             exchange: http.map(|h| h.exchange),
@@ -1328,13 +1189,15 @@ impl State {
             method: method_name(method),
             uri,
             cancelled: false,
-        });
+        };
+        self.requests
+            .push((dir, key), method, place.record, pending);
     }
 
     /// The client closed the response stream of HTTP exchange `x`: its open
     /// requests count as cancelled.
     fn stream_closed_by_client(&mut self, x: u64) {
-        for ((d, _), list) in self.requests.iter_mut() {
+        for ((d, _), list) in self.requests.iter_open_mut() {
             if *d == Direction::C2s {
                 for p in list.open.iter_mut().filter(|p| p.exchange == Some(x)) {
                     p.cancelled = true;
@@ -1355,7 +1218,7 @@ impl State {
         let Some(key) = IdKey::from_token(token).or_else(|| IdKey::of_number(token)) else {
             return;
         };
-        if let Some(list) = self.requests.get_mut(&(dir, key)) {
+        if let Some(list) = self.requests.open_mut(&(dir, key)) {
             for p in &mut list.open {
                 p.cancelled = true;
             }
@@ -1399,9 +1262,9 @@ impl State {
             return;
         };
         let k = (requester, id.clone());
-        let Some(list) = self.known(&k) else {
+        let Some(last_record) = self.requests.known(&k).map(|info| info.last_record) else {
             let other = (requester, k.1.other_type());
-            if let Some(r) = self.known(&other) {
+            if let Some(r) = self.requests.known(&other) {
                 cx.push(
                     rules::IDS_DIFFER_ONLY_IN_TYPE,
                     place,
@@ -1416,7 +1279,7 @@ impl State {
                     ),
                 );
             } else {
-                let forgot = if self.forgotten > 0 {
+                let forgot = if self.requests.forgotten() > 0 {
                     format!(
                         " (or it was answered before the last {MAX_ANSWERED_KEYS_KEPT} answered requests, the most check remembers)"
                     )
@@ -1435,13 +1298,14 @@ impl State {
         };
         // Prefer the open request of the same HTTP exchange (ids may repeat
         // across independent 2026-07-28 exchanges), else the oldest open one.
-        let pos = list
-            .open
-            .iter()
-            .position(|p| exchange.is_some() && p.exchange == exchange)
-            .or(if list.open.is_empty() { None } else { Some(0) });
+        let pos = self.requests.open(&k).and_then(|list| {
+            list.open
+                .iter()
+                .position(|p| exchange.is_some() && p.exchange == exchange)
+                .or(if list.open.is_empty() { None } else { Some(0) })
+        });
         let Some(i) = pos else {
-            let first = list.last_record;
+            let first = last_record;
             cx.push(
                 rules::REQUEST_ANSWERED_TWICE,
                 place,
@@ -1451,7 +1315,7 @@ impl State {
             );
             return;
         };
-        let Some(mut req) = self.take_answered(&k, i) else {
+        let Some(mut req) = self.requests.take_answered(&k, i) else {
             return;
         };
         if let Some(mf) = req.mismatch_finding.take() {
@@ -1955,7 +1819,7 @@ impl State {
 
     fn finish(&mut self, cx: &mut Cx<'_>) {
         // Mismatch findings no answer completed, as they were found.
-        for list in self.requests.values_mut() {
+        for (_, list) in self.requests.iter_open_mut() {
             for p in &mut list.open {
                 if let Some(m) = p.mismatch_finding.take() {
                     cx.findings.push_at(m.0, m.1);
@@ -1965,12 +1829,12 @@ impl State {
         // Keys in the order first seen, each key's requests in order.
         let mut open: Vec<(u64, usize, &(Direction, IdKey), &Pending)> = self
             .requests
-            .iter()
+            .iter_open()
             .flat_map(|(k, list)| {
                 list.open
                     .iter()
                     .enumerate()
-                    .map(move |(i, p)| (list.key_seq, i, k, p))
+                    .map(move |(i, p)| (list.info.key_seq, i, k, p))
             })
             .filter(|(_, _, _, p)| !p.cancelled)
             .collect();

@@ -1,0 +1,312 @@
+//! The requests of a conversation by (sender, id) ([`Requests`]): the keys
+//! with open (unanswered) requests in one map, and the keys all answered
+//! within the last [`MAX_ANSWERED_KEYS_KEPT`] answers in a fixed ring
+//! ([`Answered`]) indexed by a table of slot numbers.
+//!
+//! Memory: the open requests, plus at most [`MAX_ANSWERED_KEYS_KEPT`]
+//! answered keys (one ring slot each, ~100 bytes, and 4 bytes plus a control
+//! byte of an index bucket), never the length of the session. The key that
+//! leaves the window is dropped from the ring and the index at the answer
+//! that pushes it out, so neither ever holds a forgotten key and neither
+//! grows past the window (issue 22: the one map of open and answered keys
+//! grew from 2^17 to 2^18 buckets of ~112 bytes under the churn of
+//! remembered and forgotten keys, both tables alive during the resize).
+
+use std::collections::HashMap;
+use std::hash::BuildHasher;
+
+use mcptape_transcript::Direction;
+
+use super::view::IdKey;
+use super::{MAX_ANSWERED_KEYS_KEPT, MethodName, Pending};
+
+/// A request key: its sender and its id.
+pub(super) type Key = (Direction, IdKey);
+
+/// What is remembered of a key, open or answered.
+#[derive(Debug)]
+pub(super) struct KeyInfo {
+    /// When the key was first seen, in key order: the end-of-file report
+    /// lists keys in that order (deterministic).
+    pub(super) key_seq: u64,
+    /// Method of the first request sent with this key.
+    pub(super) first_method: MethodName,
+    /// Record of the first request sent with this key.
+    pub(super) first_record: usize,
+    /// Record of the last request sent with this key.
+    pub(super) last_record: usize,
+}
+
+/// A key with open requests.
+#[derive(Debug)]
+pub(super) struct KeyRequests {
+    pub(super) info: KeyInfo,
+    /// Its requests not answered yet, oldest first (never empty while the
+    /// key is in [`Requests::open`]).
+    pub(super) open: Vec<Pending>,
+}
+
+/// The requests by key ([module docs](self)).
+pub(super) struct Requests {
+    /// Keys with at least one open request.
+    open: HashMap<Key, KeyRequests>,
+    /// Keys all answered, the last [`MAX_ANSWERED_KEYS_KEPT`] answers.
+    answered: Answered,
+    /// The last [`KeyInfo::key_seq`] handed out.
+    next_key_seq: u64,
+}
+
+impl Requests {
+    pub(super) fn new() -> Requests {
+        Requests {
+            open: HashMap::new(),
+            answered: Answered::default(),
+            next_key_seq: 0,
+        }
+    }
+
+    /// What is remembered of key `k`: open, or answered within the window.
+    pub(super) fn known(&self, k: &Key) -> Option<&KeyInfo> {
+        match self.open.get(k) {
+            Some(list) => Some(&list.info),
+            None => self.answered.get(k),
+        }
+    }
+
+    /// The open requests of key `k` (`None`: it has none).
+    pub(super) fn open(&self, k: &Key) -> Option<&KeyRequests> {
+        self.open.get(k)
+    }
+
+    /// The open requests of key `k`, to mark them (`None`: it has none).
+    pub(super) fn open_mut(&mut self, k: &Key) -> Option<&mut KeyRequests> {
+        self.open.get_mut(k)
+    }
+
+    /// Every key with open requests (arbitrary order).
+    pub(super) fn iter_open(&self) -> impl Iterator<Item = (&Key, &KeyRequests)> {
+        self.open.iter()
+    }
+
+    /// Every key with open requests, to mark them (arbitrary order).
+    pub(super) fn iter_open_mut(&mut self) -> impl Iterator<Item = (&Key, &mut KeyRequests)> {
+        self.open.iter_mut()
+    }
+
+    /// How many answered keys were forgotten (left the window still
+    /// answered).
+    pub(super) fn forgotten(&self) -> u64 {
+        self.answered.forgotten
+    }
+
+    /// Adds request `p` sent with key `k` at `record`: to the key's open
+    /// requests, to what is remembered of its last answer (the key is open
+    /// again: that answer no longer stands for it), or as a new key (its
+    /// first method `method`).
+    pub(super) fn push(&mut self, k: Key, method: &str, record: usize, p: Pending) {
+        let list = match self.open.entry(k) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                let info = match self.answered.take(e.key()) {
+                    Some(info) => info,
+                    None => {
+                        self.next_key_seq += 1;
+                        KeyInfo {
+                            key_seq: self.next_key_seq,
+                            first_method: super::method_name(method),
+                            first_record: record,
+                            last_record: record,
+                        }
+                    }
+                };
+                e.insert(KeyRequests {
+                    info,
+                    // Most keys hold one request at a time: room for one, not four.
+                    open: Vec::with_capacity(1),
+                })
+            }
+        };
+        list.info.last_record = record;
+        list.open.push(p);
+    }
+
+    /// Takes the open request `i` of key `k` out as answered; the key is
+    /// remembered (at most [`MAX_ANSWERED_KEYS_KEPT`] such) once all its
+    /// requests are.
+    pub(super) fn take_answered(&mut self, k: &Key, i: usize) -> Option<Pending> {
+        let list = self.open.get_mut(k)?;
+        if i >= list.open.len() {
+            return None;
+        }
+        let p = list.open.remove(i);
+        if list.open.is_empty()
+            && let Some((k, list)) = self.open.remove_entry(k)
+        {
+            self.answered.push(k, list.info);
+        }
+        Some(p)
+    }
+}
+
+/// The keys all answered within the last [`MAX_ANSWERED_KEYS_KEPT`] answers:
+/// answer generation `g` (counted from 0) sits in ring slot
+/// `g % MAX_ANSWERED_KEYS_KEPT` until the answer `MAX_ANSWERED_KEYS_KEPT`
+/// later takes the slot (the key is forgotten then, if its slot still held
+/// it) or a new request with the key takes it back out (the slot is emptied).
+#[derive(Default)]
+struct Answered {
+    /// Slot per answer generation; `None`: that answer no longer stands.
+    ring: Vec<Option<AnsweredKey>>,
+    /// The slots of `ring` holding a key, by the key's hash.
+    index: hashbrown::HashTable<u32>,
+    hasher: std::hash::RandomState,
+    /// Answers handed a slot so far.
+    generation: u64,
+    /// Keys that left the window still answered.
+    forgotten: u64,
+}
+
+/// An answered key in its ring slot.
+struct AnsweredKey {
+    /// `hasher.hash_one(&key)`, for the index.
+    hash: u64,
+    key: Key,
+    info: KeyInfo,
+}
+
+// The slot numbers of the ring fit the index's `u32`.
+const _: () = assert!(MAX_ANSWERED_KEYS_KEPT <= u32::MAX as usize);
+
+impl Answered {
+    fn get(&self, k: &Key) -> Option<&KeyInfo> {
+        let hash = self.hasher.hash_one(k);
+        let ring = &self.ring;
+        let slot = self.index.find(hash, |&s| holds(ring, s, k))?;
+        ring.get(*slot as usize)?.as_ref().map(|a| &a.info)
+    }
+
+    /// Takes key `k` out (a new request with it): its slot's answer no
+    /// longer stands.
+    fn take(&mut self, k: &Key) -> Option<KeyInfo> {
+        let hash = self.hasher.hash_one(k);
+        let ring = &mut self.ring;
+        let (slot, _) = self
+            .index
+            .find_entry(hash, |&s| holds(ring, s, k))
+            .ok()?
+            .remove();
+        ring.get_mut(slot as usize)?.take().map(|a| a.info)
+    }
+
+    /// The next answer's key: into the next slot, forgetting the key whose
+    /// answer held it (if it still stood).
+    fn push(&mut self, key: Key, info: KeyInfo) {
+        let slot = (self.generation % MAX_ANSWERED_KEYS_KEPT as u64) as usize;
+        self.generation += 1;
+        let hash = self.hasher.hash_one(&key);
+        let entry = Some(AnsweredKey { hash, key, info });
+        let ring = &mut self.ring;
+        if slot == ring.len() {
+            ring.push(entry);
+        } else if let Some(old) = ring.get_mut(slot) {
+            if let Some(gone) = old.take()
+                && let Ok(e) = self.index.find_entry(gone.hash, |&s| s as usize == slot)
+            {
+                e.remove();
+                self.forgotten += 1;
+            }
+            *old = entry;
+        }
+        let ring = &self.ring;
+        // `slot` < MAX_ANSWERED_KEYS_KEPT, which fits a `u32` (asserted above).
+        self.index.insert_unique(hash, slot as u32, |&s| {
+            ring.get(s as usize)
+                .and_then(Option::as_ref)
+                .map_or(0, |a| a.hash)
+        });
+    }
+}
+
+/// Whether ring slot `s` holds key `k`.
+fn holds(ring: &[Option<AnsweredKey>], s: u32, k: &Key) -> bool {
+    ring.get(s as usize)
+        .and_then(Option::as_ref)
+        .is_some_and(|a| a.key == *k)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::Place;
+
+    fn key(i: usize) -> Key {
+        let id = IdKey::from_token(&i.to_string()).expect("an integer id");
+        (Direction::C2s, id)
+    }
+
+    fn pending(record: usize) -> Pending {
+        Pending {
+            place: Place {
+                record,
+                line: record,
+            },
+            batch_index: None,
+            exchange: None,
+            mismatch_finding: None,
+            method: super::super::method_name("ping"),
+            uri: None,
+            cancelled: false,
+        }
+    }
+
+    /// Asks and answers key `i` at record `i`.
+    fn ask_and_answer(r: &mut Requests, i: usize) {
+        r.push(key(i), "ping", i, pending(i));
+        assert!(r.take_answered(&key(i), 0).is_some());
+    }
+
+    /// Three windows of answered keys: the ring and its index hold one
+    /// window, never more, and every key that left it was forgotten.
+    #[test]
+    fn answered_keys_stay_within_one_window_of_ring_slots() {
+        let mut r = Requests::new();
+        for i in 0..3 * MAX_ANSWERED_KEYS_KEPT {
+            ask_and_answer(&mut r, i);
+            assert!(r.answered.ring.len() <= MAX_ANSWERED_KEYS_KEPT);
+        }
+        assert_eq!(r.answered.ring.len(), MAX_ANSWERED_KEYS_KEPT);
+        assert_eq!(r.answered.index.len(), MAX_ANSWERED_KEYS_KEPT);
+        assert_eq!(r.forgotten(), 2 * MAX_ANSWERED_KEYS_KEPT as u64);
+        assert!(r.open.is_empty());
+        let first_kept = 2 * MAX_ANSWERED_KEYS_KEPT;
+        assert!(r.known(&key(first_kept - 1)).is_none());
+        let kept = r.known(&key(first_kept)).expect("the oldest key kept");
+        assert_eq!(
+            (kept.first_record, kept.last_record),
+            (first_kept, first_kept)
+        );
+    }
+
+    /// A key asked again leaves its slot (its answer no longer stands): the
+    /// answer that takes the slot later forgets nothing, and the key keeps
+    /// its first request's order and record when it is answered again.
+    #[test]
+    fn a_key_asked_again_leaves_its_slot_and_keeps_its_first_request() {
+        let mut r = Requests::new();
+        ask_and_answer(&mut r, 0);
+        r.push(key(0), "tools/call", 7, pending(7));
+        assert_eq!(r.answered.index.len(), 0);
+        assert!(r.answered.ring[0].is_none());
+        for i in 1..=MAX_ANSWERED_KEYS_KEPT {
+            ask_and_answer(&mut r, i);
+        }
+        assert_eq!(r.forgotten(), 0);
+        let open = r.open(&key(0)).expect("key 0 still open");
+        assert_eq!(open.info.key_seq, 1);
+        assert_eq!(&*open.info.first_method, "ping");
+        assert_eq!((open.info.first_record, open.info.last_record), (0, 7));
+        assert!(r.take_answered(&key(0), 0).is_some());
+        assert_eq!(r.forgotten(), 1, "key 1's slot was taken by key 0's answer");
+        assert_eq!(r.known(&key(0)).map(|k| k.last_record), Some(7));
+    }
+}
