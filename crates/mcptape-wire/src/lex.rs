@@ -685,14 +685,18 @@ fn container<'a, H: Host<'a>>(
 /// Checks one run of string bytes (between escapes, starting at input
 /// offset `at`): no raw control byte (RFC 8259 §7), valid UTF-8 (§8.1; not
 /// checked again when `utf8_known`: the input is a `&str`). One
-/// OR-reduction finds whether any byte is below 0x20 or above 0x7f; only
-/// then is the run looked at closely, reporting the first problem
-/// ([`LexErrorKind::ControlCharacter`] or [`LexErrorKind::InvalidUtf8`] at
-/// that byte).
+/// OR-reduction finds whether any byte is below 0x20 (or, when the UTF-8 is
+/// not known, above 0x7f: a text's non-ASCII characters then cost no second
+/// pass when it is); only then is the run looked at closely, reporting the
+/// first problem ([`LexErrorKind::ControlCharacter`] or
+/// [`LexErrorKind::InvalidUtf8`] at that byte).
 fn check_run(run: &[u8], at: usize, utf8_known: bool) -> Result<(), LexError> {
-    let odd = run
-        .iter()
-        .fold(0u8, |a, &c| a | u8::from(c.wrapping_sub(0x20) >= 0x60));
+    let odd = if utf8_known {
+        run.iter().fold(0u8, |a, &c| a | u8::from(c < 0x20))
+    } else {
+        run.iter()
+            .fold(0u8, |a, &c| a | u8::from(c.wrapping_sub(0x20) >= 0x60))
+    };
     if odd == 0 {
         return Ok(());
     }
@@ -810,6 +814,34 @@ mod tests {
         assert_eq!(err(b"\"abc"), (LexErrorKind::End, 4));
         // DEL (0x7f) and non-ASCII UTF-8 are plain string bytes.
         assert_eq!(lex("\"\x7f caf\u{e9} \u{1F600}\"".as_bytes()), Ok(()));
+    }
+
+    /// A `&str` input (UTF-8 known) looks for control bytes only: a run
+    /// with non-ASCII characters and no control byte passes, one with both
+    /// reports the control byte at its offset, as the byte entry point does.
+    #[test]
+    fn known_utf8_runs_with_non_ascii_report_only_control_bytes() {
+        let lex_str = |t: &str| {
+            let mut lx = Lexer::new_str(t);
+            lx.string().map(|escaped| (escaped, lx.pos))
+        };
+        let plain = "\"caf\u{e9} \u{2013} \u{1F600}\"";
+        assert_eq!(lex_str(plain), Ok((false, plain.len())));
+        let escaped = "\"\u{e9}\\n\u{2013}\"";
+        assert_eq!(lex_str(escaped), Ok((true, escaped.len())));
+        for t in ["\"\u{e9}\u{1}\"", "\"\u{e9}\\n\u{2013}\u{1f}x\""] {
+            let at = t.find(|c: char| c < ' ').unwrap();
+            let want = LexError {
+                kind: LexErrorKind::ControlCharacter,
+                offset: at,
+            };
+            assert_eq!(lex_str(t), Err(want.clone()), "{t:?}");
+            assert_eq!(
+                Lexer::new(t.as_bytes()).string(),
+                Err(want),
+                "{t:?} as bytes"
+            );
+        }
     }
 
     #[test]
