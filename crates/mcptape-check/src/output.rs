@@ -12,8 +12,6 @@
 //!   `<skipped>` when they fired but were allowed, and lists warning
 //!   findings in `<system-out>`; a rule that did not fire is a passing case.
 
-use std::fmt::Write as _;
-
 use mcptape_report::render::junit::{Failure, TestCase, TestSuite, document};
 
 use crate::report::{Finding, Report};
@@ -64,28 +62,44 @@ pub fn write_report(
     }
 }
 
-fn finding_line(f: &Finding) -> String {
-    let mut s = format!(
-        "{}:{}: {}[{}] {}",
-        f.file, f.line, f.severity, f.rule, f.message
-    );
-    let mut extra = Vec::new();
-    if f.record > 0 {
-        extra.push(format!("record {}", f.record));
+/// One finding's human line, `FILE:LINE: SEVERITY[RULE] MESSAGE (record R,
+/// id ID, at POINTER, allowed)` (each part in parentheses only when it
+/// applies; no parentheses when none does), written straight into the
+/// output: no string per line or part (125,000 findings of a long
+/// transcript, issue 22).
+struct FindingLine<'a>(&'a Finding);
+
+impl std::fmt::Display for FindingLine<'_> {
+    fn fmt(&self, w: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let f = self.0;
+        write!(
+            w,
+            "{}:{}: {}[{}] {}",
+            f.file, f.line, f.severity, f.rule, f.message
+        )?;
+        let mut sep = " (";
+        let mut part = |w: &mut std::fmt::Formatter<'_>, p: std::fmt::Arguments<'_>| {
+            w.write_str(sep)?;
+            sep = ", ";
+            w.write_fmt(p)
+        };
+        if f.record > 0 {
+            part(w, format_args!("record {}", f.record))?;
+        }
+        if let Some(id) = &f.request_id {
+            part(w, format_args!("id {id}"))?;
+        }
+        if !f.pointer.is_empty() {
+            part(w, format_args!("at {}", f.pointer))?;
+        }
+        if f.allowed {
+            part(w, format_args!("allowed"))?;
+        }
+        if sep == ", " {
+            w.write_str(")")?;
+        }
+        Ok(())
     }
-    if let Some(id) = &f.request_id {
-        extra.push(format!("id {id}"));
-    }
-    if !f.pointer.is_empty() {
-        extra.push(format!("at {}", f.pointer));
-    }
-    if f.allowed {
-        extra.push("allowed".to_owned());
-    }
-    if !extra.is_empty() {
-        let _ = write!(s, " ({})", extra.join(", "));
-    }
-    s
 }
 
 /// Human-readable text report.
@@ -105,7 +119,7 @@ fn write_human(report: &Report, out: &mut dyn std::io::Write) -> std::io::Result
             fr.file, fr.records, fr.messages, fr.revision, fr.revision_source
         )?;
         for f in &fr.findings {
-            writeln!(out, "  {}", finding_line(f))?;
+            writeln!(out, "  {}", FindingLine(f))?;
         }
     }
     let s = &report.summary;
@@ -157,7 +171,9 @@ fn rule_case(fr: &crate::report::FileReport, r: &crate::rules::Rule) -> TestCase
         .iter()
         .any(|f| f.severity == Severity::Error && f.allowed);
     let lines = |fs: &mut dyn Iterator<Item = &&Finding>| {
-        fs.map(|f| finding_line(f)).collect::<Vec<_>>().join("\n")
+        fs.map(|f| FindingLine(f).to_string())
+            .collect::<Vec<_>>()
+            .join("\n")
     };
     let out = lines(&mut hits.iter().filter(|f| !f.is_failure()));
     TestCase {
@@ -228,7 +244,7 @@ pub fn write_streamed(
                 for f in head.findings.into_iter().map(Ok).chain(findings) {
                     let f = f?;
                     streamed::count(&mut summary, &f);
-                    writeln!(out, "  {}", finding_line(&f))?;
+                    writeln!(out, "  {}", FindingLine(&f))?;
                 }
             }
             writeln!(
