@@ -41,7 +41,7 @@ mod sse;
 mod view;
 
 use findings::Findings;
-use requests::Requests;
+use requests::{Lookup, Requests};
 pub(crate) use view::decode_string_token;
 use view::{IdKey, Msg};
 
@@ -1262,7 +1262,20 @@ impl State {
             return;
         };
         let k = (requester, id.clone());
-        let Some(last_record) = self.requests.known(&k).map(|info| info.last_record) else {
+        // Prefer the open request of the same HTTP exchange (ids may repeat
+        // across independent 2026-07-28 exchanges), else the oldest open one.
+        let found = match self.requests.lookup(&k) {
+            Lookup::Open(list) => Some((
+                list.info.last_record,
+                list.open
+                    .iter()
+                    .position(|p| exchange.is_some() && p.exchange == exchange)
+                    .or(if list.open.is_empty() { None } else { Some(0) }),
+            )),
+            Lookup::Answered(info) => Some((info.last_record, None)),
+            Lookup::Unknown => None,
+        };
+        let Some((last_record, pos)) = found else {
             let other = (requester, k.1.other_type());
             if let Some(r) = self.requests.known(&other) {
                 cx.push(
@@ -1296,14 +1309,6 @@ impl State {
             }
             return;
         };
-        // Prefer the open request of the same HTTP exchange (ids may repeat
-        // across independent 2026-07-28 exchanges), else the oldest open one.
-        let pos = self.requests.open(&k).and_then(|list| {
-            list.open
-                .iter()
-                .position(|p| exchange.is_some() && p.exchange == exchange)
-                .or(if list.open.is_empty() { None } else { Some(0) })
-        });
         let Some(i) = pos else {
             let first = last_record;
             cx.push(

@@ -12,9 +12,9 @@
 //! grew from 2^17 to 2^18 buckets of ~112 bytes under the churn of
 //! remembered and forgotten keys, both tables alive during the resize).
 
-use std::collections::HashMap;
 use std::hash::BuildHasher;
 
+use hashbrown::HashTable;
 use mcptape_transcript::Direction;
 
 use super::view::IdKey;
@@ -42,55 +42,91 @@ pub(super) struct KeyInfo {
 pub(super) struct KeyRequests {
     pub(super) info: KeyInfo,
     /// Its requests not answered yet, oldest first (never empty while the
-    /// key is in [`Requests::open`]).
+    /// key is open).
     pub(super) open: Vec<Pending>,
+}
+
+/// What [`Requests::lookup`] finds of a key.
+pub(super) enum Lookup<'r> {
+    /// The key has open requests.
+    Open(&'r KeyRequests),
+    /// All its requests are answered, the last within the window.
+    Answered(&'r KeyInfo),
+    /// Never seen, or forgotten.
+    Unknown,
 }
 
 /// The requests by key ([module docs](self)).
 pub(super) struct Requests {
+    /// The one hash of a key, for both tables (foldhash's quality hasher,
+    /// seeded per process: ids are untrusted input).
+    hasher: foldhash::quality::RandomState,
     /// Keys with at least one open request.
-    open: HashMap<Key, KeyRequests>,
+    open: HashTable<OpenKey>,
     /// Keys all answered, the last [`MAX_ANSWERED_KEYS_KEPT`] answers.
     answered: Answered,
     /// The last [`KeyInfo::key_seq`] handed out.
     next_key_seq: u64,
 }
 
+/// A key with open requests in [`Requests::open`].
+struct OpenKey {
+    hash: u64,
+    key: Key,
+    list: KeyRequests,
+}
+
 impl Requests {
     pub(super) fn new() -> Requests {
         Requests {
-            open: HashMap::new(),
+            hasher: foldhash::quality::RandomState::default(),
+            open: HashTable::new(),
             answered: Answered::default(),
             next_key_seq: 0,
         }
     }
 
-    /// What is remembered of key `k`: open, or answered within the window.
-    pub(super) fn known(&self, k: &Key) -> Option<&KeyInfo> {
-        match self.open.get(k) {
-            Some(list) => Some(&list.info),
-            None => self.answered.get(k),
+    fn hash(&self, k: &Key) -> u64 {
+        self.hasher.hash_one(k)
+    }
+
+    /// Key `k`: open, answered within the window, or unknown.
+    pub(super) fn lookup(&self, k: &Key) -> Lookup<'_> {
+        let hash = self.hash(k);
+        if let Some(o) = self.open.find(hash, |o| o.key == *k) {
+            return Lookup::Open(&o.list);
+        }
+        match self.answered.get(hash, k) {
+            Some(info) => Lookup::Answered(info),
+            None => Lookup::Unknown,
         }
     }
 
-    /// The open requests of key `k` (`None`: it has none).
-    pub(super) fn open(&self, k: &Key) -> Option<&KeyRequests> {
-        self.open.get(k)
+    /// What is remembered of key `k`: open, or answered within the window.
+    pub(super) fn known(&self, k: &Key) -> Option<&KeyInfo> {
+        match self.lookup(k) {
+            Lookup::Open(list) => Some(&list.info),
+            Lookup::Answered(info) => Some(info),
+            Lookup::Unknown => None,
+        }
     }
 
     /// The open requests of key `k`, to mark them (`None`: it has none).
     pub(super) fn open_mut(&mut self, k: &Key) -> Option<&mut KeyRequests> {
-        self.open.get_mut(k)
+        let hash = self.hash(k);
+        self.open
+            .find_mut(hash, |o| o.key == *k)
+            .map(|o| &mut o.list)
     }
 
     /// Every key with open requests (arbitrary order).
     pub(super) fn iter_open(&self) -> impl Iterator<Item = (&Key, &KeyRequests)> {
-        self.open.iter()
+        self.open.iter().map(|o| (&o.key, &o.list))
     }
 
     /// Every key with open requests, to mark them (arbitrary order).
     pub(super) fn iter_open_mut(&mut self) -> impl Iterator<Item = (&Key, &mut KeyRequests)> {
-        self.open.iter_mut()
+        self.open.iter_mut().map(|o| (&o.key, &mut o.list))
     }
 
     /// How many answered keys were forgotten (left the window still
@@ -104,10 +140,11 @@ impl Requests {
     /// again: that answer no longer stands for it), or as a new key (its
     /// first method `method`).
     pub(super) fn push(&mut self, k: Key, method: &str, record: usize, p: Pending) {
-        let list = match self.open.entry(k) {
-            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-            std::collections::hash_map::Entry::Vacant(e) => {
-                let info = match self.answered.take(e.key()) {
+        let hash = self.hash(&k);
+        let list = match self.open.find_mut(hash, |o| o.key == k) {
+            Some(o) => &mut o.list,
+            None => {
+                let info = match self.answered.take(hash, &k) {
                     Some(info) => info,
                     None => {
                         self.next_key_seq += 1;
@@ -119,11 +156,16 @@ impl Requests {
                         }
                     }
                 };
-                e.insert(KeyRequests {
-                    info,
-                    // Most keys hold one request at a time: room for one, not four.
-                    open: Vec::with_capacity(1),
-                })
+                let o = OpenKey {
+                    hash,
+                    key: k,
+                    list: KeyRequests {
+                        info,
+                        // Most keys hold one request at a time: room for one, not four.
+                        open: Vec::with_capacity(1),
+                    },
+                };
+                &mut self.open.insert_unique(hash, o, |o| o.hash).into_mut().list
             }
         };
         list.info.last_record = record;
@@ -134,15 +176,16 @@ impl Requests {
     /// remembered (at most [`MAX_ANSWERED_KEYS_KEPT`] such) once all its
     /// requests are.
     pub(super) fn take_answered(&mut self, k: &Key, i: usize) -> Option<Pending> {
-        let list = self.open.get_mut(k)?;
-        if i >= list.open.len() {
+        let hash = self.hash(k);
+        let mut e = self.open.find_entry(hash, |o| o.key == *k).ok()?;
+        let open = &mut e.get_mut().list.open;
+        if i >= open.len() {
             return None;
         }
-        let p = list.open.remove(i);
-        if list.open.is_empty()
-            && let Some((k, list)) = self.open.remove_entry(k)
-        {
-            self.answered.push(k, list.info);
+        let p = open.remove(i);
+        if open.is_empty() {
+            let (o, _) = e.remove();
+            self.answered.push(o.hash, o.key, o.list.info);
         }
         Some(p)
     }
@@ -158,8 +201,7 @@ struct Answered {
     /// Slot per answer generation; `None`: that answer no longer stands.
     ring: Vec<Option<AnsweredKey>>,
     /// The slots of `ring` holding a key, by the key's hash.
-    index: hashbrown::HashTable<u32>,
-    hasher: std::hash::RandomState,
+    index: HashTable<u32>,
     /// Answers handed a slot so far.
     generation: u64,
     /// Keys that left the window still answered.
@@ -168,7 +210,7 @@ struct Answered {
 
 /// An answered key in its ring slot.
 struct AnsweredKey {
-    /// `hasher.hash_one(&key)`, for the index.
+    /// The key's hash ([`Requests::hash`]), for the index.
     hash: u64,
     key: Key,
     info: KeyInfo,
@@ -178,17 +220,16 @@ struct AnsweredKey {
 const _: () = assert!(MAX_ANSWERED_KEYS_KEPT <= u32::MAX as usize);
 
 impl Answered {
-    fn get(&self, k: &Key) -> Option<&KeyInfo> {
-        let hash = self.hasher.hash_one(k);
+    /// Key `k` (of hash `hash`), if answered within the window.
+    fn get(&self, hash: u64, k: &Key) -> Option<&KeyInfo> {
         let ring = &self.ring;
         let slot = self.index.find(hash, |&s| holds(ring, s, k))?;
         ring.get(*slot as usize)?.as_ref().map(|a| &a.info)
     }
 
-    /// Takes key `k` out (a new request with it): its slot's answer no
-    /// longer stands.
-    fn take(&mut self, k: &Key) -> Option<KeyInfo> {
-        let hash = self.hasher.hash_one(k);
+    /// Takes key `k` (of hash `hash`) out (a new request with it): its
+    /// slot's answer no longer stands.
+    fn take(&mut self, hash: u64, k: &Key) -> Option<KeyInfo> {
         let ring = &mut self.ring;
         let (slot, _) = self
             .index
@@ -198,12 +239,11 @@ impl Answered {
         ring.get_mut(slot as usize)?.take().map(|a| a.info)
     }
 
-    /// The next answer's key: into the next slot, forgetting the key whose
-    /// answer held it (if it still stood).
-    fn push(&mut self, key: Key, info: KeyInfo) {
+    /// The next answer's key (of hash `hash`): into the next slot,
+    /// forgetting the key whose answer held it (if it still stood).
+    fn push(&mut self, hash: u64, key: Key, info: KeyInfo) {
         let slot = (self.generation % MAX_ANSWERED_KEYS_KEPT as u64) as usize;
         self.generation += 1;
-        let hash = self.hasher.hash_one(&key);
         let entry = Some(AnsweredKey { hash, key, info });
         let ring = &mut self.ring;
         if slot == ring.len() {
@@ -301,7 +341,9 @@ mod tests {
             ask_and_answer(&mut r, i);
         }
         assert_eq!(r.forgotten(), 0);
-        let open = r.open(&key(0)).expect("key 0 still open");
+        let Lookup::Open(open) = r.lookup(&key(0)) else {
+            panic!("key 0 still open")
+        };
         assert_eq!(open.info.key_seq, 1);
         assert_eq!(&*open.info.first_method, "ping");
         assert_eq!((open.info.first_record, open.info.last_record), (0, 7));

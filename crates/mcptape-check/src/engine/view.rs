@@ -192,11 +192,20 @@ impl IdText {
             IdText::Heap(s) => s,
         }
     }
+
+    /// The text's bytes (what pairing compares and hashes: no UTF-8 check
+    /// per lookup).
+    fn as_bytes(&self) -> &[u8] {
+        match self {
+            IdText::Inline { len, buf } => buf.get(..usize::from(*len)).unwrap_or_default(),
+            IdText::Heap(s) => s.as_bytes(),
+        }
+    }
 }
 
 impl PartialEq for IdText {
     fn eq(&self, other: &Self) -> bool {
-        self.as_str() == other.as_str()
+        self.as_bytes() == other.as_bytes()
     }
 }
 
@@ -204,7 +213,9 @@ impl Eq for IdText {}
 
 impl std::hash::Hash for IdText {
     fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
-        self.as_str().hash(h);
+        // As `str` hashes: the bytes, then 0xff (a prefix hashes apart).
+        h.write(self.as_bytes());
+        h.write_u8(0xff);
     }
 }
 
