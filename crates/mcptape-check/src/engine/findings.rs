@@ -19,6 +19,9 @@ pub const SPILL_CHUNK_FINDINGS: usize = 16_384;
 /// Read buffer of one run while merging (16 KiB).
 const RUN_READ_BYTES: usize = 16 << 10;
 
+/// Write buffer of a run being spilled (64 KiB).
+const RUN_WRITE_BYTES: usize = 64 << 10;
+
 /// A finding and its sequence number.
 type Numbered = (u64, Finding);
 
@@ -85,14 +88,21 @@ impl Findings {
                 end: 0,
             }),
         };
-        let mut bytes = Vec::new();
-        for n in &self.mem {
-            encode(n, &mut bytes);
-        }
         spill.file.seek(SeekFrom::Start(spill.end))?;
-        spill.file.write_all(&bytes)?;
+        // Encoded through a small buffer, not into one run-sized `Vec`
+        // (megabytes grown by doubling, faulted in afresh for every run).
+        let mut w = std::io::BufWriter::with_capacity(RUN_WRITE_BYTES, &spill.file);
+        let mut one = Vec::new();
+        let mut len = 0u64;
+        for n in &self.mem {
+            one.clear();
+            encode(n, &mut one);
+            w.write_all(&one)?;
+            len += one.len() as u64;
+        }
+        w.flush()?;
+        drop(w);
         self.mem.clear();
-        let len = bytes.len() as u64;
         spill.runs.push((spill.end, len));
         spill.end += len;
         Ok(())
