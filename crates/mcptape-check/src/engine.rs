@@ -327,7 +327,8 @@ fn first_pass<S: LineSource>(
         let (line_no, offset) = (lines.line_no(), lines.offset());
         let mut slim: Option<String> = None;
         let Ok(r) = reader::parse_record_line(lines.line(), line_no, offset, |m| {
-            let (strict, s) = scan_strict(m);
+            let mut s = None;
+            let strict = scan_strict(m, &mut s);
             // The detector reads the message without its `result.contents`
             // array (`[]` in its place): a 160 MB read is not parsed again.
             slim = s
@@ -370,17 +371,20 @@ fn first_pass<S: LineSource>(
 /// The one envelope scan of a record's message (`envelope::scan_frame_str`),
 /// made while the record is framed: whether the message is strict JSON (the
 /// record reader's fast path takes it; else its own path decides), and the
-/// scan when it is.
-pub(crate) fn scan_strict(m: &str) -> (bool, Option<Result<envelope::Scanned, WireError>>) {
-    let s = envelope::scan_frame_str(m);
-    let strict = match &s {
+/// scan in `out` when it is (`None` when not). Written in place: a scan is
+/// some hundred bytes, moved once per message less.
+pub(crate) fn scan_strict(m: &str, out: &mut Option<Result<envelope::Scanned, WireError>>) -> bool {
+    let strict = match out.insert(envelope::scan_frame_str(m)) {
         Ok(_) => true,
         Err(e) if !matches!(e.kind(), WireErrorKind::Json(_)) => true,
         // Not strict JSON by the envelope's scan: the fused scan, the test
         // the reader's fast path always took, decides.
         Err(_) => mcptape_wire::codec::scan_message(m.as_bytes()).is_ok(),
     };
-    (strict, strict.then_some(s))
+    if !strict {
+        *out = None;
+    }
+    strict
 }
 
 /// [`check_bytes`] on a transcript read as a stream: `open` gives the bytes
@@ -460,9 +464,7 @@ pub(crate) fn check_stream<S: LineSource>(
         // framed; the rules read its ranges.
         let mut scanned = None;
         let parsed = reader::parse_record_line(lines.line(), line_no, offset, |m| {
-            let (strict, s) = scan_strict(m);
-            scanned = s;
-            strict
+            scan_strict(m, &mut scanned)
         });
         let r = match parsed {
             Ok(r) => r,
@@ -509,7 +511,16 @@ pub(crate) fn check_stream<S: LineSource>(
         );
         if let Some((dir, raw, http)) = r.message() {
             let mut cx = Cx::new(file, opts, std::mem::take(&mut findings));
-            messages += check_message(&mut cx, &mut st, &header, place, dir, raw, http, scanned);
+            messages += check_message(
+                &mut cx,
+                &mut st,
+                &header,
+                place,
+                dir,
+                raw,
+                http,
+                scanned.as_ref(),
+            );
             findings = cx.findings;
             continue;
         }
@@ -682,10 +693,17 @@ fn check_message(
     dir: Direction,
     raw: &str,
     http: Option<&HttpMeta>,
-    scanned: Option<Result<envelope::Scanned, WireError>>,
+    scanned: Option<&Result<envelope::Scanned, WireError>>,
 ) -> usize {
-    let scanned = scanned.unwrap_or_else(|| envelope::scan_frame_str(raw));
-    let env = wireview::envelope_of(&scanned);
+    let own;
+    let scanned = match scanned {
+        Some(s) => s,
+        None => {
+            own = envelope::scan_frame_str(raw);
+            &own
+        }
+    };
+    let env = wireview::envelope_of(scanned);
     if header.transport == Transport::Stdio
         && let Some(at) = wireview::line_break(raw.as_bytes())
     {
@@ -736,7 +754,7 @@ fn check_message(
         );
     }
     let input = raw;
-    match &scanned {
+    match scanned {
         Ok(envelope::Scanned::Single(env)) => {
             st.message(cx, place, dir, http, &Msg { input, env }, "");
             1

@@ -1388,9 +1388,7 @@ pub(crate) fn inspect_stream<S: crate::engine::LineSource>(
         let mut scanned = None;
         let Ok(r) = reader::parse_record_line(line, line_no, lines.offset(), |m| {
             if line.len() < KEEP_SCAN_MIN_LINE_BYTES {
-                let (strict, s) = crate::engine::scan_strict(m);
-                scanned = s;
-                return strict;
+                return crate::engine::scan_strict(m, &mut scanned);
             }
             let scan = Skeleton::scan(m.as_bytes()).ok();
             let ok = scan.is_some();
@@ -1451,9 +1449,7 @@ pub(crate) fn inspect_stream<S: crate::engine::LineSource>(
                 // whole where it is used); a long one: its skeleton (blobs
                 // cut out, never decoded), kept from the first pass.
                 if !long && !kept.contains_key(&line_no) {
-                    let (strict, s) = crate::engine::scan_strict(m);
-                    scanned = s;
-                    return strict;
+                    return crate::engine::scan_strict(m, &mut scanned);
                 }
                 let scan = match kept.remove(&line_no) {
                     Some(scan) => scan,
