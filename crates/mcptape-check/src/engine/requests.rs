@@ -67,6 +67,11 @@ pub(super) struct Requests {
     answered: Answered,
     /// The last [`KeyInfo::key_seq`] handed out.
     next_key_seq: u64,
+    /// Keys held (open or answered) whose id is an integer (`[0]`) or a
+    /// string (`[1]`): a lookup of a type none has is answered without
+    /// touching the tables (every request looks up its id's other type for
+    /// `ids-differ-only-in-type`, a cold table slot each).
+    held: [usize; 2],
 }
 
 /// A key with open requests in [`Requests::open`].
@@ -83,6 +88,7 @@ impl Requests {
             open: HashTable::new(),
             answered: Answered::default(),
             next_key_seq: 0,
+            held: [0; 2],
         }
     }
 
@@ -92,6 +98,9 @@ impl Requests {
 
     /// Key `k`: open, answered within the window, or unknown.
     pub(super) fn lookup(&self, k: &Key) -> Lookup<'_> {
+        if self.held[usize::from(k.1.is_string)] == 0 {
+            return Lookup::Unknown;
+        }
         let hash = self.hash(k);
         if let Some(o) = self.open.find(hash, |o| o.key == *k) {
             return Lookup::Open(&o.list);
@@ -147,6 +156,7 @@ impl Requests {
                 let info = match self.answered.take(hash, &k) {
                     Some(info) => info,
                     None => {
+                        self.held[usize::from(k.1.is_string)] += 1;
                         self.next_key_seq += 1;
                         KeyInfo {
                             key_seq: self.next_key_seq,
@@ -185,7 +195,9 @@ impl Requests {
         let p = open.remove(i);
         if open.is_empty() {
             let (o, _) = e.remove();
-            self.answered.push(o.hash, o.key, o.list.info);
+            if let Some(gone) = self.answered.push(o.hash, o.key, o.list.info) {
+                self.held[usize::from(gone.1.is_string)] -= 1;
+            }
         }
         Some(p)
     }
@@ -240,12 +252,14 @@ impl Answered {
     }
 
     /// The next answer's key (of hash `hash`): into the next slot,
-    /// forgetting the key whose answer held it (if it still stood).
-    fn push(&mut self, hash: u64, key: Key, info: KeyInfo) {
+    /// forgetting the key whose answer held it (if it still stood: that key
+    /// is returned).
+    fn push(&mut self, hash: u64, key: Key, info: KeyInfo) -> Option<Key> {
         let slot = (self.generation % MAX_ANSWERED_KEYS_KEPT as u64) as usize;
         self.generation += 1;
         let entry = Some(AnsweredKey { hash, key, info });
         let ring = &mut self.ring;
+        let mut forgot = None;
         if slot == ring.len() {
             ring.push(entry);
         } else if let Some(old) = ring.get_mut(slot) {
@@ -254,6 +268,7 @@ impl Answered {
             {
                 e.remove();
                 self.forgotten += 1;
+                forgot = Some(gone.key);
             }
             *old = entry;
         }
@@ -264,6 +279,7 @@ impl Answered {
                 .and_then(Option::as_ref)
                 .map_or(0, |a| a.hash)
         });
+        forgot
     }
 }
 
@@ -318,6 +334,7 @@ mod tests {
         assert_eq!(r.answered.index.len(), MAX_ANSWERED_KEYS_KEPT);
         assert_eq!(r.forgotten(), 2 * MAX_ANSWERED_KEYS_KEPT as u64);
         assert!(r.open.is_empty());
+        assert_eq!(r.held, [MAX_ANSWERED_KEYS_KEPT, 0]);
         let first_kept = 2 * MAX_ANSWERED_KEYS_KEPT;
         assert!(r.known(&key(first_kept - 1)).is_none());
         let kept = r.known(&key(first_kept)).expect("the oldest key kept");
