@@ -4,13 +4,14 @@
 //! ([`Answered`]) indexed by a table of slot numbers.
 //!
 //! Memory: the open requests, plus at most [`MAX_ANSWERED_KEYS_KEPT`]
-//! answered keys (one ring slot each, ~100 bytes, and 4 bytes plus a control
-//! byte of an index bucket), never the length of the session. The key that
-//! leaves the window is dropped from the ring and the index at the answer
-//! that pushes it out, so neither ever holds a forgotten key and neither
-//! grows past the window (issue 22: the one map of open and answered keys
-//! grew from 2^17 to 2^18 buckets of ~112 bytes under the churn of
-//! remembered and forgotten keys, both tables alive during the resize).
+//! answered keys (one ring slot each, ~100 bytes) and at most twice that
+//! many index entries (8 bytes plus a control byte of a bucket each), never
+//! the length of the session. The key that leaves the window is dropped
+//! from the ring at the answer that takes its slot, and its index entry at
+//! the next prune, so neither grows past that (issue 22: the one map of
+//! open and answered keys grew from 2^17 to 2^18 buckets of ~112 bytes
+//! under the churn of remembered and forgotten keys, both tables alive
+//! during the resize).
 
 use std::hash::BuildHasher;
 
@@ -212,8 +213,12 @@ impl Requests {
 struct Answered {
     /// Slot per answer generation; `None`: that answer no longer stands.
     ring: Vec<Option<AnsweredKey>>,
-    /// The slots of `ring` holding a key, by the key's hash.
-    index: HashTable<u32>,
+    /// The slots of `ring` holding a key, by the key's hash, each with the
+    /// hash's low 32 bits. An entry whose slot was taken by a later answer
+    /// is left in place (its lookups compare the key: it never matches) and
+    /// dropped by the next [`Answered::prune`], so that forgetting a key
+    /// costs no lookup of its cold index slot.
+    index: HashTable<(u32, u32)>,
     /// Answers handed a slot so far.
     generation: u64,
     /// Keys that left the window still answered.
@@ -235,7 +240,7 @@ impl Answered {
     /// Key `k` (of hash `hash`), if answered within the window.
     fn get(&self, hash: u64, k: &Key) -> Option<&KeyInfo> {
         let ring = &self.ring;
-        let slot = self.index.find(hash, |&s| holds(ring, s, k))?;
+        let (slot, _) = self.index.find(hash, |&(s, _)| holds(ring, s, k))?;
         ring.get(*slot as usize)?.as_ref().map(|a| &a.info)
     }
 
@@ -243,9 +248,9 @@ impl Answered {
     /// slot's answer no longer stands.
     fn take(&mut self, hash: u64, k: &Key) -> Option<KeyInfo> {
         let ring = &mut self.ring;
-        let (slot, _) = self
+        let ((slot, _), _) = self
             .index
-            .find_entry(hash, |&s| holds(ring, s, k))
+            .find_entry(hash, |&(s, _)| holds(ring, s, k))
             .ok()?
             .remove();
         ring.get_mut(slot as usize)?.take().map(|a| a.info)
@@ -263,24 +268,43 @@ impl Answered {
         if slot == ring.len() {
             ring.push(entry);
         } else if let Some(old) = ring.get_mut(slot) {
-            if let Some(gone) = old.take()
-                && let Ok(e) = self.index.find_entry(gone.hash, |&s| s as usize == slot)
-            {
-                e.remove();
+            if let Some(gone) = old.take() {
                 self.forgotten += 1;
                 forgot = Some(gone.key);
             }
             *old = entry;
         }
+        if self.index.len() >= STALE_PRUNE_AT {
+            self.prune();
+        }
         let ring = &self.ring;
-        // `slot` < MAX_ANSWERED_KEYS_KEPT, which fits a `u32` (asserted above).
-        self.index.insert_unique(hash, slot as u32, |&s| {
-            ring.get(s as usize)
-                .and_then(Option::as_ref)
-                .map_or(0, |a| a.hash)
-        });
+        // `slot` < MAX_ANSWERED_KEYS_KEPT, which fits a `u32` (asserted
+        // above); the low 32 bits of the hash are meant.
+        self.index
+            .insert_unique(hash, (slot as u32, hash as u32), |&(s, _)| {
+                slot_hash(ring, s).unwrap_or(0)
+            });
         forgot
     }
+
+    /// Drops the index entries whose slot no longer holds their key (its
+    /// hash's low bits differ, or the slot is empty): a pass over the
+    /// table, once per [`MAX_ANSWERED_KEYS_KEPT`] answers or so.
+    fn prune(&mut self) {
+        let ring = &self.ring;
+        self.index
+            .retain(|&mut (s, low)| slot_hash(ring, s).is_some_and(|h| h as u32 == low));
+    }
+}
+
+/// Index entries (current and stale) at which [`Answered::prune`] runs:
+/// twice [`MAX_ANSWERED_KEYS_KEPT`] (at most one window is current).
+const STALE_PRUNE_AT: usize = 2 * MAX_ANSWERED_KEYS_KEPT;
+
+/// The hash of the key in ring slot `s` (`None`: empty); a stale index
+/// entry is rehashed by the key now there (or by 0), which only moves it.
+fn slot_hash(ring: &[Option<AnsweredKey>], s: u32) -> Option<u64> {
+    ring.get(s as usize)?.as_ref().map(|a| a.hash)
 }
 
 /// Whether ring slot `s` holds key `k`.
@@ -331,6 +355,7 @@ mod tests {
             assert!(r.answered.ring.len() <= MAX_ANSWERED_KEYS_KEPT);
         }
         assert_eq!(r.answered.ring.len(), MAX_ANSWERED_KEYS_KEPT);
+        r.answered.prune();
         assert_eq!(r.answered.index.len(), MAX_ANSWERED_KEYS_KEPT);
         assert_eq!(r.forgotten(), 2 * MAX_ANSWERED_KEYS_KEPT as u64);
         assert!(r.open.is_empty());
@@ -342,6 +367,33 @@ mod tests {
             (kept.first_record, kept.last_record),
             (first_kept, first_kept)
         );
+    }
+
+    /// A forgotten key's index entry stays until a prune but never answers:
+    /// the key is unknown, the key now in its slot is found, and the key
+    /// asked again is a new key (a new order number) in a slot of its own.
+    #[test]
+    fn a_forgotten_keys_stale_index_entry_never_answers_for_it() {
+        let mut r = Requests::new();
+        for i in 0..=MAX_ANSWERED_KEYS_KEPT {
+            ask_and_answer(&mut r, i);
+        }
+        assert_eq!(r.forgotten(), 1);
+        assert_eq!(r.answered.index.len(), MAX_ANSWERED_KEYS_KEPT + 1);
+        assert!(r.known(&key(0)).is_none());
+        let last = MAX_ANSWERED_KEYS_KEPT;
+        assert_eq!(r.known(&key(last)).map(|k| k.first_record), Some(last));
+        r.push(key(0), "ping", 9, pending(9));
+        let Lookup::Open(open) = r.lookup(&key(0)) else {
+            panic!("key 0 asked again")
+        };
+        assert_eq!(open.info.key_seq, last as u64 + 2);
+        assert!(r.take_answered(&key(0), 0).is_some());
+        assert_eq!(r.known(&key(0)).map(|k| k.first_record), Some(9));
+        r.answered.prune();
+        assert_eq!(r.answered.index.len(), MAX_ANSWERED_KEYS_KEPT);
+        assert_eq!(r.known(&key(0)).map(|k| k.first_record), Some(9));
+        assert!(r.known(&key(1)).is_none(), "key 1's slot went to key 0");
     }
 
     /// A key asked again leaves its slot (its answer no longer stands): the
