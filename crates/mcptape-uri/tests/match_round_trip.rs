@@ -47,8 +47,11 @@ fn match_reserved_expansion_keeps_an_encoded_slash_encoded() {
     );
 }
 
-/// (template, its variable, then each URI in normal form with the variable's expected value).
-const EXACT: &[(&str, &str, &[(&str, &str)])] = &[
+/// (URI in normal form, the variable's expected value) of one template.
+type Matches = &'static [(&'static str, &'static str)];
+
+/// (template, its variable, each URI that matches it).
+const EXACT: &[(&str, &str, Matches)] = &[
     (
         "file:///docs/{+path}",
         "path",
