@@ -120,6 +120,13 @@ fn inspect(path: &Path, extra: &[&str]) -> (Output, String) {
     (out, text)
 }
 
+/// The output of `mcptape inspect` on `corpus/inspect/NAME`, which must exit 0.
+fn inspect_ok(name: &str) -> String {
+    let (out, text) = inspect(&corpus(name), &[]);
+    assert!(out.status.success(), "{text}");
+    text
+}
+
 #[test]
 fn seed_png_generator_is_a_real_png_of_the_seed_size() {
     let png = seed_png(SEED_PNG_BYTES);
@@ -182,10 +189,8 @@ fn shipped_seed_png_corpus_matches_generator() {
 
 #[test]
 fn inspect_mixed_text_and_blob() {
-    let (out, text) = inspect(&corpus("mixed.jsonl"), &[]);
-    assert!(out.status.success(), "{text}");
     assert_has_all(
-        &text,
+        &inspect_ok("mixed.jsonl"),
         &[
             "resources/read result, 2 entries, resultType complete",
             "[0] uri       file:///srv/reports/q3.md",
@@ -202,10 +207,8 @@ fn inspect_mixed_text_and_blob() {
 
 #[test]
 fn inspect_flags_jpeg_declared_png_and_undeclared_blob() {
-    let (out, text) = inspect(&corpus("jpeg-declared-png.jsonl"), &[]);
-    assert!(out.status.success(), "{text}");
     assert_has_all(
-        &text,
+        &inspect_ok("jpeg-declared-png.jsonl"),
         &[
             "pairing: none",
             "sniffed   image/jpeg vs declared image/png: MISMATCH",
@@ -219,10 +222,8 @@ fn inspect_flags_jpeg_declared_png_and_undeclared_blob() {
 
 #[test]
 fn inspect_classifies_errors_and_reports_empty() {
-    let (out, text) = inspect(&corpus("errors.jsonl"), &[]);
-    assert!(out.status.success(), "{text}");
     assert_has_all(
-        &text,
+        &inspect_ok("errors.jsonl"),
         &[
             "error -32602 \"Resource not found\" -> NotFound uri=docs://gone: drop the attachment",
             "-> NotFound uri=docs://old (legacy -32002)",

@@ -12,18 +12,26 @@ use crate::record_support::{mcptape_in as mcptape, repo_root as repo, stderr_tex
 /// Runs `args` in `dir`, expects the refusal of writing `out` over `input` (both as spelled in
 /// `args`) and `file` unchanged.
 fn assert_refused(dir: &Path, args: &[&str], flag: &str, out: &str, input: &str, file: &str) {
-    let before = std::fs::read(dir.join(file)).unwrap();
-    let o = mcptape(dir, args);
+    let want =
+        format!("{flag} {out}: refusing to write over the input {input} ({flag} is that file)");
+    assert_refusal(dir.join(file), args, || mcptape(dir, args), &want);
+}
+
+/// Runs `run` (the command `args`), expects exit 2 with `want` in its stderr, and `file`
+/// unchanged.
+fn assert_refusal(
+    file: std::path::PathBuf,
+    args: &[&str],
+    run: impl FnOnce() -> Output,
+    want: &str,
+) {
+    let before = std::fs::read(&file).unwrap();
+    let o = run();
     let e = stderr(&o);
     assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
-    assert!(
-        e.contains(&format!(
-            "{flag} {out}: refusing to write over the input {input} ({flag} is that file)"
-        )),
-        "{args:?}: {e}"
-    );
+    assert!(e.contains(want), "{args:?}: {e}");
     assert_eq!(
-        std::fs::read(dir.join(file)).unwrap(),
+        std::fs::read(&file).unwrap(),
         before,
         "{args:?}: the input is untouched"
     );
@@ -244,20 +252,12 @@ fn script_dir() -> tempfile::TempDir {
 /// Expects `args` (run in `dir`) refused with exit 2 naming `-o OUT` and the server file
 /// `input`, and `srv.sh` unchanged.
 fn assert_server_file_refused(dir: &Path, path: Option<&Path>, args: &[&str], input: &str) {
-    let before = std::fs::read(dir.join("srv.sh")).unwrap();
-    let o = mcptape_bounded(dir, path, args);
-    let e = stderr(&o);
-    assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
-    assert!(
-        e.contains(&format!(
-            "refusing to write over the input {input} (-o is that file)"
-        )),
-        "{args:?}: {e}"
-    );
-    assert_eq!(
-        std::fs::read(dir.join("srv.sh")).unwrap(),
-        before,
-        "{args:?}"
+    let want = format!("refusing to write over the input {input} (-o is that file)");
+    assert_refusal(
+        dir.join("srv.sh"),
+        args,
+        || mcptape_bounded(dir, path, args),
+        &want,
     );
 }
 
