@@ -50,6 +50,22 @@ async fn next_reply(lines: &mut Lines<BufReader<ReadHalf<DuplexStream>>>) -> Val
     serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap()
 }
 
+/// Writes `last` and closes the request side; then the one reply left is to `id`, the
+/// stream ends, and the serve task `h` ends without error.
+async fn send_last_then_only_reply(
+    lines: &mut Lines<BufReader<ReadHalf<DuplexStream>>>,
+    bw: &mut WriteHalf<DuplexStream>,
+    h: JoinHandle<Result<StreamEnd, ReplayError>>,
+    last: &str,
+    id: Value,
+) {
+    bw.write_all(last.as_bytes()).await.unwrap();
+    bw.shutdown().await.unwrap();
+    assert_eq!(next_reply(lines).await["id"], id);
+    assert_eq!(lines.next_line().await.unwrap(), None);
+    h.await.unwrap().unwrap();
+}
+
 /// `notifications/cancelled` of request id 1, one line.
 const CANCEL_1: &str =
     "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":1}}\n";
@@ -203,11 +219,7 @@ async fn a_cancelled_reply_is_removed_from_the_heap() {
     let srv = server("fixed:12ms", "", 1);
     let (mut lines, mut bw, h) = pipe(srv.clone());
     let all = format!("{}{}{CANCEL_1}", read_line(&json!(1)), read_line(&json!(2)));
-    bw.write_all(all.as_bytes()).await.unwrap();
-    bw.shutdown().await.unwrap();
-    assert_eq!(next_reply(&mut lines).await["id"], json!(2));
-    assert_eq!(lines.next_line().await.unwrap(), None);
-    h.await.unwrap().unwrap();
+    send_last_then_only_reply(&mut lines, &mut bw, h, &all, json!(2)).await;
     let s = srv.summary();
     assert_eq!((s.cancelled, s.achieved.count), (1, 1));
 }
@@ -293,11 +305,7 @@ async fn line_stream_metrics_count_in_flight_sessions_cancels_and_delays() {
     assert!(has("mcptape_serve_in_flight 2"), "{text}");
     assert!(has("mcptape_serve_sessions_live 1"), "{text}");
     assert!(has("mcptape_serve_sessions_opened_total 1"), "{text}");
-    bw.write_all(CANCEL_1.as_bytes()).await.unwrap();
-    bw.shutdown().await.unwrap();
-    assert_eq!(next_reply(&mut lines).await["id"], json!(2));
-    assert_eq!(lines.next_line().await.unwrap(), None);
-    h.await.unwrap().unwrap();
+    send_last_then_only_reply(&mut lines, &mut bw, h, CANCEL_1, json!(2)).await;
     let text = metrics.encode();
     for line in [
         "mcptape_serve_in_flight 0",

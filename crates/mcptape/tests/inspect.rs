@@ -120,10 +120,10 @@ fn inspect(path: &Path, extra: &[&str]) -> (Output, String) {
     (out, text)
 }
 
-/// The output of `mcptape inspect` on `corpus/inspect/NAME`, which must exit 0.
-fn inspect_ok(name: &str) -> String {
+/// The output of `mcptape inspect` on `corpus/inspect/NAME`, which must exit `code`.
+fn inspect_corpus(name: &str, code: i32) -> String {
     let (out, text) = inspect(&corpus(name), &[]);
-    assert!(out.status.success(), "{text}");
+    assert_eq!(out.status.code(), Some(code), "{text}");
     text
 }
 
@@ -190,7 +190,7 @@ fn shipped_seed_png_corpus_matches_generator() {
 #[test]
 fn inspect_mixed_text_and_blob() {
     assert_has_all(
-        &inspect_ok("mixed.jsonl"),
+        &inspect_corpus("mixed.jsonl", 0),
         &[
             "resources/read result, 2 entries, resultType complete",
             "[0] uri       file:///srv/reports/q3.md",
@@ -208,7 +208,7 @@ fn inspect_mixed_text_and_blob() {
 #[test]
 fn inspect_flags_jpeg_declared_png_and_undeclared_blob() {
     assert_has_all(
-        &inspect_ok("jpeg-declared-png.jsonl"),
+        &inspect_corpus("jpeg-declared-png.jsonl", 0),
         &[
             "pairing: none",
             "sniffed   image/jpeg vs declared image/png: MISMATCH",
@@ -223,7 +223,7 @@ fn inspect_flags_jpeg_declared_png_and_undeclared_blob() {
 #[test]
 fn inspect_classifies_errors_and_reports_empty() {
     assert_has_all(
-        &inspect_ok("errors.jsonl"),
+        &inspect_corpus("errors.jsonl", 0),
         &[
             "error -32602 \"Resource not found\" -> NotFound uri=docs://gone: drop the attachment",
             "-> NotFound uri=docs://old (legacy -32002)",
@@ -359,8 +359,7 @@ fn inspect_reads_every_shipped_transcript_without_bad_lines() {
 /// client's answer is not taken as a read result, exit 1.
 #[test]
 fn inspect_transcript_bad_record_and_cut_tail_keeps_transcript_line_numbers() {
-    let (out, text) = inspect(&corpus("transcript-bad-record-and-cut-tail.jsonl"), &[]);
-    assert_eq!(out.status.code(), Some(1), "{text}");
+    let text = inspect_corpus("transcript-bad-record-and-cut-tail.jsonl", 1);
     assert_has_all(
         &text,
         &[

@@ -37,6 +37,18 @@ fn assert_refusal(
     );
 }
 
+/// Runs `args` in `dir`, which must exit `code`.
+fn assert_exits(dir: &Path, args: &[&str], code: i32) {
+    let o = mcptape(dir, args);
+    assert_eq!(o.status.code(), Some(code), "{args:?}: {}", stderr(&o));
+}
+
+/// Runs `args` in `dir`, which must exit 0 having written `file` (an output that is no input).
+fn assert_writes(dir: &Path, args: &[&str], file: &str) {
+    assert_exits(dir, args, 0);
+    assert!(dir.join(file).is_file(), "{args:?}: no {file}");
+}
+
 /// A temp dir with `rec-http.jsonl` (a Streamable HTTP recording) and `c1.jsonl` (a violation).
 fn workdir() -> tempfile::TempDir {
     let tmp = tempfile::tempdir().unwrap();
@@ -57,8 +69,7 @@ fn workdir() -> tempfile::TempDir {
 fn import_har_refuses_to_write_over_its_input() {
     let tmp = workdir();
     let d = tmp.path();
-    let o = mcptape(d, &["export", "har", "rec-http.jsonl", "-o", "rec.har"]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_exits(d, &["export", "har", "rec-http.jsonl", "-o", "rec.har"], 0);
     let args = ["import", "har", "rec.har", "-o", "rec.har"];
     assert_refused(d, &args, "-o", "rec.har", "rec.har", "rec.har");
     let args = ["import", "har", "rec.har", "-o", "./rec.har"];
@@ -67,9 +78,8 @@ fn import_har_refuses_to_write_over_its_input() {
     let args = ["import", "har", "rec.har", "-o", "link.har"];
     assert_refused(d, &args, "-o", "link.har", "rec.har", "rec.har");
     // Another file is written.
-    let o = mcptape(d, &["import", "har", "rec.har", "-o", "back.jsonl"]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert!(d.join("back.jsonl").is_file());
+    let args = ["import", "har", "rec.har", "-o", "back.jsonl"];
+    assert_writes(d, &args, "back.jsonl");
 }
 
 #[test]
@@ -117,9 +127,8 @@ fn export_k6_refuses_to_write_over_its_input() {
         "rec-http.jsonl",
         "rec-http.jsonl",
     );
-    let o = mcptape(d, &["export", "k6", "rec-http.jsonl", "-o", "sub/k6.js"]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert!(d.join("sub/k6.js").is_file());
+    let args = ["export", "k6", "rec-http.jsonl", "-o", "sub/k6.js"];
+    assert_writes(d, &args, "sub/k6.js");
 }
 
 #[test]
@@ -135,8 +144,7 @@ fn check_output_refuses_to_write_over_its_input_in_every_format() {
     std::fs::copy(d.join("c1.jsonl"), d.join("t/c1.jsonl")).unwrap();
     let args = ["check", "t", "-o", "t/c1.jsonl"];
     assert_refused(d, &args, "-o", "t/c1.jsonl", "t/c1.jsonl", "t/c1.jsonl");
-    let o = mcptape(d, &["check", "t", "-o", "t/report.txt"]);
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_exits(d, &["check", "t", "-o", "t/report.txt"], 1);
     assert!(
         std::fs::read_to_string(d.join("t/report.txt"))
             .unwrap()
@@ -152,8 +160,7 @@ fn check_output_refuses_to_write_over_its_input_in_every_format() {
         "t/c1.jsonl",
         "t/c1.jsonl",
     );
-    let o = mcptape(d, &["check", "t", "--write-baseline", "b.json"]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_exits(d, &["check", "t", "--write-baseline", "b.json"], 0);
     let args = ["check", "t", "--baseline", "b.json", "-o", "b.json"];
     assert_refused(d, &args, "-o", "b.json", "b.json", "b.json");
 }
