@@ -982,12 +982,7 @@ fn bench_latency_recorded_keeps_each_tools_own_delay() {
         "--reads 4 --turns 0 --latency recorded --methods tools/call",
     );
     let p50 = |name: &str| {
-        report["byTool"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|v| v["name"] == name)
-            .unwrap_or_else(|| panic!("{name}: {report}"))["latency"]["p50Us"]
+        element(&report["byTool"], "name", name)["latency"]["p50Us"]
             .as_u64()
             .unwrap()
     };
@@ -1051,12 +1046,7 @@ fn bench_gate(
 
 /// The verdict of `name` (`read p50`) in a report's `regression` member.
 fn quantile_verdict(report: &serde_json::Value, series: &str, q: f64) -> String {
-    let s = report["regression"]["series"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no regression series: {report}"))
-        .iter()
-        .find(|s| s["name"] == series)
-        .unwrap_or_else(|| panic!("no series {series}: {report}"));
+    let s = element(&report["regression"]["series"], "name", series);
     let q = s["quantiles"]
         .as_array()
         .unwrap()

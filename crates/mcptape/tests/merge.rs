@@ -80,15 +80,7 @@ fn merge_of_two_bench_runs_sums_counts_and_adds_the_histograms() {
 
     let rm = read_json(&m.join("report.json"));
     assert_eq!(u(&rm["runs"]), 2);
-    let tag = |name: &str| {
-        rm["tags"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|t| t["tag"] == name)
-            .unwrap_or_else(|| panic!("tag {name} in {rm:#}"))
-            .clone()
-    };
+    let tag = |name: &str| element(&rm["tags"], "tag", name).clone();
     // Merged count = sum of both runs' report.json counts, per view.
     for (name, view) in [
         ("single", "single"),

@@ -651,6 +651,16 @@ pub fn spawn_listening(cmd: &mut Command, port: u16) -> Guard {
     g
 }
 
+/// The element of the JSON array `list` whose member `key` is `name` (panics, showing `list`,
+/// when there is none or `list` is no array).
+pub fn element<'a>(list: &'a serde_json::Value, key: &str, name: &str) -> &'a serde_json::Value {
+    list.as_array()
+        .unwrap_or_else(|| panic!("not an array: {list}"))
+        .iter()
+        .find(|v| v[key] == name)
+        .unwrap_or_else(|| panic!("no {key} {name:?} in {list}"))
+}
+
 /// `mcptape serve TRANSCRIPT --listen 127.0.0.1:PORT --latency LATENCY` on a free port.
 pub fn serve_listen(transcript: &Path, latency: &str) -> (Guard, u16) {
     let port = free_port();
