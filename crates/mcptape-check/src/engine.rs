@@ -542,11 +542,9 @@ pub(crate) fn check_stream<S: LineSource>(
     noise.flush(&mut cx, &mut findings);
     cx.findings = findings;
     if let Some(d) = &dropped {
-        cx.push(
+        cx.push_whole(
             rules::TRANSCRIPT_TRUNCATED,
             Place::file_line(d.line),
-            None,
-            String::new(),
             format!(
                 "the last line (byte offset {}, {} bytes) has no line terminator and is not a whole record: dropped ({})",
                 d.offset, d.bytes, d.reason
@@ -556,14 +554,12 @@ pub(crate) fn check_stream<S: LineSource>(
     st.finish(&mut cx);
     // Last, so that it sorts after the findings of the last record.
     if header.transport == Transport::Stdio && dropped.is_none() && !saw_exit {
-        cx.push(
+        cx.push_whole(
             rules::RECORDING_NO_EXIT,
             Place {
                 record: records,
                 line: last_line.unwrap_or(1),
             },
-            None,
-            String::new(),
             no_exit_message(records),
         );
     }
@@ -627,11 +623,9 @@ impl NoiseRun {
         while !self.lines.is_empty() && (min == usize::MAX || self.lines.len() >= min) {
             let place = self.lines[0].0;
             if let Some(n) = split_message_len(&self.lines) {
-                cx.push(
+                cx.push_whole(
                     rules::STDIO_EMBEDDED_NEWLINE,
                     place,
-                    None,
-                    String::new(),
                     format!(
                         "{} lines (records {}..={}) on {} form one JSON message: it was written with embedded newlines",
                         n,
@@ -644,11 +638,9 @@ impl NoiseRun {
                 continue;
             }
             let (_, line) = &self.lines[0];
-            cx.push(
+            cx.push_whole(
                 rules::STDIO_NON_JSONRPC_LINE,
                 place,
-                None,
-                String::new(),
                 format!(
                     "line on {} is not JSON: {}",
                     dir_stream(dir),
@@ -707,11 +699,9 @@ fn check_message(
     if header.transport == Transport::Stdio
         && let Some(at) = wireview::line_break(raw.as_bytes())
     {
-        cx.push(
+        cx.push_whole(
             rules::STDIO_EMBEDDED_NEWLINE,
             place,
-            None,
-            String::new(),
             format!(
                 "message on {} contains a line break at byte {at}",
                 dir_stream(dir)
@@ -733,11 +723,9 @@ fn check_message(
             return 0;
         }
         Envelope::Bad(reason) => {
-            cx.push(
+            cx.push_whole(
                 rules::MESSAGE_NOT_JSONRPC,
                 place,
-                None,
-                String::new(),
                 format!("not a JSON-RPC 2.0 message: {reason}"),
             );
             return 0;
@@ -754,9 +742,22 @@ fn check_message(
         );
     }
     let input = raw;
+    let mut message = |env: &envelope::Envelope, prefix: &str| {
+        let m = &Msg { input, env };
+        st.message(
+            cx,
+            Seen {
+                place,
+                dir,
+                http,
+                m,
+                prefix,
+            },
+        );
+    };
     match scanned {
         Ok(envelope::Scanned::Single(env)) => {
-            st.message(cx, place, dir, http, &Msg { input, env }, "");
+            message(env, "");
             1
         }
         Ok(envelope::Scanned::Batch(items)) => {
@@ -764,7 +765,7 @@ fn check_message(
             for (k, item) in items.iter().enumerate() {
                 let Ok(env) = item else { continue };
                 messages += 1;
-                st.message(cx, place, dir, http, &Msg { input, env }, &format!("/{k}"));
+                message(env, &format!("/{k}"));
             }
             messages
         }
@@ -866,6 +867,19 @@ fn clip(s: &str, max_chars: usize) -> String {
     format!("{out:?}")
 }
 
+/// One message as the state machine takes it: where it stands (`place`),
+/// who sent it (`dir`), the HTTP exchange that carried it (`http`, none on
+/// stdio), its envelope view (`m`) and its JSON Pointer within the record
+/// (`prefix`: `""` for a single frame, `"/K"` for batch element K).
+#[derive(Clone, Copy)]
+struct Seen<'s> {
+    place: Place,
+    dir: Direction,
+    http: Option<&'s HttpMeta>,
+    m: &'s Msg<'s, 's>,
+    prefix: &'s str,
+}
+
 /// Where a finding points in the file.
 #[derive(Debug, Clone, Copy)]
 struct Place {
@@ -899,8 +913,39 @@ impl<'a> Cx<'a> {
 
     /// Pushes a finding without id or pointer and hands the findings back to `out`.
     fn push_into(mut self, out: &mut Findings, rule: &Rule, place: Place, message: String) {
-        self.push(rule, place, None, String::new(), message);
+        self.push_whole(rule, place, message);
         *out = self.findings;
+    }
+
+    /// Pushes `ids-differ-only-in-type` for the message `seen`: its `what`
+    /// (`"request"` or `"response"`) id `id` has the text of the request id
+    /// `other` in the other JSON type (number or string), first sent as
+    /// `first_method` at record `first_record`.
+    fn push_type_clash(
+        &mut self,
+        seen: Seen<'_>,
+        what: &str,
+        id: &IdKey,
+        other: &IdKey,
+        first_method: &str,
+        first_record: usize,
+    ) {
+        self.push(
+            rules::IDS_DIFFER_ONLY_IN_TYPE,
+            seen.place,
+            Some(id),
+            format!("{}/id", seen.prefix),
+            format!(
+                "{what} id {id} differs only in type from request id {} ({first_method}, record {first_record})",
+                other.json()
+            ),
+        );
+    }
+
+    /// Pushes a finding about a whole record or line: no id, and the empty
+    /// pointer (RFC 6901: the whole document).
+    fn push_whole(&mut self, rule: &Rule, place: Place, message: String) {
+        self.push(rule, place, None, String::new(), message);
     }
 
     fn push(
@@ -1059,53 +1104,36 @@ impl State {
         }
     }
 
-    fn message(
-        &mut self,
-        cx: &mut Cx<'_>,
-        place: Place,
-        dir: Direction,
-        http: Option<&HttpMeta>,
-        m: &Msg<'_, '_>,
-        prefix: &str,
-    ) {
+    fn message(&mut self, cx: &mut Cx<'_>, seen: Seen<'_>) {
+        let m = seen.m;
         match m.kind() {
             EnvelopeKind::Request => {
                 if let (Some(method), Some(id)) = (m.method(), m.id()) {
-                    self.request(cx, place, dir, http, m, &method, id, prefix);
+                    self.request(cx, seen, &method, id);
                 }
             }
             EnvelopeKind::Notification => {
                 if let Some(method) = m.method() {
-                    self.notification(dir, m, &method);
+                    self.notification(seen.dir, m, &method);
                 }
             }
             EnvelopeKind::Response => {
                 if let Some(id) = m.id() {
-                    self.response(cx, place, dir, http, m, Some(&id), prefix);
+                    self.response(cx, seen, Some(&id));
                 }
             }
             _ if m.env.id_range.is_some() || m.env.members.id_null => {
                 let id = m.id();
                 if id.is_some() || m.env.members.id_null {
-                    self.response(cx, place, dir, http, m, id.as_ref(), prefix);
+                    self.response(cx, seen, id.as_ref());
                 }
             }
-            _ => self.error_without_id(cx, place, dir, http, m, prefix),
+            _ => self.error_without_id(cx, seen),
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn request(
-        &mut self,
-        cx: &mut Cx<'_>,
-        place: Place,
-        dir: Direction,
-        http: Option<&HttpMeta>,
-        m: &Msg<'_, '_>,
-        method: &str,
-        key: IdKey,
-        prefix: &str,
-    ) {
+    fn request(&mut self, cx: &mut Cx<'_>, seen: Seen<'_>, method: &str, key: IdKey) {
+        let (place, dir, http, m, prefix) = (seen.place, seen.dir, seen.http, seen.m, seen.prefix);
         let id = &key;
         // ids-differ-only-in-type between two requests of one sender.
         let other = (dir, key.other_type());
@@ -1117,19 +1145,7 @@ impl State {
                 .type_clash_reported
                 .insert((dir, key.text.as_str().to_owned()))
         {
-            cx.push(
-                rules::IDS_DIFFER_ONLY_IN_TYPE,
-                place,
-                Some(id),
-                format!("{prefix}/id"),
-                format!(
-                    "request id {} differs only in type from request id {} ({}, record {})",
-                    id,
-                    other.1.json(),
-                    first_method,
-                    first_record
-                ),
-            );
+            cx.push_type_clash(seen, "request", id, &other.1, &first_method, first_record);
         }
 
         let uri = m
@@ -1243,24 +1259,15 @@ impl State {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn response(
-        &mut self,
-        cx: &mut Cx<'_>,
-        place: Place,
-        dir: Direction,
-        http: Option<&HttpMeta>,
-        m: &Msg<'_, '_>,
-        id: Option<&IdKey>,
-        prefix: &str,
-    ) {
+    fn response(&mut self, cx: &mut Cx<'_>, seen: Seen<'_>, id: Option<&IdKey>) {
+        let (place, dir, http, m, prefix) = (seen.place, seen.dir, seen.http, seen.m, seen.prefix);
         let requester = requester_of(dir);
         let exchange = http.map(|h| h.exchange);
         let Some(id) = id else {
             // JSON-RPC §5: null only when the request id could not be read.
             // Over HTTP the request of the same exchange is the one answered.
             let Some(x) = exchange else {
-                self.error_id_null_unexchanged(cx, place, requester, m, prefix);
+                self.error_id_null_unexchanged(cx, seen);
                 return;
             };
             if let Ok((rid, method, rec)) =
@@ -1296,18 +1303,13 @@ impl State {
         let Some((last_record, pos)) = found else {
             let other = (requester, k.1.other_type());
             if let Some(r) = self.requests.known(&other) {
-                cx.push(
-                    rules::IDS_DIFFER_ONLY_IN_TYPE,
-                    place,
-                    Some(id),
-                    format!("{prefix}/id"),
-                    format!(
-                        "response id {} differs only in type from request id {} ({}, record {})",
-                        id,
-                        other.1.json(),
-                        r.first_method,
-                        r.first_record
-                    ),
+                cx.push_type_clash(
+                    seen,
+                    "response",
+                    id,
+                    &other.1,
+                    &r.first_method,
+                    r.first_record,
                 );
             } else {
                 let forgot = if self.requests.forgotten() > 0 {

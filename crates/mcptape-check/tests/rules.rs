@@ -687,6 +687,17 @@ fn a_key_asked_again_before_it_is_forgotten_is_remembered_from_its_last_answer()
     );
 }
 
+/// A `resources/read` request whose integer id is past `u64` (2^64), and
+/// its answer: (direction, message) records for [`transcript`].
+const READ_PAST_U64: (&str, &str) = (
+    "c2s",
+    r#"{"jsonrpc":"2.0","id":18446744073709551616,"method":"resources/read","params":{"uri":"file:///a"}}"#,
+);
+const READ_PAST_U64_ANSWER: (&str, &str) = (
+    "s2c",
+    r#"{"jsonrpc":"2.0","id":18446744073709551616,"result":{"contents":[{"uri":"file:///a","text":"x"}]}}"#,
+);
+
 /// Regression: an integer id past `u64` (`18446744073709551616`: legal
 /// JSON-RPC 2.0 §4, which sets no range) was `message-not-jsonrpc`. Its text
 /// is now the id end to end: the request pairs with its own answer, the
@@ -696,14 +707,8 @@ fn a_key_asked_again_before_it_is_forgotten_is_remembered_from_its_last_answer()
 #[test]
 fn integer_ids_past_u64_are_raw_text_end_to_end() {
     let bytes = transcript(&[
-        (
-            "c2s",
-            r#"{"jsonrpc":"2.0","id":18446744073709551616,"method":"resources/read","params":{"uri":"file:///a"}}"#,
-        ),
-        (
-            "s2c",
-            r#"{"jsonrpc":"2.0","id":18446744073709551616,"result":{"contents":[{"uri":"file:///a","text":"x"}]}}"#,
-        ),
+        READ_PAST_U64,
+        READ_PAST_U64_ANSWER,
         (
             "s2c",
             r#"{"jsonrpc":"2.0","id":18446744073709551617,"result":{"contents":[]}}"#,
@@ -756,18 +761,12 @@ fn findings_of(bytes: &[u8]) -> Vec<(&'static str, Option<String>, String)> {
 #[test]
 fn cancel_of_an_id_past_u64_cancels_that_request() {
     let bytes = transcript(&[
-        (
-            "c2s",
-            r#"{"jsonrpc":"2.0","id":18446744073709551616,"method":"resources/read","params":{"uri":"file:///a"}}"#,
-        ),
+        READ_PAST_U64,
         (
             "c2s",
             r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":18446744073709551616}}"#,
         ),
-        (
-            "s2c",
-            r#"{"jsonrpc":"2.0","id":18446744073709551616,"result":{"contents":[{"uri":"file:///a","text":"x"}]}}"#,
-        ),
+        READ_PAST_U64_ANSWER,
     ]);
     assert_eq!(
         findings_of(&bytes),

@@ -5,16 +5,35 @@
 use crate::common;
 
 use common::server;
+use mcptape_replay::ReplayError;
 use mcptape_replay::latency::{FaultSpec, LatencyModel};
 use mcptape_replay::schedule::{DeadlineHeap, Scheduler, deadline_after};
-use mcptape_replay::serve::serve_stream;
+use mcptape_replay::serve::{Server, StreamEnd, serve_stream};
 use mcptape_report::server::Precision;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use tokio::io::{
     AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, ReadHalf, WriteHalf,
 };
+use tokio::task::JoinHandle;
 use tokio::time::{Duration, Instant};
+
+/// The reply lines and the request writer of one end of a duplex pipe, and the task
+/// serving the other end.
+type Pipe = (
+    Lines<BufReader<ReadHalf<DuplexStream>>>,
+    WriteHalf<DuplexStream>,
+    JoinHandle<Result<StreamEnd, ReplayError>>,
+);
+
+/// Serves `srv` as a line stream (stdio's path) on one end of a duplex pipe.
+fn pipe(srv: Arc<Server>) -> Pipe {
+    let (a, b) = tokio::io::duplex(1 << 20);
+    let (ar, aw) = tokio::io::split(a);
+    let (br, bw) = tokio::io::split(b);
+    let h = tokio::spawn(serve_stream(srv, ar, aw));
+    (BufReader::new(br).lines(), bw, h)
+}
 
 /// Serves `fixed:12ms` (seed 1, virtual clock) on one end of a duplex pipe: the reply
 /// lines and the request writer of the other end.
@@ -22,12 +41,34 @@ fn pipe_12ms() -> (
     Lines<BufReader<ReadHalf<DuplexStream>>>,
     WriteHalf<DuplexStream>,
 ) {
-    let (a, b) = tokio::io::duplex(1 << 20);
-    let (ar, aw) = tokio::io::split(a);
-    let (br, bw) = tokio::io::split(b);
-    tokio::spawn(serve_stream(server("fixed:12ms", "", 1), ar, aw));
-    (BufReader::new(br).lines(), bw)
+    let (lines, bw, _) = pipe(server("fixed:12ms", "", 1));
+    (lines, bw)
 }
+
+/// The next reply line of `lines`, parsed (the stream must not have ended).
+async fn next_reply(lines: &mut Lines<BufReader<ReadHalf<DuplexStream>>>) -> Value {
+    serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap()
+}
+
+/// Writes `last` and closes the request side; then the one reply left is to `id`, the
+/// stream ends, and the serve task `h` ends without error.
+async fn send_last_then_only_reply(
+    lines: &mut Lines<BufReader<ReadHalf<DuplexStream>>>,
+    bw: &mut WriteHalf<DuplexStream>,
+    h: JoinHandle<Result<StreamEnd, ReplayError>>,
+    last: &str,
+    id: Value,
+) {
+    bw.write_all(last.as_bytes()).await.unwrap();
+    bw.shutdown().await.unwrap();
+    assert_eq!(next_reply(lines).await["id"], id);
+    assert_eq!(lines.next_line().await.unwrap(), None);
+    h.await.unwrap().unwrap();
+}
+
+/// `notifications/cancelled` of request id 1, one line.
+const CANCEL_1: &str =
+    "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":1}}\n";
 
 fn read_line(id: &Value) -> String {
     format!(
@@ -99,7 +140,7 @@ async fn equal_deadlines_are_answered_in_arrival_order() {
     let t0 = Instant::now();
     bw.write_all(all.as_bytes()).await.unwrap();
     for id in &ids {
-        let v: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+        let v: Value = next_reply(&mut lines).await;
         assert_eq!(&v["id"], id);
         assert_eq!(v["result"]["contents"][0]["text"], json!("# A\n"));
         assert_eq!(Instant::now() - t0, Duration::from_millis(12));
@@ -115,12 +156,12 @@ async fn each_deadline_counts_from_its_own_arrival() {
     bw.write_all(read_line(&json!(1)).as_bytes()).await.unwrap();
     tokio::time::sleep(Duration::from_millis(5)).await;
     bw.write_all(read_line(&json!(2)).as_bytes()).await.unwrap();
-    let first: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+    let first: Value = next_reply(&mut lines).await;
     assert_eq!(
         (first["id"].clone(), Instant::now() - t0),
         (json!(1), Duration::from_millis(12))
     );
-    let second: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+    let second: Value = next_reply(&mut lines).await;
     assert_eq!(
         (second["id"].clone(), Instant::now() - t0),
         (json!(2), Duration::from_millis(17))
@@ -151,16 +192,12 @@ async fn replies_leave_in_deadline_order_at_their_drawn_delays() {
     );
 
     let srv = server(model, "", seed);
-    let (a, b) = tokio::io::duplex(1 << 20);
-    let (ar, aw) = tokio::io::split(a);
-    let (br, mut bw) = tokio::io::split(b);
-    tokio::spawn(serve_stream(srv.clone(), ar, aw));
-    let mut lines = BufReader::new(br).lines();
+    let (mut lines, mut bw, _) = pipe(srv.clone());
     let all: String = (0..n).map(|i| read_line(&json!(i))).collect();
     let t0 = Instant::now();
     bw.write_all(all.as_bytes()).await.unwrap();
     for (delay_us, id) in &expected {
-        let v: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+        let v: Value = next_reply(&mut lines).await;
         let at = Instant::now() - t0;
         assert_eq!(v["id"], json!(id));
         assert!(
@@ -180,19 +217,9 @@ async fn replies_leave_in_deadline_order_at_their_drawn_delays() {
 #[tokio::test(start_paused = true)]
 async fn a_cancelled_reply_is_removed_from_the_heap() {
     let srv = server("fixed:12ms", "", 1);
-    let (a, b) = tokio::io::duplex(1 << 20);
-    let (ar, aw) = tokio::io::split(a);
-    let (br, mut bw) = tokio::io::split(b);
-    let h = tokio::spawn(serve_stream(srv.clone(), ar, aw));
-    let mut lines = BufReader::new(br).lines();
-    let cancel = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":1}}\n";
-    let all = format!("{}{}{cancel}", read_line(&json!(1)), read_line(&json!(2)));
-    bw.write_all(all.as_bytes()).await.unwrap();
-    bw.shutdown().await.unwrap();
-    let v: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
-    assert_eq!(v["id"], json!(2));
-    assert_eq!(lines.next_line().await.unwrap(), None);
-    h.await.unwrap().unwrap();
+    let (mut lines, mut bw, h) = pipe(srv.clone());
+    let all = format!("{}{}{CANCEL_1}", read_line(&json!(1)), read_line(&json!(2)));
+    send_last_then_only_reply(&mut lines, &mut bw, h, &all, json!(2)).await;
     let s = srv.summary();
     assert_eq!((s.cancelled, s.achieved.count), (1, 1));
 }
@@ -224,14 +251,10 @@ fn precision_flag_at_the_limit_and_one_past_it() {
 async fn the_serve_summary_carries_lateness_precision_and_engine_time() {
     for (model, limit_us, engine_count) in [("fixed:12ms", 440.0, 0), ("fixed:0ms", 200.0, 3)] {
         let srv = server(model, "", 1);
-        let (a, b) = tokio::io::duplex(1 << 20);
-        let (ar, aw) = tokio::io::split(a);
-        let (br, mut bw) = tokio::io::split(b);
-        let h = tokio::spawn(serve_stream(srv.clone(), ar, aw));
+        let (mut lines, mut bw, h) = pipe(srv.clone());
         let all: String = (0..3).map(|i| read_line(&json!(i))).collect();
         bw.write_all(all.as_bytes()).await.unwrap();
         bw.shutdown().await.unwrap();
-        let mut lines = BufReader::new(br).lines();
         let mut n = 0;
         while lines.next_line().await.unwrap().is_some() {
             n += 1;
@@ -268,11 +291,7 @@ async fn line_stream_metrics_count_in_flight_sessions_cancels_and_delays() {
             .with_metrics(metrics.clone()),
     );
     let has = |line: &str| metrics.encode().lines().any(|l| l == line);
-    let (a, b) = tokio::io::duplex(1 << 20);
-    let (ar, aw) = tokio::io::split(a);
-    let (br, mut bw) = tokio::io::split(b);
-    let h = tokio::spawn(serve_stream(srv.clone(), ar, aw));
-    let mut lines = BufReader::new(br).lines();
+    let (mut lines, mut bw, h) = pipe(srv.clone());
     let both = format!("{}{}", read_line(&json!(1)), read_line(&json!(2)));
     bw.write_all(both.as_bytes()).await.unwrap();
     // Both read and scheduled (bounded: the virtual clock does not move while we wait).
@@ -286,13 +305,7 @@ async fn line_stream_metrics_count_in_flight_sessions_cancels_and_delays() {
     assert!(has("mcptape_serve_in_flight 2"), "{text}");
     assert!(has("mcptape_serve_sessions_live 1"), "{text}");
     assert!(has("mcptape_serve_sessions_opened_total 1"), "{text}");
-    let cancel = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":1}}\n";
-    bw.write_all(cancel.as_bytes()).await.unwrap();
-    bw.shutdown().await.unwrap();
-    let v: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
-    assert_eq!(v["id"], json!(2));
-    assert_eq!(lines.next_line().await.unwrap(), None);
-    h.await.unwrap().unwrap();
+    send_last_then_only_reply(&mut lines, &mut bw, h, CANCEL_1, json!(2)).await;
     let text = metrics.encode();
     for line in [
         "mcptape_serve_in_flight 0",

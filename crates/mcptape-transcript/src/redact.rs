@@ -2155,41 +2155,53 @@ mod tests {
 
     #[test]
     fn query_param_api_token_is_redacted() {
-        let r = Redactor::new();
-        assert_eq!(
-            r.url("http://127.0.0.1:9/mcp?api_token=A&access_token=B&x=1"),
-            "http://127.0.0.1:9/mcp?api_token=[redacted]&access_token=[redacted]&x=1"
+        assert_urls(
+            &Redactor::new(),
+            &[
+                (
+                    "http://127.0.0.1:9/mcp?api_token=A&access_token=B&x=1",
+                    "http://127.0.0.1:9/mcp?api_token=[redacted]&access_token=[redacted]&x=1",
+                ),
+                (
+                    "/mcp?access-token=Q3&x-api-key=Q4&auth_token=Q2&apiKey=Q5&monkey=ok",
+                    "/mcp?access-token=[redacted]&x-api-key=[redacted]&auth_token=[redacted]&apiKey=[redacted]&monkey=ok",
+                ),
+                // Percent-encoded names are decoded before the test.
+                ("/m?api%5Ftoken=Z", "/m?api%5Ftoken=[redacted]"),
+            ],
         );
-        assert_eq!(
-            r.url("/mcp?access-token=Q3&x-api-key=Q4&auth_token=Q2&apiKey=Q5&monkey=ok"),
-            "/mcp?access-token=[redacted]&x-api-key=[redacted]&auth_token=[redacted]&apiKey=[redacted]&monkey=ok"
-        );
-        // Percent-encoded names are decoded before the test.
-        assert_eq!(r.url("/m?api%5Ftoken=Z"), "/m?api%5Ftoken=[redacted]");
     }
 
     #[test]
     fn url_fragment_and_path_params_are_redacted() {
-        let r = Redactor::new();
-        assert_eq!(
-            r.url("https://h/cb#access_token=F1&token_type=bearer&state=s"),
-            "https://h/cb#access_token=[redacted]&token_type=[redacted]&state=s"
+        assert_urls(
+            &Redactor::new(),
+            &[
+                (
+                    "https://h/cb#access_token=F1&token_type=bearer&state=s",
+                    "https://h/cb#access_token=[redacted]&token_type=[redacted]&state=s",
+                ),
+                (
+                    "http://h/app;jsessionid=J1/x;v=2?q=1",
+                    "http://h/app;jsessionid=[redacted]/x;v=2?q=1",
+                ),
+                ("https://h/#section", "https://h/#section"),
+            ],
         );
-        assert_eq!(
-            r.url("http://h/app;jsessionid=J1/x;v=2?q=1"),
-            "http://h/app;jsessionid=[redacted]/x;v=2?q=1"
-        );
-        assert_eq!(r.url("https://h/#section"), "https://h/#section");
     }
 
     #[test]
     fn userinfo_with_slash_in_password_is_redacted() {
-        let r = Redactor::new();
-        assert_eq!(r.url("https://u:pa/ss@h/x"), "https://[redacted]@h/x");
-        assert_eq!(r.url("https://u:p@ss@h/"), "https://[redacted]@h/");
-        // A port, then an `@` in the path: no userinfo.
-        assert_eq!(r.url("http://h:8080/@me"), "http://h:8080/@me");
-        assert_eq!(r.url("http://[::1]:9/@me"), "http://[::1]:9/@me");
+        assert_urls(
+            &Redactor::new(),
+            &[
+                ("https://u:pa/ss@h/x", "https://[redacted]@h/x"),
+                ("https://u:p@ss@h/", "https://[redacted]@h/"),
+                // A port, then an `@` in the path: no userinfo.
+                ("http://h:8080/@me", "http://h:8080/@me"),
+                ("http://[::1]:9/@me", "http://[::1]:9/@me"),
+            ],
+        );
     }
 
     #[test]
@@ -2214,6 +2226,14 @@ mod tests {
     }
 
     /// Asserts `header_value(name, value) == want` for each `(name, value, want)`.
+    /// Each `(url, want)`: `r.url(url)` is `want`, in order (`r` learns the
+    /// secrets it redacts).
+    fn assert_urls(r: &Redactor, cases: &[(&str, &str)]) {
+        for &(url, want) in cases {
+            assert_eq!(r.url(url), want, "{url}");
+        }
+    }
+
     fn assert_header_values(r: &Redactor, cases: &[(&str, &str, &str)]) {
         for &(name, value, want) in cases {
             assert_eq!(r.header_value(name, value), want, "{name}: {value}");
@@ -2472,30 +2492,37 @@ mod tests {
     #[test]
     fn webhook_urls_have_their_secret_path_redacted() {
         let r = Redactor::new();
-        assert_eq!(
-            r.url("https://hooks.slack.com/services/T0/B0/SLK1"),
-            "https://hooks.slack.com/services/[redacted]"
-        );
-        assert_eq!(
-            r.url("https://discord.com/api/webhooks/123/DSC2?wait=true&token=Q"),
-            "https://discord.com/api/webhooks/[redacted]?wait=true&token=[redacted]"
-        );
-        assert_eq!(
-            r.url("https://acme.webhook.office.com/webhookb2/X/IncomingWebhook/Y/Z"),
-            "https://acme.webhook.office.com/webhookb2/[redacted]"
+        assert_urls(
+            &r,
+            &[
+                (
+                    "https://hooks.slack.com/services/T0/B0/SLK1",
+                    "https://hooks.slack.com/services/[redacted]",
+                ),
+                (
+                    "https://discord.com/api/webhooks/123/DSC2?wait=true&token=Q",
+                    "https://discord.com/api/webhooks/[redacted]?wait=true&token=[redacted]",
+                ),
+                (
+                    "https://acme.webhook.office.com/webhookb2/X/IncomingWebhook/Y/Z",
+                    "https://acme.webhook.office.com/webhookb2/[redacted]",
+                ),
+            ],
         );
         assert_eq!(
             r.header_value("X-Webhook", "https://hooks.slack.com/services/T0/B0/SLK3"),
             "https://hooks.slack.com/services/[redacted]"
         );
         // Another path of the same host, another host: kept.
-        assert_eq!(
-            r.url("https://hooks.slack.com/"),
-            "https://hooks.slack.com/"
-        );
-        assert_eq!(
-            r.url("https://example.com/services/T0/B0/S"),
-            "https://example.com/services/T0/B0/S"
+        assert_urls(
+            &r,
+            &[
+                ("https://hooks.slack.com/", "https://hooks.slack.com/"),
+                (
+                    "https://example.com/services/T0/B0/S",
+                    "https://example.com/services/T0/B0/S",
+                ),
+            ],
         );
         assert!(r.known_secrets().contains(&"T0/B0/SLK1".to_owned()));
         assert_eq!(r.text("posting to T0/B0/SLK3"), "posting to [redacted]");

@@ -38,10 +38,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcptape_wire::envelope::{self, EnvelopeKind};
-use mcptape_wire::envelope::{ErrorObject, ErrorResponse, Message, RequestId, Response};
+use mcptape_wire::envelope::{ErrorObject, Message, Notification, Request, RequestId};
 use mcptape_wire::protocol::error_code::METHOD_NOT_FOUND;
 use mcptape_wire::protocol::{Revision, header, method, supported_versions};
-use serde_json::{Value, json};
+use mcptape_wire::reply::{CancelledParams, ElicitDecline, EmptyResult, NoRoots};
+use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
@@ -617,16 +618,8 @@ impl Shared {
                 status,
                 body: String::from_utf8_lossy(body).trim().to_owned(),
             };
-            let error = ErrorObject {
-                code: 0,
-                message: outcome.to_string(),
-                data: None,
-            };
-            let id = RequestId::from_json(key).ok();
-            let msg = Message::Error(ErrorResponse {
-                id,
-                error: error.clone(),
-            });
+            let error = ErrorObject::new(0, outcome.to_string());
+            let msg = Message::error(RequestId::from_json(key).ok(), error);
             tx.send(outcome, msg.to_value());
         } else {
             tx.send(Outcome::Closed, Value::Null);
@@ -709,12 +702,13 @@ fn id_key(id: u64) -> String {
 /// `elicitation/create` → `{"action": "decline"}`, `roots/list` → `{"roots":
 /// []}` (no roots). Anything else (`sampling/createMessage`) has no answer a
 /// client without capabilities can give.
-fn input_response(method: &str) -> Option<Value> {
-    match method {
-        "elicitation/create" => Some(json!({"action": "decline"})),
-        "roots/list" => Some(json!({"roots": []})),
-        _ => None,
-    }
+fn input_response(m: &str) -> Option<Value> {
+    let answer = match m {
+        method::ELICITATION_CREATE => serde_json::to_value(ElicitDecline::default()),
+        method::ROOTS_LIST => serde_json::to_value(NoRoots::default()),
+        _ => return None,
+    };
+    answer.ok()
 }
 
 /// The params of the retry of a request with `params` answered by the
@@ -759,21 +753,15 @@ fn retry_params(params: &Value, result: &Value) -> Result<Value, String> {
 /// anything else → `-32601` (no client capability was declared).
 fn answer_server_request(id: &RequestId, method: &str) -> Message {
     if method == method::PING {
-        Message::Response(Response {
-            id: id.clone(),
-            result: json!({}),
-        })
+        Message::result(id.clone(), &EmptyResult {})
     } else {
-        Message::Error(ErrorResponse {
-            id: Some(id.clone()),
-            error: ErrorObject {
-                code: METHOD_NOT_FOUND,
-                message: format!(
-                    "Method not found: mcptape declared no client capability for `{method}`"
-                ),
-                data: None,
-            },
-        })
+        Message::error(
+            Some(id.clone()),
+            ErrorObject::new(
+                METHOD_NOT_FOUND,
+                format!("Method not found: mcptape declared no client capability for `{method}`"),
+            ),
+        )
     }
 }
 
@@ -792,16 +780,21 @@ fn line(text: &str) -> Vec<u8> {
     b
 }
 
+/// A request (`id` given) or notification of `method` as one line of JSON
+/// text: `{"jsonrpc":"2.0","id"?,"method","params"?}`, `params` left out when
+/// null (JSON-RPC 2.0 §4: "MAY be omitted").
 fn message(method: &str, id: Option<u64>, params: &Value) -> String {
-    let mut msg = json!({"jsonrpc": "2.0"});
-    if let Some(id) = id {
-        msg["id"] = json!(id);
+    let method = method.to_owned();
+    let params = (!params.is_null()).then(|| params.clone());
+    match id {
+        Some(id) => Message::Request(Request {
+            id: RequestId::from(id),
+            method,
+            params,
+        }),
+        None => Message::Notification(Notification { method, params }),
     }
-    msg["method"] = json!(method);
-    if !params.is_null() {
-        msg["params"] = params.clone();
-    }
-    msg.to_string()
+    .to_json()
 }
 
 /// One MCP client session (see the module docs). Cheap to share behind an
@@ -1182,12 +1175,13 @@ impl Session {
             s.retriable.remove(&key);
             s.cancelled.insert(key.clone(), false);
         }
-        let current: Value = serde_json::from_str(&key).unwrap_or(json!(id));
-        let bytes = line(&message(
-            method::NOTIFICATIONS_CANCELLED,
-            None,
-            &json!({"requestId": current, "reason": reason}),
-        ));
+        let current = RequestId::from_json(&key).unwrap_or_else(|_| RequestId::from(id));
+        let params = serde_json::to_value(CancelledParams {
+            request_id: &current,
+            reason,
+        })
+        .unwrap_or(Value::Null);
+        let bytes = line(&message(method::NOTIFICATIONS_CANCELLED, None, &params));
         let _ = self.out.send(Out::Cancel { bytes, id: key });
         true
     }
@@ -1464,6 +1458,7 @@ async fn delete_session(client: &mut HttpClient, exchanges: &AtomicU64, sh: &Sha
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     /// The server side of a duplex: lines the session wrote, and a writer to answer.
     fn pair() -> (

@@ -219,6 +219,45 @@ impl CompleteResult {
     }
 }
 
+/// What mcptape's client answers to a server's `elicitation/create`
+/// (MCP 2025-11-25 `schema.ts` `ElicitResult`, "Client Features" ›
+/// "Elicitation"): `{"action":"decline"}`. mcptape declares no client
+/// capability and never asks a person, so it declines.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct ElicitDecline {
+    /// Always `"decline"`.
+    action: Decline,
+}
+
+/// The `"decline"` of [`ElicitDecline`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+enum Decline {
+    #[default]
+    #[serde(rename = "decline")]
+    Decline,
+}
+
+/// What mcptape's client answers to a server's `roots/list` (MCP 2025-11-25
+/// `schema.ts` `ListRootsResult`, "Client Features" › "Roots"): `{"roots":[]}`,
+/// no roots.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct NoRoots {
+    /// Always empty.
+    roots: [(); 0],
+}
+
+/// `CancelledNotification.params` (MCP 2025-11-25 `schema.ts`, "Utilities" ›
+/// "Cancellation"), as mcptape's client sends it:
+/// `{"requestId":<id as sent>,"reason":"deadline"}`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CancelledParams<'a> {
+    /// The id of the request given up on, written as the raw text it was sent with.
+    pub request_id: &'a RequestId,
+    /// Why, for logs (e.g. `"deadline"`).
+    pub reason: &'a str,
+}
+
 /// `InitializeResult` (MCP 2025-11-25 `schema.ts`, "Lifecycle" ›
 /// "Initialization"): `{"protocolVersion","capabilities","serverInfo",
 /// "instructions"?}`. `capabilities`, `serverInfo` and `instructions` are

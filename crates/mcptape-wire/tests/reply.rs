@@ -12,8 +12,8 @@ use mcptape_wire::protocol::error_code::{
 };
 use mcptape_wire::protocol::{Implementation, Revision, method};
 use mcptape_wire::reply::{
-    CompleteResult, Completion, DiscoverResult, EmptyList, EmptyResult, InitializeResult,
-    NotFoundData, ServerInfoMeta, StatelessResult,
+    CancelledParams, CompleteResult, Completion, DiscoverResult, ElicitDecline, EmptyList,
+    EmptyResult, InitializeResult, NoRoots, NotFoundData, ServerInfoMeta, StatelessResult,
 };
 use mcptape_wire::resources::{CacheScope, ResultType};
 use serde_json::Value;
@@ -292,4 +292,21 @@ fn stateless_result_members_follow_the_body() {
         text(&r),
         r#"{"resources":[],"ttlMs":60000,"cacheScope":"public","resultType":"input_required"}"#
     );
+}
+
+#[test]
+fn client_answers_and_cancel_params_are_the_spec_shapes_with_the_id_as_sent() {
+    assert_eq!(text(&ElicitDecline::default()), r#"{"action":"decline"}"#);
+    assert_eq!(text(&NoRoots::default()), r#"{"roots":[]}"#);
+    for raw in ["18446744073709551616", r#""\u0041b""#, "-3"] {
+        let id = RequestId::from_json(raw).unwrap();
+        let params = CancelledParams {
+            request_id: &id,
+            reason: "deadline",
+        };
+        assert_eq!(
+            text(&params),
+            format!(r#"{{"requestId":{raw},"reason":"deadline"}}"#)
+        );
+    }
 }

@@ -130,8 +130,7 @@ fn bench_against_serve_over_stdio_reports_single_reads_turns_and_the_prediction(
     // Both predicted percentiles are beside the measured ones.
     let pred = r["prediction"].as_array().unwrap();
     assert_eq!(pred.len(), 2);
-    assert_has(&stdout, "predicted F^4");
-    assert_has(&stdout, "single reads");
+    assert_has_all(&stdout, &["predicted F^4", "single reads"]);
     // .hlog parses back (tag "single") with the same count; the SVG has both curves.
     let hlog = std::fs::read(dir.path().join("latency.hlog")).unwrap();
     let h = mcptape_report::render::merge_hlog(&hlog).unwrap();
@@ -216,8 +215,7 @@ fn bench_cancels_stalled_reads_at_the_deadline_and_abandons_them_at_the_timeout(
     assert_eq!(r["single"]["count"], 2);
     assert_eq!(r["single"]["censored"]["boundUs"], 300_000);
     // The latency cells are in ms, the unit in the header.
-    assert_has(&stdout, "latency (ms)");
-    assert_has(&stdout, "> 300 ");
+    assert_has_all(&stdout, &["latency (ms)", "> 300 "]);
     assert_eq!(r["server"]["stalled"], 6);
     assert!(r["turn"]["p50Us"].as_u64().unwrap() >= 100_000);
     // An empty histogram has no p50: `n/a`, never 0.000 (ms).
@@ -286,8 +284,13 @@ fn bench_stops_when_a_drop_connection_fault_closes_the_stdio_session() {
     assert_eq!(r["single"]["count"], 0);
     assert_eq!(r["turns"], 0);
     assert_eq!(r["server"]["dropped"], 1);
-    assert_has(&stderr, "the target closed the connection during the run");
-    assert_has(&stderr, "target exited with exit status: 3");
+    assert_has_all(
+        &stderr,
+        &[
+            "the target closed the connection during the run",
+            "target exited with exit status: 3",
+        ],
+    );
 }
 
 #[test]
@@ -396,8 +399,10 @@ fn bench_target_cmd_that_exits_is_reported_with_its_exit_status() {
     let (o, _) = bench_stdio_run(&["--target-cmd", "echo broken >&2; exit 7"]);
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
-    assert_has(&err, "target exited with exit status: 7");
-    assert_has(&err, "(stderr: broken)");
+    assert_has_all(
+        &err,
+        &["target exited with exit status: 7", "(stderr: broken)"],
+    );
 }
 
 /// `mcptape serve` on the shipped stdio recording with `args`, stdin closed (a started session
@@ -457,8 +462,10 @@ fn serve_warns_about_a_cut_transcript() {
     let (o, _) = run_bounded(&mut cmd, Duration::from_secs(60));
     assert_eq!(o.status.code(), Some(0));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert_has(&err, "mcptape serve: warning: ");
-    assert_has(&err, "is cut and was dropped");
+    assert_has_all(
+        &err,
+        &["mcptape serve: warning: ", "is cut and was dropped"],
+    );
 }
 
 /// Whether process `pid` has ended: no /proc entry, or a zombie waiting for
@@ -645,8 +652,13 @@ fn bench_sigint_writes_a_partial_report() {
         &stderr,
         "SIGINT: stopping; printing and writing the partial report",
     );
-    assert_has(&stdout, "PARTIAL: the run did not finish");
-    assert_has(&stdout, "partial: interrupted (SIGINT/SIGTERM)");
+    assert_has_all(
+        &stdout,
+        &[
+            "PARTIAL: the run did not finish",
+            "partial: interrupted (SIGINT/SIGTERM)",
+        ],
+    );
     let r = read_json(&out.join("report.json"));
     assert_eq!(r["partial"], serde_json::json!(true));
     // Interrupted after the first status line saw a request sent, long before the 100,000.
@@ -825,9 +837,14 @@ fn bench_of_tool_calls_says_requests_and_why_the_turns_have_no_prediction() {
         "everything-tools-stdio.jsonl",
         "--reads 8 --turns 2 --latency fixed:1ms --methods tools/call,prompts/get",
     );
-    assert_has(&stdout, "single requests (closed-loop, concurrency 1):");
-    assert_has(&stdout, "8 of 8 answered ok (100.0 %)");
-    assert_has(&stdout, "\n  all requests   ");
+    assert_has_all(
+        &stdout,
+        &[
+            "single requests (closed-loop, concurrency 1):",
+            "8 of 8 answered ok (100.0 %)",
+            "\n  all requests   ",
+        ],
+    );
     assert_has(
         &stdout,
         "\n  (no prediction: the single phase sent no resources/read; add it to --methods)\n",
@@ -835,8 +852,13 @@ fn bench_of_tool_calls_says_requests_and_why_the_turns_have_no_prediction() {
     assert!(!stdout.contains("all reads"), "{stdout}");
     // The HTML page says so too.
     let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
-    assert_has(&html, "8 single requests, 2 turns of 4 reads");
-    assert_has(&html, "<th>single requests</th>");
+    assert_has_all(
+        &html,
+        &[
+            "8 single requests, 2 turns of 4 reads",
+            "<th>single requests</th>",
+        ],
+    );
 }
 
 /// Issue 27: `--methods` and `--mix` choose what the single phase sends; `--methods reads` is
@@ -982,12 +1004,7 @@ fn bench_latency_recorded_keeps_each_tools_own_delay() {
         "--reads 4 --turns 0 --latency recorded --methods tools/call",
     );
     let p50 = |name: &str| {
-        report["byTool"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|v| v["name"] == name)
-            .unwrap_or_else(|| panic!("{name}: {report}"))["latency"]["p50Us"]
+        element(&report["byTool"], "name", name)["latency"]["p50Us"]
             .as_u64()
             .unwrap()
     };
@@ -1051,12 +1068,7 @@ fn bench_gate(
 
 /// The verdict of `name` (`read p50`) in a report's `regression` member.
 fn quantile_verdict(report: &serde_json::Value, series: &str, q: f64) -> String {
-    let s = report["regression"]["series"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no regression series: {report}"))
-        .iter()
-        .find(|s| s["name"] == series)
-        .unwrap_or_else(|| panic!("no series {series}: {report}"));
+    let s = element(&report["regression"]["series"], "name", series);
     let q = s["quantiles"]
         .as_array()
         .unwrap()
@@ -1133,8 +1145,13 @@ fn bench_baseline_gate_catches_a_20ms_read_delay_in_the_python_sdk_server() {
         .collect();
     assert!(failed.contains(&"read p50"), "{xml}");
     let html = std::fs::read_to_string(slow_dir.path().join("report.html")).unwrap();
-    assert_has(&html, "<section id=\"regression\">");
-    assert_has(&html, "<p class=\"verdict fail\">REGRESSED: read p50");
+    assert_has_all(
+        &html,
+        &[
+            "<section id=\"regression\">",
+            "<p class=\"verdict fail\">REGRESSED: read p50",
+        ],
+    );
 
     // The other way round (baseline: the slow run's report.json): the median reads as improved.
     // (The verdict is not asserted here: the p99 of 40 reads is one large.png read, and under

@@ -8,9 +8,13 @@ use std::time::Duration;
 
 use support::*;
 
-/// Runs a short bench with `--slo slo`; returns (exit code, stdout, stderr, report.json,
-/// slo.xml text).
-fn bench_slo(slo: &str, out: &std::path::Path) -> (i32, String, String, serde_json::Value, String) {
+/// Runs a short bench with `--slo slo`, which must exit `code`; returns (stdout, stderr,
+/// report.json, slo.xml text).
+fn bench_slo(
+    slo: &str,
+    out: &std::path::Path,
+    code: i32,
+) -> (String, String, serde_json::Value, String) {
     let (o, _) = run_bench(
         &corpus_transcript("everything-stdio.jsonl"),
         &[
@@ -27,13 +31,10 @@ fn bench_slo(slo: &str, out: &std::path::Path) -> (i32, String, String, serde_js
     );
     let report = read_json(&out.join("report.json"));
     let xml = std::fs::read_to_string(out.join("slo.xml")).unwrap_or_default();
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-        report,
-        xml,
-    )
+    let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(code), "{stdout}\n{stderr}");
+    (stdout, stderr, report, xml)
 }
 
 /// (name, failure message) of each `<testcase>` of a JUnit document.
@@ -56,8 +57,7 @@ fn a_met_slo_exits_0_and_writes_passing_testcases() {
     let dir = tempfile::tempdir().unwrap();
     // A 1 ms server answers well under 5 s; the recording's own not-found answers are not
     // counted by errors<1%.
-    let (code, stdout, stderr, r, xml) = bench_slo("read.p99<5s,turn.p99<5s,errors<1%", dir.path());
-    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let (stdout, _, r, xml) = bench_slo("read.p99<5s,turn.p99<5s,errors<1%", dir.path(), 0);
     assert_has(&stdout, "SLO pass: 3 of 3 items hold");
     let slo = r["slo"].as_array().unwrap();
     assert_eq!(slo.len(), 3);
@@ -91,8 +91,7 @@ fn a_met_slo_exits_0_and_writes_passing_testcases() {
 fn a_failed_slo_exits_1_and_the_junit_failure_names_the_measured_value() {
     let dir = tempfile::tempdir().unwrap();
     // No read over a pipe answers a 1 ms server within 1 µs.
-    let (code, stdout, stderr, r, xml) = bench_slo("turn.p99<5s,read.p50<1us", dir.path());
-    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    let (stdout, stderr, r, xml) = bench_slo("turn.p99<5s,read.p50<1us", dir.path(), 1);
     assert_has(&stdout, "SLO FAIL: 1 of 2 items hold");
     assert_has(&stderr, "SLO failed: 1 of 2 items");
     let p50_ms = r["single"]["p50Us"].as_u64().unwrap() as f64 / 1000.0;

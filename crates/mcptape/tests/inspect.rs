@@ -120,6 +120,13 @@ fn inspect(path: &Path, extra: &[&str]) -> (Output, String) {
     (out, text)
 }
 
+/// The output of `mcptape inspect` on `corpus/inspect/NAME`, which must exit `code`.
+fn inspect_corpus(name: &str, code: i32) -> String {
+    let (out, text) = inspect(&corpus(name), &[]);
+    assert_eq!(out.status.code(), Some(code), "{text}");
+    text
+}
+
 #[test]
 fn seed_png_generator_is_a_real_png_of_the_seed_size() {
     let png = seed_png(SEED_PNG_BYTES);
@@ -182,10 +189,8 @@ fn shipped_seed_png_corpus_matches_generator() {
 
 #[test]
 fn inspect_mixed_text_and_blob() {
-    let (out, text) = inspect(&corpus("mixed.jsonl"), &[]);
-    assert!(out.status.success(), "{text}");
     assert_has_all(
-        &text,
+        &inspect_corpus("mixed.jsonl", 0),
         &[
             "resources/read result, 2 entries, resultType complete",
             "[0] uri       file:///srv/reports/q3.md",
@@ -202,10 +207,8 @@ fn inspect_mixed_text_and_blob() {
 
 #[test]
 fn inspect_flags_jpeg_declared_png_and_undeclared_blob() {
-    let (out, text) = inspect(&corpus("jpeg-declared-png.jsonl"), &[]);
-    assert!(out.status.success(), "{text}");
     assert_has_all(
-        &text,
+        &inspect_corpus("jpeg-declared-png.jsonl", 0),
         &[
             "pairing: none",
             "sniffed   image/jpeg vs declared image/png: MISMATCH",
@@ -219,10 +222,8 @@ fn inspect_flags_jpeg_declared_png_and_undeclared_blob() {
 
 #[test]
 fn inspect_classifies_errors_and_reports_empty() {
-    let (out, text) = inspect(&corpus("errors.jsonl"), &[]);
-    assert!(out.status.success(), "{text}");
     assert_has_all(
-        &text,
+        &inspect_corpus("errors.jsonl", 0),
         &[
             "error -32602 \"Resource not found\" -> NotFound uri=docs://gone: drop the attachment",
             "-> NotFound uri=docs://old (legacy -32002)",
@@ -358,8 +359,7 @@ fn inspect_reads_every_shipped_transcript_without_bad_lines() {
 /// client's answer is not taken as a read result, exit 1.
 #[test]
 fn inspect_transcript_bad_record_and_cut_tail_keeps_transcript_line_numbers() {
-    let (out, text) = inspect(&corpus("transcript-bad-record-and-cut-tail.jsonl"), &[]);
-    assert_eq!(out.status.code(), Some(1), "{text}");
+    let text = inspect_corpus("transcript-bad-record-and-cut-tail.jsonl", 1);
     assert_has_all(
         &text,
         &[

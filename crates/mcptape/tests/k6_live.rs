@@ -39,8 +39,7 @@ fn assert_answers_as_recorded(r: &serde_json::Value, what: &str) {
 
 #[test]
 fn exported_script_runs_against_live_server_everything_over_streamable_http() {
-    let p = peers();
-    let (_g, port) = start_everything_http(&p);
+    let (_g, port) = everything_http();
     let r = run_live(
         "everything-http.jsonl",
         &format!("http://127.0.0.1:{port}/mcp"),
@@ -118,8 +117,7 @@ fn phase_adds_up(r: &serde_json::Value, phase: &str) -> (u64, u64) {
 /// a heading `mcptape bench  rec-http.jsonl`, and a wrote-line without report.html.
 #[test]
 fn import_k6_counters_add_up_to_the_samples() {
-    let p = peers();
-    let (_g, port) = start_everything_http(&p);
+    let (_g, port) = everything_http();
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("script.js");
     export(

@@ -25,16 +25,15 @@ fn bench(args: &[&str], out: &Path) -> serde_json::Value {
     read_json(&out.join("report.json"))
 }
 
-/// `mcptape merge LOGS... --out OUT`: (exit code, stdout, stderr).
-fn merge(logs: &[PathBuf], out: &Path) -> (i32, String, String) {
+/// `mcptape merge LOGS... --out OUT`, which must exit `code`: (stdout, stderr).
+fn merge(logs: &[PathBuf], out: &Path, code: i32) -> (String, String) {
     let mut cmd = Command::new(mcptape());
     cmd.arg("merge").args(logs).arg("--out").arg(out);
     let (o, _) = run_bounded(&mut cmd, Duration::from_secs(60));
-    (
-        o.status.code().unwrap(),
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
+    let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(code), "{stdout}\n{stderr}");
+    (stdout, stderr)
 }
 
 fn u(v: &serde_json::Value) -> u64 {
@@ -59,8 +58,7 @@ fn merge_of_two_bench_runs_sums_counts_and_adds_the_histograms() {
     let ra = bench(&args("1"), &a);
     let rb = bench(&args("2"), &b);
     let logs = [a.join("latency.hlog"), b.join("latency.hlog")];
-    let (code, stdout, stderr) = merge(&logs, &m);
-    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let (stdout, _) = merge(&logs, &m, 0);
     // The table names its columns and says what the counts are.
     assert_has_all(
         &stdout,
@@ -82,15 +80,7 @@ fn merge_of_two_bench_runs_sums_counts_and_adds_the_histograms() {
 
     let rm = read_json(&m.join("report.json"));
     assert_eq!(u(&rm["runs"]), 2);
-    let tag = |name: &str| {
-        rm["tags"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|t| t["tag"] == name)
-            .unwrap_or_else(|| panic!("tag {name} in {rm:#}"))
-            .clone()
-    };
+    let tag = |name: &str| element(&rm["tags"], "tag", name).clone();
     // Merged count = sum of both runs' report.json counts, per view.
     for (name, view) in [
         ("single", "single"),
@@ -188,11 +178,11 @@ fn merge_names_the_file_and_line_of_a_cut_log() {
     let cut = cut_dir.join("latency.hlog");
     let keep = lines[..lines.len() - 1].join("\n");
     std::fs::write(&cut, format!("{keep}\n{}", &last[..last.len() / 2])).unwrap();
-    let (code, stdout, stderr) = merge(
+    let (_, stderr) = merge(
         &[a.join("latency.hlog"), cut.clone()],
         &dir.path().join("M"),
+        2,
     );
-    assert_eq!(code, 2, "{stdout}\n{stderr}");
     assert_has(
         &stderr,
         &format!("{}: line {}: ", cut.display(), lines.len()),
@@ -211,8 +201,7 @@ fn merge_names_the_file_and_line_of_a_cut_log() {
     assert_eq!(bare.len(), lines.len() - 1);
     std::fs::write(bare_dir.join("latency.hlog"), bare.join("\n") + "\n").unwrap();
     std::fs::copy(a.join("report.json"), bare_dir.join("report.json")).unwrap();
-    let (code, _, stderr) = merge(&[bare_dir.join("latency.hlog")], &dir.path().join("M"));
-    assert_eq!(code, 2);
+    let (_, stderr) = merge(&[bare_dir.join("latency.hlog")], &dir.path().join("M"), 2);
     assert_has(&stderr, "no counters");
 }
 
@@ -236,11 +225,11 @@ fn merge_refuses_runs_with_different_timeouts() {
     two.push("2s");
     bench(&one, &a);
     bench(&two, &b);
-    let (code, stdout, stderr) = merge(
+    let (_, stderr) = merge(
         &[a.join("latency.hlog"), b.join("latency.hlog")],
         &dir.path().join("M"),
+        2,
     );
-    assert_eq!(code, 2, "{stdout}\n{stderr}");
     let b_log = b.join("latency.hlog");
     assert!(
         stderr.contains(&format!("{}: --timeout", b_log.display()))
@@ -267,8 +256,7 @@ fn merge_refuses_out_over_an_input_and_out_a_file() {
     let b = small_run(dir.path(), "runB", &["--seed", "2"]);
     let before = std::fs::read(&a).unwrap();
     let report_before = std::fs::read(dir.path().join("runA/report.json")).unwrap();
-    let (code, stdout, stderr) = merge(&[a.clone(), b.clone()], &dir.path().join("runA"));
-    assert_eq!(code, 2, "{stdout}\n{stderr}");
+    let (_, stderr) = merge(&[a.clone(), b.clone()], &dir.path().join("runA"), 2);
     assert_has(
         &stderr,
         &format!("latency.hlog is the input {}", a.display()),
@@ -280,8 +268,7 @@ fn merge_refuses_out_over_an_input_and_out_a_file() {
     );
     let f = dir.path().join("F");
     std::fs::write(&f, "x").unwrap();
-    let (code, _, stderr) = merge(&[a.clone(), b], &f);
-    assert_eq!(code, 2);
+    let (_, stderr) = merge(&[a.clone(), b], &f, 2);
     assert_has(
         &stderr,
         &format!("--out {}: is a file, not a directory", f.display()),
@@ -296,8 +283,7 @@ fn merge_refuses_a_log_cut_by_head_n_8_or_an_edited_sent_999() {
     let dir = tempfile::tempdir().unwrap();
     let a = small_run(dir.path(), "A", &[]);
     // The real log merges (its counters fit its histograms).
-    let (code, stdout, stderr) = merge(std::slice::from_ref(&a), &dir.path().join("M"));
-    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    merge(std::slice::from_ref(&a), &dir.path().join("M"), 0);
     let text = std::fs::read_to_string(&a).unwrap();
     let report = read_json(&dir.path().join("A/report.json"));
     // `head -n 8` of a run whose single phase fit in two 100 ms intervals: the log up to
@@ -310,8 +296,7 @@ fn merge_refuses_a_log_cut_by_head_n_8_or_an_edited_sent_999() {
         .unwrap_or_else(|| panic!("no turn line: {lines:?}"));
     let cut = dir.path().join("cut.hlog");
     std::fs::write(&cut, lines[..=first_turn].join("\n") + "\n").unwrap();
-    let (code, stdout, stderr) = merge(std::slice::from_ref(&cut), &dir.path().join("M2"));
-    assert_eq!(code, 2, "{stdout}\n{stderr}");
+    let (_, stderr) = merge(std::slice::from_ref(&cut), &dir.path().join("M2"), 2);
     let ok = u(&report["singlePhase"]["answeredOk"]);
     assert_has(
         &stderr,
@@ -328,8 +313,7 @@ fn merge_refuses_a_log_cut_by_head_n_8_or_an_edited_sent_999() {
         text.replacen(&format!("\"sent\":{sent},"), "\"sent\":999,", 1),
     )
     .unwrap();
-    let (code, _, stderr) = merge(std::slice::from_ref(&edited), &dir.path().join("M2"));
-    assert_eq!(code, 2);
+    let (_, stderr) = merge(std::slice::from_ref(&edited), &dir.path().join("M2"), 2);
     assert_has(
         &stderr,
         &format!("tag \"single\": header says 999 single reads sent, the histograms hold {sent}"),
@@ -341,13 +325,11 @@ fn merge_refuses_a_log_cut_by_head_n_8_or_an_edited_sent_999() {
 fn merge_same_run_twice_warns_and_the_same_file_twice_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let a = small_run(dir.path(), "A", &[]);
-    let (code, _, stderr) = merge(&[a.clone(), a.clone()], &dir.path().join("M"));
-    assert_eq!(code, 2);
+    let (_, stderr) = merge(&[a.clone(), a.clone()], &dir.path().join("M"), 2);
     assert_has(&stderr, "the same file as input [1]");
     let copy = dir.path().join("copy.hlog");
     std::fs::copy(&a, &copy).unwrap();
-    let (code, stdout, stderr) = merge(&[a.clone(), copy.clone()], &dir.path().join("M"));
-    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let (stdout, _) = merge(&[a.clone(), copy.clone()], &dir.path().join("M"), 0);
     assert_has(
         &stdout,
         &format!(
@@ -365,8 +347,7 @@ fn merge_refuses_different_reads_per_turn() {
     let dir = tempfile::tempdir().unwrap();
     let a = small_run(dir.path(), "A", &["--parallel", "4"]);
     let b = small_run(dir.path(), "B", &["--parallel", "2"]);
-    let (code, stdout, stderr) = merge(&[a.clone(), b.clone()], &dir.path().join("M"));
-    assert_eq!(code, 2, "{stdout}\n{stderr}");
+    let (_, stderr) = merge(&[a.clone(), b.clone()], &dir.path().join("M"), 2);
     assert_has(
         &stderr,
         &format!(
@@ -408,8 +389,7 @@ fn merge_of_an_empty_file_says_empty_file() {
     let dir = tempfile::tempdir().unwrap();
     let e = dir.path().join("empty.hlog");
     std::fs::write(&e, "").unwrap();
-    let (code, _, stderr) = merge(std::slice::from_ref(&e), &dir.path().join("M"));
-    assert_eq!(code, 2);
+    let (_, stderr) = merge(std::slice::from_ref(&e), &dir.path().join("M"), 2);
     assert_has(&stderr, &format!("{}: empty file", e.display()));
     assert!(!stderr.contains("line 0"), "{stderr}");
 }
@@ -426,8 +406,7 @@ fn merge_refuses_out_over_a_hard_link_to_an_input() {
     std::fs::create_dir(&m).unwrap();
     std::fs::hard_link(&a, m.join("latency.hlog")).unwrap();
     let before = std::fs::read(&a).unwrap();
-    let (code, stdout, stderr) = merge(&[a.clone(), b], &m);
-    assert_eq!(code, 2, "{stdout}\n{stderr}");
+    let (_, stderr) = merge(&[a.clone(), b], &m, 2);
     assert_has(
         &stderr,
         &format!(
@@ -462,8 +441,7 @@ fn merge_warns_about_a_faulted_input_and_a_cut_one_naming_each() {
     );
     let cut = dir.path().join("cut").join("latency.hlog");
     let out = dir.path().join("M");
-    let (code, stdout, stderr) = merge(&[plain.clone(), faulted.clone(), cut.clone()], &out);
-    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let (_, stderr) = merge(&[plain.clone(), faulted.clone(), cut.clone()], &out, 0);
     let fault_warning = format!(
         "{}: a faulted run (--fault error=-32603@50%): its latencies and errors include injected faults",
         faulted.display()

@@ -65,8 +65,7 @@ fn exchanges_with(t: &Transcript, dir: Direction) -> std::collections::BTreeSet<
 
 #[test]
 fn everything_http_with_loopback_preload_listens_on_127_0_0_1_only() {
-    let p = peers();
-    let (_server, port) = start_everything_http(&p);
+    let (_server, port) = everything_http();
     let out = Command::new("ss")
         .args(["-ltnH"])
         .output()

@@ -41,8 +41,7 @@ fn post(port: u16, body: &str) -> (u16, String) {
 
 #[test]
 fn http_transcript_write_failure_forwards_nothing_unrecorded() {
-    let p = peers();
-    let (_server, up) = start_everything_http(&p);
+    let (_server, up) = everything_http();
     let dir = tempfile::tempdir().unwrap();
     let t = dir.path().join("t.jsonl");
     let port = free_port();

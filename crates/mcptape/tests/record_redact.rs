@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-use record_support::{Guard, peers, start_everything_http, terminate, words};
+use record_support::{Guard, everything_http, peers, terminate, words};
 
 fn mcptape() -> Command {
     Command::new(env!("CARGO_BIN_EXE_mcptape"))
@@ -167,8 +167,7 @@ fn assert_no_secret(text: &str, secrets: &[&str]) {
 
 #[test]
 fn query_param_api_token_is_redacted_in_header_url_and_detail() {
-    let p = peers();
-    let (_server, up_port) = start_everything_http(&p);
+    let (_server, up_port) = everything_http();
     let upstream = format!("http://127.0.0.1:{up_port}/mcp?api_token=UPA1&access_token=UPB2");
     let (text, err) = record_requests(
         &upstream,
@@ -423,8 +422,7 @@ fn sh_c_script_words_are_redacted() {
 
 #[test]
 fn crawl_url_query_token_is_redacted_in_header() {
-    let p = peers();
-    let (_server, port) = start_everything_http(&p);
+    let (_server, port) = everything_http();
     let (_dir, out) = temp_out();
     let o = mcptape()
         .args(["crawl", "-o"])
@@ -817,8 +815,7 @@ const HEADER_SECRETS: [&str; 9] = [
 
 #[test]
 fn http_leak_table_through_record_listen_leaves_no_secret_in_any_record() {
-    let p = peers();
-    let (_server, up_port) = start_everything_http(&p);
+    let (_server, up_port) = everything_http();
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("home-bob");
     std::fs::create_dir_all(&home).unwrap();

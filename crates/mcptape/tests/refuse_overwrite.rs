@@ -12,21 +12,41 @@ use crate::record_support::{mcptape_in as mcptape, repo_root as repo, stderr_tex
 /// Runs `args` in `dir`, expects the refusal of writing `out` over `input` (both as spelled in
 /// `args`) and `file` unchanged.
 fn assert_refused(dir: &Path, args: &[&str], flag: &str, out: &str, input: &str, file: &str) {
-    let before = std::fs::read(dir.join(file)).unwrap();
-    let o = mcptape(dir, args);
+    let want =
+        format!("{flag} {out}: refusing to write over the input {input} ({flag} is that file)");
+    assert_refusal(dir.join(file), args, || mcptape(dir, args), &want);
+}
+
+/// Runs `run` (the command `args`), expects exit 2 with `want` in its stderr, and `file`
+/// unchanged.
+fn assert_refusal(
+    file: std::path::PathBuf,
+    args: &[&str],
+    run: impl FnOnce() -> Output,
+    want: &str,
+) {
+    let before = std::fs::read(&file).unwrap();
+    let o = run();
     let e = stderr(&o);
     assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
-    assert!(
-        e.contains(&format!(
-            "{flag} {out}: refusing to write over the input {input} ({flag} is that file)"
-        )),
-        "{args:?}: {e}"
-    );
+    assert!(e.contains(want), "{args:?}: {e}");
     assert_eq!(
-        std::fs::read(dir.join(file)).unwrap(),
+        std::fs::read(&file).unwrap(),
         before,
         "{args:?}: the input is untouched"
     );
+}
+
+/// Runs `args` in `dir`, which must exit `code`.
+fn assert_exits(dir: &Path, args: &[&str], code: i32) {
+    let o = mcptape(dir, args);
+    assert_eq!(o.status.code(), Some(code), "{args:?}: {}", stderr(&o));
+}
+
+/// Runs `args` in `dir`, which must exit 0 having written `file` (an output that is no input).
+fn assert_writes(dir: &Path, args: &[&str], file: &str) {
+    assert_exits(dir, args, 0);
+    assert!(dir.join(file).is_file(), "{args:?}: no {file}");
 }
 
 /// A temp dir with `rec-http.jsonl` (a Streamable HTTP recording) and `c1.jsonl` (a violation).
@@ -49,8 +69,7 @@ fn workdir() -> tempfile::TempDir {
 fn import_har_refuses_to_write_over_its_input() {
     let tmp = workdir();
     let d = tmp.path();
-    let o = mcptape(d, &["export", "har", "rec-http.jsonl", "-o", "rec.har"]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_exits(d, &["export", "har", "rec-http.jsonl", "-o", "rec.har"], 0);
     let args = ["import", "har", "rec.har", "-o", "rec.har"];
     assert_refused(d, &args, "-o", "rec.har", "rec.har", "rec.har");
     let args = ["import", "har", "rec.har", "-o", "./rec.har"];
@@ -59,9 +78,8 @@ fn import_har_refuses_to_write_over_its_input() {
     let args = ["import", "har", "rec.har", "-o", "link.har"];
     assert_refused(d, &args, "-o", "link.har", "rec.har", "rec.har");
     // Another file is written.
-    let o = mcptape(d, &["import", "har", "rec.har", "-o", "back.jsonl"]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert!(d.join("back.jsonl").is_file());
+    let args = ["import", "har", "rec.har", "-o", "back.jsonl"];
+    assert_writes(d, &args, "back.jsonl");
 }
 
 #[test]
@@ -109,9 +127,8 @@ fn export_k6_refuses_to_write_over_its_input() {
         "rec-http.jsonl",
         "rec-http.jsonl",
     );
-    let o = mcptape(d, &["export", "k6", "rec-http.jsonl", "-o", "sub/k6.js"]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert!(d.join("sub/k6.js").is_file());
+    let args = ["export", "k6", "rec-http.jsonl", "-o", "sub/k6.js"];
+    assert_writes(d, &args, "sub/k6.js");
 }
 
 #[test]
@@ -127,8 +144,7 @@ fn check_output_refuses_to_write_over_its_input_in_every_format() {
     std::fs::copy(d.join("c1.jsonl"), d.join("t/c1.jsonl")).unwrap();
     let args = ["check", "t", "-o", "t/c1.jsonl"];
     assert_refused(d, &args, "-o", "t/c1.jsonl", "t/c1.jsonl", "t/c1.jsonl");
-    let o = mcptape(d, &["check", "t", "-o", "t/report.txt"]);
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_exits(d, &["check", "t", "-o", "t/report.txt"], 1);
     assert!(
         std::fs::read_to_string(d.join("t/report.txt"))
             .unwrap()
@@ -144,8 +160,7 @@ fn check_output_refuses_to_write_over_its_input_in_every_format() {
         "t/c1.jsonl",
         "t/c1.jsonl",
     );
-    let o = mcptape(d, &["check", "t", "--write-baseline", "b.json"]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_exits(d, &["check", "t", "--write-baseline", "b.json"], 0);
     let args = ["check", "t", "--baseline", "b.json", "-o", "b.json"];
     assert_refused(d, &args, "-o", "b.json", "b.json", "b.json");
 }
@@ -244,20 +259,12 @@ fn script_dir() -> tempfile::TempDir {
 /// Expects `args` (run in `dir`) refused with exit 2 naming `-o OUT` and the server file
 /// `input`, and `srv.sh` unchanged.
 fn assert_server_file_refused(dir: &Path, path: Option<&Path>, args: &[&str], input: &str) {
-    let before = std::fs::read(dir.join("srv.sh")).unwrap();
-    let o = mcptape_bounded(dir, path, args);
-    let e = stderr(&o);
-    assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
-    assert!(
-        e.contains(&format!(
-            "refusing to write over the input {input} (-o is that file)"
-        )),
-        "{args:?}: {e}"
-    );
-    assert_eq!(
-        std::fs::read(dir.join("srv.sh")).unwrap(),
-        before,
-        "{args:?}"
+    let want = format!("refusing to write over the input {input} (-o is that file)");
+    assert_refusal(
+        dir.join("srv.sh"),
+        args,
+        || mcptape_bounded(dir, path, args),
+        &want,
     );
 }
 

@@ -549,17 +549,12 @@ fn cross_session_cancel_reaches_only_its_own_session() {
     let dir = tempfile::tempdir().unwrap();
     let stats = dir.path().join("stats.json");
     let port = free_port();
-    let mut cmd = Command::new(mcptape());
-    cmd.arg("serve")
-        .arg(corpus_transcript("everything-http.jsonl"))
-        .args([
-            "--listen",
-            &format!("127.0.0.1:{port}"),
-            "--latency",
-            "fixed:2s",
-        ])
-        .arg("--stats")
-        .arg(&stats);
+    let mut cmd = serve_listen_cmd(
+        &corpus_transcript("everything-http.jsonl"),
+        port,
+        "fixed:2s",
+    );
+    cmd.arg("--stats").arg(&stats);
     let mut g = spawn_listening(&mut cmd, port);
     let (a, b) = (
         send_post(port, None, INIT_ID_1),
@@ -787,17 +782,9 @@ fn a_real_prometheus_scrapes_serve_metrics_and_reads_the_delay_histogram_back() 
     let prometheus = prometheus();
     let dir = tempfile::tempdir().unwrap();
     let (serve_port, metrics_port, prom_port) = (free_port(), free_port(), free_port());
-    let mut cmd = Command::new(mcptape());
-    cmd.arg("serve")
-        .arg(corpus_transcript("py-stdio-2026-07-28.jsonl"))
-        .args([
-            "--listen",
-            &format!("127.0.0.1:{serve_port}"),
-            "--metrics",
-            &format!("127.0.0.1:{metrics_port}"),
-            "--latency",
-            "fixed:5ms",
-        ]);
+    let transcript = corpus_transcript("py-stdio-2026-07-28.jsonl");
+    let mut cmd = serve_listen_cmd(&transcript, serve_port, "fixed:5ms");
+    cmd.args(["--metrics", &format!("127.0.0.1:{metrics_port}")]);
     let _serve = spawn_listening(&mut cmd, serve_port);
     wait_port(metrics_port, Duration::from_secs(30));
     let config = dir.path().join("prometheus.yml");

@@ -10,21 +10,13 @@
 //! it is the legitimate answer to an unreadable request (JSON-RPC 2.0 §5) and
 //! nothing fires.
 
-use super::{Cx, Msg, Place, State, error_message_suffix, requester_of};
+use super::{Cx, Seen, State, error_message_suffix, requester_of};
 use crate::rules;
-use mcptape_transcript::{Direction, HttpMeta};
 
 impl State {
     /// `m` is a response object with `error` and no `id`.
-    pub(super) fn error_without_id(
-        &mut self,
-        cx: &mut Cx<'_>,
-        place: Place,
-        dir: Direction,
-        http: Option<&HttpMeta>,
-        m: &Msg<'_, '_>,
-        prefix: &str,
-    ) {
+    pub(super) fn error_without_id(&mut self, cx: &mut Cx<'_>, seen: Seen<'_>) {
+        let (place, dir, http, m, prefix) = (seen.place, seen.dir, seen.http, seen.m, seen.prefix);
         let requester = requester_of(dir);
         let exchange = http.map(|h| h.exchange);
         let text = error_message_suffix(m);
@@ -53,16 +45,12 @@ impl State {
 
     /// `m` is an error response with `"id": null` that no HTTP exchange
     /// attributes (stdio): paired as [`error_without_id`](Self::error_without_id)
-    /// pairs, rule `error-id-null`; nothing when no request of `requester` is
-    /// open (JSON-RPC 2.0 §5: null answers a request whose id was unreadable).
-    pub(super) fn error_id_null_unexchanged(
-        &mut self,
-        cx: &mut Cx<'_>,
-        place: Place,
-        requester: Direction,
-        m: &Msg<'_, '_>,
-        prefix: &str,
-    ) {
+    /// pairs, rule `error-id-null`; nothing when no request of the other
+    /// side is open (JSON-RPC 2.0 §5: null answers a request whose id was
+    /// unreadable).
+    pub(super) fn error_id_null_unexchanged(&mut self, cx: &mut Cx<'_>, seen: Seen<'_>) {
+        let (place, dir, m, prefix) = (seen.place, seen.dir, seen.m, seen.prefix);
+        let requester = requester_of(dir);
         let text = error_message_suffix(m);
         match self.answer_only_open(&mut cx.findings, requester, |_| true) {
             Ok((rid, method, rec)) => cx.push(

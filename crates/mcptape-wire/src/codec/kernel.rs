@@ -133,6 +133,43 @@ fn decode_prefix_scalar(src: &[u8], out: &mut Vec<u8>) -> usize {
     consumed
 }
 
+/// The output side of a SIMD kernel: room reserved in `out` for its stores.
+#[cfg(target_arch = "x86_64")]
+struct SimdOut {
+    /// `out.len()` on entry: where the kernel's first byte goes.
+    base: usize,
+    /// `out`'s buffer at `base` (spare capacity until [`SimdOut::finish`]).
+    dst: *mut u8,
+}
+
+#[cfg(target_arch = "x86_64")]
+impl SimdOut {
+    /// Reserves `src.len() / 4 * 3 + 64` bytes past `out.len()`: a kernel at
+    /// output offset `o <= i / 4 * 3` (`i` symbols read) may store 64 bytes
+    /// from there, inside the allocation.
+    fn reserve(src: &[u8], out: &mut Vec<u8>) -> SimdOut {
+        out.reserve(src.len() / 4 * 3 + 64);
+        let base = out.len();
+        // SAFETY: `base <= capacity`: the pointer stays inside the allocation
+        // (or one past its end).
+        let dst = unsafe { out.as_mut_ptr().add(base) };
+        SimdOut { base, dst }
+    }
+
+    /// Exposes the `o` bytes the kernel wrote at `dst`, decodes the rest of
+    /// `src` from symbol `i` with the scalar kernel, and returns the symbols
+    /// consumed in all (the kernel's `decode_prefix` result).
+    ///
+    /// # Safety
+    /// The kernel's stores wrote all of `out[base..base + o]`, and `out` was
+    /// not reallocated since [`SimdOut::reserve`].
+    unsafe fn finish(self, src: &[u8], out: &mut Vec<u8>, i: usize, o: usize) -> usize {
+        // SAFETY: the caller's contract; `base + o` is within the reserved room.
+        unsafe { out.set_len(self.base + o) };
+        i + decode_prefix_scalar(&src[i..], out)
+    }
+}
+
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
     use std::arch::x86_64::*;
@@ -143,7 +180,7 @@ mod avx2 {
     /// The CPU must support AVX2.
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn decode_prefix(src: &[u8], out: &mut Vec<u8>) -> usize {
-        out.reserve(src.len() / 4 * 3 + 64);
+        let room = super::SimdOut::reserve(src, out);
         let lut_lo = _mm256_setr_epi8(
             0x15, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x13, 0x1a, 0x1b, 0x1b,
             0x1b, 0x1a, 0x15, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x13, 0x1a,
@@ -169,16 +206,15 @@ mod avx2 {
         let pack_cross = _mm256_setr_epi32(0, 1, 2, 4, 5, 6, 7, 7);
 
         let len = src.len();
-        let base_out = out.len();
         let mut i = 0usize;
         let mut o = 0usize;
         let src_ptr = src.as_ptr();
         // SAFETY (for the whole loop): `i + 32 <= len` so the load reads inside
-        // `src`; `reserve` above guarantees capacity >= base_out + len/4*3 + 64,
-        // and `o <= i/4*3` with `i + 32 <= len`, so the 32-byte store at
-        // `base_out + o` stays inside the allocation. Bytes are only exposed by
-        // `set_len` below after being written.
-        let dst = unsafe { out.as_mut_ptr().add(base_out) };
+        // `src`; `room` guarantees capacity >= room.base + len/4*3 + 64, and
+        // `o <= i/4*3` with `i + 32 <= len`, so the 32-byte store at
+        // `dst + o` stays inside the allocation. Bytes are only exposed by
+        // `finish` below after being written.
+        let dst = room.dst;
         // Translate 32 symbols to 6-bit values; `None` if any is outside the alphabet.
         let translate = |input: __m256i| -> Option<__m256i> {
             let hi_nibbles = _mm256_and_si256(_mm256_srli_epi32::<4>(input), mask_0f);
@@ -232,9 +268,8 @@ mod avx2 {
             i += 32;
             o += 24;
         }
-        // SAFETY: the first `o` bytes after `base_out` were written by the stores.
-        unsafe { out.set_len(base_out + o) };
-        i + super::decode_prefix_scalar(&src[i..], out)
+        // SAFETY: the first `o` bytes at `dst` were written by the stores.
+        unsafe { room.finish(src, out, i, o) }
     }
 }
 
@@ -274,7 +309,7 @@ mod avx512 {
     /// The CPU must support AVX-512 F, BW and VBMI.
     #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
     pub(super) unsafe fn decode_prefix(src: &[u8], out: &mut Vec<u8>) -> usize {
-        out.reserve(src.len() / 4 * 3 + 64);
+        let room = super::SimdOut::reserve(src, out);
         // SAFETY: LOOKUP/PACK are 128/64 bytes; unaligned loads of 64 bytes.
         let (lut0, lut1, pack) = unsafe {
             (
@@ -286,15 +321,14 @@ mod avx512 {
         let merge_ab_bc = _mm512_set1_epi32(0x0140_0140);
         let merge_abcd = _mm512_set1_epi32(0x0001_1000);
         let len = src.len();
-        let base_out = out.len();
         let mut i = 0usize;
         let mut o = 0usize;
         let src_ptr = src.as_ptr();
         // SAFETY (whole loop): `i + 64 <= len` keeps loads inside `src`;
-        // capacity >= base_out + len/4*3 + 64 and `o = i/4*3`, so the 64-byte
-        // store at `base_out + o` stays inside the allocation; only written
-        // bytes are exposed by `set_len`.
-        let dst = unsafe { out.as_mut_ptr().add(base_out) };
+        // capacity >= room.base + len/4*3 + 64 and `o = i/4*3`, so the 64-byte
+        // store at `dst + o` stays inside the allocation; only written
+        // bytes are exposed by `finish`.
+        let dst = room.dst;
         while i + 64 <= len {
             // SAFETY: see the loop comment.
             let input = unsafe { _mm512_loadu_si512(src_ptr.add(i).cast::<__m512i>()) };
@@ -311,9 +345,8 @@ mod avx512 {
             i += 64;
             o += 48;
         }
-        // SAFETY: the first `o` bytes after `base_out` were written by the stores.
-        unsafe { out.set_len(base_out + o) };
-        i + super::decode_prefix_scalar(&src[i..], out)
+        // SAFETY: the first `o` bytes at `dst` were written by the stores.
+        unsafe { room.finish(src, out, i, o) }
     }
 }
 

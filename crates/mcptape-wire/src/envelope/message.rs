@@ -63,6 +63,14 @@ impl Ord for RequestId {
     }
 }
 
+/// An unsigned integer id, e.g. a client's request counter (`u64::MAX`
+/// included: ids are integer literals of any size, kept as text).
+impl From<u64> for RequestId {
+    fn from(n: u64) -> Self {
+        RequestId(n.to_string().into_boxed_str())
+    }
+}
+
 impl PartialOrd for RequestId {
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))

@@ -295,6 +295,11 @@ pub fn start_everything_http(p: &Peers) -> (Guard, u16) {
     (spawn_listening(&mut cmd, port), port)
 }
 
+/// [`start_everything_http`] with the [`peers`] of this machine.
+pub fn everything_http() -> (Guard, u16) {
+    start_everything_http(&peers())
+}
+
 /// Starts the Python SDK server's Streamable HTTP mode on a free 127.0.0.1 port; the
 /// guard and the port.
 pub fn start_py_http(p: &Peers) -> (Guard, u16) {
@@ -646,9 +651,26 @@ pub fn spawn_listening(cmd: &mut Command, port: u16) -> Guard {
     g
 }
 
+/// The element of the JSON array `list` whose member `key` is `name` (panics, showing `list`,
+/// when there is none or `list` is no array).
+pub fn element<'a>(list: &'a serde_json::Value, key: &str, name: &str) -> &'a serde_json::Value {
+    list.as_array()
+        .unwrap_or_else(|| panic!("not an array: {list}"))
+        .iter()
+        .find(|v| v[key] == name)
+        .unwrap_or_else(|| panic!("no {key} {name:?} in {list}"))
+}
+
 /// `mcptape serve TRANSCRIPT --listen 127.0.0.1:PORT --latency LATENCY` on a free port.
 pub fn serve_listen(transcript: &Path, latency: &str) -> (Guard, u16) {
     let port = free_port();
+    let mut cmd = serve_listen_cmd(transcript, port, latency);
+    (spawn_listening(&mut cmd, port), port)
+}
+
+/// The command `mcptape serve TRANSCRIPT --listen 127.0.0.1:PORT --latency LATENCY`, for
+/// more arguments before [`spawn_listening`].
+pub fn serve_listen_cmd(transcript: &Path, port: u16, latency: &str) -> Command {
     let mut cmd = Command::new(mcptape());
     cmd.arg("serve").arg(transcript).args([
         "--listen",
@@ -656,7 +678,7 @@ pub fn serve_listen(transcript: &Path, latency: &str) -> (Guard, u16) {
         "--latency",
         latency,
     ]);
-    (spawn_listening(&mut cmd, port), port)
+    cmd
 }
 
 /// `mcptape record -o T --listen 127.0.0.1:PORT --upstream UPSTREAM` on a free port,
