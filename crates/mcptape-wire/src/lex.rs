@@ -26,6 +26,8 @@
 use std::borrow::Cow;
 use std::collections::HashSet;
 
+use smallvec::SmallVec;
+
 use crate::limits::MAX_NESTING_DEPTH;
 
 /// What the lexer wanted where it found another byte
@@ -94,9 +96,10 @@ pub(crate) struct LexError {
 /// it, a linear scan (MCP objects have few keys; hostile ones stay linear).
 const LINEAR_KEYS: usize = 16;
 
-/// Keys the key stack ([`Lexer`]'s duplicate check) has room for at the
-/// first object of a scan: a JSON-RPC message's objects, nested, hold fewer.
-const KEY_STACK_START: usize = 16;
+/// Keys the key stack ([`Lexer`]'s duplicate check) holds in place, without
+/// a heap allocation per scan: 16 (a JSON-RPC message's objects, nested,
+/// hold fewer; a deeper or wider walk spills to the heap).
+const KEY_STACK_INLINE: usize = 16;
 
 /// Bytes the unescape buffer of a string reserves up front (64 KiB, or the
 /// rest of the input when shorter): a string with escapes is decoded
@@ -174,7 +177,7 @@ pub(crate) struct Lexer<'a> {
     pub(crate) pos: usize,
     /// The keys of the objects being walked, innermost last (a stack;
     /// unescaped keys are owned, the others borrow `input`).
-    keys: Vec<Cow<'a, [u8]>>,
+    keys: SmallVec<[Cow<'a, [u8]>; KEY_STACK_INLINE]>,
     /// Unescaped string bytes on [`Self::string_into`]'s fast path.
     sbuf: Vec<u8>,
     /// The input as `&str` when it is known to be UTF-8 ([`Self::new_str`]):
@@ -199,7 +202,7 @@ impl<'a> Lexer<'a> {
         Lexer {
             input,
             pos: 0,
-            keys: Vec::new(),
+            keys: SmallVec::new(),
             sbuf: Vec::new(),
             text: None,
         }
@@ -613,12 +616,7 @@ pub(crate) fn object<'a, H: Host<'a>>(
     depth: usize,
     mut member: impl FnMut(&mut H, &[u8], usize) -> Result<(), H::Error>,
 ) -> Result<(), H::Error> {
-    let keys = &mut h.lexer().keys;
-    if keys.capacity() == 0 {
-        // One allocation per scan for the key stack (not 4 → 8 → 16).
-        keys.reserve(KEY_STACK_START);
-    }
-    let base = keys.len();
+    let base = h.lexer().keys.len();
     let mut big = None;
     container(h, depth, b'}', Expected::CommaOrBrace, |h| {
         let r = h.lexer().key(base, &mut big);
