@@ -269,7 +269,7 @@ pub fn plan(
             _ => None,
         };
         p.requests.push(Planned {
-            method: r.method.clone(),
+            method: r.method.to_string(),
             params: Value::clone(&r.params),
             key,
             recorded_code,
@@ -913,7 +913,7 @@ pub fn warm_receive_buffer(client: &Client, tape: &Tape) -> usize {
     let largest = tape
         .exchanges
         .iter()
-        .filter(|e| e.request.method == method::RESOURCES_READ)
+        .filter(|e| tape.request(e).method == method::RESOURCES_READ)
         .map(|e| e.reply_bytes)
         .max()
         .unwrap_or(0);
@@ -1150,12 +1150,14 @@ pub async fn run_until(
     res.recorded_reads = tape
         .exchanges
         .iter()
-        .filter(|e| e.request.method == method::RESOURCES_READ)
+        .filter(|e| tape.request(e).method == method::RESOURCES_READ)
         .count() as u64;
     res.recorded_read_errors = tape
         .exchanges
         .iter()
-        .filter(|e| e.request.method == method::RESOURCES_READ && e.reply.get("error").is_some())
+        .filter(|e| {
+            tape.request(e).method == method::RESOURCES_READ && e.reply.get("error").is_some()
+        })
         .count() as u64;
 
     // Phase 1: single reads.

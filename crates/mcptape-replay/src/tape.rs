@@ -62,27 +62,108 @@ pub struct RecordedRequest {
     pub record: usize,
     /// Microseconds since the recording started.
     pub t_us: u64,
-    /// JSON-RPC `method`.
-    pub method: String,
+    /// JSON-RPC `method`, shared by every request of the tape with that
+    /// method (one allocation per distinct method, not per message).
+    pub method: Method,
     /// JSON-RPC `params` as recorded (`Value::Null` if absent), shared:
     /// requests whose `params` text is byte-identical (a client repeating a
     /// question) hold one value.
     pub params: Arc<Value>,
-    /// JSON-RPC `id`; `None` for a notification.
-    pub id: Option<Value>,
+    /// JSON-RPC `id` as its recorded JSON text (`7`, `"a-1"`: the token,
+    /// quotes included; in a served tape a range of the transcript's bytes);
+    /// `None` for a notification.
+    pub id: Option<SharedText>,
+}
+
+/// A JSON-RPC method name ([`RecordedRequest::method`]), shared: cloning
+/// it is a reference count, and a tape's builder gives every request of one
+/// method the same text. Reads as a `&str` ([`Deref`], [`Method::as_str`]),
+/// compares with `str`/`&str`/`String`, and hashes as its `str` (so a map
+/// keyed by it is looked up by `&str`).
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Method(Arc<str>);
+
+impl Method {
+    /// The method name.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The address of the shared text: equal for two clones of one
+    /// `Method` (what the tape's index groups by before comparing text).
+    fn addr(&self) -> usize {
+        self.0.as_ptr() as usize
+    }
+}
+
+impl From<&str> for Method {
+    /// A copy of `name`.
+    fn from(name: &str) -> Method {
+        Method(Arc::from(name))
+    }
+}
+
+impl Deref for Method {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::borrow::Borrow<str> for Method {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl AsRef<str> for Method {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl PartialEq<str> for Method {
+    fn eq(&self, other: &str) -> bool {
+        &*self.0 == other
+    }
+}
+
+impl PartialEq<&str> for Method {
+    fn eq(&self, other: &&str) -> bool {
+        &*self.0 == *other
+    }
+}
+
+impl PartialEq<String> for Method {
+    fn eq(&self, other: &String) -> bool {
+        *self.0 == **other
+    }
+}
+
+impl std::fmt::Debug for Method {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&*self.0, f)
+    }
+}
+
+impl std::fmt::Display for Method {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
 }
 
 /// A recorded request and the server's recorded reply to it.
 #[derive(Debug, Clone)]
 pub struct Exchange {
-    /// The request.
-    pub request: RecordedRequest,
+    /// The request: its index in [`Tape::client`] ([`Tape::request`] reads it).
+    pub request: usize,
     /// The whole recorded reply message (`result` or `error` member inside).
     /// In a served tape ([`ReplyBodies::Served`]) a successful reply is
-    /// `Value::Null` (its bytes are [`Exchange::reply_raw`]), except the
-    /// results of a handshake (`initialize`, `server/discover`) and of
-    /// `tools/list`, which are whole; an error reply is whole.
-    pub reply: Value,
+    /// `Value::Null` (its bytes are [`Exchange::reply_raw`]; one `null`
+    /// shared by all of them), except the results of a handshake
+    /// (`initialize`, `server/discover`) and of `tools/list`, which are
+    /// whole; an error reply is whole.
+    pub reply: Arc<Value>,
     /// The same message, byte-exact as recorded (shared: `serve` writes it
     /// from here without a copy; in a tape built by [`Tape::served`], a
     /// range of the transcript's own bytes).
@@ -437,7 +518,7 @@ pub struct Tape {
     /// Index: method → normalized params as canonical JSON → exchange indexes.
     by_key: ByKey,
     /// Index: method → exchange indexes.
-    by_method: HashMap<String, Vec<usize>>,
+    by_method: HashMap<Method, Vec<usize>>,
     /// Per key, how many times it was served (to cycle through repeats).
     cursor: Mutex<HashMap<(String, String), usize>>,
     /// Recorded pseudonyms (`[redacted:N]`) → the value the client sent
@@ -449,7 +530,7 @@ pub struct Tape {
 
 /// The exact-match index of a tape: method → canonical params → exchange
 /// indexes in recorded order (two levels, so a lookup borrows its key).
-type ByKey = HashMap<String, HashMap<String, Vec<usize>>>;
+type ByKey = HashMap<Method, HashMap<String, Vec<usize>>>;
 
 /// Params with `_meta` removed and `null`/absent turned into `{}`: the part
 /// of a request that asks the question (`_meta` carries progress tokens and
@@ -625,24 +706,48 @@ fn id_value(id: &RequestId) -> Value {
     }
 }
 
-/// The key pairing a request with its reply: the id's canonical text (ids
-/// compared as JSON values; an integer past `u64` by its digits), and for
-/// Streamable HTTP recordings also the HTTP exchange number — a reply travels
-/// in the response to the POST that carried its request, and ids repeat
-/// across the sessions of one recording.
-fn pair_key(id: &RequestId, http: Option<&mcptape_transcript::HttpMeta>) -> String {
-    // The id's raw text is its canonical text when it is an integer literal
-    // (the grammar allows no leading zero) or a string without an escape;
-    // any other string is compared by its value (`"\u0041"` is `"A"`).
+/// The key pairing a request with its reply ([`pair_key`]): the id compared
+/// as a JSON value, and for Streamable HTTP recordings also the HTTP
+/// exchange number — a reply travels in the response to the POST that
+/// carried its request, and ids repeat across the sessions of one recording.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct PairKey {
+    /// The HTTP exchange number (Streamable HTTP recordings), else `None`.
+    exchange: Option<u64>,
+    /// The id.
+    id: PairId,
+}
+
+/// A request id as [`PairKey`] compares it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum PairId {
+    /// An integer literal in `i64` range (the grammar allows one spelling
+    /// of each: no leading zero, no `-0`, so equal values are equal texts).
+    Int(i64),
+    /// Any other id by its canonical JSON text: an integer past `i64` by
+    /// its digits, a string without an escape as its token (quotes
+    /// included), a string with one as its value re-encoded (`"\u0041"` is `"A"`).
+    Text(Box<str>),
+}
+
+/// The key pairing a request with its reply ([`PairKey`]); no allocation
+/// for an integer id.
+fn pair_key(id: &RequestId, http: Option<&mcptape_transcript::HttpMeta>) -> PairKey {
     let raw = id.as_json();
-    let text = if raw.starts_with('"') && raw.contains('\\') {
-        std::borrow::Cow::Owned(id.to_value().to_string())
-    } else {
-        std::borrow::Cow::Borrowed(raw)
+    let id = match raw.parse::<i64>() {
+        // Not a string token (it would start with `"`): the integer literal itself.
+        Ok(n) => PairId::Int(n),
+        // The id's raw text is its canonical text when it is an integer literal
+        // or a string without an escape; any other string is compared by its
+        // value (`"\u0041"` is `"A"`).
+        Err(_) if raw.starts_with('"') && raw.contains('\\') => {
+            PairId::Text(id.to_value().to_string().into_boxed_str())
+        }
+        Err(_) => PairId::Text(raw.into()),
     };
-    match http {
-        Some(h) => format!("{}#{}", h.exchange, text),
-        None => text.into_owned(),
+    PairKey {
+        exchange: http.map(|h| h.exchange),
+        id,
     }
 }
 
@@ -904,10 +1009,18 @@ impl Tape {
     pub fn union(tapes: Vec<Tape>) -> Option<Tape> {
         let mut it = tapes.into_iter();
         let mut all = it.next()?;
+        // One tape is its own union: its indexes are already built.
+        let mut reindex = false;
         for t in it {
             let offset = all.client.len();
             all.client.extend(t.client);
-            all.exchanges.extend(t.exchanges);
+            all.exchanges
+                .extend(t.exchanges.into_iter().map(|e| Exchange {
+                    request: e.request + offset,
+                    ..e
+                }));
+            all.index_bytes = all.index_bytes.saturating_add(t.index_bytes);
+            reindex = true;
             all.protocol_version = all.protocol_version.or(t.protocol_version);
             all.session_rejection = all.session_rejection.or(t.session_rejection);
             all.stale_session_rejection = all.stale_session_rejection.or(t.stale_session_rejection);
@@ -916,7 +1029,9 @@ impl Tape {
                 ..c
             }));
         }
-        (all.by_key, all.by_method) = index_exchanges(&all.exchanges);
+        if reindex {
+            (all.by_key, all.by_method) = index_exchanges(&all.client, &all.exchanges);
+        }
         Some(all)
     }
 
@@ -942,7 +1057,7 @@ impl Tape {
     pub fn lookup(&self, method: &str, params: &Value) -> Match<'_> {
         let normalized = normalize_params(params);
         let mut key = (method.to_owned(), canonical(&normalized));
-        let list_of = |k: &(String, String)| self.by_key.get(&k.0)?.get(&k.1);
+        let list_of = |k: &(String, String)| self.by_key.get(k.0.as_str())?.get(&k.1);
         if list_of(&key).is_none()
             && let Some(k) = self.redacted_key(method, &normalized)
         {
@@ -972,7 +1087,7 @@ impl Tape {
         // A repeat of a request (the same shared params) gives the same answer.
         let mut seen = std::collections::HashSet::new();
         for &i in list {
-            let params_of = &self.exchanges[i].request.params;
+            let params_of = &self.request(&self.exchanges[i]).params;
             if !seen.insert(Arc::as_ptr(params_of)) {
                 continue;
             }
@@ -1008,7 +1123,7 @@ impl Tape {
     pub fn read_only_tools(&self) -> std::collections::BTreeSet<String> {
         self.exchanges
             .iter()
-            .filter(|e| e.request.method == method::TOOLS_LIST)
+            .filter(|e| self.request(e).method == method::TOOLS_LIST)
             .filter_map(|e| e.reply.pointer("/result/tools")?.as_array())
             .flatten()
             .filter(|t| t.pointer("/annotations/readOnlyHint") == Some(&Value::Bool(true)))
@@ -1022,6 +1137,15 @@ impl Tape {
         self.client
             .iter()
             .find(|r| r.id.is_some() && method::HANDSHAKES.contains(&r.method.as_str()))
+    }
+
+    /// The request of `e`, an exchange of this tape ([`Exchange::request`]).
+    ///
+    /// # Panics
+    /// When `e` is not an exchange of this tape and its request index is
+    /// past [`Tape::client`] (a tape's own exchanges always index it).
+    pub fn request(&self, e: &Exchange) -> &RecordedRequest {
+        &self.client[e.request]
     }
 
     /// Recorded server delays of every exchange, µs.
@@ -1104,7 +1228,8 @@ impl<'a> Iterator for ServedLines<'a> {
             self.pos = start + line.len() + 1;
             let mut scanned = None;
             let parsed = parse_record_line(line, self.line_no, start, |m: &'a str| {
-                match envelope::scan_envelope(m.as_bytes()) {
+                // Checked as UTF-8 already: its strings are not checked again.
+                match envelope::scan_envelope_str(m) {
                     Ok(env) => {
                         scanned = Some(env);
                         true
@@ -1225,37 +1350,64 @@ fn note_interim(
 }
 
 /// The lookup indexes of a tape's exchanges: by (method, canonical params),
-/// and by method, each in recorded order. The canonical text of shared
-/// params is made once.
-type Indexes = (ByKey, HashMap<String, Vec<usize>>);
+/// and by method, each in recorded order.
+type Indexes = (ByKey, HashMap<Method, Vec<usize>>);
 
-fn index_exchanges(exchanges: &[Exchange]) -> Indexes {
-    let mut by_key: ByKey = HashMap::new();
-    let mut by_method: HashMap<String, Vec<usize>> = HashMap::new();
-    let mut canonical_of: HashMap<*const Value, String> = HashMap::new();
+/// Builds the [`Indexes`] of `exchanges` (whose requests are in `client`).
+/// Exchanges are first grouped by the identity of their request's shared
+/// method and params (one small hash per exchange); the canonical text of
+/// the params is then made once per group, not per exchange. Groups that
+/// come out equal (the same question in another key order, or with another
+/// `_meta`; the same method of another tape of a union) are merged in
+/// recorded order.
+fn index_exchanges(client: &[RecordedRequest], exchanges: &[Exchange]) -> Indexes {
+    // (method address, params address) → group; per group its request and exchanges.
+    let mut group_of: HashMap<(usize, usize), usize> = HashMap::new();
+    let mut groups: Vec<(usize, Vec<usize>)> = Vec::new();
+    // Per method (by name) its exchanges; the latest one's slot is reused
+    // without a lookup (consecutive exchanges mostly share a method).
+    let mut methods: Vec<(Method, Vec<usize>)> = Vec::new();
+    let mut method_slot: HashMap<&str, usize> = HashMap::new();
+    let mut last_method: Option<(usize, usize)> = None;
     for (i, e) in exchanges.iter().enumerate() {
-        let m = e.request.method.as_str();
-        let canon = canonical_of
-            .entry(Arc::as_ptr(&e.request.params))
-            .or_insert_with(|| canonical(&normalize_params(&e.request.params)));
-        let per_method = match by_key.get_mut(m) {
-            Some(p) => p,
-            None => by_key.entry(m.to_owned()).or_default(),
-        };
-        match per_method.get_mut(canon.as_str()) {
-            Some(list) => list.push(i),
+        let r = &client[e.request];
+        let at = (r.method.addr(), Arc::as_ptr(&r.params) as usize);
+        match group_of.get(&at) {
+            Some(&g) => groups[g].1.push(i),
             None => {
-                per_method.insert(canon.clone(), vec![i]);
+                group_of.insert(at, groups.len());
+                groups.push((e.request, vec![i]));
             }
         }
-        match by_method.get_mut(m) {
-            Some(list) => list.push(i),
+        let slot = match last_method {
+            Some((addr, slot)) if addr == at.0 => slot,
+            _ => {
+                let slot = *method_slot.entry(r.method.as_str()).or_insert_with(|| {
+                    methods.push((r.method.clone(), Vec::new()));
+                    methods.len() - 1
+                });
+                last_method = Some((at.0, slot));
+                slot
+            }
+        };
+        methods[slot].1.push(i);
+    }
+    let mut by_key: ByKey = HashMap::new();
+    for (request, list) in groups {
+        let r = &client[request];
+        let canon = canonical(&normalize_params(&r.params));
+        let per_method = by_key.entry(r.method.clone()).or_default();
+        match per_method.get_mut(canon.as_str()) {
+            Some(earlier) => {
+                earlier.extend(list);
+                earlier.sort_unstable();
+            }
             None => {
-                by_method.insert(m.to_owned(), vec![i]);
+                per_method.insert(canon, list);
             }
         }
     }
-    (by_key, by_method)
+    (by_key, methods.into_iter().collect())
 }
 
 /// `msg` as a range of `shared` when it lies in it, else a copy.
@@ -1316,17 +1468,19 @@ fn build<'a>(
 ) -> Result<Tape, ReplayError> {
     let max_messages = limits.messages;
     // Requests the client cancelled (pair keys): left unanswered on purpose.
-    let mut cancelled: std::collections::HashSet<String> = std::collections::HashSet::new();
+    let mut cancelled: std::collections::HashSet<PairKey> = std::collections::HashSet::new();
     let mut client: Vec<RecordedRequest> = Vec::new();
     let mut exchanges: Vec<Exchange> = Vec::new();
-    // Per exchange, the index of its request in `client` (replies can come out of order).
-    let mut exchange_request: Vec<usize> = Vec::new();
+    // The methods seen, each once (every request of one method shares its text).
+    let mut methods: std::collections::HashSet<Method> = std::collections::HashSet::new();
+    // The value of every successful reply a served tape keeps as bytes only.
+    let null = Arc::new(Value::Null);
     let mut session_rejection = None;
     let mut stale_session_rejection = None;
     // HTTP exchange number → its POST carried an `Mcp-Session-Id`.
     let mut had_session: HashMap<u64, bool> = HashMap::new();
     // open requests: pair key → index into `client`
-    let mut open: HashMap<String, usize> = HashMap::new();
+    let mut open: HashMap<PairKey, usize> = HashMap::new();
     let mut interim = Interims::default();
     let mut params_cache = ParamsCache::default();
     let mut index_bytes = 0usize;
@@ -1401,15 +1555,21 @@ fn build<'a>(
                     // A client's answer to a server request.
                     _ => continue,
                 };
-                let method = env
-                    .method_str(bytes)
-                    .ok_or_else(|| {
-                        bad(mcptape_wire::error::WireError::new(
-                            mcptape_wire::error::WireErrorKind::UnknownShape,
-                            Some(0),
-                        ))
-                    })?
-                    .into_owned();
+                let name = env.method_str(bytes).ok_or_else(|| {
+                    bad(mcptape_wire::error::WireError::new(
+                        mcptape_wire::error::WireErrorKind::UnknownShape,
+                        Some(0),
+                    ))
+                })?;
+                let method = match methods.get(&*name) {
+                    Some(m) => m.clone(),
+                    None => {
+                        let m = Method::from(&*name);
+                        index_bytes += name.len();
+                        methods.insert(m.clone());
+                        m
+                    }
+                };
                 let raw_params = env.params.clone().and_then(|r| bytes.get(r));
                 let (params, new) = params_cache.get(raw_params).map_err(|e| {
                     ReplayError::new(ReplayErrorKind::BadRecord(format!(
@@ -1424,13 +1584,19 @@ fn build<'a>(
                     open.insert(pair_key(id, http), client.len());
                     interim.follow(client.len(), http);
                 }
-                index_bytes += std::mem::size_of::<RecordedRequest>() + method.len();
+                index_bytes += std::mem::size_of::<RecordedRequest>();
+                let id = env
+                    .id_range
+                    .clone()
+                    .filter(|_| id.is_some())
+                    .and_then(|r| msg.get(r))
+                    .map(|t| shared_text(shared, t));
                 client.push(RecordedRequest {
                     record: i,
                     t_us,
                     method,
                     params,
-                    id: id.map(id_value),
+                    id,
                 });
             }
             Direction::S2c => {
@@ -1442,8 +1608,12 @@ fn build<'a>(
                     method::SERVER_DISCOVER,
                     method::TOOLS_LIST,
                 ];
-                let answers = |id: &RequestId, methods: &[&str]| {
-                    open.get(&pair_key(id, http))
+                // The key of the request this replies to, by its id.
+                let by_id = env.id.as_ref().map(|id| pair_key(id, http));
+                let answers = |methods: &[&str]| {
+                    by_id
+                        .as_ref()
+                        .and_then(|k| open.get(k))
                         .is_some_and(|&ci| methods.contains(&client[ci].method.as_str()))
                 };
                 let (is_error, v) = match (env.kind, &env.id) {
@@ -1458,14 +1628,14 @@ fn build<'a>(
                     }
                     // The client's script, or the served tape: a successful reply is
                     // scanned, not built (a served tape's handshake results are).
-                    (EnvelopeKind::Response, Some(id))
-                        if bodies == ReplyBodies::Served && !answers(id, &kept) =>
+                    (EnvelopeKind::Response, Some(_))
+                        if bodies == ReplyBodies::Served && !answers(&kept) =>
                     {
-                        (false, Value::Null)
+                        (false, null.clone())
                     }
                     _ => {
                         let m = env.message(bytes).map_err(bad)?;
-                        (matches!(m, Message::Error(_)), message_value(m))
+                        (matches!(m, Message::Error(_)), Arc::new(message_value(m)))
                     }
                 };
                 let id = env.id.as_ref();
@@ -1497,8 +1667,8 @@ fn build<'a>(
                                 && v.starts_with("text/event-stream")
                         })
                 });
-                let key = match (id, http) {
-                    (Some(id), h) => pair_key(id, h),
+                let key = match (by_id, http) {
+                    (Some(k), _) => k,
                     // An error with a null (or no) id in a Streamable HTTP
                     // recording answers the request its POST carried
                     // (JSON-RPC 2.0 §5: the server could not read the id):
@@ -1509,9 +1679,10 @@ fn build<'a>(
                     // on the session, not the request: `serve --listen`
                     // answers those from its own session check.
                     (None, Some(h)) if is_error => {
-                        let prefix = format!("{}#", h.exchange);
-                        let mut same: Vec<&String> =
-                            open.keys().filter(|k| k.starts_with(&prefix)).collect();
+                        let mut same: Vec<&PairKey> = open
+                            .keys()
+                            .filter(|k| k.exchange == Some(h.exchange))
+                            .collect();
                         match (same.pop(), same.is_empty()) {
                             (Some(k), true)
                                 if open.get(k).is_some_and(|&ci| {
@@ -1532,12 +1703,12 @@ fn build<'a>(
                     }
                 };
                 if let Some(ci) = open.remove(&key) {
-                    let request = client[ci].clone();
-                    let delay_us = t_us.saturating_sub(request.t_us);
-                    index_bytes += std::mem::size_of::<Exchange>() + request.method.len();
-                    exchange_request.push(ci);
+                    let delay_us = t_us.saturating_sub(client[ci].t_us);
+                    // The exchange, and its place in the two index lists.
+                    index_bytes +=
+                        std::mem::size_of::<Exchange>() + 2 * std::mem::size_of::<usize>();
                     exchanges.push(Exchange {
-                        request,
+                        request: ci,
                         reply: v,
                         reply_raw: shared_text(shared, &msg),
                         reply_id: env.id_range.clone(),
@@ -1571,18 +1742,17 @@ fn build<'a>(
             after_us: exit_us.saturating_sub(client[request].t_us),
         })
     });
-    // In request order (a stable sort: usually already in order).
-    if !exchange_request.is_sorted() {
-        let mut order: Vec<usize> = (0..exchanges.len()).collect();
-        order.sort_by_key(|&k| exchange_request[k]);
-        let mut slots: Vec<Option<Exchange>> = exchanges.into_iter().map(Some).collect();
-        exchanges = order.iter().filter_map(|&k| slots[k].take()).collect();
-        exchange_request = order.iter().map(|&k| exchange_request[k]).collect();
+    // In request order (a stable sort: usually already in order; each
+    // request has at most one exchange).
+    if !exchanges.is_sorted_by_key(|e| e.request) {
+        exchanges.sort_by_key(|e| e.request);
     }
-    for (e, ci) in exchanges.iter_mut().zip(&exchange_request) {
-        e.interim = interim.by_request.remove(ci).unwrap_or_default();
+    if !interim.by_request.is_empty() {
+        for e in &mut exchanges {
+            e.interim = interim.by_request.remove(&e.request).unwrap_or_default();
+        }
     }
-    let (by_key, by_method) = index_exchanges(&exchanges);
+    let (by_key, by_method) = index_exchanges(&client, &exchanges);
     Ok(Tape {
         client,
         exchanges,
@@ -1817,7 +1987,7 @@ pub(crate) mod tests {
             .map(|e| {
                 format!(
                     "{:?} {} {} {} {:?} ok={} err={:?}",
-                    e.request,
+                    t.request(e),
                     e.delay_us,
                     e.reply_bytes,
                     e.sse,
@@ -1911,12 +2081,16 @@ pub(crate) mod tests {
                         method::SERVER_DISCOVER,
                         method::TOOLS_LIST,
                     ]
-                    .contains(&f.request.method.as_str());
+                    .contains(&full.request(f).method.as_str());
                 if whole {
                     assert_eq!(s.reply, f.reply, "{name}");
                 } else {
-                    assert_eq!(s.reply, Value::Null, "{name}");
-                    assert_eq!(reply_value(&s.reply_raw).as_ref(), Some(&f.reply), "{name}");
+                    assert_eq!(*s.reply, Value::Null, "{name}");
+                    assert_eq!(
+                        reply_value(&s.reply_raw).as_ref(),
+                        Some(&*f.reply),
+                        "{name}"
+                    );
                     bodies_not_built += 1;
                 }
             }

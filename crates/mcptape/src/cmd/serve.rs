@@ -384,7 +384,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                                 let uri = r.params.get("uri").and_then(|u| u.as_str());
                                 match uri {
                                     Some(u) => format!("{} {u}", r.method),
-                                    None => r.method.clone(),
+                                    None => r.method.to_string(),
                                 }
                             })
                             .unwrap_or_default();
