@@ -112,7 +112,11 @@ fn cpu_seconds(pid: u32) -> Result<(f64, f64), Box<dyn std::error::Error>> {
     let fields: Vec<&str> = after_name.split_whitespace().collect();
     // Field 3 (the state) is the first after the name: utime is field 14.
     let tick = |i: usize| -> Result<f64, Box<dyn std::error::Error>> {
-        Ok(fields.get(i - 3).ok_or("short /proc/PID/stat")?.parse::<f64>()? / TICKS_PER_SECOND)
+        Ok(fields
+            .get(i - 3)
+            .ok_or("short /proc/PID/stat")?
+            .parse::<f64>()?
+            / TICKS_PER_SECOND)
     };
     Ok((tick(14)?, tick(15)?))
 }

@@ -262,10 +262,7 @@ pub fn plan(
             continue;
         }
         let recorded_code = match tape.lookup(&r.method, &r.params) {
-            crate::tape::Match::Exact(e) => e
-                .reply
-                .get("error")
-                .map(|err| err.get("code").and_then(Value::as_i64).unwrap_or(i64::MIN)),
+            crate::tape::Match::Exact(e) => e.error_code,
             _ => None,
         };
         p.requests.push(Planned {
@@ -1125,10 +1122,7 @@ pub async fn run_until(
         reads
             .iter()
             .map(|p| match tape.lookup(method::RESOURCES_READ, p) {
-                crate::tape::Match::Exact(e) => e
-                    .reply
-                    .get("error")
-                    .map(|err| err.get("code").and_then(Value::as_i64).unwrap_or(i64::MIN)),
+                crate::tape::Match::Exact(e) => e.error_code,
                 _ => None,
             })
             .collect(),
@@ -1155,9 +1149,7 @@ pub async fn run_until(
     res.recorded_read_errors = tape
         .exchanges
         .iter()
-        .filter(|e| {
-            tape.request(e).method == method::RESOURCES_READ && e.reply.get("error").is_some()
-        })
+        .filter(|e| tape.request(e).method == method::RESOURCES_READ && e.error_code.is_some())
         .count() as u64;
 
     // Phase 1: single reads.

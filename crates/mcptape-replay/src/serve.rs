@@ -600,7 +600,7 @@ impl Server {
             .exchanges
             .iter()
             .filter(|e| tape.request(e).method == method::RESOURCES_READ)
-            .filter_map(|e| e.reply.get("error")?.get("code")?.as_i64())
+            .filter_map(|e| e.error_code)
             .find(|c| [INVALID_PARAMS, LEGACY_RESOURCE_NOT_FOUND].contains(c));
         let not_found_code = recorded_code.unwrap_or(match (stateless, &tape.protocol_version) {
             (false, Some(_)) => LEGACY_RESOURCE_NOT_FOUND,

@@ -158,12 +158,16 @@ pub struct Exchange {
     /// The request: its index in [`Tape::client`] ([`Tape::request`] reads it).
     pub request: usize,
     /// The whole recorded reply message (`result` or `error` member inside).
-    /// In a served tape ([`ReplyBodies::Served`]) a successful reply is
-    /// `Value::Null` (its bytes are [`Exchange::reply_raw`]; one `null`
-    /// shared by all of them), except the results of a handshake
-    /// (`initialize`, `server/discover`) and of `tools/list`, which are
-    /// whole; an error reply is whole.
+    /// In a served tape ([`ReplyBodies::Served`]) a reply is `Value::Null`
+    /// (its bytes are [`Exchange::reply_raw`], an error's code
+    /// [`Exchange::error_code`]; one `null` shared by all of them), except
+    /// the replies to a handshake (`initialize`, `server/discover`) and to
+    /// `tools/list`, which are whole.
     pub reply: Arc<Value>,
+    /// The recorded reply's `error.code` when it is an error reply
+    /// (JSON-RPC 2.0 §5.1: an integer, `i64` by the one reader's rule),
+    /// `None` for a result; in every tape.
+    pub error_code: Option<i64>,
     /// The same message, byte-exact as recorded (shared: `serve` writes it
     /// from here without a copy; in a tape built by [`Tape::served`], a
     /// range of the transcript's own bytes).
@@ -246,14 +250,15 @@ pub enum ReplyBodies {
     #[default]
     Kept,
     /// Every reply byte-exact ([`Exchange::reply_raw`]: what `serve` writes),
-    /// but as a value ([`Exchange::reply`]) only the error replies, the
-    /// handshake results (`initialize`, `server/discover`: what `serve`
-    /// reads of a reply, for capabilities and the other era's handshake) and
-    /// the `tools/list` results (`bench` reads each tool's `readOnlyHint`);
-    /// any other successful reply is scanned, not built
-    /// ([`mcptape_wire::envelope::scan_envelope`]: as strict as the parser),
-    /// and kept as `Value::Null`, its bytes and its id's range
-    /// ([`Exchange::reply_id`]) only. What `serve` plays and `bench`'s
+    /// but as a value ([`Exchange::reply`]) only the replies to a handshake
+    /// (`initialize`, `server/discover`: what `serve` reads of a reply, for
+    /// capabilities and the other era's handshake) and to `tools/list`
+    /// (`bench` reads each tool's `readOnlyHint`), and an error reply
+    /// without an id (an HTTP rejection); any other reply is scanned, not
+    /// built ([`mcptape_wire::envelope::scan_envelope`]: as strict as the
+    /// parser), and kept as `Value::Null`, its bytes, its id's range
+    /// ([`Exchange::reply_id`]) and, for an error, its code
+    /// ([`Exchange::error_code`]: what `serve` and `bench` read of one) only. What `serve` plays and `bench`'s
     /// recorded client sends ([`Tape::served`]); not for `verify` or the
     /// exports (they compare values).
     Served,
@@ -1626,12 +1631,12 @@ fn build<'a>(
                         note_interim(&mut interim, &client, http, t_us, &msg, kind, shared);
                         continue;
                     }
-                    // The client's script, or the served tape: a successful reply is
-                    // scanned, not built (a served tape's handshake results are).
-                    (EnvelopeKind::Response, Some(_))
+                    // The served tape: a reply with an id is scanned, not built
+                    // (the replies to a handshake and to `tools/list` are).
+                    (EnvelopeKind::Response | EnvelopeKind::Error, Some(_))
                         if bodies == ReplyBodies::Served && !answers(&kept) =>
                     {
-                        (false, null.clone())
+                        (env.kind == EnvelopeKind::Error, null.clone())
                     }
                     _ => {
                         let m = env.message(bytes).map_err(bad)?;
@@ -1709,6 +1714,7 @@ fn build<'a>(
                         std::mem::size_of::<Exchange>() + 2 * std::mem::size_of::<usize>();
                     exchanges.push(Exchange {
                         request: ci,
+                        error_code: env.error.as_ref().map(|e| e.code),
                         reply: v,
                         reply_raw: shared_text(shared, &msg),
                         reply_id: env.id_range.clone(),
@@ -1994,7 +2000,7 @@ pub(crate) mod tests {
                     e.status,
                     // A served tape holds a successful reply as its bytes only.
                     e.reply.get("result").is_some() || e.reply.is_null(),
-                    e.reply.get("error"),
+                    e.error_code,
                 )
             })
             .collect();
@@ -2040,13 +2046,14 @@ pub(crate) mod tests {
     /// The served tape ([`ReplyBodies::Served`], built over the file's own
     /// text) holds, on every corpus transcript, the full tape's requests and
     /// every reply byte-exact, each a range of the file's text (no copy);
-    /// as values, the handshake and `tools/list` results and error replies
-    /// whole, any other successful reply `null` (the read-only tools bench
-    /// finds are the full tape's); each reply's id range holds its recorded id.
+    /// as values, the replies to a handshake and to `tools/list` and a
+    /// null-id error whole, any other reply `null` (the read-only tools bench
+    /// finds are the full tape's); every error's code as the full tape's;
+    /// each reply's id range holds its recorded id.
     #[test]
     fn served_tape_shares_the_file_and_keeps_every_reply_byte_exact_on_every_corpus_transcript() {
         let paths = corpus_transcripts();
-        let mut bodies_not_built = 0;
+        let (mut bodies_not_built, mut errors) = (0, 0);
         for path in &paths {
             let name = path.display();
             let (text, full, served) = full_and_served(path);
@@ -2073,9 +2080,13 @@ pub(crate) mod tests {
                     file.contains(&(s.reply_raw.as_ptr() as usize)),
                     "{name}: a copy"
                 );
-                // Whole: what serve reads (handshakes, errors) and what bench
-                // reads (the recorded error codes, `tools/list`'s `readOnlyHint`).
-                let whole = f.reply.get("error").is_some()
+                // Every error's code, in both tapes (what serve and bench read of one).
+                let code = f.reply.pointer("/error/code").and_then(Value::as_i64);
+                assert_eq!((s.error_code, f.error_code), (code, code), "{name}");
+                errors += usize::from(code.is_some());
+                // Whole: what serve reads (handshakes, a null-id error) and
+                // what bench reads (`tools/list`'s `readOnlyHint`).
+                let whole = (code.is_some() && s.reply_id.is_none())
                     || [
                         method::INITIALIZE,
                         method::SERVER_DISCOVER,
@@ -2101,6 +2112,7 @@ pub(crate) mod tests {
             assert_eq!(rejection(&served), rejection(&full), "{name}");
         }
         assert!(bodies_not_built > 0);
+        assert!(errors > 0);
     }
 
     /// The served tape's index is bounded ([`MAX_TAPE_INDEX_BYTES`]): a
