@@ -30,14 +30,16 @@ pub const HANDSHAKE_METHODS: [&str; 3] =
 pub const MAX_TAPE_MESSAGES: usize = 20_000_000;
 
 /// Largest index a served tape ([`Tape::served`]) builds: 4 GiB, counted as
-/// [`Tape::index_bytes`] (per client message and per exchange its struct
-/// and its method's bytes, per interim message its struct, per distinct
-/// `params` text its bytes and a value). The replies themselves are ranges
-/// of the transcript's bytes and count nothing here: memory follows the
-/// number of messages, not the size of the file (`serve` held about 330
-/// bytes a message, allocator and lookup tables included, on the
-/// 500,000- and 10,000,000-message transcripts of benches/README.md, which
-/// count under 4 GiB). Past it, [`ReplayErrorKind::TapeTooLarge`].
+/// [`Tape::index_bytes`] (per client message its struct, per exchange its
+/// struct and its place in the two lookup lists, per interim message its
+/// struct, per distinct method its bytes, per distinct `params` text its
+/// bytes and a value). The replies themselves are ranges of the
+/// transcript's bytes and count nothing here (an error reply keeps its code
+/// only, [`Exchange::error_code`]): memory follows the number of messages,
+/// not the size of the file (`serve` held about 110 bytes a message at its
+/// first answer, allocator, lookup tables and mapped pages included: 63 MB
+/// on the 500,000-message transcript of benches/README.md, 539 MB on the
+/// 5,000,000-message one). Past it, [`ReplayErrorKind::TapeTooLarge`].
 pub const MAX_TAPE_INDEX_BYTES: usize = 4 << 30;
 
 /// Transcript files at least this big (64 MiB) are memory-mapped by
