@@ -1911,6 +1911,114 @@ pub(crate) mod tests {
         mcptape_transcript::reader::read(&bytes).unwrap()
     }
 
+    /// A served tape's transcript from `lines` (records after a stdio header).
+    fn served_of(lines: &[&str]) -> Tape {
+        let mut text = String::from(
+            r#"{"mcptapeTranscript":1,"mcptapeVersion":"0.1.0","transport":"stdio","server":{},"startedAt":"2026-12-03T00:00:00Z"}"#,
+        );
+        for l in lines {
+            text.push('\n');
+            text.push_str(l);
+        }
+        text.push('\n');
+        Tape::served(&Arc::new(TapeBytes::from(text))).unwrap().tape
+    }
+
+    /// Replies pair with their requests by the id's JSON value ([`PairKey`]):
+    /// `1` and `"1"` apart, `"\u0041"` with `"A"`, an integer past `i64`
+    /// by its digits, whatever order the replies come in; each exchange's
+    /// request is the one its reply answered.
+    #[test]
+    fn served_tape_pairs_replies_by_id_value_integer_string_escaped_and_past_i64() {
+        let req = |t: u64, id: &str, uri: &str| {
+            format!(
+                r#"{{"tUs":{t},"kind":"message","dir":"c2s","msg":{{"jsonrpc":"2.0","id":{id},"method":"resources/read","params":{{"uri":"{uri}"}}}}}}"#
+            )
+        };
+        let reply = |t: u64, id: &str| {
+            format!(
+                r#"{{"tUs":{t},"kind":"message","dir":"s2c","msg":{{"jsonrpc":"2.0","id":{id},"result":{{}}}}}}"#
+            )
+        };
+        let lines = [
+            req(10, "1", "a://int"),
+            req(20, r#""1""#, "a://string"),
+            req(30, r#""\u0041""#, "a://escaped"),
+            req(40, "9223372036854775808", "a://past-i64"),
+            reply(1_040, "9223372036854775808"),
+            reply(2_030, r#""A""#),
+            reply(3_020, r#""1""#),
+            reply(4_010, "1"),
+        ];
+        let tape = served_of(&lines.iter().map(String::as_str).collect::<Vec<_>>());
+        let got: Vec<(String, String, u64)> = tape
+            .exchanges
+            .iter()
+            .map(|e| {
+                let r = tape.request(e);
+                let uri = r.params["uri"].as_str().unwrap().to_owned();
+                (r.id.as_ref().unwrap().to_string(), uri, e.delay_us)
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("1".to_owned(), "a://int".to_owned(), 4_000),
+                (r#""1""#.to_owned(), "a://string".to_owned(), 3_000),
+                (r#""\u0041""#.to_owned(), "a://escaped".to_owned(), 2_000),
+                (
+                    "9223372036854775808".to_owned(),
+                    "a://past-i64".to_owned(),
+                    1_000
+                ),
+            ]
+        );
+        // Every request shares the one `resources/read` text.
+        let m = &tape.client[0].method;
+        assert!(tape.client.iter().all(|r| Arc::ptr_eq(&r.method.0, &m.0)));
+        assert_eq!(m, "resources/read");
+    }
+
+    /// The union of two tapes keeps each exchange pointing at its own
+    /// request (the second tape's indexes moved past the first's client
+    /// messages) and looks up both tapes' exchanges, repeats cycling in order.
+    #[test]
+    fn union_keeps_each_exchange_pointing_at_its_own_request() {
+        let read = |t: u64, id: u64, uri: &str, text: &str| {
+            [
+                format!(
+                    r#"{{"tUs":{t},"kind":"message","dir":"c2s","msg":{{"jsonrpc":"2.0","id":{id},"method":"resources/read","params":{{"uri":"{uri}"}}}}}}"#
+                ),
+                format!(
+                    r#"{{"tUs":{},"kind":"message","dir":"s2c","msg":{{"jsonrpc":"2.0","id":{id},"result":{{"t":"{text}"}}}}}}"#,
+                    t + 5
+                ),
+            ]
+        };
+        let a = [read(1, 1, "a://x", "first x"), read(10, 2, "a://y", "y")].concat();
+        let b = [read(1, 1, "a://x", "second x")].concat();
+        let (a, b) = (
+            served_of(&a.iter().map(String::as_str).collect::<Vec<_>>()),
+            served_of(&b.iter().map(String::as_str).collect::<Vec<_>>()),
+        );
+        let both = Tape::union(vec![a, b]).unwrap();
+        assert_eq!(both.exchanges.len(), 3);
+        let requests: Vec<(usize, u64)> = both
+            .exchanges
+            .iter()
+            .map(|e| (e.request, both.request(e).t_us))
+            .collect();
+        assert_eq!(requests, [(0, 1), (1, 10), (2, 1)]);
+        let text = |m: Match<'_>| match m {
+            Match::Exact(e) => reply_value(&e.reply_raw).unwrap()["result"]["t"].clone(),
+            other => panic!("{other:?}"),
+        };
+        let x = serde_json::json!({"uri": "a://x"});
+        assert_eq!(text(both.lookup("resources/read", &x)), "first x");
+        assert_eq!(text(both.lookup("resources/read", &x)), "second x");
+        assert_eq!(text(both.lookup("resources/read", &x)), "first x");
+    }
+
     #[test]
     fn message_limit_at_and_past() {
         // tiny-two-reads.jsonl holds 9 messages.
@@ -1986,22 +2094,19 @@ pub(crate) mod tests {
 
     /// What `bench` reads of a tape, as comparable text: every client
     /// message, the handshake, the reads, the revision, and per exchange the
-    /// request, delay, transport details and whether the reply was an error
-    /// (error replies whole).
+    /// request, delay, transport details and the reply's error code, if any.
     fn client_view(t: &Tape) -> String {
         let exchanges: Vec<String> = t
             .exchanges
             .iter()
             .map(|e| {
                 format!(
-                    "{:?} {} {} {} {:?} ok={} err={:?}",
+                    "{:?} {} {} {} {:?} err={:?}",
                     t.request(e),
                     e.delay_us,
                     e.reply_bytes,
                     e.sse,
                     e.status,
-                    // A served tape holds a successful reply as its bytes only.
-                    e.reply.get("result").is_some() || e.reply.is_null(),
                     e.error_code,
                 )
             })

@@ -280,32 +280,23 @@ const UTF8_KNOWN_CASES: [&str; 7] = [
     r#"{"jsonrpc":"2.0","id":1,"result":{"ü":"ü"}} x"#,
 ];
 
-/// `scan_frame_str` (a `&str`: its UTF-8 not checked again) gives what
-/// `scan_frame` gives on the same bytes: envelopes, ranges and errors with
-/// their offsets ([`UTF8_KNOWN_CASES`]).
+/// The `&str` entry points (their UTF-8 not checked again) give what the
+/// byte ones give on the same text ([`UTF8_KNOWN_CASES`]): `scan_frame_str`
+/// what `scan_frame` gives and `scan_envelope_str` what `scan_envelope`
+/// gives (the batch is "not an object" to both): envelopes, ranges and
+/// errors with their offsets; a raw control byte after non-ASCII text is
+/// refused at that byte.
 #[test]
-fn scan_frame_str_agrees_with_scan_frame_on_the_same_text() {
-    use mcptape_wire::envelope::{scan_frame, scan_frame_str};
+fn str_entry_points_agree_with_the_byte_ones_on_the_same_text() {
+    use mcptape_wire::envelope::{scan_envelope, scan_envelope_str, scan_frame, scan_frame_str};
     for m in UTF8_KNOWN_CASES {
         assert_eq!(scan_frame_str(m), scan_frame(m.as_bytes()), "{m}");
-    }
-    let ctl = UTF8_KNOWN_CASES[2];
-    let e = scan_frame_str(ctl).unwrap_err();
-    assert_eq!(e.offset(), Some(ctl.find('\u{1}').unwrap()));
-}
-
-/// `scan_envelope_str` gives what `scan_envelope` gives on the same bytes
-/// ([`UTF8_KNOWN_CASES`]; the batch is "not an object" to both), and a raw
-/// control byte after non-ASCII text is refused at that byte.
-#[test]
-fn scan_envelope_str_agrees_with_scan_envelope_on_the_same_text() {
-    use mcptape_wire::envelope::{scan_envelope, scan_envelope_str};
-    for m in UTF8_KNOWN_CASES {
         assert_eq!(scan_envelope_str(m), scan_envelope(m.as_bytes()), "{m}");
     }
     let ctl = UTF8_KNOWN_CASES[2];
-    let e = scan_envelope_str(ctl).unwrap_err();
-    assert_eq!(e.offset(), Some(ctl.find('\u{1}').unwrap()));
+    let at = Some(ctl.find('\u{1}').unwrap());
+    assert_eq!(scan_frame_str(ctl).unwrap_err().offset(), at);
+    assert_eq!(scan_envelope_str(ctl).unwrap_err().offset(), at);
     let ok = scan_envelope_str(UTF8_KNOWN_CASES[1]).unwrap();
     assert_eq!(ok.id.unwrap().as_json(), r#""\u00e9""#);
 }
