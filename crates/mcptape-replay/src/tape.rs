@@ -1118,7 +1118,8 @@ impl Tape {
     }
 
     /// What the tape's index takes, in bytes, as [`MAX_TAPE_INDEX_BYTES`]
-    /// counts it (0 for a tape not built by [`Tape::served`]).
+    /// counts it: counted for every tape (only [`Tape::served`] is held to
+    /// the limit); a [`Tape::union`]'s is the sum of its tapes'.
     pub fn index_bytes(&self) -> usize {
         self.index_bytes
     }
