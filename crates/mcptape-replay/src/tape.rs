@@ -935,11 +935,15 @@ impl Tape {
     /// each line read by the transcript reader
     /// ([`mcptape_transcript::reader::parse_record_line`], strict) and each
     /// message scanned once by the one reader
-    /// ([`mcptape_wire::envelope::scan_envelope`]); no record list, no value
-    /// per reply. Every kept reply ([`Exchange::reply_raw`]) and interim
-    /// message is a range of `bytes`, never a copy, with its id's range
-    /// ([`Exchange::reply_id`]); as values only the handshake results and
-    /// the error replies. Requests, pairing, revision, delays, crash and
+    /// ([`mcptape_wire::envelope::scan_envelope_str`]); no record list, no
+    /// value per reply. Every kept reply ([`Exchange::reply_raw`]) and
+    /// interim message is a range of `bytes`, never a copy, with its id's
+    /// range ([`Exchange::reply_id`]) and an error's code
+    /// ([`Exchange::error_code`]); as values only what
+    /// [`ReplyBodies::Served`] says. Each request's method is shared by all
+    /// of its method's requests, its id a range of `bytes`, and each
+    /// exchange refers to its request by index ([`Tape::request`]).
+    /// Requests, pairing, revision, delays, crash and
     /// matching are those of [`Tape::from_transcript`]. Of a mapped file
     /// the pages behind the line being read are released as the pass goes
     /// ([`TAPE_MAP_MIN_BYTES`]): memory is the index
