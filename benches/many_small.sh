@@ -4,7 +4,9 @@
 # `mcptape inspect` on one generated transcript, each as its own process
 # timed by /usr/bin/time (wall time, peak RSS), and `mcptape serve` until its
 # first answer (`many_small first-answer`: seconds from the spawn to the
-# answer to the recorded `initialize`, serve's peak RSS then).
+# answer to the recorded `initialize`, served with `--latency fixed:0ms` so
+# the recorded server's own delay is not counted; serve's peak RSS and CPU
+# seconds then).
 #
 #   benches/many_small.sh [FILE] [MESSAGES]
 #
@@ -17,7 +19,7 @@
 # ROUNDS (default 1): each row is run ROUNDS times, round-robin, and the
 # fastest wall time (with its peak RSS) is printed.
 # GB/s = file bytes / wall seconds / 10^9; CPU s = user + system seconds of
-# the process (none for the serve row: the server's CPU is not the probe's).
+# the process (for the serve rows: serve's own, up to its first answer).
 # Run from the workspace root.
 set -euo pipefail
 

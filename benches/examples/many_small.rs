@@ -23,11 +23,17 @@
 //! Prints `lines=N seconds=S vmhwm_kib=K` (K: this process's peak RSS from
 //! `/proc/self/status`); `benches/many_small.sh` times the whole process.
 //!
-//! `first-answer`: starts `MCPTAPE serve FILE` (stdio), writes the first
-//! client message recorded in FILE (its `initialize`) and waits for the
-//! first line `serve` answers; prints `TIME S K`: seconds from the spawn to
-//! that line and `serve`'s peak RSS then (`VmHWM` of its
-//! `/proc/PID/status`, KiB), the format `benches/many_small.sh` reads.
+//! `first-answer`: starts `MCPTAPE serve FILE --latency fixed:0ms` (stdio),
+//! writes the first client message recorded in FILE (its `initialize`) and
+//! waits for the first line `serve` answers; prints `TIME S K U Y`: seconds
+//! from the spawn to that line, `serve`'s peak RSS then (`VmHWM` of its
+//! `/proc/PID/status`, KiB) and its user and system CPU seconds then
+//! (`/proc/PID/stat` fields 14 and 15, in Linux's fixed 100 ticks a
+//! second), the format `benches/many_small.sh` reads. `fixed:0ms`: the
+//! row measures serve's start-up, not the recorded server's — with the
+//! default `--latency recorded` serve waits as long as the recorded server
+//! took to answer its `initialize` (1.88 s in the generated file: the
+//! corpus server's own start-up) before it answers.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::time::Instant;
@@ -67,7 +73,7 @@ fn first_answer(mcptape: &str, file: &str) -> Res {
     let first = first.ok_or("no client message in the transcript")?;
     let start = Instant::now();
     let mut child = std::process::Command::new(mcptape)
-        .args(["serve", file])
+        .args(["serve", file, "--latency", "fixed:0ms"])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
@@ -85,13 +91,34 @@ fn first_answer(mcptape: &str, file: &str) -> Res {
         .find_map(|l| l.strip_prefix("VmHWM:"))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
         .ok_or("no VmHWM")?;
+    let cpu = cpu_seconds(child.id())?;
     let _ = child.kill();
     let _ = child.wait();
     if answer.is_empty() {
         return Err("serve closed stdout without answering".into());
     }
-    println!("TIME {seconds:.2} {hwm}");
+    println!("TIME {seconds:.2} {hwm} {:.2} {:.2}", cpu.0, cpu.1);
     Ok(())
+}
+
+/// The user and system CPU seconds process `pid` has used so far: fields 14
+/// and 15 of `/proc/PID/stat`, in clock ticks (`USER_HZ`, 100 a second on
+/// Linux whatever the kernel's own tick).
+fn cpu_seconds(pid: u32) -> Result<(f64, f64), Box<dyn std::error::Error>> {
+    const TICKS_PER_SECOND: f64 = 100.0;
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
+    // The command name (field 2) is in parentheses and may hold spaces.
+    let after_name = stat.rsplit_once(')').ok_or("no ')' in /proc/PID/stat")?.1;
+    let fields: Vec<&str> = after_name.split_whitespace().collect();
+    // Field 3 (the state) is the first after the name: utime is field 14.
+    let tick = |i: usize| -> Result<f64, Box<dyn std::error::Error>> {
+        Ok(fields
+            .get(i - 3)
+            .ok_or("short /proc/PID/stat")?
+            .parse::<f64>()?
+            / TICKS_PER_SECOND)
+    };
+    Ok((tick(14)?, tick(15)?))
 }
 
 /// One message of a read exchange, split around its `id` value.

@@ -262,14 +262,11 @@ pub fn plan(
             continue;
         }
         let recorded_code = match tape.lookup(&r.method, &r.params) {
-            crate::tape::Match::Exact(e) => e
-                .reply
-                .get("error")
-                .map(|err| err.get("code").and_then(Value::as_i64).unwrap_or(i64::MIN)),
+            crate::tape::Match::Exact(e) => e.error_code,
             _ => None,
         };
         p.requests.push(Planned {
-            method: r.method.clone(),
+            method: r.method.to_string(),
             params: Value::clone(&r.params),
             key,
             recorded_code,
@@ -913,7 +910,7 @@ pub fn warm_receive_buffer(client: &Client, tape: &Tape) -> usize {
     let largest = tape
         .exchanges
         .iter()
-        .filter(|e| e.request.method == method::RESOURCES_READ)
+        .filter(|e| tape.request(e).method == method::RESOURCES_READ)
         .map(|e| e.reply_bytes)
         .max()
         .unwrap_or(0);
@@ -1125,10 +1122,7 @@ pub async fn run_until(
         reads
             .iter()
             .map(|p| match tape.lookup(method::RESOURCES_READ, p) {
-                crate::tape::Match::Exact(e) => e
-                    .reply
-                    .get("error")
-                    .map(|err| err.get("code").and_then(Value::as_i64).unwrap_or(i64::MIN)),
+                crate::tape::Match::Exact(e) => e.error_code,
                 _ => None,
             })
             .collect(),
@@ -1150,12 +1144,12 @@ pub async fn run_until(
     res.recorded_reads = tape
         .exchanges
         .iter()
-        .filter(|e| e.request.method == method::RESOURCES_READ)
+        .filter(|e| tape.request(e).method == method::RESOURCES_READ)
         .count() as u64;
     res.recorded_read_errors = tape
         .exchanges
         .iter()
-        .filter(|e| e.request.method == method::RESOURCES_READ && e.reply.get("error").is_some())
+        .filter(|e| tape.request(e).method == method::RESOURCES_READ && e.error_code.is_some())
         .count() as u64;
 
     // Phase 1: single reads.

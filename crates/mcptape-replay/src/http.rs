@@ -464,7 +464,7 @@ pub async fn serve_http_allowing(
             .tape()
             .exchanges
             .iter()
-            .any(|e| e.request.method == m && e.reply.get("result").is_some())
+            .any(|e| server.tape().request(e).method == m && e.reply.get("result").is_some())
     };
     let sessions = answered(method::INITIALIZE)
         || (server.tape().session_rejection.is_some() && !answered(method::SERVER_DISCOVER));

@@ -589,7 +589,7 @@ impl Server {
         let caps = tape
             .exchanges
             .iter()
-            .filter(|e| method::HANDSHAKES.contains(&e.request.method.as_str()))
+            .filter(|e| method::HANDSHAKES.contains(&tape.request(e).method.as_str()))
             .find_map(|e| e.reply.get("result")?.get("capabilities").cloned())
             .unwrap_or_else(|| Value::Object(serde_json::Map::new()));
         let stateless = tape
@@ -599,8 +599,8 @@ impl Server {
         let recorded_code = tape
             .exchanges
             .iter()
-            .filter(|e| e.request.method == method::RESOURCES_READ)
-            .filter_map(|e| e.reply.get("error")?.get("code")?.as_i64())
+            .filter(|e| tape.request(e).method == method::RESOURCES_READ)
+            .filter_map(|e| e.error_code)
             .find(|c| [INVALID_PARAMS, LEGACY_RESOURCE_NOT_FOUND].contains(c));
         let not_found_code = recorded_code.unwrap_or(match (stateless, &tape.protocol_version) {
             (false, Some(_)) => LEGACY_RESOURCE_NOT_FOUND,
@@ -642,7 +642,7 @@ impl Server {
         self.tape
             .exchanges
             .iter()
-            .map(|e| e.request.method.as_str())
+            .map(|e| self.tape.request(e).method.as_str())
             .filter(|m| seen.insert(*m))
             .collect()
     }
@@ -1100,7 +1100,7 @@ impl Server {
             self.tape
                 .exchanges
                 .iter()
-                .find(|e| e.request.method == m && e.reply.get("result").is_some())
+                .find(|e| self.tape.request(e).method == m && e.reply.get("result").is_some())
         };
         match method {
             method::INITIALIZE => {
@@ -2210,7 +2210,7 @@ mod tests {
         let raw = tape
             .exchanges
             .iter()
-            .find(|e| e.request.method == method::RESOURCES_READ)
+            .find(|e| tape.request(e).method == method::RESOURCES_READ)
             .unwrap()
             .reply_raw
             .clone();
@@ -2343,8 +2343,9 @@ mod tests {
                 .exchanges
                 .iter()
                 .map(|e| {
-                    json!({"jsonrpc": "2.0", "id": "x-1", "method": e.request.method,
-                        "params": e.request.params.as_ref()})
+                    let r = full.request(e);
+                    json!({"jsonrpc": "2.0", "id": "x-1", "method": r.method.as_str(),
+                        "params": r.params.as_ref()})
                     .to_string()
                 })
                 .collect();

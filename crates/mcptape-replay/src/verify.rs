@@ -372,7 +372,7 @@ async fn verify_until(
         let recorded = tape
             .exchanges
             .iter()
-            .find(|e| e.request.record == req.record);
+            .find(|e| tape.request(e).record == req.record);
         let (_, rx) = client.request(&req.method, &req.params);
         let wait = timeout.min(end - now);
         let live = match tokio::time::timeout(wait, rx).await {
@@ -382,7 +382,7 @@ async fn verify_until(
             ))) => {
                 rep.failed.push(FailedRequest {
                     record: req.record,
-                    method: req.method.clone(),
+                    method: req.method.to_string(),
                     why: o.to_string(),
                 });
                 continue;
@@ -418,7 +418,7 @@ async fn verify_until(
         for (pointer, expected, actual) in listed {
             rep.differences.push(Difference {
                 record: req.record,
-                method: req.method.clone(),
+                method: req.method.to_string(),
                 pointer,
                 expected,
                 actual,

@@ -126,7 +126,7 @@ fn serve_pairs_the_null_id_server_discover_rejection_of_the_fallback_recording()
         .tape()
         .exchanges
         .iter()
-        .filter(|e| e.request.method == "server/discover")
+        .filter(|e| srv.tape().request(e).method == "server/discover")
         .collect();
     assert_eq!(ex.len(), 1);
     assert_eq!(ex[0].status, Some(400));
@@ -174,7 +174,7 @@ fn serve_does_not_pair_a_null_id_session_rejection_with_a_non_handshake_request(
     let methods: Vec<&str> = tape
         .exchanges
         .iter()
-        .map(|e| e.request.method.as_str())
+        .map(|e| tape.request(e).method.as_str())
         .collect();
     assert_eq!(methods, ["initialize", "tools/list"]);
     assert_eq!(tape.session_rejection.as_ref().unwrap().status, 400);

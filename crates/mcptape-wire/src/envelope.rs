@@ -309,6 +309,15 @@ pub fn scan_envelope(input: &[u8]) -> Result<Envelope, WireError> {
     }
 }
 
+/// [`scan_envelope`] of a message already known to be UTF-8 (a `&str`): the
+/// same result and errors, without checking the UTF-8 of its strings again.
+pub fn scan_envelope_str(input: &str) -> Result<Envelope, WireError> {
+    match scan(input.as_bytes(), Some(input), false)? {
+        Scanned::Single(e) => Ok(e),
+        Scanned::Batch(_) => unreachable_batch(),
+    }
+}
+
 /// A frame's envelopes ([`scan_frame`]): one message, or a batch's elements.
 // A single message is the common case: boxing its envelope would cost an
 // allocation per message on every reader's hot path.

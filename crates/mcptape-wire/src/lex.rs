@@ -683,13 +683,14 @@ fn container<'a, H: Host<'a>>(
 /// Checks one run of string bytes (between escapes, starting at input
 /// offset `at`): no raw control byte (RFC 8259 §7), valid UTF-8 (§8.1; not
 /// checked again when `utf8_known`: the input is a `&str`). One
-/// OR-reduction finds whether any byte is below 0x20 (or, when the UTF-8 is
-/// not known, above 0x7f: a text's non-ASCII characters then cost no second
-/// pass when it is); only then is the run looked at closely, reporting the
-/// first problem ([`LexErrorKind::ControlCharacter`] or
-/// [`LexErrorKind::InvalidUtf8`] at that byte).
+/// OR-reduction finds whether any byte is below 0x20 or above 0x7f (below
+/// 0x20 only when `utf8_known`); only then is the run looked at closely,
+/// reporting the first problem
+/// ([`LexErrorKind::ControlCharacter`] or [`LexErrorKind::InvalidUtf8`] at
+/// that byte).
 fn check_run(run: &[u8], at: usize, utf8_known: bool) -> Result<(), LexError> {
     let odd = if utf8_known {
+        // Non-ASCII is valid already: only a raw control byte is odd.
         run.iter().fold(0u8, |a, &c| a | u8::from(c < 0x20))
     } else {
         run.iter()

@@ -267,25 +267,36 @@ fn serialize_then_parse_is_identity() {
     }
 }
 
-/// `scan_frame_str` (a `&str`: its UTF-8 not checked again) gives what
-/// `scan_frame` gives on the same bytes: envelopes, ranges and errors with
-/// their offsets (a raw control byte, a lone surrogate, a duplicate key, a
-/// bad batch element, non-ASCII text and escapes).
+/// Texts the `&str` entry points must read as the byte ones do: a raw
+/// control byte after non-ASCII text, a lone surrogate, a duplicate key, a
+/// bad batch element, non-ASCII text and escapes, trailing bytes.
+const UTF8_KNOWN_CASES: [&str; 7] = [
+    r#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///é/ü"}}"#,
+    r#"{"jsonrpc":"2.0","id":"\u00e9","result":{"contents":[{"uri":"a","text":"x\ny ☃"}]}}"#,
+    "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"t\":\"é\u{1}\"}}",
+    r#"{"jsonrpc":"2.0","id":1,"result":{"t":"\ud800"}}"#,
+    r#"{"jsonrpc":"2.0","id":1,"id":2,"result":{}}"#,
+    r#"[{"jsonrpc":"2.0","id":1,"result":{"ü":1}},{"jsonrpc":"1.0","id":2,"result":{}}]"#,
+    r#"{"jsonrpc":"2.0","id":1,"result":{"ü":"ü"}} x"#,
+];
+
+/// The `&str` entry points (their UTF-8 not checked again) give what the
+/// byte ones give on the same text ([`UTF8_KNOWN_CASES`]): `scan_frame_str`
+/// what `scan_frame` gives and `scan_envelope_str` what `scan_envelope`
+/// gives (the batch is "not an object" to both): envelopes, ranges and
+/// errors with their offsets; a raw control byte after non-ASCII text is
+/// refused at that byte.
 #[test]
-fn scan_frame_str_agrees_with_scan_frame_on_the_same_text() {
-    use mcptape_wire::envelope::{scan_frame, scan_frame_str};
-    for m in [
-        r#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///é/ü"}}"#,
-        r#"{"jsonrpc":"2.0","id":"\u00e9","result":{"contents":[{"uri":"a","text":"x\ny ☃"}]}}"#,
-        "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"t\":\"é\u{1}\"}}",
-        r#"{"jsonrpc":"2.0","id":1,"result":{"t":"\ud800"}}"#,
-        r#"{"jsonrpc":"2.0","id":1,"id":2,"result":{}}"#,
-        r#"[{"jsonrpc":"2.0","id":1,"result":{"ü":1}},{"jsonrpc":"1.0","id":2,"result":{}}]"#,
-        r#"{"jsonrpc":"2.0","id":1,"result":{"ü":"ü"}} x"#,
-    ] {
+fn str_entry_points_agree_with_the_byte_ones_on_the_same_text() {
+    use mcptape_wire::envelope::{scan_envelope, scan_envelope_str, scan_frame, scan_frame_str};
+    for m in UTF8_KNOWN_CASES {
         assert_eq!(scan_frame_str(m), scan_frame(m.as_bytes()), "{m}");
+        assert_eq!(scan_envelope_str(m), scan_envelope(m.as_bytes()), "{m}");
     }
-    let ctl = "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"t\":\"é\u{1}\"}}";
-    let e = scan_frame_str(ctl).unwrap_err();
-    assert_eq!(e.offset(), Some(ctl.find('\u{1}').unwrap()));
+    let ctl = UTF8_KNOWN_CASES[2];
+    let at = Some(ctl.find('\u{1}').unwrap());
+    assert_eq!(scan_frame_str(ctl).unwrap_err().offset(), at);
+    assert_eq!(scan_envelope_str(ctl).unwrap_err().offset(), at);
+    let ok = scan_envelope_str(UTF8_KNOWN_CASES[1]).unwrap();
+    assert_eq!(ok.id.unwrap().as_json(), r#""\u00e9""#);
 }

@@ -78,7 +78,7 @@ pub fn recorded_reply<'a>(tape: &'a Tape, method: &str) -> &'a str {
     &tape
         .exchanges
         .iter()
-        .find(|e| e.request.method == method)
+        .find(|e| tape.request(e).method == method)
         .unwrap_or_else(|| panic!("no recorded {method} exchange"))
         .reply_raw
 }

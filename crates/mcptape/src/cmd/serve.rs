@@ -158,7 +158,8 @@ pub fn load_tape_noting_cut(path: &Path) -> anyhow::Result<(Tape, Option<String>
 
 /// The tape `serve` plays
 /// ([`ReplyBodies::Served`](mcptape_replay::tape::ReplyBodies::Served): every reply
-/// byte-exact, as values only the handshake results and error replies), and the note about a cut last line, if any. The file is
+/// byte-exact, as values only the handshake and `tools/list` replies, an error's code beside its
+/// bytes), and the note about a cut last line, if any. The file is
 /// opened through the one file-opening policy and read once, or mapped when it is big
 /// ([`TapeBytes::of_file`]); the tape is built in one streamed pass over its lines
 /// ([`Tape::served`]) and every recorded reply is a range of the file's bytes, so a 160 MB reply
@@ -384,7 +385,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                                 let uri = r.params.get("uri").and_then(|u| u.as_str());
                                 match uri {
                                     Some(u) => format!("{} {u}", r.method),
-                                    None => r.method.clone(),
+                                    None => r.method.to_string(),
                                 }
                             })
                             .unwrap_or_default();
