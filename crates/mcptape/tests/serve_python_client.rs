@@ -131,12 +131,7 @@ fn the_python_sdk_client_in_both_eras_reads_every_recording_over_stdio_and_http(
             jobs.push(http);
         }
     }
-    let dir = tempfile::tempdir().unwrap();
-    let batch = dir.path().join("batch.json");
-    std::fs::write(&batch, serde_json::to_vec(&jobs).unwrap()).unwrap();
-    let mut cmd = py_client_cmd(&p, &["--batch", batch.to_str().unwrap()]);
-    let summaries = run_json(&mut cmd, Duration::from_secs(600));
-    let summaries = summaries.as_array().unwrap();
+    let summaries = py_client_batch(&p, &jobs);
     assert_eq!(summaries.len(), paths.len() * 4);
     let mut each = summaries.chunks(2);
     for path in &paths {
