@@ -6,6 +6,8 @@ handshake, `resources/list` following every `nextCursor`, `resources/templates/l
 one read of a URI that does not exist; then, when asked (`--tool`, `--prompt`),
 `tools/list`, `prompts/list` and each `tools/call` / `prompts/get` in order (a tool
 with a `progressToken`: `--progress-tool`). Prints a JSON summary on stdout.
+`--batch FILE` runs several such sessions in turn (FILE: a JSON array of argument
+lists) and prints the array of their summaries.
 
 Used by scripts/record-corpus.sh and crates/mcptape/tests/record_*.rs to drive
 `mcptape record`. Not an mcptape component: it only exercises the real SDK client.
@@ -21,7 +23,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 
-async def main() -> int:
+def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser()
     ap.add_argument("--url", help="Streamable HTTP endpoint, e.g. http://127.0.0.1:3001/mcp")
     ap.add_argument(
@@ -36,8 +38,39 @@ async def main() -> int:
     ap.add_argument("--progress-tool", action="append", default=[], help="NAME=JSON_ARGS: call a tool with a progress callback (the SDK sends a progressToken)")
     ap.add_argument("--prompt", action="append", default=[], help="NAME=JSON_ARGS: get a prompt after the tools (repeatable)")
     ap.add_argument("--max-sse-event-bytes", type=int, default=64 * 1024 * 1024, help="SSE event size limit of the HTTP client")
+    ap.add_argument(
+        "--batch",
+        default=None,
+        help="FILE: a JSON array of argument lists (each as this script takes them, without --batch); "
+        "runs each as its own client session in turn, in this one process, and prints a JSON array of "
+        "their summaries (saves one Python start and SDK import per session)",
+    )
     ap.add_argument("command", nargs=argparse.REMAINDER, help="-- CMD ARGS... of a stdio server")
+    return ap
+
+
+async def main() -> int:
+    ap = parser()
     a = ap.parse_args()
+    if a.batch is not None:
+        with open(a.batch, encoding="utf-8") as f:
+            jobs = json.load(f)
+        summaries = []
+        for job in jobs:
+            one = ap.parse_args(job)
+            if one.batch is not None:
+                ap.error("--batch inside a batch")
+            summaries.append(await session(ap, one))
+        json.dump(summaries, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return 0
+    json.dump(await session(ap, a), sys.stdout, indent=1)
+    sys.stdout.write("\n")
+    return 0
+
+
+async def session(ap: argparse.ArgumentParser, a: argparse.Namespace) -> dict:
+    """One client session as `a` asks; its summary."""
     cmd = a.command[1:] if a.command[:1] == ["--"] else a.command
     if a.url:
         # The SDK's default SSE event limit is 1 MiB; the test server's 2 MB PNG needs more.
@@ -103,9 +136,7 @@ async def main() -> int:
             name, _, args = spec.partition("=")
             res = await client.get_prompt(name, json.loads(args or "{}"))
             summary["calls"].append({"prompt": name, "messages": len(res.messages)})
-    json.dump(summary, sys.stdout, indent=1)
-    sys.stdout.write("\n")
-    return 0
+    return summary
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 //! (corpus/transcripts), over stdio and over Streamable HTTP (`--listen`,
 //! for the HTTP recordings and the stdio ones alike), in both protocol eras:
 //! the MCP Inspector CLI (`resources/list`, then `resources/read --uri U` of
-//! every listed resource) and the official TypeScript SDK client
+//! listed resources: one Node start per call, so every one only on the richest
+//! recordings, one of each kind on the others) and the official TypeScript SDK client
 //! (tests/data/ts_sdk_client.mjs). Every listed resource the recording read
 //! is answered with the recorded result; one it never read gets a
 //! "Resource not found" error. Loopback only; every child is time-bounded.
@@ -58,10 +59,29 @@ fn stdio_target(path: &Path) -> Vec<String> {
     ]
 }
 
-/// Lists then reads every listed resource through the Inspector; checks
+/// Which listed resources [`inspect_all`] reads.
+#[derive(Clone, Copy, PartialEq)]
+enum Reads {
+    /// Every listed resource.
+    Every,
+    /// The first listed resource the recording read and the first it never read (one
+    /// Inspector start each). Every read of every recording, over stdio and over HTTP, is
+    /// also made by the TypeScript SDK client, its contents compared with the recorded ones
+    /// (`typescript_sdk_client_lists_and_reads_every_recording_over_stdio_and_http`), and by
+    /// the Python SDK client in both eras (serve_python_client.rs); the Inspector reads every
+    /// resource of everything-stdio over stdio and of everything-http over HTTP (three CLIs).
+    FirstOfEachKind,
+}
+
+/// Lists then reads the listed resources (`reads`) through the Inspector; checks
 /// each answer against the recording. Returns the number of reads answered
 /// with recorded content.
-fn inspect_all(p: &Peers, path: &Path, target: &dyn Fn(&[&str]) -> Vec<String>) -> usize {
+fn inspect_all(
+    p: &Peers,
+    path: &Path,
+    target: &dyn Fn(&[&str]) -> Vec<String>,
+    reads: Reads,
+) -> usize {
     let t = tape(path);
     let dir = tempfile::tempdir().unwrap();
     let name = path.file_name().unwrap().to_string_lossy().into_owned();
@@ -76,7 +96,12 @@ fn inspect_all(p: &Peers, path: &Path, target: &dyn Fn(&[&str]) -> Vec<String>) 
         .collect();
     assert!(!uris.is_empty(), "{name}: nothing listed");
     let mut recorded = 0;
+    let mut unrecorded = 0;
     for uri in &uris {
+        let was_read = recorded_read(&t, uri).is_some();
+        if reads == Reads::FirstOfEachKind && (if was_read { recorded } else { unrecorded }) > 0 {
+            continue;
+        }
         let (ok, out, err) = inspector(
             p,
             dir.path(),
@@ -95,6 +120,7 @@ fn inspect_all(p: &Peers, path: &Path, target: &dyn Fn(&[&str]) -> Vec<String>) 
                     text.contains("Resource not found") || text.contains("not found"),
                     "{name}: unrecorded read {uri}: {text}"
                 );
+                unrecorded += 1;
             }
         }
     }
@@ -106,20 +132,25 @@ fn inspect_all(p: &Peers, path: &Path, target: &dyn Fn(&[&str]) -> Vec<String>) 
 }
 
 #[test]
-fn inspector_cli_lists_and_reads_every_resource_of_every_recording_over_stdio() {
+fn inspector_cli_lists_every_recording_over_stdio_and_reads_every_resource_of_everything_stdio() {
     let p = peers();
     for path in corpus_transcripts() {
+        let reads = if path.ends_with("everything-stdio.jsonl") {
+            Reads::Every
+        } else {
+            Reads::FirstOfEachKind
+        };
         let target = |call: &[&str]| {
             let mut v: Vec<String> = call.iter().map(|s| (*s).to_owned()).collect();
             v.extend(stdio_target(&path));
             v
         };
-        inspect_all(&p, &path, &target);
+        inspect_all(&p, &path, &target, reads);
     }
 }
 
 #[test]
-fn inspector_cli_lists_and_reads_every_resource_of_every_recording_over_http() {
+fn inspector_cli_lists_every_recording_over_http_and_reads_one_resource_of_each_kind() {
     let p = peers();
     for path in corpus_transcripts() {
         let (_serve, port) = serve_listen(&path, "fixed:0");
@@ -129,7 +160,7 @@ fn inspector_cli_lists_and_reads_every_resource_of_every_recording_over_http() {
             v.extend(call.iter().map(|s| (*s).to_owned()));
             v
         };
-        inspect_all(&p, &path, &target);
+        inspect_all(&p, &path, &target, Reads::FirstOfEachKind);
     }
 }
 
@@ -156,8 +187,10 @@ fn check_ts_summary(path: &Path, s: &Value) {
     let mut recorded = 0;
     for r in reads {
         let uri = r["uri"].as_str().unwrap();
-        if recorded_read(&t, uri).is_some() {
+        if let Some(result) = recorded_read(&t, uri) {
             assert_eq!(r["ok"], json!(true), "{name}: {r}");
+            // The recorded contents, as the SDK client parsed them.
+            assert_eq!(r["contents"], result["contents"], "{name}: {uri}");
             recorded += 1;
         } else {
             assert_eq!(r["ok"], json!(false), "{name}: {r}");
@@ -211,7 +244,7 @@ fn three_inspector_clis_at_once_against_one_serve_all_get_the_recorded_contents(
                         v.extend(call.iter().map(|s| (*s).to_owned()));
                         v
                     };
-                    inspect_all(&p, &path, &target)
+                    inspect_all(&p, &path, &target, Reads::Every)
                 })
             })
             .collect();

@@ -700,14 +700,20 @@ fn serve_answers_from_the_union_of_a_probe_and_a_session_transcript() {
         v.extend(["--latency".into(), "fixed:0".into()]);
         v
     };
-    let args = py_server_client_args("auto");
-    let want = py_client(
-        &args,
-        &target(&[&corpus_transcript("py-stdio-2026-07-28.jsonl")]),
+    let args: Vec<String> = py_server_client_args("auto").map(String::from).to_vec();
+    let session_on = |paths: &[&Path]| [args.clone(), target(paths)].concat();
+    let got = py_client_batch(
+        &peers(),
+        &[
+            session_on(&[&corpus_transcript("py-stdio-2026-07-28.jsonl")]),
+            session_on(&[&probe, &session]),
+            session_on(&[dir.path()]),
+        ],
     );
+    let want = &got[0];
     assert_eq!(want["protocolVersion"], "2026-07-28");
-    assert_eq!(py_client(&args, &target(&[&probe, &session])), want);
-    assert_eq!(py_client(&args, &target(&[dir.path()])), want);
+    assert_eq!(&got[1], want);
+    assert_eq!(&got[2], want);
     // bench plays and serves the same union (a directory, or several files).
     let out = tempfile::tempdir().unwrap();
     let (o, _) = run_bench(

@@ -94,28 +94,53 @@ fn the_python_client_sees_the_same_summary_from_serve_as_from_the_live_python_se
 #[test]
 fn the_python_sdk_client_in_both_eras_reads_every_recording_over_stdio_and_http() {
     let p = peers();
-    let paths = corpus_transcripts();
+    // The tool sessions read 2 of their listed resources (issue 27: they are for the
+    // tools and prompts; bench_e2e replays them).
+    let paths: Vec<_> = corpus_transcripts()
+        .into_iter()
+        .filter(|path| {
+            !path
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .contains("-tools-")
+        })
+        .collect();
+    // One `serve --listen` per recording, all up at once for the one batch below.
+    let listening: Vec<_> = paths
+        .iter()
+        .map(|path| serve_listen(path, "fixed:0"))
+        .collect();
+    // Every session is its own client (its own handshake) in one Python process
+    // (py_client.py --batch): 40 sessions, one SDK import. Per recording and mode,
+    // the stdio session then the HTTP one.
+    let mut jobs = Vec::new();
+    for (path, (_, port)) in paths.iter().zip(&listening) {
+        for mode in ["legacy", "auto"] {
+            let args = ["--mode", mode, "--reads", "100"].map(String::from);
+            let mut stdio = args.to_vec();
+            stdio.extend(["--".into(), mcptape().display().to_string(), "serve".into()]);
+            stdio.extend([
+                path.display().to_string(),
+                "--latency".into(),
+                "fixed:0".into(),
+            ]);
+            let mut http = args.to_vec();
+            http.extend(["--url".into(), format!("http://127.0.0.1:{port}/mcp")]);
+            jobs.push(stdio);
+            jobs.push(http);
+        }
+    }
+    let summaries = py_client_batch(&p, &jobs);
+    assert_eq!(summaries.len(), paths.len() * 4);
+    let mut each = summaries.chunks(2);
     for path in &paths {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        // The tool sessions read 2 of their listed resources (issue 27: they are for the
-        // tools and prompts; bench_e2e replays them).
-        if name.contains("-tools-") {
-            continue;
-        }
         for mode in ["legacy", "auto"] {
-            let args = ["--mode", mode, "--reads", "100"];
-            let mut cmd = py_client_cmd(&p, &args);
-            cmd.arg("--")
-                .arg(mcptape())
-                .arg("serve")
-                .arg(path)
-                .args(["--latency", "fixed:0"]);
-            let over_stdio = run_json(&mut cmd, Duration::from_secs(120));
-            let (_serve, port) = serve_listen(path, "fixed:0");
-            let mut cmd = py_client_cmd(&p, &args);
-            cmd.args(["--url", &format!("http://127.0.0.1:{port}/mcp")]);
-            let over_http = run_json(&mut cmd, Duration::from_secs(120));
-            for s in [&over_stdio, &over_http] {
+            let [over_stdio, over_http] = each.next().unwrap() else {
+                unreachable!("chunks of 2")
+            };
+            for s in [over_stdio, over_http] {
                 let listed = s["listed"].as_array().unwrap().len();
                 assert!(listed > 0, "{name} {mode}: {s}");
                 assert_eq!(

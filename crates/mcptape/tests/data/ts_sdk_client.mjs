@@ -33,6 +33,6 @@ const summary = {
   listed,
   reads,
 };
-console.log(JSON.stringify(summary));
 await client.close();
-process.exit(0);
+// Exit once the summary (MiBs with the contents) is written: a pipe write is asynchronous.
+process.stdout.write(JSON.stringify(summary) + "\n", () => process.exit(0));

@@ -622,6 +622,23 @@ pub fn py_client_cmd(p: &Peers, args: &[&str]) -> Command {
     cmd
 }
 
+/// Runs py_client.py once with `--batch`: each of `sessions` (its arguments, as
+/// [`py_client_cmd`] takes them, then its target) is its own client session, in turn, in one
+/// Python process (one start and SDK import for all); returns their summaries in order.
+pub fn py_client_batch(p: &Peers, sessions: &[Vec<String>]) -> Vec<serde_json::Value> {
+    let dir = tempfile::tempdir().unwrap();
+    let batch = dir.path().join("batch.json");
+    std::fs::write(&batch, serde_json::to_vec(sessions).unwrap()).unwrap();
+    let mut cmd = py_client_cmd(p, &["--batch", batch.to_str().unwrap()]);
+    let limit = Duration::from_secs(120 * sessions.len() as u64);
+    let summaries = run_json(&mut cmd, limit);
+    let summaries = summaries
+        .as_array()
+        .unwrap_or_else(|| panic!("{summaries}"));
+    assert_eq!(summaries.len(), sessions.len());
+    summaries.clone()
+}
+
 /// Runs the Python SDK client (`py_server_client_args(mode)`) against the live Python SDK
 /// server over stdio through `mcptape record -o OUT`, as `scripts/record-corpus.sh` does;
 /// returns the client's summary. OUT then matches the server as it is now.

@@ -56,8 +56,12 @@ const server = http.createServer((req, res) => {
   res.end();
 });
 
+// The timer is cleared once `p` settles: a pending timer keeps node's event loop alive, so
+// an uncleared 100 s launch bound would hold the process (and the test) for 100 s after it is done.
 function bounded(p, ms, what) {
-  return Promise.race([p, new Promise((_, rej) => setTimeout(() => rej(new Error(what + ': timed out')), ms))]);
+  let timer;
+  const limit = new Promise((_, rej) => { timer = setTimeout(() => rej(new Error(what + ': timed out')), ms); });
+  return Promise.race([p, limit]).finally(() => clearTimeout(timer));
 }
 
 (async () => {
