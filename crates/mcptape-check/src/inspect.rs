@@ -289,8 +289,16 @@ impl InspectReport {
     }
 }
 
-fn requested_suffix(requested: Option<&String>) -> String {
-    requested.map_or(String::new(), |u| format!(" (requested {u})"))
+/// ` (requested URI)` when a request was paired, nothing otherwise.
+struct Requested<'a>(Option<&'a String>);
+
+impl std::fmt::Display for Requested<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Some(u) => write!(f, " (requested {u})"),
+            None => Ok(()),
+        }
+    }
 }
 
 fn render_item(o: &mut String, item: &Item) {
@@ -304,7 +312,7 @@ fn render_item(o: &mut String, item: &Item) {
             requested,
             error,
         } => {
-            let req = requested_suffix(requested.as_ref());
+            let req = Requested(requested.as_ref());
             let _ = writeln!(
                 o,
                 "line {line}: id {id}{req}: invalid resources/read result: {error}"
@@ -319,7 +327,7 @@ fn render_item(o: &mut String, item: &Item) {
             class,
             host_action,
         } => {
-            let req = requested_suffix(requested.as_ref());
+            let req = Requested(requested.as_ref());
             let _ = writeln!(
                 o,
                 "line {line}: id {id}{req}: error {code} {message:?} -> {class}: {host_action}"
@@ -347,25 +355,26 @@ fn render_item(o: &mut String, item: &Item) {
             leniencies,
             entries,
         } => {
-            let req = requested_suffix(requested.as_ref());
-            let mut head = format!(
+            let req = Requested(requested.as_ref());
+            let _ = write!(
+                o,
                 "line {line}: id {id}{req}: resources/read result, {} entr{}, resultType {result_type}",
                 entries.len(),
                 if entries.len() == 1 { "y" } else { "ies" },
             );
             if *legacy_result_type {
-                head.push_str(" (absent: legacy peer, assumed complete)");
+                o.push_str(" (absent: legacy peer, assumed complete)");
             }
             if let Some(ttl) = ttl_ms {
-                let _ = write!(head, ", ttlMs {ttl}");
+                let _ = write!(o, ", ttlMs {ttl}");
                 if let Some(neg) = ttl_ms_negative {
-                    let _ = write!(head, " (sent {neg}, treated as 0)");
+                    let _ = write!(o, " (sent {neg}, treated as 0)");
                 }
             }
             if let Some(c) = cache_scope {
-                let _ = write!(head, ", cacheScope {c}");
+                let _ = write!(o, ", cacheScope {c}");
             }
-            let _ = writeln!(o, "{head}");
+            o.push('\n');
             if entries.is_empty() {
                 let _ = writeln!(
                     o,
@@ -688,7 +697,7 @@ struct Read {
 /// with that id is the one its answers pair with).
 #[derive(Default)]
 struct Reads {
-    by_id: HashMap<RequestId, Read>,
+    by_id: HashMap<RequestId, Read, foldhash::quality::RandomState>,
     /// Answered ids, oldest first, with the generation that answered them.
     answered: VecDeque<(RequestId, u64)>,
     /// The last answer generation handed out.
@@ -981,6 +990,15 @@ fn parse_result(
     lenient: bool,
 ) -> Result<(ReadResourceResult, Vec<Leniency>), ContentsError> {
     if single && !lenient {
+        // The envelope scan already found the `result` value in `line`:
+        // parsed where it sits, offsets moved by its position (the same
+        // report as parsing the whole message, without reading the envelope
+        // twice more).
+        if let Some((base, bytes)) = r.result.and_then(|b| span_in(line, b)) {
+            return resources::parse_read_result(bytes)
+                .map(|x| (x, Vec::new()))
+                .map_err(|e| e.offset_by(base));
+        }
         return resources::parse_read_response(line).map(|x| (x, Vec::new()));
     }
     // Offsets into the input line (issue 15): the `result` member is parsed
@@ -1003,6 +1021,12 @@ fn parse_result(
     } else {
         resources::parse_read_result(&bytes).map(|x| (x, Vec::new()))
     }
+}
+
+/// `part` as `(byte offset, bytes)` in `whole` when it is a slice of it.
+fn span_in<'a>(whole: &'a [u8], part: &'a [u8]) -> Option<(usize, &'a [u8])> {
+    let base = (part.as_ptr() as usize).checked_sub(whole.as_ptr() as usize)?;
+    (base.checked_add(part.len())? <= whole.len()).then_some((base, part))
 }
 
 fn result_item(
@@ -1537,9 +1561,10 @@ pub(crate) fn inspect_stream<S: crate::engine::LineSource>(
         report.text_head(&mut o);
         out.write_all(o.as_bytes())?;
         let mut write_failed = None;
+        let mut o = String::new();
         let summary = second(
             &mut |item| {
-                let mut o = String::new();
+                o.clear();
                 render_item(&mut o, &item);
                 out.write_all(o.as_bytes())
                     .map_err(|e| write_failed = Some(e))
