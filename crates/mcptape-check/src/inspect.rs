@@ -994,8 +994,12 @@ fn parse_result(
         // parsed where it sits, offsets moved by its position (the same
         // report as parsing the whole message, without reading the envelope
         // twice more).
-        if let Some((base, bytes)) = r.result.and_then(|b| span_in(line, b)) {
-            return resources::parse_read_result(bytes)
+        // That scan read it as strict JSON (the wire's one lexer), so it is
+        // not checked again.
+        if let Some((base, bytes)) = r.result.and_then(|b| span_in(line, b))
+            && let Ok(text) = std::str::from_utf8(bytes)
+        {
+            return resources::parse_scanned_read_result(text)
                 .map(|x| (x, Vec::new()))
                 .map_err(|e| e.offset_by(base));
         }

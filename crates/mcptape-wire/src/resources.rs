@@ -543,6 +543,21 @@ pub fn parse_read_result(bytes: &[u8]) -> Result<ReadResourceResult, ContentsErr
     parse_result_raw(text, root, Mode::Strict, &mut Vec::new())
 }
 
+/// [`parse_read_result`] of a `result` value that the envelope scanner
+/// ([`crate::envelope::scan_frame`]) already read without error as part of
+/// its message: that scan is the wire lexer's strict JSON check
+/// ([`crate::lex`], the grammar [`json::check`] applies, with the same
+/// [`MAX_MESSAGE_BYTES`](crate::limits::MAX_MESSAGE_BYTES) and nesting
+/// limits), so the check is not made a second time. The same result and the
+/// same errors as [`parse_read_result`] for such a value (offsets into
+/// `text`); a value the envelope scan did not read is still refused, never
+/// defaulted (as not an object), but maybe with another error than
+/// [`parse_read_result`] gives.
+pub fn parse_scanned_read_result(text: &str) -> Result<ReadResourceResult, ContentsError> {
+    let root = root_raw(text)?;
+    parse_result_raw(text, root, Mode::Strict, &mut Vec::new())
+}
+
 /// Like [`parse_read_result`] but with opt-in lenient base64 in `blob`:
 /// ASCII whitespace stripped, URL-safe `-`/`_` accepted, missing padding
 /// added. Everything it accepted is returned as [`Leniency`] items (empty
