@@ -706,13 +706,13 @@ struct Reads {
 
 impl Reads {
     /// Notes a request with `id` at `line`, replacing one with the same id.
-    fn note(&mut self, id: &RequestId, line: usize, uri: Option<Box<str>>) {
+    fn note(&mut self, id: RequestId, line: usize, uri: Option<Box<str>>) {
         let read = Read {
             line,
             uri,
             answered: 0,
         };
-        self.by_id.insert(id.clone(), read);
+        self.by_id.insert(id, read);
     }
 
     fn get(&self, id: &RequestId) -> Option<&Read> {
@@ -838,7 +838,7 @@ impl Pass {
         };
         if self.paired && l.dir != Some(Direction::S2c) {
             for (id, uri) in read_requests(frame, text) {
-                self.reads.note(&id, number, uri);
+                self.reads.note(id, number, uri);
             }
         }
         if let Scanned::Batch(elems) = f {
@@ -997,7 +997,7 @@ fn parse_result(
         // That scan read it as strict JSON (the wire's one lexer), so it is
         // not checked again.
         if let Some((base, bytes)) = r.result.and_then(|b| span_in(line, b))
-            && let Ok(text) = std::str::from_utf8(bytes)
+            && let Ok(text) = simdutf8::basic::from_utf8(bytes)
         {
             return resources::parse_scanned_read_result(text)
                 .map(|x| (x, Vec::new()))
@@ -1227,11 +1227,11 @@ mod tests {
         ] {
             let mut reads = Reads::default();
             let first = RequestId::number(0);
-            reads.note(&first, 1, Some("file:///first".into()));
+            reads.note(first.clone(), 1, Some("file:///first".into()));
             reads.answer(&first);
             for id in 1..=others {
                 let id = RequestId::number(id as i64);
-                reads.note(&id, 2, None);
+                reads.note(id.clone(), 2, None);
                 reads.answer(&id);
             }
             assert_eq!(
@@ -1416,6 +1416,13 @@ pub(crate) fn inspect_stream<S: crate::engine::LineSource>(
         let mut scanned = None;
         let Ok(r) = reader::parse_record_line(line, line_no, lines.offset(), |m| {
             if line.len() < KEEP_SCAN_MIN_LINE_BYTES {
+                // Once pairing is settled only the verdict counts: strict
+                // JSON by the fused scanner ([`json::check`]) is strict by
+                // `scan_strict` (whose last word is that scanner); anything
+                // else is left to `scan_strict` itself.
+                if paired && mcptape_wire::json::check(m.as_bytes()).is_ok() {
+                    return true;
+                }
                 return crate::engine::scan_strict(m, &mut scanned);
             }
             let scan = Skeleton::scan(m.as_bytes()).ok();
