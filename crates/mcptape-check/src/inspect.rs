@@ -1417,10 +1417,10 @@ pub(crate) fn inspect_stream<S: crate::engine::LineSource>(
         let Ok(r) = reader::parse_record_line(line, line_no, lines.offset(), |m| {
             if line.len() < KEEP_SCAN_MIN_LINE_BYTES {
                 // Once pairing is settled only the verdict counts: strict
-                // JSON by the fused scanner ([`json::check`]) is strict by
+                // JSON by the fused scanner (`json::check_str`) is strict by
                 // `scan_strict` (whose last word is that scanner); anything
                 // else is left to `scan_strict` itself.
-                if paired && mcptape_wire::json::check(m.as_bytes()).is_ok() {
+                if paired && mcptape_wire::json::check_str(m).is_ok() {
                     return true;
                 }
                 return crate::engine::scan_strict(m, &mut scanned);
