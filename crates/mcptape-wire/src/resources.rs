@@ -890,6 +890,28 @@ fn decode_blob(
 mod tests {
     use super::*;
 
+    #[test]
+    fn scanned_read_result_is_parse_read_result_for_strict_json() {
+        for input in [
+            r#"{"contents":[{"uri":"file:///a","mimeType":"text/plain","text":"hi"}]}"#,
+            r#"{"contents":[{"uri":"file:///b","blob":"aGk="}],"ttlMs":-5,"cacheScope":"public"}"#,
+            r#"{"contents":[{"uri":"file:///c","blob":"aGk"}]}"#,
+            r#"{"contents":[{"text":"no uri"}]}"#,
+            r#"{"contents":{}}"#,
+            r#"{"resultType":"complete"}"#,
+            r#"{"contents":[],"cacheScope":"nowhere"}"#,
+            "[]",
+        ] {
+            assert_eq!(
+                parse_scanned_read_result(input),
+                parse_read_result(input.as_bytes()),
+                "{input}"
+            );
+        }
+        let e = parse_scanned_read_result(r#"{"contents":[{"text":"no uri"}]}"#).unwrap_err();
+        assert_eq!(e.offset(), Some(13));
+    }
+
     /// The fresh-user report saw `accepted StrippedWhitespace { count: 3 }`.
     #[test]
     fn leniency_kind_display_is_for_people() {
