@@ -545,14 +545,14 @@ pub fn parse_read_result(bytes: &[u8]) -> Result<ReadResourceResult, ContentsErr
 
 /// [`parse_read_result`] of a `result` value that the envelope scanner
 /// ([`crate::envelope::scan_frame`]) already read without error as part of
-/// its message: that scan is the wire lexer's strict JSON check
-/// ([`crate::lex`], the grammar [`json::check`] applies, with the same
+/// its message: that scan is the wire's one strict JSON lexer (the grammar
+/// [`json::check`] applies, with the same
 /// [`MAX_MESSAGE_BYTES`](crate::limits::MAX_MESSAGE_BYTES) and nesting
-/// limits), so the check is not made a second time. The same result and the
-/// same errors as [`parse_read_result`] for such a value (offsets into
-/// `text`); a value the envelope scan did not read is still refused, never
-/// defaulted (as not an object), but maybe with another error than
-/// [`parse_read_result`] gives.
+/// limits), so the check is not made a second time. For such a value: the
+/// same result and the same errors as [`parse_read_result`] (offsets into
+/// `text`). Only for such a value: any other text gets serde_json's reading,
+/// which accepts some JSON the wire refuses (a repeated key, a lone
+/// surrogate escape).
 pub fn parse_scanned_read_result(text: &str) -> Result<ReadResourceResult, ContentsError> {
     let root = root_raw(text)?;
     parse_result_raw(text, root, Mode::Strict, &mut Vec::new())
