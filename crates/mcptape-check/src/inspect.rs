@@ -687,6 +687,8 @@ pub const MAX_ANSWERED_READS_KEPT: usize = 1 << 16;
 /// and the answer generation that answered it (0: open).
 struct Read {
     line: usize,
+    /// Requests noted before it (the order of the requests of one batch line).
+    seq: u64,
     uri: Option<Box<str>>,
     answered: u64,
 }
@@ -702,6 +704,8 @@ struct Reads {
     answered: VecDeque<(RequestId, u64)>,
     /// The last answer generation handed out.
     generation: u64,
+    /// Requests noted so far.
+    noted: u64,
 }
 
 impl Reads {
@@ -709,9 +713,11 @@ impl Reads {
     fn note(&mut self, id: RequestId, line: usize, uri: Option<Box<str>>) {
         let read = Read {
             line,
+            seq: self.noted,
             uri,
             answered: 0,
         };
+        self.noted += 1;
         self.by_id.insert(id, read);
     }
 
@@ -748,16 +754,15 @@ impl Reads {
         self.by_id.len()
     }
 
-    /// The open requests in line order: (id, line, requested uri).
+    /// The open requests in the order they were noted (line order, and in a
+    /// batch line the batch's order, never the table's): (id, line,
+    /// requested uri).
     fn open(&self) -> Vec<(&RequestId, usize, Option<&str>)> {
-        let mut open: Vec<_> = self
-            .by_id
-            .iter()
-            .filter(|(_, r)| r.answered == 0)
+        let mut open: Vec<_> = self.by_id.iter().filter(|(_, r)| r.answered == 0).collect();
+        open.sort_by_key(|(_, r)| r.seq);
+        open.into_iter()
             .map(|(id, r)| (id, r.line, r.uri.as_deref()))
-            .collect();
-        open.sort_by_key(|(_, line, _)| *line);
-        open
+            .collect()
     }
 }
 
@@ -1219,6 +1224,28 @@ mod tests {
     /// A second answer to a read request is paired with it while the
     /// request is among the [`MAX_ANSWERED_READS_KEPT`] answered last, and
     /// not one answered request past that (it is forgotten).
+    #[test]
+    fn unanswered_reads_of_one_batch_line_in_batch_order() {
+        let reads: Vec<String> = (1..=8)
+            .map(|i| {
+                format!(
+                    r#"{{"jsonrpc":"2.0","id":{i},"method":"resources/read","params":{{"uri":"a://{i}"}}}}"#
+                )
+            })
+            .collect();
+        let line = format!("[{}]\n", reads.join(","));
+        let r = inspect(line.as_bytes(), false);
+        let ids: Vec<&str> = r
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                Item::Unanswered { id, .. } => Some(id.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(ids, ["1", "2", "3", "4", "5", "6", "7", "8"]);
+    }
+
     #[test]
     fn second_answer_is_paired_at_max_answered_reads_kept_not_one_past() {
         for (others, paired) in [
