@@ -289,8 +289,16 @@ impl InspectReport {
     }
 }
 
-fn requested_suffix(requested: Option<&String>) -> String {
-    requested.map_or(String::new(), |u| format!(" (requested {u})"))
+/// ` (requested URI)` when a request was paired, nothing otherwise.
+struct Requested<'a>(Option<&'a String>);
+
+impl std::fmt::Display for Requested<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Some(u) => write!(f, " (requested {u})"),
+            None => Ok(()),
+        }
+    }
 }
 
 fn render_item(o: &mut String, item: &Item) {
@@ -304,7 +312,7 @@ fn render_item(o: &mut String, item: &Item) {
             requested,
             error,
         } => {
-            let req = requested_suffix(requested.as_ref());
+            let req = Requested(requested.as_ref());
             let _ = writeln!(
                 o,
                 "line {line}: id {id}{req}: invalid resources/read result: {error}"
@@ -319,7 +327,7 @@ fn render_item(o: &mut String, item: &Item) {
             class,
             host_action,
         } => {
-            let req = requested_suffix(requested.as_ref());
+            let req = Requested(requested.as_ref());
             let _ = writeln!(
                 o,
                 "line {line}: id {id}{req}: error {code} {message:?} -> {class}: {host_action}"
@@ -347,25 +355,26 @@ fn render_item(o: &mut String, item: &Item) {
             leniencies,
             entries,
         } => {
-            let req = requested_suffix(requested.as_ref());
-            let mut head = format!(
+            let req = Requested(requested.as_ref());
+            let _ = write!(
+                o,
                 "line {line}: id {id}{req}: resources/read result, {} entr{}, resultType {result_type}",
                 entries.len(),
                 if entries.len() == 1 { "y" } else { "ies" },
             );
             if *legacy_result_type {
-                head.push_str(" (absent: legacy peer, assumed complete)");
+                o.push_str(" (absent: legacy peer, assumed complete)");
             }
             if let Some(ttl) = ttl_ms {
-                let _ = write!(head, ", ttlMs {ttl}");
+                let _ = write!(o, ", ttlMs {ttl}");
                 if let Some(neg) = ttl_ms_negative {
-                    let _ = write!(head, " (sent {neg}, treated as 0)");
+                    let _ = write!(o, " (sent {neg}, treated as 0)");
                 }
             }
             if let Some(c) = cache_scope {
-                let _ = write!(head, ", cacheScope {c}");
+                let _ = write!(o, ", cacheScope {c}");
             }
-            let _ = writeln!(o, "{head}");
+            o.push('\n');
             if entries.is_empty() {
                 let _ = writeln!(
                     o,
@@ -678,6 +687,8 @@ pub const MAX_ANSWERED_READS_KEPT: usize = 1 << 16;
 /// and the answer generation that answered it (0: open).
 struct Read {
     line: usize,
+    /// Requests noted before it (the order of the requests of one batch line).
+    seq: u64,
     uri: Option<Box<str>>,
     answered: u64,
 }
@@ -688,22 +699,26 @@ struct Read {
 /// with that id is the one its answers pair with).
 #[derive(Default)]
 struct Reads {
-    by_id: HashMap<RequestId, Read>,
+    by_id: HashMap<RequestId, Read, foldhash::quality::RandomState>,
     /// Answered ids, oldest first, with the generation that answered them.
     answered: VecDeque<(RequestId, u64)>,
     /// The last answer generation handed out.
     generation: u64,
+    /// Requests noted so far.
+    noted: u64,
 }
 
 impl Reads {
     /// Notes a request with `id` at `line`, replacing one with the same id.
-    fn note(&mut self, id: &RequestId, line: usize, uri: Option<Box<str>>) {
+    fn note(&mut self, id: RequestId, line: usize, uri: Option<Box<str>>) {
         let read = Read {
             line,
+            seq: self.noted,
             uri,
             answered: 0,
         };
-        self.by_id.insert(id.clone(), read);
+        self.noted += 1;
+        self.by_id.insert(id, read);
     }
 
     fn get(&self, id: &RequestId) -> Option<&Read> {
@@ -739,16 +754,15 @@ impl Reads {
         self.by_id.len()
     }
 
-    /// The open requests in line order: (id, line, requested uri).
+    /// The open requests in the order they were noted (line order, and in a
+    /// batch line the batch's order, never the table's): (id, line,
+    /// requested uri).
     fn open(&self) -> Vec<(&RequestId, usize, Option<&str>)> {
-        let mut open: Vec<_> = self
-            .by_id
-            .iter()
-            .filter(|(_, r)| r.answered == 0)
+        let mut open: Vec<_> = self.by_id.iter().filter(|(_, r)| r.answered == 0).collect();
+        open.sort_by_key(|(_, r)| r.seq);
+        open.into_iter()
             .map(|(id, r)| (id, r.line, r.uri.as_deref()))
-            .collect();
-        open.sort_by_key(|(_, line, _)| *line);
-        open
+            .collect()
     }
 }
 
@@ -829,7 +843,7 @@ impl Pass {
         };
         if self.paired && l.dir != Some(Direction::S2c) {
             for (id, uri) in read_requests(frame, text) {
-                self.reads.note(&id, number, uri);
+                self.reads.note(id, number, uri);
             }
         }
         if let Scanned::Batch(elems) = f {
@@ -981,6 +995,19 @@ fn parse_result(
     lenient: bool,
 ) -> Result<(ReadResourceResult, Vec<Leniency>), ContentsError> {
     if single && !lenient {
+        // The envelope scan already found the `result` value in `line`:
+        // parsed where it sits, offsets moved by its position (the same
+        // report as parsing the whole message, without reading the envelope
+        // twice more).
+        // That scan read it as strict JSON (the wire's one lexer), so it is
+        // not checked again.
+        if let Some((base, bytes)) = r.result.and_then(|b| span_in(line, b))
+            && let Ok(text) = simdutf8::basic::from_utf8(bytes)
+        {
+            return resources::parse_scanned_read_result(text)
+                .map(|x| (x, Vec::new()))
+                .map_err(|e| e.offset_by(base));
+        }
         return resources::parse_read_response(line).map(|x| (x, Vec::new()));
     }
     // Offsets into the input line (issue 15): the `result` member is parsed
@@ -1003,6 +1030,12 @@ fn parse_result(
     } else {
         resources::parse_read_result(&bytes).map(|x| (x, Vec::new()))
     }
+}
+
+/// `part` as `(byte offset, bytes)` in `whole` when it is a slice of it.
+fn span_in<'a>(whole: &'a [u8], part: &'a [u8]) -> Option<(usize, &'a [u8])> {
+    let base = (part.as_ptr() as usize).checked_sub(whole.as_ptr() as usize)?;
+    (base.checked_add(part.len())? <= whole.len()).then_some((base, part))
 }
 
 fn result_item(
@@ -1192,6 +1225,28 @@ mod tests {
     /// request is among the [`MAX_ANSWERED_READS_KEPT`] answered last, and
     /// not one answered request past that (it is forgotten).
     #[test]
+    fn unanswered_reads_of_one_batch_line_in_batch_order() {
+        let reads: Vec<String> = (1..=8)
+            .map(|i| {
+                format!(
+                    r#"{{"jsonrpc":"2.0","id":{i},"method":"resources/read","params":{{"uri":"a://{i}"}}}}"#
+                )
+            })
+            .collect();
+        let line = format!("[{}]\n", reads.join(","));
+        let r = inspect(line.as_bytes(), false);
+        let ids: Vec<&str> = r
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                Item::Unanswered { id, .. } => Some(id.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(ids, ["1", "2", "3", "4", "5", "6", "7", "8"]);
+    }
+
+    #[test]
     fn second_answer_is_paired_at_max_answered_reads_kept_not_one_past() {
         for (others, paired) in [
             (MAX_ANSWERED_READS_KEPT - 1, true),
@@ -1199,11 +1254,11 @@ mod tests {
         ] {
             let mut reads = Reads::default();
             let first = RequestId::number(0);
-            reads.note(&first, 1, Some("file:///first".into()));
+            reads.note(first.clone(), 1, Some("file:///first".into()));
             reads.answer(&first);
             for id in 1..=others {
                 let id = RequestId::number(id as i64);
-                reads.note(&id, 2, None);
+                reads.note(id.clone(), 2, None);
                 reads.answer(&id);
             }
             assert_eq!(
@@ -1388,6 +1443,13 @@ pub(crate) fn inspect_stream<S: crate::engine::LineSource>(
         let mut scanned = None;
         let Ok(r) = reader::parse_record_line(line, line_no, lines.offset(), |m| {
             if line.len() < KEEP_SCAN_MIN_LINE_BYTES {
+                // Once pairing is settled only the verdict counts: strict
+                // JSON by the fused scanner (`json::check_str`) is strict by
+                // `scan_strict` (whose last word is that scanner); anything
+                // else is left to `scan_strict` itself.
+                if paired && mcptape_wire::json::check_str(m).is_ok() {
+                    return true;
+                }
                 return crate::engine::scan_strict(m, &mut scanned);
             }
             let scan = Skeleton::scan(m.as_bytes()).ok();
@@ -1537,9 +1599,10 @@ pub(crate) fn inspect_stream<S: crate::engine::LineSource>(
         report.text_head(&mut o);
         out.write_all(o.as_bytes())?;
         let mut write_failed = None;
+        let mut o = String::new();
         let summary = second(
             &mut |item| {
-                let mut o = String::new();
+                o.clear();
                 render_item(&mut o, &item);
                 out.write_all(o.as_bytes())
                     .map_err(|e| write_failed = Some(e))

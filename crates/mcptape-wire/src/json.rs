@@ -115,6 +115,16 @@ pub fn check(input: &[u8]) -> Result<&str, JsonError> {
         .map_err(|e| JsonError::new(JsonErrorKind::InvalidUtf8, e.valid_up_to()))
 }
 
+/// [`check`] of text already known to be UTF-8 (a `&str`): the same
+/// verdict and the same errors at the same byte offsets, without checking
+/// its UTF-8 again (RFC 8259 §8.1 holds for any `&str`).
+///
+/// Errors: as [`check`], never [`InvalidUtf8`](JsonErrorKind::InvalidUtf8).
+pub fn check_str(input: &str) -> Result<(), JsonError> {
+    limits::check_message_size(input.len())?;
+    crate::codec::fused::check_json_str(input).map_err(|e| json_error(input.as_bytes(), &e))
+}
+
 /// The scanner's error as a [`JsonError`] (same offset). One grammar, two
 /// vocabularies: the codec's kinds name the token, these name the RFC rule.
 fn json_error(input: &[u8], e: &crate::codec::CodecError) -> JsonError {
@@ -266,6 +276,25 @@ mod tests {
 
     fn err(s: &str) -> JsonError {
         check(s.as_bytes()).unwrap_err()
+    }
+
+    #[test]
+    fn check_str_gives_checks_verdict_and_error_offsets() {
+        for input in [
+            r#"{"jsonrpc":"2.0","id":1,"result":{"contents":[]}}"#,
+            r#"{"a":1,"a":2}"#,
+            r#"{"a":"\ud800"}"#,
+            "{\"a\":\"caf\u{e9}\",\"b\":[1,2.5e3,null,true]}",
+            r#"{"a":1e400}"#,
+            r#"{"a":[1,}"#,
+            r#"{"a":1} x"#,
+            "",
+        ] {
+            let strict = check(input.as_bytes()).map(|_| ());
+            assert_eq!(check_str(input), strict, "{input:?}");
+        }
+        assert_eq!(check_str(r#"{"a":[1,}"#).unwrap_err().offset(), 8);
+        assert!(check_str("{\"a\":\"\u{e9}\"}").is_ok());
     }
 
     #[test]

@@ -543,6 +543,21 @@ pub fn parse_read_result(bytes: &[u8]) -> Result<ReadResourceResult, ContentsErr
     parse_result_raw(text, root, Mode::Strict, &mut Vec::new())
 }
 
+/// [`parse_read_result`] of a `result` value that the envelope scanner
+/// ([`crate::envelope::scan_frame`]) already read without error as part of
+/// its message: that scan is the wire's one strict JSON lexer (the grammar
+/// [`json::check`] applies, with the same
+/// [`MAX_MESSAGE_BYTES`](crate::limits::MAX_MESSAGE_BYTES) and nesting
+/// limits), so the check is not made a second time. For such a value: the
+/// same result and the same errors as [`parse_read_result`] (offsets into
+/// `text`). Only for such a value: any other text gets serde_json's reading,
+/// which accepts some JSON the wire refuses (a repeated key, a lone
+/// surrogate escape).
+pub fn parse_scanned_read_result(text: &str) -> Result<ReadResourceResult, ContentsError> {
+    let root = root_raw(text)?;
+    parse_result_raw(text, root, Mode::Strict, &mut Vec::new())
+}
+
 /// Like [`parse_read_result`] but with opt-in lenient base64 in `blob`:
 /// ASCII whitespace stripped, URL-safe `-`/`_` accepted, missing padding
 /// added. Everything it accepted is returned as [`Leniency`] items (empty
@@ -874,6 +889,28 @@ fn decode_blob(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn scanned_read_result_is_parse_read_result_for_strict_json() {
+        for input in [
+            r#"{"contents":[{"uri":"file:///a","mimeType":"text/plain","text":"hi"}]}"#,
+            r#"{"contents":[{"uri":"file:///b","blob":"aGk="}],"ttlMs":-5,"cacheScope":"public"}"#,
+            r#"{"contents":[{"uri":"file:///c","blob":"aGk"}]}"#,
+            r#"{"contents":[{"text":"no uri"}]}"#,
+            r#"{"contents":{}}"#,
+            r#"{"resultType":"complete"}"#,
+            r#"{"contents":[],"cacheScope":"nowhere"}"#,
+            "[]",
+        ] {
+            assert_eq!(
+                parse_scanned_read_result(input),
+                parse_read_result(input.as_bytes()),
+                "{input}"
+            );
+        }
+        let e = parse_scanned_read_result(r#"{"contents":[{"text":"no uri"}]}"#).unwrap_err();
+        assert_eq!(e.offset(), Some(13));
+    }
 
     /// The fresh-user report saw `accepted StrippedWhitespace { count: 3 }`.
     #[test]

@@ -44,6 +44,16 @@ pub(crate) fn check_json(input: &[u8]) -> Result<(), CodecError> {
         .map_err(|e| codec_error(input, e, None))
 }
 
+/// [`check_json`] of text known to be UTF-8 (its strings' UTF-8 is not
+/// checked again): the one scanner behind [`crate::json::check_str`].
+pub(crate) fn check_json_str(input: &str) -> Result<(), CodecError> {
+    let mut lx = Lexer::new_str(input);
+    lx.ws();
+    lx.value(1)
+        .and_then(|()| lx.end())
+        .map_err(|e| codec_error(input.as_bytes(), e, None))
+}
+
 /// Nesting depth of a `contents` entry in a single response
 /// (response 1, `result` 2, `contents` 3, entry 4).
 const ENTRY_DEPTH: usize = 4;
