@@ -6,7 +6,8 @@
 #
 # Usage: benches/directory_read.sh [TRANSCRIPT] (default target/directory-read-session.jsonl,
 # written by the directory_read example when missing). RUNS=N repeats each measurement
-# (default 3). Needs a release build: cargo build --release -p mcptape.
+# (default 3); BIN=path runs another build (default target/release/mcptape). Needs a release
+# build: cargo build --release -p mcptape.
 #
 # Prints, per run: the plain-pipe time (`cat REPLY | wc -c`, the reply message's bytes from
 # the page cache through one pipe; median of 5), each bench's read p50/max in ms and its ratio to the pipe
@@ -18,7 +19,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 FILE=${1:-target/directory-read-session.jsonl}
 RUNS=${RUNS:-3}
-BIN=target/release/mcptape
+BIN=${BIN:-target/release/mcptape}
 [ -x "$BIN" ] || { echo "build first: cargo build --release -p mcptape" >&2; exit 2; }
 if [ ! -f "$FILE" ]; then
     cargo run --release -q -p mcptape-check --example directory_read -- --session "$FILE"
