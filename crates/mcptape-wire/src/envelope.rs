@@ -8,10 +8,10 @@
 //! text, [`RequestId`], and its byte range), and the byte ranges of its
 //! top-level members (`method`, `params`, `result`, `error`), the `code` of
 //! an `error`, and the raw `resultType` of a `result` object. No
-//! `serde_json::Value` is built: a string body is skipped with `memchr` and
-//! checked in place (one OR-reduction for raw control bytes and non-ASCII,
-//! UTF-8 only where non-ASCII is present), so a 4 MB base64 `blob` costs two
-//! vectorized passes over its bytes. [`scan_frame`] does the same for a
+//! `serde_json::Value` is built: a string body is skipped and checked in
+//! place by one vectorized pass to its closing quote (raw control bytes
+//! found on the way, UTF-8 checked only where non-ASCII is present), so a
+//! 4 MB base64 `blob` costs one pass over its bytes. [`scan_frame`] does the same for a
 //! frame that may be a batch (JSON-RPC 2.0 §6), element by element.
 //!
 //! Typed views, decoded from the ranges when asked: [`Envelope::message`]

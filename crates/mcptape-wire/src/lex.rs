@@ -29,6 +29,7 @@ use std::collections::HashSet;
 use smallvec::SmallVec;
 
 use crate::limits::MAX_NESTING_DEPTH;
+use crate::stop;
 
 /// What the lexer wanted where it found another byte
 /// ([`LexErrorKind::Unexpected`]); each scanner names it its own way.
@@ -105,20 +106,6 @@ const KEY_STACK_INLINE: usize = 16;
 /// rest of the input when shorter): a string with escapes is decoded
 /// without growing the buffer by doubling from nothing on every scan.
 const STRING_BUFFER_BYTES: usize = 64 << 10;
-
-/// Byte classes for decoding strings: `true` stops a plain run (`"`, `\`,
-/// bytes below 0x20).
-const STRING_STOP: [bool; 256] = {
-    let mut t = [false; 256];
-    let mut i = 0;
-    while i < 0x20 {
-        t[i] = true;
-        i += 1;
-    }
-    t[b'"' as usize] = true;
-    t[b'\\' as usize] = true;
-    t
-};
 
 /// Where [`Lexer::string_into`] puts a string's unescaped bytes.
 pub(crate) trait Sink {
@@ -336,22 +323,22 @@ impl<'a> Lexer<'a> {
     }
 
     /// A string at the position (its `"`), validated in place and skipped:
-    /// `memchr` to each `"` / `\`, one OR-reduction per run between escapes
-    /// ([`check_run`]), nothing copied. Returns whether it had an escape.
+    /// one pass of the string kernel ([`stop::find_stop`]) to each `"` / `\\`
+    /// / control byte, a UTF-8 check only of runs holding non-ASCII bytes
+    /// ([`Self::run_to_stop`]), nothing copied. Returns whether it had an
+    /// escape.
     pub(crate) fn string(&mut self) -> Result<bool, LexError> {
         let mut p = self.pos + 1;
         let mut escaped = false;
         loop {
-            let rest = &self.input[p..];
-            let Some(n) = memchr::memchr2(b'"', b'\\', rest) else {
-                check_run(rest, p, self.text.is_some())?;
-                return Err(self.err(LexErrorKind::End, self.input.len()));
-            };
-            check_run(&rest[..n], p, self.text.is_some())?;
-            p += n;
-            if self.input[p] == b'"' {
-                self.pos = p + 1;
-                return Ok(escaped);
+            p = self.run_to_stop(p)?;
+            match self.input.get(p) {
+                None => return Err(self.err(LexErrorKind::End, self.input.len())),
+                Some(b'"') => {
+                    self.pos = p + 1;
+                    return Ok(escaped);
+                }
+                _ => {}
             }
             escaped = true;
             // The one-letter escapes inline (the skip path's common case).
@@ -367,22 +354,46 @@ impl<'a> Lexer<'a> {
         }
     }
 
+    /// The plain run of string bytes from input offset `p` checked, in one
+    /// pass ([`stop::find_stop`]): returns the offset of the `"` or `\\`
+    /// ending it, or the input's length. Errors, the first problem left to
+    /// right: [`LexErrorKind::InvalidUtf8`] at the first bad byte (checked
+    /// only when the run holds a non-ASCII byte and the input is not known
+    /// UTF-8), [`LexErrorKind::ControlCharacter`] at a raw byte below 0x20.
+    #[inline]
+    fn run_to_stop(&self, p: usize) -> Result<usize, LexError> {
+        let rest = &self.input[p..];
+        let st = stop::find_stop(rest);
+        if st.non_ascii
+            && self.text.is_none()
+            && let Err(e) = std::str::from_utf8(&rest[..st.at])
+        {
+            return Err(self.err(LexErrorKind::InvalidUtf8, p + e.valid_up_to()));
+        }
+        if rest.get(st.at).is_some_and(|&b| b < 0x20) {
+            return Err(self.err(LexErrorKind::ControlCharacter, p + st.at));
+        }
+        Ok(p + st.at)
+    }
+
     /// A string at the position (its `"`), validated: borrowed from the input
-    /// when it has no escape (one `memchr` and one [`check_run`]), else
-    /// unescaped ([`Self::string_into`]). Errors as [`Self::string`] gives them.
+    /// when it has no escape (one pass of the string kernel; a UTF-8 check
+    /// only when it holds non-ASCII bytes and the input is not known UTF-8),
+    /// else unescaped ([`Self::string_into`]). Errors as [`Self::string`]
+    /// gives them.
     pub(crate) fn string_cow(&mut self) -> Result<Cow<'a, str>, LexError> {
         let start = self.pos + 1;
         let input = self.input;
         let rest = &input[start..];
-        if let Some(n) = memchr::memchr2(b'"', b'\\', rest)
-            && rest[n] == b'"'
-            && check_run(&rest[..n], start, self.text.is_some()).is_ok()
-            && let Some(s) = match self.text {
-                Some(t) => t.get(start..start + n),
-                None => std::str::from_utf8(&rest[..n]).ok(),
+        let (st, ascii) = stop::ascii_run(rest);
+        if rest.get(st.at) == Some(&b'"')
+            && let Some(s) = match (ascii, self.text) {
+                (Some(s), _) => Some(s),
+                (None, Some(t)) => t.get(start..start + st.at),
+                (None, None) => std::str::from_utf8(&rest[..st.at]).ok(),
             }
         {
-            self.pos = start + n + 1;
+            self.pos = start + st.at + 1;
             return Ok(Cow::Borrowed(s));
         }
         let mut v = String::new();
@@ -422,14 +433,12 @@ impl<'a> Lexer<'a> {
         let mut p = self.pos + 1;
         loop {
             let rest = &self.input[p..];
-            let Some(n) = memchr::memchr2(b'"', b'\\', rest) else {
-                return false;
-            };
-            let run = &rest[..n];
-            if run.iter().any(|&b| b < 0x20) {
-                return false;
+            let n = stop::find_stop(rest).at;
+            match rest.get(n) {
+                Some(b'"' | b'\\') => {}
+                _ => return false,
             }
-            self.sbuf.extend_from_slice(run);
+            self.sbuf.extend_from_slice(&rest[..n]);
             p += n;
             if self.input[p] == b'"' {
                 self.pos = p + 1;
@@ -455,10 +464,7 @@ impl<'a> Lexer<'a> {
         loop {
             let run_start = self.pos;
             let rest = &self.input[run_start..];
-            let n = rest
-                .iter()
-                .position(|&b| STRING_STOP[b as usize])
-                .unwrap_or(rest.len());
+            let n = stop::find_stop(rest).at;
             match std::str::from_utf8(&rest[..n]) {
                 Ok(t) => sink.run(t, run_start),
                 Err(e) => {
@@ -678,43 +684,6 @@ fn container<'a, H: Host<'a>>(
             }
         }
     }
-}
-
-/// Checks one run of string bytes (between escapes, starting at input
-/// offset `at`): no raw control byte (RFC 8259 §7), valid UTF-8 (§8.1; not
-/// checked again when `utf8_known`: the input is a `&str`). One
-/// OR-reduction finds whether any byte is below 0x20 or above 0x7f (below
-/// 0x20 only when `utf8_known`); only then is the run looked at closely,
-/// reporting the first problem
-/// ([`LexErrorKind::ControlCharacter`] or [`LexErrorKind::InvalidUtf8`] at
-/// that byte).
-fn check_run(run: &[u8], at: usize, utf8_known: bool) -> Result<(), LexError> {
-    let odd = if utf8_known {
-        // Non-ASCII is valid already: only a raw control byte is odd.
-        run.iter().fold(0u8, |a, &c| a | u8::from(c < 0x20))
-    } else {
-        run.iter()
-            .fold(0u8, |a, &c| a | u8::from(c.wrapping_sub(0x20) >= 0x60))
-    };
-    if odd == 0 {
-        return Ok(());
-    }
-    let ctl = run.iter().position(|&c| c < 0x20);
-    let utf8 = if utf8_known {
-        None
-    } else {
-        std::str::from_utf8(run).err().map(|e| e.valid_up_to())
-    };
-    let (kind, off) = match (ctl, utf8) {
-        (Some(c), Some(u)) if u < c => (LexErrorKind::InvalidUtf8, u),
-        (Some(c), _) => (LexErrorKind::ControlCharacter, c),
-        (None, Some(u)) => (LexErrorKind::InvalidUtf8, u),
-        (None, None) => return Ok(()),
-    };
-    Err(LexError {
-        kind,
-        offset: at + off,
-    })
 }
 
 #[cfg(test)]
