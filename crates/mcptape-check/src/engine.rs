@@ -697,7 +697,7 @@ fn check_message(
     };
     let env = wireview::envelope_of(scanned);
     if header.transport == Transport::Stdio
-        && let Some(at) = wireview::line_break(raw.as_bytes())
+        && let Some(at) = wireview::line_break(raw.as_bytes(), scanned)
     {
         cx.push_whole(
             rules::STDIO_EMBEDDED_NEWLINE,
@@ -1464,7 +1464,7 @@ impl State {
         }
         match method {
             method::RESOURCES_READ => {
-                self.read_result(cx, place, id, uri, m.raw(&members.result_contents), ptr);
+                self.read_result(cx, place, id, uri, m, ptr);
             }
             method::INITIALIZE | method::SERVER_DISCOVER | "resources/list" => {
                 let Some(Value::Object(r)) = m.value(&m.env.result) else {
@@ -1527,9 +1527,10 @@ impl State {
         place: Place,
         id: &IdKey,
         uri: Option<&str>,
-        contents: Option<&str>,
+        m: &Msg<'_, '_>,
         ptr: ResultPtr<'_>,
     ) {
+        let contents = m.raw(&m.env.members.result_contents);
         // `contents` is read by the wire's scanner (strict JSON, per-entry
         // members, blobs checked in place) from its range in the message.
         let Some(raw) = contents else {
@@ -1542,7 +1543,7 @@ impl State {
             );
             return;
         };
-        let contents = match wireview::scan_contents(raw) {
+        let contents = match wireview::scan_result_contents(m.input, m.env, raw) {
             Ok(c) => c,
             Err(e) => {
                 let message = match e.kind {

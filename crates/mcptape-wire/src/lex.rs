@@ -171,6 +171,38 @@ pub(crate) struct Lexer<'a> {
     /// strings are then only checked for control bytes, and borrowed
     /// without a second UTF-8 check.
     text: Option<&'a str>,
+    /// The strings of at least `long_min` bytes that [`Self::string`]
+    /// validated, in input order, when recording ([`Self::record_long`]).
+    long: Option<Vec<KnownString>>,
+    /// See `long`.
+    long_min: usize,
+    /// Strings validated by an earlier scan of the same bytes, in input
+    /// order ([`Self::with_known`]): [`Self::string`] and
+    /// [`Self::string_cow`] take their end from here instead of searching.
+    known: Vec<KnownString>,
+    /// The first entry of `known` not yet behind the position.
+    known_next: usize,
+    /// The offset of the first `\n` or `\r` [`Self::ws`] skipped.
+    pub(crate) line_break: Option<usize>,
+}
+
+/// String tokens at least this long (4 KiB, quotes included) that a scan
+/// validated are kept as ranges ([`KnownString`]): a later scan of the same
+/// bytes (the contents scan after the envelope scan) skips them instead of
+/// searching a 160 MB blob again. Shorter ones cost less to search again
+/// than to keep.
+pub(crate) const LONG_STRING_BYTES: usize = 4096;
+
+/// A string token a scan validated: its byte range (quotes included) and
+/// whether it holds an escape.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct KnownString {
+    /// Offset of the opening `"`.
+    pub(crate) start: usize,
+    /// Offset just past the closing `"`.
+    pub(crate) end: usize,
+    /// Whether the string holds a `\` escape.
+    pub(crate) escaped: bool,
 }
 
 impl<'a> Host<'a> for Lexer<'a> {
@@ -192,6 +224,11 @@ impl<'a> Lexer<'a> {
             keys: SmallVec::new(),
             sbuf: Vec::new(),
             text: None,
+            long: None,
+            long_min: LONG_STRING_BYTES,
+            known: Vec::new(),
+            known_next: 0,
+            line_break: None,
         }
     }
 
@@ -202,6 +239,50 @@ impl<'a> Lexer<'a> {
             text: Some(input),
             ..Lexer::new(input.as_bytes())
         }
+    }
+
+    /// Records the string tokens of at least `min` bytes
+    /// ([`LONG_STRING_BYTES`] in the envelope scan) that [`Self::string`]
+    /// validates from now on ([`Self::take_long`]).
+    pub(crate) fn record_long(&mut self, min: usize) {
+        self.long = Some(Vec::new());
+        self.long_min = min;
+    }
+
+    /// The strings recorded since [`Self::record_long`], in input order.
+    pub(crate) fn take_long(&mut self) -> Vec<KnownString> {
+        self.long.take().unwrap_or_default()
+    }
+
+    /// This lexer, told the strings an earlier scan of the same input
+    /// validated (`known`, in input order; offsets into this input). An
+    /// entry whose first and last bytes are not `"` is ignored.
+    pub(crate) fn with_known(mut self, known: Vec<KnownString>) -> Self {
+        self.known = known;
+        self.known_next = 0;
+        self
+    }
+
+    /// The known string starting at the position, if any (see
+    /// [`Self::with_known`]).
+    #[inline]
+    fn known_here(&mut self) -> Option<KnownString> {
+        if self.known_next >= self.known.len() {
+            return None;
+        }
+        while self
+            .known
+            .get(self.known_next)
+            .is_some_and(|k| k.start < self.pos)
+        {
+            self.known_next += 1;
+        }
+        let k = self.known.get(self.known_next)?;
+        (k.start == self.pos
+            && k.end > k.start + 1
+            && self.input.get(k.start) == Some(&b'"')
+            && self.input.get(k.end - 1) == Some(&b'"'))
+        .then(|| k.clone())
     }
 
     /// An error of `kind` at byte `offset`.
@@ -215,10 +296,20 @@ impl<'a> Lexer<'a> {
         self.input.get(self.pos).copied()
     }
 
-    /// Skips RFC 8259 §2 whitespace (space, tab, LF, CR).
+    /// Skips RFC 8259 §2 whitespace (space, tab, LF, CR); the first LF or
+    /// CR is noted ([`Self::line_break`]).
     #[inline]
     pub(crate) fn ws(&mut self) {
-        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
+        while let Some(b) = self.peek() {
+            match b {
+                b' ' | b'\t' => {}
+                b'\n' | b'\r' => {
+                    if self.line_break.is_none() {
+                        self.line_break = Some(self.pos);
+                    }
+                }
+                _ => return,
+            }
             self.pos += 1;
         }
     }
@@ -328,6 +419,11 @@ impl<'a> Lexer<'a> {
     /// ([`Self::run_to_stop`]), nothing copied. Returns whether it had an
     /// escape.
     pub(crate) fn string(&mut self) -> Result<bool, LexError> {
+        if let Some(k) = self.known_here() {
+            self.pos = k.end;
+            return Ok(k.escaped);
+        }
+        let start = self.pos;
         let mut p = self.pos + 1;
         let mut escaped = false;
         loop {
@@ -336,6 +432,15 @@ impl<'a> Lexer<'a> {
                 None => return Err(self.err(LexErrorKind::End, self.input.len())),
                 Some(b'"') => {
                     self.pos = p + 1;
+                    if let Some(long) = &mut self.long
+                        && self.pos - start >= self.long_min
+                    {
+                        long.push(KnownString {
+                            start,
+                            end: self.pos,
+                            escaped,
+                        });
+                    }
                     return Ok(escaped);
                 }
                 _ => {}
@@ -384,6 +489,16 @@ impl<'a> Lexer<'a> {
     pub(crate) fn string_cow(&mut self) -> Result<Cow<'a, str>, LexError> {
         let start = self.pos + 1;
         let input = self.input;
+        if let Some(k) = self.known_here()
+            && !k.escaped
+            && let Some(s) = match self.text {
+                Some(t) => t.get(start..k.end - 1),
+                None => std::str::from_utf8(&input[start..k.end - 1]).ok(),
+            }
+        {
+            self.pos = k.end;
+            return Ok(Cow::Borrowed(s));
+        }
         let rest = &input[start..];
         let (st, ascii) = stop::ascii_run(rest);
         if rest.get(st.at) == Some(&b'"')
@@ -686,6 +801,89 @@ fn container<'a, H: Host<'a>>(
     }
 }
 
+/// The string scan as it was before the string kernel: a `memchr2` to each
+/// `"` / `\\`, then the run checked for raw control bytes and (unless
+/// `utf8_known`) UTF-8, the first problem reported. The reference
+/// [`Lexer::string`] is tested and fuzzed against
+/// ([`crate::fuzzing::string_stop`]): the same `Ok(escaped)` and end, the
+/// same error kind and offset. `lx` is at the string's `"`.
+pub(crate) fn reference_string(lx: &mut Lexer<'_>, utf8_known: bool) -> Result<bool, LexError> {
+    let mut p = lx.pos + 1;
+    let mut escaped = false;
+    loop {
+        let rest = &lx.input[p..];
+        let Some(n) = memchr::memchr2(b'"', b'\\', rest) else {
+            reference_check_run(rest, p, utf8_known)?;
+            return Err(lx.err(LexErrorKind::End, lx.input.len()));
+        };
+        reference_check_run(&rest[..n], p, utf8_known)?;
+        p += n;
+        if lx.input[p] == b'"' {
+            lx.pos = p + 1;
+            return Ok(escaped);
+        }
+        escaped = true;
+        lx.pos = p;
+        lx.escape()?;
+        p = lx.pos;
+    }
+}
+
+/// One run of [`reference_string`]: the first raw control byte or bad UTF-8
+/// byte, whichever comes first.
+fn reference_check_run(run: &[u8], at: usize, utf8_known: bool) -> Result<(), LexError> {
+    let ctl = run.iter().position(|&c| c < 0x20);
+    let utf8 = if utf8_known {
+        None
+    } else {
+        std::str::from_utf8(run).err().map(|e| e.valid_up_to())
+    };
+    let (kind, off) = match (ctl, utf8) {
+        (Some(c), Some(u)) if u < c => (LexErrorKind::InvalidUtf8, u),
+        (Some(c), _) => (LexErrorKind::ControlCharacter, c),
+        (None, Some(u)) => (LexErrorKind::InvalidUtf8, u),
+        (None, None) => return Ok(()),
+    };
+    Err(LexError {
+        kind,
+        offset: at + off,
+    })
+}
+
+/// For the fuzz target: [`Lexer::string`], [`Lexer::string_cow`] and
+/// [`reference_string`] from every `"` of `input` (as bytes, and as text
+/// when it is UTF-8) agree on the result and the end.
+pub(crate) fn strings_agree_with_reference(input: &[u8]) {
+    let text = std::str::from_utf8(input).ok();
+    for at in memchr::memchr_iter(b'"', input) {
+        let mk = |utf8: bool| {
+            let mut lx = match (utf8, text) {
+                (true, Some(t)) => Lexer::new_str(t),
+                _ => Lexer::new(input),
+            };
+            lx.pos = at;
+            lx
+        };
+        for utf8 in [false, true] {
+            if utf8 && text.is_none() {
+                continue;
+            }
+            let mut want_lx = mk(utf8);
+            let want = reference_string(&mut want_lx, utf8).map(|e| (e, want_lx.pos));
+            let mut lx = mk(utf8);
+            let got = lx.string().map(|e| (e, lx.pos));
+            assert_eq!(got, want, "string() from {at} (utf8 {utf8})");
+            let mut lx = mk(utf8);
+            let cow = lx.string_cow().map(|_| lx.pos);
+            assert_eq!(
+                cow,
+                want.clone().map(|(_, end)| end),
+                "string_cow() from {at}"
+            );
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -899,5 +1097,117 @@ mod tests {
             (LexErrorKind::Unexpected(Expected::EndOfInput), 3)
         );
         assert_eq!(err(b" \t\r\n"), (LexErrorKind::End, 4));
+    }
+
+    /// The string scan (kernel, one pass) against the scan before it
+    /// (`memchr2`, then each run checked): the same end, escape flag, error
+    /// kind and offset from every `"` of inputs made of the classes that
+    /// matter — quotes, escapes good and bad, control bytes, valid and
+    /// broken UTF-8 — at every length and alignment of the SIMD steps.
+    #[test]
+    fn string_scan_agrees_with_the_memchr2_reference_on_pseudo_random_strings() {
+        let pieces: &[&[u8]] = &[
+            b"\"",
+            b"\\n",
+            b"\\u00e9",
+            b"\\ud83d\\ude00",
+            b"\\ud83d",
+            b"\\x",
+            b"\\u12",
+            b"\x01",
+            b"\x1f",
+            b"\n",
+            "\u{e9}".as_bytes(),
+            "\u{1F600}".as_bytes(),
+            b"\xc3",
+            b"\xff",
+            b"\x7f",
+            b"abcdefghijklmnopqrstuvwxyz0123456789",
+            b"QUJDRA==",
+        ];
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for _ in 0..1500 {
+            let mut s = b"\"".to_vec();
+            for _ in 0..next() % 24 {
+                let p = pieces[(next() % pieces.len() as u64) as usize];
+                // Plain runs are the common case: repeat them.
+                let times = if p.len() > 8 { 1 + next() % 6 } else { 1 };
+                for _ in 0..times {
+                    s.extend_from_slice(p);
+                }
+            }
+            strings_agree_with_reference(&s);
+        }
+        for t in [
+            &b"\"ab\xc3\x01\""[..],
+            b"\"ab\x01\xc3\"",
+            b"\"ab\xff",
+            b"\"abc",
+            b"\"\\u1Z\"",
+        ] {
+            strings_agree_with_reference(t);
+        }
+    }
+
+    #[test]
+    fn line_break_is_noted_where_whitespace_holds_it() {
+        let mut lx = Lexer::new(b"{\"a\": [1,\t2 ,\r\n3]}\n");
+        lx.value(1).unwrap();
+        lx.end().unwrap();
+        assert_eq!(lx.line_break, Some(13));
+        let mut lx = Lexer::new(b" {\"a\":\"x y\"} ");
+        lx.ws();
+        lx.value(1).unwrap();
+        lx.end().unwrap();
+        assert_eq!(lx.line_break, None);
+    }
+
+    /// Strings recorded by one scan are skipped by a scan told them: the
+    /// same ends and escape flags, and a recorded range whose ends are not
+    /// quotes is ignored (the string is searched).
+    #[test]
+    fn known_strings_are_skipped_with_the_recorded_end_and_escape_flag() {
+        let input = br#"["aaaa","b\nb","c"]"#;
+        let mut lx = Lexer::new(input);
+        lx.record_long(4);
+        lx.value(1).unwrap();
+        let long = lx.take_long();
+        assert_eq!(
+            long,
+            vec![
+                KnownString {
+                    start: 1,
+                    end: 7,
+                    escaped: false
+                },
+                KnownString {
+                    start: 8,
+                    end: 14,
+                    escaped: true
+                },
+            ]
+        );
+        let mut lx = Lexer::new(input).with_known(long);
+        lx.pos = 8;
+        assert_eq!(lx.string(), Ok(true));
+        assert_eq!(lx.pos, 14);
+        lx.pos = 1;
+        assert_eq!(lx.string_cow(), Ok(Cow::Borrowed("aaaa")));
+        assert_eq!(lx.pos, 7);
+        let wrong = vec![KnownString {
+            start: 1,
+            end: 5,
+            escaped: false,
+        }];
+        let mut lx = Lexer::new(input).with_known(wrong);
+        lx.pos = 1;
+        assert_eq!(lx.string(), Ok(false));
+        assert_eq!(lx.pos, 7);
     }
 }
