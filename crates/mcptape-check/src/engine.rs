@@ -324,6 +324,16 @@ fn first_pass<S: LineSource>(
     let http = header.transport == Transport::Http;
     while detector.is_some() || http {
         let Some(_) = lines.advance()? else { break };
+        // A server message cannot move a detector that waits for no answer:
+        // left unread (a 160 MB read is not scanned by both passes).
+        if !http
+            && detector
+                .as_ref()
+                .is_some_and(RevisionDetector::ignores_server_messages)
+            && reader::canonical_message_dir(lines.line()) == Some(Direction::S2c)
+        {
+            continue;
+        }
         let (line_no, offset) = (lines.line_no(), lines.offset());
         let mut slim: Option<String> = None;
         let Ok(r) = reader::parse_record_line(lines.line(), line_no, offset, |m| {
