@@ -74,9 +74,23 @@ const STOP: [bool; 256] = {
 pub(crate) fn find_stop(s: &[u8]) -> Stop {
     #[cfg(target_arch = "x86_64")]
     {
-        if s.len() >= AVX2_FROM && std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: AVX2 is present (checked just above).
-            return unsafe { avx2::find_stop(s) };
+        // The first 16 bytes inline: most strings (keys, ids, uris) end there.
+        if let Some((mask, high)) = sse2::first_block(s) {
+            if mask != 0 {
+                let k = mask.trailing_zeros();
+                return Stop {
+                    at: k as usize,
+                    non_ascii: high & ((1 << k) - 1) != 0,
+                };
+            }
+            if s.len() >= 16 + AVX2_FROM && std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: AVX2 is present (checked just above).
+                let rest = unsafe { avx2::find_stop(&s[16..]) };
+                return Stop {
+                    at: 16 + rest.at,
+                    non_ascii: rest.non_ascii || high != 0,
+                };
+            }
         }
         sse2::find_stop(s)
     }
@@ -139,6 +153,38 @@ fn scalar(s: &[u8]) -> Stop {
 mod sse2 {
     use super::Stop;
     use std::arch::x86_64::*;
+
+    /// The stop mask and the high-bit mask of the first 16 bytes of `s`
+    /// (bit `i` for byte `i`); `None` when `s` is shorter.
+    #[inline]
+    pub(super) fn first_block(s: &[u8]) -> Option<(u32, u32)> {
+        if s.len() < 16 {
+            return None;
+        }
+        // SAFETY: SSE2 is part of the x86-64 baseline; `s` holds 16 bytes.
+        Some(unsafe { block(s.as_ptr()) })
+    }
+
+    /// The stop mask and the high-bit mask of the 16 bytes at `p`.
+    ///
+    /// # Safety
+    /// 16 bytes at `p` are readable; the CPU supports SSE2 (every x86-64
+    /// CPU does).
+    #[inline]
+    #[target_feature(enable = "sse2")]
+    unsafe fn block(p: *const u8) -> (u32, u32) {
+        // SAFETY: the caller's contract (an unaligned load of 16 bytes).
+        let v = unsafe { _mm_loadu_si128(p.cast()) };
+        let ctl = _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1f)), v);
+        let hit = _mm_or_si128(
+            _mm_or_si128(
+                _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8)),
+                _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8)),
+            ),
+            ctl,
+        );
+        (_mm_movemask_epi8(hit) as u32, _mm_movemask_epi8(v) as u32)
+    }
 
     /// SSE2 kernel: 16 bytes a step, the last partial block by the scalar
     /// kernel.
