@@ -1125,13 +1125,7 @@ mod tests {
             b"abcdefghijklmnopqrstuvwxyz0123456789",
             b"QUJDRA==",
         ];
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = crate::stop::xorshift(0x2545_f491_4f6c_dd1d);
         for _ in 0..1500 {
             let mut s = b"\"".to_vec();
             for _ in 0..next() % 24 {

@@ -354,6 +354,18 @@ pub(crate) fn kernels_agree(s: &[u8]) {
     }
 }
 
+/// A xorshift64 generator from `seed` (not 0): the tests' pseudo-random
+/// inputs, the same on every run.
+#[cfg(test)]
+pub(crate) fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+    move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -445,13 +457,7 @@ mod tests {
     /// matter (a stop byte about once per 150 bytes, non-ASCII once per 40).
     #[test]
     fn kernels_agree_on_pseudo_random_inputs() {
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
         for _ in 0..2000 {
             let len = (next() % 400) as usize;
             let s: Vec<u8> = (0..len)
