@@ -19,7 +19,7 @@ use crate::envelope::{self, Frame};
 use crate::resources::{parse_read_result, parse_read_result_lenient};
 
 /// The lexer's string scan against its references, on `data`: the string
-/// kernels (SSE2, AVX2) against the scalar one; [`Lexer::string`] and
+/// kernels (SSE2, AVX2) against the scalar one; the lexer's `string` and
 /// `string_cow` from every `"` against the scan before the kernel (a
 /// `memchr2` and a control/UTF-8 check per run: same result, end, error kind
 /// and offset); and, for a single message, the contents scan that reuses the
@@ -27,8 +27,6 @@ use crate::resources::{parse_read_result, parse_read_result_lenient};
 /// string recorded) against the plain one, and the line break the scan noted
 /// against a search. Run by the `envelope_vs_jsonrpc` and `jsonrpc_parse`
 /// targets.
-///
-/// [`Lexer::string`]: crate::lex
 ///
 /// # Panics
 /// When a kernel or scan disagrees with its reference (the finding).
