@@ -300,6 +300,14 @@ impl<'a> Lexer<'a> {
     /// CR is noted ([`Self::line_break`]).
     #[inline]
     pub(crate) fn ws(&mut self) {
+        // Inline only the test: compact JSON has no whitespace.
+        if let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
+            self.ws_run();
+        }
+    }
+
+    /// The whitespace run at the position ([`Self::ws`]).
+    fn ws_run(&mut self) {
         while let Some(b) = self.peek() {
             match b {
                 b' ' | b'\t' => {}
