@@ -324,6 +324,16 @@ fn first_pass<S: LineSource>(
     let http = header.transport == Transport::Http;
     while detector.is_some() || http {
         let Some(_) = lines.advance()? else { break };
+        // A server message cannot move a detector that waits for no answer:
+        // left unread (a 160 MB read is not scanned by both passes).
+        if !http
+            && detector
+                .as_ref()
+                .is_some_and(RevisionDetector::ignores_server_messages)
+            && reader::canonical_message_dir(lines.line()) == Some(Direction::S2c)
+        {
+            continue;
+        }
         let (line_no, offset) = (lines.line_no(), lines.offset());
         let mut slim: Option<String> = None;
         let Ok(r) = reader::parse_record_line(lines.line(), line_no, offset, |m| {
@@ -697,7 +707,7 @@ fn check_message(
     };
     let env = wireview::envelope_of(scanned);
     if header.transport == Transport::Stdio
-        && let Some(at) = wireview::line_break(raw.as_bytes())
+        && let Some(at) = wireview::line_break(raw.as_bytes(), scanned)
     {
         cx.push_whole(
             rules::STDIO_EMBEDDED_NEWLINE,
@@ -1464,7 +1474,7 @@ impl State {
         }
         match method {
             method::RESOURCES_READ => {
-                self.read_result(cx, place, id, uri, m.raw(&members.result_contents), ptr);
+                self.read_result(cx, place, id, uri, m, ptr);
             }
             method::INITIALIZE | method::SERVER_DISCOVER | "resources/list" => {
                 let Some(Value::Object(r)) = m.value(&m.env.result) else {
@@ -1527,9 +1537,10 @@ impl State {
         place: Place,
         id: &IdKey,
         uri: Option<&str>,
-        contents: Option<&str>,
+        m: &Msg<'_, '_>,
         ptr: ResultPtr<'_>,
     ) {
+        let contents = m.raw(&m.env.members.result_contents);
         // `contents` is read by the wire's scanner (strict JSON, per-entry
         // members, blobs checked in place) from its range in the message.
         let Some(raw) = contents else {
@@ -1542,7 +1553,7 @@ impl State {
             );
             return;
         };
-        let contents = match wireview::scan_contents(raw) {
+        let contents = match wireview::scan_result_contents(m.input, m.env, raw) {
             Ok(c) => c,
             Err(e) => {
                 let message = match e.kind {

@@ -34,10 +34,14 @@ pub(crate) fn envelope_of(scanned: &Result<Scanned, WireError>) -> Envelope {
     }
 }
 
-/// Byte offset of the first `\n` or `\r` (SIMD search: a 160 MB message is
-/// scanned at memory speed).
-pub(crate) fn line_break(raw: &[u8]) -> Option<usize> {
-    mcptape_wire::json::find_line_break(raw)
+/// Byte offset of the first `\n` or `\r` in `raw`, whose envelope scan is
+/// `scanned`: noted by that scan for a single message (a strict message
+/// holds one only between tokens, where the scan passed), else a SIMD search.
+pub(crate) fn line_break(raw: &[u8], scanned: &Result<Scanned, WireError>) -> Option<usize> {
+    match scanned {
+        Ok(Scanned::Single(e)) => e.members.line_break,
+        _ => mcptape_wire::json::find_line_break(raw),
+    }
 }
 
 fn first_byte(raw: &str) -> Option<u8> {
@@ -49,6 +53,17 @@ fn first_byte(raw: &str) -> Option<u8> {
 /// checked again).
 pub(crate) fn scan_contents(raw: &str) -> Result<Vec<ScannedEntry<'_>>, codec::CodecError> {
     codec::scan_contents_str(raw)
+}
+
+/// [`scan_contents`] of `raw`, the `result.contents` range of `message`
+/// whose envelope scan is `env` (`mcptape_wire::codec::scan_result_contents`:
+/// the long strings that scan validated are not searched again).
+pub(crate) fn scan_result_contents<'a>(
+    message: &'a str,
+    env: &mcptape_wire::envelope::Envelope,
+    raw: &'a str,
+) -> Result<Vec<ScannedEntry<'a>>, codec::CodecError> {
+    codec::scan_result_contents(message, env).unwrap_or_else(|| scan_contents(raw))
 }
 
 /// The JSON type of a raw value, for messages (`an array`, `a number`, ...).

@@ -473,6 +473,15 @@ pub fn parse_header_line(line: &[u8]) -> Result<Header, TranscriptError> {
     parse_header(line)
 }
 
+/// The direction of the writer's canonical message line
+/// (`{"tUs":…,"kind":"message","dir":…,"msg":…}`, without its `\n`), read
+/// from its first bytes, the message unread; `None` for any other line.
+/// [`parse_record_line`] gives such a line as a message of this direction,
+/// or an error (its serde path refuses a repeated `kind` or `dir`).
+pub fn canonical_message_dir(line: &[u8]) -> Option<Direction> {
+    canonical_message(line).map(|(_, dir, _)| dir)
+}
+
 /// Splits the writer's canonical message line without `http` into
 /// `(tUs, dir, msg bytes)`; `None` for any other shape. Only the envelope is
 /// matched: the msg bytes are not validated here.
@@ -785,6 +794,24 @@ mod tests {
 
     const HEADER: &str = r#"{"mcptapeTranscript":1,"mcptapeVersion":"0.1.0","transport":"stdio","server":{},"startedAt":"2026-11-30T00:00:00Z"}"#;
     const REC: &str = r#"{"tUs":1,"kind":"stderr","line":"x"}"#;
+
+    /// The direction of a canonical message line, read without its
+    /// message; other lines (another kind, `tUs` not first, a leading
+    /// zero) give none.
+    #[test]
+    fn canonical_message_dir_reads_only_the_canonical_prefix() {
+        let s2c = br#"{"tUs":12,"kind":"message","dir":"s2c","msg":{"jsonrpc":"2.0","id":1,"result":{}}}"#;
+        assert_eq!(canonical_message_dir(s2c), Some(Direction::S2c));
+        let c2s = br#"{"tUs":0,"kind":"message","dir":"c2s","msg":not even json}"#;
+        assert_eq!(canonical_message_dir(c2s), Some(Direction::C2s));
+        for other in [
+            REC.as_bytes(),
+            br#"{"kind":"message","tUs":1,"dir":"s2c","msg":{}}"#,
+            br#"{"tUs":01,"kind":"message","dir":"s2c","msg":{}}"#,
+        ] {
+            assert_eq!(canonical_message_dir(other), None, "{other:?}");
+        }
+    }
 
     /// Records after two consecutive malformed lines keep their file line numbers.
     #[test]

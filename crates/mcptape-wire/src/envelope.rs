@@ -8,10 +8,10 @@
 //! text, [`RequestId`], and its byte range), and the byte ranges of its
 //! top-level members (`method`, `params`, `result`, `error`), the `code` of
 //! an `error`, and the raw `resultType` of a `result` object. No
-//! `serde_json::Value` is built: a string body is skipped with `memchr` and
-//! checked in place (one OR-reduction for raw control bytes and non-ASCII,
-//! UTF-8 only where non-ASCII is present), so a 4 MB base64 `blob` costs two
-//! vectorized passes over its bytes. [`scan_frame`] does the same for a
+//! `serde_json::Value` is built: a string body is skipped and checked in
+//! place by one vectorized pass to its closing quote (raw control bytes
+//! found on the way, UTF-8 checked only where non-ASCII is present), so a
+//! 4 MB base64 `blob` costs one pass over its bytes. [`scan_frame`] does the same for a
 //! frame that may be a batch (JSON-RPC 2.0 §6), element by element.
 //!
 //! Typed views, decoded from the ranges when asked: [`Envelope::message`]
@@ -150,6 +150,28 @@ pub struct Members {
     pub result_ttl_ms: Option<Range<usize>>,
     /// `result.cacheScope` (MCP 2026-07-28 cache hints, SEP-2549).
     pub result_cache_scope: Option<Range<usize>>,
+    /// Offset of the message's first `\n` or `\r` (stdio framing forbids
+    /// either inside a message, MCP 2026-07-28 "Transports" → stdio). A
+    /// strict message holds one only as whitespace between tokens (RFC 8259
+    /// §2; a string holds no raw control byte, §7), where the scan saw it:
+    /// set by [`scan_envelope`] for a single message, `None` in a batch.
+    pub line_break: Option<usize>,
+    /// The long strings this scan validated, for the contents scan of the
+    /// same bytes ([`codec::scan_result_contents`](crate::codec::scan_result_contents)):
+    /// a 160 MB blob is searched once per message, not twice.
+    pub long_strings: LongStrings,
+}
+
+/// The string tokens of at least 4 KiB a single message's envelope scan
+/// validated (opaque; empty for a batch). Read by
+/// [`codec::scan_result_contents`](crate::codec::scan_result_contents).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LongStrings {
+    /// The length of the scanned input (a message of another length is not
+    /// the one these ranges are into: they are not used).
+    pub(crate) input_len: usize,
+    /// The strings, in input order.
+    pub(crate) strings: Vec<lex::KnownString>,
 }
 
 impl Envelope {
@@ -382,6 +404,17 @@ fn unreachable_batch() -> Result<Envelope, WireError> {
 /// [`WireErrorKind::NotAnObject`]) and [`scan_frame`]; `text` is `input`
 /// when it is known to be UTF-8 ([`scan_frame_str`]).
 fn scan(input: &[u8], text: Option<&str>, batch: bool) -> Result<Scanned, WireError> {
+    scan_recording(input, text, batch, lex::LONG_STRING_BYTES)
+}
+
+/// [`scan`] keeping the string tokens of at least `long_min` bytes in
+/// [`Members::long_strings`] (tests and fuzzing record them all).
+pub(crate) fn scan_recording(
+    input: &[u8],
+    text: Option<&str>,
+    batch: bool,
+    long_min: usize,
+) -> Result<Scanned, WireError> {
     if input.len() > MAX_MESSAGE_BYTES {
         return Err(json_err(
             JsonErrorKind::MessageTooLarge {
@@ -439,10 +472,17 @@ fn scan(input: &[u8], text: Option<&str>, batch: bool) -> Result<Scanned, WireEr
         };
         return Err(WireError::new(kind, Some(root)));
     }
+    lx.record_long(long_min);
     let top = top_object(&mut lx, 0)
         .and_then(|top| lx.end().map(|()| top))
         .map_err(|e| wire_error(input, e))?;
-    top.into_envelope(input, root).map(Scanned::Single)
+    let mut env = top.into_envelope(input, root)?;
+    env.members.line_break = lx.line_break;
+    env.members.long_strings = LongStrings {
+        input_len: input.len(),
+        strings: lx.take_long(),
+    };
+    Ok(Scanned::Single(env))
 }
 
 fn json_err(kind: JsonErrorKind, offset: usize) -> WireError {
@@ -1090,5 +1130,87 @@ mod tests {
         let e = scan_envelope(s).unwrap();
         assert_eq!(e.error.as_ref().map(|e| e.code), Some(-32603));
         assert_eq!(e.result_type(s), None);
+    }
+
+    /// A read of one long blob: the envelope scan keeps the blob's range
+    /// (4 KiB and more), not the short strings', and the contents scan that
+    /// takes it gives what the plain contents scan gives: the entries, and
+    /// the same error at the same offset for a blob with a bad symbol, an
+    /// escape, a missing uri.
+    #[test]
+    fn long_blob_is_kept_by_the_envelope_scan_and_reused_by_the_contents_scan() {
+        let blob = "QUJD".repeat(lex::LONG_STRING_BYTES / 4);
+        let read = |entry: &str| {
+            format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"contents":[{entry}]}}}}"#)
+        };
+        let cases = [
+            read(&format!(
+                r#"{{"uri":"file:///a.png","mimeType":"image/png","blob":"{blob}"}}"#
+            )),
+            read(&format!(
+                r#"{{"uri":"file:///a.png","blob":"{}*{}"}}"#,
+                &blob[..9],
+                &blob[10..]
+            )),
+            read(&format!(
+                r#"{{"uri":"file:///a.png","blob":"{}\/{}"}}"#,
+                &blob[..4],
+                &blob[5..]
+            )),
+            read(&format!(r#"{{"mimeType":"image/png","blob":"{blob}"}}"#)),
+            read(&format!(
+                r#"{{"uri":"file:///a.txt","text":"{blob}","blob":"QUJD"}}"#
+            )),
+        ];
+        for (i, m) in cases.iter().enumerate() {
+            let env = scan_envelope_str(m).unwrap();
+            let start = m.find(r#""blob":""#).map(|b| b + 7);
+            let long = &env.members.long_strings;
+            assert_eq!(long.input_len, m.len(), "case {i}");
+            assert_eq!(long.strings.len(), 1, "case {i}");
+            if i != 4 {
+                assert_eq!(Some(long.strings[0].start), start, "case {i}");
+                assert_eq!(long.strings[0].escaped, i == 2, "case {i}");
+            }
+            let raw = &m[env.members.result_contents.clone().unwrap()];
+            let plain = crate::codec::scan_contents_str(raw);
+            assert_eq!(
+                crate::codec::scan_result_contents(m, &env),
+                Some(plain.clone()),
+                "case {i}"
+            );
+            // The bad symbol is the blob's verdict, at its offset in `contents`.
+            let verdict = plain.as_ref().unwrap()[0].blob_check.clone().unwrap();
+            match verdict {
+                Err((_, at)) => assert_eq!((i, raw.as_bytes()[at]), (1, b'*')),
+                Ok(_) => assert_ne!(i, 1),
+            }
+            // Another message of another length: the ranges are not used.
+            let other = format!("{m} ");
+            assert_eq!(
+                crate::codec::scan_result_contents(&other, &env),
+                Some(plain),
+                "case {i}, other message"
+            );
+        }
+        let short = read(r#"{"uri":"file:///a","blob":"QUJD"}"#);
+        let env = scan_envelope_str(&short).unwrap();
+        assert!(env.members.long_strings.strings.is_empty());
+        assert_eq!(env.members.line_break, None);
+    }
+
+    #[test]
+    fn line_break_between_tokens_is_noted_by_the_scan() {
+        let m = "{\"jsonrpc\":\"2.0\",\r\n \"id\":1,\"result\":{}}\n";
+        let env = scan_envelope(m.as_bytes()).unwrap();
+        assert_eq!(env.members.line_break, Some(17));
+        assert_eq!(crate::json::find_line_break(m.as_bytes()), Some(17));
+        // A batch's elements carry none.
+        let Scanned::Batch(items) =
+            scan_frame(b"[{\"jsonrpc\":\"2.0\",\n\"method\":\"a\"}]").unwrap()
+        else {
+            panic!("a batch");
+        };
+        assert_eq!(items[0].as_ref().unwrap().members.line_break, None);
     }
 }

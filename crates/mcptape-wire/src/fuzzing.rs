@@ -9,12 +9,55 @@
 //! * [`jsonrpc_parse`]: arbitrary bytes into the one JSON-RPC reader's typed view, same
 //!   round-trip rule, the id's raw text kept.
 //! * [`envelope_vs_jsonrpc`]: the one JSON-RPC reader against serde_json as the outside oracle.
+//! * [`string_stop`] (in the two above): the lexer's string kernel and scan
+//!   against their references.
 //! * `contents_structured` (feature `arbitrary`): a structured result with
 //!   mixed text/blob entries, odd uris, `_meta` and unknown fields is
 //!   serialized, parsed, and must come back exactly.
 
 use crate::envelope::{self, Frame};
 use crate::resources::{parse_read_result, parse_read_result_lenient};
+
+/// The lexer's string scan against its references, on `data`: the string
+/// kernels (SSE2, AVX2) against the scalar one; the lexer's `string` and
+/// `string_cow` from every `"` against the scan before the kernel (a
+/// `memchr2` and a control/UTF-8 check per run: same result, end, error kind
+/// and offset); and, for a single message, the contents scan that reuses the
+/// envelope scan's strings ([`crate::codec::scan_result_contents`], every
+/// string recorded) against the plain one, and the line break the scan noted
+/// against a search. Run by the `envelope_vs_jsonrpc` and `jsonrpc_parse`
+/// targets.
+///
+/// # Panics
+/// When a kernel or scan disagrees with its reference (the finding).
+pub fn string_stop(data: &[u8]) {
+    crate::stop::kernels_agree(data);
+    crate::lex::strings_agree_with_reference(data);
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let Ok(envelope::Scanned::Single(env)) = envelope::scan_recording(data, Some(text), false, 2)
+    else {
+        return;
+    };
+    assert_eq!(
+        env.members.line_break,
+        crate::json::find_line_break(data),
+        "line break"
+    );
+    if let Some(raw) = env
+        .members
+        .result_contents
+        .clone()
+        .and_then(|r| text.get(r))
+    {
+        assert_eq!(
+            crate::codec::scan_result_contents(text, &env),
+            Some(crate::codec::scan_contents_str(raw)),
+            "contents scan with the envelope's strings"
+        );
+    }
+}
 
 /// Runs the strict and lenient contents parsers on `data`. Panics (a fuzz
 /// finding) only when an accepted input does not round-trip.
@@ -38,6 +81,7 @@ pub fn contents_parse(data: &[u8]) {
 /// (serialize → parse gives an equal message), or its id's text is not the
 /// text at its range.
 pub fn jsonrpc_parse(data: &[u8]) {
+    string_stop(data);
     if let Ok(Frame::Single(m)) = envelope::parse(data) {
         let json = m.to_json();
         let again = envelope::parse_message(json.as_bytes())
@@ -484,6 +528,7 @@ pub fn envelope_vs_jsonrpc(input: &[u8]) {
     use crate::envelope::{Scanned, scan_frame};
     use crate::error::{JsonErrorKind, WireErrorKind};
     let show = || String::from_utf8_lossy(input).into_owned();
+    string_stop(input);
     let ours = scan_frame(input);
     // The `&str` entry point (UTF-8 not checked again) agrees on UTF-8 input.
     if let Ok(text) = std::str::from_utf8(input) {

@@ -29,6 +29,7 @@ use std::collections::HashSet;
 use smallvec::SmallVec;
 
 use crate::limits::MAX_NESTING_DEPTH;
+use crate::stop;
 
 /// What the lexer wanted where it found another byte
 /// ([`LexErrorKind::Unexpected`]); each scanner names it its own way.
@@ -106,20 +107,6 @@ const KEY_STACK_INLINE: usize = 16;
 /// without growing the buffer by doubling from nothing on every scan.
 const STRING_BUFFER_BYTES: usize = 64 << 10;
 
-/// Byte classes for decoding strings: `true` stops a plain run (`"`, `\`,
-/// bytes below 0x20).
-const STRING_STOP: [bool; 256] = {
-    let mut t = [false; 256];
-    let mut i = 0;
-    while i < 0x20 {
-        t[i] = true;
-        i += 1;
-    }
-    t[b'"' as usize] = true;
-    t[b'\\' as usize] = true;
-    t
-};
-
 /// Where [`Lexer::string_into`] puts a string's unescaped bytes.
 pub(crate) trait Sink {
     /// A plain run (UTF-8 checked) that starts at input offset `at`.
@@ -184,6 +171,38 @@ pub(crate) struct Lexer<'a> {
     /// strings are then only checked for control bytes, and borrowed
     /// without a second UTF-8 check.
     text: Option<&'a str>,
+    /// The strings of at least `long_min` bytes that [`Self::string`]
+    /// validated, in input order, when recording ([`Self::record_long`]).
+    long: Option<Vec<KnownString>>,
+    /// See `long`.
+    long_min: usize,
+    /// Strings validated by an earlier scan of the same bytes, in input
+    /// order ([`Self::with_known`]): [`Self::string`] and
+    /// [`Self::string_cow`] take their end from here instead of searching.
+    known: Vec<KnownString>,
+    /// The first entry of `known` not yet behind the position.
+    known_next: usize,
+    /// The offset of the first `\n` or `\r` [`Self::ws`] skipped.
+    pub(crate) line_break: Option<usize>,
+}
+
+/// String tokens at least this long (4 KiB, quotes included) that a scan
+/// validated are kept as ranges ([`KnownString`]): a later scan of the same
+/// bytes (the contents scan after the envelope scan) skips them instead of
+/// searching a 160 MB blob again. Shorter ones cost less to search again
+/// than to keep.
+pub(crate) const LONG_STRING_BYTES: usize = 4096;
+
+/// A string token a scan validated: its byte range (quotes included) and
+/// whether it holds an escape.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct KnownString {
+    /// Offset of the opening `"`.
+    pub(crate) start: usize,
+    /// Offset just past the closing `"`.
+    pub(crate) end: usize,
+    /// Whether the string holds a `\` escape.
+    pub(crate) escaped: bool,
 }
 
 impl<'a> Host<'a> for Lexer<'a> {
@@ -205,6 +224,11 @@ impl<'a> Lexer<'a> {
             keys: SmallVec::new(),
             sbuf: Vec::new(),
             text: None,
+            long: None,
+            long_min: LONG_STRING_BYTES,
+            known: Vec::new(),
+            known_next: 0,
+            line_break: None,
         }
     }
 
@@ -215,6 +239,50 @@ impl<'a> Lexer<'a> {
             text: Some(input),
             ..Lexer::new(input.as_bytes())
         }
+    }
+
+    /// Records the string tokens of at least `min` bytes
+    /// ([`LONG_STRING_BYTES`] in the envelope scan) that [`Self::string`]
+    /// validates from now on ([`Self::take_long`]).
+    pub(crate) fn record_long(&mut self, min: usize) {
+        self.long = Some(Vec::new());
+        self.long_min = min;
+    }
+
+    /// The strings recorded since [`Self::record_long`], in input order.
+    pub(crate) fn take_long(&mut self) -> Vec<KnownString> {
+        self.long.take().unwrap_or_default()
+    }
+
+    /// This lexer, told the strings an earlier scan of the same input
+    /// validated (`known`, in input order; offsets into this input). An
+    /// entry whose first and last bytes are not `"` is ignored.
+    pub(crate) fn with_known(mut self, known: Vec<KnownString>) -> Self {
+        self.known = known;
+        self.known_next = 0;
+        self
+    }
+
+    /// The known string starting at the position, if any (see
+    /// [`Self::with_known`]).
+    #[inline]
+    fn known_here(&mut self) -> Option<KnownString> {
+        if self.known_next >= self.known.len() {
+            return None;
+        }
+        while self
+            .known
+            .get(self.known_next)
+            .is_some_and(|k| k.start < self.pos)
+        {
+            self.known_next += 1;
+        }
+        let k = self.known.get(self.known_next)?;
+        (k.start == self.pos
+            && k.end > k.start + 1
+            && self.input.get(k.start) == Some(&b'"')
+            && self.input.get(k.end - 1) == Some(&b'"'))
+        .then(|| k.clone())
     }
 
     /// An error of `kind` at byte `offset`.
@@ -228,10 +296,28 @@ impl<'a> Lexer<'a> {
         self.input.get(self.pos).copied()
     }
 
-    /// Skips RFC 8259 §2 whitespace (space, tab, LF, CR).
+    /// Skips RFC 8259 §2 whitespace (space, tab, LF, CR); the first LF or
+    /// CR is noted ([`Self::line_break`]).
     #[inline]
     pub(crate) fn ws(&mut self) {
-        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
+        // Inline only the test: compact JSON has no whitespace.
+        if let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
+            self.ws_run();
+        }
+    }
+
+    /// The whitespace run at the position ([`Self::ws`]).
+    fn ws_run(&mut self) {
+        while let Some(b) = self.peek() {
+            match b {
+                b' ' | b'\t' => {}
+                b'\n' | b'\r' => {
+                    if self.line_break.is_none() {
+                        self.line_break = Some(self.pos);
+                    }
+                }
+                _ => return,
+            }
             self.pos += 1;
         }
     }
@@ -336,22 +422,36 @@ impl<'a> Lexer<'a> {
     }
 
     /// A string at the position (its `"`), validated in place and skipped:
-    /// `memchr` to each `"` / `\`, one OR-reduction per run between escapes
-    /// ([`check_run`]), nothing copied. Returns whether it had an escape.
+    /// one pass of the string kernel ([`stop::find_stop`]) to each `"` / `\\`
+    /// / control byte, a UTF-8 check only of runs holding non-ASCII bytes
+    /// ([`Self::run_to_stop`]), nothing copied. Returns whether it had an
+    /// escape.
     pub(crate) fn string(&mut self) -> Result<bool, LexError> {
+        if let Some(k) = self.known_here() {
+            self.pos = k.end;
+            return Ok(k.escaped);
+        }
+        let start = self.pos;
         let mut p = self.pos + 1;
         let mut escaped = false;
         loop {
-            let rest = &self.input[p..];
-            let Some(n) = memchr::memchr2(b'"', b'\\', rest) else {
-                check_run(rest, p, self.text.is_some())?;
-                return Err(self.err(LexErrorKind::End, self.input.len()));
-            };
-            check_run(&rest[..n], p, self.text.is_some())?;
-            p += n;
-            if self.input[p] == b'"' {
-                self.pos = p + 1;
-                return Ok(escaped);
+            p = self.run_to_stop(p)?;
+            match self.input.get(p) {
+                None => return Err(self.err(LexErrorKind::End, self.input.len())),
+                Some(b'"') => {
+                    self.pos = p + 1;
+                    if let Some(long) = &mut self.long
+                        && self.pos - start >= self.long_min
+                    {
+                        long.push(KnownString {
+                            start,
+                            end: self.pos,
+                            escaped,
+                        });
+                    }
+                    return Ok(escaped);
+                }
+                _ => {}
             }
             escaped = true;
             // The one-letter escapes inline (the skip path's common case).
@@ -367,22 +467,56 @@ impl<'a> Lexer<'a> {
         }
     }
 
+    /// The plain run of string bytes from input offset `p` checked, in one
+    /// pass ([`stop::find_stop`]): returns the offset of the `"` or `\\`
+    /// ending it, or the input's length. Errors, the first problem left to
+    /// right: [`LexErrorKind::InvalidUtf8`] at the first bad byte (checked
+    /// only when the run holds a non-ASCII byte and the input is not known
+    /// UTF-8), [`LexErrorKind::ControlCharacter`] at a raw byte below 0x20.
+    #[inline]
+    fn run_to_stop(&self, p: usize) -> Result<usize, LexError> {
+        let rest = &self.input[p..];
+        let st = stop::find_stop(rest);
+        if st.non_ascii
+            && self.text.is_none()
+            && let Err(e) = std::str::from_utf8(&rest[..st.at])
+        {
+            return Err(self.err(LexErrorKind::InvalidUtf8, p + e.valid_up_to()));
+        }
+        if rest.get(st.at).is_some_and(|&b| b < 0x20) {
+            return Err(self.err(LexErrorKind::ControlCharacter, p + st.at));
+        }
+        Ok(p + st.at)
+    }
+
     /// A string at the position (its `"`), validated: borrowed from the input
-    /// when it has no escape (one `memchr` and one [`check_run`]), else
-    /// unescaped ([`Self::string_into`]). Errors as [`Self::string`] gives them.
+    /// when it has no escape (one pass of the string kernel; a UTF-8 check
+    /// only when it holds non-ASCII bytes and the input is not known UTF-8),
+    /// else unescaped ([`Self::string_into`]). Errors as [`Self::string`]
+    /// gives them.
     pub(crate) fn string_cow(&mut self) -> Result<Cow<'a, str>, LexError> {
         let start = self.pos + 1;
         let input = self.input;
-        let rest = &input[start..];
-        if let Some(n) = memchr::memchr2(b'"', b'\\', rest)
-            && rest[n] == b'"'
-            && check_run(&rest[..n], start, self.text.is_some()).is_ok()
+        if let Some(k) = self.known_here()
+            && !k.escaped
             && let Some(s) = match self.text {
-                Some(t) => t.get(start..start + n),
-                None => std::str::from_utf8(&rest[..n]).ok(),
+                Some(t) => t.get(start..k.end - 1),
+                None => std::str::from_utf8(&input[start..k.end - 1]).ok(),
             }
         {
-            self.pos = start + n + 1;
+            self.pos = k.end;
+            return Ok(Cow::Borrowed(s));
+        }
+        let rest = &input[start..];
+        let (st, ascii) = stop::ascii_run(rest);
+        if rest.get(st.at) == Some(&b'"')
+            && let Some(s) = match (ascii, self.text) {
+                (Some(s), _) => Some(s),
+                (None, Some(t)) => t.get(start..start + st.at),
+                (None, None) => std::str::from_utf8(&rest[..st.at]).ok(),
+            }
+        {
+            self.pos = start + st.at + 1;
             return Ok(Cow::Borrowed(s));
         }
         let mut v = String::new();
@@ -422,14 +556,12 @@ impl<'a> Lexer<'a> {
         let mut p = self.pos + 1;
         loop {
             let rest = &self.input[p..];
-            let Some(n) = memchr::memchr2(b'"', b'\\', rest) else {
-                return false;
-            };
-            let run = &rest[..n];
-            if run.iter().any(|&b| b < 0x20) {
-                return false;
+            let n = stop::find_stop(rest).at;
+            match rest.get(n) {
+                Some(b'"' | b'\\') => {}
+                _ => return false,
             }
-            self.sbuf.extend_from_slice(run);
+            self.sbuf.extend_from_slice(&rest[..n]);
             p += n;
             if self.input[p] == b'"' {
                 self.pos = p + 1;
@@ -455,10 +587,7 @@ impl<'a> Lexer<'a> {
         loop {
             let run_start = self.pos;
             let rest = &self.input[run_start..];
-            let n = rest
-                .iter()
-                .position(|&b| STRING_STOP[b as usize])
-                .unwrap_or(rest.len());
+            let n = stop::find_stop(rest).at;
             match std::str::from_utf8(&rest[..n]) {
                 Ok(t) => sink.run(t, run_start),
                 Err(e) => {
@@ -680,25 +809,37 @@ fn container<'a, H: Host<'a>>(
     }
 }
 
-/// Checks one run of string bytes (between escapes, starting at input
-/// offset `at`): no raw control byte (RFC 8259 §7), valid UTF-8 (§8.1; not
-/// checked again when `utf8_known`: the input is a `&str`). One
-/// OR-reduction finds whether any byte is below 0x20 or above 0x7f (below
-/// 0x20 only when `utf8_known`); only then is the run looked at closely,
-/// reporting the first problem
-/// ([`LexErrorKind::ControlCharacter`] or [`LexErrorKind::InvalidUtf8`] at
-/// that byte).
-fn check_run(run: &[u8], at: usize, utf8_known: bool) -> Result<(), LexError> {
-    let odd = if utf8_known {
-        // Non-ASCII is valid already: only a raw control byte is odd.
-        run.iter().fold(0u8, |a, &c| a | u8::from(c < 0x20))
-    } else {
-        run.iter()
-            .fold(0u8, |a, &c| a | u8::from(c.wrapping_sub(0x20) >= 0x60))
-    };
-    if odd == 0 {
-        return Ok(());
+/// The string scan as it was before the string kernel: a `memchr2` to each
+/// `"` / `\\`, then the run checked for raw control bytes and (unless
+/// `utf8_known`) UTF-8, the first problem reported. The reference
+/// [`Lexer::string`] is tested and fuzzed against
+/// ([`crate::fuzzing::string_stop`]): the same `Ok(escaped)` and end, the
+/// same error kind and offset. `lx` is at the string's `"`.
+pub(crate) fn reference_string(lx: &mut Lexer<'_>, utf8_known: bool) -> Result<bool, LexError> {
+    let mut p = lx.pos + 1;
+    let mut escaped = false;
+    loop {
+        let rest = &lx.input[p..];
+        let Some(n) = memchr::memchr2(b'"', b'\\', rest) else {
+            reference_check_run(rest, p, utf8_known)?;
+            return Err(lx.err(LexErrorKind::End, lx.input.len()));
+        };
+        reference_check_run(&rest[..n], p, utf8_known)?;
+        p += n;
+        if lx.input[p] == b'"' {
+            lx.pos = p + 1;
+            return Ok(escaped);
+        }
+        escaped = true;
+        lx.pos = p;
+        lx.escape()?;
+        p = lx.pos;
     }
+}
+
+/// One run of [`reference_string`]: the first raw control byte or bad UTF-8
+/// byte, whichever comes first.
+fn reference_check_run(run: &[u8], at: usize, utf8_known: bool) -> Result<(), LexError> {
     let ctl = run.iter().position(|&c| c < 0x20);
     let utf8 = if utf8_known {
         None
@@ -715,6 +856,40 @@ fn check_run(run: &[u8], at: usize, utf8_known: bool) -> Result<(), LexError> {
         kind,
         offset: at + off,
     })
+}
+
+/// For the fuzz target: [`Lexer::string`], [`Lexer::string_cow`] and
+/// [`reference_string`] from every `"` of `input` (as bytes, and as text
+/// when it is UTF-8) agree on the result and the end.
+pub(crate) fn strings_agree_with_reference(input: &[u8]) {
+    let text = std::str::from_utf8(input).ok();
+    for at in memchr::memchr_iter(b'"', input) {
+        let mk = |utf8: bool| {
+            let mut lx = match (utf8, text) {
+                (true, Some(t)) => Lexer::new_str(t),
+                _ => Lexer::new(input),
+            };
+            lx.pos = at;
+            lx
+        };
+        for utf8 in [false, true] {
+            if utf8 && text.is_none() {
+                continue;
+            }
+            let mut want_lx = mk(utf8);
+            let want = reference_string(&mut want_lx, utf8).map(|e| (e, want_lx.pos));
+            let mut lx = mk(utf8);
+            let got = lx.string().map(|e| (e, lx.pos));
+            assert_eq!(got, want, "string() from {at} (utf8 {utf8})");
+            let mut lx = mk(utf8);
+            let cow = lx.string_cow().map(|_| lx.pos);
+            assert_eq!(
+                cow,
+                want.clone().map(|(_, end)| end),
+                "string_cow() from {at}"
+            );
+        }
+    }
 }
 
 #[cfg(test)]
@@ -930,5 +1105,111 @@ mod tests {
             (LexErrorKind::Unexpected(Expected::EndOfInput), 3)
         );
         assert_eq!(err(b" \t\r\n"), (LexErrorKind::End, 4));
+    }
+
+    /// The string scan (kernel, one pass) against the scan before it
+    /// (`memchr2`, then each run checked): the same end, escape flag, error
+    /// kind and offset from every `"` of inputs made of the classes that
+    /// matter — quotes, escapes good and bad, control bytes, valid and
+    /// broken UTF-8 — at every length and alignment of the SIMD steps.
+    #[test]
+    fn string_scan_agrees_with_the_memchr2_reference_on_pseudo_random_strings() {
+        let pieces: &[&[u8]] = &[
+            b"\"",
+            b"\\n",
+            b"\\u00e9",
+            b"\\ud83d\\ude00",
+            b"\\ud83d",
+            b"\\x",
+            b"\\u12",
+            b"\x01",
+            b"\x1f",
+            b"\n",
+            "\u{e9}".as_bytes(),
+            "\u{1F600}".as_bytes(),
+            b"\xc3",
+            b"\xff",
+            b"\x7f",
+            b"abcdefghijklmnopqrstuvwxyz0123456789",
+            b"QUJDRA==",
+        ];
+        let mut next = crate::stop::xorshift(0x2545_f491_4f6c_dd1d);
+        for _ in 0..1500 {
+            let mut s = b"\"".to_vec();
+            for _ in 0..next() % 24 {
+                let p = pieces[(next() % pieces.len() as u64) as usize];
+                // Plain runs are the common case: repeat them.
+                let times = if p.len() > 8 { 1 + next() % 6 } else { 1 };
+                for _ in 0..times {
+                    s.extend_from_slice(p);
+                }
+            }
+            strings_agree_with_reference(&s);
+        }
+        for t in [
+            &b"\"ab\xc3\x01\""[..],
+            b"\"ab\x01\xc3\"",
+            b"\"ab\xff",
+            b"\"abc",
+            b"\"\\u1Z\"",
+        ] {
+            strings_agree_with_reference(t);
+        }
+    }
+
+    #[test]
+    fn line_break_is_noted_where_whitespace_holds_it() {
+        let mut lx = Lexer::new(b"{\"a\": [1,\t2 ,\r\n3]}\n");
+        lx.value(1).unwrap();
+        lx.end().unwrap();
+        assert_eq!(lx.line_break, Some(13));
+        let mut lx = Lexer::new(b" {\"a\":\"x y\"} ");
+        lx.ws();
+        lx.value(1).unwrap();
+        lx.end().unwrap();
+        assert_eq!(lx.line_break, None);
+    }
+
+    /// Strings recorded by one scan are skipped by a scan told them: the
+    /// same ends and escape flags, and a recorded range whose ends are not
+    /// quotes is ignored (the string is searched).
+    #[test]
+    fn known_strings_are_skipped_with_the_recorded_end_and_escape_flag() {
+        let input = br#"["aaaa","b\nb","c"]"#;
+        let mut lx = Lexer::new(input);
+        lx.record_long(4);
+        lx.value(1).unwrap();
+        let long = lx.take_long();
+        assert_eq!(
+            long,
+            vec![
+                KnownString {
+                    start: 1,
+                    end: 7,
+                    escaped: false
+                },
+                KnownString {
+                    start: 8,
+                    end: 14,
+                    escaped: true
+                },
+            ]
+        );
+        let mut lx = Lexer::new(input).with_known(long);
+        lx.pos = 8;
+        assert_eq!(lx.string(), Ok(true));
+        assert_eq!(lx.pos, 14);
+        lx.pos = 1;
+        assert_eq!(lx.string_cow(), Ok(Cow::Borrowed("aaaa")));
+        assert_eq!(lx.pos, 7);
+        let wrong = vec![KnownString {
+            start: 1,
+            end: 5,
+            escaped: false,
+        }];
+        let mut lx = Lexer::new(input).with_known(wrong);
+        lx.pos = 1;
+        assert_eq!(lx.string(), Ok(false));
+        assert_eq!(lx.pos, 7);
     }
 }

@@ -54,6 +54,7 @@ pub mod media;
 pub mod protocol;
 pub mod reply;
 pub mod resources;
+mod stop;
 
 #[doc(hidden)]
 pub mod fuzzing;

@@ -889,6 +889,15 @@ impl RevisionDetector {
         RevisionDetector::default()
     }
 
+    /// Whether [`Self::observe`] passes over every server-to-client message
+    /// now (one changes nothing and gives `None`): the revision is settled,
+    /// or no `initialize` and no `server/discover` request waits for its
+    /// answer. A reader may then leave such a message unread (`check`'s
+    /// first pass does not scan a 160 MB `resources/read` result).
+    pub fn ignores_server_messages(&self) -> bool {
+        self.settled.is_some() || (self.initialize_ids.is_empty() && self.discover.is_empty())
+    }
+
     /// Feeds one observation. Returns the revision when this observation
     /// settled it (precedence step 1) — exactly once; later calls return
     /// `None` and change nothing.

@@ -579,3 +579,27 @@ fn initialize_answer_revision_keeps_a_session_era_ask_else_the_newest_listed() {
     );
     assert_eq!(initialize_answer_revision(None, &[]), FALLBACK_REVISION);
 }
+
+/// `check`'s first pass leaves server messages unread while the detector
+/// ignores them: before any handshake request, and once settled; not while
+/// an `initialize` or a `server/discover` waits for its answer.
+#[test]
+fn detector_ignores_server_messages_only_while_no_handshake_waits() {
+    let mut d = RevisionDetector::new();
+    assert!(d.ignores_server_messages());
+    let read =
+        r#"{"jsonrpc":"2.0","id":1,"result":{"contents":[],"protocolVersion":"2025-06-18"}}"#;
+    assert_eq!(d.observe(j(S, read)), None);
+    assert!(d.ignores_server_messages());
+    d.observe(j(C, r#"{"jsonrpc":"2.0","id":2,"method":"initialize"}"#));
+    assert!(!d.ignores_server_messages());
+    let answer = r#"{"jsonrpc":"2.0","id":2,"result":{"protocolVersion":"2025-06-18"}}"#;
+    assert!(d.observe(j(S, answer)).is_some());
+    assert!(d.ignores_server_messages());
+    let mut d = RevisionDetector::new();
+    d.observe(j(
+        C,
+        r#"{"jsonrpc":"2.0","id":3,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#,
+    ));
+    assert!(!d.ignores_server_messages());
+}

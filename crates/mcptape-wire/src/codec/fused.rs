@@ -64,7 +64,13 @@ pub(super) fn scan_contents<'a>(
     text: Option<&'a str>,
     out: &mut Vec<ScannedEntry<'a>>,
 ) -> Result<(), CodecError> {
-    let end = contents_array(input, text, out)?;
+    let end = contents_array(input, text, Vec::new(), out)?;
+    trailing(input, end)
+}
+
+/// Whitespace from `end` to the end of `input`, else
+/// [`CodecErrorKind::TrailingCharacters`] at the first other byte.
+fn trailing(input: &[u8], end: usize) -> Result<(), CodecError> {
     let mut p = end;
     while p < input.len() && matches!(input[p], b' ' | b'\t' | b'\n' | b'\r') {
         p += 1;
@@ -77,6 +83,18 @@ pub(super) fn scan_contents<'a>(
         });
     }
     Ok(())
+}
+
+/// [`scan_contents`] of text known to be UTF-8 whose strings `known` an
+/// earlier scan of the same bytes validated (see
+/// [`super::scan_result_contents`]).
+pub(super) fn scan_contents_known<'a>(
+    input: &'a str,
+    known: Vec<crate::lex::KnownString>,
+    out: &mut Vec<ScannedEntry<'a>>,
+) -> Result<(), CodecError> {
+    let end = contents_array(input.as_bytes(), Some(input), known, out)?;
+    trailing(input.as_bytes(), end)
 }
 
 /// A message's `result.contents` array found by [`scan_message`]: its byte
@@ -102,16 +120,21 @@ pub(super) fn scan_message(input: &[u8]) -> Result<Option<FoundContents<'_>>, Co
 
 /// The `contents` array at the start of `input` (`[`), scanned entry by entry
 /// into `out`; returns the offset just past its `]` (the rest is not read).
-/// `text` is `input` when it is known to be UTF-8.
+/// `text` is `input` when it is known to be UTF-8; `known` the strings an
+/// earlier scan of `input` validated ([`Lexer::with_known`]).
 fn contents_array<'a>(
     input: &'a [u8],
     text: Option<&'a str>,
+    known: Vec<crate::lex::KnownString>,
     out: &mut Vec<ScannedEntry<'a>>,
 ) -> Result<usize, CodecError> {
     let mut arena = DecodedReadResult::default();
     let mut p = Parser::new(input, Kernel::Scalar, &mut arena);
     if let Some(t) = text {
         p.lx = Lexer::new_str(t);
+    }
+    if !known.is_empty() {
+        p.lx = std::mem::replace(&mut p.lx, Lexer::new(b"")).with_known(known);
     }
     p.lx.ws();
     if p.lx.peek() != Some(b'[') {
@@ -399,11 +422,12 @@ impl<'a> Parser<'a, '_> {
                 let start = p.lx.pos;
                 let input: &'a [u8] = p.lx.input;
                 let mut entries = Vec::new();
-                let end =
-                    contents_array(&input[start..], None, &mut entries).map_err(|mut e| {
+                let end = contents_array(&input[start..], None, Vec::new(), &mut entries).map_err(
+                    |mut e| {
                         e.offset += start;
                         e
-                    })?;
+                    },
+                )?;
                 p.lx.pos = start + end;
                 *found = Some((start..p.lx.pos, entries));
                 Ok(())

@@ -390,6 +390,40 @@ pub fn scan_contents_str(input: &str) -> Result<Vec<ScannedEntry<'_>>, CodecErro
     Ok(out)
 }
 
+/// [`scan_contents_str`] of the `result.contents` array of `message`,
+/// whose envelope scan is `env` ([`crate::envelope::scan_envelope_str`]):
+/// the same entries and errors (offsets relative to the array's start, as
+/// [`scan_contents_str`] gives them on that range), with the strings of at
+/// least 4 KiB the envelope scan validated taken as they are, not searched
+/// again ([`Members::long_strings`](crate::envelope::Members::long_strings)).
+/// `None` when `env` has no `result.contents` range inside `message`.
+///
+/// `env` must be the scan of `message`: ranges from a scan of another
+/// message of the same length are taken as they are.
+pub fn scan_result_contents<'a>(
+    message: &'a str,
+    env: &crate::envelope::Envelope,
+) -> Option<Result<Vec<ScannedEntry<'a>>, CodecError>> {
+    let range = env.members.result_contents.clone()?;
+    let raw = message.get(range.clone())?;
+    let long = &env.members.long_strings;
+    let known = if long.input_len == message.len() {
+        long.strings
+            .iter()
+            .filter(|k| k.start >= range.start && k.end <= range.end)
+            .map(|k| crate::lex::KnownString {
+                start: k.start - range.start,
+                end: k.end - range.start,
+                escaped: k.escaped,
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let mut out = Vec::new();
+    Some(fused::scan_contents_known(raw, known, &mut out).map(|()| out))
+}
+
 /// A JSON-RPC message scanned by [`scan_message`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScannedMessage<'a> {
