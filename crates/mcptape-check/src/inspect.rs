@@ -37,8 +37,9 @@ use mcptape_wire::codec::{self, Member, base64};
 use mcptape_wire::envelope::{self, Envelope, EnvelopeKind, ErrorObject, RequestId, Scanned};
 use mcptape_wire::error::WireError;
 use mcptape_wire::media::{self, MediaMatch};
+use mcptape_wire::read_summary::{self, Payload, ReadSummary};
 use mcptape_wire::resources::{
-    self, ContentsError, Leniency, ReadResourceResult, ResourceContents,
+    self, ContentsError, Leniency, ReadResourceResult, ResourceContents, Shape,
 };
 use serde::Serialize;
 
@@ -434,6 +435,9 @@ fn render_entry(o: &mut String, i: usize, e: &EntryReport) {
 struct Input<'a> {
     number: usize,
     bytes: &'a [u8],
+    /// [`Self::bytes`] as text when known to be UTF-8 (a transcript's
+    /// `msg`), so no slice of it is checked again.
+    text: Option<&'a str>,
     dir: Option<Direction>,
     skel: Option<Skeleton>,
     /// The envelope scan of [`Self::bytes`] when the reader made it
@@ -562,6 +566,7 @@ pub fn inspect(data: &[u8], lenient: bool) -> InspectReport {
         .map(|(i, bytes)| Input {
             number: i + 1,
             bytes,
+            text: None,
             dir: None,
             skel: Skeleton::scan(bytes).ok().flatten(),
             scanned: None,
@@ -602,6 +607,7 @@ fn inspect_transcript(data: &[u8], lenient: bool) -> InspectReport {
             r.msg().map(|msg| Input {
                 number,
                 bytes: msg.as_bytes(),
+                text: Some(msg),
                 dir: r.dir(),
                 skel: skels
                     .binary_search_by_key(&(msg.as_ptr() as usize), |(k, _)| *k)
@@ -876,6 +882,21 @@ impl Pass {
                     let requested_uri = requested.and_then(|r| r.uri.as_deref().map(str::to_owned));
                     self.reads.answer(id);
                     let lenient = self.lenient;
+                    // The common case: a single valid result read as a
+                    // summary (no payload decoded or copied); anything
+                    // else is parsed below, its errors the parser's.
+                    if single
+                        && !lenient
+                        && l.skel.is_none()
+                        && let Some(sum) = m
+                            .result
+                            .clone()
+                            .and_then(|r| result_text(l, r))
+                            .and_then(read_summary::summarize_scanned_read_result)
+                    {
+                        emit(summary_item(s, number, id, requested_uri, &sum))?;
+                        continue;
+                    }
                     let r = ScannedResponse {
                         id,
                         result: m.result.clone().and_then(|r| text.get(r)),
@@ -1038,6 +1059,110 @@ fn span_in<'a>(whole: &'a [u8], part: &'a [u8]) -> Option<(usize, &'a [u8])> {
     (base.checked_add(part.len())? <= whole.len()).then_some((base, part))
 }
 
+/// The `range` of an input's text (no skeleton) as `&str`.
+fn result_text<'a>(l: &Input<'a>, range: std::ops::Range<usize>) -> Option<&'a str> {
+    match l.text {
+        Some(t) => t.get(range),
+        None => simdutf8::basic::from_utf8(l.bytes.get(range)?).ok(),
+    }
+}
+
+/// An entry's report before its payload's facts: uri, mimeType, shape and
+/// decoded size.
+fn entry_head(
+    requested: Option<&str>,
+    uri: &str,
+    mime_type: Option<&str>,
+    shape: Shape,
+    decoded_bytes: usize,
+) -> EntryReport {
+    EntryReport {
+        uri: uri.to_owned(),
+        uri_differs: requested.is_some_and(|u| u != uri),
+        mime_type: mime_type.map(str::to_owned),
+        shape: shape.as_str(),
+        decoded_bytes,
+        encoded_chars: None,
+        padding: None,
+        sniffed: None,
+        media: None,
+        defaulted_to: None,
+        data_uri_in_text: false,
+    }
+}
+
+/// A blob entry's facts: its decoded size `n` (base64 arithmetic) and the
+/// media verdict of its first decoded bytes `head`.
+fn blob_facts(s: &mut InspectSummary, e: &mut EntryReport, n: usize, head: &[u8]) {
+    e.decoded_bytes = n;
+    let n = n as u64;
+    e.encoded_chars = Some(b64::encoded_len(n));
+    e.padding = Some(b64::padding_len(n));
+    let head = &head[..head.len().min(SNIFF_PREFIX_BYTES)];
+    let v = media::verdict(e.mime_type.as_deref(), head);
+    if v.status == MediaMatch::Mismatch {
+        s.mismatches += 1;
+    }
+    e.sniffed = v.sniffed;
+    e.media = Some(v.status.as_str());
+    e.defaulted_to = v.defaulted.then_some(v.effective);
+}
+
+/// [`result_item`] of a result read as a summary (always valid).
+fn summary_item(
+    s: &mut InspectSummary,
+    line: usize,
+    id: &RequestId,
+    requested: Option<String>,
+    sum: &ReadSummary<'_>,
+) -> Item {
+    s.results += 1;
+    s.entries += sum.entries.len();
+    let entries = sum
+        .entries
+        .iter()
+        .map(|c| {
+            let mut e = entry_head(
+                requested.as_deref(),
+                &c.uri,
+                c.mime_type.as_deref(),
+                c.payload.shape(),
+                c.payload.decoded_len(),
+            );
+            match c.payload {
+                Payload::Blob {
+                    base64: b,
+                    decoded_len,
+                } => {
+                    let k = b.len().min(SNIFF_PREFIX_CHARS);
+                    let head =
+                        base64::decode(base64::Path::Simd, &b.as_bytes()[..k]).unwrap_or_default();
+                    blob_facts(s, &mut e, decoded_len, &head);
+                }
+                Payload::Text { token, .. } => {
+                    e.data_uri_in_text = media::token_may_be_data_uri(token)
+                        && Member::Raw { offset: 0, token }
+                            .decode()
+                            .is_some_and(|t| media::text_is_data_uri(&t));
+                }
+            }
+            e
+        })
+        .collect();
+    Item::ReadResult {
+        line,
+        id: id.to_string(),
+        requested,
+        result_type: sum.result_type.as_deref().unwrap_or("complete").to_owned(),
+        legacy_result_type: sum.result_type.is_none(),
+        ttl_ms: sum.ttl_ms,
+        ttl_ms_negative: None,
+        cache_scope: sum.cache_scope.map(|c| c.as_str()),
+        leniencies: Vec::new(),
+        entries,
+    }
+}
+
 fn result_item(
     s: &mut InspectSummary,
     line: usize,
@@ -1065,19 +1190,13 @@ fn result_item(
         .iter()
         .enumerate()
         .map(|(i, c)| {
-            let mut e = EntryReport {
-                uri: c.uri().to_owned(),
-                uri_differs: requested.as_deref().is_some_and(|u| u != c.uri()),
-                mime_type: c.mime_type().map(str::to_owned),
-                shape: c.shape().as_str(),
-                decoded_bytes: c.decoded_len(),
-                encoded_chars: None,
-                padding: None,
-                sniffed: None,
-                media: None,
-                defaulted_to: None,
-                data_uri_in_text: false,
-            };
+            let mut e = entry_head(
+                requested.as_deref(),
+                c.uri(),
+                c.mime_type(),
+                c.shape(),
+                c.decoded_len(),
+            );
             match c {
                 ResourceContents::Blob(b) => {
                     let facts = blobs.and_then(|f| f.get(i)).and_then(Option::as_ref);
@@ -1085,18 +1204,7 @@ fn result_item(
                         Some(f) => (f.decoded, f.prefix.as_slice()),
                         None => (b.bytes.len(), b.bytes.as_slice()),
                     };
-                    e.decoded_bytes = n;
-                    let n = n as u64;
-                    e.encoded_chars = Some(b64::encoded_len(n));
-                    e.padding = Some(b64::padding_len(n));
-                    let head = &head[..head.len().min(SNIFF_PREFIX_BYTES)];
-                    let v = media::verdict(b.mime_type.as_deref(), head);
-                    if v.status == MediaMatch::Mismatch {
-                        s.mismatches += 1;
-                    }
-                    e.sniffed = v.sniffed;
-                    e.media = Some(v.status.as_str());
-                    e.defaulted_to = v.defaulted.then_some(v.effective);
+                    blob_facts(s, &mut e, n, head);
                 }
                 ResourceContents::Text(t) => {
                     e.data_uri_in_text = media::text_is_data_uri(&t.text);
@@ -1162,6 +1270,7 @@ mod tests {
         let mut input = Input {
             number,
             bytes: line.as_bytes(),
+            text: Some(line),
             dir: Some(dir),
             skel: None,
             scanned: None,
@@ -1466,6 +1575,7 @@ pub(crate) fn inspect_stream<S: crate::engine::LineSource>(
                 || has_read_request(&mut Input {
                     number: lines.line_no(),
                     bytes: msg.as_bytes(),
+                    text: Some(msg),
                     dir: r.dir(),
                     skel: None,
                     scanned,
@@ -1558,6 +1668,7 @@ pub(crate) fn inspect_stream<S: crate::engine::LineSource>(
                 &mut Input {
                     number: line_no,
                     bytes: msg.as_bytes(),
+                    text: Some(msg),
                     dir: r.dir(),
                     skel: skel.take(),
                     scanned: scanned.take(),
