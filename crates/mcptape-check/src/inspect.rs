@@ -27,6 +27,9 @@
 //! panics on untrusted input; this module does no IO.
 
 use std::collections::{HashMap, VecDeque};
+use std::hash::BuildHasher;
+
+use hashbrown::HashTable;
 use std::fmt::Write as _;
 
 use mcptape_transcript::Direction;
@@ -689,9 +692,12 @@ fn input_text<'a>(i: &'a Input<'_>) -> &'a [u8] {
 /// is then not a read result (when the file holds read requests: pairing).
 pub const MAX_ANSWERED_READS_KEPT: usize = 1 << 16;
 
-/// One `resources/read` request ([`Reads`]): its line, its requested uri,
-/// and the answer generation that answered it (0: open).
+/// One `resources/read` request ([`Reads`]): its id (and the id's hash),
+/// its line, its requested uri, and the answer generation that answered it
+/// (0: open).
 struct Read {
+    hash: u64,
+    id: RequestId,
     line: usize,
     /// Requests noted before it (the order of the requests of one batch line).
     seq: u64,
@@ -705,9 +711,15 @@ struct Read {
 /// with that id is the one its answers pair with).
 #[derive(Default)]
 struct Reads {
-    by_id: HashMap<RequestId, Read, foldhash::quality::RandomState>,
-    /// Answered ids, oldest first, with the generation that answered them.
-    answered: VecDeque<(RequestId, u64)>,
+    /// foldhash's quality hasher, seeded per process (ids are untrusted
+    /// input), as check's request table ([`crate::engine`]).
+    hasher: foldhash::quality::RandomState,
+    /// The requests, each under its id's hash (kept in the entry).
+    by_id: HashTable<Read>,
+    /// Answers, oldest first: the hash of the id answered and the answer's
+    /// generation (the request still answered by it is the one of that
+    /// hash whose [`Read::answered`] is that generation; no id is copied).
+    answered: VecDeque<(u64, u64)>,
     /// The last answer generation handed out.
     generation: u64,
     /// Requests noted so far.
@@ -715,40 +727,60 @@ struct Reads {
 }
 
 impl Reads {
+    fn hash(&self, id: &RequestId) -> u64 {
+        self.hasher.hash_one(id)
+    }
+
     /// Notes a request with `id` at `line`, replacing one with the same id.
-    fn note(&mut self, id: RequestId, line: usize, uri: Option<Box<str>>) {
+    fn note(&mut self, id: &RequestId, line: usize, uri: Option<Box<str>>) {
+        let hash = self.hash(id);
+        let seq = self.noted;
+        self.noted += 1;
+        if let Some(r) = self.by_id.find_mut(hash, |r| r.id == *id) {
+            r.line = line;
+            r.seq = seq;
+            r.uri = uri;
+            r.answered = 0;
+            return;
+        }
         let read = Read {
+            hash,
+            id: id.clone(),
             line,
-            seq: self.noted,
+            seq,
             uri,
             answered: 0,
         };
-        self.noted += 1;
-        self.by_id.insert(id, read);
+        self.by_id.insert_unique(hash, read, |r| r.hash);
     }
 
     fn get(&self, id: &RequestId) -> Option<&Read> {
-        self.by_id.get(id)
+        if self.by_id.is_empty() {
+            return None;
+        }
+        self.by_id.find(self.hash(id), |r| r.id == *id)
     }
 
     /// Marks the request with `id` answered (again): it is kept among the
     /// [`MAX_ANSWERED_READS_KEPT`] answered last, the one answered longest
     /// ago past them forgotten.
     fn answer(&mut self, id: &RequestId) {
-        let Some(read) = self.by_id.get_mut(id) else {
+        if self.by_id.is_empty() {
+            return;
+        }
+        let hash = self.hash(id);
+        let Some(read) = self.by_id.find_mut(hash, |r| r.id == *id) else {
             return;
         };
         self.generation += 1;
         read.answered = self.generation;
-        self.answered.push_back((id.clone(), self.generation));
+        self.answered.push_back((hash, self.generation));
         while self.answered.len() > MAX_ANSWERED_READS_KEPT {
             let Some((old, generation)) = self.answered.pop_front() else {
                 break;
             };
             // Forgotten only if not sent again or answered since.
-            if let std::collections::hash_map::Entry::Occupied(e) = self.by_id.entry(old)
-                && e.get().answered == generation
-            {
+            if let Ok(e) = self.by_id.find_entry(old, |r| r.answered == generation) {
                 e.remove();
             }
         }
@@ -764,21 +796,22 @@ impl Reads {
     /// batch line the batch's order, never the table's): (id, line,
     /// requested uri).
     fn open(&self) -> Vec<(&RequestId, usize, Option<&str>)> {
-        let mut open: Vec<_> = self.by_id.iter().filter(|(_, r)| r.answered == 0).collect();
-        open.sort_by_key(|(_, r)| r.seq);
+        let mut open: Vec<_> = self.by_id.iter().filter(|r| r.answered == 0).collect();
+        open.sort_by_key(|r| r.seq);
         open.into_iter()
-            .map(|(id, r)| (id, r.line, r.uri.as_deref()))
+            .map(|r| (&r.id, r.line, r.uri.as_deref()))
             .collect()
     }
 }
 
-/// The `resources/read` requests of one frame (what a client may send):
-/// (id, requested uri).
-fn read_requests(
+/// Notes the `resources/read` requests of one frame (what a client may
+/// send) in `reads`, at `line`, with their requested uris.
+fn note_read_requests(
+    reads: &mut Reads,
     frame: &Result<Scanned, WireError>,
     text: &[u8],
-) -> Vec<(RequestId, Option<Box<str>>)> {
-    let mut reads = Vec::new();
+    line: usize,
+) {
     for e in envelopes(frame) {
         if e.kind == EnvelopeKind::Request
             && e.method_str(text).as_deref() == Some("resources/read")
@@ -792,10 +825,9 @@ fn read_requests(
                 .and_then(|t| std::str::from_utf8(t).ok())
                 .and_then(crate::engine::decode_string_token)
                 .map(|u| Box::from(u.as_ref()));
-            reads.push((id.clone(), uri));
+            reads.note(id, line, uri);
         }
     }
-    reads
 }
 
 /// The first pass: whether one input holds a `resources/read` request (a
@@ -848,9 +880,7 @@ impl Pass {
             }
         };
         if self.paired && l.dir != Some(Direction::S2c) {
-            for (id, uri) in read_requests(frame, text) {
-                self.reads.note(id, number, uri);
-            }
+            note_read_requests(&mut self.reads, frame, text, number);
         }
         if let Scanned::Batch(elems) = f {
             for e in elems.iter().filter_map(|r| r.as_ref().err()) {
@@ -1363,11 +1393,11 @@ mod tests {
         ] {
             let mut reads = Reads::default();
             let first = RequestId::number(0);
-            reads.note(first.clone(), 1, Some("file:///first".into()));
+            reads.note(&first, 1, Some("file:///first".into()));
             reads.answer(&first);
             for id in 1..=others {
                 let id = RequestId::number(id as i64);
-                reads.note(id.clone(), 2, None);
+                reads.note(&id, 2, None);
                 reads.answer(&id);
             }
             assert_eq!(
