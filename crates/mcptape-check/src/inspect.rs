@@ -1446,6 +1446,61 @@ mod tests {
         );
     }
 
+    /// Issue 22: the report's items wait in the spill (memory, then the
+    /// temporary file past a chunk) while the one main pass makes them; at
+    /// every chunk size (1 byte: each item to the file; 1 MiB: all in
+    /// memory) the streamed report is the whole report's text and JSON,
+    /// including an empty items list.
+    #[test]
+    fn spilled_report_is_the_whole_report_at_every_chunk_size() {
+        let head = r#"{"mcptapeTranscript":1,"mcptapeVersion":"0.1.0","transport":"stdio","server":{},"startedAt":"2026-11-30T00:00:00Z"}"#;
+        let msg = |t: usize, dir: &str, m: &str| {
+            format!(r#"{{"tUs":{t},"kind":"message","dir":"{dir}","msg":{m}}}"#)
+        };
+        let full = [
+            head.to_owned(),
+            msg(1, "c2s", &read_request(1, "a")),
+            msg(2, "s2c", r#"{"jsonrpc":"2.0","id":1,"result":{"contents":[{"uri":"file:///a","mimeType":"text/plain","text":"caf\u00e9\n"},{"uri":"file:///b","blob":"iVBORw0KGgo="}],"ttlMs":5}}"#),
+            "not a record".to_owned(),
+            msg(3, "c2s", &read_request(2, "c")),
+            msg(4, "s2c", r#"{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"nope","data":{"uri":"file:///c"}}}"#),
+            msg(5, "c2s", &read_request(3, "d")),
+        ]
+        .join("\n")
+            + "\n";
+        // HTTP: no exit record is expected, so no item at all.
+        let empty = format!(
+            "{}\n{}\n",
+            head.replace("stdio", "http"),
+            msg(1, "c2s", r#"{"jsonrpc":"2.0","method":"ping"}"#)
+        );
+        for (text, items) in [(full, 5), (empty, 0)] {
+            let whole = inspect(text.as_bytes(), false);
+            assert_eq!(whole.items.len(), items);
+            for chunk in [1, 7, REPORT_SPILL_CHUNK_BYTES] {
+                for json in [false, true] {
+                    let mut out = Vec::new();
+                    let mut open = || -> std::io::Result<crate::engine::SliceLines<'_>> {
+                        Ok(crate::engine::SliceLines::new(text.as_bytes(), None))
+                    };
+                    let r = inspect_stream_spilling(&mut open, false, json, &mut out, chunk)
+                        .expect("in memory");
+                    assert_eq!(r.summary, whole.summary);
+                    let want = if json {
+                        serde_json::to_string_pretty(&whole).expect("serializes") + "\n"
+                    } else {
+                        whole.text()
+                    };
+                    assert_eq!(
+                        String::from_utf8(out).expect("UTF-8"),
+                        want,
+                        "chunk {chunk}, json {json}"
+                    );
+                }
+            }
+        }
+    }
+
     /// A response line with one `image/png` blob of `n` decoded bytes
     /// (PNG signature, then zeros); `escape_slash` writes each `/` of the
     /// base64 as `\/` (the cold path).
@@ -1513,32 +1568,51 @@ mod tests {
     }
 }
 
-/// Lines at least this long (1 MiB) have their first-pass scan kept for the
-/// second pass of [`inspect_stream`] (a big read is scanned once); shorter
-/// ones are scanned again, so what is kept is at most the file's size over
-/// this many scans (each a few hundred bytes: blobs cut).
+/// Lines at least this long (1 MiB) met by the first pass of
+/// [`inspect_stream`] have their scan kept for the main pass (a big read is
+/// scanned once); shorter ones are scanned again, so what is kept is at most
+/// the file's size over this many scans (each a few hundred bytes: blobs cut).
 const KEEP_SCAN_MIN_LINE_BYTES: usize = 1 << 20;
 
+/// Bytes of report text [`inspect_stream`] holds in memory (1 MiB) before
+/// it appends them to its anonymous temporary file: the report's items wait
+/// there until the counts that head the report are known.
+pub const REPORT_SPILL_CHUNK_BYTES: usize = 1 << 20;
+
 /// [`inspect`] of a transcript read as a stream of lines (`open` gives them
-/// from the start; called twice: a first pass counts the records and finds
-/// whether any resources/read request is there, the second reports, noting
-/// the read requests as it meets them), its report written to `out` item by
-/// item as text ([`InspectReport::text`]) or pretty JSON, the same bytes as
-/// the whole report's. Memory: one line, the open read requests (for pairing
-/// by id) and at most [`MAX_ANSWERED_READS_KEPT`] answered ones, never the
-/// file or the items.
+/// from the start; called twice: a first pass reads up to the first
+/// resources/read request, which settles whether responses pair by id, the
+/// main pass reports, noting the read requests as it meets them), its
+/// report written to `out` as text ([`InspectReport::text`]) or pretty JSON,
+/// the same bytes as the whole report's. The items are written as they are
+/// made to a spill ([`REPORT_SPILL_CHUNK_BYTES`] in memory, the rest in an
+/// anonymous temporary file) and copied to `out` after the report's head,
+/// whose counts are known only at the end. Memory: one line, the open read
+/// requests (for pairing by id), at most [`MAX_ANSWERED_READS_KEPT`]
+/// answered ones and one chunk of report, never the file or the items.
 /// Returns the report without its items (for the exit status).
 ///
 /// Only for a transcript (a first line with `mcptapeTranscript`); a header
 /// that does not read is reported as [`inspect`] reports it.
 ///
 /// # Errors
-/// The I/O errors of `open`, of reading and of writing.
+/// The I/O errors of `open`, of reading, of the temporary file and of writing.
 pub(crate) fn inspect_stream<S: crate::engine::LineSource>(
     open: &mut dyn FnMut() -> std::io::Result<S>,
     lenient: bool,
     json: bool,
     out: &mut dyn std::io::Write,
+) -> std::io::Result<InspectReport> {
+    inspect_stream_spilling(open, lenient, json, out, REPORT_SPILL_CHUNK_BYTES)
+}
+
+/// [`inspect_stream`] with report chunks of `chunk` bytes.
+fn inspect_stream_spilling<S: crate::engine::LineSource>(
+    open: &mut dyn FnMut() -> std::io::Result<S>,
+    lenient: bool,
+    json: bool,
+    out: &mut dyn std::io::Write,
+    chunk: usize,
 ) -> std::io::Result<InspectReport> {
     let mut report = InspectReport {
         transcript: None,
@@ -1571,24 +1645,16 @@ pub(crate) fn inspect_stream<S: crate::engine::LineSource>(
             return Ok(report);
         }
     };
-    // First pass: counts and whether a read request is there. The scan of a line of
-    // `KEEP_SCAN_MIN_LINE_BYTES` or more is kept for the second pass (a 160
-    // MB read is scanned once); at most file / that many are kept.
+    // First pass, up to the first read request: whether responses pair by
+    // id. The scan of a line of `KEEP_SCAN_MIN_LINE_BYTES` or more is kept
+    // for the main pass (a 160 MB read is scanned once).
     let mut paired = false;
     let mut kept: HashMap<usize, Option<Option<Skeleton>>> = HashMap::new();
-    let (mut records, mut message_records) = (0usize, 0usize);
-    while lines.advance()?.is_some() {
+    while !paired && lines.advance()?.is_some() {
         let (line, line_no) = (lines.line(), lines.line_no());
         let mut scanned = None;
         let Ok(r) = reader::parse_record_line(line, line_no, lines.offset(), |m| {
             if line.len() < KEEP_SCAN_MIN_LINE_BYTES {
-                // Once pairing is settled only the verdict counts: strict
-                // JSON by the fused scanner (`json::check_str`) is strict by
-                // `scan_strict` (whose last word is that scanner); anything
-                // else is left to `scan_strict` itself.
-                if paired && mcptape_wire::json::check_str(m).is_ok() {
-                    return true;
-                }
                 return crate::engine::scan_strict(m, &mut scanned);
             }
             let scan = Skeleton::scan(m.as_bytes()).ok();
@@ -1598,20 +1664,114 @@ pub(crate) fn inspect_stream<S: crate::engine::LineSource>(
         }) else {
             continue;
         };
-        records += 1;
         if let Some(msg) = r.msg() {
-            message_records += 1;
-            paired = paired
-                || has_read_request(&mut Input {
-                    number: lines.line_no(),
-                    bytes: msg.as_bytes(),
-                    text: Some(msg),
-                    dir: r.dir(),
-                    skel: None,
-                    scanned,
-                });
+            paired = has_read_request(&mut Input {
+                number: line_no,
+                bytes: msg.as_bytes(),
+                text: Some(msg),
+                dir: r.dir(),
+                skel: None,
+                scanned,
+            });
         }
     }
+    drop(lines);
+    let mut pass = Pass {
+        paired,
+        reads: Reads::default(),
+        s: InspectSummary::default(),
+        lenient,
+    };
+    let stdio = header.transport == mcptape_transcript::Transport::Stdio;
+    let mut spill = Spill::new(chunk);
+    let mut emit = |item: Item| spill.item(&item, json);
+    let mut lines = open()?;
+    lines.advance()?;
+    let (mut records, mut message_records) = (0usize, 0usize);
+    // Bad lines since the last message (reported before the next one, or
+    // after the unanswered requests at the end).
+    let mut bad: Vec<(usize, String)> = Vec::new();
+    let (mut saw_exit, mut dropped, mut last_record) = (false, false, None);
+    while let Some(terminated) = lines.advance()? {
+        let line_no = lines.line_no();
+        let mut skel = None;
+        let mut scanned = None;
+        let long = lines.line().len() >= KEEP_SCAN_MIN_LINE_BYTES;
+        let parsed = reader::parse_record_line(lines.line(), line_no, lines.offset(), |m| {
+            // A short line: the one envelope scan (its result is read where
+            // it is used); a long one: its skeleton (blobs cut out, never
+            // decoded), kept from the first pass when it met the line.
+            if !long && !kept.contains_key(&line_no) {
+                return crate::engine::scan_strict(m, &mut scanned);
+            }
+            let scan = match kept.remove(&line_no) {
+                Some(scan) => scan,
+                None => Skeleton::scan(m.as_bytes()).ok(),
+            };
+            match scan {
+                Some(sk) => {
+                    skel = sk;
+                    true
+                }
+                None => false,
+            }
+        });
+        let r = match parsed {
+            Ok(r) => r,
+            Err(e) if terminated => {
+                bad.push((e.line, format!("bad transcript record: {}", e.kind)));
+                continue;
+            }
+            Err(e) => {
+                dropped = true;
+                bad.push((
+                    line_no,
+                    format!(
+                        "last line cut ({} bytes, no newline), dropped: {}",
+                        lines.line().len(),
+                        e.kind
+                    ),
+                ));
+                continue;
+            }
+        };
+        records += 1;
+        last_record = Some(line_no);
+        saw_exit |= matches!(
+            r.owned_event(),
+            Some(mcptape_transcript::Event::Exit { .. })
+        );
+        let Some(msg) = r.msg() else { continue };
+        message_records += 1;
+        for (line, reason) in bad.drain(..) {
+            pass.s.bad_lines += 1;
+            emit(Item::BadLine { line, reason })?;
+        }
+        pass.input(
+            &mut Input {
+                number: line_no,
+                bytes: msg.as_bytes(),
+                text: Some(msg),
+                dir: r.dir(),
+                skel: skel.take(),
+                scanned: scanned.take(),
+            },
+            &mut emit,
+        )?;
+    }
+    pass.unanswered(&mut emit)?;
+    for (line, reason) in bad {
+        pass.s.bad_lines += 1;
+        emit(Item::BadLine { line, reason })?;
+    }
+    // As check's `recording-no-exit` (never with a cut tail, reported above).
+    if stdio && !dropped && !saw_exit {
+        emit(Item::NoExitRecord {
+            line: last_record.unwrap_or(1),
+            reason: crate::engine::no_exit_message(records),
+        })?;
+    }
+    drop(lines);
     report.transcript = Some(TranscriptSource {
         format: header.mcptape_transcript,
         transport: match header.transport {
@@ -1622,144 +1782,112 @@ pub(crate) fn inspect_stream<S: crate::engine::LineSource>(
         message_records,
     });
     report.paired = paired;
-    let mut pass = Pass {
-        paired,
-        reads: Reads::default(),
-        s: InspectSummary {
-            units: message_records,
-            ..InspectSummary::default()
-        },
-        lenient,
+    report.summary = InspectSummary {
+        units: message_records,
+        ..pass.s
     };
-    let stdio = header.transport == mcptape_transcript::Transport::Stdio;
-    let mut second = |emit: &mut dyn FnMut(Item) -> Result<(), ()>,
-                      failed: &mut Option<std::io::Error>|
-     -> Result<InspectSummary, ()> {
-        let mut lines = open().map_err(|e| *failed = Some(e))?;
-        lines.advance().map_err(|e| *failed = Some(e))?;
-        // Bad lines since the last message (reported before the next one,
-        // or after the unanswered requests at the end).
-        let mut bad: Vec<(usize, String)> = Vec::new();
-        let (mut saw_exit, mut dropped, mut last_record) = (false, false, None);
-        while let Some(terminated) = lines.advance().map_err(|e| *failed = Some(e))? {
-            let line_no = lines.line_no();
-            let mut skel = None;
-            let mut scanned = None;
-            let long = lines.line().len() >= KEEP_SCAN_MIN_LINE_BYTES;
-            let parsed = reader::parse_record_line(lines.line(), line_no, lines.offset(), |m| {
-                // A short line: the one envelope scan (its result is parsed
-                // whole where it is used); a long one: its skeleton (blobs
-                // cut out, never decoded), kept from the first pass.
-                if !long && !kept.contains_key(&line_no) {
-                    return crate::engine::scan_strict(m, &mut scanned);
-                }
-                let scan = match kept.remove(&line_no) {
-                    Some(scan) => scan,
-                    None => Skeleton::scan(m.as_bytes()).ok(),
-                };
-                match scan {
-                    Some(sk) => {
-                        skel = sk;
-                        true
-                    }
-                    None => false,
-                }
-            });
-            let r = match parsed {
-                Ok(r) => r,
-                Err(e) if terminated => {
-                    bad.push((e.line, format!("bad transcript record: {}", e.kind)));
-                    continue;
-                }
-                Err(e) => {
-                    dropped = true;
-                    bad.push((
-                        line_no,
-                        format!(
-                            "last line cut ({} bytes, no newline), dropped: {}",
-                            lines.line().len(),
-                            e.kind
-                        ),
-                    ));
-                    continue;
-                }
-            };
-            last_record = Some(line_no);
-            saw_exit |= matches!(
-                r.owned_event(),
-                Some(mcptape_transcript::Event::Exit { .. })
-            );
-            let Some(msg) = r.msg() else { continue };
-            for (line, reason) in bad.drain(..) {
-                pass.s.bad_lines += 1;
-                emit(Item::BadLine { line, reason })?;
-            }
-            pass.input(
-                &mut Input {
-                    number: line_no,
-                    bytes: msg.as_bytes(),
-                    text: Some(msg),
-                    dir: r.dir(),
-                    skel: skel.take(),
-                    scanned: scanned.take(),
-                },
-                emit,
-            )?;
-        }
-        pass.unanswered(emit)?;
-        for (line, reason) in bad {
-            pass.s.bad_lines += 1;
-            emit(Item::BadLine { line, reason })?;
-        }
-        // As check's `recording-no-exit` (never with a cut tail, reported above).
-        if stdio && !dropped && !saw_exit {
-            emit(Item::NoExitRecord {
-                line: last_record.unwrap_or(1),
-                reason: crate::engine::no_exit_message(records),
-            })?;
-        }
-        Ok(pass.s)
-    };
-    let mut failed = None;
     if json {
-        let j = streamed_json::Json {
-            head: &report,
-            run: std::cell::RefCell::new(Some(&mut second)),
-            failed: std::cell::RefCell::new(None),
-            summary: std::cell::Cell::new(None),
-        };
-        let written = serde_json::to_writer_pretty(&mut *out, &j);
-        if let Some(e) = j.failed.borrow_mut().take() {
-            return Err(e);
+        // The report without items, pretty, split where its items go.
+        let whole = serde_json::to_string_pretty(&report).map_err(std::io::Error::other)?;
+        let at = whole
+            .find(JSON_NO_ITEMS)
+            .ok_or_else(|| std::io::Error::other("the JSON report has no items member"))?
+            + JSON_NO_ITEMS.len()
+            - 1;
+        out.write_all(&whole.as_bytes()[..at])?;
+        let items = spill.items;
+        spill.copy_to(out)?;
+        if items > 0 {
+            out.write_all(b"\n  ")?;
         }
-        written.map_err(std::io::Error::other)?;
+        out.write_all(&whole.as_bytes()[at..])?;
         out.write_all(b"\n")?;
-        report.summary = j.summary.get().unwrap_or_default();
     } else {
         let mut o = String::new();
         report.text_head(&mut o);
         out.write_all(o.as_bytes())?;
-        let mut write_failed = None;
-        let mut o = String::new();
-        let summary = second(
-            &mut |item| {
-                o.clear();
-                render_item(&mut o, &item);
-                out.write_all(o.as_bytes())
-                    .map_err(|e| write_failed = Some(e))
-            },
-            &mut failed,
-        );
-        if let Some(e) = failed.take().or(write_failed) {
-            return Err(e);
-        }
-        report.summary = summary.unwrap_or_default();
-        let mut o = String::new();
+        spill.copy_to(out)?;
+        o.clear();
         report.text_tail(&mut o);
         out.write_all(o.as_bytes())?;
     }
     out.flush()?;
     Ok(report)
+}
+
+/// The `items` member of the pretty JSON of an [`InspectReport`] without
+/// items (two spaces in: a member of the report object).
+const JSON_NO_ITEMS: &str = "\n  \"items\": []";
+
+/// The report's items made so far, as text or as the elements of the pretty
+/// JSON report's `items` array: the last [`Spill::chunk`] bytes or fewer in
+/// memory, the ones before in an anonymous temporary file.
+struct Spill {
+    mem: String,
+    chunk: usize,
+    file: Option<std::fs::File>,
+    /// Items written.
+    items: usize,
+    /// One item's pretty JSON before it is indented.
+    json: Vec<u8>,
+}
+
+impl Spill {
+    fn new(chunk: usize) -> Spill {
+        Spill {
+            mem: String::new(),
+            chunk,
+            file: None,
+            items: 0,
+            json: Vec::new(),
+        }
+    }
+
+    /// Appends `item`: its text ([`InspectReport::text`]'s lines), or its
+    /// pretty JSON as an element of the report's `items` array (the
+    /// separator, then the item indented two levels: a JSON text holds no
+    /// raw line break inside a string, so every line break is the
+    /// formatter's).
+    fn item(&mut self, item: &Item, json: bool) -> std::io::Result<()> {
+        if json {
+            self.json.clear();
+            serde_json::to_writer_pretty(&mut self.json, item).map_err(std::io::Error::other)?;
+            let text = std::str::from_utf8(&self.json).map_err(std::io::Error::other)?;
+            self.mem
+                .push_str(if self.items == 0 { "\n    " } else { ",\n    " });
+            let mut lines = text.split('\n');
+            if let Some(first) = lines.next() {
+                self.mem.push_str(first);
+            }
+            for l in lines {
+                self.mem.push_str("\n    ");
+                self.mem.push_str(l);
+            }
+        } else {
+            render_item(&mut self.mem, item);
+        }
+        self.items += 1;
+        if self.mem.len() >= self.chunk {
+            use std::io::Write as _;
+            let file = match &mut self.file {
+                Some(f) => f,
+                None => self.file.insert(tempfile::tempfile()?),
+            };
+            file.write_all(self.mem.as_bytes())?;
+            self.mem.clear();
+        }
+        Ok(())
+    }
+
+    /// Writes everything appended, in order, to `out`.
+    fn copy_to(self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        use std::io::{Seek, SeekFrom};
+        if let Some(mut f) = self.file {
+            f.seek(SeekFrom::Start(0))?;
+            std::io::copy(&mut f, out)?;
+        }
+        out.write_all(self.mem.as_bytes())
+    }
 }
 
 /// `report` (nothing to stream: a transcript whose header does not read) as
@@ -1776,70 +1904,4 @@ fn write_whole(
         out.write_all(report.text().as_bytes())?;
     }
     out.flush()
-}
-
-/// The JSON report serialized as the second pass produces its items: the
-/// same fields, in the same order, through the same serializer as
-/// [`InspectReport`]'s derive.
-mod streamed_json {
-    use std::cell::{Cell, RefCell};
-
-    use serde::ser::{Error as _, SerializeSeq, SerializeStruct};
-    use serde::{Serialize, Serializer};
-
-    use super::{InspectReport, InspectSummary, Item};
-
-    /// The second pass: items to `emit`, an I/O error into `failed`.
-    pub(super) type Run<'a> = &'a mut dyn FnMut(
-        &mut dyn FnMut(Item) -> Result<(), ()>,
-        &mut Option<std::io::Error>,
-    ) -> Result<InspectSummary, ()>;
-
-    pub(super) struct Json<'h, 'a> {
-        pub(super) head: &'h InspectReport,
-        pub(super) run: RefCell<Option<Run<'a>>>,
-        pub(super) failed: RefCell<Option<std::io::Error>>,
-        pub(super) summary: Cell<Option<InspectSummary>>,
-    }
-
-    impl Serialize for Json<'_, '_> {
-        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-            let mut st = s.serialize_struct("InspectReport", 5)?;
-            st.serialize_field("transcript", &self.head.transcript)?;
-            st.serialize_field("badTranscript", &self.head.bad_transcript)?;
-            st.serialize_field("paired", &self.head.paired)?;
-            st.serialize_field("items", &Items(self))?;
-            st.serialize_field("summary", &self.summary.get().unwrap_or_default())?;
-            st.end()
-        }
-    }
-
-    struct Items<'r, 'h, 'a>(&'r Json<'h, 'a>);
-
-    impl Serialize for Items<'_, '_, '_> {
-        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-            let mut seq = s.serialize_seq(None)?;
-            let Some(run) = self.0.run.borrow_mut().take() else {
-                return Err(S::Error::custom("the items were serialized twice"));
-            };
-            let mut ser_error = None;
-            let mut failed = None;
-            let summary = run(
-                &mut |item| {
-                    seq.serialize_element(&item)
-                        .map_err(|e| ser_error = Some(e))
-                },
-                &mut failed,
-            );
-            if let Some(e) = ser_error {
-                return Err(e);
-            }
-            if let Some(e) = failed {
-                *self.0.failed.borrow_mut() = Some(e);
-                return Err(S::Error::custom("the transcript could not be read"));
-            }
-            self.0.summary.set(summary.ok());
-            seq.end()
-        }
-    }
 }
