@@ -26,7 +26,7 @@
 //! Error responses are classified ([`mcptape_wire::classify`]). Nothing here
 //! panics on untrusted input; this module does no IO.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::hash::BuildHasher;
 
 use hashbrown::HashTable;
@@ -359,18 +359,30 @@ fn render_item(o: &mut String, item: &Item) {
             leniencies,
             entries,
         } => {
-            let req = Requested(requested.as_ref());
-            let _ = write!(
-                o,
-                "line {line}: id {id}{req}: resources/read result, {} entr{}, resultType {result_type}",
-                entries.len(),
-                if entries.len() == 1 { "y" } else { "ies" },
-            );
+            // The hot line of a big report: pieces pushed, no formatter.
+            o.push_str("line ");
+            push_num(o, *line as u64);
+            o.push_str(": id ");
+            o.push_str(id);
+            if let Some(u) = requested {
+                o.push_str(" (requested ");
+                o.push_str(u);
+                o.push(')');
+            }
+            o.push_str(": resources/read result, ");
+            push_num(o, entries.len() as u64);
+            o.push_str(if entries.len() == 1 {
+                " entry, resultType "
+            } else {
+                " entries, resultType "
+            });
+            o.push_str(result_type);
             if *legacy_result_type {
                 o.push_str(" (absent: legacy peer, assumed complete)");
             }
             if let Some(ttl) = ttl_ms {
-                let _ = write!(o, ", ttlMs {ttl}");
+                o.push_str(", ttlMs ");
+                push_num(o, *ttl);
                 if let Some(neg) = ttl_ms_negative {
                     let _ = write!(o, " (sent {neg}, treated as 0)");
                 }
@@ -395,40 +407,61 @@ fn render_item(o: &mut String, item: &Item) {
     }
 }
 
-fn render_entry(o: &mut String, i: usize, e: &EntryReport) {
-    let _ = writeln!(o, "  [{i}] uri       {}", e.uri);
-    if e.uri_differs {
-        let _ = writeln!(
-            o,
-            "      note      entry uri differs from the requested uri"
-        );
+/// `n` in decimal, pushed to `o` (the hot lines of [`render_entry`]).
+fn push_num(o: &mut String, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
     }
-    let _ = writeln!(
-        o,
-        "      mimeType  {}",
-        e.mime_type.as_deref().unwrap_or("(none)")
-    );
-    let _ = writeln!(o, "      shape     {}", e.shape);
-    let _ = writeln!(o, "      decoded   {} bytes", e.decoded_bytes);
+    o.extend(digits[at..].iter().map(|&d| char::from(d)));
+}
+
+fn render_entry(o: &mut String, i: usize, e: &EntryReport) {
+    let mime = e.mime_type.as_deref().unwrap_or("(none)");
+    o.push_str("  [");
+    push_num(o, i as u64);
+    o.push_str("] uri       ");
+    o.push_str(&e.uri);
+    o.push('\n');
+    if e.uri_differs {
+        o.push_str("      note      entry uri differs from the requested uri\n");
+    }
+    o.push_str("      mimeType  ");
+    o.push_str(mime);
+    o.push_str("\n      shape     ");
+    o.push_str(e.shape);
+    o.push_str("\n      decoded   ");
+    push_num(o, e.decoded_bytes as u64);
+    o.push_str(" bytes\n");
     if let (Some(chars), Some(pad)) = (e.encoded_chars, e.padding) {
-        let _ = writeln!(o, "      encoded   {chars} chars base64, padding {pad}");
+        o.push_str("      encoded   ");
+        push_num(o, chars);
+        o.push_str(" chars base64, padding ");
+        push_num(o, u64::from(pad));
+        o.push('\n');
     }
     if let Some(status) = e.media {
-        let _ = writeln!(
-            o,
-            "      sniffed   {} vs declared {}: {status}{}",
-            e.sniffed.unwrap_or("(unknown)"),
-            e.mime_type.as_deref().unwrap_or("(none)"),
-            e.defaulted_to.as_ref().map_or(String::new(), |d| format!(
-                "; bytes kept as bytes, {d} (defaulted)"
-            ))
-        );
+        o.push_str("      sniffed   ");
+        o.push_str(e.sniffed.unwrap_or("(unknown)"));
+        o.push_str(" vs declared ");
+        o.push_str(mime);
+        o.push_str(": ");
+        o.push_str(status);
+        if let Some(d) = &e.defaulted_to {
+            o.push_str("; bytes kept as bytes, ");
+            o.push_str(d);
+            o.push_str(" (defaulted)");
+        }
+        o.push('\n');
     }
     if e.data_uri_in_text {
-        let _ = writeln!(
-            o,
-            "      warning   text holds a data:...;base64, URI (binary belongs in blob)"
-        );
+        o.push_str("      warning   text holds a data:...;base64, URI (binary belongs in blob)\n");
     }
 }
 
@@ -652,13 +685,16 @@ fn inspect_transcript(data: &[u8], lenient: bool) -> InspectReport {
     report
 }
 
-/// The good envelopes of a frame's scan.
-fn envelopes<E>(frame: &Result<Scanned, E>) -> Vec<&Envelope> {
-    match frame {
-        Ok(Scanned::Single(m)) => vec![m],
-        Ok(Scanned::Batch(items)) => items.iter().filter_map(|r| r.as_ref().ok()).collect(),
-        Err(_) => Vec::new(),
-    }
+/// The good envelopes of a frame's scan, in order (nothing allocated).
+fn envelopes<E>(frame: &Result<Scanned, E>) -> impl Iterator<Item = &Envelope> {
+    let (single, batch): (&[Envelope], &[Result<Envelope, WireError>]) = match frame {
+        Ok(Scanned::Single(m)) => (std::slice::from_ref(m), &[]),
+        Ok(Scanned::Batch(items)) => (&[], items),
+        Err(_) => (&[], &[]),
+    };
+    single
+        .iter()
+        .chain(batch.iter().filter_map(|r| r.as_ref().ok()))
 }
 
 /// One message scanned where it is used (the one envelope scan, no `Value`
@@ -706,9 +742,14 @@ struct Read {
 }
 
 /// The `resources/read` requests met so far, by id: the open (unanswered)
-/// ones and at most [`MAX_ANSWERED_READS_KEPT`] answered ones (a request
-/// sent again with an id in use replaces the one before, as a later request
-/// with that id is the one its answers pair with).
+/// ones and the answered ones that still stand, those answered within the
+/// last [`MAX_ANSWERED_READS_KEPT`] answers (a request sent again with an id
+/// in use replaces the one before, as a later request with that id is the
+/// one its answers pair with). One answered earlier is forgotten: never
+/// found again, and dropped from the table by the sweep that runs once per
+/// [`MAX_ANSWERED_READS_KEPT`] answers (a pass over the table, not a cold
+/// lookup per answer), so the table holds the open requests and at most
+/// twice [`MAX_ANSWERED_READS_KEPT`] answered ones.
 #[derive(Default)]
 struct Reads {
     /// foldhash's quality hasher, seeded per process (ids are untrusted
@@ -716,10 +757,6 @@ struct Reads {
     hasher: foldhash::quality::RandomState,
     /// The requests, each under its id's hash (kept in the entry).
     by_id: HashTable<Read>,
-    /// Answers, oldest first: the hash of the id answered and the answer's
-    /// generation (the request still answered by it is the one of that
-    /// hash whose [`Read::answered`] is that generation; no id is copied).
-    answered: VecDeque<(u64, u64)>,
     /// The last answer generation handed out.
     generation: u64,
     /// Requests noted so far.
@@ -731,7 +768,14 @@ impl Reads {
         self.hasher.hash_one(id)
     }
 
-    /// Notes a request with `id` at `line`, replacing one with the same id.
+    /// Whether `r` stands: open, or answered within the last
+    /// [`MAX_ANSWERED_READS_KEPT`] answers (at generation `generation`).
+    fn stands(r: &Read, generation: u64) -> bool {
+        r.answered == 0 || r.answered + MAX_ANSWERED_READS_KEPT as u64 > generation
+    }
+
+    /// Notes a request with `id` at `line`, replacing one with the same id
+    /// (standing or forgotten).
     fn note(&mut self, id: &RequestId, line: usize, uri: Option<Box<str>>) {
         let hash = self.hash(id);
         let seq = self.noted;
@@ -754,42 +798,49 @@ impl Reads {
         self.by_id.insert_unique(hash, read, |r| r.hash);
     }
 
+    /// The standing request with `id`.
     fn get(&self, id: &RequestId) -> Option<&Read> {
         if self.by_id.is_empty() {
             return None;
         }
-        self.by_id.find(self.hash(id), |r| r.id == *id)
+        self.by_id
+            .find(self.hash(id), |r| r.id == *id)
+            .filter(|r| Self::stands(r, self.generation))
     }
 
-    /// Marks the request with `id` answered (again): it is kept among the
-    /// [`MAX_ANSWERED_READS_KEPT`] answered last, the one answered longest
-    /// ago past them forgotten.
+    /// Marks the standing request with `id` answered (again): it stands
+    /// until [`MAX_ANSWERED_READS_KEPT`] answers later.
     fn answer(&mut self, id: &RequestId) {
         if self.by_id.is_empty() {
             return;
         }
         let hash = self.hash(id);
-        let Some(read) = self.by_id.find_mut(hash, |r| r.id == *id) else {
+        let generation = self.generation;
+        let Some(read) = self
+            .by_id
+            .find_mut(hash, |r| r.id == *id)
+            .filter(|r| Self::stands(r, generation))
+        else {
             return;
         };
         self.generation += 1;
         read.answered = self.generation;
-        self.answered.push_back((hash, self.generation));
-        while self.answered.len() > MAX_ANSWERED_READS_KEPT {
-            let Some((old, generation)) = self.answered.pop_front() else {
-                break;
-            };
-            // Forgotten only if not sent again or answered since.
-            if let Ok(e) = self.by_id.find_entry(old, |r| r.answered == generation) {
-                e.remove();
-            }
+        if self
+            .generation
+            .is_multiple_of(MAX_ANSWERED_READS_KEPT as u64)
+        {
+            let generation = self.generation;
+            self.by_id.retain(|r| Self::stands(r, generation));
         }
     }
 
-    /// How many requests are held (open, and answered ones kept).
+    /// How many requests stand (open, and answered ones kept).
     #[cfg(test)]
     fn len(&self) -> usize {
-        self.by_id.len()
+        self.by_id
+            .iter()
+            .filter(|r| Self::stands(r, self.generation))
+            .count()
     }
 
     /// The open requests in the order they were noted (line order, and in a
@@ -838,7 +889,7 @@ fn has_read_request(l: &mut Input<'_>) -> bool {
     }
     let frame = parse_input(l);
     let text = input_text(l);
-    envelopes(&frame).iter().any(|e| {
+    envelopes(&frame).any(|e| {
         e.kind == EnvelopeKind::Request
             && e.id.is_some()
             && e.method_str(text).as_deref() == Some("resources/read")
@@ -1343,6 +1394,7 @@ mod tests {
             feed(&mut pass, line, &read_request(id, "open"), Direction::C2s);
         }
         assert_eq!(pass.reads.len(), MAX_ANSWERED_READS_KEPT + 3);
+        assert!(pass.reads.by_id.len() <= 2 * MAX_ANSWERED_READS_KEPT + 3);
         assert_eq!(pass.s.results, answered);
         let mut items = Vec::new();
         let _ = pass.unanswered(&mut |i| -> Result<(), ()> {
