@@ -728,6 +728,10 @@ fn input_text<'a>(i: &'a Input<'_>) -> &'a [u8] {
 /// is then not a read result (when the file holds read requests: pairing).
 pub const MAX_ANSWERED_READS_KEPT: usize = 1 << 16;
 
+/// Answers between two sweeps of [`Reads`] (8,192: an eighth of
+/// [`MAX_ANSWERED_READS_KEPT`]), which drop the requests forgotten since.
+const READS_SWEEP_EVERY: usize = MAX_ANSWERED_READS_KEPT / 8;
+
 /// One `resources/read` request ([`Reads`]): its id (and the id's hash),
 /// its line, its requested uri, and the answer generation that answered it
 /// (0: open).
@@ -747,9 +751,9 @@ struct Read {
 /// in use replaces the one before, as a later request with that id is the
 /// one its answers pair with). One answered earlier is forgotten: never
 /// found again, and dropped from the table by the sweep that runs once per
-/// [`MAX_ANSWERED_READS_KEPT`] answers (a pass over the table, not a cold
-/// lookup per answer), so the table holds the open requests and at most
-/// twice [`MAX_ANSWERED_READS_KEPT`] answered ones.
+/// [`READS_SWEEP_EVERY`] answers (a pass over the table, not a cold lookup
+/// per answer), so the table holds the open requests and at most
+/// [`MAX_ANSWERED_READS_KEPT`] + [`READS_SWEEP_EVERY`] answered ones.
 #[derive(Default)]
 struct Reads {
     /// foldhash's quality hasher, seeded per process (ids are untrusted
@@ -825,10 +829,7 @@ impl Reads {
         };
         self.generation += 1;
         read.answered = self.generation;
-        if self
-            .generation
-            .is_multiple_of(MAX_ANSWERED_READS_KEPT as u64)
-        {
+        if self.generation.is_multiple_of(READS_SWEEP_EVERY as u64) {
             let generation = self.generation;
             self.by_id.retain(|r| Self::stands(r, generation));
         }
@@ -1394,7 +1395,7 @@ mod tests {
             feed(&mut pass, line, &read_request(id, "open"), Direction::C2s);
         }
         assert_eq!(pass.reads.len(), MAX_ANSWERED_READS_KEPT + 3);
-        assert!(pass.reads.by_id.len() <= 2 * MAX_ANSWERED_READS_KEPT + 3);
+        assert!(pass.reads.by_id.len() <= MAX_ANSWERED_READS_KEPT + READS_SWEEP_EVERY + 3);
         assert_eq!(pass.s.results, answered);
         let mut items = Vec::new();
         let _ = pass.unanswered(&mut |i| -> Result<(), ()> {
