@@ -728,9 +728,9 @@ fn input_text<'a>(i: &'a Input<'_>) -> &'a [u8] {
 /// is then not a read result (when the file holds read requests: pairing).
 pub const MAX_ANSWERED_READS_KEPT: usize = 1 << 16;
 
-/// Answers between two sweeps of [`Reads`] (8,192: an eighth of
+/// Answers between two sweeps of [`Reads`] (16,384: a quarter of
 /// [`MAX_ANSWERED_READS_KEPT`]), which drop the requests forgotten since.
-const READS_SWEEP_EVERY: usize = MAX_ANSWERED_READS_KEPT / 8;
+const READS_SWEEP_EVERY: usize = MAX_ANSWERED_READS_KEPT / 4;
 
 /// One `resources/read` request ([`Reads`]): its id (and the id's hash),
 /// its line, its requested uri, and the answer generation that answered it
