@@ -1330,297 +1330,6 @@ fn error_item(
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A `resources/read` request line with `id` for `file:///<uri>`.
-    fn read_request(id: usize, uri: &str) -> String {
-        format!(
-            r#"{{"jsonrpc":"2.0","id":{id},"method":"resources/read","params":{{"uri":"file:///{uri}"}}}}"#
-        )
-    }
-
-    /// An empty read result line with `id`.
-    fn read_answer(id: usize) -> String {
-        format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"contents":[]}}}}"#)
-    }
-
-    /// One line through [`Pass::input`] as `dir` sent it; its items.
-    fn feed(pass: &mut Pass, number: usize, line: &str, dir: Direction) -> Vec<Item> {
-        let mut items = Vec::new();
-        let mut input = Input {
-            number,
-            bytes: line.as_bytes(),
-            text: Some(line),
-            dir: Some(dir),
-            skel: None,
-            scanned: None,
-        };
-        let _ = pass.input(&mut input, &mut |i| -> Result<(), ()> {
-            items.push(i);
-            Ok(())
-        });
-        items
-    }
-
-    fn paired_pass() -> Pass {
-        Pass {
-            reads: Reads::default(),
-            paired: true,
-            s: InspectSummary::default(),
-            lenient: false,
-        }
-    }
-
-    /// Issue 22: the second pass notes read requests as it meets them and
-    /// forgets answered ones past [`MAX_ANSWERED_READS_KEPT`]: after more
-    /// answered requests than that and 3 open ones it holds exactly the
-    /// answered ones kept and the open ones (the old map held every read
-    /// request of the file).
-    #[test]
-    fn inspect_holds_the_open_reads_not_every_read_of_the_file() {
-        let mut pass = paired_pass();
-        let answered = MAX_ANSWERED_READS_KEPT + 1000;
-        let mut line = 0;
-        for id in 0..answered {
-            line += 1;
-            assert!(feed(&mut pass, line, &read_request(id, "a"), Direction::C2s).is_empty());
-            line += 1;
-            let items = feed(&mut pass, line, &read_answer(id), Direction::S2c);
-            assert_eq!(items.len(), 1, "answer {id}");
-        }
-        for id in answered..answered + 3 {
-            line += 1;
-            feed(&mut pass, line, &read_request(id, "open"), Direction::C2s);
-        }
-        assert_eq!(pass.reads.len(), MAX_ANSWERED_READS_KEPT + 3);
-        assert!(pass.reads.by_id.len() <= MAX_ANSWERED_READS_KEPT + READS_SWEEP_EVERY + 3);
-        assert_eq!(pass.s.results, answered);
-        let mut items = Vec::new();
-        let _ = pass.unanswered(&mut |i| -> Result<(), ()> {
-            items.push(i);
-            Ok(())
-        });
-        let ids: Vec<_> = items
-            .iter()
-            .map(|i| match i {
-                Item::Unanswered { id, .. } => id.clone(),
-                other => panic!("{other:?}"),
-            })
-            .collect();
-        let want: Vec<_> = (answered..answered + 3).map(|i| i.to_string()).collect();
-        assert_eq!(ids, want);
-    }
-
-    /// A second answer to a read request is paired with it while the
-    /// request is among the [`MAX_ANSWERED_READS_KEPT`] answered last, and
-    /// not one answered request past that (it is forgotten).
-    #[test]
-    fn unanswered_reads_of_one_batch_line_in_batch_order() {
-        let reads: Vec<String> = (1..=8)
-            .map(|i| {
-                format!(
-                    r#"{{"jsonrpc":"2.0","id":{i},"method":"resources/read","params":{{"uri":"a://{i}"}}}}"#
-                )
-            })
-            .collect();
-        let line = format!("[{}]\n", reads.join(","));
-        let r = inspect(line.as_bytes(), false);
-        let ids: Vec<&str> = r
-            .items
-            .iter()
-            .filter_map(|i| match i {
-                Item::Unanswered { id, .. } => Some(id.as_str()),
-                _ => None,
-            })
-            .collect();
-        assert_eq!(ids, ["1", "2", "3", "4", "5", "6", "7", "8"]);
-    }
-
-    #[test]
-    fn second_answer_is_paired_at_max_answered_reads_kept_not_one_past() {
-        for (others, paired) in [
-            (MAX_ANSWERED_READS_KEPT - 1, true),
-            (MAX_ANSWERED_READS_KEPT, false),
-        ] {
-            let mut reads = Reads::default();
-            let first = RequestId::number(0);
-            reads.note(&first, 1, Some("file:///first".into()));
-            reads.answer(&first);
-            for id in 1..=others {
-                let id = RequestId::number(id as i64);
-                reads.note(&id, 2, None);
-                reads.answer(&id);
-            }
-            assert_eq!(
-                reads.get(&first).is_some(),
-                paired,
-                "{others} answered since"
-            );
-            assert_eq!(reads.len(), MAX_ANSWERED_READS_KEPT);
-        }
-    }
-
-    /// A read id sent again after its answer: each answer is paired with the
-    /// request before it (its uri), and the second request, answered, is not
-    /// listed as unanswered; an answer before any request with its id is not
-    /// a read result.
-    #[test]
-    fn reused_read_id_pairs_each_answer_with_the_request_before_it() {
-        let lines = [
-            read_answer(7),
-            read_request(7, "a"),
-            read_answer(7),
-            read_request(7, "b"),
-            read_answer(7),
-            read_request(8, "c"),
-        ]
-        .join("\n");
-        let r = inspect(lines.as_bytes(), false);
-        let got: Vec<_> = r
-            .items
-            .iter()
-            .map(|i| match i {
-                Item::ReadResult {
-                    line, requested, ..
-                } => (*line, "read", requested.clone()),
-                Item::Unanswered { line, uri, .. } => (*line, "unanswered", uri.clone()),
-                other => panic!("{other:?}"),
-            })
-            .collect();
-        assert_eq!(
-            got,
-            [
-                (3, "read", Some("file:///a".to_owned())),
-                (5, "read", Some("file:///b".to_owned())),
-                (6, "unanswered", Some("file:///c".to_owned())),
-            ]
-        );
-    }
-
-    /// Issue 22: the report's items wait in the spill (memory, then the
-    /// temporary file past a chunk) while the one main pass makes them; at
-    /// every chunk size (1 byte: each item to the file; 1 MiB: all in
-    /// memory) the streamed report is the whole report's text and JSON,
-    /// including an empty items list.
-    #[test]
-    fn spilled_report_is_the_whole_report_at_every_chunk_size() {
-        let head = r#"{"mcptapeTranscript":1,"mcptapeVersion":"0.1.0","transport":"stdio","server":{},"startedAt":"2026-11-30T00:00:00Z"}"#;
-        let msg = |t: usize, dir: &str, m: &str| {
-            format!(r#"{{"tUs":{t},"kind":"message","dir":"{dir}","msg":{m}}}"#)
-        };
-        let full = [
-            head.to_owned(),
-            msg(1, "c2s", &read_request(1, "a")),
-            msg(2, "s2c", r#"{"jsonrpc":"2.0","id":1,"result":{"contents":[{"uri":"file:///a","mimeType":"text/plain","text":"caf\u00e9\n"},{"uri":"file:///b","blob":"iVBORw0KGgo="}],"ttlMs":5}}"#),
-            "not a record".to_owned(),
-            msg(3, "c2s", &read_request(2, "c")),
-            msg(4, "s2c", r#"{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"nope","data":{"uri":"file:///c"}}}"#),
-            msg(5, "c2s", &read_request(3, "d")),
-        ]
-        .join("\n")
-            + "\n";
-        // HTTP: no exit record is expected, so no item at all.
-        let empty = format!(
-            "{}\n{}\n",
-            head.replace("stdio", "http"),
-            msg(1, "c2s", r#"{"jsonrpc":"2.0","method":"ping"}"#)
-        );
-        for (text, items) in [(full, 5), (empty, 0)] {
-            let whole = inspect(text.as_bytes(), false);
-            assert_eq!(whole.items.len(), items);
-            for chunk in [1, 7, REPORT_SPILL_CHUNK_BYTES] {
-                for json in [false, true] {
-                    let mut out = Vec::new();
-                    let mut open = || -> std::io::Result<crate::engine::SliceLines<'_>> {
-                        Ok(crate::engine::SliceLines::new(text.as_bytes(), None))
-                    };
-                    let r = inspect_stream_spilling(&mut open, false, json, &mut out, chunk)
-                        .expect("in memory");
-                    assert_eq!(r.summary, whole.summary);
-                    let want = if json {
-                        serde_json::to_string_pretty(&whole).expect("serializes") + "\n"
-                    } else {
-                        whole.text()
-                    };
-                    assert_eq!(
-                        String::from_utf8(out).expect("UTF-8"),
-                        want,
-                        "chunk {chunk}, json {json}"
-                    );
-                }
-            }
-        }
-    }
-
-    /// A response line with one `image/png` blob of `n` decoded bytes
-    /// (PNG signature, then zeros); `escape_slash` writes each `/` of the
-    /// base64 as `\/` (the cold path).
-    fn png_line(n: usize, escape_slash: bool) -> (Vec<u8>, String) {
-        let mut bytes = vec![0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a];
-        bytes.resize(n, 0xff);
-        let mut b = base64::encode(base64::Path::Scalar, &bytes);
-        if escape_slash {
-            b = b.replace('/', "\\/");
-        }
-        let line = format!(
-            r#"{{"jsonrpc":"2.0","id":1,"result":{{"contents":[{{"uri":"file:///a.png","mimeType":"image/png","blob":"{b}"}}]}}}}"#
-        );
-        (line.into_bytes(), b)
-    }
-
-    fn only_entry(r: &InspectReport) -> &EntryReport {
-        match &r.items[..] {
-            [Item::ReadResult { entries, .. }] if entries.len() == 1 => &entries[0],
-            other => panic!("expected one read result with one entry, got {other:?}"),
-        }
-    }
-
-    #[test]
-    fn big_blob_takes_the_skeleton_path_with_sizes_from_base64_arithmetic() {
-        let (line, _) = png_line(10_000, false);
-        let sk = Skeleton::of(&line).expect("clean blob has a skeleton");
-        assert!(sk.bytes.len() < 200, "skeleton is {} bytes", sk.bytes.len());
-        assert_eq!(sk.blobs.len(), 1);
-        let r = inspect(&line, false);
-        assert!(r.clean());
-        let e = only_entry(&r);
-        assert_eq!(e.decoded_bytes, 10_000);
-        assert_eq!(e.encoded_chars, Some(13_336));
-        assert_eq!(e.padding, Some(2));
-        assert_eq!(e.sniffed, Some("image/png"));
-        assert_eq!(e.media, Some("match"));
-    }
-
-    #[test]
-    fn escaped_blob_takes_the_whole_parse_and_reports_the_same() {
-        let (line, b64) = png_line(10_000, true);
-        assert!(b64.contains("\\/"), "the blob must hold an escaped slash");
-        assert!(Skeleton::of(&line).is_none());
-        let (plain, _) = png_line(10_000, false);
-        assert_eq!(
-            only_entry(&inspect(&line, false)),
-            only_entry(&inspect(&plain, false))
-        );
-    }
-
-    #[test]
-    fn bad_base64_keeps_the_parsers_error_offset_into_the_line() {
-        let (mut line, _) = png_line(30, false);
-        let at = line.windows(8).position(|w| w == b"\"blob\":\"").unwrap() + 8 + 4;
-        line[at] = b'!';
-        assert!(Skeleton::of(&line).is_none());
-        let r = inspect(&line, false);
-        match &r.items[..] {
-            [Item::InvalidResult { error, .. }] => {
-                assert!(error.contains(&format!("byte {at}")), "{error}");
-            }
-            other => panic!("expected an invalid result, got {other:?}"),
-        }
-    }
-}
-
 /// Lines at least this long (1 MiB) met by the first pass of
 /// [`inspect_stream`] have their scan kept for the main pass (a big read is
 /// scanned once); shorter ones are scanned again, so what is kept is at most
@@ -1957,4 +1666,295 @@ fn write_whole(
         out.write_all(report.text().as_bytes())?;
     }
     out.flush()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A `resources/read` request line with `id` for `file:///<uri>`.
+    fn read_request(id: usize, uri: &str) -> String {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"resources/read","params":{{"uri":"file:///{uri}"}}}}"#
+        )
+    }
+
+    /// An empty read result line with `id`.
+    fn read_answer(id: usize) -> String {
+        format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"contents":[]}}}}"#)
+    }
+
+    /// One line through [`Pass::input`] as `dir` sent it; its items.
+    fn feed(pass: &mut Pass, number: usize, line: &str, dir: Direction) -> Vec<Item> {
+        let mut items = Vec::new();
+        let mut input = Input {
+            number,
+            bytes: line.as_bytes(),
+            text: Some(line),
+            dir: Some(dir),
+            skel: None,
+            scanned: None,
+        };
+        let _ = pass.input(&mut input, &mut |i| -> Result<(), ()> {
+            items.push(i);
+            Ok(())
+        });
+        items
+    }
+
+    fn paired_pass() -> Pass {
+        Pass {
+            reads: Reads::default(),
+            paired: true,
+            s: InspectSummary::default(),
+            lenient: false,
+        }
+    }
+
+    /// Issue 22: the second pass notes read requests as it meets them and
+    /// forgets answered ones past [`MAX_ANSWERED_READS_KEPT`]: after more
+    /// answered requests than that and 3 open ones it holds exactly the
+    /// answered ones kept and the open ones (the old map held every read
+    /// request of the file).
+    #[test]
+    fn inspect_holds_the_open_reads_not_every_read_of_the_file() {
+        let mut pass = paired_pass();
+        let answered = MAX_ANSWERED_READS_KEPT + 1000;
+        let mut line = 0;
+        for id in 0..answered {
+            line += 1;
+            assert!(feed(&mut pass, line, &read_request(id, "a"), Direction::C2s).is_empty());
+            line += 1;
+            let items = feed(&mut pass, line, &read_answer(id), Direction::S2c);
+            assert_eq!(items.len(), 1, "answer {id}");
+        }
+        for id in answered..answered + 3 {
+            line += 1;
+            feed(&mut pass, line, &read_request(id, "open"), Direction::C2s);
+        }
+        assert_eq!(pass.reads.len(), MAX_ANSWERED_READS_KEPT + 3);
+        assert!(pass.reads.by_id.len() <= MAX_ANSWERED_READS_KEPT + READS_SWEEP_EVERY + 3);
+        assert_eq!(pass.s.results, answered);
+        let mut items = Vec::new();
+        let _ = pass.unanswered(&mut |i| -> Result<(), ()> {
+            items.push(i);
+            Ok(())
+        });
+        let ids: Vec<_> = items
+            .iter()
+            .map(|i| match i {
+                Item::Unanswered { id, .. } => id.clone(),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        let want: Vec<_> = (answered..answered + 3).map(|i| i.to_string()).collect();
+        assert_eq!(ids, want);
+    }
+
+    /// A second answer to a read request is paired with it while the
+    /// request is among the [`MAX_ANSWERED_READS_KEPT`] answered last, and
+    /// not one answered request past that (it is forgotten).
+    #[test]
+    fn unanswered_reads_of_one_batch_line_in_batch_order() {
+        let reads: Vec<String> = (1..=8)
+            .map(|i| {
+                format!(
+                    r#"{{"jsonrpc":"2.0","id":{i},"method":"resources/read","params":{{"uri":"a://{i}"}}}}"#
+                )
+            })
+            .collect();
+        let line = format!("[{}]\n", reads.join(","));
+        let r = inspect(line.as_bytes(), false);
+        let ids: Vec<&str> = r
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                Item::Unanswered { id, .. } => Some(id.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(ids, ["1", "2", "3", "4", "5", "6", "7", "8"]);
+    }
+
+    #[test]
+    fn second_answer_is_paired_at_max_answered_reads_kept_not_one_past() {
+        for (others, paired) in [
+            (MAX_ANSWERED_READS_KEPT - 1, true),
+            (MAX_ANSWERED_READS_KEPT, false),
+        ] {
+            let mut reads = Reads::default();
+            let first = RequestId::number(0);
+            reads.note(&first, 1, Some("file:///first".into()));
+            reads.answer(&first);
+            for id in 1..=others {
+                let id = RequestId::number(id as i64);
+                reads.note(&id, 2, None);
+                reads.answer(&id);
+            }
+            assert_eq!(
+                reads.get(&first).is_some(),
+                paired,
+                "{others} answered since"
+            );
+            assert_eq!(reads.len(), MAX_ANSWERED_READS_KEPT);
+        }
+    }
+
+    /// A read id sent again after its answer: each answer is paired with the
+    /// request before it (its uri), and the second request, answered, is not
+    /// listed as unanswered; an answer before any request with its id is not
+    /// a read result.
+    #[test]
+    fn reused_read_id_pairs_each_answer_with_the_request_before_it() {
+        let lines = [
+            read_answer(7),
+            read_request(7, "a"),
+            read_answer(7),
+            read_request(7, "b"),
+            read_answer(7),
+            read_request(8, "c"),
+        ]
+        .join("\n");
+        let r = inspect(lines.as_bytes(), false);
+        let got: Vec<_> = r
+            .items
+            .iter()
+            .map(|i| match i {
+                Item::ReadResult {
+                    line, requested, ..
+                } => (*line, "read", requested.clone()),
+                Item::Unanswered { line, uri, .. } => (*line, "unanswered", uri.clone()),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (3, "read", Some("file:///a".to_owned())),
+                (5, "read", Some("file:///b".to_owned())),
+                (6, "unanswered", Some("file:///c".to_owned())),
+            ]
+        );
+    }
+
+    /// Issue 22: the report's items wait in the spill (memory, then the
+    /// temporary file past a chunk) while the one main pass makes them; at
+    /// every chunk size (1 byte: each item to the file; 1 MiB: all in
+    /// memory) the streamed report is the whole report's text and JSON,
+    /// including an empty items list.
+    #[test]
+    fn spilled_report_is_the_whole_report_at_every_chunk_size() {
+        let head = r#"{"mcptapeTranscript":1,"mcptapeVersion":"0.1.0","transport":"stdio","server":{},"startedAt":"2026-11-30T00:00:00Z"}"#;
+        let msg = |t: usize, dir: &str, m: &str| {
+            format!(r#"{{"tUs":{t},"kind":"message","dir":"{dir}","msg":{m}}}"#)
+        };
+        let full = [
+            head.to_owned(),
+            msg(1, "c2s", &read_request(1, "a")),
+            msg(2, "s2c", r#"{"jsonrpc":"2.0","id":1,"result":{"contents":[{"uri":"file:///a","mimeType":"text/plain","text":"caf\u00e9\n"},{"uri":"file:///b","blob":"iVBORw0KGgo="}],"ttlMs":5}}"#),
+            "not a record".to_owned(),
+            msg(3, "c2s", &read_request(2, "c")),
+            msg(4, "s2c", r#"{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"nope","data":{"uri":"file:///c"}}}"#),
+            msg(5, "c2s", &read_request(3, "d")),
+        ]
+        .join("\n")
+            + "\n";
+        // HTTP: no exit record is expected, so no item at all.
+        let empty = format!(
+            "{}\n{}\n",
+            head.replace("stdio", "http"),
+            msg(1, "c2s", r#"{"jsonrpc":"2.0","method":"ping"}"#)
+        );
+        for (text, items) in [(full, 5), (empty, 0)] {
+            let whole = inspect(text.as_bytes(), false);
+            assert_eq!(whole.items.len(), items);
+            for chunk in [1, 7, REPORT_SPILL_CHUNK_BYTES] {
+                for json in [false, true] {
+                    let mut out = Vec::new();
+                    let mut open = || -> std::io::Result<crate::engine::SliceLines<'_>> {
+                        Ok(crate::engine::SliceLines::new(text.as_bytes(), None))
+                    };
+                    let r = inspect_stream_spilling(&mut open, false, json, &mut out, chunk)
+                        .expect("in memory");
+                    assert_eq!(r.summary, whole.summary);
+                    let want = if json {
+                        serde_json::to_string_pretty(&whole).expect("serializes") + "\n"
+                    } else {
+                        whole.text()
+                    };
+                    assert_eq!(
+                        String::from_utf8(out).expect("UTF-8"),
+                        want,
+                        "chunk {chunk}, json {json}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// A response line with one `image/png` blob of `n` decoded bytes
+    /// (PNG signature, then zeros); `escape_slash` writes each `/` of the
+    /// base64 as `\/` (the cold path).
+    fn png_line(n: usize, escape_slash: bool) -> (Vec<u8>, String) {
+        let mut bytes = vec![0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a];
+        bytes.resize(n, 0xff);
+        let mut b = base64::encode(base64::Path::Scalar, &bytes);
+        if escape_slash {
+            b = b.replace('/', "\\/");
+        }
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"result":{{"contents":[{{"uri":"file:///a.png","mimeType":"image/png","blob":"{b}"}}]}}}}"#
+        );
+        (line.into_bytes(), b)
+    }
+
+    fn only_entry(r: &InspectReport) -> &EntryReport {
+        match &r.items[..] {
+            [Item::ReadResult { entries, .. }] if entries.len() == 1 => &entries[0],
+            other => panic!("expected one read result with one entry, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn big_blob_takes_the_skeleton_path_with_sizes_from_base64_arithmetic() {
+        let (line, _) = png_line(10_000, false);
+        let sk = Skeleton::of(&line).expect("clean blob has a skeleton");
+        assert!(sk.bytes.len() < 200, "skeleton is {} bytes", sk.bytes.len());
+        assert_eq!(sk.blobs.len(), 1);
+        let r = inspect(&line, false);
+        assert!(r.clean());
+        let e = only_entry(&r);
+        assert_eq!(e.decoded_bytes, 10_000);
+        assert_eq!(e.encoded_chars, Some(13_336));
+        assert_eq!(e.padding, Some(2));
+        assert_eq!(e.sniffed, Some("image/png"));
+        assert_eq!(e.media, Some("match"));
+    }
+
+    #[test]
+    fn escaped_blob_takes_the_whole_parse_and_reports_the_same() {
+        let (line, b64) = png_line(10_000, true);
+        assert!(b64.contains("\\/"), "the blob must hold an escaped slash");
+        assert!(Skeleton::of(&line).is_none());
+        let (plain, _) = png_line(10_000, false);
+        assert_eq!(
+            only_entry(&inspect(&line, false)),
+            only_entry(&inspect(&plain, false))
+        );
+    }
+
+    #[test]
+    fn bad_base64_keeps_the_parsers_error_offset_into_the_line() {
+        let (mut line, _) = png_line(30, false);
+        let at = line.windows(8).position(|w| w == b"\"blob\":\"").unwrap() + 8 + 4;
+        line[at] = b'!';
+        assert!(Skeleton::of(&line).is_none());
+        let r = inspect(&line, false);
+        match &r.items[..] {
+            [Item::InvalidResult { error, .. }] => {
+                assert!(error.contains(&format!("byte {at}")), "{error}");
+            }
+            other => panic!("expected an invalid result, got {other:?}"),
+        }
+    }
 }
