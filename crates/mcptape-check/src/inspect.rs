@@ -1336,7 +1336,8 @@ fn error_item(
 /// the file's size over this many scans (each a few hundred bytes: blobs cut).
 const KEEP_SCAN_MIN_LINE_BYTES: usize = 1 << 20;
 
-/// Bytes of report text [`inspect_stream`] holds in memory (1 MiB) before
+/// Bytes of report text `mcptape inspect` of a transcript file
+/// ([`crate::inspect_file_streamed`]) holds in memory (1 MiB) before
 /// it appends them to its anonymous temporary file: the report's items wait
 /// there until the counts that head the report are known.
 pub const REPORT_SPILL_CHUNK_BYTES: usize = 1 << 20;
