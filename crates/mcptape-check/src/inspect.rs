@@ -60,16 +60,17 @@ pub struct TranscriptSource {
     pub message_records: usize,
 }
 
-/// One `contents` entry of a read result.
+/// One `contents` entry of a read result; its strings are `String`s (or,
+/// inside the streamed report, borrowed from the message).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct EntryReport {
+pub struct EntryReport<S = String> {
     /// The entry's `uri`.
-    pub uri: String,
+    pub uri: S,
     /// `true` when a request was paired and its uri differs from the entry's.
     pub uri_differs: bool,
     /// Declared `mimeType`, if any.
-    pub mime_type: Option<String>,
+    pub mime_type: Option<S>,
     /// `text` or `blob`.
     pub shape: &'static str,
     /// Decoded size in bytes (UTF-8 length of `text`, decoded `blob` length).
@@ -83,7 +84,7 @@ pub struct EntryReport {
     /// Blobs only: sniffed vs declared (`match`, `mismatch`, ...).
     pub media: Option<&'static str>,
     /// Blobs only: the type a host should use when none was declared.
-    pub defaulted_to: Option<String>,
+    pub defaulted_to: Option<S>,
     /// Text only: the text is a `data:…;base64,` URI (binary belongs in blob).
     pub data_uri_in_text: bool,
 }
@@ -358,52 +359,139 @@ fn render_item(o: &mut String, item: &Item) {
             cache_scope,
             leniencies,
             entries,
-        } => {
-            // The hot line of a big report: pieces pushed, no formatter.
-            o.push_str("line ");
-            push_num(o, *line as u64);
-            o.push_str(": id ");
-            o.push_str(id);
-            if let Some(u) = requested {
-                o.push_str(" (requested ");
-                o.push_str(u);
-                o.push(')');
-            }
-            o.push_str(": resources/read result, ");
-            push_num(o, entries.len() as u64);
-            o.push_str(if entries.len() == 1 {
-                " entry, resultType "
-            } else {
-                " entries, resultType "
-            });
-            o.push_str(result_type);
-            if *legacy_result_type {
-                o.push_str(" (absent: legacy peer, assumed complete)");
-            }
-            if let Some(ttl) = ttl_ms {
-                o.push_str(", ttlMs ");
-                push_num(o, *ttl);
-                if let Some(neg) = ttl_ms_negative {
-                    let _ = write!(o, " (sent {neg}, treated as 0)");
-                }
-            }
-            if let Some(c) = cache_scope {
-                let _ = write!(o, ", cacheScope {c}");
-            }
-            o.push('\n');
-            if entries.is_empty() {
-                let _ = writeln!(
-                    o,
-                    "  empty: contents [] (the resource answered with zero entries; not a not-found)"
-                );
-            }
-            for (i, uri, what) in leniencies {
-                let _ = writeln!(o, "  lenient: contents[{i}] ({uri}): accepted {what}");
-            }
-            for (i, e) in entries.iter().enumerate() {
-                render_entry(o, i, e);
-            }
+        } => render_read(
+            o,
+            &ReadHead {
+                line: *line,
+                id,
+                requested: requested.as_deref(),
+                result_type,
+                legacy_result_type: *legacy_result_type,
+                ttl_ms: *ttl_ms,
+                ttl_ms_negative: *ttl_ms_negative,
+                cache_scope: *cache_scope,
+            },
+            leniencies,
+            entries,
+        ),
+    }
+}
+
+/// The scalar fields of a read result's report line ([`render_read`]).
+struct ReadHead<'a> {
+    line: usize,
+    id: &'a str,
+    requested: Option<&'a str>,
+    result_type: &'a str,
+    legacy_result_type: bool,
+    ttl_ms: Option<u64>,
+    ttl_ms_negative: Option<i64>,
+    cache_scope: Option<&'static str>,
+}
+
+/// What [`Pass::input`] reports: an item, or a read result read as a
+/// summary, borrowed from the message and the read request (printed as
+/// text without a copy; made an [`Item`] where one is kept or serialized).
+enum Out<'a> {
+    Item(Item),
+    Read {
+        head: ReadHead<'a>,
+        entries: Vec<EntryReport<&'a str>>,
+    },
+}
+
+impl From<Item> for Out<'_> {
+    fn from(item: Item) -> Self {
+        Out::Item(item)
+    }
+}
+
+impl Out<'_> {
+    /// The owned item.
+    fn into_item(self) -> Item {
+        match self {
+            Out::Item(item) => item,
+            Out::Read { head, entries } => Item::ReadResult {
+                line: head.line,
+                id: head.id.to_owned(),
+                requested: head.requested.map(str::to_owned),
+                result_type: head.result_type.to_owned(),
+                legacy_result_type: head.legacy_result_type,
+                ttl_ms: head.ttl_ms,
+                ttl_ms_negative: head.ttl_ms_negative,
+                cache_scope: head.cache_scope,
+                leniencies: Vec::new(),
+                entries: entries
+                    .into_iter()
+                    .map(|e| EntryReport {
+                        uri: e.uri.to_owned(),
+                        uri_differs: e.uri_differs,
+                        mime_type: e.mime_type.map(str::to_owned),
+                        shape: e.shape,
+                        decoded_bytes: e.decoded_bytes,
+                        encoded_chars: e.encoded_chars,
+                        padding: e.padding,
+                        sniffed: e.sniffed,
+                        media: e.media,
+                        defaulted_to: e.defaulted_to.map(str::to_owned),
+                        data_uri_in_text: e.data_uri_in_text,
+                    })
+                    .collect(),
+            },
         }
+    }
+}
+
+/// A read result's lines ([`Item::ReadResult`]), from borrowed fields.
+fn render_read<S: AsRef<str>>(
+    o: &mut String,
+    h: &ReadHead<'_>,
+    leniencies: &[(usize, String, String)],
+    entries: &[EntryReport<S>],
+) {
+    // The hot line of a big report: pieces pushed, no formatter.
+    o.push_str("line ");
+    push_num(o, h.line as u64);
+    o.push_str(": id ");
+    o.push_str(h.id);
+    if let Some(u) = h.requested {
+        o.push_str(" (requested ");
+        o.push_str(u);
+        o.push(')');
+    }
+    o.push_str(": resources/read result, ");
+    push_num(o, entries.len() as u64);
+    o.push_str(if entries.len() == 1 {
+        " entry, resultType "
+    } else {
+        " entries, resultType "
+    });
+    o.push_str(h.result_type);
+    if h.legacy_result_type {
+        o.push_str(" (absent: legacy peer, assumed complete)");
+    }
+    if let Some(ttl) = h.ttl_ms {
+        o.push_str(", ttlMs ");
+        push_num(o, ttl);
+        if let Some(neg) = h.ttl_ms_negative {
+            let _ = write!(o, " (sent {neg}, treated as 0)");
+        }
+    }
+    if let Some(c) = h.cache_scope {
+        let _ = write!(o, ", cacheScope {c}");
+    }
+    o.push('\n');
+    if entries.is_empty() {
+        let _ = writeln!(
+            o,
+            "  empty: contents [] (the resource answered with zero entries; not a not-found)"
+        );
+    }
+    for (i, uri, what) in leniencies {
+        let _ = writeln!(o, "  lenient: contents[{i}] ({uri}): accepted {what}");
+    }
+    for (i, e) in entries.iter().enumerate() {
+        render_entry(o, i, e);
     }
 }
 
@@ -422,12 +510,12 @@ fn push_num(o: &mut String, mut n: u64) {
     o.extend(digits[at..].iter().map(|&d| char::from(d)));
 }
 
-fn render_entry(o: &mut String, i: usize, e: &EntryReport) {
-    let mime = e.mime_type.as_deref().unwrap_or("(none)");
+fn render_entry<S: AsRef<str>>(o: &mut String, i: usize, e: &EntryReport<S>) {
+    let mime = e.mime_type.as_ref().map_or("(none)", AsRef::as_ref);
     o.push_str("  [");
     push_num(o, i as u64);
     o.push_str("] uri       ");
-    o.push_str(&e.uri);
+    o.push_str(e.uri.as_ref());
     o.push('\n');
     if e.uri_differs {
         o.push_str("      note      entry uri differs from the requested uri\n");
@@ -455,7 +543,7 @@ fn render_entry(o: &mut String, i: usize, e: &EntryReport) {
         o.push_str(status);
         if let Some(d) = &e.defaulted_to {
             o.push_str("; bytes kept as bytes, ");
-            o.push_str(d);
+            o.push_str(d.as_ref());
             o.push_str(" (defaulted)");
         }
         o.push('\n');
@@ -913,7 +1001,7 @@ impl Pass {
     fn input<E>(
         &mut self,
         l: &mut Input<'_>,
-        emit: &mut dyn FnMut(Item) -> Result<(), E>,
+        emit: &mut dyn FnMut(Out<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
         let number = l.number;
         let answers = l.dir != Some(Direction::C2s);
@@ -925,10 +1013,13 @@ impl Pass {
             Ok(f) => f,
             Err(e) => {
                 s.bad_lines += 1;
-                return emit(Item::BadLine {
-                    line: number,
-                    reason: format!("bad JSON-RPC message: {e}"),
-                });
+                return emit(
+                    Item::BadLine {
+                        line: number,
+                        reason: format!("bad JSON-RPC message: {e}"),
+                    }
+                    .into(),
+                );
             }
         };
         if self.paired && l.dir != Some(Direction::S2c) {
@@ -937,10 +1028,13 @@ impl Pass {
         if let Scanned::Batch(elems) = f {
             for e in elems.iter().filter_map(|r| r.as_ref().err()) {
                 s.bad_lines += 1;
-                emit(Item::BadLine {
-                    line: number,
-                    reason: format!("bad batch element: {e}"),
-                })?;
+                emit(
+                    Item::BadLine {
+                        line: number,
+                        reason: format!("bad batch element: {e}"),
+                    }
+                    .into(),
+                )?;
             }
         }
         let single = matches!(f, Scanned::Single(_));
@@ -961,12 +1055,12 @@ impl Pass {
                     if !is_read {
                         continue;
                     }
-                    let requested_uri = requested.and_then(|r| r.uri.as_deref().map(str::to_owned));
-                    self.reads.answer(id);
                     let lenient = self.lenient;
                     // The common case: a single valid result read as a
-                    // summary (no payload decoded or copied); anything
-                    // else is parsed below, its errors the parser's.
+                    // summary (no payload decoded or copied), reported
+                    // borrowed; anything else is parsed below, its errors
+                    // the parser's. The request is marked answered after
+                    // the report that borrows its uri.
                     if single
                         && !lenient
                         && l.skel.is_none()
@@ -975,10 +1069,20 @@ impl Pass {
                             .clone()
                             .and_then(|r| result_text(l, r))
                             .and_then(read_summary::summarize_scanned_read_result)
+                        && let Some(out) = summary_out(
+                            s,
+                            number,
+                            id,
+                            requested.and_then(|r| r.uri.as_deref()),
+                            &sum,
+                        )
                     {
-                        emit(summary_item(s, number, id, requested_uri, &sum))?;
+                        emit(out)?;
+                        self.reads.answer(id);
                         continue;
                     }
+                    let requested_uri = requested.and_then(|r| r.uri.as_deref().map(str::to_owned));
+                    self.reads.answer(id);
                     let r = ScannedResponse {
                         id,
                         result: m.result.clone().and_then(|r| text.get(r)),
@@ -990,14 +1094,17 @@ impl Pass {
                         },
                         None => (parse_result(l.bytes, &r, single, lenient), None),
                     };
-                    emit(result_item(
-                        s,
-                        number,
-                        id,
-                        requested_uri,
-                        parsed,
-                        blobs.map(Vec::as_slice),
-                    ))?;
+                    emit(
+                        result_item(
+                            s,
+                            number,
+                            id,
+                            requested_uri,
+                            parsed,
+                            blobs.map(Vec::as_slice),
+                        )
+                        .into(),
+                    )?;
                 }
                 EnvelopeKind::Error => {
                     let requested = m.id.as_ref().and_then(|id| self.reads.get(id));
@@ -1012,7 +1119,7 @@ impl Pass {
                         self.reads.answer(id);
                     }
                     s.errors += 1;
-                    emit(error_item(number, m.id.as_ref(), &error, requested_uri))?;
+                    emit(error_item(number, m.id.as_ref(), &error, requested_uri).into())?;
                 }
                 _ => {}
             }
@@ -1021,13 +1128,16 @@ impl Pass {
     }
 
     /// The requests no response answered, in line order.
-    fn unanswered<E>(&self, emit: &mut dyn FnMut(Item) -> Result<(), E>) -> Result<(), E> {
+    fn unanswered<E>(&self, emit: &mut dyn FnMut(Out<'_>) -> Result<(), E>) -> Result<(), E> {
         for (id, line, uri) in self.reads.open() {
-            emit(Item::Unanswered {
-                line,
-                id: id.to_string(),
-                uri: uri.map(str::to_owned),
-            })?;
+            emit(
+                Item::Unanswered {
+                    line,
+                    id: id.to_string(),
+                    uri: uri.map(str::to_owned),
+                }
+                .into(),
+            )?;
         }
         Ok(())
     }
@@ -1040,8 +1150,8 @@ fn inspect_messages(
     lenient: bool,
 ) -> InspectReport {
     let mut items = Vec::new();
-    let mut push = |item: Item| -> Result<(), std::convert::Infallible> {
-        items.push(item);
+    let mut push = |out: Out<'_>| -> Result<(), std::convert::Infallible> {
+        items.push(out.into_item());
         Ok(())
     };
     bad.sort_by_key(|(line, _)| *line);
@@ -1064,14 +1174,14 @@ fn inspect_messages(
     for l in &mut inputs {
         while let Some((line, reason)) = bad.next_if(|(n, _)| *n < l.number) {
             pass.s.bad_lines += 1;
-            let _ = push(Item::BadLine { line, reason });
+            let _ = push(Item::BadLine { line, reason }.into());
         }
         let _ = pass.input(l, &mut push);
     }
     let _ = pass.unanswered(&mut push);
     for (line, reason) in bad {
         pass.s.bad_lines += 1;
-        let _ = push(Item::BadLine { line, reason });
+        let _ = push(Item::BadLine { line, reason }.into());
     }
     InspectReport {
         transcript,
@@ -1151,17 +1261,17 @@ fn result_text<'a>(l: &Input<'a>, range: std::ops::Range<usize>) -> Option<&'a s
 
 /// An entry's report before its payload's facts: uri, mimeType, shape and
 /// decoded size.
-fn entry_head(
+fn entry_head<S: AsRef<str>>(
     requested: Option<&str>,
-    uri: &str,
-    mime_type: Option<&str>,
+    uri: S,
+    mime_type: Option<S>,
     shape: Shape,
     decoded_bytes: usize,
-) -> EntryReport {
+) -> EntryReport<S> {
     EntryReport {
-        uri: uri.to_owned(),
-        uri_differs: requested.is_some_and(|u| u != uri),
-        mime_type: mime_type.map(str::to_owned),
+        uri_differs: requested.is_some_and(|u| u != uri.as_ref()),
+        uri,
+        mime_type,
         shape: shape.as_str(),
         decoded_bytes,
         encoded_chars: None,
@@ -1174,75 +1284,88 @@ fn entry_head(
 }
 
 /// A blob entry's facts: its decoded size `n` (base64 arithmetic) and the
-/// media verdict of its first decoded bytes `head`.
-fn blob_facts(s: &mut InspectSummary, e: &mut EntryReport, n: usize, head: &[u8]) {
+/// media verdict of its first decoded bytes `head`; `default` gives the
+/// type a host should use when none was declared
+/// ([`media::DEFAULT_BLOB_MIME_TYPE`]).
+fn blob_facts<S: AsRef<str>>(
+    s: &mut InspectSummary,
+    e: &mut EntryReport<S>,
+    n: usize,
+    head: &[u8],
+    default: impl FnOnce() -> S,
+) {
     e.decoded_bytes = n;
     let n = n as u64;
     e.encoded_chars = Some(b64::encoded_len(n));
     e.padding = Some(b64::padding_len(n));
     let head = &head[..head.len().min(SNIFF_PREFIX_BYTES)];
-    let v = media::verdict(e.mime_type.as_deref(), head);
+    let v = media::verdict(e.mime_type.as_ref().map(AsRef::as_ref), head);
     if v.status == MediaMatch::Mismatch {
         s.mismatches += 1;
     }
     e.sniffed = v.sniffed;
     e.media = Some(v.status.as_str());
-    e.defaulted_to = v.defaulted.then_some(v.effective);
+    // Defaulted: none was declared, so the effective type is the default.
+    e.defaulted_to = v.defaulted.then(default);
 }
 
-/// [`result_item`] of a result read as a summary (always valid).
-fn summary_item(
+/// A read result read as a summary ([`ReadSummary`], always valid), as
+/// [`Out::Read`]: borrowed from the message and from `requested`. `None`
+/// (nothing counted) when a blob's first characters do not decode, which
+/// the summary's validation rules out (the caller parses the result).
+fn summary_out<'a>(
     s: &mut InspectSummary,
     line: usize,
-    id: &RequestId,
-    requested: Option<String>,
-    sum: &ReadSummary<'_>,
-) -> Item {
-    s.results += 1;
-    s.entries += sum.entries.len();
-    let entries = sum
-        .entries
-        .iter()
-        .map(|c| {
-            let mut e = entry_head(
-                requested.as_deref(),
-                &c.uri,
-                c.mime_type.as_deref(),
-                c.payload.shape(),
-                c.payload.decoded_len(),
-            );
-            match c.payload {
-                Payload::Blob {
-                    base64: b,
-                    decoded_len,
-                } => {
-                    let k = b.len().min(SNIFF_PREFIX_CHARS);
-                    let head =
-                        base64::decode(base64::Path::Simd, &b.as_bytes()[..k]).unwrap_or_default();
-                    blob_facts(s, &mut e, decoded_len, &head);
-                }
-                Payload::Text { token, .. } => {
-                    e.data_uri_in_text = media::token_may_be_data_uri(token)
-                        && Member::Raw { offset: 0, token }
-                            .decode()
-                            .is_some_and(|t| media::text_is_data_uri(&t));
-                }
+    id: &'a RequestId,
+    requested: Option<&'a str>,
+    sum: &'a ReadSummary<'a>,
+) -> Option<Out<'a>> {
+    let mut counts = InspectSummary::default();
+    let mut entries = Vec::with_capacity(sum.entries.len());
+    for c in &sum.entries {
+        let mut e = entry_head(
+            requested,
+            c.uri.as_ref(),
+            c.mime_type.as_deref(),
+            c.payload.shape(),
+            c.payload.decoded_len(),
+        );
+        match c.payload {
+            Payload::Blob {
+                base64: b,
+                decoded_len,
+            } => {
+                let k = b.len().min(SNIFF_PREFIX_CHARS);
+                let head = base64::decode(base64::Path::Simd, &b.as_bytes()[..k]).ok()?;
+                blob_facts(&mut counts, &mut e, decoded_len, &head, || {
+                    media::DEFAULT_BLOB_MIME_TYPE
+                });
             }
-            e
-        })
-        .collect();
-    Item::ReadResult {
-        line,
-        id: id.to_string(),
-        requested,
-        result_type: sum.result_type.as_deref().unwrap_or("complete").to_owned(),
-        legacy_result_type: sum.result_type.is_none(),
-        ttl_ms: sum.ttl_ms,
-        ttl_ms_negative: None,
-        cache_scope: sum.cache_scope.map(|c| c.as_str()),
-        leniencies: Vec::new(),
-        entries,
+            Payload::Text { token, .. } => {
+                e.data_uri_in_text = media::token_may_be_data_uri(token)
+                    && Member::Raw { offset: 0, token }
+                        .decode()
+                        .is_some_and(|t| media::text_is_data_uri(&t));
+            }
+        }
+        entries.push(e);
     }
+    s.results += 1;
+    s.entries += entries.len();
+    s.mismatches += counts.mismatches;
+    Some(Out::Read {
+        head: ReadHead {
+            line,
+            id: id.as_json(),
+            requested,
+            result_type: sum.result_type.as_deref().unwrap_or("complete"),
+            legacy_result_type: sum.result_type.is_none(),
+            ttl_ms: sum.ttl_ms,
+            ttl_ms_negative: None,
+            cache_scope: sum.cache_scope.map(|c| c.as_str()),
+        },
+        entries,
+    })
 }
 
 fn result_item(
@@ -1274,8 +1397,8 @@ fn result_item(
         .map(|(i, c)| {
             let mut e = entry_head(
                 requested.as_deref(),
-                c.uri(),
-                c.mime_type(),
+                c.uri().to_owned(),
+                c.mime_type().map(str::to_owned),
                 c.shape(),
                 c.decoded_len(),
             );
@@ -1286,7 +1409,9 @@ fn result_item(
                         Some(f) => (f.decoded, f.prefix.as_slice()),
                         None => (b.bytes.len(), b.bytes.as_slice()),
                     };
-                    blob_facts(s, &mut e, n, head);
+                    blob_facts(s, &mut e, n, head, || {
+                        media::DEFAULT_BLOB_MIME_TYPE.to_owned()
+                    });
                 }
                 ResourceContents::Text(t) => {
                     e.data_uri_in_text = media::text_is_data_uri(&t.text);
@@ -1447,7 +1572,7 @@ fn inspect_stream_spilling<S: crate::engine::LineSource>(
     };
     let stdio = header.transport == mcptape_transcript::Transport::Stdio;
     let mut spill = Spill::new(chunk);
-    let mut emit = |item: Item| spill.item(&item, json);
+    let mut emit = |out: Out<'_>| spill.out(out, json);
     let mut lines = open()?;
     lines.advance()?;
     let (mut records, mut message_records) = (0usize, 0usize);
@@ -1508,7 +1633,7 @@ fn inspect_stream_spilling<S: crate::engine::LineSource>(
         message_records += 1;
         for (line, reason) in bad.drain(..) {
             pass.s.bad_lines += 1;
-            emit(Item::BadLine { line, reason })?;
+            emit(Item::BadLine { line, reason }.into())?;
         }
         pass.input(
             &mut Input {
@@ -1525,14 +1650,17 @@ fn inspect_stream_spilling<S: crate::engine::LineSource>(
     pass.unanswered(&mut emit)?;
     for (line, reason) in bad {
         pass.s.bad_lines += 1;
-        emit(Item::BadLine { line, reason })?;
+        emit(Item::BadLine { line, reason }.into())?;
     }
     // As check's `recording-no-exit` (never with a cut tail, reported above).
     if stdio && !dropped && !saw_exit {
-        emit(Item::NoExitRecord {
-            line: last_record.unwrap_or(1),
-            reason: crate::engine::no_exit_message(records),
-        })?;
+        emit(
+            Item::NoExitRecord {
+                line: last_record.unwrap_or(1),
+                reason: crate::engine::no_exit_message(records),
+            }
+            .into(),
+        )?;
     }
     drop(lines);
     report.transcript = Some(TranscriptSource {
@@ -1611,10 +1739,11 @@ impl Spill {
     /// separator, then the item indented two levels: a JSON text holds no
     /// raw line break inside a string, so every line break is the
     /// formatter's).
-    fn item(&mut self, item: &Item, json: bool) -> std::io::Result<()> {
+    fn out(&mut self, out: Out<'_>, json: bool) -> std::io::Result<()> {
         if json {
             self.json.clear();
-            serde_json::to_writer_pretty(&mut self.json, item).map_err(std::io::Error::other)?;
+            serde_json::to_writer_pretty(&mut self.json, &out.into_item())
+                .map_err(std::io::Error::other)?;
             let text = std::str::from_utf8(&self.json).map_err(std::io::Error::other)?;
             self.mem
                 .push_str(if self.items == 0 { "\n    " } else { ",\n    " });
@@ -1627,7 +1756,10 @@ impl Spill {
                 self.mem.push_str(l);
             }
         } else {
-            render_item(&mut self.mem, item);
+            match out {
+                Out::Item(item) => render_item(&mut self.mem, &item),
+                Out::Read { head, entries } => render_read(&mut self.mem, &head, &[], &entries),
+            }
         }
         self.items += 1;
         if self.mem.len() >= self.chunk {
@@ -1696,8 +1828,8 @@ mod tests {
             skel: None,
             scanned: None,
         };
-        let _ = pass.input(&mut input, &mut |i| -> Result<(), ()> {
-            items.push(i);
+        let _ = pass.input(&mut input, &mut |o| -> Result<(), ()> {
+            items.push(o.into_item());
             Ok(())
         });
         items
@@ -1737,8 +1869,8 @@ mod tests {
         assert!(pass.reads.by_id.len() <= MAX_ANSWERED_READS_KEPT + READS_SWEEP_EVERY + 3);
         assert_eq!(pass.s.results, answered);
         let mut items = Vec::new();
-        let _ = pass.unanswered(&mut |i| -> Result<(), ()> {
-            items.push(i);
+        let _ = pass.unanswered(&mut |o| -> Result<(), ()> {
+            items.push(o.into_item());
             Ok(())
         });
         let ids: Vec<_> = items
