@@ -93,7 +93,10 @@ impl Payload<'_> {
 /// shape left to that parser: a `ttlMs` that is not a plain non-negative
 /// integer fitting `u64`, a `blob` written with escapes. One walk of the
 /// lexer over `text`; only `uri`, `mimeType` and `resultType` are unescaped
-/// (borrowed when they hold no escape).
+/// (borrowed when they hold no escape); a `text` string, validated by the
+/// envelope scan, is skipped with its decoded length counted, not
+/// validated again. Only for such a value: on other text a `text` with a
+/// raw control byte or bad UTF-8 would be summarized.
 pub fn summarize_scanned_read_result(text: &str) -> Option<ReadSummary<'_>> {
     let mut lx = Lexer::new_str(text);
     lx.ws();
@@ -196,12 +199,15 @@ fn entries<'a>(lx: &mut Lexer<'a>, out: &mut Vec<EntrySummary<'a>>) -> Result<()
                 Ok(())
             }
             b"text" => {
+                // The envelope scan validated the string: it is only
+                // skipped here, its decoded length counted on the way.
                 let start = lx.pos;
                 if lx.peek() != Some(b'"') {
                     return Err(bail(lx));
                 }
-                lx.string()?;
-                text = Some(&lx.input[start..lx.pos]);
+                let (end, len) = skip_string(lx.input, start).ok_or_else(|| bail(lx))?;
+                lx.pos = end;
+                text = Some((&lx.input[start..end], len));
                 Ok(())
             }
             b"blob" => {
@@ -216,10 +222,7 @@ fn entries<'a>(lx: &mut Lexer<'a>, out: &mut Vec<EntrySummary<'a>>) -> Result<()
             _ => lx.value(ENTRY_DEPTH + 1),
         })?;
         let payload = match (text, blob) {
-            (Some(token), None) => Payload::Text {
-                token,
-                decoded_len: unescaped_len(token).ok_or_else(|| bail(lx))?,
-            },
+            (Some((token, decoded_len)), None) => Payload::Text { token, decoded_len },
             (None, Some(range)) => {
                 let b64 = std::str::from_utf8(&lx.input[range]).map_err(|_| bail(lx))?;
                 if base64::validate(Path::Simd, b64.as_bytes()).is_err() {
@@ -247,37 +250,56 @@ fn entries<'a>(lx: &mut Lexer<'a>, out: &mut Vec<EntrySummary<'a>>) -> Result<()
 
 /// UTF-8 length in bytes of the string a validated JSON string token
 /// (quotes included) holds, counted from its escapes without unescaping
-/// (RFC 8259 §7: a one-letter escape is one byte; `\uXXXX` is the UTF-8
-/// length of its code point, a surrogate pair `\uD8xx\uDCxx` four bytes).
-/// `None` for a token that is not one.
+/// ([`skip_string`]). `None` for a token that is not one.
 pub fn unescaped_len(token: &[u8]) -> Option<usize> {
-    let inner = token.strip_prefix(b"\"")?.strip_suffix(b"\"")?;
-    let mut len = inner.len();
-    let mut i = 0;
-    while let Some(n) = memchr::memchr(b'\\', inner.get(i..)?) {
-        let at = i + n;
-        if inner.get(at + 1)? != &b'u' {
-            len -= 1;
-            i = at + 2;
+    match skip_string(token, 0)? {
+        (end, len) if end == token.len() => Some(len),
+        _ => None,
+    }
+}
+
+/// The validated JSON string token whose opening quote is at `input[at]`:
+/// the offset just past its closing quote and the UTF-8 length in bytes of
+/// the string it holds, counted from its escapes without unescaping (RFC
+/// 8259 §7: a one-letter escape is one byte; `\uXXXX` is the UTF-8 length of
+/// its code point, a surrogate pair `\uD8xx\uDCxx` four bytes). The string
+/// is not validated (raw control bytes, UTF-8): it was, by the scan that
+/// accepted its message. `None` when it does not end or an escape is cut
+/// or a lone surrogate.
+fn skip_string(input: &[u8], at: usize) -> Option<(usize, usize)> {
+    if input.get(at) != Some(&b'"') {
+        return None;
+    }
+    let mut p = at + 1;
+    let mut len = 0;
+    loop {
+        let n = memchr::memchr2(b'"', b'\\', input.get(p..)?)?;
+        len += n;
+        p += n;
+        if input[p] == b'"' {
+            return Some((p + 1, len));
+        }
+        if input.get(p + 1)? != &b'u' {
+            len += 1;
+            p += 2;
             continue;
         }
-        let cp = hex4(inner.get(at + 2..at + 6)?)?;
+        let cp = hex4(input.get(p + 2..p + 6)?)?;
         if (0xD800..0xDC00).contains(&cp) {
             // A high surrogate and its low one: one 4-byte character in 12 bytes.
-            let low = inner.get(at + 6..at + 12)?;
+            let low = input.get(p + 6..p + 12)?;
             if low.get(..2)? != b"\\u" || !(0xDC00..0xE000).contains(&hex4(&low[2..])?) {
                 return None;
             }
-            len -= 8;
-            i = at + 12;
+            len += 4;
+            p += 12;
         } else if (0xDC00..0xE000).contains(&cp) {
             return None;
         } else {
-            len -= 6 - char::from_u32(cp)?.len_utf8();
-            i = at + 6;
+            len += char::from_u32(cp)?.len_utf8();
+            p += 6;
         }
     }
-    Some(len)
 }
 
 /// Four hex digits as a number.
@@ -390,7 +412,14 @@ mod tests {
                 "{token}"
             );
         }
-        for bad in [r#""\ud83d""#, r#""\ude00x""#, r#""\u12""#, "no quotes"] {
+        for bad in [
+            r#""\ud83d""#,
+            r#""\ude00x""#,
+            r#""\u12""#,
+            "no quotes",
+            r#""unterminated"#,
+            r#""a"b""#,
+        ] {
             assert_eq!(unescaped_len(bad.as_bytes()), None, "{bad}");
         }
     }
