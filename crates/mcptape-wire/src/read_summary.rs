@@ -248,16 +248,6 @@ fn entries<'a>(lx: &mut Lexer<'a>, out: &mut Vec<EntrySummary<'a>>) -> Result<()
     })
 }
 
-/// UTF-8 length in bytes of the string a validated JSON string token
-/// (quotes included) holds, counted from its escapes without unescaping
-/// ([`skip_string`]). `None` for a token that is not one.
-pub fn unescaped_len(token: &[u8]) -> Option<usize> {
-    match skip_string(token, 0)? {
-        (end, len) if end == token.len() => Some(len),
-        _ => None,
-    }
-}
-
 /// The validated JSON string token whose opening quote is at `input[at]`:
 /// the offset just past its closing quote and the UTF-8 length in bytes of
 /// the string it holds, counted from its escapes without unescaping (RFC
@@ -315,6 +305,15 @@ fn hex4(h: &[u8]) -> Option<u32> {
 mod tests {
     use super::*;
     use crate::resources::{ResourceContents, parse_scanned_read_result};
+
+    /// [`skip_string`] of a whole token: the decoded length, `None` unless
+    /// the token is one string.
+    fn unescaped_len(token: &[u8]) -> Option<usize> {
+        match skip_string(token, 0)? {
+            (end, len) if end == token.len() => Some(len),
+            _ => None,
+        }
+    }
 
     /// Where the summary answers, it is the parser's result; where the
     /// parser refuses, it does not answer.
