@@ -1766,9 +1766,9 @@ impl Spill {
             use std::io::Write as _;
             let file = match &mut self.file {
                 Some(f) => f,
-                None => self.file.insert(tempfile::tempfile()?),
+                None => self.file.insert(tempfile::tempfile().map_err(spill_error)?),
             };
-            file.write_all(self.mem.as_bytes())?;
+            file.write_all(self.mem.as_bytes()).map_err(spill_error)?;
             self.mem.clear();
         }
         Ok(())
@@ -1778,11 +1778,20 @@ impl Spill {
     fn copy_to(self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
         use std::io::{Seek, SeekFrom};
         if let Some(mut f) = self.file {
-            f.seek(SeekFrom::Start(0))?;
+            f.seek(SeekFrom::Start(0)).map_err(spill_error)?;
             std::io::copy(&mut f, out)?;
         }
         out.write_all(self.mem.as_bytes())
     }
+}
+
+/// An I/O error of the spill's temporary file, saying so (the caller names
+/// the transcript: the error is not the transcript's).
+fn spill_error(e: std::io::Error) -> std::io::Error {
+    std::io::Error::new(
+        e.kind(),
+        format!("the report's temporary file (in the temporary directory, TMPDIR): {e}"),
+    )
 }
 
 /// `report` (nothing to stream: a transcript whose header does not read) as
