@@ -26,7 +26,10 @@
 //! Error responses are classified ([`mcptape_wire::classify`]). Nothing here
 //! panics on untrusted input; this module does no IO.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
+use std::hash::BuildHasher;
+
+use hashbrown::HashTable;
 use std::fmt::Write as _;
 
 use mcptape_transcript::Direction;
@@ -37,8 +40,9 @@ use mcptape_wire::codec::{self, Member, base64};
 use mcptape_wire::envelope::{self, Envelope, EnvelopeKind, ErrorObject, RequestId, Scanned};
 use mcptape_wire::error::WireError;
 use mcptape_wire::media::{self, MediaMatch};
+use mcptape_wire::read_summary::{self, Payload, ReadSummary};
 use mcptape_wire::resources::{
-    self, ContentsError, Leniency, ReadResourceResult, ResourceContents,
+    self, ContentsError, Leniency, ReadResourceResult, ResourceContents, Shape,
 };
 use serde::Serialize;
 
@@ -56,16 +60,17 @@ pub struct TranscriptSource {
     pub message_records: usize,
 }
 
-/// One `contents` entry of a read result.
+/// One `contents` entry of a read result; its strings are `String`s (or,
+/// inside the streamed report, borrowed from the message).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct EntryReport {
+pub struct EntryReport<S = String> {
     /// The entry's `uri`.
-    pub uri: String,
+    pub uri: S,
     /// `true` when a request was paired and its uri differs from the entry's.
     pub uri_differs: bool,
     /// Declared `mimeType`, if any.
-    pub mime_type: Option<String>,
+    pub mime_type: Option<S>,
     /// `text` or `blob`.
     pub shape: &'static str,
     /// Decoded size in bytes (UTF-8 length of `text`, decoded `blob` length).
@@ -79,7 +84,7 @@ pub struct EntryReport {
     /// Blobs only: sniffed vs declared (`match`, `mismatch`, ...).
     pub media: Option<&'static str>,
     /// Blobs only: the type a host should use when none was declared.
-    pub defaulted_to: Option<String>,
+    pub defaulted_to: Option<S>,
     /// Text only: the text is a `data:…;base64,` URI (binary belongs in blob).
     pub data_uri_in_text: bool,
 }
@@ -354,77 +359,197 @@ fn render_item(o: &mut String, item: &Item) {
             cache_scope,
             leniencies,
             entries,
-        } => {
-            let req = Requested(requested.as_ref());
-            let _ = write!(
-                o,
-                "line {line}: id {id}{req}: resources/read result, {} entr{}, resultType {result_type}",
-                entries.len(),
-                if entries.len() == 1 { "y" } else { "ies" },
-            );
-            if *legacy_result_type {
-                o.push_str(" (absent: legacy peer, assumed complete)");
-            }
-            if let Some(ttl) = ttl_ms {
-                let _ = write!(o, ", ttlMs {ttl}");
-                if let Some(neg) = ttl_ms_negative {
-                    let _ = write!(o, " (sent {neg}, treated as 0)");
-                }
-            }
-            if let Some(c) = cache_scope {
-                let _ = write!(o, ", cacheScope {c}");
-            }
-            o.push('\n');
-            if entries.is_empty() {
-                let _ = writeln!(
-                    o,
-                    "  empty: contents [] (the resource answered with zero entries; not a not-found)"
-                );
-            }
-            for (i, uri, what) in leniencies {
-                let _ = writeln!(o, "  lenient: contents[{i}] ({uri}): accepted {what}");
-            }
-            for (i, e) in entries.iter().enumerate() {
-                render_entry(o, i, e);
-            }
+        } => render_read(
+            o,
+            &ReadHead {
+                line: *line,
+                id,
+                requested: requested.as_deref(),
+                result_type,
+                legacy_result_type: *legacy_result_type,
+                ttl_ms: *ttl_ms,
+                ttl_ms_negative: *ttl_ms_negative,
+                cache_scope: *cache_scope,
+            },
+            leniencies,
+            entries,
+        ),
+    }
+}
+
+/// The scalar fields of a read result's report line ([`render_read`]).
+struct ReadHead<'a> {
+    line: usize,
+    id: &'a str,
+    requested: Option<&'a str>,
+    result_type: &'a str,
+    legacy_result_type: bool,
+    ttl_ms: Option<u64>,
+    ttl_ms_negative: Option<i64>,
+    cache_scope: Option<&'static str>,
+}
+
+/// What [`Pass::input`] reports: an item, or a read result read as a
+/// summary, borrowed from the message and the read request (printed as
+/// text without a copy; made an [`Item`] where one is kept or serialized).
+enum Out<'a> {
+    Item(Item),
+    Read {
+        head: ReadHead<'a>,
+        entries: Vec<EntryReport<&'a str>>,
+    },
+}
+
+impl From<Item> for Out<'_> {
+    fn from(item: Item) -> Self {
+        Out::Item(item)
+    }
+}
+
+impl Out<'_> {
+    /// The owned item.
+    fn into_item(self) -> Item {
+        match self {
+            Out::Item(item) => item,
+            Out::Read { head, entries } => Item::ReadResult {
+                line: head.line,
+                id: head.id.to_owned(),
+                requested: head.requested.map(str::to_owned),
+                result_type: head.result_type.to_owned(),
+                legacy_result_type: head.legacy_result_type,
+                ttl_ms: head.ttl_ms,
+                ttl_ms_negative: head.ttl_ms_negative,
+                cache_scope: head.cache_scope,
+                leniencies: Vec::new(),
+                entries: entries
+                    .into_iter()
+                    .map(|e| EntryReport {
+                        uri: e.uri.to_owned(),
+                        uri_differs: e.uri_differs,
+                        mime_type: e.mime_type.map(str::to_owned),
+                        shape: e.shape,
+                        decoded_bytes: e.decoded_bytes,
+                        encoded_chars: e.encoded_chars,
+                        padding: e.padding,
+                        sniffed: e.sniffed,
+                        media: e.media,
+                        defaulted_to: e.defaulted_to.map(str::to_owned),
+                        data_uri_in_text: e.data_uri_in_text,
+                    })
+                    .collect(),
+            },
         }
     }
 }
 
-fn render_entry(o: &mut String, i: usize, e: &EntryReport) {
-    let _ = writeln!(o, "  [{i}] uri       {}", e.uri);
-    if e.uri_differs {
+/// A read result's lines ([`Item::ReadResult`]), from borrowed fields.
+fn render_read<S: AsRef<str>>(
+    o: &mut String,
+    h: &ReadHead<'_>,
+    leniencies: &[(usize, String, String)],
+    entries: &[EntryReport<S>],
+) {
+    // The hot line of a big report: pieces pushed, no formatter.
+    o.push_str("line ");
+    push_num(o, h.line as u64);
+    o.push_str(": id ");
+    o.push_str(h.id);
+    if let Some(u) = h.requested {
+        o.push_str(" (requested ");
+        o.push_str(u);
+        o.push(')');
+    }
+    o.push_str(": resources/read result, ");
+    push_num(o, entries.len() as u64);
+    o.push_str(if entries.len() == 1 {
+        " entry, resultType "
+    } else {
+        " entries, resultType "
+    });
+    o.push_str(h.result_type);
+    if h.legacy_result_type {
+        o.push_str(" (absent: legacy peer, assumed complete)");
+    }
+    if let Some(ttl) = h.ttl_ms {
+        o.push_str(", ttlMs ");
+        push_num(o, ttl);
+        if let Some(neg) = h.ttl_ms_negative {
+            let _ = write!(o, " (sent {neg}, treated as 0)");
+        }
+    }
+    if let Some(c) = h.cache_scope {
+        let _ = write!(o, ", cacheScope {c}");
+    }
+    o.push('\n');
+    if entries.is_empty() {
         let _ = writeln!(
             o,
-            "      note      entry uri differs from the requested uri"
+            "  empty: contents [] (the resource answered with zero entries; not a not-found)"
         );
     }
-    let _ = writeln!(
-        o,
-        "      mimeType  {}",
-        e.mime_type.as_deref().unwrap_or("(none)")
-    );
-    let _ = writeln!(o, "      shape     {}", e.shape);
-    let _ = writeln!(o, "      decoded   {} bytes", e.decoded_bytes);
+    for (i, uri, what) in leniencies {
+        let _ = writeln!(o, "  lenient: contents[{i}] ({uri}): accepted {what}");
+    }
+    for (i, e) in entries.iter().enumerate() {
+        render_entry(o, i, e);
+    }
+}
+
+/// `n` in decimal, pushed to `o` (the hot lines of [`render_entry`]).
+fn push_num(o: &mut String, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    o.extend(digits[at..].iter().map(|&d| char::from(d)));
+}
+
+fn render_entry<S: AsRef<str>>(o: &mut String, i: usize, e: &EntryReport<S>) {
+    let mime = e.mime_type.as_ref().map_or("(none)", AsRef::as_ref);
+    o.push_str("  [");
+    push_num(o, i as u64);
+    o.push_str("] uri       ");
+    o.push_str(e.uri.as_ref());
+    o.push('\n');
+    if e.uri_differs {
+        o.push_str("      note      entry uri differs from the requested uri\n");
+    }
+    o.push_str("      mimeType  ");
+    o.push_str(mime);
+    o.push_str("\n      shape     ");
+    o.push_str(e.shape);
+    o.push_str("\n      decoded   ");
+    push_num(o, e.decoded_bytes as u64);
+    o.push_str(" bytes\n");
     if let (Some(chars), Some(pad)) = (e.encoded_chars, e.padding) {
-        let _ = writeln!(o, "      encoded   {chars} chars base64, padding {pad}");
+        o.push_str("      encoded   ");
+        push_num(o, chars);
+        o.push_str(" chars base64, padding ");
+        push_num(o, u64::from(pad));
+        o.push('\n');
     }
     if let Some(status) = e.media {
-        let _ = writeln!(
-            o,
-            "      sniffed   {} vs declared {}: {status}{}",
-            e.sniffed.unwrap_or("(unknown)"),
-            e.mime_type.as_deref().unwrap_or("(none)"),
-            e.defaulted_to.as_ref().map_or(String::new(), |d| format!(
-                "; bytes kept as bytes, {d} (defaulted)"
-            ))
-        );
+        o.push_str("      sniffed   ");
+        o.push_str(e.sniffed.unwrap_or("(unknown)"));
+        o.push_str(" vs declared ");
+        o.push_str(mime);
+        o.push_str(": ");
+        o.push_str(status);
+        if let Some(d) = &e.defaulted_to {
+            o.push_str("; bytes kept as bytes, ");
+            o.push_str(d.as_ref());
+            o.push_str(" (defaulted)");
+        }
+        o.push('\n');
     }
     if e.data_uri_in_text {
-        let _ = writeln!(
-            o,
-            "      warning   text holds a data:...;base64, URI (binary belongs in blob)"
-        );
+        o.push_str("      warning   text holds a data:...;base64, URI (binary belongs in blob)\n");
     }
 }
 
@@ -434,6 +559,9 @@ fn render_entry(o: &mut String, i: usize, e: &EntryReport) {
 struct Input<'a> {
     number: usize,
     bytes: &'a [u8],
+    /// [`Self::bytes`] as text when known to be UTF-8 (a transcript's
+    /// `msg`), so no slice of it is checked again.
+    text: Option<&'a str>,
     dir: Option<Direction>,
     skel: Option<Skeleton>,
     /// The envelope scan of [`Self::bytes`] when the reader made it
@@ -562,6 +690,7 @@ pub fn inspect(data: &[u8], lenient: bool) -> InspectReport {
         .map(|(i, bytes)| Input {
             number: i + 1,
             bytes,
+            text: None,
             dir: None,
             skel: Skeleton::scan(bytes).ok().flatten(),
             scanned: None,
@@ -602,6 +731,7 @@ fn inspect_transcript(data: &[u8], lenient: bool) -> InspectReport {
             r.msg().map(|msg| Input {
                 number,
                 bytes: msg.as_bytes(),
+                text: Some(msg),
                 dir: r.dir(),
                 skel: skels
                     .binary_search_by_key(&(msg.as_ptr() as usize), |(k, _)| *k)
@@ -643,13 +773,16 @@ fn inspect_transcript(data: &[u8], lenient: bool) -> InspectReport {
     report
 }
 
-/// The good envelopes of a frame's scan.
-fn envelopes<E>(frame: &Result<Scanned, E>) -> Vec<&Envelope> {
-    match frame {
-        Ok(Scanned::Single(m)) => vec![m],
-        Ok(Scanned::Batch(items)) => items.iter().filter_map(|r| r.as_ref().ok()).collect(),
-        Err(_) => Vec::new(),
-    }
+/// The good envelopes of a frame's scan, in order (nothing allocated).
+fn envelopes<E>(frame: &Result<Scanned, E>) -> impl Iterator<Item = &Envelope> {
+    let (single, batch): (&[Envelope], &[Result<Envelope, WireError>]) = match frame {
+        Ok(Scanned::Single(m)) => (std::slice::from_ref(m), &[]),
+        Ok(Scanned::Batch(items)) => (&[], items),
+        Err(_) => (&[], &[]),
+    };
+    single
+        .iter()
+        .chain(batch.iter().filter_map(|r| r.as_ref().ok()))
 }
 
 /// One message scanned where it is used (the one envelope scan, no `Value`
@@ -683,9 +816,16 @@ fn input_text<'a>(i: &'a Input<'_>) -> &'a [u8] {
 /// is then not a read result (when the file holds read requests: pairing).
 pub const MAX_ANSWERED_READS_KEPT: usize = 1 << 16;
 
-/// One `resources/read` request ([`Reads`]): its line, its requested uri,
-/// and the answer generation that answered it (0: open).
+/// Answers between two sweeps of [`Reads`] (16,384: a quarter of
+/// [`MAX_ANSWERED_READS_KEPT`]), which drop the requests forgotten since.
+const READS_SWEEP_EVERY: usize = MAX_ANSWERED_READS_KEPT / 4;
+
+/// One `resources/read` request ([`Reads`]): its id (and the id's hash),
+/// its line, its requested uri, and the answer generation that answered it
+/// (0: open).
 struct Read {
+    hash: u64,
+    id: RequestId,
     line: usize,
     /// Requests noted before it (the order of the requests of one batch line).
     seq: u64,
@@ -694,14 +834,21 @@ struct Read {
 }
 
 /// The `resources/read` requests met so far, by id: the open (unanswered)
-/// ones and at most [`MAX_ANSWERED_READS_KEPT`] answered ones (a request
-/// sent again with an id in use replaces the one before, as a later request
-/// with that id is the one its answers pair with).
+/// ones and the answered ones that still stand, those answered within the
+/// last [`MAX_ANSWERED_READS_KEPT`] answers (a request sent again with an id
+/// in use replaces the one before, as a later request with that id is the
+/// one its answers pair with). One answered earlier is forgotten: never
+/// found again, and dropped from the table by the sweep that runs once per
+/// [`READS_SWEEP_EVERY`] answers (a pass over the table, not a cold lookup
+/// per answer), so the table holds the open requests and at most
+/// [`MAX_ANSWERED_READS_KEPT`] + [`READS_SWEEP_EVERY`] answered ones.
 #[derive(Default)]
 struct Reads {
-    by_id: HashMap<RequestId, Read, foldhash::quality::RandomState>,
-    /// Answered ids, oldest first, with the generation that answered them.
-    answered: VecDeque<(RequestId, u64)>,
+    /// foldhash's quality hasher, seeded per process (ids are untrusted
+    /// input), as check's request table ([`crate::engine`]).
+    hasher: foldhash::quality::RandomState,
+    /// The requests, each under its id's hash (kept in the entry).
+    by_id: HashTable<Read>,
     /// The last answer generation handed out.
     generation: u64,
     /// Requests noted so far.
@@ -709,70 +856,102 @@ struct Reads {
 }
 
 impl Reads {
-    /// Notes a request with `id` at `line`, replacing one with the same id.
-    fn note(&mut self, id: RequestId, line: usize, uri: Option<Box<str>>) {
+    fn hash(&self, id: &RequestId) -> u64 {
+        self.hasher.hash_one(id)
+    }
+
+    /// Whether `r` stands: open, or answered within the last
+    /// [`MAX_ANSWERED_READS_KEPT`] answers (at generation `generation`).
+    fn stands(r: &Read, generation: u64) -> bool {
+        r.answered == 0 || r.answered + MAX_ANSWERED_READS_KEPT as u64 > generation
+    }
+
+    /// Notes a request with `id` at `line`, replacing one with the same id
+    /// (standing or forgotten).
+    fn note(&mut self, id: &RequestId, line: usize, uri: Option<Box<str>>) {
+        let hash = self.hash(id);
+        let seq = self.noted;
+        self.noted += 1;
+        if let Some(r) = self.by_id.find_mut(hash, |r| r.id == *id) {
+            r.line = line;
+            r.seq = seq;
+            r.uri = uri;
+            r.answered = 0;
+            return;
+        }
         let read = Read {
+            hash,
+            id: id.clone(),
             line,
-            seq: self.noted,
+            seq,
             uri,
             answered: 0,
         };
-        self.noted += 1;
-        self.by_id.insert(id, read);
+        self.by_id.insert_unique(hash, read, |r| r.hash);
     }
 
+    /// The standing request with `id`.
     fn get(&self, id: &RequestId) -> Option<&Read> {
-        self.by_id.get(id)
+        if self.by_id.is_empty() {
+            return None;
+        }
+        self.by_id
+            .find(self.hash(id), |r| r.id == *id)
+            .filter(|r| Self::stands(r, self.generation))
     }
 
-    /// Marks the request with `id` answered (again): it is kept among the
-    /// [`MAX_ANSWERED_READS_KEPT`] answered last, the one answered longest
-    /// ago past them forgotten.
+    /// Marks the standing request with `id` answered (again): it stands
+    /// until [`MAX_ANSWERED_READS_KEPT`] answers later.
     fn answer(&mut self, id: &RequestId) {
-        let Some(read) = self.by_id.get_mut(id) else {
+        if self.by_id.is_empty() {
+            return;
+        }
+        let hash = self.hash(id);
+        let generation = self.generation;
+        let Some(read) = self
+            .by_id
+            .find_mut(hash, |r| r.id == *id)
+            .filter(|r| Self::stands(r, generation))
+        else {
             return;
         };
         self.generation += 1;
         read.answered = self.generation;
-        self.answered.push_back((id.clone(), self.generation));
-        while self.answered.len() > MAX_ANSWERED_READS_KEPT {
-            let Some((old, generation)) = self.answered.pop_front() else {
-                break;
-            };
-            // Forgotten only if not sent again or answered since.
-            if let std::collections::hash_map::Entry::Occupied(e) = self.by_id.entry(old)
-                && e.get().answered == generation
-            {
-                e.remove();
-            }
+        if self.generation.is_multiple_of(READS_SWEEP_EVERY as u64) {
+            let generation = self.generation;
+            self.by_id.retain(|r| Self::stands(r, generation));
         }
     }
 
-    /// How many requests are held (open, and answered ones kept).
+    /// How many requests stand (open, and answered ones kept).
     #[cfg(test)]
     fn len(&self) -> usize {
-        self.by_id.len()
+        self.by_id
+            .iter()
+            .filter(|r| Self::stands(r, self.generation))
+            .count()
     }
 
     /// The open requests in the order they were noted (line order, and in a
     /// batch line the batch's order, never the table's): (id, line,
     /// requested uri).
     fn open(&self) -> Vec<(&RequestId, usize, Option<&str>)> {
-        let mut open: Vec<_> = self.by_id.iter().filter(|(_, r)| r.answered == 0).collect();
-        open.sort_by_key(|(_, r)| r.seq);
+        let mut open: Vec<_> = self.by_id.iter().filter(|r| r.answered == 0).collect();
+        open.sort_by_key(|r| r.seq);
         open.into_iter()
-            .map(|(id, r)| (id, r.line, r.uri.as_deref()))
+            .map(|r| (&r.id, r.line, r.uri.as_deref()))
             .collect()
     }
 }
 
-/// The `resources/read` requests of one frame (what a client may send):
-/// (id, requested uri).
-fn read_requests(
+/// Notes the `resources/read` requests of one frame (what a client may
+/// send) in `reads`, at `line`, with their requested uris.
+fn note_read_requests(
+    reads: &mut Reads,
     frame: &Result<Scanned, WireError>,
     text: &[u8],
-) -> Vec<(RequestId, Option<Box<str>>)> {
-    let mut reads = Vec::new();
+    line: usize,
+) {
     for e in envelopes(frame) {
         if e.kind == EnvelopeKind::Request
             && e.method_str(text).as_deref() == Some("resources/read")
@@ -786,10 +965,9 @@ fn read_requests(
                 .and_then(|t| std::str::from_utf8(t).ok())
                 .and_then(crate::engine::decode_string_token)
                 .map(|u| Box::from(u.as_ref()));
-            reads.push((id.clone(), uri));
+            reads.note(id, line, uri);
         }
     }
-    reads
 }
 
 /// The first pass: whether one input holds a `resources/read` request (a
@@ -800,7 +978,7 @@ fn has_read_request(l: &mut Input<'_>) -> bool {
     }
     let frame = parse_input(l);
     let text = input_text(l);
-    envelopes(&frame).iter().any(|e| {
+    envelopes(&frame).any(|e| {
         e.kind == EnvelopeKind::Request
             && e.id.is_some()
             && e.method_str(text).as_deref() == Some("resources/read")
@@ -823,7 +1001,7 @@ impl Pass {
     fn input<E>(
         &mut self,
         l: &mut Input<'_>,
-        emit: &mut dyn FnMut(Item) -> Result<(), E>,
+        emit: &mut dyn FnMut(Out<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
         let number = l.number;
         let answers = l.dir != Some(Direction::C2s);
@@ -835,24 +1013,28 @@ impl Pass {
             Ok(f) => f,
             Err(e) => {
                 s.bad_lines += 1;
-                return emit(Item::BadLine {
-                    line: number,
-                    reason: format!("bad JSON-RPC message: {e}"),
-                });
+                return emit(
+                    Item::BadLine {
+                        line: number,
+                        reason: format!("bad JSON-RPC message: {e}"),
+                    }
+                    .into(),
+                );
             }
         };
         if self.paired && l.dir != Some(Direction::S2c) {
-            for (id, uri) in read_requests(frame, text) {
-                self.reads.note(id, number, uri);
-            }
+            note_read_requests(&mut self.reads, frame, text, number);
         }
         if let Scanned::Batch(elems) = f {
             for e in elems.iter().filter_map(|r| r.as_ref().err()) {
                 s.bad_lines += 1;
-                emit(Item::BadLine {
-                    line: number,
-                    reason: format!("bad batch element: {e}"),
-                })?;
+                emit(
+                    Item::BadLine {
+                        line: number,
+                        reason: format!("bad batch element: {e}"),
+                    }
+                    .into(),
+                )?;
             }
         }
         let single = matches!(f, Scanned::Single(_));
@@ -873,9 +1055,34 @@ impl Pass {
                     if !is_read {
                         continue;
                     }
+                    let lenient = self.lenient;
+                    // The common case: a single valid result read as a
+                    // summary (no payload decoded or copied), reported
+                    // borrowed; anything else is parsed below, its errors
+                    // the parser's. The request is marked answered after
+                    // the report that borrows its uri.
+                    if single
+                        && !lenient
+                        && l.skel.is_none()
+                        && let Some(sum) = m
+                            .result
+                            .clone()
+                            .and_then(|r| result_text(l, r))
+                            .and_then(read_summary::summarize_scanned_read_result)
+                        && let Some(out) = summary_out(
+                            s,
+                            number,
+                            id,
+                            requested.and_then(|r| r.uri.as_deref()),
+                            &sum,
+                        )
+                    {
+                        emit(out)?;
+                        self.reads.answer(id);
+                        continue;
+                    }
                     let requested_uri = requested.and_then(|r| r.uri.as_deref().map(str::to_owned));
                     self.reads.answer(id);
-                    let lenient = self.lenient;
                     let r = ScannedResponse {
                         id,
                         result: m.result.clone().and_then(|r| text.get(r)),
@@ -887,14 +1094,17 @@ impl Pass {
                         },
                         None => (parse_result(l.bytes, &r, single, lenient), None),
                     };
-                    emit(result_item(
-                        s,
-                        number,
-                        id,
-                        requested_uri,
-                        parsed,
-                        blobs.map(Vec::as_slice),
-                    ))?;
+                    emit(
+                        result_item(
+                            s,
+                            number,
+                            id,
+                            requested_uri,
+                            parsed,
+                            blobs.map(Vec::as_slice),
+                        )
+                        .into(),
+                    )?;
                 }
                 EnvelopeKind::Error => {
                     let requested = m.id.as_ref().and_then(|id| self.reads.get(id));
@@ -909,7 +1119,7 @@ impl Pass {
                         self.reads.answer(id);
                     }
                     s.errors += 1;
-                    emit(error_item(number, m.id.as_ref(), &error, requested_uri))?;
+                    emit(error_item(number, m.id.as_ref(), &error, requested_uri).into())?;
                 }
                 _ => {}
             }
@@ -918,13 +1128,16 @@ impl Pass {
     }
 
     /// The requests no response answered, in line order.
-    fn unanswered<E>(&self, emit: &mut dyn FnMut(Item) -> Result<(), E>) -> Result<(), E> {
+    fn unanswered<E>(&self, emit: &mut dyn FnMut(Out<'_>) -> Result<(), E>) -> Result<(), E> {
         for (id, line, uri) in self.reads.open() {
-            emit(Item::Unanswered {
-                line,
-                id: id.to_string(),
-                uri: uri.map(str::to_owned),
-            })?;
+            emit(
+                Item::Unanswered {
+                    line,
+                    id: id.to_string(),
+                    uri: uri.map(str::to_owned),
+                }
+                .into(),
+            )?;
         }
         Ok(())
     }
@@ -937,8 +1150,8 @@ fn inspect_messages(
     lenient: bool,
 ) -> InspectReport {
     let mut items = Vec::new();
-    let mut push = |item: Item| -> Result<(), std::convert::Infallible> {
-        items.push(item);
+    let mut push = |out: Out<'_>| -> Result<(), std::convert::Infallible> {
+        items.push(out.into_item());
         Ok(())
     };
     bad.sort_by_key(|(line, _)| *line);
@@ -961,14 +1174,14 @@ fn inspect_messages(
     for l in &mut inputs {
         while let Some((line, reason)) = bad.next_if(|(n, _)| *n < l.number) {
             pass.s.bad_lines += 1;
-            let _ = push(Item::BadLine { line, reason });
+            let _ = push(Item::BadLine { line, reason }.into());
         }
         let _ = pass.input(l, &mut push);
     }
     let _ = pass.unanswered(&mut push);
     for (line, reason) in bad {
         pass.s.bad_lines += 1;
-        let _ = push(Item::BadLine { line, reason });
+        let _ = push(Item::BadLine { line, reason }.into());
     }
     InspectReport {
         transcript,
@@ -1038,6 +1251,123 @@ fn span_in<'a>(whole: &'a [u8], part: &'a [u8]) -> Option<(usize, &'a [u8])> {
     (base.checked_add(part.len())? <= whole.len()).then_some((base, part))
 }
 
+/// The `range` of an input's text (no skeleton) as `&str`.
+fn result_text<'a>(l: &Input<'a>, range: std::ops::Range<usize>) -> Option<&'a str> {
+    match l.text {
+        Some(t) => t.get(range),
+        None => simdutf8::basic::from_utf8(l.bytes.get(range)?).ok(),
+    }
+}
+
+/// An entry's report before its payload's facts: uri, mimeType, shape and
+/// decoded size.
+fn entry_head<S: AsRef<str>>(
+    requested: Option<&str>,
+    uri: S,
+    mime_type: Option<S>,
+    shape: Shape,
+    decoded_bytes: usize,
+) -> EntryReport<S> {
+    EntryReport {
+        uri_differs: requested.is_some_and(|u| u != uri.as_ref()),
+        uri,
+        mime_type,
+        shape: shape.as_str(),
+        decoded_bytes,
+        encoded_chars: None,
+        padding: None,
+        sniffed: None,
+        media: None,
+        defaulted_to: None,
+        data_uri_in_text: false,
+    }
+}
+
+/// A blob entry's facts: its decoded size `n` (base64 arithmetic) and the
+/// media verdict of its first decoded bytes `head`; `default` gives the
+/// type a host should use when none was declared
+/// ([`media::DEFAULT_BLOB_MIME_TYPE`]).
+fn blob_facts<S: AsRef<str>>(
+    s: &mut InspectSummary,
+    e: &mut EntryReport<S>,
+    n: usize,
+    head: &[u8],
+    default: impl FnOnce() -> S,
+) {
+    e.decoded_bytes = n;
+    let n = n as u64;
+    e.encoded_chars = Some(b64::encoded_len(n));
+    e.padding = Some(b64::padding_len(n));
+    let head = &head[..head.len().min(SNIFF_PREFIX_BYTES)];
+    let v = media::verdict(e.mime_type.as_ref().map(AsRef::as_ref), head);
+    if v.status == MediaMatch::Mismatch {
+        s.mismatches += 1;
+    }
+    e.sniffed = v.sniffed;
+    e.media = Some(v.status.as_str());
+    // Defaulted: none was declared, so the effective type is the default.
+    e.defaulted_to = v.defaulted.then(default);
+}
+
+/// A read result read as a summary ([`ReadSummary`], always valid), as
+/// [`Out::Read`]: borrowed from the message and from `requested`. `None`
+/// (nothing counted) when a blob's first characters do not decode, which
+/// the summary's validation rules out (the caller parses the result).
+fn summary_out<'a>(
+    s: &mut InspectSummary,
+    line: usize,
+    id: &'a RequestId,
+    requested: Option<&'a str>,
+    sum: &'a ReadSummary<'a>,
+) -> Option<Out<'a>> {
+    let mut counts = InspectSummary::default();
+    let mut entries = Vec::with_capacity(sum.entries.len());
+    for c in &sum.entries {
+        let mut e = entry_head(
+            requested,
+            c.uri.as_ref(),
+            c.mime_type.as_deref(),
+            c.payload.shape(),
+            c.payload.decoded_len(),
+        );
+        match c.payload {
+            Payload::Blob {
+                base64: b,
+                decoded_len,
+            } => {
+                let k = b.len().min(SNIFF_PREFIX_CHARS);
+                let head = base64::decode(base64::Path::Simd, &b.as_bytes()[..k]).ok()?;
+                blob_facts(&mut counts, &mut e, decoded_len, &head, || {
+                    media::DEFAULT_BLOB_MIME_TYPE
+                });
+            }
+            Payload::Text { token, .. } => {
+                e.data_uri_in_text = media::token_may_be_data_uri(token)
+                    && Member::Raw { offset: 0, token }
+                        .decode()
+                        .is_some_and(|t| media::text_is_data_uri(&t));
+            }
+        }
+        entries.push(e);
+    }
+    s.results += 1;
+    s.entries += entries.len();
+    s.mismatches += counts.mismatches;
+    Some(Out::Read {
+        head: ReadHead {
+            line,
+            id: id.as_json(),
+            requested,
+            result_type: sum.result_type.as_deref().unwrap_or("complete"),
+            legacy_result_type: sum.result_type.is_none(),
+            ttl_ms: sum.ttl_ms,
+            ttl_ms_negative: None,
+            cache_scope: sum.cache_scope.map(|c| c.as_str()),
+        },
+        entries,
+    })
+}
+
 fn result_item(
     s: &mut InspectSummary,
     line: usize,
@@ -1065,19 +1395,13 @@ fn result_item(
         .iter()
         .enumerate()
         .map(|(i, c)| {
-            let mut e = EntryReport {
-                uri: c.uri().to_owned(),
-                uri_differs: requested.as_deref().is_some_and(|u| u != c.uri()),
-                mime_type: c.mime_type().map(str::to_owned),
-                shape: c.shape().as_str(),
-                decoded_bytes: c.decoded_len(),
-                encoded_chars: None,
-                padding: None,
-                sniffed: None,
-                media: None,
-                defaulted_to: None,
-                data_uri_in_text: false,
-            };
+            let mut e = entry_head(
+                requested.as_deref(),
+                c.uri().to_owned(),
+                c.mime_type().map(str::to_owned),
+                c.shape(),
+                c.decoded_len(),
+            );
             match c {
                 ResourceContents::Blob(b) => {
                     let facts = blobs.and_then(|f| f.get(i)).and_then(Option::as_ref);
@@ -1085,18 +1409,9 @@ fn result_item(
                         Some(f) => (f.decoded, f.prefix.as_slice()),
                         None => (b.bytes.len(), b.bytes.as_slice()),
                     };
-                    e.decoded_bytes = n;
-                    let n = n as u64;
-                    e.encoded_chars = Some(b64::encoded_len(n));
-                    e.padding = Some(b64::padding_len(n));
-                    let head = &head[..head.len().min(SNIFF_PREFIX_BYTES)];
-                    let v = media::verdict(b.mime_type.as_deref(), head);
-                    if v.status == MediaMatch::Mismatch {
-                        s.mismatches += 1;
-                    }
-                    e.sniffed = v.sniffed;
-                    e.media = Some(v.status.as_str());
-                    e.defaulted_to = v.defaulted.then_some(v.effective);
+                    blob_facts(s, &mut e, n, head, || {
+                        media::DEFAULT_BLOB_MIME_TYPE.to_owned()
+                    });
                 }
                 ResourceContents::Text(t) => {
                     e.data_uri_in_text = media::text_is_data_uri(&t.text);
@@ -1140,6 +1455,361 @@ fn error_item(
     }
 }
 
+/// Lines at least this long (1 MiB) met by the first pass of
+/// [`inspect_stream`] have their scan kept for the main pass (a big read is
+/// scanned once); shorter ones are scanned again, so what is kept is at most
+/// the file's size over this many scans (each a few hundred bytes: blobs cut).
+const KEEP_SCAN_MIN_LINE_BYTES: usize = 1 << 20;
+
+/// Bytes of report text `mcptape inspect` of a transcript file
+/// ([`crate::inspect_file_streamed`]) holds in memory (1 MiB) before
+/// it appends them to its anonymous temporary file: the report's items wait
+/// there until the counts that head the report are known.
+pub const REPORT_SPILL_CHUNK_BYTES: usize = 1 << 20;
+
+/// [`inspect`] of a transcript read as a stream of lines (`open` gives them
+/// from the start; called twice: a first pass reads up to the first
+/// resources/read request, which settles whether responses pair by id, the
+/// main pass reports, noting the read requests as it meets them), its
+/// report written to `out` as text ([`InspectReport::text`]) or pretty JSON,
+/// the same bytes as the whole report's. The items are written as they are
+/// made to a spill ([`REPORT_SPILL_CHUNK_BYTES`] in memory, the rest in an
+/// anonymous temporary file) and copied to `out` after the report's head,
+/// whose counts are known only at the end. Memory: one line, the open read
+/// requests (for pairing by id), at most [`MAX_ANSWERED_READS_KEPT`]
+/// answered ones and one chunk of report, never the file or the items.
+/// Returns the report without its items (for the exit status).
+///
+/// Only for a transcript (a first line with `mcptapeTranscript`); a header
+/// that does not read is reported as [`inspect`] reports it.
+///
+/// # Errors
+/// The I/O errors of `open`, of reading, of the temporary file and of writing.
+pub(crate) fn inspect_stream<S: crate::engine::LineSource>(
+    open: &mut dyn FnMut() -> std::io::Result<S>,
+    lenient: bool,
+    json: bool,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<InspectReport> {
+    inspect_stream_spilling(open, lenient, json, out, REPORT_SPILL_CHUNK_BYTES)
+}
+
+/// [`inspect_stream`] with report chunks of `chunk` bytes.
+fn inspect_stream_spilling<S: crate::engine::LineSource>(
+    open: &mut dyn FnMut() -> std::io::Result<S>,
+    lenient: bool,
+    json: bool,
+    out: &mut dyn std::io::Write,
+    chunk: usize,
+) -> std::io::Result<InspectReport> {
+    let mut report = InspectReport {
+        transcript: None,
+        bad_transcript: None,
+        paired: false,
+        items: Vec::new(),
+        summary: InspectSummary::default(),
+    };
+    let mut lines = open()?;
+    let header = match lines.advance()? {
+        None => Err(reader::TranscriptError {
+            kind: reader::ErrorKind::Empty,
+            line: 1,
+            offset: 0,
+        }),
+        Some(false) => Err(reader::TranscriptError {
+            kind: reader::ErrorKind::TruncatedHeader {
+                bytes: lines.line().len(),
+            },
+            line: 1,
+            offset: 0,
+        }),
+        Some(true) => reader::parse_header_line(lines.line()),
+    };
+    let header = match header {
+        Ok(h) => h,
+        Err(e) => {
+            report.bad_transcript = Some(e.to_string());
+            write_whole(&report, json, out)?;
+            return Ok(report);
+        }
+    };
+    // First pass, up to the first read request: whether responses pair by
+    // id. The scan of a line of `KEEP_SCAN_MIN_LINE_BYTES` or more is kept
+    // for the main pass (a 160 MB read is scanned once).
+    let mut paired = false;
+    let mut kept: HashMap<usize, Option<Option<Skeleton>>> = HashMap::new();
+    while !paired && lines.advance()?.is_some() {
+        let (line, line_no) = (lines.line(), lines.line_no());
+        let mut scanned = None;
+        let Ok(r) = reader::parse_record_line(line, line_no, lines.offset(), |m| {
+            if line.len() < KEEP_SCAN_MIN_LINE_BYTES {
+                return crate::engine::scan_strict(m, &mut scanned);
+            }
+            let scan = Skeleton::scan(m.as_bytes()).ok();
+            let ok = scan.is_some();
+            kept.insert(line_no, scan);
+            ok
+        }) else {
+            continue;
+        };
+        if let Some(msg) = r.msg() {
+            paired = has_read_request(&mut Input {
+                number: line_no,
+                bytes: msg.as_bytes(),
+                text: Some(msg),
+                dir: r.dir(),
+                skel: None,
+                scanned,
+            });
+        }
+    }
+    drop(lines);
+    let mut pass = Pass {
+        paired,
+        reads: Reads::default(),
+        s: InspectSummary::default(),
+        lenient,
+    };
+    let stdio = header.transport == mcptape_transcript::Transport::Stdio;
+    let mut spill = Spill::new(chunk);
+    let mut emit = |out: Out<'_>| spill.out(out, json);
+    let mut lines = open()?;
+    lines.advance()?;
+    let (mut records, mut message_records) = (0usize, 0usize);
+    // Bad lines since the last message (reported before the next one, or
+    // after the unanswered requests at the end).
+    let mut bad: Vec<(usize, String)> = Vec::new();
+    let (mut saw_exit, mut dropped, mut last_record) = (false, false, None);
+    while let Some(terminated) = lines.advance()? {
+        let line_no = lines.line_no();
+        let mut skel = None;
+        let mut scanned = None;
+        let long = lines.line().len() >= KEEP_SCAN_MIN_LINE_BYTES;
+        let parsed = reader::parse_record_line(lines.line(), line_no, lines.offset(), |m| {
+            // A short line: the one envelope scan (its result is read where
+            // it is used); a long one: its skeleton (blobs cut out, never
+            // decoded), kept from the first pass when it met the line.
+            if !long && !kept.contains_key(&line_no) {
+                return crate::engine::scan_strict(m, &mut scanned);
+            }
+            let scan = match kept.remove(&line_no) {
+                Some(scan) => scan,
+                None => Skeleton::scan(m.as_bytes()).ok(),
+            };
+            match scan {
+                Some(sk) => {
+                    skel = sk;
+                    true
+                }
+                None => false,
+            }
+        });
+        let r = match parsed {
+            Ok(r) => r,
+            Err(e) if terminated => {
+                bad.push((e.line, format!("bad transcript record: {}", e.kind)));
+                continue;
+            }
+            Err(e) => {
+                dropped = true;
+                bad.push((
+                    line_no,
+                    format!(
+                        "last line cut ({} bytes, no newline), dropped: {}",
+                        lines.line().len(),
+                        e.kind
+                    ),
+                ));
+                continue;
+            }
+        };
+        records += 1;
+        last_record = Some(line_no);
+        saw_exit |= matches!(
+            r.owned_event(),
+            Some(mcptape_transcript::Event::Exit { .. })
+        );
+        let Some(msg) = r.msg() else { continue };
+        message_records += 1;
+        for (line, reason) in bad.drain(..) {
+            pass.s.bad_lines += 1;
+            emit(Item::BadLine { line, reason }.into())?;
+        }
+        pass.input(
+            &mut Input {
+                number: line_no,
+                bytes: msg.as_bytes(),
+                text: Some(msg),
+                dir: r.dir(),
+                skel: skel.take(),
+                scanned: scanned.take(),
+            },
+            &mut emit,
+        )?;
+    }
+    pass.unanswered(&mut emit)?;
+    for (line, reason) in bad {
+        pass.s.bad_lines += 1;
+        emit(Item::BadLine { line, reason }.into())?;
+    }
+    // As check's `recording-no-exit` (never with a cut tail, reported above).
+    if stdio && !dropped && !saw_exit {
+        emit(
+            Item::NoExitRecord {
+                line: last_record.unwrap_or(1),
+                reason: crate::engine::no_exit_message(records),
+            }
+            .into(),
+        )?;
+    }
+    drop(lines);
+    report.transcript = Some(TranscriptSource {
+        format: header.mcptape_transcript,
+        transport: match header.transport {
+            mcptape_transcript::Transport::Stdio => "stdio",
+            mcptape_transcript::Transport::Http => "http",
+        },
+        records,
+        message_records,
+    });
+    report.paired = paired;
+    report.summary = InspectSummary {
+        units: message_records,
+        ..pass.s
+    };
+    if json {
+        // The report without items, pretty, split where its items go.
+        let whole = serde_json::to_string_pretty(&report).map_err(std::io::Error::other)?;
+        let at = whole
+            .find(JSON_NO_ITEMS)
+            .ok_or_else(|| std::io::Error::other("the JSON report has no items member"))?
+            + JSON_NO_ITEMS.len()
+            - 1;
+        out.write_all(&whole.as_bytes()[..at])?;
+        let items = spill.items;
+        spill.copy_to(out)?;
+        if items > 0 {
+            out.write_all(b"\n  ")?;
+        }
+        out.write_all(&whole.as_bytes()[at..])?;
+        out.write_all(b"\n")?;
+    } else {
+        let mut o = String::new();
+        report.text_head(&mut o);
+        out.write_all(o.as_bytes())?;
+        spill.copy_to(out)?;
+        o.clear();
+        report.text_tail(&mut o);
+        out.write_all(o.as_bytes())?;
+    }
+    out.flush()?;
+    Ok(report)
+}
+
+/// The `items` member of the pretty JSON of an [`InspectReport`] without
+/// items (two spaces in: a member of the report object).
+const JSON_NO_ITEMS: &str = "\n  \"items\": []";
+
+/// The report's items made so far, as text or as the elements of the pretty
+/// JSON report's `items` array: the last [`Spill::chunk`] bytes or fewer in
+/// memory, the ones before in an anonymous temporary file.
+struct Spill {
+    mem: String,
+    chunk: usize,
+    file: Option<std::fs::File>,
+    /// Items written.
+    items: usize,
+    /// One item's pretty JSON before it is indented.
+    json: Vec<u8>,
+}
+
+impl Spill {
+    fn new(chunk: usize) -> Spill {
+        Spill {
+            mem: String::new(),
+            chunk,
+            file: None,
+            items: 0,
+            json: Vec::new(),
+        }
+    }
+
+    /// Appends `item`: its text ([`InspectReport::text`]'s lines), or its
+    /// pretty JSON as an element of the report's `items` array (the
+    /// separator, then the item indented two levels: a JSON text holds no
+    /// raw line break inside a string, so every line break is the
+    /// formatter's).
+    fn out(&mut self, out: Out<'_>, json: bool) -> std::io::Result<()> {
+        if json {
+            self.json.clear();
+            serde_json::to_writer_pretty(&mut self.json, &out.into_item())
+                .map_err(std::io::Error::other)?;
+            let text = std::str::from_utf8(&self.json).map_err(std::io::Error::other)?;
+            self.mem
+                .push_str(if self.items == 0 { "\n    " } else { ",\n    " });
+            let mut lines = text.split('\n');
+            if let Some(first) = lines.next() {
+                self.mem.push_str(first);
+            }
+            for l in lines {
+                self.mem.push_str("\n    ");
+                self.mem.push_str(l);
+            }
+        } else {
+            match out {
+                Out::Item(item) => render_item(&mut self.mem, &item),
+                Out::Read { head, entries } => render_read(&mut self.mem, &head, &[], &entries),
+            }
+        }
+        self.items += 1;
+        if self.mem.len() >= self.chunk {
+            use std::io::Write as _;
+            let file = match &mut self.file {
+                Some(f) => f,
+                None => self.file.insert(tempfile::tempfile().map_err(spill_error)?),
+            };
+            file.write_all(self.mem.as_bytes()).map_err(spill_error)?;
+            self.mem.clear();
+        }
+        Ok(())
+    }
+
+    /// Writes everything appended, in order, to `out`.
+    fn copy_to(self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        use std::io::{Seek, SeekFrom};
+        if let Some(mut f) = self.file {
+            f.seek(SeekFrom::Start(0)).map_err(spill_error)?;
+            std::io::copy(&mut f, out)?;
+        }
+        out.write_all(self.mem.as_bytes())
+    }
+}
+
+/// An I/O error of the spill's temporary file, saying so (the caller names
+/// the transcript: the error is not the transcript's).
+fn spill_error(e: std::io::Error) -> std::io::Error {
+    std::io::Error::new(
+        e.kind(),
+        format!("the report's temporary file (in the temporary directory, TMPDIR): {e}"),
+    )
+}
+
+/// `report` (nothing to stream: a transcript whose header does not read) as
+/// text or pretty JSON.
+fn write_whole(
+    report: &InspectReport,
+    json: bool,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    if json {
+        serde_json::to_writer_pretty(&mut *out, report).map_err(std::io::Error::other)?;
+        out.write_all(b"\n")?;
+    } else {
+        out.write_all(report.text().as_bytes())?;
+    }
+    out.flush()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1162,12 +1832,13 @@ mod tests {
         let mut input = Input {
             number,
             bytes: line.as_bytes(),
+            text: Some(line),
             dir: Some(dir),
             skel: None,
             scanned: None,
         };
-        let _ = pass.input(&mut input, &mut |i| -> Result<(), ()> {
-            items.push(i);
+        let _ = pass.input(&mut input, &mut |o| -> Result<(), ()> {
+            items.push(o.into_item());
             Ok(())
         });
         items
@@ -1204,10 +1875,11 @@ mod tests {
             feed(&mut pass, line, &read_request(id, "open"), Direction::C2s);
         }
         assert_eq!(pass.reads.len(), MAX_ANSWERED_READS_KEPT + 3);
+        assert!(pass.reads.by_id.len() <= MAX_ANSWERED_READS_KEPT + READS_SWEEP_EVERY + 3);
         assert_eq!(pass.s.results, answered);
         let mut items = Vec::new();
-        let _ = pass.unanswered(&mut |i| -> Result<(), ()> {
-            items.push(i);
+        let _ = pass.unanswered(&mut |o| -> Result<(), ()> {
+            items.push(o.into_item());
             Ok(())
         });
         let ids: Vec<_> = items
@@ -1254,11 +1926,11 @@ mod tests {
         ] {
             let mut reads = Reads::default();
             let first = RequestId::number(0);
-            reads.note(first.clone(), 1, Some("file:///first".into()));
+            reads.note(&first, 1, Some("file:///first".into()));
             reads.answer(&first);
             for id in 1..=others {
                 let id = RequestId::number(id as i64);
-                reads.note(id.clone(), 2, None);
+                reads.note(&id, 2, None);
                 reads.answer(&id);
             }
             assert_eq!(
@@ -1305,6 +1977,61 @@ mod tests {
                 (6, "unanswered", Some("file:///c".to_owned())),
             ]
         );
+    }
+
+    /// Issue 22: the report's items wait in the spill (memory, then the
+    /// temporary file past a chunk) while the one main pass makes them; at
+    /// every chunk size (1 byte: each item to the file; 1 MiB: all in
+    /// memory) the streamed report is the whole report's text and JSON,
+    /// including an empty items list.
+    #[test]
+    fn spilled_report_is_the_whole_report_at_every_chunk_size() {
+        let head = r#"{"mcptapeTranscript":1,"mcptapeVersion":"0.1.0","transport":"stdio","server":{},"startedAt":"2026-11-30T00:00:00Z"}"#;
+        let msg = |t: usize, dir: &str, m: &str| {
+            format!(r#"{{"tUs":{t},"kind":"message","dir":"{dir}","msg":{m}}}"#)
+        };
+        let full = [
+            head.to_owned(),
+            msg(1, "c2s", &read_request(1, "a")),
+            msg(2, "s2c", r#"{"jsonrpc":"2.0","id":1,"result":{"contents":[{"uri":"file:///a","mimeType":"text/plain","text":"caf\u00e9\n"},{"uri":"file:///b","blob":"iVBORw0KGgo="}],"ttlMs":5}}"#),
+            "not a record".to_owned(),
+            msg(3, "c2s", &read_request(2, "c")),
+            msg(4, "s2c", r#"{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"nope","data":{"uri":"file:///c"}}}"#),
+            msg(5, "c2s", &read_request(3, "d")),
+        ]
+        .join("\n")
+            + "\n";
+        // HTTP: no exit record is expected, so no item at all.
+        let empty = format!(
+            "{}\n{}\n",
+            head.replace("stdio", "http"),
+            msg(1, "c2s", r#"{"jsonrpc":"2.0","method":"ping"}"#)
+        );
+        for (text, items) in [(full, 5), (empty, 0)] {
+            let whole = inspect(text.as_bytes(), false);
+            assert_eq!(whole.items.len(), items);
+            for chunk in [1, 7, REPORT_SPILL_CHUNK_BYTES] {
+                for json in [false, true] {
+                    let mut out = Vec::new();
+                    let mut open = || -> std::io::Result<crate::engine::SliceLines<'_>> {
+                        Ok(crate::engine::SliceLines::new(text.as_bytes(), None))
+                    };
+                    let r = inspect_stream_spilling(&mut open, false, json, &mut out, chunk)
+                        .expect("in memory");
+                    assert_eq!(r.summary, whole.summary);
+                    let want = if json {
+                        serde_json::to_string_pretty(&whole).expect("serializes") + "\n"
+                    } else {
+                        whole.text()
+                    };
+                    assert_eq!(
+                        String::from_utf8(out).expect("UTF-8"),
+                        want,
+                        "chunk {chunk}, json {json}"
+                    );
+                }
+            }
+        }
     }
 
     /// A response line with one `image/png` blob of `n` decoded bytes
@@ -1370,335 +2097,6 @@ mod tests {
                 assert!(error.contains(&format!("byte {at}")), "{error}");
             }
             other => panic!("expected an invalid result, got {other:?}"),
-        }
-    }
-}
-
-/// Lines at least this long (1 MiB) have their first-pass scan kept for the
-/// second pass of [`inspect_stream`] (a big read is scanned once); shorter
-/// ones are scanned again, so what is kept is at most the file's size over
-/// this many scans (each a few hundred bytes: blobs cut).
-const KEEP_SCAN_MIN_LINE_BYTES: usize = 1 << 20;
-
-/// [`inspect`] of a transcript read as a stream of lines (`open` gives them
-/// from the start; called twice: a first pass counts the records and finds
-/// whether any resources/read request is there, the second reports, noting
-/// the read requests as it meets them), its report written to `out` item by
-/// item as text ([`InspectReport::text`]) or pretty JSON, the same bytes as
-/// the whole report's. Memory: one line, the open read requests (for pairing
-/// by id) and at most [`MAX_ANSWERED_READS_KEPT`] answered ones, never the
-/// file or the items.
-/// Returns the report without its items (for the exit status).
-///
-/// Only for a transcript (a first line with `mcptapeTranscript`); a header
-/// that does not read is reported as [`inspect`] reports it.
-///
-/// # Errors
-/// The I/O errors of `open`, of reading and of writing.
-pub(crate) fn inspect_stream<S: crate::engine::LineSource>(
-    open: &mut dyn FnMut() -> std::io::Result<S>,
-    lenient: bool,
-    json: bool,
-    out: &mut dyn std::io::Write,
-) -> std::io::Result<InspectReport> {
-    let mut report = InspectReport {
-        transcript: None,
-        bad_transcript: None,
-        paired: false,
-        items: Vec::new(),
-        summary: InspectSummary::default(),
-    };
-    let mut lines = open()?;
-    let header = match lines.advance()? {
-        None => Err(reader::TranscriptError {
-            kind: reader::ErrorKind::Empty,
-            line: 1,
-            offset: 0,
-        }),
-        Some(false) => Err(reader::TranscriptError {
-            kind: reader::ErrorKind::TruncatedHeader {
-                bytes: lines.line().len(),
-            },
-            line: 1,
-            offset: 0,
-        }),
-        Some(true) => reader::parse_header_line(lines.line()),
-    };
-    let header = match header {
-        Ok(h) => h,
-        Err(e) => {
-            report.bad_transcript = Some(e.to_string());
-            write_whole(&report, json, out)?;
-            return Ok(report);
-        }
-    };
-    // First pass: counts and whether a read request is there. The scan of a line of
-    // `KEEP_SCAN_MIN_LINE_BYTES` or more is kept for the second pass (a 160
-    // MB read is scanned once); at most file / that many are kept.
-    let mut paired = false;
-    let mut kept: HashMap<usize, Option<Option<Skeleton>>> = HashMap::new();
-    let (mut records, mut message_records) = (0usize, 0usize);
-    while lines.advance()?.is_some() {
-        let (line, line_no) = (lines.line(), lines.line_no());
-        let mut scanned = None;
-        let Ok(r) = reader::parse_record_line(line, line_no, lines.offset(), |m| {
-            if line.len() < KEEP_SCAN_MIN_LINE_BYTES {
-                // Once pairing is settled only the verdict counts: strict
-                // JSON by the fused scanner (`json::check_str`) is strict by
-                // `scan_strict` (whose last word is that scanner); anything
-                // else is left to `scan_strict` itself.
-                if paired && mcptape_wire::json::check_str(m).is_ok() {
-                    return true;
-                }
-                return crate::engine::scan_strict(m, &mut scanned);
-            }
-            let scan = Skeleton::scan(m.as_bytes()).ok();
-            let ok = scan.is_some();
-            kept.insert(line_no, scan);
-            ok
-        }) else {
-            continue;
-        };
-        records += 1;
-        if let Some(msg) = r.msg() {
-            message_records += 1;
-            paired = paired
-                || has_read_request(&mut Input {
-                    number: lines.line_no(),
-                    bytes: msg.as_bytes(),
-                    dir: r.dir(),
-                    skel: None,
-                    scanned,
-                });
-        }
-    }
-    report.transcript = Some(TranscriptSource {
-        format: header.mcptape_transcript,
-        transport: match header.transport {
-            mcptape_transcript::Transport::Stdio => "stdio",
-            mcptape_transcript::Transport::Http => "http",
-        },
-        records,
-        message_records,
-    });
-    report.paired = paired;
-    let mut pass = Pass {
-        paired,
-        reads: Reads::default(),
-        s: InspectSummary {
-            units: message_records,
-            ..InspectSummary::default()
-        },
-        lenient,
-    };
-    let stdio = header.transport == mcptape_transcript::Transport::Stdio;
-    let mut second = |emit: &mut dyn FnMut(Item) -> Result<(), ()>,
-                      failed: &mut Option<std::io::Error>|
-     -> Result<InspectSummary, ()> {
-        let mut lines = open().map_err(|e| *failed = Some(e))?;
-        lines.advance().map_err(|e| *failed = Some(e))?;
-        // Bad lines since the last message (reported before the next one,
-        // or after the unanswered requests at the end).
-        let mut bad: Vec<(usize, String)> = Vec::new();
-        let (mut saw_exit, mut dropped, mut last_record) = (false, false, None);
-        while let Some(terminated) = lines.advance().map_err(|e| *failed = Some(e))? {
-            let line_no = lines.line_no();
-            let mut skel = None;
-            let mut scanned = None;
-            let long = lines.line().len() >= KEEP_SCAN_MIN_LINE_BYTES;
-            let parsed = reader::parse_record_line(lines.line(), line_no, lines.offset(), |m| {
-                // A short line: the one envelope scan (its result is parsed
-                // whole where it is used); a long one: its skeleton (blobs
-                // cut out, never decoded), kept from the first pass.
-                if !long && !kept.contains_key(&line_no) {
-                    return crate::engine::scan_strict(m, &mut scanned);
-                }
-                let scan = match kept.remove(&line_no) {
-                    Some(scan) => scan,
-                    None => Skeleton::scan(m.as_bytes()).ok(),
-                };
-                match scan {
-                    Some(sk) => {
-                        skel = sk;
-                        true
-                    }
-                    None => false,
-                }
-            });
-            let r = match parsed {
-                Ok(r) => r,
-                Err(e) if terminated => {
-                    bad.push((e.line, format!("bad transcript record: {}", e.kind)));
-                    continue;
-                }
-                Err(e) => {
-                    dropped = true;
-                    bad.push((
-                        line_no,
-                        format!(
-                            "last line cut ({} bytes, no newline), dropped: {}",
-                            lines.line().len(),
-                            e.kind
-                        ),
-                    ));
-                    continue;
-                }
-            };
-            last_record = Some(line_no);
-            saw_exit |= matches!(
-                r.owned_event(),
-                Some(mcptape_transcript::Event::Exit { .. })
-            );
-            let Some(msg) = r.msg() else { continue };
-            for (line, reason) in bad.drain(..) {
-                pass.s.bad_lines += 1;
-                emit(Item::BadLine { line, reason })?;
-            }
-            pass.input(
-                &mut Input {
-                    number: line_no,
-                    bytes: msg.as_bytes(),
-                    dir: r.dir(),
-                    skel: skel.take(),
-                    scanned: scanned.take(),
-                },
-                emit,
-            )?;
-        }
-        pass.unanswered(emit)?;
-        for (line, reason) in bad {
-            pass.s.bad_lines += 1;
-            emit(Item::BadLine { line, reason })?;
-        }
-        // As check's `recording-no-exit` (never with a cut tail, reported above).
-        if stdio && !dropped && !saw_exit {
-            emit(Item::NoExitRecord {
-                line: last_record.unwrap_or(1),
-                reason: crate::engine::no_exit_message(records),
-            })?;
-        }
-        Ok(pass.s)
-    };
-    let mut failed = None;
-    if json {
-        let j = streamed_json::Json {
-            head: &report,
-            run: std::cell::RefCell::new(Some(&mut second)),
-            failed: std::cell::RefCell::new(None),
-            summary: std::cell::Cell::new(None),
-        };
-        let written = serde_json::to_writer_pretty(&mut *out, &j);
-        if let Some(e) = j.failed.borrow_mut().take() {
-            return Err(e);
-        }
-        written.map_err(std::io::Error::other)?;
-        out.write_all(b"\n")?;
-        report.summary = j.summary.get().unwrap_or_default();
-    } else {
-        let mut o = String::new();
-        report.text_head(&mut o);
-        out.write_all(o.as_bytes())?;
-        let mut write_failed = None;
-        let mut o = String::new();
-        let summary = second(
-            &mut |item| {
-                o.clear();
-                render_item(&mut o, &item);
-                out.write_all(o.as_bytes())
-                    .map_err(|e| write_failed = Some(e))
-            },
-            &mut failed,
-        );
-        if let Some(e) = failed.take().or(write_failed) {
-            return Err(e);
-        }
-        report.summary = summary.unwrap_or_default();
-        let mut o = String::new();
-        report.text_tail(&mut o);
-        out.write_all(o.as_bytes())?;
-    }
-    out.flush()?;
-    Ok(report)
-}
-
-/// `report` (nothing to stream: a transcript whose header does not read) as
-/// text or pretty JSON.
-fn write_whole(
-    report: &InspectReport,
-    json: bool,
-    out: &mut dyn std::io::Write,
-) -> std::io::Result<()> {
-    if json {
-        serde_json::to_writer_pretty(&mut *out, report).map_err(std::io::Error::other)?;
-        out.write_all(b"\n")?;
-    } else {
-        out.write_all(report.text().as_bytes())?;
-    }
-    out.flush()
-}
-
-/// The JSON report serialized as the second pass produces its items: the
-/// same fields, in the same order, through the same serializer as
-/// [`InspectReport`]'s derive.
-mod streamed_json {
-    use std::cell::{Cell, RefCell};
-
-    use serde::ser::{Error as _, SerializeSeq, SerializeStruct};
-    use serde::{Serialize, Serializer};
-
-    use super::{InspectReport, InspectSummary, Item};
-
-    /// The second pass: items to `emit`, an I/O error into `failed`.
-    pub(super) type Run<'a> = &'a mut dyn FnMut(
-        &mut dyn FnMut(Item) -> Result<(), ()>,
-        &mut Option<std::io::Error>,
-    ) -> Result<InspectSummary, ()>;
-
-    pub(super) struct Json<'h, 'a> {
-        pub(super) head: &'h InspectReport,
-        pub(super) run: RefCell<Option<Run<'a>>>,
-        pub(super) failed: RefCell<Option<std::io::Error>>,
-        pub(super) summary: Cell<Option<InspectSummary>>,
-    }
-
-    impl Serialize for Json<'_, '_> {
-        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-            let mut st = s.serialize_struct("InspectReport", 5)?;
-            st.serialize_field("transcript", &self.head.transcript)?;
-            st.serialize_field("badTranscript", &self.head.bad_transcript)?;
-            st.serialize_field("paired", &self.head.paired)?;
-            st.serialize_field("items", &Items(self))?;
-            st.serialize_field("summary", &self.summary.get().unwrap_or_default())?;
-            st.end()
-        }
-    }
-
-    struct Items<'r, 'h, 'a>(&'r Json<'h, 'a>);
-
-    impl Serialize for Items<'_, '_, '_> {
-        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-            let mut seq = s.serialize_seq(None)?;
-            let Some(run) = self.0.run.borrow_mut().take() else {
-                return Err(S::Error::custom("the items were serialized twice"));
-            };
-            let mut ser_error = None;
-            let mut failed = None;
-            let summary = run(
-                &mut |item| {
-                    seq.serialize_element(&item)
-                        .map_err(|e| ser_error = Some(e))
-                },
-                &mut failed,
-            );
-            if let Some(e) = ser_error {
-                return Err(e);
-            }
-            if let Some(e) = failed {
-                *self.0.failed.borrow_mut() = Some(e);
-                return Err(S::Error::custom("the transcript could not be read"));
-            }
-            self.0.summary.set(summary.ok());
-            seq.end()
         }
     }
 }

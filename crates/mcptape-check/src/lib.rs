@@ -391,11 +391,14 @@ fn with_lines<T>(
 }
 
 /// `mcptape inspect FILE` of a regular file holding a transcript, written
-/// to `out` as it is read ([`inspect::inspect`]'s report, the same bytes;
-/// text, or pretty JSON when `json`): the file is read twice as a stream
-/// (mapped or buffered as [`check_paths`] reads), memory holds one line and
-/// the open read requests (and at most [`inspect::MAX_ANSWERED_READS_KEPT`]
-/// answered ones), never the file or the report's items. Returns the
+/// to `out` once it is read ([`inspect::inspect`]'s report, the same bytes;
+/// text, or pretty JSON when `json`): the file is read as a stream (mapped
+/// or buffered as [`check_paths`] reads; once up to its first
+/// `resources/read` request, then once whole), memory holds one line, the
+/// open read requests (and at most [`inspect::MAX_ANSWERED_READS_KEPT`]
+/// answered ones) and [`inspect::REPORT_SPILL_CHUNK_BYTES`] of report, never
+/// the file or the report's items (they wait in an anonymous temporary
+/// file until the counts that head the report are known). Returns the
 /// report without its items (counts, source, header error), or `None`
 /// without writing anything when the file is not a transcript (its first
 /// line has no `mcptapeTranscript`: inspect it in memory).

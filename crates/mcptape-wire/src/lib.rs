@@ -18,6 +18,8 @@
 //!   data, empty results and pages, `CompleteResult`, `InitializeResult`, `DiscoverResult`,
 //!   the 2026-07-28 `resultType`/`ttlMs`/`cacheScope` members) in the one envelope.
 //! * [`codec`] — the scalar / SIMD / fused decode paths behind one dispatch point.
+//! * [`read_summary`] — a borrowed summary of a read result (sizes, kinds, media
+//!   types; payloads never decoded) for reports that need no bytes.
 //!
 //! Reading one `resources/read` result strictly: a `TextResourceContents` and a
 //! `BlobResourceContents` (5 bytes of blob are 8 base64 characters, one `=`), and an
@@ -52,6 +54,7 @@ pub(crate) mod lex;
 pub mod limits;
 pub mod media;
 pub mod protocol;
+pub mod read_summary;
 pub mod reply;
 pub mod resources;
 mod stop;
