@@ -199,7 +199,7 @@ impl BenchReport {
     /// The human table printed by `mcptape bench`.
     pub fn table(&self) -> String {
         let mut s = String::new();
-        let _ = writeln!(s, "mcptape bench  {}", self.transcript);
+        let _ = writeln!(s, "mcptape bench {}", self.transcript);
         let target = format!("target: {}", self.target);
         let model = format!(
             "latency: {}   seed: {}",
@@ -528,6 +528,17 @@ mod tests {
             1,
             None,
         )
+    }
+
+    /// Fresh-user report: the table's heading read `mcptape bench  t.jsonl` (two spaces).
+    #[test]
+    fn table_heading_has_one_space_before_the_transcript() {
+        let table = empty_embedded_report().table();
+        assert_eq!(
+            table.lines().next(),
+            Some("mcptape bench t.jsonl"),
+            "{table}"
+        );
     }
 
     /// A flagged, engine-bound run of the embedded server: its FLAGGED and
