@@ -133,6 +133,55 @@ pub struct ServeSummary {
 pub const ENGINE_BOUND_SHARE: f64 = 0.8;
 
 impl ServeSummary {
+    /// Answers synthesized for unrecorded requests, all methods (the sum of
+    /// [`synthesized`](Self::synthesized); adapted handshakes and unrecorded pings included).
+    pub fn synthesized_total(&self) -> u64 {
+        self.synthesized.values().sum()
+    }
+
+    /// How the requests the server received ended, each counted once:
+    /// `requests 41 = matched 39 + synthesized 2 + unmatched 0 + rejected uri 0 + invalid 0 +
+    /// crashed 0 + stalled 0 + injected errors 0 + dropped 0; cancelled 0` (`cancelled`: answers
+    /// of those, of any kind, not sent because the client cancelled). One line, not wrapped:
+    /// the table wraps it at its width; the HTML report prints it as it is.
+    pub fn requests_line(&self) -> String {
+        format!(
+            "requests {} = matched {} + synthesized {} + unmatched {} + rejected uri {} + \
+             invalid {} + crashed {} + stalled {} + injected errors {} + dropped {}; cancelled {}",
+            self.requests,
+            self.matched,
+            self.synthesized_total(),
+            self.unmatched,
+            self.rejected_uri,
+            self.invalid,
+            self.crashed,
+            self.stalled,
+            self.injected_errors,
+            self.dropped,
+            self.cancelled
+        )
+    }
+
+    /// The requests [`requests_line`](Self::requests_line) does not account for (0 when every
+    /// request is counted once; a report from an older mcptape may differ).
+    pub fn unaccounted(&self) -> i128 {
+        i128::from(self.requests)
+            - [
+                self.matched,
+                self.synthesized_total(),
+                self.unmatched,
+                self.rejected_uri,
+                self.invalid,
+                self.crashed,
+                self.stalled,
+                self.injected_errors,
+                self.dropped,
+            ]
+            .iter()
+            .map(|&n| i128::from(n))
+            .sum::<i128>()
+    }
+
     /// `synthesized (not recorded): ping 2, logging/setLevel 1; adapted handshakes: 1`,
     /// when any answer was synthesized.
     pub fn synthesized_note(&self) -> Option<String> {

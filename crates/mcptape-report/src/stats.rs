@@ -130,6 +130,13 @@ pub struct PhaseCounters {
     /// timeout or a lost read on such a request is not counted here).
     #[serde(default)]
     pub errors_as_recorded: u64,
+    /// Of the requests sent, those the recording holds no answer to (the transcript was cut
+    /// before it, or the server never answered): their answer (the embedded `serve`
+    /// synthesizes one, e.g. a not-found read) is compared with nothing, so it is neither
+    /// "as recorded" nor "otherwise than recorded". Counted whatever the outcome (also in
+    /// `answeredOk`, `errorAnswers`, `timedOut` or `closed`).
+    #[serde(default)]
+    pub no_recorded_answer: u64,
     /// Not answered in time: single reads, within `--timeout`; turn reads, by the turn
     /// deadline (the stragglers).
     pub timed_out: u64,
@@ -444,6 +451,10 @@ pub struct MethodView {
     /// (a recorded id from an earlier answer) show here.
     #[serde(default)]
     pub not_as_recorded: u64,
+    /// Sent with no recorded answer to compare with ([`PhaseCounters::no_recorded_answer`]),
+    /// whatever the outcome; never in `notAsRecorded`.
+    #[serde(default)]
+    pub no_recorded_answer: u64,
     /// Latency of every answer and timeout (censored at the timeout), µs, from the first send
     /// (`input_required` rounds included).
     pub latency: Quantiles,

@@ -346,6 +346,90 @@ fn bench_cut_transcript_warning_reaches_the_report_and_a_stale_slo_xml_is_remove
     assert_has(&stderr, "slo.xml of an earlier run");
 }
 
+/// Fresh-user report: on a transcript cut by a crash before the reply to its not-found read,
+/// `bench` counted the answers the embedded `serve` synthesized for that read as "answered
+/// otherwise than recorded", and the server line `requests 41  matched 39  unmatched 0` did not
+/// add up. Now the requests with no recorded answer are counted apart (per phase, per method,
+/// never as not-as-recorded) and the server line names every part: matched + synthesized +
+/// unmatched + ... = requests, in the table, report.json and report.html.
+#[test]
+fn regression_bench_cut_transcript_counts_synthesized_replies_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let full =
+        std::fs::read(repo_root().join("corpus/transcripts/everything-stdio.jsonl")).unwrap();
+    // Cut 44 bytes into line 35, the recorded reply to the not-found read (id 15).
+    let line35 = full
+        .split_inclusive(|&b| b == b'\n')
+        .take(34)
+        .map(<[u8]>::len)
+        .sum::<usize>();
+    let cut = dir.path().join("cut.jsonl");
+    std::fs::write(&cut, &full[..line35 + 44]).unwrap();
+    let out = dir.path().join("out");
+    let (o, _) = run_bench(
+        &cut,
+        &words("--latency fixed:1ms --reads 28 --turns 2"),
+        Some(&out),
+    );
+    let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        o.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let r = json_or_null(&out.join("report.json"));
+    // Two cycles of the 14 recorded requests: the not-found read twice, with no recorded answer.
+    let single = &r["singlePhase"];
+    assert_eq!(single["sent"], 28, "{r}");
+    assert_eq!(single["noRecordedAnswer"], 2, "{r}");
+    let read = element(&r["byMethod"], "method", "resources/read");
+    assert_eq!(read["notAsRecorded"], 0, "{r}");
+    assert_eq!(read["noRecordedAnswer"], 2, "{r}");
+    assert!(
+        !stdout.contains("answered otherwise than recorded"),
+        "{stdout}"
+    );
+    assert_has(
+        &stdout,
+        "      2 with no recorded answer (the recording lost it or never had one)\n",
+    );
+    // The server's side: every request counted once, the synthesized ones in their own term.
+    let sv = &r["server"];
+    let n = |k: &str| sv[k].as_u64().unwrap_or_else(|| panic!("{k}: {sv}"));
+    let synthesized = n("requests") - n("matched");
+    assert_eq!(sv["synthesized"]["resources/read"], synthesized, "{sv}");
+    assert_eq!(
+        synthesized,
+        2 + r["turnPhase"]["noRecordedAnswer"].as_u64().unwrap(),
+        "{r}"
+    );
+    for k in [
+        "unmatched",
+        "rejectedUri",
+        "invalid",
+        "crashed",
+        "stalled",
+        "injectedErrors",
+        "dropped",
+    ] {
+        assert_eq!(n(k), 0, "{k}: {sv}");
+    }
+    let line = format!(
+        "  requests {} = matched {} + synthesized {synthesized} + unmatched 0 + rejected uri 0\n",
+        n("requests"),
+        n("matched")
+    );
+    assert_has(&stdout, &line);
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(
+        html.contains(&format!(
+            "matched {} + synthesized {synthesized} +",
+            n("matched")
+        )),
+        "report.html"
+    );
+}
+
 #[test]
 fn bench_max_phase_cut_is_reported_in_the_table_and_the_json() {
     let (_dir, stdout, r) =

@@ -178,6 +178,13 @@ fn counters_line(c: &PhaseCounters, cancel_by: Option<&str>) -> String {
         "\n    cancellations sent {}{by}  late after cancel {}  abandoned {}",
         c.cancellations_sent, c.late_responses, c.abandoned
     );
+    if c.no_recorded_answer > 0 {
+        let _ = write!(
+            s,
+            "\n    {} sent with no recorded answer (compared with nothing)",
+            c.no_recorded_answer
+        );
+    }
     s
 }
 
@@ -447,17 +454,21 @@ impl BenchReport {
                     let _ = writeln!(s, "  {l}");
                 }
             }
-            let _ = writeln!(
-                s,
-                "  requests {}  matched {}  unmatched {}  rejected uri {}\n    cancelled {}  stalled {}  injected errors {}",
-                sv.requests,
-                sv.matched,
-                sv.unmatched,
-                sv.rejected_uri,
-                sv.cancelled,
-                sv.stalled,
-                sv.injected_errors
-            );
+            // Every request counted once: matched + synthesized + ... = requests; wrapped
+            // before a `+`, never inside a term.
+            let mut line = String::new();
+            for (i, term) in sv.requests_line().split(" + ").enumerate() {
+                if i == 0 {
+                    line = format!("  {term}");
+                } else if line.chars().count() + 3 + term.chars().count() > WRAP_COLUMNS {
+                    let _ = writeln!(s, "{line}");
+                    line = format!("    + {term}");
+                } else {
+                    line.push_str(" + ");
+                    line.push_str(term);
+                }
+            }
+            let _ = writeln!(s, "{line}");
         }
         s
     }
