@@ -552,6 +552,73 @@ fn serve_warns_about_a_cut_transcript() {
     );
 }
 
+/// Fresh-user report: `serve` replayed a recorded read result whose contents entry had both
+/// `text` and `blob` (or neither) with no word on stderr, while `check` flags it. It still
+/// replays it as recorded, and says so once per exchange at load, naming the line, the entry
+/// and its uri; `bench` says it too (and keeps it in report.json's warnings).
+#[test]
+fn regression_serve_warns_about_a_recorded_entry_with_both_text_and_blob() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("both.jsonl");
+    let header = r#"{"mcptapeTranscript":1,"mcptapeVersion":"0.1.0","transport":"stdio","server":{"command":["srv"]},"startedAt":"2026-12-01T22:33:51.180Z"}"#;
+    let read = r#"{"jsonrpc":"2.0","id":7,"method":"resources/read","params":{"uri":"demo://x"}}"#;
+    let reply = r#"{"jsonrpc":"2.0","id":7,"result":{"contents":[{"uri":"demo://x","text":"hi","blob":"aGk="}]}}"#;
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
+    let inited = r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"resources":{}},"serverInfo":{"name":"s","version":"0"}}}"#;
+    let mut text = format!("{header}\n");
+    for (t_us, dir, msg) in [
+        (1, "c2s", init),
+        (2, "s2c", inited),
+        (3, "c2s", read),
+        (4, "s2c", reply),
+    ] {
+        text.push_str(&format!(
+            "{{\"tUs\":{t_us},\"kind\":\"message\",\"dir\":\"{dir}\",\"msg\":{msg}}}\n"
+        ));
+    }
+    std::fs::write(&t, text).unwrap();
+    let want = format!(
+        "{}: line 5: the recorded reply to resources/read id 7 has a contents entry with both text and blob (entry 0, uri \"demo://x\", at /result/contents/0): replayed as recorded",
+        t.display()
+    );
+    let o = Command::new(mcptape())
+        .arg("serve")
+        .arg(&t)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            use std::io::Write as _;
+            let mut stdin = c.stdin.take().unwrap();
+            stdin.write_all(format!("{read}\n").as_bytes())?;
+            drop(stdin);
+            c.wait_with_output()
+        })
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_has(&err, &format!("mcptape serve: warning: {want}"));
+    assert_eq!(err.matches("replayed as recorded").count(), 1, "{err}");
+    // Replayed byte-exact.
+    assert_eq!(String::from_utf8_lossy(&o.stdout), format!("{reply}\n"));
+
+    let (o, _) = run_bench(
+        &t,
+        &words("--latency fixed:1ms --reads 2 --turns 0"),
+        Some(&dir.path().join("out")),
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_has(&err, &format!("mcptape bench: warning: {want}"));
+    let r = json_or_null(&dir.path().join("out/report.json"));
+    assert!(
+        r["warnings"].as_array().is_some_and(|w| w
+            .iter()
+            .any(|w| w.as_str().is_some_and(|w| w.contains(&want)))),
+        "{r}"
+    );
+}
+
 /// Whether process `pid` has ended: no /proc entry, or a zombie waiting for
 /// its new parent (PID 1) to reap it (`kill -0` still succeeds on a zombie).
 fn process_ended(pid: u32) -> bool {
