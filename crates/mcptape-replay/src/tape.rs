@@ -1263,11 +1263,80 @@ impl std::fmt::Display for BadContents {
     }
 }
 
+/// A prefilter of [`bad_contents_of`] (serve's start-up reads every recorded read result): `true`
+/// when every object entry of `contents` (the JSON text of a `contents` array the one reader
+/// has already validated: strict JSON) has exactly one of the keys `text` and `blob`, each
+/// spelled without an escape. Strings are skipped with `memchr` on `"` (an escaped quote is
+/// one preceded by an odd run of backslashes), so the pass runs at memory speed on text and
+/// base64 alike. `false` (an escaped key, an entry with both or neither) only means "ask the
+/// scanner", which gives the verdict.
+fn entries_plainly_text_xor_blob(c: &[u8]) -> bool {
+    // 1: inside the array; 2: inside an entry (the only level whose keys matter).
+    let mut depth = 0usize;
+    // Inside an entry: the next string is a key.
+    let mut key_next = false;
+    let (mut text, mut blob) = (false, false);
+    let mut i = 0;
+    while i < c.len() {
+        match c[i] {
+            b'"' => {
+                let start = i + 1;
+                let mut end = start;
+                loop {
+                    let Some(k) = memchr::memchr(b'"', &c[end..]) else {
+                        return false;
+                    };
+                    end += k;
+                    let slashes = c[start..end]
+                        .iter()
+                        .rev()
+                        .take_while(|&&b| b == b'\\')
+                        .count();
+                    if slashes % 2 == 0 {
+                        break;
+                    }
+                    end += 1;
+                }
+                if depth == 2 && key_next {
+                    match &c[start..end] {
+                        b"text" => text = true,
+                        b"blob" => blob = true,
+                        k if k.contains(&b'\\') => return false,
+                        _ => {}
+                    }
+                    key_next = false;
+                }
+                i = end + 1;
+                continue;
+            }
+            b'{' | b'[' => {
+                depth += 1;
+                if depth == 2 && c[i] == b'{' {
+                    (text, blob, key_next) = (false, false, true);
+                }
+            }
+            b'}' | b']' => {
+                if depth == 2 && c[i] == b'}' && text == blob {
+                    return false;
+                }
+                depth = depth.saturating_sub(1);
+            }
+            b',' if depth == 2 => key_next = true,
+            _ => {}
+        }
+        i += 1;
+    }
+    true
+}
+
 /// The [`BadContents`] of the `contents` array `contents` (its JSON text, already validated)
 /// of the reply at record `record` with id text `id`, if it has a bad entry. Scanned by the one
 /// contents scanner ([`mcptape_wire::codec::scan_contents_str`]), as `check` does.
 fn bad_contents_of(contents: &str, record: usize, id: &str) -> Option<BadContents> {
     use mcptape_wire::resources::ContentsErrorKind as K;
+    if entries_plainly_text_xor_blob(contents.as_bytes()) {
+        return None;
+    }
     let entries = mcptape_wire::codec::scan_contents_str(contents).ok()?;
     // The wire's own verdict on each entry (`true`: both, `false`: neither).
     let mut bad = entries.iter().filter_map(|e| {
@@ -2131,6 +2200,45 @@ pub(crate) mod tests {
             e.reply_raw.as_str()
         );
         assert_eq!(served.tape.exchanges.len(), 5);
+    }
+
+    /// The start-up prefilter never hides what the scanner finds: when it says "plainly fine",
+    /// the scanner finds no entry with both or neither; escaped keys, quotes and backslashes in
+    /// strings, nested objects and arrays, and non-object entries included.
+    #[test]
+    fn prefilter_agrees_with_the_contents_scanner() {
+        let cases = [
+            (r#"[{"uri":"a","text":"x"}]"#, true, None),
+            (
+                r#"[{"uri":"a","blob":"aGk="},{"uri":"b","text":"\"text\":\\"}]"#,
+                true,
+                None,
+            ),
+            (
+                r#"[{"uri":"a","text":"x","_meta":{"blob":1,"text":[2]}}]"#,
+                true,
+                None,
+            ),
+            (r#"[]"#, true, None),
+            (
+                r#"[{"uri":"a","text":"x","blob":"aGk="}]"#,
+                false,
+                Some(true),
+            ),
+            (r#"[{"uri":"a"}]"#, false, Some(false)),
+            (r#"[{"uri":"a","_meta":{"text":"x"}}]"#, false, Some(false)),
+            // An escaped key is the same key to the reader: the scanner decides.
+            (r#"[{"uri":"a","te\u0078t":"x"}]"#, false, None),
+            (
+                r#"[{"uri":"a\\","text":"x\\\""}, "not an object", [1]]"#,
+                true,
+                None,
+            ),
+        ];
+        for (c, plain, verdict) in cases {
+            assert_eq!(entries_plainly_text_xor_blob(c.as_bytes()), plain, "{c}");
+            assert_eq!(bad_contents_of(c, 0, "1").map(|b| b.both), verdict, "{c}");
+        }
     }
 
     /// Replies pair with their requests by the id's JSON value ([`PairKey`]):
