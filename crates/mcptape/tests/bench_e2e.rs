@@ -400,7 +400,8 @@ fn regression_bench_cut_transcript_counts_synthesized_replies_apart() {
     assert_eq!(sv["synthesized"]["resources/read"], synthesized, "{sv}");
     assert_eq!(
         synthesized,
-        2 + r["turnPhase"]["noRecordedAnswer"].as_u64().unwrap(),
+        // Absent when none of the turn reads was the unanswered one.
+        2 + r["turnPhase"]["noRecordedAnswer"].as_u64().unwrap_or(0),
         "{r}"
     );
     for k in [
