@@ -427,7 +427,7 @@ async fn recorded_crash_replays_as_that_crash() {
 /// still a syntax error.
 #[tokio::test]
 async fn regression_line_starting_with_0xff_is_invalid_utf8_on_stdio_and_http_alike() {
-    use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
     let cases: &[(&[u8], &str)] = &[
         (
             b"\xff{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}",
@@ -469,20 +469,7 @@ async fn regression_line_starting_with_0xff_is_invalid_utf8_on_stdio_and_http_al
             .unwrap()
             .unwrap();
         let stdio: Value = serde_json::from_str(&line).unwrap();
-        let mut c = tokio::net::TcpStream::connect(("127.0.0.1", port))
-            .await
-            .unwrap();
-        let head = format!(
-            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-            bytes.len()
-        );
-        c.write_all(head.as_bytes()).await.unwrap();
-        c.write_all(bytes).await.unwrap();
-        let mut r = String::new();
-        tokio::time::timeout(Duration::from_secs(10), c.read_to_string(&mut r))
-            .await
-            .expect("HTTP answered within 10 s")
-            .unwrap();
+        let r = common::post_bytes(port, &format!("Host: 127.0.0.1:{port}\r\n"), bytes).await;
         assert!(r.starts_with("HTTP/1.1 400"), "{r}");
         let body = r.split_once("\r\n\r\n").unwrap().1;
         let http: Value = serde_json::from_str(body).unwrap();

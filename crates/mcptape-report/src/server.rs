@@ -139,47 +139,41 @@ impl ServeSummary {
         self.synthesized.values().sum()
     }
 
-    /// How the requests the server received ended, each counted once:
-    /// `requests 41 = matched 39 + synthesized 2 + unmatched 0 + rejected uri 0 + invalid 0 +
-    /// crashed 0 + stalled 0 + injected errors 0 + dropped 0; cancelled 0` (`cancelled`: answers
-    /// of those, of any kind, not sent because the client cancelled). One line, not wrapped:
-    /// the table wraps it at its width; the HTML report prints it as it is.
-    pub fn requests_line(&self) -> String {
-        format!(
-            "requests {} = matched {} + synthesized {} + unmatched {} + rejected uri {} + \
-             invalid {} + crashed {} + stalled {} + injected errors {} + dropped {}; cancelled {}",
-            self.requests,
-            self.matched,
-            self.synthesized_total(),
-            self.unmatched,
-            self.rejected_uri,
-            self.invalid,
-            self.crashed,
-            self.stalled,
-            self.injected_errors,
-            self.dropped,
-            self.cancelled
-        )
+    /// How the requests the server received ended, each counted once, as (name, count):
+    /// matched, synthesized ([`synthesized_total`](Self::synthesized_total)), unmatched,
+    /// rejected uri, invalid, crashed, stalled, injected errors, dropped. Their sum is
+    /// [`requests`](Self::requests).
+    pub fn request_parts(&self) -> [(&'static str, u64); 9] {
+        [
+            ("matched", self.matched),
+            ("synthesized", self.synthesized_total()),
+            ("unmatched", self.unmatched),
+            ("rejected uri", self.rejected_uri),
+            ("invalid", self.invalid),
+            ("crashed", self.crashed),
+            ("stalled", self.stalled),
+            ("injected errors", self.injected_errors),
+            ("dropped", self.dropped),
+        ]
     }
 
-    /// The requests [`requests_line`](Self::requests_line) does not account for (0 when every
-    /// request is counted once; a report from an older mcptape may differ).
-    pub fn unaccounted(&self) -> i128 {
-        i128::from(self.requests)
-            - [
-                self.matched,
-                self.synthesized_total(),
-                self.unmatched,
-                self.rejected_uri,
-                self.invalid,
-                self.crashed,
-                self.stalled,
-                self.injected_errors,
-                self.dropped,
-            ]
+    /// [`request_parts`](Self::request_parts) as one line: `requests 41 = matched 39 +
+    /// synthesized 2 + unmatched 0 + rejected uri 0 + invalid 0 + crashed 0 + stalled 0 +
+    /// injected errors 0 + dropped 0; cancelled 0` (`cancelled`: answers of those, of any kind,
+    /// not sent because the client cancelled). Not wrapped: the table wraps it at its width;
+    /// the HTML report prints it as it is.
+    pub fn requests_line(&self) -> String {
+        let parts: Vec<String> = self
+            .request_parts()
             .iter()
-            .map(|&n| i128::from(n))
-            .sum::<i128>()
+            .map(|(name, n)| format!("{name} {n}"))
+            .collect();
+        format!(
+            "requests {} = {}; cancelled {}",
+            self.requests,
+            parts.join(" + "),
+            self.cancelled
+        )
     }
 
     /// `synthesized (not recorded): ping 2, logging/setLevel 1; adapted handshakes: 1`,
