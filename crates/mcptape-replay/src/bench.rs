@@ -1051,7 +1051,11 @@ async fn finish_read(
             // The label the counters keep (bounded), so the series adds up to them.
             let kept = bounded_class(&a.counters.error_answers, class.clone());
             let at = a.at();
-            a.series.error(at, &kept, us, recorded_error);
+            if p.recorded {
+                a.series.error(at, &kept, us, recorded_error);
+            } else {
+                a.series.error_without_recorded_answer(at, &kept, us);
+            }
             count_class(&mut a.counters.error_answers, class.clone());
             a.publish();
             a.all.saturating_record(us);
@@ -1457,7 +1461,7 @@ async fn turn_phase(
             if !recorded {
                 res.turn_phase.no_recorded_answer += 1;
             }
-            waiting.push(async move { (id, code, rx.await) });
+            waiting.push(async move { (id, (recorded, code), rx.await) });
         }
         res.turn_phase.sent += parallel as u64;
         let since = |t: Instant| (t - start).as_micros() as u64;
@@ -1475,7 +1479,7 @@ async fn turn_phase(
             tokio::select! {
                 biased;
                 r = waiting.next() => match r {
-                    Some((id, code, out)) => {
+                    Some((id, (recorded, code), out)) => {
                         answered.push(id);
                         let us = (t0.elapsed().as_micros() as u64).max(1);
                         let at = since(Instant::now());
@@ -1495,7 +1499,11 @@ async fn turn_phase(
                             }
                             Ok((Ended::Error(class), _)) => {
                                 let kept = bounded_class(&c.error_answers, class.clone());
-                                res.turn_series.error(at, &kept, us, recorded_error);
+                                if recorded {
+                                    res.turn_series.error(at, &kept, us, recorded_error);
+                                } else {
+                                    res.turn_series.error_without_recorded_answer(at, &kept, us);
+                                }
                                 count_class(&mut c.error_answers, class);
                                 res.turn_reads.saturating_record(us);
                             }

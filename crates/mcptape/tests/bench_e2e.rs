@@ -429,6 +429,24 @@ fn regression_bench_cut_transcript_counts_synthesized_replies_apart() {
         )),
         "report.html"
     );
+    // The page's phase lines count them apart too, not as answered otherwise than recorded.
+    assert!(!html.contains("; not as recorded:"), "report.html");
+    assert!(html.contains("2 sent with no recorded answer (compared with nothing): 2 not-found"));
+    // And so does the time series, interval by interval.
+    let in_series: u64 = r["timeSeries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["phase"] == "single")
+        .flat_map(|p| {
+            p["errorsWithoutRecordedAnswer"]
+                .as_object()
+                .into_iter()
+                .flatten()
+        })
+        .map(|(_, n)| n.as_u64().unwrap())
+        .sum();
+    assert_eq!(in_series, 2, "{r}");
 }
 
 #[test]

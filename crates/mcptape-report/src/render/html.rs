@@ -1186,14 +1186,19 @@ fn not_as_recorded(report: &BenchReport, phase: &str, c: &crate::stats::PhaseCou
         return String::new();
     }
     let mut parts = Vec::new();
+    let mut unrecorded = Vec::new();
     for (class, n) in &c.error_answers {
-        let recorded: u64 = pts
-            .iter()
-            .filter_map(|p| p.errors_as_recorded.get(class))
-            .sum();
-        let other = n.saturating_sub(recorded);
+        let sum = |m: fn(&TimeSeriesPoint) -> &std::collections::BTreeMap<String, u64>| {
+            pts.iter().filter_map(|p| m(p).get(class)).sum::<u64>()
+        };
+        let recorded = sum(|p| &p.errors_as_recorded);
+        let none = sum(|p| &p.errors_without_recorded_answer);
+        let other = n.saturating_sub(recorded + none);
         if other > 0 {
             parts.push(format!("{other} {class}"));
+        }
+        if none > 0 {
+            unrecorded.push(format!("{none} {class}"));
         }
     }
     if c.timed_out > 0 {
@@ -1204,7 +1209,13 @@ fn not_as_recorded(report: &BenchReport, phase: &str, c: &crate::stats::PhaseCou
     }
     let unrecorded = match c.no_recorded_answer {
         0 => String::new(),
-        n => format!("; {n} sent with no recorded answer (compared with nothing)"),
+        n if unrecorded.is_empty() => {
+            format!("; {n} sent with no recorded answer (compared with nothing)")
+        }
+        n => format!(
+            "; {n} sent with no recorded answer (compared with nothing): {}",
+            unrecorded.join(", ")
+        ),
     };
     if parts.is_empty() {
         unrecorded
