@@ -467,6 +467,9 @@ pub(crate) fn check_stream<S: LineSource>(
     let mut last_line = None;
     let mut saw_exit = false;
     let mut dropped = None;
+    // The latest line was unreadable and skipped: the file was not read through to its end
+    // (its last line may be the exit record).
+    let mut ends_unread = false;
     let mut noise = NoiseRun::default();
     while let Some(terminated) = lines.advance()? {
         let (line_no, offset) = (lines.line_no(), lines.offset());
@@ -485,6 +488,7 @@ pub(crate) fn check_stream<S: LineSource>(
                     Place::file_line(e.line),
                     format!("record line skipped: {e}"),
                 );
+                ends_unread = true;
                 continue;
             }
             Err(e) => {
@@ -498,6 +502,7 @@ pub(crate) fn check_stream<S: LineSource>(
             }
         };
         records += 1;
+        ends_unread = false;
         last_line = Some(line_no);
         let place = Place {
             record: records,
@@ -562,8 +567,10 @@ pub(crate) fn check_stream<S: LineSource>(
         );
     }
     st.finish(&mut cx);
-    // Last, so that it sorts after the findings of the last record.
-    if header.transport == Transport::Stdio && dropped.is_none() && !saw_exit {
+    // Last, so that it sorts after the findings of the last record. Not about a file whose
+    // last line could not be read (transcript-unreadable says so): that line may be the exit
+    // record, and the records before it are not "complete up to there".
+    if header.transport == Transport::Stdio && dropped.is_none() && !ends_unread && !saw_exit {
         cx.push_whole(
             rules::RECORDING_NO_EXIT,
             Place {
@@ -664,10 +671,17 @@ impl NoiseRun {
 
 /// Whether `recording-no-exit` fires (and inspect says so): a stdio
 /// transcript (HTTP recordings have no exit record by design) whose last line
-/// is whole (a cut tail is transcript-truncated) and which has no exit record.
+/// is whole (a cut tail is transcript-truncated) and readable (an unreadable
+/// last line, skipped, may be the exit record: the file was not read through),
+/// and which has no exit record.
 pub(crate) fn ended_without_exit_record(t: &reader::TranscriptRef<'_>) -> bool {
+    // Every complete line after the header is a record or a skipped line: the
+    // last one was skipped when its number is the count of both plus the header.
+    let last_line = 1 + t.records.len() + t.skipped.len();
+    let ends_unread = t.skipped.last().is_some_and(|e| e.line == last_line);
     t.header.transport == Transport::Stdio
         && t.dropped.is_none()
+        && !ends_unread
         && matches!(t.ending(), reader::Ending::NoExitRecord { .. })
 }
 

@@ -106,7 +106,8 @@ killed (SIGKILL, the OOM killer) or the file was cut on a line boundary (or it w
 The recorder writes each line into the transcript before it forwards it, so the records are \
 complete up to the kill: nothing the client or the server received is missing. What is unknown is \
 how the session ended: the server's exit status, and whether answers were still on the way (open \
-requests also fire request-unanswered). A file cut mid-line fires transcript-truncated instead. \
+requests also fire request-unanswered). A file cut mid-line fires transcript-truncated instead, and \
+one whose last line is unreadable fires transcript-unreadable alone (that line may be the exit record). \
 Re-record the session to get a complete ending, or keep the file knowing its end is unknown.",
     }
     STDIO_NON_JSONRPC_LINE = {

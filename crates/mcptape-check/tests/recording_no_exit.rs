@@ -129,18 +129,17 @@ fn header_only_stdio_transcript_warns_on_line_1() {
     assert_eq!(no_exit_items(&bytes)[0].0, 1);
 }
 
-/// A skipped (malformed) last line: the warning points at the last record
-/// that was read, with its own line number.
+/// A skipped (malformed) last line, here a bad exit record: the file was not
+/// read through, so no recording-no-exit (the line may be the exit record):
+/// the unreadable line alone is reported, at its own line number.
 #[test]
-fn malformed_last_line_leaves_the_warning_on_the_last_whole_record() {
+fn malformed_last_line_is_unreadable_and_no_missing_exit_is_claimed() {
     let mut bytes = read(VIOLATION);
     bytes.extend_from_slice(b"{\"tUs\":\"late\",\"kind\":\"exit\"}\n");
     let r = check_bytes("t.jsonl", &bytes, &Options::default());
     let got: Vec<_> = r.findings.iter().map(|f| (f.rule, f.line)).collect();
-    assert_eq!(
-        got,
-        vec![("recording-no-exit", 3), ("transcript-unreadable", 4)]
-    );
+    assert_eq!(got, vec![("transcript-unreadable", 4)]);
+    assert!(no_exit_items(&bytes).is_empty());
 }
 
 /// The shipped stdio recordings end with the recorder's exit record; the
@@ -168,4 +167,44 @@ fn shipped_recordings_do_not_warn() {
         assert!(no_exit_items(&bytes).is_empty(), "{}", p.display());
     }
     assert!(stdio >= 4, "{stdio} stdio recordings");
+}
+
+/// A stdio header, then `body` (lines, each ending in `\n`).
+fn stdio_transcript(body: &[u8]) -> Vec<u8> {
+    let mut b = br#"{"mcptapeTranscript":1,"mcptapeVersion":"0.1.0","transport":"stdio","server":{"command":["srv"]},"startedAt":"2026-12-01T22:33:51.180Z"}"#.to_vec();
+    b.push(b'\n');
+    b.extend_from_slice(body);
+    b
+}
+
+/// Fresh-user report: `check` of a stdio transcript whose line 2 (its last) is not UTF-8
+/// printed `line 1: warning[recording-no-exit] … (0 whole records …: the records are complete
+/// up to there …)` before the line-2 `transcript-unreadable` error. The file was not read
+/// through: the unreadable last line may be the exit record, so only the error is reported
+/// (check and inspect alike); an unreadable line followed by a readable last record still
+/// gets recording-no-exit, after the error.
+#[test]
+fn regression_non_utf8_last_line_is_unreadable_not_a_missing_exit_record() {
+    let bad = stdio_transcript(b"{\"tUs\":1,\"kind\":\"stderr\",\"line\":\"a\xffb\"}\n");
+    let r = check_bytes("t.jsonl", &bad, &Options::default());
+    let got: Vec<_> = r.findings.iter().map(|f| (f.rule, f.line)).collect();
+    assert_eq!(got, vec![("transcript-unreadable", 2)], "{:?}", r.findings);
+    assert!(
+        r.findings[0].message.contains("invalid UTF-8"),
+        "{}",
+        r.findings[0].message
+    );
+    assert_eq!(no_exit_items(&bad), vec![]);
+
+    let then_whole = stdio_transcript(
+        b"{\"tUs\":1,\"kind\":\"stderr\",\"line\":\"a\xffb\"}\n{\"tUs\":2,\"kind\":\"stderr\",\"line\":\"ok\"}\n",
+    );
+    assert_eq!(
+        rules(&then_whole),
+        vec!["transcript-unreadable", "recording-no-exit"]
+    );
+    let r = check_bytes("t.jsonl", &then_whole, &Options::default());
+    assert_eq!(r.findings[1].line, 3);
+    assert_eq!(no_exit_items(&then_whole).len(), 1);
+    assert_eq!(no_exit_items(&then_whole)[0].0, 3);
 }

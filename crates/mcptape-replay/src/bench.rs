@@ -141,8 +141,14 @@ pub struct Planned {
     pub params: Value,
     /// Tool name (`tools/call`), prompt name (`prompts/get`) or URI (`resources/read`), if any.
     pub key: Option<String>,
-    /// The recorded JSON-RPC error code, `None` for a recorded result.
+    /// The recorded JSON-RPC error code, `None` for a recorded result (or no recorded answer).
     pub recorded_code: Option<i64>,
+    /// The recording holds an answer to it; `false` when it lost it (a transcript cut by a
+    /// crash before the reply) or the server never answered: the answer it gets (the embedded
+    /// `serve` synthesizes one) is compared with nothing, counted as
+    /// [`PhaseCounters::no_recorded_answer`](mcptape_report::stats::PhaseCounters::no_recorded_answer),
+    /// never as answered otherwise than recorded.
+    pub recorded: bool,
 }
 
 /// What the single phase sends, in which order ([`plan`]).
@@ -205,6 +211,16 @@ pub fn request_key(method_name: &str, params: &Value) -> Option<String> {
     params.get(field)?.as_str().map(str::to_owned)
 }
 
+/// Whether `tape` holds an answer to `method` with `params`, and its JSON-RPC error code when
+/// that answer is an error with exactly these params (`None` for a result).
+fn recorded_answer(tape: &Tape, method: &str, params: &Value) -> (bool, Option<i64>) {
+    match tape.lookup(method, params) {
+        crate::tape::Match::Exact(e) => (true, e.error_code),
+        crate::tape::Match::ByMethod(_) => (true, None),
+        _ => (false, None),
+    }
+}
+
 /// The single phase's requests from `tape`: every recorded request with an id whose method
 /// is in `methods` (`None`: every method but [`NOT_REPLAYED`]; [`READS_ONLY`] stands for
 /// `resources/read`), the `tools/call` of tools `tools` does not allow left out (listed in
@@ -261,15 +277,13 @@ pub fn plan(
             skipped.insert(key.unwrap_or_default());
             continue;
         }
-        let recorded_code = match tape.lookup(&r.method, &r.params) {
-            crate::tape::Match::Exact(e) => e.error_code,
-            _ => None,
-        };
+        let (recorded, recorded_code) = recorded_answer(tape, &r.method, &r.params);
         p.requests.push(Planned {
             method: r.method.to_string(),
             params: Value::clone(&r.params),
             key,
             recorded_code,
+            recorded,
         });
     }
     p.skipped_tools = skipped.into_iter().collect();
@@ -975,6 +989,11 @@ async fn finish_read(
 ) {
     let validate = validate && p.method == method::RESOURCES_READ;
     let recorded_code = p.recorded_code;
+    if !p.recorded {
+        let mut a = lock(&acc);
+        a.counters.no_recorded_answer += 1;
+        a.note(p, |k| k.no_recorded_answer += 1);
+    }
     let r = tokio::time::timeout_at(sent_at + timeout, rx).await;
     let us = (intended.elapsed().as_micros() as u64).max(1);
     // After the latency is taken, off the lock.
@@ -1003,7 +1022,7 @@ async fn finish_read(
                 (o, Some(_)) => answered_as_recorded(o, recorded_code),
                 _ => false,
             };
-            if !as_recorded && x.outcome != Outcome::Closed {
+            if !as_recorded && x.outcome != Outcome::Closed && p.recorded {
                 a.note(p, |k| k.not_as_recorded += 1);
             }
             client.recycle(x.line);
@@ -1032,7 +1051,11 @@ async fn finish_read(
             // The label the counters keep (bounded), so the series adds up to them.
             let kept = bounded_class(&a.counters.error_answers, class.clone());
             let at = a.at();
-            a.series.error(at, &kept, us, recorded_error);
+            if p.recorded {
+                a.series.error(at, &kept, us, recorded_error);
+            } else {
+                a.series.error_without_recorded_answer(at, &kept, us);
+            }
             count_class(&mut a.counters.error_answers, class.clone());
             a.publish();
             a.all.saturating_record(us);
@@ -1117,14 +1140,12 @@ pub async fn run_until(
     let plan = plan(tape, cfg.methods.as_deref(), &cfg.mix, &cfg.tools)?;
     // The parallel-read turns stay `resources/read` (none recorded: no turns).
     let reads = Arc::new(tape.reads());
-    // The recorded JSON-RPC error code of each read, `None` for a recorded result.
-    let recorded_codes: Arc<Vec<Option<i64>>> = Arc::new(
+    // Of each read: whether the recording answered it, and its recorded JSON-RPC error code
+    // (`None` for a recorded result).
+    let recorded_codes: Arc<Vec<(bool, Option<i64>)>> = Arc::new(
         reads
             .iter()
-            .map(|p| match tape.lookup(method::RESOURCES_READ, p) {
-                crate::tape::Match::Exact(e) => e.error_code,
-                _ => None,
-            })
+            .map(|p| recorded_answer(tape, method::RESOURCES_READ, p))
             .collect(),
     );
     if cfg.parallel == 0 || cfg.parallel > MAX_PARALLEL {
@@ -1387,7 +1408,7 @@ pub async fn run_until(
 async fn turn_phase(
     client: &Arc<Client>,
     reads: &[Value],
-    recorded_codes: &[Option<i64>],
+    recorded_codes: &[(bool, Option<i64>)],
     cfg: &BenchConfig,
     cap: usize,
     start: Instant,
@@ -1436,8 +1457,11 @@ async fn turn_phase(
             k += 1;
             let (id, rx) = client.request_raw(method::RESOURCES_READ, &reads[j], cfg.validate);
             open_ids.push(id);
-            let code = recorded_codes[j];
-            waiting.push(async move { (id, code, rx.await) });
+            let (recorded, code) = recorded_codes[j];
+            if !recorded {
+                res.turn_phase.no_recorded_answer += 1;
+            }
+            waiting.push(async move { (id, (recorded, code), rx.await) });
         }
         res.turn_phase.sent += parallel as u64;
         let since = |t: Instant| (t - start).as_micros() as u64;
@@ -1455,7 +1479,7 @@ async fn turn_phase(
             tokio::select! {
                 biased;
                 r = waiting.next() => match r {
-                    Some((id, code, out)) => {
+                    Some((id, (recorded, code), out)) => {
                         answered.push(id);
                         let us = (t0.elapsed().as_micros() as u64).max(1);
                         let at = since(Instant::now());
@@ -1475,7 +1499,11 @@ async fn turn_phase(
                             }
                             Ok((Ended::Error(class), _)) => {
                                 let kept = bounded_class(&c.error_answers, class.clone());
-                                res.turn_series.error(at, &kept, us, recorded_error);
+                                if recorded {
+                                    res.turn_series.error(at, &kept, us, recorded_error);
+                                } else {
+                                    res.turn_series.error_without_recorded_answer(at, &kept, us);
+                                }
                                 count_class(&mut c.error_answers, class);
                                 res.turn_reads.saturating_record(us);
                             }
@@ -1726,6 +1754,7 @@ mod tests {
             params: Value::Null,
             key: Some(name),
             recorded_code: None,
+            recorded: true,
         };
         for i in 0..MAX_KEYS_PER_METHOD {
             acc.note(&call(format!("t{i}")), |k| k.sent += 1);
@@ -1749,6 +1778,7 @@ mod tests {
                 params: Value::Null,
                 key: None,
                 recorded_code: None,
+                recorded: true,
             };
             acc.note(&p, |k| k.sent += 1);
         }

@@ -1360,7 +1360,7 @@ pub fn parse_incoming(bytes: &[u8]) -> Result<Message, IncomingError> {
                 kind: IncomingErrorKind::Batch,
             });
         }
-        Err(e) => e,
+        Err(e) => invalid_utf8_first(bytes, e),
     };
     let id = match e.kind() {
         WireErrorKind::Json(_) | WireErrorKind::NullRequestId | WireErrorKind::InvalidId => None,
@@ -1373,6 +1373,28 @@ pub fn parse_incoming(bytes: &[u8]) -> Result<Message, IncomingError> {
         _ => IncomingErrorKind::Invalid(e),
     };
     Err(IncomingError { id, kind })
+}
+
+/// The parse error `e` of `bytes`, or `invalid UTF-8 at byte N` when a JSON syntax error was
+/// found at or after the first byte that is not UTF-8 (RFC 8259 §8.1): the strict reader checks
+/// UTF-8 inside strings, so a byte such as 0xFF outside one (a client line starting with it) was
+/// "expected a value at byte 0". Stdio and HTTP `serve` both answer through
+/// [`parse_incoming_raw`] → here, so both say the same.
+fn invalid_utf8_first(
+    bytes: &[u8],
+    e: mcptape_wire::error::WireError,
+) -> mcptape_wire::error::WireError {
+    use mcptape_wire::error::{JsonError, JsonErrorKind, WireError};
+    let syntax_at = match e.kind() {
+        WireErrorKind::Json(JsonErrorKind::Syntax { .. }) => e.offset(),
+        _ => None,
+    };
+    match (syntax_at, std::str::from_utf8(bytes)) {
+        (Some(at), Err(u)) if u.valid_up_to() <= at => {
+            WireError::from(JsonError::new(JsonErrorKind::InvalidUtf8, u.valid_up_to()))
+        }
+        _ => e,
+    }
 }
 
 /// The `requestId` of a `notifications/cancelled` (a valid id), if any.

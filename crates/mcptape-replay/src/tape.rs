@@ -874,7 +874,7 @@ impl Tape {
             messages: max_messages.min(MAX_TAPE_MESSAGES),
             index_bytes: usize::MAX,
         };
-        build(msgs, limits, ReplyBodies::Kept, None, move || {
+        build(msgs, limits, ReplyBodies::Kept, None, None, move || {
             (revision, exit)
         })
     }
@@ -926,7 +926,7 @@ impl Tape {
             messages: MAX_TAPE_MESSAGES,
             index_bytes: usize::MAX,
         };
-        build(msgs, limits, bodies, None, move || (revision, exit))
+        build(msgs, limits, bodies, None, None, move || (revision, exit))
     }
 
     /// The tape `serve` plays ([`ReplyBodies::Served`]) of the transcript
@@ -999,15 +999,28 @@ impl Tape {
             index_bytes: max_index_bytes,
         };
         let hint = header.protocol_version.clone();
-        let tape = build(lines, limits, ReplyBodies::Served, Some(bytes), || {
-            let s = side.borrow();
-            let d = s.detector.clone().finish(hint.as_deref());
-            let revision =
-                (d.source != RevisionSource::Assumed).then(|| d.revision.as_str().to_owned());
-            (revision, s.exit)
-        })?;
+        let mut bad_contents = Vec::new();
+        let found = Some(&mut bad_contents);
+        let tape = build(
+            lines,
+            limits,
+            ReplyBodies::Served,
+            Some(bytes),
+            found,
+            || {
+                let s = side.borrow();
+                let d = s.detector.clone().finish(hint.as_deref());
+                let revision =
+                    (d.source != RevisionSource::Assumed).then(|| d.revision.as_str().to_owned());
+                (revision, s.exit)
+            },
+        )?;
         let dropped = side.borrow_mut().dropped.take();
-        Ok(ServedTape { tape, dropped })
+        Ok(ServedTape {
+            tape,
+            dropped,
+            bad_contents,
+        })
     }
 
     /// One tape answering from the union of the exchanges of `tapes`, in
@@ -1190,6 +1203,160 @@ pub struct ServedTape {
     pub tape: Tape,
     /// The cut last line, dropped (as [`mcptape_transcript::reader::read`] drops it).
     pub dropped: Option<mcptape_transcript::reader::Dropped>,
+    /// The recorded `resources/read` results with a `contents` entry that has both `text` and
+    /// `blob`, or neither: one per exchange, in transcript order. `serve` replays them as
+    /// recorded and warns once each at load ([`BadContents`]'s Display).
+    pub bad_contents: Vec<BadContents>,
+}
+
+/// A recorded `resources/read` result whose `contents` has an entry that is neither a
+/// TextResourceContents nor a BlobResourceContents (MCP 2026-07-28 "Resources" → "Resource
+/// Contents": an entry carries `text` or `blob`, never both and never neither): the first such
+/// entry of the reply, and how many more it has. `mcptape check` reports the same entries
+/// (rules `contents-text-and-blob`, `contents-neither-text-nor-blob`).
+///
+/// Display: `line 3: the recorded reply to resources/read id 7 has a contents entry with both
+/// text and blob (entry 0, uri "demo://x", at /result/contents/0): replayed as recorded`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadContents {
+    /// 1-based transcript line of the reply (the header is line 1; one record a line).
+    pub line: usize,
+    /// The reply's record index (from 0, header excluded).
+    pub record: usize,
+    /// The reply's `id`, its recorded JSON text (`7`, `"a-1"`).
+    pub id: String,
+    /// 0-based index of the first bad entry in `contents`.
+    pub entry: usize,
+    /// That entry's `uri`, when it is a string.
+    pub uri: Option<String>,
+    /// `true`: both `text` and `blob`; `false`: neither.
+    pub both: bool,
+    /// Bad entries after the first in the same reply.
+    pub more: usize,
+}
+
+impl std::fmt::Display for BadContents {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "line {}: the recorded reply to resources/read id {} has a contents entry with {} \
+             (entry {}, uri {}, at /result/contents/{})",
+            self.line,
+            self.id,
+            if self.both {
+                "both text and blob"
+            } else {
+                "neither text nor blob"
+            },
+            self.entry,
+            self.uri
+                .as_deref()
+                .map_or_else(|| "not a string".to_owned(), |u| format!("{u:?}")),
+            self.entry
+        )?;
+        if self.more > 0 {
+            write!(f, " and {} more such entries", self.more)?;
+        }
+        f.write_str(
+            ": replayed as recorded (an entry is TextResourceContents or BlobResourceContents)",
+        )
+    }
+}
+
+/// A prefilter of [`bad_contents_of`] (serve's start-up reads every recorded read result): `true`
+/// when every object entry of `contents` (the JSON text of a `contents` array the one reader
+/// has already validated: strict JSON) has exactly one of the keys `text` and `blob`, each
+/// spelled without an escape. Strings are skipped with `memchr` on `"` (an escaped quote is
+/// one preceded by an odd run of backslashes), so the pass runs at memory speed on text and
+/// base64 alike. `false` (an escaped key, an entry with both or neither) only means "ask the
+/// scanner", which gives the verdict.
+fn entries_plainly_text_xor_blob(c: &[u8]) -> bool {
+    // 1: inside the array; 2: inside an entry (the only level whose keys matter).
+    let mut depth = 0usize;
+    // Inside an entry: the next string is a key.
+    let mut key_next = false;
+    let (mut text, mut blob) = (false, false);
+    let mut i = 0;
+    while i < c.len() {
+        match c[i] {
+            b'"' => {
+                let start = i + 1;
+                let mut end = start;
+                loop {
+                    let Some(k) = memchr::memchr(b'"', &c[end..]) else {
+                        return false;
+                    };
+                    end += k;
+                    let slashes = c[start..end]
+                        .iter()
+                        .rev()
+                        .take_while(|&&b| b == b'\\')
+                        .count();
+                    if slashes % 2 == 0 {
+                        break;
+                    }
+                    end += 1;
+                }
+                if depth == 2 && key_next {
+                    match &c[start..end] {
+                        b"text" => text = true,
+                        b"blob" => blob = true,
+                        k if k.contains(&b'\\') => return false,
+                        _ => {}
+                    }
+                    key_next = false;
+                }
+                i = end + 1;
+                continue;
+            }
+            b'{' | b'[' => {
+                depth += 1;
+                if depth == 2 && c[i] == b'{' {
+                    (text, blob, key_next) = (false, false, true);
+                }
+            }
+            b'}' | b']' => {
+                if depth == 2 && c[i] == b'}' && text == blob {
+                    return false;
+                }
+                depth = depth.saturating_sub(1);
+            }
+            b',' if depth == 2 => key_next = true,
+            _ => {}
+        }
+        i += 1;
+    }
+    true
+}
+
+/// The [`BadContents`] of the `contents` array `contents` (its JSON text, already validated)
+/// of the reply at record `record` with id text `id`, if it has a bad entry. Scanned by the one
+/// contents scanner ([`mcptape_wire::codec::scan_contents_str`]), as `check` does.
+fn bad_contents_of(contents: &str, record: usize, id: &str) -> Option<BadContents> {
+    use mcptape_wire::resources::ContentsErrorKind as K;
+    if entries_plainly_text_xor_blob(contents.as_bytes()) {
+        return None;
+    }
+    let entries = mcptape_wire::codec::scan_contents_str(contents).ok()?;
+    // The wire's own verdict on each entry (`true`: both, `false`: neither).
+    let mut bad = entries.iter().filter_map(|e| {
+        let both = e.issues().into_iter().find_map(|(k, _)| match k {
+            K::BothTextAndBlob => Some(true),
+            K::NeitherTextNorBlob => Some(false),
+            _ => None,
+        })?;
+        Some((e, both))
+    });
+    let (first, both) = bad.next()?;
+    Some(BadContents {
+        line: record + 2,
+        record,
+        id: id.to_owned(),
+        entry: first.index,
+        uri: first.uri.decode().map(|u| u.into_owned()),
+        both,
+        more: bad.count(),
+    })
 }
 
 /// What the line pass of [`Tape::served`] learns beside the messages.
@@ -1476,6 +1643,7 @@ fn build<'a>(
     limits: Limits,
     bodies: ReplyBodies,
     shared: Option<&Arc<TapeBytes>>,
+    mut bad_contents: Option<&mut Vec<BadContents>>,
     ending: impl FnOnce() -> Ending,
 ) -> Result<Tape, ReplayError> {
     let max_messages = limits.messages;
@@ -1715,6 +1883,21 @@ fn build<'a>(
                     }
                 };
                 if let Some(ci) = open.remove(&key) {
+                    // `serve`: a read result whose contents break the text XOR blob rule is
+                    // noted (replayed as recorded, warned at load).
+                    if let (Some(found), EnvelopeKind::Response, Some(c), Some(id)) = (
+                        bad_contents.as_deref_mut(),
+                        env.kind,
+                        env.members.result_contents.clone(),
+                        env.id_range.clone(),
+                    ) && client[ci].method == method::RESOURCES_READ
+                        && let Some(b) = masked
+                            .get(c)
+                            .zip(msg.get(id))
+                            .and_then(|(c, id)| bad_contents_of(c, i, id))
+                    {
+                        found.push(b);
+                    }
                     let delay_us = t_us.saturating_sub(client[ci].t_us);
                     // The exchange, and its place in the two index lists.
                     index_bytes +=
@@ -1927,6 +2110,135 @@ pub(crate) mod tests {
         }
         text.push('\n');
         Tape::served(&Arc::new(TapeBytes::from(text))).unwrap().tape
+    }
+
+    /// Fresh-user report: `serve` replayed a recorded read result whose contents entry had
+    /// both `text` and `blob`, or neither, without a word. The served tape notes each such
+    /// exchange once (its reply's line, id, first bad entry and uri, and how many more), keeps
+    /// the reply byte-exact, and notes nothing for good entries, an error reply or another
+    /// method.
+    #[test]
+    fn regression_serve_notes_read_results_with_both_or_neither_text_and_blob() {
+        let req = |id: u32, uri: &str| {
+            format!(
+                r#"{{"tUs":1,"kind":"message","dir":"c2s","msg":{{"jsonrpc":"2.0","id":{id},"method":"resources/read","params":{{"uri":"{uri}"}}}}}}"#
+            )
+        };
+        let reply = |id: u32, result: &str| {
+            format!(
+                r#"{{"tUs":2,"kind":"message","dir":"s2c","msg":{{"jsonrpc":"2.0","id":{id},"result":{result}}}}}"#
+            )
+        };
+        let both = reply(
+            7,
+            r#"{"contents":[{"uri":"demo://x","text":"hi","blob":"aGk="}]}"#,
+        );
+        let lines = [
+            req(7, "demo://x"),
+            both.clone(),
+            req(8, "demo://y"),
+            // Entry 0 is fine; 1 has neither, 2 both.
+            reply(
+                8,
+                r#"{"contents":[{"uri":"demo://y","text":"a"},{"uri":"demo://y/1"},{"uri":"demo://y/2","text":"b","blob":"Yg=="}]}"#,
+            ),
+            req(9, "demo://z"),
+            reply(9, r#"{"contents":[{"uri":"demo://z","blob":"aGk="}]}"#),
+            req(10, "demo://w"),
+            r#"{"tUs":3,"kind":"message","dir":"s2c","msg":{"jsonrpc":"2.0","id":10,"error":{"code":-32602,"message":"nope"}}}"#.to_owned(),
+            r#"{"tUs":4,"kind":"message","dir":"c2s","msg":{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"t"}}}"#.to_owned(),
+            reply(11, r#"{"contents":[{"uri":"demo://t"}]}"#),
+        ];
+        let mut text = String::from(
+            r#"{"mcptapeTranscript":1,"mcptapeVersion":"0.1.0","transport":"stdio","server":{},"startedAt":"2026-12-03T00:00:00Z"}"#,
+        );
+        for l in &lines {
+            text.push('\n');
+            text.push_str(l);
+        }
+        text.push('\n');
+        let served = Tape::served(&Arc::new(TapeBytes::from(text))).unwrap();
+        let want = vec![
+            BadContents {
+                line: 3,
+                record: 1,
+                id: "7".into(),
+                entry: 0,
+                uri: Some("demo://x".into()),
+                both: true,
+                more: 0,
+            },
+            BadContents {
+                line: 5,
+                record: 3,
+                id: "8".into(),
+                entry: 1,
+                uri: Some("demo://y/1".into()),
+                both: false,
+                more: 1,
+            },
+        ];
+        assert_eq!(served.bad_contents, want);
+        assert_eq!(
+            served.bad_contents[0].to_string(),
+            "line 3: the recorded reply to resources/read id 7 has a contents entry with both text \
+             and blob (entry 0, uri \"demo://x\", at /result/contents/0): replayed as recorded (an \
+             entry is TextResourceContents or BlobResourceContents)"
+        );
+        assert!(
+            served.bad_contents[1]
+                .to_string()
+                .contains("neither text nor blob (entry 1, uri \"demo://y/1\", at /result/contents/1) and 1 more such entries: replayed as recorded"),
+            "{}",
+            served.bad_contents[1]
+        );
+        // Replayed as recorded: the reply's bytes are the line's.
+        let e = &served.tape.exchanges[0];
+        assert!(
+            both.contains(e.reply_raw.as_str()),
+            "{}",
+            e.reply_raw.as_str()
+        );
+        assert_eq!(served.tape.exchanges.len(), 5);
+    }
+
+    /// The start-up prefilter never hides what the scanner finds: when it says "plainly fine",
+    /// the scanner finds no entry with both or neither; escaped keys, quotes and backslashes in
+    /// strings, nested objects and arrays, and non-object entries included.
+    #[test]
+    fn prefilter_agrees_with_the_contents_scanner() {
+        let cases = [
+            (r#"[{"uri":"a","text":"x"}]"#, true, None),
+            (
+                r#"[{"uri":"a","blob":"aGk="},{"uri":"b","text":"\"text\":\\"}]"#,
+                true,
+                None,
+            ),
+            (
+                r#"[{"uri":"a","text":"x","_meta":{"blob":1,"text":[2]}}]"#,
+                true,
+                None,
+            ),
+            (r#"[]"#, true, None),
+            (
+                r#"[{"uri":"a","text":"x","blob":"aGk="}]"#,
+                false,
+                Some(true),
+            ),
+            (r#"[{"uri":"a"}]"#, false, Some(false)),
+            (r#"[{"uri":"a","_meta":{"text":"x"}}]"#, false, Some(false)),
+            // An escaped key is the same key to the reader: the scanner decides.
+            (r#"[{"uri":"a","te\u0078t":"x"}]"#, false, None),
+            (
+                r#"[{"uri":"a\\","text":"x\\\""}, "not an object", [1]]"#,
+                true,
+                None,
+            ),
+        ];
+        for (c, plain, verdict) in cases {
+            assert_eq!(entries_plainly_text_xor_blob(c.as_bytes()), plain, "{c}");
+            assert_eq!(bad_contents_of(c, 0, "1").map(|b| b.both), verdict, "{c}");
+        }
     }
 
     /// Replies pair with their requests by the id's JSON value ([`PairKey`]):

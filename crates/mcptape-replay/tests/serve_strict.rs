@@ -418,3 +418,68 @@ async fn recorded_crash_replays_as_that_crash() {
     assert_eq!(got[0]["id"], json!(1));
     assert_eq!(srv.summary().crashed, 1);
 }
+
+/// Fresh-user report: a client line starting with byte 0xFF was answered `-32700 … expected a
+/// value at byte 0`; the HTTP side was reported as saying `invalid UTF-8`. Both transports read
+/// the bytes through one function (`parse_incoming_raw`), which now says what is wrong: the
+/// same -32700 `invalid UTF-8 at byte N` body over stdio and over HTTP (400), for 0xFF at the
+/// start, after whitespace and inside a string; a valid non-ASCII byte outside a string is
+/// still a syntax error.
+#[tokio::test]
+async fn regression_line_starting_with_0xff_is_invalid_utf8_on_stdio_and_http_alike() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let cases: &[(&[u8], &str)] = &[
+        (
+            b"\xff{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}",
+            "invalid UTF-8 at byte 0",
+        ),
+        (b"\xff", "invalid UTF-8 at byte 0"),
+        (b"  \xfe[1]", "invalid UTF-8 at byte 2"),
+        (b"{\"a\":\"\xff\"}", "invalid UTF-8 at byte 6"),
+        (
+            "é".as_bytes(),
+            "JSON syntax error: expected a value at byte 0",
+        ),
+    ];
+    let srv = common::instant_server(tape_of(TINY));
+    // stdio: one line each through serve_stream.
+    let (a, b) = tokio::io::duplex(1 << 16);
+    let (ar, aw) = tokio::io::split(a);
+    let (br, mut bw) = tokio::io::split(b);
+    let s = srv.clone();
+    tokio::spawn(async move {
+        let _ = serve_stream(s, ar, aw).await;
+    });
+    let mut replies = tokio::io::BufReader::new(br).lines();
+    // HTTP: the same bytes as a POST body.
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = l.local_addr().unwrap().port();
+    let s = srv.clone();
+    tokio::spawn(async move {
+        mcptape_replay::http::serve_http_allowing(s, l, &[], std::future::pending())
+            .await
+            .unwrap();
+    });
+    for &(bytes, want) in cases {
+        bw.write_all(bytes).await.unwrap();
+        bw.write_all(b"\n").await.unwrap();
+        let line = tokio::time::timeout(Duration::from_secs(10), replies.next_line())
+            .await
+            .expect("stdio answered within 10 s")
+            .unwrap()
+            .unwrap();
+        let stdio: Value = serde_json::from_str(&line).unwrap();
+        let r = common::post_bytes(port, &format!("Host: 127.0.0.1:{port}\r\n"), bytes).await;
+        assert!(r.starts_with("HTTP/1.1 400"), "{r}");
+        let body = r.split_once("\r\n\r\n").unwrap().1;
+        let http: Value = serde_json::from_str(body).unwrap();
+        assert_eq!(stdio, http, "{bytes:?}: stdio and HTTP differ");
+        assert_eq!(stdio["error"]["code"], json!(-32700), "{stdio}");
+        assert_eq!(stdio["id"], Value::Null, "{stdio}");
+        assert_eq!(
+            stdio["error"]["message"],
+            json!(format!("mcptape serve: parse error: {want}")),
+            "{bytes:?}"
+        );
+    }
+}

@@ -430,6 +430,7 @@ fn add_phase(what: &str, a: &mut PhaseCounters, b: &PhaseCounters) -> Result<(),
     a.answered_ok = add(what, a.answered_ok, b.answered_ok)?;
     add_map(what, &mut a.error_answers, &b.error_answers)?;
     a.errors_as_recorded = add(what, a.errors_as_recorded, b.errors_as_recorded)?;
+    a.no_recorded_answer = add(what, a.no_recorded_answer, b.no_recorded_answer)?;
     a.timed_out = add(what, a.timed_out, b.timed_out)?;
     a.closed = add(what, a.closed, b.closed)?;
     a.cancellations_sent = add(what, a.cancellations_sent, b.cancellations_sent)?;

@@ -142,6 +142,9 @@ pub struct KeyStats {
     /// Answered otherwise than recorded: an error answer where a result was recorded, a
     /// result where an error was, another error code.
     pub not_as_recorded: u64,
+    /// Sent with no recorded answer to compare with (the recording lost or never had it),
+    /// whatever the outcome; never in `not_as_recorded`.
+    pub no_recorded_answer: u64,
 }
 
 impl Default for KeyStats {
@@ -160,6 +163,7 @@ impl KeyStats {
             errors: BTreeMap::new(),
             closed: 0,
             not_as_recorded: 0,
+            no_recorded_answer: 0,
         }
     }
 }
@@ -615,6 +619,7 @@ impl KeyStats {
             errors: self.errors.clone(),
             closed: self.closed,
             not_as_recorded: self.not_as_recorded,
+            no_recorded_answer: self.no_recorded_answer,
             latency: censored_at(
                 crate::stats::Quantiles::of_censored(
                     &self.all,

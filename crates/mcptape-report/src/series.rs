@@ -38,6 +38,9 @@ pub struct IntervalFigures {
     /// Of [`errors`](Self::errors), the error answers that were the recorded ones (the
     /// recording's own not-found read, replayed), by class.
     pub as_recorded: BTreeMap<String, u64>,
+    /// Of [`errors`](Self::errors), the error answers to requests the recording has no answer
+    /// to (compared with nothing: neither as recorded nor otherwise), by class.
+    pub no_recorded: BTreeMap<String, u64>,
     /// Lost with the connection (no latency).
     pub closed: u64,
     /// Latency of every answer and timeout that ended in the interval, µs (timeouts at the
@@ -54,6 +57,7 @@ impl IntervalFigures {
             ok: 0,
             errors: BTreeMap::new(),
             as_recorded: BTreeMap::new(),
+            no_recorded: BTreeMap::new(),
             closed: 0,
             // Auto-resizing from a small range: an interval holds a few buckets' worth of
             // values, not the 188 KB of a full-range histogram.
@@ -83,6 +87,9 @@ impl IntervalFigures {
         }
         for (k, v) in &o.as_recorded {
             *self.as_recorded.entry(k.clone()).or_insert(0) += v;
+        }
+        for (k, v) in &o.no_recorded {
+            *self.no_recorded.entry(k.clone()).or_insert(0) += v;
         }
         self.closed += o.closed;
         // Both auto-resize: adding cannot fail for want of range.
@@ -182,6 +189,14 @@ impl PhaseSeries {
         s.record(latency_us);
     }
 
+    /// [`error`](Self::error) of a request the recording has no answer to: counted apart
+    /// ([`TimeSeriesPoint::errors_without_recorded_answer`]).
+    pub fn error_without_recorded_answer(&mut self, at_us: u64, class: &str, latency_us: u64) {
+        self.error(at_us, class, latency_us, false);
+        let s = self.slot(at_us);
+        *s.no_recorded.entry(class.to_owned()).or_insert(0) += 1;
+    }
+
     /// A request given up at `at_us` with no answer, recorded at `latency_us` (≥ the censoring
     /// bound): class [`TIMEOUT_CLASS`].
     pub fn timeout(&mut self, at_us: u64, latency_us: u64) {
@@ -257,6 +272,7 @@ impl PhaseSeries {
                     ok: f.ok,
                     errors: f.errors,
                     errors_as_recorded: f.as_recorded,
+                    errors_without_recorded_answer: f.no_recorded,
                     closed: f.closed,
                     in_flight,
                     p50_ms: at(q.p50_us, c.p50),
@@ -297,6 +313,11 @@ pub struct TimeSeriesPoint {
     /// `errorsAsRecorded`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub errors_as_recorded: BTreeMap<String, u64>,
+    /// Of `errors`, the error answers to requests the recording has no answer to (a transcript
+    /// cut before the reply: the embedded `serve` synthesizes one), by class: compared with
+    /// nothing, neither as recorded nor otherwise. Absent when empty.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub errors_without_recorded_answer: BTreeMap<String, u64>,
     /// Requests lost with the connection in it.
     #[serde(default)]
     pub closed: u64,

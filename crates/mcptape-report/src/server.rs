@@ -133,6 +133,49 @@ pub struct ServeSummary {
 pub const ENGINE_BOUND_SHARE: f64 = 0.8;
 
 impl ServeSummary {
+    /// Answers synthesized for unrecorded requests, all methods (the sum of
+    /// [`synthesized`](Self::synthesized); adapted handshakes and unrecorded pings included).
+    pub fn synthesized_total(&self) -> u64 {
+        self.synthesized.values().sum()
+    }
+
+    /// How the requests the server received ended, each counted once, as (name, count):
+    /// matched, synthesized ([`synthesized_total`](Self::synthesized_total)), unmatched,
+    /// rejected uri, invalid, crashed, stalled, injected errors, dropped. Their sum is
+    /// [`requests`](Self::requests).
+    pub fn request_parts(&self) -> [(&'static str, u64); 9] {
+        [
+            ("matched", self.matched),
+            ("synthesized", self.synthesized_total()),
+            ("unmatched", self.unmatched),
+            ("rejected uri", self.rejected_uri),
+            ("invalid", self.invalid),
+            ("crashed", self.crashed),
+            ("stalled", self.stalled),
+            ("injected errors", self.injected_errors),
+            ("dropped", self.dropped),
+        ]
+    }
+
+    /// [`request_parts`](Self::request_parts) as one line: `requests 41 = matched 39 +
+    /// synthesized 2 + unmatched 0 + rejected uri 0 + invalid 0 + crashed 0 + stalled 0 +
+    /// injected errors 0 + dropped 0; cancelled 0` (`cancelled`: answers of those, of any kind,
+    /// not sent because the client cancelled). Not wrapped: the table wraps it at its width;
+    /// the HTML report prints it as it is.
+    pub fn requests_line(&self) -> String {
+        let parts: Vec<String> = self
+            .request_parts()
+            .iter()
+            .map(|(name, n)| format!("{name} {n}"))
+            .collect();
+        format!(
+            "requests {} = {}; cancelled {}",
+            self.requests,
+            parts.join(" + "),
+            self.cancelled
+        )
+    }
+
     /// `synthesized (not recorded): ping 2, logging/setLevel 1; adapted handshakes: 1`,
     /// when any answer was synthesized.
     pub fn synthesized_note(&self) -> Option<String> {

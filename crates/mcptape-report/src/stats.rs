@@ -130,6 +130,13 @@ pub struct PhaseCounters {
     /// timeout or a lost read on such a request is not counted here).
     #[serde(default)]
     pub errors_as_recorded: u64,
+    /// Of the requests sent, those the recording holds no answer to (the transcript was cut
+    /// before it, or the server never answered): their answer (the embedded `serve`
+    /// synthesizes one, e.g. a not-found read) is compared with nothing, so it is neither
+    /// "as recorded" nor "otherwise than recorded". Counted whatever the outcome (also in
+    /// `answeredOk`, `errorAnswers`, `timedOut` or `closed`). Absent when 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub no_recorded_answer: u64,
     /// Not answered in time: single reads, within `--timeout`; turn reads, by the turn
     /// deadline (the stragglers).
     pub timed_out: u64,
@@ -144,6 +151,12 @@ pub struct PhaseCounters {
     pub abandoned: u64,
     /// Most requests of this phase in flight at once.
     pub max_in_flight: u64,
+}
+
+/// `true` for 0: a count written only when it is not (a report or interval log without such
+/// requests stays as it was before the count existed).
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl PhaseCounters {
@@ -444,6 +457,10 @@ pub struct MethodView {
     /// (a recorded id from an earlier answer) show here.
     #[serde(default)]
     pub not_as_recorded: u64,
+    /// Sent with no recorded answer to compare with ([`PhaseCounters::no_recorded_answer`]),
+    /// whatever the outcome; never in `notAsRecorded`. Absent when 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub no_recorded_answer: u64,
     /// Latency of every answer and timeout (censored at the timeout), µs, from the first send
     /// (`input_required` rounds included).
     pub latency: Quantiles,

@@ -346,6 +346,109 @@ fn bench_cut_transcript_warning_reaches_the_report_and_a_stale_slo_xml_is_remove
     assert_has(&stderr, "slo.xml of an earlier run");
 }
 
+/// Fresh-user report: on a transcript cut by a crash before the reply to its not-found read,
+/// `bench` counted the answers the embedded `serve` synthesized for that read as "answered
+/// otherwise than recorded", and the server line `requests 41  matched 39  unmatched 0` did not
+/// add up. Now the requests with no recorded answer are counted apart (per phase, per method,
+/// never as not-as-recorded) and the server line names every part: matched + synthesized +
+/// unmatched + ... = requests, in the table, report.json and report.html.
+#[test]
+fn regression_bench_cut_transcript_counts_synthesized_replies_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let full =
+        std::fs::read(repo_root().join("corpus/transcripts/everything-stdio.jsonl")).unwrap();
+    // Cut 44 bytes into line 35, the recorded reply to the not-found read (id 15).
+    let line35 = full
+        .split_inclusive(|&b| b == b'\n')
+        .take(34)
+        .map(<[u8]>::len)
+        .sum::<usize>();
+    let cut = dir.path().join("cut.jsonl");
+    std::fs::write(&cut, &full[..line35 + 44]).unwrap();
+    let out = dir.path().join("out");
+    let (o, _) = run_bench(
+        &cut,
+        &words("--latency fixed:1ms --reads 28 --turns 2"),
+        Some(&out),
+    );
+    let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        o.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let r = json_or_null(&out.join("report.json"));
+    // Two cycles of the 14 recorded requests: the not-found read twice, with no recorded answer.
+    let single = &r["singlePhase"];
+    assert_eq!(single["sent"], 28, "{r}");
+    assert_eq!(single["noRecordedAnswer"], 2, "{r}");
+    let read = element(&r["byMethod"], "method", "resources/read");
+    assert_eq!(read["notAsRecorded"], 0, "{r}");
+    assert_eq!(read["noRecordedAnswer"], 2, "{r}");
+    assert!(
+        !stdout.contains("answered otherwise than recorded"),
+        "{stdout}"
+    );
+    assert_has(
+        &stdout,
+        "      2 with no recorded answer (the recording lost it or never had one)\n",
+    );
+    // The server's side: every request counted once, the synthesized ones in their own term.
+    let sv = &r["server"];
+    let n = |k: &str| sv[k].as_u64().unwrap_or_else(|| panic!("{k}: {sv}"));
+    let synthesized = n("requests") - n("matched");
+    assert_eq!(sv["synthesized"]["resources/read"], synthesized, "{sv}");
+    assert_eq!(
+        synthesized,
+        // Absent when none of the turn reads was the unanswered one.
+        2 + r["turnPhase"]["noRecordedAnswer"].as_u64().unwrap_or(0),
+        "{r}"
+    );
+    for k in [
+        "unmatched",
+        "rejectedUri",
+        "invalid",
+        "crashed",
+        "stalled",
+        "injectedErrors",
+        "dropped",
+    ] {
+        assert_eq!(n(k), 0, "{k}: {sv}");
+    }
+    let line = format!(
+        "  requests {} = matched {} + synthesized {synthesized} + unmatched 0 + rejected uri 0\n",
+        n("requests"),
+        n("matched")
+    );
+    assert_has(&stdout, &line);
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(
+        html.contains(&format!(
+            "matched {} + synthesized {synthesized} +",
+            n("matched")
+        )),
+        "report.html"
+    );
+    // The page's phase lines count them apart too, not as answered otherwise than recorded.
+    assert!(!html.contains("; not as recorded:"), "report.html");
+    assert!(html.contains("2 sent with no recorded answer (compared with nothing): 2 not-found"));
+    // And so does the time series, interval by interval.
+    let in_series: u64 = r["timeSeries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["phase"] == "single")
+        .flat_map(|p| {
+            p["errorsWithoutRecordedAnswer"]
+                .as_object()
+                .into_iter()
+                .flatten()
+        })
+        .map(|(_, n)| n.as_u64().unwrap())
+        .sum();
+    assert_eq!(in_series, 2, "{r}");
+}
+
 #[test]
 fn bench_max_phase_cut_is_reported_in_the_table_and_the_json() {
     let (_dir, stdout, r) =
@@ -465,6 +568,73 @@ fn serve_warns_about_a_cut_transcript() {
     assert_has_all(
         &err,
         &["mcptape serve: warning: ", "is cut and was dropped"],
+    );
+}
+
+/// Fresh-user report: `serve` replayed a recorded read result whose contents entry had both
+/// `text` and `blob` (or neither) with no word on stderr, while `check` flags it. It still
+/// replays it as recorded, and says so once per exchange at load, naming the line, the entry
+/// and its uri; `bench` says it too (and keeps it in report.json's warnings).
+#[test]
+fn regression_serve_warns_about_a_recorded_entry_with_both_text_and_blob() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("both.jsonl");
+    let header = r#"{"mcptapeTranscript":1,"mcptapeVersion":"0.1.0","transport":"stdio","server":{"command":["srv"]},"startedAt":"2026-12-01T22:33:51.180Z"}"#;
+    let read = r#"{"jsonrpc":"2.0","id":7,"method":"resources/read","params":{"uri":"demo://x"}}"#;
+    let reply = r#"{"jsonrpc":"2.0","id":7,"result":{"contents":[{"uri":"demo://x","text":"hi","blob":"aGk="}]}}"#;
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
+    let inited = r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"resources":{}},"serverInfo":{"name":"s","version":"0"}}}"#;
+    let mut text = format!("{header}\n");
+    for (t_us, dir, msg) in [
+        (1, "c2s", init),
+        (2, "s2c", inited),
+        (3, "c2s", read),
+        (4, "s2c", reply),
+    ] {
+        text.push_str(&format!(
+            "{{\"tUs\":{t_us},\"kind\":\"message\",\"dir\":\"{dir}\",\"msg\":{msg}}}\n"
+        ));
+    }
+    std::fs::write(&t, text).unwrap();
+    let want = format!(
+        "{}: line 5: the recorded reply to resources/read id 7 has a contents entry with both text and blob (entry 0, uri \"demo://x\", at /result/contents/0): replayed as recorded",
+        t.display()
+    );
+    let o = Command::new(mcptape())
+        .arg("serve")
+        .arg(&t)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            use std::io::Write as _;
+            let mut stdin = c.stdin.take().unwrap();
+            stdin.write_all(format!("{read}\n").as_bytes())?;
+            drop(stdin);
+            c.wait_with_output()
+        })
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_has(&err, &format!("mcptape serve: warning: {want}"));
+    assert_eq!(err.matches("replayed as recorded").count(), 1, "{err}");
+    // Replayed byte-exact.
+    assert_eq!(String::from_utf8_lossy(&o.stdout), format!("{reply}\n"));
+
+    let (o, _) = run_bench(
+        &t,
+        &words("--latency fixed:1ms --reads 2 --turns 0"),
+        Some(&dir.path().join("out")),
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_has(&err, &format!("mcptape bench: warning: {want}"));
+    let r = json_or_null(&dir.path().join("out/report.json"));
+    assert!(
+        r["warnings"].as_array().is_some_and(|w| w
+            .iter()
+            .any(|w| w.as_str().is_some_and(|w| w.contains(&want)))),
+        "{r}"
     );
 }
 

@@ -105,14 +105,20 @@ pub async fn duplex_client(srv: &Arc<Server>, handshake_within: Duration) -> Arc
 /// `headers` (each ending CRLF, `Host` included) and `Connection: close`; the whole
 /// response text, read within 10 s (panics past that).
 pub async fn post_raw(port: u16, headers: &str, body: &str) -> String {
+    post_bytes(port, headers, body.as_bytes()).await
+}
+
+/// [`post_raw`] of a body of any bytes (not UTF-8, say).
+pub async fn post_bytes(port: u16, headers: &str, body: &[u8]) -> String {
     let mut s = tokio::net::TcpStream::connect(("127.0.0.1", port))
         .await
         .unwrap();
-    let req = format!(
-        "POST /mcp HTTP/1.1\r\n{headers}Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\n{headers}Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
         body.len()
     );
-    s.write_all(req.as_bytes()).await.unwrap();
+    s.write_all(head.as_bytes()).await.unwrap();
+    s.write_all(body).await.unwrap();
     let mut out = String::new();
     tokio::time::timeout(
         std::time::Duration::from_secs(10),

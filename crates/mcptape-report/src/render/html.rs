@@ -992,7 +992,10 @@ fn method_row(s: &mut String, v: &crate::stats::MethodView, first: &str, name: O
         v.sent,
         v.ok,
         html_escape(&errors),
-        v.not_as_recorded,
+        html_escape(&match v.no_recorded_answer {
+            0 => v.not_as_recorded.to_string(),
+            n => format!("{}; {n} with no recorded answer", v.not_as_recorded),
+        }),
         html_escape(&q_cell(q, q.p50_us, |c| c.p50)),
         html_escape(&q_cell(q, q.p90_us, |c| c.p90)),
         html_escape(&q_cell(q, q.p99_us, |c| c.p99)),
@@ -1183,14 +1186,19 @@ fn not_as_recorded(report: &BenchReport, phase: &str, c: &crate::stats::PhaseCou
         return String::new();
     }
     let mut parts = Vec::new();
+    let mut unrecorded = Vec::new();
     for (class, n) in &c.error_answers {
-        let recorded: u64 = pts
-            .iter()
-            .filter_map(|p| p.errors_as_recorded.get(class))
-            .sum();
-        let other = n.saturating_sub(recorded);
+        let sum = |m: fn(&TimeSeriesPoint) -> &std::collections::BTreeMap<String, u64>| {
+            pts.iter().filter_map(|p| m(p).get(class)).sum::<u64>()
+        };
+        let recorded = sum(|p| &p.errors_as_recorded);
+        let none = sum(|p| &p.errors_without_recorded_answer);
+        let other = n.saturating_sub(recorded + none);
         if other > 0 {
             parts.push(format!("{other} {class}"));
+        }
+        if none > 0 {
+            unrecorded.push(format!("{none} {class}"));
         }
     }
     if c.timed_out > 0 {
@@ -1199,10 +1207,20 @@ fn not_as_recorded(report: &BenchReport, phase: &str, c: &crate::stats::PhaseCou
     if c.closed > 0 {
         parts.push(format!("{} closed", c.closed));
     }
+    let unrecorded = match c.no_recorded_answer {
+        0 => String::new(),
+        n if unrecorded.is_empty() => {
+            format!("; {n} sent with no recorded answer (compared with nothing)")
+        }
+        n => format!(
+            "; {n} sent with no recorded answer (compared with nothing): {}",
+            unrecorded.join(", ")
+        ),
+    };
     if parts.is_empty() {
-        String::new()
+        unrecorded
     } else {
-        format!("; not as recorded: {}", parts.join(", "))
+        format!("; not as recorded: {}{unrecorded}", parts.join(", "))
     }
 }
 
@@ -1574,14 +1592,8 @@ pub fn report_html(report: &BenchReport, res: &BenchResult, head: &PageHead) -> 
                 sv.model_p99_us.map_or("n/a".into(), ms)
             ),
         );
-        row(
-            &mut s,
-            "requests",
-            &format!(
-                "{} ({} matched, {} unmatched, {} rejected uri, {} invalid)",
-                sv.requests, sv.matched, sv.unmatched, sv.rejected_uri, sv.invalid
-            ),
-        );
+        // Every request counted once, as the table says it.
+        row(&mut s, "requests", &sv.requests_line());
         row(
             &mut s,
             "faults",

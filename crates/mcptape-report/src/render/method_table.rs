@@ -80,6 +80,13 @@ fn row(s: &mut String, label: &str, v: &MethodView) {
             v.not_as_recorded
         );
     }
+    if v.no_recorded_answer > 0 {
+        let _ = writeln!(
+            s,
+            "      {} with no recorded answer (the recording lost it or never had one)",
+            v.no_recorded_answer
+        );
+    }
 }
 
 impl BenchReport {

@@ -178,6 +178,13 @@ fn counters_line(c: &PhaseCounters, cancel_by: Option<&str>) -> String {
         "\n    cancellations sent {}{by}  late after cancel {}  abandoned {}",
         c.cancellations_sent, c.late_responses, c.abandoned
     );
+    if c.no_recorded_answer > 0 {
+        let _ = write!(
+            s,
+            "\n    {} sent with no recorded answer (compared with nothing)",
+            c.no_recorded_answer
+        );
+    }
     s
 }
 
@@ -199,7 +206,7 @@ impl BenchReport {
     /// The human table printed by `mcptape bench`.
     pub fn table(&self) -> String {
         let mut s = String::new();
-        let _ = writeln!(s, "mcptape bench  {}", self.transcript);
+        let _ = writeln!(s, "mcptape bench {}", self.transcript);
         let target = format!("target: {}", self.target);
         let model = format!(
             "latency: {}   seed: {}",
@@ -447,17 +454,21 @@ impl BenchReport {
                     let _ = writeln!(s, "  {l}");
                 }
             }
-            let _ = writeln!(
-                s,
-                "  requests {}  matched {}  unmatched {}  rejected uri {}\n    cancelled {}  stalled {}  injected errors {}",
-                sv.requests,
-                sv.matched,
-                sv.unmatched,
-                sv.rejected_uri,
-                sv.cancelled,
-                sv.stalled,
-                sv.injected_errors
-            );
+            // Every request counted once: matched + synthesized + ... = requests; wrapped
+            // before a `+`, never inside a term.
+            let mut line = String::new();
+            for (i, term) in sv.requests_line().split(" + ").enumerate() {
+                if i == 0 {
+                    line = format!("  {term}");
+                } else if line.chars().count() + 3 + term.chars().count() > WRAP_COLUMNS {
+                    let _ = writeln!(s, "{line}");
+                    line = format!("    + {term}");
+                } else {
+                    line.push_str(" + ");
+                    line.push_str(term);
+                }
+            }
+            let _ = writeln!(s, "{line}");
         }
         s
     }
@@ -530,11 +541,19 @@ mod tests {
         )
     }
 
-    /// A flagged, engine-bound run of the embedded server: its FLAGGED and
-    /// ENGINE-BOUND lines (one line each in [`ServeSummary::precision_lines`])
-    /// are wrapped by [`super::wrap`] within 80 columns, every word kept.
+    /// Fresh-user report: the table's heading read `mcptape bench  t.jsonl` (two spaces).
     #[test]
-    fn flagged_engine_bound_server_lines_wrap_within_80_columns_with_the_same_words() {
+    fn table_heading_has_one_space_before_the_transcript() {
+        let table = empty_embedded_report().table();
+        assert_eq!(
+            table.lines().next(),
+            Some("mcptape bench t.jsonl"),
+            "{table}"
+        );
+    }
+
+    /// The server side of a flagged, engine-bound run at `fixed:12ms`: 3 requests, all matched.
+    fn flagged_summary() -> crate::server::ServeSummary {
         use crate::server::{Precision, ServeSummary};
         let q = Quantiles {
             count: 3,
@@ -544,7 +563,7 @@ mod tests {
             mean_us: 12_100.0,
             ..Quantiles::default()
         };
-        let sv = ServeSummary {
+        ServeSummary {
             model: "fixed:12ms".into(),
             model_p50_us: Some(12_000.0),
             model_p99_us: Some(12_000.0),
@@ -569,7 +588,58 @@ mod tests {
             capacity_per_s: Some(1_000.0),
             precision: Precision::judge(12_000.0, 12_345, 3),
             timer_policy: None,
-        };
+        }
+    }
+
+    /// Fresh-user report: `requests 41  matched 39  unmatched 0` did not add up (2 synthesized
+    /// answers were nowhere). The line names every part, `requests = matched + synthesized +
+    /// …`, the parts sum to the requests, and it wraps before a `+` within 80 columns, at
+    /// 11-digit counts too.
+    #[test]
+    fn server_requests_line_adds_up_and_wraps_before_a_plus() {
+        let mut sv = flagged_summary();
+        let big = 12_345_678_901;
+        sv.synthesized.insert("resources/read".into(), big);
+        sv.synthesized.insert("ping".into(), 2);
+        (sv.matched, sv.unmatched, sv.rejected_uri, sv.invalid) = (big, big, big, big);
+        (sv.crashed, sv.stalled, sv.injected_errors, sv.dropped) = (1, big, big, big);
+        sv.requests = 8 * big + 2 + 1;
+        let sum: u64 = sv.request_parts().iter().map(|&(_, n)| n).sum();
+        assert_eq!(sum, sv.requests);
+        assert_eq!(sv.request_parts()[1], ("synthesized", big + 2));
+        let mut r = empty_embedded_report();
+        r.server = Some(sv);
+        let table = r.table();
+        let at = table.find("  requests ").expect("the requests line");
+        let lines: Vec<&str> = table[at..].lines().take_while(|l| !l.is_empty()).collect();
+        assert!(lines.len() > 1, "{lines:?}");
+        for (i, l) in lines.iter().enumerate() {
+            assert!(l.chars().count() <= 80, "{l}");
+            if i > 0 {
+                assert!(l.starts_with("    + "), "{l}");
+            }
+        }
+        assert!(
+            lines[0].starts_with(&format!(
+                "  requests {} = matched {big} + synthesized {}",
+                8 * big + 3,
+                big + 2
+            )),
+            "{}",
+            lines[0]
+        );
+        assert!(
+            lines.last().unwrap().ends_with("; cancelled 0"),
+            "{lines:?}"
+        );
+    }
+
+    /// A flagged, engine-bound run of the embedded server: its FLAGGED and
+    /// ENGINE-BOUND lines (one line each in [`ServeSummary::precision_lines`])
+    /// are wrapped by [`super::wrap`] within 80 columns, every word kept.
+    #[test]
+    fn flagged_engine_bound_server_lines_wrap_within_80_columns_with_the_same_words() {
+        let sv = flagged_summary();
         let lines = sv.precision_lines(900.0);
         assert!(lines.iter().all(|l| !l.contains('\n')), "{lines:?}");
         let mut r = empty_embedded_report();

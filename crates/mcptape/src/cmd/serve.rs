@@ -159,12 +159,15 @@ pub fn load_tape_noting_cut(path: &Path) -> anyhow::Result<(Tape, Option<String>
 /// The tape `serve` plays
 /// ([`ReplyBodies::Served`](mcptape_replay::tape::ReplyBodies::Served): every reply
 /// byte-exact, as values only the handshake and `tools/list` replies, an error's code beside its
-/// bytes), and the note about a cut last line, if any. The file is
+/// bytes), and the notes about what is wrong in the recording, each its own warning (`serve` and
+/// `bench` print them): a cut last line ([`cut_note`]), then one per recorded read result with a
+/// contents entry that has both text and blob, or neither (`T.jsonl: line 3: the recorded reply
+/// to resources/read id 7 has …: replayed as recorded (…)`), replayed as recorded. The file is
 /// opened through the one file-opening policy and read once, or mapped when it is big
 /// ([`TapeBytes::of_file`]); the tape is built in one streamed pass over its lines
 /// ([`Tape::served`]) and every recorded reply is a range of the file's bytes, so a 160 MB reply
 /// costs the server the file's bytes once, and a transcript of millions of messages its index.
-pub fn load_served_tape(path: &Path) -> anyhow::Result<(Tape, Option<String>)> {
+pub fn load_served_tape(path: &Path) -> anyhow::Result<(Tape, Vec<String>)> {
     let (file, meta) = mcptape_transcript::file::open_regular(path)?;
     let bytes = TapeBytes::of_file(file, meta.len())
         .with_context(|| format!("reading {}", path.display()))?;
@@ -175,8 +178,13 @@ pub fn load_served_tape(path: &Path) -> anyhow::Result<(Tape, Option<String>)> {
         };
         anyhow::Error::new(e).context(format!("{what} {}", path.display()))
     })?;
-    let cut = served.dropped.as_ref().map(|d| cut_note(path, d));
-    Ok((served.tape, cut))
+    let notes = served.dropped.iter().map(|d| cut_note(path, d));
+    // Replayed as recorded, said once per exchange.
+    let bad = served
+        .bad_contents
+        .iter()
+        .map(|b| format!("{}: {b}", path.display()));
+    Ok((served.tape, notes.chain(bad).collect()))
 }
 
 /// Parses repeated `--fault` flags into one spec.
@@ -237,9 +245,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let paths = transcript_files(&args.transcript)?;
     let mut tapes = Vec::with_capacity(paths.len());
     for path in &paths {
-        let (tape, cut) = load_served_tape(path)?;
-        if let Some(c) = cut {
-            eprintln!("mcptape serve: warning: {c}");
+        let (tape, notes) = load_served_tape(path)?;
+        for n in notes {
+            eprintln!("mcptape serve: warning: {n}");
         }
         if tape.exchanges.is_empty() {
             // Said at start, not served silently: every request will get the
