@@ -3,13 +3,11 @@
 //! listed here. Near misses (`tests/data/pass/*.jsonl`) fire no rule.
 
 use std::collections::BTreeSet;
+use crate::support::repo;
+
 use std::path::{Path, PathBuf};
 
 use mcptape_check::{Options, RULES, Revision, Severity, SpecChoice, check_bytes, check_paths};
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 fn violation(id: &str) -> PathBuf {
     repo().join("corpus/violations").join(format!("{id}.jsonl"))
