@@ -7,9 +7,9 @@
 //! `MCPTAPE_SARIF_SCHEMA`, `MCPTAPE_PYTHON` in `.tools/env.sh`); a missing
 //! one FAILS the test.
 
-use std::collections::BTreeSet;
 use crate::support::repo;
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

@@ -2,9 +2,9 @@
 //! file fires exactly its rule, at the record, line, id and JSON pointer
 //! listed here. Near misses (`tests/data/pass/*.jsonl`) fire no rule.
 
-use std::collections::BTreeSet;
 use crate::support::repo;
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use mcptape_check::{Options, RULES, Revision, Severity, SpecChoice, check_bytes, check_paths};
