@@ -5,7 +5,7 @@
 
 use crate::support::repo;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use mcptape_check::baseline::{self, BASELINE_FORMAT, MAX_BASELINE_BYTES};
 use mcptape_check::{Baseline, BaselineErrorKind, Options, Report, check_paths};

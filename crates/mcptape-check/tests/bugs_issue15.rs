@@ -4,8 +4,6 @@
 
 use crate::support::repo;
 
-use std::path::{Path, PathBuf};
-
 use mcptape_check::{Options, Severity, check_bytes, check_paths, collect};
 
 fn check_violation(id: &str) -> mcptape_check::FileReport {

@@ -6,8 +6,6 @@
 
 use crate::support::repo;
 
-use std::path::{Path, PathBuf};
-
 use mcptape_check::inspect::{Item, inspect};
 use mcptape_check::{Options, Severity, check_bytes};
 use mcptape_transcript::reader::NO_EXIT_RECORD;
