@@ -3,24 +3,19 @@
 //! finding (a violation file added: fails, named), counts, the file format's
 //! errors and size limit, and the shipped `corpus/check-baseline.json`.
 
-use std::path::{Path, PathBuf};
+use crate::support::repo;
+
+use std::path::Path;
 
 use mcptape_check::baseline::{self, BASELINE_FORMAT, MAX_BASELINE_BYTES};
 use mcptape_check::{Baseline, BaselineErrorKind, Options, Report, check_paths};
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
 
 /// A temp dir holding a copy of corpus/violations as `v/`.
 fn violations_copy() -> tempfile::TempDir {
     let tmp = tempfile::tempdir().unwrap();
     let dst = tmp.path().join("v");
     std::fs::create_dir(&dst).unwrap();
-    for e in std::fs::read_dir(repo_root().join("corpus/violations")).unwrap() {
+    for e in std::fs::read_dir(repo().join("corpus/violations")).unwrap() {
         let p = e.unwrap().path();
         if p.extension().is_some_and(|x| x == "jsonl") {
             std::fs::copy(&p, dst.join(p.file_name().unwrap())).unwrap();
@@ -249,7 +244,7 @@ fn baseline_size_limit_at_and_one_past() {
 
 #[test]
 fn shipped_corpus_baseline_matches_corpus_transcripts() {
-    let root = repo_root();
+    let root = repo();
     let b = Baseline::read(&root.join("corpus/check-baseline.json")).unwrap();
     assert!(b.total() >= 1);
     // Format 2: relative to the file's own directory, corpus/.

@@ -2,13 +2,9 @@
 //! (not-found by message, id-less error, SSE JSON heartbeat, positional
 //! array header, directory symlink loop).
 
-use std::path::{Path, PathBuf};
+use crate::support::repo;
 
 use mcptape_check::{Options, Severity, check_bytes, check_paths, collect};
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 fn check_violation(id: &str) -> mcptape_check::FileReport {
     let p = repo().join("corpus/violations").join(format!("{id}.jsonl"));

@@ -11,4 +11,5 @@ mod recording_no_exit;
 mod rules;
 mod sarif;
 mod scanned_contents;
+mod support;
 mod violations;

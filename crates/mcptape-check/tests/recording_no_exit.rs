@@ -4,15 +4,11 @@
 //! record by design), a cut tail (transcript-truncated) and a transcript with
 //! an exit record do not.
 
-use std::path::{Path, PathBuf};
+use crate::support::repo;
 
 use mcptape_check::inspect::{Item, inspect};
 use mcptape_check::{Options, Severity, check_bytes};
 use mcptape_transcript::reader::NO_EXIT_RECORD;
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 fn read(rel: &str) -> Vec<u8> {
     let p = repo().join(rel);

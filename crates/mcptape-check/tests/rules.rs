@@ -2,16 +2,14 @@
 //! detection, limits (at the limit and one past), batches, multi-line
 //! messages, id pairing corner cases.
 
+use crate::support::repo;
+
 use std::path::{Path, PathBuf};
 
 use mcptape_check::{
     MAX_ANSWERED_KEYS_KEPT, MAX_DIR_DEPTH, MAX_SPLIT_MESSAGE_LINES, Options, Revision,
     RevisionSource, SpecChoice, check_bytes, check_paths, collect_transcripts,
 };
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 fn data(rel: &str) -> Vec<u8> {
     let p = if rel.starts_with("corpus/") {

@@ -7,6 +7,8 @@
 //! `MCPTAPE_SARIF_SCHEMA`, `MCPTAPE_PYTHON` in `.tools/env.sh`); a missing
 //! one FAILS the test.
 
+use crate::support::repo;
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -17,18 +19,11 @@ use mcptape_check::sarif::{self, SarifOptions};
 use mcptape_check::{Options, RULES, Report, Severity, check_paths};
 use serde_json::Value;
 
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
-
 fn tool(key: &str) -> PathBuf {
     if let Ok(v) = std::env::var(key) {
         return PathBuf::from(v);
     }
-    let env = std::fs::read_to_string(repo_root().join(".tools/env.sh")).unwrap_or_default();
+    let env = std::fs::read_to_string(repo().join(".tools/env.sh")).unwrap_or_default();
     let prefix = format!("export {key}=");
     let p = env
         .lines()
@@ -46,7 +41,7 @@ fn tool(key: &str) -> PathBuf {
 }
 
 fn report_of(dir: &str, opts: &Options) -> Report {
-    check_paths(&[repo_root().join(dir)], opts).unwrap()
+    check_paths(&[repo().join(dir)], opts).unwrap()
 }
 
 /// Runs `Sarif.Multitool validate FILE -o OUT` and returns its output log.
@@ -125,7 +120,7 @@ fn write_tmp(dir: &Path, name: &str, text: &str) -> PathBuf {
 #[test]
 fn sarif_of_violations_and_transcripts_passes_the_multitool_and_the_schema() {
     let tmp = tempfile::tempdir().unwrap();
-    let root = repo_root();
+    let root = repo();
     for dir in ["corpus/violations", "corpus/transcripts"] {
         let report = report_of(dir, &Options::default());
         let text = sarif::render_with(
@@ -209,7 +204,7 @@ fn sarif_has_one_descriptor_per_rule_with_its_explain_text() {
 
 #[test]
 fn sarif_results_carry_path_line_and_pointer_of_each_finding() {
-    let root = repo_root();
+    let root = repo();
     // check_paths names files as given: absolute, below the repo root.
     let report = check_paths(&[root.join("corpus/violations")], &Options::default()).unwrap();
     let log = sarif::sarif_log(
@@ -294,7 +289,7 @@ fn sarif_allowed_finding_is_a_note_with_an_accepted_suppression() {
 
 #[test]
 fn sarif_with_baseline_marks_results_new_or_unchanged() {
-    let root = repo_root();
+    let root = repo();
     let mut report = check_paths(&[root.join("corpus/violations")], &Options::default()).unwrap();
     let mut b = Baseline::from_report(&report, Some(&root));
     b.findings.retain(|e| e.rule != "not-found-code");
@@ -325,7 +320,7 @@ fn sarif_with_baseline_marks_results_new_or_unchanged() {
 #[test]
 fn sarif_uri_of_absolute_path_outside_base_is_a_file_uri() {
     let tmp = tempfile::tempdir().unwrap();
-    let src = repo_root().join("corpus/violations/not-found-code.jsonl");
+    let src = repo().join("corpus/violations/not-found-code.jsonl");
     let dst = tmp.path().join("with space.jsonl");
     std::fs::copy(src, &dst).unwrap();
     let report = check_paths(&[dst], &Options::default()).unwrap();

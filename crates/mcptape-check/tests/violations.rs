@@ -2,14 +2,12 @@
 //! file fires exactly its rule, at the record, line, id and JSON pointer
 //! listed here. Near misses (`tests/data/pass/*.jsonl`) fire no rule.
 
+use crate::support::repo;
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use mcptape_check::{Options, RULES, Revision, Severity, SpecChoice, check_bytes, check_paths};
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 fn violation(id: &str) -> PathBuf {
     repo().join("corpus/violations").join(format!("{id}.jsonl"))

@@ -6,7 +6,7 @@ use crate::common;
 
 use std::sync::Arc;
 
-use common::{closed_cfg, server};
+use common::{closed_cfg, duplex_client, piped_client, server};
 use mcptape_replay::bench::{self, BenchConfig, Client};
 use mcptape_replay::serve::{Server, Unrecorded, serve_stream};
 use mcptape_report::run::{BenchResult, Load};
@@ -14,29 +14,15 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::time::{Duration, Instant};
 
-/// Starts `serve_stream` on one end of a duplex pipe; returns a client on the other.
-fn connect(srv: Arc<Server>) -> (Arc<Client>, tokio::task::JoinHandle<()>) {
-    let (a, b) = tokio::io::duplex(1 << 20);
-    let (ar, aw) = tokio::io::split(a);
-    let (br, bw) = tokio::io::split(b);
-    let h = tokio::spawn(async move {
-        serve_stream(srv, ar, aw).await.unwrap();
-    });
-    (Arc::new(Client::over(br, bw)), h)
-}
-
-/// [`connect`]s a client to `srv` and completes its handshake (within 5 s of virtual time).
-async fn handshaken(srv: Arc<Server>) -> (Arc<Server>, Arc<Client>, tokio::task::JoinHandle<()>) {
-    let (client, h) = connect(srv.clone());
-    bench::handshake(&client, srv.tape(), Duration::from_secs(5))
-        .await
-        .unwrap();
-    (srv, client, h)
+/// `srv` and a [`duplex_client`] of it, its handshake done within 5 s of virtual time.
+async fn handshaken(srv: Arc<Server>) -> (Arc<Server>, Arc<Client>) {
+    let client = duplex_client(&srv, Duration::from_secs(5)).await;
+    (srv, client)
 }
 
 /// Runs `bench` with `c` against `srv` on a handshaken client; the server and the result.
 async fn bench_on(srv: Arc<Server>, c: &BenchConfig) -> (Arc<Server>, BenchResult) {
-    let (srv, client, _h) = handshaken(srv).await;
+    let (srv, client) = handshaken(srv).await;
     let res = bench::run(client, srv.tape(), c, &|_| {}).await.unwrap();
     (srv, res)
 }
@@ -87,7 +73,7 @@ async fn fixed_12ms_gives_12ms_single_reads_and_12ms_turns() {
 
 #[tokio::test(start_paused = true)]
 async fn a_stall_is_cancelled_at_the_deadline_and_abandoned_at_the_timeout() {
-    let (srv, client, _h) = handshaken(server("fixed:12ms", "stall=100%", 1)).await;
+    let (srv, client) = handshaken(server("fixed:12ms", "stall=100%", 1)).await;
     let t0 = Instant::now();
     let res = bench::run(client.clone(), srv.tape(), &cfg(0, 1, 1), &|_| {})
         .await
@@ -163,7 +149,7 @@ async fn a_seed_reproduces_the_schedule() {
 async fn an_unmatched_read_is_resource_not_found_with_data_uri() {
     let srv = server("fixed:0", "", 1);
     assert_eq!(srv.unrecorded(), Unrecorded::Answer);
-    let (client, _h) = connect(srv.clone());
+    let client = piped_client(&srv);
     let (_, rx) = client.request(
         "resources/read",
         &json!({"uri": "file:///project/never-recorded.md"}),
@@ -198,7 +184,7 @@ async fn an_unmatched_read_names_method_and_uri() {
             .unwrap()
             .with_unrecorded(Unrecorded::Error),
     );
-    let (client, _h) = connect(srv.clone());
+    let client = piped_client(&srv);
     let (_, rx) = client.request(
         "resources/read",
         &json!({"uri": "file:///project/never-recorded.md"}),
@@ -227,7 +213,7 @@ async fn an_unmatched_read_names_method_and_uri() {
 #[tokio::test(start_paused = true)]
 async fn a_uri_escaping_the_root_is_rejected_with_32602_and_data_uri() {
     let srv = server("fixed:0", "", 1);
-    let (client, _h) = connect(srv.clone());
+    let client = piped_client(&srv);
     for uri in [
         "file:///project/%2e%2e/etc/passwd",
         "file:///project/../etc/passwd",
@@ -251,7 +237,7 @@ async fn a_uri_escaping_the_root_is_rejected_with_32602_and_data_uri() {
 #[tokio::test(start_paused = true)]
 async fn unrecorded_non_file_uri_is_resource_not_found_not_a_root_rejection() {
     let srv = server("fixed:0", "", 1);
-    let (client, _h) = connect(srv.clone());
+    let client = piped_client(&srv);
     for uri in ["demo://resource/dynamic/text/7", "http://evil/a.md"] {
         let (_, rx) = client.request("resources/read", &json!({"uri": uri}));
         let (_, v) = rx.await.unwrap();
@@ -271,7 +257,7 @@ async fn unrecorded_non_file_uri_is_resource_not_found_not_a_root_rejection() {
 #[tokio::test(start_paused = true)]
 async fn replies_keep_the_request_id_and_match_params_without_meta() {
     let srv = server("recorded", "", 1);
-    let (client, _h) = connect(srv.clone());
+    let client = piped_client(&srv);
     let t0 = Instant::now();
     let (_, rx) = client.request(
         "resources/read",
@@ -287,7 +273,7 @@ async fn replies_keep_the_request_id_and_match_params_without_meta() {
 #[tokio::test(start_paused = true)]
 async fn parallel_reads_per_turn_at_and_past_the_limit() {
     use mcptape_report::run::MAX_PARALLEL;
-    let (srv, client, _h) = handshaken(server("fixed:12ms", "", 1)).await;
+    let (srv, client) = handshaken(server("fixed:12ms", "", 1)).await;
     let res = bench::run(
         client.clone(),
         srv.tape(),
@@ -313,7 +299,7 @@ async fn parallel_reads_per_turn_at_and_past_the_limit() {
 
 #[tokio::test(start_paused = true)]
 async fn open_loop_sends_on_schedule_and_measures_from_the_intended_send_time() {
-    let (srv, client, _h) = handshaken(server("fixed:25ms", "", 1)).await;
+    let (srv, client) = handshaken(server("fixed:25ms", "", 1)).await;
     let mut c = cfg(10, 0, 1);
     c.load = Load::Open { per_s: 100.0 };
     let t0 = Instant::now();
@@ -352,7 +338,7 @@ async fn a_line_that_is_not_json_gets_a_parse_error_and_the_session_goes_on() {
 /// printed 2.7/s (4 answers over the 1.501 s from first send to last answer).
 #[tokio::test(start_paused = true)]
 async fn open_loop_throughput_is_not_above_the_offered_rate() {
-    let (srv, client, _h) = handshaken(server("fixed:1ms", "", 1)).await;
+    let (srv, client) = handshaken(server("fixed:1ms", "", 1)).await;
     let mut c = cfg(4, 0, 1);
     c.load = Load::Open { per_s: 2.0 };
     let res = bench::run(client.clone(), srv.tape(), &c, &|_| {})
@@ -364,7 +350,7 @@ async fn open_loop_throughput_is_not_above_the_offered_rate() {
     assert_eq!(res.single_window_s, 2.0);
     assert_eq!(res.throughput_per_s(), 2.0);
     // A target slower than the rate: the last answer bounds the window.
-    let (srv, client, _h) = handshaken(server("fixed:3s", "", 1)).await;
+    let (srv, client) = handshaken(server("fixed:3s", "", 1)).await;
     let res = bench::run(client.clone(), srv.tape(), &c, &|_| {})
         .await
         .unwrap();
@@ -375,7 +361,7 @@ async fn open_loop_throughput_is_not_above_the_offered_rate() {
 /// Fresh-user report bug 5: a phase cut by `max_phase` says so.
 #[tokio::test(start_paused = true)]
 async fn max_phase_cut_is_flagged_for_each_phase() {
-    let (srv, client, _h) = handshaken(server("fixed:100ms", "", 1)).await;
+    let (srv, client) = handshaken(server("fixed:100ms", "", 1)).await;
     let mut c = cfg(1_000, 1_000, 2);
     c.max_phase = Duration::from_millis(1_000);
     let res = bench::run(client.clone(), srv.tape(), &c, &|_| {})

@@ -6,15 +6,8 @@
 
 use crate::common;
 
-use common::{instant_server, post_raw as post, tape_of};
+use common::{corpus, instant_server, post_raw as post, tape_of};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-
-fn corpus(name: &str) -> String {
-    format!(
-        "{}/../../corpus/transcripts/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    )
-}
 
 fn data(name: &str) -> String {
     format!("{}/tests/data/{name}", env!("CARGO_MANIFEST_DIR"))

@@ -9,16 +9,9 @@ use crate::common;
 
 use std::sync::Arc;
 
-use common::{TINY, recorded_reply, tape_of, virtual_server};
+use common::{TINY, corpus, recorded_reply, tape_of, virtual_server};
 use mcptape_replay::serve::{Answer, Server, Unrecorded, serve_stream};
 use serde_json::{Value, json};
-
-fn corpus(name: &str) -> String {
-    format!(
-        "{}/../../corpus/transcripts/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    )
-}
 
 const LONE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),

@@ -2225,7 +2225,6 @@ mod tests {
         );
     }
 
-    /// Asserts `header_value(name, value) == want` for each `(name, value, want)`.
     /// Each `(url, want)`: `r.url(url)` is `want`, in order (`r` learns the
     /// secrets it redacts).
     fn assert_urls(r: &Redactor, cases: &[(&str, &str)]) {
@@ -2234,6 +2233,7 @@ mod tests {
         }
     }
 
+    /// Asserts `header_value(name, value) == want` for each `(name, value, want)`.
     fn assert_header_values(r: &Redactor, cases: &[(&str, &str, &str)]) {
         for &(name, value, want) in cases {
             assert_eq!(r.header_value(name, value), want, "{name}: {value}");

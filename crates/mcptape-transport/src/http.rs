@@ -151,10 +151,10 @@ pub enum ReplyItem {
     Other(Vec<u8>),
 }
 
-/// A response whose body is read item by item ([`HttpResponse::next_item`]),
-/// so each SSE event can be timed as it arrives.
-#[derive(Debug)]
-pub struct HttpResponse {
+/// What a response says before its body, and what this client sent for it: the part an
+/// [`HttpResponse`] (body read item by item) and the [`HttpReply`] it is collected into share.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResponseHead {
     /// Number of this exchange on the client, from 0.
     pub exchange: u64,
     /// HTTP status code.
@@ -165,6 +165,21 @@ pub struct HttpResponse {
     pub request_headers: Vec<(String, String)>,
     /// Body shape.
     pub kind: BodyKind,
+}
+
+impl ResponseHead {
+    /// The value of response header `name` (case-insensitive), if present.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        find_header(&self.headers, name)
+    }
+}
+
+/// A response whose body is read item by item ([`HttpResponse::next_item`]),
+/// so each SSE event can be timed as it arrives.
+#[derive(Debug)]
+pub struct HttpResponse {
+    /// Status, headers, body shape.
+    pub head: ResponseHead,
     body: Incoming,
     max_body: usize,
     sse: SseParser,
@@ -174,11 +189,6 @@ pub struct HttpResponse {
 }
 
 impl HttpResponse {
-    /// The value of response header `name` (case-insensitive), if present.
-    pub fn header(&self, name: &str) -> Option<&str> {
-        find_header(&self.headers, name)
-    }
-
     /// Whether the SSE stream ended in the middle of an event, which was
     /// discarded as the WHATWG rules require (known once `next_item` returned `None`).
     pub fn discarded_partial_event(&self) -> bool {
@@ -198,9 +208,9 @@ impl HttpResponse {
         }
         let err = |kind| HttpError {
             kind,
-            exchange: self.exchange,
+            exchange: self.head.exchange,
         };
-        match self.kind {
+        match self.head.kind {
             BodyKind::Sse => loop {
                 let frame = match self.body.frame().await {
                     None => {
@@ -249,7 +259,7 @@ impl HttpResponse {
                 if buf.is_empty() {
                     return None;
                 }
-                Some(Ok(match (&self.kind, String::from_utf8(buf)) {
+                Some(Ok(match (&self.head.kind, String::from_utf8(buf)) {
                     (BodyKind::Json, Ok(s)) => ReplyItem::Json(s),
                     (_, Ok(s)) => ReplyItem::Other(s.into_bytes()),
                     (_, Err(e)) => ReplyItem::Other(e.into_bytes()),
@@ -268,11 +278,7 @@ impl HttpResponse {
             items.push(item?);
         }
         Ok(HttpReply {
-            exchange: self.exchange,
-            status: self.status,
-            headers: self.headers,
-            request_headers: self.request_headers,
-            kind: self.kind,
+            head: self.head,
             items,
         })
     }
@@ -281,26 +287,13 @@ impl HttpResponse {
 /// A whole reply (see [`HttpResponse::collect`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HttpReply {
-    /// Number of this exchange on the client, from 0.
-    pub exchange: u64,
-    /// HTTP status code.
-    pub status: u16,
-    /// Response headers (lowercase names).
-    pub headers: Vec<(String, String)>,
-    /// The headers the client sent (lowercase names).
-    pub request_headers: Vec<(String, String)>,
-    /// Body shape.
-    pub kind: BodyKind,
+    /// Status, headers, body shape.
+    pub head: ResponseHead,
     /// Body items in arrival order.
     pub items: Vec<ReplyItem>,
 }
 
 impl HttpReply {
-    /// The value of response header `name` (case-insensitive), if present.
-    pub fn header(&self, name: &str) -> Option<&str> {
-        find_header(&self.headers, name)
-    }
-
     /// The JSON-RPC messages of the reply, byte-exact: the JSON body, or the
     /// data of every SSE event that is a JSON-RPC message (heartbeats and
     /// priming events skipped).
@@ -563,7 +556,7 @@ impl HttpClient {
         }
         headers.extend(self.extra.iter().cloned());
         let resp = self.request(Method::DELETE, headers, Bytes::new()).await?;
-        let status = resp.status;
+        let status = resp.head.status;
         let _ = resp.collect().await;
         self.session_id = None;
         Ok(Some(status))
@@ -615,11 +608,13 @@ impl HttpClient {
         }
         let kind = BodyKind::of(status, find_header(&resp_headers, "content-type"));
         Ok(HttpResponse {
-            exchange,
-            status,
-            headers: resp_headers,
-            request_headers: headers,
-            kind,
+            head: ResponseHead {
+                exchange,
+                status,
+                headers: resp_headers,
+                request_headers: headers,
+                kind,
+            },
             body: resp.into_body(),
             max_body: self.max_body,
             sse: SseParser::new(if self.max_body == MAX_BODY_BYTES {

@@ -1390,11 +1390,11 @@ async fn post_one(
         body: text,
     });
     let mut resp = client.send(text).await?;
-    let status = resp.status;
+    let status = resp.head.status;
     sh.observe(WireEvent::PostHead {
         exchange: n,
         status,
-        headers: &resp.headers,
+        headers: &resp.head.headers,
     });
     let mut items = 0;
     let mut error_body = Vec::new();

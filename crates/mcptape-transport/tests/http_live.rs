@@ -34,12 +34,12 @@ async fn everything_http_session_era_initialize_list_read() {
 
     let mut c = HttpClient::new(&format!("http://127.0.0.1:{port}/mcp")).unwrap();
     let init = c.post(INIT_2025).await.unwrap();
-    assert_eq!(init.status, 200);
+    assert_eq!(init.head.status, 200);
     let sid = c
         .session_id()
         .expect("server-everything assigns Mcp-Session-Id")
         .to_owned();
-    assert_eq!(init.header("mcp-session-id"), Some(sid.as_str()));
+    assert_eq!(init.head.header("mcp-session-id"), Some(sid.as_str()));
     let msgs = init.messages();
     assert_eq!(msgs.len(), 1, "{init:?}");
     let v = json(msgs[0]);
@@ -47,29 +47,32 @@ async fn everything_http_session_era_initialize_list_read() {
     assert_eq!(v["result"]["protocolVersion"], "2025-11-25");
     assert_eq!(c.protocol_version(), Some("2025-11-25"));
     // the initialize request carries no session id and no protocol header yet
-    assert_eq!(sent(&init.request_headers, "mcp-session-id"), None);
-    assert_eq!(sent(&init.request_headers, "mcp-protocol-version"), None);
+    assert_eq!(sent(&init.head.request_headers, "mcp-session-id"), None);
+    assert_eq!(
+        sent(&init.head.request_headers, "mcp-protocol-version"),
+        None
+    );
 
     let note = c.post(INITIALIZED).await.unwrap();
-    assert_eq!(note.status, 202);
-    assert_eq!(note.kind, BodyKind::Empty);
+    assert_eq!(note.head.status, 202);
+    assert_eq!(note.head.kind, BodyKind::Empty);
     assert!(note.items.is_empty());
     assert_eq!(
-        sent(&note.request_headers, "mcp-session-id"),
+        sent(&note.head.request_headers, "mcp-session-id"),
         Some(sid.as_str())
     );
     assert_eq!(
-        sent(&note.request_headers, "mcp-protocol-version"),
+        sent(&note.head.request_headers, "mcp-protocol-version"),
         Some("2025-11-25")
     );
     // the 2026 headers are not sent in the session era
-    assert_eq!(sent(&note.request_headers, "mcp-method"), None);
+    assert_eq!(sent(&note.head.request_headers, "mcp-method"), None);
 
     let list = c
         .post(r#"{"jsonrpc":"2.0","id":2,"method":"resources/list","params":{}}"#)
         .await
         .unwrap();
-    assert_eq!(list.status, 200);
+    assert_eq!(list.head.status, 200);
     let v = json(list.messages()[0]);
     let resources = v["result"]["resources"].as_array().unwrap();
     assert!(!resources.is_empty());
@@ -80,7 +83,7 @@ async fn everything_http_session_era_initialize_list_read() {
         r#"{{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{{"uri":"{uri}"}}}}"#
     );
     let mut resp = c.send(&read).await.unwrap();
-    assert_eq!(resp.status, 200);
+    assert_eq!(resp.head.status, 200);
     let mut got = Vec::new();
     while let Some(item) = resp.next_item().await {
         got.push(item.unwrap());
@@ -104,14 +107,14 @@ async fn everything_http_session_era_initialize_list_read() {
         .post(r#"{"jsonrpc":"2.0","id":9,"method":"resources/list","params":{}}"#)
         .await
         .unwrap();
-    assert!((400..500).contains(&refused.status), "{refused:?}");
+    assert!((400..500).contains(&refused.head.status), "{refused:?}");
 
     // the session-era GET stream for server-initiated messages
     let get = c.get_stream().await.unwrap();
-    assert_eq!(get.status, 200, "{get:?}");
-    assert_eq!(get.kind, BodyKind::Sse);
+    assert_eq!(get.head.status, 200, "{get:?}");
+    assert_eq!(get.head.kind, BodyKind::Sse);
     assert_eq!(
-        sent(&get.request_headers, "mcp-session-id"),
+        sent(&get.head.request_headers, "mcp-session-id"),
         Some(sid.as_str())
     );
     drop(get);
@@ -128,8 +131,8 @@ async fn everything_http_session_era_initialize_list_read() {
 /// The `Mcp-Method` and `Mcp-Name` headers the client sent with `r`'s request.
 fn method_and_name(r: &mcptape_transport::http::HttpReply) -> (Option<&str>, Option<&str>) {
     (
-        sent(&r.request_headers, "mcp-method"),
-        sent(&r.request_headers, "mcp-name"),
+        sent(&r.head.request_headers, "mcp-method"),
+        sent(&r.head.request_headers, "mcp-name"),
     )
 }
 
@@ -149,18 +152,18 @@ async fn py_sdk_stateless_era_discover_and_read_with_metadata_headers() {
     );
     let r = c.post(&discover).await.unwrap();
     assert_eq!(
-        sent(&r.request_headers, "mcp-protocol-version"),
+        sent(&r.head.request_headers, "mcp-protocol-version"),
         Some("2026-07-28")
     );
     assert_eq!(method_and_name(&r), (Some("server/discover"), None));
-    assert_eq!(r.status, 200, "{r:?}");
+    assert_eq!(r.head.status, 200, "{r:?}");
     let v = json(r.messages()[0]);
     let versions = v["result"]["supportedVersions"]
         .as_array()
         .expect("supportedVersions");
     assert!(versions.iter().any(|x| x == "2026-07-28"), "{v}");
     // no session in this era
-    assert_eq!(r.header("mcp-session-id"), None);
+    assert_eq!(r.head.header("mcp-session-id"), None);
     assert_eq!(c.session_id(), None);
 
     let read = format!(
@@ -172,7 +175,7 @@ async fn py_sdk_stateless_era_discover_and_read_with_metadata_headers() {
         method_and_name(&r),
         (Some("resources/read"), Some("mcptape://docs/notes.txt"))
     );
-    assert_eq!(r.status, 200, "{r:?}");
+    assert_eq!(r.head.status, 200, "{r:?}");
     let v = json(r.messages()[0]);
     assert_eq!(
         v["result"]["contents"][0]["text"],
@@ -188,11 +191,11 @@ async fn py_sdk_session_era_json_responses() {
     let (mut server, port) = common::start_py_http(true).await;
     let mut c = HttpClient::new(&format!("http://127.0.0.1:{port}/mcp")).unwrap();
     let init = c.post(INIT_2025).await.unwrap();
-    assert_eq!(init.status, 200, "{init:?}");
-    assert_eq!(init.kind, BodyKind::Json);
+    assert_eq!(init.head.status, 200, "{init:?}");
+    assert_eq!(init.head.kind, BodyKind::Json);
     assert!(matches!(&init.items[..], [ReplyItem::Json(_)]));
     assert_eq!(c.protocol_version(), Some("2025-11-25"));
-    assert_eq!(c.post(INITIALIZED).await.unwrap().status, 202);
+    assert_eq!(c.post(INITIALIZED).await.unwrap().head.status, 202);
     let r = c
         .post(r#"{"jsonrpc":"2.0","id":2,"method":"resources/templates/list","params":{}}"#)
         .await

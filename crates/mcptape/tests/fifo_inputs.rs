@@ -16,8 +16,7 @@ const LIMIT: Duration = Duration::from_secs(10);
 
 fn fifo(dir: &Path) -> PathBuf {
     let p = dir.join("ff");
-    let st = Command::new("mkfifo").arg(&p).status().unwrap();
-    assert!(st.success(), "mkfifo");
+    support::mkfifo(&p);
     p
 }
 
@@ -162,8 +161,7 @@ fn assert_out_dir_fifo_refused(args: &[String], file: &str) {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     std::fs::create_dir(&out).unwrap();
-    let st = Command::new("mkfifo").arg(out.join(file)).status().unwrap();
-    assert!(st.success(), "mkfifo");
+    support::mkfifo(&out.join(file));
     let (o, _) = support::run_bounded(
         Command::new(support::mcptape())
             .args(args)

@@ -3,12 +3,12 @@
 //! stdin, a FIFO fails at once, and `--lenient` offsets count from the start
 //! of the input line like strict ones.
 
+use crate::record_support as support;
+
 use std::io::Write as _;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
-
-const BIN: &str = env!("CARGO_BIN_EXE_mcptape");
+use std::time::Duration;
 
 /// A read answered with one text entry (a valid result).
 const READ_OK: &str =
@@ -17,24 +17,14 @@ const READ_OK: &str =
 const READ_BAD_BLOB: &str =
     r#"{"jsonrpc":"2.0","id":1,"result":{"contents":[{"uri":"file:///a","blob":"Zh=="}]}}"#;
 
-/// Runs the binary; fails the test if it has not exited within 20 s.
+/// Runs `mcptape ARGS` ([`support::run_bounded`]); fails the test if it has not exited within
+/// 20 s (blocked on a FIFO).
 fn run_bounded(args: &[&str]) -> Output {
-    let mut child = Command::new(BIN)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > Duration::from_secs(20) {
-            child.kill().unwrap();
-            panic!("mcptape {args:?} still running after 20 s (blocked on the FIFO?)");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().unwrap()
+    support::run_bounded(
+        Command::new(support::mcptape()).args(args),
+        Duration::from_secs(20),
+    )
+    .0
 }
 
 fn inspect_json(path: &Path, lenient: bool) -> serde_json::Value {
@@ -68,7 +58,7 @@ fn inspect_one_element_batch_is_inspected() {
 
 #[test]
 fn inspect_reads_stdin() {
-    let mut child = Command::new(BIN)
+    let mut child = Command::new(support::mcptape())
         .args(["inspect", "--json", "-"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -95,8 +85,7 @@ fn inspect_reads_stdin() {
 #[cfg(unix)]
 fn fifo(dir: &Path) -> std::path::PathBuf {
     let p = dir.join("pipe.jsonl");
-    let st = Command::new("mkfifo").arg(&p).status().unwrap();
-    assert!(st.success());
+    support::mkfifo(&p);
     p
 }
 

@@ -83,10 +83,18 @@ pub fn recorded_reply<'a>(tape: &'a Tape, method: &str) -> &'a str {
         .reply_raw
 }
 
+/// `corpus/transcripts/NAME` of the repository, as a path string.
+pub fn corpus(name: &str) -> String {
+    format!(
+        "{}/../../corpus/transcripts/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
 /// Serves `srv` ([`serve_stream`]) on one end of an in-memory duplex pipe (1 MiB buffer; the
-/// serve task's result is not looked at) and returns a client on the other end, its handshake
-/// ([`bench::handshake`]) done within `handshake_within`. Panics when the handshake fails.
-pub async fn duplex_client(srv: &Arc<Server>, handshake_within: Duration) -> Arc<Client> {
+/// serve task's result is not looked at) and returns a client on the other end, no handshake
+/// sent.
+pub fn piped_client(srv: &Arc<Server>) -> Arc<Client> {
     let (a, b) = tokio::io::duplex(1 << 20);
     let (ar, aw) = tokio::io::split(a);
     let (br, bw) = tokio::io::split(b);
@@ -94,7 +102,13 @@ pub async fn duplex_client(srv: &Arc<Server>, handshake_within: Duration) -> Arc
     tokio::spawn(async move {
         let _ = serve_stream(s, ar, aw).await;
     });
-    let client = Arc::new(Client::over(br, bw));
+    Arc::new(Client::over(br, bw))
+}
+
+/// A [`piped_client`] of `srv`, its handshake ([`bench::handshake`]) done within
+/// `handshake_within`. Panics when the handshake fails.
+pub async fn duplex_client(srv: &Arc<Server>, handshake_within: Duration) -> Arc<Client> {
+    let client = piped_client(srv);
     bench::handshake(&client, srv.tape(), handshake_within)
         .await
         .unwrap();

@@ -149,6 +149,12 @@ impl Drop for Guard {
     }
 }
 
+/// Makes a FIFO (named pipe) at `path` with mkfifo(1); panics when that fails.
+pub fn mkfifo(path: &Path) {
+    let st = Command::new("mkfifo").arg(path).status().unwrap();
+    assert!(st.success(), "mkfifo {}", path.display());
+}
+
 /// Runs `cmd` to completion with stdin closed, killing it after `limit`.
 /// Returns its output and how long it took.
 pub fn run_bounded(cmd: &mut Command, limit: Duration) -> (Output, Duration) {
