@@ -344,6 +344,22 @@ impl TapeBytes {
         }
     }
 
+    /// Drops all of this process's pages of a mapped file: each is read
+    /// again from the page cache where a text of it is read later. For a
+    /// process that keeps a served tape ([`Tape::served`], whose pass leaves
+    /// the pages of its last 8 MiB and of any longer line resident) but
+    /// reads few of its bytes: `bench`'s client sends the recorded requests
+    /// and reads of a reply only its length ([`Exchange::reply_bytes`]) and
+    /// error code ([`Exchange::error_code`]), never its bytes. Nothing for
+    /// bytes in memory.
+    pub fn release(&self) {
+        if let Backing::Mapped(map) = &self.0 {
+            // SAFETY: as `release_before`, for the whole map.
+            #[allow(unsafe_code)]
+            let _ = unsafe { map.unchecked_advise(memmap2::UncheckedAdvice::DontNeed) };
+        }
+    }
+
     /// Drops this process's pages of a mapped file before byte `upto`
     /// (rounded down to a page): they are read again from the page cache if
     /// a reply there is served. Nothing for bytes in memory.
@@ -2568,18 +2584,25 @@ pub(crate) mod tests {
         assert!(e.to_string().contains("MAX_TAPE_INDEX_BYTES"), "{e}");
     }
 
-    /// A transcript mapped into memory ([`TapeBytes::of_file`] past its
-    /// threshold, here 0) is served like one read: the same requests and
-    /// replies, each reply a range of the map.
-    #[test]
-    fn served_tape_of_a_mapped_file_keeps_every_reply_as_a_range_of_the_map() {
+    /// tests/data/tiny-two-reads.jsonl (its path) mapped into memory
+    /// ([`TapeBytes::of_file`] past its threshold, here 0).
+    fn mapped_tiny_two_reads() -> (&'static str, Arc<TapeBytes>) {
         let path = concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/tests/data/tiny-two-reads.jsonl"
         );
         let file = std::fs::File::open(path).unwrap();
         let len = file.metadata().unwrap().len();
-        let mapped = Arc::new(TapeBytes::of_file_mapped_from(file, len, 0).unwrap());
+        let mapped = TapeBytes::of_file_mapped_from(file, len, 0).unwrap();
+        (path, Arc::new(mapped))
+    }
+
+    /// A transcript mapped into memory ([`TapeBytes::of_file`] past its
+    /// threshold, here 0) is served like one read: the same requests and
+    /// replies, each reply a range of the map.
+    #[test]
+    fn served_tape_of_a_mapped_file_keeps_every_reply_as_a_range_of_the_map() {
+        let (path, mapped) = mapped_tiny_two_reads();
         assert!(mapped.is_mapped(), "{mapped:?}");
         let read = Arc::new(TapeBytes::from(std::fs::read(path).unwrap()));
         assert!(!read.is_mapped());
@@ -2593,6 +2616,48 @@ pub(crate) mod tests {
             assert_eq!(a.reply_raw, b.reply_raw);
             assert_eq!(a.reply_id, b.reply_id);
             assert!(map.contains(&a.reply_raw.bytes().as_ptr()), "a copy");
+        }
+    }
+
+    /// The resident size in kB (`Rss:` of /proc/self/smaps) of this process's
+    /// mapping holding address `at`.
+    #[cfg(target_os = "linux")]
+    fn mapping_rss_kb(at: usize) -> u64 {
+        let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
+        let mut inside = false;
+        for line in smaps.lines() {
+            let head = line.split_whitespace().next().unwrap_or("");
+            if let Some((a, b)) = head.split_once('-')
+                && let (Ok(a), Ok(b)) = (usize::from_str_radix(a, 16), usize::from_str_radix(b, 16))
+            {
+                inside = (a..b).contains(&at);
+            } else if inside && let Some(kb) = line.strip_prefix("Rss:") {
+                return kb.trim().trim_end_matches("kB").trim().parse().unwrap();
+            }
+        }
+        panic!("no mapping holds {at:#x}");
+    }
+
+    /// `bench`'s client keeps a served tape of a mapped transcript but never
+    /// reads a reply's bytes: [`TapeBytes::release`] leaves none of the
+    /// map's pages resident (the pass left the whole file resident: it is
+    /// under the 8 MiB release step), and the replies read afterwards are
+    /// still byte-exact (faulted in again from the file).
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn regression_bench_client_keeps_no_page_of_the_recorded_replies() {
+        let (path, mapped) = mapped_tiny_two_reads();
+        let at = mapped.as_bytes().as_ptr() as usize;
+        let tape = Tape::served(&mapped).unwrap().tape;
+        assert_ne!(mapping_rss_kb(at), 0, "the pass read the whole file");
+        mapped.release();
+        assert_eq!(mapping_rss_kb(at), 0);
+        let read = Arc::new(TapeBytes::from(std::fs::read(path).unwrap()));
+        let want = Tape::served(&read).unwrap().tape;
+        assert_eq!(tape.exchanges.len(), want.exchanges.len());
+        assert_eq!(tape.exchanges.len(), 4);
+        for (a, b) in tape.exchanges.iter().zip(&want.exchanges) {
+            assert_eq!(a.reply_raw, b.reply_raw);
         }
     }
 

@@ -183,7 +183,7 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
     // now and kept in report.json's `warnings` (and report.html) with the run's own.
     let mut input_warnings: Vec<String> = Vec::new();
     for path in &paths {
-        let (tape, notes) = super::serve::load_served_tape(path)?;
+        let (tape, notes) = super::serve::load_client_tape(path)?;
         for n in notes {
             eprintln!("mcptape bench: warning: {n}");
             input_warnings.push(n);

@@ -168,16 +168,33 @@ pub fn load_tape_noting_cut(path: &Path) -> anyhow::Result<(Tape, Option<String>
 /// ([`Tape::served`]) and every recorded reply is a range of the file's bytes, so a 160 MB reply
 /// costs the server the file's bytes once, and a transcript of millions of messages its index.
 pub fn load_served_tape(path: &Path) -> anyhow::Result<(Tape, Vec<String>)> {
+    load_tape(path, false)
+}
+
+/// The tape `bench`'s recorded client sends from: [`load_served_tape`]'s, with the pages of a
+/// mapped transcript released once it is built ([`TapeBytes::release`]). The client reads of a
+/// recorded reply only its length and error code, never its bytes; its pages left resident by
+/// the pass would double the client's memory for a big reply (a 160 MB reply: 316 MB peak).
+pub fn load_client_tape(path: &Path) -> anyhow::Result<(Tape, Vec<String>)> {
+    load_tape(path, true)
+}
+
+/// [`load_served_tape`], releasing a mapped file's pages after the pass when `release`.
+fn load_tape(path: &Path, release: bool) -> anyhow::Result<(Tape, Vec<String>)> {
     let (file, meta) = mcptape_transcript::file::open_regular(path)?;
     let bytes = TapeBytes::of_file(file, meta.len())
         .with_context(|| format!("reading {}", path.display()))?;
-    let served = Tape::served(&Arc::new(bytes)).map_err(|e| {
+    let bytes = Arc::new(bytes);
+    let served = Tape::served(&bytes).map_err(|e| {
         let what = match e.kind() {
             ReplayErrorKind::Transcript(_) => "parsing",
             _ => "replaying",
         };
         anyhow::Error::new(e).context(format!("{what} {}", path.display()))
     })?;
+    if release {
+        bytes.release();
+    }
     let notes = served.dropped.iter().map(|d| cut_note(path, d));
     // Replayed as recorded, said once per exchange.
     let bad = served
