@@ -989,11 +989,6 @@ async fn finish_read(
 ) {
     let validate = validate && p.method == method::RESOURCES_READ;
     let recorded_code = p.recorded_code;
-    if !p.recorded {
-        let mut a = lock(&acc);
-        a.counters.no_recorded_answer += 1;
-        a.note(p, |k| k.no_recorded_answer += 1);
-    }
     let r = tokio::time::timeout_at(sent_at + timeout, rx).await;
     let us = (intended.elapsed().as_micros() as u64).max(1);
     // After the latency is taken, off the lock.
@@ -1035,6 +1030,32 @@ async fn finish_read(
         Err(_) => Err(()),
     };
     match ended_as {
+        // An answer (a result or an error) to a request the recording has no answer to: its
+        // own class, compared with nothing (neither answered ok nor an error answer), so the
+        // phase's counts stay a partition of `sent`.
+        Ok(Ok(Ended::Ok)) if !p.recorded => {
+            a.counters.no_recorded_answer += 1;
+            let at = a.at();
+            a.series.ok(at, us);
+            a.publish();
+            a.all.saturating_record(us);
+            a.note(p, |k| {
+                k.no_recorded_answer += 1;
+                k.all.saturating_record(us);
+            });
+        }
+        Ok(Ok(Ended::Error(class))) if !p.recorded => {
+            a.counters.no_recorded_answer += 1;
+            let kept = bounded_class(&a.counters.error_answers, class);
+            let at = a.at();
+            a.series.error_without_recorded_answer(at, &kept, us);
+            a.publish();
+            a.all.saturating_record(us);
+            a.note(p, |k| {
+                k.no_recorded_answer += 1;
+                k.all.saturating_record(us);
+            });
+        }
         Ok(Ok(Ended::Ok)) => {
             a.counters.answered_ok += 1;
             let at = a.at();
@@ -1051,11 +1072,7 @@ async fn finish_read(
             // The label the counters keep (bounded), so the series adds up to them.
             let kept = bounded_class(&a.counters.error_answers, class.clone());
             let at = a.at();
-            if p.recorded {
-                a.series.error(at, &kept, us, recorded_error);
-            } else {
-                a.series.error_without_recorded_answer(at, &kept, us);
-            }
+            a.series.error(at, &kept, us, recorded_error);
             count_class(&mut a.counters.error_answers, class.clone());
             a.publish();
             a.all.saturating_record(us);
@@ -1458,9 +1475,6 @@ async fn turn_phase(
             let (id, rx) = client.request_raw(method::RESOURCES_READ, &reads[j], cfg.validate);
             open_ids.push(id);
             let (recorded, code) = recorded_codes[j];
-            if !recorded {
-                res.turn_phase.no_recorded_answer += 1;
-            }
             waiting.push(async move { (id, (recorded, code), rx.await) });
         }
         res.turn_phase.sent += parallel as u64;
@@ -1490,6 +1504,19 @@ async fn turn_phase(
                             c.errors_as_recorded += 1;
                         }
                         match out.map(|a| (ended(&a.outcome), a.line)) {
+                            // No recorded answer: its own class (see `finish_read`).
+                            Ok((Ended::Ok, line)) if !recorded => {
+                                client.recycle(line);
+                                c.no_recorded_answer += 1;
+                                res.turn_series.ok(at, us);
+                                res.turn_reads.saturating_record(us);
+                            }
+                            Ok((Ended::Error(class), _)) if !recorded => {
+                                c.no_recorded_answer += 1;
+                                let kept = bounded_class(&c.error_answers, class);
+                                res.turn_series.error_without_recorded_answer(at, &kept, us);
+                                res.turn_reads.saturating_record(us);
+                            }
                             Ok((Ended::Ok, line)) if cfg.validate => to_check.push((us, line)),
                             Ok((Ended::Ok, _)) => {
                                 c.answered_ok += 1;
@@ -1499,11 +1526,7 @@ async fn turn_phase(
                             }
                             Ok((Ended::Error(class), _)) => {
                                 let kept = bounded_class(&c.error_answers, class.clone());
-                                if recorded {
-                                    res.turn_series.error(at, &kept, us, recorded_error);
-                                } else {
-                                    res.turn_series.error_without_recorded_answer(at, &kept, us);
-                                }
+                                res.turn_series.error(at, &kept, us, recorded_error);
                                 count_class(&mut c.error_answers, class);
                                 res.turn_reads.saturating_record(us);
                             }

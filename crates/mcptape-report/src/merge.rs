@@ -315,10 +315,11 @@ fn check_counters(log: &HlogRead, meta: &HlogMeta) -> Result<(), MergeErrorKind>
     let all_recorded = |tag: &str, p: &PhaseCounters, [what, timed_out]: [&str; 2]| {
         let found = count(tag).unwrap_or(0);
         let (ok, errors) = (p.answered_ok, p.error_answers_total());
-        let recorded = sum(&[ok, errors, p.timed_out]);
+        let none = p.no_recorded_answer;
+        let recorded = sum(&[ok, errors, none, p.timed_out]);
         if recorded != found {
             let header = format!(
-                "{recorded} {what} ({ok} ok, {errors} error answers, {} {timed_out})",
+                "{recorded} {what} ({ok} ok, {errors} error answers, {none} with no recorded answer, {} {timed_out})",
                 p.timed_out
             );
             return Err(bad(tag, header, found));

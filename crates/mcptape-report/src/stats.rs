@@ -113,7 +113,8 @@ impl Quantiles {
 }
 
 /// Counters of one bench phase (single reads, or the reads inside turns), named for what they
-/// count. Invariants: `ok + errorAnswers (sum) + timedOut + closed == sent`;
+/// count. Invariants: a partition of `sent`,
+/// `ok + errorAnswers (sum) + noRecordedAnswer + timedOut + closed == sent`;
 /// `lateResponses + abandoned == cancellationsSent` once the phase is drained (≤ in a partial
 /// report); `lateResponses ≤ cancellationsSent` always.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -121,20 +122,22 @@ impl Quantiles {
 pub struct PhaseCounters {
     /// Requests sent.
     pub sent: u64,
-    /// Answered with a result.
+    /// Answered with a result (to a request the recording holds an answer to).
     pub answered_ok: u64,
-    /// Answered with a JSON-RPC error, by class ([`crate::run::error_class`]).
+    /// Answered with a JSON-RPC error (to a request the recording holds an answer to), by
+    /// class ([`crate::run::error_class`]).
     pub error_answers: std::collections::BTreeMap<String, u64>,
     /// Of the error answers, those answered as recorded: a read whose recording is an error
     /// answer, answered with the recorded error code (an injected fault, another code, a
     /// timeout or a lost read on such a request is not counted here).
     #[serde(default)]
     pub errors_as_recorded: u64,
-    /// Of the requests sent, those the recording holds no answer to (the transcript was cut
-    /// before it, or the server never answered): their answer (the embedded `serve`
-    /// synthesizes one, e.g. a not-found read) is compared with nothing, so it is neither
-    /// "as recorded" nor "otherwise than recorded". Counted whatever the outcome (also in
-    /// `answeredOk`, `errorAnswers`, `timedOut` or `closed`). Absent when 0.
+    /// Answered (with a result or an error) although the recording holds no answer to the
+    /// request (the transcript was cut before it, or the server never answered): the answer
+    /// (the embedded `serve` synthesizes one, e.g. a not-found read) is compared with nothing,
+    /// so it is neither "as recorded" nor "otherwise than recorded". Its own class: not also
+    /// in `answeredOk` or `errorAnswers` (such a request timed out or lost with the connection
+    /// counts in `timedOut` or `closed`). Absent when 0.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub no_recorded_answer: u64,
     /// Not answered in time: single reads, within `--timeout`; turn reads, by the turn
@@ -481,14 +484,19 @@ impl BenchReport {
                 self.reads_asked
             ));
         }
-        if self.single_phase.sent > 0 && self.single_phase.answered_ok == 0 && self.single.count > 0
+        if self.single_phase.sent > self.single_phase.no_recorded_answer
+            && self.single_phase.answered_ok == 0
+            && self.single.count > self.single_phase.no_recorded_answer
         {
             out.push(format!(
                 "single reads: {} sent, none answered with a result (success 0 %)",
                 self.single_phase.sent
             ));
         }
-        if self.turn_phase.sent > 0 && self.turn_phase.answered_ok == 0 && self.turn_reads > 0 {
+        if self.turn_phase.sent > self.turn_phase.no_recorded_answer
+            && self.turn_phase.answered_ok == 0
+            && self.turn_reads > self.turn_phase.no_recorded_answer
+        {
             out.push(format!(
                 "{}-read turns: {} reads sent, none answered with a result (success 0 %)",
                 self.parallel, self.turn_phase.sent

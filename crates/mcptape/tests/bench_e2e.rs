@@ -96,10 +96,17 @@ fn bench_against_serve_over_stdio_reports_single_reads_turns_and_the_prediction(
     );
     assert!(s["achieved"]["p50Us"].as_u64().unwrap() >= 3_000);
     // 12 recorded reads, one of them server-everything's recorded -32602 not-found (it sends no data.uri): 40/12 → 3 or 4, turns 80/12 → 6 or 7.
-    let not_found = r["errors"]["invalid-params (-32602, no data.uri)"]
-        .as_u64()
-        .unwrap();
-    assert!((9..=11).contains(&not_found), "{r}");
+    let class = "invalid-params (-32602, no data.uri)";
+    let all = r["errors"][class].as_u64().unwrap();
+    assert!((9..=11).contains(&all), "{r}");
+    // The turn section lists the turn phase's own (not both phases added).
+    let not_found = r["turnPhase"]["errorAnswers"][class].as_u64().unwrap();
+    assert!((6..=7).contains(&not_found), "{r}");
+    assert_eq!(
+        all,
+        not_found + r["singlePhase"]["errorAnswers"][class].as_u64().unwrap(),
+        "{r}"
+    );
     // ... and the table says these errors are the recording's own, and how
     // errors count (fresh-user report: "errors by class ... 125" unexplained).
     assert_eq!(r["recordedReads"], 12, "{r}");
@@ -352,6 +359,105 @@ fn bench_cut_transcript_warning_reaches_the_report_and_a_stale_slo_xml_is_remove
 /// add up. Now the requests with no recorded answer are counted apart (per phase, per method,
 /// never as not-as-recorded) and the server line names every part: matched + synthesized +
 /// unmatched + ... = requests, in the table, report.json and report.html.
+/// everything-stdio.jsonl cut `bytes` into its line `line` (1-based), in `dir`.
+fn cut_inside_line(dir: &std::path::Path, line: usize, bytes: usize) -> std::path::PathBuf {
+    let full =
+        std::fs::read(repo_root().join("corpus/transcripts/everything-stdio.jsonl")).unwrap();
+    let start = full
+        .split_inclusive(|&b| b == b'\n')
+        .take(line - 1)
+        .map(<[u8]>::len)
+        .sum::<usize>();
+    let cut = dir.join("cut.jsonl");
+    std::fs::write(&cut, &full[..start + bytes]).unwrap();
+    cut
+}
+
+/// Runs `bench` on `cut` into `dir/out`, expected to succeed: (stdout, report.json, out dir).
+fn bench_cut(
+    cut: &std::path::Path,
+    args: &str,
+    dir: &std::path::Path,
+) -> (String, serde_json::Value, std::path::PathBuf) {
+    let out = dir.join("out");
+    let (o, _) = run_bench(cut, &words(args), Some(&out));
+    let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        o.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    (stdout, json_or_null(&out.join("report.json")), out)
+}
+
+/// The phase's counts add up to `sent`, each request in one class.
+fn assert_partition(c: &serde_json::Value) {
+    let n = |k: &str| c[k].as_u64().unwrap_or(0);
+    let errors: u64 = c["errorAnswers"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_u64().unwrap())
+        .sum();
+    let classes = n("answeredOk") + errors + n("noRecordedAnswer") + n("timedOut") + n("closed");
+    assert_eq!(classes, n("sent"), "{c}");
+}
+
+#[test]
+fn regression_bench_cut_inside_line_9_synthesized_results_are_not_answered_ok() {
+    let dir = tempfile::tempdir().unwrap();
+    // Cut inside the recorded resources/list reply: every answer is synthesized.
+    let cut = cut_inside_line(dir.path(), 9, 100);
+    let (stdout, r, out) = bench_cut(&cut, "--latency fixed:1ms --reads 10 --turns 2", dir.path());
+    let single = &r["singlePhase"];
+    assert_eq!(single["sent"], 10, "{r}");
+    assert_eq!(single["answeredOk"], 0, "{r}");
+    assert_eq!(single["noRecordedAnswer"], 10, "{r}");
+    assert_partition(single);
+    assert_has(
+        &stdout,
+        "0 of 10 answered ok (0.0 %), 10 with no recorded answer\n",
+    );
+    assert!(!stdout.contains("100.0 %"), "{stdout}");
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("<th>no recorded answer</th>"), "report.html");
+    let hlog = std::fs::read_to_string(out.join("latency.hlog")).unwrap();
+    assert!(hlog.contains(r#""answeredOk":0"#), "{hlog}");
+    assert!(hlog.contains(r#""noRecordedAnswer":10"#), "{hlog}");
+}
+
+#[test]
+fn regression_bench_cut_inside_line_13_runs_the_turns_and_does_not_warn_they_were_not() {
+    let dir = tempfile::tempdir().unwrap();
+    // Cut inside the first read's reply: the reads are there, their answers are not.
+    let cut = cut_inside_line(dir.path(), 13, 60);
+    let (stdout, r, _) = bench_cut(
+        &cut,
+        "--latency fixed:1ms --reads 14 --turns 2 --parallel 4",
+        dir.path(),
+    );
+    let turn = &r["turnPhase"];
+    assert_eq!(turn["sent"], 8, "{r}");
+    assert_eq!(turn["noRecordedAnswer"], 8, "{r}");
+    assert_eq!(turn["errorAnswers"], serde_json::json!({}), "{r}");
+    assert_partition(turn);
+    assert_partition(&r["singlePhase"]);
+    assert!(!stdout.contains("were not run"), "{stdout}");
+    assert!(!r["warnings"].to_string().contains("were not run"), "{r}");
+}
+
+#[test]
+fn regression_bench_turn_section_errors_by_class_are_the_turn_phases_not_both_added() {
+    let (_dir, stdout, r) = bench_in("--latency fixed:1ms --reads 24 --turns 6 --parallel 4");
+    let class = "invalid-params (-32602, no data.uri)";
+    let turn = r["turnPhase"]["errorAnswers"][class].as_u64().unwrap();
+    let single = r["singlePhase"]["errorAnswers"][class].as_u64().unwrap();
+    assert!(turn > 0 && single > 0, "{r}");
+    assert_eq!(r["errors"][class].as_u64().unwrap(), turn + single, "{r}");
+    let section = stdout.split("4-read turns").nth(1).unwrap();
+    assert_has(section, &format!("errors by class: {class}: {turn}\n"));
+}
+
 #[test]
 fn regression_bench_cut_transcript_counts_synthesized_replies_apart() {
     let dir = tempfile::tempdir().unwrap();

@@ -1186,21 +1186,25 @@ fn not_as_recorded(report: &BenchReport, phase: &str, c: &crate::stats::PhaseCou
         return String::new();
     }
     let mut parts = Vec::new();
-    let mut unrecorded = Vec::new();
     for (class, n) in &c.error_answers {
-        let sum = |m: fn(&TimeSeriesPoint) -> &std::collections::BTreeMap<String, u64>| {
-            pts.iter().filter_map(|p| m(p).get(class)).sum::<u64>()
-        };
-        let recorded = sum(|p| &p.errors_as_recorded);
-        let none = sum(|p| &p.errors_without_recorded_answer);
-        let other = n.saturating_sub(recorded + none);
+        let recorded: u64 = pts
+            .iter()
+            .filter_map(|p| p.errors_as_recorded.get(class))
+            .sum();
+        // `n` holds the answers to requests with a recorded answer only (the others are
+        // `noRecordedAnswer`).
+        let other = n.saturating_sub(recorded);
         if other > 0 {
             parts.push(format!("{other} {class}"));
         }
-        if none > 0 {
-            unrecorded.push(format!("{none} {class}"));
+    }
+    let mut none = std::collections::BTreeMap::<&str, u64>::new();
+    for p in &pts {
+        for (class, n) in &p.errors_without_recorded_answer {
+            *none.entry(class.as_str()).or_insert(0) += n;
         }
     }
+    let unrecorded: Vec<String> = none.iter().map(|(k, n)| format!("{n} {k}")).collect();
     if c.timed_out > 0 {
         parts.push(format!("{} {TIMEOUT_CLASS}", c.timed_out));
     }
@@ -1501,7 +1505,7 @@ pub fn report_html(report: &BenchReport, res: &BenchResult, head: &PageHead) -> 
     for (k, v) in &report.errors {
         let _ = writeln!(s, "<tr><td>{}</td><td>{v}</td></tr>", html_escape(k));
     }
-    s.push_str("</table>\n<table id=\"phases\"><tr><th>phase</th><th>sent</th><th>ok</th><th>error answers</th><th>as recorded</th><th>timed out</th><th>closed</th><th>cancellations sent</th><th>late after cancel</th><th>abandoned</th><th>most in flight</th></tr>\n");
+    s.push_str("</table>\n<table id=\"phases\"><tr><th>phase</th><th>sent</th><th>ok</th><th>error answers</th><th>as recorded</th><th>timed out</th><th>closed</th><th>no recorded answer</th><th>cancellations sent</th><th>late after cancel</th><th>abandoned</th><th>most in flight</th></tr>\n");
     for (name, c) in [
         (format!("single {unit}"), &report.single_phase),
         ("reads inside turns".to_owned(), &report.turn_phase),
@@ -1509,7 +1513,7 @@ pub fn report_html(report: &BenchReport, res: &BenchResult, head: &PageHead) -> 
         let by_class = counts_by_class(&c.error_answers);
         let _ = writeln!(
             s,
-            "<tr><th>{}</th><td>{}</td><td>{}</td><td>{}{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><th>{}</th><td>{}</td><td>{}</td><td>{}{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             html_escape(&name),
             c.sent,
             c.answered_ok,
@@ -1522,6 +1526,7 @@ pub fn report_html(report: &BenchReport, res: &BenchResult, head: &PageHead) -> 
             c.errors_as_recorded,
             c.timed_out,
             c.closed,
+            c.no_recorded_answer,
             c.cancellations_sent,
             c.late_responses,
             c.abandoned,

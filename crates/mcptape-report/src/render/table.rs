@@ -2,6 +2,7 @@
 
 use std::fmt::Write as _;
 
+use crate::run::TIMEOUT_CLASS;
 use crate::stats::{BenchReport, Censored, PhaseCounters, Quantiles};
 
 fn ms(us: u64) -> String {
@@ -130,8 +131,14 @@ pub(crate) fn success_line(c: &PhaseCounters) -> String {
         return "none sent".into();
     }
     let pct = |n: u64| n as f64 * 100.0 / sent as f64;
+    // Answers to requests the recording has no answer to were made up (by the embedded
+    // `serve`): said apart, never as ok.
+    let none = match c.no_recorded_answer {
+        0 => String::new(),
+        n => format!(", {n} with no recorded answer"),
+    };
     if recorded == 0 {
-        return format!("{ok} of {sent} answered ok ({:.1} %)", pct(ok));
+        return format!("{ok} of {sent} answered ok ({:.1} %){none}", pct(ok));
     }
     let as_recorded = ok + recorded;
     let share = if as_recorded == sent {
@@ -140,7 +147,7 @@ pub(crate) fn success_line(c: &PhaseCounters) -> String {
         format!(" ({:.1} %)", pct(as_recorded))
     };
     format!(
-        "{as_recorded} of {sent} answered as recorded{share}: {ok} results, {recorded} recorded errors"
+        "{as_recorded} of {sent} answered as recorded{share}: {ok} results, {recorded} recorded errors{none}"
     )
 }
 
@@ -181,7 +188,7 @@ fn counters_line(c: &PhaseCounters, cancel_by: Option<&str>) -> String {
     if c.no_recorded_answer > 0 {
         let _ = write!(
             s,
-            "\n    {} sent with no recorded answer (compared with nothing)",
+            "\n    no recorded answer {} (answered, compared with nothing: not in ok or error answers)",
             c.no_recorded_answer
         );
     }
@@ -385,14 +392,38 @@ impl BenchReport {
         } else {
             String::new()
         };
-        if self.errors.is_empty() {
+        // This phase's own classes (the report's `errors` add both phases), and the whole run's
+        // lines that are no phase's (noise, too long, not JSON-RPC) apart.
+        let phases: std::collections::BTreeSet<&String> = self
+            .single_phase
+            .error_answers
+            .keys()
+            .chain(self.turn_phase.error_answers.keys())
+            .collect();
+        let run_wide: Vec<String> = self
+            .errors
+            .iter()
+            .filter(|(k, _)| {
+                !phases.contains(k) && k.as_str() != TIMEOUT_CLASS && k.as_str() != "closed"
+            })
+            .map(|(k, v)| format!("{k}: {v}"))
+            .collect();
+        let t = &self.turn_phase;
+        let mut list: Vec<String> = t
+            .error_answers
+            .iter()
+            .map(|(k, v)| format!("{k}: {v}"))
+            .collect();
+        if t.closed > 0 {
+            list.push(format!("closed: {}", t.closed));
+        }
+        if !run_wide.is_empty() {
+            let line = format!("  whole run, outside the phases: {}", run_wide.join(", "));
+            let _ = writeln!(s, "{}", wrap(&line, WRAP_COLUMNS, "    "));
+        }
+        if list.is_empty() {
             let _ = writeln!(s, "  errors: none{recorded}");
         } else {
-            let list: Vec<String> = self
-                .errors
-                .iter()
-                .map(|(k, v)| format!("{k}: {v}"))
-                .collect();
             let line = format!("  errors by class: {}", list.join(", "));
             let _ = writeln!(s, "{}", wrap(&line, WRAP_COLUMNS, "    "));
             if !recorded.is_empty() {
