@@ -1016,7 +1016,8 @@ impl Tape {
         };
         let hint = header.protocol_version.clone();
         let mut bad_contents = Vec::new();
-        let found = Some(&mut bad_contents);
+        let mut bad_contents_more = 0;
+        let found = Some((&mut bad_contents, &mut bad_contents_more));
         let tape = build(
             lines,
             limits,
@@ -1036,6 +1037,7 @@ impl Tape {
             tape,
             dropped,
             bad_contents,
+            bad_contents_more,
         })
     }
 
@@ -1220,10 +1222,19 @@ pub struct ServedTape {
     /// The cut last line, dropped (as [`mcptape_transcript::reader::read`] drops it).
     pub dropped: Option<mcptape_transcript::reader::Dropped>,
     /// The recorded `resources/read` results with a `contents` entry that has both `text` and
-    /// `blob`, or neither: one per exchange, in transcript order. `serve` replays them as
-    /// recorded and warns once each at load ([`BadContents`]'s Display).
+    /// `blob`, or neither: one per exchange, in transcript order, the first
+    /// [`MAX_BAD_CONTENTS_NOTED`]. `serve` replays them as recorded and warns once each at load
+    /// ([`BadContents`]'s Display).
     pub bad_contents: Vec<BadContents>,
+    /// Such replies past the first [`MAX_BAD_CONTENTS_NOTED`]: counted, not kept (`serve` says
+    /// `and N more replies with such entries`).
+    pub bad_contents_more: usize,
 }
+
+/// Most [`BadContents`] a served tape keeps ([`ServedTape::bad_contents`]), so a transcript of
+/// 20,000 such replies warns in 10 lines and one count, not 20,000 lines; the rest are counted
+/// in [`ServedTape::bad_contents_more`].
+pub const MAX_BAD_CONTENTS_NOTED: usize = 10;
 
 /// A recorded `resources/read` result whose `contents` has an entry that is neither a
 /// TextResourceContents nor a BlobResourceContents (MCP 2026-07-28 "Resources" → "Resource
@@ -1245,10 +1256,36 @@ pub struct BadContents {
     pub entry: usize,
     /// That entry's `uri`, when it is a string.
     pub uri: Option<String>,
-    /// `true`: both `text` and `blob`; `false`: neither.
-    pub both: bool,
+    /// What is wrong with that entry.
+    pub fault: EntryFault,
     /// Bad entries after the first in the same reply.
     pub more: usize,
+}
+
+/// What is wrong with a `contents` entry of a recorded read result ([`BadContents`]), as the
+/// wire's contents scanner ([`mcptape_wire::codec::ScannedEntry::issues`]) says, the one `check`
+/// gives its verdict from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryFault {
+    /// Both `text` and `blob`.
+    Both,
+    /// Neither `text` nor `blob`.
+    Neither,
+    /// The entry is not a JSON object (`42`, `null`).
+    NotAnObject,
+    /// `text` or `blob` (the field named) is not a string (`"text": null`).
+    NotAString(&'static str),
+}
+
+impl std::fmt::Display for EntryFault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EntryFault::Both => f.write_str("both text and blob"),
+            EntryFault::Neither => f.write_str("neither text nor blob"),
+            EntryFault::NotAnObject => f.write_str("no object"),
+            EntryFault::NotAString(field) => write!(f, "a {field} that is not a string"),
+        }
+    }
 }
 
 impl std::fmt::Display for BadContents {
@@ -1259,11 +1296,7 @@ impl std::fmt::Display for BadContents {
              (entry {}, uri {}, at /result/contents/{})",
             self.line,
             self.id,
-            if self.both {
-                "both text and blob"
-            } else {
-                "neither text nor blob"
-            },
+            self.fault,
             self.entry,
             self.uri
                 .as_deref()
@@ -1292,8 +1325,20 @@ fn entries_plainly_text_xor_blob(c: &[u8]) -> bool {
     // Inside an entry: the next string is a key.
     let mut key_next = false;
     let (mut text, mut blob) = (false, false);
+    // After a `text` or `blob` key: its value must be a string (else ask the scanner).
+    let mut string_next = false;
     let mut i = 0;
     while i < c.len() {
+        if string_next && !matches!(c[i], b' ' | b'\t' | b'\n' | b'\r' | b':') {
+            if c[i] != b'"' {
+                return false;
+            }
+            string_next = false;
+        }
+        // An entry that is not an object (`42`, `null`, a string): the scanner decides.
+        if depth == 1 && !matches!(c[i], b' ' | b'\t' | b'\n' | b'\r' | b',' | b'{' | b']') {
+            return false;
+        }
         match c[i] {
             b'"' => {
                 let start = i + 1;
@@ -1315,8 +1360,8 @@ fn entries_plainly_text_xor_blob(c: &[u8]) -> bool {
                 }
                 if depth == 2 && key_next {
                     match &c[start..end] {
-                        b"text" => text = true,
-                        b"blob" => blob = true,
+                        b"text" => (text, string_next) = (true, true),
+                        b"blob" => (blob, string_next) = (true, true),
                         k if k.contains(&b'\\') => return false,
                         _ => {}
                     }
@@ -1354,23 +1399,27 @@ fn bad_contents_of(contents: &str, record: usize, id: &str) -> Option<BadContent
         return None;
     }
     let entries = mcptape_wire::codec::scan_contents_str(contents).ok()?;
-    // The wire's own verdict on each entry (`true`: both, `false`: neither).
+    // The wire's own verdict on each entry.
     let mut bad = entries.iter().filter_map(|e| {
-        let both = e.issues().into_iter().find_map(|(k, _)| match k {
-            K::BothTextAndBlob => Some(true),
-            K::NeitherTextNorBlob => Some(false),
+        let fault = e.issues().into_iter().find_map(|(k, _)| match k {
+            K::EntryNotObject => Some(EntryFault::NotAnObject),
+            K::NotAString {
+                field: f @ ("text" | "blob"),
+            } => Some(EntryFault::NotAString(f)),
+            K::BothTextAndBlob => Some(EntryFault::Both),
+            K::NeitherTextNorBlob => Some(EntryFault::Neither),
             _ => None,
         })?;
-        Some((e, both))
+        Some((e, fault))
     });
-    let (first, both) = bad.next()?;
+    let (first, fault) = bad.next()?;
     Some(BadContents {
         line: record + 2,
         record,
         id: id.to_owned(),
         entry: first.index,
         uri: first.uri.decode().map(|u| u.into_owned()),
-        both,
+        fault,
         more: bad.count(),
     })
 }
@@ -1659,7 +1708,7 @@ fn build<'a>(
     limits: Limits,
     bodies: ReplyBodies,
     shared: Option<&Arc<TapeBytes>>,
-    mut bad_contents: Option<&mut Vec<BadContents>>,
+    mut bad_contents: Option<(&mut Vec<BadContents>, &mut usize)>,
     ending: impl FnOnce() -> Ending,
 ) -> Result<Tape, ReplayError> {
     let max_messages = limits.messages;
@@ -1901,8 +1950,8 @@ fn build<'a>(
                 if let Some(ci) = open.remove(&key) {
                     // `serve`: a read result whose contents break the text XOR blob rule is
                     // noted (replayed as recorded, warned at load).
-                    if let (Some(found), EnvelopeKind::Response, Some(c), Some(id)) = (
-                        bad_contents.as_deref_mut(),
+                    if let (Some((found, more)), EnvelopeKind::Response, Some(c), Some(id)) = (
+                        bad_contents.as_mut(),
                         env.kind,
                         env.members.result_contents.clone(),
                         env.id_range.clone(),
@@ -1912,7 +1961,11 @@ fn build<'a>(
                             .zip(msg.get(id))
                             .and_then(|(c, id)| bad_contents_of(c, i, id))
                     {
-                        found.push(b);
+                        if found.len() < MAX_BAD_CONTENTS_NOTED {
+                            found.push(b);
+                        } else {
+                            **more += 1;
+                        }
                     }
                     let delay_us = t_us.saturating_sub(client[ci].t_us);
                     // The exchange, and its place in the two index lists.
@@ -2181,7 +2234,7 @@ pub(crate) mod tests {
                 id: "7".into(),
                 entry: 0,
                 uri: Some("demo://x".into()),
-                both: true,
+                fault: EntryFault::Both,
                 more: 0,
             },
             BadContents {
@@ -2190,7 +2243,7 @@ pub(crate) mod tests {
                 id: "8".into(),
                 entry: 1,
                 uri: Some("demo://y/1".into()),
-                both: false,
+                fault: EntryFault::Neither,
                 more: 1,
             },
         ];
@@ -2239,22 +2292,94 @@ pub(crate) mod tests {
             (
                 r#"[{"uri":"a","text":"x","blob":"aGk="}]"#,
                 false,
-                Some(true),
+                Some(EntryFault::Both),
             ),
-            (r#"[{"uri":"a"}]"#, false, Some(false)),
-            (r#"[{"uri":"a","_meta":{"text":"x"}}]"#, false, Some(false)),
+            (r#"[{"uri":"a"}]"#, false, Some(EntryFault::Neither)),
+            (
+                r#"[{"uri":"a","_meta":{"text":"x"}}]"#,
+                false,
+                Some(EntryFault::Neither),
+            ),
             // An escaped key is the same key to the reader: the scanner decides.
             (r#"[{"uri":"a","te\u0078t":"x"}]"#, false, None),
             (
                 r#"[{"uri":"a\\","text":"x\\\""}, "not an object", [1]]"#,
-                true,
-                None,
+                false,
+                Some(EntryFault::NotAnObject),
             ),
         ];
         for (c, plain, verdict) in cases {
             assert_eq!(entries_plainly_text_xor_blob(c.as_bytes()), plain, "{c}");
-            assert_eq!(bad_contents_of(c, 0, "1").map(|b| b.both), verdict, "{c}");
+            assert_eq!(bad_contents_of(c, 0, "1").map(|b| b.fault), verdict, "{c}");
         }
+    }
+
+    #[test]
+    fn regression_serve_warns_about_text_null_and_entries_that_are_not_objects() {
+        let cases = [
+            (
+                r#"[{"uri":"a","text":null}]"#,
+                EntryFault::NotAString("text"),
+                0,
+            ),
+            (
+                r#"[{"uri":"a","blob" : 7}]"#,
+                EntryFault::NotAString("blob"),
+                0,
+            ),
+            (r#"[42]"#, EntryFault::NotAnObject, 0),
+            (
+                r#"[{"uri":"a","text":"x"}, null]"#,
+                EntryFault::NotAnObject,
+                1,
+            ),
+        ];
+        for (c, fault, entry) in cases {
+            assert!(!entries_plainly_text_xor_blob(c.as_bytes()), "{c}");
+            let b = bad_contents_of(c, 0, "1").unwrap_or_else(|| panic!("{c}"));
+            assert_eq!((b.fault, b.entry), (fault, entry), "{c}");
+        }
+        let b = bad_contents_of(r#"[{"uri":"a","text":null}]"#, 0, "1").unwrap();
+        assert!(
+            b.to_string()
+                .contains("has a contents entry with a text that is not a string (entry 0"),
+            "{b}"
+        );
+    }
+
+    /// A transcript of `n` read exchanges whose replies all have an entry with both text and
+    /// blob, served.
+    fn served_with_bad_replies(n: usize) -> ServedTape {
+        let mut text = String::from(
+            r#"{"mcptapeTranscript":1,"mcptapeVersion":"0.1.0","transport":"stdio","server":{},"startedAt":"2026-12-03T00:00:00Z"}"#,
+        );
+        for id in 0..n {
+            text.push_str(&format!(
+                "\n{{\"tUs\":1,\"kind\":\"message\",\"dir\":\"c2s\",\"msg\":{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"resources/read\",\"params\":{{\"uri\":\"demo://x\"}}}}}}"
+            ));
+            text.push_str(&format!(
+                "\n{{\"tUs\":2,\"kind\":\"message\",\"dir\":\"s2c\",\"msg\":{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{\"contents\":[{{\"uri\":\"demo://x\",\"text\":\"a\",\"blob\":\"YQ==\"}}]}}}}}}"
+            ));
+        }
+        text.push('\n');
+        Tape::served(&Arc::new(TapeBytes::from(text))).unwrap()
+    }
+
+    #[test]
+    fn regression_serve_bad_contents_warnings_are_capped_at_the_limit_and_one_past() {
+        let at = served_with_bad_replies(MAX_BAD_CONTENTS_NOTED);
+        assert_eq!(
+            (at.bad_contents.len(), at.bad_contents_more),
+            (MAX_BAD_CONTENTS_NOTED, 0)
+        );
+        let past = served_with_bad_replies(MAX_BAD_CONTENTS_NOTED + 1);
+        assert_eq!(
+            (past.bad_contents.len(), past.bad_contents_more),
+            (MAX_BAD_CONTENTS_NOTED, 1)
+        );
+        // The first ones are kept, in transcript order.
+        assert_eq!(past.bad_contents[0].id, "0");
+        assert_eq!(past.bad_contents[MAX_BAD_CONTENTS_NOTED - 1].id, "9");
     }
 
     /// Replies pair with their requests by the id's JSON value ([`PairKey`]):

@@ -1609,3 +1609,41 @@ fn bench_time_series_adds_up_to_the_phase_counters_with_timeouts_and_errors() {
         ts.iter().filter(|p| p["phase"] == "single").count()
     );
 }
+
+#[test]
+fn regression_serve_bad_contents_warnings_flood_is_capped_with_one_count_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("many.jsonl");
+    let header = r#"{"mcptapeTranscript":1,"mcptapeVersion":"0.1.0","transport":"stdio","server":{"command":["srv"]},"startedAt":"2026-12-01T22:33:51.180Z"}"#;
+    let mut text = format!("{header}\n");
+    // 12 replies with both text and blob: 10 warned (the limit), 2 counted.
+    for id in 0..12 {
+        let read = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"resources/read","params":{{"uri":"demo://x"}}}}"#
+        );
+        let reply = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"result":{{"contents":[{{"uri":"demo://x","text":"hi","blob":"aGk="}}]}}}}"#
+        );
+        for (dir, msg) in [("c2s", read), ("s2c", reply)] {
+            text.push_str(&format!(
+                "{{\"tUs\":1,\"kind\":\"message\",\"dir\":\"{dir}\",\"msg\":{msg}}}\n"
+            ));
+        }
+    }
+    std::fs::write(&t, text).unwrap();
+    let o = Command::new(mcptape())
+        .arg("serve")
+        .arg(&t)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.matches("has a contents entry").count(), 10, "{err}");
+    assert_has(
+        &err,
+        &format!(
+            "mcptape serve: warning: {}: and 2 more replies with such entries",
+            t.display()
+        ),
+    );
+}

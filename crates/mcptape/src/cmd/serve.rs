@@ -201,7 +201,15 @@ fn load_tape(path: &Path, release: bool) -> anyhow::Result<(Tape, Vec<String>)> 
         .bad_contents
         .iter()
         .map(|b| format!("{}: {b}", path.display()));
-    Ok((served.tape, notes.chain(bad).collect()))
+    // Capped (`MAX_BAD_CONTENTS_NOTED`): the rest in one line.
+    let more = (served.bad_contents_more > 0).then(|| {
+        format!(
+            "{}: and {} more replies with such entries",
+            path.display(),
+            served.bad_contents_more
+        )
+    });
+    Ok((served.tape, notes.chain(bad).chain(more).collect()))
 }
 
 /// Parses repeated `--fault` flags into one spec.
