@@ -422,7 +422,8 @@ impl BenchReport {
             let _ = writeln!(s, "{}", wrap(&line, WRAP_COLUMNS, "    "));
         }
         if list.is_empty() {
-            let _ = writeln!(s, "  errors: none{recorded}");
+            let line = format!("  errors: none{recorded}");
+            let _ = writeln!(s, "{}", wrap(&line, WRAP_COLUMNS, "    "));
         } else {
             let line = format!("  errors by class: {}", list.join(", "));
             let _ = writeln!(s, "{}", wrap(&line, WRAP_COLUMNS, "    "));
