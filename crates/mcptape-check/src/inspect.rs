@@ -1609,6 +1609,9 @@ fn inspect_stream_spilling<S: crate::engine::LineSource>(
         units: message_records,
         ..pass.s
     };
+    // Its read requests (up to `MAX_ANSWERED_READS_KEPT` answered ones) are
+    // not held through a second pass.
+    drop(pass);
     if json {
         // The report without items, pretty, split where its items go.
         let whole = serde_json::to_string_pretty(&report).map_err(std::io::Error::other)?;
