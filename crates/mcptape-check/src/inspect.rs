@@ -1464,11 +1464,12 @@ const KEEP_SCAN_MIN_LINE_BYTES: usize = 1 << 20;
 /// Bytes of report text `mcptape inspect` of a transcript file
 /// ([`crate::inspect_file_streamed`]) holds in memory (1 MiB) before
 /// it appends them to its anonymous temporary file: the report's items wait
-/// there until the counts that head the report are known.
+/// there until the counts that head the report are known (without one, the
+/// file is read once more instead).
 pub const REPORT_SPILL_CHUNK_BYTES: usize = 1 << 20;
 
 /// [`inspect`] of a transcript read as a stream of lines (`open` gives them
-/// from the start; called twice: a first pass reads up to the first
+/// from the start; called twice, or three times: a first pass reads up to the first
 /// resources/read request, which settles whether responses pair by id, the
 /// main pass reports, noting the read requests as it meets them), its
 /// report written to `out` as text ([`InspectReport::text`]) or pretty JSON,
@@ -1478,29 +1479,41 @@ pub const REPORT_SPILL_CHUNK_BYTES: usize = 1 << 20;
 /// whose counts are known only at the end. Memory: one line, the open read
 /// requests (for pairing by id), at most [`MAX_ANSWERED_READS_KEPT`]
 /// answered ones and one chunk of report, never the file or the items.
+/// When the temporary file cannot be created or written (TMPDIR missing,
+/// read-only or full) the main pass goes on counting only, and a third
+/// pass writes the items straight to `out` after the head: the same bytes.
 /// Returns the report without its items (for the exit status).
 ///
 /// Only for a transcript (a first line with `mcptapeTranscript`); a header
 /// that does not read is reported as [`inspect`] reports it.
 ///
 /// # Errors
-/// The I/O errors of `open`, of reading, of the temporary file and of writing.
+/// The I/O errors of `open`, of reading and of writing; the temporary
+/// file's error (naming the temporary directory and TMPDIR) only when
+/// `open` then fails, before anything is written.
 pub(crate) fn inspect_stream<S: crate::engine::LineSource>(
     open: &mut dyn FnMut() -> std::io::Result<S>,
     lenient: bool,
     json: bool,
     out: &mut dyn std::io::Write,
 ) -> std::io::Result<InspectReport> {
-    inspect_stream_spilling(open, lenient, json, out, REPORT_SPILL_CHUNK_BYTES)
+    inspect_stream_spilling(
+        open,
+        lenient,
+        json,
+        out,
+        Spill::new(REPORT_SPILL_CHUNK_BYTES),
+    )
 }
 
-/// [`inspect_stream`] with report chunks of `chunk` bytes.
+/// [`inspect_stream`] with the items spilled to `spill` (its chunk size, and
+/// in tests its failure).
 fn inspect_stream_spilling<S: crate::engine::LineSource>(
     open: &mut dyn FnMut() -> std::io::Result<S>,
     lenient: bool,
     json: bool,
     out: &mut dyn std::io::Write,
-    chunk: usize,
+    mut spill: Spill,
 ) -> std::io::Result<InspectReport> {
     let mut report = InspectReport {
         transcript: None,
@@ -1564,16 +1577,81 @@ fn inspect_stream_spilling<S: crate::engine::LineSource>(
         }
     }
     drop(lines);
-    let mut pass = Pass {
+    let stdio = header.transport == mcptape_transcript::Transport::Stdio;
+    let fresh = || Pass {
         paired,
         reads: Reads::default(),
         s: InspectSummary::default(),
         lenient,
     };
-    let stdio = header.transport == mcptape_transcript::Transport::Stdio;
-    let mut spill = Spill::new(chunk);
-    let mut emit = |out: Out<'_>| spill.out(out, json);
-    let mut lines = open()?;
+    let mut pass = fresh();
+    let (records, message_records) = report_pass(open()?, &mut kept, &mut pass, stdio, &mut |o| {
+        spill.out(o, json)
+    })?;
+    // The temporary file failed: the items are made again by a second pass
+    // and written straight to `out` (the input is opened again before the
+    // head is written: when it cannot be, nothing is written).
+    let again = match spill.failed.take() {
+        Some(e) => Some(open().map_err(|again| no_second_pass(&e, &again))?),
+        None => None,
+    };
+    report.transcript = Some(TranscriptSource {
+        format: header.mcptape_transcript,
+        transport: match header.transport {
+            mcptape_transcript::Transport::Stdio => "stdio",
+            mcptape_transcript::Transport::Http => "http",
+        },
+        records,
+        message_records,
+    });
+    report.paired = paired;
+    report.summary = InspectSummary {
+        units: message_records,
+        ..pass.s
+    };
+    // Its read requests (up to `MAX_ANSWERED_READS_KEPT` answered ones) are
+    // not held through a second pass.
+    drop(pass);
+    if json {
+        // The report without items, pretty, split where its items go.
+        let whole = serde_json::to_string_pretty(&report).map_err(std::io::Error::other)?;
+        let at = whole
+            .find(JSON_NO_ITEMS)
+            .ok_or_else(|| std::io::Error::other("the JSON report has no items member"))?
+            + JSON_NO_ITEMS.len()
+            - 1;
+        out.write_all(&whole.as_bytes()[..at])?;
+        let items = spill.items;
+        items_to(spill, again, &mut kept, fresh(), stdio, json, out)?;
+        if items > 0 {
+            out.write_all(b"\n  ")?;
+        }
+        out.write_all(&whole.as_bytes()[at..])?;
+        out.write_all(b"\n")?;
+    } else {
+        let mut o = String::new();
+        report.text_head(&mut o);
+        out.write_all(o.as_bytes())?;
+        items_to(spill, again, &mut kept, fresh(), stdio, json, out)?;
+        o.clear();
+        report.text_tail(&mut o);
+        out.write_all(o.as_bytes())?;
+    }
+    out.flush()?;
+    Ok(report)
+}
+
+/// The report's pass over `lines` (from the header on): every item of the
+/// report, in order, given to `emit`; the counts in `pass`. `kept` holds the
+/// skeletons of long lines the first pass scanned (taken as they are met).
+/// Returns the records and the message records.
+fn report_pass<S: crate::engine::LineSource>(
+    mut lines: S,
+    kept: &mut HashMap<usize, Option<Option<Skeleton>>>,
+    pass: &mut Pass,
+    stdio: bool,
+    emit: &mut dyn FnMut(Out<'_>) -> std::io::Result<()>,
+) -> std::io::Result<(usize, usize)> {
     lines.advance()?;
     let (mut records, mut message_records) = (0usize, 0usize);
     // Bad lines since the last message (reported before the next one, or
@@ -1644,10 +1722,10 @@ fn inspect_stream_spilling<S: crate::engine::LineSource>(
                 skel: skel.take(),
                 scanned: scanned.take(),
             },
-            &mut emit,
+            emit,
         )?;
     }
-    pass.unanswered(&mut emit)?;
+    pass.unanswered(emit)?;
     for (line, reason) in bad {
         pass.s.bad_lines += 1;
         emit(Item::BadLine { line, reason }.into())?;
@@ -1662,48 +1740,7 @@ fn inspect_stream_spilling<S: crate::engine::LineSource>(
             .into(),
         )?;
     }
-    drop(lines);
-    report.transcript = Some(TranscriptSource {
-        format: header.mcptape_transcript,
-        transport: match header.transport {
-            mcptape_transcript::Transport::Stdio => "stdio",
-            mcptape_transcript::Transport::Http => "http",
-        },
-        records,
-        message_records,
-    });
-    report.paired = paired;
-    report.summary = InspectSummary {
-        units: message_records,
-        ..pass.s
-    };
-    if json {
-        // The report without items, pretty, split where its items go.
-        let whole = serde_json::to_string_pretty(&report).map_err(std::io::Error::other)?;
-        let at = whole
-            .find(JSON_NO_ITEMS)
-            .ok_or_else(|| std::io::Error::other("the JSON report has no items member"))?
-            + JSON_NO_ITEMS.len()
-            - 1;
-        out.write_all(&whole.as_bytes()[..at])?;
-        let items = spill.items;
-        spill.copy_to(out)?;
-        if items > 0 {
-            out.write_all(b"\n  ")?;
-        }
-        out.write_all(&whole.as_bytes()[at..])?;
-        out.write_all(b"\n")?;
-    } else {
-        let mut o = String::new();
-        report.text_head(&mut o);
-        out.write_all(o.as_bytes())?;
-        spill.copy_to(out)?;
-        o.clear();
-        report.text_tail(&mut o);
-        out.write_all(o.as_bytes())?;
-    }
-    out.flush()?;
-    Ok(report)
+    Ok((records, message_records))
 }
 
 /// The `items` member of the pretty JSON of an [`InspectReport`] without
@@ -1717,8 +1754,17 @@ struct Spill {
     mem: String,
     chunk: usize,
     file: Option<std::fs::File>,
-    /// Items written.
+    /// Items written (counted, not kept, once the file failed).
     items: usize,
+    /// The temporary file's error (of its creation or of a write), once it
+    /// failed: the items are dropped, to be made again by a second pass.
+    failed: Option<std::io::Error>,
+    /// Writes to the temporary file that succeed before one fails (a test
+    /// seam: 0 fails its creation; `None`, outside tests, only the file's
+    /// own errors).
+    fail_at_write: Option<usize>,
+    /// Writes to the temporary file so far.
+    writes: usize,
     /// One item's pretty JSON before it is indented.
     json: Vec<u8>,
 }
@@ -1730,6 +1776,9 @@ impl Spill {
             chunk,
             file: None,
             items: 0,
+            failed: None,
+            fail_at_write: None,
+            writes: 0,
             json: Vec::new(),
         }
     }
@@ -1740,6 +1789,40 @@ impl Spill {
     /// raw line break inside a string, so every line break is the
     /// formatter's).
     fn out(&mut self, out: Out<'_>, json: bool) -> std::io::Result<()> {
+        if self.failed.is_some() {
+            self.items += 1;
+            return Ok(());
+        }
+        self.push(out, json)?;
+        if self.mem.len() >= self.chunk
+            && let Err(e) = self.write_file()
+        {
+            // Counting only from here on (the caller passes again).
+            self.failed = Some(spill_error(e));
+            self.mem = String::new();
+            self.file = None;
+        }
+        Ok(())
+    }
+
+    /// Appends `mem` to the temporary file (created at the first write).
+    fn write_file(&mut self) -> std::io::Result<()> {
+        use std::io::Write as _;
+        if self.fail_at_write == Some(self.writes) {
+            return Err(std::io::Error::from(std::io::ErrorKind::StorageFull));
+        }
+        let file = match &mut self.file {
+            Some(f) => f,
+            None => self.file.insert(tempfile::tempfile()?),
+        };
+        file.write_all(self.mem.as_bytes())?;
+        self.writes += 1;
+        self.mem.clear();
+        Ok(())
+    }
+
+    /// Appends `item` to `mem` ([`Spill::out`]'s text or JSON).
+    fn push(&mut self, out: Out<'_>, json: bool) -> std::io::Result<()> {
         if json {
             self.json.clear();
             serde_json::to_writer_pretty(&mut self.json, &out.into_item())
@@ -1762,15 +1845,6 @@ impl Spill {
             }
         }
         self.items += 1;
-        if self.mem.len() >= self.chunk {
-            use std::io::Write as _;
-            let file = match &mut self.file {
-                Some(f) => f,
-                None => self.file.insert(tempfile::tempfile().map_err(spill_error)?),
-            };
-            file.write_all(self.mem.as_bytes()).map_err(spill_error)?;
-            self.mem.clear();
-        }
         Ok(())
     }
 
@@ -1785,13 +1859,55 @@ impl Spill {
     }
 }
 
-/// An I/O error of the spill's temporary file, saying so (the caller names
-/// the transcript: the error is not the transcript's).
+/// An I/O error of the spill's temporary file, saying so and naming the
+/// temporary directory (the caller names the transcript: the error is not
+/// the transcript's).
 fn spill_error(e: std::io::Error) -> std::io::Error {
     std::io::Error::new(
         e.kind(),
-        format!("the report's temporary file (in the temporary directory, TMPDIR): {e}"),
+        format!(
+            "the report's temporary file in {} (the temporary directory, TMPDIR): {e}",
+            std::env::temp_dir().display()
+        ),
     )
+}
+
+/// The error when the temporary file failed (`spill`, from [`spill_error`])
+/// and the input cannot be opened again (`again`) for a second pass.
+fn no_second_pass(spill: &std::io::Error, again: &std::io::Error) -> std::io::Error {
+    std::io::Error::new(
+        spill.kind(),
+        format!(
+            "{spill}, and the input cannot be read again ({again}): set TMPDIR to a writable directory with room"
+        ),
+    )
+}
+
+/// Writes the report's items to `out`: the ones `spill` holds, or, when its
+/// temporary file failed, the ones of a second [`report_pass`] over `again`
+/// (`pass` fresh), written as they are made ([`Spill::chunk`] at a time).
+fn items_to<S: crate::engine::LineSource>(
+    spill: Spill,
+    again: Option<S>,
+    kept: &mut HashMap<usize, Option<Option<Skeleton>>>,
+    mut pass: Pass,
+    stdio: bool,
+    json: bool,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    let Some(lines) = again else {
+        return spill.copy_to(out);
+    };
+    let mut direct = Spill::new(spill.chunk);
+    report_pass(lines, kept, &mut pass, stdio, &mut |o| {
+        direct.push(o, json)?;
+        if direct.mem.len() >= direct.chunk {
+            out.write_all(direct.mem.as_bytes())?;
+            direct.mem.clear();
+        }
+        Ok(())
+    })?;
+    out.write_all(direct.mem.as_bytes())
 }
 
 /// `report` (nothing to stream: a transcript whose header does not read) as
@@ -1986,26 +2102,13 @@ mod tests {
     /// including an empty items list.
     #[test]
     fn spilled_report_is_the_whole_report_at_every_chunk_size() {
-        let head = r#"{"mcptapeTranscript":1,"mcptapeVersion":"0.1.0","transport":"stdio","server":{},"startedAt":"2026-11-30T00:00:00Z"}"#;
-        let msg = |t: usize, dir: &str, m: &str| {
-            format!(r#"{{"tUs":{t},"kind":"message","dir":"{dir}","msg":{m}}}"#)
-        };
-        let full = [
-            head.to_owned(),
-            msg(1, "c2s", &read_request(1, "a")),
-            msg(2, "s2c", r#"{"jsonrpc":"2.0","id":1,"result":{"contents":[{"uri":"file:///a","mimeType":"text/plain","text":"caf\u00e9\n"},{"uri":"file:///b","blob":"iVBORw0KGgo="}],"ttlMs":5}}"#),
-            "not a record".to_owned(),
-            msg(3, "c2s", &read_request(2, "c")),
-            msg(4, "s2c", r#"{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"nope","data":{"uri":"file:///c"}}}"#),
-            msg(5, "c2s", &read_request(3, "d")),
-        ]
-        .join("\n")
-            + "\n";
+        let full = five_item_transcript();
+        let head = full.lines().next().expect("a header");
         // HTTP: no exit record is expected, so no item at all.
         let empty = format!(
             "{}\n{}\n",
             head.replace("stdio", "http"),
-            msg(1, "c2s", r#"{"jsonrpc":"2.0","method":"ping"}"#)
+            r#"{"tUs":1,"kind":"message","dir":"c2s","msg":{"jsonrpc":"2.0","method":"ping"}}"#
         );
         for (text, items) in [(full, 5), (empty, 0)] {
             let whole = inspect(text.as_bytes(), false);
@@ -2016,8 +2119,14 @@ mod tests {
                     let mut open = || -> std::io::Result<crate::engine::SliceLines<'_>> {
                         Ok(crate::engine::SliceLines::new(text.as_bytes(), None))
                     };
-                    let r = inspect_stream_spilling(&mut open, false, json, &mut out, chunk)
-                        .expect("in memory");
+                    let r = inspect_stream_spilling(
+                        &mut open,
+                        false,
+                        json,
+                        &mut out,
+                        Spill::new(chunk),
+                    )
+                    .expect("in memory");
                     assert_eq!(r.summary, whole.summary);
                     let want = if json {
                         serde_json::to_string_pretty(&whole).expect("serializes") + "\n"
@@ -2032,6 +2141,130 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A stdio transcript whose report has five items (a paired read, a
+    /// bad line, a read error, an unanswered read, no exit record).
+    fn five_item_transcript() -> String {
+        let head = r#"{"mcptapeTranscript":1,"mcptapeVersion":"0.1.0","transport":"stdio","server":{},"startedAt":"2026-11-30T00:00:00Z"}"#;
+        let msg = |t: usize, dir: &str, m: &str| {
+            format!(r#"{{"tUs":{t},"kind":"message","dir":"{dir}","msg":{m}}}"#)
+        };
+        [
+            head.to_owned(),
+            msg(1, "c2s", &read_request(1, "a")),
+            msg(2, "s2c", r#"{"jsonrpc":"2.0","id":1,"result":{"contents":[{"uri":"file:///a","mimeType":"text/plain","text":"caf\u00e9\n"},{"uri":"file:///b","blob":"iVBORw0KGgo="}],"ttlMs":5}}"#),
+            "not a record".to_owned(),
+            msg(3, "c2s", &read_request(2, "c")),
+            msg(4, "s2c", r#"{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"nope","data":{"uri":"file:///c"}}}"#),
+            msg(5, "c2s", &read_request(3, "d")),
+        ]
+        .join("\n")
+            + "\n"
+    }
+
+    /// The streamed report of `text` with a spill of `chunk` bytes whose
+    /// temporary file fails at write `fail_at_write`, and the times the
+    /// input was opened.
+    fn stream_failing(
+        text: &str,
+        json: bool,
+        chunk: usize,
+        fail_at_write: usize,
+    ) -> (String, usize) {
+        let mut opened = 0;
+        let mut open = || -> std::io::Result<crate::engine::SliceLines<'_>> {
+            opened += 1;
+            Ok(crate::engine::SliceLines::new(text.as_bytes(), None))
+        };
+        let mut spill = Spill::new(chunk);
+        spill.fail_at_write = Some(fail_at_write);
+        let mut out = Vec::new();
+        let r =
+            inspect_stream_spilling(&mut open, false, json, &mut out, spill).expect("in memory");
+        assert_eq!(r.summary, inspect(text.as_bytes(), false).summary);
+        (String::from_utf8(out).expect("UTF-8"), opened)
+    }
+
+    /// TMPDIR=/nonexistent (and a full or read-only one) made `inspect`
+    /// print nothing and exit 2: a temporary file that cannot be created
+    /// now costs a second pass, with the same bytes, at every chunk size
+    /// (items ending exactly at a chunk and one byte short of it).
+    #[test]
+    fn spill_failing_at_creation_passes_again_with_the_same_report() {
+        let text = five_item_transcript();
+        let whole = inspect(text.as_bytes(), false);
+        assert_eq!(whole.items.len(), 5);
+        for json in [false, true] {
+            let want = if json {
+                serde_json::to_string_pretty(&whole).expect("serializes") + "\n"
+            } else {
+                whole.text()
+            };
+            let mut passed_again = 0;
+            for chunk in 1..=want.len() + 1 {
+                let (got, opened) = stream_failing(&text, json, chunk, 0);
+                assert_eq!(got, want, "chunk {chunk}, json {json}");
+                // First pass, report pass, and a second one when the spill
+                // reached a chunk.
+                assert!(opened == 2 || opened == 3, "chunk {chunk}: opened {opened}");
+                passed_again += usize::from(opened == 3);
+            }
+            assert!(
+                passed_again > 0 && passed_again < want.len(),
+                "{passed_again}"
+            );
+        }
+    }
+
+    /// A temporary file that fails on a later write (ENOSPC in a full
+    /// TMPDIR) after one chunk was written: the written chunk is dropped
+    /// and the second pass gives the same bytes.
+    #[test]
+    fn spill_failing_on_a_later_write_passes_again_with_the_same_report() {
+        let text = five_item_transcript();
+        let whole = inspect(text.as_bytes(), false);
+        for json in [false, true] {
+            let want = if json {
+                serde_json::to_string_pretty(&whole).expect("serializes") + "\n"
+            } else {
+                whole.text()
+            };
+            for chunk in 1..=want.len() + 1 {
+                let (got, _) = stream_failing(&text, json, chunk, 1);
+                assert_eq!(got, want, "chunk {chunk}, json {json}");
+            }
+            // Each item its own chunk: the second write fails.
+            assert_eq!(stream_failing(&text, json, 1, 1).1, 3);
+        }
+    }
+
+    /// Input that cannot be opened again (as a pipe could not) and a
+    /// temporary file that cannot be made: nothing written, and the error
+    /// names the temporary directory and TMPDIR.
+    #[test]
+    fn spill_failing_on_input_read_once_names_the_temporary_directory() {
+        let text = five_item_transcript();
+        let mut opened = 0;
+        let mut open = || -> std::io::Result<crate::engine::SliceLines<'_>> {
+            opened += 1;
+            if opened > 2 {
+                return Err(std::io::Error::other("read once"));
+            }
+            Ok(crate::engine::SliceLines::new(text.as_bytes(), None))
+        };
+        let mut spill = Spill::new(1);
+        spill.fail_at_write = Some(0);
+        let mut out = Vec::new();
+        let e = inspect_stream_spilling(&mut open, false, false, &mut out, spill)
+            .expect_err("no temporary file, no second pass");
+        assert_eq!(e.kind(), std::io::ErrorKind::StorageFull);
+        let e = e.to_string();
+        let dir = std::env::temp_dir().display().to_string();
+        assert!(e.contains(&format!("temporary file in {dir} ")), "{e}");
+        assert!(e.contains("set TMPDIR"), "{e}");
+        assert!(e.contains("read once"), "{e}");
+        assert!(out.is_empty());
     }
 
     /// A response line with one `image/png` blob of `n` decoded bytes

@@ -398,7 +398,9 @@ fn with_lines<T>(
 /// open read requests (and at most [`inspect::MAX_ANSWERED_READS_KEPT`]
 /// answered ones) and [`inspect::REPORT_SPILL_CHUNK_BYTES`] of report, never
 /// the file or the report's items (they wait in an anonymous temporary
-/// file until the counts that head the report are known). Returns the
+/// file until the counts that head the report are known; when it cannot be
+/// created or written, the file is read once more and the items written
+/// straight out, the same bytes). Returns the
 /// report without its items (counts, source, header error), or `None`
 /// without writing anything when the file is not a transcript (its first
 /// line has no `mcptapeTranscript`: inspect it in memory).

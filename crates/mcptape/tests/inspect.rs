@@ -416,3 +416,49 @@ fn inspect_no_read_results_is_not_an_error_but_says_so() {
     assert_has(&err, "no resources/read result in ");
     assert!(err.ends_with("(2 messages)\n"), "{err}");
 }
+
+/// With TMPDIR missing (or a file), `inspect` of a transcript whose report
+/// passes the in-memory chunk printed nothing and exited 2 (`the report's
+/// temporary file`); it now reads the file again and prints the same
+/// bytes, text and JSON.
+#[test]
+fn inspect_transcript_with_tmpdir_missing_or_a_file_prints_the_same_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("many-unanswered.jsonl");
+    let mut t = String::from(
+        r#"{"mcptapeTranscript":1,"mcptapeVersion":"0.1.0","transport":"stdio","server":{},"startedAt":"2026-11-30T00:00:00Z"}"#,
+    );
+    t.push('\n');
+    for id in 0..20_000 {
+        t.push_str(&format!(
+            r#"{{"tUs":{id},"kind":"message","dir":"c2s","msg":{{"jsonrpc":"2.0","id":{id},"method":"resources/read","params":{{"uri":"file:///a/rather/long/path/to/resource/number/{id:08}.txt"}}}}}}"#
+        ));
+        t.push('\n');
+    }
+    std::fs::write(&path, &t).unwrap();
+    for extra in [&[][..], &["--json"][..]] {
+        let run = |tmpdir: Option<&Path>| {
+            let mut c = Command::new(env!("CARGO_BIN_EXE_mcptape"));
+            c.arg("inspect").args(extra).arg(&path);
+            if let Some(d) = tmpdir {
+                c.env("TMPDIR", d);
+            }
+            c.output().expect("run mcptape")
+        };
+        let normal = run(None);
+        assert!(
+            normal.stdout.len() > mcptape_check::inspect::REPORT_SPILL_CHUNK_BYTES,
+            "{extra:?}: {} bytes do not pass the chunk",
+            normal.stdout.len()
+        );
+        for tmpdir in [Path::new("/nonexistent"), path.as_path()] {
+            let fallback = run(Some(tmpdir));
+            let err = String::from_utf8_lossy(&fallback.stderr);
+            assert_eq!(fallback.status.code(), normal.status.code(), "{err}");
+            assert!(
+                fallback.stdout == normal.stdout,
+                "{extra:?} {tmpdir:?}: {err}"
+            );
+        }
+    }
+}
