@@ -1064,11 +1064,16 @@ impl Pass {
                     if single
                         && !lenient
                         && l.skel.is_none()
-                        && let Some(sum) = m
-                            .result
-                            .clone()
-                            .and_then(|r| result_text(l, r))
-                            .and_then(read_summary::summarize_scanned_read_result)
+                        && let Some(sum) = match l.text {
+                            // The message as text: the long strings its
+                            // envelope scan validated are not searched again.
+                            Some(t) => read_summary::summarize_result_of(t, m),
+                            None => m
+                                .result
+                                .clone()
+                                .and_then(|r| result_text(l, r))
+                                .and_then(read_summary::summarize_scanned_read_result),
+                        }
                         && let Some(out) = summary_out(
                             s,
                             number,

@@ -174,6 +174,27 @@ pub struct LongStrings {
     pub(crate) strings: Vec<lex::KnownString>,
 }
 
+impl LongStrings {
+    /// The strings lying inside `range` of the scanned message, offsets
+    /// made relative to `range.start` (for a later scan of that range);
+    /// none when `message_len` is not the scanned input's length (ranges
+    /// into another message are never used).
+    pub(crate) fn within(&self, message_len: usize, range: &Range<usize>) -> Vec<lex::KnownString> {
+        if self.input_len != message_len {
+            return Vec::new();
+        }
+        self.strings
+            .iter()
+            .filter(|k| k.start >= range.start && k.end <= range.end)
+            .map(|k| lex::KnownString {
+                start: k.start - range.start,
+                end: k.end - range.start,
+                escaped: k.escaped,
+            })
+            .collect()
+    }
+}
+
 impl Envelope {
     /// `result.resultType` decoded (borrowed when it has no escape), when present.
     /// `input` must be the bytes this envelope was scanned from.

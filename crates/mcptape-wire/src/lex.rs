@@ -266,7 +266,7 @@ impl<'a> Lexer<'a> {
     /// The known string starting at the position, if any (see
     /// [`Self::with_known`]).
     #[inline]
-    fn known_here(&mut self) -> Option<KnownString> {
+    pub(crate) fn known_here(&mut self) -> Option<KnownString> {
         if self.known_next >= self.known.len() {
             return None;
         }

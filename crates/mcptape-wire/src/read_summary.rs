@@ -98,7 +98,29 @@ impl Payload<'_> {
 /// validated again. Only for such a value: on other text a `text` with a
 /// raw control byte or bad UTF-8 would be summarized.
 pub fn summarize_scanned_read_result(text: &str) -> Option<ReadSummary<'_>> {
-    let mut lx = Lexer::new_str(text);
+    summarize(Lexer::new_str(text))
+}
+
+/// [`summarize_scanned_read_result`] of the `result` of `message`, whose
+/// envelope scan is `env` ([`crate::envelope::scan_frame_str`]): the same
+/// summary, with the strings of at least 4 KiB the envelope scan validated
+/// taken as they are, not searched again (as
+/// [`crate::codec::scan_result_contents`] does). `None` also when `env`
+/// has no `result` range inside `message`. `env` must be the scan of
+/// `message`.
+pub fn summarize_result_of<'a>(
+    message: &'a str,
+    env: &crate::envelope::Envelope,
+) -> Option<ReadSummary<'a>> {
+    let range = env.result.clone()?;
+    let text = message.get(range.clone())?;
+    let known = env.members.long_strings.within(message.len(), &range);
+    summarize(Lexer::new_str(text).with_known(known))
+}
+
+/// The walk of [`summarize_scanned_read_result`] with the lexer `lx` at the
+/// result's start.
+fn summarize(mut lx: Lexer<'_>) -> Option<ReadSummary<'_>> {
     lx.ws();
     if lx.peek() != Some(b'{') {
         return None;
@@ -205,7 +227,11 @@ fn entries<'a>(lx: &mut Lexer<'a>, out: &mut Vec<EntrySummary<'a>>) -> Result<()
                 if lx.peek() != Some(b'"') {
                     return Err(bail(lx));
                 }
-                let (end, len) = skip_string(lx.input, start).ok_or_else(|| bail(lx))?;
+                let (end, len) = match lx.known_here() {
+                    // A long string with no escape: its length is its span.
+                    Some(k) if !k.escaped => (k.end, k.end - k.start - 2),
+                    _ => skip_string(lx.input, start).ok_or_else(|| bail(lx))?,
+                };
                 lx.pos = end;
                 text = Some((&lx.input[start..end], len));
                 Ok(())
@@ -421,5 +447,43 @@ mod tests {
         ] {
             assert_eq!(unescaped_len(bad.as_bytes()), None, "{bad}");
         }
+    }
+
+    /// A read reply with a 6 KiB text, a 6 KiB escaped text and a 8 KiB
+    /// blob: the summary from the envelope scan's long strings (taken as
+    /// they are) is the summary of the result text alone, and the parser's.
+    #[test]
+    fn summary_of_a_message_given_its_scans_long_strings_agrees() {
+        let plain = "é".repeat(3 * 1024);
+        let escaped = "a\\n\\u00e9".repeat(600);
+        let blob = "QUJD".repeat(2 * 1024);
+        let message = format!(
+            r#"{{"jsonrpc":"2.0","id":3,"result":{{"contents":[{{"uri":"file:///a","text":"{plain}"}},{{"uri":"file:///b","mimeType":"text/plain","text":"{escaped}"}},{{"uri":"file:///c","blob":"{blob}"}}]}}}}"#
+        );
+        let env = crate::envelope::scan_envelope_str(&message).unwrap();
+        let range = env.result.clone().unwrap();
+        let known = env.members.long_strings.within(message.len(), &range);
+        assert_eq!(known.len(), 3, "the three payloads are long strings");
+        assert_eq!(
+            known.iter().map(|k| k.escaped).collect::<Vec<_>>(),
+            [false, true, false]
+        );
+        let of_message = summarize_result_of(&message, &env).unwrap();
+        let of_result = summarize_scanned_read_result(&message[range.clone()]).unwrap();
+        assert_eq!(of_message, of_result);
+        let lens: Vec<usize> = of_message
+            .entries
+            .iter()
+            .map(|e| e.payload.decoded_len())
+            .collect();
+        assert_eq!(lens, [plain.len(), "a\né".len() * 600, 6 * 1024]);
+        assert!(agrees(&message[range]));
+        // Another message's length: its long strings are not used.
+        assert!(
+            env.members
+                .long_strings
+                .within(message.len() + 1, &(0..message.len()))
+                .is_empty()
+        );
     }
 }

@@ -406,20 +406,7 @@ pub fn scan_result_contents<'a>(
 ) -> Option<Result<Vec<ScannedEntry<'a>>, CodecError>> {
     let range = env.members.result_contents.clone()?;
     let raw = message.get(range.clone())?;
-    let long = &env.members.long_strings;
-    let known = if long.input_len == message.len() {
-        long.strings
-            .iter()
-            .filter(|k| k.start >= range.start && k.end <= range.end)
-            .map(|k| crate::lex::KnownString {
-                start: k.start - range.start,
-                end: k.end - range.start,
-                escaped: k.escaped,
-            })
-            .collect()
-    } else {
-        Vec::new()
-    };
+    let known = env.members.long_strings.within(message.len(), &range);
     let mut out = Vec::new();
     Some(fused::scan_contents_known(raw, known, &mut out).map(|()| out))
 }
