@@ -481,7 +481,15 @@ pub(crate) fn check_stream<S: LineSource>(
         });
         let r = match parsed {
             Ok(r) => r,
-            Err(e) if terminated => {
+            // A malformed line, ended or not: only a cut record (the
+            // reader's rule, `reader::is_cut_record`) is dropped below.
+            Err(e) if terminated || !reader::is_cut_record(lines.line()) => {
+                // A run of noise lines ends here (a message printed over
+                // several lines never spans a line that does not read).
+                noise.flush(
+                    &mut Cx::new(file, opts, std::mem::take(&mut findings)),
+                    &mut findings,
+                );
                 Cx::new(file, opts, std::mem::take(&mut findings)).push_into(
                     &mut findings,
                     rules::TRANSCRIPT_UNREADABLE,
@@ -504,10 +512,9 @@ pub(crate) fn check_stream<S: LineSource>(
         records += 1;
         ends_unread = false;
         last_line = Some(line_no);
-        let place = Place {
-            record: records,
-            line: line_no,
-        };
+        // Record `n` is the `n`th line after the header, read or skipped: a
+        // skipped line keeps its number, so no two lines share one.
+        let place = Place::file_line(line_no);
         if header.transport == Transport::Stdio
             && let Some(Event::Noise { dir, line }) = r.owned_event()
         {
@@ -573,10 +580,7 @@ pub(crate) fn check_stream<S: LineSource>(
     if header.transport == Transport::Stdio && dropped.is_none() && !ends_unread && !saw_exit {
         cx.push_whole(
             rules::RECORDING_NO_EXIT,
-            Place {
-                record: records,
-                line: last_line.unwrap_or(1),
-            },
+            Place::file_line(last_line.unwrap_or(1)),
             no_exit_message(records),
         );
     }
@@ -912,6 +916,8 @@ struct Place {
 }
 
 impl Place {
+    /// The place of file line `line`: record `line - 1` (the header is line
+    /// 1, record 0; every later line is one record, read or skipped).
     fn file_line(line: usize) -> Place {
         Place {
             record: line.saturating_sub(1),
@@ -1691,7 +1697,12 @@ impl State {
                     );
                     return;
                 }
-                ContentsErrorKind::InvalidBase64(bad) if !bad_field => {
+                ContentsErrorKind::InvalidBase64(_) if !bad_field => {
+                    // Said of the blob as recorded (offset from the byte after its
+                    // opening quote, escapes as written): `RecordedBase64Error`.
+                    let Some(bad) = e.blob_error_as_recorded() else {
+                        continue;
+                    };
                     cx.push(
                         rules::BLOB_NOT_CANONICAL_BASE64,
                         place,
@@ -1699,7 +1710,7 @@ impl State {
                         format!("{eptr}/blob"),
                         format!(
                             "entry {entry_uri:?}: blob is not canonical base64 at byte {}: {bad}",
-                            bad.offset()
+                            bad.offset
                         ),
                     );
                     return;

@@ -1663,6 +1663,9 @@ fn report_pass<S: crate::engine::LineSource>(
     // after the unanswered requests at the end).
     let mut bad: Vec<(usize, String)> = Vec::new();
     let (mut saw_exit, mut dropped, mut last_record) = (false, false, None);
+    // The latest line was malformed and skipped (as check's `ends_unread`:
+    // it may have been the exit record, so no `NoExitRecord` is said).
+    let mut ends_unread = false;
     while let Some(terminated) = lines.advance()? {
         let line_no = lines.line_no();
         let mut skel = None;
@@ -1689,8 +1692,11 @@ fn report_pass<S: crate::engine::LineSource>(
         });
         let r = match parsed {
             Ok(r) => r,
-            Err(e) if terminated => {
+            // A malformed line, ended or not: only a cut record (the
+            // reader's rule, `reader::is_cut_record`) is dropped below.
+            Err(e) if terminated || !reader::is_cut_record(lines.line()) => {
                 bad.push((e.line, format!("bad transcript record: {}", e.kind)));
+                ends_unread = true;
                 continue;
             }
             Err(e) => {
@@ -1707,6 +1713,7 @@ fn report_pass<S: crate::engine::LineSource>(
             }
         };
         records += 1;
+        ends_unread = false;
         last_record = Some(line_no);
         saw_exit |= matches!(
             r.owned_event(),
@@ -1736,7 +1743,7 @@ fn report_pass<S: crate::engine::LineSource>(
         emit(Item::BadLine { line, reason }.into())?;
     }
     // As check's `recording-no-exit` (never with a cut tail, reported above).
-    if stdio && !dropped && !saw_exit {
+    if stdio && !dropped && !ends_unread && !saw_exit {
         emit(
             Item::NoExitRecord {
                 line: last_record.unwrap_or(1),

@@ -19,11 +19,12 @@ pub struct Finding {
     /// The transcript file, as given on the command line (or found under a
     /// directory given there).
     pub file: String,
-    /// 1-based record number (the header is record 0); 0 for a finding on the
-    /// file as a whole.
+    /// 1-based record number: record `n` is line `n + 1` of the file (the
+    /// header is record 0; a line that could not be read, reported
+    /// `transcript-unreadable`, keeps its number too); 0 for a finding on
+    /// the file as a whole.
     pub record: usize,
-    /// 1-based line number in the file (record `n` is on line `n + 1` when
-    /// the file has no blank lines).
+    /// 1-based line number in the file (record `n` is on line `n + 1`).
     pub line: usize,
     /// The JSON-RPC id involved, as JSON text (`1`, `"abc"`), if any.
     pub request_id: Option<String>,
@@ -52,7 +53,8 @@ pub struct FileReport {
     pub revision: Revision,
     /// Where [`FileReport::revision`] came from.
     pub revision_source: RevisionSource,
-    /// Records read (not counting the header).
+    /// Records read (not counting the header, nor the lines that could not
+    /// be read).
     pub records: usize,
     /// JSON-RPC messages checked (batch elements counted one by one).
     pub messages: usize,

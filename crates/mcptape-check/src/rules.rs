@@ -198,7 +198,9 @@ payload. Fires when `uri` is absent or not a string.",
         explain: "`blob` is standard base64 (`A-Z a-z 0-9 + /`) with `=` padding only at the end and \
 zero trailing bits: length a multiple of 4. URL-safe characters, whitespace or CRLF inside, missing \
 padding, `=` in the middle or non-zero pad bits (`Zh==`) are decoded differently (or refused) by \
-different clients. The finding gives the byte offset of the first bad character within the blob.",
+different clients. The finding gives the byte offset of the first bad character within the blob as recorded (from the \
+byte after its opening quote, JSON escapes counted as written) and shows that character as recorded \
+(`\\u00e9`, not the byte it unescapes to).",
     }
     READ_EMPTY_CONTENTS = {
         id: "read-empty-contents", severity: Error,

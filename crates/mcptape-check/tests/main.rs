@@ -2,6 +2,7 @@
 //! one module per file) so the workspace links a few test executables, not dozens.
 
 mod baseline;
+mod bugs_fresh_user;
 mod bugs_issue15;
 mod inspect_report;
 mod non_regular_files;

@@ -9,10 +9,14 @@
 //!   ([`read`]); with [`ReadOptions::lenient`] it is skipped and listed in
 //!   [`Transcript::skipped`] instead.
 //! * The last line, if it has no `\n` (the writer crashed mid-write), is kept when
-//!   it parses as a whole record (the crash hit just before the `\n`); otherwise it
-//!   is dropped and reported in [`Transcript::dropped`] with its byte count. Since
-//!   every record is one JSON object, no proper prefix of a record line parses, so
-//!   a cut file reads back as exactly its complete records.
+//!   it parses as a whole record (the crash hit just before the `\n`). When it is
+//!   a cut record ([`is_cut_record`]: an incomplete JSON value, or valid UTF-8 up
+//!   to an incomplete UTF-8 sequence at its very end) it is dropped and reported
+//!   in [`Transcript::dropped`] with its byte count. Since every record is one
+//!   JSON object, no proper prefix of a record line parses, so a cut file reads
+//!   back as exactly its complete records. Any other unterminated last line (an
+//!   invalid byte inside it, a complete value that is not a record) is a
+//!   malformed line like a complete one: an error, or skipped when lenient.
 //! * Nothing here panics on any input (property-tested and fuzzed).
 
 use std::io::BufRead;
@@ -292,7 +296,7 @@ fn read_lines<'a, T>(
             None => {
                 match parse(rest, line_no, pos) {
                     Ok(r) => records.push(r),
-                    Err(e) => {
+                    Err(e) if is_cut_record(rest) => {
                         dropped = Some(Dropped {
                             offset: pos,
                             bytes: rest.len(),
@@ -300,6 +304,8 @@ fn read_lines<'a, T>(
                             reason: e.kind.to_string(),
                         })
                     }
+                    Err(e) if opts.lenient => skipped.push(e),
+                    Err(e) => return Err(e),
                 }
                 pos = bytes.len();
             }
@@ -539,6 +545,25 @@ fn parse_record_ref(
     parse_record(line, line_no, offset).map(RecordRef::Owned)
 }
 
+/// Whether `line`, the unterminated last line of a transcript that did not
+/// parse as a record, is a record cut by a crash (to be dropped and reported
+/// as [`Dropped`]) rather than a malformed line: either valid UTF-8 up to an
+/// incomplete UTF-8 sequence at its very end (the cut fell inside a
+/// multi-byte character, RFC 3629 §3), or valid UTF-8 whose JSON value is
+/// incomplete (the input ends inside it, RFC 8259 §2). An invalid byte
+/// anywhere else, or a complete JSON value that is not a record, is not a cut:
+/// [`ErrorKind::InvalidUtf8`] (with the bytes before it) or
+/// [`ErrorKind::Record`] / [`ErrorKind::Fields`] as for a complete line.
+pub fn is_cut_record(line: &[u8]) -> bool {
+    match std::str::from_utf8(line) {
+        // `error_len() == None`: the input ended inside a sequence.
+        Err(e) => e.error_len().is_none(),
+        Ok(text) => serde_json::from_str::<serde::de::IgnoredAny>(text)
+            .err()
+            .is_some_and(|e| e.is_eof()),
+    }
+}
+
 fn memchr_nl(b: &[u8]) -> Option<usize> {
     memchr::memchr(b'\n', b)
 }
@@ -769,6 +794,7 @@ impl<R: BufRead> Iterator for Reader<R> {
             }
             return match parse_record(&buf, self.line_no, offset) {
                 Ok(r) => Some(Ok(r)),
+                Err(e) if !is_cut_record(&buf) => Some(Err(e)),
                 Err(e) => {
                     self.dropped = Some(Dropped {
                         offset,
@@ -941,5 +967,59 @@ mod ending_tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    /// An invalid byte inside the unterminated last line is a malformed line
+    /// (an error strictly, skipped leniently), not a cut: only an incomplete
+    /// sequence at the very end, or an incomplete value, is dropped.
+    #[test]
+    fn unterminated_last_line_with_invalid_utf8_is_malformed_not_cut() {
+        let bad = format!("{HEADER}\n{MSG}\n").into_bytes();
+        let invalid = [
+            &bad[..],
+            b"{\"tUs\":2,\"kind\":\"stderr\",\"line\":\"a\xffb\"}",
+        ]
+        .concat();
+        let e = read(&invalid).unwrap_err();
+        assert_eq!(e.line, 3);
+        assert_eq!(e.offset, bad.len());
+        assert_eq!(e.kind, ErrorKind::InvalidUtf8 { valid_up_to: 34 });
+        let t = read_with(&invalid, ReadOptions::lenient()).unwrap();
+        assert_eq!(
+            (t.records.len(), t.dropped.as_ref(), t.skipped.len()),
+            (1, None, 1)
+        );
+        let mut r = Reader::new(&invalid[..]).unwrap();
+        assert!(r.next().unwrap().is_ok());
+        assert_eq!(
+            r.next().unwrap().unwrap_err().kind,
+            ErrorKind::InvalidUtf8 { valid_up_to: 34 }
+        );
+        assert!(r.next().is_none());
+        assert_eq!(r.dropped(), None);
+
+        let cut_char = [
+            &bad[..],
+            b"{\"tUs\":2,\"kind\":\"stderr\",\"line\":\"a\xe2\x82",
+        ]
+        .concat();
+        let cut_value = [&bad[..], b"{\"tUs\":2,\"kind\":\"std"].concat();
+        for cut in [cut_char, cut_value] {
+            let t = read(&cut).unwrap();
+            let d = t.dropped.expect("a cut record is dropped");
+            assert_eq!(
+                (d.line, d.offset, d.bytes),
+                (3, bad.len(), cut.len() - bad.len())
+            );
+            let mut r = Reader::new(&cut[..]).unwrap();
+            assert!(r.next().unwrap().is_ok());
+            assert!(r.next().is_none());
+            assert_eq!(r.dropped().map(|d| d.bytes), Some(cut.len() - bad.len()));
+        }
+        assert!(is_cut_record(b"{\"a\":\"\xe2\x82"));
+        assert!(is_cut_record(b"{\"a\":tr"));
+        assert!(!is_cut_record(b"{\"a\":\"\xff\"}"));
+        assert!(!is_cut_record(b"{\"a\":1}x"));
+        assert!(!is_cut_record(b"\xff{\"a\":\"\xe2\x82"));
     }
 }

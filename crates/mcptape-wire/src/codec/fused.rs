@@ -453,7 +453,10 @@ impl<'a> Parser<'a, '_> {
             text: Member::Absent,
             blob: Member::Absent,
             blob_check: None,
+            blob_recorded: None,
         };
+        // Just past the closing `"` of `blob` when it is a string.
+        let mut blob_end = 0;
         if self.peek() != Some(b'{') {
             self.skip(ENTRY_DEPTH)?;
             return Ok(e);
@@ -469,13 +472,25 @@ impl<'a> Parser<'a, '_> {
             match slot {
                 // The text is validated, not unescaped ([`Member::Raw`]).
                 Some(slot) if key == b"text" => *slot = p.scan_raw_member()?,
-                Some(slot) => *slot = p.scan_member()?,
+                Some(slot) => {
+                    *slot = p.scan_member()?;
+                    if key == b"blob" {
+                        blob_end = p.lx.pos;
+                    }
+                }
                 None => p.skip(ENTRY_DEPTH + 1)?,
             }
             Ok(())
         })?;
         if let Member::Str { offset, value } = &e.blob {
-            e.blob_check = Some(self.check_blob(*offset, value));
+            let input: &'a [u8] = self.lx.input;
+            // The string token was validated as UTF-8 by the scan.
+            let recorded = input
+                .get(offset + 1..blob_end.saturating_sub(1))
+                .and_then(|b| std::str::from_utf8(b).ok())
+                .unwrap_or("");
+            e.blob_check = Some(Self::check_blob(*offset, value, recorded));
+            e.blob_recorded = Some(recorded);
         }
         Ok(e)
     }
@@ -513,11 +528,12 @@ impl<'a> Parser<'a, '_> {
         })
     }
 
-    /// In-place strict base64 check of a scanned `blob` whose `"` is at `offset`.
+    /// In-place strict base64 check of a scanned `blob` whose `"` is at
+    /// `offset`: `value` unescaped, `raw` as recorded (between its quotes).
     fn check_blob(
-        &self,
         offset: usize,
         value: &str,
+        raw: &str,
     ) -> Result<usize, (super::base64::Base64Error, usize)> {
         use super::base64::{Base64Error, Path, validate};
         match validate(Path::Simd, value.as_bytes()) {
@@ -531,8 +547,6 @@ impl<'a> Parser<'a, '_> {
                     ref e => e.offset(),
                 };
                 // Inside the raw string (escapes count as their backslash).
-                let raw_end = self.lx.pos.saturating_sub(1);
-                let raw = std::str::from_utf8(&self.lx.input[offset + 1..raw_end]).unwrap_or("");
                 let at = if raw.len() == value.len() {
                     offset + 1 + rel
                 } else {

@@ -323,9 +323,120 @@ pub struct ScannedEntry<'a> {
     /// base64 (RFC 4648 §4), else the error (offsets inside the unescaped blob
     /// text) and its absolute byte offset in the scanned input.
     pub blob_check: Option<Result<usize, (base64::Base64Error, usize)>>,
+    /// When `blob` is a string: its text as recorded, between its quotes
+    /// (JSON escapes as written), which [`ScannedEntry::blob_error_as_recorded`]
+    /// points into.
+    pub blob_recorded: Option<&'a str>,
 }
 
-impl ScannedEntry<'_> {
+/// A `blob` that is not strict base64 ([`ScannedEntry::blob_check`]), said
+/// in terms of the blob **as recorded**: the JSON string between its quotes,
+/// escapes as written (`\ud83d\ude00` is 12 bytes there, 4 once unescaped).
+///
+/// [`RecordedBase64Error::offset`] is a byte offset into that recorded text,
+/// counted from the first byte after the opening quote; with the finding's
+/// line and JSON Pointer (`/result/contents/0/blob`) it is found in the file
+/// as written. A blob without escapes reads the same either way, and its
+/// display is the [`base64::Base64Error`]'s own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordedBase64Error<'a> {
+    /// The error on the unescaped base64 text (its offsets count unescaped bytes).
+    pub error: base64::Base64Error,
+    /// Byte offset of the error in the blob as recorded (for
+    /// [`base64::Base64Error::InvalidLength`]: the recorded length).
+    pub offset: usize,
+    /// For [`base64::Base64Error::InvalidByte`]: the offending character as
+    /// recorded: a JSON escape (`\u00e9`, a surrogate pair `\ud83d\ude00`,
+    /// `\n`) or the UTF-8 character itself.
+    pub character: Option<&'a str>,
+    /// Whether the recorded blob holds JSON escapes (then offsets differ).
+    pub escaped: bool,
+}
+
+impl std::fmt::Display for RecordedBase64Error<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use base64::Base64Error as E;
+        if !self.escaped {
+            return self.error.fmt(f);
+        }
+        let at = self.offset;
+        match (&self.error, self.character) {
+            (E::InvalidByte { byte, .. }, Some(c)) => write!(
+                f,
+                "invalid base64 character `{c}` at offset {at} of the blob as recorded (byte 0x{byte:02x} once unescaped)"
+            ),
+            (E::InvalidLength { len }, _) => write!(
+                f,
+                "invalid base64 length {len} once unescaped (not a multiple of 4; {at} bytes as recorded)"
+            ),
+            (E::TrailingBits { .. }, _) => write!(
+                f,
+                "non-canonical base64: trailing bits set at offset {at} of the blob as recorded"
+            ),
+            (E::InvalidPadding { .. }, _) => write!(
+                f,
+                "invalid base64 padding at offset {at} of the blob as recorded"
+            ),
+            (e, _) => write!(f, "{e} (offset {at} of the blob as recorded)"),
+        }
+    }
+}
+
+/// The character of the JSON string text `raw` (between quotes) that starts
+/// at byte `at`, as written: an escape (a `\u` high surrogate with the low
+/// one after it is one character) or one UTF-8 character.
+fn recorded_char_at(raw: &str, at: usize) -> Option<&str> {
+    let rest = raw.get(at..)?;
+    let b = rest.as_bytes();
+    let len = match (b.first()?, b.get(1)) {
+        (b'\\', Some(b'u')) => {
+            let hi = rest
+                .get(2..6)
+                .and_then(|h| u16::from_str_radix(h, 16).ok())
+                .unwrap_or(0);
+            if (0xD800..=0xDBFF).contains(&hi) && rest.get(6..8) == Some("\\u") {
+                12
+            } else {
+                6
+            }
+        }
+        (b'\\', Some(_)) => 2,
+        _ => rest.chars().next()?.len_utf8(),
+    };
+    rest.get(..len)
+}
+
+impl<'a> ScannedEntry<'a> {
+    /// The blob's base64 error said in terms of the blob as recorded
+    /// ([`RecordedBase64Error`]); `None` when the blob is valid or not a string.
+    pub fn blob_error_as_recorded(&self) -> Option<RecordedBase64Error<'a>> {
+        let Some(Err((error, _))) = &self.blob_check else {
+            return None;
+        };
+        let recorded = self.blob_recorded.unwrap_or("");
+        let unescaped = match &self.blob {
+            Member::Str { value, .. } => value.len(),
+            _ => recorded.len(),
+        };
+        let escaped = recorded.len() != unescaped;
+        let rel = error.offset();
+        let offset = if escaped {
+            crate::json::raw_offset_of(recorded, rel)
+        } else {
+            rel
+        };
+        let character = match error {
+            base64::Base64Error::InvalidByte { .. } => recorded_char_at(recorded, offset),
+            _ => None,
+        };
+        Some(RecordedBase64Error {
+            error: error.clone(),
+            offset,
+            character,
+            escaped,
+        })
+    }
+
     /// The entry's rule violations as the wire's error kinds
     /// ([`ContentsErrorKind`](crate::resources::ContentsErrorKind)) with the
     /// byte offset each applies to, in this order: not an object; `uri`

@@ -1,0 +1,163 @@
+//! Regression tests for a fresh user's reports on `check` and `inspect`: an
+//! unterminated last line with an invalid byte, record numbers after a
+//! skipped line, a blob's base64 error said as recorded.
+
+use mcptape_check::{Options, check_bytes};
+
+const STDIO: &str = r#"{"mcptapeTranscript":1,"mcptapeVersion":"0.1.0","transport":"stdio","server":{},"startedAt":"2026-11-30T00:00:00Z","protocolVersion":"2025-11-25"}"#;
+const REQ: &str = r#"{"tUs":1,"kind":"message","dir":"c2s","msg":{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///a"}}}"#;
+
+/// The header, `REQ`, then `tail` as given (its own `\n` or none).
+fn transcript(tail: &[u8]) -> Vec<u8> {
+    let mut t = format!("{STDIO}\n{REQ}\n").into_bytes();
+    t.extend_from_slice(tail);
+    t
+}
+
+fn summary(r: &mcptape_check::FileReport) -> Vec<(&'static str, usize, usize)> {
+    r.findings
+        .iter()
+        .map(|f| (f.rule, f.record, f.line))
+        .collect()
+}
+
+/// An invalid byte inside an unterminated last line is not a cut record: the
+/// same error as with its `\n`, with the line's byte offset and the valid bytes.
+#[test]
+fn unterminated_last_line_with_invalid_utf8_is_unreadable_not_truncated() {
+    let line: &[u8] = b"{\"tUs\":3,\"kind\":\"stderr\",\"line\":\"a\xffb\"}";
+    let with_nl = check_bytes(
+        "t.jsonl",
+        &transcript(&[line, b"\n"].concat()),
+        &Options::default(),
+    );
+    let without = check_bytes("t.jsonl", &transcript(line), &Options::default());
+    let offset = STDIO.len() + 1 + REQ.len() + 1;
+    for r in [&with_nl, &without] {
+        let f = r
+            .findings
+            .iter()
+            .find(|f| f.rule == "transcript-unreadable")
+            .expect("transcript-unreadable");
+        assert_eq!((f.record, f.line), (2, 3));
+        assert_eq!(
+            f.message,
+            format!(
+                "record line skipped: transcript line 3 (byte offset {offset}): invalid UTF-8 after 34 bytes of the line"
+            )
+        );
+        assert!(r.failures() > 0);
+        assert!(!r.findings.iter().any(|f| f.rule == "transcript-truncated"));
+    }
+    assert_eq!(summary(&with_nl), summary(&without));
+}
+
+/// A cut inside a multi-byte character, or inside a JSON value, is still a
+/// cut record: dropped and said (`transcript-truncated`, a warning).
+#[test]
+fn unterminated_last_line_cut_mid_character_or_value_is_truncated() {
+    for tail in [
+        &b"{\"tUs\":3,\"kind\":\"stderr\",\"line\":\"a\xe2\x82"[..],
+        b"{\"tUs\":3,\"kind\":\"stderr\",\"line\":\"a",
+        b"{\"tUs\":3,\"kind\":\"stder",
+    ] {
+        let r = check_bytes("t.jsonl", &transcript(tail), &Options::default());
+        // The request's answer was in the dropped part (record 1), then the cut.
+        assert_eq!(
+            summary(&r),
+            [("request-unanswered", 1, 2), ("transcript-truncated", 2, 3)]
+        );
+        let f = &r.findings[1];
+        assert!(
+            f.message
+                .contains(&format!("{} bytes) has no line terminator", tail.len())),
+            "{}",
+            f.message
+        );
+        assert_eq!(
+            r.failures(),
+            1,
+            "request-unanswered only: {:?}",
+            summary(&r)
+        );
+    }
+}
+
+/// A complete value that is not a record, unterminated, is unreadable too.
+#[test]
+fn unterminated_last_line_complete_but_not_a_record_is_unreadable() {
+    let r = check_bytes("t.jsonl", &transcript(b"[1,2]"), &Options::default());
+    assert!(
+        r.findings
+            .iter()
+            .any(|f| (f.rule, f.record, f.line) == ("transcript-unreadable", 2, 3))
+    );
+}
+
+/// Record `n` is line `n + 1`, read or skipped; findings come out in line order.
+#[test]
+fn record_numbers_after_skipped_lines_follow_the_file_lines() {
+    let req2 = r#"{"tUs":2,"kind":"message","dir":"c2s","msg":{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"file:///x"}}}"#;
+    let unknown =
+        r#"{"tUs":3,"kind":"message","dir":"s2c","msg":{"jsonrpc":"2.0","id":9,"result":{}}}"#;
+    let t = format!("{STDIO}\n{REQ}\ngarbage1\ngarbage2\n{req2}\ngarbage3\n{unknown}\n");
+    let r = check_bytes("t.jsonl", t.as_bytes(), &Options::default());
+    assert_eq!(
+        summary(&r),
+        [
+            ("request-unanswered", 1, 2),
+            ("transcript-unreadable", 2, 3),
+            ("transcript-unreadable", 3, 4),
+            ("request-unanswered", 4, 5),
+            ("transcript-unreadable", 5, 6),
+            ("response-unknown-id", 6, 7),
+            ("recording-no-exit", 6, 7),
+        ]
+    );
+    for f in &r.findings {
+        assert_eq!(f.record + 1, f.line, "{f:?}");
+    }
+    // Whole records read: the two requests and the response.
+    assert_eq!(r.records, 3);
+}
+
+/// A blob's bad character behind a JSON escape is said as recorded, at its
+/// offset in the blob as recorded.
+#[test]
+fn blob_base64_error_behind_a_json_escape_is_said_as_recorded() {
+    let answer = |blob: &str| {
+        format!(
+            r#"{{"tUs":2,"kind":"message","dir":"s2c","msg":{{"jsonrpc":"2.0","id":1,"result":{{"contents":[{{"uri":"file:///a","mimeType":"image/png","blob":"{blob}"}}]}}}}}}"#
+        )
+    };
+    let cases = [
+        (
+            r"iVBO\ud83d\ude00Rw0K",
+            "blob is not canonical base64 at byte 4: invalid base64 character `\\ud83d\\ude00` at offset 4 of the blob as recorded (byte 0xf0 once unescaped)",
+        ),
+        (
+            r"iV\u0042O\u00e9Rw0K",
+            "blob is not canonical base64 at byte 9: invalid base64 character `\\u00e9` at offset 9 of the blob as recorded (byte 0xc3 once unescaped)",
+        ),
+        (
+            r"iV\/BO*AA",
+            "blob is not canonical base64 at byte 6: invalid base64 character `*` at offset 6 of the blob as recorded (byte 0x2a once unescaped)",
+        ),
+        // No escape: the message as before (offsets agree).
+        (
+            "iVBO*AAA",
+            "blob is not canonical base64 at byte 4: invalid base64 byte 0x2a at offset 4",
+        ),
+    ];
+    for (blob, want) in cases {
+        let t = format!("{STDIO}\n{REQ}\n{}\n", answer(blob));
+        let r = check_bytes("t.jsonl", t.as_bytes(), &Options::default());
+        let f = r
+            .findings
+            .iter()
+            .find(|f| f.rule == "blob-not-canonical-base64")
+            .unwrap_or_else(|| panic!("{blob}: {:?}", summary(&r)));
+        assert_eq!(f.message, format!("entry \"file:///a\": {want}"), "{blob}");
+        assert_eq!(f.pointer, "/result/contents/0/blob");
+    }
+}
