@@ -174,6 +174,47 @@ fn resp(status: StatusCode, body: Option<String>, session: Option<&str>) -> Resp
         .unwrap_or_else(|_| Response::new(Full::new(Bytes::new())))
 }
 
+/// The whole request body when it is at most `limit` bytes
+/// ([`MAX_BODY_BYTES`] when serving; a parameter so the limit is tested
+/// cheaply). A longer body is answered `413 Payload Too Large` (RFC 9110
+/// §15.5.14) with a JSON-RPC 2.0 §5.1 `-32700` (Parse error) body, `"id":
+/// null`, naming the limit in bytes: what `serve` over stdio answers for a
+/// line over its limit. A body that fails to arrive (the connection breaks
+/// mid-body) is answered `400 Bad Request` with the same kind of body.
+///
+/// # Errors
+/// The refusal response, as above.
+async fn collect_body<B>(body: B, limit: usize) -> Result<Bytes, Response<Full<Bytes>>>
+where
+    B: hyper::body::Body,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    match Limited::new(body, limit).collect().await {
+        Ok(b) => Ok(b.to_bytes()),
+        Err(e) => {
+            let (status, what) = if e.is::<http_body_util::LengthLimitError>() {
+                (
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    format!("request body is longer than the limit of {limit} bytes"),
+                )
+            } else {
+                (
+                    StatusCode::BAD_REQUEST,
+                    format!("request body could not be read: {e}"),
+                )
+            };
+            let msg = Message::error(
+                None,
+                ErrorObject::new(
+                    crate::serve::PARSE_ERROR,
+                    format!("mcptape serve: parse error: {what}"),
+                ),
+            );
+            Err(resp(status, Some(msg.to_json()), None))
+        }
+    }
+}
+
 /// A `200 application/json` response with `body` as is.
 fn json_resp(body: String, session: Option<&str>) -> Response<Full<Bytes>> {
     let mut b = Response::builder()
@@ -293,12 +334,9 @@ async fn handle(
         }
         _ => return Ok(resp(StatusCode::METHOD_NOT_ALLOWED, None, None)),
     }
-    let body = match Limited::new(req.into_body(), MAX_BODY_BYTES)
-        .collect()
-        .await
-    {
-        Ok(b) => b.to_bytes(),
-        Err(_) => return Ok(resp(StatusCode::PAYLOAD_TOO_LARGE, None, None)),
+    let body = match collect_body(req.into_body(), MAX_BODY_BYTES).await {
+        Ok(b) => b,
+        Err(refused) => return Ok(refused),
     };
     // The strict reader (mcptape_wire::envelope): an invalid message is
     // answered 400 with its JSON-RPC 2.0 §5 error body, never matched.
@@ -491,5 +529,48 @@ pub async fn serve_http_allowing(
                 .serve_connection(TokioIo::new(sock), svc)
                 .await;
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The body of a refused request, as text.
+    async fn refused_body(r: Response<Full<Bytes>>) -> (StatusCode, String) {
+        let status = r.status();
+        let bytes = r.into_body().collect().await.unwrap().to_bytes();
+        (status, String::from_utf8(bytes.to_vec()).unwrap())
+    }
+
+    /// A body of exactly the limit is taken whole; one byte more is answered
+    /// 413 with a JSON-RPC -32700 error naming the limit (as stdio answers a
+    /// line over its limit).
+    #[tokio::test]
+    async fn http_body_over_the_limit_gets_a_json_rpc_parse_error_with_the_413() {
+        let limit = 16;
+        let at = collect_body(Full::new(Bytes::from(vec![b' '; limit])), limit)
+            .await
+            .unwrap();
+        assert_eq!(at.len(), limit);
+        let past = collect_body(Full::new(Bytes::from(vec![b' '; limit + 1])), limit)
+            .await
+            .unwrap_err();
+        assert_eq!(
+            past.headers().get("content-type").unwrap(),
+            "application/json"
+        );
+        let (status, body) = refused_body(past).await;
+        assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+        assert_eq!(
+            body,
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"mcptape serve: parse error: request body is longer than the limit of 16 bytes"}}"#
+        );
+    }
+
+    /// The serving limit is the stdio line limit (64 MiB), named in the text.
+    #[test]
+    fn http_body_limit_is_the_stdio_line_limit() {
+        assert_eq!(MAX_BODY_BYTES, 64 * 1024 * 1024);
     }
 }
