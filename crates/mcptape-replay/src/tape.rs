@@ -547,8 +547,66 @@ pub struct Tape {
     /// Recorded pseudonyms (`[redacted:N]`) → the value the client sent
     /// where one was first matched ([`Tape::lookup`]).
     pseudonyms: Mutex<HashMap<String, Value>>,
+    /// The recorded JSON-RPC batches (message records that are a JSON
+    /// array), not served ([`SkippedBatch`]): the first
+    /// [`MAX_BATCHES_NOTED`], in transcript order.
+    pub batches: Vec<SkippedBatch>,
+    /// Batches past the first [`MAX_BATCHES_NOTED`]: counted, not kept.
+    pub batches_more: usize,
     /// What the index takes, as [`MAX_TAPE_INDEX_BYTES`] counts it.
     index_bytes: usize,
+}
+
+/// Most [`SkippedBatch`]es a tape keeps ([`Tape::batches`]), so a transcript of
+/// thousands of batches warns in 10 lines and one count; the rest are counted
+/// in [`Tape::batches_more`].
+pub const MAX_BATCHES_NOTED: usize = 10;
+
+/// A recorded message that is a JSON-RPC batch (JSON-RPC 2.0 §6: an array of
+/// messages). MCP 2025-03-26 allowed batches; 2025-06-18 removed them, and
+/// 2026-07-28 (the target revision) has none: `serve` refuses an incoming
+/// batch (`-32600`) and answers one message at a time, so a recorded batch
+/// can never be asked for. The tape is built without it: its requests are
+/// not served, and the requests its responses answer are taken as answered
+/// (not as left unanswered by a crash). `mcptape check` reads the same line
+/// as the batch's elements, each checked as a message.
+///
+/// Display: `line 5: record 4 is a JSON-RPC batch of 3 messages from the client (2
+/// requests): not served (batches are in MCP 2025-03-26 only; serve answers one
+/// message at a time)`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkippedBatch {
+    /// 1-based transcript line of the batch (the header is line 1; one record a line).
+    pub line: usize,
+    /// The batch's record index (from 0, header excluded; `record N` in
+    /// messages is index + 1, as [`crate::error::record_label`] says).
+    pub record: usize,
+    /// Who sent it.
+    pub dir: Direction,
+    /// Its elements, good or not.
+    pub elements: usize,
+    /// Its elements that are requests (a `method` and an `id`).
+    pub requests: usize,
+}
+
+impl std::fmt::Display for SkippedBatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "line {}: record {} is a JSON-RPC batch of {} message{} from the {} ({} request{}): \
+             not served (batches are in MCP 2025-03-26 only; serve answers one message at a time)",
+            self.line,
+            self.record + 1,
+            self.elements,
+            if self.elements == 1 { "" } else { "s" },
+            match self.dir {
+                Direction::C2s => "client",
+                Direction::S2c => "server",
+            },
+            self.requests,
+            if self.requests == 1 { "" } else { "s" },
+        )
+    }
 }
 
 /// The exact-match index of a tape: method → canonical params → exchange
@@ -847,8 +905,9 @@ impl Tape {
     /// first `s2c` reply carrying the same `id` (ids compared as JSON values).
     ///
     /// # Errors
-    /// [`ReplayErrorKind::BadRecord`] when a message record is not a JSON
-    /// object (batches are not replayable), [`ReplayErrorKind::TooManyMessages`]
+    /// [`ReplayErrorKind::BadRecord`] when a message record is not a
+    /// JSON-RPC 2.0 message or batch (a batch is not an error: noted in
+    /// [`Tape::batches`], not served), [`ReplayErrorKind::TooManyMessages`]
     /// past [`MAX_TAPE_MESSAGES`].
     pub fn from_transcript(t: &Transcript) -> Result<Tape, ReplayError> {
         Tape::from_transcript_limited(t, MAX_TAPE_MESSAGES)
@@ -1062,6 +1121,8 @@ impl Tape {
                     ..e
                 }));
             all.index_bytes = all.index_bytes.saturating_add(t.index_bytes);
+            all.batches_more += t.batches_more;
+            all.batches.extend(t.batches);
             reindex = true;
             all.protocol_version = all.protocol_version.or(t.protocol_version);
             all.session_rejection = all.session_rejection.or(t.session_rejection);
@@ -1483,7 +1544,9 @@ impl<'a> Iterator for ServedLines<'a> {
             });
             let rec = match parsed {
                 Ok(r) => r,
-                Err(e) if terminated => {
+                // A malformed line, ended or not: only a cut record
+                // (`reader::is_cut_record`) is dropped below.
+                Err(e) if terminated || !mcptape_transcript::reader::is_cut_record(line) => {
                     return Some(Err(ReplayError::new(ReplayErrorKind::Transcript(e))));
                 }
                 Err(e) => {
@@ -1728,6 +1791,8 @@ fn build<'a>(
     let mut open: HashMap<PairKey, usize> = HashMap::new();
     let mut interim = Interims::default();
     let mut params_cache = ParamsCache::default();
+    let mut batches = Vec::new();
+    let mut batches_more = 0usize;
     let mut index_bytes = 0usize;
     let mut n = 0usize;
     // The record of the latest message (the one an index past its limit is blamed on).
@@ -1755,18 +1820,43 @@ fn build<'a>(
             .at_record(last));
         }
         last = i;
-        if msg.starts_with('[') {
-            return Err(ReplayError::new(ReplayErrorKind::BadRecord(
-                "message is a batch (batches are not replayable)".into(),
-            ))
-            .at_record(i));
-        }
         let bad = |e: mcptape_wire::error::WireError| {
             ReplayError::new(ReplayErrorKind::BadRecord(format!(
                 "not a JSON-RPC 2.0 message: {e}"
             )))
             .at_record(i)
         };
+        if msg.starts_with('[') {
+            // A batch: noted, not served ([`SkippedBatch`]); its responses
+            // close the requests they answer.
+            let masked = mask_lone_surrogates(&msg);
+            let items = match envelope::scan_frame_str(&masked).map_err(bad)? {
+                envelope::Scanned::Batch(items) => items,
+                envelope::Scanned::Single(_) => Vec::new(),
+            };
+            let mut requests = 0;
+            for env in items.iter().flatten() {
+                match (dir, env.kind, &env.id) {
+                    (Direction::C2s, EnvelopeKind::Request, _) => requests += 1,
+                    (Direction::S2c, EnvelopeKind::Response | EnvelopeKind::Error, Some(id)) => {
+                        open.remove(&pair_key(id, http));
+                    }
+                    _ => {}
+                }
+            }
+            if batches.len() < MAX_BATCHES_NOTED {
+                batches.push(SkippedBatch {
+                    line: i + 2,
+                    record: i,
+                    dir,
+                    elements: items.len(),
+                    requests,
+                });
+            } else {
+                batches_more += 1;
+            }
+            continue;
+        }
         // A lone surrogate escape (`"x\ud800y"`, valid JSON text that
         // strict parsers refuse) is masked for reading only; the
         // recorded bytes are kept as they are. A message the reader
@@ -2030,6 +2120,8 @@ fn build<'a>(
         by_method,
         cursor: Mutex::new(HashMap::new()),
         pseudonyms: Mutex::new(HashMap::new()),
+        batches,
+        batches_more,
         index_bytes,
     })
 }
@@ -2179,6 +2271,85 @@ pub(crate) mod tests {
         }
         text.push('\n');
         Tape::served(&Arc::new(TapeBytes::from(text))).unwrap().tape
+    }
+
+    /// Fresh-user report: a JSON-RPC batch line made `serve` refuse the whole transcript. The
+    /// tape loads (served and strict paths alike): each batch is noted (line, record, sender,
+    /// elements, requests), its requests are not served, and a request answered inside a
+    /// server batch is closed (not taken for one a crash left unanswered); the single
+    /// exchanges around it are served.
+    #[test]
+    fn regression_serve_batch_line_is_noted_and_not_served_not_a_refusal() {
+        let lines = [
+            r#"{"tUs":1,"kind":"message","dir":"c2s","msg":{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"a://1"}}}"#,
+            r#"{"tUs":2,"kind":"message","dir":"s2c","msg":{"jsonrpc":"2.0","id":1,"result":{"contents":[]}}}"#,
+            r#"{"tUs":3,"kind":"message","dir":"c2s","msg":[{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"a://2"}},{"jsonrpc":"2.0","method":"notifications/x"}]}"#,
+            r#"{"tUs":4,"kind":"message","dir":"c2s","msg":{"jsonrpc":"2.0","id":3,"method":"tools/list"}}"#,
+            r#"{"tUs":5,"kind":"message","dir":"s2c","msg":[{"jsonrpc":"2.0","id":2,"result":{"contents":[]}},{"jsonrpc":"2.0","id":3,"result":{"tools":[]}}]}"#,
+            r#"{"tUs":6,"kind":"exit","code":0}"#,
+        ];
+        let mut text = String::from(
+            r#"{"mcptapeTranscript":1,"mcptapeVersion":"0.1.0","transport":"stdio","server":{},"startedAt":"2026-12-03T00:00:00Z"}"#,
+        );
+        for l in lines {
+            text.push('\n');
+            text.push_str(l);
+        }
+        text.push('\n');
+        let served = Tape::served(&Arc::new(TapeBytes::from(text.clone())))
+            .unwrap()
+            .tape;
+        let strict =
+            Tape::from_transcript(&mcptape_transcript::reader::read(text.as_bytes()).unwrap())
+                .unwrap();
+        for tape in [&served, &strict] {
+            assert_eq!(
+                tape.batches,
+                [
+                    SkippedBatch {
+                        line: 4,
+                        record: 2,
+                        dir: Direction::C2s,
+                        elements: 2,
+                        requests: 1
+                    },
+                    SkippedBatch {
+                        line: 6,
+                        record: 4,
+                        dir: Direction::S2c,
+                        elements: 2,
+                        requests: 0
+                    },
+                ]
+            );
+            assert_eq!(tape.batches_more, 0);
+            assert_eq!(
+                tape.batches[0].to_string(),
+                "line 4: record 3 is a JSON-RPC batch of 2 messages from the client (1 request): \
+                 not served (batches are in MCP 2025-03-26 only; serve answers one message at a time)"
+            );
+            // Served: the single read; not the batch's read; tools/list was asked alone
+            // but answered in a batch: recorded, not replayable, and no crash.
+            let methods: Vec<&str> = tape.client.iter().map(|r| r.method.as_str()).collect();
+            assert_eq!(methods, ["resources/read", "tools/list"]);
+            assert_eq!(tape.exchanges.len(), 1);
+            assert_eq!(tape.request(&tape.exchanges[0]).params["uri"], "a://1");
+            assert!(tape.crash.is_none());
+        }
+    }
+
+    /// More batches than [`MAX_BATCHES_NOTED`]: the first ones kept, the rest counted.
+    #[test]
+    fn regression_serve_batch_notes_are_capped_at_the_limit_and_one_past() {
+        let batch = r#"{"tUs":1,"kind":"message","dir":"c2s","msg":[{"jsonrpc":"2.0","method":"notifications/x"}]}"#;
+        for (n, kept, more) in [
+            (MAX_BATCHES_NOTED, MAX_BATCHES_NOTED, 0),
+            (MAX_BATCHES_NOTED + 1, MAX_BATCHES_NOTED, 1),
+        ] {
+            let tape = served_of(&vec![batch; n]);
+            assert_eq!((tape.batches.len(), tape.batches_more), (kept, more));
+            assert_eq!(tape.batches[kept - 1].line, kept + 1);
+        }
     }
 
     /// Fresh-user report: `serve` replayed a recorded read result whose contents entry had

@@ -145,7 +145,8 @@ pub fn cut_note(path: &Path, d: &mcptape_transcript::reader::Dropped) -> String 
 
 /// Reads a transcript file into a replay tape, with a note when the file was cut
 /// mid-line (the reader dropped its unterminated last line): `line 17 (2000 bytes
-/// from byte 1834) is cut: …`. `serve`, `bench` and `verify` print the note as a warning.
+/// from byte 1834) is cut: …`. `serve`, `bench` and `verify` print the note as a warning
+/// (and the tape's recorded batches, not replayed: [`batch_notes`]).
 pub fn load_tape_noting_cut(path: &Path) -> anyhow::Result<(Tape, Option<String>)> {
     let bytes = mcptape_transcript::file::read_regular(path)?;
     let t = mcptape_transcript::reader::read(&bytes)
@@ -156,13 +157,31 @@ pub fn load_tape_noting_cut(path: &Path) -> anyhow::Result<(Tape, Option<String>
     Ok((tape, cut))
 }
 
+/// One warning per recorded JSON-RPC batch of `tape` (not served:
+/// [`mcptape_replay::tape::SkippedBatch`]), the first
+/// [`mcptape_replay::tape::MAX_BATCHES_NOTED`], then `and N more batches`.
+pub fn batch_notes<'a>(path: &'a Path, tape: &'a Tape) -> impl Iterator<Item = String> + 'a {
+    let more = (tape.batches_more > 0).then(|| {
+        format!(
+            "{}: and {} more batches, not served",
+            path.display(),
+            tape.batches_more
+        )
+    });
+    tape.batches
+        .iter()
+        .map(move |b| format!("{}: {b}", path.display()))
+        .chain(more)
+}
+
 /// The tape `serve` plays
 /// ([`ReplyBodies::Served`](mcptape_replay::tape::ReplyBodies::Served): every reply
 /// byte-exact, as values only the handshake and `tools/list` replies, an error's code beside its
 /// bytes), and the notes about what is wrong in the recording, each its own warning (`serve` and
 /// `bench` print them): a cut last line ([`cut_note`]), then one per recorded read result with a
 /// contents entry that has both text and blob, or neither (`T.jsonl: line 3: the recorded reply
-/// to resources/read id 7 has …: replayed as recorded (…)`), replayed as recorded. The file is
+/// to resources/read id 7 has …: replayed as recorded (…)`), replayed as recorded, then one per
+/// recorded JSON-RPC batch, not served ([`batch_notes`]). The file is
 /// opened through the one file-opening policy and read once, or mapped when it is big
 /// ([`TapeBytes::of_file`]); the tape is built in one streamed pass over its lines
 /// ([`Tape::served`]) and every recorded reply is a range of the file's bytes, so a 160 MB reply
@@ -209,7 +228,11 @@ fn load_tape(path: &Path, release: bool) -> anyhow::Result<(Tape, Vec<String>)> 
             served.bad_contents_more
         )
     });
-    Ok((served.tape, notes.chain(bad).chain(more).collect()))
+    let batches: Vec<String> = batch_notes(path, &served.tape).collect();
+    Ok((
+        served.tape,
+        notes.chain(bad).chain(more).chain(batches).collect(),
+    ))
 }
 
 /// Parses repeated `--fault` flags into one spec.

@@ -73,6 +73,9 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(c) = &cut {
         eprintln!("mcptape verify: warning: {c}");
     }
+    for n in crate::cmd::serve::batch_notes(&args.transcript, &tape) {
+        eprintln!("mcptape verify: warning: {n}");
+    }
     for p in &args.ignore {
         check_ignore_pointer(p)?;
     }
