@@ -424,6 +424,169 @@ pub fn inspect_file_streamed(
     })
 }
 
+/// What [`inspect_read_streamed`] made of its input.
+#[derive(Debug)]
+pub enum ReadInspected {
+    /// A transcript: its report was written to `out` as it was read
+    /// (the report without its items, for the exit status).
+    Streamed(inspect::InspectReport),
+    /// Not a transcript (its first line has no `mcptapeTranscript`, or the
+    /// input is empty), or the temporary file could not be made: nothing
+    /// was written, and these are the input's bytes, whole, to inspect in
+    /// memory ([`inspect::inspect`]).
+    Bytes(Vec<u8>),
+}
+
+/// `mcptape inspect -`: [`inspect_file_streamed`] for an input that can be
+/// read only once (standard input, a pipe). What is read is copied to an
+/// anonymous temporary file until the pass that needs it again has begun:
+/// the first line (to tell a transcript), then inspect's first pass (up to
+/// the first `resources/read` request); the main pass reads that copy and
+/// then the rest of the input, copying nothing more. Memory is the file
+/// case's (one line, the open read requests, one chunk of report), the
+/// input is never held whole. The report is the same bytes as
+/// [`inspect_file_streamed`]'s of the same input. When the report's own
+/// temporary file fails after the main pass, the input cannot be read a
+/// third time: an error naming TMPDIR, before anything is written.
+///
+/// # Errors
+/// [`CheckErrorKind::Io`] (with `name` as the path): reading `input`,
+/// writing `out`, the report's temporary file as above.
+pub fn inspect_read_streamed(
+    name: &Path,
+    input: &mut dyn std::io::Read,
+    lenient: bool,
+    json: bool,
+    out: &mut dyn std::io::Write,
+) -> Result<ReadInspected, CheckError> {
+    use std::io::Read as _;
+    let err = |e: std::io::Error| CheckError {
+        path: name.to_owned(),
+        kind: e.into(),
+    };
+    let Ok(tee) = tempfile::tempfile() else {
+        // No temporary file: the input is read whole, as before streaming.
+        let mut bytes = Vec::new();
+        input.read_to_end(&mut bytes).map_err(err)?;
+        return Ok(ReadInspected::Bytes(bytes));
+    };
+    let replay = std::rc::Rc::new(std::cell::RefCell::new(Replay {
+        input,
+        tee,
+        teed: 0,
+        opens: 0,
+    }));
+    let open = replay_open;
+    let mut first = open(&replay).map_err(err)?;
+    use engine::LineSource as _;
+    let transcript = first.advance().map_err(err)?.is_some() && input::is_transcript(first.line());
+    if !transcript {
+        // Whole: what was copied, then the rest.
+        let mut bytes = Vec::new();
+        std::io::BufReader::new(ReplayReader {
+            replay: replay.clone(),
+            pos: 0,
+            copy: false,
+        })
+        .read_to_end(&mut bytes)
+        .map_err(err)?;
+        return Ok(ReadInspected::Bytes(bytes));
+    }
+    drop(first);
+    let mut again = || open(&replay);
+    inspect::inspect_stream(&mut again, lenient, json, out)
+        .map(ReadInspected::Streamed)
+        .map_err(err)
+}
+
+/// A reader of the input from its start ([`ReplayReader`]), through
+/// [`CHECK_READ_BUFFER_BYTES`] of buffer: the first two copy what they read
+/// past the copy, the third copies nothing, a fourth is an error.
+fn replay_open<'a>(
+    replay: &std::rc::Rc<std::cell::RefCell<Replay<'a>>>,
+) -> std::io::Result<engine::BufLines<std::io::BufReader<ReplayReader<'a>>>> {
+    let copy = {
+        let mut r = replay.borrow_mut();
+        r.opens = r.opens.saturating_add(1);
+        // The peek and inspect's first pass are read again; the main
+        // pass (the third open) is the last that can be made.
+        match r.opens {
+            1 | 2 => true,
+            3 => false,
+            _ => {
+                return Err(std::io::Error::other(
+                    "standard input cannot be read a third time",
+                ));
+            }
+        }
+    };
+    Ok(engine::BufLines::new(std::io::BufReader::with_capacity(
+        CHECK_READ_BUFFER_BYTES,
+        ReplayReader {
+            replay: replay.clone(),
+            pos: 0,
+            copy,
+        },
+    )))
+}
+
+/// An input read once, and the copy of what was read of it so far
+/// ([`inspect_read_streamed`]).
+struct Replay<'a> {
+    input: &'a mut dyn std::io::Read,
+    /// Anonymous temporary file: the first `teed` bytes of the input.
+    tee: std::fs::File,
+    teed: u64,
+    /// Readers made so far.
+    opens: usize,
+}
+
+/// The input from its start: the copy ([`Replay::tee`]), then the rest of
+/// the input, copied on when `copy`. One reader at a time reads a
+/// [`Replay`] (each is dropped before the next is made).
+struct ReplayReader<'a> {
+    replay: std::rc::Rc<std::cell::RefCell<Replay<'a>>>,
+    /// Bytes of the input this reader has given.
+    pos: u64,
+    copy: bool,
+}
+
+impl std::io::Read for ReplayReader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        use std::io::{Seek, SeekFrom, Write};
+        let mut r = self.replay.borrow_mut();
+        let r = &mut *r;
+        if self.pos < r.teed {
+            let want = usize::try_from(r.teed - self.pos)
+                .unwrap_or(usize::MAX)
+                .min(buf.len());
+            r.tee.seek(SeekFrom::Start(self.pos))?;
+            let n = r.tee.read(&mut buf[..want])?;
+            if n == 0 {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::UnexpectedEof,
+                    "the copy of standard input ended early",
+                ));
+            }
+            self.pos += n as u64;
+            return Ok(n);
+        }
+        let n = r.input.read(buf)?;
+        if self.copy && n > 0 {
+            r.tee.seek(SeekFrom::Start(r.teed))?;
+            r.tee.write_all(&buf[..n])?;
+            r.teed += n as u64;
+        }
+        // Read past the copy without copying: the copy no longer holds the
+        // input up to this reader, and no later reader may be made.
+        if !self.copy && n > 0 {
+            r.opens = usize::MAX - 1;
+        }
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
 /// One transcript checked by [`check_paths_streamed`]: its report without
 /// the findings, and the findings in report order, read back one at a time
 /// (at most [`SPILL_CHUNK_FINDINGS`] of them were held in

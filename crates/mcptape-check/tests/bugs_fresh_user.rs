@@ -2,6 +2,8 @@
 //! unterminated last line with an invalid byte, record numbers after a
 //! skipped line, a blob's base64 error said as recorded.
 
+use std::path::Path;
+
 use mcptape_check::{Options, check_bytes};
 
 const STDIO: &str = r#"{"mcptapeTranscript":1,"mcptapeVersion":"0.1.0","transport":"stdio","server":{},"startedAt":"2026-11-30T00:00:00Z","protocolVersion":"2025-11-25"}"#;
@@ -159,5 +161,98 @@ fn blob_base64_error_behind_a_json_escape_is_said_as_recorded() {
             .unwrap_or_else(|| panic!("{blob}: {:?}", summary(&r)));
         assert_eq!(f.message, format!("entry \"file:///a\": {want}"), "{blob}");
         assert_eq!(f.pointer, "/result/contents/0/blob");
+    }
+}
+
+/// A reader that gives at most `chunk` bytes a call, counting the bytes read
+/// (standard input as a pipe gives it: once, in pieces).
+struct Pipe<'a> {
+    data: &'a [u8],
+    chunk: usize,
+    read: usize,
+}
+
+impl std::io::Read for Pipe<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = buf.len().min(self.chunk).min(self.data.len());
+        buf[..n].copy_from_slice(&self.data[..n]);
+        self.data = &self.data[n..];
+        self.read += n;
+        Ok(n)
+    }
+}
+
+/// `inspect -` streams a transcript from a pipe: the same bytes (text and
+/// JSON) as `inspect FILE` streamed, the input read once.
+#[test]
+fn inspect_stdin_streams_a_transcript_with_the_file_report() {
+    use mcptape_check::{ReadInspected, inspect_file_streamed, inspect_read_streamed};
+    let root = crate::support::repo();
+    let mut files = Vec::new();
+    for dir in ["corpus/transcripts", "corpus/violations"] {
+        for e in std::fs::read_dir(root.join(dir)).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|x| x == "jsonl") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    assert!(files.len() > 30);
+    let mut streamed = 0;
+    for path in &files {
+        let data = std::fs::read(path).unwrap();
+        for json in [false, true] {
+            let mut want = Vec::new();
+            let file = inspect_file_streamed(path, false, json, &mut want).unwrap();
+            let mut pipe = Pipe {
+                data: &data,
+                chunk: 1000,
+                read: 0,
+            };
+            let mut got = Vec::new();
+            let read =
+                inspect_read_streamed(Path::new("-"), &mut pipe, false, json, &mut got).unwrap();
+            assert_eq!(pipe.read, data.len(), "{}", path.display());
+            match (file, read) {
+                (Some(head), ReadInspected::Streamed(h)) => {
+                    assert_eq!(head.summary, h.summary);
+                    assert!(
+                        got == want,
+                        "{} json {json}: reports differ",
+                        path.display()
+                    );
+                    streamed += 1;
+                }
+                // Not a transcript: nothing written, the input given back whole.
+                (None, ReadInspected::Bytes(bytes)) => {
+                    assert!(got.is_empty());
+                    assert!(bytes == data, "{}", path.display());
+                }
+                (f, r) => panic!("{}: {f:?} vs {r:?}", path.display()),
+            }
+        }
+    }
+    assert!(streamed > 30, "{streamed}");
+}
+
+/// Not a transcript on a pipe: the input given back whole, nothing written;
+/// an empty input likewise.
+#[test]
+fn inspect_stdin_not_a_transcript_gives_the_input_back_whole() {
+    use mcptape_check::{ReadInspected, inspect_read_streamed};
+    let lines = "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n".repeat(20_000);
+    for data in [lines.as_bytes(), b""] {
+        let mut pipe = Pipe {
+            data,
+            chunk: 4096,
+            read: 0,
+        };
+        let mut out = Vec::new();
+        match inspect_read_streamed(Path::new("-"), &mut pipe, false, false, &mut out).unwrap() {
+            ReadInspected::Bytes(b) => assert!(b == data),
+            other => panic!("{other:?}"),
+        }
+        assert!(out.is_empty());
     }
 }

@@ -11,8 +11,6 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::Context as _;
-
 /// Arguments of `mcptape inspect`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -33,10 +31,33 @@ pub struct Args {
 /// Runs `mcptape inspect`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let data: Box<dyn std::ops::Deref<Target = [u8]>> = if args.file.as_os_str() == "-" {
-        let mut buf = Vec::new();
-        std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut buf)
-            .context("reading standard input")?;
-        Box::new(buf)
+        // A transcript on standard input is read as a stream too (what a
+        // second pass reads again is copied to a temporary file), the same
+        // report as of the file.
+        let mut out = report_out();
+        let read = mcptape_check::inspect_read_streamed(
+            &args.file,
+            &mut std::io::stdin().lock(),
+            args.lenient,
+            args.report.json(),
+            &mut out,
+        )
+        .map_err(|e| match e.kind {
+            mcptape_check::CheckErrorKind::Io(io) if out.get_ref().failed => {
+                anyhow::anyhow!("writing to stdout: {io}")
+            }
+            mcptape_check::CheckErrorKind::Io(io) => {
+                anyhow::Error::new(io).context("reading standard input")
+            }
+            other => anyhow::anyhow!("reading standard input: {other}"),
+        })?;
+        drop(out);
+        match read {
+            mcptape_check::ReadInspected::Streamed(report) => {
+                return Ok(exit_status(&args.file, &report));
+            }
+            mcptape_check::ReadInspected::Bytes(buf) => Box::new(buf),
+        }
     } else {
         // As `mcptape check` reads: a big file is mapped, not copied.
         if args.file.is_dir() {
@@ -47,16 +68,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         // A transcript is read as a stream and its report written as it
         // goes (memory: one line and the read requests, not the file).
-        let mut out = std::io::BufWriter::with_capacity(
-            1 << 16,
-            NoteWriteError {
-                out: super::QuietPipe {
-                    out: std::io::stdout().lock(),
-                    gone: false,
-                },
-                failed: false,
-            },
-        );
+        let mut out = report_out();
         let streamed = mcptape_check::inspect_file_streamed(
             &args.file,
             args.lenient,
@@ -85,6 +97,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         super::print_stdout(&report.text())?;
     }
     Ok(exit_status(&args.file, &report))
+}
+
+/// Stdout of a streamed report, buffered, noting whether a write failed.
+fn report_out() -> std::io::BufWriter<NoteWriteError<super::QuietPipe<std::io::StdoutLock<'static>>>>
+{
+    std::io::BufWriter::with_capacity(
+        1 << 16,
+        NoteWriteError {
+            out: super::QuietPipe {
+                out: std::io::stdout().lock(),
+                gone: false,
+            },
+            failed: false,
+        },
+    )
 }
 
 /// Stdout of the streamed report, noting whether a write failed: the library returns read and
