@@ -669,3 +669,47 @@ fn scan_contents_str_agrees_with_scan_contents_on_the_same_text() {
     assert_eq!(e.kind, CodecErrorKind::ControlCharacterInString);
     assert_eq!(e.offset, ctl.find('\u{1f}').unwrap());
 }
+
+/// A blob's base64 error is said as recorded: the offset in the blob string
+/// as written (escapes counted as written) and the offending character as
+/// written (a surrogate pair is one character), the unescaped byte beside it.
+#[test]
+fn blob_base64_error_behind_a_json_escape_is_said_as_recorded() {
+    let scan = |blob: &str| {
+        let input = format!(r#"[{{"uri":"a","blob":"{blob}"}}]"#);
+        let entries = scan_contents(input.as_bytes()).unwrap();
+        let e = entries[0].blob_error_as_recorded().unwrap();
+        (
+            e.offset,
+            e.character.map(str::to_owned),
+            e.escaped,
+            e.to_string(),
+        )
+    };
+    assert_eq!(
+        scan(r"iVBO\ud83d\ude00Rw0K"),
+        (
+            4,
+            Some(r"\ud83d\ude00".to_owned()),
+            true,
+            r"invalid base64 character `\ud83d\ude00` at offset 4 of the blob as recorded (byte 0xf0 once unescaped)".to_owned()
+        )
+    );
+    assert_eq!(scan(r"A\/B\n").1.as_deref(), Some(r"\n"));
+    assert_eq!(scan(r"A\/B\n").0, 4);
+    // Only the length is wrong: said once unescaped, with the recorded length.
+    assert_eq!(
+        scan(r"A\/BCD").3,
+        "invalid base64 length 5 once unescaped (not a multiple of 4; 6 bytes as recorded)"
+    );
+    // No escape: the base64 error itself, offsets alike.
+    let (offset, ch, escaped, text) = scan("iVBO*AAA");
+    assert_eq!((offset, ch.as_deref(), escaped), (4, Some("*"), false));
+    assert_eq!(text, "invalid base64 byte 0x2a at offset 4");
+    // A valid blob has no error.
+    let input = r#"[{"uri":"a","blob":"\/w==" }]"#;
+    assert_eq!(
+        scan_contents(input.as_bytes()).unwrap()[0].blob_error_as_recorded(),
+        None
+    );
+}
