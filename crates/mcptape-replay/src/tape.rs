@@ -2260,8 +2260,8 @@ pub(crate) mod tests {
         mcptape_transcript::reader::read(&bytes).unwrap()
     }
 
-    /// A served tape's transcript from `lines` (records after a stdio header).
-    fn served_of(lines: &[&str]) -> Tape {
+    /// A stdio transcript of `lines` (records after the header, each ended by `\n`).
+    fn transcript_of(lines: &[&str]) -> String {
         let mut text = String::from(
             r#"{"mcptapeTranscript":1,"mcptapeVersion":"0.1.0","transport":"stdio","server":{},"startedAt":"2026-12-03T00:00:00Z"}"#,
         );
@@ -2270,7 +2270,14 @@ pub(crate) mod tests {
             text.push_str(l);
         }
         text.push('\n');
-        Tape::served(&Arc::new(TapeBytes::from(text))).unwrap().tape
+        text
+    }
+
+    /// A served tape's transcript from `lines` (records after a stdio header).
+    fn served_of(lines: &[&str]) -> Tape {
+        Tape::served(&Arc::new(TapeBytes::from(transcript_of(lines))))
+            .unwrap()
+            .tape
     }
 
     /// Fresh-user report: a JSON-RPC batch line made `serve` refuse the whole transcript. The
@@ -2288,14 +2295,7 @@ pub(crate) mod tests {
             r#"{"tUs":5,"kind":"message","dir":"s2c","msg":[{"jsonrpc":"2.0","id":2,"result":{"contents":[]}},{"jsonrpc":"2.0","id":3,"result":{"tools":[]}}]}"#,
             r#"{"tUs":6,"kind":"exit","code":0}"#,
         ];
-        let mut text = String::from(
-            r#"{"mcptapeTranscript":1,"mcptapeVersion":"0.1.0","transport":"stdio","server":{},"startedAt":"2026-12-03T00:00:00Z"}"#,
-        );
-        for l in lines {
-            text.push('\n');
-            text.push_str(l);
-        }
-        text.push('\n');
+        let text = transcript_of(&lines);
         let served = Tape::served(&Arc::new(TapeBytes::from(text.clone())))
             .unwrap()
             .tape;

@@ -42,14 +42,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             args.report.json(),
             &mut out,
         )
-        .map_err(|e| match e.kind {
-            mcptape_check::CheckErrorKind::Io(io) if out.get_ref().failed => {
-                anyhow::anyhow!("writing to stdout: {io}")
-            }
-            mcptape_check::CheckErrorKind::Io(io) => {
-                anyhow::Error::new(io).context("reading standard input")
-            }
-            other => anyhow::anyhow!("reading standard input: {other}"),
+        .map_err(|e| {
+            streamed_error(e, out.get_ref().failed, |e| match e.kind {
+                mcptape_check::CheckErrorKind::Io(io) => {
+                    anyhow::Error::new(io).context("reading standard input")
+                }
+                other => anyhow::anyhow!("reading standard input: {other}"),
+            })
         })?;
         drop(out);
         match read {
@@ -75,13 +74,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             args.report.json(),
             &mut out,
         )
-        .map_err(|e| match e.kind {
-            // The report could not be written: said as such, not as a read of FILE.
-            mcptape_check::CheckErrorKind::Io(io) if out.get_ref().failed => {
-                anyhow::anyhow!("writing to stdout: {io}")
-            }
-            _ => reading_error(&args.file, e),
-        })?;
+        .map_err(|e| streamed_error(e, out.get_ref().failed, |e| reading_error(&args.file, e)))?;
         drop(out);
         if let Some(report) = streamed {
             return Ok(exit_status(&args.file, &report));
@@ -97,6 +90,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         super::print_stdout(&report.text())?;
     }
     Ok(exit_status(&args.file, &report))
+}
+
+/// The error of a streamed report: when writing stdout `failed`, said as such (not as a read
+/// of the input: `inspect T > /dev/full`); else what `reading` makes of it.
+fn streamed_error(
+    e: mcptape_check::CheckError,
+    failed: bool,
+    reading: impl FnOnce(mcptape_check::CheckError) -> anyhow::Error,
+) -> anyhow::Error {
+    match e.kind {
+        mcptape_check::CheckErrorKind::Io(io) if failed => {
+            anyhow::anyhow!("writing to stdout: {io}")
+        }
+        _ => reading(e),
+    }
 }
 
 /// Stdout of a streamed report, buffered, noting whether a write failed.
