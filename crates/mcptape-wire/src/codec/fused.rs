@@ -484,13 +484,18 @@ impl<'a> Parser<'a, '_> {
         })?;
         if let Member::Str { offset, value } = &e.blob {
             let input: &'a [u8] = self.lx.input;
-            // The string token was validated as UTF-8 by the scan.
-            let recorded = input
-                .get(offset + 1..blob_end.saturating_sub(1))
-                .and_then(|b| std::str::from_utf8(b).ok())
-                .unwrap_or("");
-            e.blob_check = Some(Self::check_blob(*offset, value, recorded));
-            e.blob_recorded = Some(recorded);
+            let check = Self::check_blob(*offset, value, || {
+                // The token was validated as UTF-8 by the scan; read as
+                // text only on this cold path (never a 160 MB blob's pass).
+                input
+                    .get(offset + 1..blob_end.saturating_sub(1))
+                    .and_then(|b| std::str::from_utf8(b).ok())
+                    .unwrap_or("")
+            });
+            if let Err((_, _, recorded)) = &check {
+                e.blob_recorded = Some(*recorded);
+            }
+            e.blob_check = Some(check.map_err(|(err, at, _)| (err, at)));
         }
         Ok(e)
     }
@@ -529,12 +534,13 @@ impl<'a> Parser<'a, '_> {
     }
 
     /// In-place strict base64 check of a scanned `blob` whose `"` is at
-    /// `offset`: `value` unescaped, `raw` as recorded (between its quotes).
+    /// `offset`: `value` unescaped, `raw` as recorded (between its quotes;
+    /// asked for only when the blob is refused, and given back then).
     fn check_blob(
         offset: usize,
         value: &str,
-        raw: &str,
-    ) -> Result<usize, (super::base64::Base64Error, usize)> {
+        raw: impl FnOnce() -> &'a str,
+    ) -> Result<usize, (super::base64::Base64Error, usize, &'a str)> {
         use super::base64::{Base64Error, Path, validate};
         match validate(Path::Simd, value.as_bytes()) {
             Ok(()) => {
@@ -547,12 +553,13 @@ impl<'a> Parser<'a, '_> {
                     ref e => e.offset(),
                 };
                 // Inside the raw string (escapes count as their backslash).
+                let raw = raw();
                 let at = if raw.len() == value.len() {
                     offset + 1 + rel
                 } else {
                     offset + 1 + crate::json::raw_offset_of(raw, rel)
                 };
-                Err((e, at))
+                Err((e, at, raw))
             }
         }
     }

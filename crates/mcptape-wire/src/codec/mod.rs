@@ -323,9 +323,10 @@ pub struct ScannedEntry<'a> {
     /// base64 (RFC 4648 §4), else the error (offsets inside the unescaped blob
     /// text) and its absolute byte offset in the scanned input.
     pub blob_check: Option<Result<usize, (base64::Base64Error, usize)>>,
-    /// When `blob` is a string: its text as recorded, between its quotes
-    /// (JSON escapes as written), which [`ScannedEntry::blob_error_as_recorded`]
-    /// points into.
+    /// When `blob` is a string that is not strict base64 (`blob_check` is
+    /// an error): its text as recorded, between its quotes (JSON escapes as
+    /// written), which [`ScannedEntry::blob_error_as_recorded`] points into.
+    /// `None` otherwise (a valid blob is not read as text twice).
     pub blob_recorded: Option<&'a str>,
 }
 
