@@ -203,7 +203,9 @@ mod tests {
             assert_eq!(line[k.end - 1], b'"');
             let inner = &line[k.start + 1..k.end - 1];
             assert!(
-                inner.iter().all(|&b| b >= 0x20 && b < 0x80 && b != b'"' && b != b'\\'),
+                inner
+                    .iter()
+                    .all(|&b| b >= 0x20 && b < 0x80 && b != b'"' && b != b'\\'),
                 "range {}..{}",
                 k.start,
                 k.end
