@@ -205,7 +205,7 @@ mod tests {
             assert!(
                 inner
                     .iter()
-                    .all(|&b| b >= 0x20 && b < 0x80 && b != b'"' && b != b'\\'),
+                    .all(|&b| (0x20..0x80).contains(&b) && b != b'"' && b != b'\\'),
                 "range {}..{}",
                 k.start,
                 k.end
