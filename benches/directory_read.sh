@@ -50,7 +50,7 @@ hwm() { awk '/^VmHWM/ {print $2}' "/proc/$1/status" 2>/dev/null || true; }
 rss() { awk '/^VmRSS/ {print $2}' "/proc/$1/status" 2>/dev/null || true; }
 
 # One bench run: prints "p50_ms max_ms n timeouts client_kB serve_kB time_kB client_run_kB
-# engine_p50_ms engine_max_ms p99_ms [val_p50_ms val_max_ms]"; client_run_kB is the client's largest
+# engine_p50_ms engine_max_ms p99_ms cpu_s [val_p50_ms val_max_ms]"; client_run_kB is the client's largest
 # VmRSS sampled once its serve child exists (the transcript loaded: the handshake and the
 # reads); engine is the serve child's own time per reply (request line read -> reply written,
 # the write included: it blocks while the client reads the pipe), from its --stats.
@@ -73,7 +73,8 @@ bench_once() {
     done
     wait "$tpid" || { cat "$WORK/bench.txt" >&2; return 1; }
     local tkb; tkb=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$WORK/time.txt")
-    python3 - "$out/report.json" "$cmax" "$smax" "$tkb" "$crun" <<'PY'
+    local cpu; cpu=$(awk -F': ' '/User time|System time/ {s += $2} END {print s}' "$WORK/time.txt")
+    python3 - "$out/report.json" "$cmax" "$smax" "$tkb" "$crun" "$cpu" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 q = r["single"]
@@ -81,7 +82,7 @@ timeouts = r["singlePhase"]["timedOut"]
 fields = [q["p50Us"] / 1000, q["maxUs"] / 1000, q["count"], timeouts,
           int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])]
 e = (r.get("server") or {}).get("engine") or {}
-fields += [e.get("p50Us", 0) / 1000, e.get("maxUs", 0) / 1000, q["p99Us"] / 1000]
+fields += [e.get("p50Us", 0) / 1000, e.get("maxUs", 0) / 1000, q["p99Us"] / 1000, float(sys.argv[6])]
 v = r.get("validation")
 if v:
     fields += [v["p50Us"] / 1000, v["maxUs"] / 1000]
@@ -138,13 +139,13 @@ for run in $(seq 1 "$RUNS"); do
     fi
     for mode in plain validate; do
         if [ "$mode" = validate ]; then set -- --validate; else set --; fi
-        read -r p50 max n timeouts ckb skb tkb crun ep50 emax p99 vp50 vmax <<< "$(bench_once "$@")"
+        read -r p50 max n timeouts ckb skb tkb crun ep50 emax p99 cpu vp50 vmax <<< "$(bench_once "$@")"
         awk -v m="$mode" -v p50="$p50" -v max="$max" -v n="$n" -v to="$timeouts" \
-            -v p99="$p99" -v pipe="$pipe_ms" -v pipe1m="$pipe1m" -v ckb="$ckb" -v skb="$skb" -v tkb="$tkb" -v size="$SIZE" -v crun="$crun" -v ep50="$ep50" -v emax="$emax" \
+            -v p99="$p99" -v cpu="$cpu" -v pipe="$pipe_ms" -v pipe1m="$pipe1m" -v ckb="$ckb" -v skb="$skb" -v tkb="$tkb" -v size="$SIZE" -v crun="$crun" -v ep50="$ep50" -v emax="$emax" \
             -v vp50="${vp50:-}" -v vmax="${vmax:-}" 'BEGIN {
             printf "  bench %-8s n=%d timeouts=%d read p50 %.1f ms, max %.1f ms = %.2fx / %.2fx the pipe", m, n, to, p50, max, p50 / pipe, max / pipe
             if (pipe1m > 0) printf " (%.2fx / %.2fx the 1 MiB pipe)", p50 / pipe1m, max / pipe1m
-            printf "; p99 %.1f ms", p99
+            printf "; p99 %.1f ms; CPU %.2f s (whole run, user+sys, client and serve child)", p99, cpu
             if (vp50 != "") printf "; validation p50 %.1f ms, max %.1f ms", vp50, vmax
             printf "; serve engine p50 %.1f ms, max %.1f ms", ep50, emax
             printf "\n    peak RSS: client (bench) %.0f MB = %.2fx the reply (%.0f MB = %.2fx once loaded: handshake + reads); server (serve child) %.0f MB; /usr/bin/time max %.0f MB\n", ckb / 1024, ckb * 1024 / size, crun / 1024, crun * 1024 / size, skb / 1024, tkb / 1024

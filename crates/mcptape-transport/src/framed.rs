@@ -656,19 +656,7 @@ mod tests {
 
     /// A reply of `blobs` base64 strings of `n` bytes each (one line, no `\n`).
     fn blob_reply(blobs: usize, n: usize) -> Vec<u8> {
-        let items: Vec<String> = (0..blobs)
-            .map(|i| {
-                format!(
-                    r#"{{"uri":"file:///m{i}","blob":"{}"}}"#,
-                    "QUJD".repeat(n / 4)
-                )
-            })
-            .collect();
-        format!(
-            r#"{{"jsonrpc":"2.0","id":3,"result":{{"contents":[{}]}}}}"#,
-            items.join(",")
-        )
-        .into_bytes()
+        mcptape_wire::fuzzing::blob_reply(&vec![n; blobs])
     }
 
     /// Every line of `r` with the hints delivered with it.

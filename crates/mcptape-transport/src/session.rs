@@ -1677,6 +1677,46 @@ mod tests {
     /// `"id"` members answers the raw request by its top-level id, with the
     /// bytes as sent; an error answer carries its code; a corrupted line
     /// answers nothing and is counted.
+    /// Regression (issue 22, ninth round): long replies scanned with their prescan hints are
+    /// checked as strictly as before: a 200 KB blob with a raw control byte or an invalid
+    /// UTF-8 byte inside is not an answer (counted as noise), one with escapes is.
+    #[tokio::test]
+    async fn long_corrupted_replies_are_not_answers_with_prescan_hints() {
+        let (s, mut r, mut w) = pair();
+        let mut rxs = Vec::new();
+        for _ in 0..3 {
+            rxs.push(
+                s.request_raw("resources/read", &json!({"uri": "x://big"}), false)
+                    .1,
+            );
+            let _ = next_msg(&mut r).await;
+        }
+        let half = "QUJD".repeat(25_000);
+        let reply = move |id: u64, middle: &[u8]| {
+            let mut l = format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"contents":[{{"uri":"x://big","blob":"{half}"#
+            )
+            .into_bytes();
+            l.extend_from_slice(middle);
+            l.extend_from_slice(format!(r#"{half}"}}]}}}}"#).as_bytes());
+            l.push(b'\n');
+            l
+        };
+        let server = tokio::spawn(async move {
+            w.write_all(&reply(1, b"\x01")).await.unwrap();
+            w.write_all(&reply(2, b"\xff")).await.unwrap();
+            w.write_all(&reply(3, b"\\n\\u00e9")).await.unwrap();
+            w
+        });
+        let a3 = rxs.pop().unwrap().await.unwrap();
+        let _w = server.await.unwrap();
+        assert_eq!(a3.outcome, Outcome::Ok);
+        assert_eq!(s.noise_lines(), 2, "the corrupted replies are not messages");
+        for mut rx in rxs {
+            assert!(rx.try_recv().is_err(), "still unanswered");
+        }
+    }
+
     #[tokio::test]
     async fn raw_requests_are_answered_from_the_envelope_of_large_replies() {
         let (s, mut r, mut w) = pair();

@@ -18,6 +18,27 @@
 use crate::envelope::{self, Frame};
 use crate::resources::{parse_read_result, parse_read_result_lenient};
 
+/// A `resources/read` reply (`"id":7`, one line, no `\n`) with one blob entry per item of
+/// `blobs`, each a base64 string of about that many bytes (`QUJD` repeated): the shape of
+/// the seeds' 160 MB directory read, for tests of the long-line paths (prescan, framing).
+pub fn blob_reply(blobs: &[usize]) -> Vec<u8> {
+    let contents: Vec<String> = blobs
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| {
+            format!(
+                r#"{{"uri":"file:///b{i}","mimeType":"image/png","blob":"{}"}}"#,
+                "QUJD".repeat(n / 4)
+            )
+        })
+        .collect();
+    format!(
+        r#"{{"jsonrpc":"2.0","id":7,"result":{{"contents":[{}]}}}}"#,
+        contents.join(",")
+    )
+    .into_bytes()
+}
+
 /// The lexer's string scan against its references, on `data`: the string
 /// kernels (SSE2, AVX2) against the scalar one; the lexer's `string` and
 /// `string_cow` from every `"` against the scan before the kernel (a

@@ -174,6 +174,7 @@ impl LinePrescan {
 mod tests {
     use super::*;
     use crate::envelope::{scan_envelope, scan_envelope_hinted};
+    use crate::fuzzing::blob_reply;
 
     /// The pass over `line` in pieces cut at `cuts`; checks the `\n` it
     /// reports against memchr.
@@ -211,24 +212,6 @@ mod tests {
                 k.end
             );
         }
-    }
-
-    fn blob_reply(blobs: &[usize]) -> Vec<u8> {
-        let contents: Vec<String> = blobs
-            .iter()
-            .enumerate()
-            .map(|(i, &n)| {
-                format!(
-                    r#"{{"uri":"file:///b{i}","mimeType":"image/png","blob":"{}"}}"#,
-                    "QUJD".repeat(n / 4)
-                )
-            })
-            .collect();
-        format!(
-            r#"{{"jsonrpc":"2.0","id":7,"result":{{"contents":[{}]}}}}"#,
-            contents.join(",")
-        )
-        .into_bytes()
     }
 
     #[test]
