@@ -236,6 +236,76 @@ pub fn write_all_vectored(w: &mut impl Write, mut bufs: &mut [IoSlice<'_>]) -> s
     Ok(())
 }
 
+/// Replies at least this long (1 MiB) whose recorded bytes are a range of a mapped transcript
+/// ([`SharedText::file_range`]) go into a pipe with `splice(2)` ([`write_line_to_file`]).
+/// Shorter ones are one `writev(2)` (a system call fewer).
+pub const SPLICE_FROM_BYTES: usize = 1024 * 1024;
+
+/// Writes `body` and its `\n` into `out` (blocking): the recorded bytes after the id, when
+/// they are a range of a mapped transcript and the reply is at least [`SPLICE_FROM_BYTES`],
+/// are moved from the file into the pipe `out` with `splice(2)` (Linux; the page cache's
+/// pages themselves: no copy out of the map, no pipe page allocated and freed per write), the
+/// head (before the id, the id) and the line end written around them. When `out` is not a
+/// pipe (`EINVAL`) or the call is refused, the bytes not moved are written from the map as
+/// [`write_all_vectored`] does; either way the same bytes, in order.
+///
+/// # Errors
+/// The write's or the splice's error; [`std::io::ErrorKind::WriteZero`] as
+/// [`write_all_vectored`].
+pub fn write_line_to_file(out: &mut std::fs::File, body: &ReplyBytes) -> std::io::Result<()> {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    if body.len() >= SPLICE_FROM_BYTES
+        && let Some((file, at)) = body.text.file_range()
+    {
+        let [head, id, tail] = body.pieces();
+        write_all_vectored(out, &mut [IoSlice::new(head), IoSlice::new(id)])?;
+        let moved = splice_from_file(file, at + body.id_at.end as u64, tail.len(), out)?;
+        return write_all_vectored(
+            out,
+            &mut [IoSlice::new(&tail[moved..]), IoSlice::new(b"\n")],
+        );
+    }
+    write_all_vectored(out, &mut body.line_slices())
+}
+
+/// Moves up to `len` bytes of `file` from byte `at` into the pipe `out` with `splice(2)`;
+/// returns how many it moved before it was done or refused (`EINVAL`: `out` is not a pipe;
+/// `ENOSYS`, `EAGAIN`; or the file ended early), the caller writing the rest.
+///
+/// # Errors
+/// Any other error of `splice(2)` (`EPIPE`: the reader is gone).
+#[cfg(any(target_os = "linux", target_os = "android"))]
+fn splice_from_file(
+    file: &std::fs::File,
+    at: u64,
+    len: usize,
+    out: &std::fs::File,
+) -> std::io::Result<usize> {
+    use nix::errno::Errno;
+    use nix::fcntl::{SpliceFFlags, splice};
+    let Ok(mut off) = i64::try_from(at) else {
+        return Ok(0);
+    };
+    let mut moved = 0;
+    while moved < len {
+        match splice(
+            file,
+            Some(&mut off),
+            out,
+            None,
+            len - moved,
+            SpliceFFlags::SPLICE_F_MORE,
+        ) {
+            Ok(0) => break,
+            Ok(n) => moved += n,
+            Err(Errno::EINTR) => {}
+            Err(Errno::EINVAL | Errno::ENOSYS | Errno::EAGAIN) => break,
+            Err(e) => return Err(std::io::Error::from(e)),
+        }
+    }
+    Ok(moved)
+}
+
 /// Advances `bufs` past the bytes one vectored write took (`wrote`): `Ok` to
 /// write again (also after [`std::io::ErrorKind::Interrupted`]), the error
 /// to stop on, [`std::io::ErrorKind::WriteZero`] when the writer took 0 bytes.
@@ -1617,7 +1687,7 @@ impl Out {
                             &mut [IoSlice::new(l.as_bytes()), IoSlice::new(b"\n")],
                         )
                     })
-                    .and_then(|()| write_all_vectored(&mut *f, &mut o.body.line_slices()));
+                    .and_then(|()| write_line_to_file(&mut f, &o.body));
                 drop(f);
                 let done = Instant::now();
                 match r {
@@ -2034,6 +2104,72 @@ mod tests {
             &[],
         )
         .unwrap()
+    }
+
+    /// A recorded reply of `blob` base64 bytes as a range of a mapped transcript file (the
+    /// file's bytes: a header line, then the reply), spliced with the id `"r-7"`.
+    fn mapped_reply(blob: usize) -> (ReplyBytes, tempfile::NamedTempFile) {
+        use std::io::Write as _;
+        let head = r#"{"jsonrpc":"2.0","id":1,"result":{"contents":[{"uri":"file:///m","blob":""#;
+        let reply = format!("{head}{}\"}}]}}}}", "Q".repeat(blob));
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        writeln!(f, "{{\"mcptapeTranscript\":1}}").unwrap();
+        f.write_all(reply.as_bytes()).unwrap();
+        f.flush().unwrap();
+        let file = std::fs::File::open(f.path()).unwrap();
+        let len = file.metadata().unwrap().len();
+        let bytes = Arc::new(crate::tape::TapeBytes::of_file_mapped_from(file, len, 0).unwrap());
+        assert!(bytes.is_mapped());
+        let all = bytes.as_bytes();
+        let text = SharedText::within(&bytes, &all[all.len() - reply.len()..]).unwrap();
+        assert!(text.file_range().is_some());
+        let id_at = reply.find(":1,").unwrap() + 1;
+        let body = ReplyBytes::spliced(text, id_at..id_at + 1, r#""r-7""#).unwrap();
+        (body, f)
+    }
+
+    /// Regression (issue 22, ninth round): a reply spliced from the mapped transcript into a
+    /// pipe is byte for byte the reply written from memory, at `SPLICE_FROM_BYTES` (spliced),
+    /// one under it (written), and at 3 MiB through a 64 KiB pipe (many splices).
+    #[test]
+    fn a_reply_spliced_from_the_mapped_file_into_a_pipe_is_the_written_reply() {
+        use std::io::Read as _;
+        let empty = mapped_reply(0).0.len();
+        for blob in [
+            SPLICE_FROM_BYTES - empty,
+            SPLICE_FROM_BYTES - empty - 1,
+            3 << 20,
+        ] {
+            let (body, _file) = mapped_reply(blob);
+            let (r, w) = nix::unistd::pipe().unwrap();
+            let reader = std::thread::spawn(move || {
+                let mut got = Vec::new();
+                std::fs::File::from(r).read_to_end(&mut got).unwrap();
+                got
+            });
+            let mut out = std::fs::File::from(w);
+            write_line_to_file(&mut out, &body).unwrap();
+            drop(out);
+            let got = reader.join().unwrap();
+            let want = format!("{}\n", body.to_text());
+            assert!(want.contains(r#""id":"r-7","result""#));
+            assert_eq!(got.len(), want.len(), "blob {blob}");
+            assert!(got == want.as_bytes(), "blob {blob}");
+        }
+    }
+
+    /// Into something that is not a pipe (a regular file: `splice(2)` refuses with `EINVAL`)
+    /// the reply is written from the map instead: the same bytes.
+    #[test]
+    fn a_long_mapped_reply_into_a_regular_file_is_written_whole() {
+        use std::io::{Read as _, Seek as _};
+        let (body, _file) = mapped_reply(2 << 20);
+        let mut out = tempfile::tempfile().unwrap();
+        write_line_to_file(&mut out, &body).unwrap();
+        out.rewind().unwrap();
+        let mut got = String::new();
+        out.read_to_string(&mut got).unwrap();
+        assert_eq!(got, format!("{}\n", body.to_text()));
     }
 
     #[test]

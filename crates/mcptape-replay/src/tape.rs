@@ -279,8 +279,9 @@ enum Backing {
     Text(String),
     /// Bytes read from a file.
     Bytes(Vec<u8>),
-    /// A read-only map of a file.
-    Mapped(memmap2::Mmap),
+    /// A read-only map of a file, and the file (`serve` splices long replies from it:
+    /// [`SharedText::file_range`]).
+    Mapped(memmap2::Mmap, std::fs::File),
 }
 
 impl TapeBytes {
@@ -300,7 +301,7 @@ impl TapeBytes {
     }
 
     /// [`TapeBytes::of_file`] mapping files of `map_min` bytes or more.
-    fn of_file_mapped_from(
+    pub(crate) fn of_file_mapped_from(
         mut file: std::fs::File,
         len: u64,
         map_min: u64,
@@ -314,7 +315,7 @@ impl TapeBytes {
             let map = unsafe { memmap2::MmapOptions::new().map(&file) };
             if let Ok(map) = map {
                 let _ = map.advise(memmap2::Advice::Sequential);
-                return Ok(TapeBytes(Backing::Mapped(map)));
+                return Ok(TapeBytes(Backing::Mapped(map, file)));
             }
         }
         let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
@@ -327,13 +328,13 @@ impl TapeBytes {
         match &self.0 {
             Backing::Text(s) => s.as_bytes(),
             Backing::Bytes(b) => b,
-            Backing::Mapped(m) => m,
+            Backing::Mapped(m, _) => m,
         }
     }
 
     /// The bytes are memory-mapped.
     pub fn is_mapped(&self) -> bool {
-        matches!(self.0, Backing::Mapped(_))
+        matches!(self.0, Backing::Mapped(..))
     }
 
     /// The text at `at`, `None` when it is not a UTF-8 range of the bytes.
@@ -353,7 +354,7 @@ impl TapeBytes {
     /// error code ([`Exchange::error_code`]), never its bytes. Nothing for
     /// bytes in memory.
     pub fn release(&self) {
-        if let Backing::Mapped(map) = &self.0 {
+        if let Backing::Mapped(map, _) = &self.0 {
             // SAFETY: as `release_before`, for the whole map.
             #[allow(unsafe_code)]
             let _ = unsafe { map.unchecked_advise(memmap2::UncheckedAdvice::DontNeed) };
@@ -364,7 +365,7 @@ impl TapeBytes {
     /// (rounded down to a page): they are read again from the page cache if
     /// a reply there is served. Nothing for bytes in memory.
     fn release_before(&self, upto: usize) {
-        if let Backing::Mapped(map) = &self.0 {
+        if let Backing::Mapped(map, _) = &self.0 {
             let upto = upto / PAGE_BYTES * PAGE_BYTES;
             if upto > 0 {
                 // SAFETY: `MADV_DONTNEED` on a read-only file mapping only
@@ -452,6 +453,17 @@ impl SharedText {
     /// The text's bytes, not checked as UTF-8 (the hot path of `serve`).
     pub fn bytes(&self) -> &[u8] {
         self.buf.as_bytes().get(self.at.clone()).unwrap_or_default()
+    }
+
+    /// The file the text's bytes are mapped from and the text's offset in it (bytes), when
+    /// they are a range of a mapped transcript ([`TapeBytes::of_file`]): `serve` moves a long
+    /// reply from there into a pipe with `splice(2)` instead of copying it out of the map.
+    /// `None` for bytes in memory.
+    pub fn file_range(&self) -> Option<(&std::fs::File, u64)> {
+        match &self.buf.0 {
+            Backing::Mapped(_, file) => Some((file, self.at.start as u64)),
+            _ => None,
+        }
     }
 }
 

@@ -1,7 +1,7 @@
 //! The bench client's hot path alone, for benches/directory_read.sh: reads stdin (a pipe) with
 //! [`LineReader`] and scans each line's envelope
-//! ([`mcptape_wire::envelope::scan_envelope`], no body parse), as `mcptape bench` does for a
-//! reply; with `--validate`, then checks it with the fused strict decoder
+//! ([`mcptape_wire::envelope::scan_envelope_hinted`] with the line's prescan hints, no body
+//! parse), as `mcptape bench` does for a reply; with `--validate`, then checks it with the fused strict decoder
 //! ([`mcptape_wire::codec::scan_message`]), timed apart. Prints per line: bytes, ms from the
 //! first byte to the line cut, ms of the envelope scan (and of the validation), the id; and at
 //! the end the process's peak RSS (VmHWM).
@@ -28,14 +28,19 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             println!("line over the limit: {line:?}");
             continue;
         };
+        let hints = r.take_hints();
         let t = Instant::now();
-        let env = mcptape_wire::envelope::scan_envelope(&b);
+        let env = match &hints {
+            Some(h) => mcptape_wire::envelope::scan_envelope_hinted(&b, h),
+            None => mcptape_wire::envelope::scan_envelope(&b),
+        };
         let scan = t.elapsed();
         let mut out = format!(
-            "{} bytes: read+cut {:.1} ms, envelope scan {:.1} ms, id {:?}",
+            "{} bytes: read+cut {:.1} ms, envelope scan {:.1} ms ({} hinted bytes), id {:?}",
             b.len(),
             cut.as_secs_f64() * 1e3,
             scan.as_secs_f64() * 1e3,
+            hints.as_ref().map_or(0, |h| h.covered_bytes()),
             env.as_ref()
                 .map(|e| e.id.clone())
                 .map_err(ToString::to_string)

@@ -26,6 +26,8 @@ use std::collections::VecDeque;
 
 use tokio::io::{AsyncRead, AsyncReadExt};
 
+use mcptape_wire::prescan::{LinePrescan, PlainStrings};
+
 use crate::FrameError;
 pub use crate::stdio::MAX_LINE_BYTES;
 use crate::stdio::{Frame, LineFramer};
@@ -192,6 +194,14 @@ impl Line {
 /// than a pipe buffer per call).
 pub const MAX_READ_BYTES: usize = 16 * 1024 * 1024;
 
+/// A [`LineReader`] line held past this many bytes (64 KiB, one first read) is searched for
+/// its end by [`LinePrescan`] instead of `memchr`: the same one pass over each read's bytes
+/// while they are in cache, which also keeps the line's long plain strings
+/// ([`LineReader::take_hints`]) so the envelope scan of the whole line does not read a
+/// 160 MB blob back from memory. Shorter lines keep `memchr` (no work for hints they would
+/// not need).
+pub const PRESCAN_FROM_BYTES: usize = READ_CHUNK_BYTES;
+
 /// Lines read from an async stream into owned buffers with at most one copy
 /// of a line's bytes (the kernel's, into the line's own buffer): the hot
 /// path of a client reading replies of hundreds of MB. Lines are cut at
@@ -204,7 +214,8 @@ pub const MAX_READ_BYTES: usize = 16 * 1024 * 1024;
 /// after which the held line (if any) is delivered, then the end.
 ///
 /// Memory: the line being read, plus at most one read's worth of the next;
-/// a line past the limit is counted, not kept.
+/// a line past the limit is counted, not kept. A line past [`PRESCAN_FROM_BYTES`] is searched
+/// by [`LinePrescan`] (its hints: one range per plain string of 4 KiB or more).
 #[derive(Debug)]
 pub struct LineReader<R> {
     r: R,
@@ -225,6 +236,10 @@ pub struct LineReader<R> {
     done: bool,
     /// A buffer given back ([`LineReader::recycle`]) for the next long line.
     spare: Option<Vec<u8>>,
+    /// The pass over the current line, once it is long ([`PRESCAN_FROM_BYTES`]).
+    prescan: Option<LinePrescan>,
+    /// The hints of the line [`LineReader::next`] delivered last ([`LineReader::take_hints`]).
+    hints: Option<PlainStrings>,
 }
 
 impl<R: AsyncRead + Unpin> LineReader<R> {
@@ -243,7 +258,18 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
             offset: 0,
             done: false,
             spare: None,
+            prescan: None,
+            hints: None,
         }
+    }
+
+    /// The long plain strings of the line [`LineReader::next`] delivered last, found as it
+    /// arrived ([`LinePrescan`]), for
+    /// [`scan_envelope_hinted`](mcptape_wire::envelope::scan_envelope_hinted) of that line;
+    /// `None` for a line under [`PRESCAN_FROM_BYTES`], a too-long line, or once taken. A
+    /// later `next` drops them.
+    pub fn take_hints(&mut self) -> Option<PlainStrings> {
+        self.hints.take()
     }
 
     /// Bytes read from the stream so far.
@@ -291,6 +317,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
     /// at least as long as what follows it keeps its buffer (only the rest
     /// is copied); a shorter one is copied out.
     fn take_line(&mut self, end: usize) -> Line {
+        let prescan = self.prescan.take();
         let line_start = self.line_start();
         let line = &self.buf[self.start..end];
         let out = if let Some((n, last_cr)) = self.overflow.take() {
@@ -301,6 +328,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
             if len > self.max {
                 self.too_long(len, line_start)
             } else if self.start == 0 && len >= self.buf.len() - end {
+                self.hints = prescan.map(|p| p.finish(len));
                 let mut rest = self.spare.take().unwrap_or_default();
                 rest.extend_from_slice(self.buf.get(end + 1..).unwrap_or_default());
                 let mut line = std::mem::replace(&mut self.buf, rest);
@@ -311,6 +339,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
                 self.line += 1;
                 return Line::Bytes(line);
             } else {
+                self.hints = prescan.map(|p| p.finish(len));
                 Line::Bytes(line[..len].to_vec())
             }
         };
@@ -331,8 +360,14 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
     /// next call returns the unterminated line held (if any), then `None`.
     pub async fn next(&mut self) -> Result<Option<Line>, FramedReadError> {
         use tokio::io::AsyncReadExt as _;
+        self.hints = None;
         loop {
-            if let Some(i) = memchr::memchr(b'\n', &self.buf[self.scanned..]) {
+            let new = &self.buf[self.scanned..];
+            let found = match &mut self.prescan {
+                Some(p) => p.feed(new),
+                None => memchr::memchr(b'\n', new),
+            };
+            if let Some(i) = found {
                 let end = self.scanned + i;
                 return Ok(Some(self.take_line(end)));
             }
@@ -363,6 +398,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
                 }
                 self.buf.clear();
                 self.buf_offset += held as u64;
+                self.prescan = None;
             }
             // A larger spare buffer takes over while the line is still short.
             if self.buf.len() <= READ_CHUNK_BYTES
@@ -373,6 +409,17 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
                 self.buf = spare;
             }
             self.scanned = self.buf.len();
+            // A long line: from now on searched by the prescan, which first takes the bytes
+            // held (searched by memchr already: no `\n` among them).
+            if self.prescan.is_none()
+                && self.overflow.is_none()
+                && self.buf.len() - self.start >= PRESCAN_FROM_BYTES
+            {
+                let mut p = LinePrescan::new();
+                let nl = p.feed(&self.buf[self.start..]);
+                debug_assert_eq!(nl, None);
+                self.prescan = Some(p);
+            }
             let want = (self.buf.len() / 8).clamp(READ_CHUNK_BYTES, MAX_READ_BYTES);
             self.buf.reserve(want);
             let n = loop {
@@ -605,5 +652,123 @@ mod tests {
         assert_eq!(second, big.as_bytes());
         assert_eq!(second.as_ptr(), ptr, "read into the recycled buffer");
         assert_eq!(r.next().await.unwrap(), None);
+    }
+
+    /// A reply of `blobs` base64 strings of `n` bytes each (one line, no `\n`).
+    fn blob_reply(blobs: usize, n: usize) -> Vec<u8> {
+        mcptape_wire::fuzzing::blob_reply(&vec![n; blobs])
+    }
+
+    /// Every line of `r` with the hints delivered with it.
+    async fn lines_with_hints<R: AsyncRead + Unpin>(
+        mut r: LineReader<R>,
+    ) -> Vec<(Line, Option<PlainStrings>)> {
+        let mut out = Vec::new();
+        while let Some(l) = r.next().await.unwrap() {
+            out.push((l, r.take_hints()));
+        }
+        out
+    }
+
+    fn chunked(data: &[u8], sizes: Vec<usize>) -> Chunked {
+        Chunked {
+            data: data.to_vec(),
+            at: 0,
+            sizes,
+            k: 0,
+        }
+    }
+
+    /// Regression (issue 22, ninth round): a long reply whose `\n` falls at every offset
+    /// around a read boundary (before, on, after it, with a `\r` before it or not) is the same
+    /// line; its hints are found (three 40 KB blobs) and scan as the plain scan does; the
+    /// short line after it has none.
+    #[tokio::test]
+    async fn a_long_reply_split_at_every_boundary_near_its_newline_keeps_line_and_hints() {
+        let reply = blob_reply(3, 40_000);
+        let want_env = mcptape_wire::envelope::scan_envelope(&reply).unwrap();
+        for cr in [false, true] {
+            let mut data = reply.clone();
+            if cr {
+                data.push(b'\r');
+            }
+            let nl = data.len();
+            data.extend_from_slice(b"\n{\"id\":4}\n");
+            for cut in nl - 4..=nl + 4 {
+                // The first read is past PRESCAN_FROM_BYTES: the prescan takes over after it.
+                let sizes = vec![70_000, cut - 70_000, 3, usize::MAX];
+                let got =
+                    lines_with_hints(LineReader::new(chunked(&data, sizes), usize::MAX)).await;
+                assert_eq!(got.len(), 2, "cut {cut}");
+                assert_eq!(got[0].0, Line::Bytes(reply.clone()), "cut {cut}, cr {cr}");
+                let hints = got[0].1.as_ref().expect("hints for a long line");
+                assert_eq!(hints.len(), 3);
+                assert_eq!(
+                    mcptape_wire::envelope::scan_envelope_hinted(&reply, hints).unwrap(),
+                    want_env
+                );
+                assert_eq!(got[1], (Line::Bytes(b"{\"id\":4}".to_vec()), None));
+            }
+        }
+    }
+
+    /// A line at the limit (prescanned) is kept with its hints; one byte past it is
+    /// `TooLong` with no hints, and the line after it is read as before.
+    #[tokio::test]
+    async fn a_prescanned_line_at_the_limit_is_kept_and_one_past_is_too_long() {
+        let reply = blob_reply(2, 60_000);
+        let data = [&reply[..], b"\r\n{}\n"].concat();
+        let sizes = vec![65_536, 4096];
+        let at =
+            lines_with_hints(LineReader::new(chunked(&data, sizes.clone()), reply.len())).await;
+        assert_eq!(at[0].0, Line::Bytes(reply.clone()));
+        assert_eq!(at[0].1.as_ref().map(PlainStrings::len), Some(2));
+        assert_eq!(at[1], (Line::Bytes(b"{}".to_vec()), None));
+        let past = lines_with_hints(LineReader::new(chunked(&data, sizes), reply.len() - 1)).await;
+        let framed = frames_of(&data, reply.len() - 1).await;
+        match (&past[0], &framed[0]) {
+            ((Line::TooLong(e), None), Frame::TooLong(want)) => assert_eq!(e, want),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(past[1], (Line::Bytes(b"{}".to_vec()), None));
+    }
+
+    /// A long last line without `\n` is delivered at end of stream with its hints; hints
+    /// not taken are dropped by the next `next` (never paired with another line).
+    #[tokio::test]
+    async fn a_long_last_line_at_eof_has_hints_and_stale_hints_are_dropped() {
+        let reply = blob_reply(1, 100_000);
+        let data = [&reply[..], b"\n", &reply[..]].concat();
+        let mut r = LineReader::new(chunked(&data, vec![65_536]), usize::MAX);
+        assert_eq!(r.next().await.unwrap(), Some(Line::Bytes(reply.clone())));
+        // Not taken: the next line's read drops them.
+        assert_eq!(r.next().await.unwrap(), Some(Line::Bytes(reply.clone())));
+        assert_eq!(r.take_hints().map(|h| h.len()), Some(1));
+        assert_eq!(r.take_hints(), None);
+        assert_eq!(r.next().await.unwrap(), None);
+        assert_eq!(r.take_hints(), None);
+    }
+
+    /// The line reader with the prescan still agrees with the framed reader on long lines
+    /// of every kind (not JSON, escapes, control bytes, non-ASCII) in reads of every size.
+    #[tokio::test]
+    async fn prescanned_lines_agree_with_the_framed_reader() {
+        let long = "A".repeat(70_000);
+        let inputs = [
+            format!("{{\"a\":\"{long}\\n\\\"{long}\"}}\n{{}}\n"),
+            format!("banner {long}\r\n[1]\n"),
+            format!("\"{long}\u{1}\"\n\"{long}é\"\n\"\\"),
+            format!("{long}\\\n\\"),
+        ];
+        for data in inputs {
+            let want = frames_of(data.as_bytes(), 200_000).await;
+            for sizes in [vec![65_536], vec![70_001, 1], vec![100_000, 7, 65_536]] {
+                assert_eq!(
+                    lines_of(data.as_bytes(), &sizes, 200_000).await,
+                    want,
+                    "{sizes:?}"
+                );
+            }
+        }
     }
 }

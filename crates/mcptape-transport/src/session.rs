@@ -39,6 +39,7 @@ use std::time::Duration;
 
 use mcptape_wire::envelope::{self, EnvelopeKind};
 use mcptape_wire::envelope::{ErrorObject, Message, Notification, Request, RequestId};
+use mcptape_wire::prescan::PlainStrings;
 use mcptape_wire::protocol::error_code::METHOD_NOT_FOUND;
 use mcptape_wire::protocol::{Revision, header, method, supported_versions};
 use mcptape_wire::reply::{CancelledParams, ElicitDecline, EmptyResult, NoRoots};
@@ -440,14 +441,22 @@ impl Shared {
     /// cut short or corrupted), it is counted as noise
     /// ([`Session::noise_lines`]), never taken for an answer.
     ///
+    /// `hints`: the line's long plain strings found as it arrived ([`LineReader::take_hints`]):
+    /// the scan is [`envelope::scan_envelope_hinted`], as strict, without searching them
+    /// again.
+    ///
     /// Returns the id key answered, if any, and the line's buffer when it was owned and
     /// nothing kept it (for [`LineReader::recycle`]).
     fn dispatch(
         &self,
         bytes: Cow<'_, [u8]>,
         unclassified: bool,
+        hints: Option<&PlainStrings>,
     ) -> (Option<String>, Option<Vec<u8>>) {
-        let scanned = envelope::scan_envelope(&bytes);
+        let scanned = match hints {
+            Some(h) => envelope::scan_envelope_hinted(&bytes, h),
+            None => envelope::scan_envelope(&bytes),
+        };
         if scanned.is_err() && unclassified && !crate::stdio::is_exact_json(&bytes) {
             self.lock().noise += 1;
             return (None, owned(bytes));
@@ -645,7 +654,9 @@ impl Shared {
     /// dispatched. Blank lines are skipped; a too-long line and a line that
     /// is not JSON are counted ([`Session::too_long_lines`],
     /// [`Session::noise_lines`]).
-    fn line_in(&self, line: Line) -> Option<Vec<u8>> {
+    ///
+    /// `hints`: the line's plain strings ([`LineReader::take_hints`]), for the envelope scan.
+    fn line_in(&self, line: Line, hints: Option<&PlainStrings>) -> Option<Vec<u8>> {
         let unclassified = self.observer.is_none();
         let bytes = match (&self.observer, line) {
             (_, Line::TooLong(e)) => {
@@ -672,7 +683,7 @@ impl Shared {
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return Some(bytes);
         }
-        self.dispatch(Cow::Owned(bytes), unclassified).1
+        self.dispatch(Cow::Owned(bytes), unclassified, hints).1
     }
 
     /// The current key of the request first sent as `id`.
@@ -900,7 +911,8 @@ impl Session {
                 };
                 match next {
                     Ok(Some(line)) => {
-                        if let Some(buf) = sh.line_in(line) {
+                        let hints = r.take_hints();
+                        if let Some(buf) = sh.line_in(line, hints.as_ref()) {
                             r.recycle(buf);
                         }
                     }
@@ -1415,9 +1427,9 @@ async fn post_one(
             item: &item,
         });
         let answered = match &item {
-            ReplyItem::Json(s) => sh.dispatch(Cow::Borrowed(s.as_bytes()), false).0,
+            ReplyItem::Json(s) => sh.dispatch(Cow::Borrowed(s.as_bytes()), false, None).0,
             ReplyItem::Event(ev) => match ev.payload() {
-                SsePayload::JsonRpc(s) => sh.dispatch(Cow::Borrowed(s.as_bytes()), false).0,
+                SsePayload::JsonRpc(s) => sh.dispatch(Cow::Borrowed(s.as_bytes()), false, None).0,
                 SsePayload::Other(_) => None,
             },
             ReplyItem::Other(_) => None,
@@ -1665,6 +1677,46 @@ mod tests {
     /// `"id"` members answers the raw request by its top-level id, with the
     /// bytes as sent; an error answer carries its code; a corrupted line
     /// answers nothing and is counted.
+    /// Regression (issue 22, ninth round): long replies scanned with their prescan hints are
+    /// checked as strictly as before: a 200 KB blob with a raw control byte or an invalid
+    /// UTF-8 byte inside is not an answer (counted as noise), one with escapes is.
+    #[tokio::test]
+    async fn long_corrupted_replies_are_not_answers_with_prescan_hints() {
+        let (s, mut r, mut w) = pair();
+        let mut rxs = Vec::new();
+        for _ in 0..3 {
+            rxs.push(
+                s.request_raw("resources/read", &json!({"uri": "x://big"}), false)
+                    .1,
+            );
+            let _ = next_msg(&mut r).await;
+        }
+        let half = "QUJD".repeat(25_000);
+        let reply = move |id: u64, middle: &[u8]| {
+            let mut l = format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"contents":[{{"uri":"x://big","blob":"{half}"#
+            )
+            .into_bytes();
+            l.extend_from_slice(middle);
+            l.extend_from_slice(format!(r#"{half}"}}]}}}}"#).as_bytes());
+            l.push(b'\n');
+            l
+        };
+        let server = tokio::spawn(async move {
+            w.write_all(&reply(1, b"\x01")).await.unwrap();
+            w.write_all(&reply(2, b"\xff")).await.unwrap();
+            w.write_all(&reply(3, b"\\n\\u00e9")).await.unwrap();
+            w
+        });
+        let a3 = rxs.pop().unwrap().await.unwrap();
+        let _w = server.await.unwrap();
+        assert_eq!(a3.outcome, Outcome::Ok);
+        assert_eq!(s.noise_lines(), 2, "the corrupted replies are not messages");
+        for mut rx in rxs {
+            assert!(rx.try_recv().is_err(), "still unanswered");
+        }
+    }
+
     #[tokio::test]
     async fn raw_requests_are_answered_from_the_envelope_of_large_replies() {
         let (s, mut r, mut w) = pair();

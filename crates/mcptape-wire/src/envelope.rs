@@ -68,6 +68,7 @@ use std::ops::Range;
 use crate::error::{JsonErrorKind, WireError, WireErrorKind};
 use crate::lex::{self, Expected, LexError, LexErrorKind, Lexer};
 use crate::limits::{MAX_MESSAGE_BYTES, MAX_NESTING_DEPTH};
+use crate::prescan::PlainStrings;
 
 /// What a message is, by its members (JSON-RPC 2.0 §4–§5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -352,6 +353,26 @@ pub fn scan_envelope(input: &[u8]) -> Result<Envelope, WireError> {
     }
 }
 
+/// [`scan_envelope`] of a line whose long plain strings a [`LinePrescan`]
+/// found as the line arrived ([`PlainStrings`], made for this line): the same
+/// result and errors, without searching those strings again (a 160 MB blob
+/// reply is then scanned token by token, not byte by byte). Hints made for a
+/// line of another length are not used.
+///
+/// [`LinePrescan`]: crate::prescan::LinePrescan
+pub fn scan_envelope_hinted(input: &[u8], hints: &PlainStrings) -> Result<Envelope, WireError> {
+    match scan_with(
+        input,
+        None,
+        false,
+        lex::LONG_STRING_BYTES,
+        hints.for_line(input.len()),
+    )? {
+        Scanned::Single(e) => Ok(e),
+        Scanned::Batch(_) => unreachable_batch(),
+    }
+}
+
 /// [`scan_envelope`] of a message already known to be UTF-8 (a `&str`): the
 /// same result and errors, without checking the UTF-8 of its strings again.
 pub fn scan_envelope_str(input: &str) -> Result<Envelope, WireError> {
@@ -436,6 +457,18 @@ pub(crate) fn scan_recording(
     batch: bool,
     long_min: usize,
 ) -> Result<Scanned, WireError> {
+    scan_with(input, text, batch, long_min, Vec::new())
+}
+
+/// [`scan_recording`] told the strings `known` (in input order) to be valid
+/// ([`Lexer::with_known`]).
+fn scan_with(
+    input: &[u8],
+    text: Option<&str>,
+    batch: bool,
+    long_min: usize,
+    known: Vec<lex::KnownString>,
+) -> Result<Scanned, WireError> {
     if input.len() > MAX_MESSAGE_BYTES {
         return Err(json_err(
             JsonErrorKind::MessageTooLarge {
@@ -448,7 +481,8 @@ pub(crate) fn scan_recording(
     let mut lx = match text {
         Some(t) => Lexer::new_str(t),
         None => Lexer::new(input),
-    };
+    }
+    .with_known(known);
     lx.ws();
     let root = lx.pos;
     if batch && lx.peek() == Some(b'[') {

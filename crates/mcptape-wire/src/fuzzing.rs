@@ -10,13 +10,71 @@
 //!   round-trip rule, the id's raw text kept.
 //! * [`envelope_vs_jsonrpc`]: the one JSON-RPC reader against serde_json as the outside oracle.
 //! * [`string_stop`] (in the two above): the lexer's string kernel and scan
-//!   against their references.
+//!   against their references, and [`prescan_agrees`]: the line prescan against
+//!   `memchr` and its hinted envelope scan against the plain one.
 //! * `contents_structured` (feature `arbitrary`): a structured result with
 //!   mixed text/blob entries, odd uris, `_meta` and unknown fields is
 //!   serialized, parsed, and must come back exactly.
 
 use crate::envelope::{self, Frame};
 use crate::resources::{parse_read_result, parse_read_result_lenient};
+
+/// A `resources/read` reply (`"id":7`, one line, no `\n`) with one blob entry per item of
+/// `blobs`, each a base64 string of about that many bytes (`QUJD` repeated): the shape of
+/// the seeds' 160 MB directory read, for tests of the long-line paths (prescan, framing).
+pub fn blob_reply(blobs: &[usize]) -> Vec<u8> {
+    let contents: Vec<String> = blobs
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| {
+            format!(
+                r#"{{"uri":"file:///b{i}","mimeType":"image/png","blob":"{}"}}"#,
+                "QUJD".repeat(n / 4)
+            )
+        })
+        .collect();
+    format!(
+        r#"{{"jsonrpc":"2.0","id":7,"result":{{"contents":[{}]}}}}"#,
+        contents.join(",")
+    )
+    .into_bytes()
+}
+
+/// The line prescan on `data` fed in two pieces (cut where its first byte says): the `\n` it
+/// finds is `memchr`'s, every string it keeps starts and ends with `"` and holds no `"`, `\`,
+/// control or non-ASCII byte, and the envelope scan with its hints gives what the plain one
+/// gives (result and error). Run by [`string_stop`].
+///
+/// # Panics
+/// When one of these does not hold (the finding).
+pub fn prescan_agrees(data: &[u8]) {
+    let cut = usize::from(data.first().copied().unwrap_or(0)).min(data.len());
+    let mut p = crate::prescan::LinePrescan::new();
+    let nl = match p.feed(&data[..cut]) {
+        Some(i) => Some(i),
+        None => p.feed(&data[cut..]).map(|i| cut + i),
+    };
+    assert_eq!(nl, memchr::memchr(b'\n', data), "line end");
+    let line = &data[..nl.unwrap_or(data.len())];
+    let hints = p.finish(line.len());
+    for k in &hints.strings {
+        assert!(
+            line[k.start] == b'"' && line[k.end - 1] == b'"',
+            "hint ends"
+        );
+        assert!(
+            line[k.start + 1..k.end - 1]
+                .iter()
+                .all(|&b| (0x20..0x80).contains(&b) && b != b'"' && b != b'\\'),
+            "hint inside"
+        );
+    }
+    assert_eq!(
+        envelope::scan_envelope_hinted(line, &hints).map_err(|e| e.to_string()),
+        envelope::scan_envelope(line).map_err(|e| e.to_string()),
+        "hinted scan"
+    );
+}
 
 /// The lexer's string scan against its references, on `data`: the string
 /// kernels (SSE2, AVX2) against the scalar one; the lexer's `string` and
@@ -33,6 +91,7 @@ use crate::resources::{parse_read_result, parse_read_result_lenient};
 pub fn string_stop(data: &[u8]) {
     crate::stop::kernels_agree(data);
     crate::lex::strings_agree_with_reference(data);
+    prescan_agrees(data);
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };

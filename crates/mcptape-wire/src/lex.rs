@@ -429,6 +429,12 @@ impl<'a> Lexer<'a> {
     pub(crate) fn string(&mut self) -> Result<bool, LexError> {
         if let Some(k) = self.known_here() {
             self.pos = k.end;
+            // Kept as if searched: a hinted scan keeps what a plain one keeps.
+            if let Some(long) = &mut self.long
+                && k.end - k.start >= self.long_min
+            {
+                long.push(k.clone());
+            }
             return Ok(k.escaped);
         }
         let start = self.pos;

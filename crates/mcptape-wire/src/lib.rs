@@ -53,6 +53,7 @@ pub mod json;
 pub(crate) mod lex;
 pub mod limits;
 pub mod media;
+pub mod prescan;
 pub mod protocol;
 pub mod read_summary;
 pub mod reply;
