@@ -6,7 +6,7 @@ use mcptape_wire::classify::{LEGACY_RESOURCE_NOT_FOUND, ReadErrorClass, classify
 use mcptape_wire::codec::{self, ScannedEntry, base64};
 use mcptape_wire::envelope::{ErrorObject, Scanned};
 use mcptape_wire::error::WireError;
-use mcptape_wire::media::{self, MediaMatch};
+use mcptape_wire::media;
 
 /// Result of the strict envelope check of one record's bytes.
 pub(crate) enum Envelope {
@@ -73,39 +73,67 @@ pub(crate) fn raw_type(raw: &str) -> &'static str {
         .map_or("not JSON", codec::JsonType::with_article)
 }
 
-/// What the blob rules need from a valid blob: its decoded size (from base64
-/// arithmetic), the first decoded bytes (for sniffing), and the whole decoded
-/// bytes only when asked (a text-like declared type).
-pub(crate) fn blob_prefix(b64: &str) -> Vec<u8> {
-    // 4,096 characters decode to the first 3,072 bytes: more than any signature needs.
-    let n = b64.len().min(4096) / 4 * 4;
-    base64::decode(base64::Path::Simd, &b64.as_bytes()[..n]).unwrap_or_default()
+/// Base64 characters of a blob [`BlobHead`] decodes: 4,096, the first 3,072
+/// bytes, more than any signature needs.
+pub(crate) const BLOB_HEAD_CHARS: usize = 4096;
+
+/// What the blob rules need from a valid blob, decoded once: its first
+/// bytes (for sniffing) and, when those are the whole blob (a blob of at
+/// most [`BLOB_HEAD_CHARS`] characters, a multiple of 4), whether it decoded;
+/// a longer blob is decoded whole only when asked ([`Self::decodes_to_utf8`],
+/// a text-like declared type).
+pub(crate) struct BlobHead<'a> {
+    b64: &'a str,
+    /// The first decoded bytes (empty when they do not decode).
+    pub(crate) bytes: Vec<u8>,
+    /// `Some(decoded)` when `bytes` is the whole blob's decoding.
+    whole: Option<bool>,
 }
 
-/// Whether a valid blob decodes to UTF-8 text (decodes it: only asked for
-/// text-like declared types).
-pub(crate) fn decodes_to_utf8(b64: &str) -> bool {
-    base64::decode(base64::Path::Simd, b64.as_bytes())
-        .is_ok_and(|bytes| std::str::from_utf8(&bytes).is_ok())
-}
-
-/// The type sniffed from `bytes` (`mcptape_wire::media::verdict`) when it
-/// has a recognised signature and disagrees with `declared`. The rule's own
-/// policy on top: `application/octet-stream` claims nothing, and common
-/// aliases (`image/jpg`) name the sniffed type.
-pub(crate) fn sniff_mismatch(declared: &str, bytes: &[u8]) -> Option<&'static str> {
-    let v = media::verdict(Some(declared), bytes);
-    if v.status != MediaMatch::Mismatch {
-        return None;
+impl<'a> BlobHead<'a> {
+    /// Decodes the first [`BLOB_HEAD_CHARS`] (rounded down to a multiple of
+    /// 4) characters of `b64`.
+    pub(crate) fn new(b64: &'a str) -> BlobHead<'a> {
+        let n = b64.len().min(BLOB_HEAD_CHARS) / 4 * 4;
+        let head = base64::decode(base64::Path::Simd, &b64.as_bytes()[..n]);
+        let whole = (n == b64.len()).then_some(head.is_ok());
+        BlobHead {
+            b64,
+            bytes: head.unwrap_or_default(),
+            whole,
+        }
     }
-    let sniffed = v.sniffed?;
+
+    /// Whether the blob decodes to UTF-8 text: from the bytes already
+    /// decoded when they are the whole blob, else by decoding it whole.
+    pub(crate) fn decodes_to_utf8(&self) -> bool {
+        match self.whole {
+            Some(decoded) => decoded && std::str::from_utf8(&self.bytes).is_ok(),
+            None => base64::decode(base64::Path::Simd, self.b64.as_bytes())
+                .is_ok_and(|bytes| std::str::from_utf8(&bytes).is_ok()),
+        }
+    }
+}
+
+/// The type sniffed from `bytes` ([`media::sniff`], the type behind
+/// `mcptape_wire::media::verdict`) when it has a recognised signature and
+/// disagrees with `declared` (its essence: before `;`, trimmed, lower case).
+/// The rule's own policy on top: `application/octet-stream` claims nothing,
+/// and common aliases (`image/jpg`) name the sniffed type. The same answer as
+/// a [`media::verdict`] of [`media::MediaMatch::Mismatch`] with the policy applied,
+/// without the verdict's two owned strings per blob.
+pub(crate) fn sniff_mismatch(declared: &str, bytes: &[u8]) -> Option<&'static str> {
+    let sniffed = media::sniff(bytes)?;
     let essence = declared
         .split(';')
         .next()
         .unwrap_or("")
         .trim()
         .to_ascii_lowercase();
-    if essence == media::DEFAULT_BLOB_MIME_TYPE || local::alias(&essence) == Some(sniffed) {
+    if essence == sniffed
+        || essence == media::DEFAULT_BLOB_MIME_TYPE
+        || local::alias(&essence) == Some(sniffed)
+    {
         None
     } else {
         Some(sniffed)

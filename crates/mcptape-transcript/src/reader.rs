@@ -491,7 +491,10 @@ fn canonical_message(line: &[u8]) -> Option<(u64, Direction, &[u8])> {
     if digits == 0 || digits > 20 || (digits > 1 && rest[0] == b'0') {
         return None;
     }
-    let t_us: u64 = std::str::from_utf8(&rest[..digits]).ok()?.parse().ok()?;
+    // The digits' value, `None` past `u64::MAX` (as `str::parse` refuses it).
+    let t_us = rest[..digits].iter().try_fold(0u64, |n, d| {
+        n.checked_mul(10)?.checked_add(u64::from(d - b'0'))
+    })?;
     let rest = rest[digits..].strip_prefix(b",\"kind\":\"message\",\"dir\":\"")?;
     let (dir, rest) = if let Some(r) = rest.strip_prefix(b"c2s\",\"msg\":") {
         (Direction::C2s, r)

@@ -58,7 +58,7 @@
 mod message;
 
 pub use message::{
-    ErrorObject, ErrorResponse, Frame, Message, Notification, Request, RequestId, Response,
+    ErrorObject, ErrorResponse, Frame, IdText, Message, Notification, Request, RequestId, Response,
     is_json_rpc,
 };
 

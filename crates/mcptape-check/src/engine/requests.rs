@@ -24,6 +24,11 @@ use super::{MAX_ANSWERED_KEYS_KEPT, MethodName, Pending};
 /// A request key: its sender and its id.
 pub(super) type Key = (Direction, IdKey);
 
+/// The open requests of one key, in the order they were sent: one held in
+/// place (the common case, a request then its answer, costs no allocation
+/// and no free), more spill to the heap.
+pub(super) type OpenList = smallvec::SmallVec<[Pending; 1]>;
+
 /// What is remembered of a key, open or answered.
 #[derive(Debug)]
 pub(super) struct KeyInfo {
@@ -44,7 +49,7 @@ pub(super) struct KeyRequests {
     pub(super) info: KeyInfo,
     /// Its requests not answered yet, oldest first (never empty while the
     /// key is open).
-    pub(super) open: Vec<Pending>,
+    pub(super) open: OpenList,
 }
 
 /// What [`Requests::lookup`] finds of a key.
@@ -172,8 +177,8 @@ impl Requests {
                     key: k,
                     list: KeyRequests {
                         info,
-                        // Most keys hold one request at a time: room for one, not four.
-                        open: Vec::with_capacity(1),
+                        // Most keys hold one request at a time: in place, no allocation.
+                        open: OpenList::new(),
                     },
                 };
                 &mut self.open.insert_unique(hash, o, |o| o.hash).into_mut().list
