@@ -238,3 +238,92 @@ mod local {
             )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The rule before `sniff_mismatch` read the type itself: the media
+    /// verdict, then the policy.
+    fn by_verdict(declared: &str, bytes: &[u8]) -> Option<&'static str> {
+        let v = media::verdict(Some(declared), bytes);
+        if v.status != media::MediaMatch::Mismatch {
+            return None;
+        }
+        let sniffed = v.sniffed?;
+        let essence = declared
+            .split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase();
+        (essence != media::DEFAULT_BLOB_MIME_TYPE && local::alias(&essence) != Some(sniffed))
+            .then_some(sniffed)
+    }
+
+    #[test]
+    fn sniff_mismatch_agrees_with_the_media_verdict() {
+        let png: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
+        let jpeg: &[u8] = b"\xff\xd8\xff\xe0\0\x10JFIF\0";
+        let cases: [(&str, &[u8], Option<&str>); 9] = [
+            ("image/jpeg", png, Some("image/png")),
+            ("image/png", png, None),
+            (" IMAGE/PNG ; q=1", png, None),
+            ("application/octet-stream", png, None),
+            ("image/jpg", jpeg, None),
+            ("image/jpg", png, Some("image/png")),
+            ("text/plain", png, Some("image/png")),
+            ("text/plain", b"hello", None),
+            ("image/png", b"", None),
+        ];
+        for (declared, bytes, want) in cases {
+            assert_eq!(sniff_mismatch(declared, bytes), want, "{declared}");
+            assert_eq!(by_verdict(declared, bytes), want, "{declared}");
+        }
+    }
+
+    /// A blob within the head (at most 4,096 characters, a multiple of 4) is
+    /// decoded once; one past it, its UTF-8 test decodes it whole.
+    #[test]
+    fn blob_head_at_the_head_limit_and_one_past() {
+        let whole = |b64: &str| {
+            base64::decode(base64::Path::Simd, b64.as_bytes())
+                .is_ok_and(|b| std::str::from_utf8(&b).is_ok())
+        };
+        // "AAAA" decodes to three NUL bytes (UTF-8); "w4Ej" to 0xC3 0x81 0x23
+        // ("Á#", UTF-8); "/w==" to 0xFF (not UTF-8).
+        let at = "AAAA".repeat(BLOB_HEAD_CHARS / 4);
+        let head = BlobHead::new(&at);
+        assert_eq!(head.whole, Some(true));
+        assert_eq!(head.bytes.len(), BLOB_HEAD_CHARS / 4 * 3);
+        assert!(head.decodes_to_utf8());
+        let past_bad = format!("{at}/w==");
+        let head = BlobHead::new(&past_bad);
+        assert_eq!(
+            (head.whole, head.bytes.len()),
+            (None, BLOB_HEAD_CHARS / 4 * 3)
+        );
+        assert!(!head.decodes_to_utf8());
+        let past_good = format!("{at}w4Ej");
+        assert!(BlobHead::new(&past_good).decodes_to_utf8());
+        for b64 in [
+            "",
+            "/w==",
+            "w4Ej",
+            "QUJD",
+            "QUI=",
+            "QUJ",
+            "Q",
+            "@@@@",
+            at.as_str(),
+            past_bad.as_str(),
+        ] {
+            let head = BlobHead::new(b64);
+            assert_eq!(head.decodes_to_utf8(), whole(b64), "{b64:.8}");
+            let n = b64.len().min(BLOB_HEAD_CHARS) / 4 * 4;
+            let prefix =
+                base64::decode(base64::Path::Simd, &b64.as_bytes()[..n]).unwrap_or_default();
+            assert_eq!(head.bytes, prefix, "{b64:.8}");
+        }
+    }
+}

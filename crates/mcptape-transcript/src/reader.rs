@@ -795,6 +795,35 @@ impl<R: BufRead> Iterator for Reader<R> {
 mod tests {
     use super::*;
 
+    /// The canonical fast path reads `tUs` digit by digit: `u64::MAX` is
+    /// read, one past it is refused as the serde path refuses it.
+    #[test]
+    fn canonical_message_t_us_at_u64_max_and_one_past() {
+        let line = |t: &str| {
+            format!(
+                r#"{{"tUs":{t},"kind":"message","dir":"c2s","msg":{{"jsonrpc":"2.0","method":"x"}}}}"#
+            )
+        };
+        let max = line("18446744073709551615");
+        assert_eq!(
+            canonical_message(max.as_bytes()).map(|m| m.0),
+            Some(u64::MAX)
+        );
+        match parse_record_line(max.as_bytes(), 2, 0, |_| true) {
+            Ok(RecordRef::Message { t_us, .. }) => assert_eq!(t_us, u64::MAX),
+            other => panic!("{other:?}"),
+        }
+        let past = line("18446744073709551616");
+        assert!(canonical_message(past.as_bytes()).is_none());
+        let e = parse_record_line(past.as_bytes(), 2, 0, |_| true).unwrap_err();
+        assert!(matches!(e.kind, ErrorKind::Record { .. }), "{e}");
+        assert_eq!(
+            canonical_message(line("0").as_bytes()).map(|m| m.0),
+            Some(0)
+        );
+        assert!(canonical_message(line("01").as_bytes()).is_none());
+    }
+
     const HEADER: &str = r#"{"mcptapeTranscript":1,"mcptapeVersion":"0.1.0","transport":"stdio","server":{},"startedAt":"2026-11-30T00:00:00Z"}"#;
     const REC: &str = r#"{"tUs":1,"kind":"stderr","line":"x"}"#;
 

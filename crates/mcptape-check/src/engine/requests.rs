@@ -352,6 +352,27 @@ mod tests {
 
     /// Three windows of answered keys: the ring and its index hold one
     /// window, never more, and every key that left it was forgotten.
+    /// One open request per key is held in place; a key asked three times
+    /// before any answer spills to the heap and answers them in the order
+    /// asked, then leaves the open table.
+    #[test]
+    fn a_key_asked_three_times_before_an_answer_answers_them_in_order() {
+        let mut r = Requests::new();
+        r.push(key(1), "ping", 1, pending(1));
+        assert!(!r.open_mut(&key(1)).unwrap().open.spilled());
+        r.push(key(1), "ping", 2, pending(2));
+        r.push(key(1), "ping", 3, pending(3));
+        assert!(r.open_mut(&key(1)).unwrap().open.spilled());
+        let records: Vec<usize> = (0..3)
+            .map(|_| r.take_answered(&key(1), 0).unwrap().place.record)
+            .collect();
+        assert_eq!(records, [1, 2, 3]);
+        assert!(r.take_answered(&key(1), 0).is_none());
+        assert!(r.open.is_empty());
+        let info = r.known(&key(1)).expect("answered key kept");
+        assert_eq!((info.first_record, info.last_record), (1, 3));
+    }
+
     #[test]
     fn answered_keys_stay_within_one_window_of_ring_slots() {
         let mut r = Requests::new();

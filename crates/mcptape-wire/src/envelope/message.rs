@@ -452,6 +452,39 @@ pub fn is_json_rpc(text: &str) -> bool {
 mod tests {
     use super::*;
 
+    /// Ids of 22 bytes (`IdText::INLINE`) are held in place, one byte more
+    /// on the heap; both read back as sent and compare and hash by their text.
+    #[test]
+    fn id_text_at_the_inline_limit_and_one_past_reads_back_as_sent() {
+        use std::hash::BuildHasher;
+        let at = format!("\"{}\"", "a".repeat(IdText::INLINE - 2));
+        let past = format!("\"{}\"", "a".repeat(IdText::INLINE - 1));
+        assert_eq!((at.len(), past.len()), (22, 23));
+        assert!(matches!(IdText::new(&at), IdText::Inline { len: 22, .. }));
+        assert!(matches!(IdText::new(&past), IdText::Heap(_)));
+        let hasher = std::hash::RandomState::new();
+        for t in [
+            at.as_str(),
+            past.as_str(),
+            "18446744073709551616",
+            "-7",
+            r#""é\u00e9""#,
+            "",
+        ] {
+            let text = IdText::new(t);
+            assert_eq!((text.as_str(), text.as_bytes()), (t, t.as_bytes()));
+            assert_eq!(hasher.hash_one(&text), hasher.hash_one(t), "{t}");
+            if !t.is_empty() {
+                let id = RequestId::from_json(t).unwrap();
+                assert_eq!((id.as_json(), id.to_string()), (t, t.to_owned()));
+                assert_eq!(RequestId::from_token(t.as_bytes()), id);
+            }
+        }
+        assert_ne!(IdText::new(&at), IdText::new(&past));
+        assert_ne!(RequestId::from_json("1").unwrap(), RequestId::string("1"));
+        assert_eq!(RequestId::string("a").as_json(), r#""a""#);
+    }
+
     /// The fresh-user report saw `Error(ErrorObject { code: -32601, … })`.
     #[test]
     fn error_object_display_is_code_quoted_message_and_compact_data() {
