@@ -124,12 +124,7 @@ impl<'a> BlobHead<'a> {
 /// without the verdict's two owned strings per blob.
 pub(crate) fn sniff_mismatch(declared: &str, bytes: &[u8]) -> Option<&'static str> {
     let sniffed = media::sniff(bytes)?;
-    let essence = declared
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
+    let essence = media::essence(declared);
     if essence == sniffed
         || essence == media::DEFAULT_BLOB_MIME_TYPE
         || local::alias(&essence) == Some(sniffed)
@@ -215,12 +210,7 @@ mod local {
     }
 
     pub(super) fn is_textlike(mime: &str) -> bool {
-        let e = mime
-            .split(';')
-            .next()
-            .unwrap_or("")
-            .trim()
-            .to_ascii_lowercase();
+        let e = mcptape_wire::media::essence(mime);
         e.starts_with("text/")
             || e.ends_with("+json")
             || e.ends_with("+xml")
@@ -251,12 +241,7 @@ mod tests {
             return None;
         }
         let sniffed = v.sniffed?;
-        let essence = declared
-            .split(';')
-            .next()
-            .unwrap_or("")
-            .trim()
-            .to_ascii_lowercase();
+        let essence = media::essence(declared);
         (essence != media::DEFAULT_BLOB_MIME_TYPE && local::alias(&essence) != Some(sniffed))
             .then_some(sniffed)
     }

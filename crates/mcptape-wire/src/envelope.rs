@@ -459,7 +459,7 @@ pub(crate) fn scan_recording(
             if lx.peek() == Some(b'{') {
                 let mut found = Found::default();
                 top_object(lx, 1, &mut found)?;
-                items.push(found.into_envelope(input, at).map_err(|e| e.with_index(i)));
+                items.push(found.take_envelope(input, at).map_err(|e| e.with_index(i)));
             } else {
                 lx.value(2)?;
                 items.push(Err(
@@ -501,7 +501,7 @@ pub(crate) fn scan_recording(
     top_object(&mut lx, 0, &mut top)
         .and_then(|()| lx.end())
         .map_err(|e| wire_error(input, e))?;
-    let mut env = top.into_envelope(input, root)?;
+    let mut env = top.take_envelope(input, root)?;
     env.members.line_break = lx.line_break;
     env.members.long_strings = LongStrings {
         input_len: input.len(),
@@ -574,7 +574,7 @@ struct Found {
 impl Found {
     /// The envelope rules (module docs), in order, on the members of the
     /// object at `root` (its `members` and `unknown` are taken).
-    fn into_envelope(&mut self, input: &[u8], root: usize) -> Result<Envelope, WireError> {
+    fn take_envelope(&mut self, input: &[u8], root: usize) -> Result<Envelope, WireError> {
         let at = |kind, r: Option<&Range<usize>>| {
             WireError::new(kind, Some(r.map_or(root, |r| r.start)))
         };
