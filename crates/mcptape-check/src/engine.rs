@@ -1774,7 +1774,8 @@ impl State {
         if let Some(declared) = mime {
             // Sniffing needs the first bytes only; the whole blob is decoded
             // only for a text-like declared type (to test it as UTF-8).
-            if let Some(sniffed) = wireview::sniff_mismatch(declared, &wireview::blob_prefix(b64)) {
+            let head = wireview::BlobHead::new(b64);
+            if let Some(sniffed) = wireview::sniff_mismatch(declared, &head.bytes) {
                 cx.push(
                     rules::MIMETYPE_SNIFF_MISMATCH,
                     place,
@@ -1785,7 +1786,7 @@ impl State {
                     ),
                 );
             }
-            if wireview::is_textlike(declared) && wireview::decodes_to_utf8(b64) {
+            if wireview::is_textlike(declared) && head.decodes_to_utf8() {
                 cx.push(
                     rules::TEXTLIKE_MIMETYPE_AS_BLOB,
                     place,

@@ -6,7 +6,7 @@ use mcptape_wire::classify::{LEGACY_RESOURCE_NOT_FOUND, ReadErrorClass, classify
 use mcptape_wire::codec::{self, ScannedEntry, base64};
 use mcptape_wire::envelope::{ErrorObject, Scanned};
 use mcptape_wire::error::WireError;
-use mcptape_wire::media::{self, MediaMatch};
+use mcptape_wire::media;
 
 /// Result of the strict envelope check of one record's bytes.
 pub(crate) enum Envelope {
@@ -73,39 +73,62 @@ pub(crate) fn raw_type(raw: &str) -> &'static str {
         .map_or("not JSON", codec::JsonType::with_article)
 }
 
-/// What the blob rules need from a valid blob: its decoded size (from base64
-/// arithmetic), the first decoded bytes (for sniffing), and the whole decoded
-/// bytes only when asked (a text-like declared type).
-pub(crate) fn blob_prefix(b64: &str) -> Vec<u8> {
-    // 4,096 characters decode to the first 3,072 bytes: more than any signature needs.
-    let n = b64.len().min(4096) / 4 * 4;
-    base64::decode(base64::Path::Simd, &b64.as_bytes()[..n]).unwrap_or_default()
+/// Base64 characters of a blob [`BlobHead`] decodes: 4,096, the first 3,072
+/// bytes, more than any signature needs.
+pub(crate) const BLOB_HEAD_CHARS: usize = 4096;
+
+/// What the blob rules need from a valid blob, decoded once: its first
+/// bytes (for sniffing) and, when those are the whole blob (a blob of at
+/// most [`BLOB_HEAD_CHARS`] characters, a multiple of 4), whether it decoded;
+/// a longer blob is decoded whole only when asked ([`Self::decodes_to_utf8`],
+/// a text-like declared type).
+pub(crate) struct BlobHead<'a> {
+    b64: &'a str,
+    /// The first decoded bytes (empty when they do not decode).
+    pub(crate) bytes: Vec<u8>,
+    /// `Some(decoded)` when `bytes` is the whole blob's decoding.
+    whole: Option<bool>,
 }
 
-/// Whether a valid blob decodes to UTF-8 text (decodes it: only asked for
-/// text-like declared types).
-pub(crate) fn decodes_to_utf8(b64: &str) -> bool {
-    base64::decode(base64::Path::Simd, b64.as_bytes())
-        .is_ok_and(|bytes| std::str::from_utf8(&bytes).is_ok())
-}
-
-/// The type sniffed from `bytes` (`mcptape_wire::media::verdict`) when it
-/// has a recognised signature and disagrees with `declared`. The rule's own
-/// policy on top: `application/octet-stream` claims nothing, and common
-/// aliases (`image/jpg`) name the sniffed type.
-pub(crate) fn sniff_mismatch(declared: &str, bytes: &[u8]) -> Option<&'static str> {
-    let v = media::verdict(Some(declared), bytes);
-    if v.status != MediaMatch::Mismatch {
-        return None;
+impl<'a> BlobHead<'a> {
+    /// Decodes the first [`BLOB_HEAD_CHARS`] (rounded down to a multiple of
+    /// 4) characters of `b64`.
+    pub(crate) fn new(b64: &'a str) -> BlobHead<'a> {
+        let n = b64.len().min(BLOB_HEAD_CHARS) / 4 * 4;
+        let head = base64::decode(base64::Path::Simd, &b64.as_bytes()[..n]);
+        let whole = (n == b64.len()).then_some(head.is_ok());
+        BlobHead {
+            b64,
+            bytes: head.unwrap_or_default(),
+            whole,
+        }
     }
-    let sniffed = v.sniffed?;
-    let essence = declared
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
-    if essence == media::DEFAULT_BLOB_MIME_TYPE || local::alias(&essence) == Some(sniffed) {
+
+    /// Whether the blob decodes to UTF-8 text: from the bytes already
+    /// decoded when they are the whole blob, else by decoding it whole.
+    pub(crate) fn decodes_to_utf8(&self) -> bool {
+        match self.whole {
+            Some(decoded) => decoded && std::str::from_utf8(&self.bytes).is_ok(),
+            None => base64::decode(base64::Path::Simd, self.b64.as_bytes())
+                .is_ok_and(|bytes| std::str::from_utf8(&bytes).is_ok()),
+        }
+    }
+}
+
+/// The type sniffed from `bytes` ([`media::sniff`], the type behind
+/// `mcptape_wire::media::verdict`) when it has a recognised signature and
+/// disagrees with `declared` (its essence: before `;`, trimmed, lower case).
+/// The rule's own policy on top: `application/octet-stream` claims nothing,
+/// and common aliases (`image/jpg`) name the sniffed type. The same answer as
+/// a [`media::verdict`] of [`media::MediaMatch::Mismatch`] with the policy applied,
+/// without the verdict's two owned strings per blob.
+pub(crate) fn sniff_mismatch(declared: &str, bytes: &[u8]) -> Option<&'static str> {
+    let sniffed = media::sniff(bytes)?;
+    let essence = media::essence(declared);
+    if essence == sniffed
+        || essence == media::DEFAULT_BLOB_MIME_TYPE
+        || local::alias(&essence) == Some(sniffed)
+    {
         None
     } else {
         Some(sniffed)
@@ -187,12 +210,7 @@ mod local {
     }
 
     pub(super) fn is_textlike(mime: &str) -> bool {
-        let e = mime
-            .split(';')
-            .next()
-            .unwrap_or("")
-            .trim()
-            .to_ascii_lowercase();
+        let e = mcptape_wire::media::essence(mime);
         e.starts_with("text/")
             || e.ends_with("+json")
             || e.ends_with("+xml")
@@ -208,5 +226,89 @@ mod local {
                     | "application/sql"
                     | "application/x-sh"
             )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The rule before `sniff_mismatch` read the type itself: the media
+    /// verdict, then the policy.
+    fn by_verdict(declared: &str, bytes: &[u8]) -> Option<&'static str> {
+        let v = media::verdict(Some(declared), bytes);
+        if v.status != media::MediaMatch::Mismatch {
+            return None;
+        }
+        let sniffed = v.sniffed?;
+        let essence = media::essence(declared);
+        (essence != media::DEFAULT_BLOB_MIME_TYPE && local::alias(&essence) != Some(sniffed))
+            .then_some(sniffed)
+    }
+
+    #[test]
+    fn sniff_mismatch_agrees_with_the_media_verdict() {
+        let png: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
+        let jpeg: &[u8] = b"\xff\xd8\xff\xe0\0\x10JFIF\0";
+        let cases: [(&str, &[u8], Option<&str>); 9] = [
+            ("image/jpeg", png, Some("image/png")),
+            ("image/png", png, None),
+            (" IMAGE/PNG ; q=1", png, None),
+            ("application/octet-stream", png, None),
+            ("image/jpg", jpeg, None),
+            ("image/jpg", png, Some("image/png")),
+            ("text/plain", png, Some("image/png")),
+            ("text/plain", b"hello", None),
+            ("image/png", b"", None),
+        ];
+        for (declared, bytes, want) in cases {
+            assert_eq!(sniff_mismatch(declared, bytes), want, "{declared}");
+            assert_eq!(by_verdict(declared, bytes), want, "{declared}");
+        }
+    }
+
+    /// A blob within the head (at most 4,096 characters, a multiple of 4) is
+    /// decoded once; one past it, its UTF-8 test decodes it whole.
+    #[test]
+    fn blob_head_at_the_head_limit_and_one_past() {
+        let whole = |b64: &str| {
+            base64::decode(base64::Path::Simd, b64.as_bytes())
+                .is_ok_and(|b| std::str::from_utf8(&b).is_ok())
+        };
+        // "AAAA" decodes to three NUL bytes (UTF-8); "w4Ej" to 0xC3 0x81 0x23
+        // ("Á#", UTF-8); "/w==" to 0xFF (not UTF-8).
+        let at = "AAAA".repeat(BLOB_HEAD_CHARS / 4);
+        let head = BlobHead::new(&at);
+        assert_eq!(head.whole, Some(true));
+        assert_eq!(head.bytes.len(), BLOB_HEAD_CHARS / 4 * 3);
+        assert!(head.decodes_to_utf8());
+        let past_bad = format!("{at}/w==");
+        let head = BlobHead::new(&past_bad);
+        assert_eq!(
+            (head.whole, head.bytes.len()),
+            (None, BLOB_HEAD_CHARS / 4 * 3)
+        );
+        assert!(!head.decodes_to_utf8());
+        let past_good = format!("{at}w4Ej");
+        assert!(BlobHead::new(&past_good).decodes_to_utf8());
+        for b64 in [
+            "",
+            "/w==",
+            "w4Ej",
+            "QUJD",
+            "QUI=",
+            "QUJ",
+            "Q",
+            "@@@@",
+            at.as_str(),
+            past_bad.as_str(),
+        ] {
+            let head = BlobHead::new(b64);
+            assert_eq!(head.decodes_to_utf8(), whole(b64), "{b64:.8}");
+            let n = b64.len().min(BLOB_HEAD_CHARS) / 4 * 4;
+            let prefix =
+                base64::decode(base64::Path::Simd, &b64.as_bytes()[..n]).unwrap_or_default();
+            assert_eq!(head.bytes, prefix, "{b64:.8}");
+        }
     }
 }

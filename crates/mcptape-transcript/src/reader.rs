@@ -497,7 +497,10 @@ fn canonical_message(line: &[u8]) -> Option<(u64, Direction, &[u8])> {
     if digits == 0 || digits > 20 || (digits > 1 && rest[0] == b'0') {
         return None;
     }
-    let t_us: u64 = std::str::from_utf8(&rest[..digits]).ok()?.parse().ok()?;
+    // The digits' value, `None` past `u64::MAX` (as `str::parse` refuses it).
+    let t_us = rest[..digits].iter().try_fold(0u64, |n, d| {
+        n.checked_mul(10)?.checked_add(u64::from(d - b'0'))
+    })?;
     let rest = rest[digits..].strip_prefix(b",\"kind\":\"message\",\"dir\":\"")?;
     let (dir, rest) = if let Some(r) = rest.strip_prefix(b"c2s\",\"msg\":") {
         (Direction::C2s, r)
@@ -817,6 +820,35 @@ impl<R: BufRead> Iterator for Reader<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The canonical fast path reads `tUs` digit by digit: `u64::MAX` is
+    /// read, one past it is refused as the serde path refuses it.
+    #[test]
+    fn canonical_message_t_us_at_u64_max_and_one_past() {
+        let line = |t: &str| {
+            format!(
+                r#"{{"tUs":{t},"kind":"message","dir":"c2s","msg":{{"jsonrpc":"2.0","method":"x"}}}}"#
+            )
+        };
+        let max = line("18446744073709551615");
+        assert_eq!(
+            canonical_message(max.as_bytes()).map(|m| m.0),
+            Some(u64::MAX)
+        );
+        match parse_record_line(max.as_bytes(), 2, 0, |_| true) {
+            Ok(RecordRef::Message { t_us, .. }) => assert_eq!(t_us, u64::MAX),
+            other => panic!("{other:?}"),
+        }
+        let past = line("18446744073709551616");
+        assert!(canonical_message(past.as_bytes()).is_none());
+        let e = parse_record_line(past.as_bytes(), 2, 0, |_| true).unwrap_err();
+        assert!(matches!(e.kind, ErrorKind::Record { .. }), "{e}");
+        assert_eq!(
+            canonical_message(line("0").as_bytes()).map(|m| m.0),
+            Some(0)
+        );
+        assert!(canonical_message(line("01").as_bytes()).is_none());
+    }
 
     const HEADER: &str = r#"{"mcptapeTranscript":1,"mcptapeVersion":"0.1.0","transport":"stdio","server":{},"startedAt":"2026-11-30T00:00:00Z"}"#;
     const REC: &str = r#"{"tUs":1,"kind":"stderr","line":"x"}"#;

@@ -184,6 +184,10 @@ pub(crate) struct Lexer<'a> {
     known_next: usize,
     /// The offset of the first `\n` or `\r` [`Self::ws`] skipped.
     pub(crate) line_break: Option<usize>,
+    /// The input's objects were checked for repeated keys by an earlier
+    /// scan of the same bytes ([`Self::keys_checked`]): [`Self::key`] keeps
+    /// no key stack.
+    keys_checked: bool,
 }
 
 /// String tokens at least this long (4 KiB, quotes included) that a scan
@@ -229,6 +233,7 @@ impl<'a> Lexer<'a> {
             known: Vec::new(),
             known_next: 0,
             line_break: None,
+            keys_checked: false,
         }
     }
 
@@ -260,6 +265,17 @@ impl<'a> Lexer<'a> {
     pub(crate) fn with_known(mut self, known: Vec<KnownString>) -> Self {
         self.known = known;
         self.known_next = 0;
+        self
+    }
+
+    /// This lexer, told that an earlier strict scan of the same input (the
+    /// envelope scan of the message it lies in) found no object repeating a
+    /// key: objects are walked without the duplicate check (no key stack, no
+    /// comparisons). Only for bytes such a scan accepted: on other input a
+    /// repeated key would pass.
+    #[inline]
+    pub(crate) fn keys_checked(mut self) -> Self {
+        self.keys_checked = true;
         self
     }
 
@@ -714,6 +730,7 @@ impl<'a> Lexer<'a> {
             Cow::Borrowed(&input[at + 1..self.pos - 1])
         };
         let dup = match big {
+            _ if self.keys_checked => false,
             Some(set) => !set.insert(key.clone()),
             None => {
                 let seen = &self.keys[base..];

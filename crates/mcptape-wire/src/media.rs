@@ -60,7 +60,10 @@ pub struct MediaVerdict {
     pub status: MediaMatch,
 }
 
-fn essence(mime: &str) -> String {
+/// A media type's essence as [`verdict`] compares it with the sniffed type:
+/// before any `;` parameter, trimmed, in lower case (`" Image/PNG; q=1"` is
+/// `image/png`; RFC 9110 §8.3.1: type and subtype are case-insensitive).
+pub fn essence(mime: &str) -> String {
     mime.split(';')
         .next()
         .unwrap_or("")

@@ -104,8 +104,8 @@ pub fn summarize_scanned_read_result(text: &str) -> Option<ReadSummary<'_>> {
 /// [`summarize_scanned_read_result`] of the `result` of `message`, whose
 /// envelope scan is `env` ([`crate::envelope::scan_frame_str`]): the same
 /// summary, with the strings of at least 4 KiB the envelope scan validated
-/// taken as they are, not searched again (as
-/// [`crate::codec::scan_result_contents`] does). `None` also when `env`
+/// taken as they are, not searched again, and its objects not checked for
+/// repeated keys again (as [`crate::codec::scan_result_contents`] does). `None` also when `env`
 /// has no `result` range inside `message`. `env` must be the scan of
 /// `message`.
 pub fn summarize_result_of<'a>(
@@ -115,7 +115,8 @@ pub fn summarize_result_of<'a>(
     let range = env.result.clone()?;
     let text = message.get(range.clone())?;
     let known = env.members.long_strings.within(message.len(), &range);
-    summarize(Lexer::new_str(text).with_known(known))
+    // The envelope scan refused repeated keys in it: not checked again.
+    summarize(Lexer::new_str(text).with_known(known).keys_checked())
 }
 
 /// The walk of [`summarize_scanned_read_result`] with the lexer `lx` at the

@@ -247,8 +247,11 @@ impl Run {
             return Ok(None);
         }
         let seq = self.u64()?;
-        let rule = self.text()?;
-        let rule = crate::rules::rule(&rule).ok_or_else(corrupt)?.id;
+        // The rule's name is looked up where it lies in the buffer (no
+        // String per finding for a name that is one of the rules' own).
+        let n = usize::try_from(self.u64()?).map_err(|_| corrupt())?;
+        let name = std::str::from_utf8(self.take(n)?).map_err(|_| corrupt())?;
+        let rule = crate::rules::rule(name).ok_or_else(corrupt)?.id;
         let flags = self.take(1)?[0];
         let record = usize::try_from(self.u64()?).map_err(|_| corrupt())?;
         let line = usize::try_from(self.u64()?).map_err(|_| corrupt())?;

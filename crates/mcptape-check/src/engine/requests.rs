@@ -24,6 +24,11 @@ use super::{MAX_ANSWERED_KEYS_KEPT, MethodName, Pending};
 /// A request key: its sender and its id.
 pub(super) type Key = (Direction, IdKey);
 
+/// The open requests of one key, in the order they were sent: one held in
+/// place (the common case, a request then its answer, costs no allocation
+/// and no free), more spill to the heap.
+pub(super) type OpenList = smallvec::SmallVec<[Pending; 1]>;
+
 /// What is remembered of a key, open or answered.
 #[derive(Debug)]
 pub(super) struct KeyInfo {
@@ -44,7 +49,7 @@ pub(super) struct KeyRequests {
     pub(super) info: KeyInfo,
     /// Its requests not answered yet, oldest first (never empty while the
     /// key is open).
-    pub(super) open: Vec<Pending>,
+    pub(super) open: OpenList,
 }
 
 /// What [`Requests::lookup`] finds of a key.
@@ -172,8 +177,8 @@ impl Requests {
                     key: k,
                     list: KeyRequests {
                         info,
-                        // Most keys hold one request at a time: room for one, not four.
-                        open: Vec::with_capacity(1),
+                        // Most keys hold one request at a time: in place, no allocation.
+                        open: OpenList::new(),
                     },
                 };
                 &mut self.open.insert_unique(hash, o, |o| o.hash).into_mut().list
@@ -347,6 +352,27 @@ mod tests {
 
     /// Three windows of answered keys: the ring and its index hold one
     /// window, never more, and every key that left it was forgotten.
+    /// One open request per key is held in place; a key asked three times
+    /// before any answer spills to the heap and answers them in the order
+    /// asked, then leaves the open table.
+    #[test]
+    fn a_key_asked_three_times_before_an_answer_answers_them_in_order() {
+        let mut r = Requests::new();
+        r.push(key(1), "ping", 1, pending(1));
+        assert!(!r.open_mut(&key(1)).unwrap().open.spilled());
+        r.push(key(1), "ping", 2, pending(2));
+        r.push(key(1), "ping", 3, pending(3));
+        assert!(r.open_mut(&key(1)).unwrap().open.spilled());
+        let records: Vec<usize> = (0..3)
+            .map(|_| r.take_answered(&key(1), 0).unwrap().place.record)
+            .collect();
+        assert_eq!(records, [1, 2, 3]);
+        assert!(r.take_answered(&key(1), 0).is_none());
+        assert!(r.open.is_empty());
+        let info = r.known(&key(1)).expect("answered key kept");
+        assert_eq!((info.first_record, info.last_record), (1, 3));
+    }
+
     #[test]
     fn answered_keys_stay_within_one_window_of_ring_slots() {
         let mut r = Requests::new();

@@ -7,7 +7,7 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
-use mcptape_wire::envelope::{Envelope, EnvelopeKind, ErrorObject};
+use mcptape_wire::envelope::{Envelope, EnvelopeKind, ErrorObject, IdText};
 use serde_json::Value;
 
 /// One message (a single frame, or one batch element) and the bytes of the
@@ -156,73 +156,6 @@ fn is_integer_literal(t: &str) -> bool {
         && digits.iter().all(u8::is_ascii_digit)
         && (digits[0] != b'0' || digits.len() == 1)
         && t != "-0"
-}
-
-/// An id's text: inline up to [`IdText::INLINE`] bytes (the common ids:
-/// no heap allocation per message), else on the heap.
-#[derive(Clone)]
-pub(super) enum IdText {
-    Inline { len: u8, buf: [u8; IdText::INLINE] },
-    Heap(Box<str>),
-}
-
-impl IdText {
-    /// Bytes held inline: 22 (the enum stays 24 bytes).
-    const INLINE: usize = 22;
-
-    fn new(s: &str) -> IdText {
-        if s.len() <= Self::INLINE {
-            let mut buf = [0u8; Self::INLINE];
-            buf[..s.len()].copy_from_slice(s.as_bytes());
-            IdText::Inline {
-                len: s.len() as u8,
-                buf,
-            }
-        } else {
-            IdText::Heap(s.into())
-        }
-    }
-
-    pub(super) fn as_str(&self) -> &str {
-        match self {
-            IdText::Inline { len, buf } => {
-                // Built from a `&str` cut at its length: always UTF-8.
-                std::str::from_utf8(&buf[..usize::from(*len)]).unwrap_or_default()
-            }
-            IdText::Heap(s) => s,
-        }
-    }
-
-    /// The text's bytes (what pairing compares and hashes: no UTF-8 check
-    /// per lookup).
-    fn as_bytes(&self) -> &[u8] {
-        match self {
-            IdText::Inline { len, buf } => buf.get(..usize::from(*len)).unwrap_or_default(),
-            IdText::Heap(s) => s.as_bytes(),
-        }
-    }
-}
-
-impl PartialEq for IdText {
-    fn eq(&self, other: &Self) -> bool {
-        self.as_bytes() == other.as_bytes()
-    }
-}
-
-impl Eq for IdText {}
-
-impl std::hash::Hash for IdText {
-    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
-        // As `str` hashes: the bytes, then 0xff (a prefix hashes apart).
-        h.write(self.as_bytes());
-        h.write_u8(0xff);
-    }
-}
-
-impl std::fmt::Debug for IdText {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.as_str().fmt(f)
-    }
 }
 
 #[cfg(test)]

@@ -64,7 +64,7 @@ pub(super) fn scan_contents<'a>(
     text: Option<&'a str>,
     out: &mut Vec<ScannedEntry<'a>>,
 ) -> Result<(), CodecError> {
-    let end = contents_array(input, text, Vec::new(), out)?;
+    let end = contents_array(input, text, Vec::new(), false, out)?;
     trailing(input, end)
 }
 
@@ -85,15 +85,17 @@ fn trailing(input: &[u8], end: usize) -> Result<(), CodecError> {
     Ok(())
 }
 
-/// [`scan_contents`] of text known to be UTF-8 whose strings `known` an
-/// earlier scan of the same bytes validated (see
-/// [`super::scan_result_contents`]).
+/// [`scan_contents`] of text known to be UTF-8 that an earlier strict scan
+/// of the same bytes accepted (see [`super::scan_result_contents`]): its
+/// strings of at least 4 KiB (`known`) are not searched again, and its
+/// objects are not checked for repeated keys again
+/// ([`Lexer::keys_checked`]).
 pub(super) fn scan_contents_known<'a>(
     input: &'a str,
     known: Vec<crate::lex::KnownString>,
     out: &mut Vec<ScannedEntry<'a>>,
 ) -> Result<(), CodecError> {
-    let end = contents_array(input.as_bytes(), Some(input), known, out)?;
+    let end = contents_array(input.as_bytes(), Some(input), known, true, out)?;
     trailing(input.as_bytes(), end)
 }
 
@@ -121,21 +123,27 @@ pub(super) fn scan_message(input: &[u8]) -> Result<Option<FoundContents<'_>>, Co
 /// The `contents` array at the start of `input` (`[`), scanned entry by entry
 /// into `out`; returns the offset just past its `]` (the rest is not read).
 /// `text` is `input` when it is known to be UTF-8; `known` the strings an
-/// earlier scan of `input` validated ([`Lexer::with_known`]).
+/// earlier scan of `input` validated ([`Lexer::with_known`]); `keys_checked`
+/// when that scan also refused repeated keys ([`Lexer::keys_checked`]).
 fn contents_array<'a>(
     input: &'a [u8],
     text: Option<&'a str>,
     known: Vec<crate::lex::KnownString>,
+    keys_checked: bool,
     out: &mut Vec<ScannedEntry<'a>>,
 ) -> Result<usize, CodecError> {
     let mut arena = DecodedReadResult::default();
-    let mut p = Parser::new(input, Kernel::Scalar, &mut arena);
-    if let Some(t) = text {
-        p.lx = Lexer::new_str(t);
-    }
+    let mut lx = match text {
+        Some(t) => Lexer::new_str(t),
+        None => Lexer::new(input),
+    };
     if !known.is_empty() {
-        p.lx = std::mem::replace(&mut p.lx, Lexer::new(b"")).with_known(known);
+        lx = lx.with_known(known);
     }
+    if keys_checked {
+        lx = lx.keys_checked();
+    }
+    let mut p = Parser::with_lexer(lx, Kernel::Scalar, &mut arena);
     p.lx.ws();
     if p.lx.peek() != Some(b'[') {
         return Err(p.wrong_type("contents", "an array"));
@@ -236,8 +244,14 @@ enum Level {
 
 impl<'a, 'o> Parser<'a, 'o> {
     fn new(input: &'a [u8], kernel: Kernel, out: &'o mut DecodedReadResult) -> Self {
+        Self::with_lexer(Lexer::new(input), kernel, out)
+    }
+
+    /// A parser over `lx`'s input, from its position (a lexer built once:
+    /// one is a few hundred bytes, moved rather than replaced).
+    fn with_lexer(lx: Lexer<'a>, kernel: Kernel, out: &'o mut DecodedReadResult) -> Self {
         Parser {
-            lx: Lexer::new(input),
+            lx,
             kernel,
             out,
             entry: None,
@@ -422,12 +436,11 @@ impl<'a> Parser<'a, '_> {
                 let start = p.lx.pos;
                 let input: &'a [u8] = p.lx.input;
                 let mut entries = Vec::new();
-                let end = contents_array(&input[start..], None, Vec::new(), &mut entries).map_err(
-                    |mut e| {
+                let end = contents_array(&input[start..], None, Vec::new(), false, &mut entries)
+                    .map_err(|mut e| {
                         e.offset += start;
                         e
-                    },
-                )?;
+                    })?;
                 p.lx.pos = start + end;
                 *found = Some((start..p.lx.pos, entries));
                 Ok(())

@@ -25,11 +25,99 @@ use crate::error::{WireError, WireErrorKind};
 /// as serde_json and JavaScript read it as a float). [`Display`](fmt::Display)
 /// is the raw text. Ordering: integers (by value) before strings (by text).
 #[derive(Clone, PartialEq, Eq, Hash)]
-pub struct RequestId(Box<str>);
+pub struct RequestId(IdText);
+
+/// The raw text of an id ([`RequestId`]; `mcptape check` keys its request
+/// table by it too): text of at most [`IdText::INLINE`] bytes is held in
+/// place (the ids peers send, counters and short strings: no allocation and
+/// no free per message), longer text on the heap. Compared and hashed by
+/// its bytes (as `str` hashes them).
+#[derive(Clone)]
+pub enum IdText {
+    /// Text of at most [`IdText::INLINE`] bytes: `buf[..len]`.
+    Inline {
+        /// Bytes used.
+        len: u8,
+        /// The text, then zeros.
+        buf: [u8; IdText::INLINE],
+    },
+    /// Longer text.
+    Heap(Box<str>),
+}
+
+impl IdText {
+    /// Bytes held in place: 22 (the enum stays 24 bytes, a boxed `str` and
+    /// its tag).
+    pub const INLINE: usize = 22;
+
+    /// `s`, in place when it fits.
+    pub fn new(s: &str) -> IdText {
+        if s.len() <= Self::INLINE {
+            let mut buf = [0u8; Self::INLINE];
+            buf[..s.len()].copy_from_slice(s.as_bytes());
+            // At most INLINE (22) bytes: fits a u8.
+            IdText::Inline {
+                len: s.len() as u8,
+                buf,
+            }
+        } else {
+            IdText::Heap(s.into())
+        }
+    }
+
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        match self {
+            IdText::Inline { len, buf } => {
+                // Built from a `&str` cut at its length: always UTF-8.
+                std::str::from_utf8(&buf[..usize::from(*len)]).unwrap_or_default()
+            }
+            IdText::Heap(s) => s,
+        }
+    }
+
+    /// The text's bytes (what comparing and hashing read: no UTF-8 check).
+    pub fn as_bytes(&self) -> &[u8] {
+        match self {
+            IdText::Inline { len, buf } => buf.get(..usize::from(*len)).unwrap_or_default(),
+            IdText::Heap(s) => s.as_bytes(),
+        }
+    }
+}
+
+impl PartialEq for IdText {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_bytes() == other.as_bytes()
+    }
+}
+
+impl Eq for IdText {}
+
+impl std::hash::Hash for IdText {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        // As `str` hashes: the bytes, then 0xff (a prefix hashes apart).
+        h.write(self.as_bytes());
+        h.write_u8(0xff);
+    }
+}
+
+impl fmt::Debug for IdText {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.as_str().fmt(f)
+    }
+}
+
+impl std::ops::Deref for IdText {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
 
 impl fmt::Debug for RequestId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "RequestId({})", self.0)
+        write!(f, "RequestId({})", &*self.0)
     }
 }
 
@@ -44,7 +132,7 @@ impl Ord for RequestId {
         match (self.is_string(), other.is_string()) {
             (false, true) => Ordering::Less,
             (true, false) => Ordering::Greater,
-            (true, true) => self.0.cmp(&other.0),
+            (true, true) => (*self.0).cmp(&*other.0),
             (false, false) => {
                 let neg = |t: &str| t.starts_with('-');
                 let (a, b) = (&*self.0, &*other.0);
@@ -67,7 +155,7 @@ impl Ord for RequestId {
 /// included: ids are integer literals of any size, kept as text).
 impl From<u64> for RequestId {
     fn from(n: u64) -> Self {
-        RequestId(n.to_string().into_boxed_str())
+        RequestId(IdText::new(&n.to_string()))
     }
 }
 
@@ -80,18 +168,18 @@ impl PartialOrd for RequestId {
 impl RequestId {
     /// An integer id, e.g. `7`.
     pub fn number(n: i64) -> Self {
-        RequestId(n.to_string().into_boxed_str())
+        RequestId(IdText::new(&n.to_string()))
     }
 
     /// A string id, e.g. `req-7` (written `"req-7"`, JSON-escaped).
     pub fn string(s: &str) -> Self {
-        RequestId(Value::String(s.to_owned()).to_string().into_boxed_str())
+        RequestId(IdText::new(&Value::String(s.to_owned()).to_string()))
     }
 
     /// The id of a token the envelope scan validated (a string token,
     /// quotes included, or an integer literal).
     pub(crate) fn from_token(token: &[u8]) -> Self {
-        RequestId(String::from_utf8_lossy(token).into())
+        RequestId(IdText::new(&String::from_utf8_lossy(token)))
     }
 
     /// Reads an id from its JSON text (surrounding JSON whitespace allowed).
@@ -104,9 +192,9 @@ impl RequestId {
         let t = text.trim_matches([' ', '\t', '\r', '\n']);
         match t.as_bytes().first() {
             Some(b'n') if t == "null" => Err(WireError::new(WireErrorKind::NullRequestId, None)),
-            Some(b'"') if super::is_string_token(t.as_bytes()) => Ok(RequestId(t.into())),
+            Some(b'"') if super::is_string_token(t.as_bytes()) => Ok(RequestId(IdText::new(t))),
             Some(b'-' | b'0'..=b'9') if super::is_integer_literal(t.as_bytes()) => {
-                Ok(RequestId(t.into()))
+                Ok(RequestId(IdText::new(t)))
             }
             _ => Err(WireError::new(WireErrorKind::InvalidId, None)),
         }
@@ -155,7 +243,7 @@ impl RequestId {
         match v {
             Value::String(s) => Ok(RequestId::string(s)),
             Value::Number(n) if n.is_i64() || n.is_u64() => {
-                Ok(RequestId(n.to_string().into_boxed_str()))
+                Ok(RequestId(IdText::new(&n.to_string())))
             }
             Value::Null => Err(WireError::new(WireErrorKind::NullRequestId, None)),
             _ => Err(WireError::new(WireErrorKind::InvalidId, None)),
@@ -363,6 +451,39 @@ pub fn is_json_rpc(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Ids of 22 bytes (`IdText::INLINE`) are held in place, one byte more
+    /// on the heap; both read back as sent and compare and hash by their text.
+    #[test]
+    fn id_text_at_the_inline_limit_and_one_past_reads_back_as_sent() {
+        use std::hash::BuildHasher;
+        let at = format!("\"{}\"", "a".repeat(IdText::INLINE - 2));
+        let past = format!("\"{}\"", "a".repeat(IdText::INLINE - 1));
+        assert_eq!((at.len(), past.len()), (22, 23));
+        assert!(matches!(IdText::new(&at), IdText::Inline { len: 22, .. }));
+        assert!(matches!(IdText::new(&past), IdText::Heap(_)));
+        let hasher = std::hash::RandomState::new();
+        for t in [
+            at.as_str(),
+            past.as_str(),
+            "18446744073709551616",
+            "-7",
+            r#""é\u00e9""#,
+            "",
+        ] {
+            let text = IdText::new(t);
+            assert_eq!((text.as_str(), text.as_bytes()), (t, t.as_bytes()));
+            assert_eq!(hasher.hash_one(&text), hasher.hash_one(t), "{t}");
+            if !t.is_empty() {
+                let id = RequestId::from_json(t).unwrap();
+                assert_eq!((id.as_json(), id.to_string()), (t, t.to_owned()));
+                assert_eq!(RequestId::from_token(t.as_bytes()), id);
+            }
+        }
+        assert_ne!(IdText::new(&at), IdText::new(&past));
+        assert_ne!(RequestId::from_json("1").unwrap(), RequestId::string("1"));
+        assert_eq!(RequestId::string("a").as_json(), r#""a""#);
+    }
 
     /// The fresh-user report saw `Error(ErrorObject { code: -32601, … })`.
     #[test]
