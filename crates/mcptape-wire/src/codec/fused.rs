@@ -14,7 +14,8 @@
 use super::base64::{DECODE_TABLE, first_error};
 use super::kernel::{Kernel, decode_prefix};
 use super::{
-    Body, CodecError, CodecErrorKind, DecodedReadResult, EntrySpan, JsonType, Member, ScannedEntry,
+    Body, CodecError, CodecErrorKind, DecodedReadResult, EntryShape, EntrySpan, JsonType, Member,
+    ScannedEntry,
 };
 use crate::lex::{self, Expected, Host, LexError, LexErrorKind, Lexer, Sink, StringSink, VecSink};
 use std::ops::Range;
@@ -64,7 +65,25 @@ pub(super) fn scan_contents<'a>(
     text: Option<&'a str>,
     out: &mut Vec<ScannedEntry<'a>>,
 ) -> Result<(), CodecError> {
-    let end = contents_array(input, text, Vec::new(), out)?;
+    let end = contents_array(input, text, Vec::new(), |p, i| {
+        out.push(p.scan_entry(i)?);
+        Ok(())
+    })?;
+    trailing(input, end)
+}
+
+/// See [`super::scan_contents_shape`]: [`scan_contents`] with each entry's
+/// shape only; on error `out` holds the entries before it.
+pub(super) fn scan_contents_shape<'a>(
+    input: &'a [u8],
+    text: Option<&'a str>,
+    known: Vec<crate::lex::KnownString>,
+    out: &mut Vec<EntryShape>,
+) -> Result<(), CodecError> {
+    let end = contents_array(input, text, known, |p, i| {
+        out.push(p.shape_entry(i)?);
+        Ok(())
+    })?;
     trailing(input, end)
 }
 
@@ -93,7 +112,10 @@ pub(super) fn scan_contents_known<'a>(
     known: Vec<crate::lex::KnownString>,
     out: &mut Vec<ScannedEntry<'a>>,
 ) -> Result<(), CodecError> {
-    let end = contents_array(input.as_bytes(), Some(input), known, out)?;
+    let end = contents_array(input.as_bytes(), Some(input), known, |p, i| {
+        out.push(p.scan_entry(i)?);
+        Ok(())
+    })?;
     trailing(input.as_bytes(), end)
 }
 
@@ -118,15 +140,16 @@ pub(super) fn scan_message(input: &[u8]) -> Result<Option<FoundContents<'_>>, Co
     Ok(found)
 }
 
-/// The `contents` array at the start of `input` (`[`), scanned entry by entry
-/// into `out`; returns the offset just past its `]` (the rest is not read).
-/// `text` is `input` when it is known to be UTF-8; `known` the strings an
-/// earlier scan of `input` validated ([`Lexer::with_known`]).
+/// The `contents` array at the start of `input` (`[`), each entry read by
+/// `entry(parser, index)` with the position at it (which it must consume);
+/// returns the offset just past its `]` (the rest is not read). `text` is
+/// `input` when it is known to be UTF-8; `known` the strings an earlier scan
+/// of `input` validated ([`Lexer::with_known`]).
 fn contents_array<'a>(
     input: &'a [u8],
     text: Option<&'a str>,
     known: Vec<crate::lex::KnownString>,
-    out: &mut Vec<ScannedEntry<'a>>,
+    mut entry: impl for<'o> FnMut(&mut Parser<'a, 'o>, usize) -> Result<(), CodecError>,
 ) -> Result<usize, CodecError> {
     let mut arena = DecodedReadResult::default();
     let mut p = Parser::new(input, Kernel::Scalar, &mut arena);
@@ -140,10 +163,11 @@ fn contents_array<'a>(
     if p.lx.peek() != Some(b'[') {
         return Err(p.wrong_type("contents", "an array"));
     }
+    let mut index = 0;
     lex::array(&mut p, ENTRY_DEPTH - 1, |p| {
-        p.entry = Some(out.len());
-        let e = p.scan_entry(out.len())?;
-        out.push(e);
+        p.entry = Some(index);
+        entry(p, index)?;
+        index += 1;
         p.entry = None;
         Ok(())
     })?;
@@ -422,12 +446,14 @@ impl<'a> Parser<'a, '_> {
                 let start = p.lx.pos;
                 let input: &'a [u8] = p.lx.input;
                 let mut entries = Vec::new();
-                let end = contents_array(&input[start..], None, Vec::new(), &mut entries).map_err(
-                    |mut e| {
-                        e.offset += start;
-                        e
-                    },
-                )?;
+                let end = contents_array(&input[start..], None, Vec::new(), |p, i| {
+                    entries.push(p.scan_entry(i)?);
+                    Ok(())
+                })
+                .map_err(|mut e| {
+                    e.offset += start;
+                    e
+                })?;
                 p.lx.pos = start + end;
                 *found = Some((start..p.lx.pos, entries));
                 Ok(())
@@ -477,6 +503,38 @@ impl<'a> Parser<'a, '_> {
         if let Member::Str { offset, value } = &e.blob {
             e.blob_check = Some(self.check_blob(*offset, value));
         }
+        Ok(e)
+    }
+
+    /// One `contents` entry for [`scan_contents_shape`]: validated and
+    /// skipped, noting only its type and the types of its `text` and `blob`.
+    fn shape_entry(&mut self, index: usize) -> Result<EntryShape, CodecError> {
+        let offset = self.lx.pos;
+        let mut e = EntryShape {
+            index,
+            offset,
+            found: self
+                .peek()
+                .and_then(JsonType::of_first_byte)
+                .unwrap_or(JsonType::Null),
+            text: None,
+            blob: None,
+        };
+        if self.peek() != Some(b'{') {
+            self.skip(ENTRY_DEPTH)?;
+            return Ok(e);
+        }
+        lex::object(self, ENTRY_DEPTH, |p, key, _| {
+            let slot = match key {
+                b"text" => Some(&mut e.text),
+                b"blob" => Some(&mut e.blob),
+                _ => None,
+            };
+            if let Some(slot) = slot {
+                *slot = p.peek().and_then(JsonType::of_first_byte);
+            }
+            p.skip(ENTRY_DEPTH + 1)
+        })?;
         Ok(e)
     }
 
