@@ -1317,13 +1317,15 @@ impl std::fmt::Display for BadContents {
 /// start-up reads every recorded read result: the wire's shape-only contents scan
 /// ([`mcptape_wire::codec::scan_result_contents_shape`]) clears the plain ones in one pass,
 /// and only a result with an entry that breaks the text XOR blob rule is read again, in full.
+/// `shapes` is a buffer reused across replies.
 fn bad_contents_in(
     message: &str,
     env: &envelope::Envelope,
     record: usize,
     id: &str,
+    shapes: &mut Vec<mcptape_wire::codec::EntryShape>,
 ) -> Option<BadContents> {
-    let shapes = mcptape_wire::codec::scan_result_contents_shape(message, env)?.ok()?;
+    mcptape_wire::codec::scan_result_contents_shape(message, env, shapes)?.ok()?;
     if shapes
         .iter()
         .all(mcptape_wire::codec::EntryShape::text_xor_blob)
@@ -1667,6 +1669,8 @@ fn build<'a>(
     let mut had_session: HashMap<u64, bool> = HashMap::new();
     // open requests: pair key → index into `client`
     let mut open: HashMap<PairKey, usize> = HashMap::new();
+    // `serve`: the contents shapes of one read result (a buffer, see `bad_contents_in`).
+    let mut shapes = Vec::new();
     let mut interim = Interims::default();
     let mut params_cache = ParamsCache::default();
     let mut index_bytes = 0usize;
@@ -1896,7 +1900,7 @@ fn build<'a>(
                         && client[ci].method == method::RESOURCES_READ
                         && let Some(b) = msg
                             .get(id)
-                            .and_then(|id| bad_contents_in(&masked, &env, i, id))
+                            .and_then(|id| bad_contents_in(&masked, &env, i, id, &mut shapes))
                     {
                         if found.len() < MAX_BAD_CONTENTS_NOTED {
                             found.push(b);
@@ -2213,7 +2217,7 @@ pub(crate) mod tests {
     fn bad_contents_at_load(contents: &str) -> Option<BadContents> {
         let msg = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"contents":{contents}}}}}"#);
         let env = envelope::scan_envelope_str(&msg).unwrap();
-        bad_contents_in(&msg, &env, 0, "1")
+        bad_contents_in(&msg, &env, 0, "1", &mut Vec::new())
     }
 
     /// The start-up's shape-only scan never hides what the full scanner finds: escaped keys,

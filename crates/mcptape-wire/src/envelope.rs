@@ -175,6 +175,12 @@ pub struct LongStrings {
 }
 
 impl LongStrings {
+    /// Whether this scan's input had `message_len` bytes (a single
+    /// message's scan: it validated that message).
+    pub(crate) fn scanned(&self, message_len: usize) -> bool {
+        self.input_len == message_len && message_len > 0
+    }
+
     /// `range` of `message` (the scanned input) with the strings lying
     /// inside it ([`Self::within`]): what a later scan of that range is
     /// given. `None` when `range` is `None` or not inside `message`.

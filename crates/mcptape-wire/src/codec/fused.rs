@@ -65,26 +65,108 @@ pub(super) fn scan_contents<'a>(
     text: Option<&'a str>,
     out: &mut Vec<ScannedEntry<'a>>,
 ) -> Result<(), CodecError> {
-    let end = contents_array(input, text, Vec::new(), |p, i| {
-        out.push(p.scan_entry(i)?);
-        Ok(())
-    })?;
+    let end = contents_array(input, text, Vec::new(), out)?;
     trailing(input, end)
 }
 
 /// See [`super::scan_contents_shape`]: [`scan_contents`] with each entry's
-/// shape only; on error `out` holds the entries before it.
+/// shape only, walked on the bare lexer (no decoder arenas: `serve` asks it
+/// of every recorded read result); on error `out` holds the entries before
+/// it. `validated`: `input` is strict JSON an earlier scan of the same bytes
+/// validated ([`Lexer::set_validated`]).
 pub(super) fn scan_contents_shape<'a>(
     input: &'a [u8],
     text: Option<&'a str>,
     known: Vec<crate::lex::KnownString>,
+    validated: bool,
     out: &mut Vec<EntryShape>,
 ) -> Result<(), CodecError> {
-    let end = contents_array(input, text, known, |p, i| {
-        out.push(p.shape_entry(i)?);
+    let mut lx = contents_lexer(input, text, known);
+    if validated {
+        lx.set_validated();
+    }
+    lx.ws();
+    if lx.peek() != Some(b'[') {
+        return Err(not_an_array(&lx));
+    }
+    // The entry being read, for the error's `entry`.
+    let mut at = None;
+    lex::array(&mut lx, ENTRY_DEPTH - 1, |lx| {
+        at = Some(out.len());
+        out.push(shape_entry(lx, out.len())?);
+        at = None;
         Ok(())
+    })
+    .map_err(|e| codec_error(input, e, at))?;
+    trailing(input, lx.pos)
+}
+
+/// One `contents` entry at the lexer's position for [`scan_contents_shape`]:
+/// validated and skipped, noting only its type and the types of its `text`
+/// and `blob`.
+fn shape_entry(lx: &mut Lexer<'_>, index: usize) -> Result<EntryShape, LexError> {
+    let mut e = EntryShape {
+        index,
+        offset: lx.pos,
+        found: lx
+            .peek()
+            .and_then(JsonType::of_first_byte)
+            .unwrap_or(JsonType::Null),
+        text: None,
+        blob: None,
+    };
+    if lx.peek() != Some(b'{') {
+        lx.value(ENTRY_DEPTH)?;
+        return Ok(e);
+    }
+    lex::object(lx, ENTRY_DEPTH, |lx, key, _| {
+        let slot = match key {
+            b"text" => Some(&mut e.text),
+            b"blob" => Some(&mut e.blob),
+            _ => None,
+        };
+        if let Some(slot) = slot {
+            *slot = lx.peek().and_then(JsonType::of_first_byte);
+        }
+        lx.value(ENTRY_DEPTH + 1)
     })?;
-    trailing(input, end)
+    Ok(e)
+}
+
+/// The lexer of a `contents` array `input` (`text`: the same, known to be
+/// UTF-8), told the strings `known` an earlier scan of it validated.
+fn contents_lexer<'a>(
+    input: &'a [u8],
+    text: Option<&'a str>,
+    known: Vec<crate::lex::KnownString>,
+) -> Lexer<'a> {
+    let lx = match text {
+        Some(t) => Lexer::new_str(t),
+        None => Lexer::new(input),
+    };
+    if known.is_empty() {
+        lx
+    } else {
+        lx.with_known(known)
+    }
+}
+
+/// The error of a `contents` value that is not an array, at the lexer's
+/// position (after whitespace): [`CodecErrorKind::WrongType`], or
+/// [`CodecErrorKind::UnexpectedEnd`] at the end of the input.
+fn not_an_array(lx: &Lexer<'_>) -> CodecError {
+    let kind = match lx.peek() {
+        None => CodecErrorKind::UnexpectedEnd,
+        Some(_) => CodecErrorKind::WrongType {
+            field: "contents",
+            expected: "an array",
+        },
+    };
+    CodecError {
+        kind,
+        offset: lx.pos,
+        entry: None,
+    }
 }
 
 /// Whitespace from `end` to the end of `input`, else
@@ -112,10 +194,7 @@ pub(super) fn scan_contents_known<'a>(
     known: Vec<crate::lex::KnownString>,
     out: &mut Vec<ScannedEntry<'a>>,
 ) -> Result<(), CodecError> {
-    let end = contents_array(input.as_bytes(), Some(input), known, |p, i| {
-        out.push(p.scan_entry(i)?);
-        Ok(())
-    })?;
+    let end = contents_array(input.as_bytes(), Some(input), known, out)?;
     trailing(input.as_bytes(), end)
 }
 
@@ -140,34 +219,27 @@ pub(super) fn scan_message(input: &[u8]) -> Result<Option<FoundContents<'_>>, Co
     Ok(found)
 }
 
-/// The `contents` array at the start of `input` (`[`), each entry read by
-/// `entry(parser, index)` with the position at it (which it must consume);
-/// returns the offset just past its `]` (the rest is not read). `text` is
-/// `input` when it is known to be UTF-8; `known` the strings an earlier scan
-/// of `input` validated ([`Lexer::with_known`]).
+/// The `contents` array at the start of `input` (`[`), scanned entry by entry
+/// into `out`; returns the offset just past its `]` (the rest is not read).
+/// `text` is `input` when it is known to be UTF-8; `known` the strings an
+/// earlier scan of `input` validated ([`Lexer::with_known`]).
 fn contents_array<'a>(
     input: &'a [u8],
     text: Option<&'a str>,
     known: Vec<crate::lex::KnownString>,
-    mut entry: impl for<'o> FnMut(&mut Parser<'a, 'o>, usize) -> Result<(), CodecError>,
+    out: &mut Vec<ScannedEntry<'a>>,
 ) -> Result<usize, CodecError> {
     let mut arena = DecodedReadResult::default();
-    let mut p = Parser::new(input, Kernel::Scalar, &mut arena);
-    if let Some(t) = text {
-        p.lx = Lexer::new_str(t);
-    }
-    if !known.is_empty() {
-        p.lx = std::mem::replace(&mut p.lx, Lexer::new(b"")).with_known(known);
-    }
+    let lx = contents_lexer(input, text, known);
+    let mut p = Parser::with_lexer(lx, Kernel::Scalar, &mut arena);
     p.lx.ws();
     if p.lx.peek() != Some(b'[') {
-        return Err(p.wrong_type("contents", "an array"));
+        return Err(not_an_array(&p.lx));
     }
-    let mut index = 0;
     lex::array(&mut p, ENTRY_DEPTH - 1, |p| {
-        p.entry = Some(index);
-        entry(p, index)?;
-        index += 1;
+        p.entry = Some(out.len());
+        let e = p.scan_entry(out.len())?;
+        out.push(e);
         p.entry = None;
         Ok(())
     })?;
@@ -260,8 +332,12 @@ enum Level {
 
 impl<'a, 'o> Parser<'a, 'o> {
     fn new(input: &'a [u8], kernel: Kernel, out: &'o mut DecodedReadResult) -> Self {
+        Parser::with_lexer(Lexer::new(input), kernel, out)
+    }
+
+    fn with_lexer(lx: Lexer<'a>, kernel: Kernel, out: &'o mut DecodedReadResult) -> Self {
         Parser {
-            lx: Lexer::new(input),
+            lx,
             kernel,
             out,
             entry: None,
@@ -446,14 +522,12 @@ impl<'a> Parser<'a, '_> {
                 let start = p.lx.pos;
                 let input: &'a [u8] = p.lx.input;
                 let mut entries = Vec::new();
-                let end = contents_array(&input[start..], None, Vec::new(), |p, i| {
-                    entries.push(p.scan_entry(i)?);
-                    Ok(())
-                })
-                .map_err(|mut e| {
-                    e.offset += start;
-                    e
-                })?;
+                let end = contents_array(&input[start..], None, Vec::new(), &mut entries).map_err(
+                    |mut e| {
+                        e.offset += start;
+                        e
+                    },
+                )?;
                 p.lx.pos = start + end;
                 *found = Some((start..p.lx.pos, entries));
                 Ok(())
@@ -503,38 +577,6 @@ impl<'a> Parser<'a, '_> {
         if let Member::Str { offset, value } = &e.blob {
             e.blob_check = Some(self.check_blob(*offset, value));
         }
-        Ok(e)
-    }
-
-    /// One `contents` entry for [`scan_contents_shape`]: validated and
-    /// skipped, noting only its type and the types of its `text` and `blob`.
-    fn shape_entry(&mut self, index: usize) -> Result<EntryShape, CodecError> {
-        let offset = self.lx.pos;
-        let mut e = EntryShape {
-            index,
-            offset,
-            found: self
-                .peek()
-                .and_then(JsonType::of_first_byte)
-                .unwrap_or(JsonType::Null),
-            text: None,
-            blob: None,
-        };
-        if self.peek() != Some(b'{') {
-            self.skip(ENTRY_DEPTH)?;
-            return Ok(e);
-        }
-        lex::object(self, ENTRY_DEPTH, |p, key, _| {
-            let slot = match key {
-                b"text" => Some(&mut e.text),
-                b"blob" => Some(&mut e.blob),
-                _ => None,
-            };
-            if let Some(slot) = slot {
-                *slot = p.peek().and_then(JsonType::of_first_byte);
-            }
-            p.skip(ENTRY_DEPTH + 1)
-        })?;
         Ok(e)
     }
 

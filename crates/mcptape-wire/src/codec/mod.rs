@@ -46,7 +46,7 @@ pub(crate) mod fused;
 pub mod fuzzing;
 pub mod kernel;
 pub mod payload;
-mod serde_path;
+pub(crate) mod serde_path;
 #[cfg(test)]
 mod tests;
 
@@ -458,25 +458,42 @@ impl EntryShape {
 /// Errors: as [`scan_contents`].
 pub fn scan_contents_shape(input: &[u8]) -> Result<Vec<EntryShape>, CodecError> {
     let mut out = Vec::new();
-    fused::scan_contents_shape(input, None, Vec::new(), &mut out)?;
+    fused::scan_contents_shape(input, None, Vec::new(), false, &mut out)?;
     Ok(out)
 }
 
 /// [`scan_contents_shape`] of the `result.contents` array of `message`,
-/// whose envelope scan is `env`, as [`scan_result_contents`] reads it: the
-/// strings of at least 4 KiB the envelope scan validated are skipped, not
-/// searched again. `None` when `env` has no `result.contents` range inside
-/// `message`.
+/// whose envelope scan is `env` ([`crate::envelope::scan_envelope_str`]).
+/// That scan validated the array (strict JSON), so it is not validated
+/// again: strings are skipped to their closing quote (`memchr`; the strings
+/// of at least 4 KiB the scan kept are not even searched) and keys are not
+/// checked for duplicates. `serve` asks it of every recorded read result at
+/// start-up. `None` when `env` has no `result.contents` range inside
+/// `message`. The shapes are written to `out` (cleared first; reused across
+/// messages, no allocation per message); on an error it holds those of the
+/// entries before it.
+///
+/// `env` must be the scan of `message`: from a scan of a message of another
+/// length the array is validated as [`scan_contents_shape`] does; on other
+/// bytes of the same length the shapes may be wrong, never a panic.
 pub fn scan_result_contents_shape(
     message: &str,
     env: &crate::envelope::Envelope,
-) -> Option<Result<Vec<EntryShape>, CodecError>> {
+    out: &mut Vec<EntryShape>,
+) -> Option<Result<(), CodecError>> {
+    out.clear();
     let members = &env.members;
     let (raw, known) = members
         .long_strings
         .of(message, members.result_contents.clone())?;
-    let mut out = Vec::new();
-    Some(fused::scan_contents_shape(raw.as_bytes(), Some(raw), known, &mut out).map(|()| out))
+    let validated = members.long_strings.scanned(message.len());
+    Some(fused::scan_contents_shape(
+        raw.as_bytes(),
+        Some(raw),
+        known,
+        validated,
+        out,
+    ))
 }
 
 /// A JSON-RPC message scanned by [`scan_message`].

@@ -765,9 +765,10 @@ fn scan_contents_shape_errors_match_scan_contents() {
 }
 
 /// `scan_result_contents_shape` of a message gives what
-/// `scan_contents_shape` gives on its `result.contents` range, a text past
-/// the 4 KiB the envelope scan keeps (skipped, not searched again) included;
-/// `None` for a message without `result.contents`.
+/// `scan_contents_shape` gives on its `result.contents` range (the shapes
+/// left from an earlier message cleared), a text past the 4 KiB the
+/// envelope scan keeps (skipped, not searched again) included; `None` for a
+/// message without `result.contents`.
 #[test]
 fn scan_result_contents_shape_agrees_with_scan_contents_shape_of_the_range() {
     let long = "é".repeat(3000);
@@ -777,7 +778,8 @@ fn scan_result_contents_shape_agrees_with_scan_contents_shape_of_the_range() {
     let env = crate::envelope::scan_envelope_str(&msg).unwrap();
     assert!(!env.members.long_strings.strings.is_empty());
     let range = env.members.result_contents.clone().unwrap();
-    let shapes = super::scan_result_contents_shape(&msg, &env)
+    let mut shapes = vec![super::scan_contents_shape(b"[1]").unwrap()[0]];
+    super::scan_result_contents_shape(&msg, &env, &mut shapes)
         .unwrap()
         .unwrap();
     assert_eq!(
@@ -788,5 +790,9 @@ fn scan_result_contents_shape_agrees_with_scan_contents_shape_of_the_range() {
     assert_eq!(plain, [true, false]);
     let no_contents = r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}"#;
     let env = crate::envelope::scan_envelope_str(no_contents).unwrap();
-    assert_eq!(super::scan_result_contents_shape(no_contents, &env), None);
+    assert_eq!(
+        super::scan_result_contents_shape(no_contents, &env, &mut shapes),
+        None
+    );
+    assert!(shapes.is_empty());
 }
