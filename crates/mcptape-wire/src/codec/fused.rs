@@ -93,7 +93,7 @@ pub(super) fn scan_contents_shape<'a>(
     let mut at = None;
     lex::array(&mut lx, ENTRY_DEPTH - 1, |lx| {
         at = Some(out.len());
-        out.push(shape_entry(lx, out.len())?);
+        out.push(shape_entry(lx)?);
         at = None;
         Ok(())
     })
@@ -104,18 +104,13 @@ pub(super) fn scan_contents_shape<'a>(
 /// One `contents` entry at the lexer's position for [`scan_contents_shape`]:
 /// validated and skipped, noting only its type and the types of its `text`
 /// and `blob`.
-fn shape_entry(lx: &mut Lexer<'_>, index: usize) -> Result<EntryShape, LexError> {
+fn shape_entry(lx: &mut Lexer<'_>) -> Result<EntryShape, LexError> {
     let mut e = EntryShape {
-        index,
-        offset: lx.pos,
-        found: lx
-            .peek()
-            .and_then(JsonType::of_first_byte)
-            .unwrap_or(JsonType::Null),
+        found: value_type(lx),
         text: None,
         blob: None,
     };
-    if lx.peek() != Some(b'{') {
+    if e.found != JsonType::Object {
         lx.value(ENTRY_DEPTH)?;
         return Ok(e);
     }
@@ -131,6 +126,14 @@ fn shape_entry(lx: &mut Lexer<'_>, index: usize) -> Result<EntryShape, LexError>
         lx.value(ENTRY_DEPTH + 1)
     })?;
     Ok(e)
+}
+
+/// The JSON type of the value at the lexer's position (`null` at the end or
+/// at a byte no value starts with: the value's scan then fails).
+fn value_type(lx: &Lexer<'_>) -> JsonType {
+    lx.peek()
+        .and_then(JsonType::of_first_byte)
+        .unwrap_or(JsonType::Null)
 }
 
 /// The lexer of a `contents` array `input` (`text`: the same, known to be
@@ -544,10 +547,7 @@ impl<'a> Parser<'a, '_> {
         let mut e = ScannedEntry {
             index,
             offset,
-            found: self
-                .peek()
-                .and_then(JsonType::of_first_byte)
-                .unwrap_or(JsonType::Null),
+            found: value_type(&self.lx),
             uri: Member::Absent,
             mime_type: Member::Absent,
             text: Member::Absent,

@@ -67,8 +67,8 @@ pub fn base64_differential(data: &[u8]) {
 /// (the fused path once per available kernel, the detected one among them);
 /// asserts all results are equal, that `scan_contents_str` and
 /// `scan_contents` agree on it when it is UTF-8, and that
-/// `scan_contents_shape` gives `scan_contents`'s errors and entries (index,
-/// offset, type, `text` / `blob` types).
+/// `scan_contents_shape` gives `scan_contents`'s errors and entries (type,
+/// `text` / `blob` types).
 ///
 /// # Panics
 /// On any disagreement (the fuzz target's finding).
@@ -93,8 +93,6 @@ pub fn json_differential(data: &[u8]) {
     let from_entries = entries.map(|es| {
         es.iter()
             .map(|e| super::EntryShape {
-                index: e.index,
-                offset: e.offset,
                 found: e.found,
                 text: ty(&e.text),
                 blob: ty(&e.blob),

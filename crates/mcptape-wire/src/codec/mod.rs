@@ -413,16 +413,13 @@ pub fn scan_result_contents<'a>(
 }
 
 /// The shape of one entry of a `contents` array as [`scan_contents_shape`]
-/// saw it: its type and the types of its `text` and `blob` members, which is
+/// saw it (the entries in order: the index in the list is the index in
+/// `contents`): its type and the types of its `text` and `blob` members, which is
 /// all the text-XOR-blob rule reads (MCP 2026-07-28 `ReadResourceResult`:
 /// an entry is `TextResourceContents` or `BlobResourceContents`). Nothing is
 /// unescaped and no blob is checked as base64.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EntryShape {
-    /// 0-based index in `contents` (→ JSON Pointer `/result/contents/{index}`).
-    pub index: usize,
-    /// Byte offset of the entry's value in the scanned input.
-    pub offset: usize,
     /// The entry's JSON type ([`JsonType::Object`] for a well-formed entry; for
     /// any other type `text` and `blob` are `None`).
     pub found: JsonType,

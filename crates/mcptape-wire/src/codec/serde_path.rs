@@ -134,9 +134,7 @@ impl<'de> Visitor<'de> for ObjectSeed<'_, '_, '_> {
         f.write_str("an object")
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        if self.depth > MAX_NESTING_DEPTH {
-            return Err(A::Error::custom("too deep"));
-        }
+        within_depth::<A::Error>(self.depth)?;
         let mut seen = Seen::default();
         let (mut a, mut b, mut c) = (false, false, false);
         let mut uri: Option<Range<usize>> = None;
@@ -233,9 +231,7 @@ impl<'de> Visitor<'de> for ContentsSeed<'_, '_, '_> {
         f.write_str("an array")
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        if self.depth > MAX_NESTING_DEPTH {
-            return Err(A::Error::custom("too deep"));
-        }
+        within_depth::<A::Error>(self.depth)?;
         while seq
             .next_element_seed(ObjectSeed {
                 ctx: self.ctx,
@@ -270,6 +266,15 @@ impl<'de> Visitor<'de> for IdSeed {
     }
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<(), E> {
         finite(v)
+    }
+}
+
+/// `too deep` for a container at nesting `depth` past [`MAX_NESTING_DEPTH`].
+fn within_depth<E: de::Error>(depth: usize) -> Result<(), E> {
+    if depth > MAX_NESTING_DEPTH {
+        Err(E::custom("too deep"))
+    } else {
+        Ok(())
     }
 }
 
@@ -369,9 +374,7 @@ impl<'de> Visitor<'de> for Strict {
         Ok(())
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        if self.depth > MAX_NESTING_DEPTH {
-            return Err(A::Error::custom("too deep"));
-        }
+        within_depth::<A::Error>(self.depth)?;
         while seq
             .next_element_seed(Strict {
                 depth: self.depth + 1,
@@ -381,9 +384,7 @@ impl<'de> Visitor<'de> for Strict {
         Ok(())
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        if self.depth > MAX_NESTING_DEPTH {
-            return Err(A::Error::custom("too deep"));
-        }
+        within_depth::<A::Error>(self.depth)?;
         let mut seen = Seen::default();
         while let Some(Key(k)) = map.next_key::<Key<'de>>()? {
             seen.insert::<A::Error>(&k)?;
