@@ -115,13 +115,11 @@ fn shape_entry(lx: &mut Lexer<'_>) -> Result<EntryShape, LexError> {
         return Ok(e);
     }
     lex::object(lx, ENTRY_DEPTH, |lx, key, _| {
-        let slot = match key {
-            b"text" => Some(&mut e.text),
-            b"blob" => Some(&mut e.blob),
-            _ => None,
-        };
-        if let Some(slot) = slot {
-            *slot = lx.peek().and_then(JsonType::of_first_byte);
+        let found = lx.peek().and_then(JsonType::of_first_byte);
+        match key {
+            b"text" => e.text = found,
+            b"blob" => e.blob = found,
+            _ => {}
         }
         lx.value(ENTRY_DEPTH + 1)
     })?;
