@@ -1385,82 +1385,28 @@ impl std::fmt::Display for BadContents {
     }
 }
 
-/// A prefilter of [`bad_contents_of`] (serve's start-up reads every recorded read result): `true`
-/// when every object entry of `contents` (the JSON text of a `contents` array the one reader
-/// has already validated: strict JSON) has exactly one of the keys `text` and `blob`, each
-/// spelled without an escape. Strings are skipped with `memchr` on `"` (an escaped quote is
-/// one preceded by an odd run of backslashes), so the pass runs at memory speed on text and
-/// base64 alike. `false` (an escaped key, an entry with both or neither) only means "ask the
-/// scanner", which gives the verdict.
-fn entries_plainly_text_xor_blob(c: &[u8]) -> bool {
-    // 1: inside the array; 2: inside an entry (the only level whose keys matter).
-    let mut depth = 0usize;
-    // Inside an entry: the next string is a key.
-    let mut key_next = false;
-    let (mut text, mut blob) = (false, false);
-    // After a `text` or `blob` key: its value must be a string (else ask the scanner).
-    let mut string_next = false;
-    let mut i = 0;
-    while i < c.len() {
-        if string_next && !matches!(c[i], b' ' | b'\t' | b'\n' | b'\r' | b':') {
-            if c[i] != b'"' {
-                return false;
-            }
-            string_next = false;
-        }
-        // An entry that is not an object (`42`, `null`, a string): the scanner decides.
-        if depth == 1 && !matches!(c[i], b' ' | b'\t' | b'\n' | b'\r' | b',' | b'{' | b']') {
-            return false;
-        }
-        match c[i] {
-            b'"' => {
-                let start = i + 1;
-                let mut end = start;
-                loop {
-                    let Some(k) = memchr::memchr(b'"', &c[end..]) else {
-                        return false;
-                    };
-                    end += k;
-                    let slashes = c[start..end]
-                        .iter()
-                        .rev()
-                        .take_while(|&&b| b == b'\\')
-                        .count();
-                    if slashes % 2 == 0 {
-                        break;
-                    }
-                    end += 1;
-                }
-                if depth == 2 && key_next {
-                    match &c[start..end] {
-                        b"text" => (text, string_next) = (true, true),
-                        b"blob" => (blob, string_next) = (true, true),
-                        k if k.contains(&b'\\') => return false,
-                        _ => {}
-                    }
-                    key_next = false;
-                }
-                i = end + 1;
-                continue;
-            }
-            b'{' | b'[' => {
-                depth += 1;
-                if depth == 2 && c[i] == b'{' {
-                    (text, blob, key_next) = (false, false, true);
-                }
-            }
-            b'}' | b']' => {
-                if depth == 2 && c[i] == b'}' && text == blob {
-                    return false;
-                }
-                depth = depth.saturating_sub(1);
-            }
-            b',' if depth == 2 => key_next = true,
-            _ => {}
-        }
-        i += 1;
+/// The [`BadContents`] of the `result.contents` array of `message` (whose envelope scan is
+/// `env`), the reply at record `record` with id text `id`, if it has a bad entry. Serve's
+/// start-up reads every recorded read result: the wire's shape-only contents scan
+/// ([`mcptape_wire::codec::scan_result_contents_shape`]) clears the plain ones in one pass,
+/// and only a result with an entry that breaks the text XOR blob rule is read again, in full.
+/// `shapes` is a buffer reused across replies.
+fn bad_contents_in(
+    message: &str,
+    env: &envelope::Envelope,
+    record: usize,
+    id: &str,
+    shapes: &mut Vec<mcptape_wire::codec::EntryShape>,
+) -> Option<BadContents> {
+    mcptape_wire::codec::scan_result_contents_shape(message, env, shapes)?.ok()?;
+    if shapes
+        .iter()
+        .all(mcptape_wire::codec::EntryShape::text_xor_blob)
+    {
+        return None;
     }
-    true
+    let contents = message.get(env.members.result_contents.clone()?)?;
+    bad_contents_of(contents, record, id)
 }
 
 /// The [`BadContents`] of the `contents` array `contents` (its JSON text, already validated)
@@ -1468,9 +1414,6 @@ fn entries_plainly_text_xor_blob(c: &[u8]) -> bool {
 /// contents scanner ([`mcptape_wire::codec::scan_contents_str`]), as `check` does.
 fn bad_contents_of(contents: &str, record: usize, id: &str) -> Option<BadContents> {
     use mcptape_wire::resources::ContentsErrorKind as K;
-    if entries_plainly_text_xor_blob(contents.as_bytes()) {
-        return None;
-    }
     let entries = mcptape_wire::codec::scan_contents_str(contents).ok()?;
     // The wire's own verdict on each entry.
     let mut bad = entries.iter().filter_map(|e| {
@@ -1801,6 +1744,8 @@ fn build<'a>(
     let mut had_session: HashMap<u64, bool> = HashMap::new();
     // open requests: pair key → index into `client`
     let mut open: HashMap<PairKey, usize> = HashMap::new();
+    // `serve`: the contents shapes of one read result (a buffer, see `bad_contents_in`).
+    let mut shapes = Vec::new();
     let mut interim = Interims::default();
     let mut params_cache = ParamsCache::default();
     let mut batches = Vec::new();
@@ -2052,16 +1997,12 @@ fn build<'a>(
                 if let Some(ci) = open.remove(&key) {
                     // `serve`: a read result whose contents break the text XOR blob rule is
                     // noted (replayed as recorded, warned at load).
-                    if let (Some((found, more)), EnvelopeKind::Response, Some(c), Some(id)) = (
-                        bad_contents.as_mut(),
-                        env.kind,
-                        env.members.result_contents.clone(),
-                        env.id_range.clone(),
-                    ) && client[ci].method == method::RESOURCES_READ
-                        && let Some(b) = masked
-                            .get(c)
-                            .zip(msg.get(id))
-                            .and_then(|(c, id)| bad_contents_of(c, i, id))
+                    if let (Some((found, more)), EnvelopeKind::Response, Some(id)) =
+                        (bad_contents.as_mut(), env.kind, env.id_range.clone())
+                        && client[ci].method == method::RESOURCES_READ
+                        && let Some(b) = msg
+                            .get(id)
+                            .and_then(|id| bad_contents_in(&masked, &env, i, id, &mut shapes))
                     {
                         if found.len() < MAX_BAD_CONTENTS_NOTED {
                             found.push(b);
@@ -2454,46 +2395,50 @@ pub(crate) mod tests {
         assert_eq!(served.tape.exchanges.len(), 5);
     }
 
-    /// The start-up prefilter never hides what the scanner finds: when it says "plainly fine",
-    /// the scanner finds no entry with both or neither; escaped keys, quotes and backslashes in
-    /// strings, nested objects and arrays, and non-object entries included.
+    /// The [`BadContents`] of `contents` as serve's start-up finds it: in the read result
+    /// `{"jsonrpc":"2.0","id":1,"result":{"contents":…}}`, through the wire's shape-only scan.
+    fn bad_contents_at_load(contents: &str) -> Option<BadContents> {
+        let msg = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"contents":{contents}}}}}"#);
+        let env = envelope::scan_envelope_str(&msg).unwrap();
+        bad_contents_in(&msg, &env, 0, "1", &mut Vec::new())
+    }
+
+    /// The start-up's shape-only scan never hides what the full scanner finds: escaped keys,
+    /// quotes and backslashes in strings, nested objects and arrays, and non-object entries
+    /// included (the shape cases themselves: the wire's
+    /// `scan_contents_shape_text_xor_blob_agrees_with_scan_contents_issues`).
     #[test]
-    fn prefilter_agrees_with_the_contents_scanner() {
+    fn shape_scan_at_load_agrees_with_the_contents_scanner() {
         let cases = [
-            (r#"[{"uri":"a","text":"x"}]"#, true, None),
+            (r#"[{"uri":"a","text":"x"}]"#, None),
             (
                 r#"[{"uri":"a","blob":"aGk="},{"uri":"b","text":"\"text\":\\"}]"#,
-                true,
                 None,
             ),
             (
                 r#"[{"uri":"a","text":"x","_meta":{"blob":1,"text":[2]}}]"#,
-                true,
                 None,
             ),
-            (r#"[]"#, true, None),
+            (r#"[]"#, None),
             (
                 r#"[{"uri":"a","text":"x","blob":"aGk="}]"#,
-                false,
                 Some(EntryFault::Both),
             ),
-            (r#"[{"uri":"a"}]"#, false, Some(EntryFault::Neither)),
+            (r#"[{"uri":"a"}]"#, Some(EntryFault::Neither)),
             (
                 r#"[{"uri":"a","_meta":{"text":"x"}}]"#,
-                false,
                 Some(EntryFault::Neither),
             ),
-            // An escaped key is the same key to the reader: the scanner decides.
-            (r#"[{"uri":"a","te\u0078t":"x"}]"#, false, None),
+            // An escaped key is the same key to the reader.
+            (r#"[{"uri":"a","te\u0078t":"x"}]"#, None),
             (
                 r#"[{"uri":"a\\","text":"x\\\""}, "not an object", [1]]"#,
-                false,
                 Some(EntryFault::NotAnObject),
             ),
         ];
-        for (c, plain, verdict) in cases {
-            assert_eq!(entries_plainly_text_xor_blob(c.as_bytes()), plain, "{c}");
+        for (c, verdict) in cases {
             assert_eq!(bad_contents_of(c, 0, "1").map(|b| b.fault), verdict, "{c}");
+            assert_eq!(bad_contents_at_load(c), bad_contents_of(c, 0, "1"), "{c}");
         }
     }
 
@@ -2518,8 +2463,7 @@ pub(crate) mod tests {
             ),
         ];
         for (c, fault, entry) in cases {
-            assert!(!entries_plainly_text_xor_blob(c.as_bytes()), "{c}");
-            let b = bad_contents_of(c, 0, "1").unwrap_or_else(|| panic!("{c}"));
+            let b = bad_contents_at_load(c).unwrap_or_else(|| panic!("{c}"));
             assert_eq!((b.fault, b.entry), (fault, entry), "{c}");
         }
         let b = bad_contents_of(r#"[{"uri":"a","text":null}]"#, 0, "1").unwrap();

@@ -2412,20 +2412,9 @@ mod tests {
         assert!(line.starts_with(REDACTED) && !line.contains('P'), "{line}");
     }
 
+    /// The words' headers: `every_credential_word_redacts_a_header_in_any_case` (tests/redact.rs).
     #[test]
-    fn new_credential_words_redact_headers_and_flags_but_not_look_alikes() {
-        let r = Redactor::new();
-        for h in [
-            "X-Passcode",
-            "X-Pin",
-            "X-Otp",
-            "X-License",
-            "X-Client-Cert",
-            "X-Pw",
-            "X-Sid",
-        ] {
-            assert_eq!(r.header_value(h, "S3cr3tValue"), REDACTED, "{h}");
-        }
+    fn new_credential_words_redact_flags_but_not_look_alikes() {
         for name in [
             "ping",
             "spin",

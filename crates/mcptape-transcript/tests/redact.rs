@@ -68,6 +68,13 @@ fn every_credential_word_redacts_a_header_in_any_case() {
         "X-Session",
         "X-Password",
         "X-Amz-Signature",
+        "X-Passcode",
+        "X-Pin",
+        "X-Otp",
+        "X-License",
+        "X-Client-Cert",
+        "X-Pw",
+        "X-Sid",
     ] {
         assert_eq!(r.header_value(name, "v4lue"), REDACTED, "{name}");
     }

@@ -176,6 +176,25 @@ pub struct LongStrings {
 }
 
 impl LongStrings {
+    /// Whether this scan's input had `message_len` bytes (a single
+    /// message's scan: it validated that message).
+    pub(crate) fn scanned(&self, message_len: usize) -> bool {
+        self.input_len == message_len && message_len > 0
+    }
+
+    /// `range` of `message` (the scanned input) with the strings lying
+    /// inside it ([`Self::within`]): what a later scan of that range is
+    /// given. `None` when `range` is `None` or not inside `message`.
+    pub(crate) fn of<'m>(
+        &self,
+        message: &'m str,
+        range: Option<Range<usize>>,
+    ) -> Option<(&'m str, Vec<lex::KnownString>)> {
+        let range = range?;
+        let text = message.get(range.clone())?;
+        Some((text, self.within(message.len(), &range)))
+    }
+
     /// The strings lying inside `range` of the scanned message, offsets
     /// made relative to `range.start` (for a later scan of that range);
     /// none when `message_len` is not the scanned input's length (ranges

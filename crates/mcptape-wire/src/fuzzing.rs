@@ -656,17 +656,16 @@ pub fn envelope_vs_jsonrpc(input: &[u8]) {
 /// The outside oracle of [`envelope_vs_jsonrpc`]: serde_json's reading of
 /// the input and the JSON-RPC 2.0 rules applied to it.
 mod oracle {
-    use std::collections::HashSet;
     use std::fmt;
     use std::ops::Range;
 
-    use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+    use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
     use serde_json::Value;
     use serde_json::value::RawValue;
 
+    use crate::codec::serde_path::Strict as StrictSeed;
     use crate::envelope::{Envelope, EnvelopeKind};
     use crate::error::WireErrorKind;
-    use crate::limits::MAX_NESTING_DEPTH;
 
     /// What serde_json does not check itself.
     #[derive(Debug, PartialEq, Eq)]
@@ -681,7 +680,7 @@ mod oracle {
     pub(super) fn strict_walk(input: &[u8]) -> Strict {
         // serde_json refuses past 128 levels itself (checked first).
         let mut de = serde_json::Deserializer::from_slice(input);
-        match (Walk { depth: 0 }).deserialize(&mut de) {
+        match (StrictSeed { depth: 1 }).deserialize(&mut de) {
             Ok(()) => Strict::Clean,
             Err(e) if e.to_string().starts_with("duplicate") => Strict::DuplicateKey,
             Err(_) => Strict::TooDeep,
@@ -693,70 +692,12 @@ mod oracle {
     /// but whitespace after it), duplicate keys and depth aside.
     pub(super) fn walk_is_json(input: &[u8]) -> bool {
         let mut de = serde_json::Deserializer::from_slice(input);
-        match (Walk { depth: 0 }).deserialize(&mut de) {
+        match (StrictSeed { depth: 1 }).deserialize(&mut de) {
             Ok(()) => de.end().is_ok(),
             Err(e) => {
                 let m = e.to_string();
                 m.starts_with("duplicate") || m.starts_with("too deep")
             }
-        }
-    }
-
-    struct Walk {
-        depth: usize,
-    }
-
-    impl<'de> DeserializeSeed<'de> for Walk {
-        type Value = ();
-        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-            d.deserialize_any(self)
-        }
-    }
-
-    impl<'de> Visitor<'de> for Walk {
-        type Value = ();
-        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.write_str("JSON")
-        }
-        fn visit_bool<E>(self, _: bool) -> Result<(), E> {
-            Ok(())
-        }
-        fn visit_i64<E>(self, _: i64) -> Result<(), E> {
-            Ok(())
-        }
-        fn visit_u64<E>(self, _: u64) -> Result<(), E> {
-            Ok(())
-        }
-        fn visit_f64<E>(self, _: f64) -> Result<(), E> {
-            Ok(())
-        }
-        fn visit_str<E>(self, _: &str) -> Result<(), E> {
-            Ok(())
-        }
-        fn visit_unit<E>(self) -> Result<(), E> {
-            Ok(())
-        }
-        fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<(), A::Error> {
-            let depth = self.depth + 1;
-            if depth > MAX_NESTING_DEPTH {
-                return Err(serde::de::Error::custom("too deep"));
-            }
-            while a.next_element_seed(Walk { depth })?.is_some() {}
-            Ok(())
-        }
-        fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<(), A::Error> {
-            let depth = self.depth + 1;
-            if depth > MAX_NESTING_DEPTH {
-                return Err(serde::de::Error::custom("too deep"));
-            }
-            let mut seen = HashSet::new();
-            while let Some(k) = a.next_key::<String>()? {
-                if !seen.insert(k) {
-                    return Err(serde::de::Error::custom("duplicate key"));
-                }
-                a.next_value_seed(Walk { depth })?;
-            }
-            Ok(())
         }
     }
 

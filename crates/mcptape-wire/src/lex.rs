@@ -188,6 +188,10 @@ pub(crate) struct Lexer<'a> {
     /// scan of the same bytes ([`Self::keys_checked`]): [`Self::key`] keeps
     /// no key stack.
     keys_checked: bool,
+    /// The input is strict JSON an earlier scan validated
+    /// ([`Self::set_validated`]): strings are skipped to their closing quote
+    /// unchecked and keys are not checked for duplicates.
+    validated: bool,
 }
 
 /// String tokens at least this long (4 KiB, quotes included) that a scan
@@ -234,6 +238,7 @@ impl<'a> Lexer<'a> {
             known_next: 0,
             line_break: None,
             keys_checked: false,
+            validated: false,
         }
     }
 
@@ -277,6 +282,36 @@ impl<'a> Lexer<'a> {
     pub(crate) fn keys_checked(mut self) -> Self {
         self.keys_checked = true;
         self
+    }
+
+    /// Tells this lexer that its whole input is strict JSON an earlier scan
+    /// of the same bytes validated (a message's envelope scan): a string is
+    /// then skipped with `memchr2` to its closing `"` (the byte after each
+    /// `\\` passed over), nothing in it checked, and keys are not checked for
+    /// duplicates. On input that is not valid the walk still ends without a
+    /// panic, with an error or a wrong reading.
+    pub(crate) fn set_validated(&mut self) {
+        self.validated = true;
+    }
+
+    /// [`Self::string`] of validated input ([`Self::set_validated`]).
+    fn skip_validated_string(&mut self) -> Result<bool, LexError> {
+        let mut p = self.pos + 1;
+        let mut escaped = false;
+        loop {
+            let rest = self.input.get(p..).unwrap_or_default();
+            match memchr::memchr2(b'"', b'\\', rest) {
+                None => return Err(self.err(LexErrorKind::End, self.input.len())),
+                Some(n) if rest[n] == b'"' => {
+                    self.pos = p + n + 1;
+                    return Ok(escaped);
+                }
+                Some(n) => {
+                    escaped = true;
+                    p += n + 2;
+                }
+            }
+        }
     }
 
     /// The known string starting at the position, if any (see
@@ -452,6 +487,9 @@ impl<'a> Lexer<'a> {
                 long.push(k.clone());
             }
             return Ok(k.escaped);
+        }
+        if self.validated {
+            return self.skip_validated_string();
         }
         let start = self.pos;
         let mut p = self.pos + 1;
@@ -730,7 +768,7 @@ impl<'a> Lexer<'a> {
             Cow::Borrowed(&input[at + 1..self.pos - 1])
         };
         let dup = match big {
-            _ if self.keys_checked => false,
+            _ if self.keys_checked || self.validated => false,
             Some(set) => !set.insert(key.clone()),
             None => {
                 let seen = &self.keys[base..];
@@ -1196,6 +1234,33 @@ mod tests {
     /// Strings recorded by one scan are skipped by a scan told them: the
     /// same ends and escape flags, and a recorded range whose ends are not
     /// quotes is ignored (the string is searched).
+    /// On validated input (`set_validated`) a string is skipped to the same
+    /// end with the same escape flag as the checking scan gives, escaped
+    /// quotes and backslash runs included; a cut string is an error, not a
+    /// panic.
+    #[test]
+    fn validated_strings_end_where_the_checking_scan_ends_them() {
+        for input in [
+            r#""""#,
+            r#""abc""#,
+            r#""a\"b""#,
+            r#""a\\""#,
+            r#""\\\"\u0041""#,
+            "\"é\\n\"",
+        ] {
+            let mut checked = Lexer::new(input.as_bytes());
+            let mut trusted = Lexer::new(input.as_bytes());
+            trusted.set_validated();
+            assert_eq!(trusted.string(), checked.string(), "{input}");
+            assert_eq!((trusted.pos, checked.pos), (input.len(), input.len()));
+        }
+        for cut in [&br#""ab\"#[..], br#""ab"#, br#""ab\""#] {
+            let mut lx = Lexer::new(cut);
+            lx.set_validated();
+            assert_eq!(lx.string().unwrap_err().kind, LexErrorKind::End, "{cut:?}");
+        }
+    }
+
     #[test]
     fn known_strings_are_skipped_with_the_recorded_end_and_escape_flag() {
         let input = br#"["aaaa","b\nb","c"]"#;

@@ -112,9 +112,7 @@ pub fn summarize_result_of<'a>(
     message: &'a str,
     env: &crate::envelope::Envelope,
 ) -> Option<ReadSummary<'a>> {
-    let range = env.result.clone()?;
-    let text = message.get(range.clone())?;
-    let known = env.members.long_strings.within(message.len(), &range);
+    let (text, known) = env.members.long_strings.of(message, env.result.clone())?;
     // The envelope scan refused repeated keys in it: not checked again.
     summarize(Lexer::new_str(text).with_known(known).keys_checked())
 }

@@ -393,12 +393,7 @@ fn bench_cut(
 /// The phase's counts add up to `sent`, each request in one class.
 fn assert_partition(c: &serde_json::Value) {
     let n = |k: &str| c[k].as_u64().unwrap_or(0);
-    let errors: u64 = c["errorAnswers"]
-        .as_object()
-        .unwrap()
-        .values()
-        .map(|v| v.as_u64().unwrap())
-        .sum();
+    let errors = error_answers(c);
     let classes = n("answeredOk") + errors + n("noRecordedAnswer") + n("timedOut") + n("closed");
     assert_eq!(classes, n("sent"), "{c}");
 }

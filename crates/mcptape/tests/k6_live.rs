@@ -96,12 +96,7 @@ fn phase_adds_up(r: &serde_json::Value, phase: &str) -> (u64, u64) {
         c[k].as_u64()
             .unwrap_or_else(|| panic!("{phase}.{k}: {r:#}"))
     };
-    let errs: u64 = c["errorAnswers"]
-        .as_object()
-        .unwrap()
-        .values()
-        .map(|v| v.as_u64().unwrap())
-        .sum();
+    let errs = error_answers(c);
     let sent = n("sent");
     assert!(sent > 0, "{phase}: nothing sent: {r:#}");
     assert_eq!(

@@ -14,7 +14,8 @@
 use super::base64::{DECODE_TABLE, first_error};
 use super::kernel::{Kernel, decode_prefix};
 use super::{
-    Body, CodecError, CodecErrorKind, DecodedReadResult, EntrySpan, JsonType, Member, ScannedEntry,
+    Body, CodecError, CodecErrorKind, DecodedReadResult, EntryShape, EntrySpan, JsonType, Member,
+    ScannedEntry,
 };
 use crate::lex::{self, Expected, Host, LexError, LexErrorKind, Lexer, Sink, StringSink, VecSink};
 use std::ops::Range;
@@ -66,6 +67,107 @@ pub(super) fn scan_contents<'a>(
 ) -> Result<(), CodecError> {
     let end = contents_array(input, text, Vec::new(), false, out)?;
     trailing(input, end)
+}
+
+/// See [`super::scan_contents_shape`]: [`scan_contents`] with each entry's
+/// shape only, walked on the bare lexer (no decoder arenas: `serve` asks it
+/// of every recorded read result); on error `out` holds the entries before
+/// it. `validated`: `input` is strict JSON an earlier scan of the same bytes
+/// validated ([`Lexer::set_validated`]).
+pub(super) fn scan_contents_shape<'a>(
+    input: &'a [u8],
+    text: Option<&'a str>,
+    known: Vec<crate::lex::KnownString>,
+    validated: bool,
+    out: &mut Vec<EntryShape>,
+) -> Result<(), CodecError> {
+    let mut lx = contents_lexer(input, text, known);
+    if validated {
+        lx.set_validated();
+    }
+    lx.ws();
+    if lx.peek() != Some(b'[') {
+        return Err(not_an_array(&lx));
+    }
+    // The entry being read, for the error's `entry`.
+    let mut at = None;
+    lex::array(&mut lx, ENTRY_DEPTH - 1, |lx| {
+        at = Some(out.len());
+        out.push(shape_entry(lx)?);
+        at = None;
+        Ok(())
+    })
+    .map_err(|e| codec_error(input, e, at))?;
+    trailing(input, lx.pos)
+}
+
+/// One `contents` entry at the lexer's position for [`scan_contents_shape`]:
+/// validated and skipped, noting only its type and the types of its `text`
+/// and `blob`.
+fn shape_entry(lx: &mut Lexer<'_>) -> Result<EntryShape, LexError> {
+    let mut e = EntryShape {
+        found: value_type(lx),
+        text: None,
+        blob: None,
+    };
+    if e.found != JsonType::Object {
+        lx.value(ENTRY_DEPTH)?;
+        return Ok(e);
+    }
+    lex::object(lx, ENTRY_DEPTH, |lx, key, _| {
+        let found = lx.peek().and_then(JsonType::of_first_byte);
+        match key {
+            b"text" => e.text = found,
+            b"blob" => e.blob = found,
+            _ => {}
+        }
+        lx.value(ENTRY_DEPTH + 1)
+    })?;
+    Ok(e)
+}
+
+/// The JSON type of the value at the lexer's position (`null` at the end or
+/// at a byte no value starts with: the value's scan then fails).
+fn value_type(lx: &Lexer<'_>) -> JsonType {
+    lx.peek()
+        .and_then(JsonType::of_first_byte)
+        .unwrap_or(JsonType::Null)
+}
+
+/// The lexer of a `contents` array `input` (`text`: the same, known to be
+/// UTF-8), told the strings `known` an earlier scan of it validated.
+fn contents_lexer<'a>(
+    input: &'a [u8],
+    text: Option<&'a str>,
+    known: Vec<crate::lex::KnownString>,
+) -> Lexer<'a> {
+    let lx = match text {
+        Some(t) => Lexer::new_str(t),
+        None => Lexer::new(input),
+    };
+    if known.is_empty() {
+        lx
+    } else {
+        lx.with_known(known)
+    }
+}
+
+/// The error of a `contents` value that is not an array, at the lexer's
+/// position (after whitespace): [`CodecErrorKind::WrongType`], or
+/// [`CodecErrorKind::UnexpectedEnd`] at the end of the input.
+fn not_an_array(lx: &Lexer<'_>) -> CodecError {
+    let kind = match lx.peek() {
+        None => CodecErrorKind::UnexpectedEnd,
+        Some(_) => CodecErrorKind::WrongType {
+            field: "contents",
+            expected: "an array",
+        },
+    };
+    CodecError {
+        kind,
+        offset: lx.pos,
+        entry: None,
+    }
 }
 
 /// Whitespace from `end` to the end of `input`, else
@@ -133,20 +235,14 @@ fn contents_array<'a>(
     out: &mut Vec<ScannedEntry<'a>>,
 ) -> Result<usize, CodecError> {
     let mut arena = DecodedReadResult::default();
-    let mut lx = match text {
-        Some(t) => Lexer::new_str(t),
-        None => Lexer::new(input),
-    };
-    if !known.is_empty() {
-        lx = lx.with_known(known);
-    }
+    let mut lx = contents_lexer(input, text, known);
     if keys_checked {
         lx = lx.keys_checked();
     }
     let mut p = Parser::with_lexer(lx, Kernel::Scalar, &mut arena);
     p.lx.ws();
     if p.lx.peek() != Some(b'[') {
-        return Err(p.wrong_type("contents", "an array"));
+        return Err(not_an_array(&p.lx));
     }
     lex::array(&mut p, ENTRY_DEPTH - 1, |p| {
         p.entry = Some(out.len());
@@ -457,10 +553,7 @@ impl<'a> Parser<'a, '_> {
         let mut e = ScannedEntry {
             index,
             offset,
-            found: self
-                .peek()
-                .and_then(JsonType::of_first_byte)
-                .unwrap_or(JsonType::Null),
+            found: value_type(&self.lx),
             uri: Member::Absent,
             mime_type: Member::Absent,
             text: Member::Absent,

@@ -65,8 +65,10 @@ pub fn base64_differential(data: &[u8]) {
 
 /// Decodes `data` as a `resources/read` response with every [`CodecPath`]
 /// (the fused path once per available kernel, the detected one among them);
-/// asserts all results are equal, and that `scan_contents_str` and
-/// `scan_contents` agree on it when it is UTF-8.
+/// asserts all results are equal, that `scan_contents_str` and
+/// `scan_contents` agree on it when it is UTF-8, and that
+/// `scan_contents_shape` gives `scan_contents`'s errors and entries (type,
+/// `text` / `blob` types).
 ///
 /// # Panics
 /// On any disagreement (the fuzz target's finding).
@@ -81,6 +83,28 @@ pub fn json_differential(data: &[u8]) {
             "scan_contents_str: {text:?}"
         );
     }
+    let shapes = super::scan_contents_shape(data);
+    let entries = super::scan_contents(data);
+    let ty = |m: &super::Member<'_>| match m {
+        super::Member::Absent => None,
+        super::Member::Str { .. } | super::Member::Raw { .. } => Some(super::JsonType::String),
+        super::Member::Other { found, .. } => Some(*found),
+    };
+    let from_entries = entries.map(|es| {
+        es.iter()
+            .map(|e| super::EntryShape {
+                found: e.found,
+                text: ty(&e.text),
+                blob: ty(&e.blob),
+            })
+            .collect::<Vec<_>>()
+    });
+    assert_eq!(
+        shapes,
+        from_entries,
+        "scan_contents_shape: {:?}",
+        String::from_utf8_lossy(data)
+    );
 }
 
 fn json_all(data: &[u8]) -> Vec<Result<super::DecodedReadResult, super::CodecError>> {

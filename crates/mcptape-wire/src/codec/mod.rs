@@ -46,7 +46,7 @@ pub(crate) mod fused;
 pub mod fuzzing;
 pub mod kernel;
 pub mod payload;
-mod serde_path;
+pub(crate) mod serde_path;
 #[cfg(test)]
 mod tests;
 
@@ -516,11 +516,93 @@ pub fn scan_result_contents<'a>(
     message: &'a str,
     env: &crate::envelope::Envelope,
 ) -> Option<Result<Vec<ScannedEntry<'a>>, CodecError>> {
-    let range = env.members.result_contents.clone()?;
-    let raw = message.get(range.clone())?;
-    let known = env.members.long_strings.within(message.len(), &range);
+    let members = &env.members;
+    let (raw, known) = members
+        .long_strings
+        .of(message, members.result_contents.clone())?;
     let mut out = Vec::new();
     Some(fused::scan_contents_known(raw, known, &mut out).map(|()| out))
+}
+
+/// The shape of one entry of a `contents` array as [`scan_contents_shape`]
+/// saw it (the entries in order: the index in the list is the index in
+/// `contents`): its type and the types of its `text` and `blob` members, which is
+/// all the text-XOR-blob rule reads (MCP 2026-07-28 `ReadResourceResult`:
+/// an entry is `TextResourceContents` or `BlobResourceContents`). Nothing is
+/// unescaped and no blob is checked as base64.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EntryShape {
+    /// The entry's JSON type ([`JsonType::Object`] for a well-formed entry; for
+    /// any other type `text` and `blob` are `None`).
+    pub found: JsonType,
+    /// The JSON type of `text`; `None` when absent.
+    pub text: Option<JsonType>,
+    /// The JSON type of `blob`; `None` when absent.
+    pub blob: Option<JsonType>,
+}
+
+impl EntryShape {
+    /// `true` when the entry is an object with exactly one of `text` and
+    /// `blob`, a string: [`ScannedEntry::issues`] of the same entry then holds
+    /// none of `EntryNotObject`, `NotAString` (`text` / `blob`),
+    /// `BothTextAndBlob` and `NeitherTextNorBlob`
+    /// ([`ContentsErrorKind`](crate::resources::ContentsErrorKind)).
+    pub fn text_xor_blob(&self) -> bool {
+        self.found == JsonType::Object
+            && matches!(
+                (self.text, self.blob),
+                (Some(JsonType::String), None) | (None, Some(JsonType::String))
+            )
+    }
+}
+
+/// [`scan_contents`] reporting each entry's shape only ([`EntryShape`]):
+/// the same strict JSON rules and errors (the same scanner), but `uri` and
+/// `mimeType` are skipped like any other member and a `blob` is not checked
+/// as base64, so it costs one validating pass over the text. For a start-up
+/// that asks of every recorded read result whether some entry breaks the
+/// text-XOR-blob rule before reading that entry's members
+/// ([`scan_contents`]).
+///
+/// Errors: as [`scan_contents`].
+pub fn scan_contents_shape(input: &[u8]) -> Result<Vec<EntryShape>, CodecError> {
+    let mut out = Vec::new();
+    fused::scan_contents_shape(input, None, Vec::new(), false, &mut out)?;
+    Ok(out)
+}
+
+/// [`scan_contents_shape`] of the `result.contents` array of `message`,
+/// whose envelope scan is `env` ([`crate::envelope::scan_envelope_str`]).
+/// That scan validated the array (strict JSON), so it is not validated
+/// again: strings are skipped to their closing quote (`memchr`; the strings
+/// of at least 4 KiB the scan kept are not even searched) and keys are not
+/// checked for duplicates. `serve` asks it of every recorded read result at
+/// start-up. `None` when `env` has no `result.contents` range inside
+/// `message`. The shapes are written to `out` (cleared first; reused across
+/// messages, no allocation per message); on an error it holds those of the
+/// entries before it.
+///
+/// `env` must be the scan of `message`: from a scan of a message of another
+/// length the array is validated as [`scan_contents_shape`] does; on other
+/// bytes of the same length the shapes may be wrong, never a panic.
+pub fn scan_result_contents_shape(
+    message: &str,
+    env: &crate::envelope::Envelope,
+    out: &mut Vec<EntryShape>,
+) -> Option<Result<(), CodecError>> {
+    out.clear();
+    let members = &env.members;
+    let (raw, known) = members
+        .long_strings
+        .of(message, members.result_contents.clone())?;
+    let validated = members.long_strings.scanned(message.len());
+    Some(fused::scan_contents_shape(
+        raw.as_bytes(),
+        Some(raw),
+        known,
+        validated,
+        out,
+    ))
 }
 
 /// A JSON-RPC message scanned by [`scan_message`].

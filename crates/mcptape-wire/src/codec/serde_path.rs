@@ -106,6 +106,19 @@ impl Seen {
     }
 }
 
+/// `impl DeserializeSeed for $seed`: the seed is its own [`Visitor`] (of
+/// `Value = $value`), handed to the deserializer's `$method`.
+macro_rules! seed_through {
+    ($seed:ty, $value:ty, $method:ident) => {
+        impl<'de> DeserializeSeed<'de> for $seed {
+            type Value = $value;
+            fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<$value, D::Error> {
+                d.$method(self)
+            }
+        }
+    };
+}
+
 struct ObjectSeed<'c, 'i, 'o> {
     ctx: &'c Ctx<'i>,
     out: &'o mut DecodedReadResult,
@@ -113,12 +126,7 @@ struct ObjectSeed<'c, 'i, 'o> {
     depth: usize,
 }
 
-impl<'de> DeserializeSeed<'de> for ObjectSeed<'_, '_, '_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_map(self)
-    }
-}
+seed_through!(ObjectSeed<'_, '_, '_>, (), deserialize_map);
 
 impl<'de> Visitor<'de> for ObjectSeed<'_, '_, '_> {
     type Value = ();
@@ -126,9 +134,7 @@ impl<'de> Visitor<'de> for ObjectSeed<'_, '_, '_> {
         f.write_str("an object")
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        if self.depth > MAX_NESTING_DEPTH {
-            return Err(A::Error::custom("too deep"));
-        }
+        within_depth::<A::Error>(self.depth)?;
         let mut seen = Seen::default();
         let (mut a, mut b, mut c) = (false, false, false);
         let mut uri: Option<Range<usize>> = None;
@@ -217,12 +223,7 @@ struct ContentsSeed<'c, 'i, 'o> {
     depth: usize,
 }
 
-impl<'de> DeserializeSeed<'de> for ContentsSeed<'_, '_, '_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_seq(self)
-    }
-}
+seed_through!(ContentsSeed<'_, '_, '_>, (), deserialize_seq);
 
 impl<'de> Visitor<'de> for ContentsSeed<'_, '_, '_> {
     type Value = ();
@@ -230,9 +231,7 @@ impl<'de> Visitor<'de> for ContentsSeed<'_, '_, '_> {
         f.write_str("an array")
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        if self.depth > MAX_NESTING_DEPTH {
-            return Err(A::Error::custom("too deep"));
-        }
+        within_depth::<A::Error>(self.depth)?;
         while seq
             .next_element_seed(ObjectSeed {
                 ctx: self.ctx,
@@ -249,12 +248,7 @@ impl<'de> Visitor<'de> for ContentsSeed<'_, '_, '_> {
 /// `id`: a string or a finite number.
 struct IdSeed;
 
-impl<'de> DeserializeSeed<'de> for IdSeed {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(self)
-    }
-}
+seed_through!(IdSeed, (), deserialize_any);
 
 impl<'de> Visitor<'de> for IdSeed {
     type Value = ();
@@ -275,6 +269,15 @@ impl<'de> Visitor<'de> for IdSeed {
     }
 }
 
+/// `too deep` for a container at nesting `depth` past [`MAX_NESTING_DEPTH`].
+fn within_depth<E: de::Error>(depth: usize) -> Result<(), E> {
+    if depth > MAX_NESTING_DEPTH {
+        Err(E::custom("too deep"))
+    } else {
+        Ok(())
+    }
+}
+
 fn finite<E: de::Error>(v: f64) -> Result<(), E> {
     if v.is_finite() {
         Ok(())
@@ -286,12 +289,7 @@ fn finite<E: de::Error>(v: f64) -> Result<(), E> {
 /// A string appended to the strings arena; returns its range.
 struct StrSeed<'o>(&'o mut String);
 
-impl<'de> DeserializeSeed<'de> for StrSeed<'_> {
-    type Value = Range<usize>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Range<usize>, D::Error> {
-        d.deserialize_str(self)
-    }
-}
+seed_through!(StrSeed<'_>, Range<usize>, deserialize_str);
 
 impl<'de> Visitor<'de> for StrSeed<'_> {
     type Value = Range<usize>;
@@ -311,12 +309,7 @@ struct BlobSeed<'c, 'i, 'o> {
     out: &'o mut DecodedReadResult,
 }
 
-impl<'de> DeserializeSeed<'de> for BlobSeed<'_, '_, '_> {
-    type Value = Range<usize>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Range<usize>, D::Error> {
-        d.deserialize_str(self)
-    }
-}
+seed_through!(BlobSeed<'_, '_, '_>, Range<usize>, deserialize_str);
 
 impl<'de> Visitor<'de> for BlobSeed<'_, '_, '_> {
     type Value = Range<usize>;
@@ -345,17 +338,14 @@ impl<'de> Visitor<'de> for BlobSeed<'_, '_, '_> {
     }
 }
 
-/// Any value, validated (duplicate keys, depth, finite numbers) and dropped.
-struct Strict {
-    depth: usize,
+/// Any value, validated (duplicate keys, depth, finite numbers) and dropped;
+/// `depth` is the nesting depth a container here has (1 at the root). Also
+/// the serde side of the wire's fuzz oracles (`fuzzing`).
+pub(crate) struct Strict {
+    pub(crate) depth: usize,
 }
 
-impl<'de> DeserializeSeed<'de> for Strict {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(self)
-    }
-}
+seed_through!(Strict, (), deserialize_any);
 
 impl<'de> Visitor<'de> for Strict {
     type Value = ();
@@ -384,9 +374,7 @@ impl<'de> Visitor<'de> for Strict {
         Ok(())
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        if self.depth > MAX_NESTING_DEPTH {
-            return Err(A::Error::custom("too deep"));
-        }
+        within_depth::<A::Error>(self.depth)?;
         while seq
             .next_element_seed(Strict {
                 depth: self.depth + 1,
@@ -396,9 +384,7 @@ impl<'de> Visitor<'de> for Strict {
         Ok(())
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        if self.depth > MAX_NESTING_DEPTH {
-            return Err(A::Error::custom("too deep"));
-        }
+        within_depth::<A::Error>(self.depth)?;
         let mut seen = Seen::default();
         while let Some(Key(k)) = map.next_key::<Key<'de>>()? {
             seen.insert::<A::Error>(&k)?;

@@ -713,3 +713,131 @@ fn blob_base64_error_behind_a_json_escape_is_said_as_recorded() {
         None
     );
 }
+
+/// `scan_contents_shape` says an entry is plainly text XOR blob exactly when
+/// `scan_contents` finds none of the four shape faults in it (not an object,
+/// `text` / `blob` not a string, both, neither): quotes, backslashes and
+/// escaped keys in strings, `text` and `blob` nested under `_meta`, and
+/// entries that are not objects included (serve's start-up prefilter cases).
+#[test]
+fn scan_contents_shape_text_xor_blob_agrees_with_scan_contents_issues() {
+    use super::{JsonType as J, scan_contents, scan_contents_shape};
+    use crate::resources::ContentsErrorKind as K;
+    let cases: [(&str, &[bool]); 13] = [
+        (r#"[{"uri":"a","text":"x"}]"#, &[true]),
+        (
+            r#"[{"uri":"a","blob":"aGk="},{"uri":"b","text":"\"text\":\\"}]"#,
+            &[true, true],
+        ),
+        (
+            r#"[{"uri":"a","text":"x","_meta":{"blob":1,"text":[2]}}]"#,
+            &[true],
+        ),
+        (r#"[]"#, &[]),
+        (r#"[{"uri":"a","text":"x","blob":"aGk="}]"#, &[false]),
+        (r#"[{"uri":"a"}]"#, &[false]),
+        (r#"[{"uri":"a","_meta":{"text":"x"}}]"#, &[false]),
+        // An escaped key is the same key to the scanner.
+        (r#"[{"uri":"a","te\u0078t":"x"}]"#, &[true]),
+        (
+            r#"[{"uri":"a\\","text":"x\\\""}, "not an object", [1]]"#,
+            &[true, false, false],
+        ),
+        (r#"[{"uri":"a","text":null}]"#, &[false]),
+        (r#"[{"uri":"a","blob" : 7}]"#, &[false]),
+        (r#"[42]"#, &[false]),
+        (r#"[{"uri":"a","text":"x"}, null]"#, &[true, false]),
+    ];
+    for (c, plain) in cases {
+        let shapes = scan_contents_shape(c.as_bytes()).unwrap();
+        let got: Vec<bool> = shapes.iter().map(|s| s.text_xor_blob()).collect();
+        assert_eq!(got, plain, "{c}");
+        let entries = scan_contents(c.as_bytes()).unwrap();
+        assert_eq!(shapes.len(), entries.len(), "{c}");
+        for (s, e) in shapes.iter().zip(&entries) {
+            assert_eq!(s.found, e.found, "{c}");
+            let fault = e.issues().into_iter().any(|(k, _)| {
+                matches!(
+                    k,
+                    K::EntryNotObject
+                        | K::NotAString {
+                            field: "text" | "blob"
+                        }
+                        | K::BothTextAndBlob
+                        | K::NeitherTextNorBlob
+                )
+            });
+            assert_eq!(s.text_xor_blob(), !fault, "{c} entry {}", e.index);
+        }
+    }
+    let shape = |c: &str| scan_contents_shape(c.as_bytes()).unwrap()[0];
+    let null_text = shape(r#"[{"uri":"a","text":null}]"#);
+    assert_eq!((null_text.text, null_text.blob), (Some(J::Null), None));
+    let number_blob = shape(r#"[{"uri":"a","blob" : 7}]"#);
+    assert_eq!(
+        (number_blob.text, number_blob.blob),
+        (None, Some(J::Number))
+    );
+    let both = shape(r#"[{"uri":"a","text":"x","blob":"aGk="}]"#);
+    assert_eq!((both.text, both.blob), (Some(J::String), Some(J::String)));
+    let not_object = shape(r#"[42]"#);
+    assert_eq!(
+        (not_object.found, not_object.text, not_object.blob),
+        (J::Number, None, None)
+    );
+}
+
+/// The shape scan is the contents scan's grammar: the same errors at the
+/// same offsets (a bad escape, a duplicate key, trailing bytes, not an
+/// array), and a bad base64 blob is no error to it (shape only).
+#[test]
+fn scan_contents_shape_errors_match_scan_contents() {
+    for c in [
+        r#"[{"uri":"a","text":"\q"}]"#,
+        r#"[{"uri":"a","text":"x","text":"y"}]"#,
+        r#"[{"uri":"a","text":"x"}] x"#,
+        r#"{"uri":"a"}"#,
+        r#"[{"uri":"a","text":"x"}"#,
+    ] {
+        assert_eq!(
+            super::scan_contents_shape(c.as_bytes()).unwrap_err(),
+            super::scan_contents(c.as_bytes()).unwrap_err(),
+            "{c}"
+        );
+    }
+    let bad_base64 = r#"[{"uri":"a","blob":"a!=="}]"#;
+    assert!(super::scan_contents_shape(bad_base64.as_bytes()).unwrap()[0].text_xor_blob());
+}
+
+/// `scan_result_contents_shape` of a message gives what
+/// `scan_contents_shape` gives on its `result.contents` range (the shapes
+/// left from an earlier message cleared), a text past the 4 KiB the
+/// envelope scan keeps (skipped, not searched again) included; `None` for a
+/// message without `result.contents`.
+#[test]
+fn scan_result_contents_shape_agrees_with_scan_contents_shape_of_the_range() {
+    let long = "é".repeat(3000);
+    let msg = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"result":{{"contents":[{{"uri":"a","text":"{long}"}},{{"uri":"b","text":"x","blob":"QQ=="}}]}}}}"#
+    );
+    let env = crate::envelope::scan_envelope_str(&msg).unwrap();
+    assert!(!env.members.long_strings.strings.is_empty());
+    let range = env.members.result_contents.clone().unwrap();
+    let mut shapes = vec![super::scan_contents_shape(b"[1]").unwrap()[0]];
+    super::scan_result_contents_shape(&msg, &env, &mut shapes)
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        shapes,
+        super::scan_contents_shape(msg[range].as_bytes()).unwrap()
+    );
+    let plain: Vec<bool> = shapes.iter().map(|s| s.text_xor_blob()).collect();
+    assert_eq!(plain, [true, false]);
+    let no_contents = r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}"#;
+    let env = crate::envelope::scan_envelope_str(no_contents).unwrap();
+    assert_eq!(
+        super::scan_result_contents_shape(no_contents, &env, &mut shapes),
+        None
+    );
+    assert!(shapes.is_empty());
+}

@@ -549,6 +549,21 @@ pub fn read_json(path: &Path) -> serde_json::Value {
     serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
+/// The sum of a report.json phase's `errorAnswers` (error answers by class); panics when it
+/// is not an object of counts.
+pub fn error_answers(phase: &serde_json::Value) -> u64 {
+    let classes = phase["errorAnswers"]
+        .as_object()
+        .unwrap_or_else(|| panic!("errorAnswers: {phase:#}"));
+    classes
+        .values()
+        .map(|v| {
+            v.as_u64()
+                .unwrap_or_else(|| panic!("errorAnswers: {phase:#}"))
+        })
+        .sum()
+}
+
 /// The JSON file at `path`, or `Null` when it is missing or not JSON (a run that failed
 /// before writing it).
 pub fn json_or_null(path: &Path) -> serde_json::Value {
