@@ -203,24 +203,10 @@ async fn run_stdio(args: &Args) -> anyhow::Result<ExitCode> {
         std::iter::once(&stdin).chain(&server),
     )?;
     let redactor = redactor(args)?;
-    let (cwd, home) = machine_dirs();
-    let argv = redactor.argv(&args.command, cwd.as_deref(), home.as_deref());
-    let redaction = Redaction {
-        enabled: redactor.enabled,
-        json_pointers: redactor.summary().json_pointers,
-        ..Redaction::default()
-    }
-    .with_argv(&argv);
-    let sink = args.out.sink(
-        "record",
-        Transport::Stdio,
-        ServerSpec {
-            command: Some(argv.argv),
-            url: None,
-        },
-        redaction,
-        redactor,
-    )?;
+    let (server, redaction) = stdio_server(&redactor, &args.command);
+    let sink = args
+        .out
+        .sink("record", Transport::Stdio, server, redaction, redactor)?;
     let opts = StdioOptions {
         command: args.command.clone(),
         grace,
@@ -280,14 +266,12 @@ async fn run_http(
     mcptape_record::http::check_loopback(listen)?;
     super::refuse_overwrite::<std::path::Path>("-o", &args.out.output, [])?;
     let up = Upstream::parse(&upstream)?;
+    let (server, redaction) = http_server(&redactor, &upstream);
     let sink = args.out.sink(
         "record",
         Transport::Http,
-        ServerSpec {
-            command: None,
-            url: Some(redactor.url(&upstream).into_owned()),
-        },
-        redactor.summary(),
+        server,
+        redaction,
         redactor.clone(),
     )?;
     let mut proxy = HttpProxy::bind(listen, up, sink.clone(), redactor).await?;
@@ -336,6 +320,38 @@ async fn run_http(
         args.out.output.display()
     );
     Ok(ExitCode::from(code))
+}
+
+/// The transcript header's `server` and `redaction` of a stdio server run as `command`
+/// (`record -- CMD`, `crawl -- CMD`): the argv as `redactor` stores it (credential values
+/// redacted, this machine's directories folded, [`machine_dirs`]), and what was redacted
+/// (enabled, the `--redact-json` pointers, the argv positions; no header rules, stdio has no
+/// headers).
+pub(crate) fn stdio_server(redactor: &Redactor, command: &[String]) -> (ServerSpec, Redaction) {
+    let (cwd, home) = machine_dirs();
+    let argv = redactor.argv(command, cwd.as_deref(), home.as_deref());
+    let redaction = Redaction {
+        enabled: redactor.enabled,
+        json_pointers: redactor.summary().json_pointers,
+        ..Redaction::default()
+    }
+    .with_argv(&argv);
+    let server = ServerSpec {
+        command: Some(argv.argv),
+        url: None,
+    };
+    (server, redaction)
+}
+
+/// The transcript header's `server` and `redaction` of a Streamable HTTP server at `url`
+/// (`record --target-url`, `crawl --target-url`): the URL with its credentials redacted, and
+/// the redactor's whole summary.
+pub(crate) fn http_server(redactor: &Redactor, url: &str) -> (ServerSpec, Redaction) {
+    let server = ServerSpec {
+        command: None,
+        url: Some(redactor.url(url).into_owned()),
+    };
+    (server, redactor.summary())
 }
 
 /// Environment variables whose names hold a credential word but whose values are no
