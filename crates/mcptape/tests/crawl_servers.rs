@@ -337,6 +337,42 @@ fn crawl_records_a_last_reply_without_trailing_newline_from_a_server_that_exits(
     assert_eq!(exit_of(&t), (Some(0), None));
 }
 
+/// The value of a credential-named variable of crawl's environment, printed by the server on
+/// stderr, is redacted in the transcript as `record` redacts it (before, crawl's redactor did
+/// not know the environment's values and stored the line as printed).
+#[test]
+fn crawl_redacts_the_value_of_a_credential_named_variable_the_server_prints() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("t.jsonl");
+    let mut cmd = Command::new(mcptape());
+    cmd.arg("crawl")
+        .arg("-o")
+        .arg(&out)
+        .args(["--json", "--", "sh", "-c"])
+        .arg(r#"echo "config: $LEAKY_API_TOKEN" >&2; exec "$0" serve "$1""#)
+        .arg(mcptape())
+        .arg(corpus_transcript("everything-stdio.jsonl"))
+        .env("LEAKY_API_TOKEN", "CRAWLENVSECRET5e");
+    run_json(&mut cmd, Duration::from_secs(90));
+    let t = read_transcript(&out);
+    let stderr: Vec<&str> = t
+        .records
+        .iter()
+        .filter_map(|r| match &r.event {
+            mcptape_transcript::Event::Stderr { line } => Some(line.as_str()),
+            _ => None,
+        })
+        .filter(|l| l.starts_with("config:"))
+        .collect();
+    assert_eq!(stderr, ["config: [redacted]"]);
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        !text.contains("CRAWLENVSECRET5e"),
+        "the secret is elsewhere in {}",
+        out.display()
+    );
+}
+
 /// True once process `pid` is gone (or a zombie: dead, waiting to be reaped by whoever
 /// adopted it).
 fn process_gone(pid: u32) -> bool {

@@ -9,8 +9,8 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use anyhow::Context;
 use mcptape_record::crawl::{CrawlOptions, CrawlProgress, CrawlTarget, Expansion, crawl};
+use mcptape_transcript::Transport;
 use mcptape_transcript::redact::RedactRules;
-use mcptape_transcript::{Redactor, Transport};
 
 /// Arguments of `mcptape crawl`.
 #[derive(Debug, clap::Args)]
@@ -141,16 +141,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         (None, false) => CrawlTarget::Command(args.command.clone()),
         (None, true) => anyhow::bail!("give a server command after `--`, or --target-url"),
     };
-    let redactor = if args.no_redact {
-        Redactor::disabled()
-    } else {
-        Redactor::with_rules(&RedactRules {
+    let redactor = super::record::flag_redactor(
+        args.no_redact,
+        &RedactRules {
             redact_headers: args.redact_header.clone(),
             keep_headers: args.keep_header.clone(),
             json_pointers: Vec::new(),
-        })?
-        .with_dirs(super::record::machine_dir_spellings())
-    };
+        },
+    )?;
     let (transport, (server, redaction)) = match &target {
         CrawlTarget::Command(c) => (Transport::Stdio, super::record::stdio_server(&redactor, c)),
         CrawlTarget::Url(u) => (Transport::Http, super::record::http_server(&redactor, u)),

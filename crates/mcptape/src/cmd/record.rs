@@ -360,19 +360,32 @@ pub(crate) fn http_server(redactor: &Redactor, url: &str) -> (ServerSpec, Redact
 /// may hold a secret, its path does not, and directories are folded.
 const NOT_SECRET_ENV: &[&str] = &["PWD", "OLDPWD"];
 
-/// The redactor of `--no-redact`, `--redact-header`, `--keep-header`, `--redact-json`,
-/// folding this machine's directories ([`machine_dir_spellings`]) and knowing the values
-/// of the credential-named environment variables the server inherits (servers print
-/// their config).
+/// The redactor of `record`'s `--no-redact`, `--redact-header`, `--keep-header`,
+/// `--redact-json` ([`flag_redactor`]).
 fn redactor(args: &Args) -> anyhow::Result<Redactor> {
-    let r = if args.no_redact {
-        Redactor::disabled()
-    } else {
-        Redactor::with_rules(&RedactRules {
+    flag_redactor(
+        args.no_redact,
+        &RedactRules {
             redact_headers: args.redact_header.clone(),
             keep_headers: args.keep_header.clone(),
             json_pointers: args.redact_json.clone(),
-        })?
+        },
+    )
+}
+
+/// The redactor of a recording command's flags (`record`, `crawl`): disabled by
+/// `--no-redact`, else redacting by `rules`; either way folding this machine's directories
+/// ([`machine_dir_spellings`]) and knowing the values of the credential-named environment
+/// variables the server inherits (servers print their config).
+///
+/// Errors: a rule `Redactor::with_rules` refuses ([`mcptape_transcript::redact::RedactRuleError`]:
+/// a header name that is no RFC 9110 field name or is both redacted and kept, a bad
+/// `--redact-json` pointer, more than `MAX_REDACT_RULES` rules).
+pub(crate) fn flag_redactor(no_redact: bool, rules: &RedactRules) -> anyhow::Result<Redactor> {
+    let r = if no_redact {
+        Redactor::disabled()
+    } else {
+        Redactor::with_rules(rules)?
     };
     for (k, v) in std::env::vars_os() {
         if let (Some(k), Some(v)) = (k.to_str(), v.to_str())
