@@ -6,7 +6,7 @@
 
 use crate::common;
 
-use common::{corpus, instant_server, post_raw as post, tape_of};
+use common::{corpus, instant_server, post_raw as post, serve_on_loopback, tape_of};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 fn data(name: &str) -> String {
@@ -15,16 +15,9 @@ fn data(name: &str) -> String {
 
 /// Serves `path` on a loopback port, extra origins `allowed`; the port.
 async fn listen(path: &str, allowed: &[&str]) -> u16 {
-    let srv = instant_server(tape_of(path));
-    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = l.local_addr().unwrap().port();
-    let allowed: Vec<String> = allowed.iter().map(|s| (*s).to_owned()).collect();
-    tokio::spawn(async move {
-        mcptape_replay::http::serve_http_allowing(srv, l, &allowed, std::future::pending())
-            .await
-            .unwrap();
-    });
-    port
+    serve_on_loopback(instant_server(tape_of(path)), allowed)
+        .await
+        .port()
 }
 
 const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;

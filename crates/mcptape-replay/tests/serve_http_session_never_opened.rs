@@ -7,7 +7,7 @@
 
 use crate::common;
 
-use common::{instant_server, post_raw, tape_of};
+use common::{instant_server, post_raw, serve_on_loopback, tape_of};
 use serde_json::{Value, json};
 
 const TAPE: &str = concat!(
@@ -19,15 +19,7 @@ const TAPE: &str = concat!(
 async fn listen() -> u16 {
     let tape = tape_of(TAPE);
     assert!(tape.session_rejection.is_some());
-    let srv = instant_server(tape);
-    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = l.local_addr().unwrap().port();
-    tokio::spawn(async move {
-        mcptape_replay::http::serve_http(srv, l, std::future::pending())
-            .await
-            .unwrap();
-    });
-    port
+    serve_on_loopback(instant_server(tape), &[]).await.port()
 }
 
 /// One POST of `body` without `Mcp-Session-Id`: (status, JSON body).

@@ -452,14 +452,7 @@ async fn regression_line_starting_with_0xff_is_invalid_utf8_on_stdio_and_http_al
     });
     let mut replies = tokio::io::BufReader::new(br).lines();
     // HTTP: the same bytes as a POST body.
-    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = l.local_addr().unwrap().port();
-    let s = srv.clone();
-    tokio::spawn(async move {
-        mcptape_replay::http::serve_http_allowing(s, l, &[], std::future::pending())
-            .await
-            .unwrap();
-    });
+    let port = common::serve_on_loopback(srv.clone(), &[]).await.port();
     for &(bytes, want) in cases {
         bw.write_all(bytes).await.unwrap();
         bw.write_all(b"\n").await.unwrap();

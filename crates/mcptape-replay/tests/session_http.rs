@@ -8,7 +8,7 @@ use crate::common;
 
 use std::sync::{Arc, Mutex};
 
-use common::{TINY, server_of, tape_of};
+use common::{TINY, serve_on_loopback, server_of, tape_of};
 use mcptape_replay::bench::{self, BenchConfig};
 use mcptape_replay::serve::Server;
 use mcptape_report::run::Load;
@@ -19,15 +19,8 @@ use tokio::time::Duration;
 /// Starts the recorded server on a loopback port; returns its URL.
 async fn listen(model: &str) -> (String, Arc<Server>) {
     let srv = Arc::new(server_of(tape_of(TINY), model));
-    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", l.local_addr().unwrap());
-    let s = srv.clone();
-    tokio::spawn(async move {
-        mcptape_replay::http::serve_http(s, l, std::future::pending())
-            .await
-            .unwrap();
-    });
-    (url, srv)
+    let addr = serve_on_loopback(srv.clone(), &[]).await;
+    (format!("http://{addr}/mcp"), srv)
 }
 
 fn cfg(reads: u64, turns: u64, parallel: u32, deadline_ms: u64, timeout_ms: u64) -> BenchConfig {

@@ -904,17 +904,10 @@ fn bench_sigint_writes_a_partial_report() {
     let _ = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status();
-    let start = std::time::Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if start.elapsed() > Duration::from_secs(60) {
-            let _ = child.kill();
-            panic!("bench did not exit within 60 s of SIGINT");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = wait_bounded(&mut child, Duration::from_secs(60)).unwrap_or_else(|| {
+        let _ = child.kill();
+        panic!("bench did not exit within 60 s of SIGINT")
+    });
     let o = child.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&o.stdout);
     let stderr = reader.join().unwrap();

@@ -11,11 +11,16 @@ use std::time::Duration;
 use mcptape_transcript::{Direction, Transcript, Transport};
 use record_support::*;
 
+/// `mcptape crawl -o OUT --json`, to which the test adds its arguments.
+fn crawl_command(out: &Path) -> Command {
+    let mut cmd = Command::new(mcptape());
+    cmd.arg("crawl").arg("-o").arg(out).arg("--json");
+    cmd
+}
+
 /// Runs `mcptape crawl -o T --json ARGS...` and returns the transcript and the JSON report.
 fn crawl(out: &Path, args: &[String]) -> (Transcript, serde_json::Value) {
-    let mut cmd = Command::new(mcptape());
-    cmd.arg("crawl").arg("-o").arg(out).arg("--json").args(args);
-    let report = run_json(&mut cmd, Duration::from_secs(90));
+    let report = run_json(crawl_command(out).args(args), Duration::from_secs(90));
     (read_transcript(out), report)
 }
 
@@ -337,6 +342,34 @@ fn crawl_records_a_last_reply_without_trailing_newline_from_a_server_that_exits(
     assert_eq!(exit_of(&t), (Some(0), None));
 }
 
+/// The value of a credential-named variable of crawl's environment, printed by the server on
+/// stderr, is redacted in the transcript as `record` redacts it (before, crawl's redactor did
+/// not know the environment's values and stored the line as printed).
+#[test]
+fn crawl_redacts_the_value_of_a_credential_named_variable_the_server_prints() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("t.jsonl");
+    let mut cmd = crawl_command(&out);
+    cmd.args(["--", "sh", "-c"])
+        .arg(r#"echo "config: $LEAKY_API_TOKEN" >&2; exec "$0" serve "$1""#)
+        .arg(mcptape())
+        .arg(corpus_transcript("everything-stdio.jsonl"))
+        .env("LEAKY_API_TOKEN", "CRAWLENVSECRET5e");
+    run_json(&mut cmd, Duration::from_secs(90));
+    let t = read_transcript(&out);
+    let config: Vec<&str> = stderr_lines(&t)
+        .into_iter()
+        .filter(|l| l.starts_with("config:"))
+        .collect();
+    assert_eq!(config, ["config: [redacted]"]);
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        !text.contains("CRAWLENVSECRET5e"),
+        "the secret is elsewhere in {}",
+        out.display()
+    );
+}
+
 /// True once process `pid` is gone (or a zombie: dead, waiting to be reaped by whoever
 /// adopted it).
 fn process_gone(pid: u32) -> bool {
@@ -422,15 +455,8 @@ fn crawl_of_server_filesystem_records_its_lists_and_exits_0() {
     std::fs::write(root.path().join("a.md"), "# A\n").unwrap();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("fs.jsonl");
-    let mut cmd = Command::new(mcptape());
-    cmd.arg("crawl")
-        .arg("-o")
-        .arg(&out)
-        .arg("--json")
-        .arg("--")
-        .arg(&p.node)
-        .arg(&server)
-        .arg(root.path());
+    let mut cmd = crawl_command(&out);
+    cmd.arg("--").arg(&p.node).arg(&server).arg(root.path());
     let (o, _) = run_bounded(&mut cmd, Duration::from_secs(90));
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(0), "{err}");

@@ -692,14 +692,7 @@ fn stdio_leak_table_leaves_no_secret_and_no_machine_path_in_any_record() {
 
     // What the records say instead.
     let t = mcptape_transcript::read(text.as_bytes()).unwrap();
-    let stderr: Vec<&str> = t
-        .records
-        .iter()
-        .filter_map(|r| match &r.event {
-            mcptape_transcript::Event::Stderr { line } => Some(line.as_str()),
-            _ => None,
-        })
-        .collect();
+    let stderr = record_support::stderr_lines(&t);
     let has = |prefix: &str, want: &str| {
         let line = stderr
             .iter()

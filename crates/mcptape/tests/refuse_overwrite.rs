@@ -7,7 +7,9 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-use crate::record_support::{mcptape_in as mcptape, repo_root as repo, stderr_text as stderr};
+use crate::record_support::{
+    mcptape_in as mcptape, repo_root as repo, run_bounded, stderr_text as stderr,
+};
 
 /// Runs `args` in `dir`, expects the refusal of writing `out` over `input` (both as spelled in
 /// `args`) and `file` unchanged.
@@ -224,25 +226,11 @@ fn record_refuses_a_transcript_the_server_is_given() {
 /// hang fails the test).
 fn mcptape_bounded(dir: &Path, path: Option<&Path>, args: &[&str]) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcptape"));
-    cmd.args(args)
-        .current_dir(dir)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped());
+    cmd.args(args).current_dir(dir);
     if let Some(p) = path {
         cmd.env("PATH", p);
     }
-    let mut child = cmd.spawn().unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while child.try_wait().unwrap().is_none() {
-        if std::time::Instant::now() >= deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("mcptape {args:?} did not end within 60 s");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    child.wait_with_output().unwrap()
+    run_bounded(&mut cmd, std::time::Duration::from_secs(60)).0
 }
 
 /// A temp dir holding an executable script `srv.sh` (a server that exits at once).

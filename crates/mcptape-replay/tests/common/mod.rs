@@ -115,6 +115,21 @@ pub async fn duplex_client(srv: &Arc<Server>, handshake_within: Duration) -> Arc
     client
 }
 
+/// Serves `srv` over Streamable HTTP (`serve_http_allowing`) on a fresh loopback port
+/// (`127.0.0.1:0`), also accepting the Origins `allowed`, until the test's runtime ends; the
+/// bound address. Panics when the port cannot be bound or serving fails.
+pub async fn serve_on_loopback(srv: Arc<Server>, allowed: &[&str]) -> std::net::SocketAddr {
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = l.local_addr().unwrap();
+    let allowed: Vec<String> = allowed.iter().map(|s| (*s).to_owned()).collect();
+    tokio::spawn(async move {
+        mcptape_replay::http::serve_http_allowing(srv, l, &allowed, std::future::pending())
+            .await
+            .unwrap();
+    });
+    addr
+}
+
 /// One `POST /mcp` of the JSON `body` to `127.0.0.1:port` with the raw header lines
 /// `headers` (each ending CRLF, `Host` included) and `Connection: close`; the whole
 /// response text, read within 10 s (panics past that).

@@ -158,13 +158,6 @@ pub struct Args {
     pub confidence: String,
 }
 
-/// Parses the duration flag `flag` (e.g. `--max-phase`) into µs, at most `max_us`; the error
-/// names the flag, the value as typed, and the limit in the unit typed (`--max-phase 3601s:
-/// 3601s is above the limit: at most 3600s`). See [`mcptape_replay::config::duration_us`].
-pub(crate) fn flag_duration_us(flag: &'static str, s: &str, max_us: u64) -> anyhow::Result<u64> {
-    Ok(mcptape_replay::config::duration_us(flag, s, max_us)?)
-}
-
 /// Runs `mcptape bench`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     super::warn_if_debug_build("bench");

@@ -9,8 +9,8 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use anyhow::Context;
 use mcptape_record::crawl::{CrawlOptions, CrawlProgress, CrawlTarget, Expansion, crawl};
+use mcptape_transcript::Transport;
 use mcptape_transcript::redact::RedactRules;
-use mcptape_transcript::{Redaction, Redactor, ServerSpec, Transport};
 
 /// Arguments of `mcptape crawl`.
 #[derive(Debug, clap::Args)]
@@ -131,57 +131,27 @@ impl CrawlLive {
 
 /// Runs `mcptape crawl`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let request_timeout = super::flag_duration(
+    let request_timeout = super::flag_duration_above_0(
         "--timeout",
         &args.timeout,
         mcptape_replay::latency::MAX_DELAY_US,
     )?;
-    anyhow::ensure!(
-        !request_timeout.is_zero(),
-        "--timeout {}: must be above 0",
-        args.timeout
-    );
     let target = match (&args.url, args.command.is_empty()) {
         (Some(u), _) => CrawlTarget::Url(u.clone()),
         (None, false) => CrawlTarget::Command(args.command.clone()),
         (None, true) => anyhow::bail!("give a server command after `--`, or --target-url"),
     };
-    let redactor = if args.no_redact {
-        Redactor::disabled()
-    } else {
-        Redactor::with_rules(&RedactRules {
+    let redactor = super::record::flag_redactor(
+        args.no_redact,
+        &RedactRules {
             redact_headers: args.redact_header.clone(),
             keep_headers: args.keep_header.clone(),
             json_pointers: Vec::new(),
-        })?
-        .with_dirs(super::record::machine_dir_spellings())
-    };
-    let (transport, server, redaction) = match &target {
-        CrawlTarget::Command(c) => {
-            let (cwd, home) = super::record::machine_dirs();
-            let argv = redactor.argv(c, cwd.as_deref(), home.as_deref());
-            let redaction = Redaction {
-                enabled: redactor.enabled,
-                ..Redaction::default()
-            }
-            .with_argv(&argv);
-            (
-                Transport::Stdio,
-                ServerSpec {
-                    command: Some(argv.argv),
-                    url: None,
-                },
-                redaction,
-            )
-        }
-        CrawlTarget::Url(u) => (
-            Transport::Http,
-            ServerSpec {
-                command: None,
-                url: Some(redactor.url(u).into_owned()),
-            },
-            redactor.summary(),
-        ),
+        },
+    )?;
+    let (transport, (server, redaction)) = match &target {
+        CrawlTarget::Command(c) => (Transport::Stdio, super::record::stdio_server(&redactor, c)),
+        CrawlTarget::Url(u) => (Transport::Http, super::record::http_server(&redactor, u)),
     };
     let opts = CrawlOptions {
         target,

@@ -12,7 +12,7 @@ use mcptape_export::k6::script::{MAX_DURATION_S, ScriptOptions};
 use mcptape_export::k6::{export_file, slo};
 use mcptape_replay::latency::MAX_DELAY_US;
 
-use crate::cmd::bench::flag_duration_us;
+use mcptape_replay::config;
 
 /// `mcptape export FORMAT`.
 #[derive(Debug, clap::Subcommand)]
@@ -135,7 +135,7 @@ pub fn run_export(cmd: ExportCommand) -> anyhow::Result<ExitCode> {
     if let Some(out) = &a.output {
         super::refuse_overwrite("-o", out, [&a.transcript])?;
     }
-    let duration_us = flag_duration_us("--duration", &a.duration, MAX_DURATION_S * 1_000_000)?;
+    let duration_us = config::duration_us("--duration", &a.duration, MAX_DURATION_S * 1_000_000)?;
     anyhow::ensure!(
         duration_us >= 1_000_000 && duration_us.is_multiple_of(1_000_000),
         "--duration {}: whole seconds, at least 1s",
@@ -144,8 +144,8 @@ pub fn run_export(cmd: ExportCommand) -> anyhow::Result<ExitCode> {
     let opts = ScriptOptions {
         transcript: String::new(),
         parallel: a.turn.parallel,
-        deadline_us: flag_duration_us("--deadline", &a.turn.deadline, MAX_DELAY_US)?,
-        timeout_us: flag_duration_us("--timeout", &a.turn.timeout, MAX_DELAY_US)?,
+        deadline_us: config::duration_us("--deadline", &a.turn.deadline, MAX_DELAY_US)?,
+        timeout_us: config::duration_us("--timeout", &a.turn.timeout, MAX_DELAY_US)?,
         rate_per_s: parse_rate("--rate", &a.rate)?,
         turn_rate_per_s: parse_rate("--turn-rate", &a.turn_rate)?,
         duration_s: duration_us / 1_000_000,

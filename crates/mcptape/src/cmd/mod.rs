@@ -124,6 +124,19 @@ pub(crate) fn flag_duration(
     ))
 }
 
+/// [`flag_duration`] of a flag that must be above 0 (`crawl --timeout`, `verify --max-time`).
+///
+/// Errors: [`flag_duration`]'s, and `0` (any unit): `--max-time 0ms: must be above 0`.
+pub(crate) fn flag_duration_above_0(
+    flag: &'static str,
+    s: &str,
+    max_us: u64,
+) -> anyhow::Result<std::time::Duration> {
+    let d = flag_duration(flag, s, max_us)?;
+    anyhow::ensure!(!d.is_zero(), "{flag} {s}: must be above 0");
+    Ok(d)
+}
+
 /// Refuses a count flag past its cap, naming the flag and the cap (`--reads 10000001: at most
 /// 10000000`): caps are refused, never clamped.
 pub(crate) fn flag_capped(flag: &'static str, v: u64, lo: u64, hi: u64) -> anyhow::Result<u64> {

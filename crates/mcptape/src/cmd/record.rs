@@ -203,24 +203,10 @@ async fn run_stdio(args: &Args) -> anyhow::Result<ExitCode> {
         std::iter::once(&stdin).chain(&server),
     )?;
     let redactor = redactor(args)?;
-    let (cwd, home) = machine_dirs();
-    let argv = redactor.argv(&args.command, cwd.as_deref(), home.as_deref());
-    let redaction = Redaction {
-        enabled: redactor.enabled,
-        json_pointers: redactor.summary().json_pointers,
-        ..Redaction::default()
-    }
-    .with_argv(&argv);
-    let sink = args.out.sink(
-        "record",
-        Transport::Stdio,
-        ServerSpec {
-            command: Some(argv.argv),
-            url: None,
-        },
-        redaction,
-        redactor,
-    )?;
+    let (server, redaction) = stdio_server(&redactor, &args.command);
+    let sink = args
+        .out
+        .sink("record", Transport::Stdio, server, redaction, redactor)?;
     let opts = StdioOptions {
         command: args.command.clone(),
         grace,
@@ -280,14 +266,12 @@ async fn run_http(
     mcptape_record::http::check_loopback(listen)?;
     super::refuse_overwrite::<std::path::Path>("-o", &args.out.output, [])?;
     let up = Upstream::parse(&upstream)?;
+    let (server, redaction) = http_server(&redactor, &upstream);
     let sink = args.out.sink(
         "record",
         Transport::Http,
-        ServerSpec {
-            command: None,
-            url: Some(redactor.url(&upstream).into_owned()),
-        },
-        redactor.summary(),
+        server,
+        redaction,
         redactor.clone(),
     )?;
     let mut proxy = HttpProxy::bind(listen, up, sink.clone(), redactor).await?;
@@ -338,25 +322,70 @@ async fn run_http(
     Ok(ExitCode::from(code))
 }
 
+/// The transcript header's `server` and `redaction` of a stdio server run as `command`
+/// (`record -- CMD`, `crawl -- CMD`): the argv as `redactor` stores it (credential values
+/// redacted, this machine's directories folded, [`machine_dirs`]), and what was redacted
+/// (enabled, the `--redact-json` pointers, the argv positions; no header rules, stdio has no
+/// headers).
+pub(crate) fn stdio_server(redactor: &Redactor, command: &[String]) -> (ServerSpec, Redaction) {
+    let (cwd, home) = machine_dirs();
+    let argv = redactor.argv(command, cwd.as_deref(), home.as_deref());
+    let redaction = Redaction {
+        enabled: redactor.enabled,
+        json_pointers: redactor.summary().json_pointers,
+        ..Redaction::default()
+    }
+    .with_argv(&argv);
+    let server = ServerSpec {
+        command: Some(argv.argv),
+        url: None,
+    };
+    (server, redaction)
+}
+
+/// The transcript header's `server` and `redaction` of a Streamable HTTP server at `url`
+/// (`record --target-url`, `crawl --target-url`): the URL with its credentials redacted, and
+/// the redactor's whole summary.
+pub(crate) fn http_server(redactor: &Redactor, url: &str) -> (ServerSpec, Redaction) {
+    let server = ServerSpec {
+        command: None,
+        url: Some(redactor.url(url).into_owned()),
+    };
+    (server, redactor.summary())
+}
+
 /// Environment variables whose names hold a credential word but whose values are no
 /// secret (`PWD` is the working directory, folded to `.` instead). Values that are
 /// absolute paths (`SSL_CERT_FILE=/etc/ssl/cert.pem`) are not taken either: the file
 /// may hold a secret, its path does not, and directories are folded.
 const NOT_SECRET_ENV: &[&str] = &["PWD", "OLDPWD"];
 
-/// The redactor of `--no-redact`, `--redact-header`, `--keep-header`, `--redact-json`,
-/// folding this machine's directories ([`machine_dir_spellings`]) and knowing the values
-/// of the credential-named environment variables the server inherits (servers print
-/// their config).
+/// The redactor of `record`'s `--no-redact`, `--redact-header`, `--keep-header`,
+/// `--redact-json` ([`flag_redactor`]).
 fn redactor(args: &Args) -> anyhow::Result<Redactor> {
-    let r = if args.no_redact {
-        Redactor::disabled()
-    } else {
-        Redactor::with_rules(&RedactRules {
+    flag_redactor(
+        args.no_redact,
+        &RedactRules {
             redact_headers: args.redact_header.clone(),
             keep_headers: args.keep_header.clone(),
             json_pointers: args.redact_json.clone(),
-        })?
+        },
+    )
+}
+
+/// The redactor of a recording command's flags (`record`, `crawl`): disabled by
+/// `--no-redact`, else redacting by `rules`; either way folding this machine's directories
+/// ([`machine_dir_spellings`]) and knowing the values of the credential-named environment
+/// variables the server inherits (servers print their config).
+///
+/// Errors: a rule `Redactor::with_rules` refuses ([`mcptape_transcript::redact::RedactRuleError`]:
+/// a header name that is no RFC 9110 field name or is both redacted and kept, a bad
+/// `--redact-json` pointer, more than `MAX_REDACT_RULES` rules).
+pub(crate) fn flag_redactor(no_redact: bool, rules: &RedactRules) -> anyhow::Result<Redactor> {
+    let r = if no_redact {
+        Redactor::disabled()
+    } else {
+        Redactor::with_rules(rules)?
     };
     for (k, v) in std::env::vars_os() {
         if let (Some(k), Some(v)) = (k.to_str(), v.to_str())

@@ -64,12 +64,7 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
     args.live.check_loopback()?;
     let (tape, cut) = load_tape_noting_cut(&args.transcript)?;
     let timeout = verify_timeout(&args.timeout)?;
-    let max_time = super::flag_duration("--max-time", &args.max_time, MAX_VERIFY_TIME_US)?;
-    anyhow::ensure!(
-        !max_time.is_zero(),
-        "--max-time {}: must be above 0",
-        args.max_time
-    );
+    let max_time = super::flag_duration_above_0("--max-time", &args.max_time, MAX_VERIFY_TIME_US)?;
     if let Some(c) = &cut {
         eprintln!("mcptape verify: warning: {c}");
     }

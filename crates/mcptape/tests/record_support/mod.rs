@@ -322,6 +322,17 @@ pub fn read_transcript(path: &Path) -> Transcript {
     mcptape_transcript::read(&bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
+/// The server's stderr lines recorded in `t` (its `stderr` records), in order.
+pub fn stderr_lines(t: &Transcript) -> Vec<&str> {
+    t.records
+        .iter()
+        .filter_map(|r| match &r.event {
+            Event::Stderr { line } => Some(line.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The byte stream a side saw in direction `dir`: each message (or noise line) + `\n`.
 pub fn stream_of(t: &Transcript, dir: Direction) -> Vec<u8> {
     let mut out = Vec::new();
