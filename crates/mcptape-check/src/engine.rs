@@ -986,8 +986,18 @@ impl<'a> Cx<'a> {
         pointer: String,
         message: String,
     ) {
-        let f = self.make(rule, place, id, pointer, message);
-        self.findings.push(f);
+        // Encoded straight into the store: no `Finding`, file name or id
+        // string per finding.
+        self.findings.push_parts(&findings::Parts {
+            rule: rule.id,
+            severity: rule.severity,
+            allowed: self.opts.allow.contains(rule.id),
+            record: place.record,
+            line: place.line,
+            request_id: id.map(|id| id as &dyn std::fmt::Display),
+            pointer: &pointer,
+            message: &message,
+        });
     }
 
     /// The finding [`Self::push`] would push.
