@@ -32,6 +32,19 @@ const RUN_WRITE_BYTES: usize = 64 << 10;
 /// record and line (u64 each), flags (u8).
 const FIXED_BYTES: usize = 8 * 4 + 1;
 
+/// Longest pointer or message (bytes) a spilled run writes as a reference
+/// to the same text written shortly before (256).
+const RECENT_TEXT_MAX_BYTES: usize = 256;
+
+/// Distinct recent texts of each kind (pointer, message) a run's reference
+/// can name (8).
+const RECENT_TEXTS: usize = 8;
+
+/// Tag bit of a text's length in a spilled run: the text is recent text
+/// number `length & 7` of its kind (written at most [`RECENT_TEXTS`]
+/// distinct texts of that kind before).
+const RECENT_REF: u64 = 1 << 63;
+
 /// Report order of a finding: (record, line, sequence number).
 type Key = (usize, usize, u64);
 
@@ -150,16 +163,35 @@ impl Findings {
         };
         spill.file.seek(SeekFrom::Start(spill.end))?;
         let mut w = std::io::BufWriter::with_capacity(RUN_WRITE_BYTES, &spill.file);
-        if as_came {
-            w.write_all(&self.mem)?;
-        } else {
-            for &(_, at) in &self.index {
-                w.write_all(&self.mem[at..at + encoded_len(&self.mem[at..])])?;
-            }
+        // Each finding as it lies, but for a pointer or message repeated
+        // from a few findings before, written as a reference to it (the
+        // findings of a long transcript repeat a handful of texts: fewer
+        // bytes through the file).
+        let mut recent: [Recent; 2] = Default::default();
+        let mut one = Vec::new();
+        let mut len = 0u64;
+        let mut at_next = 0;
+        loop {
+            let at = if as_came {
+                if at_next >= self.mem.len() {
+                    break;
+                }
+                at_next
+            } else {
+                match self.index.get(at_next) {
+                    Some(&(_, at)) => at,
+                    None => break,
+                }
+            };
+            let b = &self.mem[at..at + encoded_len(&self.mem[at..])];
+            at_next = if as_came { at + b.len() } else { at_next + 1 };
+            one.clear();
+            transcode(b, &mut recent, &mut one)?;
+            w.write_all(&one)?;
+            len += one.len() as u64;
         }
         w.flush()?;
         drop(w);
-        let len = self.mem.len() as u64;
         self.mem.clear();
         self.index.clear();
         spill.runs.push((spill.end, len));
@@ -181,6 +213,7 @@ impl Findings {
                     buf: Vec::new(),
                     pos: 0,
                     head: None,
+                    recent: Default::default(),
                 });
             }
         }
@@ -267,18 +300,22 @@ impl Sorted {
         }
         let (src, _) = best?;
         self.taken = Some(src);
-        let bytes = match src {
+        let f = match src {
             Source::Mem => {
                 let at = self.index[self.at].1;
-                &self.mem[at..at + encoded_len(&self.mem[at..])]
+                let b = &self.mem[at..at + encoded_len(&self.mem[at..])];
+                texts(b, None).and_then(|t| decode(b, &t, None, &self.file))
             }
             Source::Run(i) => {
-                let r = &self.runs[i];
+                let r = &mut self.runs[i];
                 let (_, len) = r.head?;
-                &r.buf[r.pos..r.pos + len]
+                let b = &r.buf[r.pos..r.pos + len];
+                match texts(b, Some(&mut r.recent)) {
+                    Ok(t) => decode(b, &t, Some(&r.recent), &self.file),
+                    Err(e) => Err(e),
+                }
             }
         };
-        let f = decode(bytes, &self.file);
         if f.is_err() {
             self.damaged.set(true);
         }
@@ -304,6 +341,31 @@ struct Run {
     /// The key and encoded length of the finding at `pos` (`None`: the run
     /// is done).
     head: Option<(Key, usize)>,
+    /// The recent pointers and messages of the run, as its writer kept them.
+    recent: [Recent; 2],
+}
+
+/// The last [`RECENT_TEXTS`] distinct texts of one kind written to (or read
+/// from) a run, each of at most [`RECENT_TEXT_MAX_BYTES`].
+#[derive(Default)]
+struct Recent {
+    texts: [Vec<u8>; RECENT_TEXTS],
+    /// Texts added so far (the next one replaces `next % RECENT_TEXTS`).
+    next: usize,
+}
+
+impl Recent {
+    fn find(&self, t: &[u8]) -> Option<usize> {
+        let held = self.next.min(RECENT_TEXTS);
+        self.texts[..held].iter().position(|x| x.as_slice() == t)
+    }
+
+    fn add(&mut self, t: &[u8]) {
+        let slot = &mut self.texts[self.next % RECENT_TEXTS];
+        slot.clear();
+        slot.extend_from_slice(t);
+        self.next += 1;
+    }
 }
 
 impl Run {
@@ -409,6 +471,14 @@ fn encode(seq: u64, f: &Parts<'_>, out: &mut Vec<u8>) {
     out[start..start + 8].copy_from_slice(&len.to_le_bytes());
 }
 
+/// Where one text of an encoded finding lies: a byte range of it, or a
+/// recent text (pointer `0` or message `1`, number `n`).
+#[derive(Clone, Copy)]
+enum TextAt {
+    Bytes(usize, usize),
+    Recent(usize, usize),
+}
+
 /// Reads texts off an encoded finding.
 struct Cursor<'b> {
     b: &'b [u8],
@@ -416,35 +486,132 @@ struct Cursor<'b> {
 }
 
 impl<'b> Cursor<'b> {
-    fn text(&mut self) -> std::io::Result<&'b str> {
-        let n = usize::try_from(u64_at(self.b, self.at)?).map_err(|_| corrupt())?;
+    /// The next text's length word and its range (as written; a reference's
+    /// range is empty).
+    fn next(&mut self) -> std::io::Result<(u64, usize, usize)> {
+        let word = u64_at(self.b, self.at)?;
         let start = self.at + 8;
-        let s = self
-            .b
-            .get(start..start.checked_add(n).ok_or_else(corrupt)?)
-            .ok_or_else(corrupt)?;
-        self.at = start + n;
-        std::str::from_utf8(s).map_err(|_| corrupt())
+        if word & RECENT_REF != 0 {
+            self.at = start;
+            return Ok((word, start, start));
+        }
+        let n = usize::try_from(word).map_err(|_| corrupt())?;
+        let end = start.checked_add(n).ok_or_else(corrupt)?;
+        if end > self.b.len() {
+            return Err(corrupt());
+        }
+        self.at = end;
+        Ok((word, start, end))
+    }
+
+    /// The next text, which is never a reference.
+    fn literal(&mut self) -> std::io::Result<(usize, usize)> {
+        match self.next()? {
+            (w, _, _) if w & RECENT_REF != 0 => Err(corrupt()),
+            (_, start, end) => Ok((start, end)),
+        }
     }
 }
 
-/// The finding [`encode`] wrote as `b`, carrying the name `file`.
-fn decode<'b>(b: &'b [u8], file: &'b str) -> std::io::Result<FindingRef<'b>> {
-    let seq_record_line = (u64_at(b, 8)?, u64_at(b, 16)?, u64_at(b, 24)?);
+/// Where the rule, id, pointer and message of the encoded finding `b` lie.
+/// `recent` (a spilled run's, read in order) resolves references and keeps
+/// the short texts read; without it (the findings held in memory) a
+/// reference is damage.
+fn texts(b: &[u8], mut recent: Option<&mut [Recent; 2]>) -> std::io::Result<[Option<TextAt>; 4]> {
     let flags = *b.get(32).ok_or_else(corrupt)?;
     let mut c = Cursor { b, at: FIXED_BYTES };
-    // The rule's name is looked up where it lies (one of the rules' own).
-    let rule = crate::rules::rule(c.text()?).ok_or_else(corrupt)?.id;
-    let request_id = if flags & 4 != 0 {
-        Some(c.text()?)
+    let (rs, re) = c.literal()?;
+    let id = if flags & 4 != 0 {
+        let (s, e) = c.literal()?;
+        Some(TextAt::Bytes(s, e))
     } else {
         None
     };
-    let pointer = c.text()?;
-    let message = c.text()?;
+    let mut out = [Some(TextAt::Bytes(rs, re)), id, None, None];
+    for kind in 0..2 {
+        let (word, start, end) = c.next()?;
+        out[2 + kind] = Some(match recent.as_deref_mut() {
+            Some(r) if word & RECENT_REF != 0 => {
+                let n = usize::try_from(word & !RECENT_REF).map_err(|_| corrupt())?;
+                if n >= r[kind].next.min(RECENT_TEXTS) {
+                    return Err(corrupt());
+                }
+                TextAt::Recent(kind, n)
+            }
+            None if word & RECENT_REF != 0 => return Err(corrupt()),
+            Some(r) => {
+                if end - start <= RECENT_TEXT_MAX_BYTES {
+                    r[kind].add(&b[start..end]);
+                }
+                TextAt::Bytes(start, end)
+            }
+            None => TextAt::Bytes(start, end),
+        });
+    }
     if c.at != b.len() {
         return Err(corrupt());
     }
+    Ok(out)
+}
+
+/// Writes the encoded finding `b` (as held in memory) into `out` as a
+/// spilled run holds it: a pointer or message of at most
+/// [`RECENT_TEXT_MAX_BYTES`] among the `recent` ones of its kind as a
+/// reference ([`RECENT_REF`]), any other kept as recent.
+fn transcode(b: &[u8], recent: &mut [Recent; 2], out: &mut Vec<u8>) -> std::io::Result<()> {
+    let t = texts(b, None)?;
+    let Some(TextAt::Bytes(_, id_end)) = t[1].or(t[0]) else {
+        return Err(corrupt());
+    };
+    // Length, sequence, record, line, flags, rule and id as they lie.
+    out.extend_from_slice(b.get(..id_end).ok_or_else(corrupt)?);
+    for kind in 0..2 {
+        let Some(TextAt::Bytes(s, e)) = t[2 + kind] else {
+            return Err(corrupt());
+        };
+        let text = &b[s..e];
+        match (text.len() <= RECENT_TEXT_MAX_BYTES)
+            .then(|| recent[kind].find(text))
+            .flatten()
+        {
+            Some(n) => out.extend_from_slice(&(RECENT_REF | n as u64).to_le_bytes()),
+            None => {
+                if text.len() <= RECENT_TEXT_MAX_BYTES {
+                    recent[kind].add(text);
+                }
+                out.extend_from_slice(&b[s - 8..e]);
+            }
+        }
+    }
+    let len = out.len() as u64;
+    out[..8].copy_from_slice(&len.to_le_bytes());
+    Ok(())
+}
+
+/// The finding [`encode`] wrote as `b` (its texts where [`texts`] found
+/// them, in `b` or among `recent`), carrying the name `file`.
+fn decode<'b>(
+    b: &'b [u8],
+    t: &[Option<TextAt>; 4],
+    recent: Option<&'b [Recent; 2]>,
+    file: &'b str,
+) -> std::io::Result<FindingRef<'b>> {
+    let text = |at: Option<TextAt>| -> std::io::Result<Option<&'b str>> {
+        let bytes = match at {
+            None => return Ok(None),
+            Some(TextAt::Bytes(s, e)) => b.get(s..e),
+            Some(TextAt::Recent(kind, n)) => recent.map(|r| r[kind].texts[n].as_slice()),
+        };
+        let bytes = bytes.ok_or_else(corrupt)?;
+        std::str::from_utf8(bytes).map(Some).map_err(|_| corrupt())
+    };
+    let seq_record_line = (u64_at(b, 8)?, u64_at(b, 16)?, u64_at(b, 24)?);
+    let flags = *b.get(32).ok_or_else(corrupt)?;
+    // The rule's name is looked up where it lies (one of the rules' own).
+    let rule = text(t[0])?
+        .and_then(crate::rules::rule)
+        .ok_or_else(corrupt)?
+        .id;
     Ok(FindingRef {
         rule,
         severity: if flags & 1 != 0 {
@@ -456,9 +623,9 @@ fn decode<'b>(b: &'b [u8], file: &'b str) -> std::io::Result<FindingRef<'b>> {
         file,
         record: usize::try_from(seq_record_line.1).map_err(|_| corrupt())?,
         line: usize::try_from(seq_record_line.2).map_err(|_| corrupt())?,
-        request_id,
-        pointer,
-        message,
+        request_id: text(t[1])?,
+        pointer: text(t[2])?.unwrap_or_default(),
+        message: text(t[3])?.unwrap_or_default(),
     })
 }
 
@@ -511,15 +678,23 @@ mod tests {
         assert_eq!(got, want);
     }
 
-    /// Findings pushed in report order are spilled as they lie (no sort)
-    /// and come back in that order, borrowed (`next_ref`) as owned (`next`).
+    /// Findings pushed in report order are spilled in that order (no sort),
+    /// their repeated short texts as references, and come back as pushed.
     #[test]
     fn findings_in_order_come_back_as_pushed() {
         let n = 2 * SPILL_CHUNK_FINDINGS + 3;
         let mut store = Findings::default();
         let mut want = Vec::new();
         for i in 0..n {
-            let f = finding(i / 3, i / 3 + 1, &format!("m{i} \u{e9}"));
+            // Messages repeating among 7 (named by reference), pointers
+            // among 3 in a row (then evicted), every 5th message past the
+            // longest named.
+            let message = if i % 5 == 0 {
+                format!("{i}{}", "x".repeat(RECENT_TEXT_MAX_BYTES))
+            } else {
+                format!("m{} \u{e9}", i % 7)
+            };
+            let f = finding(i / 3, i / 3 + 1, &message);
             want.push(f.clone());
             let seq = store.reserve();
             store.push_at(seq, f);
