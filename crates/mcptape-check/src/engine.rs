@@ -41,6 +41,7 @@ mod sse;
 mod view;
 
 use findings::Findings;
+pub(crate) use requests::INDEX_RESERVE_AT;
 use requests::{Lookup, Requests};
 pub(crate) use view::decode_string_token;
 use view::{IdKey, Msg};

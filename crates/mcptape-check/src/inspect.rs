@@ -976,14 +976,23 @@ impl Reads {
             });
         }
         let ring = &self.ring;
+        let rehash = |&(s, _): &(u32, u32)| {
+            ring.get(s as usize)
+                .and_then(Option::as_ref)
+                .map_or(0, |r| r.hash)
+        };
+        // Room for every entry the index may hold at once, taken in one step
+        // past a few thousand (as check's answered keys).
+        if self.index.len() == crate::engine::INDEX_RESERVE_AT {
+            self.index.reserve(
+                READS_STALE_PRUNE_AT + 1 - crate::engine::INDEX_RESERVE_AT,
+                rehash,
+            );
+        }
         // `slot` < MAX_ANSWERED_READS_KEPT, which fits a `u32` (asserted
         // above); the low 32 bits of the hash are meant.
         self.index
-            .insert_unique(hash, (slot as u32, hash as u32), |&(s, _)| {
-                ring.get(s as usize)
-                    .and_then(Option::as_ref)
-                    .map_or(0, |r| r.hash)
-            });
+            .insert_unique(hash, (slot as u32, hash as u32), rehash);
     }
 
     /// How many requests stand (open, and answered ones kept).

@@ -283,12 +283,18 @@ impl Answered {
             self.prune();
         }
         let ring = &self.ring;
+        let rehash = |&(s, _): &(u32, u32)| slot_hash(ring, s).unwrap_or(0);
+        // Past a few thousand answers the index takes the room of every
+        // entry it may hold at once: grown by doubling, each growth rehashed
+        // every entry by its ring slot (a cold read each).
+        if self.index.len() == INDEX_RESERVE_AT {
+            self.index
+                .reserve(STALE_PRUNE_AT + 1 - INDEX_RESERVE_AT, rehash);
+        }
         // `slot` < MAX_ANSWERED_KEYS_KEPT, which fits a `u32` (asserted
         // above); the low 32 bits of the hash are meant.
         self.index
-            .insert_unique(hash, (slot as u32, hash as u32), |&(s, _)| {
-                slot_hash(ring, s).unwrap_or(0)
-            });
+            .insert_unique(hash, (slot as u32, hash as u32), rehash);
         forgot
     }
 
@@ -305,6 +311,10 @@ impl Answered {
 /// Index entries (current and stale) at which [`Answered::prune`] runs:
 /// twice [`MAX_ANSWERED_KEYS_KEPT`] (at most one window is current).
 const STALE_PRUNE_AT: usize = 2 * MAX_ANSWERED_KEYS_KEPT;
+
+/// Index entries at which the index of answered keys reserves room for
+/// [`STALE_PRUNE_AT`] (4,096: a short conversation keeps a small table).
+pub(crate) const INDEX_RESERVE_AT: usize = 4096;
 
 /// The hash of the key in ring slot `s` (`None`: empty); a stale index
 /// entry is rehashed by the key now there (or by 0), which only moves it.
