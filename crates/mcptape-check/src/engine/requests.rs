@@ -383,6 +383,24 @@ mod tests {
         assert_eq!((info.first_record, info.last_record), (1, 3));
     }
 
+    /// The index of answered keys grows by itself up to
+    /// [`INDEX_RESERVE_AT`] entries and takes room for [`STALE_PRUNE_AT`]
+    /// at the answer one past; every key answered stays known.
+    #[test]
+    fn answered_index_reserves_its_room_one_past_index_reserve_at() {
+        let mut r = Requests::new();
+        for i in 0..INDEX_RESERVE_AT {
+            ask_and_answer(&mut r, i);
+        }
+        assert_eq!(r.answered.index.len(), INDEX_RESERVE_AT);
+        assert!(r.answered.index.capacity() < STALE_PRUNE_AT);
+        ask_and_answer(&mut r, INDEX_RESERVE_AT);
+        assert!(r.answered.index.capacity() > STALE_PRUNE_AT);
+        for i in 0..=INDEX_RESERVE_AT {
+            assert!(matches!(r.lookup(&key(i)), Lookup::Answered(_)), "{i}");
+        }
+    }
+
     #[test]
     fn answered_keys_stay_within_one_window_of_ring_slots() {
         let mut r = Requests::new();
