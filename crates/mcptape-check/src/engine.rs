@@ -171,9 +171,11 @@ impl LineSource for Box<dyn LineSource + '_> {
 }
 
 /// Lines borrowed from bytes in memory (or a mapped file). Every
-/// [`SliceLines::RELEASE_STEP`] bytes, `release(upto)` is told that nothing
-/// before byte `upto` is read again (a mapping drops those pages: the memory
-/// of a check stays bounded by the longest line, not the file).
+/// [`SliceLines::RELEASE_STEP`] bytes, `release(from, upto)` is told that
+/// nothing before byte `upto` is read again, the bytes before `from` having
+/// been released by the call before (a mapping drops those pages: the memory
+/// of a check stays bounded by the longest line, not the file; each page is
+/// dropped once, not again at every step).
 pub(crate) struct SliceLines<'a> {
     data: &'a [u8],
     pos: usize,
@@ -181,7 +183,7 @@ pub(crate) struct SliceLines<'a> {
     end: usize,
     line_no: usize,
     released: usize,
-    release: Option<&'a dyn Fn(usize)>,
+    release: Option<&'a dyn Fn(usize, usize)>,
     step: usize,
 }
 
@@ -190,7 +192,7 @@ impl<'a> SliceLines<'a> {
     /// held stay under that plus the longest line).
     pub(crate) const RELEASE_STEP: usize = 8 << 20;
 
-    pub(crate) fn new(data: &'a [u8], release: Option<&'a dyn Fn(usize)>) -> Self {
+    pub(crate) fn new(data: &'a [u8], release: Option<&'a dyn Fn(usize, usize)>) -> Self {
         SliceLines {
             data,
             pos: 0,
@@ -221,7 +223,7 @@ impl LineSource for SliceLines<'_> {
         if let Some(release) = self.release
             && self.start - self.released >= self.step
         {
-            release(self.start);
+            release(self.released, self.start);
             self.released = self.start;
         }
         let terminated = match memchr::memchr(b'\n', &self.data[self.pos..]) {
@@ -2049,7 +2051,7 @@ mod line_source_tests {
             text.push(b'\n');
         }
         let told = std::cell::RefCell::new(Vec::new());
-        let release = |upto: usize| told.borrow_mut().push(upto);
+        let release = |from: usize, upto: usize| told.borrow_mut().push((from, upto));
         let mut s = SliceLines::new(&text, Some(&release)).with_step(step);
         let mut n = 0;
         while s.advance().unwrap().is_some() {
@@ -2057,6 +2059,6 @@ mod line_source_tests {
             n += 1;
         }
         assert_eq!(n, 5);
-        assert_eq!(*told.borrow(), vec![step, 2 * step]);
+        assert_eq!(*told.borrow(), vec![(0, step), (step, 2 * step)]);
     }
 }
