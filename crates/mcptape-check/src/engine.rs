@@ -981,13 +981,15 @@ impl<'a> Cx<'a> {
         self.push(rule, place, None, String::new(), message);
     }
 
+    /// Pushes a finding; `pointer` and `message` are written straight
+    /// into the findings' store (`format_args!` builds no string).
     fn push(
         &mut self,
         rule: &Rule,
         place: Place,
         id: Option<&IdKey>,
-        pointer: String,
-        message: String,
+        pointer: impl std::fmt::Display,
+        message: impl std::fmt::Display,
     ) {
         // Encoded straight into the store: no `Finding`, file name or id
         // string per finding.
@@ -1776,8 +1778,8 @@ impl State {
                 rules::BLOB_OVER_SIZE_THRESHOLD,
                 place,
                 Some(id),
-                format!("{eptr}/blob"),
-                format!(
+                format_args!("{eptr}/blob"),
+                format_args!(
                     "entry {entry_uri:?}: blob of {n} bytes ({} base64 chars) is over the {}-byte threshold; publish a derived resource",
                     4 * n.div_ceil(3),
                     cx.opts.blob_threshold_bytes
@@ -1793,8 +1795,8 @@ impl State {
                     rules::MIMETYPE_SNIFF_MISMATCH,
                     place,
                     Some(id),
-                    format!("{eptr}/mimeType"),
-                    format!(
+                    format_args!("{eptr}/mimeType"),
+                    format_args!(
                         "entry {entry_uri:?}: declared {declared:?} but the bytes look like {sniffed:?}"
                     ),
                 );
@@ -1804,8 +1806,8 @@ impl State {
                     rules::TEXTLIKE_MIMETYPE_AS_BLOB,
                     place,
                     Some(id),
-                    format!("{eptr}/blob"),
-                    format!(
+                    format_args!("{eptr}/blob"),
+                    format_args!(
                         "entry {entry_uri:?}: {declared:?} content that is valid UTF-8 ({n} bytes) shipped as blob; send it as text"
                     ),
                 );
@@ -1843,8 +1845,8 @@ impl State {
                     rules::NOT_FOUND_GUESSED_FROM_MESSAGE,
                     place,
                     Some(id),
-                    format!("{ptr}/message"),
-                    format!(
+                    format_args!("{ptr}/message"),
+                    format_args!(
                         "the message says not found but code {code}{} does not: guessed, not checked as a not-found; if the resource is missing use -32602 with data.uri{}",
                         if code == -32602 { " without data.uri" } else { "" },
                         if stateless { "" } else { " (or legacy -32002)" }

@@ -57,8 +57,9 @@ pub(crate) struct Parts<'p> {
     pub(crate) record: usize,
     pub(crate) line: usize,
     pub(crate) request_id: Option<&'p dyn std::fmt::Display>,
-    pub(crate) pointer: &'p str,
-    pub(crate) message: &'p str,
+    /// Written straight into the store (a `format_args!` makes no string).
+    pub(crate) pointer: &'p dyn std::fmt::Display,
+    pub(crate) message: &'p dyn std::fmt::Display,
 }
 
 /// The findings of one transcript, in memory (encoded, [`encode`]) and
@@ -440,6 +441,17 @@ fn put_text(s: &str, out: &mut Vec<u8>) {
     out.extend_from_slice(s.as_bytes());
 }
 
+/// `d`'s text as [`put_text`] writes a text: written in place, its length
+/// patched after.
+fn put_display(d: &dyn std::fmt::Display, out: &mut Vec<u8>) {
+    let at = out.len();
+    out.extend_from_slice(&0u64.to_le_bytes());
+    // Writing into a Vec cannot fail.
+    let _ = write!(out, "{d}");
+    let n = (out.len() - at - 8) as u64;
+    out[at..at + 8].copy_from_slice(&n.to_le_bytes());
+}
+
 /// One finding as bytes (all integers little-endian u64): its length in
 /// bytes (this one included), sequence, record, line, flags (u8: 1 error, 2
 /// allowed, 4 has an id), rule id, [id], pointer, message (each text: its
@@ -457,16 +469,10 @@ fn encode(seq: u64, f: &Parts<'_>, out: &mut Vec<u8>) {
     out.push(flags);
     put_text(f.rule, out);
     if let Some(id) = f.request_id {
-        // The id's text written in place, its length patched after.
-        let at = out.len();
-        out.extend_from_slice(&0u64.to_le_bytes());
-        // Writing into a Vec cannot fail.
-        let _ = write!(out, "{id}");
-        let n = (out.len() - at - 8) as u64;
-        out[at..at + 8].copy_from_slice(&n.to_le_bytes());
+        put_display(id, out);
     }
-    put_text(f.pointer, out);
-    put_text(f.message, out);
+    put_display(f.pointer, out);
+    put_display(f.message, out);
     let len = (out.len() - start) as u64;
     out[start..start + 8].copy_from_slice(&len.to_le_bytes());
 }
