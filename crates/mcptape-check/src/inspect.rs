@@ -1373,14 +1373,19 @@ fn blob_facts<S: AsRef<str>>(
     e.encoded_chars = Some(b64::encoded_len(n));
     e.padding = Some(b64::padding_len(n));
     let head = &head[..head.len().min(SNIFF_PREFIX_BYTES)];
-    let v = media::verdict(e.mime_type.as_ref().map(AsRef::as_ref), head);
-    if v.status == MediaMatch::Mismatch {
+    // The verdict's status and sniffed type (`media::verdict` without its
+    // two strings per blob).
+    let declared = e.mime_type.as_ref().map(AsRef::as_ref);
+    let sniffed = media::sniff(head);
+    let status = media::status(declared, sniffed);
+    if status == MediaMatch::Mismatch {
         s.mismatches += 1;
     }
-    e.sniffed = v.sniffed;
-    e.media = Some(v.status.as_str());
+    let defaulted = declared.is_none();
+    e.sniffed = sniffed;
+    e.media = Some(status.as_str());
     // Defaulted: none was declared, so the effective type is the default.
-    e.defaulted_to = v.defaulted.then(default);
+    e.defaulted_to = defaulted.then(default);
 }
 
 /// A read result read as a summary ([`ReadSummary`], always valid), as
