@@ -41,7 +41,7 @@ mod sse;
 mod view;
 
 use findings::Findings;
-pub(crate) use requests::INDEX_RESERVE_AT;
+pub(crate) use requests::{Hashed, RingIndex};
 use requests::{Lookup, Requests};
 pub(crate) use view::decode_string_token;
 use view::{IdKey, Msg};

@@ -861,9 +861,8 @@ struct Reads {
     open: HashTable<Read>,
     /// The answered requests that stand, by answer generation.
     ring: Vec<Option<Read>>,
-    /// The ring slots holding a request, by its hash (with the hash's low
-    /// 32 bits, to prune stale entries).
-    index: HashTable<(u32, u32)>,
+    /// The ring slots holding a request, by its hash.
+    index: crate::engine::RingIndex,
     /// The last answer generation handed out.
     generation: u64,
     /// Requests noted so far.
@@ -873,11 +872,10 @@ struct Reads {
 // The ring's slot numbers fit the index's `u32`.
 const _: () = assert!(MAX_ANSWERED_READS_KEPT <= u32::MAX as usize);
 
-/// Whether ring slot `s` holds the request with `id`.
-fn slot_holds(ring: &[Option<Read>], s: u32, id: &RequestId) -> bool {
-    ring.get(s as usize)
-        .and_then(Option::as_ref)
-        .is_some_and(|r| r.id == *id)
+impl crate::engine::Hashed for Read {
+    fn hash(&self) -> u64 {
+        self.hash
+    }
 }
 
 impl Reads {
@@ -888,16 +886,7 @@ impl Reads {
     /// Takes the answered request with `id` (of hash `hash`) out of the
     /// ring, if it stands.
     fn take_answered(&mut self, hash: u64, id: &RequestId) -> Option<Read> {
-        if self.index.is_empty() {
-            return None;
-        }
-        let ring = &mut self.ring;
-        let ((slot, _), _) = self
-            .index
-            .find_entry(hash, |&(s, _)| slot_holds(ring, s, id))
-            .ok()?
-            .remove();
-        ring.get_mut(slot as usize)?.take()
+        self.index.take(&mut self.ring, hash, |r| r.id == *id)
     }
 
     /// Notes a request with `id` at `line`, replacing one with the same id
@@ -939,9 +928,7 @@ impl Reads {
         if let Some(r) = self.open.find(hash, |r| r.id == *id) {
             return Some(r);
         }
-        let ring = &self.ring;
-        let (slot, _) = self.index.find(hash, |&(s, _)| slot_holds(ring, s, id))?;
-        ring.get(*slot as usize)?.as_ref()
+        self.index.get(&self.ring, hash, |r| r.id == *id)
     }
 
     /// Marks the standing request with `id` answered (again): it stands
@@ -967,32 +954,10 @@ impl Reads {
         } else if let Some(s) = self.ring.get_mut(slot) {
             *s = Some(read);
         }
-        if self.index.len() >= READS_STALE_PRUNE_AT {
-            let ring = &self.ring;
-            self.index.retain(|&mut (s, low)| {
-                ring.get(s as usize)
-                    .and_then(Option::as_ref)
-                    .is_some_and(|r| r.hash as u32 == low)
-            });
-        }
-        let ring = &self.ring;
-        let rehash = |&(s, _): &(u32, u32)| {
-            ring.get(s as usize)
-                .and_then(Option::as_ref)
-                .map_or(0, |r| r.hash)
-        };
-        // Room for every entry the index may hold at once, taken in one step
-        // past a few thousand (as check's answered keys).
-        if self.index.len() == crate::engine::INDEX_RESERVE_AT {
-            self.index.reserve(
-                READS_STALE_PRUNE_AT + 1 - crate::engine::INDEX_RESERVE_AT,
-                rehash,
-            );
-        }
         // `slot` < MAX_ANSWERED_READS_KEPT, which fits a `u32` (asserted
-        // above); the low 32 bits of the hash are meant.
+        // above).
         self.index
-            .insert_unique(hash, (slot as u32, hash as u32), rehash);
+            .insert(&self.ring, hash, slot as u32, READS_STALE_PRUNE_AT);
     }
 
     /// How many requests stand (open, and answered ones kept).
