@@ -325,6 +325,7 @@ pub(crate) struct RingIndex {
 
 impl RingIndex {
     /// Entries, current and stale.
+    #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.table.len()
     }
