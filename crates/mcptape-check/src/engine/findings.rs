@@ -226,7 +226,7 @@ impl Findings {
             runs,
             taken: None,
             failed: None,
-            damaged: std::cell::Cell::new(false),
+            damaged: std::sync::atomic::AtomicBool::new(false),
         };
         for i in 0..sorted.runs.len() {
             if let Err(e) = sorted.runs[i].load_head() {
@@ -267,7 +267,9 @@ pub struct Sorted {
     /// A run failed to read: the error, handed out once (`Some(None)` then).
     failed: Option<Option<std::io::Error>>,
     /// A finding read back damaged (handed out as an error): the merge ends.
-    damaged: std::cell::Cell<bool>,
+    /// (Set through `&self` while the finding borrows the merge; atomic so
+    /// that `Sorted` stays `Sync`.)
+    damaged: std::sync::atomic::AtomicBool,
 }
 
 impl Sorted {
@@ -283,7 +285,7 @@ impl Sorted {
             self.at += 1;
         }
         self.taken = None;
-        if self.damaged.get() {
+        if self.damaged.load(std::sync::atomic::Ordering::Relaxed) {
             return None;
         }
         if let Some(e) = &mut self.failed {
@@ -318,7 +320,8 @@ impl Sorted {
             }
         };
         if f.is_err() {
-            self.damaged.set(true);
+            self.damaged
+                .store(true, std::sync::atomic::Ordering::Relaxed);
         }
         Some(f)
     }
@@ -731,5 +734,13 @@ mod tests {
         let first = sorted.next().unwrap();
         assert_eq!(first.unwrap_err().kind(), std::io::ErrorKind::InvalidData);
         assert!(sorted.next().is_none());
+    }
+
+    /// The merge of spilled findings can be handed to another thread, or
+    /// shared, as before it was read borrowed.
+    #[test]
+    fn sorted_findings_are_send_and_sync() {
+        fn send_sync<T: Send + Sync>() {}
+        send_sync::<Sorted>();
     }
 }
