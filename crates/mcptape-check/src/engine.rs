@@ -41,6 +41,7 @@ mod sse;
 mod view;
 
 use findings::Findings;
+pub(crate) use requests::{Hashed, RingIndex};
 use requests::{Lookup, Requests};
 pub(crate) use view::decode_string_token;
 use view::{IdKey, Msg};
@@ -170,9 +171,11 @@ impl LineSource for Box<dyn LineSource + '_> {
 }
 
 /// Lines borrowed from bytes in memory (or a mapped file). Every
-/// [`SliceLines::RELEASE_STEP`] bytes, `release(upto)` is told that nothing
-/// before byte `upto` is read again (a mapping drops those pages: the memory
-/// of a check stays bounded by the longest line, not the file).
+/// [`SliceLines::RELEASE_STEP`] bytes, `release(from, upto)` is told that
+/// nothing before byte `upto` is read again, the bytes before `from` having
+/// been released by the call before (a mapping drops those pages: the memory
+/// of a check stays bounded by the longest line, not the file; each page is
+/// dropped once, not again at every step).
 pub(crate) struct SliceLines<'a> {
     data: &'a [u8],
     pos: usize,
@@ -180,7 +183,7 @@ pub(crate) struct SliceLines<'a> {
     end: usize,
     line_no: usize,
     released: usize,
-    release: Option<&'a dyn Fn(usize)>,
+    release: Option<&'a dyn Fn(usize, usize)>,
     step: usize,
 }
 
@@ -189,7 +192,7 @@ impl<'a> SliceLines<'a> {
     /// held stay under that plus the longest line).
     pub(crate) const RELEASE_STEP: usize = 8 << 20;
 
-    pub(crate) fn new(data: &'a [u8], release: Option<&'a dyn Fn(usize)>) -> Self {
+    pub(crate) fn new(data: &'a [u8], release: Option<&'a dyn Fn(usize, usize)>) -> Self {
         SliceLines {
             data,
             pos: 0,
@@ -220,7 +223,7 @@ impl LineSource for SliceLines<'_> {
         if let Some(release) = self.release
             && self.start - self.released >= self.step
         {
-            release(self.start);
+            release(self.released, self.start);
             self.released = self.start;
         }
         let terminated = match memchr::memchr(b'\n', &self.data[self.pos..]) {
@@ -978,16 +981,28 @@ impl<'a> Cx<'a> {
         self.push(rule, place, None, String::new(), message);
     }
 
+    /// Pushes a finding; `pointer` and `message` are written straight
+    /// into the findings' store (`format_args!` builds no string).
     fn push(
         &mut self,
         rule: &Rule,
         place: Place,
         id: Option<&IdKey>,
-        pointer: String,
-        message: String,
+        pointer: impl std::fmt::Display,
+        message: impl std::fmt::Display,
     ) {
-        let f = self.make(rule, place, id, pointer, message);
-        self.findings.push(f);
+        // Encoded straight into the store: no `Finding`, file name or id
+        // string per finding.
+        self.findings.push_parts(&findings::Parts {
+            rule: rule.id,
+            severity: rule.severity,
+            allowed: self.opts.allow.contains(rule.id),
+            record: place.record,
+            line: place.line,
+            request_id: id.map(|id| id as &dyn std::fmt::Display),
+            pointer: &pointer,
+            message: &message,
+        });
     }
 
     /// The finding [`Self::push`] would push.
@@ -1763,8 +1778,8 @@ impl State {
                 rules::BLOB_OVER_SIZE_THRESHOLD,
                 place,
                 Some(id),
-                format!("{eptr}/blob"),
-                format!(
+                format_args!("{eptr}/blob"),
+                format_args!(
                     "entry {entry_uri:?}: blob of {n} bytes ({} base64 chars) is over the {}-byte threshold; publish a derived resource",
                     4 * n.div_ceil(3),
                     cx.opts.blob_threshold_bytes
@@ -1780,8 +1795,8 @@ impl State {
                     rules::MIMETYPE_SNIFF_MISMATCH,
                     place,
                     Some(id),
-                    format!("{eptr}/mimeType"),
-                    format!(
+                    format_args!("{eptr}/mimeType"),
+                    format_args!(
                         "entry {entry_uri:?}: declared {declared:?} but the bytes look like {sniffed:?}"
                     ),
                 );
@@ -1791,8 +1806,8 @@ impl State {
                     rules::TEXTLIKE_MIMETYPE_AS_BLOB,
                     place,
                     Some(id),
-                    format!("{eptr}/blob"),
-                    format!(
+                    format_args!("{eptr}/blob"),
+                    format_args!(
                         "entry {entry_uri:?}: {declared:?} content that is valid UTF-8 ({n} bytes) shipped as blob; send it as text"
                     ),
                 );
@@ -1830,8 +1845,8 @@ impl State {
                     rules::NOT_FOUND_GUESSED_FROM_MESSAGE,
                     place,
                     Some(id),
-                    format!("{ptr}/message"),
-                    format!(
+                    format_args!("{ptr}/message"),
+                    format_args!(
                         "the message says not found but code {code}{} does not: guessed, not checked as a not-found; if the resource is missing use -32602 with data.uri{}",
                         if code == -32602 { " without data.uri" } else { "" },
                         if stateless { "" } else { " (or legacy -32002)" }
@@ -2038,7 +2053,7 @@ mod line_source_tests {
             text.push(b'\n');
         }
         let told = std::cell::RefCell::new(Vec::new());
-        let release = |upto: usize| told.borrow_mut().push(upto);
+        let release = |from: usize, upto: usize| told.borrow_mut().push((from, upto));
         let mut s = SliceLines::new(&text, Some(&release)).with_step(step);
         let mut n = 0;
         while s.advance().unwrap().is_some() {
@@ -2046,6 +2061,6 @@ mod line_source_tests {
             n += 1;
         }
         assert_eq!(n, 5);
-        assert_eq!(*told.borrow(), vec![step, 2 * step]);
+        assert_eq!(*told.borrow(), vec![(0, step), (step, 2 * step)]);
     }
 }

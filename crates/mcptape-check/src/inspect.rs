@@ -816,13 +816,13 @@ fn input_text<'a>(i: &'a Input<'_>) -> &'a [u8] {
 /// is then not a read result (when the file holds read requests: pairing).
 pub const MAX_ANSWERED_READS_KEPT: usize = 1 << 16;
 
-/// Answers between two sweeps of [`Reads`] (16,384: a quarter of
-/// [`MAX_ANSWERED_READS_KEPT`]), which drop the requests forgotten since.
-const READS_SWEEP_EVERY: usize = MAX_ANSWERED_READS_KEPT / 4;
+/// Index entries of [`Reads`]' answered ring (current and stale) at which
+/// the stale ones are dropped: twice [`MAX_ANSWERED_READS_KEPT`] (at most one
+/// window is current).
+const READS_STALE_PRUNE_AT: usize = 2 * MAX_ANSWERED_READS_KEPT;
 
 /// One `resources/read` request ([`Reads`]): its id (and the id's hash),
-/// its line, its requested uri, and the answer generation that answered it
-/// (0: open).
+/// its line and its requested uri.
 struct Read {
     hash: u64,
     id: RequestId,
@@ -830,7 +830,6 @@ struct Read {
     /// Requests noted before it (the order of the requests of one batch line).
     seq: u64,
     uri: Option<Box<str>>,
-    answered: u64,
 }
 
 /// The `resources/read` requests met so far, by id: the open (unanswered)
@@ -838,21 +837,45 @@ struct Read {
 /// last [`MAX_ANSWERED_READS_KEPT`] answers (a request sent again with an id
 /// in use replaces the one before, as a later request with that id is the
 /// one its answers pair with). One answered earlier is forgotten: never
-/// found again, and dropped from the table by the sweep that runs once per
-/// [`READS_SWEEP_EVERY`] answers (a pass over the table, not a cold lookup
-/// per answer), so the table holds the open requests and at most
-/// [`MAX_ANSWERED_READS_KEPT`] + [`READS_SWEEP_EVERY`] answered ones.
+/// found again.
+///
+/// The open requests sit in a small table; answer generation `g` (from 1)
+/// in slot `(g - 1) % MAX_ANSWERED_READS_KEPT` of a ring, until the answer
+/// [`MAX_ANSWERED_READS_KEPT`] later takes the slot (the request is then
+/// forgotten) or the request is sent or answered again (it leaves the
+/// slot). An index of slot numbers by hash finds an answered request; the
+/// entry of a forgotten one is left in place (its lookups compare the id:
+/// it never matches) and dropped by the next prune (at
+/// [`READS_STALE_PRUNE_AT`] entries). Memory: the open requests, the ring
+/// (at most [`MAX_ANSWERED_READS_KEPT`] requests) and at most
+/// [`READS_STALE_PRUNE_AT`] index entries of 8 bytes; an answer writes the
+/// next ring slot, not a random bucket of a table of every request kept
+/// (issue 22: that table's cache misses and sweeps were 16 % of `inspect`
+/// on many small reads).
 #[derive(Default)]
 struct Reads {
     /// foldhash's quality hasher, seeded per process (ids are untrusted
     /// input), as check's request table ([`crate::engine`]).
     hasher: foldhash::quality::RandomState,
-    /// The requests, each under its id's hash (kept in the entry).
-    by_id: HashTable<Read>,
+    /// The open requests, each under its id's hash (kept in the entry).
+    open: HashTable<Read>,
+    /// The answered requests that stand, by answer generation.
+    ring: Vec<Option<Read>>,
+    /// The ring slots holding a request, by its hash.
+    index: crate::engine::RingIndex,
     /// The last answer generation handed out.
     generation: u64,
     /// Requests noted so far.
     noted: u64,
+}
+
+// The ring's slot numbers fit the index's `u32`.
+const _: () = assert!(MAX_ANSWERED_READS_KEPT <= u32::MAX as usize);
+
+impl crate::engine::Hashed for Read {
+    fn hash(&self) -> u64 {
+        self.hash
+    }
 }
 
 impl Reads {
@@ -860,10 +883,10 @@ impl Reads {
         self.hasher.hash_one(id)
     }
 
-    /// Whether `r` stands: open, or answered within the last
-    /// [`MAX_ANSWERED_READS_KEPT`] answers (at generation `generation`).
-    fn stands(r: &Read, generation: u64) -> bool {
-        r.answered == 0 || r.answered + MAX_ANSWERED_READS_KEPT as u64 > generation
+    /// Takes the answered request with `id` (of hash `hash`) out of the
+    /// ring, if it stands.
+    fn take_answered(&mut self, hash: u64, id: &RequestId) -> Option<Read> {
+        self.index.take(&mut self.ring, hash, |r| r.id == *id)
     }
 
     /// Notes a request with `id` at `line`, replacing one with the same id
@@ -872,71 +895,82 @@ impl Reads {
         let hash = self.hash(id);
         let seq = self.noted;
         self.noted += 1;
-        if let Some(r) = self.by_id.find_mut(hash, |r| r.id == *id) {
+        if let Some(r) = self.open.find_mut(hash, |r| r.id == *id) {
             r.line = line;
             r.seq = seq;
             r.uri = uri;
-            r.answered = 0;
             return;
         }
-        let read = Read {
-            hash,
-            id: id.clone(),
-            line,
-            seq,
-            uri,
-            answered: 0,
+        let read = match self.take_answered(hash, id) {
+            Some(mut r) => {
+                r.line = line;
+                r.seq = seq;
+                r.uri = uri;
+                r
+            }
+            None => Read {
+                hash,
+                id: id.clone(),
+                line,
+                seq,
+                uri,
+            },
         };
-        self.by_id.insert_unique(hash, read, |r| r.hash);
+        self.open.insert_unique(hash, read, |r| r.hash);
     }
 
     /// The standing request with `id`.
     fn get(&self, id: &RequestId) -> Option<&Read> {
-        if self.by_id.is_empty() {
+        if self.open.is_empty() && self.index.is_empty() {
             return None;
         }
-        self.by_id
-            .find(self.hash(id), |r| r.id == *id)
-            .filter(|r| Self::stands(r, self.generation))
+        let hash = self.hash(id);
+        if let Some(r) = self.open.find(hash, |r| r.id == *id) {
+            return Some(r);
+        }
+        self.index.get(&self.ring, hash, |r| r.id == *id)
     }
 
     /// Marks the standing request with `id` answered (again): it stands
     /// until [`MAX_ANSWERED_READS_KEPT`] answers later.
     fn answer(&mut self, id: &RequestId) {
-        if self.by_id.is_empty() {
+        if self.open.is_empty() && self.index.is_empty() {
             return;
         }
         let hash = self.hash(id);
-        let generation = self.generation;
-        let Some(read) = self
-            .by_id
-            .find_mut(hash, |r| r.id == *id)
-            .filter(|r| Self::stands(r, generation))
-        else {
-            return;
+        let read = match self.open.find_entry(hash, |r| r.id == *id) {
+            Ok(e) => e.remove().0,
+            Err(_) => match self.take_answered(hash, id) {
+                Some(r) => r,
+                None => return,
+            },
         };
         self.generation += 1;
-        read.answered = self.generation;
-        if self.generation.is_multiple_of(READS_SWEEP_EVERY as u64) {
-            let generation = self.generation;
-            self.by_id.retain(|r| Self::stands(r, generation));
+        let slot = ((self.generation - 1) % MAX_ANSWERED_READS_KEPT as u64) as usize;
+        // The request answered `MAX_ANSWERED_READS_KEPT` answers ago, if it
+        // still sits there, is forgotten (its index entry goes stale).
+        if slot == self.ring.len() {
+            self.ring.push(Some(read));
+        } else if let Some(s) = self.ring.get_mut(slot) {
+            *s = Some(read);
         }
+        // `slot` < MAX_ANSWERED_READS_KEPT, which fits a `u32` (asserted
+        // above).
+        self.index
+            .insert(&self.ring, hash, slot as u32, READS_STALE_PRUNE_AT);
     }
 
     /// How many requests stand (open, and answered ones kept).
     #[cfg(test)]
     fn len(&self) -> usize {
-        self.by_id
-            .iter()
-            .filter(|r| Self::stands(r, self.generation))
-            .count()
+        self.open.len() + self.ring.iter().filter(|r| r.is_some()).count()
     }
 
     /// The open requests in the order they were noted (line order, and in a
     /// batch line the batch's order, never the table's): (id, line,
     /// requested uri).
     fn open(&self) -> Vec<(&RequestId, usize, Option<&str>)> {
-        let mut open: Vec<_> = self.by_id.iter().filter(|r| r.answered == 0).collect();
+        let mut open: Vec<_> = self.open.iter().collect();
         open.sort_by_key(|r| r.seq);
         open.into_iter()
             .map(|r| (&r.id, r.line, r.uri.as_deref()))
@@ -1304,14 +1338,19 @@ fn blob_facts<S: AsRef<str>>(
     e.encoded_chars = Some(b64::encoded_len(n));
     e.padding = Some(b64::padding_len(n));
     let head = &head[..head.len().min(SNIFF_PREFIX_BYTES)];
-    let v = media::verdict(e.mime_type.as_ref().map(AsRef::as_ref), head);
-    if v.status == MediaMatch::Mismatch {
+    // The verdict's status and sniffed type (`media::verdict` without its
+    // two strings per blob).
+    let declared = e.mime_type.as_ref().map(AsRef::as_ref);
+    let sniffed = media::sniff(head);
+    let status = media::status(declared, sniffed);
+    if status == MediaMatch::Mismatch {
         s.mismatches += 1;
     }
-    e.sniffed = v.sniffed;
-    e.media = Some(v.status.as_str());
+    let defaulted = declared.is_none();
+    e.sniffed = sniffed;
+    e.media = Some(status.as_str());
     // Defaulted: none was declared, so the effective type is the default.
-    e.defaulted_to = v.defaulted.then(default);
+    e.defaulted_to = defaulted.then(default);
 }
 
 /// A read result read as a summary ([`ReadSummary`], always valid), as
@@ -2003,7 +2042,9 @@ mod tests {
             feed(&mut pass, line, &read_request(id, "open"), Direction::C2s);
         }
         assert_eq!(pass.reads.len(), MAX_ANSWERED_READS_KEPT + 3);
-        assert!(pass.reads.by_id.len() <= MAX_ANSWERED_READS_KEPT + READS_SWEEP_EVERY + 3);
+        assert_eq!(pass.reads.open.len(), 3);
+        assert_eq!(pass.reads.ring.len(), MAX_ANSWERED_READS_KEPT);
+        assert!(pass.reads.index.len() <= READS_STALE_PRUNE_AT);
         assert_eq!(pass.s.results, answered);
         let mut items = Vec::new();
         let _ = pass.unanswered(&mut |o| -> Result<(), ()> {
@@ -2068,6 +2109,36 @@ mod tests {
             );
             assert_eq!(reads.len(), MAX_ANSWERED_READS_KEPT);
         }
+    }
+
+    /// A read answered again (in the last slot of its window: it leaves the
+    /// slot and takes it back) stands [`MAX_ANSWERED_READS_KEPT`] answers
+    /// from that answer, its uri kept, and not one past.
+    #[test]
+    fn a_read_answered_again_stands_from_its_last_answer() {
+        let mut reads = Reads::default();
+        let first = RequestId::number(0);
+        reads.note(&first, 1, Some("file:///first".into()));
+        reads.answer(&first);
+        let mut next = 1;
+        let mut others = |reads: &mut Reads, n: usize| {
+            for _ in 0..n {
+                let id = RequestId::number(next);
+                next += 1;
+                reads.note(&id, 2, None);
+                reads.answer(&id);
+            }
+        };
+        others(&mut reads, MAX_ANSWERED_READS_KEPT - 1);
+        assert!(reads.get(&first).is_some());
+        reads.answer(&first);
+        others(&mut reads, MAX_ANSWERED_READS_KEPT - 1);
+        let kept = reads.get(&first).map(|r| (r.line, r.uri.as_deref()));
+        assert_eq!(kept, Some((1, Some("file:///first"))));
+        others(&mut reads, 1);
+        assert!(reads.get(&first).is_none());
+        assert_eq!(reads.len(), MAX_ANSWERED_READS_KEPT);
+        assert!(reads.open().is_empty());
     }
 
     /// A read id sent again after its answer: each answer is paired with the

@@ -363,17 +363,24 @@ fn with_lines<T>(
     {
         // Pages behind the line being read are dropped from this process
         // as the reader moves on: memory follows the longest line, not the file.
-        let release = |upto: usize| {
+        let release = |from: usize, upto: usize| {
+            // The pages before `from` were dropped by the call before (down
+            // to its page boundary, where this range starts).
+            let from = from / PAGE_BYTES * PAGE_BYTES;
             let upto = upto / PAGE_BYTES * PAGE_BYTES;
+            if upto <= from {
+                return;
+            }
             // SAFETY: `MADV_DONTNEED` on a read-only file mapping only drops
-            // this process's page table entries for `0..upto`; a later read
-            // of those bytes (the second pass) faults them in again from the
-            // page cache with the same contents. No line borrowed from the
-            // map lies before `upto` (it is at or before the current line's
-            // first byte).
+            // this process's page table entries for `from..upto`; a later
+            // read of those bytes (the second pass) faults them in again
+            // from the page cache with the same contents. No line borrowed
+            // from the map lies before `upto` (it is at or before the current
+            // line's first byte).
             #[allow(unsafe_code)]
-            let _ =
-                unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, 0, upto) };
+            let _ = unsafe {
+                map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, from, upto - from)
+            };
         };
         let mut open = || -> std::io::Result<Box<dyn engine::LineSource + '_>> {
             Ok(Box::new(engine::SliceLines::new(&map, Some(&release))))

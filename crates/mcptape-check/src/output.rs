@@ -14,7 +14,7 @@
 
 use mcptape_report::render::junit::{Failure, TestCase, TestSuite, document};
 
-use crate::report::{Finding, Report};
+use crate::report::{Finding, FindingRef, Report};
 use crate::rules::{RULES, Severity};
 
 /// `--format`.
@@ -67,11 +67,11 @@ pub fn write_report(
 /// applies; no parentheses when none does), written straight into the
 /// output: no string per line or part (125,000 findings of a long
 /// transcript, issue 22).
-struct FindingLine<'a>(&'a Finding);
+struct FindingLine<'a>(FindingRef<'a>);
 
 impl std::fmt::Display for FindingLine<'_> {
     fn fmt(&self, w: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let f = self.0;
+        let f = &self.0;
         write!(
             w,
             "{}:{}: {}[{}] {}",
@@ -119,7 +119,7 @@ fn write_human(report: &Report, out: &mut dyn std::io::Write) -> std::io::Result
             fr.file, fr.records, fr.messages, fr.revision, fr.revision_source
         )?;
         for f in &fr.findings {
-            writeln!(out, "  {}", FindingLine(f))?;
+            writeln!(out, "  {}", FindingLine(f.as_ref()))?;
         }
     }
     let s = &report.summary;
@@ -171,7 +171,7 @@ fn rule_case(fr: &crate::report::FileReport, r: &crate::rules::Rule) -> TestCase
         .iter()
         .any(|f| f.severity == Severity::Error && f.allowed);
     let lines = |fs: &mut dyn Iterator<Item = &&Finding>| {
-        fs.map(|f| FindingLine(f).to_string())
+        fs.map(|f| FindingLine(f.as_ref()).to_string())
             .collect::<Vec<_>>()
             .join("\n")
     };
@@ -241,10 +241,15 @@ pub fn write_streamed(
                     "{}: {} records, {} messages, revision {} ({})",
                     head.file, head.records, head.messages, head.revision, head.revision_source
                 )?;
-                for f in head.findings.into_iter().map(Ok).chain(findings) {
+                let mut findings = findings;
+                for f in &head.findings {
+                    streamed::count(&mut summary, f.as_ref());
+                    writeln!(out, "  {}", FindingLine(f.as_ref()))?;
+                }
+                while let Some(f) = findings.next_ref() {
                     let f = f?;
-                    streamed::count(&mut summary, &f);
-                    writeln!(out, "  {}", FindingLine(&f))?;
+                    streamed::count(&mut summary, f);
+                    writeln!(out, "  {}", FindingLine(f))?;
                 }
             }
             writeln!(
@@ -271,14 +276,15 @@ mod streamed {
     use serde::{Serialize, Serializer};
 
     use super::WriteError;
-    use crate::report::{Finding, Summary};
+    use crate::engine::findings::Sorted;
+    use crate::report::{Finding, FindingRef, Summary};
     use crate::rules::Severity;
     use crate::{CheckError, StreamedReport};
 
     type Files<'i> = &'i mut dyn Iterator<Item = Result<StreamedReport, CheckError>>;
 
     /// Adds `f` to the totals as [`crate::Report::new`] does.
-    pub(super) fn count(s: &mut Summary, f: &Finding) {
+    pub(super) fn count(s: &mut Summary, f: FindingRef<'_>) {
         match (f.severity, f.allowed) {
             (Severity::Error, false) => s.errors += 1,
             (Severity::Error, true) => s.allowed += 1,
@@ -347,11 +353,10 @@ mod streamed {
             st.serialize_field("revisionSource", &head.revision_source)?;
             st.serialize_field("records", &head.records)?;
             st.serialize_field("messages", &head.messages)?;
-            let all = head.findings.into_iter().map(Ok).chain(findings);
             st.serialize_field(
                 "findings",
                 &FindingsSeq {
-                    findings: RefCell::new(Some(Box::new(all))),
+                    findings: RefCell::new(Some((head.findings, findings))),
                     json: self.json,
                 },
             )?;
@@ -359,25 +364,30 @@ mod streamed {
         }
     }
 
-    type FindingIter = Box<dyn Iterator<Item = std::io::Result<Finding>>>;
-
     struct FindingsSeq<'r, 'i, 'a> {
-        findings: RefCell<Option<FindingIter>>,
+        /// The findings of the report's head, then the sorted rest.
+        findings: RefCell<Option<(Vec<Finding>, Sorted)>>,
         json: &'r JsonReport<'i, 'a>,
     }
 
     impl Serialize for FindingsSeq<'_, '_, '_> {
         fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
             let mut seq = s.serialize_seq(None)?;
-            let findings = self.findings.borrow_mut().take();
-            for f in findings.into_iter().flatten() {
+            let Some((head, mut rest)) = self.findings.borrow_mut().take() else {
+                return seq.end();
+            };
+            let mut one = |f: FindingRef<'_>| {
+                let mut sum = self.json.summary.get();
+                count(&mut sum, f);
+                self.json.summary.set(sum);
+                seq.serialize_element(&f)
+            };
+            for f in &head {
+                one(f.as_ref())?;
+            }
+            while let Some(f) = rest.next_ref() {
                 match f {
-                    Ok(f) => {
-                        let mut sum = self.json.summary.get();
-                        count(&mut sum, &f);
-                        self.json.summary.set(sum);
-                        seq.serialize_element(&f)?;
-                    }
+                    Ok(f) => one(f)?,
                     Err(e) => {
                         *self.json.failed.borrow_mut() = Some(e.into());
                         return Err(S::Error::custom("spilled findings could not be read back"));

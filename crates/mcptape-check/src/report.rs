@@ -43,6 +43,56 @@ impl Finding {
     }
 }
 
+impl Finding {
+    /// The finding as a [`FindingRef`] (its fields borrowed).
+    pub(crate) fn as_ref(&self) -> FindingRef<'_> {
+        FindingRef {
+            rule: self.rule,
+            severity: self.severity,
+            allowed: self.allowed,
+            file: &self.file,
+            record: self.record,
+            line: self.line,
+            request_id: self.request_id.as_deref(),
+            pointer: &self.pointer,
+            message: &self.message,
+        }
+    }
+}
+
+/// A [`Finding`] with its fields borrowed (read back from the findings'
+/// store without a string per field): the same fields, serialized the same.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct FindingRef<'a> {
+    pub(crate) rule: &'static str,
+    pub(crate) severity: Severity,
+    pub(crate) allowed: bool,
+    pub(crate) file: &'a str,
+    pub(crate) record: usize,
+    pub(crate) line: usize,
+    pub(crate) request_id: Option<&'a str>,
+    pub(crate) pointer: &'a str,
+    pub(crate) message: &'a str,
+}
+
+impl FindingRef<'_> {
+    /// The finding with its strings owned.
+    pub(crate) fn to_owned(self) -> Finding {
+        Finding {
+            rule: self.rule,
+            severity: self.severity,
+            allowed: self.allowed,
+            file: self.file.to_owned(),
+            record: self.record,
+            line: self.line,
+            request_id: self.request_id.map(str::to_owned),
+            pointer: self.pointer.to_owned(),
+            message: self.message.to_owned(),
+        }
+    }
+}
+
 /// The result of checking one transcript file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -634,11 +634,13 @@ impl Found {
         if let Some((k, _)) = self.unknown.take() {
             return Err(WireError::new(WireErrorKind::UnknownMember(k), Some(root)));
         }
-        let version = self
-            .jsonrpc
-            .as_ref()
-            .and_then(|r| decode_string(&input[r.clone()]));
-        if version.as_deref() != Some("2.0") {
+        // `"2.0"` as written (every message of a conforming peer) is
+        // taken as it lies; any other token is decoded (`"2\u002e0"`).
+        let version_ok = self.jsonrpc.as_ref().is_some_and(|r| {
+            let t = &input[r.clone()];
+            t == b"\"2.0\"" || decode_string(t).as_deref() == Some("2.0")
+        });
+        if !version_ok {
             return Err(at(WireErrorKind::BadVersion, self.jsonrpc.as_ref()));
         }
         // The token is valid JSON (the lexer checked it): a string or an

@@ -71,15 +71,21 @@ pub fn essence(mime: &str) -> String {
         .to_ascii_lowercase()
 }
 
-/// Compares a blob's declared `mimeType` with the type sniffed from its decoded `bytes`.
-pub fn verdict(declared: Option<&str>, bytes: &[u8]) -> MediaVerdict {
-    let sniffed = sniff(bytes);
-    let status = match (declared, sniffed) {
+/// How a blob's declared `mimeType` compares with the type `sniffed` from
+/// its bytes ([`sniff`]): [`verdict`]'s status, without its strings.
+pub fn status(declared: Option<&str>, sniffed: Option<&str>) -> MediaMatch {
+    match (declared, sniffed) {
         (None, _) => MediaMatch::Undeclared,
         (Some(_), None) => MediaMatch::Unverified,
         (Some(d), Some(s)) if essence(d) == s => MediaMatch::Match,
         (Some(_), Some(_)) => MediaMatch::Mismatch,
-    };
+    }
+}
+
+/// Compares a blob's declared `mimeType` with the type sniffed from its decoded `bytes`.
+pub fn verdict(declared: Option<&str>, bytes: &[u8]) -> MediaVerdict {
+    let sniffed = sniff(bytes);
+    let status = status(declared, sniffed);
     MediaVerdict {
         declared: declared.map(str::to_owned),
         sniffed,
@@ -155,6 +161,24 @@ mod tests {
             if text_is_data_uri(&text) {
                 assert!(token_may_be_data_uri(token.as_bytes()), "{token}");
             }
+        }
+    }
+
+    /// `status` of the sniffed type is the status `verdict` gives, for each
+    /// of its four outcomes.
+    #[test]
+    fn status_is_the_verdicts_status() {
+        let png: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
+        let cases: [(Option<&str>, &[u8], MediaMatch); 5] = [
+            (None, png, MediaMatch::Undeclared),
+            (Some("text/plain"), b"hello", MediaMatch::Unverified),
+            (Some(" Image/PNG; q=1"), png, MediaMatch::Match),
+            (Some("image/jpeg"), png, MediaMatch::Mismatch),
+            (Some("image/png"), b"", MediaMatch::Unverified),
+        ];
+        for (declared, bytes, want) in cases {
+            assert_eq!(status(declared, sniff(bytes)), want, "{declared:?}");
+            assert_eq!(verdict(declared, bytes).status, want, "{declared:?}");
         }
     }
 }

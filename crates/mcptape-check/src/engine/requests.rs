@@ -221,9 +221,9 @@ struct Answered {
     /// The slots of `ring` holding a key, by the key's hash, each with the
     /// hash's low 32 bits. An entry whose slot was taken by a later answer
     /// is left in place (its lookups compare the key: it never matches) and
-    /// dropped by the next [`Answered::prune`], so that forgetting a key
+    /// dropped by the next prune ([`RingIndex`]), so that forgetting a key
     /// costs no lookup of its cold index slot.
-    index: HashTable<(u32, u32)>,
+    index: RingIndex,
     /// Answers handed a slot so far.
     generation: u64,
     /// Keys that left the window still answered.
@@ -244,21 +244,17 @@ const _: () = assert!(MAX_ANSWERED_KEYS_KEPT <= u32::MAX as usize);
 impl Answered {
     /// Key `k` (of hash `hash`), if answered within the window.
     fn get(&self, hash: u64, k: &Key) -> Option<&KeyInfo> {
-        let ring = &self.ring;
-        let (slot, _) = self.index.find(hash, |&(s, _)| holds(ring, s, k))?;
-        ring.get(*slot as usize)?.as_ref().map(|a| &a.info)
+        self.index
+            .get(&self.ring, hash, |a| a.key == *k)
+            .map(|a| &a.info)
     }
 
     /// Takes key `k` (of hash `hash`) out (a new request with it): its
     /// slot's answer no longer stands.
     fn take(&mut self, hash: u64, k: &Key) -> Option<KeyInfo> {
-        let ring = &mut self.ring;
-        let ((slot, _), _) = self
-            .index
-            .find_entry(hash, |&(s, _)| holds(ring, s, k))
-            .ok()?
-            .remove();
-        ring.get_mut(slot as usize)?.take().map(|a| a.info)
+        self.index
+            .take(&mut self.ring, hash, |a| a.key == *k)
+            .map(|a| a.info)
     }
 
     /// The next answer's key (of hash `hash`): into the next slot,
@@ -279,44 +275,142 @@ impl Answered {
             }
             *old = entry;
         }
-        if self.index.len() >= STALE_PRUNE_AT {
-            self.prune();
-        }
-        let ring = &self.ring;
         // `slot` < MAX_ANSWERED_KEYS_KEPT, which fits a `u32` (asserted
-        // above); the low 32 bits of the hash are meant.
+        // above).
         self.index
-            .insert_unique(hash, (slot as u32, hash as u32), |&(s, _)| {
-                slot_hash(ring, s).unwrap_or(0)
-            });
+            .insert(&self.ring, hash, slot as u32, STALE_PRUNE_AT);
         forgot
     }
+}
 
-    /// Drops the index entries whose slot no longer holds their key (its
-    /// hash's low bits differ, or the slot is empty): a pass over the
-    /// table, once per [`MAX_ANSWERED_KEYS_KEPT`] answers or so.
+impl Answered {
+    /// Drops the stale index entries now (tests; answers prune as they go).
+    #[cfg(test)]
     fn prune(&mut self) {
-        let ring = &self.ring;
-        self.index
-            .retain(|&mut (s, low)| slot_hash(ring, s).is_some_and(|h| h as u32 == low));
+        self.index.prune(&self.ring);
     }
 }
 
-/// Index entries (current and stale) at which [`Answered::prune`] runs:
-/// twice [`MAX_ANSWERED_KEYS_KEPT`] (at most one window is current).
-const STALE_PRUNE_AT: usize = 2 * MAX_ANSWERED_KEYS_KEPT;
-
-/// The hash of the key in ring slot `s` (`None`: empty); a stale index
-/// entry is rehashed by the key now there (or by 0), which only moves it.
-fn slot_hash(ring: &[Option<AnsweredKey>], s: u32) -> Option<u64> {
-    ring.get(s as usize)?.as_ref().map(|a| a.hash)
+impl Hashed for AnsweredKey {
+    fn hash(&self) -> u64 {
+        self.hash
+    }
 }
 
-/// Whether ring slot `s` holds key `k`.
-fn holds(ring: &[Option<AnsweredKey>], s: u32, k: &Key) -> bool {
-    ring.get(s as usize)
-        .and_then(Option::as_ref)
-        .is_some_and(|a| a.key == *k)
+/// Index entries (current and stale) at which the answered keys' index is
+/// pruned: twice [`MAX_ANSWERED_KEYS_KEPT`] (at most one window is current).
+const STALE_PRUNE_AT: usize = 2 * MAX_ANSWERED_KEYS_KEPT;
+
+/// Index entries at which a [`RingIndex`] reserves room for all it may hold
+/// before a prune (4,096: a short conversation keeps a small table).
+pub(crate) const INDEX_RESERVE_AT: usize = 4096;
+
+/// An item of a ring indexed by a [`RingIndex`]: its hash.
+pub(crate) trait Hashed {
+    /// The hash the item is indexed under.
+    fn hash(&self) -> u64;
+}
+
+/// The occupied slots of a ring (`[Option<T>]`, one slot per answer
+/// generation) by their item's hash: each entry a slot number and the low
+/// 32 bits of the hash. An entry whose slot was taken by a later item is
+/// left in place (its lookups test the item: it never matches) and dropped
+/// by the next prune, once the index holds `prune_at` entries, so that
+/// forgetting an item costs no lookup of its cold entry. Used by check's
+/// answered keys and inspect's answered reads.
+#[derive(Default)]
+pub(crate) struct RingIndex {
+    table: HashTable<(u32, u32)>,
+}
+
+impl RingIndex {
+    /// Entries, current and stale.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.table.len()
+    }
+
+    /// No entry at all.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.table.is_empty()
+    }
+
+    /// Entries the table holds without growing.
+    #[cfg(test)]
+    pub(crate) fn capacity(&self) -> usize {
+        self.table.capacity()
+    }
+
+    /// The item of hash `hash` in `ring` that `is` accepts.
+    pub(crate) fn get<'r, T>(
+        &self,
+        ring: &'r [Option<T>],
+        hash: u64,
+        is: impl Fn(&T) -> bool,
+    ) -> Option<&'r T> {
+        let (slot, _) = self
+            .table
+            .find(hash, |&(s, _)| item(ring, s).is_some_and(&is))?;
+        item(ring, *slot)
+    }
+
+    /// Takes the item of hash `hash` that `is` accepts out of `ring` (its
+    /// slot emptied, its entry dropped).
+    pub(crate) fn take<T>(
+        &mut self,
+        ring: &mut [Option<T>],
+        hash: u64,
+        is: impl Fn(&T) -> bool,
+    ) -> Option<T> {
+        if self.table.is_empty() {
+            return None;
+        }
+        let r = &*ring;
+        let ((slot, _), _) = self
+            .table
+            .find_entry(hash, |&(s, _)| item(r, s).is_some_and(&is))
+            .ok()?
+            .remove();
+        ring.get_mut(slot as usize)?.take()
+    }
+
+    /// Drops the stale entries: an entry stays when its slot holds an item
+    /// whose hash has its low bits.
+    pub(crate) fn prune<T: Hashed>(&mut self, ring: &[Option<T>]) {
+        self.table
+            .retain(|&mut (s, low)| item(ring, s).is_some_and(|t| t.hash() as u32 == low));
+    }
+
+    /// Indexes the item of hash `hash` just put in ring slot `slot`; first
+    /// prunes the stale entries when there are `prune_at` entries (a pass
+    /// over the table, [`Self::prune`]). Past [`INDEX_RESERVE_AT`] entries the table
+    /// takes room for `prune_at` at once: grown by doubling, each growth
+    /// rehashed every entry by its ring slot (a cold read each).
+    pub(crate) fn insert<T: Hashed>(
+        &mut self,
+        ring: &[Option<T>],
+        hash: u64,
+        slot: u32,
+        prune_at: usize,
+    ) {
+        if self.table.len() >= prune_at {
+            self.prune(ring);
+        }
+        // A stale entry is rehashed by the item now in its slot (or by 0),
+        // which only moves it.
+        let rehash = |&(s, _): &(u32, u32)| item(ring, s).map_or(0, Hashed::hash);
+        if self.table.len() == INDEX_RESERVE_AT {
+            self.table
+                .reserve((prune_at + 1).saturating_sub(INDEX_RESERVE_AT), rehash);
+        }
+        // The low 32 bits of the hash are meant.
+        self.table.insert_unique(hash, (slot, hash as u32), rehash);
+    }
+}
+
+/// The item in ring slot `s`, if any.
+fn item<T>(ring: &[Option<T>], s: u32) -> Option<&T> {
+    ring.get(s as usize)?.as_ref()
 }
 
 #[cfg(test)]
@@ -371,6 +465,24 @@ mod tests {
         assert!(r.open.is_empty());
         let info = r.known(&key(1)).expect("answered key kept");
         assert_eq!((info.first_record, info.last_record), (1, 3));
+    }
+
+    /// The index of answered keys grows by itself up to
+    /// [`INDEX_RESERVE_AT`] entries and takes room for [`STALE_PRUNE_AT`]
+    /// at the answer one past; every key answered stays known.
+    #[test]
+    fn answered_index_reserves_its_room_one_past_index_reserve_at() {
+        let mut r = Requests::new();
+        for i in 0..INDEX_RESERVE_AT {
+            ask_and_answer(&mut r, i);
+        }
+        assert_eq!(r.answered.index.len(), INDEX_RESERVE_AT);
+        assert!(r.answered.index.capacity() < STALE_PRUNE_AT);
+        ask_and_answer(&mut r, INDEX_RESERVE_AT);
+        assert!(r.answered.index.capacity() > STALE_PRUNE_AT);
+        for i in 0..=INDEX_RESERVE_AT {
+            assert!(matches!(r.lookup(&key(i)), Lookup::Answered(_)), "{i}");
+        }
     }
 
     #[test]
