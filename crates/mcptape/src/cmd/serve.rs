@@ -462,7 +462,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
         }
     });
-    if let Some(note) = server.summary().synthesized_note() {
+    let summary = server.summary();
+    for note in summary
+        .synthesized_note()
+        .into_iter()
+        .chain(summary.io_note())
+    {
         eprintln!("mcptape serve: {note}");
     }
     if let Some(path) = &args.stats {
