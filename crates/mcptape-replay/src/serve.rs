@@ -2197,6 +2197,16 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// The tape of `tests/data/tiny-two-reads.jsonl` (two recorded reads).
+    fn tiny_tape() -> Tape {
+        let bytes = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/tiny-two-reads.jsonl"
+        ))
+        .unwrap();
+        Tape::from_transcript(&mcptape_transcript::reader::read(&bytes).unwrap()).unwrap()
+    }
+
     /// A server on `tape` that answers at once (`fixed:0ms`, no faults, seed 1, no roots).
     fn zero_latency_server(tape: Tape) -> Server {
         Server::new(
@@ -2292,13 +2302,7 @@ mod tests {
     /// pipe); `io_note` says them on serve's exit, nothing when nothing was refused.
     #[test]
     fn splice_fallbacks_and_pipe_size_refusals_are_counted_in_the_summary() {
-        let bytes = std::fs::read(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/data/tiny-two-reads.jsonl"
-        ))
-        .unwrap();
-        let t = mcptape_transcript::reader::read(&bytes).unwrap();
-        let server = zero_latency_server(Tape::from_transcript(&t).unwrap());
+        let server = zero_latency_server(tiny_tape());
         assert_eq!(server.summary().io_note(), None);
 
         let (body, _file) = mapped_reply(2 << 20);
@@ -2531,13 +2535,7 @@ mod tests {
     /// under the client's id.
     #[test]
     fn recorded_reply_in_pieces_is_the_joined_body_byte_for_byte() {
-        let bytes = std::fs::read(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/data/tiny-two-reads.jsonl"
-        ))
-        .unwrap();
-        let t = mcptape_transcript::reader::read(&bytes).unwrap();
-        let tape = Tape::from_transcript(&t).unwrap();
+        let tape = tiny_tape();
         let raw = tape
             .exchanges
             .iter()
