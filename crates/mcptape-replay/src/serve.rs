@@ -1332,7 +1332,8 @@ impl Server {
     }
 
     /// Counts one message refused by the strict parser (HTTP bodies, which
-    /// are parsed before the session check).
+    /// are parsed before the session check), or refused unread: a stdio line or an HTTP
+    /// body past the size limit, a body broken off (each answered -32700).
     pub fn record_invalid(&self) {
         let mut s = self.stats();
         s.requests += 1;
@@ -2102,13 +2103,17 @@ where
             Frame::Message(b) => server.decide_bytes_in_pieces(&b),
             Frame::Noise(b) if b.iter().all(u8::is_ascii_whitespace) => continue,
             Frame::Noise(b) => server.decide_bytes_in_pieces(&b),
-            Frame::TooLong(e) => reply(
-                &Message::error(
-                    None,
-                    ErrorObject::new(PARSE_ERROR, format!("mcptape serve: parse error: {e}")),
-                ),
-                0,
-            ),
+            Frame::TooLong(e) => {
+                // Refused as the strict parser refuses a message: counted (it was not).
+                server.record_invalid();
+                reply(
+                    &Message::error(
+                        None,
+                        ErrorObject::new(PARSE_ERROR, format!("mcptape serve: parse error: {e}")),
+                    ),
+                    0,
+                )
+            }
         };
         match answer {
             Answer::Reply {
