@@ -540,22 +540,27 @@ fn same_id_in_two_sessions_each_gets_its_own_answer() {
     );
 }
 
+/// `serve --listen` of the shipped everything-http recording at `latency`, with `--stats` in a
+/// temporary directory: (the directory, the stats path, the port, the running server).
+fn serve_everything_http_with_stats(
+    latency: &str,
+) -> (tempfile::TempDir, std::path::PathBuf, u16, Guard) {
+    let dir = tempfile::tempdir().unwrap();
+    let stats = dir.path().join("stats.json");
+    let port = free_port();
+    let mut cmd = serve_listen_cmd(&corpus_transcript("everything-http.jsonl"), port, latency);
+    cmd.arg("--stats").arg(&stats);
+    let g = spawn_listening(&mut cmd, port);
+    (dir, stats, port, g)
+}
+
 /// Issue 23: a `notifications/cancelled` sent in session B ends only B's
 /// request with that id: A's request with the same id is answered with its
 /// contents, B's stream is closed unanswered, and `--stats` counts exactly
 /// one cancelled reply.
 #[test]
 fn cross_session_cancel_reaches_only_its_own_session() {
-    let dir = tempfile::tempdir().unwrap();
-    let stats = dir.path().join("stats.json");
-    let port = free_port();
-    let mut cmd = serve_listen_cmd(
-        &corpus_transcript("everything-http.jsonl"),
-        port,
-        "fixed:2s",
-    );
-    cmd.arg("--stats").arg(&stats);
-    let mut g = spawn_listening(&mut cmd, port);
+    let (_dir, stats, port, mut g) = serve_everything_http_with_stats("fixed:2s");
     let (a, b) = (
         send_post(port, None, INIT_ID_1),
         send_post(port, None, INIT_ID_1),
@@ -874,16 +879,7 @@ fn a_real_prometheus_scrapes_serve_metrics_and_reads_the_delay_histogram_back() 
 /// as an invalid request, as a body the strict parser refuses does (counted before).
 #[test]
 fn serve_http_broken_off_body_is_400_and_counted_invalid() {
-    let dir = tempfile::tempdir().unwrap();
-    let stats = dir.path().join("stats.json");
-    let port = free_port();
-    let mut cmd = serve_listen_cmd(
-        &corpus_transcript("everything-http.jsonl"),
-        port,
-        "fixed:0ms",
-    );
-    cmd.arg("--stats").arg(&stats);
-    let mut g = spawn_listening(&mut cmd, port);
+    let (_dir, stats, port, mut g) = serve_everything_http_with_stats("fixed:0ms");
     let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     s.write_all(
