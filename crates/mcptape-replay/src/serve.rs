@@ -556,10 +556,6 @@ struct ServeStats {
     synthesized: BTreeMap<String, u64>,
     /// Handshakes of the other era answered from the recorded one.
     adapted: u64,
-    /// Replies spliced from the mapped transcript ([`LineWrite::Spliced`]).
-    spliced: u64,
-    /// Replies whose splice was refused and written instead, per reason ([`LineWrite::SpliceFallback`]).
-    splice_fallbacks: BTreeMap<String, u64>,
     /// Refused `fcntl(F_SETPIPE_SZ)` on the stdout pipe, per `errno` name.
     pipe_size_refused: BTreeMap<String, u64>,
 }
@@ -582,6 +578,11 @@ struct ReplyTimes {
     /// Engine work per reply: match + encode (line read → reply queued) plus
     /// the write itself, µs; the timer's wait excluded.
     work: Histogram<u64>,
+    /// Replies spliced from the mapped transcript ([`LineWrite::Spliced`]): counted here, by
+    /// the thread that wrote them, never under the reader's lock.
+    spliced: u64,
+    /// Replies whose splice was refused and written instead, per reason ([`LineWrite::SpliceFallback`]).
+    splice_fallbacks: BTreeMap<&'static str, u64>,
 }
 
 impl Default for ReplyTimes {
@@ -592,6 +593,8 @@ impl Default for ReplyTimes {
             lateness: new_hist(),
             engine: new_hist(),
             work: new_hist(),
+            spliced: 0,
+            splice_fallbacks: BTreeMap::new(),
         }
     }
 }
@@ -1344,16 +1347,15 @@ impl Server {
 
     /// Counts how one reply was written into a file ([`write_line_to_file`]): spliced, or
     /// written after a refused splice (per reason); nothing for a plain write.
+    ///
+    /// Takes the replies' lock (the timer thread's, as [`Server::record_reply`]), never the
+    /// counters' one, and only for a long reply.
     pub fn record_line_write(&self, w: LineWrite) {
         match w {
             LineWrite::Written => {}
-            LineWrite::Spliced => self.stats().spliced += 1,
+            LineWrite::Spliced => self.replies().spliced += 1,
             LineWrite::SpliceFallback(why) => {
-                *self
-                    .stats()
-                    .splice_fallbacks
-                    .entry(why.to_owned())
-                    .or_default() += 1;
+                *self.replies().splice_fallbacks.entry(why).or_default() += 1;
             }
         }
     }
@@ -1404,8 +1406,12 @@ impl Server {
             pinged: s.pinged,
             synthesized: s.synthesized.clone(),
             adapted: s.adapted,
-            spliced: s.spliced,
-            splice_fallbacks: s.splice_fallbacks.clone(),
+            spliced: r.spliced,
+            splice_fallbacks: r
+                .splice_fallbacks
+                .iter()
+                .map(|(k, n)| ((*k).to_owned(), *n))
+                .collect(),
             pipe_size_refused: s.pipe_size_refused.clone(),
             intended: Quantiles::of(&r.intended),
             achieved: Quantiles::of(&r.achieved),
