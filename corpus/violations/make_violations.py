@@ -182,6 +182,12 @@ v["sse-event-not-jsonrpc"] = ([header(old, "http")] + at(95000, lambda: [
     res(1, {}, http={"exchange": 0, "method": "POST"})]), None)
 # A clean read, then nothing: the recorder was SIGKILLed on a line boundary (in NO_EXIT).
 v["recording-no-exit"] = ([header(old)] + at(98000, ok_read), None)
+# 2025-11-25: the client batches two reads (removed in 2025-06-18); each is answered on its own line.
+U2 = "file:///srv/docs/b.md"
+v["jsonrpc-batch-removed"] = ([header(old)] + at(102000, lambda: [
+    msg("c2s", [{"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {"uri": U}},
+                {"jsonrpc": "2.0", "id": 2, "method": "resources/read", "params": {"uri": U2}}]),
+    res(1, {"contents": [text_entry(U)]}), res(2, {"contents": [text_entry(U2)]})]), None)
 
 for name, (lines, tail) in v.items():
     write(V, name, lines, tail)
@@ -248,6 +254,12 @@ p["sse-jsonrpc-events-after-priming"] = [header(old, "http")] + at(95000, lambda
 # The server was killed, but the recorder saw it and wrote the exit record: no recording-no-exit.
 p["server-killed-by-signal-exit-record"] = [header(old)] + at(100000, ok_read)
 p["server-killed-by-signal-exit-record"].append(exit_after(p["server-killed-by-signal-exit-record"][-1], signal=9))
+# 2025-03-26 allowed batches: a batch of two reads answered by a batch fires no jsonrpc-batch-removed.
+p["batch-under-2025-03-26"] = [header("2025-03-26")] + at(104000, lambda: [
+    msg("c2s", [{"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {"uri": U}},
+                {"jsonrpc": "2.0", "id": 2, "method": "resources/read", "params": {"uri": U2}}]),
+    msg("s2c", [{"jsonrpc": "2.0", "id": 2, "result": {"contents": [text_entry(U2)]}},
+                {"jsonrpc": "2.0", "id": 1, "result": {"contents": [text_entry(U)]}}])])
 for name, lines in p.items():
     write(P, name, lines)
 # The writer crashed just before the final "\n" of its last record, the exit

@@ -763,6 +763,25 @@ fn check_message(
         }
         Envelope::Ok(bad) => bad,
     };
+    if let Ok(envelope::Scanned::Batch(items)) = scanned
+        && st.rev >= mcptape_wire::protocol::BATCHES_REMOVED_IN
+    {
+        cx.push_whole(
+            rules::JSONRPC_BATCH_REMOVED,
+            place,
+            format!(
+                "{} sent a JSON-RPC batch of {} message{}; revision {} has no batches (removed in {})",
+                match dir {
+                    Direction::C2s => "the client",
+                    Direction::S2c => "the server",
+                },
+                items.len(),
+                if items.len() == 1 { "" } else { "s" },
+                st.rev,
+                mcptape_wire::protocol::BATCHES_REMOVED_IN,
+            ),
+        );
+    }
     for (k, reason) in &bad_elements {
         cx.push(
             rules::MESSAGE_NOT_JSONRPC,

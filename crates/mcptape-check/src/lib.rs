@@ -115,7 +115,8 @@ pub struct Collected {
 }
 
 /// Expands `paths`: a file is taken as is (whatever its name), a directory
-/// is searched recursively for `*.jsonl` files. The result is sorted and
+/// is searched recursively for `*.jsonl` files, `-` is standard input ([`is_stdin`],
+/// taken as is and read by [`check_read_streamed`]). The result is sorted and
 /// deduplicated. Symlinks are followed. Only regular files are taken: a
 /// `*.jsonl` FIFO, socket or device found under a directory is skipped (see
 /// [`collect`] to learn which); one named directly is an error.
@@ -139,6 +140,11 @@ pub fn collect_transcripts(paths: &[PathBuf]) -> Result<Vec<PathBuf>, CheckError
 pub fn collect(paths: &[PathBuf]) -> Result<Collected, CheckError> {
     let mut out = Collected::default();
     for p in paths {
+        if is_stdin(p) {
+            // Read when its turn comes ([`check_read_streamed`]), never stat'ed.
+            out.files.push(p.clone());
+            continue;
+        }
         let meta = std::fs::metadata(p).map_err(|e| CheckError {
             path: p.clone(),
             kind: e.into(),
@@ -172,6 +178,12 @@ pub fn collect(paths: &[PathBuf]) -> Result<Collected, CheckError> {
     out.loops.sort();
     out.loops.dedup();
     Ok(out)
+}
+
+/// True for the path `-`: standard input, as `mcptape check -` and `mcptape inspect -` read it
+/// ([`check_read_streamed`]). A file named `-` is `./-`.
+pub fn is_stdin(path: &Path) -> bool {
+    path.as_os_str() == "-"
 }
 
 /// `ELOOP`: too many levels of symbolic links (Linux 40; macOS and the BSDs 62).
@@ -330,6 +342,9 @@ pub const CHECK_READ_BUFFER_BYTES: usize = 256 << 10;
 /// handshake that settles the revision; an HTTP transcript's event streams).
 fn check_file(path: &Path, opts: &Options) -> Result<StreamedReport, CheckError> {
     let name = path.display().to_string();
+    if is_stdin(path) {
+        return check_read_streamed(path, &mut std::io::stdin().lock(), opts);
+    }
     with_lines(path, &mut |open| {
         engine::check_stream(&name, open, opts).map(StreamedReport::new)
     })
@@ -482,6 +497,7 @@ pub fn inspect_read_streamed(
         tee,
         teed: 0,
         opens: 0,
+        copy_opens: 2,
     }));
     let open = replay_open;
     let mut first = open(&replay).map_err(err)?;
@@ -506,6 +522,64 @@ pub fn inspect_read_streamed(
         .map_err(err)
 }
 
+/// `mcptape check -`: [`check_paths_streamed`]'s report of one transcript read once from `input`
+/// (standard input, a pipe), named `name` in the report: the same findings, lines and counts
+/// as of the same bytes in a file. The input is streamed, never held whole: what a second pass
+/// reads again is copied to an anonymous temporary file, and only that: the first line (to learn
+/// whether `check_stream` makes a first pass: `--spec auto`, or an HTTP transcript), then that
+/// first pass; the main pass reads the copy, then the rest of the input, copying nothing. With
+/// a fixed `--spec` on a stdio transcript nothing past the header is copied. When no temporary
+/// file can be made the input is read whole into memory and checked there ([`check_bytes`]).
+///
+/// # Errors
+/// [`CheckErrorKind::Io`] (with `name` as the path): reading `input`, the temporary file.
+pub fn check_read_streamed(
+    name: &Path,
+    input: &mut dyn std::io::Read,
+    opts: &Options,
+) -> Result<StreamedReport, CheckError> {
+    let err = |e: std::io::Error| CheckError {
+        path: name.to_owned(),
+        kind: e.into(),
+    };
+    let file = name.display().to_string();
+    let Ok(tee) = tempfile::tempfile() else {
+        let mut bytes = Vec::new();
+        input.read_to_end(&mut bytes).map_err(err)?;
+        return Ok(StreamedReport {
+            head: check_bytes(&file, &bytes, opts),
+            findings: engine::findings::Findings::default().into_sorted(&file),
+        });
+    };
+    let replay = std::rc::Rc::new(std::cell::RefCell::new(Replay {
+        input,
+        tee,
+        teed: 0,
+        opens: 0,
+        copy_opens: 1,
+    }));
+    // The peek (open 1, copied) tells whether `check_stream` reads the input twice.
+    let two_passes = {
+        use engine::LineSource as _;
+        let mut first = replay_open(&replay).map_err(err)?;
+        let header = match first.advance().map_err(err)? {
+            Some(_) => mcptape_transcript::reader::parse_header_line(first.line()).ok(),
+            None => None,
+        };
+        header.is_some_and(|h| {
+            matches!(opts.spec, SpecChoice::Auto)
+                || h.transport == mcptape_transcript::Transport::Http
+        })
+    };
+    if two_passes {
+        replay.borrow_mut().copy_opens = 2;
+    }
+    let mut open = || replay_open(&replay);
+    engine::check_stream(&file, &mut open, opts)
+        .map(StreamedReport::new)
+        .map_err(err)
+}
+
 /// A reader of the input from its start ([`ReplayReader`]), through
 /// [`CHECK_READ_BUFFER_BYTES`] of buffer: the first two copy what they read
 /// past the copy, the third copies nothing, a fourth is an error.
@@ -515,15 +589,13 @@ fn replay_open<'a>(
     let copy = {
         let mut r = replay.borrow_mut();
         r.opens = r.opens.saturating_add(1);
-        // The peek and inspect's first pass are read again; the main
-        // pass (the third open) is the last that can be made.
+        // The peek and a first pass are read again; the main pass (the
+        // open after the copied ones) is the last that can be made.
         match r.opens {
-            1 | 2 => true,
-            3 => false,
+            n if n <= r.copy_opens => true,
+            n if n == r.copy_opens + 1 => false,
             _ => {
-                return Err(std::io::Error::other(
-                    "standard input cannot be read a third time",
-                ));
+                return Err(std::io::Error::other("standard input cannot be read again"));
             }
         }
     };
@@ -546,6 +618,9 @@ struct Replay<'a> {
     teed: u64,
     /// Readers made so far.
     opens: usize,
+    /// How many readers copy what they read past the copy (the reads to be
+    /// read again); the one after them is the last, copying nothing.
+    copy_opens: usize,
 }
 
 /// The input from its start: the copy ([`Replay::tee`]), then the rest of

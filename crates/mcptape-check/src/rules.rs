@@ -140,6 +140,20 @@ refused it: a missing or wrong `jsonrpc` member, `\"id\": null` on a request, bo
 `error`, an id that is neither string nor integer, a duplicate key. The parser's reason is in the \
 finding. No pairing or result rule runs on such a message.",
     }
+    JSONRPC_BATCH_REMOVED = {
+        id: "jsonrpc-batch-removed", severity: Error,
+        summary: "a JSON-RPC batch (an array of messages) in a revision that has none (2025-06-18 and later)",
+        source: "MCP 2025-06-18 changelog (\"Remove support for JSON-RPC batching\"); 2025-06-18 / 2025-11-25 / 2026-07-28 basic/transports (one JSON-RPC request, notification or response per stdio line or POST body); JSON-RPC 2.0 §6",
+        revisions: "2025-06-18 and later (2025-03-26 allowed batches)",
+        explain: "A message record (a stdio line, an HTTP body, an SSE event) holds a JSON array of \
+messages: a JSON-RPC 2.0 batch. MCP 2025-03-26 let peers send batches and required them to receive \
+them; 2025-06-18 removed batching, and every later revision carries exactly one request, \
+notification or response per stdio line and per POST body. A peer of those revisions may refuse \
+the batch outright (`mcptape serve` answers one with -32600 `batches are not supported`), so the \
+requests in it go unanswered. Fires once per batch record (pointer empty), whatever its elements; \
+each element is still checked as a message (a bad one also fires message-not-jsonrpc). Send the \
+messages one at a time, or negotiate 2025-03-26 if the peer really batches.",
+    }
     SSE_EVENT_NOT_JSONRPC = {
         id: "sse-event-not-jsonrpc", severity: Warning,
         summary: "an SSE event of a Streamable HTTP response whose data is not a JSON-RPC message (a JSON heartbeat): skipped",

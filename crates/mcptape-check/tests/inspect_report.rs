@@ -169,3 +169,53 @@ fn assert_streamed_is_the_report_in_memory(text: &str) -> mcptape_check::inspect
     }
     whole
 }
+
+/// Regression: a bad base64 character inside a JSON-escaped blob was printed by inspect
+/// unescaped (`invalid base64 byte 0xc3 at offset 0`), where check says it as recorded
+/// (`RecordedBase64Error`: the escape as written, its offset in the blob as written). Inspect
+/// now says what check says, in a transcript and in a plain file, strict and lenient (where the
+/// escaped `\n` is stripped and the escaped `!` is the bad character); a blob without escapes
+/// keeps the codec's own words.
+#[test]
+fn inspect_escaped_blob_error_says_the_character_as_recorded_as_check_does() {
+    let header = r#"{"mcptapeTranscript":1,"mcptapeVersion":"0.1.0","transport":"stdio","server":{"command":["x"]},"startedAt":"2026-11-30T00:00:00Z","protocolVersion":"2025-11-25"}"#;
+    let read = r#"{"tUs":1,"kind":"message","dir":"c2s","msg":{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///a"}}}"#;
+    let reply = |blob: &str| {
+        format!(
+            r#"{{"tUs":2,"kind":"message","dir":"s2c","msg":{{"jsonrpc":"2.0","id":1,"result":{{"contents":[{{"uri":"file:///a","mimeType":"application/octet-stream","blob":"{blob}"}}]}}}}}}"#
+        )
+    };
+    let exit = r#"{"tUs":3,"kind":"exit","code":0}"#;
+    let error_of = |data: &str, lenient: bool| match &inspect(data.as_bytes(), lenient).items[..] {
+        [Item::InvalidResult { error, .. }] => error.clone(),
+        other => panic!("{other:?}"),
+    };
+    let t = format!("{header}\n{read}\n{}\n{exit}\n", reply(r"\u00e9\u0041AA"));
+    let said = "invalid base64 character `\\u00e9` at offset 0 of the blob as recorded (byte 0xc3 once unescaped)";
+    assert_eq!(
+        error_of(&t, false),
+        format!("blob: {said} in contents[0] (uri \"file:///a\") at byte 111")
+    );
+    let checked = mcptape_check::check_bytes("t.jsonl", t.as_bytes(), &Default::default());
+    assert!(
+        checked.findings[0].message.contains(said),
+        "{}",
+        checked.findings[0].message
+    );
+
+    let plain = r#"{"jsonrpc":"2.0","id":1,"result":{"contents":[{"uri":"file:///a","blob":"AA\nAA\u0021A"}]}}"#;
+    assert_eq!(
+        error_of(plain, false),
+        "blob: invalid base64 character `\\n` at offset 2 of the blob as recorded (byte 0x0a once unescaped) in contents[0] (uri \"file:///a\") at byte 75"
+    );
+    assert_eq!(
+        error_of(plain, true),
+        "blob: invalid base64 character `\\u0021` at offset 6 of the blob as recorded (byte 0x21 once unescaped) in contents[0] (uri \"file:///a\") at byte 79"
+    );
+    let unescaped =
+        r#"{"jsonrpc":"2.0","id":1,"result":{"contents":[{"uri":"file:///a","blob":"AA!A"}]}}"#;
+    assert_eq!(
+        error_of(unescaped, false),
+        "blob: invalid base64 byte 0x21 at offset 2 in contents[0] (uri \"file:///a\") at byte 75"
+    );
+}

@@ -4,6 +4,7 @@
 mod baseline;
 mod bugs_fresh_user;
 mod bugs_issue15;
+mod check_stdin;
 mod inspect_report;
 mod non_regular_files;
 mod output;

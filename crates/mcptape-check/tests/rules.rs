@@ -389,7 +389,10 @@ fn batch_elements_are_checked_with_their_index_in_the_pointer() {
     assert_eq!(
         got,
         vec![
+            // 2025-11-25 has no batches: each batch line fires once, its elements are still checked.
+            ("jsonrpc-batch-removed", 2, ""),
             ("message-not-jsonrpc", 2, "/2"),
+            ("jsonrpc-batch-removed", 3, ""),
             ("read-empty-contents", 3, "/1/result/contents"),
         ]
     );
@@ -779,7 +782,8 @@ fn cancel_of_an_id_past_u64_cancels_that_request() {
 
 /// Regression (issue 22): an id past `u64` inside a batch is its digits too
 /// (the masking stopgap only reached single messages): the batch's request
-/// pairs with its answer, nothing fires.
+/// pairs with its answer: no pairing rule fires (only `jsonrpc-batch-removed`, once per batch
+/// line: the transcript is 2025-11-25, which has no batches).
 #[test]
 fn batch_element_id_past_u64_pairs_by_its_digits() {
     let bytes = transcript(&[
@@ -792,7 +796,17 @@ fn batch_element_id_past_u64_pairs_by_its_digits() {
             r#"[{"jsonrpc":"2.0","id":2,"result":{}},{"jsonrpc":"2.0","id":99999999999999999999999,"result":{}}]"#,
         ),
     ]);
-    assert_eq!(findings_of(&bytes), vec![]);
+    let rules: Vec<_> = findings_of(&bytes)
+        .into_iter()
+        .map(|f| (f.0, f.1))
+        .collect();
+    assert_eq!(
+        rules,
+        vec![
+            ("jsonrpc-batch-removed", None),
+            ("jsonrpc-batch-removed", None)
+        ]
+    );
 }
 
 /// Ids pair by type and raw text (issue 22): `1` and `"1"` differ only in
@@ -824,5 +838,68 @@ fn ids_pair_by_raw_text_1_string_1_1_0_and_escaped_strings_do_not_pair() {
     assert_eq!(
         got[1].2,
         "response id \"1\" differs only in type from request id 1 (ping, record 1)"
+    );
+}
+
+/// A JSON-RPC batch is allowed up to 2025-03-26 and fires `jsonrpc-batch-removed` (once per
+/// batch line, pointer empty, an error) from 2025-06-18 on (MCP 2025-06-18 removed batching),
+/// whichever peer sent it; a revision detected from the handshake counts the same way.
+#[test]
+fn jsonrpc_batch_fires_from_2025_06_18_on_not_under_2025_03_26() {
+    let batch = exchange(
+        r#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"}]"#,
+        r#"[{"jsonrpc":"2.0","id":2,"result":{}},{"jsonrpc":"2.0","id":1,"result":{}}]"#,
+    );
+    for rev in Revision::KNOWN {
+        let want: &[&str] = if rev < Revision::V2025_06_18 {
+            &[]
+        } else {
+            &["jsonrpc-batch-removed", "jsonrpc-batch-removed"]
+        };
+        // (2026-07-28 also wants `resultType` in each ping result: not this rule's business.)
+        let got: Vec<&str> = fired_under(&batch, rev.clone())
+            .into_iter()
+            .filter(|r| *r != "result-missing-resultType")
+            .collect();
+        assert_eq!(got, want, "{rev}");
+    }
+    let r = check_bytes("t", &batch, &spec(Revision::V2025_06_18));
+    let f = &r.findings[1];
+    assert_eq!((f.line, f.pointer.as_str()), (3, ""));
+    assert_eq!(f.severity, mcptape_check::Severity::Error);
+    assert_eq!(
+        f.message,
+        "the server sent a JSON-RPC batch of 2 messages; revision 2025-06-18 has no batches (removed in 2025-06-18)"
+    );
+
+    // Detected: the handshake settles 2025-03-26 (no finding) or 2025-06-18 (one per batch).
+    let handshake = |v: &str| {
+        transcript(&[
+            (
+                "c2s",
+                &format!(
+                    r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"{v}","capabilities":{{}},"clientInfo":{{"name":"c","version":"1"}}}}}}"#
+                ),
+            ),
+            (
+                "s2c",
+                &format!(
+                    r#"{{"jsonrpc":"2.0","id":0,"result":{{"protocolVersion":"{v}","capabilities":{{}},"serverInfo":{{"name":"s","version":"1"}}}}}}"#
+                ),
+            ),
+            ("c2s", r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#),
+            ("s2c", r#"{"jsonrpc":"2.0","id":1,"result":{}}"#),
+        ])
+    };
+    assert_eq!(
+        rules_fired(&handshake("2025-03-26"), &Options::default()),
+        Vec::<&str>::new()
+    );
+    let r = check_bytes("t", &handshake("2025-06-18"), &Options::default());
+    assert_eq!(rules_and_pointers(&r), vec![("jsonrpc-batch-removed", "")]);
+    assert_eq!(r.findings[0].line, 4);
+    assert_eq!(
+        r.findings[0].message,
+        "the client sent a JSON-RPC batch of 1 message; revision 2025-06-18 has no batches (removed in 2025-06-18)"
     );
 }

@@ -28,6 +28,7 @@ const EXPECTED: &[(&str, usize, Option<&str>, &str)] = &[
     ("stdio-non-jsonrpc-line", 2, None, ""),
     ("stdio-embedded-newline", 3, None, ""),
     ("message-not-jsonrpc", 2, None, ""),
+    ("jsonrpc-batch-removed", 2, None, ""),
     ("read-result-malformed", 3, Some("1"), "/result/contents"),
     ("contents-neither-text-nor-blob", 3, Some("1"), "/result/contents/0"),
     ("contents-text-and-blob", 3, Some("1"), "/result/contents/0"),
@@ -260,6 +261,7 @@ const NEAR_MISSES: &[(&str, &[&str])] = &[
     ("stdio-non-jsonrpc-line", &["null-id-parse-error-response"]),
     ("stdio-embedded-newline", &["mixed-text-and-blob-entries"]),
     ("message-not-jsonrpc", &["null-id-parse-error-response"]),
+    ("jsonrpc-batch-removed", &["batch-under-2025-03-26"]),
     (
         "read-result-malformed",
         &["input-required-result-without-cache-hints"],

@@ -336,7 +336,11 @@ async fn handle(
     }
     let body = match collect_body(req.into_body(), MAX_BODY_BYTES).await {
         Ok(b) => b,
-        Err(refused) => return Ok(refused),
+        // Over the limit (413) or broken off (400), answered -32700: counted as invalid.
+        Err(refused) => {
+            st.server.record_invalid();
+            return Ok(refused);
+        }
     };
     // The strict reader (mcptape_wire::envelope): an invalid message is
     // answered 400 with its JSON-RPC 2.0 §5 error body, never matched.

@@ -252,25 +252,49 @@ pub const SPLICE_FROM_BYTES: usize = 1024 * 1024;
 /// # Errors
 /// The write's or the splice's error; [`std::io::ErrorKind::WriteZero`] as
 /// [`write_all_vectored`].
-pub fn write_line_to_file(out: &mut std::fs::File, body: &ReplyBytes) -> std::io::Result<()> {
+pub fn write_line_to_file(
+    out: &mut std::fs::File,
+    body: &ReplyBytes,
+) -> std::io::Result<LineWrite> {
     #[cfg(any(target_os = "linux", target_os = "android"))]
     if body.len() >= SPLICE_FROM_BYTES
         && let Some((file, at)) = body.text.file_range()
     {
         let [head, id, tail] = body.pieces();
         write_all_vectored(out, &mut [IoSlice::new(head), IoSlice::new(id)])?;
-        let moved = splice_from_file(file, at + body.id_at.end as u64, tail.len(), out)?;
-        return write_all_vectored(
+        let (moved, refused) = splice_from_file(file, at + body.id_at.end as u64, tail.len(), out)?;
+        write_all_vectored(
             out,
             &mut [IoSlice::new(&tail[moved..]), IoSlice::new(b"\n")],
-        );
+        )?;
+        return Ok(match refused {
+            None => LineWrite::Spliced,
+            Some(why) => LineWrite::SpliceFallback(why),
+        });
     }
-    write_all_vectored(out, &mut body.line_slices())
+    write_all_vectored(out, &mut body.line_slices()).map(|()| LineWrite::Written)
+}
+
+/// How [`write_line_to_file`] wrote a reply: counted in the serve summary
+/// (`ServeSummary::spliced`, `ServeSummary::splice_fallbacks`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineWrite {
+    /// Written from memory (`writev(2)`): shorter than [`SPLICE_FROM_BYTES`], or not a range
+    /// of a mapped transcript.
+    Written,
+    /// Its recorded bytes after the id moved from the mapped file into the pipe by `splice(2)`.
+    Spliced,
+    /// `splice(2)` was asked and refused, the bytes it did not move written from the map
+    /// instead (the same bytes). Why, as the error's name: `EINVAL` (the output is not a pipe:
+    /// a regular file, `/dev/null`), `ENOSYS`, `EAGAIN`, or `file ended early` (the
+    /// transcript was shortened under the map).
+    SpliceFallback(&'static str),
 }
 
 /// Moves up to `len` bytes of `file` from byte `at` into the pipe `out` with `splice(2)`;
-/// returns how many it moved before it was done or refused (`EINVAL`: `out` is not a pipe;
-/// `ENOSYS`, `EAGAIN`; or the file ended early), the caller writing the rest.
+/// returns how many it moved before it was done or refused, and why it was refused (`EINVAL`:
+/// `out` is not a pipe; `ENOSYS`, `EAGAIN`; `file ended early`; an offset past `i64`: `EOVERFLOW`),
+/// the caller writing the rest.
 ///
 /// # Errors
 /// Any other error of `splice(2)` (`EPIPE`: the reader is gone).
@@ -280,11 +304,11 @@ fn splice_from_file(
     at: u64,
     len: usize,
     out: &std::fs::File,
-) -> std::io::Result<usize> {
+) -> std::io::Result<(usize, Option<&'static str>)> {
     use nix::errno::Errno;
     use nix::fcntl::{SpliceFFlags, splice};
     let Ok(mut off) = i64::try_from(at) else {
-        return Ok(0);
+        return Ok((0, Some("EOVERFLOW")));
     };
     let mut moved = 0;
     while moved < len {
@@ -296,14 +320,48 @@ fn splice_from_file(
             len - moved,
             SpliceFFlags::SPLICE_F_MORE,
         ) {
-            Ok(0) => break,
+            Ok(0) => return Ok((moved, Some("file ended early"))),
             Ok(n) => moved += n,
             Err(Errno::EINTR) => {}
-            Err(Errno::EINVAL | Errno::ENOSYS | Errno::EAGAIN) => break,
+            Err(e @ (Errno::EINVAL | Errno::ENOSYS | Errno::EAGAIN)) => {
+                return Ok((moved, Some(e.desc_name())));
+            }
             Err(e) => return Err(std::io::Error::from(e)),
         }
     }
-    Ok(moved)
+    Ok((moved, None))
+}
+
+/// The name of an `errno` serve counts (`EPERM`), for the summary's keys.
+trait ErrnoName {
+    fn desc_name(self) -> &'static str;
+}
+
+#[cfg(any(target_os = "linux", target_os = "android"))]
+impl ErrnoName for nix::errno::Errno {
+    fn desc_name(self) -> &'static str {
+        use nix::errno::Errno;
+        match self {
+            Errno::EINVAL => "EINVAL",
+            Errno::ENOSYS => "ENOSYS",
+            Errno::EAGAIN => "EAGAIN",
+            Errno::EPERM => "EPERM",
+            Errno::EBUSY => "EBUSY",
+            Errno::EBADF => "EBADF",
+            Errno::ENOMEM => "ENOMEM",
+            _ => "other",
+        }
+    }
+}
+
+/// The `errno` name of a refused `fcntl(F_SETPIPE_SZ)` ([`ErrnoName`]); `unsupported` off Linux.
+fn pipe_refusal_name(e: &std::io::Error) -> &'static str {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    if let Some(code) = e.raw_os_error() {
+        return nix::errno::Errno::from_raw(code).desc_name();
+    }
+    let _ = e;
+    "unsupported"
 }
 
 /// Advances `bufs` past the bytes one vectored write took (`wrote`): `Ok` to
@@ -498,6 +556,8 @@ struct ServeStats {
     synthesized: BTreeMap<String, u64>,
     /// Handshakes of the other era answered from the recorded one.
     adapted: u64,
+    /// Refused `fcntl(F_SETPIPE_SZ)` on the stdout pipe, per `errno` name.
+    pipe_size_refused: BTreeMap<String, u64>,
 }
 
 /// The delays of the replies sent, kept apart from [`ServeStats`] under their own lock: the
@@ -518,6 +578,11 @@ struct ReplyTimes {
     /// Engine work per reply: match + encode (line read → reply queued) plus
     /// the write itself, µs; the timer's wait excluded.
     work: Histogram<u64>,
+    /// Replies spliced from the mapped transcript ([`LineWrite::Spliced`]): counted here, by
+    /// the thread that wrote them, never under the reader's lock.
+    spliced: u64,
+    /// Replies whose splice was refused and written instead, per reason ([`LineWrite::SpliceFallback`]).
+    splice_fallbacks: BTreeMap<&'static str, u64>,
 }
 
 impl Default for ReplyTimes {
@@ -528,6 +593,8 @@ impl Default for ReplyTimes {
             lateness: new_hist(),
             engine: new_hist(),
             work: new_hist(),
+            spliced: 0,
+            splice_fallbacks: BTreeMap::new(),
         }
     }
 }
@@ -1268,13 +1335,39 @@ impl Server {
     }
 
     /// Counts one message refused by the strict parser (HTTP bodies, which
-    /// are parsed before the session check).
+    /// are parsed before the session check), or refused unread: a stdio line or an HTTP
+    /// body past the size limit, a body broken off (each answered -32700).
     pub fn record_invalid(&self) {
         let mut s = self.stats();
         s.requests += 1;
         s.invalid += 1;
         drop(s);
         self.count("", Outcome::Invalid);
+    }
+
+    /// Counts how one reply was written into a file ([`write_line_to_file`]): spliced, or
+    /// written after a refused splice (per reason); nothing for a plain write.
+    ///
+    /// Takes the replies' lock (the timer thread's, as [`Server::record_reply`]), never the
+    /// counters' one, and only for a long reply.
+    pub fn record_line_write(&self, w: LineWrite) {
+        match w {
+            LineWrite::Written => {}
+            LineWrite::Spliced => self.replies().spliced += 1,
+            LineWrite::SpliceFallback(why) => {
+                *self.replies().splice_fallbacks.entry(why).or_default() += 1;
+            }
+        }
+    }
+
+    /// Counts one refused `fcntl(F_SETPIPE_SZ)` on the pipe replies go into (the pipe keeps
+    /// its size: [`mcptape_transport::child::PIPE_BYTES`]), by the error's name (`EPERM`).
+    pub fn record_pipe_size_refused(&self, e: &std::io::Error) {
+        *self
+            .stats()
+            .pipe_size_refused
+            .entry(pipe_refusal_name(e).to_owned())
+            .or_default() += 1;
     }
 
     /// Counts one cancelled pending answer.
@@ -1313,6 +1406,13 @@ impl Server {
             pinged: s.pinged,
             synthesized: s.synthesized.clone(),
             adapted: s.adapted,
+            spliced: r.spliced,
+            splice_fallbacks: r
+                .splice_fallbacks
+                .iter()
+                .map(|(k, n)| ((*k).to_owned(), *n))
+                .collect(),
+            pipe_size_refused: s.pipe_size_refused.clone(),
             intended: Quantiles::of(&r.intended),
             achieved: Quantiles::of(&r.achieved),
             lateness,
@@ -1690,9 +1790,12 @@ impl Out {
                     .and_then(|()| write_line_to_file(&mut f, &o.body));
                 drop(f);
                 let done = Instant::now();
+                if let Ok(w) = r {
+                    server.record_line_write(w);
+                }
                 match r {
-                    Ok(()) if !o.reply => {}
-                    Ok(()) => server.record_reply(
+                    Ok(_) if !o.reply => {}
+                    Ok(_) => server.record_reply(
                         o.intended_us,
                         (done - o.received).as_micros() as u64,
                         o.decide_us + (done - t0).as_micros() as u64,
@@ -1953,8 +2056,15 @@ pub async fn serve_stdio(server: Arc<Server>) -> Result<StreamEnd, ReplayError> 
     let io = |e| ReplayError::new(ReplayErrorKind::Io(e));
     let out = std::fs::File::from(std::io::stdout().as_fd().try_clone_to_owned().map_err(io)?);
     // A 1 MiB pipe: the timer thread's write(2) does not block on a client that lets a few
-    // replies pile up (a blocked write delays every later deadline).
-    let _ = mcptape_transport::child::grow_pipe(&out);
+    // replies pile up (a blocked write delays every later deadline). Asked of a pipe only (a
+    // file or a terminal has no size to grow); a refusal is counted in the summary.
+    let is_pipe = {
+        use std::os::unix::fs::FileTypeExt as _;
+        out.metadata().is_ok_and(|m| m.file_type().is_fifo())
+    };
+    if is_pipe && let Err(e) = mcptape_transport::child::try_grow_pipe(&out) {
+        server.record_pipe_size_refused(&e);
+    }
     let pipe = std::io::stdin()
         .as_fd()
         .try_clone_to_owned()
@@ -1999,13 +2109,17 @@ where
             Frame::Message(b) => server.decide_bytes_in_pieces(&b),
             Frame::Noise(b) if b.iter().all(u8::is_ascii_whitespace) => continue,
             Frame::Noise(b) => server.decide_bytes_in_pieces(&b),
-            Frame::TooLong(e) => reply(
-                &Message::error(
-                    None,
-                    ErrorObject::new(PARSE_ERROR, format!("mcptape serve: parse error: {e}")),
-                ),
-                0,
-            ),
+            Frame::TooLong(e) => {
+                // Refused as the strict parser refuses a message: counted (it was not).
+                server.record_invalid();
+                reply(
+                    &Message::error(
+                        None,
+                        ErrorObject::new(PARSE_ERROR, format!("mcptape serve: parse error: {e}")),
+                    ),
+                    0,
+                )
+            }
         };
         match answer {
             Answer::Reply {
@@ -2094,6 +2208,16 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// The tape of `tests/data/tiny-two-reads.jsonl` (two recorded reads).
+    fn tiny_tape() -> Tape {
+        let bytes = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/tiny-two-reads.jsonl"
+        ))
+        .unwrap();
+        Tape::from_transcript(&mcptape_transcript::reader::read(&bytes).unwrap()).unwrap()
+    }
+
     /// A server on `tape` that answers at once (`fixed:0ms`, no faults, seed 1, no roots).
     fn zero_latency_server(tape: Tape) -> Server {
         Server::new(
@@ -2148,9 +2272,19 @@ mod tests {
                 got
             });
             let mut out = std::fs::File::from(w);
-            write_line_to_file(&mut out, &body).unwrap();
+            let how = write_line_to_file(&mut out, &body).unwrap();
             drop(out);
             let got = reader.join().unwrap();
+            let spliced = body.len() >= SPLICE_FROM_BYTES;
+            assert_eq!(
+                how,
+                if spliced {
+                    LineWrite::Spliced
+                } else {
+                    LineWrite::Written
+                },
+                "blob {blob}"
+            );
             let want = format!("{}\n", body.to_text());
             assert!(want.contains(r#""id":"r-7","result""#));
             assert_eq!(got.len(), want.len(), "blob {blob}");
@@ -2165,11 +2299,65 @@ mod tests {
         use std::io::{Read as _, Seek as _};
         let (body, _file) = mapped_reply(2 << 20);
         let mut out = tempfile::tempfile().unwrap();
-        write_line_to_file(&mut out, &body).unwrap();
+        let how = write_line_to_file(&mut out, &body).unwrap();
+        assert_eq!(how, LineWrite::SpliceFallback("EINVAL"));
         out.rewind().unwrap();
         let mut got = String::new();
         out.read_to_string(&mut got).unwrap();
         assert_eq!(got, format!("{}\n", body.to_text()));
+    }
+
+    /// Serve's summary counts how long replies went out (they were not counted): spliced,
+    /// written after a refused splice (per reason: stdout a regular file is `EINVAL`), and a
+    /// refused `F_SETPIPE_SZ` by its errno (`EPERM`: the user's pipe quota; `EBADF`: not a
+    /// pipe); `io_note` says them on serve's exit, nothing when nothing was refused.
+    #[test]
+    fn splice_fallbacks_and_pipe_size_refusals_are_counted_in_the_summary() {
+        let server = zero_latency_server(tiny_tape());
+        assert_eq!(server.summary().io_note(), None);
+
+        let (body, _file) = mapped_reply(2 << 20);
+        let mut file = tempfile::tempfile().unwrap();
+        for _ in 0..2 {
+            server.record_line_write(write_line_to_file(&mut file, &body).unwrap());
+        }
+        let (r, w) = nix::unistd::pipe().unwrap();
+        let drain = std::thread::spawn(move || {
+            std::io::copy(&mut std::fs::File::from(r), &mut std::io::sink()).unwrap()
+        });
+        let mut pipe = std::fs::File::from(w);
+        server.record_line_write(write_line_to_file(&mut pipe, &body).unwrap());
+        drop(pipe);
+        drain.join().unwrap();
+        server.record_line_write(LineWrite::Written);
+        server.record_pipe_size_refused(&std::io::Error::from_raw_os_error(libc_eperm()));
+        server
+            .record_pipe_size_refused(&mcptape_transport::child::try_grow_pipe(&file).unwrap_err());
+
+        let s = server.summary();
+        assert_eq!(s.spliced, 1);
+        assert_eq!(
+            s.splice_fallbacks,
+            BTreeMap::from([("EINVAL".to_owned(), 2)])
+        );
+        assert_eq!(
+            s.pipe_size_refused,
+            BTreeMap::from([("EBADF".to_owned(), 1), ("EPERM".to_owned(), 1)])
+        );
+        assert_eq!(
+            s.io_note().unwrap(),
+            "stdout pipe not grown to 1 MiB (F_SETPIPE_SZ refused: EBADF 1, EPERM 1); \
+             splice refused, written instead: EINVAL 2 (of 3 replies of 1 MiB or more)"
+        );
+        let json = serde_json::to_value(&s).unwrap();
+        assert_eq!(json["spliced"], json!(1));
+        assert_eq!(json["spliceFallbacks"], json!({"EINVAL": 2}));
+        assert_eq!(json["pipeSizeRefused"], json!({"EBADF": 1, "EPERM": 1}));
+    }
+
+    /// `EPERM` as the OS numbers it (1 on Linux).
+    fn libc_eperm() -> i32 {
+        nix::errno::Errno::EPERM as i32
     }
 
     #[test]
@@ -2358,13 +2546,7 @@ mod tests {
     /// under the client's id.
     #[test]
     fn recorded_reply_in_pieces_is_the_joined_body_byte_for_byte() {
-        let bytes = std::fs::read(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/data/tiny-two-reads.jsonl"
-        ))
-        .unwrap();
-        let t = mcptape_transcript::reader::read(&bytes).unwrap();
-        let tape = Tape::from_transcript(&t).unwrap();
+        let tape = tiny_tape();
         let raw = tape
             .exchanges
             .iter()

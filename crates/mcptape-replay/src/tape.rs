@@ -565,6 +565,9 @@ pub struct Tape {
     pub batches: Vec<SkippedBatch>,
     /// Batches past the first [`MAX_BATCHES_NOTED`]: counted, not kept.
     pub batches_more: usize,
+    /// The client's requests inside recorded batches, all of them (past the cap too): never
+    /// replayed (`verify` says how many it did not send).
+    pub batched_requests: usize,
     /// What the index takes, as [`MAX_TAPE_INDEX_BYTES`] counts it.
     index_bytes: usize,
 }
@@ -599,24 +602,40 @@ pub struct SkippedBatch {
     pub elements: usize,
     /// Its elements that are requests (a `method` and an `id`).
     pub requests: usize,
+    /// Its elements that are notifications (a `method`, no `id`).
+    pub notifications: usize,
+    /// Its elements that are responses (a `result` or an `error`).
+    pub responses: usize,
 }
 
 impl std::fmt::Display for SkippedBatch {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+        let parts: Vec<String> = [
+            (self.requests, "request"),
+            (self.notifications, "notification"),
+            (self.responses, "response"),
+        ]
+        .into_iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, what)| plural(n, what))
+        .collect();
         write!(
             f,
-            "line {}: record {} is a JSON-RPC batch of {} message{} from the {} ({} request{}): \
+            "line {}: record {} is a JSON-RPC batch of {} from the {} ({}): \
              not served (batches are in MCP 2025-03-26 only; serve answers one message at a time)",
             self.line,
             self.record + 1,
-            self.elements,
-            if self.elements == 1 { "" } else { "s" },
+            plural(self.elements, "message"),
             match self.dir {
                 Direction::C2s => "client",
                 Direction::S2c => "server",
             },
-            self.requests,
-            if self.requests == 1 { "" } else { "s" },
+            if parts.is_empty() {
+                "no valid message".to_owned()
+            } else {
+                parts.join(", ")
+            },
         )
     }
 }
@@ -1134,6 +1153,7 @@ impl Tape {
                 }));
             all.index_bytes = all.index_bytes.saturating_add(t.index_bytes);
             all.batches_more += t.batches_more;
+            all.batched_requests += t.batched_requests;
             all.batches.extend(t.batches);
             reindex = true;
             all.protocol_version = all.protocol_version.or(t.protocol_version);
@@ -1750,6 +1770,7 @@ fn build<'a>(
     let mut params_cache = ParamsCache::default();
     let mut batches = Vec::new();
     let mut batches_more = 0usize;
+    let mut batched_requests = 0usize;
     let mut index_bytes = 0usize;
     let mut n = 0usize;
     // The record of the latest message (the one an index past its limit is blamed on).
@@ -1791,10 +1812,16 @@ fn build<'a>(
                 envelope::Scanned::Batch(items) => items,
                 envelope::Scanned::Single(_) => Vec::new(),
             };
-            let mut requests = 0;
+            let (mut requests, mut notifications, mut responses) = (0, 0, 0);
             for env in items.iter().flatten() {
+                match env.kind {
+                    EnvelopeKind::Request => requests += 1,
+                    EnvelopeKind::Notification => notifications += 1,
+                    // Response, Error (and any kind the wire adds: counted as answers).
+                    _ => responses += 1,
+                }
                 match (dir, env.kind, &env.id) {
-                    (Direction::C2s, EnvelopeKind::Request, _) => requests += 1,
+                    (Direction::C2s, EnvelopeKind::Request, _) => batched_requests += 1,
                     (Direction::S2c, EnvelopeKind::Response | EnvelopeKind::Error, Some(id)) => {
                         open.remove(&pair_key(id, http));
                     }
@@ -1808,6 +1835,8 @@ fn build<'a>(
                     dir,
                     elements: items.len(),
                     requests,
+                    notifications,
+                    responses,
                 });
             } else {
                 batches_more += 1;
@@ -2075,6 +2104,7 @@ fn build<'a>(
         pseudonyms: Mutex::new(HashMap::new()),
         batches,
         batches_more,
+        batched_requests,
         index_bytes,
     })
 }
@@ -2264,21 +2294,33 @@ pub(crate) mod tests {
                         record: 2,
                         dir: Direction::C2s,
                         elements: 2,
-                        requests: 1
+                        requests: 1,
+                        notifications: 1,
+                        responses: 0,
                     },
                     SkippedBatch {
                         line: 6,
                         record: 4,
                         dir: Direction::S2c,
                         elements: 2,
-                        requests: 0
+                        requests: 0,
+                        notifications: 0,
+                        responses: 2,
                     },
                 ]
             );
             assert_eq!(tape.batches_more, 0);
+            assert_eq!(tape.batched_requests, 1);
+            // What was skipped, by kind (a server batch of answers said `0 requests`).
             assert_eq!(
                 tape.batches[0].to_string(),
-                "line 4: record 3 is a JSON-RPC batch of 2 messages from the client (1 request): \
+                "line 4: record 3 is a JSON-RPC batch of 2 messages from the client (1 request, \
+                 1 notification): not served (batches are in MCP 2025-03-26 only; serve answers \
+                 one message at a time)"
+            );
+            assert_eq!(
+                tape.batches[1].to_string(),
+                "line 6: record 5 is a JSON-RPC batch of 2 messages from the server (2 responses): \
                  not served (batches are in MCP 2025-03-26 only; serve answers one message at a time)"
             );
             // Served: the single read; not the batch's read; tools/list was asked alone
@@ -2301,6 +2343,8 @@ pub(crate) mod tests {
         ] {
             let tape = served_of(&vec![batch; n]);
             assert_eq!((tape.batches.len(), tape.batches_more), (kept, more));
+            // Notifications only: no request was batched.
+            assert_eq!(tape.batched_requests, 0);
             assert_eq!(tape.batches[kept - 1].line, kept + 1);
         }
     }

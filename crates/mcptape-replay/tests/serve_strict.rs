@@ -476,3 +476,32 @@ async fn regression_line_starting_with_0xff_is_invalid_utf8_on_stdio_and_http_al
         );
     }
 }
+
+/// Fresh-user report: a stdio line past the line limit was answered -32700 but not counted
+/// (`--stats` said `requests 1, invalid 0` after it and a ping). At the limit a line is read
+/// and answered as any other (a ping padded with spaces); one byte past it is answered -32700
+/// naming the limit, counted as an invalid request, and the session goes on.
+#[tokio::test(start_paused = true)]
+async fn stdio_line_over_the_limit_is_answered_and_counted_invalid() {
+    use mcptape_transport::framed::MAX_LINE_BYTES;
+    let ping = r#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#;
+    let at_limit = format!("{ping}{}", " ".repeat(MAX_LINE_BYTES - ping.len()));
+    let past = format!("{ping}{}", " ".repeat(MAX_LINE_BYTES + 1 - ping.len()));
+    let srv = Arc::new(server(TINY));
+    let got = session_lines(srv.clone(), &[&at_limit, &past, ping]).await;
+    assert_eq!(got.len(), 3, "{got:?}");
+    assert_eq!(got[0], json!({"jsonrpc":"2.0","id":7,"result":{}}));
+    assert_eq!(got[1]["error"]["code"], json!(-32700));
+    assert_eq!(got[1]["id"], Value::Null);
+    assert!(
+        got[1]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("longer than the limit of {MAX_LINE_BYTES} bytes")),
+        "{}",
+        got[1]
+    );
+    assert_eq!(got[2]["id"], json!(7));
+    let s = srv.summary();
+    assert_eq!((s.requests, s.invalid, s.pinged), (3, 1, 2));
+}

@@ -101,6 +101,20 @@ pub struct ServeSummary {
     /// (`initialize` on a 2026-07-28 recording, `server/discover` on a 2025 one).
     #[serde(default)]
     pub adapted: u64,
+    /// Replies of 1 MiB or more moved from the mapped transcript into the stdout pipe by
+    /// `splice(2)` (`mcptape_replay::serve::LineWrite::Spliced`).
+    #[serde(default)]
+    pub spliced: u64,
+    /// Replies whose `splice(2)` was refused and that were written from the map instead (the
+    /// same bytes, a copy more), per reason: `EINVAL` (stdout is not a pipe: a file,
+    /// `/dev/null`), `ENOSYS`, `EAGAIN`, `file ended early`.
+    #[serde(default)]
+    pub splice_fallbacks: BTreeMap<String, u64>,
+    /// Refused requests to grow the stdout pipe to 1 MiB (`fcntl(F_SETPIPE_SZ)`), per `errno`
+    /// name: `EPERM` (the user's pipe quota), `EBUSY`. The pipe keeps its size (64 KiB by
+    /// default): a slow client blocks the timer thread's writes sooner.
+    #[serde(default)]
+    pub pipe_size_refused: BTreeMap<String, u64>,
     /// Scheduled delays, µs.
     pub intended: Quantiles,
     /// Achieved delays, µs.
@@ -198,6 +212,34 @@ impl ServeSummary {
         ))
     }
 
+    /// `stdout pipe not grown to 1 MiB (F_SETPIPE_SZ refused: EPERM 1); splice refused, written
+    /// instead: EINVAL 3 (of 3 replies of 1 MiB or more)`, when either happened; `None` when
+    /// every pipe grew and every long reply was spliced (or none was long).
+    pub fn io_note(&self) -> Option<String> {
+        let list = |m: &BTreeMap<String, u64>| {
+            m.iter()
+                .map(|(k, n)| format!("{k} {n}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let mut parts = Vec::new();
+        if !self.pipe_size_refused.is_empty() {
+            parts.push(format!(
+                "stdout pipe not grown to 1 MiB (F_SETPIPE_SZ refused: {})",
+                list(&self.pipe_size_refused)
+            ));
+        }
+        if !self.splice_fallbacks.is_empty() {
+            let fell: u64 = self.splice_fallbacks.values().sum();
+            parts.push(format!(
+                "splice refused, written instead: {} (of {} replies of 1 MiB or more)",
+                list(&self.splice_fallbacks),
+                fell + self.spliced
+            ));
+        }
+        (!parts.is_empty()).then(|| parts.join("; "))
+    }
+
     /// The lines `bench` prints under the server-side delay table: engine
     /// time (zero-delay replies, read → written), engine work and capacity,
     /// the [`Precision`] flag, and — when `throughput_per_s` (replies/s the
@@ -208,6 +250,7 @@ impl ServeSummary {
     pub fn precision_lines(&self, throughput_per_s: f64) -> Vec<String> {
         let ms = |us: u64| format!("{:.3} ms", us as f64 / 1000.0);
         let mut out: Vec<String> = self.synthesized_note().into_iter().collect();
+        out.extend(self.io_note());
         if self.engine.count > 0 {
             out.push(format!(
                 "engine time (line read -> reply written, {} zero-delay replies): p50 {}  p99 {}  max {}",

@@ -226,15 +226,28 @@ pub const PIPE_BYTES: usize = 1024 * 1024;
 /// Asks the kernel to grow the pipe `fd` to [`PIPE_BYTES`] (`fcntl(F_SETPIPE_SZ)`); `true` when
 /// it did, `false` when it refused (see [`PIPE_BYTES`]) and the pipe is as it was.
 pub fn grow_pipe(fd: &impl std::os::fd::AsFd) -> bool {
+    try_grow_pipe(fd).is_ok()
+}
+
+/// [`grow_pipe`], saying why the kernel refused: the `fcntl(2)` error (`EPERM`: the user's
+/// pipe quota `/proc/sys/fs/pipe-user-pages-soft` is reached, or the size is past
+/// `/proc/sys/fs/pipe-max-size`; `EBUSY`: the pipe holds more than the new size; `EBADF`:
+/// `fd` is not a pipe), or [`std::io::ErrorKind::Unsupported`] off Linux.
+///
+/// # Errors
+/// As above; the pipe is then as it was.
+pub fn try_grow_pipe(fd: &impl std::os::fd::AsFd) -> std::io::Result<()> {
     #[cfg(any(target_os = "linux", target_os = "android"))]
     {
         use nix::fcntl::{FcntlArg, fcntl};
-        i32::try_from(PIPE_BYTES)
-            .is_ok_and(|size| fcntl(fd.as_fd(), FcntlArg::F_SETPIPE_SZ(size)).is_ok())
+        let size = i32::try_from(PIPE_BYTES).map_err(std::io::Error::other)?;
+        fcntl(fd.as_fd(), FcntlArg::F_SETPIPE_SZ(size))
+            .map(drop)
+            .map_err(std::io::Error::from)
     }
     #[cfg(not(any(target_os = "linux", target_os = "android")))]
     {
         let _ = fd;
-        false
+        Err(std::io::ErrorKind::Unsupported.into())
     }
 }

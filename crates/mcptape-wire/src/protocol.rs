@@ -211,6 +211,13 @@ impl<'de> Deserialize<'de> for Revision {
 /// SEP-2549, `server/discover`).
 pub const STATELESS_SINCE: Revision = Revision::V2026_07_28;
 
+/// The first revision without JSON-RPC batches: MCP 2025-03-26 allowed a message to be a JSON-RPC
+/// batch (JSON-RPC 2.0 §6, an array of messages); 2025-06-18 removed them ("Remove support for
+/// JSON-RPC batching", its changelog; its stdio and Streamable HTTP transports carry one
+/// JSON-RPC request, notification or response per line or POST body), and no later revision has
+/// them. `mcptape check` fires `jsonrpc-batch-removed` on a batch at this revision or later.
+pub const BATCHES_REMOVED_IN: Revision = Revision::V2025_06_18;
+
 /// The revision of the session-era `initialize` mcptape sends by default, and
 /// after a `server/discover` probe fails (the fallback of MCP 2026-07-28
 /// "Basic" › "Lifecycle" › "Backward compatibility").

@@ -399,6 +399,10 @@ pub struct ContentsError {
     index: Option<usize>,
     uri: Option<String>,
     offset: Option<usize>,
+    /// For [`ContentsErrorKind::InvalidBase64`] in a blob with JSON escapes: the error said of
+    /// the blob as recorded ([`crate::codec::RecordedBase64Error`]'s display), which the
+    /// display shows instead of the kind's (whose character and offset are unescaped).
+    recorded: Option<String>,
 }
 
 impl ContentsError {
@@ -408,7 +412,17 @@ impl ContentsError {
             index: None,
             uri: None,
             offset: Some(offset),
+            recorded: None,
         }
+    }
+
+    /// For a bad base64 `blob` that holds JSON escapes, the error said of the blob as recorded,
+    /// as `mcptape check` says it ([`crate::codec::RecordedBase64Error`]: `invalid base64
+    /// character `\u00e9` at offset 0 of the blob as recorded (byte 0xc3 once unescaped)`);
+    /// `None` for any other error, and for a blob without escapes (the kind's display says it
+    /// as recorded already).
+    pub fn base64_as_recorded(&self) -> Option<&str> {
+        self.recorded.as_deref()
     }
 
     fn at_entry(mut self, index: usize, uri: Option<&str>) -> Self {
@@ -457,7 +471,10 @@ impl From<JsonError> for ContentsError {
 
 impl fmt::Display for ContentsError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.kind)?;
+        match &self.recorded {
+            Some(r) => write!(f, "blob: {r}")?,
+            None => write!(f, "{}", self.kind)?,
+        }
         if let Some(i) = self.index {
             write!(f, " in contents[{i}]")?;
         }
@@ -831,7 +848,28 @@ fn decode_blob(
         }
     };
     let fail = |e: Base64Error, rel: usize| {
-        ContentsError::new(ContentsErrorKind::InvalidBase64(e), abs(rel))
+        // Escaped: said as recorded too (an offset into `inner`, the escape as written), as
+        // check says it. A lenient length error counts the normalised text: left as it is.
+        let recorded = (escaped
+            && (mode == Mode::Strict || !matches!(e, Base64Error::InvalidLength { .. })))
+        .then(|| {
+            let offset = json::raw_offset_of(inner, rel);
+            crate::codec::RecordedBase64Error {
+                character: match e {
+                    Base64Error::InvalidByte { .. } => {
+                        crate::codec::recorded_char_at(inner, offset)
+                    }
+                    _ => None,
+                },
+                error: e.clone(),
+                offset,
+                escaped: true,
+            }
+            .to_string()
+        });
+        let mut err = ContentsError::new(ContentsErrorKind::InvalidBase64(e), abs(rel));
+        err.recorded = recorded;
+        err
     };
     if mode == Mode::Strict {
         return codec_b64::decode(Path::Scalar, b64)

@@ -203,3 +203,59 @@ fn check_sarif_into_a_closed_pipe_exits_quietly() {
         assert!(!e.contains("error"), "{format}: {e}");
     }
 }
+
+/// `check -` reads the transcript from standard input (it was refused: `-: No such file or
+/// directory`, and `/dev/stdin` as not a regular file): the human lines of the file, with `-`
+/// for its name, and the same exit status; in every format, beside files.
+#[test]
+fn check_dash_reads_stdin_as_the_file() {
+    use std::io::Write as _;
+    let run = |args: &[&str], input: &[u8]| -> Output {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_mcptape"))
+            .current_dir(repo())
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let input = input.to_vec();
+        let feed = std::thread::spawn(move || stdin.write_all(&input));
+        let out = child.wait_with_output().unwrap();
+        feed.join().unwrap().unwrap();
+        out
+    };
+    for name in [
+        "corpus/transcripts/everything-http.jsonl",
+        "corpus/violations/jsonrpc-batch-removed.jsonl",
+        "corpus/violations/transcript-truncated.jsonl",
+    ] {
+        let bytes = std::fs::read(repo().join(name)).unwrap();
+        for format in ["human", "json", "sarif", "junit"] {
+            let file = mcptape(&["check", "--format", format, name]);
+            let piped = run(&["check", "--format", format, "-"], &bytes);
+            assert_eq!(piped.status.code(), file.status.code(), "{name} {format}");
+            assert_eq!(
+                stdout(&piped),
+                stdout(&file).replace(name, "-"),
+                "{name} {format}: {}",
+                String::from_utf8_lossy(&piped.stderr)
+            );
+        }
+    }
+    // Beside a file: both checked, `-` first (paths are sorted).
+    let bytes =
+        std::fs::read(repo().join("corpus/violations/jsonrpc-batch-removed.jsonl")).unwrap();
+    let o = run(
+        &["check", "corpus/violations/request-unanswered.jsonl", "-"],
+        &bytes,
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let out = stdout(&o);
+    assert!(out.contains("-:2: error[jsonrpc-batch-removed]"), "{out}");
+    assert!(
+        out.contains("request-unanswered.jsonl:2: error[request-unanswered]"),
+        "{out}"
+    );
+}

@@ -540,22 +540,27 @@ fn same_id_in_two_sessions_each_gets_its_own_answer() {
     );
 }
 
+/// `serve --listen` of the shipped everything-http recording at `latency`, with `--stats` in a
+/// temporary directory: (the directory, the stats path, the port, the running server).
+fn serve_everything_http_with_stats(
+    latency: &str,
+) -> (tempfile::TempDir, std::path::PathBuf, u16, Guard) {
+    let dir = tempfile::tempdir().unwrap();
+    let stats = dir.path().join("stats.json");
+    let port = free_port();
+    let mut cmd = serve_listen_cmd(&corpus_transcript("everything-http.jsonl"), port, latency);
+    cmd.arg("--stats").arg(&stats);
+    let g = spawn_listening(&mut cmd, port);
+    (dir, stats, port, g)
+}
+
 /// Issue 23: a `notifications/cancelled` sent in session B ends only B's
 /// request with that id: A's request with the same id is answered with its
 /// contents, B's stream is closed unanswered, and `--stats` counts exactly
 /// one cancelled reply.
 #[test]
 fn cross_session_cancel_reaches_only_its_own_session() {
-    let dir = tempfile::tempdir().unwrap();
-    let stats = dir.path().join("stats.json");
-    let port = free_port();
-    let mut cmd = serve_listen_cmd(
-        &corpus_transcript("everything-http.jsonl"),
-        port,
-        "fixed:2s",
-    );
-    cmd.arg("--stats").arg(&stats);
-    let mut g = spawn_listening(&mut cmd, port);
+    let (_dir, stats, port, mut g) = serve_everything_http_with_stats("fixed:2s");
     let (a, b) = (
         send_post(port, None, INIT_ID_1),
         send_post(port, None, INIT_ID_1),
@@ -867,4 +872,40 @@ fn a_real_prometheus_scrapes_serve_metrics_and_reads_the_delay_histogram_back() 
     // fixed:5ms: every reply waited at least 5 ms, so the median's bucket starts at 3.2 ms or above.
     assert!(p50[0] >= 0.0032, "p50 {p50:?}");
     assert_eq!(prom_query(prom_port, "mcptape_serve_in_flight"), vec![0.0]);
+}
+
+/// Fresh-user report: a body broken off before its Content-Length (answered 400 with a -32700
+/// body) was answered but not counted: `--stats` said `requests 0, invalid 0`. It now counts
+/// as an invalid request, as a body the strict parser refuses does (counted before).
+#[test]
+fn serve_http_broken_off_body_is_400_and_counted_invalid() {
+    let (_dir, stats, port, mut g) = serve_everything_http_with_stats("fixed:0ms");
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(
+        format!(
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n{{\"jsonrpc\":\"2.0\""
+        )
+        .as_bytes(),
+    )
+    .unwrap();
+    s.shutdown(std::net::Shutdown::Write).unwrap();
+    let mut out = String::new();
+    let _ = s.read_to_string(&mut out);
+    assert!(out.starts_with("HTTP/1.1 400"), "{out}");
+    assert!(out.contains(r#""code":-32700"#), "{out}");
+    // And a body the strict parser refuses, counted as before.
+    let bad = raw_http(
+        port,
+        &post_request("/mcp", "", r#"{"jsonrpc":"2.0","id":1"#),
+    );
+    assert!(bad.starts_with("HTTP/1.1 400"), "{bad}");
+    terminate(&mut g);
+    let s: serde_json::Value = read_json(&stats);
+    assert_eq!(
+        (s["requests"].clone(), s["invalid"].clone()),
+        (2.into(), 2.into()),
+        "{s}"
+    );
 }

@@ -364,3 +364,44 @@ fn verify_reports_the_lines_of_a_target_that_answers_with_non_json() {
         "{rep}"
     );
 }
+
+/// Fresh-user report: a recorded JSON-RPC batch was said in a warning only; verify's count
+/// (`15 request(s), 15 response(s) compared`) did not say that the batch's requests were never
+/// sent. The summary now counts the skipped batches and their requests, and each warning says
+/// what its batch held (a server batch of answers said `0 requests`). Served by `mcptape
+/// serve` itself: no peer needed.
+#[test]
+fn verify_counts_the_recorded_batches_it_skips() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = corpus_transcript("everything-stdio.jsonl");
+    let text = std::fs::read_to_string(&src).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    let batch_c2s = r#"{"tUs":2000000,"kind":"message","dir":"c2s","msg":[{"jsonrpc":"2.0","id":901,"method":"resources/list"},{"jsonrpc":"2.0","id":902,"method":"resources/templates/list"},{"jsonrpc":"2.0","method":"notifications/x"}]}"#;
+    let batch_s2c = r#"{"tUs":2000100,"kind":"message","dir":"s2c","msg":[{"jsonrpc":"2.0","id":901,"result":{"resources":[]}},{"jsonrpc":"2.0","id":902,"result":{"resourceTemplates":[]}}]}"#;
+    lines.splice(7..7, [batch_c2s, batch_s2c]);
+    let t = dir.path().join("batch.jsonl");
+    std::fs::write(&t, lines.join("\n") + "\n").unwrap();
+    let target = format!(
+        "{} serve {} --latency fixed:0ms",
+        sh_quote(&mcptape()),
+        sh_quote(&src)
+    );
+    let (rc, out, err, _) = verify_raw(&[t.to_str().unwrap(), "--target-cmd", &target]);
+    assert_eq!(rc, 0, "{out}\n{err}");
+    assert!(
+        out.contains(
+            "0 unanswered; 2 recorded JSON-RPC batch(es) skipped, 2 request(s) in them not sent"
+        ),
+        "{out}"
+    );
+    assert!(
+        err.contains("line 8: record 7 is a JSON-RPC batch of 3 messages from the client (2 requests, 1 notification)"),
+        "{err}"
+    );
+    assert!(
+        err.contains(
+            "line 9: record 8 is a JSON-RPC batch of 2 messages from the server (2 responses)"
+        ),
+        "{err}"
+    );
+}

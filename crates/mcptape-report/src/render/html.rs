@@ -1617,6 +1617,9 @@ pub fn report_html(report: &BenchReport, res: &BenchResult, head: &PageHead) -> 
         if let Some(n) = sv.synthesized_note() {
             row(&mut s, "synthesized", &n);
         }
+        if let Some(n) = sv.io_note() {
+            row(&mut s, "stdout pipe and splice", &n);
+        }
         s.push_str("</table>\n");
     }
 

@@ -386,7 +386,7 @@ impl std::fmt::Display for RecordedBase64Error<'_> {
 /// The character of the JSON string text `raw` (between quotes) that starts
 /// at byte `at`, as written: an escape (a `\u` high surrogate with the low
 /// one after it is one character) or one UTF-8 character.
-fn recorded_char_at(raw: &str, at: usize) -> Option<&str> {
+pub(crate) fn recorded_char_at(raw: &str, at: usize) -> Option<&str> {
     let rest = raw.get(at..)?;
     let b = rest.as_bytes();
     let len = match (b.first()?, b.get(1)) {

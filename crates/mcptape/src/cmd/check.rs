@@ -47,7 +47,8 @@ pub enum FormatArg {
 /// Arguments of `mcptape check`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Transcript files, or directories searched recursively for `*.jsonl`.
+    /// Transcript files, or directories searched recursively for `*.jsonl`; `-` reads a
+    /// transcript from standard input, as a stream (named `-` in the report).
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
     /// Protocol revision the revision-dependent rules use.

@@ -43,7 +43,9 @@ pub struct Args {
     #[arg(long, value_name = "URI")]
     pub root: Vec<String>,
     /// Write the session's counters and delay quantiles (model, scheduled, achieved, lateness =
-    /// achieved - scheduled with its precision flag, engine time, capacity) as JSON to FILE on
+    /// achieved - scheduled with its precision flag, engine time, capacity; over stdio the
+    /// replies of 1 MiB or more spliced from the mapped transcript, those written instead
+    /// because splice(2) was refused, and a refused stdout pipe resize) as JSON to FILE on
     /// exit, a stop by SIGINT (exit 130) or SIGTERM (exit 0 over HTTP, 143 over stdio) included
     /// (checked writable before serving).
     #[arg(long, value_name = "FILE")]
@@ -462,7 +464,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
         }
     });
-    if let Some(note) = server.summary().synthesized_note() {
+    let summary = server.summary();
+    for note in summary
+        .synthesized_note()
+        .into_iter()
+        .chain(summary.io_note())
+    {
         eprintln!("mcptape serve: {note}");
     }
     if let Some(path) = &args.stats {

@@ -232,15 +232,25 @@ async fn session(
                     .join(", ")
             );
         }
+        // Recorded batches are never replayed: said in the count, not only in the warnings.
+        let batches = tape.batches.len() + tape.batches_more;
         let _ = writeln!(
             text,
-            "verify: {} request(s), {} response(s) compared, {} difference(s), {} unanswered{}",
+            "verify: {} request(s), {} response(s) compared, {} difference(s), {} unanswered{}{}",
             rep.requests,
             rep.compared,
             rep.differences.len(),
             rep.unanswered.len(),
             if rep.not_sent > 0 {
                 format!(", {} not sent (--max-time {})", rep.not_sent, args.max_time)
+            } else {
+                String::new()
+            },
+            if batches > 0 {
+                format!(
+                    "; {batches} recorded JSON-RPC batch(es) skipped, {} request(s) in them not sent",
+                    tape.batched_requests
+                )
             } else {
                 String::new()
             }
