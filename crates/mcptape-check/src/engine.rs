@@ -400,6 +400,14 @@ pub(crate) fn scan_strict(m: &str, out: &mut Option<Result<envelope::Scanned, Wi
     strict
 }
 
+/// True when [`check_stream`] reads a transcript with this header twice (it opens its
+/// `LineSource` a second time): a first pass to detect the revision (`--spec auto`) or to
+/// gather an HTTP transcript's event streams, then the main pass. `check -` copies exactly
+/// the passes read again ([`crate::check_read_streamed`]).
+pub(crate) fn makes_first_pass(header: &mcptape_transcript::Header, opts: &Options) -> bool {
+    matches!(opts.spec, SpecChoice::Auto) || header.transport == Transport::Http
+}
+
 /// [`check_bytes`] on a transcript read as a stream: `open` gives the bytes
 /// from the start (called once, or twice when a first pass is needed: `--spec
 /// auto` up to the handshake that settles the revision, an HTTP transcript
@@ -448,7 +456,7 @@ pub(crate) fn check_stream<S: LineSource>(
         }
     };
     let auto = matches!(opts.spec, SpecChoice::Auto);
-    let (detected, sse) = if auto || header.transport == Transport::Http {
+    let (detected, sse) = if makes_first_pass(&header, opts) {
         let found = first_pass(&mut lines, &header, auto)?;
         lines = open()?;
         lines.advance()?;

@@ -566,10 +566,7 @@ pub fn check_read_streamed(
             Some(_) => mcptape_transcript::reader::parse_header_line(first.line()).ok(),
             None => None,
         };
-        header.is_some_and(|h| {
-            matches!(opts.spec, SpecChoice::Auto)
-                || h.transport == mcptape_transcript::Transport::Http
-        })
+        header.is_some_and(|h| engine::makes_first_pass(&h, opts))
     };
     if two_passes {
         replay.borrow_mut().copy_opens = 2;
