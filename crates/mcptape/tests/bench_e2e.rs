@@ -860,7 +860,7 @@ fn bench_and_verify_duration_past_the_cap_name_the_flag_and_the_cap() {
 fn bench_sigint_writes_a_partial_report() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let mut child = Command::new(mcptape())
+    let child = Command::new(mcptape())
         .arg("bench")
         .arg(repo_root().join("corpus/transcripts/everything-stdio.jsonl"))
         .args(words(
@@ -875,9 +875,10 @@ fn bench_sigint_writes_a_partial_report() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
+    let mut g = Guard(child);
     // Read stderr on a thread; wait (bounded) for the first status line of the single phase
     // with a request sent, then interrupt.
-    let err = child.stderr.take().unwrap();
+    let err = g.0.stderr.take().unwrap();
     let (tx, rx) = std::sync::mpsc::channel::<String>();
     let reader = std::thread::spawn(move || {
         use std::io::BufRead as _;
@@ -898,19 +899,17 @@ fn bench_sigint_writes_a_partial_report() {
                 panic!("bench ended before its first status line")
             }
         }
-        if start.elapsed() > Duration::from_secs(120) {
-            let _ = child.kill();
-            panic!("no status line of the single phase within 120 s");
-        }
+        // The guard kills and waits bench when the test fails here.
+        assert!(
+            start.elapsed() <= Duration::from_secs(120),
+            "no status line of the single phase within 120 s"
+        );
     }
     let _ = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
+        .args(["-INT", &g.0.id().to_string()])
         .status();
-    let status = wait_bounded(&mut child, Duration::from_secs(60)).unwrap_or_else(|| {
-        let _ = child.kill();
-        panic!("bench did not exit within 60 s of SIGINT")
-    });
-    let o = child.wait_with_output().unwrap();
+    let o = g.output_within("bench after SIGINT", Duration::from_secs(60));
+    let status = o.status;
     let stdout = String::from_utf8_lossy(&o.stdout);
     let stderr = reader.join().unwrap();
     assert_eq!(status.code(), Some(130), "{stdout}\n{stderr}");

@@ -146,7 +146,7 @@ fn run_to_full_stdout(args: &[&str]) -> (Option<i32>, String) {
         .write(true)
         .open("/dev/full")
         .unwrap();
-    let mut child = Command::new(mcptape())
+    let child = Command::new(mcptape())
         .args(args)
         .current_dir(repo_root())
         .env("RUST_BACKTRACE", "1")
@@ -155,19 +155,14 @@ fn run_to_full_stdout(args: &[&str]) -> (Option<i32>, String) {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let mut err = child.stderr.take().unwrap();
-    let e = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = std::io::Read::read_to_string(&mut err, &mut s);
-        s
-    });
-    let status = wait_bounded(&mut child, Duration::from_secs(60));
-    if status.is_none() {
-        let _ = child.kill();
-        let _ = child.wait();
-        panic!("mcptape {args:?} > /dev/full did not end within 60 s");
-    }
-    (status.and_then(|s| s.code()), e.join().unwrap())
+    let o = Guard(child).output_within(
+        &format!("mcptape {args:?} > /dev/full"),
+        Duration::from_secs(60),
+    );
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
 }
 
 /// A k6 `--out json` file of one read, as `export k6` scripts write them.
@@ -350,16 +345,9 @@ fn stdio_peers_on_a_full_stdout_and_file_outputs_on_a_full_device_exit_2_with_on
                 .stderr(std::process::Stdio::piped())
                 .spawn()
                 .unwrap();
-            let mut g = Guard(child);
-            let mut e = g.0.stderr.take().unwrap();
-            let reader = std::thread::spawn(move || {
-                let mut s = String::new();
-                let _ = std::io::Read::read_to_string(&mut e, &mut s);
-                s
-            });
-            let status = wait_bounded(&mut g.0, Duration::from_secs(60))
-                .unwrap_or_else(|| panic!("mcptape {args:?} did not end in 60 s"));
-            (status.code(), reader.join().unwrap())
+            let o =
+                Guard(child).output_within(&format!("mcptape {args:?}"), Duration::from_secs(60));
+            (o.status.code(), stderr(&o))
         } else {
             let o = run_bounded(&mut cmd, Duration::from_secs(60)).0;
             (o.status.code(), stderr(&o))

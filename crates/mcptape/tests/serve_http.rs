@@ -647,16 +647,18 @@ fn stalled_session_beside_49_fast_ones_delays_none_of_them() {
 #[test]
 fn recorded_crash_ends_serve_with_the_recorded_code() {
     let t = repo_root().join("crates/mcptape-replay/tests/data/recorded-crash.jsonl");
-    let mut child = Command::new(mcptape())
-        .arg("serve")
-        .arg(&t)
-        .args(["--latency", "fixed:0"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
+    let mut g = Guard(
+        Command::new(mcptape())
+            .arg("serve")
+            .arg(&t)
+            .args(["--latency", "fixed:0"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut stdin = g.0.stdin.take().unwrap();
     for l in [
         r#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///project/a.md"}}"#,
         r#"{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"file:///project/huge.bin"}}"#,
@@ -664,14 +666,7 @@ fn recorded_crash_ends_serve_with_the_recorded_code() {
         let _ = writeln!(stdin, "{l}");
     }
     // stdin stays open: serve ends by itself, as the recorded server did.
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
-    });
-    let o = rx
-        .recv_timeout(Duration::from_secs(60))
-        .expect("serve did not end at the recorded crash")
-        .unwrap();
+    let o = g.output_within("serve (at the recorded crash)", Duration::from_secs(60));
     drop(stdin);
     let out = String::from_utf8_lossy(&o.stdout);
     let err = String::from_utf8_lossy(&o.stderr);
