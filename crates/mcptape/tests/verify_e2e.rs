@@ -416,4 +416,9 @@ fn verify_counts_the_recorded_batches_it_skips() {
         ),
         "{err}"
     );
+    // `--json` counts them too (it had no batch count).
+    let (rc, rep) = verify_path(&t, &target, &[]);
+    assert_eq!(rc, 0, "{rep}");
+    assert_eq!(rep["batchesSkipped"], 2, "{rep}");
+    assert_eq!(rep["batchedRequestsNotSent"], 2, "{rep}");
 }
