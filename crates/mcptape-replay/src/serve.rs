@@ -1413,6 +1413,7 @@ impl Server {
                 .map(|(k, n)| ((*k).to_owned(), *n))
                 .collect(),
             pipe_size_refused: s.pipe_size_refused.clone(),
+            batches_skipped: self.tape().batches_skipped() as u64,
             intended: Quantiles::of(&r.intended),
             achieved: Quantiles::of(&r.achieved),
             lateness,

@@ -633,6 +633,27 @@ fn serve_stats_in_a_missing_directory_fails_before_serving() {
     );
 }
 
+/// `serve --stats` did not count the recorded JSON-RPC batches the loader skipped (said only
+/// in a warning): a transcript of a client batch and the server's batch answer (MCP
+/// 2025-03-26) counts 2 in `batchesSkipped`.
+#[test]
+fn serve_stats_counts_the_batches_skipped_at_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let stats = dir.path().join("stats.json");
+    let mut cmd = Command::new(mcptape());
+    cmd.arg("serve")
+        .arg(repo_root().join("crates/mcptape-check/tests/data/pass/batch-under-2025-03-26.jsonl"))
+        .args(["--latency", "fixed:0ms", "--stats"])
+        .arg(&stats);
+    // stdin is /dev/null: the session ends at once, and the stats are written.
+    let (o, _) = run_bounded(&mut cmd, Duration::from_secs(60));
+    assert_success(&o, "serve --stats");
+    assert_has(&stderr_text(&o), "JSON-RPC batch");
+    let s = read_json(&stats);
+    assert_eq!(s["batchesSkipped"], 2, "{s}");
+    assert_eq!(s["requests"], 0, "{s}");
+}
+
 /// `serve --stats-fd N` (how bench takes its embedded server's stats back over a pipe): a
 /// descriptor that is not open is an error before the session, as an unwritable --stats is.
 #[test]
