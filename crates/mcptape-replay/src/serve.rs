@@ -1758,7 +1758,11 @@ struct Outgoing {
 /// thread: one `writev(2)` of the line's pieces where the pipe takes them.
 struct FileSink {
     file: Mutex<std::fs::File>,
+    /// The first failed write's error: no later reply can reach the client.
     error: Mutex<Option<std::io::Error>>,
+    /// Told at the first failed write, so that the read loop ends the session
+    /// ([`Out::write_failed`]) instead of reading requests it cannot answer.
+    failed: tokio::sync::Notify,
 }
 
 /// Where a session's replies go.
@@ -1805,9 +1809,27 @@ impl Out {
                         let mut g = sink.error.lock().unwrap_or_else(|p| p.into_inner());
                         if g.is_none() {
                             *g = Some(e);
+                            // A permit if the read loop is not waiting right now.
+                            sink.failed.notify_one();
                         }
                     }
                 }
+            }
+        }
+    }
+
+    /// Ends when a reply could not be written (the file's first failed write); never for a
+    /// writer task's channel (its errors end the session by themselves). Holds the file's
+    /// sink, not `self`: the channel closes when the session drops its `Out`.
+    fn write_failed(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let sink = match self {
+            Out::File(sink) => Some(sink.clone()),
+            Out::Chan(_) => None,
+        };
+        async move {
+            match sink {
+                Some(sink) => sink.failed.notified().await,
+                None => std::future::pending().await,
             }
         }
     }
@@ -1960,6 +1982,10 @@ pub enum StreamEnd {
         /// The recorded signal, if a signal killed it.
         signal: Option<i32>,
     },
+    /// The client closed its end of the replies' stream (a write failed with `EPIPE`): the
+    /// session ended there, the pending answers dropped, nothing more read (a peer that hung
+    /// up, as a closed pipe ends any Unix filter).
+    ClientGone,
 }
 
 /// Serves newline-delimited JSON-RPC (MCP stdio transport) on `r`/`w` until
@@ -2021,8 +2047,11 @@ where
 /// runtime hop between the deadline and the bytes. A full pipe blocks the
 /// timer thread until the client reads.
 ///
+/// A failed write ends the session at once (nothing more is read): the client closed its end
+/// (`EPIPE`) is [`StreamEnd::ClientGone`], any other error the error.
+///
 /// # Errors
-/// [`ReplayErrorKind::Io`] from reading `r` or the first failed write to `out`.
+/// [`ReplayErrorKind::Io`] from reading `r` or the first failed write to `out` (not `EPIPE`).
 pub async fn serve_stream_to_file<R>(
     server: Arc<Server>,
     r: R,
@@ -2034,10 +2063,12 @@ where
     let sink = Arc::new(FileSink {
         file: Mutex::new(out),
         error: Mutex::new(None),
+        failed: tokio::sync::Notify::new(),
     });
     let end = serve_lines(server, r, Out::File(sink.clone())).await?;
     let err = sink.error.lock().unwrap_or_else(|p| p.into_inner()).take();
     match err {
+        Some(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(StreamEnd::ClientGone),
         Some(e) => Err(ReplayError::new(ReplayErrorKind::Io(std::io::Error::new(
             e.kind(),
             format!("writing the replies: {e}"),
@@ -2093,8 +2124,21 @@ where
     // in flight until the session ends.
     let _session = server.metrics().map(ServeMetrics::session);
     let mut stalled = Vec::new();
+    let mut write_failed = false;
+    // One waiter for the whole session (registered once, not per line).
+    let failed = out.write_failed();
+    tokio::pin!(failed);
     let result = loop {
-        let frame = match reader.next().await {
+        let next = tokio::select! {
+            // A line already buffered is taken without looking at the other branch.
+            biased;
+            next = reader.next() => next,
+            () = &mut failed => {
+                write_failed = true;
+                break Ok(());
+            }
+        };
+        let frame = match next {
             Ok(Some(f)) => f,
             Ok(None) => break Ok(()),
             // The message keeps the stream offset of the failed read.
@@ -2194,7 +2238,7 @@ where
     if let Some(at) = crash_at {
         crate::schedule::sleep_until_precise(at, server.timer).await;
     }
-    if end != StreamEnd::Eof || result.is_err() {
+    if end != StreamEnd::Eof || result.is_err() || write_failed {
         pending.cancel(&timer, None);
     }
     pending.wait_drained().await;
