@@ -684,14 +684,7 @@ mod tests {
     }
 
     /// A proxy in front of a closed port (nothing upstream: forwarded requests get 502).
-    async fn proxy(
-        limit: usize,
-        redactor: Redactor,
-    ) -> (
-        SocketAddr,
-        tempfile::TempDir,
-        tokio::sync::oneshot::Sender<()>,
-    ) {
+    async fn proxy(limit: usize, redactor: Redactor) -> (SocketAddr, tempfile::TempDir, Running) {
         let dir = tempfile::tempdir().unwrap();
         let closed = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
@@ -717,10 +710,24 @@ mod tests {
         .unwrap();
         let addr = p.local_addr().unwrap();
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-        tokio::spawn(p.run(async move {
+        let task = tokio::spawn(p.run(async move {
             let _ = rx.await;
         }));
-        (addr, dir, tx)
+        (addr, dir, Running { tx, task })
+    }
+
+    /// A proxy started by [`proxy`]: its shutdown signal and its task.
+    struct Running {
+        tx: tokio::sync::oneshot::Sender<()>,
+        task: tokio::task::JoinHandle<Result<u64, RecordError>>,
+    }
+
+    impl Running {
+        /// Asks the proxy to stop and waits until its run ended (every record written).
+        async fn stop(self) {
+            let _ = self.tx.send(());
+            self.task.await.unwrap().unwrap();
+        }
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -748,8 +755,7 @@ mod tests {
         let body = b" {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\r\n";
         assert_eq!(send(addr, "POST /mcp HTTP/1.1", body).await, 502);
         assert_eq!(send(addr, "GET /mcp HTTP/1.1", b"").await, 502);
-        let _ = stop.send(());
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        stop.stop().await;
         let bytes = std::fs::read(dir.path().join("t.jsonl")).unwrap();
         let t = mcptape_transcript::read(&bytes).unwrap();
         let events: Vec<&Event> = t.records.iter().map(|r| &r.event).collect();
@@ -787,8 +793,7 @@ mod tests {
             let head = "POST /mcp HTTP/1.1\r\nAuthorization: Bearer sekrit\r\nCookie: sid=c00kie";
             send(addr, head, br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#).await;
             send(addr, "GET /mcp?access_token=tok123 HTTP/1.1", b"").await;
-            let _ = stop.send(());
-            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            stop.stop().await;
             let text = std::fs::read_to_string(dir.path().join("t.jsonl")).unwrap();
             assert!(text.contains(r#""method":"ping""#));
             assert_eq!(text.contains("sekrit"), secret_kept, "{text}");

@@ -285,16 +285,63 @@ pub enum LineWrite {
     /// Its recorded bytes after the id moved from the mapped file into the pipe by `splice(2)`.
     Spliced,
     /// `splice(2)` was asked and refused, the bytes it did not move written from the map
-    /// instead (the same bytes). Why, as the error's name: `EINVAL` (the output is not a pipe:
-    /// a regular file, `/dev/null`), `ENOSYS`, `EAGAIN`, or `file ended early` (the
-    /// transcript was shortened under the map).
-    SpliceFallback(&'static str),
+    /// instead (the same bytes). Why: `EINVAL` (the output is not a pipe: a regular file,
+    /// `/dev/null`), `ENOSYS`, `EAGAIN`, `EOVERFLOW` (an offset past `i64`), or
+    /// [`IoRefusal::FileEndedEarly`] (the transcript was shortened under the map).
+    SpliceFallback(IoRefusal),
+}
+
+/// Why serve wrote a reply another way than it asked (a refused `splice(2)`), or could not
+/// grow its stdout pipe (a refused `fcntl(F_SETPIPE_SZ)`): the key of the per-reason counts
+/// of its summary (`ServeSummary::splice_fallbacks`, `ServeSummary::pipe_size_refused`).
+///
+/// Display (the summary's key): the `errno`'s name as nix's [`Errno`](nix::errno::Errno)
+/// spells it (`EINVAL`, `EPERM`), `file ended early`, `unsupported`. Ordered by that name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IoRefusal {
+    /// The call failed with this `errno` (its text: [`Errno::desc`](nix::errno::Errno::desc)).
+    Errno(nix::errno::Errno),
+    /// `splice(2)` moved nothing before the range's end: the file is shorter than the map.
+    FileEndedEarly,
+    /// An error with no `errno` (the call does not exist here: `F_SETPIPE_SZ` off Linux).
+    Unsupported,
+}
+
+impl IoRefusal {
+    /// The refusal of the I/O error `e`: its `errno`, else [`IoRefusal::Unsupported`].
+    pub fn of(e: &std::io::Error) -> IoRefusal {
+        e.raw_os_error().map_or(IoRefusal::Unsupported, |code| {
+            IoRefusal::Errno(nix::errno::Errno::from_raw(code))
+        })
+    }
+}
+
+impl std::fmt::Display for IoRefusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            IoRefusal::Errno(e) => write!(f, "{e:?}"),
+            IoRefusal::FileEndedEarly => f.write_str("file ended early"),
+            IoRefusal::Unsupported => f.write_str("unsupported"),
+        }
+    }
+}
+
+impl Ord for IoRefusal {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.to_string().cmp(&other.to_string())
+    }
+}
+
+impl PartialOrd for IoRefusal {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
 }
 
 /// Moves up to `len` bytes of `file` from byte `at` into the pipe `out` with `splice(2)`;
 /// returns how many it moved before it was done or refused, and why it was refused (`EINVAL`:
-/// `out` is not a pipe; `ENOSYS`, `EAGAIN`; `file ended early`; an offset past `i64`: `EOVERFLOW`),
-/// the caller writing the rest.
+/// `out` is not a pipe; `ENOSYS`, `EAGAIN`; [`IoRefusal::FileEndedEarly`]; an offset past
+/// `i64`: `EOVERFLOW`), the caller writing the rest.
 ///
 /// # Errors
 /// Any other error of `splice(2)` (`EPIPE`: the reader is gone).
@@ -304,11 +351,11 @@ fn splice_from_file(
     at: u64,
     len: usize,
     out: &std::fs::File,
-) -> std::io::Result<(usize, Option<&'static str>)> {
+) -> std::io::Result<(usize, Option<IoRefusal>)> {
     use nix::errno::Errno;
     use nix::fcntl::{SpliceFFlags, splice};
     let Ok(mut off) = i64::try_from(at) else {
-        return Ok((0, Some("EOVERFLOW")));
+        return Ok((0, Some(IoRefusal::Errno(Errno::EOVERFLOW))));
     };
     let mut moved = 0;
     while moved < len {
@@ -320,48 +367,16 @@ fn splice_from_file(
             len - moved,
             SpliceFFlags::SPLICE_F_MORE,
         ) {
-            Ok(0) => return Ok((moved, Some("file ended early"))),
+            Ok(0) => return Ok((moved, Some(IoRefusal::FileEndedEarly))),
             Ok(n) => moved += n,
             Err(Errno::EINTR) => {}
             Err(e @ (Errno::EINVAL | Errno::ENOSYS | Errno::EAGAIN)) => {
-                return Ok((moved, Some(e.desc_name())));
+                return Ok((moved, Some(IoRefusal::Errno(e))));
             }
             Err(e) => return Err(std::io::Error::from(e)),
         }
     }
     Ok((moved, None))
-}
-
-/// The name of an `errno` serve counts (`EPERM`), for the summary's keys.
-trait ErrnoName {
-    fn desc_name(self) -> &'static str;
-}
-
-#[cfg(any(target_os = "linux", target_os = "android"))]
-impl ErrnoName for nix::errno::Errno {
-    fn desc_name(self) -> &'static str {
-        use nix::errno::Errno;
-        match self {
-            Errno::EINVAL => "EINVAL",
-            Errno::ENOSYS => "ENOSYS",
-            Errno::EAGAIN => "EAGAIN",
-            Errno::EPERM => "EPERM",
-            Errno::EBUSY => "EBUSY",
-            Errno::EBADF => "EBADF",
-            Errno::ENOMEM => "ENOMEM",
-            _ => "other",
-        }
-    }
-}
-
-/// The `errno` name of a refused `fcntl(F_SETPIPE_SZ)` ([`ErrnoName`]); `unsupported` off Linux.
-fn pipe_refusal_name(e: &std::io::Error) -> &'static str {
-    #[cfg(any(target_os = "linux", target_os = "android"))]
-    if let Some(code) = e.raw_os_error() {
-        return nix::errno::Errno::from_raw(code).desc_name();
-    }
-    let _ = e;
-    "unsupported"
 }
 
 /// Advances `bufs` past the bytes one vectored write took (`wrote`): `Ok` to
@@ -556,8 +571,8 @@ struct ServeStats {
     synthesized: BTreeMap<String, u64>,
     /// Handshakes of the other era answered from the recorded one.
     adapted: u64,
-    /// Refused `fcntl(F_SETPIPE_SZ)` on the stdout pipe, per `errno` name.
-    pipe_size_refused: BTreeMap<String, u64>,
+    /// Refused `fcntl(F_SETPIPE_SZ)` on the stdout pipe, per reason (its `errno`).
+    pipe_size_refused: BTreeMap<IoRefusal, u64>,
 }
 
 /// The delays of the replies sent, kept apart from [`ServeStats`] under their own lock: the
@@ -582,7 +597,7 @@ struct ReplyTimes {
     /// the thread that wrote them, never under the reader's lock.
     spliced: u64,
     /// Replies whose splice was refused and written instead, per reason ([`LineWrite::SpliceFallback`]).
-    splice_fallbacks: BTreeMap<&'static str, u64>,
+    splice_fallbacks: BTreeMap<IoRefusal, u64>,
 }
 
 impl Default for ReplyTimes {
@@ -1366,7 +1381,7 @@ impl Server {
         *self
             .stats()
             .pipe_size_refused
-            .entry(pipe_refusal_name(e).to_owned())
+            .entry(IoRefusal::of(e))
             .or_default() += 1;
     }
 
@@ -1407,12 +1422,9 @@ impl Server {
             synthesized: s.synthesized.clone(),
             adapted: s.adapted,
             spliced: r.spliced,
-            splice_fallbacks: r
-                .splice_fallbacks
-                .iter()
-                .map(|(k, n)| ((*k).to_owned(), *n))
-                .collect(),
-            pipe_size_refused: s.pipe_size_refused.clone(),
+            splice_fallbacks: by_reason(&r.splice_fallbacks),
+            pipe_size_refused: by_reason(&s.pipe_size_refused),
+            batches_skipped: self.tape().batches_skipped() as u64,
             intended: Quantiles::of(&r.intended),
             achieved: Quantiles::of(&r.achieved),
             lateness,
@@ -1426,6 +1438,12 @@ impl Server {
                 .map(|p| p.description.clone()),
         }
     }
+}
+
+/// Per-reason counts keyed by the reason's text ([`IoRefusal`]'s Display), as the summary
+/// holds them.
+fn by_reason(counts: &BTreeMap<IoRefusal, u64>) -> BTreeMap<String, u64> {
+    counts.iter().map(|(k, n)| (k.to_string(), *n)).collect()
 }
 
 /// Why an incoming message is refused, and the JSON-RPC 2.0 §5 error response it is answered
@@ -1757,7 +1775,11 @@ struct Outgoing {
 /// thread: one `writev(2)` of the line's pieces where the pipe takes them.
 struct FileSink {
     file: Mutex<std::fs::File>,
+    /// The first failed write's error: no later reply can reach the client.
     error: Mutex<Option<std::io::Error>>,
+    /// Told at the first failed write, so that the read loop ends the session
+    /// ([`Out::write_failed`]) instead of reading requests it cannot answer.
+    failed: tokio::sync::Notify,
 }
 
 /// Where a session's replies go.
@@ -1804,9 +1826,27 @@ impl Out {
                         let mut g = sink.error.lock().unwrap_or_else(|p| p.into_inner());
                         if g.is_none() {
                             *g = Some(e);
+                            // A permit if the read loop is not waiting right now.
+                            sink.failed.notify_one();
                         }
                     }
                 }
+            }
+        }
+    }
+
+    /// Ends when a reply could not be written (the file's first failed write); never for a
+    /// writer task's channel (its errors end the session by themselves). Holds the file's
+    /// sink, not `self`: the channel closes when the session drops its `Out`.
+    fn write_failed(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let sink = match self {
+            Out::File(sink) => Some(sink.clone()),
+            Out::Chan(_) => None,
+        };
+        async move {
+            match sink {
+                Some(sink) => sink.failed.notified().await,
+                None => std::future::pending().await,
             }
         }
     }
@@ -1959,6 +1999,10 @@ pub enum StreamEnd {
         /// The recorded signal, if a signal killed it.
         signal: Option<i32>,
     },
+    /// The client closed its end of the replies' stream (a write failed with `EPIPE`): the
+    /// session ended there, the pending answers dropped, nothing more read (a peer that hung
+    /// up, as a closed pipe ends any Unix filter).
+    ClientGone,
 }
 
 /// Serves newline-delimited JSON-RPC (MCP stdio transport) on `r`/`w` until
@@ -2020,8 +2064,11 @@ where
 /// runtime hop between the deadline and the bytes. A full pipe blocks the
 /// timer thread until the client reads.
 ///
+/// A failed write ends the session at once (nothing more is read): the client closed its end
+/// (`EPIPE`) is [`StreamEnd::ClientGone`], any other error the error.
+///
 /// # Errors
-/// [`ReplayErrorKind::Io`] from reading `r` or the first failed write to `out`.
+/// [`ReplayErrorKind::Io`] from reading `r` or the first failed write to `out` (not `EPIPE`).
 pub async fn serve_stream_to_file<R>(
     server: Arc<Server>,
     r: R,
@@ -2033,10 +2080,12 @@ where
     let sink = Arc::new(FileSink {
         file: Mutex::new(out),
         error: Mutex::new(None),
+        failed: tokio::sync::Notify::new(),
     });
     let end = serve_lines(server, r, Out::File(sink.clone())).await?;
     let err = sink.error.lock().unwrap_or_else(|p| p.into_inner()).take();
     match err {
+        Some(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(StreamEnd::ClientGone),
         Some(e) => Err(ReplayError::new(ReplayErrorKind::Io(std::io::Error::new(
             e.kind(),
             format!("writing the replies: {e}"),
@@ -2092,8 +2141,21 @@ where
     // in flight until the session ends.
     let _session = server.metrics().map(ServeMetrics::session);
     let mut stalled = Vec::new();
+    let mut write_failed = false;
+    // One waiter for the whole session (registered once, not per line).
+    let failed = out.write_failed();
+    tokio::pin!(failed);
     let result = loop {
-        let frame = match reader.next().await {
+        let next = tokio::select! {
+            // A line already buffered is taken without looking at the other branch.
+            biased;
+            next = reader.next() => next,
+            () = &mut failed => {
+                write_failed = true;
+                break Ok(());
+            }
+        };
+        let frame = match next {
             Ok(Some(f)) => f,
             Ok(None) => break Ok(()),
             // The message keeps the stream offset of the failed read.
@@ -2193,7 +2255,7 @@ where
     if let Some(at) = crash_at {
         crate::schedule::sleep_until_precise(at, server.timer).await;
     }
-    if end != StreamEnd::Eof || result.is_err() {
+    if end != StreamEnd::Eof || result.is_err() || write_failed {
         pending.cancel(&timer, None);
     }
     pending.wait_drained().await;
@@ -2300,7 +2362,10 @@ mod tests {
         let (body, _file) = mapped_reply(2 << 20);
         let mut out = tempfile::tempfile().unwrap();
         let how = write_line_to_file(&mut out, &body).unwrap();
-        assert_eq!(how, LineWrite::SpliceFallback("EINVAL"));
+        assert_eq!(
+            how,
+            LineWrite::SpliceFallback(IoRefusal::Errno(nix::errno::Errno::EINVAL))
+        );
         out.rewind().unwrap();
         let mut got = String::new();
         out.read_to_string(&mut got).unwrap();
@@ -2353,6 +2418,32 @@ mod tests {
         assert_eq!(json["spliced"], json!(1));
         assert_eq!(json["spliceFallbacks"], json!({"EINVAL": 2}));
         assert_eq!(json["pipeSizeRefused"], json!({"EBADF": 1, "EPERM": 1}));
+    }
+
+    /// The reason keys are nix's `errno` names, every `errno` (the hand-written table said
+    /// `other` past its 7 names), one key type for both counts, ordered by name.
+    #[test]
+    fn io_refusal_names_any_errno_as_nix_spells_it() {
+        use nix::errno::Errno;
+        let enospc = std::io::Error::from_raw_os_error(Errno::ENOSPC as i32);
+        assert_eq!(IoRefusal::of(&enospc).to_string(), "ENOSPC");
+        let custom = std::io::Error::new(std::io::ErrorKind::Unsupported, "no F_SETPIPE_SZ");
+        assert_eq!(IoRefusal::of(&custom), IoRefusal::Unsupported);
+        assert_eq!(IoRefusal::Unsupported.to_string(), "unsupported");
+        assert_eq!(IoRefusal::FileEndedEarly.to_string(), "file ended early");
+        let counts = BTreeMap::from([
+            (IoRefusal::FileEndedEarly, 1),
+            (IoRefusal::Errno(Errno::EPERM), 2),
+            (IoRefusal::Errno(Errno::EAGAIN), 3),
+        ]);
+        assert_eq!(
+            by_reason(&counts).into_iter().collect::<Vec<_>>(),
+            [
+                ("EAGAIN".to_owned(), 3),
+                ("EPERM".to_owned(), 2),
+                ("file ended early".to_owned(), 1)
+            ]
+        );
     }
 
     /// `EPERM` as the OS numbers it (1 on Linux).

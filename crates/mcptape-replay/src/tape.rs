@@ -1252,6 +1252,13 @@ impl Tape {
         self.index_bytes
     }
 
+    /// The recorded JSON-RPC batches skipped when the tape was built, all of them: the ones
+    /// kept in [`Tape::batches`] plus [`Tape::batches_more`]. A count of message records that
+    /// are a JSON array (JSON-RPC 2.0 §6; MCP 2025-03-26 only), never served nor replayed.
+    pub fn batches_skipped(&self) -> usize {
+        self.batches.len() + self.batches_more
+    }
+
     /// The names of the tools a recorded `tools/list` result marks
     /// `annotations.readOnlyHint: true` (MCP 2025-06-18 and later, "Tools":
     /// tool annotations). A hint, not a guarantee: `bench` against a live

@@ -240,6 +240,12 @@ pub struct VerifyReport {
     /// The first of those lines ([`FirstNoise`], set by the caller that observed the session).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_noise_line: Option<String>,
+    /// Recorded JSON-RPC batches (message records that are a JSON array; MCP 2025-03-26 only)
+    /// skipped, never replayed: a count of batches ([`Tape::batches_skipped`]).
+    pub batches_skipped: usize,
+    /// The client's requests inside those batches, not sent: a count of requests
+    /// ([`Tape::batched_requests`]).
+    pub batched_requests_not_sent: usize,
 }
 
 impl VerifyReport {
@@ -321,7 +327,11 @@ pub async fn verify(
 ) -> Result<VerifyReport, ReplayError> {
     let mut ignore = ignore.to_vec();
     ignore.push("/id".into());
-    let mut rep = VerifyReport::default();
+    let mut rep = VerifyReport {
+        batches_skipped: tape.batches_skipped(),
+        batched_requests_not_sent: tape.batched_requests,
+        ..VerifyReport::default()
+    };
     let end = tokio::time::Instant::now() + max_time;
     let of = tape
         .client

@@ -115,6 +115,12 @@ pub struct ServeSummary {
     /// default): a slow client blocks the timer thread's writes sooner.
     #[serde(default)]
     pub pipe_size_refused: BTreeMap<String, u64>,
+    /// Recorded JSON-RPC batches (message records that are a JSON array; MCP 2025-03-26 only)
+    /// skipped when the transcript was loaded, never served: a count of batches
+    /// (`mcptape_replay::tape::Tape::batches_skipped`). A client that sends such a batch is
+    /// refused (-32600), as any batch is.
+    #[serde(default)]
+    pub batches_skipped: u64,
     /// Scheduled delays, µs.
     pub intended: Quantiles,
     /// Achieved delays, µs.

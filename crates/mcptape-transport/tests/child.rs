@@ -88,6 +88,41 @@ fn gone(pid: u32) -> bool {
     }
 }
 
+/// The `/proc/PID/status` field `key` (`PPid`, `SigPnd`, …) of `pid`, its value trimmed;
+/// `None` once `pid` is gone.
+fn status_field(pid: u32, key: &str) -> Option<String> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status.lines().find_map(|l| {
+        l.strip_prefix(key)
+            .and_then(|rest| rest.strip_prefix(':'))
+            .map(|v| v.trim().to_owned())
+    })
+}
+
+/// `true` when SIGTERM is pending for `pid`, to the thread (`SigPnd`) or to the whole
+/// process (`ShdPnd`): sent but not yet acted on. The masks are hexadecimal, bit `n - 1`
+/// for signal `n` (proc(5)).
+fn sigterm_pending(pid: u32) -> bool {
+    ["SigPnd", "ShdPnd"].iter().any(|key| {
+        status_field(pid, key)
+            .map(|mask| u64::from_str_radix(&mask, 16).unwrap())
+            .is_some_and(|mask| mask & (1 << (15 - 1)) != 0)
+    })
+}
+
+/// A process this test did not spawn itself (a launcher's child), sent SIGKILL when the
+/// guard drops, so that a failing assertion leaves no `sleep 30` behind.
+struct KillOnDrop(u32);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(self.0 as i32),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+}
+
 async fn grandchild_pid(c: &mut mcptape_transport::child::StdioChild) -> u32 {
     use tokio::io::AsyncBufReadExt;
     let mut line = String::new();
@@ -102,37 +137,42 @@ async fn grandchild_pid(c: &mut mcptape_transport::child::StdioChild) -> u32 {
 const FORKING_LAUNCHER: &str = "sleep 30 & echo $!; wait";
 
 /// Reads the forked server's pid from the launcher `c`, shuts `c` down (it ends
-/// by SIGTERM) and returns the pid.
-async fn sigterm_launcher(mut c: mcptape_transport::child::StdioChild) -> u32 {
-    let server = grandchild_pid(&mut c).await;
+/// by SIGTERM) and returns the launcher's pid and a guard of the server's.
+async fn sigterm_launcher(mut c: mcptape_transport::child::StdioChild) -> (u32, KillOnDrop) {
+    let launcher = c.child.id().unwrap();
+    let server = KillOnDrop(grandchild_pid(&mut c).await);
     let end = c.shutdown_with(SHORT, SHORT).await.unwrap();
     assert_eq!(end.ended_by, EndedBy::Sigterm);
-    server
+    (launcher, server)
 }
 
 #[tokio::test]
 async fn group_shutdown_ends_a_forked_server_too() {
     // a launcher (sh) that forks the "server" (sleep) and waits, like npx
     let c = spawn_stdio_group("sh", ["-c", FORKING_LAUNCHER]).unwrap();
-    let server = sigterm_launcher(c).await;
-    for _ in 0..50 {
-        if gone(server) {
+    let (_, server) = sigterm_launcher(c).await;
+    // Bounded poll: the signal is sent; the server ends when it is next scheduled.
+    for _ in 0..500 {
+        if gone(server.0) {
             return;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    panic!("forked server {server} survived the group SIGTERM");
+    panic!("forked server {} survived the group SIGTERM", server.0);
 }
 
 #[tokio::test]
 async fn without_group_a_forked_server_survives_sigterm_of_the_launcher() {
     // the contrast case that motivates spawn_stdio_group
     let c = spawn_stdio("sh", ["-c", FORKING_LAUNCHER]).unwrap();
-    let server = sigterm_launcher(c).await;
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    assert!(!gone(server));
-    let _ = nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(server as i32),
-        nix::sys::signal::Signal::SIGKILL,
-    );
+    let (launcher, server) = sigterm_launcher(c).await;
+    // No waiting: the launcher is reaped, so the server was reparented at its exit; a
+    // SIGTERM sent with the launcher's would still be pending or would have ended it.
+    let ppid: u32 = status_field(server.0, "PPid")
+        .expect("the forked server is still running")
+        .parse()
+        .unwrap();
+    assert_ne!(ppid, launcher, "reparented when the launcher exited");
+    assert!(!sigterm_pending(server.0), "no SIGTERM reached the server");
+    assert!(!gone(server.0));
 }

@@ -146,7 +146,7 @@ fn run_to_full_stdout(args: &[&str]) -> (Option<i32>, String) {
         .write(true)
         .open("/dev/full")
         .unwrap();
-    let mut child = Command::new(mcptape())
+    let child = Command::new(mcptape())
         .args(args)
         .current_dir(repo_root())
         .env("RUST_BACKTRACE", "1")
@@ -155,19 +155,14 @@ fn run_to_full_stdout(args: &[&str]) -> (Option<i32>, String) {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let mut err = child.stderr.take().unwrap();
-    let e = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = std::io::Read::read_to_string(&mut err, &mut s);
-        s
-    });
-    let status = wait_bounded(&mut child, Duration::from_secs(60));
-    if status.is_none() {
-        let _ = child.kill();
-        let _ = child.wait();
-        panic!("mcptape {args:?} > /dev/full did not end within 60 s");
-    }
-    (status.and_then(|s| s.code()), e.join().unwrap())
+    let o = Guard(child).output_within(
+        &format!("mcptape {args:?} > /dev/full"),
+        Duration::from_secs(60),
+    );
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
 }
 
 /// A k6 `--out json` file of one read, as `export k6` scripts write them.
@@ -350,16 +345,9 @@ fn stdio_peers_on_a_full_stdout_and_file_outputs_on_a_full_device_exit_2_with_on
                 .stderr(std::process::Stdio::piped())
                 .spawn()
                 .unwrap();
-            let mut g = Guard(child);
-            let mut e = g.0.stderr.take().unwrap();
-            let reader = std::thread::spawn(move || {
-                let mut s = String::new();
-                let _ = std::io::Read::read_to_string(&mut e, &mut s);
-                s
-            });
-            let status = wait_bounded(&mut g.0, Duration::from_secs(60))
-                .unwrap_or_else(|| panic!("mcptape {args:?} did not end in 60 s"));
-            (status.code(), reader.join().unwrap())
+            let o =
+                Guard(child).output_within(&format!("mcptape {args:?}"), Duration::from_secs(60));
+            (o.status.code(), stderr(&o))
         } else {
             let o = run_bounded(&mut cmd, Duration::from_secs(60)).0;
             (o.status.code(), stderr(&o))
@@ -566,46 +554,11 @@ fn record_stdio_stopped_by_sigint_exits_130_though_the_server_exits_0() {
 /// stats were written "on exit". The stats are written and the status is the signal's (143, 130).
 #[test]
 fn serve_stdio_stopped_by_sigterm_or_sigint_writes_its_stats() {
-    use std::io::{BufRead as _, Write as _};
-    let transcript = repo_root().join("corpus/transcripts/everything-stdio.jsonl");
-    let initialize = std::fs::read_to_string(&transcript)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
-        .find(|r| r["msg"]["method"] == "initialize")
-        .unwrap()["msg"]
-        .to_string();
     for (sig, code) in [("-TERM", 143), ("-INT", 130)] {
         let tmp = tempfile::tempdir().unwrap();
         let stats = tmp.path().join("stats.json");
-        let child = Command::new(mcptape())
-            .args([
-                "serve",
-                transcript.to_str().unwrap(),
-                "--latency",
-                "fixed:0ms",
-            ])
-            .arg("--stats")
-            .arg(&stats)
-            .stdin(std::process::Stdio::piped()) // held open: no EOF
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut g = Guard(child);
-        let mut stdin = g.0.stdin.take().unwrap();
-        writeln!(stdin, "{initialize}").unwrap();
         // One answer read: the session (and its signal handlers) runs.
-        let out = g.0.stdout.take().unwrap();
-        let answer = std::thread::spawn(move || {
-            let mut line = String::new();
-            std::io::BufReader::new(out).read_line(&mut line).unwrap();
-            line
-        });
-        wait_until("no answer to initialize", Duration::from_secs(30), || {
-            answer.is_finished()
-        });
-        assert!(answer.join().unwrap().contains("\"result\""));
+        let (mut g, stdin, _out) = serve_stdio_initialized(&["--stats", stats.to_str().unwrap()]);
         let status = kill_and_wait(&mut g, sig);
         assert_eq!(status.code(), Some(code), "{sig}");
         let json: serde_json::Value =
@@ -985,4 +938,102 @@ fn bench_off_a_terminal_prints_a_status_line_every_interval() {
         &refusal(&o),
         "mcptape: error: MCPTAPE_STATUS_EVERY=5ms: at least 100ms",
     );
+}
+
+/// Regression: stdio `serve` started with standard output closed (`>&-`) served every reply
+/// into the `/dev/null` the Rust runtime puts on a closed fd 1 and exited 0. It refuses before
+/// serving (exit 2, one error line); a shell's `>/dev/null` is still served.
+#[test]
+fn serve_stdio_with_stdout_closed_fails_before_serving() {
+    let transcript = repo_root().join("corpus/transcripts/everything-stdio.jsonl");
+    let serve = |redirect: &str| {
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg(format!(
+                r#"exec "$0" serve "$1" --latency fixed:0ms {redirect}"#
+            ))
+            .arg(mcptape())
+            .arg(&transcript);
+        run_bounded(&mut cmd, Duration::from_secs(60)).0
+    };
+    let closed = serve(">&-");
+    let err = stderr(&closed);
+    assert_eq!(closed.status.code(), Some(2), "{err}");
+    assert_eq!(
+        err.lines().last().unwrap_or_default(),
+        "mcptape: error: standard output (fd 1) is closed: stdio serve has nowhere to write its \
+         replies (give the client a pipe, or serve over HTTP with --listen)",
+        "{err}"
+    );
+    let null = serve(">/dev/null");
+    assert_eq!(null.status.code(), Some(0), "{}", stderr(&null));
+}
+
+/// Regression: a client that closed its read end of stdio `serve`'s stdout mid-session (its
+/// stdin still open) left serve reading requests it could not answer, then exiting 2
+/// ("writing the replies: Broken pipe") at stdin's end. A peer that hung up ends the session,
+/// as a closed pipe ends `record` and the printing commands: serve stops at the failed write,
+/// quietly, exit 0, with stdin still open.
+#[test]
+fn serve_stdio_client_closing_stdout_mid_session_ends_it_with_exit_0() {
+    use std::io::Write as _;
+    let (g, mut stdin, out) = serve_stdio_initialized(&[]);
+    // The client hangs up its read end, then asks once more: that answer cannot be written.
+    drop(out);
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":99,"method":"ping"}}"#).unwrap();
+    let o = g.output_within(
+        "serve after its client closed stdout",
+        Duration::from_secs(60),
+    );
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(!err.contains("error"), "{err}");
+    drop(stdin);
+}
+
+/// stdio `mcptape serve` of the shipped everything-stdio recording at `fixed:0ms` with `extra`
+/// arguments, its three streams piped, its recorded `initialize` sent and answered with a
+/// result (within 30 s, else the test fails and the guard ends serve): the guard, serve's stdin
+/// (held open: no EOF) and its stdout past the answer.
+fn serve_stdio_initialized(
+    extra: &[&str],
+) -> (
+    Guard,
+    std::process::ChildStdin,
+    std::io::BufReader<std::process::ChildStdout>,
+) {
+    use std::io::{BufRead as _, Write as _};
+    let transcript = repo_root().join("corpus/transcripts/everything-stdio.jsonl");
+    let initialize = std::fs::read_to_string(&transcript)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|r| r["msg"]["method"] == "initialize")
+        .unwrap()["msg"]
+        .to_string();
+    let child = Command::new(mcptape())
+        .arg("serve")
+        .arg(&transcript)
+        .args(["--latency", "fixed:0ms"])
+        .args(extra)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut g = Guard(child);
+    let mut stdin = g.0.stdin.take().unwrap();
+    writeln!(stdin, "{initialize}").unwrap();
+    let mut out = std::io::BufReader::new(g.0.stdout.take().unwrap());
+    let answer = std::thread::spawn(move || {
+        let mut line = String::new();
+        out.read_line(&mut line).unwrap();
+        (line, out)
+    });
+    wait_until("no answer to initialize", Duration::from_secs(30), || {
+        answer.is_finished()
+    });
+    let (line, out) = answer.join().unwrap();
+    assert_has(&line, "\"result\"");
+    (g, stdin, out)
 }

@@ -83,9 +83,12 @@ fn record_session(t_path: &Path, end: End) {
     let child = &mut guard.0;
     match end {
         End::Sigkill => {
-            // Let the server's stderr log lines of the read reach the
-            // transcript too, so that nothing is in flight at the kill.
-            std::thread::sleep(Duration::from_millis(300));
+            // Nothing in flight at the kill: the transcript ends on a line boundary
+            // (the answer's record is written before the answer is forwarded; wait for
+            // the state, not a fixed time).
+            wait_until("the transcript ends with a whole line", LIMIT, || {
+                std::fs::read(t_path).is_ok_and(|b| b.last() == Some(&b'\n'))
+            });
             child.kill().expect("SIGKILL the recorder");
             let status = wait_bounded(child, LIMIT).expect("the recorder ends after SIGKILL");
             use std::os::unix::process::ExitStatusExt;

@@ -8,7 +8,7 @@ use std::ffi::OsStr;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use mcptape_transcript::{Direction, Event};
 use record_support::*;
@@ -159,19 +159,17 @@ fn inspector_cli_calls_through_record_return_promptly_with_exact_bytes() {
             .args(&chain)
             .env("MCP_CATALOG_PATH", sub.join("catalog.json"))
             .current_dir(&sub);
-        let (out, took) = run_bounded(&mut cmd, Duration::from_secs(60));
+        let (out, _) = run_bounded(&mut cmd, Duration::from_secs(60));
         assert!(
             out.status.success(),
             "inspector {call:?} failed: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        // server-everything waits ~60 s on the roots/list the Inspector never answers; the
-        // proxy ends it after its grace period (2 s + 2 s), so each call returns promptly.
-        assert!(
-            took < Duration::from_secs(20),
-            "inspector {call:?} took {took:?}"
-        );
         let t = read_transcript(&t_path);
+        // server-everything waits ~60 s on the roots/list the Inspector never answers; the
+        // proxy ends it (SIGTERM after the stdin-close grace) so each call returns promptly:
+        // the exit record says the signal, not an exit of its own (no clock read here).
+        assert_eq!(exit_of(&t), (None, Some(15)), "inspector {call:?}");
         assert_bytes_match(&t, &logs);
         let s2c = messages(&t, Direction::S2c);
         assert!(
@@ -445,15 +443,13 @@ fn exit_code_and_stderr_of_the_server_propagate() {
 
 #[test]
 fn server_ignoring_eof_and_sigterm_is_killed_after_the_grace_periods() {
-    let start = Instant::now();
-    // stdin is /dev/null: the client "closes" at once.
+    // stdin is /dev/null: the client "closes" at once. The server would sleep 30 s: the
+    // kill is what ends it within record_sh's bound (20 s), and the exit record says SIGKILL.
     let (_dir, t_path, out) = record_sh(
         &["--grace", "300ms", "--term-grace", "300ms"],
         "trap '' TERM; exec sleep 30",
     );
-    let took = start.elapsed();
     assert_eq!(out.status.code(), Some(128 + 9));
-    assert!(took < Duration::from_secs(10), "took {took:?}");
     let t = read_transcript(&t_path);
     assert_eq!(exit_of(&t), (None, Some(9)));
 }

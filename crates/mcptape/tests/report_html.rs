@@ -34,8 +34,8 @@ fn headless(page: &Path, profile: &Path, extra: &[String]) -> (String, String) {
     .arg(format!("--user-data-dir={}", profile.display()))
     .args(extra)
     .arg(format!("file://{}", page.display()));
-    let (o, took) = run_bounded(&mut cmd, Duration::from_secs(90));
-    assert!(took < Duration::from_secs(90), "chromium hung");
+    // A hung Chromium fails the test in run_bounded (killed and waited first).
+    let (o, _) = run_bounded(&mut cmd, Duration::from_secs(90));
     (
         String::from_utf8_lossy(&o.stdout).into_owned(),
         String::from_utf8_lossy(&o.stderr).into_owned(),

@@ -541,15 +541,17 @@ fn same_id_in_two_sessions_each_gets_its_own_answer() {
 }
 
 /// `serve --listen` of the shipped everything-http recording at `latency`, with `--stats` in a
-/// temporary directory: (the directory, the stats path, the port, the running server).
+/// temporary directory and the arguments `extra`: (the directory, the stats path, the port, the
+/// running server).
 fn serve_everything_http_with_stats(
     latency: &str,
+    extra: &[&str],
 ) -> (tempfile::TempDir, std::path::PathBuf, u16, Guard) {
     let dir = tempfile::tempdir().unwrap();
     let stats = dir.path().join("stats.json");
     let port = free_port();
     let mut cmd = serve_listen_cmd(&corpus_transcript("everything-http.jsonl"), port, latency);
-    cmd.arg("--stats").arg(&stats);
+    cmd.arg("--stats").arg(&stats).args(extra);
     let g = spawn_listening(&mut cmd, port);
     (dir, stats, port, g)
 }
@@ -560,7 +562,12 @@ fn serve_everything_http_with_stats(
 /// one cancelled reply.
 #[test]
 fn cross_session_cancel_reaches_only_its_own_session() {
-    let (_dir, stats, port, mut g) = serve_everything_http_with_stats("fixed:2s");
+    let metrics = free_port();
+    let (_dir, stats, port, mut g) = serve_everything_http_with_stats(
+        "fixed:2s",
+        &["--metrics", &format!("127.0.0.1:{metrics}")],
+    );
+    wait_port(metrics, Duration::from_secs(30));
     let (a, b) = (
         send_post(port, None, INIT_ID_1),
         send_post(port, None, INIT_ID_1),
@@ -570,9 +577,12 @@ fn cross_session_cancel_reaches_only_its_own_session() {
     let cancel = r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5,"reason":"test"}}"#;
     let ra = send_post(port, Some(&sa), read);
     let rb = send_post(port, Some(&sb), read);
-    // Both reads wait 2 s; the cancel goes 300 ms in (an ordering margin,
-    // not a timing assertion: nothing below depends on how long anything took).
-    std::thread::sleep(Duration::from_millis(300));
+    // Both reads wait 2 s; the cancel goes once serve holds both (its
+    // `in_flight` gauge), waiting for that state rather than a fixed time.
+    wait_until("both reads in flight", Duration::from_secs(30), || {
+        http_exchange(metrics, "GET /metrics HTTP/1.1", b"")
+            .contains("\nmcptape_serve_in_flight 2\n")
+    });
     let rc = read_all(send_post(port, Some(&sb), cancel));
     assert!(rc.starts_with("HTTP/1.1 202"), "{rc}");
     let (ra, rb) = (read_all(ra), read_all(rb));
@@ -637,16 +647,18 @@ fn stalled_session_beside_49_fast_ones_delays_none_of_them() {
 #[test]
 fn recorded_crash_ends_serve_with_the_recorded_code() {
     let t = repo_root().join("crates/mcptape-replay/tests/data/recorded-crash.jsonl");
-    let mut child = Command::new(mcptape())
-        .arg("serve")
-        .arg(&t)
-        .args(["--latency", "fixed:0"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
+    let mut g = Guard(
+        Command::new(mcptape())
+            .arg("serve")
+            .arg(&t)
+            .args(["--latency", "fixed:0"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut stdin = g.0.stdin.take().unwrap();
     for l in [
         r#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///project/a.md"}}"#,
         r#"{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"file:///project/huge.bin"}}"#,
@@ -654,14 +666,7 @@ fn recorded_crash_ends_serve_with_the_recorded_code() {
         let _ = writeln!(stdin, "{l}");
     }
     // stdin stays open: serve ends by itself, as the recorded server did.
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
-    });
-    let o = rx
-        .recv_timeout(Duration::from_secs(60))
-        .expect("serve did not end at the recorded crash")
-        .unwrap();
+    let o = g.output_within("serve (at the recorded crash)", Duration::from_secs(60));
     drop(stdin);
     let out = String::from_utf8_lossy(&o.stdout);
     let err = String::from_utf8_lossy(&o.stderr);
@@ -879,7 +884,7 @@ fn a_real_prometheus_scrapes_serve_metrics_and_reads_the_delay_histogram_back() 
 /// as an invalid request, as a body the strict parser refuses does (counted before).
 #[test]
 fn serve_http_broken_off_body_is_400_and_counted_invalid() {
-    let (_dir, stats, port, mut g) = serve_everything_http_with_stats("fixed:0ms");
+    let (_dir, stats, port, mut g) = serve_everything_http_with_stats("fixed:0ms", &[]);
     let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     s.write_all(

@@ -17,8 +17,10 @@ fn http_500_is_said_at_once() {
     let mut cmd = Command::new(mcptape());
     cmd.arg("verify")
         .arg(corpus_transcript("everything-http.jsonl"))
-        .args(["--target-url", &server.url(), "--timeout", "10s"]);
-    let (o, took) = run_bounded(&mut cmd, Duration::from_secs(60));
+        // Every request answered at once, not one 60 s timeout each: a timeout waited out
+        // would end the run past run_bounded's 60 s (no clock read here).
+        .args(["--target-url", &server.url(), "--timeout", "60s"]);
+    let (o, _) = run_bounded(&mut cmd, Duration::from_secs(60));
     let err = String::from_utf8_lossy(&o.stderr);
     let out = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(1), "{err}");
@@ -27,7 +29,5 @@ fn http_500_is_said_at_once() {
         "{err}"
     );
     assert!(!out.contains("no response within"), "{out}");
-    // Every request answered at once, not one 10 s timeout each.
-    assert!(took < Duration::from_secs(8), "{took:?}");
     assert!(server.reads() >= 1);
 }

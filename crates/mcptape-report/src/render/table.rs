@@ -615,6 +615,7 @@ mod tests {
             spliced: 0,
             splice_fallbacks: Default::default(),
             pipe_size_refused: Default::default(),
+            batches_skipped: 0,
             intended: q,
             achieved: q,
             lateness: q,

@@ -292,6 +292,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             "--metrics must be a loopback address (127.0.0.1, [::1]), got {addr}"
         );
     }
+    // Refused before anything is loaded: with no standard output a stdio session could
+    // answer nothing (it was served, every reply into /dev/null, and exited 0).
+    #[cfg(unix)]
+    anyhow::ensure!(
+        args.listen.is_some() || !stdout_was_closed(),
+        "standard output (fd 1) is closed: stdio serve has nowhere to write its replies \
+         (give the client a pipe, or serve over HTTP with --listen)"
+    );
     let paths = transcript_files(&args.transcript)?;
     let mut tapes = Vec::with_capacity(paths.len());
     for path in &paths {
@@ -429,6 +437,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     }
                 };
                 Ok(match end {
+                    // The client closed its end of our stdout: the session is over, as a
+                    // closed pipe ends `record` or a printing command (quietly, 0).
+                    StreamEnd::ClientGone => ExitCode::SUCCESS,
                     StreamEnd::Dropped => ExitCode::from(3),
                     StreamEnd::Crashed { code, signal } => {
                         // The recorded server died here: so does the replay,
@@ -487,6 +498,34 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // Reads of our own stdin may still sit in a blocking thread: do not wait for them.
     rt.shutdown_background();
     result
+}
+
+/// `true` when standard output was closed when mcptape started. The Rust runtime then opens
+/// `/dev/null` read-write on fd 1 (std's start-up on Unix fills each of fds 0-2 it finds
+/// closed), where a shell's `>/dev/null` and a parent's `Stdio::null()` open it write-only:
+/// fd 1 on `/dev/null` opened read-write is that placeholder. Also `true` when fd 1 cannot be
+/// asked at all (`EBADF`).
+#[cfg(unix)]
+fn stdout_was_closed() -> bool {
+    use nix::fcntl::{FcntlArg, OFlag, fcntl};
+    use std::os::fd::AsFd as _;
+    use std::os::unix::fs::{FileTypeExt as _, MetadataExt as _};
+    let stdout = std::io::stdout();
+    let fd = stdout.as_fd();
+    let Ok(flags) = fcntl(fd, FcntlArg::F_GETFL) else {
+        return true;
+    };
+    if OFlag::from_bits_truncate(flags) & OFlag::O_ACCMODE != OFlag::O_RDWR {
+        return false;
+    }
+    let on_null = fd
+        .try_clone_to_owned()
+        .map(std::fs::File::from)
+        .and_then(|f| f.metadata());
+    match (on_null, std::fs::metadata("/dev/null")) {
+        (Ok(out), Ok(null)) => out.file_type().is_char_device() && out.rdev() == null.rdev(),
+        _ => false,
+    }
 }
 
 /// SIGINT or SIGTERM, whichever comes first: its name and number. Never ends when the

@@ -233,7 +233,7 @@ async fn session(
             );
         }
         // Recorded batches are never replayed: said in the count, not only in the warnings.
-        let batches = tape.batches.len() + tape.batches_more;
+        let batches = rep.batches_skipped;
         let _ = writeln!(
             text,
             "verify: {} request(s), {} response(s) compared, {} difference(s), {} unanswered{}{}",
@@ -249,7 +249,7 @@ async fn session(
             if batches > 0 {
                 format!(
                     "; {batches} recorded JSON-RPC batch(es) skipped, {} request(s) in them not sent",
-                    tape.batched_requests
+                    rep.batched_requests_not_sent
                 )
             } else {
                 String::new()

@@ -139,14 +139,53 @@ pub fn peers() -> Peers {
     p
 }
 
-/// A child process killed (by its own pid) when dropped.
+/// A child process killed (by its own pid) and waited when dropped: a test that fails while
+/// the child runs (a bounded wait that gives up, an assertion) leaves no process behind.
 pub struct Guard(pub Child);
 
-impl Drop for Guard {
-    fn drop(&mut self) {
+impl Guard {
+    /// Kills the child (SIGKILL) and waits for it; a child that already ended is only reaped.
+    pub fn stop(&mut self) {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
+
+    /// Waits up to `limit` for the child to end, reading its piped stdout and stderr (if
+    /// piped) meanwhile; its output. Past `limit` the child is killed and waited, then the
+    /// test fails naming `what` and showing the child's stderr.
+    pub fn output_within(mut self, what: &str, limit: Duration) -> Output {
+        let o = drain(self.0.stdout.take());
+        let e = drain(self.0.stderr.take());
+        match wait_bounded(&mut self.0, limit) {
+            Some(status) => Output {
+                status,
+                stdout: o.join().unwrap(),
+                stderr: e.join().unwrap(),
+            },
+            None => {
+                self.stop();
+                let stderr = String::from_utf8_lossy(&e.join().unwrap()).into_owned();
+                panic!("{what} did not finish within {limit:?}; stderr:\n{stderr}");
+            }
+        }
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Reads `pipe` (when there is one) to its end on a thread; the bytes read.
+fn drain<R: Read + Send + 'static>(pipe: Option<R>) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut v = Vec::new();
+        if let Some(mut p) = pipe {
+            let _ = p.read_to_end(&mut v);
+        }
+        v
+    })
 }
 
 /// Makes a FIFO (named pipe) at `path` with mkfifo(1); panics when that fails.
@@ -159,39 +198,13 @@ pub fn mkfifo(path: &Path) {
 /// Returns its output and how long it took.
 pub fn run_bounded(cmd: &mut Command, limit: Duration) -> (Output, Duration) {
     let start = Instant::now();
-    let mut child = cmd
+    let child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn");
-    let mut out = child.stdout.take().unwrap();
-    let mut err = child.stderr.take().unwrap();
-    let o = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        let _ = out.read_to_end(&mut v);
-        v
-    });
-    let e = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        let _ = err.read_to_end(&mut v);
-        v
-    });
-    let status = wait_bounded(&mut child, limit);
-    let status = match status {
-        Some(s) => s,
-        None => {
-            let _ = child.kill();
-            let _ = child.wait();
-            let stderr = String::from_utf8_lossy(&e.join().unwrap()).into_owned();
-            panic!("{cmd:?} did not finish within {limit:?}; stderr:\n{stderr}");
-        }
-    };
-    let output = Output {
-        status,
-        stdout: o.join().unwrap(),
-        stderr: e.join().unwrap(),
-    };
+    let output = Guard(child).output_within(&format!("{cmd:?}"), limit);
     (output, start.elapsed())
 }
 
