@@ -875,29 +875,37 @@ mod tests {
         assert_eq!(err.offset(), one_past.len());
     }
 
+    /// Each `(root, uri, path, relative, canonical uri)`: `uri` resolves under `root` to the
+    /// decoded `path`, `relative` to the root, and back to the canonical uri.
     #[test]
-    fn root_itself_resolves_to_empty_relative() {
-        let root = Root::new("file:///srv/allowed/").unwrap();
-        let r = root.resolve("file:///srv/allowed").unwrap();
-        assert_eq!(r.as_str(), "/srv/allowed");
-        assert_eq!(r.relative(), "");
-        assert_eq!(r.to_uri(), "file:///srv/allowed");
-    }
-
-    #[test]
-    fn slash_root_relative_has_no_leading_slash() {
-        let root = Root::new("file:///").unwrap();
-        let r = root.resolve("file:///a/b").unwrap();
-        assert_eq!(r.relative(), "a/b");
-        assert_eq!(root.resolve("file:///").unwrap().as_str(), "/");
-        assert_eq!(root.resolve("file:///").unwrap().relative(), "");
-    }
-
-    #[test]
-    fn to_uri_encodes_space_percent_and_non_ascii() {
-        let root = Root::new("file:///p/").unwrap();
-        let r = root.resolve("file:///p/My%20File%25%C3%BC.txt").unwrap();
-        assert_eq!(r.as_str(), "/p/My File%ü.txt");
-        assert_eq!(r.to_uri(), "file:///p/My%20File%25%C3%BC.txt");
+    fn resolved_path_relative_part_and_canonical_uri() {
+        for (root, uri, path, relative, canonical) in [
+            // The root itself: an empty relative part.
+            (
+                "file:///srv/allowed/",
+                "file:///srv/allowed",
+                "/srv/allowed",
+                "",
+                "file:///srv/allowed",
+            ),
+            // Under the root `/`, a relative part has no leading slash.
+            ("file:///", "file:///a/b", "/a/b", "a/b", "file:///a/b"),
+            ("file:///", "file:///", "/", "", "file:///"),
+            // A space, `%` and non-ASCII are decoded, and encoded again by `to_uri`.
+            (
+                "file:///p/",
+                "file:///p/My%20File%25%C3%BC.txt",
+                "/p/My File%ü.txt",
+                "My File%ü.txt",
+                "file:///p/My%20File%25%C3%BC.txt",
+            ),
+        ] {
+            let r = Root::new(root).unwrap().resolve(uri).unwrap();
+            assert_eq!(
+                (r.as_str(), r.relative(), r.to_uri().as_str()),
+                (path, relative, canonical),
+                "{uri} under {root}"
+            );
+        }
     }
 }
