@@ -7,7 +7,7 @@ use crate::support::repo;
 use std::path::{Path, PathBuf};
 
 use mcptape_check::{
-    MAX_ANSWERED_KEYS_KEPT, MAX_DIR_DEPTH, MAX_SPLIT_MESSAGE_LINES, Options, Revision,
+    FileReport, MAX_ANSWERED_KEYS_KEPT, MAX_DIR_DEPTH, MAX_SPLIT_MESSAGE_LINES, Options, Revision,
     RevisionSource, SpecChoice, check_bytes, check_paths, collect_transcripts,
 };
 
@@ -20,6 +20,11 @@ fn data(rel: &str) -> Vec<u8> {
             .join(rel)
     };
     std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// `bytes` checked as `t.jsonl` with the default options (the revision detected).
+fn check_default(bytes: &[u8]) -> FileReport {
+    check_bytes("t.jsonl", bytes, &Options::default())
 }
 
 fn rules_fired(bytes: &[u8], opts: &Options) -> Vec<&'static str> {
@@ -76,7 +81,7 @@ fn exchange(request: &str, response: &str) -> Vec<u8> {
 }
 
 /// Each finding as (rule, JSON Pointer).
-fn rules_and_pointers(r: &mcptape_check::FileReport) -> Vec<(&'static str, &str)> {
+fn rules_and_pointers(r: &FileReport) -> Vec<(&'static str, &str)> {
     r.findings
         .iter()
         .map(|f| (f.rule, f.pointer.as_str()))
@@ -269,7 +274,7 @@ fn protocol_version_outside_discover_supported_versions_fires() {
             "http-protocol-version-mismatch"
         ]
     );
-    let r = check_bytes("t", changed.as_bytes(), &Options::default());
+    let r = check_default(changed.as_bytes());
     assert!(
         r.findings[1]
             .message
@@ -277,11 +282,9 @@ fn protocol_version_outside_discover_supported_versions_fires() {
         "{}",
         r.findings[1].message
     );
-    let r = check_bytes(
-        "t",
-        &data("corpus/violations/http-protocol-version-mismatch.jsonl"),
-        &Options::default(),
-    );
+    let r = check_default(&data(
+        "corpus/violations/http-protocol-version-mismatch.jsonl",
+    ));
     assert!(
         r.findings[0]
             .message
@@ -336,7 +339,7 @@ fn split_notification(lines: usize) -> Vec<u8> {
 
 #[test]
 fn pretty_printed_message_over_noise_lines_is_one_embedded_newline_finding() {
-    let r = check_bytes("t", &split_notification(5), &Options::default());
+    let r = check_default(&split_notification(5));
     assert_eq!(r.findings.len(), 1);
     assert_eq!(r.findings[0].rule, "stdio-embedded-newline");
     assert_eq!(r.findings[0].line, 2);
@@ -345,19 +348,11 @@ fn pretty_printed_message_over_noise_lines_is_one_embedded_newline_finding() {
 
 #[test]
 fn split_message_at_the_line_limit_and_one_past() {
-    let r = check_bytes(
-        "t",
-        &split_notification(MAX_SPLIT_MESSAGE_LINES),
-        &Options::default(),
-    );
+    let r = check_default(&split_notification(MAX_SPLIT_MESSAGE_LINES));
     let fired: Vec<_> = r.findings.iter().map(|f| f.rule).collect();
     assert_eq!(fired, vec!["stdio-embedded-newline"]);
 
-    let r = check_bytes(
-        "t",
-        &split_notification(MAX_SPLIT_MESSAGE_LINES + 1),
-        &Options::default(),
-    );
+    let r = check_default(&split_notification(MAX_SPLIT_MESSAGE_LINES + 1));
     assert!(
         r.findings
             .iter()
@@ -623,21 +618,13 @@ fn answered_then_answered_again(n: usize) -> Vec<u8> {
 /// `response-unknown-id`, and its message says why.
 #[test]
 fn answered_requests_are_remembered_up_to_the_limit_and_forgotten_one_past() {
-    let at = check_bytes(
-        "t.jsonl",
-        &answered_then_answered_again(MAX_ANSWERED_KEYS_KEPT),
-        &Options::default(),
-    );
+    let at = check_default(&answered_then_answered_again(MAX_ANSWERED_KEYS_KEPT));
     let last = at.findings.last().expect("a finding");
     assert_eq!(last.rule, "request-answered-twice");
     assert_eq!(last.record, 2 * MAX_ANSWERED_KEYS_KEPT + 1);
     assert_eq!(last.message, "request 0 (record 1) was already answered");
 
-    let past = check_bytes(
-        "t.jsonl",
-        &answered_then_answered_again(MAX_ANSWERED_KEYS_KEPT + 1),
-        &Options::default(),
-    );
+    let past = check_default(&answered_then_answered_again(MAX_ANSWERED_KEYS_KEPT + 1));
     let last = past.findings.last().expect("a finding");
     assert_eq!(last.rule, "response-unknown-id");
     assert_eq!(last.record, 2 * (MAX_ANSWERED_KEYS_KEPT + 1) + 1);
@@ -664,7 +651,7 @@ fn a_key_asked_again_before_it_is_forgotten_is_remembered_from_its_last_answer()
     // Asked again while still remembered, answered: the answer that leaves
     // the window now is the key's first one, which no longer stands.
     msgs.extend([ping(0), pong(0), pong(0), pong(1 << 40)]);
-    let r = check_bytes("t.jsonl", &transcript_of(&msgs), &Options::default());
+    let r = check_default(&transcript_of(&msgs));
     let n = 2 * MAX_ANSWERED_KEYS_KEPT;
     let last: Vec<(&str, usize, &str)> = r
         .findings
@@ -895,7 +882,7 @@ fn jsonrpc_batch_fires_from_2025_06_18_on_not_under_2025_03_26() {
         rules_fired(&handshake("2025-03-26"), &Options::default()),
         Vec::<&str>::new()
     );
-    let r = check_bytes("t", &handshake("2025-06-18"), &Options::default());
+    let r = check_default(&handshake("2025-06-18"));
     assert_eq!(rules_and_pointers(&r), vec![("jsonrpc-batch-removed", "")]);
     assert_eq!(r.findings[0].line, 4);
     assert_eq!(
