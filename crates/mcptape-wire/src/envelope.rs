@@ -168,6 +168,8 @@ pub struct Members {
     /// array again ([`codec::scan_result_contents`](crate::codec::scan_result_contents)).
     /// `None` for any other `contents` (that scan lexes it).
     pub(crate) contents_entries: Option<Vec<EntrySpans>>,
+    /// `result._meta` (read by `inspect`'s summary: an object or no summary).
+    pub(crate) result_meta: Option<Range<usize>>,
 }
 
 /// One `result.contents` entry found by the envelope scan
@@ -182,6 +184,8 @@ pub(crate) struct EntrySpans {
     pub(crate) mime_type: Option<Range<usize>>,
     /// The `text` string token (escapes allowed: it is kept undecoded).
     pub(crate) text: Option<Range<usize>>,
+    /// Whether the `text` token holds an escape.
+    pub(crate) text_escaped: bool,
     /// The `blob` string token (no escape).
     pub(crate) blob: Option<Range<usize>>,
 }
@@ -373,7 +377,7 @@ pub(crate) fn is_integer_literal(token: &[u8]) -> bool {
 
 /// A validated string token (quotes included) decoded: borrowed when it has
 /// no escape, else unescaped by serde_json. `None` if it is not a string token.
-fn decode_string(token: &[u8]) -> Option<Cow<'_, str>> {
+pub(crate) fn decode_string(token: &[u8]) -> Option<Cow<'_, str>> {
     let inner = token.strip_prefix(b"\"")?.strip_suffix(b"\"")?;
     if memchr::memchr(b'\\', inner).is_none() {
         return std::str::from_utf8(inner).ok().map(Cow::Borrowed);
@@ -802,6 +806,7 @@ fn top_object(lx: &mut Lexer<'_>, base: usize, f: &mut Found) -> Result<(), LexE
                             b"contents" => &mut m.result_contents,
                             b"ttlMs" => &mut m.result_ttl_ms,
                             b"cacheScope" => &mut m.result_cache_scope,
+                            b"_meta" => &mut m.result_meta,
                             _ => return Ok(()),
                         };
                         *slot = Some(start..lx.pos);
@@ -846,8 +851,8 @@ fn top_object(lx: &mut Lexer<'_>, base: usize, f: &mut Found) -> Result<(), LexE
 /// [`Lexer::value`] lexes it (same checks, same errors), with the ranges of
 /// its entries' `uri`, `mimeType`, `text` and `blob` strings
 /// ([`Members::contents_entries`]); `None` when an entry is not an object,
-/// one of those members is not a string, or one other than `text` holds an
-/// escape.
+/// one of those members is not a string, one other than `text` holds an
+/// escape, or its `_meta` is not an object.
 fn contents_entries(lx: &mut Lexer<'_>, depth: usize) -> Result<Option<Vec<EntrySpans>>, LexError> {
     let mut entries = Some(Vec::new());
     lex::array(lx, depth, |lx| {
@@ -867,14 +872,23 @@ fn contents_entries(lx: &mut Lexer<'_>, depth: usize) -> Result<Option<Vec<Entry
                 b"mimeType" => (&mut e.mime_type, false),
                 b"text" => (&mut e.text, true),
                 b"blob" => (&mut e.blob, false),
-                _ => return lx.value(depth + 2),
+                _ => {
+                    if key == b"_meta" && lx.peek() != Some(b'{') {
+                        plain = false;
+                    }
+                    return lx.value(depth + 2);
+                }
             };
             if lx.peek() != Some(b'"') {
                 plain = false;
                 return lx.value(depth + 2);
             }
-            if lx.string()? && !escapes_ok {
-                plain = false;
+            if lx.string()? {
+                if escapes_ok {
+                    e.text_escaped = true;
+                } else {
+                    plain = false;
+                }
             }
             *slot = Some(start..lx.pos);
             Ok(())
