@@ -1359,9 +1359,11 @@ impl State {
             return;
         };
         let k = (requester, id.clone());
+        // One hash of the key for the lookup and the take below.
+        let hash = self.requests.hash(&k);
         // Prefer the open request of the same HTTP exchange (ids may repeat
         // across independent 2026-07-28 exchanges), else the oldest open one.
-        let found = match self.requests.lookup(&k) {
+        let found = match self.requests.lookup_hashed(hash, &k) {
             Lookup::Open(list) => Some((
                 list.info.last_record,
                 list.open
@@ -1412,7 +1414,7 @@ impl State {
             );
             return;
         };
-        let Some(mut req) = self.requests.take_answered(&k, i) else {
+        let Some(mut req) = self.requests.take_answered_hashed(hash, &k, i) else {
             return;
         };
         if let Some(mf) = req.mismatch_finding.take() {
