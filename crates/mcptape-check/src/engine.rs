@@ -1359,9 +1359,11 @@ impl State {
             return;
         };
         let k = (requester, id.clone());
+        // One hash of the key for the lookup and the take below.
+        let hash = self.requests.hash(&k);
         // Prefer the open request of the same HTTP exchange (ids may repeat
         // across independent 2026-07-28 exchanges), else the oldest open one.
-        let found = match self.requests.lookup(&k) {
+        let found = match self.requests.lookup_hashed(hash, &k) {
             Lookup::Open(list) => Some((
                 list.info.last_record,
                 list.open
@@ -1412,7 +1414,7 @@ impl State {
             );
             return;
         };
-        let Some(mut req) = self.requests.take_answered(&k, i) else {
+        let Some(mut req) = self.requests.take_answered_hashed(hash, &k, i) else {
             return;
         };
         if let Some(mf) = req.mismatch_finding.take() {
@@ -1800,6 +1802,7 @@ impl State {
         decoded_len: usize,
     ) {
         let n = decoded_len as u64;
+        let uri_q = Quoted(entry_uri);
         if n > cx.opts.blob_threshold_bytes {
             cx.push(
                 rules::BLOB_OVER_SIZE_THRESHOLD,
@@ -1807,13 +1810,14 @@ impl State {
                 Some(id),
                 format_args!("{eptr}/blob"),
                 format_args!(
-                    "entry {entry_uri:?}: blob of {n} bytes ({} base64 chars) is over the {}-byte threshold; publish a derived resource",
+                    "entry {uri_q}: blob of {n} bytes ({} base64 chars) is over the {}-byte threshold; publish a derived resource",
                     4 * n.div_ceil(3),
                     cx.opts.blob_threshold_bytes
                 ),
             );
         }
         if let Some(declared) = mime {
+            let declared_q = Quoted(declared);
             // Sniffing needs the first bytes only; the whole blob is decoded
             // only for a text-like declared type (to test it as UTF-8).
             let head = wireview::BlobHead::new(b64);
@@ -1824,7 +1828,7 @@ impl State {
                     Some(id),
                     format_args!("{eptr}/mimeType"),
                     format_args!(
-                        "entry {entry_uri:?}: declared {declared:?} but the bytes look like {sniffed:?}"
+                        "entry {uri_q}: declared {declared_q} but the bytes look like {sniffed:?}"
                     ),
                 );
             }
@@ -1835,7 +1839,7 @@ impl State {
                     Some(id),
                     format_args!("{eptr}/blob"),
                     format_args!(
-                        "entry {entry_uri:?}: {declared:?} content that is valid UTF-8 ({n} bytes) shipped as blob; send it as text"
+                        "entry {uri_q}: {declared_q} content that is valid UTF-8 ({n} bytes) shipped as blob; send it as text"
                     ),
                 );
             }
@@ -1969,6 +1973,24 @@ impl State {
     }
 }
 
+/// A string as `{:?}` writes it, in one piece when nothing in it is
+/// escaped (printable ASCII other than `"` and `\`): the hot rules' messages
+/// quote a uri or media type per finding.
+struct Quoted<'a>(&'a str);
+
+impl std::fmt::Display for Quoted<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let plain = |b: &u8| matches!(b, b' '..=b'~') && *b != b'"' && *b != b'\\';
+        if self.0.as_bytes().iter().all(plain) {
+            f.write_str("\"")?;
+            f.write_str(self.0)?;
+            f.write_str("\"")
+        } else {
+            write!(f, "{:?}", self.0)
+        }
+    }
+}
+
 /// The JSON Pointer of a message's `result` (`{prefix}/result`) or of one
 /// entry of its `contents` (`{prefix}/result/contents/{i}`), written only
 /// when a finding needs it.
@@ -2027,6 +2049,36 @@ fn json_type(v: &Value) -> &'static str {
         Value::String(_) => "a string",
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod quoted_tests {
+    use super::Quoted;
+
+    /// `Quoted` writes what `{:?}` writes, on strings it writes in one piece
+    /// and on strings `Debug` escapes (quote, backslash, controls, DEL,
+    /// non-ASCII, a single quote `Debug` leaves as is).
+    #[test]
+    fn quoted_is_debug_of_the_string() {
+        for s in [
+            "",
+            "demo://resource/dynamic/blob/1",
+            "text/plain; charset=utf-8",
+            " ~!#$%&()*+,-./:;<=>?@[]^_`{|}",
+            "a\"b",
+            "a\\b",
+            "it's",
+            "tab\there",
+            "line\n",
+            "\u{7f}",
+            "\u{0}x",
+            "caf\u{e9}",
+            "\u{301}accent first",
+            "\u{200b}zero width",
+        ] {
+            assert_eq!(Quoted(s).to_string(), format!("{s:?}"), "{s:?}");
+        }
     }
 }
 

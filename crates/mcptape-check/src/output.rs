@@ -69,36 +69,61 @@ pub fn write_report(
 /// transcript, issue 22).
 struct FindingLine<'a>(FindingRef<'a>);
 
-impl std::fmt::Display for FindingLine<'_> {
-    fn fmt(&self, w: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl FindingLine<'_> {
+    /// The line's pieces in order, each given to `put` (no `core::fmt`
+    /// machinery per piece; the numbers by `itoa`).
+    fn each_piece<E>(&self, mut put: impl FnMut(&str) -> Result<(), E>) -> Result<(), E> {
         let f = &self.0;
-        write!(
-            w,
-            "{}:{}: {}[{}] {}",
-            f.file, f.line, f.severity, f.rule, f.message
-        )?;
+        let mut num = itoa::Buffer::new();
+        for piece in [
+            f.file,
+            ":",
+            num.format(f.line),
+            ": ",
+            f.severity.as_str(),
+            "[",
+        ] {
+            put(piece)?;
+        }
+        for piece in [f.rule, "] ", f.message] {
+            put(piece)?;
+        }
         let mut sep = " (";
-        let mut part = |w: &mut std::fmt::Formatter<'_>, p: std::fmt::Arguments<'_>| {
-            w.write_str(sep)?;
+        let mut part = |put: &mut dyn FnMut(&str) -> Result<(), E>, label: &str, value: &str| {
+            put(sep)?;
             sep = ", ";
-            w.write_fmt(p)
+            put(label)?;
+            put(value)
         };
         if f.record > 0 {
-            part(w, format_args!("record {}", f.record))?;
+            part(&mut put, "record ", num.format(f.record))?;
         }
-        if let Some(id) = &f.request_id {
-            part(w, format_args!("id {id}"))?;
+        if let Some(id) = f.request_id {
+            part(&mut put, "id ", id)?;
         }
         if !f.pointer.is_empty() {
-            part(w, format_args!("at {}", f.pointer))?;
+            part(&mut put, "at ", f.pointer)?;
         }
         if f.allowed {
-            part(w, format_args!("allowed"))?;
+            part(&mut put, "allowed", "")?;
         }
         if sep == ", " {
-            w.write_str(")")?;
+            put(")")?;
         }
         Ok(())
+    }
+
+    /// Writes `  LINE\n` (the report's indented finding line) to `out`.
+    fn write_indented(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        out.write_all(b"  ")?;
+        self.each_piece(|s| out.write_all(s.as_bytes()))?;
+        out.write_all(b"\n")
+    }
+}
+
+impl std::fmt::Display for FindingLine<'_> {
+    fn fmt(&self, w: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.each_piece(|s| w.write_str(s))
     }
 }
 
@@ -119,7 +144,7 @@ fn write_human(report: &Report, out: &mut dyn std::io::Write) -> std::io::Result
             fr.file, fr.records, fr.messages, fr.revision, fr.revision_source
         )?;
         for f in &fr.findings {
-            writeln!(out, "  {}", FindingLine(f.as_ref()))?;
+            FindingLine(f.as_ref()).write_indented(out)?;
         }
     }
     let s = &report.summary;
@@ -244,12 +269,12 @@ pub fn write_streamed(
                 let mut findings = findings;
                 for f in &head.findings {
                     streamed::count(&mut summary, f.as_ref());
-                    writeln!(out, "  {}", FindingLine(f.as_ref()))?;
+                    FindingLine(f.as_ref()).write_indented(out)?;
                 }
                 while let Some(f) = findings.next_ref() {
                     let f = f?;
                     streamed::count(&mut summary, f);
-                    writeln!(out, "  {}", FindingLine(f))?;
+                    FindingLine(f).write_indented(out)?;
                 }
             }
             writeln!(

@@ -161,6 +161,33 @@ pub struct Members {
     /// same bytes ([`codec::scan_result_contents`](crate::codec::scan_result_contents)):
     /// a 160 MB blob is searched once per message, not twice.
     pub long_strings: LongStrings,
+    /// The entries of `result.contents` as this scan lexed them, when it is
+    /// an array of objects whose `uri`, `mimeType`, `text` and `blob` are
+    /// strings (only `text` may hold escapes): the contents scan of the same
+    /// message builds its entries from these ranges instead of lexing the
+    /// array again ([`codec::scan_result_contents`](crate::codec::scan_result_contents)).
+    /// `None` for any other `contents` (that scan lexes it).
+    pub(crate) contents_entries: Option<Vec<EntrySpans>>,
+    /// `result._meta` (read by `inspect`'s summary: an object or no summary).
+    pub(crate) result_meta: Option<Range<usize>>,
+}
+
+/// One `result.contents` entry found by the envelope scan
+/// ([`Members::contents_entries`]): byte ranges into the scanned input.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct EntrySpans {
+    /// The entry object's `{`.
+    pub(crate) start: usize,
+    /// The `uri` string token (quotes included; no escape).
+    pub(crate) uri: Option<Range<usize>>,
+    /// The `mimeType` string token (no escape).
+    pub(crate) mime_type: Option<Range<usize>>,
+    /// The `text` string token (escapes allowed: it is kept undecoded).
+    pub(crate) text: Option<Range<usize>>,
+    /// Whether the `text` token holds an escape.
+    pub(crate) text_escaped: bool,
+    /// The `blob` string token (no escape).
+    pub(crate) blob: Option<Range<usize>>,
 }
 
 /// The string tokens of at least 4 KiB a single message's envelope scan
@@ -350,7 +377,7 @@ pub(crate) fn is_integer_literal(token: &[u8]) -> bool {
 
 /// A validated string token (quotes included) decoded: borrowed when it has
 /// no escape, else unescaped by serde_json. `None` if it is not a string token.
-fn decode_string(token: &[u8]) -> Option<Cow<'_, str>> {
+pub(crate) fn decode_string(token: &[u8]) -> Option<Cow<'_, str>> {
     let inner = token.strip_prefix(b"\"")?.strip_suffix(b"\"")?;
     if memchr::memchr(b'\\', inner).is_none() {
         return std::str::from_utf8(inner).ok().map(Cow::Borrowed);
@@ -764,7 +791,11 @@ fn top_object(lx: &mut Lexer<'_>, base: usize, f: &mut Found) -> Result<(), LexE
                     let m = &mut f.members;
                     lex::object(lx, base + 2, |lx, key, _| {
                         let start = lx.pos;
-                        lx.value(base + 3)?;
+                        if key == b"contents" && lx.peek() == Some(b'[') {
+                            m.contents_entries = contents_entries(lx, base + 3)?;
+                        } else {
+                            lx.value(base + 3)?;
+                        }
                         let slot = match key {
                             b"resultType" => {
                                 if lx.input[start] == b'"' {
@@ -775,6 +806,7 @@ fn top_object(lx: &mut Lexer<'_>, base: usize, f: &mut Found) -> Result<(), LexE
                             b"contents" => &mut m.result_contents,
                             b"ttlMs" => &mut m.result_ttl_ms,
                             b"cacheScope" => &mut m.result_cache_scope,
+                            b"_meta" => &mut m.result_meta,
                             _ => return Ok(()),
                         };
                         *slot = Some(start..lx.pos);
@@ -813,6 +845,62 @@ fn top_object(lx: &mut Lexer<'_>, base: usize, f: &mut Found) -> Result<(), LexE
         Ok(())
     })?;
     Ok(())
+}
+
+/// The `contents` array at the position (`[`, nesting `depth`), lexed as
+/// [`Lexer::value`] lexes it (same checks, same errors), with the ranges of
+/// its entries' `uri`, `mimeType`, `text` and `blob` strings
+/// ([`Members::contents_entries`]); `None` when an entry is not an object,
+/// one of those members is not a string, one other than `text` holds an
+/// escape, or its `_meta` is not an object.
+fn contents_entries(lx: &mut Lexer<'_>, depth: usize) -> Result<Option<Vec<EntrySpans>>, LexError> {
+    let mut entries = Some(Vec::new());
+    lex::array(lx, depth, |lx| {
+        let Some(list) = entries.as_mut().filter(|_| lx.peek() == Some(b'{')) else {
+            entries = None;
+            return lx.value(depth + 1);
+        };
+        let mut e = EntrySpans {
+            start: lx.pos,
+            ..EntrySpans::default()
+        };
+        let mut plain = true;
+        lex::object(lx, depth + 1, |lx, key, _| {
+            let start = lx.pos;
+            let (slot, escapes_ok) = match key {
+                b"uri" => (&mut e.uri, false),
+                b"mimeType" => (&mut e.mime_type, false),
+                b"text" => (&mut e.text, true),
+                b"blob" => (&mut e.blob, false),
+                _ => {
+                    if key == b"_meta" && lx.peek() != Some(b'{') {
+                        plain = false;
+                    }
+                    return lx.value(depth + 2);
+                }
+            };
+            if lx.peek() != Some(b'"') {
+                plain = false;
+                return lx.value(depth + 2);
+            }
+            if lx.string()? {
+                if escapes_ok {
+                    e.text_escaped = true;
+                } else {
+                    plain = false;
+                }
+            }
+            *slot = Some(start..lx.pos);
+            Ok(())
+        })?;
+        if plain {
+            list.push(e);
+        } else {
+            entries = None;
+        }
+        Ok(())
+    })?;
+    Ok(entries)
 }
 
 /// `error`'s object (`{` at the position, depth `base + 2`): the JSON is
@@ -1211,6 +1299,65 @@ mod tests {
         let e = scan_envelope(s).unwrap();
         assert_eq!(e.error.as_ref().map(|e| e.code), Some(-32603));
         assert_eq!(e.result_type(s), None);
+    }
+
+    /// The contents entries the envelope scan records (`contents_entries`)
+    /// give what the contents scan of the array's range gives, entry for
+    /// entry (offsets, members, blob verdicts), and are recorded only for
+    /// entries that are objects with string `uri`/`mimeType`/`blob` without
+    /// escapes (any other `contents` is lexed again).
+    #[test]
+    fn contents_entries_from_the_envelope_scan_agree_with_the_contents_scan() {
+        let read = |contents: &str| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"result":{{"x":[1],"contents":{contents},"ttlMs":5}}}}"#
+            )
+        };
+        let cases: [(&str, bool); 12] = [
+            (r#"[]"#, true),
+            (r#"[{"uri":"a","text":"x"}]"#, true),
+            (
+                r#"[ { "uri" : "a" , "text" : "\u00e9\n" , "k" : {"n":[1,{}]} } ]"#,
+                true,
+            ),
+            (
+                r#"[{"uri":"a","mimeType":"image/png","blob":"QUJD"},{"blob":"QUJ*"}]"#,
+                true,
+            ),
+            (r#"[{"uri":"a","blob":"QUJ","text":""},{}]"#, true),
+            (
+                r#"[{"uri":"a","mimeType":"text/plain","blob":"QQ="}]"#,
+                true,
+            ),
+            (r#"[{"uri":"\u0061","text":"x"}]"#, false),
+            (r#"[{"uri":"a","blob":"QU\/D"}]"#, false),
+            (
+                r#"[{"uri":"a","mimeType":"te\u0078t/plain","text":"x"}]"#,
+                false,
+            ),
+            (r#"[{"uri":1,"text":"x"}]"#, false),
+            (r#"[{"uri":"a","text":null}]"#, false),
+            (r#"[{"uri":"a","text":"x"},7]"#, false),
+        ];
+        for (contents, recorded) in cases {
+            let m = read(contents);
+            let env = scan_envelope_str(&m).unwrap();
+            assert_eq!(
+                env.members.contents_entries.is_some(),
+                recorded,
+                "{contents}"
+            );
+            let raw = &m[env.members.result_contents.clone().unwrap()];
+            assert_eq!(raw, contents);
+            assert_eq!(
+                crate::codec::scan_result_contents(&m, &env),
+                Some(crate::codec::scan_contents_str(raw)),
+                "{contents}"
+            );
+        }
+        // `contents` that is not an array: nothing recorded, the scan says so.
+        let env = scan_envelope_str(&read(r#"{"uri":"a"}"#)).unwrap();
+        assert_eq!(env.members.contents_entries, None);
     }
 
     /// A read of one long blob: the envelope scan keeps the blob's range

@@ -112,6 +112,12 @@ pub fn summarize_result_of<'a>(
     message: &'a str,
     env: &crate::envelope::Envelope,
 ) -> Option<ReadSummary<'a>> {
+    let m = &env.members;
+    if let Some(spans) = &m.contents_entries
+        && m.long_strings.scanned(message.len())
+    {
+        return from_spans(message, env, spans);
+    }
     let (text, known) = env.members.long_strings.of(message, env.result.clone())?;
     // The envelope scan refused repeated keys in it: not checked again.
     summarize(Lexer::new_str(text).with_known(known).keys_checked())
@@ -158,6 +164,103 @@ fn summarize(mut lx: Lexer<'_>) -> Option<ReadSummary<'_>> {
     .ok()?;
     lx.end().ok()?;
     contents.then_some(out)
+}
+
+/// [`summarize_result_of`] built from what the envelope scan of `message`
+/// recorded (`env`: the ranges of `result`'s members and of its contents
+/// entries' strings): the same summary, or `None` where the walk bails, with
+/// nothing lexed again.
+fn from_spans<'a>(
+    message: &'a str,
+    env: &crate::envelope::Envelope,
+    spans: &[crate::envelope::EntrySpans],
+) -> Option<ReadSummary<'a>> {
+    let m = &env.members;
+    let token = |r: &std::ops::Range<usize>| message.get(r.clone());
+    // A string token's text between its quotes (recorded without escapes).
+    let inner = |r: &std::ops::Range<usize>| token(r)?.get(1..r.len().checked_sub(1)?);
+    let string = |r: &std::ops::Range<usize>| {
+        let t = token(r)?.as_bytes();
+        if t.first() != Some(&b'"') {
+            return None;
+        }
+        crate::envelope::decode_string(t)
+    };
+    if let Some(r) = &m.result_meta
+        && message.as_bytes().get(r.start) != Some(&b'{')
+    {
+        return None;
+    }
+    let result_type = match &m.result_result_type {
+        Some(r) => Some(string(r)?),
+        None => None,
+    };
+    let ttl_ms = match &m.result_ttl_ms {
+        Some(r) => {
+            let t = token(r)?;
+            if !t.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            Some(t.parse().ok()?)
+        }
+        None => None,
+    };
+    let cache_scope = match &m.result_cache_scope {
+        Some(r) => Some(match string(r)?.as_ref() {
+            "public" => CacheScope::Public,
+            "private" => CacheScope::Private,
+            _ => return None,
+        }),
+        None => None,
+    };
+    let mut entries = Vec::with_capacity(spans.len());
+    for e in spans {
+        let payload = match (&e.text, &e.blob) {
+            (Some(r), None) => {
+                let t = token(r)?.as_bytes();
+                let decoded_len = if e.text_escaped {
+                    skip_string(t, 0)?.1
+                } else {
+                    t.len().checked_sub(2)?
+                };
+                Payload::Text {
+                    token: t,
+                    decoded_len,
+                }
+            }
+            (None, Some(r)) => blob_payload(inner(r)?)?,
+            _ => return None,
+        };
+        entries.push(EntrySummary {
+            uri: Cow::Borrowed(inner(e.uri.as_ref()?)?),
+            mime_type: match &e.mime_type {
+                Some(r) => Some(Cow::Borrowed(inner(r)?)),
+                None => None,
+            },
+            payload,
+        });
+    }
+    Some(ReadSummary {
+        result_type,
+        ttl_ms,
+        cache_scope,
+        entries,
+    })
+}
+
+/// The payload of a `blob` whose base64 text (between its quotes, no
+/// escape) is `b64`: `None` when it is not strict padded base64 or its
+/// decoded length does not fit `usize`.
+fn blob_payload(b64: &str) -> Option<Payload<'_>> {
+    if base64::validate(Path::Simd, b64.as_bytes()).is_err() {
+        return None;
+    }
+    let pad = crate::b64::count_padding(b64.as_bytes()).min(2) as u8;
+    let n = crate::b64::decoded_len(b64.len() as u64, pad).and_then(|n| usize::try_from(n).ok())?;
+    Some(Payload::Blob {
+        base64: b64,
+        decoded_len: n,
+    })
 }
 
 /// "Not summarized": the walk stops (the caller parses).
@@ -250,17 +353,7 @@ fn entries<'a>(lx: &mut Lexer<'a>, out: &mut Vec<EntrySummary<'a>>) -> Result<()
             (Some((token, decoded_len)), None) => Payload::Text { token, decoded_len },
             (None, Some(range)) => {
                 let b64 = std::str::from_utf8(&lx.input[range]).map_err(|_| bail(lx))?;
-                if base64::validate(Path::Simd, b64.as_bytes()).is_err() {
-                    return Err(bail(lx));
-                }
-                let pad = crate::b64::count_padding(b64.as_bytes()).min(2) as u8;
-                let n = crate::b64::decoded_len(b64.len() as u64, pad)
-                    .and_then(|n| usize::try_from(n).ok())
-                    .ok_or_else(|| bail(lx))?;
-                Payload::Blob {
-                    base64: b64,
-                    decoded_len: n,
-                }
+                blob_payload(b64).ok_or_else(|| bail(lx))?
             }
             _ => return Err(bail(lx)),
         };
@@ -340,6 +433,45 @@ mod tests {
         }
     }
 
+    /// Results the summary answers for (valid, common shapes).
+    const COMMON_SHAPES: &[&str] = &[
+        r#"{"contents":[{"uri":"file:///a","mimeType":"text/plain","text":"hi"}]}"#,
+        r#"{"contents":[{"uri":"file:///b","blob":"aGk="}],"ttlMs":5,"cacheScope":"public"}"#,
+        r#"{"contents":[],"resultType":"complete"}"#,
+        r#"{"resultType":"input_required","contents":[{"uri":"x","text":""}]}"#,
+        r#"{"resultType":"\u0063omplete","contents":[{"uri":"x","text":""}]}"#,
+        r#" { "contents" : [ { "uri" : "a\"b" , "text" : "\n\u00e9\u20ac\ud83d\ude00\\" } ] } "#,
+        r#"{"contents":[{"uri":"u","name":"n","title":[1,{"a":2}],"_meta":{"k":1},"blob":""}],"_meta":{},"x":1e5}"#,
+        r#"{"contents":[{"\u0075ri":"u","text":"data:image/png;base64,AA=="}],"cacheScope":"private","ttlMs":0}"#,
+        r#"{"contents":[{"uri":"u","mimeType":"image/png","blob":"iVBORw0KGgo="},{"uri":"v","text":"t"}]}"#,
+    ];
+
+    /// Results the summary leaves to the parser (violations, rare shapes).
+    const LEFT_TO_THE_PARSER: &[&str] = &[
+        "[]",
+        r#"{"resultType":"complete"}"#,
+        r#"{"contents":{}}"#,
+        r#"{"contents":[1]}"#,
+        r#"{"contents":[{"text":"no uri"}]}"#,
+        r#"{"contents":[{"uri":1,"text":""}]}"#,
+        r#"{"contents":[{"uri":"u","mimeType":2,"text":""}]}"#,
+        r#"{"contents":[{"uri":"u"}]}"#,
+        r#"{"contents":[{"uri":"u","text":"","blob":""}]}"#,
+        r#"{"contents":[{"uri":"u","text":1}]}"#,
+        r#"{"contents":[{"uri":"u","blob":"aGk"}]}"#,
+        r#"{"contents":[{"uri":"u","blob":"aGl="}]}"#,
+        r#"{"contents":[{"uri":"u","blob":"aG\u0073="}]}"#,
+        r#"{"contents":[{"uri":"u","blob":"","_meta":[]}]}"#,
+        r#"{"contents":[],"_meta":1}"#,
+        r#"{"contents":[],"resultType":7}"#,
+        r#"{"contents":[],"ttlMs":-5}"#,
+        r#"{"contents":[],"ttlMs":1.5}"#,
+        r#"{"contents":[],"ttlMs":18446744073709551616}"#,
+        r#"{"contents":[],"ttlMs":"5"}"#,
+        r#"{"contents":[],"cacheScope":"nowhere"}"#,
+        r#"{"contents":[]} x"#,
+    ];
+
     /// Where the summary answers, it is the parser's result; where the
     /// parser refuses, it does not answer.
     fn agrees(input: &str) -> bool {
@@ -372,17 +504,7 @@ mod tests {
 
     #[test]
     fn read_summary_is_the_parsers_result_for_the_common_shapes() {
-        for input in [
-            r#"{"contents":[{"uri":"file:///a","mimeType":"text/plain","text":"hi"}]}"#,
-            r#"{"contents":[{"uri":"file:///b","blob":"aGk="}],"ttlMs":5,"cacheScope":"public"}"#,
-            r#"{"contents":[],"resultType":"complete"}"#,
-            r#"{"resultType":"input_required","contents":[{"uri":"x","text":""}]}"#,
-            r#"{"resultType":"\u0063omplete","contents":[{"uri":"x","text":""}]}"#,
-            r#" { "contents" : [ { "uri" : "a\"b" , "text" : "\n\u00e9\u20ac\ud83d\ude00\\" } ] } "#,
-            r#"{"contents":[{"uri":"u","name":"n","title":[1,{"a":2}],"_meta":{"k":1},"blob":""}],"_meta":{},"x":1e5}"#,
-            r#"{"contents":[{"\u0075ri":"u","text":"data:image/png;base64,AA=="}],"cacheScope":"private","ttlMs":0}"#,
-            r#"{"contents":[{"uri":"u","mimeType":"image/png","blob":"iVBORw0KGgo="},{"uri":"v","text":"t"}]}"#,
-        ] {
+        for input in COMMON_SHAPES {
             assert!(agrees(input), "not summarized: {input}");
         }
     }
@@ -391,32 +513,37 @@ mod tests {
     /// summarized (the parser reports or reads it).
     #[test]
     fn read_summary_leaves_violations_and_rare_shapes_to_the_parser() {
-        for input in [
-            "[]",
-            r#"{"resultType":"complete"}"#,
-            r#"{"contents":{}}"#,
-            r#"{"contents":[1]}"#,
-            r#"{"contents":[{"text":"no uri"}]}"#,
-            r#"{"contents":[{"uri":1,"text":""}]}"#,
-            r#"{"contents":[{"uri":"u","mimeType":2,"text":""}]}"#,
-            r#"{"contents":[{"uri":"u"}]}"#,
-            r#"{"contents":[{"uri":"u","text":"","blob":""}]}"#,
-            r#"{"contents":[{"uri":"u","text":1}]}"#,
-            r#"{"contents":[{"uri":"u","blob":"aGk"}]}"#,
-            r#"{"contents":[{"uri":"u","blob":"aGl="}]}"#,
-            r#"{"contents":[{"uri":"u","blob":"aG\u0073="}]}"#,
-            r#"{"contents":[{"uri":"u","blob":"","_meta":[]}]}"#,
-            r#"{"contents":[],"_meta":1}"#,
-            r#"{"contents":[],"resultType":7}"#,
-            r#"{"contents":[],"ttlMs":-5}"#,
-            r#"{"contents":[],"ttlMs":1.5}"#,
-            r#"{"contents":[],"ttlMs":18446744073709551616}"#,
-            r#"{"contents":[],"ttlMs":"5"}"#,
-            r#"{"contents":[],"cacheScope":"nowhere"}"#,
-            r#"{"contents":[]} x"#,
-        ] {
+        for input in LEFT_TO_THE_PARSER {
             assert!(!agrees(input), "summarized: {input}");
         }
+    }
+
+    /// The results of both tests above, each the `result` of a message: the
+    /// summary built from the envelope scan's ranges (`contents_entries`,
+    /// when recorded) is the walk's summary of the result text, and both
+    /// answer `None` for the same results.
+    #[test]
+    fn summary_from_the_envelope_scans_ranges_is_the_walks() {
+        let (mut messages, mut from_ranges) = (0, 0);
+        for result in COMMON_SHAPES.iter().chain(LEFT_TO_THE_PARSER) {
+            let message = format!(r#"{{"jsonrpc":"2.0","id":3,"result":{result}}}"#);
+            // `{..} x` is no message.
+            let Ok(env) = crate::envelope::scan_envelope_str(&message) else {
+                continue;
+            };
+            messages += 1;
+            from_ranges += usize::from(env.members.contents_entries.is_some());
+            let range = env.result.clone().unwrap();
+            assert_eq!(
+                summarize_result_of(&message, &env),
+                summarize_scanned_read_result(&message[range]),
+                "{result}"
+            );
+        }
+        // Not from the ranges (10): no object or no array (`[]`, no
+        // `contents`, `{}`, `[1]`), a member of another type (uri, mimeType,
+        // text), an escaped uri or blob, an entry `_meta` that is an array.
+        assert_eq!((messages, from_ranges), (30, 20), "counts");
     }
 
     /// The counted length is the decoded string's, on every escape form.

@@ -98,7 +98,10 @@ impl Requests {
         }
     }
 
-    fn hash(&self, k: &Key) -> u64 {
+    /// The hash of key `k` in both tables: computed once by a caller that
+    /// looks a key up and then takes it ([`Self::lookup_hashed`],
+    /// [`Self::take_answered_hashed`]).
+    pub(super) fn hash(&self, k: &Key) -> u64 {
         self.hasher.hash_one(k)
     }
 
@@ -107,7 +110,14 @@ impl Requests {
         if self.held[usize::from(k.1.is_string)] == 0 {
             return Lookup::Unknown;
         }
-        let hash = self.hash(k);
+        self.lookup_hashed(self.hash(k), k)
+    }
+
+    /// [`Self::lookup`] of key `k` whose [`Self::hash`] is `hash`.
+    pub(super) fn lookup_hashed(&self, hash: u64, k: &Key) -> Lookup<'_> {
+        if self.held[usize::from(k.1.is_string)] == 0 {
+            return Lookup::Unknown;
+        }
         if let Some(o) = self.open.find(hash, |o| o.key == *k) {
             return Lookup::Open(&o.list);
         }
@@ -192,7 +202,11 @@ impl Requests {
     /// remembered (at most [`MAX_ANSWERED_KEYS_KEPT`] such) once all its
     /// requests are.
     pub(super) fn take_answered(&mut self, k: &Key, i: usize) -> Option<Pending> {
-        let hash = self.hash(k);
+        self.take_answered_hashed(self.hash(k), k, i)
+    }
+
+    /// [`Self::take_answered`] of key `k` whose [`Self::hash`] is `hash`.
+    pub(super) fn take_answered_hashed(&mut self, hash: u64, k: &Key, i: usize) -> Option<Pending> {
         let mut e = self.open.find_entry(hash, |o| o.key == *k).ok()?;
         let open = &mut e.get_mut().list.open;
         if i >= open.len() {

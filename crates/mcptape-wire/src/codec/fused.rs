@@ -17,6 +17,7 @@ use super::{
     Body, CodecError, CodecErrorKind, DecodedReadResult, EntryShape, EntrySpan, JsonType, Member,
     ScannedEntry,
 };
+use crate::envelope::EntrySpans;
 use crate::lex::{self, Expected, Host, LexError, LexErrorKind, Lexer, Sink, StringSink, VecSink};
 use std::ops::Range;
 
@@ -199,6 +200,57 @@ pub(super) fn scan_contents_known<'a>(
 ) -> Result<(), CodecError> {
     let end = contents_array(input.as_bytes(), Some(input), known, true, out)?;
     trailing(input.as_bytes(), end)
+}
+
+/// The entries of the `contents` array `input` (starting at byte `base` of
+/// the message) built from the ranges its envelope scan recorded
+/// ([`EntrySpans`], into the message): what [`scan_contents_known`] gives on
+/// the same array, without lexing it again. The ranges were lexed as strict
+/// JSON strings, those other than `text` without escapes.
+pub(super) fn contents_from_spans<'a>(
+    input: &'a str,
+    base: usize,
+    spans: &[EntrySpans],
+) -> Vec<ScannedEntry<'a>> {
+    let rel = |r: &Option<Range<usize>>| {
+        r.as_ref()
+            .and_then(|r| Some((r.start.checked_sub(base)?, r.end.checked_sub(base)?)))
+            .filter(|&(start, end)| start < end && end <= input.len())
+    };
+    // The string (no escape) between the quotes of the token at `start..end`.
+    let plain = |r: &Option<Range<usize>>| match rel(r) {
+        Some((start, end)) => Member::Str {
+            offset: start,
+            value: std::borrow::Cow::Borrowed(input.get(start + 1..end - 1).unwrap_or("")),
+        },
+        None => Member::Absent,
+    };
+    spans
+        .iter()
+        .enumerate()
+        .map(|(index, s)| {
+            let mut e = ScannedEntry {
+                index,
+                offset: s.start.saturating_sub(base),
+                found: JsonType::Object,
+                uri: plain(&s.uri),
+                mime_type: plain(&s.mime_type),
+                text: match rel(&s.text) {
+                    Some((start, end)) => Member::Raw {
+                        offset: start,
+                        token: &input.as_bytes()[start..end],
+                    },
+                    None => Member::Absent,
+                },
+                blob: plain(&s.blob),
+                blob_check: None,
+                blob_recorded: None,
+            };
+            let blob_end = rel(&s.blob).map_or(0, |(_, end)| end);
+            Parser::check_entry_blob(&mut e, input.as_bytes(), blob_end);
+            e
+        })
+        .collect()
 }
 
 /// A message's `result.contents` array found by [`scan_message`]: its byte
@@ -588,8 +640,15 @@ impl<'a> Parser<'a, '_> {
             }
             Ok(())
         })?;
+        Self::check_entry_blob(&mut e, self.lx.input, blob_end);
+        Ok(e)
+    }
+
+    /// Sets `e`'s [`ScannedEntry::blob_check`] (and `blob_recorded`) when its
+    /// `blob` is a string, whose token in `input` ends at `blob_end` (just
+    /// past its closing `"`).
+    fn check_entry_blob(e: &mut ScannedEntry<'a>, input: &'a [u8], blob_end: usize) {
         if let Member::Str { offset, value } = &e.blob {
-            let input: &'a [u8] = self.lx.input;
             let check = Self::check_blob(*offset, value, || {
                 // The token was validated as UTF-8 by the scan; read as
                 // text only on this cold path (never a 160 MB blob's pass).
@@ -603,7 +662,6 @@ impl<'a> Parser<'a, '_> {
             }
             e.blob_check = Some(check.map_err(|(err, at, _)| (err, at)));
         }
-        Ok(e)
     }
 
     /// A member value: a string (borrowed when it has no escape) or any other

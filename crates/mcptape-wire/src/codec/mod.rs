@@ -517,6 +517,12 @@ pub fn scan_result_contents<'a>(
     env: &crate::envelope::Envelope,
 ) -> Option<Result<Vec<ScannedEntry<'a>>, CodecError>> {
     let members = &env.members;
+    if let (Some(spans), Some(range)) = (&members.contents_entries, &members.result_contents)
+        && members.long_strings.scanned(message.len())
+        && let Some(raw) = message.get(range.clone())
+    {
+        return Some(Ok(fused::contents_from_spans(raw, range.start, spans)));
+    }
     let (raw, known) = members
         .long_strings
         .of(message, members.result_contents.clone())?;

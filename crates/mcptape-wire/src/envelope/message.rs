@@ -179,7 +179,12 @@ impl RequestId {
     /// The id of a token the envelope scan validated (a string token,
     /// quotes included, or an integer literal).
     pub(crate) fn from_token(token: &[u8]) -> Self {
-        RequestId(IdText::new(&String::from_utf8_lossy(token)))
+        // The lexer validated the token: `from_utf8` is the check that
+        // passes (no `Cow` or replacement scan); lossy only as the fallback.
+        match std::str::from_utf8(token) {
+            Ok(t) => RequestId(IdText::new(t)),
+            Err(_) => RequestId(IdText::new(&String::from_utf8_lossy(token))),
+        }
     }
 
     /// Reads an id from its JSON text (surrounding JSON whitespace allowed).
