@@ -83,7 +83,8 @@ pub fn prescan_agrees(data: &[u8]) {
 /// and offset); and, for a single message, the contents scan that reuses the
 /// envelope scan's strings ([`crate::codec::scan_result_contents`], every
 /// string recorded) against the plain one, and the line break the scan noted
-/// against a search. Run by the `envelope_vs_jsonrpc` and `jsonrpc_parse`
+/// against a search, and inspect's read summary built from the envelope
+/// scan's ranges against the walk of the result. Run by the `envelope_vs_jsonrpc` and `jsonrpc_parse`
 /// targets.
 ///
 /// # Panics
@@ -114,6 +115,15 @@ pub fn string_stop(data: &[u8]) {
             crate::codec::scan_result_contents(text, &env),
             Some(crate::codec::scan_contents_str(raw)),
             "contents scan with the envelope's strings"
+        );
+    }
+    // inspect's read summary from the scan's ranges (`contents_entries`) against the walk
+    // of the result text.
+    if let Some(result) = env.result.clone().and_then(|r| text.get(r)) {
+        assert_eq!(
+            crate::read_summary::summarize_result_of(text, &env),
+            crate::read_summary::summarize_scanned_read_result(result),
+            "read summary from the envelope's ranges"
         );
     }
 }
