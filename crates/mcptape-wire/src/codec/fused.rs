@@ -206,51 +206,64 @@ pub(super) fn scan_contents_known<'a>(
 /// the message) built from the ranges its envelope scan recorded
 /// ([`EntrySpans`], into the message): what [`scan_contents_known`] gives on
 /// the same array, without lexing it again. The ranges were lexed as strict
-/// JSON strings, those other than `text` without escapes.
+/// JSON strings, those other than `text` without escapes. `None` when a
+/// recorded range does not lie inside `input` as a string token (the spans
+/// are not of this array): the caller lexes the array instead.
 pub(super) fn contents_from_spans<'a>(
     input: &'a str,
     base: usize,
     spans: &[EntrySpans],
-) -> Vec<ScannedEntry<'a>> {
-    let rel = |r: &Option<Range<usize>>| {
-        r.as_ref()
-            .and_then(|r| Some((r.start.checked_sub(base)?, r.end.checked_sub(base)?)))
-            .filter(|&(start, end)| start < end && end <= input.len())
+) -> Option<Vec<ScannedEntry<'a>>> {
+    // A recorded string token's range, relative to `input`: `Ok(None)` when
+    // the member was absent, `Err(())` when the range is not a token of `input`.
+    let rel = |r: &Option<Range<usize>>| -> Result<Option<(usize, usize)>, ()> {
+        let Some(r) = r else { return Ok(None) };
+        let (start, end) = (r.start.checked_sub(base), r.end.checked_sub(base));
+        match (start, end) {
+            (Some(start), Some(end)) if start + 2 <= end && end <= input.len() => {
+                Ok(Some((start, end)))
+            }
+            _ => Err(()),
+        }
     };
     // The string (no escape) between the quotes of the token at `start..end`.
-    let plain = |r: &Option<Range<usize>>| match rel(r) {
-        Some((start, end)) => Member::Str {
-            offset: start,
-            value: std::borrow::Cow::Borrowed(input.get(start + 1..end - 1).unwrap_or("")),
-        },
-        None => Member::Absent,
+    let plain = |r: &Option<Range<usize>>| -> Result<Member<'a>, ()> {
+        Ok(match rel(r)? {
+            Some((start, end)) => Member::Str {
+                offset: start,
+                value: std::borrow::Cow::Borrowed(input.get(start + 1..end - 1).ok_or(())?),
+            },
+            None => Member::Absent,
+        })
+    };
+    let entry = |index: usize, s: &EntrySpans| -> Result<ScannedEntry<'a>, ()> {
+        let mut e = ScannedEntry {
+            index,
+            offset: s.start.checked_sub(base).ok_or(())?,
+            found: JsonType::Object,
+            uri: plain(&s.uri)?,
+            mime_type: plain(&s.mime_type)?,
+            text: match rel(&s.text)? {
+                Some((start, end)) => Member::Raw {
+                    offset: start,
+                    token: &input.as_bytes()[start..end],
+                },
+                None => Member::Absent,
+            },
+            blob: plain(&s.blob)?,
+            blob_check: None,
+            blob_recorded: None,
+        };
+        let blob_end = rel(&s.blob)?.map_or(0, |(_, end)| end);
+        Parser::check_entry_blob(&mut e, input.as_bytes(), blob_end);
+        Ok(e)
     };
     spans
         .iter()
         .enumerate()
-        .map(|(index, s)| {
-            let mut e = ScannedEntry {
-                index,
-                offset: s.start.saturating_sub(base),
-                found: JsonType::Object,
-                uri: plain(&s.uri),
-                mime_type: plain(&s.mime_type),
-                text: match rel(&s.text) {
-                    Some((start, end)) => Member::Raw {
-                        offset: start,
-                        token: &input.as_bytes()[start..end],
-                    },
-                    None => Member::Absent,
-                },
-                blob: plain(&s.blob),
-                blob_check: None,
-                blob_recorded: None,
-            };
-            let blob_end = rel(&s.blob).map_or(0, |(_, end)| end);
-            Parser::check_entry_blob(&mut e, input.as_bytes(), blob_end);
-            e
-        })
-        .collect()
+        .map(|(index, s)| entry(index, s))
+        .collect::<Result<Vec<_>, ()>>()
+        .ok()
 }
 
 /// A message's `result.contents` array found by [`scan_message`]: its byte

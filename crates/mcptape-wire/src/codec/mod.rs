@@ -520,8 +520,9 @@ pub fn scan_result_contents<'a>(
     if let (Some(spans), Some(range)) = (&members.contents_entries, &members.result_contents)
         && members.long_strings.scanned(message.len())
         && let Some(raw) = message.get(range.clone())
+        && let Some(entries) = fused::contents_from_spans(raw, range.start, spans)
     {
-        return Some(Ok(fused::contents_from_spans(raw, range.start, spans)));
+        return Some(Ok(entries));
     }
     let (raw, known) = members
         .long_strings
