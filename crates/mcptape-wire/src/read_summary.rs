@@ -115,9 +115,13 @@ pub fn summarize_result_of<'a>(
     let m = &env.members;
     if let Some(spans) = &m.contents_entries
         && m.long_strings.scanned(message.len())
+        && let Some(summary) = from_spans(message, env, spans)
     {
-        return from_spans(message, env, spans);
+        return Some(summary);
     }
+    // No summary from the ranges: the walk answers (it bails where they
+    // did, and a range that is not the token the scan recorded, never
+    // expected, costs a second lexing instead of a wrong "no summary").
     let (text, known) = env.members.long_strings.of(message, env.result.clone())?;
     // The envelope scan refused repeated keys in it: not checked again.
     summarize(Lexer::new_str(text).with_known(known).keys_checked())
@@ -544,6 +548,31 @@ mod tests {
         // `contents`, `{}`, `[1]`), a member of another type (uri, mimeType,
         // text), an escaped uri or blob, an entry `_meta` that is an array.
         assert_eq!((messages, from_ranges), (30, 20), "counts");
+    }
+
+    /// A recorded range that is no token of the message (never expected:
+    /// here moved by hand past its end) is answered by the walk, not by "no
+    /// summary".
+    #[test]
+    fn summary_with_a_range_outside_the_message_falls_back_to_the_walk() {
+        let message =
+            r#"{"jsonrpc":"2.0","id":3,"result":{"contents":[{"uri":"a://x","text":"hi"}]}}"#;
+        let mut env = crate::envelope::scan_envelope_str(message).unwrap();
+        let spans = env
+            .members
+            .contents_entries
+            .as_mut()
+            .expect("ranges recorded");
+        assert_eq!(&message[spans[0].uri.clone().unwrap()], r#""a://x""#);
+        spans[0].uri = Some(message.len() + 1..message.len() + 8);
+        let spans = env.members.contents_entries.as_ref().unwrap();
+        assert_eq!(from_spans(message, &env, spans), None);
+        let summary = summarize_result_of(message, &env);
+        assert_eq!(
+            summary,
+            summarize_scanned_read_result(&message[env.result.clone().unwrap()])
+        );
+        assert_eq!(summary.unwrap().entries[0].uri, "a://x");
     }
 
     /// The counted length is the decoded string's, on every escape form.
