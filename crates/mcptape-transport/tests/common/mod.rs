@@ -55,7 +55,8 @@ pub fn free_port() -> u16 {
         .port()
 }
 
-/// Waits until something accepts TCP connections on 127.0.0.1:`port` (≤ 30 s).
+/// Waits until something accepts TCP connections on 127.0.0.1:`port` (≤ 30 s);
+/// on timeout the child is killed and reaped before the panic.
 pub async fn wait_listening(port: u16, child: &mut StdioChild) {
     for _ in 0..300 {
         if tokio::net::TcpStream::connect(("127.0.0.1", port))
@@ -69,6 +70,9 @@ pub async fn wait_listening(port: u16, child: &mut StdioChild) {
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    // Killed and waited before failing: the test must not leave a server
+    // running (kill-on-drop alone does not reap it).
+    let _ = child.child.kill().await;
     panic!("nothing listens on 127.0.0.1:{port} after 30 s");
 }
 
