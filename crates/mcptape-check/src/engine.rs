@@ -40,7 +40,7 @@ mod requests;
 mod sse;
 mod view;
 
-use findings::Findings;
+use findings::{Findings, Fmt, Text};
 pub(crate) use requests::{Hashed, RingIndex};
 use requests::{Lookup, Requests};
 pub(crate) use view::decode_string_token;
@@ -1009,14 +1009,14 @@ impl<'a> Cx<'a> {
     }
 
     /// Pushes a finding; `pointer` and `message` are written straight
-    /// into the findings' store (`format_args!` builds no string).
+    /// into the findings' store ([`Text`]: a tuple of pieces builds no string).
     fn push(
         &mut self,
         rule: &Rule,
         place: Place,
         id: Option<&IdKey>,
-        pointer: impl std::fmt::Display,
-        message: impl std::fmt::Display,
+        pointer: impl Text,
+        message: impl Text,
     ) {
         // Encoded straight into the store: no `Finding`, file name or id
         // string per finding.
@@ -1026,7 +1026,7 @@ impl<'a> Cx<'a> {
             allowed: self.opts.allow.contains(rule.id),
             record: place.record,
             line: place.line,
-            request_id: id.map(|id| id as &dyn std::fmt::Display),
+            request_id: id.map(|id| id as &dyn Text),
             pointer: &pointer,
             message: &message,
         });
@@ -1808,11 +1808,13 @@ impl State {
                 rules::BLOB_OVER_SIZE_THRESHOLD,
                 place,
                 Some(id),
-                format_args!("{eptr}/blob"),
-                format_args!(
-                    "entry {uri_q}: blob of {n} bytes ({} base64 chars) is over the {}-byte threshold; publish a derived resource",
+                (eptr, "/blob"),
+                (
+                    ("entry ", uri_q, ": blob of ", n, " bytes ("),
                     4 * n.div_ceil(3),
-                    cx.opts.blob_threshold_bytes
+                    " base64 chars) is over the ",
+                    cx.opts.blob_threshold_bytes,
+                    "-byte threshold; publish a derived resource",
                 ),
             );
         }
@@ -1826,9 +1828,14 @@ impl State {
                     rules::MIMETYPE_SNIFF_MISMATCH,
                     place,
                     Some(id),
-                    format_args!("{eptr}/mimeType"),
-                    format_args!(
-                        "entry {uri_q}: declared {declared_q} but the bytes look like {sniffed:?}"
+                    (eptr, "/mimeType"),
+                    (
+                        "entry ",
+                        uri_q,
+                        ": declared ",
+                        declared_q,
+                        " but the bytes look like ",
+                        Quoted(sniffed),
                     ),
                 );
             }
@@ -1837,9 +1844,15 @@ impl State {
                     rules::TEXTLIKE_MIMETYPE_AS_BLOB,
                     place,
                     Some(id),
-                    format_args!("{eptr}/blob"),
-                    format_args!(
-                        "entry {uri_q}: {declared_q} content that is valid UTF-8 ({n} bytes) shipped as blob; send it as text"
+                    (eptr, "/blob"),
+                    (
+                        "entry ",
+                        uri_q,
+                        ": ",
+                        declared_q,
+                        " content that is valid UTF-8 (",
+                        n,
+                        " bytes) shipped as blob; send it as text",
                     ),
                 );
             }
@@ -1855,7 +1868,6 @@ impl State {
         err: &ErrorObject,
         prefix: &str,
     ) {
-        let ptr = format!("{prefix}/error");
         let Some(nf) = crate::notfound::classify(err) else {
             return;
         };
@@ -1865,7 +1877,7 @@ impl State {
                 rules::NOT_FOUND_CODE,
                 place,
                 Some(id),
-                format!("{ptr}/code"),
+                format!("{prefix}/error/code"),
                 format!(
                     "resource not found answered with legacy code -32002 under {}; use -32602 with data.uri",
                     self.rev
@@ -1876,17 +1888,20 @@ impl State {
                     rules::NOT_FOUND_GUESSED_FROM_MESSAGE,
                     place,
                     Some(id),
-                    format_args!("{ptr}/message"),
-                    format_args!(
-                        "the message says not found but code {code}{} does not: guessed, not checked as a not-found; if the resource is missing use -32602 with data.uri{}",
+                    (prefix, "/error/message"),
+                    (
+                        "the message says not found but code ",
+                        code,
                         if code == -32602 { " without data.uri" } else { "" },
-                        if stateless { "" } else { " (or legacy -32002)" }
+                        " does not: guessed, not checked as a not-found; if the resource is missing use -32602 with data.uri",
+                        if stateless { "" } else { " (or legacy -32002)" },
                     ),
                 );
                 return;
             }
             _ => {}
         }
+        let ptr = format!("{prefix}/error");
         match err.data.as_ref().and_then(|d| d.get("uri")) {
             Some(Value::String(du)) => {
                 if let Some(u) = uri
@@ -1976,6 +1991,7 @@ impl State {
 /// A string as `{:?}` writes it, in one piece when nothing in it is
 /// escaped (printable ASCII other than `"` and `\`): the hot rules' messages
 /// quote a uri or media type per finding.
+#[derive(Clone, Copy)]
 struct Quoted<'a>(&'a str);
 
 impl std::fmt::Display for Quoted<'_> {
@@ -1987,6 +2003,19 @@ impl std::fmt::Display for Quoted<'_> {
             f.write_str("\"")
         } else {
             write!(f, "{:?}", self.0)
+        }
+    }
+}
+
+impl Text for Quoted<'_> {
+    fn put(&self, out: &mut Vec<u8>) {
+        let plain = |b: &u8| matches!(b, b' '..=b'~') && *b != b'"' && *b != b'\\';
+        if self.0.as_bytes().iter().all(plain) {
+            out.push(b'"');
+            out.extend_from_slice(self.0.as_bytes());
+            out.push(b'"');
+        } else {
+            Fmt(format_args!("{:?}", self.0)).put(out);
         }
     }
 }
@@ -2005,6 +2034,17 @@ impl std::fmt::Display for ResultPtr<'_> {
         match self.entry {
             Some(i) => write!(f, "{}/result/contents/{i}", self.prefix),
             None => write!(f, "{}/result", self.prefix),
+        }
+    }
+}
+
+impl Text for ResultPtr<'_> {
+    fn put(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(self.prefix.as_bytes());
+        out.extend_from_slice(b"/result");
+        if let Some(i) = self.entry {
+            out.extend_from_slice(b"/contents/");
+            i.put(out);
         }
     }
 }
@@ -2054,7 +2094,7 @@ fn json_type(v: &Value) -> &'static str {
 
 #[cfg(test)]
 mod quoted_tests {
-    use super::Quoted;
+    use super::{Fmt, IdKey, Quoted, ResultPtr, Text};
 
     /// `Quoted` writes what `{:?}` writes, on strings it writes in one piece
     /// and on strings `Debug` escapes (quote, backslash, controls, DEL,
@@ -2078,7 +2118,35 @@ mod quoted_tests {
             "\u{200b}zero width",
         ] {
             assert_eq!(Quoted(s).to_string(), format!("{s:?}"), "{s:?}");
+            let mut put = Vec::new();
+            Quoted(s).put(&mut put);
+            assert_eq!(String::from_utf8(put).unwrap(), format!("{s:?}"), "{s:?}");
         }
+    }
+
+    /// A finding's texts written piece by piece are what `format!` writes.
+    #[test]
+    fn texts_put_what_display_writes() {
+        let text = |t: &dyn Text| {
+            let mut out = Vec::new();
+            t.put(&mut out);
+            String::from_utf8(out).unwrap()
+        };
+        for (prefix, entry) in [("", None), ("/3", Some(0)), ("", Some(12_345))] {
+            let p = ResultPtr { prefix, entry };
+            assert_eq!(text(&p), p.to_string());
+        }
+        for n in [0u64, 7, 10, 18_446_744_073_709_551_615] {
+            assert_eq!(text(&(n, "/", n as usize)), format!("{n}/{n}"));
+        }
+        for code in [0i64, -32602, i64::MIN, i64::MAX] {
+            assert_eq!(text(&("code ", code)), format!("code {code}"));
+        }
+        for t in [r#""a\"b""#, "7", "-3", r#""""#] {
+            let id = IdKey::from_token(t).unwrap();
+            assert_eq!(text(&id), id.to_string());
+        }
+        assert_eq!(text(&Fmt(format_args!("{:?}", "x\n"))), r#""x\n""#);
     }
 }
 

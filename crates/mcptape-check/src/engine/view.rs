@@ -149,6 +149,18 @@ impl std::fmt::Display for IdKey {
     }
 }
 
+impl super::findings::Text for IdKey {
+    fn put(&self, out: &mut Vec<u8>) {
+        if self.is_string {
+            out.push(b'"');
+            out.extend_from_slice(self.text.as_str().as_bytes());
+            out.push(b'"');
+        } else {
+            out.extend_from_slice(self.text.as_str().as_bytes());
+        }
+    }
+}
+
 /// `-?(0|[1-9][0-9]*)` but `-0`: an integer id token (JSON-RPC 2.0 §4).
 fn is_integer_literal(t: &str) -> bool {
     let digits = t.strip_prefix('-').unwrap_or(t).as_bytes();
