@@ -113,7 +113,7 @@ pub(crate) fn whole_report(mut head: FileReport, rest: Findings) -> std::io::Res
 
 /// A report of one `transcript-unreadable` finding at `line` (nothing else checked).
 fn unreadable(file: &str, opts: &Options, line: usize, why: &dyn std::fmt::Display) -> FileReport {
-    let f = Cx::new(file, opts, Findings::default()).make(
+    let f = Cx::new(file, opts, &mut Findings::default()).make(
         rules::TRANSCRIPT_UNREADABLE,
         Place::file_line(line),
         None,
@@ -497,12 +497,9 @@ pub(crate) fn check_stream<S: LineSource>(
             Err(e) if terminated || !reader::is_cut_record(lines.line()) => {
                 // A run of noise lines ends here (a message printed over
                 // several lines never spans a line that does not read).
-                noise.flush(
-                    &mut Cx::new(file, opts, std::mem::take(&mut findings)),
-                    &mut findings,
-                );
-                Cx::new(file, opts, std::mem::take(&mut findings)).push_into(
-                    &mut findings,
+                let mut cx = Cx::new(file, opts, &mut findings);
+                noise.flush(&mut cx);
+                cx.push_whole(
                     rules::TRANSCRIPT_UNREADABLE,
                     Place::file_line(e.line),
                     format!("record line skipped: {e}"),
@@ -530,20 +527,16 @@ pub(crate) fn check_stream<S: LineSource>(
             && let Some(Event::Noise { dir, line }) = r.owned_event()
         {
             noise.push(
-                &mut Cx::new(file, opts, std::mem::take(&mut findings)),
-                &mut findings,
+                &mut Cx::new(file, opts, &mut findings),
                 place,
                 *dir,
                 line.clone(),
             );
             continue;
         }
-        noise.flush(
-            &mut Cx::new(file, opts, std::mem::take(&mut findings)),
-            &mut findings,
-        );
+        let mut cx = Cx::new(file, opts, &mut findings);
+        noise.flush(&mut cx);
         if let Some((dir, raw, http)) = r.message() {
-            let mut cx = Cx::new(file, opts, std::mem::take(&mut findings));
             messages += check_message(
                 &mut cx,
                 &mut st,
@@ -554,7 +547,6 @@ pub(crate) fn check_stream<S: LineSource>(
                 http,
                 scanned.as_ref(),
             );
-            findings = cx.findings;
             continue;
         }
         match r.owned_event() {
@@ -571,9 +563,8 @@ pub(crate) fn check_stream<S: LineSource>(
             _ => {}
         }
     }
-    let mut cx = Cx::new(file, opts, std::mem::take(&mut findings));
-    noise.flush(&mut cx, &mut findings);
-    cx.findings = findings;
+    let mut cx = Cx::new(file, opts, &mut findings);
+    noise.flush(&mut cx);
     if let Some(d) = &dropped {
         cx.push_whole(
             rules::TRANSCRIPT_TRUNCATED,
@@ -596,7 +587,7 @@ pub(crate) fn check_stream<S: LineSource>(
         );
     }
 
-    if let Some(e) = cx.findings.take_error() {
+    if let Some(e) = findings.take_error() {
         return Err(e);
     }
     Ok((
@@ -608,7 +599,7 @@ pub(crate) fn check_stream<S: LineSource>(
             messages,
             findings: Vec::new(),
         },
-        cx.findings,
+        findings,
     ))
 }
 
@@ -627,7 +618,6 @@ impl NoiseRun {
     fn push(
         &mut self,
         cx: &mut Cx<'_>,
-        out: &mut Findings,
         place: Place,
         dir: Direction,
         line: String,
@@ -638,13 +628,11 @@ impl NoiseRun {
         self.dir = Some(dir);
         self.lines.push_back((place, line));
         self.judge(cx, MAX_SPLIT_MESSAGE_LINES);
-        *out = std::mem::take(&mut cx.findings);
     }
 
     /// Judges every held line (the run ended).
-    fn flush(&mut self, cx: &mut Cx<'_>, out: &mut Findings) {
+    fn flush(&mut self, cx: &mut Cx<'_>) {
         self.judge(cx, usize::MAX);
-        *out = std::mem::take(&mut cx.findings);
     }
 
     /// Judges the first lines while at least `min` are held (all of them
@@ -956,25 +944,21 @@ impl Place {
     }
 }
 
+/// What the rules push findings through: the file, the options and the
+/// findings' store, borrowed (made per message: nothing moved).
 struct Cx<'a> {
     file: &'a str,
     opts: &'a Options,
-    findings: Findings,
+    findings: &'a mut Findings,
 }
 
 impl<'a> Cx<'a> {
-    fn new(file: &'a str, opts: &'a Options, findings: Findings) -> Cx<'a> {
+    fn new(file: &'a str, opts: &'a Options, findings: &'a mut Findings) -> Cx<'a> {
         Cx {
             file,
             opts,
             findings,
         }
-    }
-
-    /// Pushes a finding without id or pointer and hands the findings back to `out`.
-    fn push_into(mut self, out: &mut Findings, rule: &Rule, place: Place, message: String) {
-        self.push_whole(rule, place, message);
-        *out = self.findings;
     }
 
     /// Pushes `ids-differ-only-in-type` for the message `seen`: its `what`
