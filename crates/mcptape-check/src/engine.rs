@@ -1978,10 +1978,29 @@ impl State {
 #[derive(Clone, Copy)]
 struct Quoted<'a>(&'a str);
 
+/// Whether `{:?}` of `s` is `s` between double quotes: every byte
+/// printable ASCII other than `"` and `\\` (nothing escaped).
+fn debug_is_quoted(s: &str) -> bool {
+    s.bytes()
+        .all(|b| matches!(b, b' '..=b'~') && b != b'"' && b != b'\\')
+}
+
+/// Pushes `{:?}` of `s` to `o`: in pieces when nothing in it is escaped
+/// ([`Quoted`]'s rule), else through the formatter.
+pub(crate) fn push_debug_str(o: &mut String, s: &str) {
+    if debug_is_quoted(s) {
+        o.push('"');
+        o.push_str(s);
+        o.push('"');
+    } else {
+        use std::fmt::Write as _;
+        let _ = write!(o, "{s:?}");
+    }
+}
+
 impl std::fmt::Display for Quoted<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let plain = |b: &u8| matches!(b, b' '..=b'~') && *b != b'"' && *b != b'\\';
-        if self.0.as_bytes().iter().all(plain) {
+        if debug_is_quoted(self.0) {
             f.write_str("\"")?;
             f.write_str(self.0)?;
             f.write_str("\"")
@@ -1993,8 +2012,7 @@ impl std::fmt::Display for Quoted<'_> {
 
 impl Text for Quoted<'_> {
     fn put(&self, out: &mut Vec<u8>) {
-        let plain = |b: &u8| matches!(b, b' '..=b'~') && *b != b'"' && *b != b'\\';
-        if self.0.as_bytes().iter().all(plain) {
+        if debug_is_quoted(self.0) {
             out.push(b'"');
             out.extend_from_slice(self.0.as_bytes());
             out.push(b'"');
@@ -2078,7 +2096,7 @@ fn json_type(v: &Value) -> &'static str {
 
 #[cfg(test)]
 mod quoted_tests {
-    use super::{Fmt, IdKey, Quoted, ResultPtr, Text};
+    use super::{Fmt, IdKey, Quoted, ResultPtr, Text, push_debug_str};
 
     /// `Quoted` writes what `{:?}` writes, on strings it writes in one piece
     /// and on strings `Debug` escapes (quote, backslash, controls, DEL,
@@ -2105,6 +2123,9 @@ mod quoted_tests {
             let mut put = Vec::new();
             Quoted(s).put(&mut put);
             assert_eq!(String::from_utf8(put).unwrap(), format!("{s:?}"), "{s:?}");
+            let mut pushed = String::new();
+            push_debug_str(&mut pushed, s);
+            assert_eq!(pushed, format!("{s:?}"), "{s:?}");
         }
     }
 

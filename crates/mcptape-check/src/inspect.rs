@@ -332,11 +332,26 @@ fn render_item(o: &mut String, item: &Item) {
             class,
             host_action,
         } => {
-            let req = Requested(requested.as_ref());
-            let _ = writeln!(
-                o,
-                "line {line}: id {id}{req}: error {code} {message:?} -> {class}: {host_action}"
-            );
+            // `line {line}: id {id}{req}: error {code} {message:?} -> {class}: {host_action}`,
+            // in pieces (a long transcript's error responses: no formatter).
+            o.push_str("line ");
+            push_num(o, *line);
+            o.push_str(": id ");
+            o.push_str(id);
+            if let Some(u) = requested {
+                o.push_str(" (requested ");
+                o.push_str(u);
+                o.push(')');
+            }
+            o.push_str(": error ");
+            push_num(o, *code);
+            o.push(' ');
+            crate::engine::push_debug_str(o, message);
+            o.push_str(" -> ");
+            o.push_str(class);
+            o.push_str(": ");
+            o.push_str(host_action);
+            o.push('\n');
         }
         Item::NoExitRecord { line, reason } => {
             let _ = writeln!(o, "line {line}: {reason}");
@@ -451,7 +466,7 @@ fn render_read<S: AsRef<str>>(
 ) {
     // The hot line of a big report: pieces pushed, no formatter.
     o.push_str("line ");
-    push_num(o, h.line as u64);
+    push_num(o, h.line);
     o.push_str(": id ");
     o.push_str(h.id);
     if let Some(u) = h.requested {
@@ -460,7 +475,7 @@ fn render_read<S: AsRef<str>>(
         o.push(')');
     }
     o.push_str(": resources/read result, ");
-    push_num(o, entries.len() as u64);
+    push_num(o, entries.len());
     o.push_str(if entries.len() == 1 {
         " entry, resultType "
     } else {
@@ -495,25 +510,16 @@ fn render_read<S: AsRef<str>>(
     }
 }
 
-/// `n` in decimal, pushed to `o` (the hot lines of [`render_entry`]).
-fn push_num(o: &mut String, mut n: u64) {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    o.extend(digits[at..].iter().map(|&d| char::from(d)));
+/// `n` in decimal, pushed to `o` (the hot lines of [`render_entry`]):
+/// `itoa`'s digits, the same as `Display`'s.
+fn push_num(o: &mut String, n: impl itoa::Integer) {
+    o.push_str(itoa::Buffer::new().format(n));
 }
 
 fn render_entry<S: AsRef<str>>(o: &mut String, i: usize, e: &EntryReport<S>) {
     let mime = e.mime_type.as_ref().map_or("(none)", AsRef::as_ref);
     o.push_str("  [");
-    push_num(o, i as u64);
+    push_num(o, i);
     o.push_str("] uri       ");
     o.push_str(e.uri.as_ref());
     o.push('\n');
@@ -525,7 +531,7 @@ fn render_entry<S: AsRef<str>>(o: &mut String, i: usize, e: &EntryReport<S>) {
     o.push_str("\n      shape     ");
     o.push_str(e.shape);
     o.push_str("\n      decoded   ");
-    push_num(o, e.decoded_bytes as u64);
+    push_num(o, e.decoded_bytes);
     o.push_str(" bytes\n");
     if let (Some(chars), Some(pad)) = (e.encoded_chars, e.padding) {
         o.push_str("      encoded   ");
