@@ -254,21 +254,34 @@ impl LineSource for SliceLines<'_> {
     }
 }
 
-/// Lines of a [`BufRead`](std::io::BufRead), read one at a time into one
-/// buffer (the longest line is what it holds).
+/// Lines of a [`BufReader`](std::io::BufReader), cut where they lie in its
+/// buffer (`memchr`'s SIMD search): a line is copied, into one buffer of its
+/// own, only when it straddles a refill (it does not end in what the reader
+/// holds). Memory: the reader's buffer and the longest line that straddled
+/// one. The same lines, numbers and offsets as [`SliceLines`] of the bytes.
 pub(crate) struct BufLines<R> {
-    r: R,
+    r: std::io::BufReader<R>,
+    /// The current line when it straddled a refill (`copied`).
     buf: Vec<u8>,
+    copied: bool,
+    /// Bytes of the current line in the reader's buffer (when not `copied`).
+    len: usize,
+    /// Bytes of the reader's buffer to consume before the next line: the
+    /// current line and its `\n` (when not `copied`).
+    pending: usize,
     line_no: usize,
     offset: usize,
     next_offset: usize,
 }
 
 impl<R> BufLines<R> {
-    pub(crate) fn new(r: R) -> Self {
+    pub(crate) fn new(r: std::io::BufReader<R>) -> Self {
         BufLines {
             r,
             buf: Vec::new(),
+            copied: false,
+            len: 0,
+            pending: 0,
             line_no: 0,
             offset: 0,
             next_offset: 0,
@@ -276,31 +289,69 @@ impl<R> BufLines<R> {
     }
 }
 
-impl<R: std::io::BufRead> LineSource for BufLines<R> {
+/// `fill_buf` of `r`, again when interrupted (as `read_until` does).
+fn fill<R: std::io::Read>(r: &mut std::io::BufReader<R>) -> std::io::Result<&[u8]> {
+    use std::io::BufRead as _;
+    loop {
+        match r.fill_buf() {
+            Ok(_) => break,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(r.buffer())
+}
+
+impl<R: std::io::Read> LineSource for BufLines<R> {
     fn advance(&mut self) -> std::io::Result<Option<bool>> {
-        self.buf.clear();
-        let n = loop {
-            match self.r.read_until(b'\n', &mut self.buf) {
-                Ok(n) => break n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        };
-        if n == 0 {
+        use std::io::BufRead as _;
+        self.r.consume(std::mem::take(&mut self.pending));
+        self.copied = false;
+        let held = fill(&mut self.r)?;
+        if held.is_empty() {
             return Ok(None);
         }
+        // The bytes of the line with its `\n`, and whether it has one.
+        let (n, terminated) = if let Some(i) = memchr::memchr(b'\n', held) {
+            self.len = i;
+            self.pending = i + 1;
+            (i + 1, true)
+        } else {
+            // The line goes on past what the reader holds: copied.
+            self.buf.clear();
+            self.buf.extend_from_slice(held);
+            let taken = held.len();
+            self.r.consume(taken);
+            self.copied = true;
+            let mut n = taken;
+            loop {
+                let held = fill(&mut self.r)?;
+                if held.is_empty() {
+                    break (n, false);
+                }
+                if let Some(i) = memchr::memchr(b'\n', held) {
+                    self.buf.extend_from_slice(&held[..i]);
+                    self.r.consume(i + 1);
+                    break (n + i + 1, true);
+                }
+                self.buf.extend_from_slice(held);
+                let taken = held.len();
+                self.r.consume(taken);
+                n += taken;
+            }
+        };
         self.line_no += 1;
         self.offset = self.next_offset;
         self.next_offset += n;
-        let terminated = self.buf.last() == Some(&b'\n');
-        if terminated {
-            self.buf.pop();
-        }
         Ok(Some(terminated))
     }
 
     fn line(&self) -> &[u8] {
-        &self.buf
+        if self.copied {
+            &self.buf
+        } else {
+            &self.r.buffer()[..self.len]
+        }
     }
 
     fn line_no(&self) -> usize {
@@ -2177,10 +2228,15 @@ mod line_source_tests {
             b"a\n\nbc\r\nd",
             b"one\ntwo\n",
             b"no newline at all",
+            b"a line longer than the reader's buffer\nx\n\n",
         ] {
             let sliced = all(SliceLines::new(text, None));
-            let buffered = all(BufLines::new(std::io::BufReader::with_capacity(2, text)));
-            assert_eq!(sliced, buffered, "{:?}", String::from_utf8_lossy(text));
+            for capacity in [1, 2, 3, 64] {
+                let buffered = all(BufLines::new(std::io::BufReader::with_capacity(
+                    capacity, text,
+                )));
+                assert_eq!(sliced, buffered, "{:?}", String::from_utf8_lossy(text));
+            }
         }
         assert_eq!(
             all(SliceLines::new(b"a\n\nbc\r\nd", None)),
