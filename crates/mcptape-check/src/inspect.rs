@@ -985,11 +985,13 @@ impl Reads {
 }
 
 /// Notes the `resources/read` requests of one frame (what a client may
-/// send) in `reads`, at `line`, with their requested uris.
+/// send) in `reads`, at `line`, with their requested uris; `utf8` is `text`
+/// when known to be UTF-8 (no slice of it checked again).
 fn note_read_requests(
     reads: &mut Reads,
     frame: &Result<Scanned, WireError>,
     text: &[u8],
+    utf8: Option<&str>,
     line: usize,
 ) {
     for e in envelopes(frame) {
@@ -1001,8 +1003,10 @@ fn note_read_requests(
                 .members
                 .params_uri
                 .clone()
-                .and_then(|r| text.get(r))
-                .and_then(|t| std::str::from_utf8(t).ok())
+                .and_then(|r| match utf8 {
+                    Some(u) => u.get(r),
+                    None => text.get(r).and_then(|t| std::str::from_utf8(t).ok()),
+                })
                 .and_then(crate::engine::decode_string_token)
                 .map(|u| Box::from(u.as_ref()));
             reads.note(id, line, uri);
@@ -1063,7 +1067,9 @@ impl Pass {
             }
         };
         if self.paired && l.dir != Some(Direction::S2c) {
-            note_read_requests(&mut self.reads, frame, text, number);
+            // The message's text is the bytes scanned unless a skeleton was.
+            let utf8 = l.text.filter(|_| l.skel.is_none());
+            note_read_requests(&mut self.reads, frame, text, utf8, number);
         }
         if let Scanned::Batch(elems) = f {
             for e in elems.iter().filter_map(|r| r.as_ref().err()) {

@@ -79,7 +79,8 @@ impl<'a> Msg<'a, '_> {
 /// has no escape. `None` for any other token.
 pub(crate) fn decode_string_token(t: &str) -> Option<Cow<'_, str>> {
     let inner = t.strip_prefix('"')?.strip_suffix('"')?;
-    if !inner.contains('\\') {
+    // `memchr`'s search (core's `contains` is byte-wise on short strings).
+    if memchr::memchr(b'\\', inner.as_bytes()).is_none() {
         return Some(Cow::Borrowed(inner));
     }
     serde_json::from_str::<String>(t).ok().map(Cow::Owned)
