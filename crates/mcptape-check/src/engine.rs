@@ -1858,7 +1858,8 @@ impl State {
             // Sniffing needs the first bytes only; the whole blob is decoded
             // only for a text-like declared type (to test it as UTF-8).
             let head = wireview::BlobHead::new(b64);
-            if let Some(sniffed) = wireview::sniff_mismatch(declared, &head.bytes) {
+            let essence = wireview::essence(declared);
+            if let Some(sniffed) = wireview::sniff_mismatch(&essence, &head.bytes) {
                 cx.push(
                     rules::MIMETYPE_SNIFF_MISMATCH,
                     place,
@@ -1874,7 +1875,7 @@ impl State {
                     ),
                 );
             }
-            if wireview::is_textlike(declared) && head.decodes_to_utf8() {
+            if wireview::is_textlike(&essence) && head.decodes_to_utf8() {
                 cx.push(
                     rules::TEXTLIKE_MIMETYPE_AS_BLOB,
                     place,
@@ -2032,8 +2033,10 @@ struct Quoted<'a>(&'a str);
 /// Whether `{:?}` of `s` is `s` between double quotes: every byte
 /// printable ASCII other than `"` and `\\` (nothing escaped).
 fn debug_is_quoted(s: &str) -> bool {
-    s.bytes()
-        .all(|b| matches!(b, b' '..=b'~') && b != b'"' && b != b'\\')
+    // Every byte tested, no early exit: the loop vectorizes.
+    s.bytes().fold(true, |plain, b| {
+        plain & matches!(b, b' '..=b'~') & (b != b'"') & (b != b'\\')
+    })
 }
 
 /// Pushes `{:?}` of `s` to `o`: in pieces when nothing in it is escaped
