@@ -666,13 +666,7 @@ struct NoiseRun {
 
 impl NoiseRun {
     /// Adds a noise line; judges the lines whose window is complete.
-    fn push(
-        &mut self,
-        cx: &mut Cx<'_>,
-        place: Place,
-        dir: Direction,
-        line: String,
-    ) {
+    fn push(&mut self, cx: &mut Cx<'_>, place: Place, dir: Direction, line: String) {
         if self.dir != Some(dir) {
             self.judge(cx, usize::MAX);
         }
@@ -1378,7 +1372,7 @@ impl State {
                 return;
             };
             if let Ok((rid, method, rec)) =
-                self.answer_only_open(&mut cx.findings, requester, |p| p.exchange == Some(x))
+                self.answer_only_open(cx.findings, requester, |p| p.exchange == Some(x))
             {
                 cx.push(
                     rules::ERROR_ID_NULL,

@@ -115,7 +115,11 @@ impl FindingLine<'_> {
 
     /// Writes `  LINE\n` (the report's indented finding line) to `out`
     /// in one write, assembled in `line` (a buffer reused from line to line).
-    fn write_indented(&self, line: &mut Vec<u8>, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    fn write_indented(
+        &self,
+        line: &mut Vec<u8>,
+        out: &mut dyn std::io::Write,
+    ) -> std::io::Result<()> {
         line.clear();
         line.extend_from_slice(b"  ");
         let _ = self.each_piece(|s| {

@@ -268,7 +268,11 @@ mod tests {
             ("image/png", b"", None),
         ];
         for (declared, bytes, want) in cases {
-            assert_eq!(sniff_mismatch(&essence(declared), bytes), want, "{declared}");
+            assert_eq!(
+                sniff_mismatch(&essence(declared), bytes),
+                want,
+                "{declared}"
+            );
             assert_eq!(by_verdict(declared, bytes), want, "{declared}");
         }
     }
