@@ -35,7 +35,7 @@ use std::fmt::Write as _;
 use mcptape_transcript::Direction;
 use mcptape_transcript::reader::{self, ReadOptions};
 use mcptape_wire::b64;
-use mcptape_wire::classify::classify_read_error;
+use mcptape_wire::classify::{ReadErrorClass, classify_read_error};
 use mcptape_wire::codec::{self, Member, base64};
 use mcptape_wire::envelope::{self, Envelope, EnvelopeKind, ErrorObject, RequestId, Scanned};
 use mcptape_wire::error::WireError;
@@ -331,28 +331,18 @@ fn render_item(o: &mut String, item: &Item) {
             message,
             class,
             host_action,
-        } => {
-            // `line {line}: id {id}{req}: error {code} {message:?} -> {class}: {host_action}`,
-            // in pieces (a long transcript's error responses: no formatter).
-            o.push_str("line ");
-            push_num(o, *line);
-            o.push_str(": id ");
-            o.push_str(id);
-            if let Some(u) = requested {
-                o.push_str(" (requested ");
-                o.push_str(u);
-                o.push(')');
-            }
-            o.push_str(": error ");
-            push_num(o, *code);
-            o.push(' ');
-            crate::engine::push_debug_str(o, message);
-            o.push_str(" -> ");
-            o.push_str(class);
-            o.push_str(": ");
-            o.push_str(host_action);
-            o.push('\n');
-        }
+        } => render_error(
+            o,
+            &ErrorHead {
+                line: *line,
+                id,
+                requested: requested.as_deref(),
+                code: *code,
+                message,
+                host_action,
+            },
+            class,
+        ),
         Item::NoExitRecord { line, reason } => {
             let _ = writeln!(o, "line {line}: {reason}");
         }
@@ -392,6 +382,41 @@ fn render_item(o: &mut String, item: &Item) {
     }
 }
 
+/// The fields of an error response's report line ([`render_error`]) but
+/// its class.
+struct ErrorHead<'a> {
+    line: usize,
+    id: &'a str,
+    requested: Option<&'a str>,
+    code: i64,
+    message: &'a str,
+    host_action: &'static str,
+}
+
+/// `line {line}: id {id}{req}: error {code} {message:?} -> {class}: {host_action}`,
+/// in pieces (a long transcript's error responses: no formatter but for
+/// the class).
+fn render_error(o: &mut String, h: &ErrorHead<'_>, class: &dyn std::fmt::Display) {
+    o.push_str("line ");
+    push_num(o, h.line);
+    o.push_str(": id ");
+    o.push_str(h.id);
+    if let Some(u) = h.requested {
+        o.push_str(" (requested ");
+        o.push_str(u);
+        o.push(')');
+    }
+    o.push_str(": error ");
+    push_num(o, h.code);
+    o.push(' ');
+    crate::engine::push_debug_str(o, h.message);
+    o.push_str(" -> ");
+    let _ = write!(o, "{class}");
+    o.push_str(": ");
+    o.push_str(h.host_action);
+    o.push('\n');
+}
+
 /// The scalar fields of a read result's report line ([`render_read`]).
 struct ReadHead<'a> {
     line: usize,
@@ -413,6 +438,12 @@ enum Out<'a> {
         head: ReadHead<'a>,
         entries: Vec<EntryReport<&'a str>>,
     },
+    /// An error response ([`Item::ErrorResponse`]), borrowed from the
+    /// message and the read request, its class as classified.
+    Error {
+        head: ErrorHead<'a>,
+        class: ReadErrorClass,
+    },
 }
 
 impl From<Item> for Out<'_> {
@@ -426,6 +457,15 @@ impl Out<'_> {
     fn into_item(self) -> Item {
         match self {
             Out::Item(item) => item,
+            Out::Error { head, class } => Item::ErrorResponse {
+                line: head.line,
+                id: head.id.to_owned(),
+                requested: head.requested.map(str::to_owned),
+                code: head.code,
+                message: head.message.to_owned(),
+                class: class.to_string(),
+                host_action: head.host_action,
+            },
             Out::Read { head, entries } => Item::ReadResult {
                 line: head.line,
                 id: head.id.to_owned(),
@@ -1170,7 +1210,12 @@ impl Pass {
                         self.reads.answer(id);
                     }
                     s.errors += 1;
-                    emit(error_item(number, m.id.as_ref(), &error, requested_uri).into())?;
+                    emit(error_out(
+                        number,
+                        m.id.as_ref(),
+                        &error,
+                        requested_uri.as_deref(),
+                    ))?;
                 }
                 _ => {}
             }
@@ -1493,21 +1538,24 @@ fn result_item(
     }
 }
 
-fn error_item(
+/// The [`Item::ErrorResponse`] of an error response, borrowed ([`Out::Error`]).
+fn error_out<'a>(
     line: usize,
-    id: Option<&RequestId>,
-    error: &ErrorObject,
-    requested: Option<String>,
-) -> Item {
+    id: Option<&'a RequestId>,
+    error: &'a ErrorObject,
+    requested: Option<&'a str>,
+) -> Out<'a> {
     let class = classify_read_error(error);
-    Item::ErrorResponse {
-        line,
-        id: id.map_or("(none)".to_owned(), ToString::to_string),
-        requested,
-        code: error.code,
-        message: error.message.clone(),
-        class: class.to_string(),
-        host_action: class.host_action(),
+    Out::Error {
+        head: ErrorHead {
+            line,
+            id: id.map_or("(none)", RequestId::as_json),
+            requested,
+            code: error.code,
+            message: &error.message,
+            host_action: class.host_action(),
+        },
+        class,
     }
 }
 
@@ -1905,6 +1953,7 @@ impl Spill {
             match out {
                 Out::Item(item) => render_item(&mut self.mem, &item),
                 Out::Read { head, entries } => render_read(&mut self.mem, &head, &[], &entries),
+                Out::Error { head, class } => render_error(&mut self.mem, &head, &class),
             }
         }
         self.items += 1;
