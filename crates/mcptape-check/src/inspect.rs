@@ -393,19 +393,25 @@ struct ErrorHead<'a> {
     host_action: &'static str,
 }
 
-/// `line {line}: id {id}{req}: error {code} {message:?} -> {class}: {host_action}`,
-/// in pieces (a long transcript's error responses: no formatter but for
-/// the class).
-fn render_error(o: &mut String, h: &ErrorHead<'_>, class: &dyn std::fmt::Display) {
+/// `line {line}: id {id}` and, when the request is known, ` (requested {uri})`:
+/// how a response's report line starts.
+fn push_line_id(o: &mut String, line: usize, id: &str, requested: Option<&str>) {
     o.push_str("line ");
-    push_num(o, h.line);
+    push_num(o, line);
     o.push_str(": id ");
-    o.push_str(h.id);
-    if let Some(u) = h.requested {
+    o.push_str(id);
+    if let Some(u) = requested {
         o.push_str(" (requested ");
         o.push_str(u);
         o.push(')');
     }
+}
+
+/// `line {line}: id {id}{req}: error {code} {message:?} -> {class}: {host_action}`,
+/// in pieces (a long transcript's error responses: no formatter but for
+/// the class).
+fn render_error(o: &mut String, h: &ErrorHead<'_>, class: &dyn std::fmt::Display) {
+    push_line_id(o, h.line, h.id, h.requested);
     o.push_str(": error ");
     push_num(o, h.code);
     o.push(' ');
@@ -505,15 +511,7 @@ fn render_read<S: AsRef<str>>(
     entries: &[EntryReport<S>],
 ) {
     // The hot line of a big report: pieces pushed, no formatter.
-    o.push_str("line ");
-    push_num(o, h.line);
-    o.push_str(": id ");
-    o.push_str(h.id);
-    if let Some(u) = h.requested {
-        o.push_str(" (requested ");
-        o.push_str(u);
-        o.push(')');
-    }
+    push_line_id(o, h.line, h.id, h.requested);
     o.push_str(": resources/read result, ");
     push_num(o, entries.len());
     o.push_str(if entries.len() == 1 {
