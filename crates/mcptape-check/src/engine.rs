@@ -40,7 +40,7 @@ mod requests;
 mod sse;
 mod view;
 
-use findings::Findings;
+use findings::{Findings, Fmt, Text};
 pub(crate) use requests::{Hashed, RingIndex};
 use requests::{Lookup, Requests};
 pub(crate) use view::decode_string_token;
@@ -113,7 +113,7 @@ pub(crate) fn whole_report(mut head: FileReport, rest: Findings) -> std::io::Res
 
 /// A report of one `transcript-unreadable` finding at `line` (nothing else checked).
 fn unreadable(file: &str, opts: &Options, line: usize, why: &dyn std::fmt::Display) -> FileReport {
-    let f = Cx::new(file, opts, Findings::default()).make(
+    let f = Cx::new(file, opts, &mut Findings::default()).make(
         rules::TRANSCRIPT_UNREADABLE,
         Place::file_line(line),
         None,
@@ -254,21 +254,34 @@ impl LineSource for SliceLines<'_> {
     }
 }
 
-/// Lines of a [`BufRead`](std::io::BufRead), read one at a time into one
-/// buffer (the longest line is what it holds).
+/// Lines of a [`BufReader`](std::io::BufReader), cut where they lie in its
+/// buffer (`memchr`'s SIMD search): a line is copied, into one buffer of its
+/// own, only when it straddles a refill (it does not end in what the reader
+/// holds). Memory: the reader's buffer and the longest line that straddled
+/// one. The same lines, numbers and offsets as [`SliceLines`] of the bytes.
 pub(crate) struct BufLines<R> {
-    r: R,
+    r: std::io::BufReader<R>,
+    /// The current line when it straddled a refill (`copied`).
     buf: Vec<u8>,
+    copied: bool,
+    /// Bytes of the current line in the reader's buffer (when not `copied`).
+    len: usize,
+    /// Bytes of the reader's buffer to consume before the next line: the
+    /// current line and its `\n` (when not `copied`).
+    pending: usize,
     line_no: usize,
     offset: usize,
     next_offset: usize,
 }
 
 impl<R> BufLines<R> {
-    pub(crate) fn new(r: R) -> Self {
+    pub(crate) fn new(r: std::io::BufReader<R>) -> Self {
         BufLines {
             r,
             buf: Vec::new(),
+            copied: false,
+            len: 0,
+            pending: 0,
             line_no: 0,
             offset: 0,
             next_offset: 0,
@@ -276,31 +289,69 @@ impl<R> BufLines<R> {
     }
 }
 
-impl<R: std::io::BufRead> LineSource for BufLines<R> {
+/// `fill_buf` of `r`, again when interrupted (as `read_until` does).
+fn fill<R: std::io::Read>(r: &mut std::io::BufReader<R>) -> std::io::Result<&[u8]> {
+    use std::io::BufRead as _;
+    loop {
+        match r.fill_buf() {
+            Ok(_) => break,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(r.buffer())
+}
+
+impl<R: std::io::Read> LineSource for BufLines<R> {
     fn advance(&mut self) -> std::io::Result<Option<bool>> {
-        self.buf.clear();
-        let n = loop {
-            match self.r.read_until(b'\n', &mut self.buf) {
-                Ok(n) => break n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        };
-        if n == 0 {
+        use std::io::BufRead as _;
+        self.r.consume(std::mem::take(&mut self.pending));
+        self.copied = false;
+        let held = fill(&mut self.r)?;
+        if held.is_empty() {
             return Ok(None);
         }
+        // The bytes of the line with its `\n`, and whether it has one.
+        let (n, terminated) = if let Some(i) = memchr::memchr(b'\n', held) {
+            self.len = i;
+            self.pending = i + 1;
+            (i + 1, true)
+        } else {
+            // The line goes on past what the reader holds: copied.
+            self.buf.clear();
+            self.buf.extend_from_slice(held);
+            let taken = held.len();
+            self.r.consume(taken);
+            self.copied = true;
+            let mut n = taken;
+            loop {
+                let held = fill(&mut self.r)?;
+                if held.is_empty() {
+                    break (n, false);
+                }
+                if let Some(i) = memchr::memchr(b'\n', held) {
+                    self.buf.extend_from_slice(&held[..i]);
+                    self.r.consume(i + 1);
+                    break (n + i + 1, true);
+                }
+                self.buf.extend_from_slice(held);
+                let taken = held.len();
+                self.r.consume(taken);
+                n += taken;
+            }
+        };
         self.line_no += 1;
         self.offset = self.next_offset;
         self.next_offset += n;
-        let terminated = self.buf.last() == Some(&b'\n');
-        if terminated {
-            self.buf.pop();
-        }
         Ok(Some(terminated))
     }
 
     fn line(&self) -> &[u8] {
-        &self.buf
+        if self.copied {
+            &self.buf
+        } else {
+            &self.r.buffer()[..self.len]
+        }
     }
 
     fn line_no(&self) -> usize {
@@ -497,12 +548,9 @@ pub(crate) fn check_stream<S: LineSource>(
             Err(e) if terminated || !reader::is_cut_record(lines.line()) => {
                 // A run of noise lines ends here (a message printed over
                 // several lines never spans a line that does not read).
-                noise.flush(
-                    &mut Cx::new(file, opts, std::mem::take(&mut findings)),
-                    &mut findings,
-                );
-                Cx::new(file, opts, std::mem::take(&mut findings)).push_into(
-                    &mut findings,
+                let mut cx = Cx::new(file, opts, &mut findings);
+                noise.flush(&mut cx);
+                cx.push_whole(
                     rules::TRANSCRIPT_UNREADABLE,
                     Place::file_line(e.line),
                     format!("record line skipped: {e}"),
@@ -530,20 +578,16 @@ pub(crate) fn check_stream<S: LineSource>(
             && let Some(Event::Noise { dir, line }) = r.owned_event()
         {
             noise.push(
-                &mut Cx::new(file, opts, std::mem::take(&mut findings)),
-                &mut findings,
+                &mut Cx::new(file, opts, &mut findings),
                 place,
                 *dir,
                 line.clone(),
             );
             continue;
         }
-        noise.flush(
-            &mut Cx::new(file, opts, std::mem::take(&mut findings)),
-            &mut findings,
-        );
+        let mut cx = Cx::new(file, opts, &mut findings);
+        noise.flush(&mut cx);
         if let Some((dir, raw, http)) = r.message() {
-            let mut cx = Cx::new(file, opts, std::mem::take(&mut findings));
             messages += check_message(
                 &mut cx,
                 &mut st,
@@ -554,7 +598,6 @@ pub(crate) fn check_stream<S: LineSource>(
                 http,
                 scanned.as_ref(),
             );
-            findings = cx.findings;
             continue;
         }
         match r.owned_event() {
@@ -571,9 +614,8 @@ pub(crate) fn check_stream<S: LineSource>(
             _ => {}
         }
     }
-    let mut cx = Cx::new(file, opts, std::mem::take(&mut findings));
-    noise.flush(&mut cx, &mut findings);
-    cx.findings = findings;
+    let mut cx = Cx::new(file, opts, &mut findings);
+    noise.flush(&mut cx);
     if let Some(d) = &dropped {
         cx.push_whole(
             rules::TRANSCRIPT_TRUNCATED,
@@ -596,7 +638,7 @@ pub(crate) fn check_stream<S: LineSource>(
         );
     }
 
-    if let Some(e) = cx.findings.take_error() {
+    if let Some(e) = findings.take_error() {
         return Err(e);
     }
     Ok((
@@ -608,7 +650,7 @@ pub(crate) fn check_stream<S: LineSource>(
             messages,
             findings: Vec::new(),
         },
-        cx.findings,
+        findings,
     ))
 }
 
@@ -624,27 +666,18 @@ struct NoiseRun {
 
 impl NoiseRun {
     /// Adds a noise line; judges the lines whose window is complete.
-    fn push(
-        &mut self,
-        cx: &mut Cx<'_>,
-        out: &mut Findings,
-        place: Place,
-        dir: Direction,
-        line: String,
-    ) {
+    fn push(&mut self, cx: &mut Cx<'_>, place: Place, dir: Direction, line: String) {
         if self.dir != Some(dir) {
             self.judge(cx, usize::MAX);
         }
         self.dir = Some(dir);
         self.lines.push_back((place, line));
         self.judge(cx, MAX_SPLIT_MESSAGE_LINES);
-        *out = std::mem::take(&mut cx.findings);
     }
 
     /// Judges every held line (the run ended).
-    fn flush(&mut self, cx: &mut Cx<'_>, out: &mut Findings) {
+    fn flush(&mut self, cx: &mut Cx<'_>) {
         self.judge(cx, usize::MAX);
-        *out = std::mem::take(&mut cx.findings);
     }
 
     /// Judges the first lines while at least `min` are held (all of them
@@ -956,25 +989,21 @@ impl Place {
     }
 }
 
+/// What the rules push findings through: the file, the options and the
+/// findings' store, borrowed (made per message: nothing moved).
 struct Cx<'a> {
     file: &'a str,
     opts: &'a Options,
-    findings: Findings,
+    findings: &'a mut Findings,
 }
 
 impl<'a> Cx<'a> {
-    fn new(file: &'a str, opts: &'a Options, findings: Findings) -> Cx<'a> {
+    fn new(file: &'a str, opts: &'a Options, findings: &'a mut Findings) -> Cx<'a> {
         Cx {
             file,
             opts,
             findings,
         }
-    }
-
-    /// Pushes a finding without id or pointer and hands the findings back to `out`.
-    fn push_into(mut self, out: &mut Findings, rule: &Rule, place: Place, message: String) {
-        self.push_whole(rule, place, message);
-        *out = self.findings;
     }
 
     /// Pushes `ids-differ-only-in-type` for the message `seen`: its `what`
@@ -1009,14 +1038,14 @@ impl<'a> Cx<'a> {
     }
 
     /// Pushes a finding; `pointer` and `message` are written straight
-    /// into the findings' store (`format_args!` builds no string).
+    /// into the findings' store ([`Text`]: a tuple of pieces builds no string).
     fn push(
         &mut self,
         rule: &Rule,
         place: Place,
         id: Option<&IdKey>,
-        pointer: impl std::fmt::Display,
-        message: impl std::fmt::Display,
+        pointer: impl Text,
+        message: impl Text,
     ) {
         // Encoded straight into the store: no `Finding`, file name or id
         // string per finding.
@@ -1026,7 +1055,7 @@ impl<'a> Cx<'a> {
             allowed: self.opts.allow.contains(rule.id),
             record: place.record,
             line: place.line,
-            request_id: id.map(|id| id as &dyn std::fmt::Display),
+            request_id: id.map(|id| id as &dyn Text),
             pointer: &pointer,
             message: &message,
         });
@@ -1343,7 +1372,7 @@ impl State {
                 return;
             };
             if let Ok((rid, method, rec)) =
-                self.answer_only_open(&mut cx.findings, requester, |p| p.exchange == Some(x))
+                self.answer_only_open(cx.findings, requester, |p| p.exchange == Some(x))
             {
                 cx.push(
                     rules::ERROR_ID_NULL,
@@ -1808,11 +1837,13 @@ impl State {
                 rules::BLOB_OVER_SIZE_THRESHOLD,
                 place,
                 Some(id),
-                format_args!("{eptr}/blob"),
-                format_args!(
-                    "entry {uri_q}: blob of {n} bytes ({} base64 chars) is over the {}-byte threshold; publish a derived resource",
+                (eptr, "/blob"),
+                (
+                    ("entry ", uri_q, ": blob of ", n, " bytes ("),
                     4 * n.div_ceil(3),
-                    cx.opts.blob_threshold_bytes
+                    " base64 chars) is over the ",
+                    cx.opts.blob_threshold_bytes,
+                    "-byte threshold; publish a derived resource",
                 ),
             );
         }
@@ -1821,25 +1852,37 @@ impl State {
             // Sniffing needs the first bytes only; the whole blob is decoded
             // only for a text-like declared type (to test it as UTF-8).
             let head = wireview::BlobHead::new(b64);
-            if let Some(sniffed) = wireview::sniff_mismatch(declared, &head.bytes) {
+            let essence = wireview::essence(declared);
+            if let Some(sniffed) = wireview::sniff_mismatch(&essence, &head.bytes) {
                 cx.push(
                     rules::MIMETYPE_SNIFF_MISMATCH,
                     place,
                     Some(id),
-                    format_args!("{eptr}/mimeType"),
-                    format_args!(
-                        "entry {uri_q}: declared {declared_q} but the bytes look like {sniffed:?}"
+                    (eptr, "/mimeType"),
+                    (
+                        "entry ",
+                        uri_q,
+                        ": declared ",
+                        declared_q,
+                        " but the bytes look like ",
+                        Quoted(sniffed),
                     ),
                 );
             }
-            if wireview::is_textlike(declared) && head.decodes_to_utf8() {
+            if wireview::is_textlike(&essence) && head.decodes_to_utf8() {
                 cx.push(
                     rules::TEXTLIKE_MIMETYPE_AS_BLOB,
                     place,
                     Some(id),
-                    format_args!("{eptr}/blob"),
-                    format_args!(
-                        "entry {uri_q}: {declared_q} content that is valid UTF-8 ({n} bytes) shipped as blob; send it as text"
+                    (eptr, "/blob"),
+                    (
+                        "entry ",
+                        uri_q,
+                        ": ",
+                        declared_q,
+                        " content that is valid UTF-8 (",
+                        n,
+                        " bytes) shipped as blob; send it as text",
                     ),
                 );
             }
@@ -1855,7 +1898,6 @@ impl State {
         err: &ErrorObject,
         prefix: &str,
     ) {
-        let ptr = format!("{prefix}/error");
         let Some(nf) = crate::notfound::classify(err) else {
             return;
         };
@@ -1865,7 +1907,7 @@ impl State {
                 rules::NOT_FOUND_CODE,
                 place,
                 Some(id),
-                format!("{ptr}/code"),
+                format!("{prefix}/error/code"),
                 format!(
                     "resource not found answered with legacy code -32002 under {}; use -32602 with data.uri",
                     self.rev
@@ -1876,17 +1918,20 @@ impl State {
                     rules::NOT_FOUND_GUESSED_FROM_MESSAGE,
                     place,
                     Some(id),
-                    format_args!("{ptr}/message"),
-                    format_args!(
-                        "the message says not found but code {code}{} does not: guessed, not checked as a not-found; if the resource is missing use -32602 with data.uri{}",
+                    (prefix, "/error/message"),
+                    (
+                        "the message says not found but code ",
+                        code,
                         if code == -32602 { " without data.uri" } else { "" },
-                        if stateless { "" } else { " (or legacy -32002)" }
+                        " does not: guessed, not checked as a not-found; if the resource is missing use -32602 with data.uri",
+                        if stateless { "" } else { " (or legacy -32002)" },
                     ),
                 );
                 return;
             }
             _ => {}
         }
+        let ptr = format!("{prefix}/error");
         match err.data.as_ref().and_then(|d| d.get("uri")) {
             Some(Value::String(du)) => {
                 if let Some(u) = uri
@@ -1976,17 +2021,51 @@ impl State {
 /// A string as `{:?}` writes it, in one piece when nothing in it is
 /// escaped (printable ASCII other than `"` and `\`): the hot rules' messages
 /// quote a uri or media type per finding.
+#[derive(Clone, Copy)]
 struct Quoted<'a>(&'a str);
+
+/// Whether `{:?}` of `s` is `s` between double quotes: every byte
+/// printable ASCII other than `"` and `\\` (nothing escaped).
+fn debug_is_quoted(s: &str) -> bool {
+    // Every byte tested, no early exit: the loop vectorizes.
+    s.bytes().fold(true, |plain, b| {
+        plain & matches!(b, b' '..=b'~') & (b != b'"') & (b != b'\\')
+    })
+}
+
+/// Pushes `{:?}` of `s` to `o`: in pieces when nothing in it is escaped
+/// ([`Quoted`]'s rule), else through the formatter.
+pub(crate) fn push_debug_str(o: &mut String, s: &str) {
+    if debug_is_quoted(s) {
+        o.push('"');
+        o.push_str(s);
+        o.push('"');
+    } else {
+        use std::fmt::Write as _;
+        let _ = write!(o, "{s:?}");
+    }
+}
 
 impl std::fmt::Display for Quoted<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let plain = |b: &u8| matches!(b, b' '..=b'~') && *b != b'"' && *b != b'\\';
-        if self.0.as_bytes().iter().all(plain) {
+        if debug_is_quoted(self.0) {
             f.write_str("\"")?;
             f.write_str(self.0)?;
             f.write_str("\"")
         } else {
             write!(f, "{:?}", self.0)
+        }
+    }
+}
+
+impl Text for Quoted<'_> {
+    fn put(&self, out: &mut Vec<u8>) {
+        if debug_is_quoted(self.0) {
+            out.push(b'"');
+            out.extend_from_slice(self.0.as_bytes());
+            out.push(b'"');
+        } else {
+            Fmt(format_args!("{:?}", self.0)).put(out);
         }
     }
 }
@@ -2005,6 +2084,17 @@ impl std::fmt::Display for ResultPtr<'_> {
         match self.entry {
             Some(i) => write!(f, "{}/result/contents/{i}", self.prefix),
             None => write!(f, "{}/result", self.prefix),
+        }
+    }
+}
+
+impl Text for ResultPtr<'_> {
+    fn put(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(self.prefix.as_bytes());
+        out.extend_from_slice(b"/result");
+        if let Some(i) = self.entry {
+            out.extend_from_slice(b"/contents/");
+            i.put(out);
         }
     }
 }
@@ -2054,7 +2144,7 @@ fn json_type(v: &Value) -> &'static str {
 
 #[cfg(test)]
 mod quoted_tests {
-    use super::Quoted;
+    use super::{Fmt, IdKey, Quoted, ResultPtr, Text, push_debug_str};
 
     /// `Quoted` writes what `{:?}` writes, on strings it writes in one piece
     /// and on strings `Debug` escapes (quote, backslash, controls, DEL,
@@ -2078,7 +2168,38 @@ mod quoted_tests {
             "\u{200b}zero width",
         ] {
             assert_eq!(Quoted(s).to_string(), format!("{s:?}"), "{s:?}");
+            let mut put = Vec::new();
+            Quoted(s).put(&mut put);
+            assert_eq!(String::from_utf8(put).unwrap(), format!("{s:?}"), "{s:?}");
+            let mut pushed = String::new();
+            push_debug_str(&mut pushed, s);
+            assert_eq!(pushed, format!("{s:?}"), "{s:?}");
         }
+    }
+
+    /// A finding's texts written piece by piece are what `format!` writes.
+    #[test]
+    fn texts_put_what_display_writes() {
+        let text = |t: &dyn Text| {
+            let mut out = Vec::new();
+            t.put(&mut out);
+            String::from_utf8(out).unwrap()
+        };
+        for (prefix, entry) in [("", None), ("/3", Some(0)), ("", Some(12_345))] {
+            let p = ResultPtr { prefix, entry };
+            assert_eq!(text(&p), p.to_string());
+        }
+        for n in [0u64, 7, 10, 18_446_744_073_709_551_615] {
+            assert_eq!(text(&(n, "/", n as usize)), format!("{n}/{n}"));
+        }
+        for code in [0i64, -32602, i64::MIN, i64::MAX] {
+            assert_eq!(text(&("code ", code)), format!("code {code}"));
+        }
+        for t in [r#""a\"b""#, "7", "-3", r#""""#] {
+            let id = IdKey::from_token(t).unwrap();
+            assert_eq!(text(&id), id.to_string());
+        }
+        assert_eq!(text(&Fmt(format_args!("{:?}", "x\n"))), r#""x\n""#);
     }
 }
 
@@ -2104,10 +2225,15 @@ mod line_source_tests {
             b"a\n\nbc\r\nd",
             b"one\ntwo\n",
             b"no newline at all",
+            b"a line longer than the reader's buffer\nx\n\n",
         ] {
             let sliced = all(SliceLines::new(text, None));
-            let buffered = all(BufLines::new(std::io::BufReader::with_capacity(2, text)));
-            assert_eq!(sliced, buffered, "{:?}", String::from_utf8_lossy(text));
+            for capacity in [1, 2, 3, 64] {
+                let buffered = all(BufLines::new(std::io::BufReader::with_capacity(
+                    capacity, text,
+                )));
+                assert_eq!(sliced, buffered, "{:?}", String::from_utf8_lossy(text));
+            }
         }
         assert_eq!(
             all(SliceLines::new(b"a\n\nbc\r\nd", None)),

@@ -35,7 +35,7 @@ use std::fmt::Write as _;
 use mcptape_transcript::Direction;
 use mcptape_transcript::reader::{self, ReadOptions};
 use mcptape_wire::b64;
-use mcptape_wire::classify::classify_read_error;
+use mcptape_wire::classify::{ReadErrorClass, classify_read_error};
 use mcptape_wire::codec::{self, Member, base64};
 use mcptape_wire::envelope::{self, Envelope, EnvelopeKind, ErrorObject, RequestId, Scanned};
 use mcptape_wire::error::WireError;
@@ -331,13 +331,18 @@ fn render_item(o: &mut String, item: &Item) {
             message,
             class,
             host_action,
-        } => {
-            let req = Requested(requested.as_ref());
-            let _ = writeln!(
-                o,
-                "line {line}: id {id}{req}: error {code} {message:?} -> {class}: {host_action}"
-            );
-        }
+        } => render_error(
+            o,
+            &ErrorHead {
+                line: *line,
+                id,
+                requested: requested.as_deref(),
+                code: *code,
+                message,
+                host_action,
+            },
+            class,
+        ),
         Item::NoExitRecord { line, reason } => {
             let _ = writeln!(o, "line {line}: {reason}");
         }
@@ -377,6 +382,47 @@ fn render_item(o: &mut String, item: &Item) {
     }
 }
 
+/// The fields of an error response's report line ([`render_error`]) but
+/// its class.
+struct ErrorHead<'a> {
+    line: usize,
+    id: &'a str,
+    requested: Option<&'a str>,
+    code: i64,
+    message: &'a str,
+    host_action: &'static str,
+}
+
+/// `line {line}: id {id}` and, when the request is known, ` (requested {uri})`:
+/// how a response's report line starts.
+fn push_line_id(o: &mut String, line: usize, id: &str, requested: Option<&str>) {
+    o.push_str("line ");
+    push_num(o, line);
+    o.push_str(": id ");
+    o.push_str(id);
+    if let Some(u) = requested {
+        o.push_str(" (requested ");
+        o.push_str(u);
+        o.push(')');
+    }
+}
+
+/// `line {line}: id {id}{req}: error {code} {message:?} -> {class}: {host_action}`,
+/// in pieces (a long transcript's error responses: no formatter but for
+/// the class).
+fn render_error(o: &mut String, h: &ErrorHead<'_>, class: &dyn std::fmt::Display) {
+    push_line_id(o, h.line, h.id, h.requested);
+    o.push_str(": error ");
+    push_num(o, h.code);
+    o.push(' ');
+    crate::engine::push_debug_str(o, h.message);
+    o.push_str(" -> ");
+    let _ = write!(o, "{class}");
+    o.push_str(": ");
+    o.push_str(h.host_action);
+    o.push('\n');
+}
+
 /// The scalar fields of a read result's report line ([`render_read`]).
 struct ReadHead<'a> {
     line: usize,
@@ -398,6 +444,12 @@ enum Out<'a> {
         head: ReadHead<'a>,
         entries: Vec<EntryReport<&'a str>>,
     },
+    /// An error response ([`Item::ErrorResponse`]), borrowed from the
+    /// message and the read request, its class as classified.
+    Error {
+        head: ErrorHead<'a>,
+        class: ReadErrorClass,
+    },
 }
 
 impl From<Item> for Out<'_> {
@@ -411,6 +463,15 @@ impl Out<'_> {
     fn into_item(self) -> Item {
         match self {
             Out::Item(item) => item,
+            Out::Error { head, class } => Item::ErrorResponse {
+                line: head.line,
+                id: head.id.to_owned(),
+                requested: head.requested.map(str::to_owned),
+                code: head.code,
+                message: head.message.to_owned(),
+                class: class.to_string(),
+                host_action: head.host_action,
+            },
             Out::Read { head, entries } => Item::ReadResult {
                 line: head.line,
                 id: head.id.to_owned(),
@@ -450,17 +511,9 @@ fn render_read<S: AsRef<str>>(
     entries: &[EntryReport<S>],
 ) {
     // The hot line of a big report: pieces pushed, no formatter.
-    o.push_str("line ");
-    push_num(o, h.line as u64);
-    o.push_str(": id ");
-    o.push_str(h.id);
-    if let Some(u) = h.requested {
-        o.push_str(" (requested ");
-        o.push_str(u);
-        o.push(')');
-    }
+    push_line_id(o, h.line, h.id, h.requested);
     o.push_str(": resources/read result, ");
-    push_num(o, entries.len() as u64);
+    push_num(o, entries.len());
     o.push_str(if entries.len() == 1 {
         " entry, resultType "
     } else {
@@ -495,25 +548,16 @@ fn render_read<S: AsRef<str>>(
     }
 }
 
-/// `n` in decimal, pushed to `o` (the hot lines of [`render_entry`]).
-fn push_num(o: &mut String, mut n: u64) {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    o.extend(digits[at..].iter().map(|&d| char::from(d)));
+/// `n` in decimal, pushed to `o` (the hot lines of [`render_entry`]):
+/// `itoa`'s digits, the same as `Display`'s.
+fn push_num(o: &mut String, n: impl itoa::Integer) {
+    o.push_str(itoa::Buffer::new().format(n));
 }
 
 fn render_entry<S: AsRef<str>>(o: &mut String, i: usize, e: &EntryReport<S>) {
     let mime = e.mime_type.as_ref().map_or("(none)", AsRef::as_ref);
     o.push_str("  [");
-    push_num(o, i as u64);
+    push_num(o, i);
     o.push_str("] uri       ");
     o.push_str(e.uri.as_ref());
     o.push('\n');
@@ -525,7 +569,7 @@ fn render_entry<S: AsRef<str>>(o: &mut String, i: usize, e: &EntryReport<S>) {
     o.push_str("\n      shape     ");
     o.push_str(e.shape);
     o.push_str("\n      decoded   ");
-    push_num(o, e.decoded_bytes as u64);
+    push_num(o, e.decoded_bytes);
     o.push_str(" bytes\n");
     if let (Some(chars), Some(pad)) = (e.encoded_chars, e.padding) {
         o.push_str("      encoded   ");
@@ -979,11 +1023,13 @@ impl Reads {
 }
 
 /// Notes the `resources/read` requests of one frame (what a client may
-/// send) in `reads`, at `line`, with their requested uris.
+/// send) in `reads`, at `line`, with their requested uris; `utf8` is `text`
+/// when known to be UTF-8 (no slice of it checked again).
 fn note_read_requests(
     reads: &mut Reads,
     frame: &Result<Scanned, WireError>,
     text: &[u8],
+    utf8: Option<&str>,
     line: usize,
 ) {
     for e in envelopes(frame) {
@@ -995,8 +1041,10 @@ fn note_read_requests(
                 .members
                 .params_uri
                 .clone()
-                .and_then(|r| text.get(r))
-                .and_then(|t| std::str::from_utf8(t).ok())
+                .and_then(|r| match utf8 {
+                    Some(u) => u.get(r),
+                    None => text.get(r).and_then(|t| std::str::from_utf8(t).ok()),
+                })
                 .and_then(crate::engine::decode_string_token)
                 .map(|u| Box::from(u.as_ref()));
             reads.note(id, line, uri);
@@ -1057,7 +1105,9 @@ impl Pass {
             }
         };
         if self.paired && l.dir != Some(Direction::S2c) {
-            note_read_requests(&mut self.reads, frame, text, number);
+            // The message's text is the bytes scanned unless a skeleton was.
+            let utf8 = l.text.filter(|_| l.skel.is_none());
+            note_read_requests(&mut self.reads, frame, text, utf8, number);
         }
         if let Scanned::Batch(elems) = f {
             for e in elems.iter().filter_map(|r| r.as_ref().err()) {
@@ -1158,7 +1208,12 @@ impl Pass {
                         self.reads.answer(id);
                     }
                     s.errors += 1;
-                    emit(error_item(number, m.id.as_ref(), &error, requested_uri).into())?;
+                    emit(error_out(
+                        number,
+                        m.id.as_ref(),
+                        &error,
+                        requested_uri.as_deref(),
+                    ))?;
                 }
                 _ => {}
             }
@@ -1481,21 +1536,24 @@ fn result_item(
     }
 }
 
-fn error_item(
+/// The [`Item::ErrorResponse`] of an error response, borrowed ([`Out::Error`]).
+fn error_out<'a>(
     line: usize,
-    id: Option<&RequestId>,
-    error: &ErrorObject,
-    requested: Option<String>,
-) -> Item {
+    id: Option<&'a RequestId>,
+    error: &'a ErrorObject,
+    requested: Option<&'a str>,
+) -> Out<'a> {
     let class = classify_read_error(error);
-    Item::ErrorResponse {
-        line,
-        id: id.map_or("(none)".to_owned(), ToString::to_string),
-        requested,
-        code: error.code,
-        message: error.message.clone(),
-        class: class.to_string(),
-        host_action: class.host_action(),
+    Out::Error {
+        head: ErrorHead {
+            line,
+            id: id.map_or("(none)", RequestId::as_json),
+            requested,
+            code: error.code,
+            message: &error.message,
+            host_action: class.host_action(),
+        },
+        class,
     }
 }
 
@@ -1893,6 +1951,7 @@ impl Spill {
             match out {
                 Out::Item(item) => render_item(&mut self.mem, &item),
                 Out::Read { head, entries } => render_read(&mut self.mem, &head, &[], &entries),
+                Out::Error { head, class } => render_error(&mut self.mem, &head, &class),
             }
         }
         self.items += 1;

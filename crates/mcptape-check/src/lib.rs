@@ -582,7 +582,7 @@ pub fn check_read_streamed(
 /// past the copy, the third copies nothing, a fourth is an error.
 fn replay_open<'a>(
     replay: &std::rc::Rc<std::cell::RefCell<Replay<'a>>>,
-) -> std::io::Result<engine::BufLines<std::io::BufReader<ReplayReader<'a>>>> {
+) -> std::io::Result<engine::BufLines<ReplayReader<'a>>> {
     let copy = {
         let mut r = replay.borrow_mut();
         r.opens = r.opens.saturating_add(1);

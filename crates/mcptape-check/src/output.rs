@@ -113,11 +113,21 @@ impl FindingLine<'_> {
         Ok(())
     }
 
-    /// Writes `  LINE\n` (the report's indented finding line) to `out`.
-    fn write_indented(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
-        out.write_all(b"  ")?;
-        self.each_piece(|s| out.write_all(s.as_bytes()))?;
-        out.write_all(b"\n")
+    /// Writes `  LINE\n` (the report's indented finding line) to `out`
+    /// in one write, assembled in `line` (a buffer reused from line to line).
+    fn write_indented(
+        &self,
+        line: &mut Vec<u8>,
+        out: &mut dyn std::io::Write,
+    ) -> std::io::Result<()> {
+        line.clear();
+        line.extend_from_slice(b"  ");
+        let _ = self.each_piece(|s| {
+            line.extend_from_slice(s.as_bytes());
+            Ok::<(), std::convert::Infallible>(())
+        });
+        line.push(b'\n');
+        out.write_all(line)
     }
 }
 
@@ -143,8 +153,9 @@ fn write_human(report: &Report, out: &mut dyn std::io::Write) -> std::io::Result
             "{}: {} records, {} messages, revision {} ({})",
             fr.file, fr.records, fr.messages, fr.revision, fr.revision_source
         )?;
+        let mut line = Vec::new();
         for f in &fr.findings {
-            FindingLine(f.as_ref()).write_indented(out)?;
+            FindingLine(f.as_ref()).write_indented(&mut line, out)?;
         }
     }
     let s = &report.summary;
@@ -267,14 +278,15 @@ pub fn write_streamed(
                     head.file, head.records, head.messages, head.revision, head.revision_source
                 )?;
                 let mut findings = findings;
+                let mut line = Vec::new();
                 for f in &head.findings {
                     streamed::count(&mut summary, f.as_ref());
-                    FindingLine(f.as_ref()).write_indented(out)?;
+                    FindingLine(f.as_ref()).write_indented(&mut line, out)?;
                 }
                 while let Some(f) = findings.next_ref() {
                     let f = f?;
                     streamed::count(&mut summary, f);
-                    FindingLine(f).write_indented(out)?;
+                    FindingLine(f).write_indented(&mut line, out)?;
                 }
             }
             writeln!(

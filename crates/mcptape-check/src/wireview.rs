@@ -117,17 +117,16 @@ impl<'a> BlobHead<'a> {
 
 /// The type sniffed from `bytes` ([`media::sniff`], the type behind
 /// `mcptape_wire::media::verdict`) when it has a recognised signature and
-/// disagrees with `declared` (its essence: before `;`, trimmed, lower case).
+/// disagrees with the declared type of essence `essence` ([`essence`]).
 /// The rule's own policy on top: `application/octet-stream` claims nothing,
 /// and common aliases (`image/jpg`) name the sniffed type. The same answer as
 /// a [`media::verdict`] of [`media::MediaMatch::Mismatch`] with the policy applied,
 /// without the verdict's two owned strings per blob.
-pub(crate) fn sniff_mismatch(declared: &str, bytes: &[u8]) -> Option<&'static str> {
+pub(crate) fn sniff_mismatch(essence: &str, bytes: &[u8]) -> Option<&'static str> {
     let sniffed = media::sniff(bytes)?;
-    let essence = media::essence(declared);
     if essence == sniffed
         || essence == media::DEFAULT_BLOB_MIME_TYPE
-        || local::alias(&essence) == Some(sniffed)
+        || local::alias(essence) == Some(sniffed)
     {
         None
     } else {
@@ -135,9 +134,17 @@ pub(crate) fn sniff_mismatch(declared: &str, bytes: &[u8]) -> Option<&'static st
     }
 }
 
-/// True for media types with a faithful text representation.
-pub(crate) fn is_textlike(mime: &str) -> bool {
-    local::is_textlike(mime)
+/// A media type's essence (`mcptape_wire::media::essence`: before `;`,
+/// trimmed, lower case), what [`sniff_mismatch`] and [`is_textlike`] read
+/// (made once per blob).
+pub(crate) fn essence(mime: &str) -> String {
+    media::essence(mime)
+}
+
+/// True for media types of essence `essence` ([`essence`]) with a faithful
+/// text representation.
+pub(crate) fn is_textlike(essence: &str) -> bool {
+    local::is_textlike(essence)
 }
 
 /// True when a `text` payload is a `data:` URI.
@@ -209,13 +216,12 @@ mod local {
         }
     }
 
-    pub(super) fn is_textlike(mime: &str) -> bool {
-        let e = mcptape_wire::media::essence(mime);
+    pub(super) fn is_textlike(e: &str) -> bool {
         e.starts_with("text/")
             || e.ends_with("+json")
             || e.ends_with("+xml")
             || matches!(
-                e.as_str(),
+                e,
                 "application/json"
                     | "application/xml"
                     | "application/javascript"
@@ -262,7 +268,11 @@ mod tests {
             ("image/png", b"", None),
         ];
         for (declared, bytes, want) in cases {
-            assert_eq!(sniff_mismatch(declared, bytes), want, "{declared}");
+            assert_eq!(
+                sniff_mismatch(&essence(declared), bytes),
+                want,
+                "{declared}"
+            );
             assert_eq!(by_verdict(declared, bytes), want, "{declared}");
         }
     }

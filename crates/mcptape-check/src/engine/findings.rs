@@ -56,10 +56,77 @@ pub(crate) struct Parts<'p> {
     pub(crate) allowed: bool,
     pub(crate) record: usize,
     pub(crate) line: usize,
-    pub(crate) request_id: Option<&'p dyn std::fmt::Display>,
-    /// Written straight into the store (a `format_args!` makes no string).
-    pub(crate) pointer: &'p dyn std::fmt::Display,
-    pub(crate) message: &'p dyn std::fmt::Display,
+    pub(crate) request_id: Option<&'p dyn Text>,
+    /// Written straight into the store ([`Text`]: no string built).
+    pub(crate) pointer: &'p dyn Text,
+    pub(crate) message: &'p dyn Text,
+}
+
+/// A finding's text (id, pointer, message) written straight into the
+/// findings' store, piece by piece: no `core::fmt` machinery per piece
+/// (issue 22: 30,000 findings of a long transcript, three texts each, were
+/// a tenth of `check` through `write!`). A tuple is its pieces in order; an
+/// integer is written by `itoa` (the same digits as its `Display`); [`Fmt`]
+/// takes any `Display` for the texts of rare findings.
+pub(crate) trait Text {
+    /// Appends the text's UTF-8 bytes to `out`.
+    fn put(&self, out: &mut Vec<u8>);
+}
+
+impl Text for str {
+    fn put(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(self.as_bytes());
+    }
+}
+
+impl Text for String {
+    fn put(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(self.as_bytes());
+    }
+}
+
+impl<T: Text + ?Sized> Text for &T {
+    fn put(&self, out: &mut Vec<u8>) {
+        (**self).put(out);
+    }
+}
+
+macro_rules! int_text {
+    ($($t:ty),*) => {$(
+        impl Text for $t {
+            fn put(&self, out: &mut Vec<u8>) {
+                out.extend_from_slice(itoa::Buffer::new().format(*self).as_bytes());
+            }
+        }
+    )*};
+}
+int_text!(u64, usize, i64);
+
+macro_rules! tuple_text {
+    ($($n:tt $t:ident),+) => {
+        impl<$($t: Text),+> Text for ($($t,)+) {
+            fn put(&self, out: &mut Vec<u8>) {
+                $(self.$n.put(out);)+
+            }
+        }
+    };
+}
+tuple_text!(0 A, 1 B);
+tuple_text!(0 A, 1 B, 2 C);
+tuple_text!(0 A, 1 B, 2 C, 3 D);
+tuple_text!(0 A, 1 B, 2 C, 3 D, 4 E);
+tuple_text!(0 A, 1 B, 2 C, 3 D, 4 E, 5 F);
+tuple_text!(0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G);
+tuple_text!(0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H);
+
+/// Any `Display` as a [`Text`], through `core::fmt` (rare findings).
+pub(crate) struct Fmt<D>(pub(crate) D);
+
+impl<D: std::fmt::Display> Text for Fmt<D> {
+    fn put(&self, out: &mut Vec<u8>) {
+        // Writing into a Vec cannot fail.
+        let _ = write!(out, "{}", self.0);
+    }
 }
 
 /// The findings of one transcript, in memory (encoded, [`encode`]) and
@@ -113,7 +180,7 @@ impl Findings {
                 allowed: f.allowed,
                 record: f.record,
                 line: f.line,
-                request_id: id.as_ref().map(|id| id as &dyn std::fmt::Display),
+                request_id: id.as_ref().map(|id| id as &dyn Text),
                 pointer: &f.pointer,
                 message: &f.message,
             },
@@ -446,11 +513,10 @@ fn put_text(s: &str, out: &mut Vec<u8>) {
 
 /// `d`'s text as [`put_text`] writes a text: written in place, its length
 /// patched after.
-fn put_display(d: &dyn std::fmt::Display, out: &mut Vec<u8>) {
+fn put_text_of(d: &dyn Text, out: &mut Vec<u8>) {
     let at = out.len();
     out.extend_from_slice(&0u64.to_le_bytes());
-    // Writing into a Vec cannot fail.
-    let _ = write!(out, "{d}");
+    d.put(out);
     let n = (out.len() - at - 8) as u64;
     out[at..at + 8].copy_from_slice(&n.to_le_bytes());
 }
@@ -472,10 +538,10 @@ fn encode(seq: u64, f: &Parts<'_>, out: &mut Vec<u8>) {
     out.push(flags);
     put_text(f.rule, out);
     if let Some(id) = f.request_id {
-        put_display(id, out);
+        put_text_of(id, out);
     }
-    put_display(f.pointer, out);
-    put_display(f.message, out);
+    put_text_of(f.pointer, out);
+    put_text_of(f.message, out);
     let len = (out.len() - start) as u64;
     out[start..start + 8].copy_from_slice(&len.to_le_bytes());
 }

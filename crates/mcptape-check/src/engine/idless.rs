@@ -21,7 +21,7 @@ impl State {
         let exchange = http.map(|h| h.exchange);
         let text = error_message_suffix(m);
         let where_ = exchange.map_or_else(String::new, |x| format!(" in HTTP exchange {x}"));
-        match self.answer_only_open(&mut cx.findings, requester, |p| exchange.is_none() || p.exchange == exchange) {
+        match self.answer_only_open(cx.findings, requester, |p| exchange.is_none() || p.exchange == exchange) {
             Ok((rid, method, rec)) => cx.push(
                 rules::ERROR_ID_MISSING,
                 place,
@@ -52,7 +52,7 @@ impl State {
         let (place, dir, m, prefix) = (seen.place, seen.dir, seen.m, seen.prefix);
         let requester = requester_of(dir);
         let text = error_message_suffix(m);
-        match self.answer_only_open(&mut cx.findings, requester, |_| true) {
+        match self.answer_only_open(cx.findings, requester, |_| true) {
             Ok((rid, method, rec)) => cx.push(
                 rules::ERROR_ID_NULL,
                 place,

@@ -79,7 +79,8 @@ impl<'a> Msg<'a, '_> {
 /// has no escape. `None` for any other token.
 pub(crate) fn decode_string_token(t: &str) -> Option<Cow<'_, str>> {
     let inner = t.strip_prefix('"')?.strip_suffix('"')?;
-    if !inner.contains('\\') {
+    // `memchr`'s search (core's `contains` is byte-wise on short strings).
+    if memchr::memchr(b'\\', inner.as_bytes()).is_none() {
         return Some(Cow::Borrowed(inner));
     }
     serde_json::from_str::<String>(t).ok().map(Cow::Owned)
@@ -145,6 +146,18 @@ impl std::fmt::Display for IdKey {
             write!(f, "\"{}\"", self.text.as_str())
         } else {
             f.write_str(self.text.as_str())
+        }
+    }
+}
+
+impl super::findings::Text for IdKey {
+    fn put(&self, out: &mut Vec<u8>) {
+        if self.is_string {
+            out.push(b'"');
+            out.extend_from_slice(self.text.as_str().as_bytes());
+            out.push(b'"');
+        } else {
+            out.extend_from_slice(self.text.as_str().as_bytes());
         }
     }
 }
