@@ -16,6 +16,7 @@
 //! 4. at the end, requests still open fire `request-unanswered`.
 
 use std::collections::{BTreeSet, HashSet};
+use std::ops::ControlFlow;
 
 use mcptape_transcript::reader;
 use mcptape_transcript::{Direction, Event, HttpMeta, HttpNote, Transport};
@@ -36,6 +37,7 @@ use crate::wireview::{self, Envelope};
 
 pub(crate) mod findings;
 mod idless;
+mod pipeline;
 mod requests;
 mod sse;
 mod view;
@@ -150,6 +152,78 @@ pub(crate) trait LineSource {
     fn line_no(&self) -> usize;
     /// Byte offset of the current line's first byte.
     fn offset(&self) -> usize;
+    /// Gives every line after the current one, framed ([`Framed::frame`]),
+    /// to `each` in file order until it breaks or the lines end; the source
+    /// is then at the last line given. This one frames each line as it is
+    /// read; [`SliceLines::mapped`] frames on a second thread ahead of `each`
+    /// ([`pipeline`]).
+    ///
+    /// # Errors
+    /// The reader's I/O error.
+    fn for_each_framed(
+        &mut self,
+        each: &mut dyn FnMut(Framed<'_>) -> ControlFlow<()>,
+    ) -> std::io::Result<()> {
+        frame_each(self, each)
+    }
+}
+
+/// [`LineSource::for_each_framed`] on the caller's thread: each line framed
+/// as it is read.
+///
+/// # Errors
+/// The reader's I/O error.
+fn frame_each<S: LineSource + ?Sized>(
+    lines: &mut S,
+    each: &mut dyn FnMut(Framed<'_>) -> ControlFlow<()>,
+) -> std::io::Result<()> {
+    while let Some(terminated) = lines.advance()? {
+        let f = Framed::frame(lines.line(), lines.line_no(), lines.offset(), terminated);
+        if each(f).is_break() {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// One line after the header as the first stage of a pass leaves it: cut,
+/// framed as a record (`reader::parse_record_line`, lenient) with the one
+/// envelope scan of its message ([`scan_strict`]). Borrows the line; copies
+/// no message bytes.
+pub(crate) struct Framed<'a> {
+    /// 1-based line number.
+    pub(crate) line_no: usize,
+    /// Byte offset of the line's first byte.
+    pub(crate) offset: usize,
+    /// Whether the line ended with `\n`.
+    pub(crate) terminated: bool,
+    /// The line, without its `\n`.
+    pub(crate) line: &'a [u8],
+    /// The record, or why the line is not one.
+    pub(crate) parsed: Result<reader::RecordRef<'a>, reader::TranscriptError>,
+    /// The envelope scan of the record's message, when the reader's fast
+    /// path took it (else `None`: the rules scan it themselves).
+    pub(crate) scanned: Option<Result<envelope::Scanned, WireError>>,
+}
+
+impl<'a> Framed<'a> {
+    /// Frames line `line_no` (`line`, at byte `offset`, `terminated` by
+    /// `\n` or not): the per-line work before the rules.
+    pub(crate) fn frame(line: &'a [u8], line_no: usize, offset: usize, terminated: bool) -> Self {
+        // The one envelope scan of the message, made while the record is
+        // framed; the rules read its ranges.
+        let mut scanned = None;
+        let parsed =
+            reader::parse_record_line(line, line_no, offset, |m| scan_strict(m, &mut scanned));
+        Framed {
+            line_no,
+            offset,
+            terminated,
+            line,
+            parsed,
+            scanned,
+        }
+    }
 }
 
 impl LineSource for Box<dyn LineSource + '_> {
@@ -168,6 +242,13 @@ impl LineSource for Box<dyn LineSource + '_> {
     fn offset(&self) -> usize {
         (**self).offset()
     }
+
+    fn for_each_framed(
+        &mut self,
+        each: &mut dyn FnMut(Framed<'_>) -> ControlFlow<()>,
+    ) -> std::io::Result<()> {
+        (**self).for_each_framed(each)
+    }
 }
 
 /// Lines borrowed from bytes in memory (or a mapped file). Every
@@ -183,16 +264,23 @@ pub(crate) struct SliceLines<'a> {
     end: usize,
     line_no: usize,
     released: usize,
-    release: Option<&'a dyn Fn(usize, usize)>,
+    release: Option<&'a Release<'a>>,
     step: usize,
+    /// How [`LineSource::for_each_framed`] frames on a second thread
+    /// ([`SliceLines::mapped`]); `None`: on the caller's.
+    pipe: Option<pipeline::Shape>,
 }
+
+/// The `release(from, upto)` of [`SliceLines`]: bytes `from..upto` are not
+/// read again.
+pub(crate) type Release<'a> = dyn Fn(usize, usize) + Sync + 'a;
 
 impl<'a> SliceLines<'a> {
     /// Bytes read between two calls of `release` (8 MiB: the mapped pages
     /// held stay under that plus the longest line).
     pub(crate) const RELEASE_STEP: usize = 8 << 20;
 
-    pub(crate) fn new(data: &'a [u8], release: Option<&'a dyn Fn(usize, usize)>) -> Self {
+    pub(crate) fn new(data: &'a [u8], release: Option<&'a Release<'a>>) -> Self {
         SliceLines {
             data,
             pos: 0,
@@ -202,6 +290,18 @@ impl<'a> SliceLines<'a> {
             released: 0,
             release,
             step: Self::RELEASE_STEP,
+            pipe: None,
+        }
+    }
+
+    /// The lines of a mapped file (borrowed for the whole pass): as
+    /// [`SliceLines::new`], and [`LineSource::for_each_framed`] frames
+    /// each line on a second thread, a few batches ahead of the rules
+    /// ([`pipeline`]), when the machine has more than one CPU.
+    pub(crate) fn mapped(data: &'a [u8], release: &'a Release<'a>) -> Self {
+        SliceLines {
+            pipe: Some(pipeline::Shape::DEFAULT),
+            ..SliceLines::new(data, Some(release))
         }
     }
 
@@ -210,6 +310,36 @@ impl<'a> SliceLines<'a> {
     fn with_step(mut self, step: usize) -> Self {
         self.step = step;
         self
+    }
+
+    /// The same framing on a second thread in batches of this shape (tests:
+    /// small batches over small inputs).
+    #[cfg(test)]
+    fn with_pipe(mut self, shape: pipeline::Shape) -> Self {
+        self.pipe = Some(shape);
+        self
+    }
+
+    /// Moves to line `f` (framed ahead by [`pipeline`]'s stage 1), as
+    /// [`LineSource::advance`] would have.
+    fn at(&mut self, f: &Framed<'_>) {
+        self.line_no = f.line_no;
+        self.start = f.offset;
+        self.release_behind();
+        self.end = f.offset + f.line.len();
+        self.pos = self.end + usize::from(f.terminated);
+    }
+
+    /// Tells `release` that nothing before the current line is read again,
+    /// once [`SliceLines::RELEASE_STEP`] bytes have been read since it was
+    /// last told.
+    fn release_behind(&mut self) {
+        if let Some(release) = self.release
+            && self.start - self.released >= self.step
+        {
+            release(self.released, self.start);
+            self.released = self.start;
+        }
     }
 }
 
@@ -220,12 +350,7 @@ impl LineSource for SliceLines<'_> {
         }
         self.line_no += 1;
         self.start = self.pos;
-        if let Some(release) = self.release
-            && self.start - self.released >= self.step
-        {
-            release(self.released, self.start);
-            self.released = self.start;
-        }
+        self.release_behind();
         let terminated = match memchr::memchr(b'\n', &self.data[self.pos..]) {
             Some(n) => {
                 self.end = self.pos + n;
@@ -251,6 +376,16 @@ impl LineSource for SliceLines<'_> {
 
     fn offset(&self) -> usize {
         self.start
+    }
+
+    fn for_each_framed(
+        &mut self,
+        each: &mut dyn FnMut(Framed<'_>) -> ControlFlow<()>,
+    ) -> std::io::Result<()> {
+        match self.pipe {
+            Some(shape) if pipeline::worth_a_thread() => pipeline::run(self, shape, each),
+            _ => frame_each(self, each),
+        }
     }
 }
 
@@ -482,19 +617,20 @@ pub(crate) fn check_stream<S: LineSource>(
     // (its last line may be the exit record).
     let mut ends_unread = false;
     let mut noise = NoiseRun::default();
-    while let Some(terminated) = lines.advance()? {
-        let (line_no, offset) = (lines.line_no(), lines.offset());
-        // The one envelope scan of the message, made while the record is
-        // framed; the rules read its ranges.
-        let mut scanned = None;
-        let parsed = reader::parse_record_line(lines.line(), line_no, offset, |m| {
-            scan_strict(m, &mut scanned)
-        });
+    lines.for_each_framed(&mut |framed| {
+        let Framed {
+            line_no,
+            offset,
+            terminated,
+            line,
+            parsed,
+            scanned,
+        } = framed;
         let r = match parsed {
             Ok(r) => r,
             // A malformed line, ended or not: only a cut record (the
             // reader's rule, `reader::is_cut_record`) is dropped below.
-            Err(e) if terminated || !reader::is_cut_record(lines.line()) => {
+            Err(e) if terminated || !reader::is_cut_record(line) => {
                 // A run of noise lines ends here (a message printed over
                 // several lines never spans a line that does not read).
                 noise.flush(
@@ -508,16 +644,16 @@ pub(crate) fn check_stream<S: LineSource>(
                     format!("record line skipped: {e}"),
                 );
                 ends_unread = true;
-                continue;
+                return ControlFlow::Continue(());
             }
             Err(e) => {
                 dropped = Some(reader::Dropped {
                     offset,
-                    bytes: lines.line().len(),
+                    bytes: line.len(),
                     line: line_no,
                     reason: e.kind.to_string(),
                 });
-                break;
+                return ControlFlow::Break(());
             }
         };
         records += 1;
@@ -536,7 +672,7 @@ pub(crate) fn check_stream<S: LineSource>(
                 *dir,
                 line.clone(),
             );
-            continue;
+            return ControlFlow::Continue(());
         }
         noise.flush(
             &mut Cx::new(file, opts, std::mem::take(&mut findings)),
@@ -555,7 +691,7 @@ pub(crate) fn check_stream<S: LineSource>(
                 scanned.as_ref(),
             );
             findings = cx.findings;
-            continue;
+            return ControlFlow::Continue(());
         }
         match r.owned_event() {
             Some(Event::Http {
@@ -570,7 +706,8 @@ pub(crate) fn check_stream<S: LineSource>(
             Some(Event::Exit { .. }) => saw_exit = true,
             _ => {}
         }
-    }
+        ControlFlow::Continue(())
+    })?;
     let mut cx = Cx::new(file, opts, std::mem::take(&mut findings));
     noise.flush(&mut cx, &mut findings);
     cx.findings = findings;
@@ -2131,8 +2268,8 @@ mod line_source_tests {
             text.extend_from_slice(&line);
             text.push(b'\n');
         }
-        let told = std::cell::RefCell::new(Vec::new());
-        let release = |from: usize, upto: usize| told.borrow_mut().push((from, upto));
+        let told = std::sync::Mutex::new(Vec::new());
+        let release = |from: usize, upto: usize| told.lock().unwrap().push((from, upto));
         let mut s = SliceLines::new(&text, Some(&release)).with_step(step);
         let mut n = 0;
         while s.advance().unwrap().is_some() {
@@ -2140,6 +2277,180 @@ mod line_source_tests {
             n += 1;
         }
         assert_eq!(n, 5);
-        assert_eq!(*told.borrow(), vec![(0, step), (step, 2 * step)]);
+        assert_eq!(*told.lock().unwrap(), vec![(0, step), (step, 2 * step)]);
+    }
+
+    /// Small batch shapes: one line a batch, a few lines, a byte bound that
+    /// ends batches first, and lines over 16 bytes left to stage 2.
+    const SHAPES: [pipeline::Shape; 4] = [
+        pipeline::Shape {
+            batch_lines: 1,
+            batch_bytes: usize::MAX,
+            batches: 1,
+            long_line_bytes: usize::MAX,
+        },
+        pipeline::Shape {
+            batch_lines: 3,
+            batch_bytes: usize::MAX,
+            batches: 2,
+            long_line_bytes: usize::MAX,
+        },
+        pipeline::Shape {
+            batch_lines: 1000,
+            batch_bytes: 40,
+            batches: 3,
+            long_line_bytes: usize::MAX,
+        },
+        pipeline::Shape {
+            batch_lines: 2,
+            batch_bytes: usize::MAX,
+            batches: 1,
+            long_line_bytes: 16,
+        },
+    ];
+
+    /// What `for_each_framed` gives (each line's number, offset, end,
+    /// bytes, record or error, scan), up to line `stop` (its `each` breaks
+    /// there), the source's line and offset after it, and what `release`
+    /// was told.
+    type Seen = (Vec<String>, (usize, usize), Vec<(usize, usize)>);
+
+    fn framed(text: &[u8], shape: Option<pipeline::Shape>, stop: usize) -> Seen {
+        let told = std::sync::Mutex::new(Vec::new());
+        let release = |from: usize, upto: usize| told.lock().unwrap().push((from, upto));
+        let mut s = SliceLines::new(text, Some(&release)).with_step(20);
+        if let Some(shape) = shape {
+            s = s.with_pipe(shape);
+        }
+        let mut seen = Vec::new();
+        s.for_each_framed(&mut |f| {
+            seen.push(format!(
+                "{} {} {} {:?} {:?} {:?}",
+                f.line_no,
+                f.offset,
+                f.terminated,
+                String::from_utf8_lossy(f.line),
+                f.parsed,
+                f.scanned
+            ));
+            if f.line_no == stop {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        })
+        .unwrap();
+        let at = (s.line_no(), s.offset());
+        drop(s);
+        (seen, at, told.into_inner().unwrap())
+    }
+
+    /// The pipeline gives the lines the plain loop gives, framed alike, in
+    /// order; stops where `each` breaks; leaves the source on the same
+    /// line; tells `release` the same ranges (never past the line given).
+    #[test]
+    fn pipelined_framing_equals_the_plain_loop() {
+        let msg = br#"{"tUs":1,"kind":"message","dir":"c2s","msg":{"jsonrpc":"2.0","id":1,"method":"ping"}}"#;
+        let mut text = Vec::new();
+        for i in 0..9 {
+            text.extend_from_slice(msg);
+            text.push(b'\n');
+            if i % 3 == 1 {
+                text.extend_from_slice(b"not a record\n\n");
+            }
+        }
+        let tail = b"{\"tUs\":2,\"kind\":\"mess";
+        text.extend_from_slice(tail);
+        let plain = framed(&text, None, 0);
+        assert_eq!(plain.0.len(), 9 + 3 * 2 + 1);
+        assert_eq!(plain.1, (16, text.len() - tail.len()));
+        // At the start of the lines after each message line (89 bytes, over
+        // the 20-byte step), the last one the cut tail.
+        assert_eq!(plain.2.len(), 9);
+        assert_eq!(plain.2.last(), Some(&(plain.2[7].1, text.len() - tail.len())));
+        for shape in SHAPES {
+            assert_eq!(framed(&text, Some(shape), 0), plain, "{shape:?}");
+            for stop in [1, 2, 7, 15, 16] {
+                let plain = framed(&text, None, stop);
+                assert_eq!(plain.0.len(), stop);
+                assert_eq!(framed(&text, Some(shape), stop), plain, "{shape:?} {stop}");
+            }
+        }
+        for text in [&b""[..], b"\n", b"x", b"a\n\nbc\r\nd", b"01234567890123456789012"] {
+            for shape in SHAPES {
+                assert_eq!(framed(text, Some(shape), 0), framed(text, None, 0));
+            }
+        }
+    }
+
+    /// `check_stream` over the pipeline reports what it reports over the
+    /// plain loop: every transcript of the corpus (with `--spec auto` and a
+    /// fixed revision: with and without a first pass), each also cut in the
+    /// middle of its last record and with an unreadable line in its middle.
+    #[test]
+    fn pipelined_check_equals_the_plain_loop() {
+        let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus");
+        let mut files = Vec::new();
+        let mut dirs = vec![corpus];
+        while let Some(d) = dirs.pop() {
+            for e in std::fs::read_dir(d).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    dirs.push(p);
+                } else if p.extension().is_some_and(|x| x == "jsonl") {
+                    files.push(p);
+                }
+            }
+        }
+        assert!(files.len() > 40, "{} corpus transcripts", files.len());
+        let fixed = Options {
+            spec: SpecChoice::Fixed(Revision::v2026_07_28()),
+            ..Options::default()
+        };
+        let (mut cut, mut skipped) = (0, 0);
+        for f in &files {
+            let whole = std::fs::read(f).unwrap();
+            let mut variants = vec![whole.clone()];
+            // Cut in the middle of the last record.
+            let body = whole.strip_suffix(b"\n").unwrap_or(&whole);
+            if let Some(last) = memchr::memrchr(b'\n', body) {
+                variants.push(whole[..last + 1 + (body.len() - last) / 2].to_vec());
+            }
+            // An unreadable line after the middle line.
+            let nl: Vec<usize> = memchr::memchr_iter(b'\n', &whole).collect();
+            if nl.len() > 2 {
+                let at = nl[nl.len() / 2] + 1;
+                variants.push([&whole[..at], b"{\"tUs\":\n", &whole[at..]].concat());
+            }
+            for (v, text) in variants.iter().enumerate() {
+                for opts in [&Options::default(), &fixed] {
+                    let run = |shape: Option<pipeline::Shape>| {
+                        let mut open = || {
+                            let s = SliceLines::new(text, None);
+                            Ok(match shape {
+                                Some(shape) => s.with_pipe(shape),
+                                None => s,
+                            })
+                        };
+                        let (head, rest) = check_stream("t.jsonl", &mut open, opts).unwrap();
+                        whole_report(head, rest).unwrap()
+                    };
+                    let plain = run(None);
+                    cut += usize::from(
+                        v == 1 && plain.findings.iter().any(|f| f.rule == rules::TRANSCRIPT_TRUNCATED.id),
+                    );
+                    skipped += usize::from(
+                        v == 2 && plain.findings.iter().any(|f| f.rule == rules::TRANSCRIPT_UNREADABLE.id),
+                    );
+                    // One line a batch (the stages' closest interleaving),
+                    // and long lines left to stage 2.
+                    for shape in [SHAPES[0], SHAPES[3]] {
+                        assert_eq!(run(Some(shape)), plain, "{} {v} {shape:?}", f.display());
+                    }
+                }
+            }
+        }
+        // The cut and unreadable variants were read as such (both options).
+        assert!(cut > 40 && skipped > 40, "cut {cut}, skipped {skipped}");
     }
 }

@@ -398,7 +398,7 @@ fn with_lines<T>(
             };
         };
         let mut open = || -> std::io::Result<Box<dyn engine::LineSource + '_>> {
-            Ok(Box::new(engine::SliceLines::new(&map, Some(&release))))
+            Ok(Box::new(engine::SliceLines::mapped(&map, &release)))
         };
         return run(&mut open).map_err(|e| err(e.into()));
     }
