@@ -2367,7 +2367,10 @@ mod line_source_tests {
         // At the start of the lines after each message line (89 bytes, over
         // the 20-byte step), the last one the cut tail.
         assert_eq!(plain.2.len(), 9);
-        assert_eq!(plain.2.last(), Some(&(plain.2[7].1, text.len() - tail.len())));
+        assert_eq!(
+            plain.2.last(),
+            Some(&(plain.2[7].1, text.len() - tail.len()))
+        );
         for shape in SHAPES {
             assert_eq!(framed(&text, Some(shape), 0), plain, "{shape:?}");
             for stop in [1, 2, 7, 15, 16] {
@@ -2376,7 +2379,13 @@ mod line_source_tests {
                 assert_eq!(framed(&text, Some(shape), stop), plain, "{shape:?} {stop}");
             }
         }
-        for text in [&b""[..], b"\n", b"x", b"a\n\nbc\r\nd", b"01234567890123456789012"] {
+        for text in [
+            &b""[..],
+            b"\n",
+            b"x",
+            b"a\n\nbc\r\nd",
+            b"01234567890123456789012",
+        ] {
             for shape in SHAPES {
                 assert_eq!(framed(text, Some(shape), 0), framed(text, None, 0));
             }
@@ -2437,10 +2446,18 @@ mod line_source_tests {
                     };
                     let plain = run(None);
                     cut += usize::from(
-                        v == 1 && plain.findings.iter().any(|f| f.rule == rules::TRANSCRIPT_TRUNCATED.id),
+                        v == 1
+                            && plain
+                                .findings
+                                .iter()
+                                .any(|f| f.rule == rules::TRANSCRIPT_TRUNCATED.id),
                     );
                     skipped += usize::from(
-                        v == 2 && plain.findings.iter().any(|f| f.rule == rules::TRANSCRIPT_UNREADABLE.id),
+                        v == 2
+                            && plain
+                                .findings
+                                .iter()
+                                .any(|f| f.rule == rules::TRANSCRIPT_UNREADABLE.id),
                     );
                     // One line a batch (the stages' closest interleaving),
                     // and long lines left to stage 2.

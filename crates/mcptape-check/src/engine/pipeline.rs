@@ -110,7 +110,15 @@ pub(crate) fn run(
         let worker = std::thread::Builder::new()
             .name("mcptape-frame".into())
             .spawn_scoped(s, move || {
-                stage1(data, pos, line_no, shape, &batch_tx, &resume_rx, &recycle_rx);
+                stage1(
+                    data,
+                    pos,
+                    line_no,
+                    shape,
+                    &batch_tx,
+                    &resume_rx,
+                    &recycle_rx,
+                );
             });
         match worker {
             Ok(_) => stage2(lines, batch_rx, resume_tx, recycle_tx, each),
