@@ -37,7 +37,7 @@ use crate::wireview::{self, Envelope};
 
 pub(crate) mod findings;
 mod idless;
-mod pipeline;
+pub(crate) mod pipeline;
 mod requests;
 mod sse;
 mod view;
@@ -152,11 +152,25 @@ pub(crate) trait LineSource {
     fn line_no(&self) -> usize;
     /// Byte offset of the current line's first byte.
     fn offset(&self) -> usize;
-    /// Gives every line after the current one, framed ([`Framed::frame`]),
-    /// to `each` in file order until it breaks or the lines end; the source
-    /// is then at the last line given. This one frames each line as it is
-    /// read; [`SliceLines::mapped`] frames on a second thread ahead of `each`
+    /// Gives every line after the current one to `each` in file order,
+    /// until it breaks or the lines end (the source is then at the last
+    /// line given): framed ([`Framed::frame`]) when shorter than
+    /// `frame_below` bytes, else cut only ([`Line::Long`], for `each` to
+    /// frame its own way). This one frames each line as it is read;
+    /// [`SliceLines::mapped`] frames on a second thread ahead of `each`
     /// ([`pipeline`]).
+    ///
+    /// # Errors
+    /// The reader's I/O error.
+    fn for_each_line(
+        &mut self,
+        frame_below: usize,
+        each: &mut dyn FnMut(Line<'_>) -> ControlFlow<()>,
+    ) -> std::io::Result<()> {
+        frame_each(self, frame_below, each)
+    }
+
+    /// [`LineSource::for_each_line`] with every line framed.
     ///
     /// # Errors
     /// The reader's I/O error.
@@ -164,26 +178,82 @@ pub(crate) trait LineSource {
         &mut self,
         each: &mut dyn FnMut(Framed<'_>) -> ControlFlow<()>,
     ) -> std::io::Result<()> {
-        frame_each(self, each)
+        self.for_each_line(usize::MAX, &mut |l| each(l.framed()))
     }
 }
 
-/// [`LineSource::for_each_framed`] on the caller's thread: each line framed
+/// [`LineSource::for_each_line`] on the caller's thread: each line framed
 /// as it is read.
 ///
 /// # Errors
 /// The reader's I/O error.
 fn frame_each<S: LineSource + ?Sized>(
     lines: &mut S,
-    each: &mut dyn FnMut(Framed<'_>) -> ControlFlow<()>,
+    frame_below: usize,
+    each: &mut dyn FnMut(Line<'_>) -> ControlFlow<()>,
 ) -> std::io::Result<()> {
     while let Some(terminated) = lines.advance()? {
-        let f = Framed::frame(lines.line(), lines.line_no(), lines.offset(), terminated);
-        if each(f).is_break() {
+        let cut = Cut {
+            line_no: lines.line_no(),
+            offset: lines.offset(),
+            terminated,
+            line: lines.line(),
+        };
+        if each(cut.line(frame_below)).is_break() {
             break;
         }
     }
     Ok(())
+}
+
+/// One line after the header, cut ([`LineSource::for_each_line`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Cut<'a> {
+    /// 1-based line number.
+    pub(crate) line_no: usize,
+    /// Byte offset of the line's first byte.
+    pub(crate) offset: usize,
+    /// Whether the line ended with `\n`.
+    pub(crate) terminated: bool,
+    /// The line, without its `\n`.
+    pub(crate) line: &'a [u8],
+}
+
+impl<'a> Cut<'a> {
+    /// The line framed when shorter than `frame_below` bytes, else as it is.
+    pub(crate) fn line(self, frame_below: usize) -> Line<'a> {
+        if self.line.len() < frame_below {
+            Line::Framed(self.frame())
+        } else {
+            Line::Long(self)
+        }
+    }
+
+    /// [`Framed::frame`] of the line.
+    pub(crate) fn frame(self) -> Framed<'a> {
+        Framed::frame(self.line, self.line_no, self.offset, self.terminated)
+    }
+}
+
+/// A line as [`LineSource::for_each_line`] gives it.
+// Moved once, into `each` (the framed variant, ~700 bytes, is the common
+// one: boxing it would allocate per line).
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum Line<'a> {
+    /// Framed.
+    Framed(Framed<'a>),
+    /// At least the bytes asked for: cut only.
+    Long(Cut<'a>),
+}
+
+impl<'a> Line<'a> {
+    /// The line framed (a long one framed now).
+    pub(crate) fn framed(self) -> Framed<'a> {
+        match self {
+            Line::Framed(f) => f,
+            Line::Long(cut) => cut.frame(),
+        }
+    }
 }
 
 /// One line after the header as the first stage of a pass leaves it: cut,
@@ -243,11 +313,12 @@ impl LineSource for Box<dyn LineSource + '_> {
         (**self).offset()
     }
 
-    fn for_each_framed(
+    fn for_each_line(
         &mut self,
-        each: &mut dyn FnMut(Framed<'_>) -> ControlFlow<()>,
+        frame_below: usize,
+        each: &mut dyn FnMut(Line<'_>) -> ControlFlow<()>,
     ) -> std::io::Result<()> {
-        (**self).for_each_framed(each)
+        (**self).for_each_line(frame_below, each)
     }
 }
 
@@ -315,7 +386,7 @@ impl<'a> SliceLines<'a> {
     /// The same framing on a second thread in batches of this shape (tests:
     /// small batches over small inputs).
     #[cfg(test)]
-    fn with_pipe(mut self, shape: pipeline::Shape) -> Self {
+    pub(crate) fn with_pipe(mut self, shape: pipeline::Shape) -> Self {
         self.pipe = Some(shape);
         self
     }
@@ -378,13 +449,16 @@ impl LineSource for SliceLines<'_> {
         self.start
     }
 
-    fn for_each_framed(
+    fn for_each_line(
         &mut self,
-        each: &mut dyn FnMut(Framed<'_>) -> ControlFlow<()>,
+        frame_below: usize,
+        each: &mut dyn FnMut(Line<'_>) -> ControlFlow<()>,
     ) -> std::io::Result<()> {
         match self.pipe {
-            Some(shape) if pipeline::worth_a_thread() => pipeline::run(self, shape, each),
-            _ => frame_each(self, each),
+            Some(shape) if pipeline::worth_a_thread() => {
+                pipeline::run(self, shape, frame_below, each)
+            }
+            _ => frame_each(self, frame_below, each),
         }
     }
 }
@@ -2280,42 +2354,19 @@ mod line_source_tests {
         assert_eq!(*told.lock().unwrap(), vec![(0, step), (step, 2 * step)]);
     }
 
-    /// Small batch shapes: one line a batch, a few lines, a byte bound that
-    /// ends batches first, and lines over 16 bytes left to stage 2.
-    const SHAPES: [pipeline::Shape; 4] = [
-        pipeline::Shape {
-            batch_lines: 1,
-            batch_bytes: usize::MAX,
-            batches: 1,
-            long_line_bytes: usize::MAX,
-        },
-        pipeline::Shape {
-            batch_lines: 3,
-            batch_bytes: usize::MAX,
-            batches: 2,
-            long_line_bytes: usize::MAX,
-        },
-        pipeline::Shape {
-            batch_lines: 1000,
-            batch_bytes: 40,
-            batches: 3,
-            long_line_bytes: usize::MAX,
-        },
-        pipeline::Shape {
-            batch_lines: 2,
-            batch_bytes: usize::MAX,
-            batches: 1,
-            long_line_bytes: 16,
-        },
-    ];
-
-    /// What `for_each_framed` gives (each line's number, offset, end,
-    /// bytes, record or error, scan), up to line `stop` (its `each` breaks
+    /// What `for_each_line` gives (each line's number, offset, end, bytes,
+    /// record or error, scan; or only the first four, for a line of
+    /// `frame_below` bytes or more), up to line `stop` (its `each` breaks
     /// there), the source's line and offset after it, and what `release`
     /// was told.
     type Seen = (Vec<String>, (usize, usize), Vec<(usize, usize)>);
 
-    fn framed(text: &[u8], shape: Option<pipeline::Shape>, stop: usize) -> Seen {
+    fn framed(
+        text: &[u8],
+        shape: Option<pipeline::Shape>,
+        frame_below: usize,
+        stop: usize,
+    ) -> Seen {
         let told = std::sync::Mutex::new(Vec::new());
         let release = |from: usize, upto: usize| told.lock().unwrap().push((from, upto));
         let mut s = SliceLines::new(text, Some(&release)).with_step(20);
@@ -2323,17 +2374,21 @@ mod line_source_tests {
             s = s.with_pipe(shape);
         }
         let mut seen = Vec::new();
-        s.for_each_framed(&mut |f| {
-            seen.push(format!(
-                "{} {} {} {:?} {:?} {:?}",
-                f.line_no,
-                f.offset,
-                f.terminated,
-                String::from_utf8_lossy(f.line),
-                f.parsed,
-                f.scanned
-            ));
-            if f.line_no == stop {
+        s.for_each_line(frame_below, &mut |l| {
+            let (cut, framing) = match l {
+                Line::Framed(f) => (
+                    Cut {
+                        line_no: f.line_no,
+                        offset: f.offset,
+                        terminated: f.terminated,
+                        line: f.line,
+                    },
+                    format!("{:?} {:?}", f.parsed, f.scanned),
+                ),
+                Line::Long(cut) => (cut, "long".to_owned()),
+            };
+            seen.push(format!("{cut:?} {framing}"));
+            if cut.line_no == stop {
                 ControlFlow::Break(())
             } else {
                 ControlFlow::Continue(())
@@ -2341,13 +2396,14 @@ mod line_source_tests {
         })
         .unwrap();
         let at = (s.line_no(), s.offset());
-        drop(s);
-        (seen, at, told.into_inner().unwrap())
+        let told = told.lock().unwrap().clone();
+        (seen, at, told)
     }
 
-    /// The pipeline gives the lines the plain loop gives, framed alike, in
-    /// order; stops where `each` breaks; leaves the source on the same
-    /// line; tells `release` the same ranges (never past the line given).
+    /// The pipeline gives the lines the plain loop gives, framed alike (or
+    /// not, from `frame_below` bytes on), in order; stops where `each`
+    /// breaks; leaves the source on the same line; tells `release` the same
+    /// ranges (never past the line given).
     #[test]
     fn pipelined_framing_equals_the_plain_loop() {
         let msg = br#"{"tUs":1,"kind":"message","dir":"c2s","msg":{"jsonrpc":"2.0","id":1,"method":"ping"}}"#;
@@ -2361,7 +2417,7 @@ mod line_source_tests {
         }
         let tail = b"{\"tUs\":2,\"kind\":\"mess";
         text.extend_from_slice(tail);
-        let plain = framed(&text, None, 0);
+        let plain = framed(&text, None, usize::MAX, 0);
         assert_eq!(plain.0.len(), 9 + 3 * 2 + 1);
         assert_eq!(plain.1, (16, text.len() - tail.len()));
         // At the start of the lines after each message line (89 bytes, over
@@ -2371,12 +2427,19 @@ mod line_source_tests {
             plain.2.last(),
             Some(&(plain.2[7].1, text.len() - tail.len()))
         );
-        for shape in SHAPES {
-            assert_eq!(framed(&text, Some(shape), 0), plain, "{shape:?}");
-            for stop in [1, 2, 7, 15, 16] {
-                let plain = framed(&text, None, stop);
-                assert_eq!(plain.0.len(), stop);
-                assert_eq!(framed(&text, Some(shape), stop), plain, "{shape:?} {stop}");
+        let long = framed(&text, None, 21, 0);
+        assert_eq!(long.0.iter().filter(|l| l.ends_with(" long")).count(), 10);
+        for shape in pipeline::TEST_SHAPES {
+            for frame_below in [usize::MAX, 21, 0] {
+                for stop in [0, 1, 2, 7, 15, 16] {
+                    let plain = framed(&text, None, frame_below, stop);
+                    assert_eq!(plain.0.len(), if stop == 0 { 16 } else { stop });
+                    assert_eq!(
+                        framed(&text, Some(shape), frame_below, stop),
+                        plain,
+                        "{shape:?} {frame_below} {stop}"
+                    );
+                }
             }
         }
         for text in [
@@ -2386,8 +2449,13 @@ mod line_source_tests {
             b"a\n\nbc\r\nd",
             b"01234567890123456789012",
         ] {
-            for shape in SHAPES {
-                assert_eq!(framed(text, Some(shape), 0), framed(text, None, 0));
+            for shape in pipeline::TEST_SHAPES {
+                for frame_below in [usize::MAX, 1, 0] {
+                    assert_eq!(
+                        framed(text, Some(shape), frame_below, 0),
+                        framed(text, None, frame_below, 0)
+                    );
+                }
             }
         }
     }
@@ -2398,19 +2466,7 @@ mod line_source_tests {
     /// middle of its last record and with an unreadable line in its middle.
     #[test]
     fn pipelined_check_equals_the_plain_loop() {
-        let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus");
-        let mut files = Vec::new();
-        let mut dirs = vec![corpus];
-        while let Some(d) = dirs.pop() {
-            for e in std::fs::read_dir(d).unwrap() {
-                let p = e.unwrap().path();
-                if p.is_dir() {
-                    dirs.push(p);
-                } else if p.extension().is_some_and(|x| x == "jsonl") {
-                    files.push(p);
-                }
-            }
-        }
+        let files = pipeline::corpus_transcripts();
         assert!(files.len() > 40, "{} corpus transcripts", files.len());
         let fixed = Options {
             spec: SpecChoice::Fixed(Revision::v2026_07_28()),
@@ -2418,19 +2474,7 @@ mod line_source_tests {
         };
         let (mut cut, mut skipped) = (0, 0);
         for f in &files {
-            let whole = std::fs::read(f).unwrap();
-            let mut variants = vec![whole.clone()];
-            // Cut in the middle of the last record.
-            let body = whole.strip_suffix(b"\n").unwrap_or(&whole);
-            if let Some(last) = memchr::memrchr(b'\n', body) {
-                variants.push(whole[..last + 1 + (body.len() - last) / 2].to_vec());
-            }
-            // An unreadable line after the middle line.
-            let nl: Vec<usize> = memchr::memchr_iter(b'\n', &whole).collect();
-            if nl.len() > 2 {
-                let at = nl[nl.len() / 2] + 1;
-                variants.push([&whole[..at], b"{\"tUs\":\n", &whole[at..]].concat());
-            }
+            let variants = pipeline::cut_and_unreadable(std::fs::read(f).unwrap());
             for (v, text) in variants.iter().enumerate() {
                 for opts in [&Options::default(), &fixed] {
                     let run = |shape: Option<pipeline::Shape>| {
@@ -2461,7 +2505,7 @@ mod line_source_tests {
                     );
                     // One line a batch (the stages' closest interleaving),
                     // and long lines left to stage 2.
-                    for shape in [SHAPES[0], SHAPES[3]] {
+                    for shape in [pipeline::TEST_SHAPES[0], pipeline::TEST_SHAPES[3]] {
                         assert_eq!(run(Some(shape)), plain, "{} {v} {shape:?}", f.display());
                     }
                 }

@@ -22,7 +22,7 @@
 use std::ops::ControlFlow;
 use std::sync::mpsc;
 
-use super::{Framed, LineSource, SliceLines};
+use super::{Cut, Framed, Line, LineSource, SliceLines};
 
 /// Lines in one batch (512 lines: about 300 KB of the 500,000-message
 /// bench transcript, whose lines average 590 bytes; a channel operation
@@ -66,6 +66,74 @@ impl Shape {
     };
 }
 
+/// Small batch shapes: one line a batch, a few lines, a byte bound that
+/// ends batches first, and lines over 16 bytes left to stage 2.
+#[cfg(test)]
+pub(crate) const TEST_SHAPES: [Shape; 4] = [
+    Shape {
+        batch_lines: 1,
+        batch_bytes: usize::MAX,
+        batches: 1,
+        long_line_bytes: usize::MAX,
+    },
+    Shape {
+        batch_lines: 3,
+        batch_bytes: usize::MAX,
+        batches: 2,
+        long_line_bytes: usize::MAX,
+    },
+    Shape {
+        batch_lines: 1000,
+        batch_bytes: 40,
+        batches: 3,
+        long_line_bytes: usize::MAX,
+    },
+    Shape {
+        batch_lines: 2,
+        batch_bytes: usize::MAX,
+        batches: 1,
+        long_line_bytes: 16,
+    },
+];
+
+/// The `*.jsonl` files under the repository's `corpus/` (tests).
+#[cfg(test)]
+pub(crate) fn corpus_transcripts() -> Vec<std::path::PathBuf> {
+    let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus");
+    let mut files = Vec::new();
+    let mut dirs = vec![corpus];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|x| x == "jsonl") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// `whole`, then `whole` cut in the middle of its last record and with an
+/// unreadable line after its middle line, when it has lines for them (tests).
+#[cfg(test)]
+pub(crate) fn cut_and_unreadable(whole: Vec<u8>) -> Vec<Vec<u8>> {
+    let mut variants = Vec::new();
+    let body = whole.strip_suffix(b"\n").unwrap_or(&whole);
+    if let Some(last) = memchr::memrchr(b'\n', body) {
+        variants.push(whole[..last + 1 + (body.len() - last) / 2].to_vec());
+    }
+    let nl: Vec<usize> = memchr::memchr_iter(b'\n', &whole).collect();
+    if nl.len() > 2 {
+        let at = nl[nl.len() / 2] + 1;
+        variants.push([&whole[..at], b"{\"tUs\":\n", &whole[at..]].concat());
+    }
+    variants.insert(0, whole);
+    variants
+}
+
 /// Whether a second thread can run beside this one (more than one CPU
 /// available to the process): else the lines are framed on the caller's.
 pub(crate) fn worth_a_thread() -> bool {
@@ -76,7 +144,8 @@ pub(crate) fn worth_a_thread() -> bool {
 enum Then {
     /// Another batch.
     More,
-    /// A line longer than [`Shape::long_line_bytes`], for stage 2 to read;
+    /// A line longer than [`Shape::long_line_bytes`] (or not to be framed:
+    /// [`LineSource::for_each_line`]'s `frame_below`), for stage 2 to read;
     /// stage 1 waits to be told where the next line starts.
     Long,
     /// Nothing: the input ends.
@@ -89,9 +158,10 @@ struct Batch<'a> {
     then: Then,
 }
 
-/// Gives every line after `lines`' current one, framed, to `each` in file
-/// order until it breaks ([`LineSource::for_each_framed`]), framing on a
-/// worker thread; on the caller's when the thread cannot be started.
+/// Gives every line after `lines`' current one to `each` in file order
+/// until it breaks, framed when shorter than `frame_below` bytes
+/// ([`LineSource::for_each_line`]), framing on a worker thread; on the
+/// caller's when the thread cannot be started.
 ///
 /// # Errors
 /// None in practice: [`SliceLines`] reads no I/O (its `advance` is called
@@ -99,7 +169,8 @@ struct Batch<'a> {
 pub(crate) fn run(
     lines: &mut SliceLines<'_>,
     shape: Shape,
-    each: &mut dyn FnMut(Framed<'_>) -> ControlFlow<()>,
+    frame_below: usize,
+    each: &mut dyn FnMut(Line<'_>) -> ControlFlow<()>,
 ) -> std::io::Result<()> {
     let data = lines.data;
     let (pos, line_no) = (lines.pos, lines.line_no);
@@ -110,10 +181,12 @@ pub(crate) fn run(
         let worker = std::thread::Builder::new()
             .name("mcptape-frame".into())
             .spawn_scoped(s, move || {
+                let framed_below = frame_below.min(shape.long_line_bytes.saturating_add(1));
+                let line = (pos, line_no);
                 stage1(
                     data,
-                    pos,
-                    line_no,
+                    line,
+                    framed_below,
                     shape,
                     &batch_tx,
                     &resume_rx,
@@ -121,19 +194,20 @@ pub(crate) fn run(
                 );
             });
         match worker {
-            Ok(_) => stage2(lines, batch_rx, resume_tx, recycle_tx, each),
-            Err(_) => super::frame_each(lines, each),
+            Ok(_) => stage2(lines, frame_below, batch_rx, resume_tx, recycle_tx, each),
+            Err(_) => super::frame_each(lines, frame_below, each),
         }
     })
 }
 
 /// Stage 1: frames the lines of `data` from byte `pos` (the next line is
 /// number `line_no + 1`) into batches sent to `batches`, until the input
-/// ends or stage 2 stops.
+/// ends or stage 2 stops; stops at a line of `framed_below` bytes or more
+/// (stage 2's).
 fn stage1<'a>(
     data: &'a [u8],
-    mut pos: usize,
-    mut line_no: usize,
+    (mut pos, mut line_no): (usize, usize),
+    framed_below: usize,
     shape: Shape,
     batches: &mpsc::SyncSender<Batch<'a>>,
     resume: &mpsc::Receiver<(usize, usize)>,
@@ -151,11 +225,11 @@ fn stage1<'a>(
             if lines.len() >= shape.batch_lines || bytes >= shape.batch_bytes {
                 break Then::More;
             }
-            // A line end within `long_line_bytes`, or the input's end.
-            let window = &rest[..rest.len().min(shape.long_line_bytes.saturating_add(1))];
+            // A line end, or the input's end, within `framed_below` bytes.
+            let window = &rest[..rest.len().min(framed_below)];
             let (len, terminated) = match memchr::memchr(b'\n', window) {
                 Some(n) => (n, true),
-                None if window.len() == rest.len() => (rest.len(), false),
+                None if rest.len() < framed_below => (rest.len(), false),
                 None => break Then::Long,
             };
             line_no += 1;
@@ -184,15 +258,16 @@ fn stage1<'a>(
 /// stops stage 1.
 fn stage2<'a>(
     lines: &mut SliceLines<'a>,
+    frame_below: usize,
     batches: mpsc::Receiver<Batch<'a>>,
     resume: mpsc::Sender<(usize, usize)>,
     recycle: mpsc::SyncSender<Vec<Framed<'a>>>,
-    each: &mut dyn FnMut(Framed<'_>) -> ControlFlow<()>,
+    each: &mut dyn FnMut(Line<'_>) -> ControlFlow<()>,
 ) -> std::io::Result<()> {
     while let Ok(mut batch) = batches.recv() {
         for f in batch.lines.drain(..) {
             lines.at(&f);
-            if each(f).is_break() {
+            if each(Line::Framed(f)).is_break() {
                 return Ok(());
             }
         }
@@ -205,8 +280,15 @@ fn stage2<'a>(
                 let Some(terminated) = lines.advance()? else {
                     break;
                 };
-                let f = Framed::frame(lines.line(), lines.line_no, lines.start, terminated);
-                if each(f).is_break() || resume.send((lines.pos, lines.line_no)).is_err() {
+                let cut = Cut {
+                    line_no: lines.line_no,
+                    offset: lines.start,
+                    terminated,
+                    line: lines.line(),
+                };
+                if each(cut.line(frame_below)).is_break()
+                    || resume.send((lines.pos, lines.line_no)).is_err()
+                {
                     return Ok(());
                 }
             }
