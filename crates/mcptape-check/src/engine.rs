@@ -692,19 +692,13 @@ pub(crate) fn check_stream<S: LineSource>(
     let mut ends_unread = false;
     let mut noise = NoiseRun::default();
     lines.for_each_framed(&mut |framed| {
-        let Framed {
-            line_no,
-            offset,
-            terminated,
-            line,
-            parsed,
-            scanned,
-        } = framed;
-        let r = match parsed {
+        let (line_no, offset, line) = (framed.line_no, framed.offset, framed.line);
+        let scanned = framed.scanned;
+        let r = match framed.parsed {
             Ok(r) => r,
             // A malformed line, ended or not: only a cut record (the
             // reader's rule, `reader::is_cut_record`) is dropped below.
-            Err(e) if terminated || !reader::is_cut_record(line) => {
+            Err(e) if framed.terminated || !reader::is_cut_record(line) => {
                 // A run of noise lines ends here (a message printed over
                 // several lines never spans a line that does not read).
                 noise.flush(
