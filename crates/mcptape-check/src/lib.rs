@@ -401,7 +401,8 @@ fn with_lines_mapped_from<T>(
             // read of those bytes (the second pass) faults them in again
             // from the page cache with the same contents. No line borrowed
             // from the map lies before `upto` (it is at or before the current
-            // line's first byte).
+            // line's first byte; the lines framed ahead by the pipeline's
+            // first stage come after it).
             #[allow(unsafe_code)]
             let _ = unsafe {
                 map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, from, upto - from)
@@ -446,7 +447,19 @@ pub fn inspect_file_streamed(
     json: bool,
     out: &mut dyn std::io::Write,
 ) -> Result<Option<inspect::InspectReport>, CheckError> {
-    with_lines(path, &mut |open| {
+    inspect_file_mapped_from(path, MMAP_MIN_BYTES, lenient, json, out)
+}
+
+/// [`inspect_file_streamed`], mapping files of `map_min` bytes or more
+/// (tests map small files).
+fn inspect_file_mapped_from(
+    path: &Path,
+    map_min: u64,
+    lenient: bool,
+    json: bool,
+    out: &mut dyn std::io::Write,
+) -> Result<Option<inspect::InspectReport>, CheckError> {
+    with_lines_mapped_from(path, map_min, &mut |open| {
         let mut first = open()?;
         if first.advance()?.is_none() || !input::is_transcript(first.line()) {
             return Ok(None);
@@ -854,6 +867,33 @@ mod tests {
                 rule.is_some(),
                 mapped.findings.iter().any(|f| Some(f.rule) == rule)
             );
+        }
+    }
+
+    /// `inspect` of a mapped file (through the pipeline) writes what it
+    /// writes for the same file read through a buffer, text and JSON: the
+    /// corpus transcripts with reads, bad lines and a cut tail.
+    #[test]
+    fn mapped_inspect_equals_buffered() {
+        let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus");
+        for name in [
+            "transcripts/everything-stdio.jsonl",
+            "inspect/transcript-bad-record-and-cut-tail.jsonl",
+        ] {
+            let path = corpus.join(name);
+            for json in [false, true] {
+                let run = |map_min: u64| {
+                    let mut out = Vec::new();
+                    let r = inspect_file_mapped_from(&path, map_min, false, json, &mut out)
+                        .unwrap()
+                        .unwrap();
+                    (out, r.summary)
+                };
+                let (mapped, buffered) = (run(0), run(u64::MAX));
+                assert!(mapped.0 == buffered.0, "{name} json {json}");
+                assert_eq!(mapped.1, buffered.1);
+                assert!(mapped.0.len() > 500, "{name}: {} bytes", mapped.0.len());
+            }
         }
     }
 }
