@@ -2299,17 +2299,21 @@ mod line_source_tests {
         out
     }
 
+    /// Inputs at the edges of line cutting: none, an empty line, empty
+    /// lines, `\r`, an unterminated tail, no line end at all (17 bytes).
+    const EDGES: [&[u8]; 5] = [
+        b"",
+        b"\n",
+        b"a\n\nbc\r\nd",
+        b"one\ntwo\n",
+        b"no newline at all",
+    ];
+
     /// Both sources cut the same lines (empty lines, `\r`, an unterminated
     /// tail) with the same numbers and offsets.
     #[test]
     fn slice_and_buffered_lines_agree() {
-        for text in [
-            &b""[..],
-            b"\n",
-            b"a\n\nbc\r\nd",
-            b"one\ntwo\n",
-            b"no newline at all",
-        ] {
+        for text in EDGES {
             let sliced = all(SliceLines::new(text, None));
             let buffered = all(BufLines::new(std::io::BufReader::with_capacity(2, text)));
             assert_eq!(sliced, buffered, "{:?}", String::from_utf8_lossy(text));
@@ -2436,13 +2440,7 @@ mod line_source_tests {
                 }
             }
         }
-        for text in [
-            &b""[..],
-            b"\n",
-            b"x",
-            b"a\n\nbc\r\nd",
-            b"01234567890123456789012",
-        ] {
+        for text in EDGES {
             for shape in pipeline::TEST_SHAPES {
                 for frame_below in [usize::MAX, 1, 0] {
                     assert_eq!(
