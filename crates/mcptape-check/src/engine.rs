@@ -16,6 +16,7 @@
 //! 4. at the end, requests still open fire `request-unanswered`.
 
 use std::collections::{BTreeSet, HashSet};
+use std::ops::ControlFlow;
 
 use mcptape_transcript::reader;
 use mcptape_transcript::{Direction, Event, HttpMeta, HttpNote, Transport};
@@ -36,6 +37,7 @@ use crate::wireview::{self, Envelope};
 
 pub(crate) mod findings;
 mod idless;
+pub(crate) mod pipeline;
 mod requests;
 mod sse;
 mod view;
@@ -150,6 +152,148 @@ pub(crate) trait LineSource {
     fn line_no(&self) -> usize;
     /// Byte offset of the current line's first byte.
     fn offset(&self) -> usize;
+    /// Gives every line after the current one to `each` in file order,
+    /// until it breaks or the lines end (the source is then at the last
+    /// line given): framed ([`Framed::frame`]) when shorter than
+    /// `frame_below` bytes, else cut only ([`Line::Long`], for `each` to
+    /// frame its own way). This one frames each line as it is read;
+    /// [`SliceLines::mapped`] frames on a second thread ahead of `each`
+    /// ([`pipeline`]).
+    ///
+    /// # Errors
+    /// The reader's I/O error.
+    fn for_each_line(
+        &mut self,
+        frame_below: usize,
+        each: &mut dyn FnMut(Line<'_>) -> ControlFlow<()>,
+    ) -> std::io::Result<()> {
+        frame_each(self, frame_below, each)
+    }
+
+    /// [`LineSource::for_each_line`] with every line framed.
+    ///
+    /// # Errors
+    /// The reader's I/O error.
+    fn for_each_framed(
+        &mut self,
+        each: &mut dyn FnMut(Framed<'_>) -> ControlFlow<()>,
+    ) -> std::io::Result<()> {
+        self.for_each_line(usize::MAX, &mut |l| each(l.framed()))
+    }
+}
+
+/// [`LineSource::for_each_line`] on the caller's thread: each line framed
+/// as it is read.
+///
+/// # Errors
+/// The reader's I/O error.
+fn frame_each<S: LineSource + ?Sized>(
+    lines: &mut S,
+    frame_below: usize,
+    each: &mut dyn FnMut(Line<'_>) -> ControlFlow<()>,
+) -> std::io::Result<()> {
+    while let Some(terminated) = lines.advance()? {
+        let cut = Cut {
+            line_no: lines.line_no(),
+            offset: lines.offset(),
+            terminated,
+            line: lines.line(),
+        };
+        if each(cut.line(frame_below)).is_break() {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// One line after the header, cut ([`LineSource::for_each_line`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Cut<'a> {
+    /// 1-based line number.
+    pub(crate) line_no: usize,
+    /// Byte offset of the line's first byte.
+    pub(crate) offset: usize,
+    /// Whether the line ended with `\n`.
+    pub(crate) terminated: bool,
+    /// The line, without its `\n`.
+    pub(crate) line: &'a [u8],
+}
+
+impl<'a> Cut<'a> {
+    /// The line framed when shorter than `frame_below` bytes, else as it is.
+    pub(crate) fn line(self, frame_below: usize) -> Line<'a> {
+        if self.line.len() < frame_below {
+            Line::Framed(self.frame())
+        } else {
+            Line::Long(self)
+        }
+    }
+
+    /// [`Framed::frame`] of the line.
+    pub(crate) fn frame(self) -> Framed<'a> {
+        Framed::frame(self.line, self.line_no, self.offset, self.terminated)
+    }
+}
+
+/// A line as [`LineSource::for_each_line`] gives it.
+// Moved once, into `each` (the framed variant, ~700 bytes, is the common
+// one: boxing it would allocate per line).
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum Line<'a> {
+    /// Framed.
+    Framed(Framed<'a>),
+    /// At least the bytes asked for: cut only.
+    Long(Cut<'a>),
+}
+
+impl<'a> Line<'a> {
+    /// The line framed (a long one framed now).
+    pub(crate) fn framed(self) -> Framed<'a> {
+        match self {
+            Line::Framed(f) => f,
+            Line::Long(cut) => cut.frame(),
+        }
+    }
+}
+
+/// One line after the header as the first stage of a pass leaves it: cut,
+/// framed as a record (`reader::parse_record_line`, lenient) with the one
+/// envelope scan of its message ([`scan_strict`]). Borrows the line; copies
+/// no message bytes.
+pub(crate) struct Framed<'a> {
+    /// 1-based line number.
+    pub(crate) line_no: usize,
+    /// Byte offset of the line's first byte.
+    pub(crate) offset: usize,
+    /// Whether the line ended with `\n`.
+    pub(crate) terminated: bool,
+    /// The line, without its `\n`.
+    pub(crate) line: &'a [u8],
+    /// The record, or why the line is not one.
+    pub(crate) parsed: Result<reader::RecordRef<'a>, reader::TranscriptError>,
+    /// The envelope scan of the record's message, when the reader's fast
+    /// path took it (else `None`: the rules scan it themselves).
+    pub(crate) scanned: Option<Result<envelope::Scanned, WireError>>,
+}
+
+impl<'a> Framed<'a> {
+    /// Frames line `line_no` (`line`, at byte `offset`, `terminated` by
+    /// `\n` or not): the per-line work before the rules.
+    pub(crate) fn frame(line: &'a [u8], line_no: usize, offset: usize, terminated: bool) -> Self {
+        // The one envelope scan of the message, made while the record is
+        // framed; the rules read its ranges.
+        let mut scanned = None;
+        let parsed =
+            reader::parse_record_line(line, line_no, offset, |m| scan_strict(m, &mut scanned));
+        Framed {
+            line_no,
+            offset,
+            terminated,
+            line,
+            parsed,
+            scanned,
+        }
+    }
 }
 
 impl LineSource for Box<dyn LineSource + '_> {
@@ -168,6 +312,14 @@ impl LineSource for Box<dyn LineSource + '_> {
     fn offset(&self) -> usize {
         (**self).offset()
     }
+
+    fn for_each_line(
+        &mut self,
+        frame_below: usize,
+        each: &mut dyn FnMut(Line<'_>) -> ControlFlow<()>,
+    ) -> std::io::Result<()> {
+        (**self).for_each_line(frame_below, each)
+    }
 }
 
 /// Lines borrowed from bytes in memory (or a mapped file). Every
@@ -183,16 +335,23 @@ pub(crate) struct SliceLines<'a> {
     end: usize,
     line_no: usize,
     released: usize,
-    release: Option<&'a dyn Fn(usize, usize)>,
+    release: Option<&'a Release<'a>>,
     step: usize,
+    /// How [`LineSource::for_each_framed`] frames on a second thread
+    /// ([`SliceLines::mapped`]); `None`: on the caller's.
+    pipe: Option<pipeline::Shape>,
 }
+
+/// The `release(from, upto)` of [`SliceLines`]: bytes `from..upto` are not
+/// read again.
+pub(crate) type Release<'a> = dyn Fn(usize, usize) + Sync + 'a;
 
 impl<'a> SliceLines<'a> {
     /// Bytes read between two calls of `release` (8 MiB: the mapped pages
     /// held stay under that plus the longest line).
     pub(crate) const RELEASE_STEP: usize = 8 << 20;
 
-    pub(crate) fn new(data: &'a [u8], release: Option<&'a dyn Fn(usize, usize)>) -> Self {
+    pub(crate) fn new(data: &'a [u8], release: Option<&'a Release<'a>>) -> Self {
         SliceLines {
             data,
             pos: 0,
@@ -202,6 +361,18 @@ impl<'a> SliceLines<'a> {
             released: 0,
             release,
             step: Self::RELEASE_STEP,
+            pipe: None,
+        }
+    }
+
+    /// The lines of a mapped file (borrowed for the whole pass): as
+    /// [`SliceLines::new`], and [`LineSource::for_each_framed`] frames
+    /// each line on a second thread, a few batches ahead of the rules
+    /// ([`pipeline`]), when the machine has more than one CPU.
+    pub(crate) fn mapped(data: &'a [u8], release: &'a Release<'a>) -> Self {
+        SliceLines {
+            pipe: Some(pipeline::Shape::DEFAULT),
+            ..SliceLines::new(data, Some(release))
         }
     }
 
@@ -210,6 +381,36 @@ impl<'a> SliceLines<'a> {
     fn with_step(mut self, step: usize) -> Self {
         self.step = step;
         self
+    }
+
+    /// The same framing on a second thread in batches of this shape (tests:
+    /// small batches over small inputs).
+    #[cfg(test)]
+    pub(crate) fn with_pipe(mut self, shape: pipeline::Shape) -> Self {
+        self.pipe = Some(shape);
+        self
+    }
+
+    /// Moves to line `f` (framed ahead by [`pipeline`]'s stage 1), as
+    /// [`LineSource::advance`] would have.
+    fn at(&mut self, f: &Framed<'_>) {
+        self.line_no = f.line_no;
+        self.start = f.offset;
+        self.release_behind();
+        self.end = f.offset + f.line.len();
+        self.pos = self.end + usize::from(f.terminated);
+    }
+
+    /// Tells `release` that nothing before the current line is read again,
+    /// once [`SliceLines::RELEASE_STEP`] bytes have been read since it was
+    /// last told.
+    fn release_behind(&mut self) {
+        if let Some(release) = self.release
+            && self.start - self.released >= self.step
+        {
+            release(self.released, self.start);
+            self.released = self.start;
+        }
     }
 }
 
@@ -220,12 +421,7 @@ impl LineSource for SliceLines<'_> {
         }
         self.line_no += 1;
         self.start = self.pos;
-        if let Some(release) = self.release
-            && self.start - self.released >= self.step
-        {
-            release(self.released, self.start);
-            self.released = self.start;
-        }
+        self.release_behind();
         let terminated = match memchr::memchr(b'\n', &self.data[self.pos..]) {
             Some(n) => {
                 self.end = self.pos + n;
@@ -251,6 +447,19 @@ impl LineSource for SliceLines<'_> {
 
     fn offset(&self) -> usize {
         self.start
+    }
+
+    fn for_each_line(
+        &mut self,
+        frame_below: usize,
+        each: &mut dyn FnMut(Line<'_>) -> ControlFlow<()>,
+    ) -> std::io::Result<()> {
+        match self.pipe {
+            Some(shape) if pipeline::worth_a_thread() => {
+                pipeline::run(self, shape, frame_below, each)
+            }
+            _ => frame_each(self, frame_below, each),
+        }
     }
 }
 
@@ -533,19 +742,14 @@ pub(crate) fn check_stream<S: LineSource>(
     // (its last line may be the exit record).
     let mut ends_unread = false;
     let mut noise = NoiseRun::default();
-    while let Some(terminated) = lines.advance()? {
-        let (line_no, offset) = (lines.line_no(), lines.offset());
-        // The one envelope scan of the message, made while the record is
-        // framed; the rules read its ranges.
-        let mut scanned = None;
-        let parsed = reader::parse_record_line(lines.line(), line_no, offset, |m| {
-            scan_strict(m, &mut scanned)
-        });
-        let r = match parsed {
+    lines.for_each_framed(&mut |framed| {
+        let (line_no, offset, line) = (framed.line_no, framed.offset, framed.line);
+        let scanned = framed.scanned;
+        let r = match framed.parsed {
             Ok(r) => r,
             // A malformed line, ended or not: only a cut record (the
             // reader's rule, `reader::is_cut_record`) is dropped below.
-            Err(e) if terminated || !reader::is_cut_record(lines.line()) => {
+            Err(e) if framed.terminated || !reader::is_cut_record(line) => {
                 // A run of noise lines ends here (a message printed over
                 // several lines never spans a line that does not read).
                 let mut cx = Cx::new(file, opts, &mut findings);
@@ -556,16 +760,16 @@ pub(crate) fn check_stream<S: LineSource>(
                     format!("record line skipped: {e}"),
                 );
                 ends_unread = true;
-                continue;
+                return ControlFlow::Continue(());
             }
             Err(e) => {
                 dropped = Some(reader::Dropped {
                     offset,
-                    bytes: lines.line().len(),
+                    bytes: line.len(),
                     line: line_no,
                     reason: e.kind.to_string(),
                 });
-                break;
+                return ControlFlow::Break(());
             }
         };
         records += 1;
@@ -583,7 +787,7 @@ pub(crate) fn check_stream<S: LineSource>(
                 *dir,
                 line.clone(),
             );
-            continue;
+            return ControlFlow::Continue(());
         }
         let mut cx = Cx::new(file, opts, &mut findings);
         noise.flush(&mut cx);
@@ -598,7 +802,7 @@ pub(crate) fn check_stream<S: LineSource>(
                 http,
                 scanned.as_ref(),
             );
-            continue;
+            return ControlFlow::Continue(());
         }
         match r.owned_event() {
             Some(Event::Http {
@@ -613,7 +817,8 @@ pub(crate) fn check_stream<S: LineSource>(
             Some(Event::Exit { .. }) => saw_exit = true,
             _ => {}
         }
-    }
+        ControlFlow::Continue(())
+    })?;
     let mut cx = Cx::new(file, opts, &mut findings);
     noise.flush(&mut cx);
     if let Some(d) = &dropped {
@@ -2215,18 +2420,23 @@ mod line_source_tests {
         out
     }
 
+    /// Inputs at the edges of line cutting: none, an empty line, empty
+    /// lines, `\r`, an unterminated tail, no line end at all (17 bytes), a
+    /// line longer than a small reader's buffer (38 bytes).
+    const EDGES: [&[u8]; 6] = [
+        b"",
+        b"\n",
+        b"a\n\nbc\r\nd",
+        b"one\ntwo\n",
+        b"no newline at all",
+        b"a line longer than the reader's buffer\nx\n\n",
+    ];
+
     /// Both sources cut the same lines (empty lines, `\r`, an unterminated
     /// tail) with the same numbers and offsets.
     #[test]
     fn slice_and_buffered_lines_agree() {
-        for text in [
-            &b""[..],
-            b"\n",
-            b"a\n\nbc\r\nd",
-            b"one\ntwo\n",
-            b"no newline at all",
-            b"a line longer than the reader's buffer\nx\n\n",
-        ] {
+        for text in EDGES {
             let sliced = all(SliceLines::new(text, None));
             for capacity in [1, 2, 3, 64] {
                 let buffered = all(BufLines::new(std::io::BufReader::with_capacity(
@@ -2257,8 +2467,8 @@ mod line_source_tests {
             text.extend_from_slice(&line);
             text.push(b'\n');
         }
-        let told = std::cell::RefCell::new(Vec::new());
-        let release = |from: usize, upto: usize| told.borrow_mut().push((from, upto));
+        let told = std::sync::Mutex::new(Vec::new());
+        let release = |from: usize, upto: usize| told.lock().unwrap().push((from, upto));
         let mut s = SliceLines::new(&text, Some(&release)).with_step(step);
         let mut n = 0;
         while s.advance().unwrap().is_some() {
@@ -2266,6 +2476,161 @@ mod line_source_tests {
             n += 1;
         }
         assert_eq!(n, 5);
-        assert_eq!(*told.borrow(), vec![(0, step), (step, 2 * step)]);
+        assert_eq!(*told.lock().unwrap(), vec![(0, step), (step, 2 * step)]);
+    }
+
+    /// What `for_each_line` gives (each line's number, offset, end, bytes,
+    /// record or error, scan; or only the first four, for a line of
+    /// `frame_below` bytes or more), up to line `stop` (its `each` breaks
+    /// there), the source's line and offset after it, and what `release`
+    /// was told.
+    type Seen = (Vec<String>, (usize, usize), Vec<(usize, usize)>);
+
+    fn framed(
+        text: &[u8],
+        shape: Option<pipeline::Shape>,
+        frame_below: usize,
+        stop: usize,
+    ) -> Seen {
+        let told = std::sync::Mutex::new(Vec::new());
+        let release = |from: usize, upto: usize| told.lock().unwrap().push((from, upto));
+        let mut s = SliceLines::new(text, Some(&release)).with_step(20);
+        if let Some(shape) = shape {
+            s = s.with_pipe(shape);
+        }
+        let mut seen = Vec::new();
+        s.for_each_line(frame_below, &mut |l| {
+            let (cut, framing) = match l {
+                Line::Framed(f) => (
+                    Cut {
+                        line_no: f.line_no,
+                        offset: f.offset,
+                        terminated: f.terminated,
+                        line: f.line,
+                    },
+                    format!("{:?} {:?}", f.parsed, f.scanned),
+                ),
+                Line::Long(cut) => (cut, "long".to_owned()),
+            };
+            seen.push(format!("{cut:?} {framing}"));
+            if cut.line_no == stop {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        })
+        .unwrap();
+        let at = (s.line_no(), s.offset());
+        let told = told.lock().unwrap().clone();
+        (seen, at, told)
+    }
+
+    /// The pipeline gives the lines the plain loop gives, framed alike (or
+    /// not, from `frame_below` bytes on), in order; stops where `each`
+    /// breaks; leaves the source on the same line; tells `release` the same
+    /// ranges (never past the line given).
+    #[test]
+    fn pipelined_framing_equals_the_plain_loop() {
+        let msg = br#"{"tUs":1,"kind":"message","dir":"c2s","msg":{"jsonrpc":"2.0","id":1,"method":"ping"}}"#;
+        let mut text = Vec::new();
+        for i in 0..9 {
+            text.extend_from_slice(msg);
+            text.push(b'\n');
+            if i % 3 == 1 {
+                text.extend_from_slice(b"not a record\n\n");
+            }
+        }
+        let tail = b"{\"tUs\":2,\"kind\":\"mess";
+        text.extend_from_slice(tail);
+        let plain = framed(&text, None, usize::MAX, 0);
+        assert_eq!(plain.0.len(), 9 + 3 * 2 + 1);
+        assert_eq!(plain.1, (16, text.len() - tail.len()));
+        // At the start of the lines after each message line (89 bytes, over
+        // the 20-byte step), the last one the cut tail.
+        assert_eq!(plain.2.len(), 9);
+        assert_eq!(
+            plain.2.last(),
+            Some(&(plain.2[7].1, text.len() - tail.len()))
+        );
+        let long = framed(&text, None, 21, 0);
+        assert_eq!(long.0.iter().filter(|l| l.ends_with(" long")).count(), 10);
+        for shape in pipeline::TEST_SHAPES {
+            for frame_below in [usize::MAX, 21, 0] {
+                for stop in [0, 1, 2, 7, 15, 16] {
+                    let plain = framed(&text, None, frame_below, stop);
+                    assert_eq!(plain.0.len(), if stop == 0 { 16 } else { stop });
+                    assert_eq!(
+                        framed(&text, Some(shape), frame_below, stop),
+                        plain,
+                        "{shape:?} {frame_below} {stop}"
+                    );
+                }
+            }
+        }
+        for text in EDGES {
+            for shape in pipeline::TEST_SHAPES {
+                for frame_below in [usize::MAX, 1, 0] {
+                    assert_eq!(
+                        framed(text, Some(shape), frame_below, 0),
+                        framed(text, None, frame_below, 0)
+                    );
+                }
+            }
+        }
+    }
+
+    /// `check_stream` over the pipeline reports what it reports over the
+    /// plain loop: every transcript of the corpus (with `--spec auto` and a
+    /// fixed revision: with and without a first pass), each also cut in the
+    /// middle of its last record and with an unreadable line in its middle.
+    #[test]
+    fn pipelined_check_equals_the_plain_loop() {
+        let files = pipeline::corpus_transcripts();
+        assert!(files.len() > 40, "{} corpus transcripts", files.len());
+        let fixed = Options {
+            spec: SpecChoice::Fixed(Revision::v2026_07_28()),
+            ..Options::default()
+        };
+        let (mut cut, mut skipped) = (0, 0);
+        for f in &files {
+            let variants = pipeline::cut_and_unreadable(std::fs::read(f).unwrap());
+            for (v, text) in variants.iter().enumerate() {
+                for opts in [&Options::default(), &fixed] {
+                    let run = |shape: Option<pipeline::Shape>| {
+                        let mut open = || {
+                            let s = SliceLines::new(text, None);
+                            Ok(match shape {
+                                Some(shape) => s.with_pipe(shape),
+                                None => s,
+                            })
+                        };
+                        let (head, rest) = check_stream("t.jsonl", &mut open, opts).unwrap();
+                        whole_report(head, rest).unwrap()
+                    };
+                    let plain = run(None);
+                    cut += usize::from(
+                        v == 1
+                            && plain
+                                .findings
+                                .iter()
+                                .any(|f| f.rule == rules::TRANSCRIPT_TRUNCATED.id),
+                    );
+                    skipped += usize::from(
+                        v == 2
+                            && plain
+                                .findings
+                                .iter()
+                                .any(|f| f.rule == rules::TRANSCRIPT_UNREADABLE.id),
+                    );
+                    // One line a batch (the stages' closest interleaving),
+                    // and long lines left to stage 2.
+                    for shape in [pipeline::TEST_SHAPES[0], pipeline::TEST_SHAPES[3]] {
+                        assert_eq!(run(Some(shape)), plain, "{} {v} {shape:?}", f.display());
+                    }
+                }
+            }
+        }
+        // The cut and unreadable variants were read as such (both options).
+        assert!(cut > 40 && skipped > 40, "cut {cut}, skipped {skipped}");
     }
 }

@@ -28,11 +28,14 @@
 
 use std::collections::HashMap;
 use std::hash::BuildHasher;
+use std::ops::ControlFlow;
 
 use hashbrown::HashTable;
 use std::fmt::Write as _;
 
 use mcptape_transcript::Direction;
+
+use crate::engine::Line;
 use mcptape_transcript::reader::{self, ReadOptions};
 use mcptape_wire::b64;
 use mcptape_wire::classify::{ReadErrorClass, classify_read_error};
@@ -1763,38 +1766,41 @@ fn report_pass<S: crate::engine::LineSource>(
     // The latest line was malformed and skipped (as check's `ends_unread`:
     // it may have been the exit record, so no `NoExitRecord` is said).
     let mut ends_unread = false;
-    while let Some(terminated) = lines.advance()? {
-        let line_no = lines.line_no();
+    // An error of `emit`, which ends the pass.
+    let mut failed = None;
+    lines.for_each_line(KEEP_SCAN_MIN_LINE_BYTES, &mut |l| {
         let mut skel = None;
-        let mut scanned = None;
-        let long = lines.line().len() >= KEEP_SCAN_MIN_LINE_BYTES;
-        let parsed = reader::parse_record_line(lines.line(), line_no, lines.offset(), |m| {
-            // A short line: the one envelope scan (its result is read where
-            // it is used); a long one: its skeleton (blobs cut out, never
-            // decoded), kept from the first pass when it met the line.
-            if !long && !kept.contains_key(&line_no) {
-                return crate::engine::scan_strict(m, &mut scanned);
+        // A short line: the one envelope scan (`Framed::frame`: its result
+        // is read where it is used); a long one: its skeleton (blobs cut out,
+        // never decoded), kept from the first pass when it met the line (the
+        // first pass keeps long lines only).
+        let (line_no, line, terminated, parsed, mut scanned) = match l {
+            Line::Framed(f) => (f.line_no, f.line, f.terminated, f.parsed, f.scanned),
+            Line::Long(cut) => {
+                let parsed = reader::parse_record_line(cut.line, cut.line_no, cut.offset, |m| {
+                    let scan = match kept.remove(&cut.line_no) {
+                        Some(scan) => scan,
+                        None => Skeleton::scan(m.as_bytes()).ok(),
+                    };
+                    match scan {
+                        Some(sk) => {
+                            skel = sk;
+                            true
+                        }
+                        None => false,
+                    }
+                });
+                (cut.line_no, cut.line, cut.terminated, parsed, None)
             }
-            let scan = match kept.remove(&line_no) {
-                Some(scan) => scan,
-                None => Skeleton::scan(m.as_bytes()).ok(),
-            };
-            match scan {
-                Some(sk) => {
-                    skel = sk;
-                    true
-                }
-                None => false,
-            }
-        });
+        };
         let r = match parsed {
             Ok(r) => r,
             // A malformed line, ended or not: only a cut record (the
             // reader's rule, `reader::is_cut_record`) is dropped below.
-            Err(e) if terminated || !reader::is_cut_record(lines.line()) => {
+            Err(e) if terminated || !reader::is_cut_record(line) => {
                 bad.push((e.line, format!("bad transcript record: {}", e.kind)));
                 ends_unread = true;
-                continue;
+                return ControlFlow::Continue(());
             }
             Err(e) => {
                 dropped = true;
@@ -1802,11 +1808,11 @@ fn report_pass<S: crate::engine::LineSource>(
                     line_no,
                     format!(
                         "last line cut ({} bytes, no newline), dropped: {}",
-                        lines.line().len(),
+                        line.len(),
                         e.kind
                     ),
                 ));
-                continue;
+                return ControlFlow::Continue(());
             }
         };
         records += 1;
@@ -1816,23 +1822,37 @@ fn report_pass<S: crate::engine::LineSource>(
             r.owned_event(),
             Some(mcptape_transcript::Event::Exit { .. })
         );
-        let Some(msg) = r.msg() else { continue };
+        let Some(msg) = r.msg() else {
+            return ControlFlow::Continue(());
+        };
         message_records += 1;
-        for (line, reason) in bad.drain(..) {
-            pass.s.bad_lines += 1;
-            emit(Item::BadLine { line, reason }.into())?;
+        let mut emitted = || -> std::io::Result<()> {
+            for (line, reason) in bad.drain(..) {
+                pass.s.bad_lines += 1;
+                emit(Item::BadLine { line, reason }.into())?;
+            }
+            pass.input(
+                &mut Input {
+                    number: line_no,
+                    bytes: msg.as_bytes(),
+                    text: Some(msg),
+                    dir: r.dir(),
+                    skel: skel.take(),
+                    scanned: scanned.take(),
+                },
+                emit,
+            )
+        };
+        match emitted() {
+            Ok(()) => ControlFlow::Continue(()),
+            Err(e) => {
+                failed = Some(e);
+                ControlFlow::Break(())
+            }
         }
-        pass.input(
-            &mut Input {
-                number: line_no,
-                bytes: msg.as_bytes(),
-                text: Some(msg),
-                dir: r.dir(),
-                skel: skel.take(),
-                scanned: scanned.take(),
-            },
-            emit,
-        )?;
+    })?;
+    if let Some(e) = failed {
+        return Err(e);
     }
     pass.unanswered(emit)?;
     for (line, reason) in bad {
@@ -2280,6 +2300,59 @@ mod tests {
                         want,
                         "chunk {chunk}, json {json}"
                     );
+                }
+            }
+        }
+    }
+
+    /// `inspect` over the pipeline writes what it writes over the plain
+    /// loop, text and JSON: every transcript of the corpus (each also cut
+    /// in its last record and with an unreadable line in its middle), and
+    /// one with a read of over `KEEP_SCAN_MIN_LINE_BYTES` (its skeleton
+    /// kept from the first pass: a line framed by stage 2).
+    #[test]
+    fn pipelined_inspect_equals_the_plain_loop() {
+        use crate::engine::pipeline::{TEST_SHAPES, corpus_transcripts, cut_and_unreadable};
+        let mut texts = Vec::new();
+        for f in corpus_transcripts() {
+            let whole = std::fs::read(&f).expect("corpus file");
+            if crate::input::is_transcript(whole.split(|b| *b == b'\n').next().unwrap_or(&[])) {
+                texts.extend(cut_and_unreadable(whole));
+            }
+        }
+        assert!(texts.len() > 100, "{} transcripts", texts.len());
+        let big = format!(
+            r#"{{"jsonrpc":"2.0","id":9,"result":{{"contents":[{{"uri":"file:///big","mimeType":"text/plain","text":"{}"}}]}}}}"#,
+            "x".repeat(KEEP_SCAN_MIN_LINE_BYTES)
+        );
+        let big = five_item_transcript()
+            + &format!(
+                r#"{{"tUs":6,"kind":"message","dir":"c2s","msg":{}}}"#,
+                read_request(9, "big")
+            )
+            + "\n"
+            + &format!(r#"{{"tUs":7,"kind":"message","dir":"s2c","msg":{big}}}"#)
+            + "\n";
+        let big_items = inspect(big.as_bytes(), false).items.len();
+        assert_eq!(big_items, 6);
+        texts.push(big.into_bytes());
+        for text in &texts {
+            for json in [false, true] {
+                let run = |shape: Option<crate::engine::pipeline::Shape>| {
+                    let mut open = || -> std::io::Result<crate::engine::SliceLines<'_>> {
+                        let s = crate::engine::SliceLines::new(text, None);
+                        Ok(match shape {
+                            Some(shape) => s.with_pipe(shape),
+                            None => s,
+                        })
+                    };
+                    let mut out = Vec::new();
+                    inspect_stream(&mut open, false, json, &mut out).expect("in memory");
+                    out
+                };
+                let plain = run(None);
+                for shape in [TEST_SHAPES[0], TEST_SHAPES[3]] {
+                    assert!(run(Some(shape)) == plain, "{shape:?} json {json}");
                 }
             }
         }

@@ -367,13 +367,23 @@ fn with_lines<T>(
     path: &Path,
     run: &mut dyn for<'m> FnMut(&mut OpenLines<'m>) -> std::io::Result<T>,
 ) -> Result<T, CheckError> {
+    with_lines_mapped_from(path, MMAP_MIN_BYTES, run)
+}
+
+/// [`with_lines`], mapping files of `map_min` bytes or more (tests map
+/// small files).
+fn with_lines_mapped_from<T>(
+    path: &Path,
+    map_min: u64,
+    run: &mut dyn for<'m> FnMut(&mut OpenLines<'m>) -> std::io::Result<T>,
+) -> Result<T, CheckError> {
     use std::io::{Seek, SeekFrom};
     let err = |kind: CheckErrorKind| CheckError {
         path: path.to_owned(),
         kind,
     };
     let (file, meta) = open_regular(path)?;
-    if meta.len() >= MMAP_MIN_BYTES
+    if meta.len() >= map_min
         && let Some(map) = map_for_streaming(&file)
     {
         // Pages behind the line being read are dropped from this process
@@ -391,14 +401,15 @@ fn with_lines<T>(
             // read of those bytes (the second pass) faults them in again
             // from the page cache with the same contents. No line borrowed
             // from the map lies before `upto` (it is at or before the current
-            // line's first byte).
+            // line's first byte; the lines framed ahead by the pipeline's
+            // first stage come after it).
             #[allow(unsafe_code)]
             let _ = unsafe {
                 map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, from, upto - from)
             };
         };
         let mut open = || -> std::io::Result<Box<dyn engine::LineSource + '_>> {
-            Ok(Box::new(engine::SliceLines::new(&map, Some(&release))))
+            Ok(Box::new(engine::SliceLines::mapped(&map, &release)))
         };
         return run(&mut open).map_err(|e| err(e.into()));
     }
@@ -436,7 +447,19 @@ pub fn inspect_file_streamed(
     json: bool,
     out: &mut dyn std::io::Write,
 ) -> Result<Option<inspect::InspectReport>, CheckError> {
-    with_lines(path, &mut |open| {
+    inspect_file_mapped_from(path, MMAP_MIN_BYTES, lenient, json, out)
+}
+
+/// [`inspect_file_streamed`], mapping files of `map_min` bytes or more
+/// (tests map small files).
+fn inspect_file_mapped_from(
+    path: &Path,
+    map_min: u64,
+    lenient: bool,
+    json: bool,
+    out: &mut dyn std::io::Write,
+) -> Result<Option<inspect::InspectReport>, CheckError> {
+    with_lines_mapped_from(path, map_min, &mut |open| {
         let mut first = open()?;
         if first.advance()?.is_none() || !input::is_transcript(first.line()) {
             return Ok(None);
@@ -775,4 +798,102 @@ pub fn check_paths_streamed<'a>(
         );
     }
     Ok(files.into_iter().map(move |f| check_file(&f, opts)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A transcript of `n` pings and their answers (each answer a finding,
+    /// `result-missing-resultType`), and a notification every 100 lines.
+    fn pings(n: usize) -> Vec<u8> {
+        let mut t = br#"{"mcptapeTranscript":1,"mcptapeVersion":"0.1.0","transport":"stdio","server":{"command":["srv"]},"startedAt":"2026-11-30T00:00:00Z"}"#.to_vec();
+        t.push(b'\n');
+        for i in 0..n {
+            t.extend_from_slice(format!(
+                "{{\"tUs\":{i},\"kind\":\"message\",\"dir\":\"c2s\",\"msg\":{{\"jsonrpc\":\"2.0\",\"id\":{i},\"method\":\"ping\"}}}}\n\
+                 {{\"tUs\":{i},\"kind\":\"message\",\"dir\":\"s2c\",\"msg\":{{\"jsonrpc\":\"2.0\",\"id\":{i},\"result\":{{}}}}}}\n"
+            ).as_bytes());
+            if i % 50 == 0 {
+                t.extend_from_slice(format!(
+                    "{{\"tUs\":{i},\"kind\":\"message\",\"dir\":\"c2s\",\"msg\":{{\"jsonrpc\":\"2.0\",\"method\":\"x/{i}\"}}}}\n"
+                ).as_bytes());
+            }
+        }
+        t
+    }
+
+    /// A mapped file (the map's threshold lowered to 0) is checked through
+    /// the pipeline with the map's release, and reported as the same bytes
+    /// in memory are: a whole file, one cut in its last record, one with
+    /// an unreadable line in its middle.
+    #[test]
+    fn mapped_check_equals_check_bytes() {
+        let whole = pings(3000);
+        let mid = whole.len() / 2;
+        let mid = mid + memchr::memchr(b'\n', &whole[mid..]).unwrap() + 1;
+        for (text, rule) in [
+            (whole.clone(), None),
+            (
+                whole[..whole.len() - 30].to_vec(),
+                Some(rules::TRANSCRIPT_TRUNCATED.id),
+            ),
+            (
+                [&whole[..mid], b"{\"tUs\":1,\n", &whole[mid..]].concat(),
+                Some(rules::TRANSCRIPT_UNREADABLE.id),
+            ),
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("t.jsonl");
+            std::fs::write(&path, &text).unwrap();
+            let opts = Options::default();
+            let mapped = with_lines_mapped_from(&path, 0, &mut |open| {
+                engine::check_stream("t.jsonl", open, &opts)
+                    .and_then(|(head, rest)| engine::whole_report(head, rest))
+            })
+            .unwrap();
+            let bytes = check_bytes("t.jsonl", &text, &opts);
+            assert_eq!(mapped, bytes);
+            let cut = usize::from(rule == Some(rules::TRANSCRIPT_TRUNCATED.id));
+            assert_eq!(mapped.messages, 6060 - cut);
+            // Every answer (2026-07-28, the revision assumed) lacks its `resultType`.
+            let untyped = mapped
+                .findings
+                .iter()
+                .filter(|f| f.rule == "result-missing-resultType")
+                .count();
+            assert_eq!(untyped, 3000 - cut);
+            assert_eq!(
+                rule.is_some(),
+                mapped.findings.iter().any(|f| Some(f.rule) == rule)
+            );
+        }
+    }
+
+    /// `inspect` of a mapped file (through the pipeline) writes what it
+    /// writes for the same file read through a buffer, text and JSON: the
+    /// corpus transcripts with reads, bad lines and a cut tail.
+    #[test]
+    fn mapped_inspect_equals_buffered() {
+        let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus");
+        for name in [
+            "transcripts/everything-stdio.jsonl",
+            "inspect/transcript-bad-record-and-cut-tail.jsonl",
+        ] {
+            let path = corpus.join(name);
+            for json in [false, true] {
+                let run = |map_min: u64| {
+                    let mut out = Vec::new();
+                    let r = inspect_file_mapped_from(&path, map_min, false, json, &mut out)
+                        .unwrap()
+                        .unwrap();
+                    (out, r.summary)
+                };
+                let (mapped, buffered) = (run(0), run(u64::MAX));
+                assert!(mapped.0 == buffered.0, "{name} json {json}");
+                assert_eq!(mapped.1, buffered.1);
+                assert!(mapped.0.len() > 500, "{name}: {} bytes", mapped.0.len());
+            }
+        }
+    }
 }
