@@ -527,8 +527,10 @@ fn scan_with(
     let mut lx = match text {
         Some(t) => Lexer::new_str(t),
         None => Lexer::new(input),
+    };
+    if !known.is_empty() {
+        lx.set_known(known);
     }
-    .with_known(known);
     lx.ws();
     let root = lx.pos;
     if batch && lx.peek() == Some(b'[') {
@@ -539,7 +541,7 @@ fn scan_with(
             if lx.peek() == Some(b'{') {
                 let mut found = Found::default();
                 top_object(lx, 1, &mut found)?;
-                items.push(found.take_envelope(input, at).map_err(|e| e.with_index(i)));
+                items.push(found.into_envelope(input, at).map_err(|e| e.with_index(i)));
             } else {
                 lx.value(2)?;
                 items.push(Err(
@@ -581,7 +583,7 @@ fn scan_with(
     top_object(&mut lx, 0, &mut top)
         .and_then(|()| lx.end())
         .map_err(|e| wire_error(input, e))?;
-    let mut env = top.take_envelope(input, root)?;
+    let mut env = top.into_envelope(input, root)?;
     env.members.line_break = lx.line_break;
     env.members.long_strings = LongStrings {
         input_len: input.len(),
@@ -653,12 +655,13 @@ struct Found {
 
 impl Found {
     /// The envelope rules (module docs), in order, on the members of the
-    /// object at `root` (its `members` and `unknown` are taken).
-    fn take_envelope(&mut self, input: &[u8], root: usize) -> Result<Envelope, WireError> {
+    /// object at `root`; the envelope is built from this scan's ranges, its
+    /// members moved (not copied field by field).
+    fn into_envelope(self, input: &[u8], root: usize) -> Result<Envelope, WireError> {
         let at = |kind, r: Option<&Range<usize>>| {
             WireError::new(kind, Some(r.map_or(root, |r| r.start)))
         };
-        if let Some((k, _)) = self.unknown.take() {
+        if let Some((k, _)) = self.unknown {
             return Err(WireError::new(WireErrorKind::UnknownMember(k), Some(root)));
         }
         // `"2.0"` as written (every message of a conforming peer) is
@@ -682,23 +685,7 @@ impl Found {
             }
         };
         let is_null = |r: &Range<usize>| &input[r.clone()] == b"null";
-        // Moved into the one envelope made, not cloned.
-        let members = std::mem::take(&mut self.members);
-        let env = |kind, id: Option<RequestId>| Envelope {
-            kind,
-            id_range: id.as_ref().and(self.id.clone()),
-            id,
-            method: self.method.clone(),
-            params: self.params.clone(),
-            result: self.result.clone(),
-            error: None,
-            result_type: self.result_type.clone(),
-            members: Members {
-                id_null: self.id.as_ref().is_some_and(is_null),
-                ..members
-            },
-        };
-        match (&self.method, &self.result, &self.error) {
+        let (kind, id, error) = match (&self.method, &self.result, &self.error) {
             (Some(m), None, None) => {
                 if input[m.start] != b'"' {
                     return Err(at(WireErrorKind::MethodNotString, Some(m)));
@@ -709,8 +696,8 @@ impl Found {
                     return Err(at(WireErrorKind::InvalidParams, Some(p)));
                 }
                 match &self.id {
-                    None => Ok(env(EnvelopeKind::Notification, None)),
-                    Some(r) => Ok(env(EnvelopeKind::Request, Some(read_id(r)?))),
+                    None => (EnvelopeKind::Notification, None, None),
+                    Some(r) => (EnvelopeKind::Request, Some(read_id(r)?), None),
                 }
             }
             (None, Some(_), None) => {
@@ -724,7 +711,7 @@ impl Found {
                     }
                     Some(r) => read_id(r)?,
                 };
-                Ok(env(EnvelopeKind::Response, Some(id)))
+                (EnvelopeKind::Response, Some(id), None)
             }
             (None, None, Some(_)) => {
                 if let Some(p) = &self.params {
@@ -735,21 +722,36 @@ impl Found {
                     Some(r) if is_null(r) => None,
                     Some(r) => Some(read_id(r)?),
                 };
-                let span = match self.error_span.clone() {
+                let span = match self.error_span {
                     Some(s) => s?,
                     None => return Err(at(WireErrorKind::UnknownShape, None)),
                 };
-                let mut e = env(EnvelopeKind::Error, id);
-                e.error = Some(span);
-                Ok(e)
+                (EnvelopeKind::Error, id, Some(span))
             }
-            (Some(_), _, _) => Err(at(
-                WireErrorKind::Ambiguous("method with result or error"),
-                None,
-            )),
-            (None, Some(_), Some(_)) => Err(at(WireErrorKind::Ambiguous("result and error"), None)),
-            (None, None, None) => Err(at(WireErrorKind::UnknownShape, None)),
-        }
+            (Some(_), _, _) => {
+                return Err(at(
+                    WireErrorKind::Ambiguous("method with result or error"),
+                    None,
+                ));
+            }
+            (None, Some(_), Some(_)) => {
+                return Err(at(WireErrorKind::Ambiguous("result and error"), None));
+            }
+            (None, None, None) => return Err(at(WireErrorKind::UnknownShape, None)),
+        };
+        let mut members = self.members;
+        members.id_null = self.id.as_ref().is_some_and(is_null);
+        Ok(Envelope {
+            kind,
+            id_range: id.as_ref().and(self.id),
+            id,
+            method: self.method,
+            params: self.params,
+            result: self.result,
+            error,
+            result_type: self.result_type,
+            members,
+        })
     }
 }
 

@@ -281,9 +281,14 @@ impl<'a> Lexer<'a> {
     /// validated (`known`, in input order; offsets into this input). An
     /// entry whose first and last bytes are not `"` is ignored.
     pub(crate) fn with_known(mut self, known: Vec<KnownString>) -> Self {
+        self.set_known(known);
+        self
+    }
+
+    /// [`Self::with_known`] in place (the lexer not moved).
+    pub(crate) fn set_known(&mut self, known: Vec<KnownString>) {
         self.known = known;
         self.known_next = 0;
-        self
     }
 
     /// This lexer, told that an earlier strict scan of the same input (the
