@@ -504,8 +504,8 @@ impl<'a> Lexer<'a> {
     }
 
     /// A short plain string at the position (its `"`; a key, an id, a
-    /// method name): its closing quote is the first stop of the next 16
-    /// bytes, with no UTF-8 left to check and nothing to record
+    /// method name): its closing quote is the first stop of the next 32
+    /// bytes ([`stop::head_stop`]), with no UTF-8 left to check and nothing to record
     /// ([`Self::record_long`]). Its bytes between the quotes, the position
     /// moved past it; `None` (the position kept) for any other string:
     /// [`Self::string_long`] reads it.
@@ -517,7 +517,7 @@ impl<'a> Lexer<'a> {
         let first = self.pos + 1;
         let input = self.input;
         let rest = input.get(first..)?;
-        let st = stop::first16(rest)?;
+        let st = stop::head_stop(rest)?;
         if rest.get(st.at) == Some(&b'"')
             && (!st.non_ascii || self.text.is_some())
             && st.at + 2 < self.long_min
