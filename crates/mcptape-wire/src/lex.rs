@@ -1155,6 +1155,61 @@ mod tests {
     }
 
     #[test]
+    fn escaped_key_repeating_a_plain_key_is_a_duplicate_and_sibling_objects_keep_their_own_keys() {
+        let dup = br#"{"a":1,"\u0061":2}"#;
+        assert_eq!(
+            err(dup),
+            (LexErrorKind::DuplicateKey { key: "a".into() }, 7)
+        );
+        let dup = br#"{"\u0061":1,"a":2}"#;
+        assert_eq!(
+            err(dup),
+            (LexErrorKind::DuplicateKey { key: "a".into() }, 12)
+        );
+        let dup = br#"{"x":{"\u0062":1,"c":{"\u0062":0}},"y":{"b":2,"\u0062":3}}"#;
+        let at = dup.windows(8).rposition(|w| w == br#""\u0062""#).unwrap();
+        assert_eq!(
+            err(dup),
+            (LexErrorKind::DuplicateKey { key: "b".into() }, at)
+        );
+        assert_eq!(
+            lex(br#"{"x":{"\u0062":1},"y":{"b":2},"\u0062":{"b":{}}}"#),
+            Ok(())
+        );
+    }
+
+    /// Escapes, escaped quotes, control bytes and non-ASCII bytes at every
+    /// offset around the 64-byte blocks of the string walk: the same result
+    /// and end as the reference scan.
+    #[test]
+    fn string_walk_agrees_with_the_reference_around_block_boundaries() {
+        for tail in [
+            &b"\\n"[..],
+            b"\\\"",
+            b"\\\\",
+            b"\\u0041",
+            b"\\ud83d\\ude00",
+            b"\\x",
+            b"\\u12",
+            b"\x01",
+            "\u{e9}".as_bytes(),
+            b"\xff",
+            b"\\",
+        ] {
+            for at in 0..140 {
+                let mut input = vec![b'"'];
+                input.extend(std::iter::repeat_n(b'a', at));
+                input.extend_from_slice(tail);
+                input.extend(std::iter::repeat_n(b'b', 70));
+                input.push(b'"');
+                strings_agree_with_reference(&input);
+                // Ended right after the tail: the input runs out inside it.
+                strings_agree_with_reference(&input[..1 + at + tail.len()]);
+            }
+        }
+    }
+
+    #[test]
     fn duplicate_keys_found_below_at_and_past_the_linear_scan_limit() {
         for n in [
             1,
