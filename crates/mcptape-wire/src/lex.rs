@@ -873,6 +873,9 @@ impl<'a> Lexer<'a> {
     /// Whether `key` (its token at input offset `at`) repeats a key of the
     /// object whose keys start at `base` on the stack (`big` once it has
     /// more than [`LINEAR_KEYS`]); a new key is added.
+    // The `Cow` tells a key borrowed from the input (kept as an input range)
+    // from an unescaped one (copied to `key_bytes`), and feeds the hash set.
+    #[allow(clippy::ptr_arg)]
     fn repeated(
         &mut self,
         base: usize,
