@@ -493,14 +493,24 @@ pub fn canonical_message_dir(line: &[u8]) -> Option<Direction> {
 /// matched: the msg bytes are not validated here.
 fn canonical_message(line: &[u8]) -> Option<(u64, Direction, &[u8])> {
     let rest = line.strip_prefix(b"{\"tUs\":")?;
-    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
-    if digits == 0 || digits > 20 || (digits > 1 && rest[0] == b'0') {
+    // The digits and their value in one pass; `None` past 20 digits or
+    // past `u64::MAX` (as `str::parse` refuses it).
+    let mut digits = 0;
+    let mut t_us = 0u64;
+    let mut overflow = false;
+    while let Some(&d) = rest.get(digits).filter(|b| b.is_ascii_digit()) {
+        let (n, o1) = t_us.overflowing_mul(10);
+        let (n, o2) = n.overflowing_add(u64::from(d - b'0'));
+        overflow |= o1 | o2;
+        t_us = n;
+        digits += 1;
+        if digits > 20 {
+            return None;
+        }
+    }
+    if digits == 0 || overflow || (digits > 1 && rest[0] == b'0') {
         return None;
     }
-    // The digits' value, `None` past `u64::MAX` (as `str::parse` refuses it).
-    let t_us = rest[..digits].iter().try_fold(0u64, |n, d| {
-        n.checked_mul(10)?.checked_add(u64::from(d - b'0'))
-    })?;
     let rest = rest[digits..].strip_prefix(b",\"kind\":\"message\",\"dir\":\"")?;
     let (dir, rest) = if let Some(r) = rest.strip_prefix(b"c2s\",\"msg\":") {
         (Direction::C2s, r)
@@ -508,8 +518,9 @@ fn canonical_message(line: &[u8]) -> Option<(u64, Direction, &[u8])> {
         (Direction::S2c, rest.strip_prefix(b"s2c\",\"msg\":")?)
     };
     let msg = rest.strip_suffix(b"}")?;
-    let end = msg.iter().rposition(|b| !b" \t\n\r".contains(b))? + 1;
-    let start = msg.iter().position(|b| !b" \t\n\r".contains(b))?;
+    let json_ws = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r');
+    let end = msg.iter().rposition(|b| !json_ws(b))? + 1;
+    let start = msg.iter().position(|b| !json_ws(b))?;
     Some((t_us, dir, &msg[start..end]))
 }
 

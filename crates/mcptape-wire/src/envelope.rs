@@ -527,8 +527,10 @@ fn scan_with(
     let mut lx = match text {
         Some(t) => Lexer::new_str(t),
         None => Lexer::new(input),
+    };
+    if !known.is_empty() {
+        lx.set_known(known);
     }
-    .with_known(known);
     lx.ws();
     let root = lx.pos;
     if batch && lx.peek() == Some(b'[') {
@@ -539,7 +541,12 @@ fn scan_with(
             if lx.peek() == Some(b'{') {
                 let mut found = Found::default();
                 top_object(lx, 1, &mut found)?;
-                items.push(found.take_envelope(input, at).map_err(|e| e.with_index(i)));
+                items.push(
+                    found
+                        .finish(input, at)
+                        .map(|()| found.env)
+                        .map_err(|e| e.with_index(i)),
+                );
             } else {
                 lx.value(2)?;
                 items.push(Err(
@@ -581,13 +588,13 @@ fn scan_with(
     top_object(&mut lx, 0, &mut top)
         .and_then(|()| lx.end())
         .map_err(|e| wire_error(input, e))?;
-    let mut env = top.take_envelope(input, root)?;
-    env.members.line_break = lx.line_break;
-    env.members.long_strings = LongStrings {
+    top.finish(input, root)?;
+    top.env.members.line_break = lx.line_break;
+    top.env.members.long_strings = LongStrings {
         input_len: input.len(),
         strings: lx.take_long(),
     };
-    Ok(Scanned::Single(env))
+    Ok(Scanned::Single(top.env))
 }
 
 fn json_err(kind: JsonErrorKind, offset: usize) -> WireError {
@@ -634,27 +641,50 @@ fn wire_error(input: &[u8], e: LexError) -> WireError {
     json_err(kind, offset)
 }
 
-/// The top-level members found (value ranges), before the envelope rules.
-#[derive(Default)]
+/// The top-level members found (value ranges), before the envelope rules:
+/// the envelope's own ranges are written into `env` as the scan finds them
+/// (the envelope is filled in place, not copied out of a scratch struct).
 struct Found {
     jsonrpc: Option<Range<usize>>,
     id: Option<Range<usize>>,
-    method: Option<Range<usize>>,
-    params: Option<Range<usize>>,
-    result: Option<Range<usize>>,
     error: Option<Range<usize>>,
     /// The `error` member's shape, checked once its JSON was.
     error_span: Option<Result<ErrorSpan, WireError>>,
-    result_type: Option<Range<usize>>,
-    members: Members,
     /// The first member outside the JSON-RPC 2.0 set.
     unknown: Option<(String, usize)>,
+    /// `method`, `params`, `result`, `result_type` and `members` as found;
+    /// the rest is set by [`Found::finish`].
+    env: Envelope,
+}
+
+impl Default for Found {
+    fn default() -> Self {
+        Found {
+            jsonrpc: None,
+            id: None,
+            error: None,
+            error_span: None,
+            unknown: None,
+            env: Envelope {
+                kind: EnvelopeKind::Notification,
+                id: None,
+                id_range: None,
+                method: None,
+                params: None,
+                result: None,
+                error: None,
+                result_type: None,
+                members: Members::default(),
+            },
+        }
+    }
 }
 
 impl Found {
     /// The envelope rules (module docs), in order, on the members of the
-    /// object at `root` (its `members` and `unknown` are taken).
-    fn take_envelope(&mut self, input: &[u8], root: usize) -> Result<Envelope, WireError> {
+    /// object at `root`; on success `env` is the envelope (its kind, id and
+    /// error set here).
+    fn finish(&mut self, input: &[u8], root: usize) -> Result<(), WireError> {
         let at = |kind, r: Option<&Range<usize>>| {
             WireError::new(kind, Some(r.map_or(root, |r| r.start)))
         };
@@ -682,39 +712,23 @@ impl Found {
             }
         };
         let is_null = |r: &Range<usize>| &input[r.clone()] == b"null";
-        // Moved into the one envelope made, not cloned.
-        let members = std::mem::take(&mut self.members);
-        let env = |kind, id: Option<RequestId>| Envelope {
-            kind,
-            id_range: id.as_ref().and(self.id.clone()),
-            id,
-            method: self.method.clone(),
-            params: self.params.clone(),
-            result: self.result.clone(),
-            error: None,
-            result_type: self.result_type.clone(),
-            members: Members {
-                id_null: self.id.as_ref().is_some_and(is_null),
-                ..members
-            },
-        };
-        match (&self.method, &self.result, &self.error) {
+        let (kind, id, error) = match (&self.env.method, &self.env.result, &self.error) {
             (Some(m), None, None) => {
                 if input[m.start] != b'"' {
                     return Err(at(WireErrorKind::MethodNotString, Some(m)));
                 }
-                if let Some(p) = &self.params
+                if let Some(p) = &self.env.params
                     && !matches!(input[p.start], b'{' | b'[')
                 {
                     return Err(at(WireErrorKind::InvalidParams, Some(p)));
                 }
                 match &self.id {
-                    None => Ok(env(EnvelopeKind::Notification, None)),
-                    Some(r) => Ok(env(EnvelopeKind::Request, Some(read_id(r)?))),
+                    None => (EnvelopeKind::Notification, None, None),
+                    Some(r) => (EnvelopeKind::Request, Some(read_id(r)?), None),
                 }
             }
             (None, Some(_), None) => {
-                if let Some(p) = &self.params {
+                if let Some(p) = &self.env.params {
                     return Err(at(WireErrorKind::Ambiguous("params with result"), Some(p)));
                 }
                 let id = match &self.id {
@@ -724,10 +738,10 @@ impl Found {
                     }
                     Some(r) => read_id(r)?,
                 };
-                Ok(env(EnvelopeKind::Response, Some(id)))
+                (EnvelopeKind::Response, Some(id), None)
             }
             (None, None, Some(_)) => {
-                if let Some(p) = &self.params {
+                if let Some(p) = &self.env.params {
                     return Err(at(WireErrorKind::Ambiguous("params with error"), Some(p)));
                 }
                 let id = match &self.id {
@@ -735,21 +749,30 @@ impl Found {
                     Some(r) if is_null(r) => None,
                     Some(r) => Some(read_id(r)?),
                 };
-                let span = match self.error_span.clone() {
+                let span = match self.error_span.take() {
                     Some(s) => s?,
                     None => return Err(at(WireErrorKind::UnknownShape, None)),
                 };
-                let mut e = env(EnvelopeKind::Error, id);
-                e.error = Some(span);
-                Ok(e)
+                (EnvelopeKind::Error, id, Some(span))
             }
-            (Some(_), _, _) => Err(at(
-                WireErrorKind::Ambiguous("method with result or error"),
-                None,
-            )),
-            (None, Some(_), Some(_)) => Err(at(WireErrorKind::Ambiguous("result and error"), None)),
-            (None, None, None) => Err(at(WireErrorKind::UnknownShape, None)),
-        }
+            (Some(_), _, _) => {
+                return Err(at(
+                    WireErrorKind::Ambiguous("method with result or error"),
+                    None,
+                ));
+            }
+            (None, Some(_), Some(_)) => {
+                return Err(at(WireErrorKind::Ambiguous("result and error"), None));
+            }
+            (None, None, None) => return Err(at(WireErrorKind::UnknownShape, None)),
+        };
+        let env = &mut self.env;
+        env.members.id_null = self.id.as_ref().is_some_and(is_null);
+        env.kind = kind;
+        env.id_range = id.as_ref().and(self.id.clone());
+        env.id = id;
+        env.error = error;
+        Ok(())
     }
 }
 
@@ -762,10 +785,10 @@ fn top_object(lx: &mut Lexer<'_>, base: usize, f: &mut Found) -> Result<(), LexE
         let slot = match key {
             b"jsonrpc" => &mut f.jsonrpc,
             b"id" => &mut f.id,
-            b"method" => &mut f.method,
+            b"method" => &mut f.env.method,
             b"params" => {
                 if lx.peek() == Some(b'{') {
-                    let m = &mut f.members;
+                    let m = &mut f.env.members;
                     lex::object(lx, base + 2, |lx, key, _| {
                         let start = lx.pos;
                         lx.value(base + 3)?;
@@ -782,13 +805,13 @@ fn top_object(lx: &mut Lexer<'_>, base: usize, f: &mut Found) -> Result<(), LexE
                 } else {
                     lx.value(base + 2)?;
                 }
-                f.params = Some(start..lx.pos);
+                f.env.params = Some(start..lx.pos);
                 return Ok(());
             }
             b"result" => {
                 if lx.peek() == Some(b'{') {
                     let mut rt = None;
-                    let m = &mut f.members;
+                    let m = &mut f.env.members;
                     lex::object(lx, base + 2, |lx, key, _| {
                         let start = lx.pos;
                         if key == b"contents" && lx.peek() == Some(b'[') {
@@ -812,11 +835,11 @@ fn top_object(lx: &mut Lexer<'_>, base: usize, f: &mut Found) -> Result<(), LexE
                         *slot = Some(start..lx.pos);
                         Ok(())
                     })?;
-                    f.result_type = rt;
+                    f.env.result_type = rt;
                 } else {
                     lx.value(base + 2)?;
                 }
-                f.result = Some(start..lx.pos);
+                f.env.result = Some(start..lx.pos);
                 return Ok(());
             }
             b"error" => {

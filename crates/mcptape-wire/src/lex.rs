@@ -162,9 +162,12 @@ pub(crate) struct Lexer<'a> {
     pub(crate) input: &'a [u8],
     /// The next byte to read.
     pub(crate) pos: usize,
-    /// The keys of the objects being walked, innermost last (a stack;
-    /// unescaped keys are owned, the others borrow `input`).
-    keys: SmallVec<[Cow<'a, [u8]>; KEY_STACK_INLINE]>,
+    /// The keys of the objects being walked, innermost last (a stack of
+    /// ranges: an unescaped key's into `input`, an escaped one's, unescaped,
+    /// into `key_bytes`).
+    keys: SmallVec<[KeyAt; KEY_STACK_INLINE]>,
+    /// The unescaped bytes of the escaped keys on `keys`.
+    key_bytes: Vec<u8>,
     /// Unescaped string bytes on [`Self::string_into`]'s fast path.
     sbuf: Vec<u8>,
     /// The input as `&str` when it is known to be UTF-8 ([`Self::new_str`]):
@@ -192,6 +195,15 @@ pub(crate) struct Lexer<'a> {
     /// ([`Self::set_validated`]): strings are skipped to their closing quote
     /// unchecked and keys are not checked for duplicates.
     validated: bool,
+}
+
+/// Where a key on the duplicate check's stack lies ([`Lexer`]'s `keys`):
+/// `start..end` of the input, or of the unescaped key bytes when `unescaped`.
+#[derive(Debug, Clone, Copy)]
+struct KeyAt {
+    start: usize,
+    end: usize,
+    unescaped: bool,
 }
 
 /// String tokens at least this long (4 KiB, quotes included) that a scan
@@ -230,6 +242,7 @@ impl<'a> Lexer<'a> {
             input,
             pos: 0,
             keys: SmallVec::new(),
+            key_bytes: Vec::new(),
             sbuf: Vec::new(),
             text: None,
             long: None,
@@ -268,9 +281,14 @@ impl<'a> Lexer<'a> {
     /// validated (`known`, in input order; offsets into this input). An
     /// entry whose first and last bytes are not `"` is ignored.
     pub(crate) fn with_known(mut self, known: Vec<KnownString>) -> Self {
+        self.set_known(known);
+        self
+    }
+
+    /// [`Self::with_known`] in place (the lexer not moved).
+    pub(crate) fn set_known(&mut self, known: Vec<KnownString>) {
         self.known = known;
         self.known_next = 0;
-        self
     }
 
     /// This lexer, told that an earlier strict scan of the same input (the
@@ -477,7 +495,42 @@ impl<'a> Lexer<'a> {
     /// / control byte, a UTF-8 check only of runs holding non-ASCII bytes
     /// ([`Self::run_to_stop`]), nothing copied. Returns whether it had an
     /// escape.
+    #[inline]
     pub(crate) fn string(&mut self) -> Result<bool, LexError> {
+        match self.short_plain() {
+            Some(_) => Ok(false),
+            None => self.string_long(),
+        }
+    }
+
+    /// A short plain string at the position (its `"`; a key, an id, a
+    /// method name): its closing quote is the first stop of the next 32
+    /// bytes ([`stop::head_stop`]), with no UTF-8 left to check and nothing to record
+    /// ([`Self::record_long`]). Its bytes between the quotes, the position
+    /// moved past it; `None` (the position kept) for any other string:
+    /// [`Self::string_long`] reads it.
+    #[inline]
+    fn short_plain(&mut self) -> Option<&'a [u8]> {
+        if self.validated || self.known_next < self.known.len() {
+            return None;
+        }
+        let first = self.pos + 1;
+        let input = self.input;
+        let rest = input.get(first..)?;
+        let st = stop::head_stop(rest)?;
+        if rest.get(st.at) == Some(&b'"')
+            && (!st.non_ascii || self.text.is_some())
+            && st.at + 2 < self.long_min
+        {
+            self.pos = first + st.at + 1;
+            return rest.get(..st.at);
+        }
+        None
+    }
+
+    /// [`Self::string`] past its short plain case.
+    #[inline(never)]
+    fn string_long(&mut self) -> Result<bool, LexError> {
         if let Some(k) = self.known_here() {
             self.pos = k.end;
             // Kept as if searched: a hinted scan keeps what a plain one keeps.
@@ -492,23 +545,89 @@ impl<'a> Lexer<'a> {
             return self.skip_validated_string();
         }
         let start = self.pos;
-        let mut p = self.pos + 1;
+        let input = self.input;
+        let first = start + 1;
+        // Block by block: every stop of a 64-byte block taken from its
+        // mask, a one-letter escape passed over without a new search.
+        let mut p = first;
         let mut escaped = false;
+        'blocks: while let Some((mut stops, high)) =
+            stop::block64(input.get(p..).unwrap_or_default())
+        {
+            if high != 0 && self.text.is_none() {
+                // Runs with non-ASCII bytes need their UTF-8 checked: the
+                // per-run path goes on from here (a block boundary after
+                // ASCII bytes only, or just after an escape).
+                break;
+            }
+            while stops != 0 {
+                let k = stops.trailing_zeros() as usize;
+                let q = p + k;
+                match input[q] {
+                    b'"' => {
+                        self.pos = q + 1;
+                        self.keep_long(start, escaped);
+                        return Ok(escaped);
+                    }
+                    b'\\' => {
+                        escaped = true;
+                        if let Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') =
+                            input.get(q + 1)
+                        {
+                            if k + 2 >= stop::BLOCK {
+                                p = q + 2;
+                                continue 'blocks;
+                            }
+                            // The `\` and the escaped byte (itself a stop
+                            // when it is `"` or `\`) are passed over.
+                            stops &= u64::MAX << (k + 2);
+                            continue;
+                        }
+                        self.pos = q;
+                        self.escape()?;
+                        p = self.pos;
+                        continue 'blocks;
+                    }
+                    _ => return Err(self.err(LexErrorKind::ControlCharacter, q)),
+                }
+            }
+            p += stop::BLOCK;
+        }
+        self.string_from(start, p, escaped)
+    }
+
+    /// Records the string token from `start` to the position when it is
+    /// long enough ([`Self::record_long`]).
+    #[inline]
+    fn keep_long(&mut self, start: usize, escaped: bool) {
+        if let Some(long) = &mut self.long
+            && self.pos - start >= self.long_min
+        {
+            long.push(KnownString {
+                start,
+                end: self.pos,
+                escaped,
+            });
+        }
+    }
+
+    /// The rest of [`Self::string`] from byte `p` (the start of a plain
+    /// run, after ASCII bytes or an escape) of the string whose `"` is at
+    /// `start`, run by run ([`Self::run_to_stop`]); `escaped` tells whether
+    /// an escape came before `p`.
+    fn string_from(
+        &mut self,
+        start: usize,
+        mut p: usize,
+        mut escaped: bool,
+    ) -> Result<bool, LexError> {
         loop {
             p = self.run_to_stop(p)?;
             match self.input.get(p) {
                 None => return Err(self.err(LexErrorKind::End, self.input.len())),
                 Some(b'"') => {
                     self.pos = p + 1;
-                    if let Some(long) = &mut self.long
-                        && self.pos - start >= self.long_min
-                    {
-                        long.push(KnownString {
-                            start,
-                            end: self.pos,
-                            escaped,
-                        });
-                    }
+                    self.keep_long(start, escaped);
                     return Ok(escaped);
                 }
                 _ => {}
@@ -740,6 +859,73 @@ impl<'a> Lexer<'a> {
         Ok(v)
     }
 
+    /// The bytes of a key on the stack.
+    #[inline]
+    fn key_at(&self, k: KeyAt) -> &[u8] {
+        let from = if k.unescaped {
+            &self.key_bytes[..]
+        } else {
+            self.input
+        };
+        from.get(k.start..k.end).unwrap_or_default()
+    }
+
+    /// Whether `key` (its token at input offset `at`) repeats a key of the
+    /// object whose keys start at `base` on the stack (`big` once it has
+    /// more than [`LINEAR_KEYS`]); a new key is added.
+    // The `Cow` tells a key borrowed from the input (kept as an input range)
+    // from an unescaped one (copied to `key_bytes`), and feeds the hash set.
+    #[allow(clippy::ptr_arg)]
+    fn repeated(
+        &mut self,
+        base: usize,
+        big: &mut Option<HashSet<Cow<'a, [u8]>>>,
+        key: &Cow<'a, [u8]>,
+        at: usize,
+    ) -> bool {
+        if let Some(set) = big {
+            return !set.insert(key.clone());
+        }
+        let seen = self.keys.get(base..).unwrap_or_default();
+        let dup = seen
+            .iter()
+            .any(|&k| k.end - k.start == key.len() && self.key_at(k) == &key[..]);
+        if dup {
+            return true;
+        }
+        if seen.len() >= LINEAR_KEYS {
+            let input = self.input;
+            let mut set: HashSet<Cow<'a, [u8]>> = seen
+                .iter()
+                .map(|&k| match k.unescaped {
+                    false => Cow::Borrowed(input.get(k.start..k.end).unwrap_or_default()),
+                    true => Cow::Owned(self.key_at(k).to_vec()),
+                })
+                .collect();
+            set.insert(key.clone());
+            *big = Some(set);
+            return false;
+        }
+        let k = match key {
+            Cow::Borrowed(_) => KeyAt {
+                start: at + 1,
+                end: at + 1 + key.len(),
+                unescaped: false,
+            },
+            Cow::Owned(v) => {
+                let start = self.key_bytes.len();
+                self.key_bytes.extend_from_slice(v);
+                KeyAt {
+                    start,
+                    end: self.key_bytes.len(),
+                    unescaped: true,
+                }
+            }
+        };
+        self.keys.push(k);
+        false
+    }
+
     /// One member key at the position (its `"`), checked against the keys of
     /// the object whose keys start at `base` on the stack (`big` once it has
     /// more than [`LINEAR_KEYS`]), then `:` and whitespace. Returns the key
@@ -754,9 +940,9 @@ impl<'a> Lexer<'a> {
             return Err(self.unexpected(Expected::Key));
         }
         let at = self.pos;
-        let escaped = self.string()?;
-        let input = self.input;
-        let key: Cow<'a, [u8]> = if escaped {
+        let key: Cow<'a, [u8]> = if let Some(k) = self.short_plain() {
+            Cow::Borrowed(k)
+        } else if self.string_long()? {
             let end = self.pos;
             let mut v = Vec::new();
             self.pos = at;
@@ -765,23 +951,9 @@ impl<'a> Lexer<'a> {
             debug_assert_eq!(self.pos, end);
             Cow::Owned(v)
         } else {
-            Cow::Borrowed(&input[at + 1..self.pos - 1])
+            Cow::Borrowed(&self.input[at + 1..self.pos - 1])
         };
-        let dup = match big {
-            _ if self.keys_checked || self.validated => false,
-            Some(set) => !set.insert(key.clone()),
-            None => {
-                let seen = &self.keys[base..];
-                let dup = seen.contains(&key);
-                if !dup && seen.len() >= LINEAR_KEYS {
-                    *big = Some(seen.iter().cloned().chain([key.clone()]).collect());
-                } else if !dup {
-                    self.keys.push(key.clone());
-                }
-                dup
-            }
-        };
-        if dup {
+        if !(self.keys_checked || self.validated) && self.repeated(base, big, &key, at) {
             let key = String::from_utf8_lossy(&key).into_owned();
             return Err(self.err(LexErrorKind::DuplicateKey { key }, at));
         }
@@ -813,7 +985,11 @@ pub(crate) fn object<'a, H: Host<'a>>(
         let (key, at) = r.map_err(|e| h.lex_error(e))?;
         member(h, &key, at)
     })?;
-    h.lexer().keys.truncate(base);
+    let lx = h.lexer();
+    lx.keys.truncate(base);
+    if base == 0 {
+        lx.key_bytes.clear();
+    }
     Ok(())
 }
 
@@ -979,6 +1155,61 @@ mod tests {
         s.push_str(extra);
         s.push('}');
         s
+    }
+
+    #[test]
+    fn escaped_key_repeating_a_plain_key_is_a_duplicate_and_sibling_objects_keep_their_own_keys() {
+        let dup = br#"{"a":1,"\u0061":2}"#;
+        assert_eq!(
+            err(dup),
+            (LexErrorKind::DuplicateKey { key: "a".into() }, 7)
+        );
+        let dup = br#"{"\u0061":1,"a":2}"#;
+        assert_eq!(
+            err(dup),
+            (LexErrorKind::DuplicateKey { key: "a".into() }, 12)
+        );
+        let dup = br#"{"x":{"\u0062":1,"c":{"\u0062":0}},"y":{"b":2,"\u0062":3}}"#;
+        let at = dup.windows(8).rposition(|w| w == br#""\u0062""#).unwrap();
+        assert_eq!(
+            err(dup),
+            (LexErrorKind::DuplicateKey { key: "b".into() }, at)
+        );
+        assert_eq!(
+            lex(br#"{"x":{"\u0062":1},"y":{"b":2},"\u0062":{"b":{}}}"#),
+            Ok(())
+        );
+    }
+
+    /// Escapes, escaped quotes, control bytes and non-ASCII bytes at every
+    /// offset around the 64-byte blocks of the string walk: the same result
+    /// and end as the reference scan.
+    #[test]
+    fn string_walk_agrees_with_the_reference_around_block_boundaries() {
+        for tail in [
+            &b"\\n"[..],
+            b"\\\"",
+            b"\\\\",
+            b"\\u0041",
+            b"\\ud83d\\ude00",
+            b"\\x",
+            b"\\u12",
+            b"\x01",
+            "\u{e9}".as_bytes(),
+            b"\xff",
+            b"\\",
+        ] {
+            for at in 0..140 {
+                let mut input = vec![b'"'];
+                input.extend(std::iter::repeat_n(b'a', at));
+                input.extend_from_slice(tail);
+                input.extend(std::iter::repeat_n(b'b', 70));
+                input.push(b'"');
+                strings_agree_with_reference(&input);
+                // Ended right after the tail: the input runs out inside it.
+                strings_agree_with_reference(&input[..1 + at + tail.len()]);
+            }
+        }
     }
 
     #[test]

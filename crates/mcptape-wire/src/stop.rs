@@ -112,6 +112,89 @@ pub(crate) fn ascii_run(s: &[u8]) -> (Stop, Option<&str>) {
     (st, ascii)
 }
 
+/// Bytes [`head_stop`] looks at: 32 (keys, ids, method names and most
+/// URIs end there).
+pub(crate) const HEAD: usize = 32;
+
+/// The first stop of `s` when it lies in its first [`HEAD`] bytes (all of
+/// `s` when shorter), with whether a non-ASCII byte comes before it; `None`
+/// when those bytes hold no stop (the caller then searches on).
+#[inline]
+pub(crate) fn head_stop(s: &[u8]) -> Option<Stop> {
+    #[cfg(target_arch = "x86_64")]
+    if let Some((mask, high)) = sse2::first_block(s) {
+        if mask != 0 {
+            let k = mask.trailing_zeros();
+            return Some(Stop {
+                at: k as usize,
+                non_ascii: high & ((1 << k) - 1) != 0,
+            });
+        }
+        let rest = s.get(16..).unwrap_or_default();
+        if let Some((mask, high2)) = sse2::first_block(rest) {
+            if mask == 0 {
+                return None;
+            }
+            let k = mask.trailing_zeros();
+            return Some(Stop {
+                at: 16 + k as usize,
+                non_ascii: high != 0 || high2 & ((1 << k) - 1) != 0,
+            });
+        }
+        let st = scalar_from(s, 16, high != 0);
+        return (st.at < s.len()).then_some(st);
+    }
+    let head = s.get(..HEAD).unwrap_or(s);
+    let st = scalar(head);
+    (st.at < head.len()).then_some(st)
+}
+
+/// Bytes [`block64`] reads at once: one mask bit per byte of a `u64`.
+pub(crate) const BLOCK: usize = 64;
+
+/// The stop mask and the high-bit mask of the first [`BLOCK`] bytes of `s`
+/// (bit `i` for byte `i`: a `"`, `\` or byte below 0x20; a byte at or above
+/// 0x80), for a loop that walks every stop of a block without searching it
+/// again (a long string with many escapes). `None` when `s` is shorter, or
+/// off x86-64 (the caller then takes [`find_stop`]).
+#[inline]
+pub(crate) fn block64(s: &[u8]) -> Option<(u64, u64)> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let s = s.get(..BLOCK)?;
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: AVX2 is present (checked just above); `s` holds
+            // `BLOCK` (64) bytes.
+            return Some(unsafe { avx2::block64(s) });
+        }
+        let mut stops = 0u64;
+        let mut high = 0u64;
+        for (i, part) in s.chunks_exact(16).enumerate() {
+            let (m, h) = sse2::first_block(part)?;
+            stops |= u64::from(m) << (16 * i);
+            high |= u64::from(h) << (16 * i);
+        }
+        Some((stops, high))
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = s;
+        None
+    }
+}
+
+/// [`block64`] one byte at a time (the reference its tests compare with).
+fn block64_scalar(s: &[u8]) -> Option<(u64, u64)> {
+    let s = s.get(..BLOCK)?;
+    let mut stops = 0u64;
+    let mut high = 0u64;
+    for (i, &b) in s.iter().enumerate() {
+        stops |= u64::from(STOP[b as usize]) << i;
+        high |= u64::from(b >= 0x80) << i;
+    }
+    Some((stops, high))
+}
+
 /// [`find_stop`] with a chosen kernel (one this CPU lacks runs the scalar
 /// one).
 pub(crate) fn find_stop_with(kernel: StopKernel, s: &[u8]) -> Stop {
@@ -238,6 +321,39 @@ mod avx2 {
     use super::Stop;
     use std::arch::x86_64::*;
 
+    /// [`super::block64`] of 64 bytes, two 32-byte loads.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2; `s` holds at least 64 bytes.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn block64(s: &[u8]) -> (u64, u64) {
+        debug_assert!(s.len() >= 64);
+        let hits = |v: __m256i| {
+            let ctl = _mm256_cmpeq_epi8(_mm256_min_epu8(v, _mm256_set1_epi8(0x1f)), v);
+            _mm256_or_si256(
+                _mm256_or_si256(
+                    _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b'"' as i8)),
+                    _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b'\\' as i8)),
+                ),
+                ctl,
+            )
+        };
+        // SAFETY: the caller's contract: 64 bytes at `s` (two unaligned
+        // 32-byte loads).
+        let (a, b) = unsafe {
+            let p = s.as_ptr();
+            (
+                _mm256_loadu_si256(p.cast()),
+                _mm256_loadu_si256(p.add(32).cast()),
+            )
+        };
+        let lo = |m: i32| u64::from(m as u32);
+        (
+            lo(_mm256_movemask_epi8(hits(a))) | lo(_mm256_movemask_epi8(hits(b))) << 32,
+            lo(_mm256_movemask_epi8(a)) | lo(_mm256_movemask_epi8(b)) << 32,
+        )
+    }
+
     /// AVX2 kernel: an ASCII fast loop 128 bytes a step, then the exact
     /// loops, 64 bytes a step (two 32-byte blocks, one test), then 32, the
     /// rest by the SSE2 kernel.
@@ -351,6 +467,15 @@ pub(crate) fn kernels_agree(s: &[u8]) {
             );
         }
         assert_eq!(find_stop(&s[from..]), want, "dispatch from {from}");
+        let head = want.at < s.len() - from && want.at < HEAD;
+        assert_eq!(
+            head_stop(&s[from..]),
+            head.then_some(want),
+            "head_stop from {from}"
+        );
+        if let Some(b) = block64(&s[from..]) {
+            assert_eq!(Some(b), block64_scalar(&s[from..]), "block64 from {from}");
+        }
     }
 }
 
@@ -451,6 +576,35 @@ mod tests {
             );
         }
         agree(&s);
+    }
+
+    #[test]
+    fn block64_masks_every_stop_and_high_byte_at_every_position() {
+        let plain = [b'a'; BLOCK];
+        assert_eq!(block64(&plain[..BLOCK - 1]), None);
+        if cfg!(target_arch = "x86_64") {
+            assert_eq!(block64(&plain), Some((0, 0)));
+        }
+        for at in 0..BLOCK {
+            for (b, stop, high) in [
+                (b'"', true, false),
+                (b'\\', true, false),
+                (0x00, true, false),
+                (0x1f, true, false),
+                (0x20, false, false),
+                (0x7f, false, false),
+                (0x80, false, true),
+                (0xff, false, true),
+            ] {
+                let mut s = plain;
+                s[at] = b;
+                let want = (u64::from(stop) << at, u64::from(high) << at);
+                assert_eq!(block64_scalar(&s), Some(want), "{b:#x} at {at}");
+                if cfg!(target_arch = "x86_64") {
+                    assert_eq!(block64(&s), Some(want), "{b:#x} at {at}");
+                }
+            }
+        }
     }
 
     /// A differential on pseudo-random bytes, biased to the classes that

@@ -179,6 +179,17 @@ impl RequestId {
     /// The id of a token the envelope scan validated (a string token,
     /// quotes included, or an integer literal).
     pub(crate) fn from_token(token: &[u8]) -> Self {
+        // A short ASCII token (counters, short string ids) is held in place
+        // as it lies: ASCII is UTF-8, no further check.
+        if token.len() <= IdText::INLINE && token.is_ascii() {
+            let mut buf = [0u8; IdText::INLINE];
+            buf[..token.len()].copy_from_slice(token);
+            // At most INLINE (22) bytes: fits a u8.
+            return RequestId(IdText::Inline {
+                len: token.len() as u8,
+                buf,
+            });
+        }
         // The lexer validated the token: `from_utf8` is the check that
         // passes (no `Cow` or replacement scan); lossy only as the fallback.
         match std::str::from_utf8(token) {
