@@ -165,7 +165,7 @@ pub(crate) trait LineSource {
     fn for_each_line(
         &mut self,
         frame_below: usize,
-        each: &mut dyn FnMut(Line<'_>) -> ControlFlow<()>,
+        each: &mut dyn FnMut(Line<'_, '_>) -> ControlFlow<()>,
     ) -> std::io::Result<()> {
         frame_each(self, frame_below, each)
     }
@@ -176,9 +176,12 @@ pub(crate) trait LineSource {
     /// The reader's I/O error.
     fn for_each_framed(
         &mut self,
-        each: &mut dyn FnMut(Framed<'_>) -> ControlFlow<()>,
+        each: &mut dyn FnMut(&mut Framed<'_>) -> ControlFlow<()>,
     ) -> std::io::Result<()> {
-        self.for_each_line(usize::MAX, &mut |l| each(l.framed()))
+        self.for_each_line(usize::MAX, &mut |l| match l {
+            Line::Framed(f) => each(f),
+            Line::Long(cut) => each(&mut cut.frame()),
+        })
     }
 }
 
@@ -190,7 +193,7 @@ pub(crate) trait LineSource {
 fn frame_each<S: LineSource + ?Sized>(
     lines: &mut S,
     frame_below: usize,
-    each: &mut dyn FnMut(Line<'_>) -> ControlFlow<()>,
+    each: &mut dyn FnMut(Line<'_, '_>) -> ControlFlow<()>,
 ) -> std::io::Result<()> {
     while let Some(terminated) = lines.advance()? {
         let cut = Cut {
@@ -199,7 +202,7 @@ fn frame_each<S: LineSource + ?Sized>(
             terminated,
             line: lines.line(),
         };
-        if each(cut.line(frame_below)).is_break() {
+        if cut.give(frame_below, each).is_break() {
             break;
         }
     }
@@ -220,12 +223,17 @@ pub(crate) struct Cut<'a> {
 }
 
 impl<'a> Cut<'a> {
-    /// The line framed when shorter than `frame_below` bytes, else as it is.
-    pub(crate) fn line(self, frame_below: usize) -> Line<'a> {
+    /// Gives the line to `each`: framed (in place, lent) when shorter than
+    /// `frame_below` bytes, else as it is.
+    pub(crate) fn give(
+        self,
+        frame_below: usize,
+        each: &mut dyn FnMut(Line<'_, '_>) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
         if self.line.len() < frame_below {
-            Line::Framed(self.frame())
+            each(Line::Framed(&mut self.frame()))
         } else {
-            Line::Long(self)
+            each(Line::Long(self))
         }
     }
 
@@ -235,25 +243,15 @@ impl<'a> Cut<'a> {
     }
 }
 
-/// A line as [`LineSource::for_each_line`] gives it.
-// Moved once, into `each` (the framed variant, ~700 bytes, is the common
-// one: boxing it would allocate per line).
-#[allow(clippy::large_enum_variant)]
-pub(crate) enum Line<'a> {
+/// A line as [`LineSource::for_each_line`] gives it: a framed line is lent
+/// where it lies (a [`Framed`] is some hundred bytes: handing it over by
+/// value was a copy per line, on the 500,000-message bench the largest cost
+/// left on the rules' thread).
+pub(crate) enum Line<'r, 'a> {
     /// Framed.
-    Framed(Framed<'a>),
+    Framed(&'r mut Framed<'a>),
     /// At least the bytes asked for: cut only.
     Long(Cut<'a>),
-}
-
-impl<'a> Line<'a> {
-    /// The line framed (a long one framed now).
-    pub(crate) fn framed(self) -> Framed<'a> {
-        match self {
-            Line::Framed(f) => f,
-            Line::Long(cut) => cut.frame(),
-        }
-    }
 }
 
 /// One line after the header as the first stage of a pass leaves it: cut,
@@ -316,7 +314,7 @@ impl LineSource for Box<dyn LineSource + '_> {
     fn for_each_line(
         &mut self,
         frame_below: usize,
-        each: &mut dyn FnMut(Line<'_>) -> ControlFlow<()>,
+        each: &mut dyn FnMut(Line<'_, '_>) -> ControlFlow<()>,
     ) -> std::io::Result<()> {
         (**self).for_each_line(frame_below, each)
     }
@@ -452,7 +450,7 @@ impl LineSource for SliceLines<'_> {
     fn for_each_line(
         &mut self,
         frame_below: usize,
-        each: &mut dyn FnMut(Line<'_>) -> ControlFlow<()>,
+        each: &mut dyn FnMut(Line<'_, '_>) -> ControlFlow<()>,
     ) -> std::io::Result<()> {
         match self.pipe {
             Some(shape) if pipeline::worth_a_thread() => {
@@ -744,8 +742,8 @@ pub(crate) fn check_stream<S: LineSource>(
     let mut noise = NoiseRun::default();
     lines.for_each_framed(&mut |framed| {
         let (line_no, offset, line) = (framed.line_no, framed.offset, framed.line);
-        let scanned = framed.scanned;
-        let r = match framed.parsed {
+        let scanned = &framed.scanned;
+        let r = match &framed.parsed {
             Ok(r) => r,
             // A malformed line, ended or not: only a cut record (the
             // reader's rule, `reader::is_cut_record`) is dropped below.

@@ -1774,8 +1774,10 @@ fn report_pass<S: crate::engine::LineSource>(
         // is read where it is used); a long one: its skeleton (blobs cut out,
         // never decoded), kept from the first pass when it met the line (the
         // first pass keeps long lines only).
-        let (line_no, line, terminated, parsed, mut scanned) = match l {
-            Line::Framed(f) => (f.line_no, f.line, f.terminated, f.parsed, f.scanned),
+        // A long line's record and (absent) scan, lent like a framed one's.
+        let (long_parsed, mut long_scanned);
+        let (line_no, line, terminated, parsed, scanned) = match l {
+            Line::Framed(f) => (f.line_no, f.line, f.terminated, &f.parsed, &mut f.scanned),
             Line::Long(cut) => {
                 let parsed = reader::parse_record_line(cut.line, cut.line_no, cut.offset, |m| {
                     let scan = match kept.remove(&cut.line_no) {
@@ -1790,7 +1792,15 @@ fn report_pass<S: crate::engine::LineSource>(
                         None => false,
                     }
                 });
-                (cut.line_no, cut.line, cut.terminated, parsed, None)
+                long_parsed = parsed;
+                long_scanned = None;
+                (
+                    cut.line_no,
+                    cut.line,
+                    cut.terminated,
+                    &long_parsed,
+                    &mut long_scanned,
+                )
             }
         };
         let r = match parsed {

@@ -174,7 +174,7 @@ pub(crate) fn run(
     lines: &mut SliceLines<'_>,
     shape: Shape,
     frame_below: usize,
-    each: &mut dyn FnMut(Line<'_>) -> ControlFlow<()>,
+    each: &mut dyn FnMut(Line<'_, '_>) -> ControlFlow<()>,
 ) -> std::io::Result<()> {
     let data = lines.data;
     let (pos, line_no) = (lines.pos, lines.line_no);
@@ -266,15 +266,16 @@ fn stage2<'a>(
     batches: mpsc::Receiver<Batch<'a>>,
     resume: mpsc::Sender<(usize, usize)>,
     recycle: mpsc::SyncSender<Vec<Framed<'a>>>,
-    each: &mut dyn FnMut(Line<'_>) -> ControlFlow<()>,
+    each: &mut dyn FnMut(Line<'_, '_>) -> ControlFlow<()>,
 ) -> std::io::Result<()> {
     while let Ok(mut batch) = batches.recv() {
-        for f in batch.lines.drain(..) {
-            lines.at(&f);
+        for f in &mut batch.lines {
+            lines.at(f);
             if each(Line::Framed(f)).is_break() {
                 return Ok(());
             }
         }
+        batch.lines.clear();
         // Full only if stage 1 made more batches than it was sent back.
         let _ = recycle.try_send(batch.lines);
         match batch.then {
@@ -290,7 +291,7 @@ fn stage2<'a>(
                     terminated,
                     line: lines.line(),
                 };
-                if each(cut.line(frame_below)).is_break()
+                if cut.give(frame_below, each).is_break()
                     || resume.send((lines.pos, lines.line_no)).is_err()
                 {
                     return Ok(());
