@@ -292,6 +292,34 @@ impl<'a> Framed<'a> {
             scanned,
         }
     }
+
+    /// [`Framed::frame`] written over this one, field by field: the scan is
+    /// made where it lies (the envelope of the line framed here before is
+    /// overwritten, its buffers reused), so nothing of some hundred bytes
+    /// is built elsewhere and copied in. Used by [`pipeline`]'s stage 1,
+    /// which keeps its batches' slots; ends equal to `Framed::frame` of the
+    /// same line (`framing_in_place_equals_a_fresh_frame`).
+    pub(crate) fn frame_into(
+        &mut self,
+        line: &'a [u8],
+        line_no: usize,
+        offset: usize,
+        terminated: bool,
+    ) {
+        self.line_no = line_no;
+        self.offset = offset;
+        self.terminated = terminated;
+        self.line = line;
+        let scanned = &mut self.scanned;
+        let mut scanning = false;
+        self.parsed = reader::parse_record_line(line, line_no, offset, |m| {
+            scanning = true;
+            scan_strict(m, scanned)
+        });
+        if !scanning {
+            self.scanned = None;
+        }
+    }
 }
 
 impl LineSource for Box<dyn LineSource + '_> {
@@ -645,7 +673,11 @@ fn first_pass<S: LineSource>(
 /// scan in `out` when it is (`None` when not). Written in place: a scan is
 /// some hundred bytes, moved once per message less.
 pub(crate) fn scan_strict(m: &str, out: &mut Option<Result<envelope::Scanned, WireError>>) -> bool {
-    let strict = match out.insert(envelope::scan_frame_str(m)) {
+    // Scanned where it lies: an envelope already in `out` (a recycled
+    // slot's) is overwritten in place, its buffers reused.
+    let scanned = out.get_or_insert_with(|| Ok(envelope::Scanned::Batch(Vec::new())));
+    envelope::scan_frame_str_into(m, scanned);
+    let strict = match scanned {
         Ok(_) => true,
         Err(e) if !matches!(e.kind(), WireErrorKind::Json(_)) => true,
         // Not strict JSON by the envelope's scan: the fused scan, the test
@@ -2574,6 +2606,48 @@ mod line_source_tests {
                     );
                 }
             }
+        }
+    }
+
+    /// Lines framed in place over recycled batch slots (`Framed::frame_into`
+    /// over whatever line a slot held) equal lines framed afresh
+    /// (`Framed::frame`): every line of the corpus, its record and its scan,
+    /// in every test batch shape (batches of varying lengths reuse slots
+    /// that held other kinds of lines).
+    #[test]
+    fn framing_in_place_equals_a_fresh_frame() {
+        let mut all = Vec::new();
+        for f in pipeline::corpus_transcripts() {
+            for text in pipeline::cut_and_unreadable(std::fs::read(f).unwrap()) {
+                all.extend_from_slice(&text);
+                if !text.ends_with(b"\n") {
+                    all.push(b'\n');
+                }
+            }
+        }
+        let plain = framed(&all, None, usize::MAX, 0);
+        assert!(plain.0.len() > 1000, "{} lines", plain.0.len());
+        for shape in pipeline::TEST_SHAPES {
+            assert_eq!(
+                framed(&all, Some(shape), usize::MAX, 0).0,
+                plain.0,
+                "{shape:?}"
+            );
+        }
+        // Slot by slot, over every earlier line.
+        let lines: Vec<&[u8]> = all.split(|&b| b == b'\n').collect();
+        let mut slot = Framed::frame(b"", 1, 0, true);
+        for (i, line) in lines.iter().enumerate() {
+            slot.frame_into(line, i + 2, i, i % 2 == 0);
+            let fresh = Framed::frame(line, i + 2, i, i % 2 == 0);
+            assert_eq!(
+                format!("{:?} {:?}", slot.parsed, slot.scanned),
+                format!("{:?} {:?}", fresh.parsed, fresh.scanned)
+            );
+            assert_eq!(
+                (slot.line_no, slot.offset, slot.terminated, slot.line),
+                (fresh.line_no, fresh.offset, fresh.terminated, fresh.line)
+            );
         }
     }
 

@@ -170,6 +170,55 @@ pub struct Members {
     pub(crate) contents_entries: Option<Vec<EntrySpans>>,
     /// `result._meta` (read by `inspect`'s summary: an object or no summary).
     pub(crate) result_meta: Option<Range<usize>>,
+    /// Buffers of an earlier scan kept for the next one into the same
+    /// envelope ([`scan_frame_str_into`]); never part of what was found.
+    pub(crate) spare: Spare,
+}
+
+/// The emptied buffers an envelope keeps for the next scan written into it
+/// ([`scan_frame_str_into`]): a reused envelope does not allocate its
+/// `contents` entries again. Not part of what a scan found: always equal,
+/// shown as `Spare`, cloned empty.
+#[derive(Default)]
+pub(crate) struct Spare {
+    /// An empty vector for [`Members::contents_entries`].
+    pub(crate) entries: Vec<EntrySpans>,
+}
+
+impl Spare {
+    /// Entries a kept buffer may hold (64: about 7 KiB): a larger one,
+    /// grown by a message with a long `contents` array, is freed rather
+    /// than kept in a recycled slot.
+    const MAX_ENTRIES: usize = 64;
+
+    /// Keeps `v` emptied as the spare entries buffer, unless it is larger
+    /// than [`Self::MAX_ENTRIES`] (then it is dropped).
+    fn keep_entries(&mut self, mut v: Vec<EntrySpans>) {
+        if v.capacity() <= Self::MAX_ENTRIES && v.capacity() > self.entries.capacity() {
+            v.clear();
+            self.entries = v;
+        }
+    }
+}
+
+impl Clone for Spare {
+    fn clone(&self) -> Self {
+        Spare::default()
+    }
+}
+
+impl PartialEq for Spare {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for Spare {}
+
+impl std::fmt::Debug for Spare {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Spare")
+    }
 }
 
 /// One `result.contents` entry found by the envelope scan
@@ -203,6 +252,10 @@ pub struct LongStrings {
 }
 
 impl LongStrings {
+    /// Strings a kept buffer may hold between two scans into one envelope
+    /// ([`Envelope::clear`]; 64, 1.5 KiB): a larger one is freed.
+    const MAX_KEPT: usize = 64;
+
     /// Whether this scan's input had `message_len` bytes (a single
     /// message's scan: it validated that message).
     pub(crate) fn scanned(&self, message_len: usize) -> bool {
@@ -239,6 +292,84 @@ impl LongStrings {
                 escaped: k.escaped,
             })
             .collect()
+    }
+}
+
+impl Envelope {
+    /// An envelope with nothing found: what a scan starts filling.
+    fn empty() -> Self {
+        Envelope {
+            kind: EnvelopeKind::Notification,
+            id: None,
+            id_range: None,
+            method: None,
+            params: None,
+            result: None,
+            error: None,
+            result_type: None,
+            members: Members::default(),
+        }
+    }
+
+    /// Back to [`Envelope::empty`] in place, field by field (no envelope
+    /// built and copied over this one), keeping the buffers of `contents`
+    /// entries and long strings, emptied, for the next scan ([`Spare`]).
+    fn clear(&mut self) {
+        let Envelope {
+            kind,
+            id,
+            id_range,
+            method,
+            params,
+            result,
+            error,
+            result_type,
+            members,
+        } = self;
+        *kind = EnvelopeKind::Notification;
+        *id = None;
+        *id_range = None;
+        *method = None;
+        *params = None;
+        *result = None;
+        *error = None;
+        *result_type = None;
+        let Members {
+            id_null,
+            params_uri,
+            params_request_id,
+            params_protocol_version,
+            params_meta,
+            result_result_type,
+            result_contents,
+            result_ttl_ms,
+            result_cache_scope,
+            line_break,
+            long_strings,
+            contents_entries,
+            result_meta,
+            spare,
+        } = members;
+        *id_null = false;
+        *params_uri = None;
+        *params_request_id = None;
+        *params_protocol_version = None;
+        *params_meta = None;
+        *result_result_type = None;
+        *result_contents = None;
+        *result_ttl_ms = None;
+        *result_cache_scope = None;
+        *line_break = None;
+        *result_meta = None;
+        long_strings.input_len = 0;
+        if long_strings.strings.capacity() > LongStrings::MAX_KEPT {
+            long_strings.strings = Vec::new();
+        } else {
+            long_strings.strings.clear();
+        }
+        if let Some(v) = contents_entries.take() {
+            spare.keep_entries(v);
+        }
     }
 }
 
@@ -515,14 +646,46 @@ fn scan_with(
     long_min: usize,
     known: Vec<lex::KnownString>,
 ) -> Result<Scanned, WireError> {
+    let mut out = Ok(Scanned::Batch(Vec::new()));
+    scan_into(input, text, batch, long_min, known, &mut out);
+    out
+}
+
+/// [`scan_frame_str`] written into `out`, whatever it held: a single
+/// message's envelope is filled where it lies (an envelope already there,
+/// from an earlier scan, is cleared field by field and its buffers reused),
+/// so a caller that keeps its slots (a batch of framed lines) moves no
+/// envelope and allocates no `contents` entries again. `out` ends as
+/// [`scan_frame_str`] would return: the same result and errors.
+pub fn scan_frame_str_into(input: &str, out: &mut Result<Scanned, WireError>) {
+    scan_into(
+        input.as_bytes(),
+        Some(input),
+        true,
+        lex::LONG_STRING_BYTES,
+        Vec::new(),
+        out,
+    );
+}
+
+/// [`scan_with`] written into `out` ([`scan_frame_str_into`]).
+fn scan_into(
+    input: &[u8],
+    text: Option<&str>,
+    batch: bool,
+    long_min: usize,
+    known: Vec<lex::KnownString>,
+    out: &mut Result<Scanned, WireError>,
+) {
     if input.len() > MAX_MESSAGE_BYTES {
-        return Err(json_err(
+        *out = Err(json_err(
             JsonErrorKind::MessageTooLarge {
                 len: input.len(),
                 max: MAX_MESSAGE_BYTES,
             },
             MAX_MESSAGE_BYTES,
         ));
+        return;
     }
     let mut lx = match text {
         Some(t) => Lexer::new_str(t),
@@ -534,67 +697,103 @@ fn scan_with(
     lx.ws();
     let root = lx.pos;
     if batch && lx.peek() == Some(b'[') {
-        let mut items = Vec::new();
-        lex::array(&mut lx, 1, |lx| {
-            let at = lx.pos;
-            let i = items.len();
-            if lx.peek() == Some(b'{') {
-                let mut found = Found::default();
-                top_object(lx, 1, &mut found)?;
-                items.push(
-                    found
-                        .finish(input, at)
-                        .map(|()| found.env)
-                        .map_err(|e| e.with_index(i)),
-                );
-            } else {
-                lx.value(2)?;
-                items.push(Err(
-                    WireError::new(WireErrorKind::NotAnObject, Some(at)).with_index(i)
-                ));
-            }
-            Ok(())
-        })
-        .and_then(|()| lx.end())
-        .map_err(|e| wire_error(input, e))?;
-        if items.is_empty() {
-            return Err(WireError::new(WireErrorKind::EmptyBatch, Some(root)));
-        }
-        return Ok(Scanned::Batch(items));
+        *out = scan_batch(&mut lx, input, root);
+        return;
     }
     if lx.peek() != Some(b'{') {
-        // Still strict JSON first: garbage is a parse error, a batch or a
-        // scalar is "not an object".
-        let value_end = lx
-            .value(1)
-            .map(|()| lx.pos)
-            .and_then(|end| lx.end().map(|()| end))
-            .map_err(|e| wire_error(input, e))?;
-        let empty_batch = input[root] == b'['
-            && input[root + 1..value_end - 1]
-                .iter()
-                .all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'));
-        let kind = if empty_batch {
-            WireErrorKind::EmptyBatch
-        } else {
-            WireErrorKind::NotAnObject
-        };
-        return Err(WireError::new(kind, Some(root)));
+        *out = Err(not_an_object(&mut lx, input, root));
+        return;
     }
-    lx.record_long(long_min);
-    // Filled in place and read by reference: a few hundred bytes not
-    // moved from frame to frame per message.
-    let mut top = Found::default();
-    top_object(&mut lx, 0, &mut top)
+    if !matches!(out, Ok(Scanned::Single(_))) {
+        *out = Ok(Scanned::Single(Envelope::empty()));
+    }
+    if let Ok(Scanned::Single(env)) = out
+        && let Err(e) = scan_single(&mut lx, input, root, long_min, env)
+    {
+        *out = Err(e);
+    }
+}
+
+/// The batch at `root` (its `[`, at the lexer's position): each element's
+/// envelope or error ([`scan_frame`]).
+fn scan_batch(lx: &mut Lexer<'_>, input: &[u8], root: usize) -> Result<Scanned, WireError> {
+    let mut items = Vec::new();
+    lex::array(lx, 1, |lx| {
+        let at = lx.pos;
+        let i = items.len();
+        if lx.peek() == Some(b'{') {
+            let mut env = Envelope::empty();
+            let mut found = Found::new(&mut env);
+            top_object(lx, 1, &mut found)?;
+            let verdict = found.finish(input, at);
+            items.push(verdict.map(|()| env).map_err(|e| e.with_index(i)));
+        } else {
+            lx.value(2)?;
+            items.push(Err(
+                WireError::new(WireErrorKind::NotAnObject, Some(at)).with_index(i)
+            ));
+        }
+        Ok(())
+    })
+    .and_then(|()| lx.end())
+    .map_err(|e| wire_error(input, e))?;
+    if items.is_empty() {
+        return Err(WireError::new(WireErrorKind::EmptyBatch, Some(root)));
+    }
+    Ok(Scanned::Batch(items))
+}
+
+/// The error for a root value at `root` that is not an object (the
+/// lexer's position): a JSON error first (garbage is a parse error), else
+/// a batch or a scalar is "not an object", `[]` an empty batch.
+fn not_an_object(lx: &mut Lexer<'_>, input: &[u8], root: usize) -> WireError {
+    let value_end = match lx
+        .value(1)
+        .map(|()| lx.pos)
+        .and_then(|end| lx.end().map(|()| end))
+    {
+        Ok(end) => end,
+        Err(e) => return wire_error(input, e),
+    };
+    let empty_batch = input[root] == b'['
+        && input[root + 1..value_end - 1]
+            .iter()
+            .all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'));
+    let kind = if empty_batch {
+        WireErrorKind::EmptyBatch
+    } else {
+        WireErrorKind::NotAnObject
+    };
+    WireError::new(kind, Some(root))
+}
+
+/// The single message whose `{` is at `root` (the lexer's position), its
+/// envelope written into `env` (cleared first, its buffers reused): the
+/// strings of at least `long_min` bytes kept
+/// ([`Members::long_strings`]). On `Err`, `env` holds a partial scan.
+fn scan_single(
+    lx: &mut Lexer<'_>,
+    input: &[u8],
+    root: usize,
+    long_min: usize,
+    env: &mut Envelope,
+) -> Result<(), WireError> {
+    env.clear();
+    lx.record_long_into(
+        long_min,
+        std::mem::take(&mut env.members.long_strings.strings),
+    );
+    let mut top = Found::new(env);
+    top_object(lx, 0, &mut top)
         .and_then(|()| lx.end())
         .map_err(|e| wire_error(input, e))?;
     top.finish(input, root)?;
-    top.env.members.line_break = lx.line_break;
-    top.env.members.long_strings = LongStrings {
+    env.members.line_break = lx.line_break;
+    env.members.long_strings = LongStrings {
         input_len: input.len(),
         strings: lx.take_long(),
     };
-    Ok(Scanned::Single(top.env))
+    Ok(())
 }
 
 fn json_err(kind: JsonErrorKind, offset: usize) -> WireError {
@@ -643,8 +842,9 @@ fn wire_error(input: &[u8], e: LexError) -> WireError {
 
 /// The top-level members found (value ranges), before the envelope rules:
 /// the envelope's own ranges are written into `env` as the scan finds them
-/// (the envelope is filled in place, not copied out of a scratch struct).
-struct Found {
+/// (the envelope is filled where it lies, not copied out of a scratch
+/// struct).
+struct Found<'e> {
     jsonrpc: Option<Range<usize>>,
     id: Option<Range<usize>>,
     error: Option<Range<usize>>,
@@ -652,35 +852,28 @@ struct Found {
     error_span: Option<Result<ErrorSpan, WireError>>,
     /// The first member outside the JSON-RPC 2.0 set.
     unknown: Option<(String, usize)>,
-    /// `method`, `params`, `result`, `result_type` and `members` as found;
-    /// the rest is set by [`Found::finish`].
-    env: Envelope,
+    /// `method`, `params`, `result`, `result_type` and `members` as found
+    /// (empty at the start: [`Envelope::clear`]); the rest is set by
+    /// [`Found::finish`].
+    env: &'e mut Envelope,
 }
 
-impl Default for Found {
-    fn default() -> Self {
+impl<'e> Found<'e> {
+    /// Nothing found yet, the envelope's ranges to be written into `env`
+    /// (empty).
+    fn new(env: &'e mut Envelope) -> Self {
         Found {
             jsonrpc: None,
             id: None,
             error: None,
             error_span: None,
             unknown: None,
-            env: Envelope {
-                kind: EnvelopeKind::Notification,
-                id: None,
-                id_range: None,
-                method: None,
-                params: None,
-                result: None,
-                error: None,
-                result_type: None,
-                members: Members::default(),
-            },
+            env,
         }
     }
 }
 
-impl Found {
+impl Found<'_> {
     /// The envelope rules (module docs), in order, on the members of the
     /// object at `root`; on success `env` is the envelope (its kind, id and
     /// error set here).
@@ -766,7 +959,7 @@ impl Found {
             }
             (None, None, None) => return Err(at(WireErrorKind::UnknownShape, None)),
         };
-        let env = &mut self.env;
+        let env = &mut *self.env;
         env.members.id_null = self.id.as_ref().is_some_and(is_null);
         env.kind = kind;
         env.id_range = id.as_ref().and(self.id.clone());
@@ -779,7 +972,7 @@ impl Found {
 /// The message root (`{` at the position, nested `base` levels deep: 0 for
 /// a single message, 1 in a batch): its members, into `f` (empty), every
 /// value validated (lexer errors are JSON errors).
-fn top_object(lx: &mut Lexer<'_>, base: usize, f: &mut Found) -> Result<(), LexError> {
+fn top_object(lx: &mut Lexer<'_>, base: usize, f: &mut Found<'_>) -> Result<(), LexError> {
     lex::object(lx, base + 1, |lx, key, _| {
         let start = lx.pos;
         let slot = match key {
@@ -815,7 +1008,7 @@ fn top_object(lx: &mut Lexer<'_>, base: usize, f: &mut Found) -> Result<(), LexE
                     lex::object(lx, base + 2, |lx, key, _| {
                         let start = lx.pos;
                         if key == b"contents" && lx.peek() == Some(b'[') {
-                            m.contents_entries = contents_entries(lx, base + 3)?;
+                            m.contents_entries = contents_entries(lx, base + 3, &mut m.spare)?;
                         } else {
                             lx.value(base + 3)?;
                         }
@@ -875,14 +1068,21 @@ fn top_object(lx: &mut Lexer<'_>, base: usize, f: &mut Found) -> Result<(), LexE
 /// its entries' `uri`, `mimeType`, `text` and `blob` strings
 /// ([`Members::contents_entries`]); `None` when an entry is not an object,
 /// one of those members is not a string, one other than `text` holds an
-/// escape, or its `_meta` is not an object.
-fn contents_entries(lx: &mut Lexer<'_>, depth: usize) -> Result<Option<Vec<EntrySpans>>, LexError> {
-    let mut entries = Some(Vec::new());
+/// escape, or its `_meta` is not an object. The entries go into `spare`'s
+/// buffer (emptied), handed back to it when they are `None`.
+fn contents_entries(
+    lx: &mut Lexer<'_>,
+    depth: usize,
+    spare: &mut Spare,
+) -> Result<Option<Vec<EntrySpans>>, LexError> {
+    let mut list = std::mem::take(&mut spare.entries);
+    list.clear();
+    let mut all_plain = true;
     lex::array(lx, depth, |lx| {
-        let Some(list) = entries.as_mut().filter(|_| lx.peek() == Some(b'{')) else {
-            entries = None;
+        if !all_plain || lx.peek() != Some(b'{') {
+            all_plain = false;
             return lx.value(depth + 1);
-        };
+        }
         let mut e = EntrySpans {
             start: lx.pos,
             ..EntrySpans::default()
@@ -919,11 +1119,15 @@ fn contents_entries(lx: &mut Lexer<'_>, depth: usize) -> Result<Option<Vec<Entry
         if plain {
             list.push(e);
         } else {
-            entries = None;
+            all_plain = false;
         }
         Ok(())
     })?;
-    Ok(entries)
+    if all_plain {
+        return Ok(Some(list));
+    }
+    spare.keep_entries(list);
+    Ok(None)
 }
 
 /// `error`'s object (`{` at the position, depth `base + 2`): the JSON is
@@ -1499,5 +1703,54 @@ mod tests {
             panic!("a batch");
         };
         assert_eq!(items[0].as_ref().unwrap().members.line_break, None);
+    }
+
+    /// `scan_frame_str_into` over a slot that holds any earlier scan (an
+    /// envelope with `contents` entries, long strings, an error, a batch,
+    /// an error result) ends as `scan_frame_str` returns: every ordered
+    /// pair of messages, the second written over the first. An emptied
+    /// `contents` buffer is kept across a message without one.
+    #[test]
+    fn scanning_into_a_used_slot_equals_a_fresh_scan() {
+        let blob = "QUJD".repeat(lex::LONG_STRING_BYTES / 4);
+        let long = format!(
+            r#"{{"jsonrpc":"2.0","id":"a-long-string-id-over-22-bytes","result":{{"contents":[{{"uri":"a","blob":"{blob}"}},{{"uri":"b","text":"{blob}"}}],"_meta":{{}}}}}}"#
+        );
+        let mut inputs: Vec<String> = SAMPLES.iter().map(|s| (*s).to_owned()).collect();
+        inputs.extend(
+            [
+                r#"{"jsonrpc":"2.0","id":3,"result":{"contents":[{"uri":"a","text":"x"},{"uri":"b","mimeType":"text/plain","text":"y\n"}],"ttlMs":5,"cacheScope":"s","resultType":"complete"}}"#,
+                r#"{"jsonrpc":"2.0","id":4,"result":{"contents":[{"uri":"a","text":"x"},7]}}"#,
+                r#"{"jsonrpc":"2.0","id":5,"method":"initialize","params":{"protocolVersion":"2025-11-25","uri":"u","_meta":{}}}"#,
+                "{\"jsonrpc\":\"2.0\",\n\"id\":6,\"result\":{}}",
+                r#"[{"jsonrpc":"2.0","id":1,"result":{"contents":[]}},7,{"jsonrpc":"1.0","id":2,"result":{}}]"#,
+                r#"{"jsonrpc":"2.0","id":1,"result":{},"extra":1}"#,
+                r#"{"jsonrpc":"2.0","id":1,"result":{"contents":[{"uri":"a"}]},"id":2}"#,
+                r#"{"jsonrpc":"2.0","id":1,"result":{"contents":[{"uri":"a"}]}"#,
+                r#"[]"#,
+                r#"7"#,
+            ]
+            .map(str::to_owned),
+        );
+        inputs.push(long);
+        let shown = |r: &Result<Scanned, WireError>| format!("{r:?}");
+        for a in &inputs {
+            for b in &inputs {
+                let mut slot = Ok(Scanned::Batch(Vec::new()));
+                scan_frame_str_into(a, &mut slot);
+                assert_eq!(shown(&slot), shown(&scan_frame_str(a)), "{a}");
+                scan_frame_str_into(b, &mut slot);
+                let fresh = scan_frame_str(b);
+                assert_eq!(slot, fresh, "{b} over {a}");
+                assert_eq!(shown(&slot), shown(&fresh), "{b} over {a}");
+            }
+        }
+        let mut slot = Ok(Scanned::Batch(Vec::new()));
+        scan_frame_str_into(&inputs[0], &mut slot);
+        scan_frame_str_into(SAMPLES[4], &mut slot);
+        let Ok(Scanned::Single(env)) = &slot else {
+            panic!("one message")
+        };
+        assert!(env.members.spare.entries.capacity() > 0);
     }
 }

@@ -175,7 +175,7 @@ pub(crate) struct Lexer<'a> {
     /// without a second UTF-8 check.
     text: Option<&'a str>,
     /// The strings of at least `long_min` bytes that [`Self::string`]
-    /// validated, in input order, when recording ([`Self::record_long`]).
+    /// validated, in input order, when recording ([`Self::record_long_into`]).
     long: Option<Vec<KnownString>>,
     /// See `long`.
     long_min: usize,
@@ -266,13 +266,15 @@ impl<'a> Lexer<'a> {
 
     /// Records the string tokens of at least `min` bytes
     /// ([`LONG_STRING_BYTES`] in the envelope scan) that [`Self::string`]
-    /// validates from now on ([`Self::take_long`]).
-    pub(crate) fn record_long(&mut self, min: usize) {
-        self.long = Some(Vec::new());
+    /// validates from now on ([`Self::take_long`]), into `buf` (emptied
+    /// first; its capacity kept from an earlier scan).
+    pub(crate) fn record_long_into(&mut self, min: usize, mut buf: Vec<KnownString>) {
+        buf.clear();
+        self.long = Some(buf);
         self.long_min = min;
     }
 
-    /// The strings recorded since [`Self::record_long`], in input order.
+    /// The strings recorded since [`Self::record_long_into`], in input order.
     pub(crate) fn take_long(&mut self) -> Vec<KnownString> {
         self.long.take().unwrap_or_default()
     }
@@ -506,7 +508,7 @@ impl<'a> Lexer<'a> {
     /// A short plain string at the position (its `"`; a key, an id, a
     /// method name): its closing quote is the first stop of the next 32
     /// bytes ([`stop::head_stop`]), with no UTF-8 left to check and nothing to record
-    /// ([`Self::record_long`]). Its bytes between the quotes, the position
+    /// ([`Self::record_long_into`]). Its bytes between the quotes, the position
     /// moved past it; `None` (the position kept) for any other string:
     /// [`Self::string_long`] reads it.
     #[inline]
@@ -597,7 +599,7 @@ impl<'a> Lexer<'a> {
     }
 
     /// Records the string token from `start` to the position when it is
-    /// long enough ([`Self::record_long`]).
+    /// long enough ([`Self::record_long_into`]).
     #[inline]
     fn keep_long(&mut self, start: usize, escaped: bool) {
         if let Some(long) = &mut self.long
@@ -1496,7 +1498,7 @@ mod tests {
     fn known_strings_are_skipped_with_the_recorded_end_and_escape_flag() {
         let input = br#"["aaaa","b\nb","c"]"#;
         let mut lx = Lexer::new(input);
-        lx.record_long(4);
+        lx.record_long_into(4, Vec::new());
         lx.value(1).unwrap();
         let long = lx.take_long();
         assert_eq!(

@@ -159,6 +159,8 @@ enum Then {
 /// Lines framed by stage 1, in file order.
 struct Batch<'a> {
     lines: Vec<Framed<'a>>,
+    /// Bytes of the lines (with their `\n`).
+    bytes: usize,
     then: Then,
 }
 
@@ -198,7 +200,15 @@ pub(crate) fn run(
                 );
             });
         match worker {
-            Ok(_) => stage2(lines, frame_below, batch_rx, resume_tx, recycle_tx, each),
+            Ok(_) => stage2(
+                lines,
+                frame_below,
+                shape.batch_bytes,
+                batch_rx,
+                resume_tx,
+                recycle_tx,
+                each,
+            ),
             Err(_) => super::frame_each(lines, frame_below, each),
         }
     })
@@ -218,15 +228,19 @@ fn stage1<'a>(
     recycled: &mpsc::Receiver<Vec<Framed<'a>>>,
 ) {
     loop {
+        // A recycled batch keeps its framed lines: each slot is framed over
+        // in place (`Framed::frame_into`), nothing moved into it and the
+        // buffers of the line framed there before reused.
         let mut lines = recycled
             .try_recv()
             .unwrap_or_else(|_| Vec::with_capacity(shape.batch_lines));
+        let mut n = 0usize;
         let mut bytes = 0usize;
         let then = loop {
             let Some(rest) = data.get(pos..).filter(|r| !r.is_empty()) else {
                 break Then::End;
             };
-            if lines.len() >= shape.batch_lines || bytes >= shape.batch_bytes {
+            if n >= shape.batch_lines || bytes >= shape.batch_bytes {
                 break Then::More;
             }
             // A line end, or the input's end, within `framed_below` bytes.
@@ -237,13 +251,21 @@ fn stage1<'a>(
                 None => break Then::Long,
             };
             line_no += 1;
-            lines.push(Framed::frame(&rest[..len], line_no, pos, terminated));
+            let line = &rest[..len];
+            match lines.get_mut(n) {
+                Some(slot) => slot.frame_into(line, line_no, pos, terminated),
+                None => lines.push(Framed::frame(line, line_no, pos, terminated)),
+            }
+            n += 1;
             let next = len + usize::from(terminated);
             bytes += next;
             pos += next;
         };
+        // The slots past this batch's lines, framed for an earlier one,
+        // are dropped here (on this thread, which allocated what they hold).
+        lines.truncate(n);
         let (long, end) = (matches!(then, Then::Long), matches!(then, Then::End));
-        if batches.send(Batch { lines, then }).is_err() || end {
+        if batches.send(Batch { lines, bytes, then }).is_err() || end {
             return;
         }
         if long {
@@ -257,12 +279,14 @@ fn stage1<'a>(
 
 /// Stage 2: gives the framed lines to `each` in order, `lines` kept at the
 /// line given (its `release` told what lies behind it); reads and frames
-/// the long lines stage 1 leaves. Returns when the input ends, `each`
+/// the long lines stage 1 leaves; sends each batch back to be framed over
+/// (emptied when its lines passed twice `batch_bytes`). Returns when the input ends, `each`
 /// breaks or stage 1 is gone; its channel ends are dropped then, which
 /// stops stage 1.
 fn stage2<'a>(
     lines: &mut SliceLines<'a>,
     frame_below: usize,
+    batch_bytes: usize,
     batches: mpsc::Receiver<Batch<'a>>,
     resume: mpsc::Sender<(usize, usize)>,
     recycle: mpsc::SyncSender<Vec<Framed<'a>>>,
@@ -275,7 +299,13 @@ fn stage2<'a>(
                 return Ok(());
             }
         }
-        batch.lines.clear();
+        // The lines go back to stage 1 framed, to be framed over in place;
+        // a batch holding a line longer than a batch is meant to be (its
+        // scan's buffers in proportion) is emptied first: the lines kept
+        // framed in recycled batches stay within `batch_bytes` each.
+        if batch.bytes > batch_bytes.saturating_mul(2) {
+            batch.lines.clear();
+        }
         // Full only if stage 1 made more batches than it was sent back.
         let _ = recycle.try_send(batch.lines);
         match batch.then {
