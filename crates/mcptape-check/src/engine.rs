@@ -312,10 +312,11 @@ impl<'a> Framed<'a> {
         self.line = line;
         let scanned = &mut self.scanned;
         let mut scanning = false;
-        self.parsed = reader::parse_record_line(line, line_no, offset, |m| {
+        let validate = |m| {
             scanning = true;
             scan_strict(m, scanned)
-        });
+        };
+        reader::parse_record_line_into(line, line_no, offset, validate, &mut self.parsed);
         if !scanning {
             self.scanned = None;
         }

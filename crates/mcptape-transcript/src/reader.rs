@@ -449,14 +449,9 @@ pub fn parse_record_line<'a>(
     line: &'a [u8],
     line_no: usize,
     offset: usize,
-    mut validate: impl FnMut(&'a str) -> bool,
+    validate: impl FnMut(&'a str) -> bool,
 ) -> Result<RecordRef<'a>, TranscriptError> {
-    // simdutf8's `basic` check: the same answer as `std::str::from_utf8`
-    // (valid or not; the slow path below reports where), at SIMD speed.
-    if let Some((t_us, dir, msg)) = canonical_message(line)
-        && let Ok(msg) = simdutf8::basic::from_utf8(msg)
-        && validate(msg)
-    {
+    if let Some((t_us, dir, msg)) = canonical_valid(line, validate) {
         return Ok(RecordRef::Message {
             t_us,
             dir,
@@ -465,6 +460,46 @@ pub fn parse_record_line<'a>(
         });
     }
     parse_record_ref(line, line_no, offset)
+}
+
+/// [`parse_record_line`] written into `out` (whatever record or error it
+/// held is dropped): the record of a canonical message line is built where
+/// it lies, not returned and copied in (a caller that keeps its framed
+/// lines in place, `mcptape check`'s pipeline, moves no record per line).
+/// `out` ends as `parse_record_line` of the same arguments returns.
+pub fn parse_record_line_into<'a>(
+    line: &'a [u8],
+    line_no: usize,
+    offset: usize,
+    validate: impl FnMut(&'a str) -> bool,
+    out: &mut Result<RecordRef<'a>, TranscriptError>,
+) {
+    match canonical_valid(line, validate) {
+        Some((t_us, dir, msg)) => {
+            *out = Ok(RecordRef::Message {
+                t_us,
+                dir,
+                msg,
+                http: None,
+            });
+        }
+        None => *out = parse_record_ref(line, line_no, offset),
+    }
+}
+
+/// The writer's canonical message line ([`canonical_message`]) whose msg
+/// is UTF-8 and accepted by `validate` ([`parse_record_line`]): its `tUs`,
+/// direction and msg; `None` for any other line (the serde path's).
+#[inline]
+fn canonical_valid<'a>(
+    line: &'a [u8],
+    mut validate: impl FnMut(&'a str) -> bool,
+) -> Option<(u64, Direction, &'a str)> {
+    // simdutf8's `basic` check: the same answer as `std::str::from_utf8`
+    // (valid or not; the slow path reports where), at SIMD speed.
+    let (t_us, dir, msg) = canonical_message(line)?;
+    let msg = simdutf8::basic::from_utf8(msg).ok()?;
+    validate(msg).then_some((t_us, dir, msg))
 }
 
 /// Parses the header line (line 1, without its `\n`) as [`read`] does, for a
@@ -494,21 +529,23 @@ pub fn canonical_message_dir(line: &[u8]) -> Option<Direction> {
 fn canonical_message(line: &[u8]) -> Option<(u64, Direction, &[u8])> {
     let rest = line.strip_prefix(b"{\"tUs\":")?;
     // The digits and their value in one pass; `None` past 20 digits or
-    // past `u64::MAX` (as `str::parse` refuses it).
+    // past `u64::MAX` (as `str::parse` refuses it): 19 digits cannot
+    // overflow, only a 20th is checked.
     let mut digits = 0;
     let mut t_us = 0u64;
-    let mut overflow = false;
-    while let Some(&d) = rest.get(digits).filter(|b| b.is_ascii_digit()) {
-        let (n, o1) = t_us.overflowing_mul(10);
-        let (n, o2) = n.overflowing_add(u64::from(d - b'0'));
-        overflow |= o1 | o2;
-        t_us = n;
-        digits += 1;
-        if digits > 20 {
-            return None;
+    while let Some(&b) = rest.get(digits) {
+        let d = b.wrapping_sub(b'0');
+        if d > 9 {
+            break;
         }
+        t_us = match digits {
+            0..19 => t_us * 10 + u64::from(d),
+            19 => t_us.checked_mul(10)?.checked_add(u64::from(d))?,
+            _ => return None,
+        };
+        digits += 1;
     }
-    if digits == 0 || overflow || (digits > 1 && rest[0] == b'0') {
+    if digits == 0 || (digits > 1 && rest[0] == b'0') {
         return None;
     }
     let rest = rest[digits..].strip_prefix(b",\"kind\":\"message\",\"dir\":\"")?;
@@ -859,6 +896,62 @@ mod tests {
             Some(0)
         );
         assert!(canonical_message(line("01").as_bytes()).is_none());
+        // Every length up to 22 digits, at and around the 19-digit and
+        // `u64::MAX` bounds: the value `str::parse` gives, or none.
+        let mut numbers: Vec<String> = (1..=22).map(|n| "9".repeat(n)).collect();
+        numbers.extend((1..=22).map(|n| format!("1{}", "0".repeat(n - 1))));
+        numbers.extend(
+            [
+                "9999999999999999999",
+                "10000000000000000000",
+                "18446744073709551614",
+                "18446744073709551615",
+                "18446744073709551616",
+                "18446744073709551625",
+                "19000000000000000000",
+                "99999999999999999999",
+                "00",
+                "0123",
+                "1234567",
+            ]
+            .map(str::to_owned),
+        );
+        for t in numbers {
+            let want = t
+                .parse::<u64>()
+                .ok()
+                .filter(|_| t == "0" || !t.starts_with('0'));
+            assert_eq!(
+                canonical_message(line(&t).as_bytes()).map(|m| m.0),
+                want,
+                "{t}"
+            );
+        }
+    }
+
+    /// `parse_record_line_into` over a slot holding any earlier record or
+    /// error ends as `parse_record_line` returns, for every ordered pair of
+    /// lines (canonical, serde path, refused by `validate`, malformed).
+    #[test]
+    fn parse_record_line_into_a_used_slot_equals_a_fresh_parse() {
+        let lines: [&[u8]; 7] = [
+            br#"{"tUs":5,"kind":"message","dir":"c2s","msg":{"jsonrpc":"2.0","method":"x"}}"#,
+            br#"{"tUs":6,"kind":"message","dir":"s2c","msg":{"jsonrpc":"2.0","id":1,"result":{}},"http":{"exchange":0}}"#,
+            br#"{"tUs":7,"kind":"stderr","line":"hello"}"#,
+            br#"{"tUs":8,"kind":"message","dir":"c2s","msg":[1,2]}"#,
+            br#"{"tUs":8,"kind":"mess"#,
+            b"not a record",
+            b"",
+        ];
+        let validate = |m: &str| !m.starts_with('[');
+        for a in lines {
+            for b in lines {
+                let mut slot = parse_record_line(a, 2, 0, validate);
+                parse_record_line_into(b, 3, 9, validate, &mut slot);
+                let fresh = parse_record_line(b, 3, 9, validate);
+                assert_eq!(format!("{slot:?}"), format!("{fresh:?}"));
+            }
+        }
     }
 
     const HEADER: &str = r#"{"mcptapeTranscript":1,"mcptapeVersion":"0.1.0","transport":"stdio","server":{},"startedAt":"2026-11-30T00:00:00Z"}"#;
