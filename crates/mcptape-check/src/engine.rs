@@ -278,27 +278,31 @@ impl<'a> Framed<'a> {
     /// Frames line `line_no` (`line`, at byte `offset`, `terminated` by
     /// `\n` or not): the per-line work before the rules.
     pub(crate) fn frame(line: &'a [u8], line_no: usize, offset: usize, terminated: bool) -> Self {
-        // The one envelope scan of the message, made while the record is
-        // framed; the rules read its ranges.
-        let mut scanned = None;
-        let parsed =
-            reader::parse_record_line(line, line_no, offset, |m| scan_strict(m, &mut scanned));
-        Framed {
+        // One way of framing a line: a new frame is an empty one framed
+        // over (what a line's framing computes goes in `frame_into`).
+        let mut f = Framed {
             line_no,
             offset,
             terminated,
             line,
-            parsed,
-            scanned,
-        }
+            parsed: Err(reader::TranscriptError {
+                kind: reader::ErrorKind::EmptyLine,
+                line: line_no,
+                offset,
+            }),
+            scanned: None,
+        };
+        f.frame_into(line, line_no, offset, terminated);
+        f
     }
 
     /// [`Framed::frame`] written over this one, field by field: the scan is
     /// made where it lies (the envelope of the line framed here before is
     /// overwritten, its buffers reused), so nothing of some hundred bytes
     /// is built elsewhere and copied in. Used by [`pipeline`]'s stage 1,
-    /// which keeps its batches' slots; ends equal to `Framed::frame` of the
-    /// same line (`framing_in_place_equals_a_fresh_frame`).
+    /// which keeps its batches' slots: whatever a slot held, it ends as a
+    /// fresh frame of the line (`framing_in_place_equals_a_fresh_frame`).
+    /// Everything a line's framing computes is computed here.
     pub(crate) fn frame_into(
         &mut self,
         line: &'a [u8],
@@ -2635,19 +2639,22 @@ mod line_source_tests {
                 "{shape:?}"
             );
         }
-        // Slot by slot, over every earlier line.
+        // Slot by slot, over every earlier line, against the record and
+        // scan as the reader and `scan_strict` give them on their own.
         let lines: Vec<&[u8]> = all.split(|&b| b == b'\n').collect();
         let mut slot = Framed::frame(b"", 1, 0, true);
         for (i, line) in lines.iter().enumerate() {
             slot.frame_into(line, i + 2, i, i % 2 == 0);
-            let fresh = Framed::frame(line, i + 2, i, i % 2 == 0);
+            let mut scanned = None;
+            let parsed =
+                reader::parse_record_line(line, i + 2, i, |m| scan_strict(m, &mut scanned));
             assert_eq!(
                 format!("{:?} {:?}", slot.parsed, slot.scanned),
-                format!("{:?} {:?}", fresh.parsed, fresh.scanned)
+                format!("{parsed:?} {scanned:?}")
             );
             assert_eq!(
                 (slot.line_no, slot.offset, slot.terminated, slot.line),
-                (fresh.line_no, fresh.offset, fresh.terminated, fresh.line)
+                (i + 2, i, i % 2 == 0, *line)
             );
         }
     }
