@@ -2617,8 +2617,8 @@ mod line_source_tests {
     /// Lines framed in place over recycled batch slots (`Framed::frame_into`
     /// over whatever line a slot held) equal lines framed afresh
     /// (`Framed::frame`): every line of the corpus, its record and its scan,
-    /// in every test batch shape (batches of varying lengths reuse slots
-    /// that held other kinds of lines).
+    /// in two test batch shapes (batches of varying lengths reuse slots
+    /// that held other kinds of lines), and slot by slot.
     #[test]
     fn framing_in_place_equals_a_fresh_frame() {
         let mut all = Vec::new();
@@ -2632,7 +2632,9 @@ mod line_source_tests {
         }
         let plain = framed(&all, None, usize::MAX, 0);
         assert!(plain.0.len() > 1000, "{} lines", plain.0.len());
-        for shape in pipeline::TEST_SHAPES {
+        // Batches of 3 lines, and batches ended by a 40-byte bound (of
+        // varying lengths: slots framed over lines of other kinds).
+        for shape in [pipeline::TEST_SHAPES[1], pipeline::TEST_SHAPES[2]] {
             assert_eq!(
                 framed(&all, Some(shape), usize::MAX, 0).0,
                 plain.0,

@@ -3,8 +3,10 @@
 //! documents a batch ahead of the one that uses them).
 //!
 //! Stage 1, on a worker thread: cuts the lines and frames each
-//! ([`Framed::frame`]: the record, the one envelope scan of its message),
-//! in batches of [`Shape::batch_lines`] lines. Stage 2, on the calling
+//! ([`Framed::frame_into`]: the record, the one envelope scan of its
+//! message, written over a slot of a batch stage 2 sent back, so no framed
+//! line is moved and the buffers of the line framed there before are
+//! reused), in batches of [`Shape::batch_lines`] lines. Stage 2, on the calling
 //! thread: gives each framed line to the pass (the rules, findings, output)
 //! in file order, tells the map's `release` what lies behind the line it
 //! is at, never what stage 1 has framed ahead of it.
@@ -12,10 +14,14 @@
 //! A batch borrows its lines from the map (no message byte is copied); at
 //! most [`Shape::batches`] wait between the stages, so stage 1 is never
 //! more than `batches + 2` batches ahead (one being filled, one being read):
-//! with [`Shape::DEFAULT`], at most 5 × 512 framed lines (about 700 bytes
-//! each: 1.8 MB) and 5 × ([`BATCH_BYTES`] + [`LONG_LINE_BYTES`]) = 6.25 MiB
+//! with [`Shape::DEFAULT`], at most 5 × 512 framed lines (728 bytes each:
+//! 1.9 MB) and 5 × ([`BATCH_BYTES`] + [`LONG_LINE_BYTES`]) = 6.25 MiB
 //! of mapped pages read ahead of the rules, on top of the
-//! [`SliceLines::RELEASE_STEP`] not yet released behind them.
+//! [`SliceLines::RELEASE_STEP`] not yet released behind them. The batches
+//! sent back (at most `batches + 2`) keep their lines framed until stage 1
+//! frames over them: what those lines' framing holds (records, `contents`
+//! entries) stays within 2 × [`BATCH_BYTES`] of lines a batch, a batch over
+//! that being emptied by stage 2 first.
 //! A line longer than [`Shape::long_line_bytes`] is left to stage 2, which
 //! reads and frames it itself and then lets stage 1 go on after it: the
 //! pages of a long line are brought in once, while stage 2 needs them, as
