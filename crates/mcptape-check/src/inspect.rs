@@ -1768,99 +1768,104 @@ fn report_pass<S: crate::engine::LineSource>(
     let mut ends_unread = false;
     // An error of `emit`, which ends the pass.
     let mut failed = None;
-    lines.for_each_line(KEEP_SCAN_MIN_LINE_BYTES, &mut |l| {
-        let mut skel = None;
-        // A short line: the one envelope scan (`Framed::frame`: its result
-        // is read where it is used); a long one: its skeleton (blobs cut out,
-        // never decoded), kept from the first pass when it met the line (the
-        // first pass keeps long lines only).
-        // A long line's record and (absent) scan, lent like a framed one's.
-        let (long_parsed, mut long_scanned);
-        let (line_no, line, terminated, parsed, scanned) = match l {
-            Line::Framed(f) => (f.line_no, f.line, f.terminated, &f.parsed, &mut f.scanned),
-            Line::Long(cut) => {
-                let parsed = reader::parse_record_line(cut.line, cut.line_no, cut.offset, |m| {
-                    let scan = match kept.remove(&cut.line_no) {
-                        Some(scan) => scan,
-                        None => Skeleton::scan(m.as_bytes()).ok(),
-                    };
-                    match scan {
-                        Some(sk) => {
-                            skel = sk;
-                            true
-                        }
-                        None => false,
-                    }
-                });
-                long_parsed = parsed;
-                long_scanned = None;
-                (
-                    cut.line_no,
-                    cut.line,
-                    cut.terminated,
-                    &long_parsed,
-                    &mut long_scanned,
+    lines.for_each_line(
+        KEEP_SCAN_MIN_LINE_BYTES,
+        crate::engine::Prep::Nothing,
+        &mut |l| {
+            let mut skel = None;
+            // A short line: the one envelope scan (`Framed::frame`: its result
+            // is read where it is used); a long one: its skeleton (blobs cut out,
+            // never decoded), kept from the first pass when it met the line (the
+            // first pass keeps long lines only).
+            // A long line's record and (absent) scan, lent like a framed one's.
+            let (long_parsed, mut long_scanned);
+            let (line_no, line, terminated, parsed, scanned) = match l {
+                Line::Framed(f) => (f.line_no, f.line, f.terminated, &f.parsed, &mut f.scanned),
+                Line::Long(cut) => {
+                    let parsed =
+                        reader::parse_record_line(cut.line, cut.line_no, cut.offset, |m| {
+                            let scan = match kept.remove(&cut.line_no) {
+                                Some(scan) => scan,
+                                None => Skeleton::scan(m.as_bytes()).ok(),
+                            };
+                            match scan {
+                                Some(sk) => {
+                                    skel = sk;
+                                    true
+                                }
+                                None => false,
+                            }
+                        });
+                    long_parsed = parsed;
+                    long_scanned = None;
+                    (
+                        cut.line_no,
+                        cut.line,
+                        cut.terminated,
+                        &long_parsed,
+                        &mut long_scanned,
+                    )
+                }
+            };
+            let r = match parsed {
+                Ok(r) => r,
+                // A malformed line, ended or not: only a cut record (the
+                // reader's rule, `reader::is_cut_record`) is dropped below.
+                Err(e) if terminated || !reader::is_cut_record(line) => {
+                    bad.push((e.line, format!("bad transcript record: {}", e.kind)));
+                    ends_unread = true;
+                    return ControlFlow::Continue(());
+                }
+                Err(e) => {
+                    dropped = true;
+                    bad.push((
+                        line_no,
+                        format!(
+                            "last line cut ({} bytes, no newline), dropped: {}",
+                            line.len(),
+                            e.kind
+                        ),
+                    ));
+                    return ControlFlow::Continue(());
+                }
+            };
+            records += 1;
+            ends_unread = false;
+            last_record = Some(line_no);
+            saw_exit |= matches!(
+                r.owned_event(),
+                Some(mcptape_transcript::Event::Exit { .. })
+            );
+            let Some(msg) = r.msg() else {
+                return ControlFlow::Continue(());
+            };
+            message_records += 1;
+            let mut emitted = || -> std::io::Result<()> {
+                for (line, reason) in bad.drain(..) {
+                    pass.s.bad_lines += 1;
+                    emit(Item::BadLine { line, reason }.into())?;
+                }
+                pass.input(
+                    &mut Input {
+                        number: line_no,
+                        bytes: msg.as_bytes(),
+                        text: Some(msg),
+                        dir: r.dir(),
+                        skel: skel.take(),
+                        scanned: scanned.take(),
+                    },
+                    emit,
                 )
+            };
+            match emitted() {
+                Ok(()) => ControlFlow::Continue(()),
+                Err(e) => {
+                    failed = Some(e);
+                    ControlFlow::Break(())
+                }
             }
-        };
-        let r = match parsed {
-            Ok(r) => r,
-            // A malformed line, ended or not: only a cut record (the
-            // reader's rule, `reader::is_cut_record`) is dropped below.
-            Err(e) if terminated || !reader::is_cut_record(line) => {
-                bad.push((e.line, format!("bad transcript record: {}", e.kind)));
-                ends_unread = true;
-                return ControlFlow::Continue(());
-            }
-            Err(e) => {
-                dropped = true;
-                bad.push((
-                    line_no,
-                    format!(
-                        "last line cut ({} bytes, no newline), dropped: {}",
-                        line.len(),
-                        e.kind
-                    ),
-                ));
-                return ControlFlow::Continue(());
-            }
-        };
-        records += 1;
-        ends_unread = false;
-        last_record = Some(line_no);
-        saw_exit |= matches!(
-            r.owned_event(),
-            Some(mcptape_transcript::Event::Exit { .. })
-        );
-        let Some(msg) = r.msg() else {
-            return ControlFlow::Continue(());
-        };
-        message_records += 1;
-        let mut emitted = || -> std::io::Result<()> {
-            for (line, reason) in bad.drain(..) {
-                pass.s.bad_lines += 1;
-                emit(Item::BadLine { line, reason }.into())?;
-            }
-            pass.input(
-                &mut Input {
-                    number: line_no,
-                    bytes: msg.as_bytes(),
-                    text: Some(msg),
-                    dir: r.dir(),
-                    skel: skel.take(),
-                    scanned: scanned.take(),
-                },
-                emit,
-            )
-        };
-        match emitted() {
-            Ok(()) => ControlFlow::Continue(()),
-            Err(e) => {
-                failed = Some(e);
-                ControlFlow::Break(())
-            }
-        }
-    })?;
+        },
+    )?;
     if let Some(e) = failed {
         return Err(e);
     }

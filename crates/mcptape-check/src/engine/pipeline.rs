@@ -24,9 +24,10 @@
 //! or wait fails and it returns; [`std::thread::scope`] joins it.
 
 use std::ops::ControlFlow;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 
-use super::{Cut, Framed, Line, LineSource, SliceLines};
+use super::{Cut, Framed, Line, LineSource, Prep, SliceLines};
 
 /// Lines in one batch (512 lines: about 300 KB of the 500,000-message
 /// bench transcript, whose lines average 590 bytes; a channel operation
@@ -174,6 +175,7 @@ pub(crate) fn run(
     lines: &mut SliceLines<'_>,
     shape: Shape,
     frame_below: usize,
+    prep: Prep,
     each: &mut dyn FnMut(Line<'_, '_>) -> ControlFlow<()>,
 ) -> std::io::Result<()> {
     let data = lines.data;
@@ -181,6 +183,10 @@ pub(crate) fn run(
     let (batch_tx, batch_rx) = mpsc::sync_channel(shape.batches);
     let (resume_tx, resume_rx) = mpsc::channel();
     let (recycle_tx, recycle_rx) = mpsc::sync_channel(shape.batches + 2);
+    // Batches sent and not yet received: stage 1 is ahead when the channel
+    // is full ([`Prep::WhenAhead`]).
+    let queued = AtomicUsize::new(0);
+    let queued = &queued;
     std::thread::scope(|s| {
         let worker = std::thread::Builder::new()
             .name("mcptape-frame".into())
@@ -190,16 +196,23 @@ pub(crate) fn run(
                 stage1(
                     data,
                     line,
-                    framed_below,
+                    (framed_below, prep),
                     shape,
-                    &batch_tx,
+                    (&batch_tx, queued),
                     &resume_rx,
                     &recycle_rx,
                 );
             });
         match worker {
-            Ok(_) => stage2(lines, frame_below, batch_rx, resume_tx, recycle_tx, each),
-            Err(_) => super::frame_each(lines, frame_below, each),
+            Ok(_) => stage2(
+                lines,
+                (frame_below, prep),
+                (batch_rx, queued),
+                resume_tx,
+                recycle_tx,
+                each,
+            ),
+            Err(_) => super::frame_each(lines, frame_below, prep, each),
         }
     })
 }
@@ -211,17 +224,26 @@ pub(crate) fn run(
 fn stage1<'a>(
     data: &'a [u8],
     (mut pos, mut line_no): (usize, usize),
-    framed_below: usize,
+    (framed_below, prep): (usize, Prep),
     shape: Shape,
-    batches: &mpsc::SyncSender<Batch<'a>>,
+    (batches, queued): (&mpsc::SyncSender<Batch<'a>>, &AtomicUsize),
     resume: &mpsc::Receiver<(usize, usize)>,
     recycled: &mpsc::Receiver<Vec<Framed<'a>>>,
 ) {
     loop {
-        let mut lines = recycled
-            .try_recv()
-            .unwrap_or_else(|_| Vec::with_capacity(shape.batch_lines));
+        // A batch comes back with its lines, dropped here: what the lines
+        // hold was allocated on this thread, where it is freed for less.
+        let mut lines = recycled.try_recv().map_or_else(
+            |_| Vec::with_capacity(shape.batch_lines),
+            |mut l| {
+                l.clear();
+                l
+            },
+        );
         let mut bytes = 0usize;
+        // Ahead of stage 2 (its batches fill the channel): the lines of
+        // this batch are framed with what the rules would compute.
+        let prep = prep.now(queued.load(Ordering::Relaxed) >= shape.batches);
         let then = loop {
             let Some(rest) = data.get(pos..).filter(|r| !r.is_empty()) else {
                 break Then::End;
@@ -237,12 +259,14 @@ fn stage1<'a>(
                 None => break Then::Long,
             };
             line_no += 1;
-            lines.push(Framed::frame(&rest[..len], line_no, pos, terminated));
+            lines.push(Framed::frame(&rest[..len], line_no, pos, terminated, prep));
             let next = len + usize::from(terminated);
             bytes += next;
             pos += next;
         };
         let (long, end) = (matches!(then, Then::Long), matches!(then, Then::End));
+        // Counted before it is sent: stage 2 counts it off once received.
+        queued.fetch_add(1, Ordering::Relaxed);
         if batches.send(Batch { lines, then }).is_err() || end {
             return;
         }
@@ -262,21 +286,22 @@ fn stage1<'a>(
 /// stops stage 1.
 fn stage2<'a>(
     lines: &mut SliceLines<'a>,
-    frame_below: usize,
-    batches: mpsc::Receiver<Batch<'a>>,
+    (frame_below, prep): (usize, Prep),
+    (batches, queued): (mpsc::Receiver<Batch<'a>>, &AtomicUsize),
     resume: mpsc::Sender<(usize, usize)>,
     recycle: mpsc::SyncSender<Vec<Framed<'a>>>,
     each: &mut dyn FnMut(Line<'_, '_>) -> ControlFlow<()>,
 ) -> std::io::Result<()> {
     while let Ok(mut batch) = batches.recv() {
+        queued.fetch_sub(1, Ordering::Relaxed);
         for f in &mut batch.lines {
             lines.at(f);
             if each(Line::Framed(f)).is_break() {
                 return Ok(());
             }
         }
-        batch.lines.clear();
-        // Full only if stage 1 made more batches than it was sent back.
+        // Sent back with its lines, for stage 1 to drop (full only if stage
+        // 1 made more batches than it was sent back: dropped here then).
         let _ = recycle.try_send(batch.lines);
         match batch.then {
             Then::More => {}
@@ -291,7 +316,7 @@ fn stage2<'a>(
                     terminated,
                     line: lines.line(),
                 };
-                if cut.give(frame_below, each).is_break()
+                if cut.give(frame_below, prep.now(false), each).is_break()
                     || resume.send((lines.pos, lines.line_no)).is_err()
                 {
                     return Ok(());
