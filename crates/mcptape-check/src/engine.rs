@@ -44,7 +44,7 @@ mod sse;
 mod view;
 
 use findings::{Findings, Fmt, Text};
-pub(crate) use pre::{Pre, Prep};
+pub(crate) use pre::{Pre, Prep, Prepared, ReadPre};
 pub(crate) use requests::{Hashed, RingIndex};
 use requests::{Lookup, Requests};
 pub(crate) use view::decode_string_token;
@@ -278,10 +278,11 @@ pub(crate) struct Framed<'a> {
     /// The envelope scan of the record's message, when the reader's fast
     /// path took it (else `None`: the rules scan it themselves).
     pub(crate) scanned: Option<Result<envelope::Scanned, WireError>>,
-    /// What the rules read of a single message that is a pure function of
-    /// it ([`Pre::of`]), when framed with [`Prep::Rules`] and `scanned` is
-    /// a single message's (else `None`: the rules compute it themselves).
-    pub(crate) pre: Option<Pre<'a>>,
+    /// What the rules (or inspect's report) read of a single message that
+    /// is a pure function of it ([`Prepared::of`]), when framed with
+    /// [`Prep::Rules`] (or [`Prep::Inspect`]) and `scanned` is a single
+    /// message's (else `None`: they compute it themselves).
+    pub(crate) pre: Option<Prepared<'a>>,
 }
 
 impl<'a> Framed<'a> {
@@ -303,8 +304,8 @@ impl<'a> Framed<'a> {
             message = Some(m);
             scan_strict(m, &mut scanned)
         });
-        let pre = match (prep.now(false), message, &scanned) {
-            (Prep::Rules, Some(m), Some(s)) => Pre::of(m, s),
+        let pre = match (message, &scanned) {
+            (Some(m), Some(s)) => Prepared::of(prep.now(false), m, s),
             _ => None,
         };
         Framed {
@@ -781,7 +782,10 @@ pub(crate) fn check_stream<S: LineSource>(
     let mut noise = NoiseRun::default();
     lines.for_each_framed(&mut |framed| {
         let (line_no, offset, line) = (framed.line_no, framed.offset, framed.line);
-        let (scanned, pre) = (&framed.scanned, framed.pre.as_ref());
+        let (scanned, pre) = (
+            &framed.scanned,
+            framed.pre.as_ref().and_then(Prepared::check),
+        );
         let r = match &framed.parsed {
             Ok(r) => r,
             // A malformed line, ended or not: only a cut record (the

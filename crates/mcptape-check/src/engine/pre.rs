@@ -12,6 +12,7 @@
 use mcptape_wire::codec::{CodecError, ScannedEntry};
 use mcptape_wire::envelope::Scanned;
 use mcptape_wire::error::WireError;
+use mcptape_wire::read_summary::{self, Payload, ReadSummary};
 
 use super::view::IdKey;
 use crate::wireview;
@@ -24,12 +25,17 @@ pub(crate) enum Prep {
     Nothing,
     /// What `check`'s rules read ([`Pre`]), on every line.
     Rules,
+    /// What `inspect`'s report reads ([`ReadPre`]), on every line.
+    Inspect,
     /// [`Prep::Rules`] when the framing runs ahead of the rules on a
     /// thread of its own and would otherwise wait for them (the batches it
     /// framed fill the channel between the stages: [`super::pipeline`]),
     /// else [`Prep::Nothing`]: the work goes to whichever thread has time
     /// for it, the rules computing what was not computed for them.
     WhenAhead,
+    /// [`Prep::Inspect`] when the framing runs ahead (as
+    /// [`Prep::WhenAhead`]), else [`Prep::Nothing`].
+    InspectWhenAhead,
 }
 
 impl Prep {
@@ -38,9 +44,93 @@ impl Prep {
     pub(crate) fn now(self, ahead: bool) -> Prep {
         match self {
             Prep::WhenAhead if ahead => Prep::Rules,
-            Prep::WhenAhead => Prep::Nothing,
+            Prep::InspectWhenAhead if ahead => Prep::Inspect,
+            Prep::WhenAhead | Prep::InspectWhenAhead => Prep::Nothing,
             p => p,
         }
+    }
+}
+
+/// What the framing computed of one line ([`Prep`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Prepared<'a> {
+    /// For `check`'s rules.
+    Check(Pre<'a>),
+    /// For `inspect`'s report: the read summary of a single message with
+    /// a `result.contents` member (`None`: it has none).
+    Read(Option<ReadPre<'a>>),
+}
+
+impl<'a> Prepared<'a> {
+    /// What `check`'s rules read, if computed.
+    pub(crate) fn check(&self) -> Option<&Pre<'a>> {
+        match self {
+            Prepared::Check(p) => Some(p),
+            Prepared::Read(_) => None,
+        }
+    }
+
+    /// What `inspect`'s report reads, if computed.
+    pub(crate) fn into_read(self) -> Option<Option<ReadPre<'a>>> {
+        match self {
+            Prepared::Read(r) => Some(r),
+            Prepared::Check(_) => None,
+        }
+    }
+
+    /// What `prep` computes of `message`, whose envelope scan is `scanned`.
+    pub(crate) fn of(
+        prep: Prep,
+        message: &'a str,
+        scanned: &Result<Scanned, WireError>,
+    ) -> Option<Prepared<'a>> {
+        match prep {
+            Prep::Rules => Pre::of(message, scanned).map(Prepared::Check),
+            Prep::Inspect => ReadPre::of(message, scanned).map(Prepared::Read),
+            Prep::Nothing | Prep::WhenAhead | Prep::InspectWhenAhead => None,
+        }
+    }
+}
+
+/// The read summary `inspect` reports of a single message
+/// ([`read_summary::summarize_result_of`]) and the media sniff of each of
+/// its blobs ([`crate::inspect::sniff_blob_head`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ReadPre<'a> {
+    /// The summary.
+    pub(crate) summary: ReadSummary<'a>,
+    /// Per entry (same index): a blob's sniffed type (`Some(None)`: no
+    /// known signature; `None`: its first characters do not decode);
+    /// `Some(None)` for a text.
+    pub(crate) sniffs: smallvec::SmallVec<[Option<Option<&'static str>>; 1]>,
+}
+
+impl<'a> ReadPre<'a> {
+    /// The summary of `message` (its envelope scan `scanned`), when it is
+    /// a single message with a `result.contents` member: `Some(None)` when
+    /// it has no summary; `None` for any other message (not computed).
+    pub(crate) fn of(
+        message: &'a str,
+        scanned: &Result<Scanned, WireError>,
+    ) -> Option<Option<ReadPre<'a>>> {
+        let Ok(Scanned::Single(env)) = scanned else {
+            return None;
+        };
+        env.members.result_contents.as_ref()?;
+        let summary = read_summary::summarize_result_of(message, env);
+        Some(summary.map(|summary| {
+            ReadPre {
+                sniffs: summary
+                    .entries
+                    .iter()
+                    .map(|e| match e.payload {
+                        Payload::Blob { base64, .. } => crate::inspect::sniff_blob_head(base64),
+                        Payload::Text { .. } => Some(None),
+                    })
+                    .collect(),
+                summary,
+            }
+        }))
     }
 }
 
@@ -177,7 +267,11 @@ mod tests {
                                 assert!(framed.pre.is_none(), "{}", f.display());
                                 return ControlFlow::Continue(());
                             };
-                            let pre = framed.pre.as_ref().expect("a single message's values");
+                            let pre = framed
+                                .pre
+                                .as_ref()
+                                .and_then(Prepared::check)
+                                .expect("a single message's values");
                             let msg = Msg { input: m, env };
                             assert_eq!(pre.id, msg.id(), "{}", f.display());
                             ids += usize::from(pre.id.is_some());
@@ -220,13 +314,80 @@ mod tests {
         );
     }
 
+    /// What the framing computes for inspect's report ([`ReadPre`])
+    /// equals what the report computed: the read summary of every single
+    /// message with a `result.contents` member, and each blob's sniff.
+    #[test]
+    fn framed_read_summaries_equal_the_reports() {
+        let (mut summaries, mut blobs) = (0, 0);
+        for f in pipeline::corpus_transcripts() {
+            for text in pipeline::cut_and_unreadable(std::fs::read(&f).unwrap()) {
+                SliceLines::new(&text, None)
+                    .for_each_line(usize::MAX, Prep::Inspect, &mut |l| {
+                        let Line::Framed(framed) = l else {
+                            panic!("every line framed")
+                        };
+                        let message = framed.parsed.as_ref().ok().and_then(|r| r.msg());
+                        let got = framed.pre.clone().and_then(Prepared::into_read);
+                        let (Some(m), Some(Ok(Scanned::Single(env)))) = (message, &framed.scanned)
+                        else {
+                            assert!(got.is_none(), "{}", f.display());
+                            return ControlFlow::Continue(());
+                        };
+                        if env.members.result_contents.is_none() {
+                            assert!(got.is_none(), "{}", f.display());
+                            return ControlFlow::Continue(());
+                        }
+                        let got = got.expect("a read summary computed");
+                        let want = read_summary::summarize_result_of(m, env);
+                        assert_eq!(got.as_ref().map(|g| &g.summary), want.as_ref());
+                        let Some(got) = got else {
+                            return ControlFlow::Continue(());
+                        };
+                        summaries += 1;
+                        assert_eq!(got.sniffs.len(), got.summary.entries.len());
+                        for (e, sniffed) in got.summary.entries.iter().zip(&got.sniffs) {
+                            let want = match e.payload {
+                                Payload::Blob { base64, .. } => {
+                                    blobs += 1;
+                                    let k = base64
+                                        .len()
+                                        .min(crate::inspect::SNIFF_PREFIX_BYTES.div_ceil(3) * 4);
+                                    mcptape_wire::codec::base64::decode(
+                                        mcptape_wire::codec::base64::Path::Simd,
+                                        &base64.as_bytes()[..k],
+                                    )
+                                    .ok()
+                                    .map(|head| {
+                                        let n = head.len().min(crate::inspect::SNIFF_PREFIX_BYTES);
+                                        mcptape_wire::media::sniff(&head[..n])
+                                    })
+                                }
+                                Payload::Text { .. } => Some(None),
+                            };
+                            assert_eq!(*sniffed, want, "{}", f.display());
+                        }
+                        ControlFlow::Continue(())
+                    })
+                    .unwrap();
+            }
+        }
+        assert!(
+            summaries > 20 && blobs > 5,
+            "summaries {summaries}, blobs {blobs}"
+        );
+    }
+
     /// `Prep::Nothing` (inspect) computes none of it.
     #[test]
     fn nothing_asked_nothing_computed() {
         let line = br#"{"tUs":1,"kind":"message","dir":"s2c","msg":{"jsonrpc":"2.0","id":1,"result":{"contents":[]}}}"#;
         let framed = |prep| crate::engine::Framed::frame(line, 2, 0, true, prep);
         assert!(framed(Prep::Nothing).pre.is_none());
-        let pre = framed(Prep::Rules).pre.expect("a single message");
+        assert!(framed(Prep::WhenAhead).pre.is_none());
+        let Some(Prepared::Check(pre)) = framed(Prep::Rules).pre else {
+            panic!("a single message")
+        };
         assert_eq!(pre.id, IdKey::from_token("1"));
         assert_eq!(
             pre.contents.map(|c| c.map(|c| c.entries.len())),
