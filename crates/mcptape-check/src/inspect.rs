@@ -1041,6 +1041,19 @@ impl Reads {
     }
 }
 
+/// Whether the method of envelope `e` (scanned from `text`) is
+/// `resources/read`: its token compared as sent, unescaped only when it
+/// holds an escape (what [`Envelope::method_str`] answers, without a UTF-8
+/// check and a decode per request).
+fn is_read_method(e: &Envelope, text: &[u8]) -> bool {
+    const TOKEN: &[u8] = br#""resources/read""#;
+    let Some(token) = e.method.clone().and_then(|r| text.get(r)) else {
+        return false;
+    };
+    token == TOKEN
+        || (token.contains(&b'\\') && e.method_str(text).as_deref() == Some("resources/read"))
+}
+
 /// Notes the `resources/read` requests of one frame (what a client may
 /// send) in `reads`, at `line`, with their requested uris; `utf8` is `text`
 /// when known to be UTF-8 (no slice of it checked again).
@@ -1053,7 +1066,7 @@ fn note_read_requests(
 ) {
     for e in envelopes(frame) {
         if e.kind == EnvelopeKind::Request
-            && e.method_str(text).as_deref() == Some("resources/read")
+            && is_read_method(e, text)
             && let Some(id) = &e.id
         {
             let uri = e
@@ -1079,11 +1092,8 @@ fn has_read_request(l: &mut Input<'_>) -> bool {
     }
     let frame = parse_input(l);
     let text = input_text(l);
-    envelopes(&frame).any(|e| {
-        e.kind == EnvelopeKind::Request
-            && e.id.is_some()
-            && e.method_str(text).as_deref() == Some("resources/read")
-    })
+    envelopes(&frame)
+        .any(|e| e.kind == EnvelopeKind::Request && e.id.is_some() && is_read_method(e, text))
 }
 
 /// What the second pass knows and counts: the read requests met so far
@@ -2103,6 +2113,30 @@ fn write_whole(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `is_read_method` answers what comparing the unescaped method
+    /// answers: tokens as sent, escaped, longer, other.
+    #[test]
+    fn read_method_as_sent_or_escaped() {
+        for (method, want) in [
+            (r#""resources/read""#, true),
+            (r#""resources\/read""#, true),
+            (r#""\u0072esources/read""#, true),
+            (r#""resources/reads""#, false),
+            (r#""resources/rea""#, false),
+            (r#""resources\/list""#, false),
+            (r#""tools/call""#, false),
+        ] {
+            let text = format!(r#"{{"jsonrpc":"2.0","id":1,"method":{method}}}"#);
+            let e = envelope::scan_envelope(text.as_bytes()).expect("a request");
+            assert_eq!(is_read_method(&e, text.as_bytes()), want, "{method}");
+            assert_eq!(
+                e.method_str(text.as_bytes()).as_deref() == Some("resources/read"),
+                want,
+                "{method}"
+            );
+        }
+    }
 
     /// A `resources/read` request line with `id` for `file:///<uri>`.
     fn read_request(id: usize, uri: &str) -> String {
