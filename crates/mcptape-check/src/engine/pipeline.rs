@@ -12,10 +12,13 @@
 //! A batch borrows its lines from the map (no message byte is copied); at
 //! most [`Shape::batches`] wait between the stages, so stage 1 is never
 //! more than `batches + 2` batches ahead (one being filled, one being read):
-//! with [`Shape::DEFAULT`], at most 5 × 512 framed lines (about 700 bytes
-//! each: 1.8 MB) and 5 × ([`BATCH_BYTES`] + [`LONG_LINE_BYTES`]) = 6.25 MiB
-//! of mapped pages read ahead of the rules, on top of the
-//! [`SliceLines::RELEASE_STEP`] not yet released behind them.
+//! with [`Shape::DEFAULT`], at most 5 × 512 framed lines (about 820 bytes
+//! each: 2.1 MB, and what their scans and [`super::Prepared`] values hold)
+//! and 5 × ([`BATCH_BYTES`] + [`LONG_LINE_BYTES`]) = 6.25 MiB of mapped
+//! pages read ahead of the rules, on top of the
+//! [`SliceLines::RELEASE_STEP`] not yet released behind them. A batch the
+//! rules are done with goes back to stage 1 with its lines, which stage 1
+//! drops (frees what it allocated) before it frames into the batch again.
 //! A line longer than [`Shape::long_line_bytes`] is left to stage 2, which
 //! reads and frames it itself and then lets stage 1 go on after it: the
 //! pages of a long line are brought in once, while stage 2 needs them, as
