@@ -38,11 +38,13 @@ use crate::wireview::{self, Envelope};
 pub(crate) mod findings;
 mod idless;
 pub(crate) mod pipeline;
+mod pre;
 mod requests;
 mod sse;
 mod view;
 
 use findings::{Findings, Fmt, Text};
+pub(crate) use pre::{Pre, Prep, Prepared, ReadPre};
 pub(crate) use requests::{Hashed, RingIndex};
 use requests::{Lookup, Requests};
 pub(crate) use view::decode_string_token;
@@ -165,12 +167,14 @@ pub(crate) trait LineSource {
     fn for_each_line(
         &mut self,
         frame_below: usize,
+        prep: Prep,
         each: &mut dyn FnMut(Line<'_, '_>) -> ControlFlow<()>,
     ) -> std::io::Result<()> {
-        frame_each(self, frame_below, each)
+        frame_each(self, frame_below, prep, each)
     }
 
-    /// [`LineSource::for_each_line`] with every line framed.
+    /// [`LineSource::for_each_line`] with every line framed, with what
+    /// the rules read when the framing has time for it ([`Prep::WhenAhead`]).
     ///
     /// # Errors
     /// The reader's I/O error.
@@ -178,9 +182,9 @@ pub(crate) trait LineSource {
         &mut self,
         each: &mut dyn FnMut(&mut Framed<'_>) -> ControlFlow<()>,
     ) -> std::io::Result<()> {
-        self.for_each_line(usize::MAX, &mut |l| match l {
+        self.for_each_line(usize::MAX, Prep::WhenAhead, &mut |l| match l {
             Line::Framed(f) => each(f),
-            Line::Long(cut) => each(&mut cut.frame()),
+            Line::Long(cut) => each(&mut cut.frame(Prep::Nothing)),
         })
     }
 }
@@ -193,6 +197,7 @@ pub(crate) trait LineSource {
 fn frame_each<S: LineSource + ?Sized>(
     lines: &mut S,
     frame_below: usize,
+    prep: Prep,
     each: &mut dyn FnMut(Line<'_, '_>) -> ControlFlow<()>,
 ) -> std::io::Result<()> {
     while let Some(terminated) = lines.advance()? {
@@ -202,7 +207,7 @@ fn frame_each<S: LineSource + ?Sized>(
             terminated,
             line: lines.line(),
         };
-        if cut.give(frame_below, each).is_break() {
+        if cut.give(frame_below, prep, each).is_break() {
             break;
         }
     }
@@ -223,23 +228,24 @@ pub(crate) struct Cut<'a> {
 }
 
 impl<'a> Cut<'a> {
-    /// Gives the line to `each`: framed (in place, lent) when shorter than
-    /// `frame_below` bytes, else as it is.
+    /// Gives the line to `each`: framed (in place, lent; with `prep`)
+    /// when shorter than `frame_below` bytes, else as it is.
     pub(crate) fn give(
         self,
         frame_below: usize,
+        prep: Prep,
         each: &mut dyn FnMut(Line<'_, '_>) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
         if self.line.len() < frame_below {
-            each(Line::Framed(&mut self.frame()))
+            each(Line::Framed(&mut self.frame(prep)))
         } else {
             each(Line::Long(self))
         }
     }
 
     /// [`Framed::frame`] of the line.
-    pub(crate) fn frame(self) -> Framed<'a> {
-        Framed::frame(self.line, self.line_no, self.offset, self.terminated)
+    pub(crate) fn frame(self, prep: Prep) -> Framed<'a> {
+        Framed::frame(self.line, self.line_no, self.offset, self.terminated, prep)
     }
 }
 
@@ -272,12 +278,24 @@ pub(crate) struct Framed<'a> {
     /// The envelope scan of the record's message, when the reader's fast
     /// path took it (else `None`: the rules scan it themselves).
     pub(crate) scanned: Option<Result<envelope::Scanned, WireError>>,
+    /// What the rules (or inspect's report) read of a single message that
+    /// is a pure function of it ([`Prepared::of`]), when framed with
+    /// [`Prep::Rules`] (or [`Prep::Inspect`]) and `scanned` is a single
+    /// message's (else `None`: they compute it themselves).
+    pub(crate) pre: Option<Prepared<'a>>,
 }
 
 impl<'a> Framed<'a> {
     /// Frames line `line_no` (`line`, at byte `offset`, `terminated` by
-    /// `\n` or not): the per-line work before the rules.
-    pub(crate) fn frame(line: &'a [u8], line_no: usize, offset: usize, terminated: bool) -> Self {
+    /// `\n` or not): the per-line work before the rules, and what `prep`
+    /// asks for.
+    pub(crate) fn frame(
+        line: &'a [u8],
+        line_no: usize,
+        offset: usize,
+        terminated: bool,
+        prep: Prep,
+    ) -> Self {
         // One way of framing a line: a new frame is an empty one framed
         // over (what a line's framing computes goes in `frame_into`).
         let mut f = Framed {
@@ -291,39 +309,45 @@ impl<'a> Framed<'a> {
                 offset,
             }),
             scanned: None,
+            pre: None,
         };
-        f.frame_into(line, line_no, offset, terminated);
+        f.frame_into(line, line_no, offset, terminated, prep);
         f
     }
 
     /// [`Framed::frame`] written over this one, field by field: the scan is
     /// made where it lies (the envelope of the line framed here before is
     /// overwritten, its buffers reused), so nothing of some hundred bytes
-    /// is built elsewhere and copied in. Used by [`pipeline`]'s stage 1,
-    /// which keeps its batches' slots: whatever a slot held, it ends as a
-    /// fresh frame of the line (`framing_in_place_equals_a_fresh_frame`).
-    /// Everything a line's framing computes is computed here.
+    /// is built elsewhere and copied in. Used by [`pipeline`], which keeps
+    /// its batches' slots: whatever a slot held, it ends as a fresh frame
+    /// of the line (`framing_in_place_equals_a_fresh_frame`). Everything a
+    /// line's framing computes is computed here.
     pub(crate) fn frame_into(
         &mut self,
         line: &'a [u8],
         line_no: usize,
         offset: usize,
         terminated: bool,
+        prep: Prep,
     ) {
         self.line_no = line_no;
         self.offset = offset;
         self.terminated = terminated;
         self.line = line;
         let scanned = &mut self.scanned;
-        let mut scanning = false;
+        let mut message = None;
         let validate = |m| {
-            scanning = true;
+            message = Some(m);
             scan_strict(m, scanned)
         };
         reader::parse_record_line_into(line, line_no, offset, validate, &mut self.parsed);
-        if !scanning {
+        if message.is_none() {
             self.scanned = None;
         }
+        self.pre = match (message, &self.scanned) {
+            (Some(m), Some(s)) => Prepared::of(prep.now(false), m, s),
+            _ => None,
+        };
     }
 }
 
@@ -347,9 +371,10 @@ impl LineSource for Box<dyn LineSource + '_> {
     fn for_each_line(
         &mut self,
         frame_below: usize,
+        prep: Prep,
         each: &mut dyn FnMut(Line<'_, '_>) -> ControlFlow<()>,
     ) -> std::io::Result<()> {
-        (**self).for_each_line(frame_below, each)
+        (**self).for_each_line(frame_below, prep, each)
     }
 }
 
@@ -371,6 +396,9 @@ pub(crate) struct SliceLines<'a> {
     /// How [`LineSource::for_each_framed`] frames on a second thread
     /// ([`SliceLines::mapped`]); `None`: on the caller's.
     pipe: Option<pipeline::Shape>,
+    /// What every line is framed with, whatever the pass asks (tests:
+    /// [`Prep::Rules`] on every line, to compare with none).
+    prep: Option<Prep>,
 }
 
 /// The `release(from, upto)` of [`SliceLines`]: bytes `from..upto` are not
@@ -393,6 +421,7 @@ impl<'a> SliceLines<'a> {
             release,
             step: Self::RELEASE_STEP,
             pipe: None,
+            prep: None,
         }
     }
 
@@ -419,6 +448,13 @@ impl<'a> SliceLines<'a> {
     #[cfg(test)]
     pub(crate) fn with_pipe(mut self, shape: pipeline::Shape) -> Self {
         self.pipe = Some(shape);
+        self
+    }
+
+    /// Every line framed with `prep`, whatever the pass asks (tests).
+    #[cfg(test)]
+    pub(crate) fn with_prep(mut self, prep: Prep) -> Self {
+        self.prep = Some(prep);
         self
     }
 
@@ -483,13 +519,15 @@ impl LineSource for SliceLines<'_> {
     fn for_each_line(
         &mut self,
         frame_below: usize,
+        prep: Prep,
         each: &mut dyn FnMut(Line<'_, '_>) -> ControlFlow<()>,
     ) -> std::io::Result<()> {
+        let prep = self.prep.unwrap_or(prep);
         match self.pipe {
             Some(shape) if pipeline::worth_a_thread() => {
-                pipeline::run(self, shape, frame_below, each)
+                pipeline::run(self, shape, frame_below, prep, each)
             }
-            _ => frame_each(self, frame_below, each),
+            _ => frame_each(self, frame_below, prep, each),
         }
     }
 }
@@ -779,7 +817,10 @@ pub(crate) fn check_stream<S: LineSource>(
     let mut noise = NoiseRun::default();
     lines.for_each_framed(&mut |framed| {
         let (line_no, offset, line) = (framed.line_no, framed.offset, framed.line);
-        let scanned = &framed.scanned;
+        let (scanned, pre) = (
+            &framed.scanned,
+            framed.pre.as_ref().and_then(Prepared::check),
+        );
         let r = match &framed.parsed {
             Ok(r) => r,
             // A malformed line, ended or not: only a cut record (the
@@ -836,6 +877,7 @@ pub(crate) fn check_stream<S: LineSource>(
                 raw,
                 http,
                 scanned.as_ref(),
+                pre,
             );
             return ControlFlow::Continue(());
         }
@@ -987,7 +1029,9 @@ pub(crate) fn no_exit_message(records: usize) -> String {
 
 /// The rules of one message record; returns the number of messages it held.
 /// `scanned` is the envelope scan of `raw` when the reader made it (else it
-/// is made here): the one scan of the message, whose ranges the rules read.
+/// is made here): the one scan of the message, whose ranges the rules read;
+/// `pre` what the framing computed of that single message ([`Pre`]), read
+/// in place of computing it.
 #[allow(clippy::too_many_arguments)]
 fn check_message(
     cx: &mut Cx<'_>,
@@ -998,6 +1042,7 @@ fn check_message(
     raw: &str,
     http: Option<&HttpMeta>,
     scanned: Option<&Result<envelope::Scanned, WireError>>,
+    pre: Option<&Pre<'_>>,
 ) -> usize {
     let own;
     let scanned = match scanned {
@@ -1073,7 +1118,7 @@ fn check_message(
         );
     }
     let input = raw;
-    let mut message = |env: &envelope::Envelope, prefix: &str| {
+    let mut message = |env: &envelope::Envelope, prefix: &str, pre: Option<&Pre<'_>>| {
         let m = &Msg { input, env };
         st.message(
             cx,
@@ -1083,12 +1128,13 @@ fn check_message(
                 http,
                 m,
                 prefix,
+                pre,
             },
         );
     };
     match scanned {
         Ok(envelope::Scanned::Single(env)) => {
-            message(env, "");
+            message(env, "", pre);
             1
         }
         Ok(envelope::Scanned::Batch(items)) => {
@@ -1096,7 +1142,7 @@ fn check_message(
             for (k, item) in items.iter().enumerate() {
                 let Ok(env) = item else { continue };
                 messages += 1;
-                message(env, &format!("/{k}"));
+                message(env, &format!("/{k}"), None);
             }
             messages
         }
@@ -1201,7 +1247,8 @@ fn clip(s: &str, max_chars: usize) -> String {
 /// One message as the state machine takes it: where it stands (`place`),
 /// who sent it (`dir`), the HTTP exchange that carried it (`http`, none on
 /// stdio), its envelope view (`m`) and its JSON Pointer within the record
-/// (`prefix`: `""` for a single frame, `"/K"` for batch element K).
+/// (`prefix`: `""` for a single frame, `"/K"` for batch element K); `pre`:
+/// what the framing computed of it ([`Pre`], a single message), if it did.
 #[derive(Clone, Copy)]
 struct Seen<'s> {
     place: Place,
@@ -1209,6 +1256,18 @@ struct Seen<'s> {
     http: Option<&'s HttpMeta>,
     m: &'s Msg<'s, 's>,
     prefix: &'s str,
+    pre: Option<&'s Pre<'s>>,
+}
+
+impl Seen<'_> {
+    /// The top-level id as an exact key ([`Msg::id`]), as the framing
+    /// computed it when it did.
+    fn id(&self) -> Option<IdKey> {
+        match self.pre {
+            Some(pre) => pre.id.clone(),
+            None => self.m.id(),
+        }
+    }
 }
 
 /// Where a finding points in the file.
@@ -1364,6 +1423,8 @@ impl Pending {
 struct State {
     transport: Transport,
     rev: Revision,
+    /// `rev.is_stateless_era()`, asked per result (read once).
+    stateless: bool,
     /// Requests by (sender, id): the open ones, and what is remembered of
     /// answered ones (at most [`MAX_ANSWERED_KEYS_KEPT`] keys all answered).
     requests: Requests,
@@ -1434,6 +1495,7 @@ impl State {
     fn new(transport: Transport, rev: Revision) -> State {
         State {
             transport,
+            stateless: rev.is_stateless_era(),
             rev,
             requests: Requests::new(),
             type_clash_reported: HashSet::new(),
@@ -1449,7 +1511,7 @@ impl State {
         let m = seen.m;
         match m.kind() {
             EnvelopeKind::Request => {
-                if let (Some(method), Some(id)) = (m.method(), m.id()) {
+                if let (Some(method), Some(id)) = (m.method(), seen.id()) {
                     self.request(cx, seen, &method, id);
                 }
             }
@@ -1459,12 +1521,12 @@ impl State {
                 }
             }
             EnvelopeKind::Response => {
-                if let Some(id) = m.id() {
+                if let Some(id) = seen.id() {
                     self.response(cx, seen, Some(&id));
                 }
             }
             _ if m.env.id_range.is_some() || m.env.members.id_null => {
-                let id = m.id();
+                let id = seen.id();
                 if id.is_some() || m.env.members.id_null {
                     self.response(cx, seen, id.as_ref());
                 }
@@ -1526,7 +1588,7 @@ impl State {
                     ),
                 );
             }
-            if let (Some(h), true) = (http, self.rev.is_stateless_era())
+            if let (Some(h), true) = (http, self.stateless)
                 && let Some(body_v) = meta_v
             {
                 let header = h
@@ -1722,7 +1784,7 @@ impl State {
             return;
         }
         if m.kind() == EnvelopeKind::Response {
-            self.result(cx, place, m, id, &method, uri.as_deref(), prefix);
+            self.result(cx, seen, id, &method, uri.as_deref());
         } else if m.kind() == EnvelopeKind::Error
             && &*method == method::RESOURCES_READ
             && let Some(err) = m.error_object()
@@ -1731,22 +1793,20 @@ impl State {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn result(
         &mut self,
         cx: &mut Cx<'_>,
-        place: Place,
-        m: &Msg<'_, '_>,
+        seen: Seen<'_>,
         id: &IdKey,
         method: &str,
         uri: Option<&str>,
-        prefix: &str,
     ) {
+        let (place, m, prefix) = (seen.place, seen.m, seen.prefix);
         if !m.result_is_object() {
             return;
         }
         let members = &m.env.members;
-        let stateless = self.rev.is_stateless_era();
+        let stateless = self.stateless;
         let ptr = ResultPtr {
             prefix,
             entry: None,
@@ -1807,7 +1867,7 @@ impl State {
         }
         match method {
             method::RESOURCES_READ => {
-                self.read_result(cx, place, id, uri, m, ptr);
+                self.read_result(cx, place, id, uri, m, ptr, seen.pre);
             }
             method::INITIALIZE | method::SERVER_DISCOVER | "resources/list" => {
                 let Some(Value::Object(r)) = m.value(&m.env.result) else {
@@ -1864,6 +1924,9 @@ impl State {
         }
     }
 
+    /// `pre`: the message's contents as the framing scanned them, if it
+    /// did ([`Pre::contents`]).
+    #[allow(clippy::too_many_arguments)]
     fn read_result(
         &mut self,
         cx: &mut Cx<'_>,
@@ -1872,6 +1935,7 @@ impl State {
         uri: Option<&str>,
         m: &Msg<'_, '_>,
         ptr: ResultPtr<'_>,
+        pre: Option<&Pre<'_>>,
     ) {
         let contents = m.raw(&m.env.members.result_contents);
         // `contents` is read by the wire's scanner (strict JSON, per-entry
@@ -1886,7 +1950,15 @@ impl State {
             );
             return;
         };
-        let contents = match wireview::scan_result_contents(m.input, m.env, raw) {
+        let own;
+        let scanned = match pre.and_then(|p| p.contents.as_ref()) {
+            Some(c) => c.as_ref().map(|c| (&c.entries[..], Some(&c.blobs[..]))),
+            None => {
+                own = wireview::scan_result_contents(m.input, m.env, raw);
+                own.as_ref().map(|c| (&c[..], None))
+            }
+        };
+        let (contents, blobs) = match scanned {
             Ok(c) => c,
             Err(e) => {
                 let message = match e.kind {
@@ -1924,17 +1996,21 @@ impl State {
             );
             return;
         }
-        for entry in &contents {
+        for (i, entry) in contents.iter().enumerate() {
             let eptr = ResultPtr {
                 entry: Some(entry.index),
                 ..ptr
             };
-            self.entry(cx, place, id, entry, eptr);
+            let verdict = blobs.and_then(|b| b.get(i).copied());
+            self.entry(cx, place, id, entry, eptr, verdict);
         }
     }
 
     /// The entry rules, on the wire scanner's result: each issue kind the
     /// scanner reports maps to one rule (entry index → JSON Pointer).
+    /// `verdict`: its blob's verdict as the framing computed it
+    /// ([`pre::Contents::blobs`]; `Some(None)`: it has none to compute),
+    /// `None` when it did not.
     fn entry(
         &mut self,
         cx: &mut Cx<'_>,
@@ -1942,6 +2018,7 @@ impl State {
         id: &IdKey,
         e: &ScannedEntry<'_>,
         eptr: ResultPtr<'_>,
+        verdict: Option<Option<pre::BlobVerdict>>,
     ) {
         let entry_uri = e.uri.as_str().unwrap_or("?");
         let found = |m: &Member<'_>| match m {
@@ -2054,7 +2131,17 @@ impl State {
             );
         }
         if let (Some(b), Some(Ok(n))) = (e.blob.as_str(), &e.blob_check) {
-            self.blob_rules(cx, place, id, eptr, entry_uri, e.mime_type.as_str(), b, *n);
+            self.blob_rules(
+                cx,
+                place,
+                id,
+                eptr,
+                entry_uri,
+                e.mime_type.as_str(),
+                b,
+                *n,
+                verdict.flatten(),
+            );
         }
     }
 
@@ -2069,6 +2156,7 @@ impl State {
         mime: Option<&str>,
         b64: &str,
         decoded_len: usize,
+        verdict: Option<pre::BlobVerdict>,
     ) {
         let n = decoded_len as u64;
         let uri_q = Quoted(entry_uri);
@@ -2089,11 +2177,9 @@ impl State {
         }
         if let Some(declared) = mime {
             let declared_q = Quoted(declared);
-            // Sniffing needs the first bytes only; the whole blob is decoded
-            // only for a text-like declared type (to test it as UTF-8).
-            let head = wireview::BlobHead::new(b64);
-            let essence = wireview::essence(declared);
-            if let Some(sniffed) = wireview::sniff_mismatch(&essence, &head.bytes) {
+            // As the framing computed it, else here.
+            let verdict = verdict.unwrap_or_else(|| pre::BlobVerdict::of(declared, b64));
+            if let Some(sniffed) = verdict.sniffed {
                 cx.push(
                     rules::MIMETYPE_SNIFF_MISMATCH,
                     place,
@@ -2109,7 +2195,7 @@ impl State {
                     ),
                 );
             }
-            if wireview::is_textlike(&essence) && head.decodes_to_utf8() {
+            if verdict.textlike_utf8 {
                 cx.push(
                     rules::TEXTLIKE_MIMETYPE_AS_BLOB,
                     place,
@@ -2141,7 +2227,7 @@ impl State {
         let Some(nf) = crate::notfound::classify(err) else {
             return;
         };
-        let stateless = self.rev.is_stateless_era();
+        let stateless = self.stateless;
         match nf {
             NotFound::Legacy if stateless => cx.push(
                 rules::NOT_FOUND_CODE,
@@ -2534,7 +2620,7 @@ mod line_source_tests {
             s = s.with_pipe(shape);
         }
         let mut seen = Vec::new();
-        s.for_each_line(frame_below, &mut |l| {
+        s.for_each_line(frame_below, Prep::Rules, &mut |l| {
             let (cut, framing) = match l {
                 Line::Framed(f) => (
                     Cut {
@@ -2543,7 +2629,7 @@ mod line_source_tests {
                         terminated: f.terminated,
                         line: f.line,
                     },
-                    format!("{:?} {:?}", f.parsed, f.scanned),
+                    format!("{:?} {:?} {:?}", f.parsed, f.scanned, f.pre),
                 ),
                 Line::Long(cut) => (cut, "long".to_owned()),
             };
@@ -2644,9 +2730,21 @@ mod line_source_tests {
         // Slot by slot, over every earlier line, against the record and
         // scan as the reader and `scan_strict` give them on their own.
         let lines: Vec<&[u8]> = all.split(|&b| b == b'\n').collect();
-        let mut slot = Framed::frame(b"", 1, 0, true);
+        let mut slot = Framed::frame(b"", 1, 0, true, Prep::Nothing);
         for (i, line) in lines.iter().enumerate() {
-            slot.frame_into(line, i + 2, i, i % 2 == 0);
+            // What the rules read computed on every third line: a slot that
+            // held it and frames a line without it holds none.
+            let prep = if i % 3 == 0 {
+                Prep::Rules
+            } else {
+                Prep::Nothing
+            };
+            slot.frame_into(line, i + 2, i, i % 2 == 0, prep);
+            assert_eq!(
+                slot.pre,
+                Framed::frame(line, i + 2, i, i % 2 == 0, prep).pre,
+                "line {i}"
+            );
             let mut scanned = None;
             let parsed =
                 reader::parse_record_line(line, i + 2, i, |m| scan_strict(m, &mut scanned));
@@ -2678,9 +2776,12 @@ mod line_source_tests {
             let variants = pipeline::cut_and_unreadable(std::fs::read(f).unwrap());
             for (v, text) in variants.iter().enumerate() {
                 for opts in [&Options::default(), &fixed] {
-                    let run = |shape: Option<pipeline::Shape>| {
+                    let run_with = |shape: Option<pipeline::Shape>, prep: Option<Prep>| {
                         let mut open = || {
-                            let s = SliceLines::new(text, None);
+                            let mut s = SliceLines::new(text, None);
+                            if let Some(prep) = prep {
+                                s = s.with_prep(prep);
+                            }
                             Ok(match shape {
                                 Some(shape) => s.with_pipe(shape),
                                 None => s,
@@ -2689,7 +2790,15 @@ mod line_source_tests {
                         let (head, rest) = check_stream("t.jsonl", &mut open, opts).unwrap();
                         whole_report(head, rest).unwrap()
                     };
+                    let run = |shape| run_with(shape, None);
                     let plain = run(None);
+                    // What the framing computes for the rules, on every
+                    // line or on none, changes nothing.
+                    for prep in [Prep::Rules, Prep::Nothing] {
+                        assert_eq!(run_with(None, Some(prep)), plain, "{} {v}", f.display());
+                        let shape = Some(pipeline::TEST_SHAPES[1]);
+                        assert_eq!(run_with(shape, Some(prep)), plain, "{} {v}", f.display());
+                    }
                     cut += usize::from(
                         v == 1
                             && plain

@@ -35,7 +35,7 @@ use std::fmt::Write as _;
 
 use mcptape_transcript::Direction;
 
-use crate::engine::Line;
+use crate::engine::{Line, Prep, Prepared, ReadPre};
 use mcptape_transcript::reader::{self, ReadOptions};
 use mcptape_wire::b64;
 use mcptape_wire::classify::{ReadErrorClass, classify_read_error};
@@ -614,6 +614,10 @@ struct Input<'a> {
     /// The envelope scan of [`Self::bytes`] when the reader made it
     /// (`None`: made where it is used).
     scanned: Option<Result<Scanned, WireError>>,
+    /// The read summary of a single message as the framing made it
+    /// ([`ReadPre::of`]: `Some(None)`, it has none), `None` when it did
+    /// not (made where it is used).
+    read: Option<Option<ReadPre<'a>>>,
 }
 
 /// Decoded bytes of a blob that are sniffed for its media type (4 KiB): every
@@ -624,6 +628,16 @@ pub const SNIFF_PREFIX_BYTES: usize = 4096;
 /// Base64 characters decoding to [`SNIFF_PREFIX_BYTES`] (rounded up to a
 /// whole 4-character quantum, RFC 4648 §4).
 const SNIFF_PREFIX_CHARS: usize = SNIFF_PREFIX_BYTES.div_ceil(3) * 4;
+
+/// The media type sniffed from the first [`SNIFF_PREFIX_CHARS`] characters
+/// of base64 text `b64` decoded ([`media::sniff`] of at most
+/// [`SNIFF_PREFIX_BYTES`] bytes): `Some(None)` when no signature matches,
+/// `None` when those characters do not decode.
+pub(crate) fn sniff_blob_head(b64: &str) -> Option<Option<&'static str>> {
+    let k = b64.len().min(SNIFF_PREFIX_CHARS);
+    let head = base64::decode(base64::Path::Simd, b64.as_bytes().get(..k)?).ok()?;
+    Some(media::sniff(&head[..head.len().min(SNIFF_PREFIX_BYTES)]))
+}
 
 /// What inspect keeps of a `blob` it never decodes: the decoded size (base64
 /// arithmetic on the validated length) and the first decoded bytes.
@@ -741,6 +755,7 @@ pub fn inspect(data: &[u8], lenient: bool) -> InspectReport {
             dir: None,
             skel: Skeleton::scan(bytes).ok().flatten(),
             scanned: None,
+            read: None,
         })
         .collect();
     inspect_messages(None, inputs, Vec::new(), lenient)
@@ -785,6 +800,7 @@ fn inspect_transcript(data: &[u8], lenient: bool) -> InspectReport {
                     .ok()
                     .and_then(|i| skels[i].1.take()),
                 scanned: None,
+                read: None,
             })
         })
         .collect();
@@ -1025,6 +1041,19 @@ impl Reads {
     }
 }
 
+/// Whether the method of envelope `e` (scanned from `text`) is
+/// `resources/read`: its token compared as sent, unescaped only when it
+/// holds an escape (what [`Envelope::method_str`] answers, without a UTF-8
+/// check and a decode per request).
+fn is_read_method(e: &Envelope, text: &[u8]) -> bool {
+    const TOKEN: &[u8] = br#""resources/read""#;
+    let Some(token) = e.method.clone().and_then(|r| text.get(r)) else {
+        return false;
+    };
+    token == TOKEN
+        || (token.contains(&b'\\') && e.method_str(text).as_deref() == Some("resources/read"))
+}
+
 /// Notes the `resources/read` requests of one frame (what a client may
 /// send) in `reads`, at `line`, with their requested uris; `utf8` is `text`
 /// when known to be UTF-8 (no slice of it checked again).
@@ -1037,7 +1066,7 @@ fn note_read_requests(
 ) {
     for e in envelopes(frame) {
         if e.kind == EnvelopeKind::Request
-            && e.method_str(text).as_deref() == Some("resources/read")
+            && is_read_method(e, text)
             && let Some(id) = &e.id
         {
             let uri = e
@@ -1063,11 +1092,8 @@ fn has_read_request(l: &mut Input<'_>) -> bool {
     }
     let frame = parse_input(l);
     let text = input_text(l);
-    envelopes(&frame).any(|e| {
-        e.kind == EnvelopeKind::Request
-            && e.id.is_some()
-            && e.method_str(text).as_deref() == Some("resources/read")
-    })
+    envelopes(&frame)
+        .any(|e| e.kind == EnvelopeKind::Request && e.id.is_some() && is_read_method(e, text))
 }
 
 /// What the second pass knows and counts: the read requests met so far
@@ -1090,6 +1116,7 @@ impl Pass {
     ) -> Result<(), E> {
         let number = l.number;
         let answers = l.dir != Some(Direction::C2s);
+        let mut read = l.read.take();
         let frame = parse_input(l);
         let (l, frame) = (&*l, &frame);
         let text = input_text(l);
@@ -1151,15 +1178,20 @@ impl Pass {
                     if single
                         && !lenient
                         && l.skel.is_none()
-                        && let Some(sum) = match l.text {
+                        && let Some((sum, sniffs)) = match (read.take(), l.text) {
+                            // As the framing made it.
+                            (Some(pre), _) => pre.map(|p| (p.summary, Some(p.sniffs))),
                             // The message as text: the long strings its
                             // envelope scan validated are not searched again.
-                            Some(t) => read_summary::summarize_result_of(t, m),
-                            None => m
+                            (None, Some(t)) => {
+                                read_summary::summarize_result_of(t, m).map(|s| (s, None))
+                            }
+                            (None, None) => m
                                 .result
                                 .clone()
                                 .and_then(|r| result_text(l, r))
-                                .and_then(read_summary::summarize_scanned_read_result),
+                                .and_then(read_summary::summarize_scanned_read_result)
+                                .map(|s| (s, None)),
                         }
                         && let Some(out) = summary_out(
                             s,
@@ -1167,6 +1199,7 @@ impl Pass {
                             id,
                             requested.and_then(|r| r.uri.as_deref()),
                             &sum,
+                            sniffs.as_deref(),
                         )
                     {
                         emit(out)?;
@@ -1381,25 +1414,24 @@ fn entry_head<S: AsRef<str>>(
 }
 
 /// A blob entry's facts: its decoded size `n` (base64 arithmetic) and the
-/// media verdict of its first decoded bytes `head`; `default` gives the
+/// media verdict of its type sniffed from its first decoded bytes
+/// (`sniffed`, [`media::sniff`]); `default` gives the
 /// type a host should use when none was declared
 /// ([`media::DEFAULT_BLOB_MIME_TYPE`]).
 fn blob_facts<S: AsRef<str>>(
     s: &mut InspectSummary,
     e: &mut EntryReport<S>,
     n: usize,
-    head: &[u8],
+    sniffed: Option<&'static str>,
     default: impl FnOnce() -> S,
 ) {
     e.decoded_bytes = n;
     let n = n as u64;
     e.encoded_chars = Some(b64::encoded_len(n));
     e.padding = Some(b64::padding_len(n));
-    let head = &head[..head.len().min(SNIFF_PREFIX_BYTES)];
     // The verdict's status and sniffed type (`media::verdict` without its
     // two strings per blob).
     let declared = e.mime_type.as_ref().map(AsRef::as_ref);
-    let sniffed = media::sniff(head);
     let status = media::status(declared, sniffed);
     if status == MediaMatch::Mismatch {
         s.mismatches += 1;
@@ -1421,10 +1453,11 @@ fn summary_out<'a>(
     id: &'a RequestId,
     requested: Option<&'a str>,
     sum: &'a ReadSummary<'a>,
+    sniffs: Option<&[Option<Option<&'static str>>]>,
 ) -> Option<Out<'a>> {
     let mut counts = InspectSummary::default();
     let mut entries = Vec::with_capacity(sum.entries.len());
-    for c in &sum.entries {
+    for (i, c) in sum.entries.iter().enumerate() {
         let mut e = entry_head(
             requested,
             c.uri.as_ref(),
@@ -1437,9 +1470,12 @@ fn summary_out<'a>(
                 base64: b,
                 decoded_len,
             } => {
-                let k = b.len().min(SNIFF_PREFIX_CHARS);
-                let head = base64::decode(base64::Path::Simd, &b.as_bytes()[..k]).ok()?;
-                blob_facts(&mut counts, &mut e, decoded_len, &head, || {
+                // As the framing sniffed it ([`ReadPre::sniffs`]), else here.
+                let sniffed = match sniffs.and_then(|s| s.get(i)) {
+                    Some(s) => *s,
+                    None => sniff_blob_head(b),
+                }?;
+                blob_facts(&mut counts, &mut e, decoded_len, sniffed, || {
                     media::DEFAULT_BLOB_MIME_TYPE
                 });
             }
@@ -1511,7 +1547,8 @@ fn result_item(
                         Some(f) => (f.decoded, f.prefix.as_slice()),
                         None => (b.bytes.len(), b.bytes.as_slice()),
                     };
-                    blob_facts(s, &mut e, n, head, || {
+                    let sniffed = media::sniff(&head[..head.len().min(SNIFF_PREFIX_BYTES)]);
+                    blob_facts(s, &mut e, n, sniffed, || {
                         media::DEFAULT_BLOB_MIME_TYPE.to_owned()
                     });
                 }
@@ -1678,6 +1715,7 @@ fn inspect_stream_spilling<S: crate::engine::LineSource>(
                 dir: r.dir(),
                 skel: None,
                 scanned,
+                read: None,
             });
         }
     }
@@ -1768,8 +1806,10 @@ fn report_pass<S: crate::engine::LineSource>(
     let mut ends_unread = false;
     // An error of `emit`, which ends the pass.
     let mut failed = None;
-    lines.for_each_line(KEEP_SCAN_MIN_LINE_BYTES, &mut |l| {
+    lines.for_each_line(KEEP_SCAN_MIN_LINE_BYTES, Prep::InspectWhenAhead, &mut |l| {
         let mut skel = None;
+        // What the framing made of a short line for the report, if it did.
+        let mut read = None;
         // A short line: the one envelope scan (`Framed::frame`: its result
         // is read where it is used); a long one: its skeleton (blobs cut out,
         // never decoded), kept from the first pass when it met the line (the
@@ -1777,7 +1817,10 @@ fn report_pass<S: crate::engine::LineSource>(
         // A long line's record and (absent) scan, lent like a framed one's.
         let (long_parsed, mut long_scanned);
         let (line_no, line, terminated, parsed, scanned) = match l {
-            Line::Framed(f) => (f.line_no, f.line, f.terminated, &f.parsed, &mut f.scanned),
+            Line::Framed(f) => {
+                read = f.pre.take().and_then(Prepared::into_read);
+                (f.line_no, f.line, f.terminated, &f.parsed, &mut f.scanned)
+            }
             Line::Long(cut) => {
                 let parsed = reader::parse_record_line(cut.line, cut.line_no, cut.offset, |m| {
                     let scan = match kept.remove(&cut.line_no) {
@@ -1849,6 +1892,7 @@ fn report_pass<S: crate::engine::LineSource>(
                     dir: r.dir(),
                     skel: skel.take(),
                     scanned: scanned.take(),
+                    read: read.take(),
                 },
                 emit,
             )
@@ -2070,6 +2114,30 @@ fn write_whole(
 mod tests {
     use super::*;
 
+    /// `is_read_method` answers what comparing the unescaped method
+    /// answers: tokens as sent, escaped, longer, other.
+    #[test]
+    fn read_method_as_sent_or_escaped() {
+        for (method, want) in [
+            (r#""resources/read""#, true),
+            (r#""resources\/read""#, true),
+            (r#""\u0072esources/read""#, true),
+            (r#""resources/reads""#, false),
+            (r#""resources/rea""#, false),
+            (r#""resources\/list""#, false),
+            (r#""tools/call""#, false),
+        ] {
+            let text = format!(r#"{{"jsonrpc":"2.0","id":1,"method":{method}}}"#);
+            let e = envelope::scan_envelope(text.as_bytes()).expect("a request");
+            assert_eq!(is_read_method(&e, text.as_bytes()), want, "{method}");
+            assert_eq!(
+                e.method_str(text.as_bytes()).as_deref() == Some("resources/read"),
+                want,
+                "{method}"
+            );
+        }
+    }
+
     /// A `resources/read` request line with `id` for `file:///<uri>`.
     fn read_request(id: usize, uri: &str) -> String {
         format!(
@@ -2092,6 +2160,7 @@ mod tests {
             dir: Some(dir),
             skel: None,
             scanned: None,
+            read: None,
         };
         let _ = pass.input(&mut input, &mut |o| -> Result<(), ()> {
             items.push(o.into_item());
@@ -2348,9 +2417,13 @@ mod tests {
         texts.push(big.into_bytes());
         for text in &texts {
             for json in [false, true] {
-                let run = |shape: Option<crate::engine::pipeline::Shape>| {
+                let run_with = |shape: Option<crate::engine::pipeline::Shape>,
+                                prep: Option<Prep>| {
                     let mut open = || -> std::io::Result<crate::engine::SliceLines<'_>> {
-                        let s = crate::engine::SliceLines::new(text, None);
+                        let mut s = crate::engine::SliceLines::new(text, None);
+                        if let Some(prep) = prep {
+                            s = s.with_prep(prep);
+                        }
                         Ok(match shape {
                             Some(shape) => s.with_pipe(shape),
                             None => s,
@@ -2360,9 +2433,17 @@ mod tests {
                     inspect_stream(&mut open, false, json, &mut out).expect("in memory");
                     out
                 };
+                let run = |shape| run_with(shape, None);
                 let plain = run(None);
                 for shape in [TEST_SHAPES[0], TEST_SHAPES[3]] {
                     assert!(run(Some(shape)) == plain, "{shape:?} json {json}");
+                }
+                // What the framing computes for the report, on every line
+                // or on none, changes nothing.
+                for prep in [Prep::Inspect, Prep::Nothing] {
+                    assert!(run_with(None, Some(prep)) == plain, "{prep:?} json {json}");
+                    let shape = Some(TEST_SHAPES[1]);
+                    assert!(run_with(shape, Some(prep)) == plain, "{prep:?} json {json}");
                 }
             }
         }

@@ -678,7 +678,11 @@ fn decode<'b>(
             Some(TextAt::Recent(kind, n)) => recent.map(|r| r[kind].texts[n].as_slice()),
         };
         let bytes = bytes.ok_or_else(corrupt)?;
-        std::str::from_utf8(bytes).map(Some).map_err(|_| corrupt())
+        // simdutf8's check: the same verdict as `std::str::from_utf8`,
+        // faster on a finding's message.
+        simdutf8::basic::from_utf8(bytes)
+            .map(Some)
+            .map_err(|_| corrupt())
     };
     let seq_record_line = (u64_at(b, 8)?, u64_at(b, 16)?, u64_at(b, 24)?);
     let flags = *b.get(32).ok_or_else(corrupt)?;
