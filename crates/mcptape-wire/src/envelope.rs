@@ -63,6 +63,7 @@ pub use message::{
 };
 
 use std::borrow::Cow;
+use std::collections::HashSet;
 use std::ops::Range;
 
 use crate::error::{JsonErrorKind, WireError, WireErrorKind};
@@ -852,6 +853,9 @@ struct Found<'e> {
     error_span: Option<Result<ErrorSpan, WireError>>,
     /// The first member outside the JSON-RPC 2.0 set.
     unknown: Option<(String, usize)>,
+    /// Every member outside that set, unescaped (for the repeat check of
+    /// [`top_object`]).
+    others: Option<HashSet<Vec<u8>>>,
     /// `method`, `params`, `result`, `result_type` and `members` as found
     /// (empty at the start: [`Envelope::clear`]); the rest is set by
     /// [`Found::finish`].
@@ -868,6 +872,7 @@ impl<'e> Found<'e> {
             error: None,
             error_span: None,
             unknown: None,
+            others: None,
             env,
         }
     }
@@ -969,17 +974,74 @@ impl Found<'_> {
     }
 }
 
+/// A top-level member of a message, by its key (unescaped): one of the
+/// JSON-RPC 2.0 set, each with its slot in [`Found`], or another.
+#[derive(Clone, Copy)]
+enum Top {
+    /// `jsonrpc`.
+    Jsonrpc,
+    /// `id`.
+    Id,
+    /// `method`.
+    Method,
+    /// `params`.
+    Params,
+    /// `result`.
+    Result,
+    /// `error`.
+    Error,
+    /// Outside the JSON-RPC 2.0 set.
+    Other,
+}
+
+impl Top {
+    /// The member `key` names (one comparison of the key per member: the
+    /// repeat check and the slot both read the answer).
+    #[inline]
+    fn of(key: &[u8]) -> Top {
+        match key {
+            b"jsonrpc" => Top::Jsonrpc,
+            b"id" => Top::Id,
+            b"method" => Top::Method,
+            b"params" => Top::Params,
+            b"result" => Top::Result,
+            b"error" => Top::Error,
+            _ => Top::Other,
+        }
+    }
+}
+
 /// The message root (`{` at the position, nested `base` levels deep: 0 for
 /// a single message, 1 in a batch): its members, into `f` (empty), every
 /// value validated (lexer errors are JSON errors).
 fn top_object(lx: &mut Lexer<'_>, base: usize, f: &mut Found<'_>) -> Result<(), LexError> {
-    lex::object(lx, base + 1, |lx, key, _| {
+    // Every member lands in a slot of `f` (an unknown one in `f.others`):
+    // a repeated key is found there, before its value is read, as the
+    // lexer's own check finds it (same error, same offset).
+    lex::object_checked_by_caller(lx, base + 1, |lx, key, at| {
+        let member = Top::of(key);
+        let repeated = match member {
+            Top::Jsonrpc => f.jsonrpc.is_some(),
+            Top::Id => f.id.is_some(),
+            Top::Method => f.env.method.is_some(),
+            Top::Params => f.env.params.is_some(),
+            Top::Result => f.env.result.is_some(),
+            Top::Error => f.error.is_some(),
+            Top::Other => !f
+                .others
+                .get_or_insert_with(HashSet::new)
+                .insert(key.to_vec()),
+        };
+        if repeated {
+            return Err(lex::duplicate_key(key, at));
+        }
+        lx.colon()?;
         let start = lx.pos;
-        let slot = match key {
-            b"jsonrpc" => &mut f.jsonrpc,
-            b"id" => &mut f.id,
-            b"method" => &mut f.env.method,
-            b"params" => {
+        let slot = match member {
+            Top::Jsonrpc => &mut f.jsonrpc,
+            Top::Id => &mut f.id,
+            Top::Method => &mut f.env.method,
+            Top::Params => {
                 if lx.peek() == Some(b'{') {
                     let m = &mut f.env.members;
                     lex::object(lx, base + 2, |lx, key, _| {
@@ -1001,7 +1063,7 @@ fn top_object(lx: &mut Lexer<'_>, base: usize, f: &mut Found<'_>) -> Result<(), 
                 f.env.params = Some(start..lx.pos);
                 return Ok(());
             }
-            b"result" => {
+            Top::Result => {
                 if lx.peek() == Some(b'{') {
                     let mut rt = None;
                     let m = &mut f.env.members;
@@ -1035,7 +1097,7 @@ fn top_object(lx: &mut Lexer<'_>, base: usize, f: &mut Found<'_>) -> Result<(), 
                 f.env.result = Some(start..lx.pos);
                 return Ok(());
             }
-            b"error" => {
+            Top::Error => {
                 f.error_span = Some(if lx.peek() == Some(b'{') {
                     error_object(lx, start, base)?
                 } else {
@@ -1048,7 +1110,7 @@ fn top_object(lx: &mut Lexer<'_>, base: usize, f: &mut Found<'_>) -> Result<(), 
                 f.error = Some(start..lx.pos);
                 return Ok(());
             }
-            _ => {
+            Top::Other => {
                 if f.unknown.is_none() {
                     f.unknown = Some((String::from_utf8_lossy(key).into_owned(), start));
                 }
@@ -1752,5 +1814,72 @@ mod tests {
             panic!("one message")
         };
         assert!(env.members.spare.entries.capacity() > 0);
+    }
+
+    /// The top level's repeated members, found by the envelope's own slots
+    /// (`lex::object_checked_by_caller`), are the errors the lexer's check
+    /// gives: every JSON error of a scan is the first error of a plain
+    /// strict walk of the same bytes (`Lexer::value`), and a scan without
+    /// one has none. Known and unknown members, escaped keys, batches,
+    /// repeats after and inside other errors; and every sample cut short.
+    #[test]
+    fn repeated_top_level_members_are_the_lexers_duplicate_key_errors() {
+        let plain_walk = |input: &[u8]| {
+            let mut lx = Lexer::new(input);
+            lx.ws();
+            lx.value(1)
+                .and_then(|()| lx.end())
+                .err()
+                .map(|e| wire_error(input, e))
+        };
+        let mut inputs: Vec<Vec<u8>> = [
+            r#"{"jsonrpc":"2.0","id":1,"result":{},"id":2}"#,
+            r#"{"jsonrpc":"2.0","jsonrpc":"2.0","id":1,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","\u0069d":1,"result":{},"id":2}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{},"x":1,"x":2}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{},"\u0078":1,"x":2}"#,
+            r#"{"x":1,"jsonrpc":"2.0","x":[1,{"a":1,"a":2}]}"#,
+            r#"{"x":[1,{"a":1,"a":2}],"jsonrpc":"2.0","x":1}"#,
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m"},"error":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"error":"e","error":{}}"#,
+            r#"{"jsonrpc":"2.0","method":"m","params":{"a":1,"a":2}}"#,
+            r#"{"jsonrpc":"2.0","method":"m","params":{},"params":[]}"#,
+            r#"{"jsonrpc":"2.0","method":"m","method":"n"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"a":1},"result":{"a":1}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"contents":[],"contents":[]}}"#,
+            r#"[{"jsonrpc":"2.0","id":1,"result":{},"id":2},{"a":1,"a":2}]"#,
+            r#"[{"jsonrpc":"2.0","id":1,"result":{}},{"jsonrpc":"2.0","id":2,"id":3}]"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{},"id":2,"id":3}"#,
+            r#"{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":9,"j":10,"k":11,"l":12,"m":13,"n":14,"o":15,"p":16,"q":17,"a":18}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{},"id":2,}"#,
+            r#"{"jsonrpc":"2.0","id":1.5e999,"result":{},"id":2}"#,
+        ]
+        .iter()
+        .map(|s| s.as_bytes().to_vec())
+        .collect();
+        let whole = inputs.clone();
+        for w in whole.iter().chain(
+            SAMPLES
+                .iter()
+                .map(|s| s.as_bytes().to_vec())
+                .collect::<Vec<_>>()
+                .iter(),
+        ) {
+            inputs.extend((0..w.len()).map(|n| w[..n].to_vec()));
+        }
+        let mut duplicates = 0;
+        for input in &inputs {
+            let want = plain_walk(input);
+            let got = match scan_frame(input) {
+                Err(e) if matches!(e.kind(), WireErrorKind::Json(_)) => Some(e),
+                _ => None,
+            };
+            duplicates += usize::from(matches!(
+                got.as_ref().map(WireError::kind),
+                Some(WireErrorKind::Json(JsonErrorKind::DuplicateKey { .. }))
+            ));
+            assert_eq!(got, want, "{}", String::from_utf8_lossy(input));
+        }
+        assert!(duplicates >= 17, "{duplicates} duplicate-key errors");
     }
 }

@@ -938,6 +938,19 @@ impl<'a> Lexer<'a> {
         base: usize,
         big: &mut Option<HashSet<Cow<'a, [u8]>>>,
     ) -> Result<(Cow<'a, [u8]>, usize), LexError> {
+        let (key, at) = self.key_token()?;
+        if !(self.keys_checked || self.validated) && self.repeated(base, big, &key, at) {
+            return Err(duplicate_key(&key, at));
+        }
+        self.colon()?;
+        Ok((key, at))
+    }
+
+    /// The key token at the position (its `"`), read and unescaped: the key
+    /// and its offset, the position after its closing `"`. Errors: string
+    /// and syntax errors.
+    #[inline(always)]
+    fn key_token(&mut self) -> Result<(Cow<'a, [u8]>, usize), LexError> {
         if self.peek() != Some(b'"') {
             return Err(self.unexpected(Expected::Key));
         }
@@ -955,17 +968,20 @@ impl<'a> Lexer<'a> {
         } else {
             Cow::Borrowed(&self.input[at + 1..self.pos - 1])
         };
-        if !(self.keys_checked || self.validated) && self.repeated(base, big, &key, at) {
-            let key = String::from_utf8_lossy(&key).into_owned();
-            return Err(self.err(LexErrorKind::DuplicateKey { key }, at));
-        }
+        Ok((key, at))
+    }
+
+    /// The `:` after a member key, with the whitespace around it. Errors:
+    /// [`Expected::Colon`] (or the end of input) at the first other byte.
+    #[inline(always)]
+    pub(crate) fn colon(&mut self) -> Result<(), LexError> {
         self.ws();
         if self.peek() != Some(b':') {
             return Err(self.unexpected(Expected::Colon));
         }
         self.pos += 1;
         self.ws();
-        Ok((key, at))
+        Ok(())
     }
 }
 
@@ -993,6 +1009,37 @@ pub(crate) fn object<'a, H: Host<'a>>(
         lx.key_bytes.clear();
     }
     Ok(())
+}
+
+/// [`object()`] whose keys the lexer does not check for repeats: `member`
+/// runs with the position just after the key (its closing `"`) and must,
+/// in the order of [`object()`]'s own walk, tell a repeated key
+/// ([`duplicate_key`]: [`LexErrorKind::DuplicateKey`] at the second key's
+/// `"`), then read the `:` ([`Lexer::colon`]), then consume the value. For
+/// a caller that keeps every key it is given anyway (the envelope scan's
+/// top level: six known members, each in its own slot), the key stack's
+/// work per member is saved.
+pub(crate) fn object_checked_by_caller<'a, H: Host<'a>>(
+    h: &mut H,
+    depth: usize,
+    mut member: impl FnMut(&mut H, &[u8], usize) -> Result<(), H::Error>,
+) -> Result<(), H::Error> {
+    container(h, depth, b'}', Expected::CommaOrBrace, |h| {
+        let r = h.lexer().key_token();
+        let (key, at) = r.map_err(|e| h.lex_error(e))?;
+        member(h, &key, at)
+    })
+}
+
+/// The error of `key` (unescaped) repeated at offset `at` (its `"`), as
+/// [`object()`]'s check gives it.
+pub(crate) fn duplicate_key(key: &[u8], at: usize) -> LexError {
+    LexError {
+        kind: LexErrorKind::DuplicateKey {
+            key: String::from_utf8_lossy(key).into_owned(),
+        },
+        offset: at,
+    }
 }
 
 /// Walks the array at the host's position (its `[`), at nesting `depth`:
