@@ -589,11 +589,15 @@ pub fn resources_vs_codec(data: &[u8]) {
 ///   an accepted message the same kind, the same id text and `method`,
 ///   `params`, `result`, `error` ranges as serde_json's `RawValue`s;
 /// * the `&str` entry point: on UTF-8 input `scan_frame_str` gives what
-///   `scan_frame` gives.
+///   `scan_frame` gives, and `scan_frame_str_into` written over a slot that
+///   held another scan gives the same.
 ///
 /// # Panics
 /// When the reader and the oracle disagree (that is the finding).
 pub fn envelope_vs_jsonrpc(input: &[u8]) {
+    /// A read result of two entries (text, blob): what a slot holds before
+    /// [`crate::envelope::scan_frame_str_into`] writes over it.
+    const USED_SLOT: &str = r#"{"jsonrpc":"2.0","id":7,"result":{"contents":[{"uri":"a://x","mimeType":"text/plain","text":"x"},{"uri":"a://y","blob":"AAAA"}]}}"#;
     use crate::envelope::{Scanned, scan_frame};
     use crate::error::{JsonErrorKind, WireErrorKind};
     let show = || String::from_utf8_lossy(input).into_owned();
@@ -607,6 +611,11 @@ pub fn envelope_vs_jsonrpc(input: &[u8]) {
             "scan_frame_str: {}",
             show()
         );
+        // Written over a slot that held another message's scan (its
+        // `contents` entries and buffers reused), the scan ends the same.
+        let mut slot = crate::envelope::scan_frame_str(USED_SLOT);
+        crate::envelope::scan_frame_str_into(text, &mut slot);
+        assert_eq!(slot, ours, "scan_frame_str_into: {}", show());
     }
     // serde_json's `Value` also refuses JSON whose object has serde_json's
     // private raw-value token as a key (`{"$serde_json::private::RawValue":2}`:
