@@ -319,8 +319,10 @@ fn read_regular(path: &Path) -> Result<FileBytes, CheckError> {
         // SAFETY: the map is read-only and private, and lives only while this
         // one file is checked. memmap2's caveat holds: were another process to
         // truncate the file during the check, reading the lost pages would
-        // fault (SIGBUS); `check` reads finished recordings, which nothing
-        // rewrites in place (the recorder appends, then closes).
+        // fault (SIGBUS: the `mcptape` binary exits 2 with a message, test
+        // `mapped_transcript_truncated_while_checked_exits_2_with_a_message`);
+        // `check` reads finished recordings, which nothing rewrites in place
+        // (the recorder appends, then closes).
         #[allow(unsafe_code)]
         let map = unsafe { memmap2::MmapOptions::new().populate().map(&file) };
         if let Ok(map) = map {

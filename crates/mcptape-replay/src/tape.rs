@@ -290,9 +290,10 @@ impl TapeBytes {
     /// succeeds), else read into memory.
     ///
     /// A mapped transcript must not be truncated while it is served: the
-    /// pages lost would fault (`SIGBUS`), memmap2's caveat. `serve` plays
-    /// finished recordings; the recorder appends to a file, it never
-    /// rewrites one in place.
+    /// pages lost would fault (`SIGBUS`), memmap2's caveat; the `mcptape`
+    /// binary then exits 2 with a message instead of dying silently.
+    /// `serve` plays finished recordings; the recorder appends to a file, it
+    /// never rewrites one in place.
     ///
     /// # Errors
     /// The read's I/O error.

@@ -68,7 +68,33 @@ enum Command {
     Import(cmd::k6::ImportCommand),
 }
 
+/// Exit code 2 with a message, not a silent death by SIGBUS, when a file
+/// mapped into memory (`check`, `inspect` and `serve` map a transcript of
+/// 64 MiB or more) is truncated or replaced by another process while it is
+/// read: the kernel signals SIGBUS on the next read of a page past the new
+/// end. Nothing of that file is reported (its bytes are gone).
+#[cfg(unix)]
+#[allow(unsafe_code)]
+fn exit_with_a_message_on_sigbus() {
+    use nix::sys::signal::{SaFlags, SigAction, SigHandler, SigSet, Signal, sigaction};
+    extern "C" fn bus(_: nix::libc::c_int) {
+        const MSG: &[u8] = b"mcptape: error: an input file mapped into memory (a transcript of 64 MiB or more) \
+was truncated or replaced by another process while it was read (SIGBUS): stopped, nothing reported of it\n";
+        // SAFETY: write(2) and _exit(2) are async-signal-safe; MSG is static.
+        unsafe {
+            nix::libc::write(2, MSG.as_ptr().cast(), MSG.len());
+            nix::libc::_exit(2);
+        }
+    }
+    let act = SigAction::new(SigHandler::Handler(bus), SaFlags::empty(), SigSet::empty());
+    // SAFETY: the handler calls async-signal-safe functions only. Failing to
+    // install it leaves the default action (the process dies by the signal).
+    let _ = unsafe { sigaction(Signal::SIGBUS, &act) };
+}
+
 fn main() -> ExitCode {
+    #[cfg(unix)]
+    exit_with_a_message_on_sigbus();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

@@ -26,6 +26,7 @@ mod k6_live;
 mod k6_manifest;
 mod k6_split;
 mod loopback_only;
+mod mapped_truncated;
 mod merge;
 mod record_corpus;
 mod record_http;
