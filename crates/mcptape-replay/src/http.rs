@@ -46,7 +46,7 @@ use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::time::{Duration, Instant};
 
-use mcptape_wire::envelope::{ErrorObject, Message};
+use mcptape_wire::envelope::{ErrorObject, Message, RequestId};
 use mcptape_wire::protocol::method;
 
 use crate::error::{ReplayError, ReplayErrorKind};
@@ -258,9 +258,11 @@ fn sse_resp(
 }
 
 /// The answer to a request with a missing, unknown or ended session: the
-/// recorded server's own rejection if the tape has one, else 400 (missing)
-/// / 404 (unknown), per 2025-11-25 "Transports" §Session Management.
-fn session_rejected(st: &HttpState, missing: bool) -> Response<Full<Bytes>> {
+/// recorded server's own rejection if the tape has one (as recorded, its
+/// `id` included), else 400 (missing) / 404 (unknown), per 2025-11-25
+/// "Transports" §Session Management, whose error echoes the request's `id`
+/// (JSON-RPC 2.0 §5: `null` only when the id could not be read).
+fn session_rejected(st: &HttpState, missing: bool, id: Option<RequestId>) -> Response<Full<Bytes>> {
     let tape = st.server.tape();
     let recorded = if missing {
         &tape.session_rejection
@@ -275,12 +277,12 @@ fn session_rejected(st: &HttpState, missing: bool) -> Response<Full<Bytes>> {
         ),
         None if missing => resp(
             StatusCode::BAD_REQUEST,
-            Some(Message::error(None, ErrorObject::session_required()).to_json()),
+            Some(Message::error(id, ErrorObject::session_required()).to_json()),
             None,
         ),
         None => resp(
             StatusCode::NOT_FOUND,
-            Some(Message::error(None, ErrorObject::session_not_found()).to_json()),
+            Some(Message::error(id, ErrorObject::session_not_found()).to_json()),
             None,
         ),
     }
@@ -375,7 +377,7 @@ async fn handle(
             // `server/discover` is stateless (2026-07-28): answered as
             // recorded, with or without a session.
             match &session {
-                None => return Ok(session_rejected(&st, true)),
+                None => return Ok(session_rejected(&st, true, inc.message.id().cloned())),
                 Some(s)
                     if !st
                         .live
@@ -383,7 +385,7 @@ async fn handle(
                         .unwrap_or_else(|p| p.into_inner())
                         .contains(s) =>
                 {
-                    return Ok(session_rejected(&st, false));
+                    return Ok(session_rejected(&st, false, inc.message.id().cloned()));
                 }
                 Some(_) => {}
             }

@@ -95,6 +95,12 @@ async fn stale_session_gets_the_recorded_404() {
         r.contains("-32001") && r.contains("Session not found"),
         "{r}"
     );
+    // mcptape's own rejection echoes the readable id (JSON-RPC 2.0 §5), which
+    // its own check rule error-id-null asks of a server.
+    assert!(
+        r.contains(r#""id":2"#) && !r.contains(r#""id":null"#),
+        "{r}"
+    );
     // A session opened, ended by DELETE, then used again: 404 as well.
     let sid = session_of(&post(port, &host, INIT).await);
     let r = post(port, &format!("{host}Mcp-Session-Id: {sid}\r\n"), LIST).await;
