@@ -199,6 +199,13 @@ pub enum ErrorKind {
     /// The header line is not a valid header.
     #[error("invalid header: {0}")]
     Header(String),
+    /// The input starts with a UTF-8 byte order mark (`EF BB BF`), as some
+    /// editors save files: a transcript is JSON Lines, UTF-8 without a BOM
+    /// (RFC 8259 §8.1: implementations MUST NOT add one).
+    #[error(
+        "the file starts with a UTF-8 byte order mark (EF BB BF): a transcript is UTF-8 without one (RFC 8259 §8.1); remove the first 3 bytes"
+    )]
+    ByteOrderMark,
     /// The header's `startedAt` is not an RFC 3339 date-time with an offset
     /// (`2026-11-30T00:00:00Z`; the writer always writes one, and `export har`
     /// dates every entry from it).
@@ -665,6 +672,9 @@ fn parse_header(line: &[u8]) -> Result<Header, TranscriptError> {
         line: 1,
         offset: 0,
     };
+    if line.starts_with(b"\xEF\xBB\xBF") {
+        return Err(err(ErrorKind::ByteOrderMark));
+    }
     // Check the version first so a newer format gets a clear error.
     #[derive(serde::Deserialize)]
     #[serde(rename_all = "camelCase")]

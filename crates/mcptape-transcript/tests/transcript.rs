@@ -174,6 +174,25 @@ fn future_format_version_is_unsupported() {
     assert_eq!(e.kind, ErrorKind::UnsupportedVersion { found: 2 });
 }
 
+/// Regression (fresh-user trial): a transcript saved by an editor with a UTF-8 byte order mark
+/// was refused as "invalid header: expected value at line 1 column 1", naming no BOM.
+#[test]
+fn transcript_with_a_byte_order_mark_is_refused_naming_the_bom() {
+    let plain = data("every_kind.jsonl");
+    let mut bom = b"\xEF\xBB\xBF".to_vec();
+    bom.extend_from_slice(&plain);
+    let e = reader::read(&bom).unwrap_err();
+    assert_eq!(
+        (e.kind.clone(), e.line, e.offset),
+        (ErrorKind::ByteOrderMark, 1, 0)
+    );
+    assert!(e.to_string().contains("byte order mark (EF BB BF)"), "{e}");
+    // The streaming reader says the same; without the BOM the file reads.
+    let e = Reader::new(Cursor::new(bom)).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::ByteOrderMark);
+    assert!(reader::read(&plain).is_ok());
+}
+
 #[test]
 fn header_errors() {
     assert_eq!(reader::read(b"").unwrap_err().kind, ErrorKind::Empty);
