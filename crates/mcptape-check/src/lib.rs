@@ -94,8 +94,9 @@ pub enum CheckErrorKind {
     TooDeep,
     /// A path named on the command line (or a transcript at read time) is
     /// neither a regular file nor a directory: a FIFO, socket or device,
-    /// which could block the read forever.
-    #[error("not a regular file (FIFO, socket or device)")]
+    /// which could block the read forever. The message says how to read a
+    /// pipe instead: as `-`, on standard input (`check - < <(cmd)`).
+    #[error("not a regular file (FIFO, socket or device); read a pipe as `-` on standard input")]
     NotRegularFile,
 }
 

@@ -104,7 +104,7 @@ fn fifo_named_directly_is_not_a_regular_file() {
     assert_eq!(
         e.to_string(),
         format!(
-            "{}: not a regular file (FIFO, socket or device)",
+            "{}: not a regular file (FIFO, socket or device); read a pipe as `-` on standard input",
             p.display()
         )
     );

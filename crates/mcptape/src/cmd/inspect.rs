@@ -147,7 +147,7 @@ impl<W: std::io::Write> std::io::Write for NoteWriteError<W> {
 fn reading_error(file: &Path, e: mcptape_check::CheckError) -> anyhow::Error {
     match e.kind {
         mcptape_check::CheckErrorKind::NotRegularFile => anyhow::anyhow!(
-            "reading {}: not a regular file (FIFO, socket or device)",
+            "reading {}: not a regular file (FIFO, socket or device); read a pipe as `-` on standard input",
             file.display()
         ),
         mcptape_check::CheckErrorKind::Io(io) => {
