@@ -40,8 +40,11 @@ use std::time::Instant;
 
 /// Messages `gen` writes by default (the 500,000).
 const DEFAULT_MESSAGES: usize = 500_000;
-/// The shipped recording the transcript is made of.
-const DEFAULT_SOURCE: &str = "corpus/transcripts/everything-stdio.jsonl";
+/// The shipped recording the transcript is made of (found from any working directory).
+const DEFAULT_SOURCE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../corpus/transcripts/everything-stdio.jsonl"
+);
 /// Read buffer of the parse modes (1 MiB).
 const READ_BUF: usize = 1 << 20;
 
@@ -142,9 +145,11 @@ fn generate(args: &[String]) -> Res {
             other => return Err(format!("gen: unknown argument {other}").into()),
         }
     }
-    let text = std::fs::read_to_string(&source)?;
+    let text = std::fs::read_to_string(&source).map_err(|e| format!("--source {source}: {e}"))?;
     let lines: Vec<&str> = text.lines().collect();
-    let records: Vec<serde_json::Value> = lines[1..]
+    let records: Vec<serde_json::Value> = lines
+        .get(1..)
+        .ok_or_else(|| format!("--source {source}: no header line"))?
         .iter()
         .map(|l| serde_json::from_str(l))
         .collect::<Result<_, _>>()?;
