@@ -675,6 +675,12 @@ fn parse_header(line: &[u8]) -> Result<Header, TranscriptError> {
     if line.starts_with(b"\xEF\xBB\xBF") {
         return Err(err(ErrorKind::ByteOrderMark));
     }
+    if line.iter().all(u8::is_ascii_whitespace) {
+        return Err(err(ErrorKind::Header(
+            "line 1 is blank: a transcript starts with its header line ({\"mcptapeTranscript\":1,…})"
+                .into(),
+        )));
+    }
     // Check the version first so a newer format gets a clear error.
     #[derive(serde::Deserialize)]
     #[serde(rename_all = "camelCase")]

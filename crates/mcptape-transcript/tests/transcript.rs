@@ -204,6 +204,15 @@ fn header_errors() {
         reader::read(b"hello\n").unwrap_err().kind,
         ErrorKind::Header(_)
     ));
+    // Regression (fresh-user trial): a blank or `\r`-only first line said "EOF while parsing a
+    // value at line 1 column 1".
+    for blank in [&b"\n"[..], b"\r\n", b" \t\r\n{\"tUs\":0}\n"] {
+        let e = reader::read(blank).unwrap_err();
+        assert!(
+            matches!(&e.kind, ErrorKind::Header(m) if m.starts_with("line 1 is blank")),
+            "{e}"
+        );
+    }
 }
 
 /// `check` passed a header with `startedAt: "not a date"` that `export har` then refused: the
