@@ -12,9 +12,12 @@ use crate::report::{FileReport, Finding};
 use crate::revision::{Revision, RevisionSource, SpecChoice};
 use crate::rules;
 
-/// The first line of `data` (without its `\n`; a `\r` before it is JSON whitespace).
+/// The first line of `data` (without its `\n`; a `\r` before it is JSON whitespace), past a
+/// UTF-8 byte order mark: a transcript saved with one is still told apart as a transcript,
+/// for its reader to refuse naming the BOM (`ErrorKind::ByteOrderMark`).
 fn first_line(data: &[u8]) -> &[u8] {
-    data.split(|&b| b == b'\n').next().unwrap_or_default()
+    let line = data.split(|&b| b == b'\n').next().unwrap_or_default();
+    line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line)
 }
 
 /// The first non-whitespace byte of the first line.
@@ -116,5 +119,9 @@ mod tests {
         assert!(!is_transcript(b"[1]\n"));
         assert!(!is_transcript(b"{\"jsonrpc\":\"2.0\"}\n"));
         assert!(!is_transcript(b""));
+        // Regression (fresh-user trial): a transcript saved with a BOM was inspected as
+        // NDJSON, every record a bad JSON-RPC message; now its reader names the BOM.
+        assert!(is_transcript(b"\xEF\xBB\xBF{\"mcptapeTranscript\":1}\n"));
+        assert!(!is_transcript(b"\xEF\xBB\xBF{\"jsonrpc\":\"2.0\"}\n"));
     }
 }
