@@ -37,6 +37,9 @@ if [ ! -s "$file" ]; then
 fi
 bytes=$(stat -c %s "$file")
 longest=$(awk '{ if (length($0) > m) m = length($0) } END { print m }' "$file")
+# Written back before the first row: a file just written (1-3 GB of dirty pages) slowed the
+# rows timed while the kernel wrote it out 2-3x (benches/README.md, after the thirteenth round).
+sync
 cat "$file" > /dev/null # page cache warm for every row
 
 rows=(
