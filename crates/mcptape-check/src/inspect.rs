@@ -1109,16 +1109,35 @@ struct Pass {
 impl Pass {
     /// The items of one input (after the bad lines before it); its read
     /// requests (what a client may send) are noted first.
+    ///
+    /// The scan is handed back in `l.scanned` (made here or not): a caller
+    /// that lent it from a framed line puts it back there, so the framing
+    /// scans a later line over its buffers. Dropped here, its `contents`
+    /// spans were freed by this thread into the framing thread's malloc
+    /// arena, under the arena's lock, which both threads then waited on.
     fn input<E>(
         &mut self,
         l: &mut Input<'_>,
         emit: &mut dyn FnMut(Out<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
+        let read = l.read.take();
+        let frame = parse_input(l);
+        let r = self.scanned_input(l, &frame, read, emit);
+        l.scanned = Some(frame);
+        r
+    }
+
+    /// [`Pass::input`] of input `l`, scanned into `frame`, with the read
+    /// summary the framing made of it (`read`).
+    fn scanned_input<E>(
+        &mut self,
+        l: &Input<'_>,
+        frame: &Result<Scanned, WireError>,
+        mut read: Option<Option<ReadPre<'_>>>,
+        emit: &mut dyn FnMut(Out<'_>) -> Result<(), E>,
+    ) -> Result<(), E> {
         let number = l.number;
         let answers = l.dir != Some(Direction::C2s);
-        let mut read = l.read.take();
-        let frame = parse_input(l);
-        let (l, frame) = (&*l, &frame);
         let text = input_text(l);
         let s = &mut self.s;
         let f = match frame {
@@ -1884,18 +1903,19 @@ fn report_pass<S: crate::engine::LineSource>(
                 pass.s.bad_lines += 1;
                 emit(Item::BadLine { line, reason }.into())?;
             }
-            pass.input(
-                &mut Input {
-                    number: line_no,
-                    bytes: msg.as_bytes(),
-                    text: Some(msg),
-                    dir: r.dir(),
-                    skel: skel.take(),
-                    scanned: scanned.take(),
-                    read: read.take(),
-                },
-                emit,
-            )
+            let mut input = Input {
+                number: line_no,
+                bytes: msg.as_bytes(),
+                text: Some(msg),
+                dir: r.dir(),
+                skel: skel.take(),
+                scanned: scanned.take(),
+                read: read.take(),
+            };
+            let r = pass.input(&mut input, emit);
+            // Back in the framed line's slot ([`Pass::input`]).
+            *scanned = input.scanned.take();
+            r
         };
         match emitted() {
             Ok(()) => ControlFlow::Continue(()),
