@@ -240,8 +240,9 @@ impl HttpProxy {
         loop {
             tokio::select! {
                 _ = &mut shutdown => break,
-                accepted = self.listener.accept() => {
-                    let (stream, _) = accepted.map_err(|e| RecordError::io("listen socket", e))?;
+                // Out of descriptors: waited out, the open connections served on.
+                accepted = mcptape_transport::listen::accept(&self.listener) => {
+                    let stream = accepted.map_err(|e| RecordError::io("listen socket", e))?;
                     let _ = stream.set_nodelay(true);
                     let shared = self.shared.clone();
                     conns.spawn(async move {
@@ -249,7 +250,8 @@ impl HttpProxy {
                             let shared = shared.clone();
                             async move { Ok::<_, Infallible>(handle(shared, req).await) }
                         });
-                        let _ = hyper::server::conn::http1::Builder::new()
+                        // A client that stalls before its headers are in is disconnected.
+                        let _ = mcptape_transport::listen::http1()
                             .serve_connection(TokioIo::new(stream), svc)
                             .await;
                     });

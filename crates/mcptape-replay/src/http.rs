@@ -53,6 +53,7 @@ use crate::error::{ReplayError, ReplayErrorKind};
 use crate::schedule::sleep_until_precise;
 use crate::serve::{Answer, Server, parse_incoming_raw};
 use mcptape_transport::framed::MAX_LINE_BYTES;
+use mcptape_transport::listen;
 use mcptape_transport::origin::LoopbackGuard;
 
 /// Session header of the 2025-03-26 … 2025-11-25 Streamable HTTP transport
@@ -523,15 +524,18 @@ pub async fn serve_http_allowing(
     });
     tokio::pin!(shutdown);
     loop {
-        let (sock, _) = tokio::select! {
-            r = listener.accept() => r.map_err(|e| ReplayError::new(ReplayErrorKind::Io(e)))?,
+        // Out of descriptors: waited out, the open connections served on (listen::accept).
+        let sock = tokio::select! {
+            r = listen::accept(&listener) => r.map_err(|e| ReplayError::new(ReplayErrorKind::Io(e)))?,
             _ = &mut shutdown => return Ok(()),
         };
         let _ = sock.set_nodelay(true);
         let st = st.clone();
         tokio::spawn(async move {
             let svc = hyper::service::service_fn(move |req| handle(st.clone(), req));
-            let _ = hyper::server::conn::http1::Builder::new()
+            // A client that stalls before its headers are in is disconnected
+            // (listen::HEADER_READ_TIMEOUT).
+            let _ = listen::http1()
                 .serve_connection(TokioIo::new(sock), svc)
                 .await;
         });

@@ -389,8 +389,8 @@ pub async fn serve_metrics(
     let guard = Arc::new(LoopbackGuard::new(bound, &[]));
     tokio::pin!(shutdown);
     loop {
-        let (sock, _) = tokio::select! {
-            r = listener.accept() => r.map_err(io)?,
+        let sock = tokio::select! {
+            r = mcptape_transport::listen::accept(&listener) => r.map_err(io)?,
             _ = &mut shutdown => return Ok(()),
         };
         let (metrics, guard) = (metrics.clone(), guard.clone());
@@ -399,7 +399,7 @@ pub async fn serve_metrics(
                 let r = answer(&metrics, &guard, &req);
                 async move { Ok::<_, std::convert::Infallible>(r) }
             });
-            let _ = hyper::server::conn::http1::Builder::new()
+            let _ = mcptape_transport::listen::http1()
                 .serve_connection(TokioIo::new(sock), svc)
                 .await;
         });

@@ -41,6 +41,8 @@ pub mod error;
 pub mod framed;
 #[cfg(feature = "io")]
 pub mod http;
+#[cfg(feature = "io")]
+pub mod listen;
 pub mod origin;
 #[cfg(feature = "io")]
 pub mod session;

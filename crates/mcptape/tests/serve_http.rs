@@ -914,3 +914,112 @@ fn serve_http_broken_off_body_is_400_and_counted_invalid() {
         "{s}"
     );
 }
+
+const INIT_BODY: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
+
+/// Regression (fresh-user trial, 2026-12-05): with the open-files limit at 1,024, about 1,000
+/// idle connections made `accept` fail with EMFILE and `serve --listen` exit 2 ("Too many open
+/// files"), dropping every client. Here the limit is 64 (soft and hard, so it cannot be
+/// raised) and 100 connections are opened: the server is still running, and once they close
+/// it answers the next client.
+#[test]
+fn serve_listen_out_of_file_descriptors_waits_and_serves_on() {
+    let port = free_port();
+    let t = corpus_transcript("everything-http.jsonl");
+    let mut cmd = Command::new("sh");
+    cmd.args(["-c", r#"ulimit -n 64 && exec "$0" "$@""#])
+        .arg(mcptape())
+        .arg("serve")
+        .arg(&t)
+        .args([
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+            "--latency",
+            "fixed:0ms",
+        ]);
+    let mut g = spawn_listening(&mut cmd, port);
+    // Past the limit: some are accepted, the rest wait in the backlog (or are refused).
+    let held: Vec<TcpStream> = (0..100)
+        .filter_map(|_| TcpStream::connect(("127.0.0.1", port)).ok())
+        .collect();
+    assert!(held.len() > 64, "only {} connections opened", held.len());
+    // At the limit, a connection it accepted before is still served.
+    let mut first = held.first().unwrap().try_clone().unwrap();
+    first
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let req = post_request(
+        "/mcp",
+        "Accept: application/json, text/event-stream\r\n",
+        INIT_BODY,
+    )
+    .replacen(
+        "Host: 127.0.0.1\r\n",
+        &format!("Host: 127.0.0.1:{port}\r\n"),
+        1,
+    );
+    first.write_all(req.as_bytes()).unwrap();
+    let mut at_limit = String::new();
+    let _ = first.read_to_string(&mut at_limit);
+    assert!(
+        at_limit.starts_with("HTTP/1.1 200"),
+        "at the limit: {at_limit}"
+    );
+    drop(held);
+    // Bounded poll: the first request after the connections closed is answered.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let answer = loop {
+        let r = std::panic::catch_unwind(|| {
+            raw_http(
+                port,
+                &post_request(
+                    "/mcp",
+                    "Accept: application/json, text/event-stream\r\n",
+                    INIT_BODY,
+                ),
+            )
+        });
+        match r {
+            Ok(a) if a.starts_with("HTTP/1.1 200") => break a,
+            _ if std::time::Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            other => panic!("no answer after the connections closed: {other:?}"),
+        }
+    };
+    assert!(
+        answer.contains(r#""protocolVersion":"2025-11-25""#),
+        "{answer}"
+    );
+    assert!(g.0.try_wait().unwrap().is_none(), "serve exited");
+    g.stop();
+}
+
+/// Regression (fresh-user trial, 2026-12-05): a connection that sent half a request's headers
+/// stayed open for good (hyper 1 applies its header read timeout only with a timer). It is
+/// now closed after `mcptape_transport::listen::HEADER_READ_TIMEOUT` (30 s); waited for with a
+/// bound of 90 s.
+#[test]
+fn serve_listen_closes_a_connection_stalled_mid_headers() {
+    let (mut g, port) = serve_http("everything-http.jsonl", "fixed:0ms");
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(90))).unwrap();
+    s.write_all(format!("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n").as_bytes())
+        .unwrap();
+    let started = std::time::Instant::now();
+    let mut out = Vec::new();
+    // EOF (or a 408 then EOF) ends the read; the 90 s read timeout fails the test.
+    let r = s.read_to_end(&mut out);
+    let waited = started.elapsed();
+    assert!(
+        r.is_ok()
+            || r.as_ref()
+                .is_err_and(|e| e.kind() == std::io::ErrorKind::ConnectionReset),
+        "the stalled connection was not closed: {r:?} after {waited:?}"
+    );
+    assert!(
+        waited >= Duration::from_secs(25),
+        "closed after {waited:?}, before the timeout"
+    );
+    g.stop();
+}

@@ -88,6 +88,9 @@ impl TargetArgs {
 /// Errors: the OS refused the runtime's threads or its IO driver.
 pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     use anyhow::Context as _;
+    // Every command that runs one holds sockets or child pipes: one descriptor each, and a
+    // soft limit of 1,024 is soon reached by `serve --listen` or `record --listen` clients.
+    let _ = mcptape_transport::listen::raise_open_files_limit();
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
