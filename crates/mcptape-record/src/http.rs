@@ -475,7 +475,9 @@ async fn exchange(shared: &Arc<Shared>, n: u64, req: Request<Incoming>) -> Respo
             return if too_big {
                 text_response(
                     StatusCode::PAYLOAD_TOO_LARGE,
-                    "mcptape: request body exceeds the proxy's body limit (MAX_HTTP_BODY_BYTES)",
+                    &format!(
+                        "mcptape: request body exceeds the proxy's limit of {MAX_HTTP_BODY_BYTES} bytes (MAX_HTTP_BODY_BYTES)"
+                    ),
                 )
             } else {
                 text_response(

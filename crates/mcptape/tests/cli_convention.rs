@@ -1037,3 +1037,36 @@ fn serve_stdio_initialized(
     assert_has(&line, "\"result\"");
     (g, stdin, out)
 }
+
+/// Regression (fresh-user trial, 2026-12-05): `--listen localhost:PORT` was refused as "invalid
+/// socket address syntax" without a word on what to write; and limits in messages named a
+/// constant without its value (`at most MAX_TRANSCRIPTS (1000)`, `the limit (MAX_TEMPLATE_BYTES)`).
+#[test]
+fn listen_localhost_suggests_127_0_0_1_and_limits_give_their_value() {
+    let t = corpus_transcript("everything-http.jsonl");
+    let t = t.to_str().unwrap();
+    for args in [
+        vec!["serve", t, "--listen", "localhost:8931"],
+        vec!["serve", t, "--stdio", "--metrics", "LOCALHOST:8931"],
+        vec![
+            "record",
+            "-o",
+            "/nonexistent/t.jsonl",
+            "--listen",
+            "localhost:8931",
+            "--upstream",
+            "http://127.0.0.1:1/mcp",
+        ],
+    ] {
+        let (code, _, err) = mcptape_text(&args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains("write 127.0.0.1:8931"), "{args:?}: {err}");
+    }
+    let long = "a".repeat(mcptape_uri::template::MAX_TEMPLATE_BYTES + 1);
+    let (code, _, err) = mcptape_text(&["uri", "expand", &long]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("longer than 4096 bytes (MAX_TEMPLATE_BYTES)"),
+        "{err}"
+    );
+}

@@ -81,6 +81,20 @@ impl TargetArgs {
     }
 }
 
+/// `--listen`/`--metrics ADDR`: an IP address and port (`127.0.0.1:8931`, `[::1]:8931`). A host
+/// name is not looked up; `localhost:PORT` is refused saying to write `127.0.0.1:PORT` (the
+/// listeners are loopback-only, checked after parsing).
+///
+/// Errors: the address is not `IP:PORT`.
+pub(crate) fn socket_addr(s: &str) -> Result<std::net::SocketAddr, String> {
+    s.parse().map_err(|e| match s.rsplit_once(':') {
+        Some((host, port)) if host.eq_ignore_ascii_case("localhost") => {
+            format!("{e}: a host name is not looked up; write 127.0.0.1:{port} (or [::1]:{port})")
+        }
+        _ => format!("{e}: expected IP:PORT, e.g. 127.0.0.1:8931"),
+    })
+}
+
 /// The IO shell's tokio runtime, shared by `record`, `crawl`, `serve`, `bench` and `verify`:
 /// multi-threaded with 2 workers (the machines mcptape is measured on have 2 cores), all
 /// drivers (IO, time) enabled.

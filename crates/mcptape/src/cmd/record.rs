@@ -121,7 +121,8 @@ pub struct Args {
         long,
         value_name = "ADDR",
         requires = "upstream",
-        conflicts_with = "command"
+        conflicts_with = "command",
+        value_parser = super::socket_addr
     )]
     pub listen: Option<std::net::SocketAddr>,
     /// The upstream Streamable HTTP server the proxy records (e.g. http://127.0.0.1:3001/mcp):

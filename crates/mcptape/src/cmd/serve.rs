@@ -34,7 +34,7 @@ pub struct Args {
     #[arg(long, conflicts_with = "listen")]
     pub stdio: bool,
     /// Serve Streamable HTTP on this loopback address (e.g. 127.0.0.1:8931), path `/mcp`.
-    #[arg(long, value_name = "ADDR")]
+    #[arg(long, value_name = "ADDR", value_parser = super::socket_addr)]
     pub listen: Option<SocketAddr>,
     #[command(flatten)]
     pub schedule: ScheduleArgs,
@@ -78,7 +78,7 @@ pub struct Args {
     /// 127.0.0.1:9464; OpenMetrics text): requests by method and outcome, served delay and
     /// lateness histograms (seconds), synthesized answers, sessions, requests in flight.
     /// Works with --stdio and --listen.
-    #[arg(long, value_name = "ADDR")]
+    #[arg(long, value_name = "ADDR", value_parser = super::socket_addr)]
     pub metrics: Option<SocketAddr>,
 }
 
@@ -276,7 +276,7 @@ pub fn transcript_files(given: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
     }
     anyhow::ensure!(
         out.len() <= MAX_TRANSCRIPTS,
-        "{} transcripts: serve answers from at most MAX_TRANSCRIPTS ({MAX_TRANSCRIPTS})",
+        "{} transcripts: serve answers from at most {MAX_TRANSCRIPTS} (MAX_TRANSCRIPTS)",
         out.len()
     );
     Ok(out)

@@ -129,9 +129,18 @@ fn rejected_template(what: &str, e: &TemplateError) -> ExitCode {
 }
 
 /// A template or match error in words (RFC 6570 sections), for stderr.
-fn template_words(kind: TemplateErrorKind) -> &'static str {
-    match kind {
-        TemplateErrorKind::TooLong => "the template is longer than the limit (MAX_TEMPLATE_BYTES)",
+fn template_words(kind: TemplateErrorKind) -> std::borrow::Cow<'static, str> {
+    use mcptape_uri::template::{
+        MAX_MATCH_DEPTH, MAX_MATCH_STEPS, MAX_MATCH_URI_BYTES, MAX_TEMPLATE_BYTES,
+        MAX_TEMPLATE_VARS,
+    };
+    let words = match kind {
+        TemplateErrorKind::TooLong => {
+            return format!(
+                "the template is longer than {MAX_TEMPLATE_BYTES} bytes (MAX_TEMPLATE_BYTES)"
+            )
+            .into();
+        }
         TemplateErrorKind::UnclosedExpression => "a `{` has no closing `}` (RFC 6570 §2.2)",
         TemplateErrorKind::InvalidLiteral => {
             "a character that is not allowed in a literal (RFC 6570 §2.1: space, quote, <, >, \\, ^, `, |, }, control characters)"
@@ -150,18 +159,31 @@ fn template_words(kind: TemplateErrorKind) -> &'static str {
             "a prefix modifier on a list or associative value (RFC 6570 §2.4.1: strings only)"
         }
         TemplateErrorKind::Rejected => "the RFC 6570 reference parser rejects this template",
-        TemplateErrorKind::UriTooLong => "the URI is longer than the limit (MAX_MATCH_URI_BYTES)",
+        TemplateErrorKind::UriTooLong => {
+            return format!(
+                "the URI is longer than {MAX_MATCH_URI_BYTES} bytes (MAX_MATCH_URI_BYTES)"
+            )
+            .into();
+        }
         TemplateErrorKind::MatchBudgetExceeded => {
-            "matching took more steps than the limit (MAX_MATCH_STEPS)"
+            return format!("matching took more than {MAX_MATCH_STEPS} steps (MAX_MATCH_STEPS)")
+                .into();
         }
         TemplateErrorKind::MatchTooDeep => {
-            "the match's path holds more states than the limit (MAX_MATCH_DEPTH)"
+            return format!(
+                "the match's path holds more than {MAX_MATCH_DEPTH} states (MAX_MATCH_DEPTH)"
+            )
+            .into();
         }
         TemplateErrorKind::TooManyVars => {
-            "the template has more variables than the limit (MAX_TEMPLATE_VARS)"
+            return format!(
+                "the template has more than {MAX_TEMPLATE_VARS} variables (MAX_TEMPLATE_VARS)"
+            )
+            .into();
         }
         _ => "the template or URI is not valid",
-    }
+    };
+    words.into()
 }
 
 fn template_or_exit(template: &str) -> Result<Template, ExitCode> {
