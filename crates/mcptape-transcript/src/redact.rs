@@ -1219,10 +1219,16 @@ impl Redactor {
                     None => (v + 1, b.len()),
                 }
             } else {
-                let e = b[v..]
-                    .iter()
-                    .position(|&c| stop(c))
-                    .map_or(b.len(), |e| v + e);
+                // A marker left by an earlier rule inside the value (`PASSWORD=[redacted]`)
+                // is passed whole: its `]` would stop the value and be left behind.
+                let mut e = v;
+                while e < b.len() && !stop(b[e]) {
+                    e += if b[e..].starts_with(REDACTED.as_bytes()) {
+                        REDACTED.len()
+                    } else {
+                        1
+                    };
+                }
                 (v, e)
             };
             let value = &text[vs..ve];
@@ -2545,6 +2551,23 @@ mod tests {
             ])
         );
         assert_eq!(a.redacted, vec![1, 3, 4, 6]);
+    }
+
+    /// Regression (fresh-user trial, 2026-12-05): a known secret inside a credential pair's
+    /// value (`token=PASSWORD=SECRET`, `SECRET` known from the argv) was redacted first, and the
+    /// pair's value then stopped at the marker's `]`: `token=[redacted]]`.
+    #[test]
+    fn known_secret_inside_a_pair_value_leaves_no_stray_bracket() {
+        let r = Redactor::new();
+        r.note("SECRET9xyz");
+        for (line, want) in [
+            ("token=PASSWORD=SECRET9xyz", "token=[redacted]"),
+            ("token=PASSWORD=SECRET9xyz, next", "token=[redacted], next"),
+            ("token=a[redacted]b c", "token=[redacted] c"),
+            ("[token=SECRET9xyz]", "[token=[redacted]]"),
+        ] {
+            assert_eq!(r.text(line), want, "{line}");
+        }
     }
 
     #[test]
