@@ -1408,6 +1408,10 @@ struct Pending {
     method: MethodName,
     uri: Option<Box<str>>,
     cancelled: bool,
+    /// Record of the request of the same sender and id that was still unanswered when this
+    /// one was sent (an id reused while open: the answers go to the oldest first), for the
+    /// words of `request-unanswered`.
+    sent_while_open: Option<usize>,
 }
 
 impl Pending {
@@ -1626,6 +1630,8 @@ impl State {
             method: method_name(method),
             uri,
             cancelled: false,
+            // Set by `Requests::push` when the key is open.
+            sent_while_open: None,
         };
         self.requests
             .push((dir, key), method, place.record, pending);
@@ -2326,7 +2332,7 @@ impl State {
                 Some(&key.1),
                 p.id_ptr(),
                 format!(
-                    "{} {} from the {} got no response and was not cancelled{}",
+                    "{} {} from the {} got no response and was not cancelled{}{}",
                     p.method,
                     key.1,
                     match sender {
@@ -2337,6 +2343,12 @@ impl State {
                         ""
                     } else {
                         " before the transcript ended"
+                    },
+                    match p.sent_while_open {
+                        Some(r) => format!(
+                            "; it was sent with the id of the request at record {r}, still unanswered then (an id in use must not be sent again: the answer went to the first)"
+                        ),
+                        None => String::new(),
                     }
                 ),
             );

@@ -256,3 +256,37 @@ fn inspect_stdin_not_a_transcript_gives_the_input_back_whole() {
         assert!(out.is_empty());
     }
 }
+
+/// Regression (fresh-user trial, 2026-12-05): a request sent again with the id of a request
+/// still unanswered got only `request-unanswered`, not saying the id was in use. The answer
+/// goes to the first; the second is unanswered and its message names the first's record.
+#[test]
+fn request_sent_again_with_an_open_id_says_so_in_request_unanswered() {
+    let res = r#"{"tUs":3,"kind":"message","dir":"s2c","msg":{"jsonrpc":"2.0","id":1,"result":{"contents":[{"uri":"file:///a","text":"x"}]}}}"#;
+    let exit = r#"{"tUs":4,"kind":"exit","code":0}"#;
+    let t = transcript(format!("{REQ}\n{res}\n{exit}\n").as_bytes());
+    let r = check_bytes("t.jsonl", &t, &Options::default());
+    assert_eq!(
+        summary(&r),
+        vec![("request-unanswered", 2, 3)],
+        "{:?}",
+        r.findings
+    );
+    assert!(
+        r.findings[0]
+            .message
+            .ends_with("; it was sent with the id of the request at record 1, still unanswered then (an id in use must not be sent again: the answer went to the first)"),
+        "{}",
+        r.findings[0].message
+    );
+    // Sent again after its answer: unanswered, with no such words (nothing was open).
+    let t = transcript(format!("{res}\n{REQ}\n{exit}\n").as_bytes());
+    let r = check_bytes("t.jsonl", &t, &Options::default());
+    assert_eq!(
+        summary(&r),
+        vec![("request-unanswered", 3, 4)],
+        "{:?}",
+        r.findings
+    );
+    assert!(!r.findings[0].message.contains("still unanswered then"));
+}

@@ -163,11 +163,15 @@ impl Requests {
     /// Adds request `p` sent with key `k` at `record`: to the key's open
     /// requests, to what is remembered of its last answer (the key is open
     /// again: that answer no longer stands for it), or as a new key (its
-    /// first method `method`).
-    pub(super) fn push(&mut self, k: Key, method: &str, record: usize, p: Pending) {
+    /// first method `method`). Sent while the key was open, `p` is told the record of the
+    /// last request open under it ([`Pending::sent_while_open`]).
+    pub(super) fn push(&mut self, k: Key, method: &str, record: usize, mut p: Pending) {
         let hash = self.hash(&k);
         let list = match self.open.find_mut(hash, |o| o.key == k) {
-            Some(o) => &mut o.list,
+            Some(o) => {
+                p.sent_while_open = o.list.open.last().map(|q| q.place.record);
+                &mut o.list
+            }
             None => {
                 let info = match self.answered.take(hash, &k) {
                     Some(info) => info,
@@ -449,6 +453,7 @@ mod tests {
             method: super::super::method_name("ping"),
             uri: None,
             cancelled: false,
+            sent_while_open: None,
         }
     }
 
