@@ -719,9 +719,18 @@ fn parse_record(line: &[u8], line_no: usize, offset: usize) -> Result<Record, Tr
         })
     })?;
     let od: OnDisk = serde_json::from_str(text).map_err(|e| {
+        // A second header line (two transcripts joined by `cat`): said as such, not as
+        // serde's "unknown field `mcptapeTranscript`".
+        let header = text.trim_start().starts_with("{\"mcptapeTranscript\"");
         err(ErrorKind::Record {
             column: e.column(),
-            reason: e.to_string(),
+            reason: if header {
+                "a transcript header after line 1: two transcripts joined into one file? \
+                 (check each on its own)"
+                    .to_owned()
+            } else {
+                e.to_string()
+            },
         })
     })?;
     od.into_record()

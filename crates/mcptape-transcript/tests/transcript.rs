@@ -174,6 +174,26 @@ fn future_format_version_is_unsupported() {
     assert_eq!(e.kind, ErrorKind::UnsupportedVersion { found: 2 });
 }
 
+/// Regression (fresh-user trial, 2026-12-05): two transcripts joined by `cat` were refused at
+/// the second header as "unknown field `mcptapeTranscript`".
+#[test]
+fn two_transcripts_joined_say_so_at_the_second_header() {
+    let one = data("every_kind.jsonl");
+    let lines = one.iter().filter(|&&b| b == b'\n').count();
+    let joined = [one.clone(), one].concat();
+    let e = reader::read(&joined).unwrap_err();
+    assert_eq!(e.line, lines + 1);
+    match &e.kind {
+        ErrorKind::Record { reason, .. } => {
+            assert!(
+                reason.starts_with("a transcript header after line 1"),
+                "{reason}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
 /// Regression (fresh-user trial): a transcript saved by an editor with a UTF-8 byte order mark
 /// was refused as "invalid header: expected value at line 1 column 1", naming no BOM.
 #[test]
