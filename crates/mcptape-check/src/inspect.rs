@@ -1774,17 +1774,32 @@ fn inspect_stream_spilling<S: crate::engine::LineSource>(
     // Its read requests (up to `MAX_ANSWERED_READS_KEPT` answered ones) are
     // not held through a second pass.
     drop(pass);
+    let items = spill.items;
+    write_around_items(&report, json, items, out, |out| {
+        items_to(spill, again, &mut kept, fresh(), stdio, json, out)
+    })?;
+    Ok(report)
+}
+
+/// Writes `report` (its counts known, its items not held) as text or pretty JSON, with
+/// `items` items written where they go by `write_items`; flushes `out`.
+fn write_around_items(
+    report: &InspectReport,
+    json: bool,
+    items: usize,
+    out: &mut dyn std::io::Write,
+    write_items: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     if json {
         // The report without items, pretty, split where its items go.
-        let whole = serde_json::to_string_pretty(&report).map_err(std::io::Error::other)?;
+        let whole = serde_json::to_string_pretty(report).map_err(std::io::Error::other)?;
         let at = whole
             .find(JSON_NO_ITEMS)
             .ok_or_else(|| std::io::Error::other("the JSON report has no items member"))?
             + JSON_NO_ITEMS.len()
             - 1;
         out.write_all(&whole.as_bytes()[..at])?;
-        let items = spill.items;
-        items_to(spill, again, &mut kept, fresh(), stdio, json, out)?;
+        write_items(out)?;
         if items > 0 {
             out.write_all(b"\n  ")?;
         }
@@ -1794,13 +1809,128 @@ fn inspect_stream_spilling<S: crate::engine::LineSource>(
         let mut o = String::new();
         report.text_head(&mut o);
         out.write_all(o.as_bytes())?;
-        items_to(spill, again, &mut kept, fresh(), stdio, json, out)?;
+        write_items(out)?;
         o.clear();
         report.text_tail(&mut o);
         out.write_all(o.as_bytes())?;
     }
-    out.flush()?;
+    out.flush()
+}
+
+/// Whether a line of a plain JSON-RPC file is blank (white space only): not an input.
+fn is_blank(line: &[u8]) -> bool {
+    line.iter().all(u8::is_ascii_whitespace)
+}
+
+/// Line `number` of a plain JSON-RPC file as [`inspect`] reads it: no direction, its
+/// [`Skeleton`] when the one-pass scan finds a clean `result.contents`.
+fn plain_input(number: usize, bytes: &[u8]) -> Input<'_> {
+    Input {
+        number,
+        bytes,
+        text: None,
+        dir: None,
+        skel: Skeleton::scan(bytes).ok().flatten(),
+        scanned: None,
+        read: None,
+    }
+}
+
+/// [`inspect_stream`] for a file of plain JSON-RPC lines (no transcript header): the
+/// report [`inspect`] makes of the same bytes, written as it is read. Memory: one line, the
+/// open read requests and one chunk of report ([`Spill`]), not the file: a 542 MB file of
+/// 1,000,000 messages took 1.56 GB in memory, and now takes what a transcript takes.
+///
+/// # Errors
+/// As [`inspect_stream`].
+pub(crate) fn inspect_plain_stream<S: crate::engine::LineSource>(
+    open: &mut dyn FnMut() -> std::io::Result<S>,
+    lenient: bool,
+    json: bool,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<InspectReport> {
+    inspect_plain_stream_spilling(
+        open,
+        lenient,
+        json,
+        out,
+        Spill::new(REPORT_SPILL_CHUNK_BYTES),
+    )
+}
+
+/// [`inspect_plain_stream`] with the items spilled to `spill`.
+fn inspect_plain_stream_spilling<S: crate::engine::LineSource>(
+    open: &mut dyn FnMut() -> std::io::Result<S>,
+    lenient: bool,
+    json: bool,
+    out: &mut dyn std::io::Write,
+    mut spill: Spill,
+) -> std::io::Result<InspectReport> {
+    // First pass, up to the first read request: whether responses pair by id.
+    let mut paired = false;
+    let mut lines = open()?;
+    while !paired && lines.advance()?.is_some() {
+        if !is_blank(lines.line()) {
+            paired = has_read_request(&mut plain_input(lines.line_no(), lines.line()));
+        }
+    }
+    drop(lines);
+    let fresh = || Pass {
+        paired,
+        reads: Reads::default(),
+        s: InspectSummary::default(),
+        lenient,
+    };
+    let mut pass = fresh();
+    let units = plain_pass(open()?, &mut pass, &mut |o| spill.out(o, json))?;
+    let again = match spill.failed.take() {
+        Some(e) => Some(open().map_err(|again| no_second_pass(&e, &again))?),
+        None => None,
+    };
+    let report = InspectReport {
+        transcript: None,
+        bad_transcript: None,
+        paired,
+        items: Vec::new(),
+        summary: InspectSummary { units, ..pass.s },
+    };
+    drop(pass);
+    let items = spill.items;
+    write_around_items(&report, json, items, out, |out| {
+        let Some(lines) = again else {
+            return spill.copy_to(out);
+        };
+        let mut direct = Spill::new(spill.chunk);
+        plain_pass(lines, &mut fresh(), &mut |o| {
+            direct.push(o, json)?;
+            if direct.mem.len() >= direct.chunk {
+                out.write_all(direct.mem.as_bytes())?;
+                direct.mem.clear();
+            }
+            Ok(())
+        })?;
+        out.write_all(direct.mem.as_bytes())
+    })?;
     Ok(report)
+}
+
+/// The report's pass over the plain JSON-RPC `lines`: every item, in order, given to `emit`;
+/// the counts in `pass`. Returns the inputs (lines not blank).
+fn plain_pass<S: crate::engine::LineSource>(
+    mut lines: S,
+    pass: &mut Pass,
+    emit: &mut dyn FnMut(Out<'_>) -> std::io::Result<()>,
+) -> std::io::Result<usize> {
+    let mut units = 0usize;
+    while lines.advance()?.is_some() {
+        if is_blank(lines.line()) {
+            continue;
+        }
+        units += 1;
+        pass.input(&mut plain_input(lines.line_no(), lines.line()), emit)?;
+    }
+    pass.unanswered(emit)?;
+    Ok(units)
 }
 
 /// The report's pass over `lines` (from the header on): every item of the
@@ -2410,6 +2540,67 @@ mod tests {
                         String::from_utf8(out).expect("UTF-8"),
                         want,
                         "chunk {chunk}, json {json}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// Regression (fresh-user trial, 2026-12-05): a file of plain JSON-RPC lines (no
+    /// transcript header) was inspected in memory: 1.56 GB for a 542 MB file. Streamed now
+    /// ([`inspect_plain_stream`]), its report is the in-memory one's, text and JSON, at every
+    /// spill chunk size and when the spill's temporary file fails (a second pass): every plain
+    /// file of `corpus/inspect`, and lines made here (blank lines, a bad line, no final `\n`).
+    #[test]
+    fn plain_jsonrpc_streamed_is_the_in_memory_report() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../corpus/inspect");
+        let mut texts: Vec<Vec<u8>> = std::fs::read_dir(dir)
+            .expect("corpus/inspect")
+            .map(|e| std::fs::read(e.expect("entry").path()).expect("file"))
+            .filter(|b| !crate::input::is_transcript(b))
+            .collect();
+        assert!(texts.len() >= 5, "{}", texts.len());
+        texts.push(
+            [
+                read_request(7, "a"),
+                "  ".into(),
+                read_answer(7),
+                "{oops".into(),
+                read_request(8, "c"),
+            ]
+            .join("\n")
+            .into_bytes(),
+        );
+        for text in &texts {
+            let whole = inspect(text, false);
+            for json in [false, true] {
+                let want = if json {
+                    serde_json::to_string_pretty(&whole).expect("serializes") + "\n"
+                } else {
+                    whole.text()
+                };
+                for (chunk, fail_at_write) in [
+                    (1, None),
+                    (64, None),
+                    (REPORT_SPILL_CHUNK_BYTES, None),
+                    (1, Some(0)),
+                    (16, Some(1)),
+                ] {
+                    let mut opened = 0;
+                    let mut open = || -> std::io::Result<crate::engine::SliceLines<'_>> {
+                        opened += 1;
+                        Ok(crate::engine::SliceLines::new(text, None))
+                    };
+                    let mut spill = Spill::new(chunk);
+                    spill.fail_at_write = fail_at_write;
+                    let mut out = Vec::new();
+                    let r = inspect_plain_stream_spilling(&mut open, false, json, &mut out, spill)
+                        .expect("in memory");
+                    assert_eq!(r.summary, whole.summary);
+                    assert_eq!(
+                        String::from_utf8(out).expect("UTF-8"),
+                        want,
+                        "chunk {chunk}, fail {fail_at_write:?}, json {json}"
                     );
                 }
             }

@@ -426,7 +426,7 @@ fn with_lines_mapped_from<T>(
     run(&mut open).map_err(|e| err(e.into()))
 }
 
-/// `mcptape inspect FILE` of a regular file holding a transcript, written
+/// `mcptape inspect FILE` of a regular file holding a transcript or plain JSON-RPC lines, written
 /// to `out` once it is read ([`inspect::inspect`]'s report, the same bytes;
 /// text, or pretty JSON when `json`): the file is read as a stream (mapped
 /// or buffered as [`check_paths`] reads; once up to its first
@@ -437,9 +437,10 @@ fn with_lines_mapped_from<T>(
 /// file until the counts that head the report are known; when it cannot be
 /// created or written, the file is read once more and the items written
 /// straight out, the same bytes). Returns the
-/// report without its items (counts, source, header error), or `None`
-/// without writing anything when the file is not a transcript (its first
-/// line has no `mcptapeTranscript`: inspect it in memory).
+/// report without its items (counts, source, header error). A file whose first line has no
+/// `mcptapeTranscript` is plain JSON-RPC lines, streamed the same way
+/// (`inspect::inspect_plain_stream`); `Some` in every case (the `Option` is kept for callers
+/// that inspect in memory what is not streamed).
 ///
 /// # Errors
 /// As [`check_paths`] for the file ([`CheckErrorKind::NotRegularFile`],
@@ -464,11 +465,13 @@ fn inspect_file_mapped_from(
 ) -> Result<Option<inspect::InspectReport>, CheckError> {
     with_lines_mapped_from(path, map_min, &mut |open| {
         let mut first = open()?;
-        if first.advance()?.is_none() || !input::is_transcript(first.line()) {
-            return Ok(None);
-        }
+        let transcript = first.advance()?.is_some() && input::is_transcript(first.line());
         drop(first);
-        inspect::inspect_stream(open, lenient, json, out).map(Some)
+        if transcript {
+            inspect::inspect_stream(open, lenient, json, out).map(Some)
+        } else {
+            inspect::inspect_plain_stream(open, lenient, json, out).map(Some)
+        }
     })
 }
 
@@ -478,10 +481,9 @@ pub enum ReadInspected {
     /// A transcript: its report was written to `out` as it was read
     /// (the report without its items, for the exit status).
     Streamed(inspect::InspectReport),
-    /// Not a transcript (its first line has no `mcptapeTranscript`, or the
-    /// input is empty), or the temporary file could not be made: nothing
-    /// was written, and these are the input's bytes, whole, to inspect in
-    /// memory ([`inspect::inspect`]).
+    /// The temporary file could not be made: nothing was written, and these are the input's
+    /// bytes, whole, to inspect in memory ([`inspect::inspect`]). (A transcript and plain
+    /// JSON-RPC lines are both streamed otherwise.)
     Bytes(Vec<u8>),
 }
 
@@ -507,7 +509,6 @@ pub fn inspect_read_streamed(
     json: bool,
     out: &mut dyn std::io::Write,
 ) -> Result<ReadInspected, CheckError> {
-    use std::io::Read as _;
     let err = |e: std::io::Error| CheckError {
         path: name.to_owned(),
         kind: e.into(),
@@ -529,23 +530,16 @@ pub fn inspect_read_streamed(
     let mut first = open(&replay).map_err(err)?;
     use engine::LineSource as _;
     let transcript = first.advance().map_err(err)?.is_some() && input::is_transcript(first.line());
-    if !transcript {
-        // Whole: what was copied, then the rest.
-        let mut bytes = Vec::new();
-        std::io::BufReader::new(ReplayReader {
-            replay: replay.clone(),
-            pos: 0,
-            copy: false,
-        })
-        .read_to_end(&mut bytes)
-        .map_err(err)?;
-        return Ok(ReadInspected::Bytes(bytes));
-    }
     drop(first);
     let mut again = || open(&replay);
-    inspect::inspect_stream(&mut again, lenient, json, out)
-        .map(ReadInspected::Streamed)
-        .map_err(err)
+    if transcript {
+        inspect::inspect_stream(&mut again, lenient, json, out)
+    } else {
+        // Plain JSON-RPC lines, streamed as well.
+        inspect::inspect_plain_stream(&mut again, lenient, json, out)
+    }
+    .map(ReadInspected::Streamed)
+    .map_err(err)
 }
 
 /// `mcptape check -`: [`check_paths_streamed`]'s report of one transcript read once from `input`

@@ -224,36 +224,41 @@ fn inspect_stdin_streams_a_transcript_with_the_file_report() {
                     );
                     streamed += 1;
                 }
-                // Not a transcript: nothing written, the input given back whole.
-                (None, ReadInspected::Bytes(bytes)) => {
-                    assert!(got.is_empty());
-                    assert!(bytes == data, "{}", path.display());
-                }
                 (f, r) => panic!("{}: {f:?} vs {r:?}", path.display()),
             }
         }
     }
-    assert!(streamed > 30, "{streamed}");
+    assert_eq!(streamed, files.len() * 2);
 }
 
-/// Not a transcript on a pipe: the input given back whole, nothing written;
-/// an empty input likewise.
+/// Not a transcript on a pipe (plain JSON-RPC lines, or nothing): streamed too, since
+/// 2026-12-05 (it was given back whole to be inspected in memory: 2 GB for 542 MB of
+/// lines); the report is the in-memory one's, text and JSON, the input read once.
 #[test]
-fn inspect_stdin_not_a_transcript_gives_the_input_back_whole() {
-    use mcptape_check::{ReadInspected, inspect_read_streamed};
+fn inspect_stdin_not_a_transcript_is_streamed_with_the_in_memory_report() {
+    use mcptape_check::{ReadInspected, inspect::inspect, inspect_read_streamed};
     let lines = "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n".repeat(20_000);
     for data in [lines.as_bytes(), b""] {
-        let mut pipe = Pipe {
-            data,
-            chunk: 4096,
-            read: 0,
-        };
-        let mut out = Vec::new();
-        match inspect_read_streamed(Path::new("-"), &mut pipe, false, false, &mut out).unwrap() {
-            ReadInspected::Bytes(b) => assert!(b == data),
-            other => panic!("{other:?}"),
+        let whole = inspect(data, false);
+        for json in [false, true] {
+            let mut pipe = Pipe {
+                data,
+                chunk: 4096,
+                read: 0,
+            };
+            let mut out = Vec::new();
+            match inspect_read_streamed(Path::new("-"), &mut pipe, false, json, &mut out).unwrap() {
+                ReadInspected::Streamed(h) => assert_eq!(h.summary, whole.summary),
+                other => panic!("{other:?}"),
+            }
+            assert_eq!(pipe.read, data.len());
+            let want = if json {
+                serde_json::to_string_pretty(&whole).unwrap() + "\n"
+            } else {
+                whole.text()
+            };
+            assert!(String::from_utf8(out).unwrap() == want, "json {json}");
         }
-        assert!(out.is_empty());
     }
 }
 
