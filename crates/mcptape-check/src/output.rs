@@ -11,11 +11,13 @@
 //!   test case holds a `<failure>` when unallowed error findings fired, is
 //!   `<skipped>` when they fired but were allowed, and lists warning
 //!   findings in `<system-out>`; a rule that did not fire is a passing case.
+//!
+//! Every format is written one finding at a time ([`write_report`],
+//! [`write_streamed`]); JUnit and SARIF, whose totals come before their
+//! findings, pass them through temporary files.
 
-use mcptape_report::render::junit::{Failure, TestCase, TestSuite, document};
-
-use crate::report::{Finding, FindingRef, Report};
-use crate::rules::{RULES, Severity};
+use crate::report::{FindingRef, Report};
+use crate::rules::Severity;
 
 /// `--format`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,9 +43,10 @@ pub fn render(report: &Report, format: Format) -> String {
     }
 }
 
-/// Writes `report` in `format` to `out` as it is rendered: the human and
-/// JSON formats go out finding by finding, never held whole in memory (the
-/// same bytes as [`render`]); JUnit and SARIF are rendered, then written.
+/// Writes `report` in `format` to `out` as it is rendered, finding by
+/// finding, never held whole in memory (the same bytes as [`render`]; JUnit
+/// by [`write_junit`], SARIF by [`crate::sarif::write`] with default
+/// options).
 ///
 /// # Errors
 /// The writer's I/O error.
@@ -58,7 +61,8 @@ pub fn write_report(
             serde_json::to_writer_pretty(&mut *out, report).map_err(std::io::Error::other)?;
             out.write_all(b"\n")
         }
-        Format::Junit | Format::Sarif => out.write_all(render(report, format).as_bytes()),
+        Format::Junit => write_junit(report, out),
+        Format::Sarif => crate::sarif::write(report, &crate::sarif::SarifOptions::default(), out),
     }
 }
 
@@ -179,47 +183,253 @@ pub fn json(report: &Report) -> String {
     s
 }
 
-/// JUnit XML report, written by [`mcptape_report::render::junit`]: one
-/// [`TestSuite`] per transcript.
+/// JUnit XML report: the document [`mcptape_report::render::junit::document`]
+/// makes of one [`mcptape_report::render::junit::TestSuite`] per transcript
+/// (see the module docs), written by [`write_junit`].
 pub fn junit(report: &Report) -> String {
-    let suites: Vec<TestSuite> = report
-        .files
-        .iter()
-        .map(|fr| TestSuite {
-            name: fr.file.clone(),
-            properties: vec![
-                ("revision".into(), fr.revision.as_str().to_owned()),
-                ("revisionSource".into(), fr.revision_source.to_string()),
-                ("records".into(), fr.records.to_string()),
-            ],
-            cases: RULES.iter().map(|r| rule_case(fr, r)).collect(),
-        })
-        .collect();
-    document("mcptape check", &suites)
+    let mut out = Vec::new();
+    // Writing into a Vec fails only when a temporary file cannot be made or
+    // read back.
+    if let Err(e) = write_junit(report, &mut out) {
+        return format!("<!-- error: {} -->\n", e.to_string().replace("--", "- -"));
+    }
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
-/// The test case of rule `r` in file `fr`: a failure when unallowed error findings fired,
-/// skipped when they fired but were allowed, the warnings in `<system-out>`.
-fn rule_case(fr: &crate::report::FileReport, r: &crate::rules::Rule) -> TestCase {
-    let hits: Vec<&Finding> = fr.findings.iter().filter(|f| f.rule == r.id).collect();
-    let failing: Vec<&&Finding> = hits.iter().filter(|f| f.is_failure()).collect();
-    let allowed = hits
+/// Writes [`junit`]'s document of `report` to `out`, one finding at a time:
+/// each file's finding lines grouped by rule (at most 1 MiB of them in
+/// memory, the rest in an anonymous temporary file), its suite to a second
+/// temporary file, then the `<testsuites>` totals and the suites copied out.
+///
+/// # Errors
+/// I/O errors of `out` and of the temporary files.
+pub fn write_junit(report: &Report, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    let files = report
+        .files
         .iter()
-        .any(|f| f.severity == Severity::Error && f.allowed);
-    let lines = |fs: &mut dyn Iterator<Item = &&Finding>| {
-        fs.map(|f| FindingLine(f.as_ref()).to_string())
-            .collect::<Vec<_>>()
-            .join("\n")
-    };
-    let out = lines(&mut hits.iter().filter(|f| !f.is_failure()));
-    TestCase {
-        failure: (!failing.is_empty()).then(|| Failure {
-            text: Some(lines(&mut failing.iter().copied())),
-            ..Failure::new(r.id, format!("{} finding(s): {}", failing.len(), r.summary))
-        }),
-        skipped: (failing.is_empty() && allowed).then(|| format!("allowed with --allow {}", r.id)),
-        system_out: (!out.is_empty()).then_some(out),
-        ..TestCase::new(fr.file.clone(), r.id)
+        .map(|report| Ok(crate::report::HeldFindings { report, at: 0 }));
+    junit::write_files(files, out)
+        .map(|_| ())
+        .map_err(|e| match e {
+            WriteError::Io(e) => e,
+            e => std::io::Error::other(e),
+        })
+}
+
+/// The JUnit document written as the findings come, the same bytes as
+/// [`mcptape_report::render::junit::document`] of the suites [`junit`] made
+/// (test cases grouped by rule, the counts ahead of them).
+mod junit {
+    use std::io::{Read as _, Seek as _, SeekFrom, Write as _};
+
+    use mcptape_report::render::junit::xml_escape;
+
+    use super::{FindingLine, WriteError, count};
+    use crate::report::FileFindings;
+    use crate::rules::{RULES, Severity};
+
+    /// Escaped finding lines held in memory, over all of a file's rules,
+    /// before they are moved to the temporary file (1 MiB).
+    const HELD_TEXT_BYTES: usize = 1 << 20;
+
+    /// Buffer of the temporary files' writes and reads (64 KiB).
+    const TMP_BUFFER_BYTES: usize = 64 << 10;
+
+    /// The escaped lines of one rule's failing findings, or of its others
+    /// (warnings, allowed errors), of one file, joined by `&#10;` (an
+    /// escaped line feed): the last ones in `held`, the earlier in chunks of
+    /// the temporary file.
+    #[derive(Default)]
+    struct Lines {
+        count: usize,
+        /// (offset, length) of each chunk moved out, in order.
+        chunks: Vec<(u64, u64)>,
+        held: Vec<u8>,
+    }
+
+    impl Lines {
+        /// Writes the lines (the chunks read back from `tmp`) to `out`.
+        fn copy_to(
+            &self,
+            tmp: &mut std::fs::File,
+            buf: &mut [u8],
+            out: &mut dyn std::io::Write,
+        ) -> std::io::Result<()> {
+            for &(at, len) in &self.chunks {
+                tmp.seek(SeekFrom::Start(at))?;
+                let mut left = len;
+                while left > 0 {
+                    let n = usize::try_from(left).unwrap_or(usize::MAX).min(buf.len());
+                    tmp.read_exact(&mut buf[..n])?;
+                    out.write_all(&buf[..n])?;
+                    left -= n as u64;
+                }
+            }
+            out.write_all(&self.held)
+        }
+    }
+
+    /// Writes the document of `files` to `out`: each file's findings read
+    /// once, its finding lines grouped by rule (at most
+    /// [`HELD_TEXT_BYTES`] of them in memory, the rest in a temporary file
+    /// emptied for each file), its suite written to a second temporary file,
+    /// then the `<testsuites>` totals and the suites copied out. Returns the
+    /// totals of the findings.
+    pub(super) fn write_files<F: FileFindings>(
+        files: impl Iterator<Item = Result<F, WriteError>>,
+        out: &mut dyn std::io::Write,
+    ) -> Result<crate::Summary, WriteError> {
+        let mut summary = crate::Summary::default();
+        let mut lines_tmp = tempfile::tempfile()?;
+        let mut suites_tmp = tempfile::tempfile()?;
+        let mut suites = std::io::BufWriter::with_capacity(TMP_BUFFER_BYTES, &mut suites_tmp);
+        let (mut tests, mut failures) = (0usize, 0usize);
+        let mut buf = vec![0u8; TMP_BUFFER_BYTES];
+        let mut line = Vec::new();
+        for file in files {
+            let mut file = file?;
+            summary.files += 1;
+            // Per rule: [failing, other] lines; whether an allowed error fired.
+            let mut by_rule: Vec<[Lines; 2]> = RULES.iter().map(|_| Default::default()).collect();
+            let mut allowed = vec![false; RULES.len()];
+            let mut held = 0usize;
+            let mut tmp_end = 0u64;
+            lines_tmp.set_len(0)?;
+            while let Some(f) = file.next_ref() {
+                let f = f?;
+                count(&mut summary, f);
+                let Some(r) = RULES.iter().position(|r| r.id == f.rule) else {
+                    continue;
+                };
+                allowed[r] |= f.severity == Severity::Error && f.allowed;
+                let lines = &mut by_rule[r][usize::from(!f.is_failure())];
+                line.clear();
+                let _ = FindingLine(f).each_piece(|s| {
+                    line.extend_from_slice(s.as_bytes());
+                    Ok::<(), std::convert::Infallible>(())
+                });
+                let text = xml_escape(&String::from_utf8_lossy(&line));
+                if lines.count > 0 {
+                    lines.held.extend_from_slice(b"&#10;");
+                    held += 5;
+                }
+                lines.held.extend_from_slice(text.as_bytes());
+                held += text.len();
+                lines.count += 1;
+                if held >= HELD_TEXT_BYTES {
+                    let mut w = std::io::BufWriter::with_capacity(TMP_BUFFER_BYTES, &mut lines_tmp);
+                    w.seek(SeekFrom::Start(tmp_end))?;
+                    for l in by_rule.iter_mut().flatten() {
+                        if !l.held.is_empty() {
+                            w.write_all(&l.held)?;
+                            l.chunks.push((tmp_end, l.held.len() as u64));
+                            tmp_end += l.held.len() as u64;
+                            l.held.clear();
+                        }
+                    }
+                    w.flush()?;
+                    held = 0;
+                }
+            }
+            let head = file.head();
+            let failing = by_rule.iter().filter(|[f, _]| f.count > 0).count();
+            let skipped = by_rule
+                .iter()
+                .zip(&allowed)
+                .filter(|([f, _], a)| f.count == 0 && **a)
+                .count();
+            tests += RULES.len();
+            failures += failing;
+            let file_name = xml_escape(&head.file);
+            writeln!(
+                suites,
+                "  <testsuite name=\"{file_name}\" tests=\"{}\" failures=\"{failing}\" errors=\"0\" skipped=\"{skipped}\">",
+                RULES.len(),
+            )?;
+            suites.write_all(b"    <properties>\n")?;
+            for (n, v) in [
+                ("revision", head.revision.as_str().to_owned()),
+                ("revisionSource", head.revision_source.to_string()),
+                ("records", head.records.to_string()),
+            ] {
+                writeln!(
+                    suites,
+                    "      <property name=\"{}\" value=\"{}\"/>",
+                    xml_escape(n),
+                    xml_escape(&v)
+                )?;
+            }
+            suites.write_all(b"    </properties>\n")?;
+            for ((rule, [fail, other]), allowed) in RULES.iter().zip(&by_rule).zip(&allowed) {
+                let id = xml_escape(rule.id);
+                write!(
+                    suites,
+                    "    <testcase classname=\"{file_name}\" name=\"{id}\""
+                )?;
+                let skip = fail.count == 0 && *allowed;
+                if fail.count == 0 && !skip && other.count == 0 {
+                    suites.write_all(b"/>\n")?;
+                    continue;
+                }
+                suites.write_all(b">\n")?;
+                if fail.count > 0 {
+                    let message = format!("{} finding(s): {}", fail.count, rule.summary);
+                    write!(
+                        suites,
+                        "      <failure type=\"{id}\" message=\"{}\">",
+                        xml_escape(&message)
+                    )?;
+                    fail.copy_to(&mut lines_tmp, &mut buf, &mut suites)?;
+                    suites.write_all(b"</failure>\n")?;
+                }
+                if skip {
+                    let message = format!("allowed with --allow {}", rule.id);
+                    writeln!(
+                        suites,
+                        "      <skipped message=\"{}\"/>",
+                        xml_escape(&message)
+                    )?;
+                }
+                if other.count > 0 {
+                    suites.write_all(b"      <system-out>")?;
+                    other.copy_to(&mut lines_tmp, &mut buf, &mut suites)?;
+                    suites.write_all(b"</system-out>\n")?;
+                }
+                suites.write_all(b"    </testcase>\n")?;
+            }
+            suites.write_all(b"  </testsuite>\n")?;
+        }
+        suites.flush()?;
+        drop(suites);
+        out.write_all(b"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n")?;
+        writeln!(
+            out,
+            "<testsuites name=\"{}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"0\">",
+            xml_escape(super::JUNIT_NAME)
+        )?;
+        suites_tmp.rewind()?;
+        let mut r = &suites_tmp;
+        loop {
+            let n = r.read(&mut buf)?;
+            if n == 0 {
+                break;
+            }
+            out.write_all(&buf[..n])?;
+        }
+        out.write_all(b"</testsuites>\n")?;
+        Ok(summary)
+    }
+}
+
+/// The `name` of the JUnit document's `<testsuites>`.
+const JUNIT_NAME: &str = "mcptape check";
+
+/// Adds `f` to the totals as [`crate::Report::new`] does.
+pub(crate) fn count(s: &mut crate::Summary, f: FindingRef<'_>) {
+    match (f.severity, f.allowed) {
+        (Severity::Error, false) => s.errors += 1,
+        (Severity::Error, true) => s.allowed += 1,
+        (Severity::Warning, _) => s.warnings += 1,
     }
 }
 
@@ -238,13 +448,16 @@ pub enum WriteError {
 /// Writes the report of `reports` (from [`crate::check_paths_streamed`]) in
 /// `format` as the files are checked, one finding at a time: the same bytes
 /// [`render`] gives for the [`Report`] [`crate::check_paths`] would build,
-/// without ever holding every finding. Human and JSON only (JUnit and SARIF
-/// group findings by rule: use [`render`]); returns the totals (the exit
-/// status is [`crate::Summary::errors`] `== 0`).
+/// without ever holding every finding (SARIF with default options: see
+/// [`crate::sarif::write_streamed`] for the others; JUnit and SARIF pass
+/// their grouped findings or results through temporary files, their totals
+/// coming first). Returns the totals (the exit status is
+/// [`crate::Summary::errors`] `== 0`).
 ///
 /// # Errors
 /// [`WriteError::Check`] when a file cannot be checked (the output written so
-/// far is then incomplete); [`WriteError::Io`] for the writer.
+/// far is then incomplete; for JUnit and SARIF, nothing is written);
+/// [`WriteError::Io`] for the writer and the temporary files.
 pub fn write_streamed(
     reports: &mut dyn Iterator<Item = Result<crate::StreamedReport, crate::CheckError>>,
     allowed_rules: &[String],
@@ -253,6 +466,21 @@ pub fn write_streamed(
 ) -> Result<crate::Summary, WriteError> {
     let mut summary = crate::Summary::default();
     match format {
+        Format::Sarif => {
+            return crate::sarif::write_streamed(
+                reports,
+                allowed_rules,
+                &crate::sarif::SarifOptions::default(),
+                out,
+            );
+        }
+        Format::Junit => {
+            let files = reports.map(|r| {
+                r.map(|report| crate::report::StreamedFindings { report, at: 0 })
+                    .map_err(WriteError::from)
+            });
+            summary = junit::write_files(files, out)?;
+        }
         Format::Json => {
             let json = streamed::JsonReport {
                 files: std::cell::RefCell::new(Some(reports)),
@@ -268,7 +496,7 @@ pub fn write_streamed(
             out.write_all(b"\n")?;
             summary = json.summary.get();
         }
-        _ => {
+        Format::Human => {
             for r in reports {
                 let crate::StreamedReport { head, findings } = r?;
                 summary.files += 1;
@@ -280,12 +508,12 @@ pub fn write_streamed(
                 let mut findings = findings;
                 let mut line = Vec::new();
                 for f in &head.findings {
-                    streamed::count(&mut summary, f.as_ref());
+                    count(&mut summary, f.as_ref());
                     FindingLine(f.as_ref()).write_indented(&mut line, out)?;
                 }
                 while let Some(f) = findings.next_ref() {
                     let f = f?;
-                    streamed::count(&mut summary, f);
+                    count(&mut summary, f);
                     FindingLine(f).write_indented(&mut line, out)?;
                 }
             }
@@ -313,21 +541,12 @@ mod streamed {
     use serde::{Serialize, Serializer};
 
     use super::WriteError;
+    use super::count;
     use crate::engine::findings::Sorted;
     use crate::report::{Finding, FindingRef, Summary};
-    use crate::rules::Severity;
     use crate::{CheckError, StreamedReport};
 
     type Files<'i> = &'i mut dyn Iterator<Item = Result<StreamedReport, CheckError>>;
-
-    /// Adds `f` to the totals as [`crate::Report::new`] does.
-    pub(super) fn count(s: &mut Summary, f: FindingRef<'_>) {
-        match (f.severity, f.allowed) {
-            (Severity::Error, false) => s.errors += 1,
-            (Severity::Error, true) => s.allowed += 1,
-            (Severity::Warning, _) => s.warnings += 1,
-        }
-    }
 
     pub(super) struct JsonReport<'i, 'a> {
         pub(super) files: RefCell<Option<Files<'i>>>,
@@ -432,6 +651,92 @@ mod streamed {
                 }
             }
             seq.end()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use mcptape_report::render::junit::{Failure, TestCase, TestSuite, document};
+
+    use super::*;
+    use crate::report::{FileReport, Finding};
+    use crate::rules::RULES;
+
+    /// The JUnit document as it was built before it was streamed: every
+    /// suite and case in memory, rendered by
+    /// [`mcptape_report::render::junit::document`].
+    fn junit_of_suites(report: &Report) -> String {
+        let suites: Vec<TestSuite> = report
+            .files
+            .iter()
+            .map(|fr| TestSuite {
+                name: fr.file.clone(),
+                properties: vec![
+                    ("revision".into(), fr.revision.as_str().to_owned()),
+                    ("revisionSource".into(), fr.revision_source.to_string()),
+                    ("records".into(), fr.records.to_string()),
+                ],
+                cases: RULES.iter().map(|r| rule_case(fr, r)).collect(),
+            })
+            .collect();
+        document("mcptape check", &suites)
+    }
+
+    fn rule_case(fr: &FileReport, r: &crate::rules::Rule) -> TestCase {
+        let hits: Vec<&Finding> = fr.findings.iter().filter(|f| f.rule == r.id).collect();
+        let failing: Vec<&&Finding> = hits.iter().filter(|f| f.is_failure()).collect();
+        let allowed = hits
+            .iter()
+            .any(|f| f.severity == Severity::Error && f.allowed);
+        let lines = |fs: &mut dyn Iterator<Item = &&Finding>| {
+            fs.map(|f| FindingLine(f.as_ref()).to_string())
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        let out = lines(&mut hits.iter().filter(|f| !f.is_failure()));
+        TestCase {
+            failure: (!failing.is_empty()).then(|| Failure {
+                text: Some(lines(&mut failing.iter().copied())),
+                ..Failure::new(r.id, format!("{} finding(s): {}", failing.len(), r.summary))
+            }),
+            skipped: (failing.is_empty() && allowed)
+                .then(|| format!("allowed with --allow {}", r.id)),
+            system_out: (!out.is_empty()).then_some(out),
+            ..TestCase::new(fr.file.clone(), r.id)
+        }
+    }
+
+    /// 40,000 findings (several MB of escaped lines: past
+    /// `HELD_TEXT_BYTES`, so chunks of them are moved to the temporary file
+    /// and read back in order), a failing, a skipped and a warning rule,
+    /// texts to escape, a file without findings: [`write_junit`] gives the
+    /// bytes of the document of the suites held whole.
+    #[test]
+    fn junit_written_a_finding_at_a_time_is_the_document_of_the_suites() {
+        let report = crate::report::samples::report(40_000);
+        let want = junit_of_suites(&report);
+        assert!(want.len() > 3 * (1 << 20), "{} bytes", want.len());
+        assert!(want.contains("<skipped message="));
+        assert!(want.contains("<system-out>"));
+        assert!(want.contains("finding(s): "));
+        let mut out = Vec::new();
+        write_junit(&report, &mut out).unwrap();
+        assert!(out == want.as_bytes(), "write_junit differs");
+        assert!(junit(&report) == want, "junit differs");
+        let none = Report::new(Vec::new(), Vec::new());
+        assert_eq!(junit(&none), junit_of_suites(&none));
+    }
+
+    /// The writer's `BrokenPipe` comes back as it is, in JUnit and SARIF
+    /// (`check | head -1` ends quietly on it).
+    #[test]
+    fn write_report_into_a_closed_pipe_fails_with_broken_pipe() {
+        let report = crate::report::samples::report(10);
+        for format in [Format::Junit, Format::Sarif] {
+            let e =
+                write_report(&report, format, &mut crate::sarif::tests::ClosedPipe).unwrap_err();
+            assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "{format:?}: {e}");
         }
     }
 }

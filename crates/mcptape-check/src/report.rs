@@ -180,3 +180,144 @@ impl Report {
             .count()
     }
 }
+
+impl FindingRef<'_> {
+    /// Whether this finding fails the check ([`Finding::is_failure`]).
+    pub(crate) fn is_failure(&self) -> bool {
+        self.severity == Severity::Error && !self.allowed
+    }
+}
+
+/// One transcript's report as the streaming writers read it (SARIF, JUnit):
+/// its head (file, revision, counts), then its findings in report order,
+/// one at a time.
+pub(crate) trait FileFindings {
+    /// The file's report; its `findings` are not read through this.
+    fn head(&self) -> &FileReport;
+    /// The next finding in report order, borrowed until the next call; an
+    /// error when spilled findings cannot be read back.
+    fn next_ref(&mut self) -> Option<std::io::Result<FindingRef<'_>>>;
+}
+
+/// A [`FileReport`] held whole (every finding in memory).
+pub(crate) struct HeldFindings<'r> {
+    pub(crate) report: &'r FileReport,
+    pub(crate) at: usize,
+}
+
+impl FileFindings for HeldFindings<'_> {
+    fn head(&self) -> &FileReport {
+        self.report
+    }
+
+    fn next_ref(&mut self) -> Option<std::io::Result<FindingRef<'_>>> {
+        let f = self.report.findings.get(self.at)?;
+        self.at += 1;
+        Some(Ok(f.as_ref()))
+    }
+}
+
+/// A [`crate::StreamedReport`]: the head's findings, then the sorted rest.
+pub(crate) struct StreamedFindings {
+    pub(crate) report: crate::StreamedReport,
+    pub(crate) at: usize,
+}
+
+impl FileFindings for StreamedFindings {
+    fn head(&self) -> &FileReport {
+        &self.report.head
+    }
+
+    fn next_ref(&mut self) -> Option<std::io::Result<FindingRef<'_>>> {
+        if let Some(f) = self.report.head.findings.get(self.at) {
+            self.at += 1;
+            return Some(Ok(f.as_ref()));
+        }
+        self.report.findings.next_ref()
+    }
+}
+
+/// Reports for the writers' tests.
+#[cfg(test)]
+pub(crate) mod samples {
+    use super::*;
+    use crate::revision::{Revision, RevisionSource};
+
+    /// A finding of `rule` on record `record` (line `record + 1`).
+    pub(crate) fn finding(
+        file: &str,
+        rule: &'static Rule,
+        allowed: bool,
+        record: usize,
+        pointer: &str,
+        message: &str,
+    ) -> Finding {
+        Finding {
+            rule: rule.id,
+            severity: rule.severity,
+            allowed,
+            file: file.to_owned(),
+            record,
+            line: if record == 0 { 0 } else { record + 1 },
+            request_id: (record % 3 == 1).then(|| format!("\"r{record}\"")),
+            pointer: pointer.to_owned(),
+            message: message.to_owned(),
+        }
+    }
+
+    /// Three files: `a <&"'>.jsonl` with `n` findings cycling over an error
+    /// rule, an allowed error rule and a warning rule (texts to escape:
+    /// `<`, `&`, quotes, a line feed, a control character, non-ASCII),
+    /// `./dir/b.jsonl` with one finding on the file as a whole, and an empty
+    /// `c.jsonl`. `--allow` names the allowed rule.
+    pub(crate) fn report(n: usize) -> Report {
+        let error = crate::rules::RULES
+            .iter()
+            .find(|r| r.severity == Severity::Error)
+            .unwrap();
+        let allowed = crate::rules::RULES
+            .iter()
+            .rfind(|r| r.severity == Severity::Error)
+            .unwrap();
+        let warning = crate::rules::RULES
+            .iter()
+            .find(|r| r.severity == Severity::Warning)
+            .unwrap();
+        let a = "a <&\"'>.jsonl";
+        let mut findings = Vec::new();
+        for i in 0..n {
+            let f = match i % 3 {
+                0 => finding(
+                    a,
+                    error,
+                    false,
+                    i + 1,
+                    "/result/x",
+                    "bad <x> & \"y\"\nnext\u{1}",
+                ),
+                1 => finding(a, allowed, true, i + 1, "", "allowed é"),
+                _ => finding(a, warning, false, i + 1, "/params/'q'", "warned"),
+            };
+            findings.push(f);
+        }
+        let file = |name: &str, findings| FileReport {
+            file: name.to_owned(),
+            revision: Revision::v2025_06_18(),
+            revision_source: RevisionSource::CommandLine,
+            records: n,
+            messages: n,
+            findings,
+        };
+        Report::new(
+            vec![
+                file(a, findings),
+                file(
+                    "./dir/b.jsonl",
+                    vec![finding("./dir/b.jsonl", error, false, 0, "", "whole file")],
+                ),
+                file("c.jsonl", Vec::new()),
+            ],
+            vec![allowed.id.to_owned()],
+        )
+    }
+}

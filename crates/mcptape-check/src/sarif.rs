@@ -14,7 +14,7 @@
 //!   `severity` and `tags`.
 //! * `runs[0].artifacts` (§3.24): one per transcript, with its
 //!   revision, revision source, record and message counts in `properties`.
-//! * `runs[0].results` (§3.27): one per [`Finding`], in file then record
+//! * `runs[0].results` (§3.27): one per [`crate::Finding`], in file then record
 //!   order: `ruleId`, `ruleIndex`, `level` (`error` / `warning` from the
 //!   severity; `note` for a finding accepted by `--allow` or a baseline,
 //!   which also carries a `suppressions` entry, §3.35), `message.text`,
@@ -32,13 +32,21 @@
 //!
 //! Validated in `tests/sarif.rs` by Microsoft's SARIF Multitool (`validate`)
 //! and by the SARIF 2.1.0 JSON schema it ships.
+//!
+//! Written one result at a time ([`write()`], [`write_streamed`]): since
+//! `exitCode` and `artifacts` come before `results`, the results go compact
+//! to an anonymous temporary file first and are pretty-printed from it; the
+//! bytes are those of `serde_json::to_string_pretty` of [`sarif_log`].
 
 use std::path::{Component, Path};
 
+use serde::ser::{Error as _, SerializeSeq as _, SerializeStruct as _};
+use serde::{Serialize, Serializer};
 use serde_json::{Map, Value, json};
 
 use crate::baseline::BaselineOutcome;
-use crate::report::{Finding, Report};
+use crate::output::WriteError;
+use crate::report::{FileFindings, FileReport, FindingRef, HeldFindings, Report, StreamedFindings};
 use crate::rules::{RULES, Rule, Severity};
 
 /// The SARIF version written (`version`).
@@ -167,20 +175,22 @@ fn descriptor(r: &Rule) -> Value {
     })
 }
 
+/// The `result` of finding `f` of artifact `artifact`; `allowed_rules`:
+/// the rules named by `--allow`.
 fn result(
-    f: &Finding,
+    f: FindingRef<'_>,
     artifact: usize,
     opts: &SarifOptions<'_>,
     baselined: Option<bool>,
-    report: &Report,
+    allowed_rules: &[String],
 ) -> Value {
     let rule_index = RULES.iter().position(|r| r.id == f.rule);
-    let accepted_by_allow = f.allowed && report.allowed_rules.iter().any(|a| a == f.rule);
+    let accepted_by_allow = f.allowed && allowed_rules.iter().any(|a| a == f.rule);
     let accepted = f.allowed;
     let mut physical = Map::new();
     physical.insert(
         "artifactLocation".into(),
-        artifact_location(&f.file, opts.base_dir, artifact),
+        artifact_location(f.file, opts.base_dir, artifact),
     );
     if f.line > 0 {
         physical.insert("region".into(), json!({ "startLine": f.line }));
@@ -197,7 +207,7 @@ fn result(
     let mut props = Map::new();
     props.insert("jsonPointer".into(), json!(f.pointer));
     props.insert("record".into(), json!(f.record));
-    if let Some(id) = &f.request_id {
+    if let Some(id) = f.request_id {
         props.insert("requestId".into(), json!(id));
     }
     props.insert("allowed".into(), json!(f.allowed));
@@ -210,7 +220,7 @@ fn result(
         "level".into(),
         json!(if accepted { "note" } else { level(f.severity) }),
     );
-    r.insert("message".into(), json!({ "text": sentence(&f.message) }));
+    r.insert("message".into(), json!({ "text": sentence(f.message) }));
     r.insert("locations".into(), json!([Value::Object(location)]));
     if let Some(b) = baselined {
         r.insert(
@@ -233,30 +243,63 @@ fn result(
     Value::Object(r)
 }
 
+/// The `artifacts` entry of transcript `fr` (number `index`).
+fn artifact(fr: &FileReport, index: usize, opts: &SarifOptions<'_>) -> Value {
+    let mut loc = artifact_location(&fr.file, opts.base_dir, index);
+    if let Value::Object(m) = &mut loc {
+        m.remove("index");
+    }
+    json!({
+        "location": loc,
+        "roles": ["analysisTarget"],
+        "mimeType": "application/jsonl",
+        "properties": {
+            "revision": fr.revision.as_str(),
+            "revisionSource": fr.revision_source.to_string(),
+            "records": fr.records,
+            "messages": fr.messages,
+        },
+    })
+}
+
+/// `runs[0].tool`.
+fn tool() -> Value {
+    json!({
+        "driver": {
+            "name": TOOL_NAME,
+            "fullName": "mcptape check (MCP transcript conformance rules)",
+            "version": env!("CARGO_PKG_VERSION"),
+            "semanticVersion": env!("CARGO_PKG_VERSION"),
+            "informationUri": env!("CARGO_PKG_REPOSITORY"),
+            "rules": RULES.iter().map(|r| descriptor(r)).collect::<Vec<_>>(),
+        }
+    })
+}
+
+/// `runs[0].invocations`: the check ran, exiting `exit_code`.
+fn invocations(exit_code: i32) -> Value {
+    json!([{
+        "executionSuccessful": true,
+        "exitCode": exit_code,
+    }])
+}
+
 /// The SARIF log of `report` as a JSON value (see the module docs for its
-/// shape).
+/// shape). Holds every result in memory: [`write()`] streams the same log.
 pub fn sarif_log(report: &Report, opts: &SarifOptions<'_>) -> Value {
     let mut artifacts = Vec::with_capacity(report.files.len());
     let mut results = Vec::new();
     for (i, fr) in report.files.iter().enumerate() {
-        let mut loc = artifact_location(&fr.file, opts.base_dir, i);
-        if let Value::Object(m) = &mut loc {
-            m.remove("index");
-        }
-        artifacts.push(json!({
-            "location": loc,
-            "roles": ["analysisTarget"],
-            "mimeType": "application/jsonl",
-            "properties": {
-                "revision": fr.revision.as_str(),
-                "revisionSource": fr.revision_source.to_string(),
-                "records": fr.records,
-                "messages": fr.messages,
-            },
-        }));
+        artifacts.push(artifact(fr, i, opts));
         for (j, f) in fr.findings.iter().enumerate() {
             let baselined = opts.baseline.map(|b| b.is_baselined(i, j));
-            results.push(result(f, i, opts, baselined, report));
+            results.push(result(
+                f.as_ref(),
+                i,
+                opts,
+                baselined,
+                &report.allowed_rules,
+            ));
         }
     }
     let exit_code = i32::from(!report.passed());
@@ -264,20 +307,8 @@ pub fn sarif_log(report: &Report, opts: &SarifOptions<'_>) -> Value {
         "$schema": SARIF_SCHEMA_URI,
         "version": SARIF_VERSION,
         "runs": [{
-            "tool": {
-                "driver": {
-                    "name": TOOL_NAME,
-                    "fullName": "mcptape check (MCP transcript conformance rules)",
-                    "version": env!("CARGO_PKG_VERSION"),
-                    "semanticVersion": env!("CARGO_PKG_VERSION"),
-                    "informationUri": env!("CARGO_PKG_REPOSITORY"),
-                    "rules": RULES.iter().map(|r| descriptor(r)).collect::<Vec<_>>(),
-                }
-            },
-            "invocations": [{
-                "executionSuccessful": true,
-                "exitCode": exit_code,
-            }],
+            "tool": tool(),
+            "invocations": invocations(exit_code),
             "artifacts": artifacts,
             "results": results,
             "columnKind": "unicodeCodePoints",
@@ -285,13 +316,16 @@ pub fn sarif_log(report: &Report, opts: &SarifOptions<'_>) -> Value {
     })
 }
 
-/// The SARIF log of `report`, pretty-printed with a trailing newline.
+/// The SARIF log of `report`, pretty-printed with a trailing newline: the
+/// bytes [`write()`] writes.
 pub fn render_with(report: &Report, opts: &SarifOptions<'_>) -> String {
-    // A tree of strings and numbers always serializes.
-    let mut s = serde_json::to_string_pretty(&sarif_log(report, opts))
-        .unwrap_or_else(|e| format!("{{\"error\":{:?}}}", e.to_string()));
-    s.push('\n');
-    s
+    let mut out = Vec::new();
+    // Writing into a Vec fails only when the temporary file of results
+    // cannot be made or read back.
+    if let Err(e) = write(report, opts, &mut out) {
+        return format!("{{\"error\":{:?}}}\n", e.to_string());
+    }
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 /// [`render_with`] with default options (paths as named, no baseline).
@@ -299,8 +333,184 @@ pub fn sarif(report: &Report) -> String {
     render_with(report, &SarifOptions::default())
 }
 
+/// Writes the SARIF log of `report` to `out`, pretty-printed with a
+/// trailing newline (the bytes of `serde_json::to_string_pretty` of
+/// [`sarif_log`]), one result at a time: the results go to an anonymous
+/// temporary file as they are made (`invocations[0].exitCode` and
+/// `artifacts` come before them in the log), then are copied out; memory
+/// holds one result and one artifact per transcript, besides `report`.
+///
+/// # Errors
+/// I/O errors of `out` and of the temporary file.
+pub fn write(
+    report: &Report,
+    opts: &SarifOptions<'_>,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    let files = report
+        .files
+        .iter()
+        .map(|report| Ok(HeldFindings { report, at: 0 }));
+    write_files(files, &report.allowed_rules, opts, out)
+        .map(|_| ())
+        .map_err(|e| match e {
+            WriteError::Io(e) => e,
+            e => std::io::Error::other(e),
+        })
+}
+
+/// Writes the SARIF log of `reports` (from [`crate::check_paths_streamed`])
+/// as the files are checked, one finding at a time: the bytes [`write()`]
+/// gives for the [`Report`] [`crate::check_paths`] would build, without
+/// ever holding every finding (`opts.baseline` applies to that report's
+/// finding numbers). `allowed_rules`: the rules named by `--allow`. Returns
+/// the totals (the exit status is [`crate::Summary::errors`] `== 0`).
+///
+/// # Errors
+/// [`WriteError::Check`] when a file cannot be checked (nothing has been
+/// written to `out` then); [`WriteError::Io`] for `out`, the temporary
+/// file, or spilled findings read back.
+pub fn write_streamed(
+    reports: &mut dyn Iterator<Item = Result<crate::StreamedReport, crate::CheckError>>,
+    allowed_rules: &[String],
+    opts: &SarifOptions<'_>,
+    out: &mut dyn std::io::Write,
+) -> Result<crate::Summary, WriteError> {
+    let files = reports.map(|r| {
+        r.map(|report| StreamedFindings { report, at: 0 })
+            .map_err(WriteError::from)
+    });
+    let summary = write_files(files, allowed_rules, opts, out)?;
+    out.flush()?;
+    Ok(summary)
+}
+
+/// Write buffer of the temporary file of results, and read buffer of it (64 KiB).
+const RESULTS_BUFFER_BYTES: usize = 64 << 10;
+
+/// The log of `files`: their results written compact, one a line, to a
+/// temporary file while the artifacts and totals are gathered, then the log
+/// serialized with those lines read back one at a time.
+fn write_files<F: FileFindings>(
+    files: impl Iterator<Item = Result<F, WriteError>>,
+    allowed_rules: &[String],
+    opts: &SarifOptions<'_>,
+    out: &mut dyn std::io::Write,
+) -> Result<crate::Summary, WriteError> {
+    use std::io::{Seek as _, Write as _};
+
+    let mut summary = crate::Summary::default();
+    let mut artifacts = Vec::new();
+    let mut tmp = tempfile::tempfile()?;
+    let mut w = std::io::BufWriter::with_capacity(RESULTS_BUFFER_BYTES, &mut tmp);
+    for (i, file) in files.enumerate() {
+        let mut file = file?;
+        summary.files += 1;
+        artifacts.push(artifact(file.head(), i, opts));
+        let mut j = 0;
+        while let Some(f) = file.next_ref() {
+            let f = f?;
+            crate::output::count(&mut summary, f);
+            let baselined = opts.baseline.map(|b| b.is_baselined(i, j));
+            serde_json::to_writer(&mut w, &result(f, i, opts, baselined, allowed_rules))
+                .map_err(std::io::Error::from)?;
+            w.write_all(b"\n")?;
+            j += 1;
+        }
+    }
+    w.flush()?;
+    drop(w);
+    tmp.rewind()?;
+    let log = Log {
+        exit_code: i32::from(summary.errors != 0),
+        artifacts,
+        results: std::cell::RefCell::new(Some(std::io::BufReader::with_capacity(
+            RESULTS_BUFFER_BYTES,
+            tmp,
+        ))),
+        failed: std::cell::RefCell::new(None),
+    };
+    let written = serde_json::to_writer_pretty(&mut *out, &log);
+    if let Some(e) = log.failed.borrow_mut().take() {
+        return Err(e.into());
+    }
+    // `From`, not `other`: the writer's error keeps its kind (a reader gone
+    // away stays `BrokenPipe`, which `check` ends quietly on).
+    written.map_err(std::io::Error::from)?;
+    out.write_all(b"\n")?;
+    Ok(summary)
+}
+
+/// The log as [`sarif_log`] builds it, its results read back from the
+/// temporary file as they are serialized.
+struct Log {
+    exit_code: i32,
+    artifacts: Vec<Value>,
+    results: std::cell::RefCell<Option<std::io::BufReader<std::fs::File>>>,
+    /// Why reading the results back stopped.
+    failed: std::cell::RefCell<Option<std::io::Error>>,
+}
+
+impl Serialize for Log {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut st = s.serialize_struct("Log", 3)?;
+        st.serialize_field("$schema", SARIF_SCHEMA_URI)?;
+        st.serialize_field("version", SARIF_VERSION)?;
+        st.serialize_field("runs", &[RunOut(self)])?;
+        st.end()
+    }
+}
+
+struct RunOut<'l>(&'l Log);
+
+impl Serialize for RunOut<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut st = s.serialize_struct("Run", 5)?;
+        st.serialize_field("tool", &tool())?;
+        st.serialize_field("invocations", &invocations(self.0.exit_code))?;
+        st.serialize_field("artifacts", &self.0.artifacts)?;
+        st.serialize_field("results", &ResultsOut(self.0))?;
+        st.serialize_field("columnKind", "unicodeCodePoints")?;
+        st.end()
+    }
+}
+
+struct ResultsOut<'l>(&'l Log);
+
+impl Serialize for ResultsOut<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use std::io::BufRead as _;
+
+        let mut seq = s.serialize_seq(None)?;
+        let Some(mut lines) = self.0.results.borrow_mut().take() else {
+            return seq.end();
+        };
+        let mut line = String::new();
+        loop {
+            line.clear();
+            let read = lines.read_line(&mut line).and_then(|n| {
+                if n == 0 {
+                    return Ok(None);
+                }
+                serde_json::from_str::<Value>(&line)
+                    .map(Some)
+                    .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+            });
+            match read {
+                Ok(Some(r)) => seq.serialize_element(&r)?,
+                Ok(None) => break,
+                Err(e) => {
+                    *self.0.failed.borrow_mut() = Some(e);
+                    return Err(S::Error::custom("the results could not be read back"));
+                }
+            }
+        }
+        seq.end()
+    }
+}
+
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -322,6 +532,75 @@ mod tests {
     fn uri_path_percent_encodes_space_and_percent() {
         assert_eq!(uri_path("a b/c%d#e.jsonl"), "a%20b/c%25d%23e.jsonl");
         assert_eq!(uri_path("é"), "%C3%A9");
+    }
+
+    /// The log as it was built before results were streamed: the whole
+    /// `Value`, pretty-printed.
+    fn pretty_log(report: &Report, opts: &SarifOptions<'_>) -> String {
+        serde_json::to_string_pretty(&sarif_log(report, opts)).unwrap() + "\n"
+    }
+
+    /// 3,000 findings (errors, allowed errors, warnings; texts to escape),
+    /// some baselined, three files (one without findings), paths relative
+    /// to a base: [`write()`] gives the bytes of the pretty-printed
+    /// [`sarif_log`], and so does [`write_files`] from streamed reports.
+    #[test]
+    fn sarif_written_a_result_at_a_time_is_the_pretty_printed_sarif_log() {
+        let mut report = crate::report::samples::report(3000);
+        report.files[0].findings[3].allowed = true;
+        let outcome = BaselineOutcome {
+            baselined: [(0, 3), (0, 4), (1, 0)].into_iter().collect(),
+            new: vec![(0, 0)],
+            fixed: Vec::new(),
+        };
+        let base = Path::new("/work/repo");
+        for opts in [
+            SarifOptions::default(),
+            SarifOptions {
+                base_dir: Some(base),
+                baseline: Some(&outcome),
+            },
+        ] {
+            let want = pretty_log(&report, &opts);
+            assert!(want.contains("\"baselineState\"") == opts.baseline.is_some());
+            assert!(render_with(&report, &opts) == want, "render_with differs");
+            let mut out = Vec::new();
+            write(&report, &opts, &mut out).unwrap();
+            assert!(out == want.as_bytes(), "write differs");
+        }
+    }
+
+    /// No transcript at all: empty `artifacts` and `results`, as before.
+    #[test]
+    fn sarif_of_no_transcripts_written_a_result_at_a_time_is_the_pretty_printed_sarif_log() {
+        let report = Report::new(Vec::new(), Vec::new());
+        let opts = SarifOptions::default();
+        let got = render_with(&report, &opts);
+        assert!(got.contains("\"results\": []"));
+        assert_eq!(got, pretty_log(&report, &opts));
+    }
+
+    /// A writer whose reader went away.
+    pub(crate) struct ClosedPipe;
+
+    impl std::io::Write for ClosedPipe {
+        fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+            Err(std::io::ErrorKind::BrokenPipe.into())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// Regression: the log is serialized through `serde_json`, whose error
+    /// must give back the writer's (`check | head -1` ends quietly on
+    /// `BrokenPipe` only).
+    #[test]
+    fn sarif_write_into_a_closed_pipe_fails_with_broken_pipe() {
+        let report = crate::report::samples::report(10);
+        let e = write(&report, &SarifOptions::default(), &mut ClosedPipe).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "{e}");
     }
 
     #[test]

@@ -199,8 +199,8 @@ fn human_lines_name_file_line_severity_rule_id_and_pointer() {
 }
 
 /// Past [`mcptape_check::SPILL_CHUNK_FINDINGS`] findings the streamed writer
-/// reads them back from sorted runs on disk: its human and JSON reports are
-/// byte for byte [`output::render`]'s of the whole report, the request left
+/// reads them back from sorted runs on disk: its human, JSON, JUnit and SARIF
+/// reports are byte for byte [`output::render`]'s of the whole report, the request left
 /// unanswered at the top (found last, reported first) and a second file
 /// included, and so are the totals.
 #[test]
@@ -229,7 +229,7 @@ fn streamed_report_past_the_spill_chunk_is_byte_identical_to_the_rendered_one() 
         report.count(mcptape_check::rule("response-unknown-id").unwrap()),
         n
     );
-    for format in [Format::Human, Format::Json] {
+    for format in [Format::Human, Format::Json, Format::Junit, Format::Sarif] {
         let mut out = Vec::new();
         let mut files = mcptape_check::check_paths_streamed(&paths, &opts).unwrap();
         let summary = output::write_streamed(&mut files, &[], format, &mut out).unwrap();

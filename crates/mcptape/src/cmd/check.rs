@@ -104,16 +104,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(b) = &args.baseline {
         super::refuse_special_input("--baseline", b)?;
     }
-    let streamed = match args.format {
-        FormatArg::Human => Some(Format::Human),
-        FormatArg::Json => Some(Format::Json),
-        FormatArg::Junit | FormatArg::Sarif => None,
-    };
-    if let Some(format) = streamed
-        && args.baseline.is_none()
-        && args.write_baseline.is_none()
-    {
-        return run_streamed(&args, &opts, format);
+    if args.baseline.is_none() && args.write_baseline.is_none() {
+        return run_streamed(&args, &opts);
     }
     let mut report = mcptape_check::check_paths(&args.paths, &opts)?;
     let cwd = std::env::current_dir().context("reading the working directory")?;
@@ -143,25 +135,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         None => None,
     };
-    // The human and JSON reports are written as rendered, never held whole.
-    let format = match args.format {
-        FormatArg::Human => Some(Format::Human),
-        FormatArg::Json => Some(Format::Json),
-        FormatArg::Junit => Some(Format::Junit),
-        FormatArg::Sarif => None,
-    };
+    // Every format is written as rendered, one finding at a time, never held whole.
     let write = |out: &mut dyn std::io::Write| -> std::io::Result<()> {
-        match format {
+        match format_of(args.format) {
             Some(f) => output::write_report(&report, f, out)?,
-            None => out.write_all(
-                sarif::render_with(
-                    &report,
-                    &SarifOptions {
-                        base_dir: Some(&cwd),
-                        baseline: outcome.as_ref(),
-                    },
-                )
-                .as_bytes(),
+            None => sarif::write(
+                &report,
+                &SarifOptions {
+                    base_dir: Some(&cwd),
+                    baseline: outcome.as_ref(),
+                },
+                out,
             )?,
         }
         out.flush()
@@ -189,11 +173,43 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// `check` without a baseline, human or JSON: each file's findings are
-/// written as they are read back ([`output::write_streamed`]), so memory
-/// holds a bounded number of them, not the whole report.
-fn run_streamed(args: &Args, opts: &Options, format: Format) -> anyhow::Result<ExitCode> {
+/// The [`Format`] of `--format`; `None` for SARIF, written with the working
+/// directory as its base ([`sarif::write`], [`sarif::write_streamed`]).
+fn format_of(f: FormatArg) -> Option<Format> {
+    match f {
+        FormatArg::Human => Some(Format::Human),
+        FormatArg::Json => Some(Format::Json),
+        FormatArg::Junit => Some(Format::Junit),
+        FormatArg::Sarif => None,
+    }
+}
+
+/// `check` without a baseline: each file's findings are written as they are
+/// read back ([`output::write_streamed`], [`sarif::write_streamed`]), so
+/// memory holds a bounded number of them, not the whole report.
+fn run_streamed(args: &Args, opts: &Options) -> anyhow::Result<ExitCode> {
     let allowed: Vec<String> = opts.allow.iter().cloned().collect();
+    let cwd = match args.format {
+        FormatArg::Sarif => Some(std::env::current_dir().context("reading the working directory")?),
+        _ => None,
+    };
+    let format = format_of(args.format);
+    let write = |reports: &mut dyn Iterator<
+        Item = Result<mcptape_check::StreamedReport, mcptape_check::CheckError>,
+    >,
+                 out: &mut dyn std::io::Write|
+     -> Result<mcptape_check::Summary, output::WriteError> {
+        match format {
+            Some(f) => output::write_streamed(reports, &allowed, f, out),
+            None => {
+                let opts = SarifOptions {
+                    base_dir: cwd.as_deref(),
+                    baseline: None,
+                };
+                sarif::write_streamed(reports, &allowed, &opts, out)
+            }
+        }
+    };
     let reports = mcptape_check::check_paths_streamed(&args.paths, opts)?;
     // Off a terminal: a status line every 10 s on a long check (files checked so far).
     let checked = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
@@ -214,7 +230,7 @@ fn run_streamed(args: &Args, opts: &Options, format: Format) -> anyhow::Result<E
             // device node, and the next writer of /dev/full made a regular file there.
             let regular = file.metadata().is_ok_and(|m| m.is_file());
             let mut out = std::io::BufWriter::with_capacity(1 << 16, file);
-            let s = match output::write_streamed(&mut reports, &allowed, format, &mut out) {
+            let s = match write(&mut reports, &mut out) {
                 Ok(s) => s,
                 Err(e) => {
                     // No half report is left behind, but only a regular file is removed:
@@ -242,7 +258,7 @@ fn run_streamed(args: &Args, opts: &Options, format: Format) -> anyhow::Result<E
                     gone: false,
                 },
             );
-            match output::write_streamed(&mut reports, &allowed, format, &mut out) {
+            match write(&mut reports, &mut out) {
                 Ok(s) => s,
                 Err(output::WriteError::Check(c)) => return Err(c.into()),
                 Err(e) => return Err(anyhow::anyhow!("writing to stdout: {e}")),
