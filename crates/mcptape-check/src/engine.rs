@@ -154,6 +154,16 @@ pub(crate) trait LineSource {
     fn line_no(&self) -> usize;
     /// Byte offset of the current line's first byte.
     fn offset(&self) -> usize;
+    /// `Some((len, limit))` when the current line is longer than the
+    /// source's limit: `len` bytes (without its `\n`), over `limit` bytes
+    /// ([`MAX_LINE_BYTES`] unless a test set another). Such a line is not a
+    /// record to read: it is given as [`Framed::too_long`], and
+    /// [`LineSource::line`] may hold none of it ([`BufLines`] keeps no
+    /// bytes of it).
+    fn over_limit(&self) -> Option<(usize, usize)> {
+        let len = self.line().len();
+        (len > MAX_LINE_BYTES).then_some((len, MAX_LINE_BYTES))
+    }
     /// Gives every line after the current one to `each` in file order,
     /// until it breaks or the lines end (the source is then at the last
     /// line given): framed ([`Framed::frame`]) when shorter than
@@ -207,11 +217,39 @@ fn frame_each<S: LineSource + ?Sized>(
             terminated,
             line: lines.line(),
         };
-        if cut.give(frame_below, prep, each).is_break() {
+        let flow = match lines.over_limit() {
+            Some((len, limit)) => each(Line::Framed(&mut Framed::too_long(cut, len, limit))),
+            None => cut.give(frame_below, prep, each),
+        };
+        if flow.is_break() {
             break;
         }
     }
     Ok(())
+}
+
+/// Longest line (bytes, without its `\n`) [`check_stream`] and inspect
+/// read as a record: the transcript format's streaming limit
+/// ([`reader::MAX_RECORD_LINE_BYTES`], 256 MiB, which holds a message of
+/// the wire's [`MAX_MESSAGE_BYTES`](mcptape_wire::limits::MAX_MESSAGE_BYTES)
+/// in a `msg` member). A longer line is reported as
+/// [`reader::ErrorKind::LineTooLong`] with its length, and skipped: a
+/// reader ([`BufLines`]) keeps at most this many bytes of it, whatever its
+/// length, and a file in memory reports it alike.
+pub(crate) const MAX_LINE_BYTES: usize = reader::MAX_RECORD_LINE_BYTES;
+
+/// The finding text of a line skipped for `e` (`check`'s
+/// `transcript-unreadable`, inspect's bad line): `e`, and the line's length
+/// when it was longer than the limit (`len` bytes).
+pub(crate) fn skipped_text(
+    e: &dyn std::fmt::Display,
+    kind: &reader::ErrorKind,
+    len: usize,
+) -> String {
+    match kind {
+        reader::ErrorKind::LineTooLong { .. } => format!("{e} (the line is {len} bytes)"),
+        _ => e.to_string(),
+    }
 }
 
 /// One line after the header, cut ([`LineSource::for_each_line`]).
@@ -236,7 +274,8 @@ impl<'a> Cut<'a> {
         prep: Prep,
         each: &mut dyn FnMut(Line<'_, '_>) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
-        if self.line.len() < frame_below {
+        // A line over the limit is framed (as too long), never read long.
+        if self.line.len() < frame_below || self.line.len() > MAX_LINE_BYTES {
             each(Line::Framed(&mut self.frame(prep)))
         } else {
             each(Line::Long(self))
@@ -271,8 +310,12 @@ pub(crate) struct Framed<'a> {
     pub(crate) offset: usize,
     /// Whether the line ended with `\n`.
     pub(crate) terminated: bool,
-    /// The line, without its `\n`.
+    /// The line, without its `\n` (empty when its source did not keep a
+    /// line over the limit: [`Framed::too_long`]).
     pub(crate) line: &'a [u8],
+    /// The line's length in bytes, without its `\n` (`line.len()` unless
+    /// its source did not keep it).
+    pub(crate) len: usize,
     /// The record, or why the line is not one.
     pub(crate) parsed: Result<reader::RecordRef<'a>, reader::TranscriptError>,
     /// The envelope scan of the record's message, when the reader's fast
@@ -303,6 +346,7 @@ impl<'a> Framed<'a> {
             offset,
             terminated,
             line,
+            len: line.len(),
             parsed: Err(reader::TranscriptError {
                 kind: reader::ErrorKind::EmptyLine,
                 line: line_no,
@@ -313,6 +357,26 @@ impl<'a> Framed<'a> {
         };
         f.frame_into(line, line_no, offset, terminated, prep);
         f
+    }
+
+    /// Line `cut` (`len` bytes, of which `cut.line` holds all or none)
+    /// longer than `limit` bytes: not read, its error
+    /// [`reader::ErrorKind::LineTooLong`] at its line and offset.
+    pub(crate) fn too_long(cut: Cut<'a>, len: usize, limit: usize) -> Self {
+        Framed {
+            line_no: cut.line_no,
+            offset: cut.offset,
+            terminated: cut.terminated,
+            line: cut.line,
+            len,
+            parsed: Err(reader::TranscriptError {
+                kind: reader::ErrorKind::LineTooLong { limit },
+                line: cut.line_no,
+                offset: cut.offset,
+            }),
+            scanned: None,
+            pre: None,
+        }
     }
 
     /// [`Framed::frame`] written over this one, field by field: the scan is
@@ -334,6 +398,17 @@ impl<'a> Framed<'a> {
         self.offset = offset;
         self.terminated = terminated;
         self.line = line;
+        self.len = line.len();
+        if line.len() > MAX_LINE_BYTES {
+            let cut = Cut {
+                line_no,
+                offset,
+                terminated,
+                line,
+            };
+            *self = Framed::too_long(cut, line.len(), MAX_LINE_BYTES);
+            return;
+        }
         let scanned = &mut self.scanned;
         let mut message = None;
         let validate = |m| {
@@ -366,6 +441,10 @@ impl LineSource for Box<dyn LineSource + '_> {
 
     fn offset(&self) -> usize {
         (**self).offset()
+    }
+
+    fn over_limit(&self) -> Option<(usize, usize)> {
+        (**self).over_limit()
     }
 
     fn for_each_line(
@@ -535,13 +614,23 @@ impl LineSource for SliceLines<'_> {
 /// Lines of a [`BufReader`](std::io::BufReader), cut where they lie in its
 /// buffer (`memchr`'s SIMD search): a line is copied, into one buffer of its
 /// own, only when it straddles a refill (it does not end in what the reader
-/// holds). Memory: the reader's buffer and the longest line that straddled
-/// one. The same lines, numbers and offsets as [`SliceLines`] of the bytes.
+/// holds). A line longer than [`MAX_LINE_BYTES`] is not kept: once past
+/// the limit its bytes are counted and skipped up to its `\n`, and it is
+/// given as too long ([`LineSource::over_limit`]) with its length. Memory:
+/// the reader's buffer and the longest line that straddled one, at most
+/// the limit. The same lines, numbers and offsets as [`SliceLines`] of the
+/// bytes.
 pub(crate) struct BufLines<R> {
     r: std::io::BufReader<R>,
     /// The current line when it straddled a refill (`copied`).
     buf: Vec<u8>,
     copied: bool,
+    /// Longest line kept, in bytes without the `\n` ([`MAX_LINE_BYTES`];
+    /// tests set less).
+    max_line: usize,
+    /// The current line's length when it is longer than `max_line` (none
+    /// of it is kept).
+    too_long: Option<usize>,
     /// Bytes of the current line in the reader's buffer (when not `copied`).
     len: usize,
     /// Bytes of the reader's buffer to consume before the next line: the
@@ -558,12 +647,21 @@ impl<R> BufLines<R> {
             r,
             buf: Vec::new(),
             copied: false,
+            max_line: MAX_LINE_BYTES,
+            too_long: None,
             len: 0,
             pending: 0,
             line_no: 0,
             offset: 0,
             next_offset: 0,
         }
+    }
+
+    /// The same, keeping lines of at most `max_line` bytes (tests).
+    #[cfg(test)]
+    pub(crate) fn with_max_line(mut self, max_line: usize) -> Self {
+        self.max_line = max_line;
+        self
     }
 }
 
@@ -585,6 +683,7 @@ impl<R: std::io::Read> LineSource for BufLines<R> {
         use std::io::BufRead as _;
         self.r.consume(std::mem::take(&mut self.pending));
         self.copied = false;
+        self.too_long = None;
         let held = fill(&mut self.r)?;
         if held.is_empty() {
             return Ok(None);
@@ -593,43 +692,69 @@ impl<R: std::io::Read> LineSource for BufLines<R> {
         let (n, terminated) = if let Some(i) = memchr::memchr(b'\n', held) {
             self.len = i;
             self.pending = i + 1;
+            if i > self.max_line {
+                self.too_long = Some(i);
+            }
             (i + 1, true)
         } else {
-            // The line goes on past what the reader holds: copied.
+            // The line goes on past what the reader holds: copied, up to
+            // the limit; past it, counted only.
             self.buf.clear();
-            self.buf.extend_from_slice(held);
-            let taken = held.len();
-            self.r.consume(taken);
             self.copied = true;
-            let mut n = taken;
-            loop {
+            let mut len = 0usize;
+            let terminated = loop {
                 let held = fill(&mut self.r)?;
                 if held.is_empty() {
-                    break (n, false);
+                    break false;
                 }
-                if let Some(i) = memchr::memchr(b'\n', held) {
-                    self.buf.extend_from_slice(&held[..i]);
-                    self.r.consume(i + 1);
-                    break (n + i + 1, true);
+                let (take, found) = match memchr::memchr(b'\n', held) {
+                    Some(i) => (i, true),
+                    None => (held.len(), false),
+                };
+                len = len.saturating_add(take);
+                if self.too_long.is_none() {
+                    if len > self.max_line {
+                        // Nothing of the line is read: its bytes go.
+                        self.buf = Vec::new();
+                        self.too_long = Some(len);
+                    } else {
+                        // Grown as a `Vec` grows, never past the limit.
+                        if len > self.buf.capacity() {
+                            let cap = self.buf.capacity().saturating_mul(2);
+                            let cap = cap.clamp(len, self.max_line);
+                            self.buf.reserve_exact(cap - self.buf.len());
+                        }
+                        self.buf.extend_from_slice(&held[..take]);
+                    }
                 }
-                self.buf.extend_from_slice(held);
-                let taken = held.len();
-                self.r.consume(taken);
-                n += taken;
+                self.r.consume(take + usize::from(found));
+                if found {
+                    break true;
+                }
+            };
+            if let Some(too_long) = &mut self.too_long {
+                *too_long = len;
             }
+            (len.saturating_add(usize::from(terminated)), terminated)
         };
         self.line_no += 1;
         self.offset = self.next_offset;
-        self.next_offset += n;
+        self.next_offset = self.next_offset.saturating_add(n);
         Ok(Some(terminated))
     }
 
     fn line(&self) -> &[u8] {
-        if self.copied {
+        if self.too_long.is_some() {
+            &[]
+        } else if self.copied {
             &self.buf
         } else {
             &self.r.buffer()[..self.len]
         }
+    }
+
+    fn over_limit(&self) -> Option<(usize, usize)> {
+        self.too_long.map(|len| (len, self.max_line))
     }
 
     fn line_no(&self) -> usize {
@@ -656,6 +781,10 @@ fn first_pass<S: LineSource>(
     let http = header.transport == Transport::Http;
     while detector.is_some() || http {
         let Some(_) = lines.advance()? else { break };
+        // A line over the limit is not read (the main pass reports it).
+        if lines.over_limit().is_some() {
+            continue;
+        }
         // A server message cannot move a detector that waits for no answer:
         // left unread (a 160 MB read is not scanned by both passes).
         if !http
@@ -744,8 +873,9 @@ pub(crate) fn makes_first_pass(header: &mcptape_transcript::Header, opts: &Optio
 /// [`check_bytes`] on a transcript read as a stream: `open` gives the bytes
 /// from the start (called once, or twice when a first pass is needed: `--spec
 /// auto` up to the handshake that settles the revision, an HTTP transcript
-/// whole). Memory: one line at a time, the requests of the conversation and
-/// the findings, never the file.
+/// whole). Memory: one line at a time (at most [`MAX_LINE_BYTES`] of it: a
+/// longer line is a `transcript-unreadable` finding, unread), the requests
+/// of the conversation and the findings, never the file.
 ///
 /// Returns the report without findings beside the findings (in memory and
 /// spilled, [`findings`]): [`whole_report`] joins them; a report refused
@@ -767,6 +897,16 @@ pub(crate) fn check_stream<S: LineSource>(
                 offset: 0,
             };
             return Ok((unreadable(file, opts, 1, &e), Findings::default()));
+        }
+        Some(_) if lines.over_limit().is_some() => {
+            let (len, limit) = lines.over_limit().unwrap_or((0, MAX_LINE_BYTES));
+            let e = reader::TranscriptError {
+                kind: reader::ErrorKind::LineTooLong { limit },
+                line: 1,
+                offset: 0,
+            };
+            let why = skipped_text(&e, &e.kind, len);
+            return Ok((unreadable(file, opts, 1, &why), Findings::default()));
         }
         Some(terminated) => {
             if let Some(refused) = crate::input::refuse_array_header(file, lines.line(), opts) {
@@ -825,7 +965,11 @@ pub(crate) fn check_stream<S: LineSource>(
             Ok(r) => r,
             // A malformed line, ended or not: only a cut record (the
             // reader's rule, `reader::is_cut_record`) is dropped below.
-            Err(e) if framed.terminated || !reader::is_cut_record(line) => {
+            Err(e)
+                if framed.terminated
+                    || matches!(e.kind, reader::ErrorKind::LineTooLong { .. })
+                    || !reader::is_cut_record(line) =>
+            {
                 // A run of noise lines ends here (a message printed over
                 // several lines never spans a line that does not read).
                 let mut cx = Cx::new(file, opts, &mut findings);
@@ -833,7 +977,10 @@ pub(crate) fn check_stream<S: LineSource>(
                 cx.push_whole(
                     rules::TRANSCRIPT_UNREADABLE,
                     Place::file_line(e.line),
-                    format!("record line skipped: {e}"),
+                    format!(
+                        "record line skipped: {}",
+                        skipped_text(e, &e.kind, framed.len)
+                    ),
                 );
                 ends_unread = true;
                 return ControlFlow::Continue(());
@@ -2835,5 +2982,176 @@ mod line_source_tests {
         }
         // The cut and unreadable variants were read as such (both options).
         assert!(cut > 40 && skipped > 40, "cut {cut}, skipped {skipped}");
+    }
+
+    /// A line in a reader past `BufLines`' limit: the lines around it as
+    /// `SliceLines` cuts them; it is given empty, with its real length, and
+    /// nothing of it is kept (the buffer never holds more than the limit):
+    /// in the reader's buffer, straddling refills, unterminated at the end.
+    #[test]
+    fn buf_lines_line_at_the_limit_is_kept_one_past_is_too_long() {
+        let limit = 10;
+        let at = vec![b'x'; limit];
+        let past = vec![b'y'; limit + 1];
+        let far = vec![b'z'; limit * 7 + 3];
+        let text = [
+            &b"abc\n"[..],
+            &at,
+            b"\n",
+            &past,
+            b"\nd\n",
+            &far,
+            b"\n",
+            &past,
+        ]
+        .concat();
+        for capacity in [1, 3, 4, 16, 64] {
+            let mut s = BufLines::new(std::io::BufReader::with_capacity(capacity, &text[..]))
+                .with_max_line(limit);
+            let mut seen = Vec::new();
+            while let Some(terminated) = s.advance().unwrap() {
+                assert!(s.buf.capacity() <= limit, "capacity {capacity}");
+                seen.push((
+                    s.line().to_vec(),
+                    terminated,
+                    s.line_no(),
+                    s.offset(),
+                    s.over_limit(),
+                ));
+            }
+            let offsets = [0, 4, 15, 27, 29, 103];
+            let want = vec![
+                (b"abc".to_vec(), true, 1, offsets[0], None),
+                (at.clone(), true, 2, offsets[1], None),
+                (Vec::new(), true, 3, offsets[2], Some((limit + 1, limit))),
+                (b"d".to_vec(), true, 4, offsets[3], None),
+                (Vec::new(), true, 5, offsets[4], Some((far.len(), limit))),
+                (Vec::new(), false, 6, offsets[5], Some((limit + 1, limit))),
+            ];
+            assert_eq!(seen, want, "capacity {capacity}");
+            assert_eq!(offsets[5] + past.len(), text.len());
+        }
+    }
+
+    /// A record line over the limit read from a stream: one
+    /// `transcript-unreadable` finding with its line, offset, the limit and
+    /// its real length (not `message-not-jsonrpc`), and the records after it
+    /// are checked; a line at the limit is read as a record. Also as the
+    /// header, and as an unterminated last line (too long, not cut).
+    #[test]
+    fn check_stream_line_over_the_limit_is_skipped_as_too_long() {
+        let header = br#"{"mcptapeTranscript":1,"mcptapeVersion":"0.1.0","transport":"stdio","server":{"command":["srv"]},"startedAt":"2026-11-30T00:00:00Z"}"#;
+        let ping = |id: usize, pad: usize| {
+            format!(
+                r#"{{"tUs":1,"kind":"message","dir":"c2s","msg":{{"jsonrpc":"2.0","id":{id},"method":"ping","params":{{"x":"{}"}}}}}}"#,
+                "a".repeat(pad)
+            )
+            .into_bytes()
+        };
+        let limit = ping(1, 0).len() + 100;
+        let at = ping(2, 100);
+        assert_eq!(at.len(), limit);
+        let past = ping(3, 101);
+        let answer =
+            br#"{"tUs":2,"kind":"message","dir":"s2c","msg":{"jsonrpc":"2.0","id":2,"result":{}}}"#;
+        let exit = br#"{"tUs":3,"kind":"exit","code":0}"#;
+        // 2025-11-25: an answer needs no `resultType`.
+        let opts = Options {
+            spec: SpecChoice::Fixed(Revision::v2025_11_25()),
+            ..Options::default()
+        };
+        let run = |text: &[u8], opts: &Options| {
+            let mut open = || {
+                Ok(BufLines::new(std::io::BufReader::with_capacity(16, text)).with_max_line(limit))
+            };
+            let (head, rest) = check_stream("t.jsonl", &mut open, opts).unwrap();
+            whole_report(head, rest).unwrap()
+        };
+        let lines: [&[u8]; 5] = [header, &at, &past, answer, exit];
+        let mut text = lines.join(&b"\n"[..]);
+        text.push(b'\n');
+        let past_offset = header.len() + 1 + at.len() + 1;
+        // With a first pass (`--spec auto`, 2026-07-28 assumed) and without.
+        for opts in [&opts, &Options::default()] {
+            let r = run(&text, opts);
+            let rules: Vec<&str> = r
+                .findings
+                .iter()
+                .map(|f| f.rule)
+                .filter(|&r| r != "result-missing-resultType")
+                .collect();
+            assert_eq!(rules, [rules::TRANSCRIPT_UNREADABLE.id], "{:?}", r.findings);
+            assert_eq!(
+                r.findings[0].message,
+                format!(
+                    "record line skipped: transcript line 3 (byte offset {past_offset}): line longer than the limit of {limit} bytes (the line is {} bytes)",
+                    past.len()
+                )
+            );
+            assert_eq!((r.records, r.messages), (3, 2));
+        }
+        // Unterminated at the end: too long, not a cut record.
+        let cut = [&text[..past_offset], &past[..past.len() - 1], b"a"].concat();
+        let r = run(&cut, &opts);
+        let rules: Vec<&str> = r.findings.iter().map(|f| f.rule).collect();
+        // Request 2's answer was after it.
+        assert_eq!(
+            rules,
+            [
+                rules::REQUEST_UNANSWERED.id,
+                rules::TRANSCRIPT_UNREADABLE.id
+            ],
+            "{:?}",
+            r.findings
+        );
+        assert!(r.findings[1].message.contains("line longer than the limit"));
+        // The header.
+        let long_header = [&vec![b' '; limit + 1][..], b"\n"].concat();
+        let r = run(&long_header, &opts);
+        assert_eq!(r.findings.len(), 1);
+        assert_eq!(r.findings[0].rule, rules::TRANSCRIPT_UNREADABLE.id);
+        assert_eq!(
+            r.findings[0].message,
+            format!(
+                "transcript line 1 (byte offset 0): line longer than the limit of {limit} bytes (the line is {} bytes)",
+                limit + 1
+            )
+        );
+    }
+
+    /// A line in memory (a mapped file, `check_bytes`) over [`MAX_LINE_BYTES`]
+    /// is framed as too long, unread, as a reader gives it; one at the limit
+    /// is read as a record (these bytes are not one). The zeros are never
+    /// written: the pages stay unmapped.
+    #[test]
+    fn line_in_memory_at_the_limit_is_read_one_past_is_too_long() {
+        assert_eq!(MAX_LINE_BYTES, 256 * 1024 * 1024);
+        let past = vec![0u8; MAX_LINE_BYTES + 1];
+        let f = Framed::frame(&past, 2, 7, true, Prep::Rules);
+        let e = f.parsed.as_ref().unwrap_err();
+        assert_eq!(
+            (e.kind.clone(), e.line, e.offset, f.len),
+            (
+                reader::ErrorKind::LineTooLong {
+                    limit: MAX_LINE_BYTES
+                },
+                2,
+                7,
+                MAX_LINE_BYTES + 1
+            )
+        );
+        let mut s = SliceLines::new(&past, None);
+        s.advance().unwrap();
+        assert_eq!(s.over_limit(), Some((MAX_LINE_BYTES + 1, MAX_LINE_BYTES)));
+        let at = &past[..MAX_LINE_BYTES];
+        let mut s = SliceLines::new(at, None);
+        s.advance().unwrap();
+        assert_eq!(s.over_limit(), None);
+        let f = Framed::frame(at, 2, 7, true, Prep::Rules);
+        let e = f.parsed.as_ref().unwrap_err();
+        assert!(
+            !matches!(e.kind, reader::ErrorKind::LineTooLong { .. }),
+            "{e}"
+        );
     }
 }

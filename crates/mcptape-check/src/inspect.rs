@@ -1713,6 +1713,10 @@ fn inspect_stream_spilling<S: crate::engine::LineSource>(
     let mut paired = false;
     let mut kept: HashMap<usize, Option<Option<Skeleton>>> = HashMap::new();
     while !paired && lines.advance()?.is_some() {
+        // A line over the limit is not read (the main pass reports it).
+        if lines.over_limit().is_some() {
+            continue;
+        }
         let (line, line_no) = (lines.line(), lines.line_no());
         let mut scanned = None;
         let Ok(r) = reader::parse_record_line(line, line_no, lines.offset(), |m| {
@@ -1965,10 +1969,17 @@ fn report_pass<S: crate::engine::LineSource>(
         // first pass keeps long lines only).
         // A long line's record and (absent) scan, lent like a framed one's.
         let (long_parsed, mut long_scanned);
-        let (line_no, line, terminated, parsed, scanned) = match l {
+        let (line_no, line, len, terminated, parsed, scanned) = match l {
             Line::Framed(f) => {
                 read = f.pre.take().and_then(Prepared::into_read);
-                (f.line_no, f.line, f.terminated, &f.parsed, &mut f.scanned)
+                (
+                    f.line_no,
+                    f.line,
+                    f.len,
+                    f.terminated,
+                    &f.parsed,
+                    &mut f.scanned,
+                )
             }
             Line::Long(cut) => {
                 let parsed = reader::parse_record_line(cut.line, cut.line_no, cut.offset, |m| {
@@ -1989,6 +2000,7 @@ fn report_pass<S: crate::engine::LineSource>(
                 (
                     cut.line_no,
                     cut.line,
+                    cut.line.len(),
                     cut.terminated,
                     &long_parsed,
                     &mut long_scanned,
@@ -1999,8 +2011,13 @@ fn report_pass<S: crate::engine::LineSource>(
             Ok(r) => r,
             // A malformed line, ended or not: only a cut record (the
             // reader's rule, `reader::is_cut_record`) is dropped below.
-            Err(e) if terminated || !reader::is_cut_record(line) => {
-                bad.push((e.line, format!("bad transcript record: {}", e.kind)));
+            Err(e)
+                if terminated
+                    || matches!(e.kind, reader::ErrorKind::LineTooLong { .. })
+                    || !reader::is_cut_record(line) =>
+            {
+                let why = crate::engine::skipped_text(&e.kind, &e.kind, len);
+                bad.push((e.line, format!("bad transcript record: {why}")));
                 ends_unread = true;
                 return ControlFlow::Continue(());
             }
@@ -2690,6 +2707,56 @@ mod tests {
         ]
         .join("\n")
             + "\n"
+    }
+
+    /// `inspect -` of a line longer than the reader's limit: reported as a
+    /// bad line with the limit and its real length, none of it kept, the
+    /// records after it read; the report is otherwise the one of the same
+    /// transcript with a bad line there (text and JSON).
+    #[test]
+    fn inspect_stream_line_over_the_limit_is_a_bad_line() {
+        let text = five_item_transcript();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[3], "not a record");
+        let limit = lines.iter().map(|l| l.len()).max().expect("lines");
+        let ping = |pad: usize| {
+            format!(
+                r#"{{"tUs":9,"kind":"message","dir":"c2s","msg":{{"jsonrpc":"2.0","id":9,"method":"ping","params":{{"x":"{}"}}}}}}"#,
+                "a".repeat(pad)
+            )
+        };
+        let long = ping(limit + 1 - ping(0).len());
+        assert_eq!(long.len(), limit + 1);
+        let long_text = text.replace("not a record", &long);
+        for json in [false, true] {
+            let stream = |t: &str, max_line: usize| {
+                let mut open = || -> std::io::Result<_> {
+                    Ok(
+                        crate::engine::BufLines::new(std::io::BufReader::with_capacity(
+                            16,
+                            std::io::Cursor::new(t.as_bytes().to_vec()),
+                        ))
+                        .with_max_line(max_line),
+                    )
+                };
+                let mut out = Vec::new();
+                inspect_stream(&mut open, false, json, &mut out).expect("in memory");
+                String::from_utf8(out).expect("UTF-8")
+            };
+            let bad = stream(&text, limit);
+            let why = match reader::parse_record_line(b"not a record", 3, 0, |_| true) {
+                Err(e) => e.kind.to_string(),
+                Ok(_) => unreachable!("not a record"),
+            };
+            let too_long = format!(
+                "line longer than the limit of {limit} bytes (the line is {} bytes)",
+                limit + 1
+            );
+            assert!(bad.contains(&why), "{bad}");
+            assert_eq!(stream(&long_text, limit), bad.replace(&why, &too_long));
+            // One byte more of limit: the line is read (a ping, no item).
+            assert!(!stream(&long_text, limit + 1).contains("line longer"));
+        }
     }
 
     /// The streamed report of `text` with a spill of `chunk` bytes whose
