@@ -1874,7 +1874,8 @@ fn inspect_plain_stream_spilling<S: crate::engine::LineSource>(
     let mut paired = false;
     let mut lines = open()?;
     while !paired && lines.advance()?.is_some() {
-        if !is_blank(lines.line()) {
+        // A line not held whole (past the limit) is no message (the main pass says so).
+        if lines.over_limit().is_none() && !is_blank(lines.line()) {
             paired = has_read_request(&mut plain_input(lines.line_no(), lines.line()));
         }
     }
@@ -1927,6 +1928,27 @@ fn plain_pass<S: crate::engine::LineSource>(
 ) -> std::io::Result<usize> {
     let mut units = 0usize;
     while lines.advance()?.is_some() {
+        if let Some((len, _)) = lines.over_limit()
+            && lines.line().len() < len
+        {
+            // Past the line limit and not held whole (standard input): said as the scan of
+            // the whole line says it (`MessageTooLarge`; the two limits are one, 256 MiB).
+            units += 1;
+            pass.s.bad_lines += 1;
+            let why = match mcptape_wire::limits::check_message_size(len) {
+                Err(e) => WireError::from(e).to_string(),
+                Ok(()) => format!("a line of {len} bytes, past the line limit"),
+            };
+            let line = lines.line_no();
+            emit(
+                Item::BadLine {
+                    line,
+                    reason: format!("bad JSON-RPC message: {why}"),
+                }
+                .into(),
+            )?;
+            continue;
+        }
         if is_blank(lines.line()) {
             continue;
         }
