@@ -2646,6 +2646,56 @@ mod tests {
         }
     }
 
+    /// Plain JSON-RPC lines on standard input with a line past the reader's limit (a small
+    /// limit through the test seam): the line at the limit is inspected, the one past it is a
+    /// bad line giving its length, none of it kept, and the lines after it are inspected.
+    #[test]
+    fn plain_stream_line_at_the_limit_is_read_one_past_is_a_bad_line() {
+        let ping = |pad: usize| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":9,"method":"ping","params":{{"x":"{}"}}}}"#,
+                "a".repeat(pad)
+            )
+        };
+        let limit = read_request(7, "a").len().max(read_answer(7).len()) + 20;
+        let pad = limit - ping(0).len();
+        let text = |long: &str| [read_request(7, "a"), long.to_owned(), read_answer(7)].join("\n");
+        let stream = |t: String| {
+            let mut open = || -> std::io::Result<_> {
+                Ok(
+                    crate::engine::BufLines::new(std::io::BufReader::with_capacity(
+                        8,
+                        std::io::Cursor::new(t.clone().into_bytes()),
+                    ))
+                    .with_max_line(limit),
+                )
+            };
+            let mut out = Vec::new();
+            let r = inspect_plain_stream(&mut open, false, false, &mut out).expect("in memory");
+            (r.summary, String::from_utf8(out).expect("UTF-8"))
+        };
+        let (at, at_text) = stream(text(&ping(pad)));
+        assert_eq!(
+            (at.units, at.bad_lines, at.messages),
+            (3, 0, 3),
+            "{at_text}"
+        );
+        let (past, past_text) = stream(text(&ping(pad + 1)));
+        assert_eq!(
+            (past.units, past.bad_lines, past.messages),
+            (3, 1, 2),
+            "{past_text}"
+        );
+        assert!(
+            past_text.contains(&format!(
+                "line 2: bad JSON-RPC message: a line of {} bytes, past the line limit",
+                limit + 1
+            )),
+            "{past_text}"
+        );
+        assert_eq!((past.results, at.results), (1, 1));
+    }
+
     /// `inspect` over the pipeline writes what it writes over the plain
     /// loop, text and JSON: every transcript of the corpus (each also cut
     /// in its last record and with an unreadable line in its middle), and
