@@ -312,6 +312,9 @@ async fn handle(
         .get(SESSION_HEADER)
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
+    // Whether the client takes an event stream (Streamable HTTP: it MUST list both
+    // `application/json` and `text/event-stream` in Accept).
+    let accepts_sse = text(hyper::header::ACCEPT).is_some_and(|a| a.contains("text/event-stream"));
     if req.uri().path() != "/mcp" {
         // The endpoint is `/mcp` (printed at start); anything else is not found.
         return Ok(resp(StatusCode::NOT_FOUND, None, None));
@@ -443,15 +446,17 @@ async fn handle(
                 *r.status_mut() = code;
                 return Ok(r);
             }
-            if sse {
-                // The messages recorded before the reply in its response
-                // stream go first, in order (at the reply's time: the
-                // stream's body is sent whole).
-                let before: Vec<&str> = interim
-                    .iter()
-                    .filter(|m| m.before_reply)
-                    .map(|m| m.text.as_str())
-                    .collect();
+            // The messages recorded before the reply (in its response stream, or over stdio
+            // before it: progress with the client's token, a server request) go first, in
+            // order (at the reply's time: the stream's body is sent whole). A reply recorded
+            // as JSON is sent as an event stream when it has such messages and the client
+            // takes one: a stdio recording's progress reaches an HTTP client too.
+            let before: Vec<&str> = interim
+                .iter()
+                .filter(|m| m.before_reply)
+                .map(|m| m.text.as_str())
+                .collect();
+            if sse || (accepts_sse && !before.is_empty()) {
                 return Ok(sse_resp(&before, &body, new_session.as_deref(), &st));
             }
             Ok(json_resp(body, new_session.as_deref()))

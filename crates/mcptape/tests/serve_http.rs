@@ -1023,3 +1023,47 @@ fn serve_listen_closes_a_connection_stalled_mid_headers() {
     );
     g.stop();
 }
+
+/// The Python SDK client's arguments the tools recording was made with (scripts/record-corpus.sh).
+const EVERYTHING_TOOLS_CLIENT_ARGS: [&str; 16] = [
+    "--mode",
+    "legacy",
+    "--reads",
+    "2",
+    "--tool",
+    r#"echo={"message":"hello mcptape"}"#,
+    "--tool",
+    r#"get-sum={"a":2,"b":40}"#,
+    "--tool",
+    r#"echo={"message":"again"}"#,
+    "--progress-tool",
+    r#"trigger-long-running-operation={"duration":1,"steps":3}"#,
+    "--prompt",
+    "simple-prompt={}",
+    "--prompt",
+    r#"args-prompt={"city":"Lyon","state":"ARA"}"#,
+];
+
+/// Regression (fresh-user trial, 2026-12-05): a stdio recording served over HTTP answered a
+/// tool call as one JSON body, dropping the 3 `notifications/progress` it sends over stdio.
+/// Now the real Python SDK client gets its 3 progress callbacks over HTTP, as over stdio.
+#[test]
+fn stdio_recording_served_over_http_sends_the_recorded_progress() {
+    let args = EVERYTHING_TOOLS_CLIENT_ARGS;
+    let (_g, port) = serve_http("everything-tools-stdio.jsonl", "fixed:1ms");
+    let over_http = py_client(&args, &url_arg(port));
+    let stdio_target = vec![
+        "--".to_owned(),
+        mcptape().display().to_string(),
+        "serve".into(),
+        corpus_transcript("everything-tools-stdio.jsonl")
+            .display()
+            .to_string(),
+        "--latency".into(),
+        "fixed:1ms".into(),
+    ];
+    let over_stdio = py_client(&args, &stdio_target);
+    assert_eq!(over_stdio["progress"], 3, "{over_stdio}");
+    assert_eq!(over_http["progress"], 3, "{over_http}");
+    assert_eq!(over_http["calls"], over_stdio["calls"]);
+}
