@@ -1645,26 +1645,36 @@ pub const REPORT_SPILL_CHUNK_BYTES: usize = 1 << 20;
 /// pass writes the items straight to `out` after the head: the same bytes.
 /// Returns the report without its items (for the exit status).
 ///
-/// Only for a transcript (a first line with `mcptapeTranscript`); a header
-/// that does not read is reported as [`inspect`] reports it.
+/// `source` says what the input holds: a transcript (a first line with
+/// `mcptapeTranscript`; a header that does not read is reported as [`inspect`]
+/// reports it) or plain JSON-RPC lines.
 ///
 /// # Errors
 /// The I/O errors of `open`, of reading and of writing; the temporary
 /// file's error (naming the temporary directory and TMPDIR) only when
 /// `open` then fails, before anything is written.
 pub(crate) fn inspect_stream<S: crate::engine::LineSource>(
+    source: Source,
     open: &mut dyn FnMut() -> std::io::Result<S>,
     lenient: bool,
     json: bool,
     out: &mut dyn std::io::Write,
 ) -> std::io::Result<InspectReport> {
-    inspect_stream_spilling(
-        open,
-        lenient,
-        json,
-        out,
-        Spill::new(REPORT_SPILL_CHUNK_BYTES),
-    )
+    let spill = Spill::new(REPORT_SPILL_CHUNK_BYTES);
+    match source {
+        Source::Transcript => inspect_stream_spilling(open, lenient, json, out, spill),
+        Source::Plain => inspect_plain_stream_spilling(open, lenient, json, out, spill),
+    }
+}
+
+/// What a streamed input holds, told from its first line ([`crate::input::is_transcript`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Source {
+    /// An mcptape transcript: its message records are inspected.
+    Transcript,
+    /// Plain JSON-RPC lines (no transcript header), each line an input, as [`inspect`] reads
+    /// them: streamed since a 542 MB file of 1,000,000 messages took 1.56 GB in memory.
+    Plain,
 }
 
 /// [`inspect_stream`] with the items spilled to `spill` (its chunk size, and
@@ -1840,29 +1850,9 @@ fn plain_input(number: usize, bytes: &[u8]) -> Input<'_> {
     }
 }
 
-/// [`inspect_stream`] for a file of plain JSON-RPC lines (no transcript header): the
-/// report [`inspect`] makes of the same bytes, written as it is read. Memory: one line, the
-/// open read requests and one chunk of report ([`Spill`]), not the file: a 542 MB file of
-/// 1,000,000 messages took 1.56 GB in memory, and now takes what a transcript takes.
-///
-/// # Errors
-/// As [`inspect_stream`].
-pub(crate) fn inspect_plain_stream<S: crate::engine::LineSource>(
-    open: &mut dyn FnMut() -> std::io::Result<S>,
-    lenient: bool,
-    json: bool,
-    out: &mut dyn std::io::Write,
-) -> std::io::Result<InspectReport> {
-    inspect_plain_stream_spilling(
-        open,
-        lenient,
-        json,
-        out,
-        Spill::new(REPORT_SPILL_CHUNK_BYTES),
-    )
-}
-
-/// [`inspect_plain_stream`] with the items spilled to `spill`.
+/// [`inspect_stream`] of plain JSON-RPC lines ([`Source::Plain`]), the items spilled to
+/// `spill`: the report [`inspect`] makes of the same bytes, written as it is read; memory is
+/// one line, the open read requests and one chunk of report, not the file.
 fn inspect_plain_stream_spilling<S: crate::engine::LineSource>(
     open: &mut dyn FnMut() -> std::io::Result<S>,
     lenient: bool,
@@ -1905,16 +1895,9 @@ fn inspect_plain_stream_spilling<S: crate::engine::LineSource>(
         let Some(lines) = again else {
             return spill.copy_to(out);
         };
-        let mut direct = Spill::new(spill.chunk);
-        plain_pass(lines, &mut fresh(), &mut |o| {
-            direct.push(o, json)?;
-            if direct.mem.len() >= direct.chunk {
-                out.write_all(direct.mem.as_bytes())?;
-                direct.mem.clear();
-            }
-            Ok(())
-        })?;
-        out.write_all(direct.mem.as_bytes())
+        write_direct(spill.chunk, json, out, |emit| {
+            plain_pass(lines, &mut fresh(), emit).map(drop)
+        })
     })?;
     Ok(report)
 }
@@ -2283,8 +2266,21 @@ fn items_to<S: crate::engine::LineSource>(
     let Some(lines) = again else {
         return spill.copy_to(out);
     };
-    let mut direct = Spill::new(spill.chunk);
-    report_pass(lines, kept, &mut pass, stdio, &mut |o| {
+    write_direct(spill.chunk, json, out, |emit| {
+        report_pass(lines, kept, &mut pass, stdio, emit).map(drop)
+    })
+}
+
+/// The items of a second pass (`pass` gives each to its `emit`) written straight to `out`,
+/// `chunk` bytes at a time: the spill's temporary file failed.
+fn write_direct(
+    chunk: usize,
+    json: bool,
+    out: &mut dyn std::io::Write,
+    pass: impl FnOnce(&mut dyn FnMut(Out<'_>) -> std::io::Result<()>) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let mut direct = Spill::new(chunk);
+    pass(&mut |o| {
         direct.push(o, json)?;
         if direct.mem.len() >= direct.chunk {
             out.write_all(direct.mem.as_bytes())?;
@@ -2587,7 +2583,7 @@ mod tests {
 
     /// Regression (fresh-user trial, 2026-12-05): a file of plain JSON-RPC lines (no
     /// transcript header) was inspected in memory: 1.56 GB for a 542 MB file. Streamed now
-    /// ([`inspect_plain_stream`]), its report is the in-memory one's, text and JSON, at every
+    /// ([`Source::Plain`]), its report is the in-memory one's, text and JSON, at every
     /// spill chunk size and when the spill's temporary file fails (a second pass): every plain
     /// file of `corpus/inspect`, and lines made here (blank lines, a bad line, no final `\n`).
     #[test]
@@ -2671,7 +2667,8 @@ mod tests {
                 )
             };
             let mut out = Vec::new();
-            let r = inspect_plain_stream(&mut open, false, false, &mut out).expect("in memory");
+            let r = inspect_stream(Source::Plain, &mut open, false, false, &mut out)
+                .expect("in memory");
             (r.summary, String::from_utf8(out).expect("UTF-8"))
         };
         let (at, at_text) = stream(text(&ping(pad)));
@@ -2742,7 +2739,8 @@ mod tests {
                         })
                     };
                     let mut out = Vec::new();
-                    inspect_stream(&mut open, false, json, &mut out).expect("in memory");
+                    inspect_stream(Source::Transcript, &mut open, false, json, &mut out)
+                        .expect("in memory");
                     out
                 };
                 let run = |shape| run_with(shape, None);
@@ -2812,7 +2810,8 @@ mod tests {
                     )
                 };
                 let mut out = Vec::new();
-                inspect_stream(&mut open, false, json, &mut out).expect("in memory");
+                inspect_stream(Source::Transcript, &mut open, false, json, &mut out)
+                    .expect("in memory");
                 String::from_utf8(out).expect("UTF-8")
             };
             let bad = stream(&text, limit);

@@ -439,7 +439,7 @@ fn with_lines_mapped_from<T>(
 /// straight out, the same bytes). Returns the
 /// report without its items (counts, source, header error). A file whose first line has no
 /// `mcptapeTranscript` is plain JSON-RPC lines, streamed the same way
-/// (`inspect::inspect_plain_stream`); `Some` in every case (the `Option` is kept for callers
+/// (`inspect::Source::Plain`); `Some` in every case (the `Option` is kept for callers
 /// that inspect in memory what is not streamed).
 ///
 /// # Errors
@@ -467,11 +467,12 @@ fn inspect_file_mapped_from(
         let mut first = open()?;
         let transcript = first.advance()?.is_some() && input::is_transcript(first.line());
         drop(first);
-        if transcript {
-            inspect::inspect_stream(open, lenient, json, out).map(Some)
+        let source = if transcript {
+            inspect::Source::Transcript
         } else {
-            inspect::inspect_plain_stream(open, lenient, json, out).map(Some)
-        }
+            inspect::Source::Plain
+        };
+        inspect::inspect_stream(source, open, lenient, json, out).map(Some)
     })
 }
 
@@ -532,14 +533,15 @@ pub fn inspect_read_streamed(
     let transcript = first.advance().map_err(err)?.is_some() && input::is_transcript(first.line());
     drop(first);
     let mut again = || open(&replay);
-    if transcript {
-        inspect::inspect_stream(&mut again, lenient, json, out)
+    // Plain JSON-RPC lines are streamed as well.
+    let source = if transcript {
+        inspect::Source::Transcript
     } else {
-        // Plain JSON-RPC lines, streamed as well.
-        inspect::inspect_plain_stream(&mut again, lenient, json, out)
-    }
-    .map(ReadInspected::Streamed)
-    .map_err(err)
+        inspect::Source::Plain
+    };
+    inspect::inspect_stream(source, &mut again, lenient, json, out)
+        .map(ReadInspected::Streamed)
+        .map_err(err)
 }
 
 /// `mcptape check -`: [`check_paths_streamed`]'s report of one transcript read once from `input`
