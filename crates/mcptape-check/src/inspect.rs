@@ -1109,22 +1109,34 @@ struct Pass {
 impl Pass {
     /// The items of one input (after the bad lines before it); its read
     /// requests (what a client may send) are noted first.
-    ///
-    /// The scan is handed back in `l.scanned` (made here or not): a caller
-    /// that lent it from a framed line puts it back there, so the framing
-    /// scans a later line over its buffers. Dropped here, its `contents`
-    /// spans were freed by this thread into the framing thread's malloc
-    /// arena, under the arena's lock, which both threads then waited on.
     fn input<E>(
         &mut self,
         l: &mut Input<'_>,
         emit: &mut dyn FnMut(Out<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
+        let mut slot = l.scanned.take();
+        self.input_lent(l, &mut slot, emit)
+    }
+
+    /// [`Pass::input`] of `l` whose scan the framing made into `slot` (its
+    /// framed line's): read where it lies and left there, so the framing
+    /// scans a later line over its buffers. Taken and dropped on this
+    /// thread, its `contents` spans were freed into the framing thread's
+    /// malloc arena, under the arena's lock, which both threads then waited
+    /// on; moved out and back, it was copied four times a line. `None`:
+    /// scanned here.
+    fn input_lent<E>(
+        &mut self,
+        l: &mut Input<'_>,
+        slot: &mut Option<Result<Scanned, WireError>>,
+        emit: &mut dyn FnMut(Out<'_>) -> Result<(), E>,
+    ) -> Result<(), E> {
         let read = l.read.take();
+        if let Some(frame) = slot.as_ref() {
+            return self.scanned_input(l, frame, read, emit);
+        }
         let frame = parse_input(l);
-        let r = self.scanned_input(l, &frame, read, emit);
-        l.scanned = Some(frame);
-        r
+        self.scanned_input(l, &frame, read, emit)
     }
 
     /// [`Pass::input`] of input `l`, scanned into `frame`, with the read
@@ -2061,13 +2073,11 @@ fn report_pass<S: crate::engine::LineSource>(
                 text: Some(msg),
                 dir: r.dir(),
                 skel: skel.take(),
-                scanned: scanned.take(),
+                scanned: None,
                 read: read.take(),
             };
-            let r = pass.input(&mut input, emit);
-            // Back in the framed line's slot ([`Pass::input`]).
-            *scanned = input.scanned.take();
-            r
+            // The framing's scan is read in its slot ([`Pass::input_lent`]).
+            pass.input_lent(&mut input, scanned, emit)
         };
         match emitted() {
             Ok(()) => ControlFlow::Continue(()),
