@@ -459,9 +459,30 @@ async fn exchange(shared: &Arc<Shared>, n: u64, req: Request<Incoming>) -> Respo
         sse_event_id: None,
         redacted_pointers: Vec::new(),
     };
-    let body = match Limited::new(body, shared.body_limit).collect().await {
-        Ok(b) => b.to_bytes(),
-        Err(e) => {
+    let body = tokio::time::timeout(
+        mcptape_transport::listen::BODY_READ_TIMEOUT,
+        Limited::new(body, shared.body_limit).collect(),
+    );
+    let body = match body.await {
+        Ok(Ok(b)) => b.to_bytes(),
+        // Stalled mid-body: 408, recorded as a failed request, not forwarded.
+        Err(_) => {
+            note(
+                &shared.sink,
+                Direction::C2s,
+                req_meta,
+                HttpNote::RequestFailed,
+                Some(format!(
+                    "{shown}: the client sent no more of the body for {} s",
+                    mcptape_transport::listen::BODY_READ_TIMEOUT.as_secs()
+                )),
+            );
+            return text_response(
+                StatusCode::REQUEST_TIMEOUT,
+                "mcptape: the request body did not arrive in time",
+            );
+        }
+        Ok(Err(e)) => {
             let too_big = e
                 .downcast_ref::<http_body_util::LengthLimitError>()
                 .is_some();

@@ -340,12 +340,22 @@ async fn handle(
         }
         _ => return Ok(resp(StatusCode::METHOD_NOT_ALLOWED, None, None)),
     }
-    let body = match collect_body(req.into_body(), MAX_BODY_BYTES).await {
-        Ok(b) => b,
+    let body = tokio::time::timeout(
+        listen::BODY_READ_TIMEOUT,
+        collect_body(req.into_body(), MAX_BODY_BYTES),
+    );
+    let body = match body.await {
+        Ok(Ok(b)) => b,
         // Over the limit (413) or broken off (400), answered -32700: counted as invalid.
-        Err(refused) => {
+        Ok(Err(refused)) => {
             st.server.record_invalid();
             return Ok(refused);
+        }
+        // Stalled mid-body past listen::BODY_READ_TIMEOUT: 408, the connection closed (its
+        // body unread), counted as invalid.
+        Err(_) => {
+            st.server.record_invalid();
+            return Ok(resp(StatusCode::REQUEST_TIMEOUT, None, None));
         }
     };
     // The strict reader (mcptape_wire::envelope): an invalid message is

@@ -35,6 +35,11 @@ pub const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
 /// sends nothing or stalls mid-headers is disconnected, freeing its descriptor.
 pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How long a client has to send a request's whole body once its headers are in: 30 s. A
+/// client that stops mid-body is answered 408 and disconnected (hyper 1 has no body timeout of
+/// its own; the server reading the body applies this one).
+pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// Whether a failed `accept` is one that passes: the process or the system is out of file
 /// descriptors (`EMFILE`, `ENFILE`) or socket memory (`ENOBUFS`, `ENOMEM`), or the connection
 /// went away before it was accepted (`ECONNABORTED`, `ECONNRESET`, `EPROTO`, `EPERM` from a

@@ -1067,3 +1067,33 @@ fn stdio_recording_served_over_http_sends_the_recorded_progress() {
     assert_eq!(over_http["progress"], 3, "{over_http}");
     assert_eq!(over_http["calls"], over_stdio["calls"]);
 }
+
+/// Regression (second fresh-user trial, 2026-12-05): a client that sent the headers and part
+/// of the body held its connection for good (the header read timeout ends with the headers).
+/// It is answered 408 after `mcptape_transport::listen::BODY_READ_TIMEOUT` (30 s) and
+/// disconnected; waited for with a bound of 90 s.
+#[test]
+fn serve_listen_answers_408_to_a_body_stalled_midway() {
+    let (mut g, port) = serve_http("everything-http.jsonl", "fixed:0ms");
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(90))).unwrap();
+    s.write_all(
+        format!(
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nContent-Length: 100\r\n\r\n{{\"jsonrpc\""
+        )
+        .as_bytes(),
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let mut out = String::new();
+    let r = s.read_to_string(&mut out);
+    let waited = started.elapsed();
+    assert!(r.is_ok(), "not closed: {r:?} after {waited:?}");
+    assert!(out.starts_with("HTTP/1.1 408"), "{out}");
+    assert!(
+        waited >= Duration::from_secs(25),
+        "answered after {waited:?}"
+    );
+    g.stop();
+}
