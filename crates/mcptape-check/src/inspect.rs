@@ -1159,7 +1159,7 @@ impl Pass {
                 return emit(
                     Item::BadLine {
                         line: number,
-                        reason: format!("bad JSON-RPC message: {e}"),
+                        reason: bad_message_reason(number, l.bytes, e),
                     }
                     .into(),
                 );
@@ -1841,6 +1841,19 @@ fn write_around_items(
         out.write_all(o.as_bytes())?;
     }
     out.flush()
+}
+
+/// Why line `number` (its `bytes`) is not a JSON-RPC message: `bad JSON-RPC message: ` and the
+/// scan's error `e`, but for line 1 opening with a UTF-8 byte order mark (`EF BB BF`, as some
+/// editors save files), which the scan reports as an unexpected byte 0: the BOM named
+/// (JSON text exchanged between systems is UTF-8 without one, RFC 8259 §8.1).
+fn bad_message_reason(number: usize, bytes: &[u8], e: &WireError) -> String {
+    if number == 1 && bytes.starts_with(b"\xEF\xBB\xBF") {
+        return "bad JSON-RPC message: the file starts with a UTF-8 byte order mark (EF BB BF): \
+                JSON text is UTF-8 without one (RFC 8259 §8.1); remove the first 3 bytes"
+            .to_owned();
+    }
+    format!("bad JSON-RPC message: {e}")
 }
 
 /// Whether a line of a plain JSON-RPC file is blank (white space only): not an input.
@@ -2650,6 +2663,50 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Regression (fresh-user trial): a plain JSON-RPC file saved with a UTF-8 BOM was "bad
+    /// JSON-RPC message: … expected a value at byte 0"; the BOM is named on line 1, in memory
+    /// and streamed alike, the lines after it are read, and a BOM-like run on a later line is
+    /// the scan's own error.
+    #[test]
+    fn plain_file_opening_with_a_bom_names_the_bom() {
+        let text = format!(
+            "\u{FEFF}{}\n{}\n{}\n\u{FEFF}{}\n",
+            read_request(1, "a"),
+            read_request(2, "b"),
+            read_answer(2),
+            read_answer(1)
+        );
+        let whole = inspect(text.as_bytes(), false);
+        let bad: Vec<(usize, &str)> = whole
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                Item::BadLine { line, reason } => Some((*line, reason.as_str())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(bad.len(), 2, "{bad:?}");
+        assert_eq!(bad[0].0, 1);
+        assert!(
+            bad[0].1.contains("UTF-8 byte order mark (EF BB BF)"),
+            "{}",
+            bad[0].1
+        );
+        assert!(bad[0].1.contains("RFC 8259"), "{}", bad[0].1);
+        assert_eq!(bad[1].0, 4);
+        assert!(!bad[1].1.contains("byte order mark"), "{}", bad[1].1);
+        assert_eq!(whole.summary.bad_lines, 2);
+        assert_eq!(whole.summary.results, 1, "line 3 answers line 2");
+        let mut open = || -> std::io::Result<crate::engine::SliceLines<'_>> {
+            Ok(crate::engine::SliceLines::new(text.as_bytes(), None))
+        };
+        let mut out = Vec::new();
+        let r =
+            inspect_stream(Source::Plain, &mut open, false, false, &mut out).expect("in memory");
+        assert_eq!(r.summary, whole.summary);
+        assert_eq!(String::from_utf8(out).expect("UTF-8"), whole.text());
     }
 
     /// Plain JSON-RPC lines on standard input with a line past the reader's limit (a small
