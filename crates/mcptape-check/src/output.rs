@@ -1,7 +1,9 @@
 //! Report formats: human text, JSON, JUnit XML, SARIF 2.1.0 ([`crate::sarif`]).
 //!
 //! * human — one line per finding, `FILE:LINE: SEVERITY[RULE] MESSAGE (id ID, at POINTER)`,
-//!   a per-file header with the revision used, and a summary line.
+//!   a per-file header with the revision used, and a summary line; with
+//!   [`HumanOptions::max_per_rule`], at most that many findings of a rule per file and a
+//!   line counting the rest.
 //! * JSON — the [`Report`] serialized (camelCase): `files[].findings[]` with
 //!   `rule`, `severity`, `allowed`, `file`, `record`, `line`, `requestId`,
 //!   `pointer`, `message`; `summary` with `files`, `errors`, `warnings`, `allowed`.
@@ -55,8 +57,22 @@ pub fn write_report(
     format: Format,
     out: &mut dyn std::io::Write,
 ) -> std::io::Result<()> {
+    write_report_with(report, format, HumanOptions::default(), out)
+}
+
+/// [`write_report`] with the human format's options (`human`; the other formats always hold
+/// every finding).
+///
+/// # Errors
+/// The writer's I/O error.
+pub fn write_report_with(
+    report: &Report,
+    format: Format,
+    human: HumanOptions,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
     match format {
-        Format::Human => write_human(report, out),
+        Format::Human => write_human(report, human, out),
         Format::Json => {
             serde_json::to_writer_pretty(&mut *out, report).map_err(std::io::Error::other)?;
             out.write_all(b"\n")
@@ -141,16 +157,87 @@ impl std::fmt::Display for FindingLine<'_> {
     }
 }
 
+/// Options of the human format (`mcptape check --max-per-rule`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HumanOptions {
+    /// Findings of one rule shown per transcript at most (`None`: every one). The findings
+    /// past it are not printed; after the transcript's findings one line per such rule says
+    /// how many were left out ([`RuleCap`]), and the summary line counts every finding.
+    pub max_per_rule: Option<std::num::NonZeroUsize>,
+}
+
+/// The findings of one transcript held to [`HumanOptions::max_per_rule`] per rule: which to
+/// print, and the count of those left out, said after them as
+/// `  FILE: N more SEVERITY[RULE] finding(s) not shown (--max-per-rule MAX)`.
+struct RuleCap {
+    max: Option<std::num::NonZeroUsize>,
+    /// Per rule seen in this transcript, in order of first finding: (rule, severity, allowed,
+    /// shown, left out). The catalogue has a few dozen rules: a linear search.
+    seen: Vec<(&'static str, Severity, bool, usize, u64)>,
+}
+
+impl RuleCap {
+    fn new(opts: HumanOptions) -> Self {
+        Self {
+            max: opts.max_per_rule,
+            seen: Vec::new(),
+        }
+    }
+
+    /// Whether finding `f` is printed; counts it either way.
+    fn admit(&mut self, f: FindingRef<'_>) -> bool {
+        let Some(max) = self.max else { return true };
+        let i = match self.seen.iter().position(|s| s.0 == f.rule) {
+            Some(i) => i,
+            None => {
+                self.seen.push((f.rule, f.severity, f.allowed, 0, 0));
+                self.seen.len() - 1
+            }
+        };
+        let s = &mut self.seen[i];
+        if s.3 < max.get() {
+            s.3 += 1;
+            true
+        } else {
+            s.4 += 1;
+            false
+        }
+    }
+
+    /// Writes the left-out line of each rule that had any, for transcript `file`, and forgets
+    /// the transcript.
+    fn finish(&mut self, file: &str, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        for &(rule, severity, allowed, _, left) in &self.seen {
+            if left > 0 {
+                writeln!(
+                    out,
+                    "  {file}: {left} more {}[{rule}] finding(s){} not shown (--max-per-rule {})",
+                    severity.as_str(),
+                    if allowed { ", allowed," } else { "" },
+                    self.max.map_or(0, std::num::NonZeroUsize::get)
+                )?;
+            }
+        }
+        self.seen.clear();
+        Ok(())
+    }
+}
+
 /// Human-readable text report.
 pub fn human(report: &Report) -> String {
     let mut out = Vec::new();
     // Writing into a Vec cannot fail, and every piece written is UTF-8.
-    let _ = write_human(report, &mut out);
+    let _ = write_human(report, HumanOptions::default(), &mut out);
     String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
-/// [`human`] written to `out` line by line.
-fn write_human(report: &Report, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+/// [`human`] written to `out` line by line, held to `opts`.
+fn write_human(
+    report: &Report,
+    opts: HumanOptions,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    let mut cap = RuleCap::new(opts);
     for fr in &report.files {
         writeln!(
             out,
@@ -159,8 +246,11 @@ fn write_human(report: &Report, out: &mut dyn std::io::Write) -> std::io::Result
         )?;
         let mut line = Vec::new();
         for f in &fr.findings {
-            FindingLine(f.as_ref()).write_indented(&mut line, out)?;
+            if cap.admit(f.as_ref()) {
+                FindingLine(f.as_ref()).write_indented(&mut line, out)?;
+            }
         }
+        cap.finish(&fr.file, out)?;
     }
     let s = &report.summary;
     writeln!(
@@ -464,6 +554,21 @@ pub fn write_streamed(
     format: Format,
     out: &mut dyn std::io::Write,
 ) -> Result<crate::Summary, WriteError> {
+    write_streamed_with(reports, allowed_rules, format, HumanOptions::default(), out)
+}
+
+/// [`write_streamed`] with the human format's options (`human`: the bytes
+/// [`write_report_with`] gives; the other formats always hold every finding).
+///
+/// # Errors
+/// As [`write_streamed`].
+pub fn write_streamed_with(
+    reports: &mut dyn Iterator<Item = Result<crate::StreamedReport, crate::CheckError>>,
+    allowed_rules: &[String],
+    format: Format,
+    human: HumanOptions,
+    out: &mut dyn std::io::Write,
+) -> Result<crate::Summary, WriteError> {
     let mut summary = crate::Summary::default();
     match format {
         Format::Sarif => {
@@ -497,6 +602,7 @@ pub fn write_streamed(
             summary = json.summary.get();
         }
         Format::Human => {
+            let mut cap = RuleCap::new(human);
             for r in reports {
                 let crate::StreamedReport { head, findings } = r?;
                 summary.files += 1;
@@ -509,13 +615,18 @@ pub fn write_streamed(
                 let mut line = Vec::new();
                 for f in &head.findings {
                     count(&mut summary, f.as_ref());
-                    FindingLine(f.as_ref()).write_indented(&mut line, out)?;
+                    if cap.admit(f.as_ref()) {
+                        FindingLine(f.as_ref()).write_indented(&mut line, out)?;
+                    }
                 }
                 while let Some(f) = findings.next_ref() {
                     let f = f?;
                     count(&mut summary, f);
-                    FindingLine(f).write_indented(&mut line, out)?;
+                    if cap.admit(f) {
+                        FindingLine(f).write_indented(&mut line, out)?;
+                    }
                 }
+                cap.finish(&head.file, out)?;
             }
             writeln!(
                 out,

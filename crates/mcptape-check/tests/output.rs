@@ -240,3 +240,90 @@ fn streamed_report_past_the_spill_chunk_is_byte_identical_to_the_rendered_one() 
         );
     }
 }
+
+/// Regression (fresh-user trial): 50,000 identical warnings of one rule on a long transcript
+/// had no cap. With `--max-per-rule` ([`output::HumanOptions::max_per_rule`]) the human report
+/// shows that many findings of each rule per file, then one line per rule counting the rest;
+/// the summary counts every finding; the streamed writer (past the spill chunk) gives the same
+/// bytes as the in-memory one; a cap of the rule's count shows every finding and no line.
+#[test]
+fn human_report_capped_per_rule_counts_the_findings_left_out() {
+    let tmp = tempfile::tempdir().unwrap();
+    let header = r#"{"mcptapeTranscript":1,"mcptapeVersion":"0.1.0","transport":"stdio","server":{},"startedAt":"2026-11-30T00:00:00Z"}"#;
+    let mut s = format!("{header}\n");
+    s.push_str(
+        r#"{"tUs":1,"kind":"message","dir":"c2s","msg":{"jsonrpc":"2.0","id":"open","method":"ping"}}"#,
+    );
+    s.push('\n');
+    let n = mcptape_check::SPILL_CHUNK_FINDINGS + 7;
+    for i in 0..n {
+        s.push_str(&format!(
+            r#"{{"tUs":{},"kind":"message","dir":"s2c","msg":{{"jsonrpc":"2.0","id":{i},"result":{{}}}}}}"#,
+            i + 2
+        ));
+        s.push('\n');
+    }
+    let file = tmp.path().join("a.jsonl");
+    std::fs::write(&file, &s).unwrap();
+    let opts = Options::default();
+    let paths = [file.clone()];
+    let report = check_paths(&paths, &opts).unwrap();
+    let unknown = mcptape_check::rule("response-unknown-id").unwrap();
+    assert_eq!(report.count(unknown), n);
+    let shown = |text: &str, rule: &str| {
+        text.lines()
+            .filter(|l| l.contains(&format!("[{rule}] ")) && !l.contains(" not shown "))
+            .count()
+    };
+    for (max, left) in [(1, n - 1), (20, n - 20), (n - 1, 1), (n, 0)] {
+        let human = output::HumanOptions {
+            max_per_rule: std::num::NonZeroUsize::new(max),
+        };
+        let mut whole = Vec::new();
+        output::write_report_with(&report, Format::Human, human, &mut whole).unwrap();
+        let whole = String::from_utf8(whole).unwrap();
+        assert_eq!(shown(&whole, "response-unknown-id"), max, "max {max}");
+        assert_eq!(shown(&whole, "request-unanswered"), 1, "max {max}");
+        let more = format!(
+            "  {}: {left} more error[response-unknown-id] finding(s) not shown (--max-per-rule {max})",
+            file.display()
+        );
+        assert_eq!(
+            whole.lines().filter(|l| l.contains(" not shown ")).count(),
+            usize::from(left > 0),
+            "max {max}"
+        );
+        assert_eq!(
+            whole.lines().any(|l| l == more),
+            left > 0,
+            "max {max}: {more}"
+        );
+        assert_eq!(
+            whole.lines().last().unwrap(),
+            format!(
+                "FAIL: 1 file(s), {} error(s), 1 warning(s), 0 allowed",
+                n + 1
+            )
+        );
+        let mut files = mcptape_check::check_paths_streamed(&paths, &opts).unwrap();
+        let mut streamed = Vec::new();
+        let summary =
+            output::write_streamed_with(&mut files, &[], Format::Human, human, &mut streamed)
+                .unwrap();
+        assert_eq!(summary, report.summary);
+        assert!(
+            String::from_utf8(streamed).unwrap() == whole,
+            "max {max}: streamed differs"
+        );
+    }
+    // No cap: every finding, as before.
+    let mut all = Vec::new();
+    output::write_report_with(
+        &report,
+        Format::Human,
+        output::HumanOptions::default(),
+        &mut all,
+    )
+    .unwrap();
+    assert!(String::from_utf8(all).unwrap() == output::render(&report, Format::Human));
+}

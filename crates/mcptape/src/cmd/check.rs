@@ -1,5 +1,5 @@
 //! `mcptape check PATH... [--spec REV|auto] [--format human|json|junit|sarif] [--allow RULE]... [--output FILE]
-//! [--baseline FILE] [--write-baseline FILE]`: run the conformance rules of `mcptape-check` over transcripts.
+//! [--baseline FILE] [--write-baseline FILE] [--max-per-rule N]`: run the conformance rules of `mcptape-check` over transcripts.
 //!
 //! Exit status: 0 when no unallowed error-severity finding fired, 1 when one
 //! did (with `--baseline`: a finding the baseline does not expect), 2 when the check could not run
@@ -74,6 +74,12 @@ pub struct Args {
     /// the working directory), so it matches from any directory and any spelling of PATH.
     #[arg(long, value_name = "FILE")]
     pub baseline: Option<PathBuf>,
+    /// Human format: print at most N findings of one rule per transcript, then one line
+    /// counting the rest (`N more warning[RULE] finding(s) not shown`); the summary line and
+    /// the exit status count every finding. 0 (the default): every finding. The json, junit
+    /// and sarif formats always hold every finding.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub max_per_rule: usize,
     /// Write the current failing findings to FILE as a baseline (rule, transcript path relative
     /// to FILE's directory, JSON Pointer, count; sorted) and exit 0.
     #[arg(long, value_name = "FILE")]
@@ -138,7 +144,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // Every format is written as rendered, one finding at a time, never held whole.
     let write = |out: &mut dyn std::io::Write| -> std::io::Result<()> {
         match format_of(args.format) {
-            Some(f) => output::write_report(&report, f, out)?,
+            Some(f) => output::write_report_with(&report, f, human_options(&args), out)?,
             None => sarif::write(
                 &report,
                 &SarifOptions {
@@ -173,6 +179,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     })
 }
 
+/// `--max-per-rule` (0: every finding).
+fn human_options(args: &Args) -> output::HumanOptions {
+    output::HumanOptions {
+        max_per_rule: std::num::NonZeroUsize::new(args.max_per_rule),
+    }
+}
+
 /// The [`Format`] of `--format`; `None` for SARIF, written with the working
 /// directory as its base ([`sarif::write`], [`sarif::write_streamed`]).
 fn format_of(f: FormatArg) -> Option<Format> {
@@ -200,7 +213,7 @@ fn run_streamed(args: &Args, opts: &Options) -> anyhow::Result<ExitCode> {
                  out: &mut dyn std::io::Write|
      -> Result<mcptape_check::Summary, output::WriteError> {
         match format {
-            Some(f) => output::write_streamed(reports, &allowed, f, out),
+            Some(f) => output::write_streamed_with(reports, &allowed, f, human_options(args), out),
             None => {
                 let opts = SarifOptions {
                     base_dir: cwd.as_deref(),
