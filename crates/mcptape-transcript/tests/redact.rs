@@ -528,6 +528,15 @@ fn cookie_header_values_are_redacted_where_they_reappear() {
         !known.iter().any(|k| k == "dark" || k == "theme"),
         "{known:?}"
     );
+    // A `Cookie:` header argument in the server's argv, then its echo.
+    let r = Redactor::new();
+    let a = r.argv(
+        &s(&["curl", "-H", "Cookie: session=S3cr3tV4lue0123; theme=dark"]),
+        None,
+        None,
+    );
+    assert_eq!(a.argv[2], "Cookie: [redacted]");
+    assert_eq!(r.text("sent S3cr3tV4lue0123"), "sent [redacted]");
 }
 
 /// Regression (fresh-user trial, 2026-12-05): the value of a `Set-Cookie`
