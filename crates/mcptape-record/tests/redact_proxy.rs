@@ -220,3 +220,115 @@ async fn mcp_auth_and_upstream_token_headers_and_json_pointers_are_redacted() {
         .map(|(_, v)| v.as_str());
     assert_eq!(sid, Some("[redacted:1]"));
 }
+
+/// An upstream that answers every POST with a `Set-Cookie` and a JSON
+/// result echoing the request's cookie value and its own.
+async fn cookie_upstream() -> SocketAddr {
+    let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = l.local_addr().unwrap();
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut s, _)) = l.accept().await else {
+                return;
+            };
+            tokio::spawn(async move {
+                let _ = read_message(&mut s).await;
+                let reply = br#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"hi S3cr3tV4lue0123, next time S3tC00kieV4lue; theme dark"}]}}"#;
+                let head = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nSet-Cookie: sid=S3tC00kieV4lue; Path=/; HttpOnly\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                    reply.len()
+                );
+                s.write_all(head.as_bytes()).await.unwrap();
+                s.write_all(reply).await.unwrap();
+                s.shutdown().await.ok();
+            });
+        }
+    });
+    addr
+}
+
+/// Regression (fresh-user trial, 2026-12-05): `record --listen` redacted the
+/// `Cookie` and `Set-Cookie` headers but kept their cookie values where they
+/// reappeared in a message body. Each cookie value is redacted there too;
+/// `theme=dark` (shorter than `MIN_ECHO_SECRET_BYTES`) and the attributes
+/// are kept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cookie_values_are_redacted_in_recorded_bodies() {
+    let up = cookie_upstream().await;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.jsonl");
+    let redactor = Redactor::new();
+    let sink = Arc::new(
+        TranscriptSink::create_redacted(
+            &path,
+            Transport::Http,
+            ServerSpec {
+                command: None,
+                url: Some(format!("http://{up}/mcp")),
+            },
+            redactor.summary(),
+        )
+        .unwrap(),
+    );
+    let proxy = HttpProxy::bind(
+        "127.0.0.1:0".parse().unwrap(),
+        Upstream::parse(&format!("http://{up}/mcp")).unwrap(),
+        sink.clone(),
+        redactor,
+    )
+    .await
+    .unwrap();
+    let addr = proxy.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let run = tokio::spawn(proxy.run(async move {
+        let _ = stopped.await;
+    }));
+
+    let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"greet","arguments":{"q":"S3cr3tV4lue0123","style":"dark"}}}"#;
+    let resp = post(
+        addr,
+        "Cookie: session=S3cr3tV4lue0123; theme=dark\r\n",
+        body,
+    )
+    .await;
+    let resp = String::from_utf8_lossy(&resp).into_owned();
+    assert!(resp.contains("S3tC00kieV4lue; theme dark"), "{resp}");
+
+    let _ = stop.send(());
+    run.await.unwrap().unwrap();
+    sink.finish().unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    for secret in ["S3cr3tV4lue0123", "S3tC00kieV4lue"] {
+        assert!(!text.contains(secret), "{secret} in {text}");
+    }
+    let t = mcptape_transcript::read(text.as_bytes()).unwrap();
+    let msgs: Vec<_> = t
+        .records
+        .iter()
+        .filter_map(|r| match &r.event {
+            Event::Message { dir, msg, http, .. } => Some((*dir, msg.get(), http.clone().unwrap())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(msgs.len(), 2, "{text}");
+    let cookie = |http: &mcptape_transcript::HttpMeta, name: &str| {
+        http.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+    };
+    let (dir, msg, http) = &msgs[0];
+    assert_eq!(*dir, Direction::C2s);
+    assert_eq!(
+        *msg,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"greet","arguments":{"q":"[redacted]","style":"dark"}}}"#
+    );
+    assert_eq!(cookie(http, "cookie").as_deref(), Some("[redacted]"));
+    let (dir, msg, http) = &msgs[1];
+    assert_eq!(*dir, Direction::S2c);
+    assert_eq!(
+        *msg,
+        r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"hi [redacted], next time [redacted]; theme dark"}]}}"#
+    );
+    assert_eq!(cookie(http, "set-cookie").as_deref(), Some("[redacted]"));
+}

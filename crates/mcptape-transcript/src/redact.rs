@@ -664,7 +664,9 @@ impl Redactor {
     /// (`Bearer [redacted]`); in a kept value, credential pairs
     /// (`X-Debug-Info: token=S`) and values redacted elsewhere are redacted
     /// as in [`Redactor::text`]. Every value redacted is remembered and
-    /// looked for elsewhere ([`Redactor::known_secrets`]).
+    /// looked for elsewhere ([`Redactor::known_secrets`]); of a redacted
+    /// `Cookie` header each cookie's value is remembered on its own too, of
+    /// a `Set-Cookie` header its cookie's value (not its attributes).
     pub fn header_value<'a>(&self, name: &str, value: &'a str) -> Cow<'a, str> {
         match self.header_treatment(name) {
             HeaderTreatment::Keep => {
@@ -687,6 +689,10 @@ impl Redactor {
                 let lname = name.trim().to_ascii_lowercase();
                 if value.trim() != REDACTED {
                     self.note(value.trim());
+                    // `session=S; theme=dark`: each cookie's value alone.
+                    for v in cookie_values(&lname, value) {
+                        self.note(v);
+                    }
                 }
                 if SCHEME_HEADERS.contains(&lname.as_str())
                     && let Some((scheme, cred)) = scheme_and_credential(value)
@@ -1794,6 +1800,29 @@ fn replace_spans<'a>(text: &'a str, spans: &[(usize, usize)]) -> Cow<'a, str> {
     Cow::Owned(out)
 }
 
+/// The cookie values in the value of header `lname` (lower case), each to
+/// be remembered as a secret on its own: every `name=value` pair's value of
+/// a `Cookie` header (RFC 6265 §4.2.1), the first pair's value of a
+/// `Set-Cookie` header — not its attributes (`Path`, `Domain`, `Expires`;
+/// §4.1.1). Surrounding double quotes are dropped; a pair without `=` is a
+/// value (RFC 6265bis §5.6). Empty for any other header.
+fn cookie_values<'a>(lname: &str, value: &'a str) -> Vec<&'a str> {
+    let pairs = match lname {
+        "cookie" => value.split(';').collect(),
+        "set-cookie" => value.split(';').take(1).collect(),
+        _ => Vec::new(),
+    };
+    pairs
+        .into_iter()
+        .map(|p| p.split_once('=').map_or(p, |(_, v)| v).trim())
+        .map(|v| {
+            v.strip_prefix('"')
+                .and_then(|x| x.strip_suffix('"'))
+                .unwrap_or(v)
+        })
+        .collect()
+}
+
 /// A value starting with a registered auth scheme ([`AUTH_SCHEMES`]) and
 /// a credential after white space: `(scheme as written, credential)`.
 fn scheme_and_credential(value: &str) -> Option<(&str, &str)> {
@@ -2643,6 +2672,21 @@ mod tests {
         }
         assert_eq!(r.text("«/home/é/x»"), "«~/x»");
         assert_eq!(r.text("(https://u:pw@h/)"), "(https://[redacted]@h/)");
+    }
+
+    #[test]
+    fn cookie_values_splits_cookie_pairs_and_only_set_cookies_first_pair() {
+        for (name, value, want) in [
+            ("cookie", "a=1; b=\"2\"; c", &["1", "2", "c"][..]),
+            ("cookie", "s=x=y;;t= z ", &["x=y", "", "z"][..]),
+            ("set-cookie", "sid=v; Path=/; Domain=h", &["v"][..]),
+            ("set-cookie", "\"", &["\""][..]),
+            ("cookie", "é=€; =", &["€", ""][..]),
+            ("cookie", "", &[""][..]),
+            ("x-cookie", "a=1", &[][..]),
+        ] {
+            assert_eq!(cookie_values(name, value), want, "{name}: {value}");
+        }
     }
 
     #[test]

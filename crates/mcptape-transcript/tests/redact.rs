@@ -488,6 +488,97 @@ fn altered_message_record_names_its_pointers() {
     assert_eq!(t.records, vec![rec]);
 }
 
+/// Regression (fresh-user trial, 2026-12-05): a `Cookie` header was
+/// redacted whole but remembered whole (`session=S; theme=dark`), so the
+/// cookie value `S` alone, in a later message or a stderr line, stayed in
+/// the clear. Each cookie's value is a known secret now; `dark` is shorter
+/// than `MIN_ECHO_SECRET_BYTES` and is not.
+#[test]
+fn cookie_header_values_are_redacted_where_they_reappear() {
+    let r = Redactor::new();
+    let mut hs = vec![(
+        "Cookie".to_owned(),
+        "session=S3cr3tV4lue0123; theme=dark; pref=\"Qu0tedV4lue\"".to_owned(),
+    )];
+    r.headers(&mut hs);
+    assert_eq!(hs[0].1, REDACTED);
+    let call = br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"fetch","arguments":{"q":"S3cr3tV4lue0123","p":"Qu0tedV4lue","style":"dark"}}}"#;
+    let (text, _) = r.message_json_from(true, call).unwrap();
+    assert_eq!(
+        text,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"fetch","arguments":{"q":"[redacted]","p":"[redacted]","style":"dark"}}}"#
+    );
+    let (text, pointers) = r
+        .message_json_from(
+            false,
+            br#"{"jsonrpc":"2.0","id":2,"result":{"text":"sid S3cr3tV4lue0123"}}"#,
+        )
+        .unwrap();
+    assert_eq!(
+        text,
+        r#"{"jsonrpc":"2.0","id":2,"result":{"text":"sid [redacted]"}}"#
+    );
+    assert_eq!(pointers, s(&["/result/text"]));
+    assert_eq!(
+        r.text("login ok S3cr3tV4lue0123, theme dark"),
+        "login ok [redacted], theme dark"
+    );
+    let known = r.known_secrets();
+    assert!(
+        !known.iter().any(|k| k == "dark" || k == "theme"),
+        "{known:?}"
+    );
+    // A `Cookie:` header argument in the server's argv, then its echo.
+    let r = Redactor::new();
+    let a = r.argv(
+        &s(&["curl", "-H", "Cookie: session=S3cr3tV4lue0123; theme=dark"]),
+        None,
+        None,
+    );
+    assert_eq!(a.argv[2], "Cookie: [redacted]");
+    assert_eq!(r.text("sent S3cr3tV4lue0123"), "sent [redacted]");
+}
+
+/// Regression (fresh-user trial, 2026-12-05): the value of a `Set-Cookie`
+/// header's cookie is a known secret; its attributes (`Path`, `Domain`,
+/// `Expires`, `HttpOnly`) are not, so a host name or a date elsewhere is
+/// kept.
+#[test]
+fn set_cookie_value_is_redacted_where_it_reappears_but_not_its_attributes() {
+    let r = Redactor::new();
+    assert_eq!(
+        r.header_value(
+            "Set-Cookie",
+            "sid=S3tC00kieV4lue; Path=/; HttpOnly; Domain=example.com; Expires=Wed, 21 Oct 2026 07:28:00 GMT"
+        ),
+        REDACTED
+    );
+    assert_eq!(
+        r.text("client sent S3tC00kieV4lue to example.com on Wed, 21 Oct 2026 07:28:00 GMT"),
+        "client sent [redacted] to example.com on Wed, 21 Oct 2026 07:28:00 GMT"
+    );
+    let (text, _) = r
+        .message_json_from(
+            true,
+            br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get","arguments":{"s":"S3tC00kieV4lue","path":"/"}}}"#,
+        )
+        .unwrap();
+    assert_eq!(
+        text,
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get","arguments":{"s":"[redacted]","path":"/"}}}"#
+    );
+    // Kept (`--keep-header set-cookie`) or disabled: nothing is remembered.
+    let kept = Redactor::with_rules(&rules(&[], &["set-cookie"], &[])).unwrap();
+    assert_eq!(
+        kept.header_value("Set-Cookie", "prefs=K3ptV4lue1; Path=/"),
+        "prefs=K3ptV4lue1; Path=/"
+    );
+    assert!(kept.known_secrets().is_empty());
+    let off = Redactor::disabled();
+    off.header_value("Cookie", "sid=0ffC00kie12");
+    assert!(off.known_secrets().is_empty());
+}
+
 proptest::proptest! {
     /// Free-text redaction never panics (any UTF-8, multibyte characters
     /// around every pattern) and never leaves a known secret in its output.
