@@ -198,6 +198,27 @@ fn human_lines_name_file_line_severity_rule_id_and_pointer() {
     );
 }
 
+/// A transcript header (stdio, no handshake).
+const HEADER: &str = r#"{"mcptapeTranscript":1,"mcptapeVersion":"0.1.0","transport":"stdio","server":{},"startedAt":"2026-11-30T00:00:00Z"}"#;
+
+/// A transcript of a ping left unanswered (id `"open"`, one `request-unanswered`) and then `n`
+/// results to ids 0..n that no request sent (`n` × `response-unknown-id`), no exit record.
+fn unanswered_then_unknown_ids(n: usize) -> String {
+    let mut s = format!("{HEADER}\n");
+    s.push_str(
+        r#"{"tUs":1,"kind":"message","dir":"c2s","msg":{"jsonrpc":"2.0","id":"open","method":"ping"}}"#,
+    );
+    s.push('\n');
+    for i in 0..n {
+        s.push_str(&format!(
+            r#"{{"tUs":{},"kind":"message","dir":"s2c","msg":{{"jsonrpc":"2.0","id":{i},"result":{{}}}}}}"#,
+            i + 2
+        ));
+        s.push('\n');
+    }
+    s
+}
+
 /// Past [`mcptape_check::SPILL_CHUNK_FINDINGS`] findings the streamed writer
 /// reads them back from sorted runs on disk: its human, JSON, JUnit and SARIF
 /// reports are byte for byte [`output::render`]'s of the whole report, the request left
@@ -206,22 +227,9 @@ fn human_lines_name_file_line_severity_rule_id_and_pointer() {
 #[test]
 fn streamed_report_past_the_spill_chunk_is_byte_identical_to_the_rendered_one() {
     let tmp = tempfile::tempdir().unwrap();
-    let header = r#"{"mcptapeTranscript":1,"mcptapeVersion":"0.1.0","transport":"stdio","server":{},"startedAt":"2026-11-30T00:00:00Z"}"#;
-    let mut s = format!("{header}\n");
-    s.push_str(
-        r#"{"tUs":1,"kind":"message","dir":"c2s","msg":{"jsonrpc":"2.0","id":"open","method":"ping"}}"#,
-    );
-    s.push('\n');
     let n = mcptape_check::SPILL_CHUNK_FINDINGS + 1000;
-    for i in 0..n {
-        s.push_str(&format!(
-            r#"{{"tUs":{},"kind":"message","dir":"s2c","msg":{{"jsonrpc":"2.0","id":{i},"result":{{}}}}}}"#,
-            i + 2
-        ));
-        s.push('\n');
-    }
-    std::fs::write(tmp.path().join("a.jsonl"), &s).unwrap();
-    std::fs::write(tmp.path().join("b.jsonl"), format!("{header}\n")).unwrap();
+    std::fs::write(tmp.path().join("a.jsonl"), unanswered_then_unknown_ids(n)).unwrap();
+    std::fs::write(tmp.path().join("b.jsonl"), format!("{HEADER}\n")).unwrap();
     let opts = Options::default();
     let paths = [tmp.path().to_owned()];
     let report = check_paths(&paths, &opts).unwrap();
@@ -249,22 +257,9 @@ fn streamed_report_past_the_spill_chunk_is_byte_identical_to_the_rendered_one() 
 #[test]
 fn human_report_capped_per_rule_counts_the_findings_left_out() {
     let tmp = tempfile::tempdir().unwrap();
-    let header = r#"{"mcptapeTranscript":1,"mcptapeVersion":"0.1.0","transport":"stdio","server":{},"startedAt":"2026-11-30T00:00:00Z"}"#;
-    let mut s = format!("{header}\n");
-    s.push_str(
-        r#"{"tUs":1,"kind":"message","dir":"c2s","msg":{"jsonrpc":"2.0","id":"open","method":"ping"}}"#,
-    );
-    s.push('\n');
     let n = mcptape_check::SPILL_CHUNK_FINDINGS + 7;
-    for i in 0..n {
-        s.push_str(&format!(
-            r#"{{"tUs":{},"kind":"message","dir":"s2c","msg":{{"jsonrpc":"2.0","id":{i},"result":{{}}}}}}"#,
-            i + 2
-        ));
-        s.push('\n');
-    }
     let file = tmp.path().join("a.jsonl");
-    std::fs::write(&file, &s).unwrap();
+    std::fs::write(&file, unanswered_then_unknown_ids(n)).unwrap();
     let opts = Options::default();
     let paths = [file.clone()];
     let report = check_paths(&paths, &opts).unwrap();

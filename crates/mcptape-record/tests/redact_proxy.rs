@@ -45,10 +45,13 @@ async fn read_message(s: &mut TcpStream) -> (String, Vec<u8>) {
     }
 }
 
-/// An upstream that answers every POST with a JSON result carrying a
-/// secret, an `Mcp-Session-Id` and an `X-Upstream-Token`; sends each request
-/// body it received on `seen`.
-async fn upstream(seen: tokio::sync::mpsc::UnboundedSender<Vec<u8>>) -> SocketAddr {
+/// An upstream that answers every POST with 200, `headers` (each ending in CRLF) and the JSON
+/// body `reply`; sends each request body it received on `seen`.
+async fn upstream(
+    headers: String,
+    reply: &'static [u8],
+    seen: tokio::sync::mpsc::UnboundedSender<Vec<u8>>,
+) -> SocketAddr {
     let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = l.local_addr().unwrap();
     tokio::spawn(async move {
@@ -56,14 +59,12 @@ async fn upstream(seen: tokio::sync::mpsc::UnboundedSender<Vec<u8>>) -> SocketAd
             let Ok((mut s, _)) = l.accept().await else {
                 return;
             };
-            let seen = seen.clone();
+            let (seen, headers) = (seen.clone(), headers.clone());
             tokio::spawn(async move {
                 let (_, body) = read_message(&mut s).await;
                 let _ = seen.send(body);
-                let reply =
-                    br#"{"jsonrpc":"2.0","id":1,"result":{"apiKey":"resp-s3cret","ok":true}}"#;
                 let head = format!(
-                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nMcp-Session-Id: {SESSION}\r\nX-Upstream-Token: up-s3cret\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n",
                     reply.len()
                 );
                 s.write_all(head.as_bytes()).await.unwrap();
@@ -73,6 +74,19 @@ async fn upstream(seen: tokio::sync::mpsc::UnboundedSender<Vec<u8>>) -> SocketAd
         }
     });
     addr
+}
+
+/// The message records of `t`: direction, message text, HTTP metadata.
+fn messages(
+    t: &mcptape_transcript::Transcript,
+) -> Vec<(Direction, &str, mcptape_transcript::HttpMeta)> {
+    t.records
+        .iter()
+        .filter_map(|r| match &r.event {
+            Event::Message { dir, msg, http, .. } => Some((*dir, msg.get(), http.clone().unwrap())),
+            _ => None,
+        })
+        .collect()
 }
 
 async fn post(addr: SocketAddr, headers: &str, body: &[u8]) -> Vec<u8> {
@@ -88,43 +102,89 @@ async fn post(addr: SocketAddr, headers: &str, body: &[u8]) -> Vec<u8> {
     resp
 }
 
+/// A recording proxy (`record --listen`) in front of the upstream at `up`, writing an HTTP
+/// transcript redacted by its redactor into a temporary directory, until [`Recording::finish`].
+struct Recording {
+    /// Where the proxy listens.
+    addr: SocketAddr,
+    sink: Arc<TranscriptSink>,
+    path: std::path::PathBuf,
+    stop: tokio::sync::oneshot::Sender<()>,
+    run: tokio::task::JoinHandle<()>,
+    _dir: tempfile::TempDir,
+}
+
+impl Recording {
+    async fn start(up: SocketAddr, redactor: Redactor) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let sink = Arc::new(
+            TranscriptSink::create_redacted(
+                &path,
+                Transport::Http,
+                ServerSpec {
+                    command: None,
+                    url: Some(format!("http://{up}/mcp")),
+                },
+                redactor.summary(),
+            )
+            .unwrap(),
+        );
+        let proxy = HttpProxy::bind(
+            "127.0.0.1:0".parse().unwrap(),
+            Upstream::parse(&format!("http://{up}/mcp")).unwrap(),
+            sink.clone(),
+            redactor,
+        )
+        .await
+        .unwrap();
+        let addr = proxy.local_addr().unwrap();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let run = tokio::spawn(async move {
+            proxy
+                .run(async move {
+                    let _ = stopped.await;
+                })
+                .await
+                .unwrap();
+        });
+        Self {
+            addr,
+            sink,
+            path,
+            stop,
+            run,
+            _dir: dir,
+        }
+    }
+
+    /// Stops the proxy, finishes the transcript and gives its text.
+    async fn finish(self) -> String {
+        let _ = self.stop.send(());
+        self.run.await.unwrap();
+        self.sink.finish().unwrap();
+        std::fs::read_to_string(&self.path).unwrap()
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mcp_auth_and_upstream_token_headers_and_json_pointers_are_redacted() {
     let (tx, mut seen) = tokio::sync::mpsc::unbounded_channel();
-    let up = upstream(tx).await;
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("t.jsonl");
+    // A result carrying a secret, an `Mcp-Session-Id` and an `X-Upstream-Token`.
+    let up = upstream(
+        format!("Mcp-Session-Id: {SESSION}\r\nX-Upstream-Token: up-s3cret\r\n"),
+        br#"{"jsonrpc":"2.0","id":1,"result":{"apiKey":"resp-s3cret","ok":true}}"#,
+        tx,
+    )
+    .await;
     let redactor = Redactor::with_rules(&RedactRules {
         redact_headers: vec!["X-Tenant".into()],
         keep_headers: vec![],
         json_pointers: vec!["/params/arguments/password".into(), "/result/apiKey".into()],
     })
     .unwrap();
-    let sink = Arc::new(
-        TranscriptSink::create_redacted(
-            &path,
-            Transport::Http,
-            ServerSpec {
-                command: None,
-                url: Some(format!("http://{up}/mcp")),
-            },
-            redactor.summary(),
-        )
-        .unwrap(),
-    );
-    let proxy = HttpProxy::bind(
-        "127.0.0.1:0".parse().unwrap(),
-        Upstream::parse(&format!("http://{up}/mcp")).unwrap(),
-        sink.clone(),
-        redactor,
-    )
-    .await
-    .unwrap();
-    let addr = proxy.local_addr().unwrap();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let run = tokio::spawn(proxy.run(async move {
-        let _ = stopped.await;
-    }));
+    let rec = Recording::start(up, redactor).await;
+    let addr = rec.addr;
 
     let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"login","arguments":{"user":"u","password":"hunter2"}}}"#;
     let resp = post(
@@ -149,10 +209,7 @@ async fn mcp_auth_and_upstream_token_headers_and_json_pointers_are_redacted() {
         "{resp}"
     );
 
-    let _ = stop.send(());
-    run.await.unwrap().unwrap();
-    sink.finish().unwrap();
-    let text = std::fs::read_to_string(&path).unwrap();
+    let text = rec.finish().await;
     for secret in [
         "mcp-auth-s3cret",
         "tok-s3cret",
@@ -175,14 +232,7 @@ async fn mcp_auth_and_upstream_token_headers_and_json_pointers_are_redacted() {
             "/result/apiKey".to_owned()
         ]
     );
-    let msgs: Vec<_> = t
-        .records
-        .iter()
-        .filter_map(|r| match &r.event {
-            Event::Message { dir, msg, http, .. } => Some((*dir, msg.get(), http.clone().unwrap())),
-            _ => None,
-        })
-        .collect();
+    let msgs = messages(&t);
     assert_eq!(msgs.len(), 2, "{text}");
     let (dir, msg, http) = &msgs[0];
     assert_eq!(*dir, Direction::C2s);
@@ -221,32 +271,6 @@ async fn mcp_auth_and_upstream_token_headers_and_json_pointers_are_redacted() {
     assert_eq!(sid, Some("[redacted:1]"));
 }
 
-/// An upstream that answers every POST with a `Set-Cookie` and a JSON
-/// result echoing the request's cookie value and its own.
-async fn cookie_upstream() -> SocketAddr {
-    let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = l.local_addr().unwrap();
-    tokio::spawn(async move {
-        loop {
-            let Ok((mut s, _)) = l.accept().await else {
-                return;
-            };
-            tokio::spawn(async move {
-                let _ = read_message(&mut s).await;
-                let reply = br#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"hi S3cr3tV4lue0123, next time S3tC00kieV4lue; theme dark"}]}}"#;
-                let head = format!(
-                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nSet-Cookie: sid=S3tC00kieV4lue; Path=/; HttpOnly\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                    reply.len()
-                );
-                s.write_all(head.as_bytes()).await.unwrap();
-                s.write_all(reply).await.unwrap();
-                s.shutdown().await.ok();
-            });
-        }
-    });
-    addr
-}
-
 /// Regression (fresh-user trial, 2026-12-05): `record --listen` redacted the
 /// `Cookie` and `Set-Cookie` headers but kept their cookie values where they
 /// reappeared in a message body. Each cookie value is redacted there too;
@@ -254,35 +278,16 @@ async fn cookie_upstream() -> SocketAddr {
 /// are kept.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cookie_values_are_redacted_in_recorded_bodies() {
-    let up = cookie_upstream().await;
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("t.jsonl");
-    let redactor = Redactor::new();
-    let sink = Arc::new(
-        TranscriptSink::create_redacted(
-            &path,
-            Transport::Http,
-            ServerSpec {
-                command: None,
-                url: Some(format!("http://{up}/mcp")),
-            },
-            redactor.summary(),
-        )
-        .unwrap(),
-    );
-    let proxy = HttpProxy::bind(
-        "127.0.0.1:0".parse().unwrap(),
-        Upstream::parse(&format!("http://{up}/mcp")).unwrap(),
-        sink.clone(),
-        redactor,
+    // A `Set-Cookie` and a result echoing the request's cookie value and its own.
+    let (tx, _seen) = tokio::sync::mpsc::unbounded_channel();
+    let up = upstream(
+        "Set-Cookie: sid=S3tC00kieV4lue; Path=/; HttpOnly\r\n".to_owned(),
+        br#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"hi S3cr3tV4lue0123, next time S3tC00kieV4lue; theme dark"}]}}"#,
+        tx,
     )
-    .await
-    .unwrap();
-    let addr = proxy.local_addr().unwrap();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let run = tokio::spawn(proxy.run(async move {
-        let _ = stopped.await;
-    }));
+    .await;
+    let rec = Recording::start(up, Redactor::new()).await;
+    let addr = rec.addr;
 
     let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"greet","arguments":{"q":"S3cr3tV4lue0123","style":"dark"}}}"#;
     let resp = post(
@@ -294,22 +299,12 @@ async fn cookie_values_are_redacted_in_recorded_bodies() {
     let resp = String::from_utf8_lossy(&resp).into_owned();
     assert!(resp.contains("S3tC00kieV4lue; theme dark"), "{resp}");
 
-    let _ = stop.send(());
-    run.await.unwrap().unwrap();
-    sink.finish().unwrap();
-    let text = std::fs::read_to_string(&path).unwrap();
+    let text = rec.finish().await;
     for secret in ["S3cr3tV4lue0123", "S3tC00kieV4lue"] {
         assert!(!text.contains(secret), "{secret} in {text}");
     }
     let t = mcptape_transcript::read(text.as_bytes()).unwrap();
-    let msgs: Vec<_> = t
-        .records
-        .iter()
-        .filter_map(|r| match &r.event {
-            Event::Message { dir, msg, http, .. } => Some((*dir, msg.get(), http.clone().unwrap())),
-            _ => None,
-        })
-        .collect();
+    let msgs = messages(&t);
     assert_eq!(msgs.len(), 2, "{text}");
     let cookie = |http: &mcptape_transcript::HttpMeta, name: &str| {
         http.headers
