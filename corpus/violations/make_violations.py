@@ -189,6 +189,10 @@ v["jsonrpc-batch-removed"] = ([header(old)] + at(102000, lambda: [
                 {"jsonrpc": "2.0", "id": 2, "method": "resources/read", "params": {"uri": U2}}]),
     res(1, {"contents": [text_entry(U)]}), res(2, {"contents": [text_entry(U2)]})]), None)
 
+# stdio: a read answered, then a second read sent with the same id (MCP: an id is never used
+# twice in a session).
+v["request-id-reused"] = ([header(old)] + at(106000, lambda: ok_read(1) + ok_read(1)), None)
+
 for name, (lines, tail) in v.items():
     write(V, name, lines, tail)
 
@@ -219,7 +223,15 @@ p["new-revision-complete-result"] = [header(new)] + ok_read(new=True)
 p["input-required-result-without-cache-hints"] = [header(new), read(1, U),
     res(1, {"resultType": "input_required", "inputRequests": {}})]
 p["server-request-answered-by-client"] = [header(old), req(0, "roots/list", d="s2c"), res(0, {"roots": []}, d="c2s")] + ok_read()
-p["same-id-reused-after-answer"] = [header(old)] + ok_read(1) + ok_read(1)
+# Over HTTP a transcript holds many sessions: a second client's session reusing an id the first
+# session's request had, after its answer, fires no request-id-reused (nor request-answered-twice).
+H = lambda x, **kw: dict({"exchange": x}, **kw)
+SID = lambda n: [["mcp-session-id", "[redacted:%d]" % n]]
+p["same-id-in-another-http-session-after-answer"] = [header(old, "http"),
+    req(1, "resources/read", {"uri": U}, http=H(0, method="POST", headers=SID(1))),
+    res(1, {"contents": [text_entry(U)]}, http=H(0, status=200, headers=SID(1))),
+    req(1, "resources/read", {"uri": U}, http=H(1, method="POST", headers=SID(2))),
+    res(1, {"contents": [text_entry(U)]}, http=H(1, status=200, headers=SID(2)))]
 p["ids-of-both-directions-share-a-value"] = [header(old), req(1, "roots/list", d="s2c"), res(1, {"roots": []}, d="c2s")] + ok_read(1)
 p["initialize-same-version"] = [header(),
     req(1, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "hand", "version": "1"}}),
@@ -237,7 +249,6 @@ p["discover-then-supported-version"] = [header(None, "http"),
 p["null-id-error-in-exchange-without-request"] = [header(old, "http"),
     note("notifications/initialized"),
     err(None, -32700, "Parse error")] + ok_read()
-H = lambda x, **kw: dict({"exchange": x}, **kw)
 p["same-id-in-concurrent-http-exchanges"] = [header(old, "http"),
     req(1, "resources/read", {"uri": U}, http=H(0, method="POST")),
     req(1, "resources/read", {"uri": "file:///srv/docs/b.md"}, http=H(1, method="POST")),

@@ -1780,8 +1780,27 @@ impl State {
             // Set by `Requests::push` when the key is open.
             sent_while_open: None,
         };
-        self.requests
+        let id_ptr = pending.id_ptr();
+        let reused = self
+            .requests
             .push((dir, key), method, place.record, pending);
+        // A stdio transcript is one session (one connection, MCP lifecycle); over HTTP one
+        // transcript holds many sessions and stateless requests the engine does not tell apart.
+        if let (Some((first, id)), Transport::Stdio) = (reused, self.transport) {
+            cx.push(
+                rules::REQUEST_ID_REUSED,
+                place,
+                Some(id),
+                id_ptr,
+                format!(
+                    "{method} {id} from the {} reuses the id of the request at record {first}, already answered (an id must not be used twice in a session)",
+                    match dir {
+                        Direction::C2s => "client",
+                        Direction::S2c => "server",
+                    }
+                ),
+            );
+        }
     }
 
     /// The client closed the response stream of HTTP exchange `x`: its open

@@ -351,6 +351,13 @@ recording-no-exit). Fires on the request's record.",
 either a server bug or an id collision; the client will treat it as unknown. Fires on the second \
 response.",
     }
+    REQUEST_ID_REUSED = {
+        id: "request-id-reused", severity: Error,
+        summary: "a request sent with the id of an earlier request of the same sender, already answered, in one stdio session",
+        source: "MCP 2025-06-18 / 2025-11-25 basic#requests (the request ID MUST NOT have been previously used by the requestor within the same session)",
+        revisions: "all",
+        explain: "JSON-RPC lets a sender reuse an id once its request is answered; MCP does not: within a session each request of a sender has an id it never used before, so a late or duplicated response (a retry, a response after cancel) can never be taken for the answer to a newer request. Checked over stdio, where the transcript is one session (one server process); an HTTP transcript holds many sessions and stateless requests, and ids legitimately repeat across them. Reuse is seen within the last MAX_ANSWERED_KEYS_KEPT (65,536) answered requests, the most check remembers. An id sent again while its first request is still open fires request-unanswered on the first instead. Fires on the second request.",
+    }
     RESPONSE_UNKNOWN_ID = {
         id: "response-unknown-id", severity: Error,
         summary: "a response whose id matches no request sent by the other side",

@@ -284,14 +284,30 @@ fn request_sent_again_with_an_open_id_says_so_in_request_unanswered() {
         "{}",
         r.findings[0].message
     );
-    // Sent again after its answer: unanswered, with no such words (nothing was open).
+    // Sent again after its answer: unanswered, with no such words (nothing was open), and the
+    // id's reuse is its own finding (request-id-reused, stdio).
     let t = transcript(format!("{res}\n{REQ}\n{exit}\n").as_bytes());
     let r = check_bytes("t.jsonl", &t, &Options::default());
+    let mut got = summary(&r);
+    got.sort();
     assert_eq!(
-        summary(&r),
-        vec![("request-unanswered", 3, 4)],
+        got,
+        vec![("request-id-reused", 3, 4), ("request-unanswered", 3, 4)],
         "{:?}",
         r.findings
     );
-    assert!(!r.findings[0].message.contains("still unanswered then"));
+    assert!(
+        r.findings
+            .iter()
+            .all(|f| !f.message.contains("still unanswered then"))
+    );
+    let reused = r
+        .findings
+        .iter()
+        .find(|f| f.rule == "request-id-reused")
+        .unwrap();
+    assert_eq!(
+        reused.message,
+        "resources/read 1 from the client reuses the id of the request at record 1, already answered (an id must not be used twice in a session)"
+    );
 }

@@ -49,6 +49,7 @@ const EXPECTED: &[(&str, usize, Option<&str>, &str)] = &[
     ("blob-over-size-threshold", 3, Some("1"), "/result/contents/0/blob"),
     ("request-unanswered", 2, Some("1"), "/id"),
     ("request-answered-twice", 4, Some("1"), "/id"),
+    ("request-id-reused", 4, Some("1"), "/id"),
     ("response-unknown-id", 4, Some("99"), "/id"),
     ("error-id-null", 3, Some("1"), "/id"),
     ("response-after-cancel", 4, Some("1"), "/id"),
@@ -352,8 +353,15 @@ const NEAR_MISSES: &[(&str, &[&str])] = &[
     (
         "request-answered-twice",
         &[
-            "same-id-reused-after-answer",
+            "same-id-in-another-http-session-after-answer",
             "same-id-in-concurrent-http-exchanges",
+        ],
+    ),
+    (
+        "request-id-reused",
+        &[
+            "same-id-in-another-http-session-after-answer",
+            "ids-of-both-directions-share-a-value",
         ],
     ),
     (
@@ -377,7 +385,7 @@ const NEAR_MISSES: &[(&str, &[&str])] = &[
     (
         "ids-differ-only-in-type",
         &[
-            "same-id-reused-after-answer",
+            "same-id-in-another-http-session-after-answer",
             "ids-of-both-directions-share-a-value",
         ],
     ),

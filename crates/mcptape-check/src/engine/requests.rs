@@ -164,17 +164,30 @@ impl Requests {
     /// requests, to what is remembered of its last answer (the key is open
     /// again: that answer no longer stands for it), or as a new key (its
     /// first method `method`). Sent while the key was open, `p` is told the record of the
-    /// last request open under it ([`Pending::sent_while_open`]).
-    pub(super) fn push(&mut self, k: Key, method: &str, record: usize, mut p: Pending) {
+    /// last request open under it ([`Pending::sent_while_open`]). Returns the record of the
+    /// last request sent with `k`, and the id, when every request of the key had been answered
+    /// within the window (the id is used again after its answer); `None` otherwise.
+    pub(super) fn push(
+        &mut self,
+        k: Key,
+        method: &str,
+        record: usize,
+        mut p: Pending,
+    ) -> Option<(usize, &IdKey)> {
         let hash = self.hash(&k);
-        let list = match self.open.find_mut(hash, |o| o.key == k) {
-            Some(o) => {
+        let mut reused = None;
+        let list = match self.open.entry(hash, |o| o.key == k, |o| o.hash) {
+            hashbrown::hash_table::Entry::Occupied(e) => {
+                let o = e.into_mut();
                 p.sent_while_open = o.list.open.last().map(|q| q.place.record);
-                &mut o.list
+                o
             }
-            None => {
+            hashbrown::hash_table::Entry::Vacant(v) => {
                 let info = match self.answered.take(hash, &k) {
-                    Some(info) => info,
+                    Some(info) => {
+                        reused = Some(info.last_record);
+                        info
+                    }
                     None => {
                         self.held[usize::from(k.1.is_string)] += 1;
                         self.next_key_seq += 1;
@@ -195,11 +208,12 @@ impl Requests {
                         open: OpenList::new(),
                     },
                 };
-                &mut self.open.insert_unique(hash, o, |o| o.hash).into_mut().list
+                v.insert(o).into_mut()
             }
         };
-        list.info.last_record = record;
-        list.open.push(p);
+        list.list.info.last_record = record;
+        list.list.open.push(p);
+        reused.map(|r| (r, &list.key.1))
     }
 
     /// Takes the open request `i` of key `k` out as answered; the key is
