@@ -160,9 +160,10 @@ impl std::fmt::Display for FindingLine<'_> {
 /// Options of the human format (`mcptape check --max-per-rule`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct HumanOptions {
-    /// Findings of one rule shown per transcript at most (`None`: every one). The findings
-    /// past it are not printed; after the transcript's findings one line per such rule says
-    /// how many were left out ([`RuleCap`]), and the summary line counts every finding.
+    /// Findings of one rule shown per transcript at most (`None`: every one), its allowed
+    /// findings and its failing ones each. The findings past it are not printed; after the
+    /// transcript's findings one line per such rule says how many were left out ([`RuleCap`]),
+    /// and the summary line counts every finding.
     pub max_per_rule: Option<std::num::NonZeroUsize>,
 }
 
@@ -171,8 +172,10 @@ pub struct HumanOptions {
 /// `  FILE: N more SEVERITY[RULE] finding(s) not shown (--max-per-rule MAX)`.
 struct RuleCap {
     max: Option<std::num::NonZeroUsize>,
-    /// Per rule seen in this transcript, in order of first finding: (rule, severity, allowed,
-    /// shown, left out). The catalogue has a few dozen rules: a linear search.
+    /// Per rule and allowed flag seen in this transcript, in order of first finding: (rule,
+    /// severity, allowed, shown, left out). A rule's allowed findings (`--allow`, or expected
+    /// by a baseline) and its failing ones are held apart, so the failing ones are shown and
+    /// counted as such. The catalogue has a few dozen rules: a linear search.
     seen: Vec<(&'static str, Severity, bool, usize, u64)>,
 }
 
@@ -187,7 +190,11 @@ impl RuleCap {
     /// Whether finding `f` is printed; counts it either way.
     fn admit(&mut self, f: FindingRef<'_>) -> bool {
         let Some(max) = self.max else { return true };
-        let i = match self.seen.iter().position(|s| s.0 == f.rule) {
+        let i = match self
+            .seen
+            .iter()
+            .position(|s| s.0 == f.rule && s.2 == f.allowed)
+        {
             Some(i) => i,
             None => {
                 self.seen.push((f.rule, f.severity, f.allowed, 0, 0));

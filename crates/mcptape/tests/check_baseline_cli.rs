@@ -226,3 +226,80 @@ fn check_baseline_format_1_is_refused() {
         stderr(&o)
     );
 }
+
+/// A stdio transcript of `n` results to ids 0..n no request sent (`n` × response-unknown-id)
+/// and the exit record.
+fn unknown_ids(n: usize) -> String {
+    let mut s = String::from(
+        r#"{"mcptapeTranscript":1,"mcptapeVersion":"0.1.0","transport":"stdio","server":{"command":["srv"]},"startedAt":"2026-11-30T00:00:00Z"}"#,
+    );
+    s.push('\n');
+    for i in 0..n {
+        s.push_str(&format!(
+            r#"{{"tUs":{},"kind":"message","dir":"s2c","msg":{{"jsonrpc":"2.0","id":{i},"result":{{}}}}}}"#,
+            i + 1
+        ));
+        s.push('\n');
+    }
+    s.push_str(&format!(r#"{{"tUs":{},"kind":"exit","code":0}}"#, n + 1));
+    s.push('\n');
+    s
+}
+
+/// Regression (fresh-user trial, 2026-12-05): with `--baseline`, `--max-per-rule` counted the
+/// hidden findings of a rule as "allowed" when its first finding was (new failures among
+/// them), and the baseline's `new:` lines on stderr were not capped (99,991 lines). A rule's
+/// expected and new findings are capped and counted apart, on stdout and on stderr.
+#[test]
+fn max_per_rule_with_a_baseline_counts_new_and_expected_findings_apart() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(d.join("t.jsonl"), unknown_ids(3)).unwrap();
+    let o = mcptape(d, &["check", "t.jsonl", "--write-baseline", "b.json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    std::fs::write(d.join("t.jsonl"), unknown_ids(10)).unwrap();
+    let o = mcptape(
+        d,
+        &[
+            "check",
+            "t.jsonl",
+            "--baseline",
+            "b.json",
+            "--max-per-rule",
+            "2",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    let shown = |allowed: bool| {
+        out.lines()
+            .filter(|l| l.contains("error[response-unknown-id] no request"))
+            .filter(|l| l.ends_with(", allowed)") == allowed)
+            .count()
+    };
+    assert_eq!((shown(true), shown(false)), (2, 2), "{out}");
+    let more: Vec<&str> = out.lines().filter(|l| l.contains(" not shown ")).collect();
+    assert_eq!(
+        more,
+        [
+            "  t.jsonl: 1 more error[response-unknown-id] finding(s), allowed, not shown (--max-per-rule 2)",
+            "  t.jsonl: 5 more error[response-unknown-id] finding(s) not shown (--max-per-rule 2)",
+        ],
+        "{out}"
+    );
+    assert_eq!(
+        out.lines().last(),
+        Some("FAIL: 1 file(s), 7 error(s), 0 warning(s), 3 allowed")
+    );
+    let e = stderr(&o);
+    assert!(
+        e.contains("3 of 3 expected finding(s) still occur, 7 new, 0 fixed"),
+        "{e}"
+    );
+    let new: Vec<&str> = e.lines().filter(|l| l.starts_with("  new: ")).collect();
+    assert_eq!(new.len(), 3, "{e}");
+    assert_eq!(
+        new[2],
+        "  new: t.jsonl: 5 more response-unknown-id finding(s) not shown (--max-per-rule 2)"
+    );
+}

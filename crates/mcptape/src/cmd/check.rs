@@ -136,7 +136,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Some(path) => {
             let b = Baseline::read(path)?;
             let outcome = baseline::apply(&mut report, &b, Some(&Baseline::dir_of(path, &cwd)));
-            print_baseline(path, &b, &outcome, &report);
+            print_baseline(
+                path,
+                &b,
+                &outcome,
+                &report,
+                human_options(&args).max_per_rule,
+            );
             Some(outcome)
         }
         None => None,
@@ -314,6 +320,7 @@ fn print_baseline(
     b: &Baseline,
     outcome: &baseline::BaselineOutcome,
     report: &mcptape_check::Report,
+    max_per_rule: Option<std::num::NonZeroUsize>,
 ) {
     let fixed: usize = outcome.fixed.iter().map(|e| e.count).sum();
     eprintln!(
@@ -324,11 +331,34 @@ fn print_baseline(
         outcome.new.len(),
         fixed
     );
+    // `--max-per-rule`: at most that many new findings of a rule per transcript, then a line
+    // counting the rest (in order of first new finding).
+    let mut left: Vec<(&str, &str, usize, u64)> = Vec::new();
     for f in outcome.new_findings(report) {
+        if let Some(max) = max_per_rule {
+            let i = match left.iter().position(|l| l.0 == f.file && l.1 == f.rule) {
+                Some(i) => i,
+                None => {
+                    left.push((&f.file, f.rule, 0, 0));
+                    left.len() - 1
+                }
+            };
+            if left[i].2 == max.get() {
+                left[i].3 += 1;
+                continue;
+            }
+            left[i].2 += 1;
+        }
         let at = at_pointer(&f.pointer);
         eprintln!(
             "  new: {}:{}: {}{}: {}",
             f.file, f.line, f.rule, at, f.message
+        );
+    }
+    for (file, rule, _, n) in left.into_iter().filter(|l| l.3 > 0) {
+        eprintln!(
+            "  new: {file}: {n} more {rule} finding(s) not shown (--max-per-rule {})",
+            max_per_rule.map_or(0, std::num::NonZeroUsize::get)
         );
     }
     for e in &outcome.fixed {
