@@ -147,6 +147,27 @@ pub const WEBHOOK_URLS: &[(&str, &str)] = &[
 /// still redacted where a rule finds them (`pin=1234`, `--pin 1234`).
 pub const MIN_ECHO_SECRET_BYTES: usize = 6;
 
+/// Shortest `name=value` pair value, in bytes, taken out of a redacted value holding pairs
+/// (a `Cookie` header, `--cookie 'a=S; b=T'`, a `MY_COOKIE` variable) to look for elsewhere
+/// on its own ([`pair_value_is_credential_like`]). A pair's value is often a preference, a
+/// method or a date (`theme=dark`, `m=tools/call`, `v=2025-06-18`): hunted through every
+/// message it would blank protocol words, so only values shaped like credentials are.
+pub const MIN_ECHO_PAIR_VALUE_BYTES: usize = 8;
+
+/// Whether `v`, the value of one `name=value` pair of a redacted value, is looked for
+/// elsewhere on its own: at least [`MIN_ECHO_PAIR_VALUE_BYTES`] bytes, no white space, and
+/// shaped like a credential — an ASCII letter and an ASCII digit both (session ids, UUIDs,
+/// JWTs, API keys), or at least 16 bytes with both letter cases (random base64 without a
+/// digit). `dark`, `english`, `tools/call`, `2025-06-18`, `everything` are not.
+pub fn pair_value_is_credential_like(v: &str) -> bool {
+    let b = v.as_bytes();
+    let has = |f: fn(&u8) -> bool| b.iter().any(f);
+    b.len() >= MIN_ECHO_PAIR_VALUE_BYTES
+        && !has(u8::is_ascii_whitespace)
+        && ((has(u8::is_ascii_alphabetic) && has(u8::is_ascii_digit))
+            || (b.len() >= 16 && has(u8::is_ascii_lowercase) && has(u8::is_ascii_uppercase)))
+}
+
 /// Most distinct redacted values one transcript's redactor remembers to
 /// look for elsewhere ([`Redactor::known_secrets`]); a value past it is
 /// still redacted where a rule finds it, but no longer searched for in
@@ -688,10 +709,17 @@ impl Redactor {
             HeaderTreatment::Redact => {
                 let lname = name.trim().to_ascii_lowercase();
                 if value.trim() != REDACTED {
-                    self.note(value.trim());
-                    // `session=S; theme=dark`: each cookie's value alone.
-                    for v in cookie_values(&lname, value) {
-                        self.note(v);
+                    if lname == "set-cookie" {
+                        // `sid=S; Path=/; Expires=…`: the cookie's value, not its attributes.
+                        self.note_one(value.trim());
+                        if let Some(v) = pair_values(value).next()
+                            && pair_value_is_credential_like(v)
+                        {
+                            self.note_one(v);
+                        }
+                    } else {
+                        // `Cookie: session=S; theme=dark`: S alone too (`note`).
+                        self.note(value.trim());
                     }
                 }
                 if SCHEME_HEADERS.contains(&lname.as_str())
@@ -707,8 +735,22 @@ impl Redactor {
 
     /// Remembers `v`, a value just redacted, to look for elsewhere in the
     /// transcript ([`Redactor::known_secrets`]); values shorter than
-    /// [`MIN_ECHO_SECRET_BYTES`] or already markers are not remembered.
+    /// [`MIN_ECHO_SECRET_BYTES`] or already markers are not remembered. A value
+    /// holding `name=value` pairs separated by `;` (a cookie string in a header,
+    /// a flag or a variable: `a=S; b=T`, RFC 6265 §4.2.1) has each pair's value
+    /// remembered on its own too when it is shaped like a credential
+    /// ([`pair_value_is_credential_like`]).
     pub fn note(&self, v: &str) {
+        self.note_one(v);
+        if v.contains('=') {
+            for p in pair_values(v).filter(|p| pair_value_is_credential_like(p)) {
+                self.note_one(p);
+            }
+        }
+    }
+
+    /// [`Redactor::note`] of `v` alone (its pairs not split).
+    fn note_one(&self, v: &str) {
         let v = v.trim();
         if !self.enabled || v.len() < MIN_ECHO_SECRET_BYTES || v.starts_with("[redacted") {
             return;
@@ -1800,27 +1842,17 @@ fn replace_spans<'a>(text: &'a str, spans: &[(usize, usize)]) -> Cow<'a, str> {
     Cow::Owned(out)
 }
 
-/// The cookie values in the value of header `lname` (lower case), each to
-/// be remembered as a secret on its own: every `name=value` pair's value of
-/// a `Cookie` header (RFC 6265 §4.2.1), the first pair's value of a
-/// `Set-Cookie` header — not its attributes (`Path`, `Domain`, `Expires`;
-/// §4.1.1). Surrounding double quotes are dropped; a pair without `=` is a
-/// value (RFC 6265bis §5.6). Empty for any other header.
-fn cookie_values<'a>(lname: &str, value: &'a str) -> Vec<&'a str> {
-    let pairs = match lname {
-        "cookie" => value.split(';').collect(),
-        "set-cookie" => value.split(';').take(1).collect(),
-        _ => Vec::new(),
-    };
-    pairs
-        .into_iter()
-        .map(|p| p.split_once('=').map_or(p, |(_, v)| v).trim())
-        .map(|v| {
-            v.strip_prefix('"')
-                .and_then(|x| x.strip_suffix('"'))
-                .unwrap_or(v)
-        })
-        .collect()
+/// The value of each `;`-separated `name=value` pair of `value` (a cookie string, RFC 6265
+/// §4.2.1: `a=1; b="2"` gives `1`, `2`), surrounding white space and double quotes dropped; a
+/// pair without `=` is a value (RFC 6265bis §5.6). Of a `Set-Cookie` value the first is the
+/// cookie's, the rest its attributes (§4.1.1).
+fn pair_values(value: &str) -> impl Iterator<Item = &str> {
+    value.split(';').map(|p| {
+        let v = p.split_once('=').map_or(p, |(_, v)| v).trim();
+        v.strip_prefix('"')
+            .and_then(|x| x.strip_suffix('"'))
+            .unwrap_or(v)
+    })
 }
 
 /// A value starting with a registered auth scheme ([`AUTH_SCHEMES`]) and
@@ -2675,18 +2707,64 @@ mod tests {
     }
 
     #[test]
-    fn cookie_values_splits_cookie_pairs_and_only_set_cookies_first_pair() {
-        for (name, value, want) in [
-            ("cookie", "a=1; b=\"2\"; c", &["1", "2", "c"][..]),
-            ("cookie", "s=x=y;;t= z ", &["x=y", "", "z"][..]),
-            ("set-cookie", "sid=v; Path=/; Domain=h", &["v"][..]),
-            ("set-cookie", "\"", &["\""][..]),
-            ("cookie", "é=€; =", &["€", ""][..]),
-            ("cookie", "", &[""][..]),
-            ("x-cookie", "a=1", &[][..]),
+    fn pair_values_splits_cookie_pairs() {
+        for (value, want) in [
+            ("a=1; b=\"2\"; c", &["1", "2", "c"][..]),
+            ("s=x=y;;t= z ", &["x=y", "", "z"][..]),
+            ("sid=v; Path=/; Domain=h", &["v", "/", "h"][..]),
+            ("\"", &["\""][..]),
+            ("é=€; =", &["€", ""][..]),
+            ("", &[""][..]),
         ] {
-            assert_eq!(cookie_values(name, value), want, "{name}: {value}");
+            assert_eq!(pair_values(value).collect::<Vec<_>>(), want, "{value}");
         }
+    }
+
+    /// Regression (fresh-user trial, 2026-12-05): every cookie value of 6 bytes or more was
+    /// hunted through the transcript, so `m=tools/call; v=2025-06-18` blanked the method and
+    /// the protocol version in every message. Only values shaped like credentials are, from
+    /// [`MIN_ECHO_PAIR_VALUE_BYTES`] on (at the limit and one below).
+    #[test]
+    fn pair_values_hunted_elsewhere_are_shaped_like_credentials() {
+        let at = format!("a{}", "1".repeat(MIN_ECHO_PAIR_VALUE_BYTES - 1));
+        let below = &at[1..];
+        assert!(pair_value_is_credential_like(&at));
+        assert!(!pair_value_is_credential_like(below));
+        for yes in [
+            "S3cr3tV4lue0123",
+            "9c004f8f-87f5-4973-a34e-23ec3c10e446",
+            "eyJhbGciOiJIUzI1NiJ9.e30.abc",
+            "AbCdEfGhIjKlMnOp",
+        ] {
+            assert!(pair_value_is_credential_like(yes), "{yes}");
+        }
+        for no in [
+            "dark",
+            "english",
+            "tools/call",
+            "2025-06-18",
+            "everything",
+            "abcdefghijklmnop",
+            "has space 12345",
+        ] {
+            assert!(!pair_value_is_credential_like(no), "{no}");
+        }
+        let r = Redactor::new();
+        r.note("m=tools/call; v=2025-06-18; c=everything; sid=S3cr3tV4lue0123");
+        assert_eq!(
+            r.known_secrets(),
+            vec![
+                "m=tools/call; v=2025-06-18; c=everything; sid=S3cr3tV4lue0123".to_owned(),
+                "S3cr3tV4lue0123".to_owned()
+            ]
+        );
+        let r = Redactor::new();
+        let _ = r.header_value(
+            "Set-Cookie",
+            "sid=S3tC00kieV4lue; Expires=Wed, 21 Oct 2026 07:28:00 GMT; Path=/",
+        );
+        assert_eq!(r.known_secrets()[1], "S3tC00kieV4lue");
+        assert_eq!(r.known_secrets().len(), 2, "{:?}", r.known_secrets());
     }
 
     #[test]

@@ -942,3 +942,65 @@ fn redact_json_works_on_stdio_and_lists_the_pointers() {
         "{header}"
     );
 }
+
+/// Regression (fresh-user trial, 2026-12-05): a cookie string given as a flag value
+/// (`--cookie 'a=S1; b=S2'`) or in a cookie-named variable was redacted whole in argv, but the
+/// server printing one cookie's value on stderr left it in the clear; and a preference cookie
+/// (`m=tools/call`) must not blank the protocol's words. Each credential-shaped pair value is
+/// hunted on its own; the others are not.
+#[test]
+fn cookie_strings_in_argv_and_environment_have_their_credential_values_redacted_in_stderr() {
+    let (_dir, out) = temp_out();
+    // The server reads its cookie flag and variable and prints their values, one per word.
+    let script = r#"e=${MY_COOKIE%%;*}; set -- $(printf '%s' "$2" | tr ';' '\n' | sed 's/.*=//'); echo "cookie $1 and $2 env ${e#s=} pref $3 $4" >&2"#;
+    let text = run_record(
+        record_to(&out)
+            .env("MY_COOKIE", "s=EnvCkVal33; t=x")
+            .arg("--")
+            .args(["/bin/sh", "-c", script, "sh", "--cookie"])
+            .arg("a=ArgvFlagCk1; b=ArgvFlagCk2; m=tools/call; v=2025-06-18"),
+        &out,
+    );
+    assert_no_secret(&text, &["ArgvFlagCk1", "ArgvFlagCk2", "EnvCkVal33"]);
+    let stderr = text
+        .lines()
+        .find(|l| l.contains(r#""kind":"stderr""#))
+        .unwrap_or_else(|| panic!("no stderr record: {text}"));
+    assert!(
+        stderr
+            .contains("cookie [redacted] and [redacted] env [redacted] pref tools/call 2025-06-18"),
+        "{stderr}"
+    );
+}
+
+/// Regression (fresh-user trial, 2026-12-05): values redacted past `MAX_ECHO_SECRETS` were
+/// redacted where found but not looked for elsewhere, and nothing said so. `record` says how
+/// many on stderr; at the limit it says nothing.
+#[test]
+fn secrets_past_max_echo_secrets_are_said_on_stderr() {
+    let max = mcptape_transcript::redact::MAX_ECHO_SECRETS;
+    for (n, said) in [(max, None), (max + 2, Some(2))] {
+        let (_dir, out) = temp_out();
+        let mut cmd = record_to(&out);
+        // No credential-named variable of this environment among the values remembered.
+        cmd.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", std::env::var_os("HOME").unwrap_or_default());
+        cmd.args(["--", "/bin/sh", "-c", "exit 0", "sh"]);
+        for i in 0..n {
+            cmd.args(["--token".to_owned(), format!("tok-{i:06}-secret")]);
+        }
+        let o = cmd.stdin(Stdio::null()).output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let e = String::from_utf8_lossy(&o.stderr);
+        match said {
+            None => assert!(!e.contains("MAX_ECHO_SECRETS"), "{e}"),
+            Some(k) => assert!(
+                e.contains(&format!(
+                    "mcptape record: warning: {k} redacted value(s) came past the {max} remembered (MAX_ECHO_SECRETS)"
+                )),
+                "{e}"
+            ),
+        }
+    }
+}

@@ -171,6 +171,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let sink = args
         .out
         .sink("crawl", transport, server, redaction, opts.redactor.clone())?;
+    // The redactor's clones share what it remembered: asked after the crawl.
+    let redactor_handle = opts.redactor.clone();
     let rt = super::runtime()?;
     let bar = super::progress::bar(0, "{spinner} {msg} [{bar:30}] {pos}/{len} reads");
     bar.set_message("handshake");
@@ -198,6 +200,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     bar.finish_and_clear();
     drop(status);
     let records = sink.finish()?;
+    super::record::warn_secrets_dropped("crawl", &redactor_handle);
     let report = match result {
         Ok(r) => r?,
         Err(sig) => {

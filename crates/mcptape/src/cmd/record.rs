@@ -93,7 +93,11 @@ pub struct Args {
     /// userinfo, webhook URLs (hooks.slack.com/services/…, discord.com/api/webhooks/…,
     /// …), and every value redacted anywhere wherever else it appears in the transcript
     /// (stderr included), as well as the values of credential-named environment variables
-    /// given to the recorder. The home, working and temporary directories are folded to
+    /// given to the recorder: values of 6 bytes or more (MIN_ECHO_SECRET_BYTES), at most
+    /// 4096 of them (MAX_ECHO_SECRETS; past it a warning says how many were not looked for);
+    /// of a redacted cookie string (`Cookie: a=S; b=T`, `--cookie`, `MY_COOKIE`) each value
+    /// shaped like a credential (8 bytes or more with a letter and a digit, or 16 with both
+    /// cases) on its own too, not `theme=dark`. The home, working and temporary directories are folded to
     /// `~`, `.` and `$TMPDIR` in argv and stderr, also with --no-redact.
     #[arg(long, conflicts_with_all = ["redact_header", "keep_header", "redact_json"])]
     pub no_redact: bool,
@@ -205,9 +209,13 @@ async fn run_stdio(args: &Args) -> anyhow::Result<ExitCode> {
     )?;
     let redactor = redactor(args)?;
     let (server, redaction) = stdio_server(&redactor, &args.command);
-    let sink = args
-        .out
-        .sink("record", Transport::Stdio, server, redaction, redactor)?;
+    let sink = args.out.sink(
+        "record",
+        Transport::Stdio,
+        server,
+        redaction,
+        redactor.clone(),
+    )?;
     let opts = StdioOptions {
         command: args.command.clone(),
         grace,
@@ -232,6 +240,7 @@ async fn run_stdio(args: &Args) -> anyhow::Result<ExitCode> {
     listener.abort();
     // A transcript that failed says so first (it ended the session); then the proxy's error.
     sink.finish()?;
+    warn_secrets_dropped("record", &redactor);
     let exit = exit?;
     // The proxy says which signal it forwarded (2: SIGINT; its exit record names it too); the
     // listener covers one that came before the proxy listened.
@@ -275,7 +284,7 @@ async fn run_http(
         redaction,
         redactor.clone(),
     )?;
-    let mut proxy = HttpProxy::bind(listen, up, sink.clone(), redactor).await?;
+    let mut proxy = HttpProxy::bind(listen, up, sink.clone(), redactor.clone()).await?;
     proxy.allow_origins(&args.allow_origin);
     let addr = proxy.local_addr()?;
     // The signal that stopped the proxy, if one did. SIGINT (Ctrl-C) and SIGHUP interrupt the
@@ -310,6 +319,7 @@ async fn run_http(
     };
     let exchanges = proxy.run(shutdown).await?;
     let records = sink.finish()?;
+    warn_secrets_dropped("record", &redactor);
     let code = stopped_by.load(std::sync::atomic::Ordering::SeqCst);
     let by = match code {
         130 => " (interrupted by SIGINT)",
@@ -398,6 +408,19 @@ pub(crate) fn flag_redactor(no_redact: bool, rules: &RedactRules) -> anyhow::Res
         }
     }
     Ok(r.with_dirs(machine_dir_spellings()))
+}
+
+/// Says on stderr, as `mcptape CMD: warning: …`, how many redacted values came past
+/// `MAX_ECHO_SECRETS` (redacted where a rule found them, but not looked for elsewhere in the
+/// transcript: an echo of one may be in the clear); nothing when none did.
+pub(crate) fn warn_secrets_dropped(cmd: &str, redactor: &Redactor) {
+    let n = redactor.secrets_dropped();
+    if n > 0 {
+        eprintln!(
+            "mcptape {cmd}: warning: {n} redacted value(s) came past the {} remembered (MAX_ECHO_SECRETS): each was redacted where a rule found it but not looked for elsewhere in the transcript; read it before sharing it",
+            mcptape_transcript::redact::MAX_ECHO_SECRETS
+        );
+    }
 }
 
 /// The working, temporary and home directories of this machine, each as given and
