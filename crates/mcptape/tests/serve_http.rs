@@ -1097,3 +1097,66 @@ fn serve_listen_answers_408_to_a_body_stalled_midway() {
     );
     g.stop();
 }
+
+/// Regression: over HTTP the messages recorded between a request and its reply went out in one
+/// `text/event-stream` body built at the reply's time, so an HTTP client saw every progress at
+/// the end; over stdio each goes at its own scheduled time. Now the event stream is written as
+/// it falls due. At `fixed:2s` the stdio recording's first progress (recorded a third of the way
+/// to the reply) is due ≈ 0.67 s after the request and the reply at 2 s: a raw client reading
+/// the chunked body as it arrives gets the first progress event at least 300 ms before the
+/// reply event (the server waits 1.33 s between them), then the 3 progress events with the
+/// client's token, in order, then the reply.
+#[test]
+fn http_progress_events_stream_at_their_scheduled_times_before_the_reply() {
+    let (_g, port) = serve_http("everything-tools-stdio.jsonl", "fixed:2s");
+    let session = session_of(&read_all(send_post(port, None, INIT_ID_1)));
+    let call = r#"{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"trigger-long-running-operation","arguments":{"duration":1,"steps":3},"_meta":{"progressToken":"tok-12"}}}"#;
+    let sent = std::time::Instant::now();
+    // Read timeout 20 s (send_post): every read below is bounded.
+    let mut s = send_post(port, Some(&session), call);
+    let (mut body, mut buf) = (Vec::new(), [0u8; 4096]);
+    let (mut first_progress, mut reply) = (None, None);
+    loop {
+        let n = s.read(&mut buf).expect("response within the read timeout");
+        if n == 0 {
+            break;
+        }
+        body.extend_from_slice(&buf[..n]);
+        let text = String::from_utf8_lossy(&body);
+        if first_progress.is_none() && text.contains("notifications/progress") {
+            first_progress = Some(sent.elapsed());
+        }
+        if reply.is_none() && text.contains(r#""result""#) {
+            reply = Some(sent.elapsed());
+        }
+    }
+    let text = String::from_utf8(body).unwrap();
+    assert!(text.starts_with("HTTP/1.1 200"), "{text}");
+    assert!(
+        text.to_ascii_lowercase()
+            .contains("content-type: text/event-stream"),
+        "{text}"
+    );
+    let (first_progress, reply) = (
+        first_progress.unwrap_or_else(|| panic!("no progress event: {text}")),
+        reply.unwrap_or_else(|| panic!("no reply event: {text}")),
+    );
+    // Lower bounds only: the server itself waits these.
+    assert!(reply >= Duration::from_secs(2), "reply after {reply:?}");
+    assert!(
+        reply >= first_progress + Duration::from_millis(300),
+        "first progress at {first_progress:?}, reply at {reply:?}: not streamed"
+    );
+    let progress: Vec<usize> = text
+        .match_indices("notifications/progress")
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(progress.len(), 3, "{text}");
+    assert_eq!(
+        text.matches(r#""progressToken":"tok-12""#).count(),
+        3,
+        "{text}"
+    );
+    assert!(progress[2] < text.find(r#""result""#).unwrap(), "{text}");
+    assert_eq!(text.matches("\nid: mcptape-").count(), 4, "{text}");
+}
