@@ -1160,3 +1160,60 @@ fn http_progress_events_stream_at_their_scheduled_times_before_the_reply() {
     assert!(progress[2] < text.find(r#""result""#).unwrap(), "{text}");
     assert_eq!(text.matches("\nid: mcptape-").count(), 4, "{text}");
 }
+
+/// Reads `s` until `needle` has arrived (bounded by its read timeout); what was read.
+fn read_until(s: &mut TcpStream, needle: &str) -> String {
+    let (mut got, mut buf) = (Vec::new(), [0u8; 4096]);
+    while !String::from_utf8_lossy(&got).contains(needle) {
+        let n = s.read(&mut buf).expect("read within the read timeout");
+        assert!(
+            n > 0,
+            "closed before {needle}: {}",
+            String::from_utf8_lossy(&got)
+        );
+        got.extend_from_slice(&buf[..n]);
+    }
+    String::from_utf8(got).unwrap()
+}
+
+/// An event stream cancelled after its first progress event went out: by a
+/// `notifications/cancelled` (session A) its stream is cut off without the reply; by the
+/// client closing its connection (session B) it is dropped. `--stats` counts both cancelled
+/// and neither late nor answered (matched counts the 2 `initialize` and the 2 calls).
+#[test]
+fn http_event_stream_cancelled_after_its_first_event_ends_without_the_reply() {
+    let dir = tempfile::tempdir().unwrap();
+    let stats = dir.path().join("stats.json");
+    let port = free_port();
+    let mut cmd = serve_listen_cmd(
+        &corpus_transcript("everything-tools-stdio.jsonl"),
+        port,
+        "fixed:3s",
+    );
+    cmd.arg("--stats").arg(&stats);
+    let mut g = spawn_listening(&mut cmd, port);
+    let call = r#"{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"trigger-long-running-operation","arguments":{"duration":1,"steps":3},"_meta":{"progressToken":12}}}"#;
+    let (a, b) = (
+        send_post(port, None, INIT_ID_1),
+        send_post(port, None, INIT_ID_1),
+    );
+    let (sa, sb) = (session_of(&read_all(a)), session_of(&read_all(b)));
+    let (mut ca, mut cb) = (
+        send_post(port, Some(&sa), call),
+        send_post(port, Some(&sb), call),
+    );
+    let head = read_until(&mut ca, "notifications/progress");
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    read_until(&mut cb, "notifications/progress");
+    drop(cb);
+    let cancel = r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":12,"reason":"test"}}"#;
+    let rc = read_all(send_post(port, Some(&sa), cancel));
+    assert!(rc.starts_with("HTTP/1.1 202"), "{rc}");
+    // Closed by serve at the cancel (read_all ends at the close, bounded by the read timeout).
+    let rest = read_all(ca);
+    assert!(!rest.contains(r#""result""#), "{rest}");
+    terminate(&mut g);
+    let s: serde_json::Value = read_json(&stats);
+    assert_eq!(s["cancelled"], 2, "{s}");
+    assert_eq!(s["matched"], 2 + 2, "{s}");
+}
