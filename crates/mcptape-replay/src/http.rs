@@ -1,5 +1,17 @@
 //! `serve --listen`: the recorded server over MCP Streamable HTTP (one POST per
-//! JSON-RPC message, answered with `application/json`).
+//! JSON-RPC message, answered with `application/json`, or with a
+//! `text/event-stream` when the recorded server answered with one or sent
+//! messages before the reply — 2025-11-25 "Transports" §Streamable HTTP).
+//!
+//! An event stream is written as its events fall due, at the times the stdio
+//! path writes the same messages (`serve::outgoing_in_order`): each interim
+//! message recorded before the reply (progress with the client's token, a
+//! server request, a log message) at its own offset from the request, scaled
+//! to the drawn delay, then the reply at the drawn delay, then the stream
+//! ends. The status line and headers go when the first event is due, so a
+//! request cancelled before then is closed unanswered as a JSON one is; one
+//! cancelled later has its stream cut off (the connection closed) before
+//! the reply.
 //!
 //! Both protocol eras: when the tape's handshake is `initialize` (2025-06-18,
 //! 2025-11-25) the `initialize` answer carries an `Mcp-Session-Id` header that
@@ -38,20 +50,22 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full, Limited};
-use hyper::body::Incoming;
+use http_body_util::combinators::UnsyncBoxBody;
+use http_body_util::{BodyExt, Full, Limited, StreamBody};
+use hyper::body::{Frame, Incoming};
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
-use tokio::time::{Duration, Instant};
+use tokio::time::Instant;
 
 use mcptape_wire::envelope::{ErrorObject, Message, RequestId};
 use mcptape_wire::protocol::method;
 
 use crate::error::{ReplayError, ReplayErrorKind};
-use crate::schedule::sleep_until_precise;
-use crate::serve::{Answer, Server, parse_incoming_raw};
+use crate::metrics::InFlight;
+use crate::schedule::{TimerMode, deadline_after, sleep_until_precise};
+use crate::serve::{Answer, InterimOut, Server, parse_incoming_raw};
 use mcptape_transport::framed::MAX_LINE_BYTES;
 use mcptape_transport::listen;
 use mcptape_transport::origin::LoopbackGuard;
@@ -62,6 +76,18 @@ pub use mcptape_wire::protocol::header::SESSION_ID as SESSION_HEADER;
 
 /// Largest request body accepted, bytes (same as a stdio line).
 pub const MAX_BODY_BYTES: usize = MAX_LINE_BYTES;
+
+/// A response body: whole ([`Full`]), or an event stream whose events are
+/// written as they fall due ([`sse_body`]); its error closes the connection
+/// mid-body (a cancelled stream).
+type HttpBody = UnsyncBoxBody<Bytes, DropConnection>;
+
+/// `bytes` as a whole body.
+fn full(bytes: impl Into<Bytes>) -> HttpBody {
+    Full::new(bytes.into())
+        .map_err(|never| match never {})
+        .boxed_unsync()
+}
 
 /// Whose request a pending answer is: the state of one client never keys on
 /// the id alone (2025-11-25 "Transports" §Session Management: ids are unique
@@ -110,14 +136,14 @@ impl HttpState {
 /// A pending answer's place in [`HttpState::pending`]: removed when the
 /// answer is sent, cancelled or its stream is closed (the handler's future
 /// dropped); in the last two cases the reply is counted cancelled, once.
-struct PendingAnswer<'a> {
-    st: &'a HttpState,
+struct PendingAnswer {
+    st: Arc<HttpState>,
     key: (Scope, String),
     n: u64,
     answered: bool,
 }
 
-impl Drop for PendingAnswer<'_> {
+impl Drop for PendingAnswer {
     fn drop(&mut self) {
         let mut g = self.st.pending();
         if let Some(v) = g.get_mut(&self.key) {
@@ -162,7 +188,7 @@ impl std::fmt::Display for DropConnection {
 
 impl std::error::Error for DropConnection {}
 
-fn resp(status: StatusCode, body: Option<String>, session: Option<&str>) -> Response<Full<Bytes>> {
+fn resp(status: StatusCode, body: Option<String>, session: Option<&str>) -> Response<HttpBody> {
     let mut b = Response::builder().status(status);
     if body.is_some() {
         b = b.header("content-type", "application/json");
@@ -171,8 +197,8 @@ fn resp(status: StatusCode, body: Option<String>, session: Option<&str>) -> Resp
         b = b.header(SESSION_HEADER, s);
     }
     let bytes = body.map(Bytes::from).unwrap_or_default();
-    b.body(Full::new(bytes))
-        .unwrap_or_else(|_| Response::new(Full::new(Bytes::new())))
+    b.body(full(bytes))
+        .unwrap_or_else(|_| Response::new(full(Bytes::new())))
 }
 
 /// The whole request body when it is at most `limit` bytes
@@ -185,7 +211,7 @@ fn resp(status: StatusCode, body: Option<String>, session: Option<&str>) -> Resp
 ///
 /// # Errors
 /// The refusal response, as above.
-async fn collect_body<B>(body: B, limit: usize) -> Result<Bytes, Response<Full<Bytes>>>
+async fn collect_body<B>(body: B, limit: usize) -> Result<Bytes, Response<HttpBody>>
 where
     B: hyper::body::Body,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
@@ -217,36 +243,135 @@ where
 }
 
 /// A `200 application/json` response with `body` as is.
-fn json_resp(body: String, session: Option<&str>) -> Response<Full<Bytes>> {
+fn json_resp(body: String, session: Option<&str>) -> Response<HttpBody> {
     let mut b = Response::builder()
         .status(StatusCode::OK)
         .header("content-type", "application/json");
     if let Some(s) = session {
         b = b.header(SESSION_HEADER, s);
     }
-    b.body(Full::new(Bytes::from(body)))
-        .unwrap_or_else(|_| Response::new(Full::new(Bytes::new())))
+    b.body(full(body))
+        .unwrap_or_else(|_| Response::new(full(Bytes::new())))
 }
 
-/// An SSE stream (`text/event-stream`, WHATWG HTML §9.2) of one event per
-/// message of `before` (the interim messages recorded before the reply, in
-/// order), then one carrying the reply `msg`, as the recorded server
-/// answered this request.
-fn sse_resp(
-    before: &[&str],
-    msg: &str,
-    session: Option<&str>,
-    st: &HttpState,
-) -> Response<Full<Bytes>> {
-    let mut body = String::new();
-    for m in before.iter().chain(std::iter::once(&msg)) {
+/// Waits until `due`; `true` when the request was cancelled first (its
+/// `cancel` receiver completed). A receiver whose sender is gone can no
+/// longer cancel: it is set to `None` and the wait goes on.
+async fn due_or_cancelled(
+    due: Instant,
+    timer: TimerMode,
+    cancel: &mut Option<oneshot::Receiver<()>>,
+) -> bool {
+    let Some(rx) = cancel.as_mut() else {
+        sleep_until_precise(due, timer).await;
+        return false;
+    };
+    let sleep = sleep_until_precise(due, timer);
+    tokio::pin!(sleep);
+    let fired = tokio::select! {
+        () = &mut sleep => None,
+        r = rx => Some(r.is_ok()),
+    };
+    match fired {
+        None => false,
+        Some(true) => true,
+        Some(false) => {
+            *cancel = None;
+            sleep.await;
+            false
+        }
+    }
+}
+
+/// One event of an answer's event stream: when it is due and its message.
+struct SseEvent {
+    /// When it is written (never before).
+    due: Instant,
+    /// The message, one JSON-RPC text (the event's `data`).
+    text: String,
+    /// It is the request's reply (the stream's last event).
+    reply: bool,
+}
+
+/// The events of an answer, in order: each interim message recorded before
+/// the reply at `received` + its `due_us` (µs; never after the reply), then
+/// the reply `body` at `received` + `delay_us` — the deadlines the stdio
+/// path gives the same messages (`serve::outgoing_in_order`).
+fn sse_events(
+    received: Instant,
+    delay_us: u64,
+    body: String,
+    interim: Vec<InterimOut>,
+) -> Vec<SseEvent> {
+    let deadline = deadline_after(received, delay_us);
+    let mut events: Vec<SseEvent> = interim
+        .into_iter()
+        .filter(|m| m.before_reply)
+        .map(|m| SseEvent {
+            due: deadline_after(received, m.due_us).min(deadline),
+            text: m.text,
+            reply: false,
+        })
+        .collect();
+    events.push(SseEvent {
+        due: deadline,
+        text: body,
+        reply: true,
+    });
+    events
+}
+
+/// What an event stream holds while it is written ([`sse_body`]).
+struct SseStream {
+    st: Arc<HttpState>,
+    /// The events not written yet, in order.
+    events: std::vec::IntoIter<SseEvent>,
+    /// Completed by a `notifications/cancelled` for the request.
+    cancel: Option<oneshot::Receiver<()>>,
+    /// The request's pending answer: dropped unanswered (the stream cancelled
+    /// or closed by the client) it counts the reply cancelled.
+    pending: Option<PendingAnswer>,
+    /// `serve --metrics`: the request is in flight until the stream ends.
+    _in_flight: Option<InFlight>,
+    /// When the request was read.
+    received: Instant,
+    /// The reply's scheduled delay, µs.
+    delay_us: u64,
+}
+
+/// A `text/event-stream` body (WHATWG HTML §9.2 "Server-sent events"): one
+/// event (`id: mcptape-N`, `event: message`, `data:` the message) per entry
+/// of `s.events`, each written at its due time, the reply's last; then the
+/// body ends. A cancel before an event is due ends the body with an error
+/// (hyper closes the connection: the stream is cut off unanswered).
+fn sse_body(s: SseStream) -> HttpBody {
+    let stream = futures::stream::unfold(s, |mut s| async move {
+        let ev = s.events.next()?;
+        if due_or_cancelled(ev.due, s.st.server.timer(), &mut s.cancel).await {
+            // Nothing more is written; `pending`'s drop (with the body) counts the cancel.
+            s.events = Vec::new().into_iter();
+            return Some((Err(DropConnection), s));
+        }
+        if ev.reply {
+            if let Some(mut p) = s.pending.take() {
+                p.answered = true;
+            }
+            s.st.server
+                .record_delay(s.delay_us, s.received.elapsed().as_micros() as u64);
+        }
         let n = {
-            let mut g = st.next_event.lock().unwrap_or_else(|p| p.into_inner());
+            let mut g = s.st.next_event.lock().unwrap_or_else(|p| p.into_inner());
             *g += 1;
             *g
         };
-        body.push_str(&format!("id: mcptape-{n}\nevent: message\ndata: {m}\n\n"));
-    }
+        let event = format!("id: mcptape-{n}\nevent: message\ndata: {}\n\n", ev.text);
+        Some((Ok(Frame::data(Bytes::from(event))), s))
+    });
+    StreamBody::new(stream).boxed_unsync()
+}
+
+/// The `200 text/event-stream` response carrying `body` ([`sse_body`]).
+fn sse_resp(body: HttpBody, session: Option<&str>) -> Response<HttpBody> {
     let mut b = Response::builder()
         .status(StatusCode::OK)
         .header("content-type", "text/event-stream")
@@ -254,8 +379,8 @@ fn sse_resp(
     if let Some(s) = session {
         b = b.header(SESSION_HEADER, s);
     }
-    b.body(Full::new(Bytes::from(body)))
-        .unwrap_or_else(|_| Response::new(Full::new(Bytes::new())))
+    b.body(body)
+        .unwrap_or_else(|_| Response::new(full(Bytes::new())))
 }
 
 /// The answer to a request with a missing, unknown or ended session: the
@@ -263,7 +388,7 @@ fn sse_resp(
 /// `id` included), else 400 (missing) / 404 (unknown), per 2025-11-25
 /// "Transports" §Session Management, whose error echoes the request's `id`
 /// (JSON-RPC 2.0 §5: `null` only when the id could not be read).
-fn session_rejected(st: &HttpState, missing: bool, id: Option<RequestId>) -> Response<Full<Bytes>> {
+fn session_rejected(st: &HttpState, missing: bool, id: Option<RequestId>) -> Response<HttpBody> {
     let tape = st.server.tape();
     let recorded = if missing {
         &tape.session_rejection
@@ -292,7 +417,7 @@ fn session_rejected(st: &HttpState, missing: bool, id: Option<RequestId>) -> Res
 async fn handle(
     st: Arc<HttpState>,
     req: Request<Incoming>,
-) -> Result<Response<Full<Bytes>>, DropConnection> {
+) -> Result<Response<HttpBody>, DropConnection> {
     let received = Instant::now();
     let text = |n: hyper::header::HeaderName| {
         req.headers()
@@ -303,7 +428,7 @@ async fn handle(
         text(hyper::header::ORIGIN).as_deref(),
         text(hyper::header::HOST).as_deref(),
     ) {
-        let mut r = Response::new(Full::new(Bytes::from(format!("mcptape serve: {e}"))));
+        let mut r = Response::new(full(format!("mcptape serve: {e}")));
         *r.status_mut() = StatusCode::FORBIDDEN;
         return Ok(r);
     }
@@ -410,8 +535,8 @@ async fn handle(
         _ => Scope::Request(st.next_request.fetch_add(1, Ordering::Relaxed)),
     };
     // `serve --metrics`: in flight until this handler returns or is dropped (a stall ends
-    // when the client goes away).
-    let _in_flight = st
+    // when the client goes away), or for an event stream until its body ends (`SseStream`).
+    let in_flight = st
         .server
         .metrics()
         .map(crate::metrics::ServeMetrics::in_flight);
@@ -427,20 +552,43 @@ async fn handle(
         } => {
             let n = st.next_request.fetch_add(1, Ordering::Relaxed);
             let key = (scope, id_text);
-            let (tx, mut rx) = oneshot::channel();
+            let (tx, rx) = oneshot::channel();
             st.pending().entry(key.clone()).or_default().push((n, tx));
             let mut pending = PendingAnswer {
-                st: &st,
+                st: st.clone(),
                 key,
                 n,
                 answered: false,
             };
-            let due = received + Duration::from_micros(delay_us);
-            let cancelled = tokio::select! {
-                _ = sleep_until_precise(due, st.server.timer()) => false,
-                Ok(()) = &mut rx => true,
-            };
-            if cancelled {
+            let mut cancel = Some(rx);
+            // The messages recorded before the reply (in its response stream, or over stdio
+            // before it: progress with the client's token, a server request) go first, in
+            // order, each at its own time. A reply recorded as JSON is sent as an event
+            // stream when it has such messages and the client takes one: a stdio recording's
+            // progress reaches an HTTP client too. A recorded rejection is never a stream.
+            let has_before = interim.iter().any(|m| m.before_reply);
+            let code = status.and_then(|c| StatusCode::from_u16(c).ok());
+            if code.is_none() && (sse || (accepts_sse && has_before)) {
+                let events = sse_events(received, delay_us, body, interim);
+                // The headers go with the first event: cancelled before it, the request's
+                // stream is closed unanswered (`pending`'s drop counts the cancel).
+                let first = events.first().map_or(received, |e| e.due);
+                if due_or_cancelled(first, st.server.timer(), &mut cancel).await {
+                    return Err(DropConnection);
+                }
+                let body = sse_body(SseStream {
+                    st: st.clone(),
+                    events: events.into_iter(),
+                    cancel,
+                    pending: Some(pending),
+                    _in_flight: in_flight,
+                    received,
+                    delay_us,
+                });
+                return Ok(sse_resp(body, new_session.as_deref()));
+            }
+            let due = deadline_after(received, delay_us);
+            if due_or_cancelled(due, st.server.timer(), &mut cancel).await {
                 // The request's stream is closed unanswered; `pending`'s drop
                 // counts the cancel.
                 return Err(DropConnection);
@@ -449,25 +597,12 @@ async fn handle(
             drop(pending);
             st.server
                 .record_delay(delay_us, received.elapsed().as_micros() as u64);
-            if let Some(code) = status.and_then(|c| StatusCode::from_u16(c).ok()) {
+            if let Some(code) = code {
                 // A recorded rejection (e.g. 400 to `server/discover`): no
                 // session is opened by it.
                 let mut r = json_resp(body, None);
                 *r.status_mut() = code;
                 return Ok(r);
-            }
-            // The messages recorded before the reply (in its response stream, or over stdio
-            // before it: progress with the client's token, a server request) go first, in
-            // order (at the reply's time: the stream's body is sent whole). A reply recorded
-            // as JSON is sent as an event stream when it has such messages and the client
-            // takes one: a stdio recording's progress reaches an HTTP client too.
-            let before: Vec<&str> = interim
-                .iter()
-                .filter(|m| m.before_reply)
-                .map(|m| m.text.as_str())
-                .collect();
-            if sse || (accepts_sse && !before.is_empty()) {
-                return Ok(sse_resp(&before, &body, new_session.as_deref(), &st));
             }
             Ok(json_resp(body, new_session.as_deref()))
         }
@@ -562,7 +697,7 @@ mod tests {
     use super::*;
 
     /// The body of a refused request, as text.
-    async fn refused_body(r: Response<Full<Bytes>>) -> (StatusCode, String) {
+    async fn refused_body(r: Response<HttpBody>) -> (StatusCode, String) {
         let status = r.status();
         let bytes = r.into_body().collect().await.unwrap().to_bytes();
         (status, String::from_utf8(bytes.to_vec()).unwrap())

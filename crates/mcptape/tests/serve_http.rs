@@ -1097,3 +1097,123 @@ fn serve_listen_answers_408_to_a_body_stalled_midway() {
     );
     g.stop();
 }
+
+/// Regression: over HTTP the messages recorded between a request and its reply went out in one
+/// `text/event-stream` body built at the reply's time, so an HTTP client saw every progress at
+/// the end; over stdio each goes at its own scheduled time. Now the event stream is written as
+/// it falls due. At `fixed:2s` the stdio recording's first progress (recorded a third of the way
+/// to the reply) is due ≈ 0.67 s after the request and the reply at 2 s: a raw client reading
+/// the chunked body as it arrives gets the first progress event at least 300 ms before the
+/// reply event (the server waits 1.33 s between them), then the 3 progress events with the
+/// client's token, in order, then the reply.
+#[test]
+fn http_progress_events_stream_at_their_scheduled_times_before_the_reply() {
+    let (_g, port) = serve_http("everything-tools-stdio.jsonl", "fixed:2s");
+    let session = session_of(&read_all(send_post(port, None, INIT_ID_1)));
+    let call = r#"{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"trigger-long-running-operation","arguments":{"duration":1,"steps":3},"_meta":{"progressToken":"tok-12"}}}"#;
+    let sent = std::time::Instant::now();
+    // Read timeout 20 s (send_post): every read below is bounded.
+    let mut s = send_post(port, Some(&session), call);
+    let (mut body, mut buf) = (Vec::new(), [0u8; 4096]);
+    let (mut first_progress, mut reply) = (None, None);
+    loop {
+        let n = s.read(&mut buf).expect("response within the read timeout");
+        if n == 0 {
+            break;
+        }
+        body.extend_from_slice(&buf[..n]);
+        let text = String::from_utf8_lossy(&body);
+        if first_progress.is_none() && text.contains("notifications/progress") {
+            first_progress = Some(sent.elapsed());
+        }
+        if reply.is_none() && text.contains(r#""result""#) {
+            reply = Some(sent.elapsed());
+        }
+    }
+    let text = String::from_utf8(body).unwrap();
+    assert!(text.starts_with("HTTP/1.1 200"), "{text}");
+    assert!(
+        text.to_ascii_lowercase()
+            .contains("content-type: text/event-stream"),
+        "{text}"
+    );
+    let (first_progress, reply) = (
+        first_progress.unwrap_or_else(|| panic!("no progress event: {text}")),
+        reply.unwrap_or_else(|| panic!("no reply event: {text}")),
+    );
+    // Lower bounds only: the server itself waits these.
+    assert!(reply >= Duration::from_secs(2), "reply after {reply:?}");
+    assert!(
+        reply >= first_progress + Duration::from_millis(300),
+        "first progress at {first_progress:?}, reply at {reply:?}: not streamed"
+    );
+    let progress: Vec<usize> = text
+        .match_indices("notifications/progress")
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(progress.len(), 3, "{text}");
+    assert_eq!(
+        text.matches(r#""progressToken":"tok-12""#).count(),
+        3,
+        "{text}"
+    );
+    assert!(progress[2] < text.find(r#""result""#).unwrap(), "{text}");
+    assert_eq!(text.matches("\nid: mcptape-").count(), 4, "{text}");
+}
+
+/// Reads `s` until `needle` has arrived (bounded by its read timeout); what was read.
+fn read_until(s: &mut TcpStream, needle: &str) -> String {
+    let (mut got, mut buf) = (Vec::new(), [0u8; 4096]);
+    while !String::from_utf8_lossy(&got).contains(needle) {
+        let n = s.read(&mut buf).expect("read within the read timeout");
+        assert!(
+            n > 0,
+            "closed before {needle}: {}",
+            String::from_utf8_lossy(&got)
+        );
+        got.extend_from_slice(&buf[..n]);
+    }
+    String::from_utf8(got).unwrap()
+}
+
+/// An event stream cancelled after its first progress event went out: by a
+/// `notifications/cancelled` (session A) its stream is cut off without the reply; by the
+/// client closing its connection (session B) it is dropped. `--stats` counts both cancelled
+/// and neither late nor answered (matched counts the 2 `initialize` and the 2 calls).
+#[test]
+fn http_event_stream_cancelled_after_its_first_event_ends_without_the_reply() {
+    let dir = tempfile::tempdir().unwrap();
+    let stats = dir.path().join("stats.json");
+    let port = free_port();
+    let mut cmd = serve_listen_cmd(
+        &corpus_transcript("everything-tools-stdio.jsonl"),
+        port,
+        "fixed:3s",
+    );
+    cmd.arg("--stats").arg(&stats);
+    let mut g = spawn_listening(&mut cmd, port);
+    let call = r#"{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"trigger-long-running-operation","arguments":{"duration":1,"steps":3},"_meta":{"progressToken":12}}}"#;
+    let (a, b) = (
+        send_post(port, None, INIT_ID_1),
+        send_post(port, None, INIT_ID_1),
+    );
+    let (sa, sb) = (session_of(&read_all(a)), session_of(&read_all(b)));
+    let (mut ca, mut cb) = (
+        send_post(port, Some(&sa), call),
+        send_post(port, Some(&sb), call),
+    );
+    let head = read_until(&mut ca, "notifications/progress");
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    read_until(&mut cb, "notifications/progress");
+    drop(cb);
+    let cancel = r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":12,"reason":"test"}}"#;
+    let rc = read_all(send_post(port, Some(&sa), cancel));
+    assert!(rc.starts_with("HTTP/1.1 202"), "{rc}");
+    // Closed by serve at the cancel (read_all ends at the close, bounded by the read timeout).
+    let rest = read_all(ca);
+    assert!(!rest.contains(r#""result""#), "{rest}");
+    terminate(&mut g);
+    let s: serde_json::Value = read_json(&stats);
+    assert_eq!(s["cancelled"], 2, "{s}");
+    assert_eq!(s["matched"], 2 + 2, "{s}");
+}
