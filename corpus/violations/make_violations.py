@@ -188,6 +188,17 @@ v["jsonrpc-batch-removed"] = ([header(old)] + at(102000, lambda: [
     msg("c2s", [{"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {"uri": U}},
                 {"jsonrpc": "2.0", "id": 2, "method": "resources/read", "params": {"uri": U2}}]),
     res(1, {"contents": [text_entry(U)]}), res(2, {"contents": [text_entry(U2)]})]), None)
+# 2025-11-25: a read answered with a response stamped 500 us before the read.
+def answered_before():
+    lines = ok_read()
+    r = json.loads(lines[1]); r["tUs"] = json.loads(lines[0])["tUs"] - 500
+    return [lines[0], json.dumps(r, separators=(",", ":"))]
+v["response-before-request"] = ([header(old)] + at(106000, answered_before), None)
+# MAX_RECORDED_T_US (mcptape-transcript) is 30 days in us; a stderr line one past it, then a clean read.
+MAX_RECORDED_T_US = 30 * 86400 * 1000000
+v["record-time-beyond-limit"] = ([header(old),
+    json.dumps({"tUs": MAX_RECORDED_T_US + 1, "kind": "stderr", "line": "clock jumped"}, separators=(",", ":"))]
+    + at(108000, ok_read), None)
 
 # stdio: a read answered, then a second read sent with the same id (MCP: an id is never used
 # twice in a session).
@@ -271,6 +282,12 @@ p["batch-under-2025-03-26"] = [header("2025-03-26")] + at(104000, lambda: [
                 {"jsonrpc": "2.0", "id": 2, "method": "resources/read", "params": {"uri": U2}}]),
     msg("s2c", [{"jsonrpc": "2.0", "id": 2, "result": {"contents": [text_entry(U2)]}},
                 {"jsonrpc": "2.0", "id": 1, "result": {"contents": [text_entry(U)]}}])])
+# A response stamped at its request's very time (no time between them: not before it).
+p["response-at-its-requests-time"] = [header(old)] + at(110000, lambda: [read(1, U),
+    json.dumps(dict(json.loads(res(1, {"contents": [text_entry(U)]})), tUs=110000), separators=(",", ":"))])
+# Records stamped at MAX_RECORDED_T_US exactly (the limit is allowed), the exit record too.
+p["record-time-at-the-limit"] = [header(old)] + at(MAX_RECORDED_T_US - 1000, ok_read)
+p["record-time-at-the-limit"].append(json.dumps({"tUs": MAX_RECORDED_T_US, "kind": "exit", "code": 0}, separators=(",", ":")))
 for name, lines in p.items():
     write(P, name, lines)
 # The writer crashed just before the final "\n" of its last record, the exit

@@ -1001,6 +1001,18 @@ pub(crate) fn check_stream<S: LineSource>(
         // Record `n` is the `n`th line after the header, read or skipped: a
         // skipped line keeps its number, so no two lines share one.
         let place = Place::file_line(line_no);
+        let t_us = r.t_us();
+        if t_us > mcptape_transcript::MAX_RECORDED_T_US {
+            Cx::new(file, opts, &mut findings).push_whole(
+                rules::RECORD_TIME_BEYOND_LIMIT,
+                place,
+                format!(
+                    "stamped tUs {t_us} µs, beyond MAX_RECORDED_T_US ({} µs, {} days since the recording started)",
+                    mcptape_transcript::MAX_RECORDED_T_US,
+                    mcptape_transcript::MAX_RECORDED_T_US / 86_400_000_000
+                ),
+            );
+        }
         if header.transport == Transport::Stdio
             && let Some(Event::Noise { dir, line }) = r.owned_event()
         {
@@ -1020,6 +1032,7 @@ pub(crate) fn check_stream<S: LineSource>(
                 &mut st,
                 &header,
                 place,
+                t_us,
                 dir,
                 raw,
                 http,
@@ -1185,6 +1198,7 @@ fn check_message(
     st: &mut State,
     header: &mcptape_transcript::Header,
     place: Place,
+    t_us: u64,
     dir: Direction,
     raw: &str,
     http: Option<&HttpMeta>,
@@ -1271,6 +1285,7 @@ fn check_message(
             cx,
             Seen {
                 place,
+                t_us,
                 dir,
                 http,
                 m,
@@ -1399,6 +1414,8 @@ fn clip(s: &str, max_chars: usize) -> String {
 #[derive(Clone, Copy)]
 struct Seen<'s> {
     place: Place,
+    /// The record's `tUs` (µs since the recording started).
+    t_us: u64,
     dir: Direction,
     http: Option<&'s HttpMeta>,
     m: &'s Msg<'s, 's>,
@@ -1543,6 +1560,9 @@ pub const MAX_ANSWERED_KEYS_KEPT: usize = 1 << 16;
 #[derive(Debug)]
 struct Pending {
     place: Place,
+    /// The request record's `tUs` (µs since the recording started), for
+    /// `response-before-request`.
+    t_us: u64,
     /// Batch index of the request within its record (`None`: a single message),
     /// for the JSON pointer of its id ([`Pending::id_ptr`]).
     batch_index: Option<usize>,
@@ -1771,6 +1791,7 @@ impl State {
 
         let pending = Pending {
             place,
+            t_us: seen.t_us,
             batch_index: prefix.strip_prefix('/').and_then(|k| k.parse().ok()),
             exchange: http.map(|h| h.exchange),
             mismatch_finding: mismatch,
@@ -1937,6 +1958,22 @@ impl State {
             f.message.push_str("; ");
             f.message.push_str(&verdict);
             cx.findings.push_at(seq, f);
+        }
+        if seen.t_us < req.t_us {
+            cx.push(
+                rules::RESPONSE_BEFORE_REQUEST,
+                place,
+                Some(id),
+                format!("{prefix}/id"),
+                format!(
+                    "response to {} {id} (record {}) is stamped tUs {} µs, {} µs before its request's tUs {} µs",
+                    req.method,
+                    req.place.record,
+                    seen.t_us,
+                    req.t_us - seen.t_us,
+                    req.t_us
+                ),
+            );
         }
         if req.cancelled {
             cx.push(

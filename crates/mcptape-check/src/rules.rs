@@ -110,6 +110,32 @@ requests also fire request-unanswered). A file cut mid-line fires transcript-tru
 one whose last line is unreadable fires transcript-unreadable alone (that line may be the exit record). \
 Re-record the session to get a complete ending, or keep the file knowing its end is unknown.",
     }
+    RECORD_TIME_BEYOND_LIMIT = {
+        id: "record-time-beyond-limit", severity: Error,
+        summary: "a record stamped with a `tUs` beyond mcptape_transcript::MAX_RECORDED_T_US (30 days): not a recording time",
+        source: "mcptape transcript format v1 (`tUs`: microseconds since the recording started, monotonic clock); mcptape_transcript::MAX_RECORDED_T_US",
+        revisions: "all",
+        explain: "Every record's `tUs` counts microseconds from the start of the recording. \
+`mcptape record` sessions last seconds to hours; a stamp past 30 days \
+(mcptape_transcript::MAX_RECORDED_T_US, 2592000000000 µs) is a corrupt or hand-edited value \
+(18446744073709551615 is u64::MAX, 584,942 years). `mcptape serve` replays the recorded gap between a \
+request and its answer (latency model `recorded`), so it refuses such a transcript rather than \
+wait that long. Fires once per record, naming its `tUs` and the limit. Fix the stamp (the records \
+around it say when it happened) or re-record the session.",
+    }
+    RESPONSE_BEFORE_REQUEST = {
+        id: "response-before-request", severity: Error,
+        summary: "a response stamped with a `tUs` earlier than its request's: time runs backwards",
+        source: "mcptape transcript format v1 (`tUs` from one monotonic clock; the recorder stamps under its sink's lock and never writes a time earlier than the last record's)",
+        revisions: "all",
+        explain: "A response cannot leave before the request it answers arrived. `mcptape record` and \
+`mcptape crawl` stamp every record from one monotonic clock and raise a stamp earlier than the \
+last record's to it (under the transcript sink's lock), and the HAR import sorts by time, so a \
+file they wrote never goes back in time; a response stamped before its request was edited or \
+merged by hand. The recorded server delay it implies is negative (`mcptape serve` replays it as 0). \
+Fires on the response record, naming its request's record and both times. Other records out of \
+`tUs` order are not reported: they change nothing that is replayed.",
+    }
     STDIO_NON_JSONRPC_LINE = {
         id: "stdio-non-jsonrpc-line", severity: Error,
         summary: "a line on the server's stdout (or client's stdin) that is not a JSON-RPC message",

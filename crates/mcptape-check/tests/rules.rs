@@ -890,3 +890,131 @@ fn jsonrpc_batch_fires_from_2025_06_18_on_not_under_2025_03_26() {
         "the client sent a JSON-RPC batch of 1 message; revision 2025-06-18 has no batches (removed in 2025-06-18)"
     );
 }
+
+/// A stdio transcript of `(tUs, dir, message)` records, then an exit record at `exit_us`.
+fn timed(records: &[(u64, &str, &str)], exit_us: u64) -> Vec<u8> {
+    let mut s = String::from(STDIO_HEADER);
+    s.push('\n');
+    for (t, dir, m) in records {
+        s.push_str(&format!(
+            r#"{{"tUs":{t},"kind":"message","dir":"{dir}","msg":{m}}}"#
+        ));
+        s.push('\n');
+    }
+    s.push_str(&format!(
+        "{{\"tUs\":{exit_us},\"kind\":\"exit\",\"code\":0}}\n"
+    ));
+    s.into_bytes()
+}
+
+/// 2025-11-25 (the timed transcripts' header names no revision): no result rule of
+/// 2026-07-28 fires on their answers.
+fn old() -> Options {
+    spec(Revision::v2025_11_25())
+}
+
+const READ_A_ANSWER: &str =
+    r#"{"jsonrpc":"2.0","id":1,"result":{"contents":[{"uri":"file:///a","text":"x"}]}}"#;
+
+/// Found by a fresh-user trial: a `tUs` of u64::MAX (or any past 30 days) passed check
+/// silently, and serve (latency `recorded`) waited on it. At
+/// `MAX_RECORDED_T_US` nothing fires; one past it fires once per record so stamped
+/// (the exit record too), naming the time and the limit.
+#[test]
+fn record_time_at_max_recorded_t_us_passes_one_past_and_u64_max_fire() {
+    let max = mcptape_transcript::MAX_RECORDED_T_US;
+    assert_eq!(max, 30 * 86_400 * 1_000_000);
+    let at = timed(
+        &[(max - 1, "c2s", READ_A), (max, "s2c", READ_A_ANSWER)],
+        max,
+    );
+    assert_eq!(rules_fired(&at, &old()), Vec::<&str>::new());
+
+    let past = timed(
+        &[(max - 1, "c2s", READ_A), (max + 1, "s2c", READ_A_ANSWER)],
+        max + 1,
+    );
+    let r = check_bytes("t.jsonl", &past, &old());
+    let got: Vec<_> = r
+        .findings
+        .iter()
+        .map(|f| (f.rule, f.record, f.line, f.severity))
+        .collect();
+    let e = mcptape_check::Severity::Error;
+    assert_eq!(
+        got,
+        vec![
+            ("record-time-beyond-limit", 2, 3, e),
+            ("record-time-beyond-limit", 3, 4, e)
+        ]
+    );
+    assert_eq!(
+        r.findings[0].message,
+        "stamped tUs 2592000000001 µs, beyond MAX_RECORDED_T_US (2592000000000 µs, 30 days since the recording started)"
+    );
+
+    // u64::MAX on the answer (the trial's case): the reader keeps it, check names it.
+    let huge = timed(&[(5, "c2s", READ_A), (u64::MAX, "s2c", READ_A_ANSWER)], 9);
+    let r = check_bytes("t.jsonl", &huge, &old());
+    assert_eq!(
+        rules_and_pointers(&r),
+        vec![("record-time-beyond-limit", "")]
+    );
+    assert_eq!(r.findings[0].record, 2);
+    assert!(
+        r.findings[0].message.contains("18446744073709551615"),
+        "{}",
+        r.findings[0].message
+    );
+}
+
+/// Found by a fresh-user trial: a response stamped before its own request passed check.
+/// The recorder never writes one (it stamps under its sink's lock and raises a time
+/// earlier than the last record's), so it fires an error naming the request's record and
+/// both times; a response at its request's very time, and records out of `tUs` order that
+/// are not a response before its request, fire nothing.
+#[test]
+fn response_stamped_before_its_request_fires_naming_both_times() {
+    let r = check_bytes(
+        "t.jsonl",
+        &timed(&[(400, "c2s", READ_A), (50, "s2c", READ_A_ANSWER)], 500),
+        &old(),
+    );
+    assert_eq!(
+        rules_and_pointers(&r),
+        vec![("response-before-request", "/id")]
+    );
+    let f = &r.findings[0];
+    assert_eq!(
+        (f.record, f.line, f.request_id.as_deref()),
+        (2, 3, Some("1"))
+    );
+    assert_eq!(f.severity, mcptape_check::Severity::Error);
+    assert_eq!(
+        f.message,
+        "response to resources/read 1 (record 1) is stamped tUs 50 µs, 350 µs before its request's tUs 400 µs"
+    );
+    // One µs before: fires; the same µs: does not.
+    let one_before = timed(&[(400, "c2s", READ_A), (399, "s2c", READ_A_ANSWER)], 500);
+    assert_eq!(
+        rules_fired(&one_before, &old()),
+        vec!["response-before-request"]
+    );
+    let same = timed(&[(400, "c2s", READ_A), (400, "s2c", READ_A_ANSWER)], 500);
+    assert_eq!(rules_fired(&same, &old()), Vec::<&str>::new());
+    // Out of order otherwise (a notification stamped before the record above it, an
+    // exit record before the last message): nothing replayed changes, nothing fires.
+    let shuffled = timed(
+        &[
+            (400, "c2s", READ_A),
+            (
+                100,
+                "c2s",
+                r#"{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}"#,
+            ),
+            (450, "s2c", READ_A_ANSWER),
+        ],
+        300,
+    );
+    assert_eq!(rules_fired(&shuffled, &old()), Vec::<&str>::new());
+}

@@ -25,6 +25,8 @@ const EXPECTED: &[(&str, usize, Option<&str>, &str)] = &[
     ("transcript-unreadable", 1, None, ""),
     ("transcript-truncated", 4, None, ""),
     ("recording-no-exit", 3, None, ""),
+    ("record-time-beyond-limit", 2, None, ""),
+    ("response-before-request", 3, Some("1"), "/id"),
     ("stdio-non-jsonrpc-line", 2, None, ""),
     ("stdio-embedded-newline", 3, None, ""),
     ("message-not-jsonrpc", 2, None, ""),
@@ -400,6 +402,11 @@ const NEAR_MISSES: &[(&str, &[&str])] = &[
     (
         "http-protocol-version-mismatch",
         &["discover-then-supported-version"],
+    ),
+    ("record-time-beyond-limit", &["record-time-at-the-limit"]),
+    (
+        "response-before-request",
+        &["response-at-its-requests-time"],
     ),
 ];
 

@@ -30,6 +30,22 @@ pub enum ReplayErrorKind {
         /// The limit, bytes.
         limit: usize,
     },
+    /// A message or exit record is stamped with a `tUs` beyond
+    /// [`mcptape_transcript::MAX_RECORDED_T_US`] (30 days, µs): not a
+    /// recording time. Refused when the tape is built, so that `serve` never
+    /// schedules a recorded delay from it (the record index is
+    /// [`ReplayError::record`]).
+    #[error(
+        "tUs {t_us} µs is beyond MAX_RECORDED_T_US ({limit} µs, {} days): not a recording time; \
+         fix the stamp (mcptape check: record-time-beyond-limit)",
+        limit / 86_400_000_000
+    )]
+    TimeBeyondLimit {
+        /// The record's `tUs`, µs.
+        t_us: u64,
+        /// The limit, µs ([`mcptape_transcript::MAX_RECORDED_T_US`]).
+        limit: u64,
+    },
     /// The transcript reader refused a line ([`crate::tape::Tape::served`]):
     /// its kind, line number and byte offset.
     #[error("{0}")]

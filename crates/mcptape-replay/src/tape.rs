@@ -973,10 +973,14 @@ impl Tape {
             t.records.iter().filter_map(|r| event_observation(&r.event)),
             t.header.protocol_version.as_deref(),
         );
-        let exit = t.records.iter().find_map(|r| match r.event {
-            Event::Exit { code, signal } => Some((code, signal, r.t_us)),
-            _ => None,
-        });
+        let exit = t
+            .records
+            .iter()
+            .enumerate()
+            .find_map(|(i, r)| match r.event {
+                Event::Exit { code, signal } => Some((code, signal, r.t_us, i)),
+                _ => None,
+            });
         let limits = Limits {
             messages: max_messages.min(MAX_TAPE_MESSAGES),
             index_bytes: usize::MAX,
@@ -1022,9 +1026,9 @@ impl Tape {
             }),
             t.header.protocol_version.as_deref(),
         );
-        let exit = t.records.iter().find_map(|r| match r {
+        let exit = t.records.iter().enumerate().find_map(|(i, r)| match r {
             RecordRef::Owned(o) => match o.event {
-                Event::Exit { code, signal } => Some((code, signal, o.t_us)),
+                Event::Exit { code, signal } => Some((code, signal, o.t_us, i)),
                 _ => None,
             },
             _ => None,
@@ -1473,8 +1477,8 @@ fn bad_contents_of(contents: &str, record: usize, id: &str) -> Option<BadContent
 struct LineSide {
     /// The revision detector, fed until it settles.
     detector: protocol::RevisionDetector,
-    /// The first exit record: (code, signal, `tUs`).
-    exit: Option<(Option<i32>, Option<i32>, u64)>,
+    /// The first exit record: (code, signal, `tUs`, record index).
+    exit: Option<(Option<i32>, Option<i32>, u64, usize)>,
     /// The cut last line.
     dropped: Option<mcptape_transcript::reader::Dropped>,
 }
@@ -1581,7 +1585,7 @@ impl<'a> Iterator for ServedLines<'a> {
                             }));
                         }
                         Event::Exit { code, signal } if side.exit.is_none() => {
-                            side.exit = Some((code, signal, r.t_us));
+                            side.exit = Some((code, signal, r.t_us, index));
                         }
                         _ => {}
                     }
@@ -1709,7 +1713,27 @@ fn shared_text(shared: Option<&Arc<TapeBytes>>, msg: &str) -> SharedText {
 
 /// What the builder is told after the last message: the recorded
 /// revision, and the exit record (code, signal, `tUs`), if any.
-type Ending = (Option<String>, Option<(Option<i32>, Option<i32>, u64)>);
+/// The transcript's revision and its first exit record: (code, signal, `tUs`, record index).
+type Ending = (
+    Option<String>,
+    Option<(Option<i32>, Option<i32>, u64, usize)>,
+);
+
+/// Refuses a record stamped with a `tUs` beyond
+/// [`mcptape_transcript::MAX_RECORDED_T_US`]
+/// ([`ReplayErrorKind::TimeBeyondLimit`] at `record`): the delays the tape
+/// replays are differences of these stamps, so every one stays within the
+/// limit.
+fn check_time(t_us: u64, record: usize) -> Result<(), ReplayError> {
+    if t_us > mcptape_transcript::MAX_RECORDED_T_US {
+        return Err(ReplayError::new(ReplayErrorKind::TimeBeyondLimit {
+            t_us,
+            limit: mcptape_transcript::MAX_RECORDED_T_US,
+        })
+        .at_record(record));
+    }
+    Ok(())
+}
 
 /// The builder's limits: at most `messages` messages
 /// ([`ReplayErrorKind::TooManyMessages`]), an index of at most
@@ -1793,6 +1817,7 @@ fn build<'a>(
             scanned,
         } = rec?;
         let http = http.as_deref();
+        check_time(t_us, i)?;
         n += 1;
         if n > max_messages {
             return Err(
@@ -2074,7 +2099,10 @@ fn build<'a>(
         .at_record(last));
     }
     let (protocol_version, exit) = ending();
-    let crash = exit.and_then(|(code, signal, exit_us)| {
+    if let Some((.., exit_us, exit_record)) = exit {
+        check_time(exit_us, exit_record)?;
+    }
+    let crash = exit.and_then(|(code, signal, exit_us, _)| {
         let request = open
             .iter()
             .filter(|(k, _)| !cancelled.contains(*k))
@@ -2269,6 +2297,65 @@ pub(crate) mod tests {
         Tape::served(&Arc::new(TapeBytes::from(transcript_of(lines))))
             .unwrap()
             .tape
+    }
+
+    /// Fresh-user trial: an answer stamped `tUs` u64::MAX made `serve` (latency `recorded`)
+    /// schedule a delay from it. Every path that builds a tape refuses a message or exit
+    /// record one past `MAX_RECORDED_T_US`, naming the record and the limit, and builds
+    /// the tape with every stamp at the limit.
+    #[test]
+    fn regression_tape_refuses_a_time_one_past_max_recorded_t_us_and_builds_at_it() {
+        let max = mcptape_transcript::MAX_RECORDED_T_US;
+        let lines = |reply_us: u64, exit_us: u64| {
+            vec![
+                r#"{"tUs":1,"kind":"message","dir":"c2s","msg":{"jsonrpc":"2.0","id":1,"method":"tools/list"}}"#.to_owned(),
+                format!(r#"{{"tUs":{reply_us},"kind":"message","dir":"s2c","msg":{{"jsonrpc":"2.0","id":1,"result":{{"tools":[]}}}}}}"#),
+                format!(r#"{{"tUs":{exit_us},"kind":"exit","code":0}}"#),
+            ]
+        };
+        // Each path's tape of `lines`, or its error as (record, t_us, limit, message).
+        let build = |lines: Vec<String>| {
+            let text = transcript_of(&lines.iter().map(String::as_str).collect::<Vec<_>>());
+            let served = Tape::served(&Arc::new(TapeBytes::from(text.clone()))).map(|t| t.tape);
+            let strict =
+                Tape::from_transcript(&mcptape_transcript::reader::read(text.as_bytes()).unwrap());
+            let borrowed = Tape::from_transcript_ref(
+                &mcptape_transcript::reader::read_borrowed(
+                    text.as_bytes(),
+                    mcptape_transcript::reader::ReadOptions::strict(),
+                )
+                .unwrap(),
+                ReplyBodies::Kept,
+            );
+            [served, strict, borrowed].map(|r| {
+                r.map_err(|e| match e.kind {
+                    ReplayErrorKind::TimeBeyondLimit { t_us, limit } => {
+                        (e.record, t_us, limit, e.to_string())
+                    }
+                    ref other => panic!("{other:?}"),
+                })
+            })
+        };
+        for t in build(lines(max, max)) {
+            let t = t.unwrap();
+            assert_eq!(t.exchanges[0].delay_us, max - 1);
+        }
+        for e in build(lines(max + 1, max)) {
+            let (record, t_us, limit, text) = e.unwrap_err();
+            assert_eq!((record, t_us, limit), (Some(1), max + 1, max));
+            assert_eq!(
+                text,
+                "record 2 (line 3): tUs 2592000000001 µs is beyond MAX_RECORDED_T_US \
+                 (2592000000000 µs, 30 days): not a recording time; fix the stamp \
+                 (mcptape check: record-time-beyond-limit)"
+            );
+        }
+        for e in build(lines(2, max + 1)) {
+            assert_eq!(e.unwrap_err().0, Some(2));
+        }
+        for e in build(lines(u64::MAX, 3)) {
+            assert_eq!(e.unwrap_err().1, u64::MAX);
+        }
     }
 
     /// Fresh-user report: a JSON-RPC batch line made `serve` refuse the whole transcript. The

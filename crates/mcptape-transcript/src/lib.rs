@@ -85,3 +85,15 @@ pub use model::*;
 pub use reader::{Ending, Transcript, TranscriptError, read};
 pub use redact::Redactor;
 pub use writer::TranscriptWriter;
+
+/// The largest `tUs` a real recording can carry: 30 days, in µs
+/// (2,592,000,000,000). `mcptape record` stamps records from a monotonic clock
+/// started with the recording, and its sessions last seconds to hours (the
+/// shipped corpus' longest is 7.1 s); a proxy left running for weeks still
+/// fits. A larger stamp is not a recording time but a corrupt or hand-edited
+/// value (`18446744073709551615`, `u64::MAX`, is 584,942 years): `mcptape check`
+/// reports it (rule `record-time-beyond-limit`) and `mcptape serve` refuses the
+/// transcript rather than wait that long to replay a recorded delay
+/// (`mcptape_replay::error::ReplayErrorKind::TimeBeyondLimit`). The reader
+/// accepts any `u64`, so that both can name the record.
+pub const MAX_RECORDED_T_US: u64 = 30 * 86_400 * 1_000_000;

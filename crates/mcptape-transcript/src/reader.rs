@@ -344,6 +344,15 @@ pub enum RecordRef<'a> {
 }
 
 impl RecordRef<'_> {
+    /// The record's `tUs`: microseconds since the recording started, as
+    /// written (any `u64`; see [`crate::MAX_RECORDED_T_US`]).
+    pub fn t_us(&self) -> u64 {
+        match self {
+            RecordRef::Message { t_us, .. } => *t_us,
+            RecordRef::Owned(r) => r.t_us,
+        }
+    }
+
     /// The message JSON, for message records.
     pub fn msg(&self) -> Option<&str> {
         match self {

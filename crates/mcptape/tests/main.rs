@@ -41,6 +41,7 @@ mod report_html;
 mod serve_conformance;
 mod serve_http;
 mod serve_python_client;
+mod serve_time_beyond_limit;
 mod serve_timer_priority;
 mod uri_cli;
 mod verify_e2e;

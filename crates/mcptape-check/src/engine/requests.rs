@@ -461,6 +461,7 @@ mod tests {
                 record,
                 line: record,
             },
+            t_us: 0,
             batch_index: None,
             exchange: None,
             mismatch_finding: None,

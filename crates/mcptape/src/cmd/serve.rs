@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context;
-use mcptape_replay::latency::{FaultSpec, LatencyModel};
+use mcptape_replay::latency::{FaultSpec, LatencyModel, MAX_DELAY_US};
 use mcptape_replay::serve::{Server, StreamEnd, Unrecorded, serve_stdio};
 
 /// `--unrecorded`: what to do with a request the recording has no answer for.
@@ -237,6 +237,37 @@ fn load_tape(path: &Path, release: bool) -> anyhow::Result<(Tape, Vec<String>)> 
     ))
 }
 
+/// Says, once per transcript, that latency `recorded` (or `scale:F`) replays some of
+/// `tape`'s recorded server delays capped at [`MAX_DELAY_US`] (60 s: every model's cap,
+/// [`LatencyModel::sample_us_for`]): how many, and the longest (its request's record,
+/// method and delay in µs as recorded). `None` when none is capped or the model does not
+/// replay the recorded delays.
+fn capped_delays_note(path: &Path, tape: &Tape, model: &LatencyModel) -> Option<String> {
+    let factor = match model {
+        LatencyModel::Recorded => 1.0,
+        LatencyModel::Scale { factor } => *factor,
+        _ => return None,
+    };
+    let capped =
+        |e: &&mcptape_replay::tape::Exchange| e.delay_us as f64 * factor > MAX_DELAY_US as f64;
+    let n = tape.exchanges.iter().filter(capped).count();
+    let longest = tape
+        .exchanges
+        .iter()
+        .filter(capped)
+        .max_by_key(|e| e.delay_us)?;
+    let req = tape.request(longest);
+    Some(format!(
+        "{}: {n} recorded server delay{} above MAX_DELAY_US ({MAX_DELAY_US} µs) under latency \
+         {model}: replayed capped at it; the longest, {} µs, answers {} at {}",
+        path.display(),
+        if n == 1 { "" } else { "s" },
+        longest.delay_us,
+        req.method,
+        mcptape_replay::error::record_label(req.record),
+    ))
+}
+
 /// Parses repeated `--fault` flags into one spec.
 pub fn parse_faults(flags: &[String]) -> anyhow::Result<FaultSpec> {
     let mut faults = FaultSpec::default();
@@ -323,8 +354,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         tapes.push(tape);
     }
-    let tape = Tape::union(tapes).context("no transcript to serve")?;
     let model = LatencyModel::parse(&args.schedule.latency)?;
+    for (path, tape) in paths.iter().zip(&tapes) {
+        if let Some(n) = capped_delays_note(path, tape, &model) {
+            eprintln!("mcptape serve: warning: {n}");
+        }
+    }
+    let tape = Tape::union(tapes).context("no transcript to serve")?;
     let faults = parse_faults(&args.schedule.fault)?;
     if let Some(path) = &args.stats {
         // Fail before the session, not after it: the stats would be lost. Never over the
