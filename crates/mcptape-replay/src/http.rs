@@ -359,15 +359,21 @@ fn sse_body(s: SseStream) -> HttpBody {
             s.st.server
                 .record_delay(s.delay_us, s.received.elapsed().as_micros() as u64);
         }
-        let n = {
-            let mut g = s.st.next_event.lock().unwrap_or_else(|p| p.into_inner());
-            *g += 1;
-            *g
-        };
-        let event = format!("id: mcptape-{n}\nevent: message\ndata: {}\n\n", ev.text);
-        Some((Ok(Frame::data(Bytes::from(event))), s))
+        let event = sse_event(&s.st, &ev.text);
+        Some((Ok(Frame::data(event)), s))
     });
     StreamBody::new(stream).boxed_unsync()
+}
+
+/// One event of an event stream carrying the JSON-RPC message `text`: `id: mcptape-N` (N
+/// counts the server's events from 1), `event: message`, `data: TEXT`, a blank line.
+fn sse_event(st: &HttpState, text: &str) -> Bytes {
+    let n = {
+        let mut g = st.next_event.lock().unwrap_or_else(|p| p.into_inner());
+        *g += 1;
+        *g
+    };
+    Bytes::from(format!("id: mcptape-{n}\nevent: message\ndata: {text}\n\n"))
 }
 
 /// The `200 text/event-stream` response carrying `body` ([`sse_body`]).
@@ -575,6 +581,18 @@ async fn handle(
                 let first = events.first().map_or(received, |e| e.due);
                 if due_or_cancelled(first, st.server.timer(), &mut cancel).await {
                     return Err(DropConnection);
+                }
+                if let [only] = &events[..] {
+                    // The reply alone, due now: one whole body with its length, as the stream
+                    // holds nothing to space out (no chunked encoding, which some readers
+                    // take differently: Chromium's HAR decodes a chunked event stream
+                    // without a charset as Latin-1).
+                    pending.answered = true;
+                    drop(pending);
+                    st.server
+                        .record_delay(delay_us, received.elapsed().as_micros() as u64);
+                    let body = full(sse_event(&st, &only.text));
+                    return Ok(sse_resp(body, new_session.as_deref()));
                 }
                 let body = sse_body(SseStream {
                     st: st.clone(),
