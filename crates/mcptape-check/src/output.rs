@@ -162,7 +162,7 @@ impl std::fmt::Display for FindingLine<'_> {
 pub struct HumanOptions {
     /// Findings of one rule shown per transcript at most (`None`: every one), its allowed
     /// findings and its failing ones each. The findings past it are not printed; after the
-    /// transcript's findings one line per such rule says how many were left out ([`RuleCap`]),
+    /// transcript's findings one line per such rule says how many were left out,
     /// and the summary line counts every finding.
     pub max_per_rule: Option<std::num::NonZeroUsize>,
 }
