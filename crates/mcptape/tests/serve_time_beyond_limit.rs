@@ -71,13 +71,7 @@ fn serve_refuses_a_transcript_whose_answer_is_stamped_u64_max() {
         Duration::from_secs(30),
     );
     drop(stdin);
-    let stderr = support::stderr_text(&out);
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "{:?}; stderr:\n{stderr}",
-        out.status
-    );
+    let stderr = support::stderr_of_exit(&out, 2);
     assert!(
         stderr.contains(
             "record 5 (line 6): tUs 18446744073709551615 µs is beyond MAX_RECORDED_T_US \

@@ -250,6 +250,19 @@ pub fn stderr_text(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// `o`'s stderr as text, after asserting that the process exited with `code` (the message
+/// gives the status and the stderr).
+pub fn stderr_of_exit(o: &Output, code: i32) -> String {
+    let stderr = stderr_text(o);
+    assert_eq!(
+        o.status.code(),
+        Some(code),
+        "{:?}; stderr:\n{stderr}",
+        o.status
+    );
+    stderr
+}
+
 /// `o`'s stdout as text (invalid UTF-8 replaced).
 pub fn stdout_text(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
