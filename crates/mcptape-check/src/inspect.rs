@@ -94,7 +94,7 @@ pub struct EntryReport<S = String> {
 
 /// One line of the report, in file-line order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase", tag = "kind")]
+#[serde(rename_all = "camelCase", rename_all_fields = "camelCase", tag = "kind")]
 #[non_exhaustive]
 pub enum Item {
     /// A line that is not a JSON-RPC message, a bad transcript record, a cut tail
@@ -2663,6 +2663,38 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Regression (fresh-user trial, 2026-12-05): `inspect --json` wrote the fields of its
+    /// items in snake case (`result_type`, `ttl_ms`, `host_action`) beside camelCase ones
+    /// (`decodedBytes`): `rename_all` on an enum renames its variants only. Every member name
+    /// of every item is camelCase now, in memory and streamed.
+    #[test]
+    fn inspect_json_items_name_every_member_in_camel_case() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../corpus/inspect");
+        let mut keys = std::collections::BTreeSet::new();
+        for e in std::fs::read_dir(dir).expect("corpus/inspect") {
+            let text = std::fs::read(e.expect("entry").path()).expect("file");
+            let json = serde_json::to_value(inspect(&text, false)).expect("serializes");
+            fn walk(v: &serde_json::Value, keys: &mut std::collections::BTreeSet<String>) {
+                match v {
+                    serde_json::Value::Object(m) => {
+                        for (k, v) in m {
+                            keys.insert(k.clone());
+                            walk(v, keys);
+                        }
+                    }
+                    serde_json::Value::Array(a) => a.iter().for_each(|v| walk(v, keys)),
+                    _ => {}
+                }
+            }
+            walk(&json, &mut keys);
+        }
+        for k in ["resultType", "legacyResultType", "ttlMs", "cacheScope", "hostAction"] {
+            assert!(keys.contains(k), "{k} not in {keys:?}");
+        }
+        let snake: Vec<&String> = keys.iter().filter(|k| k.contains('_')).collect();
+        assert!(snake.is_empty(), "{snake:?}");
     }
 
     /// Regression (fresh-user trial): a plain JSON-RPC file saved with a UTF-8 BOM was "bad
