@@ -94,7 +94,11 @@ pub struct EntryReport<S = String> {
 
 /// One line of the report, in file-line order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase", rename_all_fields = "camelCase", tag = "kind")]
+#[serde(
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase",
+    tag = "kind"
+)]
 #[non_exhaustive]
 pub enum Item {
     /// A line that is not a JSON-RPC message, a bad transcript record, a cut tail
@@ -2690,7 +2694,13 @@ mod tests {
             }
             walk(&json, &mut keys);
         }
-        for k in ["resultType", "legacyResultType", "ttlMs", "cacheScope", "hostAction"] {
+        for k in [
+            "resultType",
+            "legacyResultType",
+            "ttlMs",
+            "cacheScope",
+            "hostAction",
+        ] {
             assert!(keys.contains(k), "{k} not in {keys:?}");
         }
         let snake: Vec<&String> = keys.iter().filter(|k| k.contains('_')).collect();

@@ -376,6 +376,17 @@ fn sse_event(st: &HttpState, text: &str) -> Bytes {
     Bytes::from(format!("id: mcptape-{n}\nevent: message\ndata: {text}\n\n"))
 }
 
+/// The answer to a request cancelled by `notifications/cancelled` before anything of its
+/// answer was due: `200 text/event-stream` with no event, ended — the request's stream closed
+/// without its response, which MCP 2025-11-25 "Transports" §Streamable HTTP allows (the
+/// server "MAY close the SSE stream" and SHOULD NOT answer a cancelled request, "Cancellation").
+/// Closing the connection with no response at all (what serve did) broke real clients: the
+/// Python SDK's session failed on `Server disconnected without sending a response` and its
+/// next call never ran.
+fn cancelled_resp(session: Option<&str>) -> Response<HttpBody> {
+    sse_resp(full(Bytes::new()), session)
+}
+
 /// The `200 text/event-stream` response carrying `body` ([`sse_body`]).
 fn sse_resp(body: HttpBody, session: Option<&str>) -> Response<HttpBody> {
     let mut b = Response::builder()
@@ -577,10 +588,10 @@ async fn handle(
             if code.is_none() && (sse || (accepts_sse && has_before)) {
                 let events = sse_events(received, delay_us, body, interim);
                 // The headers go with the first event: cancelled before it, the request's
-                // stream is closed unanswered (`pending`'s drop counts the cancel).
+                // stream ends empty (`pending`'s drop counts the cancel).
                 let first = events.first().map_or(received, |e| e.due);
                 if due_or_cancelled(first, st.server.timer(), &mut cancel).await {
-                    return Err(DropConnection);
+                    return Ok(cancelled_resp(new_session.as_deref()));
                 }
                 if let [only] = &events[..] {
                     // The reply alone, due now: one whole body with its length, as the stream
@@ -607,9 +618,8 @@ async fn handle(
             }
             let due = deadline_after(received, delay_us);
             if due_or_cancelled(due, st.server.timer(), &mut cancel).await {
-                // The request's stream is closed unanswered; `pending`'s drop
-                // counts the cancel.
-                return Err(DropConnection);
+                // The request's stream ends empty; `pending`'s drop counts the cancel.
+                return Ok(cancelled_resp(new_session.as_deref()));
             }
             pending.answered = true;
             drop(pending);
