@@ -193,7 +193,7 @@ def answered_before():
     lines = ok_read()
     r = json.loads(lines[1]); r["tUs"] = json.loads(lines[0])["tUs"] - 500
     return [lines[0], json.dumps(r, separators=(",", ":"))]
-v["response-before-request"] = ([header(old)] + at(106000, answered_before), None)
+v["record-time-backwards"] = ([header(old)] + at(106000, answered_before), None)
 # MAX_RECORDED_T_US (mcptape-transcript) is 30 days in us; a stderr line one past it, then a clean read.
 MAX_RECORDED_T_US = 30 * 86400 * 1000000
 v["record-time-beyond-limit"] = ([header(old),

@@ -949,6 +949,8 @@ pub(crate) fn check_stream<S: LineSource>(
     let mut messages = 0usize;
     let mut records = 0usize;
     let mut last_line = None;
+    // The last record read: its tUs and record number (`record-time-backwards`).
+    let mut last_stamp: Option<(u64, usize)> = None;
     let mut saw_exit = false;
     let mut dropped = None;
     // The latest line was unreadable and skipped: the file was not read through to its end
@@ -1002,6 +1004,23 @@ pub(crate) fn check_stream<S: LineSource>(
         // skipped line keeps its number, so no two lines share one.
         let place = Place::file_line(line_no);
         let t_us = r.t_us();
+        if let Some((before, at)) = last_stamp
+            && t_us < before
+        {
+            Cx::new(file, opts, &mut findings).push_whole(
+                rules::RECORD_TIME_BACKWARDS,
+                place,
+                format!(
+                    "stamped tUs {t_us} µs, {} µs before the record above it (record {at}, tUs {before} µs)",
+                    before - t_us
+                ),
+            );
+        }
+        // A stamp past the limit is reported as such (below) and not compared with: the
+        // records after it would each be "before" it.
+        if t_us <= mcptape_transcript::MAX_RECORDED_T_US {
+            last_stamp = Some((t_us, place.record));
+        }
         if t_us > mcptape_transcript::MAX_RECORDED_T_US {
             Cx::new(file, opts, &mut findings).push_whole(
                 rules::RECORD_TIME_BEYOND_LIMIT,
@@ -1032,7 +1051,6 @@ pub(crate) fn check_stream<S: LineSource>(
                 &mut st,
                 &header,
                 place,
-                t_us,
                 dir,
                 raw,
                 http,
@@ -1198,7 +1216,6 @@ fn check_message(
     st: &mut State,
     header: &mcptape_transcript::Header,
     place: Place,
-    t_us: u64,
     dir: Direction,
     raw: &str,
     http: Option<&HttpMeta>,
@@ -1285,7 +1302,6 @@ fn check_message(
             cx,
             Seen {
                 place,
-                t_us,
                 dir,
                 http,
                 m,
@@ -1414,8 +1430,6 @@ fn clip(s: &str, max_chars: usize) -> String {
 #[derive(Clone, Copy)]
 struct Seen<'s> {
     place: Place,
-    /// The record's `tUs` (µs since the recording started).
-    t_us: u64,
     dir: Direction,
     http: Option<&'s HttpMeta>,
     m: &'s Msg<'s, 's>,
@@ -1560,9 +1574,6 @@ pub const MAX_ANSWERED_KEYS_KEPT: usize = 1 << 16;
 #[derive(Debug)]
 struct Pending {
     place: Place,
-    /// The request record's `tUs` (µs since the recording started), for
-    /// `response-before-request`.
-    t_us: u64,
     /// Batch index of the request within its record (`None`: a single message),
     /// for the JSON pointer of its id ([`Pending::id_ptr`]).
     batch_index: Option<usize>,
@@ -1791,7 +1802,6 @@ impl State {
 
         let pending = Pending {
             place,
-            t_us: seen.t_us,
             batch_index: prefix.strip_prefix('/').and_then(|k| k.parse().ok()),
             exchange: http.map(|h| h.exchange),
             mismatch_finding: mismatch,
@@ -1958,22 +1968,6 @@ impl State {
             f.message.push_str("; ");
             f.message.push_str(&verdict);
             cx.findings.push_at(seq, f);
-        }
-        if seen.t_us < req.t_us {
-            cx.push(
-                rules::RESPONSE_BEFORE_REQUEST,
-                place,
-                Some(id),
-                format!("{prefix}/id"),
-                format!(
-                    "response to {} {id} (record {}) is stamped tUs {} µs, {} µs before its request's tUs {} µs",
-                    req.method,
-                    req.place.record,
-                    seen.t_us,
-                    req.t_us - seen.t_us,
-                    req.t_us
-                ),
-            );
         }
         if req.cancelled {
             cx.push(

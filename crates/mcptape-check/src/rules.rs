@@ -123,18 +123,19 @@ request and its answer (latency model `recorded`), so it refuses such a transcri
 wait that long. Fires once per record, naming its `tUs` and the limit. Fix the stamp (the records \
 around it say when it happened) or re-record the session.",
     }
-    RESPONSE_BEFORE_REQUEST = {
-        id: "response-before-request", severity: Error,
-        summary: "a response stamped with a `tUs` earlier than its request's: time runs backwards",
+    RECORD_TIME_BACKWARDS = {
+        id: "record-time-backwards", severity: Error,
+        summary: "a record stamped with a `tUs` earlier than the record above it: time runs backwards (a response before its request, a progress notification after its reply)",
         source: "mcptape transcript format v1 (`tUs` from one monotonic clock; the recorder stamps under its sink's lock and never writes a time earlier than the last record's)",
         revisions: "all",
-        explain: "A response cannot leave before the request it answers arrived. `mcptape record` and \
-`mcptape crawl` stamp every record from one monotonic clock and raise a stamp earlier than the \
-last record's to it (under the transcript sink's lock), and the HAR import sorts by time, so a \
-file they wrote never goes back in time; a response stamped before its request was edited or \
-merged by hand. The recorded server delay it implies is negative (`mcptape serve` replays it as 0). \
-Fires on the response record, naming its request's record and both times. Other records out of \
-`tUs` order are not reported: they change nothing that is replayed.",
+        explain: "`mcptape record` and `mcptape crawl` stamp every record from one monotonic clock \
+and raise a stamp earlier than the last record's to it (under the transcript sink's lock), and the \
+HAR import sorts by time, so a file they wrote never goes back in time: one that does was edited \
+or merged by hand. It is not what happened on the wire: a response stamped before its request \
+implies a negative server delay, and `mcptape serve` sends each message at its own recorded time, \
+so a progress notification stamped after its reply goes after it over stdio and is not sent over \
+HTTP (the stream ends with the reply). Fires on each record stamped before the record above it, \
+naming that record and both times.",
     }
     STDIO_NON_JSONRPC_LINE = {
         id: "stdio-non-jsonrpc-line", severity: Error,

@@ -286,7 +286,8 @@ fn request_sent_again_with_an_open_id_says_so_in_request_unanswered() {
     );
     // Sent again after its answer: unanswered, with no such words (nothing was open), and the
     // id's reuse is its own finding (request-id-reused, stdio).
-    let t = transcript(format!("{res}\n{REQ}\n{exit}\n").as_bytes());
+    let again = REQ.replace(r#""tUs":1,"#, r#""tUs":3,"#);
+    let t = transcript(format!("{res}\n{again}\n{exit}\n").as_bytes());
     let r = check_bytes("t.jsonl", &t, &Options::default());
     let mut got = summary(&r);
     got.sort();

@@ -968,53 +968,65 @@ fn record_time_at_max_recorded_t_us_passes_one_past_and_u64_max_fire() {
     );
 }
 
-/// Found by a fresh-user trial: a response stamped before its own request passed check.
-/// The recorder never writes one (it stamps under its sink's lock and raises a time
-/// earlier than the last record's), so it fires an error naming the request's record and
-/// both times; a response at its request's very time, and records out of `tUs` order that
-/// are not a response before its request, fire nothing.
+/// Found by fresh-user trials: a response stamped before its own request, and progress
+/// notifications stamped after their reply (which `serve` then sent after it over stdio and
+/// not at all over HTTP), passed check. The recorder never writes a record stamped before the
+/// one above it (it stamps under its sink's lock and raises a time earlier than the last
+/// record's), so each such record fires an error naming the record above and both times; a
+/// record at the very time of the one above fires nothing.
 #[test]
-fn response_stamped_before_its_request_fires_naming_both_times() {
+fn record_stamped_before_the_record_above_it_fires_naming_both_times() {
     let r = check_bytes(
         "t.jsonl",
         &timed(&[(400, "c2s", READ_A), (50, "s2c", READ_A_ANSWER)], 500),
         &old(),
     );
-    assert_eq!(
-        rules_and_pointers(&r),
-        vec![("response-before-request", "/id")]
-    );
+    assert_eq!(rules_and_pointers(&r), vec![("record-time-backwards", "")]);
     let f = &r.findings[0];
-    assert_eq!(
-        (f.record, f.line, f.request_id.as_deref()),
-        (2, 3, Some("1"))
-    );
+    assert_eq!((f.record, f.line), (2, 3));
     assert_eq!(f.severity, mcptape_check::Severity::Error);
     assert_eq!(
         f.message,
-        "response to resources/read 1 (record 1) is stamped tUs 50 µs, 350 µs before its request's tUs 400 µs"
+        "stamped tUs 50 µs, 350 µs before the record above it (record 1, tUs 400 µs)"
     );
     // One µs before: fires; the same µs: does not.
     let one_before = timed(&[(400, "c2s", READ_A), (399, "s2c", READ_A_ANSWER)], 500);
     assert_eq!(
         rules_fired(&one_before, &old()),
-        vec!["response-before-request"]
+        vec!["record-time-backwards"]
     );
     let same = timed(&[(400, "c2s", READ_A), (400, "s2c", READ_A_ANSWER)], 500);
     assert_eq!(rules_fired(&same, &old()), Vec::<&str>::new());
-    // Out of order otherwise (a notification stamped before the record above it, an
-    // exit record before the last message): nothing replayed changes, nothing fires.
+    // The trial's file: progress stamped after the reply, out of order among themselves;
+    // the exit record before the last message. One finding per step back.
+    let progress = |n: u32| {
+        format!(
+            r#"{{"jsonrpc":"2.0","method":"notifications/progress","params":{{"progressToken":"p","progress":{n}}}}}"#
+        )
+    };
+    let (p1, p2, p3) = (progress(1), progress(2), progress(3));
     let shuffled = timed(
         &[
-            (400, "c2s", READ_A),
-            (
-                100,
-                "c2s",
-                r#"{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}"#,
-            ),
-            (450, "s2c", READ_A_ANSWER),
+            (100, "c2s", READ_A),
+            (2_100_000, "s2c", &p1),
+            (1_100_000, "s2c", &p2),
+            (600_000, "s2c", &p3),
+            (1_600_000, "s2c", READ_A_ANSWER),
         ],
-        300,
+        1_500_000,
     );
-    assert_eq!(rules_fired(&shuffled, &old()), Vec::<&str>::new());
+    let r = check_bytes("t.jsonl", &shuffled, &old());
+    assert_eq!(
+        r.findings
+            .iter()
+            .map(|f| (f.rule, f.record))
+            .collect::<Vec<_>>(),
+        vec![
+            ("record-time-backwards", 3),
+            ("record-time-backwards", 4),
+            ("record-time-backwards", 6)
+        ],
+        "{:?}",
+        r.findings
+    );
 }

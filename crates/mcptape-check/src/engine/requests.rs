@@ -461,7 +461,6 @@ mod tests {
                 record,
                 line: record,
             },
-            t_us: 0,
             batch_index: None,
             exchange: None,
             mismatch_finding: None,
