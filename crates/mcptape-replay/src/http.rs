@@ -8,10 +8,11 @@
 //! message recorded before the reply (progress with the client's token, a
 //! server request, a log message) at its own offset from the request, scaled
 //! to the drawn delay, then the reply at the drawn delay, then the stream
-//! ends. The status line and headers go when the first event is due, so a
-//! request cancelled before then is closed unanswered as a JSON one is; one
-//! cancelled later has its stream cut off (the connection closed) before
-//! the reply.
+//! ends; a reply with nothing before it is one whole body. The status line
+//! and headers go when the first event is due: a request cancelled before
+//! then (JSON or stream alike) is answered with an event stream holding no
+//! event, one cancelled later has its stream cut off (the connection closed)
+//! before the reply.
 //!
 //! Both protocol eras: when the tape's handshake is `initialize` (2025-06-18,
 //! 2025-11-25) the `initialize` answer carries an `Mcp-Session-Id` header that

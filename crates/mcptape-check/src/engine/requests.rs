@@ -176,7 +176,7 @@ impl Requests {
     ) -> Option<(usize, &IdKey)> {
         let hash = self.hash(&k);
         let mut reused = None;
-        let list = match self.open.entry(hash, |o| o.key == k, |o| o.hash) {
+        let key = match self.open.entry(hash, |o| o.key == k, |o| o.hash) {
             hashbrown::hash_table::Entry::Occupied(e) => {
                 let o = e.into_mut();
                 p.sent_while_open = o.list.open.last().map(|q| q.place.record);
@@ -211,9 +211,9 @@ impl Requests {
                 v.insert(o).into_mut()
             }
         };
-        list.list.info.last_record = record;
-        list.list.open.push(p);
-        reused.map(|r| (r, &list.key.1))
+        key.list.info.last_record = record;
+        key.list.open.push(p);
+        reused.map(|r| (r, &key.key.1))
     }
 
     /// Takes the open request `i` of key `k` out as answered; the key is
