@@ -547,10 +547,19 @@ fn serve_everything_http_with_stats(
     latency: &str,
     extra: &[&str],
 ) -> (tempfile::TempDir, std::path::PathBuf, u16, Guard) {
+    serve_http_with_stats("everything-http.jsonl", latency, extra)
+}
+
+/// [`serve_everything_http_with_stats`] of the shipped recording `transcript`.
+fn serve_http_with_stats(
+    transcript: &str,
+    latency: &str,
+    extra: &[&str],
+) -> (tempfile::TempDir, std::path::PathBuf, u16, Guard) {
     let dir = tempfile::tempdir().unwrap();
     let stats = dir.path().join("stats.json");
     let port = free_port();
-    let mut cmd = serve_listen_cmd(&corpus_transcript("everything-http.jsonl"), port, latency);
+    let mut cmd = serve_listen_cmd(&corpus_transcript(transcript), port, latency);
     cmd.arg("--stats").arg(&stats).args(extra);
     let g = spawn_listening(&mut cmd, port);
     (dir, stats, port, g)
@@ -1234,19 +1243,8 @@ fn http_event_stream_cancelled_after_its_first_event_ends_without_the_reply() {
 /// no event, and the session's next call is answered.
 #[test]
 fn python_sdk_session_goes_on_after_a_call_cancelled_before_its_answer() {
-    let (_dir, stats, port, mut g) = {
-        let dir = tempfile::tempdir().unwrap();
-        let stats = dir.path().join("stats.json");
-        let port = free_port();
-        let mut cmd = serve_listen_cmd(
-            &corpus_transcript("everything-tools-stdio.jsonl"),
-            port,
-            "fixed:2s",
-        );
-        cmd.arg("--stats").arg(&stats);
-        let g = spawn_listening(&mut cmd, port);
-        (dir, stats, port, g)
-    };
+    let (_dir, stats, port, mut g) =
+        serve_http_with_stats("everything-tools-stdio.jsonl", "fixed:2s", &[]);
     let mut cmd = std::process::Command::new(&peers().python);
     cmd.arg(repo_root().join("crates/mcptape/tests/data/py_cancel_then_call.py"))
         .arg(format!("http://127.0.0.1:{port}/mcp"))
