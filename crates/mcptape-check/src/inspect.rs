@@ -2672,7 +2672,8 @@ mod tests {
     /// Regression (fresh-user trial, 2026-12-05): `inspect --json` wrote the fields of its
     /// items in snake case (`result_type`, `ttl_ms`, `host_action`) beside camelCase ones
     /// (`decodedBytes`): `rename_all` on an enum renames its variants only. Every member name
-    /// of every item is camelCase now, in memory and streamed.
+    /// of every report of `corpus/inspect` is camelCase now (the streamed report is the same
+    /// bytes: `plain_jsonrpc_streamed_is_the_in_memory_report`).
     #[test]
     fn inspect_json_items_name_every_member_in_camel_case() {
         let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../corpus/inspect");
